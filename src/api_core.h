@@ -1,0 +1,171 @@
+/* ===================================================================== */
+/*  Public API: core (context, errors, dtypes, tensors, half floats)      */
+/* ===================================================================== */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef SDX_API
+#  ifdef SDX_STATIC
+#    define SDX_API static
+#  else
+#    define SDX_API extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SDX_VERSION_MAJOR 0
+#define SDX_VERSION_MINOR 1
+#define SDX_VERSION_PATCH 0
+#define SDX_VERSION_STRING "0.1.0"
+
+/* Element types. The first three are the storage types the precision
+ * policy can choose from; the rest only appear in files. */
+typedef enum sdx_dtype {
+    SDX_F32  = 0,
+    SDX_F16  = 1,
+    SDX_BF16 = 2,
+    SDX_F64  = 3,
+    SDX_I32  = 4,
+    SDX_I64  = 5,
+    SDX_DTYPE_COUNT
+} sdx_dtype;
+
+/* Precision-policy value meaning "keep the dtype the checkpoint stores". */
+#define SDX_AUTO (-1)
+
+/* ---------------------------------------------------------------------
+ * Precision policy. Override any of these before including sdx.h in the
+ * file that defines SDX_IMPLEMENTATION.
+ *
+ *   SDX_{TEXT,UNET,VAE}_WEIGHT_TYPE  SDX_AUTO | SDX_F32 | SDX_F16 | SDX_BF16
+ *       how weights are kept in memory. SDX_AUTO (default) keeps the file
+ *       dtype, so an f16 checkpoint costs f16 memory (weights are widened
+ *       to f32 tile by tile inside the kernels).
+ *   SDX_{TEXT,UNET,VAE}_ACT_TYPE     SDX_F32 | SDX_F16 | SDX_BF16
+ *       how activations are stored between ops (default SDX_F32). Storing
+ *       to f16 saturates at +-65504 instead of producing Inf.
+ *
+ * Whatever the storage types, these stay f32 unless you opt out:
+ *   dot products / conv accumulation   SDX_UNSAFE_HALF_ACCUMULATE
+ *   group/layer norm statistics        SDX_UNSAFE_HALF_NORM_STATS
+ *   softmax and attention logits       SDX_UNSAFE_HALF_SOFTMAX
+ *   f16 activation saturation          SDX_UNSAFE_F16_OVERFLOW (store Inf)
+ * Each opt-out reproduces the half-precision failure it names (sums that
+ * overflow 65504, logits that overflow, ...); they exist to compare
+ * against other engines, not to be faster.
+ * ------------------------------------------------------------------- */
+#ifndef SDX_TEXT_WEIGHT_TYPE
+#define SDX_TEXT_WEIGHT_TYPE SDX_AUTO
+#endif
+#ifndef SDX_UNET_WEIGHT_TYPE
+#define SDX_UNET_WEIGHT_TYPE SDX_AUTO
+#endif
+#ifndef SDX_VAE_WEIGHT_TYPE
+#define SDX_VAE_WEIGHT_TYPE SDX_AUTO
+#endif
+#ifndef SDX_TEXT_ACT_TYPE
+#define SDX_TEXT_ACT_TYPE SDX_F32
+#endif
+#ifndef SDX_UNET_ACT_TYPE
+#define SDX_UNET_ACT_TYPE SDX_F32
+#endif
+#ifndef SDX_VAE_ACT_TYPE
+#define SDX_VAE_ACT_TYPE SDX_F32
+#endif
+
+/* Result codes. Every failing call also leaves a readable message in the
+ * context (sdx_last_error). */
+typedef enum sdx_result {
+    SDX_OK              = 0,
+    SDX_ERR_INVALID_ARG = -1,  /* a bad parameter from the caller        */
+    SDX_ERR_NOMEM       = -2,  /* an allocation failed                   */
+    SDX_ERR_IO          = -3,  /* open/read/write/mmap failed            */
+    SDX_ERR_FORMAT      = -4,  /* a file is malformed                    */
+    SDX_ERR_MODEL       = -5,  /* missing/mis-shaped tensor, unknown arch */
+    SDX_ERR_NONFINITE   = -6,  /* a NaN/Inf appeared (see the tracer)    */
+    SDX_ERR_CANCELLED   = -7,  /* the progress callback asked to stop    */
+    SDX_ERR_UNSUPPORTED = -8   /* valid input this build cannot handle   */
+} sdx_result;
+
+typedef enum sdx_log_level {
+    SDX_LOG_ERROR = 0,
+    SDX_LOG_WARN  = 1,
+    SDX_LOG_INFO  = 2,
+    SDX_LOG_DEBUG = 3
+} sdx_log_level;
+
+/* Everything in sdx.h hangs off a context. Zero-initialise the desc and
+ * set what you need; every field has a default. */
+typedef struct sdx_desc {
+    int n_threads;          /* worker threads; 0 = all cores            */
+    /* allocator hooks: set all three or none (default: SDX_MALLOC etc.) */
+    void *(*alloc)(size_t size, void *user);
+    void *(*realloc)(void *ptr, size_t size, void *user);
+    void  (*free)(void *ptr, void *user);
+    /* log sink; default: nothing is printed                            */
+    void  (*log)(sdx_log_level level, const char *msg, void *user);
+    sdx_log_level log_level; /* most verbose level passed to log (0 = errors) */
+    void *user;             /* passed to the hooks above                  */
+    int trace_nonfinite;    /* 1: check every op's output for NaN/Inf and
+                               stop at the first one (slower)            */
+} sdx_desc;
+
+typedef struct sdx_ctx sdx_ctx;
+
+/* Returns NULL only if the context itself cannot be allocated. */
+SDX_API sdx_ctx    *sdx_create(const sdx_desc *desc);
+SDX_API void        sdx_destroy(sdx_ctx *ctx);
+/* Message of the last failure on this context ("" if none). */
+SDX_API const char *sdx_last_error(const sdx_ctx *ctx);
+SDX_API void        sdx_set_trace(sdx_ctx *ctx, int enabled);
+SDX_API int         sdx_threads(const sdx_ctx *ctx);
+SDX_API const char *sdx_result_name(int result);
+
+/* ---- dtypes and half floats ---------------------------------------- */
+SDX_API size_t      sdx_dtype_size(sdx_dtype t);
+SDX_API const char *sdx_dtype_name(sdx_dtype t);   /* "F32", "F16", ... */
+
+/* IEEE binary16 and bfloat16: round to nearest even, subnormals kept,
+ * overflow -> Inf, NaN stays NaN (quiet). */
+SDX_API uint16_t sdx_f32_to_f16(float f);
+SDX_API float    sdx_f16_to_f32(uint16_t h);
+SDX_API uint16_t sdx_f32_to_bf16(float f);
+SDX_API float    sdx_bf16_to_f32(uint16_t h);
+/* Array forms (may use F16C / AVX512-BF16 when the CPU has them; always
+ * bit-identical to the scalar functions). */
+SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n);
+SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n);
+SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n);
+SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n);
+
+/* ---- tensors ------------------------------------------------------- */
+#define SDX_MAX_DIMS 8
+
+/* A dense row-major tensor. `owned` says whether sdx_tensor_free must
+ * release `data`; views into a mapped file or the caller's memory are
+ * not owned. Shapes are in PyTorch order (outermost first). */
+typedef struct sdx_tensor {
+    sdx_dtype dtype;
+    int       ndim;
+    int64_t   shape[SDX_MAX_DIMS];
+    void     *data;
+    int       owned;
+    const char *name;   /* optional; used in messages */
+} sdx_tensor;
+
+SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t);
+SDX_API size_t  sdx_tensor_nbytes(const sdx_tensor *t);
+/* Allocates a zeroed tensor; free with sdx_tensor_free. */
+SDX_API int  sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype,
+                              int ndim, const int64_t *shape);
+SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t);
+/* Writes "[1, 4, 64, 64]" into buf; returns buf. */
+SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif

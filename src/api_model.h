@@ -1,0 +1,1 @@
+/* Public API: model.h (see docs/INTERNALS.md) */

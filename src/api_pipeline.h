@@ -1,0 +1,1 @@
+/* Public API: pipeline.h (see docs/INTERNALS.md) */

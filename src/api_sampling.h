@@ -1,0 +1,1 @@
+/* Public API: sampling.h (see docs/INTERNALS.md) */

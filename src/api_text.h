@@ -1,0 +1,1 @@
+/* Public API: text.h (see docs/INTERNALS.md) */

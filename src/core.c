@@ -1,0 +1,718 @@
+/* ===================================================================== */
+/*  Core: allocation, errors, logging, half floats, tensors, arena,       */
+/*  thread pool, non-finite tracer                                        */
+/* ===================================================================== */
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <math.h>
+#include <float.h>
+#include <limits.h>
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/mman.h>
+
+#ifndef SDX_MALLOC
+#define SDX_MALLOC(sz)       malloc(sz)
+#define SDX_REALLOC(p, sz)   realloc(p, sz)
+#define SDX_FREE(p)          free(p)
+#endif
+#ifndef SDX_ASSERT
+#include <assert.h>
+#define SDX_ASSERT(x) assert(x)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SDX__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define SDX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SDX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SDX__LIKELY(x)   (x)
+#define SDX__UNLIKELY(x) (x)
+#define SDX__PRINTF(a, b)
+#endif
+
+#define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define SDX__MAX(a, b) ((a) > (b) ? (a) : (b))
+#define SDX__ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Which model part an op belongs to; selects the storage policy and names
+ * the part in tracer messages. */
+typedef enum sdx__part {
+    SDX__PART_NONE = 0,
+    SDX__PART_TEXT,
+    SDX__PART_UNET,
+    SDX__PART_VAE,
+    SDX__PART_COUNT
+} sdx__part;
+
+typedef struct sdx__pool sdx__pool;
+
+struct sdx_ctx {
+    sdx_desc desc;
+    int      n_threads;
+    sdx__pool *pool;             /* created lazily on first parallel op */
+    char     error[1024];
+    /* tracer state: what is running now, for messages */
+    int      trace;
+    sdx__part part;
+    char     layer[192];
+};
+
+/* ---- allocation ----------------------------------------------------- */
+
+static void *sdx__malloc(sdx_ctx *ctx, size_t size) {
+    if (size == 0) size = 1;
+    if (ctx && ctx->desc.alloc) return ctx->desc.alloc(size, ctx->desc.user);
+    return SDX_MALLOC(size);
+}
+
+static void *sdx__realloc(sdx_ctx *ctx, void *ptr, size_t size) {
+    if (size == 0) size = 1;
+    if (ctx && ctx->desc.realloc) return ctx->desc.realloc(ptr, size, ctx->desc.user);
+    return SDX_REALLOC(ptr, size);
+}
+
+static void sdx__free(sdx_ctx *ctx, void *ptr) {
+    if (!ptr) return;
+    if (ctx && ctx->desc.free) { ctx->desc.free(ptr, ctx->desc.user); return; }
+    SDX_FREE(ptr);
+}
+
+static void *sdx__calloc(sdx_ctx *ctx, size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) return NULL;
+    void *p = sdx__malloc(ctx, count * size);
+    if (p) memset(p, 0, count * size);
+    return p;
+}
+
+/* a*b into *out; 0 on overflow. Sizes read from files go through this. */
+static int sdx__mul_size(size_t a, size_t b, size_t *out) {
+    if (a && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+
+static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = (char *)sdx__malloc(ctx, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ---- errors and logging ---------------------------------------------- */
+
+static void sdx__vlog(sdx_ctx *ctx, sdx_log_level level, const char *fmt, va_list ap) {
+    char buf[1024];
+    if (!ctx || !ctx->desc.log || (int)level > (int)ctx->desc.log_level) return;
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    ctx->desc.log(level, buf, ctx->desc.user);
+}
+
+static SDX__PRINTF(3, 4) void sdx__log(sdx_ctx *ctx, sdx_log_level level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    sdx__vlog(ctx, level, fmt, ap);
+    va_end(ap);
+}
+
+/* Records a failure and returns its code, so call sites read
+ *     return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: ...", path);          */
+static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    va_list ap;
+    if (!ctx) return code;
+    va_start(ap, fmt);
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    va_end(ap);
+    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
+    return code;
+}
+
+static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
+    return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+}
+
+SDX_API const char *sdx_last_error(const sdx_ctx *ctx) { return ctx ? ctx->error : "no context"; }
+
+SDX_API const char *sdx_result_name(int result) {
+    switch (result) {
+    case SDX_OK: return "ok";
+    case SDX_ERR_INVALID_ARG: return "invalid argument";
+    case SDX_ERR_NOMEM: return "out of memory";
+    case SDX_ERR_IO: return "i/o error";
+    case SDX_ERR_FORMAT: return "malformed file";
+    case SDX_ERR_MODEL: return "model error";
+    case SDX_ERR_NONFINITE: return "non-finite value";
+    case SDX_ERR_CANCELLED: return "cancelled";
+    case SDX_ERR_UNSUPPORTED: return "unsupported";
+    default: return "unknown error";
+    }
+}
+
+/* ---- dtypes and half floats ----------------------------------------- */
+
+SDX_API size_t sdx_dtype_size(sdx_dtype t) {
+    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8 };
+    return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
+}
+
+SDX_API const char *sdx_dtype_name(sdx_dtype t) {
+    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64" };
+    return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
+}
+
+static uint32_t sdx__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float    sdx__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+SDX_API uint16_t sdx_f32_to_f16(float f) {
+    uint32_t x = sdx__f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx > 0x7f800000u)                 /* NaN: keep it quiet and NaN */
+        return (uint16_t)(sign | 0x7e00u | ((absx >> 13) & 0x3ffu));
+    if (absx >= 0x477ff000u)                /* rounds to >= 65520: Inf    */
+        return (uint16_t)(sign | 0x7c00u);
+    if (absx < 0x38800000u) {               /* below 2^-14: subnormal/0  */
+        if (absx < 0x33000000u) return (uint16_t)sign;  /* < 2^-25: 0    */
+        {
+            uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+            /* value = mant * 2^(e-150) and the f16 subnormal unit is
+             * 2^-24, so h = mant >> (126 - e), rounded to nearest even */
+            int shift = 126 - (int)(absx >> 23);        /* 14..24 */
+            uint32_t h = mant >> shift;
+            uint32_t rem = mant & ((1u << shift) - 1u);
+            uint32_t half = 1u << (shift - 1);
+            if (rem > half || (rem == half && (h & 1u))) h++;
+            return (uint16_t)(sign | h);
+        }
+    }
+    {
+        uint32_t h = ((absx - 0x38000000u) >> 13);      /* rebias 127->15 */
+        uint32_t rem = absx & 0x1fffu;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+        return (uint16_t)(sign | h);
+    }
+}
+
+SDX_API float sdx_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    if (exp == 0x1f) return sdx__bits_f32(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0) {
+        if (mant == 0) return sdx__bits_f32(sign);
+        /* subnormal: mant * 2^-24, exact in f32 */
+        {
+            float v = (float)mant * 5.9604644775390625e-8f;
+            return sign ? -v : v;
+        }
+    }
+    return sdx__bits_f32(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+SDX_API uint16_t sdx_f32_to_bf16(float f) {
+    uint32_t x = sdx__f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u)    /* NaN: force a quiet payload */
+        return (uint16_t)((x >> 16) | 0x0040u);
+    /* round to nearest even; overflow carries into the exponent -> Inf */
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+SDX_API float sdx_bf16_to_f32(uint16_t h) { return sdx__bits_f32((uint32_t)h << 16); }
+
+/* Scalar array loops; src/half_simd.c may replace them with F16C/AVX512
+ * versions that tests prove bit-identical. */
+static void sdx__f32_to_f16_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx_f32_to_f16(src[i]);
+}
+static void sdx__f16_to_f32_scalar(const uint16_t *src, float *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx_f16_to_f32(src[i]);
+}
+static void sdx__f32_to_bf16_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx_f32_to_bf16(src[i]);
+}
+static void sdx__bf16_to_f32_scalar(const uint16_t *src, float *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx_bf16_to_f32(src[i]);
+}
+
+/* f16 storage of an activation: out-of-range values saturate to +-65504
+ * so a stored activation is never Inf when the f32 value was finite. */
+static uint16_t sdx__f32_to_f16_sat(float f) {
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    if (f > 65504.0f) f = 65504.0f;
+    else if (f < -65504.0f) f = -65504.0f;
+#endif
+    return sdx_f32_to_f16(f);
+}
+
+/* ---- tensors -------------------------------------------------------- */
+
+SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+SDX_API size_t sdx_tensor_nbytes(const sdx_tensor *t) {
+    return (size_t)sdx_tensor_numel(t) * sdx_dtype_size(t->dtype);
+}
+
+SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
+    size_t used = 0;
+    if (!size) return buf;
+    buf[0] = 0;
+    used += (size_t)snprintf(buf, size, "[");
+    for (int i = 0; i < t->ndim && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+    if (used < size) snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* Checks a shape for negative dims and byte-size overflow. */
+static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, size_t *bytes) {
+    size_t n = sdx_dtype_size(dtype);
+    if (!n || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX) return 0;
+        if (!sdx__mul_size(n, (size_t)shape[i], &n)) return 0;
+    }
+    *bytes = n;
+    return 1;
+}
+
+SDX_API int sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+    size_t bytes;
+    memset(t, 0, sizeof *t);
+    if (!sdx__shape_bytes(dtype, ndim, shape, &bytes))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tensor_alloc: invalid shape or dtype");
+    t->data = sdx__calloc(ctx, 1, bytes);
+    if (!t->data) return sdx__nomem(ctx, "tensor", bytes);
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    t->owned = 1;
+    return SDX_OK;
+}
+
+SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t) {
+    if (!t) return;
+    if (t->owned) sdx__free(ctx, t->data);
+    memset(t, 0, sizeof *t);
+}
+
+/* Fills a view (not owned). Unused trailing dims are left 0. */
+static sdx_tensor sdx__view(sdx_dtype dtype, void *data, int ndim, const int64_t *shape) {
+    sdx_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.data = data;
+    t.ndim = ndim;
+    for (int i = 0; i < ndim; i++) t.shape[i] = shape[i];
+    return t;
+}
+
+static sdx_tensor sdx__view4(sdx_dtype dtype, void *data, int64_t a, int64_t b, int64_t c, int64_t d) {
+    int64_t s[4] = { a, b, c, d };
+    return sdx__view(dtype, data, 4, s);
+}
+
+static int sdx__same_shape(const sdx_tensor *a, const sdx_tensor *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* Widen n elements starting at element `offset` of a float buffer of any
+ * storage dtype into f32. */
+static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int64_t n, float *dst) {
+    switch (dtype) {
+    case SDX_F32: memcpy(dst, (const float *)src + offset, (size_t)n * sizeof(float)); break;
+    case SDX_F16: sdx_f16_to_f32_n((const uint16_t *)src + offset, dst, (size_t)n); break;
+    case SDX_BF16: sdx_bf16_to_f32_n((const uint16_t *)src + offset, dst, (size_t)n); break;
+    case SDX_F64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[offset + i]; break;
+    case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
+    case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
+    default: SDX_ASSERT(0);
+    }
+}
+
+/* Narrow n f32 values into an activation buffer of a storage dtype
+ * (f16 saturates, see sdx__f32_to_f16_sat). */
+static void sdx__store_f32(void *dst, sdx_dtype dtype, int64_t offset, int64_t n, const float *src) {
+    switch (dtype) {
+    case SDX_F32: memcpy((float *)dst + offset, src, (size_t)n * sizeof(float)); break;
+    case SDX_F16: {
+        uint16_t *d = (uint16_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++) d[i] = sdx__f32_to_f16_sat(src[i]);
+        break;
+    }
+    case SDX_BF16: sdx_f32_to_bf16_n(src, (uint16_t *)dst + offset, (size_t)n); break;
+    default: SDX_ASSERT(0);
+    }
+}
+
+/* Single-element accessors for code off the hot path. */
+static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
+    float v;
+    sdx__load_f32(t->data, t->dtype, i, 1, &v);
+    return v;
+}
+
+/* ---- scratch arena -------------------------------------------------- */
+/* A stack of blocks: allocations bump a pointer, sdx__arena_mark and
+ * sdx__arena_release free everything allocated since the mark. Blocks are
+ * kept for reuse, so after the first forward pass no op allocates. The
+ * pattern in model code is: allocate the output, mark, compute with
+ * temporaries, release. */
+
+typedef struct sdx__block {
+    struct sdx__block *next;
+    size_t size, used;
+    /* data follows, 64-byte aligned */
+} sdx__block;
+
+typedef struct sdx__arena {
+    sdx_ctx    *ctx;
+    sdx__block *head;     /* first block */
+    sdx__block *cur;      /* block being filled */
+    size_t      min_block;
+    size_t      in_use, peak, reserved;
+} sdx__arena;
+
+typedef struct sdx__mark { sdx__block *block; size_t used, in_use; } sdx__mark;
+
+#define SDX__ARENA_ALIGN 64
+#define SDX__BLOCK_HDR ((sizeof(sdx__block) + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1))
+
+static void sdx__arena_init(sdx__arena *a, sdx_ctx *ctx, size_t min_block) {
+    memset(a, 0, sizeof *a);
+    a->ctx = ctx;
+    a->min_block = min_block ? min_block : ((size_t)64 << 20);
+}
+
+static void sdx__arena_free(sdx__arena *a) {
+    sdx__block *b = a->head;
+    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    a->head = a->cur = NULL;
+    a->in_use = a->reserved = 0;
+}
+
+static unsigned char *sdx__block_data(sdx__block *b) {
+    /* the block pointer itself is only malloc-aligned; align the data */
+    uintptr_t p = (uintptr_t)b + SDX__BLOCK_HDR;
+    p = (p + SDX__ARENA_ALIGN - 1) & ~(uintptr_t)(SDX__ARENA_ALIGN - 1);
+    return (unsigned char *)p;
+}
+
+/* Returns 64-byte aligned memory or NULL (error set on the ctx). */
+static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
+    size = (size + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1);
+    if (size == 0) size = SDX__ARENA_ALIGN;
+    for (;;) {
+        sdx__block *b = a->cur;
+        if (b && b->size - b->used >= size) {
+            void *p = sdx__block_data(b) + b->used;
+            b->used += size;
+            a->in_use += size;
+            if (a->in_use > a->peak) a->peak = a->in_use;
+            return p;
+        }
+        if (b && b->next) {             /* reuse a block kept from before */
+            a->cur = b->next;
+            a->cur->used = 0;
+            if (a->cur->size >= size) continue;
+            /* too small for this request: drop it and the rest of the chain */
+            {
+                sdx__block *drop = a->cur, *n;
+                b->next = NULL;
+                while (drop) { n = drop->next; a->reserved -= drop->size; sdx__free(a->ctx, drop); drop = n; }
+                a->cur = b;
+            }
+        }
+        {
+            size_t bsize = SDX__MAX(size, a->min_block);
+            size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
+            sdx__block *nb;
+            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }
+            nb = (sdx__block *)sdx__malloc(a->ctx, total);
+            if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
+            nb->next = NULL;
+            nb->size = bsize;
+            nb->used = 0;
+            a->reserved += bsize;
+            if (b) b->next = nb; else a->head = nb;
+            a->cur = nb;
+        }
+    }
+}
+
+static sdx__mark sdx__arena_mark(const sdx__arena *a) {
+    sdx__mark m;
+    m.block = a->cur;
+    m.used = a->cur ? a->cur->used : 0;
+    m.in_use = a->in_use;
+    return m;
+}
+
+static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
+    if (!m.block) {
+        a->cur = a->head;
+        if (a->cur) a->cur->used = 0;
+    } else {
+        a->cur = m.block;
+        a->cur->used = m.used;
+    }
+    a->in_use = m.in_use;
+}
+
+static void sdx__arena_reset(sdx__arena *a) {
+    sdx__mark m = { NULL, 0, 0 };
+    sdx__arena_release(a, m);
+}
+
+/* An activation tensor from the arena. Returns 0 (error set) on failure. */
+static int sdx__arena_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+    size_t bytes;
+    if (!sdx__shape_bytes(dtype, ndim, shape, &bytes)) {
+        sdx__fail(a->ctx, SDX_ERR_INVALID_ARG, "activation shape overflows");
+        return 0;
+    }
+    *t = sdx__view(dtype, NULL, ndim, shape);
+    t->data = sdx__arena_alloc(a, bytes);
+    return t->data != NULL;
+}
+
+static int sdx__arena_tensor4(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
+    int64_t s[4] = { n, c, h, w };
+    return sdx__arena_tensor(a, t, dtype, 4, s);
+}
+
+static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int64_t n, int64_t c, int64_t w) {
+    int64_t s[3] = { n, c, w };
+    return sdx__arena_tensor(a, t, dtype, 3, s);
+}
+
+/* ---- thread pool ---------------------------------------------------- */
+/* sdx__parallel_for(ctx, n, fn, arg) calls fn(arg, begin, end, thread)
+ * over disjoint ranges covering [0, n) and returns when all are done.
+ * Workers are created on first use and live as long as the context. */
+
+typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
+
+struct sdx__pool {
+    sdx_ctx        *ctx;
+    int             n;          /* threads including the caller */
+    pthread_t      *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t  wake, done;
+    uint64_t        generation;
+    int             pending;
+    int             quit;
+    /* current job */
+    sdx__range_fn   fn;
+    void           *arg;
+    int64_t         total;
+    int64_t         next;       /* next chunk start (dynamic scheduling) */
+    int64_t         chunk;
+};
+
+/* Threads grab chunks until none are left: balances uneven work. */
+static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
+    for (;;) {
+        int64_t begin, end;
+        pthread_mutex_lock(&p->mu);
+        begin = p->next;
+        p->next = SDX__MIN(p->total, begin + p->chunk);
+        pthread_mutex_unlock(&p->mu);
+        if (begin >= p->total) break;
+        end = SDX__MIN(p->total, begin + p->chunk);
+        p->fn(p->arg, begin, end, thread);
+    }
+}
+
+typedef struct { sdx__pool *pool; int index; } sdx__worker_arg;
+
+static void *sdx__worker(void *varg) {
+    sdx__worker_arg *wa = (sdx__worker_arg *)varg;
+    sdx__pool *p = wa->pool;
+    int index = wa->index;
+    uint64_t seen = 0;
+    sdx__free(p->ctx, wa);
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
+        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        seen = p->generation;
+        pthread_mutex_unlock(&p->mu);
+        sdx__pool_run_chunks(p, index);
+        pthread_mutex_lock(&p->mu);
+        if (--p->pending == 0) pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static void sdx__pool_destroy(sdx__pool *p) {
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) pthread_join(p->threads[i], NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    sdx__free(p->ctx, p->threads);
+    sdx__free(p->ctx, p);
+}
+
+/* Creates the pool; on any failure falls back to fewer threads (down to
+ * running everything on the caller), never to an error. */
+static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
+    sdx__pool *p = (sdx__pool *)sdx__calloc(ctx, 1, sizeof *p);
+    if (!p) return NULL;
+    p->ctx = ctx;
+    p->threads = (pthread_t *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof(pthread_t));
+    if (!p->threads) { sdx__free(ctx, p); return NULL; }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->n = 1;
+    for (int i = 0; i < n - 1; i++) {
+        sdx__worker_arg *wa = (sdx__worker_arg *)sdx__malloc(ctx, sizeof *wa);
+        if (!wa) break;
+        wa->pool = p;
+        wa->index = i + 1;
+        if (pthread_create(&p->threads[i], NULL, sdx__worker, wa) != 0) { sdx__free(ctx, wa); break; }
+        p->n++;
+    }
+    return p;
+}
+
+static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *arg) {
+    sdx__pool *p;
+    if (n <= 0) return;
+    if (ctx->n_threads > 1 && !ctx->pool && n > 1) ctx->pool = sdx__pool_create(ctx, ctx->n_threads);
+    p = ctx->pool;
+    if (!p || p->n <= 1 || n == 1) { fn(arg, 0, n, 0); return; }
+    pthread_mutex_lock(&p->mu);
+    p->fn = fn;
+    p->arg = arg;
+    p->total = n;
+    p->next = 0;
+    /* a few chunks per thread: balance without much locking */
+    p->chunk = SDX__MAX((int64_t)1, n / ((int64_t)p->n * 4));
+    p->pending = p->n - 1;
+    p->generation++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    sdx__pool_run_chunks(p, 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- context -------------------------------------------------------- */
+
+static int sdx__cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
+    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
+    if (!ctx) return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->desc = d;
+    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
+    ctx->trace = d.trace_nonfinite;
+    return ctx;
+}
+
+SDX_API void sdx_destroy(sdx_ctx *ctx) {
+    if (!ctx) return;
+    sdx__pool_destroy(ctx->pool);
+    sdx__free(ctx, ctx);
+}
+
+SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
+SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
+
+/* ---- non-finite tracer ---------------------------------------------- */
+/* Model code names what runs (sdx__trace_at); every kernel calls
+ * sdx__trace_check on its output when tracing is on. The first NaN/Inf
+ * stops the run with a message naming the op, part, layer and stats. */
+
+static const char *sdx__part_name(sdx__part p) {
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae" };
+    return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
+}
+
+static SDX__PRINTF(3, 4) void sdx__trace_at(sdx_ctx *ctx, sdx__part part, const char *fmt, ...) {
+    va_list ap;
+    ctx->part = part;
+    if (!ctx->trace) return;    /* names cost a snprintf: only when asked */
+    va_start(ap, fmt);
+    vsnprintf(ctx->layer, sizeof ctx->layer, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct sdx__stats {
+    double min, max, mean;
+    int64_t nan, inf, count;
+} sdx__stats;
+
+static void sdx__tensor_stats(const sdx_tensor *t, sdx__stats *s) {
+    float buf[256];
+    int64_t n = sdx_tensor_numel(t), finite = 0;
+    double sum = 0;
+    s->min = INFINITY; s->max = -INFINITY; s->nan = s->inf = 0; s->count = n;
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = SDX__MIN((int64_t)256, n - i);
+        sdx__load_f32(t->data, t->dtype, i, m, buf);
+        for (int64_t j = 0; j < m; j++) {
+            float v = buf[j];
+            if (isnan(v)) { s->nan++; continue; }
+            if (isinf(v)) { s->inf++; continue; }
+            if (v < s->min) s->min = v;
+            if (v > s->max) s->max = v;
+            sum += v;
+            finite++;
+        }
+    }
+    s->mean = finite ? sum / (double)finite : NAN;
+}
+
+static int sdx__has_nonfinite(const sdx_tensor *t) {
+    float buf[256];
+    int64_t n = sdx_tensor_numel(t);
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = SDX__MIN((int64_t)256, n - i);
+        sdx__load_f32(t->data, t->dtype, i, m, buf);
+        for (int64_t j = 0; j < m; j++) if (!isfinite(buf[j])) return 1;
+    }
+    return 0;
+}
+
+/* Returns SDX_OK, or SDX_ERR_NONFINITE with the message set. */
+static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
+    sdx__stats s;
+    char shape[96];
+    if (!ctx->trace || !sdx__has_nonfinite(out)) return SDX_OK;
+    sdx__tensor_stats(out, &s);
+    return sdx__fail(ctx, SDX_ERR_NONFINITE,
+        "non-finite output of %s in %s%s%s %s (%s): %lld NaN, %lld Inf of %lld; finite min %g max %g mean %g",
+        op, sdx__part_name(ctx->part), ctx->layer[0] ? " at " : "", ctx->layer,
+        sdx_shape_str(out, shape, sizeof shape), sdx_dtype_name(out->dtype),
+        (long long)s.nan, (long long)s.inf, (long long)s.count, s.min, s.max, s.mean);
+}

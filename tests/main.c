@@ -1,0 +1,40 @@
+/* All suites in one program: sdx.h is compiled once. */
+#include "test.h"
+#include "t_core.c"
+#include "t_half.c"
+#include "t_rng.c"
+#include "t_json.c"
+#include "t_safetensors.c"
+#include "t_kernels.c"
+#include "t_precision.c"
+#include "t_tokenizer.c"
+#include "t_prompt.c"
+#include "t_text.c"
+#include "t_unet.c"
+#include "t_vae.c"
+#include "t_sampling.c"
+#include "t_pipeline.c"
+#include "t_robust.c"
+
+int main(int argc, char **argv) {
+    static const t_suite *all[] = {
+        &t_suite_core,
+        &t_suite_half,
+        &t_suite_rng,
+        &t_suite_json,
+        &t_suite_safetensors,
+        &t_suite_kernels,
+        &t_suite_precision,
+        &t_suite_tokenizer,
+        &t_suite_prompt,
+        &t_suite_text,
+        &t_suite_unet,
+        &t_suite_vae,
+        &t_suite_sampling,
+        &t_suite_pipeline,
+        &t_suite_robust,
+    };
+    t_suite list[sizeof all / sizeof all[0]];
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];
+    return t_main(argc, argv, list, (int)(sizeof all / sizeof all[0]));
+}

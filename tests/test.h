@@ -1,0 +1,145 @@
+/* Tiny test framework. Each tests/t_*.c file defines a table of cases and
+ * ends with SDX_TEST_SUITE(name, table). tests/main.c includes every
+ * suite into one program (one compile of sdx.h); a single suite can also
+ * be built on its own with -DSDX_TEST_SINGLE for a faster edit loop. */
+#ifndef SDX_TEST_H
+#define SDX_TEST_H
+
+#define SDX_IMPLEMENTATION
+#include "../sdx.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define T_UNUSED __attribute__((unused))
+#else
+#define T_UNUSED
+#endif
+
+enum { T_PASS = 0, T_FAIL = 1, T_SKIP = 2 };
+
+typedef struct t_case { const char *name; int (*fn)(void); } t_case;
+typedef struct t_suite { const char *name; const t_case *cases; } t_suite;
+
+/* Message buffer for the current case (printed on failure or skip). */
+static char t_msg[2048];
+
+#define T_CHECK(cond, ...) do { if (!(cond)) { \
+    snprintf(t_msg, sizeof t_msg, "%s:%d: ", __FILE__, __LINE__); \
+    snprintf(t_msg + strlen(t_msg), sizeof t_msg - strlen(t_msg), __VA_ARGS__); \
+    return T_FAIL; } } while (0)
+#define T_SKIP_IF(cond, ...) do { if (cond) { \
+    snprintf(t_msg, sizeof t_msg, __VA_ARGS__); return T_SKIP; } } while (0)
+/* Informational line shown with -v (measured tolerances etc.). */
+#define T_NOTE(...) do { if (t_verbose) { printf("      "); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+static int t_verbose = 0;
+
+/* Where the reference data lives: $SDX_SHARED, else ../shared. */
+T_UNUSED static const char *t_shared_dir(void) {
+    const char *e = getenv("SDX_SHARED");
+    return e && *e ? e : "../shared";
+}
+
+/* Path under shared/, or NULL when shared/ is absent (the caller skips). */
+T_UNUSED static const char *t_shared(const char *rel) {
+    static char buf[8][1024];
+    static int slot = 0;
+    char *p = buf[slot++ & 7];
+    FILE *f;
+    snprintf(p, 1024, "%s/%s", t_shared_dir(), rel);
+    f = fopen(p, "rb");
+    if (!f) return NULL;
+    fclose(f);
+    return p;
+}
+
+#define T_NEED_SHARED(var, rel) const char *var = t_shared(rel); \
+    T_SKIP_IF(!var, "golden data %s/%s not found (set SDX_SHARED or place shared/ beside the repo)", t_shared_dir(), rel)
+
+/* A context for tests: single-threaded unless SDX_TEST_THREADS is set. */
+T_UNUSED static sdx_ctx *t_ctx(void) {
+    sdx_desc d;
+    const char *e = getenv("SDX_TEST_THREADS");
+    memset(&d, 0, sizeof d);
+    d.n_threads = e ? atoi(e) : 2;
+    return sdx_create(&d);
+}
+
+/* Relative L2 error ||a - b|| / ||b|| in double. */
+T_UNUSED static double t_rel_l2_f32(const float *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+T_UNUSED static double t_max_abs_f32(const float *a, const float *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        if (d > m || d != d) m = d;
+    }
+    return m;
+}
+
+/* Deterministic test randomness (xorshift + Box-Muller). */
+static uint64_t t_rng_state = 0x9E3779B97F4A7C15ull;
+T_UNUSED static void t_seed(uint64_t s) { t_rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
+T_UNUSED static double t_uniform(void) {
+    uint64_t x = t_rng_state;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    t_rng_state = x;
+    return ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+T_UNUSED static double t_normal(void) {
+    double u = t_uniform(), v = t_uniform();
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+T_UNUSED static void t_fill_normal(float *x, size_t n, double scale) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(t_normal() * scale);
+}
+
+T_UNUSED static int t_run_suite(const t_suite *s, const char *filter, int *np, int *nf, int *ns) {
+    for (const t_case *c = s->cases; c->name; c++) {
+        char full[256];
+        int r;
+        snprintf(full, sizeof full, "%s.%s", s->name, c->name);
+        if (filter && !strstr(full, filter)) continue;
+        t_msg[0] = 0;
+        if (t_verbose) { printf("  ....  %s\n", full); fflush(stdout); }
+        r = c->fn();
+        if (r == T_PASS) { (*np)++; printf("  ok    %s\n", full); }
+        else if (r == T_SKIP) { (*ns)++; printf("  SKIP  %s: %s\n", full, t_msg); }
+        else { (*nf)++; printf("  FAIL  %s: %s\n", full, t_msg); }
+        fflush(stdout);
+    }
+    return 0;
+}
+
+T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsuites) {
+    int np = 0, nf = 0, ns = 0;
+    const char *filter = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v")) t_verbose = 1;
+        else filter = argv[i];
+    }
+    for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], filter, &np, &nf, &ns);
+    printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
+    return nf ? 1 : 0;
+}
+
+#ifdef SDX_TEST_SINGLE
+#define SDX_TEST_SUITE(name, table) \
+    int main(int argc, char **argv) { t_suite s = { #name, table }; return t_main(argc, argv, &s, 1); }
+#else
+#define SDX_TEST_SUITE(name, table) \
+    static const t_suite t_suite_##name = { #name, table };
+#endif
+
+#endif
