@@ -1,7 +1,88 @@
-/* Suite "core". */
+/* Suite "core": context, tensors, arena, thread pool, tracer. */
 #include "test.h"
 
+static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__arena a;
+    sdx__mark m;
+    void *p1, *p2, *p3;
+    sdx__arena_init(&a, ctx, 4096);
+    p1 = sdx__arena_alloc(&a, 100);
+    m = sdx__arena_mark(&a);
+    p2 = sdx__arena_alloc(&a, 3000);
+    (void)sdx__arena_alloc(&a, 10000);        /* forces a second block */
+    T_CHECK(p1 && p2 && ((uintptr_t)p1 & 63) == 0 && ((uintptr_t)p2 & 63) == 0, "aligned allocations");
+    sdx__arena_release(&a, m);
+    p3 = sdx__arena_alloc(&a, 3000);
+    T_CHECK(p3 == p2, "memory after the mark is reused");
+    T_CHECK(a.peak >= 13000 && a.in_use < 4000, "accounting: peak %zu in use %zu", a.peak, a.in_use);
+    {
+        size_t reserved = a.reserved;
+        sdx__arena_reset(&a);
+        (void)sdx__arena_alloc(&a, 100);
+        (void)sdx__arena_alloc(&a, 3000);
+        (void)sdx__arena_alloc(&a, 10000);
+        T_CHECK(a.reserved == reserved, "a repeated pass allocates no new blocks");
+    }
+    sdx__arena_free(&a);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+typedef struct { int64_t *hits; } t_pf_arg;
+static void t_pf_body(void *varg, int64_t b, int64_t e, int thread) {
+    t_pf_arg *arg = (t_pf_arg *)varg;
+    (void)thread;
+    for (int64_t i = b; i < e; i++) arg->hits[i]++;
+}
+
+static int parallel_for_covers_every_index_once(void) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    int64_t hits[1000];
+    t_pf_arg arg = { hits };
+    memset(&d, 0, sizeof d);
+    d.n_threads = 4;
+    ctx = sdx_create(&d);
+    for (int rep = 0; rep < 50; rep++) {
+        memset(hits, 0, sizeof hits);
+        sdx__parallel_for(ctx, 1000 - rep, t_pf_body, &arg);
+        for (int i = 0; i < 1000; i++) T_CHECK(hits[i] == (i < 1000 - rep), "index %d hit %lld times", i, (long long)hits[i]);
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int tracer_names_op_part_layer_and_counts(void) {
+    sdx_ctx *ctx = t_ctx();
+    float v[4] = { 1, NAN, INFINITY, -2 };
+    sdx_tensor t = sdx__view4(SDX_F32, v, 1, 1, 2, 2);
+    T_CHECK(sdx__trace_check(ctx, "conv2d", &t) == SDX_OK, "tracing is off by default");
+    sdx_set_trace(ctx, 1);
+    sdx__trace_at(ctx, SDX__PART_VAE, "decoder.up.%d.block.%d", 3, 1);
+    T_CHECK(sdx__trace_check(ctx, "conv2d", &t) == SDX_ERR_NONFINITE, "non-finite detected");
+    T_CHECK(strstr(sdx_last_error(ctx), "conv2d in vae at decoder.up.3.block.1") &&
+            strstr(sdx_last_error(ctx), "1 NaN, 1 Inf of 4") && strstr(sdx_last_error(ctx), "min -2 max 1"),
+            "message: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int f16_activation_store_saturates_instead_of_overflowing(void) {
+    float in[3] = { 1e6f, -70000.0f, 1.0f }, out[3];
+    uint16_t h[3];
+    sdx__store_f32(h, SDX_F16, 0, 3, in);
+    sdx__load_f32(h, SDX_F16, 0, 3, out);
+    T_CHECK(out[0] == 65504.0f && out[1] == -65504.0f && out[2] == 1.0f, "got %g %g %g", out[0], out[1], out[2]);
+    return T_PASS;
+}
+
+
 static const t_case core_cases[] = {
+    { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
+    { "parallel_for_covers_every_index_once", parallel_for_covers_every_index_once },
+    { "tracer_names_op_part_layer_and_counts", tracer_names_op_part_layer_and_counts },
+    { "f16_activation_store_saturates_instead_of_overflowing", f16_activation_store_saturates_instead_of_overflowing },
     { 0, 0 }
 };
 SDX_TEST_SUITE(core, core_cases)

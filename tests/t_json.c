@@ -1,7 +1,85 @@
-/* Suite "json". */
+/* Suite "json": the strict JSON parser used for safetensors headers. */
 #include "test.h"
 
+static int json_parse_str(const char *s, sdx__json_doc *doc, sdx_ctx *ctx) {
+    return sdx__json_parse(ctx, s, strlen(s), doc);
+}
+
+static int values_of_every_type_parse(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    const sdx__json *v;
+    uint64_t big;
+    T_CHECK(json_parse_str(" {\"n\": -1.5e2, \"s\": \"a\\u00e9\\ud83d\\ude00\\n\", \"a\": [true, false, null, []], \"o\": {},"
+                           " \"big\": 18446744073709551615} ", &doc, ctx) == SDX_OK, "%s", sdx_last_error(ctx));
+    v = sdx__json_get(doc.root, "n");
+    T_CHECK(v && v->type == SDX__JSON_NUMBER && v->num == -150.0, "number");
+    v = sdx__json_get(doc.root, "s");
+    T_CHECK(v && v->type == SDX__JSON_STRING && !strcmp(v->str, "a\xc3\xa9\xf0\x9f\x98\x80\n") && v->len == 8, "string escapes");
+    v = sdx__json_get(doc.root, "a");
+    T_CHECK(v && v->len == 4 && sdx__json_at(v, 0)->type == SDX__JSON_TRUE && sdx__json_at(v, 2)->type == SDX__JSON_NULL &&
+            sdx__json_at(v, 3)->type == SDX__JSON_ARRAY && sdx__json_at(v, 3)->len == 0, "array");
+    T_CHECK(sdx__json_uint64(sdx__json_get(doc.root, "big"), &big) && big == UINT64_MAX, "exact uint64");
+    T_CHECK(sdx__json_get(doc.root, "o")->type == SDX__JSON_OBJECT, "object");
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int invalid_documents_are_rejected(void) {
+    static const char *bad[] = {
+        "", "{", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "[01]", "[1.]", "[.5]", "[1e]", "[+1]", "\"\\x\"", "\"a",
+        "[\"\\ud800\"]", "[\"\\udc00\"]", "[tru]", "{1:2}", "[1] [2]", "\"\x01\"", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]",
+        "18446744073709551616x",
+    };
+    sdx_ctx *ctx = t_ctx();
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        sdx__json_doc doc;
+        int rc = json_parse_str(bad[i], &doc, ctx);
+        T_CHECK(rc == SDX_ERR_FORMAT, "'%s' was accepted", bad[i]);
+        T_CHECK(strstr(sdx_last_error(ctx), "invalid JSON at byte") != NULL, "message: %s", sdx_last_error(ctx));
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int uint64_rejects_fractions_negatives_and_overflow(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    uint64_t x;
+    T_CHECK(json_parse_str("[1.0, -1, 1e3, 18446744073709551616, 0]", &doc, ctx) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!sdx__json_uint64(sdx__json_at(doc.root, 0), &x), "1.0");
+    T_CHECK(!sdx__json_uint64(sdx__json_at(doc.root, 1), &x), "-1");
+    T_CHECK(!sdx__json_uint64(sdx__json_at(doc.root, 2), &x), "1e3");
+    T_CHECK(!sdx__json_uint64(sdx__json_at(doc.root, 3), &x), "2^64");
+    T_CHECK(sdx__json_uint64(sdx__json_at(doc.root, 4), &x) && x == 0, "0");
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int nesting_is_limited_not_recursive(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    char *s = (char *)malloc(2000001);
+    memset(s, '[', 1000000);
+    memset(s + 1000000, ']', 1000000);
+    s[2000000] = 0;
+    T_CHECK(json_parse_str(s, &doc, ctx) == SDX_ERR_FORMAT && strstr(sdx_last_error(ctx), "too deep"), "%s", sdx_last_error(ctx));
+    s[SDX__JSON_MAX_DEPTH] = 0;        /* the limit itself still parses */
+    memset(s + SDX__JSON_MAX_DEPTH / 2, ']', SDX__JSON_MAX_DEPTH / 2);
+    T_CHECK(json_parse_str(s, &doc, ctx) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx__json_free(&doc);
+    free(s);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case json_cases[] = {
+    { "values_of_every_type_parse", values_of_every_type_parse },
+    { "invalid_documents_are_rejected", invalid_documents_are_rejected },
+    { "uint64_rejects_fractions_negatives_and_overflow", uint64_rejects_fractions_negatives_and_overflow },
+    { "nesting_is_limited_not_recursive", nesting_is_limited_not_recursive },
     { 0, 0 }
 };
 SDX_TEST_SUITE(json, json_cases)

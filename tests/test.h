@@ -6,7 +6,11 @@
 #define SDX_TEST_H
 
 #define SDX_IMPLEMENTATION
+#ifdef SDX_TEST_HEADER          /* a partial amalgamation, see tools/amalgamate.sh */
+#include SDX_TEST_HEADER
+#else
 #include "../sdx.h"
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,15 @@
 # Builds sdx.h from src/: the usage guide, the public API parts, then the
 # implementation parts in data-flow order. `tools/amalgamate.sh --check`
 # exits non-zero when the committed sdx.h differs from what src/ produces.
+# For work in progress: `SDX_ONLY="core.c json.c" tools/amalgamate.sh -o
+# /tmp/part.h` builds a header from a subset of the implementation parts.
 set -eu
 cd "$(dirname "$0")/.."
+OUT=sdx.h
+if [ "${1:-}" = "-o" ]; then OUT=$2; shift 2; fi
 
 API="api_core.h api_safetensors.h api_rng.h api_text.h api_model.h api_sampling.h api_pipeline.h"
-IMPL="core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c unicode_tables.c tokenizer.c prompt.c text_encoder.c unet.c vae.c sampling.c pipeline.c"
+IMPL="${SDX_ONLY:-core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c unicode_tables.c tokenizer.c prompt.c text_encoder.c unet.c vae.c sampling.c pipeline.c}"
 
 emit() {
     cat src/prologue.h
@@ -50,5 +54,5 @@ if [ "${1:-}" = "--check" ]; then
     echo "sdx.h is out of date: run tools/amalgamate.sh and commit it" >&2
     exit 1
 fi
-emit > sdx.h.tmp
-mv sdx.h.tmp sdx.h
+emit > "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"

@@ -1,0 +1,612 @@
+/* ===================================================================== */
+/*  Load: safetensors files and model weight sets                         */
+/* ===================================================================== */
+/* Layout: u64 little-endian header length N, N bytes of JSON, then the
+ * data section. The header maps names to {dtype, shape, data_offsets}
+ * relative to the data section; "__metadata__" maps strings to strings.
+ * The rules enforced here are the reference implementation's: the header
+ * fits the file, dtypes are known, each byte span is exactly shape x
+ * dtype size, spans tile the data section with no overlap, gap or
+ * trailing bytes, and names are unique. */
+
+#define SDX__ST_MAX_HEADER ((uint64_t)100 << 20)   /* 100 MB, as the reference */
+
+typedef struct sdx__st_entry {
+    sdx_tensor t;
+    uint64_t begin, end;
+} sdx__st_entry;
+
+struct sdx_st {
+    sdx_ctx *ctx;
+    char *path;
+    const unsigned char *base;   /* whole file image */
+    size_t size;
+    int mapped;                  /* base came from mmap */
+    const unsigned char *data;   /* data section */
+    size_t data_size;
+    sdx__json_doc doc;           /* owns names and metadata strings */
+    sdx__st_entry *entries;
+    int n;
+    int *table;                  /* open-addressing name -> index (+1) */
+    size_t table_size;
+    const char **meta_kv;        /* key, value, key, value, ... */
+    int n_meta;
+    void **copies;               /* aligned copies of misaligned tensors */
+    int n_copies;
+};
+
+static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
+    for (int i = 0; i < SDX_DTYPE_COUNT; i++)
+        if (!strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
+    return 0;
+}
+
+static uint64_t sdx__hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;          /* FNV-1a */
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
+    return h;
+}
+
+static int sdx__st_lookup(const sdx_st *st, const char *name) {
+    size_t mask, i;
+    if (!st->table_size) return -1;
+    mask = st->table_size - 1;
+    for (i = (size_t)sdx__hash_str(name) & mask;; i = (i + 1) & mask) {
+        int slot = st->table[i];
+        if (!slot) return -1;
+        if (!strcmp(st->entries[slot - 1].t.name, name)) return slot - 1;
+    }
+}
+
+static int sdx__st_cmp_begin(const void *a, const void *b) {
+    const sdx__st_entry *x = *(const sdx__st_entry *const *)a, *y = *(const sdx__st_entry *const *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end < y->end ? -1 : x->end > y->end);
+}
+
+static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e) {
+    const char *name = v->key;
+    const sdx__json *dt = sdx__json_get(v, "dtype"), *shape = sdx__json_get(v, "shape");
+    const sdx__json *offs = sdx__json_get(v, "data_offsets"), *c;
+    size_t bytes;
+    int i = 0;
+    if (v->type != SDX__JSON_OBJECT)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': header entry is not an object", st->path, name);
+    if (!dt || dt->type != SDX__JSON_STRING || !shape || shape->type != SDX__JSON_ARRAY ||
+        !offs || offs->type != SDX__JSON_ARRAY)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
+    if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+    if (shape->len > SDX_MAX_DIMS)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
+    for (c = shape->child; c; c = c->next, i++) {
+        uint64_t d;
+        if (!sdx__json_uint64(c, &d) || d > (uint64_t)INT64_MAX)
+            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape entry %d is not a non-negative integer", st->path, name, i);
+        e->t.shape[i] = (int64_t)d;
+    }
+    e->t.ndim = i;
+    if (offs->len != 2 || !sdx__json_uint64(offs->child, &e->begin) || !sdx__json_uint64(offs->child->next, &e->end))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets must be two non-negative integers", st->path, name);
+    if (e->begin > e->end)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin", st->path, name,
+                         (unsigned long long)e->begin, (unsigned long long)e->end);
+    if (e->end > st->data_size)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] outside the data section (%zu bytes)",
+                         st->path, name, (unsigned long long)e->begin, (unsigned long long)e->end, st->data_size);
+    if (!sdx__shape_bytes(e->t.dtype, e->t.ndim, e->t.shape, &bytes))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape size overflows", st->path, name);
+    if ((uint64_t)bytes != e->end - e->begin) {
+        char sh[128];
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape %s x %s needs %zu bytes, data_offsets span %llu",
+                         st->path, name, sdx_shape_str(&e->t, sh, sizeof sh), sdx_dtype_name(e->t.dtype), bytes,
+                         (unsigned long long)(e->end - e->begin));
+    }
+    e->t.name = name;
+    e->t.data = (void *)(st->data + e->begin);
+    return SDX_OK;
+}
+
+/* Data section tiling: sorted by begin, each span starts where the last
+ * ended, the last ends at the end of the file. */
+static int sdx__st_check_spans(sdx_st *st) {
+    sdx__st_entry **order;
+    uint64_t pos = 0;
+    int rc = SDX_OK;
+    if (st->n == 0) {
+        if (st->data_size) return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes of data but no tensors", st->path, st->data_size);
+        return SDX_OK;
+    }
+    order = (sdx__st_entry **)sdx__malloc(st->ctx, sizeof *order * (size_t)st->n);
+    if (!order) return sdx__nomem(st->ctx, "safetensors index", sizeof *order * (size_t)st->n);
+    for (int i = 0; i < st->n; i++) order[i] = &st->entries[i];
+    qsort(order, (size_t)st->n, sizeof *order, sdx__st_cmp_begin);
+    for (int i = 0; i < st->n && rc == SDX_OK; i++) {
+        sdx__st_entry *e = order[i];
+        if (e->begin < pos)
+            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s'", st->path,
+                           e->t.name, (unsigned long long)e->begin, (unsigned long long)e->end, order[i - 1]->t.name);
+        else if (e->begin > pos)
+            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets start at %llu, leaving a gap after byte %llu",
+                           st->path, e->t.name, (unsigned long long)e->begin, (unsigned long long)pos);
+        pos = e->end;
+    }
+    if (rc == SDX_OK && pos != st->data_size)
+        rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: data section is %zu bytes but tensors cover %llu (truncated or trailing bytes)",
+                       st->path, st->data_size, (unsigned long long)pos);
+    sdx__free(st->ctx, order);
+    return rc;
+}
+
+static int sdx__st_build_table(sdx_st *st) {
+    size_t size = 16;
+    while (size < (size_t)st->n * 2) size *= 2;
+    st->table = (int *)sdx__calloc(st->ctx, size, sizeof(int));
+    if (!st->table) return sdx__nomem(st->ctx, "safetensors name table", size * sizeof(int));
+    st->table_size = size;
+    for (int i = 0; i < st->n; i++) {
+        size_t mask = size - 1, j;
+        for (j = (size_t)sdx__hash_str(st->entries[i].t.name) & mask; st->table[j]; j = (j + 1) & mask)
+            if (!strcmp(st->entries[st->table[j] - 1].t.name, st->entries[i].t.name))
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' appears twice in the header", st->path, st->entries[i].t.name);
+        st->table[j] = i + 1;
+    }
+    return SDX_OK;
+}
+
+/* Tensors whose data is not aligned for their dtype get an aligned copy
+ * (the format does not promise alignment; kernels load elements
+ * directly). */
+static int sdx__st_align(sdx_st *st) {
+    for (int i = 0; i < st->n; i++) {
+        sdx_tensor *t = &st->entries[i].t;
+        size_t a = sdx_dtype_size(t->dtype), bytes = sdx_tensor_nbytes(t);
+        void *copy, **list;
+        if (((uintptr_t)t->data & (a - 1)) == 0) continue;
+        copy = sdx__malloc(st->ctx, bytes);
+        list = (void **)sdx__realloc(st->ctx, st->copies, sizeof(void *) * (size_t)(st->n_copies + 1));
+        if (!copy || !list) {
+            sdx__free(st->ctx, copy);
+            if (list) st->copies = list;
+            return sdx__nomem(st->ctx, t->name, bytes);
+        }
+        st->copies = list;
+        memcpy(copy, t->data, bytes);
+        st->copies[st->n_copies++] = copy;
+        t->data = copy;
+    }
+    return SDX_OK;
+}
+
+static int sdx__st_parse_header(sdx_st *st) {
+    uint64_t hlen = 0;
+    const sdx__json *root, *v;
+    int rc, n = 0;
+    if (st->size < 8)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | st->base[i];
+    if (hlen > SDX__ST_MAX_HEADER)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit", st->path,
+                         (unsigned long long)hlen, (unsigned long long)SDX__ST_MAX_HEADER);
+    if (hlen > st->size - 8)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
+                         (unsigned long long)hlen, st->size);
+    st->data = st->base + 8 + hlen;
+    st->data_size = st->size - 8 - (size_t)hlen;
+    if ((rc = sdx__json_parse_named(st->ctx, (const char *)st->base + 8, (size_t)hlen, st->path, &st->doc)) != SDX_OK) return rc;
+    root = st->doc.root;
+    if (root->type != SDX__JSON_OBJECT)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header is not a JSON object", st->path);
+    for (v = root->child; v; v = v->next) n += strcmp(v->key, "__metadata__") != 0;
+    st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(n ? n : 1), sizeof *st->entries);
+    if (!st->entries) return sdx__nomem(st->ctx, "safetensors entries", sizeof *st->entries * (size_t)n);
+    for (v = root->child; v; v = v->next) {
+        if (!strcmp(v->key, "__metadata__")) {
+            const sdx__json *m;
+            if (v->type != SDX__JSON_OBJECT)
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
+            st->meta_kv = (const char **)sdx__calloc(st->ctx, v->len * 2 + 1, sizeof(char *));
+            if (!st->meta_kv) return sdx__nomem(st->ctx, "safetensors metadata", v->len * 2 * sizeof(char *));
+            for (m = v->child; m; m = m->next) {
+                if (m->type != SDX__JSON_STRING)
+                    return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ value '%s' is not a string", st->path, m->key);
+                st->meta_kv[2 * st->n_meta] = m->key;
+                st->meta_kv[2 * st->n_meta + 1] = m->str;
+                st->n_meta++;
+            }
+            continue;
+        }
+        if (v->key_len == 0 || strlen(v->key) != v->key_len)
+            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor name is empty or contains a NUL byte", st->path);
+        if ((rc = sdx__st_parse_entry(st, v, &st->entries[st->n])) != SDX_OK) return rc;
+        st->n++;
+    }
+    if ((rc = sdx__st_build_table(st)) != SDX_OK) return rc;
+    if ((rc = sdx__st_check_spans(st)) != SDX_OK) return rc;
+    return sdx__st_align(st);
+}
+
+SDX_API void sdx_st_close(sdx_st *st) {
+    sdx_ctx *ctx;
+    if (!st) return;
+    ctx = st->ctx;
+    for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
+    sdx__free(ctx, st->copies);
+    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__json_free(&st->doc);
+    sdx__free(ctx, st->entries);
+    sdx__free(ctx, st->table);
+    sdx__free(ctx, (void *)st->meta_kv);
+    sdx__free(ctx, st->path);
+    sdx__free(ctx, st);
+}
+
+static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
+    sdx_st *st = (sdx_st *)sdx__calloc(ctx, 1, sizeof *st);
+    *out = NULL;
+    if (!st) return sdx__nomem(ctx, "safetensors file", sizeof *st);
+    st->ctx = ctx;
+    st->doc.ctx = ctx;
+    st->path = sdx__strdup(ctx, name ? name : "(memory)");
+    if (!st->path) { sdx__free(ctx, st); return sdx__nomem(ctx, "path", strlen(name) + 1); }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+    sdx_st *st;
+    int rc;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
+    *out = NULL;
+    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
+    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return rc;
+    st->base = (const unsigned char *)data;
+    st->size = size;
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
+    struct stat sb;
+    sdx_st *st;
+    int fd, rc;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+    *out = NULL;
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
+    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
+    st->size = (size_t)sb.st_size;
+    if (st->size > 0) {
+        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            close(fd);
+            sdx_st_close(st);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
+        }
+        st->base = (const unsigned char *)m;
+        st->mapped = 1;
+    }
+    close(fd);
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_st_path(const sdx_st *st) { return st->path; }
+SDX_API int sdx_st_count(const sdx_st *st) { return st ? st->n : 0; }
+SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int i) {
+    return st && i >= 0 && i < st->n ? &st->entries[i].t : NULL;
+}
+SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
+    int i = st && name ? sdx__st_lookup(st, name) : -1;
+    return i >= 0 ? &st->entries[i].t : NULL;
+}
+SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
+SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
+    if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
+    if (key) *key = st->meta_kv[2 * i];
+    if (value) *value = st->meta_kv[2 * i + 1];
+    return SDX_OK;
+}
+SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key) {
+    for (int i = 0; st && i < st->n_meta; i++)
+        if (!strcmp(st->meta_kv[2 * i], key)) return st->meta_kv[2 * i + 1];
+    return NULL;
+}
+
+SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
+    const sdx_tensor *t = sdx_st_find(st, name);
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
+    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return rc;
+    sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
+    out->name = t->name;
+    return SDX_OK;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+typedef struct sdx__buf { sdx_ctx *ctx; char *p; size_t len, cap; int failed; } sdx__buf;
+
+static void sdx__buf_put(sdx__buf *b, const char *s, size_t n) {
+    if (b->failed) return;
+    if (b->cap - b->len < n + 1) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *np;
+        while (cap - b->len < n + 1) cap *= 2;
+        np = (char *)sdx__realloc(b->ctx, b->p, cap);
+        if (!np) { b->failed = 1; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sdx__buf_str(sdx__buf *b, const char *s) { sdx__buf_put(b, s, strlen(s)); }
+
+static SDX__PRINTF(2, 3) void sdx__buf_fmt(sdx__buf *b, const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) sdx__buf_put(b, tmp, (size_t)SDX__MIN(n, (int)sizeof tmp - 1));
+}
+
+static void sdx__buf_json_string(sdx__buf *b, const char *s) {
+    sdx__buf_put(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { char e[2] = { '\\', (char)c }; sdx__buf_put(b, e, 2); }
+        else if (c < 0x20) sdx__buf_fmt(b, "\\u%04x", c);
+        else sdx__buf_put(b, (const char *)&c, 1);
+    }
+    sdx__buf_put(b, "\"", 1);
+}
+
+static int sdx__write_all(int fd, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (n) {
+        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) { if (errno == EINTR) continue; return 0; }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                         const char *const *meta, int n_meta) {
+    sdx__buf h;
+    uint64_t offset = 0;
+    char *tmp;
+    int fd, ok = 1;
+    unsigned char len8[8];
+    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
+    memset(&h, 0, sizeof h);
+    h.ctx = ctx;
+    sdx__buf_str(&h, "{");
+    if (n_meta > 0) {
+        sdx__buf_str(&h, "\"__metadata__\":{");
+        for (int i = 0; i < n_meta; i++) {
+            if (i) sdx__buf_str(&h, ",");
+            sdx__buf_json_string(&h, meta[2 * i]);
+            sdx__buf_str(&h, ":");
+            sdx__buf_json_string(&h, meta[2 * i + 1]);
+        }
+        sdx__buf_str(&h, "}");
+    }
+    for (int i = 0; i < n_tensors; i++) {
+        const sdx_tensor *t = &tensors[i];
+        size_t bytes;
+        if (!t->name || !*t->name || !sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes)) {
+            sdx__free(ctx, h.p);
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
+        }
+        if (n_meta > 0 || i) sdx__buf_str(&h, ",");
+        sdx__buf_json_string(&h, t->name);
+        sdx__buf_fmt(&h, ":{\"dtype\":\"%s\",\"shape\":[", sdx_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++) sdx__buf_fmt(&h, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        sdx__buf_fmt(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset, (unsigned long long)(offset + bytes));
+        offset += bytes;
+    }
+    sdx__buf_str(&h, "}");
+    while (h.len % 8) sdx__buf_str(&h, " ");   /* keeps the data section 8-byte aligned */
+    if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+
+    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
+    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
+    sprintf(tmp, "%s.tmp.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sdx__free(ctx, tmp);
+        sdx__free(ctx, h.p);
+        return rc;
+    }
+    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
+    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
+    if (close(fd) != 0) ok = 0;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    sdx__free(ctx, h.p);
+    if (!ok) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+        sdx__free(ctx, tmp);
+        return rc;
+    }
+    sdx__free(ctx, tmp);
+    return SDX_OK;
+}
+
+/* ---- NaN/Inf scan ------------------------------------------------------ */
+
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
+    int bad = 0;
+    char names[512];
+    size_t used = 0;
+    names[0] = 0;
+    for (int i = 0; i < st->n; i++) {
+        const sdx_tensor *t = &st->entries[i].t;
+        sdx__stats s;
+        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64) continue;
+        if (t->dtype == SDX_F64) {
+            int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double v;
+                memcpy(&v, (const char *)t->data + 8 * j, 8);
+                nan += isnan(v) != 0;
+                inf += isinf(v) != 0;
+            }
+            if (!nan && !inf) continue;
+            s.nan = nan; s.inf = inf; s.count = n;
+        } else {
+            if (!sdx__has_nonfinite(t)) continue;
+            sdx__tensor_stats(t, &s);
+        }
+        bad++;
+        sdx__log(ctx, SDX_LOG_WARN, "%s: tensor '%s' has %lld NaN and %lld Inf of %lld values", st->path, t->name,
+                 (long long)s.nan, (long long)s.inf, (long long)s.count);
+        if (used < sizeof names - 1)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s' (%lld NaN, %lld Inf)", bad > 1 ? ", " : "",
+                                     t->name, (long long)s.nan, (long long)s.inf);
+    }
+    if (bad) sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
+    return bad;
+}
+
+/* ---- weight sets: one model part's view of a checkpoint ---------------- */
+
+typedef struct sdx__wset {
+    sdx_ctx *ctx;
+    const sdx_st *st;
+    char prefix[128];
+    sdx__part part;
+    int weight_type;        /* SDX_AUTO or a float dtype */
+    sdx_tensor **converted; /* owned copies in the policy's weight type */
+    int n_converted;
+} sdx__wset;
+
+#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+
+static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->st = st;
+    snprintf(w->prefix, sizeof w->prefix, "%s", prefix ? prefix : "");
+    w->part = part;
+    w->weight_type = weight_type;
+}
+
+static void sdx__wset_free(sdx__wset *w) {
+    for (int i = 0; i < w->n_converted; i++) {
+        sdx_tensor_free(w->ctx, w->converted[i]);
+        sdx__free(w->ctx, w->converted[i]);
+    }
+    sdx__free(w->ctx, w->converted);
+    w->converted = NULL;
+    w->n_converted = 0;
+}
+
+static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    int n = snprintf(name, size, "%s", w->prefix);
+    if (n < 0 || (size_t)n >= size) return NULL;
+    vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    return sdx_st_find(w->st, name);
+}
+
+static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...) {
+    char name[512];
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wfind(w, name, sizeof name, fmt, ap);
+    va_end(ap);
+    return t != NULL;
+}
+
+/* Converts a file tensor to the policy's weight type (once, at load). */
+static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
+    sdx_tensor *c, **list;
+    int64_t n = sdx_tensor_numel(t);
+    float buf[1024];
+    c = (sdx_tensor *)sdx__calloc(w->ctx, 1, sizeof *c);
+    list = (sdx_tensor **)sdx__realloc(w->ctx, w->converted, sizeof *list * (size_t)(w->n_converted + 1));
+    if (list) w->converted = list;
+    if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
+        sdx__free(w->ctx, c);
+        sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i += 1024) {
+        int64_t m = SDX__MIN((int64_t)1024, n - i);
+        sdx__load_f32(t->data, t->dtype, i, m, buf);
+        /* weights convert with plain IEEE rounding: a weight beyond f16
+         * range is a property of the checkpoint, reported by the scan */
+        if (c->dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)c->data + i, (size_t)m);
+        else sdx__store_f32(c->data, c->dtype, i, m, buf);
+    }
+    c->name = t->name;
+    w->converted[w->n_converted++] = c;
+    return c;
+}
+
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+    char name[512];
+    const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
+    if (!t) {
+        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
+        return NULL;
+    }
+    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
+        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+                  sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
+        return NULL;
+    }
+    if (ndim >= 0) {
+        int ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+        if (!ok) {
+            char want[160], found[160];
+            size_t used = 0;
+            used += (size_t)snprintf(want, sizeof want, "[");
+            for (int i = 0; i < ndim && used < sizeof want; i++)
+                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+            if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
+            sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
+                      sdx_shape_str(t, found, sizeof found));
+            return NULL;
+        }
+    }
+    if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
+    return t;
+}
+
+/* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
+static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, ndim, shape, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, -1, NULL, fmt, ap);
+    va_end(ap);
+    return t;
+}
