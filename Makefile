@@ -10,7 +10,12 @@ SRC     := $(wildcard src/*.h src/*.c src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
 EXAMPLES := examples/sdx examples/minimal
 
-.PHONY: all test sanitize bench fuzz check-amalgamation clean
+.PHONY: all test sanitize bench fuzz demo check-amalgamation clean
+
+# `make demo` generates demo.png; the defaults use the tiny test model.
+MODEL  ?= ../shared/golden/sd1/model.safetensors
+VOCAB  ?= ../shared/vocab
+PROMPT ?= a photograph of an astronaut riding a horse
 all: sdx.h tests/run $(EXAMPLES)
 
 sdx.h: $(SRC) tools/amalgamate.sh
@@ -22,10 +27,17 @@ tests/run: sdx.h $(TESTSRC)
 tests/run-san: sdx.h $(TESTSRC)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/main.c $(LDLIBS)
 
-examples/%: examples/%.c sdx.h
-	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
+# clang builds for CI (same flags, no output kept)
+tests/run-clang: sdx.h $(TESTSRC)
+	$(CC) $(CFLAGS) -o $@ tests/main.c $(LDLIBS)
 
-test: tests/run
+examples/sdx-clang: examples/sdx.c sdx.h
+	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
+
+examples/%: examples/%.c sdx.h
+	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
+
+test: tests/run examples/sdx
 	./tests/run
 
 sanitize: tests/run-san
@@ -37,8 +49,14 @@ bench: bench/bench
 bench/bench: bench/bench.c sdx.h
 	$(CC) $(CFLAGS) -march=native -I. -o $@ bench/bench.c $(LDLIBS)
 
+demo: examples/sdx
+	./examples/sdx -m $(MODEL) --vocab $(VOCAB) -p "$(PROMPT)" --steps 20 -s 42 -o demo.png
+
+fuzz:
+	fuzz/run.sh $(or $(FUZZ_SECONDS),60)
+
 check-amalgamation:
 	sh tools/amalgamate.sh --check
 
 clean:
-	rm -f tests/run tests/run-san $(EXAMPLES) bench/bench
+	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang $(EXAMPLES) bench/bench

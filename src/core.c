@@ -11,6 +11,7 @@
 #include <float.h>
 #include <limits.h>
 #include <errno.h>
+#include <time.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -53,11 +54,14 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
+typedef struct sdx__kernel_state sdx__kernel_state;   /* kernels.c */
+static void sdx__kernel_state_free(sdx_ctx *ctx);
 
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
+    sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
     char     error[1024];
     /* tracer state: what is running now, for messages */
     int      trace;
@@ -204,7 +208,10 @@ SDX_API float sdx_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t mant = h & 0x3ffu;
-    if (exp == 0x1f) return sdx__bits_f32(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0x1f) {                      /* Inf, or NaN made quiet    */
+        uint32_t quiet = mant ? 0x400000u : 0u;
+        return sdx__bits_f32(sign | 0x7f800000u | quiet | (mant << 13));
+    }
     if (exp == 0) {
         if (mant == 0) return sdx__bits_f32(sign);
         /* subnormal: mant * 2^-24, exact in f32 */
@@ -642,6 +649,7 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
     sdx__pool_destroy(ctx->pool);
+    sdx__kernel_state_free(ctx);
     sdx__free(ctx, ctx);
 }
 

@@ -378,8 +378,8 @@ static int sdx__read_file(sdx_ctx *ctx, const char *path, char **out, size_t *ou
 
 /* Parses a JSON file; everything the tree points at lives in the doc. */
 static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *doc) {
-    char *text;
-    size_t len;
+    char *text = NULL;      /* initialised: gcc -O1 cannot see that failures return early */
+    size_t len = 0;
     int rc = sdx__read_file(ctx, path, &text, &len, (size_t)1 << 30);
     if (rc != SDX_OK) return rc;
     rc = sdx__json_parse_named(ctx, text, len, path, doc);

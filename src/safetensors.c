@@ -204,6 +204,8 @@ static int sdx__st_parse_header(sdx_st *st) {
             const sdx__json *m;
             if (v->type != SDX__JSON_OBJECT)
                 return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
+            if (st->meta_kv)    /* a second table would overrun the first's count */
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ appears twice in the header", st->path);
             st->meta_kv = (const char **)sdx__calloc(st->ctx, v->len * 2 + 1, sizeof(char *));
             if (!st->meta_kv) return sdx__nomem(st->ctx, "safetensors metadata", v->len * 2 * sizeof(char *));
             for (m = v->child; m; m = m->next) {
@@ -272,7 +274,9 @@ SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
     int fd, rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
     if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
@@ -418,7 +422,7 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
         offset += bytes;
     }
     sdx__buf_str(&h, "}");
-    while (h.len % 8) sdx__buf_str(&h, " ");   /* keeps the data section 8-byte aligned */
+    while (!h.failed && h.len % 8) sdx__buf_str(&h, " ");   /* keeps the data section 8-byte aligned */
     if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 

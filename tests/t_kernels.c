@@ -1,7 +1,796 @@
-/* Suite "kernels". */
+/* Suite "kernels": every kernel against a straightforward double-precision
+ * reference on fresh random inputs, for each storage dtype of weights and
+ * activations.
+ *
+ * Tolerances. The reference is computed in double from the *rounded*
+ * inputs (exactly what the kernel reads), so the only differences are
+ *   - the kernel's f32 arithmetic: for a K-term dot product at most
+ *     K * 2^-24 * sum|terms| (the classic gamma_K bound; typical errors are
+ *     ~sqrt(K) times smaller), for pointwise math a few f32 ulps;
+ *   - rounding the output to its storage dtype: at most half an ulp,
+ *     2^-24 (F32), 2^-11 (F16), 2^-8 (BF16) relative.
+ * Each check allows u_out * |ref| + acc * mag per element (mag = sum of
+ * |terms| or |ref|) and prints the worst error as a fraction of that
+ * allowance ("ratio"), so a ratio near 1 means the bound is tight. */
 #include "test.h"
 
+/* ---- helpers -------------------------------------------------------- */
+
+static const sdx_dtype tk_types[3] = { SDX_F32, SDX_F16, SDX_BF16 };
+
+typedef struct tk_env {
+    sdx_ctx   *ctx;
+    sdx_tensor t[32];
+    int        nt;
+    void      *m[64];
+    int        nm;
+} tk_env;
+
+static void *tk_alloc(tk_env *e, size_t bytes) {
+    void *p;
+    if (e->nm >= 64) return NULL;
+    p = calloc(1, bytes ? bytes : 1);
+    if (p) e->m[e->nm++] = p;
+    return p;
+}
+
+static void tk_done(tk_env *e) {
+    for (int i = 0; i < e->nt; i++) sdx_tensor_free(e->ctx, &e->t[i]);
+    for (int i = 0; i < e->nm; i++) free(e->m[i]);
+    e->nt = e->nm = 0;
+}
+
+/* A zeroed tensor owned by the env (NULL on failure). */
+static sdx_tensor *tk_tensor(tk_env *e, sdx_dtype dt, int ndim, const int64_t *shape) {
+    sdx_tensor *t;
+    if (e->nt >= 32) return NULL;
+    t = &e->t[e->nt];
+    if (sdx_tensor_alloc(e->ctx, t, dt, ndim, shape) != SDX_OK) return NULL;
+    e->nt++;
+    return t;
+}
+
+/* The tensor's values widened to f32 (NULL on failure). */
+static float *tk_values(tk_env *e, const sdx_tensor *t) {
+    int64_t n = sdx_tensor_numel(t);
+    float *v = (float *)tk_alloc(e, (size_t)n * sizeof(float));
+    if (!v) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (t->dtype == SDX_F32) v[i] = ((const float *)t->data)[i];
+        else if (t->dtype == SDX_F16) v[i] = sdx_f16_to_f32(((const uint16_t *)t->data)[i]);
+        else v[i] = sdx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    }
+    return v;
+}
+
+static void tk_set(sdx_tensor *t, int64_t i, float v) {
+    if (t->dtype == SDX_F32) ((float *)t->data)[i] = v;
+    else if (t->dtype == SDX_F16) ((uint16_t *)t->data)[i] = sdx_f32_to_f16(v);
+    else ((uint16_t *)t->data)[i] = sdx_f32_to_bf16(v);
+}
+
+/* Random N(0, scale^2) tensor; *vals gets the stored (rounded) values. */
+static sdx_tensor *tk_rand(tk_env *e, sdx_dtype dt, int ndim, const int64_t *shape, double scale, float **vals) {
+    sdx_tensor *t = tk_tensor(e, dt, ndim, shape);
+    if (!t) return NULL;
+    for (int64_t i = 0; i < sdx_tensor_numel(t); i++) tk_set(t, i, (float)(t_normal() * scale));
+    *vals = tk_values(e, t);
+    return *vals ? t : NULL;
+}
+
+static double tk_unit(sdx_dtype t) {
+    return t == SDX_F32 ? 0x1p-24 : t == SDX_F16 ? 0x1p-11 : 0x1p-8;
+}
+
+typedef struct tk_err { double ratio, max_abs, rel_l2; } tk_err;
+
+/* Worst |y - ref| / (u_out |ref| + acc * mag + tiny) over n elements.
+ * mag may be NULL (then |ref| is used). */
+static tk_err tk_compare(const float *y, const double *ref, const double *mag, int64_t n, sdx_dtype out, double acc) {
+    tk_err r = { 0, 0, 0 };
+    double num = 0, den = 0, u = tk_unit(out);
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)y[i] - ref[i]);
+        double m = mag ? mag[i] : fabs(ref[i]);
+        double tol = u * fabs(ref[i]) + acc * m + 1e-30 + (out == SDX_F16 ? 0x1p-25 : 0.0);
+        if (d != d) d = INFINITY;
+        if (d / tol > r.ratio) r.ratio = d / tol;
+        if (d > r.max_abs) r.max_abs = d;
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    r.rel_l2 = den > 0 ? sqrt(num / den) : sqrt(num);
+    return r;
+}
+
+#define TK_EXPECT(err, what, ...) do { \
+    T_NOTE("%-34s ratio %.3f  max_abs %.3g  rel_l2 %.3g", what, (err).ratio, (err).max_abs, (err).rel_l2); \
+    T_CHECK((err).ratio <= 1.0, __VA_ARGS__); } while (0)
+
+static char tk_label[96];
+static const char *tk_name(const char *op, sdx_dtype w, sdx_dtype a) {
+    snprintf(tk_label, sizeof tk_label, "%s w=%s act=%s", op, sdx_dtype_name(w), sdx_dtype_name(a));
+    return tk_label;
+}
+
+/* ---- linear ----------------------------------------------------------- */
+
+/* y[M, N] = x[M, K] w[N, K]^T + b for every weight/activation dtype. */
+static int tk_linear_case(int64_t batch, int64_t rows, int64_t k, int64_t n, int with_bias) {
+    int rc = T_PASS;
+    for (int wi = 0; wi < 3 && rc == T_PASS; wi++)
+        for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            float *xv, *wv, *bv = NULL, *yv;
+            int64_t xs[3] = { batch, rows, k }, ws[2] = { n, k }, ys[3] = { batch, rows, n };
+            sdx_tensor *x, *w, *b = NULL, *y;
+            double *ref, *mag;
+            int64_t m = batch * rows;
+            tk_err err;
+            T_CHECK(e.ctx, "context");
+            x = tk_rand(&e, tk_types[ai], 3, xs, 1.0, &xv);
+            w = tk_rand(&e, tk_types[wi], 2, ws, 0.1, &wv);
+            if (with_bias) b = tk_rand(&e, tk_types[wi], 1, &n, 0.5, &bv);
+            y = tk_tensor(&e, tk_types[ai], 3, ys);
+            ref = (double *)tk_alloc(&e, (size_t)(m * n) * sizeof(double));
+            mag = (double *)tk_alloc(&e, (size_t)(m * n) * sizeof(double));
+            if (!x || !w || (with_bias && !b) || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            rc = sdx__linear(e.ctx, y, x, w, b);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "linear: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t o = 0; o < n; o++) {
+                    double s = bv ? bv[o] : 0.0, a = bv ? fabs(bv[o]) : 0.0;
+                    for (int64_t j = 0; j < k; j++) {
+                        double p = (double)xv[i * k + j] * wv[o * k + j];
+                        s += p; a += fabs(p);
+                    }
+                    ref[i * n + o] = s; mag[i * n + o] = a;
+                }
+            yv = tk_values(&e, y);
+            err = tk_compare(yv, ref, mag, m * n, y->dtype, (double)(k + 1) * 0x1p-24);
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name("linear", tk_types[wi], tk_types[ai]), "linear %s: ratio %.3f (max abs %g)",
+                      tk_label, err.ratio, err.max_abs);
+        }
+    return rc;
+}
+
+static int linear_odd_sizes_with_bias(void) { t_seed(1); return tk_linear_case(1, 37, 67, 45, 1); }
+static int linear_single_row_without_bias(void) { t_seed(2); return tk_linear_case(1, 1, 131, 77, 0); }
+/* 300 rows x 150 outputs x 520 inputs crosses every tile and KC boundary. */
+static int linear_many_rows_spans_tiles(void) { t_seed(3); return tk_linear_case(2, 150, 520, 150, 1); }
+
+/* The GEMM tiles are fixed, so the result must not depend on how many
+ * threads computed them. */
+static int linear_same_bits_for_any_thread_count(void) {
+    sdx_desc d1, d3;
+    sdx_ctx *c1, *c3;
+    sdx_tensor x, w, y1, y3;
+    int64_t xs[2] = { 301, 200 }, ws[2] = { 140, 200 }, ys[2] = { 301, 140 };
+    int ok;
+    memset(&d1, 0, sizeof d1); d1.n_threads = 1;
+    memset(&d3, 0, sizeof d3); d3.n_threads = 3;
+    c1 = sdx_create(&d1); c3 = sdx_create(&d3);
+    T_CHECK(c1 && c3, "context");
+    t_seed(4);
+    ok = sdx_tensor_alloc(c1, &x, SDX_F32, 2, xs) == SDX_OK && sdx_tensor_alloc(c1, &w, SDX_F16, 2, ws) == SDX_OK &&
+         sdx_tensor_alloc(c1, &y1, SDX_F32, 2, ys) == SDX_OK && sdx_tensor_alloc(c1, &y3, SDX_F32, 2, ys) == SDX_OK;
+    T_CHECK(ok, "alloc");
+    t_fill_normal((float *)x.data, (size_t)(301 * 200), 1.0);
+    for (int i = 0; i < 140 * 200; i++) ((uint16_t *)w.data)[i] = sdx_f32_to_f16((float)t_normal());
+    ok = sdx__linear(c1, &y1, &x, &w, NULL) == SDX_OK && sdx__linear(c3, &y3, &x, &w, NULL) == SDX_OK &&
+         memcmp(y1.data, y3.data, sdx_tensor_nbytes(&y1)) == 0;
+    sdx_tensor_free(c1, &x); sdx_tensor_free(c1, &w); sdx_tensor_free(c1, &y1); sdx_tensor_free(c1, &y3);
+    sdx_destroy(c1); sdx_destroy(c3);
+    T_CHECK(ok, "1-thread and 3-thread results differ");
+    return T_PASS;
+}
+
+static int linear_rejects_mismatched_shapes(void) {
+    sdx_ctx *ctx = t_ctx();
+    float xb[6], wb[8], yb[8];
+    int64_t xs[2] = { 2, 3 }, ws[2] = { 4, 2 }, ys[2] = { 2, 4 };
+    sdx_tensor x = sdx__view(SDX_F32, xb, 2, xs), w = sdx__view(SDX_F32, wb, 2, ws), y = sdx__view(SDX_F32, yb, 2, ys);
+    int rc = sdx__linear(ctx, &y, &x, &w, NULL);
+    int named = strstr(sdx_last_error(ctx), "linear") && strstr(sdx_last_error(ctx), "[2, 3]") &&
+                strstr(sdx_last_error(ctx), "[4, 2]");
+    T_NOTE("message: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG, "rc %d", rc);
+    T_CHECK(named, "message should name the op and both shapes");
+    return T_PASS;
+}
+
+/* ---- conv2d ------------------------------------------------------------ */
+
+typedef struct tk_conv { int64_t n, c, h, w, o, kh, kw; int stride, pt, pl, pb, pr, bias; } tk_conv;
+
+static int tk_conv_case(const tk_conv *cv) {
+    int rc = T_PASS;
+    int64_t ho = (cv->h + cv->pt + cv->pb - cv->kh) / cv->stride + 1;
+    int64_t wo = (cv->w + cv->pl + cv->pr - cv->kw) / cv->stride + 1;
+    for (int wi = 0; wi < 3 && rc == T_PASS; wi++)
+        for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            int64_t xs[4] = { cv->n, cv->c, cv->h, cv->w }, ws[4] = { cv->o, cv->c, cv->kh, cv->kw };
+            int64_t ys[4] = { cv->n, cv->o, ho, wo }, ny = cv->n * cv->o * ho * wo, kk = cv->c * cv->kh * cv->kw;
+            float *xv, *wv, *bv = NULL, *yv;
+            sdx_tensor *x, *w, *b = NULL, *y;
+            double *ref, *mag;
+            tk_err err;
+            T_CHECK(e.ctx, "context");
+            x = tk_rand(&e, tk_types[ai], 4, xs, 1.0, &xv);
+            w = tk_rand(&e, tk_types[wi], 4, ws, 0.2, &wv);
+            if (cv->bias) b = tk_rand(&e, tk_types[wi], 1, &cv->o, 0.5, &bv);
+            y = tk_tensor(&e, tk_types[ai], 4, ys);
+            ref = (double *)tk_alloc(&e, (size_t)ny * sizeof(double));
+            mag = (double *)tk_alloc(&e, (size_t)ny * sizeof(double));
+            if (!x || !w || (cv->bias && !b) || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            rc = sdx__conv2d_pad(e.ctx, y, x, w, b, cv->stride, cv->pt, cv->pl, cv->pb, cv->pr);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "conv2d: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            for (int64_t n = 0; n < cv->n; n++)
+                for (int64_t o = 0; o < cv->o; o++)
+                    for (int64_t oy = 0; oy < ho; oy++)
+                        for (int64_t ox = 0; ox < wo; ox++) {
+                            double s = bv ? bv[o] : 0.0, a = bv ? fabs(bv[o]) : 0.0;
+                            for (int64_t c = 0; c < cv->c; c++)
+                                for (int64_t ky = 0; ky < cv->kh; ky++)
+                                    for (int64_t kx = 0; kx < cv->kw; kx++) {
+                                        int64_t iy = oy * cv->stride - cv->pt + ky, ix = ox * cv->stride - cv->pl + kx;
+                                        double p;
+                                        if (iy < 0 || iy >= cv->h || ix < 0 || ix >= cv->w) continue;
+                                        p = (double)wv[((o * cv->c + c) * cv->kh + ky) * cv->kw + kx] *
+                                            xv[((n * cv->c + c) * cv->h + iy) * cv->w + ix];
+                                        s += p; a += fabs(p);
+                                    }
+                            ref[((n * cv->o + o) * ho + oy) * wo + ox] = s;
+                            mag[((n * cv->o + o) * ho + oy) * wo + ox] = a;
+                        }
+            yv = tk_values(&e, y);
+            err = tk_compare(yv, ref, mag, ny, y->dtype, (double)(kk + 1) * 0x1p-24);
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name("conv2d", tk_types[wi], tk_types[ai]), "conv2d %s: ratio %.3f (max abs %g)",
+                      tk_label, err.ratio, err.max_abs);
+        }
+    return rc;
+}
+
+static int conv2d_1x1(void) { tk_conv c = { 2, 20, 9, 7, 24, 1, 1, 1, 0, 0, 0, 0, 1 }; t_seed(10); return tk_conv_case(&c); }
+static int conv2d_3x3_pad1(void) { tk_conv c = { 1, 13, 11, 10, 17, 3, 3, 1, 1, 1, 1, 1, 1 }; t_seed(11); return tk_conv_case(&c); }
+static int conv2d_3x3_stride2_pad1(void) { tk_conv c = { 2, 9, 13, 12, 11, 3, 3, 2, 1, 1, 1, 1, 1 }; t_seed(12); return tk_conv_case(&c); }
+/* The VAE encoder's downsample: pad right/bottom only, stride 2. */
+static int conv2d_asymmetric_pad_0011_stride2(void) { tk_conv c = { 1, 8, 10, 10, 6, 3, 3, 2, 0, 0, 1, 1, 1 }; t_seed(13); return tk_conv_case(&c); }
+/* Rows of 37 and 40 pixels: whole NR-pixel strips inside a row take the
+ * contiguous fast path, the rest the per-pixel path. */
+static int conv2d_3x3_wide_rows(void) {
+    tk_conv a = { 1, 6, 7, 40, 5, 3, 3, 1, 1, 1, 1, 1, 1 }, b = { 2, 5, 6, 37, 4, 3, 3, 1, 1, 1, 1, 1, 1 };
+    int rc;
+    t_seed(15);
+    rc = tk_conv_case(&a);
+    return rc == T_PASS ? tk_conv_case(&b) : rc;
+}
+/* 2 output-channel tiles, 2 pixel tiles, 2 KC blocks, no bias. */
+static int conv2d_3x3_spans_tiles_without_bias(void) { tk_conv c = { 1, 40, 12, 13, 150, 3, 3, 1, 1, 1, 1, 1, 0 }; t_seed(14); return tk_conv_case(&c); }
+
+static int conv2d_rejects_wrong_output_shape(void) {
+    sdx_ctx *ctx = t_ctx();
+    float xb[2 * 5 * 5], wb[3 * 2 * 9], yb[3 * 5 * 4];
+    int64_t xs[4] = { 1, 2, 5, 5 }, ws[4] = { 3, 2, 3, 3 }, ys[4] = { 1, 3, 5, 4 };
+    sdx_tensor x = sdx__view(SDX_F32, xb, 4, xs), w = sdx__view(SDX_F32, wb, 4, ws), y = sdx__view(SDX_F32, yb, 4, ys);
+    int rc = sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1);
+    int named = strstr(sdx_last_error(ctx), "conv2d") && strstr(sdx_last_error(ctx), "[1, 3, 5, 5]");
+    T_NOTE("message: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG, "rc %d", rc);
+    T_CHECK(named, "message should name the op and the expected shape");
+    return T_PASS;
+}
+
+/* ---- norms and softmax ---------------------------------------------------- */
+
+static int tk_group_norm_case(int fuse_silu, int alias) {
+    int rc = T_PASS;
+    const int groups = 32;
+    const float eps = 1e-5f;
+    for (int wi = 0; wi < 3 && rc == T_PASS; wi++)
+        for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            int64_t xs[4] = { 2, 64, 5, 7 }, c = 64, hw = 35, cpg = 2, n = 2 * 64 * 35;
+            float *xv, *gv, *bv, *yv;
+            sdx_tensor *x, *g, *b, *y;
+            double *ref;
+            tk_err err;
+            T_CHECK(e.ctx, "context");
+            x = tk_rand(&e, tk_types[ai], 4, xs, 3.0, &xv);
+            g = tk_rand(&e, tk_types[wi], 1, &c, 1.0, &gv);
+            b = tk_rand(&e, tk_types[wi], 1, &c, 1.0, &bv);
+            y = alias ? x : tk_tensor(&e, tk_types[ai], 4, xs);
+            ref = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+            if (!x || !g || !b || !y || !ref) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            for (int64_t i = 0; i < n; i++) xv[i] += 5.0f;   /* an offset the statistics must remove */
+            for (int64_t i = 0; i < n; i++) tk_set(x, i, xv[i]);
+            xv = tk_values(&e, x);
+            for (int64_t bg = 0; bg < 2 * groups; bg++) {
+                const float *p = xv + bg * cpg * hw;
+                double mean = 0, var = 0;
+                for (int64_t i = 0; i < cpg * hw; i++) mean += p[i];
+                mean /= (double)(cpg * hw);
+                for (int64_t i = 0; i < cpg * hw; i++) var += (p[i] - mean) * (p[i] - mean);
+                var /= (double)(cpg * hw);
+                for (int64_t i = 0; i < cpg * hw; i++) {
+                    int64_t ch = (bg % groups) * cpg + i / hw;
+                    double v = (p[i] - mean) / sqrt(var + (double)eps) * gv[ch] + bv[ch];
+                    if (fuse_silu) v = v / (1.0 + exp(-v));
+                    ref[bg * cpg * hw + i] = v;
+                }
+            }
+            rc = sdx__group_norm(e.ctx, y, x, groups, eps, g, b, fuse_silu);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "group_norm: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            yv = tk_values(&e, y);
+            /* pointwise f32 math on O(1) normalised values: a few ulps of
+             * the terms (|x - mean| * rstd * gamma + beta), ~2e-6 absolute */
+            {
+                double *mag = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+                if (!mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+                for (int64_t i = 0; i < n; i++) mag[i] = fabs(ref[i]) + 4.0;
+                err = tk_compare(yv, ref, mag, n, y->dtype, 1e-6);
+            }
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name(fuse_silu ? "group_norm+silu" : "group_norm", tk_types[wi], tk_types[ai]),
+                      "%s: ratio %.3f (max abs %g)", tk_label, err.ratio, err.max_abs);
+        }
+    return rc;
+}
+
+static int group_norm_32_groups(void) { t_seed(20); return tk_group_norm_case(0, 0); }
+static int group_norm_fused_silu_in_place(void) { t_seed(21); return tk_group_norm_case(1, 1); }
+
+static int layer_norm_last_dim_in_place(void) {
+    int rc = T_PASS;
+    for (int wi = 0; wi < 3 && rc == T_PASS; wi++)
+        for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            int64_t xs[3] = { 3, 7, 77 }, d = 77, rows = 21, n = 21 * 77;
+            float *xv, *gv, *bv, *yv;
+            sdx_tensor *x, *g, *b;
+            double *ref, *mag;
+            tk_err err;
+            T_CHECK(e.ctx, "context");
+            t_seed(30 + (uint64_t)(wi * 3 + ai));
+            x = tk_rand(&e, tk_types[ai], 3, xs, 2.0, &xv);
+            g = tk_rand(&e, tk_types[wi], 1, &d, 1.0, &gv);
+            b = tk_rand(&e, tk_types[wi], 1, &d, 1.0, &bv);
+            ref = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+            mag = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+            if (!x || !g || !b || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            for (int64_t r = 0; r < rows; r++) {
+                double mean = 0, var = 0;
+                for (int64_t i = 0; i < d; i++) mean += xv[r * d + i];
+                mean /= (double)d;
+                for (int64_t i = 0; i < d; i++) var += (xv[r * d + i] - mean) * (xv[r * d + i] - mean);
+                var /= (double)d;
+                for (int64_t i = 0; i < d; i++) {
+                    ref[r * d + i] = (xv[r * d + i] - mean) / sqrt(var + 1e-5) * gv[i] + bv[i];
+                    mag[r * d + i] = fabs(ref[r * d + i]) + 4.0 * fabs(gv[i]) + fabs(bv[i]);
+                }
+            }
+            rc = sdx__layer_norm(e.ctx, x, x, 1e-5f, g, b);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "layer_norm: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            yv = tk_values(&e, x);
+            err = tk_compare(yv, ref, mag, n, x->dtype, 1e-6);
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name("layer_norm", tk_types[wi], tk_types[ai]), "%s: ratio %.3f", tk_label, err.ratio);
+        }
+    return rc;
+}
+
+/* Logits of several hundred: exp would overflow without the max shift. */
+static int softmax_large_logits(void) {
+    int rc = T_PASS;
+    for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+        tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+        int64_t xs[2] = { 9, 333 }, d = 333, n = 9 * 333;
+        float *xv, *yv;
+        sdx_tensor *x, *y;
+        double *ref;
+        tk_err err;
+        T_CHECK(e.ctx, "context");
+        t_seed(40 + (uint64_t)ai);
+        x = tk_rand(&e, tk_types[ai], 2, xs, 4.0, &xv);
+        y = tk_tensor(&e, tk_types[ai], 2, xs);
+        ref = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+        if (!x || !y || !ref) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+        for (int64_t i = 0; i < n; i++) tk_set(x, i, xv[i] + (float)(100 * (i / d)));  /* row r offset by 100 r */
+        xv = tk_values(&e, x);
+        for (int64_t r = 0; r < 9; r++) {
+            double mx = -INFINITY, s = 0;
+            for (int64_t i = 0; i < d; i++) mx = fmax(mx, xv[r * d + i]);
+            for (int64_t i = 0; i < d; i++) s += exp(xv[r * d + i] - mx);
+            for (int64_t i = 0; i < d; i++) ref[r * d + i] = exp(xv[r * d + i] - mx) / s;
+        }
+        rc = sdx__softmax(e.ctx, y, x);
+        if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "softmax: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+        yv = tk_values(&e, y);
+        /* exp in f32 of arguments up to ~20 in size: relative error of the
+         * argument rounding (|x - max| * 2^-24) plus the exp polynomial */
+        err = tk_compare(yv, ref, NULL, n, y->dtype, 4e-6);
+        tk_done(&e);
+        sdx_destroy(e.ctx);
+        TK_EXPECT(err, tk_name("softmax", tk_types[ai], tk_types[ai]), "%s: ratio %.3f", tk_label, err.ratio);
+    }
+    return rc;
+}
+
+/* ---- attention ------------------------------------------------------------ */
+
+/* Double reference for one (batch, head, query): softmax(q k^T/sqrt(D)) v. */
+static void tk_attn_ref(const float *q, const float *k, const float *v, int64_t nq, int64_t nk, int64_t heads,
+                        int64_t d, int causal, int64_t b, int64_t h, int64_t i, double *out, double *mag, double *logit) {
+    int64_t hd = heads * d, nvalid = causal ? (i + 1 < nk ? i + 1 : nk) : nk;
+    double mx = -INFINITY, s = 0;
+    for (int64_t j = 0; j < nvalid; j++) {
+        double dot = 0;
+        for (int64_t c = 0; c < d; c++) dot += (double)q[(b * nq + i) * hd + h * d + c] * k[(b * nk + j) * hd + h * d + c];
+        logit[j] = dot / sqrt((double)d);
+        mx = fmax(mx, logit[j]);
+    }
+    for (int64_t j = 0; j < nvalid; j++) { logit[j] = exp(logit[j] - mx); s += logit[j]; }
+    for (int64_t c = 0; c < d; c++) { out[c] = 0; mag[c] = 0; }
+    for (int64_t j = 0; j < nvalid; j++)
+        for (int64_t c = 0; c < d; c++) {
+            double p = logit[j] / s * v[(b * nk + j) * hd + h * d + c];
+            out[c] += p;
+            mag[c] += fabs(p);
+        }
+}
+
+/* Checks rows `step` apart (every row when step is 1). */
+static int tk_attention_case(int64_t batch, int64_t nq, int64_t nk, int64_t heads, int64_t d, int causal,
+                             double scale, int64_t step, int all_types) {
+    int rc = T_PASS;
+    for (int ai = 0; ai < 3 && rc == T_PASS; ai++)
+        for (int ki = 0; ki < 3 && rc == T_PASS; ki++) {
+            tk_env e;
+            int64_t qs[3] = { batch, nq, heads * d }, ks[3] = { batch, nk, heads * d };
+            float *qv, *kv, *vv, *yv;
+            sdx_tensor *q, *k, *v, *y;
+            double *ref, *mag, *logit;
+            int64_t nref = 0;
+            tk_err err;
+            if (!all_types && (ai != ki || ai == 2)) continue;
+            memset(&e, 0, sizeof e);
+            e.ctx = t_ctx();
+            T_CHECK(e.ctx, "context");
+            q = tk_rand(&e, tk_types[ai], 3, qs, scale, &qv);
+            k = tk_rand(&e, tk_types[ki], 3, ks, scale, &kv);
+            v = tk_rand(&e, tk_types[ki], 3, ks, 1.0, &vv);
+            y = tk_tensor(&e, tk_types[ai], 3, qs);
+            ref = (double *)tk_alloc(&e, (size_t)(batch * nq * heads * d) * sizeof(double));
+            mag = (double *)tk_alloc(&e, (size_t)(batch * nq * heads * d) * sizeof(double));
+            logit = (double *)tk_alloc(&e, (size_t)nk * sizeof(double));
+            if (!q || !k || !v || !y || !ref || !mag || !logit) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            rc = sdx__attention(e.ctx, y, q, k, v, (int)heads, causal);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "attention: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            yv = tk_values(&e, y);
+            /* gather the checked rows into a compact array */
+            {
+                float *ysel = (float *)tk_alloc(&e, (size_t)(batch * nq * heads * d) * sizeof(float));
+                if (!ysel) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+                for (int64_t b = 0; b < batch; b++)
+                    for (int64_t i = 0; i < nq; i++) {
+                        if (i % step && i != nq - 1) continue;
+                        for (int64_t h = 0; h < heads; h++) {
+                            tk_attn_ref(qv, kv, vv, nq, nk, heads, d, causal, b, h, i, ref + nref, mag + nref, logit);
+                            memcpy(ysel + nref, yv + (b * nq + i) * heads * d + h * d, (size_t)d * sizeof(float));
+                            nref += d;
+                        }
+                    }
+                /* f32 logits: |error| ~ D * 2^-24 * |q||k| / sqrt(D), turned
+                 * into a relative error of the weights; 2e-5 of the
+                 * weighted sum of |v| covers it with margin at these scales */
+                err = tk_compare(ysel, ref, mag, nref, y->dtype, 2e-5);
+            }
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name("attention", tk_types[ki], tk_types[ai]), "%s: ratio %.3f (max abs %g)",
+                      tk_label, err.ratio, err.max_abs);
+        }
+    return rc;
+}
+
+static int attention_self_several_heads(void) { t_seed(50); return tk_attention_case(2, 70, 70, 3, 24, 0, 1.0, 1, 1); }
+static int attention_cross_77_keys(void) { t_seed(51); return tk_attention_case(1, 50, 77, 8, 40, 0, 1.0, 1, 1); }
+static int attention_causal_mask(void) { t_seed(52); return tk_attention_case(2, 77, 77, 2, 64, 1, 1.5, 1, 1); }
+/* 4096 x 4096 would be 64 MiB of logits per head; the blocked kernel
+ * never forms them. Checked on every 97th query row (and the last). */
+static int attention_4096_blocked_is_exact(void) { t_seed(53); return tk_attention_case(1, 4096, 4096, 1, 16, 0, 1.0, 97, 0); }
+
+/* ---- elementwise ------------------------------------------------------------ */
+
+typedef enum { TK_SILU, TK_GELU, TK_QUICK_GELU } tk_act;
+
+static double tk_act_ref(tk_act a, double x) {
+    switch (a) {
+    case TK_SILU: return x / (1.0 + exp(-x));
+    case TK_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    default: return x / (1.0 + exp(-1.702 * x));
+    }
+}
+
+static int tk_activation_case(tk_act act, const char *name) {
+    int rc = T_PASS;
+    for (int ai = 0; ai < 3 && rc == T_PASS; ai++)
+        for (int yi = 0; yi < 3 && rc == T_PASS; yi++) {
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            int64_t xs[2] = { 7, 3001 }, n = 7 * 3001;
+            float *xv, *yv;
+            sdx_tensor *x, *y;
+            double *ref, *mag;
+            tk_err err;
+            T_CHECK(e.ctx, "context");
+            x = tk_rand(&e, tk_types[ai], 2, xs, 3.0, &xv);
+            y = ai == yi ? x : tk_tensor(&e, tk_types[yi], 2, xs);     /* same dtype: in place */
+            ref = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+            mag = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
+            if (!x || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            for (int64_t i = 0; i < n; i++) { ref[i] = tk_act_ref(act, xv[i]); mag[i] = fabs(xv[i]); }
+            rc = act == TK_SILU ? sdx__silu(e.ctx, y, x) : act == TK_GELU ? sdx__gelu(e.ctx, y, x) : sdx__quick_gelu(e.ctx, y, x);
+            if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", name, sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+            yv = tk_values(&e, y);
+            /* libm expf/erff are within a few ulps: 1e-6 of |x| */
+            err = tk_compare(yv, ref, mag, n, y->dtype, 1e-6);
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            TK_EXPECT(err, tk_name(name, tk_types[ai], tk_types[yi]), "%s: ratio %.3f", tk_label, err.ratio);
+        }
+    return rc;
+}
+
+static int silu_matches_reference(void) { t_seed(60); return tk_activation_case(TK_SILU, "silu"); }
+static int gelu_uses_exact_erf(void) { t_seed(61); return tk_activation_case(TK_GELU, "gelu"); }
+static int quick_gelu_matches_reference(void) { t_seed(62); return tk_activation_case(TK_QUICK_GELU, "quick_gelu"); }
+
+static int geglu_first_half_times_gelu_of_second(void) {
+    int rc = T_PASS;
+    for (int ai = 0; ai < 3 && rc == T_PASS; ai++) {
+        tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+        int64_t xs[3] = { 2, 5, 2 * 1300 }, ys[3] = { 2, 5, 1300 }, d = 1300, rows = 10;
+        float *xv, *yv;
+        sdx_tensor *x, *y;
+        double *ref, *mag;
+        tk_err err;
+        T_CHECK(e.ctx, "context");
+        t_seed(63 + (uint64_t)ai);
+        x = tk_rand(&e, tk_types[ai], 3, xs, 2.0, &xv);
+        y = tk_tensor(&e, tk_types[ai], 3, ys);
+        ref = (double *)tk_alloc(&e, (size_t)(rows * d) * sizeof(double));
+        mag = (double *)tk_alloc(&e, (size_t)(rows * d) * sizeof(double));
+        if (!x || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t i = 0; i < d; i++) {
+                double a = xv[r * 2 * d + i], g = xv[r * 2 * d + d + i];
+                ref[r * d + i] = a * tk_act_ref(TK_GELU, g);
+                mag[r * d + i] = fabs(a) * (fabs(g) + 1.0);
+            }
+        rc = sdx__geglu(e.ctx, y, x);
+        if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "geglu: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
+        yv = tk_values(&e, y);
+        err = tk_compare(yv, ref, mag, rows * d, y->dtype, 1e-6);
+        tk_done(&e);
+        sdx_destroy(e.ctx);
+        TK_EXPECT(err, tk_name("geglu", tk_types[ai], tk_types[ai]), "%s: ratio %.3f", tk_label, err.ratio);
+    }
+    return rc;
+}
+
+/* add/mul/scale/add_channel_bias/copy over all dtype triples: one rounding
+ * of an exact-in-double f32 op, so 2^-24 relative before the store. */
+static int binary_ops_mixed_dtypes(void) {
+    for (int ai = 0; ai < 3; ai++)
+        for (int bi = 0; bi < 3; bi++)
+            for (int yi = 0; yi < 3; yi++) {
+                tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+                int64_t xs[4] = { 2, 3, 5, 7 }, vs[2] = { 2, 3 }, n = 210;
+                float *av, *bv, *vv, *yv;
+                sdx_tensor *a, *b, *v, *y;
+                double ref[210];
+                tk_err err[5];
+                int rcs[5];
+                T_CHECK(e.ctx, "context");
+                a = tk_rand(&e, tk_types[ai], 4, xs, 1.0, &av);
+                b = tk_rand(&e, tk_types[bi], 4, xs, 1.0, &bv);
+                v = tk_rand(&e, tk_types[bi], 2, vs, 1.0, &vv);
+                y = tk_tensor(&e, tk_types[yi], 4, xs);
+                if (!a || !b || !v || !y) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+                rcs[0] = sdx__add(e.ctx, y, a, b);
+                for (int i = 0; i < n; i++) ref[i] = (double)av[i] + bv[i];
+                yv = tk_values(&e, y); err[0] = tk_compare(yv, ref, NULL, n, y->dtype, 0x1p-24);
+                rcs[1] = sdx__mul(e.ctx, y, a, b);
+                for (int i = 0; i < n; i++) ref[i] = (double)av[i] * bv[i];
+                yv = tk_values(&e, y); err[1] = tk_compare(yv, ref, NULL, n, y->dtype, 0x1p-24);
+                rcs[2] = sdx__scale(e.ctx, y, a, 0.18215f);
+                for (int i = 0; i < n; i++) ref[i] = (double)av[i] * (double)0.18215f;
+                yv = tk_values(&e, y); err[2] = tk_compare(yv, ref, NULL, n, y->dtype, 0x1p-24);
+                rcs[3] = sdx__add_channel_bias(e.ctx, y, a, v);
+                for (int i = 0; i < n; i++) ref[i] = (double)av[i] + vv[i / 35];
+                yv = tk_values(&e, y); err[3] = tk_compare(yv, ref, NULL, n, y->dtype, 0x1p-24);
+                rcs[4] = sdx__copy(e.ctx, y, a);
+                for (int i = 0; i < n; i++) ref[i] = av[i];
+                yv = tk_values(&e, y); err[4] = tk_compare(yv, ref, NULL, n, y->dtype, 0.0);
+                tk_done(&e);
+                sdx_destroy(e.ctx);
+                for (int k = 0; k < 5; k++) {
+                    static const char *const names[5] = { "add", "mul", "scale", "add_channel_bias", "copy" };
+                    T_CHECK(rcs[k] == SDX_OK, "%s failed", names[k]);
+                    T_CHECK(err[k].ratio <= 1.0, "%s a=%s b=%s y=%s: ratio %.3f", names[k], sdx_dtype_name(tk_types[ai]),
+                            sdx_dtype_name(tk_types[bi]), sdx_dtype_name(tk_types[yi]), err[k].ratio);
+                }
+            }
+    T_NOTE("add/mul/scale/add_channel_bias/copy: all 27 dtype triples within one output rounding");
+    return T_PASS;
+}
+
+/* Exact data movement: every output element must equal its source. */
+static int upsample_concat_and_layouts_move_exactly(void) {
+    for (int ai = 0; ai < 3; ai++) {
+        tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+        int64_t xs[4] = { 2, 3, 5, 6 }, us[4] = { 2, 3, 10, 12 }, bs[4] = { 2, 4, 5, 6 }, cs[4] = { 2, 7, 5, 6 };
+        int64_t ls[3] = { 2, 30, 3 };
+        float *xv, *bv, *uv, *cv, *lv, *rv;
+        sdx_tensor *x, *b, *u, *c, *l, *r;
+        int bad = 0;
+        T_CHECK(e.ctx, "context");
+        t_seed(70 + (uint64_t)ai);
+        x = tk_rand(&e, tk_types[ai], 4, xs, 1.0, &xv);
+        b = tk_rand(&e, SDX_F32, 4, bs, 1.0, &bv);
+        u = tk_tensor(&e, tk_types[ai], 4, us);
+        c = tk_tensor(&e, tk_types[ai], 4, cs);
+        l = tk_tensor(&e, tk_types[ai], 3, ls);
+        r = tk_tensor(&e, tk_types[ai], 4, xs);
+        if (!x || !b || !u || !c || !l || !r) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+        T_CHECK(sdx__upsample2x(e.ctx, u, x) == SDX_OK, "upsample2x: %s", sdx_last_error(e.ctx));
+        T_CHECK(sdx__concat_channels(e.ctx, c, x, b) == SDX_OK, "concat: %s", sdx_last_error(e.ctx));
+        T_CHECK(sdx__nchw_to_nlc(e.ctx, l, x) == SDX_OK, "nchw_to_nlc: %s", sdx_last_error(e.ctx));
+        T_CHECK(sdx__nlc_to_nchw(e.ctx, r, l) == SDX_OK, "nlc_to_nchw: %s", sdx_last_error(e.ctx));
+        uv = tk_values(&e, u); cv = tk_values(&e, c); lv = tk_values(&e, l); rv = tk_values(&e, r);
+        T_CHECK(uv && cv && lv && rv, "alloc");
+        for (int64_t n = 0; n < 2; n++)
+            for (int64_t ch = 0; ch < 3; ch++)
+                for (int64_t y = 0; y < 10; y++)
+                    for (int64_t xx = 0; xx < 12; xx++)
+                        bad += uv[((n * 3 + ch) * 10 + y) * 12 + xx] != xv[((n * 3 + ch) * 5 + y / 2) * 6 + xx / 2];
+        for (int64_t n = 0; n < 2; n++)
+            for (int64_t ch = 0; ch < 7; ch++)
+                for (int64_t p = 0; p < 30; p++) {
+                    float want = ch < 3 ? xv[(n * 3 + ch) * 30 + p] : tk_types[ai] == SDX_F32 ? bv[(n * 4 + ch - 3) * 30 + p]
+                               : tk_types[ai] == SDX_F16 ? sdx_f16_to_f32(sdx_f32_to_f16(bv[(n * 4 + ch - 3) * 30 + p]))
+                               : sdx_bf16_to_f32(sdx_f32_to_bf16(bv[(n * 4 + ch - 3) * 30 + p]));
+                    bad += cv[(n * 7 + ch) * 30 + p] != want;
+                }
+        for (int64_t n = 0; n < 2; n++)
+            for (int64_t ch = 0; ch < 3; ch++)
+                for (int64_t p = 0; p < 30; p++) bad += lv[(n * 30 + p) * 3 + ch] != xv[(n * 3 + ch) * 30 + p];
+        for (int64_t i = 0; i < 180; i++) bad += rv[i] != xv[i];
+        tk_done(&e);
+        sdx_destroy(e.ctx);
+        T_CHECK(bad == 0, "%d misplaced elements for %s", bad, sdx_dtype_name(tk_types[ai]));
+    }
+    return T_PASS;
+}
+
+/* Larger layouts cross the 32 x 32 transpose tiles. */
+static int nchw_nlc_round_trip_across_tiles(void) {
+    tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+    int64_t xs[4] = { 2, 77, 9, 11 }, ls[3] = { 2, 99, 77 };
+    float *xv, *lv, *rv;
+    sdx_tensor *x, *l, *r;
+    int bad = 0;
+    T_CHECK(e.ctx, "context");
+    t_seed(75);
+    x = tk_rand(&e, SDX_F32, 4, xs, 1.0, &xv);
+    l = tk_tensor(&e, SDX_F32, 3, ls);
+    r = tk_tensor(&e, SDX_F32, 4, xs);
+    if (!x || !l || !r) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+    T_CHECK(sdx__nchw_to_nlc(e.ctx, l, x) == SDX_OK && sdx__nlc_to_nchw(e.ctx, r, l) == SDX_OK, "%s", sdx_last_error(e.ctx));
+    lv = tk_values(&e, l); rv = tk_values(&e, r);
+    for (int64_t n = 0; n < 2; n++)
+        for (int64_t c = 0; c < 77; c++)
+            for (int64_t p = 0; p < 99; p++) bad += lv[(n * 99 + p) * 77 + c] != xv[(n * 77 + c) * 99 + p];
+    for (int64_t i = 0; i < 2 * 77 * 99; i++) bad += rv[i] != xv[i];
+    tk_done(&e);
+    sdx_destroy(e.ctx);
+    T_CHECK(bad == 0, "%d misplaced elements", bad);
+    return T_PASS;
+}
+
+/* ---- timestep embedding ------------------------------------------------------ */
+
+static int timestep_embedding_cos_first(void) {
+    static const float ts[3] = { 999.0f, 1.0f, 500.5f };
+    float out[3 * 320];
+    double worst = 0, worst_f32args = 0;
+    sdx__timestep_embedding(out, ts, 3, 320, 10000.0f);
+    for (int n = 0; n < 3; n++)
+        for (int i = 0; i < 160; i++) {
+            double f = exp(-log(10000.0) * i / 160.0), arg = ts[n] * f;
+            /* the same formula with f32 frequencies and arguments, as the
+             * reference implementations (torch float32) compute it */
+            float ff = expf(-(float)log(10000.0) * (float)i / 160.0f), af = ts[n] * ff;
+            worst = fmax(worst, fabs(out[n * 320 + i] - cos(arg)));
+            worst = fmax(worst, fabs(out[n * 320 + 160 + i] - sin(arg)));
+            worst_f32args = fmax(worst_f32args, fabs(out[n * 320 + i] - cos((double)af)));
+            worst_f32args = fmax(worst_f32args, fabs(out[n * 320 + 160 + i] - sin((double)af)));
+        }
+    T_NOTE("t=999,1,500.5 dim 320: max |err| vs double %.3g, vs f32-argument formula %.3g", worst, worst_f32args);
+    /* f32 frequencies carry ~2^-24 relative error, times t = 999 that
+     * moves the argument by up to ~1e-4 radians */
+    T_CHECK(worst < 2e-4, "max error %g vs double", worst);
+    T_CHECK(worst_f32args < 1e-7, "max error %g vs f32-argument formula", worst_f32args);
+    /* frequency 0 is exactly 1: element 0 is cos(t), element dim/2 sin(t) */
+    T_CHECK(fabs(out[0] - cos(999.0)) < 1e-6 && fabs(out[160] - sin(999.0)) < 1e-6, "cos must come first");
+    return T_PASS;
+}
+
+static int timestep_embedding_odd_dim_pads_zero(void) {
+    float t = 3.0f, out[7];
+    sdx__timestep_embedding(out, &t, 1, 7, 10000.0f);
+    T_CHECK(out[6] == 0.0f, "last element %g", out[6]);
+    T_CHECK(fabs(out[0] - cos(3.0)) < 1e-6 && fabs(out[3] - sin(3.0)) < 1e-6, "values");
+    return T_PASS;
+}
+
+/* ---- scratch ------------------------------------------------------------------- */
+
+static int scratch_is_reused_and_grows(void) {
+    sdx_ctx *ctx = t_ctx();
+    void *a, *b, *c;
+    T_CHECK(ctx, "context");
+    a = sdx__scratch(ctx, 0, 1000);
+    b = sdx__scratch(ctx, 0, 500);
+    c = sdx__scratch(ctx, 0, 1 << 20);
+    T_CHECK(a && a == b, "a smaller request must reuse the buffer");
+    T_CHECK(c && ((uintptr_t)c & 63) == 0, "grown buffer must be 64-byte aligned");
+    memset(c, 1, 1 << 20);
+    T_CHECK(sdx__scratch(ctx, sdx_threads(ctx), 16) == NULL, "thread index out of range must fail");
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case kernels_cases[] = {
+    { "linear_odd_sizes_with_bias", linear_odd_sizes_with_bias },
+    { "linear_single_row_without_bias", linear_single_row_without_bias },
+    { "linear_many_rows_spans_tiles", linear_many_rows_spans_tiles },
+    { "linear_same_bits_for_any_thread_count", linear_same_bits_for_any_thread_count },
+    { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
+    { "conv2d_1x1", conv2d_1x1 },
+    { "conv2d_3x3_pad1", conv2d_3x3_pad1 },
+    { "conv2d_3x3_stride2_pad1", conv2d_3x3_stride2_pad1 },
+    { "conv2d_asymmetric_pad_0011_stride2", conv2d_asymmetric_pad_0011_stride2 },
+    { "conv2d_3x3_spans_tiles_without_bias", conv2d_3x3_spans_tiles_without_bias },
+    { "conv2d_3x3_wide_rows", conv2d_3x3_wide_rows },
+    { "conv2d_rejects_wrong_output_shape", conv2d_rejects_wrong_output_shape },
+    { "group_norm_32_groups", group_norm_32_groups },
+    { "group_norm_fused_silu_in_place", group_norm_fused_silu_in_place },
+    { "layer_norm_last_dim_in_place", layer_norm_last_dim_in_place },
+    { "softmax_large_logits", softmax_large_logits },
+    { "attention_self_several_heads", attention_self_several_heads },
+    { "attention_cross_77_keys", attention_cross_77_keys },
+    { "attention_causal_mask", attention_causal_mask },
+    { "attention_4096_blocked_is_exact", attention_4096_blocked_is_exact },
+    { "silu_matches_reference", silu_matches_reference },
+    { "gelu_uses_exact_erf", gelu_uses_exact_erf },
+    { "quick_gelu_matches_reference", quick_gelu_matches_reference },
+    { "geglu_first_half_times_gelu_of_second", geglu_first_half_times_gelu_of_second },
+    { "binary_ops_mixed_dtypes", binary_ops_mixed_dtypes },
+    { "upsample_concat_and_layouts_move_exactly", upsample_concat_and_layouts_move_exactly },
+    { "nchw_nlc_round_trip_across_tiles", nchw_nlc_round_trip_across_tiles },
+    { "timestep_embedding_cos_first", timestep_embedding_cos_first },
+    { "timestep_embedding_odd_dim_pads_zero", timestep_embedding_odd_dim_pads_zero },
+    { "scratch_is_reused_and_grows", scratch_is_reused_and_grows },
     { 0, 0 }
 };
 SDX_TEST_SUITE(kernels, kernels_cases)

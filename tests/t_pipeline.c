@@ -1,7 +1,409 @@
-/* Suite "pipeline". */
+/* Suite "pipeline": txt2img / img2img / inpainting end to end, the sdx
+ * command, and the PNG it writes. */
 #include "test.h"
+#include <sys/stat.h>
+
+typedef struct pipe_case {
+    char name[64], prompt[512], negative[512], sampler[64], scheduler[64], file[256];
+    int64_t seed;
+    int width, height, steps;
+    float cfg;
+} pipe_case;
+
+static int pipe_cases_load(sdx_ctx *ctx, const char *area, pipe_case *out, int max) {
+    char path[512];
+    sdx__json_doc doc;
+    const sdx__json *list, *c;
+    int n = 0;
+    snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), area);
+    if (sdx__json_parse_file(ctx, path, &doc) != SDX_OK) return -1;
+    list = sdx__json_get(doc.root, "pipeline_cases");
+    for (c = list ? list->child : NULL; c && n < max; c = c->next, n++) {
+        pipe_case *p = &out[n];
+        memset(p, 0, sizeof *p);
+        snprintf(p->name, sizeof p->name, "%s", sdx__json_get(c, "name")->str);
+        snprintf(p->prompt, sizeof p->prompt, "%s", sdx__json_get(c, "prompt")->str);
+        snprintf(p->negative, sizeof p->negative, "%s", sdx__json_get(c, "negative")->str);
+        snprintf(p->sampler, sizeof p->sampler, "%s", sdx__json_get(c, "sampler")->str);
+        snprintf(p->scheduler, sizeof p->scheduler, "%s", sdx__json_get(c, "scheduler")->str);
+        snprintf(p->file, sizeof p->file, "%s/golden/%s/%s", t_shared_dir(), area, sdx__json_get(c, "file")->str);
+        p->seed = (int64_t)sdx__json_get(c, "seed")->num;
+        p->width = (int)sdx__json_get(c, "width")->num;
+        p->height = (int)sdx__json_get(c, "height")->num;
+        p->steps = (int)sdx__json_get(c, "steps")->num;
+        p->cfg = (float)sdx__json_get(c, "cfg")->num;
+    }
+    sdx__json_free(&doc);
+    return n;
+}
+
+static sdx_model *pipe_model(sdx_ctx *ctx, const char *area) {
+    char ckpt[512], vocab[512];
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    if (sdx_model_load(ctx, &md, &m) != SDX_OK) return NULL;
+    return m;
+}
+
+static void pipe_params(const pipe_case *c, sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = c->prompt;
+    p->negative_prompt = c->negative;
+    p->width = c->width;
+    p->height = c->height;
+    p->steps = c->steps;
+    p->cfg_scale = c->cfg;
+    p->sampler = c->sampler;
+    p->scheduler = c->scheduler;
+    p->seed = c->seed;
+    p->rng = SDX_RNG_CPU;
+}
+
+/* Compares a latent and 8-bit image with a golden case file. */
+static int pipe_compare(sdx_ctx *ctx, const pipe_case *c, const float *latent, const uint8_t *rgb, int pixel_stride_is_hwc) {
+    sdx_st *st;
+    sdx_tensor ref_latent, ref_image;
+    double rel;
+    int worst = 0;
+    size_t hw = (size_t)c->width * (size_t)c->height;
+    T_CHECK(sdx_st_open(ctx, c->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_read_f32(ctx, st, "latent", &ref_latent) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_read_f32(ctx, st, "image", &ref_image) == SDX_OK, "%s", sdx_last_error(ctx));
+    rel = t_rel_l2_f32(latent, (const float *)ref_latent.data, (size_t)sdx_tensor_numel(&ref_latent));
+    for (size_t i = 0; i < hw; i++)
+        for (int ch = 0; ch < 3; ch++) {
+            float v = ((const float *)ref_image.data)[(size_t)ch * hw + i];
+            int want = (int)floorf(v * 255.0f);
+            int got = pixel_stride_is_hwc ? rgb[i * 3 + (size_t)ch] : rgb[(size_t)ch * hw + i];
+            int d = abs(want - got);
+            if (d > worst) worst = d;
+        }
+    T_NOTE("%s: latent rel-L2 %.3g, max pixel diff %d", c->name, rel, worst);
+    sdx_tensor_free(ctx, &ref_latent);
+    sdx_tensor_free(ctx, &ref_image);
+    sdx_st_close(st);
+    T_CHECK(rel <= 1e-3, "%s: latent rel-L2 %.3g > 1e-3", c->name, rel);
+    T_CHECK(worst <= 1, "%s: pixel differs by %d levels", c->name, worst);
+    return T_PASS;
+}
+
+static int pipe_area_reproduces_goldens(const char *area, sdx_prediction want_pred) {
+    pipe_case cases[8];
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m;
+    int n, rc = T_PASS;
+    n = pipe_cases_load(ctx, area, cases, 8);
+    T_CHECK(n > 0, "%s: no pipeline cases: %s", area, sdx_last_error(ctx));
+    m = pipe_model(ctx, area);
+    T_CHECK(m, "%s: %s", area, sdx_last_error(ctx));
+    T_CHECK(sdx_model_prediction(m) == want_pred, "%s: prediction type detected wrongly", area);
+    for (int i = 0; i < n && rc == T_PASS; i++) {
+        sdx_gen_params p;
+        sdx_gen_result res;
+        pipe_params(&cases[i], &p);
+        T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s/%s: %s", area, cases[i].name, sdx_last_error(ctx));
+        rc = pipe_compare(ctx, &cases[i], (const float *)res.latents[0].data, res.images[0].data, 1);
+        sdx_gen_result_free(ctx, &res);
+    }
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return rc;
+}
+
+static int sd1_txt2img_goldens_reproduce(void) {
+    T_NEED_SHARED(p, "golden/sd1/index.json");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    (void)p; (void)v;
+    return pipe_area_reproduces_goldens("sd1", SDX_PRED_EPS);
+}
+
+static int sd2_v_prediction_txt2img_goldens_reproduce(void) {
+    T_NEED_SHARED(p, "golden/sd2/index.json");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    (void)p; (void)v;
+    return pipe_area_reproduces_goldens("sd2", SDX_PRED_V);
+}
+
+static int sdxl_txt2img_goldens_reproduce(void) {
+    T_NEED_SHARED(p, "golden/sdxl/index.json");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    (void)p; (void)v;
+    return pipe_area_reproduces_goldens("sdxl", SDX_PRED_EPS);
+}
+
+/* ---- the sdx command -------------------------------------------------- */
+
+static int file_exists(const char *p) { struct stat sb; return stat(p, &sb) == 0; }
+
+/* Reads a PNG's 8-bit RGB pixels with a minimal decoder-free trick: the
+ * CLI test compares the --output-latent file and the PNG's text chunk; the
+ * pixels are checked through the API test above. */
+static int png_has_parameters(const char *path, const char *expect) {
+    FILE *f = fopen(path, "rb");
+    static char buf[1 << 20];
+    size_t n;
+    if (!f) return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    if (n < 8 || memcmp(buf, "\x89PNG\r\n\x1a\n", 8) != 0) return 0;
+    for (size_t i = 0; i + 14 < n; i++)
+        if (!memcmp(buf + i, "tEXtparameters", 14)) return strstr(buf + i + 15, expect) != NULL;
+    return 0;
+}
+
+static int cli_reproduces_pipeline_goldens(void) {
+    static const char *areas[] = { "sd1", "sd2", "sdxl" };
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    for (int a = 0; a < 3; a++) {
+        pipe_case cases[8];
+        sdx_ctx *ctx = t_ctx();
+        int n = pipe_cases_load(ctx, areas[a], cases, 8);
+        T_CHECK(n > 0, "%s: %s", areas[a], sdx_last_error(ctx));
+        for (int i = 0; i < n; i++) {
+            char cmd[4096], expect[256];
+            sdx_st *st;
+            const pipe_case *c = &cases[i];
+            const char *png = "/tmp/sdx_t_cli.png", *lat = "/tmp/sdx_t_cli.safetensors";
+            int rc;
+            remove(png);
+            remove(lat);
+            snprintf(cmd, sizeof cmd,
+                     "./examples/sdx -m '%s/golden/%s/model.safetensors' --vocab '%s' -p '%s' -n '%s' -W %d -H %d --steps %d "
+                     "--cfg-scale %g --sampling-method %s --scheduler %s -s %lld --rng cpu -t 2 -o %s --output-latent %s 2>/dev/null",
+                     t_shared_dir(), areas[a], v, c->prompt, c->negative, c->width, c->height, c->steps, c->cfg, c->sampler,
+                     c->scheduler, (long long)c->seed, png, lat);
+            rc = system(cmd);
+            T_CHECK(rc == 0, "%s/%s: sdx exited with %d", areas[a], c->name, rc);
+            snprintf(expect, sizeof expect, "Seed: %lld, Size: %dx%d", (long long)c->seed, c->width, c->height);
+            T_CHECK(png_has_parameters(png, expect), "%s/%s: PNG lacks a parameters chunk with '%s'", areas[a], c->name, expect);
+            T_CHECK(sdx_st_open(ctx, lat, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+            {
+                sdx_tensor got, ref;
+                sdx_st *gst;
+                double rel;
+                T_CHECK(sdx_st_read_f32(ctx, st, "latent", &got) == SDX_OK, "%s", sdx_last_error(ctx));
+                T_CHECK(got.ndim == 4 && got.shape[0] == 1 && got.shape[1] == 4 && got.shape[2] == c->height / 8 &&
+                        got.shape[3] == c->width / 8, "latent shape");
+                T_CHECK(sdx_st_open(ctx, c->file, &gst) == SDX_OK, "%s", sdx_last_error(ctx));
+                T_CHECK(sdx_st_read_f32(ctx, gst, "latent", &ref) == SDX_OK, "%s", sdx_last_error(ctx));
+                rel = t_rel_l2_f32((const float *)got.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+                T_NOTE("cli %s/%s: latent rel-L2 %.3g", areas[a], c->name, rel);
+                T_CHECK(rel <= 1e-3, "cli %s/%s: latent rel-L2 %.3g", areas[a], c->name, rel);
+                sdx_tensor_free(ctx, &got);
+                sdx_tensor_free(ctx, &ref);
+                sdx_st_close(gst);
+            }
+            sdx_st_close(st);
+        }
+        remove("/tmp/sdx_t_cli.png");
+        remove("/tmp/sdx_t_cli.safetensors");
+        sdx_destroy(ctx);
+    }
+    return T_PASS;
+}
+
+/* ---- behaviour without goldens ----------------------------------------- */
+
+typedef struct { int calls, cancel_at; } t_progress;
+static int t_on_progress(void *user, int image, int step, int steps, const sdx_tensor *latent) {
+    t_progress *p = (t_progress *)user;
+    (void)image; (void)steps;
+    p->calls++;
+    return latent && latent->ndim == 4 && step == p->cancel_at;
+}
+
+static int progress_reports_steps_and_cancels(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result res;
+    t_progress prog = { 0, -1 };
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 4;
+    p.sampler = "euler";
+    p.progress = t_on_progress;
+    p.progress_user = &prog;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(prog.calls == 4, "progress called %d times for 4 steps", prog.calls);
+    sdx_gen_result_free(ctx, &res);
+    prog.calls = 0;
+    prog.cancel_at = 2;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_CANCELLED, "cancel: %s", sdx_last_error(ctx));
+    T_CHECK(res.count == 0 && res.images == NULL, "nothing is returned after a cancel");
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int batch_uses_consecutive_seeds(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result batch, single;
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 3;
+    p.seed = 100;
+    p.batch_count = 2;
+    p.sampler = "euler_ancestral";
+    T_CHECK(sdx_generate(m, &p, &batch) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(batch.count == 2 && batch.seeds[0] == 100 && batch.seeds[1] == 101, "seeds");
+    p.batch_count = 1;
+    p.seed = 101;
+    T_CHECK(sdx_generate(m, &p, &single) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(single.images[0].data, batch.images[1].data, 64 * 64 * 3), "image 2 of a batch == seed+1 alone");
+    sdx_gen_result_free(ctx, &batch);
+    sdx_gen_result_free(ctx, &single);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result res, again;
+    sdx_image init, mask;
+    uint8_t px[64 * 64 * 3], mk[64 * 64];
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < 64 * 64 * 3; i++) px[i] = (uint8_t)((i * 37) ^ (i >> 5));
+    for (int y = 0; y < 64; y++) for (int x = 0; x < 64; x++) mk[y * 64 + x] = x >= 32 ? 255 : 0;
+    init.width = init.height = 64; init.channels = 3; init.data = px;
+    mask.width = mask.height = 64; mask.channels = 1; mask.data = mk;
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 4;
+    p.sampler = "euler";
+    p.init_image = &init;
+    p.strength = 0.5f;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "img2img: %s", sdx_last_error(ctx));
+    T_CHECK(sdx_generate(m, &p, &again) == SDX_OK, "img2img: %s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(res.images[0].data, again.images[0].data, 64 * 64 * 3), "img2img is deterministic");
+    sdx_gen_result_free(ctx, &res);
+    sdx_gen_result_free(ctx, &again);
+    /* inpainting: the left half (mask 0) keeps the init image's latent
+     * whatever the seed; the right half is repainted from the seed */
+    p.mask = &mask;
+    p.strength = 1.0f;
+    p.seed = 1;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "inpaint: %s", sdx_last_error(ctx));
+    p.seed = 2;
+    T_CHECK(sdx_generate(m, &p, &again) == SDX_OK, "inpaint: %s", sdx_last_error(ctx));
+    {
+        const float *a = (const float *)res.latents[0].data, *b = (const float *)again.latents[0].data;
+        double left = 0, right = 0;
+        for (int c = 0; c < 4; c++)
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 8; x++) {
+                    double d = fabs(a[(c * 8 + y) * 8 + x] - b[(c * 8 + y) * 8 + x]);
+                    if (x < 4) left = fmax(left, d); else right = fmax(right, d);
+                }
+        T_NOTE("inpaint, two seeds: max latent difference kept half %.3g, repainted half %.3g", left, right);
+        T_CHECK(left == 0 && right > 0.5, "kept half differs by %g, repainted half by %g", left, right);
+    }
+    sdx_gen_result_free(ctx, &res);
+    sdx_gen_result_free(ctx, &again);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int weighted_long_prompt_runs_end_to_end(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result res;
+    char prompt[4096] = "";
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < 30; i++) strcat(prompt, i % 3 ? "(red apple:1.3), " : "[green pear] tree, ");
+    strcat(prompt, "BREAK sky");
+    memset(&p, 0, sizeof p);
+    p.prompt = prompt;
+    p.negative_prompt = "blurry";
+    p.width = p.height = 64;
+    p.steps = 2;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_gen_result_free(ctx, &res);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int invalid_parameters_are_rejected_with_a_reason(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result res;
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "x";
+    p.width = 60; p.height = 64;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "multiples of 8"), "%s", sdx_last_error(ctx));
+    p.width = 1000000;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_INVALID_ARG, "absurd width");
+    p.width = 64; p.steps = -1;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "steps"), "%s", sdx_last_error(ctx));
+    p.steps = 2; p.sampler = "nope";
+    T_CHECK(sdx_generate(m, &p, &res) != SDX_OK && strstr(sdx_last_error(ctx), "euler"), "unknown sampler lists valid names: %s", sdx_last_error(ctx));
+    p.sampler = NULL; p.scheduler = "nope";
+    T_CHECK(sdx_generate(m, &p, &res) != SDX_OK && strstr(sdx_last_error(ctx), "karras"), "unknown scheduler lists valid names: %s", sdx_last_error(ctx));
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int parameters_text_follows_a1111(void) {
+    sdx_gen_params p;
+    char buf[1024];
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.negative_prompt = "blurry";
+    p.steps = 25;
+    p.cfg_scale = 6.5f;
+    p.sampler = "dpmpp_2m";
+    p.scheduler = "karras";
+    p.width = 512; p.height = 768;
+    sdx_format_parameters(NULL, &p, 1234, buf, sizeof buf);
+    T_CHECK(!strncmp(buf, "a cat\nNegative prompt: blurry\nSteps: 25, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 6.5, "
+                          "Seed: 1234, Size: 512x768", 114), "got: %s", buf);
+    return T_PASS;
+}
 
 static const t_case pipeline_cases[] = {
+    { "sd1_txt2img_goldens_reproduce", sd1_txt2img_goldens_reproduce },
+    { "sd2_v_prediction_txt2img_goldens_reproduce", sd2_v_prediction_txt2img_goldens_reproduce },
+    { "sdxl_txt2img_goldens_reproduce", sdxl_txt2img_goldens_reproduce },
+    { "cli_reproduces_pipeline_goldens", cli_reproduces_pipeline_goldens },
+    { "progress_reports_steps_and_cancels", progress_reports_steps_and_cancels },
+    { "batch_uses_consecutive_seeds", batch_uses_consecutive_seeds },
+    { "img2img_and_inpainting_run_and_keep_unmasked_latents", img2img_and_inpainting_run_and_keep_unmasked_latents },
+    { "weighted_long_prompt_runs_end_to_end", weighted_long_prompt_runs_end_to_end },
+    { "invalid_parameters_are_rejected_with_a_reason", invalid_parameters_are_rejected_with_a_reason },
+    { "parameters_text_follows_a1111", parameters_text_follows_a1111 },
     { 0, 0 }
 };
 SDX_TEST_SUITE(pipeline, pipeline_cases)

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 OUT=sdx.h
 if [ "${1:-}" = "-o" ]; then OUT=$2; shift 2; fi
 
-API="api_core.h api_safetensors.h api_rng.h api_text.h api_model.h api_sampling.h api_pipeline.h"
+API="api_core.h api_safetensors.h api_rng.h api_text.h api_sampling.h api_pipeline.h"
 IMPL="${SDX_ONLY:-core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c unicode_tables.c tokenizer.c prompt.c text_encoder.c unet.c vae.c sampling.c pipeline.c}"
 
 emit() {
@@ -54,5 +54,6 @@ if [ "${1:-}" = "--check" ]; then
     echo "sdx.h is out of date: run tools/amalgamate.sh and commit it" >&2
     exit 1
 fi
-emit > "$OUT.tmp"
-mv "$OUT.tmp" "$OUT"
+# a private temporary name: several builds may amalgamate at once
+emit > "$OUT.tmp.$$"
+mv "$OUT.tmp.$$" "$OUT"

@@ -1,0 +1,216 @@
+/* Kernel benchmarks: GFLOP/s of the kernels on the shapes SD 1.5 and SDXL
+ * spend their time in, next to a naive reference loop timed in the same
+ * run (on a slice of the rows, scaled, to keep `make bench` short).
+ *   make bench            all threads
+ *   SDX_BENCH_THREADS=1   one thread                                      */
+#define SDX_IMPLEMENTATION
+#include "sdx.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static float frand(void) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (float)((double)(rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+static void fill(sdx_tensor *t, float scale) {
+    for (int64_t i = 0; i < sdx_tensor_numel(t); i++) {
+        float v = frand() * scale;
+        if (t->dtype == SDX_F32) ((float *)t->data)[i] = v;
+        else if (t->dtype == SDX_F16) ((uint16_t *)t->data)[i] = sdx_f32_to_f16(v);
+        else ((uint16_t *)t->data)[i] = sdx_f32_to_bf16(v);
+    }
+}
+
+static float get(const sdx_tensor *t, int64_t i) {
+    if (t->dtype == SDX_F32) return ((const float *)t->data)[i];
+    if (t->dtype == SDX_F16) return sdx_f16_to_f32(((const uint16_t *)t->data)[i]);
+    return sdx_bf16_to_f32(((const uint16_t *)t->data)[i]);
+}
+
+/* CPU seconds of all threads: on a shared machine this is what the work
+ * cost, whatever else ran. */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double last_cpu;   /* CPU seconds of the best timed run */
+
+/* Seconds per call: the best of a few runs after a warm-up. */
+#define TIME_BEST(secs, reps, stmt) do { \
+    double best_ = 1e30; stmt; \
+    for (int r_ = 0; r_ < (reps); r_++) { \
+        double t0_ = now(), c0_ = cpu_now(); stmt; \
+        double t_ = now() - t0_; \
+        if (t_ < best_) { best_ = t_; last_cpu = cpu_now() - c0_; } } \
+    secs = best_; } while (0)
+
+static void report(const char *name, double flops, double secs, double naive_secs_scaled) {
+    printf("%-44s %7.1f GFLOP/s %8.2f ms  %6.1f GFLOP/cpu-s   naive %5.2f GFLOP/s  x%.1f\n", name, flops / secs * 1e-9,
+           secs * 1e3, flops / last_cpu * 1e-9, flops / naive_secs_scaled * 1e-9, naive_secs_scaled / secs);
+    fflush(stdout);
+}
+
+/* Naive y = x w^T on the first `rows` rows (what a plain loop does). */
+static double naive_linear(const float *x, const sdx_tensor *w, float *y, int64_t rows, int64_t k, int64_t n) {
+    float *wf = (float *)malloc((size_t)(n * k) * sizeof(float));
+    double t0;
+    for (int64_t i = 0; i < n * k; i++) wf[i] = get(w, i);
+    t0 = now();
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t o = 0; o < n; o++) {
+            float s = 0;
+            for (int64_t j = 0; j < k; j++) s += x[i * k + j] * wf[o * k + j];
+            y[i * n + o] = s;
+        }
+    t0 = now() - t0;
+    free(wf);
+    return t0;
+}
+
+static void bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dtype wt) {
+    sdx_tensor x, w, y;
+    int64_t xs[2] = { m, k }, ws[2] = { n, k }, ys[2] = { m, n };
+    int64_t slice = m < 128 ? m : 128;
+    double secs, naive;
+    char name[96];
+    float *yn = (float *)malloc((size_t)(slice * n) * sizeof(float));
+    double maxerr = 0;
+    sdx_tensor_alloc(ctx, &x, SDX_F32, 2, xs);
+    sdx_tensor_alloc(ctx, &w, wt, 2, ws);
+    sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys);
+    fill(&x, 1.0f); fill(&w, 0.1f);
+    TIME_BEST(secs, 3, sdx__linear(ctx, &y, &x, &w, NULL));
+    naive = naive_linear((const float *)x.data, &w, yn, slice, k, n) * (double)m / (double)slice;
+    for (int64_t i = 0; i < slice * n; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
+    snprintf(name, sizeof name, "linear [%lldx%lld]x[%lldx%lld]^T w=%s", (long long)m, (long long)k, (long long)n,
+             (long long)k, sdx_dtype_name(wt));
+    report(name, 2.0 * (double)m * (double)k * (double)n, secs, naive);
+    if (maxerr > 1e-3) printf("   MISMATCH vs naive: %g\n", maxerr);
+    free(yn);
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y);
+}
+
+static void bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype wt, sdx_dtype at) {
+    sdx_tensor x, w, y;
+    int64_t xs[4] = { 1, c, hw, hw }, ws[4] = { o, c, 3, 3 }, ys[4] = { 1, o, hw, hw };
+    int64_t oslice = 8;   /* naive: this many output channels, scaled */
+    double secs, naive, t0, maxerr = 0;
+    float *xf, *wf, *yn;
+    char name[96];
+    sdx_tensor_alloc(ctx, &x, at, 4, xs);
+    sdx_tensor_alloc(ctx, &w, wt, 4, ws);
+    sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys);
+    fill(&x, 1.0f); fill(&w, 0.05f);
+    TIME_BEST(secs, 3, sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1));
+    xf = (float *)malloc((size_t)(c * hw * hw) * sizeof(float));
+    wf = (float *)malloc((size_t)(oslice * c * 9) * sizeof(float));
+    yn = (float *)malloc((size_t)(oslice * hw * hw) * sizeof(float));
+    for (int64_t i = 0; i < c * hw * hw; i++) xf[i] = get(&x, i);
+    for (int64_t i = 0; i < oslice * c * 9; i++) wf[i] = get(&w, i);
+    t0 = now();
+    for (int64_t oc = 0; oc < oslice; oc++)
+        for (int64_t oy = 0; oy < hw; oy++)
+            for (int64_t ox = 0; ox < hw; ox++) {
+                float s = 0;
+                for (int64_t ic = 0; ic < c; ic++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int64_t iy = oy + ky - 1, ix = ox + kx - 1;
+                            if (iy >= 0 && iy < hw && ix >= 0 && ix < hw)
+                                s += wf[(oc * c + ic) * 9 + ky * 3 + kx] * xf[(ic * hw + iy) * hw + ix];
+                        }
+                yn[(oc * hw + oy) * hw + ox] = s;
+            }
+    naive = (now() - t0) * (double)o / (double)oslice;
+    for (int64_t i = 0; i < oslice * hw * hw; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
+    snprintf(name, sizeof name, "conv3x3 %lld->%lld at %lldx%lld w=%s x=%s", (long long)c, (long long)o,
+             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at));
+    report(name, 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw), secs, naive);
+    if (maxerr > 1e-3) printf("   MISMATCH vs naive: %g\n", maxerr);
+    free(xf); free(wf); free(yn);
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y);
+}
+
+static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads, int64_t d, sdx_dtype at) {
+    sdx_tensor q, k, v, y;
+    int64_t qs[3] = { 1, nq, heads * d }, ks[3] = { 1, nk, heads * d };
+    int64_t qslice = 32;  /* naive: this many queries of head 0, scaled */
+    double secs, naive, t0, maxerr = 0, flops = 4.0 * (double)nq * (double)nk * (double)d * (double)heads;
+    float *logit = (float *)malloc((size_t)nk * sizeof(float)), *out = (float *)malloc((size_t)d * sizeof(float));
+    char name[96];
+    sdx_tensor_alloc(ctx, &q, at, 3, qs);
+    sdx_tensor_alloc(ctx, &k, at, 3, ks);
+    sdx_tensor_alloc(ctx, &v, at, 3, ks);
+    sdx_tensor_alloc(ctx, &y, SDX_F32, 3, qs);
+    fill(&q, 1.0f); fill(&k, 1.0f); fill(&v, 1.0f);
+    TIME_BEST(secs, 1, sdx__attention(ctx, &y, &q, &k, &v, (int)heads, 0));
+    t0 = now();
+    for (int64_t i = 0; i < qslice; i++) {
+        float mx = -INFINITY, s = 0;
+        for (int64_t j = 0; j < nk; j++) {
+            float dot = 0;
+            for (int64_t c = 0; c < d; c++) dot += get(&q, i * heads * d + c) * get(&k, j * heads * d + c);
+            logit[j] = dot / sqrtf((float)d);
+            mx = fmaxf(mx, logit[j]);
+        }
+        for (int64_t j = 0; j < nk; j++) { logit[j] = expf(logit[j] - mx); s += logit[j]; }
+        for (int64_t c = 0; c < d; c++) out[c] = 0;
+        for (int64_t j = 0; j < nk; j++)
+            for (int64_t c = 0; c < d; c++) out[c] += logit[j] / s * get(&v, j * heads * d + c);
+        for (int64_t c = 0; c < d; c++) maxerr = fmax(maxerr, fabs(out[c] - ((float *)y.data)[i * heads * d + c]));
+    }
+    naive = (now() - t0) * (double)(nq * heads) / (double)qslice;
+    snprintf(name, sizeof name, "attention %lldx%lld heads %lld dim %lld %s", (long long)nq, (long long)nk,
+             (long long)heads, (long long)d, sdx_dtype_name(at));
+    report(name, flops, secs, naive);
+    if (maxerr > 1e-3) printf("   MISMATCH vs naive: %g\n", maxerr);
+    free(logit); free(out);
+    sdx_tensor_free(ctx, &q); sdx_tensor_free(ctx, &k); sdx_tensor_free(ctx, &v); sdx_tensor_free(ctx, &y);
+}
+
+static int wanted(int argc, char **argv, const char *what) {
+    for (int i = 1; i < argc; i++) if (strstr(what, argv[i])) return 1;
+    return argc < 2;
+}
+
+int main(int argc, char **argv) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    const char *e = getenv("SDX_BENCH_THREADS");
+    memset(&d, 0, sizeof d);
+    d.n_threads = e ? atoi(e) : 0;
+    ctx = sdx_create(&d);
+    if (!ctx) return 1;
+    printf("sdx kernel bench, %d threads. GFLOP/cpu-s: per core busy (robust to a loaded machine);\n"
+           "naive: plain f32 loops, 1 thread, on a slice of the rows, scaled; x: wall-clock speed-up\n", sdx_threads(ctx));
+    for (int wi = 0; wi < 2; wi++) {
+        sdx_dtype wt = wi ? SDX_F16 : SDX_F32;
+        if (wanted(argc, argv, "linear")) {
+            bench_linear(ctx, 4096, 320, 320, wt);
+            bench_linear(ctx, 4096, 320, 1280, wt);
+            bench_linear(ctx, 4096, 1280, 320, wt);
+            bench_linear(ctx, 77, 768, 3072, wt);
+        }
+        if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, wt, SDX_F32);
+    }
+    if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, SDX_F16, SDX_F16);
+    if (wanted(argc, argv, "attention")) {
+        bench_attention(ctx, 4096, 4096, 8, 40, SDX_F32);
+        bench_attention(ctx, 4096, 77, 8, 40, SDX_F32);
+    }
+    sdx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,156 @@
+/* UNet benchmark: seconds per call (batch 2 = cond + uncond) and memory for
+ * a full-size SD 1.5 UNet at 512x512 and an SDXL UNet at 1024x1024, with
+ * random f16 weights (generated once under /tmp by the sdx-mkckpt code, or
+ * given on the command line).
+ *
+ *   cc -std=c11 -O2 -march=native -o /tmp/bench_unet bench/bench_unet.c -lm -lpthread
+ *   /tmp/bench_unet [--only sd15|sdxl] [--calls N] [--threads N]
+ *                   [--sd15 file] [--sdxl file] [--size PIXELS]
+ *
+ * Reported: RSS after mmapping the checkpoint (should stay small: weights
+ * are paged in on use), after loading the UNet, the arena's activation
+ * peak, getrusage peak RSS, and wall seconds of each call (the first one
+ * includes paging the weights in). */
+#define _DEFAULT_SOURCE 1
+#define SDX_IMPLEMENTATION
+#include "../sdx.h"
+#define SDX_MKCKPT_NO_MAIN
+#include "../tools/sdx-mkckpt.c"
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+static double bu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Resident set size now, in MB (from /proc; 0 where unavailable). */
+static double bu_rss_mb(void) {
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
+
+static double bu_peak_rss_mb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;   /* KB on Linux */
+}
+
+static int bu_exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* Generates the preset's f16 UNet at path unless it is already there. */
+static int bu_ensure_checkpoint(const char *preset, const char *path) {
+    mk_unet_arch a;
+    char err[256];
+    struct statvfs vfs;
+    double need_gb = !strcmp(preset, "sdxl") ? 5.2 : 1.8, t0;
+    if (bu_exists(path)) return 1;
+    mk_unet_preset(preset, &a);
+    if (statvfs("/tmp", &vfs) == 0 && (double)vfs.f_bavail * (double)vfs.f_frsize < need_gb * 1.2 * 1e9) {
+        fprintf(stderr, "bench_unet: not enough space in /tmp for %s (%.1f GB)\n", path, need_gb);
+        return 0;
+    }
+    printf("generating %s (random f16 %s UNet, ~%.1f GB)...\n", path, preset, need_gb);
+    fflush(stdout);
+    t0 = bu_now();
+    if (!mk_write_unet(path, &a, 1, 1, err, sizeof err)) {
+        fprintf(stderr, "bench_unet: %s\n", err);
+        return 0;
+    }
+    printf("  written in %.1f s\n", bu_now() - t0);
+    return 1;
+}
+
+static void bu_fill(sdx_tensor *t, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    float *v = (float *)t->data;
+    for (int64_t i = 0; i < sdx_tensor_numel(t); i++) {
+        double u = (double)(mk_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+        v[i] = (float)((2.0 * u - 1.0) * 1.7320508075688772);   /* unit variance */
+    }
+}
+
+static int bu_run(const char *preset, const char *path, int pixels, int calls, int threads) {
+    sdx_desc desc;
+    sdx_ctx *ctx;
+    sdx_st *st = NULL;
+    sdx__unet u;
+    sdx__arena arena;
+    sdx_tensor x, cx, y, out;
+    float ts[2] = { 999.0f, 999.0f };
+    int lat = pixels / 8, ok = 0;
+    double rss0 = bu_rss_mb(), t0;
+    char line[512];
+    memset(&desc, 0, sizeof desc);
+    desc.n_threads = threads;
+    ctx = sdx_create(&desc);
+    if (!ctx) return 0;
+    memset(&x, 0, sizeof x); memset(&cx, 0, sizeof cx); memset(&y, 0, sizeof y); memset(&out, 0, sizeof out);
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) goto fail;
+    printf("%s: %s, %d threads\n", preset, path, sdx_threads(ctx));
+    printf("  RSS after mmap: %.0f MB (before: %.0f MB)\n", bu_rss_mb(), rss0);
+    if (sdx__unet_load(ctx, &u, st, "model.diffusion_model.") != SDX_OK) goto fail;
+    sdx__unet_describe(&u, line, sizeof line);
+    printf("  %s\n  RSS after load: %.0f MB\n", line, bu_rss_mb());
+    {
+        int64_t xs[4] = { 2, u.in_channels, lat, lat }, cs[3] = { 2, 77, u.context_dim };
+        int64_t ys[2] = { 2, u.adm_channels > 0 ? u.adm_channels : 1 }, os[4] = { 2, u.out_channels, lat, lat };
+        if (sdx_tensor_alloc(ctx, &x, SDX_F32, 4, xs) != SDX_OK || sdx_tensor_alloc(ctx, &cx, SDX_F32, 3, cs) != SDX_OK ||
+            sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys) != SDX_OK || sdx_tensor_alloc(ctx, &out, SDX_F32, 4, os) != SDX_OK)
+            goto fail_unet;
+    }
+    bu_fill(&x, 1); bu_fill(&cx, 2); bu_fill(&y, 3);
+    sdx__arena_init(&arena, ctx, 0);
+    for (int c = 0; c < calls; c++) {
+        t0 = bu_now();
+        if (sdx__unet_forward(ctx, &u, &arena, &x, ts, &cx, u.adm_channels > 0 ? &y : NULL, &out) != SDX_OK) {
+            sdx__arena_free(&arena);
+            goto fail_unet;
+        }
+        printf("  %dx%d batch 2: call %d: %.2f s/call (RSS now %.0f MB)\n", pixels, pixels, c + 1, bu_now() - t0, bu_rss_mb());
+        fflush(stdout);
+    }
+    printf("  activation arena peak %.0f MB (reserved %.0f MB); peak RSS (ru_maxrss) %.0f MB\n",
+           (double)arena.peak / 1048576.0, (double)arena.reserved / 1048576.0, bu_peak_rss_mb());
+    sdx__arena_free(&arena);
+    ok = 1;
+fail_unet:
+    sdx__unet_free(&u);
+fail:
+    if (!ok) fprintf(stderr, "bench_unet: %s\n", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &cx); sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &out);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
+    int calls = 2, threads = 0, size = 0, ok = 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sd15")) sd15 = argv[i + 1];
+        else if (!strcmp(argv[i], "--sdxl")) sdxl = argv[i + 1];
+        else if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
+        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX]\n", argv[0]); return 2; }
+    }
+    if (calls < 1) calls = 1;
+    if (!only || !strcmp(only, "sd15"))
+        ok &= bu_ensure_checkpoint("sd15", sd15) && bu_run("sd15", sd15, size ? size : 512, calls, threads);
+    if (!only || !strcmp(only, "sdxl"))
+        ok &= bu_ensure_checkpoint("sdxl", sdxl) && bu_run("sdxl", sdxl, size ? size : 1024, calls, threads);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,420 @@
+/* sdx - command-line image generator on top of sdx.h.
+ *
+ *   sdx -m model.safetensors -p "a lighthouse at dusk" -o out.png
+ *
+ * Flags follow stable-diffusion.cpp's sd-cli where one exists; see --help.
+ * PNG output goes through stb_image_write (Debian libstb-dev) and carries
+ * the generation settings in a "parameters" text chunk, as AUTOMATIC1111
+ * writes them, so other tools can read them back. */
+#define SDX_IMPLEMENTATION
+#include "sdx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+#include <stb/stb_image.h>
+#include <stb/stb_image_write.h>
+
+typedef struct options {
+    sdx_model_desc model;
+    sdx_gen_params gen;
+    const char *init_path, *mask_path, *output, *latent_output;
+    int threads, verbose, trace, seed_given;
+} options;
+
+static void usage(FILE *f) {
+    fprintf(f,
+"usage: sdx -m MODEL -p PROMPT [options]\n"
+"\n"
+"Model\n"
+"  -m, --model PATH          single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)\n"
+"      --vae PATH            separate VAE replacing the checkpoint's\n"
+"      --vocab PATH          CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
+"                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
+"      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
+"      --scan-weights        check every weight for NaN/Inf at load and name bad tensors\n"
+"\n"
+"Generation\n"
+"  -p, --prompt TEXT         prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111\n"
+"  -n, --negative-prompt T   negative prompt (default: \"\")\n"
+"  -W, --width N             width, multiple of 8 (default: 512 SD1, 768 SD2-v, 1024 SDXL)\n"
+"  -H, --height N            height, multiple of 8 (default: as width)\n"
+"      --steps N             sampling steps (default: 20)\n"
+"      --cfg-scale F         classifier-free guidance scale (default: 7; 1 disables)\n"
+"      --sampling-method S   sampler, ComfyUI or sd-cli name (default: euler_a)\n"
+"      --scheduler S         normal, karras, exponential, sgm_uniform, simple, ddim_uniform,\n"
+"                            beta, linear_quadratic, kl_optimal, ays (default: normal)\n"
+"  -s, --seed N              seed; -1 picks a random one (default: 42)\n"
+"      --rng {cuda,cpu}      noise source: cuda = A1111's Philox, cpu = ComfyUI's torch CPU\n"
+"                            generator (default: cuda)\n"
+"      --clip-skip N         text encoder layers to skip from the end (default: model's)\n"
+"  -b, --batch-count N       images with consecutive seeds (default: 1)\n"
+"\n"
+"img2img and inpainting\n"
+"  -i, --init-img PATH       init image (resized to the output size)\n"
+"      --mask PATH           inpainting mask, white = repaint\n"
+"      --strength F          denoising strength for img2img in (0, 1] (default: 0.75)\n"
+"\n"
+"Output and run\n"
+"  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
+"      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
+"      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
+"  -t, --threads N           worker threads (default: all cores)\n"
+"      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
+"  -v, --verbose             log model details\n"
+"  -h, --help                this text\n");
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    long long v;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+static int parse_float(const char *s, float *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v == v)) return 0;
+    *out = (float)v;
+    return 1;
+}
+
+/* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
+static int parse_args(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    o->gen.seed = 42;
+    o->gen.rng = SDX_RNG_CUDA;
+    o->output = "output.png";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        long long n;
+        char flag[64];
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        if (eq && (size_t)(eq - a) < sizeof flag) {      /* --flag=value */
+            memcpy(flag, a, (size_t)(eq - a));
+            flag[eq - a] = 0;
+            a = flag;
+            v = eq + 1;
+        }
+#define IS(s, l) (!strcmp(a, s) || !strcmp(a, l))
+#define VALUE() (v ? v : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "sdx: %s needs a value\n", a), (const char *)NULL)))
+        if (IS("-h", "--help")) { usage(stdout); return 1; }
+        else if (IS("-v", "--verbose")) o->verbose = 1;
+        else if (IS("--trace-nonfinite", "--trace")) o->trace = 1;
+        else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
+        else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
+        else {
+            const char *val = VALUE();
+            if (!val) return -1;
+            if (IS("-m", "--model")) o->model.checkpoint = val;
+            else if (IS("--vae", "--vae")) o->model.vae = val;
+            else if (IS("--vocab", "--vocab")) o->model.vocab = val;
+            else if (IS("--prediction", "--prediction")) o->model.prediction = val;
+            else if (IS("-p", "--prompt")) o->gen.prompt = val;
+            else if (IS("-n", "--negative-prompt")) o->gen.negative_prompt = val;
+            else if (IS("-i", "--init-img")) o->init_path = val;
+            else if (IS("--mask", "--mask")) o->mask_path = val;
+            else if (IS("-o", "--output")) o->output = val;
+            else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
+            else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
+            else if (IS("--scheduler", "--schedule")) o->gen.scheduler = !strcmp(val, "discrete") ? "normal" : val;
+            else if (IS("--rng", "--rng")) {
+                if (!strcmp(val, "cuda")) o->gen.rng = SDX_RNG_CUDA;
+                else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
+                else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }
+            } else if (IS("-W", "--width") || IS("-H", "--height") || IS("--steps", "--steps") || IS("-b", "--batch-count") ||
+                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads")) {
+                if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", a, val); return -1; }
+                if (IS("-W", "--width")) o->gen.width = (int)n;
+                else if (IS("-H", "--height")) o->gen.height = (int)n;
+                else if (IS("--steps", "--steps")) o->gen.steps = (int)n;
+                else if (IS("-b", "--batch-count")) o->gen.batch_count = (int)n;
+                else if (IS("--clip-skip", "--clip-skip")) o->gen.clip_skip = (int)n;
+                else o->threads = (int)n;
+                if (n <= 0 && !IS("-t", "--threads") && !IS("--clip-skip", "--clip-skip")) {
+                    fprintf(stderr, "sdx: %s %s: must be positive\n", a, val);
+                    return -1;
+                }
+            } else if (IS("-s", "--seed")) {
+                if (!parse_int(val, -1, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --seed %s: not an integer >= -1\n", val); return -1; }
+                o->gen.seed = n;
+            } else if (IS("--cfg-scale", "--cfg")) {
+                if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
+            } else if (IS("--strength", "--strength")) {
+                if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
+                    fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
+                    return -1;
+                }
+            } else {
+                fprintf(stderr, "sdx: unknown option %s (see --help)\n", a);
+                return -1;
+            }
+        }
+#undef IS
+#undef VALUE
+    }
+    if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
+    if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
+    if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
+    return 0;
+}
+
+/* ---- images ---------------------------------------------------------- */
+
+/* Bilinear resize of 8-bit interleaved pixels. */
+static unsigned char *resize(const unsigned char *src, int sw, int sh, int c, int dw, int dh) {
+    unsigned char *dst = malloc((size_t)dw * (size_t)dh * (size_t)c);
+    if (!dst) return NULL;
+    for (int y = 0; y < dh; y++) {
+        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
+        int y0 = fy < 0 ? 0 : (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
+        float wy = fy < 0 ? 0 : fy - (float)y0;
+        for (int x = 0; x < dw; x++) {
+            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
+            int x0 = fx < 0 ? 0 : (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
+            float wx = fx < 0 ? 0 : fx - (float)x0;
+            for (int k = 0; k < c; k++) {
+                float a = src[((size_t)y0 * sw + x0) * c + k], b = src[((size_t)y0 * sw + x1) * c + k];
+                float d = src[((size_t)y1 * sw + x0) * c + k], e = src[((size_t)y1 * sw + x1) * c + k];
+                float v = (a + (b - a) * wx) * (1 - wy) + (d + (e - d) * wx) * wy;
+                dst[((size_t)y * dw + x) * c + k] = (unsigned char)(v + 0.5f);
+            }
+        }
+    }
+    return dst;
+}
+
+/* Loads an image as `channels` channels at w x h (0 = keep, rounded down
+ * to a multiple of 8). */
+static int load_image(const char *path, int channels, int *w, int *h, sdx_image *out) {
+    int iw, ih, ic;
+    unsigned char *px = stbi_load(path, &iw, &ih, &ic, channels);
+    if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
+    if (!*w) *w = iw / 8 * 8;
+    if (!*h) *h = ih / 8 * 8;
+    if (*w < 8 || *h < 8) { fprintf(stderr, "sdx: %s: image %dx%d is too small\n", path, iw, ih); stbi_image_free(px); return 0; }
+    out->width = *w;
+    out->height = *h;
+    out->channels = channels;
+    if (iw == *w && ih == *h) {
+        size_t n = (size_t)iw * (size_t)ih * (size_t)channels;
+        out->data = malloc(n);
+        if (out->data) memcpy(out->data, px, n);
+    } else {
+        out->data = resize(px, iw, ih, channels, *w, *h);
+    }
+    stbi_image_free(px);
+    if (!out->data) { fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
+    return 1;
+}
+
+typedef struct { unsigned char *p; size_t len, cap; int failed; } membuf;
+
+static void membuf_put(void *ctx, void *data, int size) {
+    membuf *b = ctx;
+    if (b->failed || size <= 0) return;
+    if (b->cap - b->len < (size_t)size) {
+        size_t cap = b->cap ? b->cap * 2 : 65536;
+        unsigned char *np;
+        while (cap - b->len < (size_t)size) cap *= 2;
+        np = realloc(b->p, cap);
+        if (!np) { b->failed = 1; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, (size_t)size);
+    b->len += (size_t)size;
+}
+
+static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static void put_be32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16); p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
+}
+
+/* A PNG text chunk: tEXt when the text is Latin-1 (A1111/PIL do the
+ * same), iTXt with UTF-8 otherwise. Returns a malloc'd chunk. */
+static unsigned char *text_chunk(const char *key, const char *text, size_t *len) {
+    size_t klen = strlen(key), tlen = strlen(text), body, pos = 0;
+    int latin1 = 1;
+    unsigned char *c;
+    for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+        if (*s < 0x80) continue;
+        if ((*s == 0xc2 || *s == 0xc3) && (s[1] & 0xc0) == 0x80) { s++; continue; }
+        latin1 = 0;
+        break;
+    }
+    body = klen + 1 + (latin1 ? tlen : 4 + tlen);
+    c = malloc(12 + body);
+    if (!c) return NULL;
+    put_be32(c, (uint32_t)body);
+    memcpy(c + 4, latin1 ? "tEXt" : "iTXt", 4);
+    pos = 8;
+    memcpy(c + pos, key, klen + 1);
+    pos += klen + 1;
+    if (latin1) {
+        for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
+            if (*s >= 0xc2) { c[pos++] = (unsigned char)(((s[0] & 0x03) << 6) | (s[1] & 0x3f)); s++; }
+            else c[pos++] = *s;
+        }
+        body = pos - 8;
+        put_be32(c, (uint32_t)body);
+    } else {
+        memset(c + pos, 0, 4);      /* no compression, method, empty language and translated key */
+        pos += 4;
+        memcpy(c + pos, text, tlen);
+        pos += tlen;
+    }
+    put_be32(c + pos, crc32_update(0, c + 4, pos - 4));
+    *len = pos + 4;
+    return c;
+}
+
+/* Writes the PNG with its parameters to a temporary name, then renames,
+ * so a failure never leaves half a file at `path`. */
+static int write_png(const char *path, const sdx_image *img, const char *parameters) {
+    membuf png = { 0 };
+    size_t clen = 0;
+    unsigned char *chunk;
+    char tmp[4200];
+    FILE *f;
+    int ok;
+    stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
+    chunk = text_chunk("parameters", parameters, &clen);
+    if (png.failed || png.len < 33 || !chunk) {
+        fprintf(stderr, "sdx: %s: PNG encoding failed\n", path);
+        free(png.p);
+        free(chunk);
+        return 0;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    f = fopen(tmp, "wb");
+    if (!f) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); free(png.p); free(chunk); return 0; }
+    /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
+    ok = fwrite(png.p, 1, 33, f) == 33 && fwrite(chunk, 1, clen, f) == clen &&
+         fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;
+    ok = (fclose(f) == 0) && ok;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); remove(tmp); }
+    free(png.p);
+    free(chunk);
+    return ok;
+}
+
+/* out.png -> out_2.png for the second image of a batch. */
+static void batch_path(const char *path, int index, char *buf, size_t size) {
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (index == 0) { snprintf(buf, size, "%s", path); return; }
+    if (!dot || (slash && dot < slash)) snprintf(buf, size, "%s_%d", path, index + 1);
+    else snprintf(buf, size, "%.*s_%d%s", (int)(dot - path), path, index + 1, dot);
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+typedef struct { struct timespec start; int last_image; } progress_state;
+
+static double seconds_since(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static int on_progress(void *user, int image, int step, int steps, const sdx_tensor *latent) {
+    progress_state *s = user;
+    double el;
+    char bar[31];
+    int filled = steps ? step * 30 / steps : 0;
+    (void)latent;
+    if (image != s->last_image) { clock_gettime(CLOCK_MONOTONIC, &s->start); s->last_image = image; }
+    el = seconds_since(&s->start);
+    for (int i = 0; i < 30; i++) bar[i] = i < filled ? '=' : ' ';
+    bar[30] = 0;
+    fprintf(stderr, "\r  [%s] %d/%d  %.2f it/s  ETA %.0fs ", bar, step, steps, el > 0 ? step / el : 0.0,
+            step ? el / step * (steps - step) : 0.0);
+    if (step == steps) fprintf(stderr, "\n");
+    return 0;
+}
+
+static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
+    (void)user;
+    fprintf(stderr, "sdx: %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
+}
+
+int main(int argc, char **argv) {
+    options o;
+    sdx_desc desc;
+    sdx_ctx *ctx;
+    sdx_model *model = NULL;
+    sdx_image init = { 0 }, mask = { 0 };
+    sdx_gen_result res;
+    progress_state ps;
+    int rc, status = 1, w, h;
+    rc = parse_args(argc, argv, &o);
+    if (rc) return rc > 0 ? 0 : 2;
+    memset(&desc, 0, sizeof desc);
+    desc.n_threads = o.threads > 0 ? o.threads : 0;
+    desc.trace_nonfinite = o.trace;
+    desc.log = log_to_stderr;
+    desc.log_level = o.verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
+    ctx = sdx_create(&desc);
+    if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
+    w = o.gen.width;
+    h = o.gen.height;
+    if (o.init_path) {
+        if (!load_image(o.init_path, 3, &w, &h, &init)) goto done;
+        o.gen.init_image = &init;
+        o.gen.width = w;
+        o.gen.height = h;
+        if (o.mask_path) {
+            if (!load_image(o.mask_path, 1, &w, &h, &mask)) goto done;
+            o.gen.mask = &mask;
+        }
+    }
+    if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
+        fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
+        goto done;
+    }
+    if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    memset(&ps, 0, sizeof ps);
+    ps.last_image = -1;
+    o.gen.progress = on_progress;
+    o.gen.progress_user = &ps;
+    if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
+    if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
+    status = 0;
+    for (int i = 0; i < res.count; i++) {
+        char path[4096], params[8192];
+        o.gen.seed = res.seeds[0];
+        sdx_format_parameters(model, &o.gen, res.seeds[i], params, sizeof params);
+        batch_path(o.output, i, path, sizeof path);
+        if (!write_png(path, &res.images[i], params)) { status = 1; continue; }
+        fprintf(stderr, "sdx: wrote %s (seed %lld)\n", path, (long long)res.seeds[i]);
+        if (o.latent_output) {
+            sdx_tensor t = res.latents[i];
+            batch_path(o.latent_output, i, path, sizeof path);
+            t.name = "latent";
+            if (sdx_st_write(ctx, path, &t, 1, NULL, 0) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); status = 1; }
+        }
+    }
+    sdx_gen_result_free(ctx, &res);
+done:
+    free(init.data);
+    free(mask.data);
+    sdx_model_free(model);
+    sdx_destroy(ctx);
+    return status;
+}

@@ -1,0 +1,59 @@
+/* Fuzzes the safetensors reader: the input is a whole file image. Every
+ * accepted file must describe tensors that lie inside the image (or in an
+ * aligned copy), be findable by name, and convert to f32. */
+#include "fuzz.h"
+
+static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t *data, size_t size) {
+    const sdx_tensor *t = sdx_st_get(st, i);
+    size_t bytes, esize;
+    const uint8_t *p;
+    FZ_ASSERT(t && t->name && t->name[0], "tensor %d has no name", i);
+    FZ_ASSERT(sdx_st_find(st, t->name) == t, "tensor '%s' is not found by its own name", t->name);
+    FZ_ASSERT(t->ndim >= 0 && t->ndim <= SDX_MAX_DIMS, "tensor '%s': ndim %d", t->name, t->ndim);
+    FZ_ASSERT(sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes), "tensor '%s': shape overflows", t->name);
+    FZ_ASSERT(bytes == sdx_tensor_nbytes(t), "tensor '%s': nbytes disagrees", t->name);
+    esize = sdx_dtype_size(t->dtype);
+    p = (const uint8_t *)t->data;
+    FZ_ASSERT(((uintptr_t)p & (esize - 1)) == 0, "tensor '%s' is misaligned", t->name);
+    if (p >= data && p < data + size) FZ_ASSERT(bytes <= (size_t)(data + size - p), "tensor '%s' runs past the image", t->name);
+    if (bytes) {                                   /* first and last element */
+        fz_touch(p, esize);
+        fz_touch(p + bytes - esize, esize);
+    }
+    if (bytes <= (1u << 20)) {
+        sdx_tensor f;
+        int rc = sdx_st_read_f32(ctx, st, t->name, &f);
+        fz_require_message(ctx, rc, "sdx_st_read_f32");
+        if (rc == SDX_OK) {
+            FZ_ASSERT(sdx_tensor_numel(&f) == sdx_tensor_numel(t), "tensor '%s': f32 copy has another size", t->name);
+            sdx_tensor_free(ctx, &f);
+        }
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    sdx_ctx *ctx = fz_ctx();
+    sdx_st *st = NULL;
+    int rc;
+    if (!ctx) return 0;
+    rc = sdx_st_open_memory(ctx, data, size, "fuzz.safetensors", &st);
+    fz_require_message(ctx, rc, "sdx_st_open_memory");
+    FZ_ASSERT((rc == SDX_OK) == (st != NULL), "result %d but handle %p", rc, (void *)st);
+    if (st) {
+        for (int i = 0; i < sdx_st_count(st); i++) fz_check_tensor(ctx, st, i, data, size);
+        for (int i = 0; i < sdx_st_meta_count(st); i++) {
+            const char *k = NULL, *v = NULL;
+            FZ_ASSERT(sdx_st_meta_at(st, i, &k, &v) == SDX_OK && k && v, "metadata %d", i);
+            fz_touch(k, strlen(k) + 1);
+            fz_touch(v, strlen(v) + 1);
+            FZ_ASSERT(sdx_st_meta(st, k) != NULL, "metadata key '%s' not found", k);
+        }
+        FZ_ASSERT(sdx_st_get(st, -1) == NULL && sdx_st_get(st, sdx_st_count(st)) == NULL, "index bounds");
+        FZ_ASSERT(sdx_st_find(st, "") == NULL, "empty name found");
+        rc = sdx_st_scan_nonfinite(ctx, st);
+        FZ_ASSERT(rc >= 0 && rc <= sdx_st_count(st), "scan returned %d", rc);
+        sdx_st_close(st);
+    }
+    sdx_destroy(ctx);
+    return 0;
+}

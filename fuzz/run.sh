@@ -1,0 +1,115 @@
+#!/bin/sh
+# Builds the libFuzzer harnesses fuzz/fuzz_<target>.c with clang
+# (-fsanitize=fuzzer,address,undefined) and runs each for a while.
+#
+#   fuzz/run.sh [seconds] [targets...]      default: 60 s, every target
+#   fuzz/run.sh 0 [targets...]              replay seeds and saved crashes only
+#
+# Seeds: fuzz/corpus/<target>/ (small, committed). New inputs found while
+# fuzzing go to fuzz/bin/corpus/<target>/ (ignored by git), crashes to
+# fuzz/bin/artifacts/<target>/. Minimised reproducers of fixed bugs live
+# in fuzz/crashes/<target>/ and are replayed on every run.
+# Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
+# FUZZ_CFLAGS (extra compiler flags, e.g. -fno-sanitize=... to look past a
+# known finding),
+# FUZZ_PARTIAL=1 (build each harness against a partial sdx.h holding only
+# the parts it needs, for when another part does not compile),
+# SDX_SHARED (golden data; the tokenizer target needs shared/vocab).
+# Exit status: 0 when no target found anything, 1 otherwise, 2 on a
+# build failure.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+SECONDS_EACH=${1:-60}
+[ $# -gt 0 ] && shift
+TARGETS=${*:-$(ls fuzz/fuzz_*.c | sed 's|fuzz/fuzz_||; s|\.c$||')}
+CLANG=${CLANG:-clang}
+BIN=fuzz/bin
+CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+
+# Parts each harness needs (for FUZZ_PARTIAL) and its input size limit.
+parts() {
+    case $1 in
+    safetensors|json) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c" ;;
+    inflate) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c" ;;
+    tokenizer|prompt|vocab) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c unicode_tables.c tokenizer.c prompt.c" ;;
+    *) echo "" ;;
+    esac
+}
+max_len() {
+    case $1 in
+    safetensors|inflate|vocab) echo 65536 ;;
+    json) echo 16384 ;;
+    *) echo 4096 ;;
+    esac
+}
+
+mkdir -p "$BIN"
+status=0
+summary=""
+for t in $TARGETS; do
+    src=fuzz/fuzz_$t.c
+    exe=$BIN/fuzz_$t
+    if [ ! -f "$src" ]; then echo "run.sh: no harness $src" >&2; exit 2; fi
+    header=""
+    if [ "${FUZZ_PARTIAL:-0}" = 1 ]; then
+        SDX_ONLY=$(parts "$t") sh tools/amalgamate.sh -o "$ROOT/$BIN/sdx_$t.h" || exit 2
+        header="-DSDX_FUZZ_HEADER=\"$ROOT/$BIN/sdx_$t.h\""
+    elif [ -n "${FUZZ_CFLAGS:-}" ] || [ sdx.h -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ]; then
+        rm -f "$exe"
+    fi
+    if [ ! -x "$exe" ] || [ -n "$header" ]; then
+        echo "== build $t"
+        # shellcheck disable=SC2086
+        extra=""
+        # the inflate harness compares against zlib when it is installed
+        if [ "$t" = inflate ] && echo '#include <zlib.h>' | $CLANG -E -x c - > /dev/null 2>&1; then extra="-DFZ_ZLIB -lz"; fi
+        if ! $CLANG $CFLAGS ${FUZZ_CFLAGS:-} $header -o "$exe" "$src" $extra -lm -lpthread; then
+            echo "run.sh: building $t failed" >&2
+            exit 2
+        fi
+    fi
+    mkdir -p "$BIN/corpus/$t" "$BIN/artifacts/$t" "fuzz/corpus/$t" "fuzz/crashes/$t"
+    log=$BIN/$t.log
+    dict=""
+    [ -f "fuzz/dict/$t.dict" ] && dict="-dict=fuzz/dict/$t.dict"
+    if [ "$SECONDS_EACH" = 0 ]; then
+        echo "== replay $t"
+        set -- $(find "fuzz/corpus/$t" "fuzz/crashes/$t" -type f | sort)
+        if [ $# -eq 0 ]; then echo "   (no inputs)"; continue; fi
+        if "$exe" -runs=1 "$@" > "$log" 2>&1; then
+            line="$t: replayed $# inputs, ok"
+        else
+            line="$t: REPLAY FAILED (see $log)"; status=1
+            tail -n 40 "$log"
+        fi
+        echo "$line"
+        summary="$summary$line
+"
+        continue
+    fi
+    before=$(ls "$BIN/artifacts/$t" | wc -l)
+    echo "== fuzz $t for ${SECONDS_EACH}s"
+    # shellcheck disable=SC2086
+    nice -n 10 "$exe" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+        -max_len="$(max_len "$t")" -print_final_stats=1 -artifact_prefix="$BIN/artifacts/$t/" \
+        $dict ${FUZZ_FLAGS:-} "$BIN/corpus/$t" "fuzz/corpus/$t" "fuzz/crashes/$t" > "$log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    corpus=$(ls "$BIN/corpus/$t" | wc -l)
+    found=$(( $(ls "$BIN/artifacts/$t" | wc -l) - before ))
+    if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
+        status=1
+        line="$t: ${execs:-?} executions, corpus $corpus, FOUND $found (exit $rc); artifacts in $BIN/artifacts/$t, log $log"
+        grep -m1 -E "ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error|invariant violated" "$log"
+        grep -E "^ +#[0-9]+ " "$log" | head -n 12
+    else
+        line="$t: ${execs:-?} executions in ${SECONDS_EACH}s, corpus $corpus, no findings"
+    fi
+    echo "$line"
+    summary="$summary$line
+"
+done
+echo "== summary"
+printf "%s" "$summary"
+exit $status

@@ -1,1 +1,0 @@
-/* Public API: model.h (see docs/INTERNALS.md) */

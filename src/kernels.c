@@ -1,0 +1,1200 @@
+/* ===================================================================== */
+/*  Kernels: linear, conv2d, norms, softmax, attention, elementwise ops    */
+/* ===================================================================== */
+/* Every kernel widens its inputs to f32 tile by tile (any of F32, F16,
+ * BF16 for each operand), computes and accumulates in f32 and narrows
+ * once on store. Linear and conv2d share one cache-blocked GEMM; the
+ * attention is blocked over queries and keys with an online softmax.
+ * Temporaries come from per-thread scratch owned by the context, so after
+ * the first call of a given size no kernel allocates. */
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define SDX__X86 1
+#include <immintrin.h>
+#endif
+
+/* ---- per-thread scratch ---------------------------------------------- */
+
+struct sdx__kernel_state {
+    int      n;          /* one slot per thread */
+    void   **raw;        /* what was allocated */
+    float  **aligned;    /* 64-byte aligned view of raw */
+    size_t  *size;       /* usable bytes of aligned */
+};
+
+static void sdx__kernel_state_free(sdx_ctx *ctx) {
+    sdx__kernel_state *s = ctx->kernels;
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) sdx__free(ctx, s->raw[i]);
+    sdx__free(ctx, s->raw);
+    sdx__free(ctx, s->aligned);
+    sdx__free(ctx, s->size);
+    sdx__free(ctx, s);
+    ctx->kernels = NULL;
+}
+
+static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
+    sdx__kernel_state *s = ctx->kernels;
+    int n = SDX__MAX(1, ctx->n_threads);
+    if (s) return s;
+    s = (sdx__kernel_state *)sdx__calloc(ctx, 1, sizeof *s);
+    if (!s) return NULL;
+    s->raw = (void **)sdx__calloc(ctx, (size_t)n, sizeof *s->raw);
+    s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
+    s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
+    s->n = n;
+    ctx->kernels = s;
+    if (!s->raw || !s->aligned || !s->size) { sdx__kernel_state_free(ctx); return NULL; }
+    return s;
+}
+
+/* Per-thread buffer of at least `bytes`, 64-byte aligned, owned by the
+ * context and reused by later calls: valid until the next kernel call on
+ * this context (kernels use it themselves). NULL (error set) when out of
+ * memory. Call it from thread 0, or after sdx__scratch_reserve made it
+ * big enough for every thread: growing it is not thread-safe. */
+static void *sdx__scratch(sdx_ctx *ctx, int thread, size_t bytes) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    if (thread < 0 || thread >= s->n) {
+        sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx__scratch: thread %d of %d", thread, s->n);
+        return NULL;
+    }
+    if (s->size[thread] < bytes) {
+        size_t want = bytes + bytes / 4 + 64;   /* some headroom: fewer regrowths */
+        void *p;
+        if (want < bytes) { sdx__nomem(ctx, "kernel scratch", bytes); return NULL; }
+        sdx__free(ctx, s->raw[thread]);
+        s->raw[thread] = NULL;
+        s->aligned[thread] = NULL;
+        s->size[thread] = 0;
+        p = sdx__malloc(ctx, want);
+        if (!p) { sdx__nomem(ctx, "kernel scratch", want); return NULL; }
+        s->raw[thread] = p;
+        s->aligned[thread] = (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+        s->size[thread] = want - 64;
+    }
+    return s->aligned[thread];
+}
+
+/* Grows every thread's scratch to `bytes` up front, on the calling thread,
+ * so workers inside sdx__parallel_for never allocate. */
+static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
+    int n = SDX__MAX(1, ctx->n_threads);
+    for (int t = 0; t < n; t++)
+        if (!sdx__scratch(ctx, t, bytes)) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* Scratch that was reserved: never fails inside a worker. */
+static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
+
+/* ---- argument checks -------------------------------------------------- */
+
+static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
+
+/* Checks that every non-NULL tensor has data and a storage dtype. */
+static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        if (!t) continue;
+        if (!t->data && sdx_tensor_numel(t) > 0)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
+        if (!sdx__is_storage(t->dtype))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)",
+                             op, what[SDX__MIN(i, 4)], sdx_dtype_name(t->dtype));
+    }
+    return SDX_OK;
+}
+
+#define SDX__CHECK(ctx, op, ...) do { \
+    const sdx_tensor *const sdx__ts_[] = { __VA_ARGS__ }; \
+    int sdx__rc_ = sdx__check_tensors(ctx, op, sdx__ts_, SDX__ARRAY_LEN(sdx__ts_)); \
+    if (sdx__rc_ != SDX_OK) return sdx__rc_; } while (0)
+
+static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
+                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
+                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
+}
+
+/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
+/* Rounds a running value to f16 the way a half-precision kernel would:
+ * sums past 65504 become Inf. Only the opt-out builds use it. */
+static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
+
+/* ---- fast exp ---------------------------------------------------------- */
+/* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
+ * and a degree-6 polynomial, relative error below 3e-7; inputs below
+ * -87.3 (and -inf, for masked logits) give 0, NaN stays NaN. The portable
+ * form is plain 8-wide loops the compiler vectorises; x86 with AVX2 gets
+ * the same algorithm in intrinsics. */
+static inline void sdx__exp8(float *v) {
+    float r[8], p[8];
+    int32_t e[8];
+    for (int i = 0; i < 8; i++) {
+        float x = v[i] > -87.3f ? v[i] : -87.3f;      /* NaN -> -87.3: no UB in the int cast */
+        float n;
+        x = x < 88.0f ? x : 88.0f;
+        n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* round to nearest */
+        r[i] = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+        e[i] = (int32_t)n;
+    }
+    for (int i = 0; i < 8; i++) {
+        float x = r[i], q = 1.0f / 720.0f;
+        q = q * x + 1.0f / 120.0f;
+        q = q * x + 1.0f / 24.0f;
+        q = q * x + 1.0f / 6.0f;
+        q = q * x + 0.5f;
+        q = q * x + 1.0f;
+        p[i] = q * x + 1.0f;
+    }
+    for (int i = 0; i < 8; i++) {
+        uint32_t bits = (uint32_t)(e[i] + 127) << 23;
+        float scale;
+        memcpy(&scale, &bits, 4);
+        v[i] = v[i] > -87.3f ? p[i] * scale : (v[i] != v[i] ? v[i] : 0.0f);
+    }
+}
+
+static void sdx__exp_n_c(float *v, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) sdx__exp8(v + i);
+    if (i < n) {
+        float t[8] = { 0 };
+        memcpy(t, v + i, (size_t)(n - i) * sizeof(float));
+        sdx__exp8(t);
+        memcpy(v + i, t, (size_t)(n - i) * sizeof(float));
+    }
+}
+
+#ifdef SDX__X86
+__attribute__((target("avx2,fma")))
+static void sdx__exp_n_avx2(float *v, int64_t n) {
+    const __m256 lo = _mm256_set1_ps(-87.3f), hi = _mm256_set1_ps(88.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x0 = _mm256_loadu_ps(v + i);
+        __m256 x = _mm256_min_ps(_mm256_max_ps(x0, lo), hi);  /* NaN -> -87.3 */
+        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), x);
+        __m256 q = _mm256_set1_ps(1.0f / 720.0f), res;
+        __m256i e;
+        r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), r);
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 120.0f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 24.0f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 6.0f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.5f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+        e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+        res = _mm256_mul_ps(q, _mm256_castsi256_ps(e));
+        res = _mm256_and_ps(res, _mm256_cmp_ps(x0, lo, _CMP_GT_OQ));          /* below range: 0 */
+        res = _mm256_blendv_ps(res, x0, _mm256_cmp_ps(x0, x0, _CMP_UNORD_Q)); /* NaN stays NaN  */
+        _mm256_storeu_ps(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
+static int sdx__have_avx2(void) {
+#ifdef SDX__X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+static void sdx__exp_n(float *v, int64_t n) {
+#ifdef SDX__X86
+    if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#endif
+    sdx__exp_n_c(v, n);
+}
+
+/* ===================================================================== */
+/*  GEMM: C[M,N] = A[M,K] B[K,N], f32 accumulation                         */
+/* ===================================================================== */
+/* Jobs are MB x NB tiles of C, each computed over all of K in KC steps:
+ * pack an MB x KC block of A into MR-row strips and a KC x NB block of B
+ * into NR-column strips (widening to f32 on the way), then run the MR x NR
+ * register-blocked micro-kernel over the strips, accumulating in an f32
+ * tile that is narrowed to y's dtype once at the end. A comes from a
+ * row-major matrix (activations of linear, weights of conv); B from a
+ * row-major [N,K] matrix read transposed (linear weights) or from an
+ * implicit im2col of the conv input. */
+
+#define SDX__MR 6
+#define SDX__NR 16
+#define SDX__KC 256
+#define SDX__MB 144     /* multiple of MR */
+#define SDX__NB 128     /* multiple of NR */
+
+typedef void (*sdx__micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate);
+
+/* Portable micro-kernel: fixed-size loops gcc and clang vectorise. */
+static void sdx__micro_c(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float acc[SDX__MR][SDX__NR];
+    memset(acc, 0, sizeof acc);
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR)
+        for (int r = 0; r < SDX__MR; r++)
+            for (int j = 0; j < SDX__NR; j++) acc[r][j] += a[r] * b[j];
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < SDX__NR; j++) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+/* Half-precision accumulation: the running sum is rounded to f16 after
+ * every multiply-add, as a naive f16 dot product would. */
+static void sdx__micro_half(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < SDX__NR; j++) {
+            float s = accumulate ? c[r * ldc + j] : 0.0f;
+            for (int k = 0; k < kc; k++)
+                s = sdx__round_f16(s + sdx__round_f16(a[k * SDX__MR + r] * b[k * SDX__NR + j]));
+            c[r * ldc + j] = s;
+        }
+}
+#endif
+
+#ifdef SDX__X86
+/* AVX2/FMA micro-kernel: 12 accumulators of 8 lanes hold the 6x16 tile. */
+__attribute__((target("avx2,fma")))
+static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), av;
+        av = _mm256_broadcast_ss(a + 0); c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01);
+        av = _mm256_broadcast_ss(a + 1); c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11);
+        av = _mm256_broadcast_ss(a + 2); c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21);
+        av = _mm256_broadcast_ss(a + 3); c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31);
+        av = _mm256_broadcast_ss(a + 4); c40 = _mm256_fmadd_ps(av, b0, c40); c41 = _mm256_fmadd_ps(av, b1, c41);
+        av = _mm256_broadcast_ss(a + 5); c50 = _mm256_fmadd_ps(av, b0, c50); c51 = _mm256_fmadd_ps(av, b1, c51);
+    }
+#define SDX__STORE_ROW(r, lo, hi) do { \
+        float *row = c + (r) * ldc; \
+        if (accumulate) { lo = _mm256_add_ps(lo, _mm256_loadu_ps(row)); hi = _mm256_add_ps(hi, _mm256_loadu_ps(row + 8)); } \
+        _mm256_storeu_ps(row, lo); _mm256_storeu_ps(row + 8, hi); } while (0)
+    SDX__STORE_ROW(0, c00, c01); SDX__STORE_ROW(1, c10, c11); SDX__STORE_ROW(2, c20, c21);
+    SDX__STORE_ROW(3, c30, c31); SDX__STORE_ROW(4, c40, c41); SDX__STORE_ROW(5, c50, c51);
+#undef SDX__STORE_ROW
+}
+#endif
+
+static sdx__micro_fn sdx__micro_select(void) {
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+    return sdx__micro_half;
+#else
+#ifdef SDX__X86
+    if (sdx__have_avx2()) return sdx__micro_avx2;
+#endif
+    return sdx__micro_c;
+#endif
+}
+
+/* Where the B operand comes from. */
+enum { SDX__B_ROWS_T, SDX__B_IM2COL };
+
+typedef struct sdx__gemm {
+    int64_t M, N, K;
+    int64_t batch;              /* independent problems (conv: images)     */
+    /* A: row-major [M, K] of a_dtype, batch stride a_bstride (0 = shared) */
+    const void *a; sdx_dtype a_dtype; int64_t a_bstride;
+    /* B */
+    int b_kind;
+    const void *b; sdx_dtype b_dtype; int64_t b_bstride;
+    /* im2col geometry (b is x[C,H,W] of one image) */
+    int64_t C, H, W, Wo;
+    int kh, kw, stride, pad_top, pad_left;
+    /* C: row-major [M, N] of y_dtype per batch; bias per column or row */
+    void *y; sdx_dtype y_dtype; int64_t y_bstride;
+    const sdx_tensor *bias; int bias_per_row;
+    int64_t m_tiles, n_tiles;
+    sdx__micro_fn micro;
+    sdx_ctx *ctx;
+} sdx__gemm;
+
+/* Bytes of per-thread scratch a GEMM job needs. */
+static size_t sdx__gemm_scratch_bytes(void) {
+    size_t floats = (size_t)SDX__MB * SDX__KC          /* packed A */
+                  + (size_t)SDX__KC * SDX__NB          /* packed B */
+                  + (size_t)SDX__MB * SDX__NB          /* f32 C tile */
+                  + (size_t)SDX__KC + 64               /* one widened row (>= KC, NB) */
+                  + (size_t)SDX__NB;                   /* bias */
+    return floats * sizeof(float) + 256;
+}
+
+/* Packs `rows` rows (row0.., valid ones < nvalid, others zero) of a
+ * row-major matrix into strips of `width` rows: dst[s][kk][r]. */
+static void sdx__pack_rows(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                           int rows, int nvalid, int width, int64_t k0, int kc, float *tmp) {
+    for (int s = 0; s < rows; s += width) {
+        float *strip = dst + (int64_t)s * kc;
+        for (int r = 0; r < width; r++) {
+            int i = s + r;
+            if (i < nvalid) {
+                const float *v;
+                if (dtype == SDX_F32) v = (const float *)src + (row0 + i) * ld + k0;
+                else { sdx__load_f32(src, dtype, (row0 + i) * ld + k0, kc, tmp); v = tmp; }
+                for (int kk = 0; kk < kc; kk++) strip[kk * width + r] = v[kk];
+            } else {
+                for (int kk = 0; kk < kc; kk++) strip[kk * width + r] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Packs B[k][p] = x[c][oy*s - pt + ky][ox*s - pl + kx] for k in [k0, k0+kc)
+ * (k = (c*kh + ky)*kw + kx) and p in [p0, p0+nvalid), zero elsewhere,
+ * into NR-column strips: dst[p/NR][kk][p%NR]. Strip by strip: when the
+ * NR pixels of a strip lie in one output row (the common case) and the
+ * stride is 1, each k reads NR contiguous input values. */
+static void sdx__pack_im2col(const sdx__gemm *g, float *dst, const void *x, int64_t p0, int nvalid,
+                             int cols, int64_t k0, int kc, float *tmp) {
+    const int64_t khw = (int64_t)g->kh * g->kw, hw = g->H * g->W;
+    for (int s = 0; s < cols; s += SDX__NR) {
+        float *strip = dst + (int64_t)s * kc;
+        int64_t by[SDX__NR], bx[SDX__NR];     /* input row/col of lane for ky = kx = 0 */
+        int nl = SDX__MIN(SDX__NR, nvalid - s), one_row;
+        int64_t c = k0 / khw, r = k0 % khw;
+        int ky = (int)(r / g->kw), kx = (int)(r % g->kw);
+        if (nl <= 0) { memset(strip, 0, (size_t)kc * SDX__NR * sizeof(float)); continue; }
+        for (int l = 0; l < nl; l++) {
+            int64_t p = p0 + s + l;
+            by[l] = (p / g->Wo) * g->stride - g->pad_top;
+            bx[l] = (p % g->Wo) * g->stride - g->pad_left;
+        }
+        one_row = nl == SDX__NR && g->stride == 1 && by[0] == by[SDX__NR - 1];
+        for (int kk = 0; kk < kc; kk++) {
+            float *out = strip + kk * SDX__NR;
+            const int64_t plane = c * hw;
+            int64_t iy = by[0] + ky, ix = bx[0] + kx;
+            if (one_row && iy >= 0 && iy < g->H && ix >= 0 && ix + SDX__NR <= g->W) {
+                if (g->b_dtype == SDX_F32) memcpy(out, (const float *)x + plane + iy * g->W + ix, SDX__NR * sizeof(float));
+                else sdx__load_f32(x, g->b_dtype, plane + iy * g->W + ix, SDX__NR, out);
+            } else {
+                for (int l = 0; l < SDX__NR; l++) {
+                    int64_t yy = by[l] + ky, xx = bx[l] + kx;
+                    int ok = l < nl && yy >= 0 && yy < g->H && xx >= 0 && xx < g->W;
+                    out[l] = ok ? ((g->b_dtype == SDX_F32) ? ((const float *)x)[plane + yy * g->W + xx]
+                                                           : (sdx__load_f32(x, g->b_dtype, plane + yy * g->W + xx, 1, tmp), tmp[0]))
+                                : 0.0f;
+                }
+            }
+            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
+        }
+    }
+}
+
+/* Adds the bias and narrows the f32 tile into y. */
+static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int64_t batch, int64_t m0, int mv,
+                            int64_t n0, int nv, float *bias_buf, float *row_buf) {
+    int64_t ybase = batch * g->y_bstride;
+    if (g->bias && !g->bias_per_row) sdx__load_f32(g->bias->data, g->bias->dtype, n0, nv, bias_buf);
+    for (int i = 0; i < mv; i++) {
+        const float *t = tile + (int64_t)i * ldt;
+        if (g->bias && g->bias_per_row) {
+            float bv = sdx__get_f32(g->bias, m0 + i);
+            for (int j = 0; j < nv; j++) row_buf[j] = t[j] + bv;
+        } else if (g->bias) {
+            for (int j = 0; j < nv; j++) row_buf[j] = t[j] + bias_buf[j];
+        } else {
+            memcpy(row_buf, t, (size_t)nv * sizeof(float));
+        }
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+        for (int j = 0; j < nv; j++) row_buf[j] = sdx__round_f16(row_buf[j]);
+#endif
+        sdx__store_f32(g->y, g->y_dtype, ybase + (m0 + i) * g->N + n0, nv, row_buf);
+    }
+}
+
+static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
+    float *scratch = sdx__scratch_f32(g->ctx, thread);
+    float *pa = scratch;
+    float *pb = pa + (size_t)SDX__MB * SDX__KC;
+    float *tile = pb + (size_t)SDX__KC * SDX__NB;
+    float *tmp = tile + (size_t)SDX__MB * SDX__NB;
+    float *bias_buf = tmp + SDX__KC + 64;
+    int64_t per_batch = g->m_tiles * g->n_tiles;
+    int64_t batch = job / per_batch, rest = job % per_batch;
+    int64_t m0 = (rest / g->n_tiles) * SDX__MB, n0 = (rest % g->n_tiles) * SDX__NB;
+    int mv = (int)SDX__MIN((int64_t)SDX__MB, g->M - m0);
+    int nv = (int)SDX__MIN((int64_t)SDX__NB, g->N - n0);
+    int mp = (mv + SDX__MR - 1) / SDX__MR * SDX__MR;
+    int np = (nv + SDX__NR - 1) / SDX__NR * SDX__NR;
+    const void *a = (const char *)g->a + (size_t)(batch * g->a_bstride) * sdx_dtype_size(g->a_dtype);
+    const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
+    for (int64_t k0 = 0; k0 < g->K; k0 += SDX__KC) {
+        int kc = (int)SDX__MIN((int64_t)SDX__KC, g->K - k0);
+        sdx__pack_rows(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__MR, k0, kc, tmp);
+        if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__NR, k0, kc, tmp);
+        else sdx__pack_im2col(g, pb, b, n0, nv, np, k0, kc, tmp);
+        for (int j = 0; j < np; j += SDX__NR)
+            for (int i = 0; i < mp; i += SDX__MR)
+                g->micro(kc, pa + (int64_t)i * kc, pb + (int64_t)j * kc, tile + (int64_t)i * SDX__NB + j,
+                         SDX__NB, k0 > 0);
+    }
+    if (g->K == 0) memset(tile, 0, (size_t)SDX__MB * SDX__NB * sizeof(float));
+    sdx__gemm_store(g, tile, SDX__NB, batch, m0, mv, n0, nv, bias_buf, tmp);
+}
+
+static void sdx__gemm_range(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__gemm_job((const sdx__gemm *)arg, j, thread);
+}
+
+static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
+    int rc;
+    if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
+    if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
+    g->ctx = ctx;
+    g->micro = sdx__micro_select();
+    g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
+    g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
+    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range, g);
+    return SDX_OK;
+}
+
+/* ---- linear ------------------------------------------------------------ */
+
+static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    static const char op[] = "linear";
+    sdx__gemm g;
+    int rc;
+    SDX__CHECK(ctx, op, y, x, w, b);
+    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
+    memset(&g, 0, sizeof g);
+    g.K = w->shape[1];
+    g.N = w->shape[0];
+    g.M = g.K ? sdx_tensor_numel(x) / g.K : sdx_tensor_numel(y) / SDX__MAX((int64_t)1, g.N);
+    g.batch = 1;
+    g.a = x->data; g.a_dtype = x->dtype;
+    g.b_kind = SDX__B_ROWS_T; g.b = w->data; g.b_dtype = w->dtype;
+    g.y = y->data; g.y_dtype = y->dtype;
+    g.bias = b; g.bias_per_row = 0;
+    if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* ---- conv2d ------------------------------------------------------------ */
+
+static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+    static const char op[] = "conv2d";
+    int64_t ho, wo;
+    sdx__gemm g;
+    int rc;
+    SDX__CHECK(ctx, op, y, x, w, b);
+    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
+                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
+    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
+    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
+    if (ho < 0 || wo < 0)
+        return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
+    ho = ho / stride + 1;
+    wo = wo / stride + 1;
+    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
+        char want[128];
+        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
+                 (long long)w->shape[0], (long long)ho, (long long)wo);
+        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
+    }
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
+    memset(&g, 0, sizeof g);
+    g.M = w->shape[0];
+    g.K = w->shape[1] * w->shape[2] * w->shape[3];
+    g.N = ho * wo;
+    g.batch = x->shape[0];
+    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
+    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
+    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
+    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = wo;
+    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
+    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
+    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
+    g.bias = b; g.bias_per_row = 1;
+    if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
+    return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad) {
+    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+}
+
+/* ===================================================================== */
+/*  Elementwise ops                                                        */
+/* ===================================================================== */
+
+#define SDX__CHUNK 1024             /* floats per stack buffer            */
+#define SDX__PAR_GRAIN 16384        /* elements per parallel work item    */
+
+typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SDX__OP_COPY,
+               SDX__OP_ADD, SDX__OP_MUL } sdx__ew_op;
+
+typedef struct sdx__ew {
+    sdx__ew_op op;
+    sdx_tensor *y;
+    const sdx_tensor *a, *b;
+    float s;
+} sdx__ew;
+
+static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s) {
+    switch (op) {
+    case SDX__OP_SILU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-v[i])); break;
+    case SDX__OP_GELU: for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + erff(v[i] * 0.70710678118654752f)); break;
+    case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-1.702f * v[i])); break;
+    case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
+    case SDX__OP_COPY: break;
+    case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
+    case SDX__OP_MUL: for (int64_t i = 0; i < n; i++) v[i] *= w[i]; break;
+    }
+}
+
+static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__ew *e = (const sdx__ew *)arg;
+    float va[SDX__CHUNK], vb[SDX__CHUNK];
+    int64_t total = sdx_tensor_numel(e->y);
+    (void)thread;
+    for (int64_t i = begin * SDX__PAR_GRAIN; i < SDX__MIN(end * SDX__PAR_GRAIN, total); i += SDX__CHUNK) {
+        int64_t n = SDX__MIN((int64_t)SDX__CHUNK, SDX__MIN(end * SDX__PAR_GRAIN, total) - i);
+        sdx__load_f32(e->a->data, e->a->dtype, i, n, va);
+        if (e->b) sdx__load_f32(e->b->data, e->b->dtype, i, n, vb);
+        sdx__ew_apply(e->op, va, vb, n, e->s);
+        sdx__store_f32(e->y->data, e->y->dtype, i, n, va);
+    }
+}
+
+static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor *y, const sdx_tensor *a,
+                       const sdx_tensor *b, float s) {
+    sdx__ew e;
+    int64_t n = sdx_tensor_numel(y);
+    SDX__CHECK(ctx, op, y, a, b);
+    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
+    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
+    e.op = kind; e.y = y; e.a = a; e.b = b; e.s = s;
+    sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__ew_range, &e);
+    return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
+static int sdx__gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
+static int sdx__quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
+static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
+static int sdx__copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
+static int sdx__add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0);
+}
+static int sdx__mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
+}
+
+/* ---- geglu ------------------------------------------------------------- */
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; } sdx__geglu_args;
+
+static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__geglu_args *g = (const sdx__geglu_args *)arg;
+    float va[SDX__CHUNK], vg[SDX__CHUNK];
+    (void)thread;
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t j = 0; j < g->d; j += SDX__CHUNK) {
+            int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
+            sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
+            sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
+            sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0);
+            for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
+            sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
+        }
+}
+
+static int sdx__geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "geglu";
+    sdx__geglu_args g;
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
+    g.y = y; g.x = x; g.d = y->shape[y->ndim - 1];
+    if (g.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(y) / g.d, sdx__geglu_range, &g);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* ---- channel bias, upsample, concat, layout --------------------------- */
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x, *v; int64_t hw; } sdx__chan_args;
+
+static void sdx__chan_bias_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__chan_args *a = (const sdx__chan_args *)arg;
+    float buf[SDX__CHUNK];
+    (void)thread;
+    for (int64_t nc = begin; nc < end; nc++) {
+        float bv = sdx__get_f32(a->v, nc);
+        for (int64_t i = 0; i < a->hw; i += SDX__CHUNK) {
+            int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->hw - i);
+            sdx__load_f32(a->x->data, a->x->dtype, nc * a->hw + i, n, buf);
+            for (int64_t j = 0; j < n; j++) buf[j] += bv;
+            sdx__store_f32(a->y->data, a->y->dtype, nc * a->hw + i, n, buf);
+        }
+    }
+}
+
+static int sdx__add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+    static const char op[] = "add_channel_bias";
+    sdx__chan_args a;
+    SDX__CHECK(ctx, op, y, x, v);
+    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
+        return sdx__fail_shapes(ctx, op, "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
+    a.y = y; a.x = x; a.v = v;
+    a.hw = x->shape[0] > 0 && x->shape[1] > 0 ? sdx_tensor_numel(x) / (x->shape[0] * x->shape[1]) : 0;
+    sdx__parallel_for(ctx, x->shape[0] * x->shape[1], sdx__chan_bias_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x; } sdx__pair_args;
+
+static void sdx__upsample_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__pair_args *a = (const sdx__pair_args *)arg;
+    int64_t h = a->x->shape[2], w = a->x->shape[3];
+    float in[SDX__CHUNK / 2], out[SDX__CHUNK];
+    (void)thread;
+    for (int64_t row = begin; row < end; row++) {         /* row = (n*C + c)*H + iy */
+        int64_t nc = row / h, iy = row % h;
+        for (int64_t x0 = 0; x0 < w; x0 += SDX__CHUNK / 2) {
+            int64_t n = SDX__MIN((int64_t)SDX__CHUNK / 2, w - x0);
+            sdx__load_f32(a->x->data, a->x->dtype, row * w + x0, n, in);
+            for (int64_t j = 0; j < n; j++) out[2 * j] = out[2 * j + 1] = in[j];
+            for (int dy = 0; dy < 2; dy++)
+                sdx__store_f32(a->y->data, a->y->dtype, (nc * 2 * h + 2 * iy + dy) * 2 * w + 2 * x0, 2 * n, out);
+        }
+    }
+}
+
+static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "upsample2x";
+    sdx__pair_args a;
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3])
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, 2H, 2W]", x, "x", y, "y");
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    a.y = y; a.x = x;
+    sdx__parallel_for(ctx, x->shape[0] * x->shape[1] * x->shape[2], sdx__upsample_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* Copies n elements between two tensors of any storage dtypes. */
+static void sdx__copy_elems(void *dst, sdx_dtype dt, int64_t doff, const void *src, sdx_dtype st, int64_t soff, int64_t n) {
+    float buf[SDX__CHUNK];
+    if (dt == st) {
+        size_t es = sdx_dtype_size(dt);
+        memcpy((char *)dst + (size_t)doff * es, (const char *)src + (size_t)soff * es, (size_t)n * es);
+        return;
+    }
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(src, st, soff + i, m, buf);
+        sdx__store_f32(dst, dt, doff + i, m, buf);
+    }
+}
+
+typedef struct { sdx_tensor *y; const sdx_tensor *a, *b; int64_t na, nb; } sdx__cat_args;
+
+static void sdx__concat_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__cat_args *c = (const sdx__cat_args *)arg;
+    (void)thread;
+    for (int64_t n = begin; n < end; n++) {
+        sdx__copy_elems(c->y->data, c->y->dtype, n * (c->na + c->nb), c->a->data, c->a->dtype, n * c->na, c->na);
+        sdx__copy_elems(c->y->data, c->y->dtype, n * (c->na + c->nb) + c->na, c->b->data, c->b->dtype, n * c->nb, c->nb);
+    }
+}
+
+static int sdx__concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    static const char op[] = "concat_channels";
+    sdx__cat_args c;
+    SDX__CHECK(ctx, op, y, a, b);
+    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
+        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
+        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
+        return sdx__fail_shapes(ctx, op, "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]", a, "a", b, "b");
+    c.y = y; c.a = a; c.b = b;
+    c.na = a->shape[1] * a->shape[2] * a->shape[3];
+    c.nb = b->shape[1] * b->shape[2] * b->shape[3];
+    sdx__parallel_for(ctx, a->shape[0], sdx__concat_range, &c);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* Transposes each of `batch` [rows, cols] matrices into [cols, rows], in
+ * 32 x 32 tiles so both sides are read and written in cache lines. */
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t rows, cols, tr, tc; } sdx__tr_args;
+
+#define SDX__TT 32
+static void sdx__transpose_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__tr_args *t = (const sdx__tr_args *)arg;
+    float in[SDX__TT][SDX__TT], out[SDX__TT];
+    (void)thread;
+    for (int64_t job = begin; job < end; job++) {
+        int64_t per = t->tr * t->tc, bat = job / per, r0 = (job % per) / t->tc * SDX__TT, c0 = (job % per) % t->tc * SDX__TT;
+        int nr = (int)SDX__MIN((int64_t)SDX__TT, t->rows - r0), nc = (int)SDX__MIN((int64_t)SDX__TT, t->cols - c0);
+        int64_t base = bat * t->rows * t->cols;
+        for (int i = 0; i < nr; i++) sdx__load_f32(t->x->data, t->x->dtype, base + (r0 + i) * t->cols + c0, nc, in[i]);
+        for (int j = 0; j < nc; j++) {
+            for (int i = 0; i < nr; i++) out[i] = in[i][j];
+            sdx__store_f32(t->y->data, t->y->dtype, base + (c0 + j) * t->rows + r0, nr, out);
+        }
+    }
+}
+
+static int sdx__transpose_batched(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x,
+                                  int64_t batch, int64_t rows, int64_t cols) {
+    sdx__tr_args t;
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    t.y = y; t.x = x; t.rows = rows; t.cols = cols;
+    t.tr = (rows + SDX__TT - 1) / SDX__TT;
+    t.tc = (cols + SDX__TT - 1) / SDX__TT;
+    sdx__parallel_for(ctx, batch * t.tr * t.tc, sdx__transpose_range, &t);
+    return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "nchw_to_nlc";
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
+        y->shape[2] != x->shape[1])
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
+    return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
+}
+
+static int sdx__nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "nlc_to_nchw";
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
+        x->shape[2] != y->shape[1])
+        return sdx__fail_shapes(ctx, op, "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
+    return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
+}
+
+/* ---- timestep embedding ------------------------------------------------ */
+
+static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
+    int half = dim / 2;
+    float lnp = (float)log((double)max_period);
+    for (int i = 0; i < n; i++) {
+        float *o = out + (size_t)i * (size_t)dim;
+        for (int j = 0; j < half; j++) {
+            /* frequencies and arguments rounded to f32 as the reference
+             * implementations compute them; cos/sin of that f32 argument */
+            float f = expf(-lnp * (float)j / (float)half);
+            float arg = t[i] * f;
+            o[j] = (float)cos((double)arg);
+            o[half + j] = (float)sin((double)arg);
+        }
+        if (dim % 2) o[dim - 1] = 0.0f;
+    }
+}
+
+/* ===================================================================== */
+/*  Normalisation and softmax                                             */
+/* ===================================================================== */
+
+/* Mean and biased variance of n values of a tensor starting at `off`:
+ * two passes with double accumulation, so large offsets (|x| ~ 35 over
+ * 10^5 elements) cost no precision. */
+static void sdx__moments(const sdx_tensor *x, int64_t off, int64_t n, double *mean, double *var) {
+    float buf[SDX__CHUNK];
+#ifdef SDX_UNSAFE_HALF_NORM_STATS
+    float s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) s = sdx__round_f16(s + buf[j]);
+    }
+    m = sdx__round_f16(s / (float)n);
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) q = sdx__round_f16(q + sdx__round_f16((buf[j] - m) * (buf[j] - m)));
+    }
+    *mean = m;
+    *var = sdx__round_f16(q / (float)n);
+#else
+    double s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        float part = 0;     /* short f32 partial sums, exact enough and fast */
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) part += buf[j];
+        s += part;
+    }
+    m = n ? s / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        double part = 0;
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) { double d = buf[j] - m; part += d * d; }
+        q += part;
+    }
+    *mean = m;
+    *var = n ? q / (double)n : 0.0;
+#endif
+}
+
+typedef struct {
+    sdx_tensor *y; const sdx_tensor *x, *gamma, *beta;
+    int64_t channels, spatial, groups;
+    float eps; int fuse_silu;
+} sdx__gn_args;
+
+static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__gn_args *a = (const sdx__gn_args *)arg;
+    int64_t cpg = a->channels / a->groups;
+    float buf[SDX__CHUNK];
+    (void)thread;
+    for (int64_t ng = begin; ng < end; ng++) {
+        int64_t off = ng * cpg * a->spatial, g = ng % a->groups;
+        double mean, var;
+        float rstd;
+        sdx__moments(a->x, off, cpg * a->spatial, &mean, &var);
+        rstd = (float)(1.0 / sqrt(var + (double)a->eps));
+        for (int64_t c = 0; c < cpg; c++) {
+            int64_t ch = g * cpg + c;
+            float gm = a->gamma ? sdx__get_f32(a->gamma, ch) : 1.0f;
+            float bt = a->beta ? sdx__get_f32(a->beta, ch) : 0.0f;
+            float mul = gm * rstd, add = bt - (float)mean * mul;
+            for (int64_t i = 0; i < a->spatial; i += SDX__CHUNK) {
+                int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
+                sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
+                for (int64_t j = 0; j < n; j++) buf[j] = buf[j] * mul + add;
+                if (a->fuse_silu) for (int64_t j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j]));
+                sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
+            }
+        }
+    }
+}
+
+static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+    static const char op[] = "group_norm";
+    sdx__gn_args a;
+    SDX__CHECK(ctx, op, y, x, gamma, beta);
+    if (x->ndim < 2 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
+    if (groups < 1 || x->shape[1] % groups)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
+                         (long long)x->shape[1], groups);
+    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
+    a.y = y; a.x = x; a.gamma = gamma; a.beta = beta;
+    a.channels = x->shape[1]; a.groups = groups; a.eps = eps; a.fuse_silu = fuse_silu;
+    a.spatial = a.channels && x->shape[0] ? sdx_tensor_numel(x) / (x->shape[0] * a.channels) : 0;
+    sdx__parallel_for(ctx, x->shape[0] * groups, sdx__group_norm_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x, *gamma, *beta; int64_t d; float eps; } sdx__ln_args;
+
+static void sdx__layer_norm_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__ln_args *a = (const sdx__ln_args *)arg;
+    float buf[SDX__CHUNK], gm[SDX__CHUNK], bt[SDX__CHUNK];
+    (void)thread;
+    for (int64_t r = begin; r < end; r++) {
+        double mean, var;
+        float rstd;
+        sdx__moments(a->x, r * a->d, a->d, &mean, &var);
+        rstd = (float)(1.0 / sqrt(var + (double)a->eps));
+        for (int64_t i = 0; i < a->d; i += SDX__CHUNK) {
+            int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->d - i);
+            sdx__load_f32(a->x->data, a->x->dtype, r * a->d + i, n, buf);
+            if (a->gamma) sdx__load_f32(a->gamma->data, a->gamma->dtype, i, n, gm);
+            else for (int64_t j = 0; j < n; j++) gm[j] = 1.0f;
+            if (a->beta) sdx__load_f32(a->beta->data, a->beta->dtype, i, n, bt);
+            else for (int64_t j = 0; j < n; j++) bt[j] = 0.0f;
+            for (int64_t j = 0; j < n; j++) buf[j] = (buf[j] - (float)mean) * rstd * gm[j] + bt[j];
+            sdx__store_f32(a->y->data, a->y->dtype, r * a->d + i, n, buf);
+        }
+    }
+}
+
+static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta) {
+    static const char op[] = "layer_norm";
+    sdx__ln_args a;
+    SDX__CHECK(ctx, op, y, x, gamma, beta);
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
+    a.d = x->shape[x->ndim - 1];
+    if ((gamma && sdx_tensor_numel(gamma) != a.d) || (beta && sdx_tensor_numel(beta) != a.d))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
+    a.y = y; a.x = x; a.gamma = gamma; a.beta = beta; a.eps = eps;
+    if (a.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(x) / a.d, sdx__layer_norm_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* Softmax of one f32 row in place: max-subtracted, f32 sum. */
+static void sdx__softmax_row(float *v, int64_t n) {
+    float mx = -INFINITY, sum = 0, inv;
+#ifdef SDX_UNSAFE_HALF_SOFTMAX
+    for (int64_t i = 0; i < n; i++) v[i] = sdx__round_f16(v[i]);
+    for (int64_t i = 0; i < n; i++) mx = v[i] > mx ? v[i] : mx;
+    for (int64_t i = 0; i < n; i++) { v[i] = sdx__round_f16(expf(v[i] - mx)); sum = sdx__round_f16(sum + v[i]); }
+#else
+    for (int64_t i = 0; i < n; i++) mx = v[i] > mx ? v[i] : mx;
+    if (mx == -INFINITY) mx = 0;    /* fully masked row: all zeros below */
+    for (int64_t i = 0; i < n; i++) v[i] -= mx;
+    sdx__exp_n(v, n);
+    for (int64_t i = 0; i < n; i++) sum += v[i];
+#endif
+    inv = sum > 0 ? 1.0f / sum : 0.0f;
+    for (int64_t i = 0; i < n; i++) v[i] *= inv;
+}
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; sdx_ctx *ctx; } sdx__sm_args;
+
+static void sdx__softmax_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__sm_args *a = (const sdx__sm_args *)arg;
+    float *row = sdx__scratch_f32(a->ctx, thread);
+    for (int64_t r = begin; r < end; r++) {
+        sdx__load_f32(a->x->data, a->x->dtype, r * a->d, a->d, row);
+        sdx__softmax_row(row, a->d);
+        sdx__store_f32(a->y->data, a->y->dtype, r * a->d, a->d, row);
+    }
+}
+
+static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "softmax";
+    sdx__sm_args a;
+    int rc;
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
+    a.y = y; a.x = x; a.d = x->shape[x->ndim - 1]; a.ctx = ctx;
+    if (a.d == 0) return SDX_OK;
+    if ((rc = sdx__scratch_reserve(ctx, (size_t)a.d * sizeof(float))) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, sdx_tensor_numel(x) / a.d, sdx__softmax_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* ===================================================================== */
+/*  Attention                                                              */
+/* ===================================================================== */
+/* One job is (batch, head, block of QB queries). Keys are visited in
+ * blocks of KB with an online softmax (running max m and sum l per query,
+ * the output rescaled when the max grows), so memory is O(QB x KB)
+ * whatever Nq and Nk are. Both products run on the GEMM micro-kernel.
+ * The logits are formed transposed, S^T = K Q^T ([KB][QB]), so that the
+ * softmax bookkeeping runs along rows of queries (contiguous, vectorised)
+ * and P packs into the micro-kernel's MR-row strips by plain copies. */
+
+#define SDX__QB 96      /* multiple of MR and NR */
+#define SDX__KB 96      /* multiple of MR */
+
+typedef struct {
+    sdx_tensor *y; const sdx_tensor *q, *k, *v;
+    int64_t batch, nq, nk, heads, d, dp, q_blocks;
+    int causal;
+    float scale;
+    sdx__micro_fn micro;
+    sdx_ctx *ctx;
+} sdx__attn_args;
+
+static size_t sdx__attn_scratch_floats(int64_t dp) {
+    return (size_t)SDX__QB * (size_t)dp         /* packed Q (NR strips)   */
+         + (size_t)SDX__KB * (size_t)dp         /* packed K (MR strips)   */
+         + (size_t)SDX__KB * (size_t)dp         /* packed V (NR strips)   */
+         + (size_t)SDX__KB * SDX__QB            /* S^T, then P^T          */
+         + (size_t)SDX__QB * SDX__KB            /* packed P               */
+         + (size_t)SDX__QB * (size_t)dp         /* O accumulator          */
+         + 4 * (size_t)SDX__QB                  /* m, l, new max, corr    */
+         + (size_t)dp + 64;                     /* row buffer             */
+}
+
+/* Packs rows [r0, r0+n) of head h (zero rows beyond n, zero cols beyond d)
+ * into strips of `width` rows over dp columns, times `scale`. */
+static void sdx__attn_pack_rows(float *dst, const sdx_tensor *t, int64_t bat, int64_t len, int64_t h, int64_t d,
+                                int64_t dp, int64_t r0, int n, int rows, int width, float scale, float *tmp) {
+    int64_t hd = (int64_t)t->shape[2];
+    for (int s = 0; s < rows; s += width)
+        for (int r = 0; r < width; r++) {
+            float *col = dst + (int64_t)s * dp + r;
+            int i = s + r;
+            if (i < n) sdx__load_f32(t->data, t->dtype, (bat * len + r0 + i) * hd + h * d, d, tmp);
+            for (int64_t kk = 0; kk < dp; kk++) col[kk * width] = (i < n && kk < d) ? tmp[kk] * scale : 0.0f;
+        }
+}
+
+/* Packs V rows [j0, j0+n) (zero beyond) into NR-column strips over dp:
+ * dst[dcol/NR][j][dcol%NR]. */
+static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64_t nk, int64_t h, int64_t d,
+                             int64_t dp, int64_t j0, int n, float *tmp) {
+    int64_t hd = v->shape[2];
+    for (int j = 0; j < SDX__KB; j++) {
+        if (j < n) {
+            sdx__load_f32(v->data, v->dtype, (bat * nk + j0 + j) * hd + h * d, d, tmp);
+            for (int64_t c = d; c < dp; c++) tmp[c] = 0.0f;
+        } else {
+            for (int64_t c = 0; c < dp; c++) tmp[c] = 0.0f;
+        }
+        for (int64_t c = 0; c < dp; c += SDX__NR)
+            memcpy(dst + c * SDX__KB + j * SDX__NR, tmp + c, SDX__NR * sizeof(float));
+    }
+}
+
+/* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
+ * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
+                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+    float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
+    for (int j = 0; j < SDX__KB; j++) {
+        float *row = st + j * SDX__QB;
+        if (j >= nkv) { for (int i = 0; i < SDX__QB; i++) row[i] = -INFINITY; continue; }
+#ifdef SDX_UNSAFE_HALF_SOFTMAX
+        for (int i = 0; i < SDX__QB; i++) row[i] = sdx__round_f16(sdx__round_f16(row[i]) * a->scale);
+#endif
+        if (a->causal) {
+            /* key j0+j is visible to queries i0+i >= j0+j */
+            int64_t first = j0 + j - i0;
+            for (int i = 0; i < SDX__QB && i < first; i++) row[i] = -INFINITY;
+        }
+    }
+    for (int i = 0; i < SDX__QB; i++) mnew[i] = m[i];
+    for (int j = 0; j < nkv; j++) {
+        const float *row = st + j * SDX__QB;
+        for (int i = 0; i < SDX__QB; i++) mnew[i] = row[i] > mnew[i] ? row[i] : mnew[i];
+    }
+    /* a query that has seen only masked keys keeps shift 0: its exps are 0 */
+    for (int i = 0; i < SDX__QB; i++) {
+        if (mnew[i] == -INFINITY) mnew[i] = 0.0f;
+        corr[i] = m[i] - mnew[i];
+    }
+    sdx__exp_n(corr, SDX__QB);              /* m = -inf (nothing yet) gives 0 */
+    for (int j = 0; j < SDX__KB; j++) {
+        float *row = st + j * SDX__QB;
+        for (int i = 0; i < SDX__QB; i++) row[i] -= mnew[i];
+    }
+    sdx__exp_n(st, (int64_t)SDX__KB * SDX__QB);
+#ifdef SDX_UNSAFE_HALF_SOFTMAX
+    for (int i = 0; i < SDX__QB; i++) l[i] = sdx__round_f16(l[i] * corr[i]);
+    for (int j = 0; j < SDX__KB; j++)
+        for (int i = 0; i < SDX__QB; i++) {
+            st[j * SDX__QB + i] = sdx__round_f16(st[j * SDX__QB + i]);
+            l[i] = sdx__round_f16(l[i] + st[j * SDX__QB + i]);
+        }
+#else
+    for (int i = 0; i < SDX__QB; i++) l[i] *= corr[i];
+    for (int j = 0; j < nkv; j++) {
+        const float *row = st + j * SDX__QB;
+        for (int i = 0; i < SDX__QB; i++) l[i] += row[i];
+    }
+#endif
+    for (int i = 0; i < SDX__QB; i++) m[i] = mnew[i];
+}
+
+static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
+    const int64_t dp = a->dp;
+    float *pq = sdx__scratch_f32(a->ctx, thread);
+    float *pk = pq + SDX__QB * dp;
+    float *pv = pk + SDX__KB * dp;
+    float *st = pv + SDX__KB * dp;
+    float *pp = st + SDX__KB * SDX__QB;
+    float *o = pp + SDX__QB * SDX__KB;
+    float *m = o + SDX__QB * dp;
+    float *l = m + SDX__QB, *corr = l + SDX__QB;
+    float *tmp = corr + 2 * SDX__QB;
+    int64_t bh = job / a->q_blocks, bat = bh / a->heads, h = bh % a->heads;
+    int64_t i0 = (job % a->q_blocks) * SDX__QB;
+    int nqv = (int)SDX__MIN((int64_t)SDX__QB, a->nq - i0);
+    int64_t key_end = a->causal ? SDX__MIN(a->nk, i0 + nqv) : a->nk;
+#ifdef SDX_UNSAFE_HALF_SOFTMAX
+    const float qscale = 1.0f;      /* logits rounded to f16 before scaling */
+#else
+    const float qscale = a->scale;
+#endif
+    sdx__attn_pack_rows(pq, a->q, bat, a->nq, h, a->d, dp, i0, nqv, SDX__QB, SDX__NR, qscale, tmp);
+    memset(o, 0, (size_t)(SDX__QB * dp) * sizeof(float));
+    for (int i = 0; i < SDX__QB; i++) { m[i] = -INFINITY; l[i] = 0; }
+    for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
+        int nkv = (int)SDX__MIN((int64_t)SDX__KB, key_end - j0);
+        sdx__attn_pack_rows(pk, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
+        sdx__attn_pack_v(pv, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
+        for (int i = 0; i < SDX__QB; i += SDX__NR)
+            for (int j = 0; j < SDX__KB; j += SDX__MR)
+                a->micro((int)dp, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
+        sdx__attn_softmax_step(a, st, m, l, corr, i0, j0, nkv);
+        for (int i = 0; i < nqv; i++) {
+            float cr = corr[i], *orow = o + i * dp;
+            if (cr == 1.0f) continue;
+            for (int64_t c = 0; c < dp; c += SDX__NR)
+                for (int e = 0; e < SDX__NR; e++) orow[c + e] *= cr;
+        }
+        /* P^T [KB][QB] -> MR-row strips of P over KB: 6 contiguous floats each */
+        for (int s = 0; s < SDX__QB; s += SDX__MR)
+            for (int j = 0; j < SDX__KB; j++)
+                memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
+        for (int64_t c = 0; c < dp; c += SDX__NR)
+            for (int s = 0; s < SDX__QB; s += SDX__MR)
+                a->micro(SDX__KB, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
+    }
+    for (int i = 0; i < nqv; i++) {
+        float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        for (int64_t c = 0; c < a->d; c++) tmp[c] = o[i * dp + c] * inv;
+        sdx__store_f32(a->y->data, a->y->dtype, (bat * a->nq + i0 + i) * a->heads * a->d + h * a->d, a->d, tmp);
+    }
+}
+
+static void sdx__attn_range(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__attn_job((const sdx__attn_args *)arg, j, thread);
+}
+
+static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                          int heads, int causal) {
+    static const char op[] = "attention";
+    sdx__attn_args a;
+    int rc;
+    SDX__CHECK(ctx, op, y, q, k, v);
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
+        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
+        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
+    if (heads < 1 || q->shape[2] % heads)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
+                         (long long)q->shape[2], heads);
+    if (y->data == q->data || y->data == k->data || y->data == v->data)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
+    memset(&a, 0, sizeof a);
+    a.y = y; a.q = q; a.k = k; a.v = v;
+    a.batch = q->shape[0]; a.nq = q->shape[1]; a.nk = k->shape[1];
+    a.heads = heads; a.d = q->shape[2] / heads;
+    a.dp = (a.d + SDX__NR - 1) / SDX__NR * SDX__NR;
+    a.causal = causal;
+    a.scale = (float)(1.0 / sqrt((double)a.d));
+    a.q_blocks = (a.nq + SDX__QB - 1) / SDX__QB;
+    a.ctx = ctx;
+    a.micro = sdx__micro_select();
+    if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
+    if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+    if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp) * sizeof(float))) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, a.batch * a.heads * a.q_blocks, sdx__attn_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}

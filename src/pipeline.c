@@ -1,0 +1,701 @@
+/* ===================================================================== */
+/*  Pipeline: model loading, txt2img / img2img / inpainting               */
+/* ===================================================================== */
+/* Follows ComfyUI's KSampler (docs: shared golden PIPELINE.md): prompt ->
+ * chunks -> context; noise from seed; start latent; sampler over a
+ * denoiser that batches cond and uncond into one UNet call and applies
+ * CFG; latent / scale factor -> VAE decoder -> floor(clamp(x)*255). */
+
+struct sdx_model {
+    sdx_ctx       *ctx;
+    sdx_st        *ckpt;
+    sdx_st        *vae_file;
+    sdx_tokenizer *tok;
+    sdx__textenc   te;
+    sdx__unet      unet;
+    sdx__vae       vae;
+    sdx_family     family;
+    sdx_prediction prediction;
+    float          scale_factor;
+    sdx_model_sampling ms;
+    sdx__arena     arena;
+    char           name[128];
+    int            loaded_te, loaded_unet, loaded_vae;
+};
+
+SDX_API const char *sdx_family_name(sdx_family f) {
+    switch (f) {
+    case SDX_FAMILY_SD1: return "SD 1.x";
+    case SDX_FAMILY_SD2: return "SD 2.x";
+    case SDX_FAMILY_SDXL: return "SDXL";
+    default: return "unknown";
+    }
+}
+
+static int sdx__st_has_prefix(const sdx_st *st, const char *prefix) {
+    size_t n = strlen(prefix);
+    for (int i = 0; i < sdx_st_count(st); i++)
+        if (!strncmp(sdx_st_get(st, i)->name, prefix, n)) return 1;
+    return 0;
+}
+
+static sdx_family sdx__detect_family(const sdx_st *st) {
+    if (sdx__st_has_prefix(st, "conditioner.embedders.1.model.")) return SDX_FAMILY_SDXL;
+    if (sdx__st_has_prefix(st, "cond_stage_model.model.")) return SDX_FAMILY_SD2;
+    if (sdx__st_has_prefix(st, "cond_stage_model.transformer.")) return SDX_FAMILY_SD1;
+    return SDX_FAMILY_UNKNOWN;
+}
+
+/* v or eps, in order of trust: the caller, the checkpoint's metadata, a
+ * "v_pred" marker tensor, then (SD 2.x only) ComfyUI's heuristic: 768-v
+ * checkpoints were fine-tuned long enough that the last transformer's
+ * norm1 bias spreads wider than the 512 eps base model's (std > 0.09). */
+static int sdx__detect_prediction(sdx_model *m, const char *override) {
+    const char *meta;
+    if (override && *override) {
+        if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
+        if (!strcmp(override, "v") || !strcmp(override, "v_prediction")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v)", override);
+    }
+    m->prediction = SDX_PRED_EPS;
+    meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");
+    if (meta) {
+        if (strstr(meta, "v")) m->prediction = SDX_PRED_V;
+        return SDX_OK;
+    }
+    if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+    if (m->family == SDX_FAMILY_SD2 && m->unet.in_channels == 4) {
+        const sdx_tensor *b = sdx_st_find(m->ckpt, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias");
+        if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
+            int64_t n = sdx_tensor_numel(b);
+            double s = 0, s2 = 0;
+            for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
+            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > 0.09) m->prediction = SDX_PRED_V;
+        }
+    }
+    return SDX_OK;
+}
+
+static int sdx__file_exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
+static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
+    static const char *const names[] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "vocab/merges.txt",
+                                         "vocab/bpe_simple_vocab_16e6.txt.gz" };
+    char path[4096];
+    const char *env = getenv("SDX_VOCAB");
+    const char *slash;
+    if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
+    if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
+    slash = strrchr(d->checkpoint, '/');
+    for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
+        int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
+        snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
+        if (sdx__file_exists(path)) return sdx_tokenizer_load(m->ctx, path, &m->tok);
+    }
+    if (env && *env) return sdx_tokenizer_load(m->ctx, env, &m->tok);
+    return sdx__fail(m->ctx, SDX_ERR_IO,
+        "no CLIP vocabulary found: pass --vocab PATH, set SDX_VOCAB, or put merges.txt next to the checkpoint. "
+        "Get bpe_simple_vocab_16e6.txt.gz from github.com/openai/CLIP (clip/) or merges.txt from the "
+        "openai/clip-vit-large-patch14 tokenizer on Hugging Face");
+}
+
+SDX_API void sdx_model_free(sdx_model *m) {
+    sdx_ctx *ctx;
+    if (!m) return;
+    ctx = m->ctx;
+    if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
+    if (m->loaded_unet) sdx__unet_free(&m->unet);
+    if (m->loaded_vae) sdx__vae_free(&m->vae);
+    sdx_tokenizer_free(m->tok);
+    sdx__arena_free(&m->arena);
+    sdx_st_close(m->vae_file);
+    sdx_st_close(m->ckpt);
+    sdx__free(ctx, m);
+}
+
+SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
+    sdx_model *m;
+    int rc;
+    const char *base, *dot;
+    if (!out || !d || !d->checkpoint) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required");
+    *out = NULL;
+    m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
+    if (!m) return sdx__nomem(ctx, "model", sizeof *m);
+    m->ctx = ctx;
+    sdx__arena_init(&m->arena, ctx, 0);
+    sdx_model_sampling_init(&m->ms);
+    base = strrchr(d->checkpoint, '/');
+    base = base ? base + 1 : d->checkpoint;
+    dot = strrchr(base, '.');
+    snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+
+    if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+    if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+    m->family = sdx__detect_family(m->ckpt);
+    if (m->family == SDX_FAMILY_UNKNOWN) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
+                       "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+        goto fail;
+    }
+    if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
+    m->loaded_te = 1;
+    if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
+    m->loaded_unet = 1;
+    if (m->unet.context_dim != m->te.context_dim) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
+                       d->checkpoint, m->unet.context_dim, m->te.context_dim);
+        goto fail;
+    }
+    if (d->vae) {
+        if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+    }
+    if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
+        goto fail;
+    m->loaded_vae = 1;
+    if (m->vae.z_channels != 4) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on 4",
+                       d->vae ? d->vae : d->checkpoint, m->vae.z_channels);
+        goto fail;
+    }
+    m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
+    if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
+    if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+    sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+             m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    *out = m;
+    return SDX_OK;
+fail:
+    sdx_model_free(m);
+    return rc;
+}
+
+SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
+SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
+SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
+    if (!img) return;
+    sdx__free(ctx, img->data);
+    memset(img, 0, sizeof *img);
+}
+
+SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
+    if (!res) return;
+    for (int i = 0; i < res->count; i++) {
+        if (res->images) sdx_image_free(ctx, &res->images[i]);
+        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
+    }
+    sdx__free(ctx, res->images);
+    sdx__free(ctx, res->latents);
+    sdx__free(ctx, res->seeds);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- resolved parameters ---------------------------------------------- */
+
+typedef struct sdx__gen {
+    sdx_model *m;
+    const sdx_gen_params *p;
+    int width, height, steps, batch, lh, lw;   /* image and latent sizes */
+    float cfg;
+    sdx_sampler sampler;
+    sdx_scheduler scheduler;
+    double denoise;
+    int64_t seed;
+    /* conditioning: [n_cond, T, D] context and [n_cond, adm] y (cond first) */
+    sdx_tensor context, y;
+    int n_cond;
+    /* img2img / inpainting */
+    float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
+    float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
+    float *concat;           /* [5*lh*lw] inpainting-model extra channels */
+    float *noise;            /* this image's initial noise                */
+    float *scratch;          /* x with the noise mask applied             */
+    int image_index, step;
+    sdx_rng step_rng;
+} sdx__gen;
+
+static const char *sdx__gen_default_sampler = "euler_a";
+
+static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
+    sdx_ctx *ctx = m->ctx;
+    int def = m->family == SDX_FAMILY_SDXL ? 1024 : (m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V ? 768 : 512);
+    int rc;
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->p = p;
+    g->width = p->width ? p->width : def;
+    g->height = p->height ? p->height : def;
+    if (g->width <= 0 || g->height <= 0 || g->width % 8 || g->height % 8 || g->width > 16384 || g->height > 16384)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of 8, at most 16384",
+                         g->width, g->height);
+    g->lw = g->width / 8;
+    g->lh = g->height / 8;
+    g->steps = p->steps ? p->steps : 20;
+    if (g->steps < 1 || g->steps > 10000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "steps %d: must be 1..10000", g->steps);
+    g->cfg = p->cfg_scale != 0 ? p->cfg_scale : 7.0f;
+    if (!isfinite(g->cfg) || g->cfg < 0 || g->cfg > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "cfg scale %g: must be 0..1000", g->cfg);
+    g->batch = p->batch_count ? p->batch_count : 1;
+    if (g->batch < 1 || g->batch > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "batch count %d: must be 1..1000", g->batch);
+    if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__gen_default_sampler, &g->sampler)) != SDX_OK) return rc;
+    {
+        const char *s = p->scheduler ? p->scheduler : "normal";
+        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {
+            if (m->family == SDX_FAMILY_SD2)
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has tables for SD 1.x and SDXL only, not SD 2.x");
+            g->scheduler = m->family == SDX_FAMILY_SDXL ? SDX_SCHED_AYS_SDXL : SDX_SCHED_AYS_SD1;
+        } else if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) {
+            return rc;
+        }
+    }
+    g->denoise = 1.0;
+    if (p->init_image) {
+        g->denoise = p->strength != 0 ? p->strength : 0.75;
+        if (!(g->denoise > 0 && g->denoise <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", g->denoise);
+        if (p->init_image->width != g->width || p->init_image->height != g->height || p->init_image->channels != 3 || !p->init_image->data)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected %dx%d RGB",
+                             p->init_image->width, p->init_image->height, p->init_image->channels, g->width, g->height);
+    }
+    if (p->mask) {
+        if (!p->init_image) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image");
+        if (p->mask->width != g->width || p->mask->height != g->height || p->mask->channels != 1 || !p->mask->data)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected %dx%d grey",
+                             p->mask->width, p->mask->height, p->mask->channels, g->width, g->height);
+    }
+    if (m->unet.in_channels != 4 && m->unet.in_channels != 9)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: 4, 9 for inpainting)", m->unet.in_channels);
+    g->seed = p->seed;
+    if (g->seed < 0) {
+        /* entropy without global state: time and an address */
+        uint64_t s = (uint64_t)time(NULL) * 6364136223846793005ull ^ (uint64_t)(uintptr_t)g;
+        s ^= s >> 29;
+        g->seed = (int64_t)(s & 0xffffffffull);
+    }
+    return SDX_OK;
+}
+
+/* ---- conditioning --------------------------------------------------- */
+
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return sdx__fail(ctx, SDX_ERR_NONFINITE,
+                "%s became non-finite (NaN/Inf at element %zu): the weights or the precision policy produced it; "
+                "rerun with tracing (--trace-nonfinite, sdx_desc.trace_nonfinite) to name the first op, "
+                "and scan the checkpoint (--scan-weights) for corrupted tensors", stage, i);
+    return SDX_OK;
+}
+
+/* Empty-prompt chunk, used to pad the shorter of prompt/negative. */
+static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *c, int n) {
+    sdx__chunks empty;
+    int32_t *ids;
+    float *mult;
+    int rc;
+    if (c->n >= n) return SDX_OK;
+    if ((rc = sdx__prompt_chunks(ctx, tok, "", &empty)) != SDX_OK) return rc;
+    ids = (int32_t *)sdx__realloc(ctx, c->tokens, sizeof(int32_t) * 77 * (size_t)n);
+    if (ids) c->tokens = ids;
+    mult = ids ? (float *)sdx__realloc(ctx, c->mult, sizeof(float) * 77 * (size_t)n) : NULL;
+    if (mult) c->mult = mult;
+    if (!ids || !mult) { sdx__chunks_free(ctx, &empty); return sdx__nomem(ctx, "prompt chunks", sizeof(int32_t) * 77 * (size_t)n); }
+    for (int i = c->n; i < n; i++) {
+        memcpy(c->tokens + 77 * i, empty.tokens, sizeof(int32_t) * 77);
+        memcpy(c->mult + 77 * i, empty.mult, sizeof(float) * 77);
+    }
+    c->n = n;
+    sdx__chunks_free(ctx, &empty);
+    return SDX_OK;
+}
+
+/* Encodes one prompt into row `row` of g->context (and g->y for SDXL). */
+static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    sdx_tensor context, pooled;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    size_t per_row = (size_t)(g->context.shape[1] * g->context.shape[2]);
+    int rc = sdx__textenc_encode(ctx, &m->te, &m->arena, chunks, g->p->clip_skip, &context, &pooled);
+    if (rc == SDX_OK && (size_t)sdx_tensor_numel(&context) != per_row)
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "text encoder returned %lld values, expected %zu", (long long)sdx_tensor_numel(&context), per_row);
+    if (rc == SDX_OK) {
+        sdx__load_f32(context.data, context.dtype, 0, (int64_t)per_row, (float *)g->context.data + per_row * (size_t)row);
+        rc = sdx__nonfinite_stage(ctx, row ? "the negative-prompt conditioning" : "the prompt conditioning",
+                                  (float *)g->context.data + per_row * (size_t)row, per_row);
+    }
+    if (rc == SDX_OK && g->y.data) {
+        const sdx_gen_params *p = g->p;
+        float size_cond[6];
+        int ydim = (int)g->y.shape[1];
+        float *pf = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
+        if (!pf) rc = SDX_ERR_NOMEM;
+        else {
+            sdx__load_f32(pooled.data, pooled.dtype, 0, m->te.pooled_dim, pf);
+            size_cond[0] = (float)(p->orig_height ? p->orig_height : g->height);
+            size_cond[1] = (float)(p->orig_width ? p->orig_width : g->width);
+            size_cond[2] = (float)p->crop_top;
+            size_cond[3] = (float)p->crop_left;
+            size_cond[4] = (float)(p->target_height ? p->target_height : g->height);
+            size_cond[5] = (float)(p->target_width ? p->target_width : g->width);
+            rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)g->y.data + (size_t)ydim * (size_t)row, ydim);
+        }
+    }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+static int sdx__gen_condition(sdx__gen *g) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    sdx__chunks pos, neg;
+    int rc, n;
+    int64_t shape[3];
+    memset(&pos, 0, sizeof pos);
+    memset(&neg, 0, sizeof neg);
+    g->n_cond = g->cfg == 1.0f ? 1 : 2;
+    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
+    if (g->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+        goto done;
+    n = SDX__MAX(pos.n, neg.n);
+    if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
+    if (g->n_cond == 2 && (rc = sdx__pad_chunks(ctx, m->tok, &neg, n)) != SDX_OK) goto done;
+    shape[0] = g->n_cond; shape[1] = 77 * (int64_t)n; shape[2] = m->te.context_dim;
+    if ((rc = sdx_tensor_alloc(ctx, &g->context, SDX_F32, 3, shape)) != SDX_OK) goto done;
+    if (m->unet.adm_channels > 0) {
+        shape[1] = m->unet.adm_channels;
+        if ((rc = sdx_tensor_alloc(ctx, &g->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
+    }
+    if ((rc = sdx__encode_into(g, &pos, 0)) != SDX_OK) goto done;
+    if (g->n_cond == 2) rc = sdx__encode_into(g, &neg, 1);
+done:
+    sdx__chunks_free(ctx, &pos);
+    sdx__chunks_free(ctx, &neg);
+    return rc;
+}
+
+/* ---- img2img and inpainting inputs ------------------------------------ */
+
+static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *hide, float *latent) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    sdx_tensor x, mean;
+    sdx__vae_tiling tiling;
+    size_t hw = (size_t)g->width * (size_t)g->height;
+    int rc;
+    memset(&tiling, 0, sizeof tiling);
+    tiling.mode = g->p->vae_tiling;
+    if (!sdx__arena_tensor4(&m->arena, &x, SDX_F32, 1, 3, g->height, g->width) ||
+        !sdx__arena_tensor4(&m->arena, &mean, SDX_F32, 1, 4, g->lh, g->lw)) {
+        sdx__arena_release(&m->arena, mark);
+        return SDX_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < hw; i++)
+        for (int c = 0; c < 3; c++) {
+            float v = img->data[i * 3 + (size_t)c] / 255.0f * 2.0f - 1.0f;
+            /* the inpainting model sees the repaint area as neutral grey */
+            ((float *)x.data)[(size_t)c * hw + i] = hide && hide[i] >= 128 ? 0.0f : v;
+        }
+    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mean, NULL, &tiling);
+    if (rc == SDX_OK) {
+        size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+        for (size_t i = 0; i < n; i++) latent[i] = ((float *)mean.data)[i] * m->scale_factor;
+        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", latent, n);
+    }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* Mask to latent resolution: the mean of each 8x8 pixel block. */
+static void sdx__mask_to_latent(const sdx__gen *g, const sdx_image *mask, float *out) {
+    for (int y = 0; y < g->lh; y++)
+        for (int x = 0; x < g->lw; x++) {
+            int sum = 0;
+            for (int dy = 0; dy < 8; dy++)
+                for (int dx = 0; dx < 8; dx++) sum += mask->data[(size_t)(y * 8 + dy) * (size_t)g->width + (size_t)(x * 8 + dx)];
+            out[y * g->lw + x] = (float)sum / (64.0f * 255.0f);
+        }
+}
+
+static int sdx__gen_prepare_init(sdx__gen *g) {
+    sdx_ctx *ctx = g->m->ctx;
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    int rc;
+    const sdx_gen_params *p = g->p;
+    if (p->init_image) {
+        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
+        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * 4 * plane);
+        if ((rc = sdx__encode_image(g, p->init_image, NULL, g->init_latent)) != SDX_OK) return rc;
+    }
+    if (g->m->unet.in_channels == 9) {
+        /* inpainting checkpoint: [mask, masked-image latent] as extra input */
+        g->concat = (float *)sdx__calloc(ctx, 5 * plane, sizeof(float));
+        if (!g->concat) return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
+        if (p->mask) sdx__mask_to_latent(g, p->mask, g->concat);
+        else for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
+        if (p->init_image && (rc = sdx__encode_image(g, p->init_image, p->mask ? p->mask->data : NULL, g->concat + plane)) != SDX_OK)
+            return rc;
+    } else if (p->mask) {
+        g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
+        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
+        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * 5 * plane);
+        sdx__mask_to_latent(g, p->mask, g->latent_mask);
+    }
+    return SDX_OK;
+}
+
+/* ---- the denoiser the sampler calls ------------------------------------- */
+
+static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *denoised) {
+    sdx__gen *g = (sdx__gen *)user;
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    size_t plane = (size_t)g->lh * (size_t)g->lw, n = 4 * plane;
+    int B = g->n_cond, cin = m->unet.in_channels, rc;
+    float c_in = sdx_model_c_in(sigma), timesteps[2];
+    const float *x = x_in;
+    sdx_tensor xin, out;
+    if (g->latent_mask) {
+        /* ComfyUI's latent noise mask: outside the mask the sampler sees
+         * the init latent noised to this sigma, and gets it back */
+        for (size_t c = 0; c < 4; c++)
+            for (size_t i = 0; i < plane; i++) {
+                float mk = g->latent_mask[i];
+                size_t j = c * plane + i;
+                g->scratch[j] = x_in[j] * mk + (g->init_latent[j] + g->noise[j] * sigma) * (1 - mk);
+            }
+        x = g->scratch;
+    }
+    if (!sdx__arena_tensor4(&m->arena, &xin, m->unet.act_type, B, cin, g->lh, g->lw) ||
+        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, 4, g->lh, g->lw)) {
+        sdx__arena_release(&m->arena, mark);
+        return SDX_ERR_NOMEM;
+    }
+    {
+        float *tmp = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * n);
+        if (!tmp) { sdx__arena_release(&m->arena, mark); return SDX_ERR_NOMEM; }
+        for (size_t i = 0; i < n; i++) tmp[i] = x[i] * c_in;
+        for (int b = 0; b < B; b++) {
+            size_t base = (size_t)b * (size_t)cin * plane;
+            sdx__store_f32(xin.data, xin.dtype, (int64_t)base, (int64_t)n, tmp);
+            if (g->concat) sdx__store_f32(xin.data, xin.dtype, (int64_t)(base + n), (int64_t)(5 * plane), g->concat);
+        }
+    }
+    timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->context, g->y.data ? &g->y : NULL, &out);
+    if (rc == SDX_OK) {
+        float *o = (float *)out.data;
+        sdx_model_denoised(m->prediction, sigma, x, o, o, n);
+        if (B == 2) {
+            sdx_model_denoised(m->prediction, sigma, x, o + n, o + n, n);
+            for (size_t i = 0; i < n; i++) denoised[i] = o[n + i] + (o[i] - o[n + i]) * g->cfg;
+        } else {
+            memcpy(denoised, o, sizeof(float) * n);
+        }
+        if (g->latent_mask)
+            for (size_t c = 0; c < 4; c++)
+                for (size_t i = 0; i < plane; i++) {
+                    size_t j = c * plane + i;
+                    denoised[j] = denoised[j] * g->latent_mask[i] + g->init_latent[j] * (1 - g->latent_mask[i]);
+                }
+        rc = sdx__nonfinite_stage(ctx, "the UNet prediction", denoised, n);
+    }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+static int sdx__gen_noise(void *user, float *out) {
+    sdx__gen *g = (sdx__gen *)user;
+    sdx_rng_randn(&g->step_rng, out, (size_t)4 * (size_t)g->lh * (size_t)g->lw);
+    return SDX_OK;
+}
+
+static int sdx__gen_step(void *user, int step, int total, const float *x, const float *denoised) {
+    sdx__gen *g = (sdx__gen *)user;
+    sdx_tensor t;
+    (void)denoised;
+    if (!g->p->progress) return 0;
+    t = sdx__view4(SDX_F32, (void *)x, 1, 4, g->lh, g->lw);
+    return g->p->progress(g->p->progress_user, g->image_index, step + 1, total, &t);
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    sdx_tensor z, image;
+    sdx__vae_tiling tiling;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
+    int rc;
+    memset(&tiling, 0, sizeof tiling);
+    tiling.mode = g->p->vae_tiling;
+    if (!sdx__arena_tensor4(&m->arena, &z, SDX_F32, 1, 4, g->lh, g->lw) ||
+        !sdx__arena_tensor4(&m->arena, &image, SDX_F32, 1, 3, g->height, g->width)) {
+        sdx__arena_release(&m->arena, mark);
+        return SDX_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
+    rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
+    if (rc == SDX_OK) {
+        img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
+        if (!img->data) rc = sdx__nomem(ctx, "image", 3 * hw);
+    }
+    if (rc == SDX_OK) {
+        const float *px = (const float *)image.data;
+        img->width = g->width;
+        img->height = g->height;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int c = 0; c < 3; c++) {
+                float v = (px[(size_t)c * hw + i] + 1.0f) * 0.5f;
+                v = v < 0 ? 0 : v > 1 ? 1 : v;
+                img->data[i * 3 + (size_t)c] = (uint8_t)(v * 255.0f);   /* floor, as ComfyUI */
+            }
+    }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* ---- one image ---------------------------------------------------------- */
+
+static int sdx__gen_one(sdx__gen *g, const sdx_tensor *sigmas, int64_t seed, sdx_tensor *latent_out, sdx_image *img) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+    const float *sg = (const float *)sigmas->data;
+    sdx_sample_desc sd;
+    sdx_rng rng;
+    float *x;
+    int64_t shape[4] = { 1, 4, g->lh, g->lw };
+    int rc;
+    if ((rc = sdx_tensor_alloc(ctx, latent_out, SDX_F32, 4, shape)) != SDX_OK) return rc;
+    x = (float *)latent_out->data;
+    sdx_rng_init(&rng, g->p->rng, (uint64_t)seed);
+    sdx_rng_randn(&rng, g->noise, n);
+    /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
+    sdx_rng_init(&g->step_rng, g->p->rng, (uint64_t)seed + 1);
+    sdx_start_latent(&m->ms, sg[0], g->init_latent, g->noise, x, n);
+    memset(&sd, 0, sizeof sd);
+    sd.sampler = g->sampler;
+    sd.sigmas = sg;
+    sd.n_sigmas = (int)sigmas->shape[0];
+    sd.n = n;
+    sd.denoise = sdx__gen_denoise;
+    sd.denoise_user = g;
+    sd.noise = sdx__gen_noise;
+    sd.noise_user = g;
+    sd.step = sdx__gen_step;
+    sd.step_user = g;
+    if ((rc = sdx_sample(ctx, &sd, x)) != SDX_OK) return rc;
+    if (g->latent_mask)
+        for (size_t c = 0; c < 4; c++)
+            for (size_t i = 0; i < n / 4; i++) {
+                size_t j = c * (n / 4) + i;
+                x[j] = x[j] * g->latent_mask[i] + g->init_latent[j] * (1 - g->latent_mask[i]);
+            }
+    if ((rc = sdx__nonfinite_stage(ctx, "the final latent", x, n)) != SDX_OK) return rc;
+    return sdx__gen_decode(g, x, img);
+}
+
+static void sdx__gen_free(sdx__gen *g) {
+    sdx_ctx *ctx = g->m->ctx;
+    sdx_tensor_free(ctx, &g->context);
+    sdx_tensor_free(ctx, &g->y);
+    sdx__free(ctx, g->init_latent);
+    sdx__free(ctx, g->latent_mask);
+    sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->noise);
+    sdx__free(ctx, g->scratch);
+}
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_ctx *ctx;
+    sdx__gen g;
+    sdx_tensor sigmas;
+    int rc;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    memset(out, 0, sizeof *out);
+    memset(&sigmas, 0, sizeof sigmas);
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    out->images = (sdx_image *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_image));
+    out->latents = (sdx_tensor *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_tensor));
+    out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
+    g.noise = (float *)sdx__malloc(ctx, sizeof(float) * 4 * (size_t)g.lh * (size_t)g.lw);
+    if (!out->images || !out->latents || !out->seeds || !g.noise) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
+    if ((rc = sdx_sampler_sigmas(ctx, &m->ms, g.scheduler, g.sampler, g.steps, g.denoise, &sigmas)) != SDX_OK) goto done;
+    if ((rc = sdx__gen_condition(&g)) != SDX_OK) goto done;
+    if ((rc = sdx__gen_prepare_init(&g)) != SDX_OK) goto done;
+    for (int i = 0; i < g.batch; i++) {
+        g.image_index = i;
+        out->seeds[i] = g.seed + i;
+        rc = sdx__gen_one(&g, &sigmas, g.seed + i, &out->latents[i], &out->images[i]);
+        out->count = i + 1;
+        if (rc != SDX_OK) break;
+    }
+done:
+    sdx_tensor_free(ctx, &sigmas);
+    sdx__gen_free(&g);
+    sdx__arena_reset(&m->arena);
+    if (rc != SDX_OK) sdx_gen_result_free(ctx, out);
+    return rc;
+}
+
+/* ---- A1111 "parameters" text ------------------------------------------- */
+
+static const char *sdx__a1111_sampler(const char *name) {
+    static const char *const map[][2] = {
+        { "euler", "Euler" }, { "euler_a", "Euler a" }, { "euler_ancestral", "Euler a" }, { "heun", "Heun" },
+        { "dpm_2", "DPM2" }, { "dpm2", "DPM2" }, { "dpm_2_ancestral", "DPM2 a" }, { "lms", "LMS" },
+        { "dpmpp_2s_ancestral", "DPM++ 2S a" }, { "dpm++2s_a", "DPM++ 2S a" }, { "dpmpp_sde", "DPM++ SDE" },
+        { "dpmpp_2m", "DPM++ 2M" }, { "dpm++2m", "DPM++ 2M" }, { "dpmpp_2m_sde", "DPM++ 2M SDE" },
+        { "dpmpp_2m_sde_heun", "DPM++ 2M SDE Heun" }, { "dpmpp_3m_sde", "DPM++ 3M SDE" }, { "ddim", "DDIM" },
+        { "lcm", "LCM" }, { "uni_pc", "UniPC" }, { "deis", "DEIS" }, { "ipndm", "iPNDM" },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) if (!strcmp(map[i][0], name)) return map[i][1];
+    return name;
+}
+
+static const char *sdx__a1111_schedule(const char *name) {
+    static const char *const map[][2] = {
+        { "normal", "Automatic" }, { "karras", "Karras" }, { "exponential", "Exponential" }, { "sgm_uniform", "SGM Uniform" },
+        { "simple", "Simple" }, { "ddim_uniform", "DDIM" }, { "beta", "Beta" }, { "kl_optimal", "KL Optimal" },
+        { "ays", "Align Your Steps" }, { "linear_quadratic", "Linear Quadratic" },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) if (!strcmp(map[i][0], name)) return map[i][1];
+    return name;
+}
+
+SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
+    sdx__buf b;
+    const char *neg = p->negative_prompt ? p->negative_prompt : "";
+    int def = 512, n;
+    memset(&b, 0, sizeof b);
+    b.ctx = m ? m->ctx : NULL;
+    if (m) def = m->family == SDX_FAMILY_SDXL ? 1024 : (m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V ? 768 : 512);
+    sdx__buf_str(&b, p->prompt ? p->prompt : "");
+    if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
+    sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
+                 p->steps ? p->steps : 20, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__gen_default_sampler),
+                 sdx__a1111_schedule(p->scheduler ? p->scheduler : "normal"), p->cfg_scale != 0 ? p->cfg_scale : 7.0,
+                 (long long)seed, p->width ? p->width : def, p->height ? p->height : def);
+    if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
+    if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : 0.75);
+    if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
+    sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
+    if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
+    n = (int)b.len;
+    if (size) snprintf(buf, size, "%s", b.p ? b.p : "");
+    sdx__free(b.ctx, b.p);
+    return n;
+}

@@ -1,0 +1,591 @@
+/* ===================================================================== */
+/*  Text encoders: CLIP ViT-L (Hugging Face layout), OpenCLIP text tower  */
+/*  (ViT-H for SD 2.x, ViT-bigG for SDXL) and SDXL vector conditioning    */
+/* ===================================================================== */
+/*
+ * Everything is read from key names and shapes. The only fixed
+ * conventions are those of the reference code: heads = width / 64,
+ * LayerNorm eps 1e-5, causal attention, quick_gelu for CLIP ViT-L and erf
+ * gelu for OpenCLIP; the token count per chunk comes from the positional
+ * embedding (77 for every released model).
+ *
+ * Interface used by the pipeline:
+ *
+ *   sdx__textenc te;
+ *   sdx__textenc_load(ctx, &te, ckpt)       detect SD1 / SD2 / SDXL, bind weights
+ *   sdx__textenc_load_as(ctx, &te, ckpt, weight_type)   same, weight type given
+ *   te.family, te.context_dim, te.pooled_dim, te.n_ctx, te.act_type
+ *   sdx__textenc_encode(ctx, &te, arena, chunks, clip_skip, &context, &pooled)
+ *   sdx__textenc_encode_ids(ctx, &te, arena, ids, mult, n_chunks, clip_skip,
+ *                           &context, &pooled)     raw 77-id chunks
+ *   sdx__textenc_empty_ids(ids, n_ctx)      the ids of the empty prompt
+ *   sdx__sdxl_vector(ctx, pooled, pooled_dim, size_cond, y, y_dim)
+ *   sdx__textenc_free(ctx, &te)
+ *
+ * Outputs are owned f32 tensors (free with sdx_tensor_free): context
+ * [n_chunks * n_ctx, context_dim]; pooled [pooled_dim], from the first
+ * chunk as AUTOMATIC1111 does. The arena only holds temporaries and is
+ * back at its mark when a call returns.
+ *
+ * What each family produces (see PIPELINE.md):
+ *   SD1   context = final_layer_norm(layer L - skip + 1), skip 1 by default.
+ *         pooled (on request) = final_layer_norm(last layer)[first EOS].
+ *   SD2   context = ln_final(layer L - skip + 1), skip 2 by default.
+ *         pooled = ln_final(last layer)[first EOS] @ text_projection.
+ *   SDXL  context = concat(CLIP-L layer L-1, bigG layer L-1), no final
+ *         norms; pooled as SD2 from bigG. A clip_skip N > 2 moves both
+ *         encoders to layer L - N + 1.
+ * Emphasis multipliers (A1111 "Original") are applied per chunk to each
+ * encoder's part of the context before concatenation, as the webui does
+ * (each embedder normalises its own output); pooled is never weighted.
+ */
+
+#define SDX__TE_LN_EPS 1e-5f
+#define SDX__TE_HEAD_DIM 64
+#define SDX__TE_MAX_ENCODERS 2
+
+typedef enum sdx__text_family {
+    SDX__TEXT_NONE = 0,
+    SDX__TEXT_SD1,      /* CLIP ViT-L                      */
+    SDX__TEXT_SD2,      /* OpenCLIP ViT-H                  */
+    SDX__TEXT_SDXL      /* CLIP ViT-L + OpenCLIP ViT-bigG  */
+} sdx__text_family;
+
+typedef enum sdx__clip_layout {
+    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
+    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
+} sdx__clip_layout;
+
+/* One pre-LN transformer block. Tensors are views (data owned by the
+ * checkpoint mapping or the wset); OpenCLIP q/k/v are row slices of the
+ * fused in_proj weight and bias. */
+typedef struct sdx__clip_block {
+    sdx_tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b;
+    sdx_tensor ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+} sdx__clip_block;
+
+typedef struct sdx__clip {
+    sdx__clip_layout layout;
+    sdx__wset w;
+    int wset_live;
+    int width, heads, mlp, n_layers, n_ctx, vocab;
+    int proj_dim;               /* text_projection columns; 0 when absent */
+    int pad_id;                 /* id written after the first EOS */
+    int default_skip;           /* 1 = last layer, 2 = penultimate */
+    int norm_context;           /* apply the final norm to the context */
+    int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
+    sdx_tensor tok_emb, pos_emb, lnf_w, lnf_b, proj;
+    sdx__clip_block *blocks;
+    char prefix[96];            /* for messages */
+} sdx__clip;
+
+typedef struct sdx__textenc {
+    sdx__text_family family;
+    int context_dim;            /* features per context token */
+    int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
+    int n_ctx;                  /* tokens per chunk (77) */
+    int act_type;               /* activation storage dtype; default SDX_TEXT_ACT_TYPE */
+    int n_enc;
+    sdx__clip enc[SDX__TE_MAX_ENCODERS];   /* SDXL: [0] CLIP-L, [1] bigG */
+} sdx__textenc;
+
+#define SDX__TE_TRY(expr) do { if ((rc = (expr)) != SDX_OK) goto done; } while (0)
+
+/* ---- loading -------------------------------------------------------- */
+
+/* A weight fetched through the wset, copied as a non-owning view. */
+static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
+                           const char *base, int layer, const char *leaf) {
+    int64_t shape[2] = { d0, d1 };
+    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
+                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
+    if (!t) return SDX_ERR_MODEL;
+    *dst = *t;
+    dst->owned = 0;
+    return SDX_OK;
+}
+
+/* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
+static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
+    sdx_tensor v = *t;
+    int64_t row_elems = t->ndim == 2 ? t->shape[1] : 1;
+    v.data = (unsigned char *)t->data + (size_t)(row0 * row_elems) * sdx_dtype_size(t->dtype);
+    v.shape[0] = rows;
+    v.owned = 0;
+    return v;
+}
+
+static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
+    static const char *base = "encoder.layers.";
+    sdx__clip_block *b = &c->blocks[i];
+    int64_t W = c->width, M;
+    int rc;
+    /* the MLP width is whatever fc1 says; everything else follows */
+    if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.fc1.weight")) != SDX_OK) return rc;
+    M = b->fc1_w.shape[0];
+    if (i == 0) c->mlp = (int)M;
+    else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.fc1.weight");
+    if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "layer_norm1.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->ln1_b, 1, W, 0, base, i, "layer_norm1.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->q_w, 2, W, W, base, i, "self_attn.q_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->q_b, 1, W, 0, base, i, "self_attn.q_proj.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->k_w, 2, W, W, base, i, "self_attn.k_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->k_b, 1, W, 0, base, i, "self_attn.k_proj.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->v_w, 2, W, W, base, i, "self_attn.v_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->v_b, 1, W, 0, base, i, "self_attn.v_proj.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->out_w, 2, W, W, base, i, "self_attn.out_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->out_b, 1, W, 0, base, i, "self_attn.out_proj.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->ln2_w, 1, W, 0, base, i, "layer_norm2.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->ln2_b, 1, W, 0, base, i, "layer_norm2.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->fc1_b, 1, M, 0, base, i, "mlp.fc1.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->fc2_w, 2, W, M, base, i, "mlp.fc2.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->fc2_b, 1, W, 0, base, i, "mlp.fc2.bias")))
+        return rc;
+    return SDX_OK;
+}
+
+static int sdx__clip_load_open_block(sdx__clip *c, int i) {
+    static const char *base = "transformer.resblocks.";
+    sdx__clip_block *b = &c->blocks[i];
+    sdx_tensor in_w, in_b;
+    int64_t W = c->width, M;
+    int rc;
+    if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.c_fc.weight")) != SDX_OK) return rc;
+    M = b->fc1_w.shape[0];
+    if (i == 0) c->mlp = (int)M;
+    else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.c_fc.weight");
+    if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "ln_1.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->ln1_b, 1, W, 0, base, i, "ln_1.bias")) ||
+        (rc = sdx__clip_fetch(c, &in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
+        (rc = sdx__clip_fetch(c, &in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
+        (rc = sdx__clip_fetch(c, &b->out_w, 2, W, W, base, i, "attn.out_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->out_b, 1, W, 0, base, i, "attn.out_proj.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->ln2_w, 1, W, 0, base, i, "ln_2.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->ln2_b, 1, W, 0, base, i, "ln_2.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->fc1_b, 1, M, 0, base, i, "mlp.c_fc.bias")) ||
+        (rc = sdx__clip_fetch(c, &b->fc2_w, 2, W, M, base, i, "mlp.c_proj.weight")) ||
+        (rc = sdx__clip_fetch(c, &b->fc2_b, 1, W, 0, base, i, "mlp.c_proj.bias")))
+        return rc;
+    /* in_proj rows are q; k; v */
+    b->q_w = sdx__rows_view(&in_w, 0, W);
+    b->k_w = sdx__rows_view(&in_w, W, W);
+    b->v_w = sdx__rows_view(&in_w, 2 * W, W);
+    b->q_b = sdx__rows_view(&in_b, 0, W);
+    b->k_b = sdx__rows_view(&in_b, W, W);
+    b->v_b = sdx__rows_view(&in_b, 2 * W, W);
+    return SDX_OK;
+}
+
+/* Layers are counted by key presence: a block exists if any of a few of
+ * its tensors does, so a block with one tensor missing is reported by
+ * name instead of silently shortening the model. */
+static int sdx__clip_count_layers(const sdx__clip *c) {
+    int n = 0;
+    if (c->layout == SDX__CLIP_HF) {
+        while (sdx__whas(&c->w, "encoder.layers.%d.layer_norm1.weight", n) ||
+               sdx__whas(&c->w, "encoder.layers.%d.self_attn.q_proj.weight", n) ||
+               sdx__whas(&c->w, "encoder.layers.%d.mlp.fc1.weight", n))
+            n++;
+    } else {
+        while (sdx__whas(&c->w, "transformer.resblocks.%d.ln_1.weight", n) ||
+               sdx__whas(&c->w, "transformer.resblocks.%d.attn.in_proj_weight", n) ||
+               sdx__whas(&c->w, "transformer.resblocks.%d.mlp.c_fc.weight", n))
+            n++;
+    }
+    return n;
+}
+
+static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
+    int hf = c->layout == SDX__CLIP_HF;
+    const char *tok = hf ? "embeddings.token_embedding.weight" : "token_embedding.weight";
+    const char *pos = hf ? "embeddings.position_embedding.weight" : "positional_embedding";
+    const char *lnw = hf ? "final_layer_norm.weight" : "ln_final.weight";
+    const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
+    int rc;
+    if ((rc = sdx__clip_fetch(c, &c->tok_emb, 2, -1, -1, NULL, -1, tok)) != SDX_OK) return rc;
+    c->vocab = (int)c->tok_emb.shape[0];
+    c->width = (int)c->tok_emb.shape[1];
+    if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
+                         c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
+    c->heads = c->width / SDX__TE_HEAD_DIM;
+    if ((rc = sdx__clip_fetch(c, &c->pos_emb, 2, -1, c->width, NULL, -1, pos)) != SDX_OK) return rc;
+    c->n_ctx = (int)c->pos_emb.shape[0];
+    if (c->n_ctx < 2)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
+    if ((rc = sdx__clip_fetch(c, &c->lnf_w, 1, c->width, 0, NULL, -1, lnw)) ||
+        (rc = sdx__clip_fetch(c, &c->lnf_b, 1, c->width, 0, NULL, -1, lnb)))
+        return rc;
+    c->proj_dim = 0;
+    if (!hf) {
+        /* stored [W, P] and applied as x @ text_projection */
+        if ((rc = sdx__clip_fetch(c, &c->proj, 2, c->width, -1, NULL, -1, "text_projection")) != SDX_OK)
+            return rc;
+        c->proj_dim = (int)c->proj.shape[1];
+    }
+    return SDX_OK;
+}
+
+static void sdx__clip_free(sdx_ctx *ctx, sdx__clip *c) {
+    sdx__free(ctx, c->blocks);
+    if (c->wset_live) sdx__wset_free(&c->w);
+    memset(c, 0, sizeof *c);
+}
+
+static int sdx__clip_load(sdx_ctx *ctx, sdx__clip *c, const sdx_st *ckpt, const char *prefix,
+                          sdx__clip_layout layout, int default_skip, int norm_context, int weight_type) {
+    int rc;
+    memset(c, 0, sizeof *c);
+    c->layout = layout;
+    c->default_skip = default_skip;
+    c->norm_context = norm_context;
+    c->gelu_erf = layout == SDX__CLIP_OPEN;
+    c->pad_id = layout == SDX__CLIP_OPEN ? 0 : SDX_TOKEN_EOS;
+    snprintf(c->prefix, sizeof c->prefix, "%s", prefix);
+    sdx__wset_init(&c->w, ctx, ckpt, prefix, SDX__PART_TEXT, weight_type);
+    c->wset_live = 1;
+    if ((rc = sdx__clip_load_globals(ctx, c)) != SDX_OK) goto fail;
+    c->n_layers = sdx__clip_count_layers(c);
+    if (c->n_layers < 1) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: no transformer layers found (looked for %s0.*)", prefix,
+                       layout == SDX__CLIP_HF ? "encoder.layers." : "transformer.resblocks.");
+        goto fail;
+    }
+    c->blocks = (sdx__clip_block *)sdx__calloc(ctx, (size_t)c->n_layers, sizeof *c->blocks);
+    if (!c->blocks) {
+        rc = sdx__nomem(ctx, "text encoder layers", (size_t)c->n_layers * sizeof *c->blocks);
+        goto fail;
+    }
+    for (int i = 0; i < c->n_layers; i++) {
+        rc = layout == SDX__CLIP_HF ? sdx__clip_load_hf_block(c, i) : sdx__clip_load_open_block(c, i);
+        if (rc != SDX_OK) goto fail;
+    }
+    return SDX_OK;
+fail:
+    sdx__clip_free(ctx, c);
+    return rc;
+}
+
+/* Where each encoder may live. Older SD 1.x files lack "text_model.". */
+static const char *const sdx__te_sd1_prefixes[] = {
+    "cond_stage_model.transformer.text_model.",
+    "cond_stage_model.transformer.",
+};
+#define SDX__TE_SD2_PREFIX   "cond_stage_model.model."
+#define SDX__TE_SDXL_L       "conditioner.embedders.0.transformer.text_model."
+#define SDX__TE_SDXL_G       "conditioner.embedders.1.model."
+#define SDX__TE_HF_PROBE     "embeddings.token_embedding.weight"
+#define SDX__TE_OPEN_PROBE   "token_embedding.weight"
+
+static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
+    char key[256];
+    snprintf(key, sizeof key, "%s%s", prefix, name);
+    return sdx_st_find(st, key) != NULL;
+}
+
+static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
+    for (int i = 0; i < te->n_enc; i++) sdx__clip_free(ctx, &te->enc[i]);
+    memset(te, 0, sizeof *te);
+}
+
+/* sdx__textenc_load with an explicit weight storage type (SDX_AUTO or a
+ * float dtype) instead of the compile-time SDX_TEXT_WEIGHT_TYPE. */
+static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt, int weight_type) {
+    const char *sd1 = NULL;
+    int rc = SDX_OK;
+    memset(te, 0, sizeof *te);
+    te->act_type = SDX_TEXT_ACT_TYPE;
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
+        if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
+    if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
+        te->family = SDX__TEXT_SDXL;
+        te->n_enc = 2;
+        if ((rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SDXL_L, SDX__CLIP_HF, 2, 0, weight_type)) == SDX_OK)
+            rc = sdx__clip_load(ctx, &te->enc[1], ckpt, SDX__TE_SDXL_G, SDX__CLIP_OPEN, 2, 0, weight_type);
+    } else if (sd1) {
+        te->family = SDX__TEXT_SD1;
+        te->n_enc = 1;
+        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, sd1, SDX__CLIP_HF, 1, 1, weight_type);
+    } else if (sdx__st_has(ckpt, SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE)) {
+        te->family = SDX__TEXT_SD2;
+        te->n_enc = 1;
+        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SD2_PREFIX, SDX__CLIP_OPEN, 2, 1, weight_type);
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+            "%s: no text encoder found; looked for %s%s or %s%s (SD 1.x), %s%s (SD 2.x), "
+            "%s%s + %s%s (SDXL)", sdx_st_path(ckpt),
+            sdx__te_sd1_prefixes[0], SDX__TE_HF_PROBE, sdx__te_sd1_prefixes[1], SDX__TE_HF_PROBE,
+            SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE, SDX__TE_SDXL_L, SDX__TE_HF_PROBE,
+            SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE);
+    }
+    if (rc != SDX_OK) goto fail;
+    te->n_ctx = te->enc[0].n_ctx;
+    for (int i = 0; i < te->n_enc; i++) {
+        if (te->enc[i].n_ctx != te->n_ctx) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d positions, but %s has %d", te->enc[i].prefix,
+                           te->enc[i].n_ctx, te->enc[0].prefix, te->n_ctx);
+            goto fail;
+        }
+        te->context_dim += te->enc[i].width;
+    }
+    /* SD1 has no projection: its pooled vector is the normed EOS token */
+    {
+        const sdx__clip *last = &te->enc[te->n_enc - 1];
+        te->pooled_dim = last->proj_dim ? last->proj_dim : last->width;
+    }
+    return SDX_OK;
+fail:
+    sdx__textenc_free(ctx, te);
+    return rc;
+}
+
+/* Detects SD1 (CLIP-L), SD2 (OpenCLIP-H) or SDXL (both) from the keys of
+ * `ckpt` and binds every text-encoder weight. On failure `te` is left
+ * empty (safe to free) and the message names what was looked for. */
+static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt) {
+    return sdx__textenc_load_as(ctx, te, ckpt, SDX_TEXT_WEIGHT_TYPE);
+}
+
+/* ---- forward -------------------------------------------------------- */
+
+/* x[B, T, W] = token_embedding[ids] + positional_embedding */
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    int64_t B = x->shape[0], T = x->shape[1], W = c->width;
+    sdx__mark m = sdx__arena_mark(a);
+    float *tok = (float *)sdx__arena_alloc(a, (size_t)(2 * W) * sizeof(float)), *pos = tok + W;
+    if (!tok) return SDX_ERR_NOMEM;
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t t = 0; t < T; t++) {
+            int32_t id = ids[b * T + t];
+            if (id < 0 || id >= c->vocab) {
+                sdx__arena_release(a, m);
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
+                                 c->prefix, (int)id, (long long)t, c->vocab);
+            }
+            sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
+            sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
+            for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
+            sdx__store_f32(x->data, x->dtype, (b * T + t) * W, W, tok);
+        }
+    }
+    sdx__arena_release(a, m);
+    return sdx__trace_check(ctx, "embedding", x);
+}
+
+/* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
+static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
+    const sdx__clip_block *b = &c->blocks[i];
+    int64_t B = x->shape[0], T = x->shape[1];
+    sdx_dtype dt = x->dtype;
+    sdx__mark m = sdx__arena_mark(a);
+    sdx_tensor h, q, k, v, att, f;
+    int rc = SDX_ERR_NOMEM;
+    sdx__trace_at(ctx, SDX__PART_TEXT, "%s%s%d", c->prefix,
+                  c->layout == SDX__CLIP_HF ? "encoder.layers." : "transformer.resblocks.", i);
+    if (!sdx__arena_tensor3(a, &h, dt, B, T, c->width) || !sdx__arena_tensor3(a, &q, dt, B, T, c->width) ||
+        !sdx__arena_tensor3(a, &k, dt, B, T, c->width) || !sdx__arena_tensor3(a, &v, dt, B, T, c->width) ||
+        !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
+        goto done;
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln1_w, &b->ln1_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &b->q_w, &b->q_b));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &b->k_w, &b->k_b));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &b->v_w, &b->v_b));
+    SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, &b->out_w, &b->out_b));
+    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln2_w, &b->ln2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, &b->fc1_w, &b->fc1_b));
+    SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, &b->fc2_w, &b->fc2_b));
+    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+done:
+    sdx__arena_release(a, m);
+    return rc;
+}
+
+static int sdx__clip_final_norm(sdx_ctx *ctx, const sdx__clip *c, sdx_tensor *y, const sdx_tensor *x) {
+    sdx__trace_at(ctx, SDX__PART_TEXT, "%s final norm", c->prefix);
+    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, &c->lnf_w, &c->lnf_b);
+}
+
+/* Index of the first largest id: the first EOS, as the reference's
+ * argmax finds it (EOS is the largest id in the CLIP vocabulary). */
+static int sdx__te_argmax(const int32_t *ids, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++) if (ids[i] > ids[best]) best = i;
+    return best;
+}
+
+/* Copies n_chunks chunks and rewrites everything after each chunk's first
+ * EOS with the encoder's pad id (OpenCLIP pads with 0, CLIP-L with EOS). */
+static void sdx__clip_repad(const sdx__clip *c, const int32_t *src, int32_t *dst, int n_chunks) {
+    for (int b = 0; b < n_chunks; b++) {
+        const int32_t *s = src + (size_t)b * c->n_ctx;
+        int32_t *d = dst + (size_t)b * c->n_ctx;
+        int seen_eos = 0;
+        for (int t = 0; t < c->n_ctx; t++) {
+            d[t] = seen_eos ? c->pad_id : s[t];
+            if (s[t] == SDX_TOKEN_EOS) seen_eos = 1;
+        }
+    }
+}
+
+/* Number of layers to run for a clip_skip value (<= 1: the default). */
+static int sdx__clip_stop_layer(sdx_ctx *ctx, const sdx__clip *c, int clip_skip, int *stop) {
+    int skip = clip_skip <= 1 ? c->default_skip : clip_skip;
+    if (skip > c->n_layers)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clip_skip %d: %s has only %d layers", clip_skip,
+                         c->prefix, c->n_layers);
+    *stop = c->n_layers - skip + 1;
+    return SDX_OK;
+}
+
+/* y[P] = x[W] @ proj[W, P] (the OpenCLIP orientation), f32 accumulation. */
+static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, float *y) {
+    sdx__mark m = sdx__arena_mark(a);
+    int P = c->proj_dim;
+    float *row = (float *)sdx__arena_alloc(a, (size_t)P * sizeof(float));
+    if (!row) return SDX_ERR_NOMEM;
+    for (int p = 0; p < P; p++) y[p] = 0.0f;
+    for (int w = 0; w < c->width; w++) {
+        sdx__load_f32(c->proj.data, c->proj.dtype, (int64_t)w * P, P, row);
+        for (int p = 0; p < P; p++) y[p] += x[w] * row[p];
+    }
+    sdx__arena_release(a, m);
+    return SDX_OK;
+}
+
+/* Pooled vector of the first chunk: finish the remaining layers on it,
+ * final norm, take the first EOS row, project if the encoder can. `x`
+ * holds the first `done` layers' output of chunk 0 ([1, T, W]). */
+static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_tensor *x, int done,
+                          const int32_t *ids, float *pooled) {
+    sdx__mark m = sdx__arena_mark(a);
+    sdx_tensor y;
+    float *row;
+    int rc = SDX_ERR_NOMEM;
+    for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x));
+    if (!sdx__arena_tensor3(a, &y, x->dtype, 1, c->n_ctx, c->width)) { rc = SDX_ERR_NOMEM; goto done; }
+    row = (float *)sdx__arena_alloc(a, (size_t)c->width * sizeof(float));
+    if (!row) { rc = SDX_ERR_NOMEM; goto done; }
+    SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, x));
+    sdx__load_f32(y.data, y.dtype, (int64_t)sdx__te_argmax(ids, c->n_ctx) * c->width, c->width, row);
+    if (c->proj_dim) SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
+    else memcpy(pooled, row, (size_t)c->width * sizeof(float));
+done:
+    sdx__arena_release(a, m);
+    return rc;
+}
+
+/* Writes chunk b of z[B, T, W] (any dtype) into context columns
+ * [col, col + W) of rows b*T .. b*T+T-1, applying the chunk's emphasis. */
+static int sdx__clip_scatter(const sdx__clip *c, sdx__arena *a, const sdx_tensor *z, int b,
+                             const float *mult, float *context, int context_dim, int col) {
+    sdx__mark m = sdx__arena_mark(a);
+    int64_t T = c->n_ctx, W = c->width;
+    float *zf = (float *)sdx__arena_alloc(a, (size_t)(T * W) * sizeof(float));
+    if (!zf) return SDX_ERR_NOMEM;
+    sdx__load_f32(z->data, z->dtype, (int64_t)b * T * W, T * W, zf);
+    if (mult) sdx__emphasis_original(zf, (int)T, (int)W, mult);   /* all-one: untouched */
+    for (int64_t t = 0; t < T; t++)
+        memcpy(context + ((int64_t)b * T + t) * context_dim + col, zf + t * W, (size_t)W * sizeof(float));
+    sdx__arena_release(a, m);
+    return SDX_OK;
+}
+
+/* One encoder's share of the context (columns [col, col + width)) and,
+ * when `pooled` is not NULL, the pooled vector of chunk 0. */
+static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
+                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
+                            int col, float *pooled) {
+    sdx__mark m = sdx__arena_mark(a);
+    int64_t T = c->n_ctx;
+    int32_t *ids;
+    sdx_tensor x, y, x0;
+    int stop = 0, rc;
+    if ((rc = sdx__clip_stop_layer(ctx, c, clip_skip, &stop)) != SDX_OK) return rc;
+    rc = SDX_ERR_NOMEM;
+    ids = (int32_t *)sdx__arena_alloc(a, (size_t)n_chunks * (size_t)T * sizeof(int32_t));
+    if (!ids || !sdx__arena_tensor3(a, &x, act, n_chunks, T, c->width) ||
+        (c->norm_context && !sdx__arena_tensor3(a, &y, act, n_chunks, T, c->width)))
+        goto done;
+    sdx__clip_repad(c, ids_in, ids, n_chunks);
+    sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
+    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
+    if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
+    for (int b = 0; b < n_chunks; b++)
+        SDX__TE_TRY(sdx__clip_scatter(c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
+                                      context, context_dim, col));
+    if (pooled) {
+        x0 = x;                 /* chunk 0 only: the first T rows */
+        x0.shape[0] = 1;
+        SDX__TE_TRY(sdx__clip_pool(ctx, c, a, &x0, stop, ids, pooled));
+    }
+done:
+    sdx__arena_release(a, m);
+    return rc;
+}
+
+/* Raw form of sdx__textenc_encode: `ids` holds n_chunks * n_ctx token ids
+ * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
+ * its own pad id); `mult` the matching emphasis multipliers or NULL.
+ * `pooled` may be NULL. See the top of this file for what is produced. */
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    int64_t cshape[2], pshape[1];
+    int rc, col = 0;
+    if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no encoder, ids or chunks");
+    cshape[0] = (int64_t)n_chunks * te->n_ctx;
+    cshape[1] = te->context_dim;
+    pshape[0] = te->pooled_dim;
+    if ((rc = sdx_tensor_alloc(ctx, context, SDX_F32, 2, cshape)) != SDX_OK) return rc;
+    if (pooled && (rc = sdx_tensor_alloc(ctx, pooled, SDX_F32, 1, pshape)) != SDX_OK) goto fail;
+    for (int e = 0; e < te->n_enc; e++) {
+        const sdx__clip *c = &te->enc[e];
+        /* the pooled vector comes from the last encoder (SDXL: bigG) */
+        float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+                              (float *)context->data, te->context_dim, col, pool);
+        if (rc != SDX_OK) goto fail;
+        col += c->width;
+    }
+    return SDX_OK;
+fail:
+    sdx_tensor_free(ctx, context);
+    if (pooled) sdx_tensor_free(ctx, pooled);
+    return rc;
+}
+
+/* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
+static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const sdx__chunks *chunks,
+                               int clip_skip, sdx_tensor *context, sdx_tensor *pooled) {
+    if (!chunks || chunks->n < 1)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no prompt chunks");
+    return sdx__textenc_encode_ids(ctx, te, arena, chunks->ids, chunks->mult, chunks->n, clip_skip, context, pooled);
+}
+
+/* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline
+ * repeats its context to pad a shorter negative prompt, as A1111 does). */
+static void sdx__textenc_empty_ids(int32_t *ids, int n_ctx) {
+    ids[0] = SDX_TOKEN_BOS;
+    for (int i = 1; i < n_ctx; i++) ids[i] = SDX_TOKEN_EOS;
+}
+
+/* SDXL vector y = concat(pooled, e(orig_h), e(orig_w), e(crop_top),
+ * e(crop_left), e(target_h), e(target_w)); e = sinusoidal embedding, cos
+ * first, max_period 10000, of size (y_dim - pooled_dim) / 6 (256 in SDXL). */
+static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, const float size_cond[6], float *y,
+                            int y_dim) {
+    int emb = pooled_dim >= 0 && y_dim > pooled_dim ? (y_dim - pooled_dim) / 6 : 0;
+    if (emb <= 0 || emb % 2 || pooled_dim + 6 * emb != y_dim)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "SDXL vector conditioning: %d features cannot hold the pooled vector (%d) "
+                         "plus 6 size embeddings of equal even size", y_dim, pooled_dim);
+    memcpy(y, pooled, (size_t)pooled_dim * sizeof(float));
+    for (int i = 0; i < 6; i++)
+        sdx__timestep_embedding(y + pooled_dim + i * emb, &size_cond[i], 1, emb, 10000.0f);
+    return SDX_OK;
+}
