@@ -275,13 +275,21 @@ extern "C" {
 #endif
 
 typedef enum sdx_rng_kind {
-    SDX_RNG_CPU  = 0,   /* torch.randn on a CPU generator (mt19937): ComfyUI's noise */
-    SDX_RNG_CUDA = 1    /* AUTOMATIC1111's Philox "NV" emulation of CUDA torch.randn */
+    /* torch.randn on a CPU generator (mt19937), ComfyUI's and the webui's
+     * "CPU" noise. Bit-exact with PyTorch's AVX2 kernel (any x86-64 with
+     * AVX2); PyTorch on CPUs without AVX2 differs by up to ~2e-6 for draws
+     * of 16 or more values. Only the low 32 bits of the seed matter. */
+    SDX_RNG_CPU  = 0,
+    /* AUTOMATIC1111's Philox-4x32-10 "NV" emulation of CUDA torch.randn,
+     * bit-exact. Each randn call is one counter step, whatever its size;
+     * a call draws at most 2^32 values. */
+    SDX_RNG_CUDA = 1
 } sdx_rng_kind;
 
 /* A generator lives on the caller's stack or inside another struct; it
  * allocates nothing. Successive draws continue one stream, exactly like
- * successive torch.randn calls on one generator. */
+ * successive torch.randn calls on one generator, so drawing a [1,4,64,64]
+ * latent is one sdx_rng_randn(rng, buf, 16384), not four smaller ones. */
 typedef struct sdx_rng {
     sdx_rng_kind kind;
     uint64_t seed;
@@ -2526,9 +2534,9 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
  * shared/golden/rng). The floating-point steps are written so that a
  * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
  * cannot change a result: each product that feeds an addition is either
- * exact or is an explicit fmaf()/fma() call. Assumes float and double are
- * IEEE binary32/binary64 evaluated at their own precision
- * (FLT_EVAL_METHOD 0, as on x86-64 SSE and AArch64). */
+ * exact or is an explicit fmaf() call. Assumes float and double are IEEE
+ * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
+ * as on x86-64 SSE and AArch64) and no -ffast-math. */
 
 /* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
 
@@ -2623,17 +2631,17 @@ static float sdx__cephes_logf(float x) {
     return fmaf(e, 0.693359375f, t);
 }
 
+/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
+ * always a non-negative angle). */
 static void sdx__cephes_sincosf(float x, float *s, float *c) {
     const float fopi = 1.27323954473516f;          /* 4 / pi */
     uint32_t j, sin_sign, cos_sign, sb, cb;
     float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
     int first_poly_is_sin;
-    sin_sign = 0;
-    if (x < 0) { x = -x; sin_sign = 0x80000000u; } /* unused here: x >= 0 */
     j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
     j = (j + 1u) & ~1u;
     jf = (float)(int32_t)j;
-    sin_sign ^= (j & 4u) << 29;
+    sin_sign = (j & 4u) << 29;
     first_poly_is_sin = (j & 2u) == 0;
     /* extended-precision reduction x - j * pi/4 */
     x = fmaf(jf, -0.78515625f, x);
@@ -2798,7 +2806,8 @@ struct sdx__kernel_state {
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
     sdx__kernel_state *s = ctx->kernels;
     if (!s) return;
-    for (int i = 0; i < s->n; i++) sdx__free(ctx, s->raw[i]);
+    /* raw may be NULL when the state's own allocation failed half way */
+    for (int i = 0; s->raw && i < s->n; i++) sdx__free(ctx, s->raw[i]);
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
@@ -8264,12 +8273,12 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
 #define SDX__COMMA_BACKTRACK   20    /* webui's comma_padding_backtrack default */
 
 /* Prompt chunks: n chunks of 77 ids (BOS, 75 tokens padded with EOS 49407,
- * EOS) and their 77 f32 multipliers, row-major [n][77]. `ids` is another
- * name for `tokens`. For OpenCLIP the caller replaces ids after the first
- * EOS with its pad id (0), as the webui does. */
+ * EOS) and their 77 f32 multipliers, row-major [n][77]. For OpenCLIP the
+ * caller replaces ids after the first EOS with its pad id (0), as the
+ * webui does. */
 typedef struct sdx__chunks {
     int n;
-    union { int32_t *tokens; int32_t *ids; };
+    int32_t *tokens;
     float *mult;
 } sdx__chunks;
 
@@ -9258,7 +9267,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
                                int clip_skip, sdx_tensor *context, sdx_tensor *pooled) {
     if (!chunks || chunks->n < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no prompt chunks");
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->ids, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline

@@ -25,7 +25,8 @@ struct sdx__kernel_state {
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
     sdx__kernel_state *s = ctx->kernels;
     if (!s) return;
-    for (int i = 0; i < s->n; i++) sdx__free(ctx, s->raw[i]);
+    /* raw may be NULL when the state's own allocation failed half way */
+    for (int i = 0; s->raw && i < s->n; i++) sdx__free(ctx, s->raw[i]);
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);

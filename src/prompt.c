@@ -32,12 +32,12 @@
 #define SDX__COMMA_BACKTRACK   20    /* webui's comma_padding_backtrack default */
 
 /* Prompt chunks: n chunks of 77 ids (BOS, 75 tokens padded with EOS 49407,
- * EOS) and their 77 f32 multipliers, row-major [n][77]. `ids` is another
- * name for `tokens`. For OpenCLIP the caller replaces ids after the first
- * EOS with its pad id (0), as the webui does. */
+ * EOS) and their 77 f32 multipliers, row-major [n][77]. For OpenCLIP the
+ * caller replaces ids after the first EOS with its pad id (0), as the
+ * webui does. */
 typedef struct sdx__chunks {
     int n;
-    union { int32_t *tokens; int32_t *ids; };
+    int32_t *tokens;
     float *mult;
 } sdx__chunks;
 

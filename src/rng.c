@@ -6,9 +6,9 @@
  * shared/golden/rng). The floating-point steps are written so that a
  * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
  * cannot change a result: each product that feeds an addition is either
- * exact or is an explicit fmaf()/fma() call. Assumes float and double are
- * IEEE binary32/binary64 evaluated at their own precision
- * (FLT_EVAL_METHOD 0, as on x86-64 SSE and AArch64). */
+ * exact or is an explicit fmaf() call. Assumes float and double are IEEE
+ * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
+ * as on x86-64 SSE and AArch64) and no -ffast-math. */
 
 /* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
 

@@ -564,7 +564,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
                                int clip_skip, sdx_tensor *context, sdx_tensor *pooled) {
     if (!chunks || chunks->n < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no prompt chunks");
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->ids, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline

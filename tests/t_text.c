@@ -756,7 +756,7 @@ static int long_weighted_prompt_encodes_every_chunk(void) {
         sdx_tensor one;
         double r;
         for (int i = 0; i < 77; i++) weighted |= chunks.mult[c * 77 + i] != 1.0f;
-        T_CHECK(sdx__textenc_encode_ids(t.ctx, &t.te, &t.arena, chunks.ids + c * 77, chunks.mult + c * 77, 1, 0,
+        T_CHECK(sdx__textenc_encode_ids(t.ctx, &t.te, &t.arena, chunks.tokens + c * 77, chunks.mult + c * 77, 1, 0,
                                         &one, NULL) == SDX_OK, "encode chunk %d", c);
         r = t_rel_l2_f32((const float *)context.data + (size_t)c * 77 * 64, (const float *)one.data, 77 * 64);
         if (r > worst) worst = r;
