@@ -878,6 +878,8 @@ SDX_API uint16_t sdx_f32_to_bf16(float f) {
 
 SDX_API float sdx_bf16_to_f32(uint16_t h) { return sdx__bits_f32((uint32_t)h << 16); }
 
+static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n);   /* half_simd.c */
+
 /* Scalar array loops; src/half_simd.c may replace them with F16C/AVX512
  * versions that tests prove bit-identical. */
 static void sdx__f32_to_f16_scalar(const float *src, uint16_t *dst, size_t n) {
@@ -999,11 +1001,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
 static void sdx__store_f32(void *dst, sdx_dtype dtype, int64_t offset, int64_t n, const float *src) {
     switch (dtype) {
     case SDX_F32: memcpy((float *)dst + offset, src, (size_t)n * sizeof(float)); break;
-    case SDX_F16: {
-        uint16_t *d = (uint16_t *)dst + offset;
-        for (int64_t i = 0; i < n; i++) d[i] = sdx__f32_to_f16_sat(src[i]);
-        break;
-    }
+    case SDX_F16: sdx__f32_to_f16_sat_n(src, (uint16_t *)dst + offset, (size_t)n); break;
     case SDX_BF16: sdx_f32_to_bf16_n(src, (uint16_t *)dst + offset, (size_t)n); break;
     default: SDX_ASSERT(0);
     }

@@ -86,6 +86,20 @@ static int parse_float(const char *s, float *out) {
     return 1;
 }
 
+/* Options that take a value; anything else not handled as a switch is
+ * unknown (checked before a value is consumed). */
+static int takes_value(const char *a) {
+    static const char *const names[] = {
+        "-m", "--model", "--vae", "--vocab", "--prediction", "-p", "--prompt", "-n", "--negative-prompt",
+        "-i", "--init-img", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
+        "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
+        "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(a, names[i])) return 1;
+    return 0;
+}
+
 /* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
 static int parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
@@ -110,6 +124,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--trace-nonfinite", "--trace")) o->trace = 1;
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
+        else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();
             if (!val) return -1;
@@ -152,9 +167,6 @@ static int parse_args(int argc, char **argv, options *o) {
                     fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
                     return -1;
                 }
-            } else {
-                fprintf(stderr, "sdx: unknown option %s (see --help)\n", a);
-                return -1;
             }
         }
 #undef IS

@@ -22,6 +22,11 @@
 #define T_UNUSED
 #endif
 
+/* Failure messages are cut to fit t_msg on purpose. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
 enum { T_PASS = 0, T_FAIL = 1, T_SKIP = 2 };
 
 typedef struct t_case { const char *name; int (*fn)(void); } t_case;
