@@ -2406,6 +2406,7 @@ typedef struct sdx__wset {
     int weight_type;        /* SDX_AUTO or a float dtype */
     sdx_tensor **converted; /* owned copies in the policy's weight type */
     int n_converted;
+    int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
 #define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -2456,7 +2457,7 @@ static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
     if (list) w->converted = list;
     if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
         sdx__free(w->ctx, c);
-        sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
+        w->rc = sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
         return NULL;
     }
     for (int64_t i = 0; i < n; i += 1024) {
@@ -2476,11 +2477,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
-        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
         return NULL;
     }
     if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
-        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
@@ -2495,7 +2496,7 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
                 used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
                                      : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
-            sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
+            w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
             return NULL;
         }
@@ -2503,6 +2504,10 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
     if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
     return t;
 }
+
+/* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
+ * missing or mis-shaped tensor, SDX_ERR_NOMEM when a conversion failed. */
+static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
 static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
@@ -8800,7 +8805,7 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
     int64_t shape[2] = { d0, d1 };
     const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
                                      : sdx__wget(&c->w, ndim, shape, "%s", leaf);
-    if (!t) return SDX_ERR_MODEL;
+    if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
     return SDX_OK;
@@ -10240,12 +10245,12 @@ static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int
         !(r->norm2_b = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.bias", base)) ||
         !(r->conv2_w = sdx__wget(w, 4, SDX__S(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
         !(r->conv2_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv2.bias", base)))
-        return SDX_ERR_MODEL;
+        return sdx__werr(w);
     r->skip_w = r->skip_b = NULL;
     if (cin != cout &&
         (!(r->skip_w = sdx__wget(w, 4, SDX__S(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
          !(r->skip_b = sdx__wget(w, 1, SDX__S(cout), "%s.%s.bias", base, skip))))
-        return SDX_ERR_MODEL;
+        return sdx__werr(w);
     return SDX_OK;
 }
 
@@ -10287,7 +10292,7 @@ static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, i
         !(a->v_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][3])) ||
         !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
         !(a->proj_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][4])))
-        return SDX_ERR_MODEL;
+        return sdx__werr(w);
     return SDX_OK;
 }
 
@@ -10379,7 +10384,7 @@ static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch
             sdx__vae_resample_name(v, base, sizeof base, dec, i);
             if (!(lv->resample_w = sdx__wget(&v->w, 4, SDX__S(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
                 !(lv->resample_b = sdx__wget(&v->w, 1, SDX__S(lv->ch), "%s.bias", base)))
-                return SDX_ERR_MODEL;
+                return sdx__werr(&v->w);
         }
         prev = lv->ch;
     }
@@ -10394,7 +10399,7 @@ static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out
         !(cd->norm_out_b = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.bias", coder, norm)) ||
         !(cd->conv_out_w = sdx__wget(&v->w, 4, SDX__S(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
         !(cd->conv_out_b = sdx__wget(&v->w, 1, SDX__S(out_channels), "%s.conv_out.bias", coder)))
-        return SDX_ERR_MODEL;
+        return sdx__werr(&v->w);
     return SDX_OK;
 }
 
@@ -10407,10 +10412,10 @@ static int sdx__vae_load_decoder(sdx__vae *v) {
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
                          sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
     if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return SDX_ERR_MODEL;
+    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
     d->conv_in_w = t;
     v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return SDX_ERR_MODEL;
+    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
     return sdx__vae_load_outer(v, d, 1, 3);
@@ -10427,10 +10432,10 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (e->n_levels != v->dec.n_levels)
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
                          sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return SDX_ERR_MODEL;
+    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
     e->conv_in_w = t;
     c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return SDX_ERR_MODEL;
+    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
     /* double_z: conv_out produces mean and logvar */
@@ -10471,10 +10476,10 @@ static int sdx__vae_load_parts(sdx__vae *v) {
     int rc;
     if (sdx__whas(w, "post_quant_conv.weight")) {
         const sdx_tensor *t;
-        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return SDX_ERR_MODEL;
+        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
         v->post_quant_w = t;
         v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return SDX_ERR_MODEL;
+        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
     } else {
         v->latent_channels = v->z_channels;
     }

@@ -498,6 +498,7 @@ typedef struct sdx__wset {
     int weight_type;        /* SDX_AUTO or a float dtype */
     sdx_tensor **converted; /* owned copies in the policy's weight type */
     int n_converted;
+    int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
 #define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -548,7 +549,7 @@ static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
     if (list) w->converted = list;
     if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
         sdx__free(w->ctx, c);
-        sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
+        w->rc = sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
         return NULL;
     }
     for (int64_t i = 0; i < n; i += 1024) {
@@ -568,11 +569,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
-        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
         return NULL;
     }
     if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
-        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
@@ -587,7 +588,7 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
                 used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
                                      : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
-            sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
+            w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
             return NULL;
         }
@@ -595,6 +596,10 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
     if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
     return t;
 }
+
+/* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
+ * missing or mis-shaped tensor, SDX_ERR_NOMEM when a conversion failed. */
+static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
 static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {

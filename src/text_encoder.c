@@ -99,7 +99,7 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
     int64_t shape[2] = { d0, d1 };
     const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
                                      : sdx__wget(&c->w, ndim, shape, "%s", leaf);
-    if (!t) return SDX_ERR_MODEL;
+    if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
     return SDX_OK;
