@@ -10,7 +10,7 @@ SRC     := $(wildcard src/*.h src/*.c src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
 EXAMPLES := examples/sdx examples/minimal
 
-.PHONY: all test sanitize bench fuzz demo check-amalgamation clean
+.PHONY: all test sanitize bench fuzz demo valgrind check-amalgamation clean
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -52,6 +52,13 @@ bench/bench: bench/bench.c sdx.h
 demo: examples/sdx
 	./examples/sdx -m $(MODEL) --vocab $(VOCAB) -p "$(PROMPT)" --steps 20 -s 42 -o demo.png
 
+# memcheck over a tiny end-to-end generation: 0 errors, nothing lost
+valgrind: examples/sdx
+	$(CC) -std=c11 -O1 -g -I. -o examples/sdx-vg examples/sdx.c -lstb $(LDLIBS)
+	valgrind --leak-check=full --errors-for-leak-kinds=all --error-exitcode=9 ./examples/sdx-vg \
+	    -m ../shared/golden/sd1/model.safetensors --vocab ../shared/vocab -p "a (red:1.2) fox" -n blurry \
+	    -W 64 -H 64 --steps 2 -t 2 -o /tmp/sdx-valgrind.png
+
 fuzz:
 	fuzz/run.sh $(or $(FUZZ_SECONDS),60)
 
@@ -59,4 +66,4 @@ check-amalgamation:
 	sh tools/amalgamate.sh --check
 
 clean:
-	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang $(EXAMPLES) bench/bench
+	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) bench/bench

@@ -337,7 +337,7 @@ static void batch_path(const char *path, int index, char *buf, size_t size) {
 
 /* ---- progress --------------------------------------------------------- */
 
-typedef struct { struct timespec start; int last_image; } progress_state;
+typedef struct { struct timespec start; int last_image; } progress_state;   /* image 0 first */
 
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
@@ -351,7 +351,10 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
     char bar[31];
     int filled = steps ? step * 30 / steps : 0;
     (void)latent;
-    if (image != s->last_image) { clock_gettime(CLOCK_MONOTONIC, &s->start); s->last_image = image; }
+    if (image != s->last_image) {       /* the next image's clock starts where the last one stopped */
+        clock_gettime(CLOCK_MONOTONIC, &s->start);
+        s->last_image = image;
+    }
     el = seconds_since(&s->start);
     for (int i = 0; i < 30; i++) bar[i] = i < filled ? '=' : ' ';
     bar[30] = 0;
@@ -402,7 +405,7 @@ int main(int argc, char **argv) {
     }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
     memset(&ps, 0, sizeof ps);
-    ps.last_image = -1;
+    clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");

@@ -50,6 +50,7 @@ FZ_UNUSED static unsigned fz_touch(const void *p, size_t n) {
     return sum;
 }
 
+#ifdef FZ_NEED_VOCAB
 /* The real CLIP vocabulary, loaded once per process from
  * $SDX_SHARED/vocab/merges.txt (default ../shared, relative to the
  * repository root where fuzz/run.sh runs). NULL, with a message printed
@@ -71,6 +72,7 @@ FZ_UNUSED static const sdx_tokenizer *fz_vocab(void) {
     }
     return tok;
 }
+#endif
 
 /* The input as a NUL-terminated string (bytes after an embedded NUL are
  * ignored by the string APIs, as they would be for a C caller). */

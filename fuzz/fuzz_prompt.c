@@ -2,6 +2,7 @@
  * (src/prompt.c). Weights must stay finite and within the documented
  * clamp; chunks must be BOS, 75 ids, EOS with finite multipliers. The
  * parser runs even without the vocabulary; chunking needs it. */
+#define FZ_NEED_VOCAB
 #include "fuzz.h"
 
 static void fz_check_parse(sdx_ctx *ctx, const char *text) {

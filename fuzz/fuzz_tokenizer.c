@@ -2,6 +2,7 @@
  * real vocabulary on arbitrary bytes, including invalid UTF-8. Every id
  * must be in the vocabulary and the padded form must be BOS, the first 75
  * ids, EOS, padding. */
+#define FZ_NEED_VOCAB
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -12,8 +12,8 @@
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
 # FUZZ_CFLAGS (extra compiler flags, e.g. -fno-sanitize=... to look past a
 # known finding),
-# FUZZ_PARTIAL=1 (build each harness against a partial sdx.h holding only
-# the parts it needs, for when another part does not compile),
+# FUZZ_FULL=1 (build against the whole sdx.h instead of a partial
+# amalgamation of the parts each harness needs),
 # SDX_SHARED (golden data; the tokenizer target needs shared/vocab).
 # Exit status: 0 when no target found anything, 1 otherwise, 2 on a
 # build failure.
@@ -27,7 +27,8 @@ CLANG=${CLANG:-clang}
 BIN=fuzz/bin
 CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 
-# Parts each harness needs (for FUZZ_PARTIAL) and its input size limit.
+# Parts each harness needs (core.c calls into kernels.c) and its input
+# size limit.
 parts() {
     case $1 in
     safetensors|json) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c" ;;
@@ -51,23 +52,31 @@ for t in $TARGETS; do
     src=fuzz/fuzz_$t.c
     exe=$BIN/fuzz_$t
     if [ ! -f "$src" ]; then echo "run.sh: no harness $src" >&2; exit 2; fi
-    header=""
-    if [ "${FUZZ_PARTIAL:-0}" = 1 ]; then
-        SDX_ONLY=$(parts "$t") sh tools/amalgamate.sh -o "$ROOT/$BIN/sdx_$t.h" || exit 2
-        header="-DSDX_FUZZ_HEADER=\"$ROOT/$BIN/sdx_$t.h\""
-    elif [ -n "${FUZZ_CFLAGS:-}" ] || [ sdx.h -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ]; then
-        rm -f "$exe"
+    # Each harness compiles the engine into itself. By default it includes
+    # a partial amalgamation of just the src/ parts it needs (same code as
+    # sdx.h, a tenth of the compile time); FUZZ_FULL=1 includes sdx.h.
+    if [ "${FUZZ_FULL:-0}" = 1 ]; then
+        header=sdx.h
+        hflag=""
+    else
+        header=$BIN/sdx_$t.h
+        SDX_ONLY=$(parts "$t") sh tools/amalgamate.sh -o "$ROOT/$header.new" || exit 2
+        if cmp -s "$header.new" "$header"; then rm -f "$header.new"; else mv "$header.new" "$header"; fi
+        hflag="-DSDX_FUZZ_HEADER=\"$ROOT/$header\""
     fi
-    if [ ! -x "$exe" ] || [ -n "$header" ]; then
+    extra=""
+    # the inflate harness compares against zlib when it is installed
+    if [ "$t" = inflate ] && echo '#include <zlib.h>' | $CLANG -E -x c - > /dev/null 2>&1; then extra="-DFZ_ZLIB -lz"; fi
+    flags="$CFLAGS ${FUZZ_CFLAGS:-} $hflag $extra"
+    if [ ! -x "$exe" ] || [ "$header" -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ] ||
+       [ "$flags" != "$(cat "$exe.flags" 2>/dev/null)" ]; then
         echo "== build $t"
         # shellcheck disable=SC2086
-        extra=""
-        # the inflate harness compares against zlib when it is installed
-        if [ "$t" = inflate ] && echo '#include <zlib.h>' | $CLANG -E -x c - > /dev/null 2>&1; then extra="-DFZ_ZLIB -lz"; fi
-        if ! $CLANG $CFLAGS ${FUZZ_CFLAGS:-} $header -o "$exe" "$src" $extra -lm -lpthread; then
+        if ! $CLANG $CFLAGS ${FUZZ_CFLAGS:-} $hflag -o "$exe" "$src" $extra -lm -lpthread; then
             echo "run.sh: building $t failed" >&2
             exit 2
         fi
+        echo "$flags" > "$exe.flags"
     fi
     mkdir -p "$BIN/corpus/$t" "$BIN/artifacts/$t" "fuzz/corpus/$t" "fuzz/crashes/$t"
     log=$BIN/$t.log

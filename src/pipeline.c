@@ -98,9 +98,10 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     }
     if (env && *env) return sdx_tokenizer_load(m->ctx, env, &m->tok);
     return sdx__fail(m->ctx, SDX_ERR_IO,
-        "no CLIP vocabulary found: pass --vocab PATH, set SDX_VOCAB, or put merges.txt next to the checkpoint. "
-        "Get bpe_simple_vocab_16e6.txt.gz from github.com/openai/CLIP (clip/) or merges.txt from the "
-        "openai/clip-vit-large-patch14 tokenizer on Hugging Face");
+        "%s: no CLIP vocabulary found next to it: pass --vocab PATH (sdx_model_desc.vocab), set SDX_VOCAB, or put "
+        "merges.txt there. Any of these works: merges.txt from the tokenizer folder of openai/clip-vit-large-patch14 "
+        "(Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's CLIP repository",
+        d->checkpoint);
 }
 
 SDX_API void sdx_model_free(sdx_model *m) {
@@ -320,7 +321,11 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
     sdx_tensor context, pooled;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     size_t per_row = (size_t)(g->context.shape[1] * g->context.shape[2]);
-    int rc = sdx__textenc_encode(ctx, &m->te, &m->arena, chunks, g->p->clip_skip, &context, &pooled);
+    int rc;
+    /* the encoder hands back owned tensors */
+    memset(&context, 0, sizeof context);
+    memset(&pooled, 0, sizeof pooled);
+    rc = sdx__textenc_encode(ctx, &m->te, &m->arena, chunks, g->p->clip_skip, &context, g->y.data ? &pooled : NULL);
     if (rc == SDX_OK && (size_t)sdx_tensor_numel(&context) != per_row)
         rc = sdx__fail(ctx, SDX_ERR_MODEL, "text encoder returned %lld values, expected %zu", (long long)sdx_tensor_numel(&context), per_row);
     if (rc == SDX_OK) {
@@ -345,6 +350,8 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
             rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)g->y.data + (size_t)ydim * (size_t)row, ydim);
         }
     }
+    sdx_tensor_free(ctx, &context);
+    sdx_tensor_free(ctx, &pooled);
     sdx__arena_release(&m->arena, mark);
     return rc;
 }

@@ -336,7 +336,7 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (v->post_quant_w) {
         if (!(v->quant_w = sdx__wget(&v->w, 4, SDX__S(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
             !(v->quant_b = sdx__wget(&v->w, 1, SDX__S(2 * v->latent_channels), "quant_conv.bias")))
-            return SDX_ERR_MODEL;
+            return sdx__werr(&v->w);
     }
     return SDX_OK;
 }

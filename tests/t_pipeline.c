@@ -264,6 +264,27 @@ static int cli_rejects_bad_input_without_writing_output(void) {
     return T_PASS;
 }
 
+
+static int missing_vocabulary_says_what_to_download(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    char *saved = getenv("SDX_VOCAB") ? strdup(getenv("SDX_VOCAB")) : NULL;
+    int rc;
+    unsetenv("SDX_VOCAB");
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;                 /* no vocabulary next to it */
+    rc = sdx_model_load(ctx, &md, &m);
+    if (saved) { setenv("SDX_VOCAB", saved, 1); free(saved); }
+    T_CHECK(rc == SDX_ERR_IO && m == NULL, "rc %d", rc);
+    T_CHECK(strstr(sdx_last_error(ctx), "--vocab") && strstr(sdx_last_error(ctx), "SDX_VOCAB") &&
+            strstr(sdx_last_error(ctx), "merges.txt") && strstr(sdx_last_error(ctx), "bpe_simple_vocab_16e6.txt.gz"),
+            "message: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* ---- behaviour without goldens ----------------------------------------- */
 
 typedef struct { int calls, cancel_at; } t_progress;
@@ -509,6 +530,7 @@ static const t_case pipeline_cases[] = {
     { "half_storage_pipelines_stay_finite_and_close", half_storage_pipelines_stay_finite_and_close },
     { "cli_reproduces_pipeline_goldens", cli_reproduces_pipeline_goldens },
     { "cli_rejects_bad_input_without_writing_output", cli_rejects_bad_input_without_writing_output },
+    { "missing_vocabulary_says_what_to_download", missing_vocabulary_says_what_to_download },
     { "progress_reports_steps_and_cancels", progress_reports_steps_and_cancels },
     { "batch_uses_consecutive_seeds", batch_uses_consecutive_seeds },
     { "img2img_and_inpainting_run_and_keep_unmasked_latents", img2img_and_inpainting_run_and_keep_unmasked_latents },

@@ -379,7 +379,7 @@ static tu_t tu_spatial_transformer(const tu_t *x, int depth, const tu_cond *cd, 
     int B = x->n, C = x->c, L = x->h * x->w, heads = cd->heads > 0 ? cd->heads : C / cd->head_dim;
     char nm[256];
     tu_t n, y = tu_new(B, C, x->h, x->w);
-    double *tok = (double *)malloc((size_t)B * L * C * sizeof *tok), *t2;
+    double *tok = (double *)calloc((size_t)B * L * C, sizeof *tok), *t2;
     snprintf(nm, sizeof nm, "%s.norm", base); n = tu_group_norm(x, 1e-6, 0, nm);
     for (int b = 0; b < B; b++)
         for (int c = 0; c < C; c++)
