@@ -9,14 +9,16 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 SRC     := $(wildcard src/*.h src/*.c src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
 EXAMPLES := examples/sdx examples/minimal
+TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 
-.PHONY: all test sanitize bench fuzz demo valgrind check-amalgamation clean
+.PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind check-amalgamation clean
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
 VOCAB  ?= ../shared/vocab
 PROMPT ?= a photograph of an astronaut riding a horse
-all: sdx.h tests/run $(EXAMPLES)
+
+all: sdx.h tests/run $(EXAMPLES) $(TOOLS)
 
 sdx.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
@@ -43,11 +45,20 @@ test: tests/run examples/sdx
 sanitize: tests/run-san
 	SDX_SANITIZE=1 ./tests/run-san
 
-bench: bench/bench
-	./bench/bench
+tools/%: tools/%.c sdx.h
+	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-bench/bench: bench/bench.c sdx.h
-	$(CC) $(CFLAGS) -march=native -I. -o $@ bench/bench.c $(LDLIBS)
+# kernels vs a naive loop, then one SD 1.5 UNet step at 512x512 (random f16
+# weights generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
+bench: bench/bench bench/bench_unet
+	./bench/bench
+	./bench/bench_unet --only sd15 --calls 2
+
+bench-sdxl: bench/bench_unet
+	./bench/bench_unet --only sdxl --calls 1
+
+bench/%: bench/%.c sdx.h tools/sdx-mkckpt.c
+	$(CC) $(CFLAGS) -march=native -I. -o $@ $< $(LDLIBS)
 
 demo: examples/sdx
 	./examples/sdx -m $(MODEL) --vocab $(VOCAB) -p "$(PROMPT)" --steps 20 -s 42 -o demo.png
@@ -66,4 +77,4 @@ check-amalgamation:
 	sh tools/amalgamate.sh --check
 
 clean:
-	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) bench/bench
+	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet
