@@ -117,7 +117,9 @@ static int sdx__outbuf_reserve(sdx__outbuf *o, size_t extra, const char *what) {
     if (extra > o->max - o->len)
         return sdx__fail(o->ctx, SDX_ERR_FORMAT, "%s: decompressed data exceeds the limit of %zu bytes", what, o->max);
     need = o->len + extra;
-    if (need <= o->cap) return SDX_OK;
+    /* allocate on first use even for 0 bytes, so o->data is never NULL
+     * once a block has been decoded (NULL + 0 is undefined) */
+    if (o->data && need <= o->cap) return SDX_OK;
     ncap = o->cap ? o->cap : 65536;
     while (ncap < need) ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
     if (ncap > o->max) ncap = o->max;
@@ -357,7 +359,7 @@ static int sdx__inflate(sdx_ctx *ctx, const uint8_t *src, size_t n, uint8_t **ou
             if ((rc = sdx__inflate_raw(&o, src + pos, n - pos, &used, "gzip")) != SDX_OK) break;
             pos += used;
             if (n - pos < 8) { rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: trailer missing (truncated file)"); break; }
-            if (sdx__crc32(0, o.data + start, o.len - start) != sdx__le32(src + pos))
+            if (sdx__crc32(0, o.data ? o.data + start : NULL, o.len - start) != sdx__le32(src + pos))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: CRC-32 mismatch (corrupt data)");
             else if ((uint32_t)(o.len - start) != sdx__le32(src + pos + 4))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: ISIZE %u does not match the %zu decompressed bytes",

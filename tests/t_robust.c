@@ -674,6 +674,85 @@ static int vocabulary_and_prompts_survive_every_allocation_failure(void) {
     return r;
 }
 
+
+/* ---- empty compressed members (found by the inflate fuzzer) ------------ */
+
+static int inflate_of_empty_members_is_well_defined(void) {
+    /* a gzip member holding nothing, and a raw stored block of length 0 */
+    static const uint8_t empty_gzip[20] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t empty_stored[5] = { 0x01, 0x00, 0x00, 0xff, 0xff };
+    sdx_ctx *ctx = t_ctx();
+    uint8_t *out = NULL;
+    size_t len = 99;
+    T_CHECK(sdx__inflate(ctx, empty_gzip, sizeof empty_gzip, &out, &len, 1 << 20) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(out && len == 0 && out[0] == 0, "empty gzip gives an empty, NUL-terminated buffer");
+    sdx__free(ctx, out);
+    out = NULL;
+    T_CHECK(sdx__inflate(ctx, empty_stored, sizeof empty_stored, &out, &len, 1 << 20) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(out && len == 0, "empty stored block");
+    sdx__free(ctx, out);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* ---- a whole generation under allocation failure ------------------------ */
+
+/* Loads the tiny SD 1.x model and generates one 64x64 image with two
+ * sampler steps, failing the n-th allocation of the load (phase 0) or of
+ * the generation (phase 1). Returns the result code; *done tells whether
+ * the run made fewer than n allocations (the sweep is complete). */
+static int t_gen_under_failure(const char *ckpt, const char *vocab, int phase, long n, int *done, long *live_after) {
+    t_failing_alloc fa;
+    sdx_ctx *ctx = t_fa_ctx(&fa, 2);
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    int rc;
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    memset(&p, 0, sizeof p);
+    p.prompt = "a (red:1.2) fox, BREAK snow";
+    p.negative_prompt = "blurry";
+    p.width = p.height = 64;
+    p.steps = 2;
+    p.sampler = "euler_ancestral";
+    if (phase == 0) t_fa_arm(&fa, n);
+    rc = sdx_model_load(ctx, &md, &m);
+    if (rc == SDX_OK) {
+        if (phase == 1) t_fa_arm(&fa, n);
+        rc = sdx_generate(m, &p, &res);
+        if (rc == SDX_OK) sdx_gen_result_free(ctx, &res);
+    }
+    *done = fa.failed == 0;
+    if (rc != SDX_OK && !strstr(sdx_last_error(ctx), "out of memory")) rc = -1000;   /* wrong message */
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    *live_after = fa.live;
+    t_fa_done(&fa);
+    return rc;
+}
+
+static int generation_survives_every_allocation_failure(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab/merges.txt");
+    for (int phase = 0; phase < 2; phase++) {
+        long n;
+        for (n = 1; n < 20000; n++) {
+            int done;
+            long live;
+            int rc = t_gen_under_failure(ckpt, vocab, phase, n, &done, &live);
+            T_CHECK(live == 0, "%s: failing allocation %ld left %ld blocks allocated", phase ? "generate" : "load", n, live);
+            if (done) { T_CHECK(rc == SDX_OK, "run without failure: %d", rc); break; }
+            T_CHECK(rc == SDX_ERR_NOMEM || rc == SDX_OK, "%s: failing allocation %ld gave %d (expected SDX_ERR_NOMEM with an "
+                    "out-of-memory message)", phase ? "generate" : "load", n, rc);
+        }
+        T_NOTE("%s: %ld allocation points, each failing cleanly", phase ? "generation" : "model load", n - 1);
+    }
+    return T_PASS;
+}
+
 static const t_case robust_cases[] = {
     { "hostile_files_on_disk_are_rejected_with_a_reason", hostile_files_on_disk_are_rejected_with_a_reason },
     { "deeply_nested_header_on_disk_is_rejected", deeply_nested_header_on_disk_is_rejected },
@@ -688,6 +767,8 @@ static const t_case robust_cases[] = {
     { "absurd_prompt_weights_stay_finite_and_clamped", absurd_prompt_weights_stay_finite_and_clamped },
     { "hostile_prompts_finish_quickly_with_finite_multipliers", hostile_prompts_finish_quickly_with_finite_multipliers },
     { "vocabulary_and_prompts_survive_every_allocation_failure", vocabulary_and_prompts_survive_every_allocation_failure },
+    { "inflate_of_empty_members_is_well_defined", inflate_of_empty_members_is_well_defined },
+    { "generation_survives_every_allocation_failure", generation_survives_every_allocation_failure },
     { 0, 0 }
 };
 SDX_TEST_SUITE(robust, robust_cases)
