@@ -24,14 +24,14 @@ sdx.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
 
 tests/run: sdx.h $(TESTSRC)
-	$(CC) $(CFLAGS) -o $@ tests/main.c $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ tests/main.c -lstb $(LDLIBS)
 
 tests/run-san: sdx.h $(TESTSRC)
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/main.c $(LDLIBS)
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/main.c -lstb $(LDLIBS)
 
 # clang builds for CI (same flags, no output kept)
 tests/run-clang: sdx.h $(TESTSRC)
-	$(CC) $(CFLAGS) -o $@ tests/main.c $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ tests/main.c -lstb $(LDLIBS)
 
 examples/sdx-clang: examples/sdx.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
