@@ -66,6 +66,14 @@ static void pipe_params(const pipe_case *c, sdx_gen_params *p) {
     p->rng = SDX_RNG_CPU;
 }
 
+/* A quick 64x64 generation of "a cat" with the defaults otherwise. */
+static void pipe_small_params(sdx_gen_params *p, int steps) {
+    memset(p, 0, sizeof *p);
+    p->prompt = "a cat";
+    p->width = p->height = 64;
+    p->steps = steps;
+}
+
 /* Compares a latent and 8-bit image with a golden case file. */
 static int pipe_compare(sdx_ctx *ctx, const pipe_case *c, const float *latent, const uint8_t *rgb, int pixel_stride_is_hwc) {
     sdx_st *st;
@@ -366,10 +374,7 @@ static int inpainting_checkpoints_take_mask_and_masked_image(void) {
     for (int i = 0; i < 64 * 64; i++) mk[i] = (i % 64) < 32 ? 0 : 255;
     init.width = init.height = 64; init.channels = 3; init.data = px;
     mask.width = mask.height = 64; mask.channels = 1; mask.data = mk;
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 3;
+    pipe_small_params(&p, 3);
     p.sampler = "euler";
     p.init_image = &init;
     p.mask = &mask;
@@ -440,10 +445,7 @@ static int nan_weights_stop_the_run_naming_stage_op_and_tensor(void) {
     T_CHECK(pipe_write_variant(ctx, src, path, pipe_poison_unet, w) == SDX_OK, "%s", sdx_last_error(ctx));
     m = pipe_model_file(ctx, path);
     T_CHECK(m, "%s", sdx_last_error(ctx));
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 2;
+    pipe_small_params(&p, 2);
     T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_NONFINITE, "expected a non-finite error: %s", sdx_last_error(ctx));
     T_CHECK(strstr(sdx_last_error(ctx), "UNet prediction") && strstr(sdx_last_error(ctx), "--trace-nonfinite") &&
             strstr(sdx_last_error(ctx), "--scan-weights"), "message: %s", sdx_last_error(ctx));
@@ -486,10 +488,7 @@ static int progress_reports_steps_and_cancels(void) {
     t_progress prog = { 0, -1 };
     (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 4;
+    pipe_small_params(&p, 4);
     p.sampler = "euler";
     p.progress = t_on_progress;
     p.progress_user = &prog;
@@ -513,10 +512,7 @@ static int batch_uses_consecutive_seeds(void) {
     sdx_gen_result batch, single;
     (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 3;
+    pipe_small_params(&p, 3);
     p.seed = 100;
     p.batch_count = 2;
     p.sampler = "euler_ancestral";
@@ -547,10 +543,7 @@ static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
     for (int y = 0; y < 64; y++) for (int x = 0; x < 64; x++) mk[y * 64 + x] = x >= 32 ? 255 : 0;
     init.width = init.height = 64; init.channels = 3; init.data = px;
     mask.width = mask.height = 64; mask.channels = 1; mask.data = mk;
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 4;
+    pipe_small_params(&p, 4);
     p.sampler = "euler";
     p.init_image = &init;
     p.strength = 0.5f;
