@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs what sdx needs on Debian/Ubuntu: a C compiler and make, stb
+# (libstb-dev: stb_image_write for the PNG output), clang with libFuzzer
+# for `make fuzz` (zlib1g-dev lets the inflate fuzzer cross-check), valgrind
+# for `make valgrind`. Uses sudo unless root.
+set -eu
+pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind"
+need=""
+for p in $pkgs; do
+    dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
+done
+[ -n "$need" ] || exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq $need >/dev/null
