@@ -16,9 +16,19 @@
          md.checkpoint = "sd15.safetensors";
          if (sdx_model_load(ctx, &md, &model) != SDX_OK)
              fprintf(stderr, "%s\n", sdx_last_error(ctx));
-         ... sdx_generate(...) ...
+         sdx_gen_params gp = {0};             // zero = 20 steps, cfg 7, ...
+         gp.prompt = "a red fox in the snow";
+         sdx_gen_result res;
+         if (sdx_generate(model, &gp, &res) == SDX_OK) {
+             // res.images[0]: width x height RGB8
+             sdx_gen_result_free(ctx, &res);
+         }
          sdx_model_free(model);
          sdx_destroy(ctx);
+
+   The sections below come in the order data flows: core (context, errors,
+   tensors), safetensors, noise, text (tokenizer, prompts), sampling, and
+   the pipeline (models, generation).
 
    Every function that can fail returns an sdx_result (0 = SDX_OK) and leaves
    a readable message in sdx_last_error(ctx). Whatever a function hands you
@@ -28,6 +38,9 @@
      SDX_MALLOC(sz) SDX_REALLOC(p,sz) SDX_FREE(p)   default allocator
      SDX_ASSERT(x)                                  default assert()
      SDX_API / SDX_STATIC                           linkage
+     SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
+                                                    decode/encode use tiles (4 GiB)
+     SDX_NO_SIMD                                    scalar half-float conversion only
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
@@ -1073,17 +1086,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             if (a->in_use > a->peak) a->peak = a->in_use;
             return p;
         }
-        if (b && b->next) {             /* reuse a block kept from before */
+        if (b && b->next && b->next->size >= size) {   /* reuse a block kept from before */
             a->cur = b->next;
             a->cur->used = 0;
-            if (a->cur->size >= size) continue;
-            /* too small for this request: drop it and the rest of the chain */
-            {
-                sdx__block *drop = a->cur, *n;
-                b->next = NULL;
-                while (drop) { n = drop->next; a->reserved -= drop->size; sdx__free(a->ctx, drop); drop = n; }
-                a->cur = b;
-            }
+            continue;
         }
         {
             size_t bsize = SDX__MAX(size, a->min_block);
@@ -1092,7 +1098,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }
             nb = (sdx__block *)sdx__malloc(a->ctx, total);
             if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
-            nb->next = NULL;
+            /* a kept block too small for this request stays in the chain
+             * after the new one: the next pass makes the same requests
+             * and finds both, so steady state allocates nothing */
+            nb->next = b ? b->next : a->head;
             nb->size = bsize;
             nb->used = 0;
             a->reserved += bsize;

@@ -429,17 +429,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             if (a->in_use > a->peak) a->peak = a->in_use;
             return p;
         }
-        if (b && b->next) {             /* reuse a block kept from before */
+        if (b && b->next && b->next->size >= size) {   /* reuse a block kept from before */
             a->cur = b->next;
             a->cur->used = 0;
-            if (a->cur->size >= size) continue;
-            /* too small for this request: drop it and the rest of the chain */
-            {
-                sdx__block *drop = a->cur, *n;
-                b->next = NULL;
-                while (drop) { n = drop->next; a->reserved -= drop->size; sdx__free(a->ctx, drop); drop = n; }
-                a->cur = b;
-            }
+            continue;
         }
         {
             size_t bsize = SDX__MAX(size, a->min_block);
@@ -448,7 +441,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }
             nb = (sdx__block *)sdx__malloc(a->ctx, total);
             if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
-            nb->next = NULL;
+            /* a kept block too small for this request stays in the chain
+             * after the new one: the next pass makes the same requests
+             * and finds both, so steady state allocates nothing */
+            nb->next = b ? b->next : a->head;
             nb->size = bsize;
             nb->used = 0;
             a->reserved += bsize;

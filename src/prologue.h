@@ -16,9 +16,19 @@
          md.checkpoint = "sd15.safetensors";
          if (sdx_model_load(ctx, &md, &model) != SDX_OK)
              fprintf(stderr, "%s\n", sdx_last_error(ctx));
-         ... sdx_generate(...) ...
+         sdx_gen_params gp = {0};             // zero = 20 steps, cfg 7, ...
+         gp.prompt = "a red fox in the snow";
+         sdx_gen_result res;
+         if (sdx_generate(model, &gp, &res) == SDX_OK) {
+             // res.images[0]: width x height RGB8
+             sdx_gen_result_free(ctx, &res);
+         }
          sdx_model_free(model);
          sdx_destroy(ctx);
+
+   The sections below come in the order data flows: core (context, errors,
+   tensors), safetensors, noise, text (tokenizer, prompts), sampling, and
+   the pipeline (models, generation).
 
    Every function that can fail returns an sdx_result (0 = SDX_OK) and leaves
    a readable message in sdx_last_error(ctx). Whatever a function hands you
@@ -28,6 +38,9 @@
      SDX_MALLOC(sz) SDX_REALLOC(p,sz) SDX_FREE(p)   default allocator
      SDX_ASSERT(x)                                  default assert()
      SDX_API / SDX_STATIC                           linkage
+     SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
+                                                    decode/encode use tiles (4 GiB)
+     SDX_NO_SIMD                                    scalar half-float conversion only
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */

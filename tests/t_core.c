@@ -29,6 +29,31 @@ static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
     return T_PASS;
 }
 
+static int arena_keeps_small_blocks_when_a_larger_request_comes(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__arena a;
+    size_t reserved;
+    sdx__arena_init(&a, ctx, 4096);
+    (void)sdx__arena_alloc(&a, 3000);
+    (void)sdx__arena_alloc(&a, 10000);
+    sdx__arena_reset(&a);
+    (void)sdx__arena_alloc(&a, 3000);
+    T_CHECK(sdx__arena_alloc(&a, 20000) != NULL, "a larger request than the kept block");
+    T_CHECK(sdx__arena_alloc(&a, 9000) != NULL, "the smaller kept block still serves");
+    reserved = a.reserved;
+    for (int pass = 0; pass < 3; pass++) {
+        sdx__arena_reset(&a);
+        (void)sdx__arena_alloc(&a, 3000);
+        (void)sdx__arena_alloc(&a, 20000);
+        (void)sdx__arena_alloc(&a, 9000);
+        T_CHECK(a.reserved == reserved, "pass %d allocated new blocks (%zu -> %zu bytes)", pass, reserved, a.reserved);
+    }
+    T_CHECK(a.reserved >= a.peak, "reserved %zu covers the peak %zu", a.reserved, a.peak);
+    sdx__arena_free(&a);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 typedef struct { int64_t *hits; } t_pf_arg;
 static void t_pf_body(void *varg, int64_t b, int64_t e, int thread) {
     t_pf_arg *arg = (t_pf_arg *)varg;
@@ -80,6 +105,7 @@ static int f16_activation_store_saturates_instead_of_overflowing(void) {
 
 static const t_case core_cases[] = {
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
+    { "arena_keeps_small_blocks_when_a_larger_request_comes", arena_keeps_small_blocks_when_a_larger_request_comes },
     { "parallel_for_covers_every_index_once", parallel_for_covers_every_index_once },
     { "tracer_names_op_part_layer_and_counts", tracer_names_op_part_layer_and_counts },
     { "f16_activation_store_saturates_instead_of_overflowing", f16_activation_store_saturates_instead_of_overflowing },
