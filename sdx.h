@@ -447,7 +447,7 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 /* ComfyUI calculate_sigmas(model_sampling, name, steps): a new owned 1-D
  * F32 tensor, normally steps + 1 values ending in 0. The length is in
  * out->shape[0]: ddim_uniform and beta may return more or fewer. AYS
- * ignores `ms` (its levels are fixed). kl_optimal with 1 step returns
+ * does not read `ms` (its levels are fixed). kl_optimal with 1 step returns
  * [sigma_max, 0] where ComfyUI divides by zero. */
 SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out);
@@ -516,7 +516,10 @@ SDX_API void sdx_add_noise(float sigma, const float *latent, const float *noise,
  *   denoise: the model; writes denoised[0..n) for x[0..n) at sigma. Must
  *            be a pure function of (x, sigma).
  *   noise:   the next per-step draw, n standard normal floats (ComfyUI:
- *            torch.randn on a CPU generator seeded seed + 1).
+ *            torch.randn on a CPU generator seeded seed + 1). Stock
+ *            ComfyUI draws dpmpp_sde, dpmpp_2m_sde(_heun) and
+ *            dpmpp_3m_sde noise from a Brownian tree instead, so those
+ *            four match it only when it is given this noise sampler.
  *   step:    progress after each step's first model call; any non-zero
  *            return cancels with SDX_ERR_CANCELLED. x is the latent at the
  *            start of step i; for uni_pc it is UniPC's internal state after
@@ -527,7 +530,8 @@ typedef int (*sdx_step_fn)(void *user, int step, int total, const float *x, cons
 
 typedef struct sdx_sample_desc {
     sdx_sampler    sampler;
-    const float   *sigmas;      /* n_sigmas values, decreasing; n_sigmas - 1 steps */
+    const float   *sigmas;      /* n_sigmas finite values >= 0, never increasing, only the
+                                   last may be 0; n_sigmas - 1 steps (1 value: no step) */
     int            n_sigmas;
     size_t         n;           /* floats in the latent */
     sdx_denoise_fn denoise;     /* required */
@@ -636,7 +640,8 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
- * length it needed (like snprintf). */
+ * length it needed (like snprintf; buf may be NULL when size is 0), or -1
+ * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
                                   char *buf, size_t size);
 
@@ -667,6 +672,7 @@ SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *
 #include <math.h>
 #include <float.h>
 #include <limits.h>
+#include <locale.h>
 #include <errno.h>
 #include <time.h>
 #include <pthread.h>
@@ -1075,6 +1081,10 @@ static unsigned char *sdx__block_data(sdx__block *b) {
 
 /* Returns 64-byte aligned memory or NULL (error set on the ctx). */
 static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
+    if (size > SIZE_MAX - SDX__BLOCK_HDR - 2 * SDX__ARENA_ALIGN) {   /* rounding up would wrap */
+        sdx__nomem(a->ctx, "activation arena", size);
+        return NULL;
+    }
     size = (size + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1);
     if (size == 0) size = SDX__ARENA_ALIGN;
     for (;;) {
@@ -1095,7 +1105,7 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             size_t bsize = SDX__MAX(size, a->min_block);
             size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
             sdx__block *nb;
-            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }
+            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }   /* huge min_block */
             nb = (sdx__block *)sdx__malloc(a->ctx, total);
             if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
             /* a kept block too small for this request stays in the chain
@@ -1160,14 +1170,17 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 /* ---- thread pool ---------------------------------------------------- */
 /* sdx__parallel_for(ctx, n, fn, arg) calls fn(arg, begin, end, thread)
  * over disjoint ranges covering [0, n) and returns when all are done.
- * Workers are created on first use and live as long as the context. */
+ * Workers are created on first use and live as long as the context. One
+ * job at a time: fn must not call sdx__parallel_for itself. */
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
+
+typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
-    pthread_t      *threads;
+    sdx__worker    *workers;    /* n - 1 started threads */
     pthread_mutex_t mu;
     pthread_cond_t  wake, done;
     uint64_t        generation;
@@ -1195,14 +1208,11 @@ static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     }
 }
 
-typedef struct { sdx__pool *pool; int index; } sdx__worker_arg;
-
-static void *sdx__worker(void *varg) {
-    sdx__worker_arg *wa = (sdx__worker_arg *)varg;
-    sdx__pool *p = wa->pool;
-    int index = wa->index;
+static void *sdx__worker_main(void *varg) {
+    const sdx__worker *w = (const sdx__worker *)varg;
+    sdx__pool *p = w->pool;
+    int index = w->index;
     uint64_t seen = 0;
-    sdx__free(p->ctx, wa);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
@@ -1222,11 +1232,11 @@ static void sdx__pool_destroy(sdx__pool *p) {
     p->quit = 1;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
-    sdx__free(p->ctx, p->threads);
+    sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
 
@@ -1236,18 +1246,17 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     sdx__pool *p = (sdx__pool *)sdx__calloc(ctx, 1, sizeof *p);
     if (!p) return NULL;
     p->ctx = ctx;
-    p->threads = (pthread_t *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof(pthread_t));
-    if (!p->threads) { sdx__free(ctx, p); return NULL; }
+    p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
+    if (!p->workers) { sdx__free(ctx, p); return NULL; }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
-        sdx__worker_arg *wa = (sdx__worker_arg *)sdx__malloc(ctx, sizeof *wa);
-        if (!wa) break;
-        wa->pool = p;
-        wa->index = i + 1;
-        if (pthread_create(&p->threads[i], NULL, sdx__worker, wa) != 0) { sdx__free(ctx, wa); break; }
+        sdx__worker *w = &p->workers[i];
+        w->pool = p;
+        w->index = i + 1;
+        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
         p->n++;
     }
     return p;
@@ -1392,6 +1401,10 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 #define SDX__HALF_X86 0
 #endif
 
+static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
+}
+
 #if SDX__HALF_X86
 
 /* The whole file is compiled for the baseline ISA; only these functions
@@ -1456,7 +1469,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 #endif
         _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
     }
-    for (; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
@@ -1500,10 +1513,6 @@ static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
 
 #endif
-
-static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
-    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
-}
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
     SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
@@ -1709,6 +1718,15 @@ static int sdx__json_string(sdx__json_parser *p, const char **out, size_t *out_l
     return SDX_OK;
 }
 
+/* strtod reads the locale's decimal point (',' after setlocale(LC_ALL, "")
+ * in many locales); JSON always writes '.'. `text` is a private copy. */
+static double sdx__json_strtod(char *text) {
+    const char *point = localeconv()->decimal_point;
+    char *dot = strchr(text, '.');
+    if (dot && point && point[0] && !point[1]) *dot = point[0];
+    return strtod(text, NULL);
+}
+
 static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
     const char *s = p->s;
     char *copy;
@@ -1738,7 +1756,7 @@ static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
     v->type = SDX__JSON_NUMBER;
     v->raw = copy;
     v->raw_len = n;
-    v->num = strtod(copy, NULL);
+    v->num = sdx__json_strtod(copy);
     p->s = s;
     return SDX_OK;
 }
@@ -2094,6 +2112,11 @@ static int sdx__st_align(sdx_st *st) {
     return SDX_OK;
 }
 
+/* Compared with its length: a key "__metadata__\u0000x" is not the table. */
+static int sdx__st_is_metadata(const sdx__json *v) {
+    return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
+}
+
 static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
@@ -2113,11 +2136,11 @@ static int sdx__st_parse_header(sdx_st *st) {
     root = st->doc.root;
     if (root->type != SDX__JSON_OBJECT)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header is not a JSON object", st->path);
-    for (v = root->child; v; v = v->next) n += strcmp(v->key, "__metadata__") != 0;
+    for (v = root->child; v; v = v->next) n += !sdx__st_is_metadata(v);
     st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(n ? n : 1), sizeof *st->entries);
     if (!st->entries) return sdx__nomem(st->ctx, "safetensors entries", sizeof *st->entries * (size_t)n);
     for (v = root->child; v; v = v->next) {
-        if (!strcmp(v->key, "__metadata__")) {
+        if (sdx__st_is_metadata(v)) {
             const sdx__json *m;
             if (v->type != SDX__JSON_OBJECT)
                 return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
@@ -2165,7 +2188,8 @@ static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
     if (!st) return sdx__nomem(ctx, "safetensors file", sizeof *st);
     st->ctx = ctx;
     st->doc.ctx = ctx;
-    st->path = sdx__strdup(ctx, name ? name : "(memory)");
+    if (!name) name = "(memory)";
+    st->path = sdx__strdup(ctx, name);
     if (!st->path) { sdx__free(ctx, st); return sdx__nomem(ctx, "path", strlen(name) + 1); }
     *out = st;
     return SDX_OK;
@@ -2215,7 +2239,7 @@ SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
     return SDX_OK;
 }
 
-SDX_API const char *sdx_st_path(const sdx_st *st) { return st->path; }
+SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
 SDX_API int sdx_st_count(const sdx_st *st) { return st ? st->n : 0; }
 SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int i) {
     return st && i >= 0 && i < st->n ? &st->entries[i].t : NULL;
@@ -2307,10 +2331,12 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     sdx__buf h;
     uint64_t offset = 0;
     char *tmp;
-    int fd, ok = 1;
+    int fd, ok = 1, err;
     unsigned char len8[8];
-    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0)
+    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
+    for (int i = 0; i < 2 * n_meta; i++)
+        if (!meta[i]) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: metadata %s %d is NULL", path, i % 2 ? "value" : "key", i / 2);
     memset(&h, 0, sizeof h);
     h.ctx = ctx;
     sdx__buf_str(&h, "{");
@@ -2355,12 +2381,13 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     }
     ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
     for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
     if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (close(fd) != 0 && ok) ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
     if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
         unlink(tmp);
         sdx__free(ctx, tmp);
         return rc;
@@ -2375,6 +2402,7 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
     int bad = 0;
     char names[512];
     size_t used = 0;
+    if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
     names[0] = 0;
     for (int i = 0; i < st->n; i++) {
         const sdx_tensor *t = &st->entries[i].t;
@@ -2466,7 +2494,7 @@ static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
     if (list) w->converted = list;
     if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
         sdx__free(w->ctx, c);
-        w->rc = sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
+        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
         return NULL;
     }
     for (int64_t i = 0; i < n; i += 1024) {
@@ -2781,8 +2809,9 @@ SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
     memset(rng, 0, sizeof *rng);
     rng->kind = kind;
     rng->seed = seed;
-    /* torch seeds mt19937 with the low 32 bits only */
-    if (kind == SDX_RNG_CPU) sdx__mt_seed(rng, (uint32_t)seed);
+    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
+     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
+    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
 }
 
 SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
@@ -2887,12 +2916,23 @@ static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
-/* Checks that every non-NULL tensor has data and a storage dtype. */
+/* Checks that every non-NULL tensor has a valid shape, data and a storage
+ * dtype. Negative dims are rejected here once: pairs of them multiply to
+ * a positive element count that every later shape check would accept. */
 static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
     static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     for (int i = 0; i < n; i++) {
         const sdx_tensor *t = ts[i];
         if (!t) continue;
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op,
+                             what[SDX__MIN(i, 4)], t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, what[SDX__MIN(i, 4)],
+                                 sdx_shape_str(t, s, sizeof s));
+            }
         if (!t->data && sdx_tensor_numel(t) > 0)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
         if (!sdx__is_storage(t->dtype))
@@ -3821,7 +3861,7 @@ static size_t sdx__attn_scratch_floats(int64_t dp) {
          + (size_t)SDX__KB * SDX__QB            /* S^T, then P^T          */
          + (size_t)SDX__QB * SDX__KB            /* packed P               */
          + (size_t)SDX__QB * (size_t)dp         /* O accumulator          */
-         + 4 * (size_t)SDX__QB                  /* m, l, new max, corr    */
+         + 3 * (size_t)SDX__QB                  /* m, l, corr             */
          + (size_t)dp + 64;                     /* row buffer             */
 }
 
@@ -3916,7 +3956,7 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     float *o = pp + SDX__QB * SDX__KB;
     float *m = o + SDX__QB * dp;
     float *l = m + SDX__QB, *corr = l + SDX__QB;
-    float *tmp = corr + 2 * SDX__QB;
+    float *tmp = corr + SDX__QB;
     int64_t bh = job / a->q_blocks, bat = bh / a->heads, h = bh % a->heads;
     int64_t i0 = (job % a->q_blocks) * SDX__QB;
     int nqv = (int)SDX__MIN((int64_t)SDX__QB, a->nq - i0);
@@ -4105,6 +4145,7 @@ typedef struct sdx__outbuf {
     sdx_ctx *ctx;
     uint8_t *data;
     size_t len, cap, max;
+    size_t start;         /* where the current gzip member's output begins */
 } sdx__outbuf;
 
 static int sdx__outbuf_reserve(sdx__outbuf *o, size_t extra, const char *what) {
@@ -4164,9 +4205,10 @@ static int sdx__inflate_codes(sdx__bits *b, sdx__outbuf *o, const sdx__huff *lit
             if (ds < 0 || ds >= 30) return sdx__fail(o->ctx, SDX_ERR_FORMAT, "%s: invalid distance code", what);
             if ((e2 = sdx__bits_get(b, sdx__dist_extra[ds])) < 0) return SDX__INFLATE_TRUNC(what);
             d = sdx__dist_base[ds] + (size_t)e2;
-            if (d > o->len)
+            /* each gzip member is an independent stream */
+            if (d > o->len - o->start)
                 return sdx__fail(o->ctx, SDX_ERR_FORMAT, "%s: back-reference distance %zu before the start of the output (%zu bytes)",
-                                 what, d, o->len);
+                                 what, d, o->len - o->start);
             if ((rc = sdx__outbuf_reserve(o, len, what)) != SDX_OK) return rc;
             /* byte by byte: the source may overlap what is being written */
             for (size_t i = 0; i < len; i++, o->len++) o->data[o->len] = o->data[o->len - d];
@@ -4286,16 +4328,18 @@ static int sdx__inflate_raw(sdx__outbuf *o, const uint8_t *src, size_t n, size_t
     return rc;
 }
 
-/* CRC-32 (IEEE, reflected 0xEDB88320), a byte at a time; the table is
- * rebuilt per call (cheap next to any input worth a CRC, and no global
- * state). */
-static uint32_t sdx__crc32(uint32_t crc, const uint8_t *p, size_t n) {
-    uint32_t table[256];
+/* CRC-32 (IEEE, reflected 0xEDB88320), a byte at a time. The table is
+ * built once per sdx__inflate call, not per gzip member: a file of many
+ * empty members would otherwise cost 2k operations per 18 input bytes. */
+static void sdx__crc32_table(uint32_t table[256]) {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
         table[i] = c;
     }
+}
+
+static uint32_t sdx__crc32(const uint32_t table[256], uint32_t crc, const uint8_t *p, size_t n) {
     crc = ~crc;
     for (size_t i = 0; i < n; i++) crc = (crc >> 8) ^ table[(crc ^ p[i]) & 255];
     return ~crc;
@@ -4348,14 +4392,16 @@ static int sdx__inflate(sdx_ctx *ctx, const uint8_t *src, size_t n, uint8_t **ou
     o.ctx = ctx;
     o.max = max_out;
     if (n >= 2 && src[0] == 0x1f && src[1] == 0x8b) {
+        uint32_t crc_table[256];
+        sdx__crc32_table(crc_table);
         while (rc == SDX_OK && pos < n) {
-            size_t hdr = sdx__gzip_header(src + pos, n - pos), start = o.len;
+            size_t hdr = sdx__gzip_header(src + pos, n - pos), start = o.start = o.len;
             if (!hdr) { rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: invalid or truncated member header at byte %zu", pos); break; }
             pos += hdr;
             if ((rc = sdx__inflate_raw(&o, src + pos, n - pos, &used, "gzip")) != SDX_OK) break;
             pos += used;
             if (n - pos < 8) { rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: trailer missing (truncated file)"); break; }
-            if (sdx__crc32(0, o.data ? o.data + start : NULL, o.len - start) != sdx__le32(src + pos))
+            if (sdx__crc32(crc_table, 0, o.data ? o.data + start : NULL, o.len - start) != sdx__le32(src + pos))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: CRC-32 mismatch (corrupt data)");
             else if ((uint32_t)(o.len - start) != sdx__le32(src + pos + 4))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: ISIZE %u does not match the %zu decompressed bytes",
@@ -7381,26 +7427,33 @@ static int sdx__mojibake_byte(uint32_t c) {
  * bytes), so runs are maximal spans of non-ASCII re-encodable characters.
  * ftfy's statistical badness heuristics and rarer codecs are not
  * reproduced. */
+static int sdx__mojibake_seq(const uint32_t *s, size_t n, uint32_t *cp) {
+    unsigned char b[4];
+    size_t m = n < 4 ? n : 4;
+    int len;
+    for (size_t k = 0; k < m; k++) b[k] = (unsigned char)sdx__mojibake_byte(s[k]);
+    len = sdx__utf8_len(b, b + m);
+    if (len < 2) return 0;
+    *cp = len == 2 ? (b[0] & 0x1fu) : len == 3 ? (b[0] & 0x0fu) : (b[0] & 0x07u);
+    for (int q = 1; q < len; q++) *cp = (*cp << 6) | (b[q] & 0x3fu);
+    return len;
+}
+
 static void sdx__fix_mojibake(sdx__cps *out, const uint32_t *s, size_t n) {
     size_t i = 0;
     while (i < n) {
-        unsigned char bytes[64];
-        size_t j = i, nb = 0;
-        int ok = 1;
-        while (j < n && nb < sizeof bytes && sdx__mojibake_byte(s[j]) >= 0) bytes[nb++] = (unsigned char)sdx__mojibake_byte(s[j++]);
-        if (nb < 2) { sdx__cps_push(out, s[i++]); continue; }
-        /* validate, then decode */
-        for (size_t p = 0; p < nb && ok;) {
-            int len = sdx__utf8_len(bytes + p, bytes + nb);
-            uint32_t c;
-            if (len < 2) { ok = 0; break; }
-            c = len == 2 ? (bytes[p] & 0x1fu) : len == 3 ? (bytes[p] & 0x0fu) : (bytes[p] & 0x07u);
-            for (int q = 1; q < len; q++) c = (c << 6) | (bytes[p + q] & 0x3fu);
-            if (c < 0xa0) ok = 0;
-            p += (size_t)len;
+        size_t j = i, p;
+        uint32_t c;
+        int len = 0;
+        while (j < n && sdx__mojibake_byte(s[j]) >= 0) j++;
+        if (j - i < 2) { sdx__cps_push(out, s[i++]); continue; }
+        for (p = i; p < j; p += (size_t)len)
+            if ((len = sdx__mojibake_seq(s + p, j - p, &c)) == 0 || c < 0xa0) break;
+        if (p < j) { sdx__cps_push_n(out, s + i, j - i); i = j; continue; }
+        for (p = i; p < j; p += (size_t)len) {
+            len = sdx__mojibake_seq(s + p, j - p, &c);
+            sdx__cps_push(out, c);
         }
-        if (!ok) { sdx__cps_push_n(out, s + i, j - i); i = j; continue; }
-        sdx__utf8_decode(out, bytes, nb);
         i = j;
     }
 }
@@ -7604,7 +7657,9 @@ static int sdx__ftfy(sdx__cps *text) {
     return SDX_OK;
 }
 
-/* Runs of White_Space become one space; Python's strip() at both ends. */
+/* Python's strip(), then runs of White_Space become one space. The
+ * second strip() of whitespace_clean has nothing left to do: White_Space
+ * is a subset of str.isspace(), so the ends are not White_Space. */
 static void sdx__collapse_space(sdx__cps *out, const uint32_t *s, size_t n) {
     size_t i = 0, end = n;
     while (i < end && sdx__is_py_space(s[i])) i++;
@@ -7617,8 +7672,6 @@ static void sdx__collapse_space(sdx__cps *out, const uint32_t *s, size_t n) {
             sdx__cps_push(out, s[i++]);
         }
     }
-    /* a space run may have ended on a U+001C..U+001F that strip() removes */
-    while (out->n && sdx__is_py_space(out->v[out->n - 1])) out->n--;
 }
 
 /* str.lower(): full mapping, incl. U+0130 -> "i\u0307" and the
@@ -8256,7 +8309,6 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
 /* ===================================================================== */
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
 /* ===================================================================== */
-#include <locale.h>
 /* Reproduces stable-diffusion-webui:
  *   modules/prompt_parser.py  parse_prompt_attention   -> sdx__prompt_parse
  *   modules/sd_hijack_clip.py tokenize_line             -> sdx__prompt_chunks
@@ -9281,6 +9333,11 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
                                int clip_skip, sdx_tensor *context, sdx_tensor *pooled) {
     if (!chunks || chunks->n < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no prompt chunks");
+    /* chunks hold 77 ids each; an encoder with another positional length
+     * (LongCLIP's 248) would read past every chunk */
+    if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
+                         sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
     return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
 }
 
@@ -9341,6 +9398,7 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
 #define SDX__UNET_MAX_BLOCKS 64   /* input/output blocks (SDXL: 9, SD 1.x: 12) */
 #define SDX__UNET_MAX_DEPTH 64    /* transformer blocks per SpatialTransformer */
 #define SDX__UNET_GROUPS 32
+#define SDX__UNET_MAX_WIDTH (1 << 20)   /* channels; keeps int products of widths exact */
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
 
@@ -9406,21 +9464,46 @@ typedef struct sdx__unet {
 
 /* ---- loading ------------------------------------------------------------ */
 
-#define SDX__UNET_GET(dst, ...) do { if (!((dst) = sdx__wget(__VA_ARGS__))) return SDX_ERR_MODEL; } while (0)
+/* A failed fetch returns its code: SDX_ERR_NOMEM when converting to the
+ * policy's weight type ran out of memory, else SDX_ERR_MODEL. */
+#define SDX__UNET_GET(dst, w, ...) do { if (!((dst) = sdx__wget(w, __VA_ARGS__))) return sdx__werr(w); } while (0)
+
+/* The file tensor, only to read a width from its shape: unlike
+ * sdx__wget_any it never makes a converted copy, which the real fetch
+ * (with the expected shape) would then make a second time. */
+static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const char *fmt, ...) {
+    char name[512];
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
+    va_end(ap);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    return t;
+}
+
+/* Dim `axis` of t when it is a plausible width (1..SDX__UNET_MAX_WIDTH), else 0. */
+static int sdx__unet_width(const sdx_tensor *t, int axis) {
+    int64_t v = axis < t->ndim ? t->shape[axis] : 0;
+    return v > 0 && v <= SDX__UNET_MAX_WIDTH ? (int)v : 0;
+}
+
+static int sdx__unet_bad_probe(sdx__unet *u, const sdx_tensor *t, const char *expected) {
+    char found[96];
+    return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected %s (widths 1..%d), found %s",
+                     sdx_st_path(u->w.st), t->name, expected, SDX__UNET_MAX_WIDTH, sdx_shape_str(t, found, sizeof found));
+}
 
 static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, int cin) {
     sdx__wset *w = &u->w;
     /* the width comes from the output norm, so that a mis-shaped conv is
      * reported against the shape the rest of the block implies */
-    const sdx_tensor *probe = sdx__wget_any(w, "%s.out_layers.0.weight", base);
-    int64_t co;
-    if (!probe) return SDX_ERR_MODEL;
-    co = probe->ndim == 1 ? probe->shape[0] : -1;
-    if (co <= 0 || co > (1 << 20))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.out_layers.0.weight' is not a norm scale vector",
-                         sdx_st_path(w->st), w->prefix, base);
+    const sdx_tensor *probe = sdx__unet_probe(u, "%s.out_layers.0.weight", base);
+    int co;
+    if (!probe) return sdx__werr(w);
+    if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
-    r->cout = (int)co;
+    r->cout = co;
     SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
     SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
     SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
@@ -9440,14 +9523,15 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     return SDX_OK;
 }
 
-static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *base, int d, int c, int inner) {
+static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *base, int d, int inner) {
     sdx__wset *w = &u->w;
     const sdx_tensor *k2, *ff1;
     /* the first transformer fixes context_dim; the others must agree */
-    if (!(k2 = sdx__wget_any(w, "%s.transformer_blocks.%d.attn2.to_k.weight", base, d))) return SDX_ERR_MODEL;
-    if (u->context_dim == 0 && k2->ndim == 2) u->context_dim = (int)k2->shape[1];
-    if (!(ff1 = sdx__wget_any(w, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return SDX_ERR_MODEL;
-    b->ff_inner = ff1->ndim == 2 ? (int)(ff1->shape[0] / 2) : 0;
+    if (!(k2 = sdx__unet_probe(u, "%s.transformer_blocks.%d.attn2.to_k.weight", base, d))) return sdx__werr(w);
+    if (u->context_dim == 0 && !(u->context_dim = k2->ndim == 2 ? sdx__unet_width(k2, 1) : 0))
+        return sdx__unet_bad_probe(u, k2, "[inner, context_dim]");
+    if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
+    b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
 #define SDX__XB_GET(dst, nd, shp, name) \
     SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
@@ -9472,23 +9556,19 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
     SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
-    (void)c;
     return SDX_OK;
 }
 
 static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base, int c) {
     sdx__wset *w = &u->w;
-    const sdx_tensor *probe = sdx__wget_any(w, "%s.proj_in.weight", base);
-    int64_t inner;
-    int rc, depth = 0;
-    if (!probe) return SDX_ERR_MODEL;
+    const sdx_tensor *probe = sdx__unet_probe(u, "%s.proj_in.weight", base);
+    int rc, inner, depth = 0;
+    if (!probe) return sdx__werr(w);
     t->linear = probe->ndim == 2;
-    inner = probe->ndim >= 2 ? probe->shape[0] : 0;
-    if (inner <= 0 || inner > (1 << 20))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.proj_in.weight' is neither a Linear nor a 1x1 convolution",
-                         sdx_st_path(w->st), w->prefix, base);
+    inner = probe->ndim == 2 || probe->ndim == 4 ? sdx__unet_width(probe, 0) : 0;
+    if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
-    t->inner = (int)inner;
+    t->inner = inner;
     SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
     SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
     if (t->linear) {
@@ -9508,7 +9588,7 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
     t->depth = depth;
     for (int d = 0; d < depth; d++)
-        if ((rc = sdx__unet_load_xblock(u, &t->blocks[d], base, d, c, (int)inner)) != SDX_OK) return rc;
+        if ((rc = sdx__unet_load_xblock(u, &t->blocks[d], base, d, inner)) != SDX_OK) return rc;
     return SDX_OK;
 }
 
@@ -9562,25 +9642,27 @@ static int sdx__unet_block_has(const sdx__unet_block *b, int kind) {
 
 static int sdx__unet_load_stem(sdx__unet *u) {
     sdx__wset *w = &u->w;
-    const sdx_tensor *conv_in = sdx__wget_any(w, "input_blocks.0.0.weight");
-    const sdx_tensor *te0 = conv_in ? sdx__wget_any(w, "time_embed.0.weight") : NULL;
+    const sdx_tensor *conv_in = sdx__unet_probe(u, "input_blocks.0.0.weight");
+    const sdx_tensor *te0 = conv_in ? sdx__unet_probe(u, "time_embed.0.weight") : NULL;
     sdx__unet_layer *L = &u->in[0].layer[0];
     if (!conv_in || !te0 || conv_in->ndim != 4 || te0->ndim != 2)
         return sdx__fail(u->ctx, SDX_ERR_MODEL,
                          "%s: not an LDM/SGM UNet: no '%sinput_blocks.0.0.weight' [C, in, 3, 3] and "
                          "'%stime_embed.0.weight' (wrong prefix, or an unsupported architecture)",
                          sdx_st_path(w->st), w->prefix, w->prefix);
-    u->model_channels = (int)conv_in->shape[0];
-    u->in_channels = (int)conv_in->shape[1];
-    u->embed_dim = (int)te0->shape[0];
+    /* a zero width would divide by zero in the level bookkeeping */
+    if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
+        return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
+    if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
     SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
     SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
     SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
     SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
-        const sdx_tensor *le = sdx__wget_any(w, "label_emb.0.0.weight");
-        if (!le) return SDX_ERR_MODEL;
-        u->adm_channels = le->ndim == 2 ? (int)le->shape[1] : -1;
+        const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
+        if (!le) return sdx__werr(w);
+        if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
+            return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
         SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
         SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
         SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
@@ -9648,7 +9730,7 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
     SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
     SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
     SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
-    u->out_channels = (int)u->out_conv_w->shape[0];
+    if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
     SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
@@ -11423,6 +11505,7 @@ SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
     return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
@@ -11437,6 +11520,7 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc, total = steps, keep;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if (!(denoise > 0.0 && denoise <= 1.0))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
@@ -11520,7 +11604,7 @@ SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
     }
 }
 
-#define SDX__SAMPLER_BUFS 10
+#define SDX__SAMPLER_BUFS 9     /* latent-sized temporaries; UniPC uses all nine */
 
 /* One sampler run: the caller's description plus float32 temporaries of
  * the latent's size. */
@@ -12542,6 +12626,10 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
                              name, i, (double)d->sigmas[i]);
         if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
+        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
+        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
+                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
     }
     return SDX_OK;
 }
@@ -12849,6 +12937,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
         s ^= s >> 29;
         g->seed = (int64_t)(s & 0xffffffffull);
     }
+    if (g->seed > INT64_MAX - (g->batch - 1))   /* seeds run seed .. seed + batch - 1 */
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "seed %lld with batch count %d: the last seed would pass %lld",
+                         (long long)g->seed, g->batch, (long long)INT64_MAX);
     return SDX_OK;
 }
 

@@ -412,11 +412,18 @@ int main(int argc, char **argv) {
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
     status = 0;
     for (int i = 0; i < res.count; i++) {
-        char path[4096], params[8192];
-        o.gen.seed = res.seeds[0];
-        sdx_format_parameters(model, &o.gen, res.seeds[i], params, sizeof params);
+        char path[4096];
+        /* sized to fit: a long prompt must not lose its end (or half a
+         * UTF-8 sequence) in the PNG */
+        int need = sdx_format_parameters(model, &o.gen, res.seeds[i], NULL, 0);
+        char *params = need >= 0 ? malloc((size_t)need + 1) : NULL;
+        int written;
+        if (!params) { fprintf(stderr, "sdx: out of memory\n"); status = 1; break; }
+        sdx_format_parameters(model, &o.gen, res.seeds[i], params, (size_t)need + 1);
         batch_path(o.output, i, path, sizeof path);
-        if (!write_png(path, &res.images[i], params)) { status = 1; continue; }
+        written = write_png(path, &res.images[i], params);
+        free(params);
+        if (!written) { status = 1; continue; }
         fprintf(stderr, "sdx: wrote %s (seed %lld)\n", path, (long long)res.seeds[i]);
         if (o.latent_output) {
             sdx_tensor t = res.latents[i];

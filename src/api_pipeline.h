@@ -87,7 +87,8 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
- * length it needed (like snprintf). */
+ * length it needed (like snprintf; buf may be NULL when size is 0), or -1
+ * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
                                   char *buf, size_t size);
 

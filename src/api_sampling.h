@@ -65,7 +65,7 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 /* ComfyUI calculate_sigmas(model_sampling, name, steps): a new owned 1-D
  * F32 tensor, normally steps + 1 values ending in 0. The length is in
  * out->shape[0]: ddim_uniform and beta may return more or fewer. AYS
- * ignores `ms` (its levels are fixed). kl_optimal with 1 step returns
+ * does not read `ms` (its levels are fixed). kl_optimal with 1 step returns
  * [sigma_max, 0] where ComfyUI divides by zero. */
 SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out);
@@ -134,7 +134,10 @@ SDX_API void sdx_add_noise(float sigma, const float *latent, const float *noise,
  *   denoise: the model; writes denoised[0..n) for x[0..n) at sigma. Must
  *            be a pure function of (x, sigma).
  *   noise:   the next per-step draw, n standard normal floats (ComfyUI:
- *            torch.randn on a CPU generator seeded seed + 1).
+ *            torch.randn on a CPU generator seeded seed + 1). Stock
+ *            ComfyUI draws dpmpp_sde, dpmpp_2m_sde(_heun) and
+ *            dpmpp_3m_sde noise from a Brownian tree instead, so those
+ *            four match it only when it is given this noise sampler.
  *   step:    progress after each step's first model call; any non-zero
  *            return cancels with SDX_ERR_CANCELLED. x is the latent at the
  *            start of step i; for uni_pc it is UniPC's internal state after
@@ -145,7 +148,8 @@ typedef int (*sdx_step_fn)(void *user, int step, int total, const float *x, cons
 
 typedef struct sdx_sample_desc {
     sdx_sampler    sampler;
-    const float   *sigmas;      /* n_sigmas values, decreasing; n_sigmas - 1 steps */
+    const float   *sigmas;      /* n_sigmas finite values >= 0, never increasing, only the
+                                   last may be 0; n_sigmas - 1 steps (1 value: no step) */
     int            n_sigmas;
     size_t         n;           /* floats in the latent */
     sdx_denoise_fn denoise;     /* required */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <float.h>
 #include <limits.h>
+#include <locale.h>
 #include <errno.h>
 #include <time.h>
 #include <pthread.h>
@@ -418,6 +419,10 @@ static unsigned char *sdx__block_data(sdx__block *b) {
 
 /* Returns 64-byte aligned memory or NULL (error set on the ctx). */
 static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
+    if (size > SIZE_MAX - SDX__BLOCK_HDR - 2 * SDX__ARENA_ALIGN) {   /* rounding up would wrap */
+        sdx__nomem(a->ctx, "activation arena", size);
+        return NULL;
+    }
     size = (size + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1);
     if (size == 0) size = SDX__ARENA_ALIGN;
     for (;;) {
@@ -438,7 +443,7 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             size_t bsize = SDX__MAX(size, a->min_block);
             size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
             sdx__block *nb;
-            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }
+            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }   /* huge min_block */
             nb = (sdx__block *)sdx__malloc(a->ctx, total);
             if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
             /* a kept block too small for this request stays in the chain
@@ -503,14 +508,17 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 /* ---- thread pool ---------------------------------------------------- */
 /* sdx__parallel_for(ctx, n, fn, arg) calls fn(arg, begin, end, thread)
  * over disjoint ranges covering [0, n) and returns when all are done.
- * Workers are created on first use and live as long as the context. */
+ * Workers are created on first use and live as long as the context. One
+ * job at a time: fn must not call sdx__parallel_for itself. */
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
+
+typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
-    pthread_t      *threads;
+    sdx__worker    *workers;    /* n - 1 started threads */
     pthread_mutex_t mu;
     pthread_cond_t  wake, done;
     uint64_t        generation;
@@ -538,14 +546,11 @@ static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     }
 }
 
-typedef struct { sdx__pool *pool; int index; } sdx__worker_arg;
-
-static void *sdx__worker(void *varg) {
-    sdx__worker_arg *wa = (sdx__worker_arg *)varg;
-    sdx__pool *p = wa->pool;
-    int index = wa->index;
+static void *sdx__worker_main(void *varg) {
+    const sdx__worker *w = (const sdx__worker *)varg;
+    sdx__pool *p = w->pool;
+    int index = w->index;
     uint64_t seen = 0;
-    sdx__free(p->ctx, wa);
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
@@ -565,11 +570,11 @@ static void sdx__pool_destroy(sdx__pool *p) {
     p->quit = 1;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->wake);
     pthread_cond_destroy(&p->done);
-    sdx__free(p->ctx, p->threads);
+    sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
 
@@ -579,18 +584,17 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     sdx__pool *p = (sdx__pool *)sdx__calloc(ctx, 1, sizeof *p);
     if (!p) return NULL;
     p->ctx = ctx;
-    p->threads = (pthread_t *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof(pthread_t));
-    if (!p->threads) { sdx__free(ctx, p); return NULL; }
+    p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
+    if (!p->workers) { sdx__free(ctx, p); return NULL; }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     pthread_cond_init(&p->done, NULL);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
-        sdx__worker_arg *wa = (sdx__worker_arg *)sdx__malloc(ctx, sizeof *wa);
-        if (!wa) break;
-        wa->pool = p;
-        wa->index = i + 1;
-        if (pthread_create(&p->threads[i], NULL, sdx__worker, wa) != 0) { sdx__free(ctx, wa); break; }
+        sdx__worker *w = &p->workers[i];
+        w->pool = p;
+        w->index = i + 1;
+        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
         p->n++;
     }
     return p;

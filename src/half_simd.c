@@ -13,6 +13,10 @@
 #define SDX__HALF_X86 0
 #endif
 
+static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
+}
+
 #if SDX__HALF_X86
 
 /* The whole file is compiled for the baseline ISA; only these functions
@@ -77,7 +81,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 #endif
         _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
     }
-    for (; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
@@ -121,10 +125,6 @@ static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
 
 #endif
-
-static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
-    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
-}
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
     SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);

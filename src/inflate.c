@@ -109,6 +109,7 @@ typedef struct sdx__outbuf {
     sdx_ctx *ctx;
     uint8_t *data;
     size_t len, cap, max;
+    size_t start;         /* where the current gzip member's output begins */
 } sdx__outbuf;
 
 static int sdx__outbuf_reserve(sdx__outbuf *o, size_t extra, const char *what) {
@@ -168,9 +169,10 @@ static int sdx__inflate_codes(sdx__bits *b, sdx__outbuf *o, const sdx__huff *lit
             if (ds < 0 || ds >= 30) return sdx__fail(o->ctx, SDX_ERR_FORMAT, "%s: invalid distance code", what);
             if ((e2 = sdx__bits_get(b, sdx__dist_extra[ds])) < 0) return SDX__INFLATE_TRUNC(what);
             d = sdx__dist_base[ds] + (size_t)e2;
-            if (d > o->len)
+            /* each gzip member is an independent stream */
+            if (d > o->len - o->start)
                 return sdx__fail(o->ctx, SDX_ERR_FORMAT, "%s: back-reference distance %zu before the start of the output (%zu bytes)",
-                                 what, d, o->len);
+                                 what, d, o->len - o->start);
             if ((rc = sdx__outbuf_reserve(o, len, what)) != SDX_OK) return rc;
             /* byte by byte: the source may overlap what is being written */
             for (size_t i = 0; i < len; i++, o->len++) o->data[o->len] = o->data[o->len - d];
@@ -290,16 +292,18 @@ static int sdx__inflate_raw(sdx__outbuf *o, const uint8_t *src, size_t n, size_t
     return rc;
 }
 
-/* CRC-32 (IEEE, reflected 0xEDB88320), a byte at a time; the table is
- * rebuilt per call (cheap next to any input worth a CRC, and no global
- * state). */
-static uint32_t sdx__crc32(uint32_t crc, const uint8_t *p, size_t n) {
-    uint32_t table[256];
+/* CRC-32 (IEEE, reflected 0xEDB88320), a byte at a time. The table is
+ * built once per sdx__inflate call, not per gzip member: a file of many
+ * empty members would otherwise cost 2k operations per 18 input bytes. */
+static void sdx__crc32_table(uint32_t table[256]) {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
         table[i] = c;
     }
+}
+
+static uint32_t sdx__crc32(const uint32_t table[256], uint32_t crc, const uint8_t *p, size_t n) {
     crc = ~crc;
     for (size_t i = 0; i < n; i++) crc = (crc >> 8) ^ table[(crc ^ p[i]) & 255];
     return ~crc;
@@ -352,14 +356,16 @@ static int sdx__inflate(sdx_ctx *ctx, const uint8_t *src, size_t n, uint8_t **ou
     o.ctx = ctx;
     o.max = max_out;
     if (n >= 2 && src[0] == 0x1f && src[1] == 0x8b) {
+        uint32_t crc_table[256];
+        sdx__crc32_table(crc_table);
         while (rc == SDX_OK && pos < n) {
-            size_t hdr = sdx__gzip_header(src + pos, n - pos), start = o.len;
+            size_t hdr = sdx__gzip_header(src + pos, n - pos), start = o.start = o.len;
             if (!hdr) { rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: invalid or truncated member header at byte %zu", pos); break; }
             pos += hdr;
             if ((rc = sdx__inflate_raw(&o, src + pos, n - pos, &used, "gzip")) != SDX_OK) break;
             pos += used;
             if (n - pos < 8) { rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: trailer missing (truncated file)"); break; }
-            if (sdx__crc32(0, o.data ? o.data + start : NULL, o.len - start) != sdx__le32(src + pos))
+            if (sdx__crc32(crc_table, 0, o.data ? o.data + start : NULL, o.len - start) != sdx__le32(src + pos))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: CRC-32 mismatch (corrupt data)");
             else if ((uint32_t)(o.len - start) != sdx__le32(src + pos + 4))
                 rc = sdx__fail(ctx, SDX_ERR_FORMAT, "gzip: ISIZE %u does not match the %zu decompressed bytes",

@@ -182,6 +182,15 @@ static int sdx__json_string(sdx__json_parser *p, const char **out, size_t *out_l
     return SDX_OK;
 }
 
+/* strtod reads the locale's decimal point (',' after setlocale(LC_ALL, "")
+ * in many locales); JSON always writes '.'. `text` is a private copy. */
+static double sdx__json_strtod(char *text) {
+    const char *point = localeconv()->decimal_point;
+    char *dot = strchr(text, '.');
+    if (dot && point && point[0] && !point[1]) *dot = point[0];
+    return strtod(text, NULL);
+}
+
 static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
     const char *s = p->s;
     char *copy;
@@ -211,7 +220,7 @@ static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
     v->type = SDX__JSON_NUMBER;
     v->raw = copy;
     v->raw_len = n;
-    v->num = strtod(copy, NULL);
+    v->num = sdx__json_strtod(copy);
     p->s = s;
     return SDX_OK;
 }

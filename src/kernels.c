@@ -94,12 +94,23 @@ static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
-/* Checks that every non-NULL tensor has data and a storage dtype. */
+/* Checks that every non-NULL tensor has a valid shape, data and a storage
+ * dtype. Negative dims are rejected here once: pairs of them multiply to
+ * a positive element count that every later shape check would accept. */
 static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
     static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     for (int i = 0; i < n; i++) {
         const sdx_tensor *t = ts[i];
         if (!t) continue;
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op,
+                             what[SDX__MIN(i, 4)], t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, what[SDX__MIN(i, 4)],
+                                 sdx_shape_str(t, s, sizeof s));
+            }
         if (!t->data && sdx_tensor_numel(t) > 0)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
         if (!sdx__is_storage(t->dtype))
@@ -1028,7 +1039,7 @@ static size_t sdx__attn_scratch_floats(int64_t dp) {
          + (size_t)SDX__KB * SDX__QB            /* S^T, then P^T          */
          + (size_t)SDX__QB * SDX__KB            /* packed P               */
          + (size_t)SDX__QB * (size_t)dp         /* O accumulator          */
-         + 4 * (size_t)SDX__QB                  /* m, l, new max, corr    */
+         + 3 * (size_t)SDX__QB                  /* m, l, corr             */
          + (size_t)dp + 64;                     /* row buffer             */
 }
 
@@ -1123,7 +1134,7 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     float *o = pp + SDX__QB * SDX__KB;
     float *m = o + SDX__QB * dp;
     float *l = m + SDX__QB, *corr = l + SDX__QB;
-    float *tmp = corr + 2 * SDX__QB;
+    float *tmp = corr + SDX__QB;
     int64_t bh = job / a->q_blocks, bat = bh / a->heads, h = bh % a->heads;
     int64_t i0 = (job % a->q_blocks) * SDX__QB;
     int nqv = (int)SDX__MIN((int64_t)SDX__QB, a->nq - i0);

@@ -277,6 +277,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
         s ^= s >> 29;
         g->seed = (int64_t)(s & 0xffffffffull);
     }
+    if (g->seed > INT64_MAX - (g->batch - 1))   /* seeds run seed .. seed + batch - 1 */
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "seed %lld with batch count %d: the last seed would pass %lld",
+                         (long long)g->seed, g->batch, (long long)INT64_MAX);
     return SDX_OK;
 }
 

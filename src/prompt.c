@@ -1,7 +1,6 @@
 /* ===================================================================== */
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
 /* ===================================================================== */
-#include <locale.h>
 /* Reproduces stable-diffusion-webui:
  *   modules/prompt_parser.py  parse_prompt_attention   -> sdx__prompt_parse
  *   modules/sd_hijack_clip.py tokenize_line             -> sdx__prompt_chunks

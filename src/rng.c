@@ -241,8 +241,9 @@ SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
     memset(rng, 0, sizeof *rng);
     rng->kind = kind;
     rng->seed = seed;
-    /* torch seeds mt19937 with the low 32 bits only */
-    if (kind == SDX_RNG_CPU) sdx__mt_seed(rng, (uint32_t)seed);
+    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
+     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
+    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
 }
 
 SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {

@@ -177,6 +177,11 @@ static int sdx__st_align(sdx_st *st) {
     return SDX_OK;
 }
 
+/* Compared with its length: a key "__metadata__\u0000x" is not the table. */
+static int sdx__st_is_metadata(const sdx__json *v) {
+    return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
+}
+
 static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
@@ -196,11 +201,11 @@ static int sdx__st_parse_header(sdx_st *st) {
     root = st->doc.root;
     if (root->type != SDX__JSON_OBJECT)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header is not a JSON object", st->path);
-    for (v = root->child; v; v = v->next) n += strcmp(v->key, "__metadata__") != 0;
+    for (v = root->child; v; v = v->next) n += !sdx__st_is_metadata(v);
     st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(n ? n : 1), sizeof *st->entries);
     if (!st->entries) return sdx__nomem(st->ctx, "safetensors entries", sizeof *st->entries * (size_t)n);
     for (v = root->child; v; v = v->next) {
-        if (!strcmp(v->key, "__metadata__")) {
+        if (sdx__st_is_metadata(v)) {
             const sdx__json *m;
             if (v->type != SDX__JSON_OBJECT)
                 return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
@@ -248,7 +253,8 @@ static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
     if (!st) return sdx__nomem(ctx, "safetensors file", sizeof *st);
     st->ctx = ctx;
     st->doc.ctx = ctx;
-    st->path = sdx__strdup(ctx, name ? name : "(memory)");
+    if (!name) name = "(memory)";
+    st->path = sdx__strdup(ctx, name);
     if (!st->path) { sdx__free(ctx, st); return sdx__nomem(ctx, "path", strlen(name) + 1); }
     *out = st;
     return SDX_OK;
@@ -298,7 +304,7 @@ SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
     return SDX_OK;
 }
 
-SDX_API const char *sdx_st_path(const sdx_st *st) { return st->path; }
+SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
 SDX_API int sdx_st_count(const sdx_st *st) { return st ? st->n : 0; }
 SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int i) {
     return st && i >= 0 && i < st->n ? &st->entries[i].t : NULL;
@@ -390,10 +396,12 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     sdx__buf h;
     uint64_t offset = 0;
     char *tmp;
-    int fd, ok = 1;
+    int fd, ok = 1, err;
     unsigned char len8[8];
-    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0)
+    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
+    for (int i = 0; i < 2 * n_meta; i++)
+        if (!meta[i]) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: metadata %s %d is NULL", path, i % 2 ? "value" : "key", i / 2);
     memset(&h, 0, sizeof h);
     h.ctx = ctx;
     sdx__buf_str(&h, "{");
@@ -438,12 +446,13 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     }
     ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
     for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
     if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (close(fd) != 0 && ok) ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
     if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
         unlink(tmp);
         sdx__free(ctx, tmp);
         return rc;
@@ -458,6 +467,7 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
     int bad = 0;
     char names[512];
     size_t used = 0;
+    if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
     names[0] = 0;
     for (int i = 0; i < st->n; i++) {
         const sdx_tensor *t = &st->entries[i].t;
@@ -549,7 +559,7 @@ static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
     if (list) w->converted = list;
     if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
         sdx__free(w->ctx, c);
-        w->rc = sdx__nomem(w->ctx, t->name, sdx_tensor_nbytes(t));
+        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
         return NULL;
     }
     for (int64_t i = 0; i < n; i += 1024) {

@@ -384,6 +384,7 @@ SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
     return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
@@ -398,6 +399,7 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc, total = steps, keep;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if (!(denoise > 0.0 && denoise <= 1.0))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
@@ -481,7 +483,7 @@ SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
     }
 }
 
-#define SDX__SAMPLER_BUFS 10
+#define SDX__SAMPLER_BUFS 9     /* latent-sized temporaries; UniPC uses all nine */
 
 /* One sampler run: the caller's description plus float32 temporaries of
  * the latent's size. */
@@ -1503,6 +1505,10 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
                              name, i, (double)d->sigmas[i]);
         if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
+        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
+        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
+                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
     }
     return SDX_OK;
 }

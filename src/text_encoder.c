@@ -564,6 +564,11 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
                                int clip_skip, sdx_tensor *context, sdx_tensor *pooled) {
     if (!chunks || chunks->n < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no prompt chunks");
+    /* chunks hold 77 ids each; an encoder with another positional length
+     * (LongCLIP's 248) would read past every chunk */
+    if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
+                         sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
     return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
 }
 

@@ -295,26 +295,33 @@ static int sdx__mojibake_byte(uint32_t c) {
  * bytes), so runs are maximal spans of non-ASCII re-encodable characters.
  * ftfy's statistical badness heuristics and rarer codecs are not
  * reproduced. */
+static int sdx__mojibake_seq(const uint32_t *s, size_t n, uint32_t *cp) {
+    unsigned char b[4];
+    size_t m = n < 4 ? n : 4;
+    int len;
+    for (size_t k = 0; k < m; k++) b[k] = (unsigned char)sdx__mojibake_byte(s[k]);
+    len = sdx__utf8_len(b, b + m);
+    if (len < 2) return 0;
+    *cp = len == 2 ? (b[0] & 0x1fu) : len == 3 ? (b[0] & 0x0fu) : (b[0] & 0x07u);
+    for (int q = 1; q < len; q++) *cp = (*cp << 6) | (b[q] & 0x3fu);
+    return len;
+}
+
 static void sdx__fix_mojibake(sdx__cps *out, const uint32_t *s, size_t n) {
     size_t i = 0;
     while (i < n) {
-        unsigned char bytes[64];
-        size_t j = i, nb = 0;
-        int ok = 1;
-        while (j < n && nb < sizeof bytes && sdx__mojibake_byte(s[j]) >= 0) bytes[nb++] = (unsigned char)sdx__mojibake_byte(s[j++]);
-        if (nb < 2) { sdx__cps_push(out, s[i++]); continue; }
-        /* validate, then decode */
-        for (size_t p = 0; p < nb && ok;) {
-            int len = sdx__utf8_len(bytes + p, bytes + nb);
-            uint32_t c;
-            if (len < 2) { ok = 0; break; }
-            c = len == 2 ? (bytes[p] & 0x1fu) : len == 3 ? (bytes[p] & 0x0fu) : (bytes[p] & 0x07u);
-            for (int q = 1; q < len; q++) c = (c << 6) | (bytes[p + q] & 0x3fu);
-            if (c < 0xa0) ok = 0;
-            p += (size_t)len;
+        size_t j = i, p;
+        uint32_t c;
+        int len = 0;
+        while (j < n && sdx__mojibake_byte(s[j]) >= 0) j++;
+        if (j - i < 2) { sdx__cps_push(out, s[i++]); continue; }
+        for (p = i; p < j; p += (size_t)len)
+            if ((len = sdx__mojibake_seq(s + p, j - p, &c)) == 0 || c < 0xa0) break;
+        if (p < j) { sdx__cps_push_n(out, s + i, j - i); i = j; continue; }
+        for (p = i; p < j; p += (size_t)len) {
+            len = sdx__mojibake_seq(s + p, j - p, &c);
+            sdx__cps_push(out, c);
         }
-        if (!ok) { sdx__cps_push_n(out, s + i, j - i); i = j; continue; }
-        sdx__utf8_decode(out, bytes, nb);
         i = j;
     }
 }
@@ -518,7 +525,9 @@ static int sdx__ftfy(sdx__cps *text) {
     return SDX_OK;
 }
 
-/* Runs of White_Space become one space; Python's strip() at both ends. */
+/* Python's strip(), then runs of White_Space become one space. The
+ * second strip() of whitespace_clean has nothing left to do: White_Space
+ * is a subset of str.isspace(), so the ends are not White_Space. */
 static void sdx__collapse_space(sdx__cps *out, const uint32_t *s, size_t n) {
     size_t i = 0, end = n;
     while (i < end && sdx__is_py_space(s[i])) i++;
@@ -531,8 +540,6 @@ static void sdx__collapse_space(sdx__cps *out, const uint32_t *s, size_t n) {
             sdx__cps_push(out, s[i++]);
         }
     }
-    /* a space run may have ended on a U+001C..U+001F that strip() removes */
-    while (out->n && sdx__is_py_space(out->v[out->n - 1])) out->n--;
 }
 
 /* str.lower(): full mapping, incl. U+0130 -> "i\u0307" and the

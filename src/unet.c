@@ -31,6 +31,7 @@
 #define SDX__UNET_MAX_BLOCKS 64   /* input/output blocks (SDXL: 9, SD 1.x: 12) */
 #define SDX__UNET_MAX_DEPTH 64    /* transformer blocks per SpatialTransformer */
 #define SDX__UNET_GROUPS 32
+#define SDX__UNET_MAX_WIDTH (1 << 20)   /* channels; keeps int products of widths exact */
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
 
@@ -96,21 +97,46 @@ typedef struct sdx__unet {
 
 /* ---- loading ------------------------------------------------------------ */
 
-#define SDX__UNET_GET(dst, ...) do { if (!((dst) = sdx__wget(__VA_ARGS__))) return SDX_ERR_MODEL; } while (0)
+/* A failed fetch returns its code: SDX_ERR_NOMEM when converting to the
+ * policy's weight type ran out of memory, else SDX_ERR_MODEL. */
+#define SDX__UNET_GET(dst, w, ...) do { if (!((dst) = sdx__wget(w, __VA_ARGS__))) return sdx__werr(w); } while (0)
+
+/* The file tensor, only to read a width from its shape: unlike
+ * sdx__wget_any it never makes a converted copy, which the real fetch
+ * (with the expected shape) would then make a second time. */
+static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const char *fmt, ...) {
+    char name[512];
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
+    va_end(ap);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    return t;
+}
+
+/* Dim `axis` of t when it is a plausible width (1..SDX__UNET_MAX_WIDTH), else 0. */
+static int sdx__unet_width(const sdx_tensor *t, int axis) {
+    int64_t v = axis < t->ndim ? t->shape[axis] : 0;
+    return v > 0 && v <= SDX__UNET_MAX_WIDTH ? (int)v : 0;
+}
+
+static int sdx__unet_bad_probe(sdx__unet *u, const sdx_tensor *t, const char *expected) {
+    char found[96];
+    return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected %s (widths 1..%d), found %s",
+                     sdx_st_path(u->w.st), t->name, expected, SDX__UNET_MAX_WIDTH, sdx_shape_str(t, found, sizeof found));
+}
 
 static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, int cin) {
     sdx__wset *w = &u->w;
     /* the width comes from the output norm, so that a mis-shaped conv is
      * reported against the shape the rest of the block implies */
-    const sdx_tensor *probe = sdx__wget_any(w, "%s.out_layers.0.weight", base);
-    int64_t co;
-    if (!probe) return SDX_ERR_MODEL;
-    co = probe->ndim == 1 ? probe->shape[0] : -1;
-    if (co <= 0 || co > (1 << 20))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.out_layers.0.weight' is not a norm scale vector",
-                         sdx_st_path(w->st), w->prefix, base);
+    const sdx_tensor *probe = sdx__unet_probe(u, "%s.out_layers.0.weight", base);
+    int co;
+    if (!probe) return sdx__werr(w);
+    if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
-    r->cout = (int)co;
+    r->cout = co;
     SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
     SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
     SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
@@ -130,14 +156,15 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     return SDX_OK;
 }
 
-static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *base, int d, int c, int inner) {
+static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *base, int d, int inner) {
     sdx__wset *w = &u->w;
     const sdx_tensor *k2, *ff1;
     /* the first transformer fixes context_dim; the others must agree */
-    if (!(k2 = sdx__wget_any(w, "%s.transformer_blocks.%d.attn2.to_k.weight", base, d))) return SDX_ERR_MODEL;
-    if (u->context_dim == 0 && k2->ndim == 2) u->context_dim = (int)k2->shape[1];
-    if (!(ff1 = sdx__wget_any(w, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return SDX_ERR_MODEL;
-    b->ff_inner = ff1->ndim == 2 ? (int)(ff1->shape[0] / 2) : 0;
+    if (!(k2 = sdx__unet_probe(u, "%s.transformer_blocks.%d.attn2.to_k.weight", base, d))) return sdx__werr(w);
+    if (u->context_dim == 0 && !(u->context_dim = k2->ndim == 2 ? sdx__unet_width(k2, 1) : 0))
+        return sdx__unet_bad_probe(u, k2, "[inner, context_dim]");
+    if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
+    b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
 #define SDX__XB_GET(dst, nd, shp, name) \
     SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
@@ -162,23 +189,19 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
     SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
-    (void)c;
     return SDX_OK;
 }
 
 static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base, int c) {
     sdx__wset *w = &u->w;
-    const sdx_tensor *probe = sdx__wget_any(w, "%s.proj_in.weight", base);
-    int64_t inner;
-    int rc, depth = 0;
-    if (!probe) return SDX_ERR_MODEL;
+    const sdx_tensor *probe = sdx__unet_probe(u, "%s.proj_in.weight", base);
+    int rc, inner, depth = 0;
+    if (!probe) return sdx__werr(w);
     t->linear = probe->ndim == 2;
-    inner = probe->ndim >= 2 ? probe->shape[0] : 0;
-    if (inner <= 0 || inner > (1 << 20))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.proj_in.weight' is neither a Linear nor a 1x1 convolution",
-                         sdx_st_path(w->st), w->prefix, base);
+    inner = probe->ndim == 2 || probe->ndim == 4 ? sdx__unet_width(probe, 0) : 0;
+    if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
-    t->inner = (int)inner;
+    t->inner = inner;
     SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
     SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
     if (t->linear) {
@@ -198,7 +221,7 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
     t->depth = depth;
     for (int d = 0; d < depth; d++)
-        if ((rc = sdx__unet_load_xblock(u, &t->blocks[d], base, d, c, (int)inner)) != SDX_OK) return rc;
+        if ((rc = sdx__unet_load_xblock(u, &t->blocks[d], base, d, inner)) != SDX_OK) return rc;
     return SDX_OK;
 }
 
@@ -252,25 +275,27 @@ static int sdx__unet_block_has(const sdx__unet_block *b, int kind) {
 
 static int sdx__unet_load_stem(sdx__unet *u) {
     sdx__wset *w = &u->w;
-    const sdx_tensor *conv_in = sdx__wget_any(w, "input_blocks.0.0.weight");
-    const sdx_tensor *te0 = conv_in ? sdx__wget_any(w, "time_embed.0.weight") : NULL;
+    const sdx_tensor *conv_in = sdx__unet_probe(u, "input_blocks.0.0.weight");
+    const sdx_tensor *te0 = conv_in ? sdx__unet_probe(u, "time_embed.0.weight") : NULL;
     sdx__unet_layer *L = &u->in[0].layer[0];
     if (!conv_in || !te0 || conv_in->ndim != 4 || te0->ndim != 2)
         return sdx__fail(u->ctx, SDX_ERR_MODEL,
                          "%s: not an LDM/SGM UNet: no '%sinput_blocks.0.0.weight' [C, in, 3, 3] and "
                          "'%stime_embed.0.weight' (wrong prefix, or an unsupported architecture)",
                          sdx_st_path(w->st), w->prefix, w->prefix);
-    u->model_channels = (int)conv_in->shape[0];
-    u->in_channels = (int)conv_in->shape[1];
-    u->embed_dim = (int)te0->shape[0];
+    /* a zero width would divide by zero in the level bookkeeping */
+    if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
+        return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
+    if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
     SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
     SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
     SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
     SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
-        const sdx_tensor *le = sdx__wget_any(w, "label_emb.0.0.weight");
-        if (!le) return SDX_ERR_MODEL;
-        u->adm_channels = le->ndim == 2 ? (int)le->shape[1] : -1;
+        const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
+        if (!le) return sdx__werr(w);
+        if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
+            return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
         SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
         SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
         SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
@@ -338,7 +363,7 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
     SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
     SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
     SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
-    u->out_channels = (int)u->out_conv_w->shape[0];
+    if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
     SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
     return SDX_OK;
 }

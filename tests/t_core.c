@@ -54,6 +54,22 @@ static int arena_keeps_small_blocks_when_a_larger_request_comes(void) {
     return T_PASS;
 }
 
+static int arena_rejects_sizes_that_would_wrap_when_aligned(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__arena a;
+    sdx__arena_init(&a, ctx, 4096);
+    /* rounding SIZE_MAX up to 64 bytes wraps to 0; that must not become
+     * a 64-byte allocation the caller then writes SIZE_MAX bytes into */
+    T_CHECK(sdx__arena_alloc(&a, SIZE_MAX) == NULL, "SIZE_MAX bytes were 'allocated'");
+    T_CHECK(strstr(sdx_last_error(ctx), "out of memory") != NULL, "message: %s", sdx_last_error(ctx));
+    T_CHECK(sdx__arena_alloc(&a, SIZE_MAX - 40) == NULL, "SIZE_MAX - 40 bytes were 'allocated'");
+    T_CHECK(a.in_use == 0 && a.reserved == 0, "a failed request changed the accounting");
+    T_CHECK(sdx__arena_alloc(&a, 100) != NULL, "the arena still works afterwards");
+    sdx__arena_free(&a);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 typedef struct { int64_t *hits; } t_pf_arg;
 static void t_pf_body(void *varg, int64_t b, int64_t e, int thread) {
     t_pf_arg *arg = (t_pf_arg *)varg;
@@ -106,6 +122,7 @@ static int f16_activation_store_saturates_instead_of_overflowing(void) {
 static const t_case core_cases[] = {
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
     { "arena_keeps_small_blocks_when_a_larger_request_comes", arena_keeps_small_blocks_when_a_larger_request_comes },
+    { "arena_rejects_sizes_that_would_wrap_when_aligned", arena_rejects_sizes_that_would_wrap_when_aligned },
     { "parallel_for_covers_every_index_once", parallel_for_covers_every_index_once },
     { "tracer_names_op_part_layer_and_counts", tracer_names_op_part_layer_and_counts },
     { "f16_activation_store_saturates_instead_of_overflowing", f16_activation_store_saturates_instead_of_overflowing },

@@ -1,5 +1,6 @@
 /* Suite "json": the strict JSON parser used for safetensors headers. */
 #include "test.h"
+#include <locale.h>
 
 static int json_parse_str(const char *s, sdx__json_doc *doc, sdx_ctx *ctx) {
     return sdx__json_parse(ctx, s, strlen(s), doc);
@@ -75,11 +76,48 @@ static int nesting_is_limited_not_recursive(void) {
     return T_PASS;
 }
 
+/* Switches LC_NUMERIC to a locale whose decimal point is ','. Uses an
+ * installed one, or compiles de_DE with localedef (libc-bin) from the
+ * Debian `locales` sources into /tmp and points LOCPATH at it. */
+static const char *json_comma_locale(void) {
+    static const char *comma_locales[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8", "nl_NL.UTF-8" };
+    for (int i = 0; i < (int)(sizeof comma_locales / sizeof comma_locales[0]); i++)
+        if (setlocale(LC_NUMERIC, comma_locales[i]) && localeconv()->decimal_point[0] == ',') return comma_locales[i];
+    if (system("mkdir -p /tmp/sdx_t_locale && localedef -i de_DE -f UTF-8 /tmp/sdx_t_locale/de_DE.UTF-8 >/dev/null 2>&1") == 0) {
+        setenv("LOCPATH", "/tmp/sdx_t_locale", 1);
+        if (setlocale(LC_NUMERIC, "de_DE.UTF-8") && localeconv()->decimal_point[0] == ',') return "de_DE.UTF-8 (built in /tmp)";
+        unsetenv("LOCPATH");
+    }
+    setlocale(LC_NUMERIC, "C");
+    return NULL;
+}
+
+static int numbers_ignore_a_comma_decimal_locale(void) {
+    const char *found = json_comma_locale();
+    sdx_ctx *ctx;
+    sdx__json_doc doc;
+    int rc;
+    double got;
+    T_SKIP_IF(!found, "no locale with a ',' decimal point is installed and localedef could not build de_DE "
+                      "(install Debian's locales package: tools/setup-debian.sh)");
+    ctx = t_ctx();
+    rc = json_parse_str("[-1.5e1]", &doc, ctx);
+    got = rc == SDX_OK ? sdx__json_at(doc.root, 0)->num : 0;
+    if (rc == SDX_OK) sdx__json_free(&doc);
+    setlocale(LC_NUMERIC, "C");
+    unsetenv("LOCPATH");
+    T_CHECK(rc == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(got == -15.0, "under %s '-1.5e1' parsed as %g", found, got);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case json_cases[] = {
     { "values_of_every_type_parse", values_of_every_type_parse },
     { "invalid_documents_are_rejected", invalid_documents_are_rejected },
     { "uint64_rejects_fractions_negatives_and_overflow", uint64_rejects_fractions_negatives_and_overflow },
     { "nesting_is_limited_not_recursive", nesting_is_limited_not_recursive },
+    { "numbers_ignore_a_comma_decimal_locale", numbers_ignore_a_comma_decimal_locale },
     { 0, 0 }
 };
 SDX_TEST_SUITE(json, json_cases)

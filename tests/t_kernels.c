@@ -202,6 +202,26 @@ static int linear_rejects_mismatched_shapes(void) {
     return T_PASS;
 }
 
+/* x [3, -5] and w [4, -5] agree on in-features and have 15 and 20
+ * "elements"; a negative K used to skip the GEMM loop and store an
+ * uninitialised tile as the result. */
+static int linear_rejects_negative_dims(void) {
+    sdx_ctx *ctx = t_ctx();
+    float xb[15], wb[20], yb[12];
+    int64_t xs[2] = { 3, -5 }, ws[2] = { 4, -5 }, ys[2] = { 3, 4 };
+    sdx_tensor x = sdx__view(SDX_F32, xb, 2, xs), w = sdx__view(SDX_F32, wb, 2, ws), y = sdx__view(SDX_F32, yb, 2, ys);
+    int rc;
+    t_seed(4);
+    t_fill_normal(xb, 15, 1.0);
+    t_fill_normal(wb, 20, 1.0);
+    rc = sdx__linear(ctx, &y, &x, &w, NULL);
+    T_NOTE("message: %s", sdx_last_error(ctx));
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "negative dim") &&
+            strstr(sdx_last_error(ctx), "[3, -5]"), "rc %d: %s", rc, sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* ---- conv2d ------------------------------------------------------------ */
 
 typedef struct tk_conv { int64_t n, c, h, w, o, kh, kw; int stride, pt, pl, pb, pr, bias; } tk_conv;
@@ -766,6 +786,7 @@ static const t_case kernels_cases[] = {
     { "linear_many_rows_spans_tiles", linear_many_rows_spans_tiles },
     { "linear_same_bits_for_any_thread_count", linear_same_bits_for_any_thread_count },
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
+    { "linear_rejects_negative_dims", linear_rejects_negative_dims },
     { "conv2d_1x1", conv2d_1x1 },
     { "conv2d_3x3_pad1", conv2d_3x3_pad1 },
     { "conv2d_3x3_stride2_pad1", conv2d_3x3_stride2_pad1 },

@@ -235,7 +235,7 @@ static int cli_reproduces_pipeline_goldens(void) {
 
 /* Runs the sdx command; returns its exit status, output in out. */
 static int cli_run(const char *args, char *out, size_t size) {
-    char cmd[4096];
+    static char cmd[16384];
     FILE *f;
     size_t n;
     int status;
@@ -286,6 +286,71 @@ static int cli_rejects_bad_input_without_writing_output(void) {
     return T_PASS;
 }
 
+
+static uint32_t pipe_crc32(const unsigned char *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    while (n--) { c ^= *p++; for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u))); }
+    return ~c;
+}
+
+/* Walks the PNG's chunks to the "parameters" text chunk: its type ("tEXt"
+ * or "iTXt") and text (after the iTXt flags and empty tags). 0 if absent
+ * or if a chunk's CRC is wrong. */
+static int pipe_png_parameters(const char *path, char type[5], char *text, size_t size) {
+    static unsigned char buf[1 << 20];
+    FILE *f = fopen(path, "rb");
+    size_t n, pos = 8;
+    if (!f) return 0;
+    n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    while (pos + 12 <= n) {
+        size_t len = (size_t)buf[pos] << 24 | (size_t)buf[pos + 1] << 16 | (size_t)buf[pos + 2] << 8 | buf[pos + 3];
+        const unsigned char *body = buf + pos + 8, *c = body + len;
+        if (pos + 12 + len > n) return 0;
+        if (pipe_crc32(buf + pos + 4, len + 4) != ((uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3])) return 0;
+        if ((!memcmp(buf + pos + 4, "tEXt", 4) || !memcmp(buf + pos + 4, "iTXt", 4)) && len > 11 && !memcmp(body, "parameters", 11)) {
+            size_t skip = 11 + (buf[pos + 4] == 'i' ? 4 : 0);
+            size_t tlen = len - skip < size - 1 ? len - skip : size - 1;
+            memcpy(type, buf + pos + 4, 4);
+            type[4] = 0;
+            memcpy(text, body + skip, tlen);
+            text[tlen] = 0;
+            return 1;
+        }
+        pos += 12 + len;
+    }
+    return 0;
+}
+
+/* tEXt holds Latin-1 (so "é" is the byte 0xE9), iTXt holds UTF-8, and a
+ * prompt longer than any fixed buffer still ends up whole in the PNG. */
+static int cli_png_parameters_keep_long_and_non_latin1_prompts(void) {
+    static char prompt[9000], args[12000], out[8192], text[16384];
+    char vocab[512], model[512], type[5];
+    const char *png = "/tmp/sdx_t_text.png";
+    size_t len;
+    T_NEED_SHARED(m, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    snprintf(model, sizeof model, "%s", m);
+    snprintf(vocab, sizeof vocab, "%s", v);
+    len = (size_t)snprintf(prompt, sizeof prompt, "caf\xc3\xa9");
+    while (len < 8400) len += (size_t)snprintf(prompt + len, sizeof prompt - len, " x");
+    snprintf(prompt + len, sizeof prompt - len, " END");
+    remove(png);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o %s -p '%s'", model, vocab, png, prompt);
+    T_CHECK(cli_run(args, out, sizeof out) == 0, "long prompt: %s", out);
+    T_CHECK(pipe_png_parameters(png, type, text, sizeof text), "no valid parameters chunk");
+    T_CHECK(!strcmp(type, "tEXt") && !strncmp(text, "caf\xe9 x x", 8), "Latin-1 prompt: %s chunk starting '%.12s'", type, text);
+    T_CHECK(strstr(text, " x END\nSteps: 1,") != NULL, "the end of the %zu-byte prompt is missing from the PNG", strlen(prompt));
+    remove(png);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o %s -p 'caf\xc3\xa9 \xe7\x8c\xab'", model, vocab, png);
+    T_CHECK(cli_run(args, out, sizeof out) == 0, "CJK prompt: %s", out);
+    T_CHECK(pipe_png_parameters(png, type, text, sizeof text), "no valid parameters chunk");
+    T_CHECK(!strcmp(type, "iTXt") && !strncmp(text, "caf\xc3\xa9 \xe7\x8c\xab\nSteps: 1,", 15), "UTF-8 prompt: %s chunk '%.20s'", type, text);
+    remove(png);
+    return T_PASS;
+}
 
 static int missing_vocabulary_says_what_to_download(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
@@ -622,6 +687,8 @@ static int invalid_parameters_are_rejected_with_a_reason(void) {
     T_CHECK(sdx_generate(m, &p, &res) != SDX_OK && strstr(sdx_last_error(ctx), "euler"), "unknown sampler lists valid names: %s", sdx_last_error(ctx));
     p.sampler = NULL; p.scheduler = "nope";
     T_CHECK(sdx_generate(m, &p, &res) != SDX_OK && strstr(sdx_last_error(ctx), "karras"), "unknown scheduler lists valid names: %s", sdx_last_error(ctx));
+    p.scheduler = NULL; p.seed = INT64_MAX; p.batch_count = 2;   /* seed + 1 would overflow int64 */
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "batch count 2"), "%s", sdx_last_error(ctx));
     sdx_model_free(m);
     sdx_destroy(ctx);
     return T_PASS;
@@ -705,6 +772,7 @@ static const t_case pipeline_cases[] = {
     { "half_storage_pipelines_stay_finite_and_close", half_storage_pipelines_stay_finite_and_close },
     { "cli_reproduces_pipeline_goldens", cli_reproduces_pipeline_goldens },
     { "cli_rejects_bad_input_without_writing_output", cli_rejects_bad_input_without_writing_output },
+    { "cli_png_parameters_keep_long_and_non_latin1_prompts", cli_png_parameters_keep_long_and_non_latin1_prompts },
     { "missing_vocabulary_says_what_to_download", missing_vocabulary_says_what_to_download },
     { "inpainting_checkpoints_take_mask_and_masked_image", inpainting_checkpoints_take_mask_and_masked_image },
     { "sizes_that_are_not_multiples_of_64_generate", sizes_that_are_not_multiples_of_64_generate },

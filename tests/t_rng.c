@@ -345,8 +345,22 @@ static int philox_box_muller_matches_double_formula(void) {
     return T_PASS;
 }
 
+/* sdx_rng_randn treats every kind but CUDA as CPU; init must seed those
+ * too, or an out-of-range kind would silently return all zeros. */
+static int unknown_kind_draws_like_cpu(void) {
+    sdx_rng a, b;
+    float x[40], y[40];
+    sdx_rng_init(&a, SDX_RNG_CPU, 1234);
+    sdx_rng_init(&b, (sdx_rng_kind)7, 1234);
+    sdx_rng_randn(&a, x, 40);
+    sdx_rng_randn(&b, y, 40);
+    T_CHECK(!memcmp(x, y, sizeof x) && x[0] != 0.0f, "kind 7 differs from CPU: %g vs %g", (double)y[0], (double)x[0]);
+    return T_PASS;
+}
+
 static const t_case rng_cases[] = {
     { "mt19937_matches_standard_check_value", mt19937_matches_standard_check_value },
+    { "unknown_kind_draws_like_cpu", unknown_kind_draws_like_cpu },
     { "philox_matches_random123_known_answers", philox_matches_random123_known_answers },
     { "cpu_seed_uses_low_32_bits_only", cpu_seed_uses_low_32_bits_only },
     { "cpu_small_draws_share_cached_pair", cpu_small_draws_share_cached_pair },

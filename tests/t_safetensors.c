@@ -50,6 +50,7 @@ static const st_bad_case st_bad[] = {
     { "too many dimensions", "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", 4, "dimensions" },
     { "empty tensor name", "{\"\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, "empty" },
     { "trailing garbage after JSON", "{} x", 0, "trailing characters" },
+    { "metadata name with a NUL byte", "{\"__metadata__\\u0000x\":{\"k\":\"v\"}}", 0, "NUL byte" },
 };
 
 static int malformed_headers_are_rejected_with_a_reason(void) {
@@ -191,6 +192,67 @@ static int scan_names_tensors_with_nan_or_inf(void) {
     return T_PASS;
 }
 
+/* Allocator hooks that fail the fail_at-th call after arming (0: never). */
+typedef struct { long calls, fail_at; } st_failing;
+static void *st_fail_alloc(size_t n, void *u) {
+    st_failing *f = (st_failing *)u;
+    return f->fail_at && ++f->calls == f->fail_at ? NULL : malloc(n);
+}
+static void *st_fail_realloc(void *p, size_t n, void *u) {
+    st_failing *f = (st_failing *)u;
+    return f->fail_at && ++f->calls == f->fail_at ? NULL : realloc(p, n);
+}
+static void st_fail_free(void *p, void *u) { (void)u; free(p); }
+
+static int unnamed_memory_image_fails_cleanly_at_every_allocation(void) {
+    static unsigned char img[256];
+    const char *hdr = "{\"__metadata__\":{\"k\":\"v\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+    float v[2] = { 1, 2 };
+    size_t n = st_image(img, sizeof img, hdr, v, sizeof v);
+    int ok_at = 0;
+    for (long k = 1; k < 64 && !ok_at; k++) {
+        st_failing f = { 0, 0 };
+        sdx_desc d;
+        sdx_ctx *ctx;
+        sdx_st *st = NULL;
+        int rc;
+        memset(&d, 0, sizeof d);
+        d.n_threads = 1;
+        d.alloc = st_fail_alloc; d.realloc = st_fail_realloc; d.free = st_fail_free; d.user = &f;
+        ctx = sdx_create(&d);
+        f.fail_at = k;             /* armed after the context itself */
+        rc = sdx_st_open_memory(ctx, img, n, NULL, &st);   /* no name: "(memory)" in messages */
+        T_CHECK(rc == SDX_OK || (rc == SDX_ERR_NOMEM && st == NULL), "allocation %ld failing gave %d: %s", k, rc, sdx_last_error(ctx));
+        if (rc == SDX_OK) {
+            T_CHECK(!strcmp(sdx_st_path(st), "(memory)") && sdx_st_find(st, "w"), "opened without the failure");
+            ok_at = (int)k;
+        }
+        sdx_st_close(st);
+        sdx_destroy(ctx);
+    }
+    T_CHECK(ok_at > 2, "every allocation of the open was failed once (opened at %d)", ok_at);
+    T_NOTE("an unnamed open makes %d allocations; each failing one gives SDX_ERR_NOMEM", ok_at - 1);
+    return T_PASS;
+}
+
+static int write_rejects_missing_metadata_strings(void) {
+    sdx_ctx *ctx = t_ctx();
+    const char *path = "/tmp/sdx_t_nometa.safetensors";
+    const char *meta[2] = { "key", NULL };
+    float a[1] = { 1 };
+    sdx_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = SDX_F32; t.ndim = 1; t.shape[0] = 1; t.data = a; t.name = "a";
+    remove(path);
+    T_CHECK(sdx_st_write(ctx, path, &t, 1, NULL, 1) == SDX_ERR_INVALID_ARG, "one metadata pair but no array");
+    T_CHECK(sdx_st_write(ctx, path, &t, 1, meta, 1) == SDX_ERR_INVALID_ARG, "a NULL metadata value");
+    T_CHECK(strstr(sdx_last_error(ctx), "metadata value 0 is NULL") != NULL, "message: %s", sdx_last_error(ctx));
+    T_CHECK(access(path, F_OK) != 0, "a rejected write left a file");
+    T_CHECK(sdx_st_scan_nonfinite(ctx, NULL) == SDX_ERR_INVALID_ARG, "scan of no file");
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static int golden_checkpoint_opens_and_finds_tensors(void) {
     T_NEED_SHARED(path, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
@@ -245,6 +307,8 @@ static const t_case safetensors_cases[] = {
     { "failed_write_leaves_no_file", failed_write_leaves_no_file },
     { "misaligned_tensor_data_is_copied_aligned", misaligned_tensor_data_is_copied_aligned },
     { "scan_names_tensors_with_nan_or_inf", scan_names_tensors_with_nan_or_inf },
+    { "unnamed_memory_image_fails_cleanly_at_every_allocation", unnamed_memory_image_fails_cleanly_at_every_allocation },
+    { "write_rejects_missing_metadata_strings", write_rejects_missing_metadata_strings },
     { "golden_checkpoint_opens_and_finds_tensors", golden_checkpoint_opens_and_finds_tensors },
     { "weight_set_reports_missing_and_misshaped_tensors", weight_set_reports_missing_and_misshaped_tensors },
     { 0, 0 }

@@ -758,6 +758,71 @@ static int stochastic_sampler_requires_noise_callback(void) {
     return T_PASS;
 }
 
+/* sdx_sample rejects schedules no sampler can step through (NaN, Inf,
+ * negative, 0 before the end, increasing) and missing inputs, before any
+ * model call and naming the offending sigma; equal neighbours and a
+ * single sigma (no step) are accepted. */
+static int sample_rejects_invalid_sigmas_before_any_model_call(void) {
+    static const struct { float sig[4]; int n; const char *msg; } bad[] = {
+        { { 14.6f, NAN, 1.0f, 0.0f }, 4, "sigma 1" },
+        { { 14.6f, 3.0f, INFINITY, 0.0f }, 4, "sigma 2" },
+        { { 14.6f, -1.0f, 0.0f, 0.0f }, 3, "sigma 1" },
+        { { 14.6f, 0.0f, 1.0f, 0.0f }, 4, "sigma 1 is 0" },
+        { { 14.6f, 3.0f, 5.0f, 0.0f }, 4, "increase" },
+        { { 1.0f, 2.0f, 0.0f, 0.0f }, 3, "increase" },
+        { { 14.6f, 0.0f, 0.0f, 0.0f }, 0, "got 0" },
+    };
+    static const float equal[4] = { 14.6f, 3.0f, 3.0f, 0.0f }, single[1] = { 14.6f };
+    sdx_ctx *ctx = t_ctx();
+    samp_fixture f;
+    sdx_sample_desc d;
+    float x[16];
+    t_seed(21);
+    T_CHECK(samp_fixture_init(&f, 16, 8, 8), "alloc");
+    for (int s = 0; s < SDX_SAMPLER_COUNT; s++) {
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            t_fill_normal(x, 16, 14.0);
+            d = samp_desc((sdx_sampler)s, bad[k].sig, bad[k].n, &f);
+            T_CHECK(sdx_sample(ctx, &d, x) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), bad[k].msg),
+                    "%s, schedule %zu: '%s'", sdx_sampler_name((sdx_sampler)s), k, sdx_last_error(ctx));
+            T_CHECK(f.calls == 0, "%s, schedule %zu: the model was called", sdx_sampler_name((sdx_sampler)s), k);
+        }
+    }
+    d = samp_desc(SDX_SAMPLER_EULER, equal, 4, &f);
+    T_CHECK(sdx_sample(ctx, &d, x) == SDX_OK && f.calls == 3, "equal neighbours: %s", sdx_last_error(ctx));
+    d = samp_desc(SDX_SAMPLER_EULER, single, 1, &f);
+    f.calls = 0;
+    T_CHECK(sdx_sample(ctx, &d, x) == SDX_OK && f.calls == 0, "one sigma: %s", sdx_last_error(ctx));
+    d = samp_desc(SDX_SAMPLER_EULER, equal, 4, &f);
+    d.denoise = NULL;
+    T_CHECK(sdx_sample(ctx, &d, x) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "denoise"),
+            "no denoise callback: %s", sdx_last_error(ctx));
+    d = samp_desc(SDX_SAMPLER_EULER, equal, 4, &f);
+    T_CHECK(sdx_sample(ctx, NULL, x) == SDX_ERR_INVALID_ARG && sdx_sample(ctx, &d, NULL) == SDX_ERR_INVALID_ARG,
+            "NULL desc / x accepted");
+    d.n = 0;
+    T_CHECK(sdx_sample(ctx, &d, x) == SDX_ERR_INVALID_ARG, "empty latent accepted");
+    samp_fixture_free(&f);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The schedule functions check their pointers instead of crashing. */
+static int schedule_functions_reject_null_arguments(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_sampling ms;
+    sdx_tensor sig;
+    sdx_model_sampling_init(&ms);
+    T_CHECK(sdx_calculate_sigmas(ctx, &ms, SDX_SCHED_KARRAS, 10, NULL) == SDX_ERR_INVALID_ARG, "NULL out");
+    T_CHECK(sdx_calculate_sigmas(ctx, NULL, SDX_SCHED_KARRAS, 10, &sig) == SDX_ERR_INVALID_ARG, "NULL ms");
+    T_CHECK(sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_KARRAS, SDX_SAMPLER_EULER, 10, 1.0, NULL) == SDX_ERR_INVALID_ARG,
+            "NULL out");
+    T_CHECK(sdx_sampler_sigmas(ctx, NULL, SDX_SCHED_KARRAS, SDX_SAMPLER_EULER, 10, 1.0, &sig) == SDX_ERR_INVALID_ARG &&
+            strstr(sdx_last_error(ctx), "NULL"), "NULL ms: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* Every sampler on a 1-step and a 2-step schedule runs and stays finite
  * (2-step heun overshoots to |x| ~ 20 on this model; that is the method). */
 static int every_sampler_handles_short_schedules(void) {
@@ -893,6 +958,8 @@ static const t_case sampling_cases[] = {
     { "denoiser_error_propagates_from_every_sampler", denoiser_error_propagates_from_every_sampler },
     { "stochastic_sampler_requires_noise_callback", stochastic_sampler_requires_noise_callback },
     { "every_sampler_handles_short_schedules", every_sampler_handles_short_schedules },
+    { "sample_rejects_invalid_sigmas_before_any_model_call", sample_rejects_invalid_sigmas_before_any_model_call },
+    { "schedule_functions_reject_null_arguments", schedule_functions_reject_null_arguments },
     { "lms_coefficients_are_exact_integrals", lms_coefficients_are_exact_integrals },
     { "sampling_allocation_failures_are_reported", sampling_allocation_failures_are_reported },
     { 0, 0 }

@@ -365,6 +365,79 @@ static int inflate_corrupt_stream_is_an_error_not_a_crash(void) {
     return T_PASS;
 }
 
+/* A fixed-Huffman gzip member decoding to `lits` followed by one copy of
+ * length 3 at distance 3, with the CRC-32/ISIZE of `expect`. */
+typedef struct tk_bitw { uint8_t *p; size_t n; int bit; } tk_bitw;
+
+static void tk_put(tk_bitw *w, unsigned v, int nbits, int huffman) {
+    for (int i = 0; i < nbits; i++) {
+        unsigned b = huffman ? (v >> (nbits - 1 - i)) & 1u : (v >> i) & 1u;   /* Huffman codes go MSB first */
+        if (w->bit == 0) w->p[w->n++] = 0;
+        w->p[w->n - 1] |= (uint8_t)(b << w->bit);
+        w->bit = (w->bit + 1) & 7;
+    }
+}
+
+static size_t tk_fixed_member(uint8_t *out, const char *lits, const char *expect) {
+    static const uint8_t header[10] = { 0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03 };
+    tk_bitw w = { out, 0, 0 };
+    uint32_t table[256], crc, isize = (uint32_t)strlen(expect);
+    memcpy(out, header, 10);
+    w.n = 10;
+    tk_put(&w, 1, 1, 0);                                    /* BFINAL */
+    tk_put(&w, 1, 2, 0);                                    /* BTYPE = fixed */
+    for (const char *c = lits; *c; c++) tk_put(&w, 0x30u + (unsigned char)*c, 8, 1);
+    tk_put(&w, 1, 7, 1);                                    /* length symbol 257: 3 bytes */
+    tk_put(&w, 2, 5, 1);                                    /* distance symbol 2: 3 back */
+    tk_put(&w, 0, 7, 1);                                    /* end of block */
+    sdx__crc32_table(table);
+    crc = sdx__crc32(table, 0, (const uint8_t *)expect, isize);
+    for (int i = 0; i < 4; i++) out[w.n++] = (uint8_t)(crc >> (8 * i));
+    for (int i = 0; i < 4; i++) out[w.n++] = (uint8_t)(isize >> (8 * i));
+    return w.n;
+}
+
+/* Each gzip member is its own DEFLATE stream: a back-reference may reach
+ * back over this member's output only, not into the previous member's. */
+static int inflate_back_reference_stays_inside_its_member(void) {
+    sdx_ctx *ctx = t_ctx();
+    uint8_t gz[128], *out;
+    size_t n, len;
+    memcpy(gz, gz_fixed, sizeof gz_fixed);
+    n = sizeof gz_fixed + tk_fixed_member(gz + sizeof gz_fixed, "abc", "abcabc");
+    T_CHECK(sdx__inflate(ctx, gz, n, &out, &len, 1 << 20) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(len == 11 && !memcmp(out, "fixedabcabc", 11), "two members: %zu bytes '%.*s'", len, (int)len, (char *)out);
+    sdx__free(ctx, out);
+    /* the same copy with nothing before it in its member, trailer made
+     * for what a decoder sharing the window across members would give */
+    n = sizeof gz_fixed + tk_fixed_member(gz + sizeof gz_fixed, "", "xed");
+    T_CHECK(sdx__inflate(ctx, gz, n, &out, &len, 1 << 20) == SDX_ERR_FORMAT && out == NULL &&
+            strstr(sdx_last_error(ctx), "back-reference"), "copy into the previous member: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* A long run of mojibake is repaired as a whole, not only up to some
+ * buffer size (U+00E6 U+2014 U+00A5 is the UTF-8 of U+65E5 read as
+ * windows-1252). */
+static int long_mojibake_run_is_repaired(void) {
+    TK_NEED_TOK(tok);
+    char bad[40 * 7 + 1] = "", good[40 * 3 + 1] = "";
+    int32_t *a, *b;
+    int na, nb, same;
+    for (int i = 0; i < 40; i++) {
+        strcat(bad, "\xc3\xa6\xe2\x80\x94\xc2\xa5");
+        strcat(good, "\xe6\x97\xa5");
+    }
+    T_CHECK(sdx_tokenize(tk_ctx_, tok, bad, &a, &na) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
+    T_CHECK(sdx_tokenize(tk_ctx_, tok, good, &b, &nb) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
+    same = na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
+    sdx_tokens_free(tk_ctx_, a);
+    sdx_tokens_free(tk_ctx_, b);
+    T_CHECK(same, "120-byte mojibake run: %d ids, the repaired text gives %d", na, nb);
+    return T_PASS;
+}
+
 static int gzip_vocabulary_from_memory_equals_file(void) {
     TK_NEED_TOK(file_tok);
     sdx_ctx *ctx = t_ctx();
@@ -456,6 +529,8 @@ static const t_case tokenizer_cases[] = {
     { "inflate_real_vocabulary_has_all_lines", inflate_real_vocabulary_has_all_lines },
     { "inflate_truncated_stream_says_truncated", inflate_truncated_stream_says_truncated },
     { "inflate_corrupt_stream_is_an_error_not_a_crash", inflate_corrupt_stream_is_an_error_not_a_crash },
+    { "inflate_back_reference_stays_inside_its_member", inflate_back_reference_stays_inside_its_member },
+    { "long_mojibake_run_is_repaired", long_mojibake_run_is_repaired },
     { "gzip_vocabulary_from_memory_equals_file", gzip_vocabulary_from_memory_equals_file },
     { "tokenizer_allocation_failures_are_reported", tokenizer_allocation_failures_are_reported },
     { "teardown", tk_teardown },

@@ -210,6 +210,139 @@ static int t_not_a_unet_fails_clearly(void) {
     return T_PASS;
 }
 
+/* A checkpoint of zero-filled tensors with the given names and shapes. */
+typedef struct tu_spec { const char *name; int ndim; int64_t shape[4]; } tu_spec;
+
+static int tu_write_specs(sdx_ctx *ctx, const char *path, const tu_spec *sp, int n) {
+    sdx_tensor ts[32];
+    char names[32][128];
+    int rc = SDX_ERR_INVALID_ARG, k = 0;
+    if (n > 32) return rc;
+    for (; k < n; k++) {
+        if (sdx_tensor_alloc(ctx, &ts[k], SDX_F32, sp[k].ndim, sp[k].shape) != SDX_OK) break;
+        snprintf(names[k], sizeof names[k], TU_PREFIX "%s", sp[k].name);
+        ts[k].name = names[k];
+    }
+    if (k == n) rc = sdx_st_write(ctx, path, ts, n, NULL, 0);
+    while (k-- > 0) sdx_tensor_free(ctx, &ts[k]);
+    return rc;
+}
+
+/* A stem of width 0 followed by a ResBlock that is consistent with it:
+ * the level bookkeeping divided by model_channels (SIGFPE). */
+static int t_zero_model_channels_is_a_model_error(void) {
+    static const tu_spec sp[] = {
+        { "input_blocks.0.0.weight", 4, { 0, 4, 3, 3 } }, { "input_blocks.0.0.bias", 1, { 0 } },
+        { "time_embed.0.weight", 2, { 8, 0 } }, { "time_embed.0.bias", 1, { 8 } },
+        { "time_embed.2.weight", 2, { 8, 8 } }, { "time_embed.2.bias", 1, { 8 } },
+        { "input_blocks.1.0.in_layers.0.weight", 1, { 0 } }, { "input_blocks.1.0.in_layers.0.bias", 1, { 0 } },
+        { "input_blocks.1.0.in_layers.2.weight", 4, { 32, 0, 3, 3 } }, { "input_blocks.1.0.in_layers.2.bias", 1, { 32 } },
+        { "input_blocks.1.0.emb_layers.1.weight", 2, { 32, 8 } }, { "input_blocks.1.0.emb_layers.1.bias", 1, { 32 } },
+        { "input_blocks.1.0.out_layers.0.weight", 1, { 32 } }, { "input_blocks.1.0.out_layers.0.bias", 1, { 32 } },
+        { "input_blocks.1.0.out_layers.3.weight", 4, { 32, 32, 3, 3 } }, { "input_blocks.1.0.out_layers.3.bias", 1, { 32 } },
+        { "input_blocks.1.0.skip_connection.weight", 4, { 32, 0, 1, 1 } },
+        { "input_blocks.1.0.skip_connection.bias", 1, { 32 } },
+    };
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx__unet u;
+    char path[128];
+    int rc;
+    snprintf(path, sizeof path, "/tmp/sdx_t_unet_zero_%d.safetensors", (int)getpid());
+    T_CHECK(tu_write_specs(ctx, path, sp, SDX__ARRAY_LEN(sp)) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    remove(path);
+    rc = sdx__unet_load(ctx, &u, st, TU_PREFIX);
+    T_NOTE("%s", sdx_last_error(ctx));
+    T_CHECK(rc == SDX_ERR_MODEL && strstr(sdx_last_error(ctx), "input_blocks.0.0.weight") &&
+            strstr(sdx_last_error(ctx), "found [0, 4, 3, 3]"), "rc %d: %s", rc, sdx_last_error(ctx));
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* A small generated f32 checkpoint for the weight-conversion tests. */
+static int tu_write_small(const char *path, char *err, size_t size) {
+    mk_unet_arch a;
+    memset(&a, 0, sizeof a);
+    a.in_channels = 4; a.out_channels = 4; a.model_channels = 32; a.n_levels = 2;
+    a.mult[0] = 1; a.mult[1] = 2; a.res[0] = a.res[1] = 1; a.depth[0] = 1; a.depth[1] = 1;
+    a.depth_mid = 1; a.context_dim = 24; a.linear_proj = 1; a.adm_channels = 16;
+    return mk_write_unet(path, &a, 0, 3, err, size);
+}
+
+/* Widths are read from file tensors before the shaped fetch: reading
+ * them through a converting fetch kept a second f16 copy of those
+ * tensors (every feed-forward input projection, for one). */
+static int t_forced_weight_type_converts_each_tensor_once(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx__unet u;
+    char path[128], err[256];
+    int dup = 0;
+    snprintf(path, sizeof path, "/tmp/sdx_t_unet_conv_%d.safetensors", (int)getpid());
+    T_CHECK(tu_write_small(path, err, sizeof err), "%s", err);
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    remove(path);
+    T_CHECK(sdx__unet_load_typed(ctx, &u, st, TU_PREFIX, SDX_F16) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < u.w.n_converted; i++)
+        for (int j = 0; j < i; j++) dup += !strcmp(u.w.converted[i]->name, u.w.converted[j]->name);
+    T_NOTE("%d tensors in the file, %d converted copies, %d duplicates", sdx_st_count(st), u.w.n_converted, dup);
+    T_CHECK(dup == 0 && u.w.n_converted == sdx_st_count(st), "%d copies of %d tensors, %d duplicates",
+            u.w.n_converted, sdx_st_count(st), dup);
+    sdx__unet_free(&u);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static long tu_allocs, tu_fail_at;
+static void *tu_alloc(size_t n, void *user) {
+    (void)user;
+    return tu_fail_at && ++tu_allocs == tu_fail_at ? NULL : malloc(n);
+}
+static void *tu_realloc(void *p, size_t n, void *user) {
+    (void)user;
+    return tu_fail_at && ++tu_allocs == tu_fail_at ? NULL : realloc(p, n);
+}
+static void tu_free(void *p, void *user) { (void)user; free(p); }
+
+/* Fails each allocation of a load that converts f32 weights to f16 in
+ * turn: the result must be SDX_ERR_NOMEM, not a model error. */
+static int t_out_of_memory_while_converting_is_nomem(void) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    sdx_st *st = NULL;
+    char path[128], err[256];
+    long n;
+    int done = 0;
+    memset(&d, 0, sizeof d);
+    d.n_threads = 1;
+    d.alloc = tu_alloc; d.realloc = tu_realloc; d.free = tu_free;
+    ctx = sdx_create(&d);
+    snprintf(path, sizeof path, "/tmp/sdx_t_unet_oom_%d.safetensors", (int)getpid());
+    T_CHECK(ctx && tu_write_small(path, err, sizeof err), "%s", err);
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    remove(path);
+    for (n = 1; !done && n < 100000; n++) {
+        sdx__unet u;
+        int rc;
+        tu_allocs = 0;
+        tu_fail_at = n;
+        rc = sdx__unet_load_typed(ctx, &u, st, TU_PREFIX, SDX_F16);
+        tu_fail_at = 0;
+        done = tu_allocs < n;
+        if (rc == SDX_OK) sdx__unet_free(&u);
+        T_CHECK(done ? rc == SDX_OK : rc == SDX_ERR_NOMEM && strstr(sdx_last_error(ctx), "out of memory"),
+                "failing allocation %ld: rc %d (%s)", n, rc, sdx_last_error(ctx));
+    }
+    T_NOTE("%ld allocations failed one at a time", n - 2);
+    T_CHECK(done, "never completed");
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* ---- double-precision reference UNet ------------------------------------------ */
 /* LDM's UNetModel written the obvious way from the architecture that
  * sdx-mkckpt was asked for (not from the keys), with ComfyUI's rule for
@@ -640,6 +773,9 @@ static const t_case unet_cases[] = {
     { "misshaped_tensor_names_expected_and_found", t_misshaped_tensor_names_expected_and_found },
     { "missing_output_block_is_a_layout_error", t_missing_output_block_is_a_layout_error },
     { "not_a_unet_fails_clearly", t_not_a_unet_fails_clearly },
+    { "zero_model_channels_is_a_model_error", t_zero_model_channels_is_a_model_error },
+    { "forced_weight_type_converts_each_tensor_once", t_forced_weight_type_converts_each_tensor_once },
+    { "out_of_memory_while_converting_is_nomem", t_out_of_memory_while_converting_is_nomem },
     { 0, 0 }
 };
 SDX_TEST_SUITE(unet, unet_cases)

@@ -2,6 +2,17 @@
  * goldens of the three tiny models, storage precisions, tiling, and
  * loading VAEs from checkpoints and standalone files. */
 #include "test.h"
+#include <unistd.h>
+
+/* A scratch file name per process: suites of several builds (make test,
+ * make sanitize) may run at the same time. */
+static const char *t_vae_tmp(const char *tag) {
+    static char buf[4][128];
+    static int slot = 0;
+    char *p = buf[slot++ & 3];
+    snprintf(p, sizeof buf[0], "/tmp/sdx_t_vae_%s_%ld.safetensors", tag, (long)getpid());
+    return p;
+}
 
 /* One model's VAE goldens. sd2's checkpoint is BF16, sdxl's F16, sd1's F32. */
 typedef struct t_vae_model {
@@ -554,15 +565,15 @@ static int t_vae_standalone(t_vae_rename_fn rename, const char *path) {
     return T_PASS;
 }
 
-static int standalone_vae_file_identical(void) { return t_vae_standalone(t_keep, "/tmp/sdx_t_vae_standalone.safetensors"); }
-static int diffusers_layout_identical(void) { return t_vae_standalone(t_to_diffusers, "/tmp/sdx_t_vae_diffusers.safetensors"); }
+static int standalone_vae_file_identical(void) { return t_vae_standalone(t_keep, t_vae_tmp("standalone")); }
+static int diffusers_layout_identical(void) { return t_vae_standalone(t_to_diffusers, t_vae_tmp("diffusers")); }
 
 /* Writes a variant of sd1's VAE and expects loading it to fail with a
  * message containing every string of `want`. */
 static int t_vae_bad_file(t_vae_rename_fn rename, const char *edit_name, const sdx_tensor *edit, const char *const *want,
                           int n_want) {
     const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
-    const char *path = "/tmp/sdx_t_vae_bad.safetensors";
+    const char *path = t_vae_tmp("bad");
     sdx_ctx *ctx;
     sdx_st *st = NULL;
     t_vae_env e;
@@ -588,7 +599,7 @@ static int t_vae_bad_file(t_vae_rename_fn rename, const char *edit_name, const s
 static int wrong_latent_channels_rejected(void) {
     static float w16[4 * 16];
     sdx_tensor pq;
-    static const char *const want[] = { "sdx_t_vae_bad.safetensors", "post_quant_conv.weight", "16 channels" };
+    static const char *const want[] = { "sdx_t_vae_bad_", "post_quant_conv.weight", "16 channels" };
     memset(&pq, 0, sizeof pq);
     pq.dtype = SDX_F32;
     pq.ndim = 4;
@@ -598,7 +609,7 @@ static int wrong_latent_channels_rejected(void) {
 }
 
 static int missing_decoder_rejected(void) {
-    static const char *const want[] = { "sdx_t_vae_bad.safetensors", "no VAE decoder", "decoder.mid.block_1.conv1.weight" };
+    static const char *const want[] = { "sdx_t_vae_bad_", "no VAE decoder", "decoder.mid.block_1.conv1.weight" };
     return t_vae_bad_file(t_encoder_only, NULL, NULL, want, 3);
 }
 
@@ -617,7 +628,7 @@ static int misshaped_tensor_named(void) {
 /* A decoder-only file (enough for txt2img) loads; encoding says why not. */
 static int decoder_only_file_decodes(void) {
     const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
-    const char *path = "/tmp/sdx_t_vae_deconly.safetensors";
+    const char *path = t_vae_tmp("deconly");
     sdx_ctx *ctx;
     sdx_st *st = NULL;
     t_vae_env e;

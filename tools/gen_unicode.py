@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates src/unicode_tables.c: the Unicode and HTML data the CLIP text
 clean-up and pre-tokenizer need, taken from this Python's stdlib
-(unicodedata, html.entities, codecs) so the C code agrees with the Python
+(unicodedata, html.entities, the cp1252 codec) so the C code agrees with the Python
 reference tokenizer run on the same Unicode version.
 
     python3 tools/gen_unicode.py > src/unicode_tables.c
@@ -9,7 +9,6 @@ reference tokenizer run on the same Unicode version.
 Only the standard library is used. The output is committed; rerun this
 when moving to a newer Python/Unicode version.
 """
-import codecs
 import html
 import html.entities
 import sys
@@ -203,7 +202,6 @@ def main():
     emit_ranges("sdx__html_invalid_codepoints",
                 "html.unescape: numeric references to these code points decode to nothing",
                 inv_ranges)
-    codecs.lookup("cp1252")
 
 
 if __name__ == "__main__":

@@ -96,7 +96,12 @@ int main(int argc, char **argv) {
     sdx__free(ctx, plain);
     sdx__free(ctx, data);
     sdx_destroy(ctx);
-    return ferror(stdout) ? 1 : 0;
+    /* a full disk shows up only when the buffered output is written */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "sdx-vocab2c: writing the header failed\n");
+        return 1;
+    }
+    return 0;
 fail:
     fprintf(stderr, "sdx-vocab2c: %s\n", sdx_last_error(ctx));
     sdx_destroy(ctx);

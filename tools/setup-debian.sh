@@ -2,9 +2,10 @@
 # Installs what sdx needs on Debian/Ubuntu: a C compiler and make, stb
 # (libstb-dev: stb_image_write for the PNG output), clang with libFuzzer
 # for `make fuzz` (zlib1g-dev lets the inflate fuzzer cross-check), valgrind
-# for `make valgrind`. Uses sudo unless root.
+# for `make valgrind`, and locales (a test parses JSON under a ',' decimal
+# point locale it builds). Uses sudo unless root.
 set -eu
-pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind"
+pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind locales"
 need=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
