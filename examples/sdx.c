@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
@@ -119,6 +120,7 @@ static int parse_args(int argc, char **argv, options *o) {
         }
 #define IS(s, l) (!strcmp(a, s) || !strcmp(a, l))
 #define VALUE() (v ? v : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "sdx: %s needs a value\n", a), (const char *)NULL)))
+        if (v && !takes_value(a)) { fprintf(stderr, "sdx: %s takes no value\n", a); return -1; }
         if (IS("-h", "--help")) { usage(stdout); return 1; }
         else if (IS("-v", "--verbose")) o->verbose = 1;
         else if (IS("--trace-nonfinite", "--trace")) o->trace = 1;
@@ -304,7 +306,7 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     unsigned char *chunk;
     char tmp[4200];
     FILE *f;
-    int ok;
+    int ok, fd;
     stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
     chunk = text_chunk("parameters", parameters, &clen);
     if (png.failed || png.len < 33 || !chunk) {
@@ -313,9 +315,18 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
         free(chunk);
         return 0;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    f = fopen(tmp, "wb");
-    if (!f) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); free(png.p); free(chunk); return 0; }
+    /* mkstemp: a fresh file, never an existing name or symlink */
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    fd = mkstemp(tmp);
+    f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno));
+        if (fd >= 0) { close(fd); remove(tmp); }
+        free(png.p);
+        free(chunk);
+        return 0;
+    }
+    (void)fchmod(fd, 0644);     /* mkstemp creates 0600; an image is for sharing */
     /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
     ok = fwrite(png.p, 1, 33, f) == 33 && fwrite(chunk, 1, clen, f) == clen &&
          fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;

@@ -260,6 +260,7 @@ static int cli_rejects_bad_input_without_writing_output(void) {
         { "-p x --cfg-scale abc", "not a number" },
         { "-p x --strength 2", "(0, 1]" },
         { "-p x --bogus", "unknown option" },
+        { "-p x --verbose=0", "takes no value" },
         { "-p x --mask m.png", "needs --init-img" },
         { "-p x -i /nonexistent.png", "/nonexistent.png" },
         { "-p x -o /nonexistent-dir/out.png", "/nonexistent-dir/out.png" },
