@@ -1035,10 +1035,11 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
 
 /* ---- scratch arena -------------------------------------------------- */
 /* A stack of blocks: allocations bump a pointer, sdx__arena_mark and
- * sdx__arena_release free everything allocated since the mark. Blocks are
- * kept for reuse, so after the first forward pass no op allocates. The
- * pattern in model code is: allocate the output, mark, compute with
- * temporaries, release. */
+ * sdx__arena_release free everything allocated since the mark. The first
+ * pass grows a chain of blocks; once it has released everything, the
+ * chain becomes one block of the peak size, so later passes allocate
+ * nothing. The pattern in model code is: allocate the output, mark,
+ * compute with temporaries, release. */
 
 typedef struct sdx__block {
     struct sdx__block *next;
@@ -1108,9 +1109,7 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
             if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }   /* huge min_block */
             nb = (sdx__block *)sdx__malloc(a->ctx, total);
             if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
-            /* a kept block too small for this request stays in the chain
-             * after the new one: the next pass makes the same requests
-             * and finds both, so steady state allocates nothing */
+            /* blocks after this one stay in the chain for later requests */
             nb->next = b ? b->next : a->head;
             nb->size = bsize;
             nb->used = 0;
@@ -1129,6 +1128,26 @@ static sdx__mark sdx__arena_mark(const sdx__arena *a) {
     return m;
 }
 
+/* Replaces a chain of blocks by one block the size of the peak. In one
+ * contiguous block a stack of allocations needs exactly its in-use bytes,
+ * so every later pass that peaks no higher fits without a malloc. Called
+ * when everything has been released; on failure the arena is just empty. */
+static void sdx__arena_consolidate(sdx__arena *a) {
+    sdx__block *b = a->head, *nb;
+    size_t bsize = SDX__MAX(a->peak, a->min_block);
+    if (!b || !b->next) return;
+    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    a->head = a->cur = NULL;
+    a->reserved = 0;
+    nb = (sdx__block *)sdx__malloc(a->ctx, bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN);
+    if (!nb) return;
+    nb->next = NULL;
+    nb->size = bsize;
+    nb->used = 0;
+    a->head = a->cur = nb;
+    a->reserved = bsize;
+}
+
 static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
     if (!m.block) {
         a->cur = a->head;
@@ -1138,6 +1157,7 @@ static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
         a->cur->used = m.used;
     }
     a->in_use = m.in_use;
+    if (a->in_use == 0) sdx__arena_consolidate(a);
 }
 
 static void sdx__arena_reset(sdx__arena *a) {

@@ -17,8 +17,9 @@ static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
     T_CHECK(p3 == p2, "memory after the mark is reused");
     T_CHECK(a.peak >= 13000 && a.in_use < 4000, "accounting: peak %zu in use %zu", a.peak, a.in_use);
     {
-        size_t reserved = a.reserved;
-        sdx__arena_reset(&a);
+        size_t reserved;
+        sdx__arena_reset(&a);                  /* everything released: one block */
+        reserved = a.reserved;
         (void)sdx__arena_alloc(&a, 100);
         (void)sdx__arena_alloc(&a, 3000);
         (void)sdx__arena_alloc(&a, 10000);
@@ -29,26 +30,39 @@ static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
     return T_PASS;
 }
 
-static int arena_keeps_small_blocks_when_a_larger_request_comes(void) {
+static int arena_becomes_one_peak_sized_block_after_a_pass(void) {
     sdx_ctx *ctx = t_ctx();
     sdx__arena a;
+    sdx__mark m;
     size_t reserved;
     sdx__arena_init(&a, ctx, 4096);
+    /* a pass that grows three blocks, with a nested mark/release */
+    m = sdx__arena_mark(&a);
     (void)sdx__arena_alloc(&a, 3000);
-    (void)sdx__arena_alloc(&a, 10000);
-    sdx__arena_reset(&a);
-    (void)sdx__arena_alloc(&a, 3000);
-    T_CHECK(sdx__arena_alloc(&a, 20000) != NULL, "a larger request than the kept block");
-    T_CHECK(sdx__arena_alloc(&a, 9000) != NULL, "the smaller kept block still serves");
+    {
+        sdx__mark inner = sdx__arena_mark(&a);
+        (void)sdx__arena_alloc(&a, 10000);
+        sdx__arena_release(&a, inner);
+    }
+    (void)sdx__arena_alloc(&a, 20000);
+    (void)sdx__arena_alloc(&a, 9000);
+    T_CHECK(a.head && a.head->next, "the first pass used several blocks");
+    sdx__arena_release(&a, m);
+    T_CHECK(a.head && !a.head->next && a.reserved >= a.peak && a.reserved < a.peak + 4096,
+            "after the pass: one block of the peak (%zu reserved, %zu peak)", a.reserved, a.peak);
     reserved = a.reserved;
     for (int pass = 0; pass < 3; pass++) {
-        sdx__arena_reset(&a);
+        m = sdx__arena_mark(&a);
         (void)sdx__arena_alloc(&a, 3000);
-        (void)sdx__arena_alloc(&a, 20000);
-        (void)sdx__arena_alloc(&a, 9000);
-        T_CHECK(a.reserved == reserved, "pass %d allocated new blocks (%zu -> %zu bytes)", pass, reserved, a.reserved);
+        {
+            sdx__mark inner = sdx__arena_mark(&a);
+            (void)sdx__arena_alloc(&a, 10000);
+            sdx__arena_release(&a, inner);
+        }
+        T_CHECK(sdx__arena_alloc(&a, 20000) && sdx__arena_alloc(&a, 9000), "allocations");
+        T_CHECK(a.reserved == reserved && !a.head->next, "pass %d allocated (%zu -> %zu bytes)", pass, reserved, a.reserved);
+        sdx__arena_release(&a, m);
     }
-    T_CHECK(a.reserved >= a.peak, "reserved %zu covers the peak %zu", a.reserved, a.peak);
     sdx__arena_free(&a);
     sdx_destroy(ctx);
     return T_PASS;
@@ -121,7 +135,7 @@ static int f16_activation_store_saturates_instead_of_overflowing(void) {
 
 static const t_case core_cases[] = {
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
-    { "arena_keeps_small_blocks_when_a_larger_request_comes", arena_keeps_small_blocks_when_a_larger_request_comes },
+    { "arena_becomes_one_peak_sized_block_after_a_pass", arena_becomes_one_peak_sized_block_after_a_pass },
     { "arena_rejects_sizes_that_would_wrap_when_aligned", arena_rejects_sizes_that_would_wrap_when_aligned },
     { "parallel_for_covers_every_index_once", parallel_for_covers_every_index_once },
     { "tracer_names_op_part_layer_and_counts", tracer_names_op_part_layer_and_counts },
