@@ -12901,11 +12901,24 @@ typedef struct sdx__gen {
     sdx_rng step_rng;
 } sdx__gen;
 
-static const char *sdx__gen_default_sampler = "euler_a";
+/* What zero/NULL fields of sdx_gen_params mean; sdx_generate and the
+ * parameters text must agree on them. */
+#define SDX__DEFAULT_STEPS    20
+#define SDX__DEFAULT_CFG      7.0f
+#define SDX__DEFAULT_STRENGTH 0.75f
+static const char *const sdx__default_sampler = "euler_a";
+static const char *const sdx__default_scheduler = "normal";
+
+/* The resolution each family was trained at (m may be NULL). */
+static int sdx__default_size(const sdx_model *m) {
+    if (m && m->family == SDX_FAMILY_SDXL) return 1024;
+    if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
+    return 512;
+}
 
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
-    int def = m->family == SDX_FAMILY_SDXL ? 1024 : (m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V ? 768 : 512);
+    int def = sdx__default_size(m);
     int rc;
     memset(g, 0, sizeof *g);
     g->m = m;
@@ -12917,15 +12930,15 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
                          g->width, g->height);
     g->lw = g->width / 8;
     g->lh = g->height / 8;
-    g->steps = p->steps ? p->steps : 20;
+    g->steps = p->steps ? p->steps : SDX__DEFAULT_STEPS;
     if (g->steps < 1 || g->steps > 10000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "steps %d: must be 1..10000", g->steps);
-    g->cfg = p->cfg_scale != 0 ? p->cfg_scale : 7.0f;
+    g->cfg = p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG;
     if (!isfinite(g->cfg) || g->cfg < 0 || g->cfg > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "cfg scale %g: must be 0..1000", g->cfg);
     g->batch = p->batch_count ? p->batch_count : 1;
     if (g->batch < 1 || g->batch > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "batch count %d: must be 1..1000", g->batch);
-    if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__gen_default_sampler, &g->sampler)) != SDX_OK) return rc;
+    if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__default_sampler, &g->sampler)) != SDX_OK) return rc;
     {
-        const char *s = p->scheduler ? p->scheduler : "normal";
+        const char *s = p->scheduler ? p->scheduler : sdx__default_scheduler;
         if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {
             if (m->family == SDX_FAMILY_SD2)
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has tables for SD 1.x and SDXL only, not SD 2.x");
@@ -12936,7 +12949,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     }
     g->denoise = 1.0;
     if (p->init_image) {
-        g->denoise = p->strength != 0 ? p->strength : 0.75;
+        g->denoise = p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH;
         if (!(g->denoise > 0 && g->denoise <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", g->denoise);
         if (p->init_image->width != g->width || p->init_image->height != g->height || p->init_image->channels != 3 || !p->init_image->data)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected %dx%d RGB",
@@ -13070,6 +13083,13 @@ done:
 
 /* ---- img2img and inpainting inputs ------------------------------------ */
 
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
+    sdx__vae_tiling t;
+    memset(&t, 0, sizeof t);
+    t.mode = g->p->vae_tiling;    /* tile size and overlap: the VAE's choice */
+    return t;
+}
+
 static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *hide, float *latent) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
@@ -13078,8 +13098,7 @@ static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *h
     sdx__vae_tiling tiling;
     size_t hw = (size_t)g->width * (size_t)g->height;
     int rc;
-    memset(&tiling, 0, sizeof tiling);
-    tiling.mode = g->p->vae_tiling;
+    tiling = sdx__gen_tiling(g);
     if (!sdx__arena_tensor4(&m->arena, &x, SDX_F32, 1, 3, g->height, g->width) ||
         !sdx__arena_tensor4(&m->arena, &mean, SDX_F32, 1, 4, g->lh, g->lw)) {
         sdx__arena_release(&m->arena, mark);
@@ -13141,6 +13160,18 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
 
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
+/* ComfyUI's latent noise mask: out = x inside the mask and, outside it,
+ * the init image's latent noised to `sigma` (sigma 0: the latent itself). */
+static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    for (size_t c = 0; c < 4; c++)
+        for (size_t i = 0; i < plane; i++) {
+            float mk = g->latent_mask[i];
+            size_t j = c * plane + i;
+            out[j] = x[j] * mk + (g->init_latent[j] + g->noise[j] * sigma) * (1 - mk);
+        }
+}
+
 static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *denoised) {
     sdx__gen *g = (sdx__gen *)user;
     sdx_model *m = g->m;
@@ -13151,15 +13182,8 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
     sdx_tensor xin, out;
-    if (g->latent_mask) {
-        /* ComfyUI's latent noise mask: outside the mask the sampler sees
-         * the init latent noised to this sigma, and gets it back */
-        for (size_t c = 0; c < 4; c++)
-            for (size_t i = 0; i < plane; i++) {
-                float mk = g->latent_mask[i];
-                size_t j = c * plane + i;
-                g->scratch[j] = x_in[j] * mk + (g->init_latent[j] + g->noise[j] * sigma) * (1 - mk);
-            }
+    if (g->latent_mask) {       /* the model sees, and returns, the kept part */
+        sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
     }
     if (!sdx__arena_tensor4(&m->arena, &xin, m->unet.act_type, B, cin, g->lh, g->lw) ||
@@ -13188,12 +13212,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         } else {
             memcpy(denoised, o, sizeof(float) * n);
         }
-        if (g->latent_mask)
-            for (size_t c = 0; c < 4; c++)
-                for (size_t i = 0; i < plane; i++) {
-                    size_t j = c * plane + i;
-                    denoised[j] = denoised[j] * g->latent_mask[i] + g->init_latent[j] * (1 - g->latent_mask[i]);
-                }
+        if (g->latent_mask) sdx__mask_blend(g, denoised, 0.0f, denoised);
         rc = sdx__nonfinite_stage(ctx, "the UNet prediction", denoised, n);
     }
     sdx__arena_release(&m->arena, mark);
@@ -13225,8 +13244,7 @@ static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
     sdx__vae_tiling tiling;
     size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
     int rc;
-    memset(&tiling, 0, sizeof tiling);
-    tiling.mode = g->p->vae_tiling;
+    tiling = sdx__gen_tiling(g);
     if (!sdx__arena_tensor4(&m->arena, &z, SDX_F32, 1, 4, g->lh, g->lw) ||
         !sdx__arena_tensor4(&m->arena, &image, SDX_F32, 1, 3, g->height, g->width)) {
         sdx__arena_release(&m->arena, mark);
@@ -13286,12 +13304,7 @@ static int sdx__gen_one(sdx__gen *g, const sdx_tensor *sigmas, int64_t seed, sdx
     sd.step = sdx__gen_step;
     sd.step_user = g;
     if ((rc = sdx_sample(ctx, &sd, x)) != SDX_OK) return rc;
-    if (g->latent_mask)
-        for (size_t c = 0; c < 4; c++)
-            for (size_t i = 0; i < n / 4; i++) {
-                size_t j = c * (n / 4) + i;
-                x[j] = x[j] * g->latent_mask[i] + g->init_latent[j] * (1 - g->latent_mask[i]);
-            }
+    if (g->latent_mask) sdx__mask_blend(g, x, 0.0f, x);
     if ((rc = sdx__nonfinite_stage(ctx, "the final latent", x, n)) != SDX_OK) return rc;
     return sdx__gen_decode(g, x, img);
 }
@@ -13368,18 +13381,18 @@ static const char *sdx__a1111_schedule(const char *name) {
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
-    int def = 512, n;
+    int def = sdx__default_size(m), n;
     memset(&b, 0, sizeof b);
     b.ctx = m ? m->ctx : NULL;
-    if (m) def = m->family == SDX_FAMILY_SDXL ? 1024 : (m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V ? 768 : 512);
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
-                 p->steps ? p->steps : 20, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__gen_default_sampler),
-                 sdx__a1111_schedule(p->scheduler ? p->scheduler : "normal"), p->cfg_scale != 0 ? p->cfg_scale : 7.0,
+                 p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
+                 sdx__a1111_schedule(p->scheduler ? p->scheduler : sdx__default_scheduler),
+                 p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
                  (long long)seed, p->width ? p->width : def, p->height ? p->height : def);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
-    if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : 0.75);
+    if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
