@@ -6,7 +6,7 @@ CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Werror
 LDLIBS  := -lm -lpthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-SRC     := $(wildcard src/*.h src/*.c src/license.txt)
+SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
 EXAMPLES := examples/sdx examples/minimal
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c

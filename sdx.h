@@ -55,7 +55,7 @@
 #ifndef SDX_H_INCLUDED
 #define SDX_H_INCLUDED
 
-/* ---- src/api_core.h ---- */
+/* ---- src/core/api_core.h ---- */
 /* ===================================================================== */
 /*  Public API: core (context, errors, dtypes, tensors, half floats)      */
 /* ===================================================================== */
@@ -228,7 +228,8 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
 }
 #endif
 
-/* ---- src/api_safetensors.h ---- */
+/* ---- src/core/api_safetensors.h ---- */
+
 /* ===================================================================== */
 /*  Public API: safetensors files                                         */
 /* ===================================================================== */
@@ -279,7 +280,8 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st);
 }
 #endif
 
-/* ---- src/api_rng.h ---- */
+/* ---- src/core/api_rng.h ---- */
+
 /* ===================================================================== */
 /*  Public API: noise generators                                          */
 /* ===================================================================== */
@@ -323,7 +325,8 @@ SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n);
 }
 #endif
 
-/* ---- src/api_text.h ---- */
+/* ---- src/text/api_text.h ---- */
+
 /* ===================================================================== */
 /*  Public API: CLIP BPE tokenizer                                        */
 /* ===================================================================== */
@@ -379,7 +382,8 @@ SDX_API int  sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const c
 }
 #endif
 
-/* ---- src/api_sampling.h ---- */
+/* ---- src/sampling/api_sampling.h ---- */
+
 /* ===================================================================== */
 /*  Public API: noise schedules, model sampling and samplers              */
 /* ===================================================================== */
@@ -550,7 +554,8 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
 }
 #endif
 
-/* ---- src/api_pipeline.h ---- */
+/* ---- src/pipeline/api_pipeline.h ---- */
+
 /* ===================================================================== */
 /*  Public API: models and image generation                              */
 /* ===================================================================== */
@@ -659,7 +664,15 @@ SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *
 #pragma GCC diagnostic ignored "-Wunused-function"
 #endif
 
-/* ---- src/core.c ---- */
+/* ---- src/core/context.c ---- */
+/* ===================================================================== */
+/*  Context: creation and teardown                                        */
+/* ===================================================================== */
+/* The context owns the thread pool and the CPU kernels' scratch, so it is
+ * made here, above both. */
+
+/* ---- src/core/core.c ---- */
+
 /* ===================================================================== */
 /*  Core: allocation, errors, logging, half floats, tensors, arena,       */
 /*  thread pool, non-finite tracer                                        */
@@ -717,8 +730,7 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
-typedef struct sdx__kernel_state sdx__kernel_state;   /* kernels.c */
-static void sdx__kernel_state_free(sdx_ctx *ctx);
+typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
 
 struct sdx_ctx {
     sdx_desc desc;
@@ -897,8 +909,6 @@ SDX_API uint16_t sdx_f32_to_bf16(float f) {
 
 SDX_API float sdx_bf16_to_f32(uint16_t h) { return sdx__bits_f32((uint32_t)h << 16); }
 
-static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n);   /* half_simd.c */
-
 /* Scalar array loops; src/half_simd.c may replace them with F16C/AVX512
  * versions that tests prove bit-identical. */
 static void sdx__f32_to_f16_scalar(const float *src, uint16_t *dst, size_t n) {
@@ -923,6 +933,161 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 #endif
     return sdx_f32_to_f16(f);
 }
+
+/* the array conversions, with their SIMD paths */
+
+/* ---- src/core/half_simd.c ---- */
+/* A part of core.c, included in its middle (after the scalar half
+ * conversions it falls back to); the include below is for editors. */
+
+/* ===================================================================== */
+/*  Half-float array conversion. The scalar loops in core.c define the    */
+/*  results; the x86-64 paths below are chosen at run time and are        */
+/*  tested bit-identical to them (tests/t_half.c).                        */
+/* ===================================================================== */
+
+/* Define SDX_NO_SIMD to compile only the scalar loops. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define SDX__HALF_X86 1
+#include <immintrin.h>
+#include <cpuid.h>
+#else
+#define SDX__HALF_X86 0
+#endif
+
+static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
+}
+
+#if SDX__HALF_X86
+
+/* The whole file is compiled for the baseline ISA; only these functions
+ * use AVX2/F16C, and they run only after the CPU said it has both. */
+#define SDX__TARGET_F16C_AVX2 __attribute__((target("avx2,f16c")))
+
+enum { SDX__CPU_PROBED = 1, SDX__CPU_AVX2_F16C = 2 };
+
+/* CPUID is slow (a VM exit under most hypervisors), so the answer is
+ * probed once. Racing first callers compute the same value. */
+static int sdx__cpu_features(void) {
+    static int cached = 0;
+    int f = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (!f) {
+        unsigned eax, ebx, ecx, edx;
+        int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+        __builtin_cpu_init();
+        /* libgcc / compiler-rt also check that the OS saves YMM state. */
+        f = SDX__CPU_PROBED;
+        if (f16c && __builtin_cpu_supports("avx2")) f |= SDX__CPU_AVX2_F16C;
+        __atomic_store_n(&cached, f, __ATOMIC_RELAXED);
+    }
+    return f;
+}
+
+static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__CPU_AVX2_F16C) != 0; }
+
+/* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
+ * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
+ * payload bits: exactly sdx_f32_to_f16. */
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), h);
+    }
+    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
+}
+
+/* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
+SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+/* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
+ * their second operand when either is NaN, so with x second a NaN passes
+ * through unclamped, as in sdx__f32_to_f16_sat. */
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
+#endif
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(src + i);
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+        x = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
+#endif
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+    }
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
+}
+
+/* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
+    const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+    const __m256i quiet = _mm256_set1_epi32(0x0040);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+        __m256i top = _mm256_srli_epi32(x, 16);
+        __m256i odd = _mm256_and_si256(top, one);
+        __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(bias, odd)), 16);
+        /* both sides are non-negative as int32, so the signed compare is exact */
+        __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
+        __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(top, quiet), is_nan);
+        /* every lane is <= 0xffff, so the saturating pack is a plain
+         * narrowing; it interleaves 128-bit halves, the permute undoes it */
+        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_castsi256_si128(packed));
+    }
+    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+        __m256i x = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), x);
+    }
+    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
+    do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
+
+#else /* !SDX__HALF_X86 */
+
+static int sdx__half_simd_available(void) { return 0; }
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
+
+#endif
+
+SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
+}
+SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
+    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
+}
+SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
+    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
+}
+SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
+    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
+}
+
+/* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
+ * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
+static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
+}
+
+/* ---- src/core/core.c (continued) ---- */
 
 /* ---- tensors -------------------------------------------------------- */
 
@@ -1305,37 +1470,6 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     pthread_mutex_unlock(&p->mu);
 }
 
-/* ---- context -------------------------------------------------------- */
-
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
-SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
-    sdx_desc d;
-    sdx_ctx *ctx;
-    if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
-    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
-    if (!ctx) return NULL;
-    memset(ctx, 0, sizeof *ctx);
-    ctx->desc = d;
-    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
-    ctx->trace = d.trace_nonfinite;
-    return ctx;
-}
-
-SDX_API void sdx_destroy(sdx_ctx *ctx) {
-    if (!ctx) return;
-    sdx__pool_destroy(ctx->pool);
-    sdx__kernel_state_free(ctx);
-    sdx__free(ctx, ctx);
-}
-
-SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
-SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
-
 /* ---- non-finite tracer ---------------------------------------------- */
 /* Model code names what runs (sdx__trace_at); every kernel calls
  * sdx__trace_check on its output when tracing is on. The first NaN/Inf
@@ -1405,1441 +1539,8 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
         (long long)s.nan, (long long)s.inf, (long long)s.count, s.min, s.max, s.mean);
 }
 
-/* ---- src/half_simd.c ---- */
-/* ===================================================================== */
-/*  Half-float array conversion. The scalar loops in core.c define the    */
-/*  results; the x86-64 paths below are chosen at run time and are        */
-/*  tested bit-identical to them (tests/t_half.c).                        */
-/* ===================================================================== */
+/* ---- src/cpu/kernels.c ---- */
 
-/* Define SDX_NO_SIMD to compile only the scalar loops. */
-#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
-#define SDX__HALF_X86 1
-#include <immintrin.h>
-#include <cpuid.h>
-#else
-#define SDX__HALF_X86 0
-#endif
-
-static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
-    for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
-}
-
-#if SDX__HALF_X86
-
-/* The whole file is compiled for the baseline ISA; only these functions
- * use AVX2/F16C, and they run only after the CPU said it has both. */
-#define SDX__TARGET_F16C_AVX2 __attribute__((target("avx2,f16c")))
-
-enum { SDX__CPU_PROBED = 1, SDX__CPU_AVX2_F16C = 2 };
-
-/* CPUID is slow (a VM exit under most hypervisors), so the answer is
- * probed once. Racing first callers compute the same value. */
-static int sdx__cpu_features(void) {
-    static int cached = 0;
-    int f = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-    if (!f) {
-        unsigned eax, ebx, ecx, edx;
-        int f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
-        __builtin_cpu_init();
-        /* libgcc / compiler-rt also check that the OS saves YMM state. */
-        f = SDX__CPU_PROBED;
-        if (f16c && __builtin_cpu_supports("avx2")) f |= SDX__CPU_AVX2_F16C;
-        __atomic_store_n(&cached, f, __ATOMIC_RELAXED);
-    }
-    return f;
-}
-
-static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__CPU_AVX2_F16C) != 0; }
-
-/* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
- * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
- * payload bits: exactly sdx_f32_to_f16. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
-        _mm_storeu_si128((__m128i *)(void *)(dst + i), h);
-    }
-    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
-}
-
-/* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
-SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-    }
-    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
-}
-
-/* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
- * their second operand when either is NaN, so with x second a NaN passes
- * through unclamped, as in sdx__f32_to_f16_sat. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
-    size_t i = 0;
-#ifndef SDX_UNSAFE_F16_OVERFLOW
-    const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
-#endif
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(src + i);
-#ifndef SDX_UNSAFE_F16_OVERFLOW
-        x = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
-#endif
-        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
-    }
-    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
-}
-
-/* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
-    const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-    const __m256i quiet = _mm256_set1_epi32(0x0040);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
-        __m256i top = _mm256_srli_epi32(x, 16);
-        __m256i odd = _mm256_and_si256(top, one);
-        __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(x, _mm256_add_epi32(bias, odd)), 16);
-        /* both sides are non-negative as int32, so the signed compare is exact */
-        __m256i is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
-        __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(top, quiet), is_nan);
-        /* every lane is <= 0xffff, so the saturating pack is a plain
-         * narrowing; it interleaves 128-bit halves, the permute undoes it */
-        __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-        _mm_storeu_si128((__m128i *)(void *)(dst + i), _mm256_castsi256_si128(packed));
-    }
-    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
-}
-
-SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-        __m256i x = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-        _mm256_storeu_si256((__m256i *)(void *)(dst + i), x);
-    }
-    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
-}
-
-#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
-    do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
-
-#else /* !SDX__HALF_X86 */
-
-static int sdx__half_simd_available(void) { return 0; }
-#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
-
-#endif
-
-SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
-}
-SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
-}
-SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
-}
-SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
-}
-
-/* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
- * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
-static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
-}
-
-/* ---- src/json.c ---- */
-/* ===================================================================== */
-/*  JSON: a small, strict, non-recursive parser (RFC 8259)                */
-/* ===================================================================== */
-/* Used for safetensors headers and golden/test data. Input is untrusted:
- * every read is bounds-checked, nesting depth is limited, strings must be
- * valid UTF-8 (escapes included), numbers follow the JSON grammar. The
- * parse builds a tree of nodes allocated in blocks owned by the document. */
-
-typedef enum sdx__json_type {
-    SDX__JSON_NULL, SDX__JSON_FALSE, SDX__JSON_TRUE, SDX__JSON_NUMBER,
-    SDX__JSON_STRING, SDX__JSON_ARRAY, SDX__JSON_OBJECT
-} sdx__json_type;
-
-typedef struct sdx__json {
-    sdx__json_type type;
-    double num;                    /* NUMBER */
-    const char *raw;               /* NUMBER: source text (for exact ints) */
-    size_t raw_len;
-    const char *str;               /* STRING: decoded, NUL-terminated */
-    size_t len;                    /* STRING: bytes; ARRAY/OBJECT: count */
-    const char *key;               /* member name inside an OBJECT */
-    size_t key_len;
-    struct sdx__json *child, *last, *next, *parent;
-} sdx__json;
-
-typedef struct sdx__json_block { struct sdx__json_block *next; size_t used, size; } sdx__json_block;
-
-typedef struct sdx__json_doc {
-    sdx_ctx *ctx;
-    sdx__json *root;
-    sdx__json_block *blocks;
-} sdx__json_doc;
-
-#define SDX__JSON_MAX_DEPTH 256
-
-static void *sdx__json_alloc(sdx__json_doc *doc, size_t size) {
-    sdx__json_block *b = doc->blocks;
-    size = (size + 15) & ~(size_t)15;
-    if (!b || b->size - b->used < size) {
-        size_t bsize = SDX__MAX(size, (size_t)16384);
-        size_t hdr = (sizeof(sdx__json_block) + 15) & ~(size_t)15;
-        if (bsize > SIZE_MAX - hdr) return NULL;
-        b = (sdx__json_block *)sdx__malloc(doc->ctx, hdr + bsize);
-        if (!b) return NULL;
-        b->next = doc->blocks;
-        b->used = hdr;
-        b->size = hdr + bsize;
-        doc->blocks = b;
-    }
-    {
-        void *p = (unsigned char *)b + b->used;
-        b->used += size;
-        return p;
-    }
-}
-
-static void sdx__json_free(sdx__json_doc *doc) {
-    sdx__json_block *b = doc->blocks;
-    while (b) { sdx__json_block *n = b->next; sdx__free(doc->ctx, b); b = n; }
-    doc->blocks = NULL;
-    doc->root = NULL;
-}
-
-typedef struct sdx__json_parser {
-    const char *s, *end, *start;
-    sdx__json_doc *doc;
-    const char *what;   /* file name for messages */
-} sdx__json_parser;
-
-static int sdx__json_err(sdx__json_parser *p, const char *msg) {
-    return sdx__fail(p->doc->ctx, SDX_ERR_FORMAT, "%s: invalid JSON at byte %lld: %s",
-                     p->what, (long long)(p->s - p->start), msg);
-}
-
-static void sdx__json_ws(sdx__json_parser *p) {
-    while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r')) p->s++;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static int sdx__utf8_len(const unsigned char *s, const unsigned char *end) {
-    unsigned c = s[0];
-    int n;
-    uint32_t cp;
-    if (c < 0x80) return 1;
-    if (c < 0xc2) return 0;
-    if (c < 0xe0) { n = 2; cp = c & 0x1f; }
-    else if (c < 0xf0) { n = 3; cp = c & 0x0f; }
-    else if (c < 0xf5) { n = 4; cp = c & 0x07; }
-    else return 0;
-    if (end - s < n) return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
-static int sdx__json_hex4(const char *s, uint32_t *out) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = s[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
-        else return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-static size_t sdx__utf8_put(char *d, uint32_t cp) {
-    if (cp < 0x80) { d[0] = (char)cp; return 1; }
-    if (cp < 0x800) { d[0] = (char)(0xc0 | (cp >> 6)); d[1] = (char)(0x80 | (cp & 0x3f)); return 2; }
-    if (cp < 0x10000) {
-        d[0] = (char)(0xe0 | (cp >> 12)); d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        d[2] = (char)(0x80 | (cp & 0x3f)); return 3;
-    }
-    d[0] = (char)(0xf0 | (cp >> 18)); d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    d[2] = (char)(0x80 | ((cp >> 6) & 0x3f)); d[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* Parses a string at p->s (on the opening quote). Decoded bytes never
- * outnumber the source bytes, so one allocation of the raw length fits. */
-static int sdx__json_string(sdx__json_parser *p, const char **out, size_t *out_len) {
-    const char *q = p->s + 1;
-    size_t raw = 0;
-    char *d, *dst;
-    while (q + raw < p->end && q[raw] != '"') raw += (q[raw] == '\\' && q + raw + 1 < p->end) ? 2 : 1;
-    if (q + raw >= p->end) return sdx__json_err(p, "unterminated string");
-    dst = d = (char *)sdx__json_alloc(p->doc, raw + 1);
-    if (!d) return sdx__nomem(p->doc->ctx, "JSON string", raw + 1);
-    p->s = q;
-    while (*p->s != '"') {
-        unsigned char c = (unsigned char)*p->s;
-        if (c < 0x20) return sdx__json_err(p, "control character in string");
-        if (c == '\\') {
-            char e = p->s[1];
-            uint32_t cp;
-            p->s += 2;
-            switch (e) {
-            case '"': *d++ = '"'; break;
-            case '\\': *d++ = '\\'; break;
-            case '/': *d++ = '/'; break;
-            case 'b': *d++ = '\b'; break;
-            case 'f': *d++ = '\f'; break;
-            case 'n': *d++ = '\n'; break;
-            case 'r': *d++ = '\r'; break;
-            case 't': *d++ = '\t'; break;
-            case 'u':
-                if (p->end - p->s < 4 || !sdx__json_hex4(p->s, &cp)) return sdx__json_err(p, "bad \\u escape");
-                p->s += 4;
-                if (cp >= 0xdc00 && cp <= 0xdfff) return sdx__json_err(p, "lone low surrogate");
-                if (cp >= 0xd800 && cp <= 0xdbff) {
-                    uint32_t lo;
-                    if (p->end - p->s < 6 || p->s[0] != '\\' || p->s[1] != 'u' || !sdx__json_hex4(p->s + 2, &lo) ||
-                        lo < 0xdc00 || lo > 0xdfff)
-                        return sdx__json_err(p, "lone high surrogate");
-                    p->s += 6;
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                }
-                /* a \uXXXX escape is 6+ source bytes and at most 4 output bytes */
-                d += sdx__utf8_put(d, cp);
-                break;
-            default: return sdx__json_err(p, "bad escape");
-            }
-        } else {
-            int n = sdx__utf8_len((const unsigned char *)p->s, (const unsigned char *)p->end);
-            if (!n) return sdx__json_err(p, "invalid UTF-8 in string");
-            memcpy(d, p->s, (size_t)n);
-            d += n;
-            p->s += n;
-        }
-    }
-    *d = 0;
-    p->s++;                 /* closing quote */
-    *out = dst;
-    *out_len = (size_t)(d - dst);
-    return SDX_OK;
-}
-
-/* strtod reads the locale's decimal point (',' after setlocale(LC_ALL, "")
- * in many locales); JSON always writes '.'. `text` is a private copy. */
-static double sdx__json_strtod(char *text) {
-    const char *point = localeconv()->decimal_point;
-    char *dot = strchr(text, '.');
-    if (dot && point && point[0] && !point[1]) *dot = point[0];
-    return strtod(text, NULL);
-}
-
-static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
-    const char *s = p->s;
-    char *copy;
-    size_t n;
-    if (s < p->end && *s == '-') s++;
-    if (s >= p->end) return sdx__json_err(p, "bad number");
-    if (*s == '0') s++;
-    else if (*s >= '1' && *s <= '9') while (s < p->end && *s >= '0' && *s <= '9') s++;
-    else return sdx__json_err(p, "bad number");
-    if (s < p->end && *s == '.') {
-        s++;
-        if (s >= p->end || *s < '0' || *s > '9') return sdx__json_err(p, "bad fraction");
-        while (s < p->end && *s >= '0' && *s <= '9') s++;
-    }
-    if (s < p->end && (*s == 'e' || *s == 'E')) {
-        s++;
-        if (s < p->end && (*s == '+' || *s == '-')) s++;
-        if (s >= p->end || *s < '0' || *s > '9') return sdx__json_err(p, "bad exponent");
-        while (s < p->end && *s >= '0' && *s <= '9') s++;
-    }
-    /* the source text may not outlive the document: keep a copy */
-    n = (size_t)(s - p->s);
-    copy = (char *)sdx__json_alloc(p->doc, n + 1);
-    if (!copy) return sdx__nomem(p->doc->ctx, "JSON number", n + 1);
-    memcpy(copy, p->s, n);
-    copy[n] = 0;
-    v->type = SDX__JSON_NUMBER;
-    v->raw = copy;
-    v->raw_len = n;
-    v->num = sdx__json_strtod(copy);
-    p->s = s;
-    return SDX_OK;
-}
-
-static int sdx__json_literal(sdx__json_parser *p, const char *word, sdx__json_type type, sdx__json *v) {
-    size_t n = strlen(word);
-    if ((size_t)(p->end - p->s) < n || memcmp(p->s, word, n) != 0) return sdx__json_err(p, "unexpected character");
-    p->s += n;
-    v->type = type;
-    return SDX_OK;
-}
-
-static void sdx__json_append(sdx__json *parent, sdx__json *v) {
-    v->parent = parent;
-    if (parent->last) parent->last->next = v; else parent->child = v;
-    parent->last = v;
-    parent->len++;
-}
-
-/* Iterative parse: containers are linked to their parent as they open, so
- * the "stack" is the parent chain and depth costs no C stack. */
-static int sdx__json_parse_named(sdx_ctx *ctx, const char *text, size_t len, const char *what, sdx__json_doc *doc) {
-    sdx__json_parser p;
-    sdx__json *cur = NULL;   /* innermost open container */
-    int depth = 0, rc;
-    memset(doc, 0, sizeof *doc);
-    doc->ctx = ctx;
-    p.s = p.start = text;
-    p.end = text + len;
-    p.doc = doc;
-    p.what = what ? what : "JSON";
-    for (;;) {
-        sdx__json *v;
-        const char *key = NULL;
-        size_t key_len = 0;
-        sdx__json_ws(&p);
-        if (cur) {
-            /* inside a container: close it, or expect a separator */
-            char close = cur->type == SDX__JSON_ARRAY ? ']' : '}';
-            if (p.s < p.end && *p.s == close) {
-                p.s++;
-                depth--;
-                cur = cur->parent;
-                if (!cur) break;
-                continue;
-            }
-            if (cur->len > 0) {
-                if (p.s >= p.end || *p.s != ',') { rc = sdx__json_err(&p, "expected ',' or closing bracket"); goto fail; }
-                p.s++;
-                sdx__json_ws(&p);
-            }
-            if (cur->type == SDX__JSON_OBJECT) {
-                if (p.s >= p.end || *p.s != '"') { rc = sdx__json_err(&p, "expected member name"); goto fail; }
-                if ((rc = sdx__json_string(&p, &key, &key_len)) != SDX_OK) goto fail;
-                sdx__json_ws(&p);
-                if (p.s >= p.end || *p.s != ':') { rc = sdx__json_err(&p, "expected ':'"); goto fail; }
-                p.s++;
-                sdx__json_ws(&p);
-            }
-        }
-        if (p.s >= p.end) { rc = sdx__json_err(&p, "unexpected end of input"); goto fail; }
-        v = (sdx__json *)sdx__json_alloc(doc, sizeof *v);
-        if (!v) { rc = sdx__nomem(ctx, "JSON node", sizeof *v); goto fail; }
-        memset(v, 0, sizeof *v);
-        v->key = key;
-        v->key_len = key_len;
-        switch (*p.s) {
-        case '{': case '[':
-            if (++depth > SDX__JSON_MAX_DEPTH) { rc = sdx__json_err(&p, "nesting too deep"); goto fail; }
-            v->type = *p.s == '{' ? SDX__JSON_OBJECT : SDX__JSON_ARRAY;
-            p.s++;
-            rc = SDX_OK;
-            break;
-        case '"':
-            v->type = SDX__JSON_STRING;
-            rc = sdx__json_string(&p, &v->str, &v->len);
-            break;
-        case 't': rc = sdx__json_literal(&p, "true", SDX__JSON_TRUE, v); break;
-        case 'f': rc = sdx__json_literal(&p, "false", SDX__JSON_FALSE, v); break;
-        case 'n': rc = sdx__json_literal(&p, "null", SDX__JSON_NULL, v); break;
-        default: rc = sdx__json_number(&p, v); break;
-        }
-        if (rc != SDX_OK) goto fail;
-        if (cur) sdx__json_append(cur, v); else doc->root = v;
-        if (v->type == SDX__JSON_OBJECT || v->type == SDX__JSON_ARRAY) cur = v;
-        else if (!cur) break;
-    }
-    sdx__json_ws(&p);
-    if (p.s != p.end) { rc = sdx__json_err(&p, "trailing characters after the value"); goto fail; }
-    return SDX_OK;
-fail:
-    sdx__json_free(doc);
-    return rc;
-}
-
-static int sdx__json_parse(sdx_ctx *ctx, const char *text, size_t len, sdx__json_doc *doc) {
-    return sdx__json_parse_named(ctx, text, len, "JSON", doc);
-}
-
-/* Member `key` of an object, or NULL. */
-static const sdx__json *sdx__json_get(const sdx__json *obj, const char *key) {
-    size_t n = strlen(key);
-    if (!obj || obj->type != SDX__JSON_OBJECT) return NULL;
-    for (const sdx__json *c = obj->child; c; c = c->next)
-        if (c->key_len == n && memcmp(c->key, key, n) == 0) return c;
-    return NULL;
-}
-
-/* Element i of an array, or NULL. */
-static const sdx__json *sdx__json_at(const sdx__json *arr, size_t i) {
-    const sdx__json *c;
-    if (!arr || arr->type != SDX__JSON_ARRAY) return NULL;
-    for (c = arr->child; c && i; c = c->next) i--;
-    return c;
-}
-
-/* A non-negative integer written without fraction or exponent, exactly
- * (doubles lose precision above 2^53). */
-static int sdx__json_uint64(const sdx__json *v, uint64_t *out) {
-    uint64_t x = 0;
-    if (!v || v->type != SDX__JSON_NUMBER || v->raw_len == 0 || v->raw[0] == '-') return 0;
-    for (size_t i = 0; i < v->raw_len; i++) {
-        unsigned d = (unsigned)(v->raw[i] - '0');
-        if (d > 9) return 0;
-        if (x > (UINT64_MAX - d) / 10) return 0;
-        x = x * 10 + d;
-    }
-    *out = x;
-    return 1;
-}
-
-/* Reads a whole file into memory (NUL-terminated). For data files and
- * tests, not checkpoints. */
-static int sdx__read_file(sdx_ctx *ctx, const char *path, char **out, size_t *out_len, size_t max_len) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (!f) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    for (;;) {
-        size_t got;
-        if (cap - len < 65536) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb;
-            if (ncap > max_len + 65536) ncap = max_len + 65536;
-            if (ncap <= cap) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: larger than %zu bytes", path, max_len); }
-            nb = (char *)sdx__realloc(ctx, buf, ncap + 1);
-            if (!nb) { fclose(f); sdx__free(ctx, buf); return sdx__nomem(ctx, path, ncap + 1); }
-            buf = nb;
-            cap = ncap;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-        if (len > max_len) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: larger than %zu bytes", path, max_len); }
-    }
-    if (ferror(f)) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_IO, "%s: read error", path); }
-    fclose(f);
-    if (!buf) { buf = (char *)sdx__malloc(ctx, 1); if (!buf) return sdx__nomem(ctx, path, 1); }
-    buf[len] = 0;
-    *out = buf;
-    *out_len = len;
-    return SDX_OK;
-}
-
-/* Parses a JSON file; everything the tree points at lives in the doc. */
-static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *doc) {
-    char *text = NULL;      /* initialised: gcc -O1 cannot see that failures return early */
-    size_t len = 0;
-    int rc = sdx__read_file(ctx, path, &text, &len, (size_t)1 << 30);
-    if (rc != SDX_OK) return rc;
-    rc = sdx__json_parse_named(ctx, text, len, path, doc);
-    sdx__free(ctx, text);
-    return rc;
-}
-
-/* ---- src/safetensors.c ---- */
-/* ===================================================================== */
-/*  Load: safetensors files and model weight sets                         */
-/* ===================================================================== */
-/* Layout: u64 little-endian header length N, N bytes of JSON, then the
- * data section. The header maps names to {dtype, shape, data_offsets}
- * relative to the data section; "__metadata__" maps strings to strings.
- * The rules enforced here are the reference implementation's: the header
- * fits the file, dtypes are known, each byte span is exactly shape x
- * dtype size, spans tile the data section with no overlap, gap or
- * trailing bytes, and names are unique. */
-
-#define SDX__ST_MAX_HEADER ((uint64_t)100 << 20)   /* 100 MB, as the reference */
-
-typedef struct sdx__st_entry {
-    sdx_tensor t;
-    uint64_t begin, end;
-} sdx__st_entry;
-
-struct sdx_st {
-    sdx_ctx *ctx;
-    char *path;
-    const unsigned char *base;   /* whole file image */
-    size_t size;
-    int mapped;                  /* base came from mmap */
-    const unsigned char *data;   /* data section */
-    size_t data_size;
-    sdx__json_doc doc;           /* owns names and metadata strings */
-    sdx__st_entry *entries;
-    int n;
-    int *table;                  /* open-addressing name -> index (+1) */
-    size_t table_size;
-    const char **meta_kv;        /* key, value, key, value, ... */
-    int n_meta;
-    void **copies;               /* aligned copies of misaligned tensors */
-    int n_copies;
-};
-
-static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
-    for (int i = 0; i < SDX_DTYPE_COUNT; i++)
-        if (!strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
-    return 0;
-}
-
-static uint64_t sdx__hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;          /* FNV-1a */
-    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
-    return h;
-}
-
-static int sdx__st_lookup(const sdx_st *st, const char *name) {
-    size_t mask, i;
-    if (!st->table_size) return -1;
-    mask = st->table_size - 1;
-    for (i = (size_t)sdx__hash_str(name) & mask;; i = (i + 1) & mask) {
-        int slot = st->table[i];
-        if (!slot) return -1;
-        if (!strcmp(st->entries[slot - 1].t.name, name)) return slot - 1;
-    }
-}
-
-static int sdx__st_cmp_begin(const void *a, const void *b) {
-    const sdx__st_entry *x = *(const sdx__st_entry *const *)a, *y = *(const sdx__st_entry *const *)b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end < y->end ? -1 : x->end > y->end);
-}
-
-static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e) {
-    const char *name = v->key;
-    const sdx__json *dt = sdx__json_get(v, "dtype"), *shape = sdx__json_get(v, "shape");
-    const sdx__json *offs = sdx__json_get(v, "data_offsets"), *c;
-    size_t bytes;
-    int i = 0;
-    if (v->type != SDX__JSON_OBJECT)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': header entry is not an object", st->path, name);
-    if (!dt || dt->type != SDX__JSON_STRING || !shape || shape->type != SDX__JSON_ARRAY ||
-        !offs || offs->type != SDX__JSON_ARRAY)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
-    if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
-    if (shape->len > SDX_MAX_DIMS)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
-    for (c = shape->child; c; c = c->next, i++) {
-        uint64_t d;
-        if (!sdx__json_uint64(c, &d) || d > (uint64_t)INT64_MAX)
-            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape entry %d is not a non-negative integer", st->path, name, i);
-        e->t.shape[i] = (int64_t)d;
-    }
-    e->t.ndim = i;
-    if (offs->len != 2 || !sdx__json_uint64(offs->child, &e->begin) || !sdx__json_uint64(offs->child->next, &e->end))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets must be two non-negative integers", st->path, name);
-    if (e->begin > e->end)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin", st->path, name,
-                         (unsigned long long)e->begin, (unsigned long long)e->end);
-    if (e->end > st->data_size)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] outside the data section (%zu bytes)",
-                         st->path, name, (unsigned long long)e->begin, (unsigned long long)e->end, st->data_size);
-    if (!sdx__shape_bytes(e->t.dtype, e->t.ndim, e->t.shape, &bytes))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape size overflows", st->path, name);
-    if ((uint64_t)bytes != e->end - e->begin) {
-        char sh[128];
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape %s x %s needs %zu bytes, data_offsets span %llu",
-                         st->path, name, sdx_shape_str(&e->t, sh, sizeof sh), sdx_dtype_name(e->t.dtype), bytes,
-                         (unsigned long long)(e->end - e->begin));
-    }
-    e->t.name = name;
-    e->t.data = (void *)(st->data + e->begin);
-    return SDX_OK;
-}
-
-/* Data section tiling: sorted by begin, each span starts where the last
- * ended, the last ends at the end of the file. */
-static int sdx__st_check_spans(sdx_st *st) {
-    sdx__st_entry **order;
-    uint64_t pos = 0;
-    int rc = SDX_OK;
-    if (st->n == 0) {
-        if (st->data_size) return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes of data but no tensors", st->path, st->data_size);
-        return SDX_OK;
-    }
-    order = (sdx__st_entry **)sdx__malloc(st->ctx, sizeof *order * (size_t)st->n);
-    if (!order) return sdx__nomem(st->ctx, "safetensors index", sizeof *order * (size_t)st->n);
-    for (int i = 0; i < st->n; i++) order[i] = &st->entries[i];
-    qsort(order, (size_t)st->n, sizeof *order, sdx__st_cmp_begin);
-    for (int i = 0; i < st->n && rc == SDX_OK; i++) {
-        sdx__st_entry *e = order[i];
-        if (e->begin < pos)
-            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s'", st->path,
-                           e->t.name, (unsigned long long)e->begin, (unsigned long long)e->end, order[i - 1]->t.name);
-        else if (e->begin > pos)
-            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets start at %llu, leaving a gap after byte %llu",
-                           st->path, e->t.name, (unsigned long long)e->begin, (unsigned long long)pos);
-        pos = e->end;
-    }
-    if (rc == SDX_OK && pos != st->data_size)
-        rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: data section is %zu bytes but tensors cover %llu (truncated or trailing bytes)",
-                       st->path, st->data_size, (unsigned long long)pos);
-    sdx__free(st->ctx, order);
-    return rc;
-}
-
-static int sdx__st_build_table(sdx_st *st) {
-    size_t size = 16;
-    while (size < (size_t)st->n * 2) size *= 2;
-    st->table = (int *)sdx__calloc(st->ctx, size, sizeof(int));
-    if (!st->table) return sdx__nomem(st->ctx, "safetensors name table", size * sizeof(int));
-    st->table_size = size;
-    for (int i = 0; i < st->n; i++) {
-        size_t mask = size - 1, j;
-        for (j = (size_t)sdx__hash_str(st->entries[i].t.name) & mask; st->table[j]; j = (j + 1) & mask)
-            if (!strcmp(st->entries[st->table[j] - 1].t.name, st->entries[i].t.name))
-                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' appears twice in the header", st->path, st->entries[i].t.name);
-        st->table[j] = i + 1;
-    }
-    return SDX_OK;
-}
-
-/* Tensors whose data is not aligned for their dtype get an aligned copy
- * (the format does not promise alignment; kernels load elements
- * directly). */
-static int sdx__st_align(sdx_st *st) {
-    for (int i = 0; i < st->n; i++) {
-        sdx_tensor *t = &st->entries[i].t;
-        size_t a = sdx_dtype_size(t->dtype), bytes = sdx_tensor_nbytes(t);
-        void *copy, **list;
-        if (((uintptr_t)t->data & (a - 1)) == 0) continue;
-        copy = sdx__malloc(st->ctx, bytes);
-        list = (void **)sdx__realloc(st->ctx, st->copies, sizeof(void *) * (size_t)(st->n_copies + 1));
-        if (!copy || !list) {
-            sdx__free(st->ctx, copy);
-            if (list) st->copies = list;
-            return sdx__nomem(st->ctx, t->name, bytes);
-        }
-        st->copies = list;
-        memcpy(copy, t->data, bytes);
-        st->copies[st->n_copies++] = copy;
-        t->data = copy;
-    }
-    return SDX_OK;
-}
-
-/* Compared with its length: a key "__metadata__\u0000x" is not the table. */
-static int sdx__st_is_metadata(const sdx__json *v) {
-    return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
-}
-
-static int sdx__st_parse_header(sdx_st *st) {
-    uint64_t hlen = 0;
-    const sdx__json *root, *v;
-    int rc, n = 0;
-    if (st->size < 8)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | st->base[i];
-    if (hlen > SDX__ST_MAX_HEADER)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit", st->path,
-                         (unsigned long long)hlen, (unsigned long long)SDX__ST_MAX_HEADER);
-    if (hlen > st->size - 8)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
-                         (unsigned long long)hlen, st->size);
-    st->data = st->base + 8 + hlen;
-    st->data_size = st->size - 8 - (size_t)hlen;
-    if ((rc = sdx__json_parse_named(st->ctx, (const char *)st->base + 8, (size_t)hlen, st->path, &st->doc)) != SDX_OK) return rc;
-    root = st->doc.root;
-    if (root->type != SDX__JSON_OBJECT)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header is not a JSON object", st->path);
-    for (v = root->child; v; v = v->next) n += !sdx__st_is_metadata(v);
-    st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(n ? n : 1), sizeof *st->entries);
-    if (!st->entries) return sdx__nomem(st->ctx, "safetensors entries", sizeof *st->entries * (size_t)n);
-    for (v = root->child; v; v = v->next) {
-        if (sdx__st_is_metadata(v)) {
-            const sdx__json *m;
-            if (v->type != SDX__JSON_OBJECT)
-                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
-            if (st->meta_kv)    /* a second table would overrun the first's count */
-                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ appears twice in the header", st->path);
-            st->meta_kv = (const char **)sdx__calloc(st->ctx, v->len * 2 + 1, sizeof(char *));
-            if (!st->meta_kv) return sdx__nomem(st->ctx, "safetensors metadata", v->len * 2 * sizeof(char *));
-            for (m = v->child; m; m = m->next) {
-                if (m->type != SDX__JSON_STRING)
-                    return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ value '%s' is not a string", st->path, m->key);
-                st->meta_kv[2 * st->n_meta] = m->key;
-                st->meta_kv[2 * st->n_meta + 1] = m->str;
-                st->n_meta++;
-            }
-            continue;
-        }
-        if (v->key_len == 0 || strlen(v->key) != v->key_len)
-            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor name is empty or contains a NUL byte", st->path);
-        if ((rc = sdx__st_parse_entry(st, v, &st->entries[st->n])) != SDX_OK) return rc;
-        st->n++;
-    }
-    if ((rc = sdx__st_build_table(st)) != SDX_OK) return rc;
-    if ((rc = sdx__st_check_spans(st)) != SDX_OK) return rc;
-    return sdx__st_align(st);
-}
-
-SDX_API void sdx_st_close(sdx_st *st) {
-    sdx_ctx *ctx;
-    if (!st) return;
-    ctx = st->ctx;
-    for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
-    sdx__free(ctx, st->copies);
-    if (st->mapped && st->base) munmap((void *)st->base, st->size);
-    sdx__json_free(&st->doc);
-    sdx__free(ctx, st->entries);
-    sdx__free(ctx, st->table);
-    sdx__free(ctx, (void *)st->meta_kv);
-    sdx__free(ctx, st->path);
-    sdx__free(ctx, st);
-}
-
-static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
-    sdx_st *st = (sdx_st *)sdx__calloc(ctx, 1, sizeof *st);
-    *out = NULL;
-    if (!st) return sdx__nomem(ctx, "safetensors file", sizeof *st);
-    st->ctx = ctx;
-    st->doc.ctx = ctx;
-    if (!name) name = "(memory)";
-    st->path = sdx__strdup(ctx, name);
-    if (!st->path) { sdx__free(ctx, st); return sdx__nomem(ctx, "path", strlen(name) + 1); }
-    *out = st;
-    return SDX_OK;
-}
-
-SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
-    sdx_st *st;
-    int rc;
-    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
-    *out = NULL;
-    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
-    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return rc;
-    st->base = (const unsigned char *)data;
-    st->size = size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
-    *out = st;
-    return SDX_OK;
-}
-
-SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    struct stat sb;
-    sdx_st *st;
-    int fd, rc;
-    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
-    *out = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
-    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
-    st->size = (size_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            sdx_st_close(st);
-            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
-        }
-        st->base = (const unsigned char *)m;
-        st->mapped = 1;
-    }
-    close(fd);
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
-    *out = st;
-    return SDX_OK;
-}
-
-SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
-SDX_API int sdx_st_count(const sdx_st *st) { return st ? st->n : 0; }
-SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int i) {
-    return st && i >= 0 && i < st->n ? &st->entries[i].t : NULL;
-}
-SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
-    int i = st && name ? sdx__st_lookup(st, name) : -1;
-    return i >= 0 ? &st->entries[i].t : NULL;
-}
-SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
-SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
-    if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
-    if (key) *key = st->meta_kv[2 * i];
-    if (value) *value = st->meta_kv[2 * i + 1];
-    return SDX_OK;
-}
-SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key) {
-    for (int i = 0; st && i < st->n_meta; i++)
-        if (!strcmp(st->meta_kv[2 * i], key)) return st->meta_kv[2 * i + 1];
-    return NULL;
-}
-
-SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
-    const sdx_tensor *t = sdx_st_find(st, name);
-    int rc;
-    memset(out, 0, sizeof *out);
-    if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
-    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return rc;
-    sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
-    out->name = t->name;
-    return SDX_OK;
-}
-
-/* ---- writing ---------------------------------------------------------- */
-
-typedef struct sdx__buf { sdx_ctx *ctx; char *p; size_t len, cap; int failed; } sdx__buf;
-
-static void sdx__buf_put(sdx__buf *b, const char *s, size_t n) {
-    if (b->failed) return;
-    if (b->cap - b->len < n + 1) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *np;
-        while (cap - b->len < n + 1) cap *= 2;
-        np = (char *)sdx__realloc(b->ctx, b->p, cap);
-        if (!np) { b->failed = 1; return; }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sdx__buf_str(sdx__buf *b, const char *s) { sdx__buf_put(b, s, strlen(s)); }
-
-static SDX__PRINTF(2, 3) void sdx__buf_fmt(sdx__buf *b, const char *fmt, ...) {
-    char tmp[256];
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0) sdx__buf_put(b, tmp, (size_t)SDX__MIN(n, (int)sizeof tmp - 1));
-}
-
-static void sdx__buf_json_string(sdx__buf *b, const char *s) {
-    sdx__buf_put(b, "\"", 1);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') { char e[2] = { '\\', (char)c }; sdx__buf_put(b, e, 2); }
-        else if (c < 0x20) sdx__buf_fmt(b, "\\u%04x", c);
-        else sdx__buf_put(b, (const char *)&c, 1);
-    }
-    sdx__buf_put(b, "\"", 1);
-}
-
-static int sdx__write_all(int fd, const void *data, size_t n) {
-    const char *p = (const char *)data;
-    while (n) {
-        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (w < 0) { if (errno == EINTR) continue; return 0; }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
-SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
-                         const char *const *meta, int n_meta) {
-    sdx__buf h;
-    uint64_t offset = 0;
-    char *tmp;
-    int fd, ok = 1, err;
-    unsigned char len8[8];
-    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
-    for (int i = 0; i < 2 * n_meta; i++)
-        if (!meta[i]) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: metadata %s %d is NULL", path, i % 2 ? "value" : "key", i / 2);
-    memset(&h, 0, sizeof h);
-    h.ctx = ctx;
-    sdx__buf_str(&h, "{");
-    if (n_meta > 0) {
-        sdx__buf_str(&h, "\"__metadata__\":{");
-        for (int i = 0; i < n_meta; i++) {
-            if (i) sdx__buf_str(&h, ",");
-            sdx__buf_json_string(&h, meta[2 * i]);
-            sdx__buf_str(&h, ":");
-            sdx__buf_json_string(&h, meta[2 * i + 1]);
-        }
-        sdx__buf_str(&h, "}");
-    }
-    for (int i = 0; i < n_tensors; i++) {
-        const sdx_tensor *t = &tensors[i];
-        size_t bytes;
-        if (!t->name || !*t->name || !sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes)) {
-            sdx__free(ctx, h.p);
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
-        }
-        if (n_meta > 0 || i) sdx__buf_str(&h, ",");
-        sdx__buf_json_string(&h, t->name);
-        sdx__buf_fmt(&h, ":{\"dtype\":\"%s\",\"shape\":[", sdx_dtype_name(t->dtype));
-        for (int d = 0; d < t->ndim; d++) sdx__buf_fmt(&h, d ? ",%lld" : "%lld", (long long)t->shape[d]);
-        sdx__buf_fmt(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset, (unsigned long long)(offset + bytes));
-        offset += bytes;
-    }
-    sdx__buf_str(&h, "}");
-    while (!h.failed && h.len % 8) sdx__buf_str(&h, " ");   /* keeps the data section 8-byte aligned */
-    if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
-    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
-
-    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
-    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
-    sprintf(tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        sdx__free(ctx, tmp);
-        sdx__free(ctx, h.p);
-        return rc;
-    }
-    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
-    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
-    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
-    sdx__free(ctx, h.p);
-    if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
-        unlink(tmp);
-        sdx__free(ctx, tmp);
-        return rc;
-    }
-    sdx__free(ctx, tmp);
-    return SDX_OK;
-}
-
-/* ---- NaN/Inf scan ------------------------------------------------------ */
-
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
-    int bad = 0;
-    char names[512];
-    size_t used = 0;
-    if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
-    names[0] = 0;
-    for (int i = 0; i < st->n; i++) {
-        const sdx_tensor *t = &st->entries[i].t;
-        sdx__stats s;
-        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64) continue;
-        if (t->dtype == SDX_F64) {
-            int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
-            for (int64_t j = 0; j < n; j++) {
-                double v;
-                memcpy(&v, (const char *)t->data + 8 * j, 8);
-                nan += isnan(v) != 0;
-                inf += isinf(v) != 0;
-            }
-            if (!nan && !inf) continue;
-            s.nan = nan; s.inf = inf; s.count = n;
-        } else {
-            if (!sdx__has_nonfinite(t)) continue;
-            sdx__tensor_stats(t, &s);
-        }
-        bad++;
-        sdx__log(ctx, SDX_LOG_WARN, "%s: tensor '%s' has %lld NaN and %lld Inf of %lld values", st->path, t->name,
-                 (long long)s.nan, (long long)s.inf, (long long)s.count);
-        if (used < sizeof names - 1)
-            used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s' (%lld NaN, %lld Inf)", bad > 1 ? ", " : "",
-                                     t->name, (long long)s.nan, (long long)s.inf);
-    }
-    if (bad) sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
-    return bad;
-}
-
-/* ---- weight sets: one model part's view of a checkpoint ---------------- */
-
-typedef struct sdx__wset {
-    sdx_ctx *ctx;
-    const sdx_st *st;
-    char prefix[128];
-    sdx__part part;
-    int weight_type;        /* SDX_AUTO or a float dtype */
-    sdx_tensor **converted; /* owned copies in the policy's weight type */
-    int n_converted;
-    int rc;                 /* code of the last failed fetch */
-} sdx__wset;
-
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
-
-static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
-    memset(w, 0, sizeof *w);
-    w->ctx = ctx;
-    w->st = st;
-    snprintf(w->prefix, sizeof w->prefix, "%s", prefix ? prefix : "");
-    w->part = part;
-    w->weight_type = weight_type;
-}
-
-static void sdx__wset_free(sdx__wset *w) {
-    for (int i = 0; i < w->n_converted; i++) {
-        sdx_tensor_free(w->ctx, w->converted[i]);
-        sdx__free(w->ctx, w->converted[i]);
-    }
-    sdx__free(w->ctx, w->converted);
-    w->converted = NULL;
-    w->n_converted = 0;
-}
-
-static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
-    int n = snprintf(name, size, "%s", w->prefix);
-    if (n < 0 || (size_t)n >= size) return NULL;
-    vsnprintf(name + n, size - (size_t)n, fmt, ap);
-    return sdx_st_find(w->st, name);
-}
-
-static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...) {
-    char name[512];
-    const sdx_tensor *t;
-    va_list ap;
-    va_start(ap, fmt);
-    t = sdx__wfind(w, name, sizeof name, fmt, ap);
-    va_end(ap);
-    return t != NULL;
-}
-
-/* Converts a file tensor to the policy's weight type (once, at load). */
-static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
-    sdx_tensor *c, **list;
-    int64_t n = sdx_tensor_numel(t);
-    float buf[1024];
-    c = (sdx_tensor *)sdx__calloc(w->ctx, 1, sizeof *c);
-    list = (sdx_tensor **)sdx__realloc(w->ctx, w->converted, sizeof *list * (size_t)(w->n_converted + 1));
-    if (list) w->converted = list;
-    if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
-        sdx__free(w->ctx, c);
-        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
-        return NULL;
-    }
-    for (int64_t i = 0; i < n; i += 1024) {
-        int64_t m = SDX__MIN((int64_t)1024, n - i);
-        sdx__load_f32(t->data, t->dtype, i, m, buf);
-        /* weights convert with plain IEEE rounding: a weight beyond f16
-         * range is a property of the checkpoint, reported by the scan */
-        if (c->dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)c->data + i, (size_t)m);
-        else sdx__store_f32(c->data, c->dtype, i, m, buf);
-    }
-    c->name = t->name;
-    w->converted[w->n_converted++] = c;
-    return c;
-}
-
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
-    char name[512];
-    const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
-    if (!t) {
-        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
-        return NULL;
-    }
-    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
-        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
-                  sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
-        return NULL;
-    }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
-        if (!ok) {
-            char want[160], found[160];
-            size_t used = 0;
-            used += (size_t)snprintf(want, sizeof want, "[");
-            for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
-            if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
-            w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
-                      sdx_shape_str(t, found, sizeof found));
-            return NULL;
-        }
-    }
-    if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
-    return t;
-}
-
-/* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
- * missing or mis-shaped tensor, SDX_ERR_NOMEM when a conversion failed. */
-static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
-
-/* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
-    const sdx_tensor *t;
-    va_list ap;
-    va_start(ap, fmt);
-    t = sdx__wget_v(w, ndim, shape, fmt, ap);
-    va_end(ap);
-    return t;
-}
-
-static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const char *fmt, ...) {
-    const sdx_tensor *t;
-    va_list ap;
-    va_start(ap, fmt);
-    t = sdx__wget_v(w, -1, NULL, fmt, ap);
-    va_end(ap);
-    return t;
-}
-
-/* ---- src/rng.c ---- */
-/* ===================================================================== */
-/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
-/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
-/* ===================================================================== */
-/* Both reproduce the reference bit for bit (tests/t_rng.c against
- * shared/golden/rng). The floating-point steps are written so that a
- * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
- * cannot change a result: each product that feeds an addition is either
- * exact or is an explicit fmaf() call. Assumes float and double are IEEE
- * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
- * as on x86-64 SSE and AArch64) and no -ffast-math. */
-
-/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
-
-enum { SDX__MT_N = 624, SDX__MT_M = 397 };
-
-static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
-    rng->mt[0] = seed;
-    for (uint32_t i = 1; i < SDX__MT_N; i++)
-        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
-    rng->mt_index = SDX__MT_N;
-}
-
-static void sdx__mt_twist(sdx_rng *rng) {
-    uint32_t *mt = rng->mt;
-    for (int i = 0; i < SDX__MT_N; i++) {
-        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
-        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-    }
-    rng->mt_index = 0;
-}
-
-static uint32_t sdx__mt_next(sdx_rng *rng) {
-    uint32_t y;
-    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
-    y = rng->mt[rng->mt_index++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
-
-/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
-
-/* torch's uniform_real_distribution<double>: 53 random bits of
- * (first << 32 | second). */
-static double sdx__mt_uniform53(sdx_rng *rng) {
-    uint64_t hi = sdx__mt_next(rng);
-    uint64_t lo = sdx__mt_next(rng);
-    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
-}
-
-static double sdx__torch_normal_double(sdx_rng *rng) {
-    double u1, u2, radius, theta;
-    if (rng->has_cached_normal) {
-        rng->has_cached_normal = 0;
-        return rng->cached_normal;
-    }
-    u1 = sdx__mt_uniform53(rng);
-    u2 = sdx__mt_uniform53(rng);
-    radius = sqrt(-2.0 * log(1.0 - u2));
-    theta = 2.0 * 3.14159265358979323846 * u1;
-    rng->cached_normal = radius * sin(theta);
-    rng->has_cached_normal = 1;
-    return radius * cos(theta);
-}
-
-/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
-
-/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
- * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
- * compiled with FMA contraction: each multiply whose only use is an add
- * becomes an FMA, the first such multiply winning when an add has two.
- * These are the same operations, one lane at a time. Valid for the
- * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
-static float sdx__cephes_logf(float x) {
-    uint32_t bits, exponent;
-    float m, e, t, z, y;
-    int below_sqrt_half;
-    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
-    memcpy(&bits, &x, 4);
-    exponent = bits >> 23;
-    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
-    memcpy(&m, &bits, 4);
-    e = (float)((int)exponent - 127) + 1.0f;
-    below_sqrt_half = m < 0.707106781186547524f;
-    if (below_sqrt_half) e -= 1.0f;
-    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
-    z = t * t;
-    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = fmaf(y, t, 1.1676998740e-1f);
-    y = fmaf(y, t, -1.2420140846e-1f);
-    y = fmaf(y, t, 1.4249322787e-1f);
-    y = fmaf(y, t, -1.6668057665e-1f);
-    y = fmaf(y, t, 2.0000714765e-1f);
-    y = fmaf(y, t, -2.4999993993e-1f);
-    y = fmaf(y, t, 3.3333331174e-1f);
-    y = y * t;
-    y = fmaf(y, z, e * -2.12194440e-4f);
-    y = y - 0.5f * z;                              /* 0.5 * z is exact */
-    t = t + y;
-    return fmaf(e, 0.693359375f, t);
-}
-
-/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
- * always a non-negative angle). */
-static void sdx__cephes_sincosf(float x, float *s, float *c) {
-    const float fopi = 1.27323954473516f;          /* 4 / pi */
-    uint32_t j, sin_sign, cos_sign, sb, cb;
-    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
-    int first_poly_is_sin;
-    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
-    j = (j + 1u) & ~1u;
-    jf = (float)(int32_t)j;
-    sin_sign = (j & 4u) << 29;
-    first_poly_is_sin = (j & 2u) == 0;
-    /* extended-precision reduction x - j * pi/4 */
-    x = fmaf(jf, -0.78515625f, x);
-    x = fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = fmaf(jf, -3.77489497744594108e-8f, x);
-    cos_sign = (~(j - 2u) & 4u) << 29;
-    z = x * x;
-    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
-    cos_poly = cos_poly * z;
-    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
-    cos_poly = cos_poly + 1.0f;
-    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
-    sin_poly = sin_poly * z;
-    sin_poly = fmaf(sin_poly, x, x);
-    /* the kernel selects by masking and adds the other lane's +0 */
-    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
-    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
-    memcpy(&sb, &sin_v, 4);
-    memcpy(&cb, &cos_v, 4);
-    sb ^= sin_sign;
-    cb ^= cos_sign;
-    memcpy(s, &sb, 4);
-    memcpy(c, &cb, 4);
-}
-
-/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
-static void sdx__torch_normal_fill_16(float *d) {
-    for (int j = 0; j < 8; j++) {
-        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
-        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
-        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
-        float s, c;
-        sdx__cephes_sincosf(theta, &s, &c);
-        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
-        d[j] = radius * c + 0.0f;
-        d[j + 8] = radius * s + 0.0f;
-    }
-}
-
-/* torch's uniform_real_distribution<float>: 24 random bits. */
-static float sdx__mt_uniform24(sdx_rng *rng) {
-    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
-}
-
-static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
-    size_t i;
-    if (n < 16) {
-        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
-        return;
-    }
-    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
-    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
-    if (n % 16) {
-        /* torch redoes the last 16 positions with fresh uniforms */
-        float *tail = out + n - 16;
-        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
-        sdx__torch_normal_fill_16(tail);
-    }
-}
-
-/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
-
-/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
-static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
-    uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
-        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
-        uint32_t c1 = ctr[1], c3 = ctr[3];
-        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-        ctr[1] = (uint32_t)p1;
-        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        ctr[3] = (uint32_t)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-}
-
-/* The reference's constants are float32 and its arithmetic float64:
- * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
- * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
- * x * A is exact. y * B needs rounding, so it is formed exactly as an
- * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
- * leaving no product for a compiler to fuse into the addition. */
-typedef struct sdx__philox_bm {
-    uint64_t b_int;     /* 24-bit mantissa of B */
-    int      b_exp;
-    double   b_half;
-} sdx__philox_bm;
-
-static void sdx__philox_bm_init(sdx__philox_bm *bm) {
-    const float b = (float)(2.3283064e-10 * 6.2831855);
-    int e;
-    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
-    bm->b_int = (uint64_t)ldexp(mant, 24);
-    bm->b_exp = e - 24;
-    bm->b_half = (double)(b * 0.5f);
-}
-
-static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
-    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
-    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
-    double v = yb + bm->b_half;
-    return (float)(sqrt(-2.0 * log(u)) * sin(v));
-}
-
-static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
-    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
-    uint32_t call = (uint32_t)rng->philox_calls++;
-    sdx__philox_bm bm;
-    sdx__philox_bm_init(&bm);
-    for (size_t i = 0; i < n; i++) {
-        /* the reference's element index is a uint32 arange */
-        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
-        sdx__philox4x32_10(ctr, key);
-        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
-    }
-}
-
-/* ---- public ---------------------------------------------------------- */
-
-SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
-    memset(rng, 0, sizeof *rng);
-    rng->kind = kind;
-    rng->seed = seed;
-    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
-     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
-    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
-}
-
-SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
-    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
-    else sdx__torch_randn_cpu(rng, out, n);
-}
-
-/* ---- src/kernels.c ---- */
 /* ===================================================================== */
 /*  Kernels: linear, conv2d, norms, softmax, attention, elementwise ops    */
 /* ===================================================================== */
@@ -4053,7 +2754,1329 @@ static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, cons
     return sdx__trace_check(ctx, op, y);
 }
 
-/* ---- src/inflate.c ---- */
+/* ---- src/core/context.c (continued) ---- */
+
+static int sdx__cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
+    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
+    if (!ctx) return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->desc = d;
+    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
+    ctx->trace = d.trace_nonfinite;
+    return ctx;
+}
+
+SDX_API void sdx_destroy(sdx_ctx *ctx) {
+    if (!ctx) return;
+    sdx__pool_destroy(ctx->pool);
+    sdx__kernel_state_free(ctx);
+    sdx__free(ctx, ctx);
+}
+
+SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
+SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
+
+
+/* ---- src/core/rng.c ---- */
+
+/* ===================================================================== */
+/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
+/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
+/* ===================================================================== */
+/* Both reproduce the reference bit for bit (tests/t_rng.c against
+ * shared/golden/rng). The floating-point steps are written so that a
+ * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
+ * cannot change a result: each product that feeds an addition is either
+ * exact or is an explicit fmaf() call. Assumes float and double are IEEE
+ * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
+ * as on x86-64 SSE and AArch64) and no -ffast-math. */
+
+/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
+
+enum { SDX__MT_N = 624, SDX__MT_M = 397 };
+
+static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
+    rng->mt[0] = seed;
+    for (uint32_t i = 1; i < SDX__MT_N; i++)
+        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
+    rng->mt_index = SDX__MT_N;
+}
+
+static void sdx__mt_twist(sdx_rng *rng) {
+    uint32_t *mt = rng->mt;
+    for (int i = 0; i < SDX__MT_N; i++) {
+        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
+        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+    }
+    rng->mt_index = 0;
+}
+
+static uint32_t sdx__mt_next(sdx_rng *rng) {
+    uint32_t y;
+    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
+    y = rng->mt[rng->mt_index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
+
+/* torch's uniform_real_distribution<double>: 53 random bits of
+ * (first << 32 | second). */
+static double sdx__mt_uniform53(sdx_rng *rng) {
+    uint64_t hi = sdx__mt_next(rng);
+    uint64_t lo = sdx__mt_next(rng);
+    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+static double sdx__torch_normal_double(sdx_rng *rng) {
+    double u1, u2, radius, theta;
+    if (rng->has_cached_normal) {
+        rng->has_cached_normal = 0;
+        return rng->cached_normal;
+    }
+    u1 = sdx__mt_uniform53(rng);
+    u2 = sdx__mt_uniform53(rng);
+    radius = sqrt(-2.0 * log(1.0 - u2));
+    theta = 2.0 * 3.14159265358979323846 * u1;
+    rng->cached_normal = radius * sin(theta);
+    rng->has_cached_normal = 1;
+    return radius * cos(theta);
+}
+
+/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
+
+/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
+ * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
+ * compiled with FMA contraction: each multiply whose only use is an add
+ * becomes an FMA, the first such multiply winning when an add has two.
+ * These are the same operations, one lane at a time. Valid for the
+ * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
+static float sdx__cephes_logf(float x) {
+    uint32_t bits, exponent;
+    float m, e, t, z, y;
+    int below_sqrt_half;
+    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
+    memcpy(&bits, &x, 4);
+    exponent = bits >> 23;
+    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
+    memcpy(&m, &bits, 4);
+    e = (float)((int)exponent - 127) + 1.0f;
+    below_sqrt_half = m < 0.707106781186547524f;
+    if (below_sqrt_half) e -= 1.0f;
+    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
+    z = t * t;
+    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = fmaf(y, t, 1.1676998740e-1f);
+    y = fmaf(y, t, -1.2420140846e-1f);
+    y = fmaf(y, t, 1.4249322787e-1f);
+    y = fmaf(y, t, -1.6668057665e-1f);
+    y = fmaf(y, t, 2.0000714765e-1f);
+    y = fmaf(y, t, -2.4999993993e-1f);
+    y = fmaf(y, t, 3.3333331174e-1f);
+    y = y * t;
+    y = fmaf(y, z, e * -2.12194440e-4f);
+    y = y - 0.5f * z;                              /* 0.5 * z is exact */
+    t = t + y;
+    return fmaf(e, 0.693359375f, t);
+}
+
+/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
+ * always a non-negative angle). */
+static void sdx__cephes_sincosf(float x, float *s, float *c) {
+    const float fopi = 1.27323954473516f;          /* 4 / pi */
+    uint32_t j, sin_sign, cos_sign, sb, cb;
+    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
+    int first_poly_is_sin;
+    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
+    j = (j + 1u) & ~1u;
+    jf = (float)(int32_t)j;
+    sin_sign = (j & 4u) << 29;
+    first_poly_is_sin = (j & 2u) == 0;
+    /* extended-precision reduction x - j * pi/4 */
+    x = fmaf(jf, -0.78515625f, x);
+    x = fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = fmaf(jf, -3.77489497744594108e-8f, x);
+    cos_sign = (~(j - 2u) & 4u) << 29;
+    z = x * x;
+    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = cos_poly * z;
+    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = cos_poly + 1.0f;
+    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sin_poly * z;
+    sin_poly = fmaf(sin_poly, x, x);
+    /* the kernel selects by masking and adds the other lane's +0 */
+    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
+    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
+    memcpy(&sb, &sin_v, 4);
+    memcpy(&cb, &cos_v, 4);
+    sb ^= sin_sign;
+    cb ^= cos_sign;
+    memcpy(s, &sb, 4);
+    memcpy(c, &cb, 4);
+}
+
+/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
+static void sdx__torch_normal_fill_16(float *d) {
+    for (int j = 0; j < 8; j++) {
+        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
+        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
+        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
+        float s, c;
+        sdx__cephes_sincosf(theta, &s, &c);
+        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
+        d[j] = radius * c + 0.0f;
+        d[j + 8] = radius * s + 0.0f;
+    }
+}
+
+/* torch's uniform_real_distribution<float>: 24 random bits. */
+static float sdx__mt_uniform24(sdx_rng *rng) {
+    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
+}
+
+static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
+    size_t i;
+    if (n < 16) {
+        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
+        return;
+    }
+    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
+    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
+    if (n % 16) {
+        /* torch redoes the last 16 positions with fresh uniforms */
+        float *tail = out + n - 16;
+        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
+        sdx__torch_normal_fill_16(tail);
+    }
+}
+
+/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
+
+/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
+static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
+        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
+        uint32_t c1 = ctr[1], c3 = ctr[3];
+        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        ctr[1] = (uint32_t)p1;
+        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        ctr[3] = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* The reference's constants are float32 and its arithmetic float64:
+ * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
+ * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
+ * x * A is exact. y * B needs rounding, so it is formed exactly as an
+ * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
+ * leaving no product for a compiler to fuse into the addition. */
+typedef struct sdx__philox_bm {
+    uint64_t b_int;     /* 24-bit mantissa of B */
+    int      b_exp;
+    double   b_half;
+} sdx__philox_bm;
+
+static void sdx__philox_bm_init(sdx__philox_bm *bm) {
+    const float b = (float)(2.3283064e-10 * 6.2831855);
+    int e;
+    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
+    bm->b_int = (uint64_t)ldexp(mant, 24);
+    bm->b_exp = e - 24;
+    bm->b_half = (double)(b * 0.5f);
+}
+
+static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
+    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
+    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
+    double v = yb + bm->b_half;
+    return (float)(sqrt(-2.0 * log(u)) * sin(v));
+}
+
+static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
+    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
+    uint32_t call = (uint32_t)rng->philox_calls++;
+    sdx__philox_bm bm;
+    sdx__philox_bm_init(&bm);
+    for (size_t i = 0; i < n; i++) {
+        /* the reference's element index is a uint32 arange */
+        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
+        sdx__philox4x32_10(ctr, key);
+        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
+    }
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
+    memset(rng, 0, sizeof *rng);
+    rng->kind = kind;
+    rng->seed = seed;
+    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
+     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
+    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
+}
+
+SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
+    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
+    else sdx__torch_randn_cpu(rng, out, n);
+}
+
+/* ---- src/core/json.c ---- */
+
+/* ===================================================================== */
+/*  JSON: a small, strict, non-recursive parser (RFC 8259)                */
+/* ===================================================================== */
+/* Used for safetensors headers and golden/test data. Input is untrusted:
+ * every read is bounds-checked, nesting depth is limited, strings must be
+ * valid UTF-8 (escapes included), numbers follow the JSON grammar. The
+ * parse builds a tree of nodes allocated in blocks owned by the document. */
+
+typedef enum sdx__json_type {
+    SDX__JSON_NULL, SDX__JSON_FALSE, SDX__JSON_TRUE, SDX__JSON_NUMBER,
+    SDX__JSON_STRING, SDX__JSON_ARRAY, SDX__JSON_OBJECT
+} sdx__json_type;
+
+typedef struct sdx__json {
+    sdx__json_type type;
+    double num;                    /* NUMBER */
+    const char *raw;               /* NUMBER: source text (for exact ints) */
+    size_t raw_len;
+    const char *str;               /* STRING: decoded, NUL-terminated */
+    size_t len;                    /* STRING: bytes; ARRAY/OBJECT: count */
+    const char *key;               /* member name inside an OBJECT */
+    size_t key_len;
+    struct sdx__json *child, *last, *next, *parent;
+} sdx__json;
+
+typedef struct sdx__json_block { struct sdx__json_block *next; size_t used, size; } sdx__json_block;
+
+typedef struct sdx__json_doc {
+    sdx_ctx *ctx;
+    sdx__json *root;
+    sdx__json_block *blocks;
+} sdx__json_doc;
+
+#define SDX__JSON_MAX_DEPTH 256
+
+static void *sdx__json_alloc(sdx__json_doc *doc, size_t size) {
+    sdx__json_block *b = doc->blocks;
+    size = (size + 15) & ~(size_t)15;
+    if (!b || b->size - b->used < size) {
+        size_t bsize = SDX__MAX(size, (size_t)16384);
+        size_t hdr = (sizeof(sdx__json_block) + 15) & ~(size_t)15;
+        if (bsize > SIZE_MAX - hdr) return NULL;
+        b = (sdx__json_block *)sdx__malloc(doc->ctx, hdr + bsize);
+        if (!b) return NULL;
+        b->next = doc->blocks;
+        b->used = hdr;
+        b->size = hdr + bsize;
+        doc->blocks = b;
+    }
+    {
+        void *p = (unsigned char *)b + b->used;
+        b->used += size;
+        return p;
+    }
+}
+
+static void sdx__json_free(sdx__json_doc *doc) {
+    sdx__json_block *b = doc->blocks;
+    while (b) { sdx__json_block *n = b->next; sdx__free(doc->ctx, b); b = n; }
+    doc->blocks = NULL;
+    doc->root = NULL;
+}
+
+typedef struct sdx__json_parser {
+    const char *s, *end, *start;
+    sdx__json_doc *doc;
+    const char *what;   /* file name for messages */
+} sdx__json_parser;
+
+static int sdx__json_err(sdx__json_parser *p, const char *msg) {
+    return sdx__fail(p->doc->ctx, SDX_ERR_FORMAT, "%s: invalid JSON at byte %lld: %s",
+                     p->what, (long long)(p->s - p->start), msg);
+}
+
+static void sdx__json_ws(sdx__json_parser *p) {
+    while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r')) p->s++;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static int sdx__utf8_len(const unsigned char *s, const unsigned char *end) {
+    unsigned c = s[0];
+    int n;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c < 0xc2) return 0;
+    if (c < 0xe0) { n = 2; cp = c & 0x1f; }
+    else if (c < 0xf0) { n = 3; cp = c & 0x0f; }
+    else if (c < 0xf5) { n = 4; cp = c & 0x07; }
+    else return 0;
+    if (end - s < n) return 0;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+static int sdx__json_hex4(const char *s, uint32_t *out) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
+        else return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static size_t sdx__utf8_put(char *d, uint32_t cp) {
+    if (cp < 0x80) { d[0] = (char)cp; return 1; }
+    if (cp < 0x800) { d[0] = (char)(0xc0 | (cp >> 6)); d[1] = (char)(0x80 | (cp & 0x3f)); return 2; }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xe0 | (cp >> 12)); d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        d[2] = (char)(0x80 | (cp & 0x3f)); return 3;
+    }
+    d[0] = (char)(0xf0 | (cp >> 18)); d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    d[2] = (char)(0x80 | ((cp >> 6) & 0x3f)); d[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* Parses a string at p->s (on the opening quote). Decoded bytes never
+ * outnumber the source bytes, so one allocation of the raw length fits. */
+static int sdx__json_string(sdx__json_parser *p, const char **out, size_t *out_len) {
+    const char *q = p->s + 1;
+    size_t raw = 0;
+    char *d, *dst;
+    while (q + raw < p->end && q[raw] != '"') raw += (q[raw] == '\\' && q + raw + 1 < p->end) ? 2 : 1;
+    if (q + raw >= p->end) return sdx__json_err(p, "unterminated string");
+    dst = d = (char *)sdx__json_alloc(p->doc, raw + 1);
+    if (!d) return sdx__nomem(p->doc->ctx, "JSON string", raw + 1);
+    p->s = q;
+    while (*p->s != '"') {
+        unsigned char c = (unsigned char)*p->s;
+        if (c < 0x20) return sdx__json_err(p, "control character in string");
+        if (c == '\\') {
+            char e = p->s[1];
+            uint32_t cp;
+            p->s += 2;
+            switch (e) {
+            case '"': *d++ = '"'; break;
+            case '\\': *d++ = '\\'; break;
+            case '/': *d++ = '/'; break;
+            case 'b': *d++ = '\b'; break;
+            case 'f': *d++ = '\f'; break;
+            case 'n': *d++ = '\n'; break;
+            case 'r': *d++ = '\r'; break;
+            case 't': *d++ = '\t'; break;
+            case 'u':
+                if (p->end - p->s < 4 || !sdx__json_hex4(p->s, &cp)) return sdx__json_err(p, "bad \\u escape");
+                p->s += 4;
+                if (cp >= 0xdc00 && cp <= 0xdfff) return sdx__json_err(p, "lone low surrogate");
+                if (cp >= 0xd800 && cp <= 0xdbff) {
+                    uint32_t lo;
+                    if (p->end - p->s < 6 || p->s[0] != '\\' || p->s[1] != 'u' || !sdx__json_hex4(p->s + 2, &lo) ||
+                        lo < 0xdc00 || lo > 0xdfff)
+                        return sdx__json_err(p, "lone high surrogate");
+                    p->s += 6;
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                }
+                /* a \uXXXX escape is 6+ source bytes and at most 4 output bytes */
+                d += sdx__utf8_put(d, cp);
+                break;
+            default: return sdx__json_err(p, "bad escape");
+            }
+        } else {
+            int n = sdx__utf8_len((const unsigned char *)p->s, (const unsigned char *)p->end);
+            if (!n) return sdx__json_err(p, "invalid UTF-8 in string");
+            memcpy(d, p->s, (size_t)n);
+            d += n;
+            p->s += n;
+        }
+    }
+    *d = 0;
+    p->s++;                 /* closing quote */
+    *out = dst;
+    *out_len = (size_t)(d - dst);
+    return SDX_OK;
+}
+
+/* strtod reads the locale's decimal point (',' after setlocale(LC_ALL, "")
+ * in many locales); JSON always writes '.'. `text` is a private copy. */
+static double sdx__json_strtod(char *text) {
+    const char *point = localeconv()->decimal_point;
+    char *dot = strchr(text, '.');
+    if (dot && point && point[0] && !point[1]) *dot = point[0];
+    return strtod(text, NULL);
+}
+
+static int sdx__json_number(sdx__json_parser *p, sdx__json *v) {
+    const char *s = p->s;
+    char *copy;
+    size_t n;
+    if (s < p->end && *s == '-') s++;
+    if (s >= p->end) return sdx__json_err(p, "bad number");
+    if (*s == '0') s++;
+    else if (*s >= '1' && *s <= '9') while (s < p->end && *s >= '0' && *s <= '9') s++;
+    else return sdx__json_err(p, "bad number");
+    if (s < p->end && *s == '.') {
+        s++;
+        if (s >= p->end || *s < '0' || *s > '9') return sdx__json_err(p, "bad fraction");
+        while (s < p->end && *s >= '0' && *s <= '9') s++;
+    }
+    if (s < p->end && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (s < p->end && (*s == '+' || *s == '-')) s++;
+        if (s >= p->end || *s < '0' || *s > '9') return sdx__json_err(p, "bad exponent");
+        while (s < p->end && *s >= '0' && *s <= '9') s++;
+    }
+    /* the source text may not outlive the document: keep a copy */
+    n = (size_t)(s - p->s);
+    copy = (char *)sdx__json_alloc(p->doc, n + 1);
+    if (!copy) return sdx__nomem(p->doc->ctx, "JSON number", n + 1);
+    memcpy(copy, p->s, n);
+    copy[n] = 0;
+    v->type = SDX__JSON_NUMBER;
+    v->raw = copy;
+    v->raw_len = n;
+    v->num = sdx__json_strtod(copy);
+    p->s = s;
+    return SDX_OK;
+}
+
+static int sdx__json_literal(sdx__json_parser *p, const char *word, sdx__json_type type, sdx__json *v) {
+    size_t n = strlen(word);
+    if ((size_t)(p->end - p->s) < n || memcmp(p->s, word, n) != 0) return sdx__json_err(p, "unexpected character");
+    p->s += n;
+    v->type = type;
+    return SDX_OK;
+}
+
+static void sdx__json_append(sdx__json *parent, sdx__json *v) {
+    v->parent = parent;
+    if (parent->last) parent->last->next = v; else parent->child = v;
+    parent->last = v;
+    parent->len++;
+}
+
+/* Iterative parse: containers are linked to their parent as they open, so
+ * the "stack" is the parent chain and depth costs no C stack. */
+static int sdx__json_parse_named(sdx_ctx *ctx, const char *text, size_t len, const char *what, sdx__json_doc *doc) {
+    sdx__json_parser p;
+    sdx__json *cur = NULL;   /* innermost open container */
+    int depth = 0, rc;
+    memset(doc, 0, sizeof *doc);
+    doc->ctx = ctx;
+    p.s = p.start = text;
+    p.end = text + len;
+    p.doc = doc;
+    p.what = what ? what : "JSON";
+    for (;;) {
+        sdx__json *v;
+        const char *key = NULL;
+        size_t key_len = 0;
+        sdx__json_ws(&p);
+        if (cur) {
+            /* inside a container: close it, or expect a separator */
+            char close = cur->type == SDX__JSON_ARRAY ? ']' : '}';
+            if (p.s < p.end && *p.s == close) {
+                p.s++;
+                depth--;
+                cur = cur->parent;
+                if (!cur) break;
+                continue;
+            }
+            if (cur->len > 0) {
+                if (p.s >= p.end || *p.s != ',') { rc = sdx__json_err(&p, "expected ',' or closing bracket"); goto fail; }
+                p.s++;
+                sdx__json_ws(&p);
+            }
+            if (cur->type == SDX__JSON_OBJECT) {
+                if (p.s >= p.end || *p.s != '"') { rc = sdx__json_err(&p, "expected member name"); goto fail; }
+                if ((rc = sdx__json_string(&p, &key, &key_len)) != SDX_OK) goto fail;
+                sdx__json_ws(&p);
+                if (p.s >= p.end || *p.s != ':') { rc = sdx__json_err(&p, "expected ':'"); goto fail; }
+                p.s++;
+                sdx__json_ws(&p);
+            }
+        }
+        if (p.s >= p.end) { rc = sdx__json_err(&p, "unexpected end of input"); goto fail; }
+        v = (sdx__json *)sdx__json_alloc(doc, sizeof *v);
+        if (!v) { rc = sdx__nomem(ctx, "JSON node", sizeof *v); goto fail; }
+        memset(v, 0, sizeof *v);
+        v->key = key;
+        v->key_len = key_len;
+        switch (*p.s) {
+        case '{': case '[':
+            if (++depth > SDX__JSON_MAX_DEPTH) { rc = sdx__json_err(&p, "nesting too deep"); goto fail; }
+            v->type = *p.s == '{' ? SDX__JSON_OBJECT : SDX__JSON_ARRAY;
+            p.s++;
+            rc = SDX_OK;
+            break;
+        case '"':
+            v->type = SDX__JSON_STRING;
+            rc = sdx__json_string(&p, &v->str, &v->len);
+            break;
+        case 't': rc = sdx__json_literal(&p, "true", SDX__JSON_TRUE, v); break;
+        case 'f': rc = sdx__json_literal(&p, "false", SDX__JSON_FALSE, v); break;
+        case 'n': rc = sdx__json_literal(&p, "null", SDX__JSON_NULL, v); break;
+        default: rc = sdx__json_number(&p, v); break;
+        }
+        if (rc != SDX_OK) goto fail;
+        if (cur) sdx__json_append(cur, v); else doc->root = v;
+        if (v->type == SDX__JSON_OBJECT || v->type == SDX__JSON_ARRAY) cur = v;
+        else if (!cur) break;
+    }
+    sdx__json_ws(&p);
+    if (p.s != p.end) { rc = sdx__json_err(&p, "trailing characters after the value"); goto fail; }
+    return SDX_OK;
+fail:
+    sdx__json_free(doc);
+    return rc;
+}
+
+static int sdx__json_parse(sdx_ctx *ctx, const char *text, size_t len, sdx__json_doc *doc) {
+    return sdx__json_parse_named(ctx, text, len, "JSON", doc);
+}
+
+/* Member `key` of an object, or NULL. */
+static const sdx__json *sdx__json_get(const sdx__json *obj, const char *key) {
+    size_t n = strlen(key);
+    if (!obj || obj->type != SDX__JSON_OBJECT) return NULL;
+    for (const sdx__json *c = obj->child; c; c = c->next)
+        if (c->key_len == n && memcmp(c->key, key, n) == 0) return c;
+    return NULL;
+}
+
+/* Element i of an array, or NULL. */
+static const sdx__json *sdx__json_at(const sdx__json *arr, size_t i) {
+    const sdx__json *c;
+    if (!arr || arr->type != SDX__JSON_ARRAY) return NULL;
+    for (c = arr->child; c && i; c = c->next) i--;
+    return c;
+}
+
+/* A non-negative integer written without fraction or exponent, exactly
+ * (doubles lose precision above 2^53). */
+static int sdx__json_uint64(const sdx__json *v, uint64_t *out) {
+    uint64_t x = 0;
+    if (!v || v->type != SDX__JSON_NUMBER || v->raw_len == 0 || v->raw[0] == '-') return 0;
+    for (size_t i = 0; i < v->raw_len; i++) {
+        unsigned d = (unsigned)(v->raw[i] - '0');
+        if (d > 9) return 0;
+        if (x > (UINT64_MAX - d) / 10) return 0;
+        x = x * 10 + d;
+    }
+    *out = x;
+    return 1;
+}
+
+/* Reads a whole file into memory (NUL-terminated). For data files and
+ * tests, not checkpoints. */
+static int sdx__read_file(sdx_ctx *ctx, const char *path, char **out, size_t *out_len, size_t max_len) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    if (!f) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - len < 65536) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb;
+            if (ncap > max_len + 65536) ncap = max_len + 65536;
+            if (ncap <= cap) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: larger than %zu bytes", path, max_len); }
+            nb = (char *)sdx__realloc(ctx, buf, ncap + 1);
+            if (!nb) { fclose(f); sdx__free(ctx, buf); return sdx__nomem(ctx, path, ncap + 1); }
+            buf = nb;
+            cap = ncap;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+        if (len > max_len) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: larger than %zu bytes", path, max_len); }
+    }
+    if (ferror(f)) { fclose(f); sdx__free(ctx, buf); return sdx__fail(ctx, SDX_ERR_IO, "%s: read error", path); }
+    fclose(f);
+    if (!buf) { buf = (char *)sdx__malloc(ctx, 1); if (!buf) return sdx__nomem(ctx, path, 1); }
+    buf[len] = 0;
+    *out = buf;
+    *out_len = len;
+    return SDX_OK;
+}
+
+/* Parses a JSON file; everything the tree points at lives in the doc. */
+static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *doc) {
+    char *text = NULL;      /* initialised: gcc -O1 cannot see that failures return early */
+    size_t len = 0;
+    int rc = sdx__read_file(ctx, path, &text, &len, (size_t)1 << 30);
+    if (rc != SDX_OK) return rc;
+    rc = sdx__json_parse_named(ctx, text, len, path, doc);
+    sdx__free(ctx, text);
+    return rc;
+}
+
+/* ---- src/core/safetensors.c ---- */
+
+/* ===================================================================== */
+/*  Load: safetensors files and model weight sets                         */
+/* ===================================================================== */
+/* Layout: u64 little-endian header length N, N bytes of JSON, then the
+ * data section. The header maps names to {dtype, shape, data_offsets}
+ * relative to the data section; "__metadata__" maps strings to strings.
+ * The rules enforced here are the reference implementation's: the header
+ * fits the file, dtypes are known, each byte span is exactly shape x
+ * dtype size, spans tile the data section with no overlap, gap or
+ * trailing bytes, and names are unique. */
+
+#define SDX__ST_MAX_HEADER ((uint64_t)100 << 20)   /* 100 MB, as the reference */
+
+typedef struct sdx__st_entry {
+    sdx_tensor t;
+    uint64_t begin, end;
+} sdx__st_entry;
+
+struct sdx_st {
+    sdx_ctx *ctx;
+    char *path;
+    const unsigned char *base;   /* whole file image */
+    size_t size;
+    int mapped;                  /* base came from mmap */
+    const unsigned char *data;   /* data section */
+    size_t data_size;
+    sdx__json_doc doc;           /* owns names and metadata strings */
+    sdx__st_entry *entries;
+    int n;
+    int *table;                  /* open-addressing name -> index (+1) */
+    size_t table_size;
+    const char **meta_kv;        /* key, value, key, value, ... */
+    int n_meta;
+    void **copies;               /* aligned copies of misaligned tensors */
+    int n_copies;
+};
+
+static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
+    for (int i = 0; i < SDX_DTYPE_COUNT; i++)
+        if (!strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
+    return 0;
+}
+
+static uint64_t sdx__hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;          /* FNV-1a */
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
+    return h;
+}
+
+static int sdx__st_lookup(const sdx_st *st, const char *name) {
+    size_t mask, i;
+    if (!st->table_size) return -1;
+    mask = st->table_size - 1;
+    for (i = (size_t)sdx__hash_str(name) & mask;; i = (i + 1) & mask) {
+        int slot = st->table[i];
+        if (!slot) return -1;
+        if (!strcmp(st->entries[slot - 1].t.name, name)) return slot - 1;
+    }
+}
+
+static int sdx__st_cmp_begin(const void *a, const void *b) {
+    const sdx__st_entry *x = *(const sdx__st_entry *const *)a, *y = *(const sdx__st_entry *const *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end < y->end ? -1 : x->end > y->end);
+}
+
+static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e) {
+    const char *name = v->key;
+    const sdx__json *dt = sdx__json_get(v, "dtype"), *shape = sdx__json_get(v, "shape");
+    const sdx__json *offs = sdx__json_get(v, "data_offsets"), *c;
+    size_t bytes;
+    int i = 0;
+    if (v->type != SDX__JSON_OBJECT)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': header entry is not an object", st->path, name);
+    if (!dt || dt->type != SDX__JSON_STRING || !shape || shape->type != SDX__JSON_ARRAY ||
+        !offs || offs->type != SDX__JSON_ARRAY)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
+    if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+    if (shape->len > SDX_MAX_DIMS)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
+    for (c = shape->child; c; c = c->next, i++) {
+        uint64_t d;
+        if (!sdx__json_uint64(c, &d) || d > (uint64_t)INT64_MAX)
+            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape entry %d is not a non-negative integer", st->path, name, i);
+        e->t.shape[i] = (int64_t)d;
+    }
+    e->t.ndim = i;
+    if (offs->len != 2 || !sdx__json_uint64(offs->child, &e->begin) || !sdx__json_uint64(offs->child->next, &e->end))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets must be two non-negative integers", st->path, name);
+    if (e->begin > e->end)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] end before they begin", st->path, name,
+                         (unsigned long long)e->begin, (unsigned long long)e->end);
+    if (e->end > st->data_size)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] outside the data section (%zu bytes)",
+                         st->path, name, (unsigned long long)e->begin, (unsigned long long)e->end, st->data_size);
+    if (!sdx__shape_bytes(e->t.dtype, e->t.ndim, e->t.shape, &bytes))
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape size overflows", st->path, name);
+    if ((uint64_t)bytes != e->end - e->begin) {
+        char sh[128];
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': shape %s x %s needs %zu bytes, data_offsets span %llu",
+                         st->path, name, sdx_shape_str(&e->t, sh, sizeof sh), sdx_dtype_name(e->t.dtype), bytes,
+                         (unsigned long long)(e->end - e->begin));
+    }
+    e->t.name = name;
+    e->t.data = (void *)(st->data + e->begin);
+    return SDX_OK;
+}
+
+/* Data section tiling: sorted by begin, each span starts where the last
+ * ended, the last ends at the end of the file. */
+static int sdx__st_check_spans(sdx_st *st) {
+    sdx__st_entry **order;
+    uint64_t pos = 0;
+    int rc = SDX_OK;
+    if (st->n == 0) {
+        if (st->data_size) return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes of data but no tensors", st->path, st->data_size);
+        return SDX_OK;
+    }
+    order = (sdx__st_entry **)sdx__malloc(st->ctx, sizeof *order * (size_t)st->n);
+    if (!order) return sdx__nomem(st->ctx, "safetensors index", sizeof *order * (size_t)st->n);
+    for (int i = 0; i < st->n; i++) order[i] = &st->entries[i];
+    qsort(order, (size_t)st->n, sizeof *order, sdx__st_cmp_begin);
+    for (int i = 0; i < st->n && rc == SDX_OK; i++) {
+        sdx__st_entry *e = order[i];
+        if (e->begin < pos)
+            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] overlap tensor '%s'", st->path,
+                           e->t.name, (unsigned long long)e->begin, (unsigned long long)e->end, order[i - 1]->t.name);
+        else if (e->begin > pos)
+            rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': data_offsets start at %llu, leaving a gap after byte %llu",
+                           st->path, e->t.name, (unsigned long long)e->begin, (unsigned long long)pos);
+        pos = e->end;
+    }
+    if (rc == SDX_OK && pos != st->data_size)
+        rc = sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: data section is %zu bytes but tensors cover %llu (truncated or trailing bytes)",
+                       st->path, st->data_size, (unsigned long long)pos);
+    sdx__free(st->ctx, order);
+    return rc;
+}
+
+static int sdx__st_build_table(sdx_st *st) {
+    size_t size = 16;
+    while (size < (size_t)st->n * 2) size *= 2;
+    st->table = (int *)sdx__calloc(st->ctx, size, sizeof(int));
+    if (!st->table) return sdx__nomem(st->ctx, "safetensors name table", size * sizeof(int));
+    st->table_size = size;
+    for (int i = 0; i < st->n; i++) {
+        size_t mask = size - 1, j;
+        for (j = (size_t)sdx__hash_str(st->entries[i].t.name) & mask; st->table[j]; j = (j + 1) & mask)
+            if (!strcmp(st->entries[st->table[j] - 1].t.name, st->entries[i].t.name))
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' appears twice in the header", st->path, st->entries[i].t.name);
+        st->table[j] = i + 1;
+    }
+    return SDX_OK;
+}
+
+/* Tensors whose data is not aligned for their dtype get an aligned copy
+ * (the format does not promise alignment; kernels load elements
+ * directly). */
+static int sdx__st_align(sdx_st *st) {
+    for (int i = 0; i < st->n; i++) {
+        sdx_tensor *t = &st->entries[i].t;
+        size_t a = sdx_dtype_size(t->dtype), bytes = sdx_tensor_nbytes(t);
+        void *copy, **list;
+        if (((uintptr_t)t->data & (a - 1)) == 0) continue;
+        copy = sdx__malloc(st->ctx, bytes);
+        list = (void **)sdx__realloc(st->ctx, st->copies, sizeof(void *) * (size_t)(st->n_copies + 1));
+        if (!copy || !list) {
+            sdx__free(st->ctx, copy);
+            if (list) st->copies = list;
+            return sdx__nomem(st->ctx, t->name, bytes);
+        }
+        st->copies = list;
+        memcpy(copy, t->data, bytes);
+        st->copies[st->n_copies++] = copy;
+        t->data = copy;
+    }
+    return SDX_OK;
+}
+
+/* Compared with its length: a key "__metadata__\u0000x" is not the table. */
+static int sdx__st_is_metadata(const sdx__json *v) {
+    return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
+}
+
+static int sdx__st_parse_header(sdx_st *st) {
+    uint64_t hlen = 0;
+    const sdx__json *root, *v;
+    int rc, n = 0;
+    if (st->size < 8)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | st->base[i];
+    if (hlen > SDX__ST_MAX_HEADER)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit", st->path,
+                         (unsigned long long)hlen, (unsigned long long)SDX__ST_MAX_HEADER);
+    if (hlen > st->size - 8)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
+                         (unsigned long long)hlen, st->size);
+    st->data = st->base + 8 + hlen;
+    st->data_size = st->size - 8 - (size_t)hlen;
+    if ((rc = sdx__json_parse_named(st->ctx, (const char *)st->base + 8, (size_t)hlen, st->path, &st->doc)) != SDX_OK) return rc;
+    root = st->doc.root;
+    if (root->type != SDX__JSON_OBJECT)
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header is not a JSON object", st->path);
+    for (v = root->child; v; v = v->next) n += !sdx__st_is_metadata(v);
+    st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(n ? n : 1), sizeof *st->entries);
+    if (!st->entries) return sdx__nomem(st->ctx, "safetensors entries", sizeof *st->entries * (size_t)n);
+    for (v = root->child; v; v = v->next) {
+        if (sdx__st_is_metadata(v)) {
+            const sdx__json *m;
+            if (v->type != SDX__JSON_OBJECT)
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ is not an object", st->path);
+            if (st->meta_kv)    /* a second table would overrun the first's count */
+                return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ appears twice in the header", st->path);
+            st->meta_kv = (const char **)sdx__calloc(st->ctx, v->len * 2 + 1, sizeof(char *));
+            if (!st->meta_kv) return sdx__nomem(st->ctx, "safetensors metadata", v->len * 2 * sizeof(char *));
+            for (m = v->child; m; m = m->next) {
+                if (m->type != SDX__JSON_STRING)
+                    return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: __metadata__ value '%s' is not a string", st->path, m->key);
+                st->meta_kv[2 * st->n_meta] = m->key;
+                st->meta_kv[2 * st->n_meta + 1] = m->str;
+                st->n_meta++;
+            }
+            continue;
+        }
+        if (v->key_len == 0 || strlen(v->key) != v->key_len)
+            return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor name is empty or contains a NUL byte", st->path);
+        if ((rc = sdx__st_parse_entry(st, v, &st->entries[st->n])) != SDX_OK) return rc;
+        st->n++;
+    }
+    if ((rc = sdx__st_build_table(st)) != SDX_OK) return rc;
+    if ((rc = sdx__st_check_spans(st)) != SDX_OK) return rc;
+    return sdx__st_align(st);
+}
+
+SDX_API void sdx_st_close(sdx_st *st) {
+    sdx_ctx *ctx;
+    if (!st) return;
+    ctx = st->ctx;
+    for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
+    sdx__free(ctx, st->copies);
+    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__json_free(&st->doc);
+    sdx__free(ctx, st->entries);
+    sdx__free(ctx, st->table);
+    sdx__free(ctx, (void *)st->meta_kv);
+    sdx__free(ctx, st->path);
+    sdx__free(ctx, st);
+}
+
+static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
+    sdx_st *st = (sdx_st *)sdx__calloc(ctx, 1, sizeof *st);
+    *out = NULL;
+    if (!st) return sdx__nomem(ctx, "safetensors file", sizeof *st);
+    st->ctx = ctx;
+    st->doc.ctx = ctx;
+    if (!name) name = "(memory)";
+    st->path = sdx__strdup(ctx, name);
+    if (!st->path) { sdx__free(ctx, st); return sdx__nomem(ctx, "path", strlen(name) + 1); }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+    sdx_st *st;
+    int rc;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
+    *out = NULL;
+    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
+    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return rc;
+    st->base = (const unsigned char *)data;
+    st->size = size;
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
+    struct stat sb;
+    sdx_st *st;
+    int fd, rc;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+    *out = NULL;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
+    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
+    st->size = (size_t)sb.st_size;
+    if (st->size > 0) {
+        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            close(fd);
+            sdx_st_close(st);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
+        }
+        st->base = (const unsigned char *)m;
+        st->mapped = 1;
+    }
+    close(fd);
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    *out = st;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
+SDX_API int sdx_st_count(const sdx_st *st) { return st ? st->n : 0; }
+SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int i) {
+    return st && i >= 0 && i < st->n ? &st->entries[i].t : NULL;
+}
+SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
+    int i = st && name ? sdx__st_lookup(st, name) : -1;
+    return i >= 0 ? &st->entries[i].t : NULL;
+}
+SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
+SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
+    if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
+    if (key) *key = st->meta_kv[2 * i];
+    if (value) *value = st->meta_kv[2 * i + 1];
+    return SDX_OK;
+}
+SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key) {
+    for (int i = 0; st && i < st->n_meta; i++)
+        if (!strcmp(st->meta_kv[2 * i], key)) return st->meta_kv[2 * i + 1];
+    return NULL;
+}
+
+SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
+    const sdx_tensor *t = sdx_st_find(st, name);
+    int rc;
+    memset(out, 0, sizeof *out);
+    if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
+    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return rc;
+    sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
+    out->name = t->name;
+    return SDX_OK;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+typedef struct sdx__buf { sdx_ctx *ctx; char *p; size_t len, cap; int failed; } sdx__buf;
+
+static void sdx__buf_put(sdx__buf *b, const char *s, size_t n) {
+    if (b->failed) return;
+    if (b->cap - b->len < n + 1) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *np;
+        while (cap - b->len < n + 1) cap *= 2;
+        np = (char *)sdx__realloc(b->ctx, b->p, cap);
+        if (!np) { b->failed = 1; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void sdx__buf_str(sdx__buf *b, const char *s) { sdx__buf_put(b, s, strlen(s)); }
+
+static SDX__PRINTF(2, 3) void sdx__buf_fmt(sdx__buf *b, const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0) sdx__buf_put(b, tmp, (size_t)SDX__MIN(n, (int)sizeof tmp - 1));
+}
+
+static void sdx__buf_json_string(sdx__buf *b, const char *s) {
+    sdx__buf_put(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { char e[2] = { '\\', (char)c }; sdx__buf_put(b, e, 2); }
+        else if (c < 0x20) sdx__buf_fmt(b, "\\u%04x", c);
+        else sdx__buf_put(b, (const char *)&c, 1);
+    }
+    sdx__buf_put(b, "\"", 1);
+}
+
+static int sdx__write_all(int fd, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (n) {
+        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) { if (errno == EINTR) continue; return 0; }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 1;
+}
+
+SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                         const char *const *meta, int n_meta) {
+    sdx__buf h;
+    uint64_t offset = 0;
+    char *tmp;
+    int fd, ok = 1, err;
+    unsigned char len8[8];
+    if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
+    for (int i = 0; i < 2 * n_meta; i++)
+        if (!meta[i]) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: metadata %s %d is NULL", path, i % 2 ? "value" : "key", i / 2);
+    memset(&h, 0, sizeof h);
+    h.ctx = ctx;
+    sdx__buf_str(&h, "{");
+    if (n_meta > 0) {
+        sdx__buf_str(&h, "\"__metadata__\":{");
+        for (int i = 0; i < n_meta; i++) {
+            if (i) sdx__buf_str(&h, ",");
+            sdx__buf_json_string(&h, meta[2 * i]);
+            sdx__buf_str(&h, ":");
+            sdx__buf_json_string(&h, meta[2 * i + 1]);
+        }
+        sdx__buf_str(&h, "}");
+    }
+    for (int i = 0; i < n_tensors; i++) {
+        const sdx_tensor *t = &tensors[i];
+        size_t bytes;
+        if (!t->name || !*t->name || !sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes)) {
+            sdx__free(ctx, h.p);
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
+        }
+        if (n_meta > 0 || i) sdx__buf_str(&h, ",");
+        sdx__buf_json_string(&h, t->name);
+        sdx__buf_fmt(&h, ":{\"dtype\":\"%s\",\"shape\":[", sdx_dtype_name(t->dtype));
+        for (int d = 0; d < t->ndim; d++) sdx__buf_fmt(&h, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        sdx__buf_fmt(&h, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)offset, (unsigned long long)(offset + bytes));
+        offset += bytes;
+    }
+    sdx__buf_str(&h, "}");
+    while (!h.failed && h.len % 8) sdx__buf_str(&h, " ");   /* keeps the data section 8-byte aligned */
+    if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+
+    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
+    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
+    sprintf(tmp, "%s.tmp.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sdx__free(ctx, tmp);
+        sdx__free(ctx, h.p);
+        return rc;
+    }
+    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
+    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
+    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
+    if (close(fd) != 0 && ok) ok = 0, err = errno;
+    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+    sdx__free(ctx, h.p);
+    if (!ok) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
+        unlink(tmp);
+        sdx__free(ctx, tmp);
+        return rc;
+    }
+    sdx__free(ctx, tmp);
+    return SDX_OK;
+}
+
+/* ---- NaN/Inf scan ------------------------------------------------------ */
+
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
+    int bad = 0;
+    char names[512];
+    size_t used = 0;
+    if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
+    names[0] = 0;
+    for (int i = 0; i < st->n; i++) {
+        const sdx_tensor *t = &st->entries[i].t;
+        sdx__stats s;
+        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64) continue;
+        if (t->dtype == SDX_F64) {
+            int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double v;
+                memcpy(&v, (const char *)t->data + 8 * j, 8);
+                nan += isnan(v) != 0;
+                inf += isinf(v) != 0;
+            }
+            if (!nan && !inf) continue;
+            s.nan = nan; s.inf = inf; s.count = n;
+        } else {
+            if (!sdx__has_nonfinite(t)) continue;
+            sdx__tensor_stats(t, &s);
+        }
+        bad++;
+        sdx__log(ctx, SDX_LOG_WARN, "%s: tensor '%s' has %lld NaN and %lld Inf of %lld values", st->path, t->name,
+                 (long long)s.nan, (long long)s.inf, (long long)s.count);
+        if (used < sizeof names - 1)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s' (%lld NaN, %lld Inf)", bad > 1 ? ", " : "",
+                                     t->name, (long long)s.nan, (long long)s.inf);
+    }
+    if (bad) sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
+    return bad;
+}
+
+/* ---- weight sets: one model part's view of a checkpoint ---------------- */
+
+typedef struct sdx__wset {
+    sdx_ctx *ctx;
+    const sdx_st *st;
+    char prefix[128];
+    sdx__part part;
+    int weight_type;        /* SDX_AUTO or a float dtype */
+    sdx_tensor **converted; /* owned copies in the policy's weight type */
+    int n_converted;
+    int rc;                 /* code of the last failed fetch */
+} sdx__wset;
+
+#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+
+static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->st = st;
+    snprintf(w->prefix, sizeof w->prefix, "%s", prefix ? prefix : "");
+    w->part = part;
+    w->weight_type = weight_type;
+}
+
+static void sdx__wset_free(sdx__wset *w) {
+    for (int i = 0; i < w->n_converted; i++) {
+        sdx_tensor_free(w->ctx, w->converted[i]);
+        sdx__free(w->ctx, w->converted[i]);
+    }
+    sdx__free(w->ctx, w->converted);
+    w->converted = NULL;
+    w->n_converted = 0;
+}
+
+static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    int n = snprintf(name, size, "%s", w->prefix);
+    if (n < 0 || (size_t)n >= size) return NULL;
+    vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    return sdx_st_find(w->st, name);
+}
+
+static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...) {
+    char name[512];
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wfind(w, name, sizeof name, fmt, ap);
+    va_end(ap);
+    return t != NULL;
+}
+
+/* Converts a file tensor to the policy's weight type (once, at load). */
+static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
+    sdx_tensor *c, **list;
+    int64_t n = sdx_tensor_numel(t);
+    float buf[1024];
+    c = (sdx_tensor *)sdx__calloc(w->ctx, 1, sizeof *c);
+    list = (sdx_tensor **)sdx__realloc(w->ctx, w->converted, sizeof *list * (size_t)(w->n_converted + 1));
+    if (list) w->converted = list;
+    if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
+        sdx__free(w->ctx, c);
+        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i += 1024) {
+        int64_t m = SDX__MIN((int64_t)1024, n - i);
+        sdx__load_f32(t->data, t->dtype, i, m, buf);
+        /* weights convert with plain IEEE rounding: a weight beyond f16
+         * range is a property of the checkpoint, reported by the scan */
+        if (c->dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)c->data + i, (size_t)m);
+        else sdx__store_f32(c->data, c->dtype, i, m, buf);
+    }
+    c->name = t->name;
+    w->converted[w->n_converted++] = c;
+    return c;
+}
+
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+    char name[512];
+    const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
+    if (!t) {
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
+        return NULL;
+    }
+    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+                  sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
+        return NULL;
+    }
+    if (ndim >= 0) {
+        int ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+        if (!ok) {
+            char want[160], found[160];
+            size_t used = 0;
+            used += (size_t)snprintf(want, sizeof want, "[");
+            for (int i = 0; i < ndim && used < sizeof want; i++)
+                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+            if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
+            w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
+                      sdx_shape_str(t, found, sizeof found));
+            return NULL;
+        }
+    }
+    if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
+    return t;
+}
+
+/* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
+ * missing or mis-shaped tensor, SDX_ERR_NOMEM when a conversion failed. */
+static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
+
+/* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
+static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, ndim, shape, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, -1, NULL, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+/* ---- src/core/inflate.c ---- */
+
 /* ===================================================================== */
 /*  Inflate: DEFLATE (RFC 1951) and gzip (RFC 1952) decoding              */
 /* ===================================================================== */
@@ -4445,7 +4468,7 @@ static int sdx__inflate(sdx_ctx *ctx, const uint8_t *src, size_t n, uint8_t **ou
     return SDX_OK;
 }
 
-/* ---- src/unicode_tables.c ---- */
+/* ---- src/text/unicode_tables.c ---- */
 /* ===================================================================== */
 /*  Unicode and HTML tables for the CLIP text clean-up (generated)        */
 /* ===================================================================== */
@@ -7149,7 +7172,8 @@ static const sdx__urange sdx__html_invalid_codepoints[22] = {
 };
 
 
-/* ---- src/tokenizer.c ---- */
+/* ---- src/text/tokenizer.c ---- */
+
 /* ===================================================================== */
 /*  CLIP tokenizer: vocabulary loading, text clean-up, BPE                */
 /* ===================================================================== */
@@ -8325,7 +8349,8 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
     sdx__free(tok->ctx, tok);
 }
 
-/* ---- src/prompt.c ---- */
+/* ---- src/text/prompt.c ---- */
+
 /* ===================================================================== */
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
 /* ===================================================================== */
@@ -8786,7 +8811,8 @@ static void sdx__emphasis_original(float *z, int n_tokens, int width, const floa
     for (size_t i = 0; i < count; i++) z[i] *= ratio;
 }
 
-/* ---- src/text_encoder.c ---- */
+/* ---- src/text/text_encoder.c ---- */
+
 /* ===================================================================== */
 /*  Text encoders: CLIP ViT-L (Hugging Face layout), OpenCLIP text tower  */
 /*  (ViT-H for SD 2.x, ViT-bigG for SDXL) and SDXL vector conditioning    */
@@ -9384,7 +9410,8 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
     return SDX_OK;
 }
 
-/* ---- src/unet.c ---- */
+/* ---- src/models/unet.c ---- */
+
 /* ===================================================================== */
 /*  UNet (SD 1.x, SD 2.x, SDXL and their distilled variants)              */
 /* ===================================================================== */
@@ -10217,7 +10244,8 @@ done:
     return rc;
 }
 
-/* ---- src/vae.c ---- */
+/* ---- src/models/vae.c ---- */
+
 /* ===================================================================== */
 /*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
 /*  tiled encode/decode for images whose activations exceed a budget      */
@@ -11138,7 +11166,8 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
     return rc;
 }
 
-/* ---- src/sampling.c ---- */
+/* ---- src/sampling/sampling.c ---- */
+
 /* ===================================================================== */
 /*  Sampling: model sampling, schedulers, samplers (ComfyUI semantics)    */
 /* ===================================================================== */
@@ -12677,7 +12706,8 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
-/* ---- src/pipeline.c ---- */
+/* ---- src/pipeline/pipeline.c ---- */
+
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
 /* ===================================================================== */

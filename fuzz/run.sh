@@ -27,13 +27,13 @@ CLANG=${CLANG:-clang}
 BIN=fuzz/bin
 CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 
-# Parts each harness needs (core.c calls into kernels.c) and its input
-# size limit.
+# Parts each harness needs (the context to run them, and what they include)
+# and its input size limit.
 parts() {
     case $1 in
-    safetensors|json) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c" ;;
-    inflate) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c" ;;
-    tokenizer|prompt|vocab) echo "core.c half_simd.c json.c safetensors.c rng.c kernels.c inflate.c unicode_tables.c tokenizer.c prompt.c" ;;
+    safetensors|json) echo "core/context.c core/safetensors.c" ;;
+    inflate) echo "core/context.c core/inflate.c" ;;
+    tokenizer|prompt|vocab) echo "core/context.c text/prompt.c" ;;
     *) echo "" ;;
     esac
 }

@@ -1,3 +1,7 @@
+#pragma once
+#include "../core/safetensors.c"
+#include "../cpu/kernels.c"
+
 /* ===================================================================== */
 /*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
 /*  tiled encode/decode for images whose activations exceed a budget      */

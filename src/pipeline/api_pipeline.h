@@ -1,3 +1,8 @@
+#pragma once
+#include "../core/api_core.h"
+#include "../core/api_rng.h"
+#include "../sampling/api_sampling.h"
+
 /* ===================================================================== */
 /*  Public API: models and image generation                              */
 /* ===================================================================== */

@@ -1,3 +1,8 @@
+#pragma once
+#include "api_safetensors.h"
+#include "core.c"
+#include "json.c"
+
 /* ===================================================================== */
 /*  Load: safetensors files and model weight sets                         */
 /* ===================================================================== */

@@ -1,3 +1,8 @@
+#pragma once
+/* A part of core.c, included in its middle (after the scalar half
+ * conversions it falls back to); the include below is for editors. */
+#include "core.c"
+
 /* ===================================================================== */
 /*  Half-float array conversion. The scalar loops in core.c define the    */
 /*  results; the x86-64 paths below are chosen at run time and are        */

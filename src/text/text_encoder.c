@@ -1,3 +1,8 @@
+#pragma once
+#include "../core/safetensors.c"
+#include "../cpu/kernels.c"
+#include "prompt.c"
+
 /* ===================================================================== */
 /*  Text encoders: CLIP ViT-L (Hugging Face layout), OpenCLIP text tower  */
 /*  (ViT-H for SD 2.x, ViT-bigG for SDXL) and SDXL vector conditioning    */

@@ -1,3 +1,6 @@
+#pragma once
+#include "api_core.h"
+
 /* ===================================================================== */
 /*  Core: allocation, errors, logging, half floats, tensors, arena,       */
 /*  thread pool, non-finite tracer                                        */
@@ -55,8 +58,7 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
-typedef struct sdx__kernel_state sdx__kernel_state;   /* kernels.c */
-static void sdx__kernel_state_free(sdx_ctx *ctx);
+typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
 
 struct sdx_ctx {
     sdx_desc desc;
@@ -235,8 +237,6 @@ SDX_API uint16_t sdx_f32_to_bf16(float f) {
 
 SDX_API float sdx_bf16_to_f32(uint16_t h) { return sdx__bits_f32((uint32_t)h << 16); }
 
-static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n);   /* half_simd.c */
-
 /* Scalar array loops; src/half_simd.c may replace them with F16C/AVX512
  * versions that tests prove bit-identical. */
 static void sdx__f32_to_f16_scalar(const float *src, uint16_t *dst, size_t n) {
@@ -261,6 +261,9 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 #endif
     return sdx_f32_to_f16(f);
 }
+
+/* the array conversions, with their SIMD paths */
+#include "half_simd.c"
 
 /* ---- tensors -------------------------------------------------------- */
 
@@ -642,37 +645,6 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
 }
-
-/* ---- context -------------------------------------------------------- */
-
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
-SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
-    sdx_desc d;
-    sdx_ctx *ctx;
-    if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
-    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
-    if (!ctx) return NULL;
-    memset(ctx, 0, sizeof *ctx);
-    ctx->desc = d;
-    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
-    ctx->trace = d.trace_nonfinite;
-    return ctx;
-}
-
-SDX_API void sdx_destroy(sdx_ctx *ctx) {
-    if (!ctx) return;
-    sdx__pool_destroy(ctx->pool);
-    sdx__kernel_state_free(ctx);
-    sdx__free(ctx, ctx);
-}
-
-SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
-SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
 
 /* ---- non-finite tracer ---------------------------------------------- */
 /* Model code names what runs (sdx__trace_at); every kernel calls

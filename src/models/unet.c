@@ -1,3 +1,7 @@
+#pragma once
+#include "../core/safetensors.c"
+#include "../cpu/kernels.c"
+
 /* ===================================================================== */
 /*  UNet (SD 1.x, SD 2.x, SDXL and their distilled variants)              */
 /* ===================================================================== */

@@ -1,3 +1,7 @@
+#pragma once
+#include "api_rng.h"
+#include "core.c"
+
 /* ===================================================================== */
 /*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
 /*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */

@@ -1,3 +1,12 @@
+#pragma once
+#include "api_pipeline.h"
+#include "../core/context.c"
+#include "../core/rng.c"
+#include "../text/text_encoder.c"
+#include "../models/unet.c"
+#include "../models/vae.c"
+#include "../sampling/sampling.c"
+
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
 /* ===================================================================== */

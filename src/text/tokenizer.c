@@ -1,3 +1,10 @@
+#pragma once
+#include "api_text.h"
+#include "../core/core.c"
+#include "../core/json.c"
+#include "../core/inflate.c"
+#include "unicode_tables.c"
+
 /* ===================================================================== */
 /*  CLIP tokenizer: vocabulary loading, text clean-up, BPE                */
 /* ===================================================================== */

@@ -1,3 +1,7 @@
+#pragma once
+#include "api_sampling.h"
+#include "../core/core.c"
+
 /* ===================================================================== */
 /*  Sampling: model sampling, schedulers, samplers (ComfyUI semantics)    */
 /* ===================================================================== */

@@ -1,3 +1,6 @@
+#pragma once
+#include "../core/core.c"
+
 /* ===================================================================== */
 /*  Kernels: linear, conv2d, norms, softmax, attention, elementwise ops    */
 /* ===================================================================== */
