@@ -1198,6 +1198,22 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
     return v;
 }
 
+/* Host <-> tensor transfers: model code reads or writes the values of an
+ * activation or a weight only through these two (f32 on the host side,
+ * the tensor's own dtype on the other), since a tensor may live in a
+ * device's memory that host code cannot touch. */
+static int sdx__download(sdx_ctx *ctx, float *dst, const sdx_tensor *src) {
+    (void)ctx;
+    sdx__load_f32(src->data, src->dtype, 0, sdx_tensor_numel(src), dst);
+    return SDX_OK;
+}
+
+static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
+    (void)ctx;
+    sdx__store_f32(dst->data, dst->dtype, 0, sdx_tensor_numel(dst), src);
+    return SDX_OK;
+}
+
 /* ---- scratch arena -------------------------------------------------- */
 /* A stack of blocks: allocations bump a pointer, sdx__arena_mark and
  * sdx__arena_release free everything allocated since the mark. The first
