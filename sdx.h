@@ -205,7 +205,9 @@ SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n);
 
 /* A dense row-major tensor. `owned` says whether sdx_tensor_free must
  * release `data`; views into a mapped file or the caller's memory are
- * not owned. Shapes are in PyTorch order (outermost first). */
+ * not owned. Shapes are in PyTorch order (outermost first). `device` is 0
+ * for host memory and 1 for a GPU backend's memory, which host code must
+ * not dereference (see sdx_backend). */
 typedef struct sdx_tensor {
     sdx_dtype dtype;
     int       ndim;
@@ -213,6 +215,7 @@ typedef struct sdx_tensor {
     void     *data;
     int       owned;
     const char *name;   /* optional; used in messages */
+    int       device;
 } sdx_tensor;
 
 SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t);
@@ -654,6 +657,86 @@ SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *
 }
 #endif
 
+/* ---- src/core/api_backend.h ---- */
+/* ===================================================================== */
+/*  Public API (advanced): backends                                       */
+/* ===================================================================== */
+/* A backend is where a context's activations and weights live and where
+ * its kernels run. Every context starts on the CPU (host memory, threaded
+ * kernels). sdx_hip.h provides a GPU backend (sdx_hip_use); a program can
+ * also install its own. Model code never touches device memory: it calls
+ * the kernels below and moves values with upload/download, so per sampler
+ * step only the latent crosses the bus.
+ *
+ * Device buffers are opaque to sdx: it only adds byte offsets to them (a
+ * tensor view into a buffer), passes them to the backend's kernels, and
+ * never dereferences them. A tensor's `device` field says which side its
+ * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
+ * BF16 storage (any mix), and owe the precision policy what the CPU
+ * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
+ * stores that saturate at +-65504. Shapes and dtypes have been checked
+ * against each kernel's contract (docs/INTERNALS.md) before it is called.
+ * A kernel returns SDX_OK or an error code, with sdx_fail for the message.
+ *
+ * Set the backend before loading models: weights are uploaded once, at
+ * load, in their storage dtype. */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sdx_backend {
+    const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
+    void *user;                /* the backend's state: sdx_backend_user(ctx) */
+    int host_memory;           /* 1: its buffers are host memory (the CPU) */
+
+    /* memory; alloc returns NULL on failure */
+    void *(*alloc)(void *user, size_t bytes);
+    void  (*free)(void *user, void *ptr);
+    int   (*upload)(void *user, void *dst, const void *src, size_t bytes);
+    int   (*download)(void *user, void *dst, const void *src, size_t bytes);
+    void  (*release)(void *user);          /* at sdx_destroy or replacement; may be NULL */
+
+    /* kernels (sdx_ctx first, as the CPU's) */
+    int (*linear)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b);
+    int (*conv2d)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                  int stride, int pad_top, int pad_left, int pad_bottom, int pad_right);
+    int (*group_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                      const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu);
+    int (*layer_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float eps,
+                      const sdx_tensor *gamma, const sdx_tensor *beta);
+    int (*softmax)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*attention)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                     int heads, int causal);
+    int (*silu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*quick_gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*geglu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*scale)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float s);
+    int (*copy)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*add)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
+    int (*mul)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
+    int (*add_channel_bias)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v);
+    int (*resize_nearest)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
+    int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+} sdx_backend;
+
+/* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
+ * context still holds device memory (load models after this call). */
+SDX_API int   sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
+SDX_API const char *sdx_backend_name(const sdx_ctx *ctx);
+SDX_API void *sdx_backend_user(const sdx_ctx *ctx);
+/* Device memory held now and at most so far (0 on the CPU backend). */
+SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak);
+/* For backends: sets the context's message, returns `code`. */
+SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* SDX_H_INCLUDED */
 
 #if defined(SDX_IMPLEMENTATION) && !defined(SDX_IMPLEMENTATION_DONE)
@@ -737,6 +820,8 @@ struct sdx_ctx {
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
+    sdx_backend be;              /* where tensors live and kernels run   */
+    size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
     char     error[1024];
     /* tracer state: what is running now, for messages */
     int      trace;
@@ -803,13 +888,18 @@ static SDX__PRINTF(3, 4) void sdx__log(sdx_ctx *ctx, sdx_log_level level, const 
 
 /* Records a failure and returns its code, so call sites read
  *     return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: ...", path);          */
+static int sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
+    if (!ctx) return code;
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
+    return code;
+}
+
 static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
     va_list ap;
-    if (!ctx) return code;
     va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    code = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
     return code;
 }
 
@@ -1198,20 +1288,60 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
     return v;
 }
 
+/* ---- device memory and transfers ------------------------------------ */
+/* On the CPU backend device memory is host memory; otherwise it is the
+ * backend's, counted here for sdx_device_bytes and -v. */
+
+static int sdx__on_device(const sdx_ctx *ctx) { return !ctx->be.host_memory; }
+
+static void *sdx__dev_alloc(sdx_ctx *ctx, size_t bytes) {
+    void *p;
+    if (!sdx__on_device(ctx)) return sdx__malloc(ctx, bytes);
+    p = ctx->be.alloc(ctx->be.user, bytes ? bytes : 1);
+    if (!p) return NULL;
+    ctx->dev_bytes += bytes;
+    if (ctx->dev_bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes;
+    return p;
+}
+
+static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
+    if (!p) return;
+    if (!sdx__on_device(ctx)) { sdx__free(ctx, p); return; }
+    ctx->be.free(ctx->be.user, p);
+    ctx->dev_bytes -= SDX__MIN(bytes, ctx->dev_bytes);
+}
+
 /* Host <-> tensor transfers: model code reads or writes the values of an
  * activation or a weight only through these two (f32 on the host side,
  * the tensor's own dtype on the other), since a tensor may live in a
- * device's memory that host code cannot touch. */
+ * device's memory that host code cannot touch. Half-precision tensors
+ * are converted on the host, so only their storage bytes cross the bus. */
 static int sdx__download(sdx_ctx *ctx, float *dst, const sdx_tensor *src) {
-    (void)ctx;
-    sdx__load_f32(src->data, src->dtype, 0, sdx_tensor_numel(src), dst);
-    return SDX_OK;
+    int64_t n = sdx_tensor_numel(src);
+    size_t bytes = sdx_tensor_nbytes(src);
+    void *tmp;
+    int rc;
+    if (!src->device) { sdx__load_f32(src->data, src->dtype, 0, n, dst); return SDX_OK; }
+    if (src->dtype == SDX_F32) return ctx->be.download(ctx->be.user, dst, src->data, bytes);
+    if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device download", bytes);
+    rc = ctx->be.download(ctx->be.user, tmp, src->data, bytes);
+    if (rc == SDX_OK) sdx__load_f32(tmp, src->dtype, 0, n, dst);
+    sdx__free(ctx, tmp);
+    return rc;
 }
 
 static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
-    (void)ctx;
-    sdx__store_f32(dst->data, dst->dtype, 0, sdx_tensor_numel(dst), src);
-    return SDX_OK;
+    int64_t n = sdx_tensor_numel(dst);
+    size_t bytes = sdx_tensor_nbytes(dst);
+    void *tmp;
+    int rc;
+    if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
+    if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device upload", bytes);
+    sdx__store_f32(tmp, dst->dtype, 0, n, src);
+    rc = ctx->be.upload(ctx->be.user, dst->data, tmp, bytes);
+    sdx__free(ctx, tmp);
+    return rc;
 }
 
 /* ---- scratch arena -------------------------------------------------- */
@@ -1220,12 +1350,17 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
  * pass grows a chain of blocks; once it has released everything, the
  * chain becomes one block of the peak size, so later passes allocate
  * nothing. The pattern in model code is: allocate the output, mark,
- * compute with temporaries, release. */
+ * compute with temporaries, release.
+ *
+ * An arena's memory is the backend's (activations live where the kernels
+ * run). Host temporaries of model code (tile blending, staging) come from
+ * sdx__arena_host_alloc: on the CPU the same chain, on a device backend a
+ * host companion arena that the same marks release. */
 
 typedef struct sdx__block {
     struct sdx__block *next;
     size_t size, used;
-    /* data follows, 64-byte aligned */
+    unsigned char *dev;   /* device blocks: the data; host blocks: NULL, data follows, 64-byte aligned */
 } sdx__block;
 
 typedef struct sdx__arena {
@@ -1234,29 +1369,66 @@ typedef struct sdx__arena {
     sdx__block *cur;      /* block being filled */
     size_t      min_block;
     size_t      in_use, peak, reserved;
+    int         device;   /* blocks are device memory */
+    struct sdx__arena *host;   /* device arenas: the host companion, made on first use */
 } sdx__arena;
 
-typedef struct sdx__mark { sdx__block *block; size_t used, in_use; } sdx__mark;
+typedef struct sdx__mark {
+    sdx__block *block; size_t used, in_use;
+    sdx__block *host_block; size_t host_used, host_in_use;
+} sdx__mark;
 
 #define SDX__ARENA_ALIGN 64
 #define SDX__BLOCK_HDR ((sizeof(sdx__block) + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1))
 
-static void sdx__arena_init(sdx__arena *a, sdx_ctx *ctx, size_t min_block) {
+static void sdx__arena_init_on(sdx__arena *a, sdx_ctx *ctx, size_t min_block, int device) {
     memset(a, 0, sizeof *a);
     a->ctx = ctx;
     a->min_block = min_block ? min_block : ((size_t)64 << 20);
+    a->device = device;
+}
+
+/* An arena in the context's backend memory. */
+static void sdx__arena_init(sdx__arena *a, sdx_ctx *ctx, size_t min_block) {
+    sdx__arena_init_on(a, ctx, min_block, sdx__on_device(ctx));
+}
+
+static void sdx__block_free(sdx__arena *a, sdx__block *b) {
+    if (b->dev) sdx__dev_free(a->ctx, b->dev, b->size);
+    sdx__free(a->ctx, b);
+}
+
+/* A block of `bsize` data bytes, or NULL (nothing set). */
+static sdx__block *sdx__block_new(sdx__arena *a, size_t bsize) {
+    sdx__block *b;
+    if (!a->device) {
+        size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
+        if (total < bsize) return NULL;   /* huge min_block */
+        b = (sdx__block *)sdx__malloc(a->ctx, total);
+        if (b) b->dev = NULL;
+    } else {
+        b = (sdx__block *)sdx__malloc(a->ctx, sizeof *b);
+        if (b && !(b->dev = (unsigned char *)sdx__dev_alloc(a->ctx, bsize))) { sdx__free(a->ctx, b); b = NULL; }
+    }
+    if (!b) return NULL;
+    b->next = NULL;
+    b->size = bsize;
+    b->used = 0;
+    return b;
 }
 
 static void sdx__arena_free(sdx__arena *a) {
     sdx__block *b = a->head;
-    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    while (b) { sdx__block *n = b->next; sdx__block_free(a, b); b = n; }
     a->head = a->cur = NULL;
     a->in_use = a->reserved = 0;
+    if (a->host) { sdx__arena_free(a->host); sdx__free(a->ctx, a->host); a->host = NULL; }
 }
 
 static unsigned char *sdx__block_data(sdx__block *b) {
     /* the block pointer itself is only malloc-aligned; align the data */
     uintptr_t p = (uintptr_t)b + SDX__BLOCK_HDR;
+    if (b->dev) return b->dev;   /* backends hand out aligned buffers */
     p = (p + SDX__ARENA_ALIGN - 1) & ~(uintptr_t)(SDX__ARENA_ALIGN - 1);
     return (unsigned char *)p;
 }
@@ -1285,15 +1457,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
         }
         {
             size_t bsize = SDX__MAX(size, a->min_block);
-            size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
-            sdx__block *nb;
-            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }   /* huge min_block */
-            nb = (sdx__block *)sdx__malloc(a->ctx, total);
-            if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
+            sdx__block *nb = sdx__block_new(a, bsize);
+            if (!nb) { sdx__nomem(a->ctx, a->device ? "activation arena (device)" : "activation arena", bsize); return NULL; }
             /* blocks after this one stay in the chain for later requests */
             nb->next = b ? b->next : a->head;
-            nb->size = bsize;
-            nb->used = 0;
             a->reserved += bsize;
             if (b) b->next = nb; else a->head = nb;
             a->cur = nb;
@@ -1301,11 +1468,31 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     }
 }
 
+/* Host memory released by the arena's marks, for model code's host-side
+ * temporaries. */
+static void *sdx__arena_host_alloc(sdx__arena *a, size_t size) {
+    if (!a->device) return sdx__arena_alloc(a, size);
+    if (!a->host) {
+        if (!(a->host = (sdx__arena *)sdx__malloc(a->ctx, sizeof *a->host))) {
+            sdx__nomem(a->ctx, "host arena", sizeof *a->host);
+            return NULL;
+        }
+        sdx__arena_init_on(a->host, a->ctx, 0, 0);
+    }
+    return sdx__arena_alloc(a->host, size);
+}
+
 static sdx__mark sdx__arena_mark(const sdx__arena *a) {
     sdx__mark m;
+    memset(&m, 0, sizeof m);
     m.block = a->cur;
     m.used = a->cur ? a->cur->used : 0;
     m.in_use = a->in_use;
+    if (a->host) {
+        m.host_block = a->host->cur;
+        m.host_used = a->host->cur ? a->host->cur->used : 0;
+        m.host_in_use = a->host->in_use;
+    }
     return m;
 }
 
@@ -1314,35 +1501,35 @@ static sdx__mark sdx__arena_mark(const sdx__arena *a) {
  * so every later pass that peaks no higher fits without a malloc. Called
  * when everything has been released; on failure the arena is just empty. */
 static void sdx__arena_consolidate(sdx__arena *a) {
-    sdx__block *b = a->head, *nb;
-    size_t bsize = SDX__MAX(a->peak, a->min_block);
+    sdx__block *b = a->head;
     if (!b || !b->next) return;
-    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    while (b) { sdx__block *n = b->next; sdx__block_free(a, b); b = n; }
     a->head = a->cur = NULL;
     a->reserved = 0;
-    nb = (sdx__block *)sdx__malloc(a->ctx, bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN);
-    if (!nb) return;
-    nb->next = NULL;
-    nb->size = bsize;
-    nb->used = 0;
-    a->head = a->cur = nb;
-    a->reserved = bsize;
+    if (!(a->head = a->cur = sdx__block_new(a, SDX__MAX(a->peak, a->min_block)))) return;
+    a->reserved = a->head->size;
 }
 
-static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
-    if (!m.block) {
+static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, size_t in_use) {
+    if (!block) {
         a->cur = a->head;
         if (a->cur) a->cur->used = 0;
     } else {
-        a->cur = m.block;
-        a->cur->used = m.used;
+        a->cur = block;
+        a->cur->used = used;
     }
-    a->in_use = m.in_use;
+    a->in_use = in_use;
     if (a->in_use == 0) sdx__arena_consolidate(a);
 }
 
+static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
+    sdx__arena_rewind(a, m.block, m.used, m.in_use);
+    if (a->host) sdx__arena_rewind(a->host, m.host_block, m.host_used, m.host_in_use);
+}
+
 static void sdx__arena_reset(sdx__arena *a) {
-    sdx__mark m = { NULL, 0, 0 };
+    sdx__mark m;
+    memset(&m, 0, sizeof m);
     sdx__arena_release(a, m);
 }
 
@@ -1355,6 +1542,19 @@ static int sdx__arena_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int 
     }
     *t = sdx__view(dtype, NULL, ndim, shape);
     t->data = sdx__arena_alloc(a, bytes);
+    t->device = a->device;
+    return t->data != NULL;
+}
+
+/* A host tensor for model code's own host-side work (see sdx__arena_host_alloc). */
+static int sdx__arena_host_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+    size_t bytes;
+    if (!sdx__shape_bytes(dtype, ndim, shape, &bytes)) {
+        sdx__fail(a->ctx, SDX_ERR_INVALID_ARG, "activation shape overflows");
+        return 0;
+    }
+    *t = sdx__view(dtype, NULL, ndim, shape);
+    t->data = sdx__arena_host_alloc(a, bytes);
     return t->data != NULL;
 }
 
@@ -1542,17 +1742,35 @@ static int sdx__has_nonfinite(const sdx_tensor *t) {
     return 0;
 }
 
-/* Returns SDX_OK, or SDX_ERR_NONFINITE with the message set. */
-static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
+static int sdx__trace_report(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
     sdx__stats s;
     char shape[96];
-    if (!ctx->trace || !sdx__has_nonfinite(out)) return SDX_OK;
+    if (!sdx__has_nonfinite(out)) return SDX_OK;
     sdx__tensor_stats(out, &s);
     return sdx__fail(ctx, SDX_ERR_NONFINITE,
         "non-finite output of %s in %s%s%s %s (%s): %lld NaN, %lld Inf of %lld; finite min %g max %g mean %g",
         op, sdx__part_name(ctx->part), ctx->layer[0] ? " at " : "", ctx->layer,
         sdx_shape_str(out, shape, sizeof shape), sdx_dtype_name(out->dtype),
         (long long)s.nan, (long long)s.inf, (long long)s.count, s.min, s.max, s.mean);
+}
+
+/* Returns SDX_OK, or SDX_ERR_NONFINITE with the message set. A device
+ * tensor is checked in a host copy (tracing is a debugging mode). */
+static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
+    sdx_tensor host;
+    size_t bytes;
+    int rc;
+    if (!ctx->trace) return SDX_OK;
+    if (!out->device) return sdx__trace_report(ctx, op, out);
+    host = *out;
+    host.dtype = SDX_F32;
+    host.device = 0;
+    bytes = sdx_tensor_nbytes(&host);
+    if (!(host.data = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "tracer copy", bytes);
+    rc = sdx__download(ctx, (float *)host.data, out);
+    if (rc == SDX_OK) rc = sdx__trace_report(ctx, op, &host);
+    sdx__free(ctx, host.data);
+    return rc;
 }
 
 /* ---- src/cpu/kernels.c ---- */
@@ -2037,7 +2255,7 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
     static const char op[] = "linear";
     sdx__gemm g;
     int rc;
@@ -2065,7 +2283,7 @@ static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const s
 
 /* ---- conv2d ------------------------------------------------------------ */
 
-static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                            int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     static const char op[] = "conv2d";
     int64_t ho, wo;
@@ -2108,9 +2326,9 @@ static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                        int stride, int pad) {
-    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    return sdx__cpu_conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
 }
 
 /* ===================================================================== */
@@ -2168,15 +2386,15 @@ static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
-static int sdx__gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
-static int sdx__quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
-static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
-static int sdx__copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
-static int sdx__add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
+static int sdx__cpu_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
+static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
+static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
+static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
+static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0);
 }
-static int sdx__mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
 }
 
@@ -2199,7 +2417,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
         }
 }
 
-static int sdx__geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "geglu";
     sdx__geglu_args g;
     SDX__CHECK(ctx, op, y, x);
@@ -2231,7 +2449,7 @@ static void sdx__chan_bias_range(void *arg, int64_t begin, int64_t end, int thre
     }
 }
 
-static int sdx__add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+static int sdx__cpu_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     static const char op[] = "add_channel_bias";
     sdx__chan_args a;
     SDX__CHECK(ctx, op, y, x, v);
@@ -2262,7 +2480,7 @@ static void sdx__upsample_range(void *arg, int64_t begin, int64_t end, int threa
     }
 }
 
-static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "upsample2x";
     sdx__pair_args a;
     SDX__CHECK(ctx, op, y, x);
@@ -2273,6 +2491,42 @@ static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     a.y = y; a.x = x;
     sdx__parallel_for(ctx, x->shape[0] * x->shape[1] * x->shape[2], sdx__upsample_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* Nearest-neighbour resize to any size, as torch's interpolate(mode=
+ * "nearest"): source index floor(dst * in / out). Exact doubling takes
+ * the upsample path; other sizes occur only for latents not divisible by
+ * 2^(levels-1), so that path favours clarity over speed. */
+typedef struct { sdx_ctx *ctx; sdx_tensor *y; const sdx_tensor *x; } sdx__resize_args;
+
+static void sdx__resize_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__resize_args *a = (const sdx__resize_args *)arg;
+    int64_t Hi = a->x->shape[2], Wi = a->x->shape[3], Ho = a->y->shape[2], Wo = a->y->shape[3];
+    float *row_in = sdx__scratch_f32(a->ctx, thread), *row_out = row_in + Wi;
+    for (int64_t r = begin; r < end; r++) {          /* r = (n*C + c)*Ho + i */
+        int64_t p = r / Ho, i = r % Ho;
+        sdx__load_f32(a->x->data, a->x->dtype, (p * Hi + i * Hi / Ho) * Wi, Wi, row_in);
+        for (int64_t j = 0; j < Wo; j++) row_out[j] = row_in[j * Wi / Wo];
+        sdx__store_f32(a->y->data, a->y->dtype, r * Wo, Wo, row_out);
+    }
+}
+
+static int sdx__cpu_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    sdx__resize_args a;
+    int rc;
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
+    if (y->shape[2] == 2 * x->shape[2] && y->shape[3] == 2 * x->shape[3]) return sdx__cpu_upsample2x(ctx, y, x);
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    if (sdx_tensor_numel(y) == 0) return SDX_OK;
+    if ((rc = sdx__scratch_reserve(ctx, (size_t)(x->shape[3] + y->shape[3]) * sizeof(float))) != SDX_OK) return rc;
+    a.ctx = ctx; a.y = y; a.x = x;
+    sdx__parallel_for(ctx, y->shape[0] * y->shape[1] * y->shape[2], sdx__resize_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
 
@@ -2302,7 +2556,7 @@ static void sdx__concat_range(void *arg, int64_t begin, int64_t end, int thread)
     }
 }
 
-static int sdx__concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
     sdx__cat_args c;
     SDX__CHECK(ctx, op, y, a, b);
@@ -2350,7 +2604,7 @@ static int sdx__transpose_batched(sdx_ctx *ctx, const char *op, sdx_tensor *y, c
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nchw_to_nlc";
     SDX__CHECK(ctx, op, y, x);
     if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
@@ -2359,32 +2613,13 @@ static int sdx__nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
 }
 
-static int sdx__nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nlc_to_nchw";
     SDX__CHECK(ctx, op, y, x);
     if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
         x->shape[2] != y->shape[1])
         return sdx__fail_shapes(ctx, op, "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
-}
-
-/* ---- timestep embedding ------------------------------------------------ */
-
-static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
-    int half = dim / 2;
-    float lnp = (float)log((double)max_period);
-    for (int i = 0; i < n; i++) {
-        float *o = out + (size_t)i * (size_t)dim;
-        for (int j = 0; j < half; j++) {
-            /* frequencies and arguments rounded to f32 as the reference
-             * implementations compute them; cos/sin of that f32 argument */
-            float f = expf(-lnp * (float)j / (float)half);
-            float arg = t[i] * f;
-            o[j] = (float)cos((double)arg);
-            o[half + j] = (float)sin((double)arg);
-        }
-        if (dim % 2) o[dim - 1] = 0.0f;
-    }
 }
 
 /* ===================================================================== */
@@ -2466,7 +2701,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
     }
 }
 
-static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+static int sdx__cpu_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
                            const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
     static const char op[] = "group_norm";
     sdx__gn_args a;
@@ -2509,7 +2744,7 @@ static void sdx__layer_norm_range(void *arg, int64_t begin, int64_t end, int thr
     }
 }
 
-static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+static int sdx__cpu_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
                            const sdx_tensor *gamma, const sdx_tensor *beta) {
     static const char op[] = "layer_norm";
     sdx__ln_args a;
@@ -2554,7 +2789,7 @@ static void sdx__softmax_range(void *arg, int64_t begin, int64_t end, int thread
     }
 }
 
-static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "softmax";
     sdx__sm_args a;
     int rc;
@@ -2739,7 +2974,7 @@ static void sdx__attn_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__attn_job((const sdx__attn_args *)arg, j, thread);
 }
 
-static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                           int heads, int causal) {
     static const char op[] = "attention";
     sdx__attn_args a;
@@ -2770,6 +3005,49 @@ static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, cons
     return sdx__trace_check(ctx, op, y);
 }
 
+/* ===================================================================== */
+/*  The CPU backend: host memory, the kernels above                       */
+/* ===================================================================== */
+
+static void *sdx__cpu_alloc(void *user, size_t bytes) { (void)user; return SDX_MALLOC(bytes); }
+static void  sdx__cpu_free(void *user, void *ptr) { (void)user; SDX_FREE(ptr); }
+static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
+    (void)user;
+    if (bytes) memcpy(dst, src, bytes);
+    return SDX_OK;
+}
+
+static sdx_backend sdx__cpu_backend(void) {
+    sdx_backend b;
+    memset(&b, 0, sizeof b);
+    b.name = "cpu";
+    b.host_memory = 1;
+    b.alloc = sdx__cpu_alloc;
+    b.free = sdx__cpu_free;
+    b.upload = sdx__cpu_move;
+    b.download = sdx__cpu_move;
+    b.linear = sdx__cpu_linear;
+    b.conv2d = sdx__cpu_conv2d_pad;
+    b.group_norm = sdx__cpu_group_norm;
+    b.layer_norm = sdx__cpu_layer_norm;
+    b.softmax = sdx__cpu_softmax;
+    b.attention = sdx__cpu_attention;
+    b.silu = sdx__cpu_silu;
+    b.gelu = sdx__cpu_gelu;
+    b.quick_gelu = sdx__cpu_quick_gelu;
+    b.geglu = sdx__cpu_geglu;
+    b.scale = sdx__cpu_scale;
+    b.copy = sdx__cpu_copy;
+    b.add = sdx__cpu_add;
+    b.mul = sdx__cpu_mul;
+    b.add_channel_bias = sdx__cpu_add_channel_bias;
+    b.resize_nearest = sdx__cpu_resize_nearest;
+    b.concat_channels = sdx__cpu_concat_channels;
+    b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
+    b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
+    return b;
+}
+
 /* ---- src/core/context.c (continued) ---- */
 
 static int sdx__cpu_count(void) {
@@ -2788,11 +3066,13 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     ctx->desc = d;
     ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
     ctx->trace = d.trace_nonfinite;
+    ctx->be = sdx__cpu_backend();
     return ctx;
 }
 
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
+    if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
     sdx__free(ctx, ctx);
@@ -2801,6 +3081,51 @@ SDX_API void sdx_destroy(sdx_ctx *ctx) {
 SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
 SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
 
+/* ---- backends ---------------------------------------------------------- */
+
+/* Every field a backend must fill: a NULL one would crash mid-generation,
+ * so it is refused here, by name. */
+static const char *sdx__backend_missing(const sdx_backend *b) {
+#define SDX__NEED(f) if (!b->f) return #f
+    SDX__NEED(name); SDX__NEED(alloc); SDX__NEED(free); SDX__NEED(upload); SDX__NEED(download);
+    SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
+    SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
+    SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
+    SDX__NEED(resize_nearest); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+#undef SDX__NEED
+    return NULL;
+}
+
+SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
+    const char *missing;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (backend && (missing = sdx__backend_missing(backend)) != NULL)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: backend '%s' has no %s",
+                         backend->name ? backend->name : "?", missing);
+    if (ctx->dev_bytes)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: the context still holds %zu bytes on backend '%s' "
+                         "(free its models first)", ctx->dev_bytes, ctx->be.name);
+    if (ctx->be.release) ctx->be.release(ctx->be.user);
+    ctx->be = backend ? *backend : sdx__cpu_backend();
+    ctx->dev_peak = 0;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_backend_name(const sdx_ctx *ctx) { return ctx ? ctx->be.name : "none"; }
+SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user : NULL; }
+
+SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
+    if (peak) *peak = ctx ? ctx->dev_peak : 0;
+    return ctx ? ctx->dev_bytes : 0;
+}
+
+SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    code = sdx__vfail(ctx, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
 
 /* ---- src/core/rng.c ---- */
 
@@ -3961,14 +4286,25 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
 
 /* ---- weight sets: one model part's view of a checkpoint ---------------- */
 
+/* Each fetched weight gets a slot that the model keeps a pointer to: on
+ * the CPU a view of the mapped file, or an owned copy in the policy's
+ * weight type; on a device backend a device copy in that storage dtype,
+ * uploaded once. A slot can be rewritten in place and reset to the file
+ * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights). */
+typedef struct sdx__wslot {
+    sdx_tensor t;             /* what the model computes with */
+    const sdx_tensor *file;   /* the checkpoint's tensor */
+    int owned;                /* t.data is ours: host memory, or device memory when t.device */
+} sdx__wslot;
+
 typedef struct sdx__wset {
     sdx_ctx *ctx;
     const sdx_st *st;
     char prefix[128];
     sdx__part part;
     int weight_type;        /* SDX_AUTO or a float dtype */
-    sdx_tensor **converted; /* owned copies in the policy's weight type */
-    int n_converted;
+    sdx__wslot **slots;     /* one per fetched name, stable addresses */
+    int n_slots;
     int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
@@ -3983,14 +4319,21 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
     w->weight_type = weight_type;
 }
 
+static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
+    if (!sl->owned) return;
+    if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
+    else sdx__free(w->ctx, sl->t.data);
+    sl->owned = 0;
+}
+
 static void sdx__wset_free(sdx__wset *w) {
-    for (int i = 0; i < w->n_converted; i++) {
-        sdx_tensor_free(w->ctx, w->converted[i]);
-        sdx__free(w->ctx, w->converted[i]);
+    for (int i = 0; i < w->n_slots; i++) {
+        sdx__wslot_drop(w, w->slots[i]);
+        sdx__free(w->ctx, w->slots[i]);
     }
-    sdx__free(w->ctx, w->converted);
-    w->converted = NULL;
-    w->n_converted = 0;
+    sdx__free(w->ctx, w->slots);
+    w->slots = NULL;
+    w->n_slots = 0;
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
@@ -4010,33 +4353,95 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
     return t != NULL;
 }
 
-/* Converts a file tensor to the policy's weight type (once, at load). */
-static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
-    sdx_tensor *c, **list;
-    int64_t n = sdx_tensor_numel(t);
-    float buf[1024];
-    c = (sdx_tensor *)sdx__calloc(w->ctx, 1, sizeof *c);
-    list = (sdx_tensor **)sdx__realloc(w->ctx, w->converted, sizeof *list * (size_t)(w->n_converted + 1));
-    if (list) w->converted = list;
-    if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
-        sdx__free(w->ctx, c);
-        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
-        return NULL;
+/* Writes `values` (f32; NULL: the file tensor's own values) into the
+ * slot in its storage dtype, rounding once. The slot's buffer is made on
+ * first need and then rewritten in place, so its address stays. A slot
+ * that can view the file directly (host, same dtype) does so when reset. */
+static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
+    sdx_ctx *ctx = w->ctx;
+    int64_t n = sdx_tensor_numel(&sl->t);
+    size_t bytes = sdx_tensor_nbytes(&sl->t);
+    int rc = SDX_OK;
+    if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
+        sdx__wslot_drop(w, sl);
+        sl->t.data = sl->file->data;
+        return SDX_OK;
     }
-    for (int64_t i = 0; i < n; i += 1024) {
-        int64_t m = SDX__MIN((int64_t)1024, n - i);
-        sdx__load_f32(t->data, t->dtype, i, m, buf);
-        /* weights convert with plain IEEE rounding: a weight beyond f16
-         * range is a property of the checkpoint, reported by the scan */
-        if (c->dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)c->data + i, (size_t)m);
-        else sdx__store_f32(c->data, c->dtype, i, m, buf);
+    if (!sl->owned) {
+        sl->t.data = sl->t.device ? sdx__dev_alloc(ctx, bytes) : sdx__malloc(ctx, bytes);
+        if (!sl->t.data) { sl->t.data = sl->file->data; return sdx__nomem(ctx, sl->file->name, bytes); }
+        sl->owned = 1;
     }
-    c->name = t->name;
-    w->converted[w->n_converted++] = c;
-    return c;
+    if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
+        return ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+    }
+    {
+        void *host = sl->t.device ? sdx__malloc(ctx, bytes) : sl->t.data;
+        float buf[1024];
+        if (!host) return sdx__nomem(ctx, "weight staging", bytes);
+        for (int64_t i = 0; i < n; i += 1024) {
+            int64_t m = SDX__MIN((int64_t)1024, n - i);
+            if (values) memcpy(buf, values + i, (size_t)m * sizeof(float));
+            else sdx__load_f32(sl->file->data, sl->file->dtype, i, m, buf);
+            /* weights convert with plain IEEE rounding: a weight beyond f16
+             * range is a property of the checkpoint, reported by the scan */
+            if (sl->t.dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)host + i, (size_t)m);
+            else sdx__store_f32(host, sl->t.dtype, i, m, buf);
+        }
+        if (sl->t.device) {
+            rc = ctx->be.upload(ctx->be.user, sl->t.data, host, bytes);
+            sdx__free(ctx, host);
+        }
+    }
+    return rc;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+/* The slot of a fetched weight by its full key, in the backend's memory
+ * (device 1) or the host's (0), or NULL. */
+static sdx__wslot *sdx__wset_find_on(const sdx__wset *w, const char *key, int device) {
+    for (int i = 0; i < w->n_slots; i++)
+        if (w->slots[i]->t.device == device && strcmp(w->slots[i]->file->name, key) == 0) return w->slots[i];
+    return NULL;
+}
+
+static sdx__wslot *sdx__wset_find(const sdx__wset *w, const char *key) {
+    return sdx__wset_find_on(w, key, sdx__on_device(w->ctx));
+}
+
+static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { return sdx__wslot_write(w, sl, values); }
+static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
+
+/* The slot for a file tensor: found, or made and filled (uploaded or
+ * converted when the backend or the policy asks). */
+static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int host) {
+    int device = host ? 0 : sdx__on_device(w->ctx);
+    sdx__wslot *sl = sdx__wset_find_on(w, t->name, device), **list;
+    int rc;
+    if (sl) return &sl->t;
+    sl = (sdx__wslot *)sdx__calloc(w->ctx, 1, sizeof *sl);
+    list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)(w->n_slots + 1));
+    if (list) w->slots = list;
+    if (!sl || !list) {
+        sdx__free(w->ctx, sl);
+        w->rc = sdx__nomem(w->ctx, t->name, sizeof *sl);
+        return NULL;
+    }
+    sl->t = *t;
+    sl->t.owned = 0;
+    sl->t.device = device;
+    sl->file = t;
+    if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
+        sdx__wslot_drop(w, sl);
+        sdx__free(w->ctx, sl);
+        w->rc = rc;
+        return NULL;
+    }
+    w->slots[w->n_slots++] = sl;
+    return &sl->t;
+}
+
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -4064,8 +4469,7 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
             return NULL;
         }
     }
-    if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
-    return t;
+    return sdx__wslot_get(w, t, host);
 }
 
 /* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
@@ -4077,7 +4481,7 @@ static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, con
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -4086,9 +4490,148 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
     va_end(ap);
     return t;
+}
+
+/* A weight that host code reads (embedding tables, small projections):
+ * a host slot even when the backend is a device, same shape rules. */
+static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+/* ---- src/core/ops.c ---- */
+/* ===================================================================== */
+/*  Ops: the kernels as model code calls them                             */
+/* ===================================================================== */
+/* Every call goes to the context's backend (the CPU's kernels, or a GPU's
+ * from sdx_hip.h). Here, once for every backend: each operand must live
+ * where the backend computes (a host tensor handed to a GPU kernel is a
+ * bug in model code, caught with its name), and the tracer checks a
+ * device output (the CPU kernels check their own). The contracts are in
+ * docs/INTERNALS.md. */
+
+static int sdx__ops_where(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    int device = sdx__on_device(ctx);
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->device != device)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
+                             op, i, ts[i]->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+    return SDX_OK;
+}
+
+#define SDX__OPS_WHERE(ctx, op, ...) do { \
+    const sdx_tensor *const sdx__ops_ts_[] = { __VA_ARGS__ }; \
+    int sdx__ops_rc_ = sdx__ops_where(ctx, op, sdx__ops_ts_, SDX__ARRAY_LEN(sdx__ops_ts_)); \
+    if (sdx__ops_rc_ != SDX_OK) return sdx__ops_rc_; } while (0)
+
+static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
+    if (rc != SDX_OK || !y->device) return rc;
+    return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    SDX__OPS_WHERE(ctx, "linear", y, x, w, b);
+    return sdx__ops_done(ctx, "linear", y, ctx->be.linear(ctx, y, x, w, b));
+}
+
+static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+    SDX__OPS_WHERE(ctx, "conv2d", y, x, w, b);
+    return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
+}
+
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad) {
+    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+}
+
+static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+    SDX__OPS_WHERE(ctx, "group_norm", y, x, gamma, beta);
+    return sdx__ops_done(ctx, "group_norm", y, ctx->be.group_norm(ctx, y, x, groups, eps, gamma, beta, fuse_silu));
+}
+
+static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta) {
+    SDX__OPS_WHERE(ctx, "layer_norm", y, x, gamma, beta);
+    return sdx__ops_done(ctx, "layer_norm", y, ctx->be.layer_norm(ctx, y, x, eps, gamma, beta));
+}
+
+static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    SDX__OPS_WHERE(ctx, "softmax", y, x);
+    return sdx__ops_done(ctx, "softmax", y, ctx->be.softmax(ctx, y, x));
+}
+
+static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                          int heads, int causal) {
+    SDX__OPS_WHERE(ctx, "attention", y, q, k, v);
+    return sdx__ops_done(ctx, "attention", y, ctx->be.attention(ctx, y, q, k, v, heads, causal));
+}
+
+#define SDX__OPS_UNARY(name) \
+    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
+        SDX__OPS_WHERE(ctx, #name, y, x); \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, x)); \
+    }
+#define SDX__OPS_BINARY(name) \
+    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
+        SDX__OPS_WHERE(ctx, #name, y, a, b); \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, a, b)); \
+    }
+SDX__OPS_UNARY(silu)
+SDX__OPS_UNARY(gelu)            /* exact erf */
+SDX__OPS_UNARY(quick_gelu)      /* x*sigmoid(1.702x) */
+SDX__OPS_UNARY(geglu)           /* x[...,2D] -> a*gelu(g), a = first half */
+SDX__OPS_UNARY(copy)            /* same numel, converts dtype */
+SDX__OPS_UNARY(resize_nearest)  /* NCHW, y's shape gives the size */
+SDX__OPS_UNARY(nchw_to_nlc)
+SDX__OPS_UNARY(nlc_to_nchw)
+SDX__OPS_BINARY(add)
+SDX__OPS_BINARY(mul)
+SDX__OPS_BINARY(add_channel_bias)   /* b: [N, C] over H, W */
+SDX__OPS_BINARY(concat_channels)
+
+static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    SDX__OPS_WHERE(ctx, "scale", y, x);
+    return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
+}
+
+/* Nearest 2x: the resize with y twice x's size (checked here, so every
+ * backend's resize sees the same contract). */
+static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3]) {
+        char sx[96], sy[96];
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "upsample2x: expected x [N, C, H, W] and y [N, C, 2H, 2W]; x is %s, y is %s",
+                         sdx_shape_str(x, sx, sizeof sx), sdx_shape_str(y, sy, sizeof sy));
+    }
+    return sdx__resize_nearest(ctx, y, x);
+}
+
+/* ---- host helpers ------------------------------------------------------ */
+
+/* out[n, dim] = [cos(t*f_i) ..., sin(t*f_i) ...], f_i = exp(-ln(max_period) * i / (dim/2)) */
+static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
+    int half = dim / 2;
+    float lnp = (float)log((double)max_period);
+    for (int i = 0; i < n; i++) {
+        float *o = out + (size_t)i * (size_t)dim;
+        for (int j = 0; j < half; j++) {
+            /* frequencies and arguments rounded to f32 as the reference
+             * implementations compute them; cos/sin of that f32 argument */
+            float f = expf(-lnp * (float)j / (float)half);
+            float arg = t[i] * f;
+            o[j] = (float)cos((double)arg);
+            o[half + j] = (float)sin((double)arg);
+        }
+        if (dim % 2) o[dim - 1] = 0.0f;
+    }
 }
 
 /* ---- src/core/inflate.c ---- */
@@ -8936,6 +9479,16 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
     return SDX_OK;
 }
 
+/* A weight that host code reads (the embedding tables, the projection). */
+static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
+    int64_t shape[2] = { d0, d1 };
+    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
+    if (!t) return sdx__werr(&c->w);
+    *dst = *t;
+    dst->owned = 0;
+    return SDX_OK;
+}
+
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
 static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
     sdx_tensor v = *t;
@@ -9033,14 +9586,14 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     const char *lnw = hf ? "final_layer_norm.weight" : "ln_final.weight";
     const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
     int rc;
-    if ((rc = sdx__clip_fetch(c, &c->tok_emb, 2, -1, -1, NULL, -1, tok)) != SDX_OK) return rc;
+    if ((rc = sdx__clip_fetch_host(c, &c->tok_emb, -1, -1, tok)) != SDX_OK) return rc;
     c->vocab = (int)c->tok_emb.shape[0];
     c->width = (int)c->tok_emb.shape[1];
     if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
                          c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
     c->heads = c->width / SDX__TE_HEAD_DIM;
-    if ((rc = sdx__clip_fetch(c, &c->pos_emb, 2, -1, c->width, NULL, -1, pos)) != SDX_OK) return rc;
+    if ((rc = sdx__clip_fetch_host(c, &c->pos_emb, -1, c->width, pos)) != SDX_OK) return rc;
     c->n_ctx = (int)c->pos_emb.shape[0];
     if (c->n_ctx < 2)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
@@ -9050,7 +9603,7 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     c->proj_dim = 0;
     if (!hf) {
         /* stored [W, P] and applied as x @ text_projection */
-        if ((rc = sdx__clip_fetch(c, &c->proj, 2, c->width, -1, NULL, -1, "text_projection")) != SDX_OK)
+        if ((rc = sdx__clip_fetch_host(c, &c->proj, c->width, -1, "text_projection")) != SDX_OK)
             return rc;
         c->proj_dim = (int)c->proj.shape[1];
     }
@@ -9179,15 +9732,19 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 
 /* ---- forward -------------------------------------------------------- */
 
-/* x[B, T, W] = token_embedding[ids] + positional_embedding */
+/* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
+ * the host from host copies of the tables and uploaded once. */
 static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
-    float *tok = (float *)sdx__arena_alloc(a, (size_t)(2 * W) * sizeof(float)), *pos = tok + W;
-    if (!tok) return SDX_ERR_NOMEM;
+    float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
+    int rc;
+    if (!rows) return SDX_ERR_NOMEM;
+    pos = rows + B * T * W;
     for (int64_t b = 0; b < B; b++) {
         for (int64_t t = 0; t < T; t++) {
             int32_t id = ids[b * T + t];
+            float *tok = rows + (b * T + t) * W;
             if (id < 0 || id >= c->vocab) {
                 sdx__arena_release(a, m);
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
@@ -9196,11 +9753,11 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
             sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
             sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
-            sdx__store_f32(x->data, x->dtype, (b * T + t) * W, W, tok);
         }
     }
+    rc = sdx__upload(ctx, x, rows);
     sdx__arena_release(a, m);
-    return sdx__trace_check(ctx, "embedding", x);
+    return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
@@ -9275,7 +9832,7 @@ static int sdx__clip_stop_layer(sdx_ctx *ctx, const sdx__clip *c, int clip_skip,
 static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, float *y) {
     sdx__mark m = sdx__arena_mark(a);
     int P = c->proj_dim;
-    float *row = (float *)sdx__arena_alloc(a, (size_t)P * sizeof(float));
+    float *row = (float *)sdx__arena_host_alloc(a, (size_t)P * sizeof(float));
     if (!row) return SDX_ERR_NOMEM;
     for (int p = 0; p < P; p++) y[p] = 0.0f;
     for (int w = 0; w < c->width; w++) {
@@ -9297,10 +9854,13 @@ static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_t
     int rc = SDX_ERR_NOMEM;
     for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x));
     if (!sdx__arena_tensor3(a, &y, x->dtype, 1, c->n_ctx, c->width)) { rc = SDX_ERR_NOMEM; goto done; }
-    row = (float *)sdx__arena_alloc(a, (size_t)c->width * sizeof(float));
+    row = (float *)sdx__arena_host_alloc(a, (size_t)c->width * sizeof(float));
     if (!row) { rc = SDX_ERR_NOMEM; goto done; }
     SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, x));
-    sdx__load_f32(y.data, y.dtype, (int64_t)sdx__te_argmax(ids, c->n_ctx) * c->width, c->width, row);
+    y.data = (unsigned char *)y.data + (size_t)sdx__te_argmax(ids, c->n_ctx) * (size_t)c->width * sdx_dtype_size(y.dtype);
+    y.ndim = 1;
+    y.shape[0] = c->width;     /* the first EOS row */
+    SDX__TE_TRY(sdx__download(ctx, row, &y));
     if (c->proj_dim) SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
     else memcpy(pooled, row, (size_t)c->width * sizeof(float));
 done:
@@ -9310,13 +9870,17 @@ done:
 
 /* Writes chunk b of z[B, T, W] (any dtype) into context columns
  * [col, col + W) of rows b*T .. b*T+T-1, applying the chunk's emphasis. */
-static int sdx__clip_scatter(const sdx__clip *c, sdx__arena *a, const sdx_tensor *z, int b,
+static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const sdx_tensor *z, int b,
                              const float *mult, float *context, int context_dim, int col) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx, W = c->width;
-    float *zf = (float *)sdx__arena_alloc(a, (size_t)(T * W) * sizeof(float));
+    float *zf = (float *)sdx__arena_host_alloc(a, (size_t)(T * W) * sizeof(float));
+    sdx_tensor zb = *z;       /* chunk b */
+    int rc;
     if (!zf) return SDX_ERR_NOMEM;
-    sdx__load_f32(z->data, z->dtype, (int64_t)b * T * W, T * W, zf);
+    zb.shape[0] = 1;
+    zb.data = (unsigned char *)z->data + (size_t)(b * T * W) * sdx_dtype_size(z->dtype);
+    if ((rc = sdx__download(ctx, zf, &zb)) != SDX_OK) { sdx__arena_release(a, m); return rc; }
     if (mult) sdx__emphasis_original(zf, (int)T, (int)W, mult);   /* all-one: untouched */
     for (int64_t t = 0; t < T; t++)
         memcpy(context + ((int64_t)b * T + t) * context_dim + col, zf + t * W, (size_t)W * sizeof(float));
@@ -9336,7 +9900,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     int stop = 0, rc;
     if ((rc = sdx__clip_stop_layer(ctx, c, clip_skip, &stop)) != SDX_OK) return rc;
     rc = SDX_ERR_NOMEM;
-    ids = (int32_t *)sdx__arena_alloc(a, (size_t)n_chunks * (size_t)T * sizeof(int32_t));
+    ids = (int32_t *)sdx__arena_host_alloc(a, (size_t)n_chunks * (size_t)T * sizeof(int32_t));
     if (!ids || !sdx__arena_tensor3(a, &x, act, n_chunks, T, c->width) ||
         (c->norm_context && !sdx__arena_tensor3(a, &y, act, n_chunks, T, c->width)))
         goto done;
@@ -9346,7 +9910,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
-        SDX__TE_TRY(sdx__clip_scatter(c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
+        SDX__TE_TRY(sdx__clip_scatter(ctx, c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
                                       context, context_dim, col));
     if (pooled) {
         x0 = x;                 /* chunk 0 only: the first T rows */
@@ -10043,26 +10607,6 @@ done:
     return rc;
 }
 
-/* Nearest-neighbour resize to any size, as torch's interpolate(mode=
- * "nearest"): source index floor(dst * in / out). Only used when a skip
- * connection is not exactly twice the size (latents not divisible by
- * 2^(levels-1)), so it favours clarity over speed. */
-static int sdx__unet_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    int64_t NC = x->shape[0] * x->shape[1], Hi = x->shape[2], Wi = x->shape[3], Ho = y->shape[2], Wo = y->shape[3];
-    float *row_in = (float *)sdx__malloc(ctx, (size_t)(Wi + Wo) * sizeof(float)), *row_out;
-    if (!row_in) return sdx__nomem(ctx, "unet resize row", (size_t)(Wi + Wo) * sizeof(float));
-    row_out = row_in + Wi;
-    for (int64_t p = 0; p < NC; p++)
-        for (int64_t i = 0; i < Ho; i++) {
-            int64_t si = i * Hi / Ho;
-            sdx__load_f32(x->data, x->dtype, (p * Hi + si) * Wi, Wi, row_in);
-            for (int64_t j = 0; j < Wo; j++) row_out[j] = row_in[j * Wi / Wo];
-            sdx__store_f32(y->data, y->dtype, (p * Ho + i) * Wo, Wo, row_out);
-        }
-    sdx__free(ctx, row_in);
-    return SDX_OK;
-}
-
 static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_tensor *y, const sdx_tensor *x) {
     sdx__mark m = sdx__arena_mark(r->a);
     sdx_tensor t;
@@ -10071,7 +10615,7 @@ static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_
     if (y->shape[2] == 2 * x->shape[2] && y->shape[3] == 2 * x->shape[3])
         SDX__UNET_DO(sdx__upsample2x(r->ctx, &t, x));
     else
-        SDX__UNET_DO(sdx__unet_resize_nearest(r->ctx, &t, x));
+        SDX__UNET_DO(sdx__resize_nearest(r->ctx, &t, x));
     SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1));
 done:
     sdx__arena_release(r->a, m);
@@ -10124,7 +10668,12 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     int rc;
     sdx__trace_at(ctx, SDX__PART_UNET, "time_embed");
     SDX__UNET_DO(sdx__unet_act(r, &t, SDX_F32, 2, ts));
-    sdx__timestep_embedding((float *)t.data, timesteps, (int)B, u->model_channels, 10000.0f);
+    {
+        float *tf = (float *)sdx__arena_host_alloc(r->a, (size_t)sdx_tensor_nbytes(&t));
+        if (!tf) { rc = SDX_ERR_NOMEM; goto done; }
+        sdx__timestep_embedding(tf, timesteps, (int)B, u->model_channels, 10000.0f);
+        SDX__UNET_DO(sdx__upload(ctx, &t, tf));
+    }
     SDX__UNET_DO(sdx__unet_act(r, &h, SDX_F32, 2, hs));
     SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b));
     SDX__UNET_DO(sdx__silu(ctx, &h, &h));
@@ -10230,6 +10779,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     }
 
     h = sdx__view4(u->act_type, buf[cur].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[cur].device;
     r.block = "middle_block";
     r.block_index = -1;
     if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &skip[u->n_in - 1]));
@@ -10241,6 +10791,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
         sdx_tensor next;
         sdx__unet_out_size(u, n, sh, sw, &H, &W);
         next = sdx__view4(u->act_type, buf[cur ^ 1].data, B, u->out[n].cout, H, W);
+        next.device = buf[cur ^ 1].device;
         SDX__UNET_DO(sdx__unet_act4(&r, &cat, B, h.shape[1] + skip[k].shape[1], sh[k], sw[k]));
         sdx__trace_at(ctx, SDX__PART_UNET, "output_blocks.%d (skip concat)", n);
         SDX__UNET_DO(sdx__concat_channels(ctx, &cat, &h, &skip[k]));
@@ -10720,7 +11271,9 @@ static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, 
 static sdx_tensor sdx__vae_in_slot(sdx__vae_run *r, int slot, int64_t c, int64_t h, int64_t w) {
     int64_t n = c * h * w;
     if (n > r->max_act) r->max_act = n;
-    return sdx__view4(r->act, r->slot[slot], 1, c, h, w);
+    sdx_tensor t = sdx__view4(r->act, r->slot[slot], 1, c, h, w);
+    t.device = r->arena && r->arena->device;
+    return t;
 }
 
 static int sdx__vae_tmp(sdx__vae_run *r, sdx_tensor *t, int64_t c, int64_t h, int64_t w) {
@@ -10929,6 +11482,33 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
     return rc;
 }
 
+/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
+ * device backend through device copies, so only they cross the bus. */
+static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
+                             const sdx_tensor *in, sdx_tensor *out) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
+        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
 static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
     return sdx__vae_decoder_walk(r, v, in, out);
 }
@@ -11037,11 +11617,13 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
-    if (!sdx__arena_tensor4(arena, &tin, SDX_F32, 1, job->in->shape[1], th * si, tw * si) ||
-        !sdx__arena_tensor4(arena, &tout, SDX_F32, 1, oc, th * so, tw * so) ||
-        !sdx__arena_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+    int64_t tin_shape[4] = { 1, job->in->shape[1], th * si, tw * si }, tout_shape[4] = { 1, oc, th * so, tw * so };
+    /* tiles are cut and blended on the host */
+    if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
+        !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
@@ -11054,7 +11636,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
             int64_t px = sdx__vae_tile_start(job->lw, tw, nx, ix);
             sdx__vae_tile_ramp((float *)rx.data, job->lw, tw, nx, ix, so);
             sdx__vae_crop(&tin, job->in, py * si, px * si);
-            rc = sdx__vae_run_walk(ctx, job->v, arena, job->walk, &tin, &tout);
+            rc = sdx__vae_run_host(ctx, job->v, arena, job->walk, &tin, &tout);
             if (rc == SDX_OK)
                 sdx__vae_blend((float *)job->out->data, (float *)wsum.data, oh, ow, &tout, (const float *)ry.data,
                                (const float *)rx.data, py * so, px * so);
@@ -11122,7 +11704,7 @@ static int sdx__vae_decode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
         sdx__vae_tiled job = { v, sdx__vae_decoder_walk_fn, z, image, z->shape[2], z->shape[3], tile, overlap, 1, v->factor };
         return sdx__vae_tiled_run(ctx, arena, &job);
     }
-    return sdx__vae_run_walk(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
+    return sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
 }
 
 /* moments -> mean and clamp(logvar, -30, 20) (DiagonalGaussianDistribution). */
@@ -11170,12 +11752,15 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
         tiled = 0;
     }
     m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor4(arena, &moments, SDX_F32, 1, 2 * v->latent_channels, h, w)) return SDX_ERR_NOMEM;
+    {
+        int64_t mshape[4] = { 1, 2 * v->latent_channels, h, w };
+        if (!sdx__arena_host_tensor(arena, &moments, SDX_F32, 4, mshape)) return SDX_ERR_NOMEM;
+    }
     if (tiled) {
         sdx__vae_tiled job = { v, sdx__vae_encoder_walk_fn, image, &moments, h, w, tile, overlap, v->factor, 1 };
         rc = sdx__vae_tiled_run(ctx, arena, &job);
     } else {
-        rc = sdx__vae_run_walk(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
+        rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
     }
     if (rc == SDX_OK) sdx__vae_split_moments(&moments, mean, logvar);
     sdx__arena_release(arena, m);
@@ -12936,6 +13521,7 @@ typedef struct sdx__gen {
     int64_t seed;
     /* conditioning: [n_cond, T, D] context and [n_cond, adm] y (cond first) */
     sdx_tensor context, y;
+    sdx_tensor unet_context, unet_y;   /* where the UNet reads them: device copies, or the same */
     int n_cond;
     /* img2img / inpainting */
     float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
@@ -13079,7 +13665,7 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
         const sdx_gen_params *p = g->p;
         float size_cond[6];
         int ydim = (int)g->y.shape[1];
-        float *pf = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
+        float *pf = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
         if (!pf) rc = SDX_ERR_NOMEM;
         else {
             sdx__load_f32(pooled.data, pooled.dtype, 0, m->te.pooled_dim, pf);
@@ -13096,6 +13682,23 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
     sdx_tensor_free(ctx, &pooled);
     sdx__arena_release(&m->arena, mark);
     return rc;
+}
+
+/* The conditioning where the UNet computes: on a device backend a copy
+ * uploaded once per generation (per step only the latent crosses). */
+static int sdx__to_unet(sdx_ctx *ctx, sdx_tensor *dst, const sdx_tensor *host) {
+    *dst = *host;
+    dst->owned = 0;
+    if (!sdx__on_device(ctx)) return SDX_OK;
+    dst->device = 1;
+    if (!(dst->data = sdx__dev_alloc(ctx, sdx_tensor_nbytes(host)))) return sdx__nomem(ctx, "conditioning (device)", sdx_tensor_nbytes(host));
+    dst->owned = 1;
+    return sdx__upload(ctx, dst, (const float *)host->data);
+}
+
+static void sdx__unet_input_free(sdx_ctx *ctx, sdx_tensor *t) {
+    if (t->owned && t->device) sdx__dev_free(ctx, t->data, sdx_tensor_nbytes(t));
+    memset(t, 0, sizeof *t);
 }
 
 static int sdx__gen_condition(sdx__gen *g) {
@@ -13120,7 +13723,9 @@ static int sdx__gen_condition(sdx__gen *g) {
         if ((rc = sdx_tensor_alloc(ctx, &g->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
     }
     if ((rc = sdx__encode_into(g, &pos, 0)) != SDX_OK) goto done;
-    if (g->n_cond == 2) rc = sdx__encode_into(g, &neg, 1);
+    if (g->n_cond == 2 && (rc = sdx__encode_into(g, &neg, 1)) != SDX_OK) goto done;
+    if ((rc = sdx__to_unet(ctx, &g->unet_context, &g->context)) != SDX_OK) goto done;
+    if (g->y.data) rc = sdx__to_unet(ctx, &g->unet_y, &g->y);
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
@@ -13145,8 +13750,9 @@ static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *h
     size_t hw = (size_t)g->width * (size_t)g->height;
     int rc;
     tiling = sdx__gen_tiling(g);
-    if (!sdx__arena_tensor4(&m->arena, &x, SDX_F32, 1, 3, g->height, g->width) ||
-        !sdx__arena_tensor4(&m->arena, &mean, SDX_F32, 1, 4, g->lh, g->lw)) {
+    int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
+        !sdx__arena_host_tensor(&m->arena, &mean, SDX_F32, 4, mshape)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -13238,19 +13844,25 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         return SDX_ERR_NOMEM;
     }
     {
-        float *tmp = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * n);
-        if (!tmp) { sdx__arena_release(&m->arena, mark); return SDX_ERR_NOMEM; }
-        for (size_t i = 0; i < n; i++) tmp[i] = x[i] * c_in;
+        /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
+        float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
+        if (!xs) { sdx__arena_release(&m->arena, mark); return SDX_ERR_NOMEM; }
         for (int b = 0; b < B; b++) {
-            size_t base = (size_t)b * (size_t)cin * plane;
-            sdx__store_f32(xin.data, xin.dtype, (int64_t)base, (int64_t)n, tmp);
-            if (g->concat) sdx__store_f32(xin.data, xin.dtype, (int64_t)(base + n), (int64_t)(5 * plane), g->concat);
+            float *xb = xs + (size_t)b * (size_t)cin * plane;
+            for (size_t i = 0; i < n; i++) xb[i] = x[i] * c_in;
+            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
         }
+        rc = sdx__upload(ctx, &xin, xs);
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
-    rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->context, g->y.data ? &g->y : NULL, &out);
+    if (rc == SDX_OK)
+        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->unet_context, g->y.data ? &g->unet_y : NULL, &out);
     if (rc == SDX_OK) {
-        float *o = (float *)out.data;
+        float *o = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+        if (!o || (rc = sdx__download(ctx, o, &out)) != SDX_OK) {
+            sdx__arena_release(&m->arena, mark);
+            return o ? rc : SDX_ERR_NOMEM;
+        }
         sdx_model_denoised(m->prediction, sigma, x, o, o, n);
         if (B == 2) {
             sdx_model_denoised(m->prediction, sigma, x, o + n, o + n, n);
@@ -13291,8 +13903,9 @@ static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
     size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
     int rc;
     tiling = sdx__gen_tiling(g);
-    if (!sdx__arena_tensor4(&m->arena, &z, SDX_F32, 1, 4, g->lh, g->lw) ||
-        !sdx__arena_tensor4(&m->arena, &image, SDX_F32, 1, 3, g->height, g->width)) {
+    int64_t zshape[4] = { 1, 4, g->lh, g->lw }, ishape[4] = { 1, 3, g->height, g->width };
+    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
+        !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -13357,6 +13970,8 @@ static int sdx__gen_one(sdx__gen *g, const sdx_tensor *sigmas, int64_t seed, sdx
 
 static void sdx__gen_free(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
+    sdx__unet_input_free(ctx, &g->unet_context);
+    sdx__unet_input_free(ctx, &g->unet_y);
     sdx_tensor_free(ctx, &g->context);
     sdx_tensor_free(ctx, &g->y);
     sdx__free(ctx, g->init_latent);

@@ -6,3 +6,4 @@
 #include "text/api_text.h"
 #include "sampling/api_sampling.h"
 #include "pipeline/api_pipeline.h"
+#include "core/api_backend.h"

@@ -279,17 +279,19 @@ static int t_forced_weight_type_converts_each_tensor_once(void) {
     sdx_st *st = NULL;
     sdx__unet u;
     char path[128], err[256];
-    int dup = 0;
+    int dup = 0, copies = 0;
     snprintf(path, sizeof path, "/tmp/sdx_t_unet_conv_%d.safetensors", (int)getpid());
     T_CHECK(tu_write_small(path, err, sizeof err), "%s", err);
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     remove(path);
     T_CHECK(sdx__unet_load_typed(ctx, &u, st, TU_PREFIX, SDX_F16) == SDX_OK, "%s", sdx_last_error(ctx));
-    for (int i = 0; i < u.w.n_converted; i++)
-        for (int j = 0; j < i; j++) dup += !strcmp(u.w.converted[i]->name, u.w.converted[j]->name);
-    T_NOTE("%d tensors in the file, %d converted copies, %d duplicates", sdx_st_count(st), u.w.n_converted, dup);
-    T_CHECK(dup == 0 && u.w.n_converted == sdx_st_count(st), "%d copies of %d tensors, %d duplicates",
-            u.w.n_converted, sdx_st_count(st), dup);
+    for (int i = 0; i < u.w.n_slots; i++) {
+        copies += u.w.slots[i]->owned;
+        for (int j = 0; j < i; j++) dup += !strcmp(u.w.slots[i]->file->name, u.w.slots[j]->file->name);
+    }
+    T_NOTE("%d tensors in the file, %d converted copies, %d duplicates", sdx_st_count(st), copies, dup);
+    T_CHECK(dup == 0 && copies == sdx_st_count(st) && u.w.n_slots == copies, "%d copies of %d tensors, %d duplicates",
+            copies, sdx_st_count(st), dup);
     sdx__unet_free(&u);
     sdx_st_close(st);
     sdx_destroy(ctx);

@@ -148,7 +148,9 @@ SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n);
 
 /* A dense row-major tensor. `owned` says whether sdx_tensor_free must
  * release `data`; views into a mapped file or the caller's memory are
- * not owned. Shapes are in PyTorch order (outermost first). */
+ * not owned. Shapes are in PyTorch order (outermost first). `device` is 0
+ * for host memory and 1 for a GPU backend's memory, which host code must
+ * not dereference (see sdx_backend). */
 typedef struct sdx_tensor {
     sdx_dtype dtype;
     int       ndim;
@@ -156,6 +158,7 @@ typedef struct sdx_tensor {
     void     *data;
     int       owned;
     const char *name;   /* optional; used in messages */
+    int       device;
 } sdx_tensor;
 
 SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t);

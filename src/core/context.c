@@ -23,11 +23,13 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     ctx->desc = d;
     ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
     ctx->trace = d.trace_nonfinite;
+    ctx->be = sdx__cpu_backend();
     return ctx;
 }
 
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
+    if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
     sdx__free(ctx, ctx);
@@ -36,3 +38,48 @@ SDX_API void sdx_destroy(sdx_ctx *ctx) {
 SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
 SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
 
+/* ---- backends ---------------------------------------------------------- */
+
+/* Every field a backend must fill: a NULL one would crash mid-generation,
+ * so it is refused here, by name. */
+static const char *sdx__backend_missing(const sdx_backend *b) {
+#define SDX__NEED(f) if (!b->f) return #f
+    SDX__NEED(name); SDX__NEED(alloc); SDX__NEED(free); SDX__NEED(upload); SDX__NEED(download);
+    SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
+    SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
+    SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
+    SDX__NEED(resize_nearest); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+#undef SDX__NEED
+    return NULL;
+}
+
+SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
+    const char *missing;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (backend && (missing = sdx__backend_missing(backend)) != NULL)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: backend '%s' has no %s",
+                         backend->name ? backend->name : "?", missing);
+    if (ctx->dev_bytes)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: the context still holds %zu bytes on backend '%s' "
+                         "(free its models first)", ctx->dev_bytes, ctx->be.name);
+    if (ctx->be.release) ctx->be.release(ctx->be.user);
+    ctx->be = backend ? *backend : sdx__cpu_backend();
+    ctx->dev_peak = 0;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_backend_name(const sdx_ctx *ctx) { return ctx ? ctx->be.name : "none"; }
+SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user : NULL; }
+
+SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
+    if (peak) *peak = ctx ? ctx->dev_peak : 0;
+    return ctx ? ctx->dev_bytes : 0;
+}
+
+SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    code = sdx__vfail(ctx, code, fmt, ap);
+    va_end(ap);
+    return code;
+}

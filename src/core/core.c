@@ -1,5 +1,6 @@
 #pragma once
 #include "api_core.h"
+#include "api_backend.h"
 
 /* ===================================================================== */
 /*  Core: allocation, errors, logging, half floats, tensors, arena,       */
@@ -65,6 +66,8 @@ struct sdx_ctx {
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
+    sdx_backend be;              /* where tensors live and kernels run   */
+    size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
     char     error[1024];
     /* tracer state: what is running now, for messages */
     int      trace;
@@ -131,13 +134,18 @@ static SDX__PRINTF(3, 4) void sdx__log(sdx_ctx *ctx, sdx_log_level level, const 
 
 /* Records a failure and returns its code, so call sites read
  *     return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: ...", path);          */
+static int sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
+    if (!ctx) return code;
+    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
+    return code;
+}
+
 static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
     va_list ap;
-    if (!ctx) return code;
     va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+    code = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
     return code;
 }
 
@@ -374,20 +382,60 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
     return v;
 }
 
+/* ---- device memory and transfers ------------------------------------ */
+/* On the CPU backend device memory is host memory; otherwise it is the
+ * backend's, counted here for sdx_device_bytes and -v. */
+
+static int sdx__on_device(const sdx_ctx *ctx) { return !ctx->be.host_memory; }
+
+static void *sdx__dev_alloc(sdx_ctx *ctx, size_t bytes) {
+    void *p;
+    if (!sdx__on_device(ctx)) return sdx__malloc(ctx, bytes);
+    p = ctx->be.alloc(ctx->be.user, bytes ? bytes : 1);
+    if (!p) return NULL;
+    ctx->dev_bytes += bytes;
+    if (ctx->dev_bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes;
+    return p;
+}
+
+static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
+    if (!p) return;
+    if (!sdx__on_device(ctx)) { sdx__free(ctx, p); return; }
+    ctx->be.free(ctx->be.user, p);
+    ctx->dev_bytes -= SDX__MIN(bytes, ctx->dev_bytes);
+}
+
 /* Host <-> tensor transfers: model code reads or writes the values of an
  * activation or a weight only through these two (f32 on the host side,
  * the tensor's own dtype on the other), since a tensor may live in a
- * device's memory that host code cannot touch. */
+ * device's memory that host code cannot touch. Half-precision tensors
+ * are converted on the host, so only their storage bytes cross the bus. */
 static int sdx__download(sdx_ctx *ctx, float *dst, const sdx_tensor *src) {
-    (void)ctx;
-    sdx__load_f32(src->data, src->dtype, 0, sdx_tensor_numel(src), dst);
-    return SDX_OK;
+    int64_t n = sdx_tensor_numel(src);
+    size_t bytes = sdx_tensor_nbytes(src);
+    void *tmp;
+    int rc;
+    if (!src->device) { sdx__load_f32(src->data, src->dtype, 0, n, dst); return SDX_OK; }
+    if (src->dtype == SDX_F32) return ctx->be.download(ctx->be.user, dst, src->data, bytes);
+    if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device download", bytes);
+    rc = ctx->be.download(ctx->be.user, tmp, src->data, bytes);
+    if (rc == SDX_OK) sdx__load_f32(tmp, src->dtype, 0, n, dst);
+    sdx__free(ctx, tmp);
+    return rc;
 }
 
 static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
-    (void)ctx;
-    sdx__store_f32(dst->data, dst->dtype, 0, sdx_tensor_numel(dst), src);
-    return SDX_OK;
+    int64_t n = sdx_tensor_numel(dst);
+    size_t bytes = sdx_tensor_nbytes(dst);
+    void *tmp;
+    int rc;
+    if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
+    if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device upload", bytes);
+    sdx__store_f32(tmp, dst->dtype, 0, n, src);
+    rc = ctx->be.upload(ctx->be.user, dst->data, tmp, bytes);
+    sdx__free(ctx, tmp);
+    return rc;
 }
 
 /* ---- scratch arena -------------------------------------------------- */
@@ -396,12 +444,17 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
  * pass grows a chain of blocks; once it has released everything, the
  * chain becomes one block of the peak size, so later passes allocate
  * nothing. The pattern in model code is: allocate the output, mark,
- * compute with temporaries, release. */
+ * compute with temporaries, release.
+ *
+ * An arena's memory is the backend's (activations live where the kernels
+ * run). Host temporaries of model code (tile blending, staging) come from
+ * sdx__arena_host_alloc: on the CPU the same chain, on a device backend a
+ * host companion arena that the same marks release. */
 
 typedef struct sdx__block {
     struct sdx__block *next;
     size_t size, used;
-    /* data follows, 64-byte aligned */
+    unsigned char *dev;   /* device blocks: the data; host blocks: NULL, data follows, 64-byte aligned */
 } sdx__block;
 
 typedef struct sdx__arena {
@@ -410,29 +463,66 @@ typedef struct sdx__arena {
     sdx__block *cur;      /* block being filled */
     size_t      min_block;
     size_t      in_use, peak, reserved;
+    int         device;   /* blocks are device memory */
+    struct sdx__arena *host;   /* device arenas: the host companion, made on first use */
 } sdx__arena;
 
-typedef struct sdx__mark { sdx__block *block; size_t used, in_use; } sdx__mark;
+typedef struct sdx__mark {
+    sdx__block *block; size_t used, in_use;
+    sdx__block *host_block; size_t host_used, host_in_use;
+} sdx__mark;
 
 #define SDX__ARENA_ALIGN 64
 #define SDX__BLOCK_HDR ((sizeof(sdx__block) + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1))
 
-static void sdx__arena_init(sdx__arena *a, sdx_ctx *ctx, size_t min_block) {
+static void sdx__arena_init_on(sdx__arena *a, sdx_ctx *ctx, size_t min_block, int device) {
     memset(a, 0, sizeof *a);
     a->ctx = ctx;
     a->min_block = min_block ? min_block : ((size_t)64 << 20);
+    a->device = device;
+}
+
+/* An arena in the context's backend memory. */
+static void sdx__arena_init(sdx__arena *a, sdx_ctx *ctx, size_t min_block) {
+    sdx__arena_init_on(a, ctx, min_block, sdx__on_device(ctx));
+}
+
+static void sdx__block_free(sdx__arena *a, sdx__block *b) {
+    if (b->dev) sdx__dev_free(a->ctx, b->dev, b->size);
+    sdx__free(a->ctx, b);
+}
+
+/* A block of `bsize` data bytes, or NULL (nothing set). */
+static sdx__block *sdx__block_new(sdx__arena *a, size_t bsize) {
+    sdx__block *b;
+    if (!a->device) {
+        size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
+        if (total < bsize) return NULL;   /* huge min_block */
+        b = (sdx__block *)sdx__malloc(a->ctx, total);
+        if (b) b->dev = NULL;
+    } else {
+        b = (sdx__block *)sdx__malloc(a->ctx, sizeof *b);
+        if (b && !(b->dev = (unsigned char *)sdx__dev_alloc(a->ctx, bsize))) { sdx__free(a->ctx, b); b = NULL; }
+    }
+    if (!b) return NULL;
+    b->next = NULL;
+    b->size = bsize;
+    b->used = 0;
+    return b;
 }
 
 static void sdx__arena_free(sdx__arena *a) {
     sdx__block *b = a->head;
-    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    while (b) { sdx__block *n = b->next; sdx__block_free(a, b); b = n; }
     a->head = a->cur = NULL;
     a->in_use = a->reserved = 0;
+    if (a->host) { sdx__arena_free(a->host); sdx__free(a->ctx, a->host); a->host = NULL; }
 }
 
 static unsigned char *sdx__block_data(sdx__block *b) {
     /* the block pointer itself is only malloc-aligned; align the data */
     uintptr_t p = (uintptr_t)b + SDX__BLOCK_HDR;
+    if (b->dev) return b->dev;   /* backends hand out aligned buffers */
     p = (p + SDX__ARENA_ALIGN - 1) & ~(uintptr_t)(SDX__ARENA_ALIGN - 1);
     return (unsigned char *)p;
 }
@@ -461,15 +551,10 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
         }
         {
             size_t bsize = SDX__MAX(size, a->min_block);
-            size_t total = bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN;
-            sdx__block *nb;
-            if (total < bsize) { sdx__nomem(a->ctx, "activation arena", bsize); return NULL; }   /* huge min_block */
-            nb = (sdx__block *)sdx__malloc(a->ctx, total);
-            if (!nb) { sdx__nomem(a->ctx, "activation arena", total); return NULL; }
+            sdx__block *nb = sdx__block_new(a, bsize);
+            if (!nb) { sdx__nomem(a->ctx, a->device ? "activation arena (device)" : "activation arena", bsize); return NULL; }
             /* blocks after this one stay in the chain for later requests */
             nb->next = b ? b->next : a->head;
-            nb->size = bsize;
-            nb->used = 0;
             a->reserved += bsize;
             if (b) b->next = nb; else a->head = nb;
             a->cur = nb;
@@ -477,11 +562,31 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     }
 }
 
+/* Host memory released by the arena's marks, for model code's host-side
+ * temporaries. */
+static void *sdx__arena_host_alloc(sdx__arena *a, size_t size) {
+    if (!a->device) return sdx__arena_alloc(a, size);
+    if (!a->host) {
+        if (!(a->host = (sdx__arena *)sdx__malloc(a->ctx, sizeof *a->host))) {
+            sdx__nomem(a->ctx, "host arena", sizeof *a->host);
+            return NULL;
+        }
+        sdx__arena_init_on(a->host, a->ctx, 0, 0);
+    }
+    return sdx__arena_alloc(a->host, size);
+}
+
 static sdx__mark sdx__arena_mark(const sdx__arena *a) {
     sdx__mark m;
+    memset(&m, 0, sizeof m);
     m.block = a->cur;
     m.used = a->cur ? a->cur->used : 0;
     m.in_use = a->in_use;
+    if (a->host) {
+        m.host_block = a->host->cur;
+        m.host_used = a->host->cur ? a->host->cur->used : 0;
+        m.host_in_use = a->host->in_use;
+    }
     return m;
 }
 
@@ -490,35 +595,35 @@ static sdx__mark sdx__arena_mark(const sdx__arena *a) {
  * so every later pass that peaks no higher fits without a malloc. Called
  * when everything has been released; on failure the arena is just empty. */
 static void sdx__arena_consolidate(sdx__arena *a) {
-    sdx__block *b = a->head, *nb;
-    size_t bsize = SDX__MAX(a->peak, a->min_block);
+    sdx__block *b = a->head;
     if (!b || !b->next) return;
-    while (b) { sdx__block *n = b->next; sdx__free(a->ctx, b); b = n; }
+    while (b) { sdx__block *n = b->next; sdx__block_free(a, b); b = n; }
     a->head = a->cur = NULL;
     a->reserved = 0;
-    nb = (sdx__block *)sdx__malloc(a->ctx, bsize + SDX__BLOCK_HDR + SDX__ARENA_ALIGN);
-    if (!nb) return;
-    nb->next = NULL;
-    nb->size = bsize;
-    nb->used = 0;
-    a->head = a->cur = nb;
-    a->reserved = bsize;
+    if (!(a->head = a->cur = sdx__block_new(a, SDX__MAX(a->peak, a->min_block)))) return;
+    a->reserved = a->head->size;
 }
 
-static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
-    if (!m.block) {
+static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, size_t in_use) {
+    if (!block) {
         a->cur = a->head;
         if (a->cur) a->cur->used = 0;
     } else {
-        a->cur = m.block;
-        a->cur->used = m.used;
+        a->cur = block;
+        a->cur->used = used;
     }
-    a->in_use = m.in_use;
+    a->in_use = in_use;
     if (a->in_use == 0) sdx__arena_consolidate(a);
 }
 
+static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
+    sdx__arena_rewind(a, m.block, m.used, m.in_use);
+    if (a->host) sdx__arena_rewind(a->host, m.host_block, m.host_used, m.host_in_use);
+}
+
 static void sdx__arena_reset(sdx__arena *a) {
-    sdx__mark m = { NULL, 0, 0 };
+    sdx__mark m;
+    memset(&m, 0, sizeof m);
     sdx__arena_release(a, m);
 }
 
@@ -531,6 +636,19 @@ static int sdx__arena_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int 
     }
     *t = sdx__view(dtype, NULL, ndim, shape);
     t->data = sdx__arena_alloc(a, bytes);
+    t->device = a->device;
+    return t->data != NULL;
+}
+
+/* A host tensor for model code's own host-side work (see sdx__arena_host_alloc). */
+static int sdx__arena_host_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+    size_t bytes;
+    if (!sdx__shape_bytes(dtype, ndim, shape, &bytes)) {
+        sdx__fail(a->ctx, SDX_ERR_INVALID_ARG, "activation shape overflows");
+        return 0;
+    }
+    *t = sdx__view(dtype, NULL, ndim, shape);
+    t->data = sdx__arena_host_alloc(a, bytes);
     return t->data != NULL;
 }
 
@@ -718,15 +836,33 @@ static int sdx__has_nonfinite(const sdx_tensor *t) {
     return 0;
 }
 
-/* Returns SDX_OK, or SDX_ERR_NONFINITE with the message set. */
-static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
+static int sdx__trace_report(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
     sdx__stats s;
     char shape[96];
-    if (!ctx->trace || !sdx__has_nonfinite(out)) return SDX_OK;
+    if (!sdx__has_nonfinite(out)) return SDX_OK;
     sdx__tensor_stats(out, &s);
     return sdx__fail(ctx, SDX_ERR_NONFINITE,
         "non-finite output of %s in %s%s%s %s (%s): %lld NaN, %lld Inf of %lld; finite min %g max %g mean %g",
         op, sdx__part_name(ctx->part), ctx->layer[0] ? " at " : "", ctx->layer,
         sdx_shape_str(out, shape, sizeof shape), sdx_dtype_name(out->dtype),
         (long long)s.nan, (long long)s.inf, (long long)s.count, s.min, s.max, s.mean);
+}
+
+/* Returns SDX_OK, or SDX_ERR_NONFINITE with the message set. A device
+ * tensor is checked in a host copy (tracing is a debugging mode). */
+static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out) {
+    sdx_tensor host;
+    size_t bytes;
+    int rc;
+    if (!ctx->trace) return SDX_OK;
+    if (!out->device) return sdx__trace_report(ctx, op, out);
+    host = *out;
+    host.dtype = SDX_F32;
+    host.device = 0;
+    bytes = sdx_tensor_nbytes(&host);
+    if (!(host.data = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "tracer copy", bytes);
+    rc = sdx__download(ctx, (float *)host.data, out);
+    if (rc == SDX_OK) rc = sdx__trace_report(ctx, op, &host);
+    sdx__free(ctx, host.data);
+    return rc;
 }

@@ -505,14 +505,25 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
 
 /* ---- weight sets: one model part's view of a checkpoint ---------------- */
 
+/* Each fetched weight gets a slot that the model keeps a pointer to: on
+ * the CPU a view of the mapped file, or an owned copy in the policy's
+ * weight type; on a device backend a device copy in that storage dtype,
+ * uploaded once. A slot can be rewritten in place and reset to the file
+ * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights). */
+typedef struct sdx__wslot {
+    sdx_tensor t;             /* what the model computes with */
+    const sdx_tensor *file;   /* the checkpoint's tensor */
+    int owned;                /* t.data is ours: host memory, or device memory when t.device */
+} sdx__wslot;
+
 typedef struct sdx__wset {
     sdx_ctx *ctx;
     const sdx_st *st;
     char prefix[128];
     sdx__part part;
     int weight_type;        /* SDX_AUTO or a float dtype */
-    sdx_tensor **converted; /* owned copies in the policy's weight type */
-    int n_converted;
+    sdx__wslot **slots;     /* one per fetched name, stable addresses */
+    int n_slots;
     int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
@@ -527,14 +538,21 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
     w->weight_type = weight_type;
 }
 
+static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
+    if (!sl->owned) return;
+    if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
+    else sdx__free(w->ctx, sl->t.data);
+    sl->owned = 0;
+}
+
 static void sdx__wset_free(sdx__wset *w) {
-    for (int i = 0; i < w->n_converted; i++) {
-        sdx_tensor_free(w->ctx, w->converted[i]);
-        sdx__free(w->ctx, w->converted[i]);
+    for (int i = 0; i < w->n_slots; i++) {
+        sdx__wslot_drop(w, w->slots[i]);
+        sdx__free(w->ctx, w->slots[i]);
     }
-    sdx__free(w->ctx, w->converted);
-    w->converted = NULL;
-    w->n_converted = 0;
+    sdx__free(w->ctx, w->slots);
+    w->slots = NULL;
+    w->n_slots = 0;
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
@@ -554,33 +572,95 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
     return t != NULL;
 }
 
-/* Converts a file tensor to the policy's weight type (once, at load). */
-static const sdx_tensor *sdx__wconvert(sdx__wset *w, const sdx_tensor *t) {
-    sdx_tensor *c, **list;
-    int64_t n = sdx_tensor_numel(t);
-    float buf[1024];
-    c = (sdx_tensor *)sdx__calloc(w->ctx, 1, sizeof *c);
-    list = (sdx_tensor **)sdx__realloc(w->ctx, w->converted, sizeof *list * (size_t)(w->n_converted + 1));
-    if (list) w->converted = list;
-    if (!c || !list || sdx_tensor_alloc(w->ctx, c, (sdx_dtype)w->weight_type, t->ndim, t->shape) != SDX_OK) {
-        sdx__free(w->ctx, c);
-        w->rc = sdx__nomem(w->ctx, t->name, (size_t)n * sdx_dtype_size((sdx_dtype)w->weight_type));
-        return NULL;
+/* Writes `values` (f32; NULL: the file tensor's own values) into the
+ * slot in its storage dtype, rounding once. The slot's buffer is made on
+ * first need and then rewritten in place, so its address stays. A slot
+ * that can view the file directly (host, same dtype) does so when reset. */
+static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
+    sdx_ctx *ctx = w->ctx;
+    int64_t n = sdx_tensor_numel(&sl->t);
+    size_t bytes = sdx_tensor_nbytes(&sl->t);
+    int rc = SDX_OK;
+    if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
+        sdx__wslot_drop(w, sl);
+        sl->t.data = sl->file->data;
+        return SDX_OK;
     }
-    for (int64_t i = 0; i < n; i += 1024) {
-        int64_t m = SDX__MIN((int64_t)1024, n - i);
-        sdx__load_f32(t->data, t->dtype, i, m, buf);
-        /* weights convert with plain IEEE rounding: a weight beyond f16
-         * range is a property of the checkpoint, reported by the scan */
-        if (c->dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)c->data + i, (size_t)m);
-        else sdx__store_f32(c->data, c->dtype, i, m, buf);
+    if (!sl->owned) {
+        sl->t.data = sl->t.device ? sdx__dev_alloc(ctx, bytes) : sdx__malloc(ctx, bytes);
+        if (!sl->t.data) { sl->t.data = sl->file->data; return sdx__nomem(ctx, sl->file->name, bytes); }
+        sl->owned = 1;
     }
-    c->name = t->name;
-    w->converted[w->n_converted++] = c;
-    return c;
+    if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
+        return ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+    }
+    {
+        void *host = sl->t.device ? sdx__malloc(ctx, bytes) : sl->t.data;
+        float buf[1024];
+        if (!host) return sdx__nomem(ctx, "weight staging", bytes);
+        for (int64_t i = 0; i < n; i += 1024) {
+            int64_t m = SDX__MIN((int64_t)1024, n - i);
+            if (values) memcpy(buf, values + i, (size_t)m * sizeof(float));
+            else sdx__load_f32(sl->file->data, sl->file->dtype, i, m, buf);
+            /* weights convert with plain IEEE rounding: a weight beyond f16
+             * range is a property of the checkpoint, reported by the scan */
+            if (sl->t.dtype == SDX_F16) sdx_f32_to_f16_n(buf, (uint16_t *)host + i, (size_t)m);
+            else sdx__store_f32(host, sl->t.dtype, i, m, buf);
+        }
+        if (sl->t.device) {
+            rc = ctx->be.upload(ctx->be.user, sl->t.data, host, bytes);
+            sdx__free(ctx, host);
+        }
+    }
+    return rc;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+/* The slot of a fetched weight by its full key, in the backend's memory
+ * (device 1) or the host's (0), or NULL. */
+static sdx__wslot *sdx__wset_find_on(const sdx__wset *w, const char *key, int device) {
+    for (int i = 0; i < w->n_slots; i++)
+        if (w->slots[i]->t.device == device && strcmp(w->slots[i]->file->name, key) == 0) return w->slots[i];
+    return NULL;
+}
+
+static sdx__wslot *sdx__wset_find(const sdx__wset *w, const char *key) {
+    return sdx__wset_find_on(w, key, sdx__on_device(w->ctx));
+}
+
+static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { return sdx__wslot_write(w, sl, values); }
+static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
+
+/* The slot for a file tensor: found, or made and filled (uploaded or
+ * converted when the backend or the policy asks). */
+static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int host) {
+    int device = host ? 0 : sdx__on_device(w->ctx);
+    sdx__wslot *sl = sdx__wset_find_on(w, t->name, device), **list;
+    int rc;
+    if (sl) return &sl->t;
+    sl = (sdx__wslot *)sdx__calloc(w->ctx, 1, sizeof *sl);
+    list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)(w->n_slots + 1));
+    if (list) w->slots = list;
+    if (!sl || !list) {
+        sdx__free(w->ctx, sl);
+        w->rc = sdx__nomem(w->ctx, t->name, sizeof *sl);
+        return NULL;
+    }
+    sl->t = *t;
+    sl->t.owned = 0;
+    sl->t.device = device;
+    sl->file = t;
+    if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
+        sdx__wslot_drop(w, sl);
+        sdx__free(w->ctx, sl);
+        w->rc = rc;
+        return NULL;
+    }
+    w->slots[w->n_slots++] = sl;
+    return &sl->t;
+}
+
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -608,8 +688,7 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int ndim, const int64_t *shap
             return NULL;
         }
     }
-    if (w->weight_type != SDX_AUTO && (sdx_dtype)w->weight_type != t->dtype) return sdx__wconvert(w, t);
-    return t;
+    return sdx__wslot_get(w, t, host);
 }
 
 /* The result code for a fetch that returned NULL: SDX_ERR_MODEL for a
@@ -621,7 +700,7 @@ static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, con
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -630,7 +709,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    va_end(ap);
+    return t;
+}
+
+/* A weight that host code reads (embedding tables, small projections):
+ * a host slot even when the backend is a device, same shape rules. */
+static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+    const sdx_tensor *t;
+    va_list ap;
+    va_start(ap, fmt);
+    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
     va_end(ap);
     return t;
 }

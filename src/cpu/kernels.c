@@ -481,7 +481,7 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
     static const char op[] = "linear";
     sdx__gemm g;
     int rc;
@@ -509,7 +509,7 @@ static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const s
 
 /* ---- conv2d ------------------------------------------------------------ */
 
-static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                            int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     static const char op[] = "conv2d";
     int64_t ho, wo;
@@ -552,9 +552,9 @@ static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                        int stride, int pad) {
-    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    return sdx__cpu_conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
 }
 
 /* ===================================================================== */
@@ -612,15 +612,15 @@ static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
-static int sdx__gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
-static int sdx__quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
-static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
-static int sdx__copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
-static int sdx__add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
+static int sdx__cpu_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
+static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
+static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
+static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
+static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0);
 }
-static int sdx__mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
 }
 
@@ -643,7 +643,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
         }
 }
 
-static int sdx__geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "geglu";
     sdx__geglu_args g;
     SDX__CHECK(ctx, op, y, x);
@@ -675,7 +675,7 @@ static void sdx__chan_bias_range(void *arg, int64_t begin, int64_t end, int thre
     }
 }
 
-static int sdx__add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+static int sdx__cpu_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     static const char op[] = "add_channel_bias";
     sdx__chan_args a;
     SDX__CHECK(ctx, op, y, x, v);
@@ -706,7 +706,7 @@ static void sdx__upsample_range(void *arg, int64_t begin, int64_t end, int threa
     }
 }
 
-static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "upsample2x";
     sdx__pair_args a;
     SDX__CHECK(ctx, op, y, x);
@@ -717,6 +717,42 @@ static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     a.y = y; a.x = x;
     sdx__parallel_for(ctx, x->shape[0] * x->shape[1] * x->shape[2], sdx__upsample_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* Nearest-neighbour resize to any size, as torch's interpolate(mode=
+ * "nearest"): source index floor(dst * in / out). Exact doubling takes
+ * the upsample path; other sizes occur only for latents not divisible by
+ * 2^(levels-1), so that path favours clarity over speed. */
+typedef struct { sdx_ctx *ctx; sdx_tensor *y; const sdx_tensor *x; } sdx__resize_args;
+
+static void sdx__resize_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__resize_args *a = (const sdx__resize_args *)arg;
+    int64_t Hi = a->x->shape[2], Wi = a->x->shape[3], Ho = a->y->shape[2], Wo = a->y->shape[3];
+    float *row_in = sdx__scratch_f32(a->ctx, thread), *row_out = row_in + Wi;
+    for (int64_t r = begin; r < end; r++) {          /* r = (n*C + c)*Ho + i */
+        int64_t p = r / Ho, i = r % Ho;
+        sdx__load_f32(a->x->data, a->x->dtype, (p * Hi + i * Hi / Ho) * Wi, Wi, row_in);
+        for (int64_t j = 0; j < Wo; j++) row_out[j] = row_in[j * Wi / Wo];
+        sdx__store_f32(a->y->data, a->y->dtype, r * Wo, Wo, row_out);
+    }
+}
+
+static int sdx__cpu_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    sdx__resize_args a;
+    int rc;
+    SDX__CHECK(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
+    if (y->shape[2] == 2 * x->shape[2] && y->shape[3] == 2 * x->shape[3]) return sdx__cpu_upsample2x(ctx, y, x);
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    if (sdx_tensor_numel(y) == 0) return SDX_OK;
+    if ((rc = sdx__scratch_reserve(ctx, (size_t)(x->shape[3] + y->shape[3]) * sizeof(float))) != SDX_OK) return rc;
+    a.ctx = ctx; a.y = y; a.x = x;
+    sdx__parallel_for(ctx, y->shape[0] * y->shape[1] * y->shape[2], sdx__resize_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
 
@@ -746,7 +782,7 @@ static void sdx__concat_range(void *arg, int64_t begin, int64_t end, int thread)
     }
 }
 
-static int sdx__concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__cpu_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
     sdx__cat_args c;
     SDX__CHECK(ctx, op, y, a, b);
@@ -794,7 +830,7 @@ static int sdx__transpose_batched(sdx_ctx *ctx, const char *op, sdx_tensor *y, c
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nchw_to_nlc";
     SDX__CHECK(ctx, op, y, x);
     if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
@@ -803,32 +839,13 @@ static int sdx__nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
 }
 
-static int sdx__nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nlc_to_nchw";
     SDX__CHECK(ctx, op, y, x);
     if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
         x->shape[2] != y->shape[1])
         return sdx__fail_shapes(ctx, op, "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
-}
-
-/* ---- timestep embedding ------------------------------------------------ */
-
-static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
-    int half = dim / 2;
-    float lnp = (float)log((double)max_period);
-    for (int i = 0; i < n; i++) {
-        float *o = out + (size_t)i * (size_t)dim;
-        for (int j = 0; j < half; j++) {
-            /* frequencies and arguments rounded to f32 as the reference
-             * implementations compute them; cos/sin of that f32 argument */
-            float f = expf(-lnp * (float)j / (float)half);
-            float arg = t[i] * f;
-            o[j] = (float)cos((double)arg);
-            o[half + j] = (float)sin((double)arg);
-        }
-        if (dim % 2) o[dim - 1] = 0.0f;
-    }
 }
 
 /* ===================================================================== */
@@ -910,7 +927,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
     }
 }
 
-static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+static int sdx__cpu_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
                            const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
     static const char op[] = "group_norm";
     sdx__gn_args a;
@@ -953,7 +970,7 @@ static void sdx__layer_norm_range(void *arg, int64_t begin, int64_t end, int thr
     }
 }
 
-static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+static int sdx__cpu_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
                            const sdx_tensor *gamma, const sdx_tensor *beta) {
     static const char op[] = "layer_norm";
     sdx__ln_args a;
@@ -998,7 +1015,7 @@ static void sdx__softmax_range(void *arg, int64_t begin, int64_t end, int thread
     }
 }
 
-static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "softmax";
     sdx__sm_args a;
     int rc;
@@ -1183,7 +1200,7 @@ static void sdx__attn_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__attn_job((const sdx__attn_args *)arg, j, thread);
 }
 
-static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                           int heads, int causal) {
     static const char op[] = "attention";
     sdx__attn_args a;
@@ -1212,4 +1229,47 @@ static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, cons
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp) * sizeof(float))) != SDX_OK) return rc;
     sdx__parallel_for(ctx, a.batch * a.heads * a.q_blocks, sdx__attn_range, &a);
     return sdx__trace_check(ctx, op, y);
+}
+
+/* ===================================================================== */
+/*  The CPU backend: host memory, the kernels above                       */
+/* ===================================================================== */
+
+static void *sdx__cpu_alloc(void *user, size_t bytes) { (void)user; return SDX_MALLOC(bytes); }
+static void  sdx__cpu_free(void *user, void *ptr) { (void)user; SDX_FREE(ptr); }
+static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
+    (void)user;
+    if (bytes) memcpy(dst, src, bytes);
+    return SDX_OK;
+}
+
+static sdx_backend sdx__cpu_backend(void) {
+    sdx_backend b;
+    memset(&b, 0, sizeof b);
+    b.name = "cpu";
+    b.host_memory = 1;
+    b.alloc = sdx__cpu_alloc;
+    b.free = sdx__cpu_free;
+    b.upload = sdx__cpu_move;
+    b.download = sdx__cpu_move;
+    b.linear = sdx__cpu_linear;
+    b.conv2d = sdx__cpu_conv2d_pad;
+    b.group_norm = sdx__cpu_group_norm;
+    b.layer_norm = sdx__cpu_layer_norm;
+    b.softmax = sdx__cpu_softmax;
+    b.attention = sdx__cpu_attention;
+    b.silu = sdx__cpu_silu;
+    b.gelu = sdx__cpu_gelu;
+    b.quick_gelu = sdx__cpu_quick_gelu;
+    b.geglu = sdx__cpu_geglu;
+    b.scale = sdx__cpu_scale;
+    b.copy = sdx__cpu_copy;
+    b.add = sdx__cpu_add;
+    b.mul = sdx__cpu_mul;
+    b.add_channel_bias = sdx__cpu_add_channel_bias;
+    b.resize_nearest = sdx__cpu_resize_nearest;
+    b.concat_channels = sdx__cpu_concat_channels;
+    b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
+    b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
+    return b;
 }

@@ -1,6 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
-#include "../cpu/kernels.c"
+#include "../core/ops.c"
 
 /* ===================================================================== */
 /*  UNet (SD 1.x, SD 2.x, SDXL and their distilled variants)              */
@@ -617,26 +617,6 @@ done:
     return rc;
 }
 
-/* Nearest-neighbour resize to any size, as torch's interpolate(mode=
- * "nearest"): source index floor(dst * in / out). Only used when a skip
- * connection is not exactly twice the size (latents not divisible by
- * 2^(levels-1)), so it favours clarity over speed. */
-static int sdx__unet_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    int64_t NC = x->shape[0] * x->shape[1], Hi = x->shape[2], Wi = x->shape[3], Ho = y->shape[2], Wo = y->shape[3];
-    float *row_in = (float *)sdx__malloc(ctx, (size_t)(Wi + Wo) * sizeof(float)), *row_out;
-    if (!row_in) return sdx__nomem(ctx, "unet resize row", (size_t)(Wi + Wo) * sizeof(float));
-    row_out = row_in + Wi;
-    for (int64_t p = 0; p < NC; p++)
-        for (int64_t i = 0; i < Ho; i++) {
-            int64_t si = i * Hi / Ho;
-            sdx__load_f32(x->data, x->dtype, (p * Hi + si) * Wi, Wi, row_in);
-            for (int64_t j = 0; j < Wo; j++) row_out[j] = row_in[j * Wi / Wo];
-            sdx__store_f32(y->data, y->dtype, (p * Ho + i) * Wo, Wo, row_out);
-        }
-    sdx__free(ctx, row_in);
-    return SDX_OK;
-}
-
 static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_tensor *y, const sdx_tensor *x) {
     sdx__mark m = sdx__arena_mark(r->a);
     sdx_tensor t;
@@ -645,7 +625,7 @@ static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_
     if (y->shape[2] == 2 * x->shape[2] && y->shape[3] == 2 * x->shape[3])
         SDX__UNET_DO(sdx__upsample2x(r->ctx, &t, x));
     else
-        SDX__UNET_DO(sdx__unet_resize_nearest(r->ctx, &t, x));
+        SDX__UNET_DO(sdx__resize_nearest(r->ctx, &t, x));
     SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1));
 done:
     sdx__arena_release(r->a, m);
@@ -698,7 +678,12 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     int rc;
     sdx__trace_at(ctx, SDX__PART_UNET, "time_embed");
     SDX__UNET_DO(sdx__unet_act(r, &t, SDX_F32, 2, ts));
-    sdx__timestep_embedding((float *)t.data, timesteps, (int)B, u->model_channels, 10000.0f);
+    {
+        float *tf = (float *)sdx__arena_host_alloc(r->a, (size_t)sdx_tensor_nbytes(&t));
+        if (!tf) { rc = SDX_ERR_NOMEM; goto done; }
+        sdx__timestep_embedding(tf, timesteps, (int)B, u->model_channels, 10000.0f);
+        SDX__UNET_DO(sdx__upload(ctx, &t, tf));
+    }
     SDX__UNET_DO(sdx__unet_act(r, &h, SDX_F32, 2, hs));
     SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b));
     SDX__UNET_DO(sdx__silu(ctx, &h, &h));
@@ -804,6 +789,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     }
 
     h = sdx__view4(u->act_type, buf[cur].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[cur].device;
     r.block = "middle_block";
     r.block_index = -1;
     if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &skip[u->n_in - 1]));
@@ -815,6 +801,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
         sdx_tensor next;
         sdx__unet_out_size(u, n, sh, sw, &H, &W);
         next = sdx__view4(u->act_type, buf[cur ^ 1].data, B, u->out[n].cout, H, W);
+        next.device = buf[cur ^ 1].device;
         SDX__UNET_DO(sdx__unet_act4(&r, &cat, B, h.shape[1] + skip[k].shape[1], sh[k], sw[k]));
         sdx__trace_at(ctx, SDX__PART_UNET, "output_blocks.%d (skip concat)", n);
         SDX__UNET_DO(sdx__concat_channels(ctx, &cat, &h, &skip[k]));

@@ -1,6 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
-#include "../cpu/kernels.c"
+#include "../core/ops.c"
 
 /* ===================================================================== */
 /*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
@@ -460,7 +460,9 @@ static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, 
 static sdx_tensor sdx__vae_in_slot(sdx__vae_run *r, int slot, int64_t c, int64_t h, int64_t w) {
     int64_t n = c * h * w;
     if (n > r->max_act) r->max_act = n;
-    return sdx__view4(r->act, r->slot[slot], 1, c, h, w);
+    sdx_tensor t = sdx__view4(r->act, r->slot[slot], 1, c, h, w);
+    t.device = r->arena && r->arena->device;
+    return t;
 }
 
 static int sdx__vae_tmp(sdx__vae_run *r, sdx_tensor *t, int64_t c, int64_t h, int64_t w) {
@@ -669,6 +671,33 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
     return rc;
 }
 
+/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
+ * device backend through device copies, so only they cross the bus. */
+static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
+                             const sdx_tensor *in, sdx_tensor *out) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
+        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
 static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
     return sdx__vae_decoder_walk(r, v, in, out);
 }
@@ -777,11 +806,13 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
-    if (!sdx__arena_tensor4(arena, &tin, SDX_F32, 1, job->in->shape[1], th * si, tw * si) ||
-        !sdx__arena_tensor4(arena, &tout, SDX_F32, 1, oc, th * so, tw * so) ||
-        !sdx__arena_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+    int64_t tin_shape[4] = { 1, job->in->shape[1], th * si, tw * si }, tout_shape[4] = { 1, oc, th * so, tw * so };
+    /* tiles are cut and blended on the host */
+    if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
+        !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
@@ -794,7 +825,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
             int64_t px = sdx__vae_tile_start(job->lw, tw, nx, ix);
             sdx__vae_tile_ramp((float *)rx.data, job->lw, tw, nx, ix, so);
             sdx__vae_crop(&tin, job->in, py * si, px * si);
-            rc = sdx__vae_run_walk(ctx, job->v, arena, job->walk, &tin, &tout);
+            rc = sdx__vae_run_host(ctx, job->v, arena, job->walk, &tin, &tout);
             if (rc == SDX_OK)
                 sdx__vae_blend((float *)job->out->data, (float *)wsum.data, oh, ow, &tout, (const float *)ry.data,
                                (const float *)rx.data, py * so, px * so);
@@ -862,7 +893,7 @@ static int sdx__vae_decode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
         sdx__vae_tiled job = { v, sdx__vae_decoder_walk_fn, z, image, z->shape[2], z->shape[3], tile, overlap, 1, v->factor };
         return sdx__vae_tiled_run(ctx, arena, &job);
     }
-    return sdx__vae_run_walk(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
+    return sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
 }
 
 /* moments -> mean and clamp(logvar, -30, 20) (DiagonalGaussianDistribution). */
@@ -910,12 +941,15 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
         tiled = 0;
     }
     m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor4(arena, &moments, SDX_F32, 1, 2 * v->latent_channels, h, w)) return SDX_ERR_NOMEM;
+    {
+        int64_t mshape[4] = { 1, 2 * v->latent_channels, h, w };
+        if (!sdx__arena_host_tensor(arena, &moments, SDX_F32, 4, mshape)) return SDX_ERR_NOMEM;
+    }
     if (tiled) {
         sdx__vae_tiled job = { v, sdx__vae_encoder_walk_fn, image, &moments, h, w, tile, overlap, v->factor, 1 };
         rc = sdx__vae_tiled_run(ctx, arena, &job);
     } else {
-        rc = sdx__vae_run_walk(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
+        rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
     }
     if (rc == SDX_OK) sdx__vae_split_moments(&moments, mean, logvar);
     sdx__arena_release(arena, m);

@@ -219,6 +219,7 @@ typedef struct sdx__gen {
     int64_t seed;
     /* conditioning: [n_cond, T, D] context and [n_cond, adm] y (cond first) */
     sdx_tensor context, y;
+    sdx_tensor unet_context, unet_y;   /* where the UNet reads them: device copies, or the same */
     int n_cond;
     /* img2img / inpainting */
     float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
@@ -362,7 +363,7 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
         const sdx_gen_params *p = g->p;
         float size_cond[6];
         int ydim = (int)g->y.shape[1];
-        float *pf = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
+        float *pf = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
         if (!pf) rc = SDX_ERR_NOMEM;
         else {
             sdx__load_f32(pooled.data, pooled.dtype, 0, m->te.pooled_dim, pf);
@@ -379,6 +380,23 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
     sdx_tensor_free(ctx, &pooled);
     sdx__arena_release(&m->arena, mark);
     return rc;
+}
+
+/* The conditioning where the UNet computes: on a device backend a copy
+ * uploaded once per generation (per step only the latent crosses). */
+static int sdx__to_unet(sdx_ctx *ctx, sdx_tensor *dst, const sdx_tensor *host) {
+    *dst = *host;
+    dst->owned = 0;
+    if (!sdx__on_device(ctx)) return SDX_OK;
+    dst->device = 1;
+    if (!(dst->data = sdx__dev_alloc(ctx, sdx_tensor_nbytes(host)))) return sdx__nomem(ctx, "conditioning (device)", sdx_tensor_nbytes(host));
+    dst->owned = 1;
+    return sdx__upload(ctx, dst, (const float *)host->data);
+}
+
+static void sdx__unet_input_free(sdx_ctx *ctx, sdx_tensor *t) {
+    if (t->owned && t->device) sdx__dev_free(ctx, t->data, sdx_tensor_nbytes(t));
+    memset(t, 0, sizeof *t);
 }
 
 static int sdx__gen_condition(sdx__gen *g) {
@@ -403,7 +421,9 @@ static int sdx__gen_condition(sdx__gen *g) {
         if ((rc = sdx_tensor_alloc(ctx, &g->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
     }
     if ((rc = sdx__encode_into(g, &pos, 0)) != SDX_OK) goto done;
-    if (g->n_cond == 2) rc = sdx__encode_into(g, &neg, 1);
+    if (g->n_cond == 2 && (rc = sdx__encode_into(g, &neg, 1)) != SDX_OK) goto done;
+    if ((rc = sdx__to_unet(ctx, &g->unet_context, &g->context)) != SDX_OK) goto done;
+    if (g->y.data) rc = sdx__to_unet(ctx, &g->unet_y, &g->y);
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
@@ -428,8 +448,9 @@ static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *h
     size_t hw = (size_t)g->width * (size_t)g->height;
     int rc;
     tiling = sdx__gen_tiling(g);
-    if (!sdx__arena_tensor4(&m->arena, &x, SDX_F32, 1, 3, g->height, g->width) ||
-        !sdx__arena_tensor4(&m->arena, &mean, SDX_F32, 1, 4, g->lh, g->lw)) {
+    int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
+        !sdx__arena_host_tensor(&m->arena, &mean, SDX_F32, 4, mshape)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -521,19 +542,25 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         return SDX_ERR_NOMEM;
     }
     {
-        float *tmp = (float *)sdx__arena_alloc(&m->arena, sizeof(float) * n);
-        if (!tmp) { sdx__arena_release(&m->arena, mark); return SDX_ERR_NOMEM; }
-        for (size_t i = 0; i < n; i++) tmp[i] = x[i] * c_in;
+        /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
+        float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
+        if (!xs) { sdx__arena_release(&m->arena, mark); return SDX_ERR_NOMEM; }
         for (int b = 0; b < B; b++) {
-            size_t base = (size_t)b * (size_t)cin * plane;
-            sdx__store_f32(xin.data, xin.dtype, (int64_t)base, (int64_t)n, tmp);
-            if (g->concat) sdx__store_f32(xin.data, xin.dtype, (int64_t)(base + n), (int64_t)(5 * plane), g->concat);
+            float *xb = xs + (size_t)b * (size_t)cin * plane;
+            for (size_t i = 0; i < n; i++) xb[i] = x[i] * c_in;
+            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
         }
+        rc = sdx__upload(ctx, &xin, xs);
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
-    rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->context, g->y.data ? &g->y : NULL, &out);
+    if (rc == SDX_OK)
+        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->unet_context, g->y.data ? &g->unet_y : NULL, &out);
     if (rc == SDX_OK) {
-        float *o = (float *)out.data;
+        float *o = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+        if (!o || (rc = sdx__download(ctx, o, &out)) != SDX_OK) {
+            sdx__arena_release(&m->arena, mark);
+            return o ? rc : SDX_ERR_NOMEM;
+        }
         sdx_model_denoised(m->prediction, sigma, x, o, o, n);
         if (B == 2) {
             sdx_model_denoised(m->prediction, sigma, x, o + n, o + n, n);
@@ -574,8 +601,9 @@ static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
     size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
     int rc;
     tiling = sdx__gen_tiling(g);
-    if (!sdx__arena_tensor4(&m->arena, &z, SDX_F32, 1, 4, g->lh, g->lw) ||
-        !sdx__arena_tensor4(&m->arena, &image, SDX_F32, 1, 3, g->height, g->width)) {
+    int64_t zshape[4] = { 1, 4, g->lh, g->lw }, ishape[4] = { 1, 3, g->height, g->width };
+    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
+        !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -640,6 +668,8 @@ static int sdx__gen_one(sdx__gen *g, const sdx_tensor *sigmas, int64_t seed, sdx
 
 static void sdx__gen_free(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
+    sdx__unet_input_free(ctx, &g->unet_context);
+    sdx__unet_input_free(ctx, &g->unet_y);
     sdx_tensor_free(ctx, &g->context);
     sdx_tensor_free(ctx, &g->y);
     sdx__free(ctx, g->init_latent);

@@ -1,6 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
-#include "../cpu/kernels.c"
+#include "../core/ops.c"
 #include "prompt.c"
 
 /* ===================================================================== */
@@ -110,6 +110,16 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
     return SDX_OK;
 }
 
+/* A weight that host code reads (the embedding tables, the projection). */
+static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
+    int64_t shape[2] = { d0, d1 };
+    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
+    if (!t) return sdx__werr(&c->w);
+    *dst = *t;
+    dst->owned = 0;
+    return SDX_OK;
+}
+
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
 static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
     sdx_tensor v = *t;
@@ -207,14 +217,14 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     const char *lnw = hf ? "final_layer_norm.weight" : "ln_final.weight";
     const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
     int rc;
-    if ((rc = sdx__clip_fetch(c, &c->tok_emb, 2, -1, -1, NULL, -1, tok)) != SDX_OK) return rc;
+    if ((rc = sdx__clip_fetch_host(c, &c->tok_emb, -1, -1, tok)) != SDX_OK) return rc;
     c->vocab = (int)c->tok_emb.shape[0];
     c->width = (int)c->tok_emb.shape[1];
     if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
                          c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
     c->heads = c->width / SDX__TE_HEAD_DIM;
-    if ((rc = sdx__clip_fetch(c, &c->pos_emb, 2, -1, c->width, NULL, -1, pos)) != SDX_OK) return rc;
+    if ((rc = sdx__clip_fetch_host(c, &c->pos_emb, -1, c->width, pos)) != SDX_OK) return rc;
     c->n_ctx = (int)c->pos_emb.shape[0];
     if (c->n_ctx < 2)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
@@ -224,7 +234,7 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     c->proj_dim = 0;
     if (!hf) {
         /* stored [W, P] and applied as x @ text_projection */
-        if ((rc = sdx__clip_fetch(c, &c->proj, 2, c->width, -1, NULL, -1, "text_projection")) != SDX_OK)
+        if ((rc = sdx__clip_fetch_host(c, &c->proj, c->width, -1, "text_projection")) != SDX_OK)
             return rc;
         c->proj_dim = (int)c->proj.shape[1];
     }
@@ -353,15 +363,19 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 
 /* ---- forward -------------------------------------------------------- */
 
-/* x[B, T, W] = token_embedding[ids] + positional_embedding */
+/* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
+ * the host from host copies of the tables and uploaded once. */
 static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
-    float *tok = (float *)sdx__arena_alloc(a, (size_t)(2 * W) * sizeof(float)), *pos = tok + W;
-    if (!tok) return SDX_ERR_NOMEM;
+    float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
+    int rc;
+    if (!rows) return SDX_ERR_NOMEM;
+    pos = rows + B * T * W;
     for (int64_t b = 0; b < B; b++) {
         for (int64_t t = 0; t < T; t++) {
             int32_t id = ids[b * T + t];
+            float *tok = rows + (b * T + t) * W;
             if (id < 0 || id >= c->vocab) {
                 sdx__arena_release(a, m);
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
@@ -370,11 +384,11 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
             sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
             sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
-            sdx__store_f32(x->data, x->dtype, (b * T + t) * W, W, tok);
         }
     }
+    rc = sdx__upload(ctx, x, rows);
     sdx__arena_release(a, m);
-    return sdx__trace_check(ctx, "embedding", x);
+    return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
@@ -449,7 +463,7 @@ static int sdx__clip_stop_layer(sdx_ctx *ctx, const sdx__clip *c, int clip_skip,
 static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, float *y) {
     sdx__mark m = sdx__arena_mark(a);
     int P = c->proj_dim;
-    float *row = (float *)sdx__arena_alloc(a, (size_t)P * sizeof(float));
+    float *row = (float *)sdx__arena_host_alloc(a, (size_t)P * sizeof(float));
     if (!row) return SDX_ERR_NOMEM;
     for (int p = 0; p < P; p++) y[p] = 0.0f;
     for (int w = 0; w < c->width; w++) {
@@ -471,10 +485,13 @@ static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_t
     int rc = SDX_ERR_NOMEM;
     for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x));
     if (!sdx__arena_tensor3(a, &y, x->dtype, 1, c->n_ctx, c->width)) { rc = SDX_ERR_NOMEM; goto done; }
-    row = (float *)sdx__arena_alloc(a, (size_t)c->width * sizeof(float));
+    row = (float *)sdx__arena_host_alloc(a, (size_t)c->width * sizeof(float));
     if (!row) { rc = SDX_ERR_NOMEM; goto done; }
     SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, x));
-    sdx__load_f32(y.data, y.dtype, (int64_t)sdx__te_argmax(ids, c->n_ctx) * c->width, c->width, row);
+    y.data = (unsigned char *)y.data + (size_t)sdx__te_argmax(ids, c->n_ctx) * (size_t)c->width * sdx_dtype_size(y.dtype);
+    y.ndim = 1;
+    y.shape[0] = c->width;     /* the first EOS row */
+    SDX__TE_TRY(sdx__download(ctx, row, &y));
     if (c->proj_dim) SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
     else memcpy(pooled, row, (size_t)c->width * sizeof(float));
 done:
@@ -484,13 +501,17 @@ done:
 
 /* Writes chunk b of z[B, T, W] (any dtype) into context columns
  * [col, col + W) of rows b*T .. b*T+T-1, applying the chunk's emphasis. */
-static int sdx__clip_scatter(const sdx__clip *c, sdx__arena *a, const sdx_tensor *z, int b,
+static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const sdx_tensor *z, int b,
                              const float *mult, float *context, int context_dim, int col) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx, W = c->width;
-    float *zf = (float *)sdx__arena_alloc(a, (size_t)(T * W) * sizeof(float));
+    float *zf = (float *)sdx__arena_host_alloc(a, (size_t)(T * W) * sizeof(float));
+    sdx_tensor zb = *z;       /* chunk b */
+    int rc;
     if (!zf) return SDX_ERR_NOMEM;
-    sdx__load_f32(z->data, z->dtype, (int64_t)b * T * W, T * W, zf);
+    zb.shape[0] = 1;
+    zb.data = (unsigned char *)z->data + (size_t)(b * T * W) * sdx_dtype_size(z->dtype);
+    if ((rc = sdx__download(ctx, zf, &zb)) != SDX_OK) { sdx__arena_release(a, m); return rc; }
     if (mult) sdx__emphasis_original(zf, (int)T, (int)W, mult);   /* all-one: untouched */
     for (int64_t t = 0; t < T; t++)
         memcpy(context + ((int64_t)b * T + t) * context_dim + col, zf + t * W, (size_t)W * sizeof(float));
@@ -510,7 +531,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     int stop = 0, rc;
     if ((rc = sdx__clip_stop_layer(ctx, c, clip_skip, &stop)) != SDX_OK) return rc;
     rc = SDX_ERR_NOMEM;
-    ids = (int32_t *)sdx__arena_alloc(a, (size_t)n_chunks * (size_t)T * sizeof(int32_t));
+    ids = (int32_t *)sdx__arena_host_alloc(a, (size_t)n_chunks * (size_t)T * sizeof(int32_t));
     if (!ids || !sdx__arena_tensor3(a, &x, act, n_chunks, T, c->width) ||
         (c->norm_context && !sdx__arena_tensor3(a, &y, act, n_chunks, T, c->width)))
         goto done;
@@ -520,7 +541,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
-        SDX__TE_TRY(sdx__clip_scatter(c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
+        SDX__TE_TRY(sdx__clip_scatter(ctx, c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
                                       context, context_dim, col));
     if (pooled) {
         x0 = x;                 /* chunk 0 only: the first T rows */
