@@ -1,0 +1,373 @@
+/* Suite "backend": the seam between model code and the hardware, tested
+ * without a GPU. A fake device backend hands out "device" buffers whose
+ * addresses are scrambled (a high bit pattern flipped), so any host code
+ * that dereferences one crashes instead of quietly working; its kernels
+ * unscramble their operands and run the CPU kernels. Whole generations
+ * through it must equal the CPU's bit for bit, and per sampler step only
+ * the UNet's input and output may cross the "bus". */
+#include "test.h"
+
+#define FD_MASK ((uintptr_t)0x00F0000000000000ull)   /* non-canonical on x86-64, unmapped on aarch64 */
+
+typedef struct fake_device {
+    long live_buffers;
+    size_t up_bytes, down_bytes;
+    long calls, host_operands;
+} fake_device;
+
+static void *fd_wrap(void *p) { return (void *)((uintptr_t)p ^ FD_MASK); }
+static void *fd_unwrap(const void *p) { return (void *)((uintptr_t)p ^ FD_MASK); }
+
+static void *fd_alloc(void *user, size_t bytes) {
+    fake_device *fd = (fake_device *)user;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+    fd->live_buffers++;
+    return fd_wrap(p);
+}
+
+static void fd_free(void *user, void *ptr) {
+    ((fake_device *)user)->live_buffers--;
+    free(fd_unwrap(ptr));
+}
+
+static int fd_upload(void *user, void *dst, const void *src, size_t bytes) {
+    ((fake_device *)user)->up_bytes += bytes;
+    memcpy(fd_unwrap(dst), src, bytes);
+    return SDX_OK;
+}
+
+static int fd_download(void *user, void *dst, const void *src, size_t bytes) {
+    ((fake_device *)user)->down_bytes += bytes;
+    memcpy(dst, fd_unwrap(src), bytes);
+    return SDX_OK;
+}
+
+/* Host views of a kernel's operands (y first); a host operand is a seam
+ * bug, refused before any kernel runs. */
+static int fd_unwrap_all(sdx_ctx *ctx, const sdx_tensor *const *in, sdx_tensor *out, int n) {
+    fake_device *fd = (fake_device *)sdx_backend_user(ctx);
+    fd->calls++;
+    for (int i = 0; i < n; i++) {
+        if (!in[i]) continue;
+        if (!in[i]->device) {
+            fd->host_operands++;
+            return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "fake device: operand %d is a host tensor", i);
+        }
+        out[i] = *in[i];
+        out[i].data = fd_unwrap(in[i]->data);
+        out[i].device = 0;
+    }
+    return SDX_OK;
+}
+
+#define FD_ARGS(...) \
+    const sdx_tensor *const in_[] = { __VA_ARGS__ }; \
+    sdx_tensor t_[SDX__ARRAY_LEN(in_)]; \
+    if (fd_unwrap_all(ctx, in_, t_, SDX__ARRAY_LEN(in_)) != SDX_OK) return SDX_ERR_INVALID_ARG
+#define FD_T(i) (in_[i] ? &t_[i] : NULL)
+
+static int fd_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    FD_ARGS(y, x, w, b);
+    return sdx__cpu_linear(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3));
+}
+
+static int fd_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                     int stride, int pt, int pl, int pb, int pr) {
+    FD_ARGS(y, x, w, b);
+    return sdx__cpu_conv2d_pad(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), stride, pt, pl, pb, pr);
+}
+
+static int fd_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                         const sdx_tensor *g, const sdx_tensor *b, int fuse_silu) {
+    FD_ARGS(y, x, g, b);
+    return sdx__cpu_group_norm(ctx, FD_T(0), FD_T(1), groups, eps, FD_T(2), FD_T(3), fuse_silu);
+}
+
+static int fd_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *g, const sdx_tensor *b) {
+    FD_ARGS(y, x, g, b);
+    return sdx__cpu_layer_norm(ctx, FD_T(0), FD_T(1), eps, FD_T(2), FD_T(3));
+}
+
+static int fd_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                        int heads, int causal) {
+    FD_ARGS(y, q, k, v);
+    return sdx__cpu_attention(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), heads, causal);
+}
+
+static int fd_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    FD_ARGS(y, x);
+    return sdx__cpu_scale(ctx, FD_T(0), FD_T(1), s);
+}
+
+#define FD_UNARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
+    FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1)); }
+#define FD_BINARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
+    FD_ARGS(y, a, b); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1), FD_T(2)); }
+FD_UNARY(softmax)
+FD_UNARY(silu)
+FD_UNARY(gelu)
+FD_UNARY(quick_gelu)
+FD_UNARY(geglu)
+FD_UNARY(copy)
+FD_UNARY(resize_nearest)
+FD_UNARY(nchw_to_nlc)
+FD_UNARY(nlc_to_nchw)
+FD_BINARY(add)
+FD_BINARY(mul)
+FD_BINARY(add_channel_bias)
+FD_BINARY(concat_channels)
+
+static sdx_backend fd_backend(fake_device *fd) {
+    sdx_backend b;
+    memset(&b, 0, sizeof b);
+    b.name = "fake-device";
+    b.user = fd;
+    b.alloc = fd_alloc; b.free = fd_free; b.upload = fd_upload; b.download = fd_download;
+    b.linear = fd_linear; b.conv2d = fd_conv2d; b.group_norm = fd_group_norm; b.layer_norm = fd_layer_norm;
+    b.softmax = fd_softmax; b.attention = fd_attention; b.silu = fd_silu; b.gelu = fd_gelu;
+    b.quick_gelu = fd_quick_gelu; b.geglu = fd_geglu; b.scale = fd_scale; b.copy = fd_copy; b.add = fd_add;
+    b.mul = fd_mul; b.add_channel_bias = fd_add_channel_bias; b.resize_nearest = fd_resize_nearest;
+    b.concat_channels = fd_concat_channels; b.nchw_to_nlc = fd_nchw_to_nlc; b.nlc_to_nchw = fd_nlc_to_nchw;
+    return b;
+}
+
+/* A context on the fake device. */
+static sdx_ctx *fd_ctx(fake_device *fd) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_backend b = fd_backend(fd);
+    memset(fd, 0, sizeof *fd);
+    if (ctx && sdx_set_backend(ctx, &b) != SDX_OK) { sdx_destroy(ctx); return NULL; }
+    return ctx;
+}
+
+static sdx_model *fd_model(sdx_ctx *ctx, const char *ckpt) {
+    char vocab[512];
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+}
+
+/* One generation of `p` on the CPU and on the fake device: equal bits. */
+static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) {
+    char ckpt[512];
+    fake_device fd;
+    sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
+    sdx_model *mc, *md;
+    sdx_gen_result rc_, rd;
+    size_t n, peak;
+    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    T_CHECK(dev, "fake device refused");
+    sdx_set_trace(dev, trace);
+    mc = fd_model(cpu, ckpt);
+    T_CHECK(mc, "%s", sdx_last_error(cpu));
+    md = fd_model(dev, ckpt);
+    T_CHECK(md, "fake device load: %s", sdx_last_error(dev));
+    T_CHECK(sdx_device_bytes(dev, NULL) > 0, "%s: the weights were uploaded", area);
+    T_CHECK(sdx_generate(mc, p, &rc_) == SDX_OK, "%s: %s", area, sdx_last_error(cpu));
+    T_CHECK(sdx_generate(md, p, &rd) == SDX_OK, "%s on the fake device: %s", area, sdx_last_error(dev));
+    n = (size_t)sdx_tensor_numel(&rc_.latents[0]);
+    T_CHECK(fd.calls > 0 && fd.host_operands == 0, "%s: %ld device kernel calls, %ld host operands", area, fd.calls, fd.host_operands);
+    T_CHECK(!memcmp(rc_.latents[0].data, rd.latents[0].data, n * sizeof(float)), "%s: latents differ", area);
+    T_CHECK(!memcmp(rc_.images[0].data, rd.images[0].data, (size_t)rd.images[0].width * (size_t)rd.images[0].height * 3),
+            "%s: images differ", area);
+    sdx_device_bytes(dev, &peak);
+    T_NOTE("%s: %ld kernel calls, %.1f MB up, %.1f MB down, peak device %.1f MB", area, fd.calls,
+           (double)fd.up_bytes / 1048576.0, (double)fd.down_bytes / 1048576.0, (double)peak / 1048576.0);
+    sdx_gen_result_free(cpu, &rc_);
+    sdx_gen_result_free(dev, &rd);
+    sdx_model_free(mc);
+    sdx_model_free(md);
+    T_CHECK(sdx_device_bytes(dev, NULL) == 0 && fd.live_buffers == 0, "%s: %zu device bytes, %ld buffers left after free",
+            area, sdx_device_bytes(dev, NULL), fd.live_buffers);
+    sdx_destroy(cpu);
+    sdx_destroy(dev);
+    return T_PASS;
+}
+
+static void fd_params(sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = "a (red:1.2) fox in the snow";
+    p->negative_prompt = "blurry";
+    p->width = p->height = 64;
+    p->steps = 3;
+    p->seed = 42;
+    p->sampler = "dpmpp_2m";
+    p->rng = SDX_RNG_CPU;
+}
+
+static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    static const char *const areas[] = { "sd1", "sd2", "sdxl" };
+    sdx_gen_params p;
+    (void)v;
+    fd_params(&p);
+    for (int a = 0; a < 3; a++) {
+        int rc = fd_same_as_cpu(areas[a], &p, 0);
+        if (rc != T_PASS) return rc;
+    }
+    return T_PASS;
+}
+
+/* The paths that move data by hand: odd sizes (nearest resize in the
+ * UNet), a tiled VAE, img2img with a mask, cfg 1 (batch of one), tracing. */
+static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    static uint8_t px[72 * 40 * 3], mk[72 * 40];
+    sdx_image init, mask;
+    sdx_gen_params p;
+    int rc;
+    (void)v;
+    for (int i = 0; i < 72 * 40 * 3; i++) px[i] = (uint8_t)(i * 7);
+    for (int i = 0; i < 72 * 40; i++) mk[i] = (i % 72) < 36 ? 0 : 255;
+    init.width = 72; init.height = 40; init.channels = 3; init.data = px;
+    mask.width = 72; mask.height = 40; mask.channels = 1; mask.data = mk;
+    fd_params(&p);
+    p.width = 72;
+    p.height = 40;
+    p.vae_tiling = 1;
+    if ((rc = fd_same_as_cpu("sdxl", &p, 0)) != T_PASS) return rc;
+    p.init_image = &init;
+    p.mask = &mask;
+    p.strength = 0.6f;
+    p.cfg_scale = 1.0f;
+    if ((rc = fd_same_as_cpu("sd1", &p, 1)) != T_PASS) return rc;
+    return T_PASS;
+}
+
+typedef struct { fake_device *fd; size_t moved[16]; int steps; } fd_progress;
+
+static int fd_on_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
+    fd_progress *pr = (fd_progress *)user;
+    (void)image; (void)steps; (void)latent;
+    if (step < 16) pr->moved[step] = pr->fd->up_bytes + pr->fd->down_bytes;
+    pr->steps = step;
+    return 0;
+}
+
+/* Per sampler step: the UNet input (latent batch and timestep embedding)
+ * up, its prediction down; weights and conditioning stay on the device. */
+static int per_step_only_the_latent_crosses_the_bus(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    fake_device fd;
+    sdx_ctx *ctx = fd_ctx(&fd);
+    sdx_model *m;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    fd_progress pr;
+    size_t plane = 8 * 8, expect;
+    (void)v;
+    T_CHECK(ctx, "fake device refused");
+    m = fd_model(ctx, ckpt);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    fd_params(&p);
+    p.sampler = "euler";
+    p.steps = 4;
+    memset(&pr, 0, sizeof pr);
+    pr.fd = &fd;
+    p.progress = fd_on_step;
+    p.progress_user = &pr;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    /* batch 2: x * c_in in the UNet's activation type, the f32 timestep
+     * embedding, the f32 prediction */
+    expect = 2 * 4 * plane * sdx_dtype_size((sdx_dtype)m->unet.act_type) + 2 * (size_t)m->unet.model_channels * 4 +
+             2 * 4 * plane * 4;
+    for (int s = 2; s <= pr.steps; s++) {
+        size_t moved = pr.moved[s] - pr.moved[s - 1];
+        T_CHECK(moved == expect, "step %d moved %zu bytes, expected %zu", s, moved, expect);
+    }
+    T_NOTE("%zu bytes per step; %.1f MB of weights stayed put", expect, (double)sdx_device_bytes(ctx, NULL) / 1048576.0);
+    sdx_gen_result_free(ctx, &res);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* NaN weights on the device: the tracer still names the op and layer. */
+static void fd_poison(sdx_tensor *ts, int n, void *arg) {
+    float *w = (float *)arg;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ts[i].name, "model.diffusion_model.middle_block.0.in_layers.2.weight")) {
+            memcpy(w, ts[i].data, sdx_tensor_nbytes(&ts[i]));
+            w[17] = NAN;
+            ts[i].data = w;
+        }
+}
+
+static int the_tracer_names_the_first_nonfinite_op_on_the_device(void) {
+    T_NEED_SHARED(src, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    static float w[64 * 64 * 9];
+    const char *path = "/tmp/sdx_t_backend_nan.safetensors";
+    fake_device fd;
+    sdx_ctx *ctx = fd_ctx(&fd);
+    sdx_st *st;
+    sdx_tensor *ts;
+    sdx_model *m;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    int n;
+    (void)v;
+    T_CHECK(ctx, "fake device refused");
+    T_CHECK(sdx_st_open(ctx, src, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    n = sdx_st_count(st);
+    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
+    T_CHECK(ts, "calloc");
+    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
+    fd_poison(ts, n, w);
+    T_CHECK(sdx_st_write(ctx, path, ts, n, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
+    free(ts);
+    sdx_st_close(st);
+    m = fd_model(ctx, path);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    fd_params(&p);
+    sdx_set_trace(ctx, 1);
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_NONFINITE, "traced run: %s", sdx_last_error(ctx));
+    T_CHECK(strstr(sdx_last_error(ctx), "conv2d in unet at middle_block.0"), "tracer: %s", sdx_last_error(ctx));
+    sdx_model_free(m);
+    remove(path);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int host_operands_and_incomplete_backends_are_refused(void) {
+    fake_device fd;
+    sdx_ctx *ctx = fd_ctx(&fd);
+    sdx_backend b = fd_backend(&fd);
+    float host[4] = { 1, 2, 3, 4 };
+    sdx_tensor x, y;
+    sdx__arena a;
+    T_CHECK(ctx, "fake device refused");
+    /* a host tensor handed to a device kernel is named, never run */
+    sdx__arena_init(&a, ctx, 0);
+    T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, SDX__S(4)), "%s", sdx_last_error(ctx));
+    T_CHECK(y.device == 1, "arena tensors live on the device");
+    x = sdx__view(SDX_F32, host, 1, SDX__S(4));
+    T_CHECK(sdx__silu(ctx, &y, &x) == SDX_ERR_INVALID_ARG && fd.calls == 0, "host operand ran");
+    T_CHECK(strstr(sdx_last_error(ctx), "silu: operand 1 is in host memory") != NULL, "message: %s", sdx_last_error(ctx));
+    /* a backend cannot be swapped while it holds memory */
+    T_CHECK(sdx_set_backend(ctx, NULL) == SDX_ERR_INVALID_ARG, "swapped with live device memory");
+    sdx__arena_free(&a);
+    T_CHECK(sdx_set_backend(ctx, NULL) == SDX_OK && !strcmp(sdx_backend_name(ctx), "cpu"), "%s", sdx_last_error(ctx));
+    /* a table with a hole is refused by the name of the hole */
+    b.attention = NULL;
+    T_CHECK(sdx_set_backend(ctx, &b) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "has no attention"),
+            "incomplete backend: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static const t_case backend_cases[] = {
+    { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
+    { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
+    { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
+    { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
+    { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },
+    { 0, 0 }
+};
+SDX_TEST_SUITE(backend, backend_cases)
