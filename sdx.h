@@ -63,9 +63,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Linkage of the public functions: extern by default; SDX_STATIC makes
+ * them static (a private copy per file); SDX_SHARED exports them from a
+ * shared library (define SDX_BUILD_SHARED too when building it, with
+ * SDX_IMPLEMENTATION) and imports them in programs using it. */
 #ifndef SDX_API
-#  ifdef SDX_STATIC
+#  if defined(SDX_STATIC)
 #    define SDX_API static
+#  elif defined(SDX_SHARED) && defined(_WIN32)
+#    ifdef SDX_BUILD_SHARED
+#      define SDX_API extern __declspec(dllexport)
+#    else
+#      define SDX_API extern __declspec(dllimport)
+#    endif
+#  elif defined(SDX_SHARED) && (defined(__GNUC__) || defined(__clang__))
+#    define SDX_API extern __attribute__((visibility("default")))
 #  else
 #    define SDX_API extern
 #  endif
@@ -174,7 +186,12 @@ typedef struct sdx_desc {
 
 typedef struct sdx_ctx sdx_ctx;
 
-/* Returns NULL only if the context itself cannot be allocated. */
+/* Returns NULL if the context cannot be allocated, or if only some of the
+ * three allocator hooks are set (then desc->log, when set, says so).
+ * Threads: one context serves one call at a time (its models,
+ * conditionings and sampling sessions included); calls may come from
+ * different threads one after another. Separate contexts share nothing
+ * and may run in parallel threads. */
 SDX_API sdx_ctx    *sdx_create(const sdx_desc *desc);
 SDX_API void        sdx_destroy(sdx_ctx *ctx);
 /* Message of the last failure on this context ("" if none). */
@@ -645,6 +662,54 @@ typedef struct sdx_gen_result {
 SDX_API int  sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
 SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 
+/* ---- stages ---------------------------------------------------------
+ * sdx_generate is these calls in a row; programs that compose their own
+ * pipeline, or spread a generation over the frames of a game loop, call
+ * them directly:
+ *
+ *     sdx_cond *cond;  sdx_sampling *s;  sdx_image img;
+ *     sdx_encode_prompt(model, &gp, &cond);
+ *     sdx_sampling_begin(model, &gp, cond, 0, &s);
+ *     while (!sdx_sampling_done(s))            // one UNet call per step
+ *         if (sdx_sampling_step(s) != SDX_OK) break;
+ *     sdx_decode_latent(model, sdx_sampling_latent(s), &gp, &img);
+ *     sdx_sampling_free(s);  sdx_cond_free(cond);
+ *
+ * A stepped session gives the same latent as one uninterrupted run. */
+
+/* The prompt and negative prompt of `params`, encoded for this model
+ * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
+typedef struct sdx_cond sdx_cond;
+SDX_API int  sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
+SDX_API void sdx_cond_free(sdx_cond *cond);
+
+/* Samples image `index` of the batch (seed + index) from noise, or from
+ * params->init_image (and mask). `cond` must come from the same model and
+ * parameters (cfg, SDXL size) and outlive the session. */
+typedef struct sdx_sampling sdx_sampling;
+SDX_API int  sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
+                                 sdx_sampling **out);
+/* One more model evaluation (a sampler step; second-order samplers take
+ * two per step). Does nothing once done. params->progress is called for
+ * every completed sampler step, here as in sdx_generate. */
+SDX_API int  sdx_sampling_step(sdx_sampling *s);
+SDX_API int  sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
+SDX_API int  sdx_sampling_done(const sdx_sampling *s);
+SDX_API int  sdx_sampling_steps(const sdx_sampling *s, int *total);   /* steps completed */
+SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s);
+/* The current latent [1, 4, h, w] (the final one when done) and the
+ * latest prediction of the clean latent (x0, for previews); owned by the
+ * session, valid until the next call on it. */
+SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s);
+SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
+SDX_API void sdx_sampling_free(sdx_sampling *s);
+
+/* VAE: a latent in model space (as sdx_sampling_latent, or a result's
+ * latents) to RGB, and an RGB image (sizes multiples of 8) to such a
+ * latent (the posterior mean, scaled). params may be NULL (vae_tiling). */
+SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
+SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
@@ -778,6 +843,9 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #include <sys/types.h>
 #include <sys/mman.h>
 
+#if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
+#error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
+#endif
 #ifndef SDX_MALLOC
 #define SDX_MALLOC(sz)       malloc(sz)
 #define SDX_REALLOC(p, sz)   realloc(p, sz)
@@ -3059,7 +3127,10 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
+    if ((d.alloc || d.realloc || d.free) && !(d.alloc && d.realloc && d.free)) {
+        if (d.log) d.log(SDX_LOG_ERROR, "sdx_create: set all three allocator hooks (alloc, realloc, free) or none", d.user);
+        return NULL;
+    }
     ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
     if (!ctx) return NULL;
     memset(ctx, 0, sizeof *ctx);
@@ -13519,10 +13590,7 @@ typedef struct sdx__gen {
     sdx_scheduler scheduler;
     double denoise;
     int64_t seed;
-    /* conditioning: [n_cond, T, D] context and [n_cond, adm] y (cond first) */
-    sdx_tensor context, y;
-    sdx_tensor unet_context, unet_y;   /* where the UNet reads them: device copies, or the same */
-    int n_cond;
+    const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
     float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
@@ -13642,29 +13710,39 @@ static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *
     return SDX_OK;
 }
 
-/* Encodes one prompt into row `row` of g->context (and g->y for SDXL). */
-static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
+/* An encoded prompt pair: [n_cond, T, D] context and [n_cond, adm] y
+ * (prompt first, then the negative prompt unless cfg is 1), on the host
+ * and where the UNet reads them (device copies, or the same tensors). */
+struct sdx_cond {
+    sdx_model *m;
+    int n_cond, width, height;
+    sdx_tensor context, y;
+    sdx_tensor unet_context, unet_y;
+};
+
+/* Encodes one prompt into row `row` of cond->context (and y for SDXL). */
+static int sdx__encode_into(sdx__gen *g, sdx_cond *cond, const sdx__chunks *chunks, int row) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx_tensor context, pooled;
     sdx__mark mark = sdx__arena_mark(&m->arena);
-    size_t per_row = (size_t)(g->context.shape[1] * g->context.shape[2]);
+    size_t per_row = (size_t)(cond->context.shape[1] * cond->context.shape[2]);
     int rc;
     /* the encoder hands back owned tensors */
     memset(&context, 0, sizeof context);
     memset(&pooled, 0, sizeof pooled);
-    rc = sdx__textenc_encode(ctx, &m->te, &m->arena, chunks, g->p->clip_skip, &context, g->y.data ? &pooled : NULL);
+    rc = sdx__textenc_encode(ctx, &m->te, &m->arena, chunks, g->p->clip_skip, &context, cond->y.data ? &pooled : NULL);
     if (rc == SDX_OK && (size_t)sdx_tensor_numel(&context) != per_row)
         rc = sdx__fail(ctx, SDX_ERR_MODEL, "text encoder returned %lld values, expected %zu", (long long)sdx_tensor_numel(&context), per_row);
     if (rc == SDX_OK) {
-        sdx__load_f32(context.data, context.dtype, 0, (int64_t)per_row, (float *)g->context.data + per_row * (size_t)row);
+        sdx__load_f32(context.data, context.dtype, 0, (int64_t)per_row, (float *)cond->context.data + per_row * (size_t)row);
         rc = sdx__nonfinite_stage(ctx, row ? "the negative-prompt conditioning" : "the prompt conditioning",
-                                  (float *)g->context.data + per_row * (size_t)row, per_row);
+                                  (float *)cond->context.data + per_row * (size_t)row, per_row);
     }
-    if (rc == SDX_OK && g->y.data) {
+    if (rc == SDX_OK && cond->y.data) {
         const sdx_gen_params *p = g->p;
         float size_cond[6];
-        int ydim = (int)g->y.shape[1];
+        int ydim = (int)cond->y.shape[1];
         float *pf = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
         if (!pf) rc = SDX_ERR_NOMEM;
         else {
@@ -13675,7 +13753,7 @@ static int sdx__encode_into(sdx__gen *g, const sdx__chunks *chunks, int row) {
             size_cond[3] = (float)p->crop_left;
             size_cond[4] = (float)(p->target_height ? p->target_height : g->height);
             size_cond[5] = (float)(p->target_width ? p->target_width : g->width);
-            rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)g->y.data + (size_t)ydim * (size_t)row, ydim);
+            rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)cond->y.data + (size_t)ydim * (size_t)row, ydim);
         }
     }
     sdx_tensor_free(ctx, &context);
@@ -13701,7 +13779,7 @@ static void sdx__unet_input_free(sdx_ctx *ctx, sdx_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
-static int sdx__gen_condition(sdx__gen *g) {
+static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
@@ -13709,23 +13787,26 @@ static int sdx__gen_condition(sdx__gen *g) {
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
     memset(&neg, 0, sizeof neg);
-    g->n_cond = g->cfg == 1.0f ? 1 : 2;
+    cond->m = m;
+    cond->width = g->width;
+    cond->height = g->height;
+    cond->n_cond = g->cfg == 1.0f ? 1 : 2;
     if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (g->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
-    if (g->n_cond == 2 && (rc = sdx__pad_chunks(ctx, m->tok, &neg, n)) != SDX_OK) goto done;
-    shape[0] = g->n_cond; shape[1] = 77 * (int64_t)n; shape[2] = m->te.context_dim;
-    if ((rc = sdx_tensor_alloc(ctx, &g->context, SDX_F32, 3, shape)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 && (rc = sdx__pad_chunks(ctx, m->tok, &neg, n)) != SDX_OK) goto done;
+    shape[0] = cond->n_cond; shape[1] = 77 * (int64_t)n; shape[2] = m->te.context_dim;
+    if ((rc = sdx_tensor_alloc(ctx, &cond->context, SDX_F32, 3, shape)) != SDX_OK) goto done;
     if (m->unet.adm_channels > 0) {
         shape[1] = m->unet.adm_channels;
-        if ((rc = sdx_tensor_alloc(ctx, &g->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
+        if ((rc = sdx_tensor_alloc(ctx, &cond->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
     }
-    if ((rc = sdx__encode_into(g, &pos, 0)) != SDX_OK) goto done;
-    if (g->n_cond == 2 && (rc = sdx__encode_into(g, &neg, 1)) != SDX_OK) goto done;
-    if ((rc = sdx__to_unet(ctx, &g->unet_context, &g->context)) != SDX_OK) goto done;
-    if (g->y.data) rc = sdx__to_unet(ctx, &g->unet_y, &g->y);
+    if ((rc = sdx__encode_into(g, cond, &pos, 0)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 && (rc = sdx__encode_into(g, cond, &neg, 1)) != SDX_OK) goto done;
+    if ((rc = sdx__to_unet(ctx, &cond->unet_context, &cond->context)) != SDX_OK) goto done;
+    if (cond->y.data) rc = sdx__to_unet(ctx, &cond->unet_y, &cond->y);
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
@@ -13830,7 +13911,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     size_t plane = (size_t)g->lh * (size_t)g->lw, n = 4 * plane;
-    int B = g->n_cond, cin = m->unet.in_channels, rc;
+    int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
     sdx_tensor xin, out;
@@ -13856,7 +13937,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
     if (rc == SDX_OK)
-        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->unet_context, g->y.data ? &g->unet_y : NULL, &out);
+        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
     if (rc == SDX_OK) {
         float *o = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
         if (!o || (rc = sdx__download(ctx, o, &out)) != SDX_OK) {
@@ -13883,27 +13964,249 @@ static int sdx__gen_noise(void *user, float *out) {
     return SDX_OK;
 }
 
-static int sdx__gen_step(void *user, int step, int total, const float *x, const float *denoised) {
-    sdx__gen *g = (sdx__gen *)user;
-    sdx_tensor t;
-    (void)denoised;
-    if (!g->p->progress) return 0;
-    t = sdx__view4(SDX_F32, (void *)x, 1, 4, g->lh, g->lw);
-    return g->p->progress(g->p->progress_user, g->image_index, step + 1, total, &t);
+static void sdx__gen_free(sdx__gen *g) {
+    sdx_ctx *ctx;
+    if (!g->m) return;
+    ctx = g->m->ctx;
+    sdx__free(ctx, g->init_latent);
+    sdx__free(ctx, g->latent_mask);
+    sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->noise);
+    sdx__free(ctx, g->scratch);
 }
+
+/* ---- stage: conditioning ------------------------------------------------ */
+
+SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+    sdx__gen g;
+    sdx_cond *cond;
+    int rc;
+    if (out) *out = NULL;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
+    cond->m = m;
+    if ((rc = sdx__gen_condition(&g, cond)) != SDX_OK) { sdx_cond_free(cond); return rc; }
+    sdx__arena_reset(&m->arena);
+    *out = cond;
+    return SDX_OK;
+}
+
+SDX_API void sdx_cond_free(sdx_cond *cond) {
+    sdx_ctx *ctx;
+    if (!cond) return;
+    ctx = cond->m->ctx;
+    sdx__unet_input_free(ctx, &cond->unet_context);
+    sdx__unet_input_free(ctx, &cond->unet_y);
+    sdx_tensor_free(ctx, &cond->context);
+    sdx_tensor_free(ctx, &cond->y);
+    sdx__free(ctx, cond);
+}
+
+/* ---- stage: sampling ------------------------------------------------------ */
+/* A session samples one image. The samplers are plain loops with their
+ * history in locals, so stepping replays: every model output is kept, and
+ * each sdx_sampling_step reruns the sampler from the start latent (same
+ * noise draws), answering earlier model calls from the record, and pauses
+ * at the first call that needs the model again. That costs a few vector
+ * operations per past step and gives every sampler step-by-step, with
+ * results identical to one uninterrupted run. */
+
+struct sdx_sampling {
+    sdx__gen g;
+    sdx_tensor sigmas;
+    size_t n;                 /* floats in a latent */
+    int64_t seed;
+    float *start;             /* the start latent, for replays */
+    sdx_tensor latent;        /* [1, 4, h, w] the state shown to the caller */
+    sdx_tensor denoised;      /* the latest x0 prediction, for previews */
+    float *work;              /* the sampler's x during a run */
+    float **record;           /* model outputs, by call */
+    int n_record, cap_record, keep_record;
+    int calls, new_calls, max_new;   /* this run */
+    int reported, steps, done;
+    int status;               /* an error kept: the session cannot go on */
+};
+
+static int sdx__sess_denoise(void *user, const float *x, float sigma, float *denoised) {
+    sdx_sampling *s = (sdx_sampling *)user;
+    sdx_ctx *ctx = s->g.m->ctx;
+    int rc;
+    if (s->calls < s->n_record) {
+        memcpy(denoised, s->record[s->calls++], s->n * sizeof(float));
+        return SDX_OK;
+    }
+    if (s->max_new && s->new_calls == s->max_new) {   /* pause: show the state the model would see */
+        memcpy(s->latent.data, x, s->n * sizeof(float));
+        return SDX_ERR_CANCELLED;
+    }
+    if ((rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK) return rc;
+    s->calls++;
+    s->new_calls++;
+    if (s->keep_record) {
+        float *copy;
+        if (s->n_record == s->cap_record) {
+            int cap = s->cap_record ? 2 * s->cap_record : 16;
+            float **r = (float **)sdx__realloc(ctx, s->record, sizeof *r * (size_t)cap);
+            if (!r) return sdx__nomem(ctx, "sampling record", sizeof *r * (size_t)cap);
+            s->record = r;
+            s->cap_record = cap;
+        }
+        if (!(copy = (float *)sdx__malloc(ctx, s->n * sizeof(float)))) return sdx__nomem(ctx, "sampling record", s->n * sizeof(float));
+        memcpy(copy, denoised, s->n * sizeof(float));
+        s->record[s->n_record++] = copy;
+    }
+    return SDX_OK;
+}
+
+static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sdx_sampling *)user)->g, out); }
+
+static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
+    sdx_sampling *s = (sdx_sampling *)user;
+    const sdx_gen_params *p = s->g.p;
+    s->steps = total;
+    if (step < s->reported) return 0;           /* replayed */
+    s->reported = step + 1;
+    memcpy(s->denoised.data, denoised, s->n * sizeof(float));
+    memcpy(s->latent.data, x, s->n * sizeof(float));
+    if (!p->progress) return 0;
+    return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
+}
+
+/* Runs the sampler until `max_new` more model calls (0: to the end). */
+static int sdx__sess_run(sdx_sampling *s, int max_new) {
+    sdx_ctx *ctx = s->g.m->ctx;
+    sdx_sample_desc sd;
+    int rc, reported = s->reported;
+    if (s->status != SDX_OK) return s->status;
+    if (s->done) return SDX_OK;
+    memcpy(s->work, s->start, s->n * sizeof(float));
+    /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
+    sdx_rng_init(&s->g.step_rng, s->g.p->rng, (uint64_t)s->seed + 1);
+    s->calls = s->new_calls = 0;
+    s->max_new = max_new;
+    memset(&sd, 0, sizeof sd);
+    sd.sampler = s->g.sampler;
+    sd.sigmas = (const float *)s->sigmas.data;
+    sd.n_sigmas = (int)s->sigmas.shape[0];
+    sd.n = s->n;
+    sd.denoise = sdx__sess_denoise;
+    sd.denoise_user = s;
+    sd.noise = sdx__sess_noise;
+    sd.noise_user = s;
+    sd.step = sdx__sess_report;
+    sd.step_user = s;
+    rc = sdx_sample(ctx, &sd, s->work);
+    if (rc == SDX_ERR_CANCELLED && s->max_new && s->new_calls == s->max_new && s->calls == s->n_record) {
+        s->reported = SDX__MAX(s->reported, reported);
+        return SDX_OK;                           /* paused */
+    }
+    if (rc == SDX_OK) {
+        if (s->g.latent_mask) sdx__mask_blend(&s->g, s->work, 0.0f, s->work);
+        rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
+    }
+    if (rc == SDX_OK) {
+        memcpy(s->latent.data, s->work, s->n * sizeof(float));
+        s->done = 1;
+    }
+    sdx__arena_reset(&s->g.m->arena);
+    return s->status = rc;
+}
+
+SDX_API void sdx_sampling_free(sdx_sampling *s) {
+    sdx_ctx *ctx;
+    if (!s) return;
+    ctx = s->g.m->ctx;
+    for (int i = 0; i < s->n_record; i++) sdx__free(ctx, s->record[i]);
+    sdx__free(ctx, s->record);
+    sdx_tensor_free(ctx, &s->sigmas);
+    sdx_tensor_free(ctx, &s->latent);
+    sdx_tensor_free(ctx, &s->denoised);
+    sdx__free(ctx, s->start);
+    sdx__free(ctx, s->work);
+    sdx__gen_free(&s->g);
+    sdx__free(ctx, s);
+}
+
+static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, int keep_record,
+                           sdx_sampling **out) {
+    sdx_ctx *ctx = m->ctx;
+    sdx_sampling *s;
+    int64_t shape[4];
+    int rc;
+    *out = NULL;
+    if (!(s = (sdx_sampling *)sdx__calloc(ctx, 1, sizeof *s))) return sdx__nomem(ctx, "sampling session", sizeof *s);
+    if ((rc = sdx__gen_resolve(&s->g, m, p)) != SDX_OK) { s->g.m = m; sdx_sampling_free(s); return rc; }
+    if (!cond || cond->m != m || cond->n_cond != (s->g.cfg == 1.0f ? 1 : 2) ||
+        (cond->y.data && (cond->width != s->g.width || cond->height != s->g.height))) {
+        sdx_sampling_free(s);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: the conditioning was encoded for another model, "
+                         "cfg (1 or not) or SDXL size than these parameters");
+    }
+    if (index < 0 || index >= s->g.batch) {
+        rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: image %d of a batch of %d", index, s->g.batch);
+        sdx_sampling_free(s);
+        return rc;
+    }
+    s->g.cond = cond;
+    s->g.image_index = index;
+    s->seed = s->g.seed + index;
+    s->keep_record = keep_record;
+    s->n = (size_t)4 * (size_t)s->g.lh * (size_t)s->g.lw;
+    shape[0] = 1; shape[1] = 4; shape[2] = s->g.lh; shape[3] = s->g.lw;
+    s->g.noise = (float *)sdx__malloc(ctx, s->n * sizeof(float));
+    s->start = (float *)sdx__malloc(ctx, s->n * sizeof(float));
+    s->work = (float *)sdx__malloc(ctx, s->n * sizeof(float));
+    if (!s->g.noise || !s->start || !s->work) rc = sdx__nomem(ctx, "sampling session", 3 * s->n * sizeof(float));
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
+    if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
+    if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
+    sdx__arena_reset(&m->arena);
+    {
+        sdx_rng rng;
+        sdx_rng_init(&rng, p->rng, (uint64_t)s->seed);
+        sdx_rng_randn(&rng, s->g.noise, s->n);
+        sdx_start_latent(&m->ms, ((const float *)s->sigmas.data)[0], s->g.init_latent, s->g.noise, s->start, s->n);
+    }
+    memcpy(s->latent.data, s->start, s->n * sizeof(float));
+    s->steps = (int)s->sigmas.shape[0] - 1;
+    *out = s;
+    return SDX_OK;
+}
+
+SDX_API int sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
+    if (out) *out = NULL;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: params and out are required") : SDX_ERR_INVALID_ARG;
+    return sdx__sess_begin(m, p, cond, index, 1, out);
+}
+
+SDX_API int sdx_sampling_step(sdx_sampling *s) { return s ? sdx__sess_run(s, 1) : SDX_ERR_INVALID_ARG; }
+SDX_API int sdx_sampling_finish(sdx_sampling *s) { return s ? sdx__sess_run(s, 0) : SDX_ERR_INVALID_ARG; }
+SDX_API int sdx_sampling_done(const sdx_sampling *s) { return s && s->done; }
+SDX_API int sdx_sampling_steps(const sdx_sampling *s, int *total) {
+    if (total) *total = s ? s->steps : 0;
+    return s ? (s->done ? s->steps : s->reported) : 0;
+}
+SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 0; }
+SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
+SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
 /* ---- decoding ----------------------------------------------------------- */
 
-static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
-    sdx_model *m = g->m;
+/* latent [lh * lw * 4] in model space -> 8-bit RGB */
+static int sdx__decode(sdx_model *m, int vae_tiling, int lh, int lw, const float *latent, sdx_image *img) {
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     sdx_tensor z, image;
     sdx__vae_tiling tiling;
-    size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
+    int width = lw * 8, height = lh * 8;
+    size_t plane = (size_t)lh * (size_t)lw, hw = (size_t)width * (size_t)height;
+    int64_t zshape[4] = { 1, 4, lh, lw }, ishape[4] = { 1, 3, height, width };
     int rc;
-    tiling = sdx__gen_tiling(g);
-    int64_t zshape[4] = { 1, 4, g->lh, g->lw }, ishape[4] = { 1, 3, g->height, g->width };
+    memset(&tiling, 0, sizeof tiling);
+    tiling.mode = vae_tiling;    /* tile size and overlap: the VAE's choice */
     if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
         !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
         sdx__arena_release(&m->arena, mark);
@@ -13918,8 +14221,8 @@ static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
     }
     if (rc == SDX_OK) {
         const float *px = (const float *)image.data;
-        img->width = g->width;
-        img->height = g->height;
+        img->width = width;
+        img->height = height;
         img->channels = 3;
         for (size_t i = 0; i < hw; i++)
             for (int c = 0; c < 3; c++) {
@@ -13932,83 +14235,83 @@ static int sdx__gen_decode(sdx__gen *g, const float *latent, sdx_image *img) {
     return rc;
 }
 
-/* ---- one image ---------------------------------------------------------- */
+/* ---- stage: VAE ------------------------------------------------------------ */
 
-static int sdx__gen_one(sdx__gen *g, const sdx_tensor *sigmas, int64_t seed, sdx_tensor *latent_out, sdx_image *img) {
-    sdx_model *m = g->m;
-    sdx_ctx *ctx = m->ctx;
-    size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
-    const float *sg = (const float *)sigmas->data;
-    sdx_sample_desc sd;
-    sdx_rng rng;
-    float *x;
-    int64_t shape[4] = { 1, 4, g->lh, g->lw };
+static int sdx__check_latent(sdx_model *m, const char *fn, const sdx_tensor *latent) {
+    char sh[96];
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != 4 || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] > 2048 ||
+        latent->shape[3] > 2048 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: latent %s %s; expected host F32 [1, 4, h, w], h and w 1..2048",
+                         fn, latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "");
+    return SDX_OK;
+}
+
+SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
     int rc;
-    if ((rc = sdx_tensor_alloc(ctx, latent_out, SDX_F32, 4, shape)) != SDX_OK) return rc;
-    x = (float *)latent_out->data;
-    sdx_rng_init(&rng, g->p->rng, (uint64_t)seed);
-    sdx_rng_randn(&rng, g->noise, n);
-    /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
-    sdx_rng_init(&g->step_rng, g->p->rng, (uint64_t)seed + 1);
-    sdx_start_latent(&m->ms, sg[0], g->init_latent, g->noise, x, n);
-    memset(&sd, 0, sizeof sd);
-    sd.sampler = g->sampler;
-    sd.sigmas = sg;
-    sd.n_sigmas = (int)sigmas->shape[0];
-    sd.n = n;
-    sd.denoise = sdx__gen_denoise;
-    sd.denoise_user = g;
-    sd.noise = sdx__gen_noise;
-    sd.noise_user = g;
-    sd.step = sdx__gen_step;
-    sd.step_user = g;
-    if ((rc = sdx_sample(ctx, &sd, x)) != SDX_OK) return rc;
-    if (g->latent_mask) sdx__mask_blend(g, x, 0.0f, x);
-    if ((rc = sdx__nonfinite_stage(ctx, "the final latent", x, n)) != SDX_OK) return rc;
-    return sdx__gen_decode(g, x, img);
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
+    rc = sdx__decode(m, p ? p->vae_tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    sdx__arena_reset(&m->arena);
+    return rc;
 }
 
-static void sdx__gen_free(sdx__gen *g) {
-    sdx_ctx *ctx = g->m->ctx;
-    sdx__unet_input_free(ctx, &g->unet_context);
-    sdx__unet_input_free(ctx, &g->unet_y);
-    sdx_tensor_free(ctx, &g->context);
-    sdx_tensor_free(ctx, &g->y);
-    sdx__free(ctx, g->init_latent);
-    sdx__free(ctx, g->latent_mask);
-    sdx__free(ctx, g->concat);
-    sdx__free(ctx, g->noise);
-    sdx__free(ctx, g->scratch);
+SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
+    sdx__gen g;
+    sdx_gen_params q;
+    int64_t shape[4];
+    int rc;
+    if (latent) memset(latent, 0, sizeof *latent);
+    if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    if (p) q = *p; else memset(&q, 0, sizeof q);
+    q.width = img->width;
+    q.height = img->height;
+    q.init_image = img;
+    q.mask = NULL;
+    q.strength = 1.0f;
+    if ((rc = sdx__gen_resolve(&g, m, &q)) != SDX_OK) return rc;
+    shape[0] = 1; shape[1] = 4; shape[2] = g.lh; shape[3] = g.lw;
+    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) != SDX_OK) return rc;
+    rc = sdx__encode_image(&g, img, NULL, (float *)latent->data);
+    sdx__arena_reset(&m->arena);
+    if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    return rc;
 }
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+/* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
-    sdx_tensor sigmas;
+    sdx_gen_params p;
+    sdx_cond *cond = NULL;
     int rc;
-    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m || !params || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
     memset(out, 0, sizeof *out);
-    memset(&sigmas, 0, sizeof sigmas);
-    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
+    p = *params;
+    p.seed = g.seed;                  /* a random seed is drawn once for the batch */
     out->images = (sdx_image *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_image));
     out->latents = (sdx_tensor *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_tensor));
     out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
-    g.noise = (float *)sdx__malloc(ctx, sizeof(float) * 4 * (size_t)g.lh * (size_t)g.lw);
-    if (!out->images || !out->latents || !out->seeds || !g.noise) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
-    if ((rc = sdx_sampler_sigmas(ctx, &m->ms, g.scheduler, g.sampler, g.steps, g.denoise, &sigmas)) != SDX_OK) goto done;
-    if ((rc = sdx__gen_condition(&g)) != SDX_OK) goto done;
-    if ((rc = sdx__gen_prepare_init(&g)) != SDX_OK) goto done;
-    for (int i = 0; i < g.batch; i++) {
-        g.image_index = i;
-        out->seeds[i] = g.seed + i;
-        rc = sdx__gen_one(&g, &sigmas, g.seed + i, &out->latents[i], &out->images[i]);
+    if (!out->images || !out->latents || !out->seeds) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
+    if ((rc = sdx_encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
+    for (int i = 0; i < g.batch && rc == SDX_OK; i++) {
+        sdx_sampling *s;
+        if ((rc = sdx__sess_begin(m, &p, cond, i, 0, &s)) != SDX_OK) break;
+        out->seeds[i] = s->seed;
         out->count = i + 1;
-        if (rc != SDX_OK) break;
+        if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
+            out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
+            memset(&s->latent, 0, sizeof s->latent);
+            rc = sdx__decode(m, p.vae_tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+        }
+        sdx_sampling_free(s);
     }
 done:
-    sdx_tensor_free(ctx, &sigmas);
-    sdx__gen_free(&g);
+    sdx_cond_free(cond);
     sdx__arena_reset(&m->arena);
     if (rc != SDX_OK) sdx_gen_result_free(ctx, out);
     return rc;

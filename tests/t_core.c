@@ -132,8 +132,26 @@ static int f16_activation_store_saturates_instead_of_overflowing(void) {
     return T_PASS;
 }
 
+static void *t_hook_alloc(size_t n, void *user) { (void)user; return malloc(n); }
+static char t_hook_msg[256];
+static void t_hook_log(sdx_log_level level, const char *msg, void *user) {
+    (void)level; (void)user;
+    snprintf(t_hook_msg, sizeof t_hook_msg, "%s", msg);
+}
+
+static int allocator_hooks_are_all_or_none(void) {
+    sdx_desc d;
+    memset(&d, 0, sizeof d);
+    d.alloc = t_hook_alloc;        /* realloc and free missing */
+    d.log = t_hook_log;
+    t_hook_msg[0] = 0;
+    T_CHECK(sdx_create(&d) == NULL, "a partial set of hooks was accepted");
+    T_CHECK(strstr(t_hook_msg, "all three allocator hooks"), "message: '%s'", t_hook_msg);
+    return T_PASS;
+}
 
 static const t_case core_cases[] = {
+    { "allocator_hooks_are_all_or_none", allocator_hooks_are_all_or_none },
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
     { "arena_becomes_one_peak_sized_block_after_a_pass", arena_becomes_one_peak_sized_block_after_a_pass },
     { "arena_rejects_sizes_that_would_wrap_when_aligned", arena_rejects_sizes_that_would_wrap_when_aligned },

@@ -6,9 +6,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Linkage of the public functions: extern by default; SDX_STATIC makes
+ * them static (a private copy per file); SDX_SHARED exports them from a
+ * shared library (define SDX_BUILD_SHARED too when building it, with
+ * SDX_IMPLEMENTATION) and imports them in programs using it. */
 #ifndef SDX_API
-#  ifdef SDX_STATIC
+#  if defined(SDX_STATIC)
 #    define SDX_API static
+#  elif defined(SDX_SHARED) && defined(_WIN32)
+#    ifdef SDX_BUILD_SHARED
+#      define SDX_API extern __declspec(dllexport)
+#    else
+#      define SDX_API extern __declspec(dllimport)
+#    endif
+#  elif defined(SDX_SHARED) && (defined(__GNUC__) || defined(__clang__))
+#    define SDX_API extern __attribute__((visibility("default")))
 #  else
 #    define SDX_API extern
 #  endif
@@ -117,7 +129,12 @@ typedef struct sdx_desc {
 
 typedef struct sdx_ctx sdx_ctx;
 
-/* Returns NULL only if the context itself cannot be allocated. */
+/* Returns NULL if the context cannot be allocated, or if only some of the
+ * three allocator hooks are set (then desc->log, when set, says so).
+ * Threads: one context serves one call at a time (its models,
+ * conditionings and sampling sessions included); calls may come from
+ * different threads one after another. Separate contexts share nothing
+ * and may run in parallel threads. */
 SDX_API sdx_ctx    *sdx_create(const sdx_desc *desc);
 SDX_API void        sdx_destroy(sdx_ctx *ctx);
 /* Message of the last failure on this context ("" if none). */

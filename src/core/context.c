@@ -16,7 +16,10 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.alloc || !d.realloc || !d.free) d.alloc = NULL, d.realloc = NULL, d.free = NULL;
+    if ((d.alloc || d.realloc || d.free) && !(d.alloc && d.realloc && d.free)) {
+        if (d.log) d.log(SDX_LOG_ERROR, "sdx_create: set all three allocator hooks (alloc, realloc, free) or none", d.user);
+        return NULL;
+    }
     ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
     if (!ctx) return NULL;
     memset(ctx, 0, sizeof *ctx);

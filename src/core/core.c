@@ -24,6 +24,9 @@
 #include <sys/types.h>
 #include <sys/mman.h>
 
+#if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
+#error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
+#endif
 #ifndef SDX_MALLOC
 #define SDX_MALLOC(sz)       malloc(sz)
 #define SDX_REALLOC(p, sz)   realloc(p, sz)

@@ -89,6 +89,54 @@ typedef struct sdx_gen_result {
 SDX_API int  sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
 SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 
+/* ---- stages ---------------------------------------------------------
+ * sdx_generate is these calls in a row; programs that compose their own
+ * pipeline, or spread a generation over the frames of a game loop, call
+ * them directly:
+ *
+ *     sdx_cond *cond;  sdx_sampling *s;  sdx_image img;
+ *     sdx_encode_prompt(model, &gp, &cond);
+ *     sdx_sampling_begin(model, &gp, cond, 0, &s);
+ *     while (!sdx_sampling_done(s))            // one UNet call per step
+ *         if (sdx_sampling_step(s) != SDX_OK) break;
+ *     sdx_decode_latent(model, sdx_sampling_latent(s), &gp, &img);
+ *     sdx_sampling_free(s);  sdx_cond_free(cond);
+ *
+ * A stepped session gives the same latent as one uninterrupted run. */
+
+/* The prompt and negative prompt of `params`, encoded for this model
+ * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
+typedef struct sdx_cond sdx_cond;
+SDX_API int  sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
+SDX_API void sdx_cond_free(sdx_cond *cond);
+
+/* Samples image `index` of the batch (seed + index) from noise, or from
+ * params->init_image (and mask). `cond` must come from the same model and
+ * parameters (cfg, SDXL size) and outlive the session. */
+typedef struct sdx_sampling sdx_sampling;
+SDX_API int  sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
+                                 sdx_sampling **out);
+/* One more model evaluation (a sampler step; second-order samplers take
+ * two per step). Does nothing once done. params->progress is called for
+ * every completed sampler step, here as in sdx_generate. */
+SDX_API int  sdx_sampling_step(sdx_sampling *s);
+SDX_API int  sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
+SDX_API int  sdx_sampling_done(const sdx_sampling *s);
+SDX_API int  sdx_sampling_steps(const sdx_sampling *s, int *total);   /* steps completed */
+SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s);
+/* The current latent [1, 4, h, w] (the final one when done) and the
+ * latest prediction of the clean latent (x0, for previews); owned by the
+ * session, valid until the next call on it. */
+SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s);
+SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
+SDX_API void sdx_sampling_free(sdx_sampling *s);
+
+/* VAE: a latent in model space (as sdx_sampling_latent, or a result's
+ * latents) to RGB, and an RGB image (sizes multiples of 8) to such a
+ * latent (the posterior mean, scaled). params may be NULL (vae_tiling). */
+SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
+SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
