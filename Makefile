@@ -8,7 +8,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
-EXAMPLES := examples/sdx examples/minimal
+EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 
 .PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind check-amalgamation clean
@@ -39,7 +39,7 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
-test: tests/run examples/sdx
+test: tests/run $(EXAMPLES)
 	./tests/run
 
 sanitize: tests/run-san

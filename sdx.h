@@ -648,6 +648,8 @@ typedef struct sdx_gen_params {
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
+    int   tiling;                  /* 1: seamless texture (A1111 "Tiling"): the
+                                      UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
 } sdx_gen_params;
@@ -783,6 +785,7 @@ typedef struct sdx_backend {
     int (*mul)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*add_channel_bias)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v);
     int (*resize_nearest)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*pad_circular)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right);
     int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
     int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
@@ -890,6 +893,9 @@ struct sdx_ctx {
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
     sdx_backend be;              /* where tensors live and kernels run   */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
+    int      circular;           /* seamless tiling: convolutions wrap    */
+    void    *pad_buf;            /* their padded input, backend memory    */
+    size_t   pad_cap;
     char     error[1024];
     /* tracer state: what is running now, for messages */
     int      trace;
@@ -2643,6 +2649,40 @@ static int sdx__cpu_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
  * 32 x 32 tiles so both sides are read and written in cache lines. */
 typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t rows, cols, tr, tc; } sdx__tr_args;
 
+/* Circular padding (seamless tiling): y[n, c, i, j] = x[n, c, (i - top) mod H,
+ * (j - left) mod W]; y is [N, C, H + top + bottom, W + left + right]. */
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int top, left; } sdx__pad_args;
+
+static void sdx__pad_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__pad_args *a = (const sdx__pad_args *)arg;
+    int64_t H = a->x->shape[2], W = a->x->shape[3], Ho = a->y->shape[2], Wo = a->y->shape[3];
+    (void)thread;
+    for (int64_t r = begin; r < end; r++) {            /* r = (n*C + c)*Ho + i */
+        int64_t p = r / Ho, i = r % Ho;
+        int64_t si = ((i - a->top) % H + H) % H, j = 0;
+        while (j < Wo) {   /* runs of consecutive source columns */
+            int64_t sj = ((j - a->left) % W + W) % W, run = SDX__MIN(W - sj, Wo - j);
+            sdx__copy_elems(a->y->data, a->y->dtype, r * Wo + j, a->x->data, a->x->dtype, (p * H + si) * W + sj, run);
+            j += run;
+        }
+    }
+}
+
+static int sdx__cpu_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    sdx__pad_args a;
+    SDX__CHECK(ctx, op, y, x);
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    a.y = y; a.x = x; a.top = top; a.left = left;
+    sdx__parallel_for(ctx, y->shape[0] * y->shape[1] * y->shape[2], sdx__pad_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
 #define SDX__TT 32
 static void sdx__transpose_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__tr_args *t = (const sdx__tr_args *)arg;
@@ -3110,10 +3150,176 @@ static sdx_backend sdx__cpu_backend(void) {
     b.mul = sdx__cpu_mul;
     b.add_channel_bias = sdx__cpu_add_channel_bias;
     b.resize_nearest = sdx__cpu_resize_nearest;
+    b.pad_circular = sdx__cpu_pad_circular;
     b.concat_channels = sdx__cpu_concat_channels;
     b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
     b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
     return b;
+}
+
+/* ---- src/core/ops.c ---- */
+/* ===================================================================== */
+/*  Ops: the kernels as model code calls them                             */
+/* ===================================================================== */
+/* Every call goes to the context's backend (the CPU's kernels, or a GPU's
+ * from sdx_hip.h). Here, once for every backend: each operand must live
+ * where the backend computes (a host tensor handed to a GPU kernel is a
+ * bug in model code, caught with its name), and the tracer checks a
+ * device output (the CPU kernels check their own). The contracts are in
+ * docs/INTERNALS.md. */
+
+static int sdx__ops_where(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    int device = sdx__on_device(ctx);
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->device != device)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
+                             op, i, ts[i]->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+    return SDX_OK;
+}
+
+#define SDX__OPS_WHERE(ctx, op, ...) do { \
+    const sdx_tensor *const sdx__ops_ts_[] = { __VA_ARGS__ }; \
+    int sdx__ops_rc_ = sdx__ops_where(ctx, op, sdx__ops_ts_, SDX__ARRAY_LEN(sdx__ops_ts_)); \
+    if (sdx__ops_rc_ != SDX_OK) return sdx__ops_rc_; } while (0)
+
+static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
+    if (rc != SDX_OK || !y->device) return rc;
+    return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    SDX__OPS_WHERE(ctx, "linear", y, x, w, b);
+    return sdx__ops_done(ctx, "linear", y, ctx->be.linear(ctx, y, x, w, b));
+}
+
+static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+    SDX__OPS_WHERE(ctx, "conv2d", y, x, w, b);
+    return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
+}
+
+static int sdx__pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    SDX__OPS_WHERE(ctx, "pad_circular", y, x);
+    return sdx__ops_done(ctx, "pad_circular", y, ctx->be.pad_circular(ctx, y, x, top, left, bottom, right));
+}
+
+/* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
+ * these two calls every convolution with symmetric padding (the layers'
+ * own padding, as PyTorch's padding_mode="circular") wraps around the
+ * image edges, so a generated picture tiles without seams. Explicit
+ * asymmetric pads (the VAE encoder's downsampling) stay zero. */
+static void sdx__circular_begin(sdx_ctx *ctx) { ctx->circular = 1; }
+static void sdx__circular_pause(sdx_ctx *ctx) { ctx->circular = 0; }   /* keeps the buffer */
+
+static void sdx__circular_end(sdx_ctx *ctx) {
+    ctx->circular = 0;
+    sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+    ctx->pad_buf = NULL;
+    ctx->pad_cap = 0;
+}
+
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad) {
+    sdx_tensor xp;
+    size_t bytes;
+    int rc;
+    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    xp = *x;
+    xp.owned = 0;
+    xp.shape[2] += 2 * pad;
+    xp.shape[3] += 2 * pad;
+    bytes = sdx_tensor_nbytes(&xp);
+    if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
+        sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+        ctx->pad_cap = 0;
+        if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
+        ctx->pad_cap = bytes;
+    }
+    xp.data = ctx->pad_buf;
+    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
+    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0);
+}
+
+static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+    SDX__OPS_WHERE(ctx, "group_norm", y, x, gamma, beta);
+    return sdx__ops_done(ctx, "group_norm", y, ctx->be.group_norm(ctx, y, x, groups, eps, gamma, beta, fuse_silu));
+}
+
+static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                           const sdx_tensor *gamma, const sdx_tensor *beta) {
+    SDX__OPS_WHERE(ctx, "layer_norm", y, x, gamma, beta);
+    return sdx__ops_done(ctx, "layer_norm", y, ctx->be.layer_norm(ctx, y, x, eps, gamma, beta));
+}
+
+static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    SDX__OPS_WHERE(ctx, "softmax", y, x);
+    return sdx__ops_done(ctx, "softmax", y, ctx->be.softmax(ctx, y, x));
+}
+
+static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                          int heads, int causal) {
+    SDX__OPS_WHERE(ctx, "attention", y, q, k, v);
+    return sdx__ops_done(ctx, "attention", y, ctx->be.attention(ctx, y, q, k, v, heads, causal));
+}
+
+#define SDX__OPS_UNARY(name) \
+    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
+        SDX__OPS_WHERE(ctx, #name, y, x); \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, x)); \
+    }
+#define SDX__OPS_BINARY(name) \
+    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
+        SDX__OPS_WHERE(ctx, #name, y, a, b); \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, a, b)); \
+    }
+SDX__OPS_UNARY(silu)
+SDX__OPS_UNARY(gelu)            /* exact erf */
+SDX__OPS_UNARY(quick_gelu)      /* x*sigmoid(1.702x) */
+SDX__OPS_UNARY(geglu)           /* x[...,2D] -> a*gelu(g), a = first half */
+SDX__OPS_UNARY(copy)            /* same numel, converts dtype */
+SDX__OPS_UNARY(resize_nearest)  /* NCHW, y's shape gives the size */
+SDX__OPS_UNARY(nchw_to_nlc)
+SDX__OPS_UNARY(nlc_to_nchw)
+SDX__OPS_BINARY(add)
+SDX__OPS_BINARY(mul)
+SDX__OPS_BINARY(add_channel_bias)   /* b: [N, C] over H, W */
+SDX__OPS_BINARY(concat_channels)
+
+static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    SDX__OPS_WHERE(ctx, "scale", y, x);
+    return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
+}
+
+/* Nearest 2x: the resize with y twice x's size (checked here, so every
+ * backend's resize sees the same contract). */
+static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3]) {
+        char sx[96], sy[96];
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "upsample2x: expected x [N, C, H, W] and y [N, C, 2H, 2W]; x is %s, y is %s",
+                         sdx_shape_str(x, sx, sizeof sx), sdx_shape_str(y, sy, sizeof sy));
+    }
+    return sdx__resize_nearest(ctx, y, x);
+}
+
+/* ---- host helpers ------------------------------------------------------ */
+
+/* out[n, dim] = [cos(t*f_i) ..., sin(t*f_i) ...], f_i = exp(-ln(max_period) * i / (dim/2)) */
+static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
+    int half = dim / 2;
+    float lnp = (float)log((double)max_period);
+    for (int i = 0; i < n; i++) {
+        float *o = out + (size_t)i * (size_t)dim;
+        for (int j = 0; j < half; j++) {
+            /* frequencies and arguments rounded to f32 as the reference
+             * implementations compute them; cos/sin of that f32 argument */
+            float f = expf(-lnp * (float)j / (float)half);
+            float arg = t[i] * f;
+            o[j] = (float)cos((double)arg);
+            o[half + j] = (float)sin((double)arg);
+        }
+        if (dim % 2) o[dim - 1] = 0.0f;
+    }
 }
 
 /* ---- src/core/context.c (continued) ---- */
@@ -3143,6 +3349,7 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
 
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
+    sdx__circular_end(ctx);
     if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
@@ -3162,7 +3369,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
     SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
     SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
-    SDX__NEED(resize_nearest); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+    SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
 #undef SDX__NEED
     return NULL;
 }
@@ -4575,134 +4782,6 @@ static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim
     t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
     va_end(ap);
     return t;
-}
-
-/* ---- src/core/ops.c ---- */
-/* ===================================================================== */
-/*  Ops: the kernels as model code calls them                             */
-/* ===================================================================== */
-/* Every call goes to the context's backend (the CPU's kernels, or a GPU's
- * from sdx_hip.h). Here, once for every backend: each operand must live
- * where the backend computes (a host tensor handed to a GPU kernel is a
- * bug in model code, caught with its name), and the tracer checks a
- * device output (the CPU kernels check their own). The contracts are in
- * docs/INTERNALS.md. */
-
-static int sdx__ops_where(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
-    int device = sdx__on_device(ctx);
-    for (int i = 0; i < n; i++)
-        if (ts[i] && ts[i]->device != device)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
-                             op, i, ts[i]->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
-    return SDX_OK;
-}
-
-#define SDX__OPS_WHERE(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__ops_ts_[] = { __VA_ARGS__ }; \
-    int sdx__ops_rc_ = sdx__ops_where(ctx, op, sdx__ops_ts_, SDX__ARRAY_LEN(sdx__ops_ts_)); \
-    if (sdx__ops_rc_ != SDX_OK) return sdx__ops_rc_; } while (0)
-
-static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
-    if (rc != SDX_OK || !y->device) return rc;
-    return sdx__trace_check(ctx, op, y);
-}
-
-static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
-    SDX__OPS_WHERE(ctx, "linear", y, x, w, b);
-    return sdx__ops_done(ctx, "linear", y, ctx->be.linear(ctx, y, x, w, b));
-}
-
-static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
-    SDX__OPS_WHERE(ctx, "conv2d", y, x, w, b);
-    return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
-}
-
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad) {
-    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
-}
-
-static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
-    SDX__OPS_WHERE(ctx, "group_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "group_norm", y, ctx->be.group_norm(ctx, y, x, groups, eps, gamma, beta, fuse_silu));
-}
-
-static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta) {
-    SDX__OPS_WHERE(ctx, "layer_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "layer_norm", y, ctx->be.layer_norm(ctx, y, x, eps, gamma, beta));
-}
-
-static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    SDX__OPS_WHERE(ctx, "softmax", y, x);
-    return sdx__ops_done(ctx, "softmax", y, ctx->be.softmax(ctx, y, x));
-}
-
-static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                          int heads, int causal) {
-    SDX__OPS_WHERE(ctx, "attention", y, q, k, v);
-    return sdx__ops_done(ctx, "attention", y, ctx->be.attention(ctx, y, q, k, v, heads, causal));
-}
-
-#define SDX__OPS_UNARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
-        SDX__OPS_WHERE(ctx, #name, y, x); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, x)); \
-    }
-#define SDX__OPS_BINARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
-        SDX__OPS_WHERE(ctx, #name, y, a, b); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, a, b)); \
-    }
-SDX__OPS_UNARY(silu)
-SDX__OPS_UNARY(gelu)            /* exact erf */
-SDX__OPS_UNARY(quick_gelu)      /* x*sigmoid(1.702x) */
-SDX__OPS_UNARY(geglu)           /* x[...,2D] -> a*gelu(g), a = first half */
-SDX__OPS_UNARY(copy)            /* same numel, converts dtype */
-SDX__OPS_UNARY(resize_nearest)  /* NCHW, y's shape gives the size */
-SDX__OPS_UNARY(nchw_to_nlc)
-SDX__OPS_UNARY(nlc_to_nchw)
-SDX__OPS_BINARY(add)
-SDX__OPS_BINARY(mul)
-SDX__OPS_BINARY(add_channel_bias)   /* b: [N, C] over H, W */
-SDX__OPS_BINARY(concat_channels)
-
-static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
-    SDX__OPS_WHERE(ctx, "scale", y, x);
-    return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
-}
-
-/* Nearest 2x: the resize with y twice x's size (checked here, so every
- * backend's resize sees the same contract). */
-static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3]) {
-        char sx[96], sy[96];
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "upsample2x: expected x [N, C, H, W] and y [N, C, 2H, 2W]; x is %s, y is %s",
-                         sdx_shape_str(x, sx, sizeof sx), sdx_shape_str(y, sy, sizeof sy));
-    }
-    return sdx__resize_nearest(ctx, y, x);
-}
-
-/* ---- host helpers ------------------------------------------------------ */
-
-/* out[n, dim] = [cos(t*f_i) ..., sin(t*f_i) ...], f_i = exp(-ln(max_period) * i / (dim/2)) */
-static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
-    int half = dim / 2;
-    float lnp = (float)log((double)max_period);
-    for (int i = 0; i < n; i++) {
-        float *o = out + (size_t)i * (size_t)dim;
-        for (int j = 0; j < half; j++) {
-            /* frequencies and arguments rounded to f32 as the reference
-             * implementations compute them; cos/sin of that f32 argument */
-            float f = expf(-lnp * (float)j / (float)half);
-            float arg = t[i] * f;
-            o[j] = (float)cos((double)arg);
-            o[half + j] = (float)sin((double)arg);
-        }
-        if (dim % 2) o[dim - 1] = 0.0f;
-    }
 }
 
 /* ---- src/core/inflate.c ---- */
@@ -13936,8 +14015,11 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         rc = sdx__upload(ctx, &xin, xs);
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
-    if (rc == SDX_OK)
+    if (rc == SDX_OK) {
+        if (g->p->tiling) sdx__circular_begin(ctx);
         rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        sdx__circular_pause(ctx);
+    }
     if (rc == SDX_OK) {
         float *o = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
         if (!o || (rc = sdx__download(ctx, o, &out)) != SDX_OK) {
@@ -14117,6 +14199,7 @@ SDX_API void sdx_sampling_free(sdx_sampling *s) {
     sdx_ctx *ctx;
     if (!s) return;
     ctx = s->g.m->ctx;
+    sdx__circular_end(ctx);
     for (int i = 0; i < s->n_record; i++) sdx__free(ctx, s->record[i]);
     sdx__free(ctx, s->record);
     sdx_tensor_free(ctx, &s->sigmas);
@@ -14196,7 +14279,7 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return 
 /* ---- decoding ----------------------------------------------------------- */
 
 /* latent [lh * lw * 4] in model space -> 8-bit RGB */
-static int sdx__decode(sdx_model *m, int vae_tiling, int lh, int lw, const float *latent, sdx_image *img) {
+static int sdx__decode(sdx_model *m, int vae_tiling, int seamless, int lh, int lw, const float *latent, sdx_image *img) {
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     sdx_tensor z, image;
@@ -14213,7 +14296,9 @@ static int sdx__decode(sdx_model *m, int vae_tiling, int lh, int lw, const float
         return SDX_ERR_NOMEM;
     }
     for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
+    if (seamless) sdx__circular_begin(ctx);
     rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
+    sdx__circular_end(ctx);
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
     if (rc == SDX_OK) {
         img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
@@ -14252,7 +14337,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
-    rc = sdx__decode(m, p ? p->vae_tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    rc = sdx__decode(m, p ? p->vae_tiling : 0, p ? p->tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
     sdx__arena_reset(&m->arena);
     return rc;
 }
@@ -14306,7 +14391,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
-            rc = sdx__decode(m, p.vae_tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
         }
         sdx_sampling_free(s);
     }
@@ -14358,6 +14443,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }

@@ -63,6 +63,7 @@ static void usage(FILE *f) {
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
 "      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
+"      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
 "      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
 "  -v, --verbose             log model details\n"
@@ -126,6 +127,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--trace-nonfinite", "--trace")) o->trace = 1;
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
+        else if (IS("--circular", "--circular")) o->gen.tiling = 1;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();

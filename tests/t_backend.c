@@ -104,6 +104,11 @@ static int fd_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
     FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1)); }
 #define FD_BINARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
     FD_ARGS(y, a, b); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1), FD_T(2)); }
+static int fd_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int t, int l, int b, int r) {
+    FD_ARGS(y, x);
+    return sdx__cpu_pad_circular(ctx, FD_T(0), FD_T(1), t, l, b, r);
+}
+
 FD_UNARY(softmax)
 FD_UNARY(silu)
 FD_UNARY(gelu)
@@ -128,6 +133,7 @@ static sdx_backend fd_backend(fake_device *fd) {
     b.softmax = fd_softmax; b.attention = fd_attention; b.silu = fd_silu; b.gelu = fd_gelu;
     b.quick_gelu = fd_quick_gelu; b.geglu = fd_geglu; b.scale = fd_scale; b.copy = fd_copy; b.add = fd_add;
     b.mul = fd_mul; b.add_channel_bias = fd_add_channel_bias; b.resize_nearest = fd_resize_nearest;
+    b.pad_circular = fd_pad_circular;
     b.concat_channels = fd_concat_channels; b.nchw_to_nlc = fd_nchw_to_nlc; b.nlc_to_nchw = fd_nlc_to_nchw;
     return b;
 }
@@ -214,7 +220,7 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
 }
 
 /* The paths that move data by hand: odd sizes (nearest resize in the
- * UNet), a tiled VAE, img2img with a mask, cfg 1 (batch of one), tracing. */
+ * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[72 * 40 * 3], mk[72 * 40];
@@ -230,7 +236,9 @@ static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     p.width = 72;
     p.height = 40;
     p.vae_tiling = 1;
+    p.tiling = 1;       /* seamless: circular padding */
     if ((rc = fd_same_as_cpu("sdxl", &p, 0)) != T_PASS) return rc;
+    p.tiling = 0;
     p.init_image = &init;
     p.mask = &mask;
     p.strength = 0.6f;

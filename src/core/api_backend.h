@@ -60,6 +60,7 @@ typedef struct sdx_backend {
     int (*mul)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*add_channel_bias)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v);
     int (*resize_nearest)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*pad_circular)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right);
     int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
     int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);

@@ -6,6 +6,7 @@
  * made here, above both. */
 #include "core.c"
 #include "../cpu/kernels.c"
+#include "ops.c"
 
 static int sdx__cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -32,6 +33,7 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
 
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
+    sdx__circular_end(ctx);
     if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
@@ -51,7 +53,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
     SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
     SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
-    SDX__NEED(resize_nearest); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+    SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
 #undef SDX__NEED
     return NULL;
 }

@@ -71,6 +71,9 @@ struct sdx_ctx {
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
     sdx_backend be;              /* where tensors live and kernels run   */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
+    int      circular;           /* seamless tiling: convolutions wrap    */
+    void    *pad_buf;            /* their padded input, backend memory    */
+    size_t   pad_cap;
     char     error[1024];
     /* tracer state: what is running now, for messages */
     int      trace;

@@ -40,9 +40,46 @@ static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
 }
 
+static int sdx__pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    SDX__OPS_WHERE(ctx, "pad_circular", y, x);
+    return sdx__ops_done(ctx, "pad_circular", y, ctx->be.pad_circular(ctx, y, x, top, left, bottom, right));
+}
+
+/* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
+ * these two calls every convolution with symmetric padding (the layers'
+ * own padding, as PyTorch's padding_mode="circular") wraps around the
+ * image edges, so a generated picture tiles without seams. Explicit
+ * asymmetric pads (the VAE encoder's downsampling) stay zero. */
+static void sdx__circular_begin(sdx_ctx *ctx) { ctx->circular = 1; }
+static void sdx__circular_pause(sdx_ctx *ctx) { ctx->circular = 0; }   /* keeps the buffer */
+
+static void sdx__circular_end(sdx_ctx *ctx) {
+    ctx->circular = 0;
+    sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+    ctx->pad_buf = NULL;
+    ctx->pad_cap = 0;
+}
+
 static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                        int stride, int pad) {
-    return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    sdx_tensor xp;
+    size_t bytes;
+    int rc;
+    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    xp = *x;
+    xp.owned = 0;
+    xp.shape[2] += 2 * pad;
+    xp.shape[3] += 2 * pad;
+    bytes = sdx_tensor_nbytes(&xp);
+    if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
+        sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+        ctx->pad_cap = 0;
+        if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
+        ctx->pad_cap = bytes;
+    }
+    xp.data = ctx->pad_buf;
+    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
+    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0);
 }
 
 static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,

@@ -801,6 +801,40 @@ static int sdx__cpu_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
  * 32 x 32 tiles so both sides are read and written in cache lines. */
 typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t rows, cols, tr, tc; } sdx__tr_args;
 
+/* Circular padding (seamless tiling): y[n, c, i, j] = x[n, c, (i - top) mod H,
+ * (j - left) mod W]; y is [N, C, H + top + bottom, W + left + right]. */
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int top, left; } sdx__pad_args;
+
+static void sdx__pad_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__pad_args *a = (const sdx__pad_args *)arg;
+    int64_t H = a->x->shape[2], W = a->x->shape[3], Ho = a->y->shape[2], Wo = a->y->shape[3];
+    (void)thread;
+    for (int64_t r = begin; r < end; r++) {            /* r = (n*C + c)*Ho + i */
+        int64_t p = r / Ho, i = r % Ho;
+        int64_t si = ((i - a->top) % H + H) % H, j = 0;
+        while (j < Wo) {   /* runs of consecutive source columns */
+            int64_t sj = ((j - a->left) % W + W) % W, run = SDX__MIN(W - sj, Wo - j);
+            sdx__copy_elems(a->y->data, a->y->dtype, r * Wo + j, a->x->data, a->x->dtype, (p * H + si) * W + sj, run);
+            j += run;
+        }
+    }
+}
+
+static int sdx__cpu_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    sdx__pad_args a;
+    SDX__CHECK(ctx, op, y, x);
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
+    if (y->data == x->data && sdx_tensor_numel(x) > 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    a.y = y; a.x = x; a.top = top; a.left = left;
+    sdx__parallel_for(ctx, y->shape[0] * y->shape[1] * y->shape[2], sdx__pad_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
 #define SDX__TT 32
 static void sdx__transpose_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__tr_args *t = (const sdx__tr_args *)arg;
@@ -1268,6 +1302,7 @@ static sdx_backend sdx__cpu_backend(void) {
     b.mul = sdx__cpu_mul;
     b.add_channel_bias = sdx__cpu_add_channel_bias;
     b.resize_nearest = sdx__cpu_resize_nearest;
+    b.pad_circular = sdx__cpu_pad_circular;
     b.concat_channels = sdx__cpu_concat_channels;
     b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
     b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;

@@ -563,8 +563,11 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         rc = sdx__upload(ctx, &xin, xs);
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
-    if (rc == SDX_OK)
+    if (rc == SDX_OK) {
+        if (g->p->tiling) sdx__circular_begin(ctx);
         rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        sdx__circular_pause(ctx);
+    }
     if (rc == SDX_OK) {
         float *o = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
         if (!o || (rc = sdx__download(ctx, o, &out)) != SDX_OK) {
@@ -744,6 +747,7 @@ SDX_API void sdx_sampling_free(sdx_sampling *s) {
     sdx_ctx *ctx;
     if (!s) return;
     ctx = s->g.m->ctx;
+    sdx__circular_end(ctx);
     for (int i = 0; i < s->n_record; i++) sdx__free(ctx, s->record[i]);
     sdx__free(ctx, s->record);
     sdx_tensor_free(ctx, &s->sigmas);
@@ -823,7 +827,7 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return 
 /* ---- decoding ----------------------------------------------------------- */
 
 /* latent [lh * lw * 4] in model space -> 8-bit RGB */
-static int sdx__decode(sdx_model *m, int vae_tiling, int lh, int lw, const float *latent, sdx_image *img) {
+static int sdx__decode(sdx_model *m, int vae_tiling, int seamless, int lh, int lw, const float *latent, sdx_image *img) {
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     sdx_tensor z, image;
@@ -840,7 +844,9 @@ static int sdx__decode(sdx_model *m, int vae_tiling, int lh, int lw, const float
         return SDX_ERR_NOMEM;
     }
     for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
+    if (seamless) sdx__circular_begin(ctx);
     rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
+    sdx__circular_end(ctx);
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
     if (rc == SDX_OK) {
         img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
@@ -879,7 +885,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
-    rc = sdx__decode(m, p ? p->vae_tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    rc = sdx__decode(m, p ? p->vae_tiling : 0, p ? p->tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
     sdx__arena_reset(&m->arena);
     return rc;
 }
@@ -933,7 +939,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
-            rc = sdx__decode(m, p.vae_tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
         }
         sdx_sampling_free(s);
     }
@@ -985,6 +991,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }

@@ -1,0 +1,183 @@
+/* Suite "tiling": seamless textures. With params.tiling the UNet's and
+ * VAE's convolutions pad circularly, so the right edge of an image
+ * continues into the left one (and the bottom into the top) as smoothly
+ * as neighbouring interior columns continue into each other. */
+#include "test.h"
+
+static int circular_padding_wraps_every_index(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_tensor x, y;
+    int64_t H = 3, W = 5;
+    int top = 2, left = 6, bottom = 4, right = 1;   /* pads beyond the size wrap more than once */
+    T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F16, 4, SDX__S(2, 3, H, W)) == SDX_OK, "alloc");
+    T_CHECK(sdx_tensor_alloc(ctx, &y, SDX_F32, 4, SDX__S(2, 3, H + top + bottom, W + left + right)) == SDX_OK, "alloc");
+    for (int64_t i = 0; i < sdx_tensor_numel(&x); i++) ((uint16_t *)x.data)[i] = sdx_f32_to_f16((float)i);
+    T_CHECK(sdx__pad_circular(ctx, &y, &x, top, left, bottom, right) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int64_t p = 0; p < 6; p++)
+        for (int64_t i = 0; i < y.shape[2]; i++)
+            for (int64_t j = 0; j < y.shape[3]; j++) {
+                int64_t si = ((i - top) % H + H) % H, sj = ((j - left) % W + W) % W;
+                float want = (float)((p * H + si) * W + sj);
+                float got = ((const float *)y.data)[(p * y.shape[2] + i) * y.shape[3] + j];
+                T_CHECK(got == want, "y[%lld, %lld, %lld] = %g, expected %g", (long long)p, (long long)i, (long long)j, got, want);
+            }
+    y.shape[3] -= 1;
+    T_CHECK(sdx__pad_circular(ctx, &y, &x, top, left, bottom, right) == SDX_ERR_INVALID_ARG, "wrong output shape accepted");
+    sdx_tensor_free(ctx, &x);
+    sdx_tensor_free(ctx, &y);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* Mean absolute step across a seam (last column to the first) and
+ * between neighbouring interior columns, over all rows and channels;
+ * rows likewise when `vertical`. */
+static void tl_steps(const sdx_image *img, int vertical, double *seam, double *interior) {
+    int w = img->width, h = img->height, len = vertical ? h : w, across = vertical ? w : h;
+    double s = 0, in = 0;
+    for (int a = 0; a < across; a++)
+        for (int c = 0; c < 3; c++) {
+            for (int k = 0; k < len; k++) {
+                int k2 = (k + 1) % len;
+                int i1 = vertical ? (k * w + a) : (a * w + k), i2 = vertical ? (k2 * w + a) : (a * w + k2);
+                double d = fabs((double)img->data[i1 * 3 + c] - (double)img->data[i2 * 3 + c]);
+                if (k2 == 0) s += d; else in += d;
+            }
+        }
+    *seam = s / (double)(across * 3);
+    *interior = in / (double)(across * 3 * (len - 1));
+}
+
+static int tiled_images_continue_across_their_edges(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    sdx_gen_params p;
+    double ratio[2][2];   /* [tiling][vertical] seam / interior */
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a brick wall texture";
+    p.width = 96;
+    p.height = 64;
+    p.steps = 6;
+    p.seed = 3;
+    p.batch_count = 4;
+    for (int tiling = 0; tiling < 2; tiling++) {
+        sdx_gen_result res;
+        double seam[2] = { 0, 0 }, interior[2] = { 0, 0 };
+        char text[512];
+        p.tiling = tiling;
+        T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+        for (int i = 0; i < res.count; i++)
+            for (int v = 0; v < 2; v++) {
+                double s, in;
+                tl_steps(&res.images[i], v, &s, &in);
+                seam[v] += s;
+                interior[v] += in;
+            }
+        for (int v = 0; v < 2; v++) ratio[tiling][v] = seam[v] / interior[v];
+        T_NOTE("tiling %d: seam/interior step %.2f horizontally, %.2f vertically", tiling, ratio[tiling][0], ratio[tiling][1]);
+        sdx_gen_result_free(ctx, &res);
+        sdx_format_parameters(m, &p, 3, text, sizeof text);
+        T_CHECK(!tiling == !strstr(text, ", Tiling: True"), "parameters text: %s", text);
+    }
+    for (int v = 0; v < 2; v++)
+        T_CHECK(ratio[1][v] < 1.25, "%s seam of a tiled image is %.2fx an interior step", v ? "vertical" : "horizontal", ratio[1][v]);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The exact property behind seamless tiles: with circular padding the
+ * networks commute with circular shifts (the VAE decoder with any latent
+ * shift, the UNet with shifts that survive its downsampling), so an image
+ * has no edge at all. Without it the shifted results differ at the edges. */
+static void tl_roll(const float *src, float *dst, int planes, int h, int w, int dy, int dx) {
+    for (int p = 0; p < planes; p++)
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < w; j++)
+                dst[((size_t)p * h + (size_t)((i + dy) % h)) * w + (size_t)((j + dx) % w)] = src[((size_t)p * h + i) * w + j];
+}
+
+static double tl_rel(const float *a, const float *b, size_t n) { return t_rel_l2_f32(a, b, n); }
+
+static int circular_networks_commute_with_shifts(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab");
+    enum { LH = 16, LW = 24, SHIFT = 8 };
+    static float z[4 * LH * LW], zr[4 * LH * LW], o1[2 * 4 * LH * LW], o2[2 * 4 * LH * LW], o1r[2 * 4 * LH * LW];
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    sdx_gen_params p;
+    sdx_cond *cond;
+    double rel[2][2];   /* [tiling][vae, unet] */
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "moss";
+    p.width = LW * 8;
+    p.height = LH * 8;
+    T_CHECK(sdx_encode_prompt(m, &p, &cond) == SDX_OK, "%s", sdx_last_error(ctx));
+    t_seed(11);
+    for (int i = 0; i < 4 * LH * LW; i++) z[i] = (float)t_normal();
+    tl_roll(z, zr, 4, LH, LW, 3, 5);
+    for (int tiling = 0; tiling < 2; tiling++) {
+        sdx_tensor lt = sdx__view4(SDX_F32, z, 1, 4, LH, LW), ltr = sdx__view4(SDX_F32, zr, 1, 4, LH, LW);
+        sdx_image a, b;
+        static float fa[3 * LH * 8 * LW * 8], fb[3 * LH * 8 * LW * 8], fr[3 * LH * 8 * LW * 8];
+        float ts[2] = { 500.0f, 500.0f };
+        sdx_tensor x, out;
+        size_t npx = (size_t)LH * 8 * LW * 8;
+        p.tiling = tiling;
+        /* VAE: decode(roll(z)) against roll(decode(z)), by 3 and 5 latent pixels */
+        T_CHECK(sdx_decode_latent(m, &lt, &p, &a) == SDX_OK && sdx_decode_latent(m, &ltr, &p, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+        for (size_t i = 0; i < npx; i++)
+            for (int c = 0; c < 3; c++) { fa[(size_t)c * npx + i] = a.data[i * 3 + (size_t)c]; fb[(size_t)c * npx + i] = b.data[i * 3 + (size_t)c]; }
+        tl_roll(fa, fr, 3, LH * 8, LW * 8, 24, 40);
+        rel[tiling][0] = tl_rel(fb, fr, 3 * npx);
+        sdx_image_free(ctx, &a);
+        sdx_image_free(ctx, &b);
+        /* UNet: both predictions of the batch, shifted by SHIFT latent pixels */
+        for (int r = 0; r < 2; r++) {
+            const float *src = r ? zr : z;
+            T_CHECK(sdx__arena_tensor4(&m->arena, &x, SDX_F32, 2, 4, LH, LW) &&
+                    sdx__arena_tensor4(&m->arena, &out, SDX_F32, 2, 4, LH, LW), "%s", sdx_last_error(ctx));
+            if (r) tl_roll(z, zr, 4, LH, LW, SHIFT, SHIFT);
+            memcpy(x.data, src, sizeof z);
+            memcpy((float *)x.data + 4 * LH * LW, src, sizeof z);
+            if (tiling) sdx__circular_begin(ctx);
+            T_CHECK(sdx__unet_forward(ctx, &m->unet, &m->arena, &x, ts, &cond->unet_context, NULL, &out) == SDX_OK,
+                    "%s", sdx_last_error(ctx));
+            sdx__circular_end(ctx);
+            memcpy(r ? o2 : o1, out.data, sizeof o1);
+            sdx__arena_reset(&m->arena);
+        }
+        tl_roll(o1, o1r, 8, LH, LW, SHIFT, SHIFT);
+        rel[tiling][1] = tl_rel(o2, o1r, 8 * LH * LW);
+        tl_roll(z, zr, 4, LH, LW, 3, 5);
+        T_NOTE("tiling %d: shifted vs shifted-back rel-L2: VAE decode %.2g, UNet %.2g", tiling, rel[tiling][0], rel[tiling][1]);
+    }
+    T_CHECK(rel[1][0] < 1e-3, "tiled VAE decode does not commute with shifts: %.3g (beyond 8-bit rounding)", rel[1][0]);
+    T_CHECK(rel[1][1] < 1e-5, "tiled UNet does not commute with shifts: %.3g", rel[1][1]);
+    T_CHECK(rel[0][0] > 10 * rel[1][0] && rel[0][1] > 1e-3, "without tiling the edges should differ (%.3g, %.3g)", rel[0][0], rel[0][1]);
+    sdx_cond_free(cond);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static const t_case tiling_cases[] = {
+    { "circular_padding_wraps_every_index", circular_padding_wraps_every_index },
+    { "circular_networks_commute_with_shifts", circular_networks_commute_with_shifts },
+    { "tiled_images_continue_across_their_edges", tiled_images_continue_across_their_edges },
+    { 0, 0 }
+};
+SDX_TEST_SUITE(tiling, tiling_cases)
