@@ -17,6 +17,7 @@
 #include "t_robust.c"
 #include "t_backend.c"
 #include "t_stages.c"
+#include "t_img2img.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -37,6 +38,7 @@ int main(int argc, char **argv) {
         &t_suite_robust,
         &t_suite_backend,
         &t_suite_stages,
+        &t_suite_img2img,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];
