@@ -219,9 +219,12 @@ typedef struct sdx__gen {
     int64_t seed;
     const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
-    float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
+    int crop_x, crop_y;      /* init image pixels cropped off left / top  */
+    float *init_latent;      /* [4*lh*lw] model-space init latent         */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
     float *concat;           /* [5*lh*lw] inpainting-model extra channels */
+    float *paste_alpha;      /* [height*width] overlay weight of generated
+                                pixels (paste_back), else NULL            */
     float *noise;            /* this image's initial noise                */
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
@@ -243,15 +246,103 @@ static int sdx__default_size(const sdx_model *m) {
     return 512;
 }
 
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of 8: it
+ * keeps (n / 8) * 8 pixels from offset (n % 8) / 2 (a centre crop; an odd
+ * remainder loses its extra pixel at the end). */
+static int sdx__crop8_offset(int n) { return (n % 8) / 2; }
+static int sdx__crop8_size(int n) { return n / 8 * 8; }
+
+#define SDX__MAX_INIT_LATENT 2048   /* latent side: 16384 pixels */
+
+/* The image size an init image (cropped) or init latent gives, 0 x 0
+ * without one or when the latent's shape is not [1, 4, h, w]. */
+static void sdx__init_size(const sdx_gen_params *p, int *w, int *h) {
+    const sdx_tensor *l = p->init_latent;
+    *w = *h = 0;
+    if (p->init_image) {
+        *w = sdx__crop8_size(p->init_image->width);
+        *h = sdx__crop8_size(p->init_image->height);
+    } else if (l && l->ndim == 4 && l->shape[2] >= 1 && l->shape[3] >= 1 && l->shape[2] <= SDX__MAX_INIT_LATENT &&
+               l->shape[3] <= SDX__MAX_INIT_LATENT) {
+        *w = (int)l->shape[3] * 8;
+        *h = (int)l->shape[2] * 8;
+    }
+}
+
+/* Output size: as given, else the init's, else the family default. */
+static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int *w, int *h) {
+    int def = sdx__default_size(m), iw, ih;
+    sdx__init_size(p, &iw, &ih);
+    *w = p->width ? p->width : iw ? iw : def;
+    *h = p->height ? p->height : ih ? ih : def;
+}
+
+/* ComfyUI gets denoise as a decimal (JSON) in a double, and int(steps /
+ * denoise) depends on it: 3 steps at 0.3 make a 10-step schedule, while
+ * 3 / (double)0.3f = 9.99... So a float strength stands for the shortest
+ * decimal that rounds to it. */
+static double sdx__float_as_decimal(float f) {
+    double scale = 1;
+    for (int k = 0; k <= 12; k++, scale *= 10) {
+        double d = nearbyint((double)f * scale) / scale;
+        if ((float)d == f) return d;
+    }
+    return f;
+}
+
+/* Checks the img2img / inpainting inputs against the resolved size. */
+static int sdx__gen_resolve_init(sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *im = p->init_image, *mk = p->mask;
+    const sdx_tensor *l = p->init_latent;
+    char shape[96];
+    int iw, ih;
+    if (im && l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image and init latent: give one or the other");
+    if (im && (im->channels != 3 || !im->data || im->width < 8 || im->height < 8))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least 8x8",
+                         im->width, im->height, im->channels);
+    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != 4 || l->shape[2] < 1 || l->shape[3] < 1 ||
+              l->shape[2] > SDX__MAX_INIT_LATENT || l->shape[3] > SDX__MAX_INIT_LATENT || !l->data ||
+              (l->dtype != SDX_F32 && l->dtype != SDX_F16 && l->dtype != SDX_BF16)))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, 4, h, w] with h, w <= %d",
+                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), SDX__MAX_INIT_LATENT);
+    sdx__init_size(p, &iw, &ih);
+    if ((im || l) && (iw != g->width || ih != g->height))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s gives a %dx%d image but %dx%d was asked for (leave width and height 0 to take the init's size)",
+                         im ? "init image (cropped to multiples of 8 as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
+    if (im) {
+        g->crop_x = sdx__crop8_offset(im->width);
+        g->crop_y = sdx__crop8_offset(im->height);
+    }
+    g->denoise = 1.0;
+    if (im || l) {
+        float s = p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH;
+        if (!(s > 0 && s <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", s);
+        g->denoise = sdx__float_as_decimal(s);
+    }
+    if (mk) {
+        if (!im && !l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image or init latent");
+        if (mk->channels != 1 || !mk->data || mk->width < 1 || mk->height < 1 || mk->width > 65536 || mk->height > 65536)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected grey", mk->width, mk->height, mk->channels);
+        if (g->m->unet.in_channels == 9 && !im)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a 9-channel inpainting model with a mask needs the init image (it encodes the "
+                             "masked image), not an init latent");
+    }
+    if (p->paste_back && (!mk || !im))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "paste-back needs an init image and a mask");
+    if (p->paste_back && p->mask_blur > 1000)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask blur %d: at most 1000 pixels", p->mask_blur);
+    return SDX_OK;
+}
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
-    int def = sdx__default_size(m);
     int rc;
     memset(g, 0, sizeof *g);
     g->m = m;
     g->p = p;
-    g->width = p->width ? p->width : def;
-    g->height = p->height ? p->height : def;
+    sdx__output_size(m, p, &g->width, &g->height);
     if (g->width <= 0 || g->height <= 0 || g->width % 8 || g->height % 8 || g->width > 16384 || g->height > 16384)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of 8, at most 16384",
                          g->width, g->height);
@@ -274,22 +365,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
             return rc;
         }
     }
-    g->denoise = 1.0;
-    if (p->init_image) {
-        g->denoise = p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH;
-        if (!(g->denoise > 0 && g->denoise <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", g->denoise);
-        if (p->init_image->width != g->width || p->init_image->height != g->height || p->init_image->channels != 3 || !p->init_image->data)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected %dx%d RGB",
-                             p->init_image->width, p->init_image->height, p->init_image->channels, g->width, g->height);
-    }
-    if (p->mask) {
-        if (!p->init_image) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image");
-        if (p->mask->width != g->width || p->mask->height != g->height || p->mask->channels != 1 || !p->mask->data)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected %dx%d grey",
-                             p->mask->width, p->mask->height, p->mask->channels, g->width, g->height);
-    }
     if (m->unet.in_channels != 4 && m->unet.in_channels != 9)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: 4, 9 for inpainting)", m->unet.in_channels);
+    if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */
@@ -441,6 +519,9 @@ done:
 }
 
 /* ---- img2img and inpainting inputs ------------------------------------ */
+/* ComfyUI's graphs, node by node (shared golden img2img/README.md):
+ * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
+ * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
 static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
     sdx__vae_tiling t;
@@ -449,79 +530,270 @@ static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
     return t;
 }
 
-static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *hide, float *latent) {
+/* The VAE posterior of the cropped init image, in VAE space: mean and, if
+ * std is non-NULL, exp(0.5 * clamp(logvar, -30, 20)). keep (may be NULL):
+ * per-pixel factor m of the cropped image applied as (p - 0.5) * m + 0.5
+ * before p * 2 - 1 (InpaintModelConditioning greys out the repaint area). */
+static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
+    const sdx_image *img = g->p->init_image;
     sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx_tensor x, mean;
-    sdx__vae_tiling tiling;
-    size_t hw = (size_t)g->width * (size_t)g->height;
-    int rc;
-    tiling = sdx__gen_tiling(g);
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    sdx_tensor x, mt, lt;
     int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
-    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
-        !sdx__arena_host_tensor(&m->arena, &mean, SDX_F32, 4, mshape)) {
+    size_t hw = (size_t)g->width * (size_t)g->height, n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+    float *px;
+    int rc;
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) || !sdx__arena_host_tensor(&m->arena, &mt, SDX_F32, 4, mshape) ||
+        !sdx__arena_host_tensor(&m->arena, &lt, SDX_F32, 4, mshape)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
-    for (size_t i = 0; i < hw; i++)
-        for (int c = 0; c < 3; c++) {
-            float v = img->data[i * 3 + (size_t)c] / 255.0f * 2.0f - 1.0f;
-            /* the inpainting model sees the repaint area as neutral grey */
-            ((float *)x.data)[(size_t)c * hw + i] = hide && hide[i] >= 128 ? 0.0f : v;
+    px = (float *)x.data;
+    for (int y = 0; y < g->height; y++)
+        for (int xx = 0; xx < g->width; xx++) {
+            const uint8_t *s = img->data + ((size_t)(y + g->crop_y) * (size_t)img->width + (size_t)(xx + g->crop_x)) * 3;
+            size_t i = (size_t)y * (size_t)g->width + (size_t)xx;
+            for (int c = 0; c < 3; c++) {
+                float v = (float)s[c] / 255.0f;
+                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
+                px[(size_t)c * hw + i] = v * 2.0f - 1.0f;
+            }
         }
-    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mean, NULL, &tiling);
+    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mt, std ? &lt : NULL, &tiling);
     if (rc == SDX_OK) {
-        size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
-        for (size_t i = 0; i < n; i++) latent[i] = ((float *)mean.data)[i] * m->scale_factor;
-        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", latent, n);
+        memcpy(mean, mt.data, sizeof(float) * n);
+        for (size_t i = 0; std && i < n; i++) std[i] = expf(0.5f * ((const float *)lt.data)[i]);
+        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", mean, n);
     }
     sdx__arena_release(&m->arena, mark);
     return rc;
 }
 
-/* Mask to latent resolution: the mean of each 8x8 pixel block. */
-static void sdx__mask_to_latent(const sdx__gen *g, const sdx_image *mask, float *out) {
-    for (int y = 0; y < g->lh; y++)
-        for (int x = 0; x < g->lw; x++) {
-            int sum = 0;
-            for (int dy = 0; dy < 8; dy++)
-                for (int dx = 0; dx < 8; dx++) sum += mask->data[(size_t)(y * 8 + dy) * (size_t)g->width + (size_t)(x * 8 + dx)];
-            out[y * g->lw + x] = (float)sum / (64.0f * 255.0f);
+/* VAEEncode then process_latent_in: the model-space latent of the cropped
+ * init image. eps NULL: the posterior mean (deterministic, as current
+ * ComfyUI); else mean + std * eps (A1111 and older ComfyUI sample). */
+static int sdx__encode_image(sdx__gen *g, const float *keep, const float *eps, float *latent) {
+    sdx_ctx *ctx = g->m->ctx;
+    size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+    float *std = NULL;
+    int rc;
+    if (eps && !(std = (float *)sdx__malloc(ctx, sizeof(float) * n))) return sdx__nomem(ctx, "posterior", sizeof(float) * n);
+    rc = sdx__vae_posterior(g, keep, latent, std);
+    for (size_t i = 0; rc == SDX_OK && i < n; i++) {
+        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
+        latent[i] = z * g->m->scale_factor;
+    }
+    sdx__free(ctx, std);
+    return rc;
+}
+
+/* torch.nn.functional.interpolate(mode="bilinear", align_corners=False,
+ * no antialias) along one axis: source taps and the weight of the second,
+ * in float as PyTorch's CPU kernel computes them. */
+static void sdx__bilinear_tap(int in, int out, int i, int *i0, int *i1, float *w1) {
+    float src;
+    if (in == out) { *i0 = *i1 = i; *w1 = 0; return; }
+    src = ((float)in / (float)out) * ((float)i + 0.5f) - 0.5f;
+    if (src < 0) src = 0;
+    *i0 = SDX__MIN((int)floorf(src), in - 1);
+    *i1 = *i0 + (*i0 < in - 1 ? 1 : 0);
+    *w1 = SDX__MIN(SDX__MAX(src - (float)*i0, 0.0f), 1.0f);
+}
+
+/* One plane, sh x sw -> dh x dw. */
+static void sdx__resize_bilinear(const float *src, int sh, int sw, float *dst, int dh, int dw) {
+    for (int y = 0; y < dh; y++) {
+        int y0, y1;
+        float wy1, wy0;
+        sdx__bilinear_tap(sh, dh, y, &y0, &y1, &wy1);
+        wy0 = 1.0f - wy1;
+        for (int x = 0; x < dw; x++) {
+            int x0, x1;
+            float wx1, wx0, top, bottom;
+            const float *r0 = src + (size_t)y0 * (size_t)sw, *r1 = src + (size_t)y1 * (size_t)sw;
+            sdx__bilinear_tap(sw, dw, x, &x0, &x1, &wx1);
+            wx0 = 1.0f - wx1;
+            top = r0[x0] * wx0 + r0[x1] * wx1;
+            bottom = r1[x0] * wx0 + r1[x1] * wx1;
+            dst[(size_t)y * (size_t)dw + (size_t)x] = top * wy0 + bottom * wy1;
+        }
+    }
+}
+
+/* The mask as LoadImageMask gives it (u8 / 255, 1 = repaint), resized to
+ * the init image and cropped with it (InpaintModelConditioning). */
+static float *sdx__mask_cropped(sdx__gen *g) {
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *mk = g->p->mask, *im = g->p->init_image;
+    size_t mn = (size_t)mk->width * (size_t)mk->height, in = (size_t)im->width * (size_t)im->height;
+    float *full = (float *)sdx__malloc(ctx, sizeof(float) * (mn + in));
+    float *out = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->width * (size_t)g->height);
+    if (!full || !out) {
+        sdx__free(ctx, full);
+        sdx__free(ctx, out);
+        sdx__nomem(ctx, "mask", sizeof(float) * (mn + in));
+        return NULL;
+    }
+    for (size_t i = 0; i < mn; i++) full[i] = (float)mk->data[i] / 255.0f;
+    sdx__resize_bilinear(full, mk->height, mk->width, full + mn, im->height, im->width);
+    for (int y = 0; y < g->height; y++)
+        memcpy(out + (size_t)y * (size_t)g->width, full + mn + (size_t)(y + g->crop_y) * (size_t)im->width + (size_t)g->crop_x,
+               sizeof(float) * (size_t)g->width);
+    sdx__free(ctx, full);
+    return out;
+}
+
+/* SetLatentNoiseMask + KSampler's prepare_mask: the whole mask, not
+ * cropped with the image, resized to the latent; soft values stay. */
+static int sdx__latent_noise_mask(sdx__gen *g, float *out) {
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *mk = g->p->mask;
+    size_t mn = (size_t)mk->width * (size_t)mk->height;
+    float *full = (float *)sdx__malloc(ctx, sizeof(float) * mn);
+    if (!full) return sdx__nomem(ctx, "mask", sizeof(float) * mn);
+    for (size_t i = 0; i < mn; i++) full[i] = (float)mk->data[i] / 255.0f;
+    sdx__resize_bilinear(full, mk->height, mk->width, out, g->lh, g->lw);
+    sdx__free(ctx, full);
+    return SDX_OK;
+}
+
+/* InpaintModelConditioning for a 9-channel model with a mask: the mask
+ * (resized to the image, cropped) is the noise mask; the UNet's extra
+ * channels are that mask at latent size rounded to 0/1 (half to even, as
+ * torch.round) and the latent of the image with the repaint area (mask
+ * rounded) grey. ComfyUI encodes the masked image first, then the image,
+ * which is the order posterior samples are drawn in. */
+static int sdx__gen_inpaint_conditioning(sdx__gen *g, const float *mask_px, const float *eps) {
+    sdx_ctx *ctx = g->m->ctx;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
+    float *keep = (float *)sdx__malloc(ctx, sizeof(float) * hw);
+    int rc;
+    if (!keep) return sdx__nomem(ctx, "inpainting mask", sizeof(float) * hw);
+    sdx__resize_bilinear(mask_px, g->height, g->width, g->latent_mask, g->lh, g->lw);
+    for (size_t i = 0; i < plane; i++) g->concat[i] = nearbyintf(g->latent_mask[i]);
+    for (size_t i = 0; i < hw; i++) keep[i] = 1.0f - nearbyintf(mask_px[i]);
+    rc = sdx__encode_image(g, keep, eps, g->concat + plane);
+    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + 4 * plane : NULL, g->init_latent);
+    sdx__free(ctx, keep);
+    return rc;
+}
+
+/* 9-channel model without a mask: ComfyUI's concat is an all-ones mask and
+ * blank_inpaint_image_like (a grey image's latent, model space). */
+static void sdx__blank_inpaint_conditioning(sdx__gen *g) {
+    static const float grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
+    for (size_t c = 0; c < 4; c++)
+        for (size_t i = 0; i < plane; i++) g->concat[(c + 1) * plane + i] = grey[c];
+}
+
+/* cv2.BORDER_REFLECT_101 index. */
+static int sdx__reflect101(int i, int n) {
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+    return i;
+}
+
+/* A1111's overlay for inpainting "whole picture": the mask blurred as
+ * cv2.GaussianBlur(sigma = mask_blur, kernel 2 * int(2.5 * sigma + 0.5) + 1)
+ * on 8 bits, doubled and clipped, weighs the generated pixels; the init
+ * image fills the rest. */
+static int sdx__gen_prepare_paste(sdx__gen *g, const float *mask_px) {
+    sdx_ctx *ctx = g->m->ctx;
+    int w = g->width, h = g->height;
+    int blur = g->p->mask_blur ? g->p->mask_blur : 4;
+    int radius = blur > 0 ? (int)(2.5 * blur + 0.5) : 0;
+    size_t hw = (size_t)w * (size_t)h;
+    float *tmp = (float *)sdx__malloc(ctx, sizeof(float) * (hw + 2 * (size_t)radius + 1)), *k;
+    double ksum = 0;
+    g->paste_alpha = (float *)sdx__malloc(ctx, sizeof(float) * hw);
+    if (!tmp || !g->paste_alpha) { sdx__free(ctx, tmp); return sdx__nomem(ctx, "paste-back mask", sizeof(float) * 2 * hw); }
+    k = tmp + hw;
+    for (int i = -radius; i <= radius; i++) ksum += k[i + radius] = (float)exp(-(double)i * i / (2.0 * blur * blur));
+    for (int i = 0; i <= 2 * radius; i++) k[i] = (float)(k[i] / ksum);
+    for (size_t i = 0; i < hw; i++) g->paste_alpha[i] = floorf(mask_px[i] * 255.0f + 0.5f);   /* the 8-bit mask */
+    for (int y = 0; y < h; y++)             /* horizontal pass, rounded to 8 bits as cv2 on u8 */
+        for (int x = 0; x < w; x++) {
+            float s = 0;
+            for (int i = -radius; i <= radius; i++) s += k[i + radius] * g->paste_alpha[(size_t)y * (size_t)w + (size_t)sdx__reflect101(x + i, w)];
+            tmp[(size_t)y * (size_t)w + (size_t)x] = floorf(s + 0.5f);
+        }
+    for (int y = 0; y < h; y++)             /* vertical pass, then x2, clip, weight */
+        for (int x = 0; x < w; x++) {
+            float s = 0;
+            for (int i = -radius; i <= radius; i++) s += k[i + radius] * tmp[(size_t)sdx__reflect101(y + i, h) * (size_t)w + (size_t)x];
+            g->paste_alpha[(size_t)y * (size_t)w + (size_t)x] = SDX__MIN(2.0f * floorf(s + 0.5f), 255.0f) / 255.0f;
+        }
+    sdx__free(ctx, tmp);
+    return SDX_OK;
+}
+
+static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
+    const sdx_image *im = g->p->init_image;
+    for (int y = 0; y < g->height; y++)
+        for (int x = 0; x < g->width; x++) {
+            float a = g->paste_alpha[(size_t)y * (size_t)g->width + (size_t)x];
+            const uint8_t *o = im->data + ((size_t)(y + g->crop_y) * (size_t)im->width + (size_t)(x + g->crop_x)) * 3;
+            uint8_t *d = img->data + ((size_t)y * (size_t)g->width + (size_t)x) * 3;
+            for (int c = 0; c < 3; c++) d[c] = (uint8_t)floorf((float)d[c] * a + (float)o[c] * (1.0f - a) + 0.5f);
         }
 }
 
+/* Noise for `encodes` posterior samples (encode_sample): one generator
+ * seeded once with encode_seed, as torch.manual_seed before the encodes. */
+static float *sdx__posterior_noise(sdx__gen *g, int encodes) {
+    size_t n = (size_t)encodes * 4 * (size_t)g->lh * (size_t)g->lw;
+    float *eps = (float *)sdx__malloc(g->m->ctx, sizeof(float) * n);
+    sdx_rng rng;
+    if (!eps) { sdx__nomem(g->m->ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, g->p->rng, (uint64_t)g->p->encode_seed);
+    sdx_rng_randn(&rng, eps, n);
+    return eps;
+}
+
+/* Init latent, noise mask, inpainting-model channels, paste-back mask. */
 static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
-    size_t plane = (size_t)g->lh * (size_t)g->lw;
-    int rc;
     const sdx_gen_params *p = g->p;
-    if (p->init_image) {
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    int nine = g->m->unet.in_channels == 9, rc = SDX_OK;
+    float *eps = NULL, *mask_px = NULL;
+    if (p->init_image || p->init_latent) {
         g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
         if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * 4 * plane);
-        if ((rc = sdx__encode_image(g, p->init_image, NULL, g->init_latent)) != SDX_OK) return rc;
     }
-    if (g->m->unet.in_channels == 9) {
-        /* inpainting checkpoint: [mask, masked-image latent] as extra input */
-        g->concat = (float *)sdx__calloc(ctx, 5 * plane, sizeof(float));
-        if (!g->concat) return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
-        if (p->mask) sdx__mask_to_latent(g, p->mask, g->concat);
-        else for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
-        if (p->init_image && (rc = sdx__encode_image(g, p->init_image, p->mask ? p->mask->data : NULL, g->concat + plane)) != SDX_OK)
-            return rc;
-    } else if (p->mask) {
+    if (p->mask) {
         g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
         g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
         if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * 5 * plane);
-        sdx__mask_to_latent(g, p->mask, g->latent_mask);
     }
-    return SDX_OK;
+    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * 5 * plane)))
+        return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
+    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(g, nine && p->mask ? 2 : 1))) return SDX_ERR_NOMEM;
+    if (p->mask && p->init_image && (nine || p->paste_back) && !(mask_px = sdx__mask_cropped(g))) rc = SDX_ERR_NOMEM;
+    if (rc == SDX_OK && nine && p->mask)
+        rc = sdx__gen_inpaint_conditioning(g, mask_px, eps);
+    else if (rc == SDX_OK && p->init_image)
+        rc = sdx__encode_image(g, NULL, eps, g->init_latent);
+    else if (rc == SDX_OK && p->init_latent)
+        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)(4 * plane), g->init_latent);
+    if (rc == SDX_OK && nine && !p->mask) sdx__blank_inpaint_conditioning(g);
+    if (rc == SDX_OK && p->mask && !nine) rc = sdx__latent_noise_mask(g, g->latent_mask);
+    if (rc == SDX_OK && p->paste_back) rc = sdx__gen_prepare_paste(g, mask_px);
+    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, 4 * plane);
+    sdx__free(ctx, eps);
+    sdx__free(ctx, mask_px);
+    return rc;
 }
 
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
-/* ComfyUI's latent noise mask: out = x inside the mask and, outside it,
- * the init image's latent noised to `sigma` (sigma 0: the latent itself). */
+/* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
+ * = x * m + (latent + noise * sigma) * (1 - m), with the plain sigma and
+ * the start noise; sigma 0 blends the model's output with the latent. */
 static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
     size_t plane = (size_t)g->lh * (size_t)g->lw;
     for (size_t c = 0; c < 4; c++)
@@ -601,6 +873,7 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->init_latent);
     sdx__free(ctx, g->latent_mask);
     sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
 }
@@ -731,10 +1004,9 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         s->reported = SDX__MAX(s->reported, reported);
         return SDX_OK;                           /* paused */
     }
-    if (rc == SDX_OK) {
-        if (s->g.latent_mask) sdx__mask_blend(&s->g, s->work, 0.0f, s->work);
-        rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
-    }
+    /* the result is the sampler's x, with no re-paste of the kept latent:
+     * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
     if (rc == SDX_OK) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
@@ -897,16 +1169,20 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    float *eps = NULL;
     if (p) q = *p; else memset(&q, 0, sizeof q);
-    q.width = img->width;
-    q.height = img->height;
+    q.width = q.height = 0;          /* the image's size, cropped to multiples of 8 */
     q.init_image = img;
+    q.init_latent = NULL;
     q.mask = NULL;
+    q.paste_back = 0;
     q.strength = 1.0f;
     if ((rc = sdx__gen_resolve(&g, m, &q)) != SDX_OK) return rc;
+    if (q.encode_sample && !(eps = sdx__posterior_noise(&g, 1))) return SDX_ERR_NOMEM;
     shape[0] = 1; shape[1] = 4; shape[2] = g.lh; shape[3] = g.lw;
-    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) != SDX_OK) return rc;
-    rc = sdx__encode_image(&g, img, NULL, (float *)latent->data);
+    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) == SDX_OK)
+        rc = sdx__encode_image(&g, NULL, eps, (float *)latent->data);
+    sdx__free(m->ctx, eps);
     sdx__arena_reset(&m->arena);
     if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
     return rc;
@@ -940,6 +1216,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
             rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);
     }
@@ -978,8 +1255,9 @@ static const char *sdx__a1111_schedule(const char *name) {
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
-    int def = sdx__default_size(m), n;
+    int w, h, n;
     memset(&b, 0, sizeof b);
+    sdx__output_size(m, p, &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
@@ -987,12 +1265,15 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
                  sdx__a1111_schedule(p->scheduler ? p->scheduler : sdx__default_scheduler),
                  p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
-                 (long long)seed, p->width ? p->width : def, p->height ? p->height : def);
+                 (long long)seed, w, h);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
-    if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    if (p->init_image || p->init_latent)
+        sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
+    if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;
