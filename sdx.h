@@ -866,6 +866,15 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #define SDX__PRINTF(a, b)
 #endif
 
+/* C99 restrict; C++ has only the compilers' spelling. */
+#if !defined(__cplusplus)
+#define SDX__RESTRICT restrict
+#elif defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SDX__RESTRICT __restrict
+#else
+#define SDX__RESTRICT
+#endif
+
 #define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SDX__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define SDX__ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -2938,8 +2947,8 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
-static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
-                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
+                                   float *SDX__RESTRICT l, float *SDX__RESTRICT corr, int64_t i0, int64_t j0, int nkv) {
     float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
     for (int j = 0; j < SDX__KB; j++) {
         float *row = st + j * SDX__QB;
@@ -4379,7 +4388,19 @@ typedef struct sdx__wset {
     int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
+ * any shape. Built by value with sdx__s1/s2/4 so call sites read
+ * sdx__wget(w, sdx__s4(cout, cin, 3, 3), "conv.weight") in C and C++. */
+typedef struct sdx__shape { int ndim; int64_t d[4]; } sdx__shape;
+
+static sdx__shape sdx__s4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    sdx__shape s;
+    s.ndim = 4; s.d[0] = a; s.d[1] = b; s.d[2] = c; s.d[3] = d;
+    return s;
+}
+static sdx__shape sdx__s1(int64_t a) { sdx__shape s = sdx__s4(a, 0, 0, 0); s.ndim = 1; return s; }
+static sdx__shape sdx__s2(int64_t a, int64_t b) { sdx__shape s = sdx__s4(a, b, 0, 0); s.ndim = 2; return s; }
+static sdx__shape sdx__s_any(void) { sdx__shape s = sdx__s4(0, 0, 0, 0); s.ndim = -1; return s; }
 
 static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
     memset(w, 0, sizeof *w);
@@ -4512,7 +4533,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     return &sl->t;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -4524,16 +4545,16 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+    if (shape.ndim >= 0) {
+        int ndim = shape.ndim, ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape.d[i] < 0 || shape.d[i] == t->shape[i];
         if (!ok) {
             char want[160], found[160];
             size_t used = 0;
             used += (size_t)snprintf(want, sizeof want, "[");
             for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+                used += shape.d[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                       : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape.d[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
             w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
@@ -4548,11 +4569,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
 static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -4561,18 +4582,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, sdx__s_any(), fmt, ap);
     va_end(ap);
     return t;
 }
 
 /* A weight that host code reads (embedding tables, small projections):
  * a host slot even when the backend is a device, same shape rules. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 1, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -9541,9 +9562,10 @@ typedef struct sdx__textenc {
 /* A weight fetched through the wset, copied as a non-owning view. */
 static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
+    sdx__shape shape = sdx__s2(d0, d1);
+    shape.ndim = ndim;
+    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                                     : sdx__wget(&c->w, shape, "%s", leaf);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
@@ -9552,8 +9574,7 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
 
 /* A weight that host code reads (the embedding tables, the projection). */
 static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
+    const sdx_tensor *t = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
@@ -10202,21 +10223,21 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
     r->cout = co;
-    SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
-    SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
-    SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
-    SDX__UNET_GET(r->conv1_b, w, 1, SDX__S(co), "%s.in_layers.2.bias", base);
-    SDX__UNET_GET(r->emb_w, w, 2, SDX__S(co, u->embed_dim), "%s.emb_layers.1.weight", base);
-    SDX__UNET_GET(r->emb_b, w, 1, SDX__S(co), "%s.emb_layers.1.bias", base);
-    SDX__UNET_GET(r->norm2_w, w, 1, SDX__S(co), "%s.out_layers.0.weight", base);
-    SDX__UNET_GET(r->norm2_b, w, 1, SDX__S(co), "%s.out_layers.0.bias", base);
-    SDX__UNET_GET(r->conv2_w, w, 4, SDX__S(co, co, 3, 3), "%s.out_layers.3.weight", base);
-    SDX__UNET_GET(r->conv2_b, w, 1, SDX__S(co), "%s.out_layers.3.bias", base);
+    SDX__UNET_GET(r->norm1_w, w, sdx__s1(cin), "%s.in_layers.0.weight", base);
+    SDX__UNET_GET(r->norm1_b, w, sdx__s1(cin), "%s.in_layers.0.bias", base);
+    SDX__UNET_GET(r->conv1_w, w, sdx__s4(co, cin, 3, 3), "%s.in_layers.2.weight", base);
+    SDX__UNET_GET(r->conv1_b, w, sdx__s1(co), "%s.in_layers.2.bias", base);
+    SDX__UNET_GET(r->emb_w, w, sdx__s2(co, u->embed_dim), "%s.emb_layers.1.weight", base);
+    SDX__UNET_GET(r->emb_b, w, sdx__s1(co), "%s.emb_layers.1.bias", base);
+    SDX__UNET_GET(r->norm2_w, w, sdx__s1(co), "%s.out_layers.0.weight", base);
+    SDX__UNET_GET(r->norm2_b, w, sdx__s1(co), "%s.out_layers.0.bias", base);
+    SDX__UNET_GET(r->conv2_w, w, sdx__s4(co, co, 3, 3), "%s.out_layers.3.weight", base);
+    SDX__UNET_GET(r->conv2_b, w, sdx__s1(co), "%s.out_layers.3.bias", base);
     r->skip_w = r->skip_b = NULL;
     /* LDM uses an identity skip when the width does not change */
     if (cin != co || sdx__whas(w, "%s.skip_connection.weight", base)) {
-        SDX__UNET_GET(r->skip_w, w, 4, SDX__S(co, cin, 1, 1), "%s.skip_connection.weight", base);
-        SDX__UNET_GET(r->skip_b, w, 1, SDX__S(co), "%s.skip_connection.bias", base);
+        SDX__UNET_GET(r->skip_w, w, sdx__s4(co, cin, 1, 1), "%s.skip_connection.weight", base);
+        SDX__UNET_GET(r->skip_b, w, sdx__s1(co), "%s.skip_connection.bias", base);
     }
     return SDX_OK;
 }
@@ -10231,28 +10252,28 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
     b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
-#define SDX__XB_GET(dst, nd, shp, name) \
-    SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
-    SDX__XB_GET(ln1_w, 1, SDX__S(inner), "norm1.weight");
-    SDX__XB_GET(ln1_b, 1, SDX__S(inner), "norm1.bias");
-    SDX__XB_GET(q1, 2, SDX__S(inner, inner), "attn1.to_q.weight");
-    SDX__XB_GET(k1, 2, SDX__S(inner, inner), "attn1.to_k.weight");
-    SDX__XB_GET(v1, 2, SDX__S(inner, inner), "attn1.to_v.weight");
-    SDX__XB_GET(o1_w, 2, SDX__S(inner, inner), "attn1.to_out.0.weight");
-    SDX__XB_GET(o1_b, 1, SDX__S(inner), "attn1.to_out.0.bias");
-    SDX__XB_GET(ln2_w, 1, SDX__S(inner), "norm2.weight");
-    SDX__XB_GET(ln2_b, 1, SDX__S(inner), "norm2.bias");
-    SDX__XB_GET(q2, 2, SDX__S(inner, inner), "attn2.to_q.weight");
-    SDX__XB_GET(k2, 2, SDX__S(inner, u->context_dim), "attn2.to_k.weight");
-    SDX__XB_GET(v2, 2, SDX__S(inner, u->context_dim), "attn2.to_v.weight");
-    SDX__XB_GET(o2_w, 2, SDX__S(inner, inner), "attn2.to_out.0.weight");
-    SDX__XB_GET(o2_b, 1, SDX__S(inner), "attn2.to_out.0.bias");
-    SDX__XB_GET(ln3_w, 1, SDX__S(inner), "norm3.weight");
-    SDX__XB_GET(ln3_b, 1, SDX__S(inner), "norm3.bias");
-    SDX__XB_GET(ff1_w, 2, SDX__S(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
-    SDX__XB_GET(ff1_b, 1, SDX__S(2 * b->ff_inner), "ff.net.0.proj.bias");
-    SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
-    SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
+#define SDX__XB_GET(dst, shp, name) \
+    SDX__UNET_GET(b->dst, w, shp, "%s.transformer_blocks.%d." name, base, d)
+    SDX__XB_GET(ln1_w, sdx__s1(inner), "norm1.weight");
+    SDX__XB_GET(ln1_b, sdx__s1(inner), "norm1.bias");
+    SDX__XB_GET(q1, sdx__s2(inner, inner), "attn1.to_q.weight");
+    SDX__XB_GET(k1, sdx__s2(inner, inner), "attn1.to_k.weight");
+    SDX__XB_GET(v1, sdx__s2(inner, inner), "attn1.to_v.weight");
+    SDX__XB_GET(o1_w, sdx__s2(inner, inner), "attn1.to_out.0.weight");
+    SDX__XB_GET(o1_b, sdx__s1(inner), "attn1.to_out.0.bias");
+    SDX__XB_GET(ln2_w, sdx__s1(inner), "norm2.weight");
+    SDX__XB_GET(ln2_b, sdx__s1(inner), "norm2.bias");
+    SDX__XB_GET(q2, sdx__s2(inner, inner), "attn2.to_q.weight");
+    SDX__XB_GET(k2, sdx__s2(inner, u->context_dim), "attn2.to_k.weight");
+    SDX__XB_GET(v2, sdx__s2(inner, u->context_dim), "attn2.to_v.weight");
+    SDX__XB_GET(o2_w, sdx__s2(inner, inner), "attn2.to_out.0.weight");
+    SDX__XB_GET(o2_b, sdx__s1(inner), "attn2.to_out.0.bias");
+    SDX__XB_GET(ln3_w, sdx__s1(inner), "norm3.weight");
+    SDX__XB_GET(ln3_b, sdx__s1(inner), "norm3.bias");
+    SDX__XB_GET(ff1_w, sdx__s2(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
+    SDX__XB_GET(ff1_b, sdx__s1(2 * b->ff_inner), "ff.net.0.proj.bias");
+    SDX__XB_GET(ff2_w, sdx__s2(inner, b->ff_inner), "ff.net.2.weight");
+    SDX__XB_GET(ff2_b, sdx__s1(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
     return SDX_OK;
 }
@@ -10267,20 +10288,20 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
     t->inner = inner;
-    SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
-    SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
+    SDX__UNET_GET(t->norm_w, w, sdx__s1(c), "%s.norm.weight", base);
+    SDX__UNET_GET(t->norm_b, w, sdx__s1(c), "%s.norm.bias", base);
     if (t->linear) {
-        SDX__UNET_GET(t->proj_in_w, w, 2, SDX__S(inner, c), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 2, SDX__S(c, inner), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s2(inner, c), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s2(c, inner), "%s.proj_out.weight", base);
     } else {
-        SDX__UNET_GET(t->proj_in_w, w, 4, SDX__S(inner, c, 1, 1), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 4, SDX__S(c, inner, 1, 1), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s4(inner, c, 1, 1), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s4(c, inner, 1, 1), "%s.proj_out.weight", base);
     }
-    SDX__UNET_GET(t->proj_in_b, w, 1, SDX__S(inner), "%s.proj_in.bias", base);
-    SDX__UNET_GET(t->proj_out_b, w, 1, SDX__S(c), "%s.proj_out.bias", base);
+    SDX__UNET_GET(t->proj_in_b, w, sdx__s1(inner), "%s.proj_in.bias", base);
+    SDX__UNET_GET(t->proj_out_b, w, sdx__s1(c), "%s.proj_out.bias", base);
     while (depth < SDX__UNET_MAX_DEPTH && sdx__whas(w, "%s.transformer_blocks.%d.attn1.to_q.weight", base, depth)) depth++;
     if (depth == 0) {   /* let wget phrase the missing-tensor message */
-        SDX__UNET_GET(probe, w, 2, SDX__S(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
+        SDX__UNET_GET(probe, w, sdx__s2(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
     }
     t->blocks = (sdx__unet_xblock *)sdx__calloc(u->ctx, (size_t)depth, sizeof *t->blocks);
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
@@ -10307,8 +10328,8 @@ static int sdx__unet_load_layer(sdx__unet *u, sdx__unet_layer *L, const char *ba
     } else if (sdx__whas(w, "%s.op.weight", base) || sdx__whas(w, "%s.conv.weight", base)) {
         const char *name = sdx__whas(w, "%s.op.weight", base) ? "op" : "conv";
         L->kind = name[0] == 'o' ? SDX__UL_DOWN : SDX__UL_UP;
-        SDX__UNET_GET(L->conv_w, w, 4, SDX__S(cin, cin, 3, 3), "%s.%s.weight", base, name);
-        SDX__UNET_GET(L->conv_b, w, 1, SDX__S(cin), "%s.%s.bias", base, name);
+        SDX__UNET_GET(L->conv_w, w, sdx__s4(cin, cin, 3, 3), "%s.%s.weight", base, name);
+        SDX__UNET_GET(L->conv_b, w, sdx__s1(cin), "%s.%s.bias", base, name);
     } else {
         return 0;
     }
@@ -10352,25 +10373,25 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
         return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
     if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
-    SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
-    SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
-    SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
-    SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
+    SDX__UNET_GET(u->te0_w, w, sdx__s2(u->embed_dim, u->model_channels), "time_embed.0.weight");
+    SDX__UNET_GET(u->te0_b, w, sdx__s1(u->embed_dim), "time_embed.0.bias");
+    SDX__UNET_GET(u->te2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "time_embed.2.weight");
+    SDX__UNET_GET(u->te2_b, w, sdx__s1(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
         const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
         if (!le) return sdx__werr(w);
         if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
             return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
-        SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
-        SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
-        SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
-        SDX__UNET_GET(u->le2_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.2.bias");
+        SDX__UNET_GET(u->le0_w, w, sdx__s2(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
+        SDX__UNET_GET(u->le0_b, w, sdx__s1(u->embed_dim), "label_emb.0.0.bias");
+        SDX__UNET_GET(u->le2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
+        SDX__UNET_GET(u->le2_b, w, sdx__s1(u->embed_dim), "label_emb.0.2.bias");
     }
     L->kind = SDX__UL_CONV;
     L->cin = u->in_channels;
     L->cout = u->model_channels;
-    SDX__UNET_GET(L->conv_w, w, 4, SDX__S(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
-    SDX__UNET_GET(L->conv_b, w, 1, SDX__S(u->model_channels), "input_blocks.0.0.bias");
+    SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
+    SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -10425,11 +10446,11 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
-    SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
-    SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
+    SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
+    SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
+    SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
-    SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
+    SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
 
@@ -11016,19 +11037,19 @@ static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int
     r->cout = cout;
     if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
     if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
-    if (!(r->norm1_w = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.weight", base)) ||
-        !(r->norm1_b = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.bias", base)) ||
-        !(r->conv1_w = sdx__wget(w, 4, SDX__S(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
-        !(r->conv1_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv1.bias", base)) ||
-        !(r->norm2_w = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.weight", base)) ||
-        !(r->norm2_b = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.bias", base)) ||
-        !(r->conv2_w = sdx__wget(w, 4, SDX__S(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
-        !(r->conv2_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv2.bias", base)))
+    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
+        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
+        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
+        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
+        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
+        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
+        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
+        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
         return sdx__werr(w);
     r->skip_w = r->skip_b = NULL;
     if (cin != cout &&
-        (!(r->skip_w = sdx__wget(w, 4, SDX__S(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
-         !(r->skip_b = sdx__wget(w, 1, SDX__S(cout), "%s.%s.bias", base, skip))))
+        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
+         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11061,16 +11082,16 @@ static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, i
     int s = 0;
     if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
     a->c = c;
-    if (!(a->norm_w = sdx__wget(w, 1, SDX__S(c), "%s.%s.weight", base, names[s][0])) ||
-        !(a->norm_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][0])) ||
+    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
+        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
         !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
-        !(a->q_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][1])) ||
+        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
         !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
-        !(a->k_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][2])) ||
+        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
         !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
-        !(a->v_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][3])) ||
+        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
         !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
-        !(a->proj_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][4])))
+        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11161,8 +11182,8 @@ static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch
          * downsamples after every level but the last */
         if (dec ? i > 0 : i < n - 1) {
             sdx__vae_resample_name(v, base, sizeof base, dec, i);
-            if (!(lv->resample_w = sdx__wget(&v->w, 4, SDX__S(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
-                !(lv->resample_b = sdx__wget(&v->w, 1, SDX__S(lv->ch), "%s.bias", base)))
+            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
+                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
                 return sdx__werr(&v->w);
         }
         prev = lv->ch;
@@ -11174,10 +11195,10 @@ static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out
     const char *coder = dec ? "decoder" : "encoder";
     const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
     int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
-    if (!(cd->norm_out_w = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.weight", coder, norm)) ||
-        !(cd->norm_out_b = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.bias", coder, norm)) ||
-        !(cd->conv_out_w = sdx__wget(&v->w, 4, SDX__S(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
-        !(cd->conv_out_b = sdx__wget(&v->w, 1, SDX__S(out_channels), "%s.conv_out.bias", coder)))
+    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
+        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
+        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
+        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
         return sdx__werr(&v->w);
     return SDX_OK;
 }
@@ -11191,10 +11212,10 @@ static int sdx__vae_load_decoder(sdx__vae *v) {
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
                          sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
     if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
     d->conv_in_w = t;
     v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
     return sdx__vae_load_outer(v, d, 1, 3);
@@ -11211,17 +11232,17 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (e->n_levels != v->dec.n_levels)
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
                          sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
     e->conv_in_w = t;
     c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
     /* double_z: conv_out produces mean and logvar */
     if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
     if (v->post_quant_w) {
-        if (!(v->quant_w = sdx__wget(&v->w, 4, SDX__S(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
-            !(v->quant_b = sdx__wget(&v->w, 1, SDX__S(2 * v->latent_channels), "quant_conv.bias")))
+        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
+            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
             return sdx__werr(&v->w);
     }
     return SDX_OK;
@@ -11255,10 +11276,10 @@ static int sdx__vae_load_parts(sdx__vae *v) {
     int rc;
     if (sdx__whas(w, "post_quant_conv.weight")) {
         const sdx_tensor *t;
-        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
+        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
         v->post_quant_w = t;
         v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
+        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
     } else {
         v->latent_channels = v->z_channels;
     }
@@ -11685,6 +11706,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     int64_t ny = sdx__vae_tile_count(job->lh, th, job->overlap), nx = sdx__vae_tile_count(job->lw, tw, job->overlap);
     int64_t so = job->scale_out, si = job->scale_in, oc = job->out->shape[1];
     int64_t oh = job->out->shape[2], ow = job->out->shape[3];
+    int64_t wsum_n = oh * ow, ry_n = th * so, rx_n = tw * so;
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
@@ -11692,9 +11714,9 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     /* tiles are cut and blended on the host */
     if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
         !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
-        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, &wsum_n) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, &ry_n) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, &rx_n)) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }

@@ -275,17 +275,17 @@ static int weight_set_reports_missing_and_misshaped_tensors(void) {
     const sdx_tensor *t;
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     sdx__wset_init(&w, ctx, st, "model.diffusion_model.", SDX__PART_UNET, SDX_AUTO);
-    t = sdx__wget(&w, 4, SDX__S(4, 32, 3, 3), "out.2.weight");
+    t = sdx__wget(&w, sdx__s4(4, 32, 3, 3), "out.2.weight");
     T_CHECK(t != NULL, "out.2.weight: %s", sdx_last_error(ctx));
-    t = sdx__wget(&w, 4, SDX__S(4, 32, 1, 1), "out.2.weight");
+    t = sdx__wget(&w, sdx__s4(4, 32, 1, 1), "out.2.weight");
     T_CHECK(!t && strstr(sdx_last_error(ctx), "'model.diffusion_model.out.2.weight': expected shape [4, 32, 1, 1], found [4, 32, 3, 3]"),
             "message: %s", sdx_last_error(ctx));
-    t = sdx__wget(&w, 1, SDX__S(-1), "no.such.weight");
+    t = sdx__wget(&w, sdx__s1(-1), "no.such.weight");
     T_CHECK(!t && strstr(sdx_last_error(ctx), "missing tensor 'model.diffusion_model.no.such.weight'"), "message: %s", sdx_last_error(ctx));
     sdx__wset_free(&w);
     /* a forced weight type converts once at load */
     sdx__wset_init(&w, ctx, st, "model.diffusion_model.", SDX__PART_UNET, SDX_F16);
-    t = sdx__wget(&w, 4, SDX__S(4, 32, 3, 3), "out.2.weight");
+    t = sdx__wget(&w, sdx__s4(4, 32, 3, 3), "out.2.weight");
     T_CHECK(t && t->dtype == SDX_F16, "converted to f16");
     {
         const sdx_tensor *orig = sdx_st_find(st, "model.diffusion_model.out.2.weight");

@@ -47,6 +47,15 @@
 #define SDX__PRINTF(a, b)
 #endif
 
+/* C99 restrict; C++ has only the compilers' spelling. */
+#if !defined(__cplusplus)
+#define SDX__RESTRICT restrict
+#elif defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SDX__RESTRICT __restrict
+#else
+#define SDX__RESTRICT
+#endif
+
 #define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SDX__MAX(a, b) ((a) > (b) ? (a) : (b))
 #define SDX__ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -527,7 +527,19 @@ typedef struct sdx__wset {
     int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
+ * any shape. Built by value with sdx__s1/s2/4 so call sites read
+ * sdx__wget(w, sdx__s4(cout, cin, 3, 3), "conv.weight") in C and C++. */
+typedef struct sdx__shape { int ndim; int64_t d[4]; } sdx__shape;
+
+static sdx__shape sdx__s4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    sdx__shape s;
+    s.ndim = 4; s.d[0] = a; s.d[1] = b; s.d[2] = c; s.d[3] = d;
+    return s;
+}
+static sdx__shape sdx__s1(int64_t a) { sdx__shape s = sdx__s4(a, 0, 0, 0); s.ndim = 1; return s; }
+static sdx__shape sdx__s2(int64_t a, int64_t b) { sdx__shape s = sdx__s4(a, b, 0, 0); s.ndim = 2; return s; }
+static sdx__shape sdx__s_any(void) { sdx__shape s = sdx__s4(0, 0, 0, 0); s.ndim = -1; return s; }
 
 static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
     memset(w, 0, sizeof *w);
@@ -660,7 +672,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     return &sl->t;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -672,16 +684,16 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+    if (shape.ndim >= 0) {
+        int ndim = shape.ndim, ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape.d[i] < 0 || shape.d[i] == t->shape[i];
         if (!ok) {
             char want[160], found[160];
             size_t used = 0;
             used += (size_t)snprintf(want, sizeof want, "[");
             for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+                used += shape.d[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                       : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape.d[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
             w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
@@ -696,11 +708,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
 static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -709,18 +721,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, sdx__s_any(), fmt, ap);
     va_end(ap);
     return t;
 }
 
 /* A weight that host code reads (embedding tables, small projections):
  * a host slot even when the backend is a device, same shape rules. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 1, shape, fmt, ap);
     va_end(ap);
     return t;
 }

@@ -1096,8 +1096,8 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
-static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
-                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
+                                   float *SDX__RESTRICT l, float *SDX__RESTRICT corr, int64_t i0, int64_t j0, int nkv) {
     float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
     for (int j = 0; j < SDX__KB; j++) {
         float *row = st + j * SDX__QB;
