@@ -5,7 +5,8 @@
      In exactly one C file:
          #define SDX_IMPLEMENTATION
          #include "sdx.h"
-     Everywhere else just #include "sdx.h". Link with -lm -lpthread.
+     Everywhere else just #include "sdx.h". Link with -lm -lpthread
+     (POSIX; nothing extra on Windows).
      Define SDX_STATIC before the include to make every function static.
 
    QUICK START (see examples/minimal.c)
@@ -45,12 +46,17 @@
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
 
-/* The implementation uses POSIX (mmap, pthreads, sysconf); make them
- * visible under -std=c11. This only works if sdx.h comes before other
- * system headers in the implementation file; otherwise compile that file
- * with -D_DEFAULT_SOURCE. */
-#if defined(SDX_IMPLEMENTATION) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
+/* On POSIX systems the implementation uses mmap, pthreads and sysconf;
+ * make them visible under -std=c11. This only works if sdx.h comes before
+ * other system headers in the implementation file; otherwise compile that
+ * file with -D_DEFAULT_SOURCE. (Windows uses Win32 instead.) */
+#if defined(SDX_IMPLEMENTATION) && !defined(_WIN32) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
 #define _DEFAULT_SOURCE 1
+#endif
+/* MinGW: C99 printf formats (%zu, %lld) whatever the C runtime is; the
+ * same caveat applies (or compile with -D__USE_MINGW_ANSI_STDIO=1). */
+#if defined(SDX_IMPLEMENTATION) && defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
 #endif
 #ifndef SDX_H_INCLUDED
 #define SDX_H_INCLUDED
@@ -836,12 +842,6 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #include <locale.h>
 #include <errno.h>
 #include <time.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/mman.h>
 
 #if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
 #error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
@@ -859,7 +859,11 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #if defined(__GNUC__) || defined(__clang__)
 #define SDX__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SDX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__MINGW32__)
+#define SDX__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))   /* C99 formats, see the prologue */
+#else
 #define SDX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 #else
 #define SDX__LIKELY(x)   (x)
 #define SDX__UNLIKELY(x) (x)
@@ -1000,6 +1004,426 @@ SDX_API const char *sdx_result_name(int result) {
     default: return "unknown error";
     }
 }
+
+/* threads, file mapping, temporary files: POSIX or Win32 */
+
+/* ---- src/core/platform.c ---- */
+/* A part of core.c, included after the error functions it reports with;
+ * the include below is for editors. */
+
+/* ===================================================================== */
+/*  Platform: threads, CPU count, read-only file mapping, and files        */
+/*  written under a temporary name then renamed. One interface, a POSIX   */
+/*  and a Win32 implementation; nothing else in sdx calls the OS.          */
+/* ===================================================================== */
+/*   sdx__mutex / sdx__cond      lock, unlock, wait, signal, broadcast
+ *   sdx__thread_start/_join     a thread running fn(arg)
+ *   sdx__cpu_count()            online logical CPUs, 1..256
+ *   sdx__map_file/_unmap        a whole regular file, read-only
+ *   sdx__tmpfile_*              create "path.tmp.*" exclusively, write,
+ *                               commit (rename over path) or abort
+ *   sdx__path_kind(path)        none, regular file, directory or other
+ *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
+
+#if defined(_WIN32)
+#define SDX__WIN32 1
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
+#define SDX__WIN32 0
+#include <pthread.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/mman.h>
+#endif
+
+typedef void (*sdx__thread_fn)(void *arg);
+
+enum { SDX__PATH_NONE, SDX__PATH_FILE, SDX__PATH_DIR, SDX__PATH_OTHER };
+
+#if SDX__WIN32
+
+/* ---- Win32 ------------------------------------------------------------ */
+/* SRW locks and condition variables (Vista and later): no destruction
+ * needed, no allocation, and they cannot fail. */
+typedef SRWLOCK sdx__mutex;
+typedef CONDITION_VARIABLE sdx__cond;
+typedef struct sdx__thread { HANDLE handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { InitializeSRWLock(m); }
+static void sdx__mutex_destroy(sdx__mutex *m) { (void)m; }
+static void sdx__mutex_lock(sdx__mutex *m) { AcquireSRWLockExclusive(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { ReleaseSRWLockExclusive(m); }
+static void sdx__cond_init(sdx__cond *c) { InitializeConditionVariable(c); }
+static void sdx__cond_destroy(sdx__cond *c) { (void)c; }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void sdx__cond_signal(sdx__cond *c) { WakeConditionVariable(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { WakeAllConditionVariable(c); }
+
+static DWORD WINAPI sdx__thread_entry(LPVOID arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return 0;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, sdx__thread_entry, t, 0, NULL);
+    return t->handle != NULL;
+}
+
+static void sdx__thread_join(sdx__thread *t) {
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+    t->handle = NULL;
+}
+
+static int sdx__cpu_count(void) {
+#if _WIN32_WINNT >= 0x0601
+    DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);   /* GetSystemInfo stops at 64 */
+#else
+    SYSTEM_INFO si;
+    DWORD n;
+    GetSystemInfo(&si);
+    n = si.dwNumberOfProcessors;
+#endif
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+/* The message of a Win32 error code, without the trailing newline. */
+static const char *sdx__win32_error(DWORD code, char *buf, size_t size) {
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, buf,
+                             (DWORD)size, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '.')) buf[--n] = 0;
+    if (n == 0) snprintf(buf, size, "error %lu", (unsigned long)code);
+    return buf;
+}
+
+/* UTF-8 path -> a wide string from the heap; NULL when not valid UTF-8
+ * (error set) or out of memory. */
+static wchar_t *sdx__utf8_to_wide(sdx_ctx *ctx, const char *s) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+    wchar_t *w;
+    if (n <= 0) { sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s); return NULL; }
+    w = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof *w);
+    if (!w) { sdx__nomem(ctx, "path", (size_t)n * sizeof *w); return NULL; }
+    MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
+    return w;
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; HANDLE mapping; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    char why[256];
+    wchar_t *wpath;
+    HANDLE f;
+    LARGE_INTEGER size;
+    memset(m, 0, sizeof *m);
+    if (!(wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    /* a directory does not open without FILE_FLAG_BACKUP_SEMANTICS */
+    f = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL, NULL);
+    if (f == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError(), attr = GetFileAttributesW(wpath);
+        sdx__free(ctx, wpath);
+        if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY))
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    sdx__free(ctx, wpath);
+    if (GetFileType(f) != FILE_TYPE_DISK) { CloseHandle(f); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if (!GetFileSizeEx(f, &size)) {
+        DWORD e = GetLastError();
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    if ((unsigned long long)size.QuadPart > (unsigned long long)SIZE_MAX) {
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)size.QuadPart);
+    }
+    m->size = (size_t)size.QuadPart;
+    if (m->size > 0) {   /* a mapping of an empty file is an error in Win32 */
+        void *view = NULL;
+        m->mapping = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        if (m->mapping) view = MapViewOfFile(m->mapping, FILE_MAP_READ, 0, 0, 0);
+        if (!view) {
+            DWORD e = GetLastError();
+            if (m->mapping) CloseHandle(m->mapping);
+            CloseHandle(f);
+            memset(m, 0, sizeof *m);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot map %lld bytes: %s", path, (long long)size.QuadPart,
+                             sdx__win32_error(e, why, sizeof why));
+        }
+        m->base = (const unsigned char *)view;
+    }
+    CloseHandle(f);   /* the mapping keeps the file open */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) UnmapViewOfFile(m->base);
+    if (m->mapping) CloseHandle(m->mapping);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    wchar_t *wpath, *wtmp;
+    HANDLE h;
+    DWORD err;          /* first failure */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.<pid>.<n>" with CREATE_NEW: a fresh file, never an
+ * existing name. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    char why[256];
+    size_t len;
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->h = INVALID_HANDLE_VALUE;
+    if (!(f->wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    len = wcslen(f->wpath);
+    f->wtmp = (wchar_t *)sdx__malloc(ctx, (len + 48) * sizeof *f->wtmp);
+    if (!f->wtmp) { sdx__free(ctx, f->wpath); return sdx__nomem(ctx, "path", (len + 48) * sizeof *f->wtmp); }
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        DWORD e;
+        _snwprintf(f->wtmp, len + 48, L"%ls.tmp.%lu.%llu", f->wpath, (unsigned long)GetCurrentProcessId(),
+                   (unsigned long long)GetTickCount64() * 100u + attempt);
+        f->wtmp[len + 47] = 0;
+        f->h = CreateFileW(f->wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (f->h != INVALID_HANDLE_VALUE) return SDX_OK;
+        e = GetLastError();
+        if (e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS) {
+            sdx__free(ctx, f->wtmp);
+            sdx__free(ctx, f->wpath);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, sdx__win32_error(e, why, sizeof why));
+        }
+    }
+    sdx__free(ctx, f->wtmp);
+    sdx__free(ctx, f->wpath);
+    return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create a temporary file beside it", path);
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        DWORD part = n > ((size_t)1 << 30) ? (DWORD)1 << 30 : (DWORD)n, done = 0;
+        if (!WriteFile(f->h, p, part, &done, NULL)) { f->err = GetLastError(); break; }
+        p += done;
+        n -= done;
+    }
+}
+
+static void sdx__tmpfile_release(sdx__tmpfile *f) {
+    sdx__free(f->ctx, f->wtmp);
+    sdx__free(f->ctx, f->wpath);
+    f->wtmp = f->wpath = NULL;
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->h != INVALID_HANDLE_VALUE) CloseHandle(f->h);
+    f->h = INVALID_HANDLE_VALUE;
+    if (f->wtmp) DeleteFileW(f->wtmp);
+    sdx__tmpfile_release(f);
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    char why[256];
+    if (!CloseHandle(f->h) && !f->err) f->err = GetLastError();
+    f->h = INVALID_HANDLE_VALUE;
+    if (!f->err && !MoveFileExW(f->wtmp, f->wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        f->err = GetLastError();
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, sdx__win32_error(f->err, why, sizeof why));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__tmpfile_release(f);
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    wchar_t *w = sdx__utf8_to_wide(NULL, path);
+    DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    sdx__free(NULL, w);
+    if (attr == INVALID_FILE_ATTRIBUTES) return SDX__PATH_NONE;
+    if (attr & FILE_ATTRIBUTE_DIRECTORY) return SDX__PATH_DIR;
+    return (attr & FILE_ATTRIBUTE_DEVICE) ? SDX__PATH_OTHER : SDX__PATH_FILE;
+}
+
+static const char *sdx__last_separator(const char *path) {
+    const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+    if (!a || !b) return a ? a : b;
+    return a > b ? a : b;
+}
+
+#else /* POSIX */
+
+/* ---- POSIX ------------------------------------------------------------ */
+typedef pthread_mutex_t sdx__mutex;
+typedef pthread_cond_t sdx__cond;
+typedef struct sdx__thread { pthread_t handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { pthread_mutex_init(m, NULL); }
+static void sdx__mutex_destroy(sdx__mutex *m) { pthread_mutex_destroy(m); }
+static void sdx__mutex_lock(sdx__mutex *m) { pthread_mutex_lock(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { pthread_mutex_unlock(m); }
+static void sdx__cond_init(sdx__cond *c) { pthread_cond_init(c, NULL); }
+static void sdx__cond_destroy(sdx__cond *c) { pthread_cond_destroy(c); }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { pthread_cond_wait(c, m); }
+static void sdx__cond_signal(sdx__cond *c) { pthread_cond_signal(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { pthread_cond_broadcast(c); }
+
+static void *sdx__thread_entry(void *arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return NULL;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->handle, NULL, sdx__thread_entry, t) == 0;
+}
+
+static void sdx__thread_join(sdx__thread *t) { pthread_join(t->handle, NULL); }
+
+static int sdx__cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    struct stat sb;
+    int fd;
+    memset(m, 0, sizeof *m);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
+    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if ((unsigned long long)sb.st_size > (unsigned long long)SIZE_MAX) {
+        close(fd);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)sb.st_size);
+    }
+    m->size = (size_t)sb.st_size;
+    if (m->size > 0) {
+        void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            m->size = 0;
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(e));
+        }
+        m->base = (const unsigned char *)p;
+    }
+    close(fd);   /* the mapping keeps the file */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) munmap((void *)(uintptr_t)m->base, m->size);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    char *tmp;
+    int fd;
+    int err;            /* first failure (errno) */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.XXXXXX" with mkstemp: a fresh file, never an existing
+ * name or a symlink. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    size_t len = strlen(path);
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->tmp = (char *)sdx__malloc(ctx, len + 16);
+    if (!f->tmp) return sdx__nomem(ctx, "path", len + 16);
+    memcpy(f->tmp, path, len);
+    memcpy(f->tmp + len, ".tmp.XXXXXX", 12);
+    f->fd = mkstemp(f->tmp);
+    if (f->fd < 0) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sdx__free(ctx, f->tmp);
+        f->tmp = NULL;
+        return rc;
+    }
+    return SDX_OK;
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        ssize_t w = write(f->fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) { if (errno != EINTR) f->err = errno; continue; }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (f->tmp) unlink(f->tmp);
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    if (fchmod(f->fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
+    if (close(f->fd) != 0 && !f->err) f->err = errno;
+    f->fd = -1;
+    if (!f->err && rename(f->tmp, f->path) != 0) f->err = errno;
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, strerror(f->err));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return SDX__PATH_NONE;
+    return S_ISREG(sb.st_mode) ? SDX__PATH_FILE : S_ISDIR(sb.st_mode) ? SDX__PATH_DIR : SDX__PATH_OTHER;
+}
+
+static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
+
+#endif
+
+/* ---- src/core/core.c (continued) ---- */
 
 /* ---- dtypes and half floats ----------------------------------------- */
 
@@ -1653,14 +2077,14 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
-typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
+typedef struct sdx__worker { sdx__thread thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
     sdx__worker    *workers;    /* n - 1 started threads */
-    pthread_mutex_t mu;
-    pthread_cond_t  wake, done;
+    sdx__mutex      mu;
+    sdx__cond       wake, done;
     uint64_t        generation;
     int             pending;
     int             quit;
@@ -1676,44 +2100,44 @@ struct sdx__pool {
 static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     for (;;) {
         int64_t begin, end;
-        pthread_mutex_lock(&p->mu);
+        sdx__mutex_lock(&p->mu);
         begin = p->next;
         p->next = SDX__MIN(p->total, begin + p->chunk);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         if (begin >= p->total) break;
         end = SDX__MIN(p->total, begin + p->chunk);
         p->fn(p->arg, begin, end, thread);
     }
 }
 
-static void *sdx__worker_main(void *varg) {
+static void sdx__worker_main(void *varg) {
     const sdx__worker *w = (const sdx__worker *)varg;
     sdx__pool *p = w->pool;
     int index = w->index;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        sdx__mutex_lock(&p->mu);
+        while (!p->quit && p->generation == seen) sdx__cond_wait(&p->wake, &p->mu);
+        if (p->quit) { sdx__mutex_unlock(&p->mu); return; }
         seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         sdx__pool_run_chunks(p, index);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_lock(&p->mu);
+        if (--p->pending == 0) sdx__cond_signal(&p->done);
+        sdx__mutex_unlock(&p->mu);
     }
 }
 
 static void sdx__pool_destroy(sdx__pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->quit = 1;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->wake);
-    pthread_cond_destroy(&p->done);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) sdx__thread_join(&p->workers[i].thread);
+    sdx__mutex_destroy(&p->mu);
+    sdx__cond_destroy(&p->wake);
+    sdx__cond_destroy(&p->done);
     sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
@@ -1726,15 +2150,15 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     p->ctx = ctx;
     p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
     if (!p->workers) { sdx__free(ctx, p); return NULL; }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
+    sdx__mutex_init(&p->mu);
+    sdx__cond_init(&p->wake);
+    sdx__cond_init(&p->done);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
         sdx__worker *w = &p->workers[i];
         w->pool = p;
         w->index = i + 1;
-        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
+        if (!sdx__thread_start(&w->thread, sdx__worker_main, w)) break;
         p->n++;
     }
     return p;
@@ -1746,7 +2170,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     if (ctx->n_threads > 1 && !ctx->pool && n > 1) ctx->pool = sdx__pool_create(ctx, ctx->n_threads);
     p = ctx->pool;
     if (!p || p->n <= 1 || n == 1) { fn(arg, 0, n, 0); return; }
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
     p->total = n;
@@ -1755,12 +2179,12 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     p->chunk = SDX__MAX((int64_t)1, n / ((int64_t)p->n * 4));
     p->pending = p->n - 1;
     p->generation++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
     sdx__pool_run_chunks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    sdx__mutex_lock(&p->mu);
+    while (p->pending > 0) sdx__cond_wait(&p->done, &p->mu);
+    sdx__mutex_unlock(&p->mu);
 }
 
 /* ---- non-finite tracer ---------------------------------------------- */
@@ -3127,11 +3551,6 @@ static sdx_backend sdx__cpu_backend(void) {
 
 /* ---- src/core/context.c (continued) ---- */
 
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
@@ -3887,7 +4306,7 @@ struct sdx_st {
     char *path;
     const unsigned char *base;   /* whole file image */
     size_t size;
-    int mapped;                  /* base came from mmap */
+    sdx__map map;                /* base and size, when opened from a file */
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
@@ -4104,7 +4523,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     ctx = st->ctx;
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
-    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
@@ -4141,30 +4560,14 @@ SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, cons
 }
 
 SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    struct stat sb;
     sdx_st *st;
-    int fd, rc;
+    int rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
-    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
-    st->size = (size_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            sdx_st_close(st);
-            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
-        }
-        st->base = (const unsigned char *)m;
-        st->mapped = 1;
-    }
-    close(fd);
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return rc;
+    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return rc; }
+    st->base = st->map.base;
+    st->size = st->map.size;
     if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
     *out = st;
     return SDX_OK;
@@ -4246,23 +4649,12 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-static int sdx__write_all(int fd, const void *data, size_t n) {
-    const char *p = (const char *)data;
-    while (n) {
-        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (w < 0) { if (errno == EINTR) continue; return 0; }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta) {
     sdx__buf h;
     uint64_t offset = 0;
-    char *tmp;
-    int fd, ok = 1, err;
+    sdx__tmpfile f;
+    int rc;
     unsigned char len8[8];
     if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
@@ -4300,31 +4692,16 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 
-    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
-    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
-    sprintf(tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        sdx__free(ctx, tmp);
-        sdx__free(ctx, h.p);
-        return rc;
+    /* a temporary name, then a rename: a failure never leaves half a file */
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) {
+        sdx__tmpfile_write(&f, len8, 8);
+        sdx__tmpfile_write(&f, h.p, h.len);
+        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+        rc = sdx__tmpfile_commit(&f);
     }
-    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
-    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
-    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
-    if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
-        unlink(tmp);
-        sdx__free(ctx, tmp);
-        return rc;
-    }
-    sdx__free(ctx, tmp);
-    return SDX_OK;
+    return rc;
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
@@ -8942,15 +9319,8 @@ SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t siz
     return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
-static int sdx__is_dir(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int sdx__is_file(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
+static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
+static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
 SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };
@@ -13480,10 +13850,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     return SDX_OK;
 }
 
-static int sdx__file_exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
 /* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
@@ -13494,7 +13861,7 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = strrchr(d->checkpoint, '/');
+    slash = sdx__last_separator(d->checkpoint);
     for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
         int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
         snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
