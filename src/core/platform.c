@@ -100,16 +100,16 @@ static const char *sdx__win32_error(DWORD code, char *buf, size_t size) {
     return buf;
 }
 
-/* UTF-8 path -> a wide string from the heap; NULL when not valid UTF-8
- * (error set) or out of memory. */
-static wchar_t *sdx__utf8_to_wide(sdx_ctx *ctx, const char *s) {
+/* UTF-8 path -> a wide string from the heap in *out. Returns SDX_OK, or
+ * the error (set) for invalid UTF-8 or no memory. */
+static int sdx__utf8_to_wide(sdx_ctx *ctx, const char *s, wchar_t **out) {
     int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-    wchar_t *w;
-    if (n <= 0) { sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s); return NULL; }
-    w = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof *w);
-    if (!w) { sdx__nomem(ctx, "path", (size_t)n * sizeof *w); return NULL; }
-    MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
-    return w;
+    *out = NULL;
+    if (n <= 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s);
+    *out = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof **out);
+    if (!*out) return sdx__nomem(ctx, "path", (size_t)n * sizeof **out);
+    MultiByteToWideChar(CP_UTF8, 0, s, -1, *out, n);
+    return SDX_OK;
 }
 
 typedef struct sdx__map { const unsigned char *base; size_t size; HANDLE mapping; } sdx__map;
@@ -121,8 +121,9 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     wchar_t *wpath;
     HANDLE f;
     LARGE_INTEGER size;
+    int rc;
     memset(m, 0, sizeof *m);
-    if (!(wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &wpath)) != SDX_OK) return rc;
     /* a directory does not open without FILE_FLAG_BACKUP_SEMANTICS */
     f = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
                     FILE_ATTRIBUTE_NORMAL, NULL);
@@ -182,11 +183,12 @@ typedef struct sdx__tmpfile {
 static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
     char why[256];
     size_t len;
+    int rc;
     memset(f, 0, sizeof *f);
     f->ctx = ctx;
     f->path = path;
     f->h = INVALID_HANDLE_VALUE;
-    if (!(f->wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &f->wpath)) != SDX_OK) return rc;
     len = wcslen(f->wpath);
     f->wtmp = (wchar_t *)sdx__malloc(ctx, (len + 48) * sizeof *f->wtmp);
     if (!f->wtmp) { sdx__free(ctx, f->wpath); return sdx__nomem(ctx, "path", (len + 48) * sizeof *f->wtmp); }
@@ -251,8 +253,8 @@ static int sdx__tmpfile_commit(sdx__tmpfile *f) {
 }
 
 static int sdx__path_kind(const char *path) {
-    wchar_t *w = sdx__utf8_to_wide(NULL, path);
-    DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    wchar_t *w;
+    DWORD attr = sdx__utf8_to_wide(NULL, path, &w) == SDX_OK ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
     sdx__free(NULL, w);
     if (attr == INVALID_FILE_ATTRIBUTES) return SDX__PATH_NONE;
     if (attr & FILE_ATTRIBUTE_DIRECTORY) return SDX__PATH_DIR;
