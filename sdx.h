@@ -1108,16 +1108,16 @@ static const char *sdx__win32_error(DWORD code, char *buf, size_t size) {
     return buf;
 }
 
-/* UTF-8 path -> a wide string from the heap; NULL when not valid UTF-8
- * (error set) or out of memory. */
-static wchar_t *sdx__utf8_to_wide(sdx_ctx *ctx, const char *s) {
+/* UTF-8 path -> a wide string from the heap in *out. Returns SDX_OK, or
+ * the error (set) for invalid UTF-8 or no memory. */
+static int sdx__utf8_to_wide(sdx_ctx *ctx, const char *s, wchar_t **out) {
     int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-    wchar_t *w;
-    if (n <= 0) { sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s); return NULL; }
-    w = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof *w);
-    if (!w) { sdx__nomem(ctx, "path", (size_t)n * sizeof *w); return NULL; }
-    MultiByteToWideChar(CP_UTF8, 0, s, -1, w, n);
-    return w;
+    *out = NULL;
+    if (n <= 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s);
+    *out = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof **out);
+    if (!*out) return sdx__nomem(ctx, "path", (size_t)n * sizeof **out);
+    MultiByteToWideChar(CP_UTF8, 0, s, -1, *out, n);
+    return SDX_OK;
 }
 
 typedef struct sdx__map { const unsigned char *base; size_t size; HANDLE mapping; } sdx__map;
@@ -1129,8 +1129,9 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     wchar_t *wpath;
     HANDLE f;
     LARGE_INTEGER size;
+    int rc;
     memset(m, 0, sizeof *m);
-    if (!(wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &wpath)) != SDX_OK) return rc;
     /* a directory does not open without FILE_FLAG_BACKUP_SEMANTICS */
     f = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
                     FILE_ATTRIBUTE_NORMAL, NULL);
@@ -1190,11 +1191,12 @@ typedef struct sdx__tmpfile {
 static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
     char why[256];
     size_t len;
+    int rc;
     memset(f, 0, sizeof *f);
     f->ctx = ctx;
     f->path = path;
     f->h = INVALID_HANDLE_VALUE;
-    if (!(f->wpath = sdx__utf8_to_wide(ctx, path))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &f->wpath)) != SDX_OK) return rc;
     len = wcslen(f->wpath);
     f->wtmp = (wchar_t *)sdx__malloc(ctx, (len + 48) * sizeof *f->wtmp);
     if (!f->wtmp) { sdx__free(ctx, f->wpath); return sdx__nomem(ctx, "path", (len + 48) * sizeof *f->wtmp); }
@@ -1259,8 +1261,8 @@ static int sdx__tmpfile_commit(sdx__tmpfile *f) {
 }
 
 static int sdx__path_kind(const char *path) {
-    wchar_t *w = sdx__utf8_to_wide(NULL, path);
-    DWORD attr = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    wchar_t *w;
+    DWORD attr = sdx__utf8_to_wide(NULL, path, &w) == SDX_OK ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
     sdx__free(NULL, w);
     if (attr == INVALID_FILE_ATTRIBUTES) return SDX__PATH_NONE;
     if (attr & FILE_ATTRIBUTE_DIRECTORY) return SDX__PATH_DIR;
@@ -1533,8 +1535,9 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 
 /* ===================================================================== */
 /*  Half-float array conversion. The scalar loops in core.c define the    */
-/*  results; the x86-64 paths below are chosen at run time and are        */
-/*  tested bit-identical to them (tests/t_half.c).                        */
+/*  results; the SIMD paths below (x86-64 AVX2/F16C, chosen at run time;  */
+/*  AArch64 NEON, always there) are tested bit-identical to them          */
+/*  (tests/t_half.c). Each ISA defines sdx__<conversion>_simd.            */
 /* ===================================================================== */
 
 /* Define SDX_NO_SIMD to compile only the scalar loops. */
@@ -1545,6 +1548,13 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 #else
 #define SDX__HALF_X86 0
 #endif
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+#define SDX__HALF_NEON 1
+#include <arm_neon.h>
+#else
+#define SDX__HALF_NEON 0
+#endif
+#define SDX__HALF_SIMD (SDX__HALF_X86 || SDX__HALF_NEON)
 
 static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
@@ -1580,7 +1590,7 @@ static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__C
 /* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
  * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
  * payload bits: exactly sdx_f32_to_f16. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
@@ -1590,7 +1600,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_
 }
 
 /* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
-SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1602,7 +1612,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, floa
 /* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
  * their second operand when either is NaN, so with x second a NaN passes
  * through unclamped, as in sdx__f32_to_f16_sat. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
 #ifndef SDX_UNSAFE_F16_OVERFLOW
     const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
@@ -1618,7 +1628,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
     const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i quiet = _mm256_set1_epi32(0x0040);
@@ -1639,7 +1649,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16
     sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
 }
 
-SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1652,7 +1662,66 @@ SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, flo
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
     do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
 
-#else /* !SDX__HALF_X86 */
+#elif SDX__HALF_NEON
+
+/* NEON is part of AArch64. FCVTN and FCVTL convert as the scalar
+ * functions do under the default FPCR (round to nearest even, subnormals
+ * kept, overflow to Inf, NaNs quieted keeping their top payload bits). */
+static int sdx__half_simd_available(void) { return 1; }
+
+static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+/* Clamp to +-65504, then convert. FMIN/FMAX return a NaN operand
+ * (quieted), which converts to what the scalar path gives that NaN. */
+static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    const float32x4_t hi = vdupq_n_f32(65504.0f), lo = vdupq_n_f32(-65504.0f);
+#endif
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vld1q_f32(src + i);
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+        x = vmaxq_f32(lo, vminq_f32(hi, x));
+#endif
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+    }
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
+}
+
+/* The integer formula of sdx_f32_to_bf16, four lanes at a time. */
+static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
+    const uint32x4_t one = vdupq_n_u32(1), bias = vdupq_n_u32(0x7fff);
+    const uint32x4_t abs_mask = vdupq_n_u32(0x7fffffff), inf = vdupq_n_u32(0x7f800000), quiet = vdupq_n_u32(0x0040);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t x = vreinterpretq_u32_f32(vld1q_f32(src + i));
+        uint32x4_t top = vshrq_n_u32(x, 16);
+        uint32x4_t rounded = vshrq_n_u32(vaddq_u32(x, vaddq_u32(bias, vandq_u32(top, one))), 16);
+        uint32x4_t is_nan = vcgtq_u32(vandq_u32(x, abs_mask), inf);
+        vst1_u16(dst + i, vmovn_u32(vbslq_u32(is_nan, vorrq_u32(top, quiet), rounded)));
+    }
+    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(src + i), 16)));
+    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) simd(src, dst, n)
+
+#else /* no SIMD */
 
 static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
@@ -1660,22 +1729,22 @@ static int sdx__half_simd_available(void) { return 0; }
 #endif
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_simd, sdx__f32_to_f16_scalar, src, dst, n);
 }
 SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f16_to_f32_simd, sdx__f16_to_f32_scalar, src, dst, n);
 }
 SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_bf16_simd, sdx__f32_to_bf16_scalar, src, dst, n);
 }
 SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__bf16_to_f32_simd, sdx__bf16_to_f32_scalar, src, dst, n);
 }
 
 /* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
  * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
 static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_simd, sdx__f32_to_f16_sat_scalar, src, dst, n);
 }
 
 /* ---- src/core/core.c (continued) ---- */
@@ -2286,9 +2355,15 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
  * Temporaries come from per-thread scratch owned by the context, so after
  * the first call of a given size no kernel allocates. */
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+/* SIMD paths: AVX2/FMA on x86 (chosen at run time, the scalar path
+ * otherwise), NEON on AArch64 (always there). SDX_NO_SIMD removes both. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#endif
+#if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
+#define SDX__NEON 1
+#include <arm_neon.h>
 #endif
 
 /* ---- per-thread scratch ---------------------------------------------- */
@@ -2492,6 +2567,36 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 }
 #endif
 
+#ifdef SDX__NEON
+/* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
+ * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
+static void sdx__exp_n_neon(float *v, int64_t n) {
+    const float32x4_t lo = vdupq_n_f32(-87.3f), hi = vdupq_n_f32(88.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x0 = vld1q_f32(v + i);
+        float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, 1.44269504f));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+        float32x4_t q = vdupq_n_f32(1.0f / 720.0f), res;
+        int32x4_t e;
+        r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
+        res = vmulq_f32(q, vreinterpretq_f32_s32(e));
+        res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
+        res = vbslq_f32(vceqq_f32(x0, x0), res, x0);                                          /* NaN stays NaN  */
+        vst1q_f32(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
 static int sdx__have_avx2(void) {
 #ifdef SDX__X86
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -2501,8 +2606,11 @@ static int sdx__have_avx2(void) {
 }
 
 static void sdx__exp_n(float *v, int64_t n) {
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#elif defined(SDX__NEON)
+    sdx__exp_n_neon(v, n);
+    return;
 #endif
     sdx__exp_n_c(v, n);
 }
@@ -2581,12 +2689,44 @@ static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, in
 }
 #endif
 
+#ifdef SDX__NEON
+/* NEON micro-kernel: 24 accumulators of 4 lanes hold the 6x16 tile; one
+ * fused multiply-add by lane of the 6 A values per k. */
+static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float32x4_t acc[SDX__MR][4];
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < 4; j++) acc[r][j] = vdupq_n_f32(0.0f);
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
+        float32x4_t a03 = vld1q_f32(a);
+        float32x2_t a45 = vld1_f32(a + 4);
+#define SDX__FMA_ROW(r, fma, av, lane) do { \
+        acc[r][0] = fma(acc[r][0], b0, av, lane); acc[r][1] = fma(acc[r][1], b1, av, lane); \
+        acc[r][2] = fma(acc[r][2], b2, av, lane); acc[r][3] = fma(acc[r][3], b3, av, lane); } while (0)
+        SDX__FMA_ROW(0, vfmaq_laneq_f32, a03, 0); SDX__FMA_ROW(1, vfmaq_laneq_f32, a03, 1);
+        SDX__FMA_ROW(2, vfmaq_laneq_f32, a03, 2); SDX__FMA_ROW(3, vfmaq_laneq_f32, a03, 3);
+        SDX__FMA_ROW(4, vfmaq_lane_f32, a45, 0);  SDX__FMA_ROW(5, vfmaq_lane_f32, a45, 1);
+#undef SDX__FMA_ROW
+    }
+    for (int r = 0; r < SDX__MR; r++) {
+        float *row = c + r * ldc;
+        for (int j = 0; j < 4; j++) {
+            float32x4_t v = acc[r][j];
+            if (accumulate) v = vaddq_f32(v, vld1q_f32(row + 4 * j));
+            vst1q_f32(row + 4 * j, v);
+        }
+    }
+}
+#endif
+
 static sdx__micro_fn sdx__micro_select(void) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     return sdx__micro_half;
 #else
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) return sdx__micro_avx2;
+#elif defined(SDX__NEON)
+    return sdx__micro_neon;
 #endif
     return sdx__micro_c;
 #endif
@@ -3698,6 +3838,26 @@ static double sdx__torch_normal_double(sdx_rng *rng) {
 
 /* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
 
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
 /* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
  * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
  * compiled with FMA contraction: each multiply whose only use is an add
@@ -3718,19 +3878,19 @@ static float sdx__cephes_logf(float x) {
     if (below_sqrt_half) e -= 1.0f;
     t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
     z = t * t;
-    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = fmaf(y, t, 1.1676998740e-1f);
-    y = fmaf(y, t, -1.2420140846e-1f);
-    y = fmaf(y, t, 1.4249322787e-1f);
-    y = fmaf(y, t, -1.6668057665e-1f);
-    y = fmaf(y, t, 2.0000714765e-1f);
-    y = fmaf(y, t, -2.4999993993e-1f);
-    y = fmaf(y, t, 3.3333331174e-1f);
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
     y = y * t;
-    y = fmaf(y, z, e * -2.12194440e-4f);
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
     y = y - 0.5f * z;                              /* 0.5 * z is exact */
     t = t + y;
-    return fmaf(e, 0.693359375f, t);
+    return sdx__fmaf(e, 0.693359375f, t);
 }
 
 /* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
@@ -3746,20 +3906,20 @@ static void sdx__cephes_sincosf(float x, float *s, float *c) {
     sin_sign = (j & 4u) << 29;
     first_poly_is_sin = (j & 2u) == 0;
     /* extended-precision reduction x - j * pi/4 */
-    x = fmaf(jf, -0.78515625f, x);
-    x = fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = fmaf(jf, -3.77489497744594108e-8f, x);
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
     cos_sign = (~(j - 2u) & 4u) << 29;
     z = x * x;
-    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
     cos_poly = cos_poly * z;
-    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
     cos_poly = cos_poly + 1.0f;
-    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
     sin_poly = sin_poly * z;
-    sin_poly = fmaf(sin_poly, x, x);
+    sin_poly = sdx__fmaf(sin_poly, x, x);
     /* the kernel selects by masking and adds the other lane's +0 */
     sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
     cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
