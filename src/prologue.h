@@ -41,7 +41,8 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
-     SDX_NO_SIMD                                    scalar half-float conversion only
+     SDX_NO_SIMD                                    no SIMD code (scalar kernels and
+                                                    half-float conversion)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */

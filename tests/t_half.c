@@ -226,7 +226,7 @@ typedef void (*t_widen_fn)(const uint16_t *, float *, size_t);
 #define T_NEED_SIMD() T_SKIP_IF(!sdx__half_simd_available(), "this CPU lacks AVX2/F16C; the scalar path is the only path")
 #define T_SIMD(fn) fn
 #else
-#define T_NEED_SIMD() T_SKIP_IF(1, "no SIMD path on this target/compiler")
+#define T_NEED_SIMD() T_SKIP_IF(1, "no SIMD path in this build (SDX_NO_SIMD, or none for this target)")
 #define T_SIMD(fn) 0
 #endif
 
@@ -417,7 +417,7 @@ static int simd_matches_scalar_under_ftz_daz(void) {
     _mm_setcsr(csr);
     return r;
 #else
-    T_SKIP_IF(1, "no SIMD path on this target/compiler");
+    T_SKIP_IF(1, "no SIMD path in this build (SDX_NO_SIMD, or none for this target)");
 #endif
 }
 
