@@ -85,11 +85,13 @@ fuzz:
 
 # Portability (tools/cross.sh): C99/C11 and C++11/17/20 compiles with gcc,
 # clang, g++ and clang++ plus the C++ test; an SDX_NO_SIMD build and its
-# tests; mingw-w64 under wine; aarch64 (NEON) under qemu-user. The emulated
-# runs and the NO_SIMD run leave out the slowest end-to-end cases (the
-# SD 2.x/SDXL pipeline goldens, f16/bf16 pipelines, the allocation-failure
-# sweep over a whole generation; see EMU_SKIP there); `make test` runs them.
-# `make cross CROSS="win64 arm64"` runs only those steps.
+# tests; the whole suite built with mingw-w64 and run under wine; aarch64
+# (NEON) under qemu-user. The qemu run leaves out the end-to-end cases that
+# take minutes there (SD 2.x/SDXL pipeline and VAE goldens, f16/bf16
+# storage variants, VAE tiling, the allocation-failure sweep over a whole
+# generation; ARM_SKIP there) and keeps the SD 1.x golden generation; the
+# NO_SIMD run leaves out the three slowest (NOSIMD_SKIP). `make test` runs
+# everything natively. `make cross CROSS="win64 arm64"` runs some steps.
 cross: sdx.h
 	tools/cross.sh $(CROSS)
 
