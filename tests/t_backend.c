@@ -20,15 +20,15 @@ static void *fd_unwrap(const void *p) { return (void *)((uintptr_t)p ^ FD_MASK);
 
 static void *fd_alloc(void *user, size_t bytes) {
     fake_device *fd = (fake_device *)user;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+    void *p = t_aligned_alloc(64, bytes);
+    if (!p) return NULL;
     fd->live_buffers++;
     return fd_wrap(p);
 }
 
 static void fd_free(void *user, void *ptr) {
     ((fake_device *)user)->live_buffers--;
-    free(fd_unwrap(ptr));
+    t_aligned_free(fd_unwrap(ptr));
 }
 
 static int fd_upload(void *user, void *dst, const void *src, size_t bytes) {

@@ -45,6 +45,9 @@ T_UNUSED static void t_setenv(const char *name, const char *value) {
     _putenv(p);
 }
 #define t_unsetenv(name) t_setenv(name, NULL)
+#include <malloc.h>
+T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, align); }
+#define t_aligned_free(p) _aligned_free(p)
 #else
 #define T_WINDOWS 0
 #include <sys/stat.h>
@@ -52,6 +55,11 @@ T_UNUSED static void t_setenv(const char *name, const char *value) {
 #define t_mkdir(path) mkdir(path, 0700)
 #define t_setenv(name, value) setenv(name, value, 1)
 #define t_unsetenv(name) unsetenv(name)
+T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) {
+    void *p = NULL;
+    return posix_memalign(&p, align, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+#define t_aligned_free(p) free(p)
 #endif
 
 typedef struct t_case { const char *name; int (*fn)(void); } t_case;
