@@ -47,8 +47,13 @@ timed() {   # timed LABEL CMD...: runs CMD, prints how long it took
     "$@"
     printf -- '-- %s: %ss\n' "$label" $(( $(date +%s) - t0 ))
 }
-# the test summary must show no failure
-run_tests() { "$@" | tee "$OUT/last.log" | grep -E '^  (FAIL|SKIP)|passed,'; ! grep -q '^  FAIL' "$OUT/last.log" && grep -q ' 0 failed' "$OUT/last.log"; }
+# run_tests NAME CMD...: the full log goes to $OUT/NAME.log, failures,
+# skips and the summary to the terminal; the summary must show no failure
+run_tests() {
+    log="$OUT/$1.log"; shift
+    "$@" | tee "$log" | grep -E '^  (FAIL|SKIP)|passed,'
+    ! grep -q '^  FAIL' "$log" && grep -q ' 0 failed' "$log"
+}
 
 sdx_h_tu() { printf '#define SDX_IMPLEMENTATION\n#include "sdx.h"\nint main(void) { return sdx_create(0) == 0; }\n'; }
 
@@ -65,7 +70,7 @@ lang() {
     echo "ok: 4 C and 6 C++ compiles"
     step "C++ test and host (g++ -std=c++17)"
     g++ -std=c++17 -O2 $WARN -o tests/run-cpp tests/t_cpp.cpp -lm -lpthread
-    run_tests ./tests/run-cpp
+    run_tests cpp ./tests/run-cpp
     g++ -std=c++17 -O2 $WARN -I. -o examples/cpp_host examples/cpp_host.cpp -lpthread
     if [ -f ../shared/golden/sd1/model.safetensors ]; then
         SDX_VOCAB=../shared/vocab ./examples/cpp_host ../shared/golden/sd1/model.safetensors "a cat" "$OUT/cat.ppm" 2 64
@@ -88,7 +93,7 @@ nosimd() {
     echo "ok: no SIMD header with -DSDX_NO_SIMD (x86-64, AArch64)"
     gcc -std=c11 -O2 -Wall -Wextra -Werror -DSDX_NO_SIMD -o "$OUT/run-nosimd" tests/main.c -lstb -lm -lpthread
     # shellcheck disable=SC2086
-    run_tests "$OUT/run-nosimd" $NOSIMD_SKIP
+    run_tests nosimd "$OUT/run-nosimd" $NOSIMD_SKIP
 }
 
 win64() {
@@ -96,14 +101,14 @@ win64() {
     x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-win64.exe" tests/main.c $STB -static -lpthread
     export WINEPREFIX="${WINEPREFIX:-$PWD/$OUT/wine}" WINEDEBUG=-all
     [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
-    run_tests wine "$OUT/run-win64.exe"
+    run_tests win64 wine "$OUT/run-win64.exe"
 }
 
 arm64() {
     step "aarch64 build (NEON), run under qemu-user"
     aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-arm64" tests/main.c $STB -static -lm -lpthread
     # shellcheck disable=SC2086
-    run_tests qemu-aarch64 "$OUT/run-arm64" $ARM_SKIP
+    run_tests arm64 qemu-aarch64 "$OUT/run-arm64" $ARM_SKIP
 }
 
 for s in $STEPS; do
