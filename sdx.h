@@ -5,7 +5,8 @@
      In exactly one C file:
          #define SDX_IMPLEMENTATION
          #include "sdx.h"
-     Everywhere else just #include "sdx.h". Link with -lm -lpthread.
+     Everywhere else just #include "sdx.h". Link with -lm -lpthread
+     (POSIX; nothing extra on Windows).
      Define SDX_STATIC before the include to make every function static.
 
    QUICK START (see examples/minimal.c)
@@ -51,17 +52,23 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
-     SDX_NO_SIMD                                    scalar half-float conversion only
+     SDX_NO_SIMD                                    no SIMD code (scalar kernels and
+                                                    half-float conversion)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
 
-/* The implementation uses POSIX (mmap, pthreads, sysconf); make them
- * visible under -std=c11. This only works if sdx.h comes before other
- * system headers in the implementation file; otherwise compile that file
- * with -D_DEFAULT_SOURCE. */
-#if defined(SDX_IMPLEMENTATION) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
+/* On POSIX systems the implementation uses mmap, pthreads and sysconf;
+ * make them visible under -std=c11. This only works if sdx.h comes before
+ * other system headers in the implementation file; otherwise compile that
+ * file with -D_DEFAULT_SOURCE. (Windows uses Win32 instead.) */
+#if defined(SDX_IMPLEMENTATION) && !defined(_WIN32) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
 #define _DEFAULT_SOURCE 1
+#endif
+/* MinGW: C99 printf formats (%zu, %lld) whatever the C runtime is; the
+ * same caveat applies (or compile with -D__USE_MINGW_ANSI_STDIO=1). */
+#if defined(SDX_IMPLEMENTATION) && defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
 #endif
 #ifndef SDX_H_INCLUDED
 #define SDX_H_INCLUDED
@@ -866,12 +873,6 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #include <locale.h>
 #include <errno.h>
 #include <time.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/mman.h>
 
 #if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
 #error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
@@ -889,11 +890,24 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #if defined(__GNUC__) || defined(__clang__)
 #define SDX__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SDX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__MINGW32__)
+#define SDX__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))   /* C99 formats, see the prologue */
+#else
 #define SDX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 #else
 #define SDX__LIKELY(x)   (x)
 #define SDX__UNLIKELY(x) (x)
 #define SDX__PRINTF(a, b)
+#endif
+
+/* C99 restrict; C++ has only the compilers' spelling. */
+#if !defined(__cplusplus)
+#define SDX__RESTRICT restrict
+#elif defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SDX__RESTRICT __restrict
+#else
+#define SDX__RESTRICT
 #endif
 
 #define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -1025,6 +1039,428 @@ SDX_API const char *sdx_result_name(int result) {
     }
 }
 
+/* threads, file mapping, temporary files: POSIX or Win32 */
+
+/* ---- src/core/platform.c ---- */
+/* A part of core.c, included after the error functions it reports with;
+ * the include below is for editors. */
+
+/* ===================================================================== */
+/*  Platform: threads, CPU count, read-only file mapping, and files        */
+/*  written under a temporary name then renamed. One interface, a POSIX   */
+/*  and a Win32 implementation; nothing else in sdx calls the OS.          */
+/* ===================================================================== */
+/*   sdx__mutex / sdx__cond      lock, unlock, wait, signal, broadcast
+ *   sdx__thread_start/_join     a thread running fn(arg)
+ *   sdx__cpu_count()            online logical CPUs, 1..256
+ *   sdx__map_file/_unmap        a whole regular file, read-only
+ *   sdx__tmpfile_*              create "path.tmp.*" exclusively, write,
+ *                               commit (rename over path) or abort
+ *   sdx__path_kind(path)        none, regular file, directory or other
+ *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
+
+#if defined(_WIN32)
+#define SDX__WIN32 1
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
+#define SDX__WIN32 0
+#include <pthread.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/mman.h>
+#endif
+
+typedef void (*sdx__thread_fn)(void *arg);
+
+enum { SDX__PATH_NONE, SDX__PATH_FILE, SDX__PATH_DIR, SDX__PATH_OTHER };
+
+#if SDX__WIN32
+
+/* ---- Win32 ------------------------------------------------------------ */
+/* SRW locks and condition variables (Vista and later): no destruction
+ * needed, no allocation, and they cannot fail. */
+typedef SRWLOCK sdx__mutex;
+typedef CONDITION_VARIABLE sdx__cond;
+typedef struct sdx__thread { HANDLE handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { InitializeSRWLock(m); }
+static void sdx__mutex_destroy(sdx__mutex *m) { (void)m; }
+static void sdx__mutex_lock(sdx__mutex *m) { AcquireSRWLockExclusive(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { ReleaseSRWLockExclusive(m); }
+static void sdx__cond_init(sdx__cond *c) { InitializeConditionVariable(c); }
+static void sdx__cond_destroy(sdx__cond *c) { (void)c; }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void sdx__cond_signal(sdx__cond *c) { WakeConditionVariable(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { WakeAllConditionVariable(c); }
+
+static DWORD WINAPI sdx__thread_entry(LPVOID arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return 0;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, sdx__thread_entry, t, 0, NULL);
+    return t->handle != NULL;
+}
+
+static void sdx__thread_join(sdx__thread *t) {
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+    t->handle = NULL;
+}
+
+static int sdx__cpu_count(void) {
+#if _WIN32_WINNT >= 0x0601
+    DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);   /* GetSystemInfo stops at 64 */
+#else
+    SYSTEM_INFO si;
+    DWORD n;
+    GetSystemInfo(&si);
+    n = si.dwNumberOfProcessors;
+#endif
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+/* The message of a Win32 error code, without the trailing newline. */
+static const char *sdx__win32_error(DWORD code, char *buf, size_t size) {
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, buf,
+                             (DWORD)size, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '.')) buf[--n] = 0;
+    if (n == 0) snprintf(buf, size, "error %lu", (unsigned long)code);
+    return buf;
+}
+
+/* UTF-8 path -> a wide string from the heap in *out. Returns SDX_OK, or
+ * the error (set) for invalid UTF-8 or no memory. */
+static int sdx__utf8_to_wide(sdx_ctx *ctx, const char *s, wchar_t **out) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+    *out = NULL;
+    if (n <= 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s);
+    *out = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof **out);
+    if (!*out) return sdx__nomem(ctx, "path", (size_t)n * sizeof **out);
+    MultiByteToWideChar(CP_UTF8, 0, s, -1, *out, n);
+    return SDX_OK;
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; HANDLE mapping; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    char why[256];
+    wchar_t *wpath;
+    HANDLE f;
+    LARGE_INTEGER size;
+    int rc;
+    memset(m, 0, sizeof *m);
+    if ((rc = sdx__utf8_to_wide(ctx, path, &wpath)) != SDX_OK) return rc;
+    /* a directory does not open without FILE_FLAG_BACKUP_SEMANTICS */
+    f = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL, NULL);
+    if (f == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError(), attr = GetFileAttributesW(wpath);
+        sdx__free(ctx, wpath);
+        if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY))
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    sdx__free(ctx, wpath);
+    if (GetFileType(f) != FILE_TYPE_DISK) { CloseHandle(f); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if (!GetFileSizeEx(f, &size)) {
+        DWORD e = GetLastError();
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    if ((unsigned long long)size.QuadPart > (unsigned long long)SIZE_MAX) {
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)size.QuadPart);
+    }
+    m->size = (size_t)size.QuadPart;
+    if (m->size > 0) {   /* a mapping of an empty file is an error in Win32 */
+        void *view = NULL;
+        m->mapping = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        if (m->mapping) view = MapViewOfFile(m->mapping, FILE_MAP_READ, 0, 0, 0);
+        if (!view) {
+            DWORD e = GetLastError();
+            if (m->mapping) CloseHandle(m->mapping);
+            CloseHandle(f);
+            memset(m, 0, sizeof *m);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot map %lld bytes: %s", path, (long long)size.QuadPart,
+                             sdx__win32_error(e, why, sizeof why));
+        }
+        m->base = (const unsigned char *)view;
+    }
+    CloseHandle(f);   /* the mapping keeps the file open */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) UnmapViewOfFile(m->base);
+    if (m->mapping) CloseHandle(m->mapping);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    wchar_t *wpath, *wtmp;
+    HANDLE h;
+    DWORD err;          /* first failure */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.<pid>.<n>" with CREATE_NEW: a fresh file, never an
+ * existing name. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    char why[256];
+    size_t len;
+    int rc;
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->h = INVALID_HANDLE_VALUE;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &f->wpath)) != SDX_OK) return rc;
+    len = wcslen(f->wpath);
+    f->wtmp = (wchar_t *)sdx__malloc(ctx, (len + 48) * sizeof *f->wtmp);
+    if (!f->wtmp) { sdx__free(ctx, f->wpath); return sdx__nomem(ctx, "path", (len + 48) * sizeof *f->wtmp); }
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        DWORD e;
+        _snwprintf(f->wtmp, len + 48, L"%ls.tmp.%lu.%llu", f->wpath, (unsigned long)GetCurrentProcessId(),
+                   (unsigned long long)GetTickCount64() * 100u + attempt);
+        f->wtmp[len + 47] = 0;
+        f->h = CreateFileW(f->wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (f->h != INVALID_HANDLE_VALUE) return SDX_OK;
+        e = GetLastError();
+        if (e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS) {
+            sdx__free(ctx, f->wtmp);
+            sdx__free(ctx, f->wpath);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, sdx__win32_error(e, why, sizeof why));
+        }
+    }
+    sdx__free(ctx, f->wtmp);
+    sdx__free(ctx, f->wpath);
+    return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create a temporary file beside it", path);
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        DWORD part = n > ((size_t)1 << 30) ? (DWORD)1 << 30 : (DWORD)n, done = 0;
+        if (!WriteFile(f->h, p, part, &done, NULL)) { f->err = GetLastError(); break; }
+        p += done;
+        n -= done;
+    }
+}
+
+static void sdx__tmpfile_release(sdx__tmpfile *f) {
+    sdx__free(f->ctx, f->wtmp);
+    sdx__free(f->ctx, f->wpath);
+    f->wtmp = f->wpath = NULL;
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->h != INVALID_HANDLE_VALUE) CloseHandle(f->h);
+    f->h = INVALID_HANDLE_VALUE;
+    if (f->wtmp) DeleteFileW(f->wtmp);
+    sdx__tmpfile_release(f);
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    char why[256];
+    if (!CloseHandle(f->h) && !f->err) f->err = GetLastError();
+    f->h = INVALID_HANDLE_VALUE;
+    if (!f->err && !MoveFileExW(f->wtmp, f->wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        f->err = GetLastError();
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, sdx__win32_error(f->err, why, sizeof why));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__tmpfile_release(f);
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    wchar_t *w;
+    DWORD attr = sdx__utf8_to_wide(NULL, path, &w) == SDX_OK ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    sdx__free(NULL, w);
+    if (attr == INVALID_FILE_ATTRIBUTES) return SDX__PATH_NONE;
+    if (attr & FILE_ATTRIBUTE_DIRECTORY) return SDX__PATH_DIR;
+    return (attr & FILE_ATTRIBUTE_DEVICE) ? SDX__PATH_OTHER : SDX__PATH_FILE;
+}
+
+static const char *sdx__last_separator(const char *path) {
+    const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+    if (!a || !b) return a ? a : b;
+    return a > b ? a : b;
+}
+
+#else /* POSIX */
+
+/* ---- POSIX ------------------------------------------------------------ */
+typedef pthread_mutex_t sdx__mutex;
+typedef pthread_cond_t sdx__cond;
+typedef struct sdx__thread { pthread_t handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { pthread_mutex_init(m, NULL); }
+static void sdx__mutex_destroy(sdx__mutex *m) { pthread_mutex_destroy(m); }
+static void sdx__mutex_lock(sdx__mutex *m) { pthread_mutex_lock(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { pthread_mutex_unlock(m); }
+static void sdx__cond_init(sdx__cond *c) { pthread_cond_init(c, NULL); }
+static void sdx__cond_destroy(sdx__cond *c) { pthread_cond_destroy(c); }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { pthread_cond_wait(c, m); }
+static void sdx__cond_signal(sdx__cond *c) { pthread_cond_signal(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { pthread_cond_broadcast(c); }
+
+static void *sdx__thread_entry(void *arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return NULL;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->handle, NULL, sdx__thread_entry, t) == 0;
+}
+
+static void sdx__thread_join(sdx__thread *t) { pthread_join(t->handle, NULL); }
+
+static int sdx__cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    struct stat sb;
+    int fd;
+    memset(m, 0, sizeof *m);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
+    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if ((unsigned long long)sb.st_size > (unsigned long long)SIZE_MAX) {
+        close(fd);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)sb.st_size);
+    }
+    m->size = (size_t)sb.st_size;
+    if (m->size > 0) {
+        void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            m->size = 0;
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(e));
+        }
+        m->base = (const unsigned char *)p;
+    }
+    close(fd);   /* the mapping keeps the file */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) munmap((void *)(uintptr_t)m->base, m->size);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    char *tmp;
+    int fd;
+    int err;            /* first failure (errno) */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.XXXXXX" with mkstemp: a fresh file, never an existing
+ * name or a symlink. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    size_t len = strlen(path);
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->tmp = (char *)sdx__malloc(ctx, len + 16);
+    if (!f->tmp) return sdx__nomem(ctx, "path", len + 16);
+    memcpy(f->tmp, path, len);
+    memcpy(f->tmp + len, ".tmp.XXXXXX", 12);
+    f->fd = mkstemp(f->tmp);
+    if (f->fd < 0) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sdx__free(ctx, f->tmp);
+        f->tmp = NULL;
+        return rc;
+    }
+    return SDX_OK;
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        ssize_t w = write(f->fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) { if (errno != EINTR) f->err = errno; continue; }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (f->tmp) unlink(f->tmp);
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    if (fchmod(f->fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
+    if (close(f->fd) != 0 && !f->err) f->err = errno;
+    f->fd = -1;
+    if (!f->err && rename(f->tmp, f->path) != 0) f->err = errno;
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, strerror(f->err));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return SDX__PATH_NONE;
+    return S_ISREG(sb.st_mode) ? SDX__PATH_FILE : S_ISDIR(sb.st_mode) ? SDX__PATH_DIR : SDX__PATH_OTHER;
+}
+
+static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
+
+#endif
+
+/* ---- src/core/core.c (continued) ---- */
+
 /* ---- dtypes and half floats ----------------------------------------- */
 
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
@@ -1133,8 +1569,9 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 
 /* ===================================================================== */
 /*  Half-float array conversion. The scalar loops in core.c define the    */
-/*  results; the x86-64 paths below are chosen at run time and are        */
-/*  tested bit-identical to them (tests/t_half.c).                        */
+/*  results; the SIMD paths below (x86-64 AVX2/F16C, chosen at run time;  */
+/*  AArch64 NEON, always there) are tested bit-identical to them          */
+/*  (tests/t_half.c). Each ISA defines sdx__<conversion>_simd.            */
 /* ===================================================================== */
 
 /* Define SDX_NO_SIMD to compile only the scalar loops. */
@@ -1145,6 +1582,13 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 #else
 #define SDX__HALF_X86 0
 #endif
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+#define SDX__HALF_NEON 1
+#include <arm_neon.h>
+#else
+#define SDX__HALF_NEON 0
+#endif
+#define SDX__HALF_SIMD (SDX__HALF_X86 || SDX__HALF_NEON)
 
 static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
@@ -1180,7 +1624,7 @@ static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__C
 /* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
  * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
  * payload bits: exactly sdx_f32_to_f16. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
@@ -1190,7 +1634,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_
 }
 
 /* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
-SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1202,7 +1646,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, floa
 /* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
  * their second operand when either is NaN, so with x second a NaN passes
  * through unclamped, as in sdx__f32_to_f16_sat. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
 #ifndef SDX_UNSAFE_F16_OVERFLOW
     const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
@@ -1218,7 +1662,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
     const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i quiet = _mm256_set1_epi32(0x0040);
@@ -1239,7 +1683,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16
     sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
 }
 
-SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1252,7 +1696,66 @@ SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, flo
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
     do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
 
-#else /* !SDX__HALF_X86 */
+#elif SDX__HALF_NEON
+
+/* NEON is part of AArch64. FCVTN and FCVTL convert as the scalar
+ * functions do under the default FPCR (round to nearest even, subnormals
+ * kept, overflow to Inf, NaNs quieted keeping their top payload bits). */
+static int sdx__half_simd_available(void) { return 1; }
+
+static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+/* Clamp to +-65504, then convert. FMIN/FMAX return a NaN operand
+ * (quieted), which converts to what the scalar path gives that NaN. */
+static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    const float32x4_t hi = vdupq_n_f32(65504.0f), lo = vdupq_n_f32(-65504.0f);
+#endif
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vld1q_f32(src + i);
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+        x = vmaxq_f32(lo, vminq_f32(hi, x));
+#endif
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+    }
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
+}
+
+/* The integer formula of sdx_f32_to_bf16, four lanes at a time. */
+static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
+    const uint32x4_t one = vdupq_n_u32(1), bias = vdupq_n_u32(0x7fff);
+    const uint32x4_t abs_mask = vdupq_n_u32(0x7fffffff), inf = vdupq_n_u32(0x7f800000), quiet = vdupq_n_u32(0x0040);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t x = vreinterpretq_u32_f32(vld1q_f32(src + i));
+        uint32x4_t top = vshrq_n_u32(x, 16);
+        uint32x4_t rounded = vshrq_n_u32(vaddq_u32(x, vaddq_u32(bias, vandq_u32(top, one))), 16);
+        uint32x4_t is_nan = vcgtq_u32(vandq_u32(x, abs_mask), inf);
+        vst1_u16(dst + i, vmovn_u32(vbslq_u32(is_nan, vorrq_u32(top, quiet), rounded)));
+    }
+    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(src + i), 16)));
+    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) simd(src, dst, n)
+
+#else /* no SIMD */
 
 static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
@@ -1260,22 +1763,22 @@ static int sdx__half_simd_available(void) { return 0; }
 #endif
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_simd, sdx__f32_to_f16_scalar, src, dst, n);
 }
 SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f16_to_f32_simd, sdx__f16_to_f32_scalar, src, dst, n);
 }
 SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_bf16_simd, sdx__f32_to_bf16_scalar, src, dst, n);
 }
 SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__bf16_to_f32_simd, sdx__bf16_to_f32_scalar, src, dst, n);
 }
 
 /* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
  * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
 static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_simd, sdx__f32_to_f16_sat_scalar, src, dst, n);
 }
 
 /* ---- src/core/core.c (continued) ---- */
@@ -1677,14 +2180,14 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
-typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
+typedef struct sdx__worker { sdx__thread thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
     sdx__worker    *workers;    /* n - 1 started threads */
-    pthread_mutex_t mu;
-    pthread_cond_t  wake, done;
+    sdx__mutex      mu;
+    sdx__cond       wake, done;
     uint64_t        generation;
     int             pending;
     int             quit;
@@ -1700,44 +2203,44 @@ struct sdx__pool {
 static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     for (;;) {
         int64_t begin, end;
-        pthread_mutex_lock(&p->mu);
+        sdx__mutex_lock(&p->mu);
         begin = p->next;
         p->next = SDX__MIN(p->total, begin + p->chunk);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         if (begin >= p->total) break;
         end = SDX__MIN(p->total, begin + p->chunk);
         p->fn(p->arg, begin, end, thread);
     }
 }
 
-static void *sdx__worker_main(void *varg) {
+static void sdx__worker_main(void *varg) {
     const sdx__worker *w = (const sdx__worker *)varg;
     sdx__pool *p = w->pool;
     int index = w->index;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        sdx__mutex_lock(&p->mu);
+        while (!p->quit && p->generation == seen) sdx__cond_wait(&p->wake, &p->mu);
+        if (p->quit) { sdx__mutex_unlock(&p->mu); return; }
         seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         sdx__pool_run_chunks(p, index);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_lock(&p->mu);
+        if (--p->pending == 0) sdx__cond_signal(&p->done);
+        sdx__mutex_unlock(&p->mu);
     }
 }
 
 static void sdx__pool_destroy(sdx__pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->quit = 1;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->wake);
-    pthread_cond_destroy(&p->done);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) sdx__thread_join(&p->workers[i].thread);
+    sdx__mutex_destroy(&p->mu);
+    sdx__cond_destroy(&p->wake);
+    sdx__cond_destroy(&p->done);
     sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
@@ -1750,15 +2253,15 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     p->ctx = ctx;
     p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
     if (!p->workers) { sdx__free(ctx, p); return NULL; }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
+    sdx__mutex_init(&p->mu);
+    sdx__cond_init(&p->wake);
+    sdx__cond_init(&p->done);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
         sdx__worker *w = &p->workers[i];
         w->pool = p;
         w->index = i + 1;
-        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
+        if (!sdx__thread_start(&w->thread, sdx__worker_main, w)) break;
         p->n++;
     }
     return p;
@@ -1770,7 +2273,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     if (ctx->n_threads > 1 && !ctx->pool && n > 1) ctx->pool = sdx__pool_create(ctx, ctx->n_threads);
     p = ctx->pool;
     if (!p || p->n <= 1 || n == 1) { fn(arg, 0, n, 0); return; }
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
     p->total = n;
@@ -1779,12 +2282,12 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     p->chunk = SDX__MAX((int64_t)1, n / ((int64_t)p->n * 4));
     p->pending = p->n - 1;
     p->generation++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
     sdx__pool_run_chunks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    sdx__mutex_lock(&p->mu);
+    while (p->pending > 0) sdx__cond_wait(&p->done, &p->mu);
+    sdx__mutex_unlock(&p->mu);
 }
 
 /* ---- non-finite tracer ---------------------------------------------- */
@@ -1886,9 +2389,15 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
  * Temporaries come from per-thread scratch owned by the context, so after
  * the first call of a given size no kernel allocates. */
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+/* SIMD paths: AVX2/FMA on x86 (chosen at run time, the scalar path
+ * otherwise), NEON on AArch64 (always there). SDX_NO_SIMD removes both. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#endif
+#if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
+#define SDX__NEON 1
+#include <arm_neon.h>
 #endif
 
 /* ---- per-thread scratch ---------------------------------------------- */
@@ -2092,6 +2601,36 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 }
 #endif
 
+#ifdef SDX__NEON
+/* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
+ * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
+static void sdx__exp_n_neon(float *v, int64_t n) {
+    const float32x4_t lo = vdupq_n_f32(-87.3f), hi = vdupq_n_f32(88.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x0 = vld1q_f32(v + i);
+        float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, 1.44269504f));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+        float32x4_t q = vdupq_n_f32(1.0f / 720.0f), res;
+        int32x4_t e;
+        r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
+        res = vmulq_f32(q, vreinterpretq_f32_s32(e));
+        res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
+        res = vbslq_f32(vceqq_f32(x0, x0), res, x0);                                          /* NaN stays NaN  */
+        vst1q_f32(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
 static int sdx__have_avx2(void) {
 #ifdef SDX__X86
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -2101,8 +2640,11 @@ static int sdx__have_avx2(void) {
 }
 
 static void sdx__exp_n(float *v, int64_t n) {
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#elif defined(SDX__NEON)
+    sdx__exp_n_neon(v, n);
+    return;
 #endif
     sdx__exp_n_c(v, n);
 }
@@ -2181,12 +2723,44 @@ static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, in
 }
 #endif
 
+#ifdef SDX__NEON
+/* NEON micro-kernel: 24 accumulators of 4 lanes hold the 6x16 tile; one
+ * fused multiply-add by lane of the 6 A values per k. */
+static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float32x4_t acc[SDX__MR][4];
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < 4; j++) acc[r][j] = vdupq_n_f32(0.0f);
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
+        float32x4_t a03 = vld1q_f32(a);
+        float32x2_t a45 = vld1_f32(a + 4);
+#define SDX__FMA_ROW(r, fma, av, lane) do { \
+        acc[r][0] = fma(acc[r][0], b0, av, lane); acc[r][1] = fma(acc[r][1], b1, av, lane); \
+        acc[r][2] = fma(acc[r][2], b2, av, lane); acc[r][3] = fma(acc[r][3], b3, av, lane); } while (0)
+        SDX__FMA_ROW(0, vfmaq_laneq_f32, a03, 0); SDX__FMA_ROW(1, vfmaq_laneq_f32, a03, 1);
+        SDX__FMA_ROW(2, vfmaq_laneq_f32, a03, 2); SDX__FMA_ROW(3, vfmaq_laneq_f32, a03, 3);
+        SDX__FMA_ROW(4, vfmaq_lane_f32, a45, 0);  SDX__FMA_ROW(5, vfmaq_lane_f32, a45, 1);
+#undef SDX__FMA_ROW
+    }
+    for (int r = 0; r < SDX__MR; r++) {
+        float *row = c + r * ldc;
+        for (int j = 0; j < 4; j++) {
+            float32x4_t v = acc[r][j];
+            if (accumulate) v = vaddq_f32(v, vld1q_f32(row + 4 * j));
+            vst1q_f32(row + 4 * j, v);
+        }
+    }
+}
+#endif
+
 static sdx__micro_fn sdx__micro_select(void) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     return sdx__micro_half;
 #else
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) return sdx__micro_avx2;
+#elif defined(SDX__NEON)
+    return sdx__micro_neon;
 #endif
     return sdx__micro_c;
 #endif
@@ -3005,8 +3579,8 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
-static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
-                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
+                                   float *SDX__RESTRICT l, float *SDX__RESTRICT corr, int64_t i0, int64_t j0, int nkv) {
     float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
     for (int j = 0; j < SDX__KB; j++) {
         float *row = st + j * SDX__QB;
@@ -3351,11 +3925,6 @@ static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, 
 
 /* ---- src/core/context.c (continued) ---- */
 
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
@@ -3504,6 +4073,26 @@ static double sdx__torch_normal_double(sdx_rng *rng) {
 
 /* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
 
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
 /* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
  * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
  * compiled with FMA contraction: each multiply whose only use is an add
@@ -3524,19 +4113,19 @@ static float sdx__cephes_logf(float x) {
     if (below_sqrt_half) e -= 1.0f;
     t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
     z = t * t;
-    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = fmaf(y, t, 1.1676998740e-1f);
-    y = fmaf(y, t, -1.2420140846e-1f);
-    y = fmaf(y, t, 1.4249322787e-1f);
-    y = fmaf(y, t, -1.6668057665e-1f);
-    y = fmaf(y, t, 2.0000714765e-1f);
-    y = fmaf(y, t, -2.4999993993e-1f);
-    y = fmaf(y, t, 3.3333331174e-1f);
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
     y = y * t;
-    y = fmaf(y, z, e * -2.12194440e-4f);
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
     y = y - 0.5f * z;                              /* 0.5 * z is exact */
     t = t + y;
-    return fmaf(e, 0.693359375f, t);
+    return sdx__fmaf(e, 0.693359375f, t);
 }
 
 /* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
@@ -3552,20 +4141,20 @@ static void sdx__cephes_sincosf(float x, float *s, float *c) {
     sin_sign = (j & 4u) << 29;
     first_poly_is_sin = (j & 2u) == 0;
     /* extended-precision reduction x - j * pi/4 */
-    x = fmaf(jf, -0.78515625f, x);
-    x = fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = fmaf(jf, -3.77489497744594108e-8f, x);
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
     cos_sign = (~(j - 2u) & 4u) << 29;
     z = x * x;
-    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
     cos_poly = cos_poly * z;
-    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
     cos_poly = cos_poly + 1.0f;
-    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
     sin_poly = sin_poly * z;
-    sin_poly = fmaf(sin_poly, x, x);
+    sin_poly = sdx__fmaf(sin_poly, x, x);
     /* the kernel selects by masking and adds the other lane's +0 */
     sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
     cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
@@ -4112,7 +4701,7 @@ struct sdx_st {
     char *path;
     const unsigned char *base;   /* whole file image */
     size_t size;
-    int mapped;                  /* base came from mmap */
+    sdx__map map;                /* base and size, when opened from a file */
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
@@ -4329,7 +4918,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     ctx = st->ctx;
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
-    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
@@ -4366,30 +4955,14 @@ SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, cons
 }
 
 SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    struct stat sb;
     sdx_st *st;
-    int fd, rc;
+    int rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
-    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
-    st->size = (size_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            sdx_st_close(st);
-            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
-        }
-        st->base = (const unsigned char *)m;
-        st->mapped = 1;
-    }
-    close(fd);
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return rc;
+    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return rc; }
+    st->base = st->map.base;
+    st->size = st->map.size;
     if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
     *out = st;
     return SDX_OK;
@@ -4471,23 +5044,12 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-static int sdx__write_all(int fd, const void *data, size_t n) {
-    const char *p = (const char *)data;
-    while (n) {
-        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (w < 0) { if (errno == EINTR) continue; return 0; }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta) {
     sdx__buf h;
     uint64_t offset = 0;
-    char *tmp;
-    int fd, ok = 1, err;
+    sdx__tmpfile f;
+    int rc;
     unsigned char len8[8];
     if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
@@ -4525,31 +5087,16 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 
-    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
-    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
-    sprintf(tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        sdx__free(ctx, tmp);
-        sdx__free(ctx, h.p);
-        return rc;
+    /* a temporary name, then a rename: a failure never leaves half a file */
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) {
+        sdx__tmpfile_write(&f, len8, 8);
+        sdx__tmpfile_write(&f, h.p, h.len);
+        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+        rc = sdx__tmpfile_commit(&f);
     }
-    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
-    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
-    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
-    if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
-        unlink(tmp);
-        sdx__free(ctx, tmp);
-        return rc;
-    }
-    sdx__free(ctx, tmp);
-    return SDX_OK;
+    return rc;
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
@@ -4613,7 +5160,19 @@ typedef struct sdx__wset {
     int rc;                 /* code of the last failed fetch */
 } sdx__wset;
 
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
+ * any shape. Built by value with sdx__s1/s2/4 so call sites read
+ * sdx__wget(w, sdx__s4(cout, cin, 3, 3), "conv.weight") in C and C++. */
+typedef struct sdx__shape { int ndim; int64_t d[4]; } sdx__shape;
+
+static sdx__shape sdx__s4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    sdx__shape s;
+    s.ndim = 4; s.d[0] = a; s.d[1] = b; s.d[2] = c; s.d[3] = d;
+    return s;
+}
+static sdx__shape sdx__s1(int64_t a) { sdx__shape s = sdx__s4(a, 0, 0, 0); s.ndim = 1; return s; }
+static sdx__shape sdx__s2(int64_t a, int64_t b) { sdx__shape s = sdx__s4(a, b, 0, 0); s.ndim = 2; return s; }
+static sdx__shape sdx__s_any(void) { sdx__shape s = sdx__s4(0, 0, 0, 0); s.ndim = -1; return s; }
 
 static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
     memset(w, 0, sizeof *w);
@@ -4746,7 +5305,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     return &sl->t;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -4758,16 +5317,16 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+    if (shape.ndim >= 0) {
+        int ndim = shape.ndim, ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape.d[i] < 0 || shape.d[i] == t->shape[i];
         if (!ok) {
             char want[160], found[160];
             size_t used = 0;
             used += (size_t)snprintf(want, sizeof want, "[");
             for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+                used += shape.d[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                       : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape.d[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
             w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
@@ -4782,11 +5341,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
 static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -4795,18 +5354,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, sdx__s_any(), fmt, ap);
     va_end(ap);
     return t;
 }
 
 /* A weight that host code reads (embedding tables, small projections):
  * a host slot even when the backend is a device, same shape rules. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 1, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -9027,15 +9586,8 @@ SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t siz
     return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
-static int sdx__is_dir(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int sdx__is_file(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
+static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
+static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
 SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };
@@ -9647,9 +10199,10 @@ typedef struct sdx__textenc {
 /* A weight fetched through the wset, copied as a non-owning view. */
 static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
+    sdx__shape shape = sdx__s2(d0, d1);
+    shape.ndim = ndim;
+    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                                     : sdx__wget(&c->w, shape, "%s", leaf);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
@@ -9658,8 +10211,7 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
 
 /* A weight that host code reads (the embedding tables, the projection). */
 static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
+    const sdx_tensor *t = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
@@ -10308,21 +10860,21 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
     r->cout = co;
-    SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
-    SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
-    SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
-    SDX__UNET_GET(r->conv1_b, w, 1, SDX__S(co), "%s.in_layers.2.bias", base);
-    SDX__UNET_GET(r->emb_w, w, 2, SDX__S(co, u->embed_dim), "%s.emb_layers.1.weight", base);
-    SDX__UNET_GET(r->emb_b, w, 1, SDX__S(co), "%s.emb_layers.1.bias", base);
-    SDX__UNET_GET(r->norm2_w, w, 1, SDX__S(co), "%s.out_layers.0.weight", base);
-    SDX__UNET_GET(r->norm2_b, w, 1, SDX__S(co), "%s.out_layers.0.bias", base);
-    SDX__UNET_GET(r->conv2_w, w, 4, SDX__S(co, co, 3, 3), "%s.out_layers.3.weight", base);
-    SDX__UNET_GET(r->conv2_b, w, 1, SDX__S(co), "%s.out_layers.3.bias", base);
+    SDX__UNET_GET(r->norm1_w, w, sdx__s1(cin), "%s.in_layers.0.weight", base);
+    SDX__UNET_GET(r->norm1_b, w, sdx__s1(cin), "%s.in_layers.0.bias", base);
+    SDX__UNET_GET(r->conv1_w, w, sdx__s4(co, cin, 3, 3), "%s.in_layers.2.weight", base);
+    SDX__UNET_GET(r->conv1_b, w, sdx__s1(co), "%s.in_layers.2.bias", base);
+    SDX__UNET_GET(r->emb_w, w, sdx__s2(co, u->embed_dim), "%s.emb_layers.1.weight", base);
+    SDX__UNET_GET(r->emb_b, w, sdx__s1(co), "%s.emb_layers.1.bias", base);
+    SDX__UNET_GET(r->norm2_w, w, sdx__s1(co), "%s.out_layers.0.weight", base);
+    SDX__UNET_GET(r->norm2_b, w, sdx__s1(co), "%s.out_layers.0.bias", base);
+    SDX__UNET_GET(r->conv2_w, w, sdx__s4(co, co, 3, 3), "%s.out_layers.3.weight", base);
+    SDX__UNET_GET(r->conv2_b, w, sdx__s1(co), "%s.out_layers.3.bias", base);
     r->skip_w = r->skip_b = NULL;
     /* LDM uses an identity skip when the width does not change */
     if (cin != co || sdx__whas(w, "%s.skip_connection.weight", base)) {
-        SDX__UNET_GET(r->skip_w, w, 4, SDX__S(co, cin, 1, 1), "%s.skip_connection.weight", base);
-        SDX__UNET_GET(r->skip_b, w, 1, SDX__S(co), "%s.skip_connection.bias", base);
+        SDX__UNET_GET(r->skip_w, w, sdx__s4(co, cin, 1, 1), "%s.skip_connection.weight", base);
+        SDX__UNET_GET(r->skip_b, w, sdx__s1(co), "%s.skip_connection.bias", base);
     }
     return SDX_OK;
 }
@@ -10337,28 +10889,28 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
     b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
-#define SDX__XB_GET(dst, nd, shp, name) \
-    SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
-    SDX__XB_GET(ln1_w, 1, SDX__S(inner), "norm1.weight");
-    SDX__XB_GET(ln1_b, 1, SDX__S(inner), "norm1.bias");
-    SDX__XB_GET(q1, 2, SDX__S(inner, inner), "attn1.to_q.weight");
-    SDX__XB_GET(k1, 2, SDX__S(inner, inner), "attn1.to_k.weight");
-    SDX__XB_GET(v1, 2, SDX__S(inner, inner), "attn1.to_v.weight");
-    SDX__XB_GET(o1_w, 2, SDX__S(inner, inner), "attn1.to_out.0.weight");
-    SDX__XB_GET(o1_b, 1, SDX__S(inner), "attn1.to_out.0.bias");
-    SDX__XB_GET(ln2_w, 1, SDX__S(inner), "norm2.weight");
-    SDX__XB_GET(ln2_b, 1, SDX__S(inner), "norm2.bias");
-    SDX__XB_GET(q2, 2, SDX__S(inner, inner), "attn2.to_q.weight");
-    SDX__XB_GET(k2, 2, SDX__S(inner, u->context_dim), "attn2.to_k.weight");
-    SDX__XB_GET(v2, 2, SDX__S(inner, u->context_dim), "attn2.to_v.weight");
-    SDX__XB_GET(o2_w, 2, SDX__S(inner, inner), "attn2.to_out.0.weight");
-    SDX__XB_GET(o2_b, 1, SDX__S(inner), "attn2.to_out.0.bias");
-    SDX__XB_GET(ln3_w, 1, SDX__S(inner), "norm3.weight");
-    SDX__XB_GET(ln3_b, 1, SDX__S(inner), "norm3.bias");
-    SDX__XB_GET(ff1_w, 2, SDX__S(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
-    SDX__XB_GET(ff1_b, 1, SDX__S(2 * b->ff_inner), "ff.net.0.proj.bias");
-    SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
-    SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
+#define SDX__XB_GET(dst, shp, name) \
+    SDX__UNET_GET(b->dst, w, shp, "%s.transformer_blocks.%d." name, base, d)
+    SDX__XB_GET(ln1_w, sdx__s1(inner), "norm1.weight");
+    SDX__XB_GET(ln1_b, sdx__s1(inner), "norm1.bias");
+    SDX__XB_GET(q1, sdx__s2(inner, inner), "attn1.to_q.weight");
+    SDX__XB_GET(k1, sdx__s2(inner, inner), "attn1.to_k.weight");
+    SDX__XB_GET(v1, sdx__s2(inner, inner), "attn1.to_v.weight");
+    SDX__XB_GET(o1_w, sdx__s2(inner, inner), "attn1.to_out.0.weight");
+    SDX__XB_GET(o1_b, sdx__s1(inner), "attn1.to_out.0.bias");
+    SDX__XB_GET(ln2_w, sdx__s1(inner), "norm2.weight");
+    SDX__XB_GET(ln2_b, sdx__s1(inner), "norm2.bias");
+    SDX__XB_GET(q2, sdx__s2(inner, inner), "attn2.to_q.weight");
+    SDX__XB_GET(k2, sdx__s2(inner, u->context_dim), "attn2.to_k.weight");
+    SDX__XB_GET(v2, sdx__s2(inner, u->context_dim), "attn2.to_v.weight");
+    SDX__XB_GET(o2_w, sdx__s2(inner, inner), "attn2.to_out.0.weight");
+    SDX__XB_GET(o2_b, sdx__s1(inner), "attn2.to_out.0.bias");
+    SDX__XB_GET(ln3_w, sdx__s1(inner), "norm3.weight");
+    SDX__XB_GET(ln3_b, sdx__s1(inner), "norm3.bias");
+    SDX__XB_GET(ff1_w, sdx__s2(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
+    SDX__XB_GET(ff1_b, sdx__s1(2 * b->ff_inner), "ff.net.0.proj.bias");
+    SDX__XB_GET(ff2_w, sdx__s2(inner, b->ff_inner), "ff.net.2.weight");
+    SDX__XB_GET(ff2_b, sdx__s1(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
     return SDX_OK;
 }
@@ -10373,20 +10925,20 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
     t->inner = inner;
-    SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
-    SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
+    SDX__UNET_GET(t->norm_w, w, sdx__s1(c), "%s.norm.weight", base);
+    SDX__UNET_GET(t->norm_b, w, sdx__s1(c), "%s.norm.bias", base);
     if (t->linear) {
-        SDX__UNET_GET(t->proj_in_w, w, 2, SDX__S(inner, c), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 2, SDX__S(c, inner), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s2(inner, c), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s2(c, inner), "%s.proj_out.weight", base);
     } else {
-        SDX__UNET_GET(t->proj_in_w, w, 4, SDX__S(inner, c, 1, 1), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 4, SDX__S(c, inner, 1, 1), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s4(inner, c, 1, 1), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s4(c, inner, 1, 1), "%s.proj_out.weight", base);
     }
-    SDX__UNET_GET(t->proj_in_b, w, 1, SDX__S(inner), "%s.proj_in.bias", base);
-    SDX__UNET_GET(t->proj_out_b, w, 1, SDX__S(c), "%s.proj_out.bias", base);
+    SDX__UNET_GET(t->proj_in_b, w, sdx__s1(inner), "%s.proj_in.bias", base);
+    SDX__UNET_GET(t->proj_out_b, w, sdx__s1(c), "%s.proj_out.bias", base);
     while (depth < SDX__UNET_MAX_DEPTH && sdx__whas(w, "%s.transformer_blocks.%d.attn1.to_q.weight", base, depth)) depth++;
     if (depth == 0) {   /* let wget phrase the missing-tensor message */
-        SDX__UNET_GET(probe, w, 2, SDX__S(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
+        SDX__UNET_GET(probe, w, sdx__s2(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
     }
     t->blocks = (sdx__unet_xblock *)sdx__calloc(u->ctx, (size_t)depth, sizeof *t->blocks);
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
@@ -10413,8 +10965,8 @@ static int sdx__unet_load_layer(sdx__unet *u, sdx__unet_layer *L, const char *ba
     } else if (sdx__whas(w, "%s.op.weight", base) || sdx__whas(w, "%s.conv.weight", base)) {
         const char *name = sdx__whas(w, "%s.op.weight", base) ? "op" : "conv";
         L->kind = name[0] == 'o' ? SDX__UL_DOWN : SDX__UL_UP;
-        SDX__UNET_GET(L->conv_w, w, 4, SDX__S(cin, cin, 3, 3), "%s.%s.weight", base, name);
-        SDX__UNET_GET(L->conv_b, w, 1, SDX__S(cin), "%s.%s.bias", base, name);
+        SDX__UNET_GET(L->conv_w, w, sdx__s4(cin, cin, 3, 3), "%s.%s.weight", base, name);
+        SDX__UNET_GET(L->conv_b, w, sdx__s1(cin), "%s.%s.bias", base, name);
     } else {
         return 0;
     }
@@ -10458,25 +11010,25 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
         return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
     if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
-    SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
-    SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
-    SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
-    SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
+    SDX__UNET_GET(u->te0_w, w, sdx__s2(u->embed_dim, u->model_channels), "time_embed.0.weight");
+    SDX__UNET_GET(u->te0_b, w, sdx__s1(u->embed_dim), "time_embed.0.bias");
+    SDX__UNET_GET(u->te2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "time_embed.2.weight");
+    SDX__UNET_GET(u->te2_b, w, sdx__s1(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
         const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
         if (!le) return sdx__werr(w);
         if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
             return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
-        SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
-        SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
-        SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
-        SDX__UNET_GET(u->le2_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.2.bias");
+        SDX__UNET_GET(u->le0_w, w, sdx__s2(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
+        SDX__UNET_GET(u->le0_b, w, sdx__s1(u->embed_dim), "label_emb.0.0.bias");
+        SDX__UNET_GET(u->le2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
+        SDX__UNET_GET(u->le2_b, w, sdx__s1(u->embed_dim), "label_emb.0.2.bias");
     }
     L->kind = SDX__UL_CONV;
     L->cin = u->in_channels;
     L->cout = u->model_channels;
-    SDX__UNET_GET(L->conv_w, w, 4, SDX__S(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
-    SDX__UNET_GET(L->conv_b, w, 1, SDX__S(u->model_channels), "input_blocks.0.0.bias");
+    SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
+    SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -10531,11 +11083,11 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
-    SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
-    SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
+    SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
+    SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
+    SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
-    SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
+    SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
 
@@ -11122,19 +11674,19 @@ static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int
     r->cout = cout;
     if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
     if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
-    if (!(r->norm1_w = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.weight", base)) ||
-        !(r->norm1_b = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.bias", base)) ||
-        !(r->conv1_w = sdx__wget(w, 4, SDX__S(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
-        !(r->conv1_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv1.bias", base)) ||
-        !(r->norm2_w = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.weight", base)) ||
-        !(r->norm2_b = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.bias", base)) ||
-        !(r->conv2_w = sdx__wget(w, 4, SDX__S(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
-        !(r->conv2_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv2.bias", base)))
+    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
+        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
+        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
+        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
+        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
+        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
+        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
+        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
         return sdx__werr(w);
     r->skip_w = r->skip_b = NULL;
     if (cin != cout &&
-        (!(r->skip_w = sdx__wget(w, 4, SDX__S(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
-         !(r->skip_b = sdx__wget(w, 1, SDX__S(cout), "%s.%s.bias", base, skip))))
+        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
+         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11167,16 +11719,16 @@ static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, i
     int s = 0;
     if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
     a->c = c;
-    if (!(a->norm_w = sdx__wget(w, 1, SDX__S(c), "%s.%s.weight", base, names[s][0])) ||
-        !(a->norm_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][0])) ||
+    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
+        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
         !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
-        !(a->q_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][1])) ||
+        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
         !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
-        !(a->k_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][2])) ||
+        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
         !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
-        !(a->v_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][3])) ||
+        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
         !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
-        !(a->proj_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][4])))
+        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11267,8 +11819,8 @@ static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch
          * downsamples after every level but the last */
         if (dec ? i > 0 : i < n - 1) {
             sdx__vae_resample_name(v, base, sizeof base, dec, i);
-            if (!(lv->resample_w = sdx__wget(&v->w, 4, SDX__S(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
-                !(lv->resample_b = sdx__wget(&v->w, 1, SDX__S(lv->ch), "%s.bias", base)))
+            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
+                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
                 return sdx__werr(&v->w);
         }
         prev = lv->ch;
@@ -11280,10 +11832,10 @@ static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out
     const char *coder = dec ? "decoder" : "encoder";
     const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
     int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
-    if (!(cd->norm_out_w = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.weight", coder, norm)) ||
-        !(cd->norm_out_b = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.bias", coder, norm)) ||
-        !(cd->conv_out_w = sdx__wget(&v->w, 4, SDX__S(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
-        !(cd->conv_out_b = sdx__wget(&v->w, 1, SDX__S(out_channels), "%s.conv_out.bias", coder)))
+    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
+        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
+        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
+        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
         return sdx__werr(&v->w);
     return SDX_OK;
 }
@@ -11297,10 +11849,10 @@ static int sdx__vae_load_decoder(sdx__vae *v) {
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
                          sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
     if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
     d->conv_in_w = t;
     v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
     return sdx__vae_load_outer(v, d, 1, 3);
@@ -11317,17 +11869,17 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (e->n_levels != v->dec.n_levels)
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
                          sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
     e->conv_in_w = t;
     c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
     /* double_z: conv_out produces mean and logvar */
     if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
     if (v->post_quant_w) {
-        if (!(v->quant_w = sdx__wget(&v->w, 4, SDX__S(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
-            !(v->quant_b = sdx__wget(&v->w, 1, SDX__S(2 * v->latent_channels), "quant_conv.bias")))
+        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
+            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
             return sdx__werr(&v->w);
     }
     return SDX_OK;
@@ -11361,10 +11913,10 @@ static int sdx__vae_load_parts(sdx__vae *v) {
     int rc;
     if (sdx__whas(w, "post_quant_conv.weight")) {
         const sdx_tensor *t;
-        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
+        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
         v->post_quant_w = t;
         v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
+        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
     } else {
         v->latent_channels = v->z_channels;
     }
@@ -11791,6 +12343,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     int64_t ny = sdx__vae_tile_count(job->lh, th, job->overlap), nx = sdx__vae_tile_count(job->lw, tw, job->overlap);
     int64_t so = job->scale_out, si = job->scale_in, oc = job->out->shape[1];
     int64_t oh = job->out->shape[2], ow = job->out->shape[3];
+    int64_t wsum_n = oh * ow, ry_n = th * so, rx_n = tw * so;
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
@@ -11798,9 +12351,9 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     /* tiles are cut and blended on the host */
     if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
         !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
-        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, &wsum_n) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, &ry_n) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, &rx_n)) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
@@ -13564,10 +14117,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     return SDX_OK;
 }
 
-static int sdx__file_exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
 /* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
@@ -13578,7 +14128,7 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = strrchr(d->checkpoint, '/');
+    slash = sdx__last_separator(d->checkpoint);
     for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
         int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
         snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);

@@ -20,15 +20,15 @@ static void *fd_unwrap(const void *p) { return (void *)((uintptr_t)p ^ FD_MASK);
 
 static void *fd_alloc(void *user, size_t bytes) {
     fake_device *fd = (fake_device *)user;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+    void *p = t_aligned_alloc(64, bytes);
+    if (!p) return NULL;
     fd->live_buffers++;
     return fd_wrap(p);
 }
 
 static void fd_free(void *user, void *ptr) {
     ((fake_device *)user)->live_buffers--;
-    free(fd_unwrap(ptr));
+    t_aligned_free(fd_unwrap(ptr));
 }
 
 static int fd_upload(void *user, void *dst, const void *src, size_t bytes) {
@@ -348,14 +348,15 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     sdx_ctx *ctx = fd_ctx(&fd);
     sdx_backend b = fd_backend(&fd);
     float host[4] = { 1, 2, 3, 4 };
+    const int64_t four = 4;
     sdx_tensor x, y;
     sdx__arena a;
     T_CHECK(ctx, "fake device refused");
     /* a host tensor handed to a device kernel is named, never run */
     sdx__arena_init(&a, ctx, 0);
-    T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, SDX__S(4)), "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, &four), "%s", sdx_last_error(ctx));
     T_CHECK(y.device == 1, "arena tensors live on the device");
-    x = sdx__view(SDX_F32, host, 1, SDX__S(4));
+    x = sdx__view(SDX_F32, host, 1, &four);
     T_CHECK(sdx__silu(ctx, &y, &x) == SDX_ERR_INVALID_ARG && fd.calls == 0, "host operand ran");
     T_CHECK(strstr(sdx_last_error(ctx), "silu: operand 1 is in host memory") != NULL, "message: %s", sdx_last_error(ctx));
     /* a backend cannot be swapped while it holds memory */

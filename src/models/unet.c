@@ -141,21 +141,21 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
     r->cout = co;
-    SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
-    SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
-    SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
-    SDX__UNET_GET(r->conv1_b, w, 1, SDX__S(co), "%s.in_layers.2.bias", base);
-    SDX__UNET_GET(r->emb_w, w, 2, SDX__S(co, u->embed_dim), "%s.emb_layers.1.weight", base);
-    SDX__UNET_GET(r->emb_b, w, 1, SDX__S(co), "%s.emb_layers.1.bias", base);
-    SDX__UNET_GET(r->norm2_w, w, 1, SDX__S(co), "%s.out_layers.0.weight", base);
-    SDX__UNET_GET(r->norm2_b, w, 1, SDX__S(co), "%s.out_layers.0.bias", base);
-    SDX__UNET_GET(r->conv2_w, w, 4, SDX__S(co, co, 3, 3), "%s.out_layers.3.weight", base);
-    SDX__UNET_GET(r->conv2_b, w, 1, SDX__S(co), "%s.out_layers.3.bias", base);
+    SDX__UNET_GET(r->norm1_w, w, sdx__s1(cin), "%s.in_layers.0.weight", base);
+    SDX__UNET_GET(r->norm1_b, w, sdx__s1(cin), "%s.in_layers.0.bias", base);
+    SDX__UNET_GET(r->conv1_w, w, sdx__s4(co, cin, 3, 3), "%s.in_layers.2.weight", base);
+    SDX__UNET_GET(r->conv1_b, w, sdx__s1(co), "%s.in_layers.2.bias", base);
+    SDX__UNET_GET(r->emb_w, w, sdx__s2(co, u->embed_dim), "%s.emb_layers.1.weight", base);
+    SDX__UNET_GET(r->emb_b, w, sdx__s1(co), "%s.emb_layers.1.bias", base);
+    SDX__UNET_GET(r->norm2_w, w, sdx__s1(co), "%s.out_layers.0.weight", base);
+    SDX__UNET_GET(r->norm2_b, w, sdx__s1(co), "%s.out_layers.0.bias", base);
+    SDX__UNET_GET(r->conv2_w, w, sdx__s4(co, co, 3, 3), "%s.out_layers.3.weight", base);
+    SDX__UNET_GET(r->conv2_b, w, sdx__s1(co), "%s.out_layers.3.bias", base);
     r->skip_w = r->skip_b = NULL;
     /* LDM uses an identity skip when the width does not change */
     if (cin != co || sdx__whas(w, "%s.skip_connection.weight", base)) {
-        SDX__UNET_GET(r->skip_w, w, 4, SDX__S(co, cin, 1, 1), "%s.skip_connection.weight", base);
-        SDX__UNET_GET(r->skip_b, w, 1, SDX__S(co), "%s.skip_connection.bias", base);
+        SDX__UNET_GET(r->skip_w, w, sdx__s4(co, cin, 1, 1), "%s.skip_connection.weight", base);
+        SDX__UNET_GET(r->skip_b, w, sdx__s1(co), "%s.skip_connection.bias", base);
     }
     return SDX_OK;
 }
@@ -170,28 +170,28 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
     b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
-#define SDX__XB_GET(dst, nd, shp, name) \
-    SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
-    SDX__XB_GET(ln1_w, 1, SDX__S(inner), "norm1.weight");
-    SDX__XB_GET(ln1_b, 1, SDX__S(inner), "norm1.bias");
-    SDX__XB_GET(q1, 2, SDX__S(inner, inner), "attn1.to_q.weight");
-    SDX__XB_GET(k1, 2, SDX__S(inner, inner), "attn1.to_k.weight");
-    SDX__XB_GET(v1, 2, SDX__S(inner, inner), "attn1.to_v.weight");
-    SDX__XB_GET(o1_w, 2, SDX__S(inner, inner), "attn1.to_out.0.weight");
-    SDX__XB_GET(o1_b, 1, SDX__S(inner), "attn1.to_out.0.bias");
-    SDX__XB_GET(ln2_w, 1, SDX__S(inner), "norm2.weight");
-    SDX__XB_GET(ln2_b, 1, SDX__S(inner), "norm2.bias");
-    SDX__XB_GET(q2, 2, SDX__S(inner, inner), "attn2.to_q.weight");
-    SDX__XB_GET(k2, 2, SDX__S(inner, u->context_dim), "attn2.to_k.weight");
-    SDX__XB_GET(v2, 2, SDX__S(inner, u->context_dim), "attn2.to_v.weight");
-    SDX__XB_GET(o2_w, 2, SDX__S(inner, inner), "attn2.to_out.0.weight");
-    SDX__XB_GET(o2_b, 1, SDX__S(inner), "attn2.to_out.0.bias");
-    SDX__XB_GET(ln3_w, 1, SDX__S(inner), "norm3.weight");
-    SDX__XB_GET(ln3_b, 1, SDX__S(inner), "norm3.bias");
-    SDX__XB_GET(ff1_w, 2, SDX__S(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
-    SDX__XB_GET(ff1_b, 1, SDX__S(2 * b->ff_inner), "ff.net.0.proj.bias");
-    SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
-    SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
+#define SDX__XB_GET(dst, shp, name) \
+    SDX__UNET_GET(b->dst, w, shp, "%s.transformer_blocks.%d." name, base, d)
+    SDX__XB_GET(ln1_w, sdx__s1(inner), "norm1.weight");
+    SDX__XB_GET(ln1_b, sdx__s1(inner), "norm1.bias");
+    SDX__XB_GET(q1, sdx__s2(inner, inner), "attn1.to_q.weight");
+    SDX__XB_GET(k1, sdx__s2(inner, inner), "attn1.to_k.weight");
+    SDX__XB_GET(v1, sdx__s2(inner, inner), "attn1.to_v.weight");
+    SDX__XB_GET(o1_w, sdx__s2(inner, inner), "attn1.to_out.0.weight");
+    SDX__XB_GET(o1_b, sdx__s1(inner), "attn1.to_out.0.bias");
+    SDX__XB_GET(ln2_w, sdx__s1(inner), "norm2.weight");
+    SDX__XB_GET(ln2_b, sdx__s1(inner), "norm2.bias");
+    SDX__XB_GET(q2, sdx__s2(inner, inner), "attn2.to_q.weight");
+    SDX__XB_GET(k2, sdx__s2(inner, u->context_dim), "attn2.to_k.weight");
+    SDX__XB_GET(v2, sdx__s2(inner, u->context_dim), "attn2.to_v.weight");
+    SDX__XB_GET(o2_w, sdx__s2(inner, inner), "attn2.to_out.0.weight");
+    SDX__XB_GET(o2_b, sdx__s1(inner), "attn2.to_out.0.bias");
+    SDX__XB_GET(ln3_w, sdx__s1(inner), "norm3.weight");
+    SDX__XB_GET(ln3_b, sdx__s1(inner), "norm3.bias");
+    SDX__XB_GET(ff1_w, sdx__s2(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
+    SDX__XB_GET(ff1_b, sdx__s1(2 * b->ff_inner), "ff.net.0.proj.bias");
+    SDX__XB_GET(ff2_w, sdx__s2(inner, b->ff_inner), "ff.net.2.weight");
+    SDX__XB_GET(ff2_b, sdx__s1(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
     return SDX_OK;
 }
@@ -206,20 +206,20 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
     t->inner = inner;
-    SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
-    SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
+    SDX__UNET_GET(t->norm_w, w, sdx__s1(c), "%s.norm.weight", base);
+    SDX__UNET_GET(t->norm_b, w, sdx__s1(c), "%s.norm.bias", base);
     if (t->linear) {
-        SDX__UNET_GET(t->proj_in_w, w, 2, SDX__S(inner, c), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 2, SDX__S(c, inner), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s2(inner, c), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s2(c, inner), "%s.proj_out.weight", base);
     } else {
-        SDX__UNET_GET(t->proj_in_w, w, 4, SDX__S(inner, c, 1, 1), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 4, SDX__S(c, inner, 1, 1), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s4(inner, c, 1, 1), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s4(c, inner, 1, 1), "%s.proj_out.weight", base);
     }
-    SDX__UNET_GET(t->proj_in_b, w, 1, SDX__S(inner), "%s.proj_in.bias", base);
-    SDX__UNET_GET(t->proj_out_b, w, 1, SDX__S(c), "%s.proj_out.bias", base);
+    SDX__UNET_GET(t->proj_in_b, w, sdx__s1(inner), "%s.proj_in.bias", base);
+    SDX__UNET_GET(t->proj_out_b, w, sdx__s1(c), "%s.proj_out.bias", base);
     while (depth < SDX__UNET_MAX_DEPTH && sdx__whas(w, "%s.transformer_blocks.%d.attn1.to_q.weight", base, depth)) depth++;
     if (depth == 0) {   /* let wget phrase the missing-tensor message */
-        SDX__UNET_GET(probe, w, 2, SDX__S(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
+        SDX__UNET_GET(probe, w, sdx__s2(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
     }
     t->blocks = (sdx__unet_xblock *)sdx__calloc(u->ctx, (size_t)depth, sizeof *t->blocks);
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
@@ -246,8 +246,8 @@ static int sdx__unet_load_layer(sdx__unet *u, sdx__unet_layer *L, const char *ba
     } else if (sdx__whas(w, "%s.op.weight", base) || sdx__whas(w, "%s.conv.weight", base)) {
         const char *name = sdx__whas(w, "%s.op.weight", base) ? "op" : "conv";
         L->kind = name[0] == 'o' ? SDX__UL_DOWN : SDX__UL_UP;
-        SDX__UNET_GET(L->conv_w, w, 4, SDX__S(cin, cin, 3, 3), "%s.%s.weight", base, name);
-        SDX__UNET_GET(L->conv_b, w, 1, SDX__S(cin), "%s.%s.bias", base, name);
+        SDX__UNET_GET(L->conv_w, w, sdx__s4(cin, cin, 3, 3), "%s.%s.weight", base, name);
+        SDX__UNET_GET(L->conv_b, w, sdx__s1(cin), "%s.%s.bias", base, name);
     } else {
         return 0;
     }
@@ -291,25 +291,25 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
         return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
     if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
-    SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
-    SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
-    SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
-    SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
+    SDX__UNET_GET(u->te0_w, w, sdx__s2(u->embed_dim, u->model_channels), "time_embed.0.weight");
+    SDX__UNET_GET(u->te0_b, w, sdx__s1(u->embed_dim), "time_embed.0.bias");
+    SDX__UNET_GET(u->te2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "time_embed.2.weight");
+    SDX__UNET_GET(u->te2_b, w, sdx__s1(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
         const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
         if (!le) return sdx__werr(w);
         if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
             return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
-        SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
-        SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
-        SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
-        SDX__UNET_GET(u->le2_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.2.bias");
+        SDX__UNET_GET(u->le0_w, w, sdx__s2(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
+        SDX__UNET_GET(u->le0_b, w, sdx__s1(u->embed_dim), "label_emb.0.0.bias");
+        SDX__UNET_GET(u->le2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
+        SDX__UNET_GET(u->le2_b, w, sdx__s1(u->embed_dim), "label_emb.0.2.bias");
     }
     L->kind = SDX__UL_CONV;
     L->cin = u->in_channels;
     L->cout = u->model_channels;
-    SDX__UNET_GET(L->conv_w, w, 4, SDX__S(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
-    SDX__UNET_GET(L->conv_b, w, 1, SDX__S(u->model_channels), "input_blocks.0.0.bias");
+    SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
+    SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -364,11 +364,11 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
-    SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
-    SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
+    SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
+    SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
+    SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
-    SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
+    SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
 

@@ -85,10 +85,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     return SDX_OK;
 }
 
-static int sdx__file_exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
 /* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
@@ -99,7 +96,7 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = strrchr(d->checkpoint, '/');
+    slash = sdx__last_separator(d->checkpoint);
     for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
         int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
         snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);

@@ -101,9 +101,10 @@ typedef struct sdx__textenc {
 /* A weight fetched through the wset, copied as a non-owning view. */
 static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
+    sdx__shape shape = sdx__s2(d0, d1);
+    shape.ndim = ndim;
+    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                                     : sdx__wget(&c->w, shape, "%s", leaf);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
@@ -112,8 +113,7 @@ static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, 
 
 /* A weight that host code reads (the embedding tables, the projection). */
 static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
+    const sdx_tensor *t = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
     if (!t) return sdx__werr(&c->w);
     *dst = *t;
     dst->owned = 0;
