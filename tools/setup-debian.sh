@@ -2,10 +2,13 @@
 # Installs what sdx needs on Debian/Ubuntu: a C compiler and make, stb
 # (libstb-dev: stb_image_write for the PNG output), clang with libFuzzer
 # for `make fuzz` (zlib1g-dev lets the inflate fuzzer cross-check), valgrind
-# for `make valgrind`, and locales (a test parses JSON under a ',' decimal
-# point locale it builds). Uses sudo unless root.
+# for `make valgrind`, locales (a test parses JSON under a ',' decimal
+# point locale it builds), and Debian's HIP compiler (hipcc,
+# libamdhip64-dev, rocm-device-libs) so `make check-hip` compile-checks
+# sdx_hip.h for AMD GPUs (nvcc comes with CUDA, not from here). Uses sudo
+# unless root.
 set -eu
-pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind locales"
+pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind locales hipcc libamdhip64-dev rocm-device-libs"
 need=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
