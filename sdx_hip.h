@@ -291,6 +291,16 @@ __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_
     }
 }
 
+/* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
+__global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
+                                        int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * h + sy) * w + sx));
+    }
+}
+
 /* y[n] = cat(a[n], b[n]) with na, nb elements per image */
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
     SDX__HIP_GRID_STRIDE(i, n) {
@@ -919,6 +929,21 @@ static int sdx__hip_resize_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) 
     return sdx__hip_check(ctx, op);
 }
 
+static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (n > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, y);
+    if (n == 0) return SDX_OK;
+    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    sdx__hip_k_pad_circular<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+                                                              y->shape[2], y->shape[3], top, left);
+    return sdx__hip_check(ctx, op);
+}
+
 static int sdx__hip_concat_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
     int64_t n = sdx_tensor_numel(y);
@@ -1277,6 +1302,7 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.mul = sdx__hip_mul_op;
     b.add_channel_bias = sdx__hip_chan_bias_op;
     b.resize_nearest = sdx__hip_resize_op;
+    b.pad_circular = sdx__hip_pad_circular_op;
     b.concat_channels = sdx__hip_concat_op;
     b.nchw_to_nlc = sdx__hip_nchw_to_nlc_op;
     b.nlc_to_nchw = sdx__hip_nlc_to_nchw_op;

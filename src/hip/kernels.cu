@@ -52,6 +52,16 @@ __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_
     }
 }
 
+/* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
+__global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
+                                        int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * h + sy) * w + sx));
+    }
+}
+
 /* y[n] = cat(a[n], b[n]) with na, nb elements per image */
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
     SDX__HIP_GRID_STRIDE(i, n) {

@@ -313,13 +313,16 @@ static int tg_op(sdx_ctx *gpu, sdx_ctx *cpu, const char *name, const sdx_dtype *
 }
 
 static int tg_scale3(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_scale(c, y, x, -0.37f); }
+/* pads (2, 3, 1, 4): y is x's [5, 7] plane grown to [8, 14], wrapping twice on the right */
+static int tg_pad(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_pad_circular(c, y, x, 2, 3, 1, 4); }
+static int tg_pad_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__pad_circular(c, y, x, 2, 3, 1, 4); }
 static int tg_scale3_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__scale(c, y, x, -0.37f); }
 
 static int gpu_elementwise_and_layout_match_cpu(void) {
     static const int64_t v[4] = { 2, 3, 50, 70 }, geg_x[3] = { 2, 77, 640 }, geg_y[3] = { 2, 77, 320 }, nc[2] = { 2, 3 };
     static const int64_t up[4] = { 2, 3, 100, 140 }, odd_x[4] = { 1, 3, 5, 7 }, odd_y[4] = { 1, 3, 9, 13 };
     static const int64_t ca[4] = { 2, 3, 50, 70 }, cb[4] = { 2, 5, 50, 70 }, cy[4] = { 2, 8, 50, 70 };
-    static const int64_t nlc[3] = { 2, 3500, 3 };
+    static const int64_t nlc[3] = { 2, 3500, 3 }, pad_y[4] = { 1, 3, 8, 14 };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -337,6 +340,7 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         TG_U("geglu", sdx__cpu_geglu, sdx__geglu, 3, geg_y, 3, geg_x);
         TG_U("resize_nearest 2x", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, up, 4, v);
         TG_U("resize_nearest 5x7->9x13", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, odd_y, 4, odd_x);
+        TG_U("pad_circular", tg_pad, tg_pad_gpu, 4, pad_y, 4, odd_x);
         TG_U("nchw_to_nlc", sdx__cpu_nchw_to_nlc, sdx__nchw_to_nlc, 3, nlc, 4, v);
         TG_U("nlc_to_nchw", sdx__cpu_nlc_to_nchw, sdx__nlc_to_nchw, 4, v, 3, nlc);
         TG_B("add", sdx__cpu_add, sdx__add, 4, v, 4, v, 4, v);
