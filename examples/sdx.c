@@ -8,6 +8,9 @@
  * writes them, so other tools can read them back. */
 #define SDX_IMPLEMENTATION
 #include "sdx.h"
+#ifdef SDX_WITH_HIP             /* `make sdx-hip`: linked with examples/sdx_hip.cu */
+#include "sdx_hip.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
-    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output;
+    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *backend;
     int threads, verbose, trace, seed_given;
 } options;
 
@@ -72,8 +75,9 @@ static void usage(FILE *f) {
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
+"      --backend B           cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)\n"
 "      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
-"  -v, --verbose             log model details\n"
+"  -v, --verbose             log model details, per-phase timings and device memory\n"
 "  -h, --help                this text\n");
 }
 
@@ -103,7 +107,7 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--init-latent", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
-        "--encode-seed", "--mask-blur",
+        "--encode-seed", "--mask-blur", "--backend",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -152,6 +156,7 @@ static int parse_args(int argc, char **argv, options *o) {
             else if (IS("--init-latent", "--init-latent")) o->init_latent_path = val;
             else if (IS("-o", "--output")) o->output = val;
             else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
+            else if (IS("--backend", "--backend")) o->backend = val;
             else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
             else if (IS("--scheduler", "--schedule")) o->gen.scheduler = !strcmp(val, "discrete") ? "normal" : val;
             else if (IS("--rng", "--rng")) {
@@ -390,7 +395,10 @@ static void batch_path(const char *path, int index, char *buf, size_t size) {
 
 /* ---- progress --------------------------------------------------------- */
 
-typedef struct { struct timespec start; int last_image; } progress_state;   /* image 0 first */
+typedef struct {
+    struct timespec start; int last_image;   /* image 0 first */
+    int verbose; double last;                /* -v: seconds at the previous step */
+} progress_state;
 
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
@@ -407,8 +415,15 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
     if (image != s->last_image) {       /* the next image's clock starts where the last one stopped */
         clock_gettime(CLOCK_MONOTONIC, &s->start);
         s->last_image = image;
+        s->last = 0;
     }
     el = seconds_since(&s->start);
+    if (s->verbose) {   /* a line per step instead of the bar: the timings */
+        fprintf(stderr, "sdx: image %d step %d/%d: %.3f s%s\n", image + 1, step, steps, el - s->last,
+                step == 1 && image == 0 ? " (with text encoding)" : "");
+        s->last = el;
+        return 0;
+    }
     for (int i = 0; i < 30; i++) bar[i] = i < filled ? '=' : ' ';
     bar[30] = 0;
     fprintf(stderr, "\r  [%s] %d/%d  %.2f it/s  ETA %.0fs ", bar, step, steps, el > 0 ? step / el : 0.0,
@@ -420,6 +435,28 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
 static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
     (void)user;
     fprintf(stderr, "sdx: %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
+}
+
+/* --backend: "cpu", or "hip[:N]" in a GPU build (its default). */
+static int select_backend(sdx_ctx *ctx, const char *name) {
+    (void)ctx;
+#ifdef SDX_WITH_HIP
+    int dev = 0;
+    if (!name) name = "hip";
+    if (!strncmp(name, "hip", 3) && (name[3] == 0 || (name[3] == ':' && (dev = atoi(name + 4)) >= 0))) {
+        if (sdx_hip_use(ctx, dev) != SDX_OK) { fprintf(stderr, "sdx: %s (--backend cpu runs on the CPU)\n", sdx_last_error(ctx)); return 0; }
+        return 1;
+    }
+#endif
+    if (!name || !strcmp(name, "cpu")) return 1;
+    fprintf(stderr, "sdx: --backend %s: valid values are cpu%s\n", name,
+#ifdef SDX_WITH_HIP
+            ", hip, hip:N"
+#else
+            " (GPUs need the sdx-hip build: make sdx-hip)"
+#endif
+    );
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -441,6 +478,7 @@ int main(int argc, char **argv) {
     desc.log_level = o.verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
     ctx = sdx_create(&desc);
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
+    if (!select_backend(ctx, o.backend)) goto done;
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;
@@ -466,10 +504,17 @@ int main(int argc, char **argv) {
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
     memset(&ps, 0, sizeof ps);
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
+    ps.verbose = o.verbose;
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
+    if (o.verbose) {
+        size_t peak;
+        sdx_device_bytes(ctx, &peak);
+        fprintf(stderr, "sdx: VAE decode (after the last step): %.3f s\n", seconds_since(&ps.start) - ps.last);
+        fprintf(stderr, "sdx: backend %s, peak device memory %.1f MiB\n", sdx_backend_name(ctx), (double)peak / 1048576.0);
+    }
     status = 0;
     for (int i = 0; i < res.count; i++) {
         char path[4096];
