@@ -680,6 +680,12 @@ typedef struct sdx_gen_params {
      * this generation (on top of sdx_model_apply_lora's), removed from the
      * text before encoding. A tag without lora_dir is an error. */
     const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -9088,6 +9094,164 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
     sdx__free(tok->ctx, tok);
 }
 
+/* ---- src/text/embedding.c ---- */
+#include <dirent.h>
+
+/* ===================================================================== */
+/*  Textual-inversion embeddings (A1111 / ComfyUI files)                  */
+/* ===================================================================== */
+/* A folder of .safetensors embeddings, found by file name as A1111 does:
+ * the prompt's tokens are matched against the tokens of each name (the
+ * longest match wins), and ComfyUI's "embedding:name" is matched too. A
+ * matched embedding stands for its n vectors instead of the name's
+ * tokens. Files: one tensor [n, W] or [W] (A1111's "emb_params", any
+ * name), or for SDXL "clip_l" [n, 768] and "clip_g" [n, 1280]. Vectors
+ * are read when first used; a width that does not fit the model is an
+ * error then. */
+
+#define SDX__EMB_MAX_ENC 2
+
+typedef struct sdx__embedding {
+    char *name, *path;
+    int32_t *ids[2];            /* tokens of "name" and "embedding:name" */
+    int n_ids[2];
+    int n_vec;                  /* 0 until loaded */
+    float *vec;                 /* [n_vec][dim]: each encoder's part side by side */
+} sdx__embedding;
+
+typedef struct sdx__embdb {
+    sdx_ctx *ctx;
+    sdx__embedding *e;
+    int n;
+    int n_enc, width[SDX__EMB_MAX_ENC], dim;    /* the model's encoders; dim = sum of widths */
+} sdx__embdb;
+
+static void sdx__embdb_free(sdx__embdb *db) {
+    if (!db) return;
+    for (int i = 0; i < db->n; i++) {
+        sdx__free(db->ctx, db->e[i].name);
+        sdx__free(db->ctx, db->e[i].path);
+        sdx_tokens_free(db->ctx, db->e[i].ids[0]);
+        sdx_tokens_free(db->ctx, db->e[i].ids[1]);
+        sdx__free(db->ctx, db->e[i].vec);
+    }
+    sdx__free(db->ctx, db->e);
+    memset(db, 0, sizeof *db);
+}
+
+/* Lists the .safetensors files of `dir` for a model whose text encoders
+ * are n_enc wide `width`s. Other files are ignored (A1111's .pt/.bin
+ * pickles are not read). */
+static int sdx__embdb_open(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *dir, int n_enc, const int *width, sdx__embdb *db) {
+    DIR *d;
+    struct dirent *ent;
+    int cap = 0, rc = SDX_OK;
+    memset(db, 0, sizeof *db);
+    db->ctx = ctx;
+    db->n_enc = n_enc;
+    for (int e = 0; e < n_enc && e < SDX__EMB_MAX_ENC; e++) { db->width[e] = width[e]; db->dim += width[e]; }
+    if (!(d = opendir(dir))) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open the embedding folder: %s", dir, strerror(errno));
+    while (rc == SDX_OK && (ent = readdir(d)) != NULL) {
+        size_t len = strlen(ent->d_name);
+        sdx__embedding *e;
+        char *text;
+        if (len <= 12 || strcmp(ent->d_name + len - 12, ".safetensors") || ent->d_name[0] == '.') continue;
+        if (db->n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            sdx__embedding *ne = (sdx__embedding *)sdx__realloc(ctx, db->e, sizeof *ne * (size_t)ncap);
+            if (!ne) { rc = sdx__nomem(ctx, "embedding list", 0); break; }
+            db->e = ne;
+            cap = ncap;
+        }
+        e = &db->e[db->n];
+        memset(e, 0, sizeof *e);
+        e->name = (char *)sdx__malloc(ctx, len - 11);
+        e->path = (char *)sdx__malloc(ctx, strlen(dir) + len + 2);
+        text = (char *)sdx__malloc(ctx, len + 10);
+        if (!e->name || !e->path || !text) {
+            sdx__free(ctx, e->name); sdx__free(ctx, e->path); sdx__free(ctx, text);
+            rc = sdx__nomem(ctx, "embedding name", len);
+            break;
+        }
+        db->n++;
+        memcpy(e->name, ent->d_name, len - 12);
+        e->name[len - 12] = 0;
+        sprintf(e->path, "%s/%s", dir, ent->d_name);
+        sprintf(text, "embedding:%s", e->name);
+        rc = sdx_tokenize(ctx, tok, e->name, &e->ids[0], &e->n_ids[0]);
+        if (rc == SDX_OK) rc = sdx_tokenize(ctx, tok, text, &e->ids[1], &e->n_ids[1]);
+        sdx__free(ctx, text);
+    }
+    closedir(d);
+    if (rc != SDX_OK) sdx__embdb_free(db);
+    return rc;
+}
+
+/* The embedding whose name's tokens start ids[0..n), longest first, and
+ * how many tokens it covers; NULL when none. */
+static sdx__embedding *sdx__embdb_match(const sdx__embdb *db, const int32_t *ids, int n, int *covered) {
+    sdx__embedding *best = NULL;
+    *covered = 0;
+    for (int i = 0; db && i < db->n; i++)
+        for (int k = 0; k < 2; k++) {
+            int m = db->e[i].n_ids[k];
+            if (m > *covered && m <= n && !memcmp(db->e[i].ids[k], ids, (size_t)m * sizeof(int32_t))) {
+                best = &db->e[i];
+                *covered = m;
+            }
+        }
+    return best;
+}
+
+/* Reads tensor t ([n, W] or [W]) into columns [col, col + W) of e->vec. */
+static int sdx__emb_read(sdx__embdb *db, sdx__embedding *e, const sdx_tensor *t, int enc, int col) {
+    int64_t n = t->ndim == 1 ? 1 : t->ndim == 2 ? t->shape[0] : -1, w = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (n < 1 || (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16))
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding tensor '%s' must be F32/F16/BF16 [vectors, width] or [width]",
+                         e->path, t->name);
+    if (w != db->width[enc])
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has vectors of width %lld but this model's %stext encoder "
+                         "takes %d (an embedding for another model family?)", e->path, e->name, (long long)w,
+                         db->n_enc == 2 ? (enc ? "OpenCLIP-G " : "CLIP-L ") : "", db->width[enc]);
+    if (e->vec && n != e->n_vec)
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: clip_l has %d vectors but clip_g %lld", e->path, e->n_vec, (long long)n);
+    if (!e->vec) {
+        if (n > 75) return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has %lld vectors, more than a 75-token chunk holds",
+                                     e->path, e->name, (long long)n);
+        e->vec = (float *)sdx__calloc(db->ctx, (size_t)(n * db->dim), sizeof(float));
+        if (!e->vec) return sdx__nomem(db->ctx, e->path, (size_t)(n * db->dim) * sizeof(float));
+        e->n_vec = (int)n;
+    }
+    for (int64_t v = 0; v < n; v++) sdx__load_f32(t->data, t->dtype, v * w, w, e->vec + v * db->dim + col);
+    return SDX_OK;
+}
+
+/* Loads the vectors of e (once). */
+static int sdx__embdb_load(sdx__embdb *db, sdx__embedding *e) {
+    sdx_st *st;
+    int rc;
+    if (e->n_vec) return SDX_OK;
+    if ((rc = sdx_st_open(db->ctx, e->path, &st)) != SDX_OK) return rc;
+    if (db->n_enc == 2) {
+        const sdx_tensor *l = sdx_st_find(st, "clip_l"), *g = sdx_st_find(st, "clip_g");
+        if (!l || !g)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an SDXL embedding needs tensors 'clip_l' and 'clip_g' (found %d tensor(s)%s%s)",
+                           e->path, sdx_st_count(st), sdx_st_count(st) ? ", e.g. " : "", sdx_st_count(st) ? sdx_st_get(st, 0)->name : "");
+        else if ((rc = sdx__emb_read(db, e, l, 0, 0)) == SDX_OK)
+            rc = sdx__emb_read(db, e, g, 1, db->width[0]);
+    } else {
+        const sdx_tensor *t = sdx_st_find(st, "emb_params");
+        if (!t && sdx_st_count(st) == 1) t = sdx_st_get(st, 0);
+        if (!t)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an embedding needs one tensor ('emb_params'); found %d%s", e->path,
+                           sdx_st_count(st), sdx_st_find(st, "clip_l") ? " (clip_l/clip_g: an SDXL embedding)" : "");
+        else rc = sdx__emb_read(db, e, t, 0, 0);
+    }
+    if (rc != SDX_OK) { sdx__free(db->ctx, e->vec); e->vec = NULL; e->n_vec = 0; }
+    sdx_st_close(st);
+    return rc;
+}
+
 /* ---- src/text/prompt.c ---- */
 
 /* ===================================================================== */
@@ -9130,6 +9294,12 @@ typedef struct sdx__chunks {
     int n;
     int32_t *tokens;
     float *mult;
+    /* textual-inversion vectors: position emb_pos[i] (chunk * 77 + index)
+     * takes emb_vec[i] (all encoders' parts side by side, owned by the
+     * sdx__embdb) instead of its token's embedding; its id is 0 */
+    int n_emb;
+    int32_t *emb_pos;
+    const float **emb_vec;
 } sdx__chunks;
 
 /* One parsed fragment; text is NUL-terminated. A BREAK marker is text
@@ -9404,11 +9574,30 @@ typedef struct sdx__chunker {
     sdx_ctx *ctx;
     const sdx_tokenizer *tok;
     sdx__chunks *out;
-    size_t cap;                        /* chunks the arrays hold */
+    size_t cap, emb_cap;               /* chunks / embedding positions the arrays hold */
     int32_t cur[SDX__CHUNK_TOKENS];    /* the open chunk */
     float cur_mult[SDX__CHUNK_TOKENS];
+    const float *cur_vec[SDX__CHUNK_TOKENS];   /* embedding vector or NULL */
     int len, last_comma, token_count;
 } sdx__chunker;
+
+static int sdx__chunks_add_emb(sdx__chunker *c, int32_t pos, const float *vec) {
+    sdx__chunks *o = c->out;
+    if ((size_t)o->n_emb == c->emb_cap) {
+        size_t ncap = c->emb_cap ? c->emb_cap * 2 : 16;
+        int32_t *np = (int32_t *)sdx__realloc(c->ctx, o->emb_pos, ncap * sizeof *np);
+        const float **nv;
+        if (!np) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *np);
+        o->emb_pos = np;
+        nv = (const float **)sdx__realloc(c->ctx, (void *)o->emb_vec, ncap * sizeof *nv);
+        if (!nv) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *nv);
+        o->emb_vec = nv;
+        c->emb_cap = ncap;
+    }
+    o->emb_pos[o->n_emb] = pos;
+    o->emb_vec[o->n_emb++] = vec;
+    return SDX_OK;
+}
 
 /* Closes the open chunk: pad to 75 with EOS, add BOS/EOS (multiplier 1). */
 static int sdx__next_chunk(sdx__chunker *c, int is_last) {
@@ -9434,6 +9623,10 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     for (int i = 0; i < SDX__CHUNK_TOKENS; i++) {
         ids[1 + i] = i < c->len ? c->cur[i] : c->tok->eos;
         mult[1 + i] = i < c->len ? c->cur_mult[i] : 1.0f;
+        if (i < c->len && c->cur_vec[i]) {
+            int rc = sdx__chunks_add_emb(c, (int32_t)(o->n * 77 + 1 + i), c->cur_vec[i]);
+            if (rc != SDX_OK) return rc;
+        }
     }
     ids[76] = c->tok->eos;
     mult[76] = 1.0f;
@@ -9443,36 +9636,65 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     return SDX_OK;
 }
 
-/* Appends one token, first moving the words after a recent comma to a new
- * chunk or closing a full one, as the webui does. */
-static int sdx__chunk_token(sdx__chunker *c, int32_t token, float mult) {
+/* Before a token: moves the words after a recent comma to a new chunk or
+ * closes a full one, as the webui does. Embedding vectors move with their
+ * positions (the webui leaves them at the old offsets). */
+static int sdx__chunk_make_room(sdx__chunker *c, int32_t token) {
     int rc;
     if (token == SDX__COMMA_TOKEN) {
         c->last_comma = c->len;
     } else if (c->len == SDX__CHUNK_TOKENS && c->last_comma != -1 && c->len - c->last_comma <= SDX__COMMA_BACKTRACK) {
         int32_t moved[SDX__CHUNK_TOKENS];
         float moved_mult[SDX__CHUNK_TOKENS];
+        const float *moved_vec[SDX__CHUNK_TOKENS];
         int keep = c->last_comma + 1, n_moved = c->len - keep;
         memcpy(moved, c->cur + keep, (size_t)n_moved * sizeof(int32_t));
         memcpy(moved_mult, c->cur_mult + keep, (size_t)n_moved * sizeof(float));
+        memcpy((void *)moved_vec, (const void *)(c->cur_vec + keep), (size_t)n_moved * sizeof(float *));
         c->len = keep;
         if ((rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
         memcpy(c->cur, moved, (size_t)n_moved * sizeof(int32_t));
         memcpy(c->cur_mult, moved_mult, (size_t)n_moved * sizeof(float));
+        memcpy((void *)c->cur_vec, (const void *)moved_vec, (size_t)n_moved * sizeof(float *));
         c->len = n_moved;
     }
     if (c->len == SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
+    return SDX_OK;
+}
+
+static void sdx__chunk_put(sdx__chunker *c, int32_t token, float mult, const float *vec) {
     c->cur[c->len] = token;
     c->cur_mult[c->len] = mult;
+    c->cur_vec[c->len] = vec;
     c->len++;
-    return SDX_OK;
+}
+
+/* The tokens of one fragment, with embeddings from db (may be NULL) where
+ * their names appear: an embedding of n vectors that does not fit in the
+ * open chunk starts the next one (tokenize_line). */
+static int sdx__chunk_fragment(sdx__chunker *c, sdx__embdb *db, const int32_t *ids, int n_ids, float mult) {
+    int t = 0, rc = SDX_OK;
+    while (t < n_ids && rc == SDX_OK) {
+        int covered = 0;
+        sdx__embedding *e;
+        if ((rc = sdx__chunk_make_room(c, ids[t])) != SDX_OK) break;
+        e = sdx__embdb_match(db, ids + t, n_ids - t, &covered);
+        if (!e) { sdx__chunk_put(c, ids[t++], mult, NULL); continue; }
+        if ((rc = sdx__embdb_load(db, e)) != SDX_OK) break;
+        if (c->len + e->n_vec > SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) break;
+        for (int v = 0; v < e->n_vec; v++) sdx__chunk_put(c, 0, mult, e->vec + (size_t)v * (size_t)db->dim);
+        t += covered;
+    }
+    return rc;
 }
 
 /* tokenize_line: parse, tokenize every fragment on its own, chunk.
  * *token_count is the webui's token count (75 per closed chunk + the
  * last chunk's length). */
-static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
-                                    int *token_count) {
+static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c);
+
+static int sdx__prompt_chunks_emb(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__embdb *db, const char *prompt,
+                                  sdx__chunks *out, int *token_count) {
     sdx__parsed parsed;
     sdx__chunker *c;
     int rc;
@@ -9491,19 +9713,20 @@ static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, cons
         int n_ids;
         if (fr->weight == -1.0 && fr->len == 5 && !memcmp(fr->text, "BREAK", 5)) { rc = sdx__next_chunk(c, 0); continue; }
         if ((rc = sdx_tokenize(ctx, tok, fr->text, &ids, &n_ids)) != SDX_OK) break;
-        for (int t = 0; t < n_ids && rc == SDX_OK; t++) rc = sdx__chunk_token(c, ids[t], (float)fr->weight);
+        rc = sdx__chunk_fragment(c, db, ids, n_ids, (float)fr->weight);
         sdx_tokens_free(ctx, ids);
     }
     if (rc == SDX_OK && (c->len > 0 || out->n == 0)) rc = sdx__next_chunk(c, 1);
     if (token_count) *token_count = c->token_count;
     sdx__free(ctx, c);
     sdx__parsed_free(ctx, &parsed);
-    if (rc != SDX_OK) {
-        sdx__free(ctx, out->tokens);
-        sdx__free(ctx, out->mult);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc != SDX_OK) sdx__chunks_free(ctx, out);
     return rc;
+}
+
+static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
+                                    int *token_count) {
+    return sdx__prompt_chunks_emb(ctx, tok, NULL, prompt, out, token_count);
 }
 
 /* The text encoder's entry point: A1111 prompt -> chunks. A prompt
@@ -9516,6 +9739,8 @@ static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c) {
     if (!c) return;
     sdx__free(ctx, c->tokens);
     sdx__free(ctx, c->mult);
+    sdx__free(ctx, c->emb_pos);
+    sdx__free(ctx, (void *)c->emb_vec);
     memset(c, 0, sizeof *c);
 }
 
@@ -9900,8 +10125,11 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 /* ---- forward -------------------------------------------------------- */
 
 /* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
- * the host from host copies of the tables and uploaded once. */
-static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+ * the host from host copies of the tables and uploaded once. Positions
+ * that `emb` (may be NULL) fills take columns [col, col + W) of their
+ * textual-inversion vector instead of the token's row. */
+static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, const sdx__chunks *emb,
+                                int col, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
     float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
@@ -9918,6 +10146,8 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
                                  c->prefix, (int)id, (long long)t, c->vocab);
             }
             sdx__load_f32(c->tok_emb->data, c->tok_emb->dtype, (int64_t)id * W, W, tok);
+            for (int k = 0; emb && k < emb->n_emb; k++)
+                if (emb->emb_pos[k] == b * T + t) memcpy(tok, emb->emb_vec[k] + col, (size_t)W * sizeof(float));
             sdx__load_f32(c->pos_emb->data, c->pos_emb->dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
         }
@@ -9925,6 +10155,10 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
     rc = sdx__upload(ctx, x, rows);
     sdx__arena_release(a, m);
     return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
+}
+
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    return sdx__clip_embed_with(ctx, c, a, ids, NULL, 0, x);
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
@@ -10065,8 +10299,8 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
 /* One encoder's share of the context (columns [col, col + width)) and,
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
-                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
-                            int col, float *pooled) {
+                            const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
+                            int context_dim, int col, float *pooled) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -10080,7 +10314,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
         goto done;
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
-    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
@@ -10100,9 +10334,9 @@ done:
  * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
  * its own pad id); `mult` the matching emphasis multipliers or NULL.
  * `pooled` may be NULL. See the top of this file for what is produced. */
-static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
-                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
-                                   sdx_tensor *pooled) {
+static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip,
+                                   sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
@@ -10116,7 +10350,7 @@ static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
         if (rc != SDX_OK) goto fail;
         col += c->width;
@@ -10126,6 +10360,12 @@ fail:
     sdx_tensor_free(ctx, context);
     if (pooled) sdx_tensor_free(ctx, pooled);
     return rc;
+}
+
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    return sdx__textenc_encode_emb(ctx, te, arena, ids, mult, NULL, n_chunks, clip_skip, context, pooled);
 }
 
 /* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
@@ -10138,7 +10378,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
     if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
                          sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_emb(ctx, te, arena, chunks->tokens, chunks->mult, chunks, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline
@@ -14849,6 +15089,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -14857,8 +15098,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -14876,6 +15124,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 

@@ -47,6 +47,8 @@ static void usage(FILE *f) {
 "                            strength C (default 1, C defaults to U); repeatable, in order\n"
 "      --lora-model-dir DIR  folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
 "                            (DIR/name.safetensors; the tags are removed from the prompt)\n"
+"      --embd-dir DIR        textual-inversion embeddings (.safetensors), used where the prompt\n"
+"                            names them: the file name, or embedding:name\n"
 "  -M, --mode MODE           img_gen (default) or convert: write the checkpoint with the\n"
 "                            --lora files merged to -o OUT.safetensors\n"
 "\n"
@@ -108,7 +110,7 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
-        "--lora", "--lora-model-dir", "-M", "--mode",
+        "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -173,6 +175,7 @@ static int parse_args(int argc, char **argv, options *o) {
                 }
                 o->n_loras++;
             } else if (IS("--lora-model-dir", "--lora-model-dir")) o->gen.lora_dir = val;
+            else if (IS("--embd-dir", "--embd-dir")) o->gen.embedding_dir = val;
             else if (IS("-M", "--mode")) {
                 if (!strcmp(val, "convert")) o->convert = 1;
                 else if (strcmp(val, "img_gen") && strcmp(val, "txt2img") && strcmp(val, "img2img")) {

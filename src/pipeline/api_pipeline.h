@@ -107,6 +107,12 @@ typedef struct sdx_gen_params {
      * this generation (on top of sdx_model_apply_lora's), removed from the
      * text before encoding. A tag without lora_dir is an error. */
     const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {

@@ -549,6 +549,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -557,8 +558,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -576,6 +584,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 

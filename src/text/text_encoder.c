@@ -351,8 +351,11 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 /* ---- forward -------------------------------------------------------- */
 
 /* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
- * the host from host copies of the tables and uploaded once. */
-static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+ * the host from host copies of the tables and uploaded once. Positions
+ * that `emb` (may be NULL) fills take columns [col, col + W) of their
+ * textual-inversion vector instead of the token's row. */
+static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, const sdx__chunks *emb,
+                                int col, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
     float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
@@ -369,6 +372,8 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
                                  c->prefix, (int)id, (long long)t, c->vocab);
             }
             sdx__load_f32(c->tok_emb->data, c->tok_emb->dtype, (int64_t)id * W, W, tok);
+            for (int k = 0; emb && k < emb->n_emb; k++)
+                if (emb->emb_pos[k] == b * T + t) memcpy(tok, emb->emb_vec[k] + col, (size_t)W * sizeof(float));
             sdx__load_f32(c->pos_emb->data, c->pos_emb->dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
         }
@@ -376,6 +381,10 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
     rc = sdx__upload(ctx, x, rows);
     sdx__arena_release(a, m);
     return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
+}
+
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    return sdx__clip_embed_with(ctx, c, a, ids, NULL, 0, x);
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
@@ -516,8 +525,8 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
 /* One encoder's share of the context (columns [col, col + width)) and,
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
-                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
-                            int col, float *pooled) {
+                            const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
+                            int context_dim, int col, float *pooled) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -531,7 +540,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
         goto done;
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
-    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
@@ -551,9 +560,9 @@ done:
  * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
  * its own pad id); `mult` the matching emphasis multipliers or NULL.
  * `pooled` may be NULL. See the top of this file for what is produced. */
-static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
-                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
-                                   sdx_tensor *pooled) {
+static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip,
+                                   sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
@@ -567,7 +576,7 @@ static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
         if (rc != SDX_OK) goto fail;
         col += c->width;
@@ -577,6 +586,12 @@ fail:
     sdx_tensor_free(ctx, context);
     if (pooled) sdx_tensor_free(ctx, pooled);
     return rc;
+}
+
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    return sdx__textenc_encode_emb(ctx, te, arena, ids, mult, NULL, n_chunks, clip_skip, context, pooled);
 }
 
 /* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
@@ -589,7 +604,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
     if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
                          sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_emb(ctx, te, arena, chunks->tokens, chunks->mult, chunks, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline
