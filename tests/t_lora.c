@@ -424,13 +424,36 @@ static int prompt_lora_tags_apply_for_one_generation(void) {
     T_CHECK(sdx_generate(m, &gp, &r2) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(!memcmp(r1.latents[0].data, r2.latents[0].data, sdx_tensor_nbytes(&r1.latents[0])), "tag and API differ");
     /* parameters carry the applied LoRA as an A1111 tag */
-    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text) > 0 && strstr(text, "a red fox <lora:sd1_kohya_locon:0.6:0.8>\n"),
-            "parameters: %s", text);
+    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text) > 0 && strstr(text, "a red fox <lora:sd1_kohya_locon:0.6:0.8>\n") &&
+            strstr(text, ", Lora hashes: \"sd1_kohya_locon: b7e66346c278\", Version"), "parameters: %s", text);
+    /* and from the prompt's tags, in order, before the model's */
+    gp.prompt = "a <lora:sd2_kohya:1> fox";
+    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text) > 0 &&
+            strstr(text, "a <lora:sd2_kohya:1> fox <lora:sd1_kohya_locon:0.6:0.8>\n") &&
+            strstr(text, "Lora hashes: \"sd2_kohya: e4978057320d, sd1_kohya_locon: b7e66346c278\""), "parameters: %s", text);
     sdx_gen_result_free(ctx, &r1);
     sdx_gen_result_free(ctx, &r2);
     sdx_model_free(m);
     sdx_destroy(ctx);
     (void)lora_slurp;
+    return T_PASS;
+}
+
+/* A1111's short hash is SHA-256 (of the file after its header). */
+static int sha256_matches_fips_vectors(void) {
+    static const char a60[61] = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    unsigned char *a1000 = malloc(1000);
+    char hex[65];
+    memset(a1000, 'a', 1000);
+    sdx__sha256_hex((const unsigned char *)"abc", 3, hex);
+    T_CHECK(!strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), "abc: %s", hex);
+    sdx__sha256_hex((const unsigned char *)a60, 60, hex);      /* padding spills into a second block */
+    T_CHECK(!strcmp(hex, "11ee391211c6256460b6ed375957fadd8061cafbb31daf967db875aebd5aaad4"), "60 x a: %s", hex);
+    sdx__sha256_hex(a1000, 1000, hex);
+    T_CHECK(!strcmp(hex, "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"), "1000 x a: %s", hex);
+    sdx__sha256_hex(a1000, 0, hex);
+    T_CHECK(!strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"), "empty: %s", hex);
+    free(a1000);
     return T_PASS;
 }
 
@@ -441,6 +464,7 @@ static const t_case lora_cases[] = {
     { "lycoris_loha_lokr_and_diff_follow_comfyui_formulas", lycoris_loha_lokr_and_diff_follow_comfyui_formulas },
     { "generating_with_a_lora_equals_the_merged_checkpoint", generating_with_a_lora_equals_the_merged_checkpoint },
     { "prompt_lora_tags_apply_for_one_generation", prompt_lora_tags_apply_for_one_generation },
+    { "sha256_matches_fips_vectors", sha256_matches_fips_vectors },
     { 0, 0 }
 };
 SDX_TEST_SUITE(lora, lora_cases)

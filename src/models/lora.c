@@ -85,6 +85,7 @@ typedef struct sdx__lora_module {
 typedef struct sdx__lora {
     sdx_st *st;
     char name[128];             /* file name without folder and extension */
+    char hash[13];              /* A1111's short hash */
     float unet_strength, te_strength;
     sdx__lora_module *mod;
     int n_mod;
@@ -755,6 +756,59 @@ static int sdx__lora_rewrite(sdx_ctx *ctx, const sdx__lora *loras, int n, const 
         if (rc != SDX_OK) return rc;
     }
     return SDX_OK;
+}
+
+/* ---- A1111's short hash ------------------------------------------------ */
+
+/* SHA-256 (FIPS 180-4) of n bytes, as 64 lowercase hex digits. */
+static void sdx__sha256_hex(const unsigned char *p, size_t n, char hex[65]) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
+    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    unsigned char tail[128];
+    size_t full = n / 64, rest = n % 64, blocks;
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, p + full * 64, rest);
+    tail[rest] = 0x80;
+    blocks = rest < 56 ? 1 : 2;       /* the padded tail: 0x80, zeros, the bit length */
+    for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(((uint64_t)n * 8) >> (8 * i));
+    for (size_t b = 0; b < full + blocks; b++) {
+        const unsigned char *q = b < full ? p + b * 64 : tail + (b - full) * 64;
+        uint32_t w[64], v[8];
+#define SDX__ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+        for (int i = 0; i < 16; i++) w[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 | (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = SDX__ROR(w[i - 15], 7) ^ SDX__ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = SDX__ROR(w[i - 2], 17) ^ SDX__ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        memcpy(v, h, sizeof v);
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = v[7] + (SDX__ROR(v[4], 6) ^ SDX__ROR(v[4], 11) ^ SDX__ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
+            uint32_t t2 = (SDX__ROR(v[0], 2) ^ SDX__ROR(v[0], 13) ^ SDX__ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+            memmove(v + 1, v, 7 * sizeof *v);
+            v[4] += t1;
+            v[0] = t1 + t2;
+        }
+#undef SDX__ROR
+        for (int i = 0; i < 8; i++) h[i] += v[i];
+    }
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
+}
+
+/* A1111's "Lora hashes" value for a safetensors LoRA: the first 12 hex
+ * digits of the SHA-256 of the file after its header (the addnet hash). */
+static void sdx__lora_short_hash(const sdx_st *st, char out[13]) {
+    char hex[65];
+    sdx__sha256_hex(st->data, st->data_size, hex);
+    memcpy(out, hex, 12);
+    out[12] = 0;
 }
 
 /* ---- prompt syntax: <lora:name:te[:unet]> ------------------------------ */

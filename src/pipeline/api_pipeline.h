@@ -177,7 +177,8 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
  * with sdx_model_apply_lora are appended to the prompt as <lora:...>
- * tags (prompt tags are there already). Returns the
+ * tags (prompt tags are there already), and all of them are listed with
+ * A1111's short hash in "Lora hashes". Returns the
  * length it needed (like snprintf; buf may be NULL when size is 0), or -1
  * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,

@@ -217,6 +217,7 @@ static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_stren
     if (rc != SDX_OK) return rc;
     l.unet_strength = unet_strength;
     l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
     m->loras[m->n_loras++] = l;
     if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
         char msg[1100];
@@ -1146,6 +1147,44 @@ static const char *sdx__a1111_schedule(const char *name) {
     return name;
 }
 
+/* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
+ * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
+ * ','; the value is quoted as A1111 quotes it (JSON). */
+static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__buf *b) {
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL, hash[13];
+    int n_tags = 0, n = 0;
+    if (!m) return;
+    if (p->prompt && p->lora_dir && strstr(p->prompt, "<lora:") &&
+        sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags) != SDX_OK)
+        n_tags = 0;
+    for (int i = 0; i < n_tags + m->n_loras; i++) {
+        const char *name = i < n_tags ? tags[i].name : m->loras[i - n_tags].name;
+        if (i < n_tags) {
+            char path[4096];
+            size_t len = strlen(name);
+            sdx_st *st;
+            snprintf(path, sizeof path, "%s/%s%s", p->lora_dir, name,
+                     len > 12 && !strcmp(name + len - 12, ".safetensors") ? "" : ".safetensors");
+            if (sdx_st_open(m->ctx, path, &st) != SDX_OK) continue;    /* generation would have failed */
+            sdx__lora_short_hash(st, hash);
+            sdx_st_close(st);
+        } else {
+            memcpy(hash, m->loras[i - n_tags].hash, sizeof hash);
+        }
+        sdx__buf_str(b, n++ ? ", " : ", Lora hashes: \"");
+        for (const char *c = name; *c; c++) {
+            char one[3] = { '\\', *c, 0 };
+            if (*c == ':' || *c == ',') continue;
+            sdx__buf_str(b, *c == '"' || *c == '\\' ? one : one + 1);
+        }
+        sdx__buf_fmt(b, ": %s", hash);
+    }
+    if (n) sdx__buf_str(b, "\"");
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
@@ -1170,6 +1209,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
+    sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;
