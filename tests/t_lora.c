@@ -238,9 +238,9 @@ static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
     return T_PASS;
 }
 
-/* LyCORIS LoHa and LoKr (and a diff) written here, checked against the
- * formulas computed independently in double. */
-static int lycoris_loha_lokr_and_diff_follow_comfyui_formulas(void) {
+/* LyCORIS LoHa and LoKr, a diff and a DoRA LoRA written here, checked
+ * against ComfyUI's formulas computed independently in double. */
+static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_model *m = lora_model(ctx, "sd1");
@@ -248,7 +248,10 @@ static int lycoris_loha_lokr_and_diff_follow_comfyui_formulas(void) {
     const char *kq = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
     const char *kc = "model.diffusion_model.input_blocks.2.0.in_layers.2.weight";
     const char *kd = "model.diffusion_model.input_blocks.1.1.proj_out.weight";
-    const sdx_tensor *q, *cv, *dw;
+    const char *kk = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_k.weight";
+    const sdx_tensor *q, *cv, *dw, *kt;
+    static float dora_up[1 << 12], dora_down[1 << 12], dora_m[256];
+    float alpha_d = 6.0f;
     int64_t W, O, I, R = 3;
     static float f[8][1 << 16];
     char names[8][200];
@@ -256,7 +259,7 @@ static int lycoris_loha_lokr_and_diff_follow_comfyui_formulas(void) {
     float alpha_h = 2.0f, alpha_k = 1.5f;
     (void)ok;
     T_CHECK(m, "%s", sdx_last_error(ctx));
-    q = sdx_st_find(m->ckpt, kq); cv = sdx_st_find(m->ckpt, kc); dw = sdx_st_find(m->ckpt, kd);
+    q = sdx_st_find(m->ckpt, kq); cv = sdx_st_find(m->ckpt, kc); dw = sdx_st_find(m->ckpt, kd); kt = sdx_st_find(m->ckpt, kk);
     W = q->shape[0]; O = cv->shape[0]; I = cv->shape[1];
     T_CHECK(W % 2 == 0 && O % 2 == 0, "shapes");
     t_seed(5);
@@ -275,14 +278,24 @@ static int lycoris_loha_lokr_and_diff_follow_comfyui_formulas(void) {
     snprintf(names[6], 200, "%s.lokr_w2_a", mk); t[6] = sdx__view(SDX_F32, f[5], 2, (const int64_t[]){ O / 2, R });
     snprintf(names[7], 200, "%s.lokr_w2_b", mk); t[7] = sdx__view(SDX_F32, f[6], 2, (const int64_t[]){ R, I / 2 * 9 });
     {
-        sdx_tensor all[10];
-        char n8[200], n9[200];
+        const char *mdo = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_k";
+        sdx_tensor all[14];
+        char n8[200], n9[200], n10[4][200];
+        T_CHECK(W * R <= (1 << 12) && W <= 256, "tiny model");
         for (int i = 0; i < 8; i++) { all[i] = t[i]; all[i].name = names[i]; }
         snprintf(n8, sizeof n8, "%s.alpha", mk);
         all[8] = sdx__view(SDX_F32, &alpha_k, 0, NULL); all[8].name = n8;
         snprintf(n9, sizeof n9, "%s.diff", md);
         all[9] = *dw; all[9].data = f[7]; all[9].dtype = SDX_F32; all[9].name = n9;
-        T_CHECK(sdx_st_write(ctx, path, all, 10, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
+        t_fill_normal(dora_up, (size_t)(W * R), 0.2);
+        t_fill_normal(dora_down, (size_t)(W * R), 0.2);
+        for (int64_t i = 0; i < W; i++) dora_m[i] = 0.5f + (float)i / (float)W;
+        snprintf(n10[0], 200, "%s.lora_up.weight", mdo); all[10] = sdx__view(SDX_F32, dora_up, 2, (const int64_t[]){ W, R });
+        snprintf(n10[1], 200, "%s.lora_down.weight", mdo); all[11] = sdx__view(SDX_F32, dora_down, 2, (const int64_t[]){ R, W });
+        snprintf(n10[2], 200, "%s.alpha", mdo); all[12] = sdx__view(SDX_F32, &alpha_d, 0, NULL);
+        snprintf(n10[3], 200, "%s.dora_scale", mdo); all[13] = sdx__view(SDX_F32, dora_m, 2, (const int64_t[]){ 1, W });
+        for (int i = 0; i < 4; i++) all[10 + i].name = n10[i];
+        T_CHECK(sdx_st_write(ctx, path, all, 14, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
     }
     T_CHECK(sdx_model_apply_lora(m, path, 0.5f, 1.0f) == SDX_OK, "%s", sdx_last_error(ctx));
     {
@@ -312,6 +325,27 @@ static int lycoris_loha_lokr_and_diff_follow_comfyui_formulas(void) {
                 ref += want * want;
             }
         T_CHECK(sqrt(err / ref) < 1e-6, "LoKr rel-L2 %.3e", sqrt(err / ref));
+    }
+    {   /* DoRA: V = W + alpha/rank up@down, V[:, i] *= m[i] / |V[:, i]|, W + 0.5 (V - W) */
+        const sdx_tensor *s = &sdx__wset_find(&m->unet.w, kk)->t;
+        double *v = malloc(sizeof(double) * (size_t)(W * W)), err = 0, ref = 0;
+        for (int64_t o = 0; o < W; o++)
+            for (int64_t i = 0; i < W; i++) {
+                double d = 0;
+                for (int64_t r = 0; r < R; r++) d += (double)dora_up[o * R + r] * dora_down[r * W + i];
+                v[o * W + i] = sdx__get_f32(kt, o * W + i) + alpha_d / (double)R * d;
+            }
+        for (int64_t i = 0; i < W; i++) {
+            double n = 0;
+            for (int64_t o = 0; o < W; o++) n += v[o * W + i] * v[o * W + i];
+            for (int64_t o = 0; o < W; o++) {
+                double w0 = sdx__get_f32(kt, o * W + i), want = w0 + 0.5 * (v[o * W + i] * dora_m[i] / sqrt(n) - w0);
+                err += (want - sdx__get_f32(s, o * W + i)) * (want - sdx__get_f32(s, o * W + i));
+                ref += want * want;
+            }
+        }
+        free(v);
+        T_CHECK(sqrt(err / ref) < 1e-6, "DoRA rel-L2 %.3e", sqrt(err / ref));
     }
     {
         const sdx_tensor *s = &sdx__wset_find(&m->unet.w, kd)->t;
@@ -461,7 +495,7 @@ static const t_case lora_cases[] = {
     { "every_public_lora_case_matches_comfyui", every_public_lora_case_matches_comfyui },
     { "clearing_loras_gives_back_the_checkpoint_bit_exact", clearing_loras_gives_back_the_checkpoint_bit_exact },
     { "unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone", unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone },
-    { "lycoris_loha_lokr_and_diff_follow_comfyui_formulas", lycoris_loha_lokr_and_diff_follow_comfyui_formulas },
+    { "lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas", lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas },
     { "generating_with_a_lora_equals_the_merged_checkpoint", generating_with_a_lora_equals_the_merged_checkpoint },
     { "prompt_lora_tags_apply_for_one_generation", prompt_lora_tags_apply_for_one_generation },
     { "sha256_matches_fips_vectors", sha256_matches_fips_vectors },

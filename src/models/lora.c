@@ -432,8 +432,6 @@ static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mod
     int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
     int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
     int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
-    if (t[SDX__LR_DORA])
-        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: '%s.dora_scale': DoRA weight decomposition is not supported", path, md->name);
     if (lr + ha + kr + df != 1)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
                          lr + ha + kr + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
@@ -455,6 +453,8 @@ static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mod
         md->kind = SDX__LORA_LOKR;
     } else {
         md->kind = SDX__LORA_DIFF;
+        if (t[SDX__LR_DORA])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' belongs to no low-rank adapter", path, md->name);
     }
     for (int r = 0; r < SDX__LR_COUNT; r++)
         if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
@@ -482,6 +482,10 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
     want_rows = tg->rows;
     want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
     if (target->ndim == 1) want_cols = 1;
+    if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
+                         sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
+                         (long long)(target->ndim >= 2 ? target->shape[1] : 0));
     if (rows != want_rows || cols != want_cols) {
         sdx_tensor shown = *target;
         if (target->ndim >= 1) shown.shape[0] = tg->rows;
@@ -699,6 +703,27 @@ static sdx__wslot *sdx__lora_module_slot(const sdx__lora_module *md) {
     return md->t[SDX__LR_DIFF_B] ? md->tg.bias : md->tg.weight;
 }
 
+/* DoRA (ComfyUI's weight_decompose): V = W + scale * delta, each input
+ * channel i of V rescaled to the magnitude m[i] (V[:, i] *= m[i] /
+ * ||V[:, i]||, the norm over outputs and kernel), then W += strength *
+ * (V - W). w and delta are [O, I, KL]. */
+static int sdx__lora_dora(sdx_ctx *ctx, const sdx_tensor *mag, float *w, float *delta, int64_t O, int64_t I, int64_t KL,
+                          float scale, float strength) {
+    double *norm = (double *)sdx__calloc(ctx, (size_t)I, sizeof(double));
+    if (!norm) return sdx__nomem(ctx, "DoRA norms", (size_t)I * sizeof(double));
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        delta[i] = w[i] + delta[i] * scale;          /* V */
+        norm[(i / KL) % I] += (double)delta[i] * delta[i];
+    }
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        int64_t c = (i / KL) % I;
+        float v = delta[i] * (sdx__get_f32(mag, c) / (float)sqrt(norm[c]));
+        w[i] = strength != 1.0f ? w[i] + strength * (v - w[i]) : v;
+    }
+    sdx__free(ctx, norm);
+    return SDX_OK;
+}
+
 /* Adds the module's term, (strength * scale) * delta, into w (the f32
  * values of its whole slot). */
 static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_module *md, float *w) {
@@ -713,8 +738,12 @@ static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_
     if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
     if ((rc = sdx__lora_delta(ctx, md, rows, cols, delta, &scale)) == SDX_OK) {
         float *dst = w + row0 * cols;
-        f = (float)(strength * scale);
-        for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
+        if (md->t[SDX__LR_DORA]) {
+            rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);
+        } else {
+            f = (float)(strength * scale);
+            for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
+        }
     }
     sdx__free(ctx, delta);
     return rc;
