@@ -622,7 +622,7 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
  * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
  * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
- * LoKr and full .diff/.diff_b, in F32, F16 or BF16. Merged as ComfyUI
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
  * does: W = W_file + sum over the applied LoRAs, in order, of strength *
  * scale * delta, in f32, rounded once to the weight's storage dtype; only
  * the touched tensors are rewritten. Strengths may be negative; the UNet
@@ -12204,8 +12204,9 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
  *   - Adapters: LoRA / LoCon (up, down, optional mid and alpha: delta =
  *     up @ down, scale alpha / rank), LoHa ((w1a @ w1b) * (w2a @ w2b),
  *     optional Tucker t1/t2, scale alpha / rank), LoKr (kron(w1, w2),
- *     factors optionally low-rank, scale alpha / dim) and full
- *     differences (.diff, .diff_b).
+ *     factors optionally low-rank, scale alpha / dim), GLoRA (from the
+ *     current weight: W a1 a2 + b1 b2), full differences (.diff,
+ *     .diff_b), and DoRA's magnitude rescaling (.dora_scale).
  *   - W' = W_file + sum over LoRAs in order of (strength * scale) * delta,
  *     in f32, written into the slot once (rounded once to its dtype).
  *     A patched tensor is always rebuilt from the file, so removing LoRAs
@@ -12215,7 +12216,7 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
  * run on the CPU GEMM whatever the backend, and the result goes into the
  * slot through sdx__wslot_set. */
 
-typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_DIFF } sdx__lora_kind;
+typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_GLORA, SDX__LORA_DIFF } sdx__lora_kind;
 
 /* What a module name stands for: the weight (rows [row0, row0 + rows) of
  * its slot) and the matching bias, which .diff_b patches. */
@@ -12234,7 +12235,7 @@ enum {
     SDX__LR_UP, SDX__LR_DOWN, SDX__LR_MID, SDX__LR_ALPHA, SDX__LR_DORA,
     SDX__LR_W1A, SDX__LR_W1B, SDX__LR_W2A, SDX__LR_W2B, SDX__LR_T1, SDX__LR_T2,
     SDX__LR_K1, SDX__LR_K2, SDX__LR_K1A, SDX__LR_K1B, SDX__LR_K2A, SDX__LR_K2B, SDX__LR_KT2,
-    SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
+    SDX__LR_GA1, SDX__LR_GA2, SDX__LR_GB1, SDX__LR_GB2, SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
 };
 
 /* Suffixes in ComfyUI's order (the first match wins). */
@@ -12250,6 +12251,7 @@ static const struct { const char *suffix; int role; } sdx__lora_suffixes[] = {
     { ".hada_w2_b", SDX__LR_W2B }, { ".hada_t1", SDX__LR_T1 }, { ".hada_t2", SDX__LR_T2 },
     { ".lokr_w1", SDX__LR_K1 }, { ".lokr_w2", SDX__LR_K2 }, { ".lokr_w1_a", SDX__LR_K1A }, { ".lokr_w1_b", SDX__LR_K1B },
     { ".lokr_w2_a", SDX__LR_K2A }, { ".lokr_w2_b", SDX__LR_K2B }, { ".lokr_t2", SDX__LR_KT2 },
+    { ".a1.weight", SDX__LR_GA1 }, { ".a2.weight", SDX__LR_GA2 }, { ".b1.weight", SDX__LR_GB1 }, { ".b2.weight", SDX__LR_GB2 },
     { ".diff", SDX__LR_DIFF }, { ".diff_b", SDX__LR_DIFF_B },
 };
 
@@ -12258,6 +12260,8 @@ typedef struct sdx__lora_module {
     sdx__lora_target tg;
     int mapped;
     sdx__lora_kind kind;
+    int glora_old;              /* GLoRA: LyCORIS' first layout */
+    int64_t glora_rank;
     const sdx_tensor *t[SDX__LR_COUNT];
 } sdx__lora_module;
 
@@ -12593,6 +12597,8 @@ static int sdx__lora_module_shape(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
         *cols = c1 * c2;
         return SDX_OK;
     }
+    case SDX__LORA_GLORA:
+        return SDX_OK;      /* checked against the weight (sdx__lora_glora_check) */
     case SDX__LORA_DIFF:
     default: {
         const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
@@ -12611,10 +12617,11 @@ static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mod
     int lr = t[SDX__LR_UP] || t[SDX__LR_DOWN] || t[SDX__LR_MID];
     int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
     int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
+    int gl = t[SDX__LR_GA1] || t[SDX__LR_GA2] || t[SDX__LR_GB1] || t[SDX__LR_GB2];
     int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
-    if (lr + ha + kr + df != 1)
+    if (lr + ha + kr + gl + df != 1)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
-                         lr + ha + kr + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
+                         lr + ha + kr + gl + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
     if (lr) {
         if (!t[SDX__LR_UP] || !t[SDX__LR_DOWN])
             return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA module '%s' has no %s", path, md->name, t[SDX__LR_UP] ? "down weight" : "up weight");
@@ -12631,6 +12638,11 @@ static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mod
             return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr module '%s' needs lokr_w1 or lokr_w1_a + lokr_w1_b, and lokr_w2 "
                              "or lokr_w2_a + lokr_w2_b (+ lokr_t2)", path, md->name);
         md->kind = SDX__LORA_LOKR;
+    } else if (gl) {
+        for (int r = SDX__LR_GA1; r <= SDX__LR_GB2; r++)
+            if (!t[r] || t[r]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' needs matrices a1, a2, b1 and b2 (.weight)", path, md->name);
+        md->kind = SDX__LORA_GLORA;
     } else {
         md->kind = SDX__LORA_DIFF;
         if (t[SDX__LR_DORA])
@@ -12640,6 +12652,33 @@ static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mod
         if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
             return sdx__fail(ctx, SDX_ERR_MODEL, "%s: tensor of '%s' has dtype %s; LoRA tensors must be F32, F16 or BF16", path,
                              md->name, sdx_dtype_name(t[r]->dtype));
+    return SDX_OK;
+}
+
+/* GLoRA (ComfyUI glora.py): which layout the four matrices are in, and
+ * that their products fit the weight [O, I, KL] (O = rows). Old layout:
+ * delta = b2 @ b1 + (W @ a2) @ a1 over W [O, I*KL]; new: W a1 a2 along
+ * the input channels, + b1 @ b2. */
+static int sdx__lora_glora_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t O, int64_t I, int64_t KL) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t a1c = sdx_tensor_numel(a1) / SDX__MAX(a1->shape[0], 1), a2c = sdx_tensor_numel(a2) / SDX__MAX(a2->shape[0], 1);
+    int64_t b1c = sdx_tensor_numel(b1) / SDX__MAX(b1->shape[0], 1), b2c = sdx_tensor_numel(b2) / SDX__MAX(b2->shape[0], 1);
+    int64_t N = I * KL;
+    int old = b2->shape[1] == b1->shape[0] && b1->shape[0] == a1->shape[0] && a1->shape[0] == a2->shape[1], ok;
+    md->glora_rank = a1->shape[0];
+    if (b2->shape[0] == b1->shape[1] && b1->shape[1] == a1->shape[1] && a1->shape[1] == a2->shape[0] &&
+        !(old && a2->shape[0] == O && O == I)) {
+        old = 0;
+        md->glora_rank = a2->shape[0];
+    } else if (!old) {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s': a1, a2, b1, b2 fit neither GLoRA layout", sdx_st_path(l->st), md->name);
+    }
+    md->glora_old = old;
+    if (old) ok = b2c == b1->shape[0] && b2->shape[0] * b1c == O * N && a2->shape[0] == N && a2c == a1->shape[0] && a1c == N;
+    else ok = a1->shape[0] == I && a1c == a2->shape[0] && a2c == I && b1c == b2->shape[0] && b1->shape[0] * b2c == O * N;
+    if (!ok)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' does not fit model weight '%s' (%lld outputs x %lld inputs x %lld)",
+                         sdx_st_path(l->st), md->name, md->tg.weight->file->name, (long long)O, (long long)I, (long long)KL);
     return SDX_OK;
 }
 
@@ -12662,6 +12701,13 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
     want_rows = tg->rows;
     want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
     if (target->ndim == 1) want_cols = 1;
+    if (md->kind == SDX__LORA_GLORA) {
+        if (target->ndim < 2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' on a 1-D weight", sdx_st_path(l->st), md->name);
+        if ((rc = sdx__lora_glora_check(ctx, l, md, want_rows, target->shape[1], want_cols / target->shape[1])) != SDX_OK) return rc;
+        rows = want_rows;
+        cols = want_cols;
+    }
     if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
                          sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
@@ -12789,8 +12835,48 @@ static int sdx__lora_product(sdx_ctx *ctx, const sdx_tensor *ta, const sdx_tenso
     return rc;
 }
 
+/* GLoRA's delta from the current weight cur [O, I, KL] (see
+ * sdx__lora_glora_check). */
+static int sdx__lora_glora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t I, int64_t O, int64_t cols,
+                                 float *delta) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t KL = cols / I, a2c = sdx_tensor_numel(a2) / a2->shape[0], J = sdx_tensor_numel(a1) / a1->shape[0];
+    float *fa1 = sdx__lora_f32(ctx, a1), *fa2 = sdx__lora_f32(ctx, a2);
+    float *tmp = (float *)sdx__malloc(ctx, (size_t)(O * (md->glora_old ? a2c : J * KL) + O * cols) * sizeof(float));
+    int rc = fa1 && fa2 && tmp ? SDX_OK : sdx__nomem(ctx, "GLoRA", (size_t)(O * cols) * sizeof(float));
+    if (rc == SDX_OK && md->glora_old) {       /* b2 @ b1 + (W @ a2) @ a1 */
+        rc = sdx__lora_product(ctx, b2, b1, delta);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp, cur, fa2, O, cols, a2c);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp + O * a2c, tmp, fa1, O, a2c, cols);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += tmp[O * a2c + i];
+    } else if (rc == SDX_OK) {                 /* W a1 a2 along dim 1, + b1 @ b2 */
+        float *t1 = tmp, *t2 = tmp + O * J * KL;
+        for (int64_t i = 0; i < O * J * KL; i++) t1[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < I; i++)
+                for (int64_t j = 0; j < J; j++) {
+                    float f = fa1[i * J + j];
+                    for (int64_t q = 0; q < KL; q++) t1[(o * J + j) * KL + q] += cur[(o * I + i) * KL + q] * f;
+                }
+        for (int64_t i = 0; i < O * cols; i++) t2[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t i = 0; i < I; i++) {
+                    float f = fa2[j * I + i];
+                    for (int64_t q = 0; q < KL; q++) t2[(o * I + i) * KL + q] += t1[(o * J + j) * KL + q] * f;
+                }
+        rc = sdx__lora_product(ctx, b1, b2, delta);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += t2[i];
+    }
+    sdx__free(ctx, fa1);
+    sdx__free(ctx, fa2);
+    sdx__free(ctx, tmp);
+    return rc;
+}
+
 /* The module's unscaled delta [rows * cols] and its scale. */
-static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, int64_t rows, int64_t cols, float *delta, double *scale) {
+static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t in, int64_t rows, int64_t cols,
+                           float *delta, double *scale) {
     const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
     double alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1 ? sdx__get_f32(t[SDX__LR_ALPHA], 0) : 0;
     int has_alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1;
@@ -12869,6 +12955,9 @@ static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, int64_t row
         sdx__free(ctx, w2);
         return rc;
     }
+    case SDX__LORA_GLORA:
+        if (has_alpha) *scale = alpha / (double)md->glora_rank;
+        return sdx__lora_glora_delta(ctx, md, cur, in, rows, cols, delta);
     case SDX__LORA_DIFF:
     default: {
         const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
@@ -12916,7 +13005,7 @@ static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_
     if (strength == 0) return SDX_OK;
     delta = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
     if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
-    if ((rc = sdx__lora_delta(ctx, md, rows, cols, delta, &scale)) == SDX_OK) {
+    if ((rc = sdx__lora_delta(ctx, md, w + row0 * cols, t->ndim >= 2 ? t->shape[1] : 1, rows, cols, delta, &scale)) == SDX_OK) {
         float *dst = w + row0 * cols;
         if (md->t[SDX__LR_DORA]) {
             rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);

@@ -238,9 +238,9 @@ static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
     return T_PASS;
 }
 
-/* LyCORIS LoHa and LoKr, a diff and a DoRA LoRA written here, checked
+/* LyCORIS LoHa, LoKr and GLoRA, a diff and a DoRA LoRA written here, checked
  * against ComfyUI's formulas computed independently in double. */
-static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
+static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_model *m = lora_model(ctx, "sd1");
@@ -251,7 +251,11 @@ static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
     const char *kk = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_k.weight";
     const sdx_tensor *q, *cv, *dw, *kt;
     static float dora_up[1 << 12], dora_down[1 << 12], dora_m[256];
-    float alpha_d = 6.0f;
+    float alpha_d = 6.0f, alpha_g = 3.0f;
+    const char *kg = "model.diffusion_model.input_blocks.2.0.out_layers.3.weight";
+    const sdx_tensor *gw;
+    int64_t GO, GI;
+    static float ga1[1 << 14], ga2[1 << 14], gb1[1 << 14], gb2[1 << 16];
     int64_t W, O, I, R = 3;
     static float f[8][1 << 16];
     char names[8][200];
@@ -261,6 +265,7 @@ static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
     T_CHECK(m, "%s", sdx_last_error(ctx));
     q = sdx_st_find(m->ckpt, kq); cv = sdx_st_find(m->ckpt, kc); dw = sdx_st_find(m->ckpt, kd); kt = sdx_st_find(m->ckpt, kk);
     W = q->shape[0]; O = cv->shape[0]; I = cv->shape[1];
+    gw = sdx_st_find(m->ckpt, kg); GO = gw->shape[0]; GI = gw->shape[1];
     T_CHECK(W % 2 == 0 && O % 2 == 0, "shapes");
     t_seed(5);
     for (int i = 0; i < 8; i++) t_fill_normal(f[i], 1 << 16, 0.1);
@@ -279,8 +284,9 @@ static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
     snprintf(names[7], 200, "%s.lokr_w2_b", mk); t[7] = sdx__view(SDX_F32, f[6], 2, (const int64_t[]){ R, I / 2 * 9 });
     {
         const char *mdo = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_k";
-        sdx_tensor all[14];
-        char n8[200], n9[200], n10[4][200];
+        const char *mg = "lora_unet_down_blocks_0_resnets_1_conv2";
+        sdx_tensor all[19];
+        char n8[200], n9[200], n10[4][200], n14[5][200];
         T_CHECK(W * R <= (1 << 12) && W <= 256, "tiny model");
         for (int i = 0; i < 8; i++) { all[i] = t[i]; all[i].name = names[i]; }
         snprintf(n8, sizeof n8, "%s.alpha", mk);
@@ -295,7 +301,16 @@ static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
         snprintf(n10[2], 200, "%s.alpha", mdo); all[12] = sdx__view(SDX_F32, &alpha_d, 0, NULL);
         snprintf(n10[3], 200, "%s.dora_scale", mdo); all[13] = sdx__view(SDX_F32, dora_m, 2, (const int64_t[]){ 1, W });
         for (int i = 0; i < 4; i++) all[10 + i].name = n10[i];
-        T_CHECK(sdx_st_write(ctx, path, all, 14, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(GI * R <= (1 << 14) && GO * R <= (1 << 14) && R * GI * 9 <= (1 << 16) && gw->ndim == 4, "tiny model");
+        t_fill_normal(ga1, (size_t)(GI * R), 0.1); t_fill_normal(ga2, (size_t)(GI * R), 0.1);
+        t_fill_normal(gb1, (size_t)(GO * R), 0.1); t_fill_normal(gb2, (size_t)(R * GI * 9), 0.1);
+        snprintf(n14[0], 200, "%s.a1.weight", mg); all[14] = sdx__view(SDX_F32, ga1, 2, (const int64_t[]){ GI, R });
+        snprintf(n14[1], 200, "%s.a2.weight", mg); all[15] = sdx__view(SDX_F32, ga2, 2, (const int64_t[]){ R, GI });
+        snprintf(n14[2], 200, "%s.b1.weight", mg); all[16] = sdx__view(SDX_F32, gb1, 2, (const int64_t[]){ GO, R });
+        snprintf(n14[3], 200, "%s.b2.weight", mg); all[17] = sdx__view(SDX_F32, gb2, 4, (const int64_t[]){ R, GI, 3, 3 });
+        snprintf(n14[4], 200, "%s.alpha", mg); all[18] = sdx__view(SDX_F32, &alpha_g, 0, NULL);
+        for (int i = 0; i < 5; i++) all[14 + i].name = n14[i];
+        T_CHECK(sdx_st_write(ctx, path, all, 19, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
     }
     T_CHECK(sdx_model_apply_lora(m, path, 0.5f, 1.0f) == SDX_OK, "%s", sdx_last_error(ctx));
     {
@@ -325,6 +340,26 @@ static int lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas(void) {
                 ref += want * want;
             }
         T_CHECK(sqrt(err / ref) < 1e-6, "LoKr rel-L2 %.3e", sqrt(err / ref));
+    }
+    {   /* GLoRA (new layout) on a 3x3 conv: W a1 a2 along the input channels + b1 @ b2, scale alpha / rank */
+        const sdx_tensor *s = &sdx__wset_find(&m->unet.w, kg)->t;
+        int64_t KL = 9;
+        double err = 0, ref = 0, sc = 0.5 * alpha_g / (double)R;
+        for (int64_t o = 0; o < GO; o++)
+            for (int64_t i2 = 0; i2 < GI; i2++)
+                for (int64_t q = 0; q < KL; q++) {
+                    double d = 0, want;
+                    for (int64_t i = 0; i < GI; i++) {
+                        double wa = 0;
+                        for (int64_t j = 0; j < R; j++) wa += (double)ga1[i * R + j] * ga2[j * GI + i2];
+                        d += sdx__get_f32(gw, (o * GI + i) * KL + q) * wa;
+                    }
+                    for (int64_t r = 0; r < R; r++) d += (double)gb1[o * R + r] * gb2[r * GI * KL + i2 * KL + q];
+                    want = sdx__get_f32(gw, (o * GI + i2) * KL + q) + sc * d;
+                    err += (want - sdx__get_f32(s, (o * GI + i2) * KL + q)) * (want - sdx__get_f32(s, (o * GI + i2) * KL + q));
+                    ref += want * want;
+                }
+        T_CHECK(sqrt(err / ref) < 1e-6, "GLoRA rel-L2 %.3e", sqrt(err / ref));
     }
     {   /* DoRA: V = W + alpha/rank up@down, V[:, i] *= m[i] / |V[:, i]|, W + 0.5 (V - W) */
         const sdx_tensor *s = &sdx__wset_find(&m->unet.w, kk)->t;
@@ -495,7 +530,7 @@ static const t_case lora_cases[] = {
     { "every_public_lora_case_matches_comfyui", every_public_lora_case_matches_comfyui },
     { "clearing_loras_gives_back_the_checkpoint_bit_exact", clearing_loras_gives_back_the_checkpoint_bit_exact },
     { "unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone", unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone },
-    { "lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas", lycoris_loha_lokr_diff_and_dora_follow_comfyui_formulas },
+    { "lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas", lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas },
     { "generating_with_a_lora_equals_the_merged_checkpoint", generating_with_a_lora_equals_the_merged_checkpoint },
     { "prompt_lora_tags_apply_for_one_generation", prompt_lora_tags_apply_for_one_generation },
     { "sha256_matches_fips_vectors", sha256_matches_fips_vectors },

@@ -49,7 +49,7 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
  * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
  * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
- * LoKr and full .diff/.diff_b, in F32, F16 or BF16. Merged as ComfyUI
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
  * does: W = W_file + sum over the applied LoRAs, in order, of strength *
  * scale * delta, in f32, rounded once to the weight's storage dtype; only
  * the touched tensors are rewritten. Strengths may be negative; the UNet
