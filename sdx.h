@@ -678,7 +678,8 @@ typedef struct sdx_gen_params {
     /* A1111 extra-network tags in the prompt, <lora:name:w> or
      * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
      * this generation (on top of sdx_model_apply_lora's), removed from the
-     * text before encoding. A tag without lora_dir is an error. */
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
     const char *lora_dir;
     /* Textual-inversion embeddings: the .safetensors files of this folder
      * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
@@ -15475,6 +15476,20 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;

@@ -483,6 +483,11 @@ static int prompt_lora_tags_apply_for_one_generation(void) {
     T_CHECK(sdx_generate(m, &gp, &r1) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "sd1_kohya_locon"),
             "a tag without a folder: %s", sdx_last_error(ctx));
     gp.lora_dir = dir;
+    {   /* one stage cannot apply a tag for the whole generation */
+        sdx_cond *cond = NULL;
+        T_CHECK(sdx_encode_prompt(m, &gp, &cond) == SDX_ERR_INVALID_ARG && !cond && strstr(sdx_last_error(ctx), "sdx_model_apply_lora"),
+                "staged API took a tag: %s", sdx_last_error(ctx));
+    }
     T_CHECK(sdx_generate(m, &gp, &r1) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_model_lora_count(m) == 0, "prompt LoRA still applied");
     lora_collect(m, &sl);

@@ -105,7 +105,8 @@ typedef struct sdx_gen_params {
     /* A1111 extra-network tags in the prompt, <lora:name:w> or
      * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
      * this generation (on top of sdx_model_apply_lora's), removed from the
-     * text before encoding. A tag without lora_dir is an error. */
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
     const char *lora_dir;
     /* Textual-inversion embeddings: the .safetensors files of this folder
      * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
