@@ -219,9 +219,6 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
     return T_PASS;
 }
 
-/* The paths that move data by hand: odd sizes (nearest resize in the
- * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
- * UNet), a tiled VAE, img2img with a mask, cfg 1 (batch of one), tracing. */
 /* LoRA merges written into device weight slots (and restored after the
  * generation) give the CPU's bits. */
 static int loras_on_the_fake_device_equal_the_cpu(void) {
@@ -239,6 +236,8 @@ static int loras_on_the_fake_device_equal_the_cpu(void) {
     return T_PASS;
 }
 
+/* The paths that move data by hand: odd sizes (nearest resize in the
+ * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[72 * 40 * 3], mk[72 * 40];
