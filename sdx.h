@@ -315,6 +315,8 @@ typedef struct sdx_model_desc {
     const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
+    int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
+                                  merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -326,6 +328,27 @@ SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
 /* "model" name used in PNG parameters: the checkpoint file name without
  * folder or extension. */
 SDX_API const char    *sdx_model_name(const sdx_model *model);
+
+/* LoRA and LyCORIS files (safetensors): kohya / A1111 (lora_unet_,
+ * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
+ * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
+ * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
+ * does: W = W_file + sum over the applied LoRAs, in order, of strength *
+ * scale * delta, in f32, rounded once to the weight's storage dtype; only
+ * the touched tensors are rewritten. Strengths may be negative; the UNet
+ * and the text encoders have their own.
+ *
+ * apply: checks the whole file first. A tensor that maps to no weight of
+ * the model, or whose shape does not fit its weight, fails with a message
+ * naming it (expected and found shapes), and the model is unchanged.
+ * clear: gives back the checkpoint's weights exactly (no reload).
+ * save: writes the checkpoint with the applied LoRAs merged: the same
+ * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
+SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API int sdx_model_lora_count(const sdx_model *model);
+SDX_API int sdx_model_save(sdx_model *model, const char *path);
 
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
@@ -375,6 +398,18 @@ typedef struct sdx_gen_params {
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
+    /* A1111 extra-network tags in the prompt, <lora:name:w> or
+     * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
+     * this generation (on top of sdx_model_apply_lora's), removed from the
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
+    const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -439,7 +474,10 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
- * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
+ * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
+ * with sdx_model_apply_lora are appended to the prompt as <lora:...>
+ * tags (prompt tags are there already), and all of them are listed with
+ * A1111's short hash in "Lora hashes". Returns the
  * length it needed (like snprintf; buf may be NULL when size is 0), or -1
  * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
@@ -9637,6 +9675,164 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
     sdx__free(tok->ctx, tok);
 }
 
+/* ---- src/text/embedding.c ---- */
+#include <dirent.h>
+
+/* ===================================================================== */
+/*  Textual-inversion embeddings (A1111 / ComfyUI files)                  */
+/* ===================================================================== */
+/* A folder of .safetensors embeddings, found by file name as A1111 does:
+ * the prompt's tokens are matched against the tokens of each name (the
+ * longest match wins), and ComfyUI's "embedding:name" is matched too. A
+ * matched embedding stands for its n vectors instead of the name's
+ * tokens. Files: one tensor [n, W] or [W] (A1111's "emb_params", any
+ * name), or for SDXL "clip_l" [n, 768] and "clip_g" [n, 1280]. Vectors
+ * are read when first used; a width that does not fit the model is an
+ * error then. */
+
+#define SDX__EMB_MAX_ENC 2
+
+typedef struct sdx__embedding {
+    char *name, *path;
+    int32_t *ids[2];            /* tokens of "name" and "embedding:name" */
+    int n_ids[2];
+    int n_vec;                  /* 0 until loaded */
+    float *vec;                 /* [n_vec][dim]: each encoder's part side by side */
+} sdx__embedding;
+
+typedef struct sdx__embdb {
+    sdx_ctx *ctx;
+    sdx__embedding *e;
+    int n;
+    int n_enc, width[SDX__EMB_MAX_ENC], dim;    /* the model's encoders; dim = sum of widths */
+} sdx__embdb;
+
+static void sdx__embdb_free(sdx__embdb *db) {
+    if (!db) return;
+    for (int i = 0; i < db->n; i++) {
+        sdx__free(db->ctx, db->e[i].name);
+        sdx__free(db->ctx, db->e[i].path);
+        sdx_tokens_free(db->ctx, db->e[i].ids[0]);
+        sdx_tokens_free(db->ctx, db->e[i].ids[1]);
+        sdx__free(db->ctx, db->e[i].vec);
+    }
+    sdx__free(db->ctx, db->e);
+    memset(db, 0, sizeof *db);
+}
+
+/* Lists the .safetensors files of `dir` for a model whose text encoders
+ * are n_enc wide `width`s. Other files are ignored (A1111's .pt/.bin
+ * pickles are not read). */
+static int sdx__embdb_open(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *dir, int n_enc, const int *width, sdx__embdb *db) {
+    DIR *d;
+    struct dirent *ent;
+    int cap = 0, rc = SDX_OK;
+    memset(db, 0, sizeof *db);
+    db->ctx = ctx;
+    db->n_enc = n_enc;
+    for (int e = 0; e < n_enc && e < SDX__EMB_MAX_ENC; e++) { db->width[e] = width[e]; db->dim += width[e]; }
+    if (!(d = opendir(dir))) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open the embedding folder: %s", dir, strerror(errno));
+    while (rc == SDX_OK && (ent = readdir(d)) != NULL) {
+        size_t len = strlen(ent->d_name);
+        sdx__embedding *e;
+        char *text;
+        if (len <= 12 || strcmp(ent->d_name + len - 12, ".safetensors") || ent->d_name[0] == '.') continue;
+        if (db->n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            sdx__embedding *ne = (sdx__embedding *)sdx__realloc(ctx, db->e, sizeof *ne * (size_t)ncap);
+            if (!ne) { rc = sdx__nomem(ctx, "embedding list", 0); break; }
+            db->e = ne;
+            cap = ncap;
+        }
+        e = &db->e[db->n];
+        memset(e, 0, sizeof *e);
+        e->name = (char *)sdx__malloc(ctx, len - 11);
+        e->path = (char *)sdx__malloc(ctx, strlen(dir) + len + 2);
+        text = (char *)sdx__malloc(ctx, len + 10);
+        if (!e->name || !e->path || !text) {
+            sdx__free(ctx, e->name); sdx__free(ctx, e->path); sdx__free(ctx, text);
+            rc = sdx__nomem(ctx, "embedding name", len);
+            break;
+        }
+        db->n++;
+        memcpy(e->name, ent->d_name, len - 12);
+        e->name[len - 12] = 0;
+        sprintf(e->path, "%s/%s", dir, ent->d_name);
+        sprintf(text, "embedding:%s", e->name);
+        rc = sdx_tokenize(ctx, tok, e->name, &e->ids[0], &e->n_ids[0]);
+        if (rc == SDX_OK) rc = sdx_tokenize(ctx, tok, text, &e->ids[1], &e->n_ids[1]);
+        sdx__free(ctx, text);
+    }
+    closedir(d);
+    if (rc != SDX_OK) sdx__embdb_free(db);
+    return rc;
+}
+
+/* The embedding whose name's tokens start ids[0..n), longest first, and
+ * how many tokens it covers; NULL when none. */
+static sdx__embedding *sdx__embdb_match(const sdx__embdb *db, const int32_t *ids, int n, int *covered) {
+    sdx__embedding *best = NULL;
+    *covered = 0;
+    for (int i = 0; db && i < db->n; i++)
+        for (int k = 0; k < 2; k++) {
+            int m = db->e[i].n_ids[k];
+            if (m > *covered && m <= n && !memcmp(db->e[i].ids[k], ids, (size_t)m * sizeof(int32_t))) {
+                best = &db->e[i];
+                *covered = m;
+            }
+        }
+    return best;
+}
+
+/* Reads tensor t ([n, W] or [W]) into columns [col, col + W) of e->vec. */
+static int sdx__emb_read(sdx__embdb *db, sdx__embedding *e, const sdx_tensor *t, int enc, int col) {
+    int64_t n = t->ndim == 1 ? 1 : t->ndim == 2 ? t->shape[0] : -1, w = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (n < 1 || (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16))
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding tensor '%s' must be F32/F16/BF16 [vectors, width] or [width]",
+                         e->path, t->name);
+    if (w != db->width[enc])
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has vectors of width %lld but this model's %stext encoder "
+                         "takes %d (an embedding for another model family?)", e->path, e->name, (long long)w,
+                         db->n_enc == 2 ? (enc ? "OpenCLIP-G " : "CLIP-L ") : "", db->width[enc]);
+    if (e->vec && n != e->n_vec)
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: clip_l has %d vectors but clip_g %lld", e->path, e->n_vec, (long long)n);
+    if (!e->vec) {
+        if (n > 75) return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has %lld vectors, more than a 75-token chunk holds",
+                                     e->path, e->name, (long long)n);
+        e->vec = (float *)sdx__calloc(db->ctx, (size_t)(n * db->dim), sizeof(float));
+        if (!e->vec) return sdx__nomem(db->ctx, e->path, (size_t)(n * db->dim) * sizeof(float));
+        e->n_vec = (int)n;
+    }
+    for (int64_t v = 0; v < n; v++) sdx__load_f32(t->data, t->dtype, v * w, w, e->vec + v * db->dim + col);
+    return SDX_OK;
+}
+
+/* Loads the vectors of e (once). */
+static int sdx__embdb_load(sdx__embdb *db, sdx__embedding *e) {
+    sdx_st *st;
+    int rc;
+    if (e->n_vec) return SDX_OK;
+    if ((rc = sdx_st_open(db->ctx, e->path, &st)) != SDX_OK) return rc;
+    if (db->n_enc == 2) {
+        const sdx_tensor *l = sdx_st_find(st, "clip_l"), *g = sdx_st_find(st, "clip_g");
+        if (!l || !g)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an SDXL embedding needs tensors 'clip_l' and 'clip_g' (found %d tensor(s)%s%s)",
+                           e->path, sdx_st_count(st), sdx_st_count(st) ? ", e.g. " : "", sdx_st_count(st) ? sdx_st_get(st, 0)->name : "");
+        else if ((rc = sdx__emb_read(db, e, l, 0, 0)) == SDX_OK)
+            rc = sdx__emb_read(db, e, g, 1, db->width[0]);
+    } else {
+        const sdx_tensor *t = sdx_st_find(st, "emb_params");
+        if (!t && sdx_st_count(st) == 1) t = sdx_st_get(st, 0);
+        if (!t)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an embedding needs one tensor ('emb_params'); found %d%s", e->path,
+                           sdx_st_count(st), sdx_st_find(st, "clip_l") ? " (clip_l/clip_g: an SDXL embedding)" : "");
+        else rc = sdx__emb_read(db, e, t, 0, 0);
+    }
+    if (rc != SDX_OK) { sdx__free(db->ctx, e->vec); e->vec = NULL; e->n_vec = 0; }
+    sdx_st_close(st);
+    return rc;
+}
+
 /* ---- src/text/prompt.c ---- */
 
 /* ===================================================================== */
@@ -9679,6 +9875,12 @@ typedef struct sdx__chunks {
     int n;
     int32_t *tokens;
     float *mult;
+    /* textual-inversion vectors: position emb_pos[i] (chunk * 77 + index)
+     * takes emb_vec[i] (all encoders' parts side by side, owned by the
+     * sdx__embdb) instead of its token's embedding; its id is 0 */
+    int n_emb;
+    int32_t *emb_pos;
+    const float **emb_vec;
 } sdx__chunks;
 
 /* One parsed fragment; text is NUL-terminated. A BREAK marker is text
@@ -9953,11 +10155,30 @@ typedef struct sdx__chunker {
     sdx_ctx *ctx;
     const sdx_tokenizer *tok;
     sdx__chunks *out;
-    size_t cap;                        /* chunks the arrays hold */
+    size_t cap, emb_cap;               /* chunks / embedding positions the arrays hold */
     int32_t cur[SDX__CHUNK_TOKENS];    /* the open chunk */
     float cur_mult[SDX__CHUNK_TOKENS];
+    const float *cur_vec[SDX__CHUNK_TOKENS];   /* embedding vector or NULL */
     int len, last_comma, token_count;
 } sdx__chunker;
+
+static int sdx__chunks_add_emb(sdx__chunker *c, int32_t pos, const float *vec) {
+    sdx__chunks *o = c->out;
+    if ((size_t)o->n_emb == c->emb_cap) {
+        size_t ncap = c->emb_cap ? c->emb_cap * 2 : 16;
+        int32_t *np = (int32_t *)sdx__realloc(c->ctx, o->emb_pos, ncap * sizeof *np);
+        const float **nv;
+        if (!np) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *np);
+        o->emb_pos = np;
+        nv = (const float **)sdx__realloc(c->ctx, (void *)o->emb_vec, ncap * sizeof *nv);
+        if (!nv) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *nv);
+        o->emb_vec = nv;
+        c->emb_cap = ncap;
+    }
+    o->emb_pos[o->n_emb] = pos;
+    o->emb_vec[o->n_emb++] = vec;
+    return SDX_OK;
+}
 
 /* Closes the open chunk: pad to 75 with EOS, add BOS/EOS (multiplier 1). */
 static int sdx__next_chunk(sdx__chunker *c, int is_last) {
@@ -9983,6 +10204,10 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     for (int i = 0; i < SDX__CHUNK_TOKENS; i++) {
         ids[1 + i] = i < c->len ? c->cur[i] : c->tok->eos;
         mult[1 + i] = i < c->len ? c->cur_mult[i] : 1.0f;
+        if (i < c->len && c->cur_vec[i]) {
+            int rc = sdx__chunks_add_emb(c, (int32_t)(o->n * 77 + 1 + i), c->cur_vec[i]);
+            if (rc != SDX_OK) return rc;
+        }
     }
     ids[76] = c->tok->eos;
     mult[76] = 1.0f;
@@ -9992,36 +10217,65 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     return SDX_OK;
 }
 
-/* Appends one token, first moving the words after a recent comma to a new
- * chunk or closing a full one, as the webui does. */
-static int sdx__chunk_token(sdx__chunker *c, int32_t token, float mult) {
+/* Before a token: moves the words after a recent comma to a new chunk or
+ * closes a full one, as the webui does. Embedding vectors move with their
+ * positions (the webui leaves them at the old offsets). */
+static int sdx__chunk_make_room(sdx__chunker *c, int32_t token) {
     int rc;
     if (token == SDX__COMMA_TOKEN) {
         c->last_comma = c->len;
     } else if (c->len == SDX__CHUNK_TOKENS && c->last_comma != -1 && c->len - c->last_comma <= SDX__COMMA_BACKTRACK) {
         int32_t moved[SDX__CHUNK_TOKENS];
         float moved_mult[SDX__CHUNK_TOKENS];
+        const float *moved_vec[SDX__CHUNK_TOKENS];
         int keep = c->last_comma + 1, n_moved = c->len - keep;
         memcpy(moved, c->cur + keep, (size_t)n_moved * sizeof(int32_t));
         memcpy(moved_mult, c->cur_mult + keep, (size_t)n_moved * sizeof(float));
+        memcpy((void *)moved_vec, (const void *)(c->cur_vec + keep), (size_t)n_moved * sizeof(float *));
         c->len = keep;
         if ((rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
         memcpy(c->cur, moved, (size_t)n_moved * sizeof(int32_t));
         memcpy(c->cur_mult, moved_mult, (size_t)n_moved * sizeof(float));
+        memcpy((void *)c->cur_vec, (const void *)moved_vec, (size_t)n_moved * sizeof(float *));
         c->len = n_moved;
     }
     if (c->len == SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
+    return SDX_OK;
+}
+
+static void sdx__chunk_put(sdx__chunker *c, int32_t token, float mult, const float *vec) {
     c->cur[c->len] = token;
     c->cur_mult[c->len] = mult;
+    c->cur_vec[c->len] = vec;
     c->len++;
-    return SDX_OK;
+}
+
+/* The tokens of one fragment, with embeddings from db (may be NULL) where
+ * their names appear: an embedding of n vectors that does not fit in the
+ * open chunk starts the next one (tokenize_line). */
+static int sdx__chunk_fragment(sdx__chunker *c, sdx__embdb *db, const int32_t *ids, int n_ids, float mult) {
+    int t = 0, rc = SDX_OK;
+    while (t < n_ids && rc == SDX_OK) {
+        int covered = 0;
+        sdx__embedding *e;
+        if ((rc = sdx__chunk_make_room(c, ids[t])) != SDX_OK) break;
+        e = sdx__embdb_match(db, ids + t, n_ids - t, &covered);
+        if (!e) { sdx__chunk_put(c, ids[t++], mult, NULL); continue; }
+        if ((rc = sdx__embdb_load(db, e)) != SDX_OK) break;
+        if (c->len + e->n_vec > SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) break;
+        for (int v = 0; v < e->n_vec; v++) sdx__chunk_put(c, 0, mult, e->vec + (size_t)v * (size_t)db->dim);
+        t += covered;
+    }
+    return rc;
 }
 
 /* tokenize_line: parse, tokenize every fragment on its own, chunk.
  * *token_count is the webui's token count (75 per closed chunk + the
  * last chunk's length). */
-static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
-                                    int *token_count) {
+static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c);
+
+static int sdx__prompt_chunks_emb(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__embdb *db, const char *prompt,
+                                  sdx__chunks *out, int *token_count) {
     sdx__parsed parsed;
     sdx__chunker *c;
     int rc;
@@ -10040,19 +10294,20 @@ static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, cons
         int n_ids;
         if (fr->weight == -1.0 && fr->len == 5 && !memcmp(fr->text, "BREAK", 5)) { rc = sdx__next_chunk(c, 0); continue; }
         if ((rc = sdx_tokenize(ctx, tok, fr->text, &ids, &n_ids)) != SDX_OK) break;
-        for (int t = 0; t < n_ids && rc == SDX_OK; t++) rc = sdx__chunk_token(c, ids[t], (float)fr->weight);
+        rc = sdx__chunk_fragment(c, db, ids, n_ids, (float)fr->weight);
         sdx_tokens_free(ctx, ids);
     }
     if (rc == SDX_OK && (c->len > 0 || out->n == 0)) rc = sdx__next_chunk(c, 1);
     if (token_count) *token_count = c->token_count;
     sdx__free(ctx, c);
     sdx__parsed_free(ctx, &parsed);
-    if (rc != SDX_OK) {
-        sdx__free(ctx, out->tokens);
-        sdx__free(ctx, out->mult);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc != SDX_OK) sdx__chunks_free(ctx, out);
     return rc;
+}
+
+static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
+                                    int *token_count) {
+    return sdx__prompt_chunks_emb(ctx, tok, NULL, prompt, out, token_count);
 }
 
 /* The text encoder's entry point: A1111 prompt -> chunks. A prompt
@@ -10065,6 +10320,8 @@ static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c) {
     if (!c) return;
     sdx__free(ctx, c->tokens);
     sdx__free(ctx, c->mult);
+    sdx__free(ctx, c->emb_pos);
+    sdx__free(ctx, (void *)c->emb_vec);
     memset(c, 0, sizeof *c);
 }
 
@@ -10159,12 +10416,13 @@ typedef enum sdx__clip_layout {
     SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
 } sdx__clip_layout;
 
-/* One pre-LN transformer block. Tensors are views (data owned by the
- * checkpoint mapping or the wset); OpenCLIP q/k/v are row slices of the
- * fused in_proj weight and bias. */
+/* One pre-LN transformer block: pointers to the wset's weight slots, so a
+ * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
+ * keeps q/k/v fused (in_w/in_b set, q_w..v_b NULL); their row slices are
+ * taken at use. */
 typedef struct sdx__clip_block {
-    sdx_tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b;
-    sdx_tensor ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    const sdx_tensor *ln1_w, *ln1_b, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *in_w, *in_b, *out_w, *out_b;
+    const sdx_tensor *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
 } sdx__clip_block;
 
 typedef struct sdx__clip {
@@ -10177,7 +10435,7 @@ typedef struct sdx__clip {
     int default_skip;           /* 1 = last layer, 2 = penultimate */
     int norm_context;           /* apply the final norm to the context */
     int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
-    sdx_tensor tok_emb, pos_emb, lnf_w, lnf_b, proj;
+    const sdx_tensor *tok_emb, *pos_emb, *lnf_w, *lnf_b, *proj;   /* slots; proj NULL for CLIP-L */
     sdx__clip_block *blocks;
     char prefix[96];            /* for messages */
 } sdx__clip;
@@ -10196,26 +10454,20 @@ typedef struct sdx__textenc {
 
 /* ---- loading -------------------------------------------------------- */
 
-/* A weight fetched through the wset, copied as a non-owning view. */
-static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
+/* A weight fetched through the wset: *dst points at its slot. */
+static int sdx__clip_fetch(sdx__clip *c, const sdx_tensor **dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
     sdx__shape shape = sdx__s2(d0, d1);
     shape.ndim = ndim;
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, shape, "%s", leaf);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+    *dst = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                      : sdx__wget(&c->w, shape, "%s", leaf);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* A weight that host code reads (the embedding tables, the projection). */
-static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    const sdx_tensor *t = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0, int64_t d1, const char *name) {
+    *dst = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
@@ -10235,7 +10487,7 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
     int rc;
     /* the MLP width is whatever fc1 says; everything else follows */
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.fc1.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.fc1.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "layer_norm1.weight")) ||
@@ -10260,17 +10512,16 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
 static int sdx__clip_load_open_block(sdx__clip *c, int i) {
     static const char *base = "transformer.resblocks.";
     sdx__clip_block *b = &c->blocks[i];
-    sdx_tensor in_w, in_b;
     int64_t W = c->width, M;
     int rc;
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.c_fc.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.c_fc.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "ln_1.weight")) ||
         (rc = sdx__clip_fetch(c, &b->ln1_b, 1, W, 0, base, i, "ln_1.bias")) ||
-        (rc = sdx__clip_fetch(c, &in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
-        (rc = sdx__clip_fetch(c, &in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
+        (rc = sdx__clip_fetch(c, &b->in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
+        (rc = sdx__clip_fetch(c, &b->in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
         (rc = sdx__clip_fetch(c, &b->out_w, 2, W, W, base, i, "attn.out_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->out_b, 1, W, 0, base, i, "attn.out_proj.bias")) ||
         (rc = sdx__clip_fetch(c, &b->ln2_w, 1, W, 0, base, i, "ln_2.weight")) ||
@@ -10279,13 +10530,6 @@ static int sdx__clip_load_open_block(sdx__clip *c, int i) {
         (rc = sdx__clip_fetch(c, &b->fc2_w, 2, W, M, base, i, "mlp.c_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->fc2_b, 1, W, 0, base, i, "mlp.c_proj.bias")))
         return rc;
-    /* in_proj rows are q; k; v */
-    b->q_w = sdx__rows_view(&in_w, 0, W);
-    b->k_w = sdx__rows_view(&in_w, W, W);
-    b->v_w = sdx__rows_view(&in_w, 2 * W, W);
-    b->q_b = sdx__rows_view(&in_b, 0, W);
-    b->k_b = sdx__rows_view(&in_b, W, W);
-    b->v_b = sdx__rows_view(&in_b, 2 * W, W);
     return SDX_OK;
 }
 
@@ -10316,14 +10560,14 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
     int rc;
     if ((rc = sdx__clip_fetch_host(c, &c->tok_emb, -1, -1, tok)) != SDX_OK) return rc;
-    c->vocab = (int)c->tok_emb.shape[0];
-    c->width = (int)c->tok_emb.shape[1];
+    c->vocab = (int)c->tok_emb->shape[0];
+    c->width = (int)c->tok_emb->shape[1];
     if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
                          c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
     c->heads = c->width / SDX__TE_HEAD_DIM;
     if ((rc = sdx__clip_fetch_host(c, &c->pos_emb, -1, c->width, pos)) != SDX_OK) return rc;
-    c->n_ctx = (int)c->pos_emb.shape[0];
+    c->n_ctx = (int)c->pos_emb->shape[0];
     if (c->n_ctx < 2)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
     if ((rc = sdx__clip_fetch(c, &c->lnf_w, 1, c->width, 0, NULL, -1, lnw)) ||
@@ -10334,7 +10578,7 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
         /* stored [W, P] and applied as x @ text_projection */
         if ((rc = sdx__clip_fetch_host(c, &c->proj, c->width, -1, "text_projection")) != SDX_OK)
             return rc;
-        c->proj_dim = (int)c->proj.shape[1];
+        c->proj_dim = (int)c->proj->shape[1];
     }
     return SDX_OK;
 }
@@ -10462,8 +10706,11 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 /* ---- forward -------------------------------------------------------- */
 
 /* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
- * the host from host copies of the tables and uploaded once. */
-static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+ * the host from host copies of the tables and uploaded once. Positions
+ * that `emb` (may be NULL) fills take columns [col, col + W) of their
+ * textual-inversion vector instead of the token's row. */
+static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, const sdx__chunks *emb,
+                                int col, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
     float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
@@ -10479,8 +10726,10 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
                                  c->prefix, (int)id, (long long)t, c->vocab);
             }
-            sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
-            sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
+            sdx__load_f32(c->tok_emb->data, c->tok_emb->dtype, (int64_t)id * W, W, tok);
+            for (int k = 0; emb && k < emb->n_emb; k++)
+                if (emb->emb_pos[k] == b * T + t) memcpy(tok, emb->emb_vec[k] + col, (size_t)W * sizeof(float));
+            sdx__load_f32(c->pos_emb->data, c->pos_emb->dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
         }
     }
@@ -10489,31 +10738,42 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
     return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
 }
 
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    return sdx__clip_embed_with(ctx, c, a, ids, NULL, 0, x);
+}
+
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
 static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
     const sdx__clip_block *b = &c->blocks[i];
-    int64_t B = x->shape[0], T = x->shape[1];
+    int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx_dtype dt = x->dtype;
     sdx__mark m = sdx__arena_mark(a);
-    sdx_tensor h, q, k, v, att, f;
+    sdx_tensor h, q, k, v, att, f, qw, qb, kw, kb, vw, vb;
     int rc = SDX_ERR_NOMEM;
+    if (b->in_w) {      /* OpenCLIP: in_proj rows are q; k; v */
+        qw = sdx__rows_view(b->in_w, 0, W); kw = sdx__rows_view(b->in_w, W, W); vw = sdx__rows_view(b->in_w, 2 * W, W);
+        qb = sdx__rows_view(b->in_b, 0, W); kb = sdx__rows_view(b->in_b, W, W); vb = sdx__rows_view(b->in_b, 2 * W, W);
+    } else {
+        qw = *b->q_w; kw = *b->k_w; vw = *b->v_w;
+        qb = *b->q_b; kb = *b->k_b; vb = *b->v_b;
+    }
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s%s%d", c->prefix,
                   c->layout == SDX__CLIP_HF ? "encoder.layers." : "transformer.resblocks.", i);
     if (!sdx__arena_tensor3(a, &h, dt, B, T, c->width) || !sdx__arena_tensor3(a, &q, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &k, dt, B, T, c->width) || !sdx__arena_tensor3(a, &v, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
         goto done;
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln1_w, &b->ln1_b));
-    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &b->q_w, &b->q_b));
-    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &b->k_w, &b->k_b));
-    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &b->v_w, &b->v_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln1_w, b->ln1_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb));
     SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, &b->out_w, &b->out_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln2_w, &b->ln2_b));
-    SDX__TE_TRY(sdx__linear(ctx, &f, &h, &b->fc1_w, &b->fc1_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b));
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, &b->fc2_w, &b->fc2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
 done:
     sdx__arena_release(a, m);
@@ -10522,7 +10782,7 @@ done:
 
 static int sdx__clip_final_norm(sdx_ctx *ctx, const sdx__clip *c, sdx_tensor *y, const sdx_tensor *x) {
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s final norm", c->prefix);
-    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, &c->lnf_w, &c->lnf_b);
+    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, c->lnf_w, c->lnf_b);
 }
 
 /* Index of the first largest id: the first EOS, as the reference's
@@ -10565,7 +10825,7 @@ static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, 
     if (!row) return SDX_ERR_NOMEM;
     for (int p = 0; p < P; p++) y[p] = 0.0f;
     for (int w = 0; w < c->width; w++) {
-        sdx__load_f32(c->proj.data, c->proj.dtype, (int64_t)w * P, P, row);
+        sdx__load_f32(c->proj->data, c->proj->dtype, (int64_t)w * P, P, row);
         for (int p = 0; p < P; p++) y[p] += x[w] * row[p];
     }
     sdx__arena_release(a, m);
@@ -10620,8 +10880,8 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
 /* One encoder's share of the context (columns [col, col + width)) and,
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
-                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
-                            int col, float *pooled) {
+                            const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
+                            int context_dim, int col, float *pooled) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -10635,7 +10895,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
         goto done;
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
-    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
@@ -10655,9 +10915,9 @@ done:
  * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
  * its own pad id); `mult` the matching emphasis multipliers or NULL.
  * `pooled` may be NULL. See the top of this file for what is produced. */
-static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
-                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
-                                   sdx_tensor *pooled) {
+static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip,
+                                   sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
@@ -10671,7 +10931,7 @@ static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
         if (rc != SDX_OK) goto fail;
         col += c->width;
@@ -10681,6 +10941,12 @@ fail:
     sdx_tensor_free(ctx, context);
     if (pooled) sdx_tensor_free(ctx, pooled);
     return rc;
+}
+
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    return sdx__textenc_encode_emb(ctx, te, arena, ids, mult, NULL, n_chunks, clip_skip, context, pooled);
 }
 
 /* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
@@ -10693,7 +10959,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
     if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
                          sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_emb(ctx, te, arena, chunks->tokens, chunks->mult, chunks, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline
@@ -12497,6 +12763,1006 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
     return rc;
 }
 
+/* ---- src/models/lora.c ---- */
+
+/* ===================================================================== */
+/*  LoRA and LyCORIS: low-rank patches merged into the weight slots       */
+/* ===================================================================== */
+/* Follows ComfyUI (comfy/lora.py, comfy/weight_adapter; the rules are in
+ * ../shared/golden/lora/README.md):
+ *
+ *   - A LoRA tensor is "<module><suffix>". The module name is looked up in
+ *     a table built from the model's weights: every UNet weight under its
+ *     LDM/SGM name (lora_unet_input_blocks_4_1_..., diffusion_model.X) and
+ *     its diffusers name (lora_unet_down_blocks_..., lycoris_...,
+ *     [unet.]down_blocks.... including the attention-processor form
+ *     ...attn1.processor.to_q / to_out); every text-encoder projection
+ *     (q/k/v/out_proj, mlp fc1/fc2) under its kohya name (lora_te_,
+ *     lora_te1_, SDXL bigG lora_te2_) and its diffusers name
+ *     (text_encoder., text_encoder_2.). OpenCLIP q/k/v land on row blocks
+ *     of the fused in_proj_weight. A module that is not in the table, or a
+ *     tensor with no known suffix, is an error naming it.
+ *   - Adapters: LoRA / LoCon (up, down, optional mid and alpha: delta =
+ *     up @ down, scale alpha / rank), LoHa ((w1a @ w1b) * (w2a @ w2b),
+ *     optional Tucker t1/t2, scale alpha / rank), LoKr (kron(w1, w2),
+ *     factors optionally low-rank, scale alpha / dim), GLoRA (from the
+ *     current weight: W a1 a2 + b1 b2), full differences (.diff,
+ *     .diff_b), and DoRA's magnitude rescaling (.dora_scale).
+ *   - W' = W_file + sum over LoRAs in order of (strength * scale) * delta,
+ *     in f32, written into the slot once (rounded once to its dtype).
+ *     A patched tensor is always rebuilt from the file, so removing LoRAs
+ *     gives back the file's weights exactly.
+ *
+ * Merging is host work (the file's factors are host memory): the products
+ * run on the CPU GEMM whatever the backend, and the result goes into the
+ * slot through sdx__wslot_set. */
+
+typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_GLORA, SDX__LORA_DIFF } sdx__lora_kind;
+
+/* What a module name stands for: the weight (rows [row0, row0 + rows) of
+ * its slot) and the matching bias, which .diff_b patches. */
+typedef struct sdx__lora_target {
+    sdx__wset *w;
+    sdx__wslot *weight, *bias;
+    int64_t row0, rows;
+    int te;                     /* text encoder: te strength; else UNet */
+} sdx__lora_target;
+
+typedef struct sdx__lora_name { char *name; sdx__lora_target tg; } sdx__lora_name;
+typedef struct sdx__lora_map { sdx__lora_name *e; int n, cap; int oom; } sdx__lora_map;
+
+/* Roles of the tensors of one module. */
+enum {
+    SDX__LR_UP, SDX__LR_DOWN, SDX__LR_MID, SDX__LR_ALPHA, SDX__LR_DORA,
+    SDX__LR_W1A, SDX__LR_W1B, SDX__LR_W2A, SDX__LR_W2B, SDX__LR_T1, SDX__LR_T2,
+    SDX__LR_K1, SDX__LR_K2, SDX__LR_K1A, SDX__LR_K1B, SDX__LR_K2A, SDX__LR_K2B, SDX__LR_KT2,
+    SDX__LR_GA1, SDX__LR_GA2, SDX__LR_GB1, SDX__LR_GB2, SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
+};
+
+/* Suffixes in ComfyUI's order (the first match wins). */
+static const struct { const char *suffix; int role; } sdx__lora_suffixes[] = {
+    { ".lora_up.weight", SDX__LR_UP }, { ".lora_down.weight", SDX__LR_DOWN }, { ".lora_mid.weight", SDX__LR_MID },
+    { "_lora.up.weight", SDX__LR_UP }, { "_lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B.weight", SDX__LR_UP }, { ".lora_A.weight", SDX__LR_DOWN },
+    { ".lora.up.weight", SDX__LR_UP }, { ".lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B", SDX__LR_UP }, { ".lora_A", SDX__LR_DOWN },
+    { ".lora_linear_layer.up.weight", SDX__LR_UP }, { ".lora_linear_layer.down.weight", SDX__LR_DOWN },
+    { ".alpha", SDX__LR_ALPHA }, { ".dora_scale", SDX__LR_DORA },
+    { ".hada_w1_a", SDX__LR_W1A }, { ".hada_w1_b", SDX__LR_W1B }, { ".hada_w2_a", SDX__LR_W2A },
+    { ".hada_w2_b", SDX__LR_W2B }, { ".hada_t1", SDX__LR_T1 }, { ".hada_t2", SDX__LR_T2 },
+    { ".lokr_w1", SDX__LR_K1 }, { ".lokr_w2", SDX__LR_K2 }, { ".lokr_w1_a", SDX__LR_K1A }, { ".lokr_w1_b", SDX__LR_K1B },
+    { ".lokr_w2_a", SDX__LR_K2A }, { ".lokr_w2_b", SDX__LR_K2B }, { ".lokr_t2", SDX__LR_KT2 },
+    { ".a1.weight", SDX__LR_GA1 }, { ".a2.weight", SDX__LR_GA2 }, { ".b1.weight", SDX__LR_GB1 }, { ".b2.weight", SDX__LR_GB2 },
+    { ".diff", SDX__LR_DIFF }, { ".diff_b", SDX__LR_DIFF_B },
+};
+
+typedef struct sdx__lora_module {
+    char *name;
+    sdx__lora_target tg;
+    int mapped;
+    sdx__lora_kind kind;
+    int glora_old;              /* GLoRA: LyCORIS' first layout */
+    int64_t glora_rank;
+    const sdx_tensor *t[SDX__LR_COUNT];
+} sdx__lora_module;
+
+/* One LoRA file as applied: its tensors stay in the mapped file. */
+typedef struct sdx__lora {
+    sdx_st *st;
+    char name[128];             /* file name without folder and extension */
+    char hash[13];              /* A1111's short hash */
+    float unet_strength, te_strength;
+    sdx__lora_module *mod;
+    int n_mod;
+} sdx__lora;
+
+static void sdx__lora_free(sdx_ctx *ctx, sdx__lora *l) {
+    for (int i = 0; i < l->n_mod; i++) sdx__free(ctx, l->mod[i].name);
+    sdx__free(ctx, l->mod);
+    sdx_st_close(l->st);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- the name table --------------------------------------------------- */
+
+static void sdx__lora_map_free(sdx_ctx *ctx, sdx__lora_map *m) {
+    for (int i = 0; i < m->n; i++) sdx__free(ctx, m->e[i].name);
+    sdx__free(ctx, m->e);
+    memset(m, 0, sizeof *m);
+}
+
+static void sdx__lora_map_add(sdx_ctx *ctx, sdx__lora_map *m, const char *name, const sdx__lora_target *tg) {
+    char *copy;
+    if (m->oom) return;
+    if (m->n == m->cap) {
+        int ncap = m->cap ? m->cap * 2 : 256;
+        sdx__lora_name *ne = (sdx__lora_name *)sdx__realloc(ctx, m->e, sizeof *ne * (size_t)ncap);
+        if (!ne) { m->oom = 1; return; }
+        m->e = ne;
+        m->cap = ncap;
+    }
+    if (!(copy = sdx__strdup(ctx, name))) { m->oom = 1; return; }
+    m->e[m->n].name = copy;
+    m->e[m->n].tg = *tg;
+    m->n++;
+}
+
+/* name with every '.' turned into '_', behind `prefix` */
+static void sdx__lora_map_add_kohya(sdx_ctx *ctx, sdx__lora_map *m, const char *prefix, const char *name,
+                                    const sdx__lora_target *tg) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s%s", prefix, name);
+    for (char *p = buf; *p; p++) if (*p == '.') *p = '_';
+    sdx__lora_map_add(ctx, m, buf, tg);
+}
+
+static int sdx__lora_name_cmp(const void *a, const void *b) {
+    return strcmp(((const sdx__lora_name *)a)->name, ((const sdx__lora_name *)b)->name);
+}
+
+static const sdx__lora_target *sdx__lora_map_find(const sdx__lora_map *m, const char *name) {
+    sdx__lora_name key, *hit;
+    key.name = (char *)name;
+    hit = (sdx__lora_name *)bsearch(&key, m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return hit ? &hit->tg : NULL;
+}
+
+/* Diffusers name of a UNet module given by its LDM name (no ".weight"),
+ * as comfy.utils.unet_to_diffusers pairs them; 0 when there is none. */
+static int sdx__unet_diffusers_name(const sdx__unet *u, const char *ldm, char *out, size_t size) {
+    static const char *const resnet[][2] = {
+        { "in_layers.0", "norm1" }, { "in_layers.2", "conv1" }, { "emb_layers.1", "time_emb_proj" },
+        { "out_layers.0", "norm2" }, { "out_layers.3", "conv2" }, { "skip_connection", "conv_shortcut" },
+    };
+    static const char *const basic[][2] = {
+        { "input_blocks.0.0", "conv_in" }, { "time_embed.0", "time_embedding.linear_1" },
+        { "time_embed.2", "time_embedding.linear_2" }, { "label_emb.0.0", "add_embedding.linear_1" },
+        { "label_emb.0.2", "add_embedding.linear_2" }, { "out.0", "conv_norm_out" }, { "out.2", "conv_out" },
+    };
+    char block[64] = "";
+    const char *rest;
+    int n, sub, len = 0;
+    for (int i = 0; i < SDX__ARRAY_LEN(basic); i++)
+        if (!strcmp(ldm, basic[i][0])) return snprintf(out, size, "%s", basic[i][1]) < (int)size;
+    if (sscanf(ldm, "input_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0 && n >= 1) {
+        int first = 1;
+        for (int l = 0; l < u->n_levels; l++) {
+            int nres = u->num_res_blocks[l], down = l + 1 < u->n_levels;
+            if (n < first + nres) {
+                snprintf(block, sizeof block, "down_blocks.%d.%s.%d", l, sub ? "attentions" : "resnets", n - first);
+                break;
+            }
+            if (down && n == first + nres) {
+                if (strcmp(ldm + len, "op") || sub) return 0;
+                return snprintf(out, size, "down_blocks.%d.downsamplers.0.conv", l) < (int)size;
+            }
+            first += nres + down;
+        }
+    } else if (sscanf(ldm, "middle_block.%d.%n", &sub, &len) == 1 && len > 0) {
+        if (sub == 1) snprintf(block, sizeof block, "mid_block.attentions.0");
+        else snprintf(block, sizeof block, "mid_block.resnets.%d", sub / 2);
+    } else if (sscanf(ldm, "output_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0) {
+        int first = 0, found = 0;
+        for (int l = u->n_levels - 1, up = 0; l >= 0; l--, up++) {
+            int count = u->num_res_blocks[l] + 1;
+            if (n < first + count) {
+                rest = ldm + len;
+                if (sub > 0 && !strcmp(rest, "conv")) {
+                    if (n != first + count - 1) return 0;
+                    return snprintf(out, size, "up_blocks.%d.upsamplers.0.conv", up) < (int)size;
+                }
+                snprintf(block, sizeof block, "up_blocks.%d.%s.%d", up, sub ? "attentions" : "resnets", n - first);
+                found = 1;
+                break;
+            }
+            first += count;
+        }
+        if (!found) return 0;
+    } else {
+        return 0;
+    }
+    if (len <= 0 || !block[0]) return 0;
+    rest = ldm + len;
+    if (strstr(block, "resnets")) {
+        for (int i = 0; i < SDX__ARRAY_LEN(resnet); i++)
+            if (!strcmp(rest, resnet[i][0])) return snprintf(out, size, "%s.%s", block, resnet[i][1]) < (int)size;
+        return 0;
+    }
+    return snprintf(out, size, "%s.%s", block, rest) < (int)size;
+}
+
+static void sdx__lora_map_unet(sdx_ctx *ctx, sdx__lora_map *m, sdx__unet *u) {
+    static const char pre[] = "model.diffusion_model.";
+    for (int i = 0; i < u->w.n_slots; i++) {
+        sdx__wslot *sl = u->w.slots[i];
+        const char *key = sl->file->name;
+        size_t n = strlen(key);
+        char ldm[400], d[400], buf[460], *p;
+        sdx__lora_target tg;
+        if (strncmp(key, pre, sizeof pre - 1) || n < sizeof pre - 1 + 7 || strcmp(key + n - 7, ".weight")) continue;
+        if (n - (sizeof pre - 1) - 7 >= sizeof ldm) continue;
+        memcpy(ldm, key + sizeof pre - 1, n - (sizeof pre - 1) - 7);
+        ldm[n - (sizeof pre - 1) - 7] = 0;
+        memset(&tg, 0, sizeof tg);
+        tg.w = &u->w;
+        tg.weight = sl;
+        snprintf(buf, sizeof buf, "%s%s.bias", pre, ldm);
+        tg.bias = sdx__wset_find(&u->w, buf);
+        tg.rows = sl->t.shape[0];
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", ldm, &tg);
+        snprintf(buf, sizeof buf, "diffusion_model.%s", ldm);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        if (!sdx__unet_diffusers_name(u, ldm, d, sizeof d)) continue;
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", d, &tg);
+        sdx__lora_map_add_kohya(ctx, m, "lycoris_", d, &tg);
+        sdx__lora_map_add(ctx, m, d, &tg);                  /* PEFT, no prefix */
+        snprintf(buf, sizeof buf, "unet.%s", d);
+        sdx__lora_map_add(ctx, m, buf, &tg);                /* PEFT */
+        if (!(p = strstr(d, ".to_"))) continue;
+        /* the attention-processor form: ...attn1.processor.to_q, .to_out */
+        snprintf(buf, sizeof buf, "%.*s.processor%s", (int)(p - d), d, p);
+        n = strlen(buf);
+        if (n > 9 && !strcmp(buf + n - 9, ".to_out.0")) buf[n - 2] = 0;
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        memmove(buf + 5, buf, strlen(buf) + 1);
+        memcpy(buf, "unet.", 5);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+    }
+}
+
+/* Text encoder e of te: which kohya / diffusers prefixes name it. */
+static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te, int e) {
+    static const char *const hf[6] = { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+                                       "mlp.fc1", "mlp.fc2" };
+    static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
+                                         "mlp.c_proj" };
+    sdx__clip *c = &te->enc[e];
+    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
+    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
+    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    for (int b = 0; b < c->n_layers; b++)
+        for (int k = 0; k < 6; k++) {
+            char key[400], bias[400], name[200];
+            sdx__lora_target tg;
+            memset(&tg, 0, sizeof tg);
+            tg.w = &c->w;
+            tg.te = 1;
+            if (c->layout == SDX__CLIP_HF) {
+                snprintf(key, sizeof key, "%sencoder.layers.%d.%s.weight", c->w.prefix, b, hf[k]);
+                snprintf(bias, sizeof bias, "%sencoder.layers.%d.%s.bias", c->w.prefix, b, hf[k]);
+            } else {
+                const char *sep = k < 3 ? "_" : ".";     /* in_proj_weight, out_proj.weight */
+                snprintf(key, sizeof key, "%stransformer.resblocks.%d.%s%sweight", c->w.prefix, b, open[k], sep);
+                snprintf(bias, sizeof bias, "%stransformer.resblocks.%d.%s%sbias", c->w.prefix, b, open[k], sep);
+            }
+            if (!(tg.weight = sdx__wset_find(&c->w, key))) continue;
+            tg.bias = sdx__wset_find(&c->w, bias);
+            tg.rows = tg.weight->t.shape[0];
+            if (c->layout == SDX__CLIP_OPEN && k < 3) {
+                tg.rows = c->width;
+                tg.row0 = (int64_t)k * c->width;
+            }
+            snprintf(name, sizeof name, "text_model.encoder.layers.%d.%s", b, hf[k]);
+            for (int p = 0; p < 2; p++)
+                if (kohya[p]) sdx__lora_map_add_kohya(ctx, m, kohya[p], name, &tg);
+            {
+                char full[256];
+                snprintf(full, sizeof full, "%s%s", diffusers, name);
+                sdx__lora_map_add(ctx, m, full, &tg);
+            }
+        }
+}
+
+/* The table for a model: sorted, duplicates (the same name for the same
+ * weight) harmless. */
+static int sdx__lora_map_build(sdx_ctx *ctx, sdx__textenc *te, sdx__unet *u, sdx__lora_map *m) {
+    memset(m, 0, sizeof *m);
+    if (u) sdx__lora_map_unet(ctx, m, u);
+    for (int e = 0; te && e < te->n_enc; e++) sdx__lora_map_clip(ctx, m, te, e);
+    if (m->oom) { sdx__lora_map_free(ctx, m); return sdx__nomem(ctx, "LoRA key table", 0); }
+    qsort(m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return SDX_OK;
+}
+
+/* ---- reading a LoRA file ---------------------------------------------- */
+
+static int sdx__lora_split(const char *name, size_t *module_len) {
+    size_t n = strlen(name);
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__lora_suffixes); i++) {
+        size_t k = strlen(sdx__lora_suffixes[i].suffix);
+        if (n > k && !strcmp(name + n - k, sdx__lora_suffixes[i].suffix)) { *module_len = n - k; return sdx__lora_suffixes[i].role; }
+    }
+    return -1;
+}
+
+static sdx__lora_module *sdx__lora_module_get(sdx_ctx *ctx, sdx__lora *l, const char *name, size_t len, int *cap) {
+    for (int i = l->n_mod - 1; i >= 0; i--)
+        if (strlen(l->mod[i].name) == len && !memcmp(l->mod[i].name, name, len)) return &l->mod[i];
+    if (l->n_mod == *cap) {
+        int ncap = *cap ? *cap * 2 : 64;
+        sdx__lora_module *nm = (sdx__lora_module *)sdx__realloc(ctx, l->mod, sizeof *nm * (size_t)ncap);
+        if (!nm) return NULL;
+        l->mod = nm;
+        *cap = ncap;
+    }
+    memset(&l->mod[l->n_mod], 0, sizeof *l->mod);
+    if (!(l->mod[l->n_mod].name = (char *)sdx__malloc(ctx, len + 1))) return NULL;
+    memcpy(l->mod[l->n_mod].name, name, len);
+    l->mod[l->n_mod].name[len] = 0;
+    return &l->mod[l->n_mod++];
+}
+
+/* A list of names for a message: the first few, then a count. */
+static void sdx__names_add(char *buf, size_t size, int *count, const char *name) {
+    size_t used = strlen(buf);
+    if (*count < 8 && used + 8 < size) snprintf(buf + used, size - used, "%s'%s'", *count ? ", " : "", name);
+    (*count)++;
+}
+
+static int64_t sdx__numel(const sdx_tensor *t) { return t ? sdx_tensor_numel(t) : 0; }
+
+/* rows x cols of the delta a module produces, after checking its
+ * factors agree with each other. */
+static int sdx__lora_module_shape(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t *rows, int64_t *cols) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    char s1[96], s2[96];
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        int64_t rank = t[SDX__LR_DOWN]->ndim ? t[SDX__LR_DOWN]->shape[0] : 0, up_in;
+        *rows = t[SDX__LR_UP]->ndim ? t[SDX__LR_UP]->shape[0] : 0;
+        up_in = *rows ? sdx__numel(t[SDX__LR_UP]) / *rows : 0;
+        *cols = rank ? sdx__numel(t[SDX__LR_DOWN]) / rank : 0;
+        if (t[SDX__LR_MID]) {
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            if (mid->ndim != 4 || mid->shape[0] != rank || mid->shape[1] != rank || t[SDX__LR_DOWN]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': lora_mid %s does not fit lora_down %s", path, md->name,
+                                 sdx_shape_str(mid, s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+            *cols = t[SDX__LR_DOWN]->shape[1] * mid->shape[2] * mid->shape[3];
+        }
+        if (!rank || up_in != rank)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': up %s and down %s disagree on the rank", path, md->name,
+                             sdx_shape_str(t[SDX__LR_UP], s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+        return SDX_OK;
+    }
+    case SDX__LORA_LOHA: {
+        for (int k = 0; k < 2; k++) {
+            const sdx_tensor *a = t[k ? SDX__LR_W2A : SDX__LR_W1A], *b = t[k ? SDX__LR_W2B : SDX__LR_W1B];
+            const sdx_tensor *tk = t[k ? SDX__LR_T2 : SDX__LR_T1];
+            int64_t r, c;
+            if (a->ndim != 2 || b->ndim != 2 || (tk && tk->ndim != 4))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s / _b %s must be matrices", path, md->name, k + 1,
+                                 sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+            if (tk) {     /* Tucker: a [rank, out], b [rank, in], t [rank, rank, kh, kw] */
+                if (tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_t%d does not fit its factors", path, md->name, k + 1);
+                r = a->shape[1];
+                c = b->shape[1] * tk->shape[2] * tk->shape[3];
+            } else {
+                if (a->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s and _b %s disagree on the rank", path,
+                                     md->name, k + 1, sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+                r = a->shape[0];
+                c = b->shape[1];
+            }
+            if (k && (r != *rows || c != *cols))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': the two Hadamard factors have different shapes", path, md->name);
+            *rows = r;
+            *cols = c;
+        }
+        return SDX_OK;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2;
+        if (t[SDX__LR_K1]) { r1 = t[SDX__LR_K1]->ndim ? t[SDX__LR_K1]->shape[0] : 0; c1 = r1 ? sdx__numel(t[SDX__LR_K1]) / r1 : 0; }
+        else {
+            if (t[SDX__LR_K1A]->ndim != 2 || t[SDX__LR_K1B]->ndim != 2 || t[SDX__LR_K1A]->shape[1] != t[SDX__LR_K1B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w1_a and lokr_w1_b do not multiply", path, md->name);
+            r1 = t[SDX__LR_K1A]->shape[0];
+            c1 = t[SDX__LR_K1B]->shape[1];
+        }
+        if (t[SDX__LR_K2]) { r2 = t[SDX__LR_K2]->ndim ? t[SDX__LR_K2]->shape[0] : 0; c2 = r2 ? sdx__numel(t[SDX__LR_K2]) / r2 : 0; }
+        else if (t[SDX__LR_KT2]) {
+            const sdx_tensor *a = t[SDX__LR_K2A], *b = t[SDX__LR_K2B], *tk = t[SDX__LR_KT2];
+            if (a->ndim != 2 || b->ndim != 2 || tk->ndim != 4 || tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_t2 does not fit lokr_w2_a / lokr_w2_b", path, md->name);
+            r2 = a->shape[1];
+            c2 = b->shape[1] * tk->shape[2] * tk->shape[3];
+        } else {
+            if (t[SDX__LR_K2A]->ndim != 2 || t[SDX__LR_K2B]->ndim != 2 || t[SDX__LR_K2A]->shape[1] != t[SDX__LR_K2B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w2_a and lokr_w2_b do not multiply", path, md->name);
+            r2 = t[SDX__LR_K2A]->shape[0];
+            c2 = t[SDX__LR_K2B]->shape[1];
+        }
+        *rows = r1 * r2;
+        *cols = c1 * c2;
+        return SDX_OK;
+    }
+    case SDX__LORA_GLORA:
+        return SDX_OK;      /* checked against the weight (sdx__lora_glora_check) */
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        *rows = d->ndim ? d->shape[0] : 1;
+        *cols = *rows ? sdx__numel(d) / *rows : 0;
+        return SDX_OK;
+    }
+    }
+}
+
+/* Which adapter a module's tensors make, or an error naming what is
+ * missing or does not belong. */
+static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    int lr = t[SDX__LR_UP] || t[SDX__LR_DOWN] || t[SDX__LR_MID];
+    int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
+    int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
+    int gl = t[SDX__LR_GA1] || t[SDX__LR_GA2] || t[SDX__LR_GB1] || t[SDX__LR_GB2];
+    int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
+    if (lr + ha + kr + gl + df != 1)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
+                         lr + ha + kr + gl + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
+    if (lr) {
+        if (!t[SDX__LR_UP] || !t[SDX__LR_DOWN])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA module '%s' has no %s", path, md->name, t[SDX__LR_UP] ? "down weight" : "up weight");
+        md->kind = SDX__LORA_LOW_RANK;
+    } else if (ha) {
+        if (!t[SDX__LR_W1A] || !t[SDX__LR_W1B] || !t[SDX__LR_W2A] || !t[SDX__LR_W2B] || (!t[SDX__LR_T1]) != (!t[SDX__LR_T2]))
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa module '%s' needs hada_w1_a, hada_w1_b, hada_w2_a, hada_w2_b "
+                             "(and both or neither of hada_t1, hada_t2)", path, md->name);
+        md->kind = SDX__LORA_LOHA;
+    } else if (kr) {
+        int w1 = t[SDX__LR_K1] ? !t[SDX__LR_K1A] && !t[SDX__LR_K1B] : t[SDX__LR_K1A] && t[SDX__LR_K1B];
+        int w2 = t[SDX__LR_K2] ? !t[SDX__LR_K2A] && !t[SDX__LR_K2B] && !t[SDX__LR_KT2] : t[SDX__LR_K2A] && t[SDX__LR_K2B];
+        if (!w1 || !w2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr module '%s' needs lokr_w1 or lokr_w1_a + lokr_w1_b, and lokr_w2 "
+                             "or lokr_w2_a + lokr_w2_b (+ lokr_t2)", path, md->name);
+        md->kind = SDX__LORA_LOKR;
+    } else if (gl) {
+        for (int r = SDX__LR_GA1; r <= SDX__LR_GB2; r++)
+            if (!t[r] || t[r]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' needs matrices a1, a2, b1 and b2 (.weight)", path, md->name);
+        md->kind = SDX__LORA_GLORA;
+    } else {
+        md->kind = SDX__LORA_DIFF;
+        if (t[SDX__LR_DORA])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' belongs to no low-rank adapter", path, md->name);
+    }
+    for (int r = 0; r < SDX__LR_COUNT; r++)
+        if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: tensor of '%s' has dtype %s; LoRA tensors must be F32, F16 or BF16", path,
+                             md->name, sdx_dtype_name(t[r]->dtype));
+    return SDX_OK;
+}
+
+/* GLoRA (ComfyUI glora.py): which layout the four matrices are in, and
+ * that their products fit the weight [O, I, KL] (O = rows). Old layout:
+ * delta = b2 @ b1 + (W @ a2) @ a1 over W [O, I*KL]; new: W a1 a2 along
+ * the input channels, + b1 @ b2. */
+static int sdx__lora_glora_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t O, int64_t I, int64_t KL) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t a1c = sdx_tensor_numel(a1) / SDX__MAX(a1->shape[0], 1), a2c = sdx_tensor_numel(a2) / SDX__MAX(a2->shape[0], 1);
+    int64_t b1c = sdx_tensor_numel(b1) / SDX__MAX(b1->shape[0], 1), b2c = sdx_tensor_numel(b2) / SDX__MAX(b2->shape[0], 1);
+    int64_t N = I * KL;
+    int old = b2->shape[1] == b1->shape[0] && b1->shape[0] == a1->shape[0] && a1->shape[0] == a2->shape[1], ok;
+    md->glora_rank = a1->shape[0];
+    if (b2->shape[0] == b1->shape[1] && b1->shape[1] == a1->shape[1] && a1->shape[1] == a2->shape[0] &&
+        !(old && a2->shape[0] == O && O == I)) {
+        old = 0;
+        md->glora_rank = a2->shape[0];
+    } else if (!old) {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s': a1, a2, b1, b2 fit neither GLoRA layout", sdx_st_path(l->st), md->name);
+    }
+    md->glora_old = old;
+    if (old) ok = b2c == b1->shape[0] && b2->shape[0] * b1c == O * N && a2->shape[0] == N && a2c == a1->shape[0] && a1c == N;
+    else ok = a1->shape[0] == I && a1c == a2->shape[0] && a2c == I && b1c == b2->shape[0] && b1->shape[0] * b2c == O * N;
+    if (!ok)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' does not fit model weight '%s' (%lld outputs x %lld inputs x %lld)",
+                         sdx_st_path(l->st), md->name, md->tg.weight->file->name, (long long)O, (long long)I, (long long)KL);
+    return SDX_OK;
+}
+
+/* Checks that the delta fits its target; the message names the key, the
+ * model's shape and what the file holds. */
+static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx__lora_target *tg = &md->tg;
+    int64_t rows = 0, cols = 0, want_rows, want_cols;
+    const sdx_tensor *target = md->t[SDX__LR_DIFF_B] && !md->t[SDX__LR_DIFF] ? (tg->bias ? &tg->bias->t : NULL) : &tg->weight->t;
+    char s1[96], s2[96];
+    int rc;
+    if ((rc = sdx__lora_module_kind(ctx, l, md)) != SDX_OK) return rc;
+    if (md->kind == SDX__LORA_DIFF && md->t[SDX__LR_DIFF] && md->t[SDX__LR_DIFF_B])
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: module '%s' has both .diff and .diff_b; give them as two modules",
+                         sdx_st_path(l->st), md->name);
+    if (!target)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.diff_b': the model weight '%s' has no bias", sdx_st_path(l->st), md->name,
+                         tg->weight->file->name);
+    if ((rc = sdx__lora_module_shape(ctx, l, md, &rows, &cols)) != SDX_OK) return rc;
+    want_rows = tg->rows;
+    want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
+    if (target->ndim == 1) want_cols = 1;
+    if (md->kind == SDX__LORA_GLORA) {
+        if (target->ndim < 2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' on a 1-D weight", sdx_st_path(l->st), md->name);
+        if ((rc = sdx__lora_glora_check(ctx, l, md, want_rows, target->shape[1], want_cols / target->shape[1])) != SDX_OK) return rc;
+        rows = want_rows;
+        cols = want_cols;
+    }
+    if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
+                         sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
+                         (long long)(target->ndim >= 2 ? target->shape[1] : 0));
+    if (rows != want_rows || cols != want_cols) {
+        sdx_tensor shown = *target;
+        if (target->ndim >= 1) shown.shape[0] = tg->rows;
+        sdx_shape_str(&shown, s1, sizeof s1);
+        s2[0] = 0;
+        for (int r = 0, used = 0; r < SDX__LR_COUNT && used < (int)sizeof s2 - 24; r++)
+            if (md->t[r] && r != SDX__LR_ALPHA) {
+                char one[64];
+                used += snprintf(s2 + used, sizeof s2 - (size_t)used, "%s%s", used ? " " : "", sdx_shape_str(md->t[r], one, sizeof one));
+            }
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s' -> model weight '%s'%s: expected a %s delta, found factors %s "
+                         "(a %lldx%lld delta)", sdx_st_path(l->st), md->name, target->name ? target->name : tg->weight->file->name,
+                         tg->row0 || tg->rows != target->shape[0] ? " (row block)" : "", s1, s2, (long long)rows, (long long)cols);
+    }
+    return SDX_OK;
+}
+
+/* Opens `path` and resolves every tensor to a module and target. Errors
+ * name each tensor that maps to nothing. The model is not touched. */
+static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
+    char unmapped[1024] = "", unknown[1024] = "";
+    int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
+    const char *base = strrchr(path, '/'), *dot;
+    memset(l, 0, sizeof *l);
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
+    for (int i = 0; i < sdx_st_count(l->st); i++) {
+        const sdx_tensor *t = sdx_st_get(l->st, i);
+        size_t len = 0;
+        int role = sdx__lora_split(t->name, &len);
+        sdx__lora_module *md;
+        if (role < 0) { sdx__names_add(unknown, sizeof unknown, &n_unknown, t->name); continue; }
+        if (!(md = sdx__lora_module_get(ctx, l, t->name, len, &cap))) { rc = sdx__nomem(ctx, "LoRA modules", 0); goto fail; }
+        md->t[role] = t;
+    }
+    if (n_unknown) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d tensor(s) are not LoRA / LyCORIS weights (unknown suffix): %s%s", path, n_unknown,
+                       unknown, n_unknown > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++) {
+        sdx__lora_module *md = &l->mod[i];
+        const sdx__lora_target *tg = sdx__lora_map_find(map, md->name);
+        if (!tg) { sdx__names_add(unmapped, sizeof unmapped, &n_unmapped, md->name); continue; }
+        md->tg = *tg;
+        md->mapped = 1;
+    }
+    if (n_unmapped) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d LoRA module(s) match no weight of this model: %s%s", path, n_unmapped, unmapped,
+                       n_unmapped > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++)
+        if ((rc = sdx__lora_module_check(ctx, l, &l->mod[i])) != SDX_OK) goto fail;
+    return SDX_OK;
+fail:
+    sdx__lora_free(ctx, l);
+    return rc;
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* Host copy of a file tensor in f32. */
+static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
+    int64_t n = sdx_tensor_numel(t);
+    float *p = (float *)sdx__malloc(ctx, (size_t)(n ? n : 1) * sizeof(float));
+    if (p) sdx__load_f32(t->data, t->dtype, 0, n, p);
+    else sdx__nomem(ctx, t->name, (size_t)n * sizeof(float));
+    return p;
+}
+
+/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
+static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
+    float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
+    sdx_tensor y, x, w;
+    int rc;
+    if (!bt) return sdx__nomem(ctx, "LoRA product", (size_t)(K * N) * sizeof(float));
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) bt[n * K + k] = b[k * N + n];
+    {
+        const int64_t ys[2] = { M, N }, xs[2] = { M, K }, ws[2] = { N, K };
+        y = sdx__view(SDX_F32, c, 2, ys);
+        x = sdx__view(SDX_F32, (void *)a, 2, xs);
+        w = sdx__view(SDX_F32, bt, 2, ws);
+    }
+    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL);
+    sdx__free(ctx, bt);
+    return rc;
+}
+
+/* Tucker product einsum('i j k l, j r, i p -> p r k l', t, b, a):
+ * out[p, r, k, l] = sum_ij t[i, j, k, l] b[j, r] a[i, p]. */
+static int sdx__lora_tucker(sdx_ctx *ctx, const sdx_tensor *tt, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t I = tt->shape[0], J = tt->shape[1], KL = tt->shape[2] * tt->shape[3], P = ta->shape[1], R = tb->shape[1];
+    float *t = sdx__lora_f32(ctx, tt), *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = t && a && b ? SDX_OK : SDX_ERR_NOMEM;
+    if (rc == SDX_OK) {
+        for (int64_t i = 0; i < P * R * KL; i++) out[i] = 0;
+        for (int64_t i = 0; i < I; i++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t p = 0; p < P; p++) {
+                    float ap = a[i * P + p];
+                    for (int64_t r = 0; r < R; r++) {
+                        float f = ap * b[j * R + r];
+                        const float *tij = t + (i * J + j) * KL;
+                        float *o = out + (p * R + r) * KL;
+                        for (int64_t q = 0; q < KL; q++) o[q] += f * tij[q];
+                    }
+                }
+    }
+    sdx__free(ctx, t); sdx__free(ctx, a); sdx__free(ctx, b);
+    return rc;
+}
+
+/* a @ b of two file tensors as matrices [rows, rank] @ [rank, cols]. */
+static int sdx__lora_product(sdx_ctx *ctx, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t M = ta->shape[0], K = tb->shape[0], N = sdx_tensor_numel(tb) / (K ? K : 1);
+    float *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = a && b ? sdx__lora_matmul(ctx, out, a, b, M, K, N) : SDX_ERR_NOMEM;
+    sdx__free(ctx, a);
+    sdx__free(ctx, b);
+    return rc;
+}
+
+/* GLoRA's delta from the current weight cur [O, I, KL] (see
+ * sdx__lora_glora_check). */
+static int sdx__lora_glora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t I, int64_t O, int64_t cols,
+                                 float *delta) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t KL = cols / I, a2c = sdx_tensor_numel(a2) / a2->shape[0], J = sdx_tensor_numel(a1) / a1->shape[0];
+    float *fa1 = sdx__lora_f32(ctx, a1), *fa2 = sdx__lora_f32(ctx, a2);
+    float *tmp = (float *)sdx__malloc(ctx, (size_t)(O * (md->glora_old ? a2c : J * KL) + O * cols) * sizeof(float));
+    int rc = fa1 && fa2 && tmp ? SDX_OK : sdx__nomem(ctx, "GLoRA", (size_t)(O * cols) * sizeof(float));
+    if (rc == SDX_OK && md->glora_old) {       /* b2 @ b1 + (W @ a2) @ a1 */
+        rc = sdx__lora_product(ctx, b2, b1, delta);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp, cur, fa2, O, cols, a2c);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp + O * a2c, tmp, fa1, O, a2c, cols);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += tmp[O * a2c + i];
+    } else if (rc == SDX_OK) {                 /* W a1 a2 along dim 1, + b1 @ b2 */
+        float *t1 = tmp, *t2 = tmp + O * J * KL;
+        for (int64_t i = 0; i < O * J * KL; i++) t1[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < I; i++)
+                for (int64_t j = 0; j < J; j++) {
+                    float f = fa1[i * J + j];
+                    for (int64_t q = 0; q < KL; q++) t1[(o * J + j) * KL + q] += cur[(o * I + i) * KL + q] * f;
+                }
+        for (int64_t i = 0; i < O * cols; i++) t2[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t i = 0; i < I; i++) {
+                    float f = fa2[j * I + i];
+                    for (int64_t q = 0; q < KL; q++) t2[(o * I + i) * KL + q] += t1[(o * J + j) * KL + q] * f;
+                }
+        rc = sdx__lora_product(ctx, b1, b2, delta);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += t2[i];
+    }
+    sdx__free(ctx, fa1);
+    sdx__free(ctx, fa2);
+    sdx__free(ctx, tmp);
+    return rc;
+}
+
+/* The module's unscaled delta [rows * cols] and its scale. */
+static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t in, int64_t rows, int64_t cols,
+                           float *delta, double *scale) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    double alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1 ? sdx__get_f32(t[SDX__LR_ALPHA], 0) : 0;
+    int has_alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1;
+    int rc = SDX_OK;
+    *scale = 1.0;
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        const sdx_tensor *down = t[SDX__LR_DOWN];
+        int64_t rank = down->shape[0];
+        if (has_alpha) *scale = alpha / (double)rank;
+        if (t[SDX__LR_MID]) {     /* down'[r, in, kh, kw] = sum_j down[j, in] mid[r, j, kh, kw] */
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            int64_t in = down->shape[1], KL = mid->shape[2] * mid->shape[3];
+            float *d = sdx__lora_f32(ctx, down), *m = sdx__lora_f32(ctx, mid), *up = sdx__lora_f32(ctx, t[SDX__LR_UP]);
+            float *d2 = (float *)sdx__malloc(ctx, (size_t)(rank * in * KL) * sizeof(float));
+            if (d && m && up && d2) {
+                for (int64_t r = 0; r < rank; r++)
+                    for (int64_t c = 0; c < in; c++)
+                        for (int64_t q = 0; q < KL; q++) {
+                            float s = 0;
+                            for (int64_t j = 0; j < rank; j++) s += d[j * (sdx_tensor_numel(down) / rank) + c] * m[(r * rank + j) * KL + q];
+                            d2[(r * in + c) * KL + q] = s;
+                        }
+                rc = sdx__lora_matmul(ctx, delta, up, d2, rows, rank, cols);
+            } else {
+                rc = sdx__nomem(ctx, "LoRA mid", 0);
+            }
+            sdx__free(ctx, d); sdx__free(ctx, m); sdx__free(ctx, up); sdx__free(ctx, d2);
+            return rc;
+        }
+        return sdx__lora_product(ctx, t[SDX__LR_UP], down, delta);
+    }
+    case SDX__LORA_LOHA: {
+        float *m2 = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+        if (!m2) return sdx__nomem(ctx, "LoHa", (size_t)(rows * cols) * sizeof(float));
+        if (has_alpha) *scale = alpha / (double)t[SDX__LR_W1B]->shape[0];
+        if (t[SDX__LR_T1]) {
+            rc = sdx__lora_tucker(ctx, t[SDX__LR_T1], t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_tucker(ctx, t[SDX__LR_T2], t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        } else {
+            rc = sdx__lora_product(ctx, t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_product(ctx, t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        }
+        for (int64_t i = 0; rc == SDX_OK && i < rows * cols; i++) delta[i] *= m2[i];
+        sdx__free(ctx, m2);
+        return rc;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2, dim = 0;
+        float *w1 = NULL, *w2 = NULL;
+        if (t[SDX__LR_K1]) { w1 = sdx__lora_f32(ctx, t[SDX__LR_K1]); r1 = t[SDX__LR_K1]->shape[0]; }
+        else {
+            r1 = t[SDX__LR_K1A]->shape[0];
+            dim = t[SDX__LR_K1B]->shape[0];
+            w1 = (float *)sdx__malloc(ctx, (size_t)(r1 * t[SDX__LR_K1B]->shape[1]) * sizeof(float));
+            if (w1 && (rc = sdx__lora_product(ctx, t[SDX__LR_K1A], t[SDX__LR_K1B], w1)) != SDX_OK) { sdx__free(ctx, w1); return rc; }
+        }
+        c1 = r1 ? (t[SDX__LR_K1] ? sdx_tensor_numel(t[SDX__LR_K1]) : r1 * t[SDX__LR_K1B]->shape[1]) / r1 : 0;
+        r2 = rows / (r1 ? r1 : 1);
+        c2 = cols / (c1 ? c1 : 1);
+        if (t[SDX__LR_K2]) w2 = sdx__lora_f32(ctx, t[SDX__LR_K2]);
+        else {
+            dim = t[SDX__LR_K2B]->shape[0];
+            w2 = (float *)sdx__malloc(ctx, (size_t)(r2 * c2) * sizeof(float));
+            if (w2) rc = t[SDX__LR_KT2] ? sdx__lora_tucker(ctx, t[SDX__LR_KT2], t[SDX__LR_K2A], t[SDX__LR_K2B], w2)
+                                        : sdx__lora_product(ctx, t[SDX__LR_K2A], t[SDX__LR_K2B], w2);
+        }
+        if (has_alpha && dim) *scale = alpha / (double)dim;
+        if (rc == SDX_OK && (!w1 || !w2)) rc = sdx__nomem(ctx, "LoKr", (size_t)(rows * cols) * sizeof(float));
+        /* kron: delta[i*r2 + p, j*c2 + q] = w1[i, j] w2[p, q] */
+        for (int64_t i = 0; rc == SDX_OK && i < r1; i++)
+            for (int64_t j = 0; j < c1; j++)
+                for (int64_t p = 0; p < r2; p++)
+                    for (int64_t q = 0; q < c2; q++) delta[(i * r2 + p) * cols + j * c2 + q] = w1[i * c1 + j] * w2[p * c2 + q];
+        sdx__free(ctx, w1);
+        sdx__free(ctx, w2);
+        return rc;
+    }
+    case SDX__LORA_GLORA:
+        if (has_alpha) *scale = alpha / (double)md->glora_rank;
+        return sdx__lora_glora_delta(ctx, md, cur, in, rows, cols, delta);
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        sdx__load_f32(d->data, d->dtype, 0, rows * cols, delta);
+        return SDX_OK;
+    }
+    }
+}
+
+/* The slot a module writes: its weight, or for .diff_b its bias. */
+static sdx__wslot *sdx__lora_module_slot(const sdx__lora_module *md) {
+    return md->t[SDX__LR_DIFF_B] ? md->tg.bias : md->tg.weight;
+}
+
+/* DoRA (ComfyUI's weight_decompose): V = W + scale * delta, each input
+ * channel i of V rescaled to the magnitude m[i] (V[:, i] *= m[i] /
+ * ||V[:, i]||, the norm over outputs and kernel), then W += strength *
+ * (V - W). w and delta are [O, I, KL]. */
+static int sdx__lora_dora(sdx_ctx *ctx, const sdx_tensor *mag, float *w, float *delta, int64_t O, int64_t I, int64_t KL,
+                          float scale, float strength) {
+    double *norm = (double *)sdx__calloc(ctx, (size_t)I, sizeof(double));
+    if (!norm) return sdx__nomem(ctx, "DoRA norms", (size_t)I * sizeof(double));
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        delta[i] = w[i] + delta[i] * scale;          /* V */
+        norm[(i / KL) % I] += (double)delta[i] * delta[i];
+    }
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        int64_t c = (i / KL) % I;
+        float v = delta[i] * (sdx__get_f32(mag, c) / (float)sqrt(norm[c]));
+        w[i] = strength != 1.0f ? w[i] + strength * (v - w[i]) : v;
+    }
+    sdx__free(ctx, norm);
+    return SDX_OK;
+}
+
+/* Adds the module's term, (strength * scale) * delta, into w (the f32
+ * values of its whole slot). */
+static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_module *md, float *w) {
+    const sdx_tensor *t = &sdx__lora_module_slot(md)->t;
+    int64_t cols = t->ndim >= 2 ? sdx_tensor_numel(t) / t->shape[0] : 1, rows = md->tg.rows, row0 = md->tg.row0;
+    double scale = 1.0, strength = md->tg.te ? l->te_strength : l->unet_strength;
+    float *delta, f;
+    int rc;
+    if (md->t[SDX__LR_DIFF_B]) { rows = t->ndim ? md->tg.rows : 1; cols = 1; }
+    if (strength == 0) return SDX_OK;
+    delta = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+    if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
+    if ((rc = sdx__lora_delta(ctx, md, w + row0 * cols, t->ndim >= 2 ? t->shape[1] : 1, rows, cols, delta, &scale)) == SDX_OK) {
+        float *dst = w + row0 * cols;
+        if (md->t[SDX__LR_DORA]) {
+            rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);
+        } else {
+            f = (float)(strength * scale);
+            for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
+        }
+    }
+    sdx__free(ctx, delta);
+    return rc;
+}
+
+/* f32 value of `slot` with every term of loras[0..n) that targets it,
+ * in order, added to the file's values. */
+static int sdx__lora_merged(sdx_ctx *ctx, const sdx__lora *loras, int n, sdx__wslot *slot, float *w) {
+    int rc;
+    sdx__load_f32(slot->file->data, slot->file->dtype, 0, sdx_tensor_numel(slot->file), w);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < loras[i].n_mod; k++)
+            if (sdx__lora_module_slot(&loras[i].mod[k]) == slot && (rc = sdx__lora_add_term(ctx, &loras[i], &loras[i].mod[k], w)) != SDX_OK)
+                return rc;
+    return SDX_OK;
+}
+
+/* Rewrites every slot that `l`'s modules touch from the file and loras
+ * [0, n) (reset to the file when none of them touches it any more). */
+static int sdx__lora_rewrite(sdx_ctx *ctx, const sdx__lora *loras, int n, const sdx__lora *l) {
+    for (int k = 0; k < l->n_mod; k++) {
+        sdx__wslot *slot = sdx__lora_module_slot(&l->mod[k]);
+        const sdx__lora_target *tg = &l->mod[k].tg;
+        int touched = 0, done = 0, rc;
+        float *w;
+        for (int j = 0; j < k && !done; j++) done = sdx__lora_module_slot(&l->mod[j]) == slot;
+        if (done) continue;    /* two modules of one file on one tensor (q/k/v blocks) */
+        for (int i = 0; i < n && !touched; i++)
+            for (int j = 0; j < loras[i].n_mod && !touched; j++) touched = sdx__lora_module_slot(&loras[i].mod[j]) == slot;
+        if (!touched) {
+            if ((rc = sdx__wslot_reset(tg->w, slot)) != SDX_OK) return rc;
+            continue;
+        }
+        w = (float *)sdx__malloc(ctx, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        if (!w) return sdx__nomem(ctx, slot->file->name, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        rc = sdx__lora_merged(ctx, loras, n, slot, w);
+        if (rc == SDX_OK) rc = sdx__wslot_set(tg->w, slot, w);
+        sdx__free(ctx, w);
+        if (rc != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* ---- A1111's short hash ------------------------------------------------ */
+
+/* SHA-256 (FIPS 180-4) of n bytes, as 64 lowercase hex digits. */
+static void sdx__sha256_hex(const unsigned char *p, size_t n, char hex[65]) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
+    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    unsigned char tail[128];
+    size_t full = n / 64, rest = n % 64, blocks;
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, p + full * 64, rest);
+    tail[rest] = 0x80;
+    blocks = rest < 56 ? 1 : 2;       /* the padded tail: 0x80, zeros, the bit length */
+    for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(((uint64_t)n * 8) >> (8 * i));
+    for (size_t b = 0; b < full + blocks; b++) {
+        const unsigned char *q = b < full ? p + b * 64 : tail + (b - full) * 64;
+        uint32_t w[64], v[8];
+#define SDX__ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+        for (int i = 0; i < 16; i++) w[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 | (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = SDX__ROR(w[i - 15], 7) ^ SDX__ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = SDX__ROR(w[i - 2], 17) ^ SDX__ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        memcpy(v, h, sizeof v);
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = v[7] + (SDX__ROR(v[4], 6) ^ SDX__ROR(v[4], 11) ^ SDX__ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
+            uint32_t t2 = (SDX__ROR(v[0], 2) ^ SDX__ROR(v[0], 13) ^ SDX__ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+            memmove(v + 1, v, 7 * sizeof *v);
+            v[4] += t1;
+            v[0] = t1 + t2;
+        }
+#undef SDX__ROR
+        for (int i = 0; i < 8; i++) h[i] += v[i];
+    }
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
+}
+
+/* A1111's "Lora hashes" value for a safetensors LoRA: the first 12 hex
+ * digits of the SHA-256 of the file after its header (the addnet hash). */
+static void sdx__lora_short_hash(const sdx_st *st, char out[13]) {
+    char hex[65];
+    sdx__sha256_hex(st->data, st->data_size, hex);
+    memcpy(out, hex, 12);
+    out[12] = 0;
+}
+
+/* ---- prompt syntax: <lora:name:te[:unet]> ------------------------------ */
+
+/* A1111's extra-network tag <lora:name[:te_multiplier[:unet_multiplier]]>,
+ * also te=F / unet=F named; found in prompt order. */
+typedef struct sdx__lora_tag { char name[256]; float te, unet; } sdx__lora_tag;
+
+/* Parses the tag at s (which starts with "<lora:"); returns its length or
+ * 0 when it is not a well-formed tag (then it stays text). */
+static size_t sdx__lora_tag_parse(const char *s, sdx__lora_tag *tag) {
+    const char *end = strchr(s, '>'), *p = s + 6, *q;
+    int pos = 0;
+    float v;
+    if (!end) return 0;
+    tag->te = tag->unet = 1.0f;
+    tag->name[0] = 0;
+    while (p < end) {
+        char field[256], *e;
+        size_t n;
+        q = (const char *)memchr(p, ':', (size_t)(end - p));
+        if (!q) q = end;
+        n = (size_t)(q - p);
+        if (n >= sizeof field) return 0;
+        memcpy(field, p, n);
+        field[n] = 0;
+        if (pos == 0) {
+            if (!n) return 0;
+            memcpy(tag->name, field, n + 1);
+        } else if (!strncmp(field, "te=", 3) || !strncmp(field, "unet=", 5)) {
+            char *num = strchr(field, '=') + 1;
+            v = strtof(num, &e);
+            if (e == num || *e) return 0;
+            if (field[0] == 't') tag->te = v; else tag->unet = v;
+        } else {
+            v = strtof(field, &e);
+            if (e == field || *e) return 0;
+            if (pos == 1) tag->te = tag->unet = v;
+            else if (pos == 2) tag->unet = v;
+        }
+        pos++;
+        p = q + 1;
+    }
+    return (size_t)(end - s) + 1;
+}
+
+/* Removes every <lora:...> tag from prompt into *clean (owned) and lists
+ * the tags. */
+static int sdx__lora_tags(sdx_ctx *ctx, const char *prompt, char **clean, sdx__lora_tag **tags, int *n_tags) {
+    size_t n = strlen(prompt), used = 0;
+    int cap = 0;
+    *tags = NULL;
+    *n_tags = 0;
+    if (!(*clean = (char *)sdx__malloc(ctx, n + 1))) return sdx__nomem(ctx, "prompt", n + 1);
+    for (size_t i = 0; i < n;) {
+        sdx__lora_tag tag;
+        size_t len = !strncmp(prompt + i, "<lora:", 6) ? sdx__lora_tag_parse(prompt + i, &tag) : 0;
+        if (!len) { (*clean)[used++] = prompt[i++]; continue; }
+        if (*n_tags == cap) {
+            int ncap = cap ? cap * 2 : 4;
+            sdx__lora_tag *nt = (sdx__lora_tag *)sdx__realloc(ctx, *tags, sizeof *nt * (size_t)ncap);
+            if (!nt) { sdx__free(ctx, *clean); sdx__free(ctx, *tags); *clean = NULL; *tags = NULL; return sdx__nomem(ctx, "LoRA tags", 0); }
+            *tags = nt;
+            cap = ncap;
+        }
+        (*tags)[(*n_tags)++] = tag;
+        i += len;
+    }
+    (*clean)[used] = 0;
+    return SDX_OK;
+}
+
 /* ---- src/sampling/sampling.c ---- */
 
 /* ===================================================================== */
@@ -14062,6 +15328,8 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    sdx__lora     *loras;          /* applied in this order */
+    int            n_loras, cap_loras;
 };
 
 SDX_API const char *sdx_family_name(sdx_family f) {
@@ -14146,6 +15414,8 @@ SDX_API void sdx_model_free(sdx_model *m) {
     sdx_ctx *ctx;
     if (!m) return;
     ctx = m->ctx;
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(ctx, &m->loras[i]);
+    sdx__free(ctx, m->loras);
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
@@ -14203,7 +15473,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     }
     m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
     if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-    if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+    if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
     sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
              m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
     *out = m;
@@ -14216,6 +15486,141 @@ fail:
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
 SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+/* Opens and checks a LoRA against the model, then merges it on top of the
+ * ones applied before. Nothing is patched unless every tensor maps and
+ * fits; a failure while writing removes all LoRAs (the model is then the
+ * checkpoint again) and says so. */
+static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__lora_map map;
+    sdx__lora l;
+    int rc;
+    if (m->n_loras == m->cap_loras) {
+        int ncap = m->cap_loras ? m->cap_loras * 2 : 4;
+        sdx__lora *nl = (sdx__lora *)sdx__realloc(ctx, m->loras, sizeof *nl * (size_t)ncap);
+        if (!nl) return sdx__nomem(ctx, "LoRA list", sizeof *nl * (size_t)ncap);
+        m->loras = nl;
+        m->cap_loras = ncap;
+    }
+    if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
+    rc = sdx__lora_open(ctx, path, &map, &l);
+    sdx__lora_map_free(ctx, &map);
+    if (rc != SDX_OK) return rc;
+    l.unet_strength = unet_strength;
+    l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
+    m->loras[m->n_loras++] = l;
+    if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s", sdx_last_error(ctx));
+        sdx_model_clear_loras(m);
+        return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
+    }
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+             (double)unet_strength, (double)te_strength);
+    return SDX_OK;
+}
+
+/* Removes the LoRAs applied after the first `keep`, restoring what they
+ * touched from the file and the LoRAs that stay. */
+static int sdx__model_pop_loras(sdx_model *m, int keep) {
+    int rc = SDX_OK;
+    while (m->n_loras > keep) {
+        sdx__lora *l = &m->loras[--m->n_loras];
+        int r = sdx__lora_rewrite(m->ctx, m->loras, m->n_loras, l);
+        if (rc == SDX_OK) rc = r;
+        sdx__lora_free(m->ctx, l);
+    }
+    return rc;
+}
+
+SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    if (!isfinite(unet_strength) || !isfinite(te_strength))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
+    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+}
+
+SDX_API int sdx_model_clear_loras(sdx_model *m) {
+    int rc = SDX_OK;
+    if (!m) return SDX_OK;
+    /* every slot back to the file, whatever state a failed write left */
+    for (int i = 0; i < m->n_loras; i++)
+        for (int k = 0; k < m->loras[i].n_mod; k++) {
+            const sdx__lora_module *md = &m->loras[i].mod[k];
+            int r = sdx__wslot_reset(md->tg.w, sdx__lora_module_slot(md));
+            if (rc == SDX_OK) rc = r;
+        }
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
+    m->n_loras = 0;
+    return rc;
+}
+
+SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
+
+SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+    sdx_ctx *ctx;
+    int n, rc = SDX_OK, n_meta;
+    sdx_tensor *ts;
+    const char **meta;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    n = sdx_st_count(m->ckpt);
+    n_meta = sdx_st_meta_count(m->ckpt);
+    ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
+    meta = (const char **)sdx__calloc(ctx, (size_t)(2 * n_meta + 1), sizeof *meta);
+    if (!ts || !meta) { sdx__free(ctx, ts); sdx__free(ctx, (void *)meta); return sdx__nomem(ctx, "checkpoint index", sizeof *ts * (size_t)n); }
+    for (int i = 0; i < n_meta; i++) sdx_st_meta_at(m->ckpt, i, &meta[2 * i], &meta[2 * i + 1]);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *t = sdx_st_get(m->ckpt, i);
+        sdx__wslot *slot = NULL;
+        ts[i] = *t;
+        ts[i].owned = 0;
+        for (int j = 0; j < m->n_loras && !slot; j++)
+            for (int k = 0; k < m->loras[j].n_mod && !slot; k++) {
+                sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
+                if (s->file == t) slot = s;
+            }
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+            int64_t cnt = sdx_tensor_numel(t);
+            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
+            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            sdx__free(ctx, w);
+            ts[i].data = out;
+            ts[i].owned = 1;
+        }
+    }
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
+    sdx__free(ctx, ts);
+    sdx__free(ctx, (void *)meta);
+    return rc;
+}
+
+/* <lora:name:...> tags of the prompt: applied for this generation from
+ * `dir` (DIR/name.safetensors), removed afterwards. */
+static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
+    for (int i = 0; i < n_tags; i++) {
+        char path[4096];
+        size_t len = strlen(tags[i].name);
+        int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
+        if (!dir || !*dir)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the prompt names LoRA '%s' but no LoRA folder is set "
+                             "(--lora-model-dir, sdx_gen_params.lora_dir)", tags[i].name);
+        snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
+        if (!sdx__file_exists(path))
+            return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
+        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
@@ -14517,6 +15922,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -14525,8 +15931,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -14544,6 +15957,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 
@@ -14915,6 +16329,20 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
@@ -15219,13 +16647,36 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_gen_params q;
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL;
+    int n_tags = 0, keep, rc, rc2;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    q = *p;
+    q.prompt = clean;
+    keep = m->n_loras;
+    rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    rc2 = sdx__model_pop_loras(m, keep);
+    if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+    return rc;
+}
+
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
-    if (!m || !params || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
@@ -15281,6 +16732,44 @@ static const char *sdx__a1111_schedule(const char *name) {
     return name;
 }
 
+/* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
+ * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
+ * ','; the value is quoted as A1111 quotes it (JSON). */
+static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__buf *b) {
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL, hash[13];
+    int n_tags = 0, n = 0;
+    if (!m) return;
+    if (p->prompt && p->lora_dir && strstr(p->prompt, "<lora:") &&
+        sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags) != SDX_OK)
+        n_tags = 0;
+    for (int i = 0; i < n_tags + m->n_loras; i++) {
+        const char *name = i < n_tags ? tags[i].name : m->loras[i - n_tags].name;
+        if (i < n_tags) {
+            char path[4096];
+            size_t len = strlen(name);
+            sdx_st *st;
+            snprintf(path, sizeof path, "%s/%s%s", p->lora_dir, name,
+                     len > 12 && !strcmp(name + len - 12, ".safetensors") ? "" : ".safetensors");
+            if (sdx_st_open(m->ctx, path, &st) != SDX_OK) continue;    /* generation would have failed */
+            sdx__lora_short_hash(st, hash);
+            sdx_st_close(st);
+        } else {
+            memcpy(hash, m->loras[i - n_tags].hash, sizeof hash);
+        }
+        sdx__buf_str(b, n++ ? ", " : ", Lora hashes: \"");
+        for (const char *c = name; *c; c++) {
+            char one[3] = { '\\', *c, 0 };
+            if (*c == ':' || *c == ',') continue;
+            sdx__buf_str(b, *c == '"' || *c == '\\' ? one : one + 1);
+        }
+        sdx__buf_fmt(b, ": %s", hash);
+    }
+    if (n) sdx__buf_str(b, "\"");
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
@@ -15289,6 +16778,12 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     sdx__output_size(m, p, &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
+    /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */
+    for (int i = 0; m && i < m->n_loras; i++) {
+        const sdx__lora *l = &m->loras[i];
+        if (l->te_strength == l->unet_strength) sdx__buf_fmt(&b, " <lora:%s:%g>", l->name, (double)l->unet_strength);
+        else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
+    }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
@@ -15303,6 +16798,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
+    sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;

@@ -22,11 +22,17 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+#define MAX_LORAS 64
+
+typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
+
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
     const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *backend;
-    int threads, verbose, trace, seed_given;
+    int threads, verbose, trace, seed_given, convert, output_given;
+    lora_arg loras[MAX_LORAS];
+    int n_loras;
 } options;
 
 static void usage(FILE *f) {
@@ -40,6 +46,14 @@ static void usage(FILE *f) {
 "                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
 "      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
 "      --scan-weights        check every weight for NaN/Inf at load and name bad tensors\n"
+"      --lora FILE[:U[:C]]   apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
+"                            strength C (default 1, C defaults to U); repeatable, in order\n"
+"      --lora-model-dir DIR  folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
+"                            (DIR/name.safetensors; the tags are removed from the prompt)\n"
+"      --embd-dir DIR        textual-inversion embeddings (.safetensors), used where the prompt\n"
+"                            names them: the file name, or embedding:name\n"
+"  -M, --mode MODE           img_gen (default) or convert: write the checkpoint with the\n"
+"                            --lora files merged to -o OUT.safetensors\n"
 "\n"
 "Generation\n"
 "  -p, --prompt TEXT         prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111\n"
@@ -108,10 +122,31 @@ static int takes_value(const char *a) {
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
         "--encode-seed", "--mask-blur", "--backend",
+        "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
+}
+
+/* FILE[:unet[:te]]: the strengths are taken from the end, so a path may
+ * hold ':' itself. */
+static int parse_lora(const char *val, lora_arg *out) {
+    char buf[4096];
+    float v[2];
+    int n = 0;
+    if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf) return 0;
+    while (n < 2) {
+        char *colon = strrchr(buf, ':');
+        if (!colon || !parse_float(colon + 1, &v[n])) break;
+        *colon = 0;
+        n++;
+    }
+    if (!buf[0]) return 0;
+    snprintf(out->path, sizeof out->path, "%s", buf);
+    out->unet = n == 0 ? 1.0f : n == 1 ? v[0] : v[1];   /* the first number is the UNet's */
+    out->te = n == 2 ? v[0] : out->unet;
+    return 1;
 }
 
 /* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
@@ -146,6 +181,21 @@ static int parse_args(int argc, char **argv, options *o) {
             const char *val = VALUE();
             if (!val) return -1;
             if (IS("-m", "--model")) o->model.checkpoint = val;
+            else if (IS("--lora", "--lora")) {
+                if (o->n_loras == MAX_LORAS || !parse_lora(val, &o->loras[o->n_loras])) {
+                    fprintf(stderr, "sdx: --lora %s: expected FILE[:unet_strength[:clip_strength]] (at most %d)\n", val, MAX_LORAS);
+                    return -1;
+                }
+                o->n_loras++;
+            } else if (IS("--lora-model-dir", "--lora-model-dir")) o->gen.lora_dir = val;
+            else if (IS("--embd-dir", "--embd-dir")) o->gen.embedding_dir = val;
+            else if (IS("-M", "--mode")) {
+                if (!strcmp(val, "convert")) o->convert = 1;
+                else if (strcmp(val, "img_gen") && strcmp(val, "txt2img") && strcmp(val, "img2img")) {
+                    fprintf(stderr, "sdx: -M %s: valid modes are img_gen, convert\n", val);
+                    return -1;
+                }
+            }
             else if (IS("--vae", "--vae")) o->model.vae = val;
             else if (IS("--vocab", "--vocab")) o->model.vocab = val;
             else if (IS("--prediction", "--prediction")) o->model.prediction = val;
@@ -154,7 +204,7 @@ static int parse_args(int argc, char **argv, options *o) {
             else if (IS("-i", "--init-img")) o->init_path = val;
             else if (IS("--mask", "--mask")) o->mask_path = val;
             else if (IS("--init-latent", "--init-latent")) o->init_latent_path = val;
-            else if (IS("-o", "--output")) o->output = val;
+            else if (IS("-o", "--output")) o->output = val, o->output_given = 1;
             else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
             else if (IS("--backend", "--backend")) o->backend = val;
             else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
@@ -199,6 +249,12 @@ static int parse_args(int argc, char **argv, options *o) {
 #undef VALUE
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
+    if (o->convert) {
+        if (!o->output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.safetensors\n"); return -1; }
+        if (!o->n_loras) { fprintf(stderr, "sdx: -M convert needs at least one --lora FILE\n"); return -1; }
+        o->model.no_vocab = 1;
+        return 0;
+    }
     if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
     if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
     if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
@@ -502,6 +558,17 @@ int main(int argc, char **argv) {
         o.gen.mask = &mask;
     }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    for (int i = 0; i < o.n_loras; i++)
+        if (sdx_model_apply_lora(model, o.loras[i].path, o.loras[i].unet, o.loras[i].te) != SDX_OK) {
+            fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+            goto done;
+        }
+    if (o.convert) {
+        if (sdx_model_save(model, o.output) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        fprintf(stderr, "sdx: wrote %s with %d LoRA(s) merged\n", o.output, o.n_loras);
+        status = 0;
+        goto done;
+    }
     memset(&ps, 0, sizeof ps);
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
     ps.verbose = o.verbose;

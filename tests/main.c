@@ -20,6 +20,8 @@
 #include "t_tiling.c"
 #include "t_examples.c"
 #include "t_img2img.c"
+#include "t_lora.c"
+#include "t_embedding.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -43,6 +45,8 @@ int main(int argc, char **argv) {
         &t_suite_tiling,
         &t_suite_examples,
         &t_suite_img2img,
+        &t_suite_lora,
+        &t_suite_embedding,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

@@ -219,6 +219,23 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
     return T_PASS;
 }
 
+/* LoRA merges written into device weight slots (and restored after the
+ * generation) give the CPU's bits. */
+static int loras_on_the_fake_device_equal_the_cpu(void) {
+    T_NEED_SHARED(dir, "golden/lora/loras");
+    static const char *const areas[] = { "sd2", "sdxl" };
+    static const char *const prompts[] = { "a fox <lora:sd2_kohya:0.6:1.2>", "a fox <lora:sdxl_kohya_locon:0.7:-0.5>" };
+    sdx_gen_params p;
+    fd_params(&p);
+    p.lora_dir = dir;
+    for (int a = 0; a < 2; a++) {
+        int rc;
+        p.prompt = prompts[a];
+        if ((rc = fd_same_as_cpu(areas[a], &p, 0)) != T_PASS) return rc;
+    }
+    return T_PASS;
+}
+
 /* The paths that move data by hand: odd sizes (nearest resize in the
  * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
@@ -377,6 +394,7 @@ static const t_case backend_cases[] = {
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
     { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },
+    { "loras_on_the_fake_device_equal_the_cpu", loras_on_the_fake_device_equal_the_cpu },
     { 0, 0 }
 };
 SDX_TEST_SUITE(backend, backend_cases)

@@ -29,6 +29,8 @@ typedef struct sdx_model_desc {
     const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
+    int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
+                                  merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -40,6 +42,27 @@ SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
 /* "model" name used in PNG parameters: the checkpoint file name without
  * folder or extension. */
 SDX_API const char    *sdx_model_name(const sdx_model *model);
+
+/* LoRA and LyCORIS files (safetensors): kohya / A1111 (lora_unet_,
+ * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
+ * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
+ * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
+ * does: W = W_file + sum over the applied LoRAs, in order, of strength *
+ * scale * delta, in f32, rounded once to the weight's storage dtype; only
+ * the touched tensors are rewritten. Strengths may be negative; the UNet
+ * and the text encoders have their own.
+ *
+ * apply: checks the whole file first. A tensor that maps to no weight of
+ * the model, or whose shape does not fit its weight, fails with a message
+ * naming it (expected and found shapes), and the model is unchanged.
+ * clear: gives back the checkpoint's weights exactly (no reload).
+ * save: writes the checkpoint with the applied LoRAs merged: the same
+ * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
+SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API int sdx_model_lora_count(const sdx_model *model);
+SDX_API int sdx_model_save(sdx_model *model, const char *path);
 
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
@@ -89,6 +112,18 @@ typedef struct sdx_gen_params {
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
+    /* A1111 extra-network tags in the prompt, <lora:name:w> or
+     * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
+     * this generation (on top of sdx_model_apply_lora's), removed from the
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
+    const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -153,7 +188,10 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
- * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
+ * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
+ * with sdx_model_apply_lora are appended to the prompt as <lora:...>
+ * tags (prompt tags are there already), and all of them are listed with
+ * A1111's short hash in "Lora hashes". Returns the
  * length it needed (like snprintf; buf may be NULL when size is 0), or -1
  * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,

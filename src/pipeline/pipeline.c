@@ -5,6 +5,7 @@
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
 #include "../models/vae.c"
+#include "../models/lora.c"
 #include "../sampling/sampling.c"
 
 /* ===================================================================== */
@@ -30,6 +31,8 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    sdx__lora     *loras;          /* applied in this order */
+    int            n_loras, cap_loras;
 };
 
 SDX_API const char *sdx_family_name(sdx_family f) {
@@ -114,6 +117,8 @@ SDX_API void sdx_model_free(sdx_model *m) {
     sdx_ctx *ctx;
     if (!m) return;
     ctx = m->ctx;
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(ctx, &m->loras[i]);
+    sdx__free(ctx, m->loras);
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
@@ -171,7 +176,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     }
     m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
     if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-    if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+    if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
     sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
              m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
     *out = m;
@@ -184,6 +189,141 @@ fail:
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
 SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+/* Opens and checks a LoRA against the model, then merges it on top of the
+ * ones applied before. Nothing is patched unless every tensor maps and
+ * fits; a failure while writing removes all LoRAs (the model is then the
+ * checkpoint again) and says so. */
+static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__lora_map map;
+    sdx__lora l;
+    int rc;
+    if (m->n_loras == m->cap_loras) {
+        int ncap = m->cap_loras ? m->cap_loras * 2 : 4;
+        sdx__lora *nl = (sdx__lora *)sdx__realloc(ctx, m->loras, sizeof *nl * (size_t)ncap);
+        if (!nl) return sdx__nomem(ctx, "LoRA list", sizeof *nl * (size_t)ncap);
+        m->loras = nl;
+        m->cap_loras = ncap;
+    }
+    if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
+    rc = sdx__lora_open(ctx, path, &map, &l);
+    sdx__lora_map_free(ctx, &map);
+    if (rc != SDX_OK) return rc;
+    l.unet_strength = unet_strength;
+    l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
+    m->loras[m->n_loras++] = l;
+    if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s", sdx_last_error(ctx));
+        sdx_model_clear_loras(m);
+        return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
+    }
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+             (double)unet_strength, (double)te_strength);
+    return SDX_OK;
+}
+
+/* Removes the LoRAs applied after the first `keep`, restoring what they
+ * touched from the file and the LoRAs that stay. */
+static int sdx__model_pop_loras(sdx_model *m, int keep) {
+    int rc = SDX_OK;
+    while (m->n_loras > keep) {
+        sdx__lora *l = &m->loras[--m->n_loras];
+        int r = sdx__lora_rewrite(m->ctx, m->loras, m->n_loras, l);
+        if (rc == SDX_OK) rc = r;
+        sdx__lora_free(m->ctx, l);
+    }
+    return rc;
+}
+
+SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    if (!isfinite(unet_strength) || !isfinite(te_strength))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
+    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+}
+
+SDX_API int sdx_model_clear_loras(sdx_model *m) {
+    int rc = SDX_OK;
+    if (!m) return SDX_OK;
+    /* every slot back to the file, whatever state a failed write left */
+    for (int i = 0; i < m->n_loras; i++)
+        for (int k = 0; k < m->loras[i].n_mod; k++) {
+            const sdx__lora_module *md = &m->loras[i].mod[k];
+            int r = sdx__wslot_reset(md->tg.w, sdx__lora_module_slot(md));
+            if (rc == SDX_OK) rc = r;
+        }
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
+    m->n_loras = 0;
+    return rc;
+}
+
+SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
+
+SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+    sdx_ctx *ctx;
+    int n, rc = SDX_OK, n_meta;
+    sdx_tensor *ts;
+    const char **meta;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    n = sdx_st_count(m->ckpt);
+    n_meta = sdx_st_meta_count(m->ckpt);
+    ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
+    meta = (const char **)sdx__calloc(ctx, (size_t)(2 * n_meta + 1), sizeof *meta);
+    if (!ts || !meta) { sdx__free(ctx, ts); sdx__free(ctx, (void *)meta); return sdx__nomem(ctx, "checkpoint index", sizeof *ts * (size_t)n); }
+    for (int i = 0; i < n_meta; i++) sdx_st_meta_at(m->ckpt, i, &meta[2 * i], &meta[2 * i + 1]);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *t = sdx_st_get(m->ckpt, i);
+        sdx__wslot *slot = NULL;
+        ts[i] = *t;
+        ts[i].owned = 0;
+        for (int j = 0; j < m->n_loras && !slot; j++)
+            for (int k = 0; k < m->loras[j].n_mod && !slot; k++) {
+                sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
+                if (s->file == t) slot = s;
+            }
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+            int64_t cnt = sdx_tensor_numel(t);
+            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
+            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            sdx__free(ctx, w);
+            ts[i].data = out;
+            ts[i].owned = 1;
+        }
+    }
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
+    sdx__free(ctx, ts);
+    sdx__free(ctx, (void *)meta);
+    return rc;
+}
+
+/* <lora:name:...> tags of the prompt: applied for this generation from
+ * `dir` (DIR/name.safetensors), removed afterwards. */
+static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
+    for (int i = 0; i < n_tags; i++) {
+        char path[4096];
+        size_t len = strlen(tags[i].name);
+        int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
+        if (!dir || !*dir)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the prompt names LoRA '%s' but no LoRA folder is set "
+                             "(--lora-model-dir, sdx_gen_params.lora_dir)", tags[i].name);
+        snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
+        if (!sdx__file_exists(path))
+            return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
+        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
@@ -485,6 +625,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -493,8 +634,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -512,6 +660,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 
@@ -883,6 +1032,20 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
@@ -1187,13 +1350,36 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_gen_params q;
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL;
+    int n_tags = 0, keep, rc, rc2;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    q = *p;
+    q.prompt = clean;
+    keep = m->n_loras;
+    rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    rc2 = sdx__model_pop_loras(m, keep);
+    if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+    return rc;
+}
+
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
-    if (!m || !params || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
@@ -1249,6 +1435,44 @@ static const char *sdx__a1111_schedule(const char *name) {
     return name;
 }
 
+/* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
+ * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
+ * ','; the value is quoted as A1111 quotes it (JSON). */
+static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__buf *b) {
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL, hash[13];
+    int n_tags = 0, n = 0;
+    if (!m) return;
+    if (p->prompt && p->lora_dir && strstr(p->prompt, "<lora:") &&
+        sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags) != SDX_OK)
+        n_tags = 0;
+    for (int i = 0; i < n_tags + m->n_loras; i++) {
+        const char *name = i < n_tags ? tags[i].name : m->loras[i - n_tags].name;
+        if (i < n_tags) {
+            char path[4096];
+            size_t len = strlen(name);
+            sdx_st *st;
+            snprintf(path, sizeof path, "%s/%s%s", p->lora_dir, name,
+                     len > 12 && !strcmp(name + len - 12, ".safetensors") ? "" : ".safetensors");
+            if (sdx_st_open(m->ctx, path, &st) != SDX_OK) continue;    /* generation would have failed */
+            sdx__lora_short_hash(st, hash);
+            sdx_st_close(st);
+        } else {
+            memcpy(hash, m->loras[i - n_tags].hash, sizeof hash);
+        }
+        sdx__buf_str(b, n++ ? ", " : ", Lora hashes: \"");
+        for (const char *c = name; *c; c++) {
+            char one[3] = { '\\', *c, 0 };
+            if (*c == ':' || *c == ',') continue;
+            sdx__buf_str(b, *c == '"' || *c == '\\' ? one : one + 1);
+        }
+        sdx__buf_fmt(b, ": %s", hash);
+    }
+    if (n) sdx__buf_str(b, "\"");
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
@@ -1257,6 +1481,12 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     sdx__output_size(m, p, &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
+    /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */
+    for (int i = 0; m && i < m->n_loras; i++) {
+        const sdx__lora *l = &m->loras[i];
+        if (l->te_strength == l->unet_strength) sdx__buf_fmt(&b, " <lora:%s:%g>", l->name, (double)l->unet_strength);
+        else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
+    }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
@@ -1271,6 +1501,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
+    sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;
