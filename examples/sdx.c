@@ -19,11 +19,18 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+#define MAX_CONTROLS 8
+
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
     const char *init_path, *mask_path, *output, *latent_output;
     int threads, verbose, trace, seed_given;
+    /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
+    const char *control_net[MAX_CONTROLS], *control_image[MAX_CONTROLS];
+    float control_strength[MAX_CONTROLS], control_start[MAX_CONTROLS], control_end[MAX_CONTROLS];
+    int n_net, n_image, n_strength, n_start, n_end, canny;
+    float canny_low, canny_high;
 } options;
 
 static void usage(FILE *f) {
@@ -58,6 +65,17 @@ static void usage(FILE *f) {
 "  -i, --init-img PATH       init image (resized to the output size)\n"
 "      --mask PATH           inpainting mask, white = repaint\n"
 "      --strength F          denoising strength for img2img in (0, 1] (default: 0.75)\n"
+"\n"
+"ControlNet (repeat the group for several; the Nth of each flag goes with the Nth net)\n"
+"      --control-net PATH    ControlNet .safetensors (original, prefix-less or diffusers layout)\n"
+"      --control-image PATH  its control picture (edges, depth, pose...), any size:\n"
+"                            centre-cropped to the output's aspect and resized (nearest)\n"
+"      --control-strength F  scale of its residuals (default: 1)\n"
+"      --control-start F     fraction of the schedule where it starts (default: 0)\n"
+"      --control-end F       fraction of the schedule where it ends (default: 1)\n"
+"      --canny               turn the control pictures into Canny edge maps first\n"
+"      --canny-low F         Canny hysteresis thresholds on the Sobel gradient\n"
+"      --canny-high F        (|dx| + |dy|; default: 100, 200, as OpenCV's users)\n"
 "\n"
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
@@ -96,6 +114,8 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
+        "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
+        "--canny-low", "--canny-high",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -108,6 +128,8 @@ static int parse_args(int argc, char **argv, options *o) {
     o->gen.seed = 42;
     o->gen.rng = SDX_RNG_CUDA;
     o->output = "output.png";
+    o->canny_low = 100;
+    o->canny_high = 200;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         long long n;
@@ -128,6 +150,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
+        else if (IS("--canny", "--canny")) o->canny = 1;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();
@@ -166,6 +189,24 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->gen.seed = n;
             } else if (IS("--cfg-scale", "--cfg")) {
                 if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
+            } else if (IS("--control-net", "--control-net") || IS("--control-image", "--control-image")) {
+                int *count = IS("--control-net", "--control-net") ? &o->n_net : &o->n_image;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                (count == &o->n_net ? o->control_net : o->control_image)[(*count)++] = val;
+            } else if (IS("--control-strength", "--control-strength") || IS("--control-start", "--control-start") ||
+                       IS("--control-end", "--control-end")) {
+                int strength = IS("--control-strength", "--control-strength"), start = IS("--control-start", "--control-start");
+                int *count = strength ? &o->n_strength : start ? &o->n_start : &o->n_end;
+                float *list = strength ? o->control_strength : start ? o->control_start : o->control_end, f;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                if (!parse_float(val, &f) || (strength ? !(f >= 0 && f <= 10) : !(f >= 0 && f <= 1))) {
+                    fprintf(stderr, "sdx: %s %s: must be in [0, %s]\n", a, val, strength ? "10" : "1");
+                    return -1;
+                }
+                list[(*count)++] = f;
+            } else if (IS("--canny-low", "--canny-low") || IS("--canny-high", "--canny-high")) {
+                float *t = IS("--canny-low", "--canny-low") ? &o->canny_low : &o->canny_high;
+                if (!parse_float(val, t) || !(*t >= 0 && *t <= 100000)) { fprintf(stderr, "sdx: %s %s: must be in [0, 100000]\n", a, val); return -1; }
             } else if (IS("--strength", "--strength")) {
                 if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
                     fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
@@ -179,6 +220,16 @@ static int parse_args(int argc, char **argv, options *o) {
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
     if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
     if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
+    if (o->n_image != o->n_net || o->n_strength > o->n_net || o->n_start > o->n_net || o->n_end > o->n_net) {
+        fprintf(stderr, "sdx: %d --control-net but %d --control-image, %d --control-strength, %d --control-start, "
+                "%d --control-end: each ControlNet needs one image and at most one of the others\n",
+                o->n_net, o->n_image, o->n_strength, o->n_start, o->n_end);
+        return -1;
+    }
+    for (int i = 0; i < o->n_net; i++) {
+        float start = i < o->n_start ? o->control_start[i] : 0, end = i < o->n_end ? o->control_end[i] : 1;
+        if (!(start < end)) { fprintf(stderr, "sdx: ControlNet %d: --control-start %g must be below --control-end %g\n", i + 1, start, end); return -1; }
+    }
     return 0;
 }
 
@@ -228,6 +279,23 @@ static int load_image(const char *path, int channels, int *w, int *h, sdx_image 
     }
     stbi_image_free(px);
     if (!out->data) { fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
+    return 1;
+}
+
+/* A control picture as it is: the library crops and resizes it. */
+static int load_control_image(const char *path, sdx_image *out) {
+    int iw, ih, ic;
+    unsigned char *px = stbi_load(path, &iw, &ih, &ic, 3);
+    size_t n;
+    if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
+    n = (size_t)iw * (size_t)ih * 3;
+    out->data = malloc(n);
+    if (!out->data) { stbi_image_free(px); fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
+    memcpy(out->data, px, n);
+    out->width = iw;
+    out->height = ih;
+    out->channels = 3;
+    stbi_image_free(px);
     return 1;
 }
 
@@ -387,10 +455,14 @@ int main(int argc, char **argv) {
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_model *model = NULL;
-    sdx_image init = { 0 }, mask = { 0 };
+    sdx_image init = { 0 }, mask = { 0 }, control_image[MAX_CONTROLS];
+    sdx_controlnet *control_net[MAX_CONTROLS] = { 0 };
+    sdx_control controls[MAX_CONTROLS];
     sdx_gen_result res;
     progress_state ps;
     int rc, status = 1, w, h;
+    memset(control_image, 0, sizeof control_image);
+    memset(controls, 0, sizeof controls);
     rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
     memset(&desc, 0, sizeof desc);
@@ -416,7 +488,31 @@ int main(int argc, char **argv) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;
     }
+    for (int i = 0; i < o.n_image; i++) {
+        if (!load_control_image(o.control_image[i], &control_image[i])) goto done;
+        if (o.canny) {
+            sdx_image edges;
+            if (sdx_canny(ctx, &control_image[i], o.canny_low, o.canny_high, &edges) != SDX_OK) {
+                fprintf(stderr, "sdx: %s: %s\n", o.control_image[i], sdx_last_error(ctx));
+                goto done;
+            }
+            /* keep the picture malloc-owned, like the others */
+            memcpy(control_image[i].data, edges.data, (size_t)edges.width * (size_t)edges.height * 3);
+            sdx_image_free(ctx, &edges);
+        }
+    }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    for (int i = 0; i < o.n_net; i++) {
+        if (sdx_controlnet_load(model, o.control_net[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        controls[i].net = control_net[i];
+        controls[i].image = &control_image[i];
+        controls[i].strength = i < o.n_strength ? o.control_strength[i] : 1.0f;
+        controls[i].start = i < o.n_start ? o.control_start[i] : 0.0f;
+        controls[i].end = i < o.n_end ? o.control_end[i] : 1.0f;
+        controls[i].module = o.canny ? "canny" : NULL;
+    }
+    o.gen.controls = controls;
+    o.gen.n_controls = o.n_net;
     memset(&ps, 0, sizeof ps);
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
     o.gen.progress = on_progress;
@@ -449,6 +545,10 @@ int main(int argc, char **argv) {
 done:
     free(init.data);
     free(mask.data);
+    for (int i = 0; i < MAX_CONTROLS; i++) {
+        sdx_controlnet_free(control_net[i]);
+        free(control_image[i].data);
+    }
     sdx_model_free(model);
     sdx_destroy(ctx);
     return status;
