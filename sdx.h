@@ -10304,7 +10304,7 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const c
     va_start(ap, fmt);
     t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
     va_end(ap);
-    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(u->w.st), name, sdx__part_name(u->w.part));
     return t;
 }
 

@@ -569,36 +569,43 @@ static void tc_diffusers_name(const char *ldm, char *out, size_t size) {
     }
 }
 
-/* Rewrites the golden ControlNet: names (prefix dropped, or diffusers) and dtype. */
-static int tc_rewrite(sdx_ctx *ctx, const char *src, const char *dst, int diffusers, sdx_dtype dtype) {
+/* Rewrites the golden ControlNet: names (prefix dropped, or diffusers) and
+ * dtype, leaving out the tensor named `drop` (NULL: none). */
+static int tc_rewrite_without(sdx_ctx *ctx, const char *src, const char *dst, int diffusers, sdx_dtype dtype, const char *drop) {
     sdx_st *st;
     sdx_tensor *ts;
     char (*names)[160];
-    int n;
+    int n, m = 0;
     T_CHECK(sdx_st_open(ctx, src, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     n = sdx_st_count(st);
     ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
     names = (char (*)[160])calloc((size_t)n, sizeof *names);
     T_CHECK(ts && names, "alloc");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, j = 0; i < n; i++) {
         const sdx_tensor *t = sdx_st_get(st, i);
         const char *ldm = t->name + strlen("control_model.");
+        if (drop && !strcmp(ldm, drop)) continue;
         float *f = (float *)malloc(sizeof(float) * (size_t)sdx_tensor_numel(t));
         T_CHECK(f && !strncmp(t->name, "control_model.", 14), "%s", t->name);
-        if (diffusers) tc_diffusers_name(ldm, names[i], sizeof names[i]);
-        else snprintf(names[i], sizeof names[i], "%s", ldm);
-        T_CHECK(sdx_tensor_alloc(ctx, &ts[i], dtype, t->ndim, t->shape) == SDX_OK, "alloc");
+        if (diffusers) tc_diffusers_name(ldm, names[j], sizeof names[j]);
+        else snprintf(names[j], sizeof names[j], "%s", ldm);
+        T_CHECK(sdx_tensor_alloc(ctx, &ts[j], dtype, t->ndim, t->shape) == SDX_OK, "alloc");
         sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), f);
-        sdx__store_f32(ts[i].data, dtype, 0, sdx_tensor_numel(t), f);
-        ts[i].name = names[i];
+        sdx__store_f32(ts[j].data, dtype, 0, sdx_tensor_numel(t), f);
+        ts[j].name = names[j];
         free(f);
+        m = ++j;
     }
-    T_CHECK(sdx_st_write(ctx, dst, ts, n, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_write(ctx, dst, ts, m, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
     for (int i = 0; i < n; i++) sdx_tensor_free(ctx, &ts[i]);
     free(ts);
     free(names);
     sdx_st_close(st);
     return T_PASS;
+}
+
+static int tc_rewrite(sdx_ctx *ctx, const char *src, const char *dst, int diffusers, sdx_dtype dtype) {
+    return tc_rewrite_without(ctx, src, dst, diffusers, dtype, NULL);
 }
 
 /* Worst residual rel-L2 of control_case0 with the ControlNet file at path. */
@@ -681,6 +688,37 @@ static int mismatched_controlnet_is_an_error_naming_both_files(void) {
         sdx_model_free(m);
     }
     sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* A ControlNet file missing a tensor names the file and the tensor, in
+ * the layout it is in. */
+static int incomplete_controlnet_files_name_the_missing_tensor(void) {
+    T_NEED_SHARED(cnp, TC_DIR "controlnet.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    static const struct { int diffusers; const char *drop, *named; } cases[] = {
+        { 0, "zero_convs.5.0.bias", "'zero_convs.5.0.bias'" },
+        { 0, "input_blocks.4.1.transformer_blocks.0.attn2.to_k.weight", "'input_blocks.4.1.transformer_blocks.0.attn2.to_k.weight'" },
+        { 1, "middle_block_out.0.weight", "'controlnet_mid_block.weight'" },
+        { 1, "input_blocks.5.0.emb_layers.1.weight", "'down_blocks.1.resnets.1.time_emb_proj.weight'" },
+    };
+    const char *path = "/tmp/sdx_t_cn_incomplete.safetensors";
+    char src[1024];
+    tc_gen g;
+    int r;
+    (void)v;
+    snprintf(src, sizeof src, "%s", cnp);
+    if ((r = tc_gen_open(&g)) != T_PASS) return r;
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        sdx_controlnet *cn = NULL;
+        if ((r = tc_rewrite_without(g.ctx, src, path, cases[i].diffusers, SDX_F16, cases[i].drop)) != T_PASS) return r;
+        T_CHECK(sdx_controlnet_load(g.model, path, &cn) == SDX_ERR_MODEL && !cn, "without %s: loaded", cases[i].drop);
+        T_NOTE("%s", sdx_last_error(g.ctx));
+        T_CHECK(strstr(sdx_last_error(g.ctx), path) && strstr(sdx_last_error(g.ctx), cases[i].named), "without %s: %s",
+                cases[i].drop, sdx_last_error(g.ctx));
+    }
+    remove(path);
+    tc_gen_close(&g);
     return T_PASS;
 }
 
@@ -916,6 +954,7 @@ static const t_case t_controlnet_cases[] = {
     { "parameters_record_controlnets_as_a1111s_extension", parameters_record_controlnets_as_a1111s_extension },
     { "every_layout_and_dtype_loads_the_same_network", every_layout_and_dtype_loads_the_same_network },
     { "mismatched_controlnet_is_an_error_naming_both_files", mismatched_controlnet_is_an_error_naming_both_files },
+    { "incomplete_controlnet_files_name_the_missing_tensor", incomplete_controlnet_files_name_the_missing_tensor },
     { "bad_controls_are_rejected_with_a_reason", bad_controls_are_rejected_with_a_reason },
     { "sd2_and_sdxl_controlnets_steer_their_models_only", sd2_and_sdxl_controlnets_steer_their_models_only },
     { "canny_finds_thin_edges_with_hysteresis", canny_finds_thin_edges_with_hysteresis },
