@@ -61,11 +61,12 @@ sanitize: tests/run-san
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-# kernels vs a naive loop, then one SD 1.5 UNet step at 512x512 (random f16
-# weights generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
+# kernels vs a naive loop, then one SD 1.5 UNet step at 512x512, plain and
+# with a ControlNet (random f16 weights generated once under /tmp);
+# `make bench-sdxl` adds SDXL at 1024.
 bench: bench/bench bench/bench_unet
 	./bench/bench
-	./bench/bench_unet --only sd15 --calls 2
+	./bench/bench_unet --only sd15 --calls 2 --control 1
 
 bench-sdxl: bench/bench_unet
 	./bench/bench_unet --only sdxl --calls 1

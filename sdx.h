@@ -119,6 +119,7 @@ typedef enum sdx_dtype {
     SDX_F64  = 3,
     SDX_I32  = 4,
     SDX_I64  = 5,
+    SDX_U8   = 6,    /* e.g. 8-bit pictures in reference files */
     SDX_DTYPE_COUNT
 } sdx_dtype;
 
@@ -358,6 +359,39 @@ typedef struct sdx_image {
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
+/* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
+ * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
+ * fit it (other family, other context width) is an error naming both
+ * files. The weights stay mapped from the file. Free it after the last
+ * generation that uses it, before the model. */
+typedef struct sdx_controlnet sdx_controlnet;
+
+SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
+/* The file name without folder or extension (PNG parameters). */
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
+
+/* One ControlNet applied to a generation, as ComfyUI's
+ * ControlNetApplyAdvanced on both the prompt and the negative prompt. */
+typedef struct sdx_control {
+    sdx_controlnet  *net;
+    const sdx_image *image;        /* RGB (or grey) control picture, any size:
+                                      centre-cropped to the output's aspect and
+                                      resized (nearest) to the output size   */
+    float strength;                /* residual scale (1 = as trained; 0 = no
+                                      effect, not a default)                 */
+    float start, end;              /* active part of the schedule, fractions
+                                      in [0, 1]; end 0 = 1                   */
+    const char *module;            /* preprocessor used, for the PNG
+                                      parameters ("canny"); NULL = "none"   */
+} sdx_control;
+
+/* Canny edge map of an RGB or grey picture, as OpenCV's cv2.Canny(image,
+ * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
+ * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
+ * the same size. Free with sdx_image_free. */
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
+
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
  * (sdx_generate then returns SDX_ERR_CANCELLED). */
@@ -391,6 +425,9 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* ControlNets, their residuals summed */
+    const sdx_control *controls;
+    int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
@@ -959,6 +996,7 @@ typedef enum sdx__part {
     SDX__PART_TEXT,
     SDX__PART_UNET,
     SDX__PART_VAE,
+    SDX__PART_CONTROLNET,
     SDX__PART_COUNT
 } sdx__part;
 
@@ -1502,12 +1540,12 @@ static const char *sdx__last_separator(const char *path) { return strrchr(path, 
 /* ---- dtypes and half floats ----------------------------------------- */
 
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8 };
+    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
     return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64" };
+    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
     return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
 }
 
@@ -1908,6 +1946,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_F64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[offset + i]; break;
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
+    case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
     default: SDX_ASSERT(0);
     }
 }
@@ -2334,7 +2373,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
  * stops the run with a message naming the op, part, layer and stats. */
 
 static const char *sdx__part_name(sdx__part p) {
-    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae" };
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet" };
     return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
 }
 
@@ -4793,7 +4832,7 @@ static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e)
         !offs || offs->type != SDX__JSON_ARRAY)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
     if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64, U8)", st->path, name, dt->str);
     if (shape->len > SDX_MAX_DIMS)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
     for (c = shape->child; c; c = c->next, i++) {
@@ -5196,6 +5235,11 @@ typedef struct sdx__wset {
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots;
     int rc;                 /* code of the last failed fetch */
+    /* Optional name translation for files in another layout (diffusers):
+     * writes the file's name for the canonical name `name` into out and
+     * returns 1, or returns 0 when that layout has no such tensor. */
+    int (*map)(const void *user, const char *name, char *out, size_t size);
+    const void *map_user;
 } sdx__wset;
 
 /* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
@@ -5239,9 +5283,14 @@ static void sdx__wset_free(sdx__wset *w) {
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
     if (n < 0 || (size_t)n >= size) return NULL;
     vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    if (w->map) {   /* messages name the file's tensor, or the canonical one when unmapped */
+        snprintf(canonical, sizeof canonical, "%s", name);
+        if (!w->map(w->map_user, canonical, name, size)) { snprintf(name, size, "%s", canonical); return NULL; }
+    }
     return sdx_st_find(w->st, name);
 }
 
@@ -11100,7 +11149,7 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const c
     va_start(ap, fmt);
     t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
     va_end(ap);
-    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(u->w.st), name, sdx__part_name(u->w.part));
     return t;
 }
 
@@ -11306,13 +11355,14 @@ static int sdx__unet_layout_error(sdx__unet *u, const char *what, const char *wh
                      sdx_st_path(u->w.st), what, u->w.prefix, where, n);
 }
 
-/* Walks input_blocks, middle_block, output_blocks; records the level
- * structure (informational: the forward pass follows the blocks). */
-static int sdx__unet_load_blocks(sdx__unet *u) {
+/* The encoder: time/label embedding, input_blocks and middle_block (all a
+ * ControlNet has). Records the level structure (informational: the
+ * forward pass follows the blocks). */
+static int sdx__unet_load_encoder(sdx__unet *u) {
     char base[64];
-    int c = u->model_channels, rc, level = 0;
-    int skip_ch[SDX__UNET_MAX_BLOCKS];
-    skip_ch[0] = c;
+    int c, rc, level = 0;
+    if ((rc = sdx__unet_load_stem(u)) != SDX_OK) return rc;
+    c = u->model_channels;
     u->n_in = 1;
     for (int n = 1; n < SDX__UNET_MAX_BLOCKS; n++) {
         sdx__unet_block *b = &u->in[n];
@@ -11325,20 +11375,26 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
         } else if (b->layer[0].kind == SDX__UL_RES) {
             if (u->num_res_blocks[level]++ == 0) u->channel_mult[level] = b->cout / u->model_channels;
         }
-        c = skip_ch[n] = b->cout;
+        c = b->cout;
         u->n_in = n + 1;
     }
     u->n_levels = level + 1;
     if ((rc = sdx__unet_load_block(u, &u->mid, "middle_block", c)) != SDX_OK) return rc;
     if (sdx__unet_block_has(&u->mid, SDX__UL_UP) || sdx__unet_block_has(&u->mid, SDX__UL_DOWN))
         return sdx__unet_layout_error(u, "a resampler", "middle_block", 0);
-    c = u->mid.cout;
+    return SDX_OK;
+}
+
+/* output_blocks and out, after the encoder. */
+static int sdx__unet_load_decoder(sdx__unet *u) {
+    char base[64];
+    int c = u->mid.cout, rc;
     for (int n = 0; n < SDX__UNET_MAX_BLOCKS; n++) {
         snprintf(base, sizeof base, "output_blocks.%d", n);
         if (!sdx__whas(&u->w, "%s.0.in_layers.2.weight", base)) break;
         if (n >= u->n_in) return sdx__unet_layout_error(u, "more output blocks than skip connections", "output_blocks", n);
         /* each output block starts with the newest unused skip concatenated */
-        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + skip_ch[u->n_in - 1 - n])) != SDX_OK) return rc;
+        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + u->in[u->n_in - 1 - n].cout)) != SDX_OK) return rc;
         if (sdx__unet_block_has(&u->out[n], SDX__UL_DOWN))
             return sdx__unet_layout_error(u, "a downsampler", "output_blocks", n);
         c = u->out[n].cout;
@@ -11391,20 +11447,25 @@ static void sdx__unet_free(sdx__unet *u) {
     memset(u, 0, sizeof *u);
 }
 
-/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
-static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
-    int rc;
+/* An empty UNet reading weights from `file` under `prefix` for `part`
+ * (a ControlNet reuses the UNet's encoder); the caller loads and, on
+ * failure, frees it. */
+static int sdx__unet_init(sdx_ctx *ctx, sdx__unet *u, const sdx_st *file, const char *prefix, sdx__part part, int weight_type) {
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->act_type = (sdx_dtype)SDX_UNET_ACT_TYPE;
-    sdx__wset_init(&u->w, ctx, ckpt, prefix, SDX__PART_UNET, weight_type);
+    sdx__wset_init(&u->w, ctx, file, prefix, part, weight_type);
     u->in = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->in);
     u->out = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->out);
-    if (!u->in || !u->out) {
-        sdx__unet_free(u);
-        return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
-    }
-    if ((rc = sdx__unet_load_stem(u)) == SDX_OK && (rc = sdx__unet_load_blocks(u)) == SDX_OK) {
+    if (!u->in || !u->out) return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
+    return SDX_OK;
+}
+
+/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
+static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
+    int rc;
+    if ((rc = sdx__unet_init(ctx, u, ckpt, prefix, SDX__PART_UNET, weight_type)) == SDX_OK &&
+        (rc = sdx__unet_load_encoder(u)) == SDX_OK && (rc = sdx__unet_load_decoder(u)) == SDX_OK) {
         sdx__unet_pick_heads(u);
         return SDX_OK;
     }
@@ -11467,8 +11528,8 @@ static int sdx__unet_act3(sdx__unet_run *r, sdx_tensor *t, int64_t n, int64_t l,
 }
 
 static void sdx__unet_trace(sdx__unet_run *r, int m) {
-    if (r->block_index < 0) sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d", r->block, m);
-    else sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d.%d", r->block, r->block_index, m);
+    if (r->block_index < 0) sdx__trace_at(r->ctx, r->u->w.part, "%s.%d", r->block, m);
+    else sdx__trace_at(r->ctx, r->u->w.part, "%s.%d.%d", r->block, r->block_index, m);
 }
 
 static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_tensor *y, const sdx_tensor *x) {
@@ -11661,7 +11722,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     sdx__mark m = sdx__arena_mark(r->a);
     sdx_tensor t, h;
     int rc;
-    sdx__trace_at(ctx, SDX__PART_UNET, "time_embed");
+    sdx__trace_at(ctx, u->w.part, "time_embed");
     SDX__UNET_DO(sdx__unet_act(r, &t, SDX_F32, 2, ts));
     {
         float *tf = (float *)sdx__arena_host_alloc(r->a, (size_t)sdx_tensor_nbytes(&t));
@@ -11675,7 +11736,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b));
     if (u->adm_channels > 0) {
         sdx_tensor l;
-        sdx__trace_at(ctx, SDX__PART_UNET, "label_emb");
+        sdx__trace_at(ctx, u->w.part, "label_emb");
         SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b));
         SDX__UNET_DO(sdx__silu(ctx, &h, &h));
         SDX__UNET_DO(sdx__unet_act(r, &l, SDX_F32, 2, hs));
@@ -11688,9 +11749,10 @@ done:
     return rc;
 }
 
+/* x, timesteps, context and y of a forward pass (UNet or its encoder). */
 static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float *timesteps, const sdx_tensor *context,
-                                  const sdx_tensor *y, const sdx_tensor *out) {
-    char s1[64], s2[64];
+                                  const sdx_tensor *y) {
+    char s1[64];
     int64_t B = x && x->ndim == 4 ? x->shape[0] : 0;
     if (!x || x->ndim != 4 || x->shape[1] != u->in_channels || B < 1 || x->shape[2] < 1 || x->shape[3] < 1)
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: x must be [B, %d, h, w], got %s", u->in_channels,
@@ -11703,6 +11765,12 @@ static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float
     if (u->adm_channels > 0 && (!y || y->ndim != 2 || y->shape[0] != B || y->shape[1] != u->adm_channels))
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: this UNet needs the vector y [%lld, %d], got %s",
                          (long long)B, u->adm_channels, y ? sdx_shape_str(y, s1, sizeof s1) : "NULL");
+    return SDX_OK;
+}
+
+static int sdx__unet_check_output(sdx__unet *u, const sdx_tensor *x, const sdx_tensor *out) {
+    char s2[64];
+    int64_t B = x->shape[0];
     if (!out || out->ndim != 4 || out->shape[0] != B || out->shape[1] != u->out_channels ||
         out->shape[2] != x->shape[2] || out->shape[3] != x->shape[3])
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: out must be [%lld, %d, %lld, %lld], got %s", (long long)B,
@@ -11733,14 +11801,42 @@ static void sdx__unet_out_size(const sdx__unet *u, int n, const int64_t *sh, con
     }
 }
 
+static void sdx__unet_run_init(sdx__unet_run *r, sdx__unet *u, sdx_ctx *ctx, sdx__arena *a, const sdx_tensor *context) {
+    memset(r, 0, sizeof *r);
+    r->u = u;
+    r->ctx = ctx;
+    r->a = a;
+    r->context = context;
+}
+
+/* The hook through which a ControlNet steers the UNet (ComfyUI's
+ * apply_control): skip[n] is added to the output of input block n when
+ * the decoder takes it as a skip connection, mid to the middle block's
+ * output. Shapes are those of the tensors they are added to; a NULL
+ * data pointer adds nothing. */
+typedef struct sdx__unet_control {
+    sdx_tensor skip[SDX__UNET_MAX_BLOCKS];
+    sdx_tensor mid;
+} sdx__unet_control;
+
+static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tensor *res, const char *what, int n) {
+    char s1[64], s2[64];
+    if (!res->data) return SDX_OK;
+    if (!sdx__same_shape(t, res))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "unet: control residual for %s %d is %s, the UNet's tensor is %s", what, n,
+                         sdx_shape_str(res, s1, sizeof s1), sdx_shape_str(t, s2, sizeof s2));
+    return sdx__add(r->ctx, t, t, res);
+}
+
 /* Memory: the skip connections stay on the arena stack while the decoder
  * consumes them newest first; the running activation h alternates
  * between two buffers at the bottom sized for the largest decoder output,
  * so a consumed skip and a block's temporaries are released as soon as
  * the block is done. Peak = live skips + 2 h buffers + one block's
  * temporaries. */
-static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                     sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -11748,10 +11844,10 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     sdx__unet_run r;
     int rc, cur = 0;
     u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y, out)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
     B = x->shape[0];
-    memset(&r, 0, sizeof r);
-    r.u = u; r.ctx = ctx; r.a = a; r.context = context;
+    sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
     hmax = (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1];
     for (int n = 0; n < u->n_out; n++) {
@@ -11779,6 +11875,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     r.block_index = -1;
     if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &skip[u->n_in - 1]));
     else SDX__UNET_DO(sdx__copy(ctx, &h, &skip[u->n_in - 1]));   /* BK-SDM: no middle block */
+    if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &h, &control->mid, "middle block", 0));
 
     r.block = "output_blocks";
     for (int n = 0; n < u->n_out; n++) {
@@ -11787,6 +11884,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
         sdx__unet_out_size(u, n, sh, sw, &H, &W);
         next = sdx__view4(u->act_type, buf[cur ^ 1].data, B, u->out[n].cout, H, W);
         next.device = buf[cur ^ 1].device;
+        if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &skip[k], &control->skip[k], "input block", k));
         SDX__UNET_DO(sdx__unet_act4(&r, &cat, B, h.shape[1] + skip[k].shape[1], sh[k], sw[k]));
         sdx__trace_at(ctx, SDX__PART_UNET, "output_blocks.%d (skip concat)", n);
         SDX__UNET_DO(sdx__concat_channels(ctx, &cat, &h, &skip[k]));
@@ -11804,6 +11902,390 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
 done:
     sdx__arena_release(a, m0);
     return rc;
+}
+
+/* The plain UNet: no control. */
+static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+    return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
+}
+
+/* ---- src/models/controlnet.c ---- */
+
+/* ===================================================================== */
+/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/* ===================================================================== */
+
+/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
+ * input_blocks, middle_block: loaded and run by unet.c's own code) plus
+ *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
+ *                               of stride 2: the control picture at 8x the
+ *                               latent size becomes [model_channels, h, w],
+ *                               added to the output of input block 0;
+ *   zero_convs.N.0              1x1 conv per input block: residual N;
+ *   middle_block_out.0          1x1 conv: the middle residual.
+ * The residuals, times the strength, are added to the UNet's skip
+ * connections and middle block (sdx__unet_control). Layouts: the original
+ * (`control_model.` prefix, as released), the same without the prefix,
+ * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+
+#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+
+typedef struct sdx__controlnet {
+    sdx__unet enc;                     /* its encoder; enc.w reads the file */
+    int hint_channels, n_hint;
+    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
+    int hint_stride[SDX__CN_MAX_HINT];
+    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
+    const sdx_tensor *mid_w, *mid_b;
+    /* diffusers layout: resnets per down block and hint embedding blocks */
+    int diffusers, layers_per_block, cond_blocks;
+} sdx__controlnet;
+
+/* ---- the diffusers layout ------------------------------------------------ */
+
+static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* ResBlock sub-module names: LDM -> diffusers. */
+static const char *sdx__cn_res_name(const char *rest, const char **tail) {
+    static const char *const map[][2] = {
+        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
+        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+    }
+    return NULL;
+}
+
+/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
+ * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
+static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
+    const char *res, *tail;
+    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
+    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
+    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+}
+
+/* wset name map: the diffusers name of an LDM ControlNet tensor. */
+static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
+    const sdx__controlnet *cn = (const sdx__controlnet *)user;
+    int nrb = cn->layers_per_block, n, m, k, used = 0;
+    char parent[32];
+    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
+    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
+        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
+        snprintf(parent, sizeof parent, "down_blocks.%d", level);
+        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
+        if (m == 0 && !strncmp(name + used, "op.", 3))
+            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
+        return 0;
+    }
+    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
+        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
+    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
+        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
+        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
+        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
+        return 0;
+    }
+    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
+        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
+    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
+    return 0;
+}
+
+static int sdx__cn_count(const sdx_st *st, const char *fmt) {
+    char name[128];
+    int n = 0;
+    for (;; n++) {
+        snprintf(name, sizeof name, fmt, n);
+        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static void sdx__controlnet_free(sdx__controlnet *cn) {
+    sdx__unet_free(&cn->enc);
+    memset(cn, 0, sizeof *cn);
+}
+
+static int sdx__cn_load_hint(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    const sdx_tensor *first;
+    int c, n = 0, factor = 1;
+    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
+    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
+                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
+    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
+    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
+    c = cn->hint_channels;
+    for (int k = 0; k < n; k++) {
+        /* the last conv gives model_channels; the others their own width */
+        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
+        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
+        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
+        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
+        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
+        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
+        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
+        factor *= cn->hint_stride[k];
+        c = co;
+    }
+    cn->n_hint = n;
+    if (factor != 8)
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
+                         sdx_st_path(w->st), factor, n);
+    return SDX_OK;
+}
+
+static int sdx__cn_load_outputs(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    for (int n = 0; n < u->n_in; n++) {
+        int c = u->in[n].cout;
+        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
+        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
+    }
+    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
+                         sdx_st_path(w->st), u->n_in, u->n_in);
+    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
+    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
+    return SDX_OK;
+}
+
+/* Finds the layout, then resolves every tensor once (weights stay in the
+ * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
+ * otherwise). */
+static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
+    const char *prefix = NULL;
+    int rc;
+    memset(cn, 0, sizeof *cn);
+    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
+    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
+    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
+        prefix = "";
+        cn->diffusers = 1;
+        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
+        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
+                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
+    }
+    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
+        if (cn->diffusers) {
+            cn->enc.w.map = sdx__cn_diffusers_name;
+            cn->enc.w.map_user = cn;
+        }
+        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
+            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
+            sdx__unet_pick_heads(&cn->enc);
+            return SDX_OK;
+        }
+    }
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    sdx__controlnet_free(cn);
+    return rc;
+}
+
+/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+static const char *sdx__cn_family(const sdx__unet *u) {
+    if (u->adm_channels > 0) return "SDXL";
+    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
+    return "SD 1.x";
+}
+
+/* Does this ControlNet fit the UNet: same context width, vector
+ * conditioning and encoder (block widths and resolutions)? Then it takes
+ * the UNet's attention heads, which the file cannot tell. */
+static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
+    const sdx__unet *e = &cn->enc;
+    char why[160];
+    why[0] = 0;
+    if (e->context_dim != unet->context_dim)
+        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
+    else if (e->adm_channels != unet->adm_channels)
+        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
+    else if (e->in_channels != 4)
+        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
+    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
+        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
+                 unet->n_in, unet->model_channels);
+    for (int n = 0; !why[0] && n < e->n_in; n++)
+        if (e->in[n].cout != unet->in[n].cout ||
+            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
+            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
+    if (why[0])
+        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
+                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
+    cn->enc.num_heads = unet->num_heads;
+    cn->enc.head_dim = unet->head_dim;
+    return SDX_OK;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
+ * UNet's skip connections. */
+static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
+                                 sdx__unet_control *ctl) {
+    const sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
+    memset(ctl, 0, sizeof *ctl);
+    sdx__unet_plan(u, h, w, sh, sw);
+    for (int n = 0; n < u->n_in; n++)
+        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
+static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor cur = *hint, next;
+    int rc = SDX_OK;
+    for (int k = 0; k < cn->n_hint; k++) {
+        int64_t H = cur.shape[2], W = cur.shape[3];
+        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
+        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
+        if (k == cn->n_hint - 1) next = *g;
+        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
+        cur = next;
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
+static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
+                            sdx_tensor *dst, int accumulate) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor t;
+    int rc;
+    if (!accumulate) {
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
+    } else {
+        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
+        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
+ * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
+ * broadcasts one picture over cond and uncond, as copies). The
+ * residuals times strength go into ctl (sdx__controlnet_alloc), added
+ * to what is there when `accumulate` (several ControlNets). */
+static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
+                                   sdx__unet_control *ctl, int accumulate) {
+    sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
+    sdx__mark m0 = sdx__arena_mark(a);
+    sdx_tensor emb, g, buf[2], h, prev;
+    sdx__unet_run r;
+    char s1[64];
+    int rc;
+    u->ctx = ctx;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    B = x->shape[0];
+    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
+        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
+                         cn->hint_channels,
+                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
+    sdx__unet_run_init(&r, u, ctx, a, context);
+    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    hmax = 0;
+    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
+    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
+    es[0] = B; es[1] = u->embed_dim;
+    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
+    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    r.emb = &emb;
+    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
+
+    r.block = "input_blocks";
+    prev = *x;
+    for (int n = 0; n < u->n_in; n++) {
+        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
+        h.device = buf[n & 1].device;
+        r.block_index = n;
+        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
+        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
+        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
+        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
+        prev = h;
+    }
+    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[u->n_in & 1].device;
+    r.block = "middle_block";
+    r.block_index = -1;
+    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
+    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
+    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
+    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
+done:
+    sdx__arena_release(a, m0);
+    return rc;
+}
+
+/* ---- the control picture --------------------------------------------------- */
+
+/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
+ * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
+ * round half to even), then torch's nearest-exact sampling, source index
+ * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
+ * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
+ * out: [channels_out, H, W]. */
+static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
+    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
+    int x0 = 0, y0 = 0, cw, ch;
+    float sx, sy;
+    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
+    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
+    cw = iw - 2 * x0;
+    ch = ih - 2 * y0;
+    sx = (float)cw / (float)W;
+    sy = (float)ch / (float)H;
+    for (int y = 0; y < H; y++) {
+        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
+        if (syi > ch - 1) syi = ch - 1;
+        for (int x = 0; x < W; x++) {
+            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
+            const uint8_t *p;
+            if (sxi > cw - 1) sxi = cw - 1;
+            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
+            for (int c = 0; c < channels_out; c++)
+                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+        }
+    }
 }
 
 /* ---- src/models/vae.c ---- */
@@ -15303,6 +15785,112 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
+/* ---- src/pipeline/canny.c ---- */
+
+/* ===================================================================== */
+/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
+/* ===================================================================== */
+/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
+ * gradient |dx| + |dy|, replicated borders), which is what A1111's and
+ * ComfyUI's canny preprocessors call: per pixel the colour channel with
+ * the strongest gradient, non-maximum suppression along the gradient
+ * direction in four sectors, then hysteresis: a pixel above `high` is an
+ * edge, and so is one above `low` connected (8-neighbourhood) to one. */
+
+/* Sobel at (x, y) of channel c, borders replicated. */
+static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
+    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
+#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
+    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
+    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
+#undef SDX__PX
+}
+
+/* Is (x, y) a local maximum along its gradient? mag is padded by one
+ * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
+ * point: tan(22.5 deg) = 13573 / 2^15. */
+static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
+    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
+    int m = row[0];
+    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
+    if (ys < tg22x) return m > row[-1] && m >= row[1];
+    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
+    {
+        int s = (dx ^ dy) < 0 ? -1 : 1;
+        return m > row[-stride - s] && m > row[stride + s];
+    }
+}
+
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
+    short *grad;
+    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
+    size_t n, pn;
+    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
+    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
+    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
+    memset(out, 0, sizeof *out);
+    w = in->width;
+    h = in->height;
+    lo = (int)floorf(low);
+    hi = (int)floorf(high);
+    if (lo > hi) { int t = lo; lo = hi; hi = t; }
+    stride = w + 2;
+    n = (size_t)w * (size_t)h;
+    pn = (size_t)stride * (size_t)(h + 2);
+    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
+    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
+    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
+    state = (uint8_t *)sdx__calloc(ctx, n, 1);
+    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
+    if (!mag || !grad || !stack || !state || !out->data) {
+        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+        sdx__free(ctx, out->data);
+        out->data = NULL;
+        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int best = -1, bdx = 0, bdy = 0;
+            for (int c = 0; c < in->channels; c++) {
+                int dx, dy, m;
+                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
+                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+                if (m > best) best = m, bdx = dx, bdy = dy;
+            }
+            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
+            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
+            state[i] = 1;
+            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
+        }
+    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
+        int i = stack[--n_stack], x = i % w, y = i / w;
+        for (int ny = y - 1; ny <= y + 1; ny++)
+            for (int nx = x - 1; nx <= x + 1; nx++) {
+                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
+                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
+                state[j] = 2;
+                stack[n_stack++] = (int)j;
+            }
+    }
+    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
+    out->width = w;
+    out->height = h;
+    out->channels = 3;
+    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+    return SDX_OK;
+}
+
 /* ---- src/pipeline/pipeline.c ---- */
 
 /* ===================================================================== */
@@ -15640,6 +16228,82 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* One ControlNet of a generation: its picture at the output size and the
+ * sigma window in which it runs. */
+typedef struct sdx__gen_control {
+    sdx_controlnet *net;
+    float strength;
+    float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
+    float *hint;                    /* [hint_channels, height, width] */
+} sdx__gen_control;
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
+}
+
 /* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
@@ -15663,6 +16327,10 @@ typedef struct sdx__gen {
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
     sdx_rng step_rng;
+    /* ControlNets and the residuals of the current model call */
+    sdx__gen_control *controls;
+    int n_controls;
+    sdx__unet_control control;
 } sdx__gen;
 
 /* What zero/NULL fields of sdx_gen_params mean; sdx_generate and the
@@ -16232,6 +16900,86 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     return rc;
 }
 
+/* Checks each control, makes its picture the ControlNet input at the
+ * output size and its window in sigmas (ControlBase.pre_run). */
+static int sdx__gen_prepare_controls(sdx__gen *g) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    const sdx_gen_params *p = g->p;
+    int rc;
+    if (p->n_controls < 0 || p->n_controls > 64 || (p->n_controls && !p->controls))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%d controls: must be 0..64 with a list", p->n_controls);
+    if (!p->n_controls) return SDX_OK;
+    g->controls = (sdx__gen_control *)sdx__calloc(ctx, (size_t)p->n_controls, sizeof *g->controls);
+    if (!g->controls) return sdx__nomem(ctx, "controls", (size_t)p->n_controls * sizeof *g->controls);
+    g->n_controls = p->n_controls;
+    for (int i = 0; i < p->n_controls; i++) {
+        const sdx_control *c = &p->controls[i];
+        sdx__gen_control *gc = &g->controls[i];
+        const sdx_image *img = c->image;
+        float end = c->end != 0 ? c->end : 1.0f;
+        size_t n;
+        if (!c->net) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d: no ControlNet", i);
+        if (!img || !img->data || img->width < 1 || img->height < 1 || (img->channels != 3 && img->channels != 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): needs an RGB or grey picture", i, c->net->name);
+        if (!isfinite(c->strength) || !(c->start >= 0 && c->start < end && end <= 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): strength %g, start %g, end %g: need a finite strength "
+                             "and 0 <= start < end <= 1", i, c->net->name, c->strength, c->start, end);
+        /* a ControlNet loaded for another model */
+        if ((rc = sdx__controlnet_fit(ctx, &c->net->net, &m->unet, sdx_st_path(m->ckpt))) != SDX_OK) return rc;
+        gc->net = c->net;
+        gc->strength = c->strength;
+        gc->sigma_start = (float)sdx__percent_to_sigma(&m->ms, c->start);
+        gc->sigma_end = (float)sdx__percent_to_sigma(&m->ms, end);
+        n = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+        gc->hint = (float *)sdx__malloc(ctx, n * sizeof(float));
+        if (!gc->hint) return sdx__nomem(ctx, "control picture", n * sizeof(float));
+        sdx__control_hint(img->data, img->width, img->height, img->channels, g->width, g->height, c->net->net.hint_channels, gc->hint);
+    }
+    return SDX_OK;
+}
+
+/* The control picture as a [B, C, height, width] arena tensor: one copy
+ * per batch item (cond, uncond). */
+static int sdx__gen_hint(sdx__gen *g, const sdx__gen_control *c, int64_t B, sdx_tensor *hint) {
+    sdx__arena *a = &g->m->arena;
+    size_t one = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+    float *host;
+    if (!sdx__arena_tensor4(a, hint, g->m->unet.act_type, B, c->net->net.hint_channels, g->height, g->width) ||
+        !(host = (float *)sdx__arena_host_alloc(a, sizeof(float) * one * (size_t)B)))
+        return SDX_ERR_NOMEM;
+    for (int64_t b = 0; b < B; b++) memcpy(host + (size_t)b * one, c->hint, sizeof(float) * one);
+    return sdx__upload(g->m->ctx, hint, host);
+}
+
+/* The summed residuals of the ControlNets active at sigma for x [B, 4, h,
+ * w] (scaled), or NULL in *out when none is: the plain UNet runs. Arena
+ * tensors: the caller releases them with the call. */
+static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, const float *timesteps, sdx__unet_control **out) {
+    sdx_model *m = g->m;
+    int rc = SDX_OK, ran = 0;
+    *out = NULL;
+    for (int i = 0; i < g->n_controls && rc == SDX_OK; i++) {
+        sdx__gen_control *c = &g->controls[i];
+        sdx__controlnet *net = &c->net->net;
+        sdx_tensor hint;
+        int active = sdx__control_active(c, sigma);
+        sdx__log(m->ctx, SDX_LOG_DEBUG, "controlnet %d (%s): model call at sigma %.9g: %s", i, c->net->name, sigma,
+                 active ? "on" : "off");
+        if (!active) continue;
+        if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
+            break;
+        net->enc.act_type = m->unet.act_type;
+        if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
+        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
+                                     c->strength, &g->control, ran);
+        ran = 1;
+    }
+    if (rc == SDX_OK && ran) *out = &g->control;
+    return rc;
+}
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
@@ -16256,7 +17004,8 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
-    sdx_tensor xin, out;
+    sdx_tensor xin, out, x4;
+    sdx__unet_control *control = NULL;
     if (g->latent_mask) {       /* the model sees, and returns, the kept part */
         sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
@@ -16266,6 +17015,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
+    x4 = xin;
     {
         /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
         float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
@@ -16276,11 +17026,23 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
+        /* a ControlNet sees the latent without the inpainting channels */
+        if (rc == SDX_OK && g->n_controls && cin != 4) {
+            float *x4h = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+            if (!x4h || !sdx__arena_tensor4(&m->arena, &x4, m->unet.act_type, B, 4, g->lh, g->lw)) {
+                sdx__arena_release(&m->arena, mark);
+                return SDX_ERR_NOMEM;
+            }
+            for (int b = 0; b < B; b++) memcpy(x4h + (size_t)b * n, xs + (size_t)b * (size_t)cin * plane, sizeof(float) * n);
+            rc = sdx__upload(ctx, &x4, x4h);
+        }
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->tiling) sdx__circular_begin(ctx);
-        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {
@@ -16319,6 +17081,8 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
 
 /* ---- stage: conditioning ------------------------------------------------ */
@@ -16522,6 +17286,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
+    if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
     sdx__arena_reset(&m->arena);
     {
@@ -16795,6 +17560,13 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */
+        const sdx_control *c = &p->controls[i];
+        sdx__buf_fmt(&b, ", ControlNet %d: \"Module: %s, Model: %s, Weight: %g, Resize Mode: Crop and Resize, "
+                     "Guidance Start: %g, Guidance End: %g, Pixel Perfect: False, Control Mode: Balanced\"", i,
+                     c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
+                     c->start, c->end != 0 ? c->end : 1.0f);
+    }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);

@@ -25,6 +25,7 @@
 #define MAX_LORAS 64
 
 typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
+#define MAX_CONTROLS 8
 
 typedef struct options {
     sdx_model_desc model;
@@ -33,6 +34,11 @@ typedef struct options {
     int threads, verbose, trace, seed_given, convert, output_given;
     lora_arg loras[MAX_LORAS];
     int n_loras;
+    /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
+    const char *control_net[MAX_CONTROLS], *control_image[MAX_CONTROLS];
+    float control_strength[MAX_CONTROLS], control_start[MAX_CONTROLS], control_end[MAX_CONTROLS];
+    int n_net, n_image, n_strength, n_start, n_end, canny;
+    float canny_low, canny_high;
 } options;
 
 static void usage(FILE *f) {
@@ -83,6 +89,17 @@ static void usage(FILE *f) {
 "      --paste-back          A1111-style: paste the init image back outside the blurred mask\n"
 "      --mask-blur N         paste-back mask blur in pixels, 0 = none (default: 4)\n"
 "\n"
+"ControlNet (repeat the group for several; the Nth of each flag goes with the Nth net)\n"
+"      --control-net PATH    ControlNet .safetensors (original, prefix-less or diffusers layout)\n"
+"      --control-image PATH  its control picture (edges, depth, pose...), any size:\n"
+"                            centre-cropped to the output's aspect and resized (nearest)\n"
+"      --control-strength F  scale of its residuals (default: 1)\n"
+"      --control-start F     fraction of the schedule where it starts (default: 0)\n"
+"      --control-end F       fraction of the schedule where it ends (default: 1)\n"
+"      --canny               turn the control pictures into Canny edge maps first\n"
+"      --canny-low F         Canny hysteresis thresholds on the Sobel gradient\n"
+"      --canny-high F        (|dx| + |dy|; default: 100, 200, as OpenCV's users)\n"
+"\n"
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
 "      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
@@ -123,6 +140,8 @@ static int takes_value(const char *a) {
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
         "--encode-seed", "--mask-blur", "--backend",
         "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
+        "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
+        "--canny-low", "--canny-high",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -155,6 +174,8 @@ static int parse_args(int argc, char **argv, options *o) {
     o->gen.seed = 42;
     o->gen.rng = SDX_RNG_CUDA;
     o->output = "output.png";
+    o->canny_low = 100;
+    o->canny_high = 200;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         long long n;
@@ -176,6 +197,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
         else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
+        else if (IS("--canny", "--canny")) o->canny = 1;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();
@@ -238,6 +260,24 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->gen.mask_blur = n ? (int)n : -1;
             } else if (IS("--cfg-scale", "--cfg")) {
                 if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
+            } else if (IS("--control-net", "--control-net") || IS("--control-image", "--control-image")) {
+                int *count = IS("--control-net", "--control-net") ? &o->n_net : &o->n_image;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                (count == &o->n_net ? o->control_net : o->control_image)[(*count)++] = val;
+            } else if (IS("--control-strength", "--control-strength") || IS("--control-start", "--control-start") ||
+                       IS("--control-end", "--control-end")) {
+                int strength = IS("--control-strength", "--control-strength"), start = IS("--control-start", "--control-start");
+                int *count = strength ? &o->n_strength : start ? &o->n_start : &o->n_end;
+                float *list = strength ? o->control_strength : start ? o->control_start : o->control_end, f;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                if (!parse_float(val, &f) || (strength ? !(f >= 0 && f <= 10) : !(f >= 0 && f <= 1))) {
+                    fprintf(stderr, "sdx: %s %s: must be in [0, %s]\n", a, val, strength ? "10" : "1");
+                    return -1;
+                }
+                list[(*count)++] = f;
+            } else if (IS("--canny-low", "--canny-low") || IS("--canny-high", "--canny-high")) {
+                float *t = IS("--canny-low", "--canny-low") ? &o->canny_low : &o->canny_high;
+                if (!parse_float(val, t) || !(*t >= 0 && *t <= 100000)) { fprintf(stderr, "sdx: %s %s: must be in [0, 100000]\n", a, val); return -1; }
             } else if (IS("--strength", "--strength")) {
                 if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
                     fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
@@ -259,6 +299,17 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
     if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
     if (o->gen.paste_back && (!o->mask_path || !o->init_path)) { fprintf(stderr, "sdx: --paste-back needs --init-img and --mask\n"); return -1; }
+    if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
+    if (o->n_image != o->n_net || o->n_strength > o->n_net || o->n_start > o->n_net || o->n_end > o->n_net) {
+        fprintf(stderr, "sdx: %d --control-net but %d --control-image, %d --control-strength, %d --control-start, "
+                "%d --control-end: each ControlNet needs one image and at most one of the others\n",
+                o->n_net, o->n_image, o->n_strength, o->n_start, o->n_end);
+        return -1;
+    }
+    for (int i = 0; i < o->n_net; i++) {
+        float start = i < o->n_start ? o->control_start[i] : 0, end = i < o->n_end ? o->control_end[i] : 1;
+        if (!(start < end)) { fprintf(stderr, "sdx: ControlNet %d: --control-start %g must be below --control-end %g\n", i + 1, start, end); return -1; }
+    }
     return 0;
 }
 
@@ -330,6 +381,23 @@ static int load_latent(sdx_ctx *ctx, const char *path, sdx_tensor *out) {
     if (rc != SDX_OK) fprintf(stderr, "sdx: %s: %s (expected a file written by --output-latent)\n", path, sdx_last_error(ctx));
     sdx_st_close(st);
     return rc == SDX_OK;
+}
+
+/* A control picture as it is: the library crops and resizes it. */
+static int load_control_image(const char *path, sdx_image *out) {
+    int iw, ih, ic;
+    unsigned char *px = stbi_load(path, &iw, &ih, &ic, 3);
+    size_t n;
+    if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
+    n = (size_t)iw * (size_t)ih * 3;
+    out->data = malloc(n);
+    if (!out->data) { stbi_image_free(px); fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
+    memcpy(out->data, px, n);
+    out->width = iw;
+    out->height = ih;
+    out->channels = 3;
+    stbi_image_free(px);
+    return 1;
 }
 
 typedef struct { unsigned char *p; size_t len, cap; int failed; } membuf;
@@ -520,11 +588,15 @@ int main(int argc, char **argv) {
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_model *model = NULL;
-    sdx_image init = { 0 }, mask = { 0 };
+    sdx_image init = { 0 }, mask = { 0 }, control_image[MAX_CONTROLS];
     sdx_tensor init_latent = { 0 };
+    sdx_controlnet *control_net[MAX_CONTROLS] = { 0 };
+    sdx_control controls[MAX_CONTROLS];
     sdx_gen_result res;
     progress_state ps;
     int rc, status = 1;
+    memset(control_image, 0, sizeof control_image);
+    memset(controls, 0, sizeof controls);
     rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
     memset(&desc, 0, sizeof desc);
@@ -557,6 +629,19 @@ int main(int argc, char **argv) {
         if (!load_image(o.mask_path, 1, 0, 0, &mask)) goto done;
         o.gen.mask = &mask;
     }
+    for (int i = 0; i < o.n_image; i++) {
+        if (!load_control_image(o.control_image[i], &control_image[i])) goto done;
+        if (o.canny) {
+            sdx_image edges;
+            if (sdx_canny(ctx, &control_image[i], o.canny_low, o.canny_high, &edges) != SDX_OK) {
+                fprintf(stderr, "sdx: %s: %s\n", o.control_image[i], sdx_last_error(ctx));
+                goto done;
+            }
+            /* keep the picture malloc-owned, like the others */
+            memcpy(control_image[i].data, edges.data, (size_t)edges.width * (size_t)edges.height * 3);
+            sdx_image_free(ctx, &edges);
+        }
+    }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
     for (int i = 0; i < o.n_loras; i++)
         if (sdx_model_apply_lora(model, o.loras[i].path, o.loras[i].unet, o.loras[i].te) != SDX_OK) {
@@ -569,6 +654,17 @@ int main(int argc, char **argv) {
         status = 0;
         goto done;
     }
+    for (int i = 0; i < o.n_net; i++) {
+        if (sdx_controlnet_load(model, o.control_net[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        controls[i].net = control_net[i];
+        controls[i].image = &control_image[i];
+        controls[i].strength = i < o.n_strength ? o.control_strength[i] : 1.0f;
+        controls[i].start = i < o.n_start ? o.control_start[i] : 0.0f;
+        controls[i].end = i < o.n_end ? o.control_end[i] : 1.0f;
+        controls[i].module = o.canny ? "canny" : NULL;
+    }
+    o.gen.controls = controls;
+    o.gen.n_controls = o.n_net;
     memset(&ps, 0, sizeof ps);
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
     ps.verbose = o.verbose;
@@ -609,6 +705,10 @@ done:
     free(init.data);
     free(mask.data);
     sdx_tensor_free(ctx, &init_latent);
+    for (int i = 0; i < MAX_CONTROLS; i++) {
+        sdx_controlnet_free(control_net[i]);
+        free(control_image[i].data);
+    }
     sdx_model_free(model);
     sdx_destroy(ctx);
     return status;

@@ -388,7 +388,65 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     return T_PASS;
 }
 
+/* A controlled generation (two ControlNets, one of them only for part of
+ * the schedule, on the SD 1.x model) on the fake device:
+ * ControlNet weights uploaded, residuals on the device, equal bits. */
+static int controlnets_on_the_fake_device_equal_the_cpu(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(cnp, "golden/controlnet/controlnet.safetensors");
+    char ckpt[512], cn_path[512];
+    static uint8_t px[50 * 30 * 3];
+    sdx_image hint = { 50, 30, 3, px };
+    fake_device fd;
+    sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
+    sdx_model *mc, *md;
+    sdx_controlnet *nc = NULL, *nd = NULL;
+    sdx_control c[2];
+    sdx_gen_params p;
+    sdx_gen_result rc_, rd;
+    size_t n;
+    (void)v;
+    for (int i = 0; i < (int)sizeof px; i++) px[i] = (uint8_t)((i / 3 % 50) > 25 ? 255 : i * 5);
+    snprintf(ckpt, sizeof ckpt, "%s/golden/sd1/model.safetensors", t_shared_dir());
+    snprintf(cn_path, sizeof cn_path, "%s", cnp);
+    T_CHECK(dev, "fake device refused");
+    mc = fd_model(cpu, ckpt);
+    md = fd_model(dev, ckpt);
+    T_CHECK(mc && md, "%s / %s", sdx_last_error(cpu), sdx_last_error(dev));
+    T_CHECK(sdx_controlnet_load(mc, cn_path, &nc) == SDX_OK, "%s", sdx_last_error(cpu));
+    T_CHECK(sdx_controlnet_load(md, cn_path, &nd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
+    fd_params(&p);
+    memset(c, 0, sizeof c);
+    c[0].image = c[1].image = &hint;
+    c[0].strength = 0.8f;
+    c[1].strength = 0.5f;
+    c[1].end = 0.6f;
+    p.controls = c;
+    p.n_controls = 2;
+    c[0].net = c[1].net = nc;
+    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "%s", sdx_last_error(cpu));
+    c[0].net = c[1].net = nd;
+    T_CHECK(sdx_generate(md, &p, &rd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
+    n = (size_t)sdx_tensor_numel(&rc_.latents[0]);
+    T_CHECK(fd.calls > 0 && fd.host_operands == 0, "%ld device kernel calls, %ld host operands", fd.calls, fd.host_operands);
+    T_CHECK(!memcmp(rc_.latents[0].data, rd.latents[0].data, n * sizeof(float)), "latents differ");
+    T_NOTE("controlled: %ld kernel calls, %.1f MB up, %.1f MB down", fd.calls, (double)fd.up_bytes / 1048576.0,
+           (double)fd.down_bytes / 1048576.0);
+    sdx_gen_result_free(cpu, &rc_);
+    sdx_gen_result_free(dev, &rd);
+    sdx_controlnet_free(nc);
+    sdx_controlnet_free(nd);
+    sdx_model_free(mc);
+    sdx_model_free(md);
+    T_CHECK(sdx_device_bytes(dev, NULL) == 0 && fd.live_buffers == 0, "%zu device bytes, %ld buffers left after free",
+            sdx_device_bytes(dev, NULL), fd.live_buffers);
+    sdx_destroy(cpu);
+    sdx_destroy(dev);
+    return T_PASS;
+}
+
 static const t_case backend_cases[] = {
+    { "controlnets_on_the_fake_device_equal_the_cpu", controlnets_on_the_fake_device_equal_the_cpu },
     { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
     { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },

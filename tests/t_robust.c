@@ -771,6 +771,74 @@ static int generation_survives_every_allocation_failure(void) {
     return T_PASS;
 }
 
+/* Loading a ControlNet and a controlled generation (two nets, one step),
+ * failing the n-th allocation after the model is loaded. */
+static int t_control_under_failure(const char *ckpt, const char *vocab, const char *cn_path, long n, int *done, long *live_after) {
+    t_failing_alloc fa;
+    sdx_ctx *ctx = t_fa_ctx(&fa, 2);
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    sdx_controlnet *cn = NULL;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    sdx_control c[2];
+    uint8_t px[24 * 16 * 3];
+    sdx_image hint = { 24, 16, 3, px };
+    int rc;
+    for (int i = 0; i < (int)sizeof px; i++) px[i] = (uint8_t)(i * 7);
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    memset(&p, 0, sizeof p);
+    p.prompt = "a fox";
+    p.width = p.height = 64;
+    p.steps = 1;
+    p.sampler = "heun";
+    rc = sdx_model_load(ctx, &md, &m);
+    if (rc == SDX_OK) {
+        t_fa_arm(&fa, n);
+        rc = sdx_controlnet_load(m, cn_path, &cn);
+    }
+    if (rc == SDX_OK) {
+        memset(c, 0, sizeof c);
+        c[0].net = c[1].net = cn;
+        c[0].image = c[1].image = &hint;
+        c[0].strength = 1.0f;
+        c[1].strength = 0.5f;
+        c[1].end = 0.5f;
+        p.controls = c;
+        p.n_controls = 2;
+        rc = sdx_generate(m, &p, &res);
+        if (rc == SDX_OK) sdx_gen_result_free(ctx, &res);
+    }
+    *done = fa.failed == 0;
+    if (rc != SDX_OK && !strstr(sdx_last_error(ctx), "out of memory")) rc = -1000;   /* wrong message */
+    sdx_controlnet_free(cn);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    *live_after = fa.live;
+    t_fa_done(&fa);
+    return rc;
+}
+
+static int controlnet_generation_survives_every_allocation_failure(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab/merges.txt");
+    T_NEED_SHARED(cn, "golden/controlnet/controlnet.safetensors");
+    long n;
+    for (n = 1; n < 20000; n++) {
+        int done;
+        long live;
+        int rc = t_control_under_failure(ckpt, vocab, cn, n, &done, &live);
+        T_CHECK(live == 0, "failing allocation %ld left %ld blocks allocated", n, live);
+        if (done) { T_CHECK(rc == SDX_OK, "run without failure: %d", rc); break; }
+        T_CHECK(rc == SDX_ERR_NOMEM || rc == SDX_OK, "failing allocation %ld gave %d (expected SDX_ERR_NOMEM with an "
+                "out-of-memory message)", n, rc);
+    }
+    T_NOTE("ControlNet load + controlled generation: %ld allocation points, each failing cleanly", n - 1);
+    return T_PASS;
+}
+
 static const t_case robust_cases[] = {
     { "hostile_files_on_disk_are_rejected_with_a_reason", hostile_files_on_disk_are_rejected_with_a_reason },
     { "deeply_nested_header_on_disk_is_rejected", deeply_nested_header_on_disk_is_rejected },
@@ -787,6 +855,7 @@ static const t_case robust_cases[] = {
     { "vocabulary_and_prompts_survive_every_allocation_failure", vocabulary_and_prompts_survive_every_allocation_failure },
     { "inflate_of_empty_members_is_well_defined", inflate_of_empty_members_is_well_defined },
     { "generation_survives_every_allocation_failure", generation_survives_every_allocation_failure },
+    { "controlnet_generation_survives_every_allocation_failure", controlnet_generation_survives_every_allocation_failure },
     { 0, 0 }
 };
 SDX_TEST_SUITE(robust, robust_cases)

@@ -65,6 +65,7 @@ typedef enum sdx__part {
     SDX__PART_TEXT,
     SDX__PART_UNET,
     SDX__PART_VAE,
+    SDX__PART_CONTROLNET,
     SDX__PART_COUNT
 } sdx__part;
 
@@ -189,12 +190,12 @@ SDX_API const char *sdx_result_name(int result) {
 /* ---- dtypes and half floats ----------------------------------------- */
 
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8 };
+    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
     return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64" };
+    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
     return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
 }
 
@@ -376,6 +377,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_F64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[offset + i]; break;
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
+    case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
     default: SDX_ASSERT(0);
     }
 }
@@ -802,7 +804,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
  * stops the run with a message naming the op, part, layer and stats. */
 
 static const char *sdx__part_name(sdx__part p) {
-    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae" };
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet" };
     return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
 }
 

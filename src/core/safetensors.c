@@ -80,7 +80,7 @@ static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e)
         !offs || offs->type != SDX__JSON_ARRAY)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
     if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64, U8)", st->path, name, dt->str);
     if (shape->len > SDX_MAX_DIMS)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
     for (c = shape->child; c; c = c->next, i++) {
@@ -483,6 +483,11 @@ typedef struct sdx__wset {
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots;
     int rc;                 /* code of the last failed fetch */
+    /* Optional name translation for files in another layout (diffusers):
+     * writes the file's name for the canonical name `name` into out and
+     * returns 1, or returns 0 when that layout has no such tensor. */
+    int (*map)(const void *user, const char *name, char *out, size_t size);
+    const void *map_user;
 } sdx__wset;
 
 /* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
@@ -526,9 +531,14 @@ static void sdx__wset_free(sdx__wset *w) {
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
     if (n < 0 || (size_t)n >= size) return NULL;
     vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    if (w->map) {   /* messages name the file's tensor, or the canonical one when unmapped */
+        snprintf(canonical, sizeof canonical, "%s", name);
+        if (!w->map(w->map_user, canonical, name, size)) { snprintf(name, size, "%s", canonical); return NULL; }
+    }
     return sdx_st_find(w->st, name);
 }
 

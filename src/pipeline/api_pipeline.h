@@ -72,6 +72,39 @@ typedef struct sdx_image {
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
+/* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
+ * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
+ * fit it (other family, other context width) is an error naming both
+ * files. The weights stay mapped from the file. Free it after the last
+ * generation that uses it, before the model. */
+typedef struct sdx_controlnet sdx_controlnet;
+
+SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
+/* The file name without folder or extension (PNG parameters). */
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
+
+/* One ControlNet applied to a generation, as ComfyUI's
+ * ControlNetApplyAdvanced on both the prompt and the negative prompt. */
+typedef struct sdx_control {
+    sdx_controlnet  *net;
+    const sdx_image *image;        /* RGB (or grey) control picture, any size:
+                                      centre-cropped to the output's aspect and
+                                      resized (nearest) to the output size   */
+    float strength;                /* residual scale (1 = as trained; 0 = no
+                                      effect, not a default)                 */
+    float start, end;              /* active part of the schedule, fractions
+                                      in [0, 1]; end 0 = 1                   */
+    const char *module;            /* preprocessor used, for the PNG
+                                      parameters ("canny"); NULL = "none"   */
+} sdx_control;
+
+/* Canny edge map of an RGB or grey picture, as OpenCV's cv2.Canny(image,
+ * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
+ * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
+ * the same size. Free with sdx_image_free. */
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
+
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
  * (sdx_generate then returns SDX_ERR_CANCELLED). */
@@ -105,6 +138,9 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* ControlNets, their residuals summed */
+    const sdx_control *controls;
+    int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */

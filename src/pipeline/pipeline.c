@@ -4,9 +4,11 @@
 #include "../core/rng.c"
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
+#include "../models/controlnet.c"
 #include "../models/vae.c"
 #include "../models/lora.c"
 #include "../sampling/sampling.c"
+#include "canny.c"
 
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
@@ -343,6 +345,82 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* One ControlNet of a generation: its picture at the output size and the
+ * sigma window in which it runs. */
+typedef struct sdx__gen_control {
+    sdx_controlnet *net;
+    float strength;
+    float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
+    float *hint;                    /* [hint_channels, height, width] */
+} sdx__gen_control;
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
+}
+
 /* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
@@ -366,6 +444,10 @@ typedef struct sdx__gen {
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
     sdx_rng step_rng;
+    /* ControlNets and the residuals of the current model call */
+    sdx__gen_control *controls;
+    int n_controls;
+    sdx__unet_control control;
 } sdx__gen;
 
 /* What zero/NULL fields of sdx_gen_params mean; sdx_generate and the
@@ -935,6 +1017,86 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     return rc;
 }
 
+/* Checks each control, makes its picture the ControlNet input at the
+ * output size and its window in sigmas (ControlBase.pre_run). */
+static int sdx__gen_prepare_controls(sdx__gen *g) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    const sdx_gen_params *p = g->p;
+    int rc;
+    if (p->n_controls < 0 || p->n_controls > 64 || (p->n_controls && !p->controls))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%d controls: must be 0..64 with a list", p->n_controls);
+    if (!p->n_controls) return SDX_OK;
+    g->controls = (sdx__gen_control *)sdx__calloc(ctx, (size_t)p->n_controls, sizeof *g->controls);
+    if (!g->controls) return sdx__nomem(ctx, "controls", (size_t)p->n_controls * sizeof *g->controls);
+    g->n_controls = p->n_controls;
+    for (int i = 0; i < p->n_controls; i++) {
+        const sdx_control *c = &p->controls[i];
+        sdx__gen_control *gc = &g->controls[i];
+        const sdx_image *img = c->image;
+        float end = c->end != 0 ? c->end : 1.0f;
+        size_t n;
+        if (!c->net) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d: no ControlNet", i);
+        if (!img || !img->data || img->width < 1 || img->height < 1 || (img->channels != 3 && img->channels != 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): needs an RGB or grey picture", i, c->net->name);
+        if (!isfinite(c->strength) || !(c->start >= 0 && c->start < end && end <= 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): strength %g, start %g, end %g: need a finite strength "
+                             "and 0 <= start < end <= 1", i, c->net->name, c->strength, c->start, end);
+        /* a ControlNet loaded for another model */
+        if ((rc = sdx__controlnet_fit(ctx, &c->net->net, &m->unet, sdx_st_path(m->ckpt))) != SDX_OK) return rc;
+        gc->net = c->net;
+        gc->strength = c->strength;
+        gc->sigma_start = (float)sdx__percent_to_sigma(&m->ms, c->start);
+        gc->sigma_end = (float)sdx__percent_to_sigma(&m->ms, end);
+        n = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+        gc->hint = (float *)sdx__malloc(ctx, n * sizeof(float));
+        if (!gc->hint) return sdx__nomem(ctx, "control picture", n * sizeof(float));
+        sdx__control_hint(img->data, img->width, img->height, img->channels, g->width, g->height, c->net->net.hint_channels, gc->hint);
+    }
+    return SDX_OK;
+}
+
+/* The control picture as a [B, C, height, width] arena tensor: one copy
+ * per batch item (cond, uncond). */
+static int sdx__gen_hint(sdx__gen *g, const sdx__gen_control *c, int64_t B, sdx_tensor *hint) {
+    sdx__arena *a = &g->m->arena;
+    size_t one = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+    float *host;
+    if (!sdx__arena_tensor4(a, hint, g->m->unet.act_type, B, c->net->net.hint_channels, g->height, g->width) ||
+        !(host = (float *)sdx__arena_host_alloc(a, sizeof(float) * one * (size_t)B)))
+        return SDX_ERR_NOMEM;
+    for (int64_t b = 0; b < B; b++) memcpy(host + (size_t)b * one, c->hint, sizeof(float) * one);
+    return sdx__upload(g->m->ctx, hint, host);
+}
+
+/* The summed residuals of the ControlNets active at sigma for x [B, 4, h,
+ * w] (scaled), or NULL in *out when none is: the plain UNet runs. Arena
+ * tensors: the caller releases them with the call. */
+static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, const float *timesteps, sdx__unet_control **out) {
+    sdx_model *m = g->m;
+    int rc = SDX_OK, ran = 0;
+    *out = NULL;
+    for (int i = 0; i < g->n_controls && rc == SDX_OK; i++) {
+        sdx__gen_control *c = &g->controls[i];
+        sdx__controlnet *net = &c->net->net;
+        sdx_tensor hint;
+        int active = sdx__control_active(c, sigma);
+        sdx__log(m->ctx, SDX_LOG_DEBUG, "controlnet %d (%s): model call at sigma %.9g: %s", i, c->net->name, sigma,
+                 active ? "on" : "off");
+        if (!active) continue;
+        if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
+            break;
+        net->enc.act_type = m->unet.act_type;
+        if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
+        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
+                                     c->strength, &g->control, ran);
+        ran = 1;
+    }
+    if (rc == SDX_OK && ran) *out = &g->control;
+    return rc;
+}
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
@@ -959,7 +1121,8 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
-    sdx_tensor xin, out;
+    sdx_tensor xin, out, x4;
+    sdx__unet_control *control = NULL;
     if (g->latent_mask) {       /* the model sees, and returns, the kept part */
         sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
@@ -969,6 +1132,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
+    x4 = xin;
     {
         /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
         float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
@@ -979,11 +1143,23 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
+        /* a ControlNet sees the latent without the inpainting channels */
+        if (rc == SDX_OK && g->n_controls && cin != 4) {
+            float *x4h = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+            if (!x4h || !sdx__arena_tensor4(&m->arena, &x4, m->unet.act_type, B, 4, g->lh, g->lw)) {
+                sdx__arena_release(&m->arena, mark);
+                return SDX_ERR_NOMEM;
+            }
+            for (int b = 0; b < B; b++) memcpy(x4h + (size_t)b * n, xs + (size_t)b * (size_t)cin * plane, sizeof(float) * n);
+            rc = sdx__upload(ctx, &x4, x4h);
+        }
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->tiling) sdx__circular_begin(ctx);
-        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {
@@ -1022,6 +1198,8 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
 
 /* ---- stage: conditioning ------------------------------------------------ */
@@ -1225,6 +1403,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
+    if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
     sdx__arena_reset(&m->arena);
     {
@@ -1498,6 +1677,13 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */
+        const sdx_control *c = &p->controls[i];
+        sdx__buf_fmt(&b, ", ControlNet %d: \"Module: %s, Model: %s, Weight: %g, Resize Mode: Crop and Resize, "
+                     "Guidance Start: %g, Guidance End: %g, Pixel Perfect: False, Control Mode: Balanced\"", i,
+                     c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
+                     c->start, c->end != 0 ? c->end : 1.0f);
+    }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
