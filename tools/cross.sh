@@ -19,7 +19,11 @@
 # variants, VAE tiling, whole-pipeline allocation-failure sweeps and the
 # 2-million-value scalar half-float sweeps. Every suite still runs, with
 # the SD 1.x golden generation, the UNet goldens of all three families and
-# the SD 1.x VAE goldens. The SDX_NO_SIMD run, native, leaves out only the
+# the SD 1.x VAE goldens. The add-on and pipeline-feature suites (img2img,
+# LoRA, embeddings, ControlNet, TAESD, stages, tiling, examples, the fake
+# device's whole generations) compute nothing the kernels, UNet and VAE
+# goldens do not already cover on AArch64, so they run natively and under
+# wine only. The SDX_NO_SIMD run, native, leaves out only the
 # slowest (NOSIMD_SKIP). Every step prints its time. Needs
 # tools/setup-debian.sh's packages and ../shared for the golden cases
 # (they skip without it).
@@ -38,7 +42,9 @@ NOSIMD_SKIP="--skip pipeline.half_storage --skip pipeline.cli_ --skip robust.gen
 ARM_SKIP="$NOSIMD_SKIP --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip vae.sd2_ --skip vae.sdxl_
           --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip vae.sd1_goldens_f16 --skip vae.sd1_goldens_bf16
           --skip vae.tile --skip vae.tiled_ --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
-          --skip half.f16_random_bits --skip half.bf16_random_bits"
+          --skip half.f16_random_bits --skip half.bf16_random_bits
+          --skip img2img. --skip lora. --skip embedding. --skip controlnet. --skip taesd. --skip stages. --skip tiling.
+          --skip examples. --skip backend.generations --skip backend.every_data_path"
 
 step() { printf '== cross %s\n' "$*"; }
 timed() {   # timed LABEL CMD...: runs CMD, prints how long it took
