@@ -32,8 +32,14 @@ static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t
     if (bytes <= (1u << 20) && (t->dtype == SDX_F32 || t->dtype == SDX_F16 || t->dtype == SDX_BF16)) {
         sdx__wset w;                               /* a forced weight type converts at load */
         const sdx_tensor *c;
+        sdx__shape want;
         sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, t->dtype == SDX_F16 ? SDX_BF16 : SDX_F16);
-        c = sdx__wget(&w, t->ndim, t->shape, "%s", t->name);
+        want = sdx__s_any();                       /* the file's own shape where it fits */
+        if (t->ndim <= 4) {
+            want.ndim = t->ndim;
+            for (int d = 0; d < t->ndim; d++) want.d[d] = t->shape[d];
+        }
+        c = sdx__wget(&w, want, "%s", t->name);
         FZ_ASSERT(c || strlen(t->name) >= 500, "weight set lost tensor '%s': %s", t->name, sdx_last_error(ctx));
         if (c) FZ_ASSERT(sdx_tensor_numel(c) == sdx_tensor_numel(t), "converted tensor '%s' has another size", t->name);
         sdx__wset_free(&w);
