@@ -48,11 +48,13 @@ sanitize: tests/run-san
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-# kernels vs a naive loop, then one SD 1.5 UNet step at 512x512 (random f16
-# weights generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
-bench: bench/bench bench/bench_unet
+# kernels vs a naive loop, one SD 1.5 UNet step at 512x512, then TAESD vs
+# VAE decodes at 512 and 1024 (random f16 weights generated once under
+# /tmp); `make bench-sdxl` adds SDXL at 1024.
+bench: bench/bench bench/bench_unet bench/bench_decode
 	./bench/bench
 	./bench/bench_unet --only sd15 --calls 2
+	./bench/bench_decode
 
 bench-sdxl: bench/bench_unet
 	./bench/bench_unet --only sdxl --calls 1
@@ -77,4 +79,4 @@ check-amalgamation:
 	sh tools/amalgamate.sh --check
 
 clean:
-	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet
+	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode

@@ -19,20 +19,32 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
+
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
-    const char *init_path, *mask_path, *output, *latent_output;
-    int threads, verbose, trace, seed_given;
+    const char *init_path, *mask_path, *output, *latent_output, *latent_input, *preview_path;
+    run_mode mode;
+    int threads, verbose, trace, seed_given, n_taesd;
 } options;
 
 static void usage(FILE *f) {
     fprintf(f,
 "usage: sdx -m MODEL -p PROMPT [options]\n"
+"       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
+"       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
+"\n"
+"  -M, --mode MODE           img_gen (default), decode (a latent file to PNG) or\n"
+"                            encode (an image to a latent file)\n"
 "\n"
 "Model\n"
 "  -m, --model PATH          single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)\n"
 "      --vae PATH            separate VAE replacing the checkpoint's\n"
+"      --taesd PATH          TAESD (tiny autoencoder) decoding instead of the VAE: taesd_decoder /\n"
+"                            taesdxl_decoder, or a diffusers AutoencoderTiny file; given twice\n"
+"                            (or one file with both halves) it also encodes init images\n"
+"      --taesd-preview-only  use TAESD for previews only, the VAE for the final image\n"
 "      --vocab PATH          CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
 "                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
 "      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
@@ -62,6 +74,11 @@ static void usage(FILE *f) {
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
 "      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
+"      --latent-in PATH      latent to decode in -M decode (as --output-latent writes it)\n"
+"      --preview MODE        live previews of the denoised image: none, tae, vae (default: none)\n"
+"      --preview-path PATH   where the preview PNG goes (default: preview.png)\n"
+"      --preview-interval N  steps between previews (default: 1)\n"
+"      --preview-noisy       preview the noisy latent instead of the denoised estimate\n"
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
@@ -96,11 +113,14 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
+        "-M", "--mode", "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
 }
+
+static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
 
 /* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
 static int parse_args(int argc, char **argv, options *o) {
@@ -108,6 +128,7 @@ static int parse_args(int argc, char **argv, options *o) {
     o->gen.seed = 42;
     o->gen.rng = SDX_RNG_CUDA;
     o->output = "output.png";
+    o->preview_path = "preview.png";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         long long n;
@@ -128,12 +149,34 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
+        else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
+        else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();
             if (!val) return -1;
             if (IS("-m", "--model")) o->model.checkpoint = val;
             else if (IS("--vae", "--vae")) o->model.vae = val;
+            else if (IS("--taesd", "--tae")) {
+                if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
+                o->model.taesd[o->n_taesd++] = val;
+            } else if (IS("-M", "--mode")) {
+                if (!strcmp(val, "img_gen")) o->mode = MODE_IMG_GEN;
+                else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
+                else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
+                else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode\n", val); return -1; }
+            } else if (IS("--latent-in", "--latent-in")) o->latent_input = val;
+            else if (IS("--preview-path", "--preview-path")) o->preview_path = val;
+            else if (IS("--preview", "--preview")) {
+                o->gen.preview = NULL;
+                if (!strcmp(val, "tae")) o->gen.preview_codec = SDX_CODEC_TAESD;
+                else if (!strcmp(val, "vae")) o->gen.preview_codec = SDX_CODEC_VAE;
+                else if (!strcmp(val, "proj")) {
+                    fprintf(stderr, "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n");
+                    return -1;
+                } else if (strcmp(val, "none")) { fprintf(stderr, "sdx: --preview %s: valid values are none, tae, vae\n", val); return -1; }
+                if (strcmp(val, "none")) o->gen.preview = on_preview;
+            }
             else if (IS("--vocab", "--vocab")) o->model.vocab = val;
             else if (IS("--prediction", "--prediction")) o->model.prediction = val;
             else if (IS("-p", "--prompt")) o->gen.prompt = val;
@@ -149,13 +192,14 @@ static int parse_args(int argc, char **argv, options *o) {
                 else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
                 else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }
             } else if (IS("-W", "--width") || IS("-H", "--height") || IS("--steps", "--steps") || IS("-b", "--batch-count") ||
-                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads")) {
+                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads") || IS("--preview-interval", "--preview-interval")) {
                 if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", a, val); return -1; }
                 if (IS("-W", "--width")) o->gen.width = (int)n;
                 else if (IS("-H", "--height")) o->gen.height = (int)n;
                 else if (IS("--steps", "--steps")) o->gen.steps = (int)n;
                 else if (IS("-b", "--batch-count")) o->gen.batch_count = (int)n;
                 else if (IS("--clip-skip", "--clip-skip")) o->gen.clip_skip = (int)n;
+                else if (IS("--preview-interval", "--preview-interval")) o->gen.preview_interval = (int)n;
                 else o->threads = (int)n;
                 if (n <= 0 && !IS("-t", "--threads") && !IS("--clip-skip", "--clip-skip")) {
                     fprintf(stderr, "sdx: %s %s: must be positive\n", a, val);
@@ -175,6 +219,19 @@ static int parse_args(int argc, char **argv, options *o) {
         }
 #undef IS
 #undef VALUE
+    }
+    if (o->mode != MODE_IMG_GEN) {
+        o->model.codecs_only = 1;
+        if (!o->model.checkpoint && !o->n_taesd) {
+            fprintf(stderr, "sdx: -M %s needs a model (-m PATH) or a TAESD file (--taesd PATH)\n", o->mode == MODE_DECODE ? "decode" : "encode");
+            return -1;
+        }
+        if (o->mode == MODE_DECODE && !o->latent_input) { fprintf(stderr, "sdx: -M decode needs --latent-in PATH\n"); return -1; }
+        if (o->mode == MODE_ENCODE && (!o->init_path || !o->latent_output)) {
+            fprintf(stderr, "sdx: -M encode needs -i IMAGE and --output-latent PATH\n");
+            return -1;
+        }
+        return 0;
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
     if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
@@ -300,8 +357,8 @@ static unsigned char *text_chunk(const char *key, const char *text, size_t *len)
     return c;
 }
 
-/* Writes the PNG with its parameters to a temporary name, then renames,
- * so a failure never leaves half a file at `path`. */
+/* Writes the PNG with its parameters (NULL: none) to a temporary name,
+ * then renames, so a failure never leaves half a file at `path`. */
 static int write_png(const char *path, const sdx_image *img, const char *parameters) {
     membuf png = { 0 };
     size_t clen = 0;
@@ -310,8 +367,8 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     FILE *f;
     int ok, fd;
     stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
-    chunk = text_chunk("parameters", parameters, &clen);
-    if (png.failed || png.len < 33 || !chunk) {
+    chunk = parameters ? text_chunk("parameters", parameters, &clen) : NULL;
+    if (png.failed || png.len < 33 || (parameters && !chunk)) {
         fprintf(stderr, "sdx: %s: PNG encoding failed\n", path);
         free(png.p);
         free(chunk);
@@ -330,7 +387,7 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     }
     (void)fchmod(fd, 0644);     /* mkstemp creates 0600; an image is for sharing */
     /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
-    ok = fwrite(png.p, 1, 33, f) == 33 && fwrite(chunk, 1, clen, f) == clen &&
+    ok = fwrite(png.p, 1, 33, f) == 33 && (!chunk || fwrite(chunk, 1, clen, f) == clen) &&
          fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;
     ok = (fclose(f) == 0) && ok;
     if (ok && rename(tmp, path) != 0) ok = 0;
@@ -377,9 +434,65 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
     return 0;
 }
 
+/* --preview: the current estimate, overwritten at --preview-path. */
+static int on_preview(void *user, int image, int step, int steps, const sdx_image *img) {
+    const options *o = user;
+    char text[96];
+    snprintf(text, sizeof text, "sdx preview: image %d, step %d of %d", image + 1, step, steps);
+    return write_png(o->preview_path, img, text) ? 0 : 1;
+}
+
 static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
     (void)user;
     fprintf(stderr, "sdx: %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
+}
+
+/* ---- one stage on files ------------------------------------------------- */
+
+/* -M decode: --latent-in (tensor 'latent', model space) -> PNG. */
+static int run_decode(sdx_ctx *ctx, const options *o) {
+    sdx_st *st = NULL;
+    sdx_model *model = NULL;
+    sdx_image img = { 0 };
+    const sdx_tensor *latent;
+    int status = 1;
+    if (sdx_st_open(ctx, o->latent_input, &st) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); return 1; }
+    if (!(latent = sdx_st_find(st, "latent"))) {
+        fprintf(stderr, "sdx: %s: no tensor 'latent' (write one with --output-latent or -M encode)\n", o->latent_input);
+    } else if (sdx_model_load(ctx, &o->model, &model) != SDX_OK ||
+               sdx_decode_latent(model, latent, &o->gen, &img) != SDX_OK) {
+        fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+    } else if (write_png(o->output, &img, sdx_st_meta(st, "parameters"))) {
+        fprintf(stderr, "sdx: wrote %s\n", o->output);
+        status = 0;
+    }
+    sdx_image_free(ctx, &img);
+    sdx_model_free(model);
+    sdx_st_close(st);
+    return status;
+}
+
+/* -M encode: -i image -> --output-latent (tensor 'latent', model space). */
+static int run_encode(sdx_ctx *ctx, const options *o) {
+    sdx_model *model = NULL;
+    sdx_image img = { 0 };
+    sdx_tensor latent = { 0 };
+    int w = o->gen.width, h = o->gen.height, status = 1;
+    if (!load_image(o->init_path, 3, &w, &h, &img)) goto done;
+    if (sdx_model_load(ctx, &o->model, &model) != SDX_OK ||
+        sdx_encode_image(model, &img, &o->gen, &latent) != SDX_OK) {
+        fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+        goto done;
+    }
+    latent.name = "latent";
+    if (sdx_st_write(ctx, o->latent_output, &latent, 1, NULL, 0) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    fprintf(stderr, "sdx: wrote %s (%lldx%lld latent)\n", o->latent_output, (long long)latent.shape[3], (long long)latent.shape[2]);
+    status = 0;
+done:
+    sdx_tensor_free(ctx, &latent);
+    free(img.data);
+    sdx_model_free(model);
+    return status;
 }
 
 int main(int argc, char **argv) {
@@ -400,6 +513,8 @@ int main(int argc, char **argv) {
     desc.log_level = o.verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
     ctx = sdx_create(&desc);
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
+    if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
+    if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
     w = o.gen.width;
     h = o.gen.height;
     if (o.init_path) {
@@ -421,6 +536,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
+    o.gen.preview_user = &o;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
     status = 0;
@@ -435,15 +551,17 @@ int main(int argc, char **argv) {
         sdx_format_parameters(model, &o.gen, res.seeds[i], params, (size_t)need + 1);
         batch_path(o.output, i, path, sizeof path);
         written = write_png(path, &res.images[i], params);
-        free(params);
-        if (!written) { status = 1; continue; }
+        if (!written) { free(params); status = 1; continue; }
         fprintf(stderr, "sdx: wrote %s (seed %lld)\n", path, (long long)res.seeds[i]);
         if (o.latent_output) {
+            /* the parameters travel along, for the PNG of -M decode */
+            const char *meta[2] = { "parameters", params };
             sdx_tensor t = res.latents[i];
             batch_path(o.latent_output, i, path, sizeof path);
             t.name = "latent";
-            if (sdx_st_write(ctx, path, &t, 1, NULL, 0) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); status = 1; }
+            if (sdx_st_write(ctx, path, &t, 1, meta, 1) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); status = 1; }
         }
+        free(params);
     }
     sdx_gen_result_free(ctx, &res);
 done:

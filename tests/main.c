@@ -19,6 +19,7 @@
 #include "t_stages.c"
 #include "t_tiling.c"
 #include "t_examples.c"
+#include "t_taesd.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
         &t_suite_stages,
         &t_suite_tiling,
         &t_suite_examples,
+        &t_suite_taesd,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

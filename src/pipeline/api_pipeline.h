@@ -31,6 +31,17 @@ typedef struct sdx_model_desc {
     const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
+    /* TAESD, the tiny autoencoder (optional): up to two files, each adding
+     * the halves it holds: taesd_decoder / taesd_encoder (taesdxl_* for
+     * SDXL) as released, or a diffusers AutoencoderTiny file with both.
+     * A loaded half replaces the VAE for its job unless a sdx_codec
+     * parameter says otherwise. */
+    const char *taesd[2];
+    int         codecs_only;   /* 1: load only the VAE and TAESD, for
+                                  sdx_decode_latent / sdx_encode_image (no
+                                  text encoders, UNet or vocabulary); the
+                                  checkpoint may then be NULL if taesd is
+                                  given                                     */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -51,10 +62,18 @@ typedef struct sdx_image {
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
+/* What turns latents into pixels and back. AUTO: TAESD when the model has
+ * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
+typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;
+
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
  * (sdx_generate then returns SDX_ERR_CANCELLED). */
 typedef int (*sdx_progress_fn)(void *user, int image, int step, int steps, const sdx_tensor *latent);
+/* Live preview after `step`: the current estimate of the final image (or
+ * the noisy latent, with preview_noisy) decoded to RGB. Non-zero cancels
+ * as for progress. */
+typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const sdx_image *preview);
 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
@@ -79,6 +98,14 @@ typedef struct sdx_gen_params {
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
+    sdx_codec codec;               /* final decode and init-image encode   */
+    /* live previews (sd-cli --preview): every preview_interval steps
+     * (0 = 1), the denoised estimate x0 decoded by preview_codec */
+    sdx_preview_fn preview;
+    void *preview_user;
+    int   preview_interval;
+    sdx_codec preview_codec;       /* AUTO: TAESD when loaded, else the VAE */
+    int   preview_noisy;           /* 1: preview the noisy latent instead  */
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -133,9 +160,11 @@ SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s);
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
 SDX_API void sdx_sampling_free(sdx_sampling *s);
 
-/* VAE: a latent in model space (as sdx_sampling_latent, or a result's
- * latents) to RGB, and an RGB image (sizes multiples of 8) to such a
- * latent (the posterior mean, scaled). params may be NULL (vae_tiling). */
+/* VAE or TAESD (params->codec): a latent in model space (as
+ * sdx_sampling_latent, or a result's latents) to RGB, and an RGB image
+ * (sizes multiples of 8) to such a latent (the VAE's posterior mean,
+ * scaled; TAESD's output as is). params may be NULL; they read codec,
+ * vae_tiling and (decode) tiling. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 

@@ -5,6 +5,7 @@
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
 #include "../models/vae.c"
+#include "../models/taesd.c"
 #include "../sampling/sampling.c"
 
 /* ===================================================================== */
@@ -13,7 +14,8 @@
 /* Follows ComfyUI's KSampler (docs: shared golden PIPELINE.md): prompt ->
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
- * CFG; latent / scale factor -> VAE decoder -> floor(clamp(x)*255). */
+ * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
+ * floor(clamp(x)*255). */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -23,9 +25,10 @@ struct sdx_model {
     sdx__textenc   te;
     sdx__unet      unet;
     sdx__vae       vae;
+    sdx_st        *taesd_file[2];
+    sdx__taesd     taesd;
     sdx_family     family;
     sdx_prediction prediction;
-    float          scale_factor;
     sdx_model_sampling ms;
     sdx__arena     arena;
     char           name[128];
@@ -120,63 +123,107 @@ SDX_API void sdx_model_free(sdx_model *m) {
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
+    sdx__taesd_free(&m->taesd);
     sdx_tokenizer_free(m->tok);
     sdx__arena_free(&m->arena);
     sdx_st_close(m->vae_file);
+    sdx_st_close(m->taesd_file[0]);
+    sdx_st_close(m->taesd_file[1]);
     sdx_st_close(m->ckpt);
     sdx__free(ctx, m);
+}
+
+/* The VAE and TAESD must speak the UNet's latent: same channels, same
+ * pixels per latent pixel. */
+static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+    int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
+    const char *who = m->loaded_unet ? "the UNet" : "the VAE";
+    const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
+    if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
+                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+    if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
+                         "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
+    if (m->taesd.latent_channels && m->loaded_vae && m->taesd.factor != m->vae.factor)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD scales latents by %d, the VAE by %d", taesd, m->taesd.factor,
+                         m->vae.factor);
+    return SDX_OK;
+}
+
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+    int rc;
+    sdx__taesd_init(&m->taesd);
+    for (int i = 0; i < 2; i++) {
+        if (!d->taesd[i]) continue;
+        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i]) != 0) return SDX_ERR_NONFINITE;
+        if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
+    }
+    return SDX_OK;
 }
 
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot;
-    if (!out || !d || !d->checkpoint) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required");
+    const char *base, *dot, *first;
+    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
     m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
     if (!m) return sdx__nomem(ctx, "model", sizeof *m);
     m->ctx = ctx;
     sdx__arena_init(&m->arena, ctx, 0);
     sdx_model_sampling_init(&m->ms);
-    base = strrchr(d->checkpoint, '/');
-    base = base ? base + 1 : d->checkpoint;
+    sdx__taesd_init(&m->taesd);
+    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
+    base = strrchr(first, '/');
+    base = base ? base + 1 : first;
     dot = strrchr(base, '.');
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
-    if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
-    if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
-    m->family = sdx__detect_family(m->ckpt);
-    if (m->family == SDX_FAMILY_UNKNOWN) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                       "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+    if (d->checkpoint) {
+        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        m->family = sdx__detect_family(m->ckpt);
+        if (m->family == SDX_FAMILY_UNKNOWN) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
+                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+            goto fail;
+        }
+    } else if (d->vae) {
+        rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
+                       "give the checkpoint too", d->vae);
         goto fail;
     }
-    if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
-    m->loaded_te = 1;
-    if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
-    m->loaded_unet = 1;
-    if (m->unet.context_dim != m->te.context_dim) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
-                       d->checkpoint, m->unet.context_dim, m->te.context_dim);
-        goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
+        m->loaded_te = 1;
+        if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
+        m->loaded_unet = 1;
+        if (m->unet.context_dim != m->te.context_dim) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
+                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+            goto fail;
+        }
     }
     if (d->vae) {
         if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
-    if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
-        goto fail;
-    m->loaded_vae = 1;
-    if (m->vae.z_channels != 4) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on 4",
-                       d->vae ? d->vae : d->checkpoint, m->vae.z_channels);
-        goto fail;
+    if (m->ckpt) {
+        if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
+            goto fail;
+        m->loaded_vae = 1;
     }
-    m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
-    if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-    if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
-    sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
-             m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
+        if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    }
     *out = m;
     return SDX_OK;
 fail:
@@ -206,12 +253,111 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* ---- latent codecs ----------------------------------------------------- */
+
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n);
+/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
+ * the codec in use for the latent geometry instead of assuming SD's 4
+ * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
+ * factor of the model family; TAESD works in model space). Outside this
+ * section latents are in model space and images are f32 [3, H, W] in
+ * [0, 1] on the host. */
+
+typedef struct sdx__codec {
+    sdx_codec kind;          /* SDX_CODEC_VAE or SDX_CODEC_TAESD */
+    int channels, factor;
+    float scale;
+} sdx__codec;
+
+static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec *c) {
+    int have_taesd = encode ? m->taesd.enc.w.ctx != NULL : m->taesd.dec.w.ctx != NULL;
+    const char *job = encode ? "encoder" : "decoder";
+    memset(c, 0, sizeof *c);
+    if (want != SDX_CODEC_AUTO && want != SDX_CODEC_VAE && want != SDX_CODEC_TAESD)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown codec %d (SDX_CODEC_AUTO, _VAE or _TAESD)", (int)want);
+    if (want == SDX_CODEC_TAESD || (want == SDX_CODEC_AUTO && have_taesd)) {
+        if (!have_taesd)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no TAESD %s is loaded (sdx_model_desc.taesd, --taesd: "
+                             "taesd_%s.safetensors or a diffusers AutoencoderTiny file)", job, job);
+        c->kind = SDX_CODEC_TAESD;
+        c->channels = m->taesd.latent_channels;
+        c->factor = m->taesd.factor;
+        c->scale = 1.0f;
+        return SDX_OK;
+    }
+    if (!m->loaded_vae)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no VAE is loaded (the model was loaded from TAESD files only)");
+    if (encode && !m->vae.has_encoder)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: this VAE has no encoder", sdx_st_path(m->vae.w.st));
+    c->kind = SDX_CODEC_VAE;
+    c->channels = m->vae.latent_channels;
+    c->factor = m->vae.factor;
+    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    return SDX_OK;
+}
+
+/* latent: model space [channels, lh, lw] -> rgb [3, lh*factor, lw*factor]
+ * in [0, 1]; seamless: circular padding (a tileable image). */
+static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw,
+                             const sdx__vae_tiling *tiling, int seamless, float *rgb) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    int64_t zshape[4] = { 1, c->channels, lh, lw }, ishape[4] = { 1, 3, (int64_t)lh * c->factor, (int64_t)lw * c->factor };
+    sdx_tensor z, image = sdx__view(SDX_F32, rgb, 4, ishape);
+    int rc;
+    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape)) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "latent", sizeof(float) * n);
+    }
+    for (size_t i = 0; i < n; i++) ((float *)z.data)[i] = latent[i] / c->scale;
+    if (seamless) sdx__circular_begin(ctx);
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_decode(ctx, &m->taesd, &m->arena, &z, &image, 1)
+                                    : sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, tiling);
+    sdx__circular_end(ctx);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", rgb, px);
+    if (rc == SDX_OK && c->kind == SDX_CODEC_VAE)
+        for (size_t i = 0; i < px; i++) {
+            float v = (rgb[i] + 1.0f) * 0.5f;
+            rgb[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* rgb [3, H, W] in [0, 1], H and W multiples of factor -> latent: model space [channels, H/factor, W/factor]. */
+static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb, int H, int W, const sdx__vae_tiling *tiling,
+                             float *latent) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    int lh = H / c->factor, lw = W / c->factor;
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)H * (size_t)W;
+    int64_t xshape[4] = { 1, 3, H, W }, lshape[4] = { 1, c->channels, lh, lw };
+    sdx_tensor x, out = sdx__view(SDX_F32, latent, 4, lshape);
+    int rc;
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape)) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "image", sizeof(float) * px);
+    }
+    for (size_t i = 0; i < px; i++) ((float *)x.data)[i] = c->kind == SDX_CODEC_VAE ? rgb[i] * 2.0f - 1.0f : rgb[i];
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_encode(ctx, &m->taesd, &m->arena, &x, &out)
+                                    : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, NULL, tiling);
+    if (rc == SDX_OK) {
+        for (size_t i = 0; i < n; i++) latent[i] *= c->scale;
+        rc = sdx__nonfinite_stage(ctx, "the encoded image", latent, n);
+    }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
 /* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
     sdx_model *m;
     const sdx_gen_params *p;
     int width, height, steps, batch, lh, lw;   /* image and latent sizes */
+    int lc, lf;              /* latent channels, image pixels per latent pixel */
+    sdx__codec dec, enc, preview;   /* final decode, init-image encode, previews */
     float cfg;
     sdx_sampler sampler;
     sdx_scheduler scheduler;
@@ -219,9 +365,9 @@ typedef struct sdx__gen {
     int64_t seed;
     const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
-    float *init_latent;      /* [4*lh*lw] scaled latent of the init image */
+    float *init_latent;      /* [lc*lh*lw] scaled latent of the init image */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
-    float *concat;           /* [5*lh*lw] inpainting-model extra channels */
+    float *concat;           /* [(lc+1)*lh*lw] inpainting-model extra channels */
     float *noise;            /* this image's initial noise                */
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
@@ -250,13 +396,21 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     memset(g, 0, sizeof *g);
     g->m = m;
     g->p = p;
+    if (!m->loaded_unet)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
+    if ((rc = sdx__codec_pick(m, p->codec, 0, &g->dec)) != SDX_OK) return rc;
+    if (p->init_image && (rc = sdx__codec_pick(m, p->codec, 1, &g->enc)) != SDX_OK) return rc;
+    if (p->preview && (rc = sdx__codec_pick(m, p->preview_codec, 0, &g->preview)) != SDX_OK) return rc;
+    if (p->preview_interval < 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "preview interval %d: must be >= 0", p->preview_interval);
+    g->lc = g->dec.channels;
+    g->lf = g->dec.factor;
     g->width = p->width ? p->width : def;
     g->height = p->height ? p->height : def;
-    if (g->width <= 0 || g->height <= 0 || g->width % 8 || g->height % 8 || g->width > 16384 || g->height > 16384)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of 8, at most 16384",
-                         g->width, g->height);
-    g->lw = g->width / 8;
-    g->lh = g->height / 8;
+    if (g->width <= 0 || g->height <= 0 || g->width % g->lf || g->height % g->lf || g->width > 16384 || g->height > 16384)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of %d, at most 16384",
+                         g->width, g->height, g->lf);
+    g->lw = g->width / g->lf;
+    g->lh = g->height / g->lf;
     g->steps = p->steps ? p->steps : SDX__DEFAULT_STEPS;
     if (g->steps < 1 || g->steps > 10000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "steps %d: must be 1..10000", g->steps);
     g->cfg = p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG;
@@ -288,8 +442,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected %dx%d grey",
                              p->mask->width, p->mask->height, p->mask->channels, g->width, g->height);
     }
-    if (m->unet.in_channels != 4 && m->unet.in_channels != 9)
-        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: 4, 9 for inpainting)", m->unet.in_channels);
+    if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
+                         g->lc, 2 * g->lc + 1);
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */
@@ -442,52 +597,41 @@ done:
 
 /* ---- img2img and inpainting inputs ------------------------------------ */
 
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
+static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
-    t.mode = g->p->vae_tiling;    /* tile size and overlap: the VAE's choice */
+    t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
     return t;
 }
+
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
 
 static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *hide, float *latent) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx_tensor x, mean;
-    sdx__vae_tiling tiling;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
     size_t hw = (size_t)g->width * (size_t)g->height;
+    float *x = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
     int rc;
-    tiling = sdx__gen_tiling(g);
-    int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
-    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
-        !sdx__arena_host_tensor(&m->arena, &mean, SDX_F32, 4, mshape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
+    if (!x) return sdx__nomem(ctx, "init image", sizeof(float) * 3 * hw);
     for (size_t i = 0; i < hw; i++)
-        for (int c = 0; c < 3; c++) {
-            float v = img->data[i * 3 + (size_t)c] / 255.0f * 2.0f - 1.0f;
+        for (int c = 0; c < 3; c++)
             /* the inpainting model sees the repaint area as neutral grey */
-            ((float *)x.data)[(size_t)c * hw + i] = hide && hide[i] >= 128 ? 0.0f : v;
-        }
-    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mean, NULL, &tiling);
-    if (rc == SDX_OK) {
-        size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
-        for (size_t i = 0; i < n; i++) latent[i] = ((float *)mean.data)[i] * m->scale_factor;
-        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", latent, n);
-    }
-    sdx__arena_release(&m->arena, mark);
+            x[(size_t)c * hw + i] = hide && hide[i] >= 128 ? 0.5f : img->data[i * 3 + (size_t)c] / 255.0f;
+    rc = sdx__codec_encode(m, &g->enc, x, g->height, g->width, &tiling, latent);
+    sdx__free(ctx, x);
     return rc;
 }
 
-/* Mask to latent resolution: the mean of each 8x8 pixel block. */
+/* Mask to latent resolution: the mean of each lf x lf pixel block. */
 static void sdx__mask_to_latent(const sdx__gen *g, const sdx_image *mask, float *out) {
+    int f = g->lf;
     for (int y = 0; y < g->lh; y++)
         for (int x = 0; x < g->lw; x++) {
             int sum = 0;
-            for (int dy = 0; dy < 8; dy++)
-                for (int dx = 0; dx < 8; dx++) sum += mask->data[(size_t)(y * 8 + dy) * (size_t)g->width + (size_t)(x * 8 + dx)];
-            out[y * g->lw + x] = (float)sum / (64.0f * 255.0f);
+            for (int dy = 0; dy < f; dy++)
+                for (int dx = 0; dx < f; dx++) sum += mask->data[(size_t)(y * f + dy) * (size_t)g->width + (size_t)(x * f + dx)];
+            out[y * g->lw + x] = (float)sum / ((float)(f * f) * 255.0f);
         }
 }
 
@@ -497,22 +641,22 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     int rc;
     const sdx_gen_params *p = g->p;
     if (p->init_image) {
-        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * 4 * plane);
+        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->lc * plane);
+        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * (size_t)g->lc * plane);
         if ((rc = sdx__encode_image(g, p->init_image, NULL, g->init_latent)) != SDX_OK) return rc;
     }
-    if (g->m->unet.in_channels == 9) {
+    if (g->m->unet.in_channels == 2 * g->lc + 1) {
         /* inpainting checkpoint: [mask, masked-image latent] as extra input */
-        g->concat = (float *)sdx__calloc(ctx, 5 * plane, sizeof(float));
-        if (!g->concat) return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
+        g->concat = (float *)sdx__calloc(ctx, (size_t)(g->lc + 1) * plane, sizeof(float));
+        if (!g->concat) return sdx__nomem(ctx, "inpainting input", sizeof(float) * (size_t)(g->lc + 1) * plane);
         if (p->mask) sdx__mask_to_latent(g, p->mask, g->concat);
         else for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
         if (p->init_image && (rc = sdx__encode_image(g, p->init_image, p->mask ? p->mask->data : NULL, g->concat + plane)) != SDX_OK)
             return rc;
     } else if (p->mask) {
         g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
-        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * 5 * plane);
+        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->lc * plane);
+        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * (size_t)(g->lc + 1) * plane);
         sdx__mask_to_latent(g, p->mask, g->latent_mask);
     }
     return SDX_OK;
@@ -524,7 +668,7 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
  * the init image's latent noised to `sigma` (sigma 0: the latent itself). */
 static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
     size_t plane = (size_t)g->lh * (size_t)g->lw;
-    for (size_t c = 0; c < 4; c++)
+    for (size_t c = 0; c < (size_t)g->lc; c++)
         for (size_t i = 0; i < plane; i++) {
             float mk = g->latent_mask[i];
             size_t j = c * plane + i;
@@ -537,7 +681,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
-    size_t plane = (size_t)g->lh * (size_t)g->lw, n = 4 * plane;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, n = (size_t)g->lc * plane;
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
@@ -547,7 +691,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         x = g->scratch;
     }
     if (!sdx__arena_tensor4(&m->arena, &xin, m->unet.act_type, B, cin, g->lh, g->lw) ||
-        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, 4, g->lh, g->lw)) {
+        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, g->lc, g->lh, g->lw)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -558,7 +702,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         for (int b = 0; b < B; b++) {
             float *xb = xs + (size_t)b * (size_t)cin * plane;
             for (size_t i = 0; i < n; i++) xb[i] = x[i] * c_in;
-            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
+            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * (size_t)(g->lc + 1) * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
     }
@@ -590,7 +734,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
 
 static int sdx__gen_noise(void *user, float *out) {
     sdx__gen *g = (sdx__gen *)user;
-    sdx_rng_randn(&g->step_rng, out, (size_t)4 * (size_t)g->lh * (size_t)g->lw);
+    sdx_rng_randn(&g->step_rng, out, (size_t)g->lc * (size_t)g->lh * (size_t)g->lw);
     return SDX_OK;
 }
 
@@ -603,6 +747,46 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->concat);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
+}
+
+/* Decodes latent (model space) with codec c into an 8-bit image. */
+static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
+                                int seamless, sdx_image *img) {
+    sdx_ctx *ctx = m->ctx;
+    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
+    int rc;
+    memset(img, 0, sizeof *img);
+    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
+    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
+    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
+    if (rc == SDX_OK) {
+        img->width = lw * c->factor;
+        img->height = lh * c->factor;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
+    }
+    sdx__free(ctx, rgb);
+    return rc;
+}
+
+/* Live preview after step `step` (1-based): x0, or x with preview_noisy. */
+static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, const float *denoised) {
+    const sdx_gen_params *p = g->p;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    sdx_image img;
+    int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
+    if (step % every) return 0;
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    if (rc != SDX_OK) {
+        /* a preview is a convenience: say why it failed, keep generating */
+        sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
+        return 0;
+    }
+    rc = p->preview(p->preview_user, g->image_index, step, total, &img);
+    sdx_image_free(g->m->ctx, &img);
+    return rc;
 }
 
 /* ---- stage: conditioning ------------------------------------------------ */
@@ -694,11 +878,13 @@ static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sd
 static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
     const sdx_gen_params *p = s->g.p;
+    int rc;
     s->steps = total;
     if (step < s->reported) return 0;           /* replayed */
     s->reported = step + 1;
     memcpy(s->denoised.data, denoised, s->n * sizeof(float));
     memcpy(s->latent.data, x, s->n * sizeof(float));
+    if (p->preview && (rc = sdx__gen_preview(&s->g, step + 1, total, x, denoised)) != 0) return rc;
     if (!p->progress) return 0;
     return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
 }
@@ -783,8 +969,8 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     s->g.image_index = index;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
-    s->n = (size_t)4 * (size_t)s->g.lh * (size_t)s->g.lw;
-    shape[0] = 1; shape[1] = 4; shape[2] = s->g.lh; shape[3] = s->g.lw;
+    s->n = (size_t)s->g.lc * (size_t)s->g.lh * (size_t)s->g.lw;
+    shape[0] = 1; shape[1] = s->g.lc; shape[2] = s->g.lh; shape[3] = s->g.lw;
     s->g.noise = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->start = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->work = (float *)sdx__malloc(ctx, s->n * sizeof(float));
@@ -824,91 +1010,52 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
-/* ---- decoding ----------------------------------------------------------- */
-
-/* latent [lh * lw * 4] in model space -> 8-bit RGB */
-static int sdx__decode(sdx_model *m, int vae_tiling, int seamless, int lh, int lw, const float *latent, sdx_image *img) {
-    sdx_ctx *ctx = m->ctx;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx_tensor z, image;
-    sdx__vae_tiling tiling;
-    int width = lw * 8, height = lh * 8;
-    size_t plane = (size_t)lh * (size_t)lw, hw = (size_t)width * (size_t)height;
-    int64_t zshape[4] = { 1, 4, lh, lw }, ishape[4] = { 1, 3, height, width };
-    int rc;
-    memset(&tiling, 0, sizeof tiling);
-    tiling.mode = vae_tiling;    /* tile size and overlap: the VAE's choice */
-    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
-        !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
-    if (seamless) sdx__circular_begin(ctx);
-    rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
-    sdx__circular_end(ctx);
-    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
-    if (rc == SDX_OK) {
-        img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
-        if (!img->data) rc = sdx__nomem(ctx, "image", 3 * hw);
-    }
-    if (rc == SDX_OK) {
-        const float *px = (const float *)image.data;
-        img->width = width;
-        img->height = height;
-        img->channels = 3;
-        for (size_t i = 0; i < hw; i++)
-            for (int c = 0; c < 3; c++) {
-                float v = (px[(size_t)c * hw + i] + 1.0f) * 0.5f;
-                v = v < 0 ? 0 : v > 1 ? 1 : v;
-                img->data[i * 3 + (size_t)c] = (uint8_t)(v * 255.0f);   /* floor, as ComfyUI */
-            }
-    }
-    sdx__arena_release(&m->arena, mark);
-    return rc;
-}
-
-/* ---- stage: VAE ------------------------------------------------------------ */
-
-static int sdx__check_latent(sdx_model *m, const char *fn, const sdx_tensor *latent) {
-    char sh[96];
-    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
-        latent->shape[1] != 4 || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] > 2048 ||
-        latent->shape[3] > 2048 || !latent->data)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: latent %s %s; expected host F32 [1, 4, h, w], h and w 1..2048",
-                         fn, latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "");
-    return SDX_OK;
-}
+/* ---- stage: VAE or TAESD ------------------------------------------------- */
 
 SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    char sh[96];
     int rc;
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
-    if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
-    rc = sdx__decode(m, p ? p->vae_tiling : 0, p ? p->tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
+        latent->shape[3] * c.factor > 16384 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
+                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
+                         c.channels, 16384 / c.factor);
+    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
+                              p ? p->tiling : 0, out);
     sdx__arena_reset(&m->arena);
     return rc;
 }
 
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
-    sdx__gen g;
-    sdx_gen_params q;
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    float *x;
+    size_t hw;
     int64_t shape[4];
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
-    if (p) q = *p; else memset(&q, 0, sizeof q);
-    q.width = img->width;
-    q.height = img->height;
-    q.init_image = img;
-    q.mask = NULL;
-    q.strength = 1.0f;
-    if ((rc = sdx__gen_resolve(&g, m, &q)) != SDX_OK) return rc;
-    shape[0] = 1; shape[1] = 4; shape[2] = g.lh; shape[3] = g.lw;
-    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) != SDX_OK) return rc;
-    rc = sdx__encode_image(&g, img, NULL, (float *)latent->data);
-    sdx__arena_reset(&m->arena);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width % c.factor ||
+        img->height % c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB with sides "
+                         "multiples of %d, at most 16384", img->width, img->height, img->channels, c.factor);
+    hw = (size_t)img->width * (size_t)img->height;
+    shape[0] = 1; shape[1] = c.channels; shape[2] = img->height / c.factor; shape[3] = img->width / c.factor;
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * hw))) return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * hw);
+    for (size_t i = 0; i < hw; i++)
+        for (int ch = 0; ch < 3; ch++) x[(size_t)ch * hw + i] = img->data[i * 3 + (size_t)ch] / 255.0f;
+    rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, img->height, img->width, &tiling, (float *)latent->data);
     if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, x);
+    sdx__arena_reset(&m->arena);
     return rc;
 }
 
@@ -939,7 +1086,9 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
-            rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+                                      &out->images[i]);
         }
         sdx_sampling_free(s);
     }
