@@ -24,7 +24,7 @@ typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
-    const char *init_path, *mask_path, *output, *latent_output, *latent_input, *preview_path;
+    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path;
     run_mode mode;
     int threads, verbose, trace, seed_given, n_taesd;
 } options;
@@ -66,10 +66,17 @@ static void usage(FILE *f) {
 "      --clip-skip N         text encoder layers to skip from the end (default: model's)\n"
 "  -b, --batch-count N       images with consecutive seeds (default: 1)\n"
 "\n"
-"img2img and inpainting\n"
-"  -i, --init-img PATH       init image (resized to the output size)\n"
-"      --mask PATH           inpainting mask, white = repaint\n"
-"      --strength F          denoising strength for img2img in (0, 1] (default: 0.75)\n"
+"img2img and inpainting (as ComfyUI; see README)\n"
+"  -i, --init-img PATH       init image; without -W/-H the output takes its size, sides cropped\n"
+"                            to multiples of 8 as ComfyUI does (with -W/-H it is resized)\n"
+"      --init-latent PATH    start from a latent saved by --output-latent instead of an image\n"
+"      --mask PATH           inpainting mask, white = repaint, any size (resized to the latent)\n"
+"      --strength F          denoise in (0, 1]: `steps` steps from the tail of a schedule of\n"
+"                            int(steps / F) steps (default: 0.75)\n"
+"      --encode-seed N       sample the VAE posterior with noise from seed N (A1111, older\n"
+"                            ComfyUI) instead of taking its mean\n"
+"      --paste-back          A1111-style: paste the init image back outside the blurred mask\n"
+"      --mask-blur N         paste-back mask blur in pixels, 0 = none (default: 4)\n"
 "\n"
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
@@ -110,9 +117,10 @@ static int parse_float(const char *s, float *out) {
 static int takes_value(const char *a) {
     static const char *const names[] = {
         "-m", "--model", "--vae", "--vocab", "--prediction", "-p", "--prompt", "-n", "--negative-prompt",
-        "-i", "--init-img", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
+        "-i", "--init-img", "--init-latent", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
+        "--encode-seed", "--mask-blur",
         "-M", "--mode", "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -149,6 +157,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
+        else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
         else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
         else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
@@ -183,6 +192,7 @@ static int parse_args(int argc, char **argv, options *o) {
             else if (IS("-n", "--negative-prompt")) o->gen.negative_prompt = val;
             else if (IS("-i", "--init-img")) o->init_path = val;
             else if (IS("--mask", "--mask")) o->mask_path = val;
+            else if (IS("--init-latent", "--init-latent")) o->init_latent_path = val;
             else if (IS("-o", "--output")) o->output = val;
             else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
             else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
@@ -208,6 +218,13 @@ static int parse_args(int argc, char **argv, options *o) {
             } else if (IS("-s", "--seed")) {
                 if (!parse_int(val, -1, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --seed %s: not an integer >= -1\n", val); return -1; }
                 o->gen.seed = n;
+            } else if (IS("--encode-seed", "--encode-seed")) {
+                if (!parse_int(val, 0, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --encode-seed %s: not an integer >= 0\n", val); return -1; }
+                o->gen.encode_sample = 1;
+                o->gen.encode_seed = n;
+            } else if (IS("--mask-blur", "--mask-blur")) {
+                if (!parse_int(val, 0, 1000, &n)) { fprintf(stderr, "sdx: --mask-blur %s: not an integer in 0..1000\n", val); return -1; }
+                o->gen.mask_blur = n ? (int)n : -1;
             } else if (IS("--cfg-scale", "--cfg")) {
                 if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
             } else if (IS("--strength", "--strength")) {
@@ -235,7 +252,9 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
     if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
-    if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
+    if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
+    if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
+    if (o->gen.paste_back && (!o->mask_path || !o->init_path)) { fprintf(stderr, "sdx: --paste-back needs --init-img and --mask\n"); return -1; }
     return 0;
 }
 
@@ -264,28 +283,49 @@ static unsigned char *resize(const unsigned char *src, int sw, int sh, int c, in
     return dst;
 }
 
-/* Loads an image as `channels` channels at w x h (0 = keep, rounded down
- * to a multiple of 8). */
-static int load_image(const char *path, int channels, int *w, int *h, sdx_image *out) {
+/* Loads an image as `channels` channels, resized to w x h unless both are
+ * 0 (then it keeps its size: the library crops it as ComfyUI does); one
+ * side 0 takes the image's, rounded down to a multiple of 8. */
+static int load_image(const char *path, int channels, int w, int h, sdx_image *out) {
     int iw, ih, ic;
     unsigned char *px = stbi_load(path, &iw, &ih, &ic, channels);
     if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
-    if (!*w) *w = iw / 8 * 8;
-    if (!*h) *h = ih / 8 * 8;
-    if (*w < 8 || *h < 8) { fprintf(stderr, "sdx: %s: image %dx%d is too small\n", path, iw, ih); stbi_image_free(px); return 0; }
-    out->width = *w;
-    out->height = *h;
+    if (!w && !h) {
+        w = iw;
+        h = ih;
+    } else {
+        if (!w) w = iw / 8 * 8;
+        if (!h) h = ih / 8 * 8;
+    }
+    if (channels == 3 && (iw < 8 || ih < 8 || w < 8 || h < 8)) {
+        fprintf(stderr, "sdx: %s: image %dx%d is too small\n", path, iw, ih);
+        stbi_image_free(px);
+        return 0;
+    }
+    out->width = w;
+    out->height = h;
     out->channels = channels;
-    if (iw == *w && ih == *h) {
+    if (iw == w && ih == h) {
         size_t n = (size_t)iw * (size_t)ih * (size_t)channels;
         out->data = malloc(n);
         if (out->data) memcpy(out->data, px, n);
     } else {
-        out->data = resize(px, iw, ih, channels, *w, *h);
+        out->data = resize(px, iw, ih, channels, w, h);
     }
     stbi_image_free(px);
     if (!out->data) { fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
     return 1;
+}
+
+/* Reads the tensor 'latent' of a file --output-latent wrote. */
+static int load_latent(sdx_ctx *ctx, const char *path, sdx_tensor *out) {
+    sdx_st *st;
+    int rc;
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); return 0; }
+    rc = sdx_st_read_f32(ctx, st, "latent", out);
+    if (rc != SDX_OK) fprintf(stderr, "sdx: %s: %s (expected a file written by --output-latent)\n", path, sdx_last_error(ctx));
+    sdx_st_close(st);
+    return rc == SDX_OK;
 }
 
 typedef struct { unsigned char *p; size_t len, cap; int failed; } membuf;
@@ -477,8 +517,10 @@ static int run_encode(sdx_ctx *ctx, const options *o) {
     sdx_model *model = NULL;
     sdx_image img = { 0 };
     sdx_tensor latent = { 0 };
-    int w = o->gen.width, h = o->gen.height, status = 1;
-    if (!load_image(o->init_path, 3, &w, &h, &img)) goto done;
+    int status = 1;
+    /* with -W/-H resized to them; without, sdx_encode_image crops the sides
+     * to multiples of the codec's factor (as ComfyUI's VAEEncode) */
+    if (!load_image(o->init_path, 3, o->gen.width, o->gen.height, &img)) goto done;
     if (sdx_model_load(ctx, &o->model, &model) != SDX_OK ||
         sdx_encode_image(model, &img, &o->gen, &latent) != SDX_OK) {
         fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
@@ -501,9 +543,10 @@ int main(int argc, char **argv) {
     sdx_ctx *ctx;
     sdx_model *model = NULL;
     sdx_image init = { 0 }, mask = { 0 };
+    sdx_tensor init_latent = { 0 };
     sdx_gen_result res;
     progress_state ps;
-    int rc, status = 1, w, h;
+    int rc, status = 1;
     rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
     memset(&desc, 0, sizeof desc);
@@ -515,21 +558,27 @@ int main(int argc, char **argv) {
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
     if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
     if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
-    w = o.gen.width;
-    h = o.gen.height;
-    if (o.init_path) {
-        if (!load_image(o.init_path, 3, &w, &h, &init)) goto done;
-        o.gen.init_image = &init;
-        o.gen.width = w;
-        o.gen.height = h;
-        if (o.mask_path) {
-            if (!load_image(o.mask_path, 1, &w, &h, &mask)) goto done;
-            o.gen.mask = &mask;
-        }
-    }
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;
+    }
+    if (o.init_path) {
+        /* with -W/-H the image is resized to them (as A1111); without, the
+         * library crops it to multiples of 8 (as ComfyUI) */
+        if (!load_image(o.init_path, 3, o.gen.width, o.gen.height, &init)) goto done;
+        o.gen.init_image = &init;
+        if (o.gen.width || o.gen.height) {
+            o.gen.width = init.width;
+            o.gen.height = init.height;
+        }
+    }
+    if (o.init_latent_path) {
+        if (!load_latent(ctx, o.init_latent_path, &init_latent)) goto done;
+        o.gen.init_latent = &init_latent;
+    }
+    if (o.mask_path) {     /* any size: resized to the latent as ComfyUI does */
+        if (!load_image(o.mask_path, 1, 0, 0, &mask)) goto done;
+        o.gen.mask = &mask;
     }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
     memset(&ps, 0, sizeof ps);
@@ -567,6 +616,7 @@ int main(int argc, char **argv) {
 done:
     free(init.data);
     free(mask.data);
+    sdx_tensor_free(ctx, &init_latent);
     sdx_model_free(model);
     sdx_destroy(ctx);
     return status;

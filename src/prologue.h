@@ -26,9 +26,20 @@
          sdx_model_free(model);
          sdx_destroy(ctx);
 
-   The sections below come in the order data flows: core (context, errors,
-   tensors), safetensors, noise, text (tokenizer, prompts), sampling, and
-   the pipeline (models, generation).
+   THE PRIMARY API (declared first below)
+     sdx_create / sdx_destroy / sdx_last_error     a context and its errors
+     sdx_model_load / sdx_model_free               a checkpoint
+     sdx_generate / sdx_gen_result_free            txt2img, img2img, inpainting
+     stages, for your own pipeline or a game loop:
+     sdx_encode_prompt      -> sdx_cond            (sdx_cond_free)
+     sdx_sampling_begin     -> sdx_sampling        step / finish / latent /
+                                                   denoised (x0 preview) / free
+     sdx_decode_latent, sdx_encode_image           VAE both ways
+   Then, for programs that go deeper: safetensors files, noise generators,
+   the tokenizer, schedules and samplers, and backends (sdx_hip.h).
+
+   THREADS: one context serves one call at a time (with its models,
+   conditionings and sessions); separate contexts are independent.
 
    Every function that can fail returns an sdx_result (0 = SDX_OK) and leaves
    a readable message in sdx_last_error(ctx). Whatever a function hands you

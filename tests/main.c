@@ -19,6 +19,7 @@
 #include "t_stages.c"
 #include "t_tiling.c"
 #include "t_examples.c"
+#include "t_img2img.c"
 #include "t_taesd.c"
 
 int main(int argc, char **argv) {
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
         &t_suite_stages,
         &t_suite_tiling,
         &t_suite_examples,
+        &t_suite_img2img,
         &t_suite_taesd,
     };
     t_suite list[sizeof all / sizeof all[0]];

@@ -619,7 +619,9 @@ static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
     sdx_gen_result_free(ctx, &res);
     sdx_gen_result_free(ctx, &again);
     /* inpainting: the left half (mask 0) keeps the init image's latent
-     * whatever the seed; the right half is repainted from the seed */
+     * whatever the seed (up to rounding: as in ComfyUI the sampler's last
+     * step lands there, nothing re-pastes it); the right half is repainted
+     * from the seed */
     p.mask = &mask;
     p.strength = 1.0f;
     p.seed = 1;
@@ -636,7 +638,7 @@ static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
                     if (x < 4) left = fmax(left, d); else right = fmax(right, d);
                 }
         T_NOTE("inpaint, two seeds: max latent difference kept half %.3g, repainted half %.3g", left, right);
-        T_CHECK(left == 0 && right > 0.5, "kept half differs by %g, repainted half by %g", left, right);
+        T_CHECK(left <= 1e-6 && right > 0.5, "kept half differs by %g, repainted half by %g", left, right);
     }
     sdx_gen_result_free(ctx, &res);
     sdx_gen_result_free(ctx, &again);

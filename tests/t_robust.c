@@ -698,9 +698,11 @@ static int inflate_of_empty_members_is_well_defined(void) {
 /* ---- a whole generation under allocation failure ------------------------ */
 
 /* Loads the tiny SD 1.x model and generates one 64x64 image with two
- * sampler steps, failing the n-th allocation of the load (phase 0) or of
- * the generation (phase 1). Returns the result code; *done tells whether
- * the run made fewer than n allocations (the sweep is complete). */
+ * sampler steps, failing the n-th allocation of the load (phase 0), of
+ * the generation (phase 1) or of an inpainting from an odd-sized image
+ * with a sampled posterior and paste-back (phase 2). Returns the result
+ * code; *done tells whether the run made fewer than n allocations (the
+ * sweep is complete). */
 static int t_gen_under_failure(const char *ckpt, const char *vocab, int phase, long n, int *done, long *live_after) {
     t_failing_alloc fa;
     sdx_ctx *ctx = t_fa_ctx(&fa, 2);
@@ -708,7 +710,10 @@ static int t_gen_under_failure(const char *ckpt, const char *vocab, int phase, l
     sdx_model *m = NULL;
     sdx_gen_params p;
     sdx_gen_result res;
+    static uint8_t px[69 * 66 * 3], mk[69 * 66];
+    sdx_image init = { 69, 66, 3, px }, mask = { 69, 66, 1, mk };
     int rc;
+    for (int i = 0; i < 69 * 66; i++) mk[i] = (uint8_t)(i % 69 * 3);
     memset(&md, 0, sizeof md);
     md.checkpoint = ckpt;
     md.vocab = vocab;
@@ -718,10 +723,17 @@ static int t_gen_under_failure(const char *ckpt, const char *vocab, int phase, l
     p.width = p.height = 64;
     p.steps = 2;
     p.sampler = "euler_ancestral";
+    if (phase == 2) {
+        p.width = p.height = 0;
+        p.init_image = &init;
+        p.mask = &mask;
+        p.encode_sample = 1;
+        p.paste_back = 1;
+    }
     if (phase == 0) t_fa_arm(&fa, n);
     rc = sdx_model_load(ctx, &md, &m);
     if (rc == SDX_OK) {
-        if (phase == 1) t_fa_arm(&fa, n);
+        if (phase >= 1) t_fa_arm(&fa, n);
         rc = sdx_generate(m, &p, &res);
         if (rc == SDX_OK) sdx_gen_result_free(ctx, &res);
     }
@@ -737,18 +749,19 @@ static int t_gen_under_failure(const char *ckpt, const char *vocab, int phase, l
 static int generation_survives_every_allocation_failure(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     T_NEED_SHARED(vocab, "vocab/merges.txt");
-    for (int phase = 0; phase < 2; phase++) {
+    static const char *const phases[] = { "load", "generate", "inpaint" };
+    for (int phase = 0; phase < 3; phase++) {
         long n;
         for (n = 1; n < 20000; n++) {
             int done;
             long live;
             int rc = t_gen_under_failure(ckpt, vocab, phase, n, &done, &live);
-            T_CHECK(live == 0, "%s: failing allocation %ld left %ld blocks allocated", phase ? "generate" : "load", n, live);
+            T_CHECK(live == 0, "%s: failing allocation %ld left %ld blocks allocated", phases[phase], n, live);
             if (done) { T_CHECK(rc == SDX_OK, "run without failure: %d", rc); break; }
             T_CHECK(rc == SDX_ERR_NOMEM || rc == SDX_OK, "%s: failing allocation %ld gave %d (expected SDX_ERR_NOMEM with an "
-                    "out-of-memory message)", phase ? "generate" : "load", n, rc);
+                    "out-of-memory message)", phases[phase], n, rc);
         }
-        T_NOTE("%s: %ld allocation points, each failing cleanly", phase ? "generation" : "model load", n - 1);
+        T_NOTE("%s: %ld allocation points, each failing cleanly", phases[phase], n - 1);
     }
     return T_PASS;
 }

@@ -204,11 +204,62 @@ static int separate_contexts_generate_in_parallel_threads(void) {
     return T_PASS;
 }
 
+/* Resident set size in KiB (Linux), 0 where unknown. */
+static long st_rss_kib(void) {
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+    return resident * 4;
+}
+
+/* A long-lived host: one context, two models, many generations and stepped
+ * sessions; memory settles after the first few and stays (leaks are
+ * valgrind's job: make valgrind). */
+static int many_generations_on_several_models_do_not_grow(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *a = st_model(ctx, "sd1"), *b = st_model(ctx, "sdxl");
+    long settled = 0, now = 0;
+    (void)v;
+    T_CHECK(a && b, "%s", sdx_last_error(ctx));
+    T_SKIP_IF(!st_rss_kib(), "no /proc/self/statm on this system");
+    for (int i = 0; i < 20; i++) {
+        sdx_gen_params p;
+        sdx_gen_result res;
+        st_params(&p, i % 2 ? "dpmpp_2m" : "euler_ancestral");
+        p.steps = 2;
+        p.seed = i;
+        if (i % 3 == 2) {       /* a stepped session now and then */
+            sdx_cond *cond;
+            sdx_sampling *s;
+            T_CHECK(sdx_encode_prompt(b, &p, &cond) == SDX_OK && sdx_sampling_begin(b, &p, cond, 0, &s) == SDX_OK,
+                    "%s", sdx_last_error(ctx));
+            while (!sdx_sampling_done(s)) T_CHECK(sdx_sampling_step(s) == SDX_OK, "%s", sdx_last_error(ctx));
+            sdx_sampling_free(s);
+            sdx_cond_free(cond);
+        } else {
+            T_CHECK(sdx_generate(i % 2 ? a : b, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+            sdx_gen_result_free(ctx, &res);
+        }
+        if (i == 4) settled = st_rss_kib();
+    }
+    now = st_rss_kib();
+    T_NOTE("RSS after 5 generations %ld KiB, after 20 %ld KiB", settled, now);
+    T_CHECK(now - settled < 4096, "RSS grew by %ld KiB over 15 generations", now - settled);
+    sdx_model_free(a);
+    sdx_model_free(b);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case stages_cases[] = {
     { "stepped_sampling_equals_one_generation", stepped_sampling_equals_one_generation },
     { "one_conditioning_serves_every_image_of_a_batch", one_conditioning_serves_every_image_of_a_batch },
     { "encode_decode_and_mismatches", encode_decode_and_mismatches },
     { "separate_contexts_generate_in_parallel_threads", separate_contexts_generate_in_parallel_threads },
+    { "many_generations_on_several_models_do_not_grow", many_generations_on_several_models_do_not_grow },
     { 0, 0 }
 };
 SDX_TEST_SUITE(stages, stages_cases)

@@ -90,6 +90,25 @@ typedef enum sdx_dtype {
 #define SDX_VAE_ACT_TYPE SDX_F32
 #endif
 
+/* Which noise generator a seed drives (see sdx_rng_init). */
+typedef enum sdx_rng_kind {
+    /* torch.randn on a CPU generator (mt19937), ComfyUI's and the webui's
+     * "CPU" noise. Bit-exact with PyTorch's AVX2 kernel (any x86-64 with
+     * AVX2); PyTorch on CPUs without AVX2 differs by up to ~2e-6 for draws
+     * of 16 or more values. Only the low 32 bits of the seed matter. */
+    SDX_RNG_CPU  = 0,
+    /* AUTOMATIC1111's Philox-4x32-10 "NV" emulation of CUDA torch.randn,
+     * bit-exact. Each randn call is one counter step, whatever its size;
+     * a call draws at most 2^32 values. */
+    SDX_RNG_CUDA = 1
+} sdx_rng_kind;
+
+/* What a UNet predicts (from the checkpoint, or sdx_model_desc.prediction). */
+typedef enum sdx_prediction {
+    SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
+    SDX_PRED_V   = 1   /* SD 2.x 768-v */
+} sdx_prediction;
+
 /* Result codes. Every failing call also leaves a readable message in the
  * context (sdx_last_error). */
 typedef enum sdx_result {

@@ -8,18 +8,6 @@
 extern "C" {
 #endif
 
-typedef enum sdx_rng_kind {
-    /* torch.randn on a CPU generator (mt19937), ComfyUI's and the webui's
-     * "CPU" noise. Bit-exact with PyTorch's AVX2 kernel (any x86-64 with
-     * AVX2); PyTorch on CPUs without AVX2 differs by up to ~2e-6 for draws
-     * of 16 or more values. Only the low 32 bits of the seed matter. */
-    SDX_RNG_CPU  = 0,
-    /* AUTOMATIC1111's Philox-4x32-10 "NV" emulation of CUDA torch.randn,
-     * bit-exact. Each randn call is one counter step, whatever its size;
-     * a call draws at most 2^32 values. */
-    SDX_RNG_CUDA = 1
-} sdx_rng_kind;
-
 /* A generator lives on the caller's stack or inside another struct; it
  * allocates nothing. Successive draws continue one stream, exactly like
  * successive torch.randn calls on one generator, so drawing a [1,4,64,64]

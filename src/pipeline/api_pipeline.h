@@ -1,7 +1,5 @@
 #pragma once
 #include "../core/api_core.h"
-#include "../core/api_rng.h"
-#include "../sampling/api_sampling.h"
 
 /* ===================================================================== */
 /*  Public API: models and image generation                              */
@@ -78,7 +76,7 @@ typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
     const char *negative_prompt;   /* NULL = ""                           */
-    int   width, height;           /* multiples of 8; 0 = family default  */
+    int   width, height;           /* multiples of 8; 0 = the init's size, else the family default */
     int   steps;                   /* 0 = 20                              */
     float cfg_scale;               /* 0 = 7; 1 skips the negative pass    */
     const char *sampler;           /* ComfyUI or sd-cli name; NULL = "euler_a" */
@@ -87,10 +85,22 @@ typedef struct sdx_gen_params {
     sdx_rng_kind rng;              /* SDX_RNG_CPU (ComfyUI) or SDX_RNG_CUDA (A1111) */
     int   clip_skip;               /* 0 or 1 = the model's default layer   */
     int   batch_count;             /* images with seeds seed, seed+1, ...; 0 = 1 */
-    /* img2img / inpainting */
-    const sdx_image *init_image;   /* RGB, resized by the caller to width x height */
-    const sdx_image *mask;         /* grey, white = repaint; needs init_image */
-    float strength;                /* img2img denoise in (0, 1]; 0 = 0.75  */
+    /* img2img / inpainting, as ComfyUI does them (README: "img2img and
+     * inpainting"). Sides of init_image that are not multiples of 8 are
+     * centre-cropped; width/height 0 take the (cropped) init size. */
+    const sdx_image *init_image;   /* RGB, any size >= 8x8                 */
+    const sdx_tensor *init_latent; /* or a model-space latent [1, 4, H/8, W/8]
+                                      (a result's latents[i], --output-latent) */
+    const sdx_image *mask;         /* grey, white = repaint, any size (resized
+                                      to the latent); needs an init         */
+    float strength;                /* denoise in (0, 1]; 0 = 0.75          */
+    int   encode_sample;           /* 0: the VAE posterior mean; 1: mean + std
+                                      * noise drawn with `rng` from encode_seed
+                                      (A1111, older ComfyUI)                */
+    int64_t encode_seed;
+    int   paste_back;              /* 1: A1111-style overlay: init pixels
+                                      outside the blurred mask (not ComfyUI) */
+    int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
@@ -161,10 +171,12 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
 SDX_API void sdx_sampling_free(sdx_sampling *s);
 
 /* VAE or TAESD (params->codec): a latent in model space (as
- * sdx_sampling_latent, or a result's latents) to RGB, and an RGB image
- * (sizes multiples of 8) to such a latent (the VAE's posterior mean,
- * scaled; TAESD's output as is). params may be NULL; they read codec,
- * vae_tiling and (decode) tiling. */
+ * sdx_sampling_latent, or a result's latents) to RGB, and an RGB image to
+ * such a latent as img2img encodes it (sides cropped to multiples of the
+ * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
+ * a sample with params->encode_sample / encode_seed / rng; TAESD's output
+ * as is). params may be NULL; they read codec, vae_tiling, encode_* and
+ * (decode) tiling. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 

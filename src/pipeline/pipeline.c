@@ -325,29 +325,44 @@ static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *lat
     return rc;
 }
 
-/* rgb [3, H, W] in [0, 1], H and W multiples of factor -> latent: model space [channels, H/factor, W/factor]. */
+/* rgb [3, H, W] in [0, 1], H and W multiples of factor -> the codec's
+ * latent in codec space [channels, H/factor, W/factor]: the VAE
+ * posterior's mean and, if std is non-NULL, exp(0.5 * clamp(logvar, -30,
+ * 20)); TAESD's output (a point: std must be NULL). */
 static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb, int H, int W, const sdx__vae_tiling *tiling,
-                             float *latent) {
+                             float *mean, float *std) {
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
     int lh = H / c->factor, lw = W / c->factor;
     size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)H * (size_t)W;
     int64_t xshape[4] = { 1, 3, H, W }, lshape[4] = { 1, c->channels, lh, lw };
-    sdx_tensor x, out = sdx__view(SDX_F32, latent, 4, lshape);
+    sdx_tensor x, logvar, out = sdx__view(SDX_F32, mean, 4, lshape);
     int rc;
-    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape)) {
+    if (std && c->kind != SDX_CODEC_VAE) {
         sdx__arena_release(&m->arena, mark);
-        return sdx__nomem(ctx, "image", sizeof(float) * px);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a posterior sample needs the VAE; TAESD's encoder is deterministic");
+    }
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
+        (std && !sdx__arena_host_tensor(&m->arena, &logvar, SDX_F32, 4, lshape))) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "image", sizeof(float) * (px + n));
     }
     for (size_t i = 0; i < px; i++) ((float *)x.data)[i] = c->kind == SDX_CODEC_VAE ? rgb[i] * 2.0f - 1.0f : rgb[i];
     rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_encode(ctx, &m->taesd, &m->arena, &x, &out)
-                                    : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, NULL, tiling);
-    if (rc == SDX_OK) {
-        for (size_t i = 0; i < n; i++) latent[i] *= c->scale;
-        rc = sdx__nonfinite_stage(ctx, "the encoded image", latent, n);
-    }
+                                    : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, std ? &logvar : NULL, tiling);
+    for (size_t i = 0; rc == SDX_OK && std && i < n; i++) std[i] = expf(0.5f * ((const float *)logvar.data)[i]);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the encoded image", mean, n);
     sdx__arena_release(&m->arena, mark);
     return rc;
+}
+
+/* Codec space to model space (ComfyUI's process_latent_in) in place: the
+ * mean, or with eps the posterior sample mean + std * eps, times scale. */
+static void sdx__codec_to_model(const sdx__codec *c, const float *std, const float *eps, size_t n, float *latent) {
+    for (size_t i = 0; i < n; i++) {
+        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
+        latent[i] = z * c->scale;
+    }
 }
 
 /* ---- resolved parameters ---------------------------------------------- */
@@ -365,9 +380,12 @@ typedef struct sdx__gen {
     int64_t seed;
     const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
-    float *init_latent;      /* [lc*lh*lw] scaled latent of the init image */
+    int crop_x, crop_y;      /* init image pixels cropped off left / top  */
+    float *init_latent;      /* [lc*lh*lw] model-space init latent        */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
     float *concat;           /* [(lc+1)*lh*lw] inpainting-model extra channels */
+    float *paste_alpha;      /* [height*width] overlay weight of generated
+                                pixels (paste_back), else NULL            */
     float *noise;            /* this image's initial noise                */
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
@@ -389,9 +407,120 @@ static int sdx__default_size(const sdx_model *m) {
     return 512;
 }
 
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
+ * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
+ * (a centre crop; an odd remainder loses its extra pixel at the end). */
+static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
+static int sdx__crop_size(int n, int f) { return n / f * f; }
+
+/* The image pixels per latent pixel of the decoder sdx__codec_pick would
+ * choose (m may be NULL; 8 when it cannot choose): sizes for the
+ * parameters text, which has no context to report errors to. */
+static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
+    int taesd = m && m->taesd.dec.w.ctx != NULL;
+    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
+    if (m && m->loaded_vae) return m->vae.factor;
+    return 8;
+}
+
+/* InpaintModelConditioning without a mask concatenates ComfyUI's
+ * blank_inpaint_image_like: a grey image's latent in model space, per
+ * channel of SD's 4-channel latent. */
+static const float sdx__blank_inpaint_grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
+
+#define SDX__MAX_INIT_LATENT 2048   /* latent side: 16384 pixels */
+
+/* The image size an init image (cropped to multiples of f) or init latent
+ * (f pixels per latent pixel) gives, 0 x 0 without one or when the
+ * latent's shape is not [1, c, h, w]. */
+static void sdx__init_size(const sdx_gen_params *p, int f, int *w, int *h) {
+    const sdx_tensor *l = p->init_latent;
+    *w = *h = 0;
+    if (p->init_image) {
+        *w = sdx__crop_size(p->init_image->width, f);
+        *h = sdx__crop_size(p->init_image->height, f);
+    } else if (l && l->ndim == 4 && l->shape[2] >= 1 && l->shape[3] >= 1 && l->shape[2] <= SDX__MAX_INIT_LATENT &&
+               l->shape[3] <= SDX__MAX_INIT_LATENT) {
+        *w = (int)l->shape[3] * f;
+        *h = (int)l->shape[2] * f;
+    }
+}
+
+/* Output size: as given, else the init's, else the family default. */
+static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int f, int *w, int *h) {
+    int def = sdx__default_size(m), iw, ih;
+    sdx__init_size(p, f, &iw, &ih);
+    *w = p->width ? p->width : iw ? iw : def;
+    *h = p->height ? p->height : ih ? ih : def;
+}
+
+/* ComfyUI gets denoise as a decimal (JSON) in a double, and int(steps /
+ * denoise) depends on it: 3 steps at 0.3 make a 10-step schedule, while
+ * 3 / (double)0.3f = 9.99... So a float strength stands for the shortest
+ * decimal that rounds to it. */
+static double sdx__float_as_decimal(float f) {
+    double scale = 1;
+    for (int k = 0; k <= 12; k++, scale *= 10) {
+        double d = nearbyint((double)f * scale) / scale;
+        if ((float)d == f) return d;
+    }
+    return f;
+}
+
+/* Checks the img2img / inpainting inputs against the resolved size. */
+static int sdx__gen_resolve_init(sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *im = p->init_image, *mk = p->mask;
+    const sdx_tensor *l = p->init_latent;
+    char shape[96];
+    int iw, ih;
+    if (im && l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image and init latent: give one or the other");
+    if (im && (im->channels != 3 || !im->data || im->width < g->lf || im->height < g->lf))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least %dx%d",
+                         im->width, im->height, im->channels, g->lf, g->lf);
+    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != g->lc || l->shape[2] < 1 || l->shape[3] < 1 ||
+              l->shape[2] > SDX__MAX_INIT_LATENT || l->shape[3] > SDX__MAX_INIT_LATENT || !l->data ||
+              (l->dtype != SDX_F32 && l->dtype != SDX_F16 && l->dtype != SDX_BF16)))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, %d, h, w] with h, w <= %d",
+                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), g->lc, SDX__MAX_INIT_LATENT);
+    sdx__init_size(p, g->lf, &iw, &ih);
+    if ((im || l) && (iw != g->width || ih != g->height))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s gives a %dx%d image but %dx%d was asked for (leave width and height 0 to take the init's size)",
+                         im ? "init image (cropped to multiples of the codec's factor as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
+    if (im) {
+        g->crop_x = sdx__crop_offset(im->width, g->lf);
+        g->crop_y = sdx__crop_offset(im->height, g->lf);
+        if (p->encode_sample && g->enc.kind == SDX_CODEC_TAESD)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "encode_sample (--encode-seed) samples the VAE's posterior; TAESD's encoder "
+                             "has none (choose the VAE with codec SDX_CODEC_VAE)");
+    }
+    g->denoise = 1.0;
+    if (im || l) {
+        float s = p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH;
+        if (!(s > 0 && s <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", s);
+        g->denoise = sdx__float_as_decimal(s);
+    }
+    if (mk) {
+        if (!im && !l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image or init latent");
+        if (mk->channels != 1 || !mk->data || mk->width < 1 || mk->height < 1 || mk->width > 65536 || mk->height > 65536)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected grey", mk->width, mk->height, mk->channels);
+        if (g->m->unet.in_channels == 2 * g->lc + 1 && !im)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a 9-channel inpainting model with a mask needs the init image (it encodes the "
+                             "masked image), not an init latent");
+    }
+    if (g->m->unet.in_channels == 2 * g->lc + 1 && !mk && g->lc != SDX__ARRAY_LEN(sdx__blank_inpaint_grey))
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "an inpainting model without a mask needs a blank image's latent, known for "
+                         "4-channel latents only (this one has %d)", g->lc);
+    if (p->paste_back && (!mk || !im))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "paste-back needs an init image and a mask");
+    if (p->paste_back && p->mask_blur > 1000)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask blur %d: at most 1000 pixels", p->mask_blur);
+    return SDX_OK;
+}
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
-    int def = sdx__default_size(m);
     int rc;
     memset(g, 0, sizeof *g);
     g->m = m;
@@ -402,10 +531,12 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     if (p->init_image && (rc = sdx__codec_pick(m, p->codec, 1, &g->enc)) != SDX_OK) return rc;
     if (p->preview && (rc = sdx__codec_pick(m, p->preview_codec, 0, &g->preview)) != SDX_OK) return rc;
     if (p->preview_interval < 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "preview interval %d: must be >= 0", p->preview_interval);
+    if (p->init_image && (g->enc.channels != g->dec.channels || g->enc.factor != g->dec.factor))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "the encoder's latents (%d channels, 1/%d) do not fit the decoder's (%d channels, 1/%d)",
+                         g->enc.channels, g->enc.factor, g->dec.channels, g->dec.factor);
     g->lc = g->dec.channels;
     g->lf = g->dec.factor;
-    g->width = p->width ? p->width : def;
-    g->height = p->height ? p->height : def;
+    sdx__output_size(m, p, g->lf, &g->width, &g->height);
     if (g->width <= 0 || g->height <= 0 || g->width % g->lf || g->height % g->lf || g->width > 16384 || g->height > 16384)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of %d, at most 16384",
                          g->width, g->height, g->lf);
@@ -428,23 +559,10 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
             return rc;
         }
     }
-    g->denoise = 1.0;
-    if (p->init_image) {
-        g->denoise = p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH;
-        if (!(g->denoise > 0 && g->denoise <= 1)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g: must be in (0, 1]", g->denoise);
-        if (p->init_image->width != g->width || p->init_image->height != g->height || p->init_image->channels != 3 || !p->init_image->data)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected %dx%d RGB",
-                             p->init_image->width, p->init_image->height, p->init_image->channels, g->width, g->height);
-    }
-    if (p->mask) {
-        if (!p->init_image) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image");
-        if (p->mask->width != g->width || p->mask->height != g->height || p->mask->channels != 1 || !p->mask->data)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected %dx%d grey",
-                             p->mask->width, p->mask->height, p->mask->channels, g->width, g->height);
-    }
     if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
                          g->lc, 2 * g->lc + 1);
+    if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */
@@ -596,6 +714,9 @@ done:
 }
 
 /* ---- img2img and inpainting inputs ------------------------------------ */
+/* ComfyUI's graphs, node by node (shared golden img2img/README.md):
+ * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
+ * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
 static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
     sdx__vae_tiling t;
@@ -606,66 +727,262 @@ static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
 
 static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
 
-static int sdx__encode_image(sdx__gen *g, const sdx_image *img, const uint8_t *hide, float *latent) {
-    sdx_model *m = g->m;
-    sdx_ctx *ctx = m->ctx;
-    sdx__vae_tiling tiling = sdx__gen_tiling(g);
-    size_t hw = (size_t)g->width * (size_t)g->height;
-    float *x = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
-    int rc;
-    if (!x) return sdx__nomem(ctx, "init image", sizeof(float) * 3 * hw);
-    for (size_t i = 0; i < hw; i++)
-        for (int c = 0; c < 3; c++)
-            /* the inpainting model sees the repaint area as neutral grey */
-            x[(size_t)c * hw + i] = hide && hide[i] >= 128 ? 0.5f : img->data[i * 3 + (size_t)c] / 255.0f;
-    rc = sdx__codec_encode(m, &g->enc, x, g->height, g->width, &tiling, latent);
-    sdx__free(ctx, x);
-    return rc;
-}
-
-/* Mask to latent resolution: the mean of each lf x lf pixel block. */
-static void sdx__mask_to_latent(const sdx__gen *g, const sdx_image *mask, float *out) {
-    int f = g->lf;
-    for (int y = 0; y < g->lh; y++)
-        for (int x = 0; x < g->lw; x++) {
-            int sum = 0;
-            for (int dy = 0; dy < f; dy++)
-                for (int dx = 0; dx < f; dx++) sum += mask->data[(size_t)(y * f + dy) * (size_t)g->width + (size_t)(x * f + dx)];
-            out[y * g->lw + x] = (float)sum / ((float)(f * f) * 255.0f);
+/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
+ * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
+ * (InpaintModelConditioning greys out the repaint area). */
+static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
+    size_t hw = (size_t)w * (size_t)h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            for (int c = 0; c < 3; c++) {
+                float v = (float)s[c] / 255.0f;
+                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
+                rgb[(size_t)c * hw + i] = v;
+            }
         }
 }
 
+/* The encoder codec's latent of the cropped init image, in codec space:
+ * the VAE posterior's mean and, if std is non-NULL, its standard
+ * deviation (TAESD: its output, std NULL). keep (may be NULL): per-pixel
+ * factor m of the cropped image applied as (p - 0.5) * m + 0.5 before the
+ * encoder (InpaintModelConditioning greys out the repaint area). */
+static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
+    sdx_ctx *ctx = g->m->ctx;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    size_t px = (size_t)3 * (size_t)g->width * (size_t)g->height;
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * px);
+    int rc;
+    if (!rgb) return sdx__nomem(ctx, "init image", sizeof(float) * px);
+    sdx__image_window(g->p->init_image, g->crop_x, g->crop_y, g->width, g->height, keep, rgb);
+    rc = sdx__codec_encode(g->m, &g->enc, rgb, g->height, g->width, &tiling, mean, std);
+    sdx__free(ctx, rgb);
+    return rc;
+}
+
+/* VAEEncode then process_latent_in: the model-space latent of the cropped
+ * init image. eps NULL: the posterior mean (deterministic, as current
+ * ComfyUI) or TAESD's output; else (VAE only) mean + std * eps (A1111 and
+ * older ComfyUI sample). */
+static int sdx__encode_image(sdx__gen *g, const float *keep, const float *eps, float *latent) {
+    sdx_ctx *ctx = g->m->ctx;
+    size_t n = (size_t)g->lc * (size_t)g->lh * (size_t)g->lw;
+    float *std = NULL;
+    int rc;
+    if (eps && !(std = (float *)sdx__malloc(ctx, sizeof(float) * n))) return sdx__nomem(ctx, "posterior", sizeof(float) * n);
+    rc = sdx__vae_posterior(g, keep, latent, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&g->enc, std, eps, n, latent);
+    sdx__free(ctx, std);
+    return rc;
+}
+
+/* torch.nn.functional.interpolate(mode="bilinear", align_corners=False,
+ * no antialias) along one axis: source taps and the weight of the second,
+ * in float as PyTorch's CPU kernel computes them. */
+static void sdx__bilinear_tap(int in, int out, int i, int *i0, int *i1, float *w1) {
+    float src;
+    if (in == out) { *i0 = *i1 = i; *w1 = 0; return; }
+    src = ((float)in / (float)out) * ((float)i + 0.5f) - 0.5f;
+    if (src < 0) src = 0;
+    *i0 = SDX__MIN((int)floorf(src), in - 1);
+    *i1 = *i0 + (*i0 < in - 1 ? 1 : 0);
+    *w1 = SDX__MIN(SDX__MAX(src - (float)*i0, 0.0f), 1.0f);
+}
+
+/* One plane, sh x sw -> dh x dw. */
+static void sdx__resize_bilinear(const float *src, int sh, int sw, float *dst, int dh, int dw) {
+    for (int y = 0; y < dh; y++) {
+        int y0, y1;
+        float wy1, wy0;
+        sdx__bilinear_tap(sh, dh, y, &y0, &y1, &wy1);
+        wy0 = 1.0f - wy1;
+        for (int x = 0; x < dw; x++) {
+            int x0, x1;
+            float wx1, wx0, top, bottom;
+            const float *r0 = src + (size_t)y0 * (size_t)sw, *r1 = src + (size_t)y1 * (size_t)sw;
+            sdx__bilinear_tap(sw, dw, x, &x0, &x1, &wx1);
+            wx0 = 1.0f - wx1;
+            top = r0[x0] * wx0 + r0[x1] * wx1;
+            bottom = r1[x0] * wx0 + r1[x1] * wx1;
+            dst[(size_t)y * (size_t)dw + (size_t)x] = top * wy0 + bottom * wy1;
+        }
+    }
+}
+
+/* The mask as LoadImageMask gives it (u8 / 255, 1 = repaint), resized to
+ * the init image and cropped with it (InpaintModelConditioning). */
+static float *sdx__mask_cropped(sdx__gen *g) {
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *mk = g->p->mask, *im = g->p->init_image;
+    size_t mn = (size_t)mk->width * (size_t)mk->height, in = (size_t)im->width * (size_t)im->height;
+    float *full = (float *)sdx__malloc(ctx, sizeof(float) * (mn + in));
+    float *out = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->width * (size_t)g->height);
+    if (!full || !out) {
+        sdx__free(ctx, full);
+        sdx__free(ctx, out);
+        sdx__nomem(ctx, "mask", sizeof(float) * (mn + in));
+        return NULL;
+    }
+    for (size_t i = 0; i < mn; i++) full[i] = (float)mk->data[i] / 255.0f;
+    sdx__resize_bilinear(full, mk->height, mk->width, full + mn, im->height, im->width);
+    for (int y = 0; y < g->height; y++)
+        memcpy(out + (size_t)y * (size_t)g->width, full + mn + (size_t)(y + g->crop_y) * (size_t)im->width + (size_t)g->crop_x,
+               sizeof(float) * (size_t)g->width);
+    sdx__free(ctx, full);
+    return out;
+}
+
+/* SetLatentNoiseMask + KSampler's prepare_mask: the whole mask, not
+ * cropped with the image, resized to the latent; soft values stay. */
+static int sdx__latent_noise_mask(sdx__gen *g, float *out) {
+    sdx_ctx *ctx = g->m->ctx;
+    const sdx_image *mk = g->p->mask;
+    size_t mn = (size_t)mk->width * (size_t)mk->height;
+    float *full = (float *)sdx__malloc(ctx, sizeof(float) * mn);
+    if (!full) return sdx__nomem(ctx, "mask", sizeof(float) * mn);
+    for (size_t i = 0; i < mn; i++) full[i] = (float)mk->data[i] / 255.0f;
+    sdx__resize_bilinear(full, mk->height, mk->width, out, g->lh, g->lw);
+    sdx__free(ctx, full);
+    return SDX_OK;
+}
+
+/* InpaintModelConditioning for a 9-channel model with a mask: the mask
+ * (resized to the image, cropped) is the noise mask; the UNet's extra
+ * channels are that mask at latent size rounded to 0/1 (half to even, as
+ * torch.round) and the latent of the image with the repaint area (mask
+ * rounded) grey. ComfyUI encodes the masked image first, then the image,
+ * which is the order posterior samples are drawn in. */
+static int sdx__gen_inpaint_conditioning(sdx__gen *g, const float *mask_px, const float *eps) {
+    sdx_ctx *ctx = g->m->ctx;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, hw = (size_t)g->width * (size_t)g->height;
+    float *keep = (float *)sdx__malloc(ctx, sizeof(float) * hw);
+    int rc;
+    if (!keep) return sdx__nomem(ctx, "inpainting mask", sizeof(float) * hw);
+    sdx__resize_bilinear(mask_px, g->height, g->width, g->latent_mask, g->lh, g->lw);
+    for (size_t i = 0; i < plane; i++) g->concat[i] = nearbyintf(g->latent_mask[i]);
+    for (size_t i = 0; i < hw; i++) keep[i] = 1.0f - nearbyintf(mask_px[i]);
+    rc = sdx__encode_image(g, keep, eps, g->concat + plane);
+    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + (size_t)g->lc * plane : NULL, g->init_latent);
+    sdx__free(ctx, keep);
+    return rc;
+}
+
+/* 9-channel model without a mask: ComfyUI's concat is an all-ones mask and
+ * blank_inpaint_image_like (a grey image's latent, model space; SD's 4
+ * channels, which sdx__gen_resolve_init checks). */
+static void sdx__blank_inpaint_conditioning(sdx__gen *g) {
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
+    for (int c = 0; c < SDX__ARRAY_LEN(sdx__blank_inpaint_grey); c++)
+        for (size_t i = 0; i < plane; i++) g->concat[(size_t)(c + 1) * plane + i] = sdx__blank_inpaint_grey[c];
+}
+
+/* cv2.BORDER_REFLECT_101 index. */
+static int sdx__reflect101(int i, int n) {
+    if (n == 1) return 0;
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+    return i;
+}
+
+/* A1111's overlay for inpainting "whole picture": the mask blurred as
+ * cv2.GaussianBlur(sigma = mask_blur, kernel 2 * int(2.5 * sigma + 0.5) + 1)
+ * on 8 bits, doubled and clipped, weighs the generated pixels; the init
+ * image fills the rest. */
+static int sdx__gen_prepare_paste(sdx__gen *g, const float *mask_px) {
+    sdx_ctx *ctx = g->m->ctx;
+    int w = g->width, h = g->height;
+    int blur = g->p->mask_blur ? g->p->mask_blur : 4;
+    int radius = blur > 0 ? (int)(2.5 * blur + 0.5) : 0;
+    size_t hw = (size_t)w * (size_t)h;
+    float *tmp = (float *)sdx__malloc(ctx, sizeof(float) * (hw + 2 * (size_t)radius + 1)), *k;
+    double ksum = 0;
+    g->paste_alpha = (float *)sdx__malloc(ctx, sizeof(float) * hw);
+    if (!tmp || !g->paste_alpha) { sdx__free(ctx, tmp); return sdx__nomem(ctx, "paste-back mask", sizeof(float) * 2 * hw); }
+    k = tmp + hw;
+    for (int i = -radius; i <= radius; i++) ksum += k[i + radius] = (float)exp(-(double)i * i / (2.0 * blur * blur));
+    for (int i = 0; i <= 2 * radius; i++) k[i] = (float)(k[i] / ksum);
+    for (size_t i = 0; i < hw; i++) g->paste_alpha[i] = floorf(mask_px[i] * 255.0f + 0.5f);   /* the 8-bit mask */
+    for (int y = 0; y < h; y++)             /* horizontal pass, rounded to 8 bits as cv2 on u8 */
+        for (int x = 0; x < w; x++) {
+            float s = 0;
+            for (int i = -radius; i <= radius; i++) s += k[i + radius] * g->paste_alpha[(size_t)y * (size_t)w + (size_t)sdx__reflect101(x + i, w)];
+            tmp[(size_t)y * (size_t)w + (size_t)x] = floorf(s + 0.5f);
+        }
+    for (int y = 0; y < h; y++)             /* vertical pass, then x2, clip, weight */
+        for (int x = 0; x < w; x++) {
+            float s = 0;
+            for (int i = -radius; i <= radius; i++) s += k[i + radius] * tmp[(size_t)sdx__reflect101(y + i, h) * (size_t)w + (size_t)x];
+            g->paste_alpha[(size_t)y * (size_t)w + (size_t)x] = SDX__MIN(2.0f * floorf(s + 0.5f), 255.0f) / 255.0f;
+        }
+    sdx__free(ctx, tmp);
+    return SDX_OK;
+}
+
+static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
+    const sdx_image *im = g->p->init_image;
+    for (int y = 0; y < g->height; y++)
+        for (int x = 0; x < g->width; x++) {
+            float a = g->paste_alpha[(size_t)y * (size_t)g->width + (size_t)x];
+            const uint8_t *o = im->data + ((size_t)(y + g->crop_y) * (size_t)im->width + (size_t)(x + g->crop_x)) * 3;
+            uint8_t *d = img->data + ((size_t)y * (size_t)g->width + (size_t)x) * 3;
+            for (int c = 0; c < 3; c++) d[c] = (uint8_t)floorf((float)d[c] * a + (float)o[c] * (1.0f - a) + 0.5f);
+        }
+}
+
+/* Noise for `encodes` posterior samples (encode_sample): one generator
+ * seeded once with encode_seed, as torch.manual_seed before the encodes. */
+static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
+    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
+    sdx_rng rng;
+    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
+    sdx_rng_randn(&rng, eps, n);
+    return eps;
+}
+
+/* Init latent, noise mask, inpainting-model channels, paste-back mask. */
 static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
-    size_t plane = (size_t)g->lh * (size_t)g->lw;
-    int rc;
     const sdx_gen_params *p = g->p;
-    if (p->init_image) {
-        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->lc * plane);
-        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * (size_t)g->lc * plane);
-        if ((rc = sdx__encode_image(g, p->init_image, NULL, g->init_latent)) != SDX_OK) return rc;
+    size_t plane = (size_t)g->lh * (size_t)g->lw;
+    size_t lplane = (size_t)g->lc * plane;     /* one latent */
+    int nine = g->m->unet.in_channels == 2 * g->lc + 1, rc = SDX_OK;
+    float *eps = NULL, *mask_px = NULL;
+    if (p->init_image || p->init_latent) {
+        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * lplane);
     }
-    if (g->m->unet.in_channels == 2 * g->lc + 1) {
-        /* inpainting checkpoint: [mask, masked-image latent] as extra input */
-        g->concat = (float *)sdx__calloc(ctx, (size_t)(g->lc + 1) * plane, sizeof(float));
-        if (!g->concat) return sdx__nomem(ctx, "inpainting input", sizeof(float) * (size_t)(g->lc + 1) * plane);
-        if (p->mask) sdx__mask_to_latent(g, p->mask, g->concat);
-        else for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
-        if (p->init_image && (rc = sdx__encode_image(g, p->init_image, p->mask ? p->mask->data : NULL, g->concat + plane)) != SDX_OK)
-            return rc;
-    } else if (p->mask) {
+    if (p->mask) {
         g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
-        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)g->lc * plane);
-        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * (size_t)(g->lc + 1) * plane);
-        sdx__mask_to_latent(g, p->mask, g->latent_mask);
+        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * (lplane + plane));
     }
-    return SDX_OK;
+    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * (lplane + plane))))
+        return sdx__nomem(ctx, "inpainting input", sizeof(float) * (lplane + plane));
+    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(ctx, p, (size_t)(nine && p->mask ? 2 : 1) * lplane))) return SDX_ERR_NOMEM;
+    if (p->mask && p->init_image && (nine || p->paste_back) && !(mask_px = sdx__mask_cropped(g))) rc = SDX_ERR_NOMEM;
+    if (rc == SDX_OK && nine && p->mask)
+        rc = sdx__gen_inpaint_conditioning(g, mask_px, eps);
+    else if (rc == SDX_OK && p->init_image)
+        rc = sdx__encode_image(g, NULL, eps, g->init_latent);
+    else if (rc == SDX_OK && p->init_latent)
+        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)lplane, g->init_latent);
+    if (rc == SDX_OK && nine && !p->mask) sdx__blank_inpaint_conditioning(g);
+    if (rc == SDX_OK && p->mask && !nine) rc = sdx__latent_noise_mask(g, g->latent_mask);
+    if (rc == SDX_OK && p->paste_back) rc = sdx__gen_prepare_paste(g, mask_px);
+    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, lplane);
+    sdx__free(ctx, eps);
+    sdx__free(ctx, mask_px);
+    return rc;
 }
 
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
-/* ComfyUI's latent noise mask: out = x inside the mask and, outside it,
- * the init image's latent noised to `sigma` (sigma 0: the latent itself). */
+/* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
+ * = x * m + (latent + noise * sigma) * (1 - m), with the plain sigma and
+ * the start noise; sigma 0 blends the model's output with the latent. */
 static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
     size_t plane = (size_t)g->lh * (size_t)g->lw;
     for (size_t c = 0; c < (size_t)g->lc; c++)
@@ -745,6 +1062,7 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->init_latent);
     sdx__free(ctx, g->latent_mask);
     sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
 }
@@ -917,10 +1235,9 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         s->reported = SDX__MAX(s->reported, reported);
         return SDX_OK;                           /* paused */
     }
-    if (rc == SDX_OK) {
-        if (s->g.latent_mask) sdx__mask_blend(&s->g, s->work, 0.0f, s->work);
-        rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
-    }
+    /* the result is the sampler's x, with no re-paste of the kept latent:
+     * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
     if (rc == SDX_OK) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
@@ -1035,25 +1352,36 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
     sdx__codec c;
     sdx__vae_tiling tiling = sdx__tiling(p);
-    float *x;
-    size_t hw;
+    float *x = NULL, *eps = NULL, *std = NULL;
+    int w, h, encode_sample = p && p->encode_sample;
+    size_t n;
     int64_t shape[4];
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
     if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
-    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width % c.factor ||
-        img->height % c.factor || img->width > 16384 || img->height > 16384)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB with sides "
-                         "multiples of %d, at most 16384", img->width, img->height, img->channels, c.factor);
-    hw = (size_t)img->width * (size_t)img->height;
-    shape[0] = 1; shape[1] = c.channels; shape[2] = img->height / c.factor; shape[3] = img->width / c.factor;
-    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * hw))) return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * hw);
-    for (size_t i = 0; i < hw; i++)
-        for (int ch = 0; ch < 3; ch++) x[(size_t)ch * hw + i] = img->data[i * 3 + (size_t)ch] / 255.0f;
-    rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
-    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, img->height, img->width, &tiling, (float *)latent->data);
+    /* the sides cropped to multiples of the codec's factor, as img2img does */
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
+                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
+    if (encode_sample && c.kind != SDX_CODEC_VAE)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
+                         "(choose the VAE with codec SDX_CODEC_VAE)");
+    w = sdx__crop_size(img->width, c.factor);
+    h = sdx__crop_size(img->height, c.factor);
+    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
+    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
+        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
+    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
+    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
+        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
     if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, eps);
+    sdx__free(m->ctx, std);
     sdx__free(m->ctx, x);
     sdx__arena_reset(&m->arena);
     return rc;
@@ -1089,6 +1417,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
                                       &out->images[i]);
+            if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);
     }
@@ -1127,8 +1456,9 @@ static const char *sdx__a1111_schedule(const char *name) {
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
-    int def = sdx__default_size(m), n;
+    int w, h, n;
     memset(&b, 0, sizeof b);
+    sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
@@ -1136,12 +1466,15 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
                  sdx__a1111_schedule(p->scheduler ? p->scheduler : sdx__default_scheduler),
                  p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
-                 (long long)seed, p->width ? p->width : def, p->height ? p->height : def);
+                 (long long)seed, w, h);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
-    if (p->init_image) sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    if (p->init_image || p->init_latent)
+        sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
+    if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;

@@ -24,11 +24,6 @@ typedef struct sdx_model_sampling {
     float sigma_max;   /* sigmas[999] */
 } sdx_model_sampling;
 
-typedef enum sdx_prediction {
-    SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
-    SDX_PRED_V   = 1   /* SD 2.x 768-v */
-} sdx_prediction;
-
 SDX_API void  sdx_model_sampling_init(sdx_model_sampling *ms);
 /* Nearest training timestep in log space (first index on ties). The UNet
  * is evaluated at this integer timestep. sigma 0 gives 0. */
