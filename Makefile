@@ -1,17 +1,23 @@
 # sdx — see README.md. `make` builds the examples and tests, `make test`
 # runs the tests, `make sanitize` runs them under ASan+UBSan, `make bench`
-# runs the benchmarks, `make fuzz` runs the fuzzers (clang).
+# runs the benchmarks, `make fuzz` runs the fuzzers (clang), `make cross`
+# runs the portability checks (tools/cross.sh). GPU: `make check-hip`
+# compile-checks sdx_hip.h (run by `make test`), `make sdx-hip` builds the
+# CLI for the GPU, `make test-gpu` and `make bench-gpu` need one (see
+# README, "GPU").
 CC      ?= cc
 CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Werror
+CXX     ?= c++
+CXXFLAGS ?= -std=c++17 -O2 -Wall -Wextra -Werror
 LDLIBS  := -lm -lpthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/license.txt)
+SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/*/*.cu src/license.txt)
 TESTSRC := $(wildcard tests/*.c tests/*.h)
-EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper
+EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 
-.PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind check-amalgamation clean
+.PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -20,7 +26,7 @@ PROMPT ?= a photograph of an astronaut riding a horse
 
 all: sdx.h tests/run $(EXAMPLES) $(TOOLS)
 
-sdx.h: $(SRC) tools/amalgamate.sh
+sdx.h sdx_hip.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
 
 tests/run: sdx.h $(TESTSRC)
@@ -39,7 +45,14 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
-test: tests/run $(EXAMPLES)
+examples/cpp_host: examples/cpp_host.cpp sdx.h
+	$(CXX) $(CXXFLAGS) -I. -o $@ $< $(LDLIBS)
+
+# The implementation as C++ (tests/t_cpp.cpp): one golden generation.
+tests/run-cpp: sdx.h tests/t_cpp.cpp
+	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
+
+test: tests/run $(EXAMPLES) check-hip
 	./tests/run
 
 sanitize: tests/run-san
@@ -48,12 +61,12 @@ sanitize: tests/run-san
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-# kernels vs a naive loop, one SD 1.5 UNet step at 512x512, then TAESD vs
-# VAE decodes at 512 and 1024 (random f16 weights generated once under
-# /tmp); `make bench-sdxl` adds SDXL at 1024.
+# kernels vs a naive loop, one SD 1.5 UNet step at 512x512, plain and with a
+# ControlNet, then TAESD vs VAE decodes at 512 and 1024 (random f16 weights
+# generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
 bench: bench/bench bench/bench_unet bench/bench_decode
 	./bench/bench
-	./bench/bench_unet --only sd15 --calls 2
+	./bench/bench_unet --only sd15 --calls 2 --control 1
 	./bench/bench_decode
 
 bench-sdxl: bench/bench_unet
@@ -75,8 +88,61 @@ valgrind: examples/sdx
 fuzz:
 	fuzz/run.sh $(or $(FUZZ_SECONDS),60)
 
+# Portability (tools/cross.sh): C99/C11 and C++11/17/20 compiles with gcc,
+# clang, g++ and clang++ plus the C++ test; an SDX_NO_SIMD build and its
+# tests; the whole suite built with mingw-w64 and run under wine; aarch64
+# (NEON) under qemu-user. The qemu run leaves out the end-to-end cases that
+# take minutes there (SD 2.x/SDXL pipeline and VAE goldens, f16/bf16
+# storage variants, VAE tiling, the allocation-failure sweep over a whole
+# generation; ARM_SKIP there) and keeps the SD 1.x golden generation; the
+# NO_SIMD run leaves out the three slowest (NOSIMD_SKIP). `make test` runs
+# everything natively. `make cross CROSS="win64 arm64"` runs some steps.
+cross: sdx.h
+	tools/cross.sh $(CROSS)
+
 check-amalgamation:
 	sh tools/amalgamate.sh --check
 
+# ---- GPU (sdx_hip.h) ----------------------------------------------------
+# The GPU half is examples/sdx_hip.cu compiled by nvcc (preferred when
+# both exist; GPU=hip picks hipcc), linked with C objects of sdx.h.
+NVCC    ?= $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
+HIPCC   ?= $(shell command -v hipcc)
+NV_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+HIP_ARCH ?= --offload-arch=gfx90a --offload-arch=gfx1030
+GPU     ?= $(if $(NVCC),cuda,$(if $(HIPCC),hip,none))
+GPUCC   := $(if $(filter cuda,$(GPU)),$(NVCC) -O2 -x cu -std=c++17 $(NV_ARCH),$(HIPCC) -O2 -x hip -std=c++17 $(HIP_ARCH))
+GPULD   := $(if $(filter cuda,$(GPU)),$(NVCC),$(HIPCC))
+
+check-hip: sdx.h sdx_hip.h
+	sh tools/check-hip.sh
+
+examples/sdx_hip.o: examples/sdx_hip.cu sdx.h sdx_hip.h
+	@[ "$(GPU)" != none ] || { echo "no nvcc or hipcc found: install CUDA or Debian's hipcc"; exit 1; }
+	$(GPUCC) -I. -c $< -o $@
+
+# the sdx CLI on the GPU (--backend cpu still runs on the CPU)
+sdx-hip: examples/sdx-hip
+examples/sdx-hip: examples/sdx.c examples/sdx_hip.o sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) -I. -DSDX_WITH_HIP -c examples/sdx.c -o examples/sdx-hip.o
+	$(GPULD) -o $@ examples/sdx-hip.o examples/sdx_hip.o -lstb $(LDLIBS)
+
+# every GPU kernel against the CPU's, stress cases, pipeline goldens
+test-gpu: tests/gpu/run
+	./tests/gpu/run
+tests/gpu/run: tests/gpu/t_gpu.c tests/test.h examples/sdx_hip.o sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu.o
+	$(GPULD) -o $@ tests/gpu/t_gpu.o examples/sdx_hip.o $(LDLIBS)
+
+# full-size random-weight UNets (SD 1.5 512, SDXL 1024), one CFG step on
+# the GPU, beside PyTorch eager fp16 (bench/torch_unet.py) when torch is there
+bench-gpu: bench/bench_gpu
+	sh bench/bench_gpu.sh
+bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-mkckpt.c
+	$(CC) $(CFLAGS) -I. -c bench/bench_gpu.c -o bench/bench_gpu.o
+	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip.o $(LDLIBS)
+
 clean:
-	rm -f tests/run tests/run-san tests/run-clang examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode
+	rm -rf build/cross
+	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode
+	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

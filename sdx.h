@@ -5,7 +5,8 @@
      In exactly one C file:
          #define SDX_IMPLEMENTATION
          #include "sdx.h"
-     Everywhere else just #include "sdx.h". Link with -lm -lpthread.
+     Everywhere else just #include "sdx.h". Link with -lm -lpthread
+     (POSIX; nothing extra on Windows).
      Define SDX_STATIC before the include to make every function static.
 
    QUICK START (see examples/minimal.c)
@@ -51,17 +52,23 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
-     SDX_NO_SIMD                                    scalar half-float conversion only
+     SDX_NO_SIMD                                    no SIMD code (scalar kernels and
+                                                    half-float conversion)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
 
-/* The implementation uses POSIX (mmap, pthreads, sysconf); make them
- * visible under -std=c11. This only works if sdx.h comes before other
- * system headers in the implementation file; otherwise compile that file
- * with -D_DEFAULT_SOURCE. */
-#if defined(SDX_IMPLEMENTATION) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
+/* On POSIX systems the implementation uses mmap, pthreads and sysconf;
+ * make them visible under -std=c11. This only works if sdx.h comes before
+ * other system headers in the implementation file; otherwise compile that
+ * file with -D_DEFAULT_SOURCE. (Windows uses Win32 instead.) */
+#if defined(SDX_IMPLEMENTATION) && !defined(_WIN32) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
 #define _DEFAULT_SOURCE 1
+#endif
+/* MinGW: C99 printf formats (%zu, %lld) whatever the C runtime is; the
+ * same caveat applies (or compile with -D__USE_MINGW_ANSI_STDIO=1). */
+#if defined(SDX_IMPLEMENTATION) && defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
 #endif
 #ifndef SDX_H_INCLUDED
 #define SDX_H_INCLUDED
@@ -112,6 +119,7 @@ typedef enum sdx_dtype {
     SDX_F64  = 3,
     SDX_I32  = 4,
     SDX_I64  = 5,
+    SDX_U8   = 6,    /* e.g. 8-bit pictures in reference files */
     SDX_DTYPE_COUNT
 } sdx_dtype;
 
@@ -319,6 +327,8 @@ typedef struct sdx_model_desc {
                                   text encoders, UNet or vocabulary); the
                                   checkpoint may then be NULL if taesd is
                                   given                                     */
+    int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
+                                  merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -331,6 +341,27 @@ SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
  * folder or extension. */
 SDX_API const char    *sdx_model_name(const sdx_model *model);
 
+/* LoRA and LyCORIS files (safetensors): kohya / A1111 (lora_unet_,
+ * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
+ * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
+ * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
+ * does: W = W_file + sum over the applied LoRAs, in order, of strength *
+ * scale * delta, in f32, rounded once to the weight's storage dtype; only
+ * the touched tensors are rewritten. Strengths may be negative; the UNet
+ * and the text encoders have their own.
+ *
+ * apply: checks the whole file first. A tensor that maps to no weight of
+ * the model, or whose shape does not fit its weight, fails with a message
+ * naming it (expected and found shapes), and the model is unchanged.
+ * clear: gives back the checkpoint's weights exactly (no reload).
+ * save: writes the checkpoint with the applied LoRAs merged: the same
+ * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
+SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API int sdx_model_lora_count(const sdx_model *model);
+SDX_API int sdx_model_save(sdx_model *model, const char *path);
+
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
     int width, height, channels;
@@ -342,6 +373,38 @@ SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
 typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;
+/* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
+ * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
+ * fit it (other family, other context width) is an error naming both
+ * files. The weights stay mapped from the file. Free it after the last
+ * generation that uses it, before the model. */
+typedef struct sdx_controlnet sdx_controlnet;
+
+SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
+/* The file name without folder or extension (PNG parameters). */
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
+
+/* One ControlNet applied to a generation, as ComfyUI's
+ * ControlNetApplyAdvanced on both the prompt and the negative prompt. */
+typedef struct sdx_control {
+    sdx_controlnet  *net;
+    const sdx_image *image;        /* RGB (or grey) control picture, any size:
+                                      centre-cropped to the output's aspect and
+                                      resized (nearest) to the output size   */
+    float strength;                /* residual scale (1 = as trained; 0 = no
+                                      effect, not a default)                 */
+    float start, end;              /* active part of the schedule, fractions
+                                      in [0, 1]; end 0 = 1                   */
+    const char *module;            /* preprocessor used, for the PNG
+                                      parameters ("canny"); NULL = "none"   */
+} sdx_control;
+
+/* Canny edge map of an RGB or grey picture, as OpenCV's cv2.Canny(image,
+ * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
+ * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
+ * the same size. Free with sdx_image_free. */
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
 
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
@@ -380,6 +443,9 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* ControlNets, their residuals summed */
+    const sdx_control *controls;
+    int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
@@ -395,6 +461,18 @@ typedef struct sdx_gen_params {
     int   preview_interval;
     sdx_codec preview_codec;       /* AUTO: TAESD when loaded, else the VAE */
     int   preview_noisy;           /* 1: preview the noisy latent instead  */
+    /* A1111 extra-network tags in the prompt, <lora:name:w> or
+     * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
+     * this generation (on top of sdx_model_apply_lora's), removed from the
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
+    const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -461,7 +539,10 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
- * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
+ * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
+ * with sdx_model_apply_lora are appended to the prompt as <lora:...>
+ * tags (prompt tags are there already), and all of them are listed with
+ * A1111's short hash in "Lora hashes". Returns the
  * length it needed (like snprintf; buf may be NULL when size is 0), or -1
  * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
@@ -897,12 +978,6 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #include <locale.h>
 #include <errno.h>
 #include <time.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/mman.h>
 
 #if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
 #error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
@@ -920,11 +995,24 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 #if defined(__GNUC__) || defined(__clang__)
 #define SDX__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SDX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__MINGW32__)
+#define SDX__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))   /* C99 formats, see the prologue */
+#else
 #define SDX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 #else
 #define SDX__LIKELY(x)   (x)
 #define SDX__UNLIKELY(x) (x)
 #define SDX__PRINTF(a, b)
+#endif
+
+/* C99 restrict; C++ has only the compilers' spelling. */
+#if !defined(__cplusplus)
+#define SDX__RESTRICT restrict
+#elif defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SDX__RESTRICT __restrict
+#else
+#define SDX__RESTRICT
 #endif
 
 #define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -938,6 +1026,7 @@ typedef enum sdx__part {
     SDX__PART_TEXT,
     SDX__PART_UNET,
     SDX__PART_VAE,
+    SDX__PART_CONTROLNET,
     SDX__PART_COUNT
 } sdx__part;
 
@@ -1056,15 +1145,437 @@ SDX_API const char *sdx_result_name(int result) {
     }
 }
 
+/* threads, file mapping, temporary files: POSIX or Win32 */
+
+/* ---- src/core/platform.c ---- */
+/* A part of core.c, included after the error functions it reports with;
+ * the include below is for editors. */
+
+/* ===================================================================== */
+/*  Platform: threads, CPU count, read-only file mapping, and files        */
+/*  written under a temporary name then renamed. One interface, a POSIX   */
+/*  and a Win32 implementation; nothing else in sdx calls the OS.          */
+/* ===================================================================== */
+/*   sdx__mutex / sdx__cond      lock, unlock, wait, signal, broadcast
+ *   sdx__thread_start/_join     a thread running fn(arg)
+ *   sdx__cpu_count()            online logical CPUs, 1..256
+ *   sdx__map_file/_unmap        a whole regular file, read-only
+ *   sdx__tmpfile_*              create "path.tmp.*" exclusively, write,
+ *                               commit (rename over path) or abort
+ *   sdx__path_kind(path)        none, regular file, directory or other
+ *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
+
+#if defined(_WIN32)
+#define SDX__WIN32 1
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
+#define SDX__WIN32 0
+#include <pthread.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/mman.h>
+#endif
+
+typedef void (*sdx__thread_fn)(void *arg);
+
+enum { SDX__PATH_NONE, SDX__PATH_FILE, SDX__PATH_DIR, SDX__PATH_OTHER };
+
+#if SDX__WIN32
+
+/* ---- Win32 ------------------------------------------------------------ */
+/* SRW locks and condition variables (Vista and later): no destruction
+ * needed, no allocation, and they cannot fail. */
+typedef SRWLOCK sdx__mutex;
+typedef CONDITION_VARIABLE sdx__cond;
+typedef struct sdx__thread { HANDLE handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { InitializeSRWLock(m); }
+static void sdx__mutex_destroy(sdx__mutex *m) { (void)m; }
+static void sdx__mutex_lock(sdx__mutex *m) { AcquireSRWLockExclusive(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { ReleaseSRWLockExclusive(m); }
+static void sdx__cond_init(sdx__cond *c) { InitializeConditionVariable(c); }
+static void sdx__cond_destroy(sdx__cond *c) { (void)c; }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void sdx__cond_signal(sdx__cond *c) { WakeConditionVariable(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { WakeAllConditionVariable(c); }
+
+static DWORD WINAPI sdx__thread_entry(LPVOID arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return 0;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, sdx__thread_entry, t, 0, NULL);
+    return t->handle != NULL;
+}
+
+static void sdx__thread_join(sdx__thread *t) {
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+    t->handle = NULL;
+}
+
+static int sdx__cpu_count(void) {
+#if _WIN32_WINNT >= 0x0601
+    DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);   /* GetSystemInfo stops at 64 */
+#else
+    SYSTEM_INFO si;
+    DWORD n;
+    GetSystemInfo(&si);
+    n = si.dwNumberOfProcessors;
+#endif
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+/* The message of a Win32 error code, without the trailing newline. */
+static const char *sdx__win32_error(DWORD code, char *buf, size_t size) {
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, code, 0, buf,
+                             (DWORD)size, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '.')) buf[--n] = 0;
+    if (n == 0) snprintf(buf, size, "error %lu", (unsigned long)code);
+    return buf;
+}
+
+/* UTF-8 path -> a wide string from the heap in *out. Returns SDX_OK, or
+ * the error (set) for invalid UTF-8 or no memory. */
+static int sdx__utf8_to_wide(sdx_ctx *ctx, const char *s, wchar_t **out) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+    *out = NULL;
+    if (n <= 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: path is not valid UTF-8", s);
+    *out = (wchar_t *)sdx__malloc(ctx, (size_t)n * sizeof **out);
+    if (!*out) return sdx__nomem(ctx, "path", (size_t)n * sizeof **out);
+    MultiByteToWideChar(CP_UTF8, 0, s, -1, *out, n);
+    return SDX_OK;
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; HANDLE mapping; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    char why[256];
+    wchar_t *wpath;
+    HANDLE f;
+    LARGE_INTEGER size;
+    int rc;
+    memset(m, 0, sizeof *m);
+    if ((rc = sdx__utf8_to_wide(ctx, path, &wpath)) != SDX_OK) return rc;
+    /* a directory does not open without FILE_FLAG_BACKUP_SEMANTICS */
+    f = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL, NULL);
+    if (f == INVALID_HANDLE_VALUE) {
+        DWORD e = GetLastError(), attr = GetFileAttributesW(wpath);
+        sdx__free(ctx, wpath);
+        if (attr != INVALID_FILE_ATTRIBUTES && (attr & FILE_ATTRIBUTE_DIRECTORY))
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    sdx__free(ctx, wpath);
+    if (GetFileType(f) != FILE_TYPE_DISK) { CloseHandle(f); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if (!GetFileSizeEx(f, &size)) {
+        DWORD e = GetLastError();
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, sdx__win32_error(e, why, sizeof why));
+    }
+    if ((unsigned long long)size.QuadPart > (unsigned long long)SIZE_MAX) {
+        CloseHandle(f);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)size.QuadPart);
+    }
+    m->size = (size_t)size.QuadPart;
+    if (m->size > 0) {   /* a mapping of an empty file is an error in Win32 */
+        void *view = NULL;
+        m->mapping = CreateFileMappingW(f, NULL, PAGE_READONLY, 0, 0, NULL);
+        if (m->mapping) view = MapViewOfFile(m->mapping, FILE_MAP_READ, 0, 0, 0);
+        if (!view) {
+            DWORD e = GetLastError();
+            if (m->mapping) CloseHandle(m->mapping);
+            CloseHandle(f);
+            memset(m, 0, sizeof *m);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot map %lld bytes: %s", path, (long long)size.QuadPart,
+                             sdx__win32_error(e, why, sizeof why));
+        }
+        m->base = (const unsigned char *)view;
+    }
+    CloseHandle(f);   /* the mapping keeps the file open */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) UnmapViewOfFile(m->base);
+    if (m->mapping) CloseHandle(m->mapping);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    wchar_t *wpath, *wtmp;
+    HANDLE h;
+    DWORD err;          /* first failure */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.<pid>.<n>" with CREATE_NEW: a fresh file, never an
+ * existing name. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    char why[256];
+    size_t len;
+    int rc;
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->h = INVALID_HANDLE_VALUE;
+    if ((rc = sdx__utf8_to_wide(ctx, path, &f->wpath)) != SDX_OK) return rc;
+    len = wcslen(f->wpath);
+    f->wtmp = (wchar_t *)sdx__malloc(ctx, (len + 48) * sizeof *f->wtmp);
+    if (!f->wtmp) { sdx__free(ctx, f->wpath); return sdx__nomem(ctx, "path", (len + 48) * sizeof *f->wtmp); }
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        DWORD e;
+        _snwprintf(f->wtmp, len + 48, L"%ls.tmp.%lu.%llu", f->wpath, (unsigned long)GetCurrentProcessId(),
+                   (unsigned long long)GetTickCount64() * 100u + attempt);
+        f->wtmp[len + 47] = 0;
+        f->h = CreateFileW(f->wtmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (f->h != INVALID_HANDLE_VALUE) return SDX_OK;
+        e = GetLastError();
+        if (e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS) {
+            sdx__free(ctx, f->wtmp);
+            sdx__free(ctx, f->wpath);
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, sdx__win32_error(e, why, sizeof why));
+        }
+    }
+    sdx__free(ctx, f->wtmp);
+    sdx__free(ctx, f->wpath);
+    return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create a temporary file beside it", path);
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        DWORD part = n > ((size_t)1 << 30) ? (DWORD)1 << 30 : (DWORD)n, done = 0;
+        if (!WriteFile(f->h, p, part, &done, NULL)) { f->err = GetLastError(); break; }
+        p += done;
+        n -= done;
+    }
+}
+
+static void sdx__tmpfile_release(sdx__tmpfile *f) {
+    sdx__free(f->ctx, f->wtmp);
+    sdx__free(f->ctx, f->wpath);
+    f->wtmp = f->wpath = NULL;
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->h != INVALID_HANDLE_VALUE) CloseHandle(f->h);
+    f->h = INVALID_HANDLE_VALUE;
+    if (f->wtmp) DeleteFileW(f->wtmp);
+    sdx__tmpfile_release(f);
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    char why[256];
+    if (!CloseHandle(f->h) && !f->err) f->err = GetLastError();
+    f->h = INVALID_HANDLE_VALUE;
+    if (!f->err && !MoveFileExW(f->wtmp, f->wpath, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+        f->err = GetLastError();
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, sdx__win32_error(f->err, why, sizeof why));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__tmpfile_release(f);
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    wchar_t *w;
+    DWORD attr = sdx__utf8_to_wide(NULL, path, &w) == SDX_OK ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+    sdx__free(NULL, w);
+    if (attr == INVALID_FILE_ATTRIBUTES) return SDX__PATH_NONE;
+    if (attr & FILE_ATTRIBUTE_DIRECTORY) return SDX__PATH_DIR;
+    return (attr & FILE_ATTRIBUTE_DEVICE) ? SDX__PATH_OTHER : SDX__PATH_FILE;
+}
+
+static const char *sdx__last_separator(const char *path) {
+    const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+    if (!a || !b) return a ? a : b;
+    return a > b ? a : b;
+}
+
+#else /* POSIX */
+
+/* ---- POSIX ------------------------------------------------------------ */
+typedef pthread_mutex_t sdx__mutex;
+typedef pthread_cond_t sdx__cond;
+typedef struct sdx__thread { pthread_t handle; sdx__thread_fn fn; void *arg; } sdx__thread;
+
+static void sdx__mutex_init(sdx__mutex *m) { pthread_mutex_init(m, NULL); }
+static void sdx__mutex_destroy(sdx__mutex *m) { pthread_mutex_destroy(m); }
+static void sdx__mutex_lock(sdx__mutex *m) { pthread_mutex_lock(m); }
+static void sdx__mutex_unlock(sdx__mutex *m) { pthread_mutex_unlock(m); }
+static void sdx__cond_init(sdx__cond *c) { pthread_cond_init(c, NULL); }
+static void sdx__cond_destroy(sdx__cond *c) { pthread_cond_destroy(c); }
+static void sdx__cond_wait(sdx__cond *c, sdx__mutex *m) { pthread_cond_wait(c, m); }
+static void sdx__cond_signal(sdx__cond *c) { pthread_cond_signal(c); }
+static void sdx__cond_broadcast(sdx__cond *c) { pthread_cond_broadcast(c); }
+
+static void *sdx__thread_entry(void *arg) {
+    sdx__thread *t = (sdx__thread *)arg;
+    t->fn(t->arg);
+    return NULL;
+}
+
+/* t must stay where it is until sdx__thread_join. Returns 1 on success. */
+static int sdx__thread_start(sdx__thread *t, sdx__thread_fn fn, void *arg) {
+    t->fn = fn;
+    t->arg = arg;
+    return pthread_create(&t->handle, NULL, sdx__thread_entry, t) == 0;
+}
+
+static void sdx__thread_join(sdx__thread *t) { pthread_join(t->handle, NULL); }
+
+static int sdx__cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
+}
+
+typedef struct sdx__map { const unsigned char *base; size_t size; } sdx__map;
+
+/* Maps a regular file read-only (an empty file maps to base NULL, size
+ * 0). On failure the error is set and the code returned. */
+static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
+    struct stat sb;
+    int fd;
+    memset(m, 0, sizeof *m);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file */
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
+    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
+    if ((unsigned long long)sb.st_size > (unsigned long long)SIZE_MAX) {
+        close(fd);
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)sb.st_size);
+    }
+    m->size = (size_t)sb.st_size;
+    if (m->size > 0) {
+        void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            m->size = 0;
+            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(e));
+        }
+        m->base = (const unsigned char *)p;
+    }
+    close(fd);   /* the mapping keeps the file */
+    return SDX_OK;
+}
+
+static void sdx__unmap_file(sdx__map *m) {
+    if (m->base) munmap((void *)(uintptr_t)m->base, m->size);
+    memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__tmpfile {
+    sdx_ctx *ctx;
+    const char *path;
+    char *tmp;
+    int fd;
+    int err;            /* first failure (errno) */
+} sdx__tmpfile;
+
+/* Creates "path.tmp.XXXXXX" with mkstemp: a fresh file, never an existing
+ * name or a symlink. Returns SDX_OK or the error (set). */
+static int sdx__tmpfile_open(sdx_ctx *ctx, sdx__tmpfile *f, const char *path) {
+    size_t len = strlen(path);
+    memset(f, 0, sizeof *f);
+    f->ctx = ctx;
+    f->path = path;
+    f->tmp = (char *)sdx__malloc(ctx, len + 16);
+    if (!f->tmp) return sdx__nomem(ctx, "path", len + 16);
+    memcpy(f->tmp, path, len);
+    memcpy(f->tmp + len, ".tmp.XXXXXX", 12);
+    f->fd = mkstemp(f->tmp);
+    if (f->fd < 0) {
+        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sdx__free(ctx, f->tmp);
+        f->tmp = NULL;
+        return rc;
+    }
+    return SDX_OK;
+}
+
+/* Appends n bytes; a failure is remembered and reported by commit. */
+static void sdx__tmpfile_write(sdx__tmpfile *f, const void *data, size_t n) {
+    const char *p = (const char *)data;
+    while (!f->err && n) {
+        ssize_t w = write(f->fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0) { if (errno != EINTR) f->err = errno; continue; }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void sdx__tmpfile_abort(sdx__tmpfile *f) {
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (f->tmp) unlink(f->tmp);
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+}
+
+/* Closes the file and renames it over path; on any failure the temporary
+ * file is removed and the error set. */
+static int sdx__tmpfile_commit(sdx__tmpfile *f) {
+    if (fchmod(f->fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
+    if (close(f->fd) != 0 && !f->err) f->err = errno;
+    f->fd = -1;
+    if (!f->err && rename(f->tmp, f->path) != 0) f->err = errno;
+    if (f->err) {
+        int rc = sdx__fail(f->ctx, SDX_ERR_IO, "%s: write failed: %s", f->path, strerror(f->err));
+        sdx__tmpfile_abort(f);
+        return rc;
+    }
+    sdx__free(f->ctx, f->tmp);
+    f->tmp = NULL;
+    return SDX_OK;
+}
+
+static int sdx__path_kind(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return SDX__PATH_NONE;
+    return S_ISREG(sb.st_mode) ? SDX__PATH_FILE : S_ISDIR(sb.st_mode) ? SDX__PATH_DIR : SDX__PATH_OTHER;
+}
+
+static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
+
+#endif
+
+/* ---- src/core/core.c (continued) ---- */
+
 /* ---- dtypes and half floats ----------------------------------------- */
 
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8 };
+    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
     return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64" };
+    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
     return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
 }
 
@@ -1164,8 +1675,9 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 
 /* ===================================================================== */
 /*  Half-float array conversion. The scalar loops in core.c define the    */
-/*  results; the x86-64 paths below are chosen at run time and are        */
-/*  tested bit-identical to them (tests/t_half.c).                        */
+/*  results; the SIMD paths below (x86-64 AVX2/F16C, chosen at run time;  */
+/*  AArch64 NEON, always there) are tested bit-identical to them          */
+/*  (tests/t_half.c). Each ISA defines sdx__<conversion>_simd.            */
 /* ===================================================================== */
 
 /* Define SDX_NO_SIMD to compile only the scalar loops. */
@@ -1176,6 +1688,13 @@ static uint16_t sdx__f32_to_f16_sat(float f) {
 #else
 #define SDX__HALF_X86 0
 #endif
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+#define SDX__HALF_NEON 1
+#include <arm_neon.h>
+#else
+#define SDX__HALF_NEON 0
+#endif
+#define SDX__HALF_SIMD (SDX__HALF_X86 || SDX__HALF_NEON)
 
 static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
@@ -1211,7 +1730,7 @@ static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__C
 /* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
  * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
  * payload bits: exactly sdx_f32_to_f16. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
@@ -1221,7 +1740,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_
 }
 
 /* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
-SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1233,7 +1752,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, floa
 /* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
  * their second operand when either is NaN, so with x second a NaN passes
  * through unclamped, as in sdx__f32_to_f16_sat. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
 #ifndef SDX_UNSAFE_F16_OVERFLOW
     const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
@@ -1249,7 +1768,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
     const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i quiet = _mm256_set1_epi32(0x0040);
@@ -1270,7 +1789,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16
     sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
 }
 
-SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -1283,7 +1802,66 @@ SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, flo
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
     do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
 
-#else /* !SDX__HALF_X86 */
+#elif SDX__HALF_NEON
+
+/* NEON is part of AArch64. FCVTN and FCVTL convert as the scalar
+ * functions do under the default FPCR (round to nearest even, subnormals
+ * kept, overflow to Inf, NaNs quieted keeping their top payload bits). */
+static int sdx__half_simd_available(void) { return 1; }
+
+static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+/* Clamp to +-65504, then convert. FMIN/FMAX return a NaN operand
+ * (quieted), which converts to what the scalar path gives that NaN. */
+static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    const float32x4_t hi = vdupq_n_f32(65504.0f), lo = vdupq_n_f32(-65504.0f);
+#endif
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vld1q_f32(src + i);
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+        x = vmaxq_f32(lo, vminq_f32(hi, x));
+#endif
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+    }
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
+}
+
+/* The integer formula of sdx_f32_to_bf16, four lanes at a time. */
+static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
+    const uint32x4_t one = vdupq_n_u32(1), bias = vdupq_n_u32(0x7fff);
+    const uint32x4_t abs_mask = vdupq_n_u32(0x7fffffff), inf = vdupq_n_u32(0x7f800000), quiet = vdupq_n_u32(0x0040);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t x = vreinterpretq_u32_f32(vld1q_f32(src + i));
+        uint32x4_t top = vshrq_n_u32(x, 16);
+        uint32x4_t rounded = vshrq_n_u32(vaddq_u32(x, vaddq_u32(bias, vandq_u32(top, one))), 16);
+        uint32x4_t is_nan = vcgtq_u32(vandq_u32(x, abs_mask), inf);
+        vst1_u16(dst + i, vmovn_u32(vbslq_u32(is_nan, vorrq_u32(top, quiet), rounded)));
+    }
+    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(src + i), 16)));
+    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) simd(src, dst, n)
+
+#else /* no SIMD */
 
 static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
@@ -1291,22 +1869,22 @@ static int sdx__half_simd_available(void) { return 0; }
 #endif
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_simd, sdx__f32_to_f16_scalar, src, dst, n);
 }
 SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f16_to_f32_simd, sdx__f16_to_f32_scalar, src, dst, n);
 }
 SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_bf16_simd, sdx__f32_to_bf16_scalar, src, dst, n);
 }
 SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__bf16_to_f32_simd, sdx__bf16_to_f32_scalar, src, dst, n);
 }
 
 /* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
  * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
 static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_simd, sdx__f32_to_f16_sat_scalar, src, dst, n);
 }
 
 /* ---- src/core/core.c (continued) ---- */
@@ -1398,6 +1976,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_F64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[offset + i]; break;
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
+    case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
     default: SDX_ASSERT(0);
     }
 }
@@ -1708,14 +2287,14 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
-typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
+typedef struct sdx__worker { sdx__thread thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
     sdx__worker    *workers;    /* n - 1 started threads */
-    pthread_mutex_t mu;
-    pthread_cond_t  wake, done;
+    sdx__mutex      mu;
+    sdx__cond       wake, done;
     uint64_t        generation;
     int             pending;
     int             quit;
@@ -1731,44 +2310,44 @@ struct sdx__pool {
 static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     for (;;) {
         int64_t begin, end;
-        pthread_mutex_lock(&p->mu);
+        sdx__mutex_lock(&p->mu);
         begin = p->next;
         p->next = SDX__MIN(p->total, begin + p->chunk);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         if (begin >= p->total) break;
         end = SDX__MIN(p->total, begin + p->chunk);
         p->fn(p->arg, begin, end, thread);
     }
 }
 
-static void *sdx__worker_main(void *varg) {
+static void sdx__worker_main(void *varg) {
     const sdx__worker *w = (const sdx__worker *)varg;
     sdx__pool *p = w->pool;
     int index = w->index;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        sdx__mutex_lock(&p->mu);
+        while (!p->quit && p->generation == seen) sdx__cond_wait(&p->wake, &p->mu);
+        if (p->quit) { sdx__mutex_unlock(&p->mu); return; }
         seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         sdx__pool_run_chunks(p, index);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_lock(&p->mu);
+        if (--p->pending == 0) sdx__cond_signal(&p->done);
+        sdx__mutex_unlock(&p->mu);
     }
 }
 
 static void sdx__pool_destroy(sdx__pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->quit = 1;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->wake);
-    pthread_cond_destroy(&p->done);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) sdx__thread_join(&p->workers[i].thread);
+    sdx__mutex_destroy(&p->mu);
+    sdx__cond_destroy(&p->wake);
+    sdx__cond_destroy(&p->done);
     sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
@@ -1781,15 +2360,15 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     p->ctx = ctx;
     p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
     if (!p->workers) { sdx__free(ctx, p); return NULL; }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
+    sdx__mutex_init(&p->mu);
+    sdx__cond_init(&p->wake);
+    sdx__cond_init(&p->done);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
         sdx__worker *w = &p->workers[i];
         w->pool = p;
         w->index = i + 1;
-        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
+        if (!sdx__thread_start(&w->thread, sdx__worker_main, w)) break;
         p->n++;
     }
     return p;
@@ -1801,7 +2380,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     if (ctx->n_threads > 1 && !ctx->pool && n > 1) ctx->pool = sdx__pool_create(ctx, ctx->n_threads);
     p = ctx->pool;
     if (!p || p->n <= 1 || n == 1) { fn(arg, 0, n, 0); return; }
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
     p->total = n;
@@ -1810,12 +2389,12 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     p->chunk = SDX__MAX((int64_t)1, n / ((int64_t)p->n * 4));
     p->pending = p->n - 1;
     p->generation++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
     sdx__pool_run_chunks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    sdx__mutex_lock(&p->mu);
+    while (p->pending > 0) sdx__cond_wait(&p->done, &p->mu);
+    sdx__mutex_unlock(&p->mu);
 }
 
 /* ---- non-finite tracer ---------------------------------------------- */
@@ -1824,7 +2403,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
  * stops the run with a message naming the op, part, layer and stats. */
 
 static const char *sdx__part_name(sdx__part p) {
-    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae" };
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet" };
     return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
 }
 
@@ -1917,9 +2496,15 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
  * Temporaries come from per-thread scratch owned by the context, so after
  * the first call of a given size no kernel allocates. */
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+/* SIMD paths: AVX2/FMA on x86 (chosen at run time, the scalar path
+ * otherwise), NEON on AArch64 (always there). SDX_NO_SIMD removes both. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#endif
+#if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
+#define SDX__NEON 1
+#include <arm_neon.h>
 #endif
 
 /* ---- per-thread scratch ---------------------------------------------- */
@@ -2123,6 +2708,36 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 }
 #endif
 
+#ifdef SDX__NEON
+/* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
+ * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
+static void sdx__exp_n_neon(float *v, int64_t n) {
+    const float32x4_t lo = vdupq_n_f32(-87.3f), hi = vdupq_n_f32(88.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x0 = vld1q_f32(v + i);
+        float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, 1.44269504f));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+        float32x4_t q = vdupq_n_f32(1.0f / 720.0f), res;
+        int32x4_t e;
+        r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
+        res = vmulq_f32(q, vreinterpretq_f32_s32(e));
+        res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
+        res = vbslq_f32(vceqq_f32(x0, x0), res, x0);                                          /* NaN stays NaN  */
+        vst1q_f32(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
 static int sdx__have_avx2(void) {
 #ifdef SDX__X86
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -2132,8 +2747,11 @@ static int sdx__have_avx2(void) {
 }
 
 static void sdx__exp_n(float *v, int64_t n) {
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#elif defined(SDX__NEON)
+    sdx__exp_n_neon(v, n);
+    return;
 #endif
     sdx__exp_n_c(v, n);
 }
@@ -2212,12 +2830,44 @@ static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, in
 }
 #endif
 
+#ifdef SDX__NEON
+/* NEON micro-kernel: 24 accumulators of 4 lanes hold the 6x16 tile; one
+ * fused multiply-add by lane of the 6 A values per k. */
+static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float32x4_t acc[SDX__MR][4];
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < 4; j++) acc[r][j] = vdupq_n_f32(0.0f);
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
+        float32x4_t a03 = vld1q_f32(a);
+        float32x2_t a45 = vld1_f32(a + 4);
+#define SDX__FMA_ROW(r, fma, av, lane) do { \
+        acc[r][0] = fma(acc[r][0], b0, av, lane); acc[r][1] = fma(acc[r][1], b1, av, lane); \
+        acc[r][2] = fma(acc[r][2], b2, av, lane); acc[r][3] = fma(acc[r][3], b3, av, lane); } while (0)
+        SDX__FMA_ROW(0, vfmaq_laneq_f32, a03, 0); SDX__FMA_ROW(1, vfmaq_laneq_f32, a03, 1);
+        SDX__FMA_ROW(2, vfmaq_laneq_f32, a03, 2); SDX__FMA_ROW(3, vfmaq_laneq_f32, a03, 3);
+        SDX__FMA_ROW(4, vfmaq_lane_f32, a45, 0);  SDX__FMA_ROW(5, vfmaq_lane_f32, a45, 1);
+#undef SDX__FMA_ROW
+    }
+    for (int r = 0; r < SDX__MR; r++) {
+        float *row = c + r * ldc;
+        for (int j = 0; j < 4; j++) {
+            float32x4_t v = acc[r][j];
+            if (accumulate) v = vaddq_f32(v, vld1q_f32(row + 4 * j));
+            vst1q_f32(row + 4 * j, v);
+        }
+    }
+}
+#endif
+
 static sdx__micro_fn sdx__micro_select(void) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     return sdx__micro_half;
 #else
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) return sdx__micro_avx2;
+#elif defined(SDX__NEON)
+    return sdx__micro_neon;
 #endif
     return sdx__micro_c;
 #endif
@@ -3078,8 +3728,8 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
-static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
-                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
+                                   float *SDX__RESTRICT l, float *SDX__RESTRICT corr, int64_t i0, int64_t j0, int nkv) {
     float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
     for (int j = 0; j < SDX__KB; j++) {
         float *row = st + j * SDX__QB;
@@ -3440,11 +4090,6 @@ static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, 
 
 /* ---- src/core/context.c (continued) ---- */
 
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
@@ -3594,6 +4239,26 @@ static double sdx__torch_normal_double(sdx_rng *rng) {
 
 /* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
 
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
 /* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
  * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
  * compiled with FMA contraction: each multiply whose only use is an add
@@ -3614,19 +4279,19 @@ static float sdx__cephes_logf(float x) {
     if (below_sqrt_half) e -= 1.0f;
     t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
     z = t * t;
-    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = fmaf(y, t, 1.1676998740e-1f);
-    y = fmaf(y, t, -1.2420140846e-1f);
-    y = fmaf(y, t, 1.4249322787e-1f);
-    y = fmaf(y, t, -1.6668057665e-1f);
-    y = fmaf(y, t, 2.0000714765e-1f);
-    y = fmaf(y, t, -2.4999993993e-1f);
-    y = fmaf(y, t, 3.3333331174e-1f);
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
     y = y * t;
-    y = fmaf(y, z, e * -2.12194440e-4f);
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
     y = y - 0.5f * z;                              /* 0.5 * z is exact */
     t = t + y;
-    return fmaf(e, 0.693359375f, t);
+    return sdx__fmaf(e, 0.693359375f, t);
 }
 
 /* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
@@ -3642,20 +4307,20 @@ static void sdx__cephes_sincosf(float x, float *s, float *c) {
     sin_sign = (j & 4u) << 29;
     first_poly_is_sin = (j & 2u) == 0;
     /* extended-precision reduction x - j * pi/4 */
-    x = fmaf(jf, -0.78515625f, x);
-    x = fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = fmaf(jf, -3.77489497744594108e-8f, x);
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
     cos_sign = (~(j - 2u) & 4u) << 29;
     z = x * x;
-    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
     cos_poly = cos_poly * z;
-    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
     cos_poly = cos_poly + 1.0f;
-    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
     sin_poly = sin_poly * z;
-    sin_poly = fmaf(sin_poly, x, x);
+    sin_poly = sdx__fmaf(sin_poly, x, x);
     /* the kernel selects by masking and adds the other lane's +0 */
     sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
     cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
@@ -4202,7 +4867,7 @@ struct sdx_st {
     char *path;
     const unsigned char *base;   /* whole file image */
     size_t size;
-    int mapped;                  /* base came from mmap */
+    sdx__map map;                /* base and size, when opened from a file */
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
@@ -4256,7 +4921,7 @@ static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e)
         !offs || offs->type != SDX__JSON_ARRAY)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
     if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64, U8)", st->path, name, dt->str);
     if (shape->len > SDX_MAX_DIMS)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
     for (c = shape->child; c; c = c->next, i++) {
@@ -4419,7 +5084,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     ctx = st->ctx;
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
-    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
@@ -4456,30 +5121,14 @@ SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, cons
 }
 
 SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    struct stat sb;
     sdx_st *st;
-    int fd, rc;
+    int rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
-    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
-    st->size = (size_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            sdx_st_close(st);
-            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
-        }
-        st->base = (const unsigned char *)m;
-        st->mapped = 1;
-    }
-    close(fd);
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return rc;
+    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return rc; }
+    st->base = st->map.base;
+    st->size = st->map.size;
     if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
     *out = st;
     return SDX_OK;
@@ -4561,23 +5210,12 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-static int sdx__write_all(int fd, const void *data, size_t n) {
-    const char *p = (const char *)data;
-    while (n) {
-        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (w < 0) { if (errno == EINTR) continue; return 0; }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta) {
     sdx__buf h;
     uint64_t offset = 0;
-    char *tmp;
-    int fd, ok = 1, err;
+    sdx__tmpfile f;
+    int rc;
     unsigned char len8[8];
     if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
@@ -4615,31 +5253,16 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 
-    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
-    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
-    sprintf(tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        sdx__free(ctx, tmp);
-        sdx__free(ctx, h.p);
-        return rc;
+    /* a temporary name, then a rename: a failure never leaves half a file */
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) {
+        sdx__tmpfile_write(&f, len8, 8);
+        sdx__tmpfile_write(&f, h.p, h.len);
+        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+        rc = sdx__tmpfile_commit(&f);
     }
-    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
-    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
-    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
-    if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
-        unlink(tmp);
-        sdx__free(ctx, tmp);
-        return rc;
-    }
-    sdx__free(ctx, tmp);
-    return SDX_OK;
+    return rc;
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
@@ -4701,9 +5324,26 @@ typedef struct sdx__wset {
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots;
     int rc;                 /* code of the last failed fetch */
+    /* Optional name translation for files in another layout (diffusers):
+     * writes the file's name for the canonical name `name` into out and
+     * returns 1, or returns 0 when that layout has no such tensor. */
+    int (*map)(const void *user, const char *name, char *out, size_t size);
+    const void *map_user;
 } sdx__wset;
 
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
+ * any shape. Built by value with sdx__s1/s2/4 so call sites read
+ * sdx__wget(w, sdx__s4(cout, cin, 3, 3), "conv.weight") in C and C++. */
+typedef struct sdx__shape { int ndim; int64_t d[4]; } sdx__shape;
+
+static sdx__shape sdx__s4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    sdx__shape s;
+    s.ndim = 4; s.d[0] = a; s.d[1] = b; s.d[2] = c; s.d[3] = d;
+    return s;
+}
+static sdx__shape sdx__s1(int64_t a) { sdx__shape s = sdx__s4(a, 0, 0, 0); s.ndim = 1; return s; }
+static sdx__shape sdx__s2(int64_t a, int64_t b) { sdx__shape s = sdx__s4(a, b, 0, 0); s.ndim = 2; return s; }
+static sdx__shape sdx__s_any(void) { sdx__shape s = sdx__s4(0, 0, 0, 0); s.ndim = -1; return s; }
 
 static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
     memset(w, 0, sizeof *w);
@@ -4732,9 +5372,14 @@ static void sdx__wset_free(sdx__wset *w) {
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
     if (n < 0 || (size_t)n >= size) return NULL;
     vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    if (w->map) {   /* messages name the file's tensor, or the canonical one when unmapped */
+        snprintf(canonical, sizeof canonical, "%s", name);
+        if (!w->map(w->map_user, canonical, name, size)) { snprintf(name, size, "%s", canonical); return NULL; }
+    }
     return sdx_st_find(w->st, name);
 }
 
@@ -4836,7 +5481,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     return &sl->t;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -4848,16 +5493,16 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+    if (shape.ndim >= 0) {
+        int ndim = shape.ndim, ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape.d[i] < 0 || shape.d[i] == t->shape[i];
         if (!ok) {
             char want[160], found[160];
             size_t used = 0;
             used += (size_t)snprintf(want, sizeof want, "[");
             for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+                used += shape.d[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                       : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape.d[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
             w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
@@ -4872,11 +5517,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
 static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -4885,18 +5530,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, sdx__s_any(), fmt, ap);
     va_end(ap);
     return t;
 }
 
 /* A weight that host code reads (embedding tables, small projections):
  * a host slot even when the backend is a device, same shape rules. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 1, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -9117,15 +9762,8 @@ SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t siz
     return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
-static int sdx__is_dir(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int sdx__is_file(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
+static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
+static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
 SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };
@@ -9175,6 +9813,164 @@ SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
     sdx__free(tok->ctx, tok);
 }
 
+/* ---- src/text/embedding.c ---- */
+#include <dirent.h>
+
+/* ===================================================================== */
+/*  Textual-inversion embeddings (A1111 / ComfyUI files)                  */
+/* ===================================================================== */
+/* A folder of .safetensors embeddings, found by file name as A1111 does:
+ * the prompt's tokens are matched against the tokens of each name (the
+ * longest match wins), and ComfyUI's "embedding:name" is matched too. A
+ * matched embedding stands for its n vectors instead of the name's
+ * tokens. Files: one tensor [n, W] or [W] (A1111's "emb_params", any
+ * name), or for SDXL "clip_l" [n, 768] and "clip_g" [n, 1280]. Vectors
+ * are read when first used; a width that does not fit the model is an
+ * error then. */
+
+#define SDX__EMB_MAX_ENC 2
+
+typedef struct sdx__embedding {
+    char *name, *path;
+    int32_t *ids[2];            /* tokens of "name" and "embedding:name" */
+    int n_ids[2];
+    int n_vec;                  /* 0 until loaded */
+    float *vec;                 /* [n_vec][dim]: each encoder's part side by side */
+} sdx__embedding;
+
+typedef struct sdx__embdb {
+    sdx_ctx *ctx;
+    sdx__embedding *e;
+    int n;
+    int n_enc, width[SDX__EMB_MAX_ENC], dim;    /* the model's encoders; dim = sum of widths */
+} sdx__embdb;
+
+static void sdx__embdb_free(sdx__embdb *db) {
+    if (!db) return;
+    for (int i = 0; i < db->n; i++) {
+        sdx__free(db->ctx, db->e[i].name);
+        sdx__free(db->ctx, db->e[i].path);
+        sdx_tokens_free(db->ctx, db->e[i].ids[0]);
+        sdx_tokens_free(db->ctx, db->e[i].ids[1]);
+        sdx__free(db->ctx, db->e[i].vec);
+    }
+    sdx__free(db->ctx, db->e);
+    memset(db, 0, sizeof *db);
+}
+
+/* Lists the .safetensors files of `dir` for a model whose text encoders
+ * are n_enc wide `width`s. Other files are ignored (A1111's .pt/.bin
+ * pickles are not read). */
+static int sdx__embdb_open(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *dir, int n_enc, const int *width, sdx__embdb *db) {
+    DIR *d;
+    struct dirent *ent;
+    int cap = 0, rc = SDX_OK;
+    memset(db, 0, sizeof *db);
+    db->ctx = ctx;
+    db->n_enc = n_enc;
+    for (int e = 0; e < n_enc && e < SDX__EMB_MAX_ENC; e++) { db->width[e] = width[e]; db->dim += width[e]; }
+    if (!(d = opendir(dir))) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open the embedding folder: %s", dir, strerror(errno));
+    while (rc == SDX_OK && (ent = readdir(d)) != NULL) {
+        size_t len = strlen(ent->d_name);
+        sdx__embedding *e;
+        char *text;
+        if (len <= 12 || strcmp(ent->d_name + len - 12, ".safetensors") || ent->d_name[0] == '.') continue;
+        if (db->n == cap) {
+            int ncap = cap ? cap * 2 : 16;
+            sdx__embedding *ne = (sdx__embedding *)sdx__realloc(ctx, db->e, sizeof *ne * (size_t)ncap);
+            if (!ne) { rc = sdx__nomem(ctx, "embedding list", 0); break; }
+            db->e = ne;
+            cap = ncap;
+        }
+        e = &db->e[db->n];
+        memset(e, 0, sizeof *e);
+        e->name = (char *)sdx__malloc(ctx, len - 11);
+        e->path = (char *)sdx__malloc(ctx, strlen(dir) + len + 2);
+        text = (char *)sdx__malloc(ctx, len + 10);
+        if (!e->name || !e->path || !text) {
+            sdx__free(ctx, e->name); sdx__free(ctx, e->path); sdx__free(ctx, text);
+            rc = sdx__nomem(ctx, "embedding name", len);
+            break;
+        }
+        db->n++;
+        memcpy(e->name, ent->d_name, len - 12);
+        e->name[len - 12] = 0;
+        sprintf(e->path, "%s/%s", dir, ent->d_name);
+        sprintf(text, "embedding:%s", e->name);
+        rc = sdx_tokenize(ctx, tok, e->name, &e->ids[0], &e->n_ids[0]);
+        if (rc == SDX_OK) rc = sdx_tokenize(ctx, tok, text, &e->ids[1], &e->n_ids[1]);
+        sdx__free(ctx, text);
+    }
+    closedir(d);
+    if (rc != SDX_OK) sdx__embdb_free(db);
+    return rc;
+}
+
+/* The embedding whose name's tokens start ids[0..n), longest first, and
+ * how many tokens it covers; NULL when none. */
+static sdx__embedding *sdx__embdb_match(const sdx__embdb *db, const int32_t *ids, int n, int *covered) {
+    sdx__embedding *best = NULL;
+    *covered = 0;
+    for (int i = 0; db && i < db->n; i++)
+        for (int k = 0; k < 2; k++) {
+            int m = db->e[i].n_ids[k];
+            if (m > *covered && m <= n && !memcmp(db->e[i].ids[k], ids, (size_t)m * sizeof(int32_t))) {
+                best = &db->e[i];
+                *covered = m;
+            }
+        }
+    return best;
+}
+
+/* Reads tensor t ([n, W] or [W]) into columns [col, col + W) of e->vec. */
+static int sdx__emb_read(sdx__embdb *db, sdx__embedding *e, const sdx_tensor *t, int enc, int col) {
+    int64_t n = t->ndim == 1 ? 1 : t->ndim == 2 ? t->shape[0] : -1, w = t->ndim ? t->shape[t->ndim - 1] : 0;
+    if (n < 1 || (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16))
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding tensor '%s' must be F32/F16/BF16 [vectors, width] or [width]",
+                         e->path, t->name);
+    if (w != db->width[enc])
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has vectors of width %lld but this model's %stext encoder "
+                         "takes %d (an embedding for another model family?)", e->path, e->name, (long long)w,
+                         db->n_enc == 2 ? (enc ? "OpenCLIP-G " : "CLIP-L ") : "", db->width[enc]);
+    if (e->vec && n != e->n_vec)
+        return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: clip_l has %d vectors but clip_g %lld", e->path, e->n_vec, (long long)n);
+    if (!e->vec) {
+        if (n > 75) return sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: embedding '%s' has %lld vectors, more than a 75-token chunk holds",
+                                     e->path, e->name, (long long)n);
+        e->vec = (float *)sdx__calloc(db->ctx, (size_t)(n * db->dim), sizeof(float));
+        if (!e->vec) return sdx__nomem(db->ctx, e->path, (size_t)(n * db->dim) * sizeof(float));
+        e->n_vec = (int)n;
+    }
+    for (int64_t v = 0; v < n; v++) sdx__load_f32(t->data, t->dtype, v * w, w, e->vec + v * db->dim + col);
+    return SDX_OK;
+}
+
+/* Loads the vectors of e (once). */
+static int sdx__embdb_load(sdx__embdb *db, sdx__embedding *e) {
+    sdx_st *st;
+    int rc;
+    if (e->n_vec) return SDX_OK;
+    if ((rc = sdx_st_open(db->ctx, e->path, &st)) != SDX_OK) return rc;
+    if (db->n_enc == 2) {
+        const sdx_tensor *l = sdx_st_find(st, "clip_l"), *g = sdx_st_find(st, "clip_g");
+        if (!l || !g)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an SDXL embedding needs tensors 'clip_l' and 'clip_g' (found %d tensor(s)%s%s)",
+                           e->path, sdx_st_count(st), sdx_st_count(st) ? ", e.g. " : "", sdx_st_count(st) ? sdx_st_get(st, 0)->name : "");
+        else if ((rc = sdx__emb_read(db, e, l, 0, 0)) == SDX_OK)
+            rc = sdx__emb_read(db, e, g, 1, db->width[0]);
+    } else {
+        const sdx_tensor *t = sdx_st_find(st, "emb_params");
+        if (!t && sdx_st_count(st) == 1) t = sdx_st_get(st, 0);
+        if (!t)
+            rc = sdx__fail(db->ctx, SDX_ERR_MODEL, "%s: an embedding needs one tensor ('emb_params'); found %d%s", e->path,
+                           sdx_st_count(st), sdx_st_find(st, "clip_l") ? " (clip_l/clip_g: an SDXL embedding)" : "");
+        else rc = sdx__emb_read(db, e, t, 0, 0);
+    }
+    if (rc != SDX_OK) { sdx__free(db->ctx, e->vec); e->vec = NULL; e->n_vec = 0; }
+    sdx_st_close(st);
+    return rc;
+}
+
 /* ---- src/text/prompt.c ---- */
 
 /* ===================================================================== */
@@ -9217,6 +10013,12 @@ typedef struct sdx__chunks {
     int n;
     int32_t *tokens;
     float *mult;
+    /* textual-inversion vectors: position emb_pos[i] (chunk * 77 + index)
+     * takes emb_vec[i] (all encoders' parts side by side, owned by the
+     * sdx__embdb) instead of its token's embedding; its id is 0 */
+    int n_emb;
+    int32_t *emb_pos;
+    const float **emb_vec;
 } sdx__chunks;
 
 /* One parsed fragment; text is NUL-terminated. A BREAK marker is text
@@ -9491,11 +10293,30 @@ typedef struct sdx__chunker {
     sdx_ctx *ctx;
     const sdx_tokenizer *tok;
     sdx__chunks *out;
-    size_t cap;                        /* chunks the arrays hold */
+    size_t cap, emb_cap;               /* chunks / embedding positions the arrays hold */
     int32_t cur[SDX__CHUNK_TOKENS];    /* the open chunk */
     float cur_mult[SDX__CHUNK_TOKENS];
+    const float *cur_vec[SDX__CHUNK_TOKENS];   /* embedding vector or NULL */
     int len, last_comma, token_count;
 } sdx__chunker;
+
+static int sdx__chunks_add_emb(sdx__chunker *c, int32_t pos, const float *vec) {
+    sdx__chunks *o = c->out;
+    if ((size_t)o->n_emb == c->emb_cap) {
+        size_t ncap = c->emb_cap ? c->emb_cap * 2 : 16;
+        int32_t *np = (int32_t *)sdx__realloc(c->ctx, o->emb_pos, ncap * sizeof *np);
+        const float **nv;
+        if (!np) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *np);
+        o->emb_pos = np;
+        nv = (const float **)sdx__realloc(c->ctx, (void *)o->emb_vec, ncap * sizeof *nv);
+        if (!nv) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *nv);
+        o->emb_vec = nv;
+        c->emb_cap = ncap;
+    }
+    o->emb_pos[o->n_emb] = pos;
+    o->emb_vec[o->n_emb++] = vec;
+    return SDX_OK;
+}
 
 /* Closes the open chunk: pad to 75 with EOS, add BOS/EOS (multiplier 1). */
 static int sdx__next_chunk(sdx__chunker *c, int is_last) {
@@ -9521,6 +10342,10 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     for (int i = 0; i < SDX__CHUNK_TOKENS; i++) {
         ids[1 + i] = i < c->len ? c->cur[i] : c->tok->eos;
         mult[1 + i] = i < c->len ? c->cur_mult[i] : 1.0f;
+        if (i < c->len && c->cur_vec[i]) {
+            int rc = sdx__chunks_add_emb(c, (int32_t)(o->n * 77 + 1 + i), c->cur_vec[i]);
+            if (rc != SDX_OK) return rc;
+        }
     }
     ids[76] = c->tok->eos;
     mult[76] = 1.0f;
@@ -9530,36 +10355,65 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     return SDX_OK;
 }
 
-/* Appends one token, first moving the words after a recent comma to a new
- * chunk or closing a full one, as the webui does. */
-static int sdx__chunk_token(sdx__chunker *c, int32_t token, float mult) {
+/* Before a token: moves the words after a recent comma to a new chunk or
+ * closes a full one, as the webui does. Embedding vectors move with their
+ * positions (the webui leaves them at the old offsets). */
+static int sdx__chunk_make_room(sdx__chunker *c, int32_t token) {
     int rc;
     if (token == SDX__COMMA_TOKEN) {
         c->last_comma = c->len;
     } else if (c->len == SDX__CHUNK_TOKENS && c->last_comma != -1 && c->len - c->last_comma <= SDX__COMMA_BACKTRACK) {
         int32_t moved[SDX__CHUNK_TOKENS];
         float moved_mult[SDX__CHUNK_TOKENS];
+        const float *moved_vec[SDX__CHUNK_TOKENS];
         int keep = c->last_comma + 1, n_moved = c->len - keep;
         memcpy(moved, c->cur + keep, (size_t)n_moved * sizeof(int32_t));
         memcpy(moved_mult, c->cur_mult + keep, (size_t)n_moved * sizeof(float));
+        memcpy((void *)moved_vec, (const void *)(c->cur_vec + keep), (size_t)n_moved * sizeof(float *));
         c->len = keep;
         if ((rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
         memcpy(c->cur, moved, (size_t)n_moved * sizeof(int32_t));
         memcpy(c->cur_mult, moved_mult, (size_t)n_moved * sizeof(float));
+        memcpy((void *)c->cur_vec, (const void *)moved_vec, (size_t)n_moved * sizeof(float *));
         c->len = n_moved;
     }
     if (c->len == SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
+    return SDX_OK;
+}
+
+static void sdx__chunk_put(sdx__chunker *c, int32_t token, float mult, const float *vec) {
     c->cur[c->len] = token;
     c->cur_mult[c->len] = mult;
+    c->cur_vec[c->len] = vec;
     c->len++;
-    return SDX_OK;
+}
+
+/* The tokens of one fragment, with embeddings from db (may be NULL) where
+ * their names appear: an embedding of n vectors that does not fit in the
+ * open chunk starts the next one (tokenize_line). */
+static int sdx__chunk_fragment(sdx__chunker *c, sdx__embdb *db, const int32_t *ids, int n_ids, float mult) {
+    int t = 0, rc = SDX_OK;
+    while (t < n_ids && rc == SDX_OK) {
+        int covered = 0;
+        sdx__embedding *e;
+        if ((rc = sdx__chunk_make_room(c, ids[t])) != SDX_OK) break;
+        e = sdx__embdb_match(db, ids + t, n_ids - t, &covered);
+        if (!e) { sdx__chunk_put(c, ids[t++], mult, NULL); continue; }
+        if ((rc = sdx__embdb_load(db, e)) != SDX_OK) break;
+        if (c->len + e->n_vec > SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) break;
+        for (int v = 0; v < e->n_vec; v++) sdx__chunk_put(c, 0, mult, e->vec + (size_t)v * (size_t)db->dim);
+        t += covered;
+    }
+    return rc;
 }
 
 /* tokenize_line: parse, tokenize every fragment on its own, chunk.
  * *token_count is the webui's token count (75 per closed chunk + the
  * last chunk's length). */
-static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
-                                    int *token_count) {
+static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c);
+
+static int sdx__prompt_chunks_emb(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__embdb *db, const char *prompt,
+                                  sdx__chunks *out, int *token_count) {
     sdx__parsed parsed;
     sdx__chunker *c;
     int rc;
@@ -9578,19 +10432,20 @@ static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, cons
         int n_ids;
         if (fr->weight == -1.0 && fr->len == 5 && !memcmp(fr->text, "BREAK", 5)) { rc = sdx__next_chunk(c, 0); continue; }
         if ((rc = sdx_tokenize(ctx, tok, fr->text, &ids, &n_ids)) != SDX_OK) break;
-        for (int t = 0; t < n_ids && rc == SDX_OK; t++) rc = sdx__chunk_token(c, ids[t], (float)fr->weight);
+        rc = sdx__chunk_fragment(c, db, ids, n_ids, (float)fr->weight);
         sdx_tokens_free(ctx, ids);
     }
     if (rc == SDX_OK && (c->len > 0 || out->n == 0)) rc = sdx__next_chunk(c, 1);
     if (token_count) *token_count = c->token_count;
     sdx__free(ctx, c);
     sdx__parsed_free(ctx, &parsed);
-    if (rc != SDX_OK) {
-        sdx__free(ctx, out->tokens);
-        sdx__free(ctx, out->mult);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc != SDX_OK) sdx__chunks_free(ctx, out);
     return rc;
+}
+
+static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
+                                    int *token_count) {
+    return sdx__prompt_chunks_emb(ctx, tok, NULL, prompt, out, token_count);
 }
 
 /* The text encoder's entry point: A1111 prompt -> chunks. A prompt
@@ -9603,6 +10458,8 @@ static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c) {
     if (!c) return;
     sdx__free(ctx, c->tokens);
     sdx__free(ctx, c->mult);
+    sdx__free(ctx, c->emb_pos);
+    sdx__free(ctx, (void *)c->emb_vec);
     memset(c, 0, sizeof *c);
 }
 
@@ -9697,12 +10554,13 @@ typedef enum sdx__clip_layout {
     SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
 } sdx__clip_layout;
 
-/* One pre-LN transformer block. Tensors are views (data owned by the
- * checkpoint mapping or the wset); OpenCLIP q/k/v are row slices of the
- * fused in_proj weight and bias. */
+/* One pre-LN transformer block: pointers to the wset's weight slots, so a
+ * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
+ * keeps q/k/v fused (in_w/in_b set, q_w..v_b NULL); their row slices are
+ * taken at use. */
 typedef struct sdx__clip_block {
-    sdx_tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b;
-    sdx_tensor ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    const sdx_tensor *ln1_w, *ln1_b, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *in_w, *in_b, *out_w, *out_b;
+    const sdx_tensor *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
 } sdx__clip_block;
 
 typedef struct sdx__clip {
@@ -9715,7 +10573,7 @@ typedef struct sdx__clip {
     int default_skip;           /* 1 = last layer, 2 = penultimate */
     int norm_context;           /* apply the final norm to the context */
     int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
-    sdx_tensor tok_emb, pos_emb, lnf_w, lnf_b, proj;
+    const sdx_tensor *tok_emb, *pos_emb, *lnf_w, *lnf_b, *proj;   /* slots; proj NULL for CLIP-L */
     sdx__clip_block *blocks;
     char prefix[96];            /* for messages */
 } sdx__clip;
@@ -9734,26 +10592,20 @@ typedef struct sdx__textenc {
 
 /* ---- loading -------------------------------------------------------- */
 
-/* A weight fetched through the wset, copied as a non-owning view. */
-static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
+/* A weight fetched through the wset: *dst points at its slot. */
+static int sdx__clip_fetch(sdx__clip *c, const sdx_tensor **dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+    sdx__shape shape = sdx__s2(d0, d1);
+    shape.ndim = ndim;
+    *dst = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                      : sdx__wget(&c->w, shape, "%s", leaf);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* A weight that host code reads (the embedding tables, the projection). */
-static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0, int64_t d1, const char *name) {
+    *dst = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
@@ -9773,7 +10625,7 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
     int rc;
     /* the MLP width is whatever fc1 says; everything else follows */
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.fc1.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.fc1.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "layer_norm1.weight")) ||
@@ -9798,17 +10650,16 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
 static int sdx__clip_load_open_block(sdx__clip *c, int i) {
     static const char *base = "transformer.resblocks.";
     sdx__clip_block *b = &c->blocks[i];
-    sdx_tensor in_w, in_b;
     int64_t W = c->width, M;
     int rc;
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.c_fc.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.c_fc.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "ln_1.weight")) ||
         (rc = sdx__clip_fetch(c, &b->ln1_b, 1, W, 0, base, i, "ln_1.bias")) ||
-        (rc = sdx__clip_fetch(c, &in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
-        (rc = sdx__clip_fetch(c, &in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
+        (rc = sdx__clip_fetch(c, &b->in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
+        (rc = sdx__clip_fetch(c, &b->in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
         (rc = sdx__clip_fetch(c, &b->out_w, 2, W, W, base, i, "attn.out_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->out_b, 1, W, 0, base, i, "attn.out_proj.bias")) ||
         (rc = sdx__clip_fetch(c, &b->ln2_w, 1, W, 0, base, i, "ln_2.weight")) ||
@@ -9817,13 +10668,6 @@ static int sdx__clip_load_open_block(sdx__clip *c, int i) {
         (rc = sdx__clip_fetch(c, &b->fc2_w, 2, W, M, base, i, "mlp.c_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->fc2_b, 1, W, 0, base, i, "mlp.c_proj.bias")))
         return rc;
-    /* in_proj rows are q; k; v */
-    b->q_w = sdx__rows_view(&in_w, 0, W);
-    b->k_w = sdx__rows_view(&in_w, W, W);
-    b->v_w = sdx__rows_view(&in_w, 2 * W, W);
-    b->q_b = sdx__rows_view(&in_b, 0, W);
-    b->k_b = sdx__rows_view(&in_b, W, W);
-    b->v_b = sdx__rows_view(&in_b, 2 * W, W);
     return SDX_OK;
 }
 
@@ -9854,14 +10698,14 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
     int rc;
     if ((rc = sdx__clip_fetch_host(c, &c->tok_emb, -1, -1, tok)) != SDX_OK) return rc;
-    c->vocab = (int)c->tok_emb.shape[0];
-    c->width = (int)c->tok_emb.shape[1];
+    c->vocab = (int)c->tok_emb->shape[0];
+    c->width = (int)c->tok_emb->shape[1];
     if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
                          c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
     c->heads = c->width / SDX__TE_HEAD_DIM;
     if ((rc = sdx__clip_fetch_host(c, &c->pos_emb, -1, c->width, pos)) != SDX_OK) return rc;
-    c->n_ctx = (int)c->pos_emb.shape[0];
+    c->n_ctx = (int)c->pos_emb->shape[0];
     if (c->n_ctx < 2)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
     if ((rc = sdx__clip_fetch(c, &c->lnf_w, 1, c->width, 0, NULL, -1, lnw)) ||
@@ -9872,7 +10716,7 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
         /* stored [W, P] and applied as x @ text_projection */
         if ((rc = sdx__clip_fetch_host(c, &c->proj, c->width, -1, "text_projection")) != SDX_OK)
             return rc;
-        c->proj_dim = (int)c->proj.shape[1];
+        c->proj_dim = (int)c->proj->shape[1];
     }
     return SDX_OK;
 }
@@ -10000,8 +10844,11 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 /* ---- forward -------------------------------------------------------- */
 
 /* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
- * the host from host copies of the tables and uploaded once. */
-static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+ * the host from host copies of the tables and uploaded once. Positions
+ * that `emb` (may be NULL) fills take columns [col, col + W) of their
+ * textual-inversion vector instead of the token's row. */
+static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, const sdx__chunks *emb,
+                                int col, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
     float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
@@ -10017,8 +10864,10 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
                                  c->prefix, (int)id, (long long)t, c->vocab);
             }
-            sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
-            sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
+            sdx__load_f32(c->tok_emb->data, c->tok_emb->dtype, (int64_t)id * W, W, tok);
+            for (int k = 0; emb && k < emb->n_emb; k++)
+                if (emb->emb_pos[k] == b * T + t) memcpy(tok, emb->emb_vec[k] + col, (size_t)W * sizeof(float));
+            sdx__load_f32(c->pos_emb->data, c->pos_emb->dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
         }
     }
@@ -10027,31 +10876,42 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
     return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
 }
 
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    return sdx__clip_embed_with(ctx, c, a, ids, NULL, 0, x);
+}
+
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
 static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
     const sdx__clip_block *b = &c->blocks[i];
-    int64_t B = x->shape[0], T = x->shape[1];
+    int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx_dtype dt = x->dtype;
     sdx__mark m = sdx__arena_mark(a);
-    sdx_tensor h, q, k, v, att, f;
+    sdx_tensor h, q, k, v, att, f, qw, qb, kw, kb, vw, vb;
     int rc = SDX_ERR_NOMEM;
+    if (b->in_w) {      /* OpenCLIP: in_proj rows are q; k; v */
+        qw = sdx__rows_view(b->in_w, 0, W); kw = sdx__rows_view(b->in_w, W, W); vw = sdx__rows_view(b->in_w, 2 * W, W);
+        qb = sdx__rows_view(b->in_b, 0, W); kb = sdx__rows_view(b->in_b, W, W); vb = sdx__rows_view(b->in_b, 2 * W, W);
+    } else {
+        qw = *b->q_w; kw = *b->k_w; vw = *b->v_w;
+        qb = *b->q_b; kb = *b->k_b; vb = *b->v_b;
+    }
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s%s%d", c->prefix,
                   c->layout == SDX__CLIP_HF ? "encoder.layers." : "transformer.resblocks.", i);
     if (!sdx__arena_tensor3(a, &h, dt, B, T, c->width) || !sdx__arena_tensor3(a, &q, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &k, dt, B, T, c->width) || !sdx__arena_tensor3(a, &v, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
         goto done;
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln1_w, &b->ln1_b));
-    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &b->q_w, &b->q_b));
-    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &b->k_w, &b->k_b));
-    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &b->v_w, &b->v_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln1_w, b->ln1_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb));
     SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, &b->out_w, &b->out_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln2_w, &b->ln2_b));
-    SDX__TE_TRY(sdx__linear(ctx, &f, &h, &b->fc1_w, &b->fc1_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b));
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, &b->fc2_w, &b->fc2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
 done:
     sdx__arena_release(a, m);
@@ -10060,7 +10920,7 @@ done:
 
 static int sdx__clip_final_norm(sdx_ctx *ctx, const sdx__clip *c, sdx_tensor *y, const sdx_tensor *x) {
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s final norm", c->prefix);
-    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, &c->lnf_w, &c->lnf_b);
+    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, c->lnf_w, c->lnf_b);
 }
 
 /* Index of the first largest id: the first EOS, as the reference's
@@ -10103,7 +10963,7 @@ static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, 
     if (!row) return SDX_ERR_NOMEM;
     for (int p = 0; p < P; p++) y[p] = 0.0f;
     for (int w = 0; w < c->width; w++) {
-        sdx__load_f32(c->proj.data, c->proj.dtype, (int64_t)w * P, P, row);
+        sdx__load_f32(c->proj->data, c->proj->dtype, (int64_t)w * P, P, row);
         for (int p = 0; p < P; p++) y[p] += x[w] * row[p];
     }
     sdx__arena_release(a, m);
@@ -10158,8 +11018,8 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
 /* One encoder's share of the context (columns [col, col + width)) and,
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
-                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
-                            int col, float *pooled) {
+                            const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
+                            int context_dim, int col, float *pooled) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -10173,7 +11033,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
         goto done;
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
-    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
@@ -10193,9 +11053,9 @@ done:
  * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
  * its own pad id); `mult` the matching emphasis multipliers or NULL.
  * `pooled` may be NULL. See the top of this file for what is produced. */
-static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
-                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
-                                   sdx_tensor *pooled) {
+static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip,
+                                   sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
@@ -10209,7 +11069,7 @@ static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
         if (rc != SDX_OK) goto fail;
         col += c->width;
@@ -10219,6 +11079,12 @@ fail:
     sdx_tensor_free(ctx, context);
     if (pooled) sdx_tensor_free(ctx, pooled);
     return rc;
+}
+
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    return sdx__textenc_encode_emb(ctx, te, arena, ids, mult, NULL, n_chunks, clip_skip, context, pooled);
 }
 
 /* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
@@ -10231,7 +11097,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
     if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
                          sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_emb(ctx, te, arena, chunks->tokens, chunks->mult, chunks, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline
@@ -10372,7 +11238,7 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const c
     va_start(ap, fmt);
     t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
     va_end(ap);
-    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(u->w.st), name, sdx__part_name(u->w.part));
     return t;
 }
 
@@ -10398,21 +11264,21 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
     r->cout = co;
-    SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
-    SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
-    SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
-    SDX__UNET_GET(r->conv1_b, w, 1, SDX__S(co), "%s.in_layers.2.bias", base);
-    SDX__UNET_GET(r->emb_w, w, 2, SDX__S(co, u->embed_dim), "%s.emb_layers.1.weight", base);
-    SDX__UNET_GET(r->emb_b, w, 1, SDX__S(co), "%s.emb_layers.1.bias", base);
-    SDX__UNET_GET(r->norm2_w, w, 1, SDX__S(co), "%s.out_layers.0.weight", base);
-    SDX__UNET_GET(r->norm2_b, w, 1, SDX__S(co), "%s.out_layers.0.bias", base);
-    SDX__UNET_GET(r->conv2_w, w, 4, SDX__S(co, co, 3, 3), "%s.out_layers.3.weight", base);
-    SDX__UNET_GET(r->conv2_b, w, 1, SDX__S(co), "%s.out_layers.3.bias", base);
+    SDX__UNET_GET(r->norm1_w, w, sdx__s1(cin), "%s.in_layers.0.weight", base);
+    SDX__UNET_GET(r->norm1_b, w, sdx__s1(cin), "%s.in_layers.0.bias", base);
+    SDX__UNET_GET(r->conv1_w, w, sdx__s4(co, cin, 3, 3), "%s.in_layers.2.weight", base);
+    SDX__UNET_GET(r->conv1_b, w, sdx__s1(co), "%s.in_layers.2.bias", base);
+    SDX__UNET_GET(r->emb_w, w, sdx__s2(co, u->embed_dim), "%s.emb_layers.1.weight", base);
+    SDX__UNET_GET(r->emb_b, w, sdx__s1(co), "%s.emb_layers.1.bias", base);
+    SDX__UNET_GET(r->norm2_w, w, sdx__s1(co), "%s.out_layers.0.weight", base);
+    SDX__UNET_GET(r->norm2_b, w, sdx__s1(co), "%s.out_layers.0.bias", base);
+    SDX__UNET_GET(r->conv2_w, w, sdx__s4(co, co, 3, 3), "%s.out_layers.3.weight", base);
+    SDX__UNET_GET(r->conv2_b, w, sdx__s1(co), "%s.out_layers.3.bias", base);
     r->skip_w = r->skip_b = NULL;
     /* LDM uses an identity skip when the width does not change */
     if (cin != co || sdx__whas(w, "%s.skip_connection.weight", base)) {
-        SDX__UNET_GET(r->skip_w, w, 4, SDX__S(co, cin, 1, 1), "%s.skip_connection.weight", base);
-        SDX__UNET_GET(r->skip_b, w, 1, SDX__S(co), "%s.skip_connection.bias", base);
+        SDX__UNET_GET(r->skip_w, w, sdx__s4(co, cin, 1, 1), "%s.skip_connection.weight", base);
+        SDX__UNET_GET(r->skip_b, w, sdx__s1(co), "%s.skip_connection.bias", base);
     }
     return SDX_OK;
 }
@@ -10427,28 +11293,28 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
     b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
-#define SDX__XB_GET(dst, nd, shp, name) \
-    SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
-    SDX__XB_GET(ln1_w, 1, SDX__S(inner), "norm1.weight");
-    SDX__XB_GET(ln1_b, 1, SDX__S(inner), "norm1.bias");
-    SDX__XB_GET(q1, 2, SDX__S(inner, inner), "attn1.to_q.weight");
-    SDX__XB_GET(k1, 2, SDX__S(inner, inner), "attn1.to_k.weight");
-    SDX__XB_GET(v1, 2, SDX__S(inner, inner), "attn1.to_v.weight");
-    SDX__XB_GET(o1_w, 2, SDX__S(inner, inner), "attn1.to_out.0.weight");
-    SDX__XB_GET(o1_b, 1, SDX__S(inner), "attn1.to_out.0.bias");
-    SDX__XB_GET(ln2_w, 1, SDX__S(inner), "norm2.weight");
-    SDX__XB_GET(ln2_b, 1, SDX__S(inner), "norm2.bias");
-    SDX__XB_GET(q2, 2, SDX__S(inner, inner), "attn2.to_q.weight");
-    SDX__XB_GET(k2, 2, SDX__S(inner, u->context_dim), "attn2.to_k.weight");
-    SDX__XB_GET(v2, 2, SDX__S(inner, u->context_dim), "attn2.to_v.weight");
-    SDX__XB_GET(o2_w, 2, SDX__S(inner, inner), "attn2.to_out.0.weight");
-    SDX__XB_GET(o2_b, 1, SDX__S(inner), "attn2.to_out.0.bias");
-    SDX__XB_GET(ln3_w, 1, SDX__S(inner), "norm3.weight");
-    SDX__XB_GET(ln3_b, 1, SDX__S(inner), "norm3.bias");
-    SDX__XB_GET(ff1_w, 2, SDX__S(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
-    SDX__XB_GET(ff1_b, 1, SDX__S(2 * b->ff_inner), "ff.net.0.proj.bias");
-    SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
-    SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
+#define SDX__XB_GET(dst, shp, name) \
+    SDX__UNET_GET(b->dst, w, shp, "%s.transformer_blocks.%d." name, base, d)
+    SDX__XB_GET(ln1_w, sdx__s1(inner), "norm1.weight");
+    SDX__XB_GET(ln1_b, sdx__s1(inner), "norm1.bias");
+    SDX__XB_GET(q1, sdx__s2(inner, inner), "attn1.to_q.weight");
+    SDX__XB_GET(k1, sdx__s2(inner, inner), "attn1.to_k.weight");
+    SDX__XB_GET(v1, sdx__s2(inner, inner), "attn1.to_v.weight");
+    SDX__XB_GET(o1_w, sdx__s2(inner, inner), "attn1.to_out.0.weight");
+    SDX__XB_GET(o1_b, sdx__s1(inner), "attn1.to_out.0.bias");
+    SDX__XB_GET(ln2_w, sdx__s1(inner), "norm2.weight");
+    SDX__XB_GET(ln2_b, sdx__s1(inner), "norm2.bias");
+    SDX__XB_GET(q2, sdx__s2(inner, inner), "attn2.to_q.weight");
+    SDX__XB_GET(k2, sdx__s2(inner, u->context_dim), "attn2.to_k.weight");
+    SDX__XB_GET(v2, sdx__s2(inner, u->context_dim), "attn2.to_v.weight");
+    SDX__XB_GET(o2_w, sdx__s2(inner, inner), "attn2.to_out.0.weight");
+    SDX__XB_GET(o2_b, sdx__s1(inner), "attn2.to_out.0.bias");
+    SDX__XB_GET(ln3_w, sdx__s1(inner), "norm3.weight");
+    SDX__XB_GET(ln3_b, sdx__s1(inner), "norm3.bias");
+    SDX__XB_GET(ff1_w, sdx__s2(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
+    SDX__XB_GET(ff1_b, sdx__s1(2 * b->ff_inner), "ff.net.0.proj.bias");
+    SDX__XB_GET(ff2_w, sdx__s2(inner, b->ff_inner), "ff.net.2.weight");
+    SDX__XB_GET(ff2_b, sdx__s1(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
     return SDX_OK;
 }
@@ -10463,20 +11329,20 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
     t->inner = inner;
-    SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
-    SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
+    SDX__UNET_GET(t->norm_w, w, sdx__s1(c), "%s.norm.weight", base);
+    SDX__UNET_GET(t->norm_b, w, sdx__s1(c), "%s.norm.bias", base);
     if (t->linear) {
-        SDX__UNET_GET(t->proj_in_w, w, 2, SDX__S(inner, c), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 2, SDX__S(c, inner), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s2(inner, c), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s2(c, inner), "%s.proj_out.weight", base);
     } else {
-        SDX__UNET_GET(t->proj_in_w, w, 4, SDX__S(inner, c, 1, 1), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 4, SDX__S(c, inner, 1, 1), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s4(inner, c, 1, 1), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s4(c, inner, 1, 1), "%s.proj_out.weight", base);
     }
-    SDX__UNET_GET(t->proj_in_b, w, 1, SDX__S(inner), "%s.proj_in.bias", base);
-    SDX__UNET_GET(t->proj_out_b, w, 1, SDX__S(c), "%s.proj_out.bias", base);
+    SDX__UNET_GET(t->proj_in_b, w, sdx__s1(inner), "%s.proj_in.bias", base);
+    SDX__UNET_GET(t->proj_out_b, w, sdx__s1(c), "%s.proj_out.bias", base);
     while (depth < SDX__UNET_MAX_DEPTH && sdx__whas(w, "%s.transformer_blocks.%d.attn1.to_q.weight", base, depth)) depth++;
     if (depth == 0) {   /* let wget phrase the missing-tensor message */
-        SDX__UNET_GET(probe, w, 2, SDX__S(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
+        SDX__UNET_GET(probe, w, sdx__s2(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
     }
     t->blocks = (sdx__unet_xblock *)sdx__calloc(u->ctx, (size_t)depth, sizeof *t->blocks);
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
@@ -10503,8 +11369,8 @@ static int sdx__unet_load_layer(sdx__unet *u, sdx__unet_layer *L, const char *ba
     } else if (sdx__whas(w, "%s.op.weight", base) || sdx__whas(w, "%s.conv.weight", base)) {
         const char *name = sdx__whas(w, "%s.op.weight", base) ? "op" : "conv";
         L->kind = name[0] == 'o' ? SDX__UL_DOWN : SDX__UL_UP;
-        SDX__UNET_GET(L->conv_w, w, 4, SDX__S(cin, cin, 3, 3), "%s.%s.weight", base, name);
-        SDX__UNET_GET(L->conv_b, w, 1, SDX__S(cin), "%s.%s.bias", base, name);
+        SDX__UNET_GET(L->conv_w, w, sdx__s4(cin, cin, 3, 3), "%s.%s.weight", base, name);
+        SDX__UNET_GET(L->conv_b, w, sdx__s1(cin), "%s.%s.bias", base, name);
     } else {
         return 0;
     }
@@ -10548,25 +11414,25 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
         return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
     if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
-    SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
-    SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
-    SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
-    SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
+    SDX__UNET_GET(u->te0_w, w, sdx__s2(u->embed_dim, u->model_channels), "time_embed.0.weight");
+    SDX__UNET_GET(u->te0_b, w, sdx__s1(u->embed_dim), "time_embed.0.bias");
+    SDX__UNET_GET(u->te2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "time_embed.2.weight");
+    SDX__UNET_GET(u->te2_b, w, sdx__s1(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
         const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
         if (!le) return sdx__werr(w);
         if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
             return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
-        SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
-        SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
-        SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
-        SDX__UNET_GET(u->le2_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.2.bias");
+        SDX__UNET_GET(u->le0_w, w, sdx__s2(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
+        SDX__UNET_GET(u->le0_b, w, sdx__s1(u->embed_dim), "label_emb.0.0.bias");
+        SDX__UNET_GET(u->le2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
+        SDX__UNET_GET(u->le2_b, w, sdx__s1(u->embed_dim), "label_emb.0.2.bias");
     }
     L->kind = SDX__UL_CONV;
     L->cin = u->in_channels;
     L->cout = u->model_channels;
-    SDX__UNET_GET(L->conv_w, w, 4, SDX__S(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
-    SDX__UNET_GET(L->conv_b, w, 1, SDX__S(u->model_channels), "input_blocks.0.0.bias");
+    SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
+    SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -10578,13 +11444,14 @@ static int sdx__unet_layout_error(sdx__unet *u, const char *what, const char *wh
                      sdx_st_path(u->w.st), what, u->w.prefix, where, n);
 }
 
-/* Walks input_blocks, middle_block, output_blocks; records the level
- * structure (informational: the forward pass follows the blocks). */
-static int sdx__unet_load_blocks(sdx__unet *u) {
+/* The encoder: time/label embedding, input_blocks and middle_block (all a
+ * ControlNet has). Records the level structure (informational: the
+ * forward pass follows the blocks). */
+static int sdx__unet_load_encoder(sdx__unet *u) {
     char base[64];
-    int c = u->model_channels, rc, level = 0;
-    int skip_ch[SDX__UNET_MAX_BLOCKS];
-    skip_ch[0] = c;
+    int c, rc, level = 0;
+    if ((rc = sdx__unet_load_stem(u)) != SDX_OK) return rc;
+    c = u->model_channels;
     u->n_in = 1;
     for (int n = 1; n < SDX__UNET_MAX_BLOCKS; n++) {
         sdx__unet_block *b = &u->in[n];
@@ -10597,20 +11464,26 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
         } else if (b->layer[0].kind == SDX__UL_RES) {
             if (u->num_res_blocks[level]++ == 0) u->channel_mult[level] = b->cout / u->model_channels;
         }
-        c = skip_ch[n] = b->cout;
+        c = b->cout;
         u->n_in = n + 1;
     }
     u->n_levels = level + 1;
     if ((rc = sdx__unet_load_block(u, &u->mid, "middle_block", c)) != SDX_OK) return rc;
     if (sdx__unet_block_has(&u->mid, SDX__UL_UP) || sdx__unet_block_has(&u->mid, SDX__UL_DOWN))
         return sdx__unet_layout_error(u, "a resampler", "middle_block", 0);
-    c = u->mid.cout;
+    return SDX_OK;
+}
+
+/* output_blocks and out, after the encoder. */
+static int sdx__unet_load_decoder(sdx__unet *u) {
+    char base[64];
+    int c = u->mid.cout, rc;
     for (int n = 0; n < SDX__UNET_MAX_BLOCKS; n++) {
         snprintf(base, sizeof base, "output_blocks.%d", n);
         if (!sdx__whas(&u->w, "%s.0.in_layers.2.weight", base)) break;
         if (n >= u->n_in) return sdx__unet_layout_error(u, "more output blocks than skip connections", "output_blocks", n);
         /* each output block starts with the newest unused skip concatenated */
-        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + skip_ch[u->n_in - 1 - n])) != SDX_OK) return rc;
+        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + u->in[u->n_in - 1 - n].cout)) != SDX_OK) return rc;
         if (sdx__unet_block_has(&u->out[n], SDX__UL_DOWN))
             return sdx__unet_layout_error(u, "a downsampler", "output_blocks", n);
         c = u->out[n].cout;
@@ -10621,11 +11494,11 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
-    SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
-    SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
+    SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
+    SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
+    SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
-    SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
+    SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
 
@@ -10663,20 +11536,25 @@ static void sdx__unet_free(sdx__unet *u) {
     memset(u, 0, sizeof *u);
 }
 
-/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
-static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
-    int rc;
+/* An empty UNet reading weights from `file` under `prefix` for `part`
+ * (a ControlNet reuses the UNet's encoder); the caller loads and, on
+ * failure, frees it. */
+static int sdx__unet_init(sdx_ctx *ctx, sdx__unet *u, const sdx_st *file, const char *prefix, sdx__part part, int weight_type) {
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->act_type = (sdx_dtype)SDX_UNET_ACT_TYPE;
-    sdx__wset_init(&u->w, ctx, ckpt, prefix, SDX__PART_UNET, weight_type);
+    sdx__wset_init(&u->w, ctx, file, prefix, part, weight_type);
     u->in = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->in);
     u->out = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->out);
-    if (!u->in || !u->out) {
-        sdx__unet_free(u);
-        return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
-    }
-    if ((rc = sdx__unet_load_stem(u)) == SDX_OK && (rc = sdx__unet_load_blocks(u)) == SDX_OK) {
+    if (!u->in || !u->out) return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
+    return SDX_OK;
+}
+
+/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
+static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
+    int rc;
+    if ((rc = sdx__unet_init(ctx, u, ckpt, prefix, SDX__PART_UNET, weight_type)) == SDX_OK &&
+        (rc = sdx__unet_load_encoder(u)) == SDX_OK && (rc = sdx__unet_load_decoder(u)) == SDX_OK) {
         sdx__unet_pick_heads(u);
         return SDX_OK;
     }
@@ -10739,8 +11617,8 @@ static int sdx__unet_act3(sdx__unet_run *r, sdx_tensor *t, int64_t n, int64_t l,
 }
 
 static void sdx__unet_trace(sdx__unet_run *r, int m) {
-    if (r->block_index < 0) sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d", r->block, m);
-    else sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d.%d", r->block, r->block_index, m);
+    if (r->block_index < 0) sdx__trace_at(r->ctx, r->u->w.part, "%s.%d", r->block, m);
+    else sdx__trace_at(r->ctx, r->u->w.part, "%s.%d.%d", r->block, r->block_index, m);
 }
 
 static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_tensor *y, const sdx_tensor *x) {
@@ -10933,7 +11811,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     sdx__mark m = sdx__arena_mark(r->a);
     sdx_tensor t, h;
     int rc;
-    sdx__trace_at(ctx, SDX__PART_UNET, "time_embed");
+    sdx__trace_at(ctx, u->w.part, "time_embed");
     SDX__UNET_DO(sdx__unet_act(r, &t, SDX_F32, 2, ts));
     {
         float *tf = (float *)sdx__arena_host_alloc(r->a, (size_t)sdx_tensor_nbytes(&t));
@@ -10947,7 +11825,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b));
     if (u->adm_channels > 0) {
         sdx_tensor l;
-        sdx__trace_at(ctx, SDX__PART_UNET, "label_emb");
+        sdx__trace_at(ctx, u->w.part, "label_emb");
         SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b));
         SDX__UNET_DO(sdx__silu(ctx, &h, &h));
         SDX__UNET_DO(sdx__unet_act(r, &l, SDX_F32, 2, hs));
@@ -10960,9 +11838,10 @@ done:
     return rc;
 }
 
+/* x, timesteps, context and y of a forward pass (UNet or its encoder). */
 static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float *timesteps, const sdx_tensor *context,
-                                  const sdx_tensor *y, const sdx_tensor *out) {
-    char s1[64], s2[64];
+                                  const sdx_tensor *y) {
+    char s1[64];
     int64_t B = x && x->ndim == 4 ? x->shape[0] : 0;
     if (!x || x->ndim != 4 || x->shape[1] != u->in_channels || B < 1 || x->shape[2] < 1 || x->shape[3] < 1)
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: x must be [B, %d, h, w], got %s", u->in_channels,
@@ -10975,6 +11854,12 @@ static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float
     if (u->adm_channels > 0 && (!y || y->ndim != 2 || y->shape[0] != B || y->shape[1] != u->adm_channels))
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: this UNet needs the vector y [%lld, %d], got %s",
                          (long long)B, u->adm_channels, y ? sdx_shape_str(y, s1, sizeof s1) : "NULL");
+    return SDX_OK;
+}
+
+static int sdx__unet_check_output(sdx__unet *u, const sdx_tensor *x, const sdx_tensor *out) {
+    char s2[64];
+    int64_t B = x->shape[0];
     if (!out || out->ndim != 4 || out->shape[0] != B || out->shape[1] != u->out_channels ||
         out->shape[2] != x->shape[2] || out->shape[3] != x->shape[3])
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: out must be [%lld, %d, %lld, %lld], got %s", (long long)B,
@@ -11005,14 +11890,42 @@ static void sdx__unet_out_size(const sdx__unet *u, int n, const int64_t *sh, con
     }
 }
 
+static void sdx__unet_run_init(sdx__unet_run *r, sdx__unet *u, sdx_ctx *ctx, sdx__arena *a, const sdx_tensor *context) {
+    memset(r, 0, sizeof *r);
+    r->u = u;
+    r->ctx = ctx;
+    r->a = a;
+    r->context = context;
+}
+
+/* The hook through which a ControlNet steers the UNet (ComfyUI's
+ * apply_control): skip[n] is added to the output of input block n when
+ * the decoder takes it as a skip connection, mid to the middle block's
+ * output. Shapes are those of the tensors they are added to; a NULL
+ * data pointer adds nothing. */
+typedef struct sdx__unet_control {
+    sdx_tensor skip[SDX__UNET_MAX_BLOCKS];
+    sdx_tensor mid;
+} sdx__unet_control;
+
+static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tensor *res, const char *what, int n) {
+    char s1[64], s2[64];
+    if (!res->data) return SDX_OK;
+    if (!sdx__same_shape(t, res))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "unet: control residual for %s %d is %s, the UNet's tensor is %s", what, n,
+                         sdx_shape_str(res, s1, sizeof s1), sdx_shape_str(t, s2, sizeof s2));
+    return sdx__add(r->ctx, t, t, res);
+}
+
 /* Memory: the skip connections stay on the arena stack while the decoder
  * consumes them newest first; the running activation h alternates
  * between two buffers at the bottom sized for the largest decoder output,
  * so a consumed skip and a block's temporaries are released as soon as
  * the block is done. Peak = live skips + 2 h buffers + one block's
  * temporaries. */
-static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                     sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -11020,10 +11933,10 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     sdx__unet_run r;
     int rc, cur = 0;
     u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y, out)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
     B = x->shape[0];
-    memset(&r, 0, sizeof r);
-    r.u = u; r.ctx = ctx; r.a = a; r.context = context;
+    sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
     hmax = (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1];
     for (int n = 0; n < u->n_out; n++) {
@@ -11051,6 +11964,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     r.block_index = -1;
     if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &skip[u->n_in - 1]));
     else SDX__UNET_DO(sdx__copy(ctx, &h, &skip[u->n_in - 1]));   /* BK-SDM: no middle block */
+    if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &h, &control->mid, "middle block", 0));
 
     r.block = "output_blocks";
     for (int n = 0; n < u->n_out; n++) {
@@ -11059,6 +11973,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
         sdx__unet_out_size(u, n, sh, sw, &H, &W);
         next = sdx__view4(u->act_type, buf[cur ^ 1].data, B, u->out[n].cout, H, W);
         next.device = buf[cur ^ 1].device;
+        if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &skip[k], &control->skip[k], "input block", k));
         SDX__UNET_DO(sdx__unet_act4(&r, &cat, B, h.shape[1] + skip[k].shape[1], sh[k], sw[k]));
         sdx__trace_at(ctx, SDX__PART_UNET, "output_blocks.%d (skip concat)", n);
         SDX__UNET_DO(sdx__concat_channels(ctx, &cat, &h, &skip[k]));
@@ -11076,6 +11991,390 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
 done:
     sdx__arena_release(a, m0);
     return rc;
+}
+
+/* The plain UNet: no control. */
+static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+    return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
+}
+
+/* ---- src/models/controlnet.c ---- */
+
+/* ===================================================================== */
+/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/* ===================================================================== */
+
+/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
+ * input_blocks, middle_block: loaded and run by unet.c's own code) plus
+ *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
+ *                               of stride 2: the control picture at 8x the
+ *                               latent size becomes [model_channels, h, w],
+ *                               added to the output of input block 0;
+ *   zero_convs.N.0              1x1 conv per input block: residual N;
+ *   middle_block_out.0          1x1 conv: the middle residual.
+ * The residuals, times the strength, are added to the UNet's skip
+ * connections and middle block (sdx__unet_control). Layouts: the original
+ * (`control_model.` prefix, as released), the same without the prefix,
+ * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+
+#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+
+typedef struct sdx__controlnet {
+    sdx__unet enc;                     /* its encoder; enc.w reads the file */
+    int hint_channels, n_hint;
+    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
+    int hint_stride[SDX__CN_MAX_HINT];
+    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
+    const sdx_tensor *mid_w, *mid_b;
+    /* diffusers layout: resnets per down block and hint embedding blocks */
+    int diffusers, layers_per_block, cond_blocks;
+} sdx__controlnet;
+
+/* ---- the diffusers layout ------------------------------------------------ */
+
+static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* ResBlock sub-module names: LDM -> diffusers. */
+static const char *sdx__cn_res_name(const char *rest, const char **tail) {
+    static const char *const map[][2] = {
+        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
+        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+    }
+    return NULL;
+}
+
+/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
+ * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
+static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
+    const char *res, *tail;
+    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
+    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
+    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+}
+
+/* wset name map: the diffusers name of an LDM ControlNet tensor. */
+static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
+    const sdx__controlnet *cn = (const sdx__controlnet *)user;
+    int nrb = cn->layers_per_block, n, m, k, used = 0;
+    char parent[32];
+    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
+    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
+        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
+        snprintf(parent, sizeof parent, "down_blocks.%d", level);
+        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
+        if (m == 0 && !strncmp(name + used, "op.", 3))
+            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
+        return 0;
+    }
+    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
+        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
+    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
+        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
+        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
+        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
+        return 0;
+    }
+    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
+        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
+    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
+    return 0;
+}
+
+static int sdx__cn_count(const sdx_st *st, const char *fmt) {
+    char name[128];
+    int n = 0;
+    for (;; n++) {
+        snprintf(name, sizeof name, fmt, n);
+        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static void sdx__controlnet_free(sdx__controlnet *cn) {
+    sdx__unet_free(&cn->enc);
+    memset(cn, 0, sizeof *cn);
+}
+
+static int sdx__cn_load_hint(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    const sdx_tensor *first;
+    int c, n = 0, factor = 1;
+    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
+    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
+                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
+    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
+    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
+    c = cn->hint_channels;
+    for (int k = 0; k < n; k++) {
+        /* the last conv gives model_channels; the others their own width */
+        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
+        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
+        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
+        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
+        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
+        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
+        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
+        factor *= cn->hint_stride[k];
+        c = co;
+    }
+    cn->n_hint = n;
+    if (factor != 8)
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
+                         sdx_st_path(w->st), factor, n);
+    return SDX_OK;
+}
+
+static int sdx__cn_load_outputs(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    for (int n = 0; n < u->n_in; n++) {
+        int c = u->in[n].cout;
+        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
+        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
+    }
+    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
+                         sdx_st_path(w->st), u->n_in, u->n_in);
+    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
+    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
+    return SDX_OK;
+}
+
+/* Finds the layout, then resolves every tensor once (weights stay in the
+ * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
+ * otherwise). */
+static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
+    const char *prefix = NULL;
+    int rc;
+    memset(cn, 0, sizeof *cn);
+    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
+    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
+    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
+        prefix = "";
+        cn->diffusers = 1;
+        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
+        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
+                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
+    }
+    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
+        if (cn->diffusers) {
+            cn->enc.w.map = sdx__cn_diffusers_name;
+            cn->enc.w.map_user = cn;
+        }
+        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
+            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
+            sdx__unet_pick_heads(&cn->enc);
+            return SDX_OK;
+        }
+    }
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    sdx__controlnet_free(cn);
+    return rc;
+}
+
+/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+static const char *sdx__cn_family(const sdx__unet *u) {
+    if (u->adm_channels > 0) return "SDXL";
+    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
+    return "SD 1.x";
+}
+
+/* Does this ControlNet fit the UNet: same context width, vector
+ * conditioning and encoder (block widths and resolutions)? Then it takes
+ * the UNet's attention heads, which the file cannot tell. */
+static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
+    const sdx__unet *e = &cn->enc;
+    char why[160];
+    why[0] = 0;
+    if (e->context_dim != unet->context_dim)
+        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
+    else if (e->adm_channels != unet->adm_channels)
+        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
+    else if (e->in_channels != 4)
+        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
+    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
+        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
+                 unet->n_in, unet->model_channels);
+    for (int n = 0; !why[0] && n < e->n_in; n++)
+        if (e->in[n].cout != unet->in[n].cout ||
+            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
+            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
+    if (why[0])
+        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
+                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
+    cn->enc.num_heads = unet->num_heads;
+    cn->enc.head_dim = unet->head_dim;
+    return SDX_OK;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
+ * UNet's skip connections. */
+static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
+                                 sdx__unet_control *ctl) {
+    const sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
+    memset(ctl, 0, sizeof *ctl);
+    sdx__unet_plan(u, h, w, sh, sw);
+    for (int n = 0; n < u->n_in; n++)
+        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
+static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor cur = *hint, next;
+    int rc = SDX_OK;
+    for (int k = 0; k < cn->n_hint; k++) {
+        int64_t H = cur.shape[2], W = cur.shape[3];
+        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
+        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
+        if (k == cn->n_hint - 1) next = *g;
+        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
+        cur = next;
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
+static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
+                            sdx_tensor *dst, int accumulate) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor t;
+    int rc;
+    if (!accumulate) {
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
+    } else {
+        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
+        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
+ * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
+ * broadcasts one picture over cond and uncond, as copies). The
+ * residuals times strength go into ctl (sdx__controlnet_alloc), added
+ * to what is there when `accumulate` (several ControlNets). */
+static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
+                                   sdx__unet_control *ctl, int accumulate) {
+    sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
+    sdx__mark m0 = sdx__arena_mark(a);
+    sdx_tensor emb, g, buf[2], h, prev;
+    sdx__unet_run r;
+    char s1[64];
+    int rc;
+    u->ctx = ctx;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    B = x->shape[0];
+    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
+        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
+                         cn->hint_channels,
+                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
+    sdx__unet_run_init(&r, u, ctx, a, context);
+    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    hmax = 0;
+    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
+    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
+    es[0] = B; es[1] = u->embed_dim;
+    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
+    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    r.emb = &emb;
+    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
+
+    r.block = "input_blocks";
+    prev = *x;
+    for (int n = 0; n < u->n_in; n++) {
+        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
+        h.device = buf[n & 1].device;
+        r.block_index = n;
+        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
+        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
+        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
+        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
+        prev = h;
+    }
+    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[u->n_in & 1].device;
+    r.block = "middle_block";
+    r.block_index = -1;
+    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
+    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
+    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
+    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
+done:
+    sdx__arena_release(a, m0);
+    return rc;
+}
+
+/* ---- the control picture --------------------------------------------------- */
+
+/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
+ * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
+ * round half to even), then torch's nearest-exact sampling, source index
+ * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
+ * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
+ * out: [channels_out, H, W]. */
+static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
+    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
+    int x0 = 0, y0 = 0, cw, ch;
+    float sx, sy;
+    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
+    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
+    cw = iw - 2 * x0;
+    ch = ih - 2 * y0;
+    sx = (float)cw / (float)W;
+    sy = (float)ch / (float)H;
+    for (int y = 0; y < H; y++) {
+        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
+        if (syi > ch - 1) syi = ch - 1;
+        for (int x = 0; x < W; x++) {
+            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
+            const uint8_t *p;
+            if (sxi > cw - 1) sxi = cw - 1;
+            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
+            for (int c = 0; c < channels_out; c++)
+                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+        }
+    }
 }
 
 /* ---- src/models/vae.c ---- */
@@ -11212,19 +12511,19 @@ static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int
     r->cout = cout;
     if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
     if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
-    if (!(r->norm1_w = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.weight", base)) ||
-        !(r->norm1_b = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.bias", base)) ||
-        !(r->conv1_w = sdx__wget(w, 4, SDX__S(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
-        !(r->conv1_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv1.bias", base)) ||
-        !(r->norm2_w = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.weight", base)) ||
-        !(r->norm2_b = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.bias", base)) ||
-        !(r->conv2_w = sdx__wget(w, 4, SDX__S(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
-        !(r->conv2_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv2.bias", base)))
+    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
+        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
+        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
+        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
+        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
+        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
+        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
+        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
         return sdx__werr(w);
     r->skip_w = r->skip_b = NULL;
     if (cin != cout &&
-        (!(r->skip_w = sdx__wget(w, 4, SDX__S(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
-         !(r->skip_b = sdx__wget(w, 1, SDX__S(cout), "%s.%s.bias", base, skip))))
+        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
+         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11257,16 +12556,16 @@ static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, i
     int s = 0;
     if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
     a->c = c;
-    if (!(a->norm_w = sdx__wget(w, 1, SDX__S(c), "%s.%s.weight", base, names[s][0])) ||
-        !(a->norm_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][0])) ||
+    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
+        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
         !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
-        !(a->q_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][1])) ||
+        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
         !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
-        !(a->k_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][2])) ||
+        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
         !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
-        !(a->v_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][3])) ||
+        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
         !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
-        !(a->proj_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][4])))
+        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -11357,8 +12656,8 @@ static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch
          * downsamples after every level but the last */
         if (dec ? i > 0 : i < n - 1) {
             sdx__vae_resample_name(v, base, sizeof base, dec, i);
-            if (!(lv->resample_w = sdx__wget(&v->w, 4, SDX__S(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
-                !(lv->resample_b = sdx__wget(&v->w, 1, SDX__S(lv->ch), "%s.bias", base)))
+            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
+                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
                 return sdx__werr(&v->w);
         }
         prev = lv->ch;
@@ -11370,10 +12669,10 @@ static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out
     const char *coder = dec ? "decoder" : "encoder";
     const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
     int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
-    if (!(cd->norm_out_w = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.weight", coder, norm)) ||
-        !(cd->norm_out_b = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.bias", coder, norm)) ||
-        !(cd->conv_out_w = sdx__wget(&v->w, 4, SDX__S(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
-        !(cd->conv_out_b = sdx__wget(&v->w, 1, SDX__S(out_channels), "%s.conv_out.bias", coder)))
+    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
+        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
+        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
+        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
         return sdx__werr(&v->w);
     return SDX_OK;
 }
@@ -11387,10 +12686,10 @@ static int sdx__vae_load_decoder(sdx__vae *v) {
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
                          sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
     if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
     d->conv_in_w = t;
     v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
     return sdx__vae_load_outer(v, d, 1, 3);
@@ -11407,17 +12706,17 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (e->n_levels != v->dec.n_levels)
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
                          sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
     e->conv_in_w = t;
     c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
     /* double_z: conv_out produces mean and logvar */
     if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
     if (v->post_quant_w) {
-        if (!(v->quant_w = sdx__wget(&v->w, 4, SDX__S(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
-            !(v->quant_b = sdx__wget(&v->w, 1, SDX__S(2 * v->latent_channels), "quant_conv.bias")))
+        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
+            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
             return sdx__werr(&v->w);
     }
     return SDX_OK;
@@ -11451,10 +12750,10 @@ static int sdx__vae_load_parts(sdx__vae *v) {
     int rc;
     if (sdx__whas(w, "post_quant_conv.weight")) {
         const sdx_tensor *t;
-        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
+        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
         v->post_quant_w = t;
         v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
+        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
     } else {
         v->latent_channels = v->z_channels;
     }
@@ -11881,6 +13180,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     int64_t ny = sdx__vae_tile_count(job->lh, th, job->overlap), nx = sdx__vae_tile_count(job->lw, tw, job->overlap);
     int64_t so = job->scale_out, si = job->scale_in, oc = job->out->shape[1];
     int64_t oh = job->out->shape[2], ow = job->out->shape[3];
+    int64_t wsum_n = oh * ow, ry_n = th * so, rx_n = tw * so;
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
@@ -11888,9 +13188,9 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     /* tiles are cut and blended on the host */
     if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
         !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
-        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, &wsum_n) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, &ry_n) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, &rx_n)) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
@@ -12130,20 +13430,20 @@ static int sdx__taesd_load_layer(sdx__taesd_net *n, int i, int cin) {
     l->cin = l->cout = cin;
     switch (op) {
     case SDX__TAESD_CONV: case SDX__TAESD_CONV_NB: case SDX__TAESD_DOWN:
-        if (!(t = l->w[0] = sdx__wget(w, 4, SDX__S(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
         l->cout = (int)t->shape[0];
         if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
-        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, 1, SDX__S(l->cout), "%d.bias", idx))) return sdx__werr(w);
+        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, sdx__s1(l->cout), "%d.bias", idx))) return sdx__werr(w);
         return SDX_OK;
     case SDX__TAESD_BLOCK:
-        if (!(t = l->w[0] = sdx__wget(w, 4, SDX__S(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
         l->cout = (int)t->shape[0];
         if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
         for (int k = 0; k < 3; k++)
-            if ((k && !(l->w[k] = sdx__wget(w, 4, SDX__S(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
-                !(l->b[k] = sdx__wget(w, 1, SDX__S(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
+            if ((k && !(l->w[k] = sdx__wget(w, sdx__s4(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
+                !(l->b[k] = sdx__wget(w, sdx__s1(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
                 return sdx__werr(w);
-        if (cin != l->cout && !(l->skip = sdx__wget(w, 4, SDX__S(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
+        if (cin != l->cout && !(l->skip = sdx__wget(w, sdx__s4(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
         return SDX_OK;
     default:
         return SDX_OK;      /* no weights */
@@ -12165,7 +13465,7 @@ static int sdx__taesd_load_net(sdx_ctx *ctx, sdx__taesd_net *n, const sdx_st *fi
         int first = 0;
         const sdx_tensor *t;
         while (ops[first] != SDX__TAESD_CONV) first++;
-        if (!(t = sdx__wget(&n->w, 4, SDX__S(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
+        if (!(t = sdx__wget(&n->w, sdx__s4(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
         c = (int)t->shape[1];
         if (c < 1 || c > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, first, c);
     }
@@ -12427,6 +13727,1006 @@ static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *aren
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: image %s -> latent %s; expected [N, 3, H, W] -> [N, %d, H/8, W/8]",
                          sdx_shape_str(image, is, sizeof is), sdx_shape_str(latent, ls, sizeof ls), t->enc.out_channels);
     return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
+}
+
+/* ---- src/models/lora.c ---- */
+
+/* ===================================================================== */
+/*  LoRA and LyCORIS: low-rank patches merged into the weight slots       */
+/* ===================================================================== */
+/* Follows ComfyUI (comfy/lora.py, comfy/weight_adapter; the rules are in
+ * ../shared/golden/lora/README.md):
+ *
+ *   - A LoRA tensor is "<module><suffix>". The module name is looked up in
+ *     a table built from the model's weights: every UNet weight under its
+ *     LDM/SGM name (lora_unet_input_blocks_4_1_..., diffusion_model.X) and
+ *     its diffusers name (lora_unet_down_blocks_..., lycoris_...,
+ *     [unet.]down_blocks.... including the attention-processor form
+ *     ...attn1.processor.to_q / to_out); every text-encoder projection
+ *     (q/k/v/out_proj, mlp fc1/fc2) under its kohya name (lora_te_,
+ *     lora_te1_, SDXL bigG lora_te2_) and its diffusers name
+ *     (text_encoder., text_encoder_2.). OpenCLIP q/k/v land on row blocks
+ *     of the fused in_proj_weight. A module that is not in the table, or a
+ *     tensor with no known suffix, is an error naming it.
+ *   - Adapters: LoRA / LoCon (up, down, optional mid and alpha: delta =
+ *     up @ down, scale alpha / rank), LoHa ((w1a @ w1b) * (w2a @ w2b),
+ *     optional Tucker t1/t2, scale alpha / rank), LoKr (kron(w1, w2),
+ *     factors optionally low-rank, scale alpha / dim), GLoRA (from the
+ *     current weight: W a1 a2 + b1 b2), full differences (.diff,
+ *     .diff_b), and DoRA's magnitude rescaling (.dora_scale).
+ *   - W' = W_file + sum over LoRAs in order of (strength * scale) * delta,
+ *     in f32, written into the slot once (rounded once to its dtype).
+ *     A patched tensor is always rebuilt from the file, so removing LoRAs
+ *     gives back the file's weights exactly.
+ *
+ * Merging is host work (the file's factors are host memory): the products
+ * run on the CPU GEMM whatever the backend, and the result goes into the
+ * slot through sdx__wslot_set. */
+
+typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_GLORA, SDX__LORA_DIFF } sdx__lora_kind;
+
+/* What a module name stands for: the weight (rows [row0, row0 + rows) of
+ * its slot) and the matching bias, which .diff_b patches. */
+typedef struct sdx__lora_target {
+    sdx__wset *w;
+    sdx__wslot *weight, *bias;
+    int64_t row0, rows;
+    int te;                     /* text encoder: te strength; else UNet */
+} sdx__lora_target;
+
+typedef struct sdx__lora_name { char *name; sdx__lora_target tg; } sdx__lora_name;
+typedef struct sdx__lora_map { sdx__lora_name *e; int n, cap; int oom; } sdx__lora_map;
+
+/* Roles of the tensors of one module. */
+enum {
+    SDX__LR_UP, SDX__LR_DOWN, SDX__LR_MID, SDX__LR_ALPHA, SDX__LR_DORA,
+    SDX__LR_W1A, SDX__LR_W1B, SDX__LR_W2A, SDX__LR_W2B, SDX__LR_T1, SDX__LR_T2,
+    SDX__LR_K1, SDX__LR_K2, SDX__LR_K1A, SDX__LR_K1B, SDX__LR_K2A, SDX__LR_K2B, SDX__LR_KT2,
+    SDX__LR_GA1, SDX__LR_GA2, SDX__LR_GB1, SDX__LR_GB2, SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
+};
+
+/* Suffixes in ComfyUI's order (the first match wins). */
+static const struct { const char *suffix; int role; } sdx__lora_suffixes[] = {
+    { ".lora_up.weight", SDX__LR_UP }, { ".lora_down.weight", SDX__LR_DOWN }, { ".lora_mid.weight", SDX__LR_MID },
+    { "_lora.up.weight", SDX__LR_UP }, { "_lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B.weight", SDX__LR_UP }, { ".lora_A.weight", SDX__LR_DOWN },
+    { ".lora.up.weight", SDX__LR_UP }, { ".lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B", SDX__LR_UP }, { ".lora_A", SDX__LR_DOWN },
+    { ".lora_linear_layer.up.weight", SDX__LR_UP }, { ".lora_linear_layer.down.weight", SDX__LR_DOWN },
+    { ".alpha", SDX__LR_ALPHA }, { ".dora_scale", SDX__LR_DORA },
+    { ".hada_w1_a", SDX__LR_W1A }, { ".hada_w1_b", SDX__LR_W1B }, { ".hada_w2_a", SDX__LR_W2A },
+    { ".hada_w2_b", SDX__LR_W2B }, { ".hada_t1", SDX__LR_T1 }, { ".hada_t2", SDX__LR_T2 },
+    { ".lokr_w1", SDX__LR_K1 }, { ".lokr_w2", SDX__LR_K2 }, { ".lokr_w1_a", SDX__LR_K1A }, { ".lokr_w1_b", SDX__LR_K1B },
+    { ".lokr_w2_a", SDX__LR_K2A }, { ".lokr_w2_b", SDX__LR_K2B }, { ".lokr_t2", SDX__LR_KT2 },
+    { ".a1.weight", SDX__LR_GA1 }, { ".a2.weight", SDX__LR_GA2 }, { ".b1.weight", SDX__LR_GB1 }, { ".b2.weight", SDX__LR_GB2 },
+    { ".diff", SDX__LR_DIFF }, { ".diff_b", SDX__LR_DIFF_B },
+};
+
+typedef struct sdx__lora_module {
+    char *name;
+    sdx__lora_target tg;
+    int mapped;
+    sdx__lora_kind kind;
+    int glora_old;              /* GLoRA: LyCORIS' first layout */
+    int64_t glora_rank;
+    const sdx_tensor *t[SDX__LR_COUNT];
+} sdx__lora_module;
+
+/* One LoRA file as applied: its tensors stay in the mapped file. */
+typedef struct sdx__lora {
+    sdx_st *st;
+    char name[128];             /* file name without folder and extension */
+    char hash[13];              /* A1111's short hash */
+    float unet_strength, te_strength;
+    sdx__lora_module *mod;
+    int n_mod;
+} sdx__lora;
+
+static void sdx__lora_free(sdx_ctx *ctx, sdx__lora *l) {
+    for (int i = 0; i < l->n_mod; i++) sdx__free(ctx, l->mod[i].name);
+    sdx__free(ctx, l->mod);
+    sdx_st_close(l->st);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- the name table --------------------------------------------------- */
+
+static void sdx__lora_map_free(sdx_ctx *ctx, sdx__lora_map *m) {
+    for (int i = 0; i < m->n; i++) sdx__free(ctx, m->e[i].name);
+    sdx__free(ctx, m->e);
+    memset(m, 0, sizeof *m);
+}
+
+static void sdx__lora_map_add(sdx_ctx *ctx, sdx__lora_map *m, const char *name, const sdx__lora_target *tg) {
+    char *copy;
+    if (m->oom) return;
+    if (m->n == m->cap) {
+        int ncap = m->cap ? m->cap * 2 : 256;
+        sdx__lora_name *ne = (sdx__lora_name *)sdx__realloc(ctx, m->e, sizeof *ne * (size_t)ncap);
+        if (!ne) { m->oom = 1; return; }
+        m->e = ne;
+        m->cap = ncap;
+    }
+    if (!(copy = sdx__strdup(ctx, name))) { m->oom = 1; return; }
+    m->e[m->n].name = copy;
+    m->e[m->n].tg = *tg;
+    m->n++;
+}
+
+/* name with every '.' turned into '_', behind `prefix` */
+static void sdx__lora_map_add_kohya(sdx_ctx *ctx, sdx__lora_map *m, const char *prefix, const char *name,
+                                    const sdx__lora_target *tg) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s%s", prefix, name);
+    for (char *p = buf; *p; p++) if (*p == '.') *p = '_';
+    sdx__lora_map_add(ctx, m, buf, tg);
+}
+
+static int sdx__lora_name_cmp(const void *a, const void *b) {
+    return strcmp(((const sdx__lora_name *)a)->name, ((const sdx__lora_name *)b)->name);
+}
+
+static const sdx__lora_target *sdx__lora_map_find(const sdx__lora_map *m, const char *name) {
+    sdx__lora_name key, *hit;
+    key.name = (char *)name;
+    hit = (sdx__lora_name *)bsearch(&key, m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return hit ? &hit->tg : NULL;
+}
+
+/* Diffusers name of a UNet module given by its LDM name (no ".weight"),
+ * as comfy.utils.unet_to_diffusers pairs them; 0 when there is none. */
+static int sdx__unet_diffusers_name(const sdx__unet *u, const char *ldm, char *out, size_t size) {
+    static const char *const resnet[][2] = {
+        { "in_layers.0", "norm1" }, { "in_layers.2", "conv1" }, { "emb_layers.1", "time_emb_proj" },
+        { "out_layers.0", "norm2" }, { "out_layers.3", "conv2" }, { "skip_connection", "conv_shortcut" },
+    };
+    static const char *const basic[][2] = {
+        { "input_blocks.0.0", "conv_in" }, { "time_embed.0", "time_embedding.linear_1" },
+        { "time_embed.2", "time_embedding.linear_2" }, { "label_emb.0.0", "add_embedding.linear_1" },
+        { "label_emb.0.2", "add_embedding.linear_2" }, { "out.0", "conv_norm_out" }, { "out.2", "conv_out" },
+    };
+    char block[64] = "";
+    const char *rest;
+    int n, sub, len = 0;
+    for (int i = 0; i < SDX__ARRAY_LEN(basic); i++)
+        if (!strcmp(ldm, basic[i][0])) return snprintf(out, size, "%s", basic[i][1]) < (int)size;
+    if (sscanf(ldm, "input_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0 && n >= 1) {
+        int first = 1;
+        for (int l = 0; l < u->n_levels; l++) {
+            int nres = u->num_res_blocks[l], down = l + 1 < u->n_levels;
+            if (n < first + nres) {
+                snprintf(block, sizeof block, "down_blocks.%d.%s.%d", l, sub ? "attentions" : "resnets", n - first);
+                break;
+            }
+            if (down && n == first + nres) {
+                if (strcmp(ldm + len, "op") || sub) return 0;
+                return snprintf(out, size, "down_blocks.%d.downsamplers.0.conv", l) < (int)size;
+            }
+            first += nres + down;
+        }
+    } else if (sscanf(ldm, "middle_block.%d.%n", &sub, &len) == 1 && len > 0) {
+        if (sub == 1) snprintf(block, sizeof block, "mid_block.attentions.0");
+        else snprintf(block, sizeof block, "mid_block.resnets.%d", sub / 2);
+    } else if (sscanf(ldm, "output_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0) {
+        int first = 0, found = 0;
+        for (int l = u->n_levels - 1, up = 0; l >= 0; l--, up++) {
+            int count = u->num_res_blocks[l] + 1;
+            if (n < first + count) {
+                rest = ldm + len;
+                if (sub > 0 && !strcmp(rest, "conv")) {
+                    if (n != first + count - 1) return 0;
+                    return snprintf(out, size, "up_blocks.%d.upsamplers.0.conv", up) < (int)size;
+                }
+                snprintf(block, sizeof block, "up_blocks.%d.%s.%d", up, sub ? "attentions" : "resnets", n - first);
+                found = 1;
+                break;
+            }
+            first += count;
+        }
+        if (!found) return 0;
+    } else {
+        return 0;
+    }
+    if (len <= 0 || !block[0]) return 0;
+    rest = ldm + len;
+    if (strstr(block, "resnets")) {
+        for (int i = 0; i < SDX__ARRAY_LEN(resnet); i++)
+            if (!strcmp(rest, resnet[i][0])) return snprintf(out, size, "%s.%s", block, resnet[i][1]) < (int)size;
+        return 0;
+    }
+    return snprintf(out, size, "%s.%s", block, rest) < (int)size;
+}
+
+static void sdx__lora_map_unet(sdx_ctx *ctx, sdx__lora_map *m, sdx__unet *u) {
+    static const char pre[] = "model.diffusion_model.";
+    for (int i = 0; i < u->w.n_slots; i++) {
+        sdx__wslot *sl = u->w.slots[i];
+        const char *key = sl->file->name;
+        size_t n = strlen(key);
+        char ldm[400], d[400], buf[460], *p;
+        sdx__lora_target tg;
+        if (strncmp(key, pre, sizeof pre - 1) || n < sizeof pre - 1 + 7 || strcmp(key + n - 7, ".weight")) continue;
+        if (n - (sizeof pre - 1) - 7 >= sizeof ldm) continue;
+        memcpy(ldm, key + sizeof pre - 1, n - (sizeof pre - 1) - 7);
+        ldm[n - (sizeof pre - 1) - 7] = 0;
+        memset(&tg, 0, sizeof tg);
+        tg.w = &u->w;
+        tg.weight = sl;
+        snprintf(buf, sizeof buf, "%s%s.bias", pre, ldm);
+        tg.bias = sdx__wset_find(&u->w, buf);
+        tg.rows = sl->t.shape[0];
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", ldm, &tg);
+        snprintf(buf, sizeof buf, "diffusion_model.%s", ldm);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        if (!sdx__unet_diffusers_name(u, ldm, d, sizeof d)) continue;
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", d, &tg);
+        sdx__lora_map_add_kohya(ctx, m, "lycoris_", d, &tg);
+        sdx__lora_map_add(ctx, m, d, &tg);                  /* PEFT, no prefix */
+        snprintf(buf, sizeof buf, "unet.%s", d);
+        sdx__lora_map_add(ctx, m, buf, &tg);                /* PEFT */
+        if (!(p = strstr(d, ".to_"))) continue;
+        /* the attention-processor form: ...attn1.processor.to_q, .to_out */
+        snprintf(buf, sizeof buf, "%.*s.processor%s", (int)(p - d), d, p);
+        n = strlen(buf);
+        if (n > 9 && !strcmp(buf + n - 9, ".to_out.0")) buf[n - 2] = 0;
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        memmove(buf + 5, buf, strlen(buf) + 1);
+        memcpy(buf, "unet.", 5);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+    }
+}
+
+/* Text encoder e of te: which kohya / diffusers prefixes name it. */
+static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te, int e) {
+    static const char *const hf[6] = { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+                                       "mlp.fc1", "mlp.fc2" };
+    static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
+                                         "mlp.c_proj" };
+    sdx__clip *c = &te->enc[e];
+    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
+    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
+    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    for (int b = 0; b < c->n_layers; b++)
+        for (int k = 0; k < 6; k++) {
+            char key[400], bias[400], name[200];
+            sdx__lora_target tg;
+            memset(&tg, 0, sizeof tg);
+            tg.w = &c->w;
+            tg.te = 1;
+            if (c->layout == SDX__CLIP_HF) {
+                snprintf(key, sizeof key, "%sencoder.layers.%d.%s.weight", c->w.prefix, b, hf[k]);
+                snprintf(bias, sizeof bias, "%sencoder.layers.%d.%s.bias", c->w.prefix, b, hf[k]);
+            } else {
+                const char *sep = k < 3 ? "_" : ".";     /* in_proj_weight, out_proj.weight */
+                snprintf(key, sizeof key, "%stransformer.resblocks.%d.%s%sweight", c->w.prefix, b, open[k], sep);
+                snprintf(bias, sizeof bias, "%stransformer.resblocks.%d.%s%sbias", c->w.prefix, b, open[k], sep);
+            }
+            if (!(tg.weight = sdx__wset_find(&c->w, key))) continue;
+            tg.bias = sdx__wset_find(&c->w, bias);
+            tg.rows = tg.weight->t.shape[0];
+            if (c->layout == SDX__CLIP_OPEN && k < 3) {
+                tg.rows = c->width;
+                tg.row0 = (int64_t)k * c->width;
+            }
+            snprintf(name, sizeof name, "text_model.encoder.layers.%d.%s", b, hf[k]);
+            for (int p = 0; p < 2; p++)
+                if (kohya[p]) sdx__lora_map_add_kohya(ctx, m, kohya[p], name, &tg);
+            {
+                char full[256];
+                snprintf(full, sizeof full, "%s%s", diffusers, name);
+                sdx__lora_map_add(ctx, m, full, &tg);
+            }
+        }
+}
+
+/* The table for a model: sorted, duplicates (the same name for the same
+ * weight) harmless. */
+static int sdx__lora_map_build(sdx_ctx *ctx, sdx__textenc *te, sdx__unet *u, sdx__lora_map *m) {
+    memset(m, 0, sizeof *m);
+    if (u) sdx__lora_map_unet(ctx, m, u);
+    for (int e = 0; te && e < te->n_enc; e++) sdx__lora_map_clip(ctx, m, te, e);
+    if (m->oom) { sdx__lora_map_free(ctx, m); return sdx__nomem(ctx, "LoRA key table", 0); }
+    qsort(m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return SDX_OK;
+}
+
+/* ---- reading a LoRA file ---------------------------------------------- */
+
+static int sdx__lora_split(const char *name, size_t *module_len) {
+    size_t n = strlen(name);
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__lora_suffixes); i++) {
+        size_t k = strlen(sdx__lora_suffixes[i].suffix);
+        if (n > k && !strcmp(name + n - k, sdx__lora_suffixes[i].suffix)) { *module_len = n - k; return sdx__lora_suffixes[i].role; }
+    }
+    return -1;
+}
+
+static sdx__lora_module *sdx__lora_module_get(sdx_ctx *ctx, sdx__lora *l, const char *name, size_t len, int *cap) {
+    for (int i = l->n_mod - 1; i >= 0; i--)
+        if (strlen(l->mod[i].name) == len && !memcmp(l->mod[i].name, name, len)) return &l->mod[i];
+    if (l->n_mod == *cap) {
+        int ncap = *cap ? *cap * 2 : 64;
+        sdx__lora_module *nm = (sdx__lora_module *)sdx__realloc(ctx, l->mod, sizeof *nm * (size_t)ncap);
+        if (!nm) return NULL;
+        l->mod = nm;
+        *cap = ncap;
+    }
+    memset(&l->mod[l->n_mod], 0, sizeof *l->mod);
+    if (!(l->mod[l->n_mod].name = (char *)sdx__malloc(ctx, len + 1))) return NULL;
+    memcpy(l->mod[l->n_mod].name, name, len);
+    l->mod[l->n_mod].name[len] = 0;
+    return &l->mod[l->n_mod++];
+}
+
+/* A list of names for a message: the first few, then a count. */
+static void sdx__names_add(char *buf, size_t size, int *count, const char *name) {
+    size_t used = strlen(buf);
+    if (*count < 8 && used + 8 < size) snprintf(buf + used, size - used, "%s'%s'", *count ? ", " : "", name);
+    (*count)++;
+}
+
+static int64_t sdx__numel(const sdx_tensor *t) { return t ? sdx_tensor_numel(t) : 0; }
+
+/* rows x cols of the delta a module produces, after checking its
+ * factors agree with each other. */
+static int sdx__lora_module_shape(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t *rows, int64_t *cols) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    char s1[96], s2[96];
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        int64_t rank = t[SDX__LR_DOWN]->ndim ? t[SDX__LR_DOWN]->shape[0] : 0, up_in;
+        *rows = t[SDX__LR_UP]->ndim ? t[SDX__LR_UP]->shape[0] : 0;
+        up_in = *rows ? sdx__numel(t[SDX__LR_UP]) / *rows : 0;
+        *cols = rank ? sdx__numel(t[SDX__LR_DOWN]) / rank : 0;
+        if (t[SDX__LR_MID]) {
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            if (mid->ndim != 4 || mid->shape[0] != rank || mid->shape[1] != rank || t[SDX__LR_DOWN]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': lora_mid %s does not fit lora_down %s", path, md->name,
+                                 sdx_shape_str(mid, s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+            *cols = t[SDX__LR_DOWN]->shape[1] * mid->shape[2] * mid->shape[3];
+        }
+        if (!rank || up_in != rank)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': up %s and down %s disagree on the rank", path, md->name,
+                             sdx_shape_str(t[SDX__LR_UP], s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+        return SDX_OK;
+    }
+    case SDX__LORA_LOHA: {
+        for (int k = 0; k < 2; k++) {
+            const sdx_tensor *a = t[k ? SDX__LR_W2A : SDX__LR_W1A], *b = t[k ? SDX__LR_W2B : SDX__LR_W1B];
+            const sdx_tensor *tk = t[k ? SDX__LR_T2 : SDX__LR_T1];
+            int64_t r, c;
+            if (a->ndim != 2 || b->ndim != 2 || (tk && tk->ndim != 4))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s / _b %s must be matrices", path, md->name, k + 1,
+                                 sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+            if (tk) {     /* Tucker: a [rank, out], b [rank, in], t [rank, rank, kh, kw] */
+                if (tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_t%d does not fit its factors", path, md->name, k + 1);
+                r = a->shape[1];
+                c = b->shape[1] * tk->shape[2] * tk->shape[3];
+            } else {
+                if (a->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s and _b %s disagree on the rank", path,
+                                     md->name, k + 1, sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+                r = a->shape[0];
+                c = b->shape[1];
+            }
+            if (k && (r != *rows || c != *cols))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': the two Hadamard factors have different shapes", path, md->name);
+            *rows = r;
+            *cols = c;
+        }
+        return SDX_OK;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2;
+        if (t[SDX__LR_K1]) { r1 = t[SDX__LR_K1]->ndim ? t[SDX__LR_K1]->shape[0] : 0; c1 = r1 ? sdx__numel(t[SDX__LR_K1]) / r1 : 0; }
+        else {
+            if (t[SDX__LR_K1A]->ndim != 2 || t[SDX__LR_K1B]->ndim != 2 || t[SDX__LR_K1A]->shape[1] != t[SDX__LR_K1B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w1_a and lokr_w1_b do not multiply", path, md->name);
+            r1 = t[SDX__LR_K1A]->shape[0];
+            c1 = t[SDX__LR_K1B]->shape[1];
+        }
+        if (t[SDX__LR_K2]) { r2 = t[SDX__LR_K2]->ndim ? t[SDX__LR_K2]->shape[0] : 0; c2 = r2 ? sdx__numel(t[SDX__LR_K2]) / r2 : 0; }
+        else if (t[SDX__LR_KT2]) {
+            const sdx_tensor *a = t[SDX__LR_K2A], *b = t[SDX__LR_K2B], *tk = t[SDX__LR_KT2];
+            if (a->ndim != 2 || b->ndim != 2 || tk->ndim != 4 || tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_t2 does not fit lokr_w2_a / lokr_w2_b", path, md->name);
+            r2 = a->shape[1];
+            c2 = b->shape[1] * tk->shape[2] * tk->shape[3];
+        } else {
+            if (t[SDX__LR_K2A]->ndim != 2 || t[SDX__LR_K2B]->ndim != 2 || t[SDX__LR_K2A]->shape[1] != t[SDX__LR_K2B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w2_a and lokr_w2_b do not multiply", path, md->name);
+            r2 = t[SDX__LR_K2A]->shape[0];
+            c2 = t[SDX__LR_K2B]->shape[1];
+        }
+        *rows = r1 * r2;
+        *cols = c1 * c2;
+        return SDX_OK;
+    }
+    case SDX__LORA_GLORA:
+        return SDX_OK;      /* checked against the weight (sdx__lora_glora_check) */
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        *rows = d->ndim ? d->shape[0] : 1;
+        *cols = *rows ? sdx__numel(d) / *rows : 0;
+        return SDX_OK;
+    }
+    }
+}
+
+/* Which adapter a module's tensors make, or an error naming what is
+ * missing or does not belong. */
+static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    int lr = t[SDX__LR_UP] || t[SDX__LR_DOWN] || t[SDX__LR_MID];
+    int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
+    int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
+    int gl = t[SDX__LR_GA1] || t[SDX__LR_GA2] || t[SDX__LR_GB1] || t[SDX__LR_GB2];
+    int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
+    if (lr + ha + kr + gl + df != 1)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
+                         lr + ha + kr + gl + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
+    if (lr) {
+        if (!t[SDX__LR_UP] || !t[SDX__LR_DOWN])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA module '%s' has no %s", path, md->name, t[SDX__LR_UP] ? "down weight" : "up weight");
+        md->kind = SDX__LORA_LOW_RANK;
+    } else if (ha) {
+        if (!t[SDX__LR_W1A] || !t[SDX__LR_W1B] || !t[SDX__LR_W2A] || !t[SDX__LR_W2B] || (!t[SDX__LR_T1]) != (!t[SDX__LR_T2]))
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa module '%s' needs hada_w1_a, hada_w1_b, hada_w2_a, hada_w2_b "
+                             "(and both or neither of hada_t1, hada_t2)", path, md->name);
+        md->kind = SDX__LORA_LOHA;
+    } else if (kr) {
+        int w1 = t[SDX__LR_K1] ? !t[SDX__LR_K1A] && !t[SDX__LR_K1B] : t[SDX__LR_K1A] && t[SDX__LR_K1B];
+        int w2 = t[SDX__LR_K2] ? !t[SDX__LR_K2A] && !t[SDX__LR_K2B] && !t[SDX__LR_KT2] : t[SDX__LR_K2A] && t[SDX__LR_K2B];
+        if (!w1 || !w2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr module '%s' needs lokr_w1 or lokr_w1_a + lokr_w1_b, and lokr_w2 "
+                             "or lokr_w2_a + lokr_w2_b (+ lokr_t2)", path, md->name);
+        md->kind = SDX__LORA_LOKR;
+    } else if (gl) {
+        for (int r = SDX__LR_GA1; r <= SDX__LR_GB2; r++)
+            if (!t[r] || t[r]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' needs matrices a1, a2, b1 and b2 (.weight)", path, md->name);
+        md->kind = SDX__LORA_GLORA;
+    } else {
+        md->kind = SDX__LORA_DIFF;
+        if (t[SDX__LR_DORA])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' belongs to no low-rank adapter", path, md->name);
+    }
+    for (int r = 0; r < SDX__LR_COUNT; r++)
+        if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: tensor of '%s' has dtype %s; LoRA tensors must be F32, F16 or BF16", path,
+                             md->name, sdx_dtype_name(t[r]->dtype));
+    return SDX_OK;
+}
+
+/* GLoRA (ComfyUI glora.py): which layout the four matrices are in, and
+ * that their products fit the weight [O, I, KL] (O = rows). Old layout:
+ * delta = b2 @ b1 + (W @ a2) @ a1 over W [O, I*KL]; new: W a1 a2 along
+ * the input channels, + b1 @ b2. */
+static int sdx__lora_glora_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t O, int64_t I, int64_t KL) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t a1c = sdx_tensor_numel(a1) / SDX__MAX(a1->shape[0], 1), a2c = sdx_tensor_numel(a2) / SDX__MAX(a2->shape[0], 1);
+    int64_t b1c = sdx_tensor_numel(b1) / SDX__MAX(b1->shape[0], 1), b2c = sdx_tensor_numel(b2) / SDX__MAX(b2->shape[0], 1);
+    int64_t N = I * KL;
+    int old = b2->shape[1] == b1->shape[0] && b1->shape[0] == a1->shape[0] && a1->shape[0] == a2->shape[1], ok;
+    md->glora_rank = a1->shape[0];
+    if (b2->shape[0] == b1->shape[1] && b1->shape[1] == a1->shape[1] && a1->shape[1] == a2->shape[0] &&
+        !(old && a2->shape[0] == O && O == I)) {
+        old = 0;
+        md->glora_rank = a2->shape[0];
+    } else if (!old) {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s': a1, a2, b1, b2 fit neither GLoRA layout", sdx_st_path(l->st), md->name);
+    }
+    md->glora_old = old;
+    if (old) ok = b2c == b1->shape[0] && b2->shape[0] * b1c == O * N && a2->shape[0] == N && a2c == a1->shape[0] && a1c == N;
+    else ok = a1->shape[0] == I && a1c == a2->shape[0] && a2c == I && b1c == b2->shape[0] && b1->shape[0] * b2c == O * N;
+    if (!ok)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' does not fit model weight '%s' (%lld outputs x %lld inputs x %lld)",
+                         sdx_st_path(l->st), md->name, md->tg.weight->file->name, (long long)O, (long long)I, (long long)KL);
+    return SDX_OK;
+}
+
+/* Checks that the delta fits its target; the message names the key, the
+ * model's shape and what the file holds. */
+static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx__lora_target *tg = &md->tg;
+    int64_t rows = 0, cols = 0, want_rows, want_cols;
+    const sdx_tensor *target = md->t[SDX__LR_DIFF_B] && !md->t[SDX__LR_DIFF] ? (tg->bias ? &tg->bias->t : NULL) : &tg->weight->t;
+    char s1[96], s2[96];
+    int rc;
+    if ((rc = sdx__lora_module_kind(ctx, l, md)) != SDX_OK) return rc;
+    if (md->kind == SDX__LORA_DIFF && md->t[SDX__LR_DIFF] && md->t[SDX__LR_DIFF_B])
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: module '%s' has both .diff and .diff_b; give them as two modules",
+                         sdx_st_path(l->st), md->name);
+    if (!target)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.diff_b': the model weight '%s' has no bias", sdx_st_path(l->st), md->name,
+                         tg->weight->file->name);
+    if ((rc = sdx__lora_module_shape(ctx, l, md, &rows, &cols)) != SDX_OK) return rc;
+    want_rows = tg->rows;
+    want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
+    if (target->ndim == 1) want_cols = 1;
+    if (md->kind == SDX__LORA_GLORA) {
+        if (target->ndim < 2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' on a 1-D weight", sdx_st_path(l->st), md->name);
+        if ((rc = sdx__lora_glora_check(ctx, l, md, want_rows, target->shape[1], want_cols / target->shape[1])) != SDX_OK) return rc;
+        rows = want_rows;
+        cols = want_cols;
+    }
+    if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
+                         sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
+                         (long long)(target->ndim >= 2 ? target->shape[1] : 0));
+    if (rows != want_rows || cols != want_cols) {
+        sdx_tensor shown = *target;
+        if (target->ndim >= 1) shown.shape[0] = tg->rows;
+        sdx_shape_str(&shown, s1, sizeof s1);
+        s2[0] = 0;
+        for (int r = 0, used = 0; r < SDX__LR_COUNT && used < (int)sizeof s2 - 24; r++)
+            if (md->t[r] && r != SDX__LR_ALPHA) {
+                char one[64];
+                used += snprintf(s2 + used, sizeof s2 - (size_t)used, "%s%s", used ? " " : "", sdx_shape_str(md->t[r], one, sizeof one));
+            }
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s' -> model weight '%s'%s: expected a %s delta, found factors %s "
+                         "(a %lldx%lld delta)", sdx_st_path(l->st), md->name, target->name ? target->name : tg->weight->file->name,
+                         tg->row0 || tg->rows != target->shape[0] ? " (row block)" : "", s1, s2, (long long)rows, (long long)cols);
+    }
+    return SDX_OK;
+}
+
+/* Opens `path` and resolves every tensor to a module and target. Errors
+ * name each tensor that maps to nothing. The model is not touched. */
+static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
+    char unmapped[1024] = "", unknown[1024] = "";
+    int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
+    const char *base = strrchr(path, '/'), *dot;
+    memset(l, 0, sizeof *l);
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
+    for (int i = 0; i < sdx_st_count(l->st); i++) {
+        const sdx_tensor *t = sdx_st_get(l->st, i);
+        size_t len = 0;
+        int role = sdx__lora_split(t->name, &len);
+        sdx__lora_module *md;
+        if (role < 0) { sdx__names_add(unknown, sizeof unknown, &n_unknown, t->name); continue; }
+        if (!(md = sdx__lora_module_get(ctx, l, t->name, len, &cap))) { rc = sdx__nomem(ctx, "LoRA modules", 0); goto fail; }
+        md->t[role] = t;
+    }
+    if (n_unknown) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d tensor(s) are not LoRA / LyCORIS weights (unknown suffix): %s%s", path, n_unknown,
+                       unknown, n_unknown > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++) {
+        sdx__lora_module *md = &l->mod[i];
+        const sdx__lora_target *tg = sdx__lora_map_find(map, md->name);
+        if (!tg) { sdx__names_add(unmapped, sizeof unmapped, &n_unmapped, md->name); continue; }
+        md->tg = *tg;
+        md->mapped = 1;
+    }
+    if (n_unmapped) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d LoRA module(s) match no weight of this model: %s%s", path, n_unmapped, unmapped,
+                       n_unmapped > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++)
+        if ((rc = sdx__lora_module_check(ctx, l, &l->mod[i])) != SDX_OK) goto fail;
+    return SDX_OK;
+fail:
+    sdx__lora_free(ctx, l);
+    return rc;
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* Host copy of a file tensor in f32. */
+static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
+    int64_t n = sdx_tensor_numel(t);
+    float *p = (float *)sdx__malloc(ctx, (size_t)(n ? n : 1) * sizeof(float));
+    if (p) sdx__load_f32(t->data, t->dtype, 0, n, p);
+    else sdx__nomem(ctx, t->name, (size_t)n * sizeof(float));
+    return p;
+}
+
+/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
+static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
+    float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
+    sdx_tensor y, x, w;
+    int rc;
+    if (!bt) return sdx__nomem(ctx, "LoRA product", (size_t)(K * N) * sizeof(float));
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) bt[n * K + k] = b[k * N + n];
+    {
+        const int64_t ys[2] = { M, N }, xs[2] = { M, K }, ws[2] = { N, K };
+        y = sdx__view(SDX_F32, c, 2, ys);
+        x = sdx__view(SDX_F32, (void *)a, 2, xs);
+        w = sdx__view(SDX_F32, bt, 2, ws);
+    }
+    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL);
+    sdx__free(ctx, bt);
+    return rc;
+}
+
+/* Tucker product einsum('i j k l, j r, i p -> p r k l', t, b, a):
+ * out[p, r, k, l] = sum_ij t[i, j, k, l] b[j, r] a[i, p]. */
+static int sdx__lora_tucker(sdx_ctx *ctx, const sdx_tensor *tt, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t I = tt->shape[0], J = tt->shape[1], KL = tt->shape[2] * tt->shape[3], P = ta->shape[1], R = tb->shape[1];
+    float *t = sdx__lora_f32(ctx, tt), *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = t && a && b ? SDX_OK : SDX_ERR_NOMEM;
+    if (rc == SDX_OK) {
+        for (int64_t i = 0; i < P * R * KL; i++) out[i] = 0;
+        for (int64_t i = 0; i < I; i++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t p = 0; p < P; p++) {
+                    float ap = a[i * P + p];
+                    for (int64_t r = 0; r < R; r++) {
+                        float f = ap * b[j * R + r];
+                        const float *tij = t + (i * J + j) * KL;
+                        float *o = out + (p * R + r) * KL;
+                        for (int64_t q = 0; q < KL; q++) o[q] += f * tij[q];
+                    }
+                }
+    }
+    sdx__free(ctx, t); sdx__free(ctx, a); sdx__free(ctx, b);
+    return rc;
+}
+
+/* a @ b of two file tensors as matrices [rows, rank] @ [rank, cols]. */
+static int sdx__lora_product(sdx_ctx *ctx, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t M = ta->shape[0], K = tb->shape[0], N = sdx_tensor_numel(tb) / (K ? K : 1);
+    float *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = a && b ? sdx__lora_matmul(ctx, out, a, b, M, K, N) : SDX_ERR_NOMEM;
+    sdx__free(ctx, a);
+    sdx__free(ctx, b);
+    return rc;
+}
+
+/* GLoRA's delta from the current weight cur [O, I, KL] (see
+ * sdx__lora_glora_check). */
+static int sdx__lora_glora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t I, int64_t O, int64_t cols,
+                                 float *delta) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t KL = cols / I, a2c = sdx_tensor_numel(a2) / a2->shape[0], J = sdx_tensor_numel(a1) / a1->shape[0];
+    float *fa1 = sdx__lora_f32(ctx, a1), *fa2 = sdx__lora_f32(ctx, a2);
+    float *tmp = (float *)sdx__malloc(ctx, (size_t)(O * (md->glora_old ? a2c : J * KL) + O * cols) * sizeof(float));
+    int rc = fa1 && fa2 && tmp ? SDX_OK : sdx__nomem(ctx, "GLoRA", (size_t)(O * cols) * sizeof(float));
+    if (rc == SDX_OK && md->glora_old) {       /* b2 @ b1 + (W @ a2) @ a1 */
+        rc = sdx__lora_product(ctx, b2, b1, delta);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp, cur, fa2, O, cols, a2c);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp + O * a2c, tmp, fa1, O, a2c, cols);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += tmp[O * a2c + i];
+    } else if (rc == SDX_OK) {                 /* W a1 a2 along dim 1, + b1 @ b2 */
+        float *t1 = tmp, *t2 = tmp + O * J * KL;
+        for (int64_t i = 0; i < O * J * KL; i++) t1[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < I; i++)
+                for (int64_t j = 0; j < J; j++) {
+                    float f = fa1[i * J + j];
+                    for (int64_t q = 0; q < KL; q++) t1[(o * J + j) * KL + q] += cur[(o * I + i) * KL + q] * f;
+                }
+        for (int64_t i = 0; i < O * cols; i++) t2[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t i = 0; i < I; i++) {
+                    float f = fa2[j * I + i];
+                    for (int64_t q = 0; q < KL; q++) t2[(o * I + i) * KL + q] += t1[(o * J + j) * KL + q] * f;
+                }
+        rc = sdx__lora_product(ctx, b1, b2, delta);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += t2[i];
+    }
+    sdx__free(ctx, fa1);
+    sdx__free(ctx, fa2);
+    sdx__free(ctx, tmp);
+    return rc;
+}
+
+/* The module's unscaled delta [rows * cols] and its scale. */
+static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t in, int64_t rows, int64_t cols,
+                           float *delta, double *scale) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    double alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1 ? sdx__get_f32(t[SDX__LR_ALPHA], 0) : 0;
+    int has_alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1;
+    int rc = SDX_OK;
+    *scale = 1.0;
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        const sdx_tensor *down = t[SDX__LR_DOWN];
+        int64_t rank = down->shape[0];
+        if (has_alpha) *scale = alpha / (double)rank;
+        if (t[SDX__LR_MID]) {     /* down'[r, in, kh, kw] = sum_j down[j, in] mid[r, j, kh, kw] */
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            int64_t in = down->shape[1], KL = mid->shape[2] * mid->shape[3];
+            float *d = sdx__lora_f32(ctx, down), *m = sdx__lora_f32(ctx, mid), *up = sdx__lora_f32(ctx, t[SDX__LR_UP]);
+            float *d2 = (float *)sdx__malloc(ctx, (size_t)(rank * in * KL) * sizeof(float));
+            if (d && m && up && d2) {
+                for (int64_t r = 0; r < rank; r++)
+                    for (int64_t c = 0; c < in; c++)
+                        for (int64_t q = 0; q < KL; q++) {
+                            float s = 0;
+                            for (int64_t j = 0; j < rank; j++) s += d[j * (sdx_tensor_numel(down) / rank) + c] * m[(r * rank + j) * KL + q];
+                            d2[(r * in + c) * KL + q] = s;
+                        }
+                rc = sdx__lora_matmul(ctx, delta, up, d2, rows, rank, cols);
+            } else {
+                rc = sdx__nomem(ctx, "LoRA mid", 0);
+            }
+            sdx__free(ctx, d); sdx__free(ctx, m); sdx__free(ctx, up); sdx__free(ctx, d2);
+            return rc;
+        }
+        return sdx__lora_product(ctx, t[SDX__LR_UP], down, delta);
+    }
+    case SDX__LORA_LOHA: {
+        float *m2 = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+        if (!m2) return sdx__nomem(ctx, "LoHa", (size_t)(rows * cols) * sizeof(float));
+        if (has_alpha) *scale = alpha / (double)t[SDX__LR_W1B]->shape[0];
+        if (t[SDX__LR_T1]) {
+            rc = sdx__lora_tucker(ctx, t[SDX__LR_T1], t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_tucker(ctx, t[SDX__LR_T2], t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        } else {
+            rc = sdx__lora_product(ctx, t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_product(ctx, t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        }
+        for (int64_t i = 0; rc == SDX_OK && i < rows * cols; i++) delta[i] *= m2[i];
+        sdx__free(ctx, m2);
+        return rc;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2, dim = 0;
+        float *w1 = NULL, *w2 = NULL;
+        if (t[SDX__LR_K1]) { w1 = sdx__lora_f32(ctx, t[SDX__LR_K1]); r1 = t[SDX__LR_K1]->shape[0]; }
+        else {
+            r1 = t[SDX__LR_K1A]->shape[0];
+            dim = t[SDX__LR_K1B]->shape[0];
+            w1 = (float *)sdx__malloc(ctx, (size_t)(r1 * t[SDX__LR_K1B]->shape[1]) * sizeof(float));
+            if (w1 && (rc = sdx__lora_product(ctx, t[SDX__LR_K1A], t[SDX__LR_K1B], w1)) != SDX_OK) { sdx__free(ctx, w1); return rc; }
+        }
+        c1 = r1 ? (t[SDX__LR_K1] ? sdx_tensor_numel(t[SDX__LR_K1]) : r1 * t[SDX__LR_K1B]->shape[1]) / r1 : 0;
+        r2 = rows / (r1 ? r1 : 1);
+        c2 = cols / (c1 ? c1 : 1);
+        if (t[SDX__LR_K2]) w2 = sdx__lora_f32(ctx, t[SDX__LR_K2]);
+        else {
+            dim = t[SDX__LR_K2B]->shape[0];
+            w2 = (float *)sdx__malloc(ctx, (size_t)(r2 * c2) * sizeof(float));
+            if (w2) rc = t[SDX__LR_KT2] ? sdx__lora_tucker(ctx, t[SDX__LR_KT2], t[SDX__LR_K2A], t[SDX__LR_K2B], w2)
+                                        : sdx__lora_product(ctx, t[SDX__LR_K2A], t[SDX__LR_K2B], w2);
+        }
+        if (has_alpha && dim) *scale = alpha / (double)dim;
+        if (rc == SDX_OK && (!w1 || !w2)) rc = sdx__nomem(ctx, "LoKr", (size_t)(rows * cols) * sizeof(float));
+        /* kron: delta[i*r2 + p, j*c2 + q] = w1[i, j] w2[p, q] */
+        for (int64_t i = 0; rc == SDX_OK && i < r1; i++)
+            for (int64_t j = 0; j < c1; j++)
+                for (int64_t p = 0; p < r2; p++)
+                    for (int64_t q = 0; q < c2; q++) delta[(i * r2 + p) * cols + j * c2 + q] = w1[i * c1 + j] * w2[p * c2 + q];
+        sdx__free(ctx, w1);
+        sdx__free(ctx, w2);
+        return rc;
+    }
+    case SDX__LORA_GLORA:
+        if (has_alpha) *scale = alpha / (double)md->glora_rank;
+        return sdx__lora_glora_delta(ctx, md, cur, in, rows, cols, delta);
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        sdx__load_f32(d->data, d->dtype, 0, rows * cols, delta);
+        return SDX_OK;
+    }
+    }
+}
+
+/* The slot a module writes: its weight, or for .diff_b its bias. */
+static sdx__wslot *sdx__lora_module_slot(const sdx__lora_module *md) {
+    return md->t[SDX__LR_DIFF_B] ? md->tg.bias : md->tg.weight;
+}
+
+/* DoRA (ComfyUI's weight_decompose): V = W + scale * delta, each input
+ * channel i of V rescaled to the magnitude m[i] (V[:, i] *= m[i] /
+ * ||V[:, i]||, the norm over outputs and kernel), then W += strength *
+ * (V - W). w and delta are [O, I, KL]. */
+static int sdx__lora_dora(sdx_ctx *ctx, const sdx_tensor *mag, float *w, float *delta, int64_t O, int64_t I, int64_t KL,
+                          float scale, float strength) {
+    double *norm = (double *)sdx__calloc(ctx, (size_t)I, sizeof(double));
+    if (!norm) return sdx__nomem(ctx, "DoRA norms", (size_t)I * sizeof(double));
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        delta[i] = w[i] + delta[i] * scale;          /* V */
+        norm[(i / KL) % I] += (double)delta[i] * delta[i];
+    }
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        int64_t c = (i / KL) % I;
+        float v = delta[i] * (sdx__get_f32(mag, c) / (float)sqrt(norm[c]));
+        w[i] = strength != 1.0f ? w[i] + strength * (v - w[i]) : v;
+    }
+    sdx__free(ctx, norm);
+    return SDX_OK;
+}
+
+/* Adds the module's term, (strength * scale) * delta, into w (the f32
+ * values of its whole slot). */
+static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_module *md, float *w) {
+    const sdx_tensor *t = &sdx__lora_module_slot(md)->t;
+    int64_t cols = t->ndim >= 2 ? sdx_tensor_numel(t) / t->shape[0] : 1, rows = md->tg.rows, row0 = md->tg.row0;
+    double scale = 1.0, strength = md->tg.te ? l->te_strength : l->unet_strength;
+    float *delta, f;
+    int rc;
+    if (md->t[SDX__LR_DIFF_B]) { rows = t->ndim ? md->tg.rows : 1; cols = 1; }
+    if (strength == 0) return SDX_OK;
+    delta = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+    if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
+    if ((rc = sdx__lora_delta(ctx, md, w + row0 * cols, t->ndim >= 2 ? t->shape[1] : 1, rows, cols, delta, &scale)) == SDX_OK) {
+        float *dst = w + row0 * cols;
+        if (md->t[SDX__LR_DORA]) {
+            rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);
+        } else {
+            f = (float)(strength * scale);
+            for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
+        }
+    }
+    sdx__free(ctx, delta);
+    return rc;
+}
+
+/* f32 value of `slot` with every term of loras[0..n) that targets it,
+ * in order, added to the file's values. */
+static int sdx__lora_merged(sdx_ctx *ctx, const sdx__lora *loras, int n, sdx__wslot *slot, float *w) {
+    int rc;
+    sdx__load_f32(slot->file->data, slot->file->dtype, 0, sdx_tensor_numel(slot->file), w);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < loras[i].n_mod; k++)
+            if (sdx__lora_module_slot(&loras[i].mod[k]) == slot && (rc = sdx__lora_add_term(ctx, &loras[i], &loras[i].mod[k], w)) != SDX_OK)
+                return rc;
+    return SDX_OK;
+}
+
+/* Rewrites every slot that `l`'s modules touch from the file and loras
+ * [0, n) (reset to the file when none of them touches it any more). */
+static int sdx__lora_rewrite(sdx_ctx *ctx, const sdx__lora *loras, int n, const sdx__lora *l) {
+    for (int k = 0; k < l->n_mod; k++) {
+        sdx__wslot *slot = sdx__lora_module_slot(&l->mod[k]);
+        const sdx__lora_target *tg = &l->mod[k].tg;
+        int touched = 0, done = 0, rc;
+        float *w;
+        for (int j = 0; j < k && !done; j++) done = sdx__lora_module_slot(&l->mod[j]) == slot;
+        if (done) continue;    /* two modules of one file on one tensor (q/k/v blocks) */
+        for (int i = 0; i < n && !touched; i++)
+            for (int j = 0; j < loras[i].n_mod && !touched; j++) touched = sdx__lora_module_slot(&loras[i].mod[j]) == slot;
+        if (!touched) {
+            if ((rc = sdx__wslot_reset(tg->w, slot)) != SDX_OK) return rc;
+            continue;
+        }
+        w = (float *)sdx__malloc(ctx, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        if (!w) return sdx__nomem(ctx, slot->file->name, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        rc = sdx__lora_merged(ctx, loras, n, slot, w);
+        if (rc == SDX_OK) rc = sdx__wslot_set(tg->w, slot, w);
+        sdx__free(ctx, w);
+        if (rc != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* ---- A1111's short hash ------------------------------------------------ */
+
+/* SHA-256 (FIPS 180-4) of n bytes, as 64 lowercase hex digits. */
+static void sdx__sha256_hex(const unsigned char *p, size_t n, char hex[65]) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
+    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    unsigned char tail[128];
+    size_t full = n / 64, rest = n % 64, blocks;
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, p + full * 64, rest);
+    tail[rest] = 0x80;
+    blocks = rest < 56 ? 1 : 2;       /* the padded tail: 0x80, zeros, the bit length */
+    for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(((uint64_t)n * 8) >> (8 * i));
+    for (size_t b = 0; b < full + blocks; b++) {
+        const unsigned char *q = b < full ? p + b * 64 : tail + (b - full) * 64;
+        uint32_t w[64], v[8];
+#define SDX__ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+        for (int i = 0; i < 16; i++) w[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 | (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = SDX__ROR(w[i - 15], 7) ^ SDX__ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = SDX__ROR(w[i - 2], 17) ^ SDX__ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        memcpy(v, h, sizeof v);
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = v[7] + (SDX__ROR(v[4], 6) ^ SDX__ROR(v[4], 11) ^ SDX__ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
+            uint32_t t2 = (SDX__ROR(v[0], 2) ^ SDX__ROR(v[0], 13) ^ SDX__ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+            memmove(v + 1, v, 7 * sizeof *v);
+            v[4] += t1;
+            v[0] = t1 + t2;
+        }
+#undef SDX__ROR
+        for (int i = 0; i < 8; i++) h[i] += v[i];
+    }
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
+}
+
+/* A1111's "Lora hashes" value for a safetensors LoRA: the first 12 hex
+ * digits of the SHA-256 of the file after its header (the addnet hash). */
+static void sdx__lora_short_hash(const sdx_st *st, char out[13]) {
+    char hex[65];
+    sdx__sha256_hex(st->data, st->data_size, hex);
+    memcpy(out, hex, 12);
+    out[12] = 0;
+}
+
+/* ---- prompt syntax: <lora:name:te[:unet]> ------------------------------ */
+
+/* A1111's extra-network tag <lora:name[:te_multiplier[:unet_multiplier]]>,
+ * also te=F / unet=F named; found in prompt order. */
+typedef struct sdx__lora_tag { char name[256]; float te, unet; } sdx__lora_tag;
+
+/* Parses the tag at s (which starts with "<lora:"); returns its length or
+ * 0 when it is not a well-formed tag (then it stays text). */
+static size_t sdx__lora_tag_parse(const char *s, sdx__lora_tag *tag) {
+    const char *end = strchr(s, '>'), *p = s + 6, *q;
+    int pos = 0;
+    float v;
+    if (!end) return 0;
+    tag->te = tag->unet = 1.0f;
+    tag->name[0] = 0;
+    while (p < end) {
+        char field[256], *e;
+        size_t n;
+        q = (const char *)memchr(p, ':', (size_t)(end - p));
+        if (!q) q = end;
+        n = (size_t)(q - p);
+        if (n >= sizeof field) return 0;
+        memcpy(field, p, n);
+        field[n] = 0;
+        if (pos == 0) {
+            if (!n) return 0;
+            memcpy(tag->name, field, n + 1);
+        } else if (!strncmp(field, "te=", 3) || !strncmp(field, "unet=", 5)) {
+            char *num = strchr(field, '=') + 1;
+            v = strtof(num, &e);
+            if (e == num || *e) return 0;
+            if (field[0] == 't') tag->te = v; else tag->unet = v;
+        } else {
+            v = strtof(field, &e);
+            if (e == field || *e) return 0;
+            if (pos == 1) tag->te = tag->unet = v;
+            else if (pos == 2) tag->unet = v;
+        }
+        pos++;
+        p = q + 1;
+    }
+    return (size_t)(end - s) + 1;
+}
+
+/* Removes every <lora:...> tag from prompt into *clean (owned) and lists
+ * the tags. */
+static int sdx__lora_tags(sdx_ctx *ctx, const char *prompt, char **clean, sdx__lora_tag **tags, int *n_tags) {
+    size_t n = strlen(prompt), used = 0;
+    int cap = 0;
+    *tags = NULL;
+    *n_tags = 0;
+    if (!(*clean = (char *)sdx__malloc(ctx, n + 1))) return sdx__nomem(ctx, "prompt", n + 1);
+    for (size_t i = 0; i < n;) {
+        sdx__lora_tag tag;
+        size_t len = !strncmp(prompt + i, "<lora:", 6) ? sdx__lora_tag_parse(prompt + i, &tag) : 0;
+        if (!len) { (*clean)[used++] = prompt[i++]; continue; }
+        if (*n_tags == cap) {
+            int ncap = cap ? cap * 2 : 4;
+            sdx__lora_tag *nt = (sdx__lora_tag *)sdx__realloc(ctx, *tags, sizeof *nt * (size_t)ncap);
+            if (!nt) { sdx__free(ctx, *clean); sdx__free(ctx, *tags); *clean = NULL; *tags = NULL; return sdx__nomem(ctx, "LoRA tags", 0); }
+            *tags = nt;
+            cap = ncap;
+        }
+        (*tags)[(*n_tags)++] = tag;
+        i += len;
+    }
+    (*clean)[used] = 0;
+    return SDX_OK;
 }
 
 /* ---- src/sampling/sampling.c ---- */
@@ -13969,6 +16269,112 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
+/* ---- src/pipeline/canny.c ---- */
+
+/* ===================================================================== */
+/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
+/* ===================================================================== */
+/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
+ * gradient |dx| + |dy|, replicated borders), which is what A1111's and
+ * ComfyUI's canny preprocessors call: per pixel the colour channel with
+ * the strongest gradient, non-maximum suppression along the gradient
+ * direction in four sectors, then hysteresis: a pixel above `high` is an
+ * edge, and so is one above `low` connected (8-neighbourhood) to one. */
+
+/* Sobel at (x, y) of channel c, borders replicated. */
+static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
+    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
+#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
+    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
+    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
+#undef SDX__PX
+}
+
+/* Is (x, y) a local maximum along its gradient? mag is padded by one
+ * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
+ * point: tan(22.5 deg) = 13573 / 2^15. */
+static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
+    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
+    int m = row[0];
+    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
+    if (ys < tg22x) return m > row[-1] && m >= row[1];
+    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
+    {
+        int s = (dx ^ dy) < 0 ? -1 : 1;
+        return m > row[-stride - s] && m > row[stride + s];
+    }
+}
+
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
+    short *grad;
+    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
+    size_t n, pn;
+    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
+    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
+    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
+    memset(out, 0, sizeof *out);
+    w = in->width;
+    h = in->height;
+    lo = (int)floorf(low);
+    hi = (int)floorf(high);
+    if (lo > hi) { int t = lo; lo = hi; hi = t; }
+    stride = w + 2;
+    n = (size_t)w * (size_t)h;
+    pn = (size_t)stride * (size_t)(h + 2);
+    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
+    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
+    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
+    state = (uint8_t *)sdx__calloc(ctx, n, 1);
+    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
+    if (!mag || !grad || !stack || !state || !out->data) {
+        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+        sdx__free(ctx, out->data);
+        out->data = NULL;
+        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int best = -1, bdx = 0, bdy = 0;
+            for (int c = 0; c < in->channels; c++) {
+                int dx, dy, m;
+                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
+                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+                if (m > best) best = m, bdx = dx, bdy = dy;
+            }
+            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
+            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
+            state[i] = 1;
+            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
+        }
+    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
+        int i = stack[--n_stack], x = i % w, y = i / w;
+        for (int ny = y - 1; ny <= y + 1; ny++)
+            for (int nx = x - 1; nx <= x + 1; nx++) {
+                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
+                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
+                state[j] = 2;
+                stack[n_stack++] = (int)j;
+            }
+    }
+    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
+    out->width = w;
+    out->height = h;
+    out->channels = 3;
+    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+    return SDX_OK;
+}
+
 /* ---- src/pipeline/pipeline.c ---- */
 
 /* ===================================================================== */
@@ -13996,6 +16402,8 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    sdx__lora     *loras;          /* applied in this order */
+    int            n_loras, cap_loras;
 };
 
 SDX_API const char *sdx_family_name(sdx_family f) {
@@ -14051,10 +16459,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     return SDX_OK;
 }
 
-static int sdx__file_exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
 /* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
@@ -14065,7 +16470,7 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = strrchr(d->checkpoint, '/');
+    slash = sdx__last_separator(d->checkpoint);
     for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
         int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
         snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
@@ -14083,6 +16488,8 @@ SDX_API void sdx_model_free(sdx_model *m) {
     sdx_ctx *ctx;
     if (!m) return;
     ctx = m->ctx;
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(ctx, &m->loras[i]);
+    sdx__free(ctx, m->loras);
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
@@ -14183,7 +16590,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-        if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
                  m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
     }
@@ -14197,6 +16604,141 @@ fail:
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
 SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+/* Opens and checks a LoRA against the model, then merges it on top of the
+ * ones applied before. Nothing is patched unless every tensor maps and
+ * fits; a failure while writing removes all LoRAs (the model is then the
+ * checkpoint again) and says so. */
+static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__lora_map map;
+    sdx__lora l;
+    int rc;
+    if (m->n_loras == m->cap_loras) {
+        int ncap = m->cap_loras ? m->cap_loras * 2 : 4;
+        sdx__lora *nl = (sdx__lora *)sdx__realloc(ctx, m->loras, sizeof *nl * (size_t)ncap);
+        if (!nl) return sdx__nomem(ctx, "LoRA list", sizeof *nl * (size_t)ncap);
+        m->loras = nl;
+        m->cap_loras = ncap;
+    }
+    if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
+    rc = sdx__lora_open(ctx, path, &map, &l);
+    sdx__lora_map_free(ctx, &map);
+    if (rc != SDX_OK) return rc;
+    l.unet_strength = unet_strength;
+    l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
+    m->loras[m->n_loras++] = l;
+    if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s", sdx_last_error(ctx));
+        sdx_model_clear_loras(m);
+        return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
+    }
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+             (double)unet_strength, (double)te_strength);
+    return SDX_OK;
+}
+
+/* Removes the LoRAs applied after the first `keep`, restoring what they
+ * touched from the file and the LoRAs that stay. */
+static int sdx__model_pop_loras(sdx_model *m, int keep) {
+    int rc = SDX_OK;
+    while (m->n_loras > keep) {
+        sdx__lora *l = &m->loras[--m->n_loras];
+        int r = sdx__lora_rewrite(m->ctx, m->loras, m->n_loras, l);
+        if (rc == SDX_OK) rc = r;
+        sdx__lora_free(m->ctx, l);
+    }
+    return rc;
+}
+
+SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    if (!isfinite(unet_strength) || !isfinite(te_strength))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
+    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+}
+
+SDX_API int sdx_model_clear_loras(sdx_model *m) {
+    int rc = SDX_OK;
+    if (!m) return SDX_OK;
+    /* every slot back to the file, whatever state a failed write left */
+    for (int i = 0; i < m->n_loras; i++)
+        for (int k = 0; k < m->loras[i].n_mod; k++) {
+            const sdx__lora_module *md = &m->loras[i].mod[k];
+            int r = sdx__wslot_reset(md->tg.w, sdx__lora_module_slot(md));
+            if (rc == SDX_OK) rc = r;
+        }
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
+    m->n_loras = 0;
+    return rc;
+}
+
+SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
+
+SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+    sdx_ctx *ctx;
+    int n, rc = SDX_OK, n_meta;
+    sdx_tensor *ts;
+    const char **meta;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    n = sdx_st_count(m->ckpt);
+    n_meta = sdx_st_meta_count(m->ckpt);
+    ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
+    meta = (const char **)sdx__calloc(ctx, (size_t)(2 * n_meta + 1), sizeof *meta);
+    if (!ts || !meta) { sdx__free(ctx, ts); sdx__free(ctx, (void *)meta); return sdx__nomem(ctx, "checkpoint index", sizeof *ts * (size_t)n); }
+    for (int i = 0; i < n_meta; i++) sdx_st_meta_at(m->ckpt, i, &meta[2 * i], &meta[2 * i + 1]);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *t = sdx_st_get(m->ckpt, i);
+        sdx__wslot *slot = NULL;
+        ts[i] = *t;
+        ts[i].owned = 0;
+        for (int j = 0; j < m->n_loras && !slot; j++)
+            for (int k = 0; k < m->loras[j].n_mod && !slot; k++) {
+                sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
+                if (s->file == t) slot = s;
+            }
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+            int64_t cnt = sdx_tensor_numel(t);
+            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
+            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            sdx__free(ctx, w);
+            ts[i].data = out;
+            ts[i].owned = 1;
+        }
+    }
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
+    sdx__free(ctx, ts);
+    sdx__free(ctx, (void *)meta);
+    return rc;
+}
+
+/* <lora:name:...> tags of the prompt: applied for this generation from
+ * `dir` (DIR/name.safetensors), removed afterwards. */
+static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
+    for (int i = 0; i < n_tags; i++) {
+        char path[4096];
+        size_t len = strlen(tags[i].name);
+        int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
+        if (!dir || !*dir)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the prompt names LoRA '%s' but no LoRA folder is set "
+                             "(--lora-model-dir, sdx_gen_params.lora_dir)", tags[i].name);
+        snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
+        if (!sdx__file_exists(path))
+            return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
+        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
@@ -14328,6 +16870,82 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* One ControlNet of a generation: its picture at the output size and the
+ * sigma window in which it runs. */
+typedef struct sdx__gen_control {
+    sdx_controlnet *net;
+    float strength;
+    float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
+    float *hint;                    /* [hint_channels, height, width] */
+} sdx__gen_control;
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
+}
+
 /* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
@@ -14353,6 +16971,10 @@ typedef struct sdx__gen {
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
     sdx_rng step_rng;
+    /* ControlNets and the residuals of the current model call */
+    sdx__gen_control *controls;
+    int n_controls;
+    sdx__unet_control control;
 } sdx__gen;
 
 /* What zero/NULL fields of sdx_gen_params mean; sdx_generate and the
@@ -14646,6 +17268,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -14654,8 +17277,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -14673,6 +17303,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 
@@ -14941,6 +17572,86 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     return rc;
 }
 
+/* Checks each control, makes its picture the ControlNet input at the
+ * output size and its window in sigmas (ControlBase.pre_run). */
+static int sdx__gen_prepare_controls(sdx__gen *g) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    const sdx_gen_params *p = g->p;
+    int rc;
+    if (p->n_controls < 0 || p->n_controls > 64 || (p->n_controls && !p->controls))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%d controls: must be 0..64 with a list", p->n_controls);
+    if (!p->n_controls) return SDX_OK;
+    g->controls = (sdx__gen_control *)sdx__calloc(ctx, (size_t)p->n_controls, sizeof *g->controls);
+    if (!g->controls) return sdx__nomem(ctx, "controls", (size_t)p->n_controls * sizeof *g->controls);
+    g->n_controls = p->n_controls;
+    for (int i = 0; i < p->n_controls; i++) {
+        const sdx_control *c = &p->controls[i];
+        sdx__gen_control *gc = &g->controls[i];
+        const sdx_image *img = c->image;
+        float end = c->end != 0 ? c->end : 1.0f;
+        size_t n;
+        if (!c->net) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d: no ControlNet", i);
+        if (!img || !img->data || img->width < 1 || img->height < 1 || (img->channels != 3 && img->channels != 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): needs an RGB or grey picture", i, c->net->name);
+        if (!isfinite(c->strength) || !(c->start >= 0 && c->start < end && end <= 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): strength %g, start %g, end %g: need a finite strength "
+                             "and 0 <= start < end <= 1", i, c->net->name, c->strength, c->start, end);
+        /* a ControlNet loaded for another model */
+        if ((rc = sdx__controlnet_fit(ctx, &c->net->net, &m->unet, sdx_st_path(m->ckpt))) != SDX_OK) return rc;
+        gc->net = c->net;
+        gc->strength = c->strength;
+        gc->sigma_start = (float)sdx__percent_to_sigma(&m->ms, c->start);
+        gc->sigma_end = (float)sdx__percent_to_sigma(&m->ms, end);
+        n = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+        gc->hint = (float *)sdx__malloc(ctx, n * sizeof(float));
+        if (!gc->hint) return sdx__nomem(ctx, "control picture", n * sizeof(float));
+        sdx__control_hint(img->data, img->width, img->height, img->channels, g->width, g->height, c->net->net.hint_channels, gc->hint);
+    }
+    return SDX_OK;
+}
+
+/* The control picture as a [B, C, height, width] arena tensor: one copy
+ * per batch item (cond, uncond). */
+static int sdx__gen_hint(sdx__gen *g, const sdx__gen_control *c, int64_t B, sdx_tensor *hint) {
+    sdx__arena *a = &g->m->arena;
+    size_t one = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+    float *host;
+    if (!sdx__arena_tensor4(a, hint, g->m->unet.act_type, B, c->net->net.hint_channels, g->height, g->width) ||
+        !(host = (float *)sdx__arena_host_alloc(a, sizeof(float) * one * (size_t)B)))
+        return SDX_ERR_NOMEM;
+    for (int64_t b = 0; b < B; b++) memcpy(host + (size_t)b * one, c->hint, sizeof(float) * one);
+    return sdx__upload(g->m->ctx, hint, host);
+}
+
+/* The summed residuals of the ControlNets active at sigma for x [B, 4, h,
+ * w] (scaled), or NULL in *out when none is: the plain UNet runs. Arena
+ * tensors: the caller releases them with the call. */
+static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, const float *timesteps, sdx__unet_control **out) {
+    sdx_model *m = g->m;
+    int rc = SDX_OK, ran = 0;
+    *out = NULL;
+    for (int i = 0; i < g->n_controls && rc == SDX_OK; i++) {
+        sdx__gen_control *c = &g->controls[i];
+        sdx__controlnet *net = &c->net->net;
+        sdx_tensor hint;
+        int active = sdx__control_active(c, sigma);
+        sdx__log(m->ctx, SDX_LOG_DEBUG, "controlnet %d (%s): model call at sigma %.9g: %s", i, c->net->name, sigma,
+                 active ? "on" : "off");
+        if (!active) continue;
+        if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
+            break;
+        net->enc.act_type = m->unet.act_type;
+        if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
+        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
+                                     c->strength, &g->control, ran);
+        ran = 1;
+    }
+    if (rc == SDX_OK && ran) *out = &g->control;
+    return rc;
+}
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
@@ -14965,7 +17676,8 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
-    sdx_tensor xin, out;
+    sdx_tensor xin, out, x4;
+    sdx__unet_control *control = NULL;
     if (g->latent_mask) {       /* the model sees, and returns, the kept part */
         sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
@@ -14975,6 +17687,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
+    x4 = xin;
     {
         /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
         float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
@@ -14985,11 +17698,23 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * (size_t)(g->lc + 1) * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
+        /* a ControlNet sees the latent without the inpainting channels */
+        if (rc == SDX_OK && g->n_controls && cin != 4) {
+            float *x4h = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+            if (!x4h || !sdx__arena_tensor4(&m->arena, &x4, m->unet.act_type, B, 4, g->lh, g->lw)) {
+                sdx__arena_release(&m->arena, mark);
+                return SDX_ERR_NOMEM;
+            }
+            for (int b = 0; b < B; b++) memcpy(x4h + (size_t)b * n, xs + (size_t)b * (size_t)cin * plane, sizeof(float) * n);
+            rc = sdx__upload(ctx, &x4, x4h);
+        }
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->tiling) sdx__circular_begin(ctx);
-        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {
@@ -15028,6 +17753,8 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
 
 /* Decodes latent (model space) with codec c into an 8-bit image. */
@@ -15078,6 +17805,20 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
@@ -15259,6 +18000,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
+    if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
     sdx__arena_reset(&m->arena);
     {
@@ -15352,13 +18094,36 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_gen_params q;
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL;
+    int n_tags = 0, keep, rc, rc2;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    q = *p;
+    q.prompt = clean;
+    keep = m->n_loras;
+    rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    rc2 = sdx__model_pop_loras(m, keep);
+    if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+    return rc;
+}
+
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
-    if (!m || !params || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
@@ -15416,6 +18181,44 @@ static const char *sdx__a1111_schedule(const char *name) {
     return name;
 }
 
+/* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
+ * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
+ * ','; the value is quoted as A1111 quotes it (JSON). */
+static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__buf *b) {
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL, hash[13];
+    int n_tags = 0, n = 0;
+    if (!m) return;
+    if (p->prompt && p->lora_dir && strstr(p->prompt, "<lora:") &&
+        sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags) != SDX_OK)
+        n_tags = 0;
+    for (int i = 0; i < n_tags + m->n_loras; i++) {
+        const char *name = i < n_tags ? tags[i].name : m->loras[i - n_tags].name;
+        if (i < n_tags) {
+            char path[4096];
+            size_t len = strlen(name);
+            sdx_st *st;
+            snprintf(path, sizeof path, "%s/%s%s", p->lora_dir, name,
+                     len > 12 && !strcmp(name + len - 12, ".safetensors") ? "" : ".safetensors");
+            if (sdx_st_open(m->ctx, path, &st) != SDX_OK) continue;    /* generation would have failed */
+            sdx__lora_short_hash(st, hash);
+            sdx_st_close(st);
+        } else {
+            memcpy(hash, m->loras[i - n_tags].hash, sizeof hash);
+        }
+        sdx__buf_str(b, n++ ? ", " : ", Lora hashes: \"");
+        for (const char *c = name; *c; c++) {
+            char one[3] = { '\\', *c, 0 };
+            if (*c == ':' || *c == ',') continue;
+            sdx__buf_str(b, *c == '"' || *c == '\\' ? one : one + 1);
+        }
+        sdx__buf_fmt(b, ": %s", hash);
+    }
+    if (n) sdx__buf_str(b, "\"");
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
@@ -15424,6 +18227,12 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
+    /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */
+    for (int i = 0; m && i < m->n_loras; i++) {
+        const sdx__lora *l = &m->loras[i];
+        if (l->te_strength == l->unet_strength) sdx__buf_fmt(&b, " <lora:%s:%g>", l->name, (double)l->unet_strength);
+        else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
+    }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
@@ -15435,9 +18244,17 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */
+        const sdx_control *c = &p->controls[i];
+        sdx__buf_fmt(&b, ", ControlNet %d: \"Module: %s, Model: %s, Weight: %g, Resize Mode: Crop and Resize, "
+                     "Guidance Start: %g, Guidance End: %g, Pixel Perfect: False, Control Mode: Balanced\"", i,
+                     c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
+                     c->start, c->end != 0 ? c->end : 1.0f);
+    }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
+    sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;

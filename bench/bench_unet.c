@@ -5,7 +5,11 @@
  *
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_unet bench/bench_unet.c -lm -lpthread
  *   /tmp/bench_unet [--only sd15|sdxl] [--calls N] [--threads N]
- *                   [--sd15 file] [--sdxl file] [--size PIXELS]
+ *                   [--sd15 file] [--sdxl file] [--size PIXELS] [--control 1]
+ *
+ * --control 1 adds the same number of controlled steps: a random f16
+ * ControlNet for that UNet (also generated once under /tmp) on a random
+ * control picture, then the UNet with its residuals.
  *
  * Reported: RSS after mmapping the checkpoint (should stay small: weights
  * are paged in on use), after loading the UNet, the arena's activation
@@ -49,22 +53,23 @@ static int bu_exists(const char *path) {
     return f != NULL;
 }
 
-/* Generates the preset's f16 UNet at path unless it is already there. */
-static int bu_ensure_checkpoint(const char *preset, const char *path) {
+/* Generates the preset's f16 UNet (or ControlNet) at path unless it is
+ * already there. */
+static int bu_ensure_file(const char *preset, const char *path, int controlnet) {
     mk_unet_arch a;
     char err[256];
     struct statvfs vfs;
-    double need_gb = !strcmp(preset, "sdxl") ? 5.2 : 1.8, t0;
+    double need_gb = (!strcmp(preset, "sdxl") ? 5.2 : 1.8) * (controlnet ? 0.4 : 1.0), t0;
     if (bu_exists(path)) return 1;
     mk_unet_preset(preset, &a);
     if (statvfs("/tmp", &vfs) == 0 && (double)vfs.f_bavail * (double)vfs.f_frsize < need_gb * 1.2 * 1e9) {
         fprintf(stderr, "bench_unet: not enough space in /tmp for %s (%.1f GB)\n", path, need_gb);
         return 0;
     }
-    printf("generating %s (random f16 %s UNet, ~%.1f GB)...\n", path, preset, need_gb);
+    printf("generating %s (random f16 %s %s, ~%.1f GB)...\n", path, preset, controlnet ? "ControlNet" : "UNet", need_gb);
     fflush(stdout);
     t0 = bu_now();
-    if (!mk_write_unet(path, &a, 1, 1, err, sizeof err)) {
+    if (!(controlnet ? mk_write_controlnet : mk_write_unet)(path, &a, 1, 1, err, sizeof err)) {
         fprintf(stderr, "bench_unet: %s\n", err);
         return 0;
     }
@@ -81,7 +86,46 @@ static void bu_fill(sdx_tensor *t, uint64_t seed) {
     }
 }
 
-static int bu_run(const char *preset, const char *path, int pixels, int calls, int threads) {
+/* `calls` controlled steps: ControlNet residuals, then the UNet with them. */
+static int bu_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *arena, const char *path, const sdx_tensor *x, const float *ts,
+                      const sdx_tensor *cx, const sdx_tensor *y, sdx_tensor *out, int pixels, int calls) {
+    sdx_st *st = NULL;
+    sdx__controlnet cn;
+    sdx__unet_control ctl;
+    sdx_tensor hint;
+    int ok = 0, loaded = 0;
+    memset(&hint, 0, sizeof hint);
+    if (sdx_st_open(ctx, path, &st) != SDX_OK || sdx__controlnet_load(ctx, &cn, st) != SDX_OK) goto done;
+    loaded = 1;
+    if (sdx__controlnet_fit(ctx, &cn, u, "the benchmark UNet") != SDX_OK) goto done;
+    {
+        const int64_t shape[4] = { x->shape[0], cn.hint_channels, pixels, pixels };
+        if (sdx_tensor_alloc(ctx, &hint, SDX_F32, 4, shape) != SDX_OK) goto done;
+    }
+    bu_fill(&hint, 4);
+    for (int64_t i = 0; i < sdx_tensor_numel(&hint); i++) ((float *)hint.data)[i] = ((float *)hint.data)[i] > 0;   /* an edge map */
+    for (int c = 0; c < calls; c++) {
+        sdx__mark m = sdx__arena_mark(arena);
+        double t0 = bu_now(), t1;
+        int rc = sdx__controlnet_alloc(&cn, arena, u->act_type, x->shape[0], x->shape[2], x->shape[3], &ctl);
+        if (rc == SDX_OK) rc = sdx__controlnet_forward(ctx, &cn, arena, x, ts, cx, y, &hint, 1.0f, &ctl, 0);
+        t1 = bu_now();
+        if (rc == SDX_OK) rc = sdx__unet_forward_control(ctx, u, arena, x, ts, cx, y, &ctl, out);
+        sdx__arena_release(arena, m);
+        if (rc != SDX_OK) goto done;
+        printf("  %dx%d batch 2, controlled: call %d: %.2f s/call (ControlNet %.2f s + UNet %.2f s)\n", pixels, pixels, c + 1,
+               bu_now() - t0, t1 - t0, bu_now() - t1);
+        fflush(stdout);
+    }
+    ok = 1;
+done:
+    sdx_tensor_free(ctx, &hint);
+    if (loaded) sdx__controlnet_free(&cn);
+    sdx_st_close(st);
+    return ok;
+}
+
+static int bu_run(const char *preset, const char *path, const char *cn_path, int pixels, int calls, int threads) {
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_st *st = NULL;
@@ -121,6 +165,10 @@ static int bu_run(const char *preset, const char *path, int pixels, int calls, i
         printf("  %dx%d batch 2: call %d: %.2f s/call (RSS now %.0f MB)\n", pixels, pixels, c + 1, bu_now() - t0, bu_rss_mb());
         fflush(stdout);
     }
+    if (cn_path && !bu_control(ctx, &u, &arena, cn_path, &x, ts, &cx, u.adm_channels > 0 ? &y : NULL, &out, pixels, calls)) {
+        sdx__arena_free(&arena);
+        goto fail_unet;
+    }
     printf("  activation arena peak %.0f MB (reserved %.0f MB); peak RSS (ru_maxrss) %.0f MB\n",
            (double)arena.peak / 1048576.0, (double)arena.reserved / 1048576.0, bu_peak_rss_mb());
     sdx__arena_free(&arena);
@@ -137,7 +185,8 @@ fail:
 
 int main(int argc, char **argv) {
     const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    int calls = 2, threads = 0, size = 0, ok = 1;
+    const char *cn15 = "/tmp/sdx_bench_cn_sd15_f16.safetensors", *cnxl = "/tmp/sdx_bench_cn_sdxl_f16.safetensors";
+    int calls = 2, threads = 0, size = 0, ok = 1, control = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--only")) only = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
@@ -145,12 +194,19 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sd15")) sd15 = argv[i + 1];
         else if (!strcmp(argv[i], "--sdxl")) sdxl = argv[i + 1];
         else if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
-        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--control")) control = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX] [--control 1]\n",
+                    argv[0]);
+            return 2;
+        }
     }
     if (calls < 1) calls = 1;
     if (!only || !strcmp(only, "sd15"))
-        ok &= bu_ensure_checkpoint("sd15", sd15) && bu_run("sd15", sd15, size ? size : 512, calls, threads);
+        ok &= bu_ensure_file("sd15", sd15, 0) && (!control || bu_ensure_file("sd15", cn15, 1)) &&
+              bu_run("sd15", sd15, control ? cn15 : NULL, size ? size : 512, calls, threads);
     if (!only || !strcmp(only, "sdxl"))
-        ok &= bu_ensure_checkpoint("sdxl", sdxl) && bu_run("sdxl", sdxl, size ? size : 1024, calls, threads);
+        ok &= bu_ensure_file("sdxl", sdxl, 0) && (!control || bu_ensure_file("sdxl", cnxl, 1)) &&
+              bu_run("sdxl", sdxl, control ? cnxl : NULL, size ? size : 1024, calls, threads);
     return ok ? 0 : 1;
 }

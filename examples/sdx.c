@@ -8,6 +8,9 @@
  * writes them, so other tools can read them back. */
 #define SDX_IMPLEMENTATION
 #include "sdx.h"
+#ifdef SDX_WITH_HIP             /* `make sdx-hip`: linked with examples/sdx_hip.cu */
+#include "sdx_hip.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +23,24 @@
 #include <stb/stb_image_write.h>
 
 typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
+#define MAX_LORAS 64
+
+typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
+#define MAX_CONTROLS 8
 
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
-    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path;
+    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
     run_mode mode;
-    int threads, verbose, trace, seed_given, n_taesd;
+    int threads, verbose, trace, seed_given, n_taesd, convert, output_given;
+    lora_arg loras[MAX_LORAS];
+    int n_loras;
+    /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
+    const char *control_net[MAX_CONTROLS], *control_image[MAX_CONTROLS];
+    float control_strength[MAX_CONTROLS], control_start[MAX_CONTROLS], control_end[MAX_CONTROLS];
+    int n_net, n_image, n_strength, n_start, n_end, canny;
+    float canny_low, canny_high;
 } options;
 
 static void usage(FILE *f) {
@@ -34,9 +48,11 @@ static void usage(FILE *f) {
 "usage: sdx -m MODEL -p PROMPT [options]\n"
 "       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
 "       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
+"       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
 "\n"
-"  -M, --mode MODE           img_gen (default), decode (a latent file to PNG) or\n"
-"                            encode (an image to a latent file)\n"
+"  -M, --mode MODE           img_gen (default), decode (a latent file to PNG), encode (an\n"
+"                            image to a latent file) or convert (write the checkpoint with\n"
+"                            the --lora files merged to -o OUT.safetensors)\n"
 "\n"
 "Model\n"
 "  -m, --model PATH          single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)\n"
@@ -49,6 +65,12 @@ static void usage(FILE *f) {
 "                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
 "      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
 "      --scan-weights        check every weight for NaN/Inf at load and name bad tensors\n"
+"      --lora FILE[:U[:C]]   apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
+"                            strength C (default 1, C defaults to U); repeatable, in order\n"
+"      --lora-model-dir DIR  folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
+"                            (DIR/name.safetensors; the tags are removed from the prompt)\n"
+"      --embd-dir DIR        textual-inversion embeddings (.safetensors), used where the prompt\n"
+"                            names them: the file name, or embedding:name\n"
 "\n"
 "Generation\n"
 "  -p, --prompt TEXT         prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111\n"
@@ -78,6 +100,17 @@ static void usage(FILE *f) {
 "      --paste-back          A1111-style: paste the init image back outside the blurred mask\n"
 "      --mask-blur N         paste-back mask blur in pixels, 0 = none (default: 4)\n"
 "\n"
+"ControlNet (repeat the group for several; the Nth of each flag goes with the Nth net)\n"
+"      --control-net PATH    ControlNet .safetensors (original, prefix-less or diffusers layout)\n"
+"      --control-image PATH  its control picture (edges, depth, pose...), any size:\n"
+"                            centre-cropped to the output's aspect and resized (nearest)\n"
+"      --control-strength F  scale of its residuals (default: 1)\n"
+"      --control-start F     fraction of the schedule where it starts (default: 0)\n"
+"      --control-end F       fraction of the schedule where it ends (default: 1)\n"
+"      --canny               turn the control pictures into Canny edge maps first\n"
+"      --canny-low F         Canny hysteresis thresholds on the Sobel gradient\n"
+"      --canny-high F        (|dx| + |dy|; default: 100, 200, as OpenCV's users)\n"
+"\n"
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
 "      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
@@ -89,8 +122,9 @@ static void usage(FILE *f) {
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
+"      --backend B           cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)\n"
 "      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
-"  -v, --verbose             log model details\n"
+"  -v, --verbose             log model details, per-phase timings and device memory\n"
 "  -h, --help                this text\n");
 }
 
@@ -120,8 +154,11 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--init-latent", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
-        "--encode-seed", "--mask-blur",
-        "-M", "--mode", "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
+        "--encode-seed", "--mask-blur", "--backend",
+        "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
+        "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
+        "--canny-low", "--canny-high",
+        "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -130,6 +167,26 @@ static int takes_value(const char *a) {
 
 static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
 
+/* FILE[:unet[:te]]: the strengths are taken from the end, so a path may
+ * hold ':' itself. */
+static int parse_lora(const char *val, lora_arg *out) {
+    char buf[4096];
+    float v[2];
+    int n = 0;
+    if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf) return 0;
+    while (n < 2) {
+        char *colon = strrchr(buf, ':');
+        if (!colon || !parse_float(colon + 1, &v[n])) break;
+        *colon = 0;
+        n++;
+    }
+    if (!buf[0]) return 0;
+    snprintf(out->path, sizeof out->path, "%s", buf);
+    out->unet = n == 0 ? 1.0f : n == 1 ? v[0] : v[1];   /* the first number is the UNet's */
+    out->te = n == 2 ? v[0] : out->unet;
+    return 1;
+}
+
 /* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
 static int parse_args(int argc, char **argv, options *o) {
     memset(o, 0, sizeof *o);
@@ -137,6 +194,8 @@ static int parse_args(int argc, char **argv, options *o) {
     o->gen.rng = SDX_RNG_CUDA;
     o->output = "output.png";
     o->preview_path = "preview.png";
+    o->canny_low = 100;
+    o->canny_high = 200;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         long long n;
@@ -160,20 +219,31 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
         else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
         else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;
+        else if (IS("--canny", "--canny")) o->canny = 1;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
             const char *val = VALUE();
             if (!val) return -1;
             if (IS("-m", "--model")) o->model.checkpoint = val;
+            else if (IS("--lora", "--lora")) {
+                if (o->n_loras == MAX_LORAS || !parse_lora(val, &o->loras[o->n_loras])) {
+                    fprintf(stderr, "sdx: --lora %s: expected FILE[:unet_strength[:clip_strength]] (at most %d)\n", val, MAX_LORAS);
+                    return -1;
+                }
+                o->n_loras++;
+            } else if (IS("--lora-model-dir", "--lora-model-dir")) o->gen.lora_dir = val;
+            else if (IS("--embd-dir", "--embd-dir")) o->gen.embedding_dir = val;
             else if (IS("--vae", "--vae")) o->model.vae = val;
             else if (IS("--taesd", "--tae")) {
                 if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
                 o->model.taesd[o->n_taesd++] = val;
             } else if (IS("-M", "--mode")) {
-                if (!strcmp(val, "img_gen")) o->mode = MODE_IMG_GEN;
+                o->convert = 0;
+                if (!strcmp(val, "img_gen") || !strcmp(val, "txt2img") || !strcmp(val, "img2img")) o->mode = MODE_IMG_GEN;
                 else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
                 else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
-                else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode\n", val); return -1; }
+                else if (!strcmp(val, "convert")) o->mode = MODE_IMG_GEN, o->convert = 1;
+                else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert\n", val); return -1; }
             } else if (IS("--latent-in", "--latent-in")) o->latent_input = val;
             else if (IS("--preview-path", "--preview-path")) o->preview_path = val;
             else if (IS("--preview", "--preview")) {
@@ -193,8 +263,9 @@ static int parse_args(int argc, char **argv, options *o) {
             else if (IS("-i", "--init-img")) o->init_path = val;
             else if (IS("--mask", "--mask")) o->mask_path = val;
             else if (IS("--init-latent", "--init-latent")) o->init_latent_path = val;
-            else if (IS("-o", "--output")) o->output = val;
+            else if (IS("-o", "--output")) o->output = val, o->output_given = 1;
             else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
+            else if (IS("--backend", "--backend")) o->backend = val;
             else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
             else if (IS("--scheduler", "--schedule")) o->gen.scheduler = !strcmp(val, "discrete") ? "normal" : val;
             else if (IS("--rng", "--rng")) {
@@ -227,6 +298,24 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->gen.mask_blur = n ? (int)n : -1;
             } else if (IS("--cfg-scale", "--cfg")) {
                 if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
+            } else if (IS("--control-net", "--control-net") || IS("--control-image", "--control-image")) {
+                int *count = IS("--control-net", "--control-net") ? &o->n_net : &o->n_image;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                (count == &o->n_net ? o->control_net : o->control_image)[(*count)++] = val;
+            } else if (IS("--control-strength", "--control-strength") || IS("--control-start", "--control-start") ||
+                       IS("--control-end", "--control-end")) {
+                int strength = IS("--control-strength", "--control-strength"), start = IS("--control-start", "--control-start");
+                int *count = strength ? &o->n_strength : start ? &o->n_start : &o->n_end;
+                float *list = strength ? o->control_strength : start ? o->control_start : o->control_end, f;
+                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
+                if (!parse_float(val, &f) || (strength ? !(f >= 0 && f <= 10) : !(f >= 0 && f <= 1))) {
+                    fprintf(stderr, "sdx: %s %s: must be in [0, %s]\n", a, val, strength ? "10" : "1");
+                    return -1;
+                }
+                list[(*count)++] = f;
+            } else if (IS("--canny-low", "--canny-low") || IS("--canny-high", "--canny-high")) {
+                float *t = IS("--canny-low", "--canny-low") ? &o->canny_low : &o->canny_high;
+                if (!parse_float(val, t) || !(*t >= 0 && *t <= 100000)) { fprintf(stderr, "sdx: %s %s: must be in [0, 100000]\n", a, val); return -1; }
             } else if (IS("--strength", "--strength")) {
                 if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
                     fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
@@ -251,10 +340,27 @@ static int parse_args(int argc, char **argv, options *o) {
         return 0;
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
+    if (o->convert) {
+        if (!o->output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.safetensors\n"); return -1; }
+        if (!o->n_loras) { fprintf(stderr, "sdx: -M convert needs at least one --lora FILE\n"); return -1; }
+        o->model.no_vocab = 1;
+        return 0;
+    }
     if (!o->gen.prompt) { fprintf(stderr, "sdx: no prompt given (-p TEXT); see --help\n"); return -1; }
     if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
     if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
     if (o->gen.paste_back && (!o->mask_path || !o->init_path)) { fprintf(stderr, "sdx: --paste-back needs --init-img and --mask\n"); return -1; }
+    if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
+    if (o->n_image != o->n_net || o->n_strength > o->n_net || o->n_start > o->n_net || o->n_end > o->n_net) {
+        fprintf(stderr, "sdx: %d --control-net but %d --control-image, %d --control-strength, %d --control-start, "
+                "%d --control-end: each ControlNet needs one image and at most one of the others\n",
+                o->n_net, o->n_image, o->n_strength, o->n_start, o->n_end);
+        return -1;
+    }
+    for (int i = 0; i < o->n_net; i++) {
+        float start = i < o->n_start ? o->control_start[i] : 0, end = i < o->n_end ? o->control_end[i] : 1;
+        if (!(start < end)) { fprintf(stderr, "sdx: ControlNet %d: --control-start %g must be below --control-end %g\n", i + 1, start, end); return -1; }
+    }
     return 0;
 }
 
@@ -326,6 +432,23 @@ static int load_latent(sdx_ctx *ctx, const char *path, sdx_tensor *out) {
     if (rc != SDX_OK) fprintf(stderr, "sdx: %s: %s (expected a file written by --output-latent)\n", path, sdx_last_error(ctx));
     sdx_st_close(st);
     return rc == SDX_OK;
+}
+
+/* A control picture as it is: the library crops and resizes it. */
+static int load_control_image(const char *path, sdx_image *out) {
+    int iw, ih, ic;
+    unsigned char *px = stbi_load(path, &iw, &ih, &ic, 3);
+    size_t n;
+    if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
+    n = (size_t)iw * (size_t)ih * 3;
+    out->data = malloc(n);
+    if (!out->data) { stbi_image_free(px); fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
+    memcpy(out->data, px, n);
+    out->width = iw;
+    out->height = ih;
+    out->channels = 3;
+    stbi_image_free(px);
+    return 1;
 }
 
 typedef struct { unsigned char *p; size_t len, cap; int failed; } membuf;
@@ -447,7 +570,10 @@ static void batch_path(const char *path, int index, char *buf, size_t size) {
 
 /* ---- progress --------------------------------------------------------- */
 
-typedef struct { struct timespec start; int last_image; } progress_state;   /* image 0 first */
+typedef struct {
+    struct timespec start; int last_image;   /* image 0 first */
+    int verbose; double last;                /* -v: seconds at the previous step */
+} progress_state;
 
 static double seconds_since(const struct timespec *t0) {
     struct timespec t;
@@ -464,8 +590,15 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
     if (image != s->last_image) {       /* the next image's clock starts where the last one stopped */
         clock_gettime(CLOCK_MONOTONIC, &s->start);
         s->last_image = image;
+        s->last = 0;
     }
     el = seconds_since(&s->start);
+    if (s->verbose) {   /* a line per step instead of the bar: the timings */
+        fprintf(stderr, "sdx: image %d step %d/%d: %.3f s%s\n", image + 1, step, steps, el - s->last,
+                step == 1 && image == 0 ? " (with text encoding)" : "");
+        s->last = el;
+        return 0;
+    }
     for (int i = 0; i < 30; i++) bar[i] = i < filled ? '=' : ' ';
     bar[30] = 0;
     fprintf(stderr, "\r  [%s] %d/%d  %.2f it/s  ETA %.0fs ", bar, step, steps, el > 0 ? step / el : 0.0,
@@ -537,16 +670,42 @@ done:
     return status;
 }
 
+/* --backend: "cpu", or "hip[:N]" in a GPU build (its default). */
+static int select_backend(sdx_ctx *ctx, const char *name) {
+    (void)ctx;
+#ifdef SDX_WITH_HIP
+    int dev = 0;
+    if (!name) name = "hip";
+    if (!strncmp(name, "hip", 3) && (name[3] == 0 || (name[3] == ':' && (dev = atoi(name + 4)) >= 0))) {
+        if (sdx_hip_use(ctx, dev) != SDX_OK) { fprintf(stderr, "sdx: %s (--backend cpu runs on the CPU)\n", sdx_last_error(ctx)); return 0; }
+        return 1;
+    }
+#endif
+    if (!name || !strcmp(name, "cpu")) return 1;
+    fprintf(stderr, "sdx: --backend %s: valid values are cpu%s\n", name,
+#ifdef SDX_WITH_HIP
+            ", hip, hip:N"
+#else
+            " (GPUs need the sdx-hip build: make sdx-hip)"
+#endif
+    );
+    return 0;
+}
+
 int main(int argc, char **argv) {
     options o;
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_model *model = NULL;
-    sdx_image init = { 0 }, mask = { 0 };
+    sdx_image init = { 0 }, mask = { 0 }, control_image[MAX_CONTROLS];
     sdx_tensor init_latent = { 0 };
+    sdx_controlnet *control_net[MAX_CONTROLS] = { 0 };
+    sdx_control controls[MAX_CONTROLS];
     sdx_gen_result res;
     progress_state ps;
     int rc, status = 1;
+    memset(control_image, 0, sizeof control_image);
+    memset(controls, 0, sizeof controls);
     rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
     memset(&desc, 0, sizeof desc);
@@ -556,6 +715,7 @@ int main(int argc, char **argv) {
     desc.log_level = o.verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
     ctx = sdx_create(&desc);
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
+    if (!select_backend(ctx, o.backend)) goto done;
     if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
     if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
@@ -580,14 +740,56 @@ int main(int argc, char **argv) {
         if (!load_image(o.mask_path, 1, 0, 0, &mask)) goto done;
         o.gen.mask = &mask;
     }
+    for (int i = 0; i < o.n_image; i++) {
+        if (!load_control_image(o.control_image[i], &control_image[i])) goto done;
+        if (o.canny) {
+            sdx_image edges;
+            if (sdx_canny(ctx, &control_image[i], o.canny_low, o.canny_high, &edges) != SDX_OK) {
+                fprintf(stderr, "sdx: %s: %s\n", o.control_image[i], sdx_last_error(ctx));
+                goto done;
+            }
+            /* keep the picture malloc-owned, like the others */
+            memcpy(control_image[i].data, edges.data, (size_t)edges.width * (size_t)edges.height * 3);
+            sdx_image_free(ctx, &edges);
+        }
+    }
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    for (int i = 0; i < o.n_loras; i++)
+        if (sdx_model_apply_lora(model, o.loras[i].path, o.loras[i].unet, o.loras[i].te) != SDX_OK) {
+            fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+            goto done;
+        }
+    if (o.convert) {
+        if (sdx_model_save(model, o.output) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        fprintf(stderr, "sdx: wrote %s with %d LoRA(s) merged\n", o.output, o.n_loras);
+        status = 0;
+        goto done;
+    }
+    for (int i = 0; i < o.n_net; i++) {
+        if (sdx_controlnet_load(model, o.control_net[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        controls[i].net = control_net[i];
+        controls[i].image = &control_image[i];
+        controls[i].strength = i < o.n_strength ? o.control_strength[i] : 1.0f;
+        controls[i].start = i < o.n_start ? o.control_start[i] : 0.0f;
+        controls[i].end = i < o.n_end ? o.control_end[i] : 1.0f;
+        controls[i].module = o.canny ? "canny" : NULL;
+    }
+    o.gen.controls = controls;
+    o.gen.n_controls = o.n_net;
     memset(&ps, 0, sizeof ps);
     clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
+    ps.verbose = o.verbose;
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
     o.gen.preview_user = &o;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
+    if (o.verbose) {
+        size_t peak;
+        sdx_device_bytes(ctx, &peak);
+        fprintf(stderr, "sdx: VAE decode (after the last step): %.3f s\n", seconds_since(&ps.start) - ps.last);
+        fprintf(stderr, "sdx: backend %s, peak device memory %.1f MiB\n", sdx_backend_name(ctx), (double)peak / 1048576.0);
+    }
     status = 0;
     for (int i = 0; i < res.count; i++) {
         char path[4096];
@@ -617,6 +819,10 @@ done:
     free(init.data);
     free(mask.data);
     sdx_tensor_free(ctx, &init_latent);
+    for (int i = 0; i < MAX_CONTROLS; i++) {
+        sdx_controlnet_free(control_net[i]);
+        free(control_image[i].data);
+    }
     sdx_model_free(model);
     sdx_destroy(ctx);
     return status;

@@ -5,7 +5,8 @@
      In exactly one C file:
          #define SDX_IMPLEMENTATION
          #include "sdx.h"
-     Everywhere else just #include "sdx.h". Link with -lm -lpthread.
+     Everywhere else just #include "sdx.h". Link with -lm -lpthread
+     (POSIX; nothing extra on Windows).
      Define SDX_STATIC before the include to make every function static.
 
    QUICK START (see examples/minimal.c)
@@ -51,15 +52,21 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
-     SDX_NO_SIMD                                    scalar half-float conversion only
+     SDX_NO_SIMD                                    no SIMD code (scalar kernels and
+                                                    half-float conversion)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
 
-/* The implementation uses POSIX (mmap, pthreads, sysconf); make them
- * visible under -std=c11. This only works if sdx.h comes before other
- * system headers in the implementation file; otherwise compile that file
- * with -D_DEFAULT_SOURCE. */
-#if defined(SDX_IMPLEMENTATION) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
+/* On POSIX systems the implementation uses mmap, pthreads and sysconf;
+ * make them visible under -std=c11. This only works if sdx.h comes before
+ * other system headers in the implementation file; otherwise compile that
+ * file with -D_DEFAULT_SOURCE. (Windows uses Win32 instead.) */
+#if defined(SDX_IMPLEMENTATION) && !defined(_WIN32) && !defined(_DEFAULT_SOURCE) && !defined(_GNU_SOURCE)
 #define _DEFAULT_SOURCE 1
+#endif
+/* MinGW: C99 printf formats (%zu, %lld) whatever the C runtime is; the
+ * same caveat applies (or compile with -D__USE_MINGW_ANSI_STDIO=1). */
+#if defined(SDX_IMPLEMENTATION) && defined(__MINGW32__) && !defined(__USE_MINGW_ANSI_STDIO)
+#define __USE_MINGW_ANSI_STDIO 1
 #endif

@@ -21,6 +21,9 @@
 #include "t_examples.c"
 #include "t_img2img.c"
 #include "t_taesd.c"
+#include "t_lora.c"
+#include "t_embedding.c"
+#include "t_controlnet.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -45,6 +48,9 @@ int main(int argc, char **argv) {
         &t_suite_examples,
         &t_suite_img2img,
         &t_suite_taesd,
+        &t_suite_lora,
+        &t_suite_embedding,
+        &t_suite_controlnet,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

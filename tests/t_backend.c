@@ -20,15 +20,15 @@ static void *fd_unwrap(const void *p) { return (void *)((uintptr_t)p ^ FD_MASK);
 
 static void *fd_alloc(void *user, size_t bytes) {
     fake_device *fd = (fake_device *)user;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+    void *p = t_aligned_alloc(64, bytes);
+    if (!p) return NULL;
     fd->live_buffers++;
     return fd_wrap(p);
 }
 
 static void fd_free(void *user, void *ptr) {
     ((fake_device *)user)->live_buffers--;
-    free(fd_unwrap(ptr));
+    t_aligned_free(fd_unwrap(ptr));
 }
 
 static int fd_upload(void *user, void *dst, const void *src, size_t bytes) {
@@ -230,6 +230,23 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
     return T_PASS;
 }
 
+/* LoRA merges written into device weight slots (and restored after the
+ * generation) give the CPU's bits. */
+static int loras_on_the_fake_device_equal_the_cpu(void) {
+    T_NEED_SHARED(dir, "golden/lora/loras");
+    static const char *const areas[] = { "sd2", "sdxl" };
+    static const char *const prompts[] = { "a fox <lora:sd2_kohya:0.6:1.2>", "a fox <lora:sdxl_kohya_locon:0.7:-0.5>" };
+    sdx_gen_params p;
+    fd_params(&p);
+    p.lora_dir = dir;
+    for (int a = 0; a < 2; a++) {
+        int rc;
+        p.prompt = prompts[a];
+        if ((rc = fd_same_as_cpu(areas[a], &p, 0)) != T_PASS) return rc;
+    }
+    return T_PASS;
+}
+
 /* The paths that move data by hand: odd sizes (nearest resize in the
  * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
@@ -427,14 +444,15 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     sdx_ctx *ctx = fd_ctx(&fd);
     sdx_backend b = fd_backend(&fd);
     float host[4] = { 1, 2, 3, 4 };
+    const int64_t four = 4;
     sdx_tensor x, y;
     sdx__arena a;
     T_CHECK(ctx, "fake device refused");
     /* a host tensor handed to a device kernel is named, never run */
     sdx__arena_init(&a, ctx, 0);
-    T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, SDX__S(4)), "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, &four), "%s", sdx_last_error(ctx));
     T_CHECK(y.device == 1, "arena tensors live on the device");
-    x = sdx__view(SDX_F32, host, 1, SDX__S(4));
+    x = sdx__view(SDX_F32, host, 1, &four);
     T_CHECK(sdx__silu(ctx, &y, &x) == SDX_ERR_INVALID_ARG && fd.calls == 0, "host operand ran");
     T_CHECK(strstr(sdx_last_error(ctx), "silu: operand 1 is in host memory") != NULL, "message: %s", sdx_last_error(ctx));
     /* a backend cannot be swapped while it holds memory */
@@ -449,13 +467,72 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     return T_PASS;
 }
 
+/* A controlled generation (two ControlNets, one of them only for part of
+ * the schedule, on the SD 1.x model) on the fake device:
+ * ControlNet weights uploaded, residuals on the device, equal bits. */
+static int controlnets_on_the_fake_device_equal_the_cpu(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(cnp, "golden/controlnet/controlnet.safetensors");
+    char ckpt[512], cn_path[512];
+    static uint8_t px[50 * 30 * 3];
+    sdx_image hint = { 50, 30, 3, px };
+    fake_device fd;
+    sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
+    sdx_model *mc, *md;
+    sdx_controlnet *nc = NULL, *nd = NULL;
+    sdx_control c[2];
+    sdx_gen_params p;
+    sdx_gen_result rc_, rd;
+    size_t n;
+    (void)v;
+    for (int i = 0; i < (int)sizeof px; i++) px[i] = (uint8_t)((i / 3 % 50) > 25 ? 255 : i * 5);
+    snprintf(ckpt, sizeof ckpt, "%s/golden/sd1/model.safetensors", t_shared_dir());
+    snprintf(cn_path, sizeof cn_path, "%s", cnp);
+    T_CHECK(dev, "fake device refused");
+    mc = fd_model(cpu, ckpt);
+    md = fd_model(dev, ckpt);
+    T_CHECK(mc && md, "%s / %s", sdx_last_error(cpu), sdx_last_error(dev));
+    T_CHECK(sdx_controlnet_load(mc, cn_path, &nc) == SDX_OK, "%s", sdx_last_error(cpu));
+    T_CHECK(sdx_controlnet_load(md, cn_path, &nd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
+    fd_params(&p);
+    memset(c, 0, sizeof c);
+    c[0].image = c[1].image = &hint;
+    c[0].strength = 0.8f;
+    c[1].strength = 0.5f;
+    c[1].end = 0.6f;
+    p.controls = c;
+    p.n_controls = 2;
+    c[0].net = c[1].net = nc;
+    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "%s", sdx_last_error(cpu));
+    c[0].net = c[1].net = nd;
+    T_CHECK(sdx_generate(md, &p, &rd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
+    n = (size_t)sdx_tensor_numel(&rc_.latents[0]);
+    T_CHECK(fd.calls > 0 && fd.host_operands == 0, "%ld device kernel calls, %ld host operands", fd.calls, fd.host_operands);
+    T_CHECK(!memcmp(rc_.latents[0].data, rd.latents[0].data, n * sizeof(float)), "latents differ");
+    T_NOTE("controlled: %ld kernel calls, %.1f MB up, %.1f MB down", fd.calls, (double)fd.up_bytes / 1048576.0,
+           (double)fd.down_bytes / 1048576.0);
+    sdx_gen_result_free(cpu, &rc_);
+    sdx_gen_result_free(dev, &rd);
+    sdx_controlnet_free(nc);
+    sdx_controlnet_free(nd);
+    sdx_model_free(mc);
+    sdx_model_free(md);
+    T_CHECK(sdx_device_bytes(dev, NULL) == 0 && fd.live_buffers == 0, "%zu device bytes, %ld buffers left after free",
+            sdx_device_bytes(dev, NULL), fd.live_buffers);
+    sdx_destroy(cpu);
+    sdx_destroy(dev);
+    return T_PASS;
+}
+
 static const t_case backend_cases[] = {
+    { "controlnets_on_the_fake_device_equal_the_cpu", controlnets_on_the_fake_device_equal_the_cpu },
     { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
     { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
     { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },
     { "taesd_on_the_fake_device_equals_the_cpu", taesd_on_the_fake_device_equals_the_cpu },
+    { "loras_on_the_fake_device_equal_the_cpu", loras_on_the_fake_device_equal_the_cpu },
     { 0, 0 }
 };
 SDX_TEST_SUITE(backend, backend_cases)

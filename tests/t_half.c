@@ -222,11 +222,11 @@ static int bf16_random_bits_match_double_reference(void) { return t_sweep_agains
 typedef void (*t_narrow_fn)(const float *, uint16_t *, size_t);
 typedef void (*t_widen_fn)(const uint16_t *, float *, size_t);
 
-#if SDX__HALF_X86
+#if SDX__HALF_SIMD
 #define T_NEED_SIMD() T_SKIP_IF(!sdx__half_simd_available(), "this CPU lacks AVX2/F16C; the scalar path is the only path")
 #define T_SIMD(fn) fn
 #else
-#define T_NEED_SIMD() T_SKIP_IF(1, "no SIMD path on this target/compiler")
+#define T_NEED_SIMD() T_SKIP_IF(1, "no SIMD path in this build (SDX_NO_SIMD, or none for this target)")
 #define T_SIMD(fn) 0
 #endif
 
@@ -234,13 +234,13 @@ typedef struct t_narrow_pair { const char *name; t_narrow_fn simd, scalar; } t_n
 typedef struct t_widen_pair { const char *name; t_widen_fn simd, scalar; } t_widen_pair;
 
 static const t_narrow_pair t_narrow_pairs[] = {
-    { "f32_to_f16", T_SIMD(sdx__f32_to_f16_avx2), sdx__f32_to_f16_scalar },
-    { "f32_to_f16_sat", T_SIMD(sdx__f32_to_f16_sat_avx2), sdx__f32_to_f16_sat_scalar },
-    { "f32_to_bf16", T_SIMD(sdx__f32_to_bf16_avx2), sdx__f32_to_bf16_scalar },
+    { "f32_to_f16", T_SIMD(sdx__f32_to_f16_simd), sdx__f32_to_f16_scalar },
+    { "f32_to_f16_sat", T_SIMD(sdx__f32_to_f16_sat_simd), sdx__f32_to_f16_sat_scalar },
+    { "f32_to_bf16", T_SIMD(sdx__f32_to_bf16_simd), sdx__f32_to_bf16_scalar },
 };
 static const t_widen_pair t_widen_pairs[] = {
-    { "f16_to_f32", T_SIMD(sdx__f16_to_f32_avx2), sdx__f16_to_f32_scalar },
-    { "bf16_to_f32", T_SIMD(sdx__bf16_to_f32_avx2), sdx__bf16_to_f32_scalar },
+    { "f16_to_f32", T_SIMD(sdx__f16_to_f32_simd), sdx__f16_to_f32_scalar },
+    { "bf16_to_f32", T_SIMD(sdx__bf16_to_f32_simd), sdx__bf16_to_f32_scalar },
 };
 
 static int t_widen_all_codes(const t_widen_pair *p) {
@@ -417,7 +417,7 @@ static int simd_matches_scalar_under_ftz_daz(void) {
     _mm_setcsr(csr);
     return r;
 #else
-    T_SKIP_IF(1, "no SIMD path on this target/compiler");
+    T_SKIP_IF(1, "no SIMD path in this build (SDX_NO_SIMD, or none for this target)");
 #endif
 }
 

@@ -80,14 +80,17 @@ static int nesting_is_limited_not_recursive(void) {
  * installed one, or compiles de_DE with localedef (libc-bin) from the
  * Debian `locales` sources into /tmp and points LOCPATH at it. */
 static const char *json_comma_locale(void) {
-    static const char *comma_locales[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8", "nl_NL.UTF-8" };
+    static const char *comma_locales[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8", "nl_NL.UTF-8",
+                                           "German_Germany.1252", "German" };   /* the last two: Windows names */
     for (int i = 0; i < (int)(sizeof comma_locales / sizeof comma_locales[0]); i++)
         if (setlocale(LC_NUMERIC, comma_locales[i]) && localeconv()->decimal_point[0] == ',') return comma_locales[i];
+#ifndef _WIN32
     if (system("mkdir -p /tmp/sdx_t_locale && localedef -i de_DE -f UTF-8 /tmp/sdx_t_locale/de_DE.UTF-8 >/dev/null 2>&1") == 0) {
         setenv("LOCPATH", "/tmp/sdx_t_locale", 1);
         if (setlocale(LC_NUMERIC, "de_DE.UTF-8") && localeconv()->decimal_point[0] == ',') return "de_DE.UTF-8 (built in /tmp)";
         unsetenv("LOCPATH");
     }
+#endif
     setlocale(LC_NUMERIC, "C");
     return NULL;
 }
@@ -105,7 +108,9 @@ static int numbers_ignore_a_comma_decimal_locale(void) {
     got = rc == SDX_OK ? sdx__json_at(doc.root, 0)->num : 0;
     if (rc == SDX_OK) sdx__json_free(&doc);
     setlocale(LC_NUMERIC, "C");
+#ifndef _WIN32
     unsetenv("LOCPATH");
+#endif
     T_CHECK(rc == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(got == -15.0, "under %s '-1.5e1' parsed as %g", found, got);
     sdx_destroy(ctx);

@@ -4,11 +4,12 @@
  * sanitizer report under `make sanitize`. */
 #include "test.h"
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <signal.h>
 #include <unistd.h>
 #include <time.h>
-#include <pthread.h>
+#ifndef _WIN32
+#include <sys/wait.h>
+#endif
 
 /* ---- failing allocator ------------------------------------------------
  * Hooks for sdx_desc that fail the fail_at-th allocation (1-based, counted
@@ -25,7 +26,7 @@
  * t_fa_sweep below runs an operation for n = 1, 2, ... until it succeeds
  * with no failure injected. */
 typedef struct t_failing_alloc {
-    pthread_mutex_t mu;
+    sdx__mutex mu;      /* the library's own, POSIX or Win32 */
     long fail_at;     /* 0: never fail */
     long calls;       /* allocation attempts since arming (malloc + realloc) */
     long failed;      /* attempts that were made to fail */
@@ -43,33 +44,33 @@ static int t_fa_should_fail(t_failing_alloc *fa) {
 static void *t_fa_alloc(size_t size, void *user) {
     t_failing_alloc *fa = (t_failing_alloc *)user;
     void *p = NULL;
-    pthread_mutex_lock(&fa->mu);
+    sdx__mutex_lock(&fa->mu);
     if (!t_fa_should_fail(fa)) {
         p = malloc(size);
         if (p && ++fa->live > fa->peak_live) fa->peak_live = fa->live;
     }
-    pthread_mutex_unlock(&fa->mu);
+    sdx__mutex_unlock(&fa->mu);
     return p;
 }
 
 static void *t_fa_realloc(void *ptr, size_t size, void *user) {
     t_failing_alloc *fa = (t_failing_alloc *)user;
     void *p = NULL;
-    pthread_mutex_lock(&fa->mu);
+    sdx__mutex_lock(&fa->mu);
     if (!t_fa_should_fail(fa)) {
         p = realloc(ptr, size);
         if (p && !ptr && ++fa->live > fa->peak_live) fa->peak_live = fa->live;
     }
-    pthread_mutex_unlock(&fa->mu);
+    sdx__mutex_unlock(&fa->mu);
     return p;
 }
 
 static void t_fa_free(void *ptr, void *user) {
     t_failing_alloc *fa = (t_failing_alloc *)user;
-    pthread_mutex_lock(&fa->mu);
+    sdx__mutex_lock(&fa->mu);
     if (ptr) fa->live--;
     free(ptr);
-    pthread_mutex_unlock(&fa->mu);
+    sdx__mutex_unlock(&fa->mu);
 }
 
 /* Resets the counters and returns a context using the hooks (NULL if the
@@ -77,7 +78,7 @@ static void t_fa_free(void *ptr, void *user) {
 static sdx_ctx *t_fa_ctx(t_failing_alloc *fa, int n_threads) {
     sdx_desc d;
     memset(fa, 0, sizeof *fa);
-    pthread_mutex_init(&fa->mu, NULL);
+    sdx__mutex_init(&fa->mu);
     memset(&d, 0, sizeof d);
     d.n_threads = n_threads;
     d.alloc = t_fa_alloc;
@@ -88,14 +89,14 @@ static sdx_ctx *t_fa_ctx(t_failing_alloc *fa, int n_threads) {
 }
 
 static void t_fa_arm(t_failing_alloc *fa, long fail_at) {
-    pthread_mutex_lock(&fa->mu);
+    sdx__mutex_lock(&fa->mu);
     fa->fail_at = fail_at;
     fa->calls = 0;
     fa->failed = 0;
-    pthread_mutex_unlock(&fa->mu);
+    sdx__mutex_unlock(&fa->mu);
 }
 
-static void t_fa_done(t_failing_alloc *fa) { pthread_mutex_destroy(&fa->mu); }
+static void t_fa_done(t_failing_alloc *fa) { sdx__mutex_destroy(&fa->mu); }
 
 typedef int (*t_fa_op)(sdx_ctx *ctx, void *arg);
 
@@ -308,12 +309,12 @@ static int empty_files_directories_and_devices_are_not_checkpoints(void) {
     rc = rb_open_fails(empty, msg, sizeof msg);
     remove(empty);
     T_CHECK(rc == SDX_ERR_FORMAT && strstr(msg, "too short") && strstr(msg, empty), "empty file: rc %d (%s)", rc, msg);
-    T_CHECK(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+    T_CHECK(t_mkdir(dir) == 0, "mkdir %s", dir);
     rc = rb_open_fails(dir, msg, sizeof msg);
     rmdir(dir);
     T_CHECK(rc == SDX_ERR_IO && strstr(msg, "not a regular file") && strstr(msg, dir), "directory: rc %d (%s)", rc, msg);
-    rc = rb_open_fails("/dev/null", msg, sizeof msg);
-    T_CHECK(rc == SDX_ERR_IO && strstr(msg, "not a regular file") && strstr(msg, "/dev/null"), "/dev/null: rc %d (%s)", rc, msg);
+    rc = rb_open_fails(T_DEVNULL, msg, sizeof msg);
+    T_CHECK(rc == SDX_ERR_IO && strstr(msg, "not a regular file") && strstr(msg, T_DEVNULL), T_DEVNULL ": rc %d (%s)", rc, msg);
     rc = rb_open_fails("", msg, sizeof msg);
     T_CHECK(rc == SDX_ERR_IO, "empty path: rc %d (%s)", rc, msg);
     return T_PASS;
@@ -323,6 +324,9 @@ static int empty_files_directories_and_devices_are_not_checkpoints(void) {
  * open runs in a child with an alarm, so a hang fails this case instead of
  * the whole run. */
 static int named_pipe_is_rejected_without_blocking(void) {
+#ifdef _WIN32
+    T_SKIP_IF(1, "POSIX named pipes (mkfifo, fork)");
+#else
     const char *fifo = rb_path("pipe.safetensors");
     pid_t pid;
     int status = 0;
@@ -342,6 +346,7 @@ static int named_pipe_is_rejected_without_blocking(void) {
     T_CHECK(!(WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM), "sdx_st_open blocked on a FIFO for 5 s");
     T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "FIFO: expected an I/O error naming it as not a regular file");
     return T_PASS;
+#endif
 }
 
 /* ---- allocation failure ------------------------------------------------ */
@@ -766,6 +771,74 @@ static int generation_survives_every_allocation_failure(void) {
     return T_PASS;
 }
 
+/* Loading a ControlNet and a controlled generation (two nets, one step),
+ * failing the n-th allocation after the model is loaded. */
+static int t_control_under_failure(const char *ckpt, const char *vocab, const char *cn_path, long n, int *done, long *live_after) {
+    t_failing_alloc fa;
+    sdx_ctx *ctx = t_fa_ctx(&fa, 2);
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    sdx_controlnet *cn = NULL;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    sdx_control c[2];
+    uint8_t px[24 * 16 * 3];
+    sdx_image hint = { 24, 16, 3, px };
+    int rc;
+    for (int i = 0; i < (int)sizeof px; i++) px[i] = (uint8_t)(i * 7);
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    memset(&p, 0, sizeof p);
+    p.prompt = "a fox";
+    p.width = p.height = 64;
+    p.steps = 1;
+    p.sampler = "heun";
+    rc = sdx_model_load(ctx, &md, &m);
+    if (rc == SDX_OK) {
+        t_fa_arm(&fa, n);
+        rc = sdx_controlnet_load(m, cn_path, &cn);
+    }
+    if (rc == SDX_OK) {
+        memset(c, 0, sizeof c);
+        c[0].net = c[1].net = cn;
+        c[0].image = c[1].image = &hint;
+        c[0].strength = 1.0f;
+        c[1].strength = 0.5f;
+        c[1].end = 0.5f;
+        p.controls = c;
+        p.n_controls = 2;
+        rc = sdx_generate(m, &p, &res);
+        if (rc == SDX_OK) sdx_gen_result_free(ctx, &res);
+    }
+    *done = fa.failed == 0;
+    if (rc != SDX_OK && !strstr(sdx_last_error(ctx), "out of memory")) rc = -1000;   /* wrong message */
+    sdx_controlnet_free(cn);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    *live_after = fa.live;
+    t_fa_done(&fa);
+    return rc;
+}
+
+static int controlnet_generation_survives_every_allocation_failure(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab/merges.txt");
+    T_NEED_SHARED(cn, "golden/controlnet/controlnet.safetensors");
+    long n;
+    for (n = 1; n < 20000; n++) {
+        int done;
+        long live;
+        int rc = t_control_under_failure(ckpt, vocab, cn, n, &done, &live);
+        T_CHECK(live == 0, "failing allocation %ld left %ld blocks allocated", n, live);
+        if (done) { T_CHECK(rc == SDX_OK, "run without failure: %d", rc); break; }
+        T_CHECK(rc == SDX_ERR_NOMEM || rc == SDX_OK, "failing allocation %ld gave %d (expected SDX_ERR_NOMEM with an "
+                "out-of-memory message)", n, rc);
+    }
+    T_NOTE("ControlNet load + controlled generation: %ld allocation points, each failing cleanly", n - 1);
+    return T_PASS;
+}
+
 static const t_case robust_cases[] = {
     { "hostile_files_on_disk_are_rejected_with_a_reason", hostile_files_on_disk_are_rejected_with_a_reason },
     { "deeply_nested_header_on_disk_is_rejected", deeply_nested_header_on_disk_is_rejected },
@@ -782,6 +855,7 @@ static const t_case robust_cases[] = {
     { "vocabulary_and_prompts_survive_every_allocation_failure", vocabulary_and_prompts_survive_every_allocation_failure },
     { "inflate_of_empty_members_is_well_defined", inflate_of_empty_members_is_well_defined },
     { "generation_survives_every_allocation_failure", generation_survives_every_allocation_failure },
+    { "controlnet_generation_survives_every_allocation_failure", controlnet_generation_survives_every_allocation_failure },
     { 0, 0 }
 };
 SDX_TEST_SUITE(robust, robust_cases)

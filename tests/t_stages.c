@@ -2,7 +2,6 @@
  * decode, encode) gives what sdx_generate gives, and contexts are
  * independent of each other across threads. */
 #include "test.h"
-#include <pthread.h>
 
 static sdx_model *st_model(sdx_ctx *ctx, const char *area) {
     char ckpt[512], vocab[512];
@@ -166,7 +165,8 @@ static int encode_decode_and_mismatches(void) {
  * threads and get exactly what they get one after the other. */
 typedef struct { const char *area; sdx_gen_result res; sdx_ctx *ctx; int rc; } st_job;
 
-static void *st_job_run(void *arg) {
+/* runs on the library's own threads (POSIX or Win32) */
+static void st_job_run(void *arg) {
     st_job *j = (st_job *)arg;
     sdx_model *m;
     sdx_gen_params p;
@@ -175,23 +175,22 @@ static void *st_job_run(void *arg) {
     d.n_threads = 1;
     j->ctx = sdx_create(&d);
     j->rc = SDX_ERR_NOMEM;
-    if (!j->ctx) return NULL;
-    if (!(m = st_model(j->ctx, j->area))) { j->rc = SDX_ERR_MODEL; return NULL; }
+    if (!j->ctx) return;
+    if (!(m = st_model(j->ctx, j->area))) { j->rc = SDX_ERR_MODEL; return; }
     st_params(&p, "dpmpp_2m");
     j->rc = sdx_generate(m, &p, &j->res);
     sdx_model_free(m);
-    return NULL;
 }
 
 static int separate_contexts_generate_in_parallel_threads(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     st_job seq[2] = { { "sd1", { 0, 0, 0, 0 }, 0, 0 }, { "sdxl", { 0, 0, 0, 0 }, 0, 0 } };
     st_job par[2] = { { "sd1", { 0, 0, 0, 0 }, 0, 0 }, { "sdxl", { 0, 0, 0, 0 }, 0, 0 } };
-    pthread_t th[2];
+    sdx__thread th[2];
     (void)v;
     for (int i = 0; i < 2; i++) st_job_run(&seq[i]);
-    for (int i = 0; i < 2; i++) T_CHECK(pthread_create(&th[i], NULL, st_job_run, &par[i]) == 0, "pthread_create");
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) T_CHECK(sdx__thread_start(&th[i], st_job_run, &par[i]), "thread start");
+    for (int i = 0; i < 2; i++) sdx__thread_join(&th[i]);
     for (int i = 0; i < 2; i++) {
         T_CHECK(seq[i].rc == SDX_OK && par[i].rc == SDX_OK, "%s: %s / %s", seq[i].area, sdx_last_error(seq[i].ctx), sdx_last_error(par[i].ctx));
         T_CHECK(!memcmp(seq[i].res.latents[0].data, par[i].res.latents[0].data, sizeof(float) * 4 * 8 * 6) &&

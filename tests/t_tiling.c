@@ -9,8 +9,9 @@ static int circular_padding_wraps_every_index(void) {
     sdx_tensor x, y;
     int64_t H = 3, W = 5;
     int top = 2, left = 6, bottom = 4, right = 1;   /* pads beyond the size wrap more than once */
-    T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F16, 4, SDX__S(2, 3, H, W)) == SDX_OK, "alloc");
-    T_CHECK(sdx_tensor_alloc(ctx, &y, SDX_F32, 4, SDX__S(2, 3, H + top + bottom, W + left + right)) == SDX_OK, "alloc");
+    int64_t xs[4] = { 2, 3, H, W }, ys[4] = { 2, 3, H + top + bottom, W + left + right };
+    T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F16, 4, xs) == SDX_OK, "alloc");
+    T_CHECK(sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys) == SDX_OK, "alloc");
     for (int64_t i = 0; i < sdx_tensor_numel(&x); i++) ((uint16_t *)x.data)[i] = sdx_f32_to_f16((float)i);
     T_CHECK(sdx__pad_circular(ctx, &y, &x, top, left, bottom, right) == SDX_OK, "%s", sdx_last_error(ctx));
     for (int64_t p = 0; p < 6; p++)

@@ -29,6 +29,39 @@
 
 enum { T_PASS = 0, T_FAIL = 1, T_SKIP = 2 };
 
+/* Windows builds (mingw-w64, run under wine in CI) skip the few cases
+ * that need a POSIX shell, fork or named pipes, saying so. */
+#ifdef _WIN32
+#define T_WINDOWS 1
+#include <direct.h>
+#define T_DEVNULL "NUL"
+#define t_mkdir(path) _mkdir(path)
+/* _putenv keeps the string it is given; "NAME=" removes NAME */
+T_UNUSED static void t_setenv(const char *name, const char *value) {
+    static char buf[8][1024];
+    static int slot = 0;
+    char *p = buf[slot++ & 7];
+    snprintf(p, sizeof buf[0], "%s=%s", name, value ? value : "");
+    _putenv(p);
+}
+#define t_unsetenv(name) t_setenv(name, NULL)
+#include <malloc.h>
+T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) { return _aligned_malloc(bytes ? bytes : 1, align); }
+#define t_aligned_free(p) _aligned_free(p)
+#else
+#define T_WINDOWS 0
+#include <sys/stat.h>
+#define T_DEVNULL "/dev/null"
+#define t_mkdir(path) mkdir(path, 0700)
+#define t_setenv(name, value) setenv(name, value, 1)
+#define t_unsetenv(name) unsetenv(name)
+T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) {
+    void *p = NULL;
+    return posix_memalign(&p, align, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+#define t_aligned_free(p) free(p)
+#endif
+
 typedef struct t_case { const char *name; int (*fn)(void); } t_case;
 typedef struct t_suite { const char *name; const t_case *cases; } t_suite;
 
@@ -114,12 +147,23 @@ T_UNUSED static void t_fill_normal(float *x, size_t n, double scale) {
     for (size_t i = 0; i < n; i++) x[i] = (float)(t_normal() * scale);
 }
 
-T_UNUSED static int t_run_suite(const t_suite *s, const char *filter, int *np, int *nf, int *ns) {
+/* Which cases run: those whose "suite.case" name contains one of the
+ * patterns (all when there are none) and none of the --skip patterns. */
+typedef struct t_filter { const char *only[32], *skip[32]; int n_only, n_skip; } t_filter;
+
+T_UNUSED static int t_selected(const t_filter *f, const char *full) {
+    int hit = f->n_only == 0;
+    for (int i = 0; i < f->n_only && !hit; i++) hit = strstr(full, f->only[i]) != NULL;
+    for (int i = 0; i < f->n_skip && hit; i++) hit = strstr(full, f->skip[i]) == NULL;
+    return hit;
+}
+
+T_UNUSED static int t_run_suite(const t_suite *s, const t_filter *filter, int *np, int *nf, int *ns) {
     for (const t_case *c = s->cases; c->name; c++) {
         char full[256];
         int r;
         snprintf(full, sizeof full, "%s.%s", s->name, c->name);
-        if (filter && !strstr(full, filter)) continue;
+        if (!t_selected(filter, full)) continue;
         t_msg[0] = 0;
         if (t_verbose) { printf("  ....  %s\n", full); fflush(stdout); }
         r = c->fn();
@@ -131,14 +175,17 @@ T_UNUSED static int t_run_suite(const t_suite *s, const char *filter, int *np, i
     return 0;
 }
 
+/* run [-v] [PATTERN...] [--skip PATTERN]... */
 T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsuites) {
     int np = 0, nf = 0, ns = 0;
-    const char *filter = NULL;
+    t_filter filter;
+    memset(&filter, 0, sizeof filter);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) t_verbose = 1;
-        else filter = argv[i];
+        else if (!strcmp(argv[i], "--skip") && i + 1 < argc && filter.n_skip < 32) filter.skip[filter.n_skip++] = argv[++i];
+        else if (filter.n_only < 32) filter.only[filter.n_only++] = argv[i];
     }
-    for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], filter, &np, &nf, &ns);
+    for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], &filter, &np, &nf, &ns);
     printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
     return nf ? 1 : 0;
 }

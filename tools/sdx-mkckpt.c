@@ -8,13 +8,17 @@
  *              --context-dim 48 --linear 1 -o /tmp/custom.safetensors
  *
  * Tensors are streamed to the file one at a time, so a 5 GB SDXL needs a
- * few MB of memory. Only the UNet is written. Weights: matrices and convs
+ * few MB of memory. Only the UNet is written, or with --controlnet a
+ * ControlNet for it. Weights: matrices and convs
  * uniform with variance 1/fan_in, biases and norm offsets variance 0.01,
  * norm scales 1 + that: activations stay O(1) through any depth.
  *
  * Compiled with SDX_MKCKPT_NO_MAIN, the file is a library for tests and
- * benchmarks (mk_unet_preset, mk_write_unet, and mk_write_vae_decoder /
- * mk_write_taesd_decoder for the full-size SD VAE decoder and TAESD's). */
+ * benchmarks (mk_unet_preset, mk_write_unet, mk_write_controlnet, and
+ * mk_write_vae_decoder / mk_write_taesd_decoder for the full-size SD VAE
+ * decoder and TAESD's). */
+#ifndef SDX_MKCKPT_C
+#define SDX_MKCKPT_C
 #ifndef SDX_MKCKPT_NO_MAIN
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
@@ -169,9 +173,11 @@ static void mk_transformer(mk_list *L, const mk_unet_arch *a, int64_t c, int dep
     }
 }
 
-/* The module numbering of LDM's UNetModel constructor. */
-static void mk_unet_entries(mk_list *L, const mk_unet_arch *a) {
-    int64_t mc = a->model_channels, emb = 4 * mc, ch = mc, skips[64];
+/* The module numbering of LDM's UNetModel constructor: embeddings,
+ * input_blocks and middle_block (a ControlNet has these too). Returns the
+ * width at the bottom; skips[] gets the width of each input block. */
+static int64_t mk_encoder_entries(mk_list *L, const mk_unet_arch *a, int64_t *skips, int *n_skips_out) {
+    int64_t mc = a->model_channels, emb = 4 * mc, ch = mc;
     int n_skips = 0, idx = 1;
     char n[160];
     mk_linear(L, emb, mc, 1, "time_embed.0");
@@ -201,7 +207,15 @@ static void mk_unet_entries(mk_list *L, const mk_unet_arch *a) {
         mk_transformer(L, a, ch, a->depth_mid, "middle_block.1");
         mk_resblock(L, ch, ch, emb, "middle_block.2");
     }
-    idx = 0;
+    *n_skips_out = n_skips;
+    return ch;
+}
+
+static void mk_unet_entries(mk_list *L, const mk_unet_arch *a) {
+    int64_t mc = a->model_channels, emb = 4 * mc, ch, skips[64];
+    int n_skips, idx = 0;
+    char n[160];
+    ch = mk_encoder_entries(L, a, skips, &n_skips);
     for (int l = a->n_levels - 1; l >= 0; l--) {
         for (int r = 0; r <= a->res[l]; r++, idx++) {
             int m = 1;
@@ -298,15 +312,57 @@ done:
     return ok;
 }
 
+/* A ControlNet for the UNet `a`, as released (control_model.*): the
+ * encoder, the hint block (3 -> 16 -> 16 -> 32/2 -> 32 -> 96/2 -> 96 ->
+ * 256/2 -> model_channels), a 1x1 zero conv per input block and after the
+ * middle block. The "zero" convs are random here, so the control acts. */
+static void mk_controlnet_entries(mk_list *L, const mk_unet_arch *a) {
+    static const int widths[8] = { 16, 16, 32, 32, 96, 96, 256, 0 };
+    int64_t skips[64], ch, cin = 3;
+    int n_skips;
+    char n[160];
+    ch = mk_encoder_entries(L, a, skips, &n_skips);
+    for (int k = 0; k < 8; k++) {
+        int64_t co = k == 7 ? a->model_channels : widths[k];
+        snprintf(n, sizeof n, "input_hint_block.%d", 2 * k);
+        mk_conv(L, co, cin, 3, n);
+        cin = co;
+    }
+    for (int i = 0; i < n_skips; i++) {
+        snprintf(n, sizeof n, "zero_convs.%d.0", i);
+        mk_conv(L, skips[i], skips[i], 1, n);
+    }
+    mk_conv(L, ch, ch, 1, "middle_block_out.0");
+}
+
+static int mk_check_arch(const mk_unet_arch *a, char *err, size_t errsize) {
+    if (a->n_levels < 1 || a->n_levels > MK_MAX_LEVELS || a->model_channels < 1 || a->model_channels % 32) {
+        snprintf(err, errsize, "need 1..%d levels and model_channels a multiple of 32 (GroupNorm 32)", MK_MAX_LEVELS);
+        return 0;
+    }
+    return 1;
+}
+
+/* Writes the ControlNet for `a` to path. Returns 1, or 0 with a message in err. */
+static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
+    mk_list L;
+    int ok;
+    memset(&L, 0, sizeof L);
+    if (!mk_check_arch(a, err, errsize)) return 0;
+    L.prefix = "control_model.";
+    mk_controlnet_entries(&L, a);
+    ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
+    if (L.failed) snprintf(err, errsize, "out of memory");
+    free(L.e);
+    return ok;
+}
+
 /* Writes the UNet of `a` to path. Returns 1, or 0 with a message in err. */
 MK_MAYBE_UNUSED static int mk_write_unet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
     mk_list L;
     int ok;
     memset(&L, 0, sizeof L);
-    if (a->n_levels < 1 || a->n_levels > MK_MAX_LEVELS || a->model_channels < 1 || a->model_channels % 32) {
-        snprintf(err, errsize, "need 1..%d levels and model_channels a multiple of 32 (GroupNorm 32)", MK_MAX_LEVELS);
-        return 0;
-    }
+    if (!mk_check_arch(a, err, errsize)) return 0;
     L.prefix = "model.diffusion_model.";
     mk_unet_entries(&L, a);
     ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
@@ -413,13 +469,14 @@ static void mk_usage(void) {
         "  --adm N                   label_emb input width (SDXL 2816; 0 = none)\n"
         "  --in N / --out N          latent channels in / out (inpainting: --in 9)\n"
         "  --f16 | --f32             weight dtype (default f16)\n"
+        "  --controlnet              write a ControlNet for that UNet (control_model.*) instead\n"
         "  --seed N                  random seed (default 1)\n");
 }
 
 int main(int argc, char **argv) {
     mk_unet_arch a;
     const char *out = NULL, *part = "unet";
-    int f16 = 1, nl;
+    int f16 = 1, nl, controlnet = 0;
     unsigned long long seed = 1;
     char err[256];
     mk_unet_preset("sd15", &a);
@@ -427,6 +484,7 @@ int main(int argc, char **argv) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--f16")) { f16 = 1; continue; }
         if (!strcmp(o, "--f32")) { f16 = 0; continue; }
+        if (!strcmp(o, "--controlnet")) { controlnet = 1; continue; }
         if (!v) { mk_usage(); return 2; }
         i++;
         if (!strcmp(o, "-o")) out = v;
@@ -457,6 +515,7 @@ int main(int argc, char **argv) {
     if (!out) { mk_usage(); return 2; }
     if (!(!strcmp(part, "vae-decoder")     ? mk_write_vae_decoder(out, f16, (uint64_t)seed, err, sizeof err)
           : !strcmp(part, "taesd-decoder") ? mk_write_taesd_decoder(out, f16, (uint64_t)seed, err, sizeof err)
+          : controlnet                     ? mk_write_controlnet(out, &a, f16, (uint64_t)seed, err, sizeof err)
                                            : mk_write_unet(out, &a, f16, (uint64_t)seed, err, sizeof err))) {
         fprintf(stderr, "sdx-mkckpt: %s\n", err);
         return 1;
@@ -464,3 +523,4 @@ int main(int argc, char **argv) {
     return 0;
 }
 #endif
+#endif /* SDX_MKCKPT_C */

@@ -2,10 +2,16 @@
 # Installs what sdx needs on Debian/Ubuntu: a C compiler and make, stb
 # (libstb-dev: stb_image_write for the PNG output), clang with libFuzzer
 # for `make fuzz` (zlib1g-dev lets the inflate fuzzer cross-check), valgrind
-# for `make valgrind`, and locales (a test parses JSON under a ',' decimal
-# point locale it builds). Uses sudo unless root.
+# for `make valgrind`, locales (a test parses JSON under a ',' decimal
+# point locale it builds), and Debian's HIP compiler (hipcc,
+# libamdhip64-dev, rocm-device-libs) so `make check-hip` compile-checks
+# sdx_hip.h for AMD GPUs (nvcc comes with CUDA, not from here). `make
+# cross` adds g++ (C++ builds), mingw-w64 and wine (Windows),
+# gcc-aarch64-linux-gnu with its libc and qemu-user (AArch64). Uses sudo
+# unless root.
 set -eu
-pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind locales"
+pkgs="gcc make clang libclang-rt-14-dev zlib1g-dev libstb-dev valgrind locales hipcc libamdhip64-dev rocm-device-libs
+      g++ gcc-mingw-w64-x86-64 wine wine64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 need=""
 for p in $pkgs; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"

@@ -44,6 +44,7 @@ typedef enum sdx_dtype {
     SDX_F64  = 3,
     SDX_I32  = 4,
     SDX_I64  = 5,
+    SDX_U8   = 6,    /* e.g. 8-bit pictures in reference files */
     SDX_DTYPE_COUNT
 } sdx_dtype;
 

@@ -8,11 +8,6 @@
 #include "../cpu/kernels.c"
 #include "ops.c"
 
-static int sdx__cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
-}
-
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;

@@ -17,12 +17,6 @@
 #include <locale.h>
 #include <errno.h>
 #include <time.h>
-#include <pthread.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/mman.h>
 
 #if defined(SDX_MALLOC) != defined(SDX_FREE) || defined(SDX_MALLOC) != defined(SDX_REALLOC)
 #error "sdx.h: define all of SDX_MALLOC, SDX_REALLOC and SDX_FREE, or none"
@@ -40,11 +34,24 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define SDX__LIKELY(x)   __builtin_expect(!!(x), 1)
 #define SDX__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__MINGW32__)
+#define SDX__PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))   /* C99 formats, see the prologue */
+#else
 #define SDX__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#endif
 #else
 #define SDX__LIKELY(x)   (x)
 #define SDX__UNLIKELY(x) (x)
 #define SDX__PRINTF(a, b)
+#endif
+
+/* C99 restrict; C++ has only the compilers' spelling. */
+#if !defined(__cplusplus)
+#define SDX__RESTRICT restrict
+#elif defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define SDX__RESTRICT __restrict
+#else
+#define SDX__RESTRICT
 #endif
 
 #define SDX__MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -58,6 +65,7 @@ typedef enum sdx__part {
     SDX__PART_TEXT,
     SDX__PART_UNET,
     SDX__PART_VAE,
+    SDX__PART_CONTROLNET,
     SDX__PART_COUNT
 } sdx__part;
 
@@ -176,15 +184,18 @@ SDX_API const char *sdx_result_name(int result) {
     }
 }
 
+/* threads, file mapping, temporary files: POSIX or Win32 */
+#include "platform.c"
+
 /* ---- dtypes and half floats ----------------------------------------- */
 
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8 };
+    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
     return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64" };
+    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
     return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
 }
 
@@ -366,6 +377,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_F64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const double *)src)[offset + i]; break;
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
+    case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
     default: SDX_ASSERT(0);
     }
 }
@@ -676,14 +688,14 @@ static int sdx__arena_tensor3(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int
 
 typedef void (*sdx__range_fn)(void *arg, int64_t begin, int64_t end, int thread);
 
-typedef struct sdx__worker { pthread_t thread; sdx__pool *pool; int index; } sdx__worker;
+typedef struct sdx__worker { sdx__thread thread; sdx__pool *pool; int index; } sdx__worker;
 
 struct sdx__pool {
     sdx_ctx        *ctx;
     int             n;          /* threads including the caller */
     sdx__worker    *workers;    /* n - 1 started threads */
-    pthread_mutex_t mu;
-    pthread_cond_t  wake, done;
+    sdx__mutex      mu;
+    sdx__cond       wake, done;
     uint64_t        generation;
     int             pending;
     int             quit;
@@ -699,44 +711,44 @@ struct sdx__pool {
 static void sdx__pool_run_chunks(sdx__pool *p, int thread) {
     for (;;) {
         int64_t begin, end;
-        pthread_mutex_lock(&p->mu);
+        sdx__mutex_lock(&p->mu);
         begin = p->next;
         p->next = SDX__MIN(p->total, begin + p->chunk);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         if (begin >= p->total) break;
         end = SDX__MIN(p->total, begin + p->chunk);
         p->fn(p->arg, begin, end, thread);
     }
 }
 
-static void *sdx__worker_main(void *varg) {
+static void sdx__worker_main(void *varg) {
     const sdx__worker *w = (const sdx__worker *)varg;
     sdx__pool *p = w->pool;
     int index = w->index;
     uint64_t seen = 0;
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-        if (p->quit) { pthread_mutex_unlock(&p->mu); return NULL; }
+        sdx__mutex_lock(&p->mu);
+        while (!p->quit && p->generation == seen) sdx__cond_wait(&p->wake, &p->mu);
+        if (p->quit) { sdx__mutex_unlock(&p->mu); return; }
         seen = p->generation;
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_unlock(&p->mu);
         sdx__pool_run_chunks(p, index);
-        pthread_mutex_lock(&p->mu);
-        if (--p->pending == 0) pthread_cond_signal(&p->done);
-        pthread_mutex_unlock(&p->mu);
+        sdx__mutex_lock(&p->mu);
+        if (--p->pending == 0) sdx__cond_signal(&p->done);
+        sdx__mutex_unlock(&p->mu);
     }
 }
 
 static void sdx__pool_destroy(sdx__pool *p) {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->quit = 1;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < p->n - 1; i++) pthread_join(p->workers[i].thread, NULL);
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->wake);
-    pthread_cond_destroy(&p->done);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
+    for (int i = 0; i < p->n - 1; i++) sdx__thread_join(&p->workers[i].thread);
+    sdx__mutex_destroy(&p->mu);
+    sdx__cond_destroy(&p->wake);
+    sdx__cond_destroy(&p->done);
     sdx__free(p->ctx, p->workers);
     sdx__free(p->ctx, p);
 }
@@ -749,15 +761,15 @@ static sdx__pool *sdx__pool_create(sdx_ctx *ctx, int n) {
     p->ctx = ctx;
     p->workers = (sdx__worker *)sdx__calloc(ctx, (size_t)(n > 1 ? n - 1 : 1), sizeof *p->workers);
     if (!p->workers) { sdx__free(ctx, p); return NULL; }
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->wake, NULL);
-    pthread_cond_init(&p->done, NULL);
+    sdx__mutex_init(&p->mu);
+    sdx__cond_init(&p->wake);
+    sdx__cond_init(&p->done);
     p->n = 1;
     for (int i = 0; i < n - 1; i++) {
         sdx__worker *w = &p->workers[i];
         w->pool = p;
         w->index = i + 1;
-        if (pthread_create(&w->thread, NULL, sdx__worker_main, w) != 0) break;
+        if (!sdx__thread_start(&w->thread, sdx__worker_main, w)) break;
         p->n++;
     }
     return p;
@@ -769,7 +781,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     if (ctx->n_threads > 1 && !ctx->pool && n > 1) ctx->pool = sdx__pool_create(ctx, ctx->n_threads);
     p = ctx->pool;
     if (!p || p->n <= 1 || n == 1) { fn(arg, 0, n, 0); return; }
-    pthread_mutex_lock(&p->mu);
+    sdx__mutex_lock(&p->mu);
     p->fn = fn;
     p->arg = arg;
     p->total = n;
@@ -778,12 +790,12 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
     p->chunk = SDX__MAX((int64_t)1, n / ((int64_t)p->n * 4));
     p->pending = p->n - 1;
     p->generation++;
-    pthread_cond_broadcast(&p->wake);
-    pthread_mutex_unlock(&p->mu);
+    sdx__cond_broadcast(&p->wake);
+    sdx__mutex_unlock(&p->mu);
     sdx__pool_run_chunks(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    sdx__mutex_lock(&p->mu);
+    while (p->pending > 0) sdx__cond_wait(&p->done, &p->mu);
+    sdx__mutex_unlock(&p->mu);
 }
 
 /* ---- non-finite tracer ---------------------------------------------- */
@@ -792,7 +804,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
  * stops the run with a message naming the op, part, layer and stats. */
 
 static const char *sdx__part_name(sdx__part p) {
-    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae" };
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet" };
     return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
 }
 

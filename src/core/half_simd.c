@@ -5,8 +5,9 @@
 
 /* ===================================================================== */
 /*  Half-float array conversion. The scalar loops in core.c define the    */
-/*  results; the x86-64 paths below are chosen at run time and are        */
-/*  tested bit-identical to them (tests/t_half.c).                        */
+/*  results; the SIMD paths below (x86-64 AVX2/F16C, chosen at run time;  */
+/*  AArch64 NEON, always there) are tested bit-identical to them          */
+/*  (tests/t_half.c). Each ISA defines sdx__<conversion>_simd.            */
 /* ===================================================================== */
 
 /* Define SDX_NO_SIMD to compile only the scalar loops. */
@@ -17,6 +18,13 @@
 #else
 #define SDX__HALF_X86 0
 #endif
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+#define SDX__HALF_NEON 1
+#include <arm_neon.h>
+#else
+#define SDX__HALF_NEON 0
+#endif
+#define SDX__HALF_SIMD (SDX__HALF_X86 || SDX__HALF_NEON)
 
 static void sdx__f32_to_f16_sat_scalar(const float *src, uint16_t *dst, size_t n) {
     for (size_t i = 0; i < n; i++) dst[i] = sdx__f32_to_f16_sat(src[i]);
@@ -52,7 +60,7 @@ static int sdx__half_simd_available(void) { return (sdx__cpu_features() & SDX__C
 /* VCVTPS2PH with immediate 0 rounds to nearest even whatever MXCSR says,
  * keeps subnormals, sends overflow to Inf and quiets NaNs keeping the top
  * payload bits: exactly sdx_f32_to_f16. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
@@ -62,7 +70,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_avx2(const float *src, uint16_
 }
 
 /* VCVTPH2PS is exact; it quiets signalling NaNs like sdx_f16_to_f32. */
-SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -74,7 +82,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f16_to_f32_avx2(const uint16_t *src, floa
 /* Activation store: clamp to +-65504, then convert. MINPS/MAXPS return
  * their second operand when either is NaN, so with x second a NaN passes
  * through unclamped, as in sdx__f32_to_f16_sat. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
     size_t i = 0;
 #ifndef SDX_UNSAFE_F16_OVERFLOW
     const __m256 hi = _mm256_set1_ps(65504.0f), lo = _mm256_set1_ps(-65504.0f);
@@ -90,7 +98,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_f16_sat_avx2(const float *src, uin
 }
 
 /* The integer formula of sdx_f32_to_bf16, eight lanes at a time. */
-SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16_t *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
     const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
     const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
     const __m256i quiet = _mm256_set1_epi32(0x0040);
@@ -111,7 +119,7 @@ SDX__TARGET_F16C_AVX2 static void sdx__f32_to_bf16_avx2(const float *src, uint16
     sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
 }
 
-SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, float *dst, size_t n) {
+SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
@@ -124,7 +132,66 @@ SDX__TARGET_F16C_AVX2 static void sdx__bf16_to_f32_avx2(const uint16_t *src, flo
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) \
     do { if ((n) >= 8 && sdx__half_simd_available()) simd(src, dst, n); else scalar(src, dst, n); } while (0)
 
-#else /* !SDX__HALF_X86 */
+#elif SDX__HALF_NEON
+
+/* NEON is part of AArch64. FCVTN and FCVTL convert as the scalar
+ * functions do under the default FPCR (round to nearest even, subnormals
+ * kept, overflow to Inf, NaNs quieted keeping their top payload bits). */
+static int sdx__half_simd_available(void) { return 1; }
+
+static void sdx__f32_to_f16_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+    sdx__f32_to_f16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__f16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+    sdx__f16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+/* Clamp to +-65504, then convert. FMIN/FMAX return a NaN operand
+ * (quieted), which converts to what the scalar path gives that NaN. */
+static void sdx__f32_to_f16_sat_simd(const float *src, uint16_t *dst, size_t n) {
+    size_t i = 0;
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+    const float32x4_t hi = vdupq_n_f32(65504.0f), lo = vdupq_n_f32(-65504.0f);
+#endif
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x = vld1q_f32(src + i);
+#ifndef SDX_UNSAFE_F16_OVERFLOW
+        x = vmaxq_f32(lo, vminq_f32(hi, x));
+#endif
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(x)));
+    }
+    sdx__f32_to_f16_sat_scalar(src + i, dst + i, n - i);
+}
+
+/* The integer formula of sdx_f32_to_bf16, four lanes at a time. */
+static void sdx__f32_to_bf16_simd(const float *src, uint16_t *dst, size_t n) {
+    const uint32x4_t one = vdupq_n_u32(1), bias = vdupq_n_u32(0x7fff);
+    const uint32x4_t abs_mask = vdupq_n_u32(0x7fffffff), inf = vdupq_n_u32(0x7f800000), quiet = vdupq_n_u32(0x0040);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t x = vreinterpretq_u32_f32(vld1q_f32(src + i));
+        uint32x4_t top = vshrq_n_u32(x, 16);
+        uint32x4_t rounded = vshrq_n_u32(vaddq_u32(x, vaddq_u32(bias, vandq_u32(top, one))), 16);
+        uint32x4_t is_nan = vcgtq_u32(vandq_u32(x, abs_mask), inf);
+        vst1_u16(dst + i, vmovn_u32(vbslq_u32(is_nan, vorrq_u32(top, quiet), rounded)));
+    }
+    sdx__f32_to_bf16_scalar(src + i, dst + i, n - i);
+}
+
+static void sdx__bf16_to_f32_simd(const uint16_t *src, float *dst, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(src + i), 16)));
+    sdx__bf16_to_f32_scalar(src + i, dst + i, n - i);
+}
+
+#define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) simd(src, dst, n)
+
+#else /* no SIMD */
 
 static int sdx__half_simd_available(void) { return 0; }
 #define SDX__HALF_DISPATCH(simd, scalar, src, dst, n) scalar(src, dst, n)
@@ -132,20 +199,20 @@ static int sdx__half_simd_available(void) { return 0; }
 #endif
 
 SDX_API void sdx_f32_to_f16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_avx2, sdx__f32_to_f16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_simd, sdx__f32_to_f16_scalar, src, dst, n);
 }
 SDX_API void sdx_f16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f16_to_f32_avx2, sdx__f16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f16_to_f32_simd, sdx__f16_to_f32_scalar, src, dst, n);
 }
 SDX_API void sdx_f32_to_bf16_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_bf16_avx2, sdx__f32_to_bf16_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_bf16_simd, sdx__f32_to_bf16_scalar, src, dst, n);
 }
 SDX_API void sdx_bf16_to_f32_n(const uint16_t *src, float *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__bf16_to_f32_avx2, sdx__bf16_to_f32_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__bf16_to_f32_simd, sdx__bf16_to_f32_scalar, src, dst, n);
 }
 
 /* f16 activation store (saturating unless SDX_UNSAFE_F16_OVERFLOW); the
  * array form of sdx__f32_to_f16_sat for sdx__store_f32. */
 static void sdx__f32_to_f16_sat_n(const float *src, uint16_t *dst, size_t n) {
-    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_avx2, sdx__f32_to_f16_sat_scalar, src, dst, n);
+    SDX__HALF_DISPATCH(sdx__f32_to_f16_sat_simd, sdx__f32_to_f16_sat_scalar, src, dst, n);
 }

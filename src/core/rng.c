@@ -72,6 +72,26 @@ static double sdx__torch_normal_double(sdx_rng *rng) {
 
 /* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
 
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
 /* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
  * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
  * compiled with FMA contraction: each multiply whose only use is an add
@@ -92,19 +112,19 @@ static float sdx__cephes_logf(float x) {
     if (below_sqrt_half) e -= 1.0f;
     t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
     z = t * t;
-    y = fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = fmaf(y, t, 1.1676998740e-1f);
-    y = fmaf(y, t, -1.2420140846e-1f);
-    y = fmaf(y, t, 1.4249322787e-1f);
-    y = fmaf(y, t, -1.6668057665e-1f);
-    y = fmaf(y, t, 2.0000714765e-1f);
-    y = fmaf(y, t, -2.4999993993e-1f);
-    y = fmaf(y, t, 3.3333331174e-1f);
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
     y = y * t;
-    y = fmaf(y, z, e * -2.12194440e-4f);
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
     y = y - 0.5f * z;                              /* 0.5 * z is exact */
     t = t + y;
-    return fmaf(e, 0.693359375f, t);
+    return sdx__fmaf(e, 0.693359375f, t);
 }
 
 /* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
@@ -120,20 +140,20 @@ static void sdx__cephes_sincosf(float x, float *s, float *c) {
     sin_sign = (j & 4u) << 29;
     first_poly_is_sin = (j & 2u) == 0;
     /* extended-precision reduction x - j * pi/4 */
-    x = fmaf(jf, -0.78515625f, x);
-    x = fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = fmaf(jf, -3.77489497744594108e-8f, x);
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
     cos_sign = (~(j - 2u) & 4u) << 29;
     z = x * x;
-    cos_poly = fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
     cos_poly = cos_poly * z;
-    cos_poly = fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
     cos_poly = cos_poly + 1.0f;
-    sin_poly = fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
     sin_poly = sin_poly * z;
-    sin_poly = fmaf(sin_poly, x, x);
+    sin_poly = sdx__fmaf(sin_poly, x, x);
     /* the kernel selects by masking and adds the other lane's +0 */
     sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
     cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;

@@ -26,7 +26,7 @@ struct sdx_st {
     char *path;
     const unsigned char *base;   /* whole file image */
     size_t size;
-    int mapped;                  /* base came from mmap */
+    sdx__map map;                /* base and size, when opened from a file */
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
@@ -80,7 +80,7 @@ static int sdx__st_parse_entry(sdx_st *st, const sdx__json *v, sdx__st_entry *e)
         !offs || offs->type != SDX__JSON_ARRAY)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': needs string 'dtype', array 'shape' and array 'data_offsets'", st->path, name);
     if (!sdx__dtype_from_name(dt->str, &e->t.dtype))
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64)", st->path, name, dt->str);
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': unsupported dtype '%s' (supported: F32, F16, BF16, F64, I32, I64, U8)", st->path, name, dt->str);
     if (shape->len > SDX_MAX_DIMS)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu dimensions (at most %d supported)", st->path, name, shape->len, SDX_MAX_DIMS);
     for (c = shape->child; c; c = c->next, i++) {
@@ -243,7 +243,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     ctx = st->ctx;
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
-    if (st->mapped && st->base) munmap((void *)st->base, st->size);
+    sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
@@ -280,30 +280,14 @@ SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, cons
 }
 
 SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    struct stat sb;
     sdx_st *st;
-    int fd, rc;
+    int rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file */
-    fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot stat: %s", path, strerror(errno)); }
-    if (!S_ISREG(sb.st_mode)) { close(fd); return sdx__fail(ctx, SDX_ERR_IO, "%s: not a regular file", path); }
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) { close(fd); return rc; }
-    st->size = (size_t)sb.st_size;
-    if (st->size > 0) {
-        void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            close(fd);
-            sdx_st_close(st);
-            return sdx__fail(ctx, SDX_ERR_IO, "%s: cannot mmap %lld bytes: %s", path, (long long)sb.st_size, strerror(errno));
-        }
-        st->base = (const unsigned char *)m;
-        st->mapped = 1;
-    }
-    close(fd);
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return rc;
+    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return rc; }
+    st->base = st->map.base;
+    st->size = st->map.size;
     if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
     *out = st;
     return SDX_OK;
@@ -385,23 +369,12 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-static int sdx__write_all(int fd, const void *data, size_t n) {
-    const char *p = (const char *)data;
-    while (n) {
-        ssize_t w = write(fd, p, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
-        if (w < 0) { if (errno == EINTR) continue; return 0; }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 1;
-}
-
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta) {
     sdx__buf h;
     uint64_t offset = 0;
-    char *tmp;
-    int fd, ok = 1, err;
+    sdx__tmpfile f;
+    int rc;
     unsigned char len8[8];
     if (!path || (n_tensors && !tensors) || n_tensors < 0 || n_meta < 0 || (n_meta && !meta))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_write: bad arguments");
@@ -439,31 +412,16 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
     if (h.failed) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "safetensors header", h.cap); }
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 
-    tmp = (char *)sdx__malloc(ctx, strlen(path) + 16);
-    if (!tmp) { sdx__free(ctx, h.p); return sdx__nomem(ctx, "path", strlen(path) + 16); }
-    sprintf(tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        sdx__free(ctx, tmp);
-        sdx__free(ctx, h.p);
-        return rc;
+    /* a temporary name, then a rename: a failure never leaves half a file */
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) {
+        sdx__tmpfile_write(&f, len8, 8);
+        sdx__tmpfile_write(&f, h.p, h.len);
+        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
+        rc = sdx__tmpfile_commit(&f);
     }
-    ok = sdx__write_all(fd, len8, 8) && sdx__write_all(fd, h.p, h.len);
-    for (int i = 0; ok && i < n_tensors; i++) ok = sdx__write_all(fd, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-    err = ok ? 0 : errno;     /* before fchmod/close can overwrite it */
-    if (fchmod(fd, 0644) != 0) { /* best effort: mkstemp creates 0600 */ }
-    if (close(fd) != 0 && ok) ok = 0, err = errno;
-    if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
     sdx__free(ctx, h.p);
-    if (!ok) {
-        int rc = sdx__fail(ctx, SDX_ERR_IO, "%s: write failed: %s", path, strerror(err));
-        unlink(tmp);
-        sdx__free(ctx, tmp);
-        return rc;
-    }
-    sdx__free(ctx, tmp);
-    return SDX_OK;
+    return rc;
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
@@ -525,9 +483,26 @@ typedef struct sdx__wset {
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots;
     int rc;                 /* code of the last failed fetch */
+    /* Optional name translation for files in another layout (diffusers):
+     * writes the file's name for the canonical name `name` into out and
+     * returns 1, or returns 0 when that layout has no such tensor. */
+    int (*map)(const void *user, const char *name, char *out, size_t size);
+    const void *map_user;
 } sdx__wset;
 
-#define SDX__S(...) ((const int64_t[]){ __VA_ARGS__ })
+/* The shape a fetch expects: ndim dims, -1 in a dim = any size, ndim -1 =
+ * any shape. Built by value with sdx__s1/s2/4 so call sites read
+ * sdx__wget(w, sdx__s4(cout, cin, 3, 3), "conv.weight") in C and C++. */
+typedef struct sdx__shape { int ndim; int64_t d[4]; } sdx__shape;
+
+static sdx__shape sdx__s4(int64_t a, int64_t b, int64_t c, int64_t d) {
+    sdx__shape s;
+    s.ndim = 4; s.d[0] = a; s.d[1] = b; s.d[2] = c; s.d[3] = d;
+    return s;
+}
+static sdx__shape sdx__s1(int64_t a) { sdx__shape s = sdx__s4(a, 0, 0, 0); s.ndim = 1; return s; }
+static sdx__shape sdx__s2(int64_t a, int64_t b) { sdx__shape s = sdx__s4(a, b, 0, 0); s.ndim = 2; return s; }
+static sdx__shape sdx__s_any(void) { sdx__shape s = sdx__s4(0, 0, 0, 0); s.ndim = -1; return s; }
 
 static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const char *prefix, sdx__part part, int weight_type) {
     memset(w, 0, sizeof *w);
@@ -556,9 +531,14 @@ static void sdx__wset_free(sdx__wset *w) {
 }
 
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
+    char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
     if (n < 0 || (size_t)n >= size) return NULL;
     vsnprintf(name + n, size - (size_t)n, fmt, ap);
+    if (w->map) {   /* messages name the file's tensor, or the canonical one when unmapped */
+        snprintf(canonical, sizeof canonical, "%s", name);
+        if (!w->map(w->map_user, canonical, name, size)) { snprintf(name, size, "%s", canonical); return NULL; }
+    }
     return sdx_st_find(w->st, name);
 }
 
@@ -660,7 +640,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     return &sl->t;
 }
 
-static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int64_t *shape, const char *fmt, va_list ap) {
+static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, const char *fmt, va_list ap) {
     char name[512];
     const sdx_tensor *t = sdx__wfind(w, name, sizeof name, fmt, ap);
     if (!t) {
@@ -672,16 +652,16 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }
-    if (ndim >= 0) {
-        int ok = t->ndim == ndim;
-        for (int i = 0; ok && i < ndim; i++) ok = shape[i] < 0 || shape[i] == t->shape[i];
+    if (shape.ndim >= 0) {
+        int ndim = shape.ndim, ok = t->ndim == ndim;
+        for (int i = 0; ok && i < ndim; i++) ok = shape.d[i] < 0 || shape.d[i] == t->shape[i];
         if (!ok) {
             char want[160], found[160];
             size_t used = 0;
             used += (size_t)snprintf(want, sizeof want, "[");
             for (int i = 0; i < ndim && used < sizeof want; i++)
-                used += shape[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
-                                     : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape[i]);
+                used += shape.d[i] < 0 ? (size_t)snprintf(want + used, sizeof want - used, i ? ", *" : "*")
+                                       : (size_t)snprintf(want + used, sizeof want - used, i ? ", %lld" : "%lld", (long long)shape.d[i]);
             if (used < sizeof want) snprintf(want + used, sizeof want - used, "]");
             w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s': expected shape %s, found %s", sdx_st_path(w->st), name, want,
                       sdx_shape_str(t, found, sizeof found));
@@ -696,11 +676,11 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, int ndim, const int
 static int sdx__werr(const sdx__wset *w) { return w->rc ? w->rc : SDX_ERR_MODEL; }
 
 /* See docs/INTERNALS.md: NULL with the error set when missing/mis-shaped. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 0, shape, fmt, ap);
     va_end(ap);
     return t;
 }
@@ -709,18 +689,18 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__wget_any(sdx__wset *w, const cha
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 0, -1, NULL, fmt, ap);
+    t = sdx__wget_v(w, 0, sdx__s_any(), fmt, ap);
     va_end(ap);
     return t;
 }
 
 /* A weight that host code reads (embedding tables, small projections):
  * a host slot even when the backend is a device, same shape rules. */
-static SDX__PRINTF(4, 5) const sdx_tensor *sdx__wget_host(sdx__wset *w, int ndim, const int64_t *shape, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__shape shape, const char *fmt, ...) {
     const sdx_tensor *t;
     va_list ap;
     va_start(ap, fmt);
-    t = sdx__wget_v(w, 1, ndim, shape, fmt, ap);
+    t = sdx__wget_v(w, 1, shape, fmt, ap);
     va_end(ap);
     return t;
 }

@@ -11,9 +11,15 @@
  * Temporaries come from per-thread scratch owned by the context, so after
  * the first call of a given size no kernel allocates. */
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+/* SIMD paths: AVX2/FMA on x86 (chosen at run time, the scalar path
+ * otherwise), NEON on AArch64 (always there). SDX_NO_SIMD removes both. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#endif
+#if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
+#define SDX__NEON 1
+#include <arm_neon.h>
 #endif
 
 /* ---- per-thread scratch ---------------------------------------------- */
@@ -217,6 +223,36 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 }
 #endif
 
+#ifdef SDX__NEON
+/* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
+ * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
+static void sdx__exp_n_neon(float *v, int64_t n) {
+    const float32x4_t lo = vdupq_n_f32(-87.3f), hi = vdupq_n_f32(88.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x0 = vld1q_f32(v + i);
+        float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, 1.44269504f));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
+        float32x4_t q = vdupq_n_f32(1.0f / 720.0f), res;
+        int32x4_t e;
+        r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
+        res = vmulq_f32(q, vreinterpretq_f32_s32(e));
+        res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
+        res = vbslq_f32(vceqq_f32(x0, x0), res, x0);                                          /* NaN stays NaN  */
+        vst1q_f32(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
 static int sdx__have_avx2(void) {
 #ifdef SDX__X86
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -226,8 +262,11 @@ static int sdx__have_avx2(void) {
 }
 
 static void sdx__exp_n(float *v, int64_t n) {
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#elif defined(SDX__NEON)
+    sdx__exp_n_neon(v, n);
+    return;
 #endif
     sdx__exp_n_c(v, n);
 }
@@ -306,12 +345,44 @@ static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, in
 }
 #endif
 
+#ifdef SDX__NEON
+/* NEON micro-kernel: 24 accumulators of 4 lanes hold the 6x16 tile; one
+ * fused multiply-add by lane of the 6 A values per k. */
+static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float32x4_t acc[SDX__MR][4];
+    for (int r = 0; r < SDX__MR; r++)
+        for (int j = 0; j < 4; j++) acc[r][j] = vdupq_n_f32(0.0f);
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
+        float32x4_t a03 = vld1q_f32(a);
+        float32x2_t a45 = vld1_f32(a + 4);
+#define SDX__FMA_ROW(r, fma, av, lane) do { \
+        acc[r][0] = fma(acc[r][0], b0, av, lane); acc[r][1] = fma(acc[r][1], b1, av, lane); \
+        acc[r][2] = fma(acc[r][2], b2, av, lane); acc[r][3] = fma(acc[r][3], b3, av, lane); } while (0)
+        SDX__FMA_ROW(0, vfmaq_laneq_f32, a03, 0); SDX__FMA_ROW(1, vfmaq_laneq_f32, a03, 1);
+        SDX__FMA_ROW(2, vfmaq_laneq_f32, a03, 2); SDX__FMA_ROW(3, vfmaq_laneq_f32, a03, 3);
+        SDX__FMA_ROW(4, vfmaq_lane_f32, a45, 0);  SDX__FMA_ROW(5, vfmaq_lane_f32, a45, 1);
+#undef SDX__FMA_ROW
+    }
+    for (int r = 0; r < SDX__MR; r++) {
+        float *row = c + r * ldc;
+        for (int j = 0; j < 4; j++) {
+            float32x4_t v = acc[r][j];
+            if (accumulate) v = vaddq_f32(v, vld1q_f32(row + 4 * j));
+            vst1q_f32(row + 4 * j, v);
+        }
+    }
+}
+#endif
+
 static sdx__micro_fn sdx__micro_select(void) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     return sdx__micro_half;
 #else
-#ifdef SDX__X86
+#if defined(SDX__X86)
     if (sdx__have_avx2()) return sdx__micro_avx2;
+#elif defined(SDX__NEON)
+    return sdx__micro_neon;
 #endif
     return sdx__micro_c;
 #endif
@@ -1172,8 +1243,8 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
-static void sdx__attn_softmax_step(const sdx__attn_args *a, float *restrict st, float *restrict m, float *restrict l,
-                                   float *restrict corr, int64_t i0, int64_t j0, int nkv) {
+static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
+                                   float *SDX__RESTRICT l, float *SDX__RESTRICT corr, int64_t i0, int64_t j0, int nkv) {
     float mnew[SDX__QB];    /* a local array: provably unaliased, so vectorised */
     for (int j = 0; j < SDX__KB; j++) {
         float *row = st + j * SDX__QB;

@@ -96,20 +96,20 @@ static int sdx__taesd_load_layer(sdx__taesd_net *n, int i, int cin) {
     l->cin = l->cout = cin;
     switch (op) {
     case SDX__TAESD_CONV: case SDX__TAESD_CONV_NB: case SDX__TAESD_DOWN:
-        if (!(t = l->w[0] = sdx__wget(w, 4, SDX__S(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
         l->cout = (int)t->shape[0];
         if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
-        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, 1, SDX__S(l->cout), "%d.bias", idx))) return sdx__werr(w);
+        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, sdx__s1(l->cout), "%d.bias", idx))) return sdx__werr(w);
         return SDX_OK;
     case SDX__TAESD_BLOCK:
-        if (!(t = l->w[0] = sdx__wget(w, 4, SDX__S(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
         l->cout = (int)t->shape[0];
         if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
         for (int k = 0; k < 3; k++)
-            if ((k && !(l->w[k] = sdx__wget(w, 4, SDX__S(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
-                !(l->b[k] = sdx__wget(w, 1, SDX__S(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
+            if ((k && !(l->w[k] = sdx__wget(w, sdx__s4(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
+                !(l->b[k] = sdx__wget(w, sdx__s1(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
                 return sdx__werr(w);
-        if (cin != l->cout && !(l->skip = sdx__wget(w, 4, SDX__S(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
+        if (cin != l->cout && !(l->skip = sdx__wget(w, sdx__s4(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
         return SDX_OK;
     default:
         return SDX_OK;      /* no weights */
@@ -131,7 +131,7 @@ static int sdx__taesd_load_net(sdx_ctx *ctx, sdx__taesd_net *n, const sdx_st *fi
         int first = 0;
         const sdx_tensor *t;
         while (ops[first] != SDX__TAESD_CONV) first++;
-        if (!(t = sdx__wget(&n->w, 4, SDX__S(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
+        if (!(t = sdx__wget(&n->w, sdx__s4(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
         c = (int)t->shape[1];
         if (c < 1 || c > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, first, c);
     }

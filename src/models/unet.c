@@ -115,7 +115,7 @@ static SDX__PRINTF(2, 3) const sdx_tensor *sdx__unet_probe(sdx__unet *u, const c
     va_start(ap, fmt);
     t = sdx__wfind(&u->w, name, sizeof name, fmt, ap);
     va_end(ap);
-    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (unet)", sdx_st_path(u->w.st), name);
+    if (!t) u->w.rc = sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(u->w.st), name, sdx__part_name(u->w.part));
     return t;
 }
 
@@ -141,21 +141,21 @@ static int sdx__unet_load_res(sdx__unet *u, sdx__unet_res *r, const char *base, 
     if (probe->ndim != 1 || !(co = sdx__unet_width(probe, 0))) return sdx__unet_bad_probe(u, probe, "a norm scale [C]");
     r->cin = cin;
     r->cout = co;
-    SDX__UNET_GET(r->norm1_w, w, 1, SDX__S(cin), "%s.in_layers.0.weight", base);
-    SDX__UNET_GET(r->norm1_b, w, 1, SDX__S(cin), "%s.in_layers.0.bias", base);
-    SDX__UNET_GET(r->conv1_w, w, 4, SDX__S(co, cin, 3, 3), "%s.in_layers.2.weight", base);
-    SDX__UNET_GET(r->conv1_b, w, 1, SDX__S(co), "%s.in_layers.2.bias", base);
-    SDX__UNET_GET(r->emb_w, w, 2, SDX__S(co, u->embed_dim), "%s.emb_layers.1.weight", base);
-    SDX__UNET_GET(r->emb_b, w, 1, SDX__S(co), "%s.emb_layers.1.bias", base);
-    SDX__UNET_GET(r->norm2_w, w, 1, SDX__S(co), "%s.out_layers.0.weight", base);
-    SDX__UNET_GET(r->norm2_b, w, 1, SDX__S(co), "%s.out_layers.0.bias", base);
-    SDX__UNET_GET(r->conv2_w, w, 4, SDX__S(co, co, 3, 3), "%s.out_layers.3.weight", base);
-    SDX__UNET_GET(r->conv2_b, w, 1, SDX__S(co), "%s.out_layers.3.bias", base);
+    SDX__UNET_GET(r->norm1_w, w, sdx__s1(cin), "%s.in_layers.0.weight", base);
+    SDX__UNET_GET(r->norm1_b, w, sdx__s1(cin), "%s.in_layers.0.bias", base);
+    SDX__UNET_GET(r->conv1_w, w, sdx__s4(co, cin, 3, 3), "%s.in_layers.2.weight", base);
+    SDX__UNET_GET(r->conv1_b, w, sdx__s1(co), "%s.in_layers.2.bias", base);
+    SDX__UNET_GET(r->emb_w, w, sdx__s2(co, u->embed_dim), "%s.emb_layers.1.weight", base);
+    SDX__UNET_GET(r->emb_b, w, sdx__s1(co), "%s.emb_layers.1.bias", base);
+    SDX__UNET_GET(r->norm2_w, w, sdx__s1(co), "%s.out_layers.0.weight", base);
+    SDX__UNET_GET(r->norm2_b, w, sdx__s1(co), "%s.out_layers.0.bias", base);
+    SDX__UNET_GET(r->conv2_w, w, sdx__s4(co, co, 3, 3), "%s.out_layers.3.weight", base);
+    SDX__UNET_GET(r->conv2_b, w, sdx__s1(co), "%s.out_layers.3.bias", base);
     r->skip_w = r->skip_b = NULL;
     /* LDM uses an identity skip when the width does not change */
     if (cin != co || sdx__whas(w, "%s.skip_connection.weight", base)) {
-        SDX__UNET_GET(r->skip_w, w, 4, SDX__S(co, cin, 1, 1), "%s.skip_connection.weight", base);
-        SDX__UNET_GET(r->skip_b, w, 1, SDX__S(co), "%s.skip_connection.bias", base);
+        SDX__UNET_GET(r->skip_w, w, sdx__s4(co, cin, 1, 1), "%s.skip_connection.weight", base);
+        SDX__UNET_GET(r->skip_b, w, sdx__s1(co), "%s.skip_connection.bias", base);
     }
     return SDX_OK;
 }
@@ -170,28 +170,28 @@ static int sdx__unet_load_xblock(sdx__unet *u, sdx__unet_xblock *b, const char *
     if (!(ff1 = sdx__unet_probe(u, "%s.transformer_blocks.%d.ff.net.0.proj.weight", base, d))) return sdx__werr(w);
     b->ff_inner = ff1->ndim == 2 ? sdx__unet_width(ff1, 0) / 2 : 0;
     if (b->ff_inner <= 0) b->ff_inner = 4 * inner;   /* let the shape check below report it */
-#define SDX__XB_GET(dst, nd, shp, name) \
-    SDX__UNET_GET(b->dst, w, nd, shp, "%s.transformer_blocks.%d." name, base, d)
-    SDX__XB_GET(ln1_w, 1, SDX__S(inner), "norm1.weight");
-    SDX__XB_GET(ln1_b, 1, SDX__S(inner), "norm1.bias");
-    SDX__XB_GET(q1, 2, SDX__S(inner, inner), "attn1.to_q.weight");
-    SDX__XB_GET(k1, 2, SDX__S(inner, inner), "attn1.to_k.weight");
-    SDX__XB_GET(v1, 2, SDX__S(inner, inner), "attn1.to_v.weight");
-    SDX__XB_GET(o1_w, 2, SDX__S(inner, inner), "attn1.to_out.0.weight");
-    SDX__XB_GET(o1_b, 1, SDX__S(inner), "attn1.to_out.0.bias");
-    SDX__XB_GET(ln2_w, 1, SDX__S(inner), "norm2.weight");
-    SDX__XB_GET(ln2_b, 1, SDX__S(inner), "norm2.bias");
-    SDX__XB_GET(q2, 2, SDX__S(inner, inner), "attn2.to_q.weight");
-    SDX__XB_GET(k2, 2, SDX__S(inner, u->context_dim), "attn2.to_k.weight");
-    SDX__XB_GET(v2, 2, SDX__S(inner, u->context_dim), "attn2.to_v.weight");
-    SDX__XB_GET(o2_w, 2, SDX__S(inner, inner), "attn2.to_out.0.weight");
-    SDX__XB_GET(o2_b, 1, SDX__S(inner), "attn2.to_out.0.bias");
-    SDX__XB_GET(ln3_w, 1, SDX__S(inner), "norm3.weight");
-    SDX__XB_GET(ln3_b, 1, SDX__S(inner), "norm3.bias");
-    SDX__XB_GET(ff1_w, 2, SDX__S(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
-    SDX__XB_GET(ff1_b, 1, SDX__S(2 * b->ff_inner), "ff.net.0.proj.bias");
-    SDX__XB_GET(ff2_w, 2, SDX__S(inner, b->ff_inner), "ff.net.2.weight");
-    SDX__XB_GET(ff2_b, 1, SDX__S(inner), "ff.net.2.bias");
+#define SDX__XB_GET(dst, shp, name) \
+    SDX__UNET_GET(b->dst, w, shp, "%s.transformer_blocks.%d." name, base, d)
+    SDX__XB_GET(ln1_w, sdx__s1(inner), "norm1.weight");
+    SDX__XB_GET(ln1_b, sdx__s1(inner), "norm1.bias");
+    SDX__XB_GET(q1, sdx__s2(inner, inner), "attn1.to_q.weight");
+    SDX__XB_GET(k1, sdx__s2(inner, inner), "attn1.to_k.weight");
+    SDX__XB_GET(v1, sdx__s2(inner, inner), "attn1.to_v.weight");
+    SDX__XB_GET(o1_w, sdx__s2(inner, inner), "attn1.to_out.0.weight");
+    SDX__XB_GET(o1_b, sdx__s1(inner), "attn1.to_out.0.bias");
+    SDX__XB_GET(ln2_w, sdx__s1(inner), "norm2.weight");
+    SDX__XB_GET(ln2_b, sdx__s1(inner), "norm2.bias");
+    SDX__XB_GET(q2, sdx__s2(inner, inner), "attn2.to_q.weight");
+    SDX__XB_GET(k2, sdx__s2(inner, u->context_dim), "attn2.to_k.weight");
+    SDX__XB_GET(v2, sdx__s2(inner, u->context_dim), "attn2.to_v.weight");
+    SDX__XB_GET(o2_w, sdx__s2(inner, inner), "attn2.to_out.0.weight");
+    SDX__XB_GET(o2_b, sdx__s1(inner), "attn2.to_out.0.bias");
+    SDX__XB_GET(ln3_w, sdx__s1(inner), "norm3.weight");
+    SDX__XB_GET(ln3_b, sdx__s1(inner), "norm3.bias");
+    SDX__XB_GET(ff1_w, sdx__s2(2 * b->ff_inner, inner), "ff.net.0.proj.weight");
+    SDX__XB_GET(ff1_b, sdx__s1(2 * b->ff_inner), "ff.net.0.proj.bias");
+    SDX__XB_GET(ff2_w, sdx__s2(inner, b->ff_inner), "ff.net.2.weight");
+    SDX__XB_GET(ff2_b, sdx__s1(inner), "ff.net.2.bias");
 #undef SDX__XB_GET
     return SDX_OK;
 }
@@ -206,20 +206,20 @@ static int sdx__unet_load_attn(sdx__unet *u, sdx__unet_attn *t, const char *base
     if (!inner) return sdx__unet_bad_probe(u, probe, "a Linear [inner, C] or a 1x1 convolution [inner, C, 1, 1]");
     t->channels = c;
     t->inner = inner;
-    SDX__UNET_GET(t->norm_w, w, 1, SDX__S(c), "%s.norm.weight", base);
-    SDX__UNET_GET(t->norm_b, w, 1, SDX__S(c), "%s.norm.bias", base);
+    SDX__UNET_GET(t->norm_w, w, sdx__s1(c), "%s.norm.weight", base);
+    SDX__UNET_GET(t->norm_b, w, sdx__s1(c), "%s.norm.bias", base);
     if (t->linear) {
-        SDX__UNET_GET(t->proj_in_w, w, 2, SDX__S(inner, c), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 2, SDX__S(c, inner), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s2(inner, c), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s2(c, inner), "%s.proj_out.weight", base);
     } else {
-        SDX__UNET_GET(t->proj_in_w, w, 4, SDX__S(inner, c, 1, 1), "%s.proj_in.weight", base);
-        SDX__UNET_GET(t->proj_out_w, w, 4, SDX__S(c, inner, 1, 1), "%s.proj_out.weight", base);
+        SDX__UNET_GET(t->proj_in_w, w, sdx__s4(inner, c, 1, 1), "%s.proj_in.weight", base);
+        SDX__UNET_GET(t->proj_out_w, w, sdx__s4(c, inner, 1, 1), "%s.proj_out.weight", base);
     }
-    SDX__UNET_GET(t->proj_in_b, w, 1, SDX__S(inner), "%s.proj_in.bias", base);
-    SDX__UNET_GET(t->proj_out_b, w, 1, SDX__S(c), "%s.proj_out.bias", base);
+    SDX__UNET_GET(t->proj_in_b, w, sdx__s1(inner), "%s.proj_in.bias", base);
+    SDX__UNET_GET(t->proj_out_b, w, sdx__s1(c), "%s.proj_out.bias", base);
     while (depth < SDX__UNET_MAX_DEPTH && sdx__whas(w, "%s.transformer_blocks.%d.attn1.to_q.weight", base, depth)) depth++;
     if (depth == 0) {   /* let wget phrase the missing-tensor message */
-        SDX__UNET_GET(probe, w, 2, SDX__S(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
+        SDX__UNET_GET(probe, w, sdx__s2(inner, inner), "%s.transformer_blocks.0.attn1.to_q.weight", base);
     }
     t->blocks = (sdx__unet_xblock *)sdx__calloc(u->ctx, (size_t)depth, sizeof *t->blocks);
     if (!t->blocks) return sdx__nomem(u->ctx, "UNet transformer blocks", (size_t)depth * sizeof *t->blocks);
@@ -246,8 +246,8 @@ static int sdx__unet_load_layer(sdx__unet *u, sdx__unet_layer *L, const char *ba
     } else if (sdx__whas(w, "%s.op.weight", base) || sdx__whas(w, "%s.conv.weight", base)) {
         const char *name = sdx__whas(w, "%s.op.weight", base) ? "op" : "conv";
         L->kind = name[0] == 'o' ? SDX__UL_DOWN : SDX__UL_UP;
-        SDX__UNET_GET(L->conv_w, w, 4, SDX__S(cin, cin, 3, 3), "%s.%s.weight", base, name);
-        SDX__UNET_GET(L->conv_b, w, 1, SDX__S(cin), "%s.%s.bias", base, name);
+        SDX__UNET_GET(L->conv_w, w, sdx__s4(cin, cin, 3, 3), "%s.%s.weight", base, name);
+        SDX__UNET_GET(L->conv_b, w, sdx__s1(cin), "%s.%s.bias", base, name);
     } else {
         return 0;
     }
@@ -291,25 +291,25 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     if (!(u->model_channels = sdx__unet_width(conv_in, 0)) || !(u->in_channels = sdx__unet_width(conv_in, 1)))
         return sdx__unet_bad_probe(u, conv_in, "[model_channels, in_channels, 3, 3]");
     if (!(u->embed_dim = sdx__unet_width(te0, 0))) return sdx__unet_bad_probe(u, te0, "[embed_dim, model_channels]");
-    SDX__UNET_GET(u->te0_w, w, 2, SDX__S(u->embed_dim, u->model_channels), "time_embed.0.weight");
-    SDX__UNET_GET(u->te0_b, w, 1, SDX__S(u->embed_dim), "time_embed.0.bias");
-    SDX__UNET_GET(u->te2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "time_embed.2.weight");
-    SDX__UNET_GET(u->te2_b, w, 1, SDX__S(u->embed_dim), "time_embed.2.bias");
+    SDX__UNET_GET(u->te0_w, w, sdx__s2(u->embed_dim, u->model_channels), "time_embed.0.weight");
+    SDX__UNET_GET(u->te0_b, w, sdx__s1(u->embed_dim), "time_embed.0.bias");
+    SDX__UNET_GET(u->te2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "time_embed.2.weight");
+    SDX__UNET_GET(u->te2_b, w, sdx__s1(u->embed_dim), "time_embed.2.bias");
     if (sdx__whas(w, "label_emb.0.0.weight")) {
         const sdx_tensor *le = sdx__unet_probe(u, "label_emb.0.0.weight");
         if (!le) return sdx__werr(w);
         if (!(u->adm_channels = le->ndim == 2 ? sdx__unet_width(le, 1) : 0))
             return sdx__unet_bad_probe(u, le, "[embed_dim, adm_channels]");
-        SDX__UNET_GET(u->le0_w, w, 2, SDX__S(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
-        SDX__UNET_GET(u->le0_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.0.bias");
-        SDX__UNET_GET(u->le2_w, w, 2, SDX__S(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
-        SDX__UNET_GET(u->le2_b, w, 1, SDX__S(u->embed_dim), "label_emb.0.2.bias");
+        SDX__UNET_GET(u->le0_w, w, sdx__s2(u->embed_dim, u->adm_channels), "label_emb.0.0.weight");
+        SDX__UNET_GET(u->le0_b, w, sdx__s1(u->embed_dim), "label_emb.0.0.bias");
+        SDX__UNET_GET(u->le2_w, w, sdx__s2(u->embed_dim, u->embed_dim), "label_emb.0.2.weight");
+        SDX__UNET_GET(u->le2_b, w, sdx__s1(u->embed_dim), "label_emb.0.2.bias");
     }
     L->kind = SDX__UL_CONV;
     L->cin = u->in_channels;
     L->cout = u->model_channels;
-    SDX__UNET_GET(L->conv_w, w, 4, SDX__S(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
-    SDX__UNET_GET(L->conv_b, w, 1, SDX__S(u->model_channels), "input_blocks.0.0.bias");
+    SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
+    SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -321,13 +321,14 @@ static int sdx__unet_layout_error(sdx__unet *u, const char *what, const char *wh
                      sdx_st_path(u->w.st), what, u->w.prefix, where, n);
 }
 
-/* Walks input_blocks, middle_block, output_blocks; records the level
- * structure (informational: the forward pass follows the blocks). */
-static int sdx__unet_load_blocks(sdx__unet *u) {
+/* The encoder: time/label embedding, input_blocks and middle_block (all a
+ * ControlNet has). Records the level structure (informational: the
+ * forward pass follows the blocks). */
+static int sdx__unet_load_encoder(sdx__unet *u) {
     char base[64];
-    int c = u->model_channels, rc, level = 0;
-    int skip_ch[SDX__UNET_MAX_BLOCKS];
-    skip_ch[0] = c;
+    int c, rc, level = 0;
+    if ((rc = sdx__unet_load_stem(u)) != SDX_OK) return rc;
+    c = u->model_channels;
     u->n_in = 1;
     for (int n = 1; n < SDX__UNET_MAX_BLOCKS; n++) {
         sdx__unet_block *b = &u->in[n];
@@ -340,20 +341,26 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
         } else if (b->layer[0].kind == SDX__UL_RES) {
             if (u->num_res_blocks[level]++ == 0) u->channel_mult[level] = b->cout / u->model_channels;
         }
-        c = skip_ch[n] = b->cout;
+        c = b->cout;
         u->n_in = n + 1;
     }
     u->n_levels = level + 1;
     if ((rc = sdx__unet_load_block(u, &u->mid, "middle_block", c)) != SDX_OK) return rc;
     if (sdx__unet_block_has(&u->mid, SDX__UL_UP) || sdx__unet_block_has(&u->mid, SDX__UL_DOWN))
         return sdx__unet_layout_error(u, "a resampler", "middle_block", 0);
-    c = u->mid.cout;
+    return SDX_OK;
+}
+
+/* output_blocks and out, after the encoder. */
+static int sdx__unet_load_decoder(sdx__unet *u) {
+    char base[64];
+    int c = u->mid.cout, rc;
     for (int n = 0; n < SDX__UNET_MAX_BLOCKS; n++) {
         snprintf(base, sizeof base, "output_blocks.%d", n);
         if (!sdx__whas(&u->w, "%s.0.in_layers.2.weight", base)) break;
         if (n >= u->n_in) return sdx__unet_layout_error(u, "more output blocks than skip connections", "output_blocks", n);
         /* each output block starts with the newest unused skip concatenated */
-        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + skip_ch[u->n_in - 1 - n])) != SDX_OK) return rc;
+        if ((rc = sdx__unet_load_block(u, &u->out[n], base, c + u->in[u->n_in - 1 - n].cout)) != SDX_OK) return rc;
         if (sdx__unet_block_has(&u->out[n], SDX__UL_DOWN))
             return sdx__unet_layout_error(u, "a downsampler", "output_blocks", n);
         c = u->out[n].cout;
@@ -364,11 +371,11 @@ static int sdx__unet_load_blocks(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    SDX__UNET_GET(u->out_norm_w, &u->w, 1, SDX__S(c), "out.0.weight");
-    SDX__UNET_GET(u->out_norm_b, &u->w, 1, SDX__S(c), "out.0.bias");
-    SDX__UNET_GET(u->out_conv_w, &u->w, 4, SDX__S(-1, c, 3, 3), "out.2.weight");
+    SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
+    SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
+    SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
-    SDX__UNET_GET(u->out_conv_b, &u->w, 1, SDX__S(u->out_channels), "out.2.bias");
+    SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
     return SDX_OK;
 }
 
@@ -406,20 +413,25 @@ static void sdx__unet_free(sdx__unet *u) {
     memset(u, 0, sizeof *u);
 }
 
-/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
-static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
-    int rc;
+/* An empty UNet reading weights from `file` under `prefix` for `part`
+ * (a ControlNet reuses the UNet's encoder); the caller loads and, on
+ * failure, frees it. */
+static int sdx__unet_init(sdx_ctx *ctx, sdx__unet *u, const sdx_st *file, const char *prefix, sdx__part part, int weight_type) {
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->act_type = (sdx_dtype)SDX_UNET_ACT_TYPE;
-    sdx__wset_init(&u->w, ctx, ckpt, prefix, SDX__PART_UNET, weight_type);
+    sdx__wset_init(&u->w, ctx, file, prefix, part, weight_type);
     u->in = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->in);
     u->out = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->out);
-    if (!u->in || !u->out) {
-        sdx__unet_free(u);
-        return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
-    }
-    if ((rc = sdx__unet_load_stem(u)) == SDX_OK && (rc = sdx__unet_load_blocks(u)) == SDX_OK) {
+    if (!u->in || !u->out) return sdx__nomem(ctx, "UNet block list", 2 * SDX__UNET_MAX_BLOCKS * sizeof(sdx__unet_block));
+    return SDX_OK;
+}
+
+/* Loads with an explicit weight storage type (SDX_AUTO keeps the file's). */
+static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, const char *prefix, int weight_type) {
+    int rc;
+    if ((rc = sdx__unet_init(ctx, u, ckpt, prefix, SDX__PART_UNET, weight_type)) == SDX_OK &&
+        (rc = sdx__unet_load_encoder(u)) == SDX_OK && (rc = sdx__unet_load_decoder(u)) == SDX_OK) {
         sdx__unet_pick_heads(u);
         return SDX_OK;
     }
@@ -482,8 +494,8 @@ static int sdx__unet_act3(sdx__unet_run *r, sdx_tensor *t, int64_t n, int64_t l,
 }
 
 static void sdx__unet_trace(sdx__unet_run *r, int m) {
-    if (r->block_index < 0) sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d", r->block, m);
-    else sdx__trace_at(r->ctx, SDX__PART_UNET, "%s.%d.%d", r->block, r->block_index, m);
+    if (r->block_index < 0) sdx__trace_at(r->ctx, r->u->w.part, "%s.%d", r->block, m);
+    else sdx__trace_at(r->ctx, r->u->w.part, "%s.%d.%d", r->block, r->block_index, m);
 }
 
 static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_tensor *y, const sdx_tensor *x) {
@@ -676,7 +688,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     sdx__mark m = sdx__arena_mark(r->a);
     sdx_tensor t, h;
     int rc;
-    sdx__trace_at(ctx, SDX__PART_UNET, "time_embed");
+    sdx__trace_at(ctx, u->w.part, "time_embed");
     SDX__UNET_DO(sdx__unet_act(r, &t, SDX_F32, 2, ts));
     {
         float *tf = (float *)sdx__arena_host_alloc(r->a, (size_t)sdx_tensor_nbytes(&t));
@@ -690,7 +702,7 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
     SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b));
     if (u->adm_channels > 0) {
         sdx_tensor l;
-        sdx__trace_at(ctx, SDX__PART_UNET, "label_emb");
+        sdx__trace_at(ctx, u->w.part, "label_emb");
         SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b));
         SDX__UNET_DO(sdx__silu(ctx, &h, &h));
         SDX__UNET_DO(sdx__unet_act(r, &l, SDX_F32, 2, hs));
@@ -703,9 +715,10 @@ done:
     return rc;
 }
 
+/* x, timesteps, context and y of a forward pass (UNet or its encoder). */
 static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float *timesteps, const sdx_tensor *context,
-                                  const sdx_tensor *y, const sdx_tensor *out) {
-    char s1[64], s2[64];
+                                  const sdx_tensor *y) {
+    char s1[64];
     int64_t B = x && x->ndim == 4 ? x->shape[0] : 0;
     if (!x || x->ndim != 4 || x->shape[1] != u->in_channels || B < 1 || x->shape[2] < 1 || x->shape[3] < 1)
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: x must be [B, %d, h, w], got %s", u->in_channels,
@@ -718,6 +731,12 @@ static int sdx__unet_check_inputs(sdx__unet *u, const sdx_tensor *x, const float
     if (u->adm_channels > 0 && (!y || y->ndim != 2 || y->shape[0] != B || y->shape[1] != u->adm_channels))
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: this UNet needs the vector y [%lld, %d], got %s",
                          (long long)B, u->adm_channels, y ? sdx_shape_str(y, s1, sizeof s1) : "NULL");
+    return SDX_OK;
+}
+
+static int sdx__unet_check_output(sdx__unet *u, const sdx_tensor *x, const sdx_tensor *out) {
+    char s2[64];
+    int64_t B = x->shape[0];
     if (!out || out->ndim != 4 || out->shape[0] != B || out->shape[1] != u->out_channels ||
         out->shape[2] != x->shape[2] || out->shape[3] != x->shape[3])
         return sdx__fail(u->ctx, SDX_ERR_INVALID_ARG, "unet: out must be [%lld, %d, %lld, %lld], got %s", (long long)B,
@@ -748,14 +767,42 @@ static void sdx__unet_out_size(const sdx__unet *u, int n, const int64_t *sh, con
     }
 }
 
+static void sdx__unet_run_init(sdx__unet_run *r, sdx__unet *u, sdx_ctx *ctx, sdx__arena *a, const sdx_tensor *context) {
+    memset(r, 0, sizeof *r);
+    r->u = u;
+    r->ctx = ctx;
+    r->a = a;
+    r->context = context;
+}
+
+/* The hook through which a ControlNet steers the UNet (ComfyUI's
+ * apply_control): skip[n] is added to the output of input block n when
+ * the decoder takes it as a skip connection, mid to the middle block's
+ * output. Shapes are those of the tensors they are added to; a NULL
+ * data pointer adds nothing. */
+typedef struct sdx__unet_control {
+    sdx_tensor skip[SDX__UNET_MAX_BLOCKS];
+    sdx_tensor mid;
+} sdx__unet_control;
+
+static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tensor *res, const char *what, int n) {
+    char s1[64], s2[64];
+    if (!res->data) return SDX_OK;
+    if (!sdx__same_shape(t, res))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "unet: control residual for %s %d is %s, the UNet's tensor is %s", what, n,
+                         sdx_shape_str(res, s1, sizeof s1), sdx_shape_str(t, s2, sizeof s2));
+    return sdx__add(r->ctx, t, t, res);
+}
+
 /* Memory: the skip connections stay on the arena stack while the decoder
  * consumes them newest first; the running activation h alternates
  * between two buffers at the bottom sized for the largest decoder output,
  * so a consumed skip and a block's temporaries are released as soon as
  * the block is done. Peak = live skips + 2 h buffers + one block's
  * temporaries. */
-static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                     sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -763,10 +810,10 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     sdx__unet_run r;
     int rc, cur = 0;
     u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y, out)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
     B = x->shape[0];
-    memset(&r, 0, sizeof r);
-    r.u = u; r.ctx = ctx; r.a = a; r.context = context;
+    sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
     hmax = (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1];
     for (int n = 0; n < u->n_out; n++) {
@@ -794,6 +841,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     r.block_index = -1;
     if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &skip[u->n_in - 1]));
     else SDX__UNET_DO(sdx__copy(ctx, &h, &skip[u->n_in - 1]));   /* BK-SDM: no middle block */
+    if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &h, &control->mid, "middle block", 0));
 
     r.block = "output_blocks";
     for (int n = 0; n < u->n_out; n++) {
@@ -802,6 +850,7 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
         sdx__unet_out_size(u, n, sh, sw, &H, &W);
         next = sdx__view4(u->act_type, buf[cur ^ 1].data, B, u->out[n].cout, H, W);
         next.device = buf[cur ^ 1].device;
+        if (control) SDX__UNET_DO(sdx__unet_control_add(&r, &skip[k], &control->skip[k], "input block", k));
         SDX__UNET_DO(sdx__unet_act4(&r, &cat, B, h.shape[1] + skip[k].shape[1], sh[k], sw[k]));
         sdx__trace_at(ctx, SDX__PART_UNET, "output_blocks.%d (skip concat)", n);
         SDX__UNET_DO(sdx__concat_channels(ctx, &cat, &h, &skip[k]));
@@ -819,4 +868,10 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
 done:
     sdx__arena_release(a, m0);
     return rc;
+}
+
+/* The plain UNet: no control. */
+static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                             const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
+    return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
 }

@@ -134,19 +134,19 @@ static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int
     r->cout = cout;
     if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
     if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
-    if (!(r->norm1_w = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.weight", base)) ||
-        !(r->norm1_b = sdx__wget(w, 1, SDX__S(cin), "%s.norm1.bias", base)) ||
-        !(r->conv1_w = sdx__wget(w, 4, SDX__S(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
-        !(r->conv1_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv1.bias", base)) ||
-        !(r->norm2_w = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.weight", base)) ||
-        !(r->norm2_b = sdx__wget(w, 1, SDX__S(cout), "%s.norm2.bias", base)) ||
-        !(r->conv2_w = sdx__wget(w, 4, SDX__S(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
-        !(r->conv2_b = sdx__wget(w, 1, SDX__S(cout), "%s.conv2.bias", base)))
+    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
+        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
+        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
+        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
+        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
+        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
+        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
+        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
         return sdx__werr(w);
     r->skip_w = r->skip_b = NULL;
     if (cin != cout &&
-        (!(r->skip_w = sdx__wget(w, 4, SDX__S(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
-         !(r->skip_b = sdx__wget(w, 1, SDX__S(cout), "%s.%s.bias", base, skip))))
+        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
+         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -179,16 +179,16 @@ static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, i
     int s = 0;
     if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
     a->c = c;
-    if (!(a->norm_w = sdx__wget(w, 1, SDX__S(c), "%s.%s.weight", base, names[s][0])) ||
-        !(a->norm_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][0])) ||
+    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
+        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
         !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
-        !(a->q_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][1])) ||
+        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
         !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
-        !(a->k_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][2])) ||
+        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
         !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
-        !(a->v_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][3])) ||
+        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
         !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
-        !(a->proj_b = sdx__wget(w, 1, SDX__S(c), "%s.%s.bias", base, names[s][4])))
+        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
         return sdx__werr(w);
     return SDX_OK;
 }
@@ -279,8 +279,8 @@ static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch
          * downsamples after every level but the last */
         if (dec ? i > 0 : i < n - 1) {
             sdx__vae_resample_name(v, base, sizeof base, dec, i);
-            if (!(lv->resample_w = sdx__wget(&v->w, 4, SDX__S(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
-                !(lv->resample_b = sdx__wget(&v->w, 1, SDX__S(lv->ch), "%s.bias", base)))
+            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
+                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
                 return sdx__werr(&v->w);
         }
         prev = lv->ch;
@@ -292,10 +292,10 @@ static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out
     const char *coder = dec ? "decoder" : "encoder";
     const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
     int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
-    if (!(cd->norm_out_w = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.weight", coder, norm)) ||
-        !(cd->norm_out_b = sdx__wget(&v->w, 1, SDX__S(c), "%s.%s.bias", coder, norm)) ||
-        !(cd->conv_out_w = sdx__wget(&v->w, 4, SDX__S(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
-        !(cd->conv_out_b = sdx__wget(&v->w, 1, SDX__S(out_channels), "%s.conv_out.bias", coder)))
+    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
+        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
+        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
+        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
         return sdx__werr(&v->w);
     return SDX_OK;
 }
@@ -309,10 +309,10 @@ static int sdx__vae_load_decoder(sdx__vae *v) {
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
                          sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
     if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
     d->conv_in_w = t;
     v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, 1, SDX__S(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
     return sdx__vae_load_outer(v, d, 1, 3);
@@ -329,17 +329,17 @@ static int sdx__vae_load_encoder(sdx__vae *v) {
     if (e->n_levels != v->dec.n_levels)
         return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
                          sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, 4, SDX__S(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
+    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
     e->conv_in_w = t;
     c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, 1, SDX__S(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
     if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
     if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
     /* double_z: conv_out produces mean and logvar */
     if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
     if (v->post_quant_w) {
-        if (!(v->quant_w = sdx__wget(&v->w, 4, SDX__S(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
-            !(v->quant_b = sdx__wget(&v->w, 1, SDX__S(2 * v->latent_channels), "quant_conv.bias")))
+        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
+            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
             return sdx__werr(&v->w);
     }
     return SDX_OK;
@@ -373,10 +373,10 @@ static int sdx__vae_load_parts(sdx__vae *v) {
     int rc;
     if (sdx__whas(w, "post_quant_conv.weight")) {
         const sdx_tensor *t;
-        if (!(t = sdx__wget(w, 4, SDX__S(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
+        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
         v->post_quant_w = t;
         v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, 1, SDX__S(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
+        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
     } else {
         v->latent_channels = v->z_channels;
     }
@@ -803,6 +803,7 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     int64_t ny = sdx__vae_tile_count(job->lh, th, job->overlap), nx = sdx__vae_tile_count(job->lw, tw, job->overlap);
     int64_t so = job->scale_out, si = job->scale_in, oc = job->out->shape[1];
     int64_t oh = job->out->shape[2], ow = job->out->shape[3];
+    int64_t wsum_n = oh * ow, ry_n = th * so, rx_n = tw * so;
     sdx_tensor tin, tout, wsum, ry, rx;
     sdx__mark m = sdx__arena_mark(arena);
     int rc = SDX_OK;
@@ -810,9 +811,9 @@ static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_ti
     /* tiles are cut and blended on the host */
     if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
         !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
-        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, SDX__S(oh * ow)) ||
-        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, SDX__S(th * so)) ||
-        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, SDX__S(tw * so))) {
+        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, &wsum_n) ||
+        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, &ry_n) ||
+        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, &rx_n)) {
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }

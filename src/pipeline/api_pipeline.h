@@ -40,6 +40,8 @@ typedef struct sdx_model_desc {
                                   text encoders, UNet or vocabulary); the
                                   checkpoint may then be NULL if taesd is
                                   given                                     */
+    int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
+                                  merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -52,6 +54,27 @@ SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
  * folder or extension. */
 SDX_API const char    *sdx_model_name(const sdx_model *model);
 
+/* LoRA and LyCORIS files (safetensors): kohya / A1111 (lora_unet_,
+ * lora_te_, lora_te1_, lora_te2_; LoCon convolutions), diffusers
+ * (attention-processor form, .lora.up/down, PEFT lora_A/lora_B,
+ * text_encoder., text_encoder_2., with or without unet.), LyCORIS LoHa,
+ * LoKr, GLoRA and full .diff/.diff_b, DoRA, in F32, F16 or BF16. Merged as ComfyUI
+ * does: W = W_file + sum over the applied LoRAs, in order, of strength *
+ * scale * delta, in f32, rounded once to the weight's storage dtype; only
+ * the touched tensors are rewritten. Strengths may be negative; the UNet
+ * and the text encoders have their own.
+ *
+ * apply: checks the whole file first. A tensor that maps to no weight of
+ * the model, or whose shape does not fit its weight, fails with a message
+ * naming it (expected and found shapes), and the model is unchanged.
+ * clear: gives back the checkpoint's weights exactly (no reload).
+ * save: writes the checkpoint with the applied LoRAs merged: the same
+ * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
+SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API int sdx_model_lora_count(const sdx_model *model);
+SDX_API int sdx_model_save(sdx_model *model, const char *path);
+
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
     int width, height, channels;
@@ -63,6 +86,38 @@ SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
 typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;
+/* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
+ * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
+ * fit it (other family, other context width) is an error naming both
+ * files. The weights stay mapped from the file. Free it after the last
+ * generation that uses it, before the model. */
+typedef struct sdx_controlnet sdx_controlnet;
+
+SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
+/* The file name without folder or extension (PNG parameters). */
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
+
+/* One ControlNet applied to a generation, as ComfyUI's
+ * ControlNetApplyAdvanced on both the prompt and the negative prompt. */
+typedef struct sdx_control {
+    sdx_controlnet  *net;
+    const sdx_image *image;        /* RGB (or grey) control picture, any size:
+                                      centre-cropped to the output's aspect and
+                                      resized (nearest) to the output size   */
+    float strength;                /* residual scale (1 = as trained; 0 = no
+                                      effect, not a default)                 */
+    float start, end;              /* active part of the schedule, fractions
+                                      in [0, 1]; end 0 = 1                   */
+    const char *module;            /* preprocessor used, for the PNG
+                                      parameters ("canny"); NULL = "none"   */
+} sdx_control;
+
+/* Canny edge map of an RGB or grey picture, as OpenCV's cv2.Canny(image,
+ * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
+ * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
+ * the same size. Free with sdx_image_free. */
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
 
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
@@ -101,6 +156,9 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* ControlNets, their residuals summed */
+    const sdx_control *controls;
+    int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
@@ -116,6 +174,18 @@ typedef struct sdx_gen_params {
     int   preview_interval;
     sdx_codec preview_codec;       /* AUTO: TAESD when loaded, else the VAE */
     int   preview_noisy;           /* 1: preview the noisy latent instead  */
+    /* A1111 extra-network tags in the prompt, <lora:name:w> or
+     * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
+     * this generation (on top of sdx_model_apply_lora's), removed from the
+     * text before encoding. A tag without lora_dir is an error, and so is
+     * a tag given to sdx_encode_prompt (stages: sdx_model_apply_lora). */
+    const char *lora_dir;
+    /* Textual-inversion embeddings: the .safetensors files of this folder
+     * (A1111 "emb_params", one [n, W] tensor, or SDXL "clip_l" + "clip_g"),
+     * used where the prompt or negative prompt names them: the bare file
+     * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
+     * takes n token positions; weights and BREAK apply as to words. */
+    const char *embedding_dir;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -182,7 +252,10 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
- * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". Returns the
+ * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
+ * with sdx_model_apply_lora are appended to the prompt as <lora:...>
+ * tags (prompt tags are there already), and all of them are listed with
+ * A1111's short hash in "Lora hashes". Returns the
  * length it needed (like snprintf; buf may be NULL when size is 0), or -1
  * when out of memory. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,

@@ -4,9 +4,12 @@
 #include "../core/rng.c"
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
+#include "../models/controlnet.c"
 #include "../models/vae.c"
 #include "../models/taesd.c"
+#include "../models/lora.c"
 #include "../sampling/sampling.c"
+#include "canny.c"
 
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
@@ -33,6 +36,8 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    sdx__lora     *loras;          /* applied in this order */
+    int            n_loras, cap_loras;
 };
 
 SDX_API const char *sdx_family_name(sdx_family f) {
@@ -88,10 +93,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     return SDX_OK;
 }
 
-static int sdx__file_exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
 /* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
@@ -102,7 +104,7 @@ static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = strrchr(d->checkpoint, '/');
+    slash = sdx__last_separator(d->checkpoint);
     for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
         int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
         snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
@@ -120,6 +122,8 @@ SDX_API void sdx_model_free(sdx_model *m) {
     sdx_ctx *ctx;
     if (!m) return;
     ctx = m->ctx;
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(ctx, &m->loras[i]);
+    sdx__free(ctx, m->loras);
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
@@ -220,7 +224,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-        if ((rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
                  m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
     }
@@ -234,6 +238,141 @@ fail:
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
 SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+/* Opens and checks a LoRA against the model, then merges it on top of the
+ * ones applied before. Nothing is patched unless every tensor maps and
+ * fits; a failure while writing removes all LoRAs (the model is then the
+ * checkpoint again) and says so. */
+static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__lora_map map;
+    sdx__lora l;
+    int rc;
+    if (m->n_loras == m->cap_loras) {
+        int ncap = m->cap_loras ? m->cap_loras * 2 : 4;
+        sdx__lora *nl = (sdx__lora *)sdx__realloc(ctx, m->loras, sizeof *nl * (size_t)ncap);
+        if (!nl) return sdx__nomem(ctx, "LoRA list", sizeof *nl * (size_t)ncap);
+        m->loras = nl;
+        m->cap_loras = ncap;
+    }
+    if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
+    rc = sdx__lora_open(ctx, path, &map, &l);
+    sdx__lora_map_free(ctx, &map);
+    if (rc != SDX_OK) return rc;
+    l.unet_strength = unet_strength;
+    l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
+    m->loras[m->n_loras++] = l;
+    if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s", sdx_last_error(ctx));
+        sdx_model_clear_loras(m);
+        return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
+    }
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+             (double)unet_strength, (double)te_strength);
+    return SDX_OK;
+}
+
+/* Removes the LoRAs applied after the first `keep`, restoring what they
+ * touched from the file and the LoRAs that stay. */
+static int sdx__model_pop_loras(sdx_model *m, int keep) {
+    int rc = SDX_OK;
+    while (m->n_loras > keep) {
+        sdx__lora *l = &m->loras[--m->n_loras];
+        int r = sdx__lora_rewrite(m->ctx, m->loras, m->n_loras, l);
+        if (rc == SDX_OK) rc = r;
+        sdx__lora_free(m->ctx, l);
+    }
+    return rc;
+}
+
+SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    if (!isfinite(unet_strength) || !isfinite(te_strength))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
+    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+}
+
+SDX_API int sdx_model_clear_loras(sdx_model *m) {
+    int rc = SDX_OK;
+    if (!m) return SDX_OK;
+    /* every slot back to the file, whatever state a failed write left */
+    for (int i = 0; i < m->n_loras; i++)
+        for (int k = 0; k < m->loras[i].n_mod; k++) {
+            const sdx__lora_module *md = &m->loras[i].mod[k];
+            int r = sdx__wslot_reset(md->tg.w, sdx__lora_module_slot(md));
+            if (rc == SDX_OK) rc = r;
+        }
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
+    m->n_loras = 0;
+    return rc;
+}
+
+SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
+
+SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+    sdx_ctx *ctx;
+    int n, rc = SDX_OK, n_meta;
+    sdx_tensor *ts;
+    const char **meta;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    n = sdx_st_count(m->ckpt);
+    n_meta = sdx_st_meta_count(m->ckpt);
+    ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
+    meta = (const char **)sdx__calloc(ctx, (size_t)(2 * n_meta + 1), sizeof *meta);
+    if (!ts || !meta) { sdx__free(ctx, ts); sdx__free(ctx, (void *)meta); return sdx__nomem(ctx, "checkpoint index", sizeof *ts * (size_t)n); }
+    for (int i = 0; i < n_meta; i++) sdx_st_meta_at(m->ckpt, i, &meta[2 * i], &meta[2 * i + 1]);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *t = sdx_st_get(m->ckpt, i);
+        sdx__wslot *slot = NULL;
+        ts[i] = *t;
+        ts[i].owned = 0;
+        for (int j = 0; j < m->n_loras && !slot; j++)
+            for (int k = 0; k < m->loras[j].n_mod && !slot; k++) {
+                sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
+                if (s->file == t) slot = s;
+            }
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+            int64_t cnt = sdx_tensor_numel(t);
+            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
+            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            sdx__free(ctx, w);
+            ts[i].data = out;
+            ts[i].owned = 1;
+        }
+    }
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
+    sdx__free(ctx, ts);
+    sdx__free(ctx, (void *)meta);
+    return rc;
+}
+
+/* <lora:name:...> tags of the prompt: applied for this generation from
+ * `dir` (DIR/name.safetensors), removed afterwards. */
+static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
+    for (int i = 0; i < n_tags; i++) {
+        char path[4096];
+        size_t len = strlen(tags[i].name);
+        int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
+        if (!dir || !*dir)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the prompt names LoRA '%s' but no LoRA folder is set "
+                             "(--lora-model-dir, sdx_gen_params.lora_dir)", tags[i].name);
+        snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
+        if (!sdx__file_exists(path))
+            return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
+        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
@@ -365,6 +504,82 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* One ControlNet of a generation: its picture at the output size and the
+ * sigma window in which it runs. */
+typedef struct sdx__gen_control {
+    sdx_controlnet *net;
+    float strength;
+    float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
+    float *hint;                    /* [hint_channels, height, width] */
+} sdx__gen_control;
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
+}
+
 /* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
@@ -390,6 +605,10 @@ typedef struct sdx__gen {
     float *scratch;          /* x with the noise mask applied             */
     int image_index, step;
     sdx_rng step_rng;
+    /* ControlNets and the residuals of the current model call */
+    sdx__gen_control *controls;
+    int n_controls;
+    sdx__unet_control control;
 } sdx__gen;
 
 /* What zero/NULL fields of sdx_gen_params mean; sdx_generate and the
@@ -683,6 +902,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__chunks pos, neg;
+    sdx__embdb db, *emb = NULL;
     int rc, n;
     int64_t shape[3];
     memset(&pos, 0, sizeof pos);
@@ -691,8 +911,15 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->width = g->width;
     cond->height = g->height;
     cond->n_cond = g->cfg == 1.0f ? 1 : 2;
-    if ((rc = sdx__prompt_chunks(ctx, m->tok, g->p->prompt ? g->p->prompt : "", &pos)) != SDX_OK) return rc;
-    if (cond->n_cond == 2 && (rc = sdx__prompt_chunks(ctx, m->tok, g->p->negative_prompt ? g->p->negative_prompt : "", &neg)) != SDX_OK)
+    if (g->p->embedding_dir && *g->p->embedding_dir) {
+        int width[SDX__EMB_MAX_ENC];
+        for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
+        if ((rc = sdx__embdb_open(ctx, m->tok, g->p->embedding_dir, m->te.n_enc, width, &db)) != SDX_OK) return rc;
+        emb = &db;
+    }
+    if ((rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->prompt ? g->p->prompt : "", &pos, NULL)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 &&
+        (rc = sdx__prompt_chunks_emb(ctx, m->tok, emb, g->p->negative_prompt ? g->p->negative_prompt : "", &neg, NULL)) != SDX_OK)
         goto done;
     n = SDX__MAX(pos.n, neg.n);
     if ((rc = sdx__pad_chunks(ctx, m->tok, &pos, n)) != SDX_OK) goto done;
@@ -710,6 +937,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
 done:
     sdx__chunks_free(ctx, &pos);
     sdx__chunks_free(ctx, &neg);
+    sdx__embdb_free(emb);
     return rc;
 }
 
@@ -978,6 +1206,86 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     return rc;
 }
 
+/* Checks each control, makes its picture the ControlNet input at the
+ * output size and its window in sigmas (ControlBase.pre_run). */
+static int sdx__gen_prepare_controls(sdx__gen *g) {
+    sdx_model *m = g->m;
+    sdx_ctx *ctx = m->ctx;
+    const sdx_gen_params *p = g->p;
+    int rc;
+    if (p->n_controls < 0 || p->n_controls > 64 || (p->n_controls && !p->controls))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%d controls: must be 0..64 with a list", p->n_controls);
+    if (!p->n_controls) return SDX_OK;
+    g->controls = (sdx__gen_control *)sdx__calloc(ctx, (size_t)p->n_controls, sizeof *g->controls);
+    if (!g->controls) return sdx__nomem(ctx, "controls", (size_t)p->n_controls * sizeof *g->controls);
+    g->n_controls = p->n_controls;
+    for (int i = 0; i < p->n_controls; i++) {
+        const sdx_control *c = &p->controls[i];
+        sdx__gen_control *gc = &g->controls[i];
+        const sdx_image *img = c->image;
+        float end = c->end != 0 ? c->end : 1.0f;
+        size_t n;
+        if (!c->net) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d: no ControlNet", i);
+        if (!img || !img->data || img->width < 1 || img->height < 1 || (img->channels != 3 && img->channels != 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): needs an RGB or grey picture", i, c->net->name);
+        if (!isfinite(c->strength) || !(c->start >= 0 && c->start < end && end <= 1))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "control %d (%s): strength %g, start %g, end %g: need a finite strength "
+                             "and 0 <= start < end <= 1", i, c->net->name, c->strength, c->start, end);
+        /* a ControlNet loaded for another model */
+        if ((rc = sdx__controlnet_fit(ctx, &c->net->net, &m->unet, sdx_st_path(m->ckpt))) != SDX_OK) return rc;
+        gc->net = c->net;
+        gc->strength = c->strength;
+        gc->sigma_start = (float)sdx__percent_to_sigma(&m->ms, c->start);
+        gc->sigma_end = (float)sdx__percent_to_sigma(&m->ms, end);
+        n = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+        gc->hint = (float *)sdx__malloc(ctx, n * sizeof(float));
+        if (!gc->hint) return sdx__nomem(ctx, "control picture", n * sizeof(float));
+        sdx__control_hint(img->data, img->width, img->height, img->channels, g->width, g->height, c->net->net.hint_channels, gc->hint);
+    }
+    return SDX_OK;
+}
+
+/* The control picture as a [B, C, height, width] arena tensor: one copy
+ * per batch item (cond, uncond). */
+static int sdx__gen_hint(sdx__gen *g, const sdx__gen_control *c, int64_t B, sdx_tensor *hint) {
+    sdx__arena *a = &g->m->arena;
+    size_t one = (size_t)c->net->net.hint_channels * (size_t)g->width * (size_t)g->height;
+    float *host;
+    if (!sdx__arena_tensor4(a, hint, g->m->unet.act_type, B, c->net->net.hint_channels, g->height, g->width) ||
+        !(host = (float *)sdx__arena_host_alloc(a, sizeof(float) * one * (size_t)B)))
+        return SDX_ERR_NOMEM;
+    for (int64_t b = 0; b < B; b++) memcpy(host + (size_t)b * one, c->hint, sizeof(float) * one);
+    return sdx__upload(g->m->ctx, hint, host);
+}
+
+/* The summed residuals of the ControlNets active at sigma for x [B, 4, h,
+ * w] (scaled), or NULL in *out when none is: the plain UNet runs. Arena
+ * tensors: the caller releases them with the call. */
+static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, const float *timesteps, sdx__unet_control **out) {
+    sdx_model *m = g->m;
+    int rc = SDX_OK, ran = 0;
+    *out = NULL;
+    for (int i = 0; i < g->n_controls && rc == SDX_OK; i++) {
+        sdx__gen_control *c = &g->controls[i];
+        sdx__controlnet *net = &c->net->net;
+        sdx_tensor hint;
+        int active = sdx__control_active(c, sigma);
+        sdx__log(m->ctx, SDX_LOG_DEBUG, "controlnet %d (%s): model call at sigma %.9g: %s", i, c->net->name, sigma,
+                 active ? "on" : "off");
+        if (!active) continue;
+        if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
+            break;
+        net->enc.act_type = m->unet.act_type;
+        if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
+        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
+                                     c->strength, &g->control, ran);
+        ran = 1;
+    }
+    if (rc == SDX_OK && ran) *out = &g->control;
+    return rc;
+}
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
@@ -1002,7 +1310,8 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
-    sdx_tensor xin, out;
+    sdx_tensor xin, out, x4;
+    sdx__unet_control *control = NULL;
     if (g->latent_mask) {       /* the model sees, and returns, the kept part */
         sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
@@ -1012,6 +1321,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
+    x4 = xin;
     {
         /* the batch (cond, uncond), each [x * c_in, inpainting channels] */
         float *xs = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * (size_t)cin * plane);
@@ -1022,11 +1332,23 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * (size_t)(g->lc + 1) * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
+        /* a ControlNet sees the latent without the inpainting channels */
+        if (rc == SDX_OK && g->n_controls && cin != 4) {
+            float *x4h = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)B * n);
+            if (!x4h || !sdx__arena_tensor4(&m->arena, &x4, m->unet.act_type, B, 4, g->lh, g->lw)) {
+                sdx__arena_release(&m->arena, mark);
+                return SDX_ERR_NOMEM;
+            }
+            for (int b = 0; b < B; b++) memcpy(x4h + (size_t)b * n, xs + (size_t)b * (size_t)cin * plane, sizeof(float) * n);
+            rc = sdx__upload(ctx, &x4, x4h);
+        }
     }
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->tiling) sdx__circular_begin(ctx);
-        rc = sdx__unet_forward(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context, g->cond->y.data ? &g->cond->unet_y : NULL, &out);
+        rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {
@@ -1065,6 +1387,8 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->paste_alpha);
     sdx__free(ctx, g->noise);
     sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
 
 /* Decodes latent (model space) with codec c into an 8-bit image. */
@@ -1115,6 +1439,20 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
@@ -1296,6 +1634,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
+    if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
     sdx__arena_reset(&m->arena);
     {
@@ -1389,13 +1728,36 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
+
+SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_gen_params q;
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL;
+    int n_tags = 0, keep, rc, rc2;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    q = *p;
+    q.prompt = clean;
+    keep = m->n_loras;
+    rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    rc2 = sdx__model_pop_loras(m, keep);
+    if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+    return rc;
+}
+
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
-    if (!m || !params || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
@@ -1453,6 +1815,44 @@ static const char *sdx__a1111_schedule(const char *name) {
     return name;
 }
 
+/* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
+ * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
+ * ','; the value is quoted as A1111 quotes it (JSON). */
+static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__buf *b) {
+    sdx__lora_tag *tags = NULL;
+    char *clean = NULL, hash[13];
+    int n_tags = 0, n = 0;
+    if (!m) return;
+    if (p->prompt && p->lora_dir && strstr(p->prompt, "<lora:") &&
+        sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags) != SDX_OK)
+        n_tags = 0;
+    for (int i = 0; i < n_tags + m->n_loras; i++) {
+        const char *name = i < n_tags ? tags[i].name : m->loras[i - n_tags].name;
+        if (i < n_tags) {
+            char path[4096];
+            size_t len = strlen(name);
+            sdx_st *st;
+            snprintf(path, sizeof path, "%s/%s%s", p->lora_dir, name,
+                     len > 12 && !strcmp(name + len - 12, ".safetensors") ? "" : ".safetensors");
+            if (sdx_st_open(m->ctx, path, &st) != SDX_OK) continue;    /* generation would have failed */
+            sdx__lora_short_hash(st, hash);
+            sdx_st_close(st);
+        } else {
+            memcpy(hash, m->loras[i - n_tags].hash, sizeof hash);
+        }
+        sdx__buf_str(b, n++ ? ", " : ", Lora hashes: \"");
+        for (const char *c = name; *c; c++) {
+            char one[3] = { '\\', *c, 0 };
+            if (*c == ':' || *c == ',') continue;
+            sdx__buf_str(b, *c == '"' || *c == '\\' ? one : one + 1);
+        }
+        sdx__buf_fmt(b, ": %s", hash);
+    }
+    if (n) sdx__buf_str(b, "\"");
+    sdx__free(m->ctx, clean);
+    sdx__free(m->ctx, tags);
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
     sdx__buf b;
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
@@ -1461,6 +1861,12 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
+    /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */
+    for (int i = 0; m && i < m->n_loras; i++) {
+        const sdx__lora *l = &m->loras[i];
+        if (l->te_strength == l->unet_strength) sdx__buf_fmt(&b, " <lora:%s:%g>", l->name, (double)l->unet_strength);
+        else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
+    }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
                  p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
@@ -1472,9 +1878,17 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
+    for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */
+        const sdx_control *c = &p->controls[i];
+        sdx__buf_fmt(&b, ", ControlNet %d: \"Module: %s, Model: %s, Weight: %g, Resize Mode: Crop and Resize, "
+                     "Guidance Start: %g, Guidance End: %g, Pixel Perfect: False, Control Mode: Balanced\"", i,
+                     c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
+                     c->start, c->end != 0 ? c->end : 1.0f);
+    }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
+    sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
     if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
     n = (int)b.len;

@@ -1,5 +1,6 @@
 #pragma once
 #include "tokenizer.c"
+#include "embedding.c"
 
 /* ===================================================================== */
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
@@ -41,6 +42,12 @@ typedef struct sdx__chunks {
     int n;
     int32_t *tokens;
     float *mult;
+    /* textual-inversion vectors: position emb_pos[i] (chunk * 77 + index)
+     * takes emb_vec[i] (all encoders' parts side by side, owned by the
+     * sdx__embdb) instead of its token's embedding; its id is 0 */
+    int n_emb;
+    int32_t *emb_pos;
+    const float **emb_vec;
 } sdx__chunks;
 
 /* One parsed fragment; text is NUL-terminated. A BREAK marker is text
@@ -315,11 +322,30 @@ typedef struct sdx__chunker {
     sdx_ctx *ctx;
     const sdx_tokenizer *tok;
     sdx__chunks *out;
-    size_t cap;                        /* chunks the arrays hold */
+    size_t cap, emb_cap;               /* chunks / embedding positions the arrays hold */
     int32_t cur[SDX__CHUNK_TOKENS];    /* the open chunk */
     float cur_mult[SDX__CHUNK_TOKENS];
+    const float *cur_vec[SDX__CHUNK_TOKENS];   /* embedding vector or NULL */
     int len, last_comma, token_count;
 } sdx__chunker;
+
+static int sdx__chunks_add_emb(sdx__chunker *c, int32_t pos, const float *vec) {
+    sdx__chunks *o = c->out;
+    if ((size_t)o->n_emb == c->emb_cap) {
+        size_t ncap = c->emb_cap ? c->emb_cap * 2 : 16;
+        int32_t *np = (int32_t *)sdx__realloc(c->ctx, o->emb_pos, ncap * sizeof *np);
+        const float **nv;
+        if (!np) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *np);
+        o->emb_pos = np;
+        nv = (const float **)sdx__realloc(c->ctx, (void *)o->emb_vec, ncap * sizeof *nv);
+        if (!nv) return sdx__nomem(c->ctx, "embedding positions", ncap * sizeof *nv);
+        o->emb_vec = nv;
+        c->emb_cap = ncap;
+    }
+    o->emb_pos[o->n_emb] = pos;
+    o->emb_vec[o->n_emb++] = vec;
+    return SDX_OK;
+}
 
 /* Closes the open chunk: pad to 75 with EOS, add BOS/EOS (multiplier 1). */
 static int sdx__next_chunk(sdx__chunker *c, int is_last) {
@@ -345,6 +371,10 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     for (int i = 0; i < SDX__CHUNK_TOKENS; i++) {
         ids[1 + i] = i < c->len ? c->cur[i] : c->tok->eos;
         mult[1 + i] = i < c->len ? c->cur_mult[i] : 1.0f;
+        if (i < c->len && c->cur_vec[i]) {
+            int rc = sdx__chunks_add_emb(c, (int32_t)(o->n * 77 + 1 + i), c->cur_vec[i]);
+            if (rc != SDX_OK) return rc;
+        }
     }
     ids[76] = c->tok->eos;
     mult[76] = 1.0f;
@@ -354,36 +384,65 @@ static int sdx__next_chunk(sdx__chunker *c, int is_last) {
     return SDX_OK;
 }
 
-/* Appends one token, first moving the words after a recent comma to a new
- * chunk or closing a full one, as the webui does. */
-static int sdx__chunk_token(sdx__chunker *c, int32_t token, float mult) {
+/* Before a token: moves the words after a recent comma to a new chunk or
+ * closes a full one, as the webui does. Embedding vectors move with their
+ * positions (the webui leaves them at the old offsets). */
+static int sdx__chunk_make_room(sdx__chunker *c, int32_t token) {
     int rc;
     if (token == SDX__COMMA_TOKEN) {
         c->last_comma = c->len;
     } else if (c->len == SDX__CHUNK_TOKENS && c->last_comma != -1 && c->len - c->last_comma <= SDX__COMMA_BACKTRACK) {
         int32_t moved[SDX__CHUNK_TOKENS];
         float moved_mult[SDX__CHUNK_TOKENS];
+        const float *moved_vec[SDX__CHUNK_TOKENS];
         int keep = c->last_comma + 1, n_moved = c->len - keep;
         memcpy(moved, c->cur + keep, (size_t)n_moved * sizeof(int32_t));
         memcpy(moved_mult, c->cur_mult + keep, (size_t)n_moved * sizeof(float));
+        memcpy((void *)moved_vec, (const void *)(c->cur_vec + keep), (size_t)n_moved * sizeof(float *));
         c->len = keep;
         if ((rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
         memcpy(c->cur, moved, (size_t)n_moved * sizeof(int32_t));
         memcpy(c->cur_mult, moved_mult, (size_t)n_moved * sizeof(float));
+        memcpy((void *)c->cur_vec, (const void *)moved_vec, (size_t)n_moved * sizeof(float *));
         c->len = n_moved;
     }
     if (c->len == SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) return rc;
+    return SDX_OK;
+}
+
+static void sdx__chunk_put(sdx__chunker *c, int32_t token, float mult, const float *vec) {
     c->cur[c->len] = token;
     c->cur_mult[c->len] = mult;
+    c->cur_vec[c->len] = vec;
     c->len++;
-    return SDX_OK;
+}
+
+/* The tokens of one fragment, with embeddings from db (may be NULL) where
+ * their names appear: an embedding of n vectors that does not fit in the
+ * open chunk starts the next one (tokenize_line). */
+static int sdx__chunk_fragment(sdx__chunker *c, sdx__embdb *db, const int32_t *ids, int n_ids, float mult) {
+    int t = 0, rc = SDX_OK;
+    while (t < n_ids && rc == SDX_OK) {
+        int covered = 0;
+        sdx__embedding *e;
+        if ((rc = sdx__chunk_make_room(c, ids[t])) != SDX_OK) break;
+        e = sdx__embdb_match(db, ids + t, n_ids - t, &covered);
+        if (!e) { sdx__chunk_put(c, ids[t++], mult, NULL); continue; }
+        if ((rc = sdx__embdb_load(db, e)) != SDX_OK) break;
+        if (c->len + e->n_vec > SDX__CHUNK_TOKENS && (rc = sdx__next_chunk(c, 0)) != SDX_OK) break;
+        for (int v = 0; v < e->n_vec; v++) sdx__chunk_put(c, 0, mult, e->vec + (size_t)v * (size_t)db->dim);
+        t += covered;
+    }
+    return rc;
 }
 
 /* tokenize_line: parse, tokenize every fragment on its own, chunk.
  * *token_count is the webui's token count (75 per closed chunk + the
  * last chunk's length). */
-static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
-                                    int *token_count) {
+static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c);
+
+static int sdx__prompt_chunks_emb(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__embdb *db, const char *prompt,
+                                  sdx__chunks *out, int *token_count) {
     sdx__parsed parsed;
     sdx__chunker *c;
     int rc;
@@ -402,19 +461,20 @@ static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, cons
         int n_ids;
         if (fr->weight == -1.0 && fr->len == 5 && !memcmp(fr->text, "BREAK", 5)) { rc = sdx__next_chunk(c, 0); continue; }
         if ((rc = sdx_tokenize(ctx, tok, fr->text, &ids, &n_ids)) != SDX_OK) break;
-        for (int t = 0; t < n_ids && rc == SDX_OK; t++) rc = sdx__chunk_token(c, ids[t], (float)fr->weight);
+        rc = sdx__chunk_fragment(c, db, ids, n_ids, (float)fr->weight);
         sdx_tokens_free(ctx, ids);
     }
     if (rc == SDX_OK && (c->len > 0 || out->n == 0)) rc = sdx__next_chunk(c, 1);
     if (token_count) *token_count = c->token_count;
     sdx__free(ctx, c);
     sdx__parsed_free(ctx, &parsed);
-    if (rc != SDX_OK) {
-        sdx__free(ctx, out->tokens);
-        sdx__free(ctx, out->mult);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc != SDX_OK) sdx__chunks_free(ctx, out);
     return rc;
+}
+
+static int sdx__prompt_chunks_count(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *prompt, sdx__chunks *out,
+                                    int *token_count) {
+    return sdx__prompt_chunks_emb(ctx, tok, NULL, prompt, out, token_count);
 }
 
 /* The text encoder's entry point: A1111 prompt -> chunks. A prompt
@@ -427,6 +487,8 @@ static void sdx__chunks_free(sdx_ctx *ctx, sdx__chunks *c) {
     if (!c) return;
     sdx__free(ctx, c->tokens);
     sdx__free(ctx, c->mult);
+    sdx__free(ctx, c->emb_pos);
+    sdx__free(ctx, (void *)c->emb_vec);
     memset(c, 0, sizeof *c);
 }
 

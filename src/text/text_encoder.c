@@ -61,12 +61,13 @@ typedef enum sdx__clip_layout {
     SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
 } sdx__clip_layout;
 
-/* One pre-LN transformer block. Tensors are views (data owned by the
- * checkpoint mapping or the wset); OpenCLIP q/k/v are row slices of the
- * fused in_proj weight and bias. */
+/* One pre-LN transformer block: pointers to the wset's weight slots, so a
+ * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
+ * keeps q/k/v fused (in_w/in_b set, q_w..v_b NULL); their row slices are
+ * taken at use. */
 typedef struct sdx__clip_block {
-    sdx_tensor ln1_w, ln1_b, q_w, q_b, k_w, k_b, v_w, v_b, out_w, out_b;
-    sdx_tensor ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b;
+    const sdx_tensor *ln1_w, *ln1_b, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *in_w, *in_b, *out_w, *out_b;
+    const sdx_tensor *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
 } sdx__clip_block;
 
 typedef struct sdx__clip {
@@ -79,7 +80,7 @@ typedef struct sdx__clip {
     int default_skip;           /* 1 = last layer, 2 = penultimate */
     int norm_context;           /* apply the final norm to the context */
     int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
-    sdx_tensor tok_emb, pos_emb, lnf_w, lnf_b, proj;
+    const sdx_tensor *tok_emb, *pos_emb, *lnf_w, *lnf_b, *proj;   /* slots; proj NULL for CLIP-L */
     sdx__clip_block *blocks;
     char prefix[96];            /* for messages */
 } sdx__clip;
@@ -98,26 +99,20 @@ typedef struct sdx__textenc {
 
 /* ---- loading -------------------------------------------------------- */
 
-/* A weight fetched through the wset, copied as a non-owning view. */
-static int sdx__clip_fetch(sdx__clip *c, sdx_tensor *dst, int ndim, int64_t d0, int64_t d1,
+/* A weight fetched through the wset: *dst points at its slot. */
+static int sdx__clip_fetch(sdx__clip *c, const sdx_tensor **dst, int ndim, int64_t d0, int64_t d1,
                            const char *base, int layer, const char *leaf) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = layer >= 0 ? sdx__wget(&c->w, ndim, shape, "%s%d.%s", base, layer, leaf)
-                                     : sdx__wget(&c->w, ndim, shape, "%s", leaf);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+    sdx__shape shape = sdx__s2(d0, d1);
+    shape.ndim = ndim;
+    *dst = layer >= 0 ? sdx__wget(&c->w, shape, "%s%d.%s", base, layer, leaf)
+                      : sdx__wget(&c->w, shape, "%s", leaf);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* A weight that host code reads (the embedding tables, the projection). */
-static int sdx__clip_fetch_host(sdx__clip *c, sdx_tensor *dst, int64_t d0, int64_t d1, const char *name) {
-    int64_t shape[2] = { d0, d1 };
-    const sdx_tensor *t = sdx__wget_host(&c->w, 2, shape, "%s", name);
-    if (!t) return sdx__werr(&c->w);
-    *dst = *t;
-    dst->owned = 0;
-    return SDX_OK;
+static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0, int64_t d1, const char *name) {
+    *dst = sdx__wget_host(&c->w, sdx__s2(d0, d1), "%s", name);
+    return *dst ? SDX_OK : sdx__werr(&c->w);
 }
 
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
@@ -137,7 +132,7 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
     int rc;
     /* the MLP width is whatever fc1 says; everything else follows */
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.fc1.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.fc1.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "layer_norm1.weight")) ||
@@ -162,17 +157,16 @@ static int sdx__clip_load_hf_block(sdx__clip *c, int i) {
 static int sdx__clip_load_open_block(sdx__clip *c, int i) {
     static const char *base = "transformer.resblocks.";
     sdx__clip_block *b = &c->blocks[i];
-    sdx_tensor in_w, in_b;
     int64_t W = c->width, M;
     int rc;
     if ((rc = sdx__clip_fetch(c, &b->fc1_w, 2, -1, W, base, i, "mlp.c_fc.weight")) != SDX_OK) return rc;
-    M = b->fc1_w.shape[0];
+    M = b->fc1_w->shape[0];
     if (i == 0) c->mlp = (int)M;
     else if (M != c->mlp) return sdx__clip_fetch(c, &b->fc1_w, 2, c->mlp, W, base, i, "mlp.c_fc.weight");
     if ((rc = sdx__clip_fetch(c, &b->ln1_w, 1, W, 0, base, i, "ln_1.weight")) ||
         (rc = sdx__clip_fetch(c, &b->ln1_b, 1, W, 0, base, i, "ln_1.bias")) ||
-        (rc = sdx__clip_fetch(c, &in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
-        (rc = sdx__clip_fetch(c, &in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
+        (rc = sdx__clip_fetch(c, &b->in_w, 2, 3 * W, W, base, i, "attn.in_proj_weight")) ||
+        (rc = sdx__clip_fetch(c, &b->in_b, 1, 3 * W, 0, base, i, "attn.in_proj_bias")) ||
         (rc = sdx__clip_fetch(c, &b->out_w, 2, W, W, base, i, "attn.out_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->out_b, 1, W, 0, base, i, "attn.out_proj.bias")) ||
         (rc = sdx__clip_fetch(c, &b->ln2_w, 1, W, 0, base, i, "ln_2.weight")) ||
@@ -181,13 +175,6 @@ static int sdx__clip_load_open_block(sdx__clip *c, int i) {
         (rc = sdx__clip_fetch(c, &b->fc2_w, 2, W, M, base, i, "mlp.c_proj.weight")) ||
         (rc = sdx__clip_fetch(c, &b->fc2_b, 1, W, 0, base, i, "mlp.c_proj.bias")))
         return rc;
-    /* in_proj rows are q; k; v */
-    b->q_w = sdx__rows_view(&in_w, 0, W);
-    b->k_w = sdx__rows_view(&in_w, W, W);
-    b->v_w = sdx__rows_view(&in_w, 2 * W, W);
-    b->q_b = sdx__rows_view(&in_b, 0, W);
-    b->k_b = sdx__rows_view(&in_b, W, W);
-    b->v_b = sdx__rows_view(&in_b, 2 * W, W);
     return SDX_OK;
 }
 
@@ -218,14 +205,14 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
     const char *lnb = hf ? "final_layer_norm.bias" : "ln_final.bias";
     int rc;
     if ((rc = sdx__clip_fetch_host(c, &c->tok_emb, -1, -1, tok)) != SDX_OK) return rc;
-    c->vocab = (int)c->tok_emb.shape[0];
-    c->width = (int)c->tok_emb.shape[1];
+    c->vocab = (int)c->tok_emb->shape[0];
+    c->width = (int)c->tok_emb->shape[1];
     if (c->width <= 0 || c->width % SDX__TE_HEAD_DIM)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: width %d is not a positive multiple of the head size %d",
                          c->prefix, tok, c->width, SDX__TE_HEAD_DIM);
     c->heads = c->width / SDX__TE_HEAD_DIM;
     if ((rc = sdx__clip_fetch_host(c, &c->pos_emb, -1, c->width, pos)) != SDX_OK) return rc;
-    c->n_ctx = (int)c->pos_emb.shape[0];
+    c->n_ctx = (int)c->pos_emb->shape[0];
     if (c->n_ctx < 2)
         return sdx__fail(ctx, SDX_ERR_MODEL, "%s%s: %d positions, need at least 2", c->prefix, pos, c->n_ctx);
     if ((rc = sdx__clip_fetch(c, &c->lnf_w, 1, c->width, 0, NULL, -1, lnw)) ||
@@ -236,7 +223,7 @@ static int sdx__clip_load_globals(sdx_ctx *ctx, sdx__clip *c) {
         /* stored [W, P] and applied as x @ text_projection */
         if ((rc = sdx__clip_fetch_host(c, &c->proj, c->width, -1, "text_projection")) != SDX_OK)
             return rc;
-        c->proj_dim = (int)c->proj.shape[1];
+        c->proj_dim = (int)c->proj->shape[1];
     }
     return SDX_OK;
 }
@@ -364,8 +351,11 @@ static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt)
 /* ---- forward -------------------------------------------------------- */
 
 /* x[B, T, W] = token_embedding[ids] + positional_embedding, gathered on
- * the host from host copies of the tables and uploaded once. */
-static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+ * the host from host copies of the tables and uploaded once. Positions
+ * that `emb` (may be NULL) fills take columns [col, col + W) of their
+ * textual-inversion vector instead of the token's row. */
+static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, const sdx__chunks *emb,
+                                int col, sdx_tensor *x) {
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx__mark m = sdx__arena_mark(a);
     float *rows = (float *)sdx__arena_host_alloc(a, (size_t)((B * T + 1) * W) * sizeof(float)), *pos;
@@ -381,8 +371,10 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: token id %d at position %lld is outside [0, %d)",
                                  c->prefix, (int)id, (long long)t, c->vocab);
             }
-            sdx__load_f32(c->tok_emb.data, c->tok_emb.dtype, (int64_t)id * W, W, tok);
-            sdx__load_f32(c->pos_emb.data, c->pos_emb.dtype, t * W, W, pos);
+            sdx__load_f32(c->tok_emb->data, c->tok_emb->dtype, (int64_t)id * W, W, tok);
+            for (int k = 0; emb && k < emb->n_emb; k++)
+                if (emb->emb_pos[k] == b * T + t) memcpy(tok, emb->emb_vec[k] + col, (size_t)W * sizeof(float));
+            sdx__load_f32(c->pos_emb->data, c->pos_emb->dtype, t * W, W, pos);
             for (int64_t i = 0; i < W; i++) tok[i] += pos[i];
         }
     }
@@ -391,31 +383,42 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
     return rc == SDX_OK ? sdx__trace_check(ctx, "embedding", x) : rc;
 }
 
+static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, const int32_t *ids, sdx_tensor *x) {
+    return sdx__clip_embed_with(ctx, c, a, ids, NULL, 0, x);
+}
+
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
 static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
     const sdx__clip_block *b = &c->blocks[i];
-    int64_t B = x->shape[0], T = x->shape[1];
+    int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx_dtype dt = x->dtype;
     sdx__mark m = sdx__arena_mark(a);
-    sdx_tensor h, q, k, v, att, f;
+    sdx_tensor h, q, k, v, att, f, qw, qb, kw, kb, vw, vb;
     int rc = SDX_ERR_NOMEM;
+    if (b->in_w) {      /* OpenCLIP: in_proj rows are q; k; v */
+        qw = sdx__rows_view(b->in_w, 0, W); kw = sdx__rows_view(b->in_w, W, W); vw = sdx__rows_view(b->in_w, 2 * W, W);
+        qb = sdx__rows_view(b->in_b, 0, W); kb = sdx__rows_view(b->in_b, W, W); vb = sdx__rows_view(b->in_b, 2 * W, W);
+    } else {
+        qw = *b->q_w; kw = *b->k_w; vw = *b->v_w;
+        qb = *b->q_b; kb = *b->k_b; vb = *b->v_b;
+    }
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s%s%d", c->prefix,
                   c->layout == SDX__CLIP_HF ? "encoder.layers." : "transformer.resblocks.", i);
     if (!sdx__arena_tensor3(a, &h, dt, B, T, c->width) || !sdx__arena_tensor3(a, &q, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &k, dt, B, T, c->width) || !sdx__arena_tensor3(a, &v, dt, B, T, c->width) ||
         !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
         goto done;
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln1_w, &b->ln1_b));
-    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &b->q_w, &b->q_b));
-    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &b->k_w, &b->k_b));
-    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &b->v_w, &b->v_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln1_w, b->ln1_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb));
     SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, &b->out_w, &b->out_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
-    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, &b->ln2_w, &b->ln2_b));
-    SDX__TE_TRY(sdx__linear(ctx, &f, &h, &b->fc1_w, &b->fc1_b));
+    SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b));
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, &b->fc2_w, &b->fc2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
 done:
     sdx__arena_release(a, m);
@@ -424,7 +427,7 @@ done:
 
 static int sdx__clip_final_norm(sdx_ctx *ctx, const sdx__clip *c, sdx_tensor *y, const sdx_tensor *x) {
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s final norm", c->prefix);
-    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, &c->lnf_w, &c->lnf_b);
+    return sdx__layer_norm(ctx, y, x, SDX__TE_LN_EPS, c->lnf_w, c->lnf_b);
 }
 
 /* Index of the first largest id: the first EOS, as the reference's
@@ -467,7 +470,7 @@ static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, 
     if (!row) return SDX_ERR_NOMEM;
     for (int p = 0; p < P; p++) y[p] = 0.0f;
     for (int w = 0; w < c->width; w++) {
-        sdx__load_f32(c->proj.data, c->proj.dtype, (int64_t)w * P, P, row);
+        sdx__load_f32(c->proj->data, c->proj->dtype, (int64_t)w * P, P, row);
         for (int p = 0; p < P; p++) y[p] += x[w] * row[p];
     }
     sdx__arena_release(a, m);
@@ -522,8 +525,8 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
 /* One encoder's share of the context (columns [col, col + width)) and,
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
-                            const float *mult, int n_chunks, int clip_skip, float *context, int context_dim,
-                            int col, float *pooled) {
+                            const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
+                            int context_dim, int col, float *pooled) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -537,7 +540,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
         goto done;
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
-    SDX__TE_TRY(sdx__clip_embed(ctx, c, a, ids, &x));
+    SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
     for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
@@ -557,9 +560,9 @@ done:
  * (BOS ... EOS, any padding after the first EOS: each encoder re-pads with
  * its own pad id); `mult` the matching emphasis multipliers or NULL.
  * `pooled` may be NULL. See the top of this file for what is produced. */
-static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
-                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
-                                   sdx_tensor *pooled) {
+static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip,
+                                   sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
@@ -573,7 +576,7 @@ static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, n_chunks, clip_skip,
+        rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
         if (rc != SDX_OK) goto fail;
         col += c->width;
@@ -583,6 +586,12 @@ fail:
     sdx_tensor_free(ctx, context);
     if (pooled) sdx_tensor_free(ctx, pooled);
     return rc;
+}
+
+static int sdx__textenc_encode_ids(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena, const int32_t *ids,
+                                   const float *mult, int n_chunks, int clip_skip, sdx_tensor *context,
+                                   sdx_tensor *pooled) {
+    return sdx__textenc_encode_emb(ctx, te, arena, ids, mult, NULL, n_chunks, clip_skip, context, pooled);
 }
 
 /* Prompt chunks (from sdx__prompt_chunks) -> context and pooled. */
@@ -595,7 +604,7 @@ static int sdx__textenc_encode(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *arena
     if (te && te->n_enc && te->n_ctx != SDX__CHUNK_TOKENS + 2)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: text encoder '%s' has %d positions; prompt chunks have %d tokens",
                          sdx_st_path(te->enc[0].w.st), te->enc[0].prefix, te->n_ctx, SDX__CHUNK_TOKENS + 2);
-    return sdx__textenc_encode_ids(ctx, te, arena, chunks->tokens, chunks->mult, chunks->n, clip_skip, context, pooled);
+    return sdx__textenc_encode_emb(ctx, te, arena, chunks->tokens, chunks->mult, chunks, chunks->n, clip_skip, context, pooled);
 }
 
 /* The ids of the empty prompt: BOS, EOS, then EOS padding (the pipeline

@@ -1122,15 +1122,8 @@ SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t siz
     return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
-static int sdx__is_dir(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int sdx__is_file(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
+static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
+static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
 SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };

@@ -1,0 +1,130 @@
+/* GPU benchmark (make bench-gpu): one classifier-free-guidance step (a
+ * batch-2 UNet call) of full-size random-weight SD 1.5 at 512x512 and
+ * SDXL at 1024x1024 through sdx_hip.h, with peak device memory. The f16
+ * checkpoints come from tools/sdx-mkckpt.c (generated once under /tmp, the
+ * files bench_unet uses) and bench/torch_unet.py runs the same files in
+ * PyTorch eager fp16 for the comparison (bench/bench_gpu.sh runs both).
+ *
+ *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32]
+ *
+ * Activations are stored in f16 by default (as PyTorch fp16 runs), so the
+ * GEMMs and convolutions take the matrix-unit path; f32 accumulation as
+ * always. Timings include a device-to-host copy of the output (so the
+ * GPU has finished); the first call (warm-up) is reported apart. */
+#define _DEFAULT_SOURCE 1
+#define SDX_IMPLEMENTATION
+#include "../sdx.h"
+#include "../sdx_hip.h"
+#define SDX_MKCKPT_NO_MAIN
+#include "../tools/sdx-mkckpt.c"
+#include <time.h>
+
+static double bg_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int bg_ensure_checkpoint(const char *preset, const char *path) {
+    mk_unet_arch a;
+    char err[256];
+    FILE *f = fopen(path, "rb");
+    if (f) { fclose(f); return 1; }
+    mk_unet_preset(preset, &a);
+    printf("generating %s (random f16 %s UNet)...\n", path, preset);
+    fflush(stdout);
+    if (!mk_write_unet(path, &a, 1, 1, err, sizeof err)) { fprintf(stderr, "bench_gpu: %s\n", err); return 0; }
+    return 1;
+}
+
+static void bg_fill(float *v, int64_t n, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++) {
+        double u = (double)(mk_next(&s) >> 11) * (1.0 / 9007199254740992.0);
+        v[i] = (float)((2.0 * u - 1.0) * 1.7320508075688772);
+    }
+}
+
+/* A device tensor from the arena holding n random values. */
+static int bg_input(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const int64_t *shape, uint64_t seed) {
+    int64_t n;
+    float *v;
+    int rc;
+    if (!sdx__arena_tensor(a, t, SDX_F32, ndim, shape)) return 0;
+    n = sdx_tensor_numel(t);
+    if (!(v = (float *)malloc((size_t)n * sizeof(float)))) return 0;
+    bg_fill(v, n, seed);
+    rc = sdx__upload(ctx, t, v);
+    free(v);
+    return rc == SDX_OK;
+}
+
+static int bg_run(const char *preset, const char *path, int pixels, int calls, sdx_dtype act) {
+    sdx_ctx *ctx = sdx_create(NULL);
+    sdx_st *st = NULL;
+    sdx__unet u;
+    sdx__arena arena;
+    sdx_tensor x, cx, y, out;
+    float ts[2] = { 999.0f, 999.0f }, *host = NULL;
+    int lat = pixels / 8, ok = 0, loaded = 0;
+    size_t peak = 0;
+    double t0, best = 1e30, sum = 0;
+    char line[512];
+    if (!ctx) return 0;
+    sdx__arena_init(&arena, ctx, 0);
+    if (sdx_hip_use(ctx, 0) != SDX_OK || sdx_st_open(ctx, path, &st) != SDX_OK) goto done;
+    t0 = bg_now();
+    if (sdx__unet_load(ctx, &u, st, "model.diffusion_model.") != SDX_OK) goto done;
+    loaded = 1;
+    u.act_type = act;
+    sdx__unet_describe(&u, line, sizeof line);
+    printf("%s on %s\n  %s\n  load + upload %.2f s, weights %.0f MiB on the device\n", preset, sdx_backend_name(ctx), line,
+           bg_now() - t0, (double)sdx_device_bytes(ctx, NULL) / 1048576.0);
+    {
+        int64_t xs[4] = { 2, u.in_channels, lat, lat }, cs[3] = { 2, 77, u.context_dim };
+        int64_t ys[2] = { 2, u.adm_channels > 0 ? u.adm_channels : 1 }, os[4] = { 2, u.out_channels, lat, lat };
+        if (!bg_input(ctx, &arena, &x, 4, xs, 1) || !bg_input(ctx, &arena, &cx, 3, cs, 2) || !bg_input(ctx, &arena, &y, 2, ys, 3) ||
+            !sdx__arena_tensor(&arena, &out, SDX_F32, 4, os) || !(host = (float *)malloc(sdx_tensor_nbytes(&out))))
+            goto done;
+    }
+    for (int c = 0; c <= calls; c++) {
+        sdx__mark m = sdx__arena_mark(&arena);
+        double dt;
+        t0 = bg_now();
+        if (sdx__unet_forward(ctx, &u, &arena, &x, ts, &cx, u.adm_channels > 0 ? &y : NULL, &out) != SDX_OK ||
+            sdx__download(ctx, host, &out) != SDX_OK)
+            goto done;
+        dt = bg_now() - t0;
+        sdx__arena_release(&arena, m);
+        if (c == 0) { printf("  %dx%d, batch 2 (one CFG step), %s activations: warm-up %.3f s\n", pixels, pixels, sdx_dtype_name(act), dt); continue; }
+        best = dt < best ? dt : best;
+        sum += dt;
+    }
+    sdx_device_bytes(ctx, &peak);
+    printf("RESULT sdx %s step_s %.4f best_s %.4f peak_vram_mib %.0f\n", preset, sum / calls, best, (double)peak / 1048576.0);
+    ok = 1;
+done:
+    if (!ok) fprintf(stderr, "bench_gpu: %s: %s\n", preset, sdx_last_error(ctx));
+    free(host);
+    sdx__arena_free(&arena);
+    if (loaded) sdx__unet_free(&u);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return ok;
+}
+
+int main(int argc, char **argv) {
+    const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
+    int calls = 3, ok = 1;
+    sdx_dtype act = SDX_F16;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--only")) only = argv[i + 1];
+        else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--act")) act = !strcmp(argv[i + 1], "f32") ? SDX_F32 : !strcmp(argv[i + 1], "bf16") ? SDX_BF16 : SDX_F16;
+        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32]\n", argv[0]); return 2; }
+    }
+    if (calls < 1) calls = 1;
+    if (!only || !strcmp(only, "sd15")) ok &= bg_ensure_checkpoint("sd15", sd15) && bg_run("sd15", sd15, 512, calls, act);
+    if (!only || !strcmp(only, "sdxl")) ok &= bg_ensure_checkpoint("sdxl", sdxl) && bg_run("sdxl", sdxl, 1024, calls, act);
+    return ok ? 0 : 1;
+}

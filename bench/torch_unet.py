@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""PyTorch eager reference for `make bench-gpu`: the LDM/SGM UNet forward in
+plain torch ops (F.conv2d, F.linear, F.group_norm, F.layer_norm,
+F.scaled_dot_product_attention) in fp16, reading the same random-weight
+checkpoints as bench/bench_gpu.c, one CFG step (batch 2) per call.
+
+    python3 bench/torch_unet.py [--only sd15|sdxl] [--calls N]
+
+PyTorch (and optionally `safetensors`) exist only on the GPU machine; they
+are no dependency of sdx. Without `safetensors` a small reader below loads
+the file. Prints RESULT lines that bench/bench_gpu.sh puts beside sdx's."""
+import argparse, json, math, struct, sys, time
+
+import torch
+import torch.nn.functional as F
+
+PATHS = {"sd15": ("/tmp/sdx_bench_sd15_f16.safetensors", 512),
+         "sdxl": ("/tmp/sdx_bench_sdxl_f16.safetensors", 1024)}
+PREFIX = "model.diffusion_model."
+
+
+def load(path, device):
+    try:
+        from safetensors.torch import load_file
+        sd = load_file(path, device="cpu")
+    except ImportError:                      # the format: u64 header size, JSON header, raw data
+        dtypes = {"F16": torch.float16, "F32": torch.float32, "BF16": torch.bfloat16}
+        with open(path, "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            header = json.loads(f.read(n))
+            data = f.read()
+        sd = {}
+        for k, v in header.items():
+            if k == "__metadata__":
+                continue
+            a, b = v["data_offsets"]
+            sd[k] = torch.frombuffer(bytearray(data[a:b]), dtype=dtypes[v["dtype"]]).reshape(v["shape"])
+    return {k[len(PREFIX):]: t.to(device=device, dtype=torch.float16) for k, t in sd.items() if k.startswith(PREFIX)}
+
+
+class UNet:
+    def __init__(self, w):
+        self.w = w
+        self.ctx_dim = next(t.shape[1] for k, t in w.items() if k.endswith("attn2.to_k.weight"))
+        self.sd1 = self.ctx_dim == 768       # SD 1.x: 8 heads; SD 2.x / SDXL: head dim 64
+        # every dotted prefix of a key ("input_blocks.4.", ...), so the
+        # structure walk costs no Python time per call
+        self.prefixes = {k[:i + 1] for k in w for i, ch in enumerate(k) if ch == "."}
+
+    def has(self, k):
+        return k in self.w
+
+    def res(self, p, h, emb):
+        w = self.w
+        x = F.silu(F.group_norm(h, 32, w[p + "in_layers.0.weight"], w[p + "in_layers.0.bias"], 1e-5))
+        x = F.conv2d(x, w[p + "in_layers.2.weight"], w[p + "in_layers.2.bias"], padding=1)
+        e = F.linear(F.silu(emb), w[p + "emb_layers.1.weight"], w[p + "emb_layers.1.bias"])
+        x = x + e[:, :, None, None]
+        x = F.silu(F.group_norm(x, 32, w[p + "out_layers.0.weight"], w[p + "out_layers.0.bias"], 1e-5))
+        x = F.conv2d(x, w[p + "out_layers.3.weight"], w[p + "out_layers.3.bias"], padding=1)
+        if self.has(p + "skip_connection.weight"):
+            h = F.conv2d(h, w[p + "skip_connection.weight"], w[p + "skip_connection.bias"])
+        return h + x
+
+    def attn(self, p, x, ctx):
+        w = self.w
+        q = F.linear(x, w[p + "to_q.weight"])
+        k = F.linear(ctx, w[p + "to_k.weight"])
+        v = F.linear(ctx, w[p + "to_v.weight"])
+        c = q.shape[-1]
+        heads = 8 if self.sd1 else c // 64
+        b = x.shape[0]
+        q, k, v = (t.view(b, -1, heads, c // heads).transpose(1, 2) for t in (q, k, v))
+        o = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, -1, c)
+        return F.linear(o, w[p + "to_out.0.weight"], w[p + "to_out.0.bias"])
+
+    def transformer(self, p, h, ctx):
+        w = self.w
+        b, c, hh, ww = h.shape
+        x = F.group_norm(h, 32, w[p + "norm.weight"], w[p + "norm.bias"], 1e-6)
+        linear = w[p + "proj_in.weight"].dim() == 2
+        if linear:
+            x = F.linear(x.flatten(2).transpose(1, 2), w[p + "proj_in.weight"], w[p + "proj_in.bias"])
+        else:
+            x = F.conv2d(x, w[p + "proj_in.weight"], w[p + "proj_in.bias"]).flatten(2).transpose(1, 2)
+        i = 0
+        while self.has(f"{p}transformer_blocks.{i}.norm1.weight"):
+            q = f"{p}transformer_blocks.{i}."
+            ln = lambda t, n: F.layer_norm(t, (t.shape[-1],), w[q + n + ".weight"], w[q + n + ".bias"], 1e-5)
+            y = ln(x, "norm1")
+            x = x + self.attn(q + "attn1.", y, y)
+            x = x + self.attn(q + "attn2.", ln(x, "norm2"), ctx)
+            a, g = F.linear(ln(x, "norm3"), w[q + "ff.net.0.proj.weight"], w[q + "ff.net.0.proj.bias"]).chunk(2, dim=-1)
+            x = x + F.linear(a * F.gelu(g), w[q + "ff.net.2.weight"], w[q + "ff.net.2.bias"])
+            i += 1
+        if linear:
+            x = F.linear(x, w[p + "proj_out.weight"], w[p + "proj_out.bias"]).transpose(1, 2).reshape(b, c, hh, ww)
+        else:
+            x = F.conv2d(x.transpose(1, 2).reshape(b, -1, hh, ww), w[p + "proj_out.weight"], w[p + "proj_out.bias"])
+        return h + x
+
+    def block(self, p, h, emb, ctx):
+        j = 0
+        while f"{p}{j}." in self.prefixes:
+            q = f"{p}{j}."
+            if self.has(q + "in_layers.0.weight"):
+                h = self.res(q, h, emb)
+            elif self.has(q + "proj_in.weight"):
+                h = self.transformer(q, h, ctx)
+            elif self.has(q + "op.weight"):
+                h = F.conv2d(h, self.w[q + "op.weight"], self.w[q + "op.bias"], stride=2, padding=1)
+            elif self.has(q + "conv.weight"):
+                h = F.conv2d(F.interpolate(h, scale_factor=2.0, mode="nearest"), self.w[q + "conv.weight"], self.w[q + "conv.bias"], padding=1)
+            j += 1
+        return h
+
+    def forward(self, x, t, ctx, y=None):
+        w = self.w
+        mc = w["time_embed.0.weight"].shape[1]
+        half = mc // 2
+        freqs = torch.exp(-math.log(10000.0) * torch.arange(half, device=x.device, dtype=torch.float32) / half)
+        args = t[:, None].float() * freqs[None]
+        temb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1).to(torch.float16)
+        emb = F.linear(F.silu(F.linear(temb, w["time_embed.0.weight"], w["time_embed.0.bias"])), w["time_embed.2.weight"], w["time_embed.2.bias"])
+        if y is not None and self.has("label_emb.0.0.weight"):
+            emb = emb + F.linear(F.silu(F.linear(y, w["label_emb.0.0.weight"], w["label_emb.0.0.bias"])),
+                                 w["label_emb.0.2.weight"], w["label_emb.0.2.bias"])
+        h, skips, i = x, [], 0
+        while f"input_blocks.{i}." in self.prefixes:
+            if i == 0:
+                h = F.conv2d(h, w["input_blocks.0.0.weight"], w["input_blocks.0.0.bias"], padding=1)
+            else:
+                h = self.block(f"input_blocks.{i}.", h, emb, ctx)
+            skips.append(h)
+            i += 1
+        h = self.block("middle_block.", h, emb, ctx)
+        i = 0
+        while f"output_blocks.{i}." in self.prefixes:
+            h = self.block(f"output_blocks.{i}.", torch.cat([h, skips.pop()], dim=1), emb, ctx)
+            i += 1
+        h = F.silu(F.group_norm(h, 32, w["out.0.weight"], w["out.0.bias"], 1e-5))
+        return F.conv2d(h, w["out.2.weight"], w["out.2.bias"], padding=1)
+
+
+def run(name, calls, dev):
+    path, pixels = PATHS[name]
+    w = load(path, dev)
+    net = UNet(w)
+    lat = pixels // 8
+    g = torch.Generator(device="cpu").manual_seed(1)
+    cin = w["input_blocks.0.0.weight"].shape[1]
+    x = torch.randn(2, cin, lat, lat, generator=g).to(dev, torch.float16)
+    ctx = torch.randn(2, 77, net.ctx_dim, generator=g).to(dev, torch.float16)
+    y = torch.randn(2, w["label_emb.0.0.weight"].shape[1], generator=g).to(dev, torch.float16) if net.has("label_emb.0.0.weight") else None
+    t = torch.full((2,), 999.0, device=dev)
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    with torch.inference_mode():
+        for c in range(calls + 1):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = net.forward(x, t, ctx, y)
+            out.float().cpu()
+            dt = time.perf_counter() - t0
+            if c:
+                times.append(dt)
+            else:
+                print(f"  torch {name}: warm-up {dt:.3f} s")
+    peak = torch.cuda.max_memory_allocated() / 2**20
+    print(f"RESULT torch {name} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", choices=["sd15", "sdxl"])
+    ap.add_argument("--calls", type=int, default=3)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("SKIP torch: no GPU visible to PyTorch")
+        return 0
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+    for name in ("sd15", "sdxl"):
+        if a.only in (None, name):
+            run(name, max(1, a.calls), "cuda")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1386 @@
+/* sdx_hip.h - the GPU backend of sdx.h: AMD (HIP) and NVIDIA (CUDA) in one header.
+   Generated from src/hip/ by tools/amalgamate.sh; edit src/hip/, not this file.
+
+   USAGE
+     In exactly one file compiled by hipcc (AMD) or nvcc (NVIDIA):
+         #define SDX_HIP_IMPLEMENTATION
+         #include "sdx_hip.h"
+     (nvcc: name it .cu or pass -x cu; hipcc: -x hip.) Do not define
+     SDX_IMPLEMENTATION in that file: sdx.h's implementation stays in a C
+     file of its own, built with any C compiler. Everywhere else (C or
+     C++), #include "sdx_hip.h" for the declarations. Link with nvcc or
+     hipcc (or add -lcudart / -lamdhip64). A program that never includes
+     this header needs neither compiler.
+
+         sdx_ctx *ctx = sdx_create(&desc);
+         if (sdx_hip_use(ctx, 0) != SDX_OK)          // before loading models
+             fprintf(stderr, "%s\n", sdx_last_error(ctx));   // stays on the CPU
+         ... sdx_model_load, sdx_generate as usual ...
+         size_t peak; sdx_device_bytes(ctx, &peak);   // VRAM high-water mark
+
+   BUILD
+     nvcc  -O2 -x cu -arch=sm_80 -c gpu.cu       (sm_80 and newer use tensor
+                                                  cores; older GPUs run the
+                                                  plain kernels)
+     hipcc -O2 -x hip --offload-arch=gfx90a,gfx1100 -c gpu.cpp
+     `make sdx-hip` builds the sdx CLI this way (examples/sdx_hip.cu).
+
+   WHAT RUNS ON THE GPU
+     Every kernel of the sdx_backend ops table, under sdx.h's precision
+     policy: tensors in F32, F16 or BF16 storage (any mix), f32
+     accumulation, f32 softmax, f32/f64 norm statistics, f16 stores that
+     saturate at +-65504. GEMMs (linear layers, and convolutions as
+     implicit GEMMs without an im2col buffer) run on the matrix units when
+     x and w are both F16 or both BF16: NVIDIA tensor cores (wmma, sm_80+),
+     AMD MFMA (gfx90a, gfx940-942) and WMMA (gfx1100-1103); otherwise, and
+     for F32 operands, on a tiled f32 kernel (exact to f32 rounding).
+     Attention is one fused kernel with an online softmax, sized for head
+     dims 40, 64, 80, 128 and 160 (others up to 512).
+
+   CONFIGURATION (define before including, in the implementation file)
+     SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)
+     SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
+
+   The SDX_UNSAFE_* half-precision emulations of sdx.h are CPU-only.
+*/
+#ifndef SDX_HIP_H_INCLUDED
+#define SDX_HIP_H_INCLUDED
+
+/* ---- src/hip/api_hip.h ---- */
+/* ===================================================================== */
+/*  Public API: the GPU backend                                           */
+/* ===================================================================== */
+/* Declarations only: any C or C++ file may include this half. */
+#include "sdx.h"
+
+#ifndef SDX_HIP_API
+#define SDX_HIP_API extern
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sdx_hip_info {
+    char   name[256];        /* "NVIDIA H100 80GB HBM3", "AMD Radeon RX 7900 XTX" */
+    char   arch[64];         /* "sm_90", "gfx1100"                          */
+    size_t total_bytes;      /* device memory                               */
+    size_t free_bytes;       /* free now                                    */
+    int    matrix_units;     /* 1: GEMM and convolutions run on tensor/matrix
+                                cores for f16 and bf16 operands (this build has
+                                code for them and the device has them)       */
+} sdx_hip_info;
+
+/* Number of GPUs the runtime sees (0 when none or no driver). */
+SDX_HIP_API int sdx_hip_device_count(void);
+/* Facts about GPU `device_index`; SDX_ERR_UNSUPPORTED when there is none
+ * (`info` then holds the reason in `name`). */
+SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info);
+/* Puts the context on GPU `device_index`: load models after this call.
+ * Fails with SDX_ERR_UNSUPPORTED (and a message naming the reason: no
+ * device, no driver, no code for this GPU in the binary) and leaves the
+ * context on the CPU. */
+SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SDX_HIP_H_INCLUDED */
+
+#if defined(SDX_HIP_IMPLEMENTATION) && !defined(SDX_HIP_IMPLEMENTATION_DONE)
+#define SDX_HIP_IMPLEMENTATION_DONE
+/* Internals are static; not every program uses every one of them. */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+
+/* ---- src/hip/prelude.h ---- */
+/* ===================================================================== */
+/*  Prelude: one source for hipcc (AMD) and nvcc (NVIDIA)                 */
+/* ===================================================================== */
+/* The kernels are written against HIP's runtime names. Under nvcc they
+ * are mapped onto CUDA's here, so NVIDIA users need no HIP install; the
+ * list is exactly what this file uses. Matrix units: SDX__HIP_MMA says
+ * which kind the code being compiled for the device has (0 none, 1
+ * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
+ * kernel reports it at run time, so the host never picks a path the
+ * loaded code object lacks. */
+#if !defined(__HIPCC__) && !defined(__CUDACC__)
+#error "sdx_hip.h: compile the SDX_HIP_IMPLEMENTATION file with hipcc or nvcc"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#define SDX__HIP_VENDOR "hip"
+#else
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#define SDX__HIP_VENDOR "cuda"
+typedef cudaError_t    hipError_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+#define hipSuccess                 cudaSuccess
+#define hipErrorNoDevice           cudaErrorNoDevice
+#define hipGetErrorString          cudaGetErrorString
+#define hipGetLastError            cudaGetLastError
+#define hipGetDeviceCount          cudaGetDeviceCount
+#define hipGetDeviceProperties     cudaGetDeviceProperties
+#define hipSetDevice               cudaSetDevice
+#define hipGetDevice               cudaGetDevice
+#define hipMalloc                  cudaMalloc
+#define hipFree                    cudaFree
+#define hipMemcpy                  cudaMemcpy
+#define hipMemcpyHostToDevice      cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost      cudaMemcpyDeviceToHost
+#define hipMemGetInfo              cudaMemGetInfo
+#define hipDeviceSynchronize       cudaDeviceSynchronize
+#endif
+
+/* Which matrix unit the device code being compiled has. */
+#if defined(SDX_HIP_NO_MATRIX_CORES)
+#define SDX__HIP_MMA 0
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SDX__HIP_MMA 1
+#elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define SDX__HIP_MMA 2
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
+#define SDX__HIP_MMA 3
+#else
+#define SDX__HIP_MMA 0
+#endif
+
+/* Threads that run in lockstep on the device code being compiled. */
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#define SDX__HIP_WARP __AMDGCN_WAVEFRONT_SIZE
+#else
+#define SDX__HIP_WARP 32
+#endif
+
+/* ---- src/hip/device.cu ---- */
+/* ===================================================================== */
+/*  Device helpers: storage dtypes, reductions                            */
+/* ===================================================================== */
+/* Tensors reach the kernels as raw pointers plus their sdx_dtype (F32 0,
+ * F16 1, BF16 2). Every kernel widens to f32 on load and narrows once on
+ * store, with the CPU's rounding: f16 round-to-nearest-even saturating at
+ * +-65504 (NaN stays NaN), bf16 round-to-nearest-even with quiet NaNs. */
+
+#define SDX__HIP_DT_F32  0
+#define SDX__HIP_DT_F16  1
+#define SDX__HIP_DT_BF16 2
+
+static __device__ __forceinline__ float sdx__hip_h2f(uint16_t b) { return __half2float(__ushort_as_half(b)); }
+static __device__ __forceinline__ float sdx__hip_bf2f(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
+
+static __device__ __forceinline__ uint16_t sdx__hip_f2h(float v) {
+    /* comparisons are false for NaN, so NaN passes through unchanged */
+    v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
+    return __half_as_ushort(__float2half_rn(v));
+}
+
+static __device__ __forceinline__ uint16_t sdx__hip_f2bf(float f) {
+    uint32_t x = __float_as_uint(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64_t i) {
+    if (dt == SDX__HIP_DT_F32) return ((const float *)p)[i];
+    return dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(((const uint16_t *)p)[i]) : sdx__hip_bf2f(((const uint16_t *)p)[i]);
+}
+
+static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, float v) {
+    if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
+    else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+}
+
+/* Butterfly sums and maxima within groups of `width` lanes (a power of
+ * two up to the warp size). */
+#if defined(__HIPCC__)
+#define SDX__HIP_SHFL_XOR(v, m) __shfl_xor((v), (m))
+#else
+#define SDX__HIP_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#endif
+
+template <typename T>
+static __device__ __forceinline__ T sdx__hip_warp_sum(T v, int width) {
+    for (int m = 1; m < width; m <<= 1) v += SDX__HIP_SHFL_XOR(v, m);
+    return v;
+}
+
+static __device__ __forceinline__ float sdx__hip_warp_max(float v, int width) {
+    for (int m = 1; m < width; m <<= 1) v = fmaxf(v, SDX__HIP_SHFL_XOR(v, m));
+    return v;
+}
+
+/* Sum over the whole block (blockDim.x a multiple of the warp size, at
+ * most 1024); every thread gets the result. `buf` holds 32 values. */
+template <typename T>
+static __device__ T sdx__hip_block_sum(T v, T *buf) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP, warp = (int)threadIdx.x / SDX__HIP_WARP;
+    int warps = (int)blockDim.x / SDX__HIP_WARP;
+    v = sdx__hip_warp_sum(v, SDX__HIP_WARP);
+    __syncthreads();                    /* buf may still be read by a previous call */
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    v = 0;
+    for (int i = 0; i < warps; i++) v += buf[i];
+    return v;
+}
+
+/* ---- src/hip/kernels.cu ---- */
+/* ===================================================================== */
+/*  Kernels: elementwise, norms, softmax, layout                          */
+/* ===================================================================== */
+/* Semantics are the CPU kernels' (src/cpu/kernels.c): f32 arithmetic,
+ * f32 (group norm: f64) statistics, one narrowing store. */
+
+enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL };
+
+static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
+
+#define SDX__HIP_GRID_STRIDE(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+__global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        float v = sdx__hip_ld(a, at, i);
+        switch (op) {
+        case SDX__HIP_SILU: v = sdx__hip_silu(v); break;
+        case SDX__HIP_GELU: v = sdx__hip_gelu(v); break;
+        case SDX__HIP_QUICK_GELU: v = v / (1.0f + expf(-1.702f * v)); break;
+        case SDX__HIP_SCALE: v *= s; break;
+        case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
+        case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
+        default: break;
+        }
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* limit > 0: y = tanh(x / limit) * limit (TAESD's soft clamp); else
+ * y = min(max(x, lo), hi) with NaN kept, as the CPU's. y may alias x. */
+__global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t n, float lo, float hi, float limit) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        float v = sdx__hip_ld(x, xt, i);
+        v = limit > 0 ? tanhf(v / limit) * limit : v < lo ? lo : v > hi ? hi : v;
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* y[r, j] = x[r, j] * gelu(x[r, d + j]) */
+__global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t r = i / d, j = i % d;
+        float a = sdx__hip_ld(x, xt, r * 2 * d + j), g = sdx__hip_ld(x, xt, r * 2 * d + d + j);
+        sdx__hip_st(y, yt, i, a * sdx__hip_gelu(g));
+    }
+}
+
+/* y = x + v[n*C + c] over each [H*W] plane */
+__global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
+    SDX__HIP_GRID_STRIDE(i, n) sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, i) + sdx__hip_ld(v, vt, i / hw));
+}
+
+/* nearest: source index floor(dst * in / out), as torch's interpolate */
+__global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_t n, int64_t hi, int64_t wi, int64_t ho, int64_t wo) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * hi + oy * hi / ho) * wi + ox * wi / wo));
+    }
+}
+
+/* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
+__global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
+                                        int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * h + sy) * w + sx));
+    }
+}
+
+/* y[n] = cat(a[n], b[n]) with na, nb elements per image */
+__global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t img = i / (na + nb), r = i % (na + nb);
+        float v = r < na ? sdx__hip_ld(a, at, img * na + r) : sdx__hip_ld(b, bt, img * nb + r - na);
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* Batched [rows, cols] -> [cols, rows] through a 32 x 33 tile (the extra
+ * column keeps the transposed reads off one bank). Block 32 x 8. */
+__global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int64_t rows, int64_t cols) {
+    __shared__ float tile[32][33];
+    int64_t base = (int64_t)blockIdx.z * rows * cols;
+    int64_t c0 = (int64_t)blockIdx.x * 32, r0 = (int64_t)blockIdx.y * 32;
+    for (int i = (int)threadIdx.y; i < 32; i += 8) {
+        int64_t r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = sdx__hip_ld(x, xt, base + r * cols + c);
+    }
+    __syncthreads();
+    for (int i = (int)threadIdx.y; i < 32; i += 8) {
+        int64_t c = c0 + i, r = r0 + threadIdx.x;
+        if (r < rows && c < cols) sdx__hip_st(y, yt, base + c * rows + r, tile[threadIdx.x][i]);
+    }
+}
+
+/* ---- group norm ---------------------------------------------------------- */
+/* Each (image, group) is split over `parts` blocks so that large groups
+ * (the VAE at 1024 px: 4 M values) fill the GPU. Two passes with f64
+ * partial sums: the mean, then the squared deviations from it, so large
+ * offsets cost no precision; a third pass normalises. part_sum and
+ * part_sq hold one value per block. */
+
+#define SDX__HIP_GN_THREADS 512
+
+__global__ void sdx__hip_k_gn_sum(const void *x, int xt, int64_t count, int parts, double *part_sum) {
+    __shared__ double buf[32];
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double s = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) s += (double)sdx__hip_ld(x, xt, g * count + i);
+    s = sdx__hip_block_sum(s, buf);
+    if (threadIdx.x == 0) part_sum[g * parts + blockIdx.x] = s;
+}
+
+static __device__ double sdx__hip_gn_mean(const double *part_sum, int64_t g, int parts, int64_t count) {
+    double s = 0;
+    for (int p = 0; p < parts; p++) s += part_sum[g * parts + p];
+    return count ? s / (double)count : 0.0;
+}
+
+__global__ void sdx__hip_k_gn_var(const void *x, int xt, int64_t count, int parts, const double *part_sum, double *part_sq) {
+    __shared__ double buf[32];
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        double d = (double)sdx__hip_ld(x, xt, g * count + i) - mean;
+        q += d * d;
+    }
+    q = sdx__hip_block_sum(q, buf);
+    if (threadIdx.x == 0) part_sq[g * parts + blockIdx.x] = q;
+}
+
+__global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
+                                    const double *part_sq, int64_t groups, int64_t spatial, float eps,
+                                    const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts, cpg = count / spatial;  /* spatial > 0 */
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
+    float rstd, fmean = (float)mean;
+    for (int p = 0; p < parts; p++) q += part_sq[g * parts + p];
+    rstd = (float)(1.0 / sqrt((count ? q / (double)count : 0.0) + (double)eps));
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        int64_t ch = (g % groups) * cpg + i / spatial;
+        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
+        float mul = gm * rstd, add = bt - fmean * mul;
+        float v = sdx__hip_ld(x, xt, g * count + i) * mul + add;
+        if (fuse_silu) v = sdx__hip_silu(v);
+        sdx__hip_st(y, yt, g * count + i, v);
+    }
+}
+
+/* ---- layer norm and softmax: one warp per row ---------------------------- */
+
+__global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
+                                      const void *gamma, int gt, const void *beta, int btt) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    float s = 0, q = 0, mean, rstd;
+    if (r >= rows) return;      /* whole warps leave together */
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i);
+    mean = sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) { float v = sdx__hip_ld(x, xt, r * d + i) - mean; q += v * v; }
+    rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) {
+        float gm = gamma ? sdx__hip_ld(gamma, gt, i) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i) : 0.0f;
+        sdx__hip_st(y, yt, r * d + i, (sdx__hip_ld(x, xt, r * d + i) - mean) * rstd * gm + bt);
+    }
+}
+
+__global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    float mx = -INFINITY, s = 0, inv;
+    if (r >= rows) return;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) mx = fmaxf(mx, sdx__hip_ld(x, xt, r * d + i));
+    mx = sdx__hip_warp_max(mx, SDX__HIP_WARP);
+    if (mx == -INFINITY) mx = 0;    /* fully masked row: all zeros */
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += expf(sdx__hip_ld(x, xt, r * d + i) - mx);
+    s = sdx__hip_warp_sum(s, SDX__HIP_WARP);
+    inv = s > 0 ? 1.0f / s : 0.0f;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) sdx__hip_st(y, yt, r * d + i, expf(sdx__hip_ld(x, xt, r * d + i) - mx) * inv);
+}
+
+/* ---- src/hip/gemm.cu ---- */
+/* ===================================================================== */
+/*  GEMM: linear and convolution (implicit GEMM)                          */
+/* ===================================================================== */
+/* Both ops are C[m, n] = sum_k A[m, k] W[n, k] + bias[n], f32 accumulated:
+ *   linear  A = x [M, K] (rows of the input), W = w [N, K], y[m*N + n];
+ *   conv2d  A[m, k] = x[c, oy*s - pt + ky, ox*s - pl + kx] gathered on the
+ *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
+ *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
+ * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
+ * operands of one type (NVIDIA wmma, AMD MFMA on CDNA2/3, AMD WMMA on
+ * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
+ * types, GPUs without matrix units). */
+
+struct sdx__hip_gemm {
+    const void *x; int xt;
+    const void *w; int wt;
+    const void *bias; int bt;
+    void *y; int yt;
+    int64_t M, N, K;
+    int64_t x_bstride, y_bstride;       /* conv: elements per image */
+    int H, W, Wo, kh, kw, stride, pt, pl;
+};
+
+enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1 };
+
+/* Element index of A[m, k] in x (image base applied by the caller), or -1
+ * for a zero (padding, or past M/K). */
+template <int AK>
+static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &g, int64_t m, int64_t k) {
+    if (m >= g.M || k >= g.K) return -1;
+    if (AK == SDX__HIP_A_ROWS) return m * g.K + k;
+    {
+        int khw = g.kh * g.kw, kk = (int)k;
+        int c = kk / khw, r = kk - c * khw, ky = r / g.kw, kx = r - ky * g.kw;
+        int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+        int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
+        if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
+        return ((int64_t)c * g.H + iy) * g.W + ix;
+    }
+}
+
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_gemm_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, float v) {
+    if (m >= g.M || n >= g.N) return;
+    if (g.bias) v += sdx__hip_ld(g.bias, g.bt, n);
+    sdx__hip_st(g.y, g.yt, AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m, v);
+}
+
+static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int dt, int64_t elems) {
+    return (const char *)p + elems * (dt == SDX__HIP_DT_F32 ? 4 : 2);
+}
+
+/* ---- SIMT kernel: 64 x 64 tile, 256 threads, 4 x 4 per thread ------------ */
+
+#define SDX__HIP_SBM 64
+#define SDX__HIP_SBN 64
+#define SDX__HIP_SBK 16
+
+template <int AK>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
+    __shared__ float as[SDX__HIP_SBK][SDX__HIP_SBM + 4];
+    __shared__ float bs[SDX__HIP_SBK][SDX__HIP_SBN + 4];
+    const int t = (int)threadIdx.x;
+    /* consecutive threads own consecutive outputs in y's order: columns n
+     * for linear (y[m*N + n]), pixels m for conv (y[n*M + m]) */
+    const int mi = AK == SDX__HIP_A_ROWS ? t / 16 : t % 16, ni = AK == SDX__HIP_A_ROWS ? t % 16 : t / 16;
+    const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_SBM, n0 = (int64_t)blockIdx.y * SDX__HIP_SBN, z = blockIdx.z;
+    const void *xb = sdx__hip_offset(g.x, g.xt, z * g.x_bstride);
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_SBK) {
+        for (int e = t; e < SDX__HIP_SBM * SDX__HIP_SBK; e += 256) {
+            /* rows: consecutive threads walk k (contiguous); conv: pixels */
+            int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_SBK : e % SDX__HIP_SBM;
+            int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_SBK : e / SDX__HIP_SBM;
+            int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
+            int64_t n = n0 + e / SDX__HIP_SBK, k = k0 + e % SDX__HIP_SBK;
+            as[kk][mm] = ai < 0 ? 0.0f : sdx__hip_ld(xb, g.xt, ai);
+            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + k) : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < SDX__HIP_SBK; kk++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++) a[i] = as[kk][mi + 16 * i];
+            for (int j = 0; j < 4; j++) b[j] = bs[kk][ni + 16 * j];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) sdx__hip_gemm_out<AK>(g, z, m0 + mi + 16 * i, n0 + ni + 16 * j, acc[i][j]);
+}
+
+/* ---- matrix-unit kernel: 128 x 128 tile, 256 threads ---------------------- */
+/* Operands are staged in shared memory as raw 16-bit values (x and w
+ * share one half type HT, so no conversion happens on the way: the
+ * products are exact and accumulate in f32). Warps (wavefronts of 64 on
+ * CDNA) split the tile 2 x (warps/2); each computes 16 x 16 fragments
+ * with its unit's instruction and stages them through shared memory for
+ * the epilogue (bias, narrowing, y's layout). */
+
+#define SDX__HIP_MBM 128
+#define SDX__HIP_MBN 128
+#define SDX__HIP_MBK 32
+#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
+#define SDX__HIP_CLD 20                    /* staging pitch in floats */
+
+#if SDX__HIP_MMA == 1
+#include <cuda_bf16.h>
+template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
+template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
+#elif SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
+typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
+typedef short    sdx__hip_s4 __attribute__((ext_vector_type(4)));
+typedef float    sdx__hip_f4 __attribute__((ext_vector_type(4)));
+typedef _Float16 sdx__hip_h16 __attribute__((ext_vector_type(16)));
+typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
+typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
+#endif
+
+/* Writes a staged 16 x 16 fragment (cs, pitch SDX__HIP_CLD) to y; lanes
+ * walk y's contiguous direction. */
+template <int AK>
+static __device__ void sdx__hip_frag_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, const float *cs, int lane) {
+    for (int e = lane; e < 256; e += SDX__HIP_WARP) {
+        int r = AK == SDX__HIP_A_ROWS ? e / 16 : e % 16, c = AK == SDX__HIP_A_ROWS ? e % 16 : e / 16;
+        sdx__hip_gemm_out<AK>(g, z, m + r, n + c, cs[r * SDX__HIP_CLD + c]);
+    }
+}
+
+template <int AK, int HT>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+#if SDX__HIP_MMA != 0
+    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
+           FM = WTM / 16, FN = WTN / 16 };
+    __shared__ __align__(128) uint16_t as[SDX__HIP_MBM * SDX__HIP_MLD];
+    __shared__ __align__(128) uint16_t bs[SDX__HIP_MBN * SDX__HIP_MLD];
+    __shared__ __align__(128) float cs[WARPS][16 * SDX__HIP_CLD];
+    const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
+    const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
+#if SDX__HIP_MMA == 1
+    typedef typename sdx__hip_wmma_t<HT>::type T;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);
+#elif SDX__HIP_MMA == 2
+    sdx__hip_f4 acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) acc[i][j] = sdx__hip_f4{ 0.0f, 0.0f, 0.0f, 0.0f };
+#else
+    sdx__hip_f8 acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++)
+            for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
+#endif
+    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_MBK) {
+        for (int e = t; e < SDX__HIP_MBM * SDX__HIP_MBK; e += 256) {
+            int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % SDX__HIP_MBM;
+            int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / SDX__HIP_MBM;
+            int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
+            int64_t n = n0 + e / SDX__HIP_MBK, k = k0 + e % SDX__HIP_MBK;
+            as[mm * SDX__HIP_MLD + kk] = ai < 0 ? (uint16_t)0 : xb[ai];
+            bs[(e / SDX__HIP_MBK) * SDX__HIP_MLD + e % SDX__HIP_MBK] = (n < g.N && k < g.K) ? wb[n * g.K + k] : (uint16_t)0;
+        }
+        __syncthreads();
+        for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
+#if SDX__HIP_MMA == 1
+            nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa[FM];
+            nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major> fb[FN];
+            for (int i = 0; i < FM; i++)
+                nvcuda::wmma::load_matrix_sync(fa[i], (const T *)(as + (wm * WTM + i * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+            for (int j = 0; j < FN; j++)
+                nvcuda::wmma::load_matrix_sync(fb[j], (const T *)(bs + (wn * WTN + j * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < FN; j++) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+#elif SDX__HIP_MMA == 2
+            /* v_mfma_f32_16x16x16: lane l holds A[l%16][4*(l/16) + 0..3],
+             * B[4*(l/16) + 0..3][l%16] and D[4*(l/16) + 0..3][l%16] */
+            const int row = lane % 16, kq = ks + 4 * (lane / 16);
+            for (int i = 0; i < FM; i++) {
+                const uint16_t *pa = as + (wm * WTM + i * 16 + row) * SDX__HIP_MLD + kq;
+                for (int j = 0; j < FN; j++) {
+                    const uint16_t *pb = bs + (wn * WTN + j * 16 + row) * SDX__HIP_MLD + kq;
+                    if (HT == SDX__HIP_DT_F16) {
+                        sdx__hip_h4 a, b;
+                        for (int r = 0; r < 4; r++) { a[r] = __builtin_bit_cast(_Float16, pa[r]); b[r] = __builtin_bit_cast(_Float16, pb[r]); }
+                        acc[i][j] = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc[i][j], 0, 0, 0);
+                    } else {
+                        sdx__hip_s4 a, b;
+                        for (int r = 0; r < 4; r++) { a[r] = (short)pa[r]; b[r] = (short)pb[r]; }
+                        acc[i][j] = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, acc[i][j], 0, 0, 0);
+                    }
+                }
+            }
+#else
+            /* v_wmma_f32_16x16x16 (wave32): lane l holds row l%16 of A and
+             * column l%16 of B over all 16 k; D[2*r + l/16][l%16], r < 8 */
+            const int row = lane % 16;
+            for (int i = 0; i < FM; i++) {
+                const uint16_t *pa = as + (wm * WTM + i * 16 + row) * SDX__HIP_MLD + ks;
+                for (int j = 0; j < FN; j++) {
+                    const uint16_t *pb = bs + (wn * WTN + j * 16 + row) * SDX__HIP_MLD + ks;
+                    if (HT == SDX__HIP_DT_F16) {
+                        sdx__hip_h16 a, b;
+                        for (int r = 0; r < 16; r++) { a[r] = __builtin_bit_cast(_Float16, pa[r]); b[r] = __builtin_bit_cast(_Float16, pb[r]); }
+                        acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, acc[i][j]);
+                    } else {
+                        sdx__hip_s16 a, b;
+                        for (int r = 0; r < 16; r++) { a[r] = (short)pa[r]; b[r] = (short)pb[r]; }
+                        acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, acc[i][j]);
+                    }
+                }
+            }
+#endif
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) {
+            float *c = cs[warp];
+#if SDX__HIP_MMA == 1
+            nvcuda::wmma::store_matrix_sync(c, acc[i][j], SDX__HIP_CLD, nvcuda::wmma::mem_row_major);
+            __syncwarp();
+#elif SDX__HIP_MMA == 2
+            for (int r = 0; r < 4; r++) c[(4 * (lane / 16) + r) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+#else
+            for (int r = 0; r < 8; r++) c[(2 * r + lane / 16) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+#endif
+#if SDX__HIP_MMA != 1
+            __syncthreads();    /* every thread runs these loops: a plain barrier orders the staging */
+#endif
+            sdx__hip_frag_out<AK>(g, z, m0 + wm * WTM + i * 16, n0 + wn * WTN + j * 16, c, lane);
+#if SDX__HIP_MMA == 1
+            __syncwarp();
+#else
+            __syncthreads();
+#endif
+        }
+#else
+    (void)g;    /* no matrix unit in this code object: the host never launches it */
+#endif
+}
+
+/* ---- src/hip/attention.cu ---- */
+/* ===================================================================== */
+/*  Flash attention                                                       */
+/* ===================================================================== */
+/* y[b, i, h*D + c] = sum_j softmax_j(q_i . k_j / sqrt(D)) v_j[c], never
+ * forming the Nq x Nk matrix. A block of 128 threads takes 128/TPQ
+ * queries of one (batch, head); each query is held by TPQ threads with DP
+ * of its dims each, in registers (q pre-scaled, and the f32 output
+ * accumulator). Keys and values pass through shared memory KT at a time,
+ * widened to f32; per tile a query computes its KT logits (partial dot
+ * products summed across its TPQ lanes), then one online-softmax update
+ * in f32: running max m, running sum l, the accumulator rescaled by
+ * exp(m_old - m_new) once per tile. The instantiations fit the head
+ * dims of SD 1.x/2.x/SDXL exactly (40, 64, 80, 128, 160; the 77-key
+ * cross attention is one tile of 32 keys plus a partial ones); other
+ * dims up to 512 (the VAE's single head) take a generic variant. Causal
+ * (the text encoder): key j is visible to query i when j <= i. */
+
+#define SDX__HIP_ATTN_THREADS 128
+
+template <int DP, int TPQ, int KT>
+__global__ void __launch_bounds__(SDX__HIP_ATTN_THREADS)
+sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int kt, const void *v, int vt,
+                     int64_t nq, int64_t nk, int heads, int d, int causal, float scale) {
+    enum { QPB = SDX__HIP_ATTN_THREADS / TPQ };
+    extern __shared__ float sdx__hip_attn_smem[];
+    float *ks = sdx__hip_attn_smem, *vs = sdx__hip_attn_smem + KT * d;
+    const int t = (int)threadIdx.x, part = t % TPQ, d0 = part * DP;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads;
+    const int64_t qi = (int64_t)blockIdx.x * QPB + t / TPQ, hd = (int64_t)heads * d;
+    const int valid = qi < nq;
+    /* the block's last query bounds the keys any of its queries sees */
+    const int64_t q_last = (int64_t)blockIdx.x * QPB + QPB - 1;
+    const int64_t key_end = causal ? (q_last + 1 < nk ? q_last + 1 : nk) : nk;
+    float qr[DP], o[DP], m = -INFINITY, l = 0.0f;
+#pragma unroll
+    for (int i = 0; i < DP; i++) {
+        int c = d0 + i;
+        qr[i] = (valid && c < d) ? sdx__hip_ld(q, qt, (b * nq + qi) * hd + h * d + c) * scale : 0.0f;
+        o[i] = 0.0f;
+    }
+    for (int64_t j0 = 0; j0 < key_end; j0 += KT) {
+        const int nkv = (int)(key_end - j0 < KT ? key_end - j0 : KT);
+        float s[KT], tile_max = -INFINITY, shift, corr, m_new;
+        __syncthreads();                /* the previous tile is consumed */
+        for (int e = t; e < KT * d; e += SDX__HIP_ATTN_THREADS) {
+            int j = e / d, c = e - j * d;
+            int64_t src = (b * nk + j0 + j) * hd + h * d + c;
+            ks[e] = j < nkv ? sdx__hip_ld(k, kt, src) : 0.0f;
+            vs[e] = j < nkv ? sdx__hip_ld(v, vt, src) : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < KT; j++) {
+            float p = 0.0f;
+#pragma unroll
+            for (int i = 0; i < DP; i++)
+                if (d0 + i < d) p = fmaf(qr[i], ks[j * d + d0 + i], p);
+            p = sdx__hip_warp_sum(p, TPQ);
+            s[j] = (j < nkv && (!causal || j0 + j <= qi)) ? p : -INFINITY;
+            tile_max = fmaxf(tile_max, s[j]);
+        }
+        m_new = fmaxf(m, tile_max);
+        shift = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
+        corr = expf(m - shift);                        /* m = -inf (first tile): 0 */
+        l *= corr;
+#pragma unroll
+        for (int i = 0; i < DP; i++) o[i] *= corr;
+#pragma unroll
+        for (int j = 0; j < KT; j++) {
+            float p = expf(s[j] - shift);
+            l += p;
+#pragma unroll
+            for (int i = 0; i < DP; i++)
+                if (d0 + i < d) o[i] = fmaf(p, vs[j * d + d0 + i], o[i]);
+        }
+        m = m_new;
+    }
+    if (valid) {
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+        for (int i = 0; i < DP; i++)
+            if (d0 + i < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + h * d + d0 + i, o[i] * inv);
+    }
+}
+
+/* ---- src/hip/backend.cu ---- */
+/* ===================================================================== */
+/*  The backend: device memory, launches, sdx_hip_use                     */
+/* ===================================================================== */
+/* Everything runs on the device's default stream, in order; uploads and
+ * downloads are synchronous copies, so a download sees every kernel
+ * before it. A launch error is reported by the op that launched; an
+ * error inside a kernel surfaces at the next download (the tracer's
+ * per-op downloads localise it). Shapes are checked here again before
+ * any launch: a wrong shape must be an error, never an access past a
+ * device buffer. */
+
+typedef struct sdx__hip {
+    int device;
+    int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
+    int warp;               /* threads per warp/wavefront */
+    double *scratch;        /* group-norm partial sums */
+    size_t scratch_count;
+    char name[400];
+    char arch[64];
+} sdx__hip;
+
+static sdx__hip *sdx__hip_of(sdx_ctx *ctx) { return (sdx__hip *)sdx_backend_user(ctx); }
+
+/* The runtime's last error, if any, as an sdx error naming the op. */
+static int sdx__hip_check(sdx_ctx *ctx, const char *op) {
+    hipError_t e = hipGetLastError();
+    if (e == hipSuccess) return SDX_OK;
+    return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: GPU error: %s", op, hipGetErrorString(e));
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+static void *sdx__hip_alloc(void *user, size_t bytes) {
+    void *p = NULL;
+    sdx__hip *s = (sdx__hip *)user;
+    if (hipSetDevice(s->device) != hipSuccess || hipMalloc(&p, bytes) != hipSuccess) {
+        (void)hipGetLastError();    /* an out-of-memory is not sticky: clear it */
+        return NULL;
+    }
+    return p;
+}
+
+static void sdx__hip_free(void *user, void *ptr) {
+    (void)user;
+    if (ptr) (void)hipFree(ptr);
+}
+
+static int sdx__hip_copy_status(hipError_t e) { return e == hipSuccess ? SDX_OK : SDX_ERR_UNSUPPORTED; }
+
+static int sdx__hip_upload(void *user, void *dst, const void *src, size_t bytes) {
+    (void)user;
+    return bytes ? sdx__hip_copy_status(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice)) : SDX_OK;
+}
+
+static int sdx__hip_download(void *user, void *dst, const void *src, size_t bytes) {
+    (void)user;
+    return bytes ? sdx__hip_copy_status(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost)) : SDX_OK;
+}
+
+static void sdx__hip_release(void *user) {
+    sdx__hip *s = (sdx__hip *)user;
+    if (!s) return;
+    if (s->scratch) (void)hipFree(s->scratch);
+    free(s);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static int sdx__hip_dtype_ok(const sdx_tensor *t) {
+    return !t || t->dtype == SDX_F32 || t->dtype == SDX_F16 || t->dtype == SDX_BF16;
+}
+
+static int sdx__hip_bad(sdx_ctx *ctx, const char *op, const char *want, const sdx_tensor *a, const sdx_tensor *b) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: expected %s (got %s%s%s)", op, want, sa, b ? ", " : "", sb);
+}
+
+/* Storage dtypes, non-negative dims, data present. */
+static int sdx__hip_args(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        if (!t) continue;
+        if (!sdx__hip_dtype_ok(t)) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has dtype %s (expected F32, F16 or BF16)",
+                                                   op, i, sdx_dtype_name(t->dtype));
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has %d dims", op, i, t->ndim);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) return sdx__hip_bad(ctx, op, "non-negative dims", t, NULL);
+        if (!t->data && sdx_tensor_numel(t) > 0) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has no data", op, i);
+    }
+    return SDX_OK;
+}
+
+#define SDX__HIP_ARGS(ctx, op, ...) do { \
+    const sdx_tensor *const sdx__hip_ts_[] = { __VA_ARGS__ }; \
+    int sdx__hip_rc_ = sdx__hip_args(ctx, op, sdx__hip_ts_, (int)(sizeof sdx__hip_ts_ / sizeof sdx__hip_ts_[0])); \
+    if (sdx__hip_rc_ != SDX_OK) return sdx__hip_rc_; } while (0)
+
+static int sdx__hip_same(const sdx_tensor *a, const sdx_tensor *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* Blocks for a grid-stride loop over n elements. */
+static unsigned sdx__hip_blocks(int64_t n, int threads) {
+    int64_t b = (n + threads - 1) / threads;
+    return (unsigned)(b < 1 ? 1 : (b > (1 << 20) ? (1 << 20) : b));
+}
+
+/* ---- elementwise and layout ---------------------------------------------------- */
+
+static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, a, b);
+    if (sdx_tensor_numel(a) != n || (b && sdx_tensor_numel(b) != n)) return sdx__hip_bad(ctx, op, "equal element counts", y, a);
+    if (n == 0) return SDX_OK;
+    sdx__hip_k_ew<<<sdx__hip_blocks(n, 256), 256>>>(kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
+                                                   b ? (int)b->dtype : 0, n, s);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_silu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__hip_ew(ctx, "silu", SDX__HIP_SILU, y, x, NULL, 0); }
+static int sdx__hip_gelu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__hip_ew(ctx, "gelu", SDX__HIP_GELU, y, x, NULL, 0); }
+static int sdx__hip_quick_gelu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    return sdx__hip_ew(ctx, "quick_gelu", SDX__HIP_QUICK_GELU, y, x, NULL, 0);
+}
+static int sdx__hip_scale_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__hip_ew(ctx, "scale", SDX__HIP_SCALE, y, x, NULL, s); }
+static int sdx__hip_copy_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__hip_ew(ctx, "copy", SDX__HIP_COPY, y, x, NULL, 0); }
+static int sdx__hip_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    return sdx__hip_ew(ctx, "add", SDX__HIP_ADD, y, a, b, 0);
+}
+static int sdx__hip_mul_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    return sdx__hip_ew(ctx, "mul", SDX__HIP_MUL, y, a, b, 0);
+}
+
+/* clamp and tanh_clamp (bounds and limit checked in ops.c); y may alias x */
+static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (sdx_tensor_numel(x) != n) return sdx__hip_bad(ctx, op, "equal element counts", y, x);
+    if (n == 0) return SDX_OK;
+    sdx__hip_k_clamp<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
+    return sdx__hip_check(ctx, op);
+}
+static int sdx__hip_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    return sdx__hip_clamp_run(ctx, "clamp", y, x, lo, hi, 0);
+}
+static int sdx__hip_tanh_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    return sdx__hip_clamp_run(ctx, "tanh_clamp", y, x, 0, 0, limit);
+}
+
+static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "geglu";
+    int64_t n = sdx_tensor_numel(y), d;
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
+        return sdx__hip_bad(ctx, op, "x's last dim twice y's", x, y);
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__hip_bad(ctx, op, "equal leading dims", x, y);
+    d = y->shape[y->ndim - 1];
+    if (n == 0 || d == 0) return SDX_OK;
+    sdx__hip_k_geglu<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, d);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_chan_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+    static const char op[] = "add_channel_bias";
+    int64_t n = sdx_tensor_numel(y), nc;
+    SDX__HIP_ARGS(ctx, op, y, x, v);
+    if (x->ndim < 2 || !sdx__hip_same(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
+        return sdx__hip_bad(ctx, op, "y, x [N, C, ...] and v [N, C]", x, v);
+    nc = x->shape[0] * x->shape[1];
+    if (n == 0 || nc == 0) return SDX_OK;
+    sdx__hip_k_chan_bias<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_resize_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (n > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, C, Ho, Wo]", x, y);
+    if (n == 0) return SDX_OK;
+    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    sdx__hip_k_resize<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+                                                        y->shape[2], y->shape[3]);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (n > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, y);
+    if (n == 0) return SDX_OK;
+    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    sdx__hip_k_pad_circular<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+                                                              y->shape[2], y->shape[3], top, left);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_concat_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    static const char op[] = "concat_channels";
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, a, b);
+    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
+        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
+        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
+        return sdx__hip_bad(ctx, op, "a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]", a, b);
+    if (n == 0) return SDX_OK;
+    sdx__hip_k_concat<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
+                                                        a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, int64_t batch, int64_t rows, int64_t cols) {
+    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
+    if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
+    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
+    sdx__hip_k_transpose<<<grid, dim3(32, 8)>>>(y->data, y->dtype, x->data, x->dtype, rows, cols);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_nchw_to_nlc_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "nchw_to_nlc";
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] || y->shape[2] != x->shape[1])
+        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, H*W, C]", x, y);
+    return sdx__hip_transpose(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
+}
+
+static int sdx__hip_nlc_to_nchw_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "nlc_to_nchw";
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] || x->shape[2] != y->shape[1])
+        return sdx__hip_bad(ctx, op, "x [N, H*W, C] and y [N, C, H, W]", x, y);
+    return sdx__hip_transpose(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
+}
+
+/* ---- norms and softmax ------------------------------------------------------------ */
+
+static int sdx__hip_scratch(sdx_ctx *ctx, sdx__hip *s, size_t count) {
+    if (s->scratch_count >= count) return SDX_OK;
+    if (s->scratch) (void)hipFree(s->scratch);
+    s->scratch = NULL;
+    s->scratch_count = 0;
+    if (hipMalloc((void **)&s->scratch, count * sizeof(double)) != hipSuccess) {
+        (void)hipGetLastError();
+        return sdx_fail(ctx, SDX_ERR_NOMEM, "group_norm: out of device memory for %zu partial sums", count);
+    }
+    s->scratch_count = count;
+    return SDX_OK;
+}
+
+static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                                  const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+    static const char op[] = "group_norm";
+    sdx__hip *s = sdx__hip_of(ctx);
+    int64_t channels, spatial, count, ng;
+    int parts, rc;
+    SDX__HIP_ARGS(ctx, op, y, x, gamma, beta);
+    if (x->ndim < 2 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape [N, C, ...]", x, y);
+    channels = x->shape[1];
+    if (groups < 1 || channels % groups)
+        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op, (long long)channels, groups);
+    if ((gamma && sdx_tensor_numel(gamma) != channels) || (beta && sdx_tensor_numel(beta) != channels))
+        return sdx__hip_bad(ctx, op, "gamma/beta of size C", x, gamma ? gamma : beta);
+    if (sdx_tensor_numel(x) == 0 || channels == 0) return SDX_OK;
+    spatial = sdx_tensor_numel(x) / (x->shape[0] * channels);
+    count = channels / groups * spatial;
+    ng = x->shape[0] * groups;
+    if (spatial == 0) return SDX_OK;
+    if (ng > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (image, group) pairs", x, NULL);
+    /* about 16 K values per block, at most 128 blocks per group */
+    parts = (int)((count + 16383) / 16384);
+    parts = parts < 1 ? 1 : (parts > 128 ? 128 : parts);
+    if ((rc = sdx__hip_scratch(ctx, s, (size_t)(2 * ng * parts))) != SDX_OK) return rc;
+    {
+        dim3 grid((unsigned)parts, (unsigned)ng);
+        double *psum = s->scratch, *psq = s->scratch + ng * parts;
+        sdx__hip_k_gn_sum<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum);
+        sdx__hip_k_gn_var<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum, psq);
+        sdx__hip_k_gn_apply<<<grid, SDX__HIP_GN_THREADS>>>(y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
+                                                           eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
+                                                           beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
+    }
+    return sdx__hip_check(ctx, op);
+}
+
+/* Blocks for one warp per row, 256 threads a block. */
+static unsigned sdx__hip_row_blocks(const sdx__hip *s, int64_t rows) {
+    int64_t per = 256 / s->warp;
+    return (unsigned)((rows + per - 1) / per);
+}
+
+static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                                  const sdx_tensor *gamma, const sdx_tensor *beta) {
+    static const char op[] = "layer_norm";
+    int64_t d, rows;
+    SDX__HIP_ARGS(ctx, op, y, x, gamma, beta);
+    if (x->ndim < 1 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape", x, y);
+    d = x->shape[x->ndim - 1];
+    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
+        return sdx__hip_bad(ctx, op, "gamma/beta of the last dim's size", x, gamma ? gamma : beta);
+    if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
+    rows = sdx_tensor_numel(x) / d;
+    sdx__hip_k_layer_norm<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d, eps,
+        gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
+    return sdx__hip_check(ctx, op);
+}
+
+static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "softmax";
+    int64_t d, rows;
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (x->ndim < 1 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape", x, y);
+    d = x->shape[x->ndim - 1];
+    if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
+    rows = sdx_tensor_numel(x) / d;
+    sdx__hip_k_softmax<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d);
+    return sdx__hip_check(ctx, op);
+}
+
+/* ---- linear and conv2d ---------------------------------------------------------------- */
+
+/* Launches the GEMM: the matrix-unit kernel when the device has one and x
+ * and w share a half type, the SIMT kernel otherwise. */
+static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
+    const sdx__hip *s = sdx__hip_of(ctx);
+    int mma = s->mma && g.xt == g.wt && g.xt != SDX_F32;
+    int64_t bm = mma ? SDX__HIP_MBM : SDX__HIP_SBM, bn = mma ? SDX__HIP_MBN : SDX__HIP_SBN;
+    int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
+    dim3 grid;
+    if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
+    if (gx > 0x7fffffff || gy > 65535 || batch > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)batch);
+    if (!mma) {
+        if (conv) sdx__hip_k_gemm_simt<SDX__HIP_A_CONV><<<grid, 256>>>(g);
+        else sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS><<<grid, 256>>>(g);
+    } else if (g.xt == SDX_F16) {
+        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16><<<grid, 256>>>(g);
+        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16><<<grid, 256>>>(g);
+    } else {
+        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
+        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
+    }
+    return sdx__hip_check(ctx, op);
+}
+
+static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    memset(g, 0, sizeof *g);
+    g->x = x->data; g->xt = x->dtype;
+    g->w = w->data; g->wt = w->dtype;
+    g->bias = b ? b->data : NULL; g->bt = b ? (int)b->dtype : 0;
+    g->y = y->data; g->yt = y->dtype;
+}
+
+static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+    static const char op[] = "linear";
+    sdx__hip_gemm g;
+    SDX__HIP_ARGS(ctx, op, y, x, w, b);
+    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return sdx__hip_bad(ctx, op, "x [..., in] and w [out, in]", x, w);
+    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0]) return sdx__hip_bad(ctx, op, "y [..., out]", y, w);
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__hip_bad(ctx, op, "y's leading dims equal to x's", y, x);
+    if (b && sdx_tensor_numel(b) != w->shape[0]) return sdx__hip_bad(ctx, op, "a bias of size out", b, w);
+    sdx__hip_gemm_operands(&g, y, x, w, b);
+    g.K = w->shape[1];
+    g.N = w->shape[0];
+    g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
+    return sdx__hip_gemm_run(ctx, op, g, 0, 1);
+}
+
+static int sdx__hip_conv2d_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+    static const char op[] = "conv2d";
+    int64_t ho, wo;
+    sdx__hip_gemm g;
+    SDX__HIP_ARGS(ctx, op, y, x, w, b);
+    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
+        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads >= 0", op, stride);
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
+        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and w [O, C, kh, kw]", x, w);
+    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
+    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
+    if (ho < 0 || wo < 0) return sdx__hip_bad(ctx, op, "a kernel no larger than the padded input", x, w);
+    ho = ho / stride + 1;
+    wo = wo / stride + 1;
+    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo)
+        return sdx__hip_bad(ctx, op, "y [N, O, Ho, Wo] from the conv geometry", y, x);
+    if (b && sdx_tensor_numel(b) != w->shape[0]) return sdx__hip_bad(ctx, op, "a bias of size O", b, w);
+    if (x->shape[2] > 0x7fffffff || x->shape[3] > 0x7fffffff || w->shape[1] * w->shape[2] * w->shape[3] > 0x7fffffff)
+        return sdx__hip_bad(ctx, op, "dims below 2^31", x, w);
+    sdx__hip_gemm_operands(&g, y, x, w, b);
+    g.M = ho * wo;
+    g.N = w->shape[0];
+    g.K = w->shape[1] * w->shape[2] * w->shape[3];
+    g.x_bstride = x->shape[1] * x->shape[2] * x->shape[3];
+    g.y_bstride = g.M * g.N;
+    g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
+    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
+    g.stride = stride; g.pt = pad_top; g.pl = pad_left;
+    return sdx__hip_gemm_run(ctx, op, g, 1, x->shape[0]);
+}
+
+/* ---- attention --------------------------------------------------------------------------- */
+
+template <int DP, int TPQ, int KT>
+static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                      int64_t batch, int heads, int d, int causal) {
+    const int qpb = SDX__HIP_ATTN_THREADS / TPQ;
+    int64_t nq = q->shape[1], nk = k->shape[1];
+    dim3 grid((unsigned)((nq + qpb - 1) / qpb), (unsigned)(batch * heads));
+    size_t smem = 2 * (size_t)KT * (size_t)d * sizeof(float);
+    sdx__hip_k_attention<DP, TPQ, KT><<<grid, SDX__HIP_ATTN_THREADS, smem>>>(y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
+                                                                            v->data, v->dtype, nq, nk, heads, d, causal,
+                                                                            (float)(1.0 / sqrt((double)d)));
+}
+
+static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                 int heads, int causal) {
+    static const char op[] = "attention";
+    int64_t batch, d;
+    SDX__HIP_ARGS(ctx, op, y, q, k, v);
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__hip_same(k, v) || !sdx__hip_same(q, y) ||
+        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
+        return sdx__hip_bad(ctx, op, "q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, k);
+    if (heads < 1 || q->shape[2] % heads)
+        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op, (long long)q->shape[2], heads);
+    if (y->data == q->data || y->data == k->data || y->data == v->data)
+        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
+    batch = q->shape[0];
+    d = q->shape[2] / heads;
+    if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
+    if (k->shape[1] == 0) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+    if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
+    switch (d) {        /* exact fits: no lane idles on padding */
+    case 40:  sdx__hip_attention_launch<10, 4, 32>(y, q, k, v, batch, heads, 40, causal); break;
+    case 64:  sdx__hip_attention_launch<16, 4, 32>(y, q, k, v, batch, heads, 64, causal); break;
+    case 80:  sdx__hip_attention_launch<20, 4, 32>(y, q, k, v, batch, heads, 80, causal); break;
+    case 128: sdx__hip_attention_launch<16, 8, 32>(y, q, k, v, batch, heads, 128, causal); break;
+    case 160: sdx__hip_attention_launch<20, 8, 32>(y, q, k, v, batch, heads, 160, causal); break;
+    default:
+        if (d <= 32) sdx__hip_attention_launch<8, 4, 32>(y, q, k, v, batch, heads, (int)d, causal);
+        else if (d <= 512) sdx__hip_attention_launch<16, 32, 8>(y, q, k, v, batch, heads, (int)d, causal);
+        else return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: head dim %lld above 512 is not supported on the GPU", op, (long long)d);
+    }
+    return sdx__hip_check(ctx, op);
+}
+
+/* ---- device selection ------------------------------------------------------------------------ */
+
+/* Reports the matrix-unit kind of the code object that runs here. */
+__global__ void sdx__hip_k_probe(int *out) { *out = SDX__HIP_MMA + 1; }
+
+static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
+    snprintf(name, nsize, "%s", p->name);
+#if defined(__HIPCC__) && defined(__HIP_PLATFORM_AMD__)
+    snprintf(arch, asize, "%s", p->gcnArchName);
+#else
+    snprintf(arch, asize, "sm_%d%d", p->major, p->minor);
+#endif
+}
+
+/* Runs the probe on the current device: the matrix-unit kind, or -1 with
+ * `why` set when the binary has no code for this GPU. */
+static int sdx__hip_probe(char *why, size_t size) {
+    int *d = NULL, h = 0;
+    hipError_t e = hipMalloc((void **)&d, sizeof(int));
+    if (e == hipSuccess) {
+        sdx__hip_k_probe<<<1, 1>>>(d);
+        e = hipGetLastError();
+        if (e == hipSuccess) e = hipMemcpy(&h, d, sizeof(int), hipMemcpyDeviceToHost);
+    }
+    if (d) (void)hipFree(d);
+    if (e != hipSuccess || h < 1) {
+        snprintf(why, size, "%s", e != hipSuccess ? hipGetErrorString(e) : "the probe kernel did not run");
+        (void)hipGetLastError();
+        return -1;
+    }
+    return h - 1;
+}
+
+SDX_HIP_API int sdx_hip_device_count(void) {
+    int n = 0;
+    if (hipGetDeviceCount(&n) != hipSuccess) { (void)hipGetLastError(); return 0; }
+    return n;
+}
+
+SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info) {
+    hipDeviceProp_t p;
+    char why[128];
+    int n = sdx_hip_device_count();
+    if (!info) return SDX_ERR_INVALID_ARG;
+    memset(info, 0, sizeof *info);
+    if (device_index < 0 || device_index >= n) {
+        snprintf(info->name, sizeof info->name, "no GPU %d (%s sees %d)", device_index, SDX__HIP_VENDOR, n);
+        return SDX_ERR_UNSUPPORTED;
+    }
+    if (hipSetDevice(device_index) != hipSuccess || hipGetDeviceProperties(&p, device_index) != hipSuccess ||
+        hipMemGetInfo(&info->free_bytes, &info->total_bytes) != hipSuccess) {
+        snprintf(info->name, sizeof info->name, "GPU %d: %s", device_index, hipGetErrorString(hipGetLastError()));
+        return SDX_ERR_UNSUPPORTED;
+    }
+    sdx__hip_props(&p, info->name, sizeof info->name, info->arch, sizeof info->arch);
+    info->matrix_units = sdx__hip_probe(why, sizeof why) > 0;
+    return SDX_OK;
+}
+
+SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
+    sdx_backend b;
+    hipDeviceProp_t p;
+    sdx__hip *s;
+    char why[256];
+    int n = sdx_hip_device_count(), rc;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (n == 0) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: no GPU found (%s runtime sees none)", SDX__HIP_VENDOR);
+    if (device_index < 0 || device_index >= n)
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: no GPU %d (%d found)", device_index, n);
+    if (hipSetDevice(device_index) != hipSuccess || hipGetDeviceProperties(&p, device_index) != hipSuccess)
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d: %s", device_index, hipGetErrorString(hipGetLastError()));
+    if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
+    s->device = device_index;
+    s->warp = p.warpSize > 0 ? p.warpSize : 32;
+    sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
+    if ((s->mma = sdx__hip_probe(why, sizeof why)) < 0) {
+        rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
+                      "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
+        free(s);
+        return rc;
+    }
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "");
+    memset(&b, 0, sizeof b);
+    b.name = s->name;
+    b.user = s;
+    b.alloc = sdx__hip_alloc;
+    b.free = sdx__hip_free;
+    b.upload = sdx__hip_upload;
+    b.download = sdx__hip_download;
+    b.release = sdx__hip_release;
+    b.linear = sdx__hip_linear_op;
+    b.conv2d = sdx__hip_conv2d_op;
+    b.group_norm = sdx__hip_group_norm_op;
+    b.layer_norm = sdx__hip_layer_norm_op;
+    b.softmax = sdx__hip_softmax_op;
+    b.attention = sdx__hip_attention_op;
+    b.silu = sdx__hip_silu_op;
+    b.gelu = sdx__hip_gelu_op;
+    b.quick_gelu = sdx__hip_quick_gelu_op;
+    b.geglu = sdx__hip_geglu_op;
+    b.clamp = sdx__hip_clamp_op;
+    b.tanh_clamp = sdx__hip_tanh_clamp_op;
+    b.scale = sdx__hip_scale_op;
+    b.copy = sdx__hip_copy_op;
+    b.add = sdx__hip_add_op;
+    b.mul = sdx__hip_mul_op;
+    b.add_channel_bias = sdx__hip_chan_bias_op;
+    b.resize_nearest = sdx__hip_resize_op;
+    b.pad_circular = sdx__hip_pad_circular_op;
+    b.concat_channels = sdx__hip_concat_op;
+    b.nchw_to_nlc = sdx__hip_nchw_to_nlc_op;
+    b.nlc_to_nchw = sdx__hip_nlc_to_nchw_op;
+    if ((rc = sdx_set_backend(ctx, &b)) != SDX_OK) sdx__hip_release(s);   /* not installed: still ours */
+    return rc;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif /* SDX_HIP_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+This software is available under 2 licenses -- choose whichever you prefer.
+------------------------------------------------------------------------------
+ALTERNATIVE A - MIT License
+Copyright (c) 2026 the sdx authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+ALTERNATIVE B - Public Domain (www.unlicense.org)
+This is free and unencumbered software released into the public domain.
+Anyone is free to copy, modify, publish, use, compile, sell, or distribute this
+software, either in source code form or as a compiled binary, for any purpose,
+commercial or non-commercial, and by any means.
+In jurisdictions that recognize copyright laws, the author or authors of this
+software dedicate any and all copyright interest in the software to the public
+domain. We make this dedication for the benefit of the public at large and to
+the detriment of our heirs and successors. We intend this dedication to be an
+overt act of relinquishment in perpetuity of all present and future rights to
+this software under copyright law.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION
+WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------
+*/

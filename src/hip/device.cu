@@ -1,0 +1,73 @@
+#pragma once
+#include "prelude.h"
+/* ===================================================================== */
+/*  Device helpers: storage dtypes, reductions                            */
+/* ===================================================================== */
+/* Tensors reach the kernels as raw pointers plus their sdx_dtype (F32 0,
+ * F16 1, BF16 2). Every kernel widens to f32 on load and narrows once on
+ * store, with the CPU's rounding: f16 round-to-nearest-even saturating at
+ * +-65504 (NaN stays NaN), bf16 round-to-nearest-even with quiet NaNs. */
+
+#define SDX__HIP_DT_F32  0
+#define SDX__HIP_DT_F16  1
+#define SDX__HIP_DT_BF16 2
+
+static __device__ __forceinline__ float sdx__hip_h2f(uint16_t b) { return __half2float(__ushort_as_half(b)); }
+static __device__ __forceinline__ float sdx__hip_bf2f(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
+
+static __device__ __forceinline__ uint16_t sdx__hip_f2h(float v) {
+    /* comparisons are false for NaN, so NaN passes through unchanged */
+    v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
+    return __half_as_ushort(__float2half_rn(v));
+}
+
+static __device__ __forceinline__ uint16_t sdx__hip_f2bf(float f) {
+    uint32_t x = __float_as_uint(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64_t i) {
+    if (dt == SDX__HIP_DT_F32) return ((const float *)p)[i];
+    return dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(((const uint16_t *)p)[i]) : sdx__hip_bf2f(((const uint16_t *)p)[i]);
+}
+
+static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, float v) {
+    if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
+    else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+}
+
+/* Butterfly sums and maxima within groups of `width` lanes (a power of
+ * two up to the warp size). */
+#if defined(__HIPCC__)
+#define SDX__HIP_SHFL_XOR(v, m) __shfl_xor((v), (m))
+#else
+#define SDX__HIP_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#endif
+
+template <typename T>
+static __device__ __forceinline__ T sdx__hip_warp_sum(T v, int width) {
+    for (int m = 1; m < width; m <<= 1) v += SDX__HIP_SHFL_XOR(v, m);
+    return v;
+}
+
+static __device__ __forceinline__ float sdx__hip_warp_max(float v, int width) {
+    for (int m = 1; m < width; m <<= 1) v = fmaxf(v, SDX__HIP_SHFL_XOR(v, m));
+    return v;
+}
+
+/* Sum over the whole block (blockDim.x a multiple of the warp size, at
+ * most 1024); every thread gets the result. `buf` holds 32 values. */
+template <typename T>
+static __device__ T sdx__hip_block_sum(T v, T *buf) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP, warp = (int)threadIdx.x / SDX__HIP_WARP;
+    int warps = (int)blockDim.x / SDX__HIP_WARP;
+    v = sdx__hip_warp_sum(v, SDX__HIP_WARP);
+    __syncthreads();                    /* buf may still be read by a previous call */
+    if (lane == 0) buf[warp] = v;
+    __syncthreads();
+    v = 0;
+    for (int i = 0; i < warps; i++) v += buf[i];
+    return v;
+}

@@ -1,0 +1,249 @@
+#pragma once
+#include "device.cu"
+/* ===================================================================== */
+/*  GEMM: linear and convolution (implicit GEMM)                          */
+/* ===================================================================== */
+/* Both ops are C[m, n] = sum_k A[m, k] W[n, k] + bias[n], f32 accumulated:
+ *   linear  A = x [M, K] (rows of the input), W = w [N, K], y[m*N + n];
+ *   conv2d  A[m, k] = x[c, oy*s - pt + ky, ox*s - pl + kx] gathered on the
+ *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
+ *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
+ * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
+ * operands of one type (NVIDIA wmma, AMD MFMA on CDNA2/3, AMD WMMA on
+ * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
+ * types, GPUs without matrix units). */
+
+struct sdx__hip_gemm {
+    const void *x; int xt;
+    const void *w; int wt;
+    const void *bias; int bt;
+    void *y; int yt;
+    int64_t M, N, K;
+    int64_t x_bstride, y_bstride;       /* conv: elements per image */
+    int H, W, Wo, kh, kw, stride, pt, pl;
+};
+
+enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1 };
+
+/* Element index of A[m, k] in x (image base applied by the caller), or -1
+ * for a zero (padding, or past M/K). */
+template <int AK>
+static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &g, int64_t m, int64_t k) {
+    if (m >= g.M || k >= g.K) return -1;
+    if (AK == SDX__HIP_A_ROWS) return m * g.K + k;
+    {
+        int khw = g.kh * g.kw, kk = (int)k;
+        int c = kk / khw, r = kk - c * khw, ky = r / g.kw, kx = r - ky * g.kw;
+        int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+        int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
+        if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
+        return ((int64_t)c * g.H + iy) * g.W + ix;
+    }
+}
+
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_gemm_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, float v) {
+    if (m >= g.M || n >= g.N) return;
+    if (g.bias) v += sdx__hip_ld(g.bias, g.bt, n);
+    sdx__hip_st(g.y, g.yt, AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m, v);
+}
+
+static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int dt, int64_t elems) {
+    return (const char *)p + elems * (dt == SDX__HIP_DT_F32 ? 4 : 2);
+}
+
+/* ---- SIMT kernel: 64 x 64 tile, 256 threads, 4 x 4 per thread ------------ */
+
+#define SDX__HIP_SBM 64
+#define SDX__HIP_SBN 64
+#define SDX__HIP_SBK 16
+
+template <int AK>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
+    __shared__ float as[SDX__HIP_SBK][SDX__HIP_SBM + 4];
+    __shared__ float bs[SDX__HIP_SBK][SDX__HIP_SBN + 4];
+    const int t = (int)threadIdx.x;
+    /* consecutive threads own consecutive outputs in y's order: columns n
+     * for linear (y[m*N + n]), pixels m for conv (y[n*M + m]) */
+    const int mi = AK == SDX__HIP_A_ROWS ? t / 16 : t % 16, ni = AK == SDX__HIP_A_ROWS ? t % 16 : t / 16;
+    const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_SBM, n0 = (int64_t)blockIdx.y * SDX__HIP_SBN, z = blockIdx.z;
+    const void *xb = sdx__hip_offset(g.x, g.xt, z * g.x_bstride);
+    float acc[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;
+    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_SBK) {
+        for (int e = t; e < SDX__HIP_SBM * SDX__HIP_SBK; e += 256) {
+            /* rows: consecutive threads walk k (contiguous); conv: pixels */
+            int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_SBK : e % SDX__HIP_SBM;
+            int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_SBK : e / SDX__HIP_SBM;
+            int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
+            int64_t n = n0 + e / SDX__HIP_SBK, k = k0 + e % SDX__HIP_SBK;
+            as[kk][mm] = ai < 0 ? 0.0f : sdx__hip_ld(xb, g.xt, ai);
+            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + k) : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < SDX__HIP_SBK; kk++) {
+            float a[4], b[4];
+            for (int i = 0; i < 4; i++) a[i] = as[kk][mi + 16 * i];
+            for (int j = 0; j < 4; j++) b[j] = bs[kk][ni + 16 * j];
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) sdx__hip_gemm_out<AK>(g, z, m0 + mi + 16 * i, n0 + ni + 16 * j, acc[i][j]);
+}
+
+/* ---- matrix-unit kernel: 128 x 128 tile, 256 threads ---------------------- */
+/* Operands are staged in shared memory as raw 16-bit values (x and w
+ * share one half type HT, so no conversion happens on the way: the
+ * products are exact and accumulate in f32). Warps (wavefronts of 64 on
+ * CDNA) split the tile 2 x (warps/2); each computes 16 x 16 fragments
+ * with its unit's instruction and stages them through shared memory for
+ * the epilogue (bias, narrowing, y's layout). */
+
+#define SDX__HIP_MBM 128
+#define SDX__HIP_MBN 128
+#define SDX__HIP_MBK 32
+#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
+#define SDX__HIP_CLD 20                    /* staging pitch in floats */
+
+#if SDX__HIP_MMA == 1
+#include <cuda_bf16.h>
+template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
+template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
+#elif SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
+typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
+typedef short    sdx__hip_s4 __attribute__((ext_vector_type(4)));
+typedef float    sdx__hip_f4 __attribute__((ext_vector_type(4)));
+typedef _Float16 sdx__hip_h16 __attribute__((ext_vector_type(16)));
+typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
+typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
+#endif
+
+/* Writes a staged 16 x 16 fragment (cs, pitch SDX__HIP_CLD) to y; lanes
+ * walk y's contiguous direction. */
+template <int AK>
+static __device__ void sdx__hip_frag_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, const float *cs, int lane) {
+    for (int e = lane; e < 256; e += SDX__HIP_WARP) {
+        int r = AK == SDX__HIP_A_ROWS ? e / 16 : e % 16, c = AK == SDX__HIP_A_ROWS ? e % 16 : e / 16;
+        sdx__hip_gemm_out<AK>(g, z, m + r, n + c, cs[r * SDX__HIP_CLD + c]);
+    }
+}
+
+template <int AK, int HT>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+#if SDX__HIP_MMA != 0
+    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
+           FM = WTM / 16, FN = WTN / 16 };
+    __shared__ __align__(128) uint16_t as[SDX__HIP_MBM * SDX__HIP_MLD];
+    __shared__ __align__(128) uint16_t bs[SDX__HIP_MBN * SDX__HIP_MLD];
+    __shared__ __align__(128) float cs[WARPS][16 * SDX__HIP_CLD];
+    const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
+    const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
+#if SDX__HIP_MMA == 1
+    typedef typename sdx__hip_wmma_t<HT>::type T;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);
+#elif SDX__HIP_MMA == 2
+    sdx__hip_f4 acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) acc[i][j] = sdx__hip_f4{ 0.0f, 0.0f, 0.0f, 0.0f };
+#else
+    sdx__hip_f8 acc[FM][FN];
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++)
+            for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
+#endif
+    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_MBK) {
+        for (int e = t; e < SDX__HIP_MBM * SDX__HIP_MBK; e += 256) {
+            int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % SDX__HIP_MBM;
+            int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / SDX__HIP_MBM;
+            int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
+            int64_t n = n0 + e / SDX__HIP_MBK, k = k0 + e % SDX__HIP_MBK;
+            as[mm * SDX__HIP_MLD + kk] = ai < 0 ? (uint16_t)0 : xb[ai];
+            bs[(e / SDX__HIP_MBK) * SDX__HIP_MLD + e % SDX__HIP_MBK] = (n < g.N && k < g.K) ? wb[n * g.K + k] : (uint16_t)0;
+        }
+        __syncthreads();
+        for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
+#if SDX__HIP_MMA == 1
+            nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa[FM];
+            nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major> fb[FN];
+            for (int i = 0; i < FM; i++)
+                nvcuda::wmma::load_matrix_sync(fa[i], (const T *)(as + (wm * WTM + i * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+            for (int j = 0; j < FN; j++)
+                nvcuda::wmma::load_matrix_sync(fb[j], (const T *)(bs + (wn * WTN + j * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < FN; j++) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+#elif SDX__HIP_MMA == 2
+            /* v_mfma_f32_16x16x16: lane l holds A[l%16][4*(l/16) + 0..3],
+             * B[4*(l/16) + 0..3][l%16] and D[4*(l/16) + 0..3][l%16] */
+            const int row = lane % 16, kq = ks + 4 * (lane / 16);
+            for (int i = 0; i < FM; i++) {
+                const uint16_t *pa = as + (wm * WTM + i * 16 + row) * SDX__HIP_MLD + kq;
+                for (int j = 0; j < FN; j++) {
+                    const uint16_t *pb = bs + (wn * WTN + j * 16 + row) * SDX__HIP_MLD + kq;
+                    if (HT == SDX__HIP_DT_F16) {
+                        sdx__hip_h4 a, b;
+                        for (int r = 0; r < 4; r++) { a[r] = __builtin_bit_cast(_Float16, pa[r]); b[r] = __builtin_bit_cast(_Float16, pb[r]); }
+                        acc[i][j] = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc[i][j], 0, 0, 0);
+                    } else {
+                        sdx__hip_s4 a, b;
+                        for (int r = 0; r < 4; r++) { a[r] = (short)pa[r]; b[r] = (short)pb[r]; }
+                        acc[i][j] = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, acc[i][j], 0, 0, 0);
+                    }
+                }
+            }
+#else
+            /* v_wmma_f32_16x16x16 (wave32): lane l holds row l%16 of A and
+             * column l%16 of B over all 16 k; D[2*r + l/16][l%16], r < 8 */
+            const int row = lane % 16;
+            for (int i = 0; i < FM; i++) {
+                const uint16_t *pa = as + (wm * WTM + i * 16 + row) * SDX__HIP_MLD + ks;
+                for (int j = 0; j < FN; j++) {
+                    const uint16_t *pb = bs + (wn * WTN + j * 16 + row) * SDX__HIP_MLD + ks;
+                    if (HT == SDX__HIP_DT_F16) {
+                        sdx__hip_h16 a, b;
+                        for (int r = 0; r < 16; r++) { a[r] = __builtin_bit_cast(_Float16, pa[r]); b[r] = __builtin_bit_cast(_Float16, pb[r]); }
+                        acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, acc[i][j]);
+                    } else {
+                        sdx__hip_s16 a, b;
+                        for (int r = 0; r < 16; r++) { a[r] = (short)pa[r]; b[r] = (short)pb[r]; }
+                        acc[i][j] = __builtin_amdgcn_wmma_f32_16x16x16_bf16_w32(a, b, acc[i][j]);
+                    }
+                }
+            }
+#endif
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < FM; i++)
+        for (int j = 0; j < FN; j++) {
+            float *c = cs[warp];
+#if SDX__HIP_MMA == 1
+            nvcuda::wmma::store_matrix_sync(c, acc[i][j], SDX__HIP_CLD, nvcuda::wmma::mem_row_major);
+            __syncwarp();
+#elif SDX__HIP_MMA == 2
+            for (int r = 0; r < 4; r++) c[(4 * (lane / 16) + r) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+#else
+            for (int r = 0; r < 8; r++) c[(2 * r + lane / 16) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+#endif
+#if SDX__HIP_MMA != 1
+            __syncthreads();    /* every thread runs these loops: a plain barrier orders the staging */
+#endif
+            sdx__hip_frag_out<AK>(g, z, m0 + wm * WTM + i * 16, n0 + wn * WTN + j * 16, c, lane);
+#if SDX__HIP_MMA == 1
+            __syncwarp();
+#else
+            __syncthreads();
+#endif
+        }
+#else
+    (void)g;    /* no matrix unit in this code object: the host never launches it */
+#endif
+}

@@ -1,0 +1,188 @@
+#pragma once
+#include "device.cu"
+/* ===================================================================== */
+/*  Kernels: elementwise, norms, softmax, layout                          */
+/* ===================================================================== */
+/* Semantics are the CPU kernels' (src/cpu/kernels.c): f32 arithmetic,
+ * f32 (group norm: f64) statistics, one narrowing store. */
+
+enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL };
+
+static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
+
+#define SDX__HIP_GRID_STRIDE(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+__global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        float v = sdx__hip_ld(a, at, i);
+        switch (op) {
+        case SDX__HIP_SILU: v = sdx__hip_silu(v); break;
+        case SDX__HIP_GELU: v = sdx__hip_gelu(v); break;
+        case SDX__HIP_QUICK_GELU: v = v / (1.0f + expf(-1.702f * v)); break;
+        case SDX__HIP_SCALE: v *= s; break;
+        case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
+        case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
+        default: break;
+        }
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* limit > 0: y = tanh(x / limit) * limit (TAESD's soft clamp); else
+ * y = min(max(x, lo), hi) with NaN kept, as the CPU's. y may alias x. */
+__global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t n, float lo, float hi, float limit) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        float v = sdx__hip_ld(x, xt, i);
+        v = limit > 0 ? tanhf(v / limit) * limit : v < lo ? lo : v > hi ? hi : v;
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* y[r, j] = x[r, j] * gelu(x[r, d + j]) */
+__global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t r = i / d, j = i % d;
+        float a = sdx__hip_ld(x, xt, r * 2 * d + j), g = sdx__hip_ld(x, xt, r * 2 * d + d + j);
+        sdx__hip_st(y, yt, i, a * sdx__hip_gelu(g));
+    }
+}
+
+/* y = x + v[n*C + c] over each [H*W] plane */
+__global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
+    SDX__HIP_GRID_STRIDE(i, n) sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, i) + sdx__hip_ld(v, vt, i / hw));
+}
+
+/* nearest: source index floor(dst * in / out), as torch's interpolate */
+__global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_t n, int64_t hi, int64_t wi, int64_t ho, int64_t wo) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * hi + oy * hi / ho) * wi + ox * wi / wo));
+    }
+}
+
+/* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
+__global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
+                                        int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
+        int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
+        sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * h + sy) * w + sx));
+    }
+}
+
+/* y[n] = cat(a[n], b[n]) with na, nb elements per image */
+__global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        int64_t img = i / (na + nb), r = i % (na + nb);
+        float v = r < na ? sdx__hip_ld(a, at, img * na + r) : sdx__hip_ld(b, bt, img * nb + r - na);
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
+/* Batched [rows, cols] -> [cols, rows] through a 32 x 33 tile (the extra
+ * column keeps the transposed reads off one bank). Block 32 x 8. */
+__global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int64_t rows, int64_t cols) {
+    __shared__ float tile[32][33];
+    int64_t base = (int64_t)blockIdx.z * rows * cols;
+    int64_t c0 = (int64_t)blockIdx.x * 32, r0 = (int64_t)blockIdx.y * 32;
+    for (int i = (int)threadIdx.y; i < 32; i += 8) {
+        int64_t r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = sdx__hip_ld(x, xt, base + r * cols + c);
+    }
+    __syncthreads();
+    for (int i = (int)threadIdx.y; i < 32; i += 8) {
+        int64_t c = c0 + i, r = r0 + threadIdx.x;
+        if (r < rows && c < cols) sdx__hip_st(y, yt, base + c * rows + r, tile[threadIdx.x][i]);
+    }
+}
+
+/* ---- group norm ---------------------------------------------------------- */
+/* Each (image, group) is split over `parts` blocks so that large groups
+ * (the VAE at 1024 px: 4 M values) fill the GPU. Two passes with f64
+ * partial sums: the mean, then the squared deviations from it, so large
+ * offsets cost no precision; a third pass normalises. part_sum and
+ * part_sq hold one value per block. */
+
+#define SDX__HIP_GN_THREADS 512
+
+__global__ void sdx__hip_k_gn_sum(const void *x, int xt, int64_t count, int parts, double *part_sum) {
+    __shared__ double buf[32];
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double s = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) s += (double)sdx__hip_ld(x, xt, g * count + i);
+    s = sdx__hip_block_sum(s, buf);
+    if (threadIdx.x == 0) part_sum[g * parts + blockIdx.x] = s;
+}
+
+static __device__ double sdx__hip_gn_mean(const double *part_sum, int64_t g, int parts, int64_t count) {
+    double s = 0;
+    for (int p = 0; p < parts; p++) s += part_sum[g * parts + p];
+    return count ? s / (double)count : 0.0;
+}
+
+__global__ void sdx__hip_k_gn_var(const void *x, int xt, int64_t count, int parts, const double *part_sum, double *part_sq) {
+    __shared__ double buf[32];
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        double d = (double)sdx__hip_ld(x, xt, g * count + i) - mean;
+        q += d * d;
+    }
+    q = sdx__hip_block_sum(q, buf);
+    if (threadIdx.x == 0) part_sq[g * parts + blockIdx.x] = q;
+}
+
+__global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
+                                    const double *part_sq, int64_t groups, int64_t spatial, float eps,
+                                    const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
+    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts, cpg = count / spatial;  /* spatial > 0 */
+    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
+    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
+    float rstd, fmean = (float)mean;
+    for (int p = 0; p < parts; p++) q += part_sq[g * parts + p];
+    rstd = (float)(1.0 / sqrt((count ? q / (double)count : 0.0) + (double)eps));
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+        int64_t ch = (g % groups) * cpg + i / spatial;
+        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
+        float mul = gm * rstd, add = bt - fmean * mul;
+        float v = sdx__hip_ld(x, xt, g * count + i) * mul + add;
+        if (fuse_silu) v = sdx__hip_silu(v);
+        sdx__hip_st(y, yt, g * count + i, v);
+    }
+}
+
+/* ---- layer norm and softmax: one warp per row ---------------------------- */
+
+__global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
+                                      const void *gamma, int gt, const void *beta, int btt) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    float s = 0, q = 0, mean, rstd;
+    if (r >= rows) return;      /* whole warps leave together */
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i);
+    mean = sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) { float v = sdx__hip_ld(x, xt, r * d + i) - mean; q += v * v; }
+    rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) {
+        float gm = gamma ? sdx__hip_ld(gamma, gt, i) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i) : 0.0f;
+        sdx__hip_st(y, yt, r * d + i, (sdx__hip_ld(x, xt, r * d + i) - mean) * rstd * gm + bt);
+    }
+}
+
+__global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d) {
+    int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    float mx = -INFINITY, s = 0, inv;
+    if (r >= rows) return;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) mx = fmaxf(mx, sdx__hip_ld(x, xt, r * d + i));
+    mx = sdx__hip_warp_max(mx, SDX__HIP_WARP);
+    if (mx == -INFINITY) mx = 0;    /* fully masked row: all zeros */
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += expf(sdx__hip_ld(x, xt, r * d + i) - mx);
+    s = sdx__hip_warp_sum(s, SDX__HIP_WARP);
+    inv = s > 0 ? 1.0f / s : 0.0f;
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) sdx__hip_st(y, yt, r * d + i, expf(sdx__hip_ld(x, xt, r * d + i) - mx) * inv);
+}

@@ -1,0 +1,68 @@
+#pragma once
+/* ===================================================================== */
+/*  Prelude: one source for hipcc (AMD) and nvcc (NVIDIA)                 */
+/* ===================================================================== */
+/* The kernels are written against HIP's runtime names. Under nvcc they
+ * are mapped onto CUDA's here, so NVIDIA users need no HIP install; the
+ * list is exactly what this file uses. Matrix units: SDX__HIP_MMA says
+ * which kind the code being compiled for the device has (0 none, 1
+ * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
+ * kernel reports it at run time, so the host never picks a path the
+ * loaded code object lacks. */
+#if !defined(__HIPCC__) && !defined(__CUDACC__)
+#error "sdx_hip.h: compile the SDX_HIP_IMPLEMENTATION file with hipcc or nvcc"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#define SDX__HIP_VENDOR "hip"
+#else
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#define SDX__HIP_VENDOR "cuda"
+typedef cudaError_t    hipError_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+#define hipSuccess                 cudaSuccess
+#define hipErrorNoDevice           cudaErrorNoDevice
+#define hipGetErrorString          cudaGetErrorString
+#define hipGetLastError            cudaGetLastError
+#define hipGetDeviceCount          cudaGetDeviceCount
+#define hipGetDeviceProperties     cudaGetDeviceProperties
+#define hipSetDevice               cudaSetDevice
+#define hipGetDevice               cudaGetDevice
+#define hipMalloc                  cudaMalloc
+#define hipFree                    cudaFree
+#define hipMemcpy                  cudaMemcpy
+#define hipMemcpyHostToDevice      cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost      cudaMemcpyDeviceToHost
+#define hipMemGetInfo              cudaMemGetInfo
+#define hipDeviceSynchronize       cudaDeviceSynchronize
+#endif
+
+/* Which matrix unit the device code being compiled has. */
+#if defined(SDX_HIP_NO_MATRIX_CORES)
+#define SDX__HIP_MMA 0
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SDX__HIP_MMA 1
+#elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
+#define SDX__HIP_MMA 2
+#elif defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__)
+#define SDX__HIP_MMA 3
+#else
+#define SDX__HIP_MMA 0
+#endif
+
+/* Threads that run in lockstep on the device code being compiled. */
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+#define SDX__HIP_WARP __AMDGCN_WAVEFRONT_SIZE
+#else
+#define SDX__HIP_WARP 32
+#endif

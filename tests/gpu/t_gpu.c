@@ -1,0 +1,550 @@
+/* Suite "gpu" (make test-gpu): the GPU backend of sdx_hip.h against the
+ * CPU kernels, on a machine with a GPU. Built as two translation units:
+ * this C file (sdx.h's implementation, the CPU kernels `sdx__cpu_*`) and
+ * examples/sdx_hip.cu (sdx_hip.h's implementation, nvcc or hipcc).
+ *
+ *   - every kernel of the ops table on fresh random inputs, once per
+ *     storage type (all operands F32, F16, BF16) and mixed: rel-L2 to the
+ *     CPU result <= 1e-5 when every operand is F32, <= 1e-3 otherwise;
+ *   - the f16/bf16 stress inputs of tests/t_precision.c stay finite and
+ *     match the CPU;
+ *   - every pipeline golden in ../shared/golden through the GPU: latent
+ *     rel-L2 <= 1e-3 to the golden.
+ * Without a GPU every case SKIPs with the reason. */
+#include "../test.h"
+#include "../../sdx_hip.h"
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static sdx_ctx *tg_gpu(void) {
+    sdx_ctx *ctx = t_ctx();
+    if (!ctx) return NULL;
+    if (sdx_hip_use(ctx, 0) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "no GPU: %s", sdx_last_error(ctx));
+        sdx_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+#define TG_NEED_GPU(var) sdx_ctx *var = tg_gpu(); if (!var) return T_SKIP
+
+/* One operand on both sides: a host tensor for the CPU kernel and a
+ * device tensor for the GPU's, holding the same stored values. */
+typedef struct tg_t {
+    sdx_tensor host, dev;
+    float *vals;        /* the values as stored (rounded to the dtype) */
+} tg_t;
+
+static int tg_make(sdx_ctx *gpu, tg_t *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale, double offset) {
+    int64_t n;
+    size_t bytes;
+    memset(t, 0, sizeof *t);
+    if (sdx_tensor_alloc(NULL, &t->host, dt, ndim, shape) != SDX_OK) return 0;
+    n = sdx_tensor_numel(&t->host);
+    bytes = sdx_tensor_nbytes(&t->host);
+    t->vals = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!t->vals) return 0;
+    for (int64_t i = 0; i < n; i++) t->vals[i] = (float)(offset + scale * t_normal());
+    sdx__store_f32(t->host.data, dt, 0, n, t->vals);
+    sdx__load_f32(t->host.data, dt, 0, n, t->vals);
+    t->dev = t->host;
+    t->dev.owned = 0;
+    t->dev.device = 1;
+    t->dev.data = sdx__dev_alloc(gpu, bytes);
+    if (!t->dev.data) return 0;
+    return sdx__upload(gpu, &t->dev, t->vals) == SDX_OK;
+}
+
+static void tg_free(sdx_ctx *gpu, tg_t *t) {
+    if (t->dev.data) sdx__dev_free(gpu, t->dev.data, sdx_tensor_nbytes(&t->dev));
+    sdx_tensor_free(NULL, &t->host);
+    free(t->vals);
+    memset(t, 0, sizeof *t);
+}
+
+/* rel-L2 of y's device result to its host (CPU) result. */
+static double tg_compare(sdx_ctx *gpu, const tg_t *y) {
+    int64_t n = sdx_tensor_numel(&y->host);
+    float *a = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float)), *b = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    double rel = INFINITY;
+    if (a && b && sdx__download(gpu, a, &y->dev) == SDX_OK) {
+        sdx__load_f32(y->host.data, y->host.dtype, 0, n, b);
+        rel = 0;
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(a[i]) && isfinite(b[i])) rel = INFINITY;
+        if (rel == 0) rel = n ? t_rel_l2_f32(a, b, (size_t)n) : 0.0;
+    }
+    free(a);
+    free(b);
+    return rel;
+}
+
+static const sdx_dtype tg_types[3] = { SDX_F32, SDX_F16, SDX_BF16 };
+
+static double tg_tol(const sdx_dtype *dts, int n) {
+    for (int i = 0; i < n; i++) if (dts[i] != SDX_F32) return 1e-3;
+    return 1e-5;
+}
+
+/* Operand sets: the three plain storage types, then two mixes. */
+#define TG_SETS 5
+static void tg_set(int s, sdx_dtype *d, int n) {
+    static const sdx_dtype mix[2][4] = { { SDX_F32, SDX_F16, SDX_F16, SDX_F32 }, { SDX_BF16, SDX_F32, SDX_BF16, SDX_F16 } };
+    for (int i = 0; i < n; i++) d[i] = s < 3 ? tg_types[s] : mix[s - 3][i % 4];
+}
+
+#define TG_CHECK_REL(gpu, y, tol, ...) do { double r_ = tg_compare(gpu, y); \
+    T_NOTE("%s: rel-L2 %.3g", t_label, r_); \
+    if (!(r_ <= (tol))) { snprintf(t_msg, sizeof t_msg, "%s: rel-L2 %.3g > %.0e", t_label, r_, (double)(tol)); rc = T_FAIL; } } while (0)
+
+static char t_label[256];
+
+/* ---- GEMMs --------------------------------------------------------------------- */
+
+static int tg_linear_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int64_t rows, int64_t in, int64_t out, int bias) {
+    int64_t xs[3] = { 2, rows, in }, ws[2] = { out, in }, bs[1] = { out }, ys[3] = { 2, rows, out };
+    tg_t x, w, b, y;
+    int rc = T_PASS;
+    memset(&b, 0, sizeof b);
+    if (!tg_make(gpu, &x, d[0], 3, xs, 1, 0) || !tg_make(gpu, &w, d[1], 2, ws, 0.05, 0) ||
+        (bias && !tg_make(gpu, &b, d[2], 1, bs, 1, 0)) || !tg_make(gpu, &y, d[3], 3, ys, 0, 0)) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else if (sdx__cpu_linear(cpu, &y.host, &x.host, &w.host, bias ? &b.host : NULL) != SDX_OK ||
+               sdx__linear(gpu, &y.dev, &x.dev, &w.dev, bias ? &b.dev : NULL) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "linear: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        snprintf(t_label, sizeof t_label, "linear [2,%lld,%lld]x[%lld,%lld] %s/%s/%s->%s", (long long)rows, (long long)in, (long long)out,
+                 (long long)in, sdx_dtype_name(d[0]), sdx_dtype_name(d[1]), sdx_dtype_name(d[2]), sdx_dtype_name(d[3]));
+        TG_CHECK_REL(gpu, &y, tg_tol(d, 4));
+    }
+    tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &b); tg_free(gpu, &y);
+    return rc;
+}
+
+static int gpu_linear_matches_cpu(void) {
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(1);
+    for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
+        sdx_dtype d[4];
+        tg_set(s, d, 4);
+        /* tile-aligned, ragged (77 tokens, odd widths), bias-less */
+        rc = tg_linear_case(gpu, cpu, d, 128, 320, 640, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 77, 72, 131, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 5, 1000, 17, 0);
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+static int tg_conv_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int64_t c, int64_t o, int64_t h, int64_t w, int k,
+                        int stride, int pt, int pl, int pb, int pr, double xs_scale, double xs_off) {
+    int64_t ho = (h + pt + pb - k) / stride + 1, wo = (w + pl + pr - k) / stride + 1;
+    int64_t xs[4] = { 2, c, h, w }, ws[4] = { o, c, k, k }, bs[1] = { o }, ys[4] = { 2, o, ho, wo };
+    tg_t x, wt, b, y;
+    int rc = T_PASS;
+    if (!tg_make(gpu, &x, d[0], 4, xs, xs_scale, xs_off) || !tg_make(gpu, &wt, d[1], 4, ws, 0.05, 0) ||
+        !tg_make(gpu, &b, d[2], 1, bs, 1, 0) || !tg_make(gpu, &y, d[3], 4, ys, 0, 0)) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else if (sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &wt.host, &b.host, stride, pt, pl, pb, pr) != SDX_OK ||
+               sdx__conv2d_pad(gpu, &y.dev, &x.dev, &wt.dev, &b.dev, stride, pt, pl, pb, pr) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "conv2d: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        snprintf(t_label, sizeof t_label, "conv2d %lldx%lld c%lld->o%lld k%d s%d pad %d,%d,%d,%d %s/%s/%s->%s", (long long)h, (long long)w,
+                 (long long)c, (long long)o, k, stride, pt, pl, pb, pr, sdx_dtype_name(d[0]), sdx_dtype_name(d[1]),
+                 sdx_dtype_name(d[2]), sdx_dtype_name(d[3]));
+        TG_CHECK_REL(gpu, &y, tg_tol(d, 4));
+    }
+    tg_free(gpu, &x); tg_free(gpu, &wt); tg_free(gpu, &b); tg_free(gpu, &y);
+    return rc;
+}
+
+static int gpu_conv2d_matches_cpu(void) {
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(2);
+    for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
+        sdx_dtype d[4];
+        tg_set(s, d, 4);
+        rc = tg_conv_case(gpu, cpu, d, 64, 96, 17, 19, 3, 1, 1, 1, 1, 1, 1, 0);        /* 3x3, ragged tiles */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 32, 16, 16, 3, 2, 0, 0, 1, 1, 1, 0);   /* downsample */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 160, 130, 9, 7, 1, 1, 0, 0, 0, 0, 1, 0);   /* 1x1 */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 4, 320, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);     /* conv_in */
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+/* ---- attention --------------------------------------------------------------------------- */
+
+static int tg_attention_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t nq, int64_t nk, int heads, int64_t dim,
+                             int causal, double scale, double offset) {
+    int64_t qs[3] = { 2, nq, heads * dim }, ks[3] = { 2, nk, heads * dim };
+    tg_t q, k, v, y;
+    int rc = T_PASS;
+    if (!tg_make(gpu, &q, dt, 3, qs, scale, offset) || !tg_make(gpu, &k, dt, 3, ks, scale, offset) ||
+        !tg_make(gpu, &v, dt, 3, ks, 1, 0) || !tg_make(gpu, &y, dt, 3, qs, 0, 0)) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else if (sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, heads, causal) != SDX_OK ||
+               sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, heads, causal) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "attention: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        snprintf(t_label, sizeof t_label, "attention nq %lld nk %lld heads %d D %lld%s %s", (long long)nq, (long long)nk, heads,
+                 (long long)dim, causal ? " causal" : "", sdx_dtype_name(dt));
+        TG_CHECK_REL(gpu, &y, dt == SDX_F32 ? 1e-5 : 1e-3);
+    }
+    tg_free(gpu, &q); tg_free(gpu, &k); tg_free(gpu, &v); tg_free(gpu, &y);
+    return rc;
+}
+
+static int gpu_attention_matches_cpu_for_every_head_dim(void) {
+    static const int64_t dims[] = { 40, 64, 80, 128, 160, 512, 24, 100 };
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(3);
+    for (int s = 0; s < 3 && rc == T_PASS; s++)
+        for (int i = 0; i < (int)(sizeof dims / sizeof dims[0]) && rc == T_PASS; i++) {
+            int heads = dims[i] == 512 ? 1 : 2;
+            rc = tg_attention_case(gpu, cpu, tg_types[s], 300, 300, heads, dims[i], 0, 1, 0);          /* self */
+            if (rc == T_PASS) rc = tg_attention_case(gpu, cpu, tg_types[s], 257, 77, heads, dims[i], 0, 1, 0);  /* cross, 77 keys */
+        }
+    for (int s = 0; s < 3 && rc == T_PASS; s++)
+        rc = tg_attention_case(gpu, cpu, tg_types[s], 77, 77, 12, 64, 1, 1, 0);                        /* text encoder */
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+/* ---- norms and softmax ---------------------------------------------------------------------- */
+
+static int gpu_norms_and_softmax_match_cpu(void) {
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(4);
+    for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
+        sdx_dtype d[4];
+        int64_t xs[4] = { 2, 64, 9, 11 }, cs[1] = { 64 }, ls[3] = { 2, 77, 768 }, gs[1] = { 768 }, ss[2] = { 37, 300 };
+        tg_t x, y, g, b, lx, ly, lg, lb, sx, sy;
+        tg_set(s, d, 4);
+        if (!tg_make(gpu, &x, d[0], 4, xs, 3, 5) || !tg_make(gpu, &y, d[3], 4, xs, 0, 0) || !tg_make(gpu, &g, d[1], 1, cs, 1, 1) ||
+            !tg_make(gpu, &b, d[2], 1, cs, 1, 0) || !tg_make(gpu, &lx, d[0], 3, ls, 2, -1) || !tg_make(gpu, &ly, d[3], 3, ls, 0, 0) ||
+            !tg_make(gpu, &lg, d[1], 1, gs, 1, 1) || !tg_make(gpu, &lb, d[2], 1, gs, 1, 0) || !tg_make(gpu, &sx, d[0], 2, ss, 4, 0) ||
+            !tg_make(gpu, &sy, d[3], 2, ss, 0, 0)) {
+            snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+            rc = T_FAIL;
+        }
+        for (int silu = 0; silu < 2 && rc == T_PASS; silu++) {
+            if (sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-5f, &g.host, &b.host, silu) != SDX_OK ||
+                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-5f, &g.dev, &b.dev, silu) != SDX_OK) {
+                snprintf(t_msg, sizeof t_msg, "group_norm: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+                rc = T_FAIL;
+                break;
+            }
+            snprintf(t_label, sizeof t_label, "group_norm%s %s/%s->%s", silu ? "+silu" : "", sdx_dtype_name(d[0]), sdx_dtype_name(d[1]), sdx_dtype_name(d[3]));
+            TG_CHECK_REL(gpu, &y, tg_tol(d, 4));
+        }
+        if (rc == T_PASS) {
+            if (sdx__cpu_layer_norm(cpu, &ly.host, &lx.host, 1e-5f, &lg.host, &lb.host) != SDX_OK ||
+                sdx__layer_norm(gpu, &ly.dev, &lx.dev, 1e-5f, &lg.dev, &lb.dev) != SDX_OK) {
+                snprintf(t_msg, sizeof t_msg, "layer_norm: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+                rc = T_FAIL;
+            } else {
+                snprintf(t_label, sizeof t_label, "layer_norm %s->%s", sdx_dtype_name(d[0]), sdx_dtype_name(d[3]));
+                TG_CHECK_REL(gpu, &ly, tg_tol(d, 4));
+            }
+        }
+        if (rc == T_PASS) {
+            if (sdx__cpu_softmax(cpu, &sy.host, &sx.host) != SDX_OK || sdx__softmax(gpu, &sy.dev, &sx.dev) != SDX_OK) {
+                snprintf(t_msg, sizeof t_msg, "softmax: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+                rc = T_FAIL;
+            } else {
+                snprintf(t_label, sizeof t_label, "softmax %s->%s", sdx_dtype_name(d[0]), sdx_dtype_name(d[3]));
+                TG_CHECK_REL(gpu, &sy, tg_tol(d, 4));
+            }
+        }
+        tg_free(gpu, &x); tg_free(gpu, &y); tg_free(gpu, &g); tg_free(gpu, &b); tg_free(gpu, &lx);
+        tg_free(gpu, &ly); tg_free(gpu, &lg); tg_free(gpu, &lb); tg_free(gpu, &sx); tg_free(gpu, &sy);
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+/* ---- elementwise and layout ----------------------------------------------------------------------- */
+
+typedef int (*tg_unary)(sdx_ctx *, sdx_tensor *, const sdx_tensor *);
+typedef int (*tg_binary)(sdx_ctx *, sdx_tensor *, const sdx_tensor *, const sdx_tensor *);
+
+/* Runs one op on both sides: ys/xs/bs shapes, `b` NULL for unary ops. */
+static int tg_op(sdx_ctx *gpu, sdx_ctx *cpu, const char *name, const sdx_dtype *d, tg_unary cu, tg_unary gu, tg_binary cb, tg_binary gb,
+                 int ny, const int64_t *ys, int nx, const int64_t *xs, int nb, const int64_t *bs) {
+    tg_t x, b, y;
+    int rc = T_PASS, ok;
+    memset(&b, 0, sizeof b);
+    if (!tg_make(gpu, &x, d[0], nx, xs, 2, 0.5) || (nb && !tg_make(gpu, &b, d[1], nb, bs, 2, 0)) || !tg_make(gpu, &y, d[3], ny, ys, 0, 0)) {
+        snprintf(t_msg, sizeof t_msg, "%s: alloc: %s", name, sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        ok = cu ? cu(cpu, &y.host, &x.host) == SDX_OK && gu(gpu, &y.dev, &x.dev) == SDX_OK
+                : cb(cpu, &y.host, &x.host, &b.host) == SDX_OK && gb(gpu, &y.dev, &x.dev, &b.dev) == SDX_OK;
+        if (!ok) {
+            snprintf(t_msg, sizeof t_msg, "%s: %s / %s", name, sdx_last_error(cpu), sdx_last_error(gpu));
+            rc = T_FAIL;
+        } else {
+            snprintf(t_label, sizeof t_label, "%s %s/%s->%s", name, sdx_dtype_name(d[0]), sdx_dtype_name(d[1]), sdx_dtype_name(d[3]));
+            TG_CHECK_REL(gpu, &y, tg_tol(d, 4));
+        }
+    }
+    tg_free(gpu, &x); tg_free(gpu, &b); tg_free(gpu, &y);
+    return rc;
+}
+
+static int tg_scale3(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_scale(c, y, x, -0.37f); }
+/* pads (2, 3, 1, 4): y is x's [5, 7] plane grown to [8, 14], wrapping twice on the right */
+static int tg_pad(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_pad_circular(c, y, x, 2, 3, 1, 4); }
+static int tg_pad_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__pad_circular(c, y, x, 2, 3, 1, 4); }
+static int tg_scale3_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__scale(c, y, x, -0.37f); }
+/* bounds inside the inputs' range, so both sides of each clamp are hit */
+static int tg_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_clamp(c, y, x, -0.6f, 0.9f); }
+static int tg_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__clamp(c, y, x, -0.6f, 0.9f); }
+static int tg_tanh_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_tanh_clamp(c, y, x, 1.5f); }
+static int tg_tanh_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__tanh_clamp(c, y, x, 1.5f); }
+
+static int gpu_elementwise_and_layout_match_cpu(void) {
+    static const int64_t v[4] = { 2, 3, 50, 70 }, geg_x[3] = { 2, 77, 640 }, geg_y[3] = { 2, 77, 320 }, nc[2] = { 2, 3 };
+    static const int64_t up[4] = { 2, 3, 100, 140 }, odd_x[4] = { 1, 3, 5, 7 }, odd_y[4] = { 1, 3, 9, 13 };
+    static const int64_t ca[4] = { 2, 3, 50, 70 }, cb[4] = { 2, 5, 50, 70 }, cy[4] = { 2, 8, 50, 70 };
+    static const int64_t nlc[3] = { 2, 3500, 3 }, pad_y[4] = { 1, 3, 8, 14 };
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(5);
+    for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
+        sdx_dtype d[4];
+        tg_set(s, d, 4);
+#define TG_U(n, c, g, ny, ys, nx, xs) if (rc == T_PASS) rc = tg_op(gpu, cpu, n, d, c, g, NULL, NULL, ny, ys, nx, xs, 0, NULL)
+#define TG_B(n, c, g, ny, ys, nx, xs, nb, bs) if (rc == T_PASS) rc = tg_op(gpu, cpu, n, d, NULL, NULL, c, g, ny, ys, nx, xs, nb, bs)
+        TG_U("silu", sdx__cpu_silu, sdx__silu, 4, v, 4, v);
+        TG_U("gelu", sdx__cpu_gelu, sdx__gelu, 4, v, 4, v);
+        TG_U("quick_gelu", sdx__cpu_quick_gelu, sdx__quick_gelu, 4, v, 4, v);
+        TG_U("scale", tg_scale3, tg_scale3_gpu, 4, v, 4, v);
+        TG_U("copy", sdx__cpu_copy, sdx__copy, 4, v, 4, v);
+        TG_U("clamp", tg_clamp, tg_clamp_gpu, 4, v, 4, v);
+        TG_U("tanh_clamp", tg_tanh_clamp, tg_tanh_clamp_gpu, 4, v, 4, v);
+        TG_U("geglu", sdx__cpu_geglu, sdx__geglu, 3, geg_y, 3, geg_x);
+        TG_U("resize_nearest 2x", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, up, 4, v);
+        TG_U("resize_nearest 5x7->9x13", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, odd_y, 4, odd_x);
+        TG_U("pad_circular", tg_pad, tg_pad_gpu, 4, pad_y, 4, odd_x);
+        TG_U("nchw_to_nlc", sdx__cpu_nchw_to_nlc, sdx__nchw_to_nlc, 3, nlc, 4, v);
+        TG_U("nlc_to_nchw", sdx__cpu_nlc_to_nchw, sdx__nlc_to_nchw, 4, v, 3, nlc);
+        TG_B("add", sdx__cpu_add, sdx__add, 4, v, 4, v, 4, v);
+        TG_B("mul", sdx__cpu_mul, sdx__mul, 4, v, 4, v, 4, v);
+        TG_B("add_channel_bias", sdx__cpu_add_channel_bias, sdx__add_channel_bias, 4, v, 4, v, 2, nc);
+        TG_B("concat_channels", sdx__cpu_concat_channels, sdx__concat_channels, 4, cy, 4, ca, 4, cb);
+#undef TG_U
+#undef TG_B
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+/* ---- precision stress (tests/t_precision.c's inputs) ------------------------------------------------ */
+
+/* Runs `n` f32 values through the GPU and the CPU and requires a finite
+ * GPU result within `tol` of the CPU's. */
+static int tg_finite_and_close(sdx_ctx *gpu, const tg_t *y, double tol, const char *what) {
+    int64_t n = sdx_tensor_numel(&y->dev), bad = 0;
+    float *a = (float *)malloc((size_t)n * sizeof(float));
+    double rel;
+    T_CHECK(a && sdx__download(gpu, a, &y->dev) == SDX_OK, "%s: download", what);
+    for (int64_t i = 0; i < n; i++) bad += !isfinite(a[i]);
+    free(a);
+    rel = tg_compare(gpu, y);
+    T_NOTE("%s: %lld non-finite, rel-L2 to the CPU %.3g", what, (long long)bad, rel);
+    T_CHECK(bad == 0, "%s: %lld non-finite outputs", what, (long long)bad);
+    T_CHECK(rel <= tol, "%s: rel-L2 to the CPU %.3g > %.0e", what, rel, tol);
+    return T_PASS;
+}
+
+static int gpu_half_stress_cases_stay_finite(void) {
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(6);
+    /* group norm: [1, 320, 128, 128] in [10, 35]: group sums ~3.7e6 */
+    for (int i = 0; i < 2 && rc == T_PASS; i++) {
+        sdx_dtype dt = i ? SDX_BF16 : SDX_F16;
+        int64_t xs[4] = { 1, 320, 128, 128 };
+        tg_t x, y;
+        T_CHECK(tg_make(gpu, &x, dt, 4, xs, 7, 22.5) && tg_make(gpu, &y, dt, 4, xs, 0, 0), "alloc");
+        T_CHECK(sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-6f, NULL, NULL, 0) == SDX_OK &&
+                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-6f, NULL, NULL, 0) == SDX_OK, "group_norm: %s", sdx_last_error(gpu));
+        rc = tg_finite_and_close(gpu, &y, 1e-3, dt == SDX_F16 ? "group_norm f16, sums past 65504" : "group_norm bf16, sums past 65504");
+        tg_free(gpu, &x); tg_free(gpu, &y);
+    }
+    /* attention: q, k ~ 34 +- 0.3, D 64: every q.k above 65504 */
+    for (int i = 0; i < 2 && rc == T_PASS; i++) {
+        sdx_dtype dt = i ? SDX_BF16 : SDX_F16;
+        int64_t s[3] = { 1, 192, 64 };
+        tg_t q, k, v, y;
+        T_CHECK(tg_make(gpu, &q, dt, 3, s, 0.3, 34) && tg_make(gpu, &k, dt, 3, s, 0.3, 34) && tg_make(gpu, &v, dt, 3, s, 1, 0) &&
+                tg_make(gpu, &y, dt, 3, s, 0, 0), "alloc");
+        T_CHECK(sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, 1, i) == SDX_OK &&
+                sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, 1, i) == SDX_OK, "attention: %s", sdx_last_error(gpu));
+        rc = tg_finite_and_close(gpu, &y, 1e-3, i ? "attention bf16 causal, products past 65504" : "attention f16, products past 65504");
+        tg_free(gpu, &q); tg_free(gpu, &k); tg_free(gpu, &v); tg_free(gpu, &y);
+    }
+    /* VAE-like conv: activations ~300, weights +-1.3 by input-channel half:
+     * running sums pass 65504 (f16, so the tensor-core path runs) */
+    if (rc == T_PASS) {
+        int64_t xs[4] = { 1, 48, 16, 16 }, ws[4] = { 48, 48, 3, 3 };
+        tg_t x, w, y;
+        T_CHECK(tg_make(gpu, &x, SDX_F16, 4, xs, 20, 300) && tg_make(gpu, &w, SDX_F16, 4, ws, 0.05, 0) &&
+                tg_make(gpu, &y, SDX_F16, 4, xs, 0, 0), "alloc");
+        for (int64_t i = 0; i < 48 * 48 * 9; i++) w.vals[i] += ((i / 9) % 48 < 24 ? 1.3f : -1.3f);
+        sdx__store_f32(w.host.data, SDX_F16, 0, 48 * 48 * 9, w.vals);
+        sdx__load_f32(w.host.data, SDX_F16, 0, 48 * 48 * 9, w.vals);
+        T_CHECK(sdx__upload(gpu, &w.dev, w.vals) == SDX_OK, "upload");
+        T_CHECK(sdx__cpu_conv2d(cpu, &y.host, &x.host, &w.host, NULL, 1, 1) == SDX_OK &&
+                sdx__conv2d(gpu, &y.dev, &x.dev, &w.dev, NULL, 1, 1) == SDX_OK, "conv2d: %s", sdx_last_error(gpu));
+        rc = tg_finite_and_close(gpu, &y, 1e-3, "conv2d f16, partial sums past 65504");
+        tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &y);
+    }
+    /* f16 stores saturate: 70000 -> 65504, -1e9 -> -65504 */
+    if (rc == T_PASS) {
+        int64_t s[1] = { 4 };
+        float in[4] = { 70000.0f, -1e9f, 65504.0f, 1.0f }, out[4];
+        tg_t x, y;
+        T_CHECK(tg_make(gpu, &x, SDX_F32, 1, s, 0, 0) && tg_make(gpu, &y, SDX_F16, 1, s, 0, 0), "alloc");
+        T_CHECK(sdx__upload(gpu, &x.dev, in) == SDX_OK && sdx__copy(gpu, &y.dev, &x.dev) == SDX_OK &&
+                sdx__download(gpu, out, &y.dev) == SDX_OK, "copy: %s", sdx_last_error(gpu));
+        T_CHECK(out[0] == 65504.0f && out[1] == -65504.0f && out[2] == 65504.0f && out[3] == 1.0f,
+                "f16 store gave %g %g %g %g", out[0], out[1], out[2], out[3]);
+        tg_free(gpu, &x); tg_free(gpu, &y);
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
+/* ---- pipeline goldens ---------------------------------------------------------------------------- */
+
+/* Every pipeline case of golden/<area>/index.json, generated on the GPU:
+ * the final latent within rel-L2 1e-3 of the golden latent. */
+static int tg_area(const char *area) {
+    char path[512], ckpt[512], vocab[512];
+    sdx__json_doc doc;
+    const sdx__json *list, *c;
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    int rc = T_PASS, cases = 0;
+    TG_NEED_GPU(ctx);
+    snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), area);
+    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    T_CHECK(sdx__json_parse_file(ctx, path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    if (sdx_model_load(ctx, &md, &m) != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", area, sdx_last_error(ctx)); rc = T_FAIL; }
+    list = sdx__json_get(doc.root, "pipeline_cases");
+    for (c = list ? list->child : NULL; c && rc == T_PASS; c = c->next) {
+        sdx_gen_params p;
+        sdx_gen_result res;
+        sdx_st *st;
+        sdx_tensor ref;
+        char file[600];
+        double rel;
+        memset(&p, 0, sizeof p);
+        p.prompt = sdx__json_get(c, "prompt")->str;
+        p.negative_prompt = sdx__json_get(c, "negative")->str;
+        p.sampler = sdx__json_get(c, "sampler")->str;
+        p.scheduler = sdx__json_get(c, "scheduler")->str;
+        p.seed = (int64_t)sdx__json_get(c, "seed")->num;
+        p.width = (int)sdx__json_get(c, "width")->num;
+        p.height = (int)sdx__json_get(c, "height")->num;
+        p.steps = (int)sdx__json_get(c, "steps")->num;
+        p.cfg_scale = (float)sdx__json_get(c, "cfg")->num;
+        p.rng = SDX_RNG_CPU;
+        snprintf(file, sizeof file, "%s/golden/%s/%s", t_shared_dir(), area, sdx__json_get(c, "file")->str);
+        if (sdx_generate(m, &p, &res) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "%s/%s: %s", area, sdx__json_get(c, "name")->str, sdx_last_error(ctx));
+            rc = T_FAIL;
+            break;
+        }
+        if (sdx_st_open(ctx, file, &st) != SDX_OK || sdx_st_read_f32(ctx, st, "latent", &ref) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "%s", sdx_last_error(ctx));
+            rc = T_FAIL;
+        } else {
+            rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+            T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, sdx__json_get(c, "name")->str, sdx_backend_name(ctx), rel);
+            if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, sdx__json_get(c, "name")->str, rel); rc = T_FAIL; }
+            sdx_tensor_free(ctx, &ref);
+            sdx_st_close(st);
+        }
+        sdx_gen_result_free(ctx, &res);
+        cases++;
+    }
+    if (rc == T_PASS && cases == 0) { snprintf(t_msg, sizeof t_msg, "%s: no pipeline cases", area); rc = T_FAIL; }
+    sdx_model_free(m);
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    return rc;
+}
+
+static int gpu_sd1_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sd1/index.json"); (void)p; return tg_area("sd1"); }
+static int gpu_sd2_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sd2/index.json"); (void)p; return tg_area("sd2"); }
+static int gpu_sdxl_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sdxl/index.json"); (void)p; return tg_area("sdxl"); }
+
+/* ---- the backend itself ------------------------------------------------------------------------------- */
+
+static int gpu_backend_reports_device_and_memory(void) {
+    sdx_hip_info info;
+    size_t peak = 0;
+    TG_NEED_GPU(gpu);
+    T_CHECK(sdx_hip_device_info(0, &info) == SDX_OK, "device info: %s", info.name);
+    T_NOTE("%s (%s), %zu MiB, matrix units %d; backend %s", info.name, info.arch, info.total_bytes >> 20, info.matrix_units,
+           sdx_backend_name(gpu));
+    T_CHECK(info.total_bytes > 0, "no device memory reported");
+    {
+        void *p = sdx__dev_alloc(gpu, 1 << 20);
+        T_CHECK(p && sdx_device_bytes(gpu, &peak) == (size_t)1 << 20 && peak == (size_t)1 << 20, "device bytes not counted");
+        sdx__dev_free(gpu, p, 1 << 20);
+    }
+    T_CHECK(sdx_device_bytes(gpu, NULL) == 0, "device bytes not released");
+    sdx_destroy(gpu);
+    return T_PASS;
+}
+
+static const t_case gpu_cases[] = {
+    { "backend_reports_device_and_memory", gpu_backend_reports_device_and_memory },
+    { "linear_matches_cpu", gpu_linear_matches_cpu },
+    { "conv2d_matches_cpu", gpu_conv2d_matches_cpu },
+    { "attention_matches_cpu_for_every_head_dim", gpu_attention_matches_cpu_for_every_head_dim },
+    { "norms_and_softmax_match_cpu", gpu_norms_and_softmax_match_cpu },
+    { "elementwise_and_layout_match_cpu", gpu_elementwise_and_layout_match_cpu },
+    { "half_stress_cases_stay_finite", gpu_half_stress_cases_stay_finite },
+    { "sd1_goldens_reproduce", gpu_sd1_goldens_reproduce },
+    { "sd2_goldens_reproduce", gpu_sd2_goldens_reproduce },
+    { "sdxl_goldens_reproduce", gpu_sdxl_goldens_reproduce },
+    { NULL, NULL }
+};
+
+int main(int argc, char **argv) {
+    t_suite s = { "gpu", gpu_cases };
+    return t_main(argc, argv, &s, 1);
+}

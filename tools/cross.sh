@@ -1,0 +1,125 @@
+#!/bin/sh
+# The portability checks of `make cross` (CI runs them before `make test`):
+#
+#   lang    the implementation compiles as C99 and C11 (gcc, clang) and as
+#           C++11, C++17 and C++20 (g++, clang++), -Wall -Wextra -Wpedantic
+#           -Werror; the C++ test (tests/t_cpp.cpp, g++ -std=c++17) and
+#           examples/cpp_host run a tiny generation
+#   nosimd  -DSDX_NO_SIMD: no SIMD header is included (x86-64 and AArch64)
+#           and the test suite passes on that scalar-only build
+#   win64   mingw-w64 cross build of the test suite, run under wine
+#   arm64   aarch64-linux-gnu build (NEON kernels), run under qemu-user
+#
+#   tools/cross.sh [lang] [nosimd] [win64] [arm64]     default: all four
+#
+# wine runs the whole suite (the cases that need a POSIX shell, fork or
+# named pipes skip and say so). qemu-user is some 40 times slower, so the
+# AArch64 run leaves out (ARM_SKIP below) the end-to-end cases that take
+# minutes there: SD 2.x/SDXL pipeline and VAE goldens, f16/bf16 storage
+# variants, VAE tiling, whole-pipeline allocation-failure sweeps and the
+# 2-million-value scalar half-float sweeps. Every suite still runs, with
+# the SD 1.x golden generation, the UNet goldens of all three families and
+# the SD 1.x VAE goldens. The add-on and pipeline-feature suites (img2img,
+# LoRA, embeddings, ControlNet, TAESD, stages, tiling, examples, the fake
+# device's whole generations) compute nothing the kernels, UNet and VAE
+# goldens do not already cover on AArch64, so they run natively and under
+# wine only. The SDX_NO_SIMD run, native, leaves out only the
+# slowest (NOSIMD_SKIP). Every step prints its time. Needs
+# tools/setup-debian.sh's packages and ../shared for the golden cases
+# (they skip without it).
+set -eu
+cd "$(dirname "$0")/.."
+STEPS=${*:-lang nosimd win64 arm64}
+OUT=build/cross
+WARN="-Wall -Wextra -Wpedantic -Werror"
+mkdir -p "$OUT/include"
+# the stb headers of libstb-dev, without the rest of /usr/include
+ln -sfn /usr/include/stb "$OUT/include/stb"
+STB="-isystem $OUT/include tests/stb_impl.c"
+
+# Cases left out (each --skip is a substring of "suite.case").
+NOSIMD_SKIP="--skip pipeline.half_storage --skip pipeline.cli_ --skip robust.generation_survives"
+ARM_SKIP="$NOSIMD_SKIP --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip vae.sd2_ --skip vae.sdxl_
+          --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip vae.sd1_goldens_f16 --skip vae.sd1_goldens_bf16
+          --skip vae.tile --skip vae.tiled_ --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
+          --skip half.f16_random_bits --skip half.bf16_random_bits
+          --skip img2img. --skip lora. --skip embedding. --skip controlnet. --skip taesd. --skip stages. --skip tiling.
+          --skip examples. --skip backend.generations --skip backend.every_data_path"
+
+step() { printf '== cross %s\n' "$*"; }
+timed() {   # timed LABEL CMD...: runs CMD, prints how long it took
+    label=$1; shift
+    t0=$(date +%s)
+    "$@"
+    printf -- '-- %s: %ss\n' "$label" $(( $(date +%s) - t0 ))
+}
+# run_tests NAME CMD...: the full log goes to $OUT/NAME.log, failures,
+# skips and the summary to the terminal; the summary must show no failure
+run_tests() {
+    log="$OUT/$1.log"; shift
+    "$@" | tee "$log" | grep -E '^  (FAIL|SKIP)|passed,'
+    ! grep -q '^  FAIL' "$log" && grep -q ' 0 failed' "$log"
+}
+
+sdx_h_tu() { printf '#define SDX_IMPLEMENTATION\n#include "sdx.h"\nint main(void) { return sdx_create(0) == 0; }\n'; }
+
+lang() {
+    step "C99/C11 and C++11/17/20 (gcc, clang, g++, clang++)"
+    sdx_h_tu > "$OUT/tu.c"
+    cp "$OUT/tu.c" "$OUT/tu.cpp"
+    for cc in gcc clang; do
+        for std in c99 c11; do $cc -std=$std $WARN -I. -fsyntax-only "$OUT/tu.c"; done
+    done
+    for cxx in g++ clang++; do
+        for std in c++11 c++17 c++20; do $cxx -std=$std $WARN -I. -fsyntax-only "$OUT/tu.cpp"; done
+    done
+    echo "ok: 4 C and 6 C++ compiles"
+    step "C++ test and host (g++ -std=c++17)"
+    g++ -std=c++17 -O2 $WARN -o tests/run-cpp tests/t_cpp.cpp -lm -lpthread
+    run_tests cpp ./tests/run-cpp
+    g++ -std=c++17 -O2 $WARN -I. -o examples/cpp_host examples/cpp_host.cpp -lpthread
+    if [ -f ../shared/golden/sd1/model.safetensors ]; then
+        SDX_VOCAB=../shared/vocab ./examples/cpp_host ../shared/golden/sd1/model.safetensors "a cat" "$OUT/cat.ppm" 2 64
+    else
+        echo "SKIP examples/cpp_host run: ../shared/golden/sd1 not found"
+    fi
+}
+
+nosimd() {
+    step "SDX_NO_SIMD"
+    sdx_h_tu > "$OUT/tu.c"
+    for cc in gcc aarch64-linux-gnu-gcc; do
+        if $cc -DSDX_NO_SIMD -I. -E "$OUT/tu.c" | grep -E '^# [0-9]+ ".*(immintrin|x86intrin|arm_neon|cpuid)\.h"' >/dev/null; then
+            echo "SDX_NO_SIMD build with $cc still includes a SIMD header" >&2
+            return 1
+        fi
+        $cc -I. -E "$OUT/tu.c" | grep -qE '^# [0-9]+ ".*(immintrin|arm_neon)\.h"' ||
+            { echo "$cc: the SIMD build includes no SIMD header: is the check still meaningful?" >&2; return 1; }
+    done
+    echo "ok: no SIMD header with -DSDX_NO_SIMD (x86-64, AArch64)"
+    gcc -std=c11 -O2 -Wall -Wextra -Werror -DSDX_NO_SIMD -o "$OUT/run-nosimd" tests/main.c -lstb -lm -lpthread
+    # shellcheck disable=SC2086
+    run_tests nosimd "$OUT/run-nosimd" $NOSIMD_SKIP
+}
+
+win64() {
+    step "mingw-w64 build, run under wine"
+    x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-win64.exe" tests/main.c $STB -static -lpthread
+    export WINEPREFIX="${WINEPREFIX:-$PWD/$OUT/wine}" WINEDEBUG=-all
+    [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
+    run_tests win64 wine "$OUT/run-win64.exe"
+}
+
+arm64() {
+    step "aarch64 build (NEON), run under qemu-user"
+    aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-arm64" tests/main.c $STB -static -lm -lpthread
+    # shellcheck disable=SC2086
+    run_tests arm64 qemu-aarch64 "$OUT/run-arm64" $ARM_SKIP
+}
+
+for s in $STEPS; do
+    case $s in
+    lang|nosimd|win64|arm64) timed "$s" "$s" ;;
+    *) echo "tools/cross.sh: unknown step '$s' (lang, nosimd, win64, arm64)" >&2; exit 2 ;;
+    esac
+done
