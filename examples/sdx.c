@@ -350,7 +350,6 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
     if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
     if (o->gen.paste_back && (!o->mask_path || !o->init_path)) { fprintf(stderr, "sdx: --paste-back needs --init-img and --mask\n"); return -1; }
-    if (o->mask_path && !o->init_path) { fprintf(stderr, "sdx: --mask needs --init-img\n"); return -1; }
     if (o->n_image != o->n_net || o->n_strength > o->n_net || o->n_start > o->n_net || o->n_end > o->n_net) {
         fprintf(stderr, "sdx: %d --control-net but %d --control-image, %d --control-strength, %d --control-start, "
                 "%d --control-end: each ControlNet needs one image and at most one of the others\n",

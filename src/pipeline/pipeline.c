@@ -1439,6 +1439,8 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
     if (p->prompt && strstr(p->prompt, "<lora:")) {
         /* sdx_generate applies the tags around all stages; one stage cannot */
@@ -1737,6 +1739,8 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     int n_tags = 0, keep, rc, rc2;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
     if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
     if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
