@@ -67,12 +67,13 @@ sanitize: tests/run-san
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-# kernels vs a naive loop, then one SD 1.5 UNet step at 512x512, plain and
-# with a ControlNet (random f16 weights generated once under /tmp);
-# `make bench-sdxl` adds SDXL at 1024.
-bench: bench/bench bench/bench_unet
+# kernels vs a naive loop, one SD 1.5 UNet step at 512x512, plain and with a
+# ControlNet, then TAESD vs VAE decodes at 512 and 1024 (random f16 weights
+# generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
+bench: bench/bench bench/bench_unet bench/bench_decode
 	./bench/bench
 	./bench/bench_unet --only sd15 --calls 2 --control 1
+	./bench/bench_decode
 
 bench-sdxl: bench/bench_unet
 	./bench/bench_unet --only sdxl --calls 1
@@ -149,5 +150,5 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 
 clean:
 	rm -rf build/cross
-	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet
+	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode
 	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

@@ -316,6 +316,17 @@ typedef struct sdx_model_desc {
     const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
+    /* TAESD, the tiny autoencoder (optional): up to two files, each adding
+     * the halves it holds: taesd_decoder / taesd_encoder (taesdxl_* for
+     * SDXL) as released, or a diffusers AutoencoderTiny file with both.
+     * A loaded half replaces the VAE for its job unless a sdx_codec
+     * parameter says otherwise. */
+    const char *taesd[2];
+    int         codecs_only;   /* 1: load only the VAE and TAESD, for
+                                  sdx_decode_latent / sdx_encode_image (no
+                                  text encoders, UNet or vocabulary); the
+                                  checkpoint may then be NULL if taesd is
+                                  given                                     */
     int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
                                   merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
@@ -359,6 +370,9 @@ typedef struct sdx_image {
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
+/* What turns latents into pixels and back. AUTO: TAESD when the model has
+ * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
+typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;
 /* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
  * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
  * fit it (other family, other context width) is an error naming both
@@ -396,6 +410,10 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
  * (sdx_generate then returns SDX_ERR_CANCELLED). */
 typedef int (*sdx_progress_fn)(void *user, int image, int step, int steps, const sdx_tensor *latent);
+/* Live preview after `step`: the current estimate of the final image (or
+ * the noisy latent, with preview_noisy) decoded to RGB. Non-zero cancels
+ * as for progress. */
+typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const sdx_image *preview);
 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
@@ -435,6 +453,14 @@ typedef struct sdx_gen_params {
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
+    sdx_codec codec;               /* final decode and init-image encode   */
+    /* live previews (sd-cli --preview): every preview_interval steps
+     * (0 = 1), the denoised estimate x0 decoded by preview_codec */
+    sdx_preview_fn preview;
+    void *preview_user;
+    int   preview_interval;
+    sdx_codec preview_codec;       /* AUTO: TAESD when loaded, else the VAE */
+    int   preview_noisy;           /* 1: preview the noisy latent instead  */
     /* A1111 extra-network tags in the prompt, <lora:name:w> or
      * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
      * this generation (on top of sdx_model_apply_lora's), removed from the
@@ -501,11 +527,13 @@ SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s);
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
 SDX_API void sdx_sampling_free(sdx_sampling *s);
 
-/* VAE: a latent in model space (as sdx_sampling_latent, or a result's
- * latents) to RGB, and an RGB image to such a latent as img2img encodes
- * it (sides cropped to multiples of 8 as ComfyUI does; the posterior
- * mean, scaled, or a sample with params->encode_sample / encode_seed /
- * rng). params may be NULL (vae_tiling, encode_*). */
+/* VAE or TAESD (params->codec): a latent in model space (as
+ * sdx_sampling_latent, or a result's latents) to RGB, and an RGB image to
+ * such a latent as img2img encodes it (sides cropped to multiples of the
+ * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
+ * a sample with params->encode_sample / encode_seed / rng; TAESD's output
+ * as is). params may be NULL; they read codec, vae_tiling, encode_* and
+ * (decode) tiling. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 
@@ -898,6 +926,8 @@ typedef struct sdx_backend {
     int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
     int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float lo, float hi);
+    int (*tanh_clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float limit);
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
@@ -3150,6 +3180,48 @@ static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const 
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
 }
 
+/* ---- clamps ------------------------------------------------------------ */
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU is lo 0, hi +inf), and
+ * the soft clamp y = tanh(x / limit) * limit (TAESD's decoder input). */
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x; float lo, hi, limit; } sdx__clamp_args;
+
+static void sdx__clamp_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__clamp_args *a = (const sdx__clamp_args *)arg;
+    float v[SDX__CHUNK];
+    int64_t total = sdx_tensor_numel(a->y), stop = SDX__MIN(end * SDX__PAR_GRAIN, total);
+    (void)thread;
+    for (int64_t i = begin * SDX__PAR_GRAIN; i < stop; i += SDX__CHUNK) {
+        int64_t n = SDX__MIN((int64_t)SDX__CHUNK, stop - i);
+        sdx__load_f32(a->x->data, a->x->dtype, i, n, v);
+        if (a->limit > 0) {
+            for (int64_t j = 0; j < n; j++) v[j] = tanhf(v[j] / a->limit) * a->limit;
+        } else {
+            for (int64_t j = 0; j < n; j++) v[j] = v[j] < a->lo ? a->lo : v[j] > a->hi ? a->hi : v[j];
+        }
+        sdx__store_f32(a->y->data, a->y->dtype, i, n, v);
+    }
+}
+
+static int sdx__clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
+    sdx__clamp_args a;
+    int64_t n = sdx_tensor_numel(y);
+    SDX__CHECK(ctx, op, y, x);
+    if (sdx_tensor_numel(x) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", x, "x");
+    a.y = y; a.x = x; a.lo = lo; a.hi = hi; a.limit = limit;
+    sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__clamp_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* y may alias x; the bounds were checked in ops.c. */
+static int sdx__cpu_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    return sdx__clamp_run(ctx, "clamp", y, x, lo, hi, 0);
+}
+
+static int sdx__cpu_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    return sdx__clamp_run(ctx, "tanh_clamp", y, x, 0, 0, limit);
+}
+
 /* ---- geglu ------------------------------------------------------------- */
 
 typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; } sdx__geglu_args;
@@ -3832,6 +3904,8 @@ static sdx_backend sdx__cpu_backend(void) {
     b.concat_channels = sdx__cpu_concat_channels;
     b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
     b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
+    b.clamp = sdx__cpu_clamp;
+    b.tanh_clamp = sdx__cpu_tanh_clamp;
     return b;
 }
 
@@ -3969,6 +4043,20 @@ static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s)
     return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
 }
 
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
+static int sdx__clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    SDX__OPS_WHERE(ctx, "clamp", y, x);
+    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
+    return sdx__ops_done(ctx, "clamp", y, ctx->be.clamp(ctx, y, x, lo, hi));
+}
+
+/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
+static int sdx__tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    SDX__OPS_WHERE(ctx, "tanh_clamp", y, x);
+    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
+    return sdx__ops_done(ctx, "tanh_clamp", y, ctx->be.tanh_clamp(ctx, y, x, limit));
+}
+
 /* Nearest 2x: the resize with y twice x's size (checked here, so every
  * backend's resize sees the same contract). */
 static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
@@ -4043,6 +4131,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
     SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
     SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+    SDX__NEED(clamp); SDX__NEED(tanh_clamp);
 #undef SDX__NEED
     return NULL;
 }
@@ -13245,6 +13334,401 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
     return rc;
 }
 
+/* ---- src/models/taesd.c ---- */
+
+/* ===================================================================== */
+/*  TAESD: the tiny autoencoder (madebyollin/taesd) for SD latents        */
+/* ===================================================================== */
+/* A conv-only encoder and decoder that read and write the diffusion
+ * model's latent space directly ("model space": no VAE scale factor).
+ * The network is taesd.py's nn.Sequential, a fixed list of layers; the
+ * channel counts (latent channels included) come from the tensors.
+ * Decoder: tanh(x/3)*3, then convs, Blocks and three nearest 2x
+ * upsamples, giving RGB of about [0, 1] (not clamped by the network).
+ * Encoder: RGB in [0, 1], three stride-2 convs (H/2 = ceil(H/2)). TAESDXL
+ * and the SD3/FLUX.1 variants share the layout; only the weights (and
+ * for the latter the latent channels) differ. */
+
+typedef enum sdx__taesd_op {
+    SDX__TAESD_SOFTCLAMP,   /* tanh(x / 3) * 3, no weights                   */
+    SDX__TAESD_CONV,        /* 3x3 conv, padding 1, with bias                */
+    SDX__TAESD_CONV_NB,     /* 3x3 conv without bias (after an upsample)     */
+    SDX__TAESD_DOWN,        /* 3x3 conv, stride 2, padding 1, without bias   */
+    SDX__TAESD_RELU,
+    SDX__TAESD_BLOCK,       /* relu(conv4(relu(conv2(relu(conv0(x))))) + skip(x)) */
+    SDX__TAESD_UP           /* nearest 2x                                    */
+} sdx__taesd_op;
+
+#define SDX__TAESD_MAX_LAYERS 20
+#define SDX__TAESD_MAX_CHANNELS 4096
+
+static const unsigned char sdx__taesd_decoder_ops[] = {
+    SDX__TAESD_SOFTCLAMP, SDX__TAESD_CONV, SDX__TAESD_RELU,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_CONV,
+};
+
+static const unsigned char sdx__taesd_encoder_ops[] = {
+    SDX__TAESD_CONV, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_CONV,
+};
+
+/* Where a file keeps one half: tensor `prefix + (layer index + shift)`.
+ * taesd.py's own files (taesd_decoder.safetensors, ...) have no prefix;
+ * diffusers' AutoencoderTiny holds both halves and has no module for the
+ * decoder's soft clamp, so its decoder indices are one lower; ComfyUI
+ * keeps both halves in one state dict under taesd_decoder./taesd_encoder. */
+typedef struct sdx__taesd_layout { const char *prefix; int shift; const char *name; } sdx__taesd_layout;
+
+static const sdx__taesd_layout sdx__taesd_dec_layouts[] = {
+    { "", 0, "taesd.py" }, { "decoder.layers.", -1, "diffusers AutoencoderTiny" }, { "taesd_decoder.", 0, "ComfyUI" },
+};
+static const sdx__taesd_layout sdx__taesd_enc_layouts[] = {
+    { "", 0, "taesd.py" }, { "encoder.layers.", 0, "diffusers AutoencoderTiny" }, { "taesd_encoder.", 0, "ComfyUI" },
+};
+
+typedef struct sdx__taesd_layer {
+    const sdx_tensor *w[3], *b[3];   /* convs: w[0], b[0] (NULL without bias); Block: conv.0, .2, .4 */
+    const sdx_tensor *skip;          /* Block whose channels change: 1x1 conv without bias */
+    int cin, cout;
+} sdx__taesd_layer;
+
+typedef struct sdx__taesd_net {
+    sdx__wset w;                     /* w.ctx == NULL: this half is not loaded */
+    const char *layout;
+    int shift;
+    const unsigned char *ops;
+    int n_ops;
+    sdx__taesd_layer layer[SDX__TAESD_MAX_LAYERS];
+    int in_channels, out_channels, max_channels;
+} sdx__taesd_net;
+
+typedef struct sdx__taesd {
+    sdx__taesd_net dec, enc;
+    int latent_channels;
+    int factor;              /* image pixels per latent pixel: 2^3 */
+    int act_type;            /* activation storage, SDX_VAE_ACT_TYPE unless overridden */
+} sdx__taesd;
+
+/* ---- loading -------------------------------------------------------- */
+
+static int sdx__taesd_fail_channels(sdx__taesd_net *n, int i, int c) {
+    return sdx__fail(n->w.ctx, SDX_ERR_MODEL, "%s: TAESD layer '%s%d' has %d channels; 1..%d supported",
+                     sdx_st_path(n->w.st), n->w.prefix, i + n->shift, c, SDX__TAESD_MAX_CHANNELS);
+}
+
+static int sdx__taesd_load_layer(sdx__taesd_net *n, int i, int cin) {
+    sdx__taesd_layer *l = &n->layer[i];
+    sdx__wset *w = &n->w;
+    int idx = i + n->shift, op = n->ops[i];
+    const sdx_tensor *t;
+    l->cin = l->cout = cin;
+    switch (op) {
+    case SDX__TAESD_CONV: case SDX__TAESD_CONV_NB: case SDX__TAESD_DOWN:
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
+        l->cout = (int)t->shape[0];
+        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
+        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, sdx__s1(l->cout), "%d.bias", idx))) return sdx__werr(w);
+        return SDX_OK;
+    case SDX__TAESD_BLOCK:
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
+        l->cout = (int)t->shape[0];
+        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
+        for (int k = 0; k < 3; k++)
+            if ((k && !(l->w[k] = sdx__wget(w, sdx__s4(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
+                !(l->b[k] = sdx__wget(w, sdx__s1(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
+                return sdx__werr(w);
+        if (cin != l->cout && !(l->skip = sdx__wget(w, sdx__s4(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
+        return SDX_OK;
+    default:
+        return SDX_OK;      /* no weights */
+    }
+}
+
+/* Loads one half from `file` under `layout`. in_channels < 0: read from
+ * the first conv (the decoder's latent channels). */
+static int sdx__taesd_load_net(sdx_ctx *ctx, sdx__taesd_net *n, const sdx_st *file, const sdx__taesd_layout *layout,
+                               const unsigned char *ops, int n_ops, int in_channels) {
+    int rc, c = in_channels;
+    memset(n, 0, sizeof *n);
+    sdx__wset_init(&n->w, ctx, file, layout->prefix, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
+    n->layout = layout->name;
+    n->shift = layout->shift;
+    n->ops = ops;
+    n->n_ops = n_ops;
+    if (c < 0) {
+        int first = 0;
+        const sdx_tensor *t;
+        while (ops[first] != SDX__TAESD_CONV) first++;
+        if (!(t = sdx__wget(&n->w, sdx__s4(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
+        c = (int)t->shape[1];
+        if (c < 1 || c > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, first, c);
+    }
+    n->in_channels = c;
+    for (int i = 0; i < n_ops; i++) {
+        if ((rc = sdx__taesd_load_layer(n, i, c)) != SDX_OK) return rc;
+        c = n->layer[i].cout;
+        n->max_channels = SDX__MAX(n->max_channels, c);
+    }
+    n->out_channels = c;
+    return SDX_OK;
+}
+
+static void sdx__taesd_init(sdx__taesd *t) {
+    memset(t, 0, sizeof *t);
+    t->act_type = SDX_VAE_ACT_TYPE;
+    t->factor = 8;
+}
+
+static void sdx__taesd_free(sdx__taesd *t) {
+    if (t->dec.w.ctx) sdx__wset_free(&t->dec.w);
+    if (t->enc.w.ctx) sdx__wset_free(&t->enc.w);
+    sdx__taesd_init(t);
+}
+
+/* The layout of a half in `file`, or NULL: its first conv decides. */
+static const sdx__taesd_layout *sdx__taesd_find(const sdx_st *file, const sdx__taesd_layout *layouts, int n, int first) {
+    char name[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%d.weight", layouts[i].prefix, first + layouts[i].shift);
+        if (sdx_st_find(file, name)) return &layouts[i];
+    }
+    return NULL;
+}
+
+/* Adds the halves `file` holds (a decoder, an encoder or both) to t. The
+ * file must stay open while t is used. On failure t keeps what it had. */
+static int sdx__taesd_load(sdx_ctx *ctx, sdx__taesd *t, const sdx_st *file) {
+    const sdx__taesd_layout *dl = sdx__taesd_find(file, sdx__taesd_dec_layouts, SDX__ARRAY_LEN(sdx__taesd_dec_layouts), 1);
+    const sdx__taesd_layout *el = sdx__taesd_find(file, sdx__taesd_enc_layouts, SDX__ARRAY_LEN(sdx__taesd_enc_layouts), 0);
+    sdx__taesd_net dec, enc;
+    int rc = SDX_OK, lc;
+    memset(&dec, 0, sizeof dec);
+    memset(&enc, 0, sizeof enc);
+    if (!dl && !el)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "%s: not a TAESD file: no decoder ('1.weight' as in taesd_decoder.safetensors, "
+                         "'decoder.layers.0.weight' as in diffusers AutoencoderTiny) and no encoder ('0.weight', "
+                         "'encoder.layers.0.weight')", sdx_st_path(file));
+    if ((dl && t->dec.w.ctx) || (el && t->enc.w.ctx))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a second TAESD %s (the first came from %s)", sdx_st_path(file),
+                         dl && t->dec.w.ctx ? "decoder" : "encoder", sdx_st_path(dl && t->dec.w.ctx ? t->dec.w.st : t->enc.w.st));
+    if (dl) {
+        rc = sdx__taesd_load_net(ctx, &dec, file, dl, sdx__taesd_decoder_ops, SDX__ARRAY_LEN(sdx__taesd_decoder_ops), -1);
+        if (rc == SDX_OK && dec.out_channels != 3)
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD decoder gives %d channels (tensor '%s%d.weight'), expected RGB",
+                           sdx_st_path(file), dec.out_channels, dec.w.prefix, dec.n_ops - 1 + dec.shift);
+    }
+    if (rc == SDX_OK && el)
+        rc = sdx__taesd_load_net(ctx, &enc, file, el, sdx__taesd_encoder_ops, SDX__ARRAY_LEN(sdx__taesd_encoder_ops), 3);
+    lc = dl ? dec.in_channels : el ? enc.out_channels : 0;
+    if (rc == SDX_OK && dl && el && enc.out_channels != dec.in_channels)
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD encoder makes %d latent channels but the decoder takes %d",
+                       sdx_st_path(file), enc.out_channels, dec.in_channels);
+    if (rc == SDX_OK && t->latent_channels && lc != t->latent_channels)
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD %s has %d latent channels, the one loaded before %d", sdx_st_path(file),
+                       dl ? "decoder" : "encoder", lc, t->latent_channels);
+    if (rc != SDX_OK) {
+        if (dec.w.ctx) sdx__wset_free(&dec.w);
+        if (enc.w.ctx) sdx__wset_free(&enc.w);
+        return rc;
+    }
+    if (dl) t->dec = dec;
+    if (el) t->enc = enc;
+    t->latent_channels = lc;
+    t->factor = 8;
+    sdx__log(ctx, SDX_LOG_INFO, "%s: TAESD %s%s%s (%s layout), %d latent channels, %d wide", sdx_st_path(file),
+             dl ? "decoder" : "", dl && el ? " and " : "", el ? "encoder" : "", (dl ? dl : el)->name, lc,
+             dl ? dec.max_channels : enc.max_channels);
+    return SDX_OK;
+}
+
+/* ---- forward pass --------------------------------------------------- */
+/* Activations rotate through three slots sized for the largest one: a
+ * Block needs its input and two temporaries. The last layer writes the
+ * caller's output tensor. */
+
+typedef struct sdx__taesd_run {
+    sdx_ctx *ctx;
+    const sdx__taesd_net *n;
+    sdx_dtype act;
+    int device;              /* the slots are backend memory */
+    void *slot[3];
+    sdx_tensor x;            /* current activation */
+    int cur;                 /* its slot; -1: the caller's input */
+} sdx__taesd_run;
+
+/* Output size of layer op for an input of h x w. */
+static void sdx__taesd_resize(int op, int64_t *h, int64_t *w) {
+    if (op == SDX__TAESD_UP) { *h *= 2; *w *= 2; }
+    if (op == SDX__TAESD_DOWN) { *h = (*h + 1) / 2; *w = (*w + 1) / 2; }
+}
+
+/* Walks the shapes: the largest activation (elements) and the output size. */
+static int64_t sdx__taesd_plan(const sdx__taesd_net *n, int64_t batch, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
+    int64_t most = 0;
+    for (int i = 0; i < n->n_ops; i++) {
+        sdx__taesd_resize(n->ops[i], &h, &w);
+        most = SDX__MAX(most, batch * n->layer[i].cout * h * w);
+    }
+    *oh = h;
+    *ow = w;
+    return most;
+}
+
+/* A tensor in a slot other than the current one and `also` (-1: none). */
+static sdx_tensor sdx__taesd_slot(sdx__taesd_run *r, int also, int *which, int64_t c, int64_t h, int64_t w) {
+    int s = 0;
+    sdx_tensor t;
+    while (s == r->cur || s == also) s++;
+    *which = s;
+    t = sdx__view4(r->act, r->slot[s], r->x.shape[0], c, h, w);
+    t.device = r->device;
+    return t;
+}
+
+static int sdx__taesd_block(sdx__taesd_run *r, const sdx__taesd_layer *l, sdx_tensor *out) {
+    sdx_ctx *ctx = r->ctx;
+    int64_t h = r->x.shape[2], w = r->x.shape[3];
+    int sa, sb, rc;
+    sdx_tensor a = sdx__taesd_slot(r, -1, &sa, l->cout, h, w);
+    sdx_tensor b = sdx__taesd_slot(r, sa, &sb, l->cout, h, w);
+    sdx_tensor *y = out ? out : &a;
+    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1)) != SDX_OK ||
+        (rc = sdx__clamp(ctx, &a, &a, 0.0f, INFINITY)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1)) != SDX_OK ||
+        (rc = sdx__clamp(ctx, &b, &b, 0.0f, INFINITY)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1)) != SDX_OK)
+        return rc;
+    if (l->skip) {
+        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
+    } else if ((rc = sdx__add(ctx, y, y, &r->x)) != SDX_OK) {
+        return rc;
+    }
+    if ((rc = sdx__clamp(ctx, y, y, 0.0f, INFINITY)) != SDX_OK) return rc;
+    r->x = *y;
+    r->cur = out ? -1 : sa;
+    return SDX_OK;
+}
+
+static int sdx__taesd_layer_fwd(sdx__taesd_run *r, int i, sdx_tensor *out) {
+    const sdx__taesd_layer *l = &r->n->layer[i];
+    int op = r->n->ops[i], s = -1, rc;
+    int64_t h = r->x.shape[2], w = r->x.shape[3];
+    sdx_tensor y;
+    sdx__taesd_resize(op, &h, &w);
+    if (op == SDX__TAESD_BLOCK) return sdx__taesd_block(r, l, out);
+    y = out ? *out : sdx__taesd_slot(r, -1, &s, l->cout, h, w);
+    switch (op) {
+    case SDX__TAESD_SOFTCLAMP: rc = sdx__tanh_clamp(r->ctx, &y, &r->x, 3.0f); break;
+    case SDX__TAESD_RELU: rc = sdx__clamp(r->ctx, &y, &r->x, 0.0f, INFINITY); break;
+    case SDX__TAESD_UP: rc = sdx__upsample2x(r->ctx, &y, &r->x); break;
+    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1); break;
+    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1); break;
+    }
+    r->x = y;
+    r->cur = out ? -1 : s;
+    return rc;
+}
+
+static int sdx__taesd_run_net(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
+                              const sdx_tensor *in, sdx_tensor *out) {
+    sdx__taesd_run r;
+    sdx__mark m = sdx__arena_mark(arena);
+    int64_t oh, ow, most = sdx__taesd_plan(n, in->shape[0], in->shape[2], in->shape[3], &oh, &ow);
+    size_t bytes;
+    int rc = SDX_OK;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.n = n;
+    r.act = (sdx_dtype)act_type;
+    r.device = arena->device;
+    r.x = *in;
+    r.cur = -1;
+    if (!sdx__mul_size((size_t)most, sdx_dtype_size(r.act), &bytes))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD %s: activation size overflows", half);
+    for (int s = 0; s < 3; s++)
+        if (!(r.slot[s] = sdx__arena_alloc(arena, bytes))) {
+            sdx__arena_release(arena, m);
+            return sdx__nomem(ctx, "TAESD activations", 3 * bytes);
+        }
+    for (int i = 0; i < n->n_ops && rc == SDX_OK; i++) {
+        sdx__trace_at(ctx, SDX__PART_VAE, "taesd %s %d", half, i + n->shift);
+        rc = sdx__taesd_layer_fwd(&r, i, i == n->n_ops - 1 ? out : NULL);
+    }
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* A pass from host tensors (in: any float dtype, out: F32): on a device
+ * backend through device copies, so only they cross the bus. */
+static int sdx__taesd_run_host(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
+                               const sdx_tensor *in, sdx_tensor *out, int clamp01) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) {
+        rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, in, out);
+        return rc == SDX_OK && clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
+    }
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) || !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, &din, &dout)) == SDX_OK &&
+        (!clamp01 || (rc = sdx__clamp(ctx, &dout, &dout, 0.0f, 1.0f)) == SDX_OK))
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* ---- entry points --------------------------------------------------- */
+/* Host tensors in and out, as the VAE's. */
+
+/* latent [N, C, h, w] in model space (host, any float dtype) -> image,
+ * caller allocated host F32 [N, 3, 8h, 8w]: RGB, clamped to [0, 1] when
+ * clamp01 (the final image), else the raw network output. */
+static int sdx__taesd_decode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *latent, sdx_tensor *image,
+                             int clamp01) {
+    char ls[96], is[96];
+    if (!t->dec.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: no TAESD decoder is loaded");
+    if (latent->ndim != 4 || latent->shape[0] < 1 || latent->shape[1] != t->dec.in_channels || latent->shape[2] < 1 ||
+        latent->shape[3] < 1 || image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != latent->shape[0] || image->shape[1] != 3 ||
+        image->shape[2] != latent->shape[2] * t->factor || image->shape[3] != latent->shape[3] * t->factor)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: latent %s -> image %s; expected [N, %d, h, w] -> [N, 3, %dh, %dw]",
+                         sdx_shape_str(latent, ls, sizeof ls), sdx_shape_str(image, is, sizeof is), t->dec.in_channels,
+                         t->factor, t->factor);
+    return sdx__taesd_run_host(ctx, &t->dec, arena, t->act_type, "decoder", latent, image, clamp01);
+}
+
+/* image [N, 3, H, W], RGB in [0, 1] (host, any float dtype) -> latent,
+ * caller allocated host F32 [N, C, ceil(H/8), ceil(W/8)] in model space. */
+static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *latent) {
+    char ls[96], is[96];
+    int64_t oh = 0, ow = 0;
+    if (!t->enc.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: no TAESD encoder is loaded");
+    if (image->ndim == 4 && image->shape[0] >= 1 && image->shape[2] >= 1 && image->shape[3] >= 1)
+        sdx__taesd_plan(&t->enc, image->shape[0], image->shape[2], image->shape[3], &oh, &ow);
+    if (image->ndim != 4 || image->shape[0] < 1 || image->shape[1] != 3 || image->shape[2] < 1 || image->shape[3] < 1 ||
+        latent->ndim != 4 || latent->dtype != SDX_F32 || latent->shape[0] != image->shape[0] || latent->shape[1] != t->enc.out_channels ||
+        latent->shape[2] != oh || latent->shape[3] != ow)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: image %s -> latent %s; expected [N, 3, H, W] -> [N, %d, H/8, W/8]",
+                         sdx_shape_str(image, is, sizeof is), sdx_shape_str(latent, ls, sizeof ls), t->enc.out_channels);
+    return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
+}
+
 /* ---- src/models/lora.c ---- */
 
 /* ===================================================================== */
@@ -15899,7 +16383,8 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
 /* Follows ComfyUI's KSampler (docs: shared golden PIPELINE.md): prompt ->
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
- * CFG; latent / scale factor -> VAE decoder -> floor(clamp(x)*255). */
+ * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
+ * floor(clamp(x)*255). */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -15909,9 +16394,10 @@ struct sdx_model {
     sdx__textenc   te;
     sdx__unet      unet;
     sdx__vae       vae;
+    sdx_st        *taesd_file[2];
+    sdx__taesd     taesd;
     sdx_family     family;
     sdx_prediction prediction;
-    float          scale_factor;
     sdx_model_sampling ms;
     sdx__arena     arena;
     char           name[128];
@@ -16007,63 +16493,107 @@ SDX_API void sdx_model_free(sdx_model *m) {
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
+    sdx__taesd_free(&m->taesd);
     sdx_tokenizer_free(m->tok);
     sdx__arena_free(&m->arena);
     sdx_st_close(m->vae_file);
+    sdx_st_close(m->taesd_file[0]);
+    sdx_st_close(m->taesd_file[1]);
     sdx_st_close(m->ckpt);
     sdx__free(ctx, m);
+}
+
+/* The VAE and TAESD must speak the UNet's latent: same channels, same
+ * pixels per latent pixel. */
+static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+    int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
+    const char *who = m->loaded_unet ? "the UNet" : "the VAE";
+    const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
+    if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
+                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+    if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
+                         "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
+    if (m->taesd.latent_channels && m->loaded_vae && m->taesd.factor != m->vae.factor)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD scales latents by %d, the VAE by %d", taesd, m->taesd.factor,
+                         m->vae.factor);
+    return SDX_OK;
+}
+
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+    int rc;
+    sdx__taesd_init(&m->taesd);
+    for (int i = 0; i < 2; i++) {
+        if (!d->taesd[i]) continue;
+        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i]) != 0) return SDX_ERR_NONFINITE;
+        if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
+    }
+    return SDX_OK;
 }
 
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot;
-    if (!out || !d || !d->checkpoint) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required");
+    const char *base, *dot, *first;
+    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
     m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
     if (!m) return sdx__nomem(ctx, "model", sizeof *m);
     m->ctx = ctx;
     sdx__arena_init(&m->arena, ctx, 0);
     sdx_model_sampling_init(&m->ms);
-    base = strrchr(d->checkpoint, '/');
-    base = base ? base + 1 : d->checkpoint;
+    sdx__taesd_init(&m->taesd);
+    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
+    base = strrchr(first, '/');
+    base = base ? base + 1 : first;
     dot = strrchr(base, '.');
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
-    if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
-    if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
-    m->family = sdx__detect_family(m->ckpt);
-    if (m->family == SDX_FAMILY_UNKNOWN) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                       "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+    if (d->checkpoint) {
+        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        m->family = sdx__detect_family(m->ckpt);
+        if (m->family == SDX_FAMILY_UNKNOWN) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
+                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+            goto fail;
+        }
+    } else if (d->vae) {
+        rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
+                       "give the checkpoint too", d->vae);
         goto fail;
     }
-    if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
-    m->loaded_te = 1;
-    if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
-    m->loaded_unet = 1;
-    if (m->unet.context_dim != m->te.context_dim) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
-                       d->checkpoint, m->unet.context_dim, m->te.context_dim);
-        goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
+        m->loaded_te = 1;
+        if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
+        m->loaded_unet = 1;
+        if (m->unet.context_dim != m->te.context_dim) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
+                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+            goto fail;
+        }
     }
     if (d->vae) {
         if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
-    if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
-        goto fail;
-    m->loaded_vae = 1;
-    if (m->vae.z_channels != 4) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on 4",
-                       d->vae ? d->vae : d->checkpoint, m->vae.z_channels);
-        goto fail;
+    if (m->ckpt) {
+        if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
+            goto fail;
+        m->loaded_vae = 1;
     }
-    m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
-    if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-    if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
-    sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
-             m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
+        if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    }
     *out = m;
     return SDX_OK;
 fail:
@@ -16228,6 +16758,118 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* ---- latent codecs ----------------------------------------------------- */
+
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n);
+/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
+ * the codec in use for the latent geometry instead of assuming SD's 4
+ * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
+ * factor of the model family; TAESD works in model space). Outside this
+ * section latents are in model space and images are f32 [3, H, W] in
+ * [0, 1] on the host. */
+
+typedef struct sdx__codec {
+    sdx_codec kind;          /* SDX_CODEC_VAE or SDX_CODEC_TAESD */
+    int channels, factor;
+    float scale;
+} sdx__codec;
+
+static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec *c) {
+    int have_taesd = encode ? m->taesd.enc.w.ctx != NULL : m->taesd.dec.w.ctx != NULL;
+    const char *job = encode ? "encoder" : "decoder";
+    memset(c, 0, sizeof *c);
+    if (want != SDX_CODEC_AUTO && want != SDX_CODEC_VAE && want != SDX_CODEC_TAESD)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown codec %d (SDX_CODEC_AUTO, _VAE or _TAESD)", (int)want);
+    if (want == SDX_CODEC_TAESD || (want == SDX_CODEC_AUTO && have_taesd)) {
+        if (!have_taesd)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no TAESD %s is loaded (sdx_model_desc.taesd, --taesd: "
+                             "taesd_%s.safetensors or a diffusers AutoencoderTiny file)", job, job);
+        c->kind = SDX_CODEC_TAESD;
+        c->channels = m->taesd.latent_channels;
+        c->factor = m->taesd.factor;
+        c->scale = 1.0f;
+        return SDX_OK;
+    }
+    if (!m->loaded_vae)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no VAE is loaded (the model was loaded from TAESD files only)");
+    if (encode && !m->vae.has_encoder)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: this VAE has no encoder", sdx_st_path(m->vae.w.st));
+    c->kind = SDX_CODEC_VAE;
+    c->channels = m->vae.latent_channels;
+    c->factor = m->vae.factor;
+    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    return SDX_OK;
+}
+
+/* latent: model space [channels, lh, lw] -> rgb [3, lh*factor, lw*factor]
+ * in [0, 1]; seamless: circular padding (a tileable image). */
+static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw,
+                             const sdx__vae_tiling *tiling, int seamless, float *rgb) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    int64_t zshape[4] = { 1, c->channels, lh, lw }, ishape[4] = { 1, 3, (int64_t)lh * c->factor, (int64_t)lw * c->factor };
+    sdx_tensor z, image = sdx__view(SDX_F32, rgb, 4, ishape);
+    int rc;
+    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape)) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "latent", sizeof(float) * n);
+    }
+    for (size_t i = 0; i < n; i++) ((float *)z.data)[i] = latent[i] / c->scale;
+    if (seamless) sdx__circular_begin(ctx);
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_decode(ctx, &m->taesd, &m->arena, &z, &image, 1)
+                                    : sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, tiling);
+    sdx__circular_end(ctx);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", rgb, px);
+    if (rc == SDX_OK && c->kind == SDX_CODEC_VAE)
+        for (size_t i = 0; i < px; i++) {
+            float v = (rgb[i] + 1.0f) * 0.5f;
+            rgb[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* rgb [3, H, W] in [0, 1], H and W multiples of factor -> the codec's
+ * latent in codec space [channels, H/factor, W/factor]: the VAE
+ * posterior's mean and, if std is non-NULL, exp(0.5 * clamp(logvar, -30,
+ * 20)); TAESD's output (a point: std must be NULL). */
+static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb, int H, int W, const sdx__vae_tiling *tiling,
+                             float *mean, float *std) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    int lh = H / c->factor, lw = W / c->factor;
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)H * (size_t)W;
+    int64_t xshape[4] = { 1, 3, H, W }, lshape[4] = { 1, c->channels, lh, lw };
+    sdx_tensor x, logvar, out = sdx__view(SDX_F32, mean, 4, lshape);
+    int rc;
+    if (std && c->kind != SDX_CODEC_VAE) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a posterior sample needs the VAE; TAESD's encoder is deterministic");
+    }
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
+        (std && !sdx__arena_host_tensor(&m->arena, &logvar, SDX_F32, 4, lshape))) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "image", sizeof(float) * (px + n));
+    }
+    for (size_t i = 0; i < px; i++) ((float *)x.data)[i] = c->kind == SDX_CODEC_VAE ? rgb[i] * 2.0f - 1.0f : rgb[i];
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_encode(ctx, &m->taesd, &m->arena, &x, &out)
+                                    : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, std ? &logvar : NULL, tiling);
+    for (size_t i = 0; rc == SDX_OK && std && i < n; i++) std[i] = expf(0.5f * ((const float *)logvar.data)[i]);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the encoded image", mean, n);
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* Codec space to model space (ComfyUI's process_latent_in) in place: the
+ * mean, or with eps the posterior sample mean + std * eps, times scale. */
+static void sdx__codec_to_model(const sdx__codec *c, const float *std, const float *eps, size_t n, float *latent) {
+    for (size_t i = 0; i < n; i++) {
+        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
+        latent[i] = z * c->scale;
+    }
+}
+
 /* ---- ControlNets --------------------------------------------------------- */
 
 struct sdx_controlnet {
@@ -16310,6 +16952,8 @@ typedef struct sdx__gen {
     sdx_model *m;
     const sdx_gen_params *p;
     int width, height, steps, batch, lh, lw;   /* image and latent sizes */
+    int lc, lf;              /* latent channels, image pixels per latent pixel */
+    sdx__codec dec, enc, preview;   /* final decode, init-image encode, previews */
     float cfg;
     sdx_sampler sampler;
     sdx_scheduler scheduler;
@@ -16318,9 +16962,9 @@ typedef struct sdx__gen {
     const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
     int crop_x, crop_y;      /* init image pixels cropped off left / top  */
-    float *init_latent;      /* [4*lh*lw] model-space init latent         */
+    float *init_latent;      /* [lc*lh*lw] model-space init latent        */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
-    float *concat;           /* [5*lh*lw] inpainting-model extra channels */
+    float *concat;           /* [(lc+1)*lh*lw] inpainting-model extra channels */
     float *paste_alpha;      /* [height*width] overlay weight of generated
                                 pixels (paste_back), else NULL            */
     float *noise;            /* this image's initial noise                */
@@ -16348,33 +16992,49 @@ static int sdx__default_size(const sdx_model *m) {
     return 512;
 }
 
-/* ComfyUI's VAE.encode crops each side of an image to a multiple of 8: it
- * keeps (n / 8) * 8 pixels from offset (n % 8) / 2 (a centre crop; an odd
- * remainder loses its extra pixel at the end). */
-static int sdx__crop8_offset(int n) { return (n % 8) / 2; }
-static int sdx__crop8_size(int n) { return n / 8 * 8; }
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
+ * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
+ * (a centre crop; an odd remainder loses its extra pixel at the end). */
+static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
+static int sdx__crop_size(int n, int f) { return n / f * f; }
+
+/* The image pixels per latent pixel of the decoder sdx__codec_pick would
+ * choose (m may be NULL; 8 when it cannot choose): sizes for the
+ * parameters text, which has no context to report errors to. */
+static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
+    int taesd = m && m->taesd.dec.w.ctx != NULL;
+    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
+    if (m && m->loaded_vae) return m->vae.factor;
+    return 8;
+}
+
+/* InpaintModelConditioning without a mask concatenates ComfyUI's
+ * blank_inpaint_image_like: a grey image's latent in model space, per
+ * channel of SD's 4-channel latent. */
+static const float sdx__blank_inpaint_grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
 
 #define SDX__MAX_INIT_LATENT 2048   /* latent side: 16384 pixels */
 
-/* The image size an init image (cropped) or init latent gives, 0 x 0
- * without one or when the latent's shape is not [1, 4, h, w]. */
-static void sdx__init_size(const sdx_gen_params *p, int *w, int *h) {
+/* The image size an init image (cropped to multiples of f) or init latent
+ * (f pixels per latent pixel) gives, 0 x 0 without one or when the
+ * latent's shape is not [1, c, h, w]. */
+static void sdx__init_size(const sdx_gen_params *p, int f, int *w, int *h) {
     const sdx_tensor *l = p->init_latent;
     *w = *h = 0;
     if (p->init_image) {
-        *w = sdx__crop8_size(p->init_image->width);
-        *h = sdx__crop8_size(p->init_image->height);
+        *w = sdx__crop_size(p->init_image->width, f);
+        *h = sdx__crop_size(p->init_image->height, f);
     } else if (l && l->ndim == 4 && l->shape[2] >= 1 && l->shape[3] >= 1 && l->shape[2] <= SDX__MAX_INIT_LATENT &&
                l->shape[3] <= SDX__MAX_INIT_LATENT) {
-        *w = (int)l->shape[3] * 8;
-        *h = (int)l->shape[2] * 8;
+        *w = (int)l->shape[3] * f;
+        *h = (int)l->shape[2] * f;
     }
 }
 
 /* Output size: as given, else the init's, else the family default. */
-static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int *w, int *h) {
+static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int f, int *w, int *h) {
     int def = sdx__default_size(m), iw, ih;
-    sdx__init_size(p, &iw, &ih);
+    sdx__init_size(p, f, &iw, &ih);
     *w = p->width ? p->width : iw ? iw : def;
     *h = p->height ? p->height : ih ? ih : def;
 }
@@ -16401,21 +17061,24 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
     char shape[96];
     int iw, ih;
     if (im && l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image and init latent: give one or the other");
-    if (im && (im->channels != 3 || !im->data || im->width < 8 || im->height < 8))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least 8x8",
-                         im->width, im->height, im->channels);
-    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != 4 || l->shape[2] < 1 || l->shape[3] < 1 ||
+    if (im && (im->channels != 3 || !im->data || im->width < g->lf || im->height < g->lf))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least %dx%d",
+                         im->width, im->height, im->channels, g->lf, g->lf);
+    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != g->lc || l->shape[2] < 1 || l->shape[3] < 1 ||
               l->shape[2] > SDX__MAX_INIT_LATENT || l->shape[3] > SDX__MAX_INIT_LATENT || !l->data ||
               (l->dtype != SDX_F32 && l->dtype != SDX_F16 && l->dtype != SDX_BF16)))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, 4, h, w] with h, w <= %d",
-                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), SDX__MAX_INIT_LATENT);
-    sdx__init_size(p, &iw, &ih);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, %d, h, w] with h, w <= %d",
+                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), g->lc, SDX__MAX_INIT_LATENT);
+    sdx__init_size(p, g->lf, &iw, &ih);
     if ((im || l) && (iw != g->width || ih != g->height))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s gives a %dx%d image but %dx%d was asked for (leave width and height 0 to take the init's size)",
-                         im ? "init image (cropped to multiples of 8 as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
+                         im ? "init image (cropped to multiples of the codec's factor as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
     if (im) {
-        g->crop_x = sdx__crop8_offset(im->width);
-        g->crop_y = sdx__crop8_offset(im->height);
+        g->crop_x = sdx__crop_offset(im->width, g->lf);
+        g->crop_y = sdx__crop_offset(im->height, g->lf);
+        if (p->encode_sample && g->enc.kind == SDX_CODEC_TAESD)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "encode_sample (--encode-seed) samples the VAE's posterior; TAESD's encoder "
+                             "has none (choose the VAE with codec SDX_CODEC_VAE)");
     }
     g->denoise = 1.0;
     if (im || l) {
@@ -16427,10 +17090,13 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
         if (!im && !l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image or init latent");
         if (mk->channels != 1 || !mk->data || mk->width < 1 || mk->height < 1 || mk->width > 65536 || mk->height > 65536)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected grey", mk->width, mk->height, mk->channels);
-        if (g->m->unet.in_channels == 9 && !im)
+        if (g->m->unet.in_channels == 2 * g->lc + 1 && !im)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a 9-channel inpainting model with a mask needs the init image (it encodes the "
                              "masked image), not an init latent");
     }
+    if (g->m->unet.in_channels == 2 * g->lc + 1 && !mk && g->lc != SDX__ARRAY_LEN(sdx__blank_inpaint_grey))
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "an inpainting model without a mask needs a blank image's latent, known for "
+                         "4-channel latents only (this one has %d)", g->lc);
     if (p->paste_back && (!mk || !im))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "paste-back needs an init image and a mask");
     if (p->paste_back && p->mask_blur > 1000)
@@ -16444,12 +17110,23 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     memset(g, 0, sizeof *g);
     g->m = m;
     g->p = p;
-    sdx__output_size(m, p, &g->width, &g->height);
-    if (g->width <= 0 || g->height <= 0 || g->width % 8 || g->height % 8 || g->width > 16384 || g->height > 16384)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of 8, at most 16384",
-                         g->width, g->height);
-    g->lw = g->width / 8;
-    g->lh = g->height / 8;
+    if (!m->loaded_unet)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
+    if ((rc = sdx__codec_pick(m, p->codec, 0, &g->dec)) != SDX_OK) return rc;
+    if (p->init_image && (rc = sdx__codec_pick(m, p->codec, 1, &g->enc)) != SDX_OK) return rc;
+    if (p->preview && (rc = sdx__codec_pick(m, p->preview_codec, 0, &g->preview)) != SDX_OK) return rc;
+    if (p->preview_interval < 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "preview interval %d: must be >= 0", p->preview_interval);
+    if (p->init_image && (g->enc.channels != g->dec.channels || g->enc.factor != g->dec.factor))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "the encoder's latents (%d channels, 1/%d) do not fit the decoder's (%d channels, 1/%d)",
+                         g->enc.channels, g->enc.factor, g->dec.channels, g->dec.factor);
+    g->lc = g->dec.channels;
+    g->lf = g->dec.factor;
+    sdx__output_size(m, p, g->lf, &g->width, &g->height);
+    if (g->width <= 0 || g->height <= 0 || g->width % g->lf || g->height % g->lf || g->width > 16384 || g->height > 16384)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of %d, at most 16384",
+                         g->width, g->height, g->lf);
+    g->lw = g->width / g->lf;
+    g->lh = g->height / g->lf;
     g->steps = p->steps ? p->steps : SDX__DEFAULT_STEPS;
     if (g->steps < 1 || g->steps > 10000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "steps %d: must be 1..10000", g->steps);
     g->cfg = p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG;
@@ -16467,8 +17144,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
             return rc;
         }
     }
-    if (m->unet.in_channels != 4 && m->unet.in_channels != 9)
-        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: 4, 9 for inpainting)", m->unet.in_channels);
+    if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
+                         g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
@@ -16634,68 +17312,62 @@ done:
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
+static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
-    t.mode = g->p->vae_tiling;    /* tile size and overlap: the VAE's choice */
+    t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
     return t;
 }
 
-/* The VAE posterior of the cropped init image, in VAE space: mean and, if
- * std is non-NULL, exp(0.5 * clamp(logvar, -30, 20)). keep (may be NULL):
- * per-pixel factor m of the cropped image applied as (p - 0.5) * m + 0.5
- * before p * 2 - 1 (InpaintModelConditioning greys out the repaint area). */
-static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
-    sdx_model *m = g->m;
-    sdx_ctx *ctx = m->ctx;
-    const sdx_image *img = g->p->init_image;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx__vae_tiling tiling = sdx__gen_tiling(g);
-    sdx_tensor x, mt, lt;
-    int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
-    size_t hw = (size_t)g->width * (size_t)g->height, n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
-    float *px;
-    int rc;
-    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) || !sdx__arena_host_tensor(&m->arena, &mt, SDX_F32, 4, mshape) ||
-        !sdx__arena_host_tensor(&m->arena, &lt, SDX_F32, 4, mshape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
-    px = (float *)x.data;
-    for (int y = 0; y < g->height; y++)
-        for (int xx = 0; xx < g->width; xx++) {
-            const uint8_t *s = img->data + ((size_t)(y + g->crop_y) * (size_t)img->width + (size_t)(xx + g->crop_x)) * 3;
-            size_t i = (size_t)y * (size_t)g->width + (size_t)xx;
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
+
+/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
+ * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
+ * (InpaintModelConditioning greys out the repaint area). */
+static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
+    size_t hw = (size_t)w * (size_t)h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
             for (int c = 0; c < 3; c++) {
                 float v = (float)s[c] / 255.0f;
                 if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
-                px[(size_t)c * hw + i] = v * 2.0f - 1.0f;
+                rgb[(size_t)c * hw + i] = v;
             }
         }
-    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mt, std ? &lt : NULL, &tiling);
-    if (rc == SDX_OK) {
-        memcpy(mean, mt.data, sizeof(float) * n);
-        for (size_t i = 0; std && i < n; i++) std[i] = expf(0.5f * ((const float *)lt.data)[i]);
-        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", mean, n);
-    }
-    sdx__arena_release(&m->arena, mark);
+}
+
+/* The encoder codec's latent of the cropped init image, in codec space:
+ * the VAE posterior's mean and, if std is non-NULL, its standard
+ * deviation (TAESD: its output, std NULL). keep (may be NULL): per-pixel
+ * factor m of the cropped image applied as (p - 0.5) * m + 0.5 before the
+ * encoder (InpaintModelConditioning greys out the repaint area). */
+static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
+    sdx_ctx *ctx = g->m->ctx;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    size_t px = (size_t)3 * (size_t)g->width * (size_t)g->height;
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * px);
+    int rc;
+    if (!rgb) return sdx__nomem(ctx, "init image", sizeof(float) * px);
+    sdx__image_window(g->p->init_image, g->crop_x, g->crop_y, g->width, g->height, keep, rgb);
+    rc = sdx__codec_encode(g->m, &g->enc, rgb, g->height, g->width, &tiling, mean, std);
+    sdx__free(ctx, rgb);
     return rc;
 }
 
 /* VAEEncode then process_latent_in: the model-space latent of the cropped
  * init image. eps NULL: the posterior mean (deterministic, as current
- * ComfyUI); else mean + std * eps (A1111 and older ComfyUI sample). */
+ * ComfyUI) or TAESD's output; else (VAE only) mean + std * eps (A1111 and
+ * older ComfyUI sample). */
 static int sdx__encode_image(sdx__gen *g, const float *keep, const float *eps, float *latent) {
     sdx_ctx *ctx = g->m->ctx;
-    size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+    size_t n = (size_t)g->lc * (size_t)g->lh * (size_t)g->lw;
     float *std = NULL;
     int rc;
     if (eps && !(std = (float *)sdx__malloc(ctx, sizeof(float) * n))) return sdx__nomem(ctx, "posterior", sizeof(float) * n);
     rc = sdx__vae_posterior(g, keep, latent, std);
-    for (size_t i = 0; rc == SDX_OK && i < n; i++) {
-        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
-        latent[i] = z * g->m->scale_factor;
-    }
+    if (rc == SDX_OK) sdx__codec_to_model(&g->enc, std, eps, n, latent);
     sdx__free(ctx, std);
     return rc;
 }
@@ -16786,19 +17458,19 @@ static int sdx__gen_inpaint_conditioning(sdx__gen *g, const float *mask_px, cons
     for (size_t i = 0; i < plane; i++) g->concat[i] = nearbyintf(g->latent_mask[i]);
     for (size_t i = 0; i < hw; i++) keep[i] = 1.0f - nearbyintf(mask_px[i]);
     rc = sdx__encode_image(g, keep, eps, g->concat + plane);
-    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + 4 * plane : NULL, g->init_latent);
+    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + (size_t)g->lc * plane : NULL, g->init_latent);
     sdx__free(ctx, keep);
     return rc;
 }
 
 /* 9-channel model without a mask: ComfyUI's concat is an all-ones mask and
- * blank_inpaint_image_like (a grey image's latent, model space). */
+ * blank_inpaint_image_like (a grey image's latent, model space; SD's 4
+ * channels, which sdx__gen_resolve_init checks). */
 static void sdx__blank_inpaint_conditioning(sdx__gen *g) {
-    static const float grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
     size_t plane = (size_t)g->lh * (size_t)g->lw;
     for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
-    for (size_t c = 0; c < 4; c++)
-        for (size_t i = 0; i < plane; i++) g->concat[(c + 1) * plane + i] = grey[c];
+    for (int c = 0; c < SDX__ARRAY_LEN(sdx__blank_inpaint_grey); c++)
+        for (size_t i = 0; i < plane; i++) g->concat[(size_t)(c + 1) * plane + i] = sdx__blank_inpaint_grey[c];
 }
 
 /* cv2.BORDER_REFLECT_101 index. */
@@ -16855,12 +17527,11 @@ static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
 
 /* Noise for `encodes` posterior samples (encode_sample): one generator
  * seeded once with encode_seed, as torch.manual_seed before the encodes. */
-static float *sdx__posterior_noise(sdx__gen *g, int encodes) {
-    size_t n = (size_t)encodes * 4 * (size_t)g->lh * (size_t)g->lw;
-    float *eps = (float *)sdx__malloc(g->m->ctx, sizeof(float) * n);
+static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
+    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
     sdx_rng rng;
-    if (!eps) { sdx__nomem(g->m->ctx, "posterior noise", sizeof(float) * n); return NULL; }
-    sdx_rng_init(&rng, g->p->rng, (uint64_t)g->p->encode_seed);
+    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
     sdx_rng_randn(&rng, eps, n);
     return eps;
 }
@@ -16870,31 +17541,32 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
     const sdx_gen_params *p = g->p;
     size_t plane = (size_t)g->lh * (size_t)g->lw;
-    int nine = g->m->unet.in_channels == 9, rc = SDX_OK;
+    size_t lplane = (size_t)g->lc * plane;     /* one latent */
+    int nine = g->m->unet.in_channels == 2 * g->lc + 1, rc = SDX_OK;
     float *eps = NULL, *mask_px = NULL;
     if (p->init_image || p->init_latent) {
-        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * 4 * plane);
+        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * lplane);
     }
     if (p->mask) {
         g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
-        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * 5 * plane);
+        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * (lplane + plane));
     }
-    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * 5 * plane)))
-        return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
-    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(g, nine && p->mask ? 2 : 1))) return SDX_ERR_NOMEM;
+    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * (lplane + plane))))
+        return sdx__nomem(ctx, "inpainting input", sizeof(float) * (lplane + plane));
+    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(ctx, p, (size_t)(nine && p->mask ? 2 : 1) * lplane))) return SDX_ERR_NOMEM;
     if (p->mask && p->init_image && (nine || p->paste_back) && !(mask_px = sdx__mask_cropped(g))) rc = SDX_ERR_NOMEM;
     if (rc == SDX_OK && nine && p->mask)
         rc = sdx__gen_inpaint_conditioning(g, mask_px, eps);
     else if (rc == SDX_OK && p->init_image)
         rc = sdx__encode_image(g, NULL, eps, g->init_latent);
     else if (rc == SDX_OK && p->init_latent)
-        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)(4 * plane), g->init_latent);
+        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)lplane, g->init_latent);
     if (rc == SDX_OK && nine && !p->mask) sdx__blank_inpaint_conditioning(g);
     if (rc == SDX_OK && p->mask && !nine) rc = sdx__latent_noise_mask(g, g->latent_mask);
     if (rc == SDX_OK && p->paste_back) rc = sdx__gen_prepare_paste(g, mask_px);
-    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, 4 * plane);
+    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, lplane);
     sdx__free(ctx, eps);
     sdx__free(ctx, mask_px);
     return rc;
@@ -16987,7 +17659,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
  * the start noise; sigma 0 blends the model's output with the latent. */
 static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
     size_t plane = (size_t)g->lh * (size_t)g->lw;
-    for (size_t c = 0; c < 4; c++)
+    for (size_t c = 0; c < (size_t)g->lc; c++)
         for (size_t i = 0; i < plane; i++) {
             float mk = g->latent_mask[i];
             size_t j = c * plane + i;
@@ -17000,7 +17672,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
-    size_t plane = (size_t)g->lh * (size_t)g->lw, n = 4 * plane;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, n = (size_t)g->lc * plane;
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
@@ -17011,7 +17683,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         x = g->scratch;
     }
     if (!sdx__arena_tensor4(&m->arena, &xin, m->unet.act_type, B, cin, g->lh, g->lw) ||
-        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, 4, g->lh, g->lw)) {
+        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, g->lc, g->lh, g->lw)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -17023,7 +17695,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         for (int b = 0; b < B; b++) {
             float *xb = xs + (size_t)b * (size_t)cin * plane;
             for (size_t i = 0; i < n; i++) xb[i] = x[i] * c_in;
-            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
+            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * (size_t)(g->lc + 1) * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
         /* a ControlNet sees the latent without the inpainting channels */
@@ -17067,7 +17739,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
 
 static int sdx__gen_noise(void *user, float *out) {
     sdx__gen *g = (sdx__gen *)user;
-    sdx_rng_randn(&g->step_rng, out, (size_t)4 * (size_t)g->lh * (size_t)g->lw);
+    sdx_rng_randn(&g->step_rng, out, (size_t)g->lc * (size_t)g->lh * (size_t)g->lw);
     return SDX_OK;
 }
 
@@ -17085,6 +17757,46 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->controls);
 }
 
+/* Decodes latent (model space) with codec c into an 8-bit image. */
+static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
+                                int seamless, sdx_image *img) {
+    sdx_ctx *ctx = m->ctx;
+    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
+    int rc;
+    memset(img, 0, sizeof *img);
+    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
+    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
+    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
+    if (rc == SDX_OK) {
+        img->width = lw * c->factor;
+        img->height = lh * c->factor;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
+    }
+    sdx__free(ctx, rgb);
+    return rc;
+}
+
+/* Live preview after step `step` (1-based): x0, or x with preview_noisy. */
+static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, const float *denoised) {
+    const sdx_gen_params *p = g->p;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    sdx_image img;
+    int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
+    if (step % every) return 0;
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    if (rc != SDX_OK) {
+        /* a preview is a convenience: say why it failed, keep generating */
+        sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
+        return 0;
+    }
+    rc = p->preview(p->preview_user, g->image_index, step, total, &img);
+    sdx_image_free(g->m->ctx, &img);
+    return rc;
+}
+
 /* ---- stage: conditioning ------------------------------------------------ */
 
 SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
@@ -17093,6 +17805,8 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
     if (p->prompt && strstr(p->prompt, "<lora:")) {
         /* sdx_generate applies the tags around all stages; one stage cannot */
@@ -17188,11 +17902,13 @@ static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sd
 static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
     const sdx_gen_params *p = s->g.p;
+    int rc;
     s->steps = total;
     if (step < s->reported) return 0;           /* replayed */
     s->reported = step + 1;
     memcpy(s->denoised.data, denoised, s->n * sizeof(float));
     memcpy(s->latent.data, x, s->n * sizeof(float));
+    if (p->preview && (rc = sdx__gen_preview(&s->g, step + 1, total, x, denoised)) != 0) return rc;
     if (!p->progress) return 0;
     return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
 }
@@ -17276,8 +17992,8 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     s->g.image_index = index;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
-    s->n = (size_t)4 * (size_t)s->g.lh * (size_t)s->g.lw;
-    shape[0] = 1; shape[1] = 4; shape[2] = s->g.lh; shape[3] = s->g.lw;
+    s->n = (size_t)s->g.lc * (size_t)s->g.lh * (size_t)s->g.lw;
+    shape[0] = 1; shape[1] = s->g.lc; shape[2] = s->g.lh; shape[3] = s->g.lw;
     s->g.noise = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->start = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->work = (float *)sdx__malloc(ctx, s->n * sizeof(float));
@@ -17318,95 +18034,63 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
-/* ---- decoding ----------------------------------------------------------- */
-
-/* latent [lh * lw * 4] in model space -> 8-bit RGB */
-static int sdx__decode(sdx_model *m, int vae_tiling, int seamless, int lh, int lw, const float *latent, sdx_image *img) {
-    sdx_ctx *ctx = m->ctx;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx_tensor z, image;
-    sdx__vae_tiling tiling;
-    int width = lw * 8, height = lh * 8;
-    size_t plane = (size_t)lh * (size_t)lw, hw = (size_t)width * (size_t)height;
-    int64_t zshape[4] = { 1, 4, lh, lw }, ishape[4] = { 1, 3, height, width };
-    int rc;
-    memset(&tiling, 0, sizeof tiling);
-    tiling.mode = vae_tiling;    /* tile size and overlap: the VAE's choice */
-    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
-        !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
-    if (seamless) sdx__circular_begin(ctx);
-    rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
-    sdx__circular_end(ctx);
-    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
-    if (rc == SDX_OK) {
-        img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
-        if (!img->data) rc = sdx__nomem(ctx, "image", 3 * hw);
-    }
-    if (rc == SDX_OK) {
-        const float *px = (const float *)image.data;
-        img->width = width;
-        img->height = height;
-        img->channels = 3;
-        for (size_t i = 0; i < hw; i++)
-            for (int c = 0; c < 3; c++) {
-                float v = (px[(size_t)c * hw + i] + 1.0f) * 0.5f;
-                v = v < 0 ? 0 : v > 1 ? 1 : v;
-                img->data[i * 3 + (size_t)c] = (uint8_t)(v * 255.0f);   /* floor, as ComfyUI */
-            }
-    }
-    sdx__arena_release(&m->arena, mark);
-    return rc;
-}
-
-/* ---- stage: VAE ------------------------------------------------------------ */
-
-static int sdx__check_latent(sdx_model *m, const char *fn, const sdx_tensor *latent) {
-    char sh[96];
-    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
-        latent->shape[1] != 4 || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] > 2048 ||
-        latent->shape[3] > 2048 || !latent->data)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: latent %s %s; expected host F32 [1, 4, h, w], h and w 1..2048",
-                         fn, latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "");
-    return SDX_OK;
-}
+/* ---- stage: VAE or TAESD ------------------------------------------------- */
 
 SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    char sh[96];
     int rc;
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
-    if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
-    rc = sdx__decode(m, p ? p->vae_tiling : 0, p ? p->tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
+        latent->shape[3] * c.factor > 16384 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
+                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
+                         c.channels, 16384 / c.factor);
+    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
+                              p ? p->tiling : 0, out);
     sdx__arena_reset(&m->arena);
     return rc;
 }
 
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
-    sdx__gen g;
-    sdx_gen_params q;
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    float *x = NULL, *eps = NULL, *std = NULL;
+    int w, h, encode_sample = p && p->encode_sample;
+    size_t n;
     int64_t shape[4];
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
-    float *eps = NULL;
-    if (p) q = *p; else memset(&q, 0, sizeof q);
-    q.width = q.height = 0;          /* the image's size, cropped to multiples of 8 */
-    q.init_image = img;
-    q.init_latent = NULL;
-    q.mask = NULL;
-    q.paste_back = 0;
-    q.strength = 1.0f;
-    if ((rc = sdx__gen_resolve(&g, m, &q)) != SDX_OK) return rc;
-    if (q.encode_sample && !(eps = sdx__posterior_noise(&g, 1))) return SDX_ERR_NOMEM;
-    shape[0] = 1; shape[1] = 4; shape[2] = g.lh; shape[3] = g.lw;
-    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) == SDX_OK)
-        rc = sdx__encode_image(&g, NULL, eps, (float *)latent->data);
-    sdx__free(m->ctx, eps);
-    sdx__arena_reset(&m->arena);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    /* the sides cropped to multiples of the codec's factor, as img2img does */
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
+                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
+    if (encode_sample && c.kind != SDX_CODEC_VAE)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
+                         "(choose the VAE with codec SDX_CODEC_VAE)");
+    w = sdx__crop_size(img->width, c.factor);
+    h = sdx__crop_size(img->height, c.factor);
+    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
+    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
+        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
+    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
+    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
+        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
     if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, eps);
+    sdx__free(m->ctx, std);
+    sdx__free(m->ctx, x);
+    sdx__arena_reset(&m->arena);
     return rc;
 }
 
@@ -17421,6 +18105,8 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     int n_tags = 0, keep, rc, rc2;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
     if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
     if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
@@ -17460,7 +18146,9 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
-            rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+                                      &out->images[i]);
             if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);
@@ -17540,7 +18228,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
     int w, h, n;
     memset(&b, 0, sizeof b);
-    sdx__output_size(m, p, &w, &h);
+    sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
     /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */

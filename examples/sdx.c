@@ -22,6 +22,7 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
+typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
 #define MAX_LORAS 64
 
 typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
@@ -30,8 +31,9 @@ typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
-    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *backend;
-    int threads, verbose, trace, seed_given, convert, output_given;
+    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
+    run_mode mode;
+    int threads, verbose, trace, seed_given, n_taesd, convert, output_given;
     lora_arg loras[MAX_LORAS];
     int n_loras;
     /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
@@ -44,10 +46,21 @@ typedef struct options {
 static void usage(FILE *f) {
     fprintf(f,
 "usage: sdx -m MODEL -p PROMPT [options]\n"
+"       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
+"       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
+"       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
+"\n"
+"  -M, --mode MODE           img_gen (default), decode (a latent file to PNG), encode (an\n"
+"                            image to a latent file) or convert (write the checkpoint with\n"
+"                            the --lora files merged to -o OUT.safetensors)\n"
 "\n"
 "Model\n"
 "  -m, --model PATH          single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)\n"
 "      --vae PATH            separate VAE replacing the checkpoint's\n"
+"      --taesd PATH          TAESD (tiny autoencoder) decoding instead of the VAE: taesd_decoder /\n"
+"                            taesdxl_decoder, or a diffusers AutoencoderTiny file; given twice\n"
+"                            (or one file with both halves) it also encodes init images\n"
+"      --taesd-preview-only  use TAESD for previews only, the VAE for the final image\n"
 "      --vocab PATH          CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
 "                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
 "      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
@@ -58,8 +71,6 @@ static void usage(FILE *f) {
 "                            (DIR/name.safetensors; the tags are removed from the prompt)\n"
 "      --embd-dir DIR        textual-inversion embeddings (.safetensors), used where the prompt\n"
 "                            names them: the file name, or embedding:name\n"
-"  -M, --mode MODE           img_gen (default) or convert: write the checkpoint with the\n"
-"                            --lora files merged to -o OUT.safetensors\n"
 "\n"
 "Generation\n"
 "  -p, --prompt TEXT         prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111\n"
@@ -103,6 +114,11 @@ static void usage(FILE *f) {
 "Output and run\n"
 "  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
 "      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
+"      --latent-in PATH      latent to decode in -M decode (as --output-latent writes it)\n"
+"      --preview MODE        live previews of the denoised image: none, tae, vae (default: none)\n"
+"      --preview-path PATH   where the preview PNG goes (default: preview.png)\n"
+"      --preview-interval N  steps between previews (default: 1)\n"
+"      --preview-noisy       preview the noisy latent instead of the denoised estimate\n"
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
@@ -142,11 +158,14 @@ static int takes_value(const char *a) {
         "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
         "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
         "--canny-low", "--canny-high",
+        "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
     return 0;
 }
+
+static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
 
 /* FILE[:unet[:te]]: the strengths are taken from the end, so a path may
  * hold ':' itself. */
@@ -174,6 +193,7 @@ static int parse_args(int argc, char **argv, options *o) {
     o->gen.seed = 42;
     o->gen.rng = SDX_RNG_CUDA;
     o->output = "output.png";
+    o->preview_path = "preview.png";
     o->canny_low = 100;
     o->canny_high = 200;
     for (int i = 1; i < argc; i++) {
@@ -197,6 +217,8 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
         else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
+        else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
+        else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;
         else if (IS("--canny", "--canny")) o->canny = 1;
         else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
         else {
@@ -211,14 +233,29 @@ static int parse_args(int argc, char **argv, options *o) {
                 o->n_loras++;
             } else if (IS("--lora-model-dir", "--lora-model-dir")) o->gen.lora_dir = val;
             else if (IS("--embd-dir", "--embd-dir")) o->gen.embedding_dir = val;
-            else if (IS("-M", "--mode")) {
-                if (!strcmp(val, "convert")) o->convert = 1;
-                else if (strcmp(val, "img_gen") && strcmp(val, "txt2img") && strcmp(val, "img2img")) {
-                    fprintf(stderr, "sdx: -M %s: valid modes are img_gen, convert\n", val);
-                    return -1;
-                }
-            }
             else if (IS("--vae", "--vae")) o->model.vae = val;
+            else if (IS("--taesd", "--tae")) {
+                if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
+                o->model.taesd[o->n_taesd++] = val;
+            } else if (IS("-M", "--mode")) {
+                o->convert = 0;
+                if (!strcmp(val, "img_gen") || !strcmp(val, "txt2img") || !strcmp(val, "img2img")) o->mode = MODE_IMG_GEN;
+                else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
+                else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
+                else if (!strcmp(val, "convert")) o->mode = MODE_IMG_GEN, o->convert = 1;
+                else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert\n", val); return -1; }
+            } else if (IS("--latent-in", "--latent-in")) o->latent_input = val;
+            else if (IS("--preview-path", "--preview-path")) o->preview_path = val;
+            else if (IS("--preview", "--preview")) {
+                o->gen.preview = NULL;
+                if (!strcmp(val, "tae")) o->gen.preview_codec = SDX_CODEC_TAESD;
+                else if (!strcmp(val, "vae")) o->gen.preview_codec = SDX_CODEC_VAE;
+                else if (!strcmp(val, "proj")) {
+                    fprintf(stderr, "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n");
+                    return -1;
+                } else if (strcmp(val, "none")) { fprintf(stderr, "sdx: --preview %s: valid values are none, tae, vae\n", val); return -1; }
+                if (strcmp(val, "none")) o->gen.preview = on_preview;
+            }
             else if (IS("--vocab", "--vocab")) o->model.vocab = val;
             else if (IS("--prediction", "--prediction")) o->model.prediction = val;
             else if (IS("-p", "--prompt")) o->gen.prompt = val;
@@ -236,13 +273,14 @@ static int parse_args(int argc, char **argv, options *o) {
                 else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
                 else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }
             } else if (IS("-W", "--width") || IS("-H", "--height") || IS("--steps", "--steps") || IS("-b", "--batch-count") ||
-                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads")) {
+                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads") || IS("--preview-interval", "--preview-interval")) {
                 if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", a, val); return -1; }
                 if (IS("-W", "--width")) o->gen.width = (int)n;
                 else if (IS("-H", "--height")) o->gen.height = (int)n;
                 else if (IS("--steps", "--steps")) o->gen.steps = (int)n;
                 else if (IS("-b", "--batch-count")) o->gen.batch_count = (int)n;
                 else if (IS("--clip-skip", "--clip-skip")) o->gen.clip_skip = (int)n;
+                else if (IS("--preview-interval", "--preview-interval")) o->gen.preview_interval = (int)n;
                 else o->threads = (int)n;
                 if (n <= 0 && !IS("-t", "--threads") && !IS("--clip-skip", "--clip-skip")) {
                     fprintf(stderr, "sdx: %s %s: must be positive\n", a, val);
@@ -287,6 +325,19 @@ static int parse_args(int argc, char **argv, options *o) {
         }
 #undef IS
 #undef VALUE
+    }
+    if (o->mode != MODE_IMG_GEN) {
+        o->model.codecs_only = 1;
+        if (!o->model.checkpoint && !o->n_taesd) {
+            fprintf(stderr, "sdx: -M %s needs a model (-m PATH) or a TAESD file (--taesd PATH)\n", o->mode == MODE_DECODE ? "decode" : "encode");
+            return -1;
+        }
+        if (o->mode == MODE_DECODE && !o->latent_input) { fprintf(stderr, "sdx: -M decode needs --latent-in PATH\n"); return -1; }
+        if (o->mode == MODE_ENCODE && (!o->init_path || !o->latent_output)) {
+            fprintf(stderr, "sdx: -M encode needs -i IMAGE and --output-latent PATH\n");
+            return -1;
+        }
+        return 0;
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
     if (o->convert) {
@@ -468,8 +519,8 @@ static unsigned char *text_chunk(const char *key, const char *text, size_t *len)
     return c;
 }
 
-/* Writes the PNG with its parameters to a temporary name, then renames,
- * so a failure never leaves half a file at `path`. */
+/* Writes the PNG with its parameters (NULL: none) to a temporary name,
+ * then renames, so a failure never leaves half a file at `path`. */
 static int write_png(const char *path, const sdx_image *img, const char *parameters) {
     membuf png = { 0 };
     size_t clen = 0;
@@ -478,8 +529,8 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     FILE *f;
     int ok, fd;
     stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
-    chunk = text_chunk("parameters", parameters, &clen);
-    if (png.failed || png.len < 33 || !chunk) {
+    chunk = parameters ? text_chunk("parameters", parameters, &clen) : NULL;
+    if (png.failed || png.len < 33 || (parameters && !chunk)) {
         fprintf(stderr, "sdx: %s: PNG encoding failed\n", path);
         free(png.p);
         free(chunk);
@@ -498,7 +549,7 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     }
     (void)fchmod(fd, 0644);     /* mkstemp creates 0600; an image is for sharing */
     /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
-    ok = fwrite(png.p, 1, 33, f) == 33 && fwrite(chunk, 1, clen, f) == clen &&
+    ok = fwrite(png.p, 1, 33, f) == 33 && (!chunk || fwrite(chunk, 1, clen, f) == clen) &&
          fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;
     ok = (fclose(f) == 0) && ok;
     if (ok && rename(tmp, path) != 0) ok = 0;
@@ -555,9 +606,67 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
     return 0;
 }
 
+/* --preview: the current estimate, overwritten at --preview-path. */
+static int on_preview(void *user, int image, int step, int steps, const sdx_image *img) {
+    const options *o = user;
+    char text[96];
+    snprintf(text, sizeof text, "sdx preview: image %d, step %d of %d", image + 1, step, steps);
+    return write_png(o->preview_path, img, text) ? 0 : 1;
+}
+
 static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
     (void)user;
     fprintf(stderr, "sdx: %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
+}
+
+/* ---- one stage on files ------------------------------------------------- */
+
+/* -M decode: --latent-in (tensor 'latent', model space) -> PNG. */
+static int run_decode(sdx_ctx *ctx, const options *o) {
+    sdx_st *st = NULL;
+    sdx_model *model = NULL;
+    sdx_image img = { 0 };
+    const sdx_tensor *latent;
+    int status = 1;
+    if (sdx_st_open(ctx, o->latent_input, &st) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); return 1; }
+    if (!(latent = sdx_st_find(st, "latent"))) {
+        fprintf(stderr, "sdx: %s: no tensor 'latent' (write one with --output-latent or -M encode)\n", o->latent_input);
+    } else if (sdx_model_load(ctx, &o->model, &model) != SDX_OK ||
+               sdx_decode_latent(model, latent, &o->gen, &img) != SDX_OK) {
+        fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+    } else if (write_png(o->output, &img, sdx_st_meta(st, "parameters"))) {
+        fprintf(stderr, "sdx: wrote %s\n", o->output);
+        status = 0;
+    }
+    sdx_image_free(ctx, &img);
+    sdx_model_free(model);
+    sdx_st_close(st);
+    return status;
+}
+
+/* -M encode: -i image -> --output-latent (tensor 'latent', model space). */
+static int run_encode(sdx_ctx *ctx, const options *o) {
+    sdx_model *model = NULL;
+    sdx_image img = { 0 };
+    sdx_tensor latent = { 0 };
+    int status = 1;
+    /* with -W/-H resized to them; without, sdx_encode_image crops the sides
+     * to multiples of the codec's factor (as ComfyUI's VAEEncode) */
+    if (!load_image(o->init_path, 3, o->gen.width, o->gen.height, &img)) goto done;
+    if (sdx_model_load(ctx, &o->model, &model) != SDX_OK ||
+        sdx_encode_image(model, &img, &o->gen, &latent) != SDX_OK) {
+        fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+        goto done;
+    }
+    latent.name = "latent";
+    if (sdx_st_write(ctx, o->latent_output, &latent, 1, NULL, 0) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    fprintf(stderr, "sdx: wrote %s (%lldx%lld latent)\n", o->latent_output, (long long)latent.shape[3], (long long)latent.shape[2]);
+    status = 0;
+done:
+    sdx_tensor_free(ctx, &latent);
+    free(img.data);
+    sdx_model_free(model);
+    return status;
 }
 
 /* --backend: "cpu", or "hip[:N]" in a GPU build (its default). */
@@ -606,6 +715,8 @@ int main(int argc, char **argv) {
     ctx = sdx_create(&desc);
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
     if (!select_backend(ctx, o.backend)) goto done;
+    if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
+    if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;
@@ -669,6 +780,7 @@ int main(int argc, char **argv) {
     ps.verbose = o.verbose;
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
+    o.gen.preview_user = &o;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
     if (o.verbose) {
@@ -689,15 +801,17 @@ int main(int argc, char **argv) {
         sdx_format_parameters(model, &o.gen, res.seeds[i], params, (size_t)need + 1);
         batch_path(o.output, i, path, sizeof path);
         written = write_png(path, &res.images[i], params);
-        free(params);
-        if (!written) { status = 1; continue; }
+        if (!written) { free(params); status = 1; continue; }
         fprintf(stderr, "sdx: wrote %s (seed %lld)\n", path, (long long)res.seeds[i]);
         if (o.latent_output) {
+            /* the parameters travel along, for the PNG of -M decode */
+            const char *meta[2] = { "parameters", params };
             sdx_tensor t = res.latents[i];
             batch_path(o.latent_output, i, path, sizeof path);
             t.name = "latent";
-            if (sdx_st_write(ctx, path, &t, 1, NULL, 0) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); status = 1; }
+            if (sdx_st_write(ctx, path, &t, 1, meta, 1) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); status = 1; }
         }
+        free(params);
     }
     sdx_gen_result_free(ctx, &res);
 done:

@@ -20,6 +20,7 @@
 #include "t_tiling.c"
 #include "t_examples.c"
 #include "t_img2img.c"
+#include "t_taesd.c"
 #include "t_lora.c"
 #include "t_embedding.c"
 #include "t_controlnet.c"
@@ -46,6 +47,7 @@ int main(int argc, char **argv) {
         &t_suite_tiling,
         &t_suite_examples,
         &t_suite_img2img,
+        &t_suite_taesd,
         &t_suite_lora,
         &t_suite_embedding,
         &t_suite_controlnet,

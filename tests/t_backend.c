@@ -100,6 +100,16 @@ static int fd_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
     return sdx__cpu_scale(ctx, FD_T(0), FD_T(1), s);
 }
 
+static int fd_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    FD_ARGS(y, x);
+    return sdx__cpu_clamp(ctx, FD_T(0), FD_T(1), lo, hi);
+}
+
+static int fd_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    FD_ARGS(y, x);
+    return sdx__cpu_tanh_clamp(ctx, FD_T(0), FD_T(1), limit);
+}
+
 #define FD_UNARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
     FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1)); }
 #define FD_BINARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
@@ -135,6 +145,7 @@ static sdx_backend fd_backend(fake_device *fd) {
     b.mul = fd_mul; b.add_channel_bias = fd_add_channel_bias; b.resize_nearest = fd_resize_nearest;
     b.pad_circular = fd_pad_circular;
     b.concat_channels = fd_concat_channels; b.nchw_to_nlc = fd_nchw_to_nlc; b.nlc_to_nchw = fd_nlc_to_nchw;
+    b.clamp = fd_clamp; b.tanh_clamp = fd_tanh_clamp;
     return b;
 }
 
@@ -360,6 +371,74 @@ static int the_tracer_names_the_first_nonfinite_op_on_the_device(void) {
     return T_PASS;
 }
 
+/* TAESD on the device: decode, encode (img2img) and x0 previews equal the
+ * CPU's, with every kernel operand on the device. */
+typedef struct { sdx_ctx *ctx; sdx_image last; int calls; } fd_previews;
+
+static int fd_keep_preview(void *user, int image, int step, int steps, const sdx_image *img) {
+    fd_previews *pv = (fd_previews *)user;
+    size_t n = (size_t)img->width * (size_t)img->height * 3;
+    (void)image; (void)step; (void)steps;
+    free(pv->last.data);
+    pv->last = *img;
+    pv->last.data = (uint8_t *)malloc(n);
+    if (pv->last.data) memcpy(pv->last.data, img->data, n);
+    pv->calls++;
+    return 0;
+}
+
+static int taesd_on_the_fake_device_equals_the_cpu(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(dec, "golden/taesd/taesd_decoder.safetensors");
+    T_NEED_SHARED(enc, "golden/taesd/taesd_encoder.safetensors");
+    static uint8_t px[64 * 48 * 3];
+    fake_device fd;
+    sdx_ctx *ctx[2] = { t_ctx(), fd_ctx(&fd) };
+    sdx_model *m[2];
+    sdx_gen_result res[2];
+    fd_previews pv[2];
+    sdx_image init;
+    sdx_gen_params p;
+    char vocab[512];
+    T_CHECK(ctx[1], "fake device refused");
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    for (int i = 0; i < 64 * 48 * 3; i++) px[i] = (uint8_t)(i * 13);
+    init.width = 64; init.height = 48; init.channels = 3; init.data = px;
+    fd_params(&p);
+    p.width = 64;
+    p.height = 48;
+    p.init_image = &init;
+    p.strength = 0.7f;
+    p.preview = fd_keep_preview;
+    memset(pv, 0, sizeof pv);
+    for (int k = 0; k < 2; k++) {
+        sdx_model_desc md;
+        memset(&md, 0, sizeof md);
+        md.checkpoint = ckpt;
+        md.vocab = vocab;
+        md.taesd[0] = dec;
+        md.taesd[1] = enc;
+        T_CHECK(sdx_model_load(ctx[k], &md, &m[k]) == SDX_OK, "%s", sdx_last_error(ctx[k]));
+        pv[k].ctx = ctx[k];
+        p.preview_user = &pv[k];
+        T_CHECK(sdx_generate(m[k], &p, &res[k]) == SDX_OK, "%s: %s", k ? "device" : "cpu", sdx_last_error(ctx[k]));
+    }
+    T_CHECK(fd.calls > 0 && fd.host_operands == 0, "%ld device kernel calls, %ld host operands", fd.calls, fd.host_operands);
+    T_CHECK(!memcmp(res[0].latents[0].data, res[1].latents[0].data, sdx_tensor_nbytes(&res[0].latents[0])), "latents differ");
+    T_CHECK(!memcmp(res[0].images[0].data, res[1].images[0].data, 64 * 48 * 3), "images differ");
+    T_CHECK(pv[0].calls == pv[1].calls && pv[0].calls > 0 && pv[0].last.data && pv[1].last.data &&
+            !memcmp(pv[0].last.data, pv[1].last.data, 64 * 48 * 3), "previews differ");
+    for (int k = 0; k < 2; k++) {
+        free(pv[k].last.data);
+        sdx_gen_result_free(ctx[k], &res[k]);
+        sdx_model_free(m[k]);
+    }
+    T_CHECK(sdx_device_bytes(ctx[1], NULL) == 0 && fd.live_buffers == 0, "device memory left after free");
+    sdx_destroy(ctx[0]);
+    sdx_destroy(ctx[1]);
+    return T_PASS;
+}
+
 static int host_operands_and_incomplete_backends_are_refused(void) {
     fake_device fd;
     sdx_ctx *ctx = fd_ctx(&fd);
@@ -452,6 +531,7 @@ static const t_case backend_cases[] = {
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
     { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },
+    { "taesd_on_the_fake_device_equals_the_cpu", taesd_on_the_fake_device_equals_the_cpu },
     { "loras_on_the_fake_device_equal_the_cpu", loras_on_the_fake_device_equal_the_cpu },
     { 0, 0 }
 };

@@ -14,7 +14,9 @@
  * norm scales 1 + that: activations stay O(1) through any depth.
  *
  * Compiled with SDX_MKCKPT_NO_MAIN, the file is a library for tests and
- * benchmarks (mk_unet_preset, mk_write_unet, mk_write_controlnet). */
+ * benchmarks (mk_unet_preset, mk_write_unet, mk_write_controlnet, and
+ * mk_write_vae_decoder / mk_write_taesd_decoder for the full-size SD VAE
+ * decoder and TAESD's). */
 #ifndef SDX_MKCKPT_C
 #define SDX_MKCKPT_C
 #ifndef SDX_MKCKPT_NO_MAIN
@@ -31,6 +33,13 @@
 
 #define MK_MAX_LEVELS 8
 
+/* a program including this file uses only some of the writers */
+#if defined(__GNUC__) || defined(__clang__)
+#define MK_MAYBE_UNUSED __attribute__((unused))
+#else
+#define MK_MAYBE_UNUSED
+#endif
+
 typedef struct mk_unet_arch {
     int in_channels, out_channels, model_channels;
     int n_levels;
@@ -44,7 +53,7 @@ typedef struct mk_unet_arch {
 } mk_unet_arch;
 
 /* Real architectures. Returns 0 on an unknown name. */
-static int mk_unet_preset(const char *name, mk_unet_arch *a) {
+MK_MAYBE_UNUSED static int mk_unet_preset(const char *name, mk_unet_arch *a) {
     static const int sd_mult[4] = { 1, 2, 4, 4 }, sd_depth[4] = { 1, 1, 1, 0 };
     static const int xl_mult[3] = { 1, 2, 4 }, xl_depth[3] = { 0, 2, 10 };
     memset(a, 0, sizeof *a);
@@ -349,13 +358,80 @@ static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16,
 }
 
 /* Writes the UNet of `a` to path. Returns 1, or 0 with a message in err. */
-static int mk_write_unet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
+MK_MAYBE_UNUSED static int mk_write_unet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
     mk_list L;
     int ok;
     memset(&L, 0, sizeof L);
     if (!mk_check_arch(a, err, errsize)) return 0;
     L.prefix = "model.diffusion_model.";
     mk_unet_entries(&L, a);
+    ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
+    if (L.failed) snprintf(err, errsize, "out of memory");
+    free(L.e);
+    return ok;
+}
+
+/* ---- decoders -------------------------------------------------------------- */
+
+static void mk_vae_res(mk_list *L, int64_t cin, int64_t cout, const char *base) {
+    char n[160];
+    snprintf(n, sizeof n, "%s.norm1", base); mk_norm(L, cin, n);
+    snprintf(n, sizeof n, "%s.conv1", base); mk_conv(L, cout, cin, 3, n);
+    snprintf(n, sizeof n, "%s.norm2", base); mk_norm(L, cout, n);
+    snprintf(n, sizeof n, "%s.conv2", base); mk_conv(L, cout, cout, 3, n);
+    if (cin != cout) { snprintf(n, sizeof n, "%s.nin_shortcut", base); mk_conv(L, cout, cin, 1, n); }
+}
+
+/* The SD 1.x/2.x/SDXL KL-VAE decoder (LDM names, standalone file): ch 128,
+ * mult 1,2,4,4, 2 ResBlocks (+1 on the decoder side), mid attention. */
+MK_MAYBE_UNUSED static int mk_write_vae_decoder(const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
+    static const int mult[4] = { 1, 2, 4, 4 };
+    mk_list L;
+    int64_t ch = 512;
+    char n[160];
+    int ok;
+    memset(&L, 0, sizeof L);
+    L.prefix = "";
+    mk_conv(&L, 4, 4, 1, "post_quant_conv");
+    mk_conv(&L, ch, 4, 3, "decoder.conv_in");
+    mk_vae_res(&L, ch, ch, "decoder.mid.block_1");
+    mk_norm(&L, ch, "decoder.mid.attn_1.norm");
+    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.q");
+    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.k");
+    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.v");
+    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.proj_out");
+    mk_vae_res(&L, ch, ch, "decoder.mid.block_2");
+    for (int l = 3; l >= 0; l--) {
+        int64_t c = 128 * mult[l];
+        for (int b = 0; b < 3; b++) {
+            snprintf(n, sizeof n, "decoder.up.%d.block.%d", l, b);
+            mk_vae_res(&L, b ? c : ch, c, n);
+        }
+        ch = c;
+        if (l > 0) { snprintf(n, sizeof n, "decoder.up.%d.upsample.conv", l); mk_conv(&L, c, c, 3, n); }
+    }
+    mk_norm(&L, ch, "decoder.norm_out");
+    mk_conv(&L, 3, ch, 3, "decoder.conv_out");
+    ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
+    if (L.failed) snprintf(err, errsize, "out of memory");
+    free(L.e);
+    return ok;
+}
+
+/* TAESD's decoder as released (taesd_decoder.safetensors key names). */
+MK_MAYBE_UNUSED static int mk_write_taesd_decoder(const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
+    mk_list L;
+    char n[160];
+    int ok;
+    memset(&L, 0, sizeof L);
+    L.prefix = "";
+    mk_conv(&L, 64, 4, 3, "1");
+    for (int i = 3; i <= 18; i++) {
+        if (i == 6 || i == 11 || i == 16) continue;                     /* upsamples */
+        if (i == 7 || i == 12 || i == 17) { mk_add(&L, MK_MATRIX, 4, MK_S(64, 64, 3, 3), "%d.weight", i); continue; }
+        for (int k = 0; k < 3; k++) { snprintf(n, sizeof n, "%d.conv.%d", i, 2 * k); mk_conv(&L, 64, 64, 3, n); }
+    }
+    mk_conv(&L, 3, 64, 3, "19");
     ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
     if (L.failed) snprintf(err, errsize, "out of memory");
     free(L.e);
@@ -381,6 +457,8 @@ static void mk_usage(void) {
     fprintf(stderr,
         "usage: sdx-mkckpt [options] -o out.safetensors\n"
         "  --preset sd15|sd21|sdxl   start from a real architecture (default: sd15)\n"
+        "  --preset vae-decoder      the SD VAE decoder instead of a UNet (standalone VAE file)\n"
+        "  --preset taesd-decoder    TAESD's decoder instead of a UNet (taesd_decoder layout)\n"
         "  --model-channels N        base width (multiple of 32)\n"
         "  --mult a,b,...            channel multiplier per level (sets the level count)\n"
         "  --res N | a,b,...         ResBlocks per level\n"
@@ -397,7 +475,7 @@ static void mk_usage(void) {
 
 int main(int argc, char **argv) {
     mk_unet_arch a;
-    const char *out = NULL;
+    const char *out = NULL, *part = "unet";
     int f16 = 1, nl, controlnet = 0;
     unsigned long long seed = 1;
     char err[256];
@@ -410,6 +488,7 @@ int main(int argc, char **argv) {
         if (!v) { mk_usage(); return 2; }
         i++;
         if (!strcmp(o, "-o")) out = v;
+        else if (!strcmp(o, "--preset") && (!strcmp(v, "vae-decoder") || !strcmp(v, "taesd-decoder"))) part = v;
         else if (!strcmp(o, "--preset")) { if (!mk_unet_preset(v, &a)) { fprintf(stderr, "unknown preset '%s'\n", v); return 2; } }
         else if (!strcmp(o, "--model-channels")) a.model_channels = atoi(v);
         else if (!strcmp(o, "--mult")) {
@@ -434,7 +513,10 @@ int main(int argc, char **argv) {
         else { mk_usage(); return 2; }
     }
     if (!out) { mk_usage(); return 2; }
-    if (!(controlnet ? mk_write_controlnet : mk_write_unet)(out, &a, f16, (uint64_t)seed, err, sizeof err)) {
+    if (!(!strcmp(part, "vae-decoder")     ? mk_write_vae_decoder(out, f16, (uint64_t)seed, err, sizeof err)
+          : !strcmp(part, "taesd-decoder") ? mk_write_taesd_decoder(out, f16, (uint64_t)seed, err, sizeof err)
+          : controlnet                     ? mk_write_controlnet(out, &a, f16, (uint64_t)seed, err, sizeof err)
+                                           : mk_write_unet(out, &a, f16, (uint64_t)seed, err, sizeof err))) {
         fprintf(stderr, "sdx-mkckpt: %s\n", err);
         return 1;
     }

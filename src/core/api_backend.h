@@ -64,6 +64,8 @@ typedef struct sdx_backend {
     int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
     int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
     int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
+    int (*clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float lo, float hi);
+    int (*tanh_clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float limit);
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the

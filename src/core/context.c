@@ -49,6 +49,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
     SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
     SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
+    SDX__NEED(clamp); SDX__NEED(tanh_clamp);
 #undef SDX__NEED
     return NULL;
 }

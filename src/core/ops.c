@@ -133,6 +133,20 @@ static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s)
     return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
 }
 
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
+static int sdx__clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    SDX__OPS_WHERE(ctx, "clamp", y, x);
+    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
+    return sdx__ops_done(ctx, "clamp", y, ctx->be.clamp(ctx, y, x, lo, hi));
+}
+
+/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
+static int sdx__tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    SDX__OPS_WHERE(ctx, "tanh_clamp", y, x);
+    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
+    return sdx__ops_done(ctx, "tanh_clamp", y, ctx->be.tanh_clamp(ctx, y, x, limit));
+}
+
 /* Nearest 2x: the resize with y twice x's size (checked here, so every
  * backend's resize sees the same contract). */
 static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {

@@ -695,6 +695,48 @@ static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const 
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
 }
 
+/* ---- clamps ------------------------------------------------------------ */
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU is lo 0, hi +inf), and
+ * the soft clamp y = tanh(x / limit) * limit (TAESD's decoder input). */
+
+typedef struct { sdx_tensor *y; const sdx_tensor *x; float lo, hi, limit; } sdx__clamp_args;
+
+static void sdx__clamp_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__clamp_args *a = (const sdx__clamp_args *)arg;
+    float v[SDX__CHUNK];
+    int64_t total = sdx_tensor_numel(a->y), stop = SDX__MIN(end * SDX__PAR_GRAIN, total);
+    (void)thread;
+    for (int64_t i = begin * SDX__PAR_GRAIN; i < stop; i += SDX__CHUNK) {
+        int64_t n = SDX__MIN((int64_t)SDX__CHUNK, stop - i);
+        sdx__load_f32(a->x->data, a->x->dtype, i, n, v);
+        if (a->limit > 0) {
+            for (int64_t j = 0; j < n; j++) v[j] = tanhf(v[j] / a->limit) * a->limit;
+        } else {
+            for (int64_t j = 0; j < n; j++) v[j] = v[j] < a->lo ? a->lo : v[j] > a->hi ? a->hi : v[j];
+        }
+        sdx__store_f32(a->y->data, a->y->dtype, i, n, v);
+    }
+}
+
+static int sdx__clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
+    sdx__clamp_args a;
+    int64_t n = sdx_tensor_numel(y);
+    SDX__CHECK(ctx, op, y, x);
+    if (sdx_tensor_numel(x) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", x, "x");
+    a.y = y; a.x = x; a.lo = lo; a.hi = hi; a.limit = limit;
+    sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__clamp_range, &a);
+    return sdx__trace_check(ctx, op, y);
+}
+
+/* y may alias x; the bounds were checked in ops.c. */
+static int sdx__cpu_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    return sdx__clamp_run(ctx, "clamp", y, x, lo, hi, 0);
+}
+
+static int sdx__cpu_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    return sdx__clamp_run(ctx, "tanh_clamp", y, x, 0, 0, limit);
+}
+
 /* ---- geglu ------------------------------------------------------------- */
 
 typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; } sdx__geglu_args;
@@ -1377,5 +1419,7 @@ static sdx_backend sdx__cpu_backend(void) {
     b.concat_channels = sdx__cpu_concat_channels;
     b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
     b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
+    b.clamp = sdx__cpu_clamp;
+    b.tanh_clamp = sdx__cpu_tanh_clamp;
     return b;
 }

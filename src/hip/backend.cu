@@ -140,6 +140,22 @@ static int sdx__hip_mul_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, con
     return sdx__hip_ew(ctx, "mul", SDX__HIP_MUL, y, a, b, 0);
 }
 
+/* clamp and tanh_clamp (bounds and limit checked in ops.c); y may alias x */
+static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
+    int64_t n = sdx_tensor_numel(y);
+    SDX__HIP_ARGS(ctx, op, y, x);
+    if (sdx_tensor_numel(x) != n) return sdx__hip_bad(ctx, op, "equal element counts", y, x);
+    if (n == 0) return SDX_OK;
+    sdx__hip_k_clamp<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
+    return sdx__hip_check(ctx, op);
+}
+static int sdx__hip_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    return sdx__hip_clamp_run(ctx, "clamp", y, x, lo, hi, 0);
+}
+static int sdx__hip_tanh_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    return sdx__hip_clamp_run(ctx, "tanh_clamp", y, x, 0, 0, limit);
+}
+
 static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "geglu";
     int64_t n = sdx_tensor_numel(y), d;
@@ -547,6 +563,8 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.gelu = sdx__hip_gelu_op;
     b.quick_gelu = sdx__hip_quick_gelu_op;
     b.geglu = sdx__hip_geglu_op;
+    b.clamp = sdx__hip_clamp_op;
+    b.tanh_clamp = sdx__hip_tanh_clamp_op;
     b.scale = sdx__hip_scale_op;
     b.copy = sdx__hip_copy_op;
     b.add = sdx__hip_add_op;

@@ -30,6 +30,16 @@ __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, co
     }
 }
 
+/* limit > 0: y = tanh(x / limit) * limit (TAESD's soft clamp); else
+ * y = min(max(x, lo), hi) with NaN kept, as the CPU's. y may alias x. */
+__global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t n, float lo, float hi, float limit) {
+    SDX__HIP_GRID_STRIDE(i, n) {
+        float v = sdx__hip_ld(x, xt, i);
+        v = limit > 0 ? tanhf(v / limit) * limit : v < lo ? lo : v > hi ? hi : v;
+        sdx__hip_st(y, yt, i, v);
+    }
+}
+
 /* y[r, j] = x[r, j] * gelu(x[r, d + j]) */
 __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
     SDX__HIP_GRID_STRIDE(i, n) {

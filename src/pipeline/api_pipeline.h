@@ -29,6 +29,17 @@ typedef struct sdx_model_desc {
     const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
+    /* TAESD, the tiny autoencoder (optional): up to two files, each adding
+     * the halves it holds: taesd_decoder / taesd_encoder (taesdxl_* for
+     * SDXL) as released, or a diffusers AutoencoderTiny file with both.
+     * A loaded half replaces the VAE for its job unless a sdx_codec
+     * parameter says otherwise. */
+    const char *taesd[2];
+    int         codecs_only;   /* 1: load only the VAE and TAESD, for
+                                  sdx_decode_latent / sdx_encode_image (no
+                                  text encoders, UNet or vocabulary); the
+                                  checkpoint may then be NULL if taesd is
+                                  given                                     */
     int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
                                   merging, sdx_model_save; no generation)   */
 } sdx_model_desc;
@@ -72,6 +83,9 @@ typedef struct sdx_image {
 
 SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
+/* What turns latents into pixels and back. AUTO: TAESD when the model has
+ * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
+typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;
 /* ControlNet (SD 1.x / 2.x / SDXL; original, prefix-less or diffusers
  * layout; F32/F16/BF16). Loaded for a model: a ControlNet that does not
  * fit it (other family, other context width) is an error naming both
@@ -109,6 +123,10 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
  * (sdx_generate then returns SDX_ERR_CANCELLED). */
 typedef int (*sdx_progress_fn)(void *user, int image, int step, int steps, const sdx_tensor *latent);
+/* Live preview after `step`: the current estimate of the final image (or
+ * the noisy latent, with preview_noisy) decoded to RGB. Non-zero cancels
+ * as for progress. */
+typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const sdx_image *preview);
 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
@@ -148,6 +166,14 @@ typedef struct sdx_gen_params {
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
     void *progress_user;
+    sdx_codec codec;               /* final decode and init-image encode   */
+    /* live previews (sd-cli --preview): every preview_interval steps
+     * (0 = 1), the denoised estimate x0 decoded by preview_codec */
+    sdx_preview_fn preview;
+    void *preview_user;
+    int   preview_interval;
+    sdx_codec preview_codec;       /* AUTO: TAESD when loaded, else the VAE */
+    int   preview_noisy;           /* 1: preview the noisy latent instead  */
     /* A1111 extra-network tags in the prompt, <lora:name:w> or
      * <lora:name:te_w:unet_w>: applied from lora_dir/name.safetensors for
      * this generation (on top of sdx_model_apply_lora's), removed from the
@@ -214,11 +240,13 @@ SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s);
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s);
 SDX_API void sdx_sampling_free(sdx_sampling *s);
 
-/* VAE: a latent in model space (as sdx_sampling_latent, or a result's
- * latents) to RGB, and an RGB image to such a latent as img2img encodes
- * it (sides cropped to multiples of 8 as ComfyUI does; the posterior
- * mean, scaled, or a sample with params->encode_sample / encode_seed /
- * rng). params may be NULL (vae_tiling, encode_*). */
+/* VAE or TAESD (params->codec): a latent in model space (as
+ * sdx_sampling_latent, or a result's latents) to RGB, and an RGB image to
+ * such a latent as img2img encodes it (sides cropped to multiples of the
+ * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
+ * a sample with params->encode_sample / encode_seed / rng; TAESD's output
+ * as is). params may be NULL; they read codec, vae_tiling, encode_* and
+ * (decode) tiling. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 

@@ -6,6 +6,7 @@
 #include "../models/unet.c"
 #include "../models/controlnet.c"
 #include "../models/vae.c"
+#include "../models/taesd.c"
 #include "../models/lora.c"
 #include "../sampling/sampling.c"
 #include "canny.c"
@@ -16,7 +17,8 @@
 /* Follows ComfyUI's KSampler (docs: shared golden PIPELINE.md): prompt ->
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
- * CFG; latent / scale factor -> VAE decoder -> floor(clamp(x)*255). */
+ * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
+ * floor(clamp(x)*255). */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -26,9 +28,10 @@ struct sdx_model {
     sdx__textenc   te;
     sdx__unet      unet;
     sdx__vae       vae;
+    sdx_st        *taesd_file[2];
+    sdx__taesd     taesd;
     sdx_family     family;
     sdx_prediction prediction;
-    float          scale_factor;
     sdx_model_sampling ms;
     sdx__arena     arena;
     char           name[128];
@@ -124,63 +127,107 @@ SDX_API void sdx_model_free(sdx_model *m) {
     if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
     if (m->loaded_unet) sdx__unet_free(&m->unet);
     if (m->loaded_vae) sdx__vae_free(&m->vae);
+    sdx__taesd_free(&m->taesd);
     sdx_tokenizer_free(m->tok);
     sdx__arena_free(&m->arena);
     sdx_st_close(m->vae_file);
+    sdx_st_close(m->taesd_file[0]);
+    sdx_st_close(m->taesd_file[1]);
     sdx_st_close(m->ckpt);
     sdx__free(ctx, m);
+}
+
+/* The VAE and TAESD must speak the UNet's latent: same channels, same
+ * pixels per latent pixel. */
+static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+    int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
+    const char *who = m->loaded_unet ? "the UNet" : "the VAE";
+    const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
+    if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
+                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+    if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
+                         "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
+    if (m->taesd.latent_channels && m->loaded_vae && m->taesd.factor != m->vae.factor)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD scales latents by %d, the VAE by %d", taesd, m->taesd.factor,
+                         m->vae.factor);
+    return SDX_OK;
+}
+
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+    int rc;
+    sdx__taesd_init(&m->taesd);
+    for (int i = 0; i < 2; i++) {
+        if (!d->taesd[i]) continue;
+        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i]) != 0) return SDX_ERR_NONFINITE;
+        if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
+    }
+    return SDX_OK;
 }
 
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot;
-    if (!out || !d || !d->checkpoint) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required");
+    const char *base, *dot, *first;
+    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
     m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
     if (!m) return sdx__nomem(ctx, "model", sizeof *m);
     m->ctx = ctx;
     sdx__arena_init(&m->arena, ctx, 0);
     sdx_model_sampling_init(&m->ms);
-    base = strrchr(d->checkpoint, '/');
-    base = base ? base + 1 : d->checkpoint;
+    sdx__taesd_init(&m->taesd);
+    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
+    base = strrchr(first, '/');
+    base = base ? base + 1 : first;
     dot = strrchr(base, '.');
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
-    if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
-    if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
-    m->family = sdx__detect_family(m->ckpt);
-    if (m->family == SDX_FAMILY_UNKNOWN) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                       "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+    if (d->checkpoint) {
+        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        m->family = sdx__detect_family(m->ckpt);
+        if (m->family == SDX_FAMILY_UNKNOWN) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
+                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+            goto fail;
+        }
+    } else if (d->vae) {
+        rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
+                       "give the checkpoint too", d->vae);
         goto fail;
     }
-    if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
-    m->loaded_te = 1;
-    if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
-    m->loaded_unet = 1;
-    if (m->unet.context_dim != m->te.context_dim) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
-                       d->checkpoint, m->unet.context_dim, m->te.context_dim);
-        goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
+        m->loaded_te = 1;
+        if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
+        m->loaded_unet = 1;
+        if (m->unet.context_dim != m->te.context_dim) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
+                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+            goto fail;
+        }
     }
     if (d->vae) {
         if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
-    if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
-        goto fail;
-    m->loaded_vae = 1;
-    if (m->vae.z_channels != 4) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on 4",
-                       d->vae ? d->vae : d->checkpoint, m->vae.z_channels);
-        goto fail;
+    if (m->ckpt) {
+        if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
+            goto fail;
+        m->loaded_vae = 1;
     }
-    m->scale_factor = m->family == SDX_FAMILY_SDXL ? 0.13025f : 0.18215f;
-    if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
-    if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
-    sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
-             m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
+        if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    }
     *out = m;
     return SDX_OK;
 fail:
@@ -345,6 +392,118 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+/* ---- latent codecs ----------------------------------------------------- */
+
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n);
+/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
+ * the codec in use for the latent geometry instead of assuming SD's 4
+ * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
+ * factor of the model family; TAESD works in model space). Outside this
+ * section latents are in model space and images are f32 [3, H, W] in
+ * [0, 1] on the host. */
+
+typedef struct sdx__codec {
+    sdx_codec kind;          /* SDX_CODEC_VAE or SDX_CODEC_TAESD */
+    int channels, factor;
+    float scale;
+} sdx__codec;
+
+static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec *c) {
+    int have_taesd = encode ? m->taesd.enc.w.ctx != NULL : m->taesd.dec.w.ctx != NULL;
+    const char *job = encode ? "encoder" : "decoder";
+    memset(c, 0, sizeof *c);
+    if (want != SDX_CODEC_AUTO && want != SDX_CODEC_VAE && want != SDX_CODEC_TAESD)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown codec %d (SDX_CODEC_AUTO, _VAE or _TAESD)", (int)want);
+    if (want == SDX_CODEC_TAESD || (want == SDX_CODEC_AUTO && have_taesd)) {
+        if (!have_taesd)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no TAESD %s is loaded (sdx_model_desc.taesd, --taesd: "
+                             "taesd_%s.safetensors or a diffusers AutoencoderTiny file)", job, job);
+        c->kind = SDX_CODEC_TAESD;
+        c->channels = m->taesd.latent_channels;
+        c->factor = m->taesd.factor;
+        c->scale = 1.0f;
+        return SDX_OK;
+    }
+    if (!m->loaded_vae)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "no VAE is loaded (the model was loaded from TAESD files only)");
+    if (encode && !m->vae.has_encoder)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: this VAE has no encoder", sdx_st_path(m->vae.w.st));
+    c->kind = SDX_CODEC_VAE;
+    c->channels = m->vae.latent_channels;
+    c->factor = m->vae.factor;
+    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    return SDX_OK;
+}
+
+/* latent: model space [channels, lh, lw] -> rgb [3, lh*factor, lw*factor]
+ * in [0, 1]; seamless: circular padding (a tileable image). */
+static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw,
+                             const sdx__vae_tiling *tiling, int seamless, float *rgb) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    int64_t zshape[4] = { 1, c->channels, lh, lw }, ishape[4] = { 1, 3, (int64_t)lh * c->factor, (int64_t)lw * c->factor };
+    sdx_tensor z, image = sdx__view(SDX_F32, rgb, 4, ishape);
+    int rc;
+    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape)) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "latent", sizeof(float) * n);
+    }
+    for (size_t i = 0; i < n; i++) ((float *)z.data)[i] = latent[i] / c->scale;
+    if (seamless) sdx__circular_begin(ctx);
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_decode(ctx, &m->taesd, &m->arena, &z, &image, 1)
+                                    : sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, tiling);
+    sdx__circular_end(ctx);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", rgb, px);
+    if (rc == SDX_OK && c->kind == SDX_CODEC_VAE)
+        for (size_t i = 0; i < px; i++) {
+            float v = (rgb[i] + 1.0f) * 0.5f;
+            rgb[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+        }
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* rgb [3, H, W] in [0, 1], H and W multiples of factor -> the codec's
+ * latent in codec space [channels, H/factor, W/factor]: the VAE
+ * posterior's mean and, if std is non-NULL, exp(0.5 * clamp(logvar, -30,
+ * 20)); TAESD's output (a point: std must be NULL). */
+static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb, int H, int W, const sdx__vae_tiling *tiling,
+                             float *mean, float *std) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__mark mark = sdx__arena_mark(&m->arena);
+    int lh = H / c->factor, lw = W / c->factor;
+    size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)H * (size_t)W;
+    int64_t xshape[4] = { 1, 3, H, W }, lshape[4] = { 1, c->channels, lh, lw };
+    sdx_tensor x, logvar, out = sdx__view(SDX_F32, mean, 4, lshape);
+    int rc;
+    if (std && c->kind != SDX_CODEC_VAE) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a posterior sample needs the VAE; TAESD's encoder is deterministic");
+    }
+    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) ||
+        (std && !sdx__arena_host_tensor(&m->arena, &logvar, SDX_F32, 4, lshape))) {
+        sdx__arena_release(&m->arena, mark);
+        return sdx__nomem(ctx, "image", sizeof(float) * (px + n));
+    }
+    for (size_t i = 0; i < px; i++) ((float *)x.data)[i] = c->kind == SDX_CODEC_VAE ? rgb[i] * 2.0f - 1.0f : rgb[i];
+    rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_encode(ctx, &m->taesd, &m->arena, &x, &out)
+                                    : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, std ? &logvar : NULL, tiling);
+    for (size_t i = 0; rc == SDX_OK && std && i < n; i++) std[i] = expf(0.5f * ((const float *)logvar.data)[i]);
+    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the encoded image", mean, n);
+    sdx__arena_release(&m->arena, mark);
+    return rc;
+}
+
+/* Codec space to model space (ComfyUI's process_latent_in) in place: the
+ * mean, or with eps the posterior sample mean + std * eps, times scale. */
+static void sdx__codec_to_model(const sdx__codec *c, const float *std, const float *eps, size_t n, float *latent) {
+    for (size_t i = 0; i < n; i++) {
+        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
+        latent[i] = z * c->scale;
+    }
+}
+
 /* ---- ControlNets --------------------------------------------------------- */
 
 struct sdx_controlnet {
@@ -427,6 +586,8 @@ typedef struct sdx__gen {
     sdx_model *m;
     const sdx_gen_params *p;
     int width, height, steps, batch, lh, lw;   /* image and latent sizes */
+    int lc, lf;              /* latent channels, image pixels per latent pixel */
+    sdx__codec dec, enc, preview;   /* final decode, init-image encode, previews */
     float cfg;
     sdx_sampler sampler;
     sdx_scheduler scheduler;
@@ -435,9 +596,9 @@ typedef struct sdx__gen {
     const sdx_cond *cond;    /* the encoded prompt pair */
     /* img2img / inpainting */
     int crop_x, crop_y;      /* init image pixels cropped off left / top  */
-    float *init_latent;      /* [4*lh*lw] model-space init latent         */
+    float *init_latent;      /* [lc*lh*lw] model-space init latent        */
     float *latent_mask;      /* [lh*lw] 1 = repaint (latent noise mask)   */
-    float *concat;           /* [5*lh*lw] inpainting-model extra channels */
+    float *concat;           /* [(lc+1)*lh*lw] inpainting-model extra channels */
     float *paste_alpha;      /* [height*width] overlay weight of generated
                                 pixels (paste_back), else NULL            */
     float *noise;            /* this image's initial noise                */
@@ -465,33 +626,49 @@ static int sdx__default_size(const sdx_model *m) {
     return 512;
 }
 
-/* ComfyUI's VAE.encode crops each side of an image to a multiple of 8: it
- * keeps (n / 8) * 8 pixels from offset (n % 8) / 2 (a centre crop; an odd
- * remainder loses its extra pixel at the end). */
-static int sdx__crop8_offset(int n) { return (n % 8) / 2; }
-static int sdx__crop8_size(int n) { return n / 8 * 8; }
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
+ * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
+ * (a centre crop; an odd remainder loses its extra pixel at the end). */
+static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
+static int sdx__crop_size(int n, int f) { return n / f * f; }
+
+/* The image pixels per latent pixel of the decoder sdx__codec_pick would
+ * choose (m may be NULL; 8 when it cannot choose): sizes for the
+ * parameters text, which has no context to report errors to. */
+static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
+    int taesd = m && m->taesd.dec.w.ctx != NULL;
+    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
+    if (m && m->loaded_vae) return m->vae.factor;
+    return 8;
+}
+
+/* InpaintModelConditioning without a mask concatenates ComfyUI's
+ * blank_inpaint_image_like: a grey image's latent in model space, per
+ * channel of SD's 4-channel latent. */
+static const float sdx__blank_inpaint_grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
 
 #define SDX__MAX_INIT_LATENT 2048   /* latent side: 16384 pixels */
 
-/* The image size an init image (cropped) or init latent gives, 0 x 0
- * without one or when the latent's shape is not [1, 4, h, w]. */
-static void sdx__init_size(const sdx_gen_params *p, int *w, int *h) {
+/* The image size an init image (cropped to multiples of f) or init latent
+ * (f pixels per latent pixel) gives, 0 x 0 without one or when the
+ * latent's shape is not [1, c, h, w]. */
+static void sdx__init_size(const sdx_gen_params *p, int f, int *w, int *h) {
     const sdx_tensor *l = p->init_latent;
     *w = *h = 0;
     if (p->init_image) {
-        *w = sdx__crop8_size(p->init_image->width);
-        *h = sdx__crop8_size(p->init_image->height);
+        *w = sdx__crop_size(p->init_image->width, f);
+        *h = sdx__crop_size(p->init_image->height, f);
     } else if (l && l->ndim == 4 && l->shape[2] >= 1 && l->shape[3] >= 1 && l->shape[2] <= SDX__MAX_INIT_LATENT &&
                l->shape[3] <= SDX__MAX_INIT_LATENT) {
-        *w = (int)l->shape[3] * 8;
-        *h = (int)l->shape[2] * 8;
+        *w = (int)l->shape[3] * f;
+        *h = (int)l->shape[2] * f;
     }
 }
 
 /* Output size: as given, else the init's, else the family default. */
-static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int *w, int *h) {
+static void sdx__output_size(const sdx_model *m, const sdx_gen_params *p, int f, int *w, int *h) {
     int def = sdx__default_size(m), iw, ih;
-    sdx__init_size(p, &iw, &ih);
+    sdx__init_size(p, f, &iw, &ih);
     *w = p->width ? p->width : iw ? iw : def;
     *h = p->height ? p->height : ih ? ih : def;
 }
@@ -518,21 +695,24 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
     char shape[96];
     int iw, ih;
     if (im && l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image and init latent: give one or the other");
-    if (im && (im->channels != 3 || !im->data || im->width < 8 || im->height < 8))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least 8x8",
-                         im->width, im->height, im->channels);
-    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != 4 || l->shape[2] < 1 || l->shape[3] < 1 ||
+    if (im && (im->channels != 3 || !im->data || im->width < g->lf || im->height < g->lf))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init image is %dx%d with %d channels; expected RGB of at least %dx%d",
+                         im->width, im->height, im->channels, g->lf, g->lf);
+    if (l && (l->ndim != 4 || l->shape[0] != 1 || l->shape[1] != g->lc || l->shape[2] < 1 || l->shape[3] < 1 ||
               l->shape[2] > SDX__MAX_INIT_LATENT || l->shape[3] > SDX__MAX_INIT_LATENT || !l->data ||
               (l->dtype != SDX_F32 && l->dtype != SDX_F16 && l->dtype != SDX_BF16)))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, 4, h, w] with h, w <= %d",
-                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), SDX__MAX_INIT_LATENT);
-    sdx__init_size(p, &iw, &ih);
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "init latent is %s %s; expected F32/F16/BF16 [1, %d, h, w] with h, w <= %d",
+                         sdx_dtype_name(l->dtype), sdx_shape_str(l, shape, sizeof shape), g->lc, SDX__MAX_INIT_LATENT);
+    sdx__init_size(p, g->lf, &iw, &ih);
     if ((im || l) && (iw != g->width || ih != g->height))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s gives a %dx%d image but %dx%d was asked for (leave width and height 0 to take the init's size)",
-                         im ? "init image (cropped to multiples of 8 as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
+                         im ? "init image (cropped to multiples of the codec's factor as ComfyUI does)" : "init latent", iw, ih, g->width, g->height);
     if (im) {
-        g->crop_x = sdx__crop8_offset(im->width);
-        g->crop_y = sdx__crop8_offset(im->height);
+        g->crop_x = sdx__crop_offset(im->width, g->lf);
+        g->crop_y = sdx__crop_offset(im->height, g->lf);
+        if (p->encode_sample && g->enc.kind == SDX_CODEC_TAESD)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "encode_sample (--encode-seed) samples the VAE's posterior; TAESD's encoder "
+                             "has none (choose the VAE with codec SDX_CODEC_VAE)");
     }
     g->denoise = 1.0;
     if (im || l) {
@@ -544,10 +724,13 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
         if (!im && !l) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a mask needs an init image or init latent");
         if (mk->channels != 1 || !mk->data || mk->width < 1 || mk->height < 1 || mk->width > 65536 || mk->height > 65536)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "mask is %dx%d with %d channels; expected grey", mk->width, mk->height, mk->channels);
-        if (g->m->unet.in_channels == 9 && !im)
+        if (g->m->unet.in_channels == 2 * g->lc + 1 && !im)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "a 9-channel inpainting model with a mask needs the init image (it encodes the "
                              "masked image), not an init latent");
     }
+    if (g->m->unet.in_channels == 2 * g->lc + 1 && !mk && g->lc != SDX__ARRAY_LEN(sdx__blank_inpaint_grey))
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "an inpainting model without a mask needs a blank image's latent, known for "
+                         "4-channel latents only (this one has %d)", g->lc);
     if (p->paste_back && (!mk || !im))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "paste-back needs an init image and a mask");
     if (p->paste_back && p->mask_blur > 1000)
@@ -561,12 +744,23 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     memset(g, 0, sizeof *g);
     g->m = m;
     g->p = p;
-    sdx__output_size(m, p, &g->width, &g->height);
-    if (g->width <= 0 || g->height <= 0 || g->width % 8 || g->height % 8 || g->width > 16384 || g->height > 16384)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of 8, at most 16384",
-                         g->width, g->height);
-    g->lw = g->width / 8;
-    g->lh = g->height / 8;
+    if (!m->loaded_unet)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
+    if ((rc = sdx__codec_pick(m, p->codec, 0, &g->dec)) != SDX_OK) return rc;
+    if (p->init_image && (rc = sdx__codec_pick(m, p->codec, 1, &g->enc)) != SDX_OK) return rc;
+    if (p->preview && (rc = sdx__codec_pick(m, p->preview_codec, 0, &g->preview)) != SDX_OK) return rc;
+    if (p->preview_interval < 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "preview interval %d: must be >= 0", p->preview_interval);
+    if (p->init_image && (g->enc.channels != g->dec.channels || g->enc.factor != g->dec.factor))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "the encoder's latents (%d channels, 1/%d) do not fit the decoder's (%d channels, 1/%d)",
+                         g->enc.channels, g->enc.factor, g->dec.channels, g->dec.factor);
+    g->lc = g->dec.channels;
+    g->lf = g->dec.factor;
+    sdx__output_size(m, p, g->lf, &g->width, &g->height);
+    if (g->width <= 0 || g->height <= 0 || g->width % g->lf || g->height % g->lf || g->width > 16384 || g->height > 16384)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "image size %dx%d: width and height must be positive multiples of %d, at most 16384",
+                         g->width, g->height, g->lf);
+    g->lw = g->width / g->lf;
+    g->lh = g->height / g->lf;
     g->steps = p->steps ? p->steps : SDX__DEFAULT_STEPS;
     if (g->steps < 1 || g->steps > 10000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "steps %d: must be 1..10000", g->steps);
     g->cfg = p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG;
@@ -584,8 +778,9 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
             return rc;
         }
     }
-    if (m->unet.in_channels != 4 && m->unet.in_channels != 9)
-        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: 4, 9 for inpainting)", m->unet.in_channels);
+    if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
+                         g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
@@ -751,68 +946,62 @@ done:
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) {
+static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
-    t.mode = g->p->vae_tiling;    /* tile size and overlap: the VAE's choice */
+    t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
     return t;
 }
 
-/* The VAE posterior of the cropped init image, in VAE space: mean and, if
- * std is non-NULL, exp(0.5 * clamp(logvar, -30, 20)). keep (may be NULL):
- * per-pixel factor m of the cropped image applied as (p - 0.5) * m + 0.5
- * before p * 2 - 1 (InpaintModelConditioning greys out the repaint area). */
-static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
-    sdx_model *m = g->m;
-    sdx_ctx *ctx = m->ctx;
-    const sdx_image *img = g->p->init_image;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx__vae_tiling tiling = sdx__gen_tiling(g);
-    sdx_tensor x, mt, lt;
-    int64_t xshape[4] = { 1, 3, g->height, g->width }, mshape[4] = { 1, 4, g->lh, g->lw };
-    size_t hw = (size_t)g->width * (size_t)g->height, n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
-    float *px;
-    int rc;
-    if (!sdx__arena_host_tensor(&m->arena, &x, SDX_F32, 4, xshape) || !sdx__arena_host_tensor(&m->arena, &mt, SDX_F32, 4, mshape) ||
-        !sdx__arena_host_tensor(&m->arena, &lt, SDX_F32, 4, mshape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
-    px = (float *)x.data;
-    for (int y = 0; y < g->height; y++)
-        for (int xx = 0; xx < g->width; xx++) {
-            const uint8_t *s = img->data + ((size_t)(y + g->crop_y) * (size_t)img->width + (size_t)(xx + g->crop_x)) * 3;
-            size_t i = (size_t)y * (size_t)g->width + (size_t)xx;
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
+
+/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
+ * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
+ * (InpaintModelConditioning greys out the repaint area). */
+static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
+    size_t hw = (size_t)w * (size_t)h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
             for (int c = 0; c < 3; c++) {
                 float v = (float)s[c] / 255.0f;
                 if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
-                px[(size_t)c * hw + i] = v * 2.0f - 1.0f;
+                rgb[(size_t)c * hw + i] = v;
             }
         }
-    rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &mt, std ? &lt : NULL, &tiling);
-    if (rc == SDX_OK) {
-        memcpy(mean, mt.data, sizeof(float) * n);
-        for (size_t i = 0; std && i < n; i++) std[i] = expf(0.5f * ((const float *)lt.data)[i]);
-        rc = sdx__nonfinite_stage(ctx, "the VAE-encoded init image", mean, n);
-    }
-    sdx__arena_release(&m->arena, mark);
+}
+
+/* The encoder codec's latent of the cropped init image, in codec space:
+ * the VAE posterior's mean and, if std is non-NULL, its standard
+ * deviation (TAESD: its output, std NULL). keep (may be NULL): per-pixel
+ * factor m of the cropped image applied as (p - 0.5) * m + 0.5 before the
+ * encoder (InpaintModelConditioning greys out the repaint area). */
+static int sdx__vae_posterior(sdx__gen *g, const float *keep, float *mean, float *std) {
+    sdx_ctx *ctx = g->m->ctx;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    size_t px = (size_t)3 * (size_t)g->width * (size_t)g->height;
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * px);
+    int rc;
+    if (!rgb) return sdx__nomem(ctx, "init image", sizeof(float) * px);
+    sdx__image_window(g->p->init_image, g->crop_x, g->crop_y, g->width, g->height, keep, rgb);
+    rc = sdx__codec_encode(g->m, &g->enc, rgb, g->height, g->width, &tiling, mean, std);
+    sdx__free(ctx, rgb);
     return rc;
 }
 
 /* VAEEncode then process_latent_in: the model-space latent of the cropped
  * init image. eps NULL: the posterior mean (deterministic, as current
- * ComfyUI); else mean + std * eps (A1111 and older ComfyUI sample). */
+ * ComfyUI) or TAESD's output; else (VAE only) mean + std * eps (A1111 and
+ * older ComfyUI sample). */
 static int sdx__encode_image(sdx__gen *g, const float *keep, const float *eps, float *latent) {
     sdx_ctx *ctx = g->m->ctx;
-    size_t n = (size_t)4 * (size_t)g->lh * (size_t)g->lw;
+    size_t n = (size_t)g->lc * (size_t)g->lh * (size_t)g->lw;
     float *std = NULL;
     int rc;
     if (eps && !(std = (float *)sdx__malloc(ctx, sizeof(float) * n))) return sdx__nomem(ctx, "posterior", sizeof(float) * n);
     rc = sdx__vae_posterior(g, keep, latent, std);
-    for (size_t i = 0; rc == SDX_OK && i < n; i++) {
-        float z = eps ? latent[i] + std[i] * eps[i] : latent[i];
-        latent[i] = z * g->m->scale_factor;
-    }
+    if (rc == SDX_OK) sdx__codec_to_model(&g->enc, std, eps, n, latent);
     sdx__free(ctx, std);
     return rc;
 }
@@ -903,19 +1092,19 @@ static int sdx__gen_inpaint_conditioning(sdx__gen *g, const float *mask_px, cons
     for (size_t i = 0; i < plane; i++) g->concat[i] = nearbyintf(g->latent_mask[i]);
     for (size_t i = 0; i < hw; i++) keep[i] = 1.0f - nearbyintf(mask_px[i]);
     rc = sdx__encode_image(g, keep, eps, g->concat + plane);
-    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + 4 * plane : NULL, g->init_latent);
+    if (rc == SDX_OK) rc = sdx__encode_image(g, NULL, eps ? eps + (size_t)g->lc * plane : NULL, g->init_latent);
     sdx__free(ctx, keep);
     return rc;
 }
 
 /* 9-channel model without a mask: ComfyUI's concat is an all-ones mask and
- * blank_inpaint_image_like (a grey image's latent, model space). */
+ * blank_inpaint_image_like (a grey image's latent, model space; SD's 4
+ * channels, which sdx__gen_resolve_init checks). */
 static void sdx__blank_inpaint_conditioning(sdx__gen *g) {
-    static const float grey[4] = { 0.8223f, -0.6876f, 0.6364f, 0.1380f };
     size_t plane = (size_t)g->lh * (size_t)g->lw;
     for (size_t i = 0; i < plane; i++) g->concat[i] = 1.0f;
-    for (size_t c = 0; c < 4; c++)
-        for (size_t i = 0; i < plane; i++) g->concat[(c + 1) * plane + i] = grey[c];
+    for (int c = 0; c < SDX__ARRAY_LEN(sdx__blank_inpaint_grey); c++)
+        for (size_t i = 0; i < plane; i++) g->concat[(size_t)(c + 1) * plane + i] = sdx__blank_inpaint_grey[c];
 }
 
 /* cv2.BORDER_REFLECT_101 index. */
@@ -972,12 +1161,11 @@ static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
 
 /* Noise for `encodes` posterior samples (encode_sample): one generator
  * seeded once with encode_seed, as torch.manual_seed before the encodes. */
-static float *sdx__posterior_noise(sdx__gen *g, int encodes) {
-    size_t n = (size_t)encodes * 4 * (size_t)g->lh * (size_t)g->lw;
-    float *eps = (float *)sdx__malloc(g->m->ctx, sizeof(float) * n);
+static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
+    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
     sdx_rng rng;
-    if (!eps) { sdx__nomem(g->m->ctx, "posterior noise", sizeof(float) * n); return NULL; }
-    sdx_rng_init(&rng, g->p->rng, (uint64_t)g->p->encode_seed);
+    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
     sdx_rng_randn(&rng, eps, n);
     return eps;
 }
@@ -987,31 +1175,32 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
     const sdx_gen_params *p = g->p;
     size_t plane = (size_t)g->lh * (size_t)g->lw;
-    int nine = g->m->unet.in_channels == 9, rc = SDX_OK;
+    size_t lplane = (size_t)g->lc * plane;     /* one latent */
+    int nine = g->m->unet.in_channels == 2 * g->lc + 1, rc = SDX_OK;
     float *eps = NULL, *mask_px = NULL;
     if (p->init_image || p->init_latent) {
-        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * 4 * plane);
+        g->init_latent = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->init_latent) return sdx__nomem(ctx, "init latent", sizeof(float) * lplane);
     }
     if (p->mask) {
         g->latent_mask = (float *)sdx__malloc(ctx, sizeof(float) * plane);
-        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * 4 * plane);
-        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * 5 * plane);
+        g->scratch = (float *)sdx__malloc(ctx, sizeof(float) * lplane);
+        if (!g->latent_mask || !g->scratch) return sdx__nomem(ctx, "latent mask", sizeof(float) * (lplane + plane));
     }
-    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * 5 * plane)))
-        return sdx__nomem(ctx, "inpainting input", sizeof(float) * 5 * plane);
-    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(g, nine && p->mask ? 2 : 1))) return SDX_ERR_NOMEM;
+    if (nine && !(g->concat = (float *)sdx__malloc(ctx, sizeof(float) * (lplane + plane))))
+        return sdx__nomem(ctx, "inpainting input", sizeof(float) * (lplane + plane));
+    if (p->init_image && p->encode_sample && !(eps = sdx__posterior_noise(ctx, p, (size_t)(nine && p->mask ? 2 : 1) * lplane))) return SDX_ERR_NOMEM;
     if (p->mask && p->init_image && (nine || p->paste_back) && !(mask_px = sdx__mask_cropped(g))) rc = SDX_ERR_NOMEM;
     if (rc == SDX_OK && nine && p->mask)
         rc = sdx__gen_inpaint_conditioning(g, mask_px, eps);
     else if (rc == SDX_OK && p->init_image)
         rc = sdx__encode_image(g, NULL, eps, g->init_latent);
     else if (rc == SDX_OK && p->init_latent)
-        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)(4 * plane), g->init_latent);
+        sdx__load_f32(p->init_latent->data, p->init_latent->dtype, 0, (int64_t)lplane, g->init_latent);
     if (rc == SDX_OK && nine && !p->mask) sdx__blank_inpaint_conditioning(g);
     if (rc == SDX_OK && p->mask && !nine) rc = sdx__latent_noise_mask(g, g->latent_mask);
     if (rc == SDX_OK && p->paste_back) rc = sdx__gen_prepare_paste(g, mask_px);
-    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, 4 * plane);
+    if (rc == SDX_OK && g->init_latent) rc = sdx__nonfinite_stage(ctx, "the init latent", g->init_latent, lplane);
     sdx__free(ctx, eps);
     sdx__free(ctx, mask_px);
     return rc;
@@ -1104,7 +1293,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
  * the start noise; sigma 0 blends the model's output with the latent. */
 static void sdx__mask_blend(const sdx__gen *g, const float *x, float sigma, float *out) {
     size_t plane = (size_t)g->lh * (size_t)g->lw;
-    for (size_t c = 0; c < 4; c++)
+    for (size_t c = 0; c < (size_t)g->lc; c++)
         for (size_t i = 0; i < plane; i++) {
             float mk = g->latent_mask[i];
             size_t j = c * plane + i;
@@ -1117,7 +1306,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     sdx_model *m = g->m;
     sdx_ctx *ctx = m->ctx;
     sdx__mark mark = sdx__arena_mark(&m->arena);
-    size_t plane = (size_t)g->lh * (size_t)g->lw, n = 4 * plane;
+    size_t plane = (size_t)g->lh * (size_t)g->lw, n = (size_t)g->lc * plane;
     int B = g->cond->n_cond, cin = m->unet.in_channels, rc;
     float c_in = sdx_model_c_in(sigma), timesteps[2];
     const float *x = x_in;
@@ -1128,7 +1317,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         x = g->scratch;
     }
     if (!sdx__arena_tensor4(&m->arena, &xin, m->unet.act_type, B, cin, g->lh, g->lw) ||
-        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, 4, g->lh, g->lw)) {
+        !sdx__arena_tensor4(&m->arena, &out, SDX_F32, B, g->lc, g->lh, g->lw)) {
         sdx__arena_release(&m->arena, mark);
         return SDX_ERR_NOMEM;
     }
@@ -1140,7 +1329,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
         for (int b = 0; b < B; b++) {
             float *xb = xs + (size_t)b * (size_t)cin * plane;
             for (size_t i = 0; i < n; i++) xb[i] = x[i] * c_in;
-            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * 5 * plane);
+            if (g->concat) memcpy(xb + n, g->concat, sizeof(float) * (size_t)(g->lc + 1) * plane);
         }
         rc = sdx__upload(ctx, &xin, xs);
         /* a ControlNet sees the latent without the inpainting channels */
@@ -1184,7 +1373,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
 
 static int sdx__gen_noise(void *user, float *out) {
     sdx__gen *g = (sdx__gen *)user;
-    sdx_rng_randn(&g->step_rng, out, (size_t)4 * (size_t)g->lh * (size_t)g->lw);
+    sdx_rng_randn(&g->step_rng, out, (size_t)g->lc * (size_t)g->lh * (size_t)g->lw);
     return SDX_OK;
 }
 
@@ -1202,6 +1391,46 @@ static void sdx__gen_free(sdx__gen *g) {
     sdx__free(ctx, g->controls);
 }
 
+/* Decodes latent (model space) with codec c into an 8-bit image. */
+static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
+                                int seamless, sdx_image *img) {
+    sdx_ctx *ctx = m->ctx;
+    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
+    int rc;
+    memset(img, 0, sizeof *img);
+    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
+    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
+    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
+    if (rc == SDX_OK) {
+        img->width = lw * c->factor;
+        img->height = lh * c->factor;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
+    }
+    sdx__free(ctx, rgb);
+    return rc;
+}
+
+/* Live preview after step `step` (1-based): x0, or x with preview_noisy. */
+static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, const float *denoised) {
+    const sdx_gen_params *p = g->p;
+    sdx__vae_tiling tiling = sdx__gen_tiling(g);
+    sdx_image img;
+    int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
+    if (step % every) return 0;
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    if (rc != SDX_OK) {
+        /* a preview is a convenience: say why it failed, keep generating */
+        sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
+        return 0;
+    }
+    rc = p->preview(p->preview_user, g->image_index, step, total, &img);
+    sdx_image_free(g->m->ctx, &img);
+    return rc;
+}
+
 /* ---- stage: conditioning ------------------------------------------------ */
 
 SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
@@ -1210,6 +1439,8 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     int rc;
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
     if (p->prompt && strstr(p->prompt, "<lora:")) {
         /* sdx_generate applies the tags around all stages; one stage cannot */
@@ -1305,11 +1536,13 @@ static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sd
 static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
     const sdx_gen_params *p = s->g.p;
+    int rc;
     s->steps = total;
     if (step < s->reported) return 0;           /* replayed */
     s->reported = step + 1;
     memcpy(s->denoised.data, denoised, s->n * sizeof(float));
     memcpy(s->latent.data, x, s->n * sizeof(float));
+    if (p->preview && (rc = sdx__gen_preview(&s->g, step + 1, total, x, denoised)) != 0) return rc;
     if (!p->progress) return 0;
     return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
 }
@@ -1393,8 +1626,8 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     s->g.image_index = index;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
-    s->n = (size_t)4 * (size_t)s->g.lh * (size_t)s->g.lw;
-    shape[0] = 1; shape[1] = 4; shape[2] = s->g.lh; shape[3] = s->g.lw;
+    s->n = (size_t)s->g.lc * (size_t)s->g.lh * (size_t)s->g.lw;
+    shape[0] = 1; shape[1] = s->g.lc; shape[2] = s->g.lh; shape[3] = s->g.lw;
     s->g.noise = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->start = (float *)sdx__malloc(ctx, s->n * sizeof(float));
     s->work = (float *)sdx__malloc(ctx, s->n * sizeof(float));
@@ -1435,95 +1668,63 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
-/* ---- decoding ----------------------------------------------------------- */
-
-/* latent [lh * lw * 4] in model space -> 8-bit RGB */
-static int sdx__decode(sdx_model *m, int vae_tiling, int seamless, int lh, int lw, const float *latent, sdx_image *img) {
-    sdx_ctx *ctx = m->ctx;
-    sdx__mark mark = sdx__arena_mark(&m->arena);
-    sdx_tensor z, image;
-    sdx__vae_tiling tiling;
-    int width = lw * 8, height = lh * 8;
-    size_t plane = (size_t)lh * (size_t)lw, hw = (size_t)width * (size_t)height;
-    int64_t zshape[4] = { 1, 4, lh, lw }, ishape[4] = { 1, 3, height, width };
-    int rc;
-    memset(&tiling, 0, sizeof tiling);
-    tiling.mode = vae_tiling;    /* tile size and overlap: the VAE's choice */
-    if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape) ||
-        !sdx__arena_host_tensor(&m->arena, &image, SDX_F32, 4, ishape)) {
-        sdx__arena_release(&m->arena, mark);
-        return SDX_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < 4 * plane; i++) ((float *)z.data)[i] = latent[i] / m->scale_factor;
-    if (seamless) sdx__circular_begin(ctx);
-    rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &tiling);
-    sdx__circular_end(ctx);
-    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", (const float *)image.data, 3 * hw);
-    if (rc == SDX_OK) {
-        img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw);
-        if (!img->data) rc = sdx__nomem(ctx, "image", 3 * hw);
-    }
-    if (rc == SDX_OK) {
-        const float *px = (const float *)image.data;
-        img->width = width;
-        img->height = height;
-        img->channels = 3;
-        for (size_t i = 0; i < hw; i++)
-            for (int c = 0; c < 3; c++) {
-                float v = (px[(size_t)c * hw + i] + 1.0f) * 0.5f;
-                v = v < 0 ? 0 : v > 1 ? 1 : v;
-                img->data[i * 3 + (size_t)c] = (uint8_t)(v * 255.0f);   /* floor, as ComfyUI */
-            }
-    }
-    sdx__arena_release(&m->arena, mark);
-    return rc;
-}
-
-/* ---- stage: VAE ------------------------------------------------------------ */
-
-static int sdx__check_latent(sdx_model *m, const char *fn, const sdx_tensor *latent) {
-    char sh[96];
-    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
-        latent->shape[1] != 4 || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] > 2048 ||
-        latent->shape[3] > 2048 || !latent->data)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: latent %s %s; expected host F32 [1, 4, h, w], h and w 1..2048",
-                         fn, latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "");
-    return SDX_OK;
-}
+/* ---- stage: VAE or TAESD ------------------------------------------------- */
 
 SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    char sh[96];
     int rc;
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
-    if ((rc = sdx__check_latent(m, "sdx_decode_latent", latent)) != SDX_OK) return rc;
-    rc = sdx__decode(m, p ? p->vae_tiling : 0, p ? p->tiling : 0, (int)latent->shape[2], (int)latent->shape[3], (const float *)latent->data, out);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
+        latent->shape[3] * c.factor > 16384 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
+                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
+                         c.channels, 16384 / c.factor);
+    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
+                              p ? p->tiling : 0, out);
     sdx__arena_reset(&m->arena);
     return rc;
 }
 
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
-    sdx__gen g;
-    sdx_gen_params q;
+    sdx__codec c;
+    sdx__vae_tiling tiling = sdx__tiling(p);
+    float *x = NULL, *eps = NULL, *std = NULL;
+    int w, h, encode_sample = p && p->encode_sample;
+    size_t n;
     int64_t shape[4];
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
-    float *eps = NULL;
-    if (p) q = *p; else memset(&q, 0, sizeof q);
-    q.width = q.height = 0;          /* the image's size, cropped to multiples of 8 */
-    q.init_image = img;
-    q.init_latent = NULL;
-    q.mask = NULL;
-    q.paste_back = 0;
-    q.strength = 1.0f;
-    if ((rc = sdx__gen_resolve(&g, m, &q)) != SDX_OK) return rc;
-    if (q.encode_sample && !(eps = sdx__posterior_noise(&g, 1))) return SDX_ERR_NOMEM;
-    shape[0] = 1; shape[1] = 4; shape[2] = g.lh; shape[3] = g.lw;
-    if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape)) == SDX_OK)
-        rc = sdx__encode_image(&g, NULL, eps, (float *)latent->data);
-    sdx__free(m->ctx, eps);
-    sdx__arena_reset(&m->arena);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    /* the sides cropped to multiples of the codec's factor, as img2img does */
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
+                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
+    if (encode_sample && c.kind != SDX_CODEC_VAE)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
+                         "(choose the VAE with codec SDX_CODEC_VAE)");
+    w = sdx__crop_size(img->width, c.factor);
+    h = sdx__crop_size(img->height, c.factor);
+    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
+    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
+        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
+    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
+    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
+        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
     if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, eps);
+    sdx__free(m->ctx, std);
+    sdx__free(m->ctx, x);
+    sdx__arena_reset(&m->arena);
     return rc;
 }
 
@@ -1538,6 +1739,8 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     int n_tags = 0, keep, rc, rc2;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
     if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
     if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
@@ -1577,7 +1780,9 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
-            rc = sdx__decode(m, p.vae_tiling, p.tiling, s->g.lh, s->g.lw, (const float *)out->latents[i].data, &out->images[i]);
+            sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+                                      &out->images[i]);
             if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);
@@ -1657,7 +1862,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     const char *neg = p->negative_prompt ? p->negative_prompt : "";
     int w, h, n;
     memset(&b, 0, sizeof b);
-    sdx__output_size(m, p, &w, &h);
+    sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
     sdx__buf_str(&b, p->prompt ? p->prompt : "");
     /* LoRAs applied to the model appear as A1111 tags, <lora:name:te:unet> */

@@ -317,6 +317,11 @@ static int tg_scale3(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sd
 static int tg_pad(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_pad_circular(c, y, x, 2, 3, 1, 4); }
 static int tg_pad_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__pad_circular(c, y, x, 2, 3, 1, 4); }
 static int tg_scale3_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__scale(c, y, x, -0.37f); }
+/* bounds inside the inputs' range, so both sides of each clamp are hit */
+static int tg_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_clamp(c, y, x, -0.6f, 0.9f); }
+static int tg_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__clamp(c, y, x, -0.6f, 0.9f); }
+static int tg_tanh_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_tanh_clamp(c, y, x, 1.5f); }
+static int tg_tanh_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__tanh_clamp(c, y, x, 1.5f); }
 
 static int gpu_elementwise_and_layout_match_cpu(void) {
     static const int64_t v[4] = { 2, 3, 50, 70 }, geg_x[3] = { 2, 77, 640 }, geg_y[3] = { 2, 77, 320 }, nc[2] = { 2, 3 };
@@ -337,6 +342,8 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         TG_U("quick_gelu", sdx__cpu_quick_gelu, sdx__quick_gelu, 4, v, 4, v);
         TG_U("scale", tg_scale3, tg_scale3_gpu, 4, v, 4, v);
         TG_U("copy", sdx__cpu_copy, sdx__copy, 4, v, 4, v);
+        TG_U("clamp", tg_clamp, tg_clamp_gpu, 4, v, 4, v);
+        TG_U("tanh_clamp", tg_tanh_clamp, tg_tanh_clamp_gpu, 4, v, 4, v);
         TG_U("geglu", sdx__cpu_geglu, sdx__geglu, 3, geg_y, 3, geg_x);
         TG_U("resize_nearest 2x", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, up, 4, v);
         TG_U("resize_nearest 5x7->9x13", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, odd_y, 4, odd_x);
