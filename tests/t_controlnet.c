@@ -879,8 +879,8 @@ static int canny_finds_thin_edges_with_hysteresis(void) {
     T_CHECK(n > 0, "no edges on a square");
     for (int y = 0; y < 40; y++)
         for (int x = 0; x < 40; x++) {
-            int near = (x >= 9 && x <= 30 && y >= 9 && y <= 30) && !(x >= 11 && x <= 28 && y >= 11 && y <= 28);
-            off += e[y * 40 + x] && !near;
+            int by_outline = (x >= 9 && x <= 30 && y >= 9 && y <= 30) && !(x >= 11 && x <= 28 && y >= 11 && y <= 28);
+            off += e[y * 40 + x] && !by_outline;
         }
     T_CHECK(off == 0, "%d edge pixels away from the square's outline", off);
     /* thin: one pixel per row on the left side */

@@ -26,7 +26,7 @@ static int emb_write(sdx_model *m, const char *name, const char *word, int n_ext
     sdx_tensor t[2];
     float *buf[2] = { NULL, NULL };
     char path[512];
-    mkdir(EMB_DIR, 0755);
+    t_mkdir(EMB_DIR);
     if (sdx_tokenize(ctx, m->tok, word, &ids, &n) != SDX_OK) return 0;
     *n_vec = n + n_extra;
     for (int e = 0; e < m->te.n_enc; e++) {

@@ -1,20 +1,12 @@
 /* Suite "examples": the example programs build (make) and do what their
  * headers promise, on the tiny test checkpoint. */
 #include "test.h"
-#include <sys/wait.h>
 #include <stb/stb_image.h>
 
 static int ex_run(const char *cmd, char *out, size_t size) {
     static char full[4096];
-    FILE *f;
-    size_t n;
-    int status;
     snprintf(full, sizeof full, "SDX_VOCAB=%s/vocab %s 2>&1", t_shared_dir(), cmd);
-    if (!(f = popen(full, "r"))) return -1;
-    n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    status = pclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return t_shell(full, out, size);
 }
 
 static int ex_png_size(const char *path, int *w, int *h) {
@@ -27,6 +19,7 @@ static int ex_png_size(const char *path, int *w, int *h) {
 
 static int minimal_writes_one_png(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
     static char out[4096], cmd[1024];
     int w, h;
     snprintf(cmd, sizeof cmd, "./examples/minimal %s 'a red fox' /tmp/sdx_t_ex_minimal.png", ckpt);
@@ -39,6 +32,7 @@ static int minimal_writes_one_png(void) {
 /* The texture and its 2x2 repeat: the repeat is the texture four times. */
 static int texture_writes_a_texture_and_its_repeat(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
     static char out[4096], cmd[1024];
     int w, h, c, w2, h2;
     unsigned char *a, *b;
@@ -61,6 +55,7 @@ static int texture_writes_a_texture_and_its_repeat(void) {
 /* One frame per UNet call, previews every second frame, the final image. */
 static int stepper_spreads_a_generation_over_frames(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
     static char out[8192], cmd[1024];
     int w, h;
     snprintf(cmd, sizeof cmd, "./examples/stepper %s 'a castle' /tmp/sdx_t_ex_step.png 4 2", ckpt);

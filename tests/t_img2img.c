@@ -5,7 +5,6 @@
  * A1111-style paste-back, the parameters text and the sdx command. */
 #include "test.h"
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <stb/stb_image.h>
 
 #define I2I_MAX_CASES 8
@@ -745,16 +744,8 @@ static int i2i_file_exists(const char *p) { struct stat sb; return stat(p, &sb) 
 
 static int i2i_cli(const char *args, char *out, size_t size) {
     static char cmd[8192];
-    FILE *f;
-    size_t n;
-    int status;
     snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    f = popen(cmd, "r");
-    if (!f) return -1;
-    n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    status = pclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return t_shell(cmd, out, size);
 }
 
 /* The PNG's tEXt parameters chunk contains `expect`. */

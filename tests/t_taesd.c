@@ -4,7 +4,6 @@
  * --taesd, --preview, -M decode and -M encode. */
 #include "test.h"
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <stb/stb_image.h>
 
 #define TAESD_DIR "golden/taesd"
@@ -596,16 +595,8 @@ static int taesd_file_exists(const char *p) { struct stat sb; return stat(p, &sb
 
 static int taesd_cli(const char *args, char *out, size_t size) {
     static char cmd[8192];
-    FILE *f;
-    size_t n;
-    int status;
     snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    f = popen(cmd, "r");
-    if (!f) return -1;
-    n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    status = pclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return t_shell(cmd, out, size);
 }
 
 static int png_same(const char *a, const char *b, int *worst) {

@@ -62,6 +62,29 @@ T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) {
 #define t_aligned_free(p) free(p)
 #endif
 
+/* Runs a shell command line with stdout and stderr captured into out;
+ * returns its exit status, or -1 (message in out) where there is no POSIX
+ * shell (Windows: the callers skip). */
+#ifdef _WIN32
+T_UNUSED static int t_shell(const char *cmd, char *out, size_t size) {
+    (void)cmd;
+    snprintf(out, size, "no POSIX shell");
+    return -1;
+}
+#else
+#include <sys/wait.h>
+T_UNUSED static int t_shell(const char *cmd, char *out, size_t size) {
+    FILE *f = popen(cmd, "r");
+    size_t n;
+    int status;
+    if (!f) { snprintf(out, size, "popen failed"); return -1; }
+    n = fread(out, 1, size - 1, f);
+    out[n] = 0;
+    status = pclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+#endif
+
 typedef struct t_case { const char *name; int (*fn)(void); } t_case;
 typedef struct t_suite { const char *name; const t_case *cases; } t_suite;
 
