@@ -2244,29 +2244,28 @@ static void sdx__arena_reset(sdx__arena *a) {
     sdx__arena_release(a, m);
 }
 
-/* An activation tensor from the arena. Returns 0 (error set) on failure. */
-static int sdx__arena_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+/* A tensor from the arena's memory (host: from its host companion).
+ * Returns 0 (error set) on failure. */
+static int sdx__arena_tensor_in(sdx__arena *a, int host, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
     size_t bytes;
     if (!sdx__shape_bytes(dtype, ndim, shape, &bytes)) {
         sdx__fail(a->ctx, SDX_ERR_INVALID_ARG, "activation shape overflows");
         return 0;
     }
     *t = sdx__view(dtype, NULL, ndim, shape);
-    t->data = sdx__arena_alloc(a, bytes);
-    t->device = a->device;
+    t->data = host ? sdx__arena_host_alloc(a, bytes) : sdx__arena_alloc(a, bytes);
+    t->device = host ? 0 : a->device;
     return t->data != NULL;
+}
+
+/* An activation tensor, where the backend computes. */
+static int sdx__arena_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+    return sdx__arena_tensor_in(a, 0, t, dtype, ndim, shape);
 }
 
 /* A host tensor for model code's own host-side work (see sdx__arena_host_alloc). */
 static int sdx__arena_host_tensor(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
-    size_t bytes;
-    if (!sdx__shape_bytes(dtype, ndim, shape, &bytes)) {
-        sdx__fail(a->ctx, SDX_ERR_INVALID_ARG, "activation shape overflows");
-        return 0;
-    }
-    *t = sdx__view(dtype, NULL, ndim, shape);
-    t->data = sdx__arena_host_alloc(a, bytes);
-    return t->data != NULL;
+    return sdx__arena_tensor_in(a, 1, t, dtype, ndim, shape);
 }
 
 static int sdx__arena_tensor4(sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int64_t n, int64_t c, int64_t h, int64_t w) {
