@@ -542,11 +542,13 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
  * with sdx_model_apply_lora are appended to the prompt as <lora:...>
  * tags (prompt tags are there already), and all of them are listed with
- * A1111's short hash in "Lora hashes". Returns the
- * length it needed (like snprintf; buf may be NULL when size is 0), or -1
- * when out of memory. */
+ * A1111's short hash in "Lora hashes". Writes as much as fits in buf
+ * (always NUL-terminated when size > 0, never splitting a UTF-8 sequence;
+ * buf may be NULL when size is 0) and stores the whole text's length,
+ * without the NUL, in *length (may be NULL): call once with size 0 to
+ * size the buffer. Returns SDX_OK, or SDX_ERR_NOMEM / SDX_ERR_INVALID_ARG. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
-                                  char *buf, size_t size);
+                                  char *buf, size_t size, size_t *length);
 
 #ifdef __cplusplus
 }
@@ -594,11 +596,12 @@ SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sd
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
 
-/* Checks every float tensor for NaN/Inf. Returns the number of bad
- * tensors (0 = clean) or a negative error; each bad tensor is reported
- * through the log callback (SDX_LOG_WARN) and the first few are named in
- * sdx_last_error. */
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st);
+/* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
+ * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
+ * reported through the log callback (SDX_LOG_WARN) and the first few are
+ * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
+ * are bad (0 on any other error). */
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
 
 #ifdef __cplusplus
 }
@@ -5266,10 +5269,11 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
 
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
     int bad = 0;
     char names[512];
     size_t used = 0;
+    if (n_bad) *n_bad = 0;
     if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
     names[0] = 0;
     for (int i = 0; i < st->n; i++) {
@@ -5297,8 +5301,9 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
             used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s' (%lld NaN, %lld Inf)", bad > 1 ? ", " : "",
                                      t->name, (long long)s.nan, (long long)s.inf);
     }
-    if (bad) sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
-    return bad;
+    if (n_bad) *n_bad = bad;
+    if (bad) return sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
+    return SDX_OK;
 }
 
 /* ---- weight sets: one model part's view of a checkpoint ---------------- */
@@ -16526,7 +16531,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
     for (int i = 0; i < 2; i++) {
         if (!d->taesd[i]) continue;
         if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i]) != 0) return SDX_ERR_NONFINITE;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i], NULL) != SDX_OK) return SDX_ERR_NONFINITE;
         if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
     }
     return SDX_OK;
@@ -16553,7 +16558,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
 
     if (d->checkpoint) {
         if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
         m->family = sdx__detect_family(m->ckpt);
         if (m->family == SDX_FAMILY_UNKNOWN) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
@@ -16578,7 +16583,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     }
     if (d->vae) {
         if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
     if (m->ckpt) {
         if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
@@ -18222,10 +18227,17 @@ static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__b
     sdx__free(m->ctx, tags);
 }
 
-SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
+SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
+                                  size_t *length) {
     sdx__buf b;
-    const char *neg = p->negative_prompt ? p->negative_prompt : "";
-    int w, h, n;
+    const char *neg;
+    int w, h;
+    size_t n;
+    if (length) *length = 0;
+    if (!p || (!buf && size)) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_format_parameters: %s",
+                                                   p ? "no buffer for a non-zero size" : "no parameters")
+                                       : SDX_ERR_INVALID_ARG;
+    neg = p->negative_prompt ? p->negative_prompt : "";
     memset(&b, 0, sizeof b);
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
@@ -18259,11 +18271,19 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
-    if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
-    n = (int)b.len;
-    if (size) snprintf(buf, size, "%s", b.p ? b.p : "");
+    if (b.failed) {
+        sdx__free(b.ctx, b.p);
+        return m ? sdx__fail(m->ctx, SDX_ERR_NOMEM, "sdx_format_parameters: out of memory") : SDX_ERR_NOMEM;
+    }
+    if (length) *length = b.len;
+    if (size) {
+        n = b.len < size ? b.len : size - 1;
+        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xC0) == 0x80) n--;   /* whole UTF-8 sequences only */
+        if (n) memcpy(buf, b.p, n);
+        buf[n] = 0;
+    }
     sdx__free(b.ctx, b.p);
-    return n;
+    return SDX_OK;
 }
 
 #if defined(__GNUC__) || defined(__clang__)

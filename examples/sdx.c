@@ -17,10 +17,63 @@
 #include <string.h>
 #include <errno.h>
 #include <time.h>
+#ifdef _WIN32
+#include <windows.h>
+#include <io.h>
+#include <fcntl.h>
+#else
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#endif
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
+
+/* ---- the two OS calls the CLI makes itself ------------------------------ */
+
+/* Creates a new file beside `path` (never an existing name or symlink) and
+ * opens it for writing; its name goes to tmp. */
+static FILE *create_beside(const char *path, char *tmp, size_t size) {
+#ifdef _WIN32
+    for (int attempt = 0; attempt < 100; attempt++) {
+        HANDLE h;
+        int fd;
+        snprintf(tmp, size, "%s.%lu-%d.tmp", path, (unsigned long)GetCurrentProcessId(), attempt);
+        h = CreateFileA(tmp, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+        if (h == INVALID_HANDLE_VALUE) {
+            if (GetLastError() == ERROR_FILE_EXISTS) continue;
+            errno = EACCES;
+            return NULL;
+        }
+        fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY);
+        if (fd < 0) { CloseHandle(h); DeleteFileA(tmp); return NULL; }
+        return _fdopen(fd, "wb");
+    }
+    errno = EEXIST;
+    return NULL;
+#else
+    int fd;
+    FILE *f;
+    snprintf(tmp, size, "%s.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) return NULL;
+    (void)fchmod(fd, 0644);     /* mkstemp creates 0600; an image is for sharing */
+    f = fdopen(fd, "wb");
+    if (!f) { close(fd); remove(tmp); }
+    return f;
+#endif
+}
+
+/* Moves tmp over path in one step (rename does not replace on Windows). */
+static int replace_file(const char *tmp, const char *path) {
+#ifdef _WIN32
+    if (MoveFileExA(tmp, path, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) return 1;
+    errno = EACCES;
+    return 0;
+#else
+    return rename(tmp, path) == 0;
+#endif
+}
 
 typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
 #define MAX_LORAS 64
@@ -527,7 +580,7 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     unsigned char *chunk;
     char tmp[4200];
     FILE *f;
-    int ok, fd;
+    int ok;
     stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
     chunk = parameters ? text_chunk("parameters", parameters, &clen) : NULL;
     if (png.failed || png.len < 33 || (parameters && !chunk)) {
@@ -536,23 +589,18 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
         free(chunk);
         return 0;
     }
-    /* mkstemp: a fresh file, never an existing name or symlink */
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    fd = mkstemp(tmp);
-    f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    f = create_beside(path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno));
-        if (fd >= 0) { close(fd); remove(tmp); }
         free(png.p);
         free(chunk);
         return 0;
     }
-    (void)fchmod(fd, 0644);     /* mkstemp creates 0600; an image is for sharing */
     /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
     ok = fwrite(png.p, 1, 33, f) == 33 && (!chunk || fwrite(chunk, 1, clen, f) == clen) &&
          fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;
     ok = (fclose(f) == 0) && ok;
-    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (ok && !replace_file(tmp, path)) ok = 0;
     if (!ok) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); remove(tmp); }
     free(png.p);
     free(chunk);
@@ -794,11 +842,12 @@ int main(int argc, char **argv) {
         char path[4096];
         /* sized to fit: a long prompt must not lose its end (or half a
          * UTF-8 sequence) in the PNG */
-        int need = sdx_format_parameters(model, &o.gen, res.seeds[i], NULL, 0);
-        char *params = need >= 0 ? malloc((size_t)need + 1) : NULL;
+        size_t need = 0;
+        char *params = sdx_format_parameters(model, &o.gen, res.seeds[i], NULL, 0, &need) == SDX_OK ? (char *)malloc(need + 1) : NULL;
         int written;
-        if (!params) { fprintf(stderr, "sdx: out of memory\n"); status = 1; break; }
-        sdx_format_parameters(model, &o.gen, res.seeds[i], params, (size_t)need + 1);
+        if (!params || sdx_format_parameters(model, &o.gen, res.seeds[i], params, need + 1, NULL) != SDX_OK) {
+            fprintf(stderr, "sdx: out of memory\n"); free(params); status = 1; break;
+        }
         batch_path(o.output, i, path, sizeof path);
         written = write_png(path, &res.images[i], params);
         if (!written) { free(params); status = 1; continue; }

@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         FZ_ASSERT(sdx_st_get(st, -1) == NULL && sdx_st_get(st, sdx_st_count(st)) == NULL, "index bounds");
         FZ_ASSERT(sdx_st_find(st, "") == NULL, "empty name found");
-        rc = sdx_st_scan_nonfinite(ctx, st);
+        rc = sdx_st_scan_nonfinite(ctx, st, NULL);
         FZ_ASSERT(rc >= 0 && rc <= sdx_st_count(st), "scan returned %d", rc);
         sdx_st_close(st);
     }

@@ -527,7 +527,7 @@ static int parameters_record_controlnets_as_a1111s_extension(void) {
     c[1].strength = 1.0f; c[1].start = 0.25f; c[1].module = "canny";
     p.controls = c;
     p.n_controls = 2;
-    T_CHECK(sdx_format_parameters(g.model, &p, 1234, text, sizeof text) > 0, "format");
+    T_CHECK(sdx_format_parameters(g.model, &p, 1234, text, sizeof text, NULL) == SDX_OK, "format");
     T_NOTE("%s", text);
     T_CHECK(strstr(text, ", ControlNet 0: \"Module: none, Model: controlnet, Weight: 0.8, Resize Mode: Crop and Resize, "
                          "Guidance Start: 0, Guidance End: 0.5, Pixel Perfect: False, Control Mode: Balanced\""), "%s", text);

@@ -600,7 +600,7 @@ static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(voi
     sdx_gen_result_free(ctx, &res);
     {
         char buf[1024];
-        sdx_format_parameters(m, &p, 1, buf, sizeof buf);
+        sdx_format_parameters(m, &p, 1, buf, sizeof buf, NULL);
         T_CHECK(strstr(buf, "Denoising strength: 1, Conditional mask weight: 1.0") != NULL, "parameters: %s", buf);
     }
     p.mask = NULL;
@@ -685,17 +685,17 @@ static int parameters_record_denoising_strength_and_mask_blur(void) {
     p.init_image = &img;
     p.strength = 0.6f;
     p.rng = SDX_RNG_CUDA;
-    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf);
+    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf, NULL);
     T_CHECK(strstr(buf, "Seed: 7, Size: 128x64, Denoising strength: 0.6, Version:") != NULL, "img2img: %s", buf);
     p.mask = &mask;
-    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf);
+    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf, NULL);
     T_CHECK(!strstr(buf, "Mask blur"), "no blur is applied without paste-back: %s", buf);
     p.paste_back = 1;
-    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf);
+    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf, NULL);
     T_CHECK(strstr(buf, "Denoising strength: 0.6, Mask blur: 4, Version:") != NULL, "paste-back: %s", buf);
     p.mask_blur = 9;
     p.rng = SDX_RNG_CPU;
-    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf);
+    sdx_format_parameters(NULL, &p, 7, buf, sizeof buf, NULL);
     T_CHECK(strstr(buf, "Denoising strength: 0.6, RNG: CPU, Mask blur: 9, Version:") != NULL, "blur 9: %s", buf);
     return T_PASS;
 }

@@ -498,11 +498,11 @@ static int prompt_lora_tags_apply_for_one_generation(void) {
     T_CHECK(sdx_generate(m, &gp, &r2) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(!memcmp(r1.latents[0].data, r2.latents[0].data, sdx_tensor_nbytes(&r1.latents[0])), "tag and API differ");
     /* parameters carry the applied LoRA as an A1111 tag */
-    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text) > 0 && strstr(text, "a red fox <lora:sd1_kohya_locon:0.6:0.8>\n") &&
+    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text, NULL) == SDX_OK && strstr(text, "a red fox <lora:sd1_kohya_locon:0.6:0.8>\n") &&
             strstr(text, ", Lora hashes: \"sd1_kohya_locon: b7e66346c278\", Version"), "parameters: %s", text);
     /* and from the prompt's tags, in order, before the model's */
     gp.prompt = "a <lora:sd2_kohya:1> fox";
-    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text) > 0 &&
+    T_CHECK(sdx_format_parameters(m, &gp, 3, text, sizeof text, NULL) == SDX_OK &&
             strstr(text, "a <lora:sd2_kohya:1> fox <lora:sd1_kohya_locon:0.6:0.8>\n") &&
             strstr(text, "Lora hashes: \"sd2_kohya: e4978057320d, sd1_kohya_locon: b7e66346c278\""), "parameters: %s", text);
     sdx_gen_result_free(ctx, &r1);

@@ -719,9 +719,29 @@ static int parameters_text_follows_a1111(void) {
     p.sampler = "dpmpp_2m";
     p.scheduler = "karras";
     p.width = 512; p.height = 768;
-    sdx_format_parameters(NULL, &p, 1234, buf, sizeof buf);
+    sdx_format_parameters(NULL, &p, 1234, buf, sizeof buf, NULL);
     T_CHECK(!strncmp(buf, "a cat\nNegative prompt: blurry\nSteps: 25, Sampler: DPM++ 2M, Schedule type: Karras, CFG scale: 6.5, "
                           "Seed: 1234, Size: 512x768", 114), "got: %s", buf);
+    return T_PASS;
+}
+
+/* sdx_format_parameters reports the whole length apart from the result
+ * code, sizes a buffer in one call, and truncates only between UTF-8
+ * sequences. */
+static int parameters_text_reports_its_length_and_truncates_whole_characters(void) {
+    sdx_gen_params p;
+    char full[512], small[8];
+    size_t need = 0, again = 0;
+    memset(&p, 0, sizeof p);
+    p.prompt = "caf\xc3\xa9 \xe2\x98\x95";   /* "café ☕" */
+    T_CHECK(sdx_format_parameters(NULL, &p, 1, NULL, 0, &need) == SDX_OK && need > 20, "sizing call: %zu", need);
+    T_CHECK(sdx_format_parameters(NULL, &p, 1, full, need + 1, &again) == SDX_OK && again == need && strlen(full) == need,
+            "the sized buffer holds it all: %zu of %zu", strlen(full), need);
+    T_CHECK(sdx_format_parameters(NULL, &p, 1, small, 5, NULL) == SDX_OK && !strcmp(small, "caf"),
+            "a cut inside \"\xc3\xa9\" keeps only whole characters: '%s'", small);
+    T_CHECK(sdx_format_parameters(NULL, &p, 1, small, 6, NULL) == SDX_OK && !strcmp(small, "caf\xc3\xa9"), "'%s'", small);
+    T_CHECK(sdx_format_parameters(NULL, &p, 1, NULL, 4, NULL) == SDX_ERR_INVALID_ARG, "no buffer with a size is an error");
+    T_CHECK(sdx_format_parameters(NULL, NULL, 1, full, sizeof full, NULL) == SDX_ERR_INVALID_ARG, "no parameters is an error");
     return T_PASS;
 }
 
@@ -797,6 +817,7 @@ static const t_case pipeline_cases[] = {
     { "weighted_long_prompt_runs_end_to_end", weighted_long_prompt_runs_end_to_end },
     { "invalid_parameters_are_rejected_with_a_reason", invalid_parameters_are_rejected_with_a_reason },
     { "parameters_text_follows_a1111", parameters_text_follows_a1111 },
+    { "parameters_text_reports_its_length_and_truncates_whole_characters", parameters_text_reports_its_length_and_truncates_whole_characters },
     { 0, 0 }
 };
 SDX_TEST_SUITE(pipeline, pipeline_cases)

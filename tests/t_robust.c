@@ -360,7 +360,7 @@ static int rb_op_checkpoint(sdx_ctx *ctx, void *arg) {
     const sdx_tensor *t;
     int rc = sdx_st_open(ctx, path, &st);
     if (rc != SDX_OK) return rc;
-    if ((rc = sdx_st_scan_nonfinite(ctx, st)) != 0) { sdx_st_close(st); return rc > 0 ? SDX_ERR_NONFINITE : rc; }
+    if ((rc = sdx_st_scan_nonfinite(ctx, st, NULL)) != SDX_OK) { sdx_st_close(st); return rc; }
     if ((rc = sdx_st_read_f32(ctx, st, sdx_st_get(st, 0)->name, &f)) != SDX_OK) { sdx_st_close(st); return rc; }
     sdx_tensor_free(ctx, &f);
     sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, SDX_F16);

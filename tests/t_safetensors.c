@@ -183,7 +183,7 @@ static int scan_names_tensors_with_nan_or_inf(void) {
     ts[1].dtype = SDX_F32; ts[1].ndim = 1; ts[1].shape[0] = 4; ts[1].data = bad; ts[1].name = "layer.bad";
     T_CHECK(sdx_st_write(ctx, path, ts, 2, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-    n = sdx_st_scan_nonfinite(ctx, st);
+    T_CHECK(sdx_st_scan_nonfinite(ctx, st, &n) == SDX_ERR_NONFINITE, "a NaN tensor must fail the scan");
     T_CHECK(n == 1, "expected 1 bad tensor, got %d", n);
     T_CHECK(strstr(sdx_last_error(ctx), "'layer.bad' (1 NaN, 1 Inf)") != NULL, "message: %s", sdx_last_error(ctx));
     sdx_st_close(st);
@@ -248,7 +248,7 @@ static int write_rejects_missing_metadata_strings(void) {
     T_CHECK(sdx_st_write(ctx, path, &t, 1, meta, 1) == SDX_ERR_INVALID_ARG, "a NULL metadata value");
     T_CHECK(strstr(sdx_last_error(ctx), "metadata value 0 is NULL") != NULL, "message: %s", sdx_last_error(ctx));
     T_CHECK(sdx__path_kind(path) == SDX__PATH_NONE, "a rejected write left a file");
-    T_CHECK(sdx_st_scan_nonfinite(ctx, NULL) == SDX_ERR_INVALID_ARG, "scan of no file");
+    T_CHECK(sdx_st_scan_nonfinite(ctx, NULL, NULL) == SDX_ERR_INVALID_ARG, "scan of no file");
     sdx_destroy(ctx);
     return T_PASS;
 }
@@ -258,10 +258,11 @@ static int golden_checkpoint_opens_and_finds_tensors(void) {
     sdx_ctx *ctx = t_ctx();
     sdx_st *st;
     const sdx_tensor *t;
+    int n = -1;
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     t = sdx_st_find(st, "cond_stage_model.transformer.text_model.embeddings.token_embedding.weight");
     T_CHECK(t && t->dtype == SDX_F32 && t->ndim == 2 && t->shape[0] == 49408, "token embedding");
-    T_CHECK(sdx_st_scan_nonfinite(ctx, st) == 0, "golden checkpoint reported non-finite: %s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_scan_nonfinite(ctx, st, &n) == SDX_OK && n == 0, "golden checkpoint reported non-finite: %s", sdx_last_error(ctx));
     sdx_st_close(st);
     sdx_destroy(ctx);
     return T_PASS;

@@ -84,7 +84,7 @@ static int tiled_images_continue_across_their_edges(void) {
         for (int v = 0; v < 2; v++) ratio[tiling][v] = seam[v] / interior[v];
         T_NOTE("tiling %d: seam/interior step %.2f horizontally, %.2f vertically", tiling, ratio[tiling][0], ratio[tiling][1]);
         sdx_gen_result_free(ctx, &res);
-        sdx_format_parameters(m, &p, 3, text, sizeof text);
+        sdx_format_parameters(m, &p, 3, text, sizeof text, NULL);
         T_CHECK(!tiling == !strstr(text, ", Tiling: True"), "parameters text: %s", text);
     }
     for (int v = 0; v < 2; v++)

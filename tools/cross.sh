@@ -7,7 +7,8 @@
 #           examples/cpp_host run a tiny generation
 #   nosimd  -DSDX_NO_SIMD: no SIMD header is included (x86-64 and AArch64)
 #           and the test suite passes on that scalar-only build
-#   win64   mingw-w64 cross build of the test suite, run under wine
+#   win64   mingw-w64 cross build of the test suite and the CLI, run
+#           under wine
 #   arm64   aarch64-linux-gnu build (NEON kernels), run under qemu-user
 #
 #   tools/cross.sh [lang] [nosimd] [win64] [arm64]     default: all four
@@ -115,6 +116,17 @@ win64() {
     [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
     run_tests win64 wine "$OUT/run-win64.exe" $FEATURE_SKIP
+    # the CLI: a tiny generation written as a PNG with its parameters
+    x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -I. -o "$OUT/sdx.exe" examples/sdx.c $STB -static -lpthread
+    if [ -f ../shared/golden/sd1/model.safetensors ]; then
+        rm -f "$OUT/win64.png"
+        wine "$OUT/sdx.exe" -m ../shared/golden/sd1/model.safetensors --vocab ../shared/vocab -p "a red fox" \
+            -W 64 -H 64 --steps 2 -s 3 -o "$OUT/win64.png" 2>&1 | tail -1
+        grep -aq 'Steps: 2, Sampler' "$OUT/win64.png" || { echo "win64: sdx.exe wrote no PNG with parameters" >&2; return 1; }
+        echo "ok: examples/sdx.exe under wine"
+    else
+        echo "SKIP examples/sdx.exe run: ../shared/golden/sd1 not found"
+    fi
 }
 
 arm64() {

@@ -41,11 +41,12 @@ SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sd
 SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
 
-/* Checks every float tensor for NaN/Inf. Returns the number of bad
- * tensors (0 = clean) or a negative error; each bad tensor is reported
- * through the log callback (SDX_LOG_WARN) and the first few are named in
- * sdx_last_error. */
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st);
+/* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
+ * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
+ * reported through the log callback (SDX_LOG_WARN) and the first few are
+ * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
+ * are bad (0 on any other error). */
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
 
 #ifdef __cplusplus
 }

@@ -426,10 +426,11 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
 
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
+SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
     int bad = 0;
     char names[512];
     size_t used = 0;
+    if (n_bad) *n_bad = 0;
     if (!st) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_scan_nonfinite: no file");
     names[0] = 0;
     for (int i = 0; i < st->n; i++) {
@@ -457,8 +458,9 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st) {
             used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s' (%lld NaN, %lld Inf)", bad > 1 ? ", " : "",
                                      t->name, (long long)s.nan, (long long)s.inf);
     }
-    if (bad) sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
-    return bad;
+    if (n_bad) *n_bad = bad;
+    if (bad) return sdx__fail(ctx, SDX_ERR_NONFINITE, "%s: %d tensor(s) contain NaN/Inf: %s", st->path, bad, names);
+    return SDX_OK;
 }
 
 /* ---- weight sets: one model part's view of a checkpoint ---------------- */

@@ -255,11 +255,13 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
  * ..., CFG scale: 7, Seed: ..., Size: WxH, Model: ...". LoRAs applied
  * with sdx_model_apply_lora are appended to the prompt as <lora:...>
  * tags (prompt tags are there already), and all of them are listed with
- * A1111's short hash in "Lora hashes". Returns the
- * length it needed (like snprintf; buf may be NULL when size is 0), or -1
- * when out of memory. */
+ * A1111's short hash in "Lora hashes". Writes as much as fits in buf
+ * (always NUL-terminated when size > 0, never splitting a UTF-8 sequence;
+ * buf may be NULL when size is 0) and stores the whole text's length,
+ * without the NUL, in *length (may be NULL): call once with size 0 to
+ * size the buffer. Returns SDX_OK, or SDX_ERR_NOMEM / SDX_ERR_INVALID_ARG. */
 SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
-                                  char *buf, size_t size);
+                                  char *buf, size_t size, size_t *length);
 
 #ifdef __cplusplus
 }

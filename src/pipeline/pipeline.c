@@ -161,7 +161,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
     for (int i = 0; i < 2; i++) {
         if (!d->taesd[i]) continue;
         if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i]) != 0) return SDX_ERR_NONFINITE;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i], NULL) != SDX_OK) return SDX_ERR_NONFINITE;
         if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
     }
     return SDX_OK;
@@ -188,7 +188,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
 
     if (d->checkpoint) {
         if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
         m->family = sdx__detect_family(m->ckpt);
         if (m->family == SDX_FAMILY_UNKNOWN) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
@@ -213,7 +213,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     }
     if (d->vae) {
         if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
-        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file) != 0) { rc = SDX_ERR_NONFINITE; goto fail; }
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
     if (m->ckpt) {
         if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
@@ -1857,10 +1857,17 @@ static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__b
     sdx__free(m->ctx, tags);
 }
 
-SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size) {
+SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
+                                  size_t *length) {
     sdx__buf b;
-    const char *neg = p->negative_prompt ? p->negative_prompt : "";
-    int w, h, n;
+    const char *neg;
+    int w, h;
+    size_t n;
+    if (length) *length = 0;
+    if (!p || (!buf && size)) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_format_parameters: %s",
+                                                   p ? "no buffer for a non-zero size" : "no parameters")
+                                       : SDX_ERR_INVALID_ARG;
+    neg = p->negative_prompt ? p->negative_prompt : "";
     memset(&b, 0, sizeof b);
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     b.ctx = m ? m->ctx : NULL;
@@ -1894,9 +1901,17 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__lora_hashes(m, p, &b);
     sdx__buf_str(&b, ", Version: sdx " SDX_VERSION_STRING);
-    if (b.failed) { sdx__free(b.ctx, b.p); return -1; }
-    n = (int)b.len;
-    if (size) snprintf(buf, size, "%s", b.p ? b.p : "");
+    if (b.failed) {
+        sdx__free(b.ctx, b.p);
+        return m ? sdx__fail(m->ctx, SDX_ERR_NOMEM, "sdx_format_parameters: out of memory") : SDX_ERR_NOMEM;
+    }
+    if (length) *length = b.len;
+    if (size) {
+        n = b.len < size ? b.len : size - 1;
+        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xC0) == 0x80) n--;   /* whole UTF-8 sequences only */
+        if (n) memcpy(buf, b.p, n);
+        buf[n] = 0;
+    }
     sdx__free(b.ctx, b.p);
-    return n;
+    return SDX_OK;
 }
