@@ -158,17 +158,6 @@ static sdx_ctx *fd_ctx(fake_device *fd) {
     return ctx;
 }
 
-static sdx_model *fd_model(sdx_ctx *ctx, const char *ckpt) {
-    char vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
 /* One generation of `p` on the CPU and on the fake device: equal bits. */
 static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) {
     char ckpt[512];
@@ -180,9 +169,9 @@ static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) 
     snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
     T_CHECK(dev, "fake device refused");
     sdx_set_trace(dev, trace);
-    mc = fd_model(cpu, ckpt);
+    mc = t_model_file(cpu, ckpt);
     T_CHECK(mc, "%s", sdx_last_error(cpu));
-    md = fd_model(dev, ckpt);
+    md = t_model_file(dev, ckpt);
     T_CHECK(md, "fake device load: %s", sdx_last_error(dev));
     T_CHECK(sdx_device_bytes(dev, NULL) > 0, "%s: the weights were uploaded", area);
     T_CHECK(sdx_generate(mc, p, &rc_) == SDX_OK, "%s: %s", area, sdx_last_error(cpu));
@@ -299,7 +288,7 @@ static int per_step_only_the_latent_crosses_the_bus(void) {
     size_t plane = 8 * 8, expect;
     (void)v;
     T_CHECK(ctx, "fake device refused");
-    m = fd_model(ctx, ckpt);
+    m = t_model_file(ctx, ckpt);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     fd_params(&p);
     p.sampler = "euler";
@@ -325,16 +314,6 @@ static int per_step_only_the_latent_crosses_the_bus(void) {
 }
 
 /* NaN weights on the device: the tracer still names the op and layer. */
-static void fd_poison(sdx_tensor *ts, int n, void *arg) {
-    float *w = (float *)arg;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(ts[i].name, "model.diffusion_model.middle_block.0.in_layers.2.weight")) {
-            memcpy(w, ts[i].data, sdx_tensor_nbytes(&ts[i]));
-            w[17] = NAN;
-            ts[i].data = w;
-        }
-}
-
 static int the_tracer_names_the_first_nonfinite_op_on_the_device(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
@@ -342,24 +321,13 @@ static int the_tracer_names_the_first_nonfinite_op_on_the_device(void) {
     const char *path = "/tmp/sdx_t_backend_nan.safetensors";
     fake_device fd;
     sdx_ctx *ctx = fd_ctx(&fd);
-    sdx_st *st;
-    sdx_tensor *ts;
     sdx_model *m;
     sdx_gen_params p;
     sdx_gen_result res;
-    int n;
     (void)v;
     T_CHECK(ctx, "fake device refused");
-    T_CHECK(sdx_st_open(ctx, src, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-    n = sdx_st_count(st);
-    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
-    T_CHECK(ts, "calloc");
-    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
-    fd_poison(ts, n, w);
-    T_CHECK(sdx_st_write(ctx, path, ts, n, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
-    free(ts);
-    sdx_st_close(st);
-    m = fd_model(ctx, path);
+    T_CHECK(t_write_variant(ctx, src, path, t_poison_unet, w) == SDX_OK, "%s", sdx_last_error(ctx));
+    m = t_model_file(ctx, path);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     fd_params(&p);
     sdx_set_trace(ctx, 1);
@@ -489,8 +457,8 @@ static int controlnets_on_the_fake_device_equal_the_cpu(void) {
     snprintf(ckpt, sizeof ckpt, "%s/golden/sd1/model.safetensors", t_shared_dir());
     snprintf(cn_path, sizeof cn_path, "%s", cnp);
     T_CHECK(dev, "fake device refused");
-    mc = fd_model(cpu, ckpt);
-    md = fd_model(dev, ckpt);
+    mc = t_model_file(cpu, ckpt);
+    md = t_model_file(dev, ckpt);
     T_CHECK(mc && md, "%s / %s", sdx_last_error(cpu), sdx_last_error(dev));
     T_CHECK(sdx_controlnet_load(mc, cn_path, &nc) == SDX_OK, "%s", sdx_last_error(cpu));
     T_CHECK(sdx_controlnet_load(md, cn_path, &nd) == SDX_OK, "fake device: %s", sdx_last_error(dev));

@@ -4,18 +4,6 @@
 
 #define EMB_DIR "/tmp/sdx_t_embeddings"
 
-static sdx_model *emb_model(sdx_ctx *ctx, const char *area) {
-    char ckpt[512], vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
 /* Writes EMB_DIR/name.safetensors holding the token-embedding rows of
  * `word` (n_extra more copies of its first row appended), in the layout
  * of the model's family; width_delta makes it the wrong width. */
@@ -65,7 +53,7 @@ static int an_embedding_of_a_words_token_rows_conditions_like_the_word(void) {
     sdx_ctx *ctx = t_ctx();
     (void)ok;
     for (int a = 0; a < 3; a++) {
-        sdx_model *m = emb_model(ctx, areas[a]);
+        sdx_model *m = t_model(ctx, areas[a]);
         sdx_tensor c1, c2, p1, p2;
         int nv;
         T_CHECK(m, "%s", sdx_last_error(ctx));
@@ -90,7 +78,7 @@ static int an_embedding_of_a_words_token_rows_conditions_like_the_word(void) {
 static int a_multi_vector_embedding_takes_its_positions_and_moves_to_the_next_chunk(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = emb_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     char prompt[1024] = "";
     int nv, n_cat;
     int32_t *ids;
@@ -128,7 +116,7 @@ static int a_multi_vector_embedding_takes_its_positions_and_moves_to_the_next_ch
 static int embeddings_of_the_wrong_width_or_layout_are_refused(void) {
     T_NEED_SHARED(ok, "golden/sdxl/model.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *sd1 = emb_model(ctx, "sd1"), *xl = emb_model(ctx, "sdxl");
+    sdx_model *sd1 = t_model(ctx, "sd1"), *xl = t_model(ctx, "sdxl");
     sdx_tensor c, p;
     int nv;
     (void)ok;
@@ -154,7 +142,7 @@ static int embeddings_of_the_wrong_width_or_layout_are_refused(void) {
 static int generation_uses_the_embedding_folder(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = emb_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params gp;
     sdx_gen_result r1, r2;
     int nv;

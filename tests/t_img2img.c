@@ -59,23 +59,6 @@ static int i2i_cases_load(sdx_ctx *ctx, i2i_case *out, int max) {
     return n;
 }
 
-static sdx_model *i2i_model_file(sdx_ctx *ctx, const char *ckpt) {
-    char vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
-static sdx_model *i2i_model(sdx_ctx *ctx) {
-    char ckpt[512];
-    snprintf(ckpt, sizeof ckpt, "%s/golden/sd1/model.safetensors", t_shared_dir());
-    return i2i_model_file(ctx, ckpt);
-}
-
 /* A stored [1, C, H, W] tensor of values u8/255 back to 8-bit interleaved. */
 static int i2i_u8_image(sdx_ctx *ctx, sdx_st *st, const char *name, sdx_image *out) {
     sdx_tensor t;
@@ -211,7 +194,7 @@ static int golden_cases_reproduce_from_their_latent_init(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES), rc = T_PASS;
     (void)idx; (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
@@ -229,7 +212,7 @@ static int encoder_gives_the_posterior_mean_and_std_of_the_cropped_image(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES);
     (void)idx; (void)v;
     T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
@@ -283,7 +266,7 @@ static int posterior_sample_at_the_encode_seed_reproduces_the_goldens_from_pngs(
     T_NEED_SHARED(v, "vocab/merges.txt");
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES);
     (void)idx; (void)v;
     T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
@@ -356,7 +339,7 @@ static int inpainting_mask_is_the_whole_mask_resized_bilinearly(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES), checked = 0;
     (void)idx; (void)v;
     T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
@@ -433,7 +416,7 @@ static int output_size_comes_from_the_cropped_init_image(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[133 * 69 * 3];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 133, 69, 3, px };
     sdx_gen_params p;
     sdx_gen_result res;
@@ -473,7 +456,7 @@ static int init_latent_skips_the_encode_and_gives_the_same_result(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[72 * 64 * 3], mk[72 * 64];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 72, 64, 3, px }, mask = { 72, 64, 1, mk };
     sdx_gen_params p;
     sdx_gen_result a, b;
@@ -561,7 +544,7 @@ static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(voi
     int rounded_ok = 1;
     (void)v;
     T_CHECK(i2i_write_inpainting_model(ctx, path) == SDX_OK, "%s", sdx_last_error(ctx));
-    m = i2i_model_file(ctx, path);
+    m = t_model_file(ctx, path);
     T_CHECK(m && m->unet.in_channels == 9, "%s", sdx_last_error(ctx));
     i2i_pattern(px, 69, 66);
     for (int y = 0; y < 66; y++)
@@ -634,7 +617,7 @@ static int paste_back_keeps_init_pixels_outside_the_blurred_mask(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 64, 64, 3, px }, mask = { 64, 64, 1, mk };
     sdx_gen_params p;
     sdx_gen_result plain, pasted;
@@ -704,7 +687,7 @@ static int invalid_init_inputs_are_rejected_with_a_reason(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = i2i_model(ctx);
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 64, 64, 3, px }, mask = { 64, 64, 1, mk }, tiny = { 7, 64, 3, px };
     sdx_tensor lat;
     int64_t bad_shape[4] = { 1, 3, 8, 8 };

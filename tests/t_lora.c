@@ -4,18 +4,6 @@
  * prompt tags. */
 #include "test.h"
 
-static sdx_model *lora_model(sdx_ctx *ctx, const char *area) {
-    char ckpt[512], vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
 /* Every weight slot of the model (UNet, text encoders, VAE). */
 typedef struct lora_slots { sdx__wslot *s[4096]; int n; } lora_slots;
 
@@ -75,7 +63,7 @@ static int lora_golden_case(sdx_ctx *ctx, const sdx__json *c) {
     lora_slots sl;
     int n_changed = 0, n_lora_tensors = 0, n_consumed = 0;
     snprintf(area, sizeof area, "%.*s", (int)(strrchr(model, '/') - model - 3), model + 3);   /* "../sd1/model..." */
-    m = lora_model(ctx, area);
+    m = t_model(ctx, area);
     T_CHECK(m, "%s: load %s: %s", name, area, sdx_last_error(ctx));
     for (const sdx__json *l = sdx__json_get(c, "loras")->child; l; l = l->next) {
         snprintf(path, sizeof path, "%s/golden/lora/%s", t_shared_dir(), sdx__json_get(l, "file")->str);
@@ -153,7 +141,7 @@ static int clearing_loras_gives_back_the_checkpoint_bit_exact(void) {
                                             { "sdxl_kohya_locon", "sdxl_diffusers" } };
     sdx_ctx *ctx = t_ctx();
     for (int a = 0; a < 3; a++) {
-        sdx_model *m = lora_model(ctx, areas[a]);
+        sdx_model *m = t_model(ctx, areas[a]);
         lora_slots sl;
         lora_snapshot first;
         T_CHECK(m, "%s", sdx_last_error(ctx));
@@ -200,7 +188,7 @@ static int lora_write(sdx_ctx *ctx, const char *path, const char *mod0, int64_t 
 static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = lora_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     const char *path = "/tmp/sdx_t_lora_bad.safetensors";
     const char *good = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q";
     const sdx_tensor *q = sdx_st_find(m->ckpt, "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight");
@@ -243,7 +231,7 @@ static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
 static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
     T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = lora_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     const char *path = "/tmp/sdx_t_lora_lyco.safetensors";
     const char *kq = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
     const char *kc = "model.diffusion_model.input_blocks.2.0.in_layers.2.weight";
@@ -417,7 +405,7 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
     for (int a = 0; a < 2; a++) {
         const char *out = "/tmp/sdx_t_lora_merged.safetensors";
         char path[1024], vocab[512];
-        sdx_model *m = lora_model(ctx, areas[a]), *merged = NULL;
+        sdx_model *m = t_model(ctx, areas[a]), *merged = NULL;
         sdx_model_desc md;
         sdx_gen_params gp;
         sdx_gen_result r1, r2;
@@ -468,7 +456,7 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
 static int prompt_lora_tags_apply_for_one_generation(void) {
     T_NEED_SHARED(dir, "golden/lora/loras");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = lora_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params gp;
     sdx_gen_result r1, r2;
     char path[1024], text[1024];

@@ -41,19 +41,6 @@ static int pipe_cases_load(sdx_ctx *ctx, const char *area, pipe_case *out, int m
     return n;
 }
 
-static sdx_model *pipe_model(sdx_ctx *ctx, const char *area) {
-    char ckpt[512], vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    if (sdx_model_load(ctx, &md, &m) != SDX_OK) return NULL;
-    return m;
-}
-
 static void pipe_params(const pipe_case *c, sdx_gen_params *p) {
     memset(p, 0, sizeof *p);
     p->prompt = c->prompt;
@@ -111,7 +98,7 @@ static int pipe_area_reproduces_goldens(const char *area, sdx_prediction want_pr
     int n, rc = T_PASS;
     n = pipe_cases_load(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: no pipeline cases: %s", area, sdx_last_error(ctx));
-    m = pipe_model(ctx, area);
+    m = t_model(ctx, area);
     T_CHECK(m, "%s: %s", area, sdx_last_error(ctx));
     T_CHECK(sdx_model_prediction(m) == want_pred, "%s: prediction type detected wrongly", area);
     for (int i = 0; i < n && rc == T_PASS; i++) {
@@ -238,23 +225,9 @@ static int cli_reproduces_pipeline_goldens(void) {
 
 /* Runs the sdx command; returns its exit status, output in out. */
 static int cli_run(const char *args, char *out, size_t size) {
-#ifdef _WIN32
-    (void)args;
-    snprintf(out, size, "no POSIX shell");
-    return -1;
-#else
     static char cmd[16384];
-    FILE *f;
-    size_t n;
-    int status;
     snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    f = popen(cmd, "r");
-    if (!f) return -1;
-    n = fread(out, 1, size - 1, f);
-    out[n] = 0;
-    status = pclose(f);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-#endif
+    return t_shell(cmd, out, size);
 }
 
 static int cli_rejects_bad_input_without_writing_output(void) {
@@ -385,36 +358,6 @@ static int missing_vocabulary_says_what_to_download(void) {
 }
 
 
-/* Writes a copy of the tiny SD 1.x checkpoint with `edit` applied to the
- * tensor list (tensors are views into the open file; edit may swap in
- * its own data). */
-typedef void (*pipe_edit_fn)(sdx_tensor *ts, int n, void *arg);
-static int pipe_write_variant(sdx_ctx *ctx, const char *src, const char *dst, pipe_edit_fn edit, void *arg) {
-    sdx_st *st;
-    sdx_tensor *ts;
-    int n, rc;
-    if ((rc = sdx_st_open(ctx, src, &st)) != SDX_OK) return rc;
-    n = sdx_st_count(st);
-    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
-    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
-    edit(ts, n, arg);
-    rc = sdx_st_write(ctx, dst, ts, n, NULL, 0);
-    free(ts);
-    sdx_st_close(st);
-    return rc;
-}
-
-static sdx_model *pipe_model_file(sdx_ctx *ctx, const char *ckpt) {
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    char vocab[512];
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
 /* An inpainting UNet takes 9 channels: latent, mask, masked-image latent. */
 static void pipe_make_inpainting(sdx_tensor *ts, int n, void *arg) {
     float *w = (float *)arg;                   /* [32, 9, 3, 3] */
@@ -444,8 +387,8 @@ static int inpainting_checkpoints_take_mask_and_masked_image(void) {
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
     (void)v;
     t_seed(9);
-    T_CHECK(pipe_write_variant(ctx, src, path, pipe_make_inpainting, w) == SDX_OK, "%s", sdx_last_error(ctx));
-    m = pipe_model_file(ctx, path);
+    T_CHECK(t_write_variant(ctx, src, path, pipe_make_inpainting, w) == SDX_OK, "%s", sdx_last_error(ctx));
+    m = t_model_file(ctx, path);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 64 * 64 * 3; i++) px[i] = (uint8_t)(i * 13);
     for (int i = 0; i < 64 * 64; i++) mk[i] = (i % 64) < 32 ? 0 : 255;
@@ -475,7 +418,7 @@ static int sizes_that_are_not_multiples_of_64_generate(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static const int sizes[][2] = { { 72, 40 }, { 56, 88 }, { 8, 8 } };
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sdxl");
+    sdx_model *m = t_model(ctx, "sdxl");
     (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 3; i++) {
@@ -497,16 +440,6 @@ static int sizes_that_are_not_multiples_of_64_generate(void) {
 
 /* NaN in one UNet weight: the run stops naming the stage and pointing at
  * the tools; the tracer names the first op, the scan names the tensor. */
-static void pipe_poison_unet(sdx_tensor *ts, int n, void *arg) {
-    float *w = (float *)arg;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(ts[i].name, "model.diffusion_model.middle_block.0.in_layers.2.weight")) {
-            memcpy(w, ts[i].data, sdx_tensor_nbytes(&ts[i]));
-            w[17] = NAN;
-            ts[i].data = w;
-        }
-}
-
 static int nan_weights_stop_the_run_naming_stage_op_and_tensor(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
@@ -519,8 +452,8 @@ static int nan_weights_stop_the_run_naming_stage_op_and_tensor(void) {
     sdx_model_desc md;
     char vocab[512];
     (void)v;
-    T_CHECK(pipe_write_variant(ctx, src, path, pipe_poison_unet, w) == SDX_OK, "%s", sdx_last_error(ctx));
-    m = pipe_model_file(ctx, path);
+    T_CHECK(t_write_variant(ctx, src, path, t_poison_unet, w) == SDX_OK, "%s", sdx_last_error(ctx));
+    m = t_model_file(ctx, path);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     pipe_small_params(&p, 2);
     T_CHECK(sdx_generate(m, &p, &res) == SDX_ERR_NONFINITE, "expected a non-finite error: %s", sdx_last_error(ctx));
@@ -559,7 +492,7 @@ static int t_on_progress(void *user, int image, int step, int steps, const sdx_t
 static int progress_reports_steps_and_cancels(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     t_progress prog = { 0, -1 };
@@ -584,7 +517,7 @@ static int progress_reports_steps_and_cancels(void) {
 static int batch_uses_consecutive_seeds(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params p;
     sdx_gen_result batch, single;
     (void)v;
@@ -609,7 +542,7 @@ static int batch_uses_consecutive_seeds(void) {
 static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params p;
     sdx_gen_result res, again;
     sdx_image init, mask;
@@ -661,7 +594,7 @@ static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
 static int weighted_long_prompt_runs_end_to_end(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     char prompt[4096] = "";
@@ -684,7 +617,7 @@ static int weighted_long_prompt_runs_end_to_end(void) {
 static int invalid_parameters_are_rejected_with_a_reason(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = pipe_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     (void)v;
@@ -759,7 +692,7 @@ static int pipe_area_half_storage(const char *area, sdx_dtype act, double bound)
     sdx_model *m;
     int n = pipe_cases_load(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: %s", area, sdx_last_error(ctx));
-    m = pipe_model(ctx, area);
+    m = t_model(ctx, area);
     T_CHECK(m, "%s: %s", area, sdx_last_error(ctx));
     m->te.act_type = (int)act;
     m->unet.act_type = act;

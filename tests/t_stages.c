@@ -3,18 +3,6 @@
  * independent of each other across threads. */
 #include "test.h"
 
-static sdx_model *st_model(sdx_ctx *ctx, const char *area) {
-    char ckpt[512], vocab[512];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
 static void st_params(sdx_gen_params *p, const char *sampler) {
     memset(p, 0, sizeof *p);
     p->prompt = "a lighthouse at dusk, (waves:1.3)";
@@ -44,7 +32,7 @@ static int stepped_sampling_equals_one_generation(void) {
     static const char *const samplers[] = { "euler", "euler_ancestral", "heun", "dpmpp_2m", "dpmpp_sde", "uni_pc", "lms" };
     static const int calls_per_step[] = { 1, 1, 2, 1, 2, 1, 1 };
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = st_model(ctx, "sd1");
+    sdx_model *m = t_model(ctx, "sd1");
     (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int k = 0; k < SDX__ARRAY_LEN(samplers); k++) {
@@ -94,7 +82,7 @@ static int stepped_sampling_equals_one_generation(void) {
 static int one_conditioning_serves_every_image_of_a_batch(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = st_model(ctx, "sdxl");
+    sdx_model *m = t_model(ctx, "sdxl");
     sdx_gen_params p;
     sdx_gen_result ref;
     sdx_cond *cond;
@@ -126,7 +114,7 @@ static int encode_decode_and_mismatches(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[64 * 48 * 3];
     sdx_ctx *ctx = t_ctx();
-    sdx_model *m = st_model(ctx, "sdxl");
+    sdx_model *m = t_model(ctx, "sdxl");
     sdx_gen_params p;
     sdx_image in, out;
     sdx_tensor latent, bad;
@@ -176,7 +164,7 @@ static void st_job_run(void *arg) {
     j->ctx = sdx_create(&d);
     j->rc = SDX_ERR_NOMEM;
     if (!j->ctx) return;
-    if (!(m = st_model(j->ctx, j->area))) { j->rc = SDX_ERR_MODEL; return; }
+    if (!(m = t_model(j->ctx, j->area))) { j->rc = SDX_ERR_MODEL; return; }
     st_params(&p, "dpmpp_2m");
     j->rc = sdx_generate(m, &p, &j->res);
     sdx_model_free(m);
@@ -219,7 +207,7 @@ static long st_rss_kib(void) {
 static int many_generations_on_several_models_do_not_grow(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     sdx_ctx *ctx = t_ctx();
-    sdx_model *a = st_model(ctx, "sd1"), *b = st_model(ctx, "sdxl");
+    sdx_model *a = t_model(ctx, "sd1"), *b = t_model(ctx, "sdxl");
     long settled = 0, now = 0;
     (void)v;
     T_CHECK(a && b, "%s", sdx_last_error(ctx));

@@ -124,6 +124,59 @@ T_UNUSED static const char *t_shared(const char *rel) {
 #define T_NEED_SHARED(var, rel) const char *var = t_shared(rel); \
     T_SKIP_IF(!var, "golden data %s/%s not found (set SDX_SHARED or place shared/ beside the repo)", t_shared_dir(), rel)
 
+/* A checkpoint loaded with the shared CLIP vocabulary; NULL when it does
+ * not load (sdx_last_error(ctx) says why). */
+T_UNUSED static sdx_model *t_model_file(sdx_ctx *ctx, const char *ckpt) {
+    char vocab[1024];
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+}
+
+/* The tiny golden checkpoint of an area: "sd1", "sd2" or "sdxl". */
+T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) {
+    char ckpt[1024];
+    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    return t_model_file(ctx, ckpt);
+}
+
+/* Writes dst: the checkpoint src with its tensors changed by edit (which
+ * may point a tensor's data at its own buffer). */
+typedef void (*t_edit_fn)(sdx_tensor *ts, int n, void *arg);
+T_UNUSED static int t_write_variant(sdx_ctx *ctx, const char *src, const char *dst, t_edit_fn edit, void *arg) {
+    sdx_st *st;
+    sdx_tensor *ts;
+    int n, rc;
+    if ((rc = sdx_st_open(ctx, src, &st)) != SDX_OK) return rc;
+    n = sdx_st_count(st);
+    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
+    if (!ts) { sdx_st_close(st); return SDX_ERR_NOMEM; }
+    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
+    edit(ts, n, arg);
+    rc = sdx_st_write(ctx, dst, ts, n, NULL, 0);
+    free(ts);
+    sdx_st_close(st);
+    return rc;
+}
+
+/* An edit for t_write_variant: one NaN in the first convolution of the
+ * tiny sd1 UNet's middle block; arg is a float buffer of 64*64*9 for the
+ * poisoned copy. */
+#define T_POISONED_UNET_WEIGHT "model.diffusion_model.middle_block.0.in_layers.2.weight"
+T_UNUSED static void t_poison_unet(sdx_tensor *ts, int n, void *arg) {
+    float *w = (float *)arg;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ts[i].name, T_POISONED_UNET_WEIGHT)) {
+            memcpy(w, ts[i].data, sdx_tensor_nbytes(&ts[i]));
+            w[17] = NAN;
+            ts[i].data = w;
+        }
+}
+
 /* A context for tests: single-threaded unless SDX_TEST_THREADS is set. */
 T_UNUSED static sdx_ctx *t_ctx(void) {
     sdx_desc d;
