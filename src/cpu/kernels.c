@@ -29,6 +29,8 @@ struct sdx__kernel_state {
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
+    float   *wino_u;     /* Winograd-transformed filters of the running conv */
+    size_t   wino_bytes;
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -39,6 +41,7 @@ static void sdx__kernel_state_free(sdx_ctx *ctx) {
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
+    sdx__free(ctx, s->wino_u);
     sdx__free(ctx, s);
     ctx->kernels = NULL;
 }
@@ -578,13 +581,304 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__trace_check(ctx, op, y);
 }
 
+/* ---- Winograd F(4x4, 3x3) ----------------------------------------------- */
+/* 3x3 stride-1 convolutions computed as Y = A^T [ sum_c (G g G^T) . (B^T d B) ] A
+ * over 6x6 input tiles that give 4x4 outputs: 36 multiplies per 16
+ * outputs instead of 144. The sum over channels is 36 independent GEMMs
+ * U_xi[O, C] V_xi[C, tiles] run with the packed micro-kernel; everything
+ * is f32 and the result stays within ~1e-6 rel-L2 of direct convolution
+ * (interpolation points 0, +-1, +-2, as in Lavin & Gray 2015).
+ *
+ * Filters are transformed once per call into context-owned memory, a
+ * chunk of output channels at a time (at most SDX__WINO_U_BYTES), not
+ * cached across calls: 36/9 = 4x the f32 size of every 3x3 weight would
+ * be 8.7 GB for SD 1.5's UNet. Once per call costs ~C*O*300 flops, under
+ * 1% of the convolution at the sizes where Winograd is chosen.
+ *
+ * A job is (image, block of WTB tiles, block of WOB output channels). Per
+ * block of WKC input channels it packs U from the chunk (pack_rows) and
+ * transforms the input tiles straight into the micro-kernel's NR-column
+ * strips, 16 tiles in the lanes of one transform, then runs the 36 GEMMs
+ * accumulating into f32 tiles M_xi[o][t]; at the end it transforms M back,
+ * adds the bias and narrows once into y. Jobs never share an output, so
+ * the result does not depend on the number of threads. */
+
+#define SDX__WOB 48       /* output channels per job (multiple of MR) */
+#define SDX__WTB 64       /* tiles per job (multiple of NR)           */
+#define SDX__WKC 64       /* input channels per packed block          */
+#define SDX__WINO_U_BYTES ((size_t)16 << 20)
+/* Smallest convolution Winograd pays on (bench: conv3x3 direct vs winograd). */
+#define SDX__WINO_MIN_C 32
+#define SDX__WINO_MIN_O 32
+#define SDX__WINO_MIN_PIXELS 256
+
+typedef struct {
+    sdx_ctx *ctx;
+    const sdx_tensor *x, *b;
+    sdx_tensor *y;
+    const float *u;                 /* U[xi][o - o0][c] for o in [o0, o0 + on) */
+    int64_t C, H, W, Ho, Wo, o0, on;
+    int pt, pl;
+    int64_t tiles_x, tiles, tblocks, oblocks;
+    int64_t ph, pw;                 /* padded input rows/cols a job reads */
+    sdx__micro_fn micro;
+} sdx__wino;
+
+/* Lane-parallel 1-D transforms over NR tiles: s holds 6 rows of NR lanes
+ * `ss` floats apart, d gets the rows `ds` apart. */
+static void sdx__wino_bt(const float *SDX__RESTRICT s, int64_t ss, float *SDX__RESTRICT d, int64_t ds) {
+    for (int l = 0; l < SDX__NR; l++) {
+        float d0 = s[l], d1 = s[ss + l], d2 = s[2 * ss + l], d3 = s[3 * ss + l], d4 = s[4 * ss + l], d5 = s[5 * ss + l];
+        d[l]          = 4.0f * d0 - 5.0f * d2 + d4;
+        d[ds + l]     = -4.0f * (d1 + d2) + d3 + d4;
+        d[2 * ds + l] = 4.0f * (d1 - d2) - d3 + d4;
+        d[3 * ds + l] = 2.0f * (d3 - d1) - d2 + d4;
+        d[4 * ds + l] = 2.0f * (d1 - d3) - d2 + d4;
+        d[5 * ds + l] = 4.0f * d1 - 5.0f * d3 + d5;
+    }
+}
+
+/* A^T: 6 rows in, 4 rows out. */
+static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__RESTRICT d, int64_t ds) {
+    for (int l = 0; l < SDX__NR; l++) {
+        float m0 = s[l], m1 = s[ss + l], m2 = s[2 * ss + l], m3 = s[3 * ss + l], m4 = s[4 * ss + l], m5 = s[5 * ss + l];
+        float p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
+        d[l]          = m0 + p12 + p34;
+        d[ds + l]     = d12 + 2.0f * d34;
+        d[2 * ds + l] = p12 + 4.0f * p34;
+        d[3 * ds + l] = d12 + 8.0f * d34 + m5;
+    }
+}
+
+/* G g G^T of one 3x3 filter into u[xi * stride]. */
+static void sdx__wino_filter(const float g[9], float *u, int64_t stride) {
+    float t[6][3];
+    for (int j = 0; j < 3; j++) {
+        float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+        t[0][j] = g0 * 0.25f;
+        t[1][j] = -(g0 + g1 + g2) / 6.0f;
+        t[2][j] = -(g0 - g1 + g2) / 6.0f;
+        t[3][j] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
+        t[4][j] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
+        t[5][j] = g2;
+    }
+    for (int i = 0; i < 6; i++) {
+        float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
+        float *r = u + (int64_t)i * 6 * stride;
+        r[0]          = g0 * 0.25f;
+        r[stride]     = -(g0 + g1 + g2) / 6.0f;
+        r[2 * stride] = -(g0 - g1 + g2) / 6.0f;
+        r[3 * stride] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
+        r[4 * stride] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
+        r[5 * stride] = g2;
+    }
+}
+
+typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; } sdx__wino_ft;
+
+static void sdx__wino_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__wino_ft *f = (const sdx__wino_ft *)arg;
+    const int64_t plane = f->on * f->C;     /* floats per xi */
+    float g[9];
+    (void)thread;
+    for (int64_t o = begin; o < end; o++)
+        for (int64_t c = 0; c < f->C; c++) {
+            sdx__load_f32(f->w->data, f->w->dtype, ((f->o0 + o) * f->C + c) * 9, 9, g);
+            sdx__wino_filter(g, f->u + o * f->C + c, plane);
+        }
+}
+
+/* Floats of per-thread scratch one job needs. */
+static size_t sdx__wino_scratch_floats(int64_t ph, int64_t pw) {
+    return (size_t)36 * SDX__WOB * SDX__WKC        /* packed U */
+         + (size_t)36 * SDX__WKC * SDX__WTB        /* packed V */
+         + (size_t)36 * SDX__WOB * SDX__WTB        /* M accumulators */
+         + (size_t)(ph * pw) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows; output rows */
+         + (size_t)3 * 36 * SDX__NR                /* transform temporaries */
+         + (size_t)SDX__WKC + 64 + SDX__WOB + 64;  /* pack_rows row; bias */
+}
+
+/* Widens input plane c of image n, rows [r0, r0 + rows) of the padded
+ * frame (row r is input row r - pt, column j input column j - pl), into
+ * p[rows][pw], zero outside the input. */
+static void sdx__wino_load_rows(const sdx__wino *wi, float *p, int64_t n, int64_t c, int64_t r0, int64_t rows) {
+    const int64_t plane = (n * wi->C + c) * wi->H * wi->W;
+    const int64_t j0 = wi->pl, j1 = SDX__MIN(wi->pw, wi->pl + wi->W);
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = p + r * wi->pw;
+        int64_t iy = r0 + r - wi->pt;
+        if (iy < 0 || iy >= wi->H || j1 <= j0) { memset(row, 0, (size_t)wi->pw * sizeof(float)); continue; }
+        memset(row, 0, (size_t)j0 * sizeof(float));
+        sdx__load_f32(wi->x->data, wi->x->dtype, plane + iy * wi->W, j1 - j0, row + j0);
+        memset(row + j1, 0, (size_t)(wi->pw - j1) * sizeof(float));
+    }
+}
+
+static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
+    const int64_t per_image = wi->tblocks * wi->oblocks;
+    const int64_t n = job / per_image, tb = (job % per_image) / wi->oblocks, ob = job % wi->oblocks;
+    const int64_t t0 = tb * SDX__WTB, ob0 = ob * SDX__WOB;
+    const int tn = (int)SDX__MIN((int64_t)SDX__WTB, wi->tiles - t0), tnp = (tn + SDX__NR - 1) / SDX__NR * SDX__NR;
+    const int onv = (int)SDX__MIN((int64_t)SDX__WOB, wi->on - ob0), onp = (onv + SDX__MR - 1) / SDX__MR * SDX__MR;
+    const int64_t ty0 = t0 / wi->tiles_x, nty = (t0 + tn - 1) / wi->tiles_x - ty0 + 1;
+    const int64_t ow = wi->pw - 2;   /* columns of the output rows buffer */
+    float *pa = sdx__scratch_f32(wi->ctx, thread);
+    float *pb = pa + (size_t)36 * SDX__WOB * SDX__WKC;
+    float *acc = pb + (size_t)36 * SDX__WKC * SDX__WTB;
+    float *rows = acc + (size_t)36 * SDX__WOB * SDX__WTB;
+    float *orows = rows + (size_t)(wi->ph * wi->pw);
+    float *d = orows + (size_t)((wi->ph - 2) * ow), *t = d + 36 * SDX__NR, *v = t + 36 * SDX__NR;
+    float *tmp = v + 36 * SDX__NR, *bias = tmp + SDX__WKC + 64;
+    int64_t base[SDX__NR];
+    for (int l = 0; l < SDX__NR; l++) base[l] = -1;
+    for (int64_t c0 = 0; c0 < wi->C; c0 += SDX__WKC) {
+        const int kc = (int)SDX__MIN((int64_t)SDX__WKC, wi->C - c0);
+        for (int xi = 0; xi < 36; xi++)
+            sdx__pack_rows(pa + (size_t)xi * onp * kc, wi->u + (size_t)xi * wi->on * wi->C, SDX_F32, wi->C,
+                           ob0, onp, onv, SDX__MR, c0, kc, tmp);
+        for (int kk = 0; kk < kc; kk++) {
+            sdx__wino_load_rows(wi, rows, n, c0 + kk, ty0 * 4, nty * 4 + 2);
+            for (int s = 0; s < tnp; s += SDX__NR) {
+                for (int l = 0; l < SDX__NR; l++) {
+                    int64_t tt = t0 + s + l;
+                    base[l] = s + l < tn ? (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4 : -1;
+                }
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++)
+                        for (int l = 0; l < SDX__NR; l++)
+                            d[(i * 6 + j) * SDX__NR + l] = base[l] >= 0 ? rows[base[l] + i * wi->pw + j] : 0.0f;
+                for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+                for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, v + i * 6 * SDX__NR, SDX__NR);
+                for (int xi = 0; xi < 36; xi++)
+                    memcpy(pb + (size_t)xi * kc * tnp + (size_t)s * kc + (size_t)kk * SDX__NR, v + xi * SDX__NR,
+                           SDX__NR * sizeof(float));
+            }
+        }
+        for (int xi = 0; xi < 36; xi++) {
+            const float *a = pa + (size_t)xi * onp * kc, *b = pb + (size_t)xi * kc * tnp;
+            float *m = acc + (size_t)xi * onp * tnp;
+            for (int j = 0; j < tnp; j += SDX__NR)
+                for (int i = 0; i < onp; i += SDX__MR)
+                    wi->micro(kc, a + (int64_t)i * kc, b + (int64_t)j * kc, m + (int64_t)i * tnp + j, tnp, c0 > 0);
+        }
+    }
+    if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
+    for (int o = 0; o < onv; o++) {
+        const int64_t oc = wi->o0 + ob0 + o, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+        const float bv = wi->b ? bias[o] : 0.0f;
+        for (int s = 0; s < tnp; s += SDX__NR) {
+            for (int xi = 0; xi < 36; xi++)
+                memcpy(d + xi * SDX__NR, acc + (size_t)xi * onp * tnp + (size_t)o * tnp + s, SDX__NR * sizeof(float));
+            for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+            for (int i = 0; i < 4; i++) sdx__wino_at(t + i * 6 * SDX__NR, SDX__NR, v + i * 4 * SDX__NR, SDX__NR);
+            for (int l = 0; l < SDX__NR && s + l < tn; l++) {
+                int64_t tt = t0 + s + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = v[(i * 4 + j) * SDX__NR + l] + bv;
+            }
+        }
+        for (int64_t r = 0; r < nty * 4; r++) {
+            int64_t ty = ty0 + r / 4, oy = ty * 4 + r % 4;
+            int64_t tx0 = ty == ty0 ? t0 % wi->tiles_x : 0;
+            int64_t tx1 = ty == ty0 + nty - 1 ? (t0 + tn - 1) % wi->tiles_x + 1 : wi->tiles_x;
+            int64_t x0 = tx0 * 4, x1 = SDX__MIN(tx1 * 4, wi->Wo);
+            if (oy >= wi->Ho || x1 <= x0) continue;
+            sdx__store_f32(wi->y->data, wi->y->dtype, yplane + oy * wi->Wo + x0, x1 - x0, orows + r * ow + x0);
+        }
+    }
+}
+
+static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__wino_job((const sdx__wino *)arg, j, thread);
+}
+
+/* Context-owned buffer for the transformed filters, grown as needed. */
+static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    if (s->wino_bytes < bytes) {
+        sdx__free(ctx, s->wino_u);
+        s->wino_bytes = 0;
+        if (!(s->wino_u = (float *)sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, "winograd filters", bytes); return NULL; }
+        s->wino_bytes = bytes;
+    }
+    return s->wino_u;
+}
+
+/* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
+ * right follow from y's shape). Shapes were checked by the caller. */
+static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                const sdx_tensor *b, int pt, int pl) {
+    sdx__wino wi;
+    sdx__wino_ft ft;
+    int64_t O = w->shape[0], per_o, chunk, nty_max;
+    int rc;
+    memset(&wi, 0, sizeof wi);
+    wi.ctx = ctx; wi.x = x; wi.b = b; wi.y = y;
+    wi.C = x->shape[1]; wi.H = x->shape[2]; wi.W = x->shape[3];
+    wi.Ho = y->shape[2]; wi.Wo = y->shape[3];
+    wi.pt = pt; wi.pl = pl;
+    if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
+    wi.tiles_x = (wi.Wo + 3) / 4;
+    wi.tiles = wi.tiles_x * ((wi.Ho + 3) / 4);
+    wi.tblocks = (wi.tiles + SDX__WTB - 1) / SDX__WTB;
+    nty_max = SDX__MIN((wi.Ho + 3) / 4, (SDX__WTB + wi.tiles_x - 2) / wi.tiles_x + 1);
+    wi.ph = nty_max * 4 + 2;
+    wi.pw = wi.tiles_x * 4 + 2;
+    wi.micro = sdx__micro_select();
+    if ((rc = sdx__scratch_reserve(ctx, sdx__wino_scratch_floats(wi.ph, wi.pw) * sizeof(float) + 256)) != SDX_OK)
+        return rc;
+    per_o = 36 * wi.C * (int64_t)sizeof(float);
+    chunk = SDX__MAX((int64_t)SDX__WOB, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / SDX__WOB * SDX__WOB);
+    chunk = SDX__MIN(chunk, O);
+    if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
+    for (wi.o0 = 0; wi.o0 < O; wi.o0 += chunk) {
+        wi.on = SDX__MIN(chunk, O - wi.o0);
+        ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on;
+        sdx__parallel_for(ctx, wi.on, sdx__wino_filter_range, &ft);
+        wi.oblocks = (wi.on + SDX__WOB - 1) / SDX__WOB;
+        sdx__parallel_for(ctx, y->shape[0] * wi.tblocks * wi.oblocks, sdx__wino_range, &wi);
+    }
+    return SDX_OK;
+}
+
+/* Whether Winograd pays for this convolution (measured: see bench). */
+static int sdx__wino_pays(const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+    (void)x; (void)w; (void)stride; (void)ho; (void)wo;
+    return 0;   /* the half-accumulation emulation models direct convolution */
+#else
+    return w->shape[2] == 3 && w->shape[3] == 3 && stride == 1 && x->shape[1] >= SDX__WINO_MIN_C &&
+           w->shape[0] >= SDX__WINO_MIN_O && ho * wo >= SDX__WINO_MIN_PIXELS;
+#endif
+}
+
 /* ---- conv2d ------------------------------------------------------------ */
+
+/* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
+static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              int stride, int pad_top, int pad_left) {
+    sdx__gemm g;
+    memset(&g, 0, sizeof g);
+    g.M = w->shape[0];
+    g.K = w->shape[1] * w->shape[2] * w->shape[3];
+    g.N = y->shape[2] * y->shape[3];
+    g.batch = x->shape[0];
+    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
+    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
+    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
+    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = y->shape[3];
+    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
+    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
+    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
+    g.bias = b; g.bias_per_row = 1;
+    return sdx__gemm_run(ctx, &g);
+}
 
 static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                            int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     static const char op[] = "conv2d";
     int64_t ho, wo;
-    sdx__gemm g;
     int rc;
     SDX__CHECK(ctx, op, y, x, w, b);
     if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
@@ -606,20 +900,9 @@ static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
     }
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    memset(&g, 0, sizeof g);
-    g.M = w->shape[0];
-    g.K = w->shape[1] * w->shape[2] * w->shape[3];
-    g.N = ho * wo;
-    g.batch = x->shape[0];
-    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
-    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
-    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
-    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = wo;
-    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
-    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
-    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
-    g.bias = b; g.bias_per_row = 1;
-    if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
+    if (sdx__wino_pays(x, w, stride, ho, wo)) rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
+    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
+    if (rc != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
 
