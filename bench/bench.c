@@ -245,9 +245,12 @@ int main(int argc, char **argv) {
         bench_wino(ctx, 512, 512, 64, SDX_F16, SDX_F32);     /* VAE decoder */
         bench_wino(ctx, 128, 128, 256, SDX_F16, SDX_F32);
         bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F16);
-        if (getenv("SDX_BENCH_WINO_SWEEP"))   /* where Winograd starts to pay */
-            for (int64_t ch = 16; ch <= 256; ch *= 2)
-                for (int64_t hw = 8; hw <= 32; hw *= 2) bench_wino(ctx, ch, ch, hw, SDX_F32, SDX_F32);
+        if (getenv("SDX_BENCH_WINO_SWEEP")) {   /* where Winograd starts to pay */
+            static const int64_t sweep[][2] = { { 1280, 32 }, { 640, 24 }, { 640, 16 }, { 320, 32 }, { 320, 16 },
+                                                { 128, 32 }, { 128, 16 }, { 64, 16 }, { 32, 32 }, { 32, 16 } };
+            for (size_t i = 0; i < sizeof sweep / sizeof sweep[0]; i++)
+                bench_wino(ctx, sweep[i][0], sweep[i][0], sweep[i][1], SDX_F16, SDX_F32);
+        }
     }
     if (wanted(argc, argv, "attention")) {
         bench_attention(ctx, 4096, 4096, 8, 40, SDX_F32);

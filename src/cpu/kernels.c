@@ -581,6 +581,28 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__trace_check(ctx, op, y);
 }
 
+/* ---- conv2d: direct ---------------------------------------------------- */
+
+/* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
+static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              int stride, int pad_top, int pad_left) {
+    sdx__gemm g;
+    memset(&g, 0, sizeof g);
+    g.M = w->shape[0];
+    g.K = w->shape[1] * w->shape[2] * w->shape[3];
+    g.N = y->shape[2] * y->shape[3];
+    g.batch = x->shape[0];
+    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
+    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
+    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
+    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = y->shape[3];
+    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
+    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
+    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
+    g.bias = b; g.bias_per_row = 1;
+    return sdx__gemm_run(ctx, &g);
+}
+
 /* ---- Winograd F(4x4, 3x3) ----------------------------------------------- */
 /* 3x3 stride-1 convolutions computed as Y = A^T [ sum_c (G g G^T) . (B^T d B) ] A
  * over 6x6 input tiles that give 4x4 outputs: 36 multiplies per 16
@@ -603,29 +625,34 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
  * adds the bias and narrows once into y. Jobs never share an output, so
  * the result does not depend on the number of threads. */
 
-#define SDX__WOB 48       /* output channels per job (multiple of MR) */
-#define SDX__WTB 64       /* tiles per job (multiple of NR)           */
-#define SDX__WKC 64       /* input channels per packed block          */
-#define SDX__WINO_U_BYTES ((size_t)16 << 20)
-/* Smallest convolution Winograd pays on (bench: conv3x3 direct vs winograd). */
+#define SDX__WOB 48       /* output channels per GEMM block (multiple of MR) */
+#define SDX__WTB 64       /* most tiles per job (multiple of NR)             */
+#define SDX__WKC 256      /* input channels per micro-kernel call            */
+#define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
+#define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
+/* Where Winograd pays (bench/bench winograd, 2-core Zen 4, per CPU second):
+ * 2.2-3.1x at 64x64 and up for 128..512 channels, 1.2-1.3x at 24x24 and
+ * 32x32 for 320..1280 channels, a loss below (the per-call filter
+ * transform and the tile transforms are not amortised). */
 #define SDX__WINO_MIN_C 32
-#define SDX__WINO_MIN_O 32
-#define SDX__WINO_MIN_PIXELS 256
+#define SDX__WINO_MIN_PIXELS (64 * 64)
+#define SDX__WINO_WIDE_C 256
+#define SDX__WINO_WIDE_PIXELS (24 * 24)
 
 typedef struct {
     sdx_ctx *ctx;
     const sdx_tensor *x, *b;
     sdx_tensor *y;
-    const float *u;                 /* U[xi][o - o0][c] for o in [o0, o0 + on) */
+    const float *u;                 /* U of outputs [o0, o0 + on), packed: see sdx__wino_filter_range */
     int64_t C, H, W, Ho, Wo, o0, on;
     int pt, pl;
-    int64_t tiles_x, tiles, tblocks, oblocks;
+    int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
     int64_t ph, pw;                 /* padded input rows/cols a job reads */
     sdx__micro_fn micro;
 } sdx__wino;
 
 /* Lane-parallel 1-D transforms over NR tiles: s holds 6 rows of NR lanes
- * `ss` floats apart, d gets the rows `ds` apart. */
+ * `ss` floats apart, d gets the rows `ds` apart. B^T: */
 static void sdx__wino_bt(const float *SDX__RESTRICT s, int64_t ss, float *SDX__RESTRICT d, int64_t ds) {
     for (int l = 0; l < SDX__NR; l++) {
         float d0 = s[l], d1 = s[ss + l], d2 = s[2 * ss + l], d3 = s[3 * ss + l], d4 = s[4 * ss + l], d5 = s[5 * ss + l];
@@ -650,52 +677,62 @@ static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__R
     }
 }
 
-/* G g G^T of one 3x3 filter into u[xi * stride]. */
-static void sdx__wino_filter(const float g[9], float *u, int64_t stride) {
-    float t[6][3];
-    for (int j = 0; j < 3; j++) {
-        float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-        t[0][j] = g0 * 0.25f;
-        t[1][j] = -(g0 + g1 + g2) / 6.0f;
-        t[2][j] = -(g0 - g1 + g2) / 6.0f;
-        t[3][j] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
-        t[4][j] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
-        t[5][j] = g2;
-    }
-    for (int i = 0; i < 6; i++) {
-        float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-        float *r = u + (int64_t)i * 6 * stride;
-        r[0]          = g0 * 0.25f;
-        r[stride]     = -(g0 + g1 + g2) / 6.0f;
-        r[2 * stride] = -(g0 - g1 + g2) / 6.0f;
-        r[3 * stride] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
-        r[4 * stride] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
-        r[5 * stride] = g2;
+#define SDX__WL 8         /* filters transformed side by side */
+
+/* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
+static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {
+    const float s6 = 1.0f / 6.0f, s12 = 1.0f / 12.0f, s24 = 1.0f / 24.0f;
+    for (int l = 0; l < SDX__WL; l++) {
+        float g0 = g[l], g1 = g[gs + l], g2 = g[2 * gs + l];
+        u[l]          = g0 * 0.25f;
+        u[us + l]     = -(g0 + g1 + g2) * s6;
+        u[2 * us + l] = -(g0 - g1 + g2) * s6;
+        u[3 * us + l] = g0 * s24 + g1 * s12 + g2 * s6;
+        u[4 * us + l] = g0 * s24 - g1 * s12 + g2 * s6;
+        u[5 * us + l] = g2;
     }
 }
 
-typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; } sdx__wino_ft;
+typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; sdx_ctx *ctx; } sdx__wino_ft;
 
+/* U = G g G^T for outputs [o0, o0 + on), packed as the micro-kernel's A
+ * operand: u[((xi * ostrips + o / MR) * C + c) * MR + o % MR] (rows past
+ * `on` in the last strip are zero), so a job reads MR x kc panels as is.
+ * WL input channels at a time, one per lane. */
 static void sdx__wino_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__wino_ft *f = (const sdx__wino_ft *)arg;
-    const int64_t plane = f->on * f->C;     /* floats per xi */
-    float g[9];
-    (void)thread;
-    for (int64_t o = begin; o < end; o++)
-        for (int64_t c = 0; c < f->C; c++) {
-            sdx__load_f32(f->w->data, f->w->dtype, ((f->o0 + o) * f->C + c) * 9, 9, g);
-            sdx__wino_filter(g, f->u + o * f->C + c, plane);
+    const int64_t ostrips = (f->on + SDX__MR - 1) / SDX__MR, xstride = ostrips * f->C * SDX__MR;
+    float *g = sdx__scratch_f32(f->ctx, thread);
+    float gl[9 * SDX__WL], t[18 * SDX__WL], v[36 * SDX__WL];
+    for (int64_t o = begin; o < end; o++) {
+        float *u = f->u + (o / SDX__MR) * f->C * SDX__MR + o % SDX__MR;
+        if (o < f->on) sdx__load_f32(f->w->data, f->w->dtype, (f->o0 + o) * f->C * 9, f->C * 9, g);
+        for (int64_t c0 = 0; c0 < f->C; c0 += SDX__WL) {
+            const int nl = (int)SDX__MIN((int64_t)SDX__WL, f->C - c0);
+            for (int e = 0; e < 9; e++)
+                for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = o < f->on && l < nl ? g[(c0 + l) * 9 + e] : 0.0f;
+            for (int j = 0; j < 3; j++) sdx__wino_g(gl + j * SDX__WL, 3 * SDX__WL, t + j * SDX__WL, 3 * SDX__WL);
+            for (int i = 0; i < 6; i++) sdx__wino_g(t + i * 3 * SDX__WL, SDX__WL, v + i * 6 * SDX__WL, SDX__WL);
+            for (int xi = 0; xi < 36; xi++)
+                for (int l = 0; l < nl; l++) u[xi * xstride + (c0 + l) * SDX__MR] = v[xi * SDX__WL + l];
         }
+    }
+}
+
+/* Tiles per job: as many as keep the job's transformed input (36 x C x
+ * tiles floats) within SDX__WINO_V_BYTES, at least one NR strip. */
+static int64_t sdx__wino_tiles_per_job(int64_t C) {
+    int64_t t = (int64_t)(SDX__WINO_V_BYTES / ((size_t)36 * sizeof(float) * (size_t)C)) / SDX__NR * SDX__NR;
+    return SDX__MAX((int64_t)SDX__NR, SDX__MIN((int64_t)SDX__WTB, t));
 }
 
 /* Floats of per-thread scratch one job needs. */
-static size_t sdx__wino_scratch_floats(int64_t ph, int64_t pw) {
-    return (size_t)36 * SDX__WOB * SDX__WKC        /* packed U */
-         + (size_t)36 * SDX__WKC * SDX__WTB        /* packed V */
-         + (size_t)36 * SDX__WOB * SDX__WTB        /* M accumulators */
+static size_t sdx__wino_scratch_floats(int64_t C, int64_t tb, int64_t ph, int64_t pw) {
+    return (size_t)36 * (size_t)C * (size_t)tb          /* transformed input V */
+         + (size_t)36 * SDX__WOB * (size_t)tb           /* M accumulators */
          + (size_t)(ph * pw) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows; output rows */
-         + (size_t)3 * 36 * SDX__NR                /* transform temporaries */
-         + (size_t)SDX__WKC + 64 + SDX__WOB + 64;  /* pack_rows row; bias */
+         + (size_t)3 * 36 * SDX__NR                     /* transform temporaries */
+         + (size_t)SDX__WOB + 64;                       /* bias */
 }
 
 /* Widens input plane c of image n, rows [r0, r0 + rows) of the padded
@@ -714,77 +751,96 @@ static void sdx__wino_load_rows(const sdx__wino *wi, float *p, int64_t n, int64_
     }
 }
 
-static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
-    const int64_t per_image = wi->tblocks * wi->oblocks;
-    const int64_t n = job / per_image, tb = (job % per_image) / wi->oblocks, ob = job % wi->oblocks;
-    const int64_t t0 = tb * SDX__WTB, ob0 = ob * SDX__WOB;
-    const int tn = (int)SDX__MIN((int64_t)SDX__WTB, wi->tiles - t0), tnp = (tn + SDX__NR - 1) / SDX__NR * SDX__NR;
-    const int onv = (int)SDX__MIN((int64_t)SDX__WOB, wi->on - ob0), onp = (onv + SDX__MR - 1) / SDX__MR * SDX__MR;
-    const int64_t ty0 = t0 / wi->tiles_x, nty = (t0 + tn - 1) / wi->tiles_x - ty0 + 1;
-    const int64_t ow = wi->pw - 2;   /* columns of the output rows buffer */
-    float *pa = sdx__scratch_f32(wi->ctx, thread);
-    float *pb = pa + (size_t)36 * SDX__WOB * SDX__WKC;
-    float *acc = pb + (size_t)36 * SDX__WKC * SDX__WTB;
-    float *rows = acc + (size_t)36 * SDX__WOB * SDX__WTB;
-    float *orows = rows + (size_t)(wi->ph * wi->pw);
-    float *d = orows + (size_t)((wi->ph - 2) * ow), *t = d + 36 * SDX__NR, *v = t + 36 * SDX__NR;
-    float *tmp = v + 36 * SDX__NR, *bias = tmp + SDX__WKC + 64;
+/* B^T d B of tiles [t0, t0 + tn) of every input channel into v, packed
+ * as the micro-kernel's B operand: v[((xi * tstrips + t / NR) * C + c) * NR + t % NR].
+ * Lanes past tn repeat the first tile (their outputs are never stored). */
+static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d, float *t, float *e,
+                            int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
+    const int tstrips = (tn + SDX__NR - 1) / SDX__NR;
     int64_t base[SDX__NR];
-    for (int l = 0; l < SDX__NR; l++) base[l] = -1;
-    for (int64_t c0 = 0; c0 < wi->C; c0 += SDX__WKC) {
-        const int kc = (int)SDX__MIN((int64_t)SDX__WKC, wi->C - c0);
-        for (int xi = 0; xi < 36; xi++)
-            sdx__pack_rows(pa + (size_t)xi * onp * kc, wi->u + (size_t)xi * wi->on * wi->C, SDX_F32, wi->C,
-                           ob0, onp, onv, SDX__MR, c0, kc, tmp);
-        for (int kk = 0; kk < kc; kk++) {
-            sdx__wino_load_rows(wi, rows, n, c0 + kk, ty0 * 4, nty * 4 + 2);
-            for (int s = 0; s < tnp; s += SDX__NR) {
-                for (int l = 0; l < SDX__NR; l++) {
-                    int64_t tt = t0 + s + l;
-                    base[l] = s + l < tn ? (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4 : -1;
-                }
-                for (int i = 0; i < 6; i++)
-                    for (int j = 0; j < 6; j++)
-                        for (int l = 0; l < SDX__NR; l++)
-                            d[(i * 6 + j) * SDX__NR + l] = base[l] >= 0 ? rows[base[l] + i * wi->pw + j] : 0.0f;
-                for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
-                for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, v + i * 6 * SDX__NR, SDX__NR);
-                for (int xi = 0; xi < 36; xi++)
-                    memcpy(pb + (size_t)xi * kc * tnp + (size_t)s * kc + (size_t)kk * SDX__NR, v + xi * SDX__NR,
-                           SDX__NR * sizeof(float));
+    for (int64_t c = 0; c < wi->C; c++) {
+        sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
+        for (int s = 0; s < tstrips; s++) {
+            for (int l = 0; l < SDX__NR; l++) {
+                int64_t tt = t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0);
+                base[l] = (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4;
             }
-        }
-        for (int xi = 0; xi < 36; xi++) {
-            const float *a = pa + (size_t)xi * onp * kc, *b = pb + (size_t)xi * kc * tnp;
-            float *m = acc + (size_t)xi * onp * tnp;
-            for (int j = 0; j < tnp; j += SDX__NR)
-                for (int i = 0; i < onp; i += SDX__MR)
-                    wi->micro(kc, a + (int64_t)i * kc, b + (int64_t)j * kc, m + (int64_t)i * tnp + j, tnp, c0 > 0);
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    const float *src = rows + i * wi->pw + j;
+                    float *dst = d + (i * 6 + j) * SDX__NR;
+                    for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
+                }
+            for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+            for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+            for (int xi = 0; xi < 36; xi++)
+                memcpy(v + (((size_t)xi * tstrips + s) * wi->C + c) * SDX__NR, e + xi * SDX__NR, SDX__NR * sizeof(float));
         }
     }
-    if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
-    for (int o = 0; o < onv; o++) {
-        const int64_t oc = wi->o0 + ob0 + o, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
-        const float bv = wi->b ? bias[o] : 0.0f;
-        for (int s = 0; s < tnp; s += SDX__NR) {
-            for (int xi = 0; xi < 36; xi++)
-                memcpy(d + xi * SDX__NR, acc + (size_t)xi * onp * tnp + (size_t)o * tnp + s, SDX__NR * sizeof(float));
-            for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
-            for (int i = 0; i < 4; i++) sdx__wino_at(t + i * 6 * SDX__NR, SDX__NR, v + i * 4 * SDX__NR, SDX__NR);
-            for (int l = 0; l < SDX__NR && s + l < tn; l++) {
-                int64_t tt = t0 + s + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = v[(i * 4 + j) * SDX__NR + l] + bv;
+}
+
+/* A^T M A + bias of output channel o (M_xi[o][t] in m, row stride tnp)
+ * into y, for tiles [t0, t0 + tn). */
+static void sdx__wino_output(const sdx__wino *wi, const float *m, int64_t mstride, int tnp, int64_t n, int64_t oc,
+                             float bv, float *orows, float *d, float *t, float *e, int64_t t0, int tn, int64_t ty0,
+                             int64_t nty) {
+    const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+    for (int s = 0; s < tnp; s += SDX__NR) {
+        for (int xi = 0; xi < 36; xi++) memcpy(d + xi * SDX__NR, m + xi * mstride + s, SDX__NR * sizeof(float));
+        for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+        for (int i = 0; i < 4; i++) sdx__wino_at(t + i * 6 * SDX__NR, SDX__NR, e + i * 4 * SDX__NR, SDX__NR);
+        for (int l = 0; l < SDX__NR && s + l < tn; l++) {
+            int64_t tt = t0 + s + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * SDX__NR + l] + bv;
+        }
+    }
+    for (int64_t r = 0; r < nty * 4; r++) {
+        int64_t ty = ty0 + r / 4, oy = ty * 4 + r % 4;
+        int64_t tx0 = ty == ty0 ? t0 % wi->tiles_x : 0;
+        int64_t tx1 = ty == ty0 + nty - 1 ? (t0 + tn - 1) % wi->tiles_x + 1 : wi->tiles_x;
+        int64_t x0 = tx0 * 4, x1 = SDX__MIN(tx1 * 4, wi->Wo);
+        if (oy >= wi->Ho || x1 <= x0) continue;
+        sdx__store_f32(wi->y->data, wi->y->dtype, yplane + oy * wi->Wo + x0, x1 - x0, orows + r * ow + x0);
+    }
+}
+
+/* One job: image n, tiles [t0, t0 + tn), output group og of the chunk. */
+static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
+    const int64_t per_image = wi->tblocks * wi->ogroups;
+    const int64_t n = job / per_image, tb = (job % per_image) / wi->ogroups, og = job % wi->ogroups;
+    const int64_t t0 = tb * wi->tb, og0 = og * wi->og, og1 = SDX__MIN(wi->on, og0 + wi->og);
+    const int tn = (int)SDX__MIN(wi->tb, wi->tiles - t0), tnp = (tn + SDX__NR - 1) / SDX__NR * SDX__NR;
+    const int tstrips = tnp / SDX__NR;
+    const int64_t ty0 = t0 / wi->tiles_x, nty = (t0 + tn - 1) / wi->tiles_x - ty0 + 1;
+    const int64_t ostrips = (wi->on + SDX__MR - 1) / SDX__MR;
+    float *v = sdx__scratch_f32(wi->ctx, thread);
+    float *acc = v + (size_t)36 * wi->C * wi->tb;
+    float *rows = acc + (size_t)36 * SDX__WOB * wi->tb;
+    float *orows = rows + (size_t)(wi->ph * wi->pw);
+    float *d = orows + (size_t)((wi->ph - 2) * (wi->pw - 2)), *t = d + 36 * SDX__NR, *e = t + 36 * SDX__NR;
+    float *bias = e + 36 * SDX__NR;
+    if (og0 >= og1) return;
+    sdx__wino_input(wi, v, rows, d, t, e, n, t0, tn, ty0, nty);
+    for (int64_t ob0 = og0; ob0 < og1; ob0 += SDX__WOB) {
+        const int onv = (int)SDX__MIN((int64_t)SDX__WOB, og1 - ob0), onp = (onv + SDX__MR - 1) / SDX__MR * SDX__MR;
+        const int64_t mstride = (int64_t)onp * tnp;
+        for (int64_t c0 = 0; c0 < wi->C; c0 += SDX__WKC) {
+            const int kc = (int)SDX__MIN((int64_t)SDX__WKC, wi->C - c0);
+            for (int xi = 0; xi < 36; xi++) {
+                const float *a = wi->u + (((size_t)xi * ostrips + ob0 / SDX__MR) * wi->C + c0) * SDX__MR;
+                const float *b = v + ((size_t)xi * tstrips * wi->C + c0) * SDX__NR;
+                float *m = acc + xi * mstride;
+                for (int j = 0; j < tstrips; j++)
+                    for (int i = 0; i < onp; i += SDX__MR)
+                        wi->micro(kc, a + (size_t)i * wi->C, b + (size_t)j * wi->C * SDX__NR,
+                                  m + (int64_t)i * tnp + j * SDX__NR, tnp, c0 > 0);
             }
         }
-        for (int64_t r = 0; r < nty * 4; r++) {
-            int64_t ty = ty0 + r / 4, oy = ty * 4 + r % 4;
-            int64_t tx0 = ty == ty0 ? t0 % wi->tiles_x : 0;
-            int64_t tx1 = ty == ty0 + nty - 1 ? (t0 + tn - 1) % wi->tiles_x + 1 : wi->tiles_x;
-            int64_t x0 = tx0 * 4, x1 = SDX__MIN(tx1 * 4, wi->Wo);
-            if (oy >= wi->Ho || x1 <= x0) continue;
-            sdx__store_f32(wi->y->data, wi->y->dtype, yplane + oy * wi->Wo + x0, x1 - x0, orows + r * ow + x0);
-        }
+        if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
+        for (int o = 0; o < onv; o++)
+            sdx__wino_output(wi, acc + (int64_t)o * tnp, mstride, tnp, n, wi->o0 + ob0 + o, wi->b ? bias[o] : 0.0f,
+                             orows, d, t, e, t0, tn, ty0, nty);
     }
 }
 
@@ -811,7 +867,8 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
                                 const sdx_tensor *b, int pt, int pl) {
     sdx__wino wi;
     sdx__wino_ft ft;
-    int64_t O = w->shape[0], per_o, chunk, nty_max;
+    int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group;
+    size_t scratch;
     int rc;
     memset(&wi, 0, sizeof wi);
     wi.ctx = ctx; wi.x = x; wi.b = b; wi.y = y;
@@ -819,25 +876,35 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.Ho = y->shape[2]; wi.Wo = y->shape[3];
     wi.pt = pt; wi.pl = pl;
     if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
+    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl);
     wi.tiles_x = (wi.Wo + 3) / 4;
     wi.tiles = wi.tiles_x * ((wi.Ho + 3) / 4);
-    wi.tblocks = (wi.tiles + SDX__WTB - 1) / SDX__WTB;
-    nty_max = SDX__MIN((wi.Ho + 3) / 4, (SDX__WTB + wi.tiles_x - 2) / wi.tiles_x + 1);
+    wi.tb = sdx__wino_tiles_per_job(wi.C);
+    wi.tblocks = (wi.tiles + wi.tb - 1) / wi.tb;
+    nty_max = SDX__MIN((wi.Ho + 3) / 4, (wi.tb + wi.tiles_x - 2) / wi.tiles_x + 1);
     wi.ph = nty_max * 4 + 2;
     wi.pw = wi.tiles_x * 4 + 2;
     wi.micro = sdx__micro_select();
-    if ((rc = sdx__scratch_reserve(ctx, sdx__wino_scratch_floats(wi.ph, wi.pw) * sizeof(float) + 256)) != SDX_OK)
-        return rc;
+    scratch = SDX__MAX(sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw), (size_t)wi.C * 9) * sizeof(float) + 256;
+    if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
     per_o = 36 * wi.C * (int64_t)sizeof(float);
     chunk = SDX__MAX((int64_t)SDX__WOB, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / SDX__WOB * SDX__WOB);
-    chunk = SDX__MIN(chunk, O);
+    chunk = SDX__MIN(chunk, (O + SDX__MR - 1) / SDX__MR * SDX__MR);
     if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
+    /* split the outputs into groups when there are too few tile blocks to
+     * keep every thread busy (each group transforms the input again) */
+    jobs_per_group = y->shape[0] * wi.tblocks;
     for (wi.o0 = 0; wi.o0 < O; wi.o0 += chunk) {
+        int64_t groups;
         wi.on = SDX__MIN(chunk, O - wi.o0);
-        ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on;
-        sdx__parallel_for(ctx, wi.on, sdx__wino_filter_range, &ft);
-        wi.oblocks = (wi.on + SDX__WOB - 1) / SDX__WOB;
-        sdx__parallel_for(ctx, y->shape[0] * wi.tblocks * wi.oblocks, sdx__wino_range, &wi);
+        ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on; ft.ctx = ctx;
+        sdx__parallel_for(ctx, (wi.on + SDX__MR - 1) / SDX__MR * SDX__MR, sdx__wino_filter_range, &ft);
+        groups = SDX__MIN((wi.on + SDX__WOB - 1) / SDX__WOB,
+                          (2 * (int64_t)sdx_threads(ctx) + jobs_per_group - 1) / jobs_per_group);
+        groups = SDX__MAX((int64_t)1, groups);
+        wi.og = ((wi.on + groups - 1) / groups + SDX__WOB - 1) / SDX__WOB * SDX__WOB;
+        wi.ogroups = (wi.on + wi.og - 1) / wi.og;
+        sdx__parallel_for(ctx, jobs_per_group * wi.ogroups, sdx__wino_range, &wi);
     }
     return SDX_OK;
 }
@@ -848,32 +915,14 @@ static int sdx__wino_pays(const sdx_tensor *x, const sdx_tensor *w, int stride, 
     (void)x; (void)w; (void)stride; (void)ho; (void)wo;
     return 0;   /* the half-accumulation emulation models direct convolution */
 #else
-    return w->shape[2] == 3 && w->shape[3] == 3 && stride == 1 && x->shape[1] >= SDX__WINO_MIN_C &&
-           w->shape[0] >= SDX__WINO_MIN_O && ho * wo >= SDX__WINO_MIN_PIXELS;
+    const int64_t c = x->shape[1], o = w->shape[0], pixels = ho * wo;
+    if (w->shape[2] != 3 || w->shape[3] != 3 || stride != 1) return 0;
+    return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
+           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
 #endif
 }
 
 /* ---- conv2d ------------------------------------------------------------ */
-
-/* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
-static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left) {
-    sdx__gemm g;
-    memset(&g, 0, sizeof g);
-    g.M = w->shape[0];
-    g.K = w->shape[1] * w->shape[2] * w->shape[3];
-    g.N = y->shape[2] * y->shape[3];
-    g.batch = x->shape[0];
-    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
-    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
-    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
-    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = y->shape[3];
-    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
-    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
-    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
-    g.bias = b; g.bias_per_row = 1;
-    return sdx__gemm_run(ctx, &g);
-}
 
 static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                            int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
