@@ -341,7 +341,7 @@ static int tk_wino_cases(const tk_wino *cases, int n) {
         double r;
         t_seed(600 + (uint64_t)i);
         r = tk_wino_case(&cases[i], 1.0);
-        T_CHECK(r >= 0, "winograd case %d: %s", i, sdx_last_error(NULL));
+        T_CHECK(r >= 0, "winograd case %d: a convolution failed", i);
         T_CHECK(r <= 1e-5, "winograd case %d (%lld->%lld): rel_l2 %.3g > 1e-5", i, (long long)cases[i].c,
                 (long long)cases[i].o, r);
     }

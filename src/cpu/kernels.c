@@ -608,21 +608,22 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * over 6x6 input tiles that give 4x4 outputs: 36 multiplies per 16
  * outputs instead of 144. The sum over channels is 36 independent GEMMs
  * U_xi[O, C] V_xi[C, tiles] run with the packed micro-kernel; everything
- * is f32 and the result stays within ~1e-6 rel-L2 of direct convolution
- * (interpolation points 0, +-1, +-2, as in Lavin & Gray 2015).
+ * is f32 and the result stays within ~4e-6 rel-L2 of direct convolution
+ * (interpolation points 0, +-1, +-2, as in Lavin & Gray 2015). The
+ * transforms add and subtract at most ~100x an input in f32, so f16
+ * activations near 65504 cannot overflow before the saturating store.
  *
  * Filters are transformed once per call into context-owned memory, a
- * chunk of output channels at a time (at most SDX__WINO_U_BYTES), not
- * cached across calls: 36/9 = 4x the f32 size of every 3x3 weight would
- * be 8.7 GB for SD 1.5's UNet. Once per call costs ~C*O*300 flops, under
- * 1% of the convolution at the sizes where Winograd is chosen.
+ * chunk of output channels at a time (at most SDX__WINO_U_BYTES), already
+ * packed as A panels; not cached across calls: 36/9 = 4x the f32 size of
+ * every 3x3 weight would be 8.7 GB for SD 1.5's UNet, 0.8 GB for its VAE decoder.
  *
- * A job is (image, block of WTB tiles, block of WOB output channels). Per
- * block of WKC input channels it packs U from the chunk (pack_rows) and
- * transforms the input tiles straight into the micro-kernel's NR-column
- * strips, 16 tiles in the lanes of one transform, then runs the 36 GEMMs
- * accumulating into f32 tiles M_xi[o][t]; at the end it transforms M back,
- * adds the bias and narrows once into y. Jobs never share an output, so
+ * A job is (image, block of tiles, group of output channels). It
+ * transforms its tiles of every input channel once, straight into the
+ * micro-kernel's NR-column B panels (16 tiles in the lanes of one
+ * transform), then per block of WOB outputs runs the 36 GEMMs into f32
+ * tiles M_xi[o][t], transforms them back, adds the bias and narrows once
+ * into y. Jobs never share an output and sum channels in one order, so
  * the result does not depend on the number of threads. */
 
 #define SDX__WOB 48       /* output channels per GEMM block (multiple of MR) */
@@ -1601,14 +1602,15 @@ static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT
         corr[i] = m[i] - mnew[i];
     }
     sdx__exp_n(corr, SDX__QB);              /* m = -inf (nothing yet) gives 0 */
-    for (int j = 0; j < SDX__KB; j++) {
+    /* rows past nkv are never read again: P V sums over nkv keys */
+    for (int j = 0; j < nkv; j++) {
         float *row = st + j * SDX__QB;
         for (int i = 0; i < SDX__QB; i++) row[i] -= mnew[i];
     }
-    sdx__exp_n(st, (int64_t)SDX__KB * SDX__QB);
+    sdx__exp_n(st, (int64_t)nkv * SDX__QB);
 #ifdef SDX_UNSAFE_HALF_SOFTMAX
     for (int i = 0; i < SDX__QB; i++) l[i] = sdx__round_f16(l[i] * corr[i]);
-    for (int j = 0; j < SDX__KB; j++)
+    for (int j = 0; j < nkv; j++)
         for (int i = 0; i < SDX__QB; i++) {
             st[j * SDX__QB + i] = sdx__round_f16(st[j * SDX__QB + i]);
             l[i] = sdx__round_f16(l[i] + st[j * SDX__QB + i]);
@@ -1648,11 +1650,14 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     for (int i = 0; i < SDX__QB; i++) { m[i] = -INFINITY; l[i] = 0; }
     for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
         int nkv = (int)SDX__MIN((int64_t)SDX__KB, key_end - j0);
+        int nkp = (nkv + SDX__MR - 1) / SDX__MR * SDX__MR;
         sdx__attn_pack_rows(pk, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
         sdx__attn_pack_v(pv, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
+        /* only real keys and head dims: the padding adds exact zeros, so
+         * skipping it changes no bit (77 keys of 96, 40 dims of 48) */
         for (int i = 0; i < SDX__QB; i += SDX__NR)
-            for (int j = 0; j < SDX__KB; j += SDX__MR)
-                a->micro((int)dp, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
+            for (int j = 0; j < nkp; j += SDX__MR)
+                a->micro((int)a->d, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
         sdx__attn_softmax_step(a, st, m, l, corr, i0, j0, nkv);
         for (int i = 0; i < nqv; i++) {
             float cr = corr[i], *orow = o + i * dp;
@@ -1662,11 +1667,11 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
         }
         /* P^T [KB][QB] -> MR-row strips of P over KB: 6 contiguous floats each */
         for (int s = 0; s < SDX__QB; s += SDX__MR)
-            for (int j = 0; j < SDX__KB; j++)
+            for (int j = 0; j < nkv; j++)
                 memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
         for (int64_t c = 0; c < dp; c += SDX__NR)
             for (int s = 0; s < SDX__QB; s += SDX__MR)
-                a->micro(SDX__KB, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
+                a->micro(nkv, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
     }
     for (int i = 0; i < nqv; i++) {
         float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
