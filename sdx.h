@@ -2516,6 +2516,8 @@ struct sdx__kernel_state {
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
+    float   *wino_u;     /* Winograd-transformed filters of the running conv */
+    size_t   wino_bytes;
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -2526,6 +2528,7 @@ static void sdx__kernel_state_free(sdx_ctx *ctx) {
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
+    sdx__free(ctx, s->wino_u);
     sdx__free(ctx, s);
     ctx->kernels = NULL;
 }
@@ -3065,13 +3068,354 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__trace_check(ctx, op, y);
 }
 
+/* ---- conv2d: direct ---------------------------------------------------- */
+
+/* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
+static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              int stride, int pad_top, int pad_left) {
+    sdx__gemm g;
+    memset(&g, 0, sizeof g);
+    g.M = w->shape[0];
+    g.K = w->shape[1] * w->shape[2] * w->shape[3];
+    g.N = y->shape[2] * y->shape[3];
+    g.batch = x->shape[0];
+    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
+    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
+    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
+    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = y->shape[3];
+    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
+    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
+    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
+    g.bias = b; g.bias_per_row = 1;
+    return sdx__gemm_run(ctx, &g);
+}
+
+/* ---- Winograd F(4x4, 3x3) ----------------------------------------------- */
+/* 3x3 stride-1 convolutions computed as Y = A^T [ sum_c (G g G^T) . (B^T d B) ] A
+ * over 6x6 input tiles that give 4x4 outputs: 36 multiplies per 16
+ * outputs instead of 144. The sum over channels is 36 independent GEMMs
+ * U_xi[O, C] V_xi[C, tiles] run with the packed micro-kernel; everything
+ * is f32 and the result stays within ~4e-6 rel-L2 of direct convolution
+ * (interpolation points 0, +-1, +-2, as in Lavin & Gray 2015). The
+ * transforms add and subtract at most ~100x an input in f32, so f16
+ * activations near 65504 cannot overflow before the saturating store.
+ *
+ * Filters are transformed once per call into context-owned memory, a
+ * chunk of output channels at a time (at most SDX__WINO_U_BYTES), already
+ * packed as A panels; not cached across calls: 36/9 = 4x the f32 size of
+ * every 3x3 weight would be 8.7 GB for SD 1.5's UNet, 0.8 GB for its VAE decoder.
+ *
+ * A job is (image, block of tiles, group of output channels). It
+ * transforms its tiles of every input channel once, straight into the
+ * micro-kernel's NR-column B panels (16 tiles in the lanes of one
+ * transform), then per block of WOB outputs runs the 36 GEMMs into f32
+ * tiles M_xi[o][t], transforms them back, adds the bias and narrows once
+ * into y. Jobs never share an output and sum channels in one order, so
+ * the result does not depend on the number of threads. */
+
+#define SDX__WOB 48       /* output channels per GEMM block (multiple of MR) */
+#define SDX__WTB 64       /* most tiles per job (multiple of NR)             */
+#define SDX__WKC 256      /* input channels per micro-kernel call            */
+#define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
+#define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
+/* Where Winograd pays (bench/bench winograd, 2-core Zen 4, per CPU second):
+ * 2.2-3.1x at 64x64 and up for 128..512 channels, 1.2-1.3x at 24x24 and
+ * 32x32 for 320..1280 channels, a loss below (the per-call filter
+ * transform and the tile transforms are not amortised). */
+#define SDX__WINO_MIN_C 32
+#define SDX__WINO_MIN_PIXELS (64 * 64)
+#define SDX__WINO_WIDE_C 256
+#define SDX__WINO_WIDE_PIXELS (24 * 24)
+
+typedef struct {
+    sdx_ctx *ctx;
+    const sdx_tensor *x, *b;
+    sdx_tensor *y;
+    const float *u;                 /* U of outputs [o0, o0 + on), packed: see sdx__wino_filter_range */
+    int64_t C, H, W, Ho, Wo, o0, on;
+    int pt, pl;
+    int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
+    int64_t ph, pw;                 /* padded input rows/cols a job reads */
+    sdx__micro_fn micro;
+} sdx__wino;
+
+/* Lane-parallel 1-D transforms over NR tiles: s holds 6 rows of NR lanes
+ * `ss` floats apart, d gets the rows `ds` apart. B^T: */
+static void sdx__wino_bt(const float *SDX__RESTRICT s, int64_t ss, float *SDX__RESTRICT d, int64_t ds) {
+    for (int l = 0; l < SDX__NR; l++) {
+        float d0 = s[l], d1 = s[ss + l], d2 = s[2 * ss + l], d3 = s[3 * ss + l], d4 = s[4 * ss + l], d5 = s[5 * ss + l];
+        d[l]          = 4.0f * d0 - 5.0f * d2 + d4;
+        d[ds + l]     = -4.0f * (d1 + d2) + d3 + d4;
+        d[2 * ds + l] = 4.0f * (d1 - d2) - d3 + d4;
+        d[3 * ds + l] = 2.0f * (d3 - d1) - d2 + d4;
+        d[4 * ds + l] = 2.0f * (d1 - d3) - d2 + d4;
+        d[5 * ds + l] = 4.0f * d1 - 5.0f * d3 + d5;
+    }
+}
+
+/* A^T: 6 rows in, 4 rows out. */
+static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__RESTRICT d, int64_t ds) {
+    for (int l = 0; l < SDX__NR; l++) {
+        float m0 = s[l], m1 = s[ss + l], m2 = s[2 * ss + l], m3 = s[3 * ss + l], m4 = s[4 * ss + l], m5 = s[5 * ss + l];
+        float p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
+        d[l]          = m0 + p12 + p34;
+        d[ds + l]     = d12 + 2.0f * d34;
+        d[2 * ds + l] = p12 + 4.0f * p34;
+        d[3 * ds + l] = d12 + 8.0f * d34 + m5;
+    }
+}
+
+#define SDX__WL 8         /* filters transformed side by side */
+
+/* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
+static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {
+    const float s6 = 1.0f / 6.0f, s12 = 1.0f / 12.0f, s24 = 1.0f / 24.0f;
+    for (int l = 0; l < SDX__WL; l++) {
+        float g0 = g[l], g1 = g[gs + l], g2 = g[2 * gs + l];
+        u[l]          = g0 * 0.25f;
+        u[us + l]     = -(g0 + g1 + g2) * s6;
+        u[2 * us + l] = -(g0 - g1 + g2) * s6;
+        u[3 * us + l] = g0 * s24 + g1 * s12 + g2 * s6;
+        u[4 * us + l] = g0 * s24 - g1 * s12 + g2 * s6;
+        u[5 * us + l] = g2;
+    }
+}
+
+typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; sdx_ctx *ctx; } sdx__wino_ft;
+
+/* U = G g G^T for outputs [o0, o0 + on), packed as the micro-kernel's A
+ * operand: u[((xi * ostrips + o / MR) * C + c) * MR + o % MR] (rows past
+ * `on` in the last strip are zero), so a job reads MR x kc panels as is.
+ * WL input channels at a time, one per lane. */
+static void sdx__wino_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__wino_ft *f = (const sdx__wino_ft *)arg;
+    const int64_t ostrips = (f->on + SDX__MR - 1) / SDX__MR, xstride = ostrips * f->C * SDX__MR;
+    float *g = sdx__scratch_f32(f->ctx, thread);
+    float gl[9 * SDX__WL], t[18 * SDX__WL], v[36 * SDX__WL];
+    for (int64_t o = begin; o < end; o++) {
+        float *u = f->u + (o / SDX__MR) * f->C * SDX__MR + o % SDX__MR;
+        if (o < f->on) sdx__load_f32(f->w->data, f->w->dtype, (f->o0 + o) * f->C * 9, f->C * 9, g);
+        for (int64_t c0 = 0; c0 < f->C; c0 += SDX__WL) {
+            const int nl = (int)SDX__MIN((int64_t)SDX__WL, f->C - c0);
+            for (int e = 0; e < 9; e++)
+                for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = o < f->on && l < nl ? g[(c0 + l) * 9 + e] : 0.0f;
+            for (int j = 0; j < 3; j++) sdx__wino_g(gl + j * SDX__WL, 3 * SDX__WL, t + j * SDX__WL, 3 * SDX__WL);
+            for (int i = 0; i < 6; i++) sdx__wino_g(t + i * 3 * SDX__WL, SDX__WL, v + i * 6 * SDX__WL, SDX__WL);
+            for (int xi = 0; xi < 36; xi++)
+                for (int l = 0; l < nl; l++) u[xi * xstride + (c0 + l) * SDX__MR] = v[xi * SDX__WL + l];
+        }
+    }
+}
+
+/* Tiles per job: as many as keep the job's transformed input (36 x C x
+ * tiles floats) within SDX__WINO_V_BYTES, at least one NR strip. */
+static int64_t sdx__wino_tiles_per_job(int64_t C) {
+    int64_t t = (int64_t)(SDX__WINO_V_BYTES / ((size_t)36 * sizeof(float) * (size_t)C)) / SDX__NR * SDX__NR;
+    return SDX__MAX((int64_t)SDX__NR, SDX__MIN((int64_t)SDX__WTB, t));
+}
+
+/* Floats of per-thread scratch one job needs. */
+static size_t sdx__wino_scratch_floats(int64_t C, int64_t tb, int64_t ph, int64_t pw) {
+    return (size_t)36 * (size_t)C * (size_t)tb          /* transformed input V */
+         + (size_t)36 * SDX__WOB * (size_t)tb           /* M accumulators */
+         + (size_t)(ph * pw) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows; output rows */
+         + (size_t)3 * 36 * SDX__NR                     /* transform temporaries */
+         + (size_t)SDX__WOB + 64;                       /* bias */
+}
+
+/* Widens input plane c of image n, rows [r0, r0 + rows) of the padded
+ * frame (row r is input row r - pt, column j input column j - pl), into
+ * p[rows][pw], zero outside the input. */
+static void sdx__wino_load_rows(const sdx__wino *wi, float *p, int64_t n, int64_t c, int64_t r0, int64_t rows) {
+    const int64_t plane = (n * wi->C + c) * wi->H * wi->W;
+    const int64_t j0 = wi->pl, j1 = SDX__MIN(wi->pw, wi->pl + wi->W);
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = p + r * wi->pw;
+        int64_t iy = r0 + r - wi->pt;
+        if (iy < 0 || iy >= wi->H || j1 <= j0) { memset(row, 0, (size_t)wi->pw * sizeof(float)); continue; }
+        memset(row, 0, (size_t)j0 * sizeof(float));
+        sdx__load_f32(wi->x->data, wi->x->dtype, plane + iy * wi->W, j1 - j0, row + j0);
+        memset(row + j1, 0, (size_t)(wi->pw - j1) * sizeof(float));
+    }
+}
+
+/* B^T d B of tiles [t0, t0 + tn) of every input channel into v, packed
+ * as the micro-kernel's B operand: v[((xi * tstrips + t / NR) * C + c) * NR + t % NR].
+ * Lanes past tn repeat the first tile (their outputs are never stored). */
+static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d, float *t, float *e,
+                            int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
+    const int tstrips = (tn + SDX__NR - 1) / SDX__NR;
+    int64_t base[SDX__NR];
+    for (int64_t c = 0; c < wi->C; c++) {
+        sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
+        for (int s = 0; s < tstrips; s++) {
+            for (int l = 0; l < SDX__NR; l++) {
+                int64_t tt = t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0);
+                base[l] = (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4;
+            }
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    const float *src = rows + i * wi->pw + j;
+                    float *dst = d + (i * 6 + j) * SDX__NR;
+                    for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
+                }
+            for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+            for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+            for (int xi = 0; xi < 36; xi++)
+                memcpy(v + (((size_t)xi * tstrips + s) * wi->C + c) * SDX__NR, e + xi * SDX__NR, SDX__NR * sizeof(float));
+        }
+    }
+}
+
+/* A^T M A + bias of output channel o (M_xi[o][t] in m, row stride tnp)
+ * into y, for tiles [t0, t0 + tn). */
+static void sdx__wino_output(const sdx__wino *wi, const float *m, int64_t mstride, int tnp, int64_t n, int64_t oc,
+                             float bv, float *orows, float *d, float *t, float *e, int64_t t0, int tn, int64_t ty0,
+                             int64_t nty) {
+    const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+    for (int s = 0; s < tnp; s += SDX__NR) {
+        for (int xi = 0; xi < 36; xi++) memcpy(d + xi * SDX__NR, m + xi * mstride + s, SDX__NR * sizeof(float));
+        for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+        for (int i = 0; i < 4; i++) sdx__wino_at(t + i * 6 * SDX__NR, SDX__NR, e + i * 4 * SDX__NR, SDX__NR);
+        for (int l = 0; l < SDX__NR && s + l < tn; l++) {
+            int64_t tt = t0 + s + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * SDX__NR + l] + bv;
+        }
+    }
+    for (int64_t r = 0; r < nty * 4; r++) {
+        int64_t ty = ty0 + r / 4, oy = ty * 4 + r % 4;
+        int64_t tx0 = ty == ty0 ? t0 % wi->tiles_x : 0;
+        int64_t tx1 = ty == ty0 + nty - 1 ? (t0 + tn - 1) % wi->tiles_x + 1 : wi->tiles_x;
+        int64_t x0 = tx0 * 4, x1 = SDX__MIN(tx1 * 4, wi->Wo);
+        if (oy >= wi->Ho || x1 <= x0) continue;
+        sdx__store_f32(wi->y->data, wi->y->dtype, yplane + oy * wi->Wo + x0, x1 - x0, orows + r * ow + x0);
+    }
+}
+
+/* One job: image n, tiles [t0, t0 + tn), output group og of the chunk. */
+static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
+    const int64_t per_image = wi->tblocks * wi->ogroups;
+    const int64_t n = job / per_image, tb = (job % per_image) / wi->ogroups, og = job % wi->ogroups;
+    const int64_t t0 = tb * wi->tb, og0 = og * wi->og, og1 = SDX__MIN(wi->on, og0 + wi->og);
+    const int tn = (int)SDX__MIN(wi->tb, wi->tiles - t0), tnp = (tn + SDX__NR - 1) / SDX__NR * SDX__NR;
+    const int tstrips = tnp / SDX__NR;
+    const int64_t ty0 = t0 / wi->tiles_x, nty = (t0 + tn - 1) / wi->tiles_x - ty0 + 1;
+    const int64_t ostrips = (wi->on + SDX__MR - 1) / SDX__MR;
+    float *v = sdx__scratch_f32(wi->ctx, thread);
+    float *acc = v + (size_t)36 * wi->C * wi->tb;
+    float *rows = acc + (size_t)36 * SDX__WOB * wi->tb;
+    float *orows = rows + (size_t)(wi->ph * wi->pw);
+    float *d = orows + (size_t)((wi->ph - 2) * (wi->pw - 2)), *t = d + 36 * SDX__NR, *e = t + 36 * SDX__NR;
+    float *bias = e + 36 * SDX__NR;
+    if (og0 >= og1) return;
+    sdx__wino_input(wi, v, rows, d, t, e, n, t0, tn, ty0, nty);
+    for (int64_t ob0 = og0; ob0 < og1; ob0 += SDX__WOB) {
+        const int onv = (int)SDX__MIN((int64_t)SDX__WOB, og1 - ob0), onp = (onv + SDX__MR - 1) / SDX__MR * SDX__MR;
+        const int64_t mstride = (int64_t)onp * tnp;
+        for (int64_t c0 = 0; c0 < wi->C; c0 += SDX__WKC) {
+            const int kc = (int)SDX__MIN((int64_t)SDX__WKC, wi->C - c0);
+            for (int xi = 0; xi < 36; xi++) {
+                const float *a = wi->u + (((size_t)xi * ostrips + ob0 / SDX__MR) * wi->C + c0) * SDX__MR;
+                const float *b = v + ((size_t)xi * tstrips * wi->C + c0) * SDX__NR;
+                float *m = acc + xi * mstride;
+                for (int j = 0; j < tstrips; j++)
+                    for (int i = 0; i < onp; i += SDX__MR)
+                        wi->micro(kc, a + (size_t)i * wi->C, b + (size_t)j * wi->C * SDX__NR,
+                                  m + (int64_t)i * tnp + j * SDX__NR, tnp, c0 > 0);
+            }
+        }
+        if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
+        for (int o = 0; o < onv; o++)
+            sdx__wino_output(wi, acc + (int64_t)o * tnp, mstride, tnp, n, wi->o0 + ob0 + o, wi->b ? bias[o] : 0.0f,
+                             orows, d, t, e, t0, tn, ty0, nty);
+    }
+}
+
+static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__wino_job((const sdx__wino *)arg, j, thread);
+}
+
+/* Context-owned buffer for the transformed filters, grown as needed. */
+static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    if (s->wino_bytes < bytes) {
+        sdx__free(ctx, s->wino_u);
+        s->wino_bytes = 0;
+        if (!(s->wino_u = (float *)sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, "winograd filters", bytes); return NULL; }
+        s->wino_bytes = bytes;
+    }
+    return s->wino_u;
+}
+
+/* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
+ * right follow from y's shape). Shapes were checked by the caller. */
+static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                const sdx_tensor *b, int pt, int pl) {
+    sdx__wino wi;
+    sdx__wino_ft ft;
+    int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group;
+    size_t scratch;
+    int rc;
+    memset(&wi, 0, sizeof wi);
+    wi.ctx = ctx; wi.x = x; wi.b = b; wi.y = y;
+    wi.C = x->shape[1]; wi.H = x->shape[2]; wi.W = x->shape[3];
+    wi.Ho = y->shape[2]; wi.Wo = y->shape[3];
+    wi.pt = pt; wi.pl = pl;
+    if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
+    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl);
+    wi.tiles_x = (wi.Wo + 3) / 4;
+    wi.tiles = wi.tiles_x * ((wi.Ho + 3) / 4);
+    wi.tb = sdx__wino_tiles_per_job(wi.C);
+    wi.tblocks = (wi.tiles + wi.tb - 1) / wi.tb;
+    nty_max = SDX__MIN((wi.Ho + 3) / 4, (wi.tb + wi.tiles_x - 2) / wi.tiles_x + 1);
+    wi.ph = nty_max * 4 + 2;
+    wi.pw = wi.tiles_x * 4 + 2;
+    wi.micro = sdx__micro_select();
+    scratch = SDX__MAX(sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw), (size_t)wi.C * 9) * sizeof(float) + 256;
+    if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
+    per_o = 36 * wi.C * (int64_t)sizeof(float);
+    chunk = SDX__MAX((int64_t)SDX__WOB, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / SDX__WOB * SDX__WOB);
+    chunk = SDX__MIN(chunk, (O + SDX__MR - 1) / SDX__MR * SDX__MR);
+    if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
+    /* split the outputs into groups when there are too few tile blocks to
+     * keep every thread busy (each group transforms the input again) */
+    jobs_per_group = y->shape[0] * wi.tblocks;
+    for (wi.o0 = 0; wi.o0 < O; wi.o0 += chunk) {
+        int64_t groups;
+        wi.on = SDX__MIN(chunk, O - wi.o0);
+        ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on; ft.ctx = ctx;
+        sdx__parallel_for(ctx, (wi.on + SDX__MR - 1) / SDX__MR * SDX__MR, sdx__wino_filter_range, &ft);
+        groups = SDX__MIN((wi.on + SDX__WOB - 1) / SDX__WOB,
+                          (2 * (int64_t)sdx_threads(ctx) + jobs_per_group - 1) / jobs_per_group);
+        groups = SDX__MAX((int64_t)1, groups);
+        wi.og = ((wi.on + groups - 1) / groups + SDX__WOB - 1) / SDX__WOB * SDX__WOB;
+        wi.ogroups = (wi.on + wi.og - 1) / wi.og;
+        sdx__parallel_for(ctx, jobs_per_group * wi.ogroups, sdx__wino_range, &wi);
+    }
+    return SDX_OK;
+}
+
+/* Whether Winograd pays for this convolution (measured: see bench). */
+static int sdx__wino_pays(const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+    (void)x; (void)w; (void)stride; (void)ho; (void)wo;
+    return 0;   /* the half-accumulation emulation models direct convolution */
+#else
+    const int64_t c = x->shape[1], o = w->shape[0], pixels = ho * wo;
+    if (w->shape[2] != 3 || w->shape[3] != 3 || stride != 1) return 0;
+    return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
+           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
+#endif
+}
+
 /* ---- conv2d ------------------------------------------------------------ */
 
 static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                            int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     static const char op[] = "conv2d";
     int64_t ho, wo;
-    sdx__gemm g;
     int rc;
     SDX__CHECK(ctx, op, y, x, w, b);
     if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
@@ -3093,20 +3437,9 @@ static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
     }
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    memset(&g, 0, sizeof g);
-    g.M = w->shape[0];
-    g.K = w->shape[1] * w->shape[2] * w->shape[3];
-    g.N = ho * wo;
-    g.batch = x->shape[0];
-    g.a = w->data; g.a_dtype = w->dtype; g.a_bstride = 0;
-    g.b_kind = SDX__B_IM2COL; g.b = x->data; g.b_dtype = x->dtype;
-    g.b_bstride = x->shape[1] * x->shape[2] * x->shape[3];
-    g.C = x->shape[1]; g.H = x->shape[2]; g.W = x->shape[3]; g.Wo = wo;
-    g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
-    g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
-    g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
-    g.bias = b; g.bias_per_row = 1;
-    if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
+    if (sdx__wino_pays(x, w, stride, ho, wo)) rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
+    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
+    if (rc != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
 
@@ -3756,14 +4089,15 @@ static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT
         corr[i] = m[i] - mnew[i];
     }
     sdx__exp_n(corr, SDX__QB);              /* m = -inf (nothing yet) gives 0 */
-    for (int j = 0; j < SDX__KB; j++) {
+    /* rows past nkv are never read again: P V sums over nkv keys */
+    for (int j = 0; j < nkv; j++) {
         float *row = st + j * SDX__QB;
         for (int i = 0; i < SDX__QB; i++) row[i] -= mnew[i];
     }
-    sdx__exp_n(st, (int64_t)SDX__KB * SDX__QB);
+    sdx__exp_n(st, (int64_t)nkv * SDX__QB);
 #ifdef SDX_UNSAFE_HALF_SOFTMAX
     for (int i = 0; i < SDX__QB; i++) l[i] = sdx__round_f16(l[i] * corr[i]);
-    for (int j = 0; j < SDX__KB; j++)
+    for (int j = 0; j < nkv; j++)
         for (int i = 0; i < SDX__QB; i++) {
             st[j * SDX__QB + i] = sdx__round_f16(st[j * SDX__QB + i]);
             l[i] = sdx__round_f16(l[i] + st[j * SDX__QB + i]);
@@ -3803,11 +4137,14 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     for (int i = 0; i < SDX__QB; i++) { m[i] = -INFINITY; l[i] = 0; }
     for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
         int nkv = (int)SDX__MIN((int64_t)SDX__KB, key_end - j0);
+        int nkp = (nkv + SDX__MR - 1) / SDX__MR * SDX__MR;
         sdx__attn_pack_rows(pk, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
         sdx__attn_pack_v(pv, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
+        /* only real keys and head dims: the padding adds exact zeros, so
+         * skipping it changes no bit (77 keys of 96, 40 dims of 48) */
         for (int i = 0; i < SDX__QB; i += SDX__NR)
-            for (int j = 0; j < SDX__KB; j += SDX__MR)
-                a->micro((int)dp, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
+            for (int j = 0; j < nkp; j += SDX__MR)
+                a->micro((int)a->d, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
         sdx__attn_softmax_step(a, st, m, l, corr, i0, j0, nkv);
         for (int i = 0; i < nqv; i++) {
             float cr = corr[i], *orow = o + i * dp;
@@ -3817,11 +4154,11 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
         }
         /* P^T [KB][QB] -> MR-row strips of P over KB: 6 contiguous floats each */
         for (int s = 0; s < SDX__QB; s += SDX__MR)
-            for (int j = 0; j < SDX__KB; j++)
+            for (int j = 0; j < nkv; j++)
                 memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
         for (int64_t c = 0; c < dp; c += SDX__NR)
             for (int s = 0; s < SDX__QB; s += SDX__MR)
-                a->micro(SDX__KB, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
+                a->micro(nkv, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
     }
     for (int i = 0; i < nqv; i++) {
         float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;

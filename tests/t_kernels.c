@@ -294,6 +294,154 @@ static int conv2d_3x3_wide_rows(void) {
 /* 2 output-channel tiles, 2 pixel tiles, 2 KC blocks, no bias. */
 static int conv2d_3x3_spans_tiles_without_bias(void) { tk_conv c = { 1, 40, 12, 13, 150, 3, 3, 1, 1, 1, 1, 1, 0 }; t_seed(14); return tk_conv_case(&c); }
 
+/* ---- Winograd conv3x3 -------------------------------------------------- */
+/* The Winograd path against the direct (im2col GEMM) path on the same
+ * stored inputs: y in f32 so the comparison sees the arithmetic, not the
+ * output rounding. Spec: rel-L2 <= 1e-5 per convolution. */
+
+typedef struct tk_wino { int64_t n, c, h, w, o; int pt, pl, pb, pr; sdx_dtype wt, at; } tk_wino;
+
+static double tk_rel_l2(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* rel-L2 of Winograd against direct for one layer, or -1 on failure. */
+static double tk_wino_case(const tk_wino *cv, double xscale) {
+    tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+    int64_t ho = cv->h + cv->pt + cv->pb - 2, wo = cv->w + cv->pl + cv->pr - 2;
+    int64_t xs[4] = { cv->n, cv->c, cv->h, cv->w }, ws[4] = { cv->o, cv->c, 3, 3 }, ys[4] = { cv->n, cv->o, ho, wo };
+    float *xv, *wv, *bv;
+    sdx_tensor *x, *w, *b, *yw, *yd;
+    double r = -1;
+    if (!e.ctx) return -1;
+    x = tk_rand(&e, cv->at, 4, xs, xscale, &xv);
+    w = tk_rand(&e, cv->wt, 4, ws, 1.0 / sqrt((double)cv->c * 9.0), &wv);
+    b = tk_rand(&e, cv->wt, 1, &cv->o, 0.1, &bv);
+    yw = tk_tensor(&e, SDX_F32, 4, ys);
+    yd = tk_tensor(&e, SDX_F32, 4, ys);
+    if (x && w && b && yw && yd && sdx__conv2d_winograd(e.ctx, yw, x, w, b, cv->pt, cv->pl) == SDX_OK &&
+        sdx__conv2d_direct(e.ctx, yd, x, w, b, 1, cv->pt, cv->pl) == SDX_OK)
+        r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
+    T_NOTE("winograd %4lld->%-4lld %2lldx%-2lld n=%lld pad %d%d%d%d w=%s x=%s: rel_l2 vs direct %.3g",
+           (long long)cv->c, (long long)cv->o, (long long)cv->h, (long long)cv->w, (long long)cv->n,
+           cv->pt, cv->pl, cv->pb, cv->pr, sdx_dtype_name(cv->wt), sdx_dtype_name(cv->at), r);
+    tk_done(&e);
+    sdx_destroy(e.ctx);
+    return r;
+}
+
+static int tk_wino_cases(const tk_wino *cases, int n) {
+    for (int i = 0; i < n; i++) {
+        double r;
+        t_seed(600 + (uint64_t)i);
+        r = tk_wino_case(&cases[i], 1.0);
+        T_CHECK(r >= 0, "winograd case %d: a convolution failed", i);
+        T_CHECK(r <= 1e-5, "winograd case %d (%lld->%lld): rel_l2 %.3g > 1e-5", i, (long long)cases[i].c,
+                (long long)cases[i].o, r);
+    }
+    return T_PASS;
+}
+
+/* SD UNet widths at small and odd sizes, batch 2, f16/bf16/f32 storage. */
+static int conv3x3_winograd_unet_layers_within_1e5_of_direct(void) {
+    static const tk_wino cases[] = {
+        { 2, 320, 16, 16, 320, 1, 1, 1, 1, SDX_F16, SDX_F32 },
+        { 1, 960, 9, 11, 320, 1, 1, 1, 1, SDX_F16, SDX_F16 },
+        { 1, 640, 13, 7, 640, 1, 1, 1, 1, SDX_BF16, SDX_BF16 },
+        { 2, 1280, 5, 6, 1280, 1, 1, 1, 1, SDX_F16, SDX_F32 },
+        { 1, 2560, 4, 4, 1280, 1, 1, 1, 1, SDX_F32, SDX_F32 },
+    };
+    return tk_wino_cases(cases, SDX__ARRAY_LEN(cases));
+}
+
+/* VAE widths; no padding (the circular path pads first), asymmetric pads. */
+static int conv3x3_winograd_vae_layers_within_1e5_of_direct(void) {
+    static const tk_wino cases[] = {
+        { 1, 512, 8, 8, 512, 1, 1, 1, 1, SDX_F16, SDX_F16 },
+        { 2, 256, 17, 15, 256, 1, 1, 1, 1, SDX_BF16, SDX_F32 },
+        { 1, 128, 37, 33, 128, 1, 1, 1, 1, SDX_F32, SDX_BF16 },
+        { 1, 128, 19, 23, 3, 1, 1, 1, 1, SDX_F16, SDX_F32 },
+        { 1, 256, 12, 14, 256, 0, 0, 0, 0, SDX_F16, SDX_F32 },
+        { 2, 64, 11, 9, 96, 0, 1, 1, 0, SDX_F32, SDX_F16 },
+    };
+    return tk_wino_cases(cases, SDX__ARRAY_LEN(cases));
+}
+
+/* Seamless tiling: ctx->circular wraps the input before a pad-0 conv,
+ * which must take the Winograd path and match direct on the wrapped input. */
+static int conv3x3_winograd_circular_matches_direct(void) {
+    tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+    int64_t xs[4] = { 1, 256, 24, 27 }, xps[4] = { 1, 256, 26, 29 }, ws[4] = { 256, 256, 3, 3 }, ys[4] = { 1, 256, 24, 27 };
+    float *xv, *wv;
+    sdx_tensor *x, *xp, *w, *yw, *yd;
+    double r = -1;
+    int ok;
+    T_CHECK(e.ctx, "context");
+    t_seed(650);
+    x = tk_rand(&e, SDX_F16, 4, xs, 1.0, &xv);
+    w = tk_rand(&e, SDX_F16, 4, ws, 0.05, &wv);
+    xp = tk_tensor(&e, SDX_F16, 4, xps);
+    yw = tk_tensor(&e, SDX_F32, 4, ys);
+    yd = tk_tensor(&e, SDX_F32, 4, ys);
+    ok = x && w && xp && yw && yd;
+    T_CHECK(sdx__wino_pays(xp ? xp : x, w, 1, 24, 27), "the case must be one Winograd is chosen for");
+    e.ctx->circular = 1;
+    ok = ok && sdx__conv2d(e.ctx, yw, x, w, NULL, 1, 1) == SDX_OK;
+    e.ctx->circular = 0;
+    ok = ok && sdx__pad_circular(e.ctx, xp, x, 1, 1, 1, 1) == SDX_OK &&
+         sdx__conv2d_direct(e.ctx, yd, xp, w, NULL, 1, 0, 0) == SDX_OK;
+    if (ok) r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
+    T_NOTE("circular 256->256 24x27: rel_l2 vs direct %.3g", r);
+    tk_done(&e);
+    sdx_destroy(e.ctx);
+    T_CHECK(ok, "circular conv failed");
+    T_CHECK(r <= 1e-5, "circular winograd rel_l2 %.3g > 1e-5", r);
+    return T_PASS;
+}
+
+/* f16 activations near 65504: the transforms add and subtract up to ~100x
+ * the input in f32, which cannot overflow; f16 outputs past the range
+ * saturate to +-65504 on store, as direct's do, and stay finite. */
+static int conv3x3_winograd_f16_stress_inputs_stay_finite(void) {
+    tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+    int64_t xs[4] = { 1, 64, 16, 16 }, ws[4] = { 64, 64, 3, 3 };
+    sdx_tensor *x, *w, *yw, *yd;
+    int64_t n = 64 * 16 * 16, bad = 0, saturated = 0, differ = 0;
+    int ok;
+    T_CHECK(e.ctx, "context");
+    x = tk_tensor(&e, SDX_F16, 4, xs);
+    w = tk_tensor(&e, SDX_F16, 4, ws);
+    yw = tk_tensor(&e, SDX_F16, 4, xs);
+    yd = tk_tensor(&e, SDX_F16, 4, xs);
+    T_CHECK(x && w && yw && yd, "alloc");
+    t_seed(660);
+    for (int64_t i = 0; i < n; i++) tk_set(x, i, (float)((t_uniform() < 0.5 ? -1 : 1) * (60000.0 + 5000.0 * t_normal())));
+    for (int64_t i = 0; i < sdx_tensor_numel(w); i++) tk_set(w, i, (float)(0.05 * t_normal()));
+    for (int64_t i = 0; i < n; i++) if (!isfinite(sdx_f16_to_f32(((const uint16_t *)x->data)[i]))) tk_set(x, i, 65504.0f);
+    ok = sdx__conv2d_winograd(e.ctx, yw, x, w, NULL, 1, 1) == SDX_OK && sdx__conv2d_direct(e.ctx, yd, x, w, NULL, 1, 1, 1) == SDX_OK;
+    for (int64_t i = 0; ok && i < n; i++) {
+        float a = sdx_f16_to_f32(((const uint16_t *)yw->data)[i]), b = sdx_f16_to_f32(((const uint16_t *)yd->data)[i]);
+        bad += !isfinite(a);
+        saturated += fabsf(a) == 65504.0f;
+        differ += (fabsf(b) == 65504.0f) != (fabsf(a) == 65504.0f);
+    }
+    T_NOTE("f16 stress: %lld of %lld outputs saturated, %lld non-finite, %lld saturate on one path only",
+           (long long)saturated, (long long)n, (long long)bad, (long long)differ);
+    tk_done(&e);
+    sdx_destroy(e.ctx);
+    T_CHECK(ok, "conv failed");
+    T_CHECK(saturated > 0 && saturated < n, "test data must saturate some outputs and not others (%lld)", (long long)saturated);
+    T_CHECK(differ * 100 < n, "%lld outputs saturate on one path only", (long long)differ);
+    T_CHECK(bad == 0, "%lld non-finite outputs", (long long)bad);
+    return T_PASS;
+}
+
 static int conv2d_rejects_wrong_output_shape(void) {
     sdx_ctx *ctx = t_ctx();
     float xb[2 * 5 * 5], wb[3 * 2 * 9], yb[3 * 5 * 4];
@@ -794,6 +942,10 @@ static const t_case kernels_cases[] = {
     { "conv2d_3x3_spans_tiles_without_bias", conv2d_3x3_spans_tiles_without_bias },
     { "conv2d_3x3_wide_rows", conv2d_3x3_wide_rows },
     { "conv2d_rejects_wrong_output_shape", conv2d_rejects_wrong_output_shape },
+    { "conv3x3_winograd_unet_layers_within_1e5_of_direct", conv3x3_winograd_unet_layers_within_1e5_of_direct },
+    { "conv3x3_winograd_vae_layers_within_1e5_of_direct", conv3x3_winograd_vae_layers_within_1e5_of_direct },
+    { "conv3x3_winograd_circular_matches_direct", conv3x3_winograd_circular_matches_direct },
+    { "conv3x3_winograd_f16_stress_inputs_stay_finite", conv3x3_winograd_f16_stress_inputs_stay_finite },
     { "group_norm_32_groups", group_norm_32_groups },
     { "group_norm_fused_silu_in_place", group_norm_fused_silu_in_place },
     { "layer_norm_last_dim_in_place", layer_norm_last_dim_in_place },
