@@ -237,6 +237,9 @@ SDX_API const char *sdx_last_error(const sdx_ctx *ctx);
 SDX_API void        sdx_set_trace(sdx_ctx *ctx, int enabled);
 SDX_API int         sdx_threads(const sdx_ctx *ctx);
 SDX_API const char *sdx_result_name(int result);
+/* The process's peak resident memory so far, in bytes (Linux and the
+ * BSDs: ru_maxrss; Windows: the peak working set); 0 when unknown. */
+SDX_API size_t      sdx_peak_rss(void);
 
 /* ---- dtypes and half floats ---------------------------------------- */
 SDX_API size_t      sdx_dtype_size(sdx_dtype t);
@@ -329,6 +332,14 @@ typedef struct sdx_model_desc {
                                   given                                     */
     int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
                                   merging, sdx_model_save; no generation)   */
+    int         low_memory;    /* 1: low-memory mode: each text encoder
+                                  layer and UNet layer gives its weight
+                                  pages back to the OS after it runs (they
+                                  are read again from the mapped file, so
+                                  results are unchanged), and the VAE
+                                  decodes and encodes in tiles within
+                                  SDX_LOW_MEMORY_VAE_BUDGET unless
+                                  vae_tiling is -1. Slower: see README   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -1165,6 +1176,9 @@ SDX_API const char *sdx_result_name(int result) {
  *   sdx__map_file/_unmap        a whole regular file, read-only
  *   sdx__tmpfile_*              create "path.tmp.*" exclusively, write,
  *                               commit (rename over path) or abort
+ *   sdx__map_release(m, p, n)   drop mapped pages from the process's
+ *                               memory; they are read again on demand
+ *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
  *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
 
@@ -1177,6 +1191,7 @@ SDX_API const char *sdx_result_name(int result) {
 #define NOMINMAX
 #endif
 #include <windows.h>
+#include <psapi.h>
 #else
 #define SDX__WIN32 0
 #include <pthread.h>
@@ -1185,6 +1200,7 @@ SDX_API const char *sdx_result_name(int result) {
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #endif
 
 typedef void (*sdx__thread_fn)(void *arg);
@@ -1313,6 +1329,29 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     }
     CloseHandle(f);   /* the mapping keeps the file open */
     return SDX_OK;
+}
+
+/* Win32 has no MADV_DONTNEED for file views. VirtualUnlock on pages that
+ * are not locked is documented to remove them from the working set
+ * (it then fails with ERROR_NOT_LOCKED, which is expected): they stay in
+ * the standby list and fault back cheaply, as on POSIX. */
+static void sdx__map_release(const sdx__map *m, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    if (!m->base || b < m->base || n == 0 || n > m->size || (size_t)(b - m->base) > m->size - n) return;
+    VirtualUnlock((LPVOID)(uintptr_t)b, n);
+}
+
+/* Peak working set. With PSAPI_VERSION 2 (targets from Windows 7 on)
+ * psapi.h maps GetProcessMemoryInfo to K32GetProcessMemoryInfo in
+ * kernel32, so nothing extra is linked; older targets report 0. */
+static size_t sdx__peak_rss(void) {
+#if defined(PSAPI_VERSION) && PSAPI_VERSION > 1
+    PROCESS_MEMORY_COUNTERS pmc;
+    memset(&pmc, 0, sizeof pmc);
+    pmc.cb = sizeof pmc;
+    if (GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return (size_t)pmc.PeakWorkingSetSize;
+#endif
+    return 0;
 }
 
 static void sdx__unmap_file(sdx__map *m) {
@@ -1455,7 +1494,7 @@ static int sdx__cpu_count(void) {
     return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
 }
 
-typedef struct sdx__map { const unsigned char *base; size_t size; } sdx__map;
+typedef struct sdx__map { const unsigned char *base; size_t size, page; } sdx__map;
 
 /* Maps a regular file read-only (an empty file maps to base NULL, size
  * 0). On failure the error is set and the code returned. */
@@ -1474,6 +1513,10 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
         return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)sb.st_size);
     }
     m->size = (size_t)sb.st_size;
+    {
+        long page = sysconf(_SC_PAGESIZE);
+        m->page = page > 0 ? (size_t)page : 4096;
+    }
     if (m->size > 0) {
         void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -1486,6 +1529,34 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     }
     close(fd);   /* the mapping keeps the file */
     return SDX_OK;
+}
+
+/* [p, p + n) widened to whole pages: a private, never written file
+ * mapping gives its pages back and reads them from the file (the page
+ * cache) at the next touch, so the contents seen are unchanged. Pages a
+ * neighbouring tensor shares just fault back in. Best effort: a failure
+ * only leaves the pages resident. */
+static void sdx__map_release(const sdx__map *m, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    uintptr_t lo, hi, end;
+    if (!m->base || b < m->base || n == 0 || n > m->size || (size_t)(b - m->base) > m->size - n) return;
+    lo = (uintptr_t)b & ~(uintptr_t)(m->page - 1);
+    hi = ((uintptr_t)b + n + m->page - 1) & ~(uintptr_t)(m->page - 1);
+    end = ((uintptr_t)m->base + m->size + m->page - 1) & ~(uintptr_t)(m->page - 1);
+    if (hi > end) hi = end;
+    (void)madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+/* Peak resident set (ru_maxrss: kilobytes on Linux and the BSDs, bytes
+ * on macOS). */
+static size_t sdx__peak_rss(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss <= 0) return 0;
+#if defined(__APPLE__)
+    return (size_t)ru.ru_maxrss;
+#else
+    return (size_t)ru.ru_maxrss * 1024u;
+#endif
 }
 
 static void sdx__unmap_file(sdx__map *m) {
@@ -1567,6 +1638,8 @@ static int sdx__path_kind(const char *path) {
 static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
 
 #endif
+
+SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
 
 /* ---- src/core/core.c (continued) ---- */
 
@@ -2245,6 +2318,17 @@ static void sdx__arena_reset(sdx__arena *a) {
     sdx__mark m;
     memset(&m, 0, sizeof m);
     sdx__arena_release(a, m);
+}
+
+/* Frees every block once nothing is allocated, and forgets the peak: a
+ * pipeline calls it between stages, so that the next stage's arena is
+ * sized by its own peak and the pages a bigger stage touched (the VAE's
+ * full-resolution activations, say) do not stay resident meanwhile.
+ * Within a stage the arena keeps its block: no malloc per step. */
+static void sdx__arena_trim(sdx__arena *a) {
+    if (a->in_use || (a->host && a->host->in_use)) return;
+    sdx__arena_free(a);
+    a->peak = 0;
 }
 
 /* A tensor from the arena's memory (host: from its host companion).
@@ -5482,6 +5566,14 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
     int i = st && name ? sdx__st_lookup(st, name) : -1;
     return i >= 0 ? &st->entries[i].t : NULL;
 }
+/* Drops the mapped pages under [p, p + n) from the process's memory; the
+ * next read of them comes from the file again, with the same bytes. Only
+ * for a file opened with sdx_st_open: a file in the caller's memory, and
+ * the aligned copies of misaligned tensors, are left alone. */
+static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
+    if (st && st->map.base) sdx__map_release(&st->map, p, n);
+}
+
 SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
 SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
     if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
@@ -5712,6 +5804,37 @@ static void sdx__wset_free(sdx__wset *w) {
     w->n_slots = 0;
 }
 
+/* The number of slots fetched so far. Fetches happen in model order, so a
+ * part records [mark before, mark after) of a layer's loading to release
+ * that layer's weights later (sdx__wset_release). */
+static int sdx__wset_mark(const sdx__wset *w) { return w->n_slots; }
+
+/* Gives the OS back the file pages of slots [first, end): what a stage
+ * that is done, or a layer in low-memory mode, no longer needs. Views of
+ * the file fault back in from it at their next use, unchanged. Slots
+ * holding their own copy (a converted dtype, LoRA, a device) keep it;
+ * the file pages they were filled from go as well. Ranges that touch are
+ * merged into one call. */
+static void sdx__wset_release(const sdx__wset *w, int first, int end) {
+    const unsigned char *lo = NULL, *hi = NULL;
+    if (first < 0) first = 0;
+    for (int i = first; i < end && i < w->n_slots; i++) {
+        const sdx_tensor *f = w->slots[i]->file;
+        const unsigned char *b = (const unsigned char *)f->data, *e = b + sdx_tensor_nbytes(f);
+        if (lo && b <= hi && e >= lo) {
+            if (b < lo) lo = b;
+            if (e > hi) hi = e;
+            continue;
+        }
+        if (lo) sdx__st_release(w->st, lo, (size_t)(hi - lo));
+        lo = b;
+        hi = e;
+    }
+    if (lo) sdx__st_release(w->st, lo, (size_t)(hi - lo));
+}
+
+static void sdx__wset_release_all(const sdx__wset *w) { sdx__wset_release(w, 0, w->n_slots); }
+
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
     char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
@@ -5754,7 +5877,9 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
         sl->owned = 1;
     }
     if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
-        return ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+        rc = ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+        sdx__st_release(w->st, sl->file->data, bytes);   /* the copy is what computes */
+        return rc;
     }
     {
         void *host = sl->t.device ? sdx__malloc(ctx, bytes) : sl->t.data;
@@ -5774,6 +5899,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
             sdx__free(ctx, host);
         }
     }
+    if (!values) sdx__st_release(w->st, sl->file->data, sdx_tensor_nbytes(sl->file));   /* read once, into the copy */
     return rc;
 }
 
@@ -10860,6 +10986,8 @@ static void sdx__emphasis_original(float *z, int n_tokens, int width, const floa
  *   sdx__textenc_empty_ids(ids, n_ctx)      the ids of the empty prompt
  *   sdx__sdxl_vector(ctx, pooled, pooled_dim, size_cond, y, y_dim)
  *   sdx__textenc_free(ctx, &te)
+ *   te.enc[i].low_memory = 1                give each layer's pages back after it runs
+ *   sdx__textenc_release(&te)               give every weight page back (between stages)
  *
  * Outputs are owned f32 tensors (free with sdx_tensor_free): context
  * [n_chunks * n_ctx, context_dim]; pooled [pooled_dim], from the first
@@ -10902,6 +11030,7 @@ typedef enum sdx__clip_layout {
 typedef struct sdx__clip_block {
     const sdx_tensor *ln1_w, *ln1_b, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *in_w, *in_b, *out_w, *out_b;
     const sdx_tensor *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
+    int slot0, slot1;           /* its weights: wset slots [slot0, slot1) */
 } sdx__clip_block;
 
 typedef struct sdx__clip {
@@ -10912,6 +11041,7 @@ typedef struct sdx__clip {
     int proj_dim;               /* text_projection columns; 0 when absent */
     int pad_id;                 /* id written after the first EOS */
     int default_skip;           /* 1 = last layer, 2 = penultimate */
+    int low_memory;             /* 1: give each layer's weight pages back after it runs */
     int norm_context;           /* apply the final norm to the context */
     int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
     const sdx_tensor *tok_emb, *pos_emb, *lnf_w, *lnf_b, *proj;   /* slots; proj NULL for CLIP-L */
@@ -11093,8 +11223,10 @@ static int sdx__clip_load(sdx_ctx *ctx, sdx__clip *c, const sdx_st *ckpt, const 
         goto fail;
     }
     for (int i = 0; i < c->n_layers; i++) {
+        c->blocks[i].slot0 = sdx__wset_mark(&c->w);
         rc = layout == SDX__CLIP_HF ? sdx__clip_load_hf_block(c, i) : sdx__clip_load_open_block(c, i);
         if (rc != SDX_OK) goto fail;
+        c->blocks[i].slot1 = sdx__wset_mark(&c->w);
     }
     return SDX_OK;
 fail:
@@ -11117,6 +11249,12 @@ static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
     char key[256];
     snprintf(key, sizeof key, "%s%s", prefix, name);
     return sdx_st_find(st, key) != NULL;
+}
+
+/* The encoders' mapped weight pages go back to the OS; they fault back
+ * in, unchanged, at the next encode. */
+static void sdx__textenc_release(const sdx__textenc *te) {
+    for (int i = 0; i < te->n_enc; i++) sdx__wset_release_all(&te->enc[i].w);
 }
 
 static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
@@ -11254,6 +11392,7 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
     SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
     sdx__arena_release(a, m);
     return rc;
@@ -11500,6 +11639,14 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
 #define SDX__UNET_MAX_DEPTH 64    /* transformer blocks per SpatialTransformer */
 #define SDX__UNET_GROUPS 32
 #define SDX__UNET_MAX_WIDTH (1 << 20)   /* channels; keeps int products of widths exact */
+/* The feed-forward's hidden activations (GEGLU's 2 x inner and inner
+ * columns) are computed over token rows in passes of at most this many
+ * bytes: at 64x64 latents they would otherwise be the largest
+ * temporaries of the whole UNet. Rows are independent through LayerNorm,
+ * Linear and GEGLU, so the result is the same bit for bit. */
+#ifndef SDX__UNET_FF_CHUNK_BYTES
+#define SDX__UNET_FF_CHUNK_BYTES ((size_t)32 << 20)
+#endif
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
 
@@ -11528,6 +11675,7 @@ typedef struct sdx__unet_attn {
 typedef struct sdx__unet_layer {
     int kind;                                    /* SDX__UL_* */
     int cin, cout;
+    int slot0, slot1;                            /* its weights: wset slots [slot0, slot1) */
     sdx__unet_res res;
     sdx__unet_attn attn;
     const sdx_tensor *conv_w, *conv_b;           /* CONV, DOWN, UP */
@@ -11555,7 +11703,10 @@ typedef struct sdx__unet {
     const sdx_tensor *te0_w, *te0_b, *te2_w, *te2_b;   /* time_embed   */
     const sdx_tensor *le0_w, *le0_b, *le2_w, *le2_b;   /* label_emb.0  */
     const sdx_tensor *out_norm_w, *out_norm_b, *out_conv_w, *out_conv_b;
+    int out_slot0, out_slot1;        /* slots of out.* */
     /* policy; may be changed between load and forward */
+    int low_memory;                  /* 1: give each layer's weight pages back after it runs */
+    int64_t ff_chunk_rows;           /* feed-forward rows per pass; 0: from SDX__UNET_FF_CHUNK_BYTES */
     int num_heads;                   /* > 0: fixed head count (SD 1.x)    */
     int head_dim;                    /* > 0: heads = channels / head_dim  */
     sdx_dtype act_type;              /* activation storage (SDX_UNET_ACT_TYPE) */
@@ -11725,10 +11876,13 @@ static int sdx__unet_load_block(sdx__unet *u, sdx__unet_block *b, const char *ba
     b->cin = cin;
     b->n_layers = 0;
     for (int m = 0; m < SDX__UNET_MAX_LAYERS; m++) {
+        int slot0 = sdx__wset_mark(&u->w);
         snprintf(name, sizeof name, "%s.%d", base, m);
         rc = sdx__unet_load_layer(u, &b->layer[m], name, c);
         if (rc < 0) return rc;
         if (rc == 0) break;
+        b->layer[m].slot0 = slot0;
+        b->layer[m].slot1 = sdx__wset_mark(&u->w);
         c = b->layer[m].cout;
         b->n_layers = m + 1;
     }
@@ -11746,6 +11900,7 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     const sdx_tensor *conv_in = sdx__unet_probe(u, "input_blocks.0.0.weight");
     const sdx_tensor *te0 = conv_in ? sdx__unet_probe(u, "time_embed.0.weight") : NULL;
     sdx__unet_layer *L = &u->in[0].layer[0];
+    int slot0 = sdx__wset_mark(w);
     if (!conv_in || !te0 || conv_in->ndim != 4 || te0->ndim != 2)
         return sdx__fail(u->ctx, SDX_ERR_MODEL,
                          "%s: not an LDM/SGM UNet: no '%sinput_blocks.0.0.weight' [C, in, 3, 3] and "
@@ -11774,6 +11929,8 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     L->cout = u->model_channels;
     SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
     SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
+    L->slot0 = slot0;      /* the embeddings run just before it */
+    L->slot1 = sdx__wset_mark(w);
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -11835,11 +11992,13 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
+    u->out_slot0 = sdx__wset_mark(&u->w);
     SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
     SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
     SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
     SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
+    u->out_slot1 = sdx__wset_mark(&u->w);
     return SDX_OK;
 }
 
@@ -12031,20 +12190,43 @@ done:
     return rc;
 }
 
+/* Rows [row0, row0 + rows) of x seen as [1, rows, C] (x: [B, L, C]). */
+static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows) {
+    sdx_tensor v = *x;
+    int64_t C = x->shape[x->ndim - 1];
+    v.ndim = 3;
+    v.shape[0] = 1;
+    v.shape[1] = rows;
+    v.shape[2] = C;
+    v.data = (unsigned char *)x->data + (size_t)(row0 * C) * sdx_dtype_size(x->dtype);
+    v.owned = 0;
+    return v;
+}
+
+/* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size. */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
-    int64_t B = tok->shape[0], L = tok->shape[1], C = tok->shape[2];
-    sdx_tensor n, f, g;
+    int64_t rows = tok->shape[0] * tok->shape[1], C = tok->shape[2], inner = b->ff_inner;
+    int64_t chunk = r->u->ff_chunk_rows;
+    sdx_tensor nb, fb, gb;
     int rc;
-    SDX__UNET_DO(sdx__unet_act3(r, &n, B, L, C));
-    SDX__UNET_DO(sdx__layer_norm(ctx, &n, tok, 1e-5f, b->ln3_w, b->ln3_b));
-    SDX__UNET_DO(sdx__unet_act3(r, &f, B, L, 2 * (int64_t)b->ff_inner));
-    SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
-    SDX__UNET_DO(sdx__unet_act3(r, &g, B, L, b->ff_inner));
-    SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
-    SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
-    SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
+    if (chunk <= 0) chunk = (int64_t)(SDX__UNET_FF_CHUNK_BYTES / ((size_t)(3 * inner) * sdx_dtype_size(r->u->act_type)));
+    chunk = SDX__MAX((int64_t)1, SDX__MIN(chunk, rows));
+    SDX__UNET_DO(sdx__unet_act3(r, &nb, 1, chunk, C));
+    SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
+    SDX__UNET_DO(sdx__unet_act3(r, &gb, 1, chunk, inner));
+    for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
+        int64_t nr = SDX__MIN(chunk, rows - row0);
+        sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
+        sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
+        SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
+        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
+        SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
+        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
+        SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
+    }
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -12134,6 +12316,7 @@ static int sdx__unet_block_forward(sdx__unet_run *r, const sdx__unet_block *b, s
         default:           rc = sdx__unet_attn_forward(r, &L->attn, &next, &cur); break;
         }
         if (rc != SDX_OK) goto done;
+        if (r->u->low_memory) sdx__wset_release(&r->u->w, L->slot0, L->slot1);
         cur = next;
     }
 done:
@@ -12329,6 +12512,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
+    if (u->low_memory) sdx__wset_release(&u->w, u->out_slot0, u->out_slot1);
 done:
     sdx__arena_release(a, m0);
     return rc;
@@ -16727,6 +16911,12 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
  * floor(clamp(x)*255). */
 
+/* Activation memory of a VAE pass in low-memory mode, above which it
+ * works in tiles (sdx_model_desc.low_memory). */
+#ifndef SDX_LOW_MEMORY_VAE_BUDGET
+#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
+#endif
+
 struct sdx_model {
     sdx_ctx       *ctx;
     sdx_st        *ckpt;
@@ -16743,6 +16933,7 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    int            low_memory;     /* sdx_model_desc.low_memory */
     sdx__lora     *loras;          /* applied in this order */
     int            n_loras, cap_loras;
 };
@@ -16907,11 +17098,14 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
                        "give the checkpoint too", d->vae);
         goto fail;
     }
+    m->low_memory = d->low_memory != 0;
     if (!d->codecs_only) {
         if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
         m->loaded_te = 1;
+        for (int i = 0; i < m->te.n_enc; i++) m->te.enc[i].low_memory = m->low_memory;
         if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
         m->loaded_unet = 1;
+        m->unet.low_memory = m->low_memory;
         if (m->unet.context_dim != m->te.context_dim) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
                            d->checkpoint, m->unet.context_dim, m->te.context_dim);
@@ -17244,6 +17438,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
     snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
     if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
     if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
@@ -17653,14 +17848,40 @@ done:
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
-static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
     t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
     return t;
 }
 
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
+
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
+/* The UNet's (and the ControlNets') mapped weights: not needed again
+ * until the next sampling, and the VAE decode comes first. */
+static void sdx__release_unet(sdx__gen *g) {
+    sdx__wset_release_all(&g->m->unet.w);
+    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
+}
 
 /* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
  * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
@@ -17987,6 +18208,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
                                      g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
                                      c->strength, &g->control, ran);
+        if (m->low_memory) sdx__wset_release_all(&net->enc.w);   /* the hint block and zero convs too */
         ran = 1;
     }
     if (rc == SDX_OK && ran) *out = &g->control;
@@ -18165,8 +18387,10 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
-    if ((rc = sdx__gen_condition(&g, cond)) != SDX_OK) { sdx_cond_free(cond); return rc; }
-    sdx__arena_reset(&m->arena);
+    rc = sdx__gen_condition(&g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
     *out = cond;
     return SDX_OK;
 }
@@ -18289,7 +18513,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
     }
-    sdx__arena_reset(&s->g.m->arena);
+    sdx__release_unet(&s->g);
+    sdx__stage_done(s->g.m, "sampling");
     return s->status = rc;
 }
 
@@ -18344,8 +18569,9 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
     if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
-    if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
-    sdx__arena_reset(&m->arena);
+    if (s->g.init_latent) sdx__release_codecs(m);    /* the init image was encoded */
+    sdx__stage_done(m, "encoding the init image");
+    if (rc != SDX_OK) { sdx_sampling_free(s); return rc; }
     {
         sdx_rng rng;
         sdx_rng_init(&rng, p->rng, (uint64_t)s->seed);
@@ -18379,11 +18605,12 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return 
 
 SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
     sdx__codec c;
-    sdx__vae_tiling tiling = sdx__tiling(p);
+    sdx__vae_tiling tiling;
     char sh[96];
     int rc;
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
     if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
     if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
         latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
@@ -18393,13 +18620,14 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                          c.channels, 16384 / c.factor);
     rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
                               p ? p->tiling : 0, out);
-    sdx__arena_reset(&m->arena);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "decoding");
     return rc;
 }
 
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
     sdx__codec c;
-    sdx__vae_tiling tiling = sdx__tiling(p);
+    sdx__vae_tiling tiling;
     float *x = NULL, *eps = NULL, *std = NULL;
     int w, h, encode_sample = p && p->encode_sample;
     size_t n;
@@ -18407,6 +18635,7 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
     if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
     /* the sides cropped to multiples of the codec's factor, as img2img does */
     if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
@@ -18431,7 +18660,8 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     sdx__free(m->ctx, eps);
     sdx__free(m->ctx, std);
     sdx__free(m->ctx, x);
-    sdx__arena_reset(&m->arena);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "encoding");
     return rc;
 }
 
@@ -18490,6 +18720,8 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
                                       &out->images[i]);
+            sdx__release_codecs(m);
+            sdx__stage_done(m, "decoding");
             if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);

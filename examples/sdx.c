@@ -174,6 +174,8 @@ static void usage(FILE *f) {
 "      --preview-noisy       preview the noisy latent instead of the denoised estimate\n"
 "      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
+"      --low-mem             low-memory mode: weights stream layer by layer from the mapped\n"
+"                            file, the VAE works in small tiles (same latent, slower)\n"
 "  -t, --threads N           worker threads (default: all cores)\n"
 "      --backend B           cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)\n"
 "      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
@@ -269,6 +271,7 @@ static int parse_args(int argc, char **argv, options *o) {
         else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
         else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
         else if (IS("--circular", "--circular")) o->gen.tiling = 1;
+        else if (IS("--low-mem", "--low-memory")) o->model.low_memory = 1;
         else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
         else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
         else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;

@@ -162,6 +162,9 @@ SDX_API const char *sdx_last_error(const sdx_ctx *ctx);
 SDX_API void        sdx_set_trace(sdx_ctx *ctx, int enabled);
 SDX_API int         sdx_threads(const sdx_ctx *ctx);
 SDX_API const char *sdx_result_name(int result);
+/* The process's peak resident memory so far, in bytes (Linux and the
+ * BSDs: ru_maxrss; Windows: the peak working set); 0 when unknown. */
+SDX_API size_t      sdx_peak_rss(void);
 
 /* ---- dtypes and half floats ---------------------------------------- */
 SDX_API size_t      sdx_dtype_size(sdx_dtype t);

@@ -645,6 +645,17 @@ static void sdx__arena_reset(sdx__arena *a) {
     sdx__arena_release(a, m);
 }
 
+/* Frees every block once nothing is allocated, and forgets the peak: a
+ * pipeline calls it between stages, so that the next stage's arena is
+ * sized by its own peak and the pages a bigger stage touched (the VAE's
+ * full-resolution activations, say) do not stay resident meanwhile.
+ * Within a stage the arena keeps its block: no malloc per step. */
+static void sdx__arena_trim(sdx__arena *a) {
+    if (a->in_use || (a->host && a->host->in_use)) return;
+    sdx__arena_free(a);
+    a->peak = 0;
+}
+
 /* A tensor from the arena's memory (host: from its host companion).
  * Returns 0 (error set) on failure. */
 static int sdx__arena_tensor_in(sdx__arena *a, int host, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {

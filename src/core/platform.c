@@ -14,6 +14,9 @@
  *   sdx__map_file/_unmap        a whole regular file, read-only
  *   sdx__tmpfile_*              create "path.tmp.*" exclusively, write,
  *                               commit (rename over path) or abort
+ *   sdx__map_release(m, p, n)   drop mapped pages from the process's
+ *                               memory; they are read again on demand
+ *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
  *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
 
@@ -26,6 +29,7 @@
 #define NOMINMAX
 #endif
 #include <windows.h>
+#include <psapi.h>
 #else
 #define SDX__WIN32 0
 #include <pthread.h>
@@ -34,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #endif
 
 typedef void (*sdx__thread_fn)(void *arg);
@@ -162,6 +167,29 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     }
     CloseHandle(f);   /* the mapping keeps the file open */
     return SDX_OK;
+}
+
+/* Win32 has no MADV_DONTNEED for file views. VirtualUnlock on pages that
+ * are not locked is documented to remove them from the working set
+ * (it then fails with ERROR_NOT_LOCKED, which is expected): they stay in
+ * the standby list and fault back cheaply, as on POSIX. */
+static void sdx__map_release(const sdx__map *m, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    if (!m->base || b < m->base || n == 0 || n > m->size || (size_t)(b - m->base) > m->size - n) return;
+    VirtualUnlock((LPVOID)(uintptr_t)b, n);
+}
+
+/* Peak working set. With PSAPI_VERSION 2 (targets from Windows 7 on)
+ * psapi.h maps GetProcessMemoryInfo to K32GetProcessMemoryInfo in
+ * kernel32, so nothing extra is linked; older targets report 0. */
+static size_t sdx__peak_rss(void) {
+#if defined(PSAPI_VERSION) && PSAPI_VERSION > 1
+    PROCESS_MEMORY_COUNTERS pmc;
+    memset(&pmc, 0, sizeof pmc);
+    pmc.cb = sizeof pmc;
+    if (GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return (size_t)pmc.PeakWorkingSetSize;
+#endif
+    return 0;
 }
 
 static void sdx__unmap_file(sdx__map *m) {
@@ -304,7 +332,7 @@ static int sdx__cpu_count(void) {
     return n < 1 ? 1 : (n > 256 ? 256 : (int)n);
 }
 
-typedef struct sdx__map { const unsigned char *base; size_t size; } sdx__map;
+typedef struct sdx__map { const unsigned char *base; size_t size, page; } sdx__map;
 
 /* Maps a regular file read-only (an empty file maps to base NULL, size
  * 0). On failure the error is set and the code returned. */
@@ -323,6 +351,10 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
         return sdx__fail(ctx, SDX_ERR_IO, "%s: %lld bytes do not fit the address space", path, (long long)sb.st_size);
     }
     m->size = (size_t)sb.st_size;
+    {
+        long page = sysconf(_SC_PAGESIZE);
+        m->page = page > 0 ? (size_t)page : 4096;
+    }
     if (m->size > 0) {
         void *p = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -335,6 +367,34 @@ static int sdx__map_file(sdx_ctx *ctx, const char *path, sdx__map *m) {
     }
     close(fd);   /* the mapping keeps the file */
     return SDX_OK;
+}
+
+/* [p, p + n) widened to whole pages: a private, never written file
+ * mapping gives its pages back and reads them from the file (the page
+ * cache) at the next touch, so the contents seen are unchanged. Pages a
+ * neighbouring tensor shares just fault back in. Best effort: a failure
+ * only leaves the pages resident. */
+static void sdx__map_release(const sdx__map *m, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    uintptr_t lo, hi, end;
+    if (!m->base || b < m->base || n == 0 || n > m->size || (size_t)(b - m->base) > m->size - n) return;
+    lo = (uintptr_t)b & ~(uintptr_t)(m->page - 1);
+    hi = ((uintptr_t)b + n + m->page - 1) & ~(uintptr_t)(m->page - 1);
+    end = ((uintptr_t)m->base + m->size + m->page - 1) & ~(uintptr_t)(m->page - 1);
+    if (hi > end) hi = end;
+    (void)madvise((void *)lo, (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+/* Peak resident set (ru_maxrss: kilobytes on Linux and the BSDs, bytes
+ * on macOS). */
+static size_t sdx__peak_rss(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss <= 0) return 0;
+#if defined(__APPLE__)
+    return (size_t)ru.ru_maxrss;
+#else
+    return (size_t)ru.ru_maxrss * 1024u;
+#endif
 }
 
 static void sdx__unmap_file(sdx__map *m) {
@@ -416,3 +476,5 @@ static int sdx__path_kind(const char *path) {
 static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
 
 #endif
+
+SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }

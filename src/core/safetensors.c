@@ -302,6 +302,14 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
     int i = st && name ? sdx__st_lookup(st, name) : -1;
     return i >= 0 ? &st->entries[i].t : NULL;
 }
+/* Drops the mapped pages under [p, p + n) from the process's memory; the
+ * next read of them comes from the file again, with the same bytes. Only
+ * for a file opened with sdx_st_open: a file in the caller's memory, and
+ * the aligned copies of misaligned tensors, are left alone. */
+static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
+    if (st && st->map.base) sdx__map_release(&st->map, p, n);
+}
+
 SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
 SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
     if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
@@ -532,6 +540,37 @@ static void sdx__wset_free(sdx__wset *w) {
     w->n_slots = 0;
 }
 
+/* The number of slots fetched so far. Fetches happen in model order, so a
+ * part records [mark before, mark after) of a layer's loading to release
+ * that layer's weights later (sdx__wset_release). */
+static int sdx__wset_mark(const sdx__wset *w) { return w->n_slots; }
+
+/* Gives the OS back the file pages of slots [first, end): what a stage
+ * that is done, or a layer in low-memory mode, no longer needs. Views of
+ * the file fault back in from it at their next use, unchanged. Slots
+ * holding their own copy (a converted dtype, LoRA, a device) keep it;
+ * the file pages they were filled from go as well. Ranges that touch are
+ * merged into one call. */
+static void sdx__wset_release(const sdx__wset *w, int first, int end) {
+    const unsigned char *lo = NULL, *hi = NULL;
+    if (first < 0) first = 0;
+    for (int i = first; i < end && i < w->n_slots; i++) {
+        const sdx_tensor *f = w->slots[i]->file;
+        const unsigned char *b = (const unsigned char *)f->data, *e = b + sdx_tensor_nbytes(f);
+        if (lo && b <= hi && e >= lo) {
+            if (b < lo) lo = b;
+            if (e > hi) hi = e;
+            continue;
+        }
+        if (lo) sdx__st_release(w->st, lo, (size_t)(hi - lo));
+        lo = b;
+        hi = e;
+    }
+    if (lo) sdx__st_release(w->st, lo, (size_t)(hi - lo));
+}
+
+static void sdx__wset_release_all(const sdx__wset *w) { sdx__wset_release(w, 0, w->n_slots); }
+
 static const sdx_tensor *sdx__wfind(const sdx__wset *w, char *name, size_t size, const char *fmt, va_list ap) {
     char canonical[512];
     int n = snprintf(name, size, "%s", w->prefix);
@@ -574,7 +613,9 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
         sl->owned = 1;
     }
     if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
-        return ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+        rc = ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
+        sdx__st_release(w->st, sl->file->data, bytes);   /* the copy is what computes */
+        return rc;
     }
     {
         void *host = sl->t.device ? sdx__malloc(ctx, bytes) : sl->t.data;
@@ -594,6 +635,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
             sdx__free(ctx, host);
         }
     }
+    if (!values) sdx__st_release(w->st, sl->file->data, sdx_tensor_nbytes(sl->file));   /* read once, into the copy */
     return rc;
 }
 

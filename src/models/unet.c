@@ -36,6 +36,14 @@
 #define SDX__UNET_MAX_DEPTH 64    /* transformer blocks per SpatialTransformer */
 #define SDX__UNET_GROUPS 32
 #define SDX__UNET_MAX_WIDTH (1 << 20)   /* channels; keeps int products of widths exact */
+/* The feed-forward's hidden activations (GEGLU's 2 x inner and inner
+ * columns) are computed over token rows in passes of at most this many
+ * bytes: at 64x64 latents they would otherwise be the largest
+ * temporaries of the whole UNet. Rows are independent through LayerNorm,
+ * Linear and GEGLU, so the result is the same bit for bit. */
+#ifndef SDX__UNET_FF_CHUNK_BYTES
+#define SDX__UNET_FF_CHUNK_BYTES ((size_t)32 << 20)
+#endif
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
 
@@ -64,6 +72,7 @@ typedef struct sdx__unet_attn {
 typedef struct sdx__unet_layer {
     int kind;                                    /* SDX__UL_* */
     int cin, cout;
+    int slot0, slot1;                            /* its weights: wset slots [slot0, slot1) */
     sdx__unet_res res;
     sdx__unet_attn attn;
     const sdx_tensor *conv_w, *conv_b;           /* CONV, DOWN, UP */
@@ -91,7 +100,10 @@ typedef struct sdx__unet {
     const sdx_tensor *te0_w, *te0_b, *te2_w, *te2_b;   /* time_embed   */
     const sdx_tensor *le0_w, *le0_b, *le2_w, *le2_b;   /* label_emb.0  */
     const sdx_tensor *out_norm_w, *out_norm_b, *out_conv_w, *out_conv_b;
+    int out_slot0, out_slot1;        /* slots of out.* */
     /* policy; may be changed between load and forward */
+    int low_memory;                  /* 1: give each layer's weight pages back after it runs */
+    int64_t ff_chunk_rows;           /* feed-forward rows per pass; 0: from SDX__UNET_FF_CHUNK_BYTES */
     int num_heads;                   /* > 0: fixed head count (SD 1.x)    */
     int head_dim;                    /* > 0: heads = channels / head_dim  */
     sdx_dtype act_type;              /* activation storage (SDX_UNET_ACT_TYPE) */
@@ -261,10 +273,13 @@ static int sdx__unet_load_block(sdx__unet *u, sdx__unet_block *b, const char *ba
     b->cin = cin;
     b->n_layers = 0;
     for (int m = 0; m < SDX__UNET_MAX_LAYERS; m++) {
+        int slot0 = sdx__wset_mark(&u->w);
         snprintf(name, sizeof name, "%s.%d", base, m);
         rc = sdx__unet_load_layer(u, &b->layer[m], name, c);
         if (rc < 0) return rc;
         if (rc == 0) break;
+        b->layer[m].slot0 = slot0;
+        b->layer[m].slot1 = sdx__wset_mark(&u->w);
         c = b->layer[m].cout;
         b->n_layers = m + 1;
     }
@@ -282,6 +297,7 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     const sdx_tensor *conv_in = sdx__unet_probe(u, "input_blocks.0.0.weight");
     const sdx_tensor *te0 = conv_in ? sdx__unet_probe(u, "time_embed.0.weight") : NULL;
     sdx__unet_layer *L = &u->in[0].layer[0];
+    int slot0 = sdx__wset_mark(w);
     if (!conv_in || !te0 || conv_in->ndim != 4 || te0->ndim != 2)
         return sdx__fail(u->ctx, SDX_ERR_MODEL,
                          "%s: not an LDM/SGM UNet: no '%sinput_blocks.0.0.weight' [C, in, 3, 3] and "
@@ -310,6 +326,8 @@ static int sdx__unet_load_stem(sdx__unet *u) {
     L->cout = u->model_channels;
     SDX__UNET_GET(L->conv_w, w, sdx__s4(u->model_channels, u->in_channels, 3, 3), "input_blocks.0.0.weight");
     SDX__UNET_GET(L->conv_b, w, sdx__s1(u->model_channels), "input_blocks.0.0.bias");
+    L->slot0 = slot0;      /* the embeddings run just before it */
+    L->slot1 = sdx__wset_mark(w);
     u->in[0].n_layers = 1;
     u->in[0].cin = u->in_channels;
     u->in[0].cout = u->model_channels;
@@ -371,11 +389,13 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
+    u->out_slot0 = sdx__wset_mark(&u->w);
     SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
     SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
     SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
     SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
+    u->out_slot1 = sdx__wset_mark(&u->w);
     return SDX_OK;
 }
 
@@ -567,20 +587,43 @@ done:
     return rc;
 }
 
+/* Rows [row0, row0 + rows) of x seen as [1, rows, C] (x: [B, L, C]). */
+static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows) {
+    sdx_tensor v = *x;
+    int64_t C = x->shape[x->ndim - 1];
+    v.ndim = 3;
+    v.shape[0] = 1;
+    v.shape[1] = rows;
+    v.shape[2] = C;
+    v.data = (unsigned char *)x->data + (size_t)(row0 * C) * sdx_dtype_size(x->dtype);
+    v.owned = 0;
+    return v;
+}
+
+/* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size. */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
-    int64_t B = tok->shape[0], L = tok->shape[1], C = tok->shape[2];
-    sdx_tensor n, f, g;
+    int64_t rows = tok->shape[0] * tok->shape[1], C = tok->shape[2], inner = b->ff_inner;
+    int64_t chunk = r->u->ff_chunk_rows;
+    sdx_tensor nb, fb, gb;
     int rc;
-    SDX__UNET_DO(sdx__unet_act3(r, &n, B, L, C));
-    SDX__UNET_DO(sdx__layer_norm(ctx, &n, tok, 1e-5f, b->ln3_w, b->ln3_b));
-    SDX__UNET_DO(sdx__unet_act3(r, &f, B, L, 2 * (int64_t)b->ff_inner));
-    SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
-    SDX__UNET_DO(sdx__unet_act3(r, &g, B, L, b->ff_inner));
-    SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
-    SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
-    SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
+    if (chunk <= 0) chunk = (int64_t)(SDX__UNET_FF_CHUNK_BYTES / ((size_t)(3 * inner) * sdx_dtype_size(r->u->act_type)));
+    chunk = SDX__MAX((int64_t)1, SDX__MIN(chunk, rows));
+    SDX__UNET_DO(sdx__unet_act3(r, &nb, 1, chunk, C));
+    SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
+    SDX__UNET_DO(sdx__unet_act3(r, &gb, 1, chunk, inner));
+    for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
+        int64_t nr = SDX__MIN(chunk, rows - row0);
+        sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
+        sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
+        SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
+        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
+        SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
+        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
+        SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
+    }
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -670,6 +713,7 @@ static int sdx__unet_block_forward(sdx__unet_run *r, const sdx__unet_block *b, s
         default:           rc = sdx__unet_attn_forward(r, &L->attn, &next, &cur); break;
         }
         if (rc != SDX_OK) goto done;
+        if (r->u->low_memory) sdx__wset_release(&r->u->w, L->slot0, L->slot1);
         cur = next;
     }
 done:
@@ -865,6 +909,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
+    if (u->low_memory) sdx__wset_release(&u->w, u->out_slot0, u->out_slot1);
 done:
     sdx__arena_release(a, m0);
     return rc;

@@ -42,6 +42,14 @@ typedef struct sdx_model_desc {
                                   given                                     */
     int         no_vocab;      /* 1: load no vocabulary (weights only: LoRA
                                   merging, sdx_model_save; no generation)   */
+    int         low_memory;    /* 1: low-memory mode: each text encoder
+                                  layer and UNet layer gives its weight
+                                  pages back to the OS after it runs (they
+                                  are read again from the mapped file, so
+                                  results are unchanged), and the VAE
+                                  decodes and encodes in tiles within
+                                  SDX_LOW_MEMORY_VAE_BUDGET unless
+                                  vae_tiling is -1. Slower: see README   */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;

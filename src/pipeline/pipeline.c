@@ -20,6 +20,12 @@
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
  * floor(clamp(x)*255). */
 
+/* Activation memory of a VAE pass in low-memory mode, above which it
+ * works in tiles (sdx_model_desc.low_memory). */
+#ifndef SDX_LOW_MEMORY_VAE_BUDGET
+#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
+#endif
+
 struct sdx_model {
     sdx_ctx       *ctx;
     sdx_st        *ckpt;
@@ -36,6 +42,7 @@ struct sdx_model {
     sdx__arena     arena;
     char           name[128];
     int            loaded_te, loaded_unet, loaded_vae;
+    int            low_memory;     /* sdx_model_desc.low_memory */
     sdx__lora     *loras;          /* applied in this order */
     int            n_loras, cap_loras;
 };
@@ -200,11 +207,14 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
                        "give the checkpoint too", d->vae);
         goto fail;
     }
+    m->low_memory = d->low_memory != 0;
     if (!d->codecs_only) {
         if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
         m->loaded_te = 1;
+        for (int i = 0; i < m->te.n_enc; i++) m->te.enc[i].low_memory = m->low_memory;
         if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
         m->loaded_unet = 1;
+        m->unet.low_memory = m->low_memory;
         if (m->unet.context_dim != m->te.context_dim) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
                            d->checkpoint, m->unet.context_dim, m->te.context_dim);
@@ -537,6 +547,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
     snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
     if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
     if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
@@ -946,14 +957,40 @@ done:
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
 
-static sdx__vae_tiling sdx__tiling(const sdx_gen_params *p) {
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
     t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
     return t;
 }
 
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->p); }
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
+
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
+/* The UNet's (and the ControlNets') mapped weights: not needed again
+ * until the next sampling, and the VAE decode comes first. */
+static void sdx__release_unet(sdx__gen *g) {
+    sdx__wset_release_all(&g->m->unet.w);
+    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
+}
 
 /* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
  * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
@@ -1280,6 +1317,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
                                      g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
                                      c->strength, &g->control, ran);
+        if (m->low_memory) sdx__wset_release_all(&net->enc.w);   /* the hint block and zero convs too */
         ran = 1;
     }
     if (rc == SDX_OK && ran) *out = &g->control;
@@ -1458,8 +1496,10 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
-    if ((rc = sdx__gen_condition(&g, cond)) != SDX_OK) { sdx_cond_free(cond); return rc; }
-    sdx__arena_reset(&m->arena);
+    rc = sdx__gen_condition(&g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
     *out = cond;
     return SDX_OK;
 }
@@ -1582,7 +1622,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
     }
-    sdx__arena_reset(&s->g.m->arena);
+    sdx__release_unet(&s->g);
+    sdx__stage_done(s->g.m, "sampling");
     return s->status = rc;
 }
 
@@ -1637,8 +1678,9 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
     if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
-    if (rc != SDX_OK) { sdx_sampling_free(s); sdx__arena_reset(&m->arena); return rc; }
-    sdx__arena_reset(&m->arena);
+    if (s->g.init_latent) sdx__release_codecs(m);    /* the init image was encoded */
+    sdx__stage_done(m, "encoding the init image");
+    if (rc != SDX_OK) { sdx_sampling_free(s); return rc; }
     {
         sdx_rng rng;
         sdx_rng_init(&rng, p->rng, (uint64_t)s->seed);
@@ -1672,11 +1714,12 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return 
 
 SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
     sdx__codec c;
-    sdx__vae_tiling tiling = sdx__tiling(p);
+    sdx__vae_tiling tiling;
     char sh[96];
     int rc;
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
     if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
     if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
         latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
@@ -1686,13 +1729,14 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                          c.channels, 16384 / c.factor);
     rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
                               p ? p->tiling : 0, out);
-    sdx__arena_reset(&m->arena);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "decoding");
     return rc;
 }
 
 SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
     sdx__codec c;
-    sdx__vae_tiling tiling = sdx__tiling(p);
+    sdx__vae_tiling tiling;
     float *x = NULL, *eps = NULL, *std = NULL;
     int w, h, encode_sample = p && p->encode_sample;
     size_t n;
@@ -1700,6 +1744,7 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     int rc;
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
     if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
     /* the sides cropped to multiples of the codec's factor, as img2img does */
     if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
@@ -1724,7 +1769,8 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     sdx__free(m->ctx, eps);
     sdx__free(m->ctx, std);
     sdx__free(m->ctx, x);
-    sdx__arena_reset(&m->arena);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "encoding");
     return rc;
 }
 
@@ -1783,6 +1829,8 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
                                       &out->images[i]);
+            sdx__release_codecs(m);
+            sdx__stage_done(m, "decoding");
             if (rc == SDX_OK && s->g.paste_alpha) sdx__paste_back(&s->g, &out->images[i]);
         }
         sdx_sampling_free(s);

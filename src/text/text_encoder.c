@@ -26,6 +26,8 @@
  *   sdx__textenc_empty_ids(ids, n_ctx)      the ids of the empty prompt
  *   sdx__sdxl_vector(ctx, pooled, pooled_dim, size_cond, y, y_dim)
  *   sdx__textenc_free(ctx, &te)
+ *   te.enc[i].low_memory = 1                give each layer's pages back after it runs
+ *   sdx__textenc_release(&te)               give every weight page back (between stages)
  *
  * Outputs are owned f32 tensors (free with sdx_tensor_free): context
  * [n_chunks * n_ctx, context_dim]; pooled [pooled_dim], from the first
@@ -68,6 +70,7 @@ typedef enum sdx__clip_layout {
 typedef struct sdx__clip_block {
     const sdx_tensor *ln1_w, *ln1_b, *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *in_w, *in_b, *out_w, *out_b;
     const sdx_tensor *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
+    int slot0, slot1;           /* its weights: wset slots [slot0, slot1) */
 } sdx__clip_block;
 
 typedef struct sdx__clip {
@@ -78,6 +81,7 @@ typedef struct sdx__clip {
     int proj_dim;               /* text_projection columns; 0 when absent */
     int pad_id;                 /* id written after the first EOS */
     int default_skip;           /* 1 = last layer, 2 = penultimate */
+    int low_memory;             /* 1: give each layer's weight pages back after it runs */
     int norm_context;           /* apply the final norm to the context */
     int gelu_erf;               /* 1: erf gelu (OpenCLIP), 0: quick_gelu */
     const sdx_tensor *tok_emb, *pos_emb, *lnf_w, *lnf_b, *proj;   /* slots; proj NULL for CLIP-L */
@@ -259,8 +263,10 @@ static int sdx__clip_load(sdx_ctx *ctx, sdx__clip *c, const sdx_st *ckpt, const 
         goto fail;
     }
     for (int i = 0; i < c->n_layers; i++) {
+        c->blocks[i].slot0 = sdx__wset_mark(&c->w);
         rc = layout == SDX__CLIP_HF ? sdx__clip_load_hf_block(c, i) : sdx__clip_load_open_block(c, i);
         if (rc != SDX_OK) goto fail;
+        c->blocks[i].slot1 = sdx__wset_mark(&c->w);
     }
     return SDX_OK;
 fail:
@@ -283,6 +289,12 @@ static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
     char key[256];
     snprintf(key, sizeof key, "%s%s", prefix, name);
     return sdx_st_find(st, key) != NULL;
+}
+
+/* The encoders' mapped weight pages go back to the OS; they fault back
+ * in, unchanged, at the next encode. */
+static void sdx__textenc_release(const sdx__textenc *te) {
+    for (int i = 0; i < te->n_enc; i++) sdx__wset_release_all(&te->enc[i].w);
 }
 
 static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
@@ -420,6 +432,7 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
     SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
     sdx__arena_release(a, m);
     return rc;

@@ -1,0 +1,340 @@
+/* Suite "memory": peak RSS is measured, stages give their weight pages
+ * back without changing any result, the low-memory mode changes memory
+ * and nothing else, and forward passes stop allocating after the first. */
+#include "test.h"
+
+#if !defined(_WIN32)
+#include <limits.h>
+#endif
+
+static sdx_model *tm_model(sdx_ctx *ctx, const char *area, int low_memory) {
+    char ckpt[512], vocab[512];
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    md.low_memory = low_memory;
+    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+}
+
+static void tm_params(sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = "a lighthouse at dusk, (waves:1.3)";
+    p->negative_prompt = "blurry";
+    p->width = 64;
+    p->height = 48;
+    p->steps = 3;
+    p->seed = 11;
+    p->sampler = "euler_ancestral";
+    p->rng = SDX_RNG_CPU;
+}
+
+/* Resident KiB of the process's mappings of `path` (Linux: the Rss lines
+ * of /proc/self/smaps under each mapping of that file), or -1 when that
+ * cannot be read here. */
+static long tm_mapped_kib(const char *path) {
+#if defined(__linux__)
+    char real[PATH_MAX], line[PATH_MAX + 256];
+    long total = 0;
+    int inside = 0;
+    FILE *f;
+    if (!realpath(path, real) || !(f = fopen("/proc/self/smaps", "r"))) return -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        long kib;
+        size_t n = strlen(line);
+        if (n && line[n - 1] == '\n') line[--n] = 0;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {   /* a mapping's header; its path, if any, ends the line */
+            const char *slash = strchr(line, '/');
+            inside = slash && !strcmp(slash, real);
+        } else if (inside && sscanf(line, "Rss: %ld kB", &kib) == 1) {
+            total += kib;
+        }
+    }
+    fclose(f);
+    return total;
+#else
+    (void)path;
+    return -1;
+#endif
+}
+
+static size_t tm_file_bytes(const char *path) {
+    FILE *f = fopen(path, "rb");
+    long n;
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fclose(f);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* sdx_peak_rss is the process's high-water mark: plausible, and it rises
+ * past memory the process touches. Linux must report it; elsewhere 0
+ * means unknown and the case skips. */
+static int peak_rss_is_measured_and_rises_with_use(void) {
+    size_t before = sdx_peak_rss(), after, big = (size_t)96 << 20;
+    unsigned char *p;
+#if defined(__linux__)
+    T_CHECK(before > 0, "sdx_peak_rss() is 0 on Linux");
+#endif
+    T_SKIP_IF(before == 0, "peak RSS is unknown on this system");
+    T_CHECK(before > ((size_t)1 << 20) && before < ((size_t)1 << 40), "implausible peak RSS %zu bytes", before);
+    p = (unsigned char *)malloc(big);
+    T_CHECK(p, "malloc");
+    memset(p, 1, big);
+    after = sdx_peak_rss();
+    T_NOTE("peak RSS %zu MiB, after touching %zu MiB more: %zu MiB", before >> 20, big >> 20, after >> 20);
+    T_CHECK(after >= before && after >= big, "peak RSS %zu bytes after touching %zu bytes", after, big);
+    free(p);
+    return T_PASS;
+}
+
+/* Releasing a mapped file's pages takes them out of the process's memory
+ * and the bytes read afterwards are the same. */
+static int released_pages_leave_memory_and_read_back_unchanged(void) {
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    size_t bytes = tm_file_bytes(path);
+    uint64_t sum[2] = { 0, 0 };
+    long kib[3] = { 0, 0, 0 };
+    T_SKIP_IF(tm_mapped_kib(path) < 0, "no /proc/self/smaps here");
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < sdx_st_count(st); i++) {
+            const sdx_tensor *t = sdx_st_get(st, i);
+            const unsigned char *d = (const unsigned char *)t->data;
+            for (size_t j = 0; j < sdx_tensor_nbytes(t); j++) sum[pass] = sum[pass] * 31 + d[j];
+        }
+        kib[pass == 0 ? 0 : 2] = tm_mapped_kib(path);
+        if (pass == 0) {
+            sdx__st_release(st, st->data, st->data_size);
+            kib[1] = tm_mapped_kib(path);
+        }
+    }
+    T_NOTE("%zu KiB file: %ld KiB resident after reading, %ld after release, %ld after reading again", bytes >> 10, kib[0],
+           kib[1], kib[2]);
+    T_CHECK(kib[0] * 1024 > (long)(bytes * 9 / 10), "reading the tensors made only %ld KiB resident", kib[0]);
+    T_CHECK(kib[1] * 1024 < (long)(bytes / 20), "%ld KiB still resident after the release", kib[1]);
+    T_CHECK(sum[0] == sum[1], "the bytes differ after the release");
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* After each stage its weights go back to the OS; the next generation
+ * reads them again from the file and gives the same image bit for bit. */
+static int generating_after_the_release_gives_identical_images(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = tm_model(ctx, "sd1", 0);
+    sdx_gen_params p;
+    sdx_gen_result a, b;
+    long left;
+    size_t n;
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    tm_params(&p);
+    T_CHECK(sdx_generate(m, &p, &a) == SDX_OK, "%s", sdx_last_error(ctx));
+    left = tm_mapped_kib(path);
+    T_NOTE("checkpoint %zu KiB, resident after a generation: %ld KiB", tm_file_bytes(path) >> 10, left);
+    if (left >= 0) T_CHECK(left * 1024 < (long)(tm_file_bytes(path) / 20), "%ld KiB of the checkpoint still resident", left);
+    T_CHECK(sdx_generate(m, &p, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+    n = (size_t)sdx_tensor_numel(&a.latents[0]);
+    T_CHECK(!memcmp(a.latents[0].data, b.latents[0].data, n * sizeof(float)), "the second latent differs");
+    T_CHECK(!memcmp(a.images[0].data, b.images[0].data, (size_t)a.images[0].width * a.images[0].height * 3),
+            "the second image differs");
+    sdx_gen_result_free(ctx, &a);
+    sdx_gen_result_free(ctx, &b);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* What a progress callback sees of the checkpoint's residency between
+ * sampler steps, and of the allocations made from step 2 to the last. */
+typedef struct tm_watch {
+    const char *path;
+    long max_kib;
+    long allocs, allocs_at_step2, allocs_at_last;
+} tm_watch;
+
+static void *tm_alloc(size_t size, void *user) { ((tm_watch *)user)->allocs++; return malloc(size); }
+static void *tm_realloc(void *p, size_t size, void *user) { ((tm_watch *)user)->allocs++; return realloc(p, size); }
+static void tm_free(void *p, void *user) { (void)user; free(p); }
+
+static int tm_on_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
+    tm_watch *w = (tm_watch *)user;
+    long kib = tm_mapped_kib(w->path);
+    (void)image; (void)latent;
+    if (kib > w->max_kib) w->max_kib = kib;
+    if (step == 2) w->allocs_at_step2 = w->allocs;
+    if (step == steps) w->allocs_at_last = w->allocs;
+    return 0;
+}
+
+/* One generation on a fresh context that counts allocations; the latent
+ * and image are copied out (malloc) before everything is freed. */
+static int tm_watched_generation(const char *path, int low_memory, tm_watch *w, float **latent, size_t *n,
+                                 unsigned char **image, size_t *bytes) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    sdx_model *m;
+    sdx_gen_params p;
+    sdx_gen_result res;
+    memset(w, 0, sizeof *w);
+    w->path = path;
+    w->max_kib = -1;
+    memset(&d, 0, sizeof d);
+    d.n_threads = 2;
+    d.alloc = tm_alloc;
+    d.realloc = tm_realloc;
+    d.free = tm_free;
+    d.user = w;
+    ctx = sdx_create(&d);
+    T_CHECK(ctx, "sdx_create");
+    m = tm_model(ctx, "sd1", low_memory);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    tm_params(&p);
+    p.steps = 4;
+    p.progress = tm_on_step;
+    p.progress_user = w;
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    *n = (size_t)sdx_tensor_numel(&res.latents[0]);
+    *bytes = (size_t)res.images[0].width * (size_t)res.images[0].height * 3;
+    *latent = (float *)malloc(*n * sizeof(float));
+    *image = (unsigned char *)malloc(*bytes);
+    T_CHECK(*latent && *image, "malloc");
+    memcpy(*latent, res.latents[0].data, *n * sizeof(float));
+    memcpy(*image, res.images[0].data, *bytes);
+    sdx_gen_result_free(ctx, &res);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The low-memory mode streams the weights: between sampler steps next to
+ * nothing of the checkpoint is resident (the default mode keeps the UNet
+ * there), and the latent and image are the default mode's, bit for bit
+ * (at this size the VAE fits the low-memory budget untiled). In both
+ * modes the sampling steps after the first allocate nothing. */
+static int low_memory_mode_streams_weights_and_changes_no_result(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    tm_watch w[2];
+    float *latent[2] = { NULL, NULL };
+    unsigned char *image[2] = { NULL, NULL };
+    size_t n[2], bytes[2], file = tm_file_bytes(path);
+    int r = T_PASS;
+    (void)v;
+    for (int low = 0; low < 2 && r == T_PASS; low++) {
+        r = tm_watched_generation(path, low, &w[low], &latent[low], &n[low], &image[low], &bytes[low]);
+        if (r == T_PASS)
+            T_NOTE("%s mode: at most %ld KiB of the %zu KiB checkpoint resident between steps; %ld allocations in steps 3-4",
+                   low ? "low-memory" : "default", w[low].max_kib, file >> 10, w[low].allocs_at_last - w[low].allocs_at_step2);
+    }
+    if (r == T_PASS) {
+        T_CHECK(n[0] == n[1] && !memcmp(latent[0], latent[1], n[0] * sizeof(float)), "the low-memory latent differs");
+        T_CHECK(bytes[0] == bytes[1] && !memcmp(image[0], image[1], bytes[0]), "the low-memory image differs");
+        for (int low = 0; low < 2; low++)
+            T_CHECK(w[low].allocs_at_last == w[low].allocs_at_step2, "%s mode: %ld allocations during steps 3-4",
+                    low ? "low-memory" : "default", w[low].allocs_at_last - w[low].allocs_at_step2);
+        if (w[0].max_kib >= 0) {
+            T_CHECK(w[0].max_kib * 1024 > (long)(file / 4), "default mode: only %ld KiB resident between steps", w[0].max_kib);
+            T_CHECK(w[1].max_kib * 1024 < (long)(file / 20), "low-memory mode: %ld KiB resident between steps", w[1].max_kib);
+        }
+    }
+    for (int i = 0; i < 2; i++) { free(latent[i]); free(image[i]); }
+    return r;
+}
+
+/* Low-memory mode bounds the VAE: a decode whose activations exceed its
+ * budget is planned in tiles that fit, where the default mode would not
+ * tile it; vae_tiling -1 still turns tiling off. */
+static int low_memory_mode_tiles_the_vae_within_its_budget(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *dm = tm_model(ctx, "sd1", 0), *lm = tm_model(ctx, "sd1", 1);
+    sdx_gen_params p;
+    sdx__vae_tiling td, tl;
+    int64_t side = 8, tile = 0, overlap = 0;
+    (void)v;
+    T_CHECK(dm && lm, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    /* the smallest square latent over the low-memory budget */
+    while (sdx__vae_decode_bytes(&lm->vae, side, side) <= SDX_LOW_MEMORY_VAE_BUDGET) side *= 2;
+    td = sdx__tiling(dm, &p);
+    tl = sdx__tiling(lm, &p);
+    T_CHECK(!sdx__vae_plan_tiles(ctx, &dm->vae, &td, sdx__vae_dec_bytes_latent, side, side, &tile, &overlap) ||
+                sdx__vae_decode_bytes(&dm->vae, side, side) > SDX_VAE_TILE_BUDGET,
+            "the default mode tiles a %lldx%lld latent", (long long)side, (long long)side);
+    T_CHECK(sdx__vae_plan_tiles(ctx, &lm->vae, &tl, sdx__vae_dec_bytes_latent, side, side, &tile, &overlap),
+            "the low-memory mode does not tile a %lldx%lld latent (%zu MB untiled)", (long long)side, (long long)side,
+            sdx__vae_decode_bytes(&lm->vae, side, side) >> 20);
+    T_NOTE("%lldx%lld latent: %zu MB untiled, low-memory tiles of %lld (%zu MB)", (long long)side, (long long)side,
+           sdx__vae_decode_bytes(&lm->vae, side, side) >> 20, (long long)tile, sdx__vae_decode_bytes(&lm->vae, tile, tile) >> 20);
+    T_CHECK(tile < side && sdx__vae_decode_bytes(&lm->vae, tile, tile) <= SDX_LOW_MEMORY_VAE_BUDGET, "tile %lld", (long long)tile);
+    p.vae_tiling = -1;
+    tl = sdx__tiling(lm, &p);
+    T_CHECK(!sdx__vae_plan_tiles(ctx, &lm->vae, &tl, sdx__vae_dec_bytes_latent, side, side, &tile, &overlap),
+            "vae_tiling -1 still tiles in low-memory mode");
+    sdx_model_free(dm);
+    sdx_model_free(lm);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The UNet's feed-forward runs over token rows in passes: any pass size
+ * gives the one-pass result bit for bit (rows are independent). */
+static int feed_forward_passes_over_rows_change_nothing(void) {
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(cpath, "golden/sd1/cases/unet_case0.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *model = NULL, *cs = NULL;
+    sdx__unet *u = (sdx__unet *)calloc(1, sizeof *u);
+    sdx__arena arena;
+    sdx_tensor x, ts, cx, out[3];
+    static const int64_t chunks[3] = { 1 << 30, 7, 64 };
+    T_CHECK(ctx && u, "setup");
+    T_CHECK(sdx_st_open(ctx, path, &model) == SDX_OK && sdx_st_open(ctx, cpath, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__unet_load(ctx, u, model, "model.diffusion_model.") == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
+            sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx__arena_init(&arena, ctx, 0);
+    for (int i = 0; i < 3; i++) {
+        int64_t shape[4] = { x.shape[0], u->out_channels, x.shape[2], x.shape[3] };
+        u->ff_chunk_rows = chunks[i];
+        T_CHECK(sdx_tensor_alloc(ctx, &out[i], SDX_F32, 4, shape) == SDX_OK, "alloc");
+        T_CHECK(sdx__unet_forward(ctx, u, &arena, &x, (const float *)ts.data, &cx, NULL, &out[i]) == SDX_OK, "%s",
+                sdx_last_error(ctx));
+        if (i) T_CHECK(!memcmp(out[0].data, out[i].data, sdx_tensor_nbytes(&out[0])), "passes of %lld rows differ from one pass",
+                       (long long)chunks[i]);
+    }
+    for (int i = 0; i < 3; i++) sdx_tensor_free(ctx, &out[i]);
+    sdx__arena_free(&arena);
+    sdx_tensor_free(ctx, &x);
+    sdx_tensor_free(ctx, &ts);
+    sdx_tensor_free(ctx, &cx);
+    sdx__unet_free(u);
+    free(u);
+    sdx_st_close(cs);
+    sdx_st_close(model);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static const t_case memory_cases[] = {
+    { "peak_rss_is_measured_and_rises_with_use", peak_rss_is_measured_and_rises_with_use },
+    { "released_pages_leave_memory_and_read_back_unchanged", released_pages_leave_memory_and_read_back_unchanged },
+    { "generating_after_the_release_gives_identical_images", generating_after_the_release_gives_identical_images },
+    { "low_memory_mode_streams_weights_and_changes_no_result", low_memory_mode_streams_weights_and_changes_no_result },
+    { "low_memory_mode_tiles_the_vae_within_its_budget", low_memory_mode_tiles_the_vae_within_its_budget },
+    { "feed_forward_passes_over_rows_change_nothing", feed_forward_passes_over_rows_change_nothing },
+    { 0, 0 }
+};
+SDX_TEST_SUITE(memory, memory_cases)
