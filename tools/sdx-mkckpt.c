@@ -654,6 +654,8 @@ static void mk_ckpt_entries(mk_list *L, const mk_ckpt *c) {
     mk_unet_entries(L, &c->unet);
     L->prefix = "first_stage_model.";
     mk_vae_entries(L, c->vae_ch, c->vae_mult, 1);
+    /* pixels with standard deviation ~0.6 around 0: an image, not a clipped one */
+    if (!L->failed) mk_set_std(L, "first_stage_model.decoder.conv_out.weight", 0.6 / sqrt(9.0 * c->vae_ch));
     /* SD 2.x files do not say whether they predict v or eps; ComfyUI (and
      * sdx, without metadata) tell them apart by the spread of this bias:
      * standard deviation above 0.09 means v (768-v was trained longer). */
