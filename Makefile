@@ -13,7 +13,7 @@ LDLIBS  := -lm -lpthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/*/*.cu src/license.txt)
-TESTSRC := $(wildcard tests/*.c tests/*.h)
+TESTSRC := $(wildcard tests/*.c tests/*.h) tools/sdx-mkckpt.c
 EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 

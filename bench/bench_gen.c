@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
     int size = 0, steps = 2, threads = 0, shrink = 1, n_modes = 0, failed = 0;
     bg_mode modes[BG_MAX_MODES];
     bg_result res[BG_MAX_MODES];
-    char ckpt[1024], out_png[1024], cmd[4096], cpu[256], err[2048];
+    char ckpt[1024], out_png[1024], cmd[4096], cpu[256], err[2048], vocab_flag[1100] = "";
     mk_ckpt ck;
     double peak, unet_flops;
     for (size_t i = 0; i < sizeof bg_modes / sizeof bg_modes[0]; i++) modes[n_modes++] = bg_modes[i];
@@ -309,10 +309,11 @@ int main(int argc, char **argv) {
     }
     if (!size) size = strcmp(family, "sdxl") ? 512 : 1024;
     if (!dir || !*dir) dir = "/tmp";
-    if (!vocab || !*vocab) vocab = "../shared/vocab";
+    if ((!vocab || !*vocab) && access("../shared/vocab/merges.txt", R_OK) == 0) vocab = "../shared/vocab";
     if (shrink > 1) snprintf(ckpt, sizeof ckpt, "%s/sdx_bench_%s_ckpt_f16_shrink%d.safetensors", dir, family, shrink);
     else snprintf(ckpt, sizeof ckpt, "%s/sdx_bench_%s_ckpt_f16.safetensors", dir, family);
     snprintf(out_png, sizeof out_png, "%s/sdx_bench_gen_out.png", dir);
+    if (vocab && *vocab) snprintf(vocab_flag, sizeof vocab_flag, "--vocab '%s'", vocab);   /* else sdx looks next to the file */
     if (access(ckpt, R_OK) != 0) {
         double t0 = bg_now();
         printf("generating %s (random f16 %s checkpoint%s, once)...\n", ckpt, family, shrink > 1 ? ", shrunk" : "");
@@ -332,9 +333,9 @@ int main(int argc, char **argv) {
         if (only && strcmp(only, modes[m].name)) { res[m].ok = -1; continue; }
         printf("\nmode %s\n", modes[m].name);
         snprintf(cmd, sizeof cmd,
-                 "%s -m '%s' --vocab '%s' -p 'a lighthouse on a cliff at dusk, oil painting' -n 'blurry' -W %d -H %d "
+                 "%s -m '%s' %s -p 'a lighthouse on a cliff at dusk, oil painting' -n 'blurry' -W %d -H %d "
                  "--steps %d --cfg-scale 7 --sampling-method euler -s 42 -t %d -v -o '%s' %s 2>&1",
-                 sdx, ckpt, vocab, size, size, steps, threads, out_png, modes[m].flags);
+                 sdx, ckpt, vocab_flag, size, size, steps, threads, out_png, modes[m].flags);
         failed += !bg_run_mode(cmd, &res[m]);
     }
     printf("\n| mode | load s | text s | step 1 s | step s | UNet GFLOP/s | of FMA peak | VAE decode s | total s | peak RSS |\n");
@@ -348,8 +349,10 @@ int main(int argc, char **argv) {
                r->step[0], step, g, peak > 0 ? 100.0 * g / peak : 0.0, r->decode, r->total, r->rss_mib / 1024.0);
     }
     printf("\nstep s: median of steps 2..N (step 1 also pages the weights in); UNet GFLOP/s: %.1f GFLOP / step s.\n"
-           "Reproduce: make %s (bench/bench_gen --family %s --size %d --steps %d --threads %d).\n", unet_flops / 1e9,
-           strcmp(family, "sdxl") ? "bench" : "bench-sdxl", family, size, steps, threads);
+           "Reproduce: bench/bench_gen --family %s --size %d --steps %d --threads %d", unet_flops / 1e9, family, size, steps,
+           threads);
+    if (shrink > 1) printf(" --shrink %d", shrink);
+    printf(" (make %s runs the defaults)\n", strcmp(family, "sdxl") ? "bench" : "bench-sdxl");
     remove(out_png);
     return failed ? 1 : 0;
 }

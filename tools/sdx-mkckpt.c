@@ -786,6 +786,10 @@ int main(int argc, char **argv) {
                 "takes its widths from --preset and --shrink\n", arch_flag);
         return 2;
     }
+    if (v_pred && strcmp(preset, "sd21")) {
+        fprintf(stderr, "sdx-mkckpt: --prediction v: only SD 2.x (--preset sd21) checkpoints are told apart that way\n");
+        return 2;
+    }
     memset(&L, 0, sizeof L);
     if (!strcmp(preset, "vae-decoder")) {
         L.prefix = "";
