@@ -13,7 +13,7 @@ LDLIBS  := -lm -lpthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/*/*.cu src/license.txt)
-TESTSRC := $(wildcard tests/*.c tests/*.h)
+TESTSRC := $(wildcard tests/*.c tests/*.h) tools/sdx-mkckpt.c
 EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 
@@ -69,16 +69,27 @@ sanitize: tests/run-san
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
 
-# kernels vs a naive loop, one SD 1.5 UNet step at 512x512, plain and with a
-# ControlNet, then TAESD vs VAE decodes at 512 and 1024 (random f16 weights
-# generated once under /tmp); `make bench-sdxl` adds SDXL at 1024.
-bench: bench/bench bench/bench_unet bench/bench_decode
+# `make bench`: the kernels against a naive loop; a whole SD 1.5 512x512
+# generation (2 steps) per compute mode, each in its own process, with
+# per-phase times, peak RSS and the UNet's GFLOP/s against the FMA peak
+# measured in the same run (bench/bench_gen); one UNet call with and
+# without a ControlNet; TAESD against the VAE decoder at 512. `make
+# bench-sdxl`: SDXL at 1024x1024, and the decoders at 1024. Random f16
+# checkpoints are generated once under $(SDX_BENCH_DIR) (2.1 GB for SD 1.5,
+# 6.9 GB for SDXL). BENCH_GEN passes options (--steps N, --threads N,
+# --mode NAME=FLAGS, --shrink N; see bench/bench_gen.c).
+SDX_BENCH_DIR ?= /tmp
+export SDX_BENCH_DIR
+BENCH_GEN ?=
+bench: bench/bench bench/bench_gen bench/bench_unet bench/bench_decode examples/sdx
 	./bench/bench
-	./bench/bench_unet --only sd15 --calls 2 --control 1
-	./bench/bench_decode
+	./bench/bench_gen --family sd15 $(BENCH_GEN)
+	./bench/bench_unet --only sd15 --calls 1 --control 1
+	./bench/bench_decode --sizes 512
 
-bench-sdxl: bench/bench_unet
-	./bench/bench_unet --only sdxl --calls 1
+bench-sdxl: bench/bench_gen bench/bench_decode examples/sdx
+	./bench/bench_gen --family sdxl $(BENCH_GEN)
+	./bench/bench_decode --sizes 1024
 
 bench/%: bench/%.c sdx.h tools/sdx-mkckpt.c
 	$(CC) $(CFLAGS) -march=native -I. -o $@ $< $(LDLIBS)
@@ -152,5 +163,5 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 
 clean:
 	rm -rf build/cross
-	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode
+	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
 	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

@@ -425,6 +425,13 @@ typedef int (*sdx_progress_fn)(void *user, int image, int step, int steps, const
  * the noisy latent, with preview_noisy) decoded to RGB. Non-zero cancels
  * as for progress. */
 typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const sdx_image *preview);
+/* Called as sdx_generate enters each phase, for timings (sd-cli's -v):
+ * TEXT (image -1) encodes the prompts; then per image ENCODE (the init
+ * image, img2img and inpainting only), SAMPLE (the sampler's steps,
+ * reported by progress) and DECODE (the final latent to pixels); DONE
+ * (image -1) when the results are complete. */
+typedef enum sdx_phase { SDX_PHASE_TEXT, SDX_PHASE_ENCODE, SDX_PHASE_SAMPLE, SDX_PHASE_DECODE, SDX_PHASE_DONE } sdx_phase;
+typedef void (*sdx_phase_fn)(void *user, sdx_phase phase, int image);
 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
@@ -484,6 +491,8 @@ typedef struct sdx_gen_params {
      * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
      * takes n token positions; weights and BREAK apply as to words. */
     const char *embedding_dir;
+    sdx_phase_fn phase;            /* NULL = none */
+    void *phase_user;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {
@@ -18693,6 +18702,10 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     return rc;
 }
 
+static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) {
+    if (p->phase) p->phase(p->phase_user, phase, image);
+}
+
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
@@ -18708,15 +18721,19 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
     out->latents = (sdx_tensor *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_tensor));
     out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
     if (!out->images || !out->latents || !out->seeds) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
+    sdx__gen_phase(&p, SDX_PHASE_TEXT, -1);
     if ((rc = sdx_encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
     for (int i = 0; i < g.batch && rc == SDX_OK; i++) {
         sdx_sampling *s;
+        if (p.init_image) sdx__gen_phase(&p, SDX_PHASE_ENCODE, i);
         if ((rc = sdx__sess_begin(m, &p, cond, i, 0, &s)) != SDX_OK) break;
         out->seeds[i] = s->seed;
         out->count = i + 1;
+        sdx__gen_phase(&p, SDX_PHASE_SAMPLE, i);
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
+            sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
                                       &out->images[i]);
@@ -18726,6 +18743,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         }
         sdx_sampling_free(s);
     }
+    if (rc == SDX_OK) sdx__gen_phase(&p, SDX_PHASE_DONE, -1);
 done:
     sdx_cond_free(cond);
     sdx__arena_reset(&m->arena);

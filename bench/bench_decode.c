@@ -1,7 +1,7 @@
 /* Decoder benchmark: seconds to decode a 512x512 and a 1024x1024 image
  * with the full-size SD VAE decoder and with TAESD's, both with random
- * f16 weights of the real sizes (generated once under /tmp by the
- * sdx-mkckpt code). The VAE runs untiled (f32 activations), TAESD in
+ * f16 weights of the real sizes (generated once under $SDX_BENCH_DIR or
+ * /tmp by the sdx-mkckpt code). The VAE runs untiled (f32 activations), TAESD in
  * one pass. The SDXL VAE has the same decoder, so its numbers are these.
  *
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_decode bench/bench_decode.c -lm -lpthread
@@ -43,7 +43,7 @@ static int bd_parse_sizes(const char *s, int *out, int max) {
 typedef int (*bd_writer)(const char *, int, uint64_t, char *, size_t);
 
 static int bd_ensure(const char *path, bd_writer write, const char *what) {
-    char err[256];
+    char err[2048];
     if (bd_exists(path)) return 1;
     printf("generating %s (random f16 %s)...\n", path, what);
     fflush(stdout);
@@ -81,7 +81,8 @@ static int bd_decode(sdx_ctx *ctx, const char *name, const sdx__vae *vae, const 
 }
 
 int main(int argc, char **argv) {
-    const char *vae_path = "/tmp/sdx_bench_vae_decoder_f16.safetensors", *taesd_path = "/tmp/sdx_bench_taesd_decoder_f16.safetensors";
+    const char *dir = getenv("SDX_BENCH_DIR");
+    char vae_path[1024], taesd_path[1024];
     int threads = 0, sizes[4] = { 512, 1024 }, n_sizes = 2, skip_vae = 0, ok = 1;
     sdx_desc desc;
     sdx_ctx *ctx;
@@ -95,6 +96,9 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "usage: %s [--threads N] [--sizes 512,1024] [--skip-vae]\n", argv[0]); return 2; }
     }
     if (n_sizes < 1) return 2;
+    if (!dir || !*dir) dir = "/tmp";
+    snprintf(vae_path, sizeof vae_path, "%s/sdx_bench_vae_decoder_f16.safetensors", dir);
+    snprintf(taesd_path, sizeof taesd_path, "%s/sdx_bench_taesd_decoder_f16.safetensors", dir);
     if (!bd_ensure(taesd_path, mk_write_taesd_decoder, "TAESD decoder") ||
         (!skip_vae && !bd_ensure(vae_path, mk_write_vae_decoder, "SD VAE decoder")))
         return 1;

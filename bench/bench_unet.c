@@ -1,7 +1,8 @@
 /* UNet benchmark: seconds per call (batch 2 = cond + uncond) and memory for
  * a full-size SD 1.5 UNet at 512x512 and an SDXL UNet at 1024x1024, with
- * random f16 weights (generated once under /tmp by the sdx-mkckpt code, or
- * given on the command line).
+ * random f16 weights (whole checkpoints generated once under $SDX_BENCH_DIR
+ * or /tmp by the sdx-mkckpt code, shared with bench_gen, or given on the
+ * command line).
  *
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_unet bench/bench_unet.c -lm -lpthread
  *   /tmp/bench_unet [--only sd15|sdxl] [--calls N] [--threads N]
@@ -21,7 +22,6 @@
 #define SDX_MKCKPT_NO_MAIN
 #include "../tools/sdx-mkckpt.c"
 #include <sys/resource.h>
-#include <sys/statvfs.h>
 #include <time.h>
 
 static double bu_now(void) {
@@ -53,23 +53,19 @@ static int bu_exists(const char *path) {
     return f != NULL;
 }
 
-/* Generates the preset's f16 UNet (or ControlNet) at path unless it is
- * already there. */
+/* Generates at path, unless it is already there, the preset's whole f16
+ * checkpoint (the UNet is read from it; bench_gen uses the same file) or
+ * its ControlNet. The writer checks the free space first. */
 static int bu_ensure_file(const char *preset, const char *path, int controlnet) {
-    mk_unet_arch a;
-    char err[256];
-    struct statvfs vfs;
-    double need_gb = (!strcmp(preset, "sdxl") ? 5.2 : 1.8) * (controlnet ? 0.4 : 1.0), t0;
+    mk_ckpt ck;
+    char err[2048];
+    double t0;
     if (bu_exists(path)) return 1;
-    mk_unet_preset(preset, &a);
-    if (statvfs("/tmp", &vfs) == 0 && (double)vfs.f_bavail * (double)vfs.f_frsize < need_gb * 1.2 * 1e9) {
-        fprintf(stderr, "bench_unet: not enough space in /tmp for %s (%.1f GB)\n", path, need_gb);
-        return 0;
-    }
-    printf("generating %s (random f16 %s %s, ~%.1f GB)...\n", path, preset, controlnet ? "ControlNet" : "UNet", need_gb);
+    mk_ckpt_preset(preset, 1, &ck);
+    printf("generating %s (random f16 %s %s)...\n", path, preset, controlnet ? "ControlNet" : "checkpoint");
     fflush(stdout);
     t0 = bu_now();
-    if (!(controlnet ? mk_write_controlnet : mk_write_unet)(path, &a, 1, 1, err, sizeof err)) {
+    if (!(controlnet ? mk_write_controlnet(path, &ck.unet, 1, 1, err, sizeof err) : mk_write_ckpt(path, &ck, SDX_F16, 1, err, sizeof err))) {
         fprintf(stderr, "bench_unet: %s\n", err);
         return 0;
     }
@@ -184,9 +180,15 @@ fail:
 }
 
 int main(int argc, char **argv) {
-    const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    const char *cn15 = "/tmp/sdx_bench_cn_sd15_f16.safetensors", *cnxl = "/tmp/sdx_bench_cn_sdxl_f16.safetensors";
+    const char *only = NULL, *dir = getenv("SDX_BENCH_DIR");
+    char sd15_buf[1024], sdxl_buf[1024], cn15[1024], cnxl[1024];
+    const char *sd15 = sd15_buf, *sdxl = sdxl_buf;
     int calls = 2, threads = 0, size = 0, ok = 1, control = 0;
+    if (!dir || !*dir) dir = "/tmp";
+    snprintf(sd15_buf, sizeof sd15_buf, "%s/sdx_bench_sd15_ckpt_f16.safetensors", dir);   /* bench_gen's files */
+    snprintf(sdxl_buf, sizeof sdxl_buf, "%s/sdx_bench_sdxl_ckpt_f16.safetensors", dir);
+    snprintf(cn15, sizeof cn15, "%s/sdx_bench_cn_sd15_f16.safetensors", dir);
+    snprintf(cnxl, sizeof cnxl, "%s/sdx_bench_cn_sdxl_f16.safetensors", dir);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--only")) only = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);

@@ -29,7 +29,7 @@
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
-/* ---- the two OS calls the CLI makes itself ------------------------------ */
+/* ---- the OS calls the CLI makes itself ------------------------------ */
 
 /* Creates a new file beside `path` (never an existing name or symlink) and
  * opens it for writing; its name goes to tmp. */
@@ -179,7 +179,7 @@ static void usage(FILE *f) {
 "  -t, --threads N           worker threads (default: all cores)\n"
 "      --backend B           cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)\n"
 "      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
-"  -v, --verbose             log model details, per-phase timings and device memory\n"
+"  -v, --verbose             log model details, per-phase and per-step timings, peak RSS\n"
 "  -h, --help                this text\n");
 }
 
@@ -618,35 +618,57 @@ static void batch_path(const char *path, int index, char *buf, size_t size) {
     else snprintf(buf, size, "%.*s_%d%s", (int)(dot - path), path, index + 1, dot);
 }
 
-/* ---- progress --------------------------------------------------------- */
+/* ---- progress and timings ------------------------------------------- */
 
-typedef struct {
-    struct timespec start; int last_image;   /* image 0 first */
-    int verbose; double last;                /* -v: seconds at the previous step */
-} progress_state;
-
-static double seconds_since(const struct timespec *t0) {
+static double now_seconds(void) {
+#ifdef _WIN32
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (double)c.QuadPart / (double)f.QuadPart;
+#else
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+#endif
+}
+
+/* -v: seconds of each phase (sdx_gen_params.phase) and step, as sd-cli
+ * prints them; the totals go into the summary line. */
+typedef struct {
+    int verbose, last_image;
+    int phase, image;                /* the phase running, -1 before the first */
+    double phase_start, step_start;
+    double load, text, encode, sample, decode;
+    int steps;
+} progress_state;
+
+static const char *const phase_names[] = { "text encoding", "VAE encode", "sampling", "VAE decode" };
+
+static void on_phase(void *user, sdx_phase phase, int image) {
+    progress_state *s = user;
+    double t = now_seconds(), dt = t - s->phase_start;
+    if (s->phase >= 0) {       /* the phase that just ended */
+        double *total[4] = { &s->text, &s->encode, &s->sample, &s->decode };
+        *total[s->phase] += dt;
+        if (s->verbose && s->phase == SDX_PHASE_TEXT) fprintf(stderr, "sdx: %s: %.3f s\n", phase_names[s->phase], dt);
+        else if (s->verbose) fprintf(stderr, "sdx: image %d %s: %.3f s\n", s->image + 1, phase_names[s->phase], dt);
+    }
+    s->phase = phase == SDX_PHASE_DONE ? -1 : (int)phase;
+    s->image = image;
+    s->phase_start = s->step_start = t;
 }
 
 static int on_progress(void *user, int image, int step, int steps, const sdx_tensor *latent) {
     progress_state *s = user;
-    double el;
+    double t = now_seconds(), el = t - s->phase_start;
     char bar[31];
     int filled = steps ? step * 30 / steps : 0;
     (void)latent;
-    if (image != s->last_image) {       /* the next image's clock starts where the last one stopped */
-        clock_gettime(CLOCK_MONOTONIC, &s->start);
-        s->last_image = image;
-        s->last = 0;
-    }
-    el = seconds_since(&s->start);
+    s->steps++;
     if (s->verbose) {   /* a line per step instead of the bar: the timings */
-        fprintf(stderr, "sdx: image %d step %d/%d: %.3f s%s\n", image + 1, step, steps, el - s->last,
-                step == 1 && image == 0 ? " (with text encoding)" : "");
-        s->last = el;
+        fprintf(stderr, "sdx: image %d step %d/%d: %.3f s\n", image + 1, step, steps, t - s->step_start);
+        s->step_start = t;
         return 0;
     }
     for (int i = 0; i < 30; i++) bar[i] = i < filled ? '=' : ' ';
@@ -655,6 +677,17 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
             step ? el / step * (steps - step) : 0.0);
     if (step == steps) fprintf(stderr, "\n");
     return 0;
+}
+
+/* -v, after a generation: sd-cli's "generate_image completed" line, and
+ * the process's peak resident memory. */
+static void print_timings(const progress_state *s) {
+    fprintf(stderr, "sdx: total %.3f s: load %.3f s, text encoding %.3f s, ", s->load + s->text + s->encode + s->sample + s->decode,
+            s->load, s->text);
+    if (s->encode > 0) fprintf(stderr, "VAE encode %.3f s, ", s->encode);
+    fprintf(stderr, "sampling %.3f s (%.3f s/step), VAE decode %.3f s\n", s->sample, s->steps ? s->sample / s->steps : 0.0,
+            s->decode);
+    fprintf(stderr, "sdx: peak RSS %.1f MiB\n", (double)sdx_peak_rss() / 1048576.0);
 }
 
 /* --preview: the current estimate, overwritten at --preview-path. */
@@ -803,7 +836,13 @@ int main(int argc, char **argv) {
             sdx_image_free(ctx, &edges);
         }
     }
+    memset(&ps, 0, sizeof ps);
+    ps.verbose = o.verbose;
+    ps.phase = -1;
+    ps.load = now_seconds();
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    ps.load = now_seconds() - ps.load;
+    if (o.verbose) fprintf(stderr, "sdx: load: %.3f s\n", ps.load);
     for (int i = 0; i < o.n_loras; i++)
         if (sdx_model_apply_lora(model, o.loras[i].path, o.loras[i].unet, o.loras[i].te) != SDX_OK) {
             fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
@@ -826,19 +865,19 @@ int main(int argc, char **argv) {
     }
     o.gen.controls = controls;
     o.gen.n_controls = o.n_net;
-    memset(&ps, 0, sizeof ps);
-    clock_gettime(CLOCK_MONOTONIC, &ps.start);   /* the first step includes encoding the prompt */
-    ps.verbose = o.verbose;
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
+    o.gen.phase = on_phase;
+    o.gen.phase_user = &ps;
     o.gen.preview_user = &o;
     if (o.gen.seed < 0) fprintf(stderr, "sdx: picking a random seed\n");
     if (sdx_generate(model, &o.gen, &res) != SDX_OK) { fprintf(stderr, "\nsdx: %s\n", sdx_last_error(ctx)); goto done; }
     if (o.verbose) {
         size_t peak;
+        print_timings(&ps);
         sdx_device_bytes(ctx, &peak);
-        fprintf(stderr, "sdx: VAE decode (after the last step): %.3f s\n", seconds_since(&ps.start) - ps.last);
-        fprintf(stderr, "sdx: backend %s, peak device memory %.1f MiB\n", sdx_backend_name(ctx), (double)peak / 1048576.0);
+        if (strcmp(sdx_backend_name(ctx), "cpu"))
+            fprintf(stderr, "sdx: backend %s, peak device memory %.1f MiB\n", sdx_backend_name(ctx), (double)peak / 1048576.0);
     }
     status = 0;
     for (int i = 0; i < res.count; i++) {

@@ -25,6 +25,7 @@
 #include "t_embedding.c"
 #include "t_controlnet.c"
 #include "t_memory.c"
+#include "t_mkckpt.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
         &t_suite_embedding,
         &t_suite_controlnet,
         &t_suite_memory,
+        &t_suite_mkckpt,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

@@ -69,10 +69,31 @@ static int stepper_spreads_a_generation_over_frames(void) {
     return T_PASS;
 }
 
+/* sdx -v prints sd-cli's timings: load, text encoding, every step, each
+ * phase per image, the total and the peak RSS. */
+static int sdx_verbose_prints_phase_timings_and_peak_rss(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
+    static char out[8192], cmd[1024];
+    static const char *const want[] = { "sdx: load: ", "sdx: text encoding: ", "sdx: image 1 step 1/2: ", "sdx: image 1 step 2/2: ",
+                                        "sdx: image 1 sampling: ", "sdx: image 1 VAE decode: ", "sdx: total ", "s/step), VAE decode ",
+                                        "sdx: peak RSS " };
+    double mib = 0;
+    const char *rss;
+    snprintf(cmd, sizeof cmd, "./examples/sdx -m %s -p 'a fox' -W 64 -H 64 --steps 2 -v -o /tmp/sdx_t_ex_verbose.png", ckpt);
+    T_CHECK(ex_run(cmd, out, sizeof out) == 0, "sdx -v failed: %s", out);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) T_CHECK(strstr(out, want[i]), "no '%s' in: %s", want[i], out);
+    rss = strstr(out, "sdx: peak RSS ");
+    T_CHECK(sscanf(rss + 14, "%lf", &mib) == 1 && mib > 1 && mib < 65536, "peak RSS %g MiB", mib);
+    remove("/tmp/sdx_t_ex_verbose.png");
+    return T_PASS;
+}
+
 static const t_case examples_cases[] = {
     { "minimal_writes_one_png", minimal_writes_one_png },
     { "texture_writes_a_texture_and_its_repeat", texture_writes_a_texture_and_its_repeat },
     { "stepper_spreads_a_generation_over_frames", stepper_spreads_a_generation_over_frames },
+    { "sdx_verbose_prints_phase_timings_and_peak_rss", sdx_verbose_prints_phase_timings_and_peak_rss },
     { 0, 0 }
 };
 SDX_TEST_SUITE(examples, examples_cases)

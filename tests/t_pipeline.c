@@ -481,6 +481,61 @@ static int nan_weights_stop_the_run_naming_stage_op_and_tensor(void) {
 
 /* ---- behaviour without goldens ----------------------------------------- */
 
+/* The phase callback: "T" text, then per image "E<i>" (img2img only),
+ * "S<i>", "D<i>", and "." when done; steps ("s") arrive inside S. */
+typedef struct { char log[128]; } t_phases;
+static void t_on_phase(void *user, sdx_phase phase, int image) {
+    t_phases *p = (t_phases *)user;
+    static const char letter[5] = { 'T', 'E', 'S', 'D', '.' };
+    size_t n = strlen(p->log);
+    if (n + 3 < sizeof p->log) snprintf(p->log + n, sizeof p->log - n, "%c%s", letter[phase], image >= 0 ? (image ? "1" : "0") : "");
+}
+static int t_on_phase_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
+    t_phases *p = (t_phases *)user;
+    size_t n = strlen(p->log);
+    (void)image; (void)step; (void)steps; (void)latent;
+    if (n + 2 < sizeof p->log) strcat(p->log, "s");
+    return 0;
+}
+
+static int phases_are_reported_in_order_around_the_steps(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = t_model(ctx, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result res;
+    sdx_image init;
+    uint8_t px[64 * 64 * 3];
+    t_phases ph;
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    pipe_small_params(&p, 2);
+    p.sampler = "euler";
+    p.batch_count = 2;
+    p.phase = t_on_phase;
+    p.progress = t_on_phase_step;
+    p.phase_user = p.progress_user = &ph;
+    memset(&ph, 0, sizeof ph);
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_gen_result_free(ctx, &res);
+    T_CHECK(!strcmp(ph.log, "TS0ssD0S1ssD1."), "txt2img phases: %s", ph.log);
+    for (size_t i = 0; i < sizeof px; i++) px[i] = (uint8_t)(i * 7);
+    memset(&init, 0, sizeof init);
+    init.width = init.height = 64;
+    init.channels = 3;
+    init.data = px;
+    p.init_image = &init;
+    p.strength = 0.5f;
+    p.batch_count = 1;
+    memset(&ph, 0, sizeof ph);
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_gen_result_free(ctx, &res);
+    T_CHECK(!strcmp(ph.log, "TE0S0ssD0."), "img2img phases: %s", ph.log);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 typedef struct { int calls, cancel_at; } t_progress;
 static int t_on_progress(void *user, int image, int step, int steps, const sdx_tensor *latent) {
     t_progress *p = (t_progress *)user;
@@ -751,6 +806,7 @@ static const t_case pipeline_cases[] = {
     { "invalid_parameters_are_rejected_with_a_reason", invalid_parameters_are_rejected_with_a_reason },
     { "parameters_text_follows_a1111", parameters_text_follows_a1111 },
     { "parameters_text_reports_its_length_and_truncates_whole_characters", parameters_text_reports_its_length_and_truncates_whole_characters },
+    { "phases_are_reported_in_order_around_the_steps", phases_are_reported_in_order_around_the_steps },
     { 0, 0 }
 };
 SDX_TEST_SUITE(pipeline, pipeline_cases)

@@ -1,20 +1,26 @@
-/* sdx-mkckpt: writes a single-file checkpoint with random weights, with the
- * key names and shapes of real LDM/SGM checkpoints (model.diffusion_model.*),
- * for tests and benchmarks of architectures nobody ships tiny versions of.
+/* sdx-mkckpt: writes a single-file checkpoint with random weights and the
+ * key names and shapes of the released ones: text encoder(s), UNet and VAE
+ * of SD 1.5 (CLIP ViT-L), SD 2.1 (OpenCLIP ViT-H) or SDXL (CLIP ViT-L and
+ * OpenCLIP ViT-bigG), so that any engine (sdx, stable-diffusion.cpp,
+ * ComfyUI) loads the same file. For benchmarks and tests.
  *
- *   cc -std=c11 -O2 -o sdx-mkckpt tools/sdx-mkckpt.c -lm -lpthread
- *   sdx-mkckpt --preset sdxl --f16 -o /tmp/sdxl-random.safetensors
- *   sdx-mkckpt --model-channels 32 --mult 1,2 --res 1 --depth 0,2 --depth-mid 1 \
- *              --context-dim 48 --linear 1 -o /tmp/custom.safetensors
+ *   cc -std=c11 -O2 -I. -o sdx-mkckpt tools/sdx-mkckpt.c -lm -lpthread
+ *   sdx-mkckpt --preset sdxl -o /tmp/sdxl-random.safetensors       (~6.9 GB f16)
+ *   sdx-mkckpt --preset sd21 --prediction v --bf16 -o /tmp/sd21v.safetensors
+ *   sdx-mkckpt --preset sd15 --shrink 10 -o /tmp/sd15-tiny.safetensors
+ *   sdx-mkckpt --preset sd15 --list                  (keys and shapes, no file)
+ *   sdx-mkckpt --unet-only --model-channels 32 --mult 1,2 --res 1 --depth 0,2 \
+ *              --depth-mid 1 --context-dim 48 --linear 1 -o /tmp/custom.safetensors
  *
- * Tensors are streamed to the file one at a time, so a 5 GB SDXL needs a
- * few MB of memory. Only the UNet is written, or with --controlnet a
- * ControlNet for it. Weights: matrices and convs
- * uniform with variance 1/fan_in, biases and norm offsets variance 0.01,
- * norm scales 1 + that: activations stay O(1) through any depth.
+ * Tensors are streamed to the file in chunks, so a 7 GB SDXL needs a few
+ * MB of memory; free disk space is checked first. Weights: matrices and
+ * convs uniform with variance 1/fan_in, biases and norm offsets standard
+ * deviation 0.1, norm scales 1 + that: activations stay O(1) through any
+ * depth, in f16 as in f32. Deterministic: a seed per (tensor, chunk).
  *
  * Compiled with SDX_MKCKPT_NO_MAIN, the file is a library for tests and
- * benchmarks (mk_unet_preset, mk_write_unet, mk_write_controlnet, and
+ * benchmarks (mk_ckpt_preset / mk_write_ckpt for whole checkpoints,
+ * mk_unet_preset, mk_write_unet, mk_write_controlnet, and
  * mk_write_vae_decoder / mk_write_taesd_decoder for the full-size SD VAE
  * decoder and TAESD's). */
 #ifndef SDX_MKCKPT_C
@@ -30,6 +36,10 @@
 #include <string.h>
 #include <stdint.h>
 #include <math.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/statvfs.h>
+#define MK_HAVE_STATVFS 1
+#endif
 
 #define MK_MAX_LEVELS 8
 
@@ -81,12 +91,16 @@ MK_MAYBE_UNUSED static int mk_unet_preset(const char *name, mk_unet_arch *a) {
 
 /* ---- tensor list ---------------------------------------------------------- */
 
-enum { MK_MATRIX, MK_BIAS, MK_NORM_SCALE };
+/* How a tensor is initialised: MK_CONST writes `value` (OpenCLIP's
+ * logit_scale), MK_ARANGE the int64 positions 0..n-1 (CLIP's position_ids). */
+enum { MK_MATRIX, MK_BIAS, MK_NORM_SCALE, MK_CONST, MK_ARANGE };
 
 typedef struct mk_entry {
     char name[160];
     int ndim, init;
     int64_t shape[4];
+    double std;      /* > 0: this standard deviation instead of the default */
+    double value;    /* MK_CONST */
 } mk_entry;
 
 typedef struct mk_list {
@@ -116,6 +130,14 @@ static void mk_add(mk_list *L, int init, int ndim, const int64_t *shape, const c
     e->init = init;
     e->ndim = ndim;
     for (int i = 0; i < ndim; i++) e->shape[i] = shape[i];
+}
+
+/* Sets the standard deviation of the tensor `name` (full name); returns 0
+ * when there is none. */
+static int mk_set_std(mk_list *L, const char *name, double std) {
+    for (int i = 0; i < L->n; i++)
+        if (!strcmp(L->e[i].name, name)) { L->e[i].std = std; return 1; }
+    return 0;
 }
 
 #define MK_S(...) ((const int64_t[]){ __VA_ARGS__ })
@@ -246,32 +268,83 @@ static int64_t mk_numel(const mk_entry *e) {
     return n;
 }
 
-static void mk_fill(const mk_entry *e, uint64_t seed, float *v, int64_t n) {
+static void mk_fill(const mk_entry *e, uint64_t seed, int64_t first, float *v, int64_t n) {
     /* uniform on [-sqrt(3) s, sqrt(3) s] has standard deviation s */
-    double s = e->init == MK_MATRIX ? 1.0 / sqrt((double)(n / e->shape[0])) : 0.1;
+    double s = e->std > 0 ? e->std : e->init == MK_MATRIX ? 1.0 / sqrt((double)(mk_numel(e) / e->shape[0])) : 0.1;
     double off = e->init == MK_NORM_SCALE ? 1.0 : 0.0;
     uint64_t st = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
     for (int i = 0; i < 4; i++) mk_next(&st);
     for (int64_t i = 0; i < n; i++) {
         double u = (double)(mk_next(&st) >> 11) * (1.0 / 9007199254740992.0);
-        v[i] = (float)(off + (2.0 * u - 1.0) * 1.7320508075688772 * s);
+        v[i] = e->init == MK_CONST ? (float)e->value : e->init == MK_ARANGE ? (float)(first + i)
+             : (float)(off + (2.0 * u - 1.0) * 1.7320508075688772 * s);
     }
 }
 
-static int mk_write_list(const mk_list *L, const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
+static const char *mk_dtype_name(sdx_dtype t) { return t == SDX_F32 ? "F32" : t == SDX_BF16 ? "BF16" : "F16"; }
+static int mk_entry_dtype(const mk_entry *e, sdx_dtype t) { return e->init == MK_ARANGE ? -1 : (int)t; }   /* -1: I64 */
+static uint64_t mk_entry_bytes(const mk_entry *e, sdx_dtype t) {
+    return (uint64_t)mk_numel(e) * (mk_entry_dtype(e, t) < 0 ? 8u : t == SDX_F32 ? 4u : 2u);
+}
+
+/* Bytes the list takes in a file of weight dtype t (data, not header). */
+MK_MAYBE_UNUSED static uint64_t mk_list_bytes(const mk_list *L, sdx_dtype t) {
+    uint64_t b = 0;
+    for (int i = 0; i < L->n; i++) b += mk_entry_bytes(&L->e[i], t);
+    return b;
+}
+
+/* Free bytes on the file system that will hold path; -1 when unknown. */
+static double mk_free_bytes(const char *path) {
+#ifdef MK_HAVE_STATVFS
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    struct statvfs vfs;
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (statvfs(dir, &vfs) == 0) return (double)vfs.f_bavail * (double)vfs.f_frsize;
+#else
+    (void)path;
+#endif
+    return -1;
+}
+
+/* "name DTYPE [shape]" per tensor, then the total (sdx-mkckpt --list). */
+MK_MAYBE_UNUSED static void mk_print_list(FILE *f, const mk_list *L, sdx_dtype t) {
+    int64_t params = 0;
+    for (int i = 0; i < L->n; i++) {
+        const mk_entry *e = &L->e[i];
+        fprintf(f, "%s %s [", e->name, mk_entry_dtype(e, t) < 0 ? "I64" : mk_dtype_name(t));
+        for (int d = 0; d < e->ndim; d++) fprintf(f, d ? ", %lld" : "%lld", (long long)e->shape[d]);
+        fprintf(f, "]\n");
+        if (e->init != MK_ARANGE) params += mk_numel(e);
+    }
+    fprintf(f, "# %d tensors, %lld parameters, %.3f GB of data\n", L->n, (long long)params, (double)mk_list_bytes(L, t) / 1e9);
+}
+
+/* Writes the list as a safetensors file with weights of dtype t (F32, F16
+ * or BF16). Returns 1, or 0 with a message in err (and no file left). */
+static int mk_write_list_as(const mk_list *L, const char *path, sdx_dtype t, uint64_t seed, char *err, size_t errsize) {
     size_t hcap = (size_t)L->n * 256 + 256, hlen = 0, chunk = (size_t)1 << 20;
     char *hdr = (char *)malloc(hcap);
     float *buf = (float *)malloc(chunk * sizeof(float));
     uint16_t *half = (uint16_t *)malloc(chunk * sizeof(uint16_t));
-    uint64_t off = 0, hsize;
+    int64_t *ints = (int64_t *)malloc(chunk * sizeof(int64_t));
+    uint64_t off = 0, hsize, total = mk_list_bytes(L, t);
+    double avail = mk_free_bytes(path);
     FILE *f = NULL;
     int ok = 0;
-    if (!hdr || !buf || !half) { snprintf(err, errsize, "out of memory"); goto done; }
+    if (!hdr || !buf || !half || !ints) { snprintf(err, errsize, "out of memory"); goto done; }
+    if (avail >= 0 && avail < (double)total + 16e6) {
+        snprintf(err, errsize, "%s: needs %.2f GB, only %.2f GB free there", path, (double)total / 1e9, avail / 1e9);
+        goto done;
+    }
     hlen += (size_t)snprintf(hdr + hlen, hcap - hlen, "{\"__metadata__\":{\"format\":\"pt\",\"generator\":\"sdx-mkckpt\"}");
     for (int i = 0; i < L->n; i++) {
         const mk_entry *e = &L->e[i];
-        uint64_t bytes = (uint64_t)mk_numel(e) * (f16 ? 2u : 4u);
-        hlen += (size_t)snprintf(hdr + hlen, hcap - hlen, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", e->name, f16 ? "F16" : "F32");
+        uint64_t bytes = mk_entry_bytes(e, t);
+        hlen += (size_t)snprintf(hdr + hlen, hcap - hlen, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[", e->name,
+                                 mk_entry_dtype(e, t) < 0 ? "I64" : mk_dtype_name(t));
         for (int d = 0; d < e->ndim; d++) hlen += (size_t)snprintf(hdr + hlen, hcap - hlen, d ? ",%lld" : "%lld", (long long)e->shape[d]);
         hlen += (size_t)snprintf(hdr + hlen, hcap - hlen, "],\"data_offsets\":[%llu,%llu]}",
                                  (unsigned long long)off, (unsigned long long)(off + bytes));
@@ -291,25 +364,40 @@ static int mk_write_list(const mk_list *L, const char *path, int f16, uint64_t s
         int64_t n = mk_numel(e);
         /* a seed per (tensor, chunk): the values do not depend on the order of writing */
         for (int64_t p = 0; p < n; p += (int64_t)chunk) {
-            size_t m = (size_t)(n - p < (int64_t)chunk ? n - p : (int64_t)chunk);
-            mk_fill(e, (seed * 1000003u + (uint64_t)i) * 65537u + (uint64_t)(p / (int64_t)chunk), buf, (int64_t)m);
-            if (f16) {
+            size_t m = (size_t)(n - p < (int64_t)chunk ? n - p : (int64_t)chunk), wrote;
+            mk_fill(e, (seed * 1000003u + (uint64_t)i) * 65537u + (uint64_t)(p / (int64_t)chunk), p, buf, (int64_t)m);
+            if (mk_entry_dtype(e, t) < 0) {       /* little-endian int64, as safetensors stores it */
+                for (size_t k = 0; k < m; k++) {
+                    uint64_t v = (uint64_t)(int64_t)buf[k];
+                    unsigned char *b = (unsigned char *)&ints[k];
+                    for (int j = 0; j < 8; j++) b[j] = (unsigned char)(v >> (8 * j));
+                }
+                wrote = fwrite(ints, 8, m, f);
+            } else if (t == SDX_F16) {
                 sdx_f32_to_f16_n(buf, half, m);
-                if (fwrite(half, 2, m, f) != m) { snprintf(err, errsize, "%s: write failed (disk full?)", path); goto done; }
-            } else if (fwrite(buf, 4, m, f) != m) {
-                snprintf(err, errsize, "%s: write failed (disk full?)", path);
-                goto done;
+                wrote = fwrite(half, 2, m, f);
+            } else if (t == SDX_BF16) {
+                sdx_f32_to_bf16_n(buf, half, m);
+                wrote = fwrite(half, 2, m, f);
+            } else {
+                wrote = fwrite(buf, 4, m, f);
             }
+            if (wrote != m) { snprintf(err, errsize, "%s: write failed (disk full?)", path); goto done; }
         }
     }
     ok = 1;
 done:
-    if (f && fclose(f) != 0 && ok) { snprintf(err, errsize, "%s: close failed", path); ok = 0; }
+    if (f && fclose(f) != 0 && ok) { snprintf(err, errsize, "%s: close failed (disk full?)", path); ok = 0; }
     if (!ok && f) remove(path);
     free(hdr);
     free(buf);
     free(half);
+    free(ints);
     return ok;
+}
+
+MK_MAYBE_UNUSED static int mk_write_list(const mk_list *L, const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
+    return mk_write_list_as(L, path, f16 ? SDX_F16 : SDX_F32, seed, err, errsize);
 }
 
 /* A ControlNet for the UNet `a`, as released (control_model.*): the
@@ -344,7 +432,7 @@ static int mk_check_arch(const mk_unet_arch *a, char *err, size_t errsize) {
 }
 
 /* Writes the ControlNet for `a` to path. Returns 1, or 0 with a message in err. */
-static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
+MK_MAYBE_UNUSED static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
     mk_list L;
     int ok;
     memset(&L, 0, sizeof L);
@@ -382,36 +470,65 @@ static void mk_vae_res(mk_list *L, int64_t cin, int64_t cout, const char *base) 
     if (cin != cout) { snprintf(n, sizeof n, "%s.nin_shortcut", base); mk_conv(L, cout, cin, 1, n); }
 }
 
-/* The SD 1.x/2.x/SDXL KL-VAE decoder (LDM names, standalone file): ch 128,
- * mult 1,2,4,4, 2 ResBlocks (+1 on the decoder side), mid attention. */
-MK_MAYBE_UNUSED static int mk_write_vae_decoder(const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
-    static const int mult[4] = { 1, 2, 4, 4 };
-    mk_list L;
-    int64_t ch = 512;
+/* The SD 1.x/2.x/SDXL KL-VAE (LDM names): base width ch0 (128) times mult
+ * (1,2,4,4) per level, 2 ResBlocks per level (+1 on the decoder side), mid
+ * attention, z 4. The encoder side (encoder.*, quant_conv) only when
+ * `encoder`. */
+static const int mk_vae_mult[4] = { 1, 2, 4, 4 };
+static void mk_vae_entries(mk_list *L, int64_t ch0, const int *mult, int encoder) {
+    int64_t ch = ch0 * mult[3];
     char n[160];
+    if (encoder) {
+        int64_t c = ch0;
+        mk_conv(L, ch0, 3, 3, "encoder.conv_in");
+        for (int l = 0; l < 4; l++) {
+            for (int b = 0; b < 2; b++) {
+                snprintf(n, sizeof n, "encoder.down.%d.block.%d", l, b);
+                mk_vae_res(L, c, ch0 * mult[l], n);
+                c = ch0 * mult[l];
+            }
+            if (l < 3) { snprintf(n, sizeof n, "encoder.down.%d.downsample.conv", l); mk_conv(L, c, c, 3, n); }
+        }
+        mk_vae_res(L, c, c, "encoder.mid.block_1");
+        mk_norm(L, c, "encoder.mid.attn_1.norm");
+        mk_conv(L, c, c, 1, "encoder.mid.attn_1.q");
+        mk_conv(L, c, c, 1, "encoder.mid.attn_1.k");
+        mk_conv(L, c, c, 1, "encoder.mid.attn_1.v");
+        mk_conv(L, c, c, 1, "encoder.mid.attn_1.proj_out");
+        mk_vae_res(L, c, c, "encoder.mid.block_2");
+        mk_norm(L, c, "encoder.norm_out");
+        mk_conv(L, 8, c, 3, "encoder.conv_out");
+        mk_conv(L, 8, 8, 1, "quant_conv");
+    }
+    mk_conv(L, 4, 4, 1, "post_quant_conv");
+    mk_conv(L, ch, 4, 3, "decoder.conv_in");
+    mk_vae_res(L, ch, ch, "decoder.mid.block_1");
+    mk_norm(L, ch, "decoder.mid.attn_1.norm");
+    mk_conv(L, ch, ch, 1, "decoder.mid.attn_1.q");
+    mk_conv(L, ch, ch, 1, "decoder.mid.attn_1.k");
+    mk_conv(L, ch, ch, 1, "decoder.mid.attn_1.v");
+    mk_conv(L, ch, ch, 1, "decoder.mid.attn_1.proj_out");
+    mk_vae_res(L, ch, ch, "decoder.mid.block_2");
+    for (int l = 3; l >= 0; l--) {
+        int64_t c = ch0 * mult[l];
+        for (int b = 0; b < 3; b++) {
+            snprintf(n, sizeof n, "decoder.up.%d.block.%d", l, b);
+            mk_vae_res(L, b ? c : ch, c, n);
+        }
+        ch = c;
+        if (l > 0) { snprintf(n, sizeof n, "decoder.up.%d.upsample.conv", l); mk_conv(L, c, c, 3, n); }
+    }
+    mk_norm(L, ch, "decoder.norm_out");
+    mk_conv(L, 3, ch, 3, "decoder.conv_out");
+}
+
+/* The full-size SD VAE decoder alone (standalone VAE file names). */
+MK_MAYBE_UNUSED static int mk_write_vae_decoder(const char *path, int f16, uint64_t seed, char *err, size_t errsize) {
+    mk_list L;
     int ok;
     memset(&L, 0, sizeof L);
     L.prefix = "";
-    mk_conv(&L, 4, 4, 1, "post_quant_conv");
-    mk_conv(&L, ch, 4, 3, "decoder.conv_in");
-    mk_vae_res(&L, ch, ch, "decoder.mid.block_1");
-    mk_norm(&L, ch, "decoder.mid.attn_1.norm");
-    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.q");
-    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.k");
-    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.v");
-    mk_conv(&L, ch, ch, 1, "decoder.mid.attn_1.proj_out");
-    mk_vae_res(&L, ch, ch, "decoder.mid.block_2");
-    for (int l = 3; l >= 0; l--) {
-        int64_t c = 128 * mult[l];
-        for (int b = 0; b < 3; b++) {
-            snprintf(n, sizeof n, "decoder.up.%d.block.%d", l, b);
-            mk_vae_res(&L, b ? c : ch, c, n);
-        }
-        ch = c;
-        if (l > 0) { snprintf(n, sizeof n, "decoder.up.%d.upsample.conv", l); mk_conv(&L, c, c, 3, n); }
-    }
-    mk_norm(&L, ch, "decoder.norm_out");
-    mk_conv(&L, 3, ch, 3, "decoder.conv_out");
+    mk_vae_entries(&L, 128, mk_vae_mult, 0);
     ok = !L.failed && mk_write_list(&L, path, f16, seed, err, errsize);
     if (L.failed) snprintf(err, errsize, "out of memory");
     free(L.e);
@@ -438,6 +555,128 @@ MK_MAYBE_UNUSED static int mk_write_taesd_decoder(const char *path, int f16, uin
     return ok;
 }
 
+/* ---- whole checkpoints ------------------------------------------------------ */
+
+/* CLIP ViT-L's text model in transformers' names (SD 1.x, SDXL's first
+ * encoder): heads = width / 64, MLP 4 x width, 77 positions. */
+static void mk_clip_entries(mk_list *L, int64_t w, int layers, int position_ids) {
+    char n[160];
+    mk_add(L, MK_MATRIX, 2, MK_S(49408, w), "embeddings.token_embedding.weight");
+    mk_add(L, MK_MATRIX, 2, MK_S(77, w), "embeddings.position_embedding.weight");
+    if (position_ids) mk_add(L, MK_ARANGE, 2, MK_S(1, 77), "embeddings.position_ids");
+    for (int i = 0; i < layers; i++) {
+        static const char *const proj[4] = { "q_proj", "k_proj", "v_proj", "out_proj" };
+        snprintf(n, sizeof n, "encoder.layers.%d.layer_norm1", i); mk_norm(L, w, n);
+        for (int k = 0; k < 4; k++) { snprintf(n, sizeof n, "encoder.layers.%d.self_attn.%s", i, proj[k]); mk_linear(L, w, w, 1, n); }
+        snprintf(n, sizeof n, "encoder.layers.%d.layer_norm2", i); mk_norm(L, w, n);
+        snprintf(n, sizeof n, "encoder.layers.%d.mlp.fc1", i); mk_linear(L, 4 * w, w, 1, n);
+        snprintf(n, sizeof n, "encoder.layers.%d.mlp.fc2", i); mk_linear(L, w, 4 * w, 1, n);
+    }
+    mk_norm(L, w, "final_layer_norm");
+}
+
+/* OpenCLIP's text tower (SD 2.x ViT-H, SDXL's bigG): fused q/k/v, a square
+ * text_projection and the logit scale (ln 100) the released files keep. */
+static void mk_openclip_entries(mk_list *L, int64_t w, int layers) {
+    char n[160];
+    mk_add(L, MK_MATRIX, 2, MK_S(49408, w), "token_embedding.weight");
+    mk_add(L, MK_MATRIX, 2, MK_S(77, w), "positional_embedding");
+    for (int i = 0; i < layers; i++) {
+        snprintf(n, sizeof n, "transformer.resblocks.%d.ln_1", i); mk_norm(L, w, n);
+        mk_add(L, MK_MATRIX, 2, MK_S(3 * w, w), "transformer.resblocks.%d.attn.in_proj_weight", i);
+        mk_add(L, MK_BIAS, 1, MK_S(3 * w), "transformer.resblocks.%d.attn.in_proj_bias", i);
+        snprintf(n, sizeof n, "transformer.resblocks.%d.attn.out_proj", i); mk_linear(L, w, w, 1, n);
+        snprintf(n, sizeof n, "transformer.resblocks.%d.ln_2", i); mk_norm(L, w, n);
+        snprintf(n, sizeof n, "transformer.resblocks.%d.mlp.c_fc", i); mk_linear(L, 4 * w, w, 1, n);
+        snprintf(n, sizeof n, "transformer.resblocks.%d.mlp.c_proj", i); mk_linear(L, w, 4 * w, 1, n);
+    }
+    mk_norm(L, w, "ln_final");
+    mk_add(L, MK_MATRIX, 2, MK_S(w, w), "text_projection");
+    mk_add(L, MK_CONST, 0, NULL, "logit_scale");
+    if (!L->failed) L->e[L->n - 1].value = 4.605170185988091;
+}
+
+enum { MK_SD15, MK_SD21, MK_SDXL };
+
+/* A whole checkpoint: its family, UNet, text encoder widths and depths,
+ * VAE widths. */
+typedef struct mk_ckpt {
+    int family;
+    mk_unet_arch unet;
+    int clip_width, clip_layers;     /* CLIP ViT-L; 0 = none */
+    int open_width, open_layers;     /* OpenCLIP text tower; 0 = none */
+    int vae_ch, vae_mult[4];
+    int v_pred;                      /* SD 2.x: v-prediction (see mk_ckpt_entries) */
+} mk_ckpt;
+
+/* w / div rounded to a multiple of unit, at least unit. */
+static int mk_shrink(int w, int div, int unit) {
+    int r = (int)((double)w / div / unit + 0.5) * unit;
+    return r < unit ? unit : r;
+}
+
+/* The released architecture of "sd15", "sd21" or "sdxl", every width
+ * divided by `shrink` (1 = full size) and rounded to what the model needs:
+ * GroupNorm's 32 groups, SD 1.x's 8 heads, head_dim 64 for the text
+ * encoders and for SD 2.x/SDXL attention. Depths stay. Returns 0 on an
+ * unknown name. */
+MK_MAYBE_UNUSED static int mk_ckpt_preset(const char *name, int shrink, mk_ckpt *c) {
+    memset(c, 0, sizeof *c);
+    if (shrink < 1 || !mk_unet_preset(name, &c->unet)) return 0;
+    c->family = !strcmp(name, "sd15") ? MK_SD15 : !strcmp(name, "sd21") ? MK_SD21 : MK_SDXL;
+    c->unet.model_channels = mk_shrink(320, shrink, c->family == MK_SD15 ? 32 : 64);
+    c->vae_ch = mk_shrink(128, shrink, 32);
+    memcpy(c->vae_mult, mk_vae_mult, sizeof c->vae_mult);
+    if (c->family != MK_SD21) c->clip_width = mk_shrink(768, shrink, 64), c->clip_layers = 12;
+    if (c->family == MK_SD21) c->open_width = mk_shrink(1024, shrink, 64), c->open_layers = 24;
+    if (c->family == MK_SDXL) c->open_width = mk_shrink(1280, shrink, 64), c->open_layers = 32;
+    c->unet.context_dim = c->clip_width + c->open_width;
+    /* SDXL's vector: pooled bigG output, then six 256-wide size embeddings */
+    if (c->family == MK_SDXL) c->unet.adm_channels = c->open_width + 6 * 256;
+    return 1;
+}
+
+/* The tensor list of a whole checkpoint, with the released key prefixes. */
+static void mk_ckpt_entries(mk_list *L, const mk_ckpt *c) {
+    if (c->family == MK_SD15) {
+        L->prefix = "cond_stage_model.transformer.text_model.";
+        mk_clip_entries(L, c->clip_width, c->clip_layers, 1);
+    } else if (c->family == MK_SD21) {
+        L->prefix = "cond_stage_model.model.";
+        mk_openclip_entries(L, c->open_width, c->open_layers);
+    } else {
+        L->prefix = "conditioner.embedders.0.transformer.text_model.";
+        mk_clip_entries(L, c->clip_width, c->clip_layers, 0);
+        L->prefix = "conditioner.embedders.1.model.";
+        mk_openclip_entries(L, c->open_width, c->open_layers);
+    }
+    L->prefix = "model.diffusion_model.";
+    mk_unet_entries(L, &c->unet);
+    L->prefix = "first_stage_model.";
+    mk_vae_entries(L, c->vae_ch, c->vae_mult, 1);
+    /* pixels with standard deviation ~0.6 around 0: an image, not a clipped one */
+    if (!L->failed) mk_set_std(L, "first_stage_model.decoder.conv_out.weight", 0.6 / sqrt(9.0 * c->vae_ch));
+    /* SD 2.x files do not say whether they predict v or eps; ComfyUI (and
+     * sdx, without metadata) tell them apart by the spread of this bias:
+     * standard deviation above 0.09 means v (768-v was trained longer). */
+    if (c->family == MK_SD21 && !L->failed)
+        mk_set_std(L, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", c->v_pred ? 0.15 : 0.05);
+}
+
+/* Writes the whole checkpoint c with weights of dtype t. Returns 1, or 0
+ * with a message in err. */
+MK_MAYBE_UNUSED static int mk_write_ckpt(const char *path, const mk_ckpt *c, sdx_dtype t, uint64_t seed, char *err, size_t errsize) {
+    mk_list L;
+    int ok;
+    memset(&L, 0, sizeof L);
+    if (!mk_check_arch(&c->unet, err, errsize)) return 0;
+    mk_ckpt_entries(&L, c);
+    ok = !L.failed && mk_write_list_as(&L, path, t, seed, err, errsize);
+    if (L.failed) snprintf(err, errsize, "out of memory");
+    free(L.e);
+    return ok;
+}
+
 #ifndef SDX_MKCKPT_NO_MAIN
 
 static int mk_parse_list(const char *s, int *out, int max) {
@@ -455,72 +694,128 @@ static int mk_parse_list(const char *s, int *out, int max) {
 
 static void mk_usage(void) {
     fprintf(stderr,
-        "usage: sdx-mkckpt [options] -o out.safetensors\n"
-        "  --preset sd15|sd21|sdxl   start from a real architecture (default: sd15)\n"
-        "  --preset vae-decoder      the SD VAE decoder instead of a UNet (standalone VAE file)\n"
-        "  --preset taesd-decoder    TAESD's decoder instead of a UNet (taesd_decoder layout)\n"
-        "  --model-channels N        base width (multiple of 32)\n"
-        "  --mult a,b,...            channel multiplier per level (sets the level count)\n"
-        "  --res N | a,b,...         ResBlocks per level\n"
-        "  --depth a,b,...           transformer depth per level (0 = no attention)\n"
-        "  --depth-mid N             middle block: -1 none, 0 ResBlock only, N transformer depth\n"
-        "  --context-dim N           cross-attention context width\n"
-        "  --linear 0|1              Linear (SD 2.x/SDXL) or 1x1-conv (SD 1.x) proj_in/proj_out\n"
-        "  --adm N                   label_emb input width (SDXL 2816; 0 = none)\n"
-        "  --in N / --out N          latent channels in / out (inpainting: --in 9)\n"
-        "  --f16 | --f32             weight dtype (default f16)\n"
-        "  --controlnet              write a ControlNet for that UNet (control_model.*) instead\n"
-        "  --seed N                  random seed (default 1)\n");
+        "usage: sdx-mkckpt [options] -o out.safetensors   (or --list)\n"
+        "  --preset sd15|sd21|sdxl   a whole checkpoint of that family: text encoder(s), UNet, VAE (default: sd15)\n"
+        "  --preset vae-decoder      the SD VAE decoder alone (standalone VAE file)\n"
+        "  --preset taesd-decoder    TAESD's decoder (taesd_decoder layout)\n"
+        "  --shrink N                divide every width by N (tests; depths stay; default 1 = full size)\n"
+        "  --prediction eps|v        SD 2.x: what ComfyUI's and sdx's heuristic will read (default eps)\n"
+        "  --f16 | --bf16 | --f32    weight dtype (default f16)\n"
+        "  --seed N                  random seed (default 1)\n"
+        "  --list                    print the keys, dtypes and shapes; write nothing\n"
+        "  --unet-only               the preset's UNet alone (model.diffusion_model.*), shaped by:\n"
+        "  --controlnet              a ControlNet for that UNet (control_model.*) instead\n"
+        "    --model-channels N        base width (multiple of 32)\n"
+        "    --mult a,b,...            channel multiplier per level (sets the level count)\n"
+        "    --res N | a,b,...         ResBlocks per level\n"
+        "    --depth a,b,...           transformer depth per level (0 = no attention)\n"
+        "    --depth-mid N             middle block: -1 none, 0 ResBlock only, N transformer depth\n"
+        "    --context-dim N           cross-attention context width\n"
+        "    --linear 0|1              Linear (SD 2.x/SDXL) or 1x1-conv (SD 1.x) proj_in/proj_out\n"
+        "    --adm N                   label_emb input width (SDXL 2816; 0 = none)\n"
+        "    --in N / --out N          latent channels in / out (inpainting: --in 9)\n");
+}
+
+/* The UNet architecture options; returns 0 when `o` is not one, -1 on a bad value. */
+static int mk_arch_option(const char *o, const char *v, mk_unet_arch *a) {
+    int list[MK_MAX_LEVELS], n, nl;
+    if (!strcmp(o, "--model-channels")) a->model_channels = atoi(v);
+    else if (!strcmp(o, "--mult")) {
+        if ((nl = mk_parse_list(v, a->mult, MK_MAX_LEVELS)) < 1) return -1;
+        for (int l = a->n_levels; l < nl; l++) a->res[l] = a->res[0], a->depth[l] = 0;
+        a->n_levels = nl;
+    } else if (!strcmp(o, "--res")) {
+        if ((n = mk_parse_list(v, list, MK_MAX_LEVELS)) < 1) return -1;
+        for (int l = 0; l < MK_MAX_LEVELS; l++) a->res[l] = list[n == 1 ? 0 : (l < n ? l : n - 1)];
+    } else if (!strcmp(o, "--depth")) {
+        if ((n = mk_parse_list(v, list, MK_MAX_LEVELS)) < 1) return -1;
+        for (int l = 0; l < MK_MAX_LEVELS; l++) a->depth[l] = l < n ? list[l] : 0;
+    } else if (!strcmp(o, "--depth-mid")) a->depth_mid = atoi(v);
+    else if (!strcmp(o, "--context-dim")) a->context_dim = atoi(v);
+    else if (!strcmp(o, "--linear")) a->linear_proj = atoi(v) != 0;
+    else if (!strcmp(o, "--adm")) a->adm_channels = atoi(v);
+    else if (!strcmp(o, "--in")) a->in_channels = atoi(v);
+    else if (!strcmp(o, "--out")) a->out_channels = atoi(v);
+    else return 0;
+    return 1;
 }
 
 int main(int argc, char **argv) {
     mk_unet_arch a;
-    const char *out = NULL, *part = "unet";
-    int f16 = 1, nl, controlnet = 0;
+    mk_ckpt ck;
+    mk_list L;
+    const char *out = NULL, *preset = "sd15", *arch_flag = NULL;
+    int unet_only = 0, controlnet = 0, list = 0, shrink = 1, v_pred = 0, ok;
+    sdx_dtype dtype = SDX_F16;
     unsigned long long seed = 1;
-    char err[256];
+    char err[512];
     mk_unet_preset("sd15", &a);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(o, "--f16")) { f16 = 1; continue; }
-        if (!strcmp(o, "--f32")) { f16 = 0; continue; }
+        int r;
+        if (!strcmp(o, "--f16")) { dtype = SDX_F16; continue; }
+        if (!strcmp(o, "--f32")) { dtype = SDX_F32; continue; }
+        if (!strcmp(o, "--bf16")) { dtype = SDX_BF16; continue; }
         if (!strcmp(o, "--controlnet")) { controlnet = 1; continue; }
-        if (!v) { mk_usage(); return 2; }
+        if (!strcmp(o, "--unet-only")) { unet_only = 1; continue; }
+        if (!strcmp(o, "--list")) { list = 1; continue; }
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) { mk_usage(); return 0; }
+        if (!v) { fprintf(stderr, "sdx-mkckpt: %s needs a value\n", o); mk_usage(); return 2; }
         i++;
         if (!strcmp(o, "-o")) out = v;
-        else if (!strcmp(o, "--preset") && (!strcmp(v, "vae-decoder") || !strcmp(v, "taesd-decoder"))) part = v;
-        else if (!strcmp(o, "--preset")) { if (!mk_unet_preset(v, &a)) { fprintf(stderr, "unknown preset '%s'\n", v); return 2; } }
-        else if (!strcmp(o, "--model-channels")) a.model_channels = atoi(v);
-        else if (!strcmp(o, "--mult")) {
-            if ((nl = mk_parse_list(v, a.mult, MK_MAX_LEVELS)) < 1) { mk_usage(); return 2; }
-            for (int l = a.n_levels; l < nl; l++) a.res[l] = a.res[0], a.depth[l] = 0;
-            a.n_levels = nl;
-        } else if (!strcmp(o, "--res")) {
-            int r[MK_MAX_LEVELS], n = mk_parse_list(v, r, MK_MAX_LEVELS);
-            if (n < 1) { mk_usage(); return 2; }
-            for (int l = 0; l < MK_MAX_LEVELS; l++) a.res[l] = r[n == 1 ? 0 : (l < n ? l : n - 1)];
-        } else if (!strcmp(o, "--depth")) {
-            int d[MK_MAX_LEVELS], n = mk_parse_list(v, d, MK_MAX_LEVELS);
-            if (n < 1) { mk_usage(); return 2; }
-            for (int l = 0; l < MK_MAX_LEVELS; l++) a.depth[l] = l < n ? d[l] : 0;
-        } else if (!strcmp(o, "--depth-mid")) a.depth_mid = atoi(v);
-        else if (!strcmp(o, "--context-dim")) a.context_dim = atoi(v);
-        else if (!strcmp(o, "--linear")) a.linear_proj = atoi(v) != 0;
-        else if (!strcmp(o, "--adm")) a.adm_channels = atoi(v);
-        else if (!strcmp(o, "--in")) a.in_channels = atoi(v);
-        else if (!strcmp(o, "--out")) a.out_channels = atoi(v);
-        else if (!strcmp(o, "--seed")) seed = strtoull(v, NULL, 10);
-        else { mk_usage(); return 2; }
+        else if (!strcmp(o, "--preset")) {
+            preset = v;
+            if (strcmp(v, "vae-decoder") && strcmp(v, "taesd-decoder") && !mk_unet_preset(v, &a)) {
+                fprintf(stderr, "sdx-mkckpt: unknown preset '%s' (sd15, sd21, sdxl, vae-decoder, taesd-decoder)\n", v);
+                return 2;
+            }
+        } else if (!strcmp(o, "--shrink")) {
+            if ((shrink = atoi(v)) < 1) { fprintf(stderr, "sdx-mkckpt: --shrink %s: need an integer >= 1\n", v); return 2; }
+        } else if (!strcmp(o, "--prediction")) {
+            if (strcmp(v, "eps") && strcmp(v, "v")) { fprintf(stderr, "sdx-mkckpt: --prediction %s: eps or v\n", v); return 2; }
+            v_pred = !strcmp(v, "v");
+        } else if (!strcmp(o, "--seed")) seed = strtoull(v, NULL, 10);
+        else if ((r = mk_arch_option(o, v, &a)) != 0) {
+            if (r < 0) { fprintf(stderr, "sdx-mkckpt: %s %s: a comma-separated list of integers\n", o, v); return 2; }
+            arch_flag = o;
+        } else { fprintf(stderr, "sdx-mkckpt: unknown option %s\n", o); mk_usage(); return 2; }
     }
-    if (!out) { mk_usage(); return 2; }
-    if (!(!strcmp(part, "vae-decoder")     ? mk_write_vae_decoder(out, f16, (uint64_t)seed, err, sizeof err)
-          : !strcmp(part, "taesd-decoder") ? mk_write_taesd_decoder(out, f16, (uint64_t)seed, err, sizeof err)
-          : controlnet                     ? mk_write_controlnet(out, &a, f16, (uint64_t)seed, err, sizeof err)
-                                           : mk_write_unet(out, &a, f16, (uint64_t)seed, err, sizeof err))) {
-        fprintf(stderr, "sdx-mkckpt: %s\n", err);
-        return 1;
+    if (!out && !list) { mk_usage(); return 2; }
+    if (arch_flag && !unet_only && !controlnet) {
+        fprintf(stderr, "sdx-mkckpt: %s shapes a UNet alone: add --unet-only (or --controlnet); a whole checkpoint "
+                "takes its widths from --preset and --shrink\n", arch_flag);
+        return 2;
     }
-    return 0;
+    if (v_pred && strcmp(preset, "sd21")) {
+        fprintf(stderr, "sdx-mkckpt: --prediction v: only SD 2.x (--preset sd21) checkpoints are told apart that way\n");
+        return 2;
+    }
+    memset(&L, 0, sizeof L);
+    if (!strcmp(preset, "vae-decoder")) {
+        L.prefix = "";
+        mk_vae_entries(&L, 128, mk_vae_mult, 0);
+    } else if (!strcmp(preset, "taesd-decoder")) {
+        if (list) { fprintf(stderr, "sdx-mkckpt: --list is not available for taesd-decoder\n"); return 2; }
+        ok = mk_write_taesd_decoder(out, dtype != SDX_F32, (uint64_t)seed, err, sizeof err);
+        if (!ok) fprintf(stderr, "sdx-mkckpt: %s\n", err);
+        return ok ? 0 : 1;
+    } else if (unet_only || controlnet) {
+        if (!mk_check_arch(&a, err, sizeof err)) { fprintf(stderr, "sdx-mkckpt: %s\n", err); return 2; }
+        L.prefix = controlnet ? "control_model." : "model.diffusion_model.";
+        if (controlnet) mk_controlnet_entries(&L, &a);
+        else mk_unet_entries(&L, &a);
+    } else {
+        mk_ckpt_preset(preset, shrink, &ck);
+        ck.v_pred = v_pred;
+        mk_ckpt_entries(&L, &ck);
+    }
+    if (L.failed) { fprintf(stderr, "sdx-mkckpt: out of memory\n"); free(L.e); return 1; }
+    if (list) mk_print_list(stdout, &L, dtype);
+    ok = list || mk_write_list_as(&L, out, dtype, (uint64_t)seed, err, sizeof err);
+    if (!ok) fprintf(stderr, "sdx-mkckpt: %s\n", err);
+    else if (!list) printf("sdx-mkckpt: wrote %s (%d tensors, %.2f GB)\n", out, L.n, (double)mk_list_bytes(&L, dtype) / 1e9);
+    free(L.e);
+    return ok ? 0 : 1;
 }
 #endif
 #endif /* SDX_MKCKPT_C */

@@ -135,6 +135,13 @@ typedef int (*sdx_progress_fn)(void *user, int image, int step, int steps, const
  * the noisy latent, with preview_noisy) decoded to RGB. Non-zero cancels
  * as for progress. */
 typedef int (*sdx_preview_fn)(void *user, int image, int step, int steps, const sdx_image *preview);
+/* Called as sdx_generate enters each phase, for timings (sd-cli's -v):
+ * TEXT (image -1) encodes the prompts; then per image ENCODE (the init
+ * image, img2img and inpainting only), SAMPLE (the sampler's steps,
+ * reported by progress) and DECODE (the final latent to pixels); DONE
+ * (image -1) when the results are complete. */
+typedef enum sdx_phase { SDX_PHASE_TEXT, SDX_PHASE_ENCODE, SDX_PHASE_SAMPLE, SDX_PHASE_DECODE, SDX_PHASE_DONE } sdx_phase;
+typedef void (*sdx_phase_fn)(void *user, sdx_phase phase, int image);
 
 typedef struct sdx_gen_params {
     const char *prompt;            /* A1111 weighting syntax, BREAK       */
@@ -194,6 +201,8 @@ typedef struct sdx_gen_params {
      * name (A1111) or embedding:name (ComfyUI). An embedding of n vectors
      * takes n token positions; weights and BREAK apply as to words. */
     const char *embedding_dir;
+    sdx_phase_fn phase;            /* NULL = none */
+    void *phase_user;
 } sdx_gen_params;
 
 typedef struct sdx_gen_result {

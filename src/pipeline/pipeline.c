@@ -1802,6 +1802,10 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     return rc;
 }
 
+static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) {
+    if (p->phase) p->phase(p->phase_user, phase, image);
+}
+
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
@@ -1817,15 +1821,19 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
     out->latents = (sdx_tensor *)sdx__calloc(ctx, (size_t)g.batch, sizeof(sdx_tensor));
     out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
     if (!out->images || !out->latents || !out->seeds) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
+    sdx__gen_phase(&p, SDX_PHASE_TEXT, -1);
     if ((rc = sdx_encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
     for (int i = 0; i < g.batch && rc == SDX_OK; i++) {
         sdx_sampling *s;
+        if (p.init_image) sdx__gen_phase(&p, SDX_PHASE_ENCODE, i);
         if ((rc = sdx__sess_begin(m, &p, cond, i, 0, &s)) != SDX_OK) break;
         out->seeds[i] = s->seed;
         out->count = i + 1;
+        sdx__gen_phase(&p, SDX_PHASE_SAMPLE, i);
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
+            sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
                                       &out->images[i]);
@@ -1835,6 +1843,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         }
         sdx_sampling_free(s);
     }
+    if (rc == SDX_OK) sdx__gen_phase(&p, SDX_PHASE_DONE, -1);
 done:
     sdx_cond_free(cond);
     sdx__arena_reset(&m->arena);
