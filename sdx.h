@@ -12369,7 +12369,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
-    ctx->compute = u->compute_type;
+    ctx->compute = SDX_F32;         /* the time embedding feeds every block: f32 */
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
@@ -12384,6 +12384,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
     r.emb = &emb;
+    ctx->compute = u->compute_type;
 
     r.block = "input_blocks";
     for (int n = 0; n < u->n_in; n++) {
@@ -12420,6 +12421,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     }
 
     sdx__trace_at(ctx, SDX__PART_UNET, "out");
+    ctx->compute = SDX_F32;         /* 4 output channels: nothing to gain, error to lose */
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));

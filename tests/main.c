@@ -24,6 +24,7 @@
 #include "t_lora.c"
 #include "t_embedding.c"
 #include "t_controlnet.c"
+#include "t_bf16.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
         &t_suite_lora,
         &t_suite_embedding,
         &t_suite_controlnet,
+        &t_suite_bf16,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];
