@@ -49,7 +49,7 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16: bf16 mode computes in f32 (checked by fallback_equals_f32_exactly)");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int s = 0; s < 4; s++)
         for (int wt = 0; wt < 3; wt++) {
             int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
@@ -107,7 +107,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
                                  { 1, 40, 6, 6, 36, 1, 1, 0 }, { 1, 70, 8, 8, 4, 3, 1, 1 } };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16: bf16 mode computes in f32 (checked by fallback_equals_f32_exactly)");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int c = 0; c < 4; c++) {
         int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4], k = cs[c][5];
         int st = cs[c][6], pd = cs[c][7];
@@ -202,7 +202,7 @@ static int rewritten_weight_slot_is_repacked(void) {
     int64_t n, xs[2];
     float *vals;
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     sdx__wset_init(&ws, ctx, st, "model.diffusion_model.", SDX__PART_UNET, SDX_AUTO);
     w = sdx__wget(&ws, sdx__s2(-1, -1), "time_embed.0.weight");
@@ -377,7 +377,7 @@ static int components_stay_close_to_f32_goldens(void) {
         double r;
         int rc;
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16: bf16 mode computes in f32 (checked by fallback_equals_f32_exactly)");
+        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         m = tb_model(ctx, as[i].area, SDX_COMPUTE_BF16);
         T_CHECK(m, "%s: %s", as[i].area, sdx_last_error(ctx));
         if (as[i].text) {
@@ -415,7 +415,7 @@ static int generations_stay_close_to_f32_goldens(void) {
         sdx_ctx *ctx = t_ctx();
         sdx_model *m;
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16: bf16 mode computes in f32 (checked by fallback_equals_f32_exactly)");
+        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         m = tb_model(ctx, areas[a], SDX_COMPUTE_BF16);
         T_CHECK(m, "%s: %s", areas[a], sdx_last_error(ctx));
         snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), areas[a]);
@@ -481,7 +481,7 @@ static int same_seed_same_image_across_runs_and_threads(void) {
         d.n_threads = threads[run % 3];
         ctx = sdx_create(&d);
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16: bf16 mode computes in f32 (checked by fallback_equals_f32_exactly)");
+        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         m = tb_model(ctx, "sd1", SDX_COMPUTE_BF16);
         T_CHECK(m, "%s", sdx_last_error(ctx));
         memset(&p, 0, sizeof p);
@@ -526,7 +526,7 @@ static int half_storage_stress_stays_finite(void) {
     static const sdx_dtype st[2] = { SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "this CPU has no AVX512-BF16");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
     for (int s = 0; s < 2; s++) {
         sdx_tensor x, w1, y32, y16, ax, aw, mag;
         float *wv = (float *)malloc((size_t)nw * sizeof(float)), *a = (float *)malloc((size_t)n * sizeof(float));
