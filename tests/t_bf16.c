@@ -452,7 +452,7 @@ static int generations_stay_close_to_f32_goldens(void) {
             sdx_gen_result_free(ctx, &res);
             T_CHECK(rl >= 0 && rl <= TB_LATENT, "%s: final latent rel-L2 %.3g > %g", file, rl, TB_LATENT);
             T_CHECK(ri >= 0 && ri <= TB_IMAGE, "%s: image rel-L2 %.3g > %g", file, ri, TB_IMAGE);
-            T_CHECK(sdx_format_parameters(m, &p, p.seed, params, sizeof params) > 0 && strstr(params, ", Compute: bf16,"),
+            T_CHECK(sdx_format_parameters(m, &p, p.seed, params, sizeof params, NULL) == SDX_OK && strstr(params, ", Compute: bf16,"),
                     "parameters do not name the mode: %s", params);
         }
         sdx__json_free(&doc);
