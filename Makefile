@@ -61,7 +61,8 @@ test: tests/run $(EXAMPLES) check-hip
 # written and run natively in `make test`. `make sanitize SAN_SUITES=
 # SAN_SKIP=` runs everything.
 SAN_SUITES ?= core. half. rng. json. safetensors. kernels. precision. tokenizer. prompt. text. unet. vae. \
-              sampling. pipeline. robust. backend.host tiling.circular_padding
+              sampling. pipeline. robust. backend.host tiling.circular_padding bf16.linear bf16.conv \
+              bf16.fallback bf16.rewritten bf16.half_storage
 SAN_SKIP ?= --skip pipeline.half_storage
 sanitize: tests/run-san
 	SDX_SANITIZE=1 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)

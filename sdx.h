@@ -137,6 +137,12 @@ typedef enum sdx_dtype {
  *   SDX_{TEXT,UNET,VAE}_ACT_TYPE     SDX_F32 | SDX_F16 | SDX_BF16
  *       how activations are stored between ops (default SDX_F32). Storing
  *       to f16 saturates at +-65504 instead of producing Inf.
+ *   SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE SDX_F32 | SDX_BF16
+ *       the arithmetic of linear layers and im2col convolutions (default
+ *       SDX_F32). SDX_BF16 rounds both operands to bf16 and accumulates in
+ *       f32 with AVX512-BF16 (weights repacked once, as much memory again
+ *       as the weights in f16); where the CPU lacks it, f32 (logged once).
+ *       sdx_model_desc.compute overrides it at run time.
  *
  * Whatever the storage types, these stay f32 unless you opt out:
  *   dot products / conv accumulation   SDX_UNSAFE_HALF_ACCUMULATE
@@ -164,6 +170,15 @@ typedef enum sdx_dtype {
 #endif
 #ifndef SDX_VAE_ACT_TYPE
 #define SDX_VAE_ACT_TYPE SDX_F32
+#endif
+#ifndef SDX_TEXT_COMPUTE_TYPE
+#define SDX_TEXT_COMPUTE_TYPE SDX_F32
+#endif
+#ifndef SDX_UNET_COMPUTE_TYPE
+#define SDX_UNET_COMPUTE_TYPE SDX_F32
+#endif
+#ifndef SDX_VAE_COMPUTE_TYPE
+#define SDX_VAE_COMPUTE_TYPE SDX_F32
 #endif
 
 /* Which noise generator a seed drives (see sdx_rng_init). */
@@ -307,6 +322,17 @@ typedef enum sdx_family {
 
 SDX_API const char *sdx_family_name(sdx_family f);
 
+/* Arithmetic of the linear layers and convolutions (sdx_model_desc.compute). */
+typedef enum sdx_compute {
+    SDX_COMPUTE_DEFAULT = 0,   /* each part's policy macro, SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE
+                                  (f32 unless the build sets one)              */
+    SDX_COMPUTE_F32,           /* f32: matches the reference implementations   */
+    SDX_COMPUTE_BF16           /* operands rounded to bf16, f32 accumulation
+                                  (AVX512-BF16; norms, softmax stay f32). About
+                                  1e-3..1e-2 relative error; on CPUs without
+                                  AVX512-BF16 it computes in f32 (logged once) */
+} sdx_compute;
+
 typedef struct sdx_model_desc {
     const char *checkpoint;    /* single-file .safetensors (required)        */
     const char *vae;           /* separate VAE .safetensors replacing the
@@ -340,6 +366,10 @@ typedef struct sdx_model_desc {
                                   decodes and encodes in tiles within
                                   SDX_LOW_MEMORY_VAE_BUDGET unless
                                   vae_tiling is -1. Slower: see README   */
+    sdx_compute compute;       /* for every part of this model (ControlNets
+                                  follow the UNet); DEFAULT: policy macros.
+                                  bf16 keeps a bf16 copy of each weight it
+                                  uses (the size of the weights in f16)     */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -1056,11 +1086,31 @@ typedef enum sdx__part {
 typedef struct sdx__pool sdx__pool;
 typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
 
+/* Weights repacked for a compute mode (cpu/kernels.c's bf16 panels),
+ * cached per weight slot: a weight set registers each host slot it makes
+ * (sdx__wcache_add), kernels find it by the slot's tensor address, and a
+ * slot rewritten in place (LoRA) or freed drops its panel. Entries are
+ * sorted by tensor address. */
+typedef struct sdx__wcache_entry {
+    const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
+    void  *panel;          /* packed copy, NULL until a kernel builds it */
+    size_t bytes;
+    int    kind;           /* the layout panel holds (kernels.c)        */
+} sdx__wcache_entry;
+
+typedef struct sdx__wcache {
+    sdx__wcache_entry *e;
+    int n, cap;
+} sdx__wcache;
+
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
+    sdx_dtype compute;           /* GEMM arithmetic of the running part: SDX_F32
+                                    or SDX_BF16 (set by each part's forward) */
+    sdx__wcache wcache;          /* weights repacked for compute modes     */
     sdx_backend be;              /* where tensors live and kernels run   */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
     int      circular;           /* seamless tiling: convolutions wrap    */
@@ -1149,6 +1199,70 @@ static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, 
 
 static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
     return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
+}
+
+/* ---- weight cache (see sdx__wcache) ----------------------------------- */
+
+/* Index of the first entry whose tensor address is >= t. */
+static int sdx__wcache_lower(const sdx__wcache *c, const sdx_tensor *t) {
+    int lo = 0, hi = c->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)c->e[mid].t < (uintptr_t)t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The entry of a registered weight, or NULL (activations, row views). */
+static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
+    sdx__wcache *c = &ctx->wcache;
+    int i = sdx__wcache_lower(c, t);
+    return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
+}
+
+/* Registers a weight slot's tensor: kernels may then cache a packed copy. */
+static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t) {
+    sdx__wcache *c = &ctx->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i < c->n && c->e[i].t == t) return SDX_OK;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        sdx__wcache_entry *e = (sdx__wcache_entry *)sdx__realloc(ctx, c->e, sizeof *e * (size_t)cap);
+        if (!e) return sdx__nomem(ctx, "weight cache", sizeof *e * (size_t)cap);
+        c->e = e;
+        c->cap = cap;
+    }
+    memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
+    memset(&c->e[i], 0, sizeof c->e[i]);
+    c->e[i].t = t;
+    c->n++;
+    return SDX_OK;
+}
+
+/* The weight's values changed (or it goes away: forget): drop its panel. */
+static void sdx__wcache_drop(sdx_ctx *ctx, const sdx_tensor *t, int forget) {
+    sdx__wcache *c = &ctx->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i >= c->n || c->e[i].t != t) return;
+    sdx__free(ctx, c->e[i].panel);
+    c->e[i].panel = NULL;
+    c->e[i].bytes = 0;
+    if (!forget) return;
+    memmove(c->e + i, c->e + i + 1, sizeof *c->e * (size_t)(c->n - i - 1));
+    c->n--;
+}
+
+static void sdx__wcache_free(sdx_ctx *ctx) {
+    for (int i = 0; i < ctx->wcache.n; i++) sdx__free(ctx, ctx->wcache.e[i].panel);
+    sdx__free(ctx, ctx->wcache.e);
+    memset(&ctx->wcache, 0, sizeof ctx->wcache);
+}
+
+/* Bytes of packed weights held now (what a compute mode adds to the model). */
+static size_t sdx__wcache_bytes(const sdx_ctx *ctx) {
+    size_t total = 0;
+    for (int i = 0; i < ctx->wcache.n; i++) total += ctx->wcache.e[i].bytes;
+    return total;
 }
 
 SDX_API const char *sdx_last_error(const sdx_ctx *ctx) { return ctx ? ctx->error : "no context"; }
@@ -2596,6 +2710,7 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 #if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 #if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
 #define SDX__NEON 1
@@ -2611,6 +2726,9 @@ struct sdx__kernel_state {
     size_t  *size;       /* usable bytes of aligned */
     float   *wino_u;     /* Winograd-transformed filters of the running conv */
     size_t   wino_bytes;
+    int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
+    int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
+    int      bf16_told;    /* the fallback to f32 was logged once          */
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -2988,9 +3106,12 @@ typedef struct sdx__gemm {
     /* C: row-major [M, N] of y_dtype per batch; bias per column or row */
     void *y; sdx_dtype y_dtype; int64_t y_bstride;
     const sdx_tensor *bias; int bias_per_row;
+    /* the weight operand (A for conv, B for linear): cached bf16 panels */
+    const sdx_tensor *weight; int weight_is_a;
     int64_t m_tiles, n_tiles;
     sdx__micro_fn micro;
     sdx_ctx *ctx;
+    const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
 } sdx__gemm;
 
 /* Bytes of per-thread scratch a GEMM job needs. */
@@ -3121,9 +3242,19 @@ static void sdx__gemm_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__gemm_job((const sdx__gemm *)arg, j, thread);
 }
 
+static int sdx__bf16_usable(sdx_ctx *ctx);
+#ifdef SDX__X86
+static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g);
+#endif
+
 static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
+    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {
+#ifdef SDX__X86
+        return sdx__gemm_run_bf16(ctx, g);
+#endif
+    }
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->micro = sdx__micro_select();
@@ -3132,6 +3263,285 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range, g);
     return SDX_OK;
 }
+
+/* ===================================================================== */
+/*  bf16 GEMM: the same jobs with bf16 operands and VDPBF16PS             */
+/* ===================================================================== */
+/* In bf16 compute mode (ctx->compute, set by each model part's forward)
+ * linear and the im2col convolution multiply bf16 values and accumulate
+ * in f32: AVX512-BF16's VDPBF16PS adds to each f32 lane the products of
+ * one pair of bf16 values (two consecutive k). Both operands are packed
+ * as such pairs: a strip of w rows (or columns) over kc values of k is
+ * ceil(kc/2) groups of w 32-bit words, word (j, r) = bf16(v[r][2j]) |
+ * bf16(v[r][2j+1]) << 16, the high half zero past an odd K. Activations
+ * are rounded to bf16 (nearest even, as sdx_f32_to_bf16) as they are
+ * packed. A weight slot (registered in ctx->wcache) is packed once over
+ * all of K and kept until the slot changes: ceil(K/2) words per row, the
+ * bytes of the weight in f16 (a short last strip is stored short and
+ * padded when used). Other weight operands are packed per block like the
+ * activations. Everything after the dot products (bias, store) is the
+ * f32 path's. Without AVX512-BF16 the mode computes in f32 and says so
+ * once in the log. */
+
+#define SDX__BMR 12     /* micro tile rows: 24 zmm accumulators          */
+#define SDX__BNR 32     /* micro tile columns: two zmm of f32 lanes      */
+#define SDX__BKC 512    /* k per block: even, so no pair straddles blocks */
+/* jobs are the f32 path's MB x NB tiles: multiples of BMR and BNR */
+
+enum { SDX__PANEL_A = 1, SDX__PANEL_B = 2 };   /* cache kinds: strips of BMR / BNR rows */
+
+/* AVX512F and AVX512_BF16 in CPUID, and the OS saving the opmask and
+ * all 32 zmm registers (XCR0 bits 1, 2, 5, 6, 7). */
+static int sdx__cpu_avx512_bf16(void) {
+#ifdef SDX__X86
+    unsigned eax, ebx, ecx, edx, xcr0, xcr0_hi;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return 0;   /* OSXSAVE */
+    __asm__ __volatile__("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0 & 0xe6u) != 0xe6u || __get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (!(ebx & (1u << 16))) return 0;                     /* AVX512F */
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    return (eax & (1u << 5)) != 0;                         /* AVX512_BF16 */
+#else
+    return 0;
+#endif
+}
+
+/* Whether bf16 mode can run its own GEMM here; probed once per context. */
+static int sdx__bf16_usable(sdx_ctx *ctx) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) return 0;                  /* the f32 path reports the out-of-memory */
+    if (!s->bf16_probed) { s->bf16_dot = sdx__cpu_avx512_bf16(); s->bf16_probed = 1; }
+    if (!s->bf16_dot && !s->bf16_told) {
+        s->bf16_told = 1;
+        sdx__log(ctx, SDX_LOG_INFO, "bf16 compute: %s; computing in f32",
+#ifdef SDX__X86
+                 "this CPU has no AVX512-BF16"
+#else
+                 "this build has no AVX512-BF16 code"
+#endif
+                 );
+    }
+    return s->bf16_dot;
+}
+
+#ifdef SDX__X86
+
+typedef void (*sdx__micro_bf16_fn)(int kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accumulate);
+
+/* 12 x 32 tile in 24 zmm accumulators; per pair of k, two loads of B and
+ * twelve broadcasts of an A pair. */
+__attribute__((target("avx512f,avx512bf16")))
+static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accumulate) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(), c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps(), c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps(), c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    __m512 c80 = _mm512_setzero_ps(), c81 = _mm512_setzero_ps(), c90 = _mm512_setzero_ps(), c91 = _mm512_setzero_ps();
+    __m512 ca0 = _mm512_setzero_ps(), ca1 = _mm512_setzero_ps(), cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();
+    for (int k = 0; k < kp; k++, a += SDX__BMR, b += SDX__BNR) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
+        __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
+        __m512bh av;
+#define SDX__DP_ROW(r, lo, hi) do { av = (__m512bh)_mm512_set1_epi32((int)a[r]); \
+        lo = _mm512_dpbf16_ps(lo, av, b0); hi = _mm512_dpbf16_ps(hi, av, b1); } while (0)
+        SDX__DP_ROW(0, c00, c01); SDX__DP_ROW(1, c10, c11); SDX__DP_ROW(2, c20, c21); SDX__DP_ROW(3, c30, c31);
+        SDX__DP_ROW(4, c40, c41); SDX__DP_ROW(5, c50, c51); SDX__DP_ROW(6, c60, c61); SDX__DP_ROW(7, c70, c71);
+        SDX__DP_ROW(8, c80, c81); SDX__DP_ROW(9, c90, c91); SDX__DP_ROW(10, ca0, ca1); SDX__DP_ROW(11, cb0, cb1);
+#undef SDX__DP_ROW
+    }
+#define SDX__STORE_ROW(r, lo, hi) do { \
+        float *row = c + (r) * ldc; \
+        if (accumulate) { lo = _mm512_add_ps(lo, _mm512_loadu_ps(row)); hi = _mm512_add_ps(hi, _mm512_loadu_ps(row + 16)); } \
+        _mm512_storeu_ps(row, lo); _mm512_storeu_ps(row + 16, hi); } while (0)
+    SDX__STORE_ROW(0, c00, c01); SDX__STORE_ROW(1, c10, c11); SDX__STORE_ROW(2, c20, c21); SDX__STORE_ROW(3, c30, c31);
+    SDX__STORE_ROW(4, c40, c41); SDX__STORE_ROW(5, c50, c51); SDX__STORE_ROW(6, c60, c61); SDX__STORE_ROW(7, c70, c71);
+    SDX__STORE_ROW(8, c80, c81); SDX__STORE_ROW(9, c90, c91); SDX__STORE_ROW(10, ca0, ca1); SDX__STORE_ROW(11, cb0, cb1);
+#undef SDX__STORE_ROW
+}
+
+/* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
+ * ld), k in [k0, k0 + kc), as pairs into strips of `width` rows, rows
+ * past nvalid (up to `rows`) zero: dst[s/width][j][r] = pair(s + r, j).
+ * tmp holds kc floats, t16 kc + 1 halves. */
+static void sdx__pack_rows_bf16(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                int rows, int nvalid, int width, int64_t k0, int kc, float *tmp, uint16_t *t16) {
+    int kp = (kc + 1) / 2;
+    for (int s = 0; s < rows; s += width) {
+        uint32_t *strip = dst + (int64_t)s * kp;
+        for (int r = 0; r < width; r++) {
+            int i = s + r;
+            if (i >= nvalid) {
+                for (int j = 0; j < kp; j++) strip[j * width + r] = 0;
+                continue;
+            }
+            if (dtype == SDX_BF16) {
+                memcpy(t16, (const uint16_t *)src + (row0 + i) * ld + k0, (size_t)kc * sizeof(uint16_t));
+            } else {
+                const float *v = (const float *)src + (row0 + i) * ld + k0;
+                if (dtype != SDX_F32) { sdx__load_f32(src, dtype, (row0 + i) * ld + k0, kc, tmp); v = tmp; }
+                sdx_f32_to_bf16_n(v, t16, (size_t)kc);
+            }
+            t16[kc] = 0;
+            for (int j = 0; j < kp; j++) strip[j * width + r] = (uint32_t)t16[2 * j] | (uint32_t)t16[2 * j + 1] << 16;
+        }
+    }
+}
+
+/* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
+ * BNR-column strips: each strip is the f32 path's im2col (two NR-column
+ * halves in `stage`, kc x BNR floats), rounded and paired. t16 holds
+ * kc x BNR halves. */
+static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
+                                  int64_t k0, int kc, float *stage, uint16_t *t16, float *tmp) {
+    int kp = (kc + 1) / 2;
+    for (int s = 0; s < cols; s += SDX__BNR) {
+        uint32_t *strip = dst + (int64_t)s * kp;
+        sdx__pack_im2col(g, stage, x, p0 + s, nvalid - s, SDX__BNR, k0, kc, tmp);
+        sdx_f32_to_bf16_n(stage, t16, (size_t)kc * SDX__BNR);
+        for (int half = 0; half < SDX__BNR / SDX__NR; half++) {
+            const uint16_t *h = t16 + (size_t)half * kc * SDX__NR;
+            for (int j = 0; j < kp; j++) {
+                uint32_t *out = strip + j * SDX__BNR + half * SDX__NR;
+                const uint16_t *even = h + (size_t)2 * j * SDX__NR;
+                if (2 * j + 1 < kc) {
+                    const uint16_t *odd = even + SDX__NR;
+                    for (int l = 0; l < SDX__NR; l++) out[l] = (uint32_t)even[l] | (uint32_t)odd[l] << 16;
+                } else {
+                    for (int l = 0; l < SDX__NR; l++) out[l] = even[l];
+                }
+            }
+        }
+    }
+}
+
+/* Strip `row` (a multiple of width) of a cached panel of `rows` rows
+ * packed over all K, from k0 on; a short last strip is copied into edge,
+ * zero-padded to width. */
+static const uint32_t *sdx__panel_strip(const uint32_t *panel, int64_t rows, int64_t K, int width, int64_t row,
+                                        int64_t k0, int kp, uint32_t *edge) {
+    int w = (int)SDX__MIN((int64_t)width, rows - row);
+    const uint32_t *p = panel + row * ((K + 1) / 2) + (k0 / 2) * w;
+    if (w == width) return p;
+    for (int j = 0; j < kp; j++) {
+        memcpy(edge + (int64_t)j * width, p + (int64_t)j * w, (size_t)w * sizeof(uint32_t));
+        memset(edge + (int64_t)j * width + w, 0, (size_t)(width - w) * sizeof(uint32_t));
+    }
+    return edge;
+}
+
+/* Per-thread scratch of a bf16 job, in this order. */
+#define SDX__BF16_PA    ((size_t)SDX__MB * SDX__BKC / 2)      /* words: packed A       */
+#define SDX__BF16_PB    ((size_t)SDX__BKC / 2 * SDX__NB)      /* words: packed B       */
+#define SDX__BF16_EDGE  ((size_t)SDX__BKC / 2 * SDX__BNR)     /* words: a short strip  */
+#define SDX__BF16_TILE  ((size_t)SDX__MB * SDX__NB)           /* floats: C tile        */
+#define SDX__BF16_TMP   ((size_t)SDX__BKC + 64)               /* floats: one row (>= NB) */
+#define SDX__BF16_STAGE ((size_t)SDX__BKC * SDX__BNR)         /* floats: f32 im2col strip */
+
+static size_t sdx__gemm_bf16_scratch_bytes(void) {
+    return (SDX__BF16_PA + SDX__BF16_PB + SDX__BF16_EDGE) * sizeof(uint32_t)
+         + (SDX__BF16_TILE + SDX__BF16_TMP + SDX__NB + SDX__BF16_STAGE) * sizeof(float)
+         + (SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
+}
+
+static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
+    uint32_t *pa = (uint32_t *)sdx__scratch_f32(g->ctx, thread);
+    uint32_t *pb = pa + SDX__BF16_PA, *edge = pb + SDX__BF16_PB;
+    float *tile = (float *)(edge + SDX__BF16_EDGE);
+    float *tmp = tile + SDX__BF16_TILE, *bias_buf = tmp + SDX__BF16_TMP, *stage = bias_buf + SDX__NB;
+    uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
+    const uint32_t *as[SDX__MB / SDX__BMR], *bs[SDX__NB / SDX__BNR];
+    int64_t per_batch = g->m_tiles * g->n_tiles;
+    int64_t batch = job / per_batch, rest = job % per_batch;
+    int64_t m0 = (rest / g->n_tiles) * SDX__MB, n0 = (rest % g->n_tiles) * SDX__NB;
+    int mv = (int)SDX__MIN((int64_t)SDX__MB, g->M - m0);
+    int nv = (int)SDX__MIN((int64_t)SDX__NB, g->N - n0);
+    int mp = (mv + SDX__BMR - 1) / SDX__BMR * SDX__BMR;
+    int np = (nv + SDX__BNR - 1) / SDX__BNR * SDX__BNR;
+    const void *a = (const char *)g->a + (size_t)(batch * g->a_bstride) * sdx_dtype_size(g->a_dtype);
+    const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
+    const uint32_t *panel_a = g->weight_is_a ? g->panel : NULL, *panel_b = g->weight_is_a ? NULL : g->panel;
+    for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
+        int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
+        if (!panel_a) sdx__pack_rows_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, tmp, t16);
+        if (panel_b) { /* from the cache below */ }
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, tmp, t16);
+        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, stage, t16, tmp);
+        for (int i = 0; i < mp; i += SDX__BMR)
+            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, edge)
+                                       : pa + (int64_t)i * kp;
+        for (int j = 0; j < np; j += SDX__BNR)
+            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, edge)
+                                       : pb + (int64_t)j * kp;
+        for (int j = 0; j < np; j += SDX__BNR)
+            for (int i = 0; i < mp; i += SDX__BMR)
+                sdx__micro_bf16_avx512(kp, as[i / SDX__BMR], bs[j / SDX__BNR], tile + (int64_t)i * SDX__NB + j,
+                                       SDX__NB, k0 > 0);
+    }
+    sdx__gemm_store(g, tile, SDX__NB, batch, m0, mv, n0, nv, bias_buf, tmp);
+}
+
+static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__gemm_job_bf16((const sdx__gemm *)arg, j, thread);
+}
+
+typedef struct { sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K; int width; } sdx__panel_args;
+
+static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__panel_args *p = (const sdx__panel_args *)arg;
+    float *tmp = sdx__scratch_f32(p->ctx, thread);
+    uint16_t *t16 = (uint16_t *)(tmp + p->K + 16);
+    for (int64_t s = begin; s < end; s++) {
+        int64_t r0 = s * p->width;
+        int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
+        sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K, tmp, t16);
+    }
+}
+
+/* The weight operand's cached panel, packed now on first use; NULL when
+ * the weight is no registered slot (or the panel cannot be had), and the
+ * jobs then pack it block by block into the same values. */
+static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
+    int kind = g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B;
+    sdx__panel_args p;
+    sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
+    size_t bytes;
+    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
+    sdx__wcache_drop(ctx, g->weight, 0);
+    p.ctx = ctx;
+    p.src = g->weight_is_a ? g->a : g->b;
+    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
+    p.rows = g->weight_is_a ? g->M : g->N;
+    p.K = g->K;
+    p.width = g->weight_is_a ? SDX__BMR : SDX__BNR;
+    if (!sdx__mul_size((size_t)p.rows, (size_t)((p.K + 1) / 2) * sizeof(uint32_t), &bytes)) return NULL;
+    p.panel = (uint32_t *)sdx__malloc(ctx, bytes);
+    if (!p.panel) return NULL;
+    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 2) * sizeof(uint16_t)) != SDX_OK) {
+        sdx__free(ctx, p.panel);
+        return NULL;
+    }
+    sdx__parallel_for(ctx, (p.rows + p.width - 1) / p.width, sdx__panel_range, &p);
+    e->panel = p.panel;
+    e->bytes = bytes;
+    e->kind = kind;
+    return p.panel;
+}
+
+static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
+    int rc;
+    g->ctx = ctx;
+    g->panel = sdx__weight_panel(ctx, g);
+    if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
+    g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
+    g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
+    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_bf16, g);
+    return SDX_OK;
+}
+
+#endif /* SDX__X86 */
 
 /* ---- linear ------------------------------------------------------------ */
 
@@ -3157,6 +3567,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.b_kind = SDX__B_ROWS_T; g.b = w->data; g.b_dtype = w->dtype;
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
+    g.weight = w; g.weight_is_a = 0;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
@@ -3180,6 +3591,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
     g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
     g.bias = b; g.bias_per_row = 1;
+    g.weight = w; g.weight_is_a = 1;
     return sdx__gemm_run(ctx, &g);
 }
 
@@ -4546,6 +4958,7 @@ SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
+    sdx__wcache_free(ctx);
     sdx__free(ctx, ctx);
 }
 
@@ -5797,6 +6210,7 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
 }
 
 static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
+    sdx__wcache_drop(w->ctx, &sl->t, 0);     /* a packed copy of the old values */
     if (!sl->owned) return;
     if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
     else sdx__free(w->ctx, sl->t.data);
@@ -5805,6 +6219,7 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
 
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
+        sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
         sdx__free(w->ctx, w->slots[i]);
     }
@@ -5875,6 +6290,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
     int rc = SDX_OK;
+    sdx__wcache_drop(ctx, &sl->t, 0);        /* new values: repack on next use */
     if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
@@ -5948,6 +6364,12 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
+        sdx__wslot_drop(w, sl);
+        sdx__free(w->ctx, sl);
+        w->rc = rc;
+        return NULL;
+    }
+    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         sdx__free(w->ctx, sl);
         w->rc = rc;
@@ -11064,6 +11486,7 @@ typedef struct sdx__textenc {
     int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
     int n_ctx;                  /* tokens per chunk (77) */
     int act_type;               /* activation storage dtype; default SDX_TEXT_ACT_TYPE */
+    int compute_type;           /* GEMM arithmetic; default SDX_TEXT_COMPUTE_TYPE */
     int n_enc;
     sdx__clip enc[SDX__TE_MAX_ENCODERS];   /* SDXL: [0] CLIP-L, [1] bigG */
 } sdx__textenc;
@@ -11278,6 +11701,7 @@ static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ck
     int rc = SDX_OK;
     memset(te, 0, sizeof *te);
     te->act_type = SDX_TEXT_ACT_TYPE;
+    te->compute_type = SDX_TEXT_COMPUTE_TYPE;
     for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
         if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
     if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
@@ -11547,6 +11971,7 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
                                    sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
+    sdx_dtype compute = ctx->compute;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no encoder, ids or chunks");
     cshape[0] = (int64_t)n_chunks * te->n_ctx;
@@ -11558,8 +11983,10 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
+        ctx->compute = (sdx_dtype)te->compute_type;
         rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
+        ctx->compute = compute;
         if (rc != SDX_OK) goto fail;
         col += c->width;
     }
@@ -11719,6 +12146,7 @@ typedef struct sdx__unet {
     int num_heads;                   /* > 0: fixed head count (SD 1.x)    */
     int head_dim;                    /* > 0: heads = channels / head_dim  */
     sdx_dtype act_type;              /* activation storage (SDX_UNET_ACT_TYPE) */
+    sdx_dtype compute_type;          /* GEMM arithmetic (SDX_UNET_COMPUTE_TYPE) */
 } sdx__unet;
 
 #define SDX__UNET_DO(expr) do { if ((rc = (expr)) != SDX_OK) goto done; } while (0)
@@ -12052,6 +12480,7 @@ static int sdx__unet_init(sdx_ctx *ctx, sdx__unet *u, const sdx_st *file, const 
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->act_type = (sdx_dtype)SDX_UNET_ACT_TYPE;
+    u->compute_type = (sdx_dtype)SDX_UNET_COMPUTE_TYPE;
     sdx__wset_init(&u->w, ctx, file, prefix, part, weight_type);
     u->in = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->in);
     u->out = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->out);
@@ -12464,10 +12893,12 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
     sdx_tensor skip[SDX__UNET_MAX_BLOCKS], emb, cat, buf[2], h, tmp;
     sdx__unet_run r;
+    sdx_dtype compute = ctx->compute;
     int rc, cur = 0;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
+    ctx->compute = SDX_F32;         /* the time embedding feeds every block: f32 */
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
@@ -12482,6 +12913,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
     r.emb = &emb;
+    ctx->compute = u->compute_type;
 
     r.block = "input_blocks";
     for (int n = 0; n < u->n_in; n++) {
@@ -12518,11 +12950,13 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     }
 
     sdx__trace_at(ctx, SDX__PART_UNET, "out");
+    ctx->compute = SDX_F32;         /* 4 output channels: nothing to gain, error to lose */
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
     if (u->low_memory) sdx__wset_release(&u->w, u->out_slot0, u->out_slot1);
 done:
+    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }
@@ -12831,6 +13265,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx_tensor emb, g, buf[2], h, prev;
     sdx__unet_run r;
     char s1[64];
+    sdx_dtype compute = ctx->compute;
     int rc;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
@@ -12842,6 +13277,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
                          (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    ctx->compute = u->compute_type;
     hmax = 0;
     for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
     hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
@@ -12875,6 +13311,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
     SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
 done:
+    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }
@@ -12984,6 +13421,7 @@ typedef struct sdx__vae {
     sdx__wset w;
     sdx__vae_layout layout;
     int act_type;            /* activation storage; SDX_VAE_ACT_TYPE unless overridden */
+    int compute_type;        /* GEMM arithmetic; SDX_VAE_COMPUTE_TYPE unless overridden */
     /* hyperparameters read from the file (decoder side) */
     int ch, n_levels, ch_mult[SDX__VAE_MAX_LEVELS], num_res_blocks;
     int z_channels;          /* decoder conv_in input */
@@ -13321,6 +13759,7 @@ static int sdx__vae_load(sdx_ctx *ctx, sdx__vae *v, const sdx_st *file, const ch
     sdx__wset_init(&v->w, ctx, file, found, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
     v->layout = layout;
     v->act_type = SDX_VAE_ACT_TYPE;
+    v->compute_type = SDX_VAE_COMPUTE_TYPE;
     if ((rc = sdx__vae_load_decoder(v)) != SDX_OK || (rc = sdx__vae_load_parts(v)) != SDX_OK) {
         sdx__vae_free(v);
         return rc;
@@ -13577,7 +14016,12 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
-    rc = walk(&r, v, in, out);
+    {
+        sdx_dtype compute = ctx->compute;
+        ctx->compute = (sdx_dtype)v->compute_type;
+        rc = walk(&r, v, in, out);
+        ctx->compute = compute;
+    }
     sdx__arena_release(arena, m);
     return rc;
 }
@@ -17130,6 +17574,17 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
             goto fail;
         m->loaded_vae = 1;
     }
+    if (d->compute != SDX_COMPUTE_DEFAULT) {
+        sdx_dtype c = d->compute == SDX_COMPUTE_BF16 ? SDX_BF16 : SDX_F32;
+        if (d->compute != SDX_COMPUTE_F32 && d->compute != SDX_COMPUTE_BF16) {
+            rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: compute %d is not SDX_COMPUTE_DEFAULT, _F32 or _BF16",
+                           (int)d->compute);
+            goto fail;
+        }
+        m->te.compute_type = c;
+        m->unet.compute_type = c;
+        m->vae.compute_type = c;
+    }
     if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
     if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
@@ -18213,6 +18668,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
             break;
         net->enc.act_type = m->unet.act_type;
+        net->enc.compute_type = m->unet.compute_type;
         if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
         rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
                                      g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
@@ -18814,6 +19270,23 @@ static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__b
     sdx__free(m->ctx, tags);
 }
 
+/* ", Compute: bf16" when every part computes in bf16, the parts that do
+ * ("Compute: bf16 (UNet)") when only some do, nothing by default (f32). */
+static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
+    const char *names[3] = { "text encoder", "UNet", "VAE" };
+    int bf16[3], n;
+    bf16[0] = m->loaded_te && m->te.compute_type == SDX_BF16;
+    bf16[1] = m->loaded_unet && m->unet.compute_type == SDX_BF16;
+    bf16[2] = m->loaded_vae && m->vae.compute_type == SDX_BF16;
+    n = bf16[0] + bf16[1] + bf16[2];
+    if (!n) return;
+    sdx__buf_str(b, ", Compute: bf16");
+    if (n == 3) return;
+    for (int i = 0, k = 0; i < 3; i++)
+        if (bf16[i]) { sdx__buf_str(b, k++ ? ", " : " ("); sdx__buf_str(b, names[i]); }
+    sdx__buf_str(b, ")");
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
@@ -18854,6 +19327,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
+    if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__lora_hashes(m, p, &b);

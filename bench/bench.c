@@ -57,11 +57,28 @@ static double last_cpu;   /* CPU seconds of the best timed run */
         if (t_ < best_) { best_ = t_; last_cpu = cpu_now() - c0_; } } \
     secs = best_; } while (0)
 
-static void report(const char *name, double flops, double secs, double naive_secs_scaled) {
+/* Returns GFLOP/s (wall clock). */
+static double report(const char *name, double flops, double secs, double naive_secs_scaled) {
     printf("%-44s %7.1f GFLOP/s %8.2f ms  %6.1f GFLOP/cpu-s   naive %5.2f GFLOP/s  x%.1f\n", name, flops / secs * 1e-9,
            secs * 1e3, flops / last_cpu * 1e-9, flops / naive_secs_scaled * 1e-9, naive_secs_scaled / secs);
     fflush(stdout);
+    return flops / secs * 1e-9;
 }
+
+/* bf16 compute rows: the weight is registered as a model's weight slot
+ * is, so its bf16 panel is packed once (in the warm-up call) and reused,
+ * as in a generation; the result is checked against the naive f32 loop
+ * with bf16's tolerance. */
+static void compute_begin(sdx_ctx *ctx, sdx_dtype compute, const sdx_tensor *w) {
+    ctx->compute = compute;
+    if (compute == SDX_BF16) sdx__wcache_add(ctx, w);
+}
+static void compute_end(sdx_ctx *ctx, const sdx_tensor *w) {
+    sdx__wcache_drop(ctx, w, 1);
+    ctx->compute = SDX_F32;
+}
+static const char *compute_name(sdx_dtype compute) { return compute == SDX_BF16 ? " bf16" : ""; }
+static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2 : 1e-3; }
 
 /* Naive y = x w^T on the first `rows` rows (what a plain loop does). */
 static double naive_linear(const float *x, const sdx_tensor *w, float *y, int64_t rows, int64_t k, int64_t n) {
@@ -80,11 +97,11 @@ static double naive_linear(const float *x, const sdx_tensor *w, float *y, int64_
     return t0;
 }
 
-static void bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dtype wt) {
+static double bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dtype wt, sdx_dtype compute) {
     sdx_tensor x, w, y;
     int64_t xs[2] = { m, k }, ws[2] = { n, k }, ys[2] = { m, n };
     int64_t slice = m < 128 ? m : 128;
-    double secs, naive;
+    double secs, naive, gflops;
     char name[96];
     float *yn = (float *)malloc((size_t)(slice * n) * sizeof(float));
     double maxerr = 0;
@@ -92,29 +109,34 @@ static void bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dtyp
     sdx_tensor_alloc(ctx, &w, wt, 2, ws);
     sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys);
     fill(&x, 1.0f); fill(&w, 0.1f);
+    compute_begin(ctx, compute, &w);
     TIME_BEST(secs, 3, sdx__linear(ctx, &y, &x, &w, NULL));
+    compute_end(ctx, &w);
     naive = naive_linear((const float *)x.data, &w, yn, slice, k, n) * (double)m / (double)slice;
     for (int64_t i = 0; i < slice * n; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
-    snprintf(name, sizeof name, "linear [%lldx%lld]x[%lldx%lld]^T w=%s", (long long)m, (long long)k, (long long)n,
-             (long long)k, sdx_dtype_name(wt));
-    report(name, 2.0 * (double)m * (double)k * (double)n, secs, naive);
-    if (maxerr > 1e-3) printf("   MISMATCH vs naive: %g\n", maxerr);
+    snprintf(name, sizeof name, "linear [%lldx%lld]x[%lldx%lld]^T w=%s%s", (long long)m, (long long)k, (long long)n,
+             (long long)k, sdx_dtype_name(wt), compute_name(compute));
+    gflops = report(name, 2.0 * (double)m * (double)k * (double)n, secs, naive);
+    if (maxerr > compute_tol(compute)) printf("   MISMATCH vs naive: %g\n", maxerr);
     free(yn);
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y);
+    return gflops;
 }
 
-static void bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype wt, sdx_dtype at) {
+static double bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype wt, sdx_dtype at, sdx_dtype compute) {
     sdx_tensor x, w, y;
     int64_t xs[4] = { 1, c, hw, hw }, ws[4] = { o, c, 3, 3 }, ys[4] = { 1, o, hw, hw };
     int64_t oslice = 8;   /* naive: this many output channels, scaled */
-    double secs, naive, t0, maxerr = 0;
+    double secs, naive, t0, maxerr = 0, gflops;
     float *xf, *wf, *yn;
     char name[96];
     sdx_tensor_alloc(ctx, &x, at, 4, xs);
     sdx_tensor_alloc(ctx, &w, wt, 4, ws);
     sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys);
     fill(&x, 1.0f); fill(&w, 0.05f);
+    compute_begin(ctx, compute, &w);
     TIME_BEST(secs, 3, sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1));
+    compute_end(ctx, &w);
     xf = (float *)malloc((size_t)(c * hw * hw) * sizeof(float));
     wf = (float *)malloc((size_t)(oslice * c * 9) * sizeof(float));
     yn = (float *)malloc((size_t)(oslice * hw * hw) * sizeof(float));
@@ -136,12 +158,13 @@ static void bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype
             }
     naive = (now() - t0) * (double)o / (double)oslice;
     for (int64_t i = 0; i < oslice * hw * hw; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
-    snprintf(name, sizeof name, "conv3x3 %lld->%lld at %lldx%lld w=%s x=%s", (long long)c, (long long)o,
-             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at));
-    report(name, 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw), secs, naive);
-    if (maxerr > 1e-3) printf("   MISMATCH vs naive: %g\n", maxerr);
+    snprintf(name, sizeof name, "conv3x3 %lld->%lld at %lldx%lld w=%s x=%s%s", (long long)c, (long long)o,
+             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at), compute_name(compute));
+    gflops = report(name, 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw), secs, naive);
+    if (maxerr > compute_tol(compute)) printf("   MISMATCH vs naive: %g\n", maxerr);
     free(xf); free(wf); free(yn);
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y);
+    return gflops;
 }
 
 /* Direct (im2col GEMM) against Winograd F(4x4, 3x3) on one 3x3 pad-1
@@ -229,12 +252,28 @@ int main(int argc, char **argv) {
     for (int wi = 0; wi < 2; wi++) {
         sdx_dtype wt = wi ? SDX_F16 : SDX_F32;
         if (wanted(argc, argv, "linear")) {
-            bench_linear(ctx, 4096, 320, 320, wt);
-            bench_linear(ctx, 4096, 320, 1280, wt);
-            bench_linear(ctx, 4096, 1280, 320, wt);
-            bench_linear(ctx, 77, 768, 3072, wt);
+            bench_linear(ctx, 4096, 320, 320, wt, SDX_F32);
+            bench_linear(ctx, 4096, 320, 1280, wt, SDX_F32);
+            bench_linear(ctx, 4096, 1280, 320, wt, SDX_F32);
+            bench_linear(ctx, 77, 768, 3072, wt, SDX_F32);
         }
-        if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, wt, SDX_F32);
+        if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, wt, SDX_F32, SDX_F32);
+    }
+    if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, SDX_F16, SDX_F16, SDX_F32);
+    if (wanted(argc, argv, "bf16")) {   /* bf16 compute next to f32, f16 weights (SD 1.5 shapes) */
+        static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
+        static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };
+        if (!sdx__bf16_usable(ctx)) printf("bf16 compute: this CPU has no AVX512-BF16 (the rows below compute in f32)\n");
+        for (int i = 0; i < 4; i++) {
+            double f = bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, SDX_F32);
+            double b = bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, SDX_BF16);
+            printf("   bf16 / f32: x%.2f\n", b / f);
+        }
+        for (int i = 0; i < 3; i++) {
+            double f = bench_conv(ctx, conv[i][0], conv[i][1], conv[i][2], SDX_F16, SDX_F32, SDX_F32);
+            double b = bench_conv(ctx, conv[i][0], conv[i][1], conv[i][2], SDX_F16, SDX_F32, SDX_BF16);
+            printf("   bf16 / f32: x%.2f\n", b / f);
+        }
     }
     if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, SDX_F16, SDX_F16);
     if (wanted(argc, argv, "winograd")) {

@@ -118,6 +118,9 @@ static void usage(FILE *f) {
 "                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
 "      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
 "      --scan-weights        check every weight for NaN/Inf at load and name bad tensors\n"
+"      --compute {f32,bf16}  arithmetic of linear layers and convolutions (default f32; bf16:\n"
+"                            AVX512-BF16 dot products, about 1e-2 relative error, f32 where\n"
+"                            the CPU lacks them)\n"
 "      --lora FILE[:U[:C]]   apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
 "                            strength C (default 1, C defaults to U); repeatable, in order\n"
 "      --lora-model-dir DIR  folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
@@ -209,7 +212,7 @@ static int takes_value(const char *a) {
         "-i", "--init-img", "--init-latent", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
         "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
         "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
-        "--encode-seed", "--mask-blur", "--backend",
+        "--encode-seed", "--mask-blur", "--backend", "--compute",
         "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
         "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
         "--canny-low", "--canny-high",
@@ -324,7 +327,11 @@ static int parse_args(int argc, char **argv, options *o) {
             else if (IS("--backend", "--backend")) o->backend = val;
             else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
             else if (IS("--scheduler", "--schedule")) o->gen.scheduler = !strcmp(val, "discrete") ? "normal" : val;
-            else if (IS("--rng", "--rng")) {
+            else if (IS("--compute", "--compute")) {
+                if (!strcmp(val, "f32")) o->model.compute = SDX_COMPUTE_F32;
+                else if (!strcmp(val, "bf16")) o->model.compute = SDX_COMPUTE_BF16;
+                else { fprintf(stderr, "sdx: --compute %s: valid values are f32, bf16\n", val); return -1; }
+            } else if (IS("--rng", "--rng")) {
                 if (!strcmp(val, "cuda")) o->gen.rng = SDX_RNG_CUDA;
                 else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
                 else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }

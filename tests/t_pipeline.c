@@ -239,6 +239,7 @@ static int cli_rejects_bad_input_without_writing_output(void) {
         { "-p x --sampling-method nope", "euler" },
         { "-p x --scheduler nope", "karras" },
         { "-p x --rng gpu", "cuda, cpu" },
+        { "-p x --compute fp8", "f32, bf16" },
         { "-p x --cfg-scale abc", "not a number" },
         { "-p x --strength 2", "(0, 1]" },
         { "-p x --bogus", "unknown option" },

@@ -62,6 +62,12 @@ typedef enum sdx_dtype {
  *   SDX_{TEXT,UNET,VAE}_ACT_TYPE     SDX_F32 | SDX_F16 | SDX_BF16
  *       how activations are stored between ops (default SDX_F32). Storing
  *       to f16 saturates at +-65504 instead of producing Inf.
+ *   SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE SDX_F32 | SDX_BF16
+ *       the arithmetic of linear layers and im2col convolutions (default
+ *       SDX_F32). SDX_BF16 rounds both operands to bf16 and accumulates in
+ *       f32 with AVX512-BF16 (weights repacked once, as much memory again
+ *       as the weights in f16); where the CPU lacks it, f32 (logged once).
+ *       sdx_model_desc.compute overrides it at run time.
  *
  * Whatever the storage types, these stay f32 unless you opt out:
  *   dot products / conv accumulation   SDX_UNSAFE_HALF_ACCUMULATE
@@ -89,6 +95,15 @@ typedef enum sdx_dtype {
 #endif
 #ifndef SDX_VAE_ACT_TYPE
 #define SDX_VAE_ACT_TYPE SDX_F32
+#endif
+#ifndef SDX_TEXT_COMPUTE_TYPE
+#define SDX_TEXT_COMPUTE_TYPE SDX_F32
+#endif
+#ifndef SDX_UNET_COMPUTE_TYPE
+#define SDX_UNET_COMPUTE_TYPE SDX_F32
+#endif
+#ifndef SDX_VAE_COMPUTE_TYPE
+#define SDX_VAE_COMPUTE_TYPE SDX_F32
 #endif
 
 /* Which noise generator a seed drives (see sdx_rng_init). */

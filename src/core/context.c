@@ -32,6 +32,7 @@ SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (ctx->be.release) ctx->be.release(ctx->be.user);
     sdx__pool_destroy(ctx->pool);
     sdx__kernel_state_free(ctx);
+    sdx__wcache_free(ctx);
     sdx__free(ctx, ctx);
 }
 

@@ -524,6 +524,7 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
 }
 
 static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
+    sdx__wcache_drop(w->ctx, &sl->t, 0);     /* a packed copy of the old values */
     if (!sl->owned) return;
     if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
     else sdx__free(w->ctx, sl->t.data);
@@ -532,6 +533,7 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
 
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
+        sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
         sdx__free(w->ctx, w->slots[i]);
     }
@@ -602,6 +604,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
     int rc = SDX_OK;
+    sdx__wcache_drop(ctx, &sl->t, 0);        /* new values: repack on next use */
     if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
@@ -675,6 +678,12 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
+        sdx__wslot_drop(w, sl);
+        sdx__free(w->ctx, sl);
+        w->rc = rc;
+        return NULL;
+    }
+    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         sdx__free(w->ctx, sl);
         w->rc = rc;

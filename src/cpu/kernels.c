@@ -16,6 +16,7 @@
 #if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
 #define SDX__X86 1
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 #if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
 #define SDX__NEON 1
@@ -31,6 +32,9 @@ struct sdx__kernel_state {
     size_t  *size;       /* usable bytes of aligned */
     float   *wino_u;     /* Winograd-transformed filters of the running conv */
     size_t   wino_bytes;
+    int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
+    int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
+    int      bf16_told;    /* the fallback to f32 was logged once          */
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -408,9 +412,12 @@ typedef struct sdx__gemm {
     /* C: row-major [M, N] of y_dtype per batch; bias per column or row */
     void *y; sdx_dtype y_dtype; int64_t y_bstride;
     const sdx_tensor *bias; int bias_per_row;
+    /* the weight operand (A for conv, B for linear): cached bf16 panels */
+    const sdx_tensor *weight; int weight_is_a;
     int64_t m_tiles, n_tiles;
     sdx__micro_fn micro;
     sdx_ctx *ctx;
+    const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
 } sdx__gemm;
 
 /* Bytes of per-thread scratch a GEMM job needs. */
@@ -541,9 +548,19 @@ static void sdx__gemm_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__gemm_job((const sdx__gemm *)arg, j, thread);
 }
 
+static int sdx__bf16_usable(sdx_ctx *ctx);
+#ifdef SDX__X86
+static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g);
+#endif
+
 static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
+    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {
+#ifdef SDX__X86
+        return sdx__gemm_run_bf16(ctx, g);
+#endif
+    }
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->micro = sdx__micro_select();
@@ -552,6 +569,285 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range, g);
     return SDX_OK;
 }
+
+/* ===================================================================== */
+/*  bf16 GEMM: the same jobs with bf16 operands and VDPBF16PS             */
+/* ===================================================================== */
+/* In bf16 compute mode (ctx->compute, set by each model part's forward)
+ * linear and the im2col convolution multiply bf16 values and accumulate
+ * in f32: AVX512-BF16's VDPBF16PS adds to each f32 lane the products of
+ * one pair of bf16 values (two consecutive k). Both operands are packed
+ * as such pairs: a strip of w rows (or columns) over kc values of k is
+ * ceil(kc/2) groups of w 32-bit words, word (j, r) = bf16(v[r][2j]) |
+ * bf16(v[r][2j+1]) << 16, the high half zero past an odd K. Activations
+ * are rounded to bf16 (nearest even, as sdx_f32_to_bf16) as they are
+ * packed. A weight slot (registered in ctx->wcache) is packed once over
+ * all of K and kept until the slot changes: ceil(K/2) words per row, the
+ * bytes of the weight in f16 (a short last strip is stored short and
+ * padded when used). Other weight operands are packed per block like the
+ * activations. Everything after the dot products (bias, store) is the
+ * f32 path's. Without AVX512-BF16 the mode computes in f32 and says so
+ * once in the log. */
+
+#define SDX__BMR 12     /* micro tile rows: 24 zmm accumulators          */
+#define SDX__BNR 32     /* micro tile columns: two zmm of f32 lanes      */
+#define SDX__BKC 512    /* k per block: even, so no pair straddles blocks */
+/* jobs are the f32 path's MB x NB tiles: multiples of BMR and BNR */
+
+enum { SDX__PANEL_A = 1, SDX__PANEL_B = 2 };   /* cache kinds: strips of BMR / BNR rows */
+
+/* AVX512F and AVX512_BF16 in CPUID, and the OS saving the opmask and
+ * all 32 zmm registers (XCR0 bits 1, 2, 5, 6, 7). */
+static int sdx__cpu_avx512_bf16(void) {
+#ifdef SDX__X86
+    unsigned eax, ebx, ecx, edx, xcr0, xcr0_hi;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27))) return 0;   /* OSXSAVE */
+    __asm__ __volatile__("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0 & 0xe6u) != 0xe6u || __get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (!(ebx & (1u << 16))) return 0;                     /* AVX512F */
+    __cpuid_count(7, 1, eax, ebx, ecx, edx);
+    return (eax & (1u << 5)) != 0;                         /* AVX512_BF16 */
+#else
+    return 0;
+#endif
+}
+
+/* Whether bf16 mode can run its own GEMM here; probed once per context. */
+static int sdx__bf16_usable(sdx_ctx *ctx) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) return 0;                  /* the f32 path reports the out-of-memory */
+    if (!s->bf16_probed) { s->bf16_dot = sdx__cpu_avx512_bf16(); s->bf16_probed = 1; }
+    if (!s->bf16_dot && !s->bf16_told) {
+        s->bf16_told = 1;
+        sdx__log(ctx, SDX_LOG_INFO, "bf16 compute: %s; computing in f32",
+#ifdef SDX__X86
+                 "this CPU has no AVX512-BF16"
+#else
+                 "this build has no AVX512-BF16 code"
+#endif
+                 );
+    }
+    return s->bf16_dot;
+}
+
+#ifdef SDX__X86
+
+typedef void (*sdx__micro_bf16_fn)(int kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accumulate);
+
+/* 12 x 32 tile in 24 zmm accumulators; per pair of k, two loads of B and
+ * twelve broadcasts of an A pair. */
+__attribute__((target("avx512f,avx512bf16")))
+static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b, float *c, int64_t ldc, int accumulate) {
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps(), c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps(), c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps(), c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
+    __m512 c80 = _mm512_setzero_ps(), c81 = _mm512_setzero_ps(), c90 = _mm512_setzero_ps(), c91 = _mm512_setzero_ps();
+    __m512 ca0 = _mm512_setzero_ps(), ca1 = _mm512_setzero_ps(), cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();
+    for (int k = 0; k < kp; k++, a += SDX__BMR, b += SDX__BNR) {
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)b);
+        __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(b + 16));
+        __m512bh av;
+#define SDX__DP_ROW(r, lo, hi) do { av = (__m512bh)_mm512_set1_epi32((int)a[r]); \
+        lo = _mm512_dpbf16_ps(lo, av, b0); hi = _mm512_dpbf16_ps(hi, av, b1); } while (0)
+        SDX__DP_ROW(0, c00, c01); SDX__DP_ROW(1, c10, c11); SDX__DP_ROW(2, c20, c21); SDX__DP_ROW(3, c30, c31);
+        SDX__DP_ROW(4, c40, c41); SDX__DP_ROW(5, c50, c51); SDX__DP_ROW(6, c60, c61); SDX__DP_ROW(7, c70, c71);
+        SDX__DP_ROW(8, c80, c81); SDX__DP_ROW(9, c90, c91); SDX__DP_ROW(10, ca0, ca1); SDX__DP_ROW(11, cb0, cb1);
+#undef SDX__DP_ROW
+    }
+#define SDX__STORE_ROW(r, lo, hi) do { \
+        float *row = c + (r) * ldc; \
+        if (accumulate) { lo = _mm512_add_ps(lo, _mm512_loadu_ps(row)); hi = _mm512_add_ps(hi, _mm512_loadu_ps(row + 16)); } \
+        _mm512_storeu_ps(row, lo); _mm512_storeu_ps(row + 16, hi); } while (0)
+    SDX__STORE_ROW(0, c00, c01); SDX__STORE_ROW(1, c10, c11); SDX__STORE_ROW(2, c20, c21); SDX__STORE_ROW(3, c30, c31);
+    SDX__STORE_ROW(4, c40, c41); SDX__STORE_ROW(5, c50, c51); SDX__STORE_ROW(6, c60, c61); SDX__STORE_ROW(7, c70, c71);
+    SDX__STORE_ROW(8, c80, c81); SDX__STORE_ROW(9, c90, c91); SDX__STORE_ROW(10, ca0, ca1); SDX__STORE_ROW(11, cb0, cb1);
+#undef SDX__STORE_ROW
+}
+
+/* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
+ * ld), k in [k0, k0 + kc), as pairs into strips of `width` rows, rows
+ * past nvalid (up to `rows`) zero: dst[s/width][j][r] = pair(s + r, j).
+ * tmp holds kc floats, t16 kc + 1 halves. */
+static void sdx__pack_rows_bf16(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                int rows, int nvalid, int width, int64_t k0, int kc, float *tmp, uint16_t *t16) {
+    int kp = (kc + 1) / 2;
+    for (int s = 0; s < rows; s += width) {
+        uint32_t *strip = dst + (int64_t)s * kp;
+        for (int r = 0; r < width; r++) {
+            int i = s + r;
+            if (i >= nvalid) {
+                for (int j = 0; j < kp; j++) strip[j * width + r] = 0;
+                continue;
+            }
+            if (dtype == SDX_BF16) {
+                memcpy(t16, (const uint16_t *)src + (row0 + i) * ld + k0, (size_t)kc * sizeof(uint16_t));
+            } else {
+                const float *v = (const float *)src + (row0 + i) * ld + k0;
+                if (dtype != SDX_F32) { sdx__load_f32(src, dtype, (row0 + i) * ld + k0, kc, tmp); v = tmp; }
+                sdx_f32_to_bf16_n(v, t16, (size_t)kc);
+            }
+            t16[kc] = 0;
+            for (int j = 0; j < kp; j++) strip[j * width + r] = (uint32_t)t16[2 * j] | (uint32_t)t16[2 * j + 1] << 16;
+        }
+    }
+}
+
+/* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
+ * BNR-column strips: each strip is the f32 path's im2col (two NR-column
+ * halves in `stage`, kc x BNR floats), rounded and paired. t16 holds
+ * kc x BNR halves. */
+static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
+                                  int64_t k0, int kc, float *stage, uint16_t *t16, float *tmp) {
+    int kp = (kc + 1) / 2;
+    for (int s = 0; s < cols; s += SDX__BNR) {
+        uint32_t *strip = dst + (int64_t)s * kp;
+        sdx__pack_im2col(g, stage, x, p0 + s, nvalid - s, SDX__BNR, k0, kc, tmp);
+        sdx_f32_to_bf16_n(stage, t16, (size_t)kc * SDX__BNR);
+        for (int half = 0; half < SDX__BNR / SDX__NR; half++) {
+            const uint16_t *h = t16 + (size_t)half * kc * SDX__NR;
+            for (int j = 0; j < kp; j++) {
+                uint32_t *out = strip + j * SDX__BNR + half * SDX__NR;
+                const uint16_t *even = h + (size_t)2 * j * SDX__NR;
+                if (2 * j + 1 < kc) {
+                    const uint16_t *odd = even + SDX__NR;
+                    for (int l = 0; l < SDX__NR; l++) out[l] = (uint32_t)even[l] | (uint32_t)odd[l] << 16;
+                } else {
+                    for (int l = 0; l < SDX__NR; l++) out[l] = even[l];
+                }
+            }
+        }
+    }
+}
+
+/* Strip `row` (a multiple of width) of a cached panel of `rows` rows
+ * packed over all K, from k0 on; a short last strip is copied into edge,
+ * zero-padded to width. */
+static const uint32_t *sdx__panel_strip(const uint32_t *panel, int64_t rows, int64_t K, int width, int64_t row,
+                                        int64_t k0, int kp, uint32_t *edge) {
+    int w = (int)SDX__MIN((int64_t)width, rows - row);
+    const uint32_t *p = panel + row * ((K + 1) / 2) + (k0 / 2) * w;
+    if (w == width) return p;
+    for (int j = 0; j < kp; j++) {
+        memcpy(edge + (int64_t)j * width, p + (int64_t)j * w, (size_t)w * sizeof(uint32_t));
+        memset(edge + (int64_t)j * width + w, 0, (size_t)(width - w) * sizeof(uint32_t));
+    }
+    return edge;
+}
+
+/* Per-thread scratch of a bf16 job, in this order. */
+#define SDX__BF16_PA    ((size_t)SDX__MB * SDX__BKC / 2)      /* words: packed A       */
+#define SDX__BF16_PB    ((size_t)SDX__BKC / 2 * SDX__NB)      /* words: packed B       */
+#define SDX__BF16_EDGE  ((size_t)SDX__BKC / 2 * SDX__BNR)     /* words: a short strip  */
+#define SDX__BF16_TILE  ((size_t)SDX__MB * SDX__NB)           /* floats: C tile        */
+#define SDX__BF16_TMP   ((size_t)SDX__BKC + 64)               /* floats: one row (>= NB) */
+#define SDX__BF16_STAGE ((size_t)SDX__BKC * SDX__BNR)         /* floats: f32 im2col strip */
+
+static size_t sdx__gemm_bf16_scratch_bytes(void) {
+    return (SDX__BF16_PA + SDX__BF16_PB + SDX__BF16_EDGE) * sizeof(uint32_t)
+         + (SDX__BF16_TILE + SDX__BF16_TMP + SDX__NB + SDX__BF16_STAGE) * sizeof(float)
+         + (SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
+}
+
+static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
+    uint32_t *pa = (uint32_t *)sdx__scratch_f32(g->ctx, thread);
+    uint32_t *pb = pa + SDX__BF16_PA, *edge = pb + SDX__BF16_PB;
+    float *tile = (float *)(edge + SDX__BF16_EDGE);
+    float *tmp = tile + SDX__BF16_TILE, *bias_buf = tmp + SDX__BF16_TMP, *stage = bias_buf + SDX__NB;
+    uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
+    const uint32_t *as[SDX__MB / SDX__BMR], *bs[SDX__NB / SDX__BNR];
+    int64_t per_batch = g->m_tiles * g->n_tiles;
+    int64_t batch = job / per_batch, rest = job % per_batch;
+    int64_t m0 = (rest / g->n_tiles) * SDX__MB, n0 = (rest % g->n_tiles) * SDX__NB;
+    int mv = (int)SDX__MIN((int64_t)SDX__MB, g->M - m0);
+    int nv = (int)SDX__MIN((int64_t)SDX__NB, g->N - n0);
+    int mp = (mv + SDX__BMR - 1) / SDX__BMR * SDX__BMR;
+    int np = (nv + SDX__BNR - 1) / SDX__BNR * SDX__BNR;
+    const void *a = (const char *)g->a + (size_t)(batch * g->a_bstride) * sdx_dtype_size(g->a_dtype);
+    const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
+    const uint32_t *panel_a = g->weight_is_a ? g->panel : NULL, *panel_b = g->weight_is_a ? NULL : g->panel;
+    for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
+        int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
+        if (!panel_a) sdx__pack_rows_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, tmp, t16);
+        if (panel_b) { /* from the cache below */ }
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, tmp, t16);
+        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, stage, t16, tmp);
+        for (int i = 0; i < mp; i += SDX__BMR)
+            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, edge)
+                                       : pa + (int64_t)i * kp;
+        for (int j = 0; j < np; j += SDX__BNR)
+            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, edge)
+                                       : pb + (int64_t)j * kp;
+        for (int j = 0; j < np; j += SDX__BNR)
+            for (int i = 0; i < mp; i += SDX__BMR)
+                sdx__micro_bf16_avx512(kp, as[i / SDX__BMR], bs[j / SDX__BNR], tile + (int64_t)i * SDX__NB + j,
+                                       SDX__NB, k0 > 0);
+    }
+    sdx__gemm_store(g, tile, SDX__NB, batch, m0, mv, n0, nv, bias_buf, tmp);
+}
+
+static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thread) {
+    for (int64_t j = begin; j < end; j++) sdx__gemm_job_bf16((const sdx__gemm *)arg, j, thread);
+}
+
+typedef struct { sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K; int width; } sdx__panel_args;
+
+static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__panel_args *p = (const sdx__panel_args *)arg;
+    float *tmp = sdx__scratch_f32(p->ctx, thread);
+    uint16_t *t16 = (uint16_t *)(tmp + p->K + 16);
+    for (int64_t s = begin; s < end; s++) {
+        int64_t r0 = s * p->width;
+        int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
+        sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K, tmp, t16);
+    }
+}
+
+/* The weight operand's cached panel, packed now on first use; NULL when
+ * the weight is no registered slot (or the panel cannot be had), and the
+ * jobs then pack it block by block into the same values. */
+static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
+    int kind = g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B;
+    sdx__panel_args p;
+    sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
+    size_t bytes;
+    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
+    sdx__wcache_drop(ctx, g->weight, 0);
+    p.ctx = ctx;
+    p.src = g->weight_is_a ? g->a : g->b;
+    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
+    p.rows = g->weight_is_a ? g->M : g->N;
+    p.K = g->K;
+    p.width = g->weight_is_a ? SDX__BMR : SDX__BNR;
+    if (!sdx__mul_size((size_t)p.rows, (size_t)((p.K + 1) / 2) * sizeof(uint32_t), &bytes)) return NULL;
+    p.panel = (uint32_t *)sdx__malloc(ctx, bytes);
+    if (!p.panel) return NULL;
+    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 2) * sizeof(uint16_t)) != SDX_OK) {
+        sdx__free(ctx, p.panel);
+        return NULL;
+    }
+    sdx__parallel_for(ctx, (p.rows + p.width - 1) / p.width, sdx__panel_range, &p);
+    e->panel = p.panel;
+    e->bytes = bytes;
+    e->kind = kind;
+    return p.panel;
+}
+
+static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
+    int rc;
+    g->ctx = ctx;
+    g->panel = sdx__weight_panel(ctx, g);
+    if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
+    g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
+    g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
+    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_bf16, g);
+    return SDX_OK;
+}
+
+#endif /* SDX__X86 */
 
 /* ---- linear ------------------------------------------------------------ */
 
@@ -577,6 +873,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.b_kind = SDX__B_ROWS_T; g.b = w->data; g.b_dtype = w->dtype;
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
+    g.weight = w; g.weight_is_a = 0;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
@@ -600,6 +897,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     g.stride = stride; g.pad_top = pad_top; g.pad_left = pad_left;
     g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
     g.bias = b; g.bias_per_row = 1;
+    g.weight = w; g.weight_is_a = 1;
     return sdx__gemm_run(ctx, &g);
 }
 

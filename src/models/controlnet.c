@@ -297,6 +297,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx_tensor emb, g, buf[2], h, prev;
     sdx__unet_run r;
     char s1[64];
+    sdx_dtype compute = ctx->compute;
     int rc;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
@@ -308,6 +309,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
                          (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    ctx->compute = u->compute_type;
     hmax = 0;
     for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
     hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
@@ -341,6 +343,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
     SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
 done:
+    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }

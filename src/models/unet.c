@@ -107,6 +107,7 @@ typedef struct sdx__unet {
     int num_heads;                   /* > 0: fixed head count (SD 1.x)    */
     int head_dim;                    /* > 0: heads = channels / head_dim  */
     sdx_dtype act_type;              /* activation storage (SDX_UNET_ACT_TYPE) */
+    sdx_dtype compute_type;          /* GEMM arithmetic (SDX_UNET_COMPUTE_TYPE) */
 } sdx__unet;
 
 #define SDX__UNET_DO(expr) do { if ((rc = (expr)) != SDX_OK) goto done; } while (0)
@@ -440,6 +441,7 @@ static int sdx__unet_init(sdx_ctx *ctx, sdx__unet *u, const sdx_st *file, const 
     memset(u, 0, sizeof *u);
     u->ctx = ctx;
     u->act_type = (sdx_dtype)SDX_UNET_ACT_TYPE;
+    u->compute_type = (sdx_dtype)SDX_UNET_COMPUTE_TYPE;
     sdx__wset_init(&u->w, ctx, file, prefix, part, weight_type);
     u->in = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->in);
     u->out = (sdx__unet_block *)sdx__calloc(ctx, SDX__UNET_MAX_BLOCKS, sizeof *u->out);
@@ -852,10 +854,12 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
     sdx_tensor skip[SDX__UNET_MAX_BLOCKS], emb, cat, buf[2], h, tmp;
     sdx__unet_run r;
+    sdx_dtype compute = ctx->compute;
     int rc, cur = 0;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
+    ctx->compute = SDX_F32;         /* the time embedding feeds every block: f32 */
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
@@ -870,6 +874,7 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
     r.emb = &emb;
+    ctx->compute = u->compute_type;
 
     r.block = "input_blocks";
     for (int n = 0; n < u->n_in; n++) {
@@ -906,11 +911,13 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     }
 
     sdx__trace_at(ctx, SDX__PART_UNET, "out");
+    ctx->compute = SDX_F32;         /* 4 output channels: nothing to gain, error to lose */
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
     if (u->low_memory) sdx__wset_release(&u->w, u->out_slot0, u->out_slot1);
 done:
+    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }

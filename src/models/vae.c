@@ -73,6 +73,7 @@ typedef struct sdx__vae {
     sdx__wset w;
     sdx__vae_layout layout;
     int act_type;            /* activation storage; SDX_VAE_ACT_TYPE unless overridden */
+    int compute_type;        /* GEMM arithmetic; SDX_VAE_COMPUTE_TYPE unless overridden */
     /* hyperparameters read from the file (decoder side) */
     int ch, n_levels, ch_mult[SDX__VAE_MAX_LEVELS], num_res_blocks;
     int z_channels;          /* decoder conv_in input */
@@ -410,6 +411,7 @@ static int sdx__vae_load(sdx_ctx *ctx, sdx__vae *v, const sdx_st *file, const ch
     sdx__wset_init(&v->w, ctx, file, found, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
     v->layout = layout;
     v->act_type = SDX_VAE_ACT_TYPE;
+    v->compute_type = SDX_VAE_COMPUTE_TYPE;
     if ((rc = sdx__vae_load_decoder(v)) != SDX_OK || (rc = sdx__vae_load_parts(v)) != SDX_OK) {
         sdx__vae_free(v);
         return rc;
@@ -666,7 +668,12 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
-    rc = walk(&r, v, in, out);
+    {
+        sdx_dtype compute = ctx->compute;
+        ctx->compute = (sdx_dtype)v->compute_type;
+        rc = walk(&r, v, in, out);
+        ctx->compute = compute;
+    }
     sdx__arena_release(arena, m);
     return rc;
 }

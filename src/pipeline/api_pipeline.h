@@ -17,6 +17,17 @@ typedef enum sdx_family {
 
 SDX_API const char *sdx_family_name(sdx_family f);
 
+/* Arithmetic of the linear layers and convolutions (sdx_model_desc.compute). */
+typedef enum sdx_compute {
+    SDX_COMPUTE_DEFAULT = 0,   /* each part's policy macro, SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE
+                                  (f32 unless the build sets one)              */
+    SDX_COMPUTE_F32,           /* f32: matches the reference implementations   */
+    SDX_COMPUTE_BF16           /* operands rounded to bf16, f32 accumulation
+                                  (AVX512-BF16; norms, softmax stay f32). About
+                                  1e-3..1e-2 relative error; on CPUs without
+                                  AVX512-BF16 it computes in f32 (logged once) */
+} sdx_compute;
+
 typedef struct sdx_model_desc {
     const char *checkpoint;    /* single-file .safetensors (required)        */
     const char *vae;           /* separate VAE .safetensors replacing the
@@ -50,6 +61,10 @@ typedef struct sdx_model_desc {
                                   decodes and encodes in tiles within
                                   SDX_LOW_MEMORY_VAE_BUDGET unless
                                   vae_tiling is -1. Slower: see README   */
+    sdx_compute compute;       /* for every part of this model (ControlNets
+                                  follow the UNet); DEFAULT: policy macros.
+                                  bf16 keeps a bf16 copy of each weight it
+                                  uses (the size of the weights in f16)     */
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;

@@ -230,6 +230,17 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
             goto fail;
         m->loaded_vae = 1;
     }
+    if (d->compute != SDX_COMPUTE_DEFAULT) {
+        sdx_dtype c = d->compute == SDX_COMPUTE_BF16 ? SDX_BF16 : SDX_F32;
+        if (d->compute != SDX_COMPUTE_F32 && d->compute != SDX_COMPUTE_BF16) {
+            rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: compute %d is not SDX_COMPUTE_DEFAULT, _F32 or _BF16",
+                           (int)d->compute);
+            goto fail;
+        }
+        m->te.compute_type = c;
+        m->unet.compute_type = c;
+        m->vae.compute_type = c;
+    }
     if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
     if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
@@ -1313,6 +1324,7 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         if (!ran && (rc = sdx__controlnet_alloc(net, &m->arena, m->unet.act_type, x->shape[0], g->lh, g->lw, &g->control)) != SDX_OK)
             break;
         net->enc.act_type = m->unet.act_type;
+        net->enc.compute_type = m->unet.compute_type;
         if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
         rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
                                      g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
@@ -1914,6 +1926,23 @@ static void sdx__lora_hashes(const sdx_model *m, const sdx_gen_params *p, sdx__b
     sdx__free(m->ctx, tags);
 }
 
+/* ", Compute: bf16" when every part computes in bf16, the parts that do
+ * ("Compute: bf16 (UNet)") when only some do, nothing by default (f32). */
+static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
+    const char *names[3] = { "text encoder", "UNet", "VAE" };
+    int bf16[3], n;
+    bf16[0] = m->loaded_te && m->te.compute_type == SDX_BF16;
+    bf16[1] = m->loaded_unet && m->unet.compute_type == SDX_BF16;
+    bf16[2] = m->loaded_vae && m->vae.compute_type == SDX_BF16;
+    n = bf16[0] + bf16[1] + bf16[2];
+    if (!n) return;
+    sdx__buf_str(b, ", Compute: bf16");
+    if (n == 3) return;
+    for (int i = 0, k = 0; i < 3; i++)
+        if (bf16[i]) { sdx__buf_str(b, k++ ? ", " : " ("); sdx__buf_str(b, names[i]); }
+    sdx__buf_str(b, ")");
+}
+
 SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
@@ -1954,6 +1983,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
     if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
+    if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);
     sdx__lora_hashes(m, p, &b);

@@ -95,6 +95,7 @@ typedef struct sdx__textenc {
     int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
     int n_ctx;                  /* tokens per chunk (77) */
     int act_type;               /* activation storage dtype; default SDX_TEXT_ACT_TYPE */
+    int compute_type;           /* GEMM arithmetic; default SDX_TEXT_COMPUTE_TYPE */
     int n_enc;
     sdx__clip enc[SDX__TE_MAX_ENCODERS];   /* SDXL: [0] CLIP-L, [1] bigG */
 } sdx__textenc;
@@ -309,6 +310,7 @@ static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ck
     int rc = SDX_OK;
     memset(te, 0, sizeof *te);
     te->act_type = SDX_TEXT_ACT_TYPE;
+    te->compute_type = SDX_TEXT_COMPUTE_TYPE;
     for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
         if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
     if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
@@ -578,6 +580,7 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
                                    sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
+    sdx_dtype compute = ctx->compute;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no encoder, ids or chunks");
     cshape[0] = (int64_t)n_chunks * te->n_ctx;
@@ -589,8 +592,10 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
+        ctx->compute = (sdx_dtype)te->compute_type;
         rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
                               (float *)context->data, te->context_dim, col, pool);
+        ctx->compute = compute;
         if (rc != SDX_OK) goto fail;
         col += c->width;
     }
