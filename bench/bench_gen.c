@@ -34,7 +34,9 @@ typedef struct bg_mode { const char *name, *flags; } bg_mode;
 
 /* The compute modes, one line each: name, flags passed to examples/sdx. */
 static const bg_mode bg_modes[] = {
-    { "f32", "" },
+    { "f32", "" },                        /* exact: the goldens' arithmetic   */
+    { "bf16", "--compute bf16" },         /* fastest: AVX512-BF16 dot products */
+    { "f32 low-mem", "--low-mem" },       /* weights streamed, VAE in tiles    */
 };
 
 #define BG_MAX_MODES 16
