@@ -407,10 +407,11 @@ static int tiled_512px_matches_untiled(void) {
     return T_PASS;
 }
 
-/* The arena (device memory on a GPU) holds one tile's temporaries plus the
- * mid block at latent size, so it grows far slower than the image: at 9x
- * the pixels it stays under 2x, where the untiled pass needs 9x. The host
- * planes of a tiled pass grow with the image (each is one activation). */
+/* The arena (device memory on a GPU) holds one tile's temporaries, which
+ * do not grow with the image, or the mid block at latent size (1/64 of
+ * the pixels), so it grows far slower than the untiled pass's: at 9x the
+ * pixels, by less than an eighth of the untiled growth. The host planes
+ * of a tiled pass grow with the image (each is one whole activation). */
 static int tiled_working_set_bounded(void) {
     sdx__vae_tiling off = { -1, 0, 0, 0 }, on = { 1, 8, 8, 0 };
     size_t tiled[2], untiled[2], planes[2];
@@ -434,7 +435,8 @@ static int tiled_working_set_bounded(void) {
                (long long)side * 8, untiled[k] >> 10, tiled[k] >> 10, planes[k] >> 10);
     }
     T_CHECK(untiled[1] > 8 * untiled[0], "untiled peak should grow with the area: %zu -> %zu", untiled[0], untiled[1]);
-    T_CHECK(tiled[1] < 2 * tiled[0], "tiled arena peak grew from %zu to %zu bytes for 9x the pixels", tiled[0], tiled[1]);
+    T_CHECK(tiled[1] - tiled[0] < (untiled[1] - untiled[0]) / 8, "tiled arena peak grew from %zu to %zu bytes for 9x the pixels",
+            tiled[0], tiled[1]);
     T_CHECK(tiled[1] < untiled[1] / 4, "tiled arena peak %zu not well below untiled %zu", tiled[1], untiled[1]);
     return T_PASS;
 }

@@ -344,7 +344,7 @@ static int mk_check_arch(const mk_unet_arch *a, char *err, size_t errsize) {
 }
 
 /* Writes the ControlNet for `a` to path. Returns 1, or 0 with a message in err. */
-static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
+MK_MAYBE_UNUSED static int mk_write_controlnet(const char *path, const mk_unet_arch *a, int f16, uint64_t seed, char *err, size_t errsize) {
     mk_list L;
     int ok;
     memset(&L, 0, sizeof L);

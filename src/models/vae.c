@@ -895,15 +895,19 @@ typedef struct sdx__vae_stage {
     int up, stride;
 } sdx__vae_stage;
 
+/* A host tensor the kernels can use in place: no copy to or from it. */
+static int sdx__vae_direct(const sdx_tensor *t) { return !t->device && t->dtype == SDX_F32; }
+
+/* Cuts into a new tile tensor `dev` of the arena (device memory on a GPU). */
 static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cut *cut, int64_t c) {
     sdx__vae_cut a = *cut;
-    size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3];
-    if (!(a.dst = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)(c * a.h * a.w))) ||
-        !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))) ||
-        !sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w))
-        return sdx__nomem(t->ctx, "VAE tile", sizeof(float) * (size_t)(c * a.h * a.w));
+    size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3], bytes = sizeof(float) * (size_t)(c * a.h * a.w);
+    if (!sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w) ||
+        !(a.dst = sdx__vae_direct(dev) ? (float *)dev->data : (float *)sdx__arena_host_alloc(t->arena, bytes)) ||
+        !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))))
+        return sdx__nomem(t->ctx, "VAE tile", bytes);
     sdx__parallel_for(t->ctx, c, sdx__vae_cut_range, &a);
-    return sdx__upload(t->ctx, dev, a.dst);
+    return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
 }
 
 static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
@@ -924,9 +928,8 @@ static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64
     cut.mul = s->mul;
     cut.add = s->add;
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
-    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, cout, th, tw) ||
-        !(host = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)(cout * th * tw))))
-        return sdx__nomem(t->ctx, "VAE tile", sizeof(float) * (size_t)(cout * th * tw));
+    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, cout, th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
     if ((rc = sdx__conv2d_pad(t->ctx, &tout, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
     if (s->res) {
         sdx__vae_cut rc2;
@@ -940,7 +943,13 @@ static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64
         if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, &tout, &tout, &tres)) != SDX_OK)
             return rc;
     }
-    if ((rc = sdx__download(t->ctx, host, &tout)) != SDX_OK) return rc;
+    if (sdx__vae_direct(&tout)) {
+        host = (float *)tout.data;
+    } else {
+        if (!(host = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)(cout * th * tw))))
+            return sdx__nomem(t->ctx, "VAE tile", sizeof(float) * (size_t)(cout * th * tw));
+        if ((rc = sdx__download(t->ctx, host, &tout)) != SDX_OK) return rc;
+    }
     for (int64_t c = 0; c < cout; c++)
         for (int64_t y = 0; y < th; y++)
             sdx__store_f32(s->dst->data, s->dst->dtype, (c * oh + y0 + y) * ow + x0, tw, host + (c * th + y) * tw);
