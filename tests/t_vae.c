@@ -394,6 +394,32 @@ static int tiles_of_any_size_and_count_match_untiled(void) {
     return T_PASS;
 }
 
+/* Images whose sides are not multiples of 8 (the encoder floors each
+ * level's size) encode the same tiled as untiled. */
+static int tiled_encode_of_uneven_image_matches_untiled(void) {
+    sdx__vae_tiling off = { -1, 0, 0, 0 }, on = { 1, 3, 2, 0 };
+    t_vae_env e;
+    sdx_tensor image, m_full, m_tiled;
+    double rel;
+    T_SKIP_IF(!t_vae_file(&t_vae_models[0], NULL), "golden sd1 checkpoint not found under %s", t_shared_dir());
+    T_CHECK(t_vae_open_sd1(&e) == SDX_OK, "load: %s", sdx_last_error(e.ctx));
+    t_seed(23);
+    T_CHECK(sdx_tensor_alloc(e.ctx, &image, SDX_F32, 4, (int64_t[]){ 1, 3, 61, 45 }) == SDX_OK, "alloc");
+    T_CHECK(sdx_tensor_alloc(e.ctx, &m_full, SDX_F32, 4, (int64_t[]){ 1, 4, 7, 5 }) == SDX_OK, "alloc");
+    T_CHECK(sdx_tensor_alloc(e.ctx, &m_tiled, SDX_F32, 4, (int64_t[]){ 1, 4, 7, 5 }) == SDX_OK, "alloc");
+    t_smooth_image((float *)image.data, 61, 45);
+    T_CHECK(sdx__vae_encode(e.ctx, &e.vae, &e.arena, &image, &m_full, NULL, &off) == SDX_OK, "%s", sdx_last_error(e.ctx));
+    T_CHECK(sdx__vae_encode(e.ctx, &e.vae, &e.arena, &image, &m_tiled, NULL, &on) == SDX_OK, "%s", sdx_last_error(e.ctx));
+    rel = t_rel_l2_f32((const float *)m_tiled.data, (const float *)m_full.data, 4 * 7 * 5);
+    T_NOTE("61x45 image in 3x3 tiles: mean rel-L2 %.2e", rel);
+    sdx_tensor_free(e.ctx, &image);
+    sdx_tensor_free(e.ctx, &m_full);
+    sdx_tensor_free(e.ctx, &m_tiled);
+    t_vae_close(&e);
+    T_CHECK(rel <= 1e-5, "tiled encode differs from untiled: rel-L2 %.3g", rel);
+    return T_PASS;
+}
+
 /* The size: 512x512 in 2x2 tiles of 32 latent pixels (sd-cli's default tile). */
 static int tiled_512px_matches_untiled(void) {
     t_vae_env e;
@@ -671,6 +697,7 @@ static const t_case vae_cases[] = {
     { "sd1_tiled_decode_and_encode_match_untiled", sd1_tiled_decode_and_encode_match_untiled },
     { "sdxl_tiled_decode_and_encode_match_untiled", sdxl_tiled_decode_and_encode_match_untiled },
     { "tiles_of_any_size_and_count_match_untiled", tiles_of_any_size_and_count_match_untiled },
+    { "tiled_encode_of_uneven_image_matches_untiled", tiled_encode_of_uneven_image_matches_untiled },
     { "tiled_512px_matches_untiled", tiled_512px_matches_untiled },
     { "tiled_working_set_bounded", tiled_working_set_bounded },
     { "standalone_vae_file_identical", standalone_vae_file_identical },
