@@ -13982,7 +13982,7 @@ static void sdx__vae_tiler_init(sdx__vae_tiler *t, sdx_ctx *ctx, sdx__vae *v, sd
 
 static void sdx__vae_tiler_done(sdx__vae_tiler *t, const char *what) {
     t->v->tiled_plane_peak = t->peak;
-    sdx__log(t->ctx, SDX_LOG_INFO, "vae: tiled %s in %lldx%lld tiles: host planes peaked at %zu MB, arena at %zu MB", what,
+    sdx__log(t->ctx, SDX_LOG_INFO, "vae: tiled %s in %lldx%lld tiles: host planes peaked at %zu MB (arena high-water %zu MB)", what,
              (long long)t->ny, (long long)t->nx, t->peak >> 20, t->arena->peak >> 20);
 }
 
