@@ -497,6 +497,8 @@ typedef struct sdx_gen_params {
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
+    int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
+                                      the budget (32 when vae_tiling is 1) */
     int   tiling;                  /* 1: seamless texture (A1111 "Tiling"): the
                                       UNet's and VAE's convolutions wrap around */
     sdx_progress_fn progress;
@@ -13432,12 +13434,12 @@ typedef struct sdx__vae {
     const sdx_tensor *quant_w, *quant_b;            /* NULL when the file has none */
     const sdx_tensor *post_quant_w, *post_quant_b;
     sdx__vae_coder enc, dec;
+    size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
 } sdx__vae;
 
 typedef struct sdx__vae_tiling {
     int mode;              /* 0 auto, 1 force on, -1 off */
-    int tile_latent;       /* tile side in latent pixels; 0 = choose from the budget */
-    int overlap_latent;    /* least overlap of neighbouring tiles, latent pixels; 0 = tile/8, at most tile/4 */
+    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
     size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
 } sdx__vae_tiling;
 
@@ -13952,7 +13954,8 @@ static int sdx__vae_out_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, sdx_tenso
     return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1) : rc;
 }
 
-static int sdx__vae_decoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z, sdx_tensor *image) {
+/* The decoder up to and including its mid block (all at latent size). */
+static int sdx__vae_decoder_head(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z) {
     const sdx__vae_coder *d = &v->dec;
     int rc;
     r->x = *z;
@@ -13960,12 +13963,20 @@ static int sdx__vae_decoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_t
     if (v->post_quant_w && (rc = sdx__vae_conv(r, v->post_quant_w, v->post_quant_b, 0)) != SDX_OK) return rc;
     SDX__VAE_TRACE(r, "decoder.conv_in");
     if ((rc = sdx__vae_conv(r, d->conv_in_w, d->conv_in_b, 1)) != SDX_OK) return rc;
-    if ((rc = sdx__vae_mid_fwd(r, d, "decoder")) != SDX_OK) return rc;
+    return sdx__vae_mid_fwd(r, d, "decoder");
+}
+
+static int sdx__vae_decoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z, sdx_tensor *image) {
+    const sdx__vae_coder *d = &v->dec;
+    int rc;
+    if ((rc = sdx__vae_decoder_head(r, v, z)) != SDX_OK) return rc;
     for (int i = d->n_levels - 1; i >= 0; i--)
         if ((rc = sdx__vae_level_fwd(r, &d->level[i], 1, i)) != SDX_OK) return rc;
     SDX__VAE_TRACE(r, "decoder.conv_out");
     return sdx__vae_out_fwd(r, d, image);
 }
+
+static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments);
 
 /* image -> moments [1, 2 * latent, h, w] (before the logvar clamp). */
 static int sdx__vae_encoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *image, sdx_tensor *moments) {
@@ -13976,6 +13987,13 @@ static int sdx__vae_encoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_t
     if ((rc = sdx__vae_conv(r, e->conv_in_w, e->conv_in_b, 1)) != SDX_OK) return rc;
     for (int i = 0; i < e->n_levels; i++)
         if ((rc = sdx__vae_level_fwd(r, &e->level[i], 0, i)) != SDX_OK) return rc;
+    return sdx__vae_encoder_tail(r, v, moments);
+}
+
+/* The encoder from its mid block on (all at latent size): r->x -> moments. */
+static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments) {
+    const sdx__vae_coder *e = &v->enc;
+    int rc;
     if ((rc = sdx__vae_mid_fwd(r, e, "encoder")) != SDX_OK) return rc;
     SDX__VAE_TRACE(r, "encoder.conv_out");
     if (!v->quant_w) return sdx__vae_out_fwd(r, e, moments);
@@ -14083,117 +14101,411 @@ static size_t sdx__vae_encode_bytes(const sdx__vae *v, int64_t H, int64_t W) {
 }
 
 /* ---- tiling ------------------------------------------------------------- */
-/* Tiles of `tile` latent pixels overlap by at least `overlap`; starts are
- * spread evenly so the last tile ends flush with the border. In each
- * overlap the two tiles cross-fade linearly (weights sum to 1), so the
- * seam-prone border of a tile gets the least weight. Tiles are not exact:
- * the mid-block attention of each tile sees only that tile, and GroupNorm
- * statistics are per tile. */
+/* A tiled pass computes what the untiled one does, with the activations of
+ * one tile at a time on the device. Two things make the VAE non-local:
+ * - GroupNorm normalises with statistics over the whole image. The tiles
+ *   therefore run in lock-step, one stage (the convolutions between two
+ *   GroupNorms) at a time: each stage's output is assembled on the host as
+ *   a "plane" (the whole activation, in the activation dtype), its
+ *   per-group statistics are taken there with the kernel's own moments
+ *   (sdx__moments: two passes, f64), and the next stage normalises every
+ *   tile with them. The statistics are thus those of the untiled pass.
+ * - Convolutions see across tile borders. A stage holds one 3x3
+ *   convolution (a 1x1 shortcut, the Upsample's nearest doubling and the
+ *   residual add are pointwise), so each tile is cut from its input plane
+ *   with the convolution's exact margin, taking the zero or circular
+ *   padding of the layer where the margin leaves the image, and yields
+ *   exactly its own rectangle. Tiles partition the image: no overlap, no
+ *   blending, no seams.
+ * The mid block, whose attention is global, runs untiled at latent size
+ * (the decoder's start, the encoder's end). A VAE with attention inside
+ * its levels (none of SD 1.x/2.x/SDXL) is not tiled.
+ * Memory: the arena holds one tile's temporaries (or the latent-size mid
+ * block); the host holds at most three planes at once: a ResBlock's
+ * input, its conv1 output and, where the channel count changes, its
+ * shortcut (sdx__vae.tiled_plane_peak reports the bytes). */
 
-static int64_t sdx__vae_tile_count(int64_t len, int64_t tile, int64_t overlap) {
-    if (len <= tile) return 1;
-    return 1 + (len - tile + (tile - overlap) - 1) / (tile - overlap);
+typedef struct sdx__vae_tiler {
+    sdx_ctx *ctx;
+    sdx__vae *v;
+    sdx__arena *arena;
+    int64_t ny, nx;          /* tiles per axis: the same grid at every resolution */
+    int circular;            /* seamless: 3x3 convolutions wrap around */
+    sdx_dtype act;
+    size_t held, peak;       /* host bytes in planes */
+} sdx__vae_tiler;
+
+static int sdx__vae_plane_new(sdx__vae_tiler *t, sdx_tensor *p, sdx_dtype dtype, int64_t c, int64_t h, int64_t w) {
+    int64_t shape[4] = { 1, c, h, w };
+    size_t bytes;
+    *p = sdx__view4(dtype, NULL, 1, c, h, w);
+    if (!sdx__shape_bytes(dtype, 4, shape, &bytes))
+        return sdx__fail(t->ctx, SDX_ERR_INVALID_ARG, "VAE tile plane of %lld x %lld x %lld overflows", (long long)c,
+                         (long long)h, (long long)w);
+    if (!(p->data = sdx__malloc(t->ctx, bytes ? bytes : 1))) return sdx__nomem(t->ctx, "VAE tile plane", bytes);
+    t->held += bytes;
+    if (t->held > t->peak) t->peak = t->held;
+    return SDX_OK;
 }
 
-static int64_t sdx__vae_tile_start(int64_t len, int64_t tile, int64_t n, int64_t i) {
-    return n <= 1 ? 0 : i * (len - tile) / (n - 1);
+static void sdx__vae_plane_free(sdx__vae_tiler *t, sdx_tensor *p) {
+    if (!p->data) return;
+    t->held -= sdx_tensor_nbytes(p);
+    sdx__free(t->ctx, p->data);
+    p->data = NULL;
 }
 
-/* Weights of tile i along one axis, `scale` output pixels per tile pixel. */
-static void sdx__vae_tile_ramp(float *ramp, int64_t len, int64_t tile, int64_t n, int64_t i, int64_t scale) {
-    int64_t size = tile * scale, p = sdx__vae_tile_start(len, tile, n, i);
-    int64_t left = i > 0 ? (sdx__vae_tile_start(len, tile, n, i - 1) + tile - p) * scale : 0;
-    int64_t right = i < n - 1 ? (p + tile - sdx__vae_tile_start(len, tile, n, i + 1)) * scale : 0;
-    for (int64_t t = 0; t < size; t++) {
-        float wgt = 1.0f;
-        if (t < left) wgt *= ((float)t + 0.5f) / (float)left;
-        if (size - 1 - t < right) wgt *= ((float)(size - 1 - t) + 0.5f) / (float)right;
-        ramp[t] = wgt;
+typedef struct sdx__vae_stats_args {
+    const sdx_tensor *x;
+    int64_t n;               /* elements per group */
+    double *mean, *var;
+} sdx__vae_stats_args;
+
+static void sdx__vae_stats_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__vae_stats_args *a = (const sdx__vae_stats_args *)arg;
+    (void)thread;
+    for (int64_t g = begin; g < end; g++) sdx__moments(a->x, g * a->n, a->n, &a->mean[g], &a->var[g]);
+}
+
+/* GroupNorm of a whole plane as a per-channel affine map, computed as
+ * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
+ * (host, from the arena). */
+static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
+                               float *mul, float *add) {
+    int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
+    double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
+    sdx__vae_stats_args a;
+    int rc;
+    a.x = x;
+    a.n = cpg * x->shape[2] * x->shape[3];
+    a.mean = mean;
+    a.var = var;
+    sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
+    if ((rc = sdx__download(t->ctx, mul, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, add, beta)) != SDX_OK) return rc;
+    for (int64_t ch = 0; ch < c; ch++) {
+        int64_t g = ch / cpg;
+        float rstd = (float)(1.0 / sqrt(var[g] + (double)SDX__VAE_EPS)), m = mul[ch] * rstd;
+        mul[ch] = m;
+        add[ch] = add[ch] - (float)mean[g] * m;
     }
+    return SDX_OK;
 }
 
-/* dst[0, :, :, :] = src[0, :, y0 : y0 + dst.h, x0 : x0 + dst.w] (dst f32). */
-static void sdx__vae_crop(sdx_tensor *dst, const sdx_tensor *src, int64_t y0, int64_t x0) {
-    int64_t c = dst->shape[1], h = dst->shape[2], w = dst->shape[3], sh = src->shape[2], sw = src->shape[3];
-    for (int64_t ch = 0; ch < c; ch++)
-        for (int64_t y = 0; y < h; y++)
-            sdx__load_f32(src->data, src->dtype, (ch * sh + y0 + y) * sw + x0, w, (float *)dst->data + (ch * h + y) * w);
-}
+/* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
+ * larger (nearest) into dst f32 [C, h, w]. Outside the plane: zero, or the
+ * wrapped-around value when circular. With mul/add, values from the plane
+ * become silu(x * mul[c] + add[c]) (GroupNorm + SiLU; the padding stays
+ * zero, as it pads the normalised tensor). */
+typedef struct sdx__vae_cut {
+    float *dst, *rows;       /* rows: one source row per thread */
+    const sdx_tensor *src;
+    int64_t y0, x0, h, w;
+    int up, circular;
+    const float *mul, *add;
+} sdx__vae_cut;
 
-/* acc[:, y0.., x0..] += tile * ry[y] * rx[x]; wsum likewise. */
-static void sdx__vae_blend(float *acc, float *wsum, int64_t acc_h, int64_t acc_w, const sdx_tensor *tile,
-                           const float *ry, const float *rx, int64_t y0, int64_t x0) {
-    int64_t c = tile->shape[1], h = tile->shape[2], w = tile->shape[3];
-    const float *t = (const float *)tile->data;
-    for (int64_t y = 0; y < h; y++) {
-        float *ws = wsum + (y0 + y) * acc_w + x0;
-        for (int64_t x = 0; x < w; x++) ws[x] += ry[y] * rx[x];
-    }
-    for (int64_t ch = 0; ch < c; ch++)
-        for (int64_t y = 0; y < h; y++) {
-            float *a = acc + (ch * acc_h + y0 + y) * acc_w + x0;
-            const float *s = t + (ch * h + y) * w;
-            for (int64_t x = 0; x < w; x++) a[x] += s[x] * ry[y] * rx[x];
+static int64_t sdx__vae_wrap(int64_t i, int64_t n) { return ((i % n) + n) % n; }
+
+static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__vae_cut *a = (const sdx__vae_cut *)arg;
+    int64_t sh = a->src->shape[2], sw = a->src->shape[3], H = sh * a->up, W = sw * a->up;
+    float *row = a->rows + (size_t)thread * (size_t)sw;
+    /* the source columns the window needs (all of them when it wraps) */
+    int64_t lo = SDX__MAX(a->x0, (int64_t)0) / a->up, hi = (SDX__MIN(a->x0 + a->w, W) - 1) / a->up + 1;
+    if (a->circular && (a->x0 < 0 || a->x0 + a->w > W)) lo = 0, hi = sw;
+    for (int64_t c = begin; c < end; c++)
+        for (int64_t yy = 0; yy < a->h; yy++) {
+            float *d = a->dst + (c * a->h + yy) * a->w;
+            int64_t y = a->y0 + yy;
+            if (y < 0 || y >= H) {
+                if (!a->circular) { memset(d, 0, (size_t)a->w * sizeof(float)); continue; }
+                y = sdx__vae_wrap(y, H);
+            }
+            if (hi > lo) sdx__load_f32(a->src->data, a->src->dtype, (c * sh + y / a->up) * sw + lo, hi - lo, row + lo);
+            for (int64_t xx = 0; xx < a->w; xx++) {
+                int64_t x = a->x0 + xx;
+                float val;
+                if (x < 0 || x >= W) {
+                    if (!a->circular) { d[xx] = 0.0f; continue; }
+                    x = sdx__vae_wrap(x, W);
+                }
+                val = row[x / a->up];
+                if (a->mul) {
+                    val = val * a->mul[c] + a->add[c];
+                    val = val / (1.0f + expf(-val));
+                }
+                d[xx] = val;
+            }
         }
 }
 
-static void sdx__vae_normalize(float *acc, const float *wsum, int64_t c, int64_t hw) {
-    for (int64_t ch = 0; ch < c; ch++)
-        for (int64_t i = 0; i < hw; i++) acc[ch * hw + i] /= wsum[i];
+/* One stage over all tiles: dst[tile] = conv(cut(src)) (+ res[tile]).
+ * The convolution has the layer's padding (1 for 3x3, 0 for 1x1; a
+ * stride-2 Downsample pads right and bottom only, with zeros even when
+ * seamless, as sdx__conv2d does). res may alias dst: a tile reads its own
+ * rectangle of res before writing it, and tiles do not overlap. */
+typedef struct sdx__vae_stage {
+    const sdx_tensor *src, *w, *b, *res;
+    sdx_tensor *dst;
+    const float *mul, *add;  /* GroupNorm + SiLU of src, or NULL */
+    int up, stride;
+} sdx__vae_stage;
+
+/* A host tensor the kernels can use in place: no copy to or from it. */
+static int sdx__vae_direct(const sdx_tensor *t) { return !t->device && t->dtype == SDX_F32; }
+
+/* Cuts into a new tile tensor `dev` of the arena (device memory on a GPU). */
+static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cut *cut, int64_t c) {
+    sdx__vae_cut a = *cut;
+    size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3], bytes = sizeof(float) * (size_t)(c * a.h * a.w);
+    if (!sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w) ||
+        !(a.dst = sdx__vae_direct(dev) ? (float *)dev->data : (float *)sdx__arena_host_alloc(t->arena, bytes)) ||
+        !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))))
+        return sdx__nomem(t->ctx, "VAE tile", bytes);
+    sdx__parallel_for(t->ctx, c, sdx__vae_cut_range, &a);
+    return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
 }
 
-/* A tiled pass over a latent grid of lh x lw. `scale_in`/`scale_out`:
- * input/output pixels per latent pixel (decode 1/factor, encode
- * factor/1). out: f32 [1, out_c, lh * scale_out, lw * scale_out]. */
-typedef struct sdx__vae_tiled {
-    const sdx__vae *v;
-    sdx__vae_walk_fn walk;
-    const sdx_tensor *in;
-    sdx_tensor *out;
-    int64_t lh, lw, tile, overlap, scale_in, scale_out;
-} sdx__vae_tiled;
+static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    int64_t k = s->w->shape[2], pad = k == 3 && s->stride == 1, cin = s->src->shape[1], cout = s->w->shape[0];
+    int64_t oh = s->dst->shape[2], ow = s->dst->shape[3];
+    sdx__vae_cut cut;
+    sdx_tensor tin, tout, tres;
+    float *host;
+    int rc;
+    memset(&cut, 0, sizeof cut);
+    cut.src = s->src;
+    cut.y0 = y0 * s->stride - pad;
+    cut.x0 = x0 * s->stride - pad;
+    cut.h = (th - 1) * s->stride + k;
+    cut.w = (tw - 1) * s->stride + k;
+    cut.up = s->up;
+    cut.circular = t->circular && pad;
+    cut.mul = s->mul;
+    cut.add = s->add;
+    if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
+    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, cout, th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
+    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
+    if (s->res) {
+        sdx__vae_cut rc2;
+        memset(&rc2, 0, sizeof rc2);
+        rc2.src = s->res;
+        rc2.y0 = y0;
+        rc2.x0 = x0;
+        rc2.h = th;
+        rc2.w = tw;
+        rc2.up = 1;
+        if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, &tout, &tout, &tres)) != SDX_OK)
+            return rc;
+    }
+    if (sdx__vae_direct(&tout)) {
+        host = (float *)tout.data;
+    } else {
+        if (!(host = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)(cout * th * tw))))
+            return sdx__nomem(t->ctx, "VAE tile", sizeof(float) * (size_t)(cout * th * tw));
+        if ((rc = sdx__download(t->ctx, host, &tout)) != SDX_OK) return rc;
+    }
+    for (int64_t c = 0; c < cout; c++)
+        for (int64_t y = 0; y < th; y++)
+            sdx__store_f32(s->dst->data, s->dst->dtype, (c * oh + y0 + y) * ow + x0, tw, host + (c * th + y) * tw);
+    return SDX_OK;
+}
 
-static int sdx__vae_tiled_run(sdx_ctx *ctx, sdx__arena *arena, const sdx__vae_tiled *job) {
-    int64_t th = SDX__MIN(job->tile, job->lh), tw = SDX__MIN(job->tile, job->lw);
-    int64_t ny = sdx__vae_tile_count(job->lh, th, job->overlap), nx = sdx__vae_tile_count(job->lw, tw, job->overlap);
-    int64_t so = job->scale_out, si = job->scale_in, oc = job->out->shape[1];
-    int64_t oh = job->out->shape[2], ow = job->out->shape[3];
-    int64_t wsum_n = oh * ow, ry_n = th * so, rx_n = tw * so;
-    sdx_tensor tin, tout, wsum, ry, rx;
-    sdx__mark m = sdx__arena_mark(arena);
+static int sdx__vae_stage_run(sdx__vae_tiler *t, const sdx__vae_stage *s) {
+    int64_t oh = s->dst->shape[2], ow = s->dst->shape[3];
     int rc = SDX_OK;
-    int64_t tin_shape[4] = { 1, job->in->shape[1], th * si, tw * si }, tout_shape[4] = { 1, oc, th * so, tw * so };
-    /* tiles are cut and blended on the host */
-    if (!sdx__arena_host_tensor(arena, &tin, SDX_F32, 4, tin_shape) ||
-        !sdx__arena_host_tensor(arena, &tout, SDX_F32, 4, tout_shape) ||
-        !sdx__arena_host_tensor(arena, &wsum, SDX_F32, 1, &wsum_n) ||
-        !sdx__arena_host_tensor(arena, &ry, SDX_F32, 1, &ry_n) ||
-        !sdx__arena_host_tensor(arena, &rx, SDX_F32, 1, &rx_n)) {
-        sdx__arena_release(arena, m);
-        return SDX_ERR_NOMEM;
-    }
-    memset(job->out->data, 0, sdx_tensor_nbytes(job->out));
-    memset(wsum.data, 0, sdx_tensor_nbytes(&wsum));
-    for (int64_t iy = 0; iy < ny && rc == SDX_OK; iy++) {
-        int64_t py = sdx__vae_tile_start(job->lh, th, ny, iy);
-        sdx__vae_tile_ramp((float *)ry.data, job->lh, th, ny, iy, so);
-        for (int64_t ix = 0; ix < nx && rc == SDX_OK; ix++) {
-            int64_t px = sdx__vae_tile_start(job->lw, tw, nx, ix);
-            sdx__vae_tile_ramp((float *)rx.data, job->lw, tw, nx, ix, so);
-            sdx__vae_crop(&tin, job->in, py * si, px * si);
-            rc = sdx__vae_run_host(ctx, job->v, arena, job->walk, &tin, &tout);
-            if (rc == SDX_OK)
-                sdx__vae_blend((float *)job->out->data, (float *)wsum.data, oh, ow, &tout, (const float *)ry.data,
-                               (const float *)rx.data, py * so, px * so);
+    for (int64_t iy = 0; iy < t->ny && rc == SDX_OK; iy++)
+        for (int64_t ix = 0; ix < t->nx && rc == SDX_OK; ix++) {
+            int64_t y0 = iy * oh / t->ny, y1 = (iy + 1) * oh / t->ny, x0 = ix * ow / t->nx, x1 = (ix + 1) * ow / t->nx;
+            sdx__mark m;
+            if (y1 <= y0 || x1 <= x0) continue;   /* more tiles than pixels at this size */
+            m = sdx__arena_mark(t->arena);
+            rc = sdx__vae_stage_tile(t, s, y0, x0, y1 - y0, x1 - x0);
+            sdx__arena_release(t->arena, m);
         }
-    }
-    if (rc == SDX_OK) sdx__vae_normalize((float *)job->out->data, (const float *)wsum.data, oc, oh * ow);
-    sdx__arena_release(arena, m);
     return rc;
 }
 
-/* Decides whether to tile and picks tile/overlap (latent pixels).
- * bytes_fn estimates an untiled pass of a th x tw latent region. */
+static sdx__vae_stage sdx__vae_stage_of(const sdx_tensor *src, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *dst) {
+    sdx__vae_stage s;
+    memset(&s, 0, sizeof s);
+    s.src = src;
+    s.w = w;
+    s.b = b;
+    s.dst = dst;
+    s.up = s.stride = 1;
+    return s;
+}
+
+/* *x = ResBlock(*x), stage by stage; *x is replaced (its plane freed). */
+static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_res *b) {
+    int64_t h = x->shape[2], w = x->shape[3], c = SDX__MAX((int64_t)b->cin, (int64_t)b->cout);
+    sdx_tensor hid, skip;
+    sdx__vae_stage s;
+    sdx__mark m = sdx__arena_mark(t->arena);
+    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
+    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
+    int rc;
+    hid.data = skip.data = NULL;
+    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)c); goto done; }
+    /* conv1(silu(norm1(x))) */
+    if ((rc = sdx__vae_plane_norm(t, x, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK)
+        goto done;
+    s = sdx__vae_stage_of(x, b->conv1_w, b->conv1_b, &hid);
+    s.mul = mul;
+    s.add = add;
+    if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
+    if (b->skip_w) {   /* the shortcut replaces x */
+        if ((rc = sdx__vae_plane_new(t, &skip, t->act, b->cout, h, w)) != SDX_OK) goto done;
+        s = sdx__vae_stage_of(x, b->skip_w, b->skip_b, &skip);
+        if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
+        sdx__vae_plane_free(t, x);
+        *x = skip;
+        skip.data = NULL;
+    }
+    /* x += conv2(silu(norm2(hid))), in place */
+    if ((rc = sdx__vae_plane_norm(t, &hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) goto done;
+    s = sdx__vae_stage_of(&hid, b->conv2_w, b->conv2_b, x);
+    s.mul = mul;
+    s.add = add;
+    s.res = x;
+    rc = sdx__vae_stage_run(t, &s);
+done:
+    sdx__vae_plane_free(t, &hid);
+    sdx__vae_plane_free(t, &skip);
+    sdx__arena_release(t->arena, m);
+    return rc;
+}
+
+/* *x = Upsample (dec) or Downsample (enc) of *x. */
+static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, int dec) {
+    int64_t h = x->shape[2], w = x->shape[3];
+    int64_t oh = dec ? 2 * h : (h - 2) / 2 + 1, ow = dec ? 2 * w : (w - 2) / 2 + 1;
+    sdx_tensor y;
+    sdx__vae_stage s;
+    int rc;
+    if ((rc = sdx__vae_plane_new(t, &y, t->act, lv->resample_w->shape[0], oh, ow)) != SDX_OK) return rc;
+    s = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, &y);
+    if (dec) s.up = 2;
+    else s.stride = 2;
+    rc = sdx__vae_stage_run(t, &s);
+    sdx__vae_plane_free(t, x);
+    *x = y;
+    return rc;
+}
+
+/* The levels of a coder on the plane *x, in the coder's order. */
+static int sdx__vae_tiled_levels(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_coder *cd, int dec) {
+    int rc = SDX_OK;
+    for (int k = 0; k < cd->n_levels && rc == SDX_OK; k++) {
+        int i = dec ? cd->n_levels - 1 - k : k;
+        const sdx__vae_level *lv = &cd->level[i];
+        for (int j = 0; j < lv->n_blocks && rc == SDX_OK; j++) {
+            sdx__trace_at(t->ctx, SDX__PART_VAE, dec ? "decoder.up.%d.block.%d (tiled)" : "encoder.down.%d.block.%d (tiled)", i, j);
+            rc = sdx__vae_tiled_res(t, x, &lv->res[j]);
+        }
+        if (rc == SDX_OK && lv->resample_w) rc = sdx__vae_tiled_resample(t, x, lv, dec);
+    }
+    return rc;
+}
+
+static int sdx__vae_decoder_head_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    int rc = sdx__vae_decoder_head(r, v, in);
+    return rc != SDX_OK || r->dry ? rc : sdx__copy(r->ctx, out, &r->x);
+}
+
+/* Reads (and, on the CPU, overwrites: its GroupNorms run in place) `in`. */
+static int sdx__vae_encoder_tail_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    r->x = *in;
+    return sdx__vae_encoder_tail(r, v, out);
+}
+
+static void sdx__vae_tiler_init(sdx__vae_tiler *t, sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, int64_t ny, int64_t nx) {
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    t->v = v;
+    t->arena = arena;
+    t->ny = ny;
+    t->nx = nx;
+    t->circular = ctx->circular;
+    t->act = (sdx_dtype)v->act_type;
+}
+
+static void sdx__vae_tiler_done(sdx__vae_tiler *t, const char *what) {
+    t->v->tiled_plane_peak = t->peak;
+    sdx__log(t->ctx, SDX_LOG_INFO, "vae: tiled %s in %lldx%lld tiles: host planes peaked at %zu MB (arena high-water %zu MB)", what,
+             (long long)t->ny, (long long)t->nx, t->peak >> 20, t->arena->peak >> 20);
+}
+
+/* z [1, latent, h, w] -> image F32 [1, 3, fh, fw] (host), ny x nx tiles. */
+static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
+                                 int64_t ny, int64_t nx) {
+    const sdx__vae_coder *d = &v->dec;
+    sdx__vae_tiler t;
+    sdx_tensor x;
+    sdx__vae_stage s;
+    sdx__mark m = sdx__arena_mark(arena);
+    float *mul, *add;
+    int64_t c0 = d->level[0].ch;
+    int rc;
+    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
+    /* the mid block untiled, at latent size */
+    if ((rc = sdx__vae_plane_new(&t, &x, SDX_F32, d->conv_in_w->shape[0], z->shape[2], z->shape[3])) != SDX_OK) return rc;
+    rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_head_fn, z, &x);
+    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, d, 1);
+    if (rc == SDX_OK) {
+        mul = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
+        add = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
+        if (!mul || !add) rc = sdx__nomem(ctx, "VAE norm", 2 * sizeof(float) * (size_t)c0);
+        else rc = sdx__vae_plane_norm(&t, &x, d->norm_out_w, d->norm_out_b, mul, add);
+        if (rc == SDX_OK) {
+            sdx__trace_at(ctx, SDX__PART_VAE, "decoder.conv_out (tiled)");
+            s = sdx__vae_stage_of(&x, d->conv_out_w, d->conv_out_b, image);
+            s.mul = mul;
+            s.add = add;
+            rc = sdx__vae_stage_run(&t, &s);
+        }
+    }
+    sdx__vae_plane_free(&t, &x);
+    sdx__arena_release(arena, m);
+    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "decode");
+    return rc;
+}
+
+/* image [1, 3, H, W] (host) -> moments F32 [1, 2 * latent, h, w] (host). */
+static int sdx__vae_encode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *moments,
+                                 int64_t ny, int64_t nx) {
+    const sdx__vae_coder *e = &v->enc;
+    sdx__vae_tiler t;
+    sdx_tensor x;
+    sdx__vae_stage s;
+    int rc;
+    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
+    if ((rc = sdx__vae_plane_new(&t, &x, t.act, e->conv_in_w->shape[0], image->shape[2], image->shape[3])) != SDX_OK) return rc;
+    sdx__trace_at(ctx, SDX__PART_VAE, "encoder.conv_in (tiled)");
+    s = sdx__vae_stage_of(image, e->conv_in_w, e->conv_in_b, &x);
+    rc = sdx__vae_stage_run(&t, &s);
+    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, e, 0);
+    /* the mid block and the output layers untiled, at latent size */
+    if (rc == SDX_OK) rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_tail_fn, &x, moments);
+    sdx__vae_plane_free(&t, &x);
+    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "encode");
+    return rc;
+}
+
+/* Exact tiling needs every global layer in the untiled part. */
+static int sdx__vae_tileable(const sdx__vae *v) {
+    for (int i = 0; i < v->dec.n_levels; i++)
+        if (v->dec.level[i].has_attn || (v->has_encoder && v->enc.level[i].has_attn)) return 0;
+    return 1;
+}
+
+/* Decides whether to tile and picks the grid: ny x nx tiles over an h x w
+ * latent. bytes_fn estimates an untiled pass of a th x tw latent region;
+ * a tile needs less (one stage's temporaries), so tiles whose untiled
+ * pass fits the budget are safe. */
 typedef size_t (*sdx__vae_bytes_fn)(const sdx__vae *, int64_t, int64_t);
 
 static size_t sdx__vae_dec_bytes_latent(const sdx__vae *v, int64_t h, int64_t w) { return sdx__vae_decode_bytes(v, h, w); }
@@ -14202,30 +14514,33 @@ static size_t sdx__vae_enc_bytes_latent(const sdx__vae *v, int64_t h, int64_t w)
 }
 
 static int sdx__vae_plan_tiles(sdx_ctx *ctx, const sdx__vae *v, const sdx__vae_tiling *tiling, sdx__vae_bytes_fn bytes,
-                               int64_t h, int64_t w, int64_t *tile, int64_t *overlap) {
+                               int64_t h, int64_t w, int64_t *ny, int64_t *nx) {
     int mode = tiling ? tiling->mode : 0;
     size_t budget = tiling && tiling->budget_bytes ? tiling->budget_bytes : SDX_VAE_TILE_BUDGET;
     size_t full;
-    int64_t t;
+    int64_t th, tw;
     if (mode < 0) return 0;
     full = bytes(v, h, w);
     if (mode == 0 && full <= budget) return 0;
-    if (tiling && tiling->tile_latent > 0) {
-        t = tiling->tile_latent;
-    } else {
-        /* the largest tile that fits (fewer seams, more context for the
-         * global attention); forced tiling with room to spare uses 64 */
-        t = SDX__MAX(h, w);
-        if (mode > 0) t = SDX__MIN(t, 64);
-        while (t > 16 && bytes(v, t, t) > budget) t -= t % 8 ? t % 8 : 8;
+    if (!sdx__vae_tileable(v)) {
+        sdx__log(ctx, SDX_LOG_WARN, "vae: not tiled: attention inside the VAE's levels needs the whole image");
+        return 0;
     }
-    *tile = t;
-    *overlap = tiling && tiling->overlap_latent > 0 ? tiling->overlap_latent : SDX__MAX((int64_t)1, t / 8);
-    /* at most a quarter tile: then no pixel lies in three tiles along an
-     * axis and the cross-fade weights sum to one */
-    if (*overlap > t / 4) *overlap = t / 4;
-    sdx__log(ctx, SDX_LOG_INFO, "vae: tiling %lldx%lld latent in %lld-pixel tiles, overlap %lld (untiled: %zu MB, budget %zu MB)",
-             (long long)h, (long long)w, (long long)*tile, (long long)*overlap, full >> 20, budget >> 20);
+    if (tiling && (tiling->tile_h > 0 || tiling->tile_w > 0)) {
+        th = tiling->tile_h > 0 ? tiling->tile_h : tiling->tile_w;
+        tw = tiling->tile_w > 0 ? tiling->tile_w : tiling->tile_h;
+    } else {
+        /* the largest square tile that fits (fewer, larger tiles cost less
+         * per stage); forced tiling with room to spare uses 32 (sd-cli's) */
+        int64_t t = SDX__MAX(h, w);
+        if (mode > 0) t = SDX__MIN(t, 32);
+        while (t > 8 && bytes(v, t, t) > budget) t -= t % 8 ? t % 8 : 8;
+        th = tw = t;
+    }
+    *ny = (h + th - 1) / th;
+    *nx = (w + tw - 1) / tw;
+    sdx__log(ctx, SDX_LOG_INFO, "vae: tiling %lldx%lld latent in %lldx%lld tiles of at most %lldx%lld (untiled: %zu MB, budget %zu MB)",
+             (long long)h, (long long)w, (long long)*ny, (long long)*nx, (long long)th, (long long)tw, full >> 20, budget >> 20);
     return 1;
 }
 
@@ -14238,17 +14553,15 @@ static int sdx__vae_plan_tiles(sdx_ctx *ctx, const sdx__vae *v, const sdx__vae_t
 static int sdx__vae_decode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
                            const sdx__vae_tiling *tiling) {
     char zs[96], is[96];
-    int64_t tile = 0, overlap = 0;
+    int64_t ny = 1, nx = 1;
     if (z->ndim != 4 || z->shape[0] != 1 || z->shape[1] != v->latent_channels || z->shape[2] < 1 || z->shape[3] < 1 ||
         image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != 1 || image->shape[1] != 3 ||
         image->shape[2] != z->shape[2] * v->factor || image->shape[3] != z->shape[3] * v->factor)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae decode: latent %s -> image %s %s; expected [1, %d, h, w] -> F32 [1, 3, %dh, %dw]",
                          sdx_shape_str(z, zs, sizeof zs), sdx_shape_str(image, is, sizeof is), sdx_dtype_name(image->dtype),
                          v->latent_channels, v->factor, v->factor);
-    if (sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_dec_bytes_latent, z->shape[2], z->shape[3], &tile, &overlap)) {
-        sdx__vae_tiled job = { v, sdx__vae_decoder_walk_fn, z, image, z->shape[2], z->shape[3], tile, overlap, 1, v->factor };
-        return sdx__vae_tiled_run(ctx, arena, &job);
-    }
+    if (sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_dec_bytes_latent, z->shape[2], z->shape[3], &ny, &nx))
+        return sdx__vae_decode_tiled(ctx, v, arena, z, image, ny, nx);
     return sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
 }
 
@@ -14270,7 +14583,7 @@ static void sdx__vae_split_moments(const sdx_tensor *moments, sdx_tensor *mean, 
 static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *mean,
                            sdx_tensor *logvar, const sdx__vae_tiling *tiling) {
     char is[96], ms[96];
-    int64_t h, w, tile = 0, overlap = 0;
+    int64_t h, w, ny = 1, nx = 1;
     sdx_tensor moments;
     sdx__mark m;
     int rc, tiled;
@@ -14289,24 +14602,14 @@ static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const s
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: image %s -> mean %s; expected F32 [1, %d, %lld, %lld]",
                          sdx_shape_str(image, is, sizeof is), sdx_shape_str(mean, ms, sizeof ms), v->latent_channels,
                          (long long)h, (long long)w);
-    tiled = sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_enc_bytes_latent, h, w, &tile, &overlap);
-    if (tiled && (image->shape[2] % v->factor || image->shape[3] % v->factor)) {
-        if (tiling && tiling->mode > 0)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: tiled encoding needs H and W multiples of %d, got %s",
-                             v->factor, sdx_shape_str(image, is, sizeof is));
-        tiled = 0;
-    }
+    tiled = sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_enc_bytes_latent, h, w, &ny, &nx);
     m = sdx__arena_mark(arena);
     {
         int64_t mshape[4] = { 1, 2 * v->latent_channels, h, w };
         if (!sdx__arena_host_tensor(arena, &moments, SDX_F32, 4, mshape)) return SDX_ERR_NOMEM;
     }
-    if (tiled) {
-        sdx__vae_tiled job = { v, sdx__vae_encoder_walk_fn, image, &moments, h, w, tile, overlap, v->factor, 1 };
-        rc = sdx__vae_tiled_run(ctx, arena, &job);
-    } else {
-        rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
-    }
+    if (tiled) rc = sdx__vae_encode_tiled(ctx, v, arena, image, &moments, ny, nx);
+    else rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
     if (rc == SDX_OK) sdx__vae_split_moments(&moments, mean, logvar);
     sdx__arena_release(arena, m);
     return rc;
@@ -18315,7 +18618,9 @@ done:
 static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
     if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
     return t;
 }

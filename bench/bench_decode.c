@@ -1,13 +1,16 @@
 /* Decoder benchmark: seconds to decode a 512x512 and a 1024x1024 image
  * with the full-size SD VAE decoder and with TAESD's, both with random
  * f16 weights of the real sizes (generated once under $SDX_BENCH_DIR or
- * /tmp by the sdx-mkckpt code). The VAE runs untiled (f32 activations), TAESD in
- * one pass. The SDXL VAE has the same decoder, so its numbers are these.
+ * /tmp by the sdx-mkckpt code). The VAE runs untiled (f32 activations), and
+ * with --tile N also in tiles of at most N x N latent pixels; TAESD in one
+ * pass. The SDXL VAE has the same decoder, so its numbers are these.
  *
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_decode bench/bench_decode.c -lm -lpthread
- *   /tmp/bench_decode [--threads N] [--sizes 512,1024] [--skip-vae]
+ *   /tmp/bench_decode [--threads N] [--sizes 512,1024] [--skip-vae] [--skip-taesd] [--tile N]
  *
- * Reported per decode: wall seconds and the arena's activation peak. */
+ * Reported per decode: wall seconds and the arena's activation peak; for
+ * tiled decodes also the host planes' peak and the rel-L2 against the
+ * untiled image. */
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
 #include "../sdx.h"
@@ -51,11 +54,15 @@ static int bd_ensure(const char *path, bd_writer write, const char *what) {
     return 1;
 }
 
-/* One decode of a size x size image; prints seconds and the arena peak. */
-static int bd_decode(sdx_ctx *ctx, const char *name, const sdx__vae *vae, const sdx__taesd *taesd, int size) {
+/* One decode of a size x size image; prints seconds and the arena peak.
+ * tile > 0: tiled, compared with `ref` (the untiled image); else the
+ * image is kept in `ref` when it is non-NULL. */
+static int bd_decode(sdx_ctx *ctx, const char *name, const sdx__vae *vae, const sdx__taesd *taesd, int size, int tile,
+                     sdx_tensor *ref) {
     sdx__arena arena;
     sdx_tensor z, img;
     sdx__vae_tiling off;
+    char extra[128] = "";
     int64_t zs[4] = { 1, 4, size / 8, size / 8 }, is[4] = { 1, 3, size, size };
     uint64_t s = 12345;
     double t0, dt;
@@ -64,26 +71,40 @@ static int bd_decode(sdx_ctx *ctx, const char *name, const sdx__vae *vae, const 
     for (int64_t i = 0; i < sdx_tensor_numel(&z); i++)
         ((float *)z.data)[i] = (float)(((double)(mk_next(&s) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0) * 1.7320508075688772);
     memset(&off, 0, sizeof off);
-    off.mode = -1;
+    off.mode = tile > 0 ? 1 : -1;
+    off.tile_h = off.tile_w = tile;
     sdx__arena_init(&arena, ctx, 0);
     t0 = bd_now();
     rc = vae ? sdx__vae_decode(ctx, (sdx__vae *)vae, &arena, &z, &img, &off) : sdx__taesd_decode(ctx, taesd, &arena, &z, &img, 1);
     dt = bd_now() - t0;
+    if (rc == SDX_OK && tile > 0) {
+        double num = 0, den = 0;
+        int have_ref = ref && ref->data;
+        for (int64_t i = 0; have_ref && i < sdx_tensor_numel(&img); i++) {
+            double a = ((float *)img.data)[i], b = ((float *)ref->data)[i];
+            num += (a - b) * (a - b);
+            den += b * b;
+        }
+        int len = snprintf(extra, sizeof extra, "   host planes %5.0f MB", (double)vae->tiled_plane_peak / 1048576.0);
+        if (have_ref)
+            snprintf(extra + len, sizeof extra - (size_t)len, "   rel-L2 vs untiled %.1e", den > 0 ? sqrt(num / den) : sqrt(num));
+    }
     if (rc == SDX_OK)
-        printf("  %-6s %4dx%-4d  %7.2f s   activations %5.0f MB\n", name, size, size, dt, (double)arena.peak / 1048576.0);
+        printf("  %-6s %4dx%-4d  %7.2f s   activations %5.0f MB%s\n", name, size, size, dt, (double)arena.peak / 1048576.0, extra);
     else
         fprintf(stderr, "bench_decode: %s %dx%d: %s\n", name, size, size, sdx_last_error(ctx));
     fflush(stdout);
     sdx__arena_free(&arena);
     sdx_tensor_free(ctx, &z);
-    sdx_tensor_free(ctx, &img);
+    if (rc == SDX_OK && ref && tile <= 0) *ref = img;
+    else sdx_tensor_free(ctx, &img);
     return rc == SDX_OK;
 }
 
 int main(int argc, char **argv) {
     const char *dir = getenv("SDX_BENCH_DIR");
     char vae_path[1024], taesd_path[1024];
-    int threads = 0, sizes[4] = { 512, 1024 }, n_sizes = 2, skip_vae = 0, ok = 1;
+    int threads = 0, sizes[4] = { 512, 1024 }, n_sizes = 2, skip_vae = 0, skip_taesd = 0, tile = 0, ok = 1;
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_st *vst = NULL, *tst = NULL;
@@ -91,9 +112,14 @@ int main(int argc, char **argv) {
     sdx__taesd taesd;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--skip-vae")) skip_vae = 1;
+        else if (!strcmp(argv[i], "--skip-taesd")) skip_taesd = 1;
+        else if (!strcmp(argv[i], "--tile") && i + 1 < argc) tile = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) n_sizes = bd_parse_sizes(argv[++i], sizes, 4);
-        else { fprintf(stderr, "usage: %s [--threads N] [--sizes 512,1024] [--skip-vae]\n", argv[0]); return 2; }
+        else {
+            fprintf(stderr, "usage: %s [--threads N] [--sizes 512,1024] [--skip-vae] [--skip-taesd] [--tile N]\n", argv[0]);
+            return 2;
+        }
     }
     if (n_sizes < 1) return 2;
     if (!dir || !*dir) dir = "/tmp";
@@ -114,8 +140,12 @@ int main(int argc, char **argv) {
     }
     if (ok) printf("decode, f16 weights, f32 activations, %d threads\n", sdx_threads(ctx));
     for (int i = 0; ok && i < n_sizes; i++) {
-        ok &= bd_decode(ctx, "taesd", NULL, &taesd, sizes[i]);
-        if (!skip_vae) ok &= bd_decode(ctx, "vae", &vae, NULL, sizes[i]);
+        sdx_tensor ref;
+        memset(&ref, 0, sizeof ref);
+        if (!skip_taesd) ok &= bd_decode(ctx, "taesd", NULL, &taesd, sizes[i], 0, NULL);
+        if (!skip_vae) ok &= bd_decode(ctx, "vae", &vae, NULL, sizes[i], 0, tile > 0 ? &ref : NULL);
+        if (!skip_vae && tile > 0 && ok) ok &= bd_decode(ctx, "tiled", &vae, NULL, sizes[i], tile, &ref);
+        sdx_tensor_free(ctx, &ref);
     }
     sdx__taesd_free(&taesd);
     if (!skip_vae) sdx__vae_free(&vae);

@@ -175,7 +175,9 @@ static void usage(FILE *f) {
 "      --preview-path PATH   where the preview PNG goes (default: preview.png)\n"
 "      --preview-interval N  steps between previews (default: 1)\n"
 "      --preview-noisy       preview the noisy latent instead of the denoised estimate\n"
-"      --vae-tiling          decode/encode in overlapping tiles (automatic when memory is short)\n"
+"      --vae-tiling          decode/encode in tiles, as exact as untiled (automatic when memory is short)\n"
+"      --vae-tile-size N|WxH largest tile in latent pixels (default: 32, or from the memory budget)\n"
+"      --vae-tile-overlap F  accepted for sd-cli scripts; sdx's tiles need no overlap\n"
 "      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
 "      --low-mem             low-memory mode: weights stream layer by layer from the mapped\n"
 "                            file, the VAE works in small tiles (same latent, slower)\n"
@@ -217,6 +219,7 @@ static int takes_value(const char *a) {
         "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
         "--canny-low", "--canny-high",
         "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
+        "--vae-tile-size", "--vae-tile-overlap",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i])) return 1;
@@ -379,6 +382,19 @@ static int parse_args(int argc, char **argv, options *o) {
             } else if (IS("--canny-low", "--canny-low") || IS("--canny-high", "--canny-high")) {
                 float *t = IS("--canny-low", "--canny-low") ? &o->canny_low : &o->canny_high;
                 if (!parse_float(val, t) || !(*t >= 0 && *t <= 100000)) { fprintf(stderr, "sdx: %s %s: must be in [0, 100000]\n", a, val); return -1; }
+            } else if (IS("--vae-tile-size", "--vae-tile-size")) {
+                /* sd-cli's [X]x[Y]: width x height, latent pixels */
+                int tw = 0, th = 0, used = 0;
+                if (!((sscanf(val, "%dx%d%n", &tw, &th, &used) == 2 || (sscanf(val, "%d%n", &tw, &used) == 1 && (th = tw))) &&
+                      !val[used] && tw > 0 && th > 0 && tw <= 100000 && th <= 100000)) {
+                    fprintf(stderr, "sdx: --vae-tile-size %s: expected N or WxH, positive latent pixels\n", val);
+                    return -1;
+                }
+                o->gen.vae_tile_width = tw;
+                o->gen.vae_tile_height = th;
+            } else if (IS("--vae-tile-overlap", "--vae-tile-overlap")) {
+                float f;
+                if (!parse_float(val, &f) || !(f >= 0 && f < 1)) { fprintf(stderr, "sdx: --vae-tile-overlap %s: must be in [0, 1)\n", val); return -1; }
             } else if (IS("--strength", "--strength")) {
                 if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
                     fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);

@@ -237,7 +237,7 @@ static int loras_on_the_fake_device_equal_the_cpu(void) {
 }
 
 /* The paths that move data by hand: odd sizes (nearest resize in the
- * UNet), a tiled VAE, seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
+ * UNet), a tiled VAE (decode and encode, several tiles), seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     static uint8_t px[72 * 40 * 3], mk[72 * 40];
@@ -253,6 +253,8 @@ static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     p.width = 72;
     p.height = 40;
     p.vae_tiling = 1;
+    p.vae_tile_width = 4;   /* 3x2 tiles: planes cross the bus tile by tile */
+    p.vae_tile_height = 4;
     p.tiling = 1;       /* seamless: circular padding */
     if ((rc = fd_same_as_cpu("sdxl", &p, 0)) != T_PASS) return rc;
     p.tiling = 0;

@@ -175,10 +175,59 @@ static int circular_networks_commute_with_shifts(void) {
     return T_PASS;
 }
 
+/* Seamless images through a tiled VAE: the tiles wrap around the image
+ * edges as the untiled convolutions do, so decode and encode are the same
+ * (and the decode differs from the non-seamless one: the check can fail). */
+static int tiled_vae_keeps_seamless_decode_and_encode(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(vocab, "vocab");
+    enum { LH = 12, LW = 20, NPX = 3 * LH * 8 * LW * 8 };
+    static float z[4 * LH * LW], out[3][NPX];
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m = NULL;
+    /* 3x2 tiles, the last ones narrower */
+    sdx__vae_tiling off = { -1, 0, 0, 0 }, on = { 1, 8, 7, 0 };
+    sdx_tensor lt = sdx__view4(SDX_F32, z, 1, 4, LH, LW);
+    double rel_tiled, rel_plain, rel_enc;
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    md.vocab = vocab;
+    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    t_seed(5);
+    for (int i = 0; i < 4 * LH * LW; i++) z[i] = (float)t_normal() / 0.18215f;
+    for (int k = 0; k < 3; k++) {
+        sdx_tensor img = sdx__view4(SDX_F32, out[k], 1, 3, LH * 8, LW * 8);
+        if (k < 2) sdx__circular_begin(ctx);
+        T_CHECK(sdx__vae_decode(ctx, &m->vae, &m->arena, &lt, &img, k == 1 ? &on : &off) == SDX_OK, "%s", sdx_last_error(ctx));
+        sdx__circular_end(ctx);
+    }
+    rel_tiled = t_rel_l2_f32(out[1], out[0], NPX);
+    rel_plain = t_rel_l2_f32(out[2], out[0], NPX);
+    /* and back: the seamless image encoded seamlessly, tiled and untiled */
+    for (int k = 0; k < 2; k++) {
+        sdx_tensor img = sdx__view4(SDX_F32, out[0], 1, 3, LH * 8, LW * 8);
+        sdx_tensor mean = sdx__view4(SDX_F32, out[1 + k], 1, 4, LH, LW);
+        sdx__circular_begin(ctx);
+        T_CHECK(sdx__vae_encode(ctx, &m->vae, &m->arena, &img, &mean, NULL, k ? &on : &off) == SDX_OK, "%s", sdx_last_error(ctx));
+        sdx__circular_end(ctx);
+    }
+    rel_enc = t_rel_l2_f32(out[2], out[1], 4 * LH * LW);
+    T_NOTE("seamless decode: tiled vs untiled rel-L2 %.2e (non-seamless vs seamless %.2e); seamless encode tiled vs untiled %.2e",
+           rel_tiled, rel_plain, rel_enc);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    T_CHECK(rel_tiled <= 1e-5 && rel_enc <= 1e-5, "tiled seamless decode/encode differ from untiled: rel-L2 %.3g / %.3g",
+            rel_tiled, rel_enc);
+    T_CHECK(rel_plain > 1e-3, "seamless and plain decodes should differ at the edges (%.3g)", rel_plain);
+    return T_PASS;
+}
+
 static const t_case tiling_cases[] = {
     { "circular_padding_wraps_every_index", circular_padding_wraps_every_index },
     { "circular_networks_commute_with_shifts", circular_networks_commute_with_shifts },
     { "tiled_images_continue_across_their_edges", tiled_images_continue_across_their_edges },
+    { "tiled_vae_keeps_seamless_decode_and_encode", tiled_vae_keeps_seamless_decode_and_encode },
     { 0, 0 }
 };
 SDX_TEST_SUITE(tiling, tiling_cases)

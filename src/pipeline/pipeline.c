@@ -971,7 +971,9 @@ done:
 static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
     sdx__vae_tiling t;
     memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;    /* tile size and overlap: the VAE's choice */
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
     if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
     return t;
 }
