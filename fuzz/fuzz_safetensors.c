@@ -65,8 +65,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         FZ_ASSERT(sdx_st_get(st, -1) == NULL && sdx_st_get(st, sdx_st_count(st)) == NULL, "index bounds");
         FZ_ASSERT(sdx_st_find(st, "") == NULL, "empty name found");
-        rc = sdx_st_scan_nonfinite(ctx, st, NULL);
-        FZ_ASSERT(rc >= 0 && rc <= sdx_st_count(st), "scan returned %d", rc);
+        {
+            int bad = -1;
+            rc = sdx_st_scan_nonfinite(ctx, st, &bad);
+            FZ_ASSERT((rc == SDX_OK && bad == 0) || (rc == SDX_ERR_NONFINITE && bad > 0 && bad <= sdx_st_count(st)),
+                      "scan returned %d with %d bad tensors", rc, bad);
+            if (rc != SDX_OK) fz_require_message(ctx, rc, "sdx_st_scan_nonfinite");
+        }
         sdx_st_close(st);
     }
     sdx_destroy(ctx);
