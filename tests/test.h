@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define T_UNUSED __attribute__((unused))
@@ -225,7 +226,7 @@ T_UNUSED static void t_fill_normal(float *x, size_t n, double scale) {
 
 /* Which cases run: those whose "suite.case" name contains one of the
  * patterns (all when there are none) and none of the --skip patterns. */
-typedef struct t_filter { const char *only[32], *skip[32]; int n_only, n_skip; } t_filter;
+typedef struct t_filter { const char *only[64], *skip[64]; int n_only, n_skip; } t_filter;
 
 T_UNUSED static int t_selected(const t_filter *f, const char *full) {
     int hit = f->n_only == 0;
@@ -241,9 +242,13 @@ T_UNUSED static int t_run_suite(const t_suite *s, const t_filter *filter, int *n
         snprintf(full, sizeof full, "%s.%s", s->name, c->name);
         if (!t_selected(filter, full)) continue;
         t_msg[0] = 0;
+        time_t t0;
         if (t_verbose) { printf("  ....  %s\n", full); fflush(stdout); }
+        t0 = time(NULL);
         r = c->fn();
-        if (r == T_PASS) { (*np)++; printf("  ok    %s\n", full); }
+        /* whole seconds of wall time, shown from 2 s: where CI's time goes */
+        if (r == T_PASS && time(NULL) - t0 >= 2) { (*np)++; printf("  ok    %s (%lds)\n", full, (long)(time(NULL) - t0)); }
+        else if (r == T_PASS) { (*np)++; printf("  ok    %s\n", full); }
         else if (r == T_SKIP) { (*ns)++; printf("  SKIP  %s: %s\n", full, t_msg); }
         else { (*nf)++; printf("  FAIL  %s: %s\n", full, t_msg); }
         fflush(stdout);
@@ -258,8 +263,9 @@ T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsu
     memset(&filter, 0, sizeof filter);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) t_verbose = 1;
-        else if (!strcmp(argv[i], "--skip") && i + 1 < argc && filter.n_skip < 32) filter.skip[filter.n_skip++] = argv[++i];
-        else if (filter.n_only < 32) filter.only[filter.n_only++] = argv[i];
+        else if (!strcmp(argv[i], "--skip") && i + 1 < argc && filter.n_skip < 64) filter.skip[filter.n_skip++] = argv[++i];
+        else if (strcmp(argv[i], "--skip") && filter.n_only < 64) filter.only[filter.n_only++] = argv[i];
+        else { fprintf(stderr, "run: more than 64 patterns or a --skip without one: '%s'\n", argv[i]); return 2; }
     }
     for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], &filter, &np, &nf, &ns);
     printf("%d passed, %d failed, %d skipped\n", np, nf, ns);

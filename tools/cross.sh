@@ -48,10 +48,11 @@ FEATURE_SKIP="--skip img2img. --skip lora. --skip embedding. --skip controlnet. 
 # kernels and half floats, the UNet goldens, the SD 1.x VAE goldens and
 # the SD 1.x golden generation.
 ARM_SUITES="kernels. half. rng. core. precision. unet. vae.sd1_ pipeline.sd1_"
-NOSIMD_SKIP="--skip pipeline.half_storage --skip pipeline.cli_ --skip robust.generation_survives $FEATURE_SKIP"
+NOSIMD_SKIP="--skip pipeline.half_storage --skip pipeline.cli_ --skip robust.generation_survives $FEATURE_SKIP
+          --skip kernels.conv3x3_winograd_unet_layers --skip vae.tiled_512px --skip vae.tiled_working_set"
 ARM_SKIP="$NOSIMD_SKIP --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip vae.sd2_ --skip vae.sdxl_
           --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip vae.sd1_goldens_f16 --skip vae.sd1_goldens_bf16
-          --skip vae.tile --skip vae.tiled_ --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
+          --skip vae.tile --skip vae.tiled_ --skip vae.sd1_tiled --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
           --skip half.f16_random_bits --skip half.bf16_random_bits"
 
 step() { printf '== cross %s\n' "$*"; }
