@@ -34,8 +34,9 @@ static void tm_params(sdx_gen_params *p) {
 
 /* Resident KiB of the process's mappings of `path` (Linux: the Rss lines
  * of /proc/self/smaps under each mapping of that file), or -1 when that
- * cannot be read here. */
-static long tm_mapped_kib(const char *path) {
+ * cannot be read here. With `base`, only the mapping starting there: one
+ * model's own, whatever else maps the same file. */
+static long tm_mapped_kib_at(const char *path, const void *base) {
 #if defined(__linux__)
     char real[PATH_MAX], line[PATH_MAX + 256];
     long total = 0;
@@ -49,7 +50,7 @@ static long tm_mapped_kib(const char *path) {
         if (n && line[n - 1] == '\n') line[--n] = 0;
         if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {   /* a mapping's header; its path, if any, ends the line */
             const char *slash = strchr(line, '/');
-            inside = slash && !strcmp(slash, real);
+            inside = slash && !strcmp(slash, real) && (!base || lo == (unsigned long)(uintptr_t)base);
         } else if (inside && sscanf(line, "Rss: %ld kB", &kib) == 1) {
             total += kib;
         }
@@ -57,10 +58,12 @@ static long tm_mapped_kib(const char *path) {
     fclose(f);
     return total;
 #else
-    (void)path;
+    (void)path; (void)base;
     return -1;
 #endif
 }
+
+static long tm_mapped_kib(const char *path) { return tm_mapped_kib_at(path, NULL); }
 
 static size_t tm_file_bytes(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -160,6 +163,7 @@ static int generating_after_the_release_gives_identical_images(void) {
  * sampler steps, and of the allocations made from step 2 to the last. */
 typedef struct tm_watch {
     const char *path;
+    const void *base;    /* the model's mapping of the checkpoint */
     long max_kib;
     long allocs, allocs_at_step2, allocs_at_last;
 } tm_watch;
@@ -170,7 +174,7 @@ static void tm_free(void *p, void *user) { (void)user; free(p); }
 
 static int tm_on_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
     tm_watch *w = (tm_watch *)user;
-    long kib = tm_mapped_kib(w->path);
+    long kib = tm_mapped_kib_at(w->path, w->base);
     (void)image; (void)latent;
     if (kib > w->max_kib) w->max_kib = kib;
     if (step == 2) w->allocs_at_step2 = w->allocs;
@@ -200,6 +204,7 @@ static int tm_watched_generation(const char *path, int low_memory, tm_watch *w, 
     T_CHECK(ctx, "sdx_create");
     m = tm_model(ctx, "sd1", low_memory);
     T_CHECK(m, "%s", sdx_last_error(ctx));
+    w->base = m->ckpt->map.base;
     tm_params(&p);
     p.steps = 4;
     p.progress = tm_on_step;
@@ -246,14 +251,8 @@ static int low_memory_mode_streams_weights_and_changes_no_result(void) {
                     low ? "low-memory" : "default", w[low].allocs_at_last - w[low].allocs_at_step2);
         if (w[0].max_kib >= 0) {
             T_CHECK(w[0].max_kib * 1024 > (long)(file / 4), "default mode: only %ld KiB resident between steps", w[0].max_kib);
-            /* KNOWN REGRESSION, open in issue 14: since the merges of
-             * 2026-11-24 low-memory mode keeps about 4 MB (12%) of the
-             * tiny checkpoint resident between steps instead of < 5%
-             * (1.5 MB when written); the cause is not found yet. Reported
-             * as a skip naming it, not hidden behind a looser bound. */
-            T_SKIP_IF(w[1].max_kib * 1024 >= (long)(file / 20),
-                      "KNOWN REGRESSION (issue 14): low-memory mode keeps %ld KiB of %zu KiB resident between steps "
-                      "(bound: 5%%); every other check of this case passed", w[1].max_kib, file >> 10);
+            T_CHECK(w[1].max_kib * 1024 < (long)(file / 20), "low-memory mode: %ld KiB of %zu KiB resident between steps",
+                    w[1].max_kib, file >> 10);
         }
     }
     for (int i = 0; i < 2; i++) { free(latent[i]); free(image[i]); }
