@@ -71,7 +71,7 @@ static double report(const char *name, double flops, double secs, double naive_s
  * with bf16's tolerance. */
 static void compute_begin(sdx_ctx *ctx, sdx_dtype compute, const sdx_tensor *w) {
     ctx->compute = compute;
-    if (compute == SDX_BF16) sdx__wcache_add(ctx, w);
+    if (compute == SDX_BF16) sdx__wcache_add(ctx, w, NULL);
 }
 static void compute_end(sdx_ctx *ctx, const sdx_tensor *w) {
     sdx__wcache_drop(ctx, w, 1);

@@ -4,6 +4,9 @@
  * once per weight slot. On a CPU without AVX512-BF16 the cases that need
  * it skip saying so, and the mode must equal f32 exactly. */
 #include "test.h"
+#if defined(__linux__)
+#include <unistd.h>
+#endif
 
 static uint64_t tb_state = 1;
 static double tb_uniform(void) {   /* xorshift64*: [-1, 1) */
@@ -79,7 +82,7 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
                 }
             ctx->compute = SDX_BF16;
             T_CHECK(sdx__linear(ctx, &y, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
-            T_CHECK(sdx__wcache_add(ctx, &w) == SDX_OK, "register");
+            T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
             T_CHECK(sdx__linear(ctx, &y2, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
             ok = tb_check((const float *)y.data, ref, mag, M * N, K, &worst);
@@ -143,7 +146,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
                     }
         ctx->compute = SDX_BF16;
         T_CHECK(sdx__conv2d(ctx, &y, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
-        T_CHECK(sdx__wcache_add(ctx, &w) == SDX_OK, "register");
+        T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
         T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
         ok = tb_check((const float *)y.data, ref, mag, ny, K, &worst);
@@ -278,6 +281,79 @@ static double tb_rel(sdx_ctx *ctx, const char *rel, const char *key, const float
     }
     sdx_st_close(st);
     return r;
+}
+
+/* Bytes of [p, p + n) that are in this process's memory now (Linux: the
+ * present bits of /proc/self/pagemap), or -1 when that cannot be read. */
+static long tb_resident_bytes(const void *p, size_t n) {
+#if defined(__linux__)
+    long page = sysconf(_SC_PAGESIZE), total = 0;
+    uintptr_t first = (uintptr_t)p / (uintptr_t)page, last = ((uintptr_t)p + n - 1) / (uintptr_t)page;
+    FILE *f = fopen("/proc/self/pagemap", "rb");
+    if (!f || n == 0) { if (f) fclose(f); return -1; }
+    for (uintptr_t i = first; i <= last; i++) {
+        uint64_t e = 0;
+        if (fseek(f, (long)(i * 8), SEEK_SET) != 0 || fread(&e, 8, 1, f) != 1) { fclose(f); return -1; }
+        if (e >> 63) total += page;
+    }
+    fclose(f);
+    return total;
+#else
+    (void)p; (void)n;
+    return -1;
+#endif
+}
+
+/* A registered weight that views a mapped checkpoint gives the file's
+ * pages back once its bf16 panel is packed (the panel is what computes,
+ * so the mode holds one copy of the weights, not two), and computing
+ * again after that, from the panel or repacked from the file, gives the
+ * same bits. */
+static int packed_weight_gives_its_file_pages_back(void) {
+    const char *path = "/tmp/sdx_t_bf16_release.safetensors";
+    int64_t ws[2] = { 512, 1024 }, xs[2] = { 7, 1024 }, ys[2] = { 7, 512 };
+    sdx_ctx *ctx = t_ctx();
+    sdx_tensor w, x, y[3];
+    const sdx_tensor *file_w;
+    sdx_st *st = NULL;
+    long before, after;
+    volatile unsigned sum = 0;
+    T_CHECK(ctx, "context");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32 from the file's weights");
+    tb_state = 99;
+    T_CHECK(tb_alloc_random(ctx, &w, SDX_F16, 2, ws, 0.5) && tb_alloc_random(ctx, &x, SDX_F32, 2, xs, 2.0), "alloc");
+    w.name = "w";
+    T_CHECK(sdx_st_write(ctx, path, &w, 1, NULL, 0) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    file_w = sdx_st_find(st, "w");
+    T_CHECK(file_w, "no tensor w");
+    for (size_t i = 0; i < sdx_tensor_nbytes(file_w); i++) sum += ((const unsigned char *)file_w->data)[i];
+    before = tb_resident_bytes(file_w->data, sdx_tensor_nbytes(file_w));
+    if (before < 0) { sdx_st_close(st); remove(path); }
+    T_SKIP_IF(before < 0, "no /proc/self/pagemap here");
+    for (int i = 0; i < 3; i++) T_CHECK(sdx_tensor_alloc(ctx, &y[i], SDX_F32, 2, ys) == SDX_OK, "alloc");
+    ctx->compute = SDX_BF16;
+    T_CHECK(sdx__wcache_add(ctx, file_w, &st->map) == SDX_OK, "register");
+    T_CHECK(sdx__linear(ctx, &y[0], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* packs, then releases */
+    after = tb_resident_bytes(file_w->data, sdx_tensor_nbytes(file_w));
+    T_CHECK(sdx__linear(ctx, &y[1], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* from the panel */
+    sdx__wcache_drop(ctx, file_w, 0);
+    T_CHECK(sdx__linear(ctx, &y[2], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* repacked from the file */
+    T_NOTE("%zu-byte weight: %ld bytes resident after reading it, %ld after packing its panel",
+           sdx_tensor_nbytes(file_w), before, after);
+    T_CHECK(before >= (long)sdx_tensor_nbytes(file_w), "reading the weight made only %ld bytes resident", before);
+    T_CHECK(after <= 2 * 4096, "%ld bytes of the packed weight still resident", after);
+    T_CHECK(!memcmp(y[0].data, y[1].data, sdx_tensor_nbytes(&y[0])) && !memcmp(y[0].data, y[2].data, sdx_tensor_nbytes(&y[0])),
+            "the results after the release differ");
+    sdx__wcache_drop(ctx, file_w, 1);
+    for (int i = 0; i < 3; i++) sdx_tensor_free(ctx, &y[i]);
+    sdx_tensor_free(ctx, &w);
+    sdx_tensor_free(ctx, &x);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    remove(path);
+    (void)sum;
+    return T_PASS;
 }
 
 /* Bounds against the f32 goldens. Issue 14's half-precision budget is
@@ -580,6 +656,7 @@ static const t_case bf16_cases[] = {
     { "conv2d_bf16_matches_bf16_rounded_reference", conv2d_bf16_matches_bf16_rounded_reference },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },
+    { "packed_weight_gives_its_file_pages_back", packed_weight_gives_its_file_pages_back },
     { "half_storage_stress_stays_finite", half_storage_stress_stays_finite },
     { "components_stay_close_to_f32_goldens", components_stay_close_to_f32_goldens },
     { "generations_stay_close_to_f32_goldens", generations_stay_close_to_f32_goldens },

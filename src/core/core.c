@@ -76,9 +76,13 @@ typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
  * cached per weight slot: a weight set registers each host slot it makes
  * (sdx__wcache_add), kernels find it by the slot's tensor address, and a
  * slot rewritten in place (LoRA) or freed drops its panel. Entries are
- * sorted by tensor address. */
+ * sorted by tensor address. Once a panel is built, the file pages it was
+ * packed from go back to the OS (the panel is what computes), so a
+ * compute mode holds its panels instead of the file's weights, not both. */
+struct sdx__map;
 typedef struct sdx__wcache_entry {
     const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
+    const struct sdx__map *map;  /* the file mapping it may view, or NULL */
     void  *panel;          /* packed copy, NULL until a kernel builds it */
     size_t bytes;
     int    kind;           /* the layout panel holds (kernels.c)        */
@@ -206,8 +210,9 @@ static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
     return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
 }
 
-/* Registers a weight slot's tensor: kernels may then cache a packed copy. */
-static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t) {
+/* Registers a weight slot's tensor: kernels may then cache a packed copy.
+ * `map`: the checkpoint mapping the slot's values may be a view of. */
+static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t, const struct sdx__map *map) {
     sdx__wcache *c = &ctx->wcache;
     int i = sdx__wcache_lower(c, t);
     if (i < c->n && c->e[i].t == t) return SDX_OK;
@@ -221,6 +226,7 @@ static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t) {
     memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
     memset(&c->e[i], 0, sizeof c->e[i]);
     c->e[i].t = t;
+    c->e[i].map = map;
     c->n++;
     return SDX_OK;
 }

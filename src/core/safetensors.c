@@ -683,7 +683,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
         w->rc = rc;
         return NULL;
     }
-    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t)) != SDX_OK) {
+    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         sdx__free(w->ctx, sl);
         w->rc = rc;

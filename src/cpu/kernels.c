@@ -833,6 +833,9 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
     e->panel = p.panel;
     e->bytes = bytes;
     e->kind = kind;
+    /* a view of the file: its pages are read again only if another kernel
+     * (Winograd, a device upload) needs the values themselves */
+    if (e->map) sdx__map_release(e->map, g->weight->data, sdx_tensor_nbytes(g->weight));
     return p.panel;
 }
 
