@@ -275,7 +275,6 @@ int main(int argc, char **argv) {
             printf("   bf16 / f32: x%.2f\n", b / f);
         }
     }
-    if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, SDX_F16, SDX_F16);
     if (wanted(argc, argv, "winograd")) {
         bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F32);     /* SD 1.5 resblock, 512x512 */
         bench_wino(ctx, 640, 640, 32, SDX_F16, SDX_F32);
