@@ -7,54 +7,6 @@
 #endif
 #include <stb/stb_image.h>
 
-typedef struct pipe_case {
-    char name[64], prompt[512], negative[512], sampler[64], scheduler[64], file[256];
-    int64_t seed;
-    int width, height, steps;
-    float cfg;
-} pipe_case;
-
-static int pipe_cases_load(sdx_ctx *ctx, const char *area, pipe_case *out, int max) {
-    char path[512];
-    sdx__json_doc doc;
-    const sdx__json *list, *c;
-    int n = 0;
-    snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), area);
-    if (sdx__json_parse_file(ctx, path, &doc) != SDX_OK) return -1;
-    list = sdx__json_get(doc.root, "pipeline_cases");
-    for (c = list ? list->child : NULL; c && n < max; c = c->next, n++) {
-        pipe_case *p = &out[n];
-        memset(p, 0, sizeof *p);
-        snprintf(p->name, sizeof p->name, "%s", sdx__json_get(c, "name")->str);
-        snprintf(p->prompt, sizeof p->prompt, "%s", sdx__json_get(c, "prompt")->str);
-        snprintf(p->negative, sizeof p->negative, "%s", sdx__json_get(c, "negative")->str);
-        snprintf(p->sampler, sizeof p->sampler, "%s", sdx__json_get(c, "sampler")->str);
-        snprintf(p->scheduler, sizeof p->scheduler, "%s", sdx__json_get(c, "scheduler")->str);
-        snprintf(p->file, sizeof p->file, "%s/golden/%s/%s", t_shared_dir(), area, sdx__json_get(c, "file")->str);
-        p->seed = (int64_t)sdx__json_get(c, "seed")->num;
-        p->width = (int)sdx__json_get(c, "width")->num;
-        p->height = (int)sdx__json_get(c, "height")->num;
-        p->steps = (int)sdx__json_get(c, "steps")->num;
-        p->cfg = (float)sdx__json_get(c, "cfg")->num;
-    }
-    sdx__json_free(&doc);
-    return n;
-}
-
-static void pipe_params(const pipe_case *c, sdx_gen_params *p) {
-    memset(p, 0, sizeof *p);
-    p->prompt = c->prompt;
-    p->negative_prompt = c->negative;
-    p->width = c->width;
-    p->height = c->height;
-    p->steps = c->steps;
-    p->cfg_scale = c->cfg;
-    p->sampler = c->sampler;
-    p->scheduler = c->scheduler;
-    p->seed = c->seed;
-    p->rng = SDX_RNG_CPU;
-}
-
 /* A quick 64x64 generation of "a cat" with the defaults otherwise. */
 static void pipe_small_params(sdx_gen_params *p, int steps) {
     memset(p, 0, sizeof *p);
@@ -64,7 +16,7 @@ static void pipe_small_params(sdx_gen_params *p, int steps) {
 }
 
 /* Compares a latent and 8-bit image with a golden case file. */
-static int pipe_compare(sdx_ctx *ctx, const pipe_case *c, const float *latent, const uint8_t *rgb, int pixel_stride_is_hwc) {
+static int pipe_compare(sdx_ctx *ctx, const t_golden_case *c, const float *latent, const uint8_t *rgb, int pixel_stride_is_hwc) {
     sdx_st *st;
     sdx_tensor ref_latent, ref_image;
     double rel;
@@ -92,11 +44,11 @@ static int pipe_compare(sdx_ctx *ctx, const pipe_case *c, const float *latent, c
 }
 
 static int pipe_area_reproduces_goldens(const char *area, sdx_prediction want_pred) {
-    pipe_case cases[8];
+    t_golden_case cases[8];
     sdx_ctx *ctx = t_ctx();
     sdx_model *m;
     int n, rc = T_PASS;
-    n = pipe_cases_load(ctx, area, cases, 8);
+    n = t_golden_cases(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: no pipeline cases: %s", area, sdx_last_error(ctx));
     m = t_model(ctx, area);
     T_CHECK(m, "%s: %s", area, sdx_last_error(ctx));
@@ -104,7 +56,7 @@ static int pipe_area_reproduces_goldens(const char *area, sdx_prediction want_pr
     for (int i = 0; i < n && rc == T_PASS; i++) {
         sdx_gen_params p;
         sdx_gen_result res;
-        pipe_params(&cases[i], &p);
+        t_golden_params(&cases[i], &p);
         T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s/%s: %s", area, cases[i].name, sdx_last_error(ctx));
         rc = pipe_compare(ctx, &cases[i], (const float *)res.latents[0].data, res.images[0].data, 1);
         sdx_gen_result_free(ctx, &res);
@@ -160,14 +112,14 @@ static int cli_reproduces_pipeline_goldens(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
     for (int a = 0; a < 3; a++) {
-        pipe_case cases[8];
+        t_golden_case cases[8];
         sdx_ctx *ctx = t_ctx();
-        int n = pipe_cases_load(ctx, areas[a], cases, 8);
+        int n = t_golden_cases(ctx, areas[a], cases, 8);
         T_CHECK(n > 0, "%s: %s", areas[a], sdx_last_error(ctx));
         for (int i = 0; i < n; i++) {
             char cmd[4096], expect[256];
             sdx_st *st;
-            const pipe_case *c = &cases[i];
+            const t_golden_case *c = &cases[i];
             const char *png = "/tmp/sdx_t_cli.png", *lat = "/tmp/sdx_t_cli.safetensors";
             int rc;
             remove(png);
@@ -743,10 +695,10 @@ static int parameters_text_reports_its_length_and_truncates_whole_characters(voi
  * latents at <= 6.1e-3 (f16) and <= 5.1e-2 (bf16) rel-L2, checked against
  * 1e-2 and 1e-1. */
 static int pipe_area_half_storage(const char *area, sdx_dtype act, double bound) {
-    pipe_case cases[8];
+    t_golden_case cases[8];
     sdx_ctx *ctx = t_ctx();
     sdx_model *m;
-    int n = pipe_cases_load(ctx, area, cases, 8);
+    int n = t_golden_cases(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: %s", area, sdx_last_error(ctx));
     m = t_model(ctx, area);
     T_CHECK(m, "%s: %s", area, sdx_last_error(ctx));
@@ -759,7 +711,7 @@ static int pipe_area_half_storage(const char *area, sdx_dtype act, double bound)
         sdx_st *st;
         sdx_tensor ref;
         double rel;
-        pipe_params(&cases[i], &p);
+        t_golden_params(&cases[i], &p);
         T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s/%s %s: %s", area, cases[i].name, sdx_dtype_name(act), sdx_last_error(ctx));
         T_CHECK(sdx_st_open(ctx, cases[i].file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx_st_read_f32(ctx, st, "latent", &ref) == SDX_OK, "%s", sdx_last_error(ctx));

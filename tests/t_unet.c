@@ -21,36 +21,19 @@ static const tu_area tu_areas[3] = {
 static int tu_golden_case(const char *model_path, const char *case_path, int weight_type, int act_type,
                           double *rel, int *finite) {
     sdx_ctx *ctx = t_ctx();
-    sdx_st *model = NULL, *cs = NULL;
+    sdx_st *model = NULL;
     sdx__unet *u = (sdx__unet *)calloc(1, sizeof *u);
-    sdx__arena arena;
-    sdx_tensor x, ts, cx, y, ref, out;
-    int has_y;
+    int r;
     T_CHECK(ctx && u, "setup");
     T_CHECK(sdx_st_open(ctx, model_path, &model) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_st_open(ctx, case_path, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx__unet_load_typed(ctx, u, model, TU_PREFIX, weight_type) == SDX_OK, "%s", sdx_last_error(ctx));
     if (act_type >= 0) u->act_type = (sdx_dtype)act_type;
-    has_y = sdx_st_find(cs, "y") != NULL;
-    T_CHECK(sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
-            sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK && sdx_st_read_f32(ctx, cs, "out", &ref) == SDX_OK &&
-            (!has_y || sdx_st_read_f32(ctx, cs, "y", &y) == SDX_OK), "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_tensor_alloc(ctx, &out, SDX_F32, 4, ref.shape) == SDX_OK, "alloc");
-    sdx__arena_init(&arena, ctx, 0);
-    T_CHECK(sdx__unet_forward(ctx, u, &arena, &x, (const float *)ts.data, &cx, has_y ? &y : NULL, &out) == SDX_OK,
-            "%s", sdx_last_error(ctx));
-    *rel = t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
-    *finite = !sdx__has_nonfinite(&out);
-    sdx__arena_free(&arena);
-    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &ts); sdx_tensor_free(ctx, &cx);
-    sdx_tensor_free(ctx, &ref); sdx_tensor_free(ctx, &out);
-    if (has_y) sdx_tensor_free(ctx, &y);
+    r = t_unet_case(ctx, u, case_path, rel, finite);
     sdx__unet_free(u);
     free(u);
-    sdx_st_close(cs);
     sdx_st_close(model);
     sdx_destroy(ctx);
-    return T_PASS;
+    return r;
 }
 
 static const char *tu_type_name(int t) { return t < 0 ? "auto" : sdx_dtype_name((sdx_dtype)t); }

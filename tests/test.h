@@ -207,6 +207,88 @@ T_UNUSED static double t_max_abs_f32(const float *a, const float *b, size_t n) {
     return m;
 }
 
+/* One UNet call of a golden UNet case file (x, timesteps, context, y
+ * for SDXL, and the reference "out") through `u`: the output's rel-L2
+ * against the reference, and whether it is all finite. */
+T_UNUSED static int t_unet_case(sdx_ctx *ctx, sdx__unet *u, const char *case_path, double *rel, int *finite) {
+    sdx_st *cs = NULL;
+    sdx__arena arena;
+    sdx_tensor x, ts, cx, y, ref, out;
+    int has_y, rc;
+    T_CHECK(sdx_st_open(ctx, case_path, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
+    has_y = sdx_st_find(cs, "y") != NULL;
+    rc = sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
+         sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK && sdx_st_read_f32(ctx, cs, "out", &ref) == SDX_OK &&
+         (!has_y || sdx_st_read_f32(ctx, cs, "y", &y) == SDX_OK);
+    sdx_st_close(cs);
+    T_CHECK(rc, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_tensor_alloc(ctx, &out, SDX_F32, 4, ref.shape) == SDX_OK, "alloc");
+    sdx__arena_init(&arena, ctx, 0);
+    rc = sdx__unet_forward(ctx, u, &arena, &x, (const float *)ts.data, &cx, has_y ? &y : NULL, &out);
+    if (rc == SDX_OK) {
+        *rel = t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+        *finite = !sdx__has_nonfinite(&out);
+    }
+    sdx__arena_free(&arena);
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &ts); sdx_tensor_free(ctx, &cx);
+    sdx_tensor_free(ctx, &ref); sdx_tensor_free(ctx, &out);
+    if (has_y) sdx_tensor_free(ctx, &y);
+    T_CHECK(rc == SDX_OK, "%s: %s", case_path, sdx_last_error(ctx));
+    return T_PASS;
+}
+
+/* A txt2img case of golden/<area>/index.json ("pipeline_cases"): its
+ * parameters and the path of the file holding its final latent and image. */
+typedef struct t_golden_case {
+    char name[64], prompt[512], negative[512], sampler[64], scheduler[64], file[600];
+    int64_t seed;
+    int width, height, steps;
+    float cfg;
+} t_golden_case;
+
+/* Up to `max` cases of `area` into out: their count, or -1 (unreadable). */
+T_UNUSED static int t_golden_cases(sdx_ctx *ctx, const char *area, t_golden_case *out, int max) {
+    char path[512];
+    sdx__json_doc doc;
+    const sdx__json *list, *c;
+    int n = 0;
+    snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), area);
+    if (sdx__json_parse_file(ctx, path, &doc) != SDX_OK) return -1;
+    list = sdx__json_get(doc.root, "pipeline_cases");
+    for (c = list ? list->child : NULL; c && n < max; c = c->next, n++) {
+        t_golden_case *g = &out[n];
+        memset(g, 0, sizeof *g);
+        snprintf(g->name, sizeof g->name, "%s", sdx__json_get(c, "name")->str);
+        snprintf(g->prompt, sizeof g->prompt, "%s", sdx__json_get(c, "prompt")->str);
+        snprintf(g->negative, sizeof g->negative, "%s", sdx__json_get(c, "negative")->str);
+        snprintf(g->sampler, sizeof g->sampler, "%s", sdx__json_get(c, "sampler")->str);
+        snprintf(g->scheduler, sizeof g->scheduler, "%s", sdx__json_get(c, "scheduler")->str);
+        snprintf(g->file, sizeof g->file, "%s/golden/%s/%s", t_shared_dir(), area, sdx__json_get(c, "file")->str);
+        g->seed = (int64_t)sdx__json_get(c, "seed")->num;
+        g->width = (int)sdx__json_get(c, "width")->num;
+        g->height = (int)sdx__json_get(c, "height")->num;
+        g->steps = (int)sdx__json_get(c, "steps")->num;
+        g->cfg = (float)sdx__json_get(c, "cfg")->num;
+    }
+    sdx__json_free(&doc);
+    return n;
+}
+
+/* The generation parameters of a golden case (CPU noise, as generated). */
+T_UNUSED static void t_golden_params(const t_golden_case *c, sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = c->prompt;
+    p->negative_prompt = c->negative;
+    p->width = c->width;
+    p->height = c->height;
+    p->steps = c->steps;
+    p->cfg_scale = c->cfg;
+    p->sampler = c->sampler;
+    p->scheduler = c->scheduler;
+    p->seed = c->seed;
+    p->rng = SDX_RNG_CPU;
+}
+
 /* Deterministic test randomness (xorshift + Box-Muller). */
 static uint64_t t_rng_state = 0x9E3779B97F4A7C15ull;
 T_UNUSED static void t_seed(uint64_t s) { t_rng_state = s * 0x9E3779B97F4A7C15ull + 1; }

@@ -446,62 +446,46 @@ static int gpu_half_stress_cases_stay_finite(void) {
 /* Every pipeline case of golden/<area>/index.json, generated on the GPU:
  * the final latent within rel-L2 1e-3 of the golden latent. */
 static int tg_area(const char *area) {
-    char path[512], ckpt[512], vocab[512];
-    sdx__json_doc doc;
-    const sdx__json *list, *c;
+    char ckpt[512], vocab[512];
+    t_golden_case cases[8];
     sdx_model_desc md;
     sdx_model *m = NULL;
-    int rc = T_PASS, cases = 0;
+    int rc = T_PASS, n;
     TG_NEED_GPU(ctx);
-    snprintf(path, sizeof path, "%s/golden/%s/index.json", t_shared_dir(), area);
     snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
     snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    T_CHECK(sdx__json_parse_file(ctx, path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    n = t_golden_cases(ctx, area, cases, 8);
+    T_CHECK(n > 0, "%s: no pipeline cases (%s)", area, sdx_last_error(ctx));
     memset(&md, 0, sizeof md);
     md.checkpoint = ckpt;
     md.vocab = vocab;
     if (sdx_model_load(ctx, &md, &m) != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", area, sdx_last_error(ctx)); rc = T_FAIL; }
-    list = sdx__json_get(doc.root, "pipeline_cases");
-    for (c = list ? list->child : NULL; c && rc == T_PASS; c = c->next) {
+    for (int i = 0; i < n && rc == T_PASS; i++) {
+        const t_golden_case *c = &cases[i];
         sdx_gen_params p;
         sdx_gen_result res;
         sdx_st *st;
         sdx_tensor ref;
-        char file[600];
         double rel;
-        memset(&p, 0, sizeof p);
-        p.prompt = sdx__json_get(c, "prompt")->str;
-        p.negative_prompt = sdx__json_get(c, "negative")->str;
-        p.sampler = sdx__json_get(c, "sampler")->str;
-        p.scheduler = sdx__json_get(c, "scheduler")->str;
-        p.seed = (int64_t)sdx__json_get(c, "seed")->num;
-        p.width = (int)sdx__json_get(c, "width")->num;
-        p.height = (int)sdx__json_get(c, "height")->num;
-        p.steps = (int)sdx__json_get(c, "steps")->num;
-        p.cfg_scale = (float)sdx__json_get(c, "cfg")->num;
-        p.rng = SDX_RNG_CPU;
-        snprintf(file, sizeof file, "%s/golden/%s/%s", t_shared_dir(), area, sdx__json_get(c, "file")->str);
+        t_golden_params(c, &p);
         if (sdx_generate(m, &p, &res) != SDX_OK) {
-            snprintf(t_msg, sizeof t_msg, "%s/%s: %s", area, sdx__json_get(c, "name")->str, sdx_last_error(ctx));
+            snprintf(t_msg, sizeof t_msg, "%s/%s: %s", area, c->name, sdx_last_error(ctx));
             rc = T_FAIL;
             break;
         }
-        if (sdx_st_open(ctx, file, &st) != SDX_OK || sdx_st_read_f32(ctx, st, "latent", &ref) != SDX_OK) {
+        if (sdx_st_open(ctx, c->file, &st) != SDX_OK || sdx_st_read_f32(ctx, st, "latent", &ref) != SDX_OK) {
             snprintf(t_msg, sizeof t_msg, "%s", sdx_last_error(ctx));
             rc = T_FAIL;
         } else {
             rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
-            T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, sdx__json_get(c, "name")->str, sdx_backend_name(ctx), rel);
-            if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, sdx__json_get(c, "name")->str, rel); rc = T_FAIL; }
+            T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, c->name, sdx_backend_name(ctx), rel);
+            if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, c->name, rel); rc = T_FAIL; }
             sdx_tensor_free(ctx, &ref);
             sdx_st_close(st);
         }
         sdx_gen_result_free(ctx, &res);
-        cases++;
     }
-    if (rc == T_PASS && cases == 0) { snprintf(t_msg, sizeof t_msg, "%s: no pipeline cases", area); rc = T_FAIL; }
     sdx_model_free(m);
-    sdx__json_free(&doc);
     sdx_destroy(ctx);
     return rc;
 }
