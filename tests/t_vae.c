@@ -433,6 +433,39 @@ static int tiled_512px_matches_untiled(void) {
     return T_PASS;
 }
 
+/* In low-memory mode a tiled decode never makes an Upsample's plane (the
+ * largest): each Upsample runs per tile, fused with the ResBlock after
+ * it. The image is the untiled one to float rounding, like any tiled
+ * decode, and the host planes peak lower than the plain tiled pass's. */
+static int low_memory_tiled_decode_skips_the_upsampled_planes(void) {
+    sdx__vae_tiling off = { -1, 0, 0, 0 }, on = { 1, 8, 8, 0 };
+    sdx_tensor full, plain, fused;
+    size_t plain_peak, fused_peak;
+    double rel_plain, rel_fused;
+    t_vae_env e;
+    T_SKIP_IF(!t_vae_file(&t_vae_models[0], NULL), "golden sd1 checkpoint not found under %s", t_shared_dir());
+    T_CHECK(t_vae_open_sd1(&e) == SDX_OK, "load: %s", sdx_last_error(e.ctx));
+    if (t_vae_decode_random(&e, 24, 20, 31, &off, &full) != SDX_OK || t_vae_decode_random(&e, 24, 20, 31, &on, &plain) != SDX_OK) {
+        t_vae_close(&e);
+        T_CHECK(0, "%s", sdx_last_error(e.ctx));
+    }
+    plain_peak = e.vae.tiled_plane_peak;
+    e.vae.low_memory = 1;
+    if (t_vae_decode_random(&e, 24, 20, 31, &on, &fused) != SDX_OK) { t_vae_close(&e); T_CHECK(0, "%s", sdx_last_error(e.ctx)); }
+    fused_peak = e.vae.tiled_plane_peak;
+    rel_plain = t_rel_l2_f32((const float *)plain.data, (const float *)full.data, (size_t)sdx_tensor_numel(&full));
+    rel_fused = t_rel_l2_f32((const float *)fused.data, (const float *)full.data, (size_t)sdx_tensor_numel(&full));
+    sdx_tensor_free(e.ctx, &full);
+    sdx_tensor_free(e.ctx, &plain);
+    sdx_tensor_free(e.ctx, &fused);
+    t_vae_close(&e);
+    T_NOTE("192x160 in 3x3 tiles against untiled: plain tiles rel-L2 %.2e (planes %zu KB), low-memory %.2e (planes %zu KB)",
+           rel_plain, plain_peak >> 10, rel_fused, fused_peak >> 10);
+    T_CHECK(rel_fused <= 1e-5, "low-memory tiled decode differs from untiled: rel-L2 %.3g", rel_fused);
+    T_CHECK(fused_peak < plain_peak, "low-memory planes peaked at %zu bytes, plain tiles at %zu", fused_peak, plain_peak);
+    return T_PASS;
+}
+
 /* The arena (device memory on a GPU) holds one tile's temporaries, which
  * do not grow with the image, or the mid block at latent size (1/64 of
  * the pixels), so it grows far slower than the untiled pass's: at 9x the
@@ -699,6 +732,7 @@ static const t_case vae_cases[] = {
     { "tiles_of_any_size_and_count_match_untiled", tiles_of_any_size_and_count_match_untiled },
     { "tiled_encode_of_uneven_image_matches_untiled", tiled_encode_of_uneven_image_matches_untiled },
     { "tiled_512px_matches_untiled", tiled_512px_matches_untiled },
+    { "low_memory_tiled_decode_skips_the_upsampled_planes", low_memory_tiled_decode_skips_the_upsampled_planes },
     { "tiled_working_set_bounded", tiled_working_set_bounded },
     { "standalone_vae_file_identical", standalone_vae_file_identical },
     { "diffusers_layout_identical", diffusers_layout_identical },

@@ -551,7 +551,9 @@ static int sdx__wset_mark(const sdx__wset *w) { return w->n_slots; }
  * that is done, or a layer in low-memory mode, no longer needs. Views of
  * the file fault back in from it at their next use, unchanged. Slots
  * holding their own copy (a converted dtype, LoRA, a device) keep it;
- * the file pages they were filled from go as well. Ranges that touch are
+ * the file pages they were filled from go as well. Packed copies for a
+ * compute mode (bf16 panels) are freed too: they are as large as the
+ * weights and are packed again at the next use. Ranges that touch are
  * merged into one call. */
 static void sdx__wset_release(const sdx__wset *w, int first, int end) {
     const unsigned char *lo = NULL, *hi = NULL;
@@ -559,6 +561,7 @@ static void sdx__wset_release(const sdx__wset *w, int first, int end) {
     for (int i = first; i < end && i < w->n_slots; i++) {
         const sdx_tensor *f = w->slots[i]->file;
         const unsigned char *b = (const unsigned char *)f->data, *e = b + sdx_tensor_nbytes(f);
+        if (w->ctx) sdx__wcache_drop(w->ctx, &w->slots[i]->t, 0);
         if (lo && b <= hi && e >= lo) {
             if (b < lo) lo = b;
             if (e > hi) hi = e;

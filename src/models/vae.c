@@ -86,6 +86,7 @@ typedef struct sdx__vae {
     const sdx_tensor *post_quant_w, *post_quant_b;
     sdx__vae_coder enc, dec;
     size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
+    int low_memory;          /* 1: a tiled pass gives each stage's weight pages back after it */
 } sdx__vae;
 
 typedef struct sdx__vae_tiling {
@@ -818,20 +819,11 @@ static void sdx__vae_stats_range(void *arg, int64_t begin, int64_t end, int thre
     for (int64_t g = begin; g < end; g++) sdx__moments(a->x, g * a->n, a->n, &a->mean[g], &a->var[g]);
 }
 
-/* GroupNorm of a whole plane as a per-channel affine map, computed as
- * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
- * (host, from the arena). */
-static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
-                               float *mul, float *add) {
-    int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
-    double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
-    sdx__vae_stats_args a;
+/* Per-group mean and variance -> the per-channel GroupNorm affine map. */
+static int sdx__vae_norm_affine(sdx__vae_tiler *t, int64_t c, const double *mean, const double *var, const sdx_tensor *gamma,
+                                const sdx_tensor *beta, float *mul, float *add) {
+    int64_t cpg = c / SDX__VAE_GROUPS;
     int rc;
-    a.x = x;
-    a.n = cpg * x->shape[2] * x->shape[3];
-    a.mean = mean;
-    a.var = var;
-    sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
     if ((rc = sdx__download(t->ctx, mul, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, add, beta)) != SDX_OK) return rc;
     for (int64_t ch = 0; ch < c; ch++) {
         int64_t g = ch / cpg;
@@ -840,6 +832,22 @@ static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx
         add[ch] = add[ch] - (float)mean[g] * m;
     }
     return SDX_OK;
+}
+
+/* GroupNorm of a whole plane as a per-channel affine map, computed as
+ * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
+ * (host, from the arena). */
+static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
+                               float *mul, float *add) {
+    int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
+    double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
+    sdx__vae_stats_args a;
+    a.x = x;
+    a.n = cpg * x->shape[2] * x->shape[3];
+    a.mean = mean;
+    a.var = var;
+    sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
+    return sdx__vae_norm_affine(t, c, mean, var, gamma, beta, mul, add);
 }
 
 /* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
@@ -917,12 +925,13 @@ static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cu
     return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
 }
 
-static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+/* The stage's output over the th x tw tile at (y0, x0): `out`, a tensor
+ * of the arena [1, cout, th, tw]. */
+static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw,
+                                  sdx_tensor *out) {
     int64_t k = s->w->shape[2], pad = k == 3 && s->stride == 1, cin = s->src->shape[1], cout = s->w->shape[0];
-    int64_t oh = s->dst->shape[2], ow = s->dst->shape[3];
     sdx__vae_cut cut;
-    sdx_tensor tin, tout, tres;
-    float *host;
+    sdx_tensor tin, tres;
     int rc;
     memset(&cut, 0, sizeof cut);
     cut.src = s->src;
@@ -935,9 +944,9 @@ static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64
     cut.mul = s->mul;
     cut.add = s->add;
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
-    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, cout, th, tw))
-        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
-    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
+    if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
+    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
     if (s->res) {
         sdx__vae_cut rc2;
         memset(&rc2, 0, sizeof rc2);
@@ -947,19 +956,38 @@ static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64
         rc2.h = th;
         rc2.w = tw;
         rc2.up = 1;
-        if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, &tout, &tout, &tres)) != SDX_OK)
+        if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, out, out, &tres)) != SDX_OK)
             return rc;
     }
-    if (sdx__vae_direct(&tout)) {
-        host = (float *)tout.data;
-    } else {
-        if (!(host = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)(cout * th * tw))))
-            return sdx__nomem(t->ctx, "VAE tile", sizeof(float) * (size_t)(cout * th * tw));
-        if ((rc = sdx__download(t->ctx, host, &tout)) != SDX_OK) return rc;
-    }
-    for (int64_t c = 0; c < cout; c++)
+    return SDX_OK;
+}
+
+/* A tile tensor's values as host f32 [C, h, w]: its own memory on the
+ * CPU, else a copy in the arena. */
+static int sdx__vae_tile_host(sdx__vae_tiler *t, const sdx_tensor *tile, const float **values) {
+    size_t bytes = sizeof(float) * (size_t)sdx_tensor_numel(tile);
+    float *host;
+    if (sdx__vae_direct(tile)) { *values = (const float *)tile->data; return SDX_OK; }
+    if (!(host = (float *)sdx__arena_host_alloc(t->arena, bytes))) return sdx__nomem(t->ctx, "VAE tile", bytes);
+    *values = host;
+    return sdx__download(t->ctx, host, tile);
+}
+
+/* Writes host f32 [C, th, tw] into the plane at (y0, x0). */
+static void sdx__vae_plane_put(sdx_tensor *plane, const float *host, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    int64_t c = plane->shape[1], h = plane->shape[2], w = plane->shape[3];
+    for (int64_t ch = 0; ch < c; ch++)
         for (int64_t y = 0; y < th; y++)
-            sdx__store_f32(s->dst->data, s->dst->dtype, (c * oh + y0 + y) * ow + x0, tw, host + (c * th + y) * tw);
+            sdx__store_f32(plane->data, plane->dtype, (ch * h + y0 + y) * w + x0, tw, host + (ch * th + y) * tw);
+}
+
+static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    sdx_tensor out;
+    const float *host = NULL;
+    int rc;
+    if ((rc = sdx__vae_stage_compute(t, s, y0, x0, th, tw, &out)) != SDX_OK) return rc;
+    if ((rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK) return rc;
+    sdx__vae_plane_put(s->dst, host, y0, x0, th, tw);
     return SDX_OK;
 }
 
@@ -975,6 +1003,13 @@ static int sdx__vae_stage_run(sdx__vae_tiler *t, const sdx__vae_stage *s) {
             rc = sdx__vae_stage_tile(t, s, y0, x0, y1 - y0, x1 - x0);
             sdx__arena_release(t->arena, m);
         }
+    /* every tile has used the stage's convolution: in low-memory mode its
+     * file pages go (the largest planes come at the end, when most of the
+     * decoder's weights have run) */
+    if (t->v->low_memory) {
+        sdx__st_release(t->v->w.st, s->w->data, sdx_tensor_nbytes(s->w));
+        if (s->b) sdx__st_release(t->v->w.st, s->b->data, sdx_tensor_nbytes(s->b));
+    }
     return rc;
 }
 
@@ -987,6 +1022,20 @@ static sdx__vae_stage sdx__vae_stage_of(const sdx_tensor *src, const sdx_tensor 
     s.dst = dst;
     s.up = s.stride = 1;
     return s;
+}
+
+/* A ResBlock's second half: *x += conv2(silu(norm2(hid))), in place.
+ * mul/add: room for hid's channels. */
+static int sdx__vae_tiled_res_tail(sdx__vae_tiler *t, sdx_tensor *x, const sdx_tensor *hid, const sdx__vae_res *b, float *mul,
+                                   float *add) {
+    sdx__vae_stage s;
+    int rc;
+    if ((rc = sdx__vae_plane_norm(t, hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) return rc;
+    s = sdx__vae_stage_of(hid, b->conv2_w, b->conv2_b, x);
+    s.mul = mul;
+    s.add = add;
+    s.res = x;
+    return sdx__vae_stage_run(t, &s);
 }
 
 /* *x = ResBlock(*x), stage by stage; *x is replaced (its plane freed). */
@@ -1016,13 +1065,7 @@ static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_r
         *x = skip;
         skip.data = NULL;
     }
-    /* x += conv2(silu(norm2(hid))), in place */
-    if ((rc = sdx__vae_plane_norm(t, &hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) goto done;
-    s = sdx__vae_stage_of(&hid, b->conv2_w, b->conv2_b, x);
-    s.mul = mul;
-    s.add = add;
-    s.res = x;
-    rc = sdx__vae_stage_run(t, &s);
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
 done:
     sdx__vae_plane_free(t, &hid);
     sdx__vae_plane_free(t, &skip);
@@ -1047,17 +1090,198 @@ static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__
     return rc;
 }
 
-/* The levels of a coder on the plane *x, in the coder's order. */
-static int sdx__vae_tiled_levels(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_coder *cd, int dec) {
+/* ---- low-memory decoding: an Upsample fused with the next ResBlock ---- */
+/* The plane an Upsample writes is the decoder's largest (at 512x512: 256
+ * channels at full size, 256 MB in f32), and the ResBlock after it holds
+ * it next to its conv1 and shortcut outputs. In low-memory mode the
+ * upsampled plane is never made: its convolution runs per tile twice,
+ * once for the ResBlock's norm1 statistics and once with the 1-pixel
+ * margin conv1 needs, whose tile also gives the shortcut (or the
+ * residual itself). The host then holds the Upsample's input instead of
+ * its output: at 512x512, 320 MB of planes at the peak instead of 512.
+ * The statistics are those of the whole plane: per tile two-pass sums in
+ * f64, merged exactly (Chan et al.); the result equals the plain tiled
+ * pass to float rounding. */
+
+/* The tiles of an h x w output, in the order sdx__vae_stage_run visits. */
+static int sdx__vae_tile_at(const sdx__vae_tiler *t, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
+                            int64_t *tw) {
+    int64_t iy = i / t->nx, ix = i % t->nx;
+    *y0 = iy * h / t->ny;
+    *x0 = ix * w / t->nx;
+    *th = (iy + 1) * h / t->ny - *y0;
+    *tw = (ix + 1) * w / t->nx - *x0;
+    return *th > 0 && *tw > 0;
+}
+
+/* A new tile tensor of the arena and where to write its values (f32 on
+ * the host): the tensor itself on the CPU, else staging that
+ * sdx__vae_tile_commit uploads. */
+static int sdx__vae_tile_new(sdx__vae_tiler *t, sdx_tensor *tile, int64_t c, int64_t h, int64_t w, float **host) {
+    size_t bytes = sizeof(float) * (size_t)(c * h * w);
+    if (!sdx__arena_tensor4(t->arena, tile, t->act, 1, c, h, w) ||
+        !(*host = sdx__vae_direct(tile) ? (float *)tile->data : (float *)sdx__arena_host_alloc(t->arena, bytes)))
+        return sdx__nomem(t->ctx, "VAE tile", bytes);
+    return SDX_OK;
+}
+static int sdx__vae_tile_commit(sdx__vae_tiler *t, sdx_tensor *tile, const float *host) {
+    return sdx__vae_direct(tile) ? SDX_OK : sdx__upload(t->ctx, tile, host);
+}
+
+/* Per-group count, mean and sum of squared deviations of a host tile
+ * [C, n] merged into the running ones. */
+static void sdx__vae_moments_merge(const float *v, int64_t c, int64_t n, double *count, double *mean, double *m2) {
+    int64_t cpg = c / SDX__VAE_GROUPS;
+    for (int g = 0; g < SDX__VAE_GROUPS; g++) {
+        const float *p = v + (int64_t)g * cpg * n;
+        double s = 0, q = 0, m, nb = (double)(cpg * n), d, na = count[g];
+        for (int64_t i = 0; i < cpg * n; i++) s += p[i];
+        m = s / nb;
+        for (int64_t i = 0; i < cpg * n; i++) { double e = p[i] - m; q += e * e; }
+        d = m - mean[g];
+        mean[g] += d * nb / (na + nb);
+        m2[g] += q + d * d * na * nb / (na + nb);
+        count[g] = na + nb;
+    }
+}
+
+/* conv1's input window [c, th + 2, tw + 2] of the tile at (y0, x0):
+ * silu(y * mul + add) from the upsampled window `yv` [c, wh, ww] at
+ * (wy0, wx0), zero outside the h x w image (conv1's padding). */
+typedef struct sdx__vae_win_args {
+    float *dst;
+    const float *yv, *mul, *add;
+    int64_t y0, x0, th, tw, wy0, wx0, wh, ww, h, w;
+} sdx__vae_win_args;
+
+static void sdx__vae_win_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__vae_win_args *a = (const sdx__vae_win_args *)arg;
+    int64_t dh = a->th + 2, dw = a->tw + 2;
+    (void)thread;
+    for (int64_t c = begin; c < end; c++)
+        for (int64_t yy = 0; yy < dh; yy++) {
+            float *d = a->dst + (c * dh + yy) * dw;
+            int64_t y = a->y0 - 1 + yy;
+            for (int64_t xx = 0; xx < dw; xx++) {
+                int64_t x = a->x0 - 1 + xx;
+                float v;
+                if (y < 0 || y >= a->h || x < 0 || x >= a->w) { d[xx] = 0.0f; continue; }
+                v = a->yv[(c * a->wh + (y - a->wy0)) * a->ww + (x - a->wx0)] * a->mul[c] + a->add[c];
+                d[xx] = v / (1.0f + expf(-v));
+            }
+        }
+}
+
+/* One tile of the fused pass: conv1's output into hid, the shortcut's
+ * (or the upsampled values themselves) into res. */
+static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *mul,
+                                const float *add, sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
+                                int64_t tw) {
+    int64_t h = hid->shape[2], w = hid->shape[3], c = up->w->shape[0];
+    int64_t wy0 = SDX__MAX(y0 - 1, (int64_t)0), wx0 = SDX__MAX(x0 - 1, (int64_t)0);
+    int64_t wh = SDX__MIN(y0 + th + 1, h) - wy0, ww = SDX__MIN(x0 + tw + 1, w) - wx0;
+    sdx__vae_win_args a;
+    sdx_tensor ywin, tin, tout, inner;
+    const float *yv = NULL, *ov = NULL;
+    float *host;
+    int rc;
+    if ((rc = sdx__vae_stage_compute(t, up, wy0, wx0, wh, ww, &ywin)) != SDX_OK || (rc = sdx__vae_tile_host(t, &ywin, &yv)) != SDX_OK ||
+        (rc = sdx__vae_tile_new(t, &tin, c, th + 2, tw + 2, &host)) != SDX_OK)
+        return rc;
+    memset(&a, 0, sizeof a);
+    a.dst = host; a.yv = yv; a.mul = mul; a.add = add;
+    a.y0 = y0; a.x0 = x0; a.th = th; a.tw = tw; a.wy0 = wy0; a.wx0 = wx0; a.wh = wh; a.ww = ww; a.h = h; a.w = w;
+    sdx__parallel_for(t->ctx, c, sdx__vae_win_range, &a);
+    if ((rc = sdx__vae_tile_commit(t, &tin, host)) != SDX_OK) return rc;
+    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, b->cout, th, tw)) return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
+    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &tin, b->conv1_w, b->conv1_b, 1, 0, 0, 0, 0)) != SDX_OK ||
+        (rc = sdx__vae_tile_host(t, &tout, &ov)) != SDX_OK)
+        return rc;
+    sdx__vae_plane_put(hid, ov, y0, x0, th, tw);
+    /* the tile's own upsampled values, without the margin */
+    if ((rc = sdx__vae_tile_new(t, &inner, c, th, tw, &host)) != SDX_OK) return rc;
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t y = 0; y < th; y++)
+            memcpy(host + (ch * th + y) * tw, yv + (ch * wh + (y0 - wy0 + y)) * ww + (x0 - wx0), sizeof(float) * (size_t)tw);
+    if (!b->skip_w) { sdx__vae_plane_put(res, host, y0, x0, th, tw); return SDX_OK; }
+    if ((rc = sdx__vae_tile_commit(t, &inner, host)) != SDX_OK) return rc;
+    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, b->cout, th, tw)) return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
+    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &inner, b->skip_w, b->skip_b, 1, 0, 0, 0, 0)) != SDX_OK ||
+        (rc = sdx__vae_tile_host(t, &tout, &ov)) != SDX_OK)
+        return rc;
+    sdx__vae_plane_put(res, ov, y0, x0, th, tw);
+    return SDX_OK;
+}
+
+/* *x = ResBlock b (Upsample lv (*x)), the upsampled plane never made. */
+static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, const sdx__vae_res *b) {
+    int64_t h = 2 * x->shape[2], w = 2 * x->shape[3], c = lv->resample_w->shape[0], y0, x0, th, tw;
+    double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS];
+    sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
+    sdx__mark m = sdx__arena_mark(t->arena);
+    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
+    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
+    sdx_tensor hid, res;
     int rc = SDX_OK;
+    hid.data = res.data = NULL;
+    up.up = 2;
+    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout)); goto done; }
+    memset(count, 0, sizeof count);
+    memset(mean, 0, sizeof mean);
+    memset(m2, 0, sizeof m2);
+    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {   /* norm1's statistics */
+        sdx__mark tm = sdx__arena_mark(t->arena);
+        sdx_tensor y;
+        const float *yv = NULL;
+        if (!sdx__vae_tile_at(t, h, w, i, &y0, &x0, &th, &tw)) continue;
+        if ((rc = sdx__vae_stage_compute(t, &up, y0, x0, th, tw, &y)) == SDX_OK && (rc = sdx__vae_tile_host(t, &y, &yv)) == SDX_OK)
+            sdx__vae_moments_merge(yv, c, th * tw, count, mean, m2);
+        sdx__arena_release(t->arena, tm);
+    }
+    for (int g = 0; g < SDX__VAE_GROUPS && rc == SDX_OK; g++) m2[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
+    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, m2, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
+        goto done;
+    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {
+        sdx__mark tm = sdx__arena_mark(t->arena);
+        if (sdx__vae_tile_at(t, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
+        sdx__arena_release(t->arena, tm);
+    }
+    if (t->v->low_memory) sdx__st_release(t->v->w.st, up.w->data, sdx_tensor_nbytes(up.w));
+    if (rc != SDX_OK) goto done;
+    sdx__vae_plane_free(t, x);
+    *x = res;
+    res.data = NULL;
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
+done:
+    sdx__vae_plane_free(t, &hid);
+    sdx__vae_plane_free(t, &res);
+    sdx__arena_release(t->arena, m);
+    return rc;
+}
+
+/* The levels of a coder on the plane *x, in the coder's order. A decoder
+ * in low-memory mode fuses each Upsample with the ResBlock after it
+ * (exact tiles wrap around when seamless: those keep the plain order). */
+static int sdx__vae_tiled_levels(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_coder *cd, int dec) {
+    const sdx__vae_level *pending = NULL;   /* an Upsample left for the next level's first ResBlock */
+    int fuse = dec && t->v->low_memory && !t->circular, rc = SDX_OK;
     for (int k = 0; k < cd->n_levels && rc == SDX_OK; k++) {
         int i = dec ? cd->n_levels - 1 - k : k;
         const sdx__vae_level *lv = &cd->level[i];
         for (int j = 0; j < lv->n_blocks && rc == SDX_OK; j++) {
             sdx__trace_at(t->ctx, SDX__PART_VAE, dec ? "decoder.up.%d.block.%d (tiled)" : "encoder.down.%d.block.%d (tiled)", i, j);
-            rc = sdx__vae_tiled_res(t, x, &lv->res[j]);
+            if (pending) rc = sdx__vae_tiled_up_res(t, x, pending, &lv->res[j]);
+            else rc = sdx__vae_tiled_res(t, x, &lv->res[j]);
+            pending = NULL;
         }
-        if (rc == SDX_OK && lv->resample_w) rc = sdx__vae_tiled_resample(t, x, lv, dec);
+        if (rc == SDX_OK && pending) rc = sdx__vae_tiled_resample(t, x, pending, dec);   /* a level without blocks */
+        pending = NULL;
+        if (rc == SDX_OK && lv->resample_w) {
+            if (fuse && k + 1 < cd->n_levels) pending = lv;
+            else rc = sdx__vae_tiled_resample(t, x, lv, dec);
+        }
     }
     return rc;
 }
@@ -1105,6 +1329,7 @@ static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, c
     /* the mid block untiled, at latent size */
     if ((rc = sdx__vae_plane_new(&t, &x, SDX_F32, d->conv_in_w->shape[0], z->shape[2], z->shape[3])) != SDX_OK) return rc;
     rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_head_fn, z, &x);
+    if (v->low_memory) sdx__wset_release_all(&v->w);   /* the mid block's weights; the levels read theirs again */
     if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, d, 1);
     if (rc == SDX_OK) {
         mul = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);

@@ -229,6 +229,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
         if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
             goto fail;
         m->loaded_vae = 1;
+        m->vae.low_memory = m->low_memory;
     }
     if (d->compute != SDX_COMPUTE_DEFAULT) {
         sdx_dtype c = d->compute == SDX_COMPUTE_BF16 ? SDX_BF16 : SDX_F32;
