@@ -1103,14 +1103,15 @@ static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__
  * f64, merged exactly (Chan et al.); the result equals the plain tiled
  * pass to float rounding. */
 
-/* The tiles of an h x w output, in the order sdx__vae_stage_run visits. */
-static int sdx__vae_tile_at(const sdx__vae_tiler *t, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
+/* Tile i of an ny x nx grid over an h x w output, as sdx__vae_stage_run
+ * cuts them; 0 when it is empty. */
+static int sdx__vae_tile_at(int64_t ny, int64_t nx, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
                             int64_t *tw) {
-    int64_t iy = i / t->nx, ix = i % t->nx;
-    *y0 = iy * h / t->ny;
-    *x0 = ix * w / t->nx;
-    *th = (iy + 1) * h / t->ny - *y0;
-    *tw = (ix + 1) * w / t->nx - *x0;
+    int64_t iy = i / nx, ix = i % nx;
+    *y0 = iy * h / ny;
+    *x0 = ix * w / nx;
+    *th = (iy + 1) * h / ny - *y0;
+    *tw = (ix + 1) * w / nx - *x0;
     return *th > 0 && *tw > 0;
 }
 
@@ -1213,9 +1214,13 @@ static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, con
     return SDX_OK;
 }
 
-/* *x = ResBlock b (Upsample lv (*x)), the upsampled plane never made. */
+/* *x = ResBlock b (Upsample lv (*x)), the upsampled plane never made.
+ * A fused tile holds about three times a plain stage's temporaries (the
+ * Upsample's input window, its output window, conv1's input), so the
+ * fused passes cut each tile of the grid in four. */
 static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, const sdx__vae_res *b) {
     int64_t h = 2 * x->shape[2], w = 2 * x->shape[3], c = lv->resample_w->shape[0], y0, x0, th, tw;
+    int64_t ny = SDX__MIN(2 * t->ny, h), nx = SDX__MIN(2 * t->nx, w);
     double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS];
     sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
     sdx__mark m = sdx__arena_mark(t->arena);
@@ -1229,11 +1234,11 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
     memset(count, 0, sizeof count);
     memset(mean, 0, sizeof mean);
     memset(m2, 0, sizeof m2);
-    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {   /* norm1's statistics */
+    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {   /* norm1's statistics */
         sdx__mark tm = sdx__arena_mark(t->arena);
         sdx_tensor y;
         const float *yv = NULL;
-        if (!sdx__vae_tile_at(t, h, w, i, &y0, &x0, &th, &tw)) continue;
+        if (!sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) continue;
         if ((rc = sdx__vae_stage_compute(t, &up, y0, x0, th, tw, &y)) == SDX_OK && (rc = sdx__vae_tile_host(t, &y, &yv)) == SDX_OK)
             sdx__vae_moments_merge(yv, c, th * tw, count, mean, m2);
         sdx__arena_release(t->arena, tm);
@@ -1243,9 +1248,9 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
         (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
         goto done;
-    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {
+    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {
         sdx__mark tm = sdx__arena_mark(t->arena);
-        if (sdx__vae_tile_at(t, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
+        if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
         sdx__arena_release(t->arena, tm);
     }
     if (t->v->low_memory) sdx__st_release(t->v->w.st, up.w->data, sdx_tensor_nbytes(up.w));
