@@ -6188,7 +6188,7 @@ typedef struct sdx__wset {
     sdx__part part;
     int weight_type;        /* SDX_AUTO or a float dtype */
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
-    int n_slots;
+    int n_slots, cap_slots;
     int rc;                 /* code of the last failed fetch */
     /* Optional name translation for files in another layout (diffusers):
      * writes the file's name for the canonical name `name` into out and
@@ -6236,7 +6236,7 @@ static void sdx__wset_free(sdx__wset *w) {
     }
     sdx__free(w->ctx, w->slots);
     w->slots = NULL;
-    w->n_slots = 0;
+    w->n_slots = w->cap_slots = 0;
 }
 
 /* The number of slots fetched so far. Fetches happen in model order, so a
@@ -6365,8 +6365,14 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     int rc;
     if (sl) return &sl->t;
     sl = (sdx__wslot *)sdx__calloc(w->ctx, 1, sizeof *sl);
-    list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)(w->n_slots + 1));
-    if (list) w->slots = list;
+    list = w->slots;
+    if (sl && w->n_slots == w->cap_slots) {   /* grown by doubling: a model has about a thousand */
+        int cap = w->cap_slots ? 2 * w->cap_slots : 64;
+        if ((list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)cap)) != NULL) {
+            w->slots = list;
+            w->cap_slots = cap;
+        }
+    }
     if (!sl || !list) {
         sdx__free(w->ctx, sl);
         w->rc = sdx__nomem(w->ctx, t->name, sizeof *sl);
