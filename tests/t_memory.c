@@ -7,7 +7,7 @@
 #include <limits.h>
 #endif
 
-static sdx_model *tm_model_in(sdx_ctx *ctx, const char *area, int low_memory, sdx_compute compute) {
+static sdx_model *tm_model(sdx_ctx *ctx, const char *area, int low_memory) {
     char ckpt[512], vocab[512];
     sdx_model_desc md;
     sdx_model *m = NULL;
@@ -17,12 +17,7 @@ static sdx_model *tm_model_in(sdx_ctx *ctx, const char *area, int low_memory, sd
     md.checkpoint = ckpt;
     md.vocab = vocab;
     md.low_memory = low_memory;
-    md.compute = compute;
     return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
-static sdx_model *tm_model(sdx_ctx *ctx, const char *area, int low_memory) {
-    return tm_model_in(ctx, area, low_memory, SDX_COMPUTE_DEFAULT);
 }
 
 static void tm_params(sdx_gen_params *p) {
@@ -189,7 +184,7 @@ static int tm_on_step(void *user, int image, int step, int steps, const sdx_tens
 
 /* One generation on a fresh context that counts allocations; the latent
  * and image are copied out (malloc) before everything is freed. */
-static int tm_watched_generation(const char *path, int low_memory, sdx_compute compute, tm_watch *w, float **latent, size_t *n,
+static int tm_watched_generation(const char *path, int low_memory, tm_watch *w, float **latent, size_t *n,
                                  unsigned char **image, size_t *bytes) {
     sdx_desc d;
     sdx_ctx *ctx;
@@ -207,7 +202,7 @@ static int tm_watched_generation(const char *path, int low_memory, sdx_compute c
     d.user = w;
     ctx = sdx_create(&d);
     T_CHECK(ctx, "sdx_create");
-    m = tm_model_in(ctx, "sd1", low_memory, compute);
+    m = tm_model(ctx, "sd1", low_memory);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     w->base = m->ckpt->map.base;
     tm_params(&p);
@@ -243,7 +238,7 @@ static int low_memory_mode_streams_weights_and_changes_no_result(void) {
     int r = T_PASS;
     (void)v;
     for (int low = 0; low < 2 && r == T_PASS; low++) {
-        r = tm_watched_generation(path, low, SDX_COMPUTE_DEFAULT, &w[low], &latent[low], &n[low], &image[low], &bytes[low]);
+        r = tm_watched_generation(path, low, &w[low], &latent[low], &n[low], &image[low], &bytes[low]);
         if (r == T_PASS)
             T_NOTE("%s mode: at most %ld KiB of the %zu KiB checkpoint resident between steps; %ld allocations in steps 3-4",
                    low ? "low-memory" : "default", w[low].max_kib, file >> 10, w[low].allocs_at_last - w[low].allocs_at_step2);

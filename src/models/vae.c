@@ -991,25 +991,37 @@ static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64
     return SDX_OK;
 }
 
+/* Tile i of an ny x nx grid over an h x w output; 0 when it is empty
+ * (more tiles than pixels at this size). */
+static int sdx__vae_tile_at(int64_t ny, int64_t nx, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
+                            int64_t *tw) {
+    int64_t iy = i / nx, ix = i % nx;
+    *y0 = iy * h / ny;
+    *x0 = ix * w / nx;
+    *th = (iy + 1) * h / ny - *y0;
+    *tw = (ix + 1) * w / nx - *x0;
+    return *th > 0 && *tw > 0;
+}
+
+/* A convolution every tile has used: in low-memory mode its file pages go
+ * (the largest planes come at the end, when most of the decoder's weights
+ * have run). */
+static void sdx__vae_weights_done(sdx__vae_tiler *t, const sdx_tensor *w, const sdx_tensor *b) {
+    if (!t->v->low_memory) return;
+    sdx__st_release(t->v->w.st, w->data, sdx_tensor_nbytes(w));
+    if (b) sdx__st_release(t->v->w.st, b->data, sdx_tensor_nbytes(b));
+}
+
 static int sdx__vae_stage_run(sdx__vae_tiler *t, const sdx__vae_stage *s) {
-    int64_t oh = s->dst->shape[2], ow = s->dst->shape[3];
+    int64_t y0, x0, th, tw;
     int rc = SDX_OK;
-    for (int64_t iy = 0; iy < t->ny && rc == SDX_OK; iy++)
-        for (int64_t ix = 0; ix < t->nx && rc == SDX_OK; ix++) {
-            int64_t y0 = iy * oh / t->ny, y1 = (iy + 1) * oh / t->ny, x0 = ix * ow / t->nx, x1 = (ix + 1) * ow / t->nx;
-            sdx__mark m;
-            if (y1 <= y0 || x1 <= x0) continue;   /* more tiles than pixels at this size */
-            m = sdx__arena_mark(t->arena);
-            rc = sdx__vae_stage_tile(t, s, y0, x0, y1 - y0, x1 - x0);
-            sdx__arena_release(t->arena, m);
-        }
-    /* every tile has used the stage's convolution: in low-memory mode its
-     * file pages go (the largest planes come at the end, when most of the
-     * decoder's weights have run) */
-    if (t->v->low_memory) {
-        sdx__st_release(t->v->w.st, s->w->data, sdx_tensor_nbytes(s->w));
-        if (s->b) sdx__st_release(t->v->w.st, s->b->data, sdx_tensor_nbytes(s->b));
+    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {
+        sdx__mark m = sdx__arena_mark(t->arena);
+        if (sdx__vae_tile_at(t->ny, t->nx, s->dst->shape[2], s->dst->shape[3], i, &y0, &x0, &th, &tw))
+            rc = sdx__vae_stage_tile(t, s, y0, x0, th, tw);
+        sdx__arena_release(t->arena, m);
     }
+    sdx__vae_weights_done(t, s->w, s->b);
     return rc;
 }
 
@@ -1103,32 +1115,6 @@ static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__
  * f64, merged exactly (Chan et al.); the result equals the plain tiled
  * pass to float rounding. */
 
-/* Tile i of an ny x nx grid over an h x w output, as sdx__vae_stage_run
- * cuts them; 0 when it is empty. */
-static int sdx__vae_tile_at(int64_t ny, int64_t nx, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
-                            int64_t *tw) {
-    int64_t iy = i / nx, ix = i % nx;
-    *y0 = iy * h / ny;
-    *x0 = ix * w / nx;
-    *th = (iy + 1) * h / ny - *y0;
-    *tw = (ix + 1) * w / nx - *x0;
-    return *th > 0 && *tw > 0;
-}
-
-/* A new tile tensor of the arena and where to write its values (f32 on
- * the host): the tensor itself on the CPU, else staging that
- * sdx__vae_tile_commit uploads. */
-static int sdx__vae_tile_new(sdx__vae_tiler *t, sdx_tensor *tile, int64_t c, int64_t h, int64_t w, float **host) {
-    size_t bytes = sizeof(float) * (size_t)(c * h * w);
-    if (!sdx__arena_tensor4(t->arena, tile, t->act, 1, c, h, w) ||
-        !(*host = sdx__vae_direct(tile) ? (float *)tile->data : (float *)sdx__arena_host_alloc(t->arena, bytes)))
-        return sdx__nomem(t->ctx, "VAE tile", bytes);
-    return SDX_OK;
-}
-static int sdx__vae_tile_commit(sdx__vae_tiler *t, sdx_tensor *tile, const float *host) {
-    return sdx__vae_direct(tile) ? SDX_OK : sdx__upload(t->ctx, tile, host);
-}
-
 /* Per-group count, mean and sum of squared deviations of a host tile
  * [C, n] merged into the running ones. */
 static void sdx__vae_moments_merge(const float *v, int64_t c, int64_t n, double *count, double *mean, double *m2) {
@@ -1146,71 +1132,60 @@ static void sdx__vae_moments_merge(const float *v, int64_t c, int64_t n, double 
     }
 }
 
-/* conv1's input window [c, th + 2, tw + 2] of the tile at (y0, x0):
- * silu(y * mul + add) from the upsampled window `yv` [c, wh, ww] at
- * (wy0, wx0), zero outside the h x w image (conv1's padding). */
-typedef struct sdx__vae_win_args {
-    float *dst;
-    const float *yv, *mul, *add;
-    int64_t y0, x0, th, tw, wy0, wx0, wh, ww, h, w;
-} sdx__vae_win_args;
-
-static void sdx__vae_win_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const sdx__vae_win_args *a = (const sdx__vae_win_args *)arg;
-    int64_t dh = a->th + 2, dw = a->tw + 2;
-    (void)thread;
-    for (int64_t c = begin; c < end; c++)
-        for (int64_t yy = 0; yy < dh; yy++) {
-            float *d = a->dst + (c * dh + yy) * dw;
-            int64_t y = a->y0 - 1 + yy;
-            for (int64_t xx = 0; xx < dw; xx++) {
-                int64_t x = a->x0 - 1 + xx;
-                float v;
-                if (y < 0 || y >= a->h || x < 0 || x >= a->w) { d[xx] = 0.0f; continue; }
-                v = a->yv[(c * a->wh + (y - a->wy0)) * a->ww + (x - a->wx0)] * a->mul[c] + a->add[c];
-                d[xx] = v / (1.0f + expf(-v));
-            }
-        }
+/* conv(in) of a tile, written into the plane at (y0, x0). */
+static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *plane,
+                             int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    sdx_tensor out;
+    const float *host = NULL;
+    int rc;
+    if (!sdx__arena_tensor4(t->arena, &out, t->act, 1, plane->shape[1], th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&out));
+    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
+        return rc;
+    sdx__vae_plane_put(plane, host, y0, x0, th, tw);
+    return SDX_OK;
 }
 
 /* One tile of the fused pass: conv1's output into hid, the shortcut's
- * (or the upsampled values themselves) into res. */
+ * (or the upsampled values themselves) into res. The Upsample's output
+ * is computed over the tile and its 1-pixel margin, clipped to the
+ * image; cut from that window as from a plane, whatever lies outside it
+ * lies outside the image and reads as conv1's zero padding. */
 static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *mul,
                                 const float *add, sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
                                 int64_t tw) {
     int64_t h = hid->shape[2], w = hid->shape[3], c = up->w->shape[0];
     int64_t wy0 = SDX__MAX(y0 - 1, (int64_t)0), wx0 = SDX__MAX(x0 - 1, (int64_t)0);
     int64_t wh = SDX__MIN(y0 + th + 1, h) - wy0, ww = SDX__MIN(x0 + tw + 1, w) - wx0;
-    sdx__vae_win_args a;
-    sdx_tensor ywin, tin, tout, inner;
-    const float *yv = NULL, *ov = NULL;
-    float *host;
+    sdx_tensor ywin, window, tin, inner;
+    const float *yv = NULL, *iv = NULL;
+    sdx__vae_cut cut;
     int rc;
-    if ((rc = sdx__vae_stage_compute(t, up, wy0, wx0, wh, ww, &ywin)) != SDX_OK || (rc = sdx__vae_tile_host(t, &ywin, &yv)) != SDX_OK ||
-        (rc = sdx__vae_tile_new(t, &tin, c, th + 2, tw + 2, &host)) != SDX_OK)
+    if ((rc = sdx__vae_stage_compute(t, up, wy0, wx0, wh, ww, &ywin)) != SDX_OK || (rc = sdx__vae_tile_host(t, &ywin, &yv)) != SDX_OK)
         return rc;
-    memset(&a, 0, sizeof a);
-    a.dst = host; a.yv = yv; a.mul = mul; a.add = add;
-    a.y0 = y0; a.x0 = x0; a.th = th; a.tw = tw; a.wy0 = wy0; a.wx0 = wx0; a.wh = wh; a.ww = ww; a.h = h; a.w = w;
-    sdx__parallel_for(t->ctx, c, sdx__vae_win_range, &a);
-    if ((rc = sdx__vae_tile_commit(t, &tin, host)) != SDX_OK) return rc;
-    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, b->cout, th, tw)) return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
-    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &tin, b->conv1_w, b->conv1_b, 1, 0, 0, 0, 0)) != SDX_OK ||
-        (rc = sdx__vae_tile_host(t, &tout, &ov)) != SDX_OK)
+    window = sdx__view4(SDX_F32, (void *)(uintptr_t)yv, 1, c, wh, ww);
+    memset(&cut, 0, sizeof cut);
+    cut.src = &window;
+    cut.y0 = y0 - 1 - wy0;
+    cut.x0 = x0 - 1 - wx0;
+    cut.h = th + 2;
+    cut.w = tw + 2;
+    cut.up = 1;
+    cut.mul = mul;
+    cut.add = add;
+    if ((rc = sdx__vae_cut_to(t, &tin, &cut, c)) != SDX_OK ||
+        (rc = sdx__vae_conv_put(t, &tin, b->conv1_w, b->conv1_b, hid, y0, x0, th, tw)) != SDX_OK)
         return rc;
-    sdx__vae_plane_put(hid, ov, y0, x0, th, tw);
-    /* the tile's own upsampled values, without the margin */
-    if ((rc = sdx__vae_tile_new(t, &inner, c, th, tw, &host)) != SDX_OK) return rc;
-    for (int64_t ch = 0; ch < c; ch++)
-        for (int64_t y = 0; y < th; y++)
-            memcpy(host + (ch * th + y) * tw, yv + (ch * wh + (y0 - wy0 + y)) * ww + (x0 - wx0), sizeof(float) * (size_t)tw);
-    if (!b->skip_w) { sdx__vae_plane_put(res, host, y0, x0, th, tw); return SDX_OK; }
-    if ((rc = sdx__vae_tile_commit(t, &inner, host)) != SDX_OK) return rc;
-    if (!sdx__arena_tensor4(t->arena, &tout, t->act, 1, b->cout, th, tw)) return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&tout));
-    if ((rc = sdx__conv2d_pad(t->ctx, &tout, &inner, b->skip_w, b->skip_b, 1, 0, 0, 0, 0)) != SDX_OK ||
-        (rc = sdx__vae_tile_host(t, &tout, &ov)) != SDX_OK)
-        return rc;
-    sdx__vae_plane_put(res, ov, y0, x0, th, tw);
+    /* the tile's own upsampled values, without the margin or the norm */
+    cut.y0 = y0 - wy0;
+    cut.x0 = x0 - wx0;
+    cut.h = th;
+    cut.w = tw;
+    cut.mul = cut.add = NULL;
+    if ((rc = sdx__vae_cut_to(t, &inner, &cut, c)) != SDX_OK) return rc;
+    if (b->skip_w) return sdx__vae_conv_put(t, &inner, b->skip_w, b->skip_b, res, y0, x0, th, tw);
+    if ((rc = sdx__vae_tile_host(t, &inner, &iv)) != SDX_OK) return rc;
+    sdx__vae_plane_put(res, iv, y0, x0, th, tw);
     return SDX_OK;
 }
 
@@ -1221,7 +1196,7 @@ static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, con
 static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, const sdx__vae_res *b) {
     int64_t h = 2 * x->shape[2], w = 2 * x->shape[3], c = lv->resample_w->shape[0], y0, x0, th, tw;
     int64_t ny = SDX__MIN(2 * t->ny, h), nx = SDX__MIN(2 * t->nx, w);
-    double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS];
+    double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
     sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
     sdx__mark m = sdx__arena_mark(t->arena);
     float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
@@ -1243,8 +1218,8 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
             sdx__vae_moments_merge(yv, c, th * tw, count, mean, m2);
         sdx__arena_release(t->arena, tm);
     }
-    for (int g = 0; g < SDX__VAE_GROUPS && rc == SDX_OK; g++) m2[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
-    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, m2, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+    for (int g = 0; g < SDX__VAE_GROUPS; g++) var[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
+    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, var, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
         goto done;
@@ -1253,7 +1228,9 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
         if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
         sdx__arena_release(t->arena, tm);
     }
-    if (t->v->low_memory) sdx__st_release(t->v->w.st, up.w->data, sdx_tensor_nbytes(up.w));
+    sdx__vae_weights_done(t, up.w, up.b);
+    sdx__vae_weights_done(t, b->conv1_w, b->conv1_b);
+    if (b->skip_w) sdx__vae_weights_done(t, b->skip_w, b->skip_b);
     if (rc != SDX_OK) goto done;
     sdx__vae_plane_free(t, x);
     *x = res;
