@@ -57,8 +57,11 @@ static double last_cpu;   /* CPU seconds of the best timed run */
         if (t_ < best_) { best_ = t_; last_cpu = cpu_now() - c0_; } } \
     secs = best_; } while (0)
 
+static double last_cpu_gflops;   /* GFLOP per CPU second of the last report */
+
 /* Returns GFLOP/s (wall clock). */
 static double report(const char *name, double flops, double secs, double naive_secs_scaled) {
+    last_cpu_gflops = flops / last_cpu * 1e-9;
     printf("%-44s %7.1f GFLOP/s %8.2f ms  %6.1f GFLOP/cpu-s   naive %5.2f GFLOP/s  x%.1f\n", name, flops / secs * 1e-9,
            secs * 1e3, flops / last_cpu * 1e-9, flops / naive_secs_scaled * 1e-9, naive_secs_scaled / secs);
     fflush(stdout);
@@ -77,7 +80,10 @@ static void compute_end(sdx_ctx *ctx, const sdx_tensor *w) {
     sdx__wcache_drop(ctx, w, 1);
     ctx->compute = SDX_F32;
 }
-static const char *compute_name(sdx_dtype compute) { return compute == SDX_BF16 ? " bf16" : ""; }
+static const char *compute_name(sdx_ctx *ctx, sdx_dtype compute) {
+    if (compute != SDX_BF16) return "";
+    return ctx->kernels && ctx->kernels->bf16_amx ? " bf16 AMX" : " bf16";
+}
 static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2 : 1e-3; }
 
 /* Naive y = x w^T on the first `rows` rows (what a plain loop does). */
@@ -115,7 +121,7 @@ static double bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dt
     naive = naive_linear((const float *)x.data, &w, yn, slice, k, n) * (double)m / (double)slice;
     for (int64_t i = 0; i < slice * n; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
     snprintf(name, sizeof name, "linear [%lldx%lld]x[%lldx%lld]^T w=%s%s", (long long)m, (long long)k, (long long)n,
-             (long long)k, sdx_dtype_name(wt), compute_name(compute));
+             (long long)k, sdx_dtype_name(wt), compute_name(ctx, compute));
     gflops = report(name, 2.0 * (double)m * (double)k * (double)n, secs, naive);
     if (maxerr > compute_tol(compute)) printf("   MISMATCH vs naive: %g\n", maxerr);
     free(yn);
@@ -159,7 +165,7 @@ static double bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dty
     naive = (now() - t0) * (double)o / (double)oslice;
     for (int64_t i = 0; i < oslice * hw * hw; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
     snprintf(name, sizeof name, "conv3x3 %lld->%lld at %lldx%lld w=%s x=%s%s", (long long)c, (long long)o,
-             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at), compute_name(compute));
+             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at), compute_name(ctx, compute));
     gflops = report(name, 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw), secs, naive);
     if (maxerr > compute_tol(compute)) printf("   MISMATCH vs naive: %g\n", maxerr);
     free(xf); free(wf); free(yn);
@@ -263,17 +269,24 @@ int main(int argc, char **argv) {
     if (wanted(argc, argv, "bf16")) {   /* bf16 compute next to f32, f16 weights (SD 1.5 shapes) */
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
         static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };
+        /* per CPU second: the ratios hold on a machine whose host steals time */
+        int amx = sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+        double f = 0, b = 0, v = 0;
         if (!sdx__bf16_usable(ctx)) printf("bf16 compute: this CPU has no AVX512-BF16 (the rows below compute in f32)\n");
-        for (int i = 0; i < 4; i++) {
-            double f = bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, SDX_F32);
-            double b = bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, SDX_BF16);
-            printf("   bf16 / f32: x%.2f\n", b / f);
+        else printf("bf16 compute: %s\n", amx ? "AMX tiles, then the AVX512-BF16 kernel (AMX off)" : "AVX512-BF16");
+        for (int i = 0; i < 7; i++) {
+            for (int mode = 0; mode < 2 + amx; mode++) {
+                ctx->kernels->bf16_amx = mode == 1 && amx;
+                if (i < 4) bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, mode ? SDX_BF16 : SDX_F32);
+                else bench_conv(ctx, conv[i - 4][0], conv[i - 4][1], conv[i - 4][2], SDX_F16, SDX_F32, mode ? SDX_BF16 : SDX_F32);
+                if (mode == 0) f = last_cpu_gflops;
+                else if (mode == 1) b = last_cpu_gflops;
+                else v = last_cpu_gflops;
+            }
+            if (amx) printf("   per CPU second: bf16 AMX / f32 x%.2f, bf16 AVX512-BF16 / f32 x%.2f\n", b / f, v / f);
+            else printf("   per CPU second: bf16 / f32 x%.2f\n", b / f);
         }
-        for (int i = 0; i < 3; i++) {
-            double f = bench_conv(ctx, conv[i][0], conv[i][1], conv[i][2], SDX_F16, SDX_F32, SDX_F32);
-            double b = bench_conv(ctx, conv[i][0], conv[i][1], conv[i][2], SDX_F16, SDX_F32, SDX_BF16);
-            printf("   bf16 / f32: x%.2f\n", b / f);
-        }
+        ctx->kernels->bf16_amx = amx;
     }
     if (wanted(argc, argv, "winograd")) {
         bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F32);     /* SD 1.5 resblock, 512x512 */

@@ -18,6 +18,19 @@ static float tb_bf16(float v) { return sdx_bf16_to_f32(sdx_f32_to_bf16(v)); }
 /* Whether this machine runs the bf16 GEMM (asks the context once). */
 static int tb_has_bf16(sdx_ctx *ctx) { return sdx__bf16_usable(ctx); }
 
+/* The bf16 kernels this CPU runs, each case checks all: AMX tiles where
+ * the CPU has them, and the AVX512-BF16 kernel (AMX cleared, as on a CPU
+ * without it). Returns the number of engines; tb_engine selects one. */
+static int tb_amx_here = -1;
+static int tb_engines(sdx_ctx *ctx) {
+    if (tb_amx_here < 0) tb_amx_here = ctx->kernels->bf16_amx;
+    return tb_amx_here ? 2 : 1;
+}
+static const char *tb_engine(sdx_ctx *ctx, int e) {
+    ctx->kernels->bf16_amx = tb_amx_here && e == 0;
+    return ctx->kernels->bf16_amx ? "AMX" : "AVX512-BF16";
+}
+
 static int tb_alloc_random(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale) {
     float buf[256];
     int64_t n;
@@ -48,13 +61,16 @@ static int tb_check(const float *got, const double *ref, const double *mag, int6
  * registered slot) and not: both within the f32 accumulation bound, and
  * the cached panel gives the same bits as per-call packing. */
 static int linear_bf16_matches_bf16_rounded_reference(void) {
-    static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 } };
+    static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 },
+                                         { 70, 600, 530 } };
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
-    for (int s = 0; s < 4; s++)
+    for (int e = 0; e < tb_engines(ctx); e++)
+    for (int s = 0; s < 5; s++)
         for (int wt = 0; wt < 3; wt++) {
+            const char *engine = tb_engine(ctx, e);
             int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
             int64_t xs[2] = { M, K }, ws[2] = { N, K }, bs[1] = { N }, ys[2] = { M, N };
             sdx_tensor x, w, b, y, y2;
@@ -86,11 +102,11 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
             T_CHECK(sdx__linear(ctx, &y2, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
             ok = tb_check((const float *)y.data, ref, mag, M * N, K, &worst);
-            T_NOTE("linear %lldx%lldx%lld, %s weights: worst error / bound %.3f", (long long)M, (long long)K, (long long)N,
-                   sdx_dtype_name(wtypes[wt]), worst);
-            T_CHECK(ok, "linear %lldx%lldx%lld %s: error %.3g x the f32 accumulation bound", (long long)M, (long long)K,
-                    (long long)N, sdx_dtype_name(wtypes[wt]), worst);
-            T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "cached panel differs from per-call packing");
+            T_NOTE("%s linear %lldx%lldx%lld, %s weights: worst error / bound %.3f", engine, (long long)M, (long long)K,
+                   (long long)N, sdx_dtype_name(wtypes[wt]), worst);
+            T_CHECK(ok, "%s linear %lldx%lldx%lld %s: error %.3g x the f32 accumulation bound", engine, (long long)M,
+                    (long long)K, (long long)N, sdx_dtype_name(wtypes[wt]), worst);
+            T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "%s: cached panel differs from per-call packing", engine);
             sdx__wcache_drop(ctx, &w, 1);
             ctx->compute = SDX_F32;
             sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
@@ -101,17 +117,24 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
     return T_PASS;
 }
 
-/* Convolutions (3x3 pad 1, 3x3 stride 2, 1x1, odd K = 27, bias per
- * output channel, batch 2) in bf16 mode against double on bf16-rounded
+/* Convolutions (3x3 pad 1, 3x3 stride 2, 1x1, odd K = 27, K over one
+ * block, outputs over one AMX job, bias per output channel, batch 2, x
+ * of each storage dtype) in bf16 mode against double on bf16-rounded
  * operands; cached weight panel = per-call packing, bit for bit. */
 static int conv2d_bf16_matches_bf16_rounded_reference(void) {
-    /* N, C, H, W, O, k, stride, pad */
+    /* N, C, H, W, O, k, stride, pad; x's dtype (the stride-1 im2col reads
+     * each: whole output rows of 16 pixels, shorter runs, many runs) */
     static const int cs[][8] = { { 2, 16, 9, 40, 20, 3, 1, 1 }, { 1, 3, 17, 17, 13, 3, 2, 1 },
-                                 { 1, 40, 6, 6, 36, 1, 1, 0 }, { 1, 70, 8, 8, 4, 3, 1, 1 } };
+                                 { 1, 40, 6, 6, 36, 1, 1, 0 }, { 1, 70, 8, 8, 4, 3, 1, 1 },
+                                 { 1, 72, 5, 7, 530, 3, 1, 1 }, { 1, 24, 16, 16, 40, 3, 1, 1 },
+                                 { 1, 24, 16, 16, 40, 3, 1, 1 } };
+    static const sdx_dtype xtypes[] = { SDX_F32, SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
-    for (int c = 0; c < 4; c++) {
+    for (int e = 0; e < tb_engines(ctx); e++)
+    for (int c = 0; c < 7; c++) {
+        const char *engine = tb_engine(ctx, e);
         int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4], k = cs[c][5];
         int st = cs[c][6], pd = cs[c][7];
         int64_t Ho = (H + 2 * pd - k) / st + 1, Wo = (W + 2 * pd - k) / st + 1, K = C * k * k;
@@ -122,7 +145,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
         int ok;
         tb_state = 777 + (uint64_t)c;
         T_CHECK(ref && mag, "alloc");
-        T_CHECK(tb_alloc_random(ctx, &x, c & 1 ? SDX_F16 : SDX_F32, 4, xs, 2.0) && tb_alloc_random(ctx, &w, SDX_F16, 4, ws, 0.3) &&
+        T_CHECK(tb_alloc_random(ctx, &x, xtypes[c], 4, xs, 2.0) && tb_alloc_random(ctx, &w, SDX_F16, 4, ws, 0.3) &&
                 tb_alloc_random(ctx, &b, SDX_F32, 1, bs, 1.0) && sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys) == SDX_OK &&
                 sdx_tensor_alloc(ctx, &y2, SDX_F32, 4, ys) == SDX_OK, "alloc");
         for (int64_t n = 0; n < N; n++)
@@ -150,10 +173,11 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
         T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
         ok = tb_check((const float *)y.data, ref, mag, ny, K, &worst);
-        T_NOTE("conv %lldx%lldx%lldx%lld -> %lld, %lldx%lld s%d: worst error / bound %.3f", (long long)N, (long long)C,
-               (long long)H, (long long)W, (long long)O, (long long)k, (long long)k, st, worst);
-        T_CHECK(ok, "conv case %d: error %.3g x the f32 accumulation bound", c, worst);
-        T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "conv case %d: cached panel differs from per-call packing", c);
+        T_NOTE("%s conv %lldx%lldx%lldx%lld -> %lld, %lldx%lld s%d: worst error / bound %.3f", engine, (long long)N,
+               (long long)C, (long long)H, (long long)W, (long long)O, (long long)k, (long long)k, st, worst);
+        T_CHECK(ok, "%s conv case %d: error %.3g x the f32 accumulation bound", engine, c, worst);
+        T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "%s conv case %d: cached panel differs from per-call packing",
+                engine, c);
         sdx__wcache_drop(ctx, &w, 1);
         ctx->compute = SDX_F32;
         sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
@@ -434,28 +458,32 @@ static int components_stay_close_to_f32_goldens(void) {
     };
     T_NEED_SHARED(v, "vocab/merges.txt");
     (void)v;
+    for (int e = 0, engines = 1; e < engines; e++)
     for (int i = 0; i < 3; i++) {
         sdx_ctx *ctx = t_ctx();
         sdx_model *m;
+        const char *engine;
         double r;
         int rc;
         T_CHECK(ctx, "context");
         T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+        engines = tb_engines(ctx);
+        engine = tb_engine(ctx, e);
         m = tb_model(ctx, as[i].area, SDX_COMPUTE_BF16);
         T_CHECK(m, "%s: %s", as[i].area, sdx_last_error(ctx));
         if (as[i].text) {
             if ((rc = tb_text_case(ctx, m, as[i].text, &r)) != T_PASS) return rc;
-            T_NOTE("%s text encoder context, bf16: rel-L2 %.3g", as[i].area, r);
-            T_CHECK(r >= 0 && r <= TB_TEXT, "%s text encoder: rel-L2 %.3g > %g", as[i].area, r, TB_TEXT);
+            T_NOTE("%s %s text encoder context, bf16: rel-L2 %.3g", engine, as[i].area, r);
+            T_CHECK(r >= 0 && r <= TB_TEXT, "%s %s text encoder: rel-L2 %.3g > %g", engine, as[i].area, r, TB_TEXT);
         }
         for (int c = 0; c < 2; c++) {
             if ((rc = tb_unet_case(ctx, m, as[i].unet[c], &r)) != T_PASS) return rc;
-            T_NOTE("%s UNet case %d, bf16: rel-L2 %.3g", as[i].area, c, r);
-            T_CHECK(r <= TB_UNET, "%s UNet case %d: rel-L2 %.3g > %g", as[i].area, c, r, TB_UNET);
+            T_NOTE("%s %s UNet case %d, bf16: rel-L2 %.3g", engine, as[i].area, c, r);
+            T_CHECK(r <= TB_UNET, "%s %s UNet case %d: rel-L2 %.3g > %g", engine, as[i].area, c, r, TB_UNET);
         }
         if ((rc = tb_vae_case(ctx, m, as[i].vae, as[i].vae_key, &r)) != T_PASS) return rc;
-        T_NOTE("%s VAE decode, bf16: rel-L2 %.3g", as[i].area, r);
-        T_CHECK(r <= TB_VAE, "%s VAE decode: rel-L2 %.3g > %g", as[i].area, r, TB_VAE);
+        T_NOTE("%s %s VAE decode, bf16: rel-L2 %.3g", engine, as[i].area, r);
+        T_CHECK(r <= TB_VAE, "%s %s VAE decode: rel-L2 %.3g > %g", engine, as[i].area, r, TB_VAE);
         T_CHECK(sdx__wcache_bytes(ctx) > 0, "%s: no weight was cached", as[i].area);
         sdx_model_free(m);
         T_CHECK(ctx->wcache.n == 0, "%s: model freed, %d cache entries left", as[i].area, ctx->wcache.n);

@@ -35,6 +35,8 @@ struct sdx__kernel_state {
     int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
     int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
     int      bf16_told;    /* the fallback to f32 was logged once          */
+    int      bf16_amx;     /* AMX-BF16 tiles are usable (tests clear it:
+                              the AVX512-BF16 kernel)                      */
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -415,6 +417,7 @@ typedef struct sdx__gemm {
     /* the weight operand (A for conv, B for linear): cached bf16 panels */
     const sdx_tensor *weight; int weight_is_a;
     int64_t m_tiles, n_tiles;
+    int64_t mb, nb;             /* AMX jobs: rows and columns of C per job */
     sdx__micro_fn micro;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
@@ -496,21 +499,28 @@ static void sdx__pack_im2col(const sdx__gemm *g, float *dst, const void *x, int6
 static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int64_t batch, int64_t m0, int mv,
                             int64_t n0, int nv, float *bias_buf, float *row_buf) {
     int64_t ybase = batch * g->y_bstride;
+    /* an f32 y is written in place: one pass less over C */
+    int direct = g->y_dtype == SDX_F32;
+#ifdef SDX_UNSAFE_HALF_ACCUMULATE
+    direct = 0;
+#endif
     if (g->bias && !g->bias_per_row) sdx__load_f32(g->bias->data, g->bias->dtype, n0, nv, bias_buf);
     for (int i = 0; i < mv; i++) {
         const float *t = tile + (int64_t)i * ldt;
+        int64_t at = ybase + (m0 + i) * g->N + n0;
+        float *out = direct ? (float *)g->y + at : row_buf;
         if (g->bias && g->bias_per_row) {
             float bv = sdx__get_f32(g->bias, m0 + i);
-            for (int j = 0; j < nv; j++) row_buf[j] = t[j] + bv;
+            for (int j = 0; j < nv; j++) out[j] = t[j] + bv;
         } else if (g->bias) {
-            for (int j = 0; j < nv; j++) row_buf[j] = t[j] + bias_buf[j];
+            for (int j = 0; j < nv; j++) out[j] = t[j] + bias_buf[j];
         } else {
-            memcpy(row_buf, t, (size_t)nv * sizeof(float));
+            memcpy(out, t, (size_t)nv * sizeof(float));
         }
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
         for (int j = 0; j < nv; j++) row_buf[j] = sdx__round_f16(row_buf[j]);
 #endif
-        sdx__store_f32(g->y, g->y_dtype, ybase + (m0 + i) * g->N + n0, nv, row_buf);
+        if (!direct) sdx__store_f32(g->y, g->y_dtype, at, nv, row_buf);
     }
 }
 
@@ -594,7 +604,8 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
 #define SDX__BKC 512    /* k per block: even, so no pair straddles blocks */
 /* jobs are the f32 path's MB x NB tiles: multiples of BMR and BNR */
 
-enum { SDX__PANEL_A = 1, SDX__PANEL_B = 2 };   /* cache kinds: strips of BMR / BNR rows */
+/* cache kinds: strips of BMR / BNR rows; AMX A tiles of the whole weight */
+enum { SDX__PANEL_A = 1, SDX__PANEL_B = 2, SDX__PANEL_TILES = 3 };
 
 /* AVX512F and AVX512_BF16 in CPUID, and the OS saving the opmask and
  * all 32 zmm registers (XCR0 bits 1, 2, 5, 6, 7). */
@@ -614,11 +625,47 @@ static int sdx__cpu_avx512_bf16(void) {
 #endif
 }
 
+/* AMX (tile registers and TDPBF16PS), 64-bit Linux only: CPUID has
+ * AMX-TILE and AMX-BF16, the OS enables the tile state in XCR0 (bits 17,
+ * 18), palette 1 has at least 8 tiles of 16 rows x 64 bytes, and the
+ * kernel grants this process the tile data (arch_prctl: Linux 5.16 and
+ * later hand the 8 KiB of tile state only to processes that ask). The
+ * request is made here, raw, so that it does not depend on which system
+ * headers declare syscall(). */
+#if defined(SDX__X86) && defined(__x86_64__) && defined(__linux__) && !defined(SDX_NO_AMX)
+#define SDX__AMX 1
+#endif
+
+static int sdx__cpu_amx_bf16(void) {
+#ifdef SDX__AMX
+    unsigned eax, ebx, ecx, edx, xcr0, xcr0_hi;
+    long rc;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return 0;     /* AMX-BF16, AMX-TILE */
+    __asm__ __volatile__("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0 & (3u << 17)) != (3u << 17) || __get_cpuid_max(0, NULL) < 0x1d) return 0;
+    __cpuid_count(0x1d, 0, eax, ebx, ecx, edx);
+    if (eax < 1) return 0;                              /* no palette 1 */
+    __cpuid_count(0x1d, 1, eax, ebx, ecx, edx);        /* palette 1: names, bytes per row, rows */
+    if ((ebx >> 16) < 8 || (ebx & 0xffffu) < 64 || (ecx & 0xffffu) < 16) return 0;
+    /* arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) */
+    __asm__ __volatile__("syscall" : "=a"(rc) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
+    return rc == 0;
+#else
+    return 0;
+#endif
+}
+
 /* Whether bf16 mode can run its own GEMM here; probed once per context. */
 static int sdx__bf16_usable(sdx_ctx *ctx) {
     sdx__kernel_state *s = sdx__kernel_state_get(ctx);
     if (!s) return 0;                  /* the f32 path reports the out-of-memory */
-    if (!s->bf16_probed) { s->bf16_dot = sdx__cpu_avx512_bf16(); s->bf16_probed = 1; }
+    if (!s->bf16_probed) {
+        s->bf16_dot = sdx__cpu_avx512_bf16();
+        s->bf16_amx = s->bf16_dot && sdx__cpu_amx_bf16();
+        s->bf16_probed = 1;
+    }
     if (!s->bf16_dot && !s->bf16_told) {
         s->bf16_told = 1;
         sdx__log(ctx, SDX_LOG_INFO, "bf16 compute: %s; computing in f32",
@@ -667,43 +714,51 @@ static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b,
 #undef SDX__STORE_ROW
 }
 
+/* Row i of a row-major matrix (leading dim ld), k in [k0, k0 + kc),
+ * rounded to bf16 into t16 (kc values; tmp holds kc floats). */
+static void sdx__row_bf16(uint16_t *t16, const void *src, sdx_dtype dtype, int64_t ld, int64_t i, int64_t k0, int kc,
+                          float *tmp) {
+    if (dtype == SDX_BF16) {
+        memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
+    } else {
+        const float *v = (const float *)src + i * ld + k0;
+        if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
+        sdx_f32_to_bf16_n(v, t16, (size_t)kc);
+    }
+}
+
 /* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
- * ld), k in [k0, k0 + kc), as pairs into strips of `width` rows, rows
- * past nvalid (up to `rows`) zero: dst[s/width][j][r] = pair(s + r, j).
- * tmp holds kc floats, t16 kc + 1 halves. */
+ * ld), k in [k0, k0 + kc), as pairs into strips of `width` rows and kpad
+ * >= ceil(kc/2) pairs, rows past nvalid (up to `rows`) and pairs past kc
+ * zero: dst[s/width][j][r] = pair(s + r, j). tmp holds kc floats, t16
+ * kc + 1 halves. */
 static void sdx__pack_rows_bf16(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
-                                int rows, int nvalid, int width, int64_t k0, int kc, float *tmp, uint16_t *t16) {
+                                int rows, int nvalid, int width, int64_t k0, int kc, int kpad, float *tmp, uint16_t *t16) {
     int kp = (kc + 1) / 2;
     for (int s = 0; s < rows; s += width) {
-        uint32_t *strip = dst + (int64_t)s * kp;
+        uint32_t *strip = dst + (int64_t)s * kpad;
         for (int r = 0; r < width; r++) {
-            int i = s + r;
-            if (i >= nvalid) {
-                for (int j = 0; j < kp; j++) strip[j * width + r] = 0;
-                continue;
+            int i = s + r, j = 0;
+            if (i < nvalid) {
+                sdx__row_bf16(t16, src, dtype, ld, row0 + i, k0, kc, tmp);
+                t16[kc] = 0;
+                for (; j < kp; j++) strip[j * width + r] = (uint32_t)t16[2 * j] | (uint32_t)t16[2 * j + 1] << 16;
             }
-            if (dtype == SDX_BF16) {
-                memcpy(t16, (const uint16_t *)src + (row0 + i) * ld + k0, (size_t)kc * sizeof(uint16_t));
-            } else {
-                const float *v = (const float *)src + (row0 + i) * ld + k0;
-                if (dtype != SDX_F32) { sdx__load_f32(src, dtype, (row0 + i) * ld + k0, kc, tmp); v = tmp; }
-                sdx_f32_to_bf16_n(v, t16, (size_t)kc);
-            }
-            t16[kc] = 0;
-            for (int j = 0; j < kp; j++) strip[j * width + r] = (uint32_t)t16[2 * j] | (uint32_t)t16[2 * j + 1] << 16;
+            for (; j < kpad; j++) strip[j * width + r] = 0;
         }
     }
 }
 
 /* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
- * BNR-column strips: each strip is the f32 path's im2col (two NR-column
- * halves in `stage`, kc x BNR floats), rounded and paired. t16 holds
- * kc x BNR halves. */
+ * BNR-column strips of kpad >= ceil(kc/2) pairs (zero past kc): each
+ * strip is the f32 path's im2col (two NR-column halves in `stage`, kc x
+ * BNR floats), rounded and paired. t16 holds kc x BNR halves. */
 static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
-                                  int64_t k0, int kc, float *stage, uint16_t *t16, float *tmp) {
+                                  int64_t k0, int kc, int kpad, float *stage, uint16_t *t16, float *tmp) {
     int kp = (kc + 1) / 2;
     for (int s = 0; s < cols; s += SDX__BNR) {
-        uint32_t *strip = dst + (int64_t)s * kp;
+        uint32_t *strip = dst + (int64_t)s * kpad;
+        memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
         sdx__pack_im2col(g, stage, x, p0 + s, nvalid - s, SDX__BNR, k0, kc, tmp);
         sdx_f32_to_bf16_n(stage, t16, (size_t)kc * SDX__BNR);
         for (int half = 0; half < SDX__BNR / SDX__NR; half++) {
@@ -723,17 +778,19 @@ static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, const void 
 }
 
 /* Strip `row` (a multiple of width) of a cached panel of `rows` rows
- * packed over all K, from k0 on; a short last strip is copied into edge,
- * zero-padded to width. */
+ * packed over all K, pairs [k0/2, k0/2 + kp) as a strip of kpad pairs: a
+ * short last strip, or one that needs pairs past kp (zero), is copied
+ * into edge. */
 static const uint32_t *sdx__panel_strip(const uint32_t *panel, int64_t rows, int64_t K, int width, int64_t row,
-                                        int64_t k0, int kp, uint32_t *edge) {
+                                        int64_t k0, int kp, int kpad, uint32_t *edge) {
     int w = (int)SDX__MIN((int64_t)width, rows - row);
     const uint32_t *p = panel + row * ((K + 1) / 2) + (k0 / 2) * w;
-    if (w == width) return p;
+    if (w == width && kpad == kp) return p;
     for (int j = 0; j < kp; j++) {
         memcpy(edge + (int64_t)j * width, p + (int64_t)j * w, (size_t)w * sizeof(uint32_t));
         memset(edge + (int64_t)j * width + w, 0, (size_t)(width - w) * sizeof(uint32_t));
     }
+    memset(edge + (int64_t)kp * width, 0, (size_t)(kpad - kp) * width * sizeof(uint32_t));
     return edge;
 }
 
@@ -770,15 +827,15 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
     const uint32_t *panel_a = g->weight_is_a ? g->panel : NULL, *panel_b = g->weight_is_a ? NULL : g->panel;
     for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
-        if (!panel_a) sdx__pack_rows_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, tmp, t16);
+        if (!panel_a) sdx__pack_rows_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
         if (panel_b) { /* from the cache below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, tmp, t16);
-        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, stage, t16, tmp);
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
+        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
-            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, edge)
+            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
                                        : pa + (int64_t)i * kp;
         for (int j = 0; j < np; j += SDX__BNR)
-            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, edge)
+            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kp, edge)
                                        : pb + (int64_t)j * kp;
         for (int j = 0; j < np; j += SDX__BNR)
             for (int i = 0; i < mp; i += SDX__BMR)
@@ -792,27 +849,273 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
     for (int64_t j = begin; j < end; j++) sdx__gemm_job_bf16((const sdx__gemm *)arg, j, thread);
 }
 
-typedef struct { sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K; int width; } sdx__panel_args;
+/* ---- AMX: the same products on tile registers ------------------------ */
+/* Where the CPU has AMX-BF16 (sdx__cpu_amx_bf16) bf16 mode runs its GEMMs
+ * on TDPBF16PS, which multiplies a 16 x 32 bf16 tile by a 32 x 16 one
+ * (16 pairs of k by 16 columns) into a 16 x 16 f32 tile: the pairwise
+ * products of VDPBF16PS, sixteen times as many per instruction. B strips
+ * are the AVX-512 kernel's (BNR = 32 columns, pairs of k), padded with
+ * zero pairs to whole tiles; A is packed in whole 16 x 32 tiles (1 KiB,
+ * row-major), which is also how a convolution's weight panel is cached
+ * (SDX__PANEL_TILES). Jobs are larger than the f32 path's on the side of
+ * the operand that is packed per job (the im2col of a convolution, the
+ * activations of a linear) so that the packing is amortised over up to
+ * 512 rows (columns) of the cached weight. */
+
+#define SDX__ATILE      512      /* halves in an A tile (16 rows x 32)            */
+#define SDX__AJOB_LONG  512      /* job rows (cols) on the packed operand's side */
+#define SDX__AJOB_SHORT 128      /* job cols (rows) on the other side            */
+
+/* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
+ * ld), k in [k0, k0 + kc), rounded to bf16, as A tiles: dst[(r / 16) *
+ * kt + t][r % 16][c] = v[row0 + r][k0 + 32 t + c], zero for rows past
+ * nvalid (up to rows, a multiple of 16) and k past kc (up to 32 kt).
+ * tmp holds kc floats, t16 32 kt halves. */
+static void sdx__pack_tiles_bf16(uint16_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0, int rows,
+                                 int nvalid, int64_t k0, int kc, int kt, float *tmp, uint16_t *t16) {
+    for (int r = 0; r < rows; r++) {
+        uint16_t *out = dst + (int64_t)(r / 16) * kt * SDX__ATILE + (r % 16) * 32;
+        int have = r < nvalid ? kc : 0;
+        if (have) sdx__row_bf16(t16, src, dtype, ld, row0 + r, k0, kc, tmp);
+        memset(t16 + have, 0, (size_t)(kt * 32 - have) * sizeof(uint16_t));
+        for (int t = 0; t < kt; t++) memcpy(out + (int64_t)t * SDX__ATILE, t16 + t * 32, 32 * sizeof(uint16_t));
+    }
+}
+
+#ifdef SDX__AMX
+
+/* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
+ * kept quiet), in the low 16 bits of each 32-bit lane. */
+__attribute__((target("avx512f")))
+static inline __m512i sdx__bf16_round512(__m512 v) {
+    const __m512i x = _mm512_castps_si512(v), top = _mm512_srli_epi32(x, 16);
+    const __m512i odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                                   _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40));
+}
+
+/* The im2col of a stride-1 convolution straight into bf16 pair strips
+ * (the values of sdx__pack_im2col_bf16, without its f32 staging): the 16
+ * pixels of each half strip fall into runs along output rows, and each
+ * k reads every run with one masked load (lanes outside the image stay
+ * zero, the padding). */
+typedef struct { int lane, len; int64_t oy, ox; } sdx__im2col_run;
+
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static __m512 sdx__im2col_lanes(const sdx__gemm *g, const void *x, const sdx__im2col_run *runs, int nruns,
+                                int64_t plane, int ky, int kx) {
+    __m512 v = _mm512_setzero_ps();
+    __m256i h = _mm256_setzero_si256();
+    for (int r = 0; r < nruns; r++) {
+        int64_t iy = runs[r].oy + ky - g->pad_top, ix0 = runs[r].ox + kx - g->pad_left;
+        int64_t lo = SDX__MAX((int64_t)0, -ix0), hi = SDX__MIN((int64_t)runs[r].len, g->W - ix0);
+        __mmask16 m;
+        int64_t at;
+        if (iy < 0 || iy >= g->H || lo >= hi) continue;
+        m = (__mmask16)((((1u << hi) - 1u) & ~((1u << lo) - 1u)) << runs[r].lane);
+        at = plane + iy * g->W + ix0 - runs[r].lane;      /* lane l reads element at + l */
+        if (g->b_dtype == SDX_F32) v = _mm512_mask_loadu_ps(v, m, (const float *)x + at);
+        else h = _mm256_mask_loadu_epi16(h, m, (const uint16_t *)x + at);
+    }
+    if (g->b_dtype == SDX_F16) v = _mm512_cvtph_ps(h);
+    else if (g->b_dtype == SDX_BF16) v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return v;
+}
+
+/* The common case: one run of 16 pixels (one output row) per half. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
+static inline __m512 sdx__im2col_run16(const sdx__gemm *g, const void *x, const sdx__im2col_run *run, int64_t plane,
+                                       int ky, int kx) {
+    const int64_t iy = run->oy + ky - g->pad_top, ix0 = run->ox + kx - g->pad_left, at = plane + iy * g->W + ix0;
+    const char *base = (const char *)x + at * (int64_t)sdx_dtype_size(g->b_dtype);
+    __mmask16 m = 0xffff;
+    if (iy < 0 || iy >= g->H) return _mm512_setzero_ps();
+    /* two input channels ahead: planes are pages apart, which the
+     * hardware prefetchers do not follow */
+    _mm_prefetch(base + 2 * g->H * g->W * (int64_t)sdx_dtype_size(g->b_dtype), _MM_HINT_T0);
+    _mm_prefetch(base + 2 * g->H * g->W * (int64_t)sdx_dtype_size(g->b_dtype) + 63, _MM_HINT_T0);
+    if (ix0 < 0) m = (__mmask16)(m << -ix0);
+    if (ix0 + 16 > g->W) m &= (__mmask16)((1u << SDX__MAX((int64_t)0, g->W - ix0)) - 1u);
+    if (g->b_dtype == SDX_F32) return _mm512_maskz_loadu_ps(m, (const float *)x + at);
+    if (g->b_dtype == SDX_F16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *)x + at));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const uint16_t *)x + at)), 16));
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
+                                     int64_t k0, int kc, int kpad) {
+    const int64_t khw = (int64_t)g->kh * g->kw, hw = g->H * g->W;
+    const int kp = (kc + 1) / 2;
+    for (int s = 0; s < cols; s += SDX__BNR) {
+        uint32_t *strip = dst + (int64_t)s * kpad;
+        sdx__im2col_run runs[2][16];
+        int nruns[2] = { 0, 0 };
+        int64_t c = k0 / khw, rem = k0 % khw;
+        int ky = (int)(rem / g->kw), kx = (int)(rem % g->kw);
+        for (int l = 0; l < SDX__BNR && s + l < nvalid; l++) {
+            int64_t p = p0 + s + l, oy = p / g->Wo, ox = p % g->Wo;
+            int half = l / 16, n = nruns[half];
+            if (n > 0 && runs[half][n - 1].oy == oy) runs[half][n - 1].len++;
+            else { runs[half][n].lane = l % 16; runs[half][n].len = 1; runs[half][n].oy = oy; runs[half][n].ox = ox; nruns[half]++; }
+        }
+        int whole = nruns[0] == 1 && nruns[1] == 1 && runs[0][0].len == 16 && runs[1][0].len == 16;
+        for (int j = 0; j < kp; j++) {
+            __m512i even[2], odd[2];
+            for (int half = 0; half < 2; half++)
+                even[half] = sdx__bf16_round512(whole ? sdx__im2col_run16(g, x, &runs[half][0], c * hw, ky, kx)
+                                                      : sdx__im2col_lanes(g, x, runs[half], nruns[half], c * hw, ky, kx));
+            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
+            for (int half = 0; half < 2; half++)
+                odd[half] = 2 * j + 1 >= kc ? _mm512_setzero_si512()
+                          : sdx__bf16_round512(whole ? sdx__im2col_run16(g, x, &runs[half][0], c * hw, ky, kx)
+                                                     : sdx__im2col_lanes(g, x, runs[half], nruns[half], c * hw, ky, kx));
+            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
+            for (int half = 0; half < 2; half++)
+                _mm512_storeu_si512((void *)(strip + (int64_t)j * SDX__BNR + half * 16),
+                                    _mm512_or_si512(even[half], _mm512_slli_epi32(odd[half], 16)));
+        }
+        memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
+    }
+}
+
+/* Palette 1, tiles 0-7 all 16 rows of 64 bytes: C tiles 0-3 (16 x 16
+ * f32), A tiles 4-5, B tiles 6-7. */
+static const unsigned char sdx__amx_config[64] = {
+    1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0, 64, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* The instructions are written out (gcc's intrinsics tell the compiler
+ * the tile configuration is 8 bytes, and loads and stores do not touch
+ * memory); "memory" keeps packing stores before the tile loads. */
+#define SDX__TILE_LOAD(t, p, stride) \
+    __asm__ __volatile__("tileloadd (%0,%1,1), %%tmm" #t : : "r"(p), "r"((int64_t)(stride)) : "memory")
+#define SDX__TILE_STORE(t, p, stride) \
+    __asm__ __volatile__("tilestored %%tmm" #t ", (%0,%1,1)" : : "r"(p), "r"((int64_t)(stride)) : "memory")
+#define SDX__TILE_ZERO(t) __asm__ __volatile__("tilezero %%tmm" #t : : : "memory")
+#define SDX__TILE_DP(c, a, b) __asm__ __volatile__("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c : : : "memory")
+
+/* C[32 x 32] (+)= A B over kt steps of 32 k: a0, a1 the A tiles of rows
+ * 0-15 and 16-31 (consecutive per step), b a 32-column pair strip. */
+static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const uint32_t *b, float *c, int64_t ldc,
+                           int accumulate) {
+    const int64_t cs = ldc * (int64_t)sizeof(float);
+    float *c1 = c + 16, *c2 = c + 16 * ldc, *c3 = c2 + 16;
+    if (accumulate) {
+        SDX__TILE_LOAD(0, c, cs); SDX__TILE_LOAD(1, c1, cs); SDX__TILE_LOAD(2, c2, cs); SDX__TILE_LOAD(3, c3, cs);
+    } else {
+        SDX__TILE_ZERO(0); SDX__TILE_ZERO(1); SDX__TILE_ZERO(2); SDX__TILE_ZERO(3);
+    }
+    for (int t = 0; t < kt; t++, a0 += SDX__ATILE, a1 += SDX__ATILE, b += 16 * SDX__BNR) {
+        const uint32_t *b1 = b + 16;
+        SDX__TILE_LOAD(4, a0, 64);
+        SDX__TILE_LOAD(6, b, SDX__BNR * 4);
+        SDX__TILE_DP(0, 4, 6);
+        SDX__TILE_LOAD(7, b1, SDX__BNR * 4);
+        SDX__TILE_DP(1, 4, 7);
+        SDX__TILE_LOAD(5, a1, 64);
+        SDX__TILE_DP(2, 5, 6);
+        SDX__TILE_DP(3, 5, 7);
+    }
+    SDX__TILE_STORE(0, c, cs); SDX__TILE_STORE(1, c1, cs); SDX__TILE_STORE(2, c2, cs); SDX__TILE_STORE(3, c3, cs);
+}
+
+/* Per-thread scratch of an AMX job, in this order. */
+#define SDX__AMX_PA    ((size_t)SDX__AJOB_LONG * SDX__BKC / 2)      /* words: A tiles       */
+#define SDX__AMX_PB    ((size_t)SDX__BKC / 2 * SDX__AJOB_LONG)      /* words: B strips      */
+#define SDX__AMX_TILE  ((size_t)SDX__AJOB_LONG * SDX__AJOB_SHORT)   /* floats: C tile       */
+#define SDX__AMX_TMP   ((size_t)SDX__AJOB_LONG + SDX__BKC + 64)     /* floats: one row      */
+
+static size_t sdx__gemm_amx_scratch_bytes(void) {
+    return (SDX__AMX_PA + SDX__AMX_PB) * sizeof(uint32_t)
+         + (SDX__AMX_TILE + SDX__AMX_TMP + SDX__AJOB_LONG + SDX__BF16_STAGE) * sizeof(float)
+         + (SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
+}
+
+static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
+    uint32_t *pb = (uint32_t *)sdx__scratch_f32(g->ctx, thread);
+    uint16_t *pa = (uint16_t *)(pb + SDX__AMX_PB);
+    float *tile = (float *)(pa + 2 * SDX__AMX_PA);
+    float *tmp = tile + SDX__AMX_TILE, *bias_buf = tmp + SDX__AMX_TMP, *stage = bias_buf + SDX__AJOB_LONG;
+    uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
+    int64_t per_batch = g->m_tiles * g->n_tiles;
+    int64_t batch = job / per_batch, rest = job % per_batch;
+    int64_t m0 = (rest / g->n_tiles) * g->mb, n0 = (rest % g->n_tiles) * g->nb;
+    int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->N - n0);
+    int mp = (mv + 31) / 32 * 32, np = (nv + 31) / 32 * 32;
+    int64_t KT = (g->K + 31) / 32;
+    const void *a = (const char *)g->a + (size_t)(batch * g->a_bstride) * sdx_dtype_size(g->a_dtype);
+    const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
+    const uint16_t *panel_a = g->weight_is_a ? (const uint16_t *)g->panel : NULL;
+    const uint32_t *panel_b = g->weight_is_a ? NULL : g->panel;
+    for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
+        int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2, kt = (kc + 31) / 32, kpad = kt * 16;
+        const uint16_t *at = pa;
+        int64_t a_rs = (int64_t)kt * SDX__ATILE;          /* halves from one 16-row block to the next */
+        if (panel_a) {
+            at = panel_a + ((m0 / 16) * KT + k0 / 32) * SDX__ATILE;
+            a_rs = KT * SDX__ATILE;
+        } else {
+            sdx__pack_tiles_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, k0, kc, kt, tmp, t16);
+        }
+        if (panel_b) { /* strip by strip below */ }
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
+        else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, b, n0, nv, np, k0, kc, kpad);
+        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
+        for (int j = 0; j < np; j += SDX__BNR) {
+            const uint32_t *bs = pb + (int64_t)j * kpad;
+            if (panel_b) bs = sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kpad, pb + (int64_t)j * kpad);
+            for (int i = 0; i < mp; i += 32)
+                sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, tile + (int64_t)i * g->nb + j,
+                               g->nb, k0 > 0);
+        }
+    }
+    sdx__gemm_store(g, tile, (int)g->nb, batch, m0, mv, n0, nv, bias_buf, tmp);
+}
+
+static void sdx__gemm_range_amx(void *arg, int64_t begin, int64_t end, int thread) {
+    __asm__ __volatile__("ldtilecfg %0" : : "m"(sdx__amx_config) : "memory");
+    for (int64_t j = begin; j < end; j++) sdx__gemm_job_amx((const sdx__gemm *)arg, j, thread);
+    __asm__ __volatile__("tilerelease" : : : "memory");    /* the OS need not save the tiles */
+}
+
+#endif /* SDX__AMX */
+
+typedef struct {
+    sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K;
+    int width;       /* rows per strip (one job); 16 with tiles */
+    int tiles;       /* SDX__PANEL_TILES layout: rows padded to 32, K to 32 */
+} sdx__panel_args;
 
 static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__panel_args *p = (const sdx__panel_args *)arg;
     float *tmp = sdx__scratch_f32(p->ctx, thread);
     uint16_t *t16 = (uint16_t *)(tmp + p->K + 16);
+    int64_t kt = (p->K + 31) / 32;
     for (int64_t s = begin; s < end; s++) {
         int64_t r0 = s * p->width;
         int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
-        sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K, tmp, t16);
+        if (p->tiles)
+            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, p->src, p->dtype, p->K, r0, 16, SDX__MAX(w, 0), 0,
+                                 (int)p->K, (int)kt, tmp, t16);
+        else
+            sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K,
+                                (int)((p->K + 1) / 2), tmp, t16);
     }
 }
 
-/* The weight operand's cached panel, packed now on first use; NULL when
- * the weight is no registered slot (or the panel cannot be had), and the
- * jobs then pack it block by block into the same values. */
-static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
-    int kind = g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B;
+/* The weight operand's cached panel of `kind`, packed now on first use;
+ * NULL when the weight is no registered slot (or the panel cannot be
+ * had), and the jobs then pack it block by block into the same values. */
+static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int kind) {
     sdx__panel_args p;
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
-    size_t bytes;
+    size_t bytes, row_bytes;
+    int64_t strips;
     if (!e || g->K > ((int64_t)1 << 24)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
@@ -821,15 +1124,18 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
     p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
     p.rows = g->weight_is_a ? g->M : g->N;
     p.K = g->K;
-    p.width = g->weight_is_a ? SDX__BMR : SDX__BNR;
-    if (!sdx__mul_size((size_t)p.rows, (size_t)((p.K + 1) / 2) * sizeof(uint32_t), &bytes)) return NULL;
+    p.tiles = kind == SDX__PANEL_TILES;
+    p.width = p.tiles ? 16 : g->weight_is_a ? SDX__BMR : SDX__BNR;
+    row_bytes = p.tiles ? (size_t)((p.K + 31) / 32 * 32) * sizeof(uint16_t) : (size_t)((p.K + 1) / 2) * sizeof(uint32_t);
+    strips = p.tiles ? (p.rows + 31) / 32 * 2 : (p.rows + p.width - 1) / p.width;
+    if (!sdx__mul_size((size_t)(p.tiles ? strips * 16 : p.rows), row_bytes, &bytes)) return NULL;
     p.panel = (uint32_t *)sdx__malloc(ctx, bytes);
     if (!p.panel) return NULL;
-    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 2) * sizeof(uint16_t)) != SDX_OK) {
+    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 34) * sizeof(uint16_t)) != SDX_OK) {
         sdx__free(ctx, p.panel);
         return NULL;
     }
-    sdx__parallel_for(ctx, (p.rows + p.width - 1) / p.width, sdx__panel_range, &p);
+    sdx__parallel_for(ctx, strips, sdx__panel_range, &p);
     e->panel = p.panel;
     e->bytes = bytes;
     e->kind = kind;
@@ -839,10 +1145,35 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g) {
     return p.panel;
 }
 
+/* AMX job shape: up to SDX__AJOB_LONG on the side whose operand is packed
+ * per job, split evenly (multiples of 32) and further while there are
+ * fewer than two jobs per thread. */
+#ifdef SDX__AMX
+static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
+    int64_t L = g->weight_is_a ? g->M : g->N, S = g->weight_is_a ? g->N : g->M;
+    int64_t s_tiles = (S + SDX__AJOB_SHORT - 1) / SDX__AJOB_SHORT, splits = (L + SDX__AJOB_LONG - 1) / SDX__AJOB_LONG;
+    int64_t l_size;
+    int rc;
+    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B);
+    if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
+    while (g->batch * splits * s_tiles < 2 * (int64_t)sdx_threads(ctx) && splits * 32 < L) splits++;
+    l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
+    g->mb = g->weight_is_a ? l_size : SDX__AJOB_SHORT;
+    g->nb = g->weight_is_a ? SDX__AJOB_SHORT : l_size;
+    g->m_tiles = (g->M + g->mb - 1) / g->mb;
+    g->n_tiles = (g->N + g->nb - 1) / g->nb;
+    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_amx, g);
+    return SDX_OK;
+}
+#endif
+
 static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     g->ctx = ctx;
-    g->panel = sdx__weight_panel(ctx, g);
+#ifdef SDX__AMX
+    if (ctx->kernels->bf16_amx) return sdx__gemm_run_amx(ctx, g);
+#endif
+    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
     g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
     g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
@@ -1211,6 +1542,12 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     return SDX_OK;
 }
 
+/* Whether bf16 mode runs on AMX here: its im2col GEMM then beats f32
+ * Winograd (measured: bench/bench bf16). */
+static int sdx__amx_computes(sdx_ctx *ctx) {
+    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+}
+
 /* Whether Winograd pays for this convolution (measured: see bench). */
 static int sdx__wino_pays(const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
@@ -1251,7 +1588,8 @@ static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
     }
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    if (sdx__wino_pays(x, w, stride, ho, wo)) rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
+    if (sdx__wino_pays(x, w, stride, ho, wo) && !sdx__amx_computes(ctx))
+        rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
     else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
     if (rc != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
