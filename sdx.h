@@ -54,6 +54,8 @@
                                                     decode/encode use tiles (4 GiB)
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
+     SDX_NO_AMX                                     bf16 compute without AMX tiles
+                                                    (AVX512-BF16 only; no arch_prctl)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
@@ -2739,6 +2741,8 @@ struct sdx__kernel_state {
     int      bf16_told;    /* the fallback to f32 was logged once          */
     int      bf16_amx;     /* AMX-BF16 tiles are usable (tests clear it:
                               the AVX512-BF16 kernel)                      */
+    int      attn_blockwise; /* attention packs K and V per key block, as
+                              for a head over its budget (tests set it)   */
 };
 
 static void sdx__kernel_state_free(sdx_ctx *ctx) {
@@ -4867,16 +4871,23 @@ static int sdx__cpu_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
 typedef struct {
     sdx_tensor *y; const sdx_tensor *q, *k, *v;
     int64_t batch, nq, nk, heads, d, dp, q_blocks;
+    int64_t chunk;          /* query blocks per job */
+    int64_t kv_keys;        /* keys a job's packed K and V hold: ...          */
+    int kv_whole;           /* ... all of nk (packed once per job), or one block */
     int causal;
     float scale;
     sdx__micro_fn micro;
     sdx_ctx *ctx;
 } sdx__attn_args;
 
-static size_t sdx__attn_scratch_floats(int64_t dp) {
+/* A job packs K and V once for all its query blocks when the whole head
+ * fits this budget (per thread), else block by block for each. */
+#define SDX__ATTN_KV_BYTES ((size_t)32 << 20)
+
+static size_t sdx__attn_scratch_floats(int64_t dp, int64_t kv_keys) {
     return (size_t)SDX__QB * (size_t)dp         /* packed Q (NR strips)   */
-         + (size_t)SDX__KB * (size_t)dp         /* packed K (MR strips)   */
-         + (size_t)SDX__KB * (size_t)dp         /* packed V (NR strips)   */
+         + (size_t)kv_keys * (size_t)dp         /* packed K (MR strips)   */
+         + (size_t)kv_keys * (size_t)dp         /* packed V (NR strips)   */
          + (size_t)SDX__KB * SDX__QB            /* S^T, then P^T          */
          + (size_t)SDX__QB * SDX__KB            /* packed P               */
          + (size_t)SDX__QB * (size_t)dp         /* O accumulator          */
@@ -4966,21 +4977,22 @@ static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT
     for (int i = 0; i < SDX__QB; i++) m[i] = mnew[i];
 }
 
-static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
+/* Query block qb of head h of image bat. K and V blocks are packed into
+ * pk, pv at their block offset when the job holds the whole head (and
+ * only the first time: *packed counts the keys packed so far), at the
+ * start otherwise; the values are the same either way. */
+static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int64_t qb, float *pq, float *pk, float *pv,
+                            int64_t *packed, float *st) {
     const int64_t dp = a->dp;
-    float *pq = sdx__scratch_f32(a->ctx, thread);
-    float *pk = pq + SDX__QB * dp;
-    float *pv = pk + SDX__KB * dp;
-    float *st = pv + SDX__KB * dp;
     float *pp = st + SDX__KB * SDX__QB;
     float *o = pp + SDX__QB * SDX__KB;
     float *m = o + SDX__QB * dp;
     float *l = m + SDX__QB, *corr = l + SDX__QB;
     float *tmp = corr + SDX__QB;
-    int64_t bh = job / a->q_blocks, bat = bh / a->heads, h = bh % a->heads;
-    int64_t i0 = (job % a->q_blocks) * SDX__QB;
+    int64_t i0 = qb * SDX__QB;
     int nqv = (int)SDX__MIN((int64_t)SDX__QB, a->nq - i0);
     int64_t key_end = a->causal ? SDX__MIN(a->nk, i0 + nqv) : a->nk;
+    const int whole = a->kv_whole;
 #ifdef SDX_UNSAFE_HALF_SOFTMAX
     const float qscale = 1.0f;      /* logits rounded to f16 before scaling */
 #else
@@ -4992,13 +5004,17 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
         int nkv = (int)SDX__MIN((int64_t)SDX__KB, key_end - j0);
         int nkp = (nkv + SDX__MR - 1) / SDX__MR * SDX__MR;
-        sdx__attn_pack_rows(pk, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
-        sdx__attn_pack_v(pv, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
+        float *kb = whole ? pk + j0 * dp : pk, *vb = whole ? pv + j0 * dp : pv;
+        if (!whole || j0 + nkv > *packed) {
+            sdx__attn_pack_rows(kb, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
+            sdx__attn_pack_v(vb, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
+            *packed = j0 + nkv;
+        }
         /* only real keys and head dims: the padding adds exact zeros, so
          * skipping it changes no bit (77 keys of 96, 40 dims of 48) */
         for (int i = 0; i < SDX__QB; i += SDX__NR)
             for (int j = 0; j < nkp; j += SDX__MR)
-                a->micro((int)a->d, pk + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
+                a->micro((int)a->d, kb + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
         sdx__attn_softmax_step(a, st, m, l, corr, i0, j0, nkv);
         for (int i = 0; i < nqv; i++) {
             float cr = corr[i], *orow = o + i * dp;
@@ -5012,13 +5028,25 @@ static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
                 memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
         for (int64_t c = 0; c < dp; c += SDX__NR)
             for (int s = 0; s < SDX__QB; s += SDX__MR)
-                a->micro(nkv, pp + s * SDX__KB, pv + c * SDX__KB, o + s * dp + c, dp, 1);
+                a->micro(nkv, pp + s * SDX__KB, vb + c * SDX__KB, o + s * dp + c, dp, 1);
     }
     for (int i = 0; i < nqv; i++) {
         float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
         for (int64_t c = 0; c < a->d; c++) tmp[c] = o[i * dp + c] * inv;
         sdx__store_f32(a->y->data, a->y->dtype, (bat * a->nq + i0 + i) * a->heads * a->d + h * a->d, a->d, tmp);
     }
+}
+
+/* A job: `chunk` consecutive query blocks of one head, sharing K and V. */
+static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
+    const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk;
+    int64_t bh = job / chunks, bat = bh / a->heads, h = bh % a->heads;
+    int64_t qb0 = (job % chunks) * a->chunk, qb1 = SDX__MIN(a->q_blocks, qb0 + a->chunk), packed = 0;
+    float *pq = sdx__scratch_f32(a->ctx, thread);
+    float *pk = pq + SDX__QB * a->dp;
+    float *pv = pk + a->kv_keys * a->dp;
+    float *st = pv + a->kv_keys * a->dp;
+    for (int64_t qb = qb0; qb < qb1; qb++) sdx__attn_block(a, bat, h, qb, pq, pk, pv, &packed, st);
 }
 
 static void sdx__attn_range(void *arg, int64_t begin, int64_t end, int thread) {
@@ -5051,8 +5079,16 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.micro = sdx__micro_select();
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
-    if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp) * sizeof(float))) != SDX_OK) return rc;
-    sdx__parallel_for(ctx, a.batch * a.heads * a.q_blocks, sdx__attn_range, &a);
+    /* K and V packed once per job, not per query block: jobs take as many
+     * query blocks as still leaves two jobs per thread */
+    a.kv_keys = (a.nk + SDX__KB - 1) / SDX__KB * SDX__KB;
+    a.kv_whole = a.nk <= (int64_t)(SDX__ATTN_KV_BYTES / (2 * sizeof(float) * (size_t)a.dp));
+    if (ctx->kernels && ctx->kernels->attn_blockwise) a.kv_whole = 0;
+    if (!a.kv_whole) a.kv_keys = SDX__KB;
+    a.chunk = a.kv_whole ? a.q_blocks * a.batch * a.heads / SDX__MAX((int64_t)1, 2 * (int64_t)sdx_threads(ctx)) : 1;
+    a.chunk = SDX__MAX((int64_t)1, SDX__MIN(a.chunk, a.q_blocks));
+    if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp, a.kv_keys) * sizeof(float))) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, a.batch * a.heads * ((a.q_blocks + a.chunk - 1) / a.chunk), sdx__attn_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
 
@@ -6527,6 +6563,8 @@ typedef struct sdx__wset {
     int weight_type;        /* SDX_AUTO or a float dtype */
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots, cap_slots;
+    sdx__wslot *block;      /* slots are carved from blocks of SDX__WSLOT_BLOCK: */
+    int block_used;         /* the current one, and how many of it are slots */
     int rc;                 /* code of the last failed fetch */
     /* Optional name translation for files in another layout (diffusers):
      * writes the file's name for the canonical name `name` into out and
@@ -6566,15 +6604,24 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
     sl->owned = 0;
 }
 
+/* A model has about a thousand weights: one allocation per 64 slots
+ * instead of one each (fewer points where a load can fail, too). */
+#define SDX__WSLOT_BLOCK 64
+
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
         sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
-        sdx__free(w->ctx, w->slots[i]);
     }
+    /* slots are taken in order and never given back, so every block
+     * starts at a slot index that is a multiple of the block size, except
+     * a current block none of whose slots was taken */
+    for (int i = 0; i < w->n_slots; i += SDX__WSLOT_BLOCK) sdx__free(w->ctx, w->slots[i]);
+    if (w->block_used == 0) sdx__free(w->ctx, w->block);
     sdx__free(w->ctx, w->slots);
     w->slots = NULL;
-    w->n_slots = w->cap_slots = 0;
+    w->block = NULL;
+    w->n_slots = w->cap_slots = w->block_used = 0;
 }
 
 /* The number of slots fetched so far. Fetches happen in model order, so a
@@ -6702,37 +6749,43 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sdx__wslot *sl = sdx__wset_find_on(w, t->name, device), **list;
     int rc;
     if (sl) return &sl->t;
-    sl = (sdx__wslot *)sdx__calloc(w->ctx, 1, sizeof *sl);
+    if (!w->block || w->block_used == SDX__WSLOT_BLOCK) {
+        sdx__wslot *block = (sdx__wslot *)sdx__calloc(w->ctx, SDX__WSLOT_BLOCK, sizeof *block);
+        if (!block) { w->rc = sdx__nomem(w->ctx, t->name, SDX__WSLOT_BLOCK * sizeof *block); return NULL; }
+        w->block = block;
+        w->block_used = 0;
+    }
     list = w->slots;
-    if (sl && w->n_slots == w->cap_slots) {   /* grown by doubling: a model has about a thousand */
+    if (w->n_slots == w->cap_slots) {   /* grown by doubling */
         int cap = w->cap_slots ? 2 * w->cap_slots : 64;
         if ((list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)cap)) != NULL) {
             w->slots = list;
             w->cap_slots = cap;
         }
     }
-    if (!sl || !list) {
-        sdx__free(w->ctx, sl);
-        w->rc = sdx__nomem(w->ctx, t->name, sizeof *sl);
+    if (!list) {
+        w->rc = sdx__nomem(w->ctx, t->name, sizeof *list * (size_t)w->cap_slots * 2);
         return NULL;
     }
+    sl = &w->block[w->block_used];
+    memset(sl, 0, sizeof *sl);
     sl->t = *t;
     sl->t.owned = 0;
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
-        sdx__free(w->ctx, sl);
         w->rc = rc;
         return NULL;
     }
     if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
-        sdx__free(w->ctx, sl);
         w->rc = rc;
         return NULL;
     }
+    w->block_used++;
     w->slots[w->n_slots++] = sl;
     return &sl->t;
 }

@@ -677,6 +677,57 @@ static int attention_causal_mask(void) { t_seed(52); return tk_attention_case(2,
  * never forms them. Checked on every 97th query row (and the last). */
 static int attention_4096_blocked_is_exact(void) { t_seed(53); return tk_attention_case(1, 4096, 4096, 1, 16, 0, 1.0, 97, 0); }
 
+/* Causal over several key blocks: later query blocks of a job reuse the
+ * keys the earlier ones packed and pack the rest. */
+static int attention_causal_over_several_blocks(void) { t_seed(54); return tk_attention_case(2, 300, 300, 2, 24, 1, 1.0, 1, 0); }
+
+/* A job packs a head's K and V once for its query blocks, or (a head over
+ * the budget) per key block for each: the same bits either way, and with
+ * any number of threads (8 threads split each head into jobs of two query
+ * blocks, 2 threads do not split it). */
+static int attention_packing_and_threads_change_no_bit(void) {
+    static const struct { int64_t nq, nk; int causal; } cs[3] = { { 500, 400, 0 }, { 300, 300, 1 }, { 200, 77, 0 } };
+    for (int c = 0; c < 3; c++) {
+        int64_t qs[3] = { 2, cs[c].nq, 3 * 24 }, ks[3] = { 2, cs[c].nk, 3 * 24 };
+        sdx_tensor *y[3];
+        tk_env e;
+        int rc = SDX_OK;
+        t_seed(60 + (uint64_t)c);
+        memset(&e, 0, sizeof e);
+        e.ctx = t_ctx();
+        T_CHECK(e.ctx, "context");
+        {
+            float *vals;
+            sdx_tensor *q = tk_rand(&e, SDX_F32, 3, qs, 1.0, &vals), *k = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
+            sdx_tensor *v = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
+            sdx_desc many;
+            sdx_ctx *other;
+            for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
+            if (!q || !k || !v || !y[0] || !y[1] || !y[2]) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal);
+            if (rc == SDX_OK) { e.ctx->kernels->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal); }
+            memset(&many, 0, sizeof many);
+            many.n_threads = 8;
+            other = sdx_create(&many);
+            if (rc == SDX_OK) rc = other ? sdx__attention(other, y[2], q, k, v, 3, cs[c].causal) : SDX_ERR_NOMEM;
+            sdx_destroy(other);
+        }
+        if (rc == SDX_OK) {
+            int same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
+            int same_threads = memcmp(y[0]->data, y[2]->data, sdx_tensor_nbytes(y[0])) == 0;
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            T_CHECK(same_blockwise, "case %d: packing per key block changed the result", c);
+            T_CHECK(same_threads, "case %d: 8 threads changed the result", c);
+        } else {
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            T_CHECK(0, "case %d: attention failed", c);
+        }
+    }
+    return T_PASS;
+}
+
 /* ---- elementwise ------------------------------------------------------------ */
 
 typedef enum { TK_SILU, TK_GELU, TK_QUICK_GELU } tk_act;
@@ -954,6 +1005,8 @@ static const t_case kernels_cases[] = {
     { "attention_cross_77_keys", attention_cross_77_keys },
     { "attention_causal_mask", attention_causal_mask },
     { "attention_4096_blocked_is_exact", attention_4096_blocked_is_exact },
+    { "attention_causal_over_several_blocks", attention_causal_over_several_blocks },
+    { "attention_packing_and_threads_change_no_bit", attention_packing_and_threads_change_no_bit },
     { "silu_matches_reference", silu_matches_reference },
     { "gelu_uses_exact_erf", gelu_uses_exact_erf },
     { "quick_gelu_matches_reference", quick_gelu_matches_reference },

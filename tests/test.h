@@ -178,7 +178,7 @@ T_UNUSED static void t_poison_unet(sdx_tensor *ts, int n, void *arg) {
         }
 }
 
-/* A context for tests: single-threaded unless SDX_TEST_THREADS is set. */
+/* A context for tests: two threads unless SDX_TEST_THREADS says how many. */
 T_UNUSED static sdx_ctx *t_ctx(void) {
     sdx_desc d;
     const char *e = getenv("SDX_TEST_THREADS");

@@ -492,6 +492,8 @@ typedef struct sdx__wset {
     int weight_type;        /* SDX_AUTO or a float dtype */
     sdx__wslot **slots;     /* one per fetched name, stable addresses */
     int n_slots, cap_slots;
+    sdx__wslot *block;      /* slots are carved from blocks of SDX__WSLOT_BLOCK: */
+    int block_used;         /* the current one, and how many of it are slots */
     int rc;                 /* code of the last failed fetch */
     /* Optional name translation for files in another layout (diffusers):
      * writes the file's name for the canonical name `name` into out and
@@ -531,15 +533,24 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
     sl->owned = 0;
 }
 
+/* A model has about a thousand weights: one allocation per 64 slots
+ * instead of one each (fewer points where a load can fail, too). */
+#define SDX__WSLOT_BLOCK 64
+
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
         sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
-        sdx__free(w->ctx, w->slots[i]);
     }
+    /* slots are taken in order and never given back, so every block
+     * starts at a slot index that is a multiple of the block size, except
+     * a current block none of whose slots was taken */
+    for (int i = 0; i < w->n_slots; i += SDX__WSLOT_BLOCK) sdx__free(w->ctx, w->slots[i]);
+    if (w->block_used == 0) sdx__free(w->ctx, w->block);
     sdx__free(w->ctx, w->slots);
     w->slots = NULL;
-    w->n_slots = w->cap_slots = 0;
+    w->block = NULL;
+    w->n_slots = w->cap_slots = w->block_used = 0;
 }
 
 /* The number of slots fetched so far. Fetches happen in model order, so a
@@ -667,37 +678,43 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sdx__wslot *sl = sdx__wset_find_on(w, t->name, device), **list;
     int rc;
     if (sl) return &sl->t;
-    sl = (sdx__wslot *)sdx__calloc(w->ctx, 1, sizeof *sl);
+    if (!w->block || w->block_used == SDX__WSLOT_BLOCK) {
+        sdx__wslot *block = (sdx__wslot *)sdx__calloc(w->ctx, SDX__WSLOT_BLOCK, sizeof *block);
+        if (!block) { w->rc = sdx__nomem(w->ctx, t->name, SDX__WSLOT_BLOCK * sizeof *block); return NULL; }
+        w->block = block;
+        w->block_used = 0;
+    }
     list = w->slots;
-    if (sl && w->n_slots == w->cap_slots) {   /* grown by doubling: a model has about a thousand */
+    if (w->n_slots == w->cap_slots) {   /* grown by doubling */
         int cap = w->cap_slots ? 2 * w->cap_slots : 64;
         if ((list = (sdx__wslot **)sdx__realloc(w->ctx, w->slots, sizeof *list * (size_t)cap)) != NULL) {
             w->slots = list;
             w->cap_slots = cap;
         }
     }
-    if (!sl || !list) {
-        sdx__free(w->ctx, sl);
-        w->rc = sdx__nomem(w->ctx, t->name, sizeof *sl);
+    if (!list) {
+        w->rc = sdx__nomem(w->ctx, t->name, sizeof *list * (size_t)w->cap_slots * 2);
         return NULL;
     }
+    sl = &w->block[w->block_used];
+    memset(sl, 0, sizeof *sl);
     sl->t = *t;
     sl->t.owned = 0;
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
-        sdx__free(w->ctx, sl);
         w->rc = rc;
         return NULL;
     }
     if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
-        sdx__free(w->ctx, sl);
         w->rc = rc;
         return NULL;
     }
+    w->block_used++;
     w->slots[w->n_slots++] = sl;
     return &sl->t;
 }
