@@ -3590,6 +3590,14 @@ static void sdx__pack_tiles_bf16(uint16_t *dst, const void *src, sdx_dtype dtype
 
 #ifdef SDX__AMX
 
+/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
+ * intrinsics for uninitialised reads once they are inlined here. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 /* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
  * kept quiet), in the low 16 bits of each 32-bit lane. */
 __attribute__((target("avx512f")))
@@ -3685,6 +3693,10 @@ static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, const vo
         memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
     }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /* Palette 1, tiles 0-7 all 16 rows of 64 bytes: C tiles 0-3 (16 x 16
  * f32), A tiles 4-5, B tiles 6-7. */
