@@ -20,14 +20,11 @@ static int tb_has_bf16(sdx_ctx *ctx) { return sdx__bf16_usable(ctx); }
 
 /* The bf16 kernels this CPU runs, each case checks all: AMX tiles where
  * the CPU has them, and the AVX512-BF16 kernel (AMX cleared, as on a CPU
- * without it). Returns the number of engines; tb_engine selects one. */
-static int tb_amx_here = -1;
-static int tb_engines(sdx_ctx *ctx) {
-    if (tb_amx_here < 0) tb_amx_here = ctx->kernels->bf16_amx;
-    return tb_amx_here ? 2 : 1;
-}
+ * without it). tb_engines counts them on a context as probed; tb_engine
+ * selects engine e (0: as probed, 1: AMX cleared) and names it. */
+static int tb_engines(sdx_ctx *ctx) { return ctx->kernels->bf16_amx ? 2 : 1; }
 static const char *tb_engine(sdx_ctx *ctx, int e) {
-    ctx->kernels->bf16_amx = tb_amx_here && e == 0;
+    if (e) ctx->kernels->bf16_amx = 0;
     return ctx->kernels->bf16_amx ? "AMX" : "AVX512-BF16";
 }
 
@@ -67,7 +64,7 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
-    for (int e = 0; e < tb_engines(ctx); e++)
+    for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
     for (int s = 0; s < 5; s++)
         for (int wt = 0; wt < 3; wt++) {
             const char *engine = tb_engine(ctx, e);
@@ -132,7 +129,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
-    for (int e = 0; e < tb_engines(ctx); e++)
+    for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
     for (int c = 0; c < 7; c++) {
         const char *engine = tb_engine(ctx, e);
         int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4], k = cs[c][5];
