@@ -689,41 +689,38 @@ static int attention_packing_and_threads_change_no_bit(void) {
     static const struct { int64_t nq, nk; int causal; } cs[3] = { { 500, 400, 0 }, { 300, 300, 1 }, { 200, 77, 0 } };
     for (int c = 0; c < 3; c++) {
         int64_t qs[3] = { 2, cs[c].nq, 3 * 24 }, ks[3] = { 2, cs[c].nk, 3 * 24 };
-        sdx_tensor *y[3];
+        sdx_tensor *q, *k, *v, *y[3];
+        sdx_desc many;
+        sdx_ctx *other;
+        float *vals;
         tk_env e;
-        int rc = SDX_OK;
+        int rc = SDX_ERR_NOMEM, same_blockwise = 0, same_threads = 0;
         t_seed(60 + (uint64_t)c);
         memset(&e, 0, sizeof e);
         e.ctx = t_ctx();
         T_CHECK(e.ctx, "context");
-        {
-            float *vals;
-            sdx_tensor *q = tk_rand(&e, SDX_F32, 3, qs, 1.0, &vals), *k = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
-            sdx_tensor *v = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
-            sdx_desc many;
-            sdx_ctx *other;
-            for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
-            if (!q || !k || !v || !y[0] || !y[1] || !y[2]) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+        memset(&many, 0, sizeof many);
+        many.n_threads = 8;
+        other = sdx_create(&many);
+        q = tk_rand(&e, SDX_F32, 3, qs, 1.0, &vals);
+        k = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
+        v = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
+        for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
+        if (other && q && k && v && y[0] && y[1] && y[2]) {
             rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal);
             if (rc == SDX_OK) { e.ctx->kernels->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal); }
-            memset(&many, 0, sizeof many);
-            many.n_threads = 8;
-            other = sdx_create(&many);
-            if (rc == SDX_OK) rc = other ? sdx__attention(other, y[2], q, k, v, 3, cs[c].causal) : SDX_ERR_NOMEM;
-            sdx_destroy(other);
+            if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal);
         }
         if (rc == SDX_OK) {
-            int same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
-            int same_threads = memcmp(y[0]->data, y[2]->data, sdx_tensor_nbytes(y[0])) == 0;
-            tk_done(&e);
-            sdx_destroy(e.ctx);
-            T_CHECK(same_blockwise, "case %d: packing per key block changed the result", c);
-            T_CHECK(same_threads, "case %d: 8 threads changed the result", c);
-        } else {
-            tk_done(&e);
-            sdx_destroy(e.ctx);
-            T_CHECK(0, "case %d: attention failed", c);
+            same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
+            same_threads = memcmp(y[0]->data, y[2]->data, sdx_tensor_nbytes(y[0])) == 0;
         }
+        tk_done(&e);
+        sdx_destroy(e.ctx);
+        sdx_destroy(other);
+        T_CHECK(rc == SDX_OK, "case %d: attention failed (%d)", c, rc);
+        T_CHECK(same_blockwise, "case %d: packing per key block changed the result", c);
+        T_CHECK(same_threads, "case %d: 8 threads changed the result", c);
     }
     return T_PASS;
 }
