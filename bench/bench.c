@@ -271,22 +271,31 @@ int main(int argc, char **argv) {
         static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };
         /* per CPU second: the ratios hold on a machine whose host steals time */
         int amx = sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
-        double f = 0, b = 0, v = 0;
+        double cpu[3] = { 0, 0, 0 };   /* per CPU second: f32, split, rounded */
         if (!sdx__bf16_usable(ctx)) printf("bf16 compute: this CPU has no AVX512-BF16 (the rows below compute in f32)\n");
-        else printf("bf16 compute: %s\n", amx ? "AMX tiles, then the AVX512-BF16 kernel (AMX off)" : "AVX512-BF16");
+        else printf("bf16 compute: %s; \"rounded\": activations rounded to bf16, not split into hi + lo\n",
+                    amx ? "AMX tiles, then the AVX512-BF16 kernel (AMX off)" : "AVX512-BF16");
         for (int i = 0; i < 7; i++) {
-            for (int mode = 0; mode < 2 + amx; mode++) {
-                ctx->kernels->bf16_amx = mode == 1 && amx;
+            /* modes: f32; bf16 split and rounded on AMX (where there is
+             * AMX), then on the AVX512-BF16 kernel */
+            for (int mode = 0; mode < 5; mode++) {
+                if (mode > 0 && mode < 3 && !amx) continue;
+                if (mode > 0 && !sdx__bf16_usable(ctx)) break;
+                if (mode > 0) {
+                    ctx->kernels->bf16_amx = mode < 3;
+                    ctx->kernels->bf16_round_act = mode == 2 || mode == 4;
+                    printf("%s", ctx->kernels->bf16_round_act ? "rounded " : "");
+                }
                 if (i < 4) bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, mode ? SDX_BF16 : SDX_F32);
                 else bench_conv(ctx, conv[i - 4][0], conv[i - 4][1], conv[i - 4][2], SDX_F16, SDX_F32, mode ? SDX_BF16 : SDX_F32);
-                if (mode == 0) f = last_cpu_gflops;
-                else if (mode == 1) b = last_cpu_gflops;
-                else v = last_cpu_gflops;
+                cpu[mode == 0 ? 0 : mode % 2 ? 1 : 2] = last_cpu_gflops;
+                if (mode == 0) continue;
+                if (mode == 2 || mode == 4)
+                    printf("   per CPU second: %s bf16 / f32 x%.2f, rounded x%.2f\n", mode == 2 ? "AMX" : "AVX512-BF16",
+                           cpu[1] / cpu[0], cpu[2] / cpu[0]);
             }
-            if (amx) printf("   per CPU second: bf16 AMX / f32 x%.2f, bf16 AVX512-BF16 / f32 x%.2f\n", b / f, v / f);
-            else printf("   per CPU second: bf16 / f32 x%.2f\n", b / f);
         }
-        ctx->kernels->bf16_amx = amx;
+        if (sdx__bf16_usable(ctx)) { ctx->kernels->bf16_amx = amx; ctx->kernels->bf16_round_act = 0; }
     }
     if (wanted(argc, argv, "winograd")) {
         bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F32);     /* SD 1.5 resblock, 512x512 */

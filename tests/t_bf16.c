@@ -1,8 +1,9 @@
 /* Suite "bf16": the bf16 compute mode (sdx_model_desc.compute,
- * SDX_*_COMPUTE_TYPE). Linear and im2col convolution round both operands
- * to bf16 and accumulate in f32 with AVX512-BF16; weights are repacked
- * once per weight slot. On a CPU without AVX512-BF16 the cases that need
- * it skip saying so, and the mode must equal f32 exactly. */
+ * SDX_*_COMPUTE_TYPE). Linear and im2col convolution round the weight to
+ * bf16, carry the activation as two bf16 values (hi + lo: 16 bits of its
+ * significand) and accumulate in f32 with AVX512-BF16 or AMX; weights are
+ * repacked once per weight slot. On a CPU without AVX512-BF16 the cases
+ * that need it skip saying so, and the mode must equal f32 exactly. */
 #include "test.h"
 #if defined(__linux__)
 #include <unistd.h>
@@ -14,6 +15,8 @@ static double tb_uniform(void) {   /* xorshift64*: [-1, 1) */
     return (double)((tb_state * 2685821657736338717ull) >> 11) * 0x1p-52 - 1.0;
 }
 static float tb_bf16(float v) { return sdx_bf16_to_f32(sdx_f32_to_bf16(v)); }
+/* An activation as bf16 mode multiplies it: hi = bf16(v), lo = bf16(v - hi). */
+static double tb_split(float v) { float hi = tb_bf16(v); return (double)hi + (double)tb_bf16(v - hi); }
 
 /* Whether this machine runs the bf16 GEMM (asks the context once). */
 static int tb_has_bf16(sdx_ctx *ctx) { return sdx__bf16_usable(ctx); }
@@ -42,7 +45,8 @@ static int tb_alloc_random(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dt, int ndim, 
 }
 
 /* |got - ref| <= f32 accumulation bound: (K + 2) * 2^-23 * sum |a||b|
- * (+ |bias|), from the bf16-rounded operands computed in double. */
+ * (+ |bias|) over the K products summed, from bf16 mode's operands
+ * computed in double. */
 static int tb_check(const float *got, const double *ref, const double *mag, int64_t n, int64_t K, double *worst) {
     *worst = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -53,11 +57,12 @@ static int tb_check(const float *got, const double *ref, const double *mag, int6
     return 1;
 }
 
-/* Linear [M, K] x [N, K]^T + b in bf16 mode against double on the
- * bf16-rounded operands, for a weight of each storage dtype, cached (a
- * registered slot) and not: both within the f32 accumulation bound, and
- * the cached panel gives the same bits as per-call packing. */
-static int linear_bf16_matches_bf16_rounded_reference(void) {
+/* Linear [M, K] x [N, K]^T + b in bf16 mode against double on its
+ * operands (bf16 weight, hi + lo activation: 2K products), for a weight of
+ * each storage dtype, cached (a registered slot) and not: both within the
+ * f32 accumulation bound, and the cached panel gives the same bits as
+ * per-call packing. */
+static int linear_bf16_matches_its_operands_in_double(void) {
     static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 },
                                          { 70, 600, 530 } };
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
@@ -77,7 +82,8 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
             int ok;
             tb_state = 1234 + (uint64_t)(s * 3 + wt);
             T_CHECK(ref && mag && xv && wv, "alloc");
-            T_CHECK(tb_alloc_random(ctx, &x, SDX_F32, 2, xs, 3.0) && tb_alloc_random(ctx, &w, wtypes[wt], 2, ws, 0.5) &&
+            /* x of every dtype too: a bf16 x is multiplied unsplit */
+            T_CHECK(tb_alloc_random(ctx, &x, wtypes[(wt + s) % 3], 2, xs, 3.0) && tb_alloc_random(ctx, &w, wtypes[wt], 2, ws, 0.5) &&
                     tb_alloc_random(ctx, &b, SDX_F32, 1, bs, 1.0) && sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys) == SDX_OK &&
                     sdx_tensor_alloc(ctx, &y2, SDX_F32, 2, ys) == SDX_OK, "alloc");
             sdx__load_f32(x.data, x.dtype, 0, M * K, xv);
@@ -86,7 +92,7 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
                 for (int64_t j = 0; j < N; j++) {
                     double acc = ((float *)b.data)[j], m = fabs(acc);
                     for (int64_t k = 0; k < K; k++) {
-                        double p = (double)tb_bf16(xv[i * K + k]) * tb_bf16(wv[j * K + k]);
+                        double p = tb_split(xv[i * K + k]) * tb_bf16(wv[j * K + k]);
                         acc += p;
                         m += fabs(p);
                     }
@@ -98,9 +104,9 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
             T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
             T_CHECK(sdx__linear(ctx, &y2, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
-            ok = tb_check((const float *)y.data, ref, mag, M * N, K, &worst);
-            T_NOTE("%s linear %lldx%lldx%lld, %s weights: worst error / bound %.3f", engine, (long long)M, (long long)K,
-                   (long long)N, sdx_dtype_name(wtypes[wt]), worst);
+            ok = tb_check((const float *)y.data, ref, mag, M * N, 2 * K, &worst);
+            T_NOTE("%s linear %lldx%lldx%lld, %s weights, %s x: worst error / bound %.3f", engine, (long long)M, (long long)K,
+                   (long long)N, sdx_dtype_name(wtypes[wt]), sdx_dtype_name(x.dtype), worst);
             T_CHECK(ok, "%s linear %lldx%lldx%lld %s: error %.3g x the f32 accumulation bound", engine, (long long)M,
                     (long long)K, (long long)N, sdx_dtype_name(wtypes[wt]), worst);
             T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "%s: cached panel differs from per-call packing", engine);
@@ -116,9 +122,10 @@ static int linear_bf16_matches_bf16_rounded_reference(void) {
 
 /* Convolutions (3x3 pad 1, 3x3 stride 2, 1x1, odd K = 27, K over one
  * block, outputs over one AMX job, bias per output channel, batch 2, x
- * of each storage dtype) in bf16 mode against double on bf16-rounded
- * operands; cached weight panel = per-call packing, bit for bit. */
-static int conv2d_bf16_matches_bf16_rounded_reference(void) {
+ * of each storage dtype) in bf16 mode against double on its operands (as
+ * for linear; a bf16 x is exact in hi alone); cached weight panel =
+ * per-call packing, bit for bit. */
+static int conv2d_bf16_matches_its_operands_in_double(void) {
     /* N, C, H, W, O, k, stride, pad; x's dtype (the stride-1 im2col reads
      * each: whole output rows of 16 pixels, shorter runs, many runs) */
     static const int cs[][8] = { { 2, 16, 9, 40, 20, 3, 1, 1 }, { 1, 3, 17, 17, 13, 3, 2, 1 },
@@ -156,7 +163,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
                                     int64_t iy = oy * st - pd + ky, ix = ox * st - pd + kx;
                                     double p;
                                     if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                                    p = (double)tb_bf16(sdx__get_f32(&x, ((n * C + ci) * H + iy) * W + ix)) *
+                                    p = tb_split(sdx__get_f32(&x, ((n * C + ci) * H + iy) * W + ix)) *
                                         tb_bf16(sdx__get_f32(&w, ((o * C + ci) * k + ky) * k + kx));
                                     acc += p;
                                     m += fabs(p);
@@ -169,7 +176,7 @@ static int conv2d_bf16_matches_bf16_rounded_reference(void) {
         T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
         T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
-        ok = tb_check((const float *)y.data, ref, mag, ny, K, &worst);
+        ok = tb_check((const float *)y.data, ref, mag, ny, 2 * K, &worst);
         T_NOTE("%s conv %lldx%lldx%lldx%lld -> %lld, %lldx%lld s%d: worst error / bound %.3f", engine, (long long)N,
                (long long)C, (long long)H, (long long)W, (long long)O, (long long)k, (long long)k, st, worst);
         T_CHECK(ok, "%s conv case %d: error %.3g x the f32 accumulation bound", engine, c, worst);
@@ -381,23 +388,22 @@ static int packed_weight_gives_its_file_pages_back(void) {
     return T_PASS;
 }
 
-/* Bounds against the f32 goldens. Issue 14's half-precision budget is
- * rel-L2 <= 1e-2 per component; bf16 keeps 8 bits of mantissa (f16: 11),
- * and rounding both operands of every GEMM costs about 2e-3 per layer.
- * Measured on these random-weight goldens: text encoder context <= 3.5e-3,
- * VAE decode <= 1.1e-2, one UNet call 0.65e-2..1.16e-2 (all three
- * families; the time embedding and the output conv already run in f32),
- * decoded images <= 1.23e-2 and final latents 1.3e-2..2.8e-2 after 8-16
- * CFG-7 calls (bf16 *storage* reaches 5.1e-2 there, see the pipeline
- * suite). So the text encoder meets 1e-2, while the UNet, VAE and whole
- * generations get the bounds below: about 1.3x what was measured, and
- * above the issue's budget (reported, not hidden). */
+/* Bounds against the f32 goldens: issue 14's half-precision budget,
+ * rel-L2 <= 1e-2 per component. Rounding both operands of every GEMM to
+ * bf16 (8 bits of significand) cost about 2e-3 per layer and 0.65e-2 ..
+ * 1.25e-2 per UNet call on these random-weight goldens, over the budget;
+ * the activation's rounding was half of that, so bf16 mode carries it as
+ * hi + lo and only the weight is rounded. Measured then (AMX and
+ * AVX512-BF16 alike): text encoder context <= 2.6e-3, one UNet call
+ * <= 8.1e-3, VAE decode <= 6.8e-3, decoded images <= 8e-3 (the sd2 golden
+ * model's weights are bf16 already: 1e-5 and less). Final latents after
+ * 8-16 CFG-7 calls are no component and drift further (1.1e-2..1.4e-2;
+ * bf16 *storage* reaches 5.1e-2 there, see the pipeline suite). */
 #define TB_TEXT   1e-2
-#define TB_UNET   1.5e-2
-#define TB_VAE    1.5e-2
-#define TB_LATENT 4e-2
-#define TB_IMAGE  1.6e-2
-#define TB_BUDGET 1e-2    /* operand-level checks */
+#define TB_UNET   1e-2
+#define TB_VAE    1e-2
+#define TB_LATENT 2e-2
+#define TB_IMAGE  1e-2
 
 static int tb_unet_case(sdx_ctx *ctx, sdx_model *m, const char *rel, double *r) {
     int finite = 0, rc = t_unet_case(ctx, &m->unet, t_shared(rel), r, &finite);
@@ -651,8 +657,8 @@ static int half_storage_stress_stays_finite(void) {
 }
 
 static const t_case bf16_cases[] = {
-    { "linear_bf16_matches_bf16_rounded_reference", linear_bf16_matches_bf16_rounded_reference },
-    { "conv2d_bf16_matches_bf16_rounded_reference", conv2d_bf16_matches_bf16_rounded_reference },
+    { "linear_bf16_matches_its_operands_in_double", linear_bf16_matches_its_operands_in_double },
+    { "conv2d_bf16_matches_its_operands_in_double", conv2d_bf16_matches_its_operands_in_double },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },
     { "packed_weight_gives_its_file_pages_back", packed_weight_gives_its_file_pages_back },

@@ -37,6 +37,8 @@ struct sdx__kernel_state {
     int      bf16_told;    /* the fallback to f32 was logged once          */
     int      bf16_amx;     /* AMX-BF16 tiles are usable (tests clear it:
                               the AVX512-BF16 kernel)                      */
+    int      bf16_round_act; /* bf16 mode rounds activations to bf16 as well
+                              (no hi + lo split; tests and bench set it) */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
 };
@@ -423,6 +425,7 @@ typedef struct sdx__gemm {
     sdx__micro_fn micro;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
+    int split;                  /* bf16 mode: the other operand as hi + lo parts */
 } sdx__gemm;
 
 /* Bytes of per-thread scratch a GEMM job needs. */
@@ -716,63 +719,128 @@ static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b,
 #undef SDX__STORE_ROW
 }
 
+/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
+ * intrinsics for uninitialised reads once they are inlined; here and in
+ * the AMX section below. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
+ * kept quiet), in the low 16 bits of each 32-bit lane. */
+__attribute__((target("avx512f")))
+static inline __m512i sdx__bf16_round512(__m512 v) {
+    const __m512i x = _mm512_castps_si512(v), top = _mm512_srli_epi32(x, 16);
+    const __m512i odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                                   _mm512_set1_epi32(0x7f800000));
+    return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40));
+}
+
+/* The residual of that rounding (hi as sdx__bf16_round512 gave it),
+ * rounded in turn; zero where hi is not finite (sdx__bf16_residual_n). */
+__attribute__((target("avx512f")))
+static inline __m512i sdx__bf16_residual512(__m512 v, __m512i hi) {
+    const __m512 back = _mm512_castsi512_ps(_mm512_slli_epi32(hi, 16));
+    const __mmask16 finite = _mm512_cmpneq_epi32_mask(_mm512_and_si512(hi, _mm512_set1_epi32(0x7f80)),
+                                                      _mm512_set1_epi32(0x7f80));
+    return _mm512_maskz_mov_epi32(finite, sdx__bf16_round512(_mm512_sub_ps(v, back)));
+}
+
+/* What rounding v to hi (bf16) left, rounded to bf16 in turn: hi + lo
+ * holds 16 bits of v's significand, so a product with an activation split
+ * this way is as exact as its bf16 weight (zero where hi is not finite,
+ * so that an infinity stays one). */
+__attribute__((target("avx512f,avx512bw")))
+static void sdx__bf16_residual_n(const float *v, const uint16_t *hi, uint16_t *lo, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(hi + i)));
+        _mm256_storeu_si256((__m256i *)(lo + i), _mm512_cvtepi32_epi16(sdx__bf16_residual512(_mm512_loadu_ps(v + i), h)));
+    }
+    for (; i < n; i++)
+        lo[i] = (hi[i] & 0x7f80u) == 0x7f80u ? 0 : sdx_f32_to_bf16(v[i] - sdx_bf16_to_f32(hi[i]));
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 /* Row i of a row-major matrix (leading dim ld), k in [k0, k0 + kc),
- * rounded to bf16 into t16 (kc values; tmp holds kc floats). */
-static void sdx__row_bf16(uint16_t *t16, const void *src, sdx_dtype dtype, int64_t ld, int64_t i, int64_t k0, int kc,
-                          float *tmp) {
+ * rounded to bf16 into t16 and, when lo is not NULL, the residuals into
+ * lo (kc values each; tmp holds kc floats). */
+static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t i,
+                          int64_t k0, int kc, float *tmp) {
     if (dtype == SDX_BF16) {
         memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
+        if (lo) memset(lo, 0, (size_t)kc * sizeof(uint16_t));
     } else {
         const float *v = (const float *)src + i * ld + k0;
         if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
         sdx_f32_to_bf16_n(v, t16, (size_t)kc);
+        if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
 }
 
 /* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
  * ld), k in [k0, k0 + kc), as pairs into strips of `width` rows and kpad
  * >= ceil(kc/2) pairs, rows past nvalid (up to `rows`) and pairs past kc
- * zero: dst[s/width][j][r] = pair(s + r, j). tmp holds kc floats, t16
- * kc + 1 halves. */
-static void sdx__pack_rows_bf16(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+ * zero: dst[s/width][j][r] = pair(s + r, j). With lo (not NULL) the
+ * residuals of the rounding are packed the same way at lo. tmp holds kc
+ * floats, t16 2 (kc + 1) halves. */
+static void sdx__pack_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                 int rows, int nvalid, int width, int64_t k0, int kc, int kpad, float *tmp, uint16_t *t16) {
     int kp = (kc + 1) / 2;
-    for (int s = 0; s < rows; s += width) {
-        uint32_t *strip = dst + (int64_t)s * kpad;
+    uint16_t *t16lo = t16 + kc + 1;
+    for (int s = 0; s < rows; s += width)
         for (int r = 0; r < width; r++) {
-            int i = s + r, j = 0;
+            int i = s + r;
             if (i < nvalid) {
-                sdx__row_bf16(t16, src, dtype, ld, row0 + i, k0, kc, tmp);
+                sdx__row_bf16(t16, lo ? t16lo : NULL, src, dtype, ld, row0 + i, k0, kc, tmp);
                 t16[kc] = 0;
-                for (; j < kp; j++) strip[j * width + r] = (uint32_t)t16[2 * j] | (uint32_t)t16[2 * j + 1] << 16;
+                if (lo) t16lo[kc] = 0;
             }
-            for (; j < kpad; j++) strip[j * width + r] = 0;
+            for (int part = 0; part < (lo ? 2 : 1); part++) {
+                uint32_t *strip = (part ? lo : dst) + (int64_t)s * kpad;
+                const uint16_t *h = part ? t16lo : t16;
+                int j = 0;
+                if (i < nvalid)
+                    for (; j < kp; j++) strip[j * width + r] = (uint32_t)h[2 * j] | (uint32_t)h[2 * j + 1] << 16;
+                for (; j < kpad; j++) strip[j * width + r] = 0;
+            }
         }
-    }
 }
 
 /* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
  * BNR-column strips of kpad >= ceil(kc/2) pairs (zero past kc): each
  * strip is the f32 path's im2col (two NR-column halves in `stage`, kc x
- * BNR floats), rounded and paired. t16 holds kc x BNR halves. */
-static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
-                                  int64_t k0, int kc, int kpad, float *stage, uint16_t *t16, float *tmp) {
+ * BNR floats), rounded and paired; with lo (not NULL) the residuals of the
+ * rounding likewise at lo. t16 holds 2 kc x BNR halves. */
+static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, uint32_t *lo, const void *x, int64_t p0, int nvalid,
+                                  int cols, int64_t k0, int kc, int kpad, float *stage, uint16_t *t16, float *tmp) {
     int kp = (kc + 1) / 2;
+    size_t n = (size_t)kc * SDX__BNR;
     for (int s = 0; s < cols; s += SDX__BNR) {
-        uint32_t *strip = dst + (int64_t)s * kpad;
-        memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
         sdx__pack_im2col(g, stage, x, p0 + s, nvalid - s, SDX__BNR, k0, kc, tmp);
-        sdx_f32_to_bf16_n(stage, t16, (size_t)kc * SDX__BNR);
-        for (int half = 0; half < SDX__BNR / SDX__NR; half++) {
-            const uint16_t *h = t16 + (size_t)half * kc * SDX__NR;
-            for (int j = 0; j < kp; j++) {
-                uint32_t *out = strip + j * SDX__BNR + half * SDX__NR;
-                const uint16_t *even = h + (size_t)2 * j * SDX__NR;
-                if (2 * j + 1 < kc) {
-                    const uint16_t *odd = even + SDX__NR;
-                    for (int l = 0; l < SDX__NR; l++) out[l] = (uint32_t)even[l] | (uint32_t)odd[l] << 16;
-                } else {
-                    for (int l = 0; l < SDX__NR; l++) out[l] = even[l];
+        sdx_f32_to_bf16_n(stage, t16, n);
+        if (lo) sdx__bf16_residual_n(stage, t16, t16 + n, n);
+        for (int part = 0; part < (lo ? 2 : 1); part++) {
+            uint32_t *strip = (part ? lo : dst) + (int64_t)s * kpad;
+            memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
+            for (int half = 0; half < SDX__BNR / SDX__NR; half++) {
+                const uint16_t *h = t16 + part * n + (size_t)half * kc * SDX__NR;
+                for (int j = 0; j < kp; j++) {
+                    uint32_t *out = strip + j * SDX__BNR + half * SDX__NR;
+                    const uint16_t *even = h + (size_t)2 * j * SDX__NR;
+                    if (2 * j + 1 < kc) {
+                        const uint16_t *odd = even + SDX__NR;
+                        for (int l = 0; l < SDX__NR; l++) out[l] = (uint32_t)even[l] | (uint32_t)odd[l] << 16;
+                    } else {
+                        for (int l = 0; l < SDX__NR; l++) out[l] = even[l];
+                    }
                 }
             }
         }
@@ -797,8 +865,8 @@ static const uint32_t *sdx__panel_strip(const uint32_t *panel, int64_t rows, int
 }
 
 /* Per-thread scratch of a bf16 job, in this order. */
-#define SDX__BF16_PA    ((size_t)SDX__MB * SDX__BKC / 2)      /* words: packed A       */
-#define SDX__BF16_PB    ((size_t)SDX__BKC / 2 * SDX__NB)      /* words: packed B       */
+#define SDX__BF16_PA    ((size_t)SDX__MB * SDX__BKC)          /* words: packed A, hi + lo */
+#define SDX__BF16_PB    ((size_t)SDX__BKC * SDX__NB)          /* words: packed B, hi + lo */
 #define SDX__BF16_EDGE  ((size_t)SDX__BKC / 2 * SDX__BNR)     /* words: a short strip  */
 #define SDX__BF16_TILE  ((size_t)SDX__MB * SDX__NB)           /* floats: C tile        */
 #define SDX__BF16_TMP   ((size_t)SDX__BKC + 64)               /* floats: one row (>= NB) */
@@ -807,7 +875,7 @@ static const uint32_t *sdx__panel_strip(const uint32_t *panel, int64_t rows, int
 static size_t sdx__gemm_bf16_scratch_bytes(void) {
     return (SDX__BF16_PA + SDX__BF16_PB + SDX__BF16_EDGE) * sizeof(uint32_t)
          + (SDX__BF16_TILE + SDX__BF16_TMP + SDX__NB + SDX__BF16_STAGE) * sizeof(float)
-         + (SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
+         + (2 * SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
 }
 
 static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
@@ -827,12 +895,14 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
     const void *a = (const char *)g->a + (size_t)(batch * g->a_bstride) * sdx_dtype_size(g->a_dtype);
     const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
     const uint32_t *panel_a = g->weight_is_a ? g->panel : NULL, *panel_b = g->weight_is_a ? NULL : g->panel;
+    uint32_t *pa_lo = g->split && !g->weight_is_a ? pa + SDX__BF16_PA / 2 : NULL;
+    uint32_t *pb_lo = g->split && g->weight_is_a ? pb + SDX__BF16_PB / 2 : NULL;
     for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
-        if (!panel_a) sdx__pack_rows_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
+        if (!panel_a) sdx__pack_rows_bf16(pa, pa_lo, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
         if (panel_b) { /* from the cache below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
-        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
+        else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
             as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
                                        : pa + (int64_t)i * kp;
@@ -840,9 +910,12 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
             bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kp, edge)
                                        : pb + (int64_t)j * kp;
         for (int j = 0; j < np; j += SDX__BNR)
-            for (int i = 0; i < mp; i += SDX__BMR)
-                sdx__micro_bf16_avx512(kp, as[i / SDX__BMR], bs[j / SDX__BNR], tile + (int64_t)i * SDX__NB + j,
-                                       SDX__NB, k0 > 0);
+            for (int i = 0; i < mp; i += SDX__BMR) {
+                float *c = tile + (int64_t)i * SDX__NB + j;
+                sdx__micro_bf16_avx512(kp, as[i / SDX__BMR], bs[j / SDX__BNR], c, SDX__NB, k0 > 0);
+                if (pa_lo) sdx__micro_bf16_avx512(kp, pa_lo + (int64_t)i * kp, bs[j / SDX__BNR], c, SDX__NB, 1);
+                if (pb_lo) sdx__micro_bf16_avx512(kp, as[i / SDX__BMR], pb_lo + (int64_t)j * kp, c, SDX__NB, 1);
+            }
     }
     sdx__gemm_store(g, tile, SDX__NB, batch, m0, mv, n0, nv, bias_buf, tmp);
 }
@@ -873,38 +946,31 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
  * kt + t][r % 16][c] = v[row0 + r][k0 + 32 t + c], zero for rows past
  * nvalid (up to rows, a multiple of 16) and k past kc (up to 32 kt).
  * tmp holds kc floats, t16 32 kt halves. */
-static void sdx__pack_tiles_bf16(uint16_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0, int rows,
-                                 int nvalid, int64_t k0, int kc, int kt, float *tmp, uint16_t *t16) {
+static void sdx__pack_tiles_bf16(uint16_t *dst, uint16_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                 int rows, int nvalid, int64_t k0, int kc, int kt, float *tmp, uint16_t *t16) {
+    uint16_t *t16lo = t16 + kt * 32;
     for (int r = 0; r < rows; r++) {
-        uint16_t *out = dst + (int64_t)(r / 16) * kt * SDX__ATILE + (r % 16) * 32;
+        int64_t at = (int64_t)(r / 16) * kt * SDX__ATILE + (r % 16) * 32;
         int have = r < nvalid ? kc : 0;
-        if (have) sdx__row_bf16(t16, src, dtype, ld, row0 + r, k0, kc, tmp);
+        if (have) sdx__row_bf16(t16, lo ? t16lo : NULL, src, dtype, ld, row0 + r, k0, kc, tmp);
         memset(t16 + have, 0, (size_t)(kt * 32 - have) * sizeof(uint16_t));
-        for (int t = 0; t < kt; t++) memcpy(out + (int64_t)t * SDX__ATILE, t16 + t * 32, 32 * sizeof(uint16_t));
+        if (lo) memset(t16lo + have, 0, (size_t)(kt * 32 - have) * sizeof(uint16_t));
+        for (int t = 0; t < kt; t++) {
+            memcpy(dst + at + (int64_t)t * SDX__ATILE, t16 + t * 32, 32 * sizeof(uint16_t));
+            if (lo) memcpy(lo + at + (int64_t)t * SDX__ATILE, t16lo + t * 32, 32 * sizeof(uint16_t));
+        }
     }
 }
 
 #ifdef SDX__AMX
 
-/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
- * intrinsics for uninitialised reads once they are inlined here. */
+/* as above: gcc's intrinsics and -Wmaybe-uninitialized */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-/* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
- * kept quiet), in the low 16 bits of each 32-bit lane. */
-__attribute__((target("avx512f")))
-static inline __m512i sdx__bf16_round512(__m512 v) {
-    const __m512i x = _mm512_castps_si512(v), top = _mm512_srli_epi32(x, 16);
-    const __m512i odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
-                                                   _mm512_set1_epi32(0x7f800000));
-    return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40));
-}
 
 /* The im2col of a stride-1 convolution straight into bf16 pair strips
  * (the values of sdx__pack_im2col_bf16, without its f32 staging): the 16
@@ -954,8 +1020,8 @@ static inline __m512 sdx__im2col_run16(const sdx__gemm *g, const void *x, const 
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl")))
-static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, const void *x, int64_t p0, int nvalid, int cols,
-                                     int64_t k0, int kc, int kpad) {
+static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, uint32_t *lo, const void *x, int64_t p0,
+                                     int nvalid, int cols, int64_t k0, int kc, int kpad) {
     const int64_t khw = (int64_t)g->kh * g->kw, hw = g->H * g->W;
     const int kp = (kc + 1) / 2;
     for (int s = 0; s < cols; s += SDX__BNR) {
@@ -972,21 +1038,26 @@ static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, const vo
         }
         int whole = nruns[0] == 1 && nruns[1] == 1 && runs[0][0].len == 16 && runs[1][0].len == 16;
         for (int j = 0; j < kp; j++) {
-            __m512i even[2], odd[2];
-            for (int half = 0; half < 2; half++)
-                even[half] = sdx__bf16_round512(whole ? sdx__im2col_run16(g, x, &runs[half][0], c * hw, ky, kx)
-                                                      : sdx__im2col_lanes(g, x, runs[half], nruns[half], c * hw, ky, kx));
-            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
-            for (int half = 0; half < 2; half++)
-                odd[half] = 2 * j + 1 >= kc ? _mm512_setzero_si512()
-                          : sdx__bf16_round512(whole ? sdx__im2col_run16(g, x, &runs[half][0], c * hw, ky, kx)
-                                                     : sdx__im2col_lanes(g, x, runs[half], nruns[half], c * hw, ky, kx));
-            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
-            for (int half = 0; half < 2; half++)
-                _mm512_storeu_si512((void *)(strip + (int64_t)j * SDX__BNR + half * 16),
-                                    _mm512_or_si512(even[half], _mm512_slli_epi32(odd[half], 16)));
+            __m512 v[2][2];         /* [even, odd k][half] */
+            for (int e = 0; e < 2; e++) {
+                for (int half = 0; half < 2; half++)
+                    v[e][half] = e && 2 * j + 1 >= kc ? _mm512_setzero_ps()
+                               : whole ? sdx__im2col_run16(g, x, &runs[half][0], c * hw, ky, kx)
+                                       : sdx__im2col_lanes(g, x, runs[half], nruns[half], c * hw, ky, kx);
+                if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
+            }
+            for (int half = 0; half < 2; half++) {
+                __m512i even = sdx__bf16_round512(v[0][half]), odd = sdx__bf16_round512(v[1][half]);
+                int64_t at = (int64_t)s * kpad + (int64_t)j * SDX__BNR + half * 16;
+                _mm512_storeu_si512((void *)(dst + at), _mm512_or_si512(even, _mm512_slli_epi32(odd, 16)));
+                if (lo)
+                    _mm512_storeu_si512((void *)(lo + at),
+                                        _mm512_or_si512(sdx__bf16_residual512(v[0][half], even),
+                                                        _mm512_slli_epi32(sdx__bf16_residual512(v[1][half], odd), 16)));
+            }
         }
         memset(strip + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
+        if (lo) memset(lo + (int64_t)s * kpad + (int64_t)kp * SDX__BNR, 0, (size_t)(kpad - kp) * SDX__BNR * sizeof(uint32_t));
     }
 }
 
@@ -1014,9 +1085,11 @@ static const unsigned char sdx__amx_config[64] = {
 #define SDX__TILE_DP(c, a, b) __asm__ __volatile__("tdpbf16ps %%tmm" #b ", %%tmm" #a ", %%tmm" #c : : : "memory")
 
 /* C[32 x 32] (+)= A B over kt steps of 32 k: a0, a1 the A tiles of rows
- * 0-15 and 16-31 (consecutive per step), b a 32-column pair strip. */
-static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const uint32_t *b, float *c, int64_t ldc,
-                           int accumulate) {
+ * 0-15 and 16-31 (consecutive per step), b a 32-column pair strip. A split
+ * operand also adds the products of its lo part: A's tiles a_lo halves
+ * on, or B's strip b_lo words on (0: none). */
+static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const uint32_t *b, int64_t a_lo, int64_t b_lo,
+                           float *c, int64_t ldc, int accumulate) {
     const int64_t cs = ldc * (int64_t)sizeof(float);
     float *c1 = c + 16, *c2 = c + 16 * ldc, *c3 = c2 + 16;
     if (accumulate) {
@@ -1034,20 +1107,36 @@ static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const
         SDX__TILE_LOAD(5, a1, 64);
         SDX__TILE_DP(2, 5, 6);
         SDX__TILE_DP(3, 5, 7);
+        if (a_lo) {
+            SDX__TILE_LOAD(4, a0 + a_lo, 64);
+            SDX__TILE_DP(0, 4, 6);
+            SDX__TILE_DP(1, 4, 7);
+            SDX__TILE_LOAD(5, a1 + a_lo, 64);
+            SDX__TILE_DP(2, 5, 6);
+            SDX__TILE_DP(3, 5, 7);
+        }
+        if (b_lo) {
+            SDX__TILE_LOAD(6, b + b_lo, SDX__BNR * 4);
+            SDX__TILE_DP(0, 4, 6);
+            SDX__TILE_DP(2, 5, 6);
+            SDX__TILE_LOAD(7, b1 + b_lo, SDX__BNR * 4);
+            SDX__TILE_DP(1, 4, 7);
+            SDX__TILE_DP(3, 5, 7);
+        }
     }
     SDX__TILE_STORE(0, c, cs); SDX__TILE_STORE(1, c1, cs); SDX__TILE_STORE(2, c2, cs); SDX__TILE_STORE(3, c3, cs);
 }
 
 /* Per-thread scratch of an AMX job, in this order. */
 #define SDX__AMX_PA    ((size_t)SDX__AJOB_LONG * SDX__BKC / 2)      /* words: A tiles       */
-#define SDX__AMX_PB    ((size_t)SDX__BKC / 2 * SDX__AJOB_LONG)      /* words: B strips      */
+#define SDX__AMX_PB    ((size_t)SDX__BKC * SDX__AJOB_LONG)          /* words: B strips, hi + lo */
 #define SDX__AMX_TILE  ((size_t)SDX__AJOB_LONG * SDX__AJOB_SHORT)   /* floats: C tile       */
 #define SDX__AMX_TMP   ((size_t)SDX__AJOB_LONG + SDX__BKC + 64)     /* floats: one row      */
 
 static size_t sdx__gemm_amx_scratch_bytes(void) {
     return (SDX__AMX_PA + SDX__AMX_PB) * sizeof(uint32_t)
          + (SDX__AMX_TILE + SDX__AMX_TMP + SDX__AJOB_LONG + SDX__BF16_STAGE) * sizeof(float)
-         + (SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
+         + (2 * SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
 }
 
 static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
@@ -1066,26 +1155,29 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
     const void *b = (const char *)g->b + (size_t)(batch * g->b_bstride) * sdx_dtype_size(g->b_dtype);
     const uint16_t *panel_a = g->weight_is_a ? (const uint16_t *)g->panel : NULL;
     const uint32_t *panel_b = g->weight_is_a ? NULL : g->panel;
+    int split_a = g->split && !g->weight_is_a, split_b = g->split && g->weight_is_a;
     for (int64_t k0 = 0; k0 < g->K; k0 += SDX__BKC) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2, kt = (kc + 31) / 32, kpad = kt * 16;
         const uint16_t *at = pa;
         int64_t a_rs = (int64_t)kt * SDX__ATILE;          /* halves from one 16-row block to the next */
+        int64_t a_lo = split_a ? (int64_t)mp / 16 * a_rs : 0, b_lo = split_b ? (int64_t)np * kpad : 0;
         if (panel_a) {
             at = panel_a + ((m0 / 16) * KT + k0 / 32) * SDX__ATILE;
             a_rs = KT * SDX__ATILE;
         } else {
-            sdx__pack_tiles_bf16(pa, a, g->a_dtype, g->K, m0, mp, mv, k0, kc, kt, tmp, t16);
+            sdx__pack_tiles_bf16(pa, split_a ? pa + a_lo : NULL, a, g->a_dtype, g->K, m0, mp, mv, k0, kc, kt, tmp, t16);
         }
         if (panel_b) { /* strip by strip below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
-        else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, b, n0, nv, np, k0, kc, kpad);
-        else sdx__pack_im2col_bf16(g, pb, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
+        else if (g->b_kind == SDX__B_ROWS_T)
+            sdx__pack_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
+        else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad);
+        else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
             const uint32_t *bs = pb + (int64_t)j * kpad;
             if (panel_b) bs = sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kpad, pb + (int64_t)j * kpad);
             for (int i = 0; i < mp; i += 32)
-                sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, tile + (int64_t)i * g->nb + j,
-                               g->nb, k0 > 0);
+                sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, a_lo, b_lo,
+                               tile + (int64_t)i * g->nb + j, g->nb, k0 > 0);
         }
     }
     sdx__gemm_store(g, tile, (int)g->nb, batch, m0, mv, n0, nv, bias_buf, tmp);
@@ -1114,10 +1206,10 @@ static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) 
         int64_t r0 = s * p->width;
         int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
         if (p->tiles)
-            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, p->src, p->dtype, p->K, r0, 16, SDX__MAX(w, 0), 0,
+            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, NULL, p->src, p->dtype, p->K, r0, 16, SDX__MAX(w, 0), 0,
                                  (int)p->K, (int)kt, tmp, t16);
         else
-            sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K,
+            sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), NULL, p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K,
                                 (int)((p->K + 1) / 2), tmp, t16);
     }
 }
@@ -1184,6 +1276,7 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
 static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     g->ctx = ctx;
+    g->split = !ctx->kernels->bf16_round_act && (g->weight_is_a ? g->b_dtype : g->a_dtype) != SDX_BF16;
 #ifdef SDX__AMX
     if (ctx->kernels->bf16_amx) return sdx__gemm_run_amx(ctx, g);
 #endif
