@@ -3303,7 +3303,8 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
  * as such pairs: a strip of w rows (or columns) over kc values of k is
  * ceil(kc/2) groups of w 32-bit words, word (j, r) = bf16(v[r][2j]) |
  * bf16(v[r][2j+1]) << 16, the high half zero past an odd K. The weight
- * is rounded to bf16 (nearest even, as sdx_f32_to_bf16). The other
+ * is rounded to bf16 (nearest even, as sdx_f32_to_bf16, but a finite
+ * value past bf16's largest saturates to it). The other
  * operand, the activation, is split as it is packed (g->split): hi =
  * bf16(x) and lo = bf16(x - hi) go into two packings of the same shape
  * and both are multiplied by the weight, so only the weight's rounding
@@ -3443,15 +3444,33 @@ static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b,
 #endif
 
 /* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
- * kept quiet), in the low 16 bits of each 32-bit lane. */
+ * kept quiet), in the low 16 bits of each 32-bit lane, except that a
+ * finite value above bf16's largest (3.3895e38) saturates to it: a GEMM
+ * operand must not become an infinity that f32 did not have. */
 __attribute__((target("avx512f")))
 static inline __m512i sdx__bf16_round512(__m512 v) {
     const __m512i x = _mm512_castps_si512(v), top = _mm512_srli_epi32(x, 16);
     const __m512i odd = _mm512_and_si512(top, _mm512_set1_epi32(1));
     const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), odd)), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
-                                                   _mm512_set1_epi32(0x7f800000));
-    return _mm512_mask_or_epi32(rounded, nan, top, _mm512_set1_epi32(0x40));
+    const __m512i magnitude = _mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(magnitude, _mm512_set1_epi32(0x7f800000));
+    const __mmask16 over = _mm512_cmplt_epu32_mask(magnitude, _mm512_set1_epi32(0x7f800000)) &
+                           _mm512_cmpeq_epi32_mask(_mm512_and_si512(rounded, _mm512_set1_epi32(0x7fff)),
+                                                   _mm512_set1_epi32(0x7f80));
+    const __m512i saturated = _mm512_mask_sub_epi32(rounded, over, rounded, _mm512_set1_epi32(1));
+    return _mm512_mask_or_epi32(saturated, nan, top, _mm512_set1_epi32(0x40));
+}
+
+/* n values rounded as sdx__bf16_round512 does (saturating). */
+__attribute__((target("avx512f,avx512bw")))
+static void sdx__f32_to_bf16_sat_n(const float *v, uint16_t *h, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(h + i), _mm512_cvtepi32_epi16(sdx__bf16_round512(_mm512_loadu_ps(v + i))));
+    for (; i < n; i++) {
+        h[i] = sdx_f32_to_bf16(v[i]);
+        if ((h[i] & 0x7fffu) == 0x7f80u && isfinite(v[i])) h[i]--;
+    }
 }
 
 /* The residual of that rounding (hi as sdx__bf16_round512 gave it),
@@ -3494,7 +3513,7 @@ static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtyp
     } else {
         const float *v = (const float *)src + i * ld + k0;
         if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
-        sdx_f32_to_bf16_n(v, t16, (size_t)kc);
+        sdx__f32_to_bf16_sat_n(v, t16, (size_t)kc);
         if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
 }
@@ -3539,7 +3558,7 @@ static void sdx__pack_im2col_bf16(const sdx__gemm *g, uint32_t *dst, uint32_t *l
     size_t n = (size_t)kc * SDX__BNR;
     for (int s = 0; s < cols; s += SDX__BNR) {
         sdx__pack_im2col(g, stage, x, p0 + s, nvalid - s, SDX__BNR, k0, kc, tmp);
-        sdx_f32_to_bf16_n(stage, t16, n);
+        sdx__f32_to_bf16_sat_n(stage, t16, n);
         if (lo) sdx__bf16_residual_n(stage, t16, t16 + n, n);
         for (int part = 0; part < (lo ? 2 : 1); part++) {
             uint32_t *strip = (part ? lo : dst) + (int64_t)s * kpad;

@@ -192,6 +192,53 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
     return T_PASS;
 }
 
+/* The precision policy in bf16 mode: values f32 holds but bf16 cannot
+ * (above 3.3895e38, bf16's largest) saturate when packed instead of
+ * becoming infinities, in the activation (linear's x, the convolution's
+ * im2col) and in the weight, so every output f32 keeps finite stays
+ * finite and close to f32's. */
+static int near_float_max_operands_stay_finite(void) {
+    const float big = 3.4e38f;          /* finite in f32 (max 3.4028e38), rounds to inf in bf16 */
+    int64_t xs[2] = { 3, 40 }, ws[2] = { 5, 40 }, ys[2] = { 3, 5 };
+    int64_t cx[4] = { 1, 4, 20, 20 }, cw[4] = { 6, 4, 3, 3 }, cy[4] = { 1, 6, 20, 20 };
+    sdx_ctx *ctx = t_ctx();
+    T_CHECK(ctx, "context");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
+        for (int big_weight = 0; big_weight < 2; big_weight++) {
+            const char *engine = tb_engine(ctx, e);
+            sdx_tensor x, w, y, yf, c, k, z, zf;
+            double rl, rc;
+            T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 2, xs) == SDX_OK && sdx_tensor_alloc(ctx, &w, SDX_F32, 2, ws) == SDX_OK &&
+                    sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys) == SDX_OK && sdx_tensor_alloc(ctx, &yf, SDX_F32, 2, ys) == SDX_OK &&
+                    sdx_tensor_alloc(ctx, &c, SDX_F32, 4, cx) == SDX_OK && sdx_tensor_alloc(ctx, &k, SDX_F32, 4, cw) == SDX_OK &&
+                    sdx_tensor_alloc(ctx, &z, SDX_F32, 4, cy) == SDX_OK && sdx_tensor_alloc(ctx, &zf, SDX_F32, 4, cy) == SDX_OK,
+                    "alloc");
+            /* one huge operand per output, the other factor 1/4: f32 gives ~8.5e37 */
+            for (int64_t i = 0; i < 3 * 40; i++) ((float *)x.data)[i] = big_weight ? 0.25f : (i % 40 == 7 ? big : 1e-3f);
+            for (int64_t i = 0; i < 5 * 40; i++) ((float *)w.data)[i] = big_weight ? (i % 40 == 7 ? big : 1e-3f) : 0.25f;
+            for (int64_t i = 0; i < 4 * 400; i++) ((float *)c.data)[i] = big_weight ? 0.25f : (i % 400 == 210 ? big : 1e-3f);
+            for (int64_t i = 0; i < 6 * 36; i++) ((float *)k.data)[i] = big_weight ? (i % 36 == 4 ? big : 1e-3f) : 0.25f / 9;
+            T_CHECK(sdx__linear(ctx, &yf, &x, &w, NULL) == SDX_OK && sdx__conv2d(ctx, &zf, &c, &k, NULL, 1, 1) == SDX_OK, "f32");
+            ctx->compute = SDX_BF16;
+            T_CHECK(sdx__linear(ctx, &y, &x, &w, NULL) == SDX_OK && sdx__conv2d(ctx, &z, &c, &k, NULL, 1, 1) == SDX_OK,
+                    "%s", sdx_last_error(ctx));
+            ctx->compute = SDX_F32;
+            T_CHECK(!sdx__has_nonfinite(&yf) && !sdx__has_nonfinite(&zf), "f32 itself overflowed: a wrong case");
+            T_CHECK(!sdx__has_nonfinite(&y), "%s linear, huge %s: bf16 mode made an infinity", engine, big_weight ? "weight" : "x");
+            T_CHECK(!sdx__has_nonfinite(&z), "%s conv, huge %s: bf16 mode made an infinity", engine, big_weight ? "weight" : "x");
+            rl = t_rel_l2_f32((const float *)y.data, (const float *)yf.data, 15);
+            rc = t_rel_l2_f32((const float *)z.data, (const float *)zf.data, 6 * 400);
+            T_NOTE("%s huge %s: rel-L2 to f32 linear %.3g, conv %.3g", engine, big_weight ? "weight" : "x", rl, rc);
+            T_CHECK(rl < 1e-2 && rc < 1e-2, "%s huge %s: rel-L2 to f32 linear %.3g, conv %.3g", engine,
+                    big_weight ? "weight" : "x", rl, rc);
+            sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &yf);
+            sdx_tensor_free(ctx, &c); sdx_tensor_free(ctx, &k); sdx_tensor_free(ctx, &z); sdx_tensor_free(ctx, &zf);
+        }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* Without the CPU feature (cleared here as on a CPU that lacks it) bf16
  * mode is the f32 path: the same bits for linear and conv. */
 static int fallback_equals_f32_exactly(void) {
@@ -659,6 +706,7 @@ static int half_storage_stress_stays_finite(void) {
 static const t_case bf16_cases[] = {
     { "linear_bf16_matches_its_operands_in_double", linear_bf16_matches_its_operands_in_double },
     { "conv2d_bf16_matches_its_operands_in_double", conv2d_bf16_matches_its_operands_in_double },
+    { "near_float_max_operands_stay_finite", near_float_max_operands_stay_finite },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },
     { "packed_weight_gives_its_file_pages_back", packed_weight_gives_its_file_pages_back },
