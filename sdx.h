@@ -3304,18 +3304,18 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
  * ceil(kc/2) groups of w 32-bit words, word (j, r) = bf16(v[r][2j]) |
  * bf16(v[r][2j+1]) << 16, the high half zero past an odd K. The weight
  * is rounded to bf16 (nearest even, as sdx_f32_to_bf16, but a finite
- * value past bf16's largest saturates to it). The other
- * operand, the activation, is split as it is packed (g->split): hi =
- * bf16(x) and lo = bf16(x - hi) go into two packings of the same shape
- * and both are multiplied by the weight, so only the weight's rounding
- * reaches the result (rounding both cost 1.2e-2 rel-L2 per UNet call on
- * the goldens, over the 1e-2 budget; see tests/t_bf16.c). An activation
- * stored as bf16 is exact in hi and is not split; bf16_round_act (bench)
- * turns the split off. A weight slot (registered in ctx->wcache) is
- * packed once over all of K and kept until the slot changes: ceil(K/2)
- * words per row, the bytes of the weight in f16 (a short last strip is
- * stored short and padded when used). Other weight operands are packed
- * per block like the activations. Everything after the dot products (bias, store) is the
+ * value past bf16's largest saturates to it). The other operand, the
+ * activation, is split as it is packed (g->split): hi = bf16(x) and lo =
+ * bf16(x - hi) go into two packings of the same shape and both are
+ * multiplied by the weight, so only the weight's rounding reaches the
+ * result (rounding both cost 1.2e-2 rel-L2 per UNet call on the goldens,
+ * over the 1e-2 budget; see tests/t_bf16.c). An activation stored as
+ * bf16 is exact in hi and is not split; bf16_round_act (bench) turns the
+ * split off. A weight slot (registered in ctx->wcache) is packed once
+ * over all of K and kept until the slot changes: ceil(K/2) words per row,
+ * the bytes of the weight in f16 (a short last strip is stored short and
+ * padded when used). Other weight operands are packed per block like the
+ * activations. Everything after the dot products (bias, store) is the
  * f32 path's. Without AVX512-BF16 the mode computes in f32 and says so
  * once in the log. */
 
@@ -3678,7 +3678,8 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
  * ld), k in [k0, k0 + kc), rounded to bf16, as A tiles: dst[(r / 16) *
  * kt + t][r % 16][c] = v[row0 + r][k0 + 32 t + c], zero for rows past
  * nvalid (up to rows, a multiple of 16) and k past kc (up to 32 kt).
- * tmp holds kc floats, t16 32 kt halves. */
+ * With lo (not NULL) the residuals of the rounding are packed the same
+ * way at lo. tmp holds kc floats, t16 64 kt halves. */
 static void sdx__pack_tiles_bf16(uint16_t *dst, uint16_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                  int rows, int nvalid, int64_t k0, int kc, int kt, float *tmp, uint16_t *t16) {
     uint16_t *t16lo = t16 + kt * 32;
@@ -3703,7 +3704,6 @@ static void sdx__pack_tiles_bf16(uint16_t *dst, uint16_t *lo, const void *src, s
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-
 
 /* The im2col of a stride-1 convolution straight into bf16 pair strips
  * (the values of sdx__pack_im2col_bf16, without its f32 staging): the 16
