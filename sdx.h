@@ -5011,6 +5011,7 @@ typedef struct {
     int causal;
     float scale;
     sdx__micro_fn micro;
+    int kq, dpc, nvs;       /* the AMX path's layout (sdx__attn_run_amx) */
     sdx_ctx *ctx;
 } sdx__attn_args;
 
@@ -5187,6 +5188,314 @@ static void sdx__attn_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__attn_job((const sdx__attn_args *)arg, j, thread);
 }
 
+#ifdef SDX__AMX
+/* ---- attention on AMX (bf16 mode) -------------------------------------- */
+/* In bf16 mode on AMX both products run on tiles at f32's accuracy: each
+ * operand x is carried as hi = bf16(x) and lo = bf16(x - hi), and each
+ * product as hi hi' + hi lo' + lo hi' (lo lo', under 2^-18 of it, is
+ * dropped), so the logits and the output come within about 2^-16 of
+ * f32's. Rounding an operand instead would put 2^-9 on every logit, in a
+ * component whose budget the rounded weights of the linears already half
+ * spend. The three products are one GEMM over a k three times as long: A
+ * rows are [hi | hi | lo], B columns [hi | lo | hi]. Per block of 32
+ * queries and KB keys: S = Q K^T ([32][KB], by the GEMM's 32 x 32 tile
+ * kernel), the online softmax along each query's keys (AVX-512), which
+ * writes P as A tiles, and O += P V on tiles into f32. Layouts (words are
+ * bf16 pairs along k, as the GEMM's B strips):
+ *   Q  two A tile rows of kq tiles (k = 3d, padded to 32 kq)
+ *   K  per 32 keys a strip of 16 kq pair rows x 32 keys
+ *   V  per block of KB keys nvs strips (32 head dims each) of 3 KB / 2
+ *      pair rows; a block of L < KB keys (the last) uses 3 L / 2 of them
+ *   P  two A tile rows of kp tiles (k = 3 L)
+ *   O  [32][dpc] f32, dpc = d rounded up to 16 (a last 16-wide strip) */
+
+#define SDX__AQB 32     /* queries per tile block: two tile rows           */
+#define SDX__AQO 4      /* tile blocks per query block: each key block's K
+                           and V are read from cache by 128 queries        */
+#define SDX__AKB 128    /* keys per block: a multiple of 32                */
+
+static size_t sdx__attn_amx_k_words(const sdx__attn_args *a) {
+    return (size_t)(a->kv_keys / 32) * (size_t)a->kq * SDX__ATILE;
+}
+static size_t sdx__attn_amx_v_words(const sdx__attn_args *a) {
+    return (size_t)(a->kv_keys / SDX__AKB) * (size_t)a->nvs * (3 * SDX__AKB * 16);
+}
+static size_t sdx__attn_amx_scratch_bytes(const sdx__attn_args *a) {
+    return (size_t)SDX__AQO * 2 * a->kq * SDX__ATILE * sizeof(uint16_t)      /* Q tiles      */
+         + (sdx__attn_amx_k_words(a) + sdx__attn_amx_v_words(a)) * sizeof(uint32_t)
+         + (size_t)SDX__AQB * SDX__AKB * sizeof(float)                         /* S            */
+         + (size_t)2 * (3 * SDX__AKB / 32) * SDX__ATILE * sizeof(uint16_t)     /* P tiles      */
+         + (size_t)SDX__AQO * SDX__AQB * ((size_t)a->dpc + 3) * sizeof(float)  /* O, m, l, corr */
+         + ((size_t)a->d + 64) * sizeof(float)                                 /* one row      */
+         + ((size_t)32 * a->kq + 3 * SDX__AKB + 64) * sizeof(uint16_t) + 256;  /* one k row    */
+}
+
+/* C[32 x 16] += A B: sdx__amx_32x32's first 16 columns (a last strip of
+ * 16 head dims). */
+static void sdx__amx_32x16(int kt, const uint16_t *a0, const uint16_t *a1, const uint32_t *b, float *c, int64_t ldc) {
+    const int64_t cs = ldc * (int64_t)sizeof(float);
+    float *c2 = c + 16 * ldc;
+    SDX__TILE_LOAD(0, c, cs); SDX__TILE_LOAD(2, c2, cs);
+    for (int t = 0; t < kt; t++, a0 += SDX__ATILE, a1 += SDX__ATILE, b += 16 * SDX__BNR) {
+        SDX__TILE_LOAD(4, a0, 64);
+        SDX__TILE_LOAD(6, b, SDX__BNR * 4);
+        SDX__TILE_DP(0, 4, 6);
+        SDX__TILE_LOAD(5, a1, 64);
+        SDX__TILE_DP(2, 5, 6);
+    }
+    SDX__TILE_STORE(0, c, cs); SDX__TILE_STORE(2, c2, cs);
+}
+
+/* v[0, n) as three segments of n halves, hi, hi and lo in the order
+ * given by lo_seg (the segment that holds lo: 2 for A rows, 1 for B
+ * columns), then zeros up to `total`. */
+static void sdx__attn_split3(uint16_t *out, const float *v, int n, int lo_seg, int total) {
+    uint16_t *hi = out + (lo_seg == 0) * n;
+    sdx__f32_to_bf16_sat_n(v, hi, (size_t)n);
+    sdx__bf16_residual_n(v, hi, out + lo_seg * n, (size_t)n);
+    for (int s = 0; s < 3; s++)
+        if (s != lo_seg && out + s * n != hi) memcpy(out + s * n, hi, (size_t)n * sizeof(uint16_t));
+    memset(out + 3 * n, 0, (size_t)(total - 3 * n) * sizeof(uint16_t));
+}
+
+/* Query rows [i0, i0 + n) of head h, times the logit scale, as Q's tiles
+ * (two tile rows per 32 queries; zero rows past n up to `rows`). */
+static void sdx__attn_amx_pack_q(const sdx__attn_args *a, uint16_t *pq, int64_t bat, int64_t h, int64_t i0, int n,
+                                 int rows, float *tmp, uint16_t *row) {
+    const int64_t hd = a->q->shape[2];
+    for (int r = 0; r < rows; r++) {
+        uint16_t *dst = pq + (r / 16) * a->kq * SDX__ATILE + (r % 16) * 32;
+        if (r < n) {
+            sdx__load_f32(a->q->data, a->q->dtype, (bat * a->nq + i0 + r) * hd + h * a->d, a->d, tmp);
+            for (int64_t c = 0; c < a->d; c++) tmp[c] *= a->scale;
+            sdx__attn_split3(row, tmp, (int)a->d, 2, 32 * a->kq);
+        } else {
+            memset(row, 0, (size_t)(32 * a->kq) * sizeof(uint16_t));
+        }
+        for (int t = 0; t < a->kq; t++) memcpy(dst + t * SDX__ATILE, row + 32 * t, 32 * sizeof(uint16_t));
+    }
+}
+
+/* Keys [j0, j0 + n) of head h as K strips (zero columns past n). */
+static void sdx__attn_amx_pack_k(const sdx__attn_args *a, uint32_t *pk, int64_t bat, int64_t h, int64_t j0, int n,
+                                 float *tmp, uint16_t *row) {
+    const int64_t hd = a->k->shape[2];
+    const int pairs = 16 * a->kq;
+    for (int s = 0; s < n; s += 32) {
+        uint32_t *strip = pk + (int64_t)(s / 32) * a->kq * SDX__ATILE;
+        for (int col = 0; col < 32; col++) {
+            if (s + col < n) {
+                sdx__load_f32(a->k->data, a->k->dtype, (bat * a->nk + j0 + s + col) * hd + h * a->d, a->d, tmp);
+                sdx__attn_split3(row, tmp, (int)a->d, 1, 32 * a->kq);
+            } else {
+                memset(row, 0, (size_t)(32 * a->kq) * sizeof(uint16_t));
+            }
+            for (int p = 0; p < pairs; p++) strip[p * 32 + col] = row[2 * p] | (uint32_t)row[2 * p + 1] << 16;
+        }
+    }
+}
+
+/* Values [j0, j0 + n) of head h as one block of V strips: k = 3n, key j
+ * at k = j (hi), n + j (lo) and 2n + j (hi). */
+static void sdx__attn_amx_pack_v(const sdx__attn_args *a, uint32_t *pv, int64_t bat, int64_t h, int64_t j0, int n,
+                                 float *tmp, uint16_t *row) {
+    const int64_t hd = a->v->shape[2], strip_words = 3 * SDX__AKB * 16;
+    uint16_t *halves = (uint16_t *)pv, *lo = row + a->d;
+    memset(pv, 0, (size_t)(a->nvs * strip_words) * sizeof(uint32_t));
+    for (int j = 0; j < n; j++) {
+        sdx__load_f32(a->v->data, a->v->dtype, (bat * a->nk + j0 + j) * hd + h * a->d, a->d, tmp);
+        sdx__f32_to_bf16_sat_n(tmp, row, (size_t)a->d);
+        sdx__bf16_residual_n(tmp, row, lo, (size_t)a->d);
+        for (int seg = 0; seg < 3; seg++) {
+            const uint16_t *src = seg == 1 ? lo : row;
+            int k = seg * n + j;
+            /* word (pair k / 2, column c) of its strip; half k % 2 (little-endian) */
+            uint16_t *dst = halves + 2 * ((int64_t)(k / 2) * 32) + (k & 1);
+            for (int64_t c = 0; c < a->d; c++) dst[2 * ((c / 32) * strip_words + c % 32)] = src[c];
+        }
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/* sdx__exp_n_avx2's algorithm on 16 lanes (the same value in each lane). */
+__attribute__((target("avx512f")))
+static inline __m512 sdx__exp512(__m512 x0) {
+    const __m512 lo = _mm512_set1_ps(-87.3f);
+    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(88.0f));   /* NaN -> -87.3 */
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
+    __m512 q = _mm512_set1_ps(1.0f / 720.0f), res;
+    __m512i e;
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 120.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 24.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 6.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+    res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, lo, _CMP_GT_OQ), _mm512_mul_ps(q, _mm512_castsi512_ps(e)));
+    return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
+}
+
+/* The online softmax over one block's logits s ([32][KB], L keys): per
+ * query the running max m and sum l are updated, corr gets the factor
+ * that rescales what O holds, and P = exp(s - m) goes into P's tiles as
+ * [hi | hi | lo] over kp tiles (VCVTNE2PS2BF16 rounds to nearest even;
+ * P is in [0, 1], so nothing saturates). Masked keys (causal) have P = 0.
+ * A whole block's segments are whole tiles and are stored there
+ * directly; a shorter one goes through `row`. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+static void sdx__attn_amx_softmax(const sdx__attn_args *a, const float *s, uint16_t *pp, float *m, float *l, float *corr,
+                                  int64_t i0, int64_t j0, int L, int kp, uint16_t *row) {
+    const int tiled = L % 32 == 0;
+    for (int i = 0; i < SDX__AQB; i++) {
+        const float *srow = s + (int64_t)i * SDX__AKB;
+        uint16_t *dst = pp + (int64_t)(i / 16) * kp * SDX__ATILE + (i % 16) * 32;
+        int seen = L;       /* keys this query sees: all, or up to itself */
+        __m512 vmax = _mm512_set1_ps(-INFINITY), vsum = _mm512_setzero_ps(), shift;
+        float mx;
+        if (a->causal) seen = (int)SDX__MAX((int64_t)0, SDX__MIN((int64_t)L, i0 + i - j0 + 1));
+        for (int j = 0; j < seen; j += 16) {
+            __mmask16 in = (__mmask16)(seen - j >= 16 ? 0xffff : (1u << (seen - j)) - 1u);
+            vmax = _mm512_mask_max_ps(vmax, in, vmax, _mm512_maskz_loadu_ps(in, srow + j));
+        }
+        mx = _mm512_reduce_max_ps(vmax);
+        mx = mx > m[i] ? mx : m[i];
+        if (mx == -INFINITY) mx = 0.0f;         /* nothing seen yet: its exps are 0 */
+        corr[i] = mx == m[i] ? 1.0f : expf(m[i] - mx);     /* most blocks leave the max */
+        m[i] = mx;
+        shift = _mm512_set1_ps(mx);
+        for (int j = 0; j < L; j += 32) {
+            __mmask16 vis0 = (__mmask16)(j >= seen ? 0 : seen - j >= 16 ? 0xffff : (1u << (seen - j)) - 1u);
+            __mmask16 vis1 = (__mmask16)(j + 16 >= seen ? 0 : seen - j - 16 >= 16 ? 0xffff : (1u << (seen - j - 16)) - 1u);
+            __m512 p0 = _mm512_maskz_mov_ps(vis0, sdx__exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(vis0, srow + j), shift)));
+            __m512 p1 = _mm512_maskz_mov_ps(vis1, sdx__exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(vis1, srow + j + 16), shift)));
+            __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
+            __m512 back0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
+            __m512 back1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
+            __m512i lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(p1, back1), _mm512_sub_ps(p0, back0));
+            vsum = _mm512_add_ps(vsum, _mm512_add_ps(p0, p1));
+            if (tiled) {
+                const int t = j / 32, seg = L / 32;
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * SDX__ATILE), hi);
+                _mm512_storeu_si512((void *)(dst + (int64_t)(seg + t) * SDX__ATILE), hi);
+                _mm512_storeu_si512((void *)(dst + (int64_t)(2 * seg + t) * SDX__ATILE), lo);
+            } else {
+                __mmask32 in = L - j >= 32 ? 0xffffffffu : (1u << (L - j)) - 1u;
+                _mm512_mask_storeu_epi16(row + j, in, hi);
+                _mm512_mask_storeu_epi16(row + L + j, in, hi);
+                _mm512_mask_storeu_epi16(row + 2 * L + j, in, lo);
+            }
+        }
+        l[i] = l[i] * corr[i] + _mm512_reduce_add_ps(vsum);
+        if (tiled) continue;
+        memset(row + 3 * L, 0, (size_t)(32 * kp - 3 * L) * sizeof(uint16_t));
+        for (int t = 0; t < kp; t++) memcpy(dst + (int64_t)t * SDX__ATILE, row + 32 * t, 32 * sizeof(uint16_t));
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/* Query block qb (SDX__AQO tile blocks of 32 queries) of head h of image
+ * bat: sdx__attn_block's contract, on tiles. Each key block is packed (or
+ * found packed) once and visited by every tile block in turn. */
+static void sdx__attn_amx_block(const sdx__attn_args *a, int64_t bat, int64_t h, int64_t qb, uint16_t *pq, uint32_t *pk,
+                                uint32_t *pv, int64_t *packed, float *s) {
+    const int kq = a->kq, dpc = a->dpc, whole = a->kv_whole;
+    const int64_t strip_words = 3 * SDX__AKB * 16, q_tiles = 2 * (int64_t)kq * SDX__ATILE;
+    uint16_t *pp = (uint16_t *)(s + SDX__AQB * SDX__AKB);
+    float *o = (float *)(pp + 2 * (3 * SDX__AKB / 32) * SDX__ATILE);
+    float *m = o + SDX__AQO * SDX__AQB * dpc, *l = m + SDX__AQO * SDX__AQB, *corr = l + SDX__AQO * SDX__AQB;
+    float *tmp = corr + SDX__AQO * SDX__AQB;
+    uint16_t *row = (uint16_t *)(tmp + a->d + 64);
+    const int64_t i0 = qb * SDX__AQO * SDX__AQB;
+    const int nqv = (int)SDX__MIN((int64_t)SDX__AQO * SDX__AQB, a->nq - i0), nsub = (nqv + SDX__AQB - 1) / SDX__AQB;
+    const int64_t key_end = a->causal ? SDX__MIN(a->nk, i0 + nqv) : a->nk;
+    sdx__attn_amx_pack_q(a, pq, bat, h, i0, nqv, nsub * SDX__AQB, tmp, row);
+    memset(o, 0, (size_t)(nsub * SDX__AQB * dpc) * sizeof(float));
+    for (int i = 0; i < nsub * SDX__AQB; i++) { m[i] = -INFINITY; l[i] = 0; }
+    for (int64_t j0 = 0; j0 < key_end; j0 += SDX__AKB) {
+        const int L = (int)SDX__MIN((int64_t)SDX__AKB, a->nk - j0), kp = (3 * L + 31) / 32;
+        uint32_t *kb = whole ? pk + (j0 / 32) * kq * SDX__ATILE : pk;
+        uint32_t *vb = whole ? pv + (j0 / SDX__AKB) * a->nvs * strip_words : pv;
+        if (!whole || j0 + L > *packed) {
+            sdx__attn_amx_pack_k(a, kb, bat, h, j0, L, tmp, row);
+            sdx__attn_amx_pack_v(a, vb, bat, h, j0, L, tmp, row);
+            *packed = j0 + L;
+        }
+        for (int sb = 0; sb < nsub; sb++) {
+            const uint16_t *q = pq + sb * q_tiles;
+            const int r0 = sb * SDX__AQB, rows = SDX__MIN(SDX__AQB, nqv - r0);
+            float *ob = o + (int64_t)r0 * dpc;
+            if (a->causal && j0 > i0 + r0 + rows - 1) continue;  /* every key of the block is hidden */
+            for (int js = 0; js < L; js += 32)
+                sdx__amx_32x32(kq, q, q + kq * SDX__ATILE, kb + (int64_t)(js / 32) * kq * SDX__ATILE, 0, 0, s + js,
+                               SDX__AKB, 0);
+            sdx__attn_amx_softmax(a, s, pp, m + r0, l + r0, corr + r0, i0 + r0, j0, L, kp, row);
+            for (int i = 0; i < rows; i++)
+                if (corr[r0 + i] != 1.0f)
+                    for (int c = 0; c < dpc; c++) ob[i * dpc + c] *= corr[r0 + i];
+            for (int cs = 0; cs < a->nvs; cs++) {
+                const uint32_t *vs = vb + cs * strip_words;
+                if (dpc - 32 * cs >= 32)
+                    sdx__amx_32x32(kp, pp, pp + kp * SDX__ATILE, vs, 0, 0, ob + 32 * cs, dpc, 1);
+                else
+                    sdx__amx_32x16(kp, pp, pp + kp * SDX__ATILE, vs, ob + 32 * cs, dpc);
+            }
+        }
+    }
+    for (int i = 0; i < nqv; i++) {
+        float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        for (int64_t c = 0; c < a->d; c++) tmp[c] = o[i * dpc + c] * inv;
+        sdx__store_f32(a->y->data, a->y->dtype, (bat * a->nq + i0 + i) * a->heads * a->d + h * a->d, a->d, tmp);
+    }
+}
+
+static void sdx__attn_amx_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__attn_args *a = (const sdx__attn_args *)arg;
+    const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk;
+    __asm__ __volatile__("ldtilecfg %0" : : "m"(sdx__amx_config) : "memory");
+    for (int64_t job = begin; job < end; job++) {
+        int64_t bh = job / chunks, bat = bh / a->heads, h = bh % a->heads;
+        int64_t qb0 = (job % chunks) * a->chunk, qb1 = SDX__MIN(a->q_blocks, qb0 + a->chunk), packed = 0;
+        uint16_t *pq = (uint16_t *)sdx__scratch_f32(a->ctx, thread);
+        uint32_t *pk = (uint32_t *)(pq + SDX__AQO * 2 * a->kq * SDX__ATILE);
+        uint32_t *pv = pk + sdx__attn_amx_k_words(a);
+        float *s = (float *)(pv + sdx__attn_amx_v_words(a));
+        for (int64_t qb = qb0; qb < qb1; qb++) sdx__attn_amx_block(a, bat, h, qb, pq, pk, pv, &packed, s);
+    }
+    __asm__ __volatile__("tilerelease" : : : "memory");
+}
+
+/* Sets up and runs the tile path for arguments sdx__cpu_attention has
+ * checked (a->d, nq, nk > 0). */
+static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
+    int rc;
+    a->kq = (int)((3 * a->d + 31) / 32);
+    a->dpc = (int)((a->d + 15) / 16 * 16);
+    a->nvs = (a->dpc + 31) / 32;
+    a->q_blocks = (a->nq + SDX__AQO * SDX__AQB - 1) / (SDX__AQO * SDX__AQB);
+    a->kv_keys = (a->nk + SDX__AKB - 1) / SDX__AKB * SDX__AKB;
+    a->kv_whole = (sdx__attn_amx_k_words(a) + sdx__attn_amx_v_words(a)) * sizeof(uint32_t) <= SDX__ATTN_KV_BYTES &&
+                  !ctx->kernels->attn_blockwise;
+    if (!a->kv_whole) a->kv_keys = SDX__AKB;
+    a->chunk = a->kv_whole ? a->q_blocks * a->batch * a->heads / SDX__MAX((int64_t)1, 2 * (int64_t)sdx_threads(ctx)) : 1;
+    a->chunk = SDX__MAX((int64_t)1, SDX__MIN(a->chunk, a->q_blocks));
+    if ((rc = sdx__scratch_reserve(ctx, sdx__attn_amx_scratch_bytes(a))) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, a->batch * a->heads * ((a->q_blocks + a->chunk - 1) / a->chunk), sdx__attn_amx_range, a);
+    return SDX_OK;
+}
+#endif /* SDX__AMX */
+
 static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                           int heads, int causal) {
     static const char op[] = "attention";
@@ -5213,6 +5522,12 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.micro = sdx__micro_select();
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+#if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
+    if (ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx) {
+        if ((rc = sdx__attn_run_amx(ctx, &a)) != SDX_OK) return rc;
+        return sdx__trace_check(ctx, op, y);
+    }
+#endif
     /* K and V packed once per job, not per query block: jobs take as many
      * query blocks as still leaves two jobs per thread */
     a.kv_keys = (a.nk + SDX__KB - 1) / SDX__KB * SDX__KB;

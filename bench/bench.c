@@ -313,8 +313,19 @@ int main(int argc, char **argv) {
         }
     }
     if (wanted(argc, argv, "attention")) {
-        bench_attention(ctx, 4096, 4096, 8, 40, SDX_F32);
-        bench_attention(ctx, 4096, 77, 8, 40, SDX_F32);
+        /* SD 1.5 at 512x512: self- and cross-attention at 64x64, self at
+         * 32x32; the VAE's one head; then the same in bf16 mode */
+        static const int64_t att[4][4] = { { 4096, 4096, 8, 40 }, { 4096, 77, 8, 40 }, { 1024, 1024, 8, 80 },
+                                           { 4096, 4096, 1, 512 } };
+        for (int mode = 0; mode < 2; mode++) {
+            if (mode && !sdx__bf16_usable(ctx)) break;
+            ctx->compute = mode ? SDX_BF16 : SDX_F32;
+            for (int i = 0; i < 4; i++) {
+                if (mode) printf("bf16 ");
+                bench_attention(ctx, att[i][0], att[i][1], att[i][2], att[i][3], SDX_F32);
+            }
+        }
+        ctx->compute = SDX_F32;
     }
     sdx_destroy(ctx);
     return 0;

@@ -239,6 +239,105 @@ static int near_float_max_operands_stay_finite(void) {
     return T_PASS;
 }
 
+/* Attention in bf16 mode on AMX carries every operand of both products
+ * (Q K^T and P V) as hi + lo and multiplies them three ways (hi hi' + hi
+ * lo' + lo hi'), so it keeps f32's accuracy where rounding one operand
+ * would cost 2^-9 per product. Against double on the same inputs: every
+ * output within the worst-case bound of that arithmetic (2^-18 per split
+ * operand and per dropped lo lo', f32 accumulation, the exp's 3e-7, a
+ * logit error moving the softmax by about twice itself), and the whole
+ * within 2e-5 rel-L2 (f32 is at ~1e-7; one rounded operand gives ~1e-3).
+ * Packing K and V once per head or block by block gives the same bits.
+ * Without AMX, bf16 mode's attention is f32's, bit for bit. */
+static int attention_bf16_keeps_f32_accuracy(void) {
+    static const struct { int64_t nq, nk, heads, d; int causal; sdx_dtype dt; } cs[] = {
+        { 100, 77, 2, 40, 0, SDX_F32 },     /* cross-attention: one short key block, 16-wide V strip */
+        { 300, 300, 1, 64, 1, SDX_F16 },    /* causal; partial query and key blocks */
+        { 70, 260, 2, 80, 0, SDX_F32 },     /* V strips 32 + 32 + 16 */
+        { 40, 150, 1, 512, 0, SDX_BF16 },   /* the VAE's width */
+        { 129, 128, 3, 8, 0, SDX_F32 },     /* a head narrower than one tile */
+    };
+    sdx_ctx *ctx = t_ctx();
+    T_CHECK(ctx, "context");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        const int64_t nq = cs[c].nq, nk = cs[c].nk, H = cs[c].heads, d = cs[c].d, w = H * d;
+        int64_t qs[3] = { 2, nq, w }, ks[3] = { 2, nk, w };
+        sdx_tensor q, k, v, y, y2, yf;
+        float *qv = (float *)malloc((size_t)(2 * nq * w) * sizeof(float));
+        float *kv = (float *)malloc((size_t)(2 * nk * w) * sizeof(float)), *vv = (float *)malloc((size_t)(2 * nk * w) * sizeof(float));
+        double *s = (double *)malloc((size_t)nk * sizeof(double)), *mag = (double *)malloc((size_t)nk * sizeof(double));
+        double scale = 1.0 / sqrt((double)d), worst = 0, num = 0, den = 0, numf = 0, rel;
+        T_CHECK(qv && kv && vv && s && mag, "alloc");
+        tb_state = 777 + (uint64_t)c;
+        T_CHECK(tb_alloc_random(ctx, &q, cs[c].dt, 3, qs, 2.0) && tb_alloc_random(ctx, &k, cs[c].dt, 3, ks, 2.0) &&
+                tb_alloc_random(ctx, &v, cs[c].dt, 3, ks, 1.0) && sdx_tensor_alloc(ctx, &y, SDX_F32, 3, qs) == SDX_OK &&
+                sdx_tensor_alloc(ctx, &y2, SDX_F32, 3, qs) == SDX_OK && sdx_tensor_alloc(ctx, &yf, SDX_F32, 3, qs) == SDX_OK,
+                "alloc");
+        sdx__load_f32(q.data, q.dtype, 0, 2 * nq * w, qv);
+        sdx__load_f32(k.data, k.dtype, 0, 2 * nk * w, kv);
+        sdx__load_f32(v.data, v.dtype, 0, 2 * nk * w, vv);
+        T_CHECK(sdx__attention(ctx, &yf, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "f32: %s", sdx_last_error(ctx));
+        ctx->compute = SDX_BF16;
+        T_CHECK(sdx__attention(ctx, &y, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+        ctx->kernels->attn_blockwise = 1;
+        T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+        ctx->kernels->attn_blockwise = 0;
+        T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "case %zu: K and V packed per block give other bits", c);
+        for (int64_t b = 0; b < 2; b++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t i = 0; i < nq; i++) {
+                    int64_t seen = cs[c].causal ? (i + 1 < nk ? i + 1 : nk) : nk;
+                    double mx = -INFINITY, sum = 0, vmax = 0, err_s = 0, bound;
+                    const float *qi = qv + (b * nq + i) * w + h * d;
+                    for (int64_t j = 0; j < seen; j++) {
+                        const float *kj = kv + (b * nk + j) * w + h * d;
+                        double dot = 0, m = 0;
+                        for (int64_t e = 0; e < d; e++) { dot += (double)qi[e] * kj[e]; m += fabs((double)qi[e] * kj[e]); }
+                        s[j] = dot * scale;
+                        mag[j] = m * scale;
+                        if (s[j] > mx) mx = s[j];
+                        if (mag[j] > err_s) err_s = mag[j];
+                        for (int64_t e = 0; e < d; e++) vmax = fmax(vmax, fabs(vv[(b * nk + j) * w + h * d + e]));
+                    }
+                    for (int64_t j = 0; j < seen; j++) { s[j] = exp(s[j] - mx); sum += s[j]; }
+                    err_s *= 4 * 0x1p-18 + (double)(3 * d + 4) * 0x1p-23;
+                    bound = vmax * (2.2 * err_s + 6e-7 + 4 * 0x1p-18 + (double)(3 * nk + 2 * (nk / 128 + 1) + 8) * 0x1p-23);
+                    for (int64_t e = 0; e < d; e++) {
+                        double ref = 0, got = ((const float *)y.data)[(b * nq + i) * w + h * d + e], r;
+                        for (int64_t j = 0; j < seen; j++) ref += s[j] * vv[(b * nk + j) * w + h * d + e];
+                        ref /= sum;
+                        r = fabs(got - ref) / bound;
+                        T_CHECK(r <= 1.0, "case %zu (%lldx%lld, d %lld): output %lld,%lld,%lld is %.3g off, %.3g x its bound", c,
+                                (long long)nq, (long long)nk, (long long)d, (long long)b, (long long)i, (long long)e,
+                                fabs(got - ref), r);
+                        if (r > worst) worst = r;
+                        num += (got - ref) * (got - ref);
+                        numf += pow(((const float *)yf.data)[(b * nq + i) * w + h * d + e] - ref, 2);
+                        den += ref * ref;
+                    }
+                }
+        rel = sqrt(num / den);
+        T_NOTE("AMX attention %lldx%lld, %lld heads of %lld%s, %s: rel-L2 to double %.3g (f32 path %.3g), worst error / bound %.3f",
+               (long long)nq, (long long)nk, (long long)H, (long long)d, cs[c].causal ? " causal" : "",
+               sdx_dtype_name(cs[c].dt), rel, sqrt(numf / den), worst);
+        T_CHECK(rel < 2e-5, "case %zu: rel-L2 to double %.3g", c, rel);
+        /* the AVX512-BF16 engine has no attention of its own: f32's */
+        if (ctx->kernels->bf16_amx) {
+            ctx->kernels->bf16_amx = 0;
+            T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+            ctx->kernels->bf16_amx = 1;
+            T_CHECK(memcmp(y2.data, yf.data, sdx_tensor_nbytes(&y2)) == 0, "case %zu: without AMX bf16 attention is not f32's", c);
+        }
+        ctx->compute = SDX_F32;
+        sdx_tensor_free(ctx, &q); sdx_tensor_free(ctx, &k); sdx_tensor_free(ctx, &v);
+        sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &y2); sdx_tensor_free(ctx, &yf);
+        free(qv); free(kv); free(vv); free(s); free(mag);
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* Without the CPU feature (cleared here as on a CPU that lacks it) bf16
  * mode is the f32 path: the same bits for linear and conv. */
 static int fallback_equals_f32_exactly(void) {
@@ -707,6 +806,7 @@ static const t_case bf16_cases[] = {
     { "linear_bf16_matches_its_operands_in_double", linear_bf16_matches_its_operands_in_double },
     { "conv2d_bf16_matches_its_operands_in_double", conv2d_bf16_matches_its_operands_in_double },
     { "near_float_max_operands_stay_finite", near_float_max_operands_stay_finite },
+    { "attention_bf16_keeps_f32_accuracy", attention_bf16_keeps_f32_accuracy },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },
     { "packed_weight_gives_its_file_pages_back", packed_weight_gives_its_file_pages_back },
