@@ -2944,6 +2944,78 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 }
 #endif
 
+#ifdef SDX__X86
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/* sdx__exp_n_avx2's algorithm on 16 lanes (the same value in each lane). */
+__attribute__((target("avx512f")))
+static inline __m512 sdx__exp512(__m512 x0) {
+    const __m512 lo = _mm512_set1_ps(-87.3f);
+    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(88.0f));   /* NaN -> -87.3 */
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
+    __m512 q = _mm512_set1_ps(1.0f / 720.0f), res;
+    __m512i e;
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 120.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 24.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 6.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+    res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, lo, _CMP_GT_OQ), _mm512_mul_ps(q, _mm512_castsi512_ps(e)));
+    return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
+}
+
+/* bf16 mode's SiLU and GELU, 16 lanes at a time (f32 mode keeps libm's
+ * expf and erff per value: the bits its goldens were made with). SiLU is
+ * x / (1 + exp(-x)) with the exp above; GELU is x/2 (1 + erf(x / sqrt 2))
+ * with erf from Abramowitz and Stegun 7.1.26 (absolute error under
+ * 1.5e-7), odd-extended. NaN stays NaN. */
+__attribute__((target("avx512f")))
+static void sdx__silu_n_avx512(float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1u);
+        __m512 x = _mm512_maskz_loadu_ps(in, v + i);
+        __m512 e = sdx__exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));
+        _mm512_mask_storeu_ps(v + i, in, _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void sdx__gelu_n_avx512(float *v, int64_t n) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1u);
+        __m512 x = _mm512_maskz_loadu_ps(in, v + i);
+        __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+        __m512 az = _mm512_abs_ps(z);
+        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), one));
+        __m512 poly = _mm512_set1_ps(1.061405429f), erf_abs;
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
+        poly = _mm512_mul_ps(poly, t);
+        erf_abs = _mm512_fnmadd_ps(poly, sdx__exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az)), one);
+        /* erf(z) carries z's sign */
+        erf_abs = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(erf_abs),
+                                                      _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
+        _mm512_mask_storeu_ps(v + i, in, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf_abs)));
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
 #ifdef SDX__NEON
 /* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
  * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
@@ -4452,6 +4524,7 @@ typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SD
 
 typedef struct sdx__ew {
     sdx__ew_op op;
+    int fast;               /* bf16 mode: SiLU and GELU 16 lanes at a time */
     sdx_tensor *y;
     const sdx_tensor *a, *b;
     float s;
@@ -4469,6 +4542,27 @@ static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, fl
     }
 }
 
+/* Whether bf16 mode's faster SiLU / GELU applies here (ctx->compute). */
+static int sdx__act_fast_mode(sdx_ctx *ctx) {
+#ifdef SDX__X86
+    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx);
+#else
+    (void)ctx;
+    return 0;
+#endif
+}
+
+/* v[0, n) through op the bf16-mode way; 0 when op has no such form. */
+static int sdx__act_fast(sdx__ew_op op, float *v, int64_t n) {
+#ifdef SDX__X86
+    if (op == SDX__OP_SILU) { sdx__silu_n_avx512(v, n); return 1; }
+    if (op == SDX__OP_GELU) { sdx__gelu_n_avx512(v, n); return 1; }
+#else
+    (void)op; (void)v; (void)n;
+#endif
+    return 0;
+}
+
 static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__ew *e = (const sdx__ew *)arg;
     float va[SDX__CHUNK], vb[SDX__CHUNK];
@@ -4478,7 +4572,7 @@ static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
         int64_t n = SDX__MIN((int64_t)SDX__CHUNK, SDX__MIN(end * SDX__PAR_GRAIN, total) - i);
         sdx__load_f32(e->a->data, e->a->dtype, i, n, va);
         if (e->b) sdx__load_f32(e->b->data, e->b->dtype, i, n, vb);
-        sdx__ew_apply(e->op, va, vb, n, e->s);
+        if (!e->fast || !sdx__act_fast(e->op, va, n)) sdx__ew_apply(e->op, va, vb, n, e->s);
         sdx__store_f32(e->y->data, e->y->dtype, i, n, va);
     }
 }
@@ -4491,6 +4585,7 @@ static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor
     if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
     if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
     e.op = kind; e.y = y; e.a = a; e.b = b; e.s = s;
+    e.fast = sdx__act_fast_mode(ctx);
     sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__ew_range, &e);
     return sdx__trace_check(ctx, op, y);
 }
@@ -4551,7 +4646,7 @@ static int sdx__cpu_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
 
 /* ---- geglu ------------------------------------------------------------- */
 
-typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; } sdx__geglu_args;
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; int fast; } sdx__geglu_args;
 
 static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__geglu_args *g = (const sdx__geglu_args *)arg;
@@ -4562,7 +4657,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
             int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
-            sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0);
+            if (!g->fast || !sdx__act_fast(SDX__OP_GELU, vg, n)) sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0);
             for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
             sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
         }
@@ -4577,6 +4672,7 @@ static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     for (int i = 0; i + 1 < x->ndim; i++)
         if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
     g.y = y; g.x = x; g.d = y->shape[y->ndim - 1];
+    g.fast = sdx__act_fast_mode(ctx);
     if (g.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(y) / g.d, sdx__geglu_range, &g);
     return sdx__trace_check(ctx, op, y);
 }
@@ -4857,6 +4953,7 @@ typedef struct {
     sdx_tensor *y; const sdx_tensor *x, *gamma, *beta;
     int64_t channels, spatial, groups;
     float eps; int fuse_silu;
+    int fast;               /* bf16 mode: the fused SiLU 16 lanes at a time */
 } sdx__gn_args;
 
 static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thread) {
@@ -4879,7 +4976,8 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
                 for (int64_t j = 0; j < n; j++) buf[j] = buf[j] * mul + add;
-                if (a->fuse_silu) for (int64_t j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j]));
+                if (a->fuse_silu && (!a->fast || !sdx__act_fast(SDX__OP_SILU, buf, n)))
+                    for (int64_t j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j]));
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }
         }
@@ -4900,6 +4998,7 @@ static int sdx__cpu_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
         return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
     a.y = y; a.x = x; a.gamma = gamma; a.beta = beta;
     a.channels = x->shape[1]; a.groups = groups; a.eps = eps; a.fuse_silu = fuse_silu;
+    a.fast = sdx__act_fast_mode(ctx);
     a.spatial = a.channels && x->shape[0] ? sdx_tensor_numel(x) / (x->shape[0] * a.channels) : 0;
     sdx__parallel_for(ctx, x->shape[0] * groups, sdx__group_norm_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5321,28 +5420,6 @@ static void sdx__attn_amx_pack_v(const sdx__attn_args *a, uint32_t *pv, int64_t 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-
-/* sdx__exp_n_avx2's algorithm on 16 lanes (the same value in each lane). */
-__attribute__((target("avx512f")))
-static inline __m512 sdx__exp512(__m512 x0) {
-    const __m512 lo = _mm512_set1_ps(-87.3f);
-    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(88.0f));   /* NaN -> -87.3 */
-    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
-    __m512 q = _mm512_set1_ps(1.0f / 720.0f), res;
-    __m512i e;
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 120.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 24.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 6.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
-    e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-    res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, lo, _CMP_GT_OQ), _mm512_mul_ps(q, _mm512_castsi512_ps(e)));
-    return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
-}
 
 /* The online softmax over one block's logits s ([32][KB], L keys): per
  * query the running max m and sum l are updated, corr gets the factor

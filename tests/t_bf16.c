@@ -338,6 +338,61 @@ static int attention_bf16_keeps_f32_accuracy(void) {
     return T_PASS;
 }
 
+/* bf16 mode's SiLU and GELU (16 lanes, its own exp and erf; f32 mode
+ * keeps libm's) against double over [-30, 30]: SiLU within 6e-7 of the
+ * true value, relative; GELU within that plus |x|/2 times erf's 1.5e-7
+ * absolute error (with the exp's share); NaN stays NaN. Through the ops,
+ * GroupNorm's fused SiLU and GEGLU's GELU. */
+static int activations_in_bf16_mode_match_double(void) {
+    const int64_t n = 60001;
+    int64_t shp[2] = { 1, n }, gshp[4] = { 1, 1, 1, n }, gg[2] = { 1, 2 * n };
+    sdx_tensor x, y, g, gy, xg;
+    sdx_ctx *ctx = t_ctx();
+    T_CHECK(ctx, "context");
+    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 2, shp) == SDX_OK && sdx_tensor_alloc(ctx, &y, SDX_F32, 2, shp) == SDX_OK &&
+            sdx_tensor_alloc(ctx, &g, SDX_F32, 4, gshp) == SDX_OK && sdx_tensor_alloc(ctx, &gy, SDX_F32, 4, gshp) == SDX_OK &&
+            sdx_tensor_alloc(ctx, &xg, SDX_F32, 2, gg) == SDX_OK, "alloc");
+    for (int64_t i = 0; i < n; i++) ((float *)x.data)[i] = (float)(-30.0 + 60.0 * (double)i / (double)(n - 1));
+    ((float *)x.data)[7] = NAN;
+    ctx->compute = SDX_BF16;
+    for (int op = 0; op < 4; op++) {
+        double worst = 0;
+        const float *out = (const float *)y.data;
+        if (op == 0) T_CHECK(sdx__silu(ctx, &y, &x) == SDX_OK, "silu");
+        if (op == 1) T_CHECK(sdx__gelu(ctx, &y, &x) == SDX_OK, "gelu");
+        if (op == 2) {   /* one group of one channel: GroupNorm maps x to (x - mean) / std; gamma, beta none */
+            memcpy(g.data, x.data, (size_t)n * sizeof(float));
+            ((float *)g.data)[7] = 0.0f;
+            T_CHECK(sdx__group_norm(ctx, &gy, &g, 1, 1e-5f, NULL, NULL, 1) == SDX_OK, "group_norm");
+            ctx->compute = SDX_F32;
+            T_CHECK(sdx__group_norm(ctx, &g, &g, 1, 1e-5f, NULL, NULL, 0) == SDX_OK, "group_norm");
+            ctx->compute = SDX_BF16;
+            out = (const float *)gy.data;
+        }
+        if (op == 3) {   /* GEGLU: value half 1, gate half x */
+            for (int64_t i = 0; i < n; i++) { ((float *)xg.data)[i] = 1.0f; ((float *)xg.data)[n + i] = ((float *)x.data)[i]; }
+            T_CHECK(sdx__geglu(ctx, &y, &xg) == SDX_OK, "geglu");
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double v = op == 2 ? ((const float *)g.data)[i] : ((const float *)x.data)[i];
+            double ref = op == 0 || op == 2 ? v / (1.0 + exp(-v)) : 0.5 * v * (1.0 + erf(v / sqrt(2.0))), r;
+            if (v != v) { T_CHECK(out[i] != out[i], "op %d: NaN in, %g out", op, out[i]); continue; }
+            /* SiLU: the exp's 3e-7 relative; GELU: x/2 times erf's 1.5e-7 absolute
+             * (and the exp's share of it) */
+            r = fabs(out[i] - ref) / ((op == 1 || op == 3 ? 2.5e-7 * fabs(v) : 1e-30) + 6e-7 * fabs(ref) + 1e-30);
+            T_CHECK(r <= 1.0, "op %d at x = %.9g: %.9g, true %.9g", op, v, out[i], ref);
+            if (r > worst) worst = r;
+        }
+        T_NOTE("%s in bf16 mode: worst error / bound %.3f", op == 0 ? "silu" : op == 1 ? "gelu" : op == 2 ? "group_norm + silu" : "geglu", worst);
+    }
+    ctx->compute = SDX_F32;
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &g); sdx_tensor_free(ctx, &gy);
+    sdx_tensor_free(ctx, &xg);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* Without the CPU feature (cleared here as on a CPU that lacks it) bf16
  * mode is the f32 path: the same bits for linear and conv. */
 static int fallback_equals_f32_exactly(void) {
@@ -807,6 +862,7 @@ static const t_case bf16_cases[] = {
     { "conv2d_bf16_matches_its_operands_in_double", conv2d_bf16_matches_its_operands_in_double },
     { "near_float_max_operands_stay_finite", near_float_max_operands_stay_finite },
     { "attention_bf16_keeps_f32_accuracy", attention_bf16_keeps_f32_accuracy },
+    { "activations_in_bf16_mode_match_double", activations_in_bf16_mode_match_double },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },
     { "packed_weight_gives_its_file_pages_back", packed_weight_gives_its_file_pages_back },
