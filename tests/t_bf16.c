@@ -246,7 +246,8 @@ static int near_float_max_operands_stay_finite(void) {
  * output within the worst-case bound of that arithmetic (2^-18 per split
  * operand and per dropped lo lo', f32 accumulation, the exp's 3e-7, a
  * logit error moving the softmax by about twice itself), and the whole
- * within 2e-5 rel-L2 (f32 is at ~1e-7; one rounded operand gives ~1e-3).
+ * within 2e-5 rel-L2 (f32 is at 3e-7 to 1e-6; one rounded operand gives
+ * about 1e-3).
  * Packing K and V once per head or block by block gives the same bits.
  * Without AMX, bf16 mode's attention is f32's, bit for bit. */
 static int attention_bf16_keeps_f32_accuracy(void) {
