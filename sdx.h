@@ -2873,33 +2873,38 @@ static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v));
 /* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
  * and a degree-6 polynomial, relative error below 3e-7; inputs below
  * -87.3 (and -inf, for masked logits) give 0, NaN stays NaN. The portable
- * form is plain 8-wide loops the compiler vectorises; x86 with AVX2 gets
- * the same algorithm in intrinsics. */
+ * form is plain 8-wide loops the compiler vectorises; x86 with AVX2 or
+ * AVX-512 and AArch64 get the same algorithm in intrinsics, from these
+ * constants: the input range, log2(e), ln 2 in a high and a low part, and
+ * the polynomial's coefficients, highest power first (Horner). */
+#define SDX__EXP_MIN    (-87.3f)
+#define SDX__EXP_MAX    88.0f
+#define SDX__EXP_LOG2E  1.44269504f
+#define SDX__EXP_LN2_HI 0.693145752f
+#define SDX__EXP_LN2_LO 1.42860677e-6f
+static const float sdx__exp_poly[7] = { 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f };
+
 static inline void sdx__exp8(float *v) {
     float r[8], p[8];
     int32_t e[8];
     for (int i = 0; i < 8; i++) {
-        float x = v[i] > -87.3f ? v[i] : -87.3f;      /* NaN -> -87.3: no UB in the int cast */
+        float x = v[i] > SDX__EXP_MIN ? v[i] : SDX__EXP_MIN;   /* NaN -> the minimum: no UB in the int cast */
         float n;
-        x = x < 88.0f ? x : 88.0f;
-        n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;   /* round to nearest */
-        r[i] = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+        x = x < SDX__EXP_MAX ? x : SDX__EXP_MAX;
+        n = (x * SDX__EXP_LOG2E + 12582912.0f) - 12582912.0f;   /* round to nearest */
+        r[i] = (x - n * SDX__EXP_LN2_HI) - n * SDX__EXP_LN2_LO;
         e[i] = (int32_t)n;
     }
     for (int i = 0; i < 8; i++) {
-        float x = r[i], q = 1.0f / 720.0f;
-        q = q * x + 1.0f / 120.0f;
-        q = q * x + 1.0f / 24.0f;
-        q = q * x + 1.0f / 6.0f;
-        q = q * x + 0.5f;
-        q = q * x + 1.0f;
-        p[i] = q * x + 1.0f;
+        float x = r[i], q = sdx__exp_poly[0];
+        for (int c = 1; c < 7; c++) q = q * x + sdx__exp_poly[c];
+        p[i] = q;
     }
     for (int i = 0; i < 8; i++) {
         uint32_t bits = (uint32_t)(e[i] + 127) << 23;
         float scale;
         memcpy(&scale, &bits, 4);
-        v[i] = v[i] > -87.3f ? p[i] * scale : (v[i] != v[i] ? v[i] : 0.0f);
+        v[i] = v[i] > SDX__EXP_MIN ? p[i] * scale : (v[i] != v[i] ? v[i] : 0.0f);
     }
 }
 
@@ -2917,23 +2922,18 @@ static void sdx__exp_n_c(float *v, int64_t n) {
 #ifdef SDX__X86
 __attribute__((target("avx2,fma")))
 static void sdx__exp_n_avx2(float *v, int64_t n) {
-    const __m256 lo = _mm256_set1_ps(-87.3f), hi = _mm256_set1_ps(88.0f);
+    const __m256 lo = _mm256_set1_ps(SDX__EXP_MIN), hi = _mm256_set1_ps(SDX__EXP_MAX);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 x0 = _mm256_loadu_ps(v + i);
-        __m256 x = _mm256_min_ps(_mm256_max_ps(x0, lo), hi);  /* NaN -> -87.3 */
-        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+        __m256 x = _mm256_min_ps(_mm256_max_ps(x0, lo), hi);  /* NaN -> the minimum */
+        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(SDX__EXP_LOG2E)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), x);
-        __m256 q = _mm256_set1_ps(1.0f / 720.0f), res;
+        __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_HI), x);
+        __m256 q = _mm256_set1_ps(sdx__exp_poly[0]), res;
         __m256i e;
-        r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), r);
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 120.0f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 24.0f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f / 6.0f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0.5f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
-        q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(1.0f));
+        r = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_LO), r);
+        for (int c = 1; c < 7; c++) q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(sdx__exp_poly[c]));
         e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
         res = _mm256_mul_ps(q, _mm256_castsi256_ps(e));
         res = _mm256_and_ps(res, _mm256_cmp_ps(x0, lo, _CMP_GT_OQ));          /* below range: 0 */
@@ -2951,23 +2951,24 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+/* The lanes of a 16-wide step that `left` values still fill (none when
+ * left <= 0). */
+static inline __mmask16 sdx__lanes16(int64_t left) {
+    return (__mmask16)(left >= 16 ? 0xffffu : left <= 0 ? 0u : (1u << left) - 1u);
+}
+
 /* sdx__exp_n_avx2's algorithm on 16 lanes (the same value in each lane). */
 __attribute__((target("avx512f")))
 static inline __m512 sdx__exp512(__m512 x0) {
-    const __m512 lo = _mm512_set1_ps(-87.3f);
-    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(88.0f));   /* NaN -> -87.3 */
-    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+    const __m512 lo = _mm512_set1_ps(SDX__EXP_MIN);
+    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(SDX__EXP_MAX));   /* NaN -> the minimum */
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(SDX__EXP_LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145752f), x);
-    __m512 q = _mm512_set1_ps(1.0f / 720.0f), res;
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_HI), x);
+    __m512 q = _mm512_set1_ps(sdx__exp_poly[0]), res;
     __m512i e;
-    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860677e-6f), r);
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 120.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 24.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f / 6.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0.5f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
-    q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(1.0f));
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_LO), r);
+    for (int c = 1; c < 7; c++) q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(sdx__exp_poly[c]));
     e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
     res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, lo, _CMP_GT_OQ), _mm512_mul_ps(q, _mm512_castsi512_ps(e)));
     return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
@@ -2981,7 +2982,7 @@ static inline __m512 sdx__exp512(__m512 x0) {
 __attribute__((target("avx512f")))
 static void sdx__silu_n_avx512(float *v, int64_t n) {
     for (int64_t i = 0; i < n; i += 16) {
-        __mmask16 in = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1u);
+        __mmask16 in = sdx__lanes16(n - i);
         __m512 x = _mm512_maskz_loadu_ps(in, v + i);
         __m512 e = sdx__exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));
         _mm512_mask_storeu_ps(v + i, in, _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
@@ -2992,7 +2993,7 @@ __attribute__((target("avx512f")))
 static void sdx__gelu_n_avx512(float *v, int64_t n) {
     const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < n; i += 16) {
-        __mmask16 in = (__mmask16)(n - i >= 16 ? 0xffff : (1u << (n - i)) - 1u);
+        __mmask16 in = sdx__lanes16(n - i);
         __m512 x = _mm512_maskz_loadu_ps(in, v + i);
         __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
         __m512 az = _mm512_abs_ps(z);
@@ -3020,22 +3021,17 @@ static void sdx__gelu_n_avx512(float *v, int64_t n) {
 /* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
  * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
 static void sdx__exp_n_neon(float *v, int64_t n) {
-    const float32x4_t lo = vdupq_n_f32(-87.3f), hi = vdupq_n_f32(88.0f);
+    const float32x4_t lo = vdupq_n_f32(SDX__EXP_MIN), hi = vdupq_n_f32(SDX__EXP_MAX);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         float32x4_t x0 = vld1q_f32(v + i);
         float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
-        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, 1.44269504f));
-        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(0.693145752f));
-        float32x4_t q = vdupq_n_f32(1.0f / 720.0f), res;
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, SDX__EXP_LOG2E));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(SDX__EXP_LN2_HI));
+        float32x4_t q = vdupq_n_f32(sdx__exp_poly[0]), res;
         int32x4_t e;
-        r = vfmsq_f32(r, k, vdupq_n_f32(1.42860677e-6f));
-        q = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), q, r);
-        q = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), q, r);
-        q = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), q, r);
-        q = vfmaq_f32(vdupq_n_f32(0.5f), q, r);
-        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
-        q = vfmaq_f32(vdupq_n_f32(1.0f), q, r);
+        r = vfmsq_f32(r, k, vdupq_n_f32(SDX__EXP_LN2_LO));
+        for (int c = 1; c < 7; c++) q = vfmaq_f32(vdupq_n_f32(sdx__exp_poly[c]), q, r);
         e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
         res = vmulq_f32(q, vreinterpretq_f32_s32(e));
         res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
@@ -4530,7 +4526,25 @@ typedef struct sdx__ew {
     float s;
 } sdx__ew;
 
-static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s) {
+/* Whether bf16 mode's faster SiLU / GELU applies here (ctx->compute). */
+static int sdx__act_fast_mode(sdx_ctx *ctx) {
+#ifdef SDX__X86
+    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx);
+#else
+    (void)ctx;
+    return 0;
+#endif
+}
+
+/* v = op(v, w) over n values; `fast` (sdx__act_fast_mode) takes bf16
+ * mode's SiLU and GELU. */
+static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s, int fast) {
+#ifdef SDX__X86
+    if (fast && op == SDX__OP_SILU) { sdx__silu_n_avx512(v, n); return; }
+    if (fast && op == SDX__OP_GELU) { sdx__gelu_n_avx512(v, n); return; }
+#else
+    (void)fast;
+#endif
     switch (op) {
     case SDX__OP_SILU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-v[i])); break;
     case SDX__OP_GELU: for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + erff(v[i] * 0.70710678118654752f)); break;
@@ -4542,27 +4556,6 @@ static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, fl
     }
 }
 
-/* Whether bf16 mode's faster SiLU / GELU applies here (ctx->compute). */
-static int sdx__act_fast_mode(sdx_ctx *ctx) {
-#ifdef SDX__X86
-    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx);
-#else
-    (void)ctx;
-    return 0;
-#endif
-}
-
-/* v[0, n) through op the bf16-mode way; 0 when op has no such form. */
-static int sdx__act_fast(sdx__ew_op op, float *v, int64_t n) {
-#ifdef SDX__X86
-    if (op == SDX__OP_SILU) { sdx__silu_n_avx512(v, n); return 1; }
-    if (op == SDX__OP_GELU) { sdx__gelu_n_avx512(v, n); return 1; }
-#else
-    (void)op; (void)v; (void)n;
-#endif
-    return 0;
-}
-
 static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__ew *e = (const sdx__ew *)arg;
     float va[SDX__CHUNK], vb[SDX__CHUNK];
@@ -4572,7 +4565,7 @@ static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
         int64_t n = SDX__MIN((int64_t)SDX__CHUNK, SDX__MIN(end * SDX__PAR_GRAIN, total) - i);
         sdx__load_f32(e->a->data, e->a->dtype, i, n, va);
         if (e->b) sdx__load_f32(e->b->data, e->b->dtype, i, n, vb);
-        if (!e->fast || !sdx__act_fast(e->op, va, n)) sdx__ew_apply(e->op, va, vb, n, e->s);
+        sdx__ew_apply(e->op, va, vb, n, e->s, e->fast);
         sdx__store_f32(e->y->data, e->y->dtype, i, n, va);
     }
 }
@@ -4657,7 +4650,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
             int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
-            if (!g->fast || !sdx__act_fast(SDX__OP_GELU, vg, n)) sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0);
+            sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0, g->fast);
             for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
             sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
         }
@@ -4976,8 +4969,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
                 for (int64_t j = 0; j < n; j++) buf[j] = buf[j] * mul + add;
-                if (a->fuse_silu && (!a->fast || !sdx__act_fast(SDX__OP_SILU, buf, n)))
-                    for (int64_t j = 0; j < n; j++) buf[j] = buf[j] / (1.0f + expf(-buf[j]));
+                if (a->fuse_silu) sdx__ew_apply(SDX__OP_SILU, buf, NULL, n, 0, a->fast);
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }
         }
@@ -5272,14 +5264,31 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
 }
 
 /* A job: `chunk` consecutive query blocks of one head, sharing K and V. */
+/* Job j's image, head and query blocks [qb0, qb1) (both paths). */
+static void sdx__attn_job_span(const sdx__attn_args *a, int64_t job, int64_t *bat, int64_t *h, int64_t *qb0, int64_t *qb1) {
+    const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk, bh = job / chunks;
+    *bat = bh / a->heads;
+    *h = bh % a->heads;
+    *qb0 = (job % chunks) * a->chunk;
+    *qb1 = SDX__MIN(a->q_blocks, *qb0 + a->chunk);
+}
+
+/* Query blocks per job (a->chunk: as many as still leave two jobs per
+ * thread when K and V are packed once per job, else one); returns the
+ * number of jobs. Both paths, once q_blocks and kv_whole are set. */
+static int64_t sdx__attn_plan_jobs(sdx_ctx *ctx, sdx__attn_args *a) {
+    a->chunk = a->kv_whole ? a->q_blocks * a->batch * a->heads / SDX__MAX((int64_t)1, 2 * (int64_t)sdx_threads(ctx)) : 1;
+    a->chunk = SDX__MAX((int64_t)1, SDX__MIN(a->chunk, a->q_blocks));
+    return a->batch * a->heads * ((a->q_blocks + a->chunk - 1) / a->chunk);
+}
+
 static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
-    const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk;
-    int64_t bh = job / chunks, bat = bh / a->heads, h = bh % a->heads;
-    int64_t qb0 = (job % chunks) * a->chunk, qb1 = SDX__MIN(a->q_blocks, qb0 + a->chunk), packed = 0;
+    int64_t bat, h, qb0, qb1, packed = 0;
     float *pq = sdx__scratch_f32(a->ctx, thread);
     float *pk = pq + SDX__QB * a->dp;
     float *pv = pk + a->kv_keys * a->dp;
     float *st = pv + a->kv_keys * a->dp;
+    sdx__attn_job_span(a, job, &bat, &h, &qb0, &qb1);
     for (int64_t qb = qb0; qb < qb1; qb++) sdx__attn_block(a, bat, h, qb, pq, pk, pv, &packed, st);
 }
 
@@ -5345,15 +5354,13 @@ static void sdx__amx_32x16(int kt, const uint16_t *a0, const uint16_t *a1, const
     SDX__TILE_STORE(0, c, cs); SDX__TILE_STORE(2, c2, cs);
 }
 
-/* v[0, n) as three segments of n halves, hi, hi and lo in the order
- * given by lo_seg (the segment that holds lo: 2 for A rows, 1 for B
- * columns), then zeros up to `total`. */
+/* v[0, n) as three segments of n halves, then zeros up to `total`: hi
+ * first, lo in segment lo_seg (2 for A rows, 1 for B columns), hi again
+ * in the other. */
 static void sdx__attn_split3(uint16_t *out, const float *v, int n, int lo_seg, int total) {
-    uint16_t *hi = out + (lo_seg == 0) * n;
-    sdx__f32_to_bf16_sat_n(v, hi, (size_t)n);
-    sdx__bf16_residual_n(v, hi, out + lo_seg * n, (size_t)n);
-    for (int s = 0; s < 3; s++)
-        if (s != lo_seg && out + s * n != hi) memcpy(out + s * n, hi, (size_t)n * sizeof(uint16_t));
+    sdx__f32_to_bf16_sat_n(v, out, (size_t)n);
+    sdx__bf16_residual_n(v, out, out + lo_seg * n, (size_t)n);
+    memcpy(out + (3 - lo_seg) * n, out, (size_t)n * sizeof(uint16_t));
     memset(out + 3 * n, 0, (size_t)(total - 3 * n) * sizeof(uint16_t));
 }
 
@@ -5440,7 +5447,7 @@ static void sdx__attn_amx_softmax(const sdx__attn_args *a, const float *s, uint1
         float mx;
         if (a->causal) seen = (int)SDX__MAX((int64_t)0, SDX__MIN((int64_t)L, i0 + i - j0 + 1));
         for (int j = 0; j < seen; j += 16) {
-            __mmask16 in = (__mmask16)(seen - j >= 16 ? 0xffff : (1u << (seen - j)) - 1u);
+            __mmask16 in = sdx__lanes16(seen - j);
             vmax = _mm512_mask_max_ps(vmax, in, vmax, _mm512_maskz_loadu_ps(in, srow + j));
         }
         mx = _mm512_reduce_max_ps(vmax);
@@ -5450,8 +5457,7 @@ static void sdx__attn_amx_softmax(const sdx__attn_args *a, const float *s, uint1
         m[i] = mx;
         shift = _mm512_set1_ps(mx);
         for (int j = 0; j < L; j += 32) {
-            __mmask16 vis0 = (__mmask16)(j >= seen ? 0 : seen - j >= 16 ? 0xffff : (1u << (seen - j)) - 1u);
-            __mmask16 vis1 = (__mmask16)(j + 16 >= seen ? 0 : seen - j - 16 >= 16 ? 0xffff : (1u << (seen - j - 16)) - 1u);
+            __mmask16 vis0 = sdx__lanes16(seen - j), vis1 = sdx__lanes16(seen - j - 16);
             __m512 p0 = _mm512_maskz_mov_ps(vis0, sdx__exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(vis0, srow + j), shift)));
             __m512 p1 = _mm512_maskz_mov_ps(vis1, sdx__exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(vis1, srow + j + 16), shift)));
             __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);
@@ -5539,15 +5545,14 @@ static void sdx__attn_amx_block(const sdx__attn_args *a, int64_t bat, int64_t h,
 
 static void sdx__attn_amx_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__attn_args *a = (const sdx__attn_args *)arg;
-    const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk;
     __asm__ __volatile__("ldtilecfg %0" : : "m"(sdx__amx_config) : "memory");
     for (int64_t job = begin; job < end; job++) {
-        int64_t bh = job / chunks, bat = bh / a->heads, h = bh % a->heads;
-        int64_t qb0 = (job % chunks) * a->chunk, qb1 = SDX__MIN(a->q_blocks, qb0 + a->chunk), packed = 0;
+        int64_t bat, h, qb0, qb1, packed = 0;
         uint16_t *pq = (uint16_t *)sdx__scratch_f32(a->ctx, thread);
         uint32_t *pk = (uint32_t *)(pq + SDX__AQO * 2 * a->kq * SDX__ATILE);
         uint32_t *pv = pk + sdx__attn_amx_k_words(a);
         float *s = (float *)(pv + sdx__attn_amx_v_words(a));
+        sdx__attn_job_span(a, job, &bat, &h, &qb0, &qb1);
         for (int64_t qb = qb0; qb < qb1; qb++) sdx__attn_amx_block(a, bat, h, qb, pq, pk, pv, &packed, s);
     }
     __asm__ __volatile__("tilerelease" : : : "memory");
@@ -5556,6 +5561,7 @@ static void sdx__attn_amx_range(void *arg, int64_t begin, int64_t end, int threa
 /* Sets up and runs the tile path for arguments sdx__cpu_attention has
  * checked (a->d, nq, nk > 0). */
 static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
+    int64_t jobs;
     int rc;
     a->kq = (int)((3 * a->d + 31) / 32);
     a->dpc = (int)((a->d + 15) / 16 * 16);
@@ -5565,10 +5571,9 @@ static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
     a->kv_whole = (sdx__attn_amx_k_words(a) + sdx__attn_amx_v_words(a)) * sizeof(uint32_t) <= SDX__ATTN_KV_BYTES &&
                   !ctx->kernels->attn_blockwise;
     if (!a->kv_whole) a->kv_keys = SDX__AKB;
-    a->chunk = a->kv_whole ? a->q_blocks * a->batch * a->heads / SDX__MAX((int64_t)1, 2 * (int64_t)sdx_threads(ctx)) : 1;
-    a->chunk = SDX__MAX((int64_t)1, SDX__MIN(a->chunk, a->q_blocks));
+    jobs = sdx__attn_plan_jobs(ctx, a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_amx_scratch_bytes(a))) != SDX_OK) return rc;
-    sdx__parallel_for(ctx, a->batch * a->heads * ((a->q_blocks + a->chunk - 1) / a->chunk), sdx__attn_amx_range, a);
+    sdx__parallel_for(ctx, jobs, sdx__attn_amx_range, a);
     return SDX_OK;
 }
 #endif /* SDX__AMX */
@@ -5577,6 +5582,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
                           int heads, int causal) {
     static const char op[] = "attention";
     sdx__attn_args a;
+    int64_t jobs;
     int rc;
     SDX__CHECK(ctx, op, y, q, k, v);
     if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
@@ -5605,16 +5611,14 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
         return sdx__trace_check(ctx, op, y);
     }
 #endif
-    /* K and V packed once per job, not per query block: jobs take as many
-     * query blocks as still leaves two jobs per thread */
+    /* K and V packed once per job, not per query block (sdx__attn_plan_jobs) */
     a.kv_keys = (a.nk + SDX__KB - 1) / SDX__KB * SDX__KB;
     a.kv_whole = a.nk <= (int64_t)(SDX__ATTN_KV_BYTES / (2 * sizeof(float) * (size_t)a.dp));
     if (ctx->kernels && ctx->kernels->attn_blockwise) a.kv_whole = 0;
     if (!a.kv_whole) a.kv_keys = SDX__KB;
-    a.chunk = a.kv_whole ? a.q_blocks * a.batch * a.heads / SDX__MAX((int64_t)1, 2 * (int64_t)sdx_threads(ctx)) : 1;
-    a.chunk = SDX__MAX((int64_t)1, SDX__MIN(a.chunk, a.q_blocks));
+    jobs = sdx__attn_plan_jobs(ctx, &a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp, a.kv_keys) * sizeof(float))) != SDX_OK) return rc;
-    sdx__parallel_for(ctx, a.batch * a.heads * ((a.q_blocks + a.chunk - 1) / a.chunk), sdx__attn_range, &a);
+    sdx__parallel_for(ctx, jobs, sdx__attn_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
 
