@@ -100,7 +100,6 @@ typedef struct sdx__unet {
     const sdx_tensor *te0_w, *te0_b, *te2_w, *te2_b;   /* time_embed   */
     const sdx_tensor *le0_w, *le0_b, *le2_w, *le2_b;   /* label_emb.0  */
     const sdx_tensor *out_norm_w, *out_norm_b, *out_conv_w, *out_conv_b;
-    int out_slot0, out_slot1;        /* slots of out.* */
     /* policy; may be changed between load and forward */
     int low_memory;                  /* 1: give each layer's weight pages back after it runs */
     int64_t ff_chunk_rows;           /* feed-forward rows per pass; 0: from SDX__UNET_FF_CHUNK_BYTES */
@@ -390,13 +389,11 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
                          "%s: unrecognised UNet layout: %d input blocks (skip connections) but %d output blocks "
                          "(expected '%soutput_blocks.%d.0.in_layers.2.weight')",
                          sdx_st_path(u->w.st), u->n_in, u->n_out, u->w.prefix, u->n_out);
-    u->out_slot0 = sdx__wset_mark(&u->w);
     SDX__UNET_GET(u->out_norm_w, &u->w, sdx__s1(c), "out.0.weight");
     SDX__UNET_GET(u->out_norm_b, &u->w, sdx__s1(c), "out.0.bias");
     SDX__UNET_GET(u->out_conv_w, &u->w, sdx__s4(-1, c, 3, 3), "out.2.weight");
     if (!(u->out_channels = sdx__unet_width(u->out_conv_w, 0))) return sdx__unet_bad_probe(u, u->out_conv_w, "[out_channels, C, 3, 3]");
     SDX__UNET_GET(u->out_conv_b, &u->w, sdx__s1(u->out_channels), "out.2.bias");
-    u->out_slot1 = sdx__wset_mark(&u->w);
     return SDX_OK;
 }
 
@@ -915,7 +912,9 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
     SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
     SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
-    if (u->low_memory) sdx__wset_release(&u->w, u->out_slot0, u->out_slot1);
+    /* all of it, not just the last layer: each layer's read faults in
+     * whole page-cache folios, which map pages of layers released before */
+    if (u->low_memory) sdx__wset_release_all(&u->w);
 done:
     ctx->compute = compute;
     sdx__arena_release(a, m0);
