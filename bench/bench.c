@@ -174,33 +174,45 @@ static double bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dty
 }
 
 /* Direct (im2col GEMM) against Winograd F(4x4, 3x3) on one 3x3 pad-1
- * layer. GFLOP/s counts the direct convolution's 2*O*C*9*H*W for both, so
- * the ratio is the wall-clock speed-up; rel-L2 is Winograd against direct. */
-static void bench_wino(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype wt, sdx_dtype at) {
-    sdx_tensor x, w, yd, yw;
+ * layer, in f32 or bf16 mode. GFLOP/s counts the direct convolution's
+ * 2*O*C*9*H*W for both, so the ratio is the wall-clock speed-up; rel-L2
+ * is each against f32's direct convolution. */
+static double bench_rel_l2(const sdx_tensor *a, const sdx_tensor *ref) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < sdx_tensor_numel(ref); i++) {
+        double r = ((const float *)ref->data)[i], e = ((const float *)a->data)[i] - r;
+        num += e * e; den += r * r;
+    }
+    return sqrt(num / den);
+}
+
+static void bench_wino(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype wt, sdx_dtype at, sdx_dtype compute) {
+    sdx_tensor x, w, yr, yd, yw;
     int64_t xs[4] = { 1, c, hw, hw }, ws[4] = { o, c, 3, 3 }, ys[4] = { 1, o, hw, hw };
-    double td, cd, tw, cw, flops = 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw), num = 0, den = 0;
+    double td, cd, tw, cw, flops = 2.0 * (double)o * (double)c * 9.0 * (double)(hw * hw);
     char name[160];
     sdx_tensor_alloc(ctx, &x, at, 4, xs);
     sdx_tensor_alloc(ctx, &w, wt, 4, ws);
+    sdx_tensor_alloc(ctx, &yr, SDX_F32, 4, ys);
     sdx_tensor_alloc(ctx, &yd, SDX_F32, 4, ys);
     sdx_tensor_alloc(ctx, &yw, SDX_F32, 4, ys);
     fill(&x, 1.0f); fill(&w, 0.05f);
+    sdx__conv2d_direct(ctx, &yr, &x, &w, NULL, 1, 1, 1);
+    ctx->compute = compute;
     TIME_BEST(td, 2, sdx__conv2d_direct(ctx, &yd, &x, &w, NULL, 1, 1, 1));
     cd = last_cpu;
     TIME_BEST(tw, 2, sdx__conv2d_winograd(ctx, &yw, &x, &w, NULL, 1, 1));
     cw = last_cpu;
-    for (int64_t i = 0; i < o * hw * hw; i++) {
-        double dv = ((float *)yd.data)[i], e = ((float *)yw.data)[i] - dv;
-        num += e * e; den += dv * dv;
-    }
-    snprintf(name, sizeof name, "conv3x3 %lld->%lld at %lldx%lld w=%s x=%s", (long long)c, (long long)o,
-             (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at));
-    printf("%-44s direct %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  winograd %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  x%.2f  rel_l2 %.2g%s\n",
+    snprintf(name, sizeof name, "%sconv3x3 %lld->%lld at %lldx%lld w=%s x=%s", compute == SDX_BF16 ? "bf16 " : "",
+             (long long)c, (long long)o, (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at));
+    printf("%-49s direct %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  winograd %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  x%.2f"
+           "  rel_l2 to f32 direct: direct %.2g, winograd %.2g%s\n",
            name, flops / td * 1e-9, td * 1e3, flops / cd * 1e-9, flops / tw * 1e-9, tw * 1e3, flops / cw * 1e-9, td / tw,
-           sqrt(num / den), sdx__wino_pays(&x, &w, 1, hw, hw) ? "  (chosen)" : "");
+           bench_rel_l2(&yd, &yr), bench_rel_l2(&yw, &yr), sdx__wino_pays(ctx, &x, &w, 1, hw, hw) ? "  (chosen)" : "");
     fflush(stdout);
-    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &yd); sdx_tensor_free(ctx, &yw);
+    ctx->compute = SDX_F32;
+    sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &yr);
+    sdx_tensor_free(ctx, &yd); sdx_tensor_free(ctx, &yw);
 }
 
 static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads, int64_t d, sdx_dtype at) {
@@ -298,18 +310,26 @@ int main(int argc, char **argv) {
         if (sdx__bf16_usable(ctx)) { ctx->kernels->bf16_amx = amx; ctx->kernels->bf16_round_act = 0; }
     }
     if (wanted(argc, argv, "winograd")) {
-        bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F32);     /* SD 1.5 resblock, 512x512 */
-        bench_wino(ctx, 640, 640, 32, SDX_F16, SDX_F32);
-        bench_wino(ctx, 1280, 1280, 16, SDX_F16, SDX_F32);
-        bench_wino(ctx, 1280, 1280, 8, SDX_F16, SDX_F32);
-        bench_wino(ctx, 512, 512, 64, SDX_F16, SDX_F32);     /* VAE decoder */
-        bench_wino(ctx, 128, 128, 256, SDX_F16, SDX_F32);
-        bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F16);
+        /* SD 1.5's UNet at 512x512 (64x64 latents, batch 1 here), its VAE
+         * decoder; f32 mode, then bf16 mode where it runs on AMX */
+        static const int64_t layers[][2] = { { 320, 64 }, { 640, 32 }, { 1280, 16 }, { 1280, 8 },
+                                             { 512, 64 }, { 512, 128 }, { 256, 256 }, { 128, 512 } };
+        for (int mode = 0; mode < 2; mode++) {
+            sdx_dtype compute = mode ? SDX_BF16 : SDX_F32;
+            if (mode && !(sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx)) break;
+            for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
+                if (mode || layers[i][1] <= 64)
+                    bench_wino(ctx, layers[i][0], layers[i][0], layers[i][1], SDX_F16, SDX_F32, compute);
+            bench_wino(ctx, 320, 320, 64, SDX_F16, SDX_F16, compute);
+        }
         if (getenv("SDX_BENCH_WINO_SWEEP")) {   /* where Winograd starts to pay */
             static const int64_t sweep[][2] = { { 1280, 32 }, { 640, 24 }, { 640, 16 }, { 320, 32 }, { 320, 16 },
                                                 { 128, 32 }, { 128, 16 }, { 64, 16 }, { 32, 32 }, { 32, 16 } };
-            for (size_t i = 0; i < sizeof sweep / sizeof sweep[0]; i++)
-                bench_wino(ctx, sweep[i][0], sweep[i][0], sweep[i][1], SDX_F16, SDX_F32);
+            for (int mode = 0; mode < 2; mode++) {
+                if (mode && !(sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx)) break;
+                for (size_t i = 0; i < sizeof sweep / sizeof sweep[0]; i++)
+                    bench_wino(ctx, sweep[i][0], sweep[i][0], sweep[i][1], SDX_F16, SDX_F32, mode ? SDX_BF16 : SDX_F32);
+            }
         }
     }
     if (wanted(argc, argv, "attention")) {

@@ -339,6 +339,89 @@ static int attention_bf16_keeps_f32_accuracy(void) {
     return T_PASS;
 }
 
+/* 3x3 convolutions in bf16 mode on AMX run F(4,3) Winograd with both of
+ * its operands (U = G g G^T, V = B^T d B) split into hi + lo and
+ * multiplied three ways, so they keep f32 Winograd's accuracy instead of
+ * the im2col GEMM's rounded weight (~2e-3 per layer). Spec: rel-L2 to the
+ * convolution in double within 1e-4 (measured 2-5e-5; f32 Winograd
+ * 1-4e-6, bf16 im2col ~2e-3) and no output off by more than 5e-4 of the
+ * sum of |x||w| it adds up (measured at most 6e-5). Cases: channels not a multiple of 32,
+ * outputs over several filter chunks and GEMM blocks, partial tiles and
+ * tile blocks that end mid-row, images wide enough for whole runs of 16
+ * tiles, no and asymmetric padding, batch 2, each storage dtype; and
+ * sdx__conv2d takes this path where it pays, giving the same bits. */
+static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
+    /* N, C, H, W, O, pad top, left, bottom, right */
+    static const int cs[][9] = { { 2, 320, 17, 19, 320, 1, 1, 1, 1 }, { 1, 40, 23, 21, 72, 1, 1, 1, 1 },
+                                 { 1, 1280, 8, 8, 300, 1, 1, 1, 1 },  { 1, 64, 12, 14, 96, 0, 1, 1, 0 },
+                                 { 1, 32, 40, 130, 40, 1, 1, 1, 1 },  { 2, 128, 30, 70, 130, 1, 1, 1, 1 } };
+    static const sdx_dtype xtypes[] = { SDX_F32, SDX_F16, SDX_BF16, SDX_F32, SDX_F16, SDX_F32 };
+    static const sdx_dtype wtypes[] = { SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_F16 };
+    sdx_ctx *ctx = t_ctx();
+    T_CHECK(ctx, "context");
+    T_SKIP_IF(!tb_has_bf16(ctx) || !ctx->kernels->bf16_amx, "no AMX-BF16 here: bf16 mode's Winograd is f32's");
+    for (size_t c = 0; c < SDX__ARRAY_LEN(cs); c++) {
+        const int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4];
+        const int pt = cs[c][5], pl = cs[c][6], pb = cs[c][7], pr = cs[c][8];
+        const int64_t Ho = H + pt + pb - 2, Wo = W + pl + pr - 2, ny = N * O * Ho * Wo;
+        int64_t xs[4] = { N, C, H, W }, ws[4] = { O, C, 3, 3 }, bs[1] = { O }, ys[4] = { N, O, Ho, Wo };
+        sdx_tensor x, w, b, y, yf, y2;
+        double *ref = (double *)malloc((size_t)ny * sizeof(double)), *mag = (double *)malloc((size_t)ny * sizeof(double));
+        float *xv = (float *)malloc((size_t)(N * C * H * W) * sizeof(float)), *wv = (float *)malloc((size_t)(O * C * 9) * sizeof(float));
+        double num = 0, den = 0, numf = 0, worst = 0, rel, relf;
+        tb_state = 900 + (uint64_t)c;
+        T_CHECK(ref && mag && xv && wv, "alloc");
+        T_CHECK(tb_alloc_random(ctx, &x, xtypes[c], 4, xs, 2.0) && tb_alloc_random(ctx, &w, wtypes[c], 4, ws, 0.1) &&
+                tb_alloc_random(ctx, &b, SDX_F32, 1, bs, 1.0) && sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys) == SDX_OK &&
+                sdx_tensor_alloc(ctx, &yf, SDX_F32, 4, ys) == SDX_OK && sdx_tensor_alloc(ctx, &y2, SDX_F32, 4, ys) == SDX_OK,
+                "alloc");
+        sdx__load_f32(x.data, x.dtype, 0, N * C * H * W, xv);
+        sdx__load_f32(w.data, w.dtype, 0, O * C * 9, wv);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t o = 0; o < O; o++)
+                for (int64_t oy = 0; oy < Ho; oy++)
+                    for (int64_t ox = 0; ox < Wo; ox++) {
+                        double acc = ((float *)b.data)[o], m = fabs(acc);
+                        for (int64_t ci = 0; ci < C; ci++)
+                            for (int64_t ky = 0; ky < 3; ky++)
+                                for (int64_t kx = 0; kx < 3; kx++) {
+                                    int64_t iy = oy - pt + ky, ix = ox - pl + kx;
+                                    double p;
+                                    if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                    p = (double)xv[((n * C + ci) * H + iy) * W + ix] * wv[((o * C + ci) * 3 + ky) * 3 + kx];
+                                    acc += p;
+                                    m += fabs(p);
+                                }
+                        ref[((n * O + o) * Ho + oy) * Wo + ox] = acc;
+                        mag[((n * O + o) * Ho + oy) * Wo + ox] = m;
+                    }
+        T_CHECK(sdx__conv2d_winograd(ctx, &yf, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
+        ctx->compute = SDX_BF16;
+        T_CHECK(sdx__conv2d_winograd(ctx, &y, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
+        if (pt == pb && pl == pr && sdx__wino_pays(ctx, &x, &w, 1, Ho, Wo)) {
+            T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, 1, pt) == SDX_OK, "%s", sdx_last_error(ctx));
+            T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "case %zu: sdx__conv2d differs from the Winograd path", c);
+        }
+        ctx->compute = SDX_F32;
+        for (int64_t i = 0; i < ny; i++) {
+            double e = ((float *)y.data)[i] - ref[i], ef = ((float *)yf.data)[i] - ref[i];
+            num += e * e; numf += ef * ef; den += ref[i] * ref[i];
+            if (!(fabs(e) <= worst * mag[i])) worst = fabs(e) / mag[i];
+        }
+        rel = sqrt(num / den); relf = sqrt(numf / den);
+        T_NOTE("AMX Winograd %lldx%lldx%lldx%lld -> %lld, pads %d%d%d%d, x %s, w %s: rel-L2 to double %.3g (f32 Winograd %.3g), "
+               "worst error / sum |x||w| %.3g", (long long)N, (long long)C, (long long)H, (long long)W, (long long)O, pt, pl, pb,
+               pr, sdx_dtype_name(x.dtype), sdx_dtype_name(w.dtype), rel, relf, worst);
+        T_CHECK(rel <= 1e-4, "case %zu: rel-L2 %.3g to double > 1e-4", c, rel);
+        T_CHECK(worst <= 5e-4, "case %zu: an output is off by %.3g of its sum |x||w|", c, worst);
+        sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
+        sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &yf); sdx_tensor_free(ctx, &y2);
+        free(ref); free(mag); free(xv); free(wv);
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* bf16 mode's SiLU and GELU (16 lanes, its own exp and erf; f32 mode
  * keeps libm's) against double over [-30, 30]: SiLU within 6e-7 of the
  * true value, relative; GELU within that plus |x|/2 times erf's 1.5e-7
@@ -863,6 +946,7 @@ static const t_case bf16_cases[] = {
     { "conv2d_bf16_matches_its_operands_in_double", conv2d_bf16_matches_its_operands_in_double },
     { "near_float_max_operands_stay_finite", near_float_max_operands_stay_finite },
     { "attention_bf16_keeps_f32_accuracy", attention_bf16_keeps_f32_accuracy },
+    { "conv3x3_winograd_on_amx_keeps_f32_accuracy", conv3x3_winograd_on_amx_keeps_f32_accuracy },
     { "activations_in_bf16_mode_match_double", activations_in_bf16_mode_match_double },
     { "fallback_equals_f32_exactly", fallback_equals_f32_exactly },
     { "rewritten_weight_slot_is_repacked", rewritten_weight_slot_is_repacked },

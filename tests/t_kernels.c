@@ -390,7 +390,7 @@ static int conv3x3_winograd_circular_matches_direct(void) {
     yw = tk_tensor(&e, SDX_F32, 4, ys);
     yd = tk_tensor(&e, SDX_F32, 4, ys);
     ok = x && w && xp && yw && yd;
-    T_CHECK(sdx__wino_pays(xp ? xp : x, w, 1, 24, 27), "the case must be one Winograd is chosen for");
+    T_CHECK(sdx__wino_pays(e.ctx, xp ? xp : x, w, 1, 24, 27), "the case must be one Winograd is chosen for");
     e.ctx->circular = 1;
     ok = ok && sdx__conv2d(e.ctx, yw, x, w, NULL, 1, 1) == SDX_OK;
     e.ctx->circular = 0;

@@ -1180,7 +1180,8 @@ static const unsigned char sdx__amx_config[64] = {
 /* C[32 x 32] (+)= A B over kt steps of 32 k: a0, a1 the A tiles of rows
  * 0-15 and 16-31 (consecutive per step), b a 32-column pair strip. A split
  * operand also adds the products of its lo part: A's tiles a_lo halves
- * on, or B's strip b_lo words on (0: none). */
+ * on, or B's strip b_lo words on (0: none). With both split the sum is
+ * hi hi' + hi lo' + lo hi' (lo lo' is below f32's rounding). */
 static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const uint32_t *b, int64_t a_lo, int64_t b_lo,
                            float *c, int64_t ldc, int accumulate) {
     const int64_t cs = ldc * (int64_t)sizeof(float);
@@ -1200,20 +1201,21 @@ static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const
         SDX__TILE_LOAD(5, a1, 64);
         SDX__TILE_DP(2, 5, 6);
         SDX__TILE_DP(3, 5, 7);
-        if (a_lo) {
-            SDX__TILE_LOAD(4, a0 + a_lo, 64);
-            SDX__TILE_DP(0, 4, 6);
-            SDX__TILE_DP(1, 4, 7);
-            SDX__TILE_LOAD(5, a1 + a_lo, 64);
-            SDX__TILE_DP(2, 5, 6);
-            SDX__TILE_DP(3, 5, 7);
-        }
         if (b_lo) {
             SDX__TILE_LOAD(6, b + b_lo, SDX__BNR * 4);
             SDX__TILE_DP(0, 4, 6);
             SDX__TILE_DP(2, 5, 6);
             SDX__TILE_LOAD(7, b1 + b_lo, SDX__BNR * 4);
             SDX__TILE_DP(1, 4, 7);
+            SDX__TILE_DP(3, 5, 7);
+            if (a_lo) { SDX__TILE_LOAD(6, b, SDX__BNR * 4); SDX__TILE_LOAD(7, b1, SDX__BNR * 4); }
+        }
+        if (a_lo) {
+            SDX__TILE_LOAD(4, a0 + a_lo, 64);
+            SDX__TILE_DP(0, 4, 6);
+            SDX__TILE_DP(1, 4, 7);
+            SDX__TILE_LOAD(5, a1 + a_lo, 64);
+            SDX__TILE_DP(2, 5, 6);
             SDX__TILE_DP(3, 5, 7);
         }
     }
@@ -1482,6 +1484,8 @@ typedef struct {
     int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
     int64_t ph, pw;                 /* padded input rows/cols a job reads */
     sdx__micro_fn micro;
+    const uint16_t *uh;             /* AMX: U tiles, hi; lo ulo halves on (sdx__wino_amx_filter_range) */
+    int64_t ulo, cp;                /* AMX: C padded to whole tiles (32) */
 } sdx__wino;
 
 /* Lane-parallel 1-D transforms over NR tiles: s holds 6 rows of NR lanes
@@ -1587,30 +1591,41 @@ static void sdx__wino_load_rows(const sdx__wino *wi, float *p, int64_t n, int64_
 /* B^T d B of tiles [t0, t0 + tn) of every input channel into v, packed
  * as the micro-kernel's B operand: v[((xi * tstrips + t / NR) * C + c) * NR + t % NR].
  * Lanes past tn repeat the first tile (their outputs are never stored). */
+/* B^T d B of NR tiles of one channel: tiles [t0 + NR s, t0 + NR s + NR)
+ * of the job (lanes past tn repeat tile t0; their outputs are never
+ * stored), read from its padded rows, into e[xi][lane]. */
+static void sdx__wino_transform_in(const sdx__wino *wi, const float *rows, float *d, float *t, float *e, int64_t t0,
+                                   int tn, int64_t ty0, int s) {
+    int64_t base[SDX__NR];
+    for (int l = 0; l < SDX__NR; l++) {
+        int64_t tt = t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0);
+        base[l] = (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4;
+    }
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            const float *src = rows + i * wi->pw + j;
+            float *dst = d + (i * 6 + j) * SDX__NR;
+            for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
+        }
+    for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+    for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+}
+
 static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d, float *t, float *e,
                             int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
     const int tstrips = (tn + SDX__NR - 1) / SDX__NR;
-    int64_t base[SDX__NR];
     for (int64_t c = 0; c < wi->C; c++) {
         sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
         for (int s = 0; s < tstrips; s++) {
-            for (int l = 0; l < SDX__NR; l++) {
-                int64_t tt = t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0);
-                base[l] = (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4;
-            }
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++) {
-                    const float *src = rows + i * wi->pw + j;
-                    float *dst = d + (i * 6 + j) * SDX__NR;
-                    for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
-                }
-            for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
-            for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+            sdx__wino_transform_in(wi, rows, d, t, e, t0, tn, ty0, s);
             for (int xi = 0; xi < 36; xi++)
                 memcpy(v + (((size_t)xi * tstrips + s) * wi->C + c) * SDX__NR, e + xi * SDX__NR, SDX__NR * sizeof(float));
         }
     }
 }
+
+static void sdx__wino_store_rows(const sdx__wino *wi, const float *orows, int64_t yplane, int64_t t0, int tn, int64_t ty0,
+                                 int64_t nty);
 
 /* A^T M A + bias of output channel o (M_xi[o][t] in m, row stride tnp)
  * into y, for tiles [t0, t0 + tn). */
@@ -1628,6 +1643,14 @@ static void sdx__wino_output(const sdx__wino *wi, const float *m, int64_t mstrid
                 for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * SDX__NR + l] + bv;
         }
     }
+    sdx__wino_store_rows(wi, orows, yplane, t0, tn, ty0, nty);
+}
+
+/* The output rows of tiles [t0, t0 + tn) (orows, pw - 2 floats a row) into
+ * y's plane at yplane. */
+static void sdx__wino_store_rows(const sdx__wino *wi, const float *orows, int64_t yplane, int64_t t0, int tn, int64_t ty0,
+                                 int64_t nty) {
+    const int64_t ow = wi->pw - 2;
     for (int64_t r = 0; r < nty * 4; r++) {
         int64_t ty = ty0 + r / 4, oy = ty * 4 + r % 4;
         int64_t tx0 = ty == ty0 ? t0 % wi->tiles_x : 0;
@@ -1694,15 +1717,295 @@ static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
     return s->wino_u;
 }
 
+/* ---- Winograd on AMX (bf16 mode) --------------------------------------- */
+/* On AMX bf16 mode's 3x3 convolutions run F(4,3) Winograd too, with the
+ * 36 GEMMs on tiles. Both operands are split, U = G g G^T and V = B^T d B
+ * into hi + lo bf16, and multiplied three ways (hi hi' + hi lo' + lo hi',
+ * as attention does), so the result keeps f32 Winograd's accuracy (about
+ * 1e-5 rel-L2 of direct; bf16 mode's im2col rounds the weight, ~2e-3 per
+ * layer) while multiplying 3 x 36 / (2 x 144) = 0.375 as many products as
+ * the im2col GEMM with its split activation. Rounding U alone would not
+ * do: the output transform sums terms up to 8x the result, which
+ * multiplies a rounded operand's error accordingly.
+ *
+ * Layout: U as A tiles, rows = output channels, k = input channels padded
+ * to cp (a multiple of 32): uh[((xi * ob16 + o / 16) * kt + c / 32) * 512
+ * + o % 16 * 32 + c % 32], lo ulo halves on. V as B pair strips of 32
+ * tiles: v[((xi * strips + s) * cp / 2 + c / 2) * 32 + tile % 32], a pair
+ * of channels per word, lo after all of hi. A job (image, block of tiles,
+ * group of outputs) transforms its tiles once, then per block of WAOB
+ * outputs runs the 36 products into f32 M tiles and transforms them back
+ * as the f32 path does. */
+
+#define SDX__WA_MIN_TILES 192              /* Winograd pays from here (all images)     */
+#define SDX__WAOB 128                     /* outputs per GEMM block (multiple of 32) */
+#define SDX__WA_TB 128                    /* most tiles per job (multiple of 32)     */
+#define SDX__WA_V_BYTES ((size_t)8 << 20) /* transformed inputs, per thread          */
+
+/* Tiles per job: the job's V (36 x cp x 4 bytes a tile) within
+ * SDX__WA_V_BYTES, whole strips of 32. */
+static int64_t sdx__wino_amx_tiles_per_job(int64_t cp) {
+    int64_t t = (int64_t)(SDX__WA_V_BYTES / ((size_t)36 * 4 * (size_t)cp)) / 32 * 32;
+    return SDX__MAX((int64_t)32, SDX__MIN((int64_t)SDX__WA_TB, t));
+}
+
+static size_t sdx__wino_amx_scratch_bytes(int64_t cp, int64_t tb, int64_t ph, int64_t pw) {
+    return (size_t)36 * (size_t)cp * (size_t)tb * 4                 /* V, hi + lo */
+         + ((size_t)36 * SDX__WAOB * (size_t)tb                     /* M accumulators */
+            + (size_t)(2 * ph * pw + 16) + (size_t)((ph - 2) * (pw - 2))  /* two channels' rows; output rows */
+            + (size_t)2 * 36 * 16 + SDX__WAOB + 64) * sizeof(float);
+}
+
+#ifdef SDX__AMX
+typedef struct { const sdx_tensor *w; uint16_t *uh; int64_t ulo, C, cp, o0, on, onp; sdx_ctx *ctx; } sdx__wino_amx_ft;
+
+/* as above: gcc's intrinsics and -Wmaybe-uninitialized */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+/* The transforms on 16 lanes at a time (AVX-512; the f32 path's scalar
+ * loops cost more than the tile products here). */
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_bt(const __m512 *d, int ds, __m512 *o, int os) {
+    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+    const __m512 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
+    const __m512 d4m2 = _mm512_sub_ps(d4, d2);
+    o[0]      = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));
+    o[os]     = _mm512_fnmadd_ps(four, _mm512_add_ps(d1, d2), _mm512_add_ps(d3, d4));
+    o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(d1, d2), _mm512_sub_ps(d4, d3));
+    o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d3, d1), d4m2);
+    o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d1, d3), d4m2);
+    o[5 * os] = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));
+}
+
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_at(const __m512 *m, int ms, __m512 *o, int os) {
+    const __m512 m0 = m[0], m1 = m[ms], m2 = m[2 * ms], m3 = m[3 * ms], m4 = m[4 * ms], m5 = m[5 * ms];
+    const __m512 p12 = _mm512_add_ps(m1, m2), d12 = _mm512_sub_ps(m1, m2);
+    const __m512 p34 = _mm512_add_ps(m3, m4), d34 = _mm512_sub_ps(m3, m4);
+    o[0]      = _mm512_add_ps(_mm512_add_ps(m0, p12), p34);
+    o[os]     = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
+    o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), p34, p12);
+    o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m5);
+}
+
+/* Lanes l of r[4 l + j] (j < 4) from v0..v3 = r[0..63]: two permutes of
+ * 8 lanes each, joined. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 sdx__wa_stride4(__m512 v0, __m512 v1, __m512 v2, __m512 v3, int j) {
+    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0),
+                                         _mm512_set1_epi32(j));
+    return _mm512_shuffle_f32x4(_mm512_permutex2var_ps(v0, idx, v1), _mm512_permutex2var_ps(v2, idx, v3),
+                                _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+/* V = B^T d B of 16 tiles of one channel (group s of the job's tiles)
+ * into e[xi] (16 lanes each). Sixteen whole tiles along one tile row read
+ * their 6 x 66 inputs with contiguous loads; other groups gather. */
+__attribute__((target("avx512f"))) __attribute__((noinline))
+static void sdx__wa_transform_in(const sdx__wino *wi, const float *rows, float *e, int64_t t0, int tn, int64_t ty0, int s) {
+    __m512 d[36], t[36];
+    const int64_t first = t0 + 16 * s;
+    if (16 * s + 16 <= tn && first % wi->tiles_x + 16 <= wi->tiles_x) {
+        const float *r = rows + (first / wi->tiles_x - ty0) * 4 * wi->pw + (first % wi->tiles_x) * 4;
+        for (int i = 0; i < 6; i++, r += wi->pw) {
+            const __m512 v0 = _mm512_loadu_ps(r), v1 = _mm512_loadu_ps(r + 16), v2 = _mm512_loadu_ps(r + 32),
+                         v3 = _mm512_loadu_ps(r + 48);
+            const __m512 w0 = _mm512_loadu_ps(r + 4), w1 = _mm512_loadu_ps(r + 20), w2 = _mm512_loadu_ps(r + 36),
+                         w3 = _mm512_loadu_ps(r + 52);
+            for (int j = 0; j < 4; j++) d[i * 6 + j] = sdx__wa_stride4(v0, v1, v2, v3, j);
+            d[i * 6 + 4] = sdx__wa_stride4(w0, w1, w2, w3, 0);
+            d[i * 6 + 5] = sdx__wa_stride4(w0, w1, w2, w3, 1);
+        }
+    } else {
+        int32_t base[16];
+        __m512i vb;
+        for (int l = 0; l < 16; l++) {
+            int64_t tt = t0 + (16 * s + l < tn ? 16 * s + l : 0);
+            base[l] = (int32_t)((tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4);
+        }
+        vb = _mm512_loadu_si512((const void *)base);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) d[i * 6 + j] = _mm512_i32gather_ps(vb, rows + i * wi->pw + j, 4);
+    }
+    for (int j = 0; j < 6; j++) sdx__wa_bt(d + j, 6, t + j, 6);
+    for (int i = 0; i < 6; i++) sdx__wa_bt(t + i * 6, 1, d + i * 6, 1);
+    for (int xi = 0; xi < 36; xi++) _mm512_storeu_ps(e + xi * 16, d[xi]);
+}
+
+/* A^T M A + bias of output channel oc (M_xi[o][t] in m, row stride tnp)
+ * into y, for tiles [t0, t0 + tn), 16 tiles at a time. */
+__attribute__((target("avx512f")))
+static void sdx__wa_output(const sdx__wino *wi, const float *m, int64_t mstride, int tnp, int64_t n, int64_t oc, float bv,
+                           float *orows, int64_t t0, int tn, int64_t ty0, int64_t nty) {
+    const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+    const __m512 bias = _mm512_set1_ps(bv);
+    for (int s = 0; s < tnp; s += 16) {
+        __m512 d[36], t[24], o[16];
+        const int64_t first = t0 + s;
+        for (int xi = 0; xi < 36; xi++) d[xi] = _mm512_loadu_ps(m + xi * mstride + s);
+        for (int j = 0; j < 6; j++) sdx__wa_at(d + j, 6, t + j, 6);
+        for (int i = 0; i < 4; i++) sdx__wa_at(t + i * 6, 1, o + i * 4, 1);
+        if (s + 16 <= tn && first % wi->tiles_x + 16 <= wi->tiles_x) {
+            /* out[4 l + j] = o[i][j][l]: output row i of 16 tiles, 64 floats */
+            float *row = orows + (first / wi->tiles_x - ty0) * 4 * ow + (first % wi->tiles_x) * 4;
+            for (int i = 0; i < 4; i++, row += ow)
+                for (int q = 0; q < 4; q++) {
+                    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(19, 3, 19, 3, 18, 2, 18, 2, 17, 1, 17, 1, 16, 0, 16, 0),
+                                                         _mm512_set1_epi32(4 * q));
+                    const __m512 a = _mm512_permutex2var_ps(o[i * 4], idx, o[i * 4 + 1]);
+                    const __m512 b = _mm512_permutex2var_ps(o[i * 4 + 2], idx, o[i * 4 + 3]);
+                    _mm512_storeu_ps(row + 16 * q, _mm512_add_ps(_mm512_mask_blend_ps(0xCCCC, a, b), bias));
+                }
+        } else {
+            float e[16 * 16];
+            for (int k = 0; k < 16; k++) _mm512_storeu_ps(e + k * 16, _mm512_add_ps(o[k], bias));
+            for (int l = 0; l < 16 && s + l < tn; l++) {
+                int64_t tt = first + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * 16 + l];
+            }
+        }
+    }
+    sdx__wino_store_rows(wi, orows, yplane, t0, tn, ty0, nty);
+}
+
+/* U = G g G^T of outputs [begin, end) of the chunk (rows past on are
+ * zero), 16 input channels at a time, split into hi + lo A tiles. */
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sdx__wino_amx_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__wino_amx_ft *f = (const sdx__wino_amx_ft *)arg;
+    const int64_t kt = f->cp / 32, ob16 = f->onp / 16;
+    const __m512 q = _mm512_set1_ps(0.25f), s6 = _mm512_set1_ps(1.0f / 6.0f), s12 = _mm512_set1_ps(1.0f / 12.0f),
+                 s24 = _mm512_set1_ps(1.0f / 24.0f);
+    const __m512i nine = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                            _mm512_set1_epi32(9));
+    float *g = sdx__scratch_f32(f->ctx, thread);
+    for (int64_t o = begin; o < end; o++) {
+        if (o < f->on) sdx__load_f32(f->w->data, f->w->dtype, (f->o0 + o) * f->C * 9, f->C * 9, g);
+        for (int64_t c0 = 0; c0 < f->cp; c0 += 16) {
+            const __mmask16 live = o < f->on ? sdx__lanes16((int)SDX__MAX((int64_t)0, SDX__MIN((int64_t)16, f->C - c0))) : 0;
+            __m512 gv[9], t[18], u[36];
+            for (int e = 0; e < 9; e++)
+                gv[e] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, nine, g + c0 * 9 + e, 4);
+            /* G along ky (3 -> 6), then along kx */
+            for (int pass = 0; pass < 2; pass++) {
+                const __m512 *src = pass ? t : gv;
+                __m512 *dst = pass ? u : t;
+                const int ss = pass ? 1 : 3, n = pass ? 6 : 3, ds = pass ? 1 : 3, rs = pass ? 3 : 1, rd = pass ? 6 : 1;
+                for (int k = 0; k < n; k++) {
+                    const __m512 g0 = src[k * rs], g1 = src[k * rs + ss], g2 = src[k * rs + 2 * ss];
+                    __m512 *out = dst + k * rd;
+                    const __m512 sum = _mm512_add_ps(g0, g2);
+                    out[0]      = _mm512_mul_ps(g0, q);
+                    out[ds]     = _mm512_mul_ps(_mm512_add_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+                    out[2 * ds] = _mm512_mul_ps(_mm512_sub_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+                    out[3 * ds] = _mm512_fmadd_ps(g0, s24, _mm512_fmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+                    out[4 * ds] = _mm512_fmadd_ps(g0, s24, _mm512_fnmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+                    out[5 * ds] = g2;
+                }
+            }
+            for (int xi = 0; xi < 36; xi++) {
+                const int64_t at = ((xi * ob16 + o / 16) * kt + c0 / 32) * SDX__ATILE + o % 16 * 32 + c0 % 32;
+                const __m512i hi = sdx__bf16_round512(u[xi]);
+                _mm256_storeu_si256((__m256i *)(f->uh + at), _mm512_cvtepi32_epi16(hi));
+                _mm256_storeu_si256((__m256i *)(f->uh + at + f->ulo), _mm512_cvtepi32_epi16(sdx__bf16_residual512(u[xi], hi)));
+            }
+        }
+    }
+}
+
+/* V of tiles [t0, t0 + tn) of every channel (pairs, zero past C), hi
+ * and lo, in strips of 32 (lanes past tn repeat tile t0). */
+__attribute__((target("avx512f,avx512bw")))
+static void sdx__wino_amx_input(const sdx__wino *wi, uint32_t *v, float *rows0, float *rows1, float *e0, float *e1,
+                                int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
+    const int strips = (tn + 31) / 32;
+    const int64_t kp = wi->cp / 2, xstride = (int64_t)strips * kp * 32, vlo = 36 * xstride;
+    for (int64_t c = 0; c < wi->cp; c += 2) {
+        const int have0 = c < wi->C, have1 = c + 1 < wi->C;
+        if (have0) sdx__wino_load_rows(wi, rows0, n, c, ty0 * 4, nty * 4 + 2);
+        if (have1) sdx__wino_load_rows(wi, rows1, n, c + 1, ty0 * 4, nty * 4 + 2);
+        for (int s = 0; s < 2 * strips; s++) {
+            uint32_t *at = v + ((int64_t)(s / 2) * kp + c / 2) * 32 + s % 2 * 16;
+            if (have0) sdx__wa_transform_in(wi, rows0, e0, t0, tn, ty0, s);
+            if (have1) sdx__wa_transform_in(wi, rows1, e1, t0, tn, ty0, s);
+            for (int xi = 0; xi < 36; xi++) {
+                const __m512 x0 = have0 ? _mm512_loadu_ps(e0 + xi * SDX__NR) : _mm512_setzero_ps();
+                const __m512 x1 = have1 ? _mm512_loadu_ps(e1 + xi * SDX__NR) : _mm512_setzero_ps();
+                const __m512i h0 = sdx__bf16_round512(x0), h1 = sdx__bf16_round512(x1);
+                _mm512_storeu_si512((void *)(at + xi * xstride), _mm512_or_si512(h0, _mm512_slli_epi32(h1, 16)));
+                _mm512_storeu_si512((void *)(at + xi * xstride + vlo),
+                                    _mm512_or_si512(sdx__bf16_residual512(x0, h0),
+                                                    _mm512_slli_epi32(sdx__bf16_residual512(x1, h1), 16)));
+            }
+        }
+    }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/* One job: image n, tiles [t0, t0 + tn), output group og of the chunk. */
+static void sdx__wino_amx_job(const sdx__wino *wi, int64_t job, int thread) {
+    const int64_t per_image = wi->tblocks * wi->ogroups;
+    const int64_t n = job / per_image, tb = (job % per_image) / wi->ogroups, og = job % wi->ogroups;
+    const int64_t t0 = tb * wi->tb, og0 = og * wi->og, og1 = SDX__MIN(wi->on, og0 + wi->og);
+    const int tn = (int)SDX__MIN(wi->tb, wi->tiles - t0), tnp = (tn + 31) / 32 * 32, strips = tnp / 32;
+    const int64_t ty0 = t0 / wi->tiles_x, nty = (t0 + tn - 1) / wi->tiles_x - ty0 + 1;
+    const int64_t kt = wi->cp / 32, kp = wi->cp / 2, ob16 = (wi->on + 31) / 32 * 2;
+    const int64_t xstride = (int64_t)strips * kp * 32, vlo = 36 * xstride;
+    uint32_t *v = (uint32_t *)sdx__scratch_f32(wi->ctx, thread);
+    float *acc = (float *)(v + 2 * vlo);
+    float *rows0 = acc + (size_t)36 * SDX__WAOB * tnp, *rows1 = rows0 + wi->ph * wi->pw;
+    float *orows = rows1 + wi->ph * wi->pw + 16;       /* the loads of 16 tiles read 2 floats past a row */
+    float *e0 = orows + (wi->ph - 2) * (wi->pw - 2), *e1 = e0 + 36 * 16, *bias = e1 + 36 * 16;
+    if (og0 >= og1) return;
+    sdx__wino_amx_input(wi, v, rows0, rows1, e0, e1, n, t0, tn, ty0, nty);
+    for (int64_t ob0 = og0; ob0 < og1; ob0 += SDX__WAOB) {
+        const int onv = (int)SDX__MIN((int64_t)SDX__WAOB, og1 - ob0), onp = (onv + 31) / 32 * 32;
+        const int64_t mstride = (int64_t)onp * tnp;
+        for (int xi = 0; xi < 36; xi++)
+            for (int s = 0; s < strips; s++)
+                for (int i = 0; i < onp; i += 32) {
+                    const uint16_t *a0 = wi->uh + (xi * ob16 + (ob0 + i) / 16) * kt * SDX__ATILE;
+                    sdx__amx_32x32((int)kt, a0, a0 + kt * SDX__ATILE, v + xi * xstride + (int64_t)s * kp * 32, wi->ulo, vlo,
+                                   acc + xi * mstride + (int64_t)i * tnp + s * 32, tnp, 0);
+                }
+        if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
+        for (int o = 0; o < onv; o++)
+            sdx__wa_output(wi, acc + (int64_t)o * tnp, mstride, tnp, n, wi->o0 + ob0 + o, wi->b ? bias[o] : 0.0f, orows,
+                           t0, tn, ty0, nty);
+    }
+}
+
+static void sdx__wino_amx_range(void *arg, int64_t begin, int64_t end, int thread) {
+    __asm__ __volatile__("ldtilecfg %0" : : "m"(sdx__amx_config) : "memory");
+    for (int64_t j = begin; j < end; j++) sdx__wino_amx_job((const sdx__wino *)arg, j, thread);
+    __asm__ __volatile__("tilerelease" : : : "memory");
+}
+#endif /* SDX__AMX */
+
+/* Whether bf16 mode runs on AMX here (its GEMMs, attention and
+ * Winograd's products on tiles). */
+static int sdx__amx_computes(sdx_ctx *ctx) {
+    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+}
+
 /* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
- * right follow from y's shape). Shapes were checked by the caller. */
+ * right follow from y's shape). Shapes were checked by the caller. In
+ * bf16 mode on AMX the products run on tiles (see above). */
 static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
                                 const sdx_tensor *b, int pt, int pl) {
     sdx__wino wi;
-    sdx__wino_ft ft;
-    int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group;
+    int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group, ob, orow;
     size_t scratch;
-    int rc;
+    int rc, amx = 0;
+    void (*job_range)(void *, int64_t, int64_t, int) = sdx__wino_range;
     memset(&wi, 0, sizeof wi);
     wi.ctx = ctx; wi.x = x; wi.b = b; wi.y = y;
     wi.C = x->shape[1]; wi.H = x->shape[2]; wi.W = x->shape[3];
@@ -1710,52 +2013,71 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.pt = pt; wi.pl = pl;
     if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
     if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl);
+#ifdef SDX__AMX
+    amx = sdx__amx_computes(ctx);
+#endif
+    wi.cp = (wi.C + 31) / 32 * 32;
     wi.tiles_x = (wi.Wo + 3) / 4;
     wi.tiles = wi.tiles_x * ((wi.Ho + 3) / 4);
-    wi.tb = sdx__wino_tiles_per_job(wi.C);
+    wi.tb = amx ? sdx__wino_amx_tiles_per_job(wi.cp) : sdx__wino_tiles_per_job(wi.C);
     wi.tblocks = (wi.tiles + wi.tb - 1) / wi.tb;
     nty_max = SDX__MIN((wi.Ho + 3) / 4, (wi.tb + wi.tiles_x - 2) / wi.tiles_x + 1);
     wi.ph = nty_max * 4 + 2;
     wi.pw = wi.tiles_x * 4 + 2;
     wi.micro = sdx__micro_select();
-    scratch = SDX__MAX(sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw), (size_t)wi.C * 9) * sizeof(float) + 256;
+    /* U: f32 A panels of MR rows, or (AMX) hi + lo bf16 tiles of 32 rows */
+    ob = amx ? SDX__WAOB : SDX__WOB;
+    orow = amx ? 32 : SDX__MR;
+    scratch = amx ? sdx__wino_amx_scratch_bytes(wi.cp, wi.tb, wi.ph, wi.pw)
+                  : sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw) * sizeof(float);
+    scratch = SDX__MAX(scratch, (size_t)wi.C * 9 * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
-    per_o = 36 * wi.C * (int64_t)sizeof(float);
-    chunk = SDX__MAX((int64_t)SDX__WOB, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / SDX__WOB * SDX__WOB);
-    chunk = SDX__MIN(chunk, (O + SDX__MR - 1) / SDX__MR * SDX__MR);
+    per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
+    chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
+    chunk = SDX__MIN(chunk, (O + orow - 1) / orow * orow);
     if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
     /* split the outputs into groups when there are too few tile blocks to
      * keep every thread busy (each group transforms the input again) */
     jobs_per_group = y->shape[0] * wi.tblocks;
     for (wi.o0 = 0; wi.o0 < O; wi.o0 += chunk) {
-        int64_t groups;
+        int64_t groups, onp;
         wi.on = SDX__MIN(chunk, O - wi.o0);
-        ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on; ft.ctx = ctx;
-        sdx__parallel_for(ctx, (wi.on + SDX__MR - 1) / SDX__MR * SDX__MR, sdx__wino_filter_range, &ft);
-        groups = SDX__MIN((wi.on + SDX__WOB - 1) / SDX__WOB,
-                          (2 * (int64_t)sdx_threads(ctx) + jobs_per_group - 1) / jobs_per_group);
+        onp = (wi.on + orow - 1) / orow * orow;
+#ifdef SDX__AMX
+        if (amx) {
+            sdx__wino_amx_ft ft;
+            wi.uh = (const uint16_t *)wi.u;
+            wi.ulo = 36 * onp * wi.cp;
+            ft.w = w; ft.uh = (uint16_t *)wi.u; ft.ulo = wi.ulo; ft.C = wi.C; ft.cp = wi.cp;
+            ft.o0 = wi.o0; ft.on = wi.on; ft.onp = onp; ft.ctx = ctx;
+            sdx__parallel_for(ctx, onp, sdx__wino_amx_filter_range, &ft);
+            job_range = sdx__wino_amx_range;
+        } else
+#endif
+        {
+            sdx__wino_ft ft;
+            ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on; ft.ctx = ctx;
+            sdx__parallel_for(ctx, onp, sdx__wino_filter_range, &ft);
+        }
+        groups = SDX__MIN((wi.on + ob - 1) / ob, (2 * (int64_t)sdx_threads(ctx) + jobs_per_group - 1) / jobs_per_group);
         groups = SDX__MAX((int64_t)1, groups);
-        wi.og = ((wi.on + groups - 1) / groups + SDX__WOB - 1) / SDX__WOB * SDX__WOB;
+        wi.og = ((wi.on + groups - 1) / groups + ob - 1) / ob * ob;
         wi.ogroups = (wi.on + wi.og - 1) / wi.og;
-        sdx__parallel_for(ctx, jobs_per_group * wi.ogroups, sdx__wino_range, &wi);
+        sdx__parallel_for(ctx, jobs_per_group * wi.ogroups, job_range, &wi);
     }
     return SDX_OK;
 }
 
-/* Whether bf16 mode runs on AMX here: its im2col GEMM then beats f32
- * Winograd (measured: bench/bench bf16). */
-static int sdx__amx_computes(sdx_ctx *ctx) {
-    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
-}
-
 /* Whether Winograd pays for this convolution (measured: see bench). */
-static int sdx__wino_pays(const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
+static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
-    (void)x; (void)w; (void)stride; (void)ho; (void)wo;
+    (void)ctx; (void)x; (void)w; (void)stride; (void)ho; (void)wo;
     return 0;   /* the half-accumulation emulation models direct convolution */
 #else
     const int64_t c = x->shape[1], o = w->shape[0], pixels = ho * wo;
     if (w->shape[2] != 3 || w->shape[3] != 3 || stride != 1) return 0;
+    if (sdx__amx_computes(ctx))     /* the filter transform needs ~200 tiles to pay */
+        return c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && x->shape[0] * ((ho + 3) / 4) * ((wo + 3) / 4) >= SDX__WA_MIN_TILES;
     return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
            (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
 #endif
@@ -1788,7 +2110,7 @@ static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
     }
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    if (sdx__wino_pays(x, w, stride, ho, wo) && !sdx__amx_computes(ctx))
+    if (sdx__wino_pays(ctx, x, w, stride, ho, wo))
         rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
     else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
     if (rc != SDX_OK) return rc;
