@@ -120,6 +120,33 @@ static int linear_bf16_matches_its_operands_in_double(void) {
     return T_PASS;
 }
 
+/* A convolution in double of x [N, C, H, W] by w [O, C, k, k] (+ b), pads
+ * pt, pl on top/left, into ref [N, O, Ho, Wo], with sum |x||w| (+ |b|)
+ * of each output in mag. x and w hold the operands as the engine
+ * multiplies them. */
+static void tb_conv_double(const float *x, const float *w, const float *b, const int64_t xs[4], int64_t O, int k, int st,
+                           int pt, int pl, int64_t Ho, int64_t Wo, double *ref, double *mag) {
+    const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t oy = 0; oy < Ho; oy++)
+                for (int64_t ox = 0; ox < Wo; ox++) {
+                    double acc = b[o], m = fabs(acc);
+                    for (int64_t ci = 0; ci < C; ci++)
+                        for (int64_t ky = 0; ky < k; ky++)
+                            for (int64_t kx = 0; kx < k; kx++) {
+                                int64_t iy = oy * st - pt + ky, ix = ox * st - pl + kx;
+                                double p;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                p = (double)x[((n * C + ci) * H + iy) * W + ix] * w[((o * C + ci) * k + ky) * k + kx];
+                                acc += p;
+                                m += fabs(p);
+                            }
+                    ref[((n * O + o) * Ho + oy) * Wo + ox] = acc;
+                    mag[((n * O + o) * Ho + oy) * Wo + ox] = m;
+                }
+}
+
 /* Convolutions (3x3 pad 1, 3x3 stride 2, 1x1, odd K = 27, K over one
  * block, outputs over one AMX job, bias per output channel, batch 2, x
  * of each storage dtype) in bf16 mode against double on its operands (as
@@ -145,32 +172,17 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
         int64_t xs[4] = { N, C, H, W }, ws[4] = { O, C, k, k }, bs[1] = { O }, ys[4] = { N, O, Ho, Wo }, ny = N * O * Ho * Wo;
         sdx_tensor x, w, b, y, y2;
         double *ref = (double *)malloc((size_t)ny * sizeof(double)), *mag = (double *)malloc((size_t)ny * sizeof(double));
+        float *xv = (float *)malloc((size_t)(N * C * H * W) * sizeof(float)), *wv = (float *)malloc((size_t)(O * K) * sizeof(float));
         double worst;
         int ok;
         tb_state = 777 + (uint64_t)c;
-        T_CHECK(ref && mag, "alloc");
+        T_CHECK(ref && mag && xv && wv, "alloc");
         T_CHECK(tb_alloc_random(ctx, &x, xtypes[c], 4, xs, 2.0) && tb_alloc_random(ctx, &w, SDX_F16, 4, ws, 0.3) &&
                 tb_alloc_random(ctx, &b, SDX_F32, 1, bs, 1.0) && sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys) == SDX_OK &&
                 sdx_tensor_alloc(ctx, &y2, SDX_F32, 4, ys) == SDX_OK, "alloc");
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t o = 0; o < O; o++)
-                for (int64_t oy = 0; oy < Ho; oy++)
-                    for (int64_t ox = 0; ox < Wo; ox++) {
-                        double acc = ((float *)b.data)[o], m = fabs(acc);
-                        for (int64_t ci = 0; ci < C; ci++)
-                            for (int64_t ky = 0; ky < k; ky++)
-                                for (int64_t kx = 0; kx < k; kx++) {
-                                    int64_t iy = oy * st - pd + ky, ix = ox * st - pd + kx;
-                                    double p;
-                                    if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                                    p = tb_split(sdx__get_f32(&x, ((n * C + ci) * H + iy) * W + ix)) *
-                                        tb_bf16(sdx__get_f32(&w, ((o * C + ci) * k + ky) * k + kx));
-                                    acc += p;
-                                    m += fabs(p);
-                                }
-                        ref[((n * O + o) * Ho + oy) * Wo + ox] = acc;
-                        mag[((n * O + o) * Ho + oy) * Wo + ox] = m;
-                    }
+        for (int64_t i = 0; i < N * C * H * W; i++) xv[i] = (float)tb_split(sdx__get_f32(&x, i));
+        for (int64_t i = 0; i < O * C * k * k; i++) wv[i] = tb_bf16(sdx__get_f32(&w, i));
+        tb_conv_double(xv, wv, (const float *)b.data, xs, O, (int)k, st, pd, pd, Ho, Wo, ref, mag);
         ctx->compute = SDX_BF16;
         T_CHECK(sdx__conv2d(ctx, &y, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
@@ -186,7 +198,7 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
         ctx->compute = SDX_F32;
         sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
         sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &y2);
-        free(ref); free(mag);
+        free(ref); free(mag); free(xv); free(wv);
     }
     sdx_destroy(ctx);
     return T_PASS;
@@ -377,24 +389,7 @@ static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
                 "alloc");
         sdx__load_f32(x.data, x.dtype, 0, N * C * H * W, xv);
         sdx__load_f32(w.data, w.dtype, 0, O * C * 9, wv);
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t o = 0; o < O; o++)
-                for (int64_t oy = 0; oy < Ho; oy++)
-                    for (int64_t ox = 0; ox < Wo; ox++) {
-                        double acc = ((float *)b.data)[o], m = fabs(acc);
-                        for (int64_t ci = 0; ci < C; ci++)
-                            for (int64_t ky = 0; ky < 3; ky++)
-                                for (int64_t kx = 0; kx < 3; kx++) {
-                                    int64_t iy = oy - pt + ky, ix = ox - pl + kx;
-                                    double p;
-                                    if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                                    p = (double)xv[((n * C + ci) * H + iy) * W + ix] * wv[((o * C + ci) * 3 + ky) * 3 + kx];
-                                    acc += p;
-                                    m += fabs(p);
-                                }
-                        ref[((n * O + o) * Ho + oy) * Wo + ox] = acc;
-                        mag[((n * O + o) * Ho + oy) * Wo + ox] = m;
-                    }
+        tb_conv_double(xv, wv, (const float *)b.data, xs, O, 3, 1, pt, pl, Ho, Wo, ref, mag);
         T_CHECK(sdx__conv2d_winograd(ctx, &yf, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
         ctx->compute = SDX_BF16;
         T_CHECK(sdx__conv2d_winograd(ctx, &y, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
