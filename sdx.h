@@ -4429,12 +4429,12 @@ static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
 /* On AMX bf16 mode's 3x3 convolutions run F(4,3) Winograd too, with the
  * 36 GEMMs on tiles. Both operands are split, U = G g G^T and V = B^T d B
  * into hi + lo bf16, and multiplied three ways (hi hi' + hi lo' + lo hi',
- * as attention does), so the result keeps f32 Winograd's accuracy (about
- * 1e-5 rel-L2 of direct; bf16 mode's im2col rounds the weight, ~2e-3 per
- * layer) while multiplying 3 x 36 / (2 x 144) = 0.375 as many products as
- * the im2col GEMM with its split activation. Rounding U alone would not
- * do: the output transform sums terms up to 8x the result, which
- * multiplies a rounded operand's error accordingly.
+ * as attention does): about 4e-5 rel-L2 from the convolution in double
+ * (f32 Winograd 1-4e-6; bf16 mode's im2col, which rounds the weight,
+ * ~2e-3 a layer) while multiplying 3 x 36 / (2 x 144) = 0.375 as many
+ * products as the im2col GEMM with its split activation. Rounding U alone
+ * would not do (measured 1.7e-2): the output transform sums terms up to
+ * 8x the result, which multiplies a rounded operand's error accordingly.
  *
  * Layout: U as A tiles, rows = output channels, k = input channels padded
  * to cp (a multiple of 32): uh[((xi * ob16 + o / 16) * kt + c / 32) * 512
