@@ -7,6 +7,7 @@
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_unet bench/bench_unet.c -lm -lpthread
  *   /tmp/bench_unet [--only sd15|sdxl] [--calls N] [--threads N]
  *                   [--sd15 file] [--sdxl file] [--size PIXELS] [--control 1]
+ *                   [--compute f32|bf16]
  *
  * --control 1 adds the same number of controlled steps: a random f16
  * ControlNet for that UNet (also generated once under /tmp) on a random
@@ -121,7 +122,8 @@ done:
     return ok;
 }
 
-static int bu_run(const char *preset, const char *path, const char *cn_path, int pixels, int calls, int threads) {
+static int bu_run(const char *preset, const char *path, const char *cn_path, int pixels, int calls, int threads,
+                  sdx_dtype compute) {
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_st *st = NULL;
@@ -138,9 +140,10 @@ static int bu_run(const char *preset, const char *path, const char *cn_path, int
     if (!ctx) return 0;
     memset(&x, 0, sizeof x); memset(&cx, 0, sizeof cx); memset(&y, 0, sizeof y); memset(&out, 0, sizeof out);
     if (sdx_st_open(ctx, path, &st) != SDX_OK) goto fail;
-    printf("%s: %s, %d threads\n", preset, path, sdx_threads(ctx));
+    printf("%s: %s, %d threads, %s compute\n", preset, path, sdx_threads(ctx), sdx_dtype_name(compute));
     printf("  RSS after mmap: %.0f MB (before: %.0f MB)\n", bu_rss_mb(), rss0);
     if (sdx__unet_load(ctx, &u, st, "model.diffusion_model.") != SDX_OK) goto fail;
+    u.compute_type = compute;
     sdx__unet_describe(&u, line, sizeof line);
     printf("  %s\n  RSS after load: %.0f MB\n", line, bu_rss_mb());
     {
@@ -184,6 +187,7 @@ int main(int argc, char **argv) {
     char sd15_buf[1024], sdxl_buf[1024], cn15[1024], cnxl[1024];
     const char *sd15 = sd15_buf, *sdxl = sdxl_buf;
     int calls = 2, threads = 0, size = 0, ok = 1, control = 0;
+    sdx_dtype compute = SDX_F32;
     if (!dir || !*dir) dir = "/tmp";
     snprintf(sd15_buf, sizeof sd15_buf, "%s/sdx_bench_sd15_ckpt_f16.safetensors", dir);   /* bench_gen's files */
     snprintf(sdxl_buf, sizeof sdxl_buf, "%s/sdx_bench_sdxl_ckpt_f16.safetensors", dir);
@@ -197,18 +201,20 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sdxl")) sdxl = argv[i + 1];
         else if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--control")) control = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--compute") && (!strcmp(argv[i + 1], "f32") || !strcmp(argv[i + 1], "bf16")))
+            compute = strcmp(argv[i + 1], "bf16") ? SDX_F32 : SDX_BF16;
         else {
-            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX] [--control 1]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX] [--control 1]"
+                    " [--compute f32|bf16]\n", argv[0]);
             return 2;
         }
     }
     if (calls < 1) calls = 1;
     if (!only || !strcmp(only, "sd15"))
         ok &= bu_ensure_file("sd15", sd15, 0) && (!control || bu_ensure_file("sd15", cn15, 1)) &&
-              bu_run("sd15", sd15, control ? cn15 : NULL, size ? size : 512, calls, threads);
+              bu_run("sd15", sd15, control ? cn15 : NULL, size ? size : 512, calls, threads, compute);
     if (!only || !strcmp(only, "sdxl"))
         ok &= bu_ensure_file("sdxl", sdxl, 0) && (!control || bu_ensure_file("sdxl", cnxl, 1)) &&
-              bu_run("sdxl", sdxl, control ? cnxl : NULL, size ? size : 1024, calls, threads);
+              bu_run("sdxl", sdxl, control ? cnxl : NULL, size ? size : 1024, calls, threads, compute);
     return ok ? 0 : 1;
 }
