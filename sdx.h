@@ -3050,6 +3050,15 @@ static int sdx__have_avx2(void) {
 #endif
 }
 
+/* (the compilers' CPU checks include the OS saving the zmm state) */
+static int sdx__have_avx512f(void) {
+#ifdef SDX__X86
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
 static void sdx__exp_n(float *v, int64_t n) {
 #if defined(SDX__X86)
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
@@ -3072,7 +3081,7 @@ static void sdx__exp_n(float *v, int64_t n) {
  * row-major [N,K] matrix read transposed (linear weights) or from an
  * implicit im2col of the conv input. */
 
-#define SDX__MR 6
+#define SDX__MR 12      /* the AVX-512 kernel's 12 accumulators; AVX2 and NEON run 6 rows twice */
 #define SDX__NR 16
 #define SDX__KC 256
 #define SDX__MB 144     /* multiple of MR */
@@ -3106,9 +3115,36 @@ static void sdx__micro_half(int kc, const float *a, const float *b, float *c, in
 #endif
 
 #ifdef SDX__X86
-/* AVX2/FMA micro-kernel: 12 accumulators of 8 lanes hold the 6x16 tile. */
+/* AVX-512 micro-kernel: 12 accumulators of 16 lanes hold the 12x16 tile;
+ * each output is the same chain of fused multiply-adds as in the AVX2
+ * kernel, so the two give the same bits. */
+__attribute__((target("avx512f")))
+static void sdx__micro_avx512(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(), c3 = _mm512_setzero_ps();
+    __m512 c4 = _mm512_setzero_ps(), c5 = _mm512_setzero_ps(), c6 = _mm512_setzero_ps(), c7 = _mm512_setzero_ps();
+    __m512 c8 = _mm512_setzero_ps(), c9 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
+        const __m512 bv = _mm512_loadu_ps(b);
+        c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[0]), bv, c0);    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a[1]), bv, c1);
+        c2 = _mm512_fmadd_ps(_mm512_set1_ps(a[2]), bv, c2);    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a[3]), bv, c3);
+        c4 = _mm512_fmadd_ps(_mm512_set1_ps(a[4]), bv, c4);    c5 = _mm512_fmadd_ps(_mm512_set1_ps(a[5]), bv, c5);
+        c6 = _mm512_fmadd_ps(_mm512_set1_ps(a[6]), bv, c6);    c7 = _mm512_fmadd_ps(_mm512_set1_ps(a[7]), bv, c7);
+        c8 = _mm512_fmadd_ps(_mm512_set1_ps(a[8]), bv, c8);    c9 = _mm512_fmadd_ps(_mm512_set1_ps(a[9]), bv, c9);
+        c10 = _mm512_fmadd_ps(_mm512_set1_ps(a[10]), bv, c10); c11 = _mm512_fmadd_ps(_mm512_set1_ps(a[11]), bv, c11);
+    }
+#define SDX__STORE_ROW(r, v) do { \
+        float *row = c + (r) * ldc; \
+        _mm512_storeu_ps(row, accumulate ? _mm512_add_ps(v, _mm512_loadu_ps(row)) : v); } while (0)
+    SDX__STORE_ROW(0, c0); SDX__STORE_ROW(1, c1); SDX__STORE_ROW(2, c2);   SDX__STORE_ROW(3, c3);
+    SDX__STORE_ROW(4, c4); SDX__STORE_ROW(5, c5); SDX__STORE_ROW(6, c6);   SDX__STORE_ROW(7, c7);
+    SDX__STORE_ROW(8, c8); SDX__STORE_ROW(9, c9); SDX__STORE_ROW(10, c10); SDX__STORE_ROW(11, c11);
+#undef SDX__STORE_ROW
+}
+
+/* AVX2/FMA: 12 accumulators of 8 lanes hold 6 rows of the tile, run
+ * for each half of the strip. */
 __attribute__((target("avx2,fma")))
-static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+static void sdx__micro_avx2_6(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
     __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -3132,14 +3168,20 @@ static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, in
     SDX__STORE_ROW(3, c30, c31); SDX__STORE_ROW(4, c40, c41); SDX__STORE_ROW(5, c50, c51);
 #undef SDX__STORE_ROW
 }
+
+static void sdx__micro_avx2(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    sdx__micro_avx2_6(kc, a, b, c, ldc, accumulate);
+    sdx__micro_avx2_6(kc, a + 6, b, c + 6 * ldc, ldc, accumulate);
+}
 #endif
 
 #ifdef SDX__NEON
-/* NEON micro-kernel: 24 accumulators of 4 lanes hold the 6x16 tile; one
- * fused multiply-add by lane of the 6 A values per k. */
-static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
-    float32x4_t acc[SDX__MR][4];
-    for (int r = 0; r < SDX__MR; r++)
+/* NEON micro-kernel: 24 accumulators of 4 lanes hold 6 rows of the tile,
+ * run for each half of the strip; one fused multiply-add by lane of the 6
+ * A values per k. */
+static void sdx__micro_neon_6(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    float32x4_t acc[6][4];
+    for (int r = 0; r < 6; r++)
         for (int j = 0; j < 4; j++) acc[r][j] = vdupq_n_f32(0.0f);
     for (int k = 0; k < kc; k++, a += SDX__MR, b += SDX__NR) {
         float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8), b3 = vld1q_f32(b + 12);
@@ -3153,7 +3195,7 @@ static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, in
         SDX__FMA_ROW(4, vfmaq_lane_f32, a45, 0);  SDX__FMA_ROW(5, vfmaq_lane_f32, a45, 1);
 #undef SDX__FMA_ROW
     }
-    for (int r = 0; r < SDX__MR; r++) {
+    for (int r = 0; r < 6; r++) {
         float *row = c + r * ldc;
         for (int j = 0; j < 4; j++) {
             float32x4_t v = acc[r][j];
@@ -3162,6 +3204,11 @@ static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, in
         }
     }
 }
+
+static void sdx__micro_neon(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
+    sdx__micro_neon_6(kc, a, b, c, ldc, accumulate);
+    sdx__micro_neon_6(kc, a + 6, b, c + 6 * ldc, ldc, accumulate);
+}
 #endif
 
 static sdx__micro_fn sdx__micro_select(void) {
@@ -3169,6 +3216,7 @@ static sdx__micro_fn sdx__micro_select(void) {
     return sdx__micro_half;
 #else
 #if defined(SDX__X86)
+    if (sdx__have_avx512f()) return sdx__micro_avx512;
     if (sdx__have_avx2()) return sdx__micro_avx2;
 #elif defined(SDX__NEON)
     return sdx__micro_neon;

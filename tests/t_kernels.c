@@ -222,6 +222,59 @@ static int linear_rejects_negative_dims(void) {
     return T_PASS;
 }
 
+/* The f32 GEMM's micro-kernels: every one this CPU runs computes an MR x
+ * NR tile within the f32 accumulation bound of double, storing and
+ * accumulating into a wider C; the fused multiply-add kernels (AVX-512,
+ * AVX2 run as two halves of 6 rows, NEON) are one chain of FMAs per
+ * output in k order, so AVX-512 and AVX2 give the same bits and f32
+ * mode's results do not depend on which one the CPU picks. */
+static int gemm_micro_kernels_agree_with_double(void) {
+    enum { KC = 37, LDC = SDX__NR + 5 };
+    struct { const char *name; sdx__micro_fn fn; } kernels[4];
+    float a[KC * SDX__MR], b[KC * SDX__NR], c0[SDX__MR * LDC], c[4][SDX__MR * LDC];
+    int nk = 0;
+    kernels[nk].name = "portable C"; kernels[nk++].fn = sdx__micro_c;
+#if defined(SDX__X86)
+    if (sdx__have_avx512f()) { kernels[nk].name = "AVX-512"; kernels[nk++].fn = sdx__micro_avx512; }
+    if (sdx__have_avx2()) { kernels[nk].name = "AVX2"; kernels[nk++].fn = sdx__micro_avx2; }
+#elif defined(SDX__NEON)
+    kernels[nk].name = "NEON"; kernels[nk++].fn = sdx__micro_neon;
+#endif
+    t_seed(21);
+    t_fill_normal(a, KC * SDX__MR, 1.0);
+    t_fill_normal(b, KC * SDX__NR, 1.0);
+    t_fill_normal(c0, SDX__MR * LDC, 1.0);
+    for (int accumulate = 0; accumulate < 2; accumulate++) {
+        for (int e = 0; e < nk; e++) {
+            double worst = 0;
+            memcpy(c[e], c0, sizeof c0);
+            kernels[e].fn(KC, a, b, c[e], LDC, accumulate);
+            for (int r = 0; r < SDX__MR; r++)
+                for (int j = 0; j < LDC; j++) {
+                    double ref = accumulate ? c0[r * LDC + j] : 0.0, mag = fabs(ref), err;
+                    if (j >= SDX__NR) {
+                        T_CHECK(c[e][r * LDC + j] == c0[r * LDC + j], "%s wrote past its tile (row %d, column %d)",
+                                kernels[e].name, r, j);
+                        continue;
+                    }
+                    for (int k = 0; k < KC; k++) {
+                        ref += (double)a[k * SDX__MR + r] * b[k * SDX__NR + j];
+                        mag += fabs((double)a[k * SDX__MR + r] * b[k * SDX__NR + j]);
+                    }
+                    err = fabs(c[e][r * LDC + j] - ref) / ((KC + 2) * 0x1p-23 * mag + 1e-30);
+                    if (err > worst) worst = err;
+                }
+            T_NOTE("%s, accumulate %d: worst error / f32 bound %.3f", kernels[e].name, accumulate, worst);
+            T_CHECK(worst <= 1.0, "%s kernel, accumulate %d: error %.3g x the f32 bound", kernels[e].name, accumulate, worst);
+        }
+#if defined(SDX__X86)
+        if (sdx__have_avx512f() && sdx__have_avx2())
+            T_CHECK(memcmp(c[1], c[2], sizeof c0) == 0, "AVX-512 and AVX2 kernels differ (accumulate %d)", accumulate);
+#endif
+    }
+    return T_PASS;
+}
+
 /* ---- conv2d ------------------------------------------------------------ */
 
 typedef struct tk_conv { int64_t n, c, h, w, o, kh, kw; int stride, pt, pl, pb, pr, bias; } tk_conv;
@@ -983,6 +1036,7 @@ static const t_case kernels_cases[] = {
     { "linear_same_bits_for_any_thread_count", linear_same_bits_for_any_thread_count },
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
     { "linear_rejects_negative_dims", linear_rejects_negative_dims },
+    { "gemm_micro_kernels_agree_with_double", gemm_micro_kernels_agree_with_double },
     { "conv2d_1x1", conv2d_1x1 },
     { "conv2d_3x3_pad1", conv2d_3x3_pad1 },
     { "conv2d_3x3_stride2_pad1", conv2d_3x3_stride2_pad1 },
