@@ -4344,36 +4344,32 @@ static void sdx__wino_load_rows(const sdx__wino *wi, float *p, int64_t n, int64_
     }
 }
 
+/* Where tile tt starts in a job's rows (tile row ty0 first, `stride`
+ * floats a row): its top-left value, input or output. */
+static int64_t sdx__wino_tile_at(const sdx__wino *wi, int64_t tt, int64_t ty0, int64_t stride) {
+    return (tt / wi->tiles_x - ty0) * 4 * stride + (tt % wi->tiles_x) * 4;
+}
+
 /* B^T d B of tiles [t0, t0 + tn) of every input channel into v, packed
  * as the micro-kernel's B operand: v[((xi * tstrips + t / NR) * C + c) * NR + t % NR].
  * Lanes past tn repeat the first tile (their outputs are never stored). */
-/* B^T d B of NR tiles of one channel: tiles [t0 + NR s, t0 + NR s + NR)
- * of the job (lanes past tn repeat tile t0; their outputs are never
- * stored), read from its padded rows, into e[xi][lane]. */
-static void sdx__wino_transform_in(const sdx__wino *wi, const float *rows, float *d, float *t, float *e, int64_t t0,
-                                   int tn, int64_t ty0, int s) {
-    int64_t base[SDX__NR];
-    for (int l = 0; l < SDX__NR; l++) {
-        int64_t tt = t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0);
-        base[l] = (tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4;
-    }
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 6; j++) {
-            const float *src = rows + i * wi->pw + j;
-            float *dst = d + (i * 6 + j) * SDX__NR;
-            for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
-        }
-    for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
-    for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
-}
-
 static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d, float *t, float *e,
                             int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
     const int tstrips = (tn + SDX__NR - 1) / SDX__NR;
+    int64_t base[SDX__NR];
     for (int64_t c = 0; c < wi->C; c++) {
         sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
         for (int s = 0; s < tstrips; s++) {
-            sdx__wino_transform_in(wi, rows, d, t, e, t0, tn, ty0, s);
+            for (int l = 0; l < SDX__NR; l++)
+                base[l] = sdx__wino_tile_at(wi, t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0), ty0, wi->pw);
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    const float *src = rows + i * wi->pw + j;
+                    float *dst = d + (i * 6 + j) * SDX__NR;
+                    for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
+                }
+            for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+            for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
             for (int xi = 0; xi < 36; xi++)
                 memcpy(v + (((size_t)xi * tstrips + s) * wi->C + c) * SDX__NR, e + xi * SDX__NR, SDX__NR * sizeof(float));
         }
@@ -4394,9 +4390,9 @@ static void sdx__wino_output(const sdx__wino *wi, const float *m, int64_t mstrid
         for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
         for (int i = 0; i < 4; i++) sdx__wino_at(t + i * 6 * SDX__NR, SDX__NR, e + i * 4 * SDX__NR, SDX__NR);
         for (int l = 0; l < SDX__NR && s + l < tn; l++) {
-            int64_t tt = t0 + s + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+            float *at = orows + sdx__wino_tile_at(wi, t0 + s + l, ty0, ow);
             for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * SDX__NR + l] + bv;
+                for (int j = 0; j < 4; j++) at[i * ow + j] = e[(i * 4 + j) * SDX__NR + l] + bv;
         }
     }
     sdx__wino_store_rows(wi, orows, yplane, t0, tn, ty0, nty);
@@ -4548,6 +4544,19 @@ static inline void sdx__wa_at(const __m512 *m, int ms, __m512 *o, int os) {
     o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m5);
 }
 
+/* G: 3 rows in (`gs` apart), 6 out (`us` apart), as sdx__wino_g. */
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_g(const __m512 *g, int gs, __m512 *u, int us) {
+    const __m512 g0 = g[0], g1 = g[gs], g2 = g[2 * gs], sum = _mm512_add_ps(g0, g2);
+    const __m512 s6 = _mm512_set1_ps(1.0f / 6.0f), s12 = _mm512_set1_ps(1.0f / 12.0f), s24 = _mm512_set1_ps(1.0f / 24.0f);
+    u[0]      = _mm512_mul_ps(g0, _mm512_set1_ps(0.25f));
+    u[us]     = _mm512_mul_ps(_mm512_add_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+    u[2 * us] = _mm512_mul_ps(_mm512_sub_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+    u[3 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+    u[4 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fnmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+    u[5 * us] = g2;
+}
+
 /* Lanes l of r[4 l + j] (j < 4) from v0..v3 = r[0..63]: two permutes of
  * 8 lanes each, joined. */
 __attribute__((target("avx512f"), always_inline))
@@ -4558,15 +4567,20 @@ static inline __m512 sdx__wa_stride4(__m512 v0, __m512 v1, __m512 v2, __m512 v3,
                                 _MM_SHUFFLE(1, 0, 1, 0));
 }
 
+/* Whether tiles [t0 + at, t0 + at + 16) are all the job's (tn of them)
+ * and lie along one tile row: then their values are contiguous. */
+static int sdx__wa_run16(const sdx__wino *wi, int64_t t0, int at, int tn) {
+    return at + 16 <= tn && (t0 + at) % wi->tiles_x + 16 <= wi->tiles_x;
+}
+
 /* V = B^T d B of 16 tiles of one channel (group s of the job's tiles)
  * into e[xi] (16 lanes each). Sixteen whole tiles along one tile row read
  * their 6 x 66 inputs with contiguous loads; other groups gather. */
 __attribute__((target("avx512f"))) __attribute__((noinline))
 static void sdx__wa_transform_in(const sdx__wino *wi, const float *rows, float *e, int64_t t0, int tn, int64_t ty0, int s) {
     __m512 d[36], t[36];
-    const int64_t first = t0 + 16 * s;
-    if (16 * s + 16 <= tn && first % wi->tiles_x + 16 <= wi->tiles_x) {
-        const float *r = rows + (first / wi->tiles_x - ty0) * 4 * wi->pw + (first % wi->tiles_x) * 4;
+    if (sdx__wa_run16(wi, t0, 16 * s, tn)) {
+        const float *r = rows + sdx__wino_tile_at(wi, t0 + 16 * s, ty0, wi->pw);
         for (int i = 0; i < 6; i++, r += wi->pw) {
             const __m512 v0 = _mm512_loadu_ps(r), v1 = _mm512_loadu_ps(r + 16), v2 = _mm512_loadu_ps(r + 32),
                          v3 = _mm512_loadu_ps(r + 48);
@@ -4579,10 +4593,8 @@ static void sdx__wa_transform_in(const sdx__wino *wi, const float *rows, float *
     } else {
         int32_t base[16];
         __m512i vb;
-        for (int l = 0; l < 16; l++) {
-            int64_t tt = t0 + (16 * s + l < tn ? 16 * s + l : 0);
-            base[l] = (int32_t)((tt / wi->tiles_x - ty0) * 4 * wi->pw + (tt % wi->tiles_x) * 4);
-        }
+        for (int l = 0; l < 16; l++)
+            base[l] = (int32_t)sdx__wino_tile_at(wi, t0 + (16 * s + l < tn ? 16 * s + l : 0), ty0, wi->pw);
         vb = _mm512_loadu_si512((const void *)base);
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 6; j++) d[i * 6 + j] = _mm512_i32gather_ps(vb, rows + i * wi->pw + j, 4);
@@ -4601,13 +4613,12 @@ static void sdx__wa_output(const sdx__wino *wi, const float *m, int64_t mstride,
     const __m512 bias = _mm512_set1_ps(bv);
     for (int s = 0; s < tnp; s += 16) {
         __m512 d[36], t[24], o[16];
-        const int64_t first = t0 + s;
         for (int xi = 0; xi < 36; xi++) d[xi] = _mm512_loadu_ps(m + xi * mstride + s);
         for (int j = 0; j < 6; j++) sdx__wa_at(d + j, 6, t + j, 6);
         for (int i = 0; i < 4; i++) sdx__wa_at(t + i * 6, 1, o + i * 4, 1);
-        if (s + 16 <= tn && first % wi->tiles_x + 16 <= wi->tiles_x) {
+        if (sdx__wa_run16(wi, t0, s, tn)) {
             /* out[4 l + j] = o[i][j][l]: output row i of 16 tiles, 64 floats */
-            float *row = orows + (first / wi->tiles_x - ty0) * 4 * ow + (first % wi->tiles_x) * 4;
+            float *row = orows + sdx__wino_tile_at(wi, t0 + s, ty0, ow);
             for (int i = 0; i < 4; i++, row += ow)
                 for (int q = 0; q < 4; q++) {
                     const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(19, 3, 19, 3, 18, 2, 18, 2, 17, 1, 17, 1, 16, 0, 16, 0),
@@ -4620,9 +4631,9 @@ static void sdx__wa_output(const sdx__wino *wi, const float *m, int64_t mstride,
             float e[16 * 16];
             for (int k = 0; k < 16; k++) _mm512_storeu_ps(e + k * 16, _mm512_add_ps(o[k], bias));
             for (int l = 0; l < 16 && s + l < tn; l++) {
-                int64_t tt = first + l, oy = (tt / wi->tiles_x - ty0) * 4, ox = (tt % wi->tiles_x) * 4;
+                float *at = orows + sdx__wino_tile_at(wi, t0 + s + l, ty0, ow);
                 for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) orows[(oy + i) * ow + ox + j] = e[(i * 4 + j) * 16 + l];
+                    for (int j = 0; j < 4; j++) at[i * ow + j] = e[(i * 4 + j) * 16 + l];
             }
         }
     }
@@ -4635,35 +4646,18 @@ __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sdx__wino_amx_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__wino_amx_ft *f = (const sdx__wino_amx_ft *)arg;
     const int64_t kt = f->cp / 32, ob16 = f->onp / 16;
-    const __m512 q = _mm512_set1_ps(0.25f), s6 = _mm512_set1_ps(1.0f / 6.0f), s12 = _mm512_set1_ps(1.0f / 12.0f),
-                 s24 = _mm512_set1_ps(1.0f / 24.0f);
     const __m512i nine = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                             _mm512_set1_epi32(9));
     float *g = sdx__scratch_f32(f->ctx, thread);
     for (int64_t o = begin; o < end; o++) {
         if (o < f->on) sdx__load_f32(f->w->data, f->w->dtype, (f->o0 + o) * f->C * 9, f->C * 9, g);
         for (int64_t c0 = 0; c0 < f->cp; c0 += 16) {
-            const __mmask16 live = o < f->on ? sdx__lanes16((int)SDX__MAX((int64_t)0, SDX__MIN((int64_t)16, f->C - c0))) : 0;
+            const __mmask16 live = o < f->on ? sdx__lanes16(f->C - c0) : 0;
             __m512 gv[9], t[18], u[36];
             for (int e = 0; e < 9; e++)
                 gv[e] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, nine, g + c0 * 9 + e, 4);
-            /* G along ky (3 -> 6), then along kx */
-            for (int pass = 0; pass < 2; pass++) {
-                const __m512 *src = pass ? t : gv;
-                __m512 *dst = pass ? u : t;
-                const int ss = pass ? 1 : 3, n = pass ? 6 : 3, ds = pass ? 1 : 3, rs = pass ? 3 : 1, rd = pass ? 6 : 1;
-                for (int k = 0; k < n; k++) {
-                    const __m512 g0 = src[k * rs], g1 = src[k * rs + ss], g2 = src[k * rs + 2 * ss];
-                    __m512 *out = dst + k * rd;
-                    const __m512 sum = _mm512_add_ps(g0, g2);
-                    out[0]      = _mm512_mul_ps(g0, q);
-                    out[ds]     = _mm512_mul_ps(_mm512_add_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
-                    out[2 * ds] = _mm512_mul_ps(_mm512_sub_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
-                    out[3 * ds] = _mm512_fmadd_ps(g0, s24, _mm512_fmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
-                    out[4 * ds] = _mm512_fmadd_ps(g0, s24, _mm512_fnmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
-                    out[5 * ds] = g2;
-                }
-            }
+            for (int kx = 0; kx < 3; kx++) sdx__wa_g(gv + kx, 3, t + kx, 3);       /* along ky: t[6][3] */
+            for (int i = 0; i < 6; i++) sdx__wa_g(t + 3 * i, 1, u + 6 * i, 1);   /* along kx: u[6][6] */
             for (int xi = 0; xi < 36; xi++) {
                 const int64_t at = ((xi * ob16 + o / 16) * kt + c0 / 32) * SDX__ATILE + o % 16 * 32 + c0 % 32;
                 const __m512i hi = sdx__bf16_round512(u[xi]);
@@ -4690,8 +4684,8 @@ static void sdx__wino_amx_input(const sdx__wino *wi, uint32_t *v, float *rows0, 
             if (have0) sdx__wa_transform_in(wi, rows0, e0, t0, tn, ty0, s);
             if (have1) sdx__wa_transform_in(wi, rows1, e1, t0, tn, ty0, s);
             for (int xi = 0; xi < 36; xi++) {
-                const __m512 x0 = have0 ? _mm512_loadu_ps(e0 + xi * SDX__NR) : _mm512_setzero_ps();
-                const __m512 x1 = have1 ? _mm512_loadu_ps(e1 + xi * SDX__NR) : _mm512_setzero_ps();
+                const __m512 x0 = have0 ? _mm512_loadu_ps(e0 + xi * 16) : _mm512_setzero_ps();
+                const __m512 x1 = have1 ? _mm512_loadu_ps(e1 + xi * 16) : _mm512_setzero_ps();
                 const __m512i h0 = sdx__bf16_round512(x0), h1 = sdx__bf16_round512(x1);
                 _mm512_storeu_si512((void *)(at + xi * xstride), _mm512_or_si512(h0, _mm512_slli_epi32(h1, 16)));
                 _mm512_storeu_si512((void *)(at + xi * xstride + vlo),
@@ -5633,7 +5627,6 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
     }
 }
 
-/* A job: `chunk` consecutive query blocks of one head, sharing K and V. */
 /* Job j's image, head and query blocks [qb0, qb1) (both paths). */
 static void sdx__attn_job_span(const sdx__attn_args *a, int64_t job, int64_t *bat, int64_t *h, int64_t *qb0, int64_t *qb1) {
     const int64_t chunks = (a->q_blocks + a->chunk - 1) / a->chunk, bh = job / chunks;
@@ -5652,6 +5645,7 @@ static int64_t sdx__attn_plan_jobs(sdx_ctx *ctx, sdx__attn_args *a) {
     return a->batch * a->heads * ((a->q_blocks + a->chunk - 1) / a->chunk);
 }
 
+/* A job: `chunk` consecutive query blocks of one head, sharing K and V. */
 static void sdx__attn_job(const sdx__attn_args *a, int64_t job, int thread) {
     int64_t bat, h, qb0, qb1, packed = 0;
     float *pq = sdx__scratch_f32(a->ctx, thread);
@@ -5976,7 +5970,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
-    if (ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx) {
+    if (sdx__amx_computes(ctx)) {
         if ((rc = sdx__attn_run_amx(ctx, &a)) != SDX_OK) return rc;
         return sdx__trace_check(ctx, op, y);
     }
