@@ -347,6 +347,73 @@ static int conv2d_3x3_wide_rows(void) {
 /* 2 output-channel tiles, 2 pixel tiles, 2 KC blocks, no bias. */
 static int conv2d_3x3_spans_tiles_without_bias(void) { tk_conv c = { 1, 40, 12, 13, 150, 3, 3, 1, 1, 1, 1, 1, 0 }; t_seed(14); return tk_conv_case(&c); }
 
+/* The f32 GEMM's job shapes (blocks of up to MJ x NJ, split for the
+ * threads), its packers (AVX-512 transposes, masked, expanded and
+ * gathered loads where the CPU has them) and the images of a conv batch
+ * run side by side as columns: none of them may change a bit, since each
+ * output is the same chain of multiply-adds split at the same KC steps.
+ * The reference is one thread with the portable packers. Shapes: K with a
+ * 16-wide tail and over KC, rows and columns past MJ and NJ and not
+ * multiples of the strips, convs whose pixel strips straddle two images,
+ * rows narrower than a strip (gathered), stride 2, 1x1, and wide rows
+ * whose edges take masked loads; the conv2d and linear cases check the
+ * same paths against double. */
+static int gemm_blocking_and_packing_change_no_bit(void) {
+    static const struct { int64_t m, k, n; sdx_dtype xt, wt; } lin[] = {
+        { 301, 200, 140, SDX_F32, SDX_F16 }, { 700, 300, 530, SDX_F32, SDX_F32 }, { 77, 37, 1100, SDX_BF16, SDX_BF16 },
+        { 5, 16, 3, SDX_F16, SDX_F32 },
+    };
+    static const tk_conv conv[] = {
+        { 3, 19, 9, 7, 30, 3, 3, 1, 1, 1, 1, 1, 1 },    /* 63 pixels: strips straddle images */
+        { 2, 40, 34, 37, 300, 3, 3, 1, 1, 1, 1, 1, 1 }, /* wide rows, 300 outputs past MJ */
+        { 2, 33, 13, 12, 20, 3, 3, 2, 1, 1, 1, 1, 0 },  /* stride 2 */
+        { 2, 64, 24, 24, 50, 1, 1, 1, 0, 0, 0, 0, 1 },  /* 1x1 */
+        { 1, 8, 10, 10, 6, 3, 3, 2, 0, 0, 1, 1, 1 },    /* asymmetric pad */
+    };
+    sdx_desc d1, d3;
+    sdx_ctx *c1, *c3;
+    int ok = 1;
+    memset(&d1, 0, sizeof d1); d1.n_threads = 1;
+    memset(&d3, 0, sizeof d3); d3.n_threads = 3;
+    c1 = sdx_create(&d1); c3 = sdx_create(&d3);
+    T_CHECK(c1 && c3 && sdx__kernel_state_get(c1), "context");
+    c1->kernels->pack_scalar = 1;
+    t_seed(31);
+    for (size_t i = 0; ok && i < sizeof lin / sizeof lin[0]; i++) {
+        tk_env e = { c1, { { 0 } }, 0, { 0 }, 0 };
+        int64_t xs[2] = { lin[i].m, lin[i].k }, ws[2] = { lin[i].n, lin[i].k }, ys[2] = { lin[i].m, lin[i].n };
+        float *xv, *wv, *bv;
+        sdx_tensor *x = tk_rand(&e, lin[i].xt, 2, xs, 1.0, &xv), *w = tk_rand(&e, lin[i].wt, 2, ws, 0.2, &wv);
+        sdx_tensor *b = tk_rand(&e, SDX_F32, 1, &lin[i].n, 0.5, &bv);
+        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 2, ys), *y3 = tk_tensor(&e, SDX_F32, 2, ys);
+        ok = x && w && b && y1 && y3 && sdx__linear(c1, y1, x, w, b) == SDX_OK && sdx__linear(c3, y3, x, w, b) == SDX_OK &&
+             memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
+        if (!ok) snprintf(t_msg, sizeof t_msg, "linear %lld x %lld x %lld: results differ (or failed)",
+                          (long long)lin[i].m, (long long)lin[i].k, (long long)lin[i].n);
+        tk_done(&e);
+    }
+    for (size_t i = 0; ok && i < sizeof conv / sizeof conv[0]; i++) {
+        const tk_conv *cv = &conv[i];
+        tk_env e = { c1, { { 0 } }, 0, { 0 }, 0 };
+        int64_t ho = (cv->h + cv->pt + cv->pb - cv->kh) / cv->stride + 1, wo = (cv->w + cv->pl + cv->pr - cv->kw) / cv->stride + 1;
+        int64_t xs[4] = { cv->n, cv->c, cv->h, cv->w }, ws[4] = { cv->o, cv->c, cv->kh, cv->kw }, ys[4] = { cv->n, cv->o, ho, wo };
+        float *xv, *wv, *bv;
+        sdx_tensor *x = tk_rand(&e, SDX_F32, 4, xs, 1.0, &xv), *w = tk_rand(&e, SDX_F16, 4, ws, 0.2, &wv);
+        sdx_tensor *b = cv->bias ? tk_rand(&e, SDX_F32, 1, &cv->o, 0.5, &bv) : NULL;
+        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 4, ys), *y3 = tk_tensor(&e, SDX_F32, 4, ys);
+        /* the im2col GEMM itself, whatever conv2d would pick */
+        ok = x && w && (b || !cv->bias) && y1 && y3 && sdx__conv2d_direct(c1, y1, x, w, b, cv->stride, cv->pt, cv->pl) == SDX_OK &&
+             sdx__conv2d_direct(c3, y3, x, w, b, cv->stride, cv->pt, cv->pl) == SDX_OK &&
+             memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
+        if (!ok) snprintf(t_msg, sizeof t_msg, "conv %lldx%lld %lld->%lld at %lldx%lld, batch %lld, stride %d: results differ (or failed)",
+                          (long long)cv->kh, (long long)cv->kw, (long long)cv->c, (long long)cv->o, (long long)cv->h,
+                          (long long)cv->w, (long long)cv->n, cv->stride);
+        tk_done(&e);
+    }
+    sdx_destroy(c1); sdx_destroy(c3);
+    return ok ? T_PASS : T_FAIL;
+}
+
 /* ---- Winograd conv3x3 -------------------------------------------------- */
 /* The Winograd path against the direct (im2col GEMM) path on the same
  * stored inputs: y in f32 so the comparison sees the arithmetic, not the
@@ -1044,6 +1111,7 @@ static const t_case kernels_cases[] = {
     { "conv2d_3x3_spans_tiles_without_bias", conv2d_3x3_spans_tiles_without_bias },
     { "conv2d_3x3_wide_rows", conv2d_3x3_wide_rows },
     { "conv2d_rejects_wrong_output_shape", conv2d_rejects_wrong_output_shape },
+    { "gemm_blocking_and_packing_change_no_bit", gemm_blocking_and_packing_change_no_bit },
     { "conv3x3_winograd_unet_layers_within_1e5_of_direct", conv3x3_winograd_unet_layers_within_1e5_of_direct },
     { "conv3x3_winograd_vae_layers_within_1e5_of_direct", conv3x3_winograd_vae_layers_within_1e5_of_direct },
     { "conv3x3_winograd_circular_matches_direct", conv3x3_winograd_circular_matches_direct },
