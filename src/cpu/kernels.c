@@ -353,8 +353,24 @@ static int sdx__have_avx512f(void) {
 #endif
 }
 
+#ifdef SDX__X86
+/* sdx__exp_n_avx2 16 lanes at a time: the values it takes in groups of 8
+ * get the same vector arithmetic, a last group of fewer than 8 the same
+ * portable code, so the two give the same bits. */
+__attribute__((target("avx512f")))
+static void sdx__exp_n_avx512(float *v, int64_t n) {
+    const int64_t body = n / 8 * 8;
+    for (int64_t i = 0; i < body; i += 16) {
+        __mmask16 in = sdx__lanes16(body - i);
+        _mm512_mask_storeu_ps(v + i, in, sdx__exp512(_mm512_maskz_loadu_ps(in, v + i)));
+    }
+    if (body < n) sdx__exp_n_c(v + body, n - body);
+}
+#endif
+
 static void sdx__exp_n(float *v, int64_t n) {
 #if defined(SDX__X86)
+    if (sdx__have_avx512f()) { sdx__exp_n_avx512(v, n); return; }
     if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
 #elif defined(SDX__NEON)
     sdx__exp_n_neon(v, n);
@@ -1705,14 +1721,17 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
 #define SDX__WKC 256      /* input channels per micro-kernel call            */
 #define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
 #define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
-/* Where Winograd pays (bench/bench winograd, 2-core Zen 4, per CPU second):
- * 2.2-3.1x at 64x64 and up for 128..512 channels, 1.2-1.3x at 24x24 and
- * 32x32 for 320..1280 channels, a loss below (the per-call filter
- * transform and the tile transforms are not amortised). */
+/* Where Winograd pays against the im2col GEMM (per CPU second, 2-vCPU
+ * Xeon, batch 2 unless said): 1.4-1.7x at 64x64 for 320 channels, 1.0-1.2x
+ * for 960, 1.1-1.5x for the VAE's 512 (batch 1), 1.5-1.7x at 128x128;
+ * at 32x32 to 48x48 1.0-1.45x for 320..640 channels but 0.5-0.95x for
+ * 1280 and more, and 0.5-0.9x at 16x16 and 24x24: the per-call filter
+ * transform and the tile transforms are not amortised. */
 #define SDX__WINO_MIN_C 32
 #define SDX__WINO_MIN_PIXELS (64 * 64)
 #define SDX__WINO_WIDE_C 256
-#define SDX__WINO_WIDE_PIXELS (24 * 24)
+#define SDX__WINO_WIDE_MAX_C 640
+#define SDX__WINO_WIDE_PIXELS (32 * 32)
 
 typedef struct {
     sdx_ctx *ctx;
@@ -1754,7 +1773,8 @@ static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__R
     }
 }
 
-#define SDX__WL 8         /* filters transformed side by side */
+#define SDX__WL SDX__MR   /* filters transformed side by side: a strip's */
+#define SDX__WCB 16       /* input channels widened at a time          */
 
 /* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
 static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {
@@ -1775,23 +1795,31 @@ typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; sdx_ctx *ctx;
 /* U = G g G^T for outputs [o0, o0 + on), packed as the micro-kernel's A
  * operand: u[((xi * ostrips + o / MR) * C + c) * MR + o % MR] (rows past
  * `on` in the last strip are zero), so a job reads MR x kc panels as is.
- * WL input channels at a time, one per lane. */
+ * A job is one strip of MR outputs, its filters one per lane: the MR
+ * transformed values of an input channel are stored side by side, 36
+ * runs that move forward together, where a filter at a time scattered
+ * them a cache line each. */
 static void sdx__wino_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__wino_ft *f = (const sdx__wino_ft *)arg;
     const int64_t ostrips = (f->on + SDX__MR - 1) / SDX__MR, xstride = ostrips * f->C * SDX__MR;
-    float *g = sdx__scratch_f32(f->ctx, thread);
+    float *g = sdx__scratch_f32(f->ctx, thread);     /* [MR][WCB * 9] */
     float gl[9 * SDX__WL], t[18 * SDX__WL], v[36 * SDX__WL];
-    for (int64_t o = begin; o < end; o++) {
-        float *u = f->u + (o / SDX__MR) * f->C * SDX__MR + o % SDX__MR;
-        if (o < f->on) sdx__load_f32(f->w->data, f->w->dtype, (f->o0 + o) * f->C * 9, f->C * 9, g);
-        for (int64_t c0 = 0; c0 < f->C; c0 += SDX__WL) {
-            const int nl = (int)SDX__MIN((int64_t)SDX__WL, f->C - c0);
-            for (int e = 0; e < 9; e++)
-                for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = o < f->on && l < nl ? g[(c0 + l) * 9 + e] : 0.0f;
-            for (int j = 0; j < 3; j++) sdx__wino_g(gl + j * SDX__WL, 3 * SDX__WL, t + j * SDX__WL, 3 * SDX__WL);
-            for (int i = 0; i < 6; i++) sdx__wino_g(t + i * 3 * SDX__WL, SDX__WL, v + i * 6 * SDX__WL, SDX__WL);
-            for (int xi = 0; xi < 36; xi++)
-                for (int l = 0; l < nl; l++) u[xi * xstride + (c0 + l) * SDX__MR] = v[xi * SDX__WL + l];
+    for (int64_t strip = begin; strip < end; strip++) {
+        const int64_t o0 = strip * SDX__MR;
+        const int live = (int)SDX__MIN((int64_t)SDX__MR, f->on - o0);
+        float *u = f->u + strip * f->C * SDX__MR;
+        for (int64_t c0 = 0; c0 < f->C; c0 += SDX__WCB) {
+            const int nc = (int)SDX__MIN((int64_t)SDX__WCB, f->C - c0);
+            for (int l = 0; l < live; l++)
+                sdx__load_f32(f->w->data, f->w->dtype, ((f->o0 + o0 + l) * f->C + c0) * 9, nc * 9, g + l * SDX__WCB * 9);
+            for (int c = 0; c < nc; c++) {
+                for (int e = 0; e < 9; e++)
+                    for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = l < live ? g[(l * SDX__WCB + c) * 9 + e] : 0.0f;
+                for (int j = 0; j < 3; j++) sdx__wino_g(gl + j * SDX__WL, 3 * SDX__WL, t + j * SDX__WL, 3 * SDX__WL);
+                for (int i = 0; i < 6; i++) sdx__wino_g(t + i * 3 * SDX__WL, SDX__WL, v + i * 6 * SDX__WL, SDX__WL);
+                for (int xi = 0; xi < 36; xi++)
+                    memcpy(u + xi * xstride + (c0 + c) * SDX__MR, v + xi * SDX__WL, SDX__MR * sizeof(float));
+            }
         }
     }
 }
@@ -2264,7 +2292,8 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     orow = amx ? 32 : SDX__MR;
     scratch = amx ? sdx__wino_amx_scratch_bytes(wi.cp, wi.tb, wi.ph, wi.pw)
                   : sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw) * sizeof(float);
-    scratch = SDX__MAX(scratch, (size_t)wi.C * 9 * sizeof(float)) + 256;
+    /* and the filter transforms' widened filters: all of one (AMX), or MR of WCB channels */
+    scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * SDX__WCB * 9) * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
     chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
@@ -2291,7 +2320,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
         {
             sdx__wino_ft ft;
             ft.w = w; ft.u = (float *)wi.u; ft.C = wi.C; ft.o0 = wi.o0; ft.on = wi.on; ft.ctx = ctx;
-            sdx__parallel_for(ctx, onp, sdx__wino_filter_range, &ft);
+            sdx__parallel_for(ctx, onp / SDX__MR, sdx__wino_filter_range, &ft);
         }
         groups = SDX__MIN((wi.on + ob - 1) / ob, (2 * (int64_t)sdx_threads(ctx) + jobs_per_group - 1) / jobs_per_group);
         groups = SDX__MAX((int64_t)1, groups);
@@ -2313,7 +2342,8 @@ static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w
     if (sdx__amx_computes(ctx))     /* the filter transform needs ~200 tiles to pay */
         return c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && x->shape[0] * ((ho + 3) / 4) * ((wo + 3) / 4) >= SDX__WA_MIN_TILES;
     return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
-           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
+           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && c <= SDX__WINO_WIDE_MAX_C && o <= SDX__WINO_WIDE_MAX_C &&
+            pixels >= SDX__WINO_WIDE_PIXELS);
 #endif
 }
 
@@ -3000,6 +3030,26 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
     }
 }
 
+#ifdef SDX__X86
+/* P^T = exp(S^T - m) and l = l corr + the sum of P^T's rows, in one pass
+ * over S^T (the same operations in the same order as the three passes of
+ * sdx__attn_softmax_step, so the same bits). */
+__attribute__((target("avx512f")))
+static void sdx__attn_exp_rows_avx512(float *st, const float *mnew, float *l, const float *corr, int nkv) {
+    for (int i = 0; i < SDX__QB; i += 16) {
+        const __m512 m = _mm512_loadu_ps(mnew + i);
+        __m512 sum = _mm512_mul_ps(_mm512_loadu_ps(l + i), _mm512_loadu_ps(corr + i));
+        for (int j = 0; j < nkv; j++) {
+            float *p = st + j * SDX__QB + i;
+            __m512 e = sdx__exp512(_mm512_sub_ps(_mm512_loadu_ps(p), m));
+            _mm512_storeu_ps(p, e);
+            sum = _mm512_add_ps(sum, e);
+        }
+        _mm512_storeu_ps(l + i, sum);
+    }
+}
+#endif
+
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
  * into P^T = exp(S^T - m_new) and returns per-query rescale factors. */
 static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT st, float *SDX__RESTRICT m,
@@ -3028,6 +3078,13 @@ static void sdx__attn_softmax_step(const sdx__attn_args *a, float *SDX__RESTRICT
         corr[i] = m[i] - mnew[i];
     }
     sdx__exp_n(corr, SDX__QB);              /* m = -inf (nothing yet) gives 0 */
+#if defined(SDX__X86) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
+    if (sdx__have_avx512f()) {
+        sdx__attn_exp_rows_avx512(st, mnew, l, corr, nkv);
+        for (int i = 0; i < SDX__QB; i++) m[i] = mnew[i];
+        return;
+    }
+#endif
     /* rows past nkv are never read again: P V sums over nkv keys */
     for (int j = 0; j < nkv; j++) {
         float *row = st + j * SDX__QB;
