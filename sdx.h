@@ -3014,6 +3014,19 @@ static void sdx__gelu_n_avx512(float *v, int64_t n) {
     }
 }
 
+/* sdx__exp_n_avx2 16 lanes at a time: the values it takes in groups of 8
+ * get the same vector arithmetic, a last group of fewer than 8 the same
+ * portable code, so the two give the same bits. */
+__attribute__((target("avx512f")))
+static void sdx__exp_n_avx512(float *v, int64_t n) {
+    const int64_t body = n / 8 * 8;
+    for (int64_t i = 0; i < body; i += 16) {
+        __mmask16 in = sdx__lanes16(body - i);
+        _mm512_mask_storeu_ps(v + i, in, sdx__exp512(_mm512_maskz_loadu_ps(in, v + i)));
+    }
+    if (body < n) sdx__exp_n_c(v + body, n - body);
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -3061,20 +3074,6 @@ static int sdx__have_avx512f(void) {
 #endif
 }
 
-#ifdef SDX__X86
-/* sdx__exp_n_avx2 16 lanes at a time: the values it takes in groups of 8
- * get the same vector arithmetic, a last group of fewer than 8 the same
- * portable code, so the two give the same bits. */
-__attribute__((target("avx512f")))
-static void sdx__exp_n_avx512(float *v, int64_t n) {
-    const int64_t body = n / 8 * 8;
-    for (int64_t i = 0; i < body; i += 16) {
-        __mmask16 in = sdx__lanes16(body - i);
-        _mm512_mask_storeu_ps(v + i, in, sdx__exp512(_mm512_maskz_loadu_ps(in, v + i)));
-    }
-    if (body < n) sdx__exp_n_c(v + body, n - body);
-}
-#endif
 
 static void sdx__exp_n(float *v, int64_t n) {
 #if defined(SDX__X86)
@@ -3359,6 +3358,11 @@ static void sdx__pack_im2col(const sdx__gemm *g, float *dst, const void *x, int6
 }
 
 #ifdef SDX__X86
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 /* ---- AVX-512 packing: 16 x 16 transposes, masked and gathered loads ---- */
 
 /* v[j] <- lane j of every v[i]: the 16 x 16 transpose in 64 shuffles. */
@@ -3480,6 +3484,9 @@ static void sdx__pack_im2col_avx512(const sdx__gemm *g, float *dst, const float 
         }
     }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 /* The job's A block, rows [m0, m0 + rows) (valid < m0 + nvalid), into MR-row strips. */
@@ -5739,6 +5746,11 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 }
 
 #ifdef SDX__X86
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 /* P^T = exp(S^T - m) and l = l corr + the sum of P^T's rows, in one pass
  * over S^T (the same operations in the same order as the three passes of
  * sdx__attn_softmax_step, so the same bits). */
@@ -5756,6 +5768,9 @@ static void sdx__attn_exp_rows_avx512(float *st, const float *mnew, float *l, co
         _mm512_storeu_ps(l + i, sum);
     }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
