@@ -23,6 +23,18 @@
 #include <arm_neon.h>
 #endif
 
+/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
+ * intrinsics (__Y = __Y) for uninitialised reads once they are inlined:
+ * the AVX-512 sections sit between these two. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SDX__INTRINSICS_WARNINGS_OFF _Pragma("GCC diagnostic push") \
+    _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define SDX__INTRINSICS_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define SDX__INTRINSICS_WARNINGS_OFF
+#define SDX__INTRINSICS_WARNINGS_ON
+#endif
+
 /* ---- per-thread scratch ---------------------------------------------- */
 
 struct sdx__kernel_state {
@@ -239,11 +251,7 @@ static void sdx__exp_n_avx2(float *v, int64_t n) {
 #endif
 
 #ifdef SDX__X86
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 
 /* The lanes of a 16-wide step that `left` values still fill (none when
  * left <= 0). */
@@ -319,9 +327,7 @@ static void sdx__exp_n_avx512(float *v, int64_t n) {
     if (body < n) sdx__exp_n_c(v + body, n - body);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 #endif
 
 #ifdef SDX__NEON
@@ -650,11 +656,7 @@ static void sdx__pack_im2col(const sdx__gemm *g, float *dst, const void *x, int6
 }
 
 #ifdef SDX__X86
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 /* ---- AVX-512 packing: 16 x 16 transposes, masked and gathered loads ---- */
 
 /* v[j] <- lane j of every v[i]: the 16 x 16 transpose in 64 shuffles. */
@@ -776,9 +778,7 @@ static void sdx__pack_im2col_avx512(const sdx__gemm *g, float *dst, const float 
         }
     }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 #endif
 
 /* The job's A block, rows [m0, m0 + rows) (valid < m0 + nvalid), into MR-row strips. */
@@ -1057,14 +1057,7 @@ static void sdx__micro_bf16_avx512(int kp, const uint32_t *a, const uint32_t *b,
 #undef SDX__STORE_ROW
 }
 
-/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
- * intrinsics for uninitialised reads once they are inlined; here and in
- * the AMX section below. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 
 /* f32 lanes rounded to bf16 as sdx_f32_to_bf16 does (nearest even, NaN
  * kept quiet), in the low 16 bits of each 32-bit lane, except that a
@@ -1121,9 +1114,7 @@ static void sdx__bf16_residual_n(const float *v, const uint16_t *hi, uint16_t *l
         lo[i] = (hi[i] & 0x7f80u) == 0x7f80u ? 0 : sdx_f32_to_bf16(v[i] - sdx_bf16_to_f32(hi[i]));
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 
 /* Row i of a row-major matrix (leading dim ld), k in [k0, k0 + kc),
  * rounded to bf16 into t16 and, when lo is not NULL, the residuals into
@@ -1321,12 +1312,7 @@ static void sdx__pack_tiles_bf16(uint16_t *dst, uint16_t *lo, const void *src, s
 
 #ifdef SDX__AMX
 
-/* as above: gcc's intrinsics and -Wmaybe-uninitialized */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 
 /* The im2col of a stride-1 convolution straight into bf16 pair strips
  * (the values of sdx__pack_im2col_bf16, without its f32 staging): the 16
@@ -1417,9 +1403,7 @@ static void sdx__pack_im2col_bf16_s1(const sdx__gemm *g, uint32_t *dst, uint32_t
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 
 /* Palette 1, tiles 0-7 all 16 rows of 64 bytes: C tiles 0-3 (16 x 16
  * f32), A tiles 4-5, B tiles 6-7. */
@@ -2030,12 +2014,7 @@ static size_t sdx__wino_amx_scratch_bytes(int64_t cp, int64_t tb, int64_t ph, in
 #ifdef SDX__AMX
 typedef struct { const sdx_tensor *w; uint16_t *uh; int64_t ulo, C, cp, o0, on, onp; sdx_ctx *ctx; } sdx__wino_amx_ft;
 
-/* as above: gcc's intrinsics and -Wmaybe-uninitialized */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 
 /* The transforms on 16 lanes at a time (AVX-512; the f32 path's scalar
  * loops cost more than the tile products here). */
@@ -2215,9 +2194,7 @@ static void sdx__wino_amx_input(const sdx__wino *wi, uint32_t *v, float *rows0, 
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 
 /* One job: image n, tiles [t0, t0 + tn), output group og of the chunk. */
 static void sdx__wino_amx_job(const sdx__wino *wi, int64_t job, int thread) {
@@ -3038,11 +3015,7 @@ static void sdx__attn_pack_v(float *dst, const sdx_tensor *v, int64_t bat, int64
 }
 
 #ifdef SDX__X86
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 /* P^T = exp(S^T - m) and l = l corr + the sum of P^T's rows, in one pass
  * over S^T (the same operations in the same order as the three passes of
  * sdx__attn_softmax_step, so the same bits). */
@@ -3060,9 +3033,7 @@ static void sdx__attn_exp_rows_avx512(float *st, const float *mnew, float *l, co
         _mm512_storeu_ps(l + i, sum);
     }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 #endif
 
 /* Online-softmax step on S^T [KB][QB]: masks, updates m and l, turns S^T
@@ -3342,11 +3313,7 @@ static void sdx__attn_amx_pack_v(const sdx__attn_args *a, uint32_t *pv, int64_t 
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SDX__INTRINSICS_WARNINGS_OFF
 
 /* The online softmax over one block's logits s ([32][KB], L keys): per
  * query the running max m and sum l are updated, corr gets the factor
@@ -3404,9 +3371,7 @@ static void sdx__attn_amx_softmax(const sdx__attn_args *a, const float *s, uint1
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SDX__INTRINSICS_WARNINGS_ON
 
 /* Query block qb (SDX__AQO tile blocks of 32 queries) of head h of image
  * bat: sdx__attn_block's contract, on tiles. Each key block is packed (or
