@@ -2759,8 +2759,9 @@ struct sdx__kernel_state {
                               the AVX512-BF16 kernel)                      */
     int      bf16_round_act; /* bf16 mode rounds activations to bf16 as well
                               (no hi + lo split; tests and bench set it) */
-    int      pack_scalar;    /* the f32 GEMM packs with the portable code
-                              (tests set it: the AVX-512 packers' reference) */
+    int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
+                              transforms, with the portable code (tests
+                              set it: the AVX-512 code's reference)      */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
 };
@@ -4421,15 +4422,14 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
 #define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
 #define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
 /* Where Winograd pays against the im2col GEMM (per CPU second, 2-vCPU
- * Xeon, batch 2 unless said): 1.4-1.7x at 64x64 for 320 channels, 1.0-1.2x
- * for 960, 1.1-1.5x for the VAE's 512 (batch 1), 1.5-1.7x at 128x128;
- * at 32x32 to 48x48 1.0-1.45x for 320..640 channels but 0.5-0.95x for
- * 1280 and more, and 0.5-0.9x at 16x16 and 24x24: the per-call filter
- * transform and the tile transforms are not amortised. */
+ * Xeon, batch 2 unless said, AVX-512 transforms): 1.9-2.3x at 64x64 for
+ * 320 channels, 1.7x for 960, 1.9-2.0x for the VAE's 512 (batch 1),
+ * 2.4-2.5x at 128x128; at 32x32 to 48x48 1.4-1.8x for 320..640 channels,
+ * 1.05-1.5x for 1280 and 1920; 0.9-1.1x at 24x24 and 0.8x at 16x16:
+ * there the per-call filter transform is not amortised. */
 #define SDX__WINO_MIN_C 32
 #define SDX__WINO_MIN_PIXELS (64 * 64)
 #define SDX__WINO_WIDE_C 256
-#define SDX__WINO_WIDE_MAX_C 640
 #define SDX__WINO_WIDE_PIXELS (32 * 32)
 
 typedef struct {
@@ -4442,6 +4442,7 @@ typedef struct {
     int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
     int64_t ph, pw;                 /* padded input rows/cols a job reads */
     sdx__micro_fn micro;
+    int vec16;                      /* f32: the AVX-512 transforms (sdx__wa_*) */
     const uint16_t *uh;             /* AMX: U tiles, hi; lo ulo halves on (sdx__wino_amx_filter_range) */
     int64_t ulo, cp;                /* AMX: C padded to whole tiles (32) */
 } sdx__wino;
@@ -4534,7 +4535,8 @@ static int64_t sdx__wino_tiles_per_job(int64_t C) {
 static size_t sdx__wino_scratch_floats(int64_t C, int64_t tb, int64_t ph, int64_t pw) {
     return (size_t)36 * (size_t)C * (size_t)tb          /* transformed input V */
          + (size_t)36 * SDX__WOB * (size_t)tb           /* M accumulators */
-         + (size_t)(ph * pw) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows; output rows */
+         + (size_t)(ph * pw + 16) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows (the AVX-512
+                                                           transform reads 2 past); output rows */
          + (size_t)3 * 36 * SDX__NR                     /* transform temporaries */
          + (size_t)SDX__WOB + 64;                       /* bias */
 }
@@ -4561,6 +4563,138 @@ static int64_t sdx__wino_tile_at(const sdx__wino *wi, int64_t tt, int64_t ty0, i
     return (tt / wi->tiles_x - ty0) * 4 * stride + (tt % wi->tiles_x) * 4;
 }
 
+static void sdx__wino_store_rows(const sdx__wino *wi, const float *orows, int64_t yplane, int64_t t0, int tn, int64_t ty0,
+                                 int64_t nty);
+
+#ifdef SDX__X86
+SDX__INTRINSICS_WARNINGS_OFF
+
+/* The transforms on 16 lanes at a time (AVX-512), for both paths: the
+ * scalar loops cost as much as a third of the f32 path's products and
+ * more than the AMX path's tile products. */
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_bt(const __m512 *d, int ds, __m512 *o, int os) {
+    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+    const __m512 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
+    const __m512 d4m2 = _mm512_sub_ps(d4, d2);
+    o[0]      = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));
+    o[os]     = _mm512_fnmadd_ps(four, _mm512_add_ps(d1, d2), _mm512_add_ps(d3, d4));
+    o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(d1, d2), _mm512_sub_ps(d4, d3));
+    o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d3, d1), d4m2);
+    o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d1, d3), d4m2);
+    o[5 * os] = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));
+}
+
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_at(const __m512 *m, int ms, __m512 *o, int os) {
+    const __m512 m0 = m[0], m1 = m[ms], m2 = m[2 * ms], m3 = m[3 * ms], m4 = m[4 * ms], m5 = m[5 * ms];
+    const __m512 p12 = _mm512_add_ps(m1, m2), d12 = _mm512_sub_ps(m1, m2);
+    const __m512 p34 = _mm512_add_ps(m3, m4), d34 = _mm512_sub_ps(m3, m4);
+    o[0]      = _mm512_add_ps(_mm512_add_ps(m0, p12), p34);
+    o[os]     = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
+    o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), p34, p12);
+    o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m5);
+}
+
+/* G: 3 rows in (`gs` apart), 6 out (`us` apart), as sdx__wino_g. */
+__attribute__((target("avx512f"), always_inline))
+static inline void sdx__wa_g(const __m512 *g, int gs, __m512 *u, int us) {
+    const __m512 g0 = g[0], g1 = g[gs], g2 = g[2 * gs], sum = _mm512_add_ps(g0, g2);
+    const __m512 s6 = _mm512_set1_ps(1.0f / 6.0f), s12 = _mm512_set1_ps(1.0f / 12.0f), s24 = _mm512_set1_ps(1.0f / 24.0f);
+    u[0]      = _mm512_mul_ps(g0, _mm512_set1_ps(0.25f));
+    u[us]     = _mm512_mul_ps(_mm512_add_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+    u[2 * us] = _mm512_mul_ps(_mm512_sub_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
+    u[3 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+    u[4 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fnmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
+    u[5 * us] = g2;
+}
+
+/* Lanes l of r[4 l + j] (j < 4) from v0..v3 = r[0..63]: two permutes of
+ * 8 lanes each, joined. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 sdx__wa_stride4(__m512 v0, __m512 v1, __m512 v2, __m512 v3, int j) {
+    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0),
+                                         _mm512_set1_epi32(j));
+    return _mm512_shuffle_f32x4(_mm512_permutex2var_ps(v0, idx, v1), _mm512_permutex2var_ps(v2, idx, v3),
+                                _MM_SHUFFLE(1, 0, 1, 0));
+}
+
+/* Whether tiles [t0 + at, t0 + at + 16) are all the job's (tn of them)
+ * and lie along one tile row: then their values are contiguous. */
+static int sdx__wa_run16(const sdx__wino *wi, int64_t t0, int at, int tn) {
+    return at + 16 <= tn && (t0 + at) % wi->tiles_x + 16 <= wi->tiles_x;
+}
+
+/* V = B^T d B of 16 tiles of one channel (group s of the job's tiles)
+ * into e[xi] (16 lanes each). Sixteen whole tiles along one tile row read
+ * their 6 x 66 inputs with contiguous loads; other groups gather. */
+__attribute__((target("avx512f"))) __attribute__((noinline))
+static void sdx__wa_transform_in(const sdx__wino *wi, const float *rows, float *e, int64_t t0, int tn, int64_t ty0, int s) {
+    __m512 d[36], t[36];
+    if (sdx__wa_run16(wi, t0, 16 * s, tn)) {
+        const float *r = rows + sdx__wino_tile_at(wi, t0 + 16 * s, ty0, wi->pw);
+        for (int i = 0; i < 6; i++, r += wi->pw) {
+            const __m512 v0 = _mm512_loadu_ps(r), v1 = _mm512_loadu_ps(r + 16), v2 = _mm512_loadu_ps(r + 32),
+                         v3 = _mm512_loadu_ps(r + 48);
+            const __m512 w0 = _mm512_loadu_ps(r + 4), w1 = _mm512_loadu_ps(r + 20), w2 = _mm512_loadu_ps(r + 36),
+                         w3 = _mm512_loadu_ps(r + 52);
+            for (int j = 0; j < 4; j++) d[i * 6 + j] = sdx__wa_stride4(v0, v1, v2, v3, j);
+            d[i * 6 + 4] = sdx__wa_stride4(w0, w1, w2, w3, 0);
+            d[i * 6 + 5] = sdx__wa_stride4(w0, w1, w2, w3, 1);
+        }
+    } else {
+        int32_t base[16];
+        __m512i vb;
+        for (int l = 0; l < 16; l++)
+            base[l] = (int32_t)sdx__wino_tile_at(wi, t0 + (16 * s + l < tn ? 16 * s + l : 0), ty0, wi->pw);
+        vb = _mm512_loadu_si512((const void *)base);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) d[i * 6 + j] = _mm512_i32gather_ps(vb, rows + i * wi->pw + j, 4);
+    }
+    for (int j = 0; j < 6; j++) sdx__wa_bt(d + j, 6, t + j, 6);
+    for (int i = 0; i < 6; i++) sdx__wa_bt(t + i * 6, 1, d + i * 6, 1);
+    for (int xi = 0; xi < 36; xi++) _mm512_storeu_ps(e + xi * 16, d[xi]);
+}
+
+/* A^T M A + bias of output channel oc (M_xi[o][t] in m, row stride tnp)
+ * into y, for tiles [t0, t0 + tn), 16 tiles at a time. */
+__attribute__((target("avx512f")))
+static void sdx__wa_output(const sdx__wino *wi, const float *m, int64_t mstride, int tnp, int64_t n, int64_t oc, float bv,
+                           float *orows, int64_t t0, int tn, int64_t ty0, int64_t nty) {
+    const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+    const __m512 bias = _mm512_set1_ps(bv);
+    for (int s = 0; s < tnp; s += 16) {
+        __m512 d[36], t[24], o[16];
+        for (int xi = 0; xi < 36; xi++) d[xi] = _mm512_loadu_ps(m + xi * mstride + s);
+        for (int j = 0; j < 6; j++) sdx__wa_at(d + j, 6, t + j, 6);
+        for (int i = 0; i < 4; i++) sdx__wa_at(t + i * 6, 1, o + i * 4, 1);
+        if (sdx__wa_run16(wi, t0, s, tn)) {
+            /* out[4 l + j] = o[i][j][l]: output row i of 16 tiles, 64 floats */
+            float *row = orows + sdx__wino_tile_at(wi, t0 + s, ty0, ow);
+            for (int i = 0; i < 4; i++, row += ow)
+                for (int q = 0; q < 4; q++) {
+                    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(19, 3, 19, 3, 18, 2, 18, 2, 17, 1, 17, 1, 16, 0, 16, 0),
+                                                         _mm512_set1_epi32(4 * q));
+                    const __m512 a = _mm512_permutex2var_ps(o[i * 4], idx, o[i * 4 + 1]);
+                    const __m512 b = _mm512_permutex2var_ps(o[i * 4 + 2], idx, o[i * 4 + 3]);
+                    _mm512_storeu_ps(row + 16 * q, _mm512_add_ps(_mm512_mask_blend_ps(0xCCCC, a, b), bias));
+                }
+        } else {
+            float e[16 * 16];
+            for (int k = 0; k < 16; k++) _mm512_storeu_ps(e + k * 16, _mm512_add_ps(o[k], bias));
+            for (int l = 0; l < 16 && s + l < tn; l++) {
+                float *at = orows + sdx__wino_tile_at(wi, t0 + s + l, ty0, ow);
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 4; j++) at[i * ow + j] = e[(i * 4 + j) * 16 + l];
+            }
+        }
+    }
+    sdx__wino_store_rows(wi, orows, yplane, t0, tn, ty0, nty);
+}
+
+SDX__INTRINSICS_WARNINGS_ON
+#endif
+
 /* B^T d B of tiles [t0, t0 + tn) of every input channel into v, packed
  * as the micro-kernel's B operand: v[((xi * tstrips + t / NR) * C + c) * NR + t % NR].
  * Lanes past tn repeat the first tile (their outputs are never stored). */
@@ -4571,24 +4705,27 @@ static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d
     for (int64_t c = 0; c < wi->C; c++) {
         sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
         for (int s = 0; s < tstrips; s++) {
-            for (int l = 0; l < SDX__NR; l++)
-                base[l] = sdx__wino_tile_at(wi, t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0), ty0, wi->pw);
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++) {
-                    const float *src = rows + i * wi->pw + j;
-                    float *dst = d + (i * 6 + j) * SDX__NR;
-                    for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
-                }
-            for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
-            for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+#ifdef SDX__X86
+            if (wi->vec16) sdx__wa_transform_in(wi, rows, e, t0, tn, ty0, s);
+            else
+#endif
+            {
+                for (int l = 0; l < SDX__NR; l++)
+                    base[l] = sdx__wino_tile_at(wi, t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0), ty0, wi->pw);
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 6; j++) {
+                        const float *src = rows + i * wi->pw + j;
+                        float *dst = d + (i * 6 + j) * SDX__NR;
+                        for (int l = 0; l < SDX__NR; l++) dst[l] = src[base[l]];
+                    }
+                for (int j = 0; j < 6; j++) sdx__wino_bt(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
+                for (int i = 0; i < 6; i++) sdx__wino_bt(t + i * 6 * SDX__NR, SDX__NR, e + i * 6 * SDX__NR, SDX__NR);
+            }
             for (int xi = 0; xi < 36; xi++)
                 memcpy(v + (((size_t)xi * tstrips + s) * wi->C + c) * SDX__NR, e + xi * SDX__NR, SDX__NR * sizeof(float));
         }
     }
 }
-
-static void sdx__wino_store_rows(const sdx__wino *wi, const float *orows, int64_t yplane, int64_t t0, int tn, int64_t ty0,
-                                 int64_t nty);
 
 /* A^T M A + bias of output channel o (M_xi[o][t] in m, row stride tnp)
  * into y, for tiles [t0, t0 + tn). */
@@ -4596,6 +4733,9 @@ static void sdx__wino_output(const sdx__wino *wi, const float *m, int64_t mstrid
                              float bv, float *orows, float *d, float *t, float *e, int64_t t0, int tn, int64_t ty0,
                              int64_t nty) {
     const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
+#ifdef SDX__X86
+    if (wi->vec16) { sdx__wa_output(wi, m, mstride, tnp, n, oc, bv, orows, t0, tn, ty0, nty); return; }
+#endif
     for (int s = 0; s < tnp; s += SDX__NR) {
         for (int xi = 0; xi < 36; xi++) memcpy(d + xi * SDX__NR, m + xi * mstride + s, SDX__NR * sizeof(float));
         for (int j = 0; j < 6; j++) sdx__wino_at(d + j * SDX__NR, 6 * SDX__NR, t + j * SDX__NR, 6 * SDX__NR);
@@ -4723,128 +4863,6 @@ static size_t sdx__wino_amx_scratch_bytes(int64_t cp, int64_t tb, int64_t ph, in
 typedef struct { const sdx_tensor *w; uint16_t *uh; int64_t ulo, C, cp, o0, on, onp; sdx_ctx *ctx; } sdx__wino_amx_ft;
 
 SDX__INTRINSICS_WARNINGS_OFF
-
-/* The transforms on 16 lanes at a time (AVX-512; the f32 path's scalar
- * loops cost more than the tile products here). */
-__attribute__((target("avx512f"), always_inline))
-static inline void sdx__wa_bt(const __m512 *d, int ds, __m512 *o, int os) {
-    const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
-    const __m512 d0 = d[0], d1 = d[ds], d2 = d[2 * ds], d3 = d[3 * ds], d4 = d[4 * ds], d5 = d[5 * ds];
-    const __m512 d4m2 = _mm512_sub_ps(d4, d2);
-    o[0]      = _mm512_fmadd_ps(four, d0, _mm512_fnmadd_ps(five, d2, d4));
-    o[os]     = _mm512_fnmadd_ps(four, _mm512_add_ps(d1, d2), _mm512_add_ps(d3, d4));
-    o[2 * os] = _mm512_fmadd_ps(four, _mm512_sub_ps(d1, d2), _mm512_sub_ps(d4, d3));
-    o[3 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d3, d1), d4m2);
-    o[4 * os] = _mm512_fmadd_ps(two, _mm512_sub_ps(d1, d3), d4m2);
-    o[5 * os] = _mm512_fmadd_ps(four, d1, _mm512_fnmadd_ps(five, d3, d5));
-}
-
-__attribute__((target("avx512f"), always_inline))
-static inline void sdx__wa_at(const __m512 *m, int ms, __m512 *o, int os) {
-    const __m512 m0 = m[0], m1 = m[ms], m2 = m[2 * ms], m3 = m[3 * ms], m4 = m[4 * ms], m5 = m[5 * ms];
-    const __m512 p12 = _mm512_add_ps(m1, m2), d12 = _mm512_sub_ps(m1, m2);
-    const __m512 p34 = _mm512_add_ps(m3, m4), d34 = _mm512_sub_ps(m3, m4);
-    o[0]      = _mm512_add_ps(_mm512_add_ps(m0, p12), p34);
-    o[os]     = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
-    o[2 * os] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), p34, p12);
-    o[3 * os] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m5);
-}
-
-/* G: 3 rows in (`gs` apart), 6 out (`us` apart), as sdx__wino_g. */
-__attribute__((target("avx512f"), always_inline))
-static inline void sdx__wa_g(const __m512 *g, int gs, __m512 *u, int us) {
-    const __m512 g0 = g[0], g1 = g[gs], g2 = g[2 * gs], sum = _mm512_add_ps(g0, g2);
-    const __m512 s6 = _mm512_set1_ps(1.0f / 6.0f), s12 = _mm512_set1_ps(1.0f / 12.0f), s24 = _mm512_set1_ps(1.0f / 24.0f);
-    u[0]      = _mm512_mul_ps(g0, _mm512_set1_ps(0.25f));
-    u[us]     = _mm512_mul_ps(_mm512_add_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
-    u[2 * us] = _mm512_mul_ps(_mm512_sub_ps(sum, g1), _mm512_set1_ps(-1.0f / 6.0f));
-    u[3 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
-    u[4 * us] = _mm512_fmadd_ps(g0, s24, _mm512_fnmadd_ps(g1, s12, _mm512_mul_ps(g2, s6)));
-    u[5 * us] = g2;
-}
-
-/* Lanes l of r[4 l + j] (j < 4) from v0..v3 = r[0..63]: two permutes of
- * 8 lanes each, joined. */
-__attribute__((target("avx512f"), always_inline))
-static inline __m512 sdx__wa_stride4(__m512 v0, __m512 v1, __m512 v2, __m512 v3, int j) {
-    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0),
-                                         _mm512_set1_epi32(j));
-    return _mm512_shuffle_f32x4(_mm512_permutex2var_ps(v0, idx, v1), _mm512_permutex2var_ps(v2, idx, v3),
-                                _MM_SHUFFLE(1, 0, 1, 0));
-}
-
-/* Whether tiles [t0 + at, t0 + at + 16) are all the job's (tn of them)
- * and lie along one tile row: then their values are contiguous. */
-static int sdx__wa_run16(const sdx__wino *wi, int64_t t0, int at, int tn) {
-    return at + 16 <= tn && (t0 + at) % wi->tiles_x + 16 <= wi->tiles_x;
-}
-
-/* V = B^T d B of 16 tiles of one channel (group s of the job's tiles)
- * into e[xi] (16 lanes each). Sixteen whole tiles along one tile row read
- * their 6 x 66 inputs with contiguous loads; other groups gather. */
-__attribute__((target("avx512f"))) __attribute__((noinline))
-static void sdx__wa_transform_in(const sdx__wino *wi, const float *rows, float *e, int64_t t0, int tn, int64_t ty0, int s) {
-    __m512 d[36], t[36];
-    if (sdx__wa_run16(wi, t0, 16 * s, tn)) {
-        const float *r = rows + sdx__wino_tile_at(wi, t0 + 16 * s, ty0, wi->pw);
-        for (int i = 0; i < 6; i++, r += wi->pw) {
-            const __m512 v0 = _mm512_loadu_ps(r), v1 = _mm512_loadu_ps(r + 16), v2 = _mm512_loadu_ps(r + 32),
-                         v3 = _mm512_loadu_ps(r + 48);
-            const __m512 w0 = _mm512_loadu_ps(r + 4), w1 = _mm512_loadu_ps(r + 20), w2 = _mm512_loadu_ps(r + 36),
-                         w3 = _mm512_loadu_ps(r + 52);
-            for (int j = 0; j < 4; j++) d[i * 6 + j] = sdx__wa_stride4(v0, v1, v2, v3, j);
-            d[i * 6 + 4] = sdx__wa_stride4(w0, w1, w2, w3, 0);
-            d[i * 6 + 5] = sdx__wa_stride4(w0, w1, w2, w3, 1);
-        }
-    } else {
-        int32_t base[16];
-        __m512i vb;
-        for (int l = 0; l < 16; l++)
-            base[l] = (int32_t)sdx__wino_tile_at(wi, t0 + (16 * s + l < tn ? 16 * s + l : 0), ty0, wi->pw);
-        vb = _mm512_loadu_si512((const void *)base);
-        for (int i = 0; i < 6; i++)
-            for (int j = 0; j < 6; j++) d[i * 6 + j] = _mm512_i32gather_ps(vb, rows + i * wi->pw + j, 4);
-    }
-    for (int j = 0; j < 6; j++) sdx__wa_bt(d + j, 6, t + j, 6);
-    for (int i = 0; i < 6; i++) sdx__wa_bt(t + i * 6, 1, d + i * 6, 1);
-    for (int xi = 0; xi < 36; xi++) _mm512_storeu_ps(e + xi * 16, d[xi]);
-}
-
-/* A^T M A + bias of output channel oc (M_xi[o][t] in m, row stride tnp)
- * into y, for tiles [t0, t0 + tn), 16 tiles at a time. */
-__attribute__((target("avx512f")))
-static void sdx__wa_output(const sdx__wino *wi, const float *m, int64_t mstride, int tnp, int64_t n, int64_t oc, float bv,
-                           float *orows, int64_t t0, int tn, int64_t ty0, int64_t nty) {
-    const int64_t ow = wi->pw - 2, yplane = (n * wi->y->shape[1] + oc) * wi->Ho * wi->Wo;
-    const __m512 bias = _mm512_set1_ps(bv);
-    for (int s = 0; s < tnp; s += 16) {
-        __m512 d[36], t[24], o[16];
-        for (int xi = 0; xi < 36; xi++) d[xi] = _mm512_loadu_ps(m + xi * mstride + s);
-        for (int j = 0; j < 6; j++) sdx__wa_at(d + j, 6, t + j, 6);
-        for (int i = 0; i < 4; i++) sdx__wa_at(t + i * 6, 1, o + i * 4, 1);
-        if (sdx__wa_run16(wi, t0, s, tn)) {
-            /* out[4 l + j] = o[i][j][l]: output row i of 16 tiles, 64 floats */
-            float *row = orows + sdx__wino_tile_at(wi, t0 + s, ty0, ow);
-            for (int i = 0; i < 4; i++, row += ow)
-                for (int q = 0; q < 4; q++) {
-                    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(19, 3, 19, 3, 18, 2, 18, 2, 17, 1, 17, 1, 16, 0, 16, 0),
-                                                         _mm512_set1_epi32(4 * q));
-                    const __m512 a = _mm512_permutex2var_ps(o[i * 4], idx, o[i * 4 + 1]);
-                    const __m512 b = _mm512_permutex2var_ps(o[i * 4 + 2], idx, o[i * 4 + 3]);
-                    _mm512_storeu_ps(row + 16 * q, _mm512_add_ps(_mm512_mask_blend_ps(0xCCCC, a, b), bias));
-                }
-        } else {
-            float e[16 * 16];
-            for (int k = 0; k < 16; k++) _mm512_storeu_ps(e + k * 16, _mm512_add_ps(o[k], bias));
-            for (int l = 0; l < 16 && s + l < tn; l++) {
-                float *at = orows + sdx__wino_tile_at(wi, t0 + s + l, ty0, ow);
-                for (int i = 0; i < 4; i++)
-                    for (int j = 0; j < 4; j++) at[i * ow + j] = e[(i * 4 + j) * 16 + l];
-            }
-        }
-    }
-    sdx__wino_store_rows(wi, orows, yplane, t0, tn, ty0, nty);
-}
 
 /* U = G g G^T of outputs [begin, end) of the chunk (rows past on are
  * zero), 16 input channels at a time, split into hi + lo A tiles. */
@@ -4987,6 +5005,9 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     /* and the filter transforms' widened filters: all of one (AMX), or MR of WCB channels */
     scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * SDX__WCB * 9) * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
+#ifdef SDX__X86
+    wi.vec16 = !ctx->kernels->pack_scalar && sdx__have_avx512f();
+#endif
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
     chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
     chunk = SDX__MIN(chunk, (O + orow - 1) / orow * orow);
@@ -5034,8 +5055,7 @@ static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w
     if (sdx__amx_computes(ctx))     /* the filter transform needs ~200 tiles to pay */
         return c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && x->shape[0] * ((ho + 3) / 4) * ((wo + 3) / 4) >= SDX__WA_MIN_TILES;
     return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
-           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && c <= SDX__WINO_WIDE_MAX_C && o <= SDX__WINO_WIDE_MAX_C &&
-            pixels >= SDX__WINO_WIDE_PIXELS);
+           (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
 #endif
 }
 
