@@ -3081,7 +3081,6 @@ static int sdx__have_avx512f(void) {
 #endif
 }
 
-
 static void sdx__exp_n(float *v, int64_t n) {
 #if defined(SDX__X86)
     if (sdx__have_avx512f()) { sdx__exp_n_avx512(v, n); return; }
@@ -4535,8 +4534,7 @@ static int64_t sdx__wino_tiles_per_job(int64_t C) {
 static size_t sdx__wino_scratch_floats(int64_t C, int64_t tb, int64_t ph, int64_t pw) {
     return (size_t)36 * (size_t)C * (size_t)tb          /* transformed input V */
          + (size_t)36 * SDX__WOB * (size_t)tb           /* M accumulators */
-         + (size_t)(ph * pw + 16) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows (the AVX-512
-                                                           transform reads 2 past); output rows */
+         + (size_t)(ph * pw + 16) + (size_t)((ph - 2) * (pw - 2))   /* padded input rows; output rows */
          + (size_t)3 * 36 * SDX__NR                     /* transform temporaries */
          + (size_t)SDX__WOB + 64;                       /* bias */
 }
@@ -4701,7 +4699,6 @@ SDX__INTRINSICS_WARNINGS_ON
 static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d, float *t, float *e,
                             int64_t n, int64_t t0, int tn, int64_t ty0, int64_t nty) {
     const int tstrips = (tn + SDX__NR - 1) / SDX__NR;
-    int64_t base[SDX__NR];
     for (int64_t c = 0; c < wi->C; c++) {
         sdx__wino_load_rows(wi, rows, n, c, ty0 * 4, nty * 4 + 2);
         for (int s = 0; s < tstrips; s++) {
@@ -4710,6 +4707,7 @@ static void sdx__wino_input(const sdx__wino *wi, float *v, float *rows, float *d
             else
 #endif
             {
+                int64_t base[SDX__NR];
                 for (int l = 0; l < SDX__NR; l++)
                     base[l] = sdx__wino_tile_at(wi, t0 + (s * SDX__NR + l < tn ? s * SDX__NR + l : 0), ty0, wi->pw);
                 for (int i = 0; i < 6; i++)
@@ -4776,7 +4774,7 @@ static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
     float *v = sdx__scratch_f32(wi->ctx, thread);
     float *acc = v + (size_t)36 * wi->C * wi->tb;
     float *rows = acc + (size_t)36 * SDX__WOB * wi->tb;
-    float *orows = rows + (size_t)(wi->ph * wi->pw);
+    float *orows = rows + (size_t)(wi->ph * wi->pw) + 16;   /* the loads of 16 tiles read 2 floats past a row */
     float *d = orows + (size_t)((wi->ph - 2) * (wi->pw - 2)), *t = d + 36 * SDX__NR, *e = t + 36 * SDX__NR;
     float *bias = e + 36 * SDX__NR;
     if (og0 >= og1) return;
