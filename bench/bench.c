@@ -282,11 +282,16 @@ int main(int argc, char **argv) {
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
         static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };
         /* per CPU second: the ratios hold on a machine whose host steals time */
-        int amx = sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+        int usable = sdx__bf16_usable(ctx), amx = usable && ctx->kernels->bf16_amx;
+        int pays = ctx->kernels && ctx->kernels->bf16_dot_pays;
         double cpu[3] = { 0, 0, 0 };   /* per CPU second: f32, split, rounded */
+        if (ctx->kernels && ctx->kernels->bf16_dot) ctx->kernels->bf16_dot_pays = 1;   /* the kernel's rows run anyway */
         if (!sdx__bf16_usable(ctx)) printf("bf16 compute: this CPU has no AVX512-BF16 (the rows below compute in f32)\n");
-        else printf("bf16 compute: %s; \"rounded\": activations rounded to bf16, not split into hi + lo\n",
-                    amx ? "AMX tiles, then the AVX512-BF16 kernel (AMX off)" : "AVX512-BF16");
+        else printf("bf16 compute: %s; \"rounded\": activations rounded to bf16, not split into hi + lo\n"
+                    "(bf16 mode here: %s)\n",
+                    amx ? "AMX tiles, then the AVX512-BF16 kernel (AMX off)" : "AVX512-BF16",
+                    amx ? "AMX" : usable ? "the AVX512-BF16 kernel"
+                    : "f32, as this CPU's VDPBF16PS is slower than its FMAs without AMX (sdx__bf16_usable)");
         for (int i = 0; i < 7; i++) {
             /* modes: f32; bf16 split and rounded on AMX (where there is
              * AMX), then on the AVX512-BF16 kernel */
@@ -308,6 +313,7 @@ int main(int argc, char **argv) {
             }
         }
         if (sdx__bf16_usable(ctx)) { ctx->kernels->bf16_amx = amx; ctx->kernels->bf16_round_act = 0; }
+        if (ctx->kernels) ctx->kernels->bf16_dot_pays = pays;
     }
     if (wanted(argc, argv, "winograd")) {
         /* SD 1.5's UNet at 512x512 (64x64 latents, batch 1 here), its VAE

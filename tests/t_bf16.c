@@ -18,8 +18,14 @@ static float tb_bf16(float v) { return sdx_bf16_to_f32(sdx_f32_to_bf16(v)); }
 /* An activation as bf16 mode multiplies it: hi = bf16(v), lo = bf16(v - hi). */
 static double tb_split(float v) { float hi = tb_bf16(v); return (double)hi + (double)tb_bf16(v - hi); }
 
-/* Whether this machine runs the bf16 GEMM (asks the context once). */
-static int tb_has_bf16(sdx_ctx *ctx) { return sdx__bf16_usable(ctx); }
+/* Whether this machine can run the bf16 GEMM (asks the context once).
+ * The AVX512-BF16 kernel is tested wherever the CPU has the instruction,
+ * also where the mode would not use it because it is slower than f32. */
+static int tb_has_bf16(sdx_ctx *ctx) {
+    if (!sdx__bf16_usable(ctx) && !(ctx->kernels && ctx->kernels->bf16_dot)) return 0;
+    ctx->kernels->bf16_dot_pays = 1;
+    return sdx__bf16_usable(ctx);
+}
 
 /* The bf16 kernels this CPU runs, each case checks all: AMX tiles where
  * the CPU has them, and the AVX512-BF16 kernel (AMX cleared, as on a CPU
@@ -472,16 +478,24 @@ static int activations_in_bf16_mode_match_double(void) {
     return T_PASS;
 }
 
-/* Without the CPU feature (cleared here as on a CPU that lacks it) bf16
- * mode is the f32 path: the same bits for linear and conv. */
-static int fallback_equals_f32_exactly(void) {
+/* Where bf16 mode cannot run its GEMM, or it would not pay, the mode is
+ * the f32 path: the same bits for linear and conv, and a line in the log
+ * that says why. Both cases are set up here as the probe would find them:
+ * a CPU without AVX512-BF16, and one with it but without AMX whose
+ * VDPBF16PS is slower than its FMAs (no bf16 kernel runs in either, so
+ * this holds on any CPU). */
+static int fallback_equals_f32_exactly_case(int has_dot) {
     int64_t xs[4] = { 1, 24, 12, 12 }, ws[4] = { 40, 24, 3, 3 }, ys[4] = { 1, 40, 12, 12 };
     int64_t lx[2] = { 50, 96 }, lw[2] = { 70, 96 }, ly[2] = { 50, 70 };
     sdx_ctx *ctx = t_ctx();
     sdx_tensor x, w, y32, y16, a, b, z32, z16;
     T_CHECK(ctx, "context");
     (void)tb_has_bf16(ctx);
-    ctx->kernels->bf16_dot = 0;
+    T_CHECK(ctx->kernels, "kernel state");
+    ctx->kernels->bf16_dot = has_dot;
+    ctx->kernels->bf16_amx = 0;
+    ctx->kernels->bf16_dot_pays = 0;
+    ctx->kernels->bf16_told = 0;
     tb_state = 99;
     T_CHECK(tb_alloc_random(ctx, &x, SDX_F32, 4, xs, 1.0) && tb_alloc_random(ctx, &w, SDX_F16, 4, ws, 0.2) &&
             sdx_tensor_alloc(ctx, &y32, SDX_F32, 4, ys) == SDX_OK && sdx_tensor_alloc(ctx, &y16, SDX_F32, 4, ys) == SDX_OK &&
@@ -497,6 +511,11 @@ static int fallback_equals_f32_exactly(void) {
     sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b); sdx_tensor_free(ctx, &z32); sdx_tensor_free(ctx, &z16);
     sdx_destroy(ctx);
     return T_PASS;
+}
+
+static int fallback_equals_f32_exactly(void) {
+    int rc = fallback_equals_f32_exactly_case(0);
+    return rc != T_PASS ? rc : fallback_equals_f32_exactly_case(1);
 }
 
 /* A weight slot rewritten in place (what LoRA does, sdx__wslot_set) drops

@@ -49,6 +49,8 @@ struct sdx__kernel_state {
     int      bf16_told;    /* the fallback to f32 was logged once          */
     int      bf16_amx;     /* AMX-BF16 tiles are usable (tests clear it:
                               the AVX512-BF16 kernel)                      */
+    int      bf16_dot_pays; /* without AMX, the AVX512-BF16 kernel is not
+                              slower than f32 here (tests set it)         */
     int      bf16_round_act; /* bf16 mode rounds activations to bf16 as well
                               (no hi + lo split; tests and bench set it) */
     int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
@@ -939,8 +941,9 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
  * the bytes of the weight in f16 (a short last strip is stored short and
  * padded when used). Other weight operands are packed per block like the
  * activations. Everything after the dot products (bias, store) is the
- * f32 path's. Without AVX512-BF16 the mode computes in f32 and says so
- * once in the log. */
+ * f32 path's. Without AVX512-BF16, or without AMX on a core whose
+ * VDPBF16PS is slower than its FMAs (sdx__bf16_usable), the mode computes
+ * in f32 and says so once in the log. */
 
 #define SDX__BMR 12     /* micro tile rows: 24 zmm accumulators          */
 #define SDX__BNR 32     /* micro tile columns: two zmm of f32 lanes      */
@@ -1000,26 +1003,46 @@ static int sdx__cpu_amx_bf16(void) {
 #endif
 }
 
-/* Whether bf16 mode can run its own GEMM here; probed once per context. */
+/* AMD's cores (Zen 4, Zen 5) issue VDPBF16PS at their FMA rate; Intel's
+ * without AMX issue it at a half (one host measured) to a quarter (another:
+ * 0.52 ns against 0.13 ns an FMA, 12 independent chains) of it, so the
+ * AVX512-BF16 kernel, which needs two of them (hi and lo) where f32 needs
+ * two FMAs, ran at 0.3-1.0x the f32 GEMM there. The vendor decides, not a
+ * timing: a timing near the line could change a run's bits. */
+static int sdx__cpu_bf16_dot_pays(void) {
+#ifdef SDX__X86
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return 0;
+    return ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u;   /* "AuthenticAMD" */
+#else
+    return 0;
+#endif
+}
+
+/* Whether bf16 mode can run its own GEMM here, and pays: AMX, or an
+ * AVX512-BF16 core that issues VDPBF16PS at its FMA rate; probed once per
+ * context. Elsewhere the mode is f32 exactly, said once in the log. */
 static int sdx__bf16_usable(sdx_ctx *ctx) {
     sdx__kernel_state *s = sdx__kernel_state_get(ctx);
     if (!s) return 0;                  /* the f32 path reports the out-of-memory */
     if (!s->bf16_probed) {
         s->bf16_dot = sdx__cpu_avx512_bf16();
         s->bf16_amx = s->bf16_dot && sdx__cpu_amx_bf16();
+        s->bf16_dot_pays = s->bf16_dot && sdx__cpu_bf16_dot_pays();
         s->bf16_probed = 1;
     }
-    if (!s->bf16_dot && !s->bf16_told) {
+    if (!(s->bf16_dot && (s->bf16_amx || s->bf16_dot_pays)) && !s->bf16_told) {
         s->bf16_told = 1;
         sdx__log(ctx, SDX_LOG_INFO, "bf16 compute: %s; computing in f32",
 #ifdef SDX__X86
-                 "this CPU has no AVX512-BF16"
+                 s->bf16_dot ? "no AMX, and this CPU's VDPBF16PS would be slower than its f32 FMAs"
+                             : "this CPU has no AVX512-BF16"
 #else
                  "this build has no AVX512-BF16 code"
 #endif
                  );
     }
-    return s->bf16_dot;
+    return s->bf16_dot && (s->bf16_amx || s->bf16_dot_pays);
 }
 
 #ifdef SDX__X86
