@@ -252,6 +252,54 @@ static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads,
     sdx_tensor_free(ctx, &q); sdx_tensor_free(ctx, &k); sdx_tensor_free(ctx, &v); sdx_tensor_free(ctx, &y);
 }
 
+#if defined(SDX__X86) && !defined(SDX_NO_SIMD)
+/* Nanoseconds per instruction of VFMADD231PS and of VDPBF16PS on zmm, 12
+ * independent chains each, one thread, best of 3: the ratio bf16 mode's
+ * choice without AMX rests on (sdx__bf16_usable: where VDPBF16PS issues
+ * slower than FMA, its hi + lo kernel loses to f32). */
+#define BENCH_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define BENCH_DECL(i) __m512 acc##i = _mm512_set1_ps((float)(i) * 1e-9f);
+#define BENCH_SUM(i) sum = _mm512_add_ps(sum, acc##i);
+__attribute__((target("avx512f"), noinline)) static float bench_fma_chains(long n) {
+    __m512 x = _mm512_set1_ps(1.0001f), y = _mm512_set1_ps(0.9999f), sum = _mm512_setzero_ps();
+    BENCH_CHAINS(BENCH_DECL)
+    for (long k = 0; k < n; k++) {
+#define BENCH_FMA(i) acc##i = _mm512_fmadd_ps(x, y, acc##i);
+        BENCH_CHAINS(BENCH_FMA)
+        __asm__ __volatile__("" : "+v"(x), "+v"(y));
+    }
+    BENCH_CHAINS(BENCH_SUM)
+    return _mm512_reduce_add_ps(sum);
+}
+__attribute__((target("avx512f,avx512bf16"), noinline)) static float bench_dpbf16_chains(long n) {
+    __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3f80);
+    __m512 sum = _mm512_setzero_ps();
+    BENCH_CHAINS(BENCH_DECL)
+    for (long k = 0; k < n; k++) {
+#define BENCH_DOT(i) acc##i = _mm512_dpbf16_ps(acc##i, x, y);
+        BENCH_CHAINS(BENCH_DOT)
+        __asm__ __volatile__("" : "+v"(x), "+v"(y));
+    }
+    BENCH_CHAINS(BENCH_SUM)
+    return _mm512_reduce_add_ps(sum);
+}
+static void bench_dot_rates(void) {
+    const long n = 2000000;
+    double best[2] = { 1e30, 1e30 };
+    volatile float sink = 0;
+    for (int r = 0; r < 3; r++)
+        for (int w = 0; w < 2; w++) {
+            double t = now();
+            sink += w ? bench_dpbf16_chains(n) : bench_fma_chains(n);
+            t = (now() - t) / (12.0 * (double)n) * 1e9;
+            if (t < best[w]) best[w] = t;
+        }
+    (void)sink;
+    printf("VDPBF16PS %.3f ns an instruction, VFMADD231PS %.3f ns (12 chains, 1 thread): its hi + lo kernel would run "
+           "at about %.2fx f32's products\n", best[1], best[0], best[0] / best[1]);
+}
+#endif
+
 static int wanted(int argc, char **argv, const char *what) {
     for (int i = 1; i < argc; i++) if (strstr(what, argv[i])) return 1;
     return argc < 2;
@@ -285,7 +333,12 @@ int main(int argc, char **argv) {
         int usable = sdx__bf16_usable(ctx), amx = usable && ctx->kernels->bf16_amx;
         int pays = ctx->kernels && ctx->kernels->bf16_dot_pays;
         double cpu[3] = { 0, 0, 0 };   /* per CPU second: f32, split, rounded */
-        if (ctx->kernels && ctx->kernels->bf16_dot) ctx->kernels->bf16_dot_pays = 1;   /* the kernel's rows run anyway */
+        if (ctx->kernels && ctx->kernels->bf16_dot) {
+            ctx->kernels->bf16_dot_pays = 1;   /* the kernel's rows run anyway */
+#if defined(SDX__X86) && !defined(SDX_NO_SIMD)
+            bench_dot_rates();
+#endif
+        }
         if (!sdx__bf16_usable(ctx)) printf("bf16 compute: this CPU has no AVX512-BF16 (the rows below compute in f32)\n");
         else printf("bf16 compute: %s; \"rounded\": activations rounded to bf16, not split into hi + lo\n"
                     "(bf16 mode here: %s)\n",
