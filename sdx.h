@@ -55,7 +55,8 @@
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles
-                                                    (AVX512-BF16 only; no arch_prctl)
+                                                    (no arch_prctl; AVX512-BF16 on
+                                                    AMD, else f32)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */
@@ -141,9 +142,10 @@ typedef enum sdx_dtype {
  *       to f16 saturates at +-65504 instead of producing Inf.
  *   SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE SDX_F32 | SDX_BF16
  *       the arithmetic of linear layers and im2col convolutions (default
- *       SDX_F32). SDX_BF16 rounds both operands to bf16 and accumulates in
- *       f32 with AVX512-BF16 (weights repacked once, as much memory again
- *       as the weights in f16); where the CPU lacks it, f32 (logged once).
+ *       SDX_F32). SDX_BF16 rounds the weight to bf16, carries the
+ *       activation as two bf16 values (hi + lo) and accumulates in f32 on
+ *       AMX tiles, or with AVX512-BF16 on AMD cores (weights repacked once,
+ *       as much memory as the weights in f16); elsewhere f32 (logged once).
  *       sdx_model_desc.compute overrides it at run time.
  *
  * Whatever the storage types, these stay f32 unless you opt out:
@@ -329,10 +331,10 @@ typedef enum sdx_compute {
     SDX_COMPUTE_DEFAULT = 0,   /* each part's policy macro, SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE
                                   (f32 unless the build sets one)              */
     SDX_COMPUTE_F32,           /* f32: matches the reference implementations   */
-    SDX_COMPUTE_BF16           /* operands rounded to bf16, f32 accumulation
-                                  (AVX512-BF16; norms, softmax stay f32). About
-                                  1e-3..1e-2 relative error; on CPUs without
-                                  AVX512-BF16 it computes in f32 (logged once) */
+    SDX_COMPUTE_BF16           /* weights rounded to bf16, f32 accumulation
+                                  (AMX, or AVX512-BF16 on AMD; norms, softmax
+                                  stay f32). About 1e-3..1e-2 relative error;
+                                  elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
 typedef struct sdx_model_desc {

@@ -55,7 +55,8 @@
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles
-                                                    (AVX512-BF16 only; no arch_prctl)
+                                                    (no arch_prctl; AVX512-BF16 on
+                                                    AMD, else f32)
      Precision policy: SDX_{TEXT,UNET,VAE}_{WEIGHT,ACT}_TYPE and the
      SDX_UNSAFE_* opt-outs, documented below where they are defined.
 */

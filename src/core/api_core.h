@@ -64,9 +64,10 @@ typedef enum sdx_dtype {
  *       to f16 saturates at +-65504 instead of producing Inf.
  *   SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE SDX_F32 | SDX_BF16
  *       the arithmetic of linear layers and im2col convolutions (default
- *       SDX_F32). SDX_BF16 rounds both operands to bf16 and accumulates in
- *       f32 with AVX512-BF16 (weights repacked once, as much memory again
- *       as the weights in f16); where the CPU lacks it, f32 (logged once).
+ *       SDX_F32). SDX_BF16 rounds the weight to bf16, carries the
+ *       activation as two bf16 values (hi + lo) and accumulates in f32 on
+ *       AMX tiles, or with AVX512-BF16 on AMD cores (weights repacked once,
+ *       as much memory as the weights in f16); elsewhere f32 (logged once).
  *       sdx_model_desc.compute overrides it at run time.
  *
  * Whatever the storage types, these stay f32 unless you opt out:

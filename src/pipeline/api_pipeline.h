@@ -22,10 +22,10 @@ typedef enum sdx_compute {
     SDX_COMPUTE_DEFAULT = 0,   /* each part's policy macro, SDX_{TEXT,UNET,VAE}_COMPUTE_TYPE
                                   (f32 unless the build sets one)              */
     SDX_COMPUTE_F32,           /* f32: matches the reference implementations   */
-    SDX_COMPUTE_BF16           /* operands rounded to bf16, f32 accumulation
-                                  (AVX512-BF16; norms, softmax stay f32). About
-                                  1e-3..1e-2 relative error; on CPUs without
-                                  AVX512-BF16 it computes in f32 (logged once) */
+    SDX_COMPUTE_BF16           /* weights rounded to bf16, f32 accumulation
+                                  (AMX, or AVX512-BF16 on AMD; norms, softmax
+                                  stay f32). About 1e-3..1e-2 relative error;
+                                  elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
 typedef struct sdx_model_desc {
