@@ -3124,6 +3124,20 @@ static void sdx__exp_n(float *v, int64_t n) {
 #define SDX__LDT (SDX__NJ + 16)   /* f32 job tile's row stride: rows not 4 KB apart */
 
 typedef void (*sdx__micro_fn)(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate);
+/* Two B strips at once (b0, b1): an MR x 2NR tile, b1's columns at c + NR.
+ * Each output is the same chain of FMAs as in sdx__micro_fn, so the same
+ * bits; one broadcast of A serves two products, where the one-strip
+ * kernel needs as many loads as FMAs. NULL where there is none. */
+typedef void (*sdx__micro2_fn)(int kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
+                               int accumulate);
+
+/* Multiplies an A strip by B strip b and, with `two`, also by the strip
+ * b + bstride, whose outputs go NR columns to the right. */
+static void sdx__micro_strips(sdx__micro_fn one, sdx__micro2_fn two_fn, int two, int kc, const float *a, const float *b,
+                              int64_t bstride, float *c, int64_t ldc, int accumulate) {
+    if (two) two_fn(kc, a, b, b + bstride, c, ldc, accumulate);
+    else one(kc, a, b, c, ldc, accumulate);
+}
 
 /* Portable micro-kernel: fixed-size loops gcc and clang vectorise. */
 static void sdx__micro_c(int kc, const float *a, const float *b, float *c, int64_t ldc, int accumulate) {
@@ -3174,6 +3188,37 @@ static void sdx__micro_avx512(int kc, const float *a, const float *b, float *c, 
     SDX__STORE_ROW(0, c0); SDX__STORE_ROW(1, c1); SDX__STORE_ROW(2, c2);   SDX__STORE_ROW(3, c3);
     SDX__STORE_ROW(4, c4); SDX__STORE_ROW(5, c5); SDX__STORE_ROW(6, c6);   SDX__STORE_ROW(7, c7);
     SDX__STORE_ROW(8, c8); SDX__STORE_ROW(9, c9); SDX__STORE_ROW(10, c10); SDX__STORE_ROW(11, c11);
+#undef SDX__STORE_ROW
+}
+
+/* The 12 x 32 tile of two B strips in 24 accumulators: per k two loads of
+ * B and 12 broadcasts for 24 FMAs (the 12 x 16 kernel's 13 loads for 12
+ * FMAs leave a core with two FMA units waiting on loads: 1.12-1.15x in a
+ * micro-benchmark, same bits). */
+__attribute__((target("avx512f")))
+static void sdx__micro2_avx512(int kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
+                               int accumulate) {
+    __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(), c3 = _mm512_setzero_ps();
+    __m512 c4 = _mm512_setzero_ps(), c5 = _mm512_setzero_ps(), c6 = _mm512_setzero_ps(), c7 = _mm512_setzero_ps();
+    __m512 c8 = _mm512_setzero_ps(), c9 = _mm512_setzero_ps(), c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 d0 = _mm512_setzero_ps(), d1 = _mm512_setzero_ps(), d2 = _mm512_setzero_ps(), d3 = _mm512_setzero_ps();
+    __m512 d4 = _mm512_setzero_ps(), d5 = _mm512_setzero_ps(), d6 = _mm512_setzero_ps(), d7 = _mm512_setzero_ps();
+    __m512 d8 = _mm512_setzero_ps(), d9 = _mm512_setzero_ps(), d10 = _mm512_setzero_ps(), d11 = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k++, a += SDX__MR, b0 += SDX__NR, b1 += SDX__NR) {
+        const __m512 bv = _mm512_loadu_ps(b0), bw = _mm512_loadu_ps(b1);
+        __m512 av;
+#define SDX__FMA2(r) av = _mm512_set1_ps(a[r]); c##r = _mm512_fmadd_ps(av, bv, c##r); d##r = _mm512_fmadd_ps(av, bw, d##r);
+        SDX__FMA2(0) SDX__FMA2(1) SDX__FMA2(2) SDX__FMA2(3) SDX__FMA2(4)  SDX__FMA2(5)
+        SDX__FMA2(6) SDX__FMA2(7) SDX__FMA2(8) SDX__FMA2(9) SDX__FMA2(10) SDX__FMA2(11)
+#undef SDX__FMA2
+    }
+#define SDX__STORE_ROW(r, v, w) do { \
+        float *row = c + (r) * ldc; \
+        _mm512_storeu_ps(row, accumulate ? _mm512_add_ps(v, _mm512_loadu_ps(row)) : v); \
+        _mm512_storeu_ps(row + SDX__NR, accumulate ? _mm512_add_ps(w, _mm512_loadu_ps(row + SDX__NR)) : w); } while (0)
+    SDX__STORE_ROW(0, c0, d0); SDX__STORE_ROW(1, c1, d1); SDX__STORE_ROW(2, c2, d2);    SDX__STORE_ROW(3, c3, d3);
+    SDX__STORE_ROW(4, c4, d4); SDX__STORE_ROW(5, c5, d5); SDX__STORE_ROW(6, c6, d6);    SDX__STORE_ROW(7, c7, d7);
+    SDX__STORE_ROW(8, c8, d8); SDX__STORE_ROW(9, c9, d9); SDX__STORE_ROW(10, c10, d10); SDX__STORE_ROW(11, c11, d11);
 #undef SDX__STORE_ROW
 }
 
@@ -3261,6 +3306,14 @@ static sdx__micro_fn sdx__micro_select(void) {
 #endif
 }
 
+/* The two-strip kernel that goes with sdx__micro_select's, or NULL. */
+static sdx__micro2_fn sdx__micro2_select(void) {
+#if defined(SDX__X86) && !defined(SDX_UNSAFE_HALF_ACCUMULATE)
+    if (sdx__have_avx512f()) return sdx__micro2_avx512;
+#endif
+    return NULL;
+}
+
 /* Where the B operand comes from. */
 enum { SDX__B_ROWS_T, SDX__B_IM2COL };
 
@@ -3285,6 +3338,7 @@ typedef struct sdx__gemm {
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */
     int pack16;                 /* f32 jobs: the AVX-512 packers */
     sdx__micro_fn micro;
+    sdx__micro2_fn micro2;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
     int split;                  /* bf16 mode: the other operand as hi + lo parts */
@@ -3561,10 +3615,13 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
         for (int s0 = 0; s0 < nv; s0 += SDX__NB) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
             sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
-            for (int j = 0; j < sp; j += SDX__NR)
+            for (int j = 0; j < sp;) {
+                const int two = g->micro2 && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)
-                    g->micro(kc, pa + (int64_t)i * kc, pb + (int64_t)j * kc, tile + (int64_t)i * SDX__LDT + s0 + j,
-                             SDX__LDT, k0 > 0);
+                    sdx__micro_strips(g->micro, g->micro2, two, kc, pa + (int64_t)i * kc, pb + (int64_t)j * kc,
+                                      (int64_t)SDX__NR * kc, tile + (int64_t)i * SDX__LDT + s0 + j, SDX__LDT, k0 > 0);
+                j += two ? 2 * SDX__NR : SDX__NR;
+            }
         }
     }
     if (g->K == 0) memset(tile, 0, (size_t)SDX__MJ * SDX__LDT * sizeof(float));
@@ -3618,6 +3675,7 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->micro = sdx__micro_select();
+    g->micro2 = sdx__micro2_select();
 #ifdef SDX__X86
     g->pack16 = !ctx->kernels->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl");
@@ -4466,6 +4524,7 @@ typedef struct {
     int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
     int64_t ph, pw;                 /* padded input rows/cols a job reads */
     sdx__micro_fn micro;
+    sdx__micro2_fn micro2;
     int vec16;                      /* f32: the AVX-512 transforms (sdx__wa_*) */
     const uint16_t *uh;             /* AMX: U tiles, hi; lo ulo halves on (sdx__wino_amx_filter_range) */
     int64_t ulo, cp;                /* AMX: C padded to whole tiles (32) */
@@ -4813,10 +4872,14 @@ static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
                 const float *a = wi->u + (((size_t)xi * ostrips + ob0 / SDX__MR) * wi->C + c0) * SDX__MR;
                 const float *b = v + ((size_t)xi * tstrips * wi->C + c0) * SDX__NR;
                 float *m = acc + xi * mstride;
-                for (int j = 0; j < tstrips; j++)
+                for (int j = 0; j < tstrips;) {
+                    const int two = wi->micro2 && j + 1 < tstrips;
                     for (int i = 0; i < onp; i += SDX__MR)
-                        wi->micro(kc, a + (size_t)i * wi->C, b + (size_t)j * wi->C * SDX__NR,
-                                  m + (int64_t)i * tnp + j * SDX__NR, tnp, c0 > 0);
+                        sdx__micro_strips(wi->micro, wi->micro2, two, kc, a + (size_t)i * wi->C,
+                                          b + (size_t)j * wi->C * SDX__NR, wi->C * SDX__NR,
+                                          m + (int64_t)i * tnp + j * SDX__NR, tnp, c0 > 0);
+                    j += two ? 2 : 1;
+                }
             }
         }
         if (wi->b) sdx__load_f32(wi->b->data, wi->b->dtype, wi->o0 + ob0, onv, bias);
@@ -5020,6 +5083,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.ph = nty_max * 4 + 2;
     wi.pw = wi.tiles_x * 4 + 2;
     wi.micro = sdx__micro_select();
+    wi.micro2 = sdx__micro2_select();
     /* U: f32 A panels of MR rows, or (AMX) hi + lo bf16 tiles of 32 rows */
     ob = amx ? SDX__WAOB : SDX__WOB;
     orow = amx ? 32 : SDX__MR;
@@ -5715,6 +5779,7 @@ typedef struct {
     int causal;
     float scale;
     sdx__micro_fn micro;
+    sdx__micro2_fn micro2;
     int kq, dpc, nvs;       /* the AMX path's layout (sdx__attn_run_amx) */
     sdx_ctx *ctx;
 } sdx__attn_args;
@@ -5880,9 +5945,13 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
         }
         /* only real keys and head dims: the padding adds exact zeros, so
          * skipping it changes no bit (77 keys of 96, 40 dims of 48) */
-        for (int i = 0; i < SDX__QB; i += SDX__NR)
+        for (int i = 0; i < SDX__QB;) {
+            const int two = a->micro2 && i + SDX__NR < SDX__QB;
             for (int j = 0; j < nkp; j += SDX__MR)
-                a->micro((int)a->d, kb + (int64_t)j * dp, pq + (int64_t)i * dp, st + j * SDX__QB + i, SDX__QB, 0);
+                sdx__micro_strips(a->micro, a->micro2, two, (int)a->d, kb + (int64_t)j * dp, pq + (int64_t)i * dp,
+                                  SDX__NR * dp, st + j * SDX__QB + i, SDX__QB, 0);
+            i += two ? 2 * SDX__NR : SDX__NR;
+        }
         sdx__attn_softmax_step(a, st, m, l, corr, i0, j0, nkv);
         for (int i = 0; i < nqv; i++) {
             float cr = corr[i], *orow = o + i * dp;
@@ -5894,9 +5963,13 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
         for (int s = 0; s < SDX__QB; s += SDX__MR)
             for (int j = 0; j < nkv; j++)
                 memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
-        for (int64_t c = 0; c < dp; c += SDX__NR)
+        for (int64_t c = 0; c < dp;) {
+            const int two = a->micro2 && c + SDX__NR < dp;
             for (int s = 0; s < SDX__QB; s += SDX__MR)
-                a->micro(nkv, pp + s * SDX__KB, vb + c * SDX__KB, o + s * dp + c, dp, 1);
+                sdx__micro_strips(a->micro, a->micro2, two, nkv, pp + s * SDX__KB, vb + c * SDX__KB,
+                                  SDX__NR * SDX__KB, o + s * dp + c, dp, 1);
+            c += two ? 2 * SDX__NR : SDX__NR;
+        }
     }
     for (int i = 0; i < nqv; i++) {
         float inv = l[i] > 0 ? 1.0f / l[i] : 0.0f;
@@ -6239,6 +6312,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.q_blocks = (a.nq + SDX__QB - 1) / SDX__QB;
     a.ctx = ctx;
     a.micro = sdx__micro_select();
+    a.micro2 = sdx__micro2_select();
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
