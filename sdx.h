@@ -3131,12 +3131,16 @@ typedef void (*sdx__micro_fn)(int kc, const float *a, const float *b, float *c, 
 typedef void (*sdx__micro2_fn)(int kc, const float *a, const float *b0, const float *b1, float *c, int64_t ldc,
                                int accumulate);
 
-/* Multiplies an A strip by B strip b and, with `two`, also by the strip
- * b + bstride, whose outputs go NR columns to the right. */
-static void sdx__micro_strips(sdx__micro_fn one, sdx__micro2_fn two_fn, int two, int kc, const float *a, const float *b,
+/* The micro-kernels this CPU runs: one B strip, and two (or NULL). */
+typedef struct { sdx__micro_fn one; sdx__micro2_fn two; } sdx__micro_kernels;
+
+/* Multiplies an A strip by B strip b and, with `two` (only where mk->two
+ * exists), also by the strip b + bstride, whose outputs go NR columns to
+ * the right. */
+static void sdx__micro_strips(const sdx__micro_kernels *mk, int two, int kc, const float *a, const float *b,
                               int64_t bstride, float *c, int64_t ldc, int accumulate) {
-    if (two) two_fn(kc, a, b, b + bstride, c, ldc, accumulate);
-    else one(kc, a, b, c, ldc, accumulate);
+    if (two) mk->two(kc, a, b, b + bstride, c, ldc, accumulate);
+    else mk->one(kc, a, b, c, ldc, accumulate);
 }
 
 /* Portable micro-kernel: fixed-size loops gcc and clang vectorise. */
@@ -3306,12 +3310,15 @@ static sdx__micro_fn sdx__micro_select(void) {
 #endif
 }
 
-/* The two-strip kernel that goes with sdx__micro_select's, or NULL. */
-static sdx__micro2_fn sdx__micro2_select(void) {
+/* sdx__micro_select's kernel and the two-strip kernel that goes with it. */
+static sdx__micro_kernels sdx__micro_kernels_select(void) {
+    sdx__micro_kernels mk;
+    mk.one = sdx__micro_select();
+    mk.two = NULL;
 #if defined(SDX__X86) && !defined(SDX_UNSAFE_HALF_ACCUMULATE)
-    if (sdx__have_avx512f()) return sdx__micro2_avx512;
+    if (sdx__have_avx512f()) mk.two = sdx__micro2_avx512;
 #endif
-    return NULL;
+    return mk;
 }
 
 /* Where the B operand comes from. */
@@ -3337,8 +3344,7 @@ typedef struct sdx__gemm {
     int64_t mb, nb;             /* f32 and AMX jobs: rows and columns of C per job */
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */
     int pack16;                 /* f32 jobs: the AVX-512 packers */
-    sdx__micro_fn micro;
-    sdx__micro2_fn micro2;
+    sdx__micro_kernels mk;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
     int split;                  /* bf16 mode: the other operand as hi + lo parts */
@@ -3616,9 +3622,9 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
             sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
             for (int j = 0; j < sp;) {
-                const int two = g->micro2 && j + SDX__NR < sp;
+                const int two = g->mk.two && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)
-                    sdx__micro_strips(g->micro, g->micro2, two, kc, pa + (int64_t)i * kc, pb + (int64_t)j * kc,
+                    sdx__micro_strips(&g->mk, two, kc, pa + (int64_t)i * kc, pb + (int64_t)j * kc,
                                       (int64_t)SDX__NR * kc, tile + (int64_t)i * SDX__LDT + s0 + j, SDX__LDT, k0 > 0);
                 j += two ? 2 * SDX__NR : SDX__NR;
             }
@@ -3674,8 +3680,7 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     SDX_ASSERT(g->b_kind == SDX__B_IM2COL ? g->a_bstride == 0 : g->batch == 1);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
-    g->micro = sdx__micro_select();
-    g->micro2 = sdx__micro2_select();
+    g->mk = sdx__micro_kernels_select();
 #ifdef SDX__X86
     g->pack16 = !ctx->kernels->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl");
@@ -3792,6 +3797,7 @@ static int sdx__cpu_bf16_dot_pays(void) {
  * context. Elsewhere the mode is f32 exactly, said once in the log. */
 static int sdx__bf16_usable(sdx_ctx *ctx) {
     sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    int usable;
     if (!s) return 0;                  /* the f32 path reports the out-of-memory */
     if (!s->bf16_probed) {
         s->bf16_dot = sdx__cpu_avx512_bf16();
@@ -3799,7 +3805,8 @@ static int sdx__bf16_usable(sdx_ctx *ctx) {
         s->bf16_dot_pays = s->bf16_dot && sdx__cpu_bf16_dot_pays();
         s->bf16_probed = 1;
     }
-    if (!(s->bf16_dot && (s->bf16_amx || s->bf16_dot_pays)) && !s->bf16_told) {
+    usable = s->bf16_dot && (s->bf16_amx || s->bf16_dot_pays);
+    if (!usable && !s->bf16_told) {
         s->bf16_told = 1;
         sdx__log(ctx, SDX_LOG_INFO, "bf16 compute: %s; computing in f32",
 #ifdef SDX__X86
@@ -3810,7 +3817,7 @@ static int sdx__bf16_usable(sdx_ctx *ctx) {
 #endif
                  );
     }
-    return s->bf16_dot && (s->bf16_amx || s->bf16_dot_pays);
+    return usable;
 }
 
 #ifdef SDX__X86
@@ -4523,8 +4530,7 @@ typedef struct {
     int pt, pl;
     int64_t tiles_x, tiles, tb, tblocks, og, ogroups;
     int64_t ph, pw;                 /* padded input rows/cols a job reads */
-    sdx__micro_fn micro;
-    sdx__micro2_fn micro2;
+    sdx__micro_kernels mk;
     int vec16;                      /* f32: the AVX-512 transforms (sdx__wa_*) */
     const uint16_t *uh;             /* AMX: U tiles, hi; lo ulo halves on (sdx__wino_amx_filter_range) */
     int64_t ulo, cp;                /* AMX: C padded to whole tiles (32) */
@@ -4873,9 +4879,9 @@ static void sdx__wino_job(const sdx__wino *wi, int64_t job, int thread) {
                 const float *b = v + ((size_t)xi * tstrips * wi->C + c0) * SDX__NR;
                 float *m = acc + xi * mstride;
                 for (int j = 0; j < tstrips;) {
-                    const int two = wi->micro2 && j + 1 < tstrips;
+                    const int two = wi->mk.two && j + 1 < tstrips;
                     for (int i = 0; i < onp; i += SDX__MR)
-                        sdx__micro_strips(wi->micro, wi->micro2, two, kc, a + (size_t)i * wi->C,
+                        sdx__micro_strips(&wi->mk, two, kc, a + (size_t)i * wi->C,
                                           b + (size_t)j * wi->C * SDX__NR, wi->C * SDX__NR,
                                           m + (int64_t)i * tnp + j * SDX__NR, tnp, c0 > 0);
                     j += two ? 2 : 1;
@@ -5082,8 +5088,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     nty_max = SDX__MIN((wi.Ho + 3) / 4, (wi.tb + wi.tiles_x - 2) / wi.tiles_x + 1);
     wi.ph = nty_max * 4 + 2;
     wi.pw = wi.tiles_x * 4 + 2;
-    wi.micro = sdx__micro_select();
-    wi.micro2 = sdx__micro2_select();
+    wi.mk = sdx__micro_kernels_select();
     /* U: f32 A panels of MR rows, or (AMX) hi + lo bf16 tiles of 32 rows */
     ob = amx ? SDX__WAOB : SDX__WOB;
     orow = amx ? 32 : SDX__MR;
@@ -5778,8 +5783,7 @@ typedef struct {
     int kv_whole;           /* ... all of nk (packed once per job), or one block */
     int causal;
     float scale;
-    sdx__micro_fn micro;
-    sdx__micro2_fn micro2;
+    sdx__micro_kernels mk;
     int kq, dpc, nvs;       /* the AMX path's layout (sdx__attn_run_amx) */
     sdx_ctx *ctx;
 } sdx__attn_args;
@@ -5946,9 +5950,9 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
         /* only real keys and head dims: the padding adds exact zeros, so
          * skipping it changes no bit (77 keys of 96, 40 dims of 48) */
         for (int i = 0; i < SDX__QB;) {
-            const int two = a->micro2 && i + SDX__NR < SDX__QB;
+            const int two = a->mk.two && i + SDX__NR < SDX__QB;
             for (int j = 0; j < nkp; j += SDX__MR)
-                sdx__micro_strips(a->micro, a->micro2, two, (int)a->d, kb + (int64_t)j * dp, pq + (int64_t)i * dp,
+                sdx__micro_strips(&a->mk, two, (int)a->d, kb + (int64_t)j * dp, pq + (int64_t)i * dp,
                                   SDX__NR * dp, st + j * SDX__QB + i, SDX__QB, 0);
             i += two ? 2 * SDX__NR : SDX__NR;
         }
@@ -5964,9 +5968,9 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
             for (int j = 0; j < nkv; j++)
                 memcpy(pp + s * SDX__KB + j * SDX__MR, st + j * SDX__QB + s, SDX__MR * sizeof(float));
         for (int64_t c = 0; c < dp;) {
-            const int two = a->micro2 && c + SDX__NR < dp;
+            const int two = a->mk.two && c + SDX__NR < dp;
             for (int s = 0; s < SDX__QB; s += SDX__MR)
-                sdx__micro_strips(a->micro, a->micro2, two, nkv, pp + s * SDX__KB, vb + c * SDX__KB,
+                sdx__micro_strips(&a->mk, two, nkv, pp + s * SDX__KB, vb + c * SDX__KB,
                                   SDX__NR * SDX__KB, o + s * dp + c, dp, 1);
             c += two ? 2 * SDX__NR : SDX__NR;
         }
@@ -6311,8 +6315,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.scale = (float)(1.0 / sqrt((double)a.d));
     a.q_blocks = (a.nq + SDX__QB - 1) / SDX__QB;
     a.ctx = ctx;
-    a.micro = sdx__micro_select();
-    a.micro2 = sdx__micro2_select();
+    a.mk = sdx__micro_kernels_select();
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
