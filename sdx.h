@@ -2709,7 +2709,7 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
     return rc;
 }
 
-/* ---- src/cpu/kernels.c ---- */
+/* ---- src/cpu/cpu.c ---- */
 
 /* ===================================================================== */
 /*  Kernels: linear, conv2d, norms, softmax, attention, elementwise ops    */
@@ -3095,6 +3095,8 @@ static void sdx__exp_n(float *v, int64_t n) {
 #endif
     sdx__exp_n_c(v, n);
 }
+
+/* ---- src/cpu/gemm.c ---- */
 
 /* ===================================================================== */
 /*  GEMM: C[M,N] = A[M,K] B[K,N], f32 accumulation                         */
@@ -3662,21 +3664,11 @@ static void sdx__gemm_blocks(sdx__gemm *g, int threads) {
     g->n_tiles = (g->cols + g->nb - 1) / g->nb;
 }
 
-static int sdx__bf16_usable(sdx_ctx *ctx);
-#ifdef SDX__X86
-static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g);
-#endif
-
-/* (batch > 1 only with an im2col B and one A for all images, as conv2d
- * calls it: the f32 path runs the images as columns side by side) */
-static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
+/* The f32 GEMM (batch > 1 only with an im2col B and one A for all
+ * images, as conv2d calls it: the images run as columns side by side).
+ * Callers use sdx__gemm_run (gemm_bf16.c), which picks the arithmetic. */
+static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
-    if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
-    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {
-#ifdef SDX__X86
-        return sdx__gemm_run_bf16(ctx, g);
-#endif
-    }
     SDX_ASSERT(g->b_kind == SDX__B_IM2COL ? g->a_bstride == 0 : g->batch == 1);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
@@ -3690,6 +3682,8 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     sdx__parallel_for(ctx, g->m_tiles * g->n_tiles, sdx__gemm_range, g);
     return SDX_OK;
 }
+
+/* ---- src/cpu/gemm_bf16.c ---- */
 
 /* ===================================================================== */
 /*  bf16 GEMM: the same jobs with bf16 operands and VDPBF16PS             */
@@ -4429,6 +4423,23 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
 }
 
 #endif /* SDX__X86 */
+
+/* Runs a GEMM in the arithmetic bf16 mode asks for where this CPU has a
+ * bf16 kernel that pays, in f32 otherwise. */
+static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
+    if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
+    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
+#ifdef SDX__X86
+        return sdx__gemm_run_bf16(ctx, g);
+#endif
+    }
+    return sdx__gemm_run_f32(ctx, g);
+}
+
+/* ---- src/cpu/conv.c ---- */
+/* ===================================================================== */
+/*  Linear and convolutions: the GEMM's users, Winograd                  */
+/* ===================================================================== */
 
 /* ---- linear ------------------------------------------------------------ */
 
@@ -5190,6 +5201,8 @@ static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     return sdx__cpu_conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
 }
 
+/* ---- src/cpu/elementwise.c ---- */
+
 /* ===================================================================== */
 /*  Elementwise ops                                                        */
 /* ===================================================================== */
@@ -5578,6 +5591,8 @@ static int sdx__cpu_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
 }
 
+/* ---- src/cpu/norm.c ---- */
+
 /* ===================================================================== */
 /*  Normalisation and softmax                                             */
 /* ===================================================================== */
@@ -5760,6 +5775,8 @@ static int sdx__cpu_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     sdx__parallel_for(ctx, sdx_tensor_numel(x) / a.d, sdx__softmax_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
+
+/* ---- src/cpu/attention.c ---- */
 
 /* ===================================================================== */
 /*  Attention                                                              */
@@ -6334,6 +6351,8 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     sdx__parallel_for(ctx, jobs, sdx__attn_range, &a);
     return sdx__trace_check(ctx, op, y);
 }
+
+/* ---- src/cpu/backend.c ---- */
 
 /* ===================================================================== */
 /*  The CPU backend: host memory, the kernels above                       */

@@ -5,7 +5,7 @@
 /* The context owns the thread pool and the CPU kernels' scratch, so it is
  * made here, above both. */
 #include "core.c"
-#include "../cpu/kernels.c"
+#include "../cpu/backend.c"
 #include "ops.c"
 
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {

@@ -1,6 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
-#include "../cpu/kernels.c"
+#include "../cpu/conv.c"
 #include "../text/text_encoder.c"
 #include "unet.c"
 

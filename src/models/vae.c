@@ -1,7 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
-#include "../cpu/kernels.c"   /* sdx__moments: tiled GroupNorm statistics, as the kernel takes them */
+#include "../cpu/norm.c"   /* sdx__moments: tiled GroupNorm statistics, as the kernel takes them */
 
 /* ===================================================================== */
 /*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */

@@ -1,0 +1,387 @@
+#pragma once
+#include "../core/core.c"
+
+/* ===================================================================== */
+/*  Kernels: linear, conv2d, norms, softmax, attention, elementwise ops    */
+/* ===================================================================== */
+/* Every kernel widens its inputs to f32 tile by tile (any of F32, F16,
+ * BF16 for each operand), computes and accumulates in f32 and narrows
+ * once on store. Linear and conv2d share one cache-blocked GEMM; the
+ * attention is blocked over queries and keys with an online softmax.
+ * Temporaries come from per-thread scratch owned by the context, so after
+ * the first call of a given size no kernel allocates. */
+
+/* SIMD paths: AVX2/FMA on x86 (chosen at run time, the scalar path
+ * otherwise), NEON on AArch64 (always there). SDX_NO_SIMD removes both. */
+#if !defined(SDX_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define SDX__X86 1
+#include <immintrin.h>
+#include <cpuid.h>
+#endif
+#if !defined(SDX_NO_SIMD) && (defined(__aarch64__) || defined(_M_ARM64))
+#define SDX__NEON 1
+#include <arm_neon.h>
+#endif
+
+/* g++ -O2 takes the "undefined" first operands inside gcc's own AVX-512
+ * intrinsics (__Y = __Y) for uninitialised reads once they are inlined:
+ * the AVX-512 sections sit between these two. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SDX__INTRINSICS_WARNINGS_OFF _Pragma("GCC diagnostic push") \
+    _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define SDX__INTRINSICS_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define SDX__INTRINSICS_WARNINGS_OFF
+#define SDX__INTRINSICS_WARNINGS_ON
+#endif
+
+/* ---- per-thread scratch ---------------------------------------------- */
+
+struct sdx__kernel_state {
+    int      n;          /* one slot per thread */
+    void   **raw;        /* what was allocated */
+    float  **aligned;    /* 64-byte aligned view of raw */
+    size_t  *size;       /* usable bytes of aligned */
+    float   *wino_u;     /* Winograd-transformed filters of the running conv */
+    size_t   wino_bytes;
+    int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
+    int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
+    int      bf16_told;    /* the fallback to f32 was logged once          */
+    int      bf16_amx;     /* AMX-BF16 tiles are usable (tests clear it:
+                              the AVX512-BF16 kernel)                      */
+    int      bf16_dot_pays; /* without AMX, the AVX512-BF16 kernel is not
+                              slower than f32 here (tests set it)         */
+    int      bf16_round_act; /* bf16 mode rounds activations to bf16 as well
+                              (no hi + lo split; tests and bench set it) */
+    int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
+                              transforms, with the portable code (tests
+                              set it: the AVX-512 code's reference)      */
+    int      attn_blockwise; /* attention packs K and V per key block, as
+                              for a head over its budget (tests set it)   */
+};
+
+static void sdx__kernel_state_free(sdx_ctx *ctx) {
+    sdx__kernel_state *s = ctx->kernels;
+    if (!s) return;
+    /* raw may be NULL when the state's own allocation failed half way */
+    for (int i = 0; s->raw && i < s->n; i++) sdx__free(ctx, s->raw[i]);
+    sdx__free(ctx, s->raw);
+    sdx__free(ctx, s->aligned);
+    sdx__free(ctx, s->size);
+    sdx__free(ctx, s->wino_u);
+    sdx__free(ctx, s);
+    ctx->kernels = NULL;
+}
+
+static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
+    sdx__kernel_state *s = ctx->kernels;
+    int n = SDX__MAX(1, ctx->n_threads);
+    if (s) return s;
+    s = (sdx__kernel_state *)sdx__calloc(ctx, 1, sizeof *s);
+    if (!s) return NULL;
+    s->raw = (void **)sdx__calloc(ctx, (size_t)n, sizeof *s->raw);
+    s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
+    s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
+    s->n = n;
+    ctx->kernels = s;
+    if (!s->raw || !s->aligned || !s->size) { sdx__kernel_state_free(ctx); return NULL; }
+    return s;
+}
+
+/* Per-thread buffer of at least `bytes`, 64-byte aligned, owned by the
+ * context and reused by later calls: valid until the next kernel call on
+ * this context (kernels use it themselves). NULL (error set) when out of
+ * memory. Call it from thread 0, or after sdx__scratch_reserve made it
+ * big enough for every thread: growing it is not thread-safe. */
+static void *sdx__scratch(sdx_ctx *ctx, int thread, size_t bytes) {
+    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    if (thread < 0 || thread >= s->n) {
+        sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx__scratch: thread %d of %d", thread, s->n);
+        return NULL;
+    }
+    if (s->size[thread] < bytes) {
+        size_t want = bytes + bytes / 4 + 64;   /* some headroom: fewer regrowths */
+        void *p;
+        if (want < bytes) { sdx__nomem(ctx, "kernel scratch", bytes); return NULL; }
+        sdx__free(ctx, s->raw[thread]);
+        s->raw[thread] = NULL;
+        s->aligned[thread] = NULL;
+        s->size[thread] = 0;
+        p = sdx__malloc(ctx, want);
+        if (!p) { sdx__nomem(ctx, "kernel scratch", want); return NULL; }
+        s->raw[thread] = p;
+        s->aligned[thread] = (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+        s->size[thread] = want - 64;
+    }
+    return s->aligned[thread];
+}
+
+/* Grows every thread's scratch to `bytes` up front, on the calling thread,
+ * so workers inside sdx__parallel_for never allocate. */
+static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
+    int n = SDX__MAX(1, ctx->n_threads);
+    for (int t = 0; t < n; t++)
+        if (!sdx__scratch(ctx, t, bytes)) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* Scratch that was reserved: never fails inside a worker. */
+static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
+
+/* ---- argument checks -------------------------------------------------- */
+
+static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
+
+/* Checks that every non-NULL tensor has a valid shape, data and a storage
+ * dtype. Negative dims are rejected here once: pairs of them multiply to
+ * a positive element count that every later shape check would accept. */
+static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        if (!t) continue;
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op,
+                             what[SDX__MIN(i, 4)], t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, what[SDX__MIN(i, 4)],
+                                 sdx_shape_str(t, s, sizeof s));
+            }
+        if (!t->data && sdx_tensor_numel(t) > 0)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
+        if (!sdx__is_storage(t->dtype))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)",
+                             op, what[SDX__MIN(i, 4)], sdx_dtype_name(t->dtype));
+    }
+    return SDX_OK;
+}
+
+#define SDX__CHECK(ctx, op, ...) do { \
+    const sdx_tensor *const sdx__ts_[] = { __VA_ARGS__ }; \
+    int sdx__rc_ = sdx__check_tensors(ctx, op, sdx__ts_, SDX__ARRAY_LEN(sdx__ts_)); \
+    if (sdx__rc_ != SDX_OK) return sdx__rc_; } while (0)
+
+static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
+                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
+                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
+}
+
+/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
+/* Rounds a running value to f16 the way a half-precision kernel would:
+ * sums past 65504 become Inf. Only the opt-out builds use it. */
+static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
+
+/* ---- fast exp ---------------------------------------------------------- */
+/* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
+ * and a degree-6 polynomial, relative error below 3e-7; inputs below
+ * -87.3 (and -inf, for masked logits) give 0, NaN stays NaN. The portable
+ * form is plain 8-wide loops the compiler vectorises; x86 with AVX2 or
+ * AVX-512 and AArch64 get the same algorithm in intrinsics, from these
+ * constants: the input range, log2(e), ln 2 in a high and a low part, and
+ * the polynomial's coefficients, highest power first (Horner). */
+#define SDX__EXP_MIN    (-87.3f)
+#define SDX__EXP_MAX    88.0f
+#define SDX__EXP_LOG2E  1.44269504f
+#define SDX__EXP_LN2_HI 0.693145752f
+#define SDX__EXP_LN2_LO 1.42860677e-6f
+static const float sdx__exp_poly[7] = { 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f };
+
+static inline void sdx__exp8(float *v) {
+    float r[8], p[8];
+    int32_t e[8];
+    for (int i = 0; i < 8; i++) {
+        float x = v[i] > SDX__EXP_MIN ? v[i] : SDX__EXP_MIN;   /* NaN -> the minimum: no UB in the int cast */
+        float n;
+        x = x < SDX__EXP_MAX ? x : SDX__EXP_MAX;
+        n = (x * SDX__EXP_LOG2E + 12582912.0f) - 12582912.0f;   /* round to nearest */
+        r[i] = (x - n * SDX__EXP_LN2_HI) - n * SDX__EXP_LN2_LO;
+        e[i] = (int32_t)n;
+    }
+    for (int i = 0; i < 8; i++) {
+        float x = r[i], q = sdx__exp_poly[0];
+        for (int c = 1; c < 7; c++) q = q * x + sdx__exp_poly[c];
+        p[i] = q;
+    }
+    for (int i = 0; i < 8; i++) {
+        uint32_t bits = (uint32_t)(e[i] + 127) << 23;
+        float scale;
+        memcpy(&scale, &bits, 4);
+        v[i] = v[i] > SDX__EXP_MIN ? p[i] * scale : (v[i] != v[i] ? v[i] : 0.0f);
+    }
+}
+
+static void sdx__exp_n_c(float *v, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) sdx__exp8(v + i);
+    if (i < n) {
+        float t[8] = { 0 };
+        memcpy(t, v + i, (size_t)(n - i) * sizeof(float));
+        sdx__exp8(t);
+        memcpy(v + i, t, (size_t)(n - i) * sizeof(float));
+    }
+}
+
+#ifdef SDX__X86
+__attribute__((target("avx2,fma")))
+static void sdx__exp_n_avx2(float *v, int64_t n) {
+    const __m256 lo = _mm256_set1_ps(SDX__EXP_MIN), hi = _mm256_set1_ps(SDX__EXP_MAX);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x0 = _mm256_loadu_ps(v + i);
+        __m256 x = _mm256_min_ps(_mm256_max_ps(x0, lo), hi);  /* NaN -> the minimum */
+        __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(SDX__EXP_LOG2E)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_HI), x);
+        __m256 q = _mm256_set1_ps(sdx__exp_poly[0]), res;
+        __m256i e;
+        r = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_LO), r);
+        for (int c = 1; c < 7; c++) q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(sdx__exp_poly[c]));
+        e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+        res = _mm256_mul_ps(q, _mm256_castsi256_ps(e));
+        res = _mm256_and_ps(res, _mm256_cmp_ps(x0, lo, _CMP_GT_OQ));          /* below range: 0 */
+        res = _mm256_blendv_ps(res, x0, _mm256_cmp_ps(x0, x0, _CMP_UNORD_Q)); /* NaN stays NaN  */
+        _mm256_storeu_ps(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
+#ifdef SDX__X86
+SDX__INTRINSICS_WARNINGS_OFF
+
+/* The lanes of a 16-wide step that `left` values still fill (none when
+ * left <= 0). */
+static inline __mmask16 sdx__lanes16(int64_t left) {
+    return (__mmask16)(left >= 16 ? 0xffffu : left <= 0 ? 0u : (1u << left) - 1u);
+}
+
+/* sdx__exp_n_avx2's algorithm on 16 lanes (the same value in each lane). */
+__attribute__((target("avx512f")))
+static inline __m512 sdx__exp512(__m512 x0) {
+    const __m512 lo = _mm512_set1_ps(SDX__EXP_MIN);
+    __m512 x = _mm512_min_ps(_mm512_max_ps(x0, lo), _mm512_set1_ps(SDX__EXP_MAX));   /* NaN -> the minimum */
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(SDX__EXP_LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_HI), x);
+    __m512 q = _mm512_set1_ps(sdx__exp_poly[0]), res;
+    __m512i e;
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_LO), r);
+    for (int c = 1; c < 7; c++) q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(sdx__exp_poly[c]));
+    e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+    res = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, lo, _CMP_GT_OQ), _mm512_mul_ps(q, _mm512_castsi512_ps(e)));
+    return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
+}
+
+/* bf16 mode's SiLU and GELU, 16 lanes at a time (f32 mode keeps libm's
+ * expf and erff per value: the bits its goldens were made with). SiLU is
+ * x / (1 + exp(-x)) with the exp above; GELU is x/2 (1 + erf(x / sqrt 2))
+ * with erf from Abramowitz and Stegun 7.1.26 (absolute error under
+ * 1.5e-7), odd-extended. NaN stays NaN. */
+__attribute__((target("avx512f")))
+static void sdx__silu_n_avx512(float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = sdx__lanes16(n - i);
+        __m512 x = _mm512_maskz_loadu_ps(in, v + i);
+        __m512 e = sdx__exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));
+        _mm512_mask_storeu_ps(v + i, in, _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
+    }
+}
+
+__attribute__((target("avx512f")))
+static void sdx__gelu_n_avx512(float *v, int64_t n) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    for (int64_t i = 0; i < n; i += 16) {
+        __mmask16 in = sdx__lanes16(n - i);
+        __m512 x = _mm512_maskz_loadu_ps(in, v + i);
+        __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+        __m512 az = _mm512_abs_ps(z);
+        __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), one));
+        __m512 poly = _mm512_set1_ps(1.061405429f), erf_abs;
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
+        poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
+        poly = _mm512_mul_ps(poly, t);
+        erf_abs = _mm512_fnmadd_ps(poly, sdx__exp512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), az), az)), one);
+        /* erf(z) carries z's sign */
+        erf_abs = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(erf_abs),
+                                                      _mm512_and_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000u))));
+        _mm512_mask_storeu_ps(v + i, in, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(one, erf_abs)));
+    }
+}
+
+/* sdx__exp_n_avx2 16 lanes at a time: the values it takes in groups of 8
+ * get the same vector arithmetic, a last group of fewer than 8 the same
+ * portable code, so the two give the same bits. */
+__attribute__((target("avx512f")))
+static void sdx__exp_n_avx512(float *v, int64_t n) {
+    const int64_t body = n / 8 * 8;
+    for (int64_t i = 0; i < body; i += 16) {
+        __mmask16 in = sdx__lanes16(body - i);
+        _mm512_mask_storeu_ps(v + i, in, sdx__exp512(_mm512_maskz_loadu_ps(in, v + i)));
+    }
+    if (body < n) sdx__exp_n_c(v + body, n - body);
+}
+
+SDX__INTRINSICS_WARNINGS_ON
+#endif
+
+#ifdef SDX__NEON
+/* The same algorithm in NEON: FRINTN rounds to nearest even as the AVX2
+ * path's _mm256_round_ps does, FMLS/FMLA are the fused forms. */
+static void sdx__exp_n_neon(float *v, int64_t n) {
+    const float32x4_t lo = vdupq_n_f32(SDX__EXP_MIN), hi = vdupq_n_f32(SDX__EXP_MAX);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t x0 = vld1q_f32(v + i);
+        float32x4_t x = vminq_f32(vmaxnmq_f32(x0, lo), hi);   /* NaN lanes: replaced by x0 below */
+        float32x4_t k = vrndnq_f32(vmulq_n_f32(x, SDX__EXP_LOG2E));
+        float32x4_t r = vfmsq_f32(x, k, vdupq_n_f32(SDX__EXP_LN2_HI));
+        float32x4_t q = vdupq_n_f32(sdx__exp_poly[0]), res;
+        int32x4_t e;
+        r = vfmsq_f32(r, k, vdupq_n_f32(SDX__EXP_LN2_LO));
+        for (int c = 1; c < 7; c++) q = vfmaq_f32(vdupq_n_f32(sdx__exp_poly[c]), q, r);
+        e = vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(k), vdupq_n_s32(127)), 23);
+        res = vmulq_f32(q, vreinterpretq_f32_s32(e));
+        res = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(res), vcgtq_f32(x0, lo)));  /* below range: 0 */
+        res = vbslq_f32(vceqq_f32(x0, x0), res, x0);                                          /* NaN stays NaN  */
+        vst1q_f32(v + i, res);
+    }
+    if (i < n) sdx__exp_n_c(v + i, n - i);
+}
+#endif
+
+static int sdx__have_avx2(void) {
+#ifdef SDX__X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+/* (the compilers' CPU checks include the OS saving the zmm state) */
+static int sdx__have_avx512f(void) {
+#ifdef SDX__X86
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+static void sdx__exp_n(float *v, int64_t n) {
+#if defined(SDX__X86)
+    if (sdx__have_avx512f()) { sdx__exp_n_avx512(v, n); return; }
+    if (sdx__have_avx2()) { sdx__exp_n_avx2(v, n); return; }
+#elif defined(SDX__NEON)
+    sdx__exp_n_neon(v, n);
+    return;
+#endif
+    sdx__exp_n_c(v, n);
+}
