@@ -952,6 +952,52 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
 extern "C" {
 #endif
 
+/* The kernels, one row each: X(name, required, (parameters after the
+ * sdx_ctx), (arguments), (tensor operands, output first)). This list is
+ * the one place an op is declared: it makes the table's fields below, the
+ * dispatchers model code calls (src/core/ops.c) and each built-in
+ * backend's registration; a backend of your own can register with it too.
+ * `compute` is the arithmetic the model part asks for: SDX_F32 exactly,
+ * or SDX_BF16 (bf16 products and faster activations) where the backend
+ * has it; a backend may always compute in f32. A required op must be
+ * filled; a missing optional one runs on the host (its operands are
+ * downloaded and its output uploaded), so a new backend can start small. */
+#define SDX_BACKEND_OPS(X) \
+    X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
+      (y, x, w, b, compute), (y, x, w, b)) \
+    X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
+      int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
+      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b)) \
+    X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
+      const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \
+      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta)) \
+    X(layer_norm, 1, (sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *gamma, const sdx_tensor *beta), \
+      (y, x, eps, gamma, beta), (y, x, gamma, beta)) \
+    X(attention, 1, (sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int heads, \
+      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v)) \
+    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x)) \
+    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
+    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v)) \
+    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(pad_circular, 1, (sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right), \
+      (y, x, top, left, bottom, right), (y, x)) \
+    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
+    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
+    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
+    X(softmax, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(mul, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+
+/* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
+#define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
+#define SDX__BACKEND_FIELD(name, required, params, args, operands) int (*name) SDX_BACKEND_PARAMS params;
+
 typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
     void *user;                /* the backend's state: sdx_backend_user(ctx) */
@@ -964,33 +1010,8 @@ typedef struct sdx_backend {
     int   (*download)(void *user, void *dst, const void *src, size_t bytes);
     void  (*release)(void *user);          /* at sdx_destroy or replacement; may be NULL */
 
-    /* kernels (sdx_ctx first, as the CPU's) */
-    int (*linear)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b);
-    int (*conv2d)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                  int stride, int pad_top, int pad_left, int pad_bottom, int pad_right);
-    int (*group_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                      const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu);
-    int (*layer_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float eps,
-                      const sdx_tensor *gamma, const sdx_tensor *beta);
-    int (*softmax)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*attention)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                     int heads, int causal);
-    int (*silu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*quick_gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*geglu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*scale)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float s);
-    int (*copy)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*add)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*mul)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*add_channel_bias)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v);
-    int (*resize_nearest)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*pad_circular)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right);
-    int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float lo, float hi);
-    int (*tanh_clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float limit);
+    /* kernels (sdx_ctx first), as SDX_BACKEND_OPS lists them */
+    SDX_BACKEND_OPS(SDX__BACKEND_FIELD)
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
@@ -1122,8 +1143,6 @@ struct sdx_ctx {
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
-    sdx_dtype compute;           /* GEMM arithmetic of the running part: SDX_F32
-                                    or SDX_BF16 (set by each part's forward) */
     sdx__wcache wcache;          /* weights repacked for compute modes     */
     sdx_backend be;              /* where tensors live and kernels run   */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
@@ -2196,6 +2215,56 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     }
 }
 
+#define SDX__CHUNK 1024             /* floats per stack buffer            */
+
+/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
+/* Rounds a running value to f16 the way a half-precision kernel would:
+ * sums past 65504 become Inf. Only the opt-out builds use it. */
+static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
+
+
+/* Mean and biased variance of n values of a tensor starting at `off`:
+ * two passes with double accumulation, so large offsets (|x| ~ 35 over
+ * 10^5 elements) cost no precision. */
+static void sdx__moments(const sdx_tensor *x, int64_t off, int64_t n, double *mean, double *var) {
+    float buf[SDX__CHUNK];
+#ifdef SDX_UNSAFE_HALF_NORM_STATS
+    float s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) s = sdx__round_f16(s + buf[j]);
+    }
+    m = sdx__round_f16(s / (float)n);
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) q = sdx__round_f16(q + sdx__round_f16((buf[j] - m) * (buf[j] - m)));
+    }
+    *mean = m;
+    *var = sdx__round_f16(q / (float)n);
+#else
+    double s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        float part = 0;     /* short f32 partial sums, exact enough and fast */
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) part += buf[j];
+        s += part;
+    }
+    m = n ? s / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        double part = 0;
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) { double d = buf[j] - m; part += d * d; }
+        q += part;
+    }
+    *mean = m;
+    *var = n ? q / (double)n : 0.0;
+#endif
+}
+
 /* Narrow n f32 values into an activation buffer of a storage dtype
  * (f16 saturates, see sdx__f32_to_f16_sat). */
 static void sdx__store_f32(void *dst, sdx_dtype dtype, int64_t offset, int64_t n, const float *src) {
@@ -2839,55 +2908,6 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 /* Scratch that was reserved: never fails inside a worker. */
 static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
 
-/* ---- argument checks -------------------------------------------------- */
-
-static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
-
-/* Checks that every non-NULL tensor has a valid shape, data and a storage
- * dtype. Negative dims are rejected here once: pairs of them multiply to
- * a positive element count that every later shape check would accept. */
-static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
-    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
-    for (int i = 0; i < n; i++) {
-        const sdx_tensor *t = ts[i];
-        if (!t) continue;
-        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op,
-                             what[SDX__MIN(i, 4)], t->ndim, SDX_MAX_DIMS);
-        for (int d = 0; d < t->ndim; d++)
-            if (t->shape[d] < 0) {
-                char s[96];
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, what[SDX__MIN(i, 4)],
-                                 sdx_shape_str(t, s, sizeof s));
-            }
-        if (!t->data && sdx_tensor_numel(t) > 0)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)",
-                             op, what[SDX__MIN(i, 4)], sdx_dtype_name(t->dtype));
-    }
-    return SDX_OK;
-}
-
-#define SDX__CHECK(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__ts_[] = { __VA_ARGS__ }; \
-    int sdx__rc_ = sdx__check_tensors(ctx, op, sdx__ts_, SDX__ARRAY_LEN(sdx__ts_)); \
-    if (sdx__rc_ != SDX_OK) return sdx__rc_; } while (0)
-
-static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
-                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
-    char sa[96], sb[96];
-    sdx_shape_str(a, sa, sizeof sa);
-    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
-                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
-}
-
-/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
-/* Rounds a running value to f16 the way a half-precision kernel would:
- * sums past 65504 become Inf. Only the opt-out builds use it. */
-static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
-
 /* ---- fast exp ---------------------------------------------------------- */
 /* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
  * and a degree-6 polynomial, relative error below 3e-7; inputs below
@@ -3342,6 +3362,7 @@ typedef struct sdx__gemm {
     const sdx_tensor *bias; int bias_per_row;
     /* the weight operand (A for conv, B for linear): cached bf16 panels */
     const sdx_tensor *weight; int weight_is_a;
+    sdx_dtype compute;            /* the arithmetic asked for: SDX_F32 or SDX_BF16 */
     int64_t m_tiles, n_tiles;
     int64_t mb, nb;             /* f32 and AMX jobs: rows and columns of C per job */
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */
@@ -3688,7 +3709,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
 /* ===================================================================== */
 /*  bf16 GEMM: the same jobs with bf16 operands and VDPBF16PS             */
 /* ===================================================================== */
-/* In bf16 compute mode (ctx->compute, set by each model part's forward)
+/* In bf16 compute mode (the compute argument of linear, conv2d, attention)
  * linear and the im2col convolution multiply bf16 values and accumulate
  * in f32: AVX512-BF16's VDPBF16PS adds to each f32 lane the products of
  * one pair of bf16 values (two consecutive k). Both operands are packed
@@ -4428,7 +4449,7 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
  * bf16 kernel that pays, in f32 otherwise. */
 static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
-    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
+    if (g->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
 #ifdef SDX__X86
         return sdx__gemm_run_bf16(ctx, g);
 #endif
@@ -4443,19 +4464,11 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           sdx_dtype compute) {
     static const char op[] = "linear";
     sdx__gemm g;
     int rc;
-    SDX__CHECK(ctx, op, y, x, w, b);
-    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
-    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
     memset(&g, 0, sizeof g);
     g.K = w->shape[1];
     g.N = w->shape[0];
@@ -4466,6 +4479,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
     g.weight = w; g.weight_is_a = 0;
+    g.compute = compute;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
@@ -4474,7 +4488,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
 
 /* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
 static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left) {
+                              int stride, int pad_top, int pad_left, sdx_dtype compute) {
     sdx__gemm g;
     memset(&g, 0, sizeof g);
     g.M = w->shape[0];
@@ -4490,6 +4504,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
     g.bias = b; g.bias_per_row = 1;
     g.weight = w; g.weight_is_a = 1;
+    g.compute = compute;
     return sdx__gemm_run(ctx, &g);
 }
 
@@ -5067,15 +5082,15 @@ static void sdx__wino_amx_range(void *arg, int64_t begin, int64_t end, int threa
 
 /* Whether bf16 mode runs on AMX here (its GEMMs, attention and
  * Winograd's products on tiles). */
-static int sdx__amx_computes(sdx_ctx *ctx) {
-    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+static int sdx__amx_computes(sdx_ctx *ctx, sdx_dtype compute) {
+    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
 }
 
 /* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
  * right follow from y's shape). Shapes were checked by the caller. In
  * bf16 mode on AMX the products run on tiles (see above). */
 static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
-                                const sdx_tensor *b, int pt, int pl) {
+                                const sdx_tensor *b, int pt, int pl, sdx_dtype compute) {
     sdx__wino wi;
     int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group, ob, orow;
     size_t scratch;
@@ -5087,9 +5102,9 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.Ho = y->shape[2]; wi.Wo = y->shape[3];
     wi.pt = pt; wi.pl = pl;
     if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
-    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl);
+    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl, compute);
 #ifdef SDX__AMX
-    amx = sdx__amx_computes(ctx);
+    amx = sdx__amx_computes(ctx, compute);
 #endif
     wi.cp = (wi.C + 31) / 32 * 32;
     wi.tiles_x = (wi.Wo + 3) / 4;
@@ -5148,14 +5163,15 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
 }
 
 /* Whether Winograd pays for this convolution (measured: see bench). */
-static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
+static int sdx__wino_pays(sdx_ctx *ctx, sdx_dtype compute, const sdx_tensor *x, const sdx_tensor *w, int stride,
+                          int64_t ho, int64_t wo) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
-    (void)ctx; (void)x; (void)w; (void)stride; (void)ho; (void)wo;
+    (void)ctx; (void)compute; (void)x; (void)w; (void)stride; (void)ho; (void)wo;
     return 0;   /* the half-accumulation emulation models direct convolution */
 #else
     const int64_t c = x->shape[1], o = w->shape[0], pixels = ho * wo;
     if (w->shape[2] != 3 || w->shape[3] != 3 || stride != 1) return 0;
-    if (sdx__amx_computes(ctx))     /* the filter transform needs ~200 tiles to pay */
+    if (sdx__amx_computes(ctx, compute))     /* the filter transform needs ~200 tiles to pay */
         return c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && x->shape[0] * ((ho + 3) / 4) * ((wo + 3) / 4) >= SDX__WA_MIN_TILES;
     return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
            (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
@@ -5165,40 +5181,16 @@ static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w
 /* ---- conv2d ------------------------------------------------------------ */
 
 static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
     static const char op[] = "conv2d";
-    int64_t ho, wo;
+    int64_t ho = y->shape[2], wo = y->shape[3];
     int rc;
-    SDX__CHECK(ctx, op, y, x, w, b);
-    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
-                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
-    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
-    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
-    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
-    if (ho < 0 || wo < 0)
-        return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
-    ho = ho / stride + 1;
-    wo = wo / stride + 1;
-    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
-        char want[128];
-        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
-                 (long long)w->shape[0], (long long)ho, (long long)wo);
-        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
-    }
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    if (sdx__wino_pays(ctx, x, w, stride, ho, wo))
-        rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
-    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
+    (void)pad_bottom; (void)pad_right;   /* y's shape says them (checked in ops.c) */
+    if (sdx__wino_pays(ctx, compute, x, w, stride, ho, wo))
+        rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left, compute);
+    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left, compute);
     if (rc != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
-}
-
-static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad) {
-    return sdx__cpu_conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
 }
 
 /* ---- src/cpu/elementwise.c ---- */
@@ -5207,7 +5199,6 @@ static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
 /*  Elementwise ops                                                        */
 /* ===================================================================== */
 
-#define SDX__CHUNK 1024             /* floats per stack buffer            */
 #define SDX__PAR_GRAIN 16384        /* elements per parallel work item    */
 
 typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SDX__OP_COPY,
@@ -5221,12 +5212,12 @@ typedef struct sdx__ew {
     float s;
 } sdx__ew;
 
-/* Whether bf16 mode's faster SiLU / GELU applies here (ctx->compute). */
-static int sdx__act_fast_mode(sdx_ctx *ctx) {
+/* Whether bf16 mode's faster SiLU / GELU applies here. */
+static int sdx__act_fast_mode(sdx_ctx *ctx, sdx_dtype compute) {
 #ifdef SDX__X86
-    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx);
+    return compute == SDX_BF16 && sdx__bf16_usable(ctx);
 #else
-    (void)ctx;
+    (void)ctx; (void)compute;
     return 0;
 #endif
 }
@@ -5266,28 +5257,29 @@ static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor *y, const sdx_tensor *a,
-                       const sdx_tensor *b, float s) {
+                       const sdx_tensor *b, float s, sdx_dtype compute) {
     sdx__ew e;
     int64_t n = sdx_tensor_numel(y);
-    SDX__CHECK(ctx, op, y, a, b);
-    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
-    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
     e.op = kind; e.y = y; e.a = a; e.b = b; e.s = s;
-    e.fast = sdx__act_fast_mode(ctx);
+    e.fast = sdx__act_fast_mode(ctx, compute);
     sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__ew_range, &e);
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__cpu_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0); }
-static int sdx__cpu_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0); }
-static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
-static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
-static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
+static int sdx__cpu_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0, compute);
+}
+static int sdx__cpu_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0, compute);
+}
+static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0, SDX_F32); }
+static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s, SDX_F32); }
+static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0, SDX_F32); }
 static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0);
+    return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0, SDX_F32);
 }
 static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
+    return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0, SDX_F32);
 }
 
 /* ---- clamps ------------------------------------------------------------ */
@@ -5316,8 +5308,6 @@ static void sdx__clamp_range(void *arg, int64_t begin, int64_t end, int thread) 
 static int sdx__clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
     sdx__clamp_args a;
     int64_t n = sdx_tensor_numel(y);
-    SDX__CHECK(ctx, op, y, x);
-    if (sdx_tensor_numel(x) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", x, "x");
     a.y = y; a.x = x; a.lo = lo; a.hi = hi; a.limit = limit;
     sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__clamp_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5351,16 +5341,11 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
         }
 }
 
-static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
     static const char op[] = "geglu";
     sdx__geglu_args g;
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
-        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
     g.y = y; g.x = x; g.d = y->shape[y->ndim - 1];
-    g.fast = sdx__act_fast_mode(ctx);
+    g.fast = sdx__act_fast_mode(ctx, compute);
     if (g.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(y) / g.d, sdx__geglu_range, &g);
     return sdx__trace_check(ctx, op, y);
 }
@@ -5387,9 +5372,6 @@ static void sdx__chan_bias_range(void *arg, int64_t begin, int64_t end, int thre
 static int sdx__cpu_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     static const char op[] = "add_channel_bias";
     sdx__chan_args a;
-    SDX__CHECK(ctx, op, y, x, v);
-    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
-        return sdx__fail_shapes(ctx, op, "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
     a.y = y; a.x = x; a.v = v;
     a.hw = x->shape[0] > 0 && x->shape[1] > 0 ? sdx_tensor_numel(x) / (x->shape[0] * x->shape[1]) : 0;
     sdx__parallel_for(ctx, x->shape[0] * x->shape[1], sdx__chan_bias_range, &a);
@@ -5418,12 +5400,6 @@ static void sdx__upsample_range(void *arg, int64_t begin, int64_t end, int threa
 static int sdx__cpu_upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "upsample2x";
     sdx__pair_args a;
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
-        y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3])
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, 2H, 2W]", x, "x", y, "y");
-    if (y->data == x->data && sdx_tensor_numel(x) > 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     a.y = y; a.x = x;
     sdx__parallel_for(ctx, x->shape[0] * x->shape[1] * x->shape[2], sdx__upsample_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5451,13 +5427,7 @@ static int sdx__cpu_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
     static const char op[] = "resize_nearest";
     sdx__resize_args a;
     int rc;
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
-        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
     if (y->shape[2] == 2 * x->shape[2] && y->shape[3] == 2 * x->shape[3]) return sdx__cpu_upsample2x(ctx, y, x);
-    if (y->data == x->data && sdx_tensor_numel(x) > 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     if (sdx_tensor_numel(y) == 0) return SDX_OK;
     if ((rc = sdx__scratch_reserve(ctx, (size_t)(x->shape[3] + y->shape[3]) * sizeof(float))) != SDX_OK) return rc;
     a.ctx = ctx; a.y = y; a.x = x;
@@ -5494,11 +5464,6 @@ static void sdx__concat_range(void *arg, int64_t begin, int64_t end, int thread)
 static int sdx__cpu_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
     sdx__cat_args c;
-    SDX__CHECK(ctx, op, y, a, b);
-    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
-        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
-        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
-        return sdx__fail_shapes(ctx, op, "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]", a, "a", b, "b");
     c.y = y; c.a = a; c.b = b;
     c.na = a->shape[1] * a->shape[2] * a->shape[3];
     c.nb = b->shape[1] * b->shape[2] * b->shape[3];
@@ -5532,13 +5497,7 @@ static void sdx__pad_range(void *arg, int64_t begin, int64_t end, int thread) {
 static int sdx__cpu_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
     static const char op[] = "pad_circular";
     sdx__pad_args a;
-    SDX__CHECK(ctx, op, y, x);
-    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
-        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
-        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
-    if (y->data == x->data && sdx_tensor_numel(x) > 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    (void)bottom; (void)right;   /* y's shape says them */
     a.y = y; a.x = x; a.top = top; a.left = left;
     sdx__parallel_for(ctx, y->shape[0] * y->shape[1] * y->shape[2], sdx__pad_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5575,19 +5534,11 @@ static int sdx__transpose_batched(sdx_ctx *ctx, const char *op, sdx_tensor *y, c
 
 static int sdx__cpu_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nchw_to_nlc";
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
-        y->shape[2] != x->shape[1])
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
 }
 
 static int sdx__cpu_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nlc_to_nchw";
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
-        x->shape[2] != y->shape[1])
-        return sdx__fail_shapes(ctx, op, "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
     return sdx__transpose_batched(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
 }
 
@@ -5596,48 +5547,6 @@ static int sdx__cpu_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
 /* ===================================================================== */
 /*  Normalisation and softmax                                             */
 /* ===================================================================== */
-
-/* Mean and biased variance of n values of a tensor starting at `off`:
- * two passes with double accumulation, so large offsets (|x| ~ 35 over
- * 10^5 elements) cost no precision. */
-static void sdx__moments(const sdx_tensor *x, int64_t off, int64_t n, double *mean, double *var) {
-    float buf[SDX__CHUNK];
-#ifdef SDX_UNSAFE_HALF_NORM_STATS
-    float s = 0, q = 0, m;
-    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
-        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
-        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
-        for (int64_t j = 0; j < m2; j++) s = sdx__round_f16(s + buf[j]);
-    }
-    m = sdx__round_f16(s / (float)n);
-    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
-        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
-        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
-        for (int64_t j = 0; j < m2; j++) q = sdx__round_f16(q + sdx__round_f16((buf[j] - m) * (buf[j] - m)));
-    }
-    *mean = m;
-    *var = sdx__round_f16(q / (float)n);
-#else
-    double s = 0, q = 0, m;
-    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
-        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
-        float part = 0;     /* short f32 partial sums, exact enough and fast */
-        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
-        for (int64_t j = 0; j < c; j++) part += buf[j];
-        s += part;
-    }
-    m = n ? s / (double)n : 0.0;
-    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
-        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
-        double part = 0;
-        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
-        for (int64_t j = 0; j < c; j++) { double d = buf[j] - m; part += d * d; }
-        q += part;
-    }
-    *mean = m;
-    *var = n ? q / (double)n : 0.0;
-#endif
-}
 
 typedef struct {
     sdx_tensor *y; const sdx_tensor *x, *gamma, *beta;
@@ -5674,20 +5583,12 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
 }
 
 static int sdx__cpu_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
     static const char op[] = "group_norm";
     sdx__gn_args a;
-    SDX__CHECK(ctx, op, y, x, gamma, beta);
-    if (x->ndim < 2 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
-    if (groups < 1 || x->shape[1] % groups)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
-                         (long long)x->shape[1], groups);
-    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
-        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
     a.y = y; a.x = x; a.gamma = gamma; a.beta = beta;
     a.channels = x->shape[1]; a.groups = groups; a.eps = eps; a.fuse_silu = fuse_silu;
-    a.fast = sdx__act_fast_mode(ctx);
+    a.fast = sdx__act_fast_mode(ctx, compute);
     a.spatial = a.channels && x->shape[0] ? sdx_tensor_numel(x) / (x->shape[0] * a.channels) : 0;
     sdx__parallel_for(ctx, x->shape[0] * groups, sdx__group_norm_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5721,12 +5622,7 @@ static int sdx__cpu_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
                            const sdx_tensor *gamma, const sdx_tensor *beta) {
     static const char op[] = "layer_norm";
     sdx__ln_args a;
-    SDX__CHECK(ctx, op, y, x, gamma, beta);
-    if (x->ndim < 1 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
     a.d = x->shape[x->ndim - 1];
-    if ((gamma && sdx_tensor_numel(gamma) != a.d) || (beta && sdx_tensor_numel(beta) != a.d))
-        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
     a.y = y; a.x = x; a.gamma = gamma; a.beta = beta; a.eps = eps;
     if (a.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(x) / a.d, sdx__layer_norm_range, &a);
     return sdx__trace_check(ctx, op, y);
@@ -5766,9 +5662,6 @@ static int sdx__cpu_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "softmax";
     sdx__sm_args a;
     int rc;
-    SDX__CHECK(ctx, op, y, x);
-    if (x->ndim < 1 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
     a.y = y; a.x = x; a.d = x->shape[x->ndim - 1]; a.ctx = ctx;
     if (a.d == 0) return SDX_OK;
     if ((rc = sdx__scratch_reserve(ctx, (size_t)a.d * sizeof(float))) != SDX_OK) return rc;
@@ -6309,20 +6202,11 @@ static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
 #endif /* SDX__AMX */
 
 static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                          int heads, int causal) {
+                          int heads, int causal, sdx_dtype compute) {
     static const char op[] = "attention";
     sdx__attn_args a;
     int64_t jobs;
     int rc;
-    SDX__CHECK(ctx, op, y, q, k, v);
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
-        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
-        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
-    if (heads < 1 || q->shape[2] % heads)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
-                         (long long)q->shape[2], heads);
-    if (y->data == q->data || y->data == k->data || y->data == v->data)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
     memset(&a, 0, sizeof a);
     a.y = y; a.q = q; a.k = k; a.v = v;
     a.batch = q->shape[0]; a.nq = q->shape[1]; a.nk = k->shape[1];
@@ -6336,7 +6220,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
-    if (sdx__amx_computes(ctx)) {
+    if (sdx__amx_computes(ctx, compute)) {
         if ((rc = sdx__attn_run_amx(ctx, &a)) != SDX_OK) return rc;
         return sdx__trace_check(ctx, op, y);
     }
@@ -6375,28 +6259,9 @@ static sdx_backend sdx__cpu_backend(void) {
     b.free = sdx__cpu_free;
     b.upload = sdx__cpu_move;
     b.download = sdx__cpu_move;
-    b.linear = sdx__cpu_linear;
-    b.conv2d = sdx__cpu_conv2d_pad;
-    b.group_norm = sdx__cpu_group_norm;
-    b.layer_norm = sdx__cpu_layer_norm;
-    b.softmax = sdx__cpu_softmax;
-    b.attention = sdx__cpu_attention;
-    b.silu = sdx__cpu_silu;
-    b.gelu = sdx__cpu_gelu;
-    b.quick_gelu = sdx__cpu_quick_gelu;
-    b.geglu = sdx__cpu_geglu;
-    b.scale = sdx__cpu_scale;
-    b.copy = sdx__cpu_copy;
-    b.add = sdx__cpu_add;
-    b.mul = sdx__cpu_mul;
-    b.add_channel_bias = sdx__cpu_add_channel_bias;
-    b.resize_nearest = sdx__cpu_resize_nearest;
-    b.pad_circular = sdx__cpu_pad_circular;
-    b.concat_channels = sdx__cpu_concat_channels;
-    b.nchw_to_nlc = sdx__cpu_nchw_to_nlc;
-    b.nlc_to_nchw = sdx__cpu_nlc_to_nchw;
-    b.clamp = sdx__cpu_clamp;
-    b.tanh_clamp = sdx__cpu_tanh_clamp;
+#define SDX__CPU_OP(name, required, params, args, operands) b.name = sdx__cpu_##name;
+    SDX_BACKEND_OPS(SDX__CPU_OP)
+#undef SDX__CPU_OP
     return b;
 }
 
@@ -6411,40 +6276,265 @@ static sdx_backend sdx__cpu_backend(void) {
  * device output (the CPU kernels check their own). The contracts are in
  * docs/INTERNALS.md. */
 
-static int sdx__ops_where(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
+
+/* Each operand lives where the backend computes (a host tensor handed to
+ * a GPU kernel is a bug in model code, caught with its name) and is a
+ * tensor a kernel can read: dims in range and none negative (pairs of
+ * negative dims multiply to a positive count that every later shape
+ * check would accept), data present, a storage dtype. */
+static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     int device = sdx__on_device(ctx);
-    for (int i = 0; i < n; i++)
-        if (ts[i] && ts[i]->device != device)
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        const char *name = what[SDX__MIN(i, 4)];
+        if (!t) continue;
+        if (t->device != device)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
-                             op, i, ts[i]->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+                             op, i, t->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op, name, t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
+            }
+        if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
+        if (!sdx__is_storage(t->dtype))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
+                             sdx_dtype_name(t->dtype));
+    }
     return SDX_OK;
 }
 
-#define SDX__OPS_WHERE(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__ops_ts_[] = { __VA_ARGS__ }; \
-    int sdx__ops_rc_ = sdx__ops_where(ctx, op, sdx__ops_ts_, SDX__ARRAY_LEN(sdx__ops_ts_)); \
-    if (sdx__ops_rc_ != SDX_OK) return sdx__ops_rc_; } while (0)
+static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
+                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
+                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
+}
+
+/* ---- the ops' contracts --------------------------------------------------- */
+/* Checked here, once for every backend, after sdx__ops_operands: a kernel
+ * may assume its operands fit (docs/INTERNALS.md, "Kernel API"). */
+
+static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                             sdx_dtype compute) {
+    static const char op[] = "linear";
+    (void)compute;
+    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    static const char op[] = "conv2d";
+    int64_t ho, wo;
+    (void)compute;
+    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
+                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
+    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
+    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
+    if (ho < 0 || wo < 0) return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
+    ho = ho / stride + 1;
+    wo = wo / stride + 1;
+    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
+        char want[128];
+        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
+                 (long long)w->shape[0], (long long)ho, (long long)wo);
+        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
+    }
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
+    static const char op[] = "group_norm";
+    (void)eps; (void)fuse_silu; (void)compute;
+    if (x->ndim < 2 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
+    if (groups < 1 || x->shape[1] % groups)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
+                         (long long)x->shape[1], groups);
+    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta) {
+    static const char op[] = "layer_norm";
+    int64_t d;
+    (void)eps;
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
+    d = x->shape[x->ndim - 1];
+    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, "softmax", "expected y and x of the same shape", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                int heads, int causal, sdx_dtype compute) {
+    static const char op[] = "attention";
+    (void)causal; (void)compute;
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
+        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
+        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
+    if (heads < 1 || q->shape[2] % heads)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
+                         (long long)q->shape[2], heads);
+    if (y->data == q->data || y->data == k->data || y->data == v->data)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
+    if (sdx_tensor_numel(q) > 0 && k->shape[1] == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+    return SDX_OK;
+}
+
+/* Elementwise: as many values in and out (y may alias an input). */
+static int sdx__check_same_count(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    int64_t n = sdx_tensor_numel(y);
+    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
+    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "silu", y, x, NULL);
+}
+static int sdx__check_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "gelu", y, x, NULL);
+}
+static int sdx__check_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "quick_gelu", y, x, NULL); }
+static int sdx__check_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "copy", y, x, NULL); }
+static int sdx__check_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "add", y, a, b); }
+static int sdx__check_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "mul", y, a, b); }
+
+static int sdx__check_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    (void)s;
+    return sdx__check_same_count(ctx, "scale", y, x, NULL);
+}
+
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
+static int sdx__check_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
+    return sdx__check_same_count(ctx, "clamp", y, x, NULL);
+}
+
+/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
+static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
+    return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
+}
+
+/* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
+static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    static const char op[] = "geglu";
+    (void)compute;
+    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* v: [N, C] over H, W */
+static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
+        return sdx__fail_shapes(ctx, "add_channel_bias", "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
+    return SDX_OK;
+}
+
+static int sdx__check_not_aliased(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x) {
+    if (y->data == x->data && sdx_tensor_numel(x) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    return SDX_OK;
+}
+
+/* NCHW, y's shape gives the size */
+static int sdx__check_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
+        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
+        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
+        return sdx__fail_shapes(ctx, "concat_channels", "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]",
+                                a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
+        y->shape[2] != x->shape[1])
+        return sdx__fail_shapes(ctx, "nchw_to_nlc", "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
+        x->shape[2] != y->shape[1])
+        return sdx__fail_shapes(ctx, "nlc_to_nchw", "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
 
 static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
     if (rc != SDX_OK || !y->device) return rc;
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
-    SDX__OPS_WHERE(ctx, "linear", y, x, w, b);
-    return sdx__ops_done(ctx, "linear", y, ctx->be.linear(ctx, y, x, w, b));
-}
+#define SDX__UNPAREN(...) __VA_ARGS__
+#define SDX__CTX_ARGS(...) (ctx, __VA_ARGS__)
 
-static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
-    SDX__OPS_WHERE(ctx, "conv2d", y, x, w, b);
-    return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
-}
-
-static int sdx__pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
-    SDX__OPS_WHERE(ctx, "pad_circular", y, x);
-    return sdx__ops_done(ctx, "pad_circular", y, ctx->be.pad_circular(ctx, y, x, top, left, bottom, right));
-}
+/* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
+ * y, x, w, b, compute), ...): operands, then the op's contract, then the
+ * backend's kernel. */
+#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
+    static int sdx__##name SDX_BACKEND_PARAMS params { \
+        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
+        int rc_ = sdx__ops_operands(ctx, #name, operands_, SDX__ARRAY_LEN(operands_)); \
+        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        if (rc_ != SDX_OK) return rc_; \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name SDX__CTX_ARGS args); \
+    }
+SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
 
 /* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
  * these two calls every convolution with symmetric padding (the layers'
@@ -6461,12 +6551,13 @@ static void sdx__circular_end(sdx_ctx *ctx) {
     ctx->pad_cap = 0;
 }
 
+/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
 static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad) {
+                       int stride, int pad, sdx_dtype compute) {
     sdx_tensor xp;
     size_t bytes;
     int rc;
-    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
     xp = *x;
     xp.owned = 0;
     xp.shape[2] += 2 * pad;
@@ -6480,72 +6571,7 @@ static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const s
     }
     xp.data = ctx->pad_buf;
     if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
-    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0);
-}
-
-static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
-    SDX__OPS_WHERE(ctx, "group_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "group_norm", y, ctx->be.group_norm(ctx, y, x, groups, eps, gamma, beta, fuse_silu));
-}
-
-static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta) {
-    SDX__OPS_WHERE(ctx, "layer_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "layer_norm", y, ctx->be.layer_norm(ctx, y, x, eps, gamma, beta));
-}
-
-static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    SDX__OPS_WHERE(ctx, "softmax", y, x);
-    return sdx__ops_done(ctx, "softmax", y, ctx->be.softmax(ctx, y, x));
-}
-
-static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                          int heads, int causal) {
-    SDX__OPS_WHERE(ctx, "attention", y, q, k, v);
-    return sdx__ops_done(ctx, "attention", y, ctx->be.attention(ctx, y, q, k, v, heads, causal));
-}
-
-#define SDX__OPS_UNARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
-        SDX__OPS_WHERE(ctx, #name, y, x); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, x)); \
-    }
-#define SDX__OPS_BINARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
-        SDX__OPS_WHERE(ctx, #name, y, a, b); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, a, b)); \
-    }
-SDX__OPS_UNARY(silu)
-SDX__OPS_UNARY(gelu)            /* exact erf */
-SDX__OPS_UNARY(quick_gelu)      /* x*sigmoid(1.702x) */
-SDX__OPS_UNARY(geglu)           /* x[...,2D] -> a*gelu(g), a = first half */
-SDX__OPS_UNARY(copy)            /* same numel, converts dtype */
-SDX__OPS_UNARY(resize_nearest)  /* NCHW, y's shape gives the size */
-SDX__OPS_UNARY(nchw_to_nlc)
-SDX__OPS_UNARY(nlc_to_nchw)
-SDX__OPS_BINARY(add)
-SDX__OPS_BINARY(mul)
-SDX__OPS_BINARY(add_channel_bias)   /* b: [N, C] over H, W */
-SDX__OPS_BINARY(concat_channels)
-
-static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
-    SDX__OPS_WHERE(ctx, "scale", y, x);
-    return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
-}
-
-/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
-static int sdx__clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
-    SDX__OPS_WHERE(ctx, "clamp", y, x);
-    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
-    return sdx__ops_done(ctx, "clamp", y, ctx->be.clamp(ctx, y, x, lo, hi));
-}
-
-/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
-static int sdx__tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
-    SDX__OPS_WHERE(ctx, "tanh_clamp", y, x);
-    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
-    return sdx__ops_done(ctx, "tanh_clamp", y, ctx->be.tanh_clamp(ctx, y, x, limit));
+    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
 }
 
 /* Nearest 2x: the resize with y twice x's size (checked here, so every
@@ -6617,13 +6643,11 @@ SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; 
 /* Every field a backend must fill: a NULL one would crash mid-generation,
  * so it is refused here, by name. */
 static const char *sdx__backend_missing(const sdx_backend *b) {
-#define SDX__NEED(f) if (!b->f) return #f
-    SDX__NEED(name); SDX__NEED(alloc); SDX__NEED(free); SDX__NEED(upload); SDX__NEED(download);
-    SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
-    SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
-    SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
-    SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
-    SDX__NEED(clamp); SDX__NEED(tanh_clamp);
+#define SDX__NEED(f) if (!b->f) return #f;
+#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
+    SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
+    SDX_BACKEND_OPS(SDX__NEED_OP)
+#undef SDX__NEED_OP
 #undef SDX__NEED
     return NULL;
 }
@@ -13466,7 +13490,8 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
-static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
+static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x,
+                                   sdx_dtype compute) {
     const sdx__clip_block *b = &c->blocks[i];
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx_dtype dt = x->dtype;
@@ -13487,16 +13512,16 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
         !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
         goto done;
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln1_w, b->ln1_b));
-    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb));
-    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb));
-    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb));
-    SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb, compute));
+    SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b, compute));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
-    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b));
-    SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b, compute));
+    SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f, compute) : sdx__quick_gelu(ctx, &f, &f));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b, compute));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
     if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
@@ -13560,12 +13585,12 @@ static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, 
  * final norm, take the first EOS row, project if the encoder can. `x`
  * holds the first `done` layers' output of chunk 0 ([1, T, W]). */
 static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_tensor *x, int done,
-                          const int32_t *ids, float *pooled) {
+                          const int32_t *ids, float *pooled, sdx_dtype compute) {
     sdx__mark m = sdx__arena_mark(a);
     sdx_tensor y;
     float *row;
     int rc = SDX_ERR_NOMEM;
-    for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x));
+    for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x, compute));
     if (!sdx__arena_tensor3(a, &y, x->dtype, 1, c->n_ctx, c->width)) { rc = SDX_ERR_NOMEM; goto done; }
     row = (float *)sdx__arena_host_alloc(a, (size_t)c->width * sizeof(float));
     if (!row) { rc = SDX_ERR_NOMEM; goto done; }
@@ -13605,7 +13630,7 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
                             const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
-                            int context_dim, int col, float *pooled) {
+                            int context_dim, int col, float *pooled, sdx_dtype compute) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -13620,7 +13645,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
     SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
-    for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
+    for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x, compute));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
         SDX__TE_TRY(sdx__clip_scatter(ctx, c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
@@ -13628,7 +13653,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     if (pooled) {
         x0 = x;                 /* chunk 0 only: the first T rows */
         x0.shape[0] = 1;
-        SDX__TE_TRY(sdx__clip_pool(ctx, c, a, &x0, stop, ids, pooled));
+        SDX__TE_TRY(sdx__clip_pool(ctx, c, a, &x0, stop, ids, pooled, compute));
     }
 done:
     sdx__arena_release(a, m);
@@ -13644,7 +13669,6 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
                                    sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
-    sdx_dtype compute = ctx->compute;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no encoder, ids or chunks");
     cshape[0] = (int64_t)n_chunks * te->n_ctx;
@@ -13656,10 +13680,8 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        ctx->compute = (sdx_dtype)te->compute_type;
         rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
-                              (float *)context->data, te->context_dim, col, pool);
-        ctx->compute = compute;
+                              (float *)context->data, te->context_dim, col, pool, (sdx_dtype)te->compute_type);
         if (rc != SDX_OK) goto fail;
         col += c->width;
     }
@@ -14210,6 +14232,7 @@ typedef struct sdx__unet_run {
     const sdx_tensor *context;  /* [B, T, D] */
     const char *block;          /* tracer names: "input_blocks" ... */
     int block_index;            /* N, or -1 for middle_block */
+    sdx_dtype compute;          /* the blocks' arithmetic: u->compute_type */
 } sdx__unet_run;
 
 static int sdx__unet_act(sdx__unet_run *r, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
@@ -14237,17 +14260,17 @@ static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_t
     sdx_tensor h, g, e, s;
     int rc;
     SDX__UNET_DO(sdx__unet_act4(r, &h, B, p->cin, H, W));
-    SDX__UNET_DO(sdx__group_norm(ctx, &h, x, SDX__UNET_GROUPS, 1e-5f, p->norm1_w, p->norm1_b, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &h, x, SDX__UNET_GROUPS, 1e-5f, p->norm1_w, p->norm1_b, 1, r->compute));
     SDX__UNET_DO(sdx__unet_act4(r, &g, B, p->cout, H, W));
-    SDX__UNET_DO(sdx__conv2d(ctx, &g, &h, p->conv1_w, p->conv1_b, 1, 1));
+    SDX__UNET_DO(sdx__conv2d(ctx, &g, &h, p->conv1_w, p->conv1_b, 1, 1, r->compute));
     SDX__UNET_DO(sdx__unet_act(r, &e, SDX_F32, 2, es));
-    SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b));
+    SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b, r->compute));
     SDX__UNET_DO(sdx__add_channel_bias(ctx, &g, &g, &e));
-    SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1));
-    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1, r->compute));
+    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1, r->compute));
     if (p->skip_w) {
         SDX__UNET_DO(sdx__unet_act4(r, &s, B, p->cout, H, W));
-        SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__add(ctx, y, y, &s));
     } else {
         SDX__UNET_DO(sdx__add(ctx, y, y, x));
@@ -14285,13 +14308,13 @@ static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tens
     SDX__UNET_DO(sdx__unet_act3(r, &q, B, L, inner));
     SDX__UNET_DO(sdx__unet_act3(r, &k, B, src->shape[1], inner));
     SDX__UNET_DO(sdx__unet_act3(r, &v, B, src->shape[1], inner));
-    SDX__UNET_DO(sdx__linear(ctx, &q, &n, wq, NULL));
-    SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL));
-    SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL));
+    SDX__UNET_DO(sdx__linear(ctx, &q, &n, wq, NULL, r->compute));
+    SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL, r->compute));
+    SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
     SDX__UNET_DO(sdx__unet_act3(r, &o, B, L, inner));
-    SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0));
+    SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0, r->compute));
     /* n is dead: it takes the projected output */
-    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo));
+    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo, r->compute));
     SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
 done:
     sdx__arena_release(r->a, m);
@@ -14330,9 +14353,9 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
         sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
-        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
-        SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
-        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
+        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
+        SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
+        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b, r->compute));
         SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
     }
 done:
@@ -14351,14 +14374,14 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
     SDX__UNET_DO(sdx__unet_act3(r, &tok, B, L, p->inner));
     m2 = sdx__arena_mark(r->a);
     SDX__UNET_DO(sdx__unet_act4(r, &n, B, C, H, W));
-    SDX__UNET_DO(sdx__group_norm(ctx, &n, x, SDX__UNET_GROUPS, 1e-6f, p->norm_w, p->norm_b, 0));
+    SDX__UNET_DO(sdx__group_norm(ctx, &n, x, SDX__UNET_GROUPS, 1e-6f, p->norm_w, p->norm_b, 0, r->compute));
     if (p->linear) {   /* norm on NCHW, flatten, then the Linear */
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
         SDX__UNET_DO(sdx__nchw_to_nlc(ctx, &t, &n));
-        SDX__UNET_DO(sdx__linear(ctx, &tok, &t, p->proj_in_w, p->proj_in_b));
+        SDX__UNET_DO(sdx__linear(ctx, &tok, &t, p->proj_in_w, p->proj_in_b, r->compute));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
-        SDX__UNET_DO(sdx__conv2d(ctx, &t, &n, p->proj_in_w, p->proj_in_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, &t, &n, p->proj_in_w, p->proj_in_b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__nchw_to_nlc(ctx, &tok, &t));
     }
     sdx__arena_release(r->a, m2);
@@ -14370,12 +14393,12 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
     }
     if (p->linear) {
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
-        SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b));
+        SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b, r->compute));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, y, &t));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, &t, &tok));
-        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0, r->compute));
     }
     SDX__UNET_DO(sdx__add(ctx, y, y, x));
 done:
@@ -14392,7 +14415,7 @@ static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_
         SDX__UNET_DO(sdx__upsample2x(r->ctx, &t, x));
     else
         SDX__UNET_DO(sdx__resize_nearest(r->ctx, &t, x));
-    SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1));
+    SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1, r->compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -14417,8 +14440,8 @@ static int sdx__unet_block_forward(sdx__unet_run *r, const sdx__unet_block *b, s
         else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], L->cout, H, W));
         sdx__unet_trace(r, i);
         switch (L->kind) {
-        case SDX__UL_CONV: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 1, 1); break;
-        case SDX__UL_DOWN: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 2, 1); break;
+        case SDX__UL_CONV: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 1, 1, r->compute); break;
+        case SDX__UL_DOWN: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 2, 1, r->compute); break;
         case SDX__UL_UP:   rc = sdx__unet_up_forward(r, L, &next, &cur); break;
         case SDX__UL_RES:  rc = sdx__unet_res_forward(r, &L->res, &next, &cur); break;
         default:           rc = sdx__unet_attn_forward(r, &L->attn, &next, &cur); break;
@@ -14435,7 +14458,10 @@ done:
 /* emb = silu(time_embed(sinusoid(t)) [+ label_emb(y)]): every ResBlock
  * starts its emb_layers with a SiLU, so it is applied once here. Kept in
  * f32: it is [B, 4 * model_channels]. */
-static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *timesteps, const sdx_tensor *y) {
+/* compute: the UNet's f32 (the embedding feeds every block); a ControlNet
+ * runs its own in its blocks' arithmetic */
+static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *timesteps, const sdx_tensor *y,
+                           sdx_dtype compute) {
     sdx__unet *u = r->u;
     sdx_ctx *ctx = r->ctx;
     int64_t B = emb->shape[0];
@@ -14452,19 +14478,19 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
         SDX__UNET_DO(sdx__upload(ctx, &t, tf));
     }
     SDX__UNET_DO(sdx__unet_act(r, &h, SDX_F32, 2, hs));
-    SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b));
-    SDX__UNET_DO(sdx__silu(ctx, &h, &h));
-    SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b));
+    SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b, compute));
+    SDX__UNET_DO(sdx__silu(ctx, &h, &h, compute));
+    SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b, compute));
     if (u->adm_channels > 0) {
         sdx_tensor l;
         sdx__trace_at(ctx, u->w.part, "label_emb");
-        SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b));
-        SDX__UNET_DO(sdx__silu(ctx, &h, &h));
+        SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b, compute));
+        SDX__UNET_DO(sdx__silu(ctx, &h, &h, compute));
         SDX__UNET_DO(sdx__unet_act(r, &l, SDX_F32, 2, hs));
-        SDX__UNET_DO(sdx__linear(ctx, &l, &h, u->le2_w, u->le2_b));
+        SDX__UNET_DO(sdx__linear(ctx, &l, &h, u->le2_w, u->le2_b, compute));
         SDX__UNET_DO(sdx__add(ctx, emb, emb, &l));
     }
-    SDX__UNET_DO(sdx__silu(ctx, emb, emb));
+    SDX__UNET_DO(sdx__silu(ctx, emb, emb, compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -14528,6 +14554,7 @@ static void sdx__unet_run_init(sdx__unet_run *r, sdx__unet *u, sdx_ctx *ctx, sdx
     r->ctx = ctx;
     r->a = a;
     r->context = context;
+    r->compute = u->compute_type;
 }
 
 /* The hook through which a ControlNet steers the UNet (ComfyUI's
@@ -14563,12 +14590,10 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
     sdx_tensor skip[SDX__UNET_MAX_BLOCKS], emb, cat, buf[2], h, tmp;
     sdx__unet_run r;
-    sdx_dtype compute = ctx->compute;
     int rc, cur = 0;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
-    ctx->compute = SDX_F32;         /* the time embedding feeds every block: f32 */
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
@@ -14581,9 +14606,8 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, SDX_F32));   /* feeds every block: f32 */
     r.emb = &emb;
-    ctx->compute = u->compute_type;
 
     r.block = "input_blocks";
     for (int n = 0; n < u->n_in; n++) {
@@ -14620,15 +14644,14 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     }
 
     sdx__trace_at(ctx, SDX__PART_UNET, "out");
-    ctx->compute = SDX_F32;         /* 4 output channels: nothing to gain, error to lose */
+    /* f32: 4 output channels, nothing to gain, error to lose */
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
-    SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
-    SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1, SDX_F32));
+    SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1, SDX_F32));
     /* all of it, not just the last layer: each layer's read faults in
      * whole page-cache folios, which map pages of layers released before */
     if (u->low_memory) sdx__wset_release_all(&u->w);
 done:
-    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }
@@ -14894,8 +14917,8 @@ static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, con
         sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
         if (k == cn->n_hint - 1) next = *g;
         else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
-        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
         cur = next;
     }
 done:
@@ -14910,11 +14933,11 @@ static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_ten
     sdx_tensor t;
     int rc;
     if (!accumulate) {
-        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
         SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
     }
@@ -14937,7 +14960,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx_tensor emb, g, buf[2], h, prev;
     sdx__unet_run r;
     char s1[64];
-    sdx_dtype compute = ctx->compute;
     int rc;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
@@ -14949,7 +14971,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
                          (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
-    ctx->compute = u->compute_type;
     hmax = 0;
     for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
     hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
@@ -14958,7 +14979,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
     r.emb = &emb;
     SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
 
@@ -14983,7 +15004,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
     SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
 done:
-    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }
@@ -15469,6 +15489,7 @@ typedef struct sdx__vae_run {
     void *slot[2];
     int cur;                    /* slot holding x (x may also be a caller tensor) */
     sdx_tensor x;               /* the current activation */
+    sdx_dtype compute;          /* the arithmetic: the VAE's compute_type */
 } sdx__vae_run;
 
 static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, sdx_dtype act, int dry) {
@@ -15496,7 +15517,7 @@ static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor 
     int64_t k = w->shape[2];
     int64_t h = r->x.shape[2] + 2 * pad - k + 1, wd = r->x.shape[3] + 2 * pad - k + 1;
     sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad);
+    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad, r->compute);
     r->cur = 1 - r->cur;
     r->x = y;
     return rc;
@@ -15506,7 +15527,7 @@ static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor 
 static int sdx__vae_downsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
     int64_t h = (r->x.shape[2] - 2) / 2 + 1, wd = (r->x.shape[3] - 2) / 2 + 1;
     sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1);
+    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1, r->compute);
     r->cur = 1 - r->cur;
     r->x = y;
     return rc;
@@ -15518,7 +15539,7 @@ static int sdx__vae_upsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_ten
     sdx_tensor u = sdx__vae_in_slot(r, 1 - r->cur, c, h, wd);
     sdx_tensor y = sdx__vae_in_slot(r, r->cur, w->shape[0], h, wd);
     int rc = SDX_OK;
-    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1);
+    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1, r->compute);
     r->x = y;
     return rc;
 }
@@ -15539,13 +15560,13 @@ static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
         goto done;
     }
     m = sdx__arena_mark(r->arena);
-    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0);
+    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0, r->compute);
     else rc = sdx__copy(ctx, &y, &r->x);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1, r->compute);
     if (rc == SDX_OK) rc = sdx__vae_tmp(r, &t, b->cout, h, w);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1, r->compute);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1, r->compute);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1, r->compute);
     if (rc == SDX_OK) rc = sdx__add(ctx, &y, &y, &inner);
     sdx__arena_release(r->arena, m);
     if (rc != SDX_OK) return rc;
@@ -15580,13 +15601,13 @@ static int sdx__vae_attn_fwd(sdx__vae_run *r, const sdx__vae_attn *a) {
         !sdx__arena_tensor3(r->arena, &q, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &k, r->act, 1, n, c) ||
         !sdx__arena_tensor3(r->arena, &v, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &o, r->act, 1, n, c))
         rc = SDX_ERR_NOMEM;
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0, r->compute);
     if (rc == SDX_OK) rc = sdx__nchw_to_nlc(ctx, &t, &hn);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b);
-    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b);   /* q is free again */
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b, r->compute);   /* q is free again */
     if (rc == SDX_OK) rc = sdx__nlc_to_nchw(ctx, &hn, &q);
     if (rc == SDX_OK) rc = sdx__add(ctx, &r->x, &r->x, &hn);
     sdx__arena_release(r->arena, m);
@@ -15621,8 +15642,8 @@ static int sdx__vae_level_fwd(sdx__vae_run *r, const sdx__vae_level *lv, int dec
 static int sdx__vae_out_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, sdx_tensor *out) {
     int rc;
     if (r->dry) return SDX_OK;
-    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1);
-    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1) : rc;
+    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1, r->compute);
+    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1, r->compute) : rc;
 }
 
 /* The decoder up to and including its mid block (all at latent size). */
@@ -15669,12 +15690,12 @@ static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor 
     SDX__VAE_TRACE(r, "encoder.conv_out");
     if (!v->quant_w) return sdx__vae_out_fwd(r, e, moments);
     if (!r->dry) {
-        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1);
+        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1, r->compute);
         if (rc != SDX_OK) return rc;
     }
     if ((rc = sdx__vae_conv(r, e->conv_out_w, e->conv_out_b, 1)) != SDX_OK) return rc;
     SDX__VAE_TRACE(r, "quant_conv");
-    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0);
+    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0, r->compute);
 }
 
 /* Arena bytes of a pass whose dry walk found these maxima. */
@@ -15705,12 +15726,8 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
-    {
-        sdx_dtype compute = ctx->compute;
-        ctx->compute = (sdx_dtype)v->compute_type;
-        rc = walk(&r, v, in, out);
-        ctx->compute = compute;
-    }
+    r.compute = (sdx_dtype)v->compute_type;
+    rc = walk(&r, v, in, out);
     sdx__arena_release(arena, m);
     return rc;
 }
@@ -15965,7 +15982,7 @@ static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, in
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
     if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
         return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
-    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
+    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0, SDX_F32)) != SDX_OK) return rc;
     if (s->res) {
         sdx__vae_cut rc2;
         memset(&rc2, 0, sizeof rc2);
@@ -16159,7 +16176,7 @@ static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_
     int rc;
     if (!sdx__arena_tensor4(t->arena, &out, t->act, 1, plane->shape[1], th, tw))
         return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&out));
-    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
+    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0, SDX_F32)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
         return rc;
     sdx__vae_plane_put(plane, host, y0, x0, th, tw);
     return SDX_OK;
@@ -16757,14 +16774,14 @@ static int sdx__taesd_block(sdx__taesd_run *r, const sdx__taesd_layer *l, sdx_te
     sdx_tensor a = sdx__taesd_slot(r, -1, &sa, l->cout, h, w);
     sdx_tensor b = sdx__taesd_slot(r, sa, &sb, l->cout, h, w);
     sdx_tensor *y = out ? out : &a;
-    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1)) != SDX_OK ||
+    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1, SDX_F32)) != SDX_OK ||
         (rc = sdx__clamp(ctx, &a, &a, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1, SDX_F32)) != SDX_OK ||
         (rc = sdx__clamp(ctx, &b, &b, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1)) != SDX_OK)
+        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1, SDX_F32)) != SDX_OK)
         return rc;
     if (l->skip) {
-        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
+        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0, SDX_F32)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
     } else if ((rc = sdx__add(ctx, y, y, &r->x)) != SDX_OK) {
         return rc;
     }
@@ -16786,8 +16803,8 @@ static int sdx__taesd_layer_fwd(sdx__taesd_run *r, int i, sdx_tensor *out) {
     case SDX__TAESD_SOFTCLAMP: rc = sdx__tanh_clamp(r->ctx, &y, &r->x, 3.0f); break;
     case SDX__TAESD_RELU: rc = sdx__clamp(r->ctx, &y, &r->x, 0.0f, INFINITY); break;
     case SDX__TAESD_UP: rc = sdx__upsample2x(r->ctx, &y, &r->x); break;
-    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1); break;
-    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1); break;
+    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1, SDX_F32); break;
+    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1, SDX_F32); break;
     }
     r->x = y;
     r->cur = out ? -1 : s;
@@ -17504,7 +17521,7 @@ static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float 
         x = sdx__view(SDX_F32, (void *)a, 2, xs);
         w = sdx__view(SDX_F32, bt, 2, ws);
     }
-    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL);
+    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
     sdx__free(ctx, bt);
     return rc;
 }

@@ -67,21 +67,22 @@ static int fd_unwrap_all(sdx_ctx *ctx, const sdx_tensor *const *in, sdx_tensor *
     if (fd_unwrap_all(ctx, in_, t_, SDX__ARRAY_LEN(in_)) != SDX_OK) return SDX_ERR_INVALID_ARG
 #define FD_T(i) (in_[i] ? &t_[i] : NULL)
 
-static int fd_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int fd_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                     sdx_dtype compute) {
     FD_ARGS(y, x, w, b);
-    return sdx__cpu_linear(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3));
+    return sdx__cpu_linear(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), compute);
 }
 
-static int fd_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                     int stride, int pt, int pl, int pb, int pr) {
+static int fd_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                         int stride, int pt, int pl, int pb, int pr, sdx_dtype compute) {
     FD_ARGS(y, x, w, b);
-    return sdx__cpu_conv2d_pad(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), stride, pt, pl, pb, pr);
+    return sdx__cpu_conv2d_pad(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), stride, pt, pl, pb, pr, compute);
 }
 
 static int fd_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                         const sdx_tensor *g, const sdx_tensor *b, int fuse_silu) {
+                         const sdx_tensor *g, const sdx_tensor *b, int fuse_silu, sdx_dtype compute) {
     FD_ARGS(y, x, g, b);
-    return sdx__cpu_group_norm(ctx, FD_T(0), FD_T(1), groups, eps, FD_T(2), FD_T(3), fuse_silu);
+    return sdx__cpu_group_norm(ctx, FD_T(0), FD_T(1), groups, eps, FD_T(2), FD_T(3), fuse_silu, compute);
 }
 
 static int fd_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *g, const sdx_tensor *b) {
@@ -90,9 +91,9 @@ static int fd_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float
 }
 
 static int fd_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                        int heads, int causal) {
+                        int heads, int causal, sdx_dtype compute) {
     FD_ARGS(y, q, k, v);
-    return sdx__cpu_attention(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), heads, causal);
+    return sdx__cpu_attention(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), heads, causal, compute);
 }
 
 static int fd_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
@@ -112,6 +113,8 @@ static int fd_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float
 
 #define FD_UNARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
     FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1)); }
+#define FD_ACTIVATION(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) { \
+    FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1), compute); }
 #define FD_BINARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
     FD_ARGS(y, a, b); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1), FD_T(2)); }
 static int fd_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int t, int l, int b, int r) {
@@ -120,10 +123,10 @@ static int fd_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int
 }
 
 FD_UNARY(softmax)
-FD_UNARY(silu)
-FD_UNARY(gelu)
+FD_ACTIVATION(silu)
+FD_ACTIVATION(gelu)
 FD_UNARY(quick_gelu)
-FD_UNARY(geglu)
+FD_ACTIVATION(geglu)
 FD_UNARY(copy)
 FD_UNARY(resize_nearest)
 FD_UNARY(nchw_to_nlc)
@@ -139,13 +142,9 @@ static sdx_backend fd_backend(fake_device *fd) {
     b.name = "fake-device";
     b.user = fd;
     b.alloc = fd_alloc; b.free = fd_free; b.upload = fd_upload; b.download = fd_download;
-    b.linear = fd_linear; b.conv2d = fd_conv2d; b.group_norm = fd_group_norm; b.layer_norm = fd_layer_norm;
-    b.softmax = fd_softmax; b.attention = fd_attention; b.silu = fd_silu; b.gelu = fd_gelu;
-    b.quick_gelu = fd_quick_gelu; b.geglu = fd_geglu; b.scale = fd_scale; b.copy = fd_copy; b.add = fd_add;
-    b.mul = fd_mul; b.add_channel_bias = fd_add_channel_bias; b.resize_nearest = fd_resize_nearest;
-    b.pad_circular = fd_pad_circular;
-    b.concat_channels = fd_concat_channels; b.nchw_to_nlc = fd_nchw_to_nlc; b.nlc_to_nchw = fd_nlc_to_nchw;
-    b.clamp = fd_clamp; b.tanh_clamp = fd_tanh_clamp;
+#define FD_REGISTER(name, required, params, args, operands) b.name = fd_##name;
+    SDX_BACKEND_OPS(FD_REGISTER)
+#undef FD_REGISTER
     return b;
 }
 
@@ -423,7 +422,7 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     T_CHECK(sdx__arena_tensor(&a, &y, SDX_F32, 1, &four), "%s", sdx_last_error(ctx));
     T_CHECK(y.device == 1, "arena tensors live on the device");
     x = sdx__view(SDX_F32, host, 1, &four);
-    T_CHECK(sdx__silu(ctx, &y, &x) == SDX_ERR_INVALID_ARG && fd.calls == 0, "host operand ran");
+    T_CHECK(sdx__silu(ctx, &y, &x, SDX_F32) == SDX_ERR_INVALID_ARG && fd.calls == 0, "host operand ran");
     T_CHECK(strstr(sdx_last_error(ctx), "silu: operand 1 is in host memory") != NULL, "message: %s", sdx_last_error(ctx));
     /* a backend cannot be swapped while it holds memory */
     T_CHECK(sdx_set_backend(ctx, NULL) == SDX_ERR_INVALID_ARG, "swapped with live device memory");

@@ -69,6 +69,7 @@ static int tb_check(const float *got, const double *ref, const double *mag, int6
  * f32 accumulation bound, and the cached panel gives the same bits as
  * per-call packing. */
 static int linear_bf16_matches_its_operands_in_double(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 },
                                          { 70, 600, 530 } };
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
@@ -105,10 +106,10 @@ static int linear_bf16_matches_its_operands_in_double(void) {
                     ref[i * N + j] = acc;
                     mag[i * N + j] = m;
                 }
-            ctx->compute = SDX_BF16;
-            T_CHECK(sdx__linear(ctx, &y, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+            compute = SDX_BF16;
+            T_CHECK(sdx__linear(ctx, &y, &x, &w, &b, compute) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
-            T_CHECK(sdx__linear(ctx, &y2, &x, &w, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+            T_CHECK(sdx__linear(ctx, &y2, &x, &w, &b, compute) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
             ok = tb_check((const float *)y.data, ref, mag, M * N, 2 * K, &worst);
             T_NOTE("%s linear %lldx%lldx%lld, %s weights, %s x: worst error / bound %.3f", engine, (long long)M, (long long)K,
@@ -117,7 +118,7 @@ static int linear_bf16_matches_its_operands_in_double(void) {
                     (long long)K, (long long)N, sdx_dtype_name(wtypes[wt]), worst);
             T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "%s: cached panel differs from per-call packing", engine);
             sdx__wcache_drop(ctx, &w, 1);
-            ctx->compute = SDX_F32;
+            compute = SDX_F32;
             sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
             sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &y2);
             free(ref); free(mag); free(xv); free(wv);
@@ -159,6 +160,7 @@ static void tb_conv_double(const float *x, const float *w, const float *b, const
  * for linear; a bf16 x is exact in hi alone); cached weight panel =
  * per-call packing, bit for bit. */
 static int conv2d_bf16_matches_its_operands_in_double(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     /* N, C, H, W, O, k, stride, pad; x's dtype (the stride-1 im2col reads
      * each: whole output rows of 16 pixels, shorter runs, many runs) */
     static const int cs[][8] = { { 2, 16, 9, 40, 20, 3, 1, 1 }, { 1, 3, 17, 17, 13, 3, 2, 1 },
@@ -189,10 +191,10 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
         for (int64_t i = 0; i < N * C * H * W; i++) xv[i] = (float)tb_split(sdx__get_f32(&x, i));
         for (int64_t i = 0; i < O * C * k * k; i++) wv[i] = tb_bf16(sdx__get_f32(&w, i));
         tb_conv_double(xv, wv, (const float *)b.data, xs, O, (int)k, st, pd, pd, Ho, Wo, ref, mag);
-        ctx->compute = SDX_BF16;
-        T_CHECK(sdx__conv2d(ctx, &y, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
+        compute = SDX_BF16;
+        T_CHECK(sdx__conv2d(ctx, &y, &x, &w, &b, st, pd, compute) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_add(ctx, &w, NULL) == SDX_OK, "register");
-        T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, st, pd) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, st, pd, compute) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx__wcache_find(ctx, &w)->panel != NULL, "no panel cached for a registered weight");
         ok = tb_check((const float *)y.data, ref, mag, ny, 2 * K, &worst);
         T_NOTE("%s conv %lldx%lldx%lldx%lld -> %lld, %lldx%lld s%d: worst error / bound %.3f", engine, (long long)N,
@@ -201,7 +203,7 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
         T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "%s conv case %d: cached panel differs from per-call packing",
                 engine, c);
         sdx__wcache_drop(ctx, &w, 1);
-        ctx->compute = SDX_F32;
+        compute = SDX_F32;
         sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &b);
         sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &y2);
         free(ref); free(mag); free(xv); free(wv);
@@ -216,6 +218,7 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
  * im2col) and in the weight, so every output f32 keeps finite stays
  * finite and close to f32's. */
 static int near_float_max_operands_stay_finite(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     const float big = 3.4e38f;          /* finite in f32 (max 3.4028e38), rounds to inf in bf16 */
     int64_t xs[2] = { 3, 40 }, ws[2] = { 5, 40 }, ys[2] = { 3, 5 };
     int64_t cx[4] = { 1, 4, 20, 20 }, cw[4] = { 6, 4, 3, 3 }, cy[4] = { 1, 6, 20, 20 };
@@ -237,11 +240,11 @@ static int near_float_max_operands_stay_finite(void) {
             for (int64_t i = 0; i < 5 * 40; i++) ((float *)w.data)[i] = big_weight ? (i % 40 == 7 ? big : 1e-3f) : 0.25f;
             for (int64_t i = 0; i < 4 * 400; i++) ((float *)c.data)[i] = big_weight ? 0.25f : (i % 400 == 210 ? big : 1e-3f);
             for (int64_t i = 0; i < 6 * 36; i++) ((float *)k.data)[i] = big_weight ? (i % 36 == 4 ? big : 1e-3f) : 0.25f / 9;
-            T_CHECK(sdx__linear(ctx, &yf, &x, &w, NULL) == SDX_OK && sdx__conv2d(ctx, &zf, &c, &k, NULL, 1, 1) == SDX_OK, "f32");
-            ctx->compute = SDX_BF16;
-            T_CHECK(sdx__linear(ctx, &y, &x, &w, NULL) == SDX_OK && sdx__conv2d(ctx, &z, &c, &k, NULL, 1, 1) == SDX_OK,
+            T_CHECK(sdx__linear(ctx, &yf, &x, &w, NULL, compute) == SDX_OK && sdx__conv2d(ctx, &zf, &c, &k, NULL, 1, 1, compute) == SDX_OK, "f32");
+            compute = SDX_BF16;
+            T_CHECK(sdx__linear(ctx, &y, &x, &w, NULL, compute) == SDX_OK && sdx__conv2d(ctx, &z, &c, &k, NULL, 1, 1, compute) == SDX_OK,
                     "%s", sdx_last_error(ctx));
-            ctx->compute = SDX_F32;
+            compute = SDX_F32;
             T_CHECK(!sdx__has_nonfinite(&yf) && !sdx__has_nonfinite(&zf), "f32 itself overflowed: a wrong case");
             T_CHECK(!sdx__has_nonfinite(&y), "%s linear, huge %s: bf16 mode made an infinity", engine, big_weight ? "weight" : "x");
             T_CHECK(!sdx__has_nonfinite(&z), "%s conv, huge %s: bf16 mode made an infinity", engine, big_weight ? "weight" : "x");
@@ -269,6 +272,7 @@ static int near_float_max_operands_stay_finite(void) {
  * Packing K and V once per head or block by block gives the same bits.
  * Without AMX, bf16 mode's attention is f32's, bit for bit. */
 static int attention_bf16_keeps_f32_accuracy(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     static const struct { int64_t nq, nk, heads, d; int causal; sdx_dtype dt; } cs[] = {
         { 100, 77, 2, 40, 0, SDX_F32 },     /* cross-attention: one short key block, 16-wide V strip */
         { 300, 300, 1, 64, 1, SDX_F16 },    /* causal; partial query and key blocks */
@@ -296,11 +300,11 @@ static int attention_bf16_keeps_f32_accuracy(void) {
         sdx__load_f32(q.data, q.dtype, 0, 2 * nq * w, qv);
         sdx__load_f32(k.data, k.dtype, 0, 2 * nk * w, kv);
         sdx__load_f32(v.data, v.dtype, 0, 2 * nk * w, vv);
-        T_CHECK(sdx__attention(ctx, &yf, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "f32: %s", sdx_last_error(ctx));
-        ctx->compute = SDX_BF16;
-        T_CHECK(sdx__attention(ctx, &y, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__attention(ctx, &yf, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "f32: %s", sdx_last_error(ctx));
+        compute = SDX_BF16;
+        T_CHECK(sdx__attention(ctx, &y, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
         ctx->kernels->attn_blockwise = 1;
-        T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
         ctx->kernels->attn_blockwise = 0;
         T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "case %zu: K and V packed per block give other bits", c);
         for (int64_t b = 0; b < 2; b++)
@@ -344,11 +348,11 @@ static int attention_bf16_keeps_f32_accuracy(void) {
         /* the AVX512-BF16 engine has no attention of its own: f32's */
         if (ctx->kernels->bf16_amx) {
             ctx->kernels->bf16_amx = 0;
-            T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal) == SDX_OK, "%s", sdx_last_error(ctx));
+            T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
             ctx->kernels->bf16_amx = 1;
             T_CHECK(memcmp(y2.data, yf.data, sdx_tensor_nbytes(&y2)) == 0, "case %zu: without AMX bf16 attention is not f32's", c);
         }
-        ctx->compute = SDX_F32;
+        compute = SDX_F32;
         sdx_tensor_free(ctx, &q); sdx_tensor_free(ctx, &k); sdx_tensor_free(ctx, &v);
         sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &y2); sdx_tensor_free(ctx, &yf);
         free(qv); free(kv); free(vv); free(s); free(mag);
@@ -369,6 +373,7 @@ static int attention_bf16_keeps_f32_accuracy(void) {
  * tiles, no and asymmetric padding, batch 2, each storage dtype; and
  * sdx__conv2d takes this path where it pays, giving the same bits. */
 static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     /* N, C, H, W, O, pad top, left, bottom, right */
     static const int cs[][9] = { { 2, 320, 17, 19, 320, 1, 1, 1, 1 }, { 1, 40, 23, 21, 72, 1, 1, 1, 1 },
                                  { 1, 1280, 8, 8, 300, 1, 1, 1, 1 },  { 1, 64, 12, 14, 96, 0, 1, 1, 0 },
@@ -396,14 +401,14 @@ static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
         sdx__load_f32(x.data, x.dtype, 0, N * C * H * W, xv);
         sdx__load_f32(w.data, w.dtype, 0, O * C * 9, wv);
         tb_conv_double(xv, wv, (const float *)b.data, xs, O, 3, 1, pt, pl, Ho, Wo, ref, mag);
-        T_CHECK(sdx__conv2d_winograd(ctx, &yf, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
-        ctx->compute = SDX_BF16;
-        T_CHECK(sdx__conv2d_winograd(ctx, &y, &x, &w, &b, pt, pl) == SDX_OK, "%s", sdx_last_error(ctx));
-        if (pt == pb && pl == pr && sdx__wino_pays(ctx, &x, &w, 1, Ho, Wo)) {
-            T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, 1, pt) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__conv2d_winograd(ctx, &yf, &x, &w, &b, pt, pl, compute) == SDX_OK, "%s", sdx_last_error(ctx));
+        compute = SDX_BF16;
+        T_CHECK(sdx__conv2d_winograd(ctx, &y, &x, &w, &b, pt, pl, compute) == SDX_OK, "%s", sdx_last_error(ctx));
+        if (pt == pb && pl == pr && sdx__wino_pays(ctx, compute, &x, &w, 1, Ho, Wo)) {
+            T_CHECK(sdx__conv2d(ctx, &y2, &x, &w, &b, 1, pt, compute) == SDX_OK, "%s", sdx_last_error(ctx));
             T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "case %zu: sdx__conv2d differs from the Winograd path", c);
         }
-        ctx->compute = SDX_F32;
+        compute = SDX_F32;
         for (int64_t i = 0; i < ny; i++) {
             double e = ((float *)y.data)[i] - ref[i], ef = ((float *)yf.data)[i] - ref[i];
             num += e * e; numf += ef * ef; den += ref[i] * ref[i];
@@ -429,6 +434,7 @@ static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
  * absolute error (with the exp's share); NaN stays NaN. Through the ops,
  * GroupNorm's fused SiLU and GEGLU's GELU. */
 static int activations_in_bf16_mode_match_double(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     const int64_t n = 60001;
     int64_t shp[2] = { 1, n }, gshp[4] = { 1, 1, 1, n }, gg[2] = { 1, 2 * n };
     sdx_tensor x, y, g, gy, xg;
@@ -440,24 +446,24 @@ static int activations_in_bf16_mode_match_double(void) {
             sdx_tensor_alloc(ctx, &xg, SDX_F32, 2, gg) == SDX_OK, "alloc");
     for (int64_t i = 0; i < n; i++) ((float *)x.data)[i] = (float)(-30.0 + 60.0 * (double)i / (double)(n - 1));
     ((float *)x.data)[7] = NAN;
-    ctx->compute = SDX_BF16;
+    compute = SDX_BF16;
     for (int op = 0; op < 4; op++) {
         double worst = 0;
         const float *out = (const float *)y.data;
-        if (op == 0) T_CHECK(sdx__silu(ctx, &y, &x) == SDX_OK, "silu");
-        if (op == 1) T_CHECK(sdx__gelu(ctx, &y, &x) == SDX_OK, "gelu");
+        if (op == 0) T_CHECK(sdx__silu(ctx, &y, &x, compute) == SDX_OK, "silu");
+        if (op == 1) T_CHECK(sdx__gelu(ctx, &y, &x, compute) == SDX_OK, "gelu");
         if (op == 2) {   /* one group of one channel: GroupNorm maps x to (x - mean) / std; gamma, beta none */
             memcpy(g.data, x.data, (size_t)n * sizeof(float));
             ((float *)g.data)[7] = 0.0f;
-            T_CHECK(sdx__group_norm(ctx, &gy, &g, 1, 1e-5f, NULL, NULL, 1) == SDX_OK, "group_norm");
-            ctx->compute = SDX_F32;
-            T_CHECK(sdx__group_norm(ctx, &g, &g, 1, 1e-5f, NULL, NULL, 0) == SDX_OK, "group_norm");
-            ctx->compute = SDX_BF16;
+            T_CHECK(sdx__group_norm(ctx, &gy, &g, 1, 1e-5f, NULL, NULL, 1, compute) == SDX_OK, "group_norm");
+            compute = SDX_F32;
+            T_CHECK(sdx__group_norm(ctx, &g, &g, 1, 1e-5f, NULL, NULL, 0, compute) == SDX_OK, "group_norm");
+            compute = SDX_BF16;
             out = (const float *)gy.data;
         }
         if (op == 3) {   /* GEGLU: value half 1, gate half x */
             for (int64_t i = 0; i < n; i++) { ((float *)xg.data)[i] = 1.0f; ((float *)xg.data)[n + i] = ((float *)x.data)[i]; }
-            T_CHECK(sdx__geglu(ctx, &y, &xg) == SDX_OK, "geglu");
+            T_CHECK(sdx__geglu(ctx, &y, &xg, compute) == SDX_OK, "geglu");
         }
         for (int64_t i = 0; i < n; i++) {
             double v = op == 2 ? ((const float *)g.data)[i] : ((const float *)x.data)[i];
@@ -471,7 +477,7 @@ static int activations_in_bf16_mode_match_double(void) {
         }
         T_NOTE("%s in bf16 mode: worst error / bound %.3f", op == 0 ? "silu" : op == 1 ? "gelu" : op == 2 ? "group_norm + silu" : "geglu", worst);
     }
-    ctx->compute = SDX_F32;
+    compute = SDX_F32;
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &g); sdx_tensor_free(ctx, &gy);
     sdx_tensor_free(ctx, &xg);
     sdx_destroy(ctx);
@@ -485,6 +491,7 @@ static int activations_in_bf16_mode_match_double(void) {
  * VDPBF16PS is slower than its FMAs (no bf16 kernel runs in either, so
  * this holds on any CPU). */
 static int fallback_equals_f32_exactly_case(int has_dot) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     int64_t xs[4] = { 1, 24, 12, 12 }, ws[4] = { 40, 24, 3, 3 }, ys[4] = { 1, 40, 12, 12 };
     int64_t lx[2] = { 50, 96 }, lw[2] = { 70, 96 }, ly[2] = { 50, 70 };
     sdx_ctx *ctx = t_ctx();
@@ -501,9 +508,9 @@ static int fallback_equals_f32_exactly_case(int has_dot) {
             sdx_tensor_alloc(ctx, &y32, SDX_F32, 4, ys) == SDX_OK && sdx_tensor_alloc(ctx, &y16, SDX_F32, 4, ys) == SDX_OK &&
             tb_alloc_random(ctx, &a, SDX_F32, 2, lx, 1.0) && tb_alloc_random(ctx, &b, SDX_F32, 2, lw, 1.0) &&
             sdx_tensor_alloc(ctx, &z32, SDX_F32, 2, ly) == SDX_OK && sdx_tensor_alloc(ctx, &z16, SDX_F32, 2, ly) == SDX_OK, "alloc");
-    T_CHECK(sdx__conv2d(ctx, &y32, &x, &w, NULL, 1, 1) == SDX_OK && sdx__linear(ctx, &z32, &a, &b, NULL) == SDX_OK, "f32");
-    ctx->compute = SDX_BF16;
-    T_CHECK(sdx__conv2d(ctx, &y16, &x, &w, NULL, 1, 1) == SDX_OK && sdx__linear(ctx, &z16, &a, &b, NULL) == SDX_OK, "bf16");
+    T_CHECK(sdx__conv2d(ctx, &y32, &x, &w, NULL, 1, 1, compute) == SDX_OK && sdx__linear(ctx, &z32, &a, &b, NULL, compute) == SDX_OK, "f32");
+    compute = SDX_BF16;
+    T_CHECK(sdx__conv2d(ctx, &y16, &x, &w, NULL, 1, 1, compute) == SDX_OK && sdx__linear(ctx, &z16, &a, &b, NULL, compute) == SDX_OK, "bf16");
     T_CHECK(memcmp(y32.data, y16.data, sdx_tensor_nbytes(&y32)) == 0, "conv: fallback differs from f32");
     T_CHECK(memcmp(z32.data, z16.data, sdx_tensor_nbytes(&z32)) == 0, "linear: fallback differs from f32");
     T_CHECK(ctx->kernels->bf16_told == 1, "the fallback was not logged");
@@ -522,6 +529,7 @@ static int fallback_equals_f32_exactly(void) {
  * its bf16 panel, and the next call computes with the new values; reset
  * gives the file's values (and results) back. */
 static int rewritten_weight_slot_is_repacked(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     T_NEED_SHARED(path, "golden/sd1/model.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = NULL;
@@ -548,30 +556,30 @@ static int rewritten_weight_slot_is_repacked(void) {
             sdx_tensor_alloc(ctx, &y2, SDX_F32, 2, xs) == SDX_OK && sdx_tensor_alloc(ctx, &fresh, SDX_F32, 2, xs) == SDX_OK, "alloc");
     vals = (float *)malloc((size_t)n * sizeof(float));
     T_CHECK(vals, "alloc");
-    ctx->compute = SDX_BF16;
-    T_CHECK(sdx__linear(ctx, &y0, &x, w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+    compute = SDX_BF16;
+    T_CHECK(sdx__linear(ctx, &y0, &x, w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx__wcache_find(ctx, w) && sdx__wcache_find(ctx, w)->panel, "a fetched slot is cached");
     sdx__load_f32(w->data, w->dtype, 0, n, vals);
     for (int64_t i = 0; i < n; i++) vals[i] = -2.0f * vals[i] + 0.01f;
     T_CHECK(sdx__wslot_set(&ws, sl, vals) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx__wcache_find(ctx, w)->panel == NULL, "the old panel survived the rewrite");
-    T_CHECK(sdx__linear(ctx, &y1, &x, w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__linear(ctx, &y1, &x, w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));
     {   /* the same values in an unregistered tensor: packed per call */
         sdx_tensor copy = *w;
         copy.data = malloc(sdx_tensor_nbytes(w));
         T_CHECK(copy.data, "alloc");
         memcpy(copy.data, w->data, sdx_tensor_nbytes(w));
-        T_CHECK(sdx__linear(ctx, &fresh, &x, &copy, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__linear(ctx, &fresh, &x, &copy, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));
         free(copy.data);
     }
     T_CHECK(memcmp(y1.data, fresh.data, sdx_tensor_nbytes(&y1)) == 0, "after the rewrite: not the new weights' result");
     T_CHECK(memcmp(y1.data, y0.data, sdx_tensor_nbytes(&y1)) != 0, "the rewrite changed nothing");
     T_CHECK(sdx__wslot_reset(&ws, sl) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx__linear(ctx, &y2, &x, w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__linear(ctx, &y2, &x, w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(memcmp(y2.data, y0.data, sdx_tensor_nbytes(&y2)) == 0, "after reset: not the file's result");
     sdx__wset_free(&ws);
     T_CHECK(ctx->wcache.n == 0 && sdx__wcache_bytes(ctx) == 0, "freed slots left %d cache entries", ctx->wcache.n);
-    ctx->compute = SDX_F32;
+    compute = SDX_F32;
     free(vals);
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &y0); sdx_tensor_free(ctx, &y1); sdx_tensor_free(ctx, &y2);
     sdx_tensor_free(ctx, &fresh);
@@ -641,6 +649,7 @@ static long tb_resident_bytes(const void *p, size_t n) {
  * again after that, from the panel or repacked from the file, gives the
  * same bits. */
 static int packed_weight_gives_its_file_pages_back(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     const char *path = "/tmp/sdx_t_bf16_release.safetensors";
     int64_t ws[2] = { 512, 1024 }, xs[2] = { 7, 1024 }, ys[2] = { 7, 512 };
     sdx_ctx *ctx = t_ctx();
@@ -663,13 +672,13 @@ static int packed_weight_gives_its_file_pages_back(void) {
     if (before < 0) { sdx_st_close(st); remove(path); }
     T_SKIP_IF(before < 0, "no /proc/self/pagemap here");
     for (int i = 0; i < 3; i++) T_CHECK(sdx_tensor_alloc(ctx, &y[i], SDX_F32, 2, ys) == SDX_OK, "alloc");
-    ctx->compute = SDX_BF16;
+    compute = SDX_BF16;
     T_CHECK(sdx__wcache_add(ctx, file_w, &st->map) == SDX_OK, "register");
-    T_CHECK(sdx__linear(ctx, &y[0], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* packs, then releases */
+    T_CHECK(sdx__linear(ctx, &y[0], &x, file_w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));   /* packs, then releases */
     after = tb_resident_bytes(file_w->data, sdx_tensor_nbytes(file_w));
-    T_CHECK(sdx__linear(ctx, &y[1], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* from the panel */
+    T_CHECK(sdx__linear(ctx, &y[1], &x, file_w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));   /* from the panel */
     sdx__wcache_drop(ctx, file_w, 0);
-    T_CHECK(sdx__linear(ctx, &y[2], &x, file_w, NULL) == SDX_OK, "%s", sdx_last_error(ctx));   /* repacked from the file */
+    T_CHECK(sdx__linear(ctx, &y[2], &x, file_w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));   /* repacked from the file */
     T_NOTE("%zu-byte weight: %ld bytes resident after reading it, %ld after packing its panel",
            sdx_tensor_nbytes(file_w), before, after);
     T_CHECK(before >= (long)sdx_tensor_nbytes(file_w), "reading the weight made only %ld bytes resident", before);
@@ -901,6 +910,7 @@ static int same_seed_same_image_across_runs_and_threads(void) {
  * as the f32 convolution of |x| and |w|), plus two roundings of the
  * stored output. */
 static int half_storage_stress_stays_finite(void) {
+    sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     const int64_t c = 48, h = 16, w = 16, n = c * h * w, nw = c * c * 9;
     int64_t xs[4] = { 1, c, h, w }, ws[4] = { c, c, 3, 3 };
     static const sdx_dtype st[2] = { SDX_F16, SDX_BF16 };
@@ -927,12 +937,12 @@ static int half_storage_stress_stays_finite(void) {
         sdx__load_f32(w1.data, w1.dtype, 0, nw, (float *)aw.data);
         for (int64_t i = 0; i < n; i++) ((float *)ax.data)[i] = fabsf(((float *)ax.data)[i]);
         for (int64_t i = 0; i < nw; i++) ((float *)aw.data)[i] = fabsf(((float *)aw.data)[i]);
-        ctx->compute = SDX_F32;
-        T_CHECK(sdx__conv2d(ctx, &y32, &x, &w1, NULL, 1, 1) == SDX_OK && sdx__conv2d(ctx, &mag, &ax, &aw, NULL, 1, 1) == SDX_OK,
+        compute = SDX_F32;
+        T_CHECK(sdx__conv2d(ctx, &y32, &x, &w1, NULL, 1, 1, compute) == SDX_OK && sdx__conv2d(ctx, &mag, &ax, &aw, NULL, 1, 1, compute) == SDX_OK,
                 "%s", sdx_last_error(ctx));
-        ctx->compute = SDX_BF16;
-        T_CHECK(sdx__conv2d(ctx, &y16, &x, &w1, NULL, 1, 1) == SDX_OK, "%s", sdx_last_error(ctx));
-        ctx->compute = SDX_F32;
+        compute = SDX_BF16;
+        T_CHECK(sdx__conv2d(ctx, &y16, &x, &w1, NULL, 1, 1, compute) == SDX_OK, "%s", sdx_last_error(ctx));
+        compute = SDX_F32;
         sdx__load_f32(y32.data, y32.dtype, 0, n, a);
         sdx__load_f32(y16.data, y16.dtype, 0, n, b);
         memcpy(m, mag.data, (size_t)n * sizeof(float));

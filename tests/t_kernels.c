@@ -135,7 +135,7 @@ static int tk_linear_case(int64_t batch, int64_t rows, int64_t k, int64_t n, int
             ref = (double *)tk_alloc(&e, (size_t)(m * n) * sizeof(double));
             mag = (double *)tk_alloc(&e, (size_t)(m * n) * sizeof(double));
             if (!x || !w || (with_bias && !b) || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
-            rc = sdx__linear(e.ctx, y, x, w, b);
+            rc = sdx__linear(e.ctx, y, x, w, b, SDX_F32);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "linear: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             for (int64_t i = 0; i < m; i++)
                 for (int64_t o = 0; o < n; o++) {
@@ -179,7 +179,7 @@ static int linear_same_bits_for_any_thread_count(void) {
     T_CHECK(ok, "alloc");
     t_fill_normal((float *)x.data, (size_t)(301 * 200), 1.0);
     for (int i = 0; i < 140 * 200; i++) ((uint16_t *)w.data)[i] = sdx_f32_to_f16((float)t_normal());
-    ok = sdx__linear(c1, &y1, &x, &w, NULL) == SDX_OK && sdx__linear(c3, &y3, &x, &w, NULL) == SDX_OK &&
+    ok = sdx__linear(c1, &y1, &x, &w, NULL, SDX_F32) == SDX_OK && sdx__linear(c3, &y3, &x, &w, NULL, SDX_F32) == SDX_OK &&
          memcmp(y1.data, y3.data, sdx_tensor_nbytes(&y1)) == 0;
     sdx_tensor_free(c1, &x); sdx_tensor_free(c1, &w); sdx_tensor_free(c1, &y1); sdx_tensor_free(c1, &y3);
     sdx_destroy(c1); sdx_destroy(c3);
@@ -192,7 +192,7 @@ static int linear_rejects_mismatched_shapes(void) {
     float xb[6], wb[8], yb[8];
     int64_t xs[2] = { 2, 3 }, ws[2] = { 4, 2 }, ys[2] = { 2, 4 };
     sdx_tensor x = sdx__view(SDX_F32, xb, 2, xs), w = sdx__view(SDX_F32, wb, 2, ws), y = sdx__view(SDX_F32, yb, 2, ys);
-    int rc = sdx__linear(ctx, &y, &x, &w, NULL);
+    int rc = sdx__linear(ctx, &y, &x, &w, NULL, SDX_F32);
     int named = strstr(sdx_last_error(ctx), "linear") && strstr(sdx_last_error(ctx), "[2, 3]") &&
                 strstr(sdx_last_error(ctx), "[4, 2]");
     T_NOTE("message: %s", sdx_last_error(ctx));
@@ -214,7 +214,7 @@ static int linear_rejects_negative_dims(void) {
     t_seed(4);
     t_fill_normal(xb, 15, 1.0);
     t_fill_normal(wb, 20, 1.0);
-    rc = sdx__linear(ctx, &y, &x, &w, NULL);
+    rc = sdx__linear(ctx, &y, &x, &w, NULL, SDX_F32);
     T_NOTE("message: %s", sdx_last_error(ctx));
     T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "negative dim") &&
             strstr(sdx_last_error(ctx), "[3, -5]"), "rc %d: %s", rc, sdx_last_error(ctx));
@@ -300,7 +300,7 @@ static int tk_conv_case(const tk_conv *cv) {
             ref = (double *)tk_alloc(&e, (size_t)ny * sizeof(double));
             mag = (double *)tk_alloc(&e, (size_t)ny * sizeof(double));
             if (!x || !w || (cv->bias && !b) || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
-            rc = sdx__conv2d_pad(e.ctx, y, x, w, b, cv->stride, cv->pt, cv->pl, cv->pb, cv->pr);
+            rc = sdx__conv2d_pad(e.ctx, y, x, w, b, cv->stride, cv->pt, cv->pl, cv->pb, cv->pr, SDX_F32);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "conv2d: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             for (int64_t n = 0; n < cv->n; n++)
                 for (int64_t o = 0; o < cv->o; o++)
@@ -386,7 +386,7 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
         sdx_tensor *x = tk_rand(&e, lin[i].xt, 2, xs, 1.0, &xv), *w = tk_rand(&e, lin[i].wt, 2, ws, 0.2, &wv);
         sdx_tensor *b = tk_rand(&e, SDX_F32, 1, &lin[i].n, 0.5, &bv);
         sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 2, ys), *y3 = tk_tensor(&e, SDX_F32, 2, ys);
-        ok = x && w && b && y1 && y3 && sdx__linear(c1, y1, x, w, b) == SDX_OK && sdx__linear(c3, y3, x, w, b) == SDX_OK &&
+        ok = x && w && b && y1 && y3 && sdx__linear(c1, y1, x, w, b, SDX_F32) == SDX_OK && sdx__linear(c3, y3, x, w, b, SDX_F32) == SDX_OK &&
              memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
         if (!ok) snprintf(t_msg, sizeof t_msg, "linear %lld x %lld x %lld: results differ (or failed)",
                           (long long)lin[i].m, (long long)lin[i].k, (long long)lin[i].n);
@@ -402,8 +402,8 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
         sdx_tensor *b = cv->bias ? tk_rand(&e, SDX_F32, 1, &cv->o, 0.5, &bv) : NULL;
         sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 4, ys), *y3 = tk_tensor(&e, SDX_F32, 4, ys);
         /* the im2col GEMM itself, whatever conv2d would pick */
-        ok = x && w && (b || !cv->bias) && y1 && y3 && sdx__conv2d_direct(c1, y1, x, w, b, cv->stride, cv->pt, cv->pl) == SDX_OK &&
-             sdx__conv2d_direct(c3, y3, x, w, b, cv->stride, cv->pt, cv->pl) == SDX_OK &&
+        ok = x && w && (b || !cv->bias) && y1 && y3 && sdx__conv2d_direct(c1, y1, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
+             sdx__conv2d_direct(c3, y3, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
              memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
         if (!ok) snprintf(t_msg, sizeof t_msg, "conv %lldx%lld %lld->%lld at %lldx%lld, batch %lld, stride %d: results differ (or failed)",
                           (long long)cv->kh, (long long)cv->kw, (long long)cv->c, (long long)cv->o, (long long)cv->h,
@@ -447,8 +447,8 @@ static double tk_wino_case(const tk_wino *cv, double xscale, int portable) {
     b = tk_rand(&e, cv->wt, 1, &cv->o, 0.1, &bv);
     yw = tk_tensor(&e, SDX_F32, 4, ys);
     yd = tk_tensor(&e, SDX_F32, 4, ys);
-    if (x && w && b && yw && yd && sdx__conv2d_winograd(e.ctx, yw, x, w, b, cv->pt, cv->pl) == SDX_OK &&
-        sdx__conv2d_direct(e.ctx, yd, x, w, b, 1, cv->pt, cv->pl) == SDX_OK)
+    if (x && w && b && yw && yd && sdx__conv2d_winograd(e.ctx, yw, x, w, b, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
+        sdx__conv2d_direct(e.ctx, yd, x, w, b, 1, cv->pt, cv->pl, SDX_F32) == SDX_OK)
         r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
     T_NOTE("winograd %4lld->%-4lld %2lldx%-2lld n=%lld pad %d%d%d%d w=%s x=%s%s: rel_l2 vs direct %.3g",
            (long long)cv->c, (long long)cv->o, (long long)cv->h, (long long)cv->w, (long long)cv->n,
@@ -517,12 +517,12 @@ static int conv3x3_winograd_circular_matches_direct(void) {
     yw = tk_tensor(&e, SDX_F32, 4, ys);
     yd = tk_tensor(&e, SDX_F32, 4, ys);
     ok = x && w && xp && yw && yd;
-    T_CHECK(sdx__wino_pays(e.ctx, xp ? xp : x, w, 1, 32, 35), "the case must be one Winograd is chosen for");
+    T_CHECK(sdx__wino_pays(e.ctx, SDX_F32, xp ? xp : x, w, 1, 32, 35), "the case must be one Winograd is chosen for");
     e.ctx->circular = 1;
-    ok = ok && sdx__conv2d(e.ctx, yw, x, w, NULL, 1, 1) == SDX_OK;
+    ok = ok && sdx__conv2d(e.ctx, yw, x, w, NULL, 1, 1, SDX_F32) == SDX_OK;
     e.ctx->circular = 0;
     ok = ok && sdx__pad_circular(e.ctx, xp, x, 1, 1, 1, 1) == SDX_OK &&
-         sdx__conv2d_direct(e.ctx, yd, xp, w, NULL, 1, 0, 0) == SDX_OK;
+         sdx__conv2d_direct(e.ctx, yd, xp, w, NULL, 1, 0, 0, SDX_F32) == SDX_OK;
     if (ok) r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
     T_NOTE("circular 256->256 32x35: rel_l2 vs direct %.3g", r);
     tk_done(&e);
@@ -551,7 +551,7 @@ static int conv3x3_winograd_f16_stress_inputs_stay_finite(void) {
     for (int64_t i = 0; i < n; i++) tk_set(x, i, (float)((t_uniform() < 0.5 ? -1 : 1) * (60000.0 + 5000.0 * t_normal())));
     for (int64_t i = 0; i < sdx_tensor_numel(w); i++) tk_set(w, i, (float)(0.05 * t_normal()));
     for (int64_t i = 0; i < n; i++) if (!isfinite(sdx_f16_to_f32(((const uint16_t *)x->data)[i]))) tk_set(x, i, 65504.0f);
-    ok = sdx__conv2d_winograd(e.ctx, yw, x, w, NULL, 1, 1) == SDX_OK && sdx__conv2d_direct(e.ctx, yd, x, w, NULL, 1, 1, 1) == SDX_OK;
+    ok = sdx__conv2d_winograd(e.ctx, yw, x, w, NULL, 1, 1, SDX_F32) == SDX_OK && sdx__conv2d_direct(e.ctx, yd, x, w, NULL, 1, 1, 1, SDX_F32) == SDX_OK;
     for (int64_t i = 0; ok && i < n; i++) {
         float a = sdx_f16_to_f32(((const uint16_t *)yw->data)[i]), b = sdx_f16_to_f32(((const uint16_t *)yd->data)[i]);
         bad += !isfinite(a);
@@ -574,7 +574,7 @@ static int conv2d_rejects_wrong_output_shape(void) {
     float xb[2 * 5 * 5], wb[3 * 2 * 9], yb[3 * 5 * 4];
     int64_t xs[4] = { 1, 2, 5, 5 }, ws[4] = { 3, 2, 3, 3 }, ys[4] = { 1, 3, 5, 4 };
     sdx_tensor x = sdx__view(SDX_F32, xb, 4, xs), w = sdx__view(SDX_F32, wb, 4, ws), y = sdx__view(SDX_F32, yb, 4, ys);
-    int rc = sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1);
+    int rc = sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1, SDX_F32);
     int named = strstr(sdx_last_error(ctx), "conv2d") && strstr(sdx_last_error(ctx), "[1, 3, 5, 5]");
     T_NOTE("message: %s", sdx_last_error(ctx));
     sdx_destroy(ctx);
@@ -621,7 +621,7 @@ static int tk_group_norm_case(int fuse_silu, int alias) {
                     ref[bg * cpg * hw + i] = v;
                 }
             }
-            rc = sdx__group_norm(e.ctx, y, x, groups, eps, g, b, fuse_silu);
+            rc = sdx__group_norm(e.ctx, y, x, groups, eps, g, b, fuse_silu, SDX_F32);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "group_norm: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             yv = tk_values(&e, y);
             /* pointwise f32 math on O(1) normalised values: a few ulps of
@@ -815,7 +815,7 @@ static int tk_attention_case(int64_t batch, int64_t nq, int64_t nk, int64_t head
             mag = (double *)tk_alloc(&e, (size_t)(batch * nq * heads * d) * sizeof(double));
             logit = (double *)tk_alloc(&e, (size_t)nk * sizeof(double));
             if (!q || !k || !v || !y || !ref || !mag || !logit) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
-            rc = sdx__attention(e.ctx, y, q, k, v, (int)heads, causal);
+            rc = sdx__attention(e.ctx, y, q, k, v, (int)heads, causal, SDX_F32);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "attention: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             yv = tk_values(&e, y);
             /* gather the checked rows into a compact array */
@@ -881,9 +881,9 @@ static int attention_packing_and_threads_change_no_bit(void) {
         v = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
         for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
         if (other && q && k && v && y[0] && y[1] && y[2]) {
-            rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal);
-            if (rc == SDX_OK) { e.ctx->kernels->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal); }
-            if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal);
+            rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal, SDX_F32);
+            if (rc == SDX_OK) { e.ctx->kernels->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
+            if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal, SDX_F32);
         }
         if (rc == SDX_OK) {
             same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
@@ -928,7 +928,7 @@ static int tk_activation_case(tk_act act, const char *name) {
             mag = (double *)tk_alloc(&e, (size_t)n * sizeof(double));
             if (!x || !y || !ref || !mag) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
             for (int64_t i = 0; i < n; i++) { ref[i] = tk_act_ref(act, xv[i]); mag[i] = fabs(xv[i]); }
-            rc = act == TK_SILU ? sdx__silu(e.ctx, y, x) : act == TK_GELU ? sdx__gelu(e.ctx, y, x) : sdx__quick_gelu(e.ctx, y, x);
+            rc = act == TK_SILU ? sdx__silu(e.ctx, y, x, SDX_F32) : act == TK_GELU ? sdx__gelu(e.ctx, y, x, SDX_F32) : sdx__quick_gelu(e.ctx, y, x);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", name, sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             yv = tk_values(&e, y);
             /* libm expf/erff are within a few ulps: 1e-6 of |x| */
@@ -966,7 +966,7 @@ static int geglu_first_half_times_gelu_of_second(void) {
                 ref[r * d + i] = a * tk_act_ref(TK_GELU, g);
                 mag[r * d + i] = fabs(a) * (fabs(g) + 1.0);
             }
-        rc = sdx__geglu(e.ctx, y, x);
+        rc = sdx__geglu(e.ctx, y, x, SDX_F32);
         if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "geglu: %s", sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
         yv = tk_values(&e, y);
         err = tk_compare(yv, ref, mag, rows * d, y->dtype, 1e-6);

@@ -172,7 +172,7 @@ static int group_norm_half_sum_overflows_f32_stats_do_not(void) {
         tp_naive_half_group_norm(xv, c, hw, groups, eps, yv);
         naive_bad = tp_nonfinite(yv, n);
         /* (b) sdx with half storage */
-        if (sdx__group_norm(ctx, &y, &x, groups, eps, NULL, NULL, 0) != SDX_OK) {
+        if (sdx__group_norm(ctx, &y, &x, groups, eps, NULL, NULL, 0, SDX_F32) != SDX_OK) {
             snprintf(t_msg, sizeof t_msg, "group_norm: %s", sdx_last_error(ctx));
             rc = T_FAIL;
         } else {
@@ -225,7 +225,7 @@ static int tp_attention_sdx(sdx_dtype dt, float *qv, float *kv, float *vv, int64
          sdx_tensor_alloc(ctx, &v, dt, 3, ks) == SDX_OK && sdx_tensor_alloc(ctx, &y, dt, 3, qs) == SDX_OK;
     if (ok) {
         tp_store(&q, qv); tp_store(&k, kv); tp_store(&v, vv);
-        ok = sdx__attention(ctx, &y, &q, &k, &v, 1, causal) == SDX_OK;
+        ok = sdx__attention(ctx, &y, &q, &k, &v, 1, causal, SDX_F32) == SDX_OK;
     }
     if (ok) {
         tp_load(&y, yv);
@@ -383,8 +383,8 @@ static int vae_conv_stack_accumulation_past_65504(void) {
     for (int64_t oc = 0; oc < c; oc++)
         for (int64_t p = 0; p < 3 * w; p++) naive_bad += !isfinite(naive[oc * h * w + p]);
     /* (b) sdx */
-    ok = sdx__conv2d(ctx, &y1, &x, &w1, NULL, 1, 1) == SDX_OK && sdx__add(ctx, &hh, &x, &y1) == SDX_OK &&
-         sdx__conv2d(ctx, &y2, &hh, &w2, NULL, 1, 1) == SDX_OK;
+    ok = sdx__conv2d(ctx, &y1, &x, &w1, NULL, 1, 1, SDX_F32) == SDX_OK && sdx__add(ctx, &hh, &x, &y1) == SDX_OK &&
+         sdx__conv2d(ctx, &y2, &hh, &w2, NULL, 1, 1, SDX_F32) == SDX_OK;
     T_CHECK(ok, "sdx conv stack: %s", sdx_last_error(ctx));
     tp_ref_conv3x3(xv, w1v, c, c, h, w, ref, mag);
     tp_load(&y1, yv);

@@ -108,7 +108,7 @@ static int t_te_hidden(t_te *t, int e, const int32_t *ids, int64_t B, const char
         char name[64];
         float *got;
         double r;
-        if (k > 0 && sdx__clip_block_forward(t->ctx, c, k - 1, &t->arena, &x) != SDX_OK) return 0;
+        if (k > 0 && sdx__clip_block_forward(t->ctx, c, k - 1, &t->arena, &x, SDX_F32) != SDX_OK) return 0;
         if (prefix) snprintf(name, sizeof name, "%s%d", prefix, k);
         else snprintf(name, sizeof name, "hidden_states");
         got = t_te_f32(&x);

@@ -31,6 +31,52 @@
 extern "C" {
 #endif
 
+/* The kernels, one row each: X(name, required, (parameters after the
+ * sdx_ctx), (arguments), (tensor operands, output first)). This list is
+ * the one place an op is declared: it makes the table's fields below, the
+ * dispatchers model code calls (src/core/ops.c) and each built-in
+ * backend's registration; a backend of your own can register with it too.
+ * `compute` is the arithmetic the model part asks for: SDX_F32 exactly,
+ * or SDX_BF16 (bf16 products and faster activations) where the backend
+ * has it; a backend may always compute in f32. A required op must be
+ * filled; a missing optional one runs on the host (its operands are
+ * downloaded and its output uploaded), so a new backend can start small. */
+#define SDX_BACKEND_OPS(X) \
+    X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
+      (y, x, w, b, compute), (y, x, w, b)) \
+    X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
+      int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
+      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b)) \
+    X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
+      const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \
+      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta)) \
+    X(layer_norm, 1, (sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *gamma, const sdx_tensor *beta), \
+      (y, x, eps, gamma, beta), (y, x, gamma, beta)) \
+    X(attention, 1, (sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int heads, \
+      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v)) \
+    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
+    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x)) \
+    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
+    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v)) \
+    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(pad_circular, 1, (sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right), \
+      (y, x, top, left, bottom, right), (y, x)) \
+    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
+    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
+    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
+    X(softmax, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(mul, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+
+/* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
+#define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
+#define SDX__BACKEND_FIELD(name, required, params, args, operands) int (*name) SDX_BACKEND_PARAMS params;
+
 typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
     void *user;                /* the backend's state: sdx_backend_user(ctx) */
@@ -43,33 +89,8 @@ typedef struct sdx_backend {
     int   (*download)(void *user, void *dst, const void *src, size_t bytes);
     void  (*release)(void *user);          /* at sdx_destroy or replacement; may be NULL */
 
-    /* kernels (sdx_ctx first, as the CPU's) */
-    int (*linear)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b);
-    int (*conv2d)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                  int stride, int pad_top, int pad_left, int pad_bottom, int pad_right);
-    int (*group_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                      const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu);
-    int (*layer_norm)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float eps,
-                      const sdx_tensor *gamma, const sdx_tensor *beta);
-    int (*softmax)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*attention)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                     int heads, int causal);
-    int (*silu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*quick_gelu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*geglu)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*scale)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float s);
-    int (*copy)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*add)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*mul)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*add_channel_bias)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v);
-    int (*resize_nearest)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*pad_circular)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right);
-    int (*concat_channels)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b);
-    int (*nchw_to_nlc)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*nlc_to_nchw)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x);
-    int (*clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float lo, float hi);
-    int (*tanh_clamp)(sdx_ctx *, sdx_tensor *y, const sdx_tensor *x, float limit);
+    /* kernels (sdx_ctx first), as SDX_BACKEND_OPS lists them */
+    SDX_BACKEND_OPS(SDX__BACKEND_FIELD)
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the

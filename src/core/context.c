@@ -44,13 +44,11 @@ SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; 
 /* Every field a backend must fill: a NULL one would crash mid-generation,
  * so it is refused here, by name. */
 static const char *sdx__backend_missing(const sdx_backend *b) {
-#define SDX__NEED(f) if (!b->f) return #f
-    SDX__NEED(name); SDX__NEED(alloc); SDX__NEED(free); SDX__NEED(upload); SDX__NEED(download);
-    SDX__NEED(linear); SDX__NEED(conv2d); SDX__NEED(group_norm); SDX__NEED(layer_norm); SDX__NEED(softmax);
-    SDX__NEED(attention); SDX__NEED(silu); SDX__NEED(gelu); SDX__NEED(quick_gelu); SDX__NEED(geglu);
-    SDX__NEED(scale); SDX__NEED(copy); SDX__NEED(add); SDX__NEED(mul); SDX__NEED(add_channel_bias);
-    SDX__NEED(resize_nearest); SDX__NEED(pad_circular); SDX__NEED(concat_channels); SDX__NEED(nchw_to_nlc); SDX__NEED(nlc_to_nchw);
-    SDX__NEED(clamp); SDX__NEED(tanh_clamp);
+#define SDX__NEED(f) if (!b->f) return #f;
+#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
+    SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
+    SDX_BACKEND_OPS(SDX__NEED_OP)
+#undef SDX__NEED_OP
 #undef SDX__NEED
     return NULL;
 }

@@ -98,8 +98,6 @@ struct sdx_ctx {
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
     sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
-    sdx_dtype compute;           /* GEMM arithmetic of the running part: SDX_F32
-                                    or SDX_BF16 (set by each part's forward) */
     sdx__wcache wcache;          /* weights repacked for compute modes     */
     sdx_backend be;              /* where tensors live and kernels run   */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
@@ -470,6 +468,56 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
     default: SDX_ASSERT(0);
     }
+}
+
+#define SDX__CHUNK 1024             /* floats per stack buffer            */
+
+/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
+/* Rounds a running value to f16 the way a half-precision kernel would:
+ * sums past 65504 become Inf. Only the opt-out builds use it. */
+static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
+
+
+/* Mean and biased variance of n values of a tensor starting at `off`:
+ * two passes with double accumulation, so large offsets (|x| ~ 35 over
+ * 10^5 elements) cost no precision. */
+static void sdx__moments(const sdx_tensor *x, int64_t off, int64_t n, double *mean, double *var) {
+    float buf[SDX__CHUNK];
+#ifdef SDX_UNSAFE_HALF_NORM_STATS
+    float s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) s = sdx__round_f16(s + buf[j]);
+    }
+    m = sdx__round_f16(s / (float)n);
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t m2 = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        sdx__load_f32(x->data, x->dtype, off + i, m2, buf);
+        for (int64_t j = 0; j < m2; j++) q = sdx__round_f16(q + sdx__round_f16((buf[j] - m) * (buf[j] - m)));
+    }
+    *mean = m;
+    *var = sdx__round_f16(q / (float)n);
+#else
+    double s = 0, q = 0, m;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        float part = 0;     /* short f32 partial sums, exact enough and fast */
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) part += buf[j];
+        s += part;
+    }
+    m = n ? s / (double)n : 0.0;
+    for (int64_t i = 0; i < n; i += SDX__CHUNK) {
+        int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
+        double part = 0;
+        sdx__load_f32(x->data, x->dtype, off + i, c, buf);
+        for (int64_t j = 0; j < c; j++) { double d = buf[j] - m; part += d * d; }
+        q += part;
+    }
+    *mean = m;
+    *var = n ? q / (double)n : 0.0;
+#endif
 }
 
 /* Narrow n f32 values into an activation buffer of a storage dtype

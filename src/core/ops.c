@@ -10,40 +10,265 @@
  * device output (the CPU kernels check their own). The contracts are in
  * docs/INTERNALS.md. */
 
-static int sdx__ops_where(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
+
+/* Each operand lives where the backend computes (a host tensor handed to
+ * a GPU kernel is a bug in model code, caught with its name) and is a
+ * tensor a kernel can read: dims in range and none negative (pairs of
+ * negative dims multiply to a positive count that every later shape
+ * check would accept), data present, a storage dtype. */
+static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     int device = sdx__on_device(ctx);
-    for (int i = 0; i < n; i++)
-        if (ts[i] && ts[i]->device != device)
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        const char *name = what[SDX__MIN(i, 4)];
+        if (!t) continue;
+        if (t->device != device)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
-                             op, i, ts[i]->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+                             op, i, t->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op, name, t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
+            }
+        if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
+        if (!sdx__is_storage(t->dtype))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
+                             sdx_dtype_name(t->dtype));
+    }
     return SDX_OK;
 }
 
-#define SDX__OPS_WHERE(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__ops_ts_[] = { __VA_ARGS__ }; \
-    int sdx__ops_rc_ = sdx__ops_where(ctx, op, sdx__ops_ts_, SDX__ARRAY_LEN(sdx__ops_ts_)); \
-    if (sdx__ops_rc_ != SDX_OK) return sdx__ops_rc_; } while (0)
+static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
+                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
+                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
+}
+
+/* ---- the ops' contracts --------------------------------------------------- */
+/* Checked here, once for every backend, after sdx__ops_operands: a kernel
+ * may assume its operands fit (docs/INTERNALS.md, "Kernel API"). */
+
+static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                             sdx_dtype compute) {
+    static const char op[] = "linear";
+    (void)compute;
+    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    static const char op[] = "conv2d";
+    int64_t ho, wo;
+    (void)compute;
+    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
+                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
+    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
+    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
+    if (ho < 0 || wo < 0) return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
+    ho = ho / stride + 1;
+    wo = wo / stride + 1;
+    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
+        char want[128];
+        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
+                 (long long)w->shape[0], (long long)ho, (long long)wo);
+        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
+    }
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
+    static const char op[] = "group_norm";
+    (void)eps; (void)fuse_silu; (void)compute;
+    if (x->ndim < 2 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
+    if (groups < 1 || x->shape[1] % groups)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
+                         (long long)x->shape[1], groups);
+    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta) {
+    static const char op[] = "layer_norm";
+    int64_t d;
+    (void)eps;
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
+    d = x->shape[x->ndim - 1];
+    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, "softmax", "expected y and x of the same shape", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                int heads, int causal, sdx_dtype compute) {
+    static const char op[] = "attention";
+    (void)causal; (void)compute;
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
+        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
+        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
+    if (heads < 1 || q->shape[2] % heads)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
+                         (long long)q->shape[2], heads);
+    if (y->data == q->data || y->data == k->data || y->data == v->data)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
+    if (sdx_tensor_numel(q) > 0 && k->shape[1] == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+    return SDX_OK;
+}
+
+/* Elementwise: as many values in and out (y may alias an input). */
+static int sdx__check_same_count(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    int64_t n = sdx_tensor_numel(y);
+    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
+    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "silu", y, x, NULL);
+}
+static int sdx__check_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "gelu", y, x, NULL);
+}
+static int sdx__check_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "quick_gelu", y, x, NULL); }
+static int sdx__check_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "copy", y, x, NULL); }
+static int sdx__check_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "add", y, a, b); }
+static int sdx__check_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "mul", y, a, b); }
+
+static int sdx__check_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    (void)s;
+    return sdx__check_same_count(ctx, "scale", y, x, NULL);
+}
+
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
+static int sdx__check_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
+    return sdx__check_same_count(ctx, "clamp", y, x, NULL);
+}
+
+/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
+static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
+    return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
+}
+
+/* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
+static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    static const char op[] = "geglu";
+    (void)compute;
+    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* v: [N, C] over H, W */
+static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
+        return sdx__fail_shapes(ctx, "add_channel_bias", "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
+    return SDX_OK;
+}
+
+static int sdx__check_not_aliased(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x) {
+    if (y->data == x->data && sdx_tensor_numel(x) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    return SDX_OK;
+}
+
+/* NCHW, y's shape gives the size */
+static int sdx__check_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
+        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
+        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
+        return sdx__fail_shapes(ctx, "concat_channels", "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]",
+                                a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
+        y->shape[2] != x->shape[1])
+        return sdx__fail_shapes(ctx, "nchw_to_nlc", "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
+        x->shape[2] != y->shape[1])
+        return sdx__fail_shapes(ctx, "nlc_to_nchw", "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
 
 static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
     if (rc != SDX_OK || !y->device) return rc;
     return sdx__trace_check(ctx, op, y);
 }
 
-static int sdx__linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
-    SDX__OPS_WHERE(ctx, "linear", y, x, w, b);
-    return sdx__ops_done(ctx, "linear", y, ctx->be.linear(ctx, y, x, w, b));
-}
+#define SDX__UNPAREN(...) __VA_ARGS__
+#define SDX__CTX_ARGS(...) (ctx, __VA_ARGS__)
 
-static int sdx__conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
-    SDX__OPS_WHERE(ctx, "conv2d", y, x, w, b);
-    return sdx__ops_done(ctx, "conv2d", y, ctx->be.conv2d(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right));
-}
-
-static int sdx__pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
-    SDX__OPS_WHERE(ctx, "pad_circular", y, x);
-    return sdx__ops_done(ctx, "pad_circular", y, ctx->be.pad_circular(ctx, y, x, top, left, bottom, right));
-}
+/* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
+ * y, x, w, b, compute), ...): operands, then the op's contract, then the
+ * backend's kernel. */
+#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
+    static int sdx__##name SDX_BACKEND_PARAMS params { \
+        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
+        int rc_ = sdx__ops_operands(ctx, #name, operands_, SDX__ARRAY_LEN(operands_)); \
+        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        if (rc_ != SDX_OK) return rc_; \
+        return sdx__ops_done(ctx, #name, y, ctx->be.name SDX__CTX_ARGS args); \
+    }
+SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
 
 /* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
  * these two calls every convolution with symmetric padding (the layers'
@@ -60,12 +285,13 @@ static void sdx__circular_end(sdx_ctx *ctx) {
     ctx->pad_cap = 0;
 }
 
+/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
 static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad) {
+                       int stride, int pad, sdx_dtype compute) {
     sdx_tensor xp;
     size_t bytes;
     int rc;
-    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
+    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
     xp = *x;
     xp.owned = 0;
     xp.shape[2] += 2 * pad;
@@ -79,72 +305,7 @@ static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const s
     }
     xp.data = ctx->pad_buf;
     if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
-    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0);
-}
-
-static int sdx__group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
-    SDX__OPS_WHERE(ctx, "group_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "group_norm", y, ctx->be.group_norm(ctx, y, x, groups, eps, gamma, beta, fuse_silu));
-}
-
-static int sdx__layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
-                           const sdx_tensor *gamma, const sdx_tensor *beta) {
-    SDX__OPS_WHERE(ctx, "layer_norm", y, x, gamma, beta);
-    return sdx__ops_done(ctx, "layer_norm", y, ctx->be.layer_norm(ctx, y, x, eps, gamma, beta));
-}
-
-static int sdx__softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    SDX__OPS_WHERE(ctx, "softmax", y, x);
-    return sdx__ops_done(ctx, "softmax", y, ctx->be.softmax(ctx, y, x));
-}
-
-static int sdx__attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                          int heads, int causal) {
-    SDX__OPS_WHERE(ctx, "attention", y, q, k, v);
-    return sdx__ops_done(ctx, "attention", y, ctx->be.attention(ctx, y, q, k, v, heads, causal));
-}
-
-#define SDX__OPS_UNARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
-        SDX__OPS_WHERE(ctx, #name, y, x); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, x)); \
-    }
-#define SDX__OPS_BINARY(name) \
-    static int sdx__##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { \
-        SDX__OPS_WHERE(ctx, #name, y, a, b); \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name(ctx, y, a, b)); \
-    }
-SDX__OPS_UNARY(silu)
-SDX__OPS_UNARY(gelu)            /* exact erf */
-SDX__OPS_UNARY(quick_gelu)      /* x*sigmoid(1.702x) */
-SDX__OPS_UNARY(geglu)           /* x[...,2D] -> a*gelu(g), a = first half */
-SDX__OPS_UNARY(copy)            /* same numel, converts dtype */
-SDX__OPS_UNARY(resize_nearest)  /* NCHW, y's shape gives the size */
-SDX__OPS_UNARY(nchw_to_nlc)
-SDX__OPS_UNARY(nlc_to_nchw)
-SDX__OPS_BINARY(add)
-SDX__OPS_BINARY(mul)
-SDX__OPS_BINARY(add_channel_bias)   /* b: [N, C] over H, W */
-SDX__OPS_BINARY(concat_channels)
-
-static int sdx__scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
-    SDX__OPS_WHERE(ctx, "scale", y, x);
-    return sdx__ops_done(ctx, "scale", y, ctx->be.scale(ctx, y, x, s));
-}
-
-/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
-static int sdx__clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
-    SDX__OPS_WHERE(ctx, "clamp", y, x);
-    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
-    return sdx__ops_done(ctx, "clamp", y, ctx->be.clamp(ctx, y, x, lo, hi));
-}
-
-/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
-static int sdx__tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
-    SDX__OPS_WHERE(ctx, "tanh_clamp", y, x);
-    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
-    return sdx__ops_done(ctx, "tanh_clamp", y, ctx->be.tanh_clamp(ctx, y, x, limit));
+    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
 }
 
 /* Nearest 2x: the resize with y twice x's size (checked here, so every

@@ -532,20 +532,11 @@ static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
 #endif /* SDX__AMX */
 
 static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                          int heads, int causal) {
+                          int heads, int causal, sdx_dtype compute) {
     static const char op[] = "attention";
     sdx__attn_args a;
     int64_t jobs;
     int rc;
-    SDX__CHECK(ctx, op, y, q, k, v);
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
-        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
-        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
-    if (heads < 1 || q->shape[2] % heads)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
-                         (long long)q->shape[2], heads);
-    if (y->data == q->data || y->data == k->data || y->data == v->data)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
     memset(&a, 0, sizeof a);
     a.y = y; a.q = q; a.k = k; a.v = v;
     a.batch = q->shape[0]; a.nq = q->shape[1]; a.nk = k->shape[1];
@@ -559,7 +550,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)
-    if (sdx__amx_computes(ctx)) {
+    if (sdx__amx_computes(ctx, compute)) {
         if ((rc = sdx__attn_run_amx(ctx, &a)) != SDX_OK) return rc;
         return sdx__trace_check(ctx, op, y);
     }

@@ -6,19 +6,11 @@
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           sdx_dtype compute) {
     static const char op[] = "linear";
     sdx__gemm g;
     int rc;
-    SDX__CHECK(ctx, op, y, x, w, b);
-    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
-    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
     memset(&g, 0, sizeof g);
     g.K = w->shape[1];
     g.N = w->shape[0];
@@ -29,6 +21,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
     g.weight = w; g.weight_is_a = 0;
+    g.compute = compute;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
 }
@@ -37,7 +30,7 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
 
 /* The im2col GEMM, any kernel and stride. Shapes were checked by the caller. */
 static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left) {
+                              int stride, int pad_top, int pad_left, sdx_dtype compute) {
     sdx__gemm g;
     memset(&g, 0, sizeof g);
     g.M = w->shape[0];
@@ -53,6 +46,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     g.y = y->data; g.y_dtype = y->dtype; g.y_bstride = g.M * g.N;
     g.bias = b; g.bias_per_row = 1;
     g.weight = w; g.weight_is_a = 1;
+    g.compute = compute;
     return sdx__gemm_run(ctx, &g);
 }
 
@@ -630,15 +624,15 @@ static void sdx__wino_amx_range(void *arg, int64_t begin, int64_t end, int threa
 
 /* Whether bf16 mode runs on AMX here (its GEMMs, attention and
  * Winograd's products on tiles). */
-static int sdx__amx_computes(sdx_ctx *ctx) {
-    return ctx->compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+static int sdx__amx_computes(sdx_ctx *ctx, sdx_dtype compute) {
+    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
 }
 
 /* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
  * right follow from y's shape). Shapes were checked by the caller. In
  * bf16 mode on AMX the products run on tiles (see above). */
 static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
-                                const sdx_tensor *b, int pt, int pl) {
+                                const sdx_tensor *b, int pt, int pl, sdx_dtype compute) {
     sdx__wino wi;
     int64_t O = w->shape[0], per_o, chunk, nty_max, jobs_per_group, ob, orow;
     size_t scratch;
@@ -650,9 +644,9 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.Ho = y->shape[2]; wi.Wo = y->shape[3];
     wi.pt = pt; wi.pl = pl;
     if (y->shape[0] == 0 || O == 0 || wi.Ho == 0 || wi.Wo == 0) return SDX_OK;
-    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl);
+    if (wi.C == 0) return sdx__conv2d_direct(ctx, y, x, w, b, 1, pt, pl, compute);
 #ifdef SDX__AMX
-    amx = sdx__amx_computes(ctx);
+    amx = sdx__amx_computes(ctx, compute);
 #endif
     wi.cp = (wi.C + 31) / 32 * 32;
     wi.tiles_x = (wi.Wo + 3) / 4;
@@ -711,14 +705,15 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
 }
 
 /* Whether Winograd pays for this convolution (measured: see bench). */
-static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w, int stride, int64_t ho, int64_t wo) {
+static int sdx__wino_pays(sdx_ctx *ctx, sdx_dtype compute, const sdx_tensor *x, const sdx_tensor *w, int stride,
+                          int64_t ho, int64_t wo) {
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
-    (void)ctx; (void)x; (void)w; (void)stride; (void)ho; (void)wo;
+    (void)ctx; (void)compute; (void)x; (void)w; (void)stride; (void)ho; (void)wo;
     return 0;   /* the half-accumulation emulation models direct convolution */
 #else
     const int64_t c = x->shape[1], o = w->shape[0], pixels = ho * wo;
     if (w->shape[2] != 3 || w->shape[3] != 3 || stride != 1) return 0;
-    if (sdx__amx_computes(ctx))     /* the filter transform needs ~200 tiles to pay */
+    if (sdx__amx_computes(ctx, compute))     /* the filter transform needs ~200 tiles to pay */
         return c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && x->shape[0] * ((ho + 3) / 4) * ((wo + 3) / 4) >= SDX__WA_MIN_TILES;
     return (c >= SDX__WINO_MIN_C && o >= SDX__WINO_MIN_C && pixels >= SDX__WINO_MIN_PIXELS) ||
            (c >= SDX__WINO_WIDE_C && o >= SDX__WINO_WIDE_C && pixels >= SDX__WINO_WIDE_PIXELS);
@@ -728,38 +723,14 @@ static int sdx__wino_pays(sdx_ctx *ctx, const sdx_tensor *x, const sdx_tensor *w
 /* ---- conv2d ------------------------------------------------------------ */
 
 static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+                           int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
     static const char op[] = "conv2d";
-    int64_t ho, wo;
+    int64_t ho = y->shape[2], wo = y->shape[3];
     int rc;
-    SDX__CHECK(ctx, op, y, x, w, b);
-    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
-                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
-    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
-    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
-    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
-    if (ho < 0 || wo < 0)
-        return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
-    ho = ho / stride + 1;
-    wo = wo / stride + 1;
-    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
-        char want[128];
-        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
-                 (long long)w->shape[0], (long long)ho, (long long)wo);
-        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
-    }
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    if (sdx__wino_pays(ctx, x, w, stride, ho, wo))
-        rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left);
-    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left);
+    (void)pad_bottom; (void)pad_right;   /* y's shape says them (checked in ops.c) */
+    if (sdx__wino_pays(ctx, compute, x, w, stride, ho, wo))
+        rc = sdx__conv2d_winograd(ctx, y, x, w, b, pad_top, pad_left, compute);
+    else rc = sdx__conv2d_direct(ctx, y, x, w, b, stride, pad_top, pad_left, compute);
     if (rc != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
-}
-
-static int sdx__cpu_conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad) {
-    return sdx__cpu_conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad);
 }

@@ -129,55 +129,6 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 /* Scratch that was reserved: never fails inside a worker. */
 static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
 
-/* ---- argument checks -------------------------------------------------- */
-
-static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
-
-/* Checks that every non-NULL tensor has a valid shape, data and a storage
- * dtype. Negative dims are rejected here once: pairs of them multiply to
- * a positive element count that every later shape check would accept. */
-static int sdx__check_tensors(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
-    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
-    for (int i = 0; i < n; i++) {
-        const sdx_tensor *t = ts[i];
-        if (!t) continue;
-        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op,
-                             what[SDX__MIN(i, 4)], t->ndim, SDX_MAX_DIMS);
-        for (int d = 0; d < t->ndim; d++)
-            if (t->shape[d] < 0) {
-                char s[96];
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, what[SDX__MIN(i, 4)],
-                                 sdx_shape_str(t, s, sizeof s));
-            }
-        if (!t->data && sdx_tensor_numel(t) > 0)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, what[SDX__MIN(i, 4)]);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)",
-                             op, what[SDX__MIN(i, 4)], sdx_dtype_name(t->dtype));
-    }
-    return SDX_OK;
-}
-
-#define SDX__CHECK(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__ts_[] = { __VA_ARGS__ }; \
-    int sdx__rc_ = sdx__check_tensors(ctx, op, sdx__ts_, SDX__ARRAY_LEN(sdx__ts_)); \
-    if (sdx__rc_ != SDX_OK) return sdx__rc_; } while (0)
-
-static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
-                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
-    char sa[96], sb[96];
-    sdx_shape_str(a, sa, sizeof sa);
-    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
-                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
-}
-
-/* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
-/* Rounds a running value to f16 the way a half-precision kernel would:
- * sums past 65504 become Inf. Only the opt-out builds use it. */
-static float sdx__round_f16(float v) { return sdx_f16_to_f32(sdx_f32_to_f16(v)); }
-
 /* ---- fast exp ---------------------------------------------------------- */
 /* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
  * and a degree-6 polynomial, relative error below 3e-7; inputs below

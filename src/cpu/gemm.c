@@ -245,6 +245,7 @@ typedef struct sdx__gemm {
     const sdx_tensor *bias; int bias_per_row;
     /* the weight operand (A for conv, B for linear): cached bf16 panels */
     const sdx_tensor *weight; int weight_is_a;
+    sdx_dtype compute;            /* the arithmetic asked for: SDX_F32 or SDX_BF16 */
     int64_t m_tiles, n_tiles;
     int64_t mb, nb;             /* f32 and AMX jobs: rows and columns of C per job */
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */

@@ -4,7 +4,7 @@
 /* ===================================================================== */
 /*  bf16 GEMM: the same jobs with bf16 operands and VDPBF16PS             */
 /* ===================================================================== */
-/* In bf16 compute mode (ctx->compute, set by each model part's forward)
+/* In bf16 compute mode (the compute argument of linear, conv2d, attention)
  * linear and the im2col convolution multiply bf16 values and accumulate
  * in f32: AVX512-BF16's VDPBF16PS adds to each f32 lane the products of
  * one pair of bf16 values (two consecutive k). Both operands are packed
@@ -744,7 +744,7 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
  * bf16 kernel that pays, in f32 otherwise. */
 static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
     if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
-    if (ctx->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
+    if (g->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
 #ifdef SDX__X86
         return sdx__gemm_run_bf16(ctx, g);
 #endif

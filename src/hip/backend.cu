@@ -69,43 +69,13 @@ static void sdx__hip_release(void *user) {
     free(s);
 }
 
-/* ---- checks ------------------------------------------------------------------ */
-
-static int sdx__hip_dtype_ok(const sdx_tensor *t) {
-    return !t || t->dtype == SDX_F32 || t->dtype == SDX_F16 || t->dtype == SDX_BF16;
-}
+/* ---- launch-grid limits (sdx.h checks the ops' contracts before a call) ------ */
 
 static int sdx__hip_bad(sdx_ctx *ctx, const char *op, const char *want, const sdx_tensor *a, const sdx_tensor *b) {
     char sa[96], sb[96];
     sdx_shape_str(a, sa, sizeof sa);
     if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
     return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: expected %s (got %s%s%s)", op, want, sa, b ? ", " : "", sb);
-}
-
-/* Storage dtypes, non-negative dims, data present. */
-static int sdx__hip_args(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
-    for (int i = 0; i < n; i++) {
-        const sdx_tensor *t = ts[i];
-        if (!t) continue;
-        if (!sdx__hip_dtype_ok(t)) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has dtype %s (expected F32, F16 or BF16)",
-                                                   op, i, sdx_dtype_name(t->dtype));
-        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has %d dims", op, i, t->ndim);
-        for (int d = 0; d < t->ndim; d++)
-            if (t->shape[d] < 0) return sdx__hip_bad(ctx, op, "non-negative dims", t, NULL);
-        if (!t->data && sdx_tensor_numel(t) > 0) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d has no data", op, i);
-    }
-    return SDX_OK;
-}
-
-#define SDX__HIP_ARGS(ctx, op, ...) do { \
-    const sdx_tensor *const sdx__hip_ts_[] = { __VA_ARGS__ }; \
-    int sdx__hip_rc_ = sdx__hip_args(ctx, op, sdx__hip_ts_, (int)(sizeof sdx__hip_ts_ / sizeof sdx__hip_ts_[0])); \
-    if (sdx__hip_rc_ != SDX_OK) return sdx__hip_rc_; } while (0)
-
-static int sdx__hip_same(const sdx_tensor *a, const sdx_tensor *b) {
-    if (a->ndim != b->ndim) return 0;
-    for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
-    return 1;
 }
 
 /* Blocks for a grid-stride loop over n elements. */
@@ -118,16 +88,21 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
 
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
     int64_t n = sdx_tensor_numel(y);
-    SDX__HIP_ARGS(ctx, op, y, a, b);
-    if (sdx_tensor_numel(a) != n || (b && sdx_tensor_numel(b) != n)) return sdx__hip_bad(ctx, op, "equal element counts", y, a);
     if (n == 0) return SDX_OK;
     sdx__hip_k_ew<<<sdx__hip_blocks(n, 256), 256>>>(kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
                                                    b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_silu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__hip_ew(ctx, "silu", SDX__HIP_SILU, y, x, NULL, 0); }
-static int sdx__hip_gelu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__hip_ew(ctx, "gelu", SDX__HIP_GELU, y, x, NULL, 0); }
+/* compute: the GPU computes in f32 (its bf16 mode is its half activations) */
+static int sdx__hip_silu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_ew(ctx, "silu", SDX__HIP_SILU, y, x, NULL, 0);
+}
+static int sdx__hip_gelu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_ew(ctx, "gelu", SDX__HIP_GELU, y, x, NULL, 0);
+}
 static int sdx__hip_quick_gelu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     return sdx__hip_ew(ctx, "quick_gelu", SDX__HIP_QUICK_GELU, y, x, NULL, 0);
 }
@@ -143,8 +118,6 @@ static int sdx__hip_mul_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, con
 /* clamp and tanh_clamp (bounds and limit checked in ops.c); y may alias x */
 static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
     int64_t n = sdx_tensor_numel(y);
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (sdx_tensor_numel(x) != n) return sdx__hip_bad(ctx, op, "equal element counts", y, x);
     if (n == 0) return SDX_OK;
     sdx__hip_k_clamp<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
     return sdx__hip_check(ctx, op);
@@ -156,41 +129,29 @@ static int sdx__hip_tanh_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     return sdx__hip_clamp_run(ctx, "tanh_clamp", y, x, 0, 0, limit);
 }
 
-static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
     static const char op[] = "geglu";
     int64_t n = sdx_tensor_numel(y), d;
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
-        return sdx__hip_bad(ctx, op, "x's last dim twice y's", x, y);
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__hip_bad(ctx, op, "equal leading dims", x, y);
     d = y->shape[y->ndim - 1];
     if (n == 0 || d == 0) return SDX_OK;
     sdx__hip_k_geglu<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, d);
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_chan_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+static int sdx__hip_add_channel_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     static const char op[] = "add_channel_bias";
     int64_t n = sdx_tensor_numel(y), nc;
-    SDX__HIP_ARGS(ctx, op, y, x, v);
-    if (x->ndim < 2 || !sdx__hip_same(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
-        return sdx__hip_bad(ctx, op, "y, x [N, C, ...] and v [N, C]", x, v);
     nc = x->shape[0] * x->shape[1];
     if (n == 0 || nc == 0) return SDX_OK;
     sdx__hip_k_chan_bias<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_resize_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+static int sdx__hip_resize_nearest_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "resize_nearest";
     int64_t n = sdx_tensor_numel(y);
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
-        (n > 0 && sdx_tensor_numel(x) == 0))
-        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, C, Ho, Wo]", x, y);
     if (n == 0) return SDX_OK;
-    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     sdx__hip_k_resize<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                         y->shape[2], y->shape[3]);
     return sdx__hip_check(ctx, op);
@@ -199,26 +160,15 @@ static int sdx__hip_resize_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) 
 static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
     static const char op[] = "pad_circular";
     int64_t n = sdx_tensor_numel(y);
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
-        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
-        (n > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
-        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, y);
     if (n == 0) return SDX_OK;
-    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     sdx__hip_k_pad_circular<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                               y->shape[2], y->shape[3], top, left);
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_concat_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
     int64_t n = sdx_tensor_numel(y);
-    SDX__HIP_ARGS(ctx, op, y, a, b);
-    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
-        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
-        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
-        return sdx__hip_bad(ctx, op, "a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]", a, b);
     if (n == 0) return SDX_OK;
     sdx__hip_k_concat<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
                                                         a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
@@ -228,7 +178,6 @@ static int sdx__hip_concat_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, 
 static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, int64_t batch, int64_t rows, int64_t cols) {
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
     if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
-    if (y->data == x->data) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
     if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
     sdx__hip_k_transpose<<<grid, dim3(32, 8)>>>(y->data, y->dtype, x->data, x->dtype, rows, cols);
     return sdx__hip_check(ctx, op);
@@ -236,17 +185,11 @@ static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const
 
 static int sdx__hip_nchw_to_nlc_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nchw_to_nlc";
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] || y->shape[2] != x->shape[1])
-        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and y [N, H*W, C]", x, y);
     return sdx__hip_transpose(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2] * x->shape[3]);
 }
 
 static int sdx__hip_nlc_to_nchw_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "nlc_to_nchw";
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] || x->shape[2] != y->shape[1])
-        return sdx__hip_bad(ctx, op, "x [N, H*W, C] and y [N, C, H, W]", x, y);
     return sdx__hip_transpose(ctx, op, y, x, x->shape[0], x->shape[1], x->shape[2]);
 }
 
@@ -266,18 +209,13 @@ static int sdx__hip_scratch(sdx_ctx *ctx, sdx__hip *s, size_t count) {
 }
 
 static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                                  const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu) {
+                                  const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
+    (void)compute;
     static const char op[] = "group_norm";
     sdx__hip *s = sdx__hip_of(ctx);
     int64_t channels, spatial, count, ng;
     int parts, rc;
-    SDX__HIP_ARGS(ctx, op, y, x, gamma, beta);
-    if (x->ndim < 2 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape [N, C, ...]", x, y);
     channels = x->shape[1];
-    if (groups < 1 || channels % groups)
-        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op, (long long)channels, groups);
-    if ((gamma && sdx_tensor_numel(gamma) != channels) || (beta && sdx_tensor_numel(beta) != channels))
-        return sdx__hip_bad(ctx, op, "gamma/beta of size C", x, gamma ? gamma : beta);
     if (sdx_tensor_numel(x) == 0 || channels == 0) return SDX_OK;
     spatial = sdx_tensor_numel(x) / (x->shape[0] * channels);
     count = channels / groups * spatial;
@@ -310,11 +248,7 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
                                   const sdx_tensor *gamma, const sdx_tensor *beta) {
     static const char op[] = "layer_norm";
     int64_t d, rows;
-    SDX__HIP_ARGS(ctx, op, y, x, gamma, beta);
-    if (x->ndim < 1 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape", x, y);
     d = x->shape[x->ndim - 1];
-    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
-        return sdx__hip_bad(ctx, op, "gamma/beta of the last dim's size", x, gamma ? gamma : beta);
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
     sdx__hip_k_layer_norm<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d, eps,
@@ -325,8 +259,6 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
 static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
     static const char op[] = "softmax";
     int64_t d, rows;
-    SDX__HIP_ARGS(ctx, op, y, x);
-    if (x->ndim < 1 || !sdx__hip_same(x, y)) return sdx__hip_bad(ctx, op, "y and x of one shape", x, y);
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
@@ -368,16 +300,11 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->y = y->data; g->yt = y->dtype;
 }
 
-static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              sdx_dtype compute) {
+    (void)compute;
     static const char op[] = "linear";
     sdx__hip_gemm g;
-    SDX__HIP_ARGS(ctx, op, y, x, w, b);
-    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-        return sdx__hip_bad(ctx, op, "x [..., in] and w [out, in]", x, w);
-    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0]) return sdx__hip_bad(ctx, op, "y [..., out]", y, w);
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__hip_bad(ctx, op, "y's leading dims equal to x's", y, x);
-    if (b && sdx_tensor_numel(b) != w->shape[0]) return sdx__hip_bad(ctx, op, "a bias of size out", b, w);
     sdx__hip_gemm_operands(&g, y, x, w, b);
     g.K = w->shape[1];
     g.N = w->shape[0];
@@ -385,24 +312,16 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     return sdx__hip_gemm_run(ctx, op, g, 0, 1);
 }
 
-static int sdx__hip_conv2d_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
+static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    (void)compute;
     static const char op[] = "conv2d";
     int64_t ho, wo;
     sdx__hip_gemm g;
-    SDX__HIP_ARGS(ctx, op, y, x, w, b);
-    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
-        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads >= 0", op, stride);
-    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
-        return sdx__hip_bad(ctx, op, "x [N, C, H, W] and w [O, C, kh, kw]", x, w);
     ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
     wo = x->shape[3] + pad_left + pad_right - w->shape[3];
-    if (ho < 0 || wo < 0) return sdx__hip_bad(ctx, op, "a kernel no larger than the padded input", x, w);
     ho = ho / stride + 1;
     wo = wo / stride + 1;
-    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo)
-        return sdx__hip_bad(ctx, op, "y [N, O, Ho, Wo] from the conv geometry", y, x);
-    if (b && sdx_tensor_numel(b) != w->shape[0]) return sdx__hip_bad(ctx, op, "a bias of size O", b, w);
     if (x->shape[2] > 0x7fffffff || x->shape[3] > 0x7fffffff || w->shape[1] * w->shape[2] * w->shape[3] > 0x7fffffff)
         return sdx__hip_bad(ctx, op, "dims below 2^31", x, w);
     sdx__hip_gemm_operands(&g, y, x, w, b);
@@ -432,21 +351,13 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                                 int heads, int causal) {
+                                 int heads, int causal, sdx_dtype compute) {
+    (void)compute;
     static const char op[] = "attention";
     int64_t batch, d;
-    SDX__HIP_ARGS(ctx, op, y, q, k, v);
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__hip_same(k, v) || !sdx__hip_same(q, y) ||
-        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
-        return sdx__hip_bad(ctx, op, "q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, k);
-    if (heads < 1 || q->shape[2] % heads)
-        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op, (long long)q->shape[2], heads);
-    if (y->data == q->data || y->data == k->data || y->data == v->data)
-        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
     batch = q->shape[0];
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
-    if (k->shape[1] == 0) return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
     switch (d) {        /* exact fits: no lane idles on padding */
     case 40:  sdx__hip_attention_launch<10, 4, 32>(y, q, k, v, batch, heads, 40, causal); break;
@@ -553,28 +464,9 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.upload = sdx__hip_upload;
     b.download = sdx__hip_download;
     b.release = sdx__hip_release;
-    b.linear = sdx__hip_linear_op;
-    b.conv2d = sdx__hip_conv2d_op;
-    b.group_norm = sdx__hip_group_norm_op;
-    b.layer_norm = sdx__hip_layer_norm_op;
-    b.softmax = sdx__hip_softmax_op;
-    b.attention = sdx__hip_attention_op;
-    b.silu = sdx__hip_silu_op;
-    b.gelu = sdx__hip_gelu_op;
-    b.quick_gelu = sdx__hip_quick_gelu_op;
-    b.geglu = sdx__hip_geglu_op;
-    b.clamp = sdx__hip_clamp_op;
-    b.tanh_clamp = sdx__hip_tanh_clamp_op;
-    b.scale = sdx__hip_scale_op;
-    b.copy = sdx__hip_copy_op;
-    b.add = sdx__hip_add_op;
-    b.mul = sdx__hip_mul_op;
-    b.add_channel_bias = sdx__hip_chan_bias_op;
-    b.resize_nearest = sdx__hip_resize_op;
-    b.pad_circular = sdx__hip_pad_circular_op;
-    b.concat_channels = sdx__hip_concat_op;
-    b.nchw_to_nlc = sdx__hip_nchw_to_nlc_op;
-    b.nlc_to_nchw = sdx__hip_nlc_to_nchw_op;
+#define SDX__HIP_OP(name, required, params, args, operands) b.name = sdx__hip_##name##_op;
+    SDX_BACKEND_OPS(SDX__HIP_OP)
+#undef SDX__HIP_OP
     if ((rc = sdx_set_backend(ctx, &b)) != SDX_OK) sdx__hip_release(s);   /* not installed: still ours */
     return rc;
 }

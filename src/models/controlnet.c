@@ -254,8 +254,8 @@ static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, con
         sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
         if (k == cn->n_hint - 1) next = *g;
         else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
-        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
         cur = next;
     }
 done:
@@ -270,11 +270,11 @@ static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_ten
     sdx_tensor t;
     int rc;
     if (!accumulate) {
-        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
         SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
     }
@@ -297,7 +297,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx_tensor emb, g, buf[2], h, prev;
     sdx__unet_run r;
     char s1[64];
-    sdx_dtype compute = ctx->compute;
     int rc;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
@@ -309,7 +308,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
                          (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
-    ctx->compute = u->compute_type;
     hmax = 0;
     for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
     hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
@@ -318,7 +316,7 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
     r.emb = &emb;
     SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
 
@@ -343,7 +341,6 @@ static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena
     sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
     SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
 done:
-    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }

@@ -619,7 +619,7 @@ static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float 
         x = sdx__view(SDX_F32, (void *)a, 2, xs);
         w = sdx__view(SDX_F32, bt, 2, ws);
     }
-    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL);
+    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
     sdx__free(ctx, bt);
     return rc;
 }

@@ -265,14 +265,14 @@ static int sdx__taesd_block(sdx__taesd_run *r, const sdx__taesd_layer *l, sdx_te
     sdx_tensor a = sdx__taesd_slot(r, -1, &sa, l->cout, h, w);
     sdx_tensor b = sdx__taesd_slot(r, sa, &sb, l->cout, h, w);
     sdx_tensor *y = out ? out : &a;
-    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1)) != SDX_OK ||
+    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1, SDX_F32)) != SDX_OK ||
         (rc = sdx__clamp(ctx, &a, &a, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1, SDX_F32)) != SDX_OK ||
         (rc = sdx__clamp(ctx, &b, &b, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1)) != SDX_OK)
+        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1, SDX_F32)) != SDX_OK)
         return rc;
     if (l->skip) {
-        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
+        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0, SDX_F32)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
     } else if ((rc = sdx__add(ctx, y, y, &r->x)) != SDX_OK) {
         return rc;
     }
@@ -294,8 +294,8 @@ static int sdx__taesd_layer_fwd(sdx__taesd_run *r, int i, sdx_tensor *out) {
     case SDX__TAESD_SOFTCLAMP: rc = sdx__tanh_clamp(r->ctx, &y, &r->x, 3.0f); break;
     case SDX__TAESD_RELU: rc = sdx__clamp(r->ctx, &y, &r->x, 0.0f, INFINITY); break;
     case SDX__TAESD_UP: rc = sdx__upsample2x(r->ctx, &y, &r->x); break;
-    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1); break;
-    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1); break;
+    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1, SDX_F32); break;
+    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1, SDX_F32); break;
     }
     r->x = y;
     r->cur = out ? -1 : s;

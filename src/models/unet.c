@@ -498,6 +498,7 @@ typedef struct sdx__unet_run {
     const sdx_tensor *context;  /* [B, T, D] */
     const char *block;          /* tracer names: "input_blocks" ... */
     int block_index;            /* N, or -1 for middle_block */
+    sdx_dtype compute;          /* the blocks' arithmetic: u->compute_type */
 } sdx__unet_run;
 
 static int sdx__unet_act(sdx__unet_run *r, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
@@ -525,17 +526,17 @@ static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_t
     sdx_tensor h, g, e, s;
     int rc;
     SDX__UNET_DO(sdx__unet_act4(r, &h, B, p->cin, H, W));
-    SDX__UNET_DO(sdx__group_norm(ctx, &h, x, SDX__UNET_GROUPS, 1e-5f, p->norm1_w, p->norm1_b, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &h, x, SDX__UNET_GROUPS, 1e-5f, p->norm1_w, p->norm1_b, 1, r->compute));
     SDX__UNET_DO(sdx__unet_act4(r, &g, B, p->cout, H, W));
-    SDX__UNET_DO(sdx__conv2d(ctx, &g, &h, p->conv1_w, p->conv1_b, 1, 1));
+    SDX__UNET_DO(sdx__conv2d(ctx, &g, &h, p->conv1_w, p->conv1_b, 1, 1, r->compute));
     SDX__UNET_DO(sdx__unet_act(r, &e, SDX_F32, 2, es));
-    SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b));
+    SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b, r->compute));
     SDX__UNET_DO(sdx__add_channel_bias(ctx, &g, &g, &e));
-    SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1));
-    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1, r->compute));
+    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1, r->compute));
     if (p->skip_w) {
         SDX__UNET_DO(sdx__unet_act4(r, &s, B, p->cout, H, W));
-        SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__add(ctx, y, y, &s));
     } else {
         SDX__UNET_DO(sdx__add(ctx, y, y, x));
@@ -573,13 +574,13 @@ static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tens
     SDX__UNET_DO(sdx__unet_act3(r, &q, B, L, inner));
     SDX__UNET_DO(sdx__unet_act3(r, &k, B, src->shape[1], inner));
     SDX__UNET_DO(sdx__unet_act3(r, &v, B, src->shape[1], inner));
-    SDX__UNET_DO(sdx__linear(ctx, &q, &n, wq, NULL));
-    SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL));
-    SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL));
+    SDX__UNET_DO(sdx__linear(ctx, &q, &n, wq, NULL, r->compute));
+    SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL, r->compute));
+    SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
     SDX__UNET_DO(sdx__unet_act3(r, &o, B, L, inner));
-    SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0));
+    SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0, r->compute));
     /* n is dead: it takes the projected output */
-    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo));
+    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo, r->compute));
     SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
 done:
     sdx__arena_release(r->a, m);
@@ -618,9 +619,9 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
         sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
-        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b));
-        SDX__UNET_DO(sdx__geglu(ctx, &g, &f));
-        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b));
+        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
+        SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
+        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b, r->compute));
         SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
     }
 done:
@@ -639,14 +640,14 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
     SDX__UNET_DO(sdx__unet_act3(r, &tok, B, L, p->inner));
     m2 = sdx__arena_mark(r->a);
     SDX__UNET_DO(sdx__unet_act4(r, &n, B, C, H, W));
-    SDX__UNET_DO(sdx__group_norm(ctx, &n, x, SDX__UNET_GROUPS, 1e-6f, p->norm_w, p->norm_b, 0));
+    SDX__UNET_DO(sdx__group_norm(ctx, &n, x, SDX__UNET_GROUPS, 1e-6f, p->norm_w, p->norm_b, 0, r->compute));
     if (p->linear) {   /* norm on NCHW, flatten, then the Linear */
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
         SDX__UNET_DO(sdx__nchw_to_nlc(ctx, &t, &n));
-        SDX__UNET_DO(sdx__linear(ctx, &tok, &t, p->proj_in_w, p->proj_in_b));
+        SDX__UNET_DO(sdx__linear(ctx, &tok, &t, p->proj_in_w, p->proj_in_b, r->compute));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
-        SDX__UNET_DO(sdx__conv2d(ctx, &t, &n, p->proj_in_w, p->proj_in_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, &t, &n, p->proj_in_w, p->proj_in_b, 1, 0, r->compute));
         SDX__UNET_DO(sdx__nchw_to_nlc(ctx, &tok, &t));
     }
     sdx__arena_release(r->a, m2);
@@ -658,12 +659,12 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
     }
     if (p->linear) {
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
-        SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b));
+        SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b, r->compute));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, y, &t));
     } else {
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, &t, &tok));
-        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0));
+        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0, r->compute));
     }
     SDX__UNET_DO(sdx__add(ctx, y, y, x));
 done:
@@ -680,7 +681,7 @@ static int sdx__unet_up_forward(sdx__unet_run *r, const sdx__unet_layer *p, sdx_
         SDX__UNET_DO(sdx__upsample2x(r->ctx, &t, x));
     else
         SDX__UNET_DO(sdx__resize_nearest(r->ctx, &t, x));
-    SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1));
+    SDX__UNET_DO(sdx__conv2d(r->ctx, y, &t, p->conv_w, p->conv_b, 1, 1, r->compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -705,8 +706,8 @@ static int sdx__unet_block_forward(sdx__unet_run *r, const sdx__unet_block *b, s
         else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], L->cout, H, W));
         sdx__unet_trace(r, i);
         switch (L->kind) {
-        case SDX__UL_CONV: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 1, 1); break;
-        case SDX__UL_DOWN: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 2, 1); break;
+        case SDX__UL_CONV: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 1, 1, r->compute); break;
+        case SDX__UL_DOWN: rc = sdx__conv2d(ctx, &next, &cur, L->conv_w, L->conv_b, 2, 1, r->compute); break;
         case SDX__UL_UP:   rc = sdx__unet_up_forward(r, L, &next, &cur); break;
         case SDX__UL_RES:  rc = sdx__unet_res_forward(r, &L->res, &next, &cur); break;
         default:           rc = sdx__unet_attn_forward(r, &L->attn, &next, &cur); break;
@@ -723,7 +724,10 @@ done:
 /* emb = silu(time_embed(sinusoid(t)) [+ label_emb(y)]): every ResBlock
  * starts its emb_layers with a SiLU, so it is applied once here. Kept in
  * f32: it is [B, 4 * model_channels]. */
-static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *timesteps, const sdx_tensor *y) {
+/* compute: the UNet's f32 (the embedding feeds every block); a ControlNet
+ * runs its own in its blocks' arithmetic */
+static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *timesteps, const sdx_tensor *y,
+                           sdx_dtype compute) {
     sdx__unet *u = r->u;
     sdx_ctx *ctx = r->ctx;
     int64_t B = emb->shape[0];
@@ -740,19 +744,19 @@ static int sdx__unet_embed(sdx__unet_run *r, sdx_tensor *emb, const float *times
         SDX__UNET_DO(sdx__upload(ctx, &t, tf));
     }
     SDX__UNET_DO(sdx__unet_act(r, &h, SDX_F32, 2, hs));
-    SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b));
-    SDX__UNET_DO(sdx__silu(ctx, &h, &h));
-    SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b));
+    SDX__UNET_DO(sdx__linear(ctx, &h, &t, u->te0_w, u->te0_b, compute));
+    SDX__UNET_DO(sdx__silu(ctx, &h, &h, compute));
+    SDX__UNET_DO(sdx__linear(ctx, emb, &h, u->te2_w, u->te2_b, compute));
     if (u->adm_channels > 0) {
         sdx_tensor l;
         sdx__trace_at(ctx, u->w.part, "label_emb");
-        SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b));
-        SDX__UNET_DO(sdx__silu(ctx, &h, &h));
+        SDX__UNET_DO(sdx__linear(ctx, &h, y, u->le0_w, u->le0_b, compute));
+        SDX__UNET_DO(sdx__silu(ctx, &h, &h, compute));
         SDX__UNET_DO(sdx__unet_act(r, &l, SDX_F32, 2, hs));
-        SDX__UNET_DO(sdx__linear(ctx, &l, &h, u->le2_w, u->le2_b));
+        SDX__UNET_DO(sdx__linear(ctx, &l, &h, u->le2_w, u->le2_b, compute));
         SDX__UNET_DO(sdx__add(ctx, emb, emb, &l));
     }
-    SDX__UNET_DO(sdx__silu(ctx, emb, emb));
+    SDX__UNET_DO(sdx__silu(ctx, emb, emb, compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -816,6 +820,7 @@ static void sdx__unet_run_init(sdx__unet_run *r, sdx__unet *u, sdx_ctx *ctx, sdx
     r->ctx = ctx;
     r->a = a;
     r->context = context;
+    r->compute = u->compute_type;
 }
 
 /* The hook through which a ControlNet steers the UNet (ComfyUI's
@@ -851,12 +856,10 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
     sdx_tensor skip[SDX__UNET_MAX_BLOCKS], emb, cat, buf[2], h, tmp;
     sdx__unet_run r;
-    sdx_dtype compute = ctx->compute;
     int rc, cur = 0;
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
-    ctx->compute = SDX_F32;         /* the time embedding feeds every block: f32 */
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
@@ -869,9 +872,8 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
     SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, SDX_F32));   /* feeds every block: f32 */
     r.emb = &emb;
-    ctx->compute = u->compute_type;
 
     r.block = "input_blocks";
     for (int n = 0; n < u->n_in; n++) {
@@ -908,15 +910,14 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
     }
 
     sdx__trace_at(ctx, SDX__PART_UNET, "out");
-    ctx->compute = SDX_F32;         /* 4 output channels: nothing to gain, error to lose */
+    /* f32: 4 output channels, nothing to gain, error to lose */
     SDX__UNET_DO(sdx__unet_act4(&r, &tmp, B, h.shape[1], h.shape[2], h.shape[3]));
-    SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1));
-    SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1));
+    SDX__UNET_DO(sdx__group_norm(ctx, &tmp, &h, SDX__UNET_GROUPS, 1e-5f, u->out_norm_w, u->out_norm_b, 1, SDX_F32));
+    SDX__UNET_DO(sdx__conv2d(ctx, out, &tmp, u->out_conv_w, u->out_conv_b, 1, 1, SDX_F32));
     /* all of it, not just the last layer: each layer's read faults in
      * whole page-cache folios, which map pages of layers released before */
     if (u->low_memory) sdx__wset_release_all(&u->w);
 done:
-    ctx->compute = compute;
     sdx__arena_release(a, m0);
     return rc;
 }

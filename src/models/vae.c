@@ -1,7 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
-#include "../cpu/norm.c"   /* sdx__moments: tiled GroupNorm statistics, as the kernel takes them */
 
 /* ===================================================================== */
 /*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
@@ -450,6 +449,7 @@ typedef struct sdx__vae_run {
     void *slot[2];
     int cur;                    /* slot holding x (x may also be a caller tensor) */
     sdx_tensor x;               /* the current activation */
+    sdx_dtype compute;          /* the arithmetic: the VAE's compute_type */
 } sdx__vae_run;
 
 static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, sdx_dtype act, int dry) {
@@ -477,7 +477,7 @@ static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor 
     int64_t k = w->shape[2];
     int64_t h = r->x.shape[2] + 2 * pad - k + 1, wd = r->x.shape[3] + 2 * pad - k + 1;
     sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad);
+    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad, r->compute);
     r->cur = 1 - r->cur;
     r->x = y;
     return rc;
@@ -487,7 +487,7 @@ static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor 
 static int sdx__vae_downsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
     int64_t h = (r->x.shape[2] - 2) / 2 + 1, wd = (r->x.shape[3] - 2) / 2 + 1;
     sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1);
+    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1, r->compute);
     r->cur = 1 - r->cur;
     r->x = y;
     return rc;
@@ -499,7 +499,7 @@ static int sdx__vae_upsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_ten
     sdx_tensor u = sdx__vae_in_slot(r, 1 - r->cur, c, h, wd);
     sdx_tensor y = sdx__vae_in_slot(r, r->cur, w->shape[0], h, wd);
     int rc = SDX_OK;
-    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1);
+    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1, r->compute);
     r->x = y;
     return rc;
 }
@@ -520,13 +520,13 @@ static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
         goto done;
     }
     m = sdx__arena_mark(r->arena);
-    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0);
+    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0, r->compute);
     else rc = sdx__copy(ctx, &y, &r->x);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1, r->compute);
     if (rc == SDX_OK) rc = sdx__vae_tmp(r, &t, b->cout, h, w);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1, r->compute);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1, r->compute);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1, r->compute);
     if (rc == SDX_OK) rc = sdx__add(ctx, &y, &y, &inner);
     sdx__arena_release(r->arena, m);
     if (rc != SDX_OK) return rc;
@@ -561,13 +561,13 @@ static int sdx__vae_attn_fwd(sdx__vae_run *r, const sdx__vae_attn *a) {
         !sdx__arena_tensor3(r->arena, &q, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &k, r->act, 1, n, c) ||
         !sdx__arena_tensor3(r->arena, &v, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &o, r->act, 1, n, c))
         rc = SDX_ERR_NOMEM;
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0, r->compute);
     if (rc == SDX_OK) rc = sdx__nchw_to_nlc(ctx, &t, &hn);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b);
-    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b);   /* q is free again */
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b, r->compute);
+    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0, r->compute);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b, r->compute);   /* q is free again */
     if (rc == SDX_OK) rc = sdx__nlc_to_nchw(ctx, &hn, &q);
     if (rc == SDX_OK) rc = sdx__add(ctx, &r->x, &r->x, &hn);
     sdx__arena_release(r->arena, m);
@@ -602,8 +602,8 @@ static int sdx__vae_level_fwd(sdx__vae_run *r, const sdx__vae_level *lv, int dec
 static int sdx__vae_out_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, sdx_tensor *out) {
     int rc;
     if (r->dry) return SDX_OK;
-    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1);
-    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1) : rc;
+    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1, r->compute);
+    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1, r->compute) : rc;
 }
 
 /* The decoder up to and including its mid block (all at latent size). */
@@ -650,12 +650,12 @@ static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor 
     SDX__VAE_TRACE(r, "encoder.conv_out");
     if (!v->quant_w) return sdx__vae_out_fwd(r, e, moments);
     if (!r->dry) {
-        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1);
+        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1, r->compute);
         if (rc != SDX_OK) return rc;
     }
     if ((rc = sdx__vae_conv(r, e->conv_out_w, e->conv_out_b, 1)) != SDX_OK) return rc;
     SDX__VAE_TRACE(r, "quant_conv");
-    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0);
+    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0, r->compute);
 }
 
 /* Arena bytes of a pass whose dry walk found these maxima. */
@@ -686,12 +686,8 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
         sdx__arena_release(arena, m);
         return SDX_ERR_NOMEM;
     }
-    {
-        sdx_dtype compute = ctx->compute;
-        ctx->compute = (sdx_dtype)v->compute_type;
-        rc = walk(&r, v, in, out);
-        ctx->compute = compute;
-    }
+    r.compute = (sdx_dtype)v->compute_type;
+    rc = walk(&r, v, in, out);
     sdx__arena_release(arena, m);
     return rc;
 }
@@ -946,7 +942,7 @@ static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, in
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
     if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
         return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
-    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
+    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0, SDX_F32)) != SDX_OK) return rc;
     if (s->res) {
         sdx__vae_cut rc2;
         memset(&rc2, 0, sizeof rc2);
@@ -1140,7 +1136,7 @@ static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_
     int rc;
     if (!sdx__arena_tensor4(t->arena, &out, t->act, 1, plane->shape[1], th, tw))
         return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&out));
-    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
+    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0, SDX_F32)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
         return rc;
     sdx__vae_plane_put(plane, host, y0, x0, th, tw);
     return SDX_OK;

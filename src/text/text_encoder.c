@@ -402,7 +402,8 @@ static int sdx__clip_embed(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, cons
 }
 
 /* x += attn(ln_1(x)); x += mlp(ln_2(x)), in place on x[B, T, W]. */
-static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x) {
+static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx__arena *a, sdx_tensor *x,
+                                   sdx_dtype compute) {
     const sdx__clip_block *b = &c->blocks[i];
     int64_t B = x->shape[0], T = x->shape[1], W = c->width;
     sdx_dtype dt = x->dtype;
@@ -423,16 +424,16 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
         !sdx__arena_tensor3(a, &att, dt, B, T, c->width) || !sdx__arena_tensor3(a, &f, dt, B, T, c->mlp))
         goto done;
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln1_w, b->ln1_b));
-    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb));
-    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb));
-    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb));
-    SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b));
+    SDX__TE_TRY(sdx__linear(ctx, &q, &h, &qw, &qb, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb, compute));
+    SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1, compute));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b, compute));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
-    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b));
-    SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b));
+    SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b, compute));
+    SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f, compute) : sdx__quick_gelu(ctx, &f, &f));
+    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b, compute));
     SDX__TE_TRY(sdx__add(ctx, x, x, &h));
     if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
@@ -496,12 +497,12 @@ static int sdx__clip_project(const sdx__clip *c, sdx__arena *a, const float *x, 
  * final norm, take the first EOS row, project if the encoder can. `x`
  * holds the first `done` layers' output of chunk 0 ([1, T, W]). */
 static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_tensor *x, int done,
-                          const int32_t *ids, float *pooled) {
+                          const int32_t *ids, float *pooled, sdx_dtype compute) {
     sdx__mark m = sdx__arena_mark(a);
     sdx_tensor y;
     float *row;
     int rc = SDX_ERR_NOMEM;
-    for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x));
+    for (int i = done; i < c->n_layers; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, x, compute));
     if (!sdx__arena_tensor3(a, &y, x->dtype, 1, c->n_ctx, c->width)) { rc = SDX_ERR_NOMEM; goto done; }
     row = (float *)sdx__arena_host_alloc(a, (size_t)c->width * sizeof(float));
     if (!row) { rc = SDX_ERR_NOMEM; goto done; }
@@ -541,7 +542,7 @@ static int sdx__clip_scatter(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, co
  * when `pooled` is not NULL, the pooled vector of chunk 0. */
 static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_dtype act, const int32_t *ids_in,
                             const float *mult, const sdx__chunks *emb, int n_chunks, int clip_skip, float *context,
-                            int context_dim, int col, float *pooled) {
+                            int context_dim, int col, float *pooled, sdx_dtype compute) {
     sdx__mark m = sdx__arena_mark(a);
     int64_t T = c->n_ctx;
     int32_t *ids;
@@ -556,7 +557,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     sdx__clip_repad(c, ids_in, ids, n_chunks);
     sdx__trace_at(ctx, SDX__PART_TEXT, "%s embeddings", c->prefix);
     SDX__TE_TRY(sdx__clip_embed_with(ctx, c, a, ids, emb, col, &x));
-    for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x));
+    for (int i = 0; i < stop; i++) SDX__TE_TRY(sdx__clip_block_forward(ctx, c, i, a, &x, compute));
     if (c->norm_context) SDX__TE_TRY(sdx__clip_final_norm(ctx, c, &y, &x));
     for (int b = 0; b < n_chunks; b++)
         SDX__TE_TRY(sdx__clip_scatter(ctx, c, a, c->norm_context ? &y : &x, b, mult ? mult + (size_t)b * T : NULL,
@@ -564,7 +565,7 @@ static int sdx__clip_encode(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx
     if (pooled) {
         x0 = x;                 /* chunk 0 only: the first T rows */
         x0.shape[0] = 1;
-        SDX__TE_TRY(sdx__clip_pool(ctx, c, a, &x0, stop, ids, pooled));
+        SDX__TE_TRY(sdx__clip_pool(ctx, c, a, &x0, stop, ids, pooled, compute));
     }
 done:
     sdx__arena_release(a, m);
@@ -580,7 +581,6 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
                                    sdx_tensor *context, sdx_tensor *pooled) {
     int64_t cshape[2], pshape[1];
     int rc, col = 0;
-    sdx_dtype compute = ctx->compute;
     if (!te || !te->n_enc || !ids || n_chunks < 1 || !context)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "text encode: no encoder, ids or chunks");
     cshape[0] = (int64_t)n_chunks * te->n_ctx;
@@ -592,10 +592,8 @@ static int sdx__textenc_encode_emb(sdx_ctx *ctx, sdx__textenc *te, sdx__arena *a
         const sdx__clip *c = &te->enc[e];
         /* the pooled vector comes from the last encoder (SDXL: bigG) */
         float *pool = pooled && e == te->n_enc - 1 ? (float *)pooled->data : NULL;
-        ctx->compute = (sdx_dtype)te->compute_type;
         rc = sdx__clip_encode(ctx, c, arena, (sdx_dtype)te->act_type, ids, mult, emb, n_chunks, clip_skip,
-                              (float *)context->data, te->context_dim, col, pool);
-        ctx->compute = compute;
+                              (float *)context->data, te->context_dim, col, pool, (sdx_dtype)te->compute_type);
         if (rc != SDX_OK) goto fail;
         col += c->width;
     }

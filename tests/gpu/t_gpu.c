@@ -419,7 +419,7 @@ static int gpu_half_stress_cases_stay_finite(void) {
         sdx__store_f32(w.host.data, SDX_F16, 0, 48 * 48 * 9, w.vals);
         sdx__load_f32(w.host.data, SDX_F16, 0, 48 * 48 * 9, w.vals);
         T_CHECK(sdx__upload(gpu, &w.dev, w.vals) == SDX_OK, "upload");
-        T_CHECK(sdx__cpu_conv2d(cpu, &y.host, &x.host, &w.host, NULL, 1, 1) == SDX_OK &&
+        T_CHECK(sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &w.host, NULL, 1, 1, 1, 1, 1, SDX_F32) == SDX_OK &&
                 sdx__conv2d(gpu, &y.dev, &x.dev, &w.dev, NULL, 1, 1) == SDX_OK, "conv2d: %s", sdx_last_error(gpu));
         rc = tg_finite_and_close(gpu, &y, 1e-3, "conv2d f16, partial sums past 65504");
         tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &y);
