@@ -535,6 +535,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
                           int heads, int causal, sdx_dtype compute) {
     static const char op[] = "attention";
     sdx__attn_args a;
+    (void)compute;   /* bf16 mode's attention runs on AMX tiles only */
     int64_t jobs;
     int rc;
     memset(&a, 0, sizeof a);
