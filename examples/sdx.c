@@ -766,9 +766,18 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     return ok;
 }
 
-/* out.png -> out_2.png for the second image of a batch. */
+/* The last '/' or '\\' in path (Windows takes both), or NULL. */
+static const char *last_separator(const char *path) {
+    const char *sep = NULL;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') sep = p;
+    return sep;
+}
+
+/* out.png -> out_2.png for the second image of a batch (a dot in a folder's
+ * name is no extension). */
 static void batch_path(const char *path, int index, char *buf, size_t size) {
-    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.'), *slash = last_separator(path);
     if (index == 0) { snprintf(buf, size, "%s", path); return; }
     if (!dot || (slash && dot < slash)) snprintf(buf, size, "%s_%d", path, index + 1);
     else snprintf(buf, size, "%.*s_%d%s", (int)(dot - path), path, index + 1, dot);
@@ -792,21 +801,20 @@ static double now_seconds(void) {
 /* -v: seconds of each phase (sdx_gen_params.phase) and step, as sd-cli
  * prints them; the totals go into the summary line. */
 typedef struct {
-    int verbose, last_image;
+    int verbose;
     int phase, image;                /* the phase running, -1 before the first */
     double phase_start, step_start;
-    double load, text, encode, sample, decode;
+    double load, seconds[SDX_PHASE_DONE];   /* each phase's, all images together */
     int steps;
 } progress_state;
 
-static const char *const phase_names[] = { "text encoding", "VAE encode", "sampling", "VAE decode" };
+static const char *const phase_names[SDX_PHASE_DONE] = { "text encoding", "VAE encode", "sampling", "VAE decode" };
 
 static void on_phase(void *user, sdx_phase phase, int image) {
     progress_state *s = user;
     double t = now_seconds(), dt = t - s->phase_start;
     if (s->phase >= 0) {       /* the phase that just ended */
-        double *total[4] = { &s->text, &s->encode, &s->sample, &s->decode };
-        *total[s->phase] += dt;
+        s->seconds[s->phase] += dt;
         if (s->verbose && s->phase == SDX_PHASE_TEXT) fprintf(stderr, "sdx: %s: %.3f s\n", phase_names[s->phase], dt);
         else if (s->verbose) fprintf(stderr, "sdx: image %d %s: %.3f s\n", s->image + 1, phase_names[s->phase], dt);
     }
@@ -838,11 +846,13 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
 /* -v, after a generation: sd-cli's "generate_image completed" line, and
  * the process's peak resident memory. */
 static void print_timings(const progress_state *s) {
-    fprintf(stderr, "sdx: total %.3f s: load %.3f s, text encoding %.3f s, ", s->load + s->text + s->encode + s->sample + s->decode,
-            s->load, s->text);
-    if (s->encode > 0) fprintf(stderr, "VAE encode %.3f s, ", s->encode);
-    fprintf(stderr, "sampling %.3f s (%.3f s/step), VAE decode %.3f s\n", s->sample, s->steps ? s->sample / s->steps : 0.0,
-            s->decode);
+    const double *t = s->seconds;
+    double total = s->load;
+    for (int i = 0; i < SDX_PHASE_DONE; i++) total += t[i];
+    fprintf(stderr, "sdx: total %.3f s: load %.3f s, text encoding %.3f s, ", total, s->load, t[SDX_PHASE_TEXT]);
+    if (t[SDX_PHASE_ENCODE] > 0) fprintf(stderr, "VAE encode %.3f s, ", t[SDX_PHASE_ENCODE]);
+    fprintf(stderr, "sampling %.3f s (%.3f s/step), VAE decode %.3f s\n", t[SDX_PHASE_SAMPLE],
+            s->steps ? t[SDX_PHASE_SAMPLE] / s->steps : 0.0, t[SDX_PHASE_DECODE]);
     fprintf(stderr, "sdx: peak RSS %.1f MiB\n", (double)sdx_peak_rss() / 1048576.0);
 }
 
