@@ -75,118 +75,63 @@ static int replace_file(const char *tmp, const char *path) {
 #endif
 }
 
+/* ---- the command line ------------------------------------------------ */
+
 typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
 #define MAX_LORAS 64
 
 typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
+
+/* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
 #define MAX_CONTROLS 8
+typedef struct path_list { const char *path[MAX_CONTROLS]; int n; } path_list;
+typedef struct number_list { float value[MAX_CONTROLS]; int n; } number_list;
 
 typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
     const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
     run_mode mode;
-    int threads, verbose, trace, seed_given, n_taesd, convert, output_given;
+    int threads, verbose, trace, n_taesd, convert;
     lora_arg loras[MAX_LORAS];
     int n_loras;
-    /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
-    const char *control_net[MAX_CONTROLS], *control_image[MAX_CONTROLS];
-    float control_strength[MAX_CONTROLS], control_start[MAX_CONTROLS], control_end[MAX_CONTROLS];
-    int n_net, n_image, n_strength, n_start, n_end, canny;
+    path_list control_net, control_image;
+    number_list control_strength, control_start, control_end;
+    int canny;
     float canny_low, canny_high;
+    float vae_tile_overlap;     /* accepted for sd-cli scripts; sdx's tiles need none */
 } options;
 
-static void usage(FILE *f) {
-    fprintf(f,
-"usage: sdx -m MODEL -p PROMPT [options]\n"
-"       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
-"       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
-"       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
-"\n"
-"  -M, --mode MODE           img_gen (default), decode (a latent file to PNG), encode (an\n"
-"                            image to a latent file) or convert (write the checkpoint with\n"
-"                            the --lora files merged to -o OUT.safetensors)\n"
-"\n"
-"Model\n"
-"  -m, --model PATH          single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)\n"
-"      --vae PATH            separate VAE replacing the checkpoint's\n"
-"      --taesd PATH          TAESD (tiny autoencoder) decoding instead of the VAE: taesd_decoder /\n"
-"                            taesdxl_decoder, or a diffusers AutoencoderTiny file; given twice\n"
-"                            (or one file with both halves) it also encodes init images\n"
-"      --taesd-preview-only  use TAESD for previews only, the VAE for the final image\n"
-"      --vocab PATH          CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
-"                            or a folder (default: next to the model, then $SDX_VOCAB)\n"
-"      --prediction {eps,v}  override the prediction type (default: from the checkpoint)\n"
-"      --scan-weights        check every weight for NaN/Inf at load and name bad tensors\n"
-"      --compute {f32,bf16}  arithmetic of linear layers and convolutions (default f32; bf16:\n"
-"                            AMX tiles, or AVX512-BF16 on AMD, about 1e-2 relative error;\n"
-"                            f32 elsewhere)\n"
-"      --lora FILE[:U[:C]]   apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
-"                            strength C (default 1, C defaults to U); repeatable, in order\n"
-"      --lora-model-dir DIR  folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
-"                            (DIR/name.safetensors; the tags are removed from the prompt)\n"
-"      --embd-dir DIR        textual-inversion embeddings (.safetensors), used where the prompt\n"
-"                            names them: the file name, or embedding:name\n"
-"\n"
-"Generation\n"
-"  -p, --prompt TEXT         prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111\n"
-"  -n, --negative-prompt T   negative prompt (default: \"\")\n"
-"  -W, --width N             width, multiple of 8 (default: 512 SD1, 768 SD2-v, 1024 SDXL)\n"
-"  -H, --height N            height, multiple of 8 (default: as width)\n"
-"      --steps N             sampling steps (default: 20)\n"
-"      --cfg-scale F         classifier-free guidance scale (default: 7; 1 disables)\n"
-"      --sampling-method S   sampler, ComfyUI or sd-cli name (default: euler_a)\n"
-"      --scheduler S         normal, karras, exponential, sgm_uniform, simple, ddim_uniform,\n"
-"                            beta, linear_quadratic, kl_optimal, ays (default: normal)\n"
-"  -s, --seed N              seed; -1 picks a random one (default: 42)\n"
-"      --rng {cuda,cpu}      noise source: cuda = A1111's Philox, cpu = ComfyUI's torch CPU\n"
-"                            generator (default: cuda)\n"
-"      --clip-skip N         text encoder layers to skip from the end (default: model's)\n"
-"  -b, --batch-count N       images with consecutive seeds (default: 1)\n"
-"\n"
-"img2img and inpainting (as ComfyUI; see README)\n"
-"  -i, --init-img PATH       init image; without -W/-H the output takes its size, sides cropped\n"
-"                            to multiples of 8 as ComfyUI does (with -W/-H it is resized)\n"
-"      --init-latent PATH    start from a latent saved by --output-latent instead of an image\n"
-"      --mask PATH           inpainting mask, white = repaint, any size (resized to the latent)\n"
-"      --strength F          denoise in (0, 1]: `steps` steps from the tail of a schedule of\n"
-"                            int(steps / F) steps (default: 0.75)\n"
-"      --encode-seed N       sample the VAE posterior with noise from seed N (A1111, older\n"
-"                            ComfyUI) instead of taking its mean\n"
-"      --paste-back          A1111-style: paste the init image back outside the blurred mask\n"
-"      --mask-blur N         paste-back mask blur in pixels, 0 = none (default: 4)\n"
-"\n"
-"ControlNet (repeat the group for several; the Nth of each flag goes with the Nth net)\n"
-"      --control-net PATH    ControlNet .safetensors (original, prefix-less or diffusers layout)\n"
-"      --control-image PATH  its control picture (edges, depth, pose...), any size:\n"
-"                            centre-cropped to the output's aspect and resized (nearest)\n"
-"      --control-strength F  scale of its residuals (default: 1)\n"
-"      --control-start F     fraction of the schedule where it starts (default: 0)\n"
-"      --control-end F       fraction of the schedule where it ends (default: 1)\n"
-"      --canny               turn the control pictures into Canny edge maps first\n"
-"      --canny-low F         Canny hysteresis thresholds on the Sobel gradient\n"
-"      --canny-high F        (|dx| + |dy|; default: 100, 200, as OpenCV's users)\n"
-"\n"
-"Output and run\n"
-"  -o, --output PATH         PNG output (default: output.png; a batch adds _2, _3, ...)\n"
-"      --output-latent PATH  also write the final latent as safetensors (tensor 'latent')\n"
-"      --latent-in PATH      latent to decode in -M decode (as --output-latent writes it)\n"
-"      --preview MODE        live previews of the denoised image: none, tae, vae (default: none)\n"
-"      --preview-path PATH   where the preview PNG goes (default: preview.png)\n"
-"      --preview-interval N  steps between previews (default: 1)\n"
-"      --preview-noisy       preview the noisy latent instead of the denoised estimate\n"
-"      --vae-tiling          decode/encode in tiles, as exact as untiled (automatic when memory is short)\n"
-"      --vae-tile-size N|WxH largest tile in latent pixels (default: 32, or from the memory budget)\n"
-"      --vae-tile-overlap F  accepted for sd-cli scripts; sdx's tiles need no overlap\n"
-"      --circular            seamless texture: the image tiles without seams (A1111's Tiling)\n"
-"      --low-mem             low-memory mode: weights stream layer by layer from the mapped\n"
-"                            file, the VAE works in small tiles (same latent, slower)\n"
-"  -t, --threads N           worker threads (default: all cores)\n"
-"      --backend B           cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)\n"
-"      --trace-nonfinite     check every op for NaN/Inf and name the first one that makes it\n"
-"  -v, --verbose             log model details, per-phase and per-step timings, peak RSS\n"
-"  -h, --help                this text\n");
-}
+/* How an option stores its value at `at`, an offset into `options`. */
+typedef enum {
+    OPT_SWITCH,         /* takes no value: sets an int to 1 */
+    OPT_STRING,         /* keeps the value itself (it points into argv) */
+    OPT_INT,            /* an integer in -1..1000000 */
+    OPT_POSITIVE,       /* the same, above 0 */
+    OPT_NUMBER,         /* a float within `range`, written as the error message shows it ("(0, 1]"); no range: any number */
+    OPT_NET_PATH,       /* the next entry of a path_list: one per ControlNet */
+    OPT_NET_NUMBER,     /* the next entry of a number_list, an OPT_NUMBER: one per ControlNet */
+    OPT_CALL            /* call(o, value) does the rest: 0 done, 1 stop (--help), -1 error (reported) */
+} option_kind;
+
+/* One row per option: --help, the parser and whether it takes a value all
+ * read this table. A row with only a heading starts a section of --help. */
+typedef struct option {
+    const char *heading;
+    const char *flag, *name;    /* "-m" (or NULL), "--model" */
+    const char *alias;          /* another spelling, left out of --help: sd-cli's, or an older sdx one */
+    const char *arg;            /* the value in --help ("PATH"); NULL: the option takes no value */
+    option_kind kind;
+    size_t at;
+    const char *range;
+    int (*call)(options *o, const char *val);
+    const char *help;           /* lines after the first are indented under it */
+} option;
+
+#define AT(field) offsetof(options, field)
+
+static void usage(FILE *f);
+static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out) {
     char *end;
@@ -206,27 +151,14 @@ static int parse_float(const char *s, float *out) {
     return 1;
 }
 
-/* Options that take a value; anything else not handled as a switch is
- * unknown (checked before a value is consumed). */
-static int takes_value(const char *a) {
-    static const char *const names[] = {
-        "-m", "--model", "--vae", "--vocab", "--prediction", "-p", "--prompt", "-n", "--negative-prompt",
-        "-i", "--init-img", "--init-latent", "--mask", "-o", "--output", "--output-latent", "--sampling-method", "--sampler",
-        "--scheduler", "--schedule", "--rng", "-W", "--width", "-H", "--height", "--steps", "-b", "--batch-count",
-        "--clip-skip", "-t", "--threads", "-s", "--seed", "--cfg-scale", "--cfg", "--strength",
-        "--encode-seed", "--mask-blur", "--backend", "--compute",
-        "--lora", "--lora-model-dir", "-M", "--mode", "--embd-dir",
-        "--control-net", "--control-image", "--control-strength", "--control-start", "--control-end",
-        "--canny-low", "--canny-high",
-        "--taesd", "--tae", "--latent-in", "--preview", "--preview-path", "--preview-interval",
-        "--vae-tile-size", "--vae-tile-overlap",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(a, names[i])) return 1;
-    return 0;
+/* Whether f lies in an interval written as "(0, 1]" or "[0, 10]"; NULL: any. */
+static int in_range(float f, const char *range) {
+    char open = '[', close = ']';
+    double lo = 0, hi = 0;
+    if (!range) return 1;
+    sscanf(range, "%c%lf, %lf%c", &open, &lo, &hi, &close);
+    return (open == '(' ? f > lo : f >= lo) && (close == ')' ? f < hi : f <= hi);
 }
-
-static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
 
 /* FILE[:unet[:te]]: the strengths are taken from the end, so a path may
  * hold ':' itself. */
@@ -248,163 +180,329 @@ static int parse_lora(const char *val, lora_arg *out) {
     return 1;
 }
 
-/* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
-static int parse_args(int argc, char **argv, options *o) {
-    memset(o, 0, sizeof *o);
-    o->gen.seed = 42;
-    o->gen.rng = SDX_RNG_CUDA;
-    o->output = "output.png";
-    o->preview_path = "preview.png";
-    o->canny_low = 100;
-    o->canny_high = 200;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        long long n;
-        char flag[64];
-        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        if (eq && (size_t)(eq - a) < sizeof flag) {      /* --flag=value */
-            memcpy(flag, a, (size_t)(eq - a));
-            flag[eq - a] = 0;
-            a = flag;
-            v = eq + 1;
-        }
-#define IS(s, l) (!strcmp(a, s) || !strcmp(a, l))
-#define VALUE() (v ? v : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "sdx: %s needs a value\n", a), (const char *)NULL)))
-        if (v && !takes_value(a)) { fprintf(stderr, "sdx: %s takes no value\n", a); return -1; }
-        if (IS("-h", "--help")) { usage(stdout); return 1; }
-        else if (IS("-v", "--verbose")) o->verbose = 1;
-        else if (IS("--trace-nonfinite", "--trace")) o->trace = 1;
-        else if (IS("--scan-weights", "--scan")) o->model.scan_nonfinite = 1;
-        else if (IS("--vae-tiling", "--vae-tiling")) o->gen.vae_tiling = 1;
-        else if (IS("--circular", "--circular")) o->gen.tiling = 1;
-        else if (IS("--low-mem", "--low-memory")) o->model.low_memory = 1;
-        else if (IS("--paste-back", "--paste-back")) o->gen.paste_back = 1;
-        else if (IS("--preview-noisy", "--preview-noisy")) o->gen.preview_noisy = 1;
-        else if (IS("--taesd-preview-only", "--taesd-preview-only")) o->gen.codec = SDX_CODEC_VAE;
-        else if (IS("--canny", "--canny")) o->canny = 1;
-        else if (!takes_value(a)) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
-        else {
-            const char *val = VALUE();
-            if (!val) return -1;
-            if (IS("-m", "--model")) o->model.checkpoint = val;
-            else if (IS("--lora", "--lora")) {
-                if (o->n_loras == MAX_LORAS || !parse_lora(val, &o->loras[o->n_loras])) {
-                    fprintf(stderr, "sdx: --lora %s: expected FILE[:unet_strength[:clip_strength]] (at most %d)\n", val, MAX_LORAS);
-                    return -1;
-                }
-                o->n_loras++;
-            } else if (IS("--lora-model-dir", "--lora-model-dir")) o->gen.lora_dir = val;
-            else if (IS("--embd-dir", "--embd-dir")) o->gen.embedding_dir = val;
-            else if (IS("--vae", "--vae")) o->model.vae = val;
-            else if (IS("--taesd", "--tae")) {
-                if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
-                o->model.taesd[o->n_taesd++] = val;
-            } else if (IS("-M", "--mode")) {
-                o->convert = 0;
-                if (!strcmp(val, "img_gen") || !strcmp(val, "txt2img") || !strcmp(val, "img2img")) o->mode = MODE_IMG_GEN;
-                else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
-                else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
-                else if (!strcmp(val, "convert")) o->mode = MODE_IMG_GEN, o->convert = 1;
-                else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert\n", val); return -1; }
-            } else if (IS("--latent-in", "--latent-in")) o->latent_input = val;
-            else if (IS("--preview-path", "--preview-path")) o->preview_path = val;
-            else if (IS("--preview", "--preview")) {
-                o->gen.preview = NULL;
-                if (!strcmp(val, "tae")) o->gen.preview_codec = SDX_CODEC_TAESD;
-                else if (!strcmp(val, "vae")) o->gen.preview_codec = SDX_CODEC_VAE;
-                else if (!strcmp(val, "proj")) {
-                    fprintf(stderr, "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n");
-                    return -1;
-                } else if (strcmp(val, "none")) { fprintf(stderr, "sdx: --preview %s: valid values are none, tae, vae\n", val); return -1; }
-                if (strcmp(val, "none")) o->gen.preview = on_preview;
-            }
-            else if (IS("--vocab", "--vocab")) o->model.vocab = val;
-            else if (IS("--prediction", "--prediction")) o->model.prediction = val;
-            else if (IS("-p", "--prompt")) o->gen.prompt = val;
-            else if (IS("-n", "--negative-prompt")) o->gen.negative_prompt = val;
-            else if (IS("-i", "--init-img")) o->init_path = val;
-            else if (IS("--mask", "--mask")) o->mask_path = val;
-            else if (IS("--init-latent", "--init-latent")) o->init_latent_path = val;
-            else if (IS("-o", "--output")) o->output = val, o->output_given = 1;
-            else if (IS("--output-latent", "--output-latent")) o->latent_output = val;
-            else if (IS("--backend", "--backend")) o->backend = val;
-            else if (IS("--sampling-method", "--sampler")) o->gen.sampler = val;
-            else if (IS("--scheduler", "--schedule")) o->gen.scheduler = !strcmp(val, "discrete") ? "normal" : val;
-            else if (IS("--compute", "--compute")) {
-                if (!strcmp(val, "f32")) o->model.compute = SDX_COMPUTE_F32;
-                else if (!strcmp(val, "bf16")) o->model.compute = SDX_COMPUTE_BF16;
-                else { fprintf(stderr, "sdx: --compute %s: valid values are f32, bf16\n", val); return -1; }
-            } else if (IS("--rng", "--rng")) {
-                if (!strcmp(val, "cuda")) o->gen.rng = SDX_RNG_CUDA;
-                else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
-                else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }
-            } else if (IS("-W", "--width") || IS("-H", "--height") || IS("--steps", "--steps") || IS("-b", "--batch-count") ||
-                       IS("--clip-skip", "--clip-skip") || IS("-t", "--threads") || IS("--preview-interval", "--preview-interval")) {
-                if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", a, val); return -1; }
-                if (IS("-W", "--width")) o->gen.width = (int)n;
-                else if (IS("-H", "--height")) o->gen.height = (int)n;
-                else if (IS("--steps", "--steps")) o->gen.steps = (int)n;
-                else if (IS("-b", "--batch-count")) o->gen.batch_count = (int)n;
-                else if (IS("--clip-skip", "--clip-skip")) o->gen.clip_skip = (int)n;
-                else if (IS("--preview-interval", "--preview-interval")) o->gen.preview_interval = (int)n;
-                else o->threads = (int)n;
-                if (n <= 0 && !IS("-t", "--threads") && !IS("--clip-skip", "--clip-skip")) {
-                    fprintf(stderr, "sdx: %s %s: must be positive\n", a, val);
-                    return -1;
-                }
-            } else if (IS("-s", "--seed")) {
-                if (!parse_int(val, -1, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --seed %s: not an integer >= -1\n", val); return -1; }
-                o->gen.seed = n;
-            } else if (IS("--encode-seed", "--encode-seed")) {
-                if (!parse_int(val, 0, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --encode-seed %s: not an integer >= 0\n", val); return -1; }
-                o->gen.encode_sample = 1;
-                o->gen.encode_seed = n;
-            } else if (IS("--mask-blur", "--mask-blur")) {
-                if (!parse_int(val, 0, 1000, &n)) { fprintf(stderr, "sdx: --mask-blur %s: not an integer in 0..1000\n", val); return -1; }
-                o->gen.mask_blur = n ? (int)n : -1;
-            } else if (IS("--cfg-scale", "--cfg")) {
-                if (!parse_float(val, &o->gen.cfg_scale)) { fprintf(stderr, "sdx: --cfg-scale %s: not a number\n", val); return -1; }
-            } else if (IS("--control-net", "--control-net") || IS("--control-image", "--control-image")) {
-                int *count = IS("--control-net", "--control-net") ? &o->n_net : &o->n_image;
-                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
-                (count == &o->n_net ? o->control_net : o->control_image)[(*count)++] = val;
-            } else if (IS("--control-strength", "--control-strength") || IS("--control-start", "--control-start") ||
-                       IS("--control-end", "--control-end")) {
-                int strength = IS("--control-strength", "--control-strength"), start = IS("--control-start", "--control-start");
-                int *count = strength ? &o->n_strength : start ? &o->n_start : &o->n_end;
-                float *list = strength ? o->control_strength : start ? o->control_start : o->control_end, f;
-                if (*count >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", a, MAX_CONTROLS); return -1; }
-                if (!parse_float(val, &f) || (strength ? !(f >= 0 && f <= 10) : !(f >= 0 && f <= 1))) {
-                    fprintf(stderr, "sdx: %s %s: must be in [0, %s]\n", a, val, strength ? "10" : "1");
-                    return -1;
-                }
-                list[(*count)++] = f;
-            } else if (IS("--canny-low", "--canny-low") || IS("--canny-high", "--canny-high")) {
-                float *t = IS("--canny-low", "--canny-low") ? &o->canny_low : &o->canny_high;
-                if (!parse_float(val, t) || !(*t >= 0 && *t <= 100000)) { fprintf(stderr, "sdx: %s %s: must be in [0, 100000]\n", a, val); return -1; }
-            } else if (IS("--vae-tile-size", "--vae-tile-size")) {
-                /* sd-cli's [X]x[Y]: width x height, latent pixels */
-                int tw = 0, th = 0, used = 0;
-                if (!((sscanf(val, "%dx%d%n", &tw, &th, &used) == 2 || (sscanf(val, "%d%n", &tw, &used) == 1 && (th = tw))) &&
-                      !val[used] && tw > 0 && th > 0 && tw <= 100000 && th <= 100000)) {
-                    fprintf(stderr, "sdx: --vae-tile-size %s: expected N or WxH, positive latent pixels\n", val);
-                    return -1;
-                }
-                o->gen.vae_tile_width = tw;
-                o->gen.vae_tile_height = th;
-            } else if (IS("--vae-tile-overlap", "--vae-tile-overlap")) {
-                float f;
-                if (!parse_float(val, &f) || !(f >= 0 && f < 1)) { fprintf(stderr, "sdx: --vae-tile-overlap %s: must be in [0, 1)\n", val); return -1; }
-            } else if (IS("--strength", "--strength")) {
-                if (!parse_float(val, &o->gen.strength) || !(o->gen.strength > 0 && o->gen.strength <= 1)) {
-                    fprintf(stderr, "sdx: --strength %s: must be in (0, 1]\n", val);
-                    return -1;
-                }
-            }
-        }
-#undef IS
-#undef VALUE
+/* ---- the options that OPT_CALL: one function each */
+
+static int show_help(options *o, const char *val) {
+    (void)o;
+    (void)val;
+    usage(stdout);
+    return 1;
+}
+
+static int add_lora(options *o, const char *val) {
+    if (o->n_loras == MAX_LORAS || !parse_lora(val, &o->loras[o->n_loras])) {
+        fprintf(stderr, "sdx: --lora %s: expected FILE[:unet_strength[:clip_strength]] (at most %d)\n", val, MAX_LORAS);
+        return -1;
     }
+    o->n_loras++;
+    return 0;
+}
+
+static int add_taesd(options *o, const char *val) {
+    if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
+    o->model.taesd[o->n_taesd++] = val;
+    return 0;
+}
+
+static int taesd_for_previews_only(options *o, const char *val) {
+    (void)val;
+    o->gen.codec = SDX_CODEC_VAE;
+    return 0;
+}
+
+static int set_mode(options *o, const char *val) {
+    o->convert = 0;
+    if (!strcmp(val, "img_gen") || !strcmp(val, "txt2img") || !strcmp(val, "img2img")) o->mode = MODE_IMG_GEN;
+    else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
+    else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
+    else if (!strcmp(val, "convert")) o->mode = MODE_IMG_GEN, o->convert = 1;
+    else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert\n", val); return -1; }
+    return 0;
+}
+
+static int set_preview(options *o, const char *val) {
+    o->gen.preview = NULL;
+    if (!strcmp(val, "tae")) o->gen.preview_codec = SDX_CODEC_TAESD;
+    else if (!strcmp(val, "vae")) o->gen.preview_codec = SDX_CODEC_VAE;
+    else if (!strcmp(val, "proj")) {
+        fprintf(stderr, "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n");
+        return -1;
+    } else if (strcmp(val, "none")) { fprintf(stderr, "sdx: --preview %s: valid values are none, tae, vae\n", val); return -1; }
+    if (strcmp(val, "none")) o->gen.preview = on_preview;
+    return 0;
+}
+
+static int set_compute(options *o, const char *val) {
+    if (!strcmp(val, "f32")) o->model.compute = SDX_COMPUTE_F32;
+    else if (!strcmp(val, "bf16")) o->model.compute = SDX_COMPUTE_BF16;
+    else { fprintf(stderr, "sdx: --compute %s: valid values are f32, bf16\n", val); return -1; }
+    return 0;
+}
+
+static int set_rng(options *o, const char *val) {
+    if (!strcmp(val, "cuda")) o->gen.rng = SDX_RNG_CUDA;
+    else if (!strcmp(val, "cpu")) o->gen.rng = SDX_RNG_CPU;
+    else { fprintf(stderr, "sdx: --rng %s: valid values are cuda, cpu\n", val); return -1; }
+    return 0;
+}
+
+static int set_seed(options *o, const char *val) {
+    long long n;
+    if (!parse_int(val, -1, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --seed %s: not an integer >= -1\n", val); return -1; }
+    o->gen.seed = n;
+    return 0;
+}
+
+static int set_encode_seed(options *o, const char *val) {
+    long long n;
+    if (!parse_int(val, 0, 0x7fffffffffffffffll, &n)) { fprintf(stderr, "sdx: --encode-seed %s: not an integer >= 0\n", val); return -1; }
+    o->gen.encode_sample = 1;
+    o->gen.encode_seed = n;
+    return 0;
+}
+
+static int set_mask_blur(options *o, const char *val) {
+    long long n;
+    if (!parse_int(val, 0, 1000, &n)) { fprintf(stderr, "sdx: --mask-blur %s: not an integer in 0..1000\n", val); return -1; }
+    o->gen.mask_blur = n ? (int)n : -1;     /* the library's 0 means its default */
+    return 0;
+}
+
+/* sd-cli's [X]x[Y]: width x height, latent pixels */
+static int set_vae_tile_size(options *o, const char *val) {
+    int tw = 0, th = 0, used = 0;
+    if (!((sscanf(val, "%dx%d%n", &tw, &th, &used) == 2 || (sscanf(val, "%d%n", &tw, &used) == 1 && (th = tw))) &&
+          !val[used] && tw > 0 && th > 0 && tw <= 100000 && th <= 100000)) {
+        fprintf(stderr, "sdx: --vae-tile-size %s: expected N or WxH, positive latent pixels\n", val);
+        return -1;
+    }
+    o->gen.vae_tile_width = tw;
+    o->gen.vae_tile_height = th;
+    return 0;
+}
+
+static const option option_table[] = {
+    { .flag = "-M", .name = "--mode", .arg = "MODE", .kind = OPT_CALL, .call = set_mode,
+      .help = "img_gen (default), decode (a latent file to PNG), encode (an\n"
+              "image to a latent file) or convert (write the checkpoint with\n"
+              "the --lora files merged to -o OUT.safetensors)" },
+
+    { .heading = "Model" },
+    { .flag = "-m", .name = "--model", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.checkpoint),
+      .help = "single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)" },
+    { .name = "--vae", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vae),
+      .help = "separate VAE replacing the checkpoint's" },
+    { .name = "--taesd", .alias = "--tae", .arg = "PATH", .kind = OPT_CALL, .call = add_taesd,
+      .help = "TAESD (tiny autoencoder) decoding instead of the VAE: taesd_decoder /\n"
+              "taesdxl_decoder, or a diffusers AutoencoderTiny file; given twice\n"
+              "(or one file with both halves) it also encodes init images" },
+    { .name = "--taesd-preview-only", .kind = OPT_CALL, .call = taesd_for_previews_only,
+      .help = "use TAESD for previews only, the VAE for the final image" },
+    { .name = "--vocab", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vocab),
+      .help = "CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
+              "or a folder (default: next to the model, then $SDX_VOCAB)" },
+    { .name = "--prediction", .arg = "{eps,v}", .kind = OPT_STRING, .at = AT(model.prediction),
+      .help = "override the prediction type (default: from the checkpoint)" },
+    { .name = "--scan-weights", .alias = "--scan", .kind = OPT_SWITCH, .at = AT(model.scan_nonfinite),
+      .help = "check every weight for NaN/Inf at load and name bad tensors" },
+    { .name = "--compute", .arg = "{f32,bf16}", .kind = OPT_CALL, .call = set_compute,
+      .help = "arithmetic of linear layers and convolutions (default f32; bf16:\n"
+              "AMX tiles, or AVX512-BF16 on AMD, about 1e-2 relative error;\n"
+              "f32 elsewhere)" },
+    { .name = "--lora", .arg = "FILE[:U[:C]]", .kind = OPT_CALL, .call = add_lora,
+      .help = "apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
+              "strength C (default 1, C defaults to U); repeatable, in order" },
+    { .name = "--lora-model-dir", .arg = "DIR", .kind = OPT_STRING, .at = AT(gen.lora_dir),
+      .help = "folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
+              "(DIR/name.safetensors; the tags are removed from the prompt)" },
+    { .name = "--embd-dir", .arg = "DIR", .kind = OPT_STRING, .at = AT(gen.embedding_dir),
+      .help = "textual-inversion embeddings (.safetensors), used where the prompt\n"
+              "names them: the file name, or embedding:name" },
+
+    { .heading = "Generation" },
+    { .flag = "-p", .name = "--prompt", .arg = "TEXT", .kind = OPT_STRING, .at = AT(gen.prompt),
+      .help = "prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111" },
+    { .flag = "-n", .name = "--negative-prompt", .arg = "T", .kind = OPT_STRING, .at = AT(gen.negative_prompt),
+      .help = "negative prompt (default: \"\")" },
+    { .flag = "-W", .name = "--width", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.width),
+      .help = "width, multiple of 8 (default: 512 SD1, 768 SD2-v, 1024 SDXL)" },
+    { .flag = "-H", .name = "--height", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.height),
+      .help = "height, multiple of 8 (default: as width)" },
+    { .name = "--steps", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.steps),
+      .help = "sampling steps (default: 20)" },
+    { .name = "--cfg-scale", .alias = "--cfg", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.cfg_scale),
+      .help = "classifier-free guidance scale (default: 7; 1 disables)" },
+    { .name = "--sampling-method", .alias = "--sampler", .arg = "S", .kind = OPT_STRING, .at = AT(gen.sampler),
+      .help = "sampler, ComfyUI or sd-cli name (default: euler_a)" },
+    { .name = "--scheduler", .alias = "--schedule", .arg = "S", .kind = OPT_STRING, .at = AT(gen.scheduler),
+      .help = "normal, karras, exponential, sgm_uniform, simple, ddim_uniform,\n"
+              "beta, linear_quadratic, kl_optimal, ays (default: normal)" },
+    { .flag = "-s", .name = "--seed", .arg = "N", .kind = OPT_CALL, .call = set_seed,
+      .help = "seed; -1 picks a random one (default: 42)" },
+    { .name = "--rng", .arg = "{cuda,cpu}", .kind = OPT_CALL, .call = set_rng,
+      .help = "noise source: cuda = A1111's Philox, cpu = ComfyUI's torch CPU\n"
+              "generator (default: cuda)" },
+    { .name = "--clip-skip", .arg = "N", .kind = OPT_INT, .at = AT(gen.clip_skip),
+      .help = "text encoder layers to skip from the end (default: model's)" },
+    { .flag = "-b", .name = "--batch-count", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.batch_count),
+      .help = "images with consecutive seeds (default: 1)" },
+
+    { .heading = "img2img and inpainting (as ComfyUI; see README)" },
+    { .flag = "-i", .name = "--init-img", .arg = "PATH", .kind = OPT_STRING, .at = AT(init_path),
+      .help = "init image; without -W/-H the output takes its size, sides cropped\n"
+              "to multiples of 8 as ComfyUI does (with -W/-H it is resized)" },
+    { .name = "--init-latent", .arg = "PATH", .kind = OPT_STRING, .at = AT(init_latent_path),
+      .help = "start from a latent saved by --output-latent instead of an image" },
+    { .name = "--mask", .arg = "PATH", .kind = OPT_STRING, .at = AT(mask_path),
+      .help = "inpainting mask, white = repaint, any size (resized to the latent)" },
+    { .name = "--strength", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.strength), .range = "(0, 1]",
+      .help = "denoise in (0, 1]: `steps` steps from the tail of a schedule of\n"
+              "int(steps / F) steps (default: 0.75)" },
+    { .name = "--encode-seed", .arg = "N", .kind = OPT_CALL, .call = set_encode_seed,
+      .help = "sample the VAE posterior with noise from seed N (A1111, older\n"
+              "ComfyUI) instead of taking its mean" },
+    { .name = "--paste-back", .kind = OPT_SWITCH, .at = AT(gen.paste_back),
+      .help = "A1111-style: paste the init image back outside the blurred mask" },
+    { .name = "--mask-blur", .arg = "N", .kind = OPT_CALL, .call = set_mask_blur,
+      .help = "paste-back mask blur in pixels, 0 = none (default: 4)" },
+
+    { .heading = "ControlNet (repeat the group for several; the Nth of each flag goes with the Nth net)" },
+    { .name = "--control-net", .arg = "PATH", .kind = OPT_NET_PATH, .at = AT(control_net),
+      .help = "ControlNet .safetensors (original, prefix-less or diffusers layout)" },
+    { .name = "--control-image", .arg = "PATH", .kind = OPT_NET_PATH, .at = AT(control_image),
+      .help = "its control picture (edges, depth, pose...), any size:\n"
+              "centre-cropped to the output's aspect and resized (nearest)" },
+    { .name = "--control-strength", .arg = "F", .kind = OPT_NET_NUMBER, .at = AT(control_strength), .range = "[0, 10]",
+      .help = "scale of its residuals (default: 1)" },
+    { .name = "--control-start", .arg = "F", .kind = OPT_NET_NUMBER, .at = AT(control_start), .range = "[0, 1]",
+      .help = "fraction of the schedule where it starts (default: 0)" },
+    { .name = "--control-end", .arg = "F", .kind = OPT_NET_NUMBER, .at = AT(control_end), .range = "[0, 1]",
+      .help = "fraction of the schedule where it ends (default: 1)" },
+    { .name = "--canny", .kind = OPT_SWITCH, .at = AT(canny),
+      .help = "turn the control pictures into Canny edge maps first" },
+    { .name = "--canny-low", .arg = "F", .kind = OPT_NUMBER, .at = AT(canny_low), .range = "[0, 100000]",
+      .help = "Canny hysteresis thresholds on the Sobel gradient" },
+    { .name = "--canny-high", .arg = "F", .kind = OPT_NUMBER, .at = AT(canny_high), .range = "[0, 100000]",
+      .help = "(|dx| + |dy|; default: 100, 200, as OpenCV's users)" },
+
+    { .heading = "Output and run" },
+    { .flag = "-o", .name = "--output", .arg = "PATH", .kind = OPT_STRING, .at = AT(output),
+      .help = "PNG output (default: output.png; a batch adds _2, _3, ...)" },
+    { .name = "--output-latent", .arg = "PATH", .kind = OPT_STRING, .at = AT(latent_output),
+      .help = "also write the final latent as safetensors (tensor 'latent')" },
+    { .name = "--latent-in", .arg = "PATH", .kind = OPT_STRING, .at = AT(latent_input),
+      .help = "latent to decode in -M decode (as --output-latent writes it)" },
+    { .name = "--preview", .arg = "MODE", .kind = OPT_CALL, .call = set_preview,
+      .help = "live previews of the denoised image: none, tae, vae (default: none)" },
+    { .name = "--preview-path", .arg = "PATH", .kind = OPT_STRING, .at = AT(preview_path),
+      .help = "where the preview PNG goes (default: preview.png)" },
+    { .name = "--preview-interval", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.preview_interval),
+      .help = "steps between previews (default: 1)" },
+    { .name = "--preview-noisy", .kind = OPT_SWITCH, .at = AT(gen.preview_noisy),
+      .help = "preview the noisy latent instead of the denoised estimate" },
+    { .name = "--vae-tiling", .kind = OPT_SWITCH, .at = AT(gen.vae_tiling),
+      .help = "decode/encode in tiles, as exact as untiled (automatic when memory is short)" },
+    { .name = "--vae-tile-size", .arg = "N|WxH", .kind = OPT_CALL, .call = set_vae_tile_size,
+      .help = "largest tile in latent pixels (default: 32, or from the memory budget)" },
+    { .name = "--vae-tile-overlap", .arg = "F", .kind = OPT_NUMBER, .at = AT(vae_tile_overlap), .range = "[0, 1)",
+      .help = "accepted for sd-cli scripts; sdx's tiles need no overlap" },
+    { .name = "--circular", .kind = OPT_SWITCH, .at = AT(gen.tiling),
+      .help = "seamless texture: the image tiles without seams (A1111's Tiling)" },
+    { .name = "--low-mem", .alias = "--low-memory", .kind = OPT_SWITCH, .at = AT(model.low_memory),
+      .help = "low-memory mode: weights stream layer by layer from the mapped\n"
+              "file, the VAE works in small tiles (same latent, slower)" },
+    { .flag = "-t", .name = "--threads", .arg = "N", .kind = OPT_INT, .at = AT(threads),
+      .help = "worker threads (default: all cores)" },
+    { .name = "--backend", .arg = "B", .kind = OPT_STRING, .at = AT(backend),
+      .help = "cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)" },
+    { .name = "--trace-nonfinite", .alias = "--trace", .kind = OPT_SWITCH, .at = AT(trace),
+      .help = "check every op for NaN/Inf and name the first one that makes it" },
+    { .flag = "-v", .name = "--verbose", .kind = OPT_SWITCH, .at = AT(verbose),
+      .help = "log model details, per-phase and per-step timings, peak RSS" },
+    { .flag = "-h", .name = "--help", .kind = OPT_CALL, .call = show_help,
+      .help = "this text" },
+};
+#define N_OPTIONS (sizeof option_table / sizeof option_table[0])
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: sdx -m MODEL -p PROMPT [options]\n"
+               "       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
+               "       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
+               "       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
+               "\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option *opt = &option_table[i];
+        const char *line = opt->help;
+        char spec[64];
+        if (opt->heading) { fprintf(f, "\n%s\n", opt->heading); continue; }
+        snprintf(spec, sizeof spec, "%s%s%s", opt->name, opt->arg ? " " : "", opt->arg ? opt->arg : "");
+        fprintf(f, "  %-2s%s%-21s ", opt->flag ? opt->flag : "", opt->flag ? ", " : "  ", spec);
+        for (;;) {     /* the help's further lines go under its first */
+            size_t len = strcspn(line, "\n");
+            fprintf(f, "%.*s\n", (int)len, line);
+            if (!line[len]) break;
+            line += len + 1;
+            fprintf(f, "%28s", "");
+        }
+    }
+}
+
+static const option *find_option(const char *name) {
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option *opt = &option_table[i];
+        if (opt->name && (!strcmp(name, opt->name) || (opt->flag && !strcmp(name, opt->flag)) ||
+                          (opt->alias && !strcmp(name, opt->alias))))
+            return opt;
+    }
+    return NULL;
+}
+
+/* A number for OPT_NUMBER and OPT_NET_NUMBER. */
+static int parse_number(const option *opt, const char *name, const char *val, float *out) {
+    if (parse_float(val, out) && in_range(*out, opt->range)) return 1;
+    if (opt->range) fprintf(stderr, "sdx: %s %s: must be in %s\n", name, val, opt->range);
+    else fprintf(stderr, "sdx: %s %s: not a number\n", name, val);
+    return 0;
+}
+
+/* Stores one option's value (NULL for a switch); name is the flag as the
+ * errors show it. Returns as an OPT_CALL function does. */
+static int apply_option(options *o, const option *opt, const char *name, const char *val) {
+    void *at = (char *)o + opt->at;
+    long long n;
+    switch (opt->kind) {
+    case OPT_SWITCH: *(int *)at = 1; return 0;
+    case OPT_STRING: *(const char **)at = val; return 0;
+    case OPT_INT:
+    case OPT_POSITIVE:
+        if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", name, val); return -1; }
+        *(int *)at = (int)n;
+        if (opt->kind == OPT_POSITIVE && n <= 0) { fprintf(stderr, "sdx: %s %s: must be positive\n", name, val); return -1; }
+        return 0;
+    case OPT_NUMBER: return parse_number(opt, name, val, (float *)at) ? 0 : -1;
+    case OPT_NET_PATH: {
+        path_list *list = at;
+        if (list->n >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", name, MAX_CONTROLS); return -1; }
+        list->path[list->n++] = val;
+        return 0;
+    }
+    case OPT_NET_NUMBER: {
+        number_list *list = at;
+        if (list->n >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", name, MAX_CONTROLS); return -1; }
+        if (!parse_number(opt, name, val, &list->value[list->n])) return -1;
+        list->n++;
+        return 0;
+    }
+    case OPT_CALL: return opt->call(o, val);
+    }
+    return -1;
+}
+
+/* The checks that need the whole command line. */
+static int check_args(options *o) {
+    int output_given = o->output != NULL;
+    if (!o->output) o->output = "output.png";
+    if (o->gen.scheduler && !strcmp(o->gen.scheduler, "discrete")) o->gen.scheduler = "normal";   /* sd-cli's name for it */
     if (o->mode != MODE_IMG_GEN) {
         o->model.codecs_only = 1;
         if (!o->model.checkpoint && !o->n_taesd) {
@@ -420,7 +518,7 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
     if (o->convert) {
-        if (!o->output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.safetensors\n"); return -1; }
+        if (!output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.safetensors\n"); return -1; }
         if (!o->n_loras) { fprintf(stderr, "sdx: -M convert needs at least one --lora FILE\n"); return -1; }
         o->model.no_vocab = 1;
         return 0;
@@ -429,17 +527,52 @@ static int parse_args(int argc, char **argv, options *o) {
     if (o->init_path && o->init_latent_path) { fprintf(stderr, "sdx: give one of -i/--init-img and --init-latent\n"); return -1; }
     if (o->mask_path && !o->init_path && !o->init_latent_path) { fprintf(stderr, "sdx: --mask needs --init-img or --init-latent\n"); return -1; }
     if (o->gen.paste_back && (!o->mask_path || !o->init_path)) { fprintf(stderr, "sdx: --paste-back needs --init-img and --mask\n"); return -1; }
-    if (o->n_image != o->n_net || o->n_strength > o->n_net || o->n_start > o->n_net || o->n_end > o->n_net) {
+    if (o->control_image.n != o->control_net.n || o->control_strength.n > o->control_net.n || o->control_start.n > o->control_net.n ||
+        o->control_end.n > o->control_net.n) {
         fprintf(stderr, "sdx: %d --control-net but %d --control-image, %d --control-strength, %d --control-start, "
                 "%d --control-end: each ControlNet needs one image and at most one of the others\n",
-                o->n_net, o->n_image, o->n_strength, o->n_start, o->n_end);
+                o->control_net.n, o->control_image.n, o->control_strength.n, o->control_start.n, o->control_end.n);
         return -1;
     }
-    for (int i = 0; i < o->n_net; i++) {
-        float start = i < o->n_start ? o->control_start[i] : 0, end = i < o->n_end ? o->control_end[i] : 1;
+    for (int i = 0; i < o->control_net.n; i++) {
+        float start = i < o->control_start.n ? o->control_start.value[i] : 0, end = i < o->control_end.n ? o->control_end.value[i] : 1;
         if (!(start < end)) { fprintf(stderr, "sdx: ControlNet %d: --control-start %g must be below --control-end %g\n", i + 1, start, end); return -1; }
     }
     return 0;
+}
+
+/* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
+static int parse_args(int argc, char **argv, options *o) {
+    memset(o, 0, sizeof *o);
+    o->gen.seed = 42;
+    o->gen.rng = SDX_RNG_CUDA;
+    o->preview_path = "preview.png";
+    o->canny_low = 100;
+    o->canny_high = 200;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL, *name;
+        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        const option *opt;
+        char flag[64];
+        int rc;
+        if (eq && (size_t)(eq - a) < sizeof flag) {      /* --flag=value */
+            memcpy(flag, a, (size_t)(eq - a));
+            flag[eq - a] = 0;
+            a = flag;
+            v = eq + 1;
+        }
+        opt = find_option(a);
+        if (v && (!opt || !opt->arg)) { fprintf(stderr, "sdx: %s takes no value\n", a); return -1; }
+        if (!opt) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
+        if (opt->arg && !v) {
+            if (i + 1 == argc) { fprintf(stderr, "sdx: %s needs a value\n", a); return -1; }
+            v = argv[++i];
+        }
+        name = opt->alias && !strcmp(a, opt->alias) ? opt->name : a;   /* errors call an alias by its name in --help */
+        rc = apply_option(o, opt, name, v);
+        if (rc) return rc;
+    }
+    return check_args(o);
 }
 
 /* ---- images ---------------------------------------------------------- */
@@ -633,9 +766,18 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     return ok;
 }
 
-/* out.png -> out_2.png for the second image of a batch. */
+/* The last '/' or '\\' in path (Windows takes both), or NULL. */
+static const char *last_separator(const char *path) {
+    const char *sep = NULL;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') sep = p;
+    return sep;
+}
+
+/* out.png -> out_2.png for the second image of a batch (a dot in a folder's
+ * name is no extension). */
 static void batch_path(const char *path, int index, char *buf, size_t size) {
-    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.'), *slash = last_separator(path);
     if (index == 0) { snprintf(buf, size, "%s", path); return; }
     if (!dot || (slash && dot < slash)) snprintf(buf, size, "%s_%d", path, index + 1);
     else snprintf(buf, size, "%.*s_%d%s", (int)(dot - path), path, index + 1, dot);
@@ -659,21 +801,20 @@ static double now_seconds(void) {
 /* -v: seconds of each phase (sdx_gen_params.phase) and step, as sd-cli
  * prints them; the totals go into the summary line. */
 typedef struct {
-    int verbose, last_image;
+    int verbose;
     int phase, image;                /* the phase running, -1 before the first */
     double phase_start, step_start;
-    double load, text, encode, sample, decode;
+    double load, seconds[SDX_PHASE_DONE];   /* each phase's, all images together */
     int steps;
 } progress_state;
 
-static const char *const phase_names[] = { "text encoding", "VAE encode", "sampling", "VAE decode" };
+static const char *const phase_names[SDX_PHASE_DONE] = { "text encoding", "VAE encode", "sampling", "VAE decode" };
 
 static void on_phase(void *user, sdx_phase phase, int image) {
     progress_state *s = user;
     double t = now_seconds(), dt = t - s->phase_start;
     if (s->phase >= 0) {       /* the phase that just ended */
-        double *total[4] = { &s->text, &s->encode, &s->sample, &s->decode };
-        *total[s->phase] += dt;
+        s->seconds[s->phase] += dt;
         if (s->verbose && s->phase == SDX_PHASE_TEXT) fprintf(stderr, "sdx: %s: %.3f s\n", phase_names[s->phase], dt);
         else if (s->verbose) fprintf(stderr, "sdx: image %d %s: %.3f s\n", s->image + 1, phase_names[s->phase], dt);
     }
@@ -705,11 +846,13 @@ static int on_progress(void *user, int image, int step, int steps, const sdx_ten
 /* -v, after a generation: sd-cli's "generate_image completed" line, and
  * the process's peak resident memory. */
 static void print_timings(const progress_state *s) {
-    fprintf(stderr, "sdx: total %.3f s: load %.3f s, text encoding %.3f s, ", s->load + s->text + s->encode + s->sample + s->decode,
-            s->load, s->text);
-    if (s->encode > 0) fprintf(stderr, "VAE encode %.3f s, ", s->encode);
-    fprintf(stderr, "sampling %.3f s (%.3f s/step), VAE decode %.3f s\n", s->sample, s->steps ? s->sample / s->steps : 0.0,
-            s->decode);
+    const double *t = s->seconds;
+    double total = s->load;
+    for (int i = 0; i < SDX_PHASE_DONE; i++) total += t[i];
+    fprintf(stderr, "sdx: total %.3f s: load %.3f s, text encoding %.3f s, ", total, s->load, t[SDX_PHASE_TEXT]);
+    if (t[SDX_PHASE_ENCODE] > 0) fprintf(stderr, "VAE encode %.3f s, ", t[SDX_PHASE_ENCODE]);
+    fprintf(stderr, "sampling %.3f s (%.3f s/step), VAE decode %.3f s\n", t[SDX_PHASE_SAMPLE],
+            s->steps ? t[SDX_PHASE_SAMPLE] / s->steps : 0.0, t[SDX_PHASE_DECODE]);
     fprintf(stderr, "sdx: peak RSS %.1f MiB\n", (double)sdx_peak_rss() / 1048576.0);
 }
 
@@ -846,12 +989,12 @@ int main(int argc, char **argv) {
         if (!load_image(o.mask_path, 1, 0, 0, &mask)) goto done;
         o.gen.mask = &mask;
     }
-    for (int i = 0; i < o.n_image; i++) {
-        if (!load_control_image(o.control_image[i], &control_image[i])) goto done;
+    for (int i = 0; i < o.control_image.n; i++) {
+        if (!load_control_image(o.control_image.path[i], &control_image[i])) goto done;
         if (o.canny) {
             sdx_image edges;
             if (sdx_canny(ctx, &control_image[i], o.canny_low, o.canny_high, &edges) != SDX_OK) {
-                fprintf(stderr, "sdx: %s: %s\n", o.control_image[i], sdx_last_error(ctx));
+                fprintf(stderr, "sdx: %s: %s\n", o.control_image.path[i], sdx_last_error(ctx));
                 goto done;
             }
             /* keep the picture malloc-owned, like the others */
@@ -877,17 +1020,17 @@ int main(int argc, char **argv) {
         status = 0;
         goto done;
     }
-    for (int i = 0; i < o.n_net; i++) {
-        if (sdx_controlnet_load(model, o.control_net[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+    for (int i = 0; i < o.control_net.n; i++) {
+        if (sdx_controlnet_load(model, o.control_net.path[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
         controls[i].net = control_net[i];
         controls[i].image = &control_image[i];
-        controls[i].strength = i < o.n_strength ? o.control_strength[i] : 1.0f;
-        controls[i].start = i < o.n_start ? o.control_start[i] : 0.0f;
-        controls[i].end = i < o.n_end ? o.control_end[i] : 1.0f;
+        controls[i].strength = i < o.control_strength.n ? o.control_strength.value[i] : 1.0f;
+        controls[i].start = i < o.control_start.n ? o.control_start.value[i] : 0.0f;
+        controls[i].end = i < o.control_end.n ? o.control_end.value[i] : 1.0f;
         controls[i].module = o.canny ? "canny" : NULL;
     }
     o.gen.controls = controls;
-    o.gen.n_controls = o.n_net;
+    o.gen.n_controls = o.control_net.n;
     o.gen.progress = on_progress;
     o.gen.progress_user = &ps;
     o.gen.phase = on_phase;

@@ -90,11 +90,108 @@ static int sdx_verbose_prints_phase_timings_and_peak_rss(void) {
     return T_PASS;
 }
 
+/* Runs ./examples/sdx with args; its exit status, stdout and stderr in out. */
+static int ex_sdx(const char *args, char *out, size_t size) {
+    static char cmd[2048];
+    snprintf(cmd, sizeof cmd, "./examples/sdx %s", args);
+    return ex_run(cmd, out, size);
+}
+
+/* A bad command line exits 2 with one line naming the flag, before any
+ * file is read (none of these files exist). */
+static int sdx_rejects_a_bad_command_line_with_exit_2(void) {
+    static const struct { const char *args, *says; } bad[] = {
+        { "-p x --bogus", "sdx: unknown option --bogus (see --help)\n" },
+        { "-p x stray.png", "sdx: unknown option stray.png (see --help)\n" },
+        { "-p x -W=64", "sdx: unknown option -W=64 (see --help)\n" },
+        { "-p x --steps", "sdx: --steps needs a value\n" },
+        { "-p x --cfg", "sdx: --cfg needs a value\n" },
+        { "-p x --circular=1", "sdx: --circular takes no value\n" },
+        { "-p x --bogus=1", "sdx: --bogus takes no value\n" },
+        { "-p x -W 1000001", "sdx: -W 1000001: not an integer in range\n" },
+        { "-p x --height=-2", "sdx: --height -2: not an integer in range\n" },
+        { "-p x -b 0", "sdx: -b 0: must be positive\n" },
+        { "-p x -t 1.5", "sdx: -t 1.5: not an integer in range\n" },
+        { "-p x --cfg 1.5x", "sdx: --cfg-scale 1.5x: not a number\n" },    /* an alias goes by its --help name */
+        { "-p x --strength 0", "sdx: --strength 0: must be in (0, 1]\n" },
+        { "-p x --vae-tile-overlap 1", "sdx: --vae-tile-overlap 1: must be in [0, 1)\n" },
+        { "-p x --canny-high 100001", "sdx: --canny-high 100001: must be in [0, 100000]\n" },
+        { "-p x --control-strength 11", "sdx: --control-strength 11: must be in [0, 10]\n" },
+        { "-p x -s -2", "sdx: --seed -2: not an integer >= -1\n" },
+        { "-p x --encode-seed -1", "sdx: --encode-seed -1: not an integer >= 0\n" },
+        { "-p x --mask-blur 1001", "sdx: --mask-blur 1001: not an integer in 0..1000\n" },
+        { "-p x --rng gpu", "sdx: --rng gpu: valid values are cuda, cpu\n" },
+        { "-p x --preview proj", "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n" },
+        { "-p x --tae a --taesd b --tae c", "sdx: --taesd given more than twice (a decoder and an encoder)\n" },
+        { "-p x --mode nope", "sdx: -M nope: valid modes are img_gen, decode, encode, convert\n" },
+        { "-p x --vae-tile-size 0x8", "sdx: --vae-tile-size 0x8: expected N or WxH, positive latent pixels\n" },
+        { "-p x --lora a.safetensors:1:2 --lora :1", "sdx: --lora :1: expected FILE[:unet_strength[:clip_strength]] (at most 64)\n" },
+        { "-p x --control-net 1 --control-net 2 --control-net 3 --control-net 4 --control-net 5 --control-net 6 "
+          "--control-net 7 --control-net 8 --control-net 9", "sdx: --control-net: at most 8 ControlNets\n" },
+        { "-p x", "sdx: no model given (-m PATH); see --help\n" },
+        { "-m m.safetensors", "sdx: no prompt given (-p TEXT); see --help\n" },
+        { "-M convert -m m.safetensors --lora l.safetensors", "sdx: -M convert needs -o OUT.safetensors\n" },
+        { "-M decode --taesd t.safetensors", "sdx: -M decode needs --latent-in PATH\n" },
+        { "-m m.safetensors -p x --control-net n.safetensors --control-image c.png --control-start 0.5 --control-end 0.5",
+          "sdx: ControlNet 1: --control-start 0.5 must be below --control-end 0.5\n" },
+    };
+    static char out[8192];
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = ex_sdx(bad[i].args, out, sizeof out);
+        T_CHECK(rc == 2 && !strcmp(out, bad[i].says), "'%s': exit %d, said '%s', not '%s'", bad[i].args, rc, out, bad[i].says);
+    }
+    return T_PASS;
+}
+
+/* Every spelling --help leaves out, and --flag=value, reach the checks of
+ * the whole line (here: no model given) instead of "unknown option". */
+static int sdx_takes_the_aliases_and_flag_equals_value(void) {
+    static char out[8192];
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
+    T_CHECK(ex_sdx("-p x --sampler=euler --schedule discrete --cfg 5 --tae t.safetensors --scan --trace --low-memory "
+                   "--width=64 --prompt= --negative-prompt=a=b --lora=x.safetensors:0.5:1 --control-strength=1",
+                   out, sizeof out) == 2 && !strcmp(out, "sdx: no model given (-m PATH); see --help\n"), "%s", out);
+    return T_PASS;
+}
+
+/* --help lists every option, in sections, the further lines of a help
+ * text under its first. */
+static int sdx_help_lists_every_option(void) {
+    static const char *const listed[] = {
+        "  -M, --mode MODE           img_gen (default)", "\nModel\n", "  -m, --model PATH          single-file",
+        "      --vae PATH  ", "      --taesd PATH  ", "      --taesd-preview-only  use", "      --vocab PATH  ",
+        "      --prediction {eps,v}  ", "      --scan-weights  ", "      --compute {f32,bf16}  ", "      --lora FILE[:U[:C]]   ",
+        "      --lora-model-dir DIR  ", "      --embd-dir DIR  ", "\nGeneration\n", "  -p, --prompt TEXT  ",
+        "  -n, --negative-prompt T   ", "  -W, --width N  ", "  -H, --height N  ", "      --steps N  ", "      --cfg-scale F  ",
+        "      --sampling-method S   ", "      --scheduler S  ", "  -s, --seed N  ", "      --rng {cuda,cpu}  ",
+        "      --clip-skip N  ", "  -b, --batch-count N  ", "\nimg2img and inpainting", "  -i, --init-img PATH  ",
+        "      --init-latent PATH  ", "      --mask PATH  ", "      --strength F  ", "      --encode-seed N  ",
+        "      --paste-back  ", "      --mask-blur N  ", "\nControlNet", "      --control-net PATH  ", "      --control-image PATH  ",
+        "      --control-strength F  ", "      --control-start F  ", "      --control-end F  ", "      --canny  ",
+        "      --canny-low F  ", "      --canny-high F  ", "\nOutput and run\n", "  -o, --output PATH  ", "      --output-latent PATH  ",
+        "      --latent-in PATH  ", "      --preview MODE  ", "      --preview-path PATH  ", "      --preview-interval N  ",
+        "      --preview-noisy  ", "      --vae-tiling  ", "      --vae-tile-size N|WxH largest", "      --vae-tile-overlap F  ",
+        "      --circular  ", "      --low-mem  ", "  -t, --threads N  ", "      --backend B  ", "      --trace-nonfinite  ",
+        "  -v, --verbose  ", "  -h, --help                this text\n",
+        "\n                            the --lora files merged to -o OUT.safetensors)\n",
+    };
+    static char out[16384];
+    T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
+    T_CHECK(ex_sdx("--help", out, sizeof out) == 0 && !strncmp(out, "usage: sdx -m MODEL -p PROMPT [options]\n", 40), "%s", out);
+    for (size_t i = 0; i < sizeof listed / sizeof listed[0]; i++) T_CHECK(strstr(out, listed[i]), "--help lacks '%s'", listed[i]);
+    T_CHECK(ex_sdx("-h --bogus", out, sizeof out) == 0, "-h stops before the rest: %s", out);
+    return T_PASS;
+}
+
 static const t_case examples_cases[] = {
     { "minimal_writes_one_png", minimal_writes_one_png },
     { "texture_writes_a_texture_and_its_repeat", texture_writes_a_texture_and_its_repeat },
     { "stepper_spreads_a_generation_over_frames", stepper_spreads_a_generation_over_frames },
     { "sdx_verbose_prints_phase_timings_and_peak_rss", sdx_verbose_prints_phase_timings_and_peak_rss },
+    { "sdx_rejects_a_bad_command_line_with_exit_2", sdx_rejects_a_bad_command_line_with_exit_2 },
+    { "sdx_takes_the_aliases_and_flag_equals_value", sdx_takes_the_aliases_and_flag_equals_value },
+    { "sdx_help_lists_every_option", sdx_help_lists_every_option },
     { 0, 0 }
 };
 SDX_TEST_SUITE(examples, examples_cases)
