@@ -370,6 +370,33 @@ static int scheduler_and_sampler_names(void) {
     return T_PASS;
 }
 
+/* The PNG parameters name samplers and schedulers as A1111 does, for the
+ * names and aliases users give; names A1111 lacks are written as given. */
+static int a1111_names_follow_the_registries(void) {
+    static const char *const sampler[][2] = {
+        { "euler", "Euler" }, { "euler_a", "Euler a" }, { "euler_ancestral", "Euler a" }, { "heun", "Heun" },
+        { "dpm_2", "DPM2" }, { "dpm2", "DPM2" }, { "dpm_2_ancestral", "DPM2 a" }, { "lms", "LMS" },
+        { "dpmpp_2s_ancestral", "DPM++ 2S a" }, { "dpm++2s_a", "DPM++ 2S a" }, { "dpmpp_sde", "DPM++ SDE" },
+        { "dpmpp_2m", "DPM++ 2M" }, { "dpm++2m", "DPM++ 2M" }, { "dpmpp_2m_sde", "DPM++ 2M SDE" },
+        { "dpmpp_2m_sde_heun", "DPM++ 2M SDE Heun" }, { "dpmpp_3m_sde", "DPM++ 3M SDE" }, { "ddim", "DDIM" },
+        { "lcm", "LCM" }, { "uni_pc", "UniPC" }, { "deis", "DEIS" }, { "ipndm", "iPNDM" },
+        { "heunpp2", "heunpp2" }, { "uni_pc_bh2", "uni_pc_bh2" }, { "no_such", "no_such" },
+    };
+    static const char *const sched[][2] = {
+        { "normal", "Automatic" }, { "karras", "Karras" }, { "exponential", "Exponential" },
+        { "sgm_uniform", "SGM Uniform" }, { "simple", "Simple" }, { "ddim_uniform", "DDIM" }, { "beta", "Beta" },
+        { "kl_optimal", "KL Optimal" }, { "linear_quadratic", "Linear Quadratic" }, { "ays", "Align Your Steps" },
+        { "ays_sdxl", "Align Your Steps" }, { "vp", "vp" }, { "no_such", "no_such" },
+    };
+    for (size_t i = 0; i < sizeof sampler / sizeof sampler[0]; i++)
+        T_CHECK(!strcmp(sdx__sampler_a1111_name(sampler[i][0]), sampler[i][1]), "sampler %s: '%s', want '%s'",
+                sampler[i][0], sdx__sampler_a1111_name(sampler[i][0]), sampler[i][1]);
+    for (size_t i = 0; i < sizeof sched / sizeof sched[0]; i++)
+        T_CHECK(!strcmp(sdx__scheduler_a1111_name(sched[i][0]), sched[i][1]), "scheduler %s: '%s', want '%s'",
+                sched[i][0], sdx__scheduler_a1111_name(sched[i][0]), sched[i][1]);
+    return T_PASS;
+}
+
 /* ---- start latent ------------------------------------------------------ */
 
 static int start_latent_uses_max_denoise_only_at_sigma_max(void) {
@@ -952,6 +979,7 @@ static const t_case sampling_cases[] = {
     { "discard_penultimate_sigma_samplers", discard_penultimate_sigma_samplers },
     { "ays_denoise_takes_rounded_tail", ays_denoise_takes_rounded_tail },
     { "scheduler_and_sampler_names", scheduler_and_sampler_names },
+    { "a1111_names_follow_the_registries", a1111_names_follow_the_registries },
     { "start_latent_uses_max_denoise_only_at_sigma_max", start_latent_uses_max_denoise_only_at_sigma_max },
     { "samplers_match_golden_trajectories", samplers_match_golden_trajectories },
     { "step_callback_cancels", step_callback_cancels },
