@@ -918,6 +918,45 @@ static int sdx__sample_lcm(sdx__run *r, float *x) {
     return SDX_OK;
 }
 
+/* ---- tcd: Trajectory Consistency Distillation ------------------------- */
+
+/* alphas_cumprod of training timestep t, from ComfyUI's sigma table. */
+static float sdx__alpha_bar(const sdx_model_sampling *ms, int t) {
+    float sigma = sdx_timestep_to_sigma(ms, (float)t);
+    return 1.0f / (sigma * sigma + 1.0f);
+}
+
+/* diffusers' TCDScheduler, carried to sigma space. Each step takes the
+ * prediction to the VP latent at t_s = floor((1 - gamma) * t_prev), where
+ * t_prev is the next sigma's timestep (0 after the last), then, except on
+ * the last step, re-noises it up to t_prev with one draw. gamma is the
+ * desc's eta (default 0.3, diffusers'): 0 never draws, 1 denoises fully
+ * each step. The result is the VP latent at t = 0, not the last denoised. */
+static int sdx__sample_tcd(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    float gamma = r->d->use_eta ? r->d->eta : 0.3f, keep = (float)(1.0 - (double)gamma);
+    sdx_model_sampling *ms;
+    int rc = SDX_OK;
+    if (!(gamma >= 0.0f && gamma <= 1.0f))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "tcd: eta (gamma) %g must be in [0, 1]", (double)gamma);
+    if (!(ms = (sdx_model_sampling *)sdx__malloc(r->ctx, sizeof *ms))) return sdx__nomem(r->ctx, "tcd table", sizeof *ms);
+    sdx_model_sampling_init(ms);
+    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        int t_prev = s1 > 0.0f ? sdx_sigma_to_timestep(ms, s1) : 0, t_s = (int)floorf(keep * (float)t_prev);
+        float a_s = sdx__alpha_bar(ms, t_s), c_den = sqrtf(a_s), c_eps = sqrtf(1.0f - a_s);
+        float renoise = sdx__alpha_bar(ms, t_prev) / a_s, up = sqrtf(1.0f + s1 * s1);
+        int draw = gamma > 0.0f && i + 1 < r->steps;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK || (rc = sdx__report(r, i, x, den)) != SDX_OK) break;
+        for (size_t k = 0; k < r->n; k++) x[k] = c_den * den[k] + c_eps * ((x[k] - den[k]) / s);
+        if (draw && (rc = sdx__draw(r, nz)) != SDX_OK) break;
+        for (size_t k = 0; draw && k < r->n; k++) x[k] = sqrtf(renoise) * x[k] + sqrtf(1.0f - renoise) * nz[k];
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] * up;
+    }
+    sdx__free(r->ctx, ms);
+    return rc;
+}
+
 /* ---- linear multistep on d = (x - denoised) / sigma: ipndm, deis ------ */
 
 /* History of past derivatives, newest first (at most 3). */
@@ -1490,6 +1529,7 @@ static const sdx__sampler_row sdx__samplers[] = {
     { SDX_SAMPLER_UNI_PC,                  "uni_pc",                  NULL,        sdx__sample_uni_pc,                  SDX__P, "UniPC" },
     { SDX_SAMPLER_UNI_PC_BH2,              "uni_pc_bh2",              NULL,        sdx__sample_uni_pc_bh2,              SDX__P, NULL },
     { SDX_SAMPLER_DDIM,                    "ddim",                    NULL,        sdx__sample_euler,                   0, "DDIM" },   /* euler for txt2img */
+    { SDX_SAMPLER_TCD,                     "tcd",                     NULL,        sdx__sample_tcd,                     SDX__S, NULL },
 };
 #undef SDX__S
 #undef SDX__P
