@@ -370,6 +370,33 @@ static int scheduler_and_sampler_names(void) {
     return T_PASS;
 }
 
+/* The PNG parameters name samplers and schedulers as A1111 does, for the
+ * names and aliases users give; names A1111 lacks are written as given. */
+static int a1111_names_follow_the_registries(void) {
+    static const char *const sampler[][2] = {
+        { "euler", "Euler" }, { "euler_a", "Euler a" }, { "euler_ancestral", "Euler a" }, { "heun", "Heun" },
+        { "dpm_2", "DPM2" }, { "dpm2", "DPM2" }, { "dpm_2_ancestral", "DPM2 a" }, { "lms", "LMS" },
+        { "dpmpp_2s_ancestral", "DPM++ 2S a" }, { "dpm++2s_a", "DPM++ 2S a" }, { "dpmpp_sde", "DPM++ SDE" },
+        { "dpmpp_2m", "DPM++ 2M" }, { "dpm++2m", "DPM++ 2M" }, { "dpmpp_2m_sde", "DPM++ 2M SDE" },
+        { "dpmpp_2m_sde_heun", "DPM++ 2M SDE Heun" }, { "dpmpp_3m_sde", "DPM++ 3M SDE" }, { "ddim", "DDIM" },
+        { "lcm", "LCM" }, { "uni_pc", "UniPC" }, { "deis", "DEIS" }, { "ipndm", "iPNDM" },
+        { "heunpp2", "heunpp2" }, { "uni_pc_bh2", "uni_pc_bh2" }, { "no_such", "no_such" },
+    };
+    static const char *const sched[][2] = {
+        { "normal", "Automatic" }, { "karras", "Karras" }, { "exponential", "Exponential" },
+        { "sgm_uniform", "SGM Uniform" }, { "simple", "Simple" }, { "ddim_uniform", "DDIM" }, { "beta", "Beta" },
+        { "kl_optimal", "KL Optimal" }, { "linear_quadratic", "Linear Quadratic" }, { "ays", "Align Your Steps" },
+        { "ays_sdxl", "Align Your Steps" }, { "vp", "vp" }, { "no_such", "no_such" },
+    };
+    for (size_t i = 0; i < sizeof sampler / sizeof sampler[0]; i++)
+        T_CHECK(!strcmp(sdx__sampler_a1111_name(sampler[i][0]), sampler[i][1]), "sampler %s: '%s', want '%s'",
+                sampler[i][0], sdx__sampler_a1111_name(sampler[i][0]), sampler[i][1]);
+    for (size_t i = 0; i < sizeof sched / sizeof sched[0]; i++)
+        T_CHECK(!strcmp(sdx__scheduler_a1111_name(sched[i][0]), sched[i][1]), "scheduler %s: '%s', want '%s'",
+                sched[i][0], sdx__scheduler_a1111_name(sched[i][0]), sched[i][1]);
+    return T_PASS;
+}
+
 /* ---- start latent ------------------------------------------------------ */
 
 static int start_latent_uses_max_denoise_only_at_sigma_max(void) {
@@ -483,12 +510,16 @@ static void samp_golden_free(sdx_ctx *ctx, samp_golden *g) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) sdx_tensor_free(ctx, all[i]);
 }
 
-static int samp_golden_load(sdx_ctx *ctx, const sdx_st *st, samp_golden *g) {
+/* The fewstep runs (diffusers') store no callback; they make one model
+ * call per step, so the callback must report each call's x and denoised. */
+static int samp_golden_load(sdx_ctx *ctx, const sdx_st *st, const char *area, samp_golden *g) {
+    int diffusers = !strcmp(area, "fewstep");
     memset(g, 0, sizeof *g);
     samp_read(ctx, st, "noise_draws", &g->draws);   /* deterministic samplers have none */
     return samp_read(ctx, st, "sigmas", &g->sigmas) && samp_read(ctx, st, "noise", &g->noise) &&
-           samp_read(ctx, st, "x_init", &g->x_init) && samp_read(ctx, st, "cb_x", &g->cb_x) &&
-           samp_read(ctx, st, "cb_denoised", &g->cb_den) && samp_read(ctx, st, "x_final", &g->x_final) &&
+           samp_read(ctx, st, "x_init", &g->x_init) && samp_read(ctx, st, diffusers ? "calls_x" : "cb_x", &g->cb_x) &&
+           samp_read(ctx, st, diffusers ? "calls_denoised" : "cb_denoised", &g->cb_den) &&
+           samp_read(ctx, st, "x_final", &g->x_final) &&
            samp_read(ctx, st, "calls_sigma", &g->calls_sigma) && samp_read(ctx, st, "calls_x", &g->calls_x) &&
            samp_read(ctx, st, "calls_denoised", &g->calls_den);
 }
@@ -497,25 +528,25 @@ static int samp_golden_load(sdx_ctx *ctx, const sdx_st *st, samp_golden *g) {
 typedef struct samp_errs { double x_final, cb_x, cb_den, calls_x, calls_den, calls_sigma, sigmas, x_init; } samp_errs;
 
 typedef struct samp_run_info {
-    const char *file, *sampler, *scheduler, *callback_x;
+    const char *area, *file, *sampler;
+    const char *scheduler;        /* NULL: the stored sigmas are used unchecked */
+    const char *callback_x;
+    int use_eta;
+    double eta;
     int steps, n_calls, n_draws;
 } samp_run_info;
 
-/* Our schedule + start-latent rule must reproduce the stored sigmas and x_init. */
-static int samp_check_inputs(sdx_ctx *ctx, const samp_run_info *run, const samp_golden *g, samp_errs *e) {
-    sdx_model_sampling ms;
+/* Our schedule must reproduce the stored sigmas. */
+static int samp_check_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, const samp_run_info *run,
+                             const samp_golden *g, samp_errs *e) {
     sdx_scheduler sched = SDX_SCHED_NORMAL;
     sdx_sampler sampler = SDX_SAMPLER_EULER;
     sdx_tensor sig;
-    size_t n = (size_t)samp_numel(&g->noise);
-    float *x = (float *)malloc(n * sizeof(float));
     int ok = 1;
-    sdx_model_sampling_init(&ms);
-    if (!x || sdx_scheduler_from_name(ctx, run->scheduler, &sched) != SDX_OK ||
+    if (sdx_scheduler_from_name(ctx, run->scheduler, &sched) != SDX_OK ||
         sdx_sampler_from_name(ctx, run->sampler, &sampler) != SDX_OK ||
-        sdx_sampler_sigmas(ctx, &ms, sched, sampler, run->steps, 1.0, &sig) != SDX_OK) {
+        sdx_sampler_sigmas(ctx, ms, sched, sampler, run->steps, 1.0, &sig) != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "%s: %s", run->file, sdx_last_error(ctx));
-        free(x);
         return 0;
     }
     if (sig.shape[0] != g->sigmas.shape[0]) {
@@ -525,9 +556,23 @@ static int samp_check_inputs(sdx_ctx *ctx, const samp_run_info *run, const samp_
     }
     for (int64_t i = 0; ok && i < sig.shape[0]; i++)
         e->sigmas = fmax(e->sigmas, samp_rel(((float *)sig.data)[i], ((float *)g->sigmas.data)[i]));
-    sdx_start_latent(&ms, ((float *)g->sigmas.data)[0], NULL, (const float *)g->noise.data, x, n);
-    e->x_init = t_max_abs_f32(x, (const float *)g->x_init.data, n);
     sdx_tensor_free(ctx, &sig);
+    return ok;
+}
+
+/* ... and our start-latent rule the stored x_init. */
+static int samp_check_inputs(sdx_ctx *ctx, const samp_run_info *run, const samp_golden *g, samp_errs *e) {
+    sdx_model_sampling ms;
+    size_t n = (size_t)samp_numel(&g->noise);
+    float *x = (float *)malloc(n * sizeof(float));
+    int ok = x != NULL;
+    sdx_model_sampling_init(&ms);
+    if (!ok) snprintf(t_msg, sizeof t_msg, "out of memory");
+    if (ok && run->scheduler) ok = samp_check_sigmas(ctx, &ms, run, g, e);
+    if (ok) {
+        sdx_start_latent(&ms, ((float *)g->sigmas.data)[0], NULL, (const float *)g->noise.data, x, n);
+        e->x_init = t_max_abs_f32(x, (const float *)g->x_init.data, n);
+    }
     free(x);
     return ok;
 }
@@ -554,6 +599,8 @@ static int samp_check_trajectory(sdx_ctx *ctx, const samp_run_info *run, const s
     f.draws = (const float *)g->draws.data;
     f.n_draws = (int)(samp_numel(&g->draws) / (int64_t)n);
     d = samp_desc(sampler, (const float *)g->sigmas.data, n_sig, &f);
+    d.use_eta = run->use_eta;
+    d.eta = (float)run->eta;
     rc = sdx_sample(ctx, &d, x);
     if (rc != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "%s: sdx_sample: %s", run->file, sdx_last_error(ctx));
@@ -588,6 +635,8 @@ static int samp_run_from_json(const sdx__json *r, samp_run_info *run) {
     if (!file || !sampler || !sched || !steps || !calls || !draws || !cbx || file->type != SDX__JSON_STRING ||
         sampler->type != SDX__JSON_STRING || sched->type != SDX__JSON_STRING || cbx->type != SDX__JSON_STRING)
         return 0;
+    memset(run, 0, sizeof *run);
+    run->area = "samplers";
     run->file = file->str;
     run->sampler = sampler->str;
     run->scheduler = sched->str;
@@ -620,31 +669,43 @@ static void samp_table_add(samp_table *tab, int *count, const char *name, const 
     tab[i].e.x_init = fmax(tab[i].e.x_init, e->x_init);
 }
 
-static int samp_check_run(sdx_ctx *ctx, const samp_run_info *run, samp_table *tab, int *n_tab) {
+/* Opens golden/<area>/<file>; NULL with t_msg when it cannot. */
+static sdx_st *samp_open(sdx_ctx *ctx, const char *area, const char *file) {
     char rel[512];
     const char *path;
     sdx_st *st = NULL;
+    snprintf(rel, sizeof rel, "golden/%s/%s", area, file);
+    path = t_shared(rel);
+    if (!path || sdx_st_open(ctx, path, &st) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "%s: cannot open: %s", rel, sdx_last_error(ctx));
+        return NULL;
+    }
+    return st;
+}
+
+/* Sigmas and x_init are checked at their own tolerances, trajectories at tol. */
+static int samp_errs_within(const char *file, const samp_errs *e, double tol) {
+    if (e->sigmas <= 1e-6 && e->x_init <= 1e-5 && e->x_final <= tol && e->cb_x <= tol && e->cb_den <= tol &&
+        e->calls_x <= tol && e->calls_den <= tol && e->calls_sigma <= 1e-6)
+        return 1;
+    snprintf(t_msg, sizeof t_msg, "%s: sigmas rel %.3g, x_init %.3g, x_final %.3g, cb_x %.3g, cb_denoised %.3g, "
+             "calls_x %.3g, calls_denoised %.3g, calls_sigma rel %.3g (tol %.0e)", file, e->sigmas, e->x_init,
+             e->x_final, e->cb_x, e->cb_den, e->calls_x, e->calls_den, e->calls_sigma, tol);
+    return 0;
+}
+
+static int samp_check_run(sdx_ctx *ctx, const samp_run_info *run, samp_table *tab, int *n_tab) {
+    sdx_st *st = samp_open(ctx, run->area, run->file);
     samp_golden g;
     samp_errs e;
     double tol = strncmp(run->sampler, "uni_pc", 6) ? 1e-4 : 3e-4;
     int ok;
     memset(&e, 0, sizeof e);
-    snprintf(rel, sizeof rel, "golden/samplers/%s", run->file);
-    path = t_shared(rel);
-    if (!path || sdx_st_open(ctx, path, &st) != SDX_OK) {
-        snprintf(t_msg, sizeof t_msg, "%s: cannot open: %s", rel, sdx_last_error(ctx));
-        return 0;
-    }
-    ok = samp_golden_load(ctx, st, &g);
+    if (!st) return 0;
+    ok = samp_golden_load(ctx, st, run->area, &g);
     if (!ok) snprintf(t_msg, sizeof t_msg, "%s: missing tensors", run->file);
-    ok = ok && samp_check_inputs(ctx, run, &g, &e) && samp_check_trajectory(ctx, run, &g, &e);
-    if (ok && (e.sigmas > 1e-6 || e.x_init > 1e-5 || e.x_final > tol || e.cb_x > tol || e.cb_den > tol ||
-               e.calls_x > tol || e.calls_den > tol || e.calls_sigma > 1e-6)) {
-        snprintf(t_msg, sizeof t_msg, "%s: sigmas rel %.3g, x_init %.3g, x_final %.3g, cb_x %.3g, cb_denoised %.3g, "
-                 "calls_x %.3g, calls_denoised %.3g, calls_sigma rel %.3g (tol %.0e)", run->file, e.sigmas, e.x_init,
-                 e.x_final, e.cb_x, e.cb_den, e.calls_x, e.calls_den, e.calls_sigma, tol);
-        ok = 0;
-    }
+    ok = ok && samp_check_inputs(ctx, run, &g, &e) && samp_check_trajectory(ctx, run, &g, &e) &&
+         samp_errs_within(run->file, &e, tol);
     if (ok) samp_table_add(tab, n_tab, run->sampler, &e);
     samp_golden_free(ctx, &g);
     sdx_st_close(st);
@@ -674,8 +735,59 @@ static int samplers_match_golden_trajectories(void) {
     sdx__json_free(&doc);
     sdx_destroy(ctx);
     if (!ok) return T_FAIL;
-    T_CHECK(n_tab == SDX_SAMPLER_COUNT, "golden covers %d samplers, expected %d", n_tab, SDX_SAMPLER_COUNT);
+    /* every sampler but tcd, which ComfyUI lacks (golden/fewstep has diffusers' runs of it) */
+    T_CHECK(n_tab == SDX_SAMPLER_COUNT - 1, "golden covers %d samplers, expected %d", n_tab, SDX_SAMPLER_COUNT - 1);
     T_NOTE("%d golden runs checked", n_runs);
+    return T_PASS;
+}
+
+/* A tcd case of golden/fewstep (diffusers' TCDScheduler): 1, 0 for
+ * another area, -1 when malformed. Its sigmas (diffusers' lcm timesteps)
+ * are used as stored. */
+static int samp_tcd_run_from_json(const sdx__json *c, samp_run_info *run) {
+    const sdx__json *area = sdx__json_get(c, "area"), *file = sdx__json_get(c, "file");
+    const sdx__json *eta = sdx__json_get(c, "eta"), *steps = sdx__json_get(c, "steps");
+    const sdx__json *calls = sdx__json_get(c, "n_model_calls"), *draws = sdx__json_get(c, "n_noise_draws");
+    if (!area || area->type != SDX__JSON_STRING) return -1;
+    if (strcmp(area->str, "tcd")) return 0;
+    if (!file || file->type != SDX__JSON_STRING || !eta || !steps || !calls || !draws) return -1;
+    memset(run, 0, sizeof *run);
+    run->area = "fewstep";
+    run->file = file->str;
+    run->sampler = "tcd";
+    run->callback_x = "current";
+    run->use_eta = 1;
+    run->eta = eta->num;
+    run->steps = (int)steps->num;
+    run->n_calls = (int)calls->num;
+    run->n_draws = (int)draws->num;
+    return 1;
+}
+
+static int tcd_matches_diffusers_golden(void) {
+    T_NEED_SHARED(index_path, "golden/fewstep/index.json");
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    const sdx__json *cases;
+    samp_table tab[1];
+    int n_tab = 0, ok = 1;
+    T_CHECK(sdx__json_parse_file(ctx, index_path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    cases = sdx__json_get(doc.root, "cases");
+    T_CHECK(cases && cases->type == SDX__JSON_ARRAY, "index.json: no cases array");
+    for (const sdx__json *c = cases->child; c && ok; c = c->next) {
+        samp_run_info run;
+        int is_tcd = samp_tcd_run_from_json(c, &run);
+        if (is_tcd < 0) { snprintf(t_msg, sizeof t_msg, "index.json: malformed case"); ok = 0; }
+        if (is_tcd > 0) ok = samp_check_run(ctx, &run, tab, &n_tab);
+    }
+    if (ok && n_tab)
+        T_NOTE("tcd %d cases: x_final %.2e cb_x %.2e cb_den %.2e calls_x %.2e calls_den %.2e calls_sigma(rel) %.2e "
+               "x_init %.2e", tab[0].runs, tab[0].e.x_final, tab[0].e.cb_x, tab[0].e.cb_den, tab[0].e.calls_x,
+               tab[0].e.calls_den, tab[0].e.calls_sigma, tab[0].e.x_init);
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    if (!ok) return T_FAIL;
+    T_CHECK(n_tab == 1, "index.json lists no tcd case");
     return T_PASS;
 }
 
@@ -688,6 +800,44 @@ static int samp_small_setup(sdx_model_sampling *ms, sdx_ctx *ctx, sdx_tensor *si
     t_fill_normal(noise, n, 1.0);
     sdx_start_latent(ms, ((float *)sig->data)[0], NULL, noise, x, n);
     return 1;
+}
+
+/* Without use_eta tcd runs at diffusers' default gamma 0.3; a gamma
+ * outside [0, 1] (a timestep outside the table) fails before any call. */
+static int tcd_eta_defaults_to_0_3_and_stays_in_0_1(void) {
+    static const float bad[] = { -0.1f, 1.5f, NAN };
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_sampling ms;
+    sdx_tensor sig;
+    samp_fixture f;
+    sdx_sample_desc d;
+    float x[64], x_default[64], noise[64 * 8];
+    t_seed(17);
+    T_CHECK(samp_small_setup(&ms, ctx, &sig, x, 64) && samp_fixture_init(&f, 64, 16, 8), "setup");
+    t_fill_normal(noise, 64 * 8, 1.0);
+    memcpy(x_default, x, sizeof x);
+    for (int use_eta = 1; use_eta >= 0; use_eta--) {
+        f.draws = noise;
+        f.n_draws = 8;
+        f.used_draws = 0;
+        d = samp_desc(SDX_SAMPLER_TCD, (const float *)sig.data, (int)sig.shape[0], &f);
+        d.use_eta = use_eta;
+        d.eta = 0.3f;
+        T_CHECK(sdx_sample(ctx, &d, use_eta ? x : x_default) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(f.used_draws == (int)sig.shape[0] - 2, "%d draws for %d steps", f.used_draws, (int)sig.shape[0] - 1);
+    }
+    T_CHECK(!memcmp(x, x_default, sizeof x), "use_eta 0 does not give gamma 0.3's result");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f.calls = 0;
+        d.use_eta = 1;
+        d.eta = bad[i];
+        T_CHECK(sdx_sample(ctx, &d, x) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "eta") && f.calls == 0,
+                "eta %g: '%s', %d model calls", (double)bad[i], sdx_last_error(ctx), f.calls);
+    }
+    samp_fixture_free(&f);
+    sdx_tensor_free(ctx, &sig);
+    sdx_destroy(ctx);
+    return T_PASS;
 }
 
 static int step_callback_cancels(void) {
@@ -952,11 +1102,14 @@ static const t_case sampling_cases[] = {
     { "discard_penultimate_sigma_samplers", discard_penultimate_sigma_samplers },
     { "ays_denoise_takes_rounded_tail", ays_denoise_takes_rounded_tail },
     { "scheduler_and_sampler_names", scheduler_and_sampler_names },
+    { "a1111_names_follow_the_registries", a1111_names_follow_the_registries },
     { "start_latent_uses_max_denoise_only_at_sigma_max", start_latent_uses_max_denoise_only_at_sigma_max },
     { "samplers_match_golden_trajectories", samplers_match_golden_trajectories },
+    { "tcd_matches_diffusers_golden", tcd_matches_diffusers_golden },
     { "step_callback_cancels", step_callback_cancels },
     { "denoiser_error_propagates_from_every_sampler", denoiser_error_propagates_from_every_sampler },
     { "stochastic_sampler_requires_noise_callback", stochastic_sampler_requires_noise_callback },
+    { "tcd_eta_defaults_to_0_3_and_stays_in_0_1", tcd_eta_defaults_to_0_3_and_stays_in_0_1 },
     { "every_sampler_handles_short_schedules", every_sampler_handles_short_schedules },
     { "sample_rejects_invalid_sigmas_before_any_model_call", sample_rejects_invalid_sigmas_before_any_model_call },
     { "schedule_functions_reject_null_arguments", schedule_functions_reject_null_arguments },

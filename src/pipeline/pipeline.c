@@ -1868,29 +1868,6 @@ done:
 
 /* ---- A1111 "parameters" text ------------------------------------------- */
 
-static const char *sdx__a1111_sampler(const char *name) {
-    static const char *const map[][2] = {
-        { "euler", "Euler" }, { "euler_a", "Euler a" }, { "euler_ancestral", "Euler a" }, { "heun", "Heun" },
-        { "dpm_2", "DPM2" }, { "dpm2", "DPM2" }, { "dpm_2_ancestral", "DPM2 a" }, { "lms", "LMS" },
-        { "dpmpp_2s_ancestral", "DPM++ 2S a" }, { "dpm++2s_a", "DPM++ 2S a" }, { "dpmpp_sde", "DPM++ SDE" },
-        { "dpmpp_2m", "DPM++ 2M" }, { "dpm++2m", "DPM++ 2M" }, { "dpmpp_2m_sde", "DPM++ 2M SDE" },
-        { "dpmpp_2m_sde_heun", "DPM++ 2M SDE Heun" }, { "dpmpp_3m_sde", "DPM++ 3M SDE" }, { "ddim", "DDIM" },
-        { "lcm", "LCM" }, { "uni_pc", "UniPC" }, { "deis", "DEIS" }, { "ipndm", "iPNDM" },
-    };
-    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) if (!strcmp(map[i][0], name)) return map[i][1];
-    return name;
-}
-
-static const char *sdx__a1111_schedule(const char *name) {
-    static const char *const map[][2] = {
-        { "normal", "Automatic" }, { "karras", "Karras" }, { "exponential", "Exponential" }, { "sgm_uniform", "SGM Uniform" },
-        { "simple", "Simple" }, { "ddim_uniform", "DDIM" }, { "beta", "Beta" }, { "kl_optimal", "KL Optimal" },
-        { "ays", "Align Your Steps" }, { "linear_quadratic", "Linear Quadratic" },
-    };
-    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) if (!strcmp(map[i][0], name)) return map[i][1];
-    return name;
-}
-
 /* A1111's `Lora hashes: "name: hash, ..."`: the prompt's tags (hashed
  * from lora_dir), then the LoRAs applied to the model. Names lose ':' and
  * ','; the value is quoted as A1111 quotes it (JSON). */
@@ -1969,8 +1946,8 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
     }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
     sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
-                 p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__a1111_sampler(p->sampler ? p->sampler : sdx__default_sampler),
-                 sdx__a1111_schedule(p->scheduler ? p->scheduler : sdx__default_scheduler),
+                 p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__sampler_a1111_name(p->sampler ? p->sampler : sdx__default_sampler),
+                 sdx__scheduler_a1111_name(p->scheduler ? p->scheduler : sdx__default_scheduler),
                  p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
                  (long long)seed, w, h);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }

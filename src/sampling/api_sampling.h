@@ -95,13 +95,14 @@ typedef enum sdx_sampler {
     SDX_SAMPLER_UNI_PC,
     SDX_SAMPLER_UNI_PC_BH2,
     SDX_SAMPLER_DDIM,
+    SDX_SAMPLER_TCD,            /* diffusers TCDScheduler; gamma is sdx_sample_desc.eta */
     SDX_SAMPLER_COUNT
 } sdx_sampler;
 
 /* ComfyUI names, plus stable-diffusion.cpp's names where the algorithm is
  * the same (euler_a, dpm2, dpm++2s_a, dpm++2m; euler, heun, ipndm,
- * ipndm_v, lcm coincide). An unknown name fails with the list of valid
- * names. */
+ * ipndm_v, lcm coincide; tcd, which ComfyUI lacks, is sd.cpp's). An
+ * unknown name fails with the list of valid names. */
 SDX_API int         sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
 SDX_API const char *sdx_sampler_name(sdx_sampler s);
 /* 1 if the sampler draws per-step noise (it then needs a noise callback). */
@@ -156,6 +157,9 @@ typedef struct sdx_sample_desc {
     void          *noise_user;
     sdx_step_fn    step;        /* optional */
     void          *step_user;
+    int            use_eta;     /* 0: the sampler's default eta (tcd: gamma 0.3, diffusers') */
+    float          eta;         /* with use_eta: tcd's gamma in [0, 1] (0: no per-step noise;
+                                   1: denoise fully, then re-noise); other samplers ignore it */
 } sdx_sample_desc;
 
 /* Runs the sampler in place: x holds the start latent (see

@@ -104,30 +104,6 @@ SDX_API void sdx_start_latent(const sdx_model_sampling *ms, float sigma0, const 
 
 /* ---- schedulers ------------------------------------------------------ */
 
-static const char *const sdx__scheduler_names[SDX_SCHED_COUNT] = {
-    "normal", "karras", "exponential", "sgm_uniform", "simple", "ddim_uniform", "beta",
-    "linear_quadratic", "kl_optimal", "ays_sd1", "ays_sdxl", "polyexponential", "vp"
-};
-
-SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
-    return (unsigned)s < SDX_SCHED_COUNT ? sdx__scheduler_names[s] : "?";
-}
-
-SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
-    char list[512];
-    size_t used = 0;
-    for (int i = 0; name && i < SDX_SCHED_COUNT; i++) {
-        if (!strcmp(name, sdx__scheduler_names[i])) { *out = (sdx_scheduler)i; return SDX_OK; }
-    }
-    list[0] = 0;
-    for (int i = 0; i < SDX_SCHED_COUNT && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, i ? ", %s" : "%s", sdx__scheduler_names[i]);
-    if (name && !strcmp(name, "ays"))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' needs the model family: use ays_sd1 or "
-                         "ays_sdxl (there is no Align Your Steps table for SD 2.x)");
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
-}
-
 /* A growable list of sigmas, computed in double or float and stored as
  * float (schedulers never produce more than a few thousand values). */
 typedef struct sdx__sigma_list {
@@ -174,19 +150,20 @@ static void sdx__sched_polyexponential(const sdx_model_sampling *ms, int steps, 
 
 /* The reference's float32 expm1 behaves as exp(x) - 1 (it loses digits
  * at the small end, 4e-4 relative at t = eps_s); reproduced as is. */
-static void sdx__sched_vp(int steps, sdx__sigma_list *l) {
+static void sdx__sched_vp(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
     const float beta_d = 19.9f, beta_min = 0.1f, eps_s = 1e-3f;
     for (int i = 0; i < steps; i++) {
         float t = sdx__linspace_f32(1.0f, eps_s, steps, i);
         sdx__sigma_push(l, sqrtf(expf(beta_d * (t * t) / 2.0f + beta_min * t) - 1.0f));
     }
     sdx__sigma_push(l, 0.0f);
+    (void)ms;
 }
 
 /* normal: evenly spaced timesteps from timestep(sigma_max) to
  * timestep(sigma_min), mapped through the interpolating sigma(t).
  * sgm_uniform spaces steps + 1 and drops the last. */
-static void sdx__sched_normal(const sdx_model_sampling *ms, int steps, int sgm, sdx__sigma_list *l) {
+static void sdx__sched_normal_or_sgm(const sdx_model_sampling *ms, int steps, int sgm, sdx__sigma_list *l) {
     float start = (float)sdx_sigma_to_timestep(ms, ms->sigma_max);
     float end = (float)sdx_sigma_to_timestep(ms, ms->sigma_min);
     int count = sgm ? steps + 1 : steps, append_zero = 1;
@@ -194,6 +171,14 @@ static void sdx__sched_normal(const sdx_model_sampling *ms, int steps, int sgm, 
     for (int i = 0; i < (sgm ? steps : count); i++)
         sdx__sigma_push(l, sdx_timestep_to_sigma(ms, sdx__linspace_f32(start, end, count, i)));
     if (append_zero) sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_normal(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_normal_or_sgm(ms, steps, 0, l);
+}
+
+static void sdx__sched_sgm_uniform(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_normal_or_sgm(ms, steps, 1, l);
 }
 
 static void sdx__sched_simple(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
@@ -332,43 +317,117 @@ static double sdx__ays_interp(const double *levels, int count, int k) {
 
 /* AlignYourStepsScheduler: the published 10-step levels, log-linearly
  * resampled for other step counts; the last value is replaced by 0. */
-static void sdx__sched_ays(const double *levels, int steps, sdx__sigma_list *l) {
+static void sdx__sched_ays_levels(const double *levels, int steps, sdx__sigma_list *l) {
     int count = steps + 1;
     for (int k = 0; k < count - 1; k++)
         sdx__sigma_push(l, (float)(count == 11 ? levels[k] : sdx__ays_interp(levels, count, k)));
     sdx__sigma_push(l, 0.0f);
 }
 
-/* Upper bound on a schedule's length, for sizing the list. */
-static int sdx__sched_capacity(sdx_scheduler sched, int steps) {
-    if (sched == SDX_SCHED_DDIM_UNIFORM) return SDX_TRAIN_STEPS + 2;
-    return steps + 2;
+/* AYS does not read the model's levels: its own are fixed. */
+static void sdx__sched_ays_sd1(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_ays_levels(sdx__ays_sd1, steps, l);
+    (void)ms;
+}
+
+static void sdx__sched_ays_sdxl(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_ays_levels(sdx__ays_sdxl, steps, l);
+    (void)ms;
+}
+
+/* ---- the scheduler registry ------------------------------------------- */
+
+/* Appends the non-NULL names name_of(0 .. count - 1) to list, the first
+ * after `lead`, the others after ", "; returns the new length. */
+static size_t sdx__join_names(char *list, size_t size, size_t used, const char *lead, int count,
+                              const char *(*name_of)(int i)) {
+    for (int i = 0, n = 0; i < count && used < size; i++) {
+        const char *name = name_of(i);
+        if (name) used += (size_t)snprintf(list + used, size - used, "%s%s", n++ ? ", " : lead, name);
+    }
+    return used;
+}
+
+typedef void (*sdx__sched_fn)(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l);
+
+enum {
+    SDX__SCHED_ANY_LENGTH = 1,   /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
+    SDX__SCHED_FIXED_LEVELS = 2  /* denoise < 1 takes round(steps * denoise) steps from the
+                                    tail of the steps-step table (ComfyUI's AYS node) instead
+                                    of KSampler's longer schedule */
+};
+
+/* Everything known about a scheduler, one row each, in enum order (the
+ * name round trip test checks the order). */
+typedef struct sdx__scheduler_row {
+    sdx_scheduler id;
+    const char   *name;      /* ComfyUI's */
+    sdx__sched_fn fill;
+    unsigned      flags;
+    const char   *a1111;     /* A1111's "Schedule type"; NULL: it has none, the name is written */
+} sdx__scheduler_row;
+
+static const sdx__scheduler_row sdx__schedulers[] = {
+    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, "Automatic" },
+    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, "Karras" },
+    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, "Exponential" },
+    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, "SGM Uniform" },
+    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, "Simple" },
+    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, "DDIM" },
+    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, "Beta" },
+    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, "Linear Quadratic" },
+    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, "KL Optimal" },
+    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
+    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
+    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL },
+    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL },
+};
+typedef char sdx__schedulers_one_row_each[SDX__ARRAY_LEN(sdx__schedulers) == SDX_SCHED_COUNT ? 1 : -1];
+
+static const sdx__scheduler_row *sdx__scheduler_named(const char *name) {
+    for (int i = 0; name && i < SDX_SCHED_COUNT; i++)
+        if (!strcmp(name, sdx__schedulers[i].name)) return &sdx__schedulers[i];
+    return NULL;
+}
+
+SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
+    return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].name : "?";
+}
+
+static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
+
+SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
+    const sdx__scheduler_row *row = sdx__scheduler_named(name);
+    char list[512] = "";
+    if (row) { *out = row->id; return SDX_OK; }
+    sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
+    if (name && !strcmp(name, "ays"))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' needs the model family: use ays_sd1 or "
+                         "ays_sdxl (there is no Align Your Steps table for SD 2.x)");
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
+}
+
+/* A1111's "Schedule type" for a scheduler name, for the PNG parameters.
+ * "ays" and "align_your_steps" (the pipeline picks the family's table)
+ * are AYS too; names A1111 lacks, and unknown ones, are written as given. */
+static const char *sdx__scheduler_a1111_name(const char *name) {
+    const sdx__scheduler_row *row = sdx__scheduler_named(name);
+    if (name && (!strcmp(name, "ays") || !strcmp(name, "align_your_steps"))) row = &sdx__schedulers[SDX_SCHED_AYS_SD1];
+    return row && row->a1111 ? row->a1111 : name;
 }
 
 static int sdx__calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx__sigma_list *l) {
-    int rc;
+    const sdx__scheduler_row *row;
+    int rc, cap;
     if ((unsigned)sched >= SDX_SCHED_COUNT)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: scheduler id %d out of range", (int)sched);
     if (steps < 1 || steps > 100000)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: steps must be in 1..100000, got %d", steps);
-    if ((rc = sdx__sigma_list_init(ctx, l, sdx__sched_capacity(sched, steps))) != SDX_OK) return rc;
-    switch (sched) {
-    case SDX_SCHED_NORMAL:           sdx__sched_normal(ms, steps, 0, l); break;
-    case SDX_SCHED_SGM_UNIFORM:      sdx__sched_normal(ms, steps, 1, l); break;
-    case SDX_SCHED_KARRAS:           sdx__sched_karras(ms, steps, l); break;
-    case SDX_SCHED_EXPONENTIAL:      sdx__sched_exponential(ms, steps, l); break;
-    case SDX_SCHED_SIMPLE:           sdx__sched_simple(ms, steps, l); break;
-    case SDX_SCHED_DDIM_UNIFORM:     sdx__sched_ddim_uniform(ms, steps, l); break;
-    case SDX_SCHED_BETA:             sdx__sched_beta(ms, steps, l); break;
-    case SDX_SCHED_LINEAR_QUADRATIC: sdx__sched_linear_quadratic(ms, steps, l); break;
-    case SDX_SCHED_KL_OPTIMAL:       sdx__sched_kl_optimal(ms, steps, l); break;
-    case SDX_SCHED_AYS_SD1:          sdx__sched_ays(sdx__ays_sd1, steps, l); break;
-    case SDX_SCHED_AYS_SDXL:         sdx__sched_ays(sdx__ays_sdxl, steps, l); break;
-    case SDX_SCHED_POLYEXPONENTIAL:  sdx__sched_polyexponential(ms, steps, l); break;
-    case SDX_SCHED_VP:               sdx__sched_vp(steps, l); break;
-    default: break;
-    }
+    row = &sdx__schedulers[sched];
+    cap = row->flags & SDX__SCHED_ANY_LENGTH ? SDX_TRAIN_STEPS + 2 : steps + 2;
+    if ((rc = sdx__sigma_list_init(ctx, l, cap)) != SDX_OK) return rc;
+    row->fill(ms, steps, l);
     return SDX_OK;
 }
 
@@ -394,98 +453,7 @@ SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx
     return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }
 
-static int sdx__discards_penultimate(sdx_sampler s) {
-    return s == SDX_SAMPLER_DPM_2 || s == SDX_SAMPLER_DPM_2_ANCESTRAL ||
-           s == SDX_SAMPLER_UNI_PC || s == SDX_SAMPLER_UNI_PC_BH2;
-}
-
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
-                               sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
-    sdx__sigma_list l;
-    int rc, total = steps, keep;
-    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
-    memset(out, 0, sizeof *out);
-    if (!(denoise > 0.0 && denoise <= 1.0))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
-    if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
-    if (sched == SDX_SCHED_AYS_SD1 || sched == SDX_SCHED_AYS_SDXL) {
-        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
-         * round-half-even. */
-        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
-        if (keep < 1)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
-    }
-    if (denoise <= 0.9999) {
-        double t = steps / denoise;
-        if (t > 100000.0)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: %d steps at denoise %g is too many",
-                             steps, denoise);
-        total = (int)t;
-    }
-    if (sdx__discards_penultimate(sampler)) total++;
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
-    if (sdx__discards_penultimate(sampler) && l.count >= 2) {
-        l.v[l.count - 2] = l.v[l.count - 1];
-        l.count--;
-    }
-    keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
-    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
-}
-
-/* ---- samplers: names and plumbing ------------------------------------ */
-
-static const char *const sdx__sampler_names[SDX_SAMPLER_COUNT] = {
-    "euler", "euler_ancestral", "heun", "heunpp2", "dpm_2", "dpm_2_ancestral", "lms",
-    "dpmpp_2s_ancestral", "dpmpp_sde", "dpmpp_2m", "dpmpp_2m_sde", "dpmpp_2m_sde_heun",
-    "dpmpp_3m_sde", "ddpm", "lcm", "ipndm", "ipndm_v", "deis", "res_multistep",
-    "res_multistep_ancestral", "gradient_estimation", "er_sde", "uni_pc", "uni_pc_bh2", "ddim"
-};
-
-/* stable-diffusion.cpp names with the same algorithm. Not aliased:
- * dpm++2mv2 (a modified 2M step ComfyUI lacks), ddim_trailing and tcd
- * (they step on integer timesteps of alphas_cumprod, and tcd re-noises
- * with its own gamma). */
-static const struct { const char *alias; sdx_sampler sampler; } sdx__sampler_aliases[] = {
-    { "euler_a", SDX_SAMPLER_EULER_ANCESTRAL },
-    { "dpm2", SDX_SAMPLER_DPM_2 },
-    { "dpm++2s_a", SDX_SAMPLER_DPMPP_2S_ANCESTRAL },
-    { "dpm++2m", SDX_SAMPLER_DPMPP_2M },
-};
-
-SDX_API const char *sdx_sampler_name(sdx_sampler s) {
-    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__sampler_names[s] : "?";
-}
-
-SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
-    char list[768];
-    size_t used = 0;
-    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
-        if (!strcmp(name, sdx__sampler_names[i])) { *out = (sdx_sampler)i; return SDX_OK; }
-    for (int i = 0; name && i < SDX__ARRAY_LEN(sdx__sampler_aliases); i++)
-        if (!strcmp(name, sdx__sampler_aliases[i].alias)) { *out = sdx__sampler_aliases[i].sampler; return SDX_OK; }
-    list[0] = 0;
-    for (int i = 0; i < SDX_SAMPLER_COUNT && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, i ? ", %s" : "%s", sdx__sampler_names[i]);
-    for (int i = 0; i < SDX__ARRAY_LEN(sdx__sampler_aliases) && used < sizeof list; i++)
-        used += (size_t)snprintf(list + used, sizeof list - used, i ? ", %s" : "; aliases: %s",
-                                 sdx__sampler_aliases[i].alias);
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown sampler '%s'; valid: %s", name ? name : "(null)", list);
-}
-
-SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
-    switch (s) {
-    case SDX_SAMPLER_EULER_ANCESTRAL: case SDX_SAMPLER_DPM_2_ANCESTRAL: case SDX_SAMPLER_DPMPP_2S_ANCESTRAL:
-    case SDX_SAMPLER_DPMPP_SDE: case SDX_SAMPLER_DPMPP_2M_SDE: case SDX_SAMPLER_DPMPP_2M_SDE_HEUN:
-    case SDX_SAMPLER_DPMPP_3M_SDE: case SDX_SAMPLER_DDPM: case SDX_SAMPLER_LCM:
-    case SDX_SAMPLER_RES_MULTISTEP_ANCESTRAL: case SDX_SAMPLER_ER_SDE:
-        return 1;
-    default:
-        return 0;
-    }
-}
+/* ---- samplers: plumbing ----------------------------------------------- */
 
 #define SDX__SAMPLER_BUFS 9     /* latent-sized temporaries; UniPC uses all nine */
 
@@ -817,7 +785,7 @@ static int sdx__sample_dpmpp_2m(sdx__run *r, float *x) {
 }
 
 /* Shared by dpmpp_2m_sde (midpoint) and dpmpp_2m_sde_heun, eta = 1. */
-static int sdx__sample_dpmpp_2m_sde(sdx__run *r, float *x, int heun) {
+static int sdx__dpmpp_2m_sde(sdx__run *r, float *x, int heun) {
     const float eta = 1.0f;
     float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
     float h = 0.0f, h_last = 0.0f;
@@ -855,6 +823,9 @@ static int sdx__sample_dpmpp_2m_sde(sdx__run *r, float *x, int heun) {
     }
     return SDX_OK;
 }
+
+static int sdx__sample_dpmpp_2m_sde(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 0); }
+static int sdx__sample_dpmpp_2m_sde_heun(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 1); }
 
 static int sdx__sample_dpmpp_3m_sde(sdx__run *r, float *x) {
     const float eta = 1.0f;
@@ -947,6 +918,45 @@ static int sdx__sample_lcm(sdx__run *r, float *x) {
     return SDX_OK;
 }
 
+/* ---- tcd: Trajectory Consistency Distillation ------------------------- */
+
+/* alphas_cumprod of training timestep t, from ComfyUI's sigma table. */
+static float sdx__alpha_bar(const sdx_model_sampling *ms, int t) {
+    float sigma = sdx_timestep_to_sigma(ms, (float)t);
+    return 1.0f / (sigma * sigma + 1.0f);
+}
+
+/* diffusers' TCDScheduler, carried to sigma space. Each step takes the
+ * prediction to the VP latent at t_s = floor((1 - gamma) * t_prev), where
+ * t_prev is the next sigma's timestep (0 after the last), then, except on
+ * the last step, re-noises it up to t_prev with one draw. gamma is the
+ * desc's eta (default 0.3, diffusers'): 0 never draws, 1 denoises fully
+ * each step. The result is the VP latent at t = 0, not the last denoised. */
+static int sdx__sample_tcd(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    float gamma = r->d->use_eta ? r->d->eta : 0.3f, keep = (float)(1.0 - (double)gamma);
+    sdx_model_sampling *ms;
+    int rc = SDX_OK;
+    if (!(gamma >= 0.0f && gamma <= 1.0f))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "tcd: eta (gamma) %g must be in [0, 1]", (double)gamma);
+    if (!(ms = (sdx_model_sampling *)sdx__malloc(r->ctx, sizeof *ms))) return sdx__nomem(r->ctx, "tcd table", sizeof *ms);
+    sdx_model_sampling_init(ms);
+    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        int t_prev = s1 > 0.0f ? sdx_sigma_to_timestep(ms, s1) : 0, t_s = (int)floorf(keep * (float)t_prev);
+        float a_s = sdx__alpha_bar(ms, t_s), c_den = sqrtf(a_s), c_eps = sqrtf(1.0f - a_s);
+        float renoise = sdx__alpha_bar(ms, t_prev) / a_s, up = sqrtf(1.0f + s1 * s1);
+        int draw = gamma > 0.0f && i + 1 < r->steps;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK || (rc = sdx__report(r, i, x, den)) != SDX_OK) break;
+        for (size_t k = 0; k < r->n; k++) x[k] = c_den * den[k] + c_eps * ((x[k] - den[k]) / s);
+        if (draw && (rc = sdx__draw(r, nz)) != SDX_OK) break;
+        for (size_t k = 0; draw && k < r->n; k++) x[k] = sqrtf(renoise) * x[k] + sqrtf(1.0f - renoise) * nz[k];
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] * up;
+    }
+    sdx__free(r->ctx, ms);
+    return rc;
+}
+
 /* ---- linear multistep on d = (x - denoised) / sigma: ipndm, deis ------ */
 
 /* History of past derivatives, newest first (at most 3). */
@@ -998,7 +1008,7 @@ static void sdx__ipndm_v_coeffs(const float *t, int i, int order, float c[4]) {
 
 /* iPNDM (fixed Adams-Bashforth weights) or iPNDM_v (weights for the
  * actual step sizes); max order 4. */
-static int sdx__sample_ipndm(sdx__run *r, float *x, int variable) {
+static int sdx__ipndm(sdx__run *r, float *x, int variable) {
     static const float ab[4][4] = {
         { 1.0f, 0.0f, 0.0f, 0.0f }, { 3.0f, -1.0f, 0.0f, 0.0f },
         { 23.0f, -16.0f, 5.0f, 0.0f }, { 55.0f, -59.0f, 37.0f, -9.0f }
@@ -1039,6 +1049,9 @@ static int sdx__sample_ipndm(sdx__run *r, float *x, int variable) {
     }
     return SDX_OK;
 }
+
+static int sdx__sample_ipndm(sdx__run *r, float *x) { return sdx__ipndm(r, x, 0); }
+static int sdx__sample_ipndm_v(sdx__run *r, float *x) { return sdx__ipndm(r, x, 1); }
 
 /* DEIS 'tab' coefficients: sigmas are mapped to VP-SDE times t with the
  * schedule fitted to EDM's (0.002, 80) range, and each coefficient is the
@@ -1131,7 +1144,7 @@ static int sdx__sample_deis(sdx__run *r, float *x) {
 
 /* Second-order multistep exponential integrator (arXiv 2308.02157);
  * eta 0 is res_multistep, eta 1 res_multistep_ancestral. */
-static int sdx__sample_res_multistep(sdx__run *r, float *x, float eta) {
+static int sdx__res_multistep(sdx__run *r, float *x, float eta) {
     float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
     float old_down = 0.0f;
     int rc, have_old = 0;
@@ -1160,6 +1173,9 @@ static int sdx__sample_res_multistep(sdx__run *r, float *x, float eta) {
     }
     return SDX_OK;
 }
+
+static int sdx__sample_res_multistep(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 0.0f); }
+static int sdx__sample_res_multistep_ancestral(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 1.0f); }
 
 /* Euler plus (gamma - 1) times the change of d between steps, gamma = 2. */
 static int sdx__sample_gradient_estimation(sdx__run *r, float *x) {
@@ -1405,7 +1421,7 @@ static int sdx__unipc_shift_step(sdx__unipc *u, float *x, const float *ts, int s
     return SDX_OK;
 }
 
-static int sdx__sample_unipc(sdx__run *r, float *x, int bh2) {
+static int sdx__unipc_run(sdx__run *r, float *x, int bh2) {
     sdx__unipc u;
     float *tsv = NULL;
     int steps = r->steps, rc = SDX_OK;
@@ -1457,38 +1473,143 @@ static int sdx__sample_unipc(sdx__run *r, float *x, int bh2) {
     return rc;
 }
 
-/* ---- driver ----------------------------------------------------------- */
+static int sdx__sample_uni_pc(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 0); }
+static int sdx__sample_uni_pc_bh2(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 1); }
 
-static int sdx__dispatch(sdx__run *r, float *x) {
-    switch (r->d->sampler) {
-    case SDX_SAMPLER_EULER: case SDX_SAMPLER_DDIM: return sdx__sample_euler(r, x);
-    case SDX_SAMPLER_EULER_ANCESTRAL:         return sdx__sample_euler_ancestral(r, x);
-    case SDX_SAMPLER_HEUN:                    return sdx__sample_heun(r, x);
-    case SDX_SAMPLER_HEUNPP2:                 return sdx__sample_heunpp2(r, x);
-    case SDX_SAMPLER_DPM_2:                   return sdx__sample_dpm_2(r, x);
-    case SDX_SAMPLER_DPM_2_ANCESTRAL:         return sdx__sample_dpm_2_ancestral(r, x);
-    case SDX_SAMPLER_LMS:                     return sdx__sample_lms(r, x);
-    case SDX_SAMPLER_DPMPP_2S_ANCESTRAL:      return sdx__sample_dpmpp_2s_ancestral(r, x);
-    case SDX_SAMPLER_DPMPP_SDE:               return sdx__sample_dpmpp_sde(r, x);
-    case SDX_SAMPLER_DPMPP_2M:                return sdx__sample_dpmpp_2m(r, x);
-    case SDX_SAMPLER_DPMPP_2M_SDE:            return sdx__sample_dpmpp_2m_sde(r, x, 0);
-    case SDX_SAMPLER_DPMPP_2M_SDE_HEUN:       return sdx__sample_dpmpp_2m_sde(r, x, 1);
-    case SDX_SAMPLER_DPMPP_3M_SDE:            return sdx__sample_dpmpp_3m_sde(r, x);
-    case SDX_SAMPLER_DDPM:                    return sdx__sample_ddpm(r, x);
-    case SDX_SAMPLER_LCM:                     return sdx__sample_lcm(r, x);
-    case SDX_SAMPLER_IPNDM:                   return sdx__sample_ipndm(r, x, 0);
-    case SDX_SAMPLER_IPNDM_V:                 return sdx__sample_ipndm(r, x, 1);
-    case SDX_SAMPLER_DEIS:                    return sdx__sample_deis(r, x);
-    case SDX_SAMPLER_RES_MULTISTEP:           return sdx__sample_res_multistep(r, x, 0.0f);
-    case SDX_SAMPLER_RES_MULTISTEP_ANCESTRAL: return sdx__sample_res_multistep(r, x, 1.0f);
-    case SDX_SAMPLER_GRADIENT_ESTIMATION:     return sdx__sample_gradient_estimation(r, x);
-    case SDX_SAMPLER_ER_SDE:                  return sdx__sample_er_sde(r, x);
-    case SDX_SAMPLER_UNI_PC:                  return sdx__sample_unipc(r, x, 0);
-    case SDX_SAMPLER_UNI_PC_BH2:              return sdx__sample_unipc(r, x, 1);
-    default:
-        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "sdx_sample: sampler id %d out of range", (int)r->d->sampler);
-    }
+/* ---- the sampler registry --------------------------------------------- */
+
+typedef int (*sdx__sampler_fn)(sdx__run *r, float *x);
+
+enum {
+    SDX__SAMPLER_STOCHASTIC = 1,          /* draws per-step noise: needs a noise callback */
+    SDX__SAMPLER_DROPS_PENULTIMATE = 2    /* KSampler computes one step more and drops the
+                                             penultimate sigma (DISCARD_PENULTIMATE_SIGMA_SAMPLERS) */
+};
+
+/* Everything known about a sampler, one row each, in enum order (the name
+ * round trip test checks the order). Adding a sampler is a row here, its
+ * function and its enum value. */
+typedef struct sdx__sampler_row {
+    sdx_sampler     id;
+    const char     *name;     /* ComfyUI's */
+    const char     *alias;    /* stable-diffusion.cpp's name where it differs and the algorithm
+                                 is the same, else NULL */
+    sdx__sampler_fn run;
+    unsigned        flags;
+    const char     *a1111;    /* A1111's "Sampler"; NULL: it has none, the name is written */
+} sdx__sampler_row;
+
+#define SDX__S SDX__SAMPLER_STOCHASTIC
+#define SDX__P SDX__SAMPLER_DROPS_PENULTIMATE
+/* sd.cpp's dpm++2mv2 (a modified 2M step ComfyUI lacks) and ddim_trailing
+ * (it steps on integer timesteps of alphas_cumprod) are no aliases. */
+static const sdx__sampler_row sdx__samplers[] = {
+    { SDX_SAMPLER_EULER,                   "euler",                   NULL,        sdx__sample_euler,                   0, "Euler" },
+    { SDX_SAMPLER_EULER_ANCESTRAL,         "euler_ancestral",         "euler_a",   sdx__sample_euler_ancestral,         SDX__S, "Euler a" },
+    { SDX_SAMPLER_HEUN,                    "heun",                    NULL,        sdx__sample_heun,                    0, "Heun" },
+    { SDX_SAMPLER_HEUNPP2,                 "heunpp2",                 NULL,        sdx__sample_heunpp2,                 0, NULL },
+    { SDX_SAMPLER_DPM_2,                   "dpm_2",                   "dpm2",      sdx__sample_dpm_2,                   SDX__P, "DPM2" },
+    { SDX_SAMPLER_DPM_2_ANCESTRAL,         "dpm_2_ancestral",         NULL,        sdx__sample_dpm_2_ancestral,         SDX__S | SDX__P, "DPM2 a" },
+    { SDX_SAMPLER_LMS,                     "lms",                     NULL,        sdx__sample_lms,                     0, "LMS" },
+    { SDX_SAMPLER_DPMPP_2S_ANCESTRAL,      "dpmpp_2s_ancestral",      "dpm++2s_a", sdx__sample_dpmpp_2s_ancestral,      SDX__S, "DPM++ 2S a" },
+    { SDX_SAMPLER_DPMPP_SDE,               "dpmpp_sde",               NULL,        sdx__sample_dpmpp_sde,               SDX__S, "DPM++ SDE" },
+    { SDX_SAMPLER_DPMPP_2M,                "dpmpp_2m",                "dpm++2m",   sdx__sample_dpmpp_2m,                0, "DPM++ 2M" },
+    { SDX_SAMPLER_DPMPP_2M_SDE,            "dpmpp_2m_sde",            NULL,        sdx__sample_dpmpp_2m_sde,            SDX__S, "DPM++ 2M SDE" },
+    { SDX_SAMPLER_DPMPP_2M_SDE_HEUN,       "dpmpp_2m_sde_heun",       NULL,        sdx__sample_dpmpp_2m_sde_heun,       SDX__S, "DPM++ 2M SDE Heun" },
+    { SDX_SAMPLER_DPMPP_3M_SDE,            "dpmpp_3m_sde",            NULL,        sdx__sample_dpmpp_3m_sde,            SDX__S, "DPM++ 3M SDE" },
+    { SDX_SAMPLER_DDPM,                    "ddpm",                    NULL,        sdx__sample_ddpm,                    SDX__S, NULL },
+    { SDX_SAMPLER_LCM,                     "lcm",                     NULL,        sdx__sample_lcm,                     SDX__S, "LCM" },
+    { SDX_SAMPLER_IPNDM,                   "ipndm",                   NULL,        sdx__sample_ipndm,                   0, "iPNDM" },
+    { SDX_SAMPLER_IPNDM_V,                 "ipndm_v",                 NULL,        sdx__sample_ipndm_v,                 0, NULL },
+    { SDX_SAMPLER_DEIS,                    "deis",                    NULL,        sdx__sample_deis,                    0, "DEIS" },
+    { SDX_SAMPLER_RES_MULTISTEP,           "res_multistep",           NULL,        sdx__sample_res_multistep,           0, NULL },
+    { SDX_SAMPLER_RES_MULTISTEP_ANCESTRAL, "res_multistep_ancestral", NULL,        sdx__sample_res_multistep_ancestral, SDX__S, NULL },
+    { SDX_SAMPLER_GRADIENT_ESTIMATION,     "gradient_estimation",     NULL,        sdx__sample_gradient_estimation,     0, NULL },
+    { SDX_SAMPLER_ER_SDE,                  "er_sde",                  NULL,        sdx__sample_er_sde,                  SDX__S, NULL },
+    { SDX_SAMPLER_UNI_PC,                  "uni_pc",                  NULL,        sdx__sample_uni_pc,                  SDX__P, "UniPC" },
+    { SDX_SAMPLER_UNI_PC_BH2,              "uni_pc_bh2",              NULL,        sdx__sample_uni_pc_bh2,              SDX__P, NULL },
+    { SDX_SAMPLER_DDIM,                    "ddim",                    NULL,        sdx__sample_euler,                   0, "DDIM" },   /* euler for txt2img */
+    { SDX_SAMPLER_TCD,                     "tcd",                     NULL,        sdx__sample_tcd,                     SDX__S, NULL },
+};
+#undef SDX__S
+#undef SDX__P
+typedef char sdx__samplers_one_row_each[SDX__ARRAY_LEN(sdx__samplers) == SDX_SAMPLER_COUNT ? 1 : -1];
+
+/* The row of a name or alias, or NULL. */
+static const sdx__sampler_row *sdx__sampler_named(const char *name) {
+    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
+        if (!strcmp(name, sdx__samplers[i].name)) return &sdx__samplers[i];
+    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
+        if (sdx__samplers[i].alias && !strcmp(name, sdx__samplers[i].alias)) return &sdx__samplers[i];
+    return NULL;
 }
+
+SDX_API const char *sdx_sampler_name(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].name : "?";
+}
+
+static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
+static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
+
+SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
+    const sdx__sampler_row *row = sdx__sampler_named(name);
+    char list[768] = "";
+    size_t used;
+    if (row) { *out = row->id; return SDX_OK; }
+    used = sdx__join_names(list, sizeof list, 0, "", SDX_SAMPLER_COUNT, sdx__sampler_name_at);
+    sdx__join_names(list, sizeof list, used, "; aliases: ", SDX_SAMPLER_COUNT, sdx__sampler_alias_at);
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown sampler '%s'; valid: %s", name ? name : "(null)", list);
+}
+
+SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT && (sdx__samplers[s].flags & SDX__SAMPLER_STOCHASTIC);
+}
+
+/* A1111's "Sampler" for a sampler name or alias, for the PNG parameters;
+ * names A1111 lacks, and unknown ones, are written as given. */
+static const char *sdx__sampler_a1111_name(const char *name) {
+    const sdx__sampler_row *row = sdx__sampler_named(name);
+    return row && row->a1111 ? row->a1111 : name;
+}
+
+SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+                               sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
+    sdx__sigma_list l;
+    int rc, total = steps, keep, drop_penultimate;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!(denoise > 0.0 && denoise <= 1.0))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
+    if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
+    drop_penultimate = (sdx__samplers[sampler].flags & SDX__SAMPLER_DROPS_PENULTIMATE) != 0;
+    if ((unsigned)sched < SDX_SCHED_COUNT && (sdx__schedulers[sched].flags & SDX__SCHED_FIXED_LEVELS)) {
+        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
+         * round-half-even. */
+        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
+        if (keep < 1)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
+        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
+        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+    }
+    if (denoise <= 0.9999) {
+        double t = steps / denoise;
+        if (t > 100000.0)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: %d steps at denoise %g is too many",
+                             steps, denoise);
+        total = (int)t;
+    }
+    if (drop_penultimate) total++;
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
+    if (drop_penultimate && l.count >= 2) {
+        l.v[l.count - 2] = l.v[l.count - 1];
+        l.count--;
+    }
+    keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
+    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
+}
+
+/* ---- driver ----------------------------------------------------------- */
 
 static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const float *x) {
     const char *name;
@@ -1535,7 +1656,7 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     block = (float *)sdx__malloc(ctx, bytes);
     if (!block) return sdx__nomem(ctx, "sampler temporaries", bytes);
     for (int b = 0; b < SDX__SAMPLER_BUFS; b++) r.buf[b] = block + (size_t)b * desc->n;
-    rc = sdx__dispatch(&r, x);
+    rc = sdx__samplers[desc->sampler].run(&r, x);
     sdx__free(ctx, block);
     return rc;
 }
