@@ -6640,281 +6640,6 @@ SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
     return code;
 }
 
-/* ---- src/core/rng.c ---- */
-
-/* ===================================================================== */
-/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
-/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
-/* ===================================================================== */
-/* Both reproduce the reference bit for bit (tests/t_rng.c against
- * shared/golden/rng). The floating-point steps are written so that a
- * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
- * cannot change a result: each product that feeds an addition is either
- * exact or is an explicit fmaf() call. Assumes float and double are IEEE
- * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
- * as on x86-64 SSE and AArch64) and no -ffast-math. */
-
-/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
-
-enum { SDX__MT_N = 624, SDX__MT_M = 397 };
-
-static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
-    rng->mt[0] = seed;
-    for (uint32_t i = 1; i < SDX__MT_N; i++)
-        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
-    rng->mt_index = SDX__MT_N;
-}
-
-static void sdx__mt_twist(sdx_rng *rng) {
-    uint32_t *mt = rng->mt;
-    for (int i = 0; i < SDX__MT_N; i++) {
-        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
-        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-    }
-    rng->mt_index = 0;
-}
-
-static uint32_t sdx__mt_next(sdx_rng *rng) {
-    uint32_t y;
-    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
-    y = rng->mt[rng->mt_index++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
-
-/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
-
-/* torch's uniform_real_distribution<double>: 53 random bits of
- * (first << 32 | second). */
-static double sdx__mt_uniform53(sdx_rng *rng) {
-    uint64_t hi = sdx__mt_next(rng);
-    uint64_t lo = sdx__mt_next(rng);
-    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
-}
-
-static double sdx__torch_normal_double(sdx_rng *rng) {
-    double u1, u2, radius, theta;
-    if (rng->has_cached_normal) {
-        rng->has_cached_normal = 0;
-        return rng->cached_normal;
-    }
-    u1 = sdx__mt_uniform53(rng);
-    u2 = sdx__mt_uniform53(rng);
-    radius = sqrt(-2.0 * log(1.0 - u2));
-    theta = 2.0 * 3.14159265358979323846 * u1;
-    rng->cached_normal = radius * sin(theta);
-    rng->has_cached_normal = 1;
-    return radius * cos(theta);
-}
-
-/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
-
-/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
- * and rounds twice, so there it is computed here: the product is exact in
- * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
- * final rounding to float correct. Elsewhere the C library's is exact. */
-#if defined(__MINGW32__) && !defined(__FMA__)
-static float sdx__fmaf(float a, float b, float c) {
-    double p = (double)a * (double)b, s = p + (double)c;
-    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
-    if (err != 0.0 && isfinite(s)) {
-        uint64_t u;
-        memcpy(&u, &s, 8);
-        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
-        memcpy(&s, &u, 8);
-    }
-    return (float)s;
-}
-#else
-#define sdx__fmaf fmaf
-#endif
-
-/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
- * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
- * compiled with FMA contraction: each multiply whose only use is an add
- * becomes an FMA, the first such multiply winning when an add has two.
- * These are the same operations, one lane at a time. Valid for the
- * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
-static float sdx__cephes_logf(float x) {
-    uint32_t bits, exponent;
-    float m, e, t, z, y;
-    int below_sqrt_half;
-    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
-    memcpy(&bits, &x, 4);
-    exponent = bits >> 23;
-    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
-    memcpy(&m, &bits, 4);
-    e = (float)((int)exponent - 127) + 1.0f;
-    below_sqrt_half = m < 0.707106781186547524f;
-    if (below_sqrt_half) e -= 1.0f;
-    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
-    z = t * t;
-    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = sdx__fmaf(y, t, 1.1676998740e-1f);
-    y = sdx__fmaf(y, t, -1.2420140846e-1f);
-    y = sdx__fmaf(y, t, 1.4249322787e-1f);
-    y = sdx__fmaf(y, t, -1.6668057665e-1f);
-    y = sdx__fmaf(y, t, 2.0000714765e-1f);
-    y = sdx__fmaf(y, t, -2.4999993993e-1f);
-    y = sdx__fmaf(y, t, 3.3333331174e-1f);
-    y = y * t;
-    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
-    y = y - 0.5f * z;                              /* 0.5 * z is exact */
-    t = t + y;
-    return sdx__fmaf(e, 0.693359375f, t);
-}
-
-/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
- * always a non-negative angle). */
-static void sdx__cephes_sincosf(float x, float *s, float *c) {
-    const float fopi = 1.27323954473516f;          /* 4 / pi */
-    uint32_t j, sin_sign, cos_sign, sb, cb;
-    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
-    int first_poly_is_sin;
-    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
-    j = (j + 1u) & ~1u;
-    jf = (float)(int32_t)j;
-    sin_sign = (j & 4u) << 29;
-    first_poly_is_sin = (j & 2u) == 0;
-    /* extended-precision reduction x - j * pi/4 */
-    x = sdx__fmaf(jf, -0.78515625f, x);
-    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
-    cos_sign = (~(j - 2u) & 4u) << 29;
-    z = x * x;
-    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
-    cos_poly = cos_poly * z;
-    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
-    cos_poly = cos_poly + 1.0f;
-    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
-    sin_poly = sin_poly * z;
-    sin_poly = sdx__fmaf(sin_poly, x, x);
-    /* the kernel selects by masking and adds the other lane's +0 */
-    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
-    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
-    memcpy(&sb, &sin_v, 4);
-    memcpy(&cb, &cos_v, 4);
-    sb ^= sin_sign;
-    cb ^= cos_sign;
-    memcpy(s, &sb, 4);
-    memcpy(c, &cb, 4);
-}
-
-/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
-static void sdx__torch_normal_fill_16(float *d) {
-    for (int j = 0; j < 8; j++) {
-        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
-        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
-        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
-        float s, c;
-        sdx__cephes_sincosf(theta, &s, &c);
-        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
-        d[j] = radius * c + 0.0f;
-        d[j + 8] = radius * s + 0.0f;
-    }
-}
-
-/* torch's uniform_real_distribution<float>: 24 random bits. */
-static float sdx__mt_uniform24(sdx_rng *rng) {
-    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
-}
-
-static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
-    size_t i;
-    if (n < 16) {
-        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
-        return;
-    }
-    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
-    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
-    if (n % 16) {
-        /* torch redoes the last 16 positions with fresh uniforms */
-        float *tail = out + n - 16;
-        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
-        sdx__torch_normal_fill_16(tail);
-    }
-}
-
-/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
-
-/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
-static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
-    uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
-        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
-        uint32_t c1 = ctr[1], c3 = ctr[3];
-        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-        ctr[1] = (uint32_t)p1;
-        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        ctr[3] = (uint32_t)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-}
-
-/* The reference's constants are float32 and its arithmetic float64:
- * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
- * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
- * x * A is exact. y * B needs rounding, so it is formed exactly as an
- * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
- * leaving no product for a compiler to fuse into the addition. */
-typedef struct sdx__philox_bm {
-    uint64_t b_int;     /* 24-bit mantissa of B */
-    int      b_exp;
-    double   b_half;
-} sdx__philox_bm;
-
-static void sdx__philox_bm_init(sdx__philox_bm *bm) {
-    const float b = (float)(2.3283064e-10 * 6.2831855);
-    int e;
-    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
-    bm->b_int = (uint64_t)ldexp(mant, 24);
-    bm->b_exp = e - 24;
-    bm->b_half = (double)(b * 0.5f);
-}
-
-static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
-    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
-    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
-    double v = yb + bm->b_half;
-    return (float)(sqrt(-2.0 * log(u)) * sin(v));
-}
-
-static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
-    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
-    uint32_t call = (uint32_t)rng->philox_calls++;
-    sdx__philox_bm bm;
-    sdx__philox_bm_init(&bm);
-    for (size_t i = 0; i < n; i++) {
-        /* the reference's element index is a uint32 arange */
-        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
-        sdx__philox4x32_10(ctr, key);
-        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
-    }
-}
-
-/* ---- public ---------------------------------------------------------- */
-
-SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
-    memset(rng, 0, sizeof *rng);
-    rng->kind = kind;
-    rng->seed = seed;
-    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
-     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
-    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
-}
-
-SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
-    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
-    else sdx__torch_randn_cpu(rng, out, n);
-}
-
 /* ---- src/core/json.c ---- */
 
 /* ===================================================================== */
@@ -14620,2254 +14345,6 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
 }
 
-/* ---- src/models/controlnet.c ---- */
-
-/* ===================================================================== */
-/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
-/* ===================================================================== */
-
-/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
- * input_blocks, middle_block: loaded and run by unet.c's own code) plus
- *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
- *                               of stride 2: the control picture at 8x the
- *                               latent size becomes [model_channels, h, w],
- *                               added to the output of input block 0;
- *   zero_convs.N.0              1x1 conv per input block: residual N;
- *   middle_block_out.0          1x1 conv: the middle residual.
- * The residuals, times the strength, are added to the UNet's skip
- * connections and middle block (sdx__unet_control). Layouts: the original
- * (`control_model.` prefix, as released), the same without the prefix,
- * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
-
-#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
-
-typedef struct sdx__controlnet {
-    sdx__unet enc;                     /* its encoder; enc.w reads the file */
-    int hint_channels, n_hint;
-    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
-    int hint_stride[SDX__CN_MAX_HINT];
-    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
-    const sdx_tensor *mid_w, *mid_b;
-    /* diffusers layout: resnets per down block and hint embedding blocks */
-    int diffusers, layers_per_block, cond_blocks;
-} sdx__controlnet;
-
-/* ---- the diffusers layout ------------------------------------------------ */
-
-static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(out, size, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < size;
-}
-
-/* ResBlock sub-module names: LDM -> diffusers. */
-static const char *sdx__cn_res_name(const char *rest, const char **tail) {
-    static const char *const map[][2] = {
-        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
-        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
-    };
-    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
-        size_t n = strlen(map[i][0]);
-        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
-    }
-    return NULL;
-}
-
-/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
- * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
-static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
-    const char *res, *tail;
-    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
-    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
-    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
-}
-
-/* wset name map: the diffusers name of an LDM ControlNet tensor. */
-static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
-    const sdx__controlnet *cn = (const sdx__controlnet *)user;
-    int nrb = cn->layers_per_block, n, m, k, used = 0;
-    char parent[32];
-    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
-    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
-        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
-        snprintf(parent, sizeof parent, "down_blocks.%d", level);
-        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
-        if (m == 0 && !strncmp(name + used, "op.", 3))
-            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
-        return 0;
-    }
-    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
-        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
-    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
-        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
-        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
-        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
-        return 0;
-    }
-    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
-        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
-    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
-    return 0;
-}
-
-static int sdx__cn_count(const sdx_st *st, const char *fmt) {
-    char name[128];
-    int n = 0;
-    for (;; n++) {
-        snprintf(name, sizeof name, fmt, n);
-        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
-    }
-}
-
-/* ---- loading -------------------------------------------------------------- */
-
-static void sdx__controlnet_free(sdx__controlnet *cn) {
-    sdx__unet_free(&cn->enc);
-    memset(cn, 0, sizeof *cn);
-}
-
-static int sdx__cn_load_hint(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    const sdx_tensor *first;
-    int c, n = 0, factor = 1;
-    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
-    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
-                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
-    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
-    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
-    c = cn->hint_channels;
-    for (int k = 0; k < n; k++) {
-        /* the last conv gives model_channels; the others their own width */
-        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
-        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
-        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
-        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
-        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
-        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
-        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
-        factor *= cn->hint_stride[k];
-        c = co;
-    }
-    cn->n_hint = n;
-    if (factor != 8)
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
-                         sdx_st_path(w->st), factor, n);
-    return SDX_OK;
-}
-
-static int sdx__cn_load_outputs(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    for (int n = 0; n < u->n_in; n++) {
-        int c = u->in[n].cout;
-        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
-        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
-    }
-    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
-                         sdx_st_path(w->st), u->n_in, u->n_in);
-    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
-    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
-    return SDX_OK;
-}
-
-/* Finds the layout, then resolves every tensor once (weights stay in the
- * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
- * otherwise). */
-static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
-    const char *prefix = NULL;
-    int rc;
-    memset(cn, 0, sizeof *cn);
-    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
-    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
-    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
-        prefix = "";
-        cn->diffusers = 1;
-        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
-        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
-                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
-    }
-    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
-        if (cn->diffusers) {
-            cn->enc.w.map = sdx__cn_diffusers_name;
-            cn->enc.w.map_user = cn;
-        }
-        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
-            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
-            sdx__unet_pick_heads(&cn->enc);
-            return SDX_OK;
-        }
-    }
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
-    sdx__controlnet_free(cn);
-    return rc;
-}
-
-/* The family a UNet encoder belongs to, by the same clues as the head rule. */
-static const char *sdx__cn_family(const sdx__unet *u) {
-    if (u->adm_channels > 0) return "SDXL";
-    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
-    return "SD 1.x";
-}
-
-/* Does this ControlNet fit the UNet: same context width, vector
- * conditioning and encoder (block widths and resolutions)? Then it takes
- * the UNet's attention heads, which the file cannot tell. */
-static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
-    const sdx__unet *e = &cn->enc;
-    char why[160];
-    why[0] = 0;
-    if (e->context_dim != unet->context_dim)
-        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
-    else if (e->adm_channels != unet->adm_channels)
-        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
-    else if (e->in_channels != 4)
-        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
-    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
-        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
-                 unet->n_in, unet->model_channels);
-    for (int n = 0; !why[0] && n < e->n_in; n++)
-        if (e->in[n].cout != unet->in[n].cout ||
-            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
-            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
-    if (why[0])
-        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
-                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
-    cn->enc.num_heads = unet->num_heads;
-    cn->enc.head_dim = unet->head_dim;
-    return SDX_OK;
-}
-
-/* ---- forward -------------------------------------------------------------- */
-
-/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
- * UNet's skip connections. */
-static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
-                                 sdx__unet_control *ctl) {
-    const sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
-    memset(ctl, 0, sizeof *ctl);
-    sdx__unet_plan(u, h, w, sh, sw);
-    for (int n = 0; n < u->n_in; n++)
-        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
-    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
-    return SDX_OK;
-}
-
-/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
-static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor cur = *hint, next;
-    int rc = SDX_OK;
-    for (int k = 0; k < cn->n_hint; k++) {
-        int64_t H = cur.shape[2], W = cur.shape[3];
-        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
-        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
-        if (k == cn->n_hint - 1) next = *g;
-        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
-        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
-        cur = next;
-    }
-done:
-    sdx__arena_release(r->a, m);
-    return rc;
-}
-
-/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
-static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
-                            sdx_tensor *dst, int accumulate) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor t;
-    int rc;
-    if (!accumulate) {
-        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
-        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
-    } else {
-        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
-        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
-        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
-    }
-done:
-    sdx__arena_release(r->a, m);
-    return rc;
-}
-
-/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
- * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
- * broadcasts one picture over cond and uncond, as copies). The
- * residuals times strength go into ctl (sdx__controlnet_alloc), added
- * to what is there when `accumulate` (several ControlNets). */
-static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
-                                   sdx__unet_control *ctl, int accumulate) {
-    sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
-    sdx__mark m0 = sdx__arena_mark(a);
-    sdx_tensor emb, g, buf[2], h, prev;
-    sdx__unet_run r;
-    char s1[64];
-    sdx_dtype compute = ctx->compute;
-    int rc;
-    u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
-    B = x->shape[0];
-    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
-        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
-                         cn->hint_channels,
-                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
-    sdx__unet_run_init(&r, u, ctx, a, context);
-    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
-    ctx->compute = u->compute_type;
-    hmax = 0;
-    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
-    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
-    es[0] = B; es[1] = u->embed_dim;
-    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
-    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
-    r.emb = &emb;
-    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
-
-    r.block = "input_blocks";
-    prev = *x;
-    for (int n = 0; n < u->n_in; n++) {
-        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
-        h.device = buf[n & 1].device;
-        r.block_index = n;
-        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
-        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
-        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
-        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
-        prev = h;
-    }
-    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
-    h.device = buf[u->n_in & 1].device;
-    r.block = "middle_block";
-    r.block_index = -1;
-    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
-    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
-    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
-    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
-done:
-    ctx->compute = compute;
-    sdx__arena_release(a, m0);
-    return rc;
-}
-
-/* ---- the control picture --------------------------------------------------- */
-
-/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
- * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
- * round half to even), then torch's nearest-exact sampling, source index
- * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
- * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
- * out: [channels_out, H, W]. */
-static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
-    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
-    int x0 = 0, y0 = 0, cw, ch;
-    float sx, sy;
-    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
-    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
-    cw = iw - 2 * x0;
-    ch = ih - 2 * y0;
-    sx = (float)cw / (float)W;
-    sy = (float)ch / (float)H;
-    for (int y = 0; y < H; y++) {
-        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
-        if (syi > ch - 1) syi = ch - 1;
-        for (int x = 0; x < W; x++) {
-            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
-            const uint8_t *p;
-            if (sxi > cw - 1) sxi = cw - 1;
-            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
-            for (int c = 0; c < channels_out; c++)
-                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
-        }
-    }
-}
-
-/* ---- src/models/vae.c ---- */
-
-/* ===================================================================== */
-/*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
-/*  tiled encode/decode for images whose activations exceed a budget      */
-/* ===================================================================== */
-
-/* Latent scale factors. The pipeline divides a diffusion-space latent by
- * the factor before decoding (sdx__vae_decode takes the divided latent)
- * and multiplies an encoded mean by it. The factor is a property of the
- * model family, not of the VAE file: SD 1.x and 2.x use 0.18215, SDXL
- * 0.13025 (a standalone SDXL VAE such as the fp16-fix one keeps 0.13025). */
-#define SDX__VAE_SCALE_SD   0.18215f
-#define SDX__VAE_SCALE_SDXL 0.13025f
-
-static float sdx__vae_scale_factor(int is_sdxl) { return is_sdxl ? SDX__VAE_SCALE_SDXL : SDX__VAE_SCALE_SD; }
-
-/* Auto tiling kicks in when a full-size pass is estimated to need more
- * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
- * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
- * f32 activations, so the default leaves such a decode untiled. */
-#ifndef SDX_VAE_TILE_BUDGET
-#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
-#endif
-
-#define SDX__VAE_MAX_LEVELS 6
-#define SDX__VAE_MAX_BLOCKS 6
-#define SDX__VAE_GROUPS     32
-#define SDX__VAE_EPS        1e-6f
-/* SD 1.x/2.x/SDXL UNets all take 4-channel latents; a 16-channel VAE
- * (SD3, Flux) cannot pair with them. */
-#define SDX__VAE_LATENT_CHANNELS 4
-
-typedef enum sdx__vae_layout { SDX__VAE_LDM = 0, SDX__VAE_DIFFUSERS = 1 } sdx__vae_layout;
-
-typedef struct sdx__vae_res {
-    const sdx_tensor *norm1_w, *norm1_b, *conv1_w, *conv1_b;
-    const sdx_tensor *norm2_w, *norm2_b, *conv2_w, *conv2_b;
-    const sdx_tensor *skip_w, *skip_b;      /* 1x1 conv when channels change, else NULL */
-    int cin, cout;
-} sdx__vae_res;
-
-/* Single-head self-attention over H*W with 1x1-conv (or linear) q/k/v/proj. */
-typedef struct sdx__vae_attn {
-    const sdx_tensor *norm_w, *norm_b;
-    const sdx_tensor *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *proj_w, *proj_b;
-    int c;
-} sdx__vae_attn;
-
-typedef struct sdx__vae_level {
-    int ch;                                  /* channels of the level's ResBlocks */
-    int n_blocks;
-    int has_attn;                            /* attention after each ResBlock */
-    sdx__vae_res  res[SDX__VAE_MAX_BLOCKS];
-    sdx__vae_attn attn[SDX__VAE_MAX_BLOCKS];
-    const sdx_tensor *resample_w, *resample_b;  /* Up/Downsample conv; NULL where none */
-} sdx__vae_level;
-
-/* Encoder or decoder. Levels use the LDM index: level 0 runs at full
- * image resolution (the decoder visits them from n_levels-1 down to 0). */
-typedef struct sdx__vae_coder {
-    const sdx_tensor *conv_in_w, *conv_in_b, *norm_out_w, *norm_out_b, *conv_out_w, *conv_out_b;
-    int n_levels;
-    sdx__vae_level level[SDX__VAE_MAX_LEVELS];
-    sdx__vae_res mid1, mid2;
-    sdx__vae_attn mid_attn;
-    int has_mid_attn;
-} sdx__vae_coder;
-
-typedef struct sdx__vae {
-    sdx__wset w;
-    sdx__vae_layout layout;
-    int act_type;            /* activation storage; SDX_VAE_ACT_TYPE unless overridden */
-    int compute_type;        /* GEMM arithmetic; SDX_VAE_COMPUTE_TYPE unless overridden */
-    /* hyperparameters read from the file (decoder side) */
-    int ch, n_levels, ch_mult[SDX__VAE_MAX_LEVELS], num_res_blocks;
-    int z_channels;          /* decoder conv_in input */
-    int latent_channels;     /* what the UNet sees: post_quant_conv input */
-    int has_mid_attn;
-    int factor;              /* image pixels per latent pixel, 2^(n_levels-1) */
-    int has_encoder;
-    const sdx_tensor *quant_w, *quant_b;            /* NULL when the file has none */
-    const sdx_tensor *post_quant_w, *post_quant_b;
-    sdx__vae_coder enc, dec;
-    size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
-    int low_memory;          /* 1: a tiled pass gives each stage's weight pages back after it */
-} sdx__vae;
-
-typedef struct sdx__vae_tiling {
-    int mode;              /* 0 auto, 1 force on, -1 off */
-    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
-    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
-} sdx__vae_tiling;
-
-/* ---- key names ------------------------------------------------------ */
-/* Names are built in the LDM scheme and translated for diffusers files,
- * whose up_blocks are numbered from the lowest resolution. */
-
-static void sdx__vae_res_base(const sdx__vae *v, char *buf, size_t size, int dec, int level, int block) {
-    if (v->layout == SDX__VAE_LDM)
-        snprintf(buf, size, dec ? "decoder.up.%d.block.%d" : "encoder.down.%d.block.%d", level, block);
-    else if (dec)
-        snprintf(buf, size, "decoder.up_blocks.%d.resnets.%d", v->dec.n_levels - 1 - level, block);
-    else
-        snprintf(buf, size, "encoder.down_blocks.%d.resnets.%d", level, block);
-}
-
-static void sdx__vae_mid_base(const sdx__vae *v, char *buf, size_t size, int dec, int which /* 1, 2 */) {
-    const char *coder = dec ? "decoder" : "encoder";
-    if (v->layout == SDX__VAE_LDM) snprintf(buf, size, "%s.mid.block_%d", coder, which);
-    else snprintf(buf, size, "%s.mid_block.resnets.%d", coder, which - 1);
-}
-
-static void sdx__vae_resample_name(const sdx__vae *v, char *buf, size_t size, int dec, int level) {
-    if (v->layout == SDX__VAE_LDM)
-        snprintf(buf, size, dec ? "decoder.up.%d.upsample.conv" : "encoder.down.%d.downsample.conv", level);
-    else if (dec)
-        snprintf(buf, size, "decoder.up_blocks.%d.upsamplers.0.conv", v->dec.n_levels - 1 - level);
-    else
-        snprintf(buf, size, "encoder.down_blocks.%d.downsamplers.0.conv", level);
-}
-
-/* ---- loading -------------------------------------------------------- */
-
-static int sdx__vae_fail_groups(sdx__vae *v, const char *name, int c) {
-    return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: tensor '%s%s' has %d channels; VAE GroupNorm(%d) needs a multiple of %d",
-                     sdx_st_path(v->w.st), v->w.prefix, name, c, SDX__VAE_GROUPS, SDX__VAE_GROUPS);
-}
-
-static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int cin, int cout) {
-    sdx__wset *w = &v->w;
-    const char *skip = v->layout == SDX__VAE_LDM ? "nin_shortcut" : "conv_shortcut";
-    r->cin = cin;
-    r->cout = cout;
-    if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
-    if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
-    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
-        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
-        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
-        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
-        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
-        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
-        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
-        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
-        return sdx__werr(w);
-    r->skip_w = r->skip_b = NULL;
-    if (cin != cout &&
-        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
-         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
-        return sdx__werr(w);
-    return SDX_OK;
-}
-
-/* A q/k/v/proj weight: a 1x1 conv [C, C, 1, 1] (LDM) or a linear [C, C]
- * (diffusers, and LDM files converted from it). */
-static const sdx_tensor *sdx__vae_attn_mat(sdx__vae *v, const char *base, const char *name, int c) {
-    sdx__wset *w = &v->w;
-    const sdx_tensor *t = sdx__wget_any(w, "%s.%s.weight", base, name);
-    if (!t) return NULL;
-    if ((t->ndim == 4 && t->shape[0] == c && t->shape[1] == c && t->shape[2] == 1 && t->shape[3] == 1) ||
-        (t->ndim == 2 && t->shape[0] == c && t->shape[1] == c))
-        return t;
-    {
-        char found[96];
-        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.%s.weight': expected shape [%d, %d, 1, 1] or [%d, %d], found %s",
-                  sdx_st_path(w->st), w->prefix, base, name, c, c, c, c, sdx_shape_str(t, found, sizeof found));
-    }
-    return NULL;
-}
-
-static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, int c) {
-    sdx__wset *w = &v->w;
-    /* LDM names, diffusers names, and the older diffusers names */
-    static const char *const names[3][5] = {
-        { "norm", "q", "k", "v", "proj_out" },
-        { "group_norm", "to_q", "to_k", "to_v", "to_out.0" },
-        { "group_norm", "query", "key", "value", "proj_attn" },
-    };
-    int s = 0;
-    if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
-    a->c = c;
-    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
-        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
-        !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
-        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
-        !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
-        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
-        !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
-        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
-        !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
-        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
-        return sdx__werr(w);
-    return SDX_OK;
-}
-
-static int sdx__vae_load_mid(sdx__vae *v, sdx__vae_coder *cd, int dec, int c) {
-    char base[128];
-    int rc;
-    const char *coder = dec ? "decoder" : "encoder";
-    sdx__vae_mid_base(v, base, sizeof base, dec, 1);
-    if ((rc = sdx__vae_load_res(v, &cd->mid1, base, c, c)) != SDX_OK) return rc;
-    sdx__vae_mid_base(v, base, sizeof base, dec, 2);
-    if ((rc = sdx__vae_load_res(v, &cd->mid2, base, c, c)) != SDX_OK) return rc;
-    if (v->layout == SDX__VAE_LDM) snprintf(base, sizeof base, "%s.mid.attn_1", coder);
-    else snprintf(base, sizeof base, "%s.mid_block.attentions.0", coder);
-    cd->has_mid_attn = sdx__whas(&v->w, "%s.%s.weight", base, v->layout == SDX__VAE_LDM ? "norm" : "group_norm");
-    return cd->has_mid_attn ? sdx__vae_load_attn(v, &cd->mid_attn, base, c) : SDX_OK;
-}
-
-/* Counts levels (or blocks) by probing names until one is missing. */
-static int sdx__vae_count_levels(sdx__vae *v, int dec) {
-    int n = 0;
-    while (n <= SDX__VAE_MAX_LEVELS) {
-        int has;
-        if (v->layout == SDX__VAE_LDM)
-            has = sdx__whas(&v->w, dec ? "decoder.up.%d.block.0.conv1.weight" : "encoder.down.%d.block.0.conv1.weight", n);
-        else
-            has = sdx__whas(&v->w, dec ? "decoder.up_blocks.%d.resnets.0.conv1.weight"
-                                       : "encoder.down_blocks.%d.resnets.0.conv1.weight", n);
-        if (!has) break;
-        n++;
-    }
-    return n;
-}
-
-static int sdx__vae_count_blocks(sdx__vae *v, int dec, int level) {
-    char base[128];
-    int n = 0;
-    while (n <= SDX__VAE_MAX_BLOCKS) {
-        sdx__vae_res_base(v, base, sizeof base, dec, level, n);
-        if (!sdx__whas(&v->w, "%s.conv1.weight", base)) break;
-        n++;
-    }
-    return n;
-}
-
-/* Reads the channel count of a level from its first ResBlock's conv1
- * (the file tensor: probing must not convert weights). */
-static int sdx__vae_level_channels(sdx__vae *v, int dec, int level, int *ch) {
-    char base[128], name[288];
-    const sdx_tensor *t;
-    sdx__vae_res_base(v, base, sizeof base, dec, level, 0);
-    snprintf(name, sizeof name, "%s%s.conv1.weight", v->w.prefix, base);
-    if (!(t = sdx_st_find(v->w.st, name)))
-        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (vae)", sdx_st_path(v->w.st), name);
-    if (t->ndim != 4 || t->shape[0] <= 0 || t->shape[0] > (1 << 16))
-        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.conv1.weight' is not a conv weight", sdx_st_path(v->w.st),
-                         v->w.prefix, base);
-    *ch = (int)t->shape[0];
-    return SDX_OK;
-}
-
-/* Loads levels, mid block and the outer convs of the encoder or decoder.
- * `ch_in` is the channel count entering the first level visited. */
-static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch_in) {
-    char base[128];
-    int rc, prev = ch_in, n = cd->n_levels;
-    for (int k = 0; k < n; k++) {
-        int i = dec ? n - 1 - k : k;
-        sdx__vae_level *lv = &cd->level[i];
-        lv->n_blocks = sdx__vae_count_blocks(v, dec, i);
-        if (lv->n_blocks < 1 || lv->n_blocks > SDX__VAE_MAX_BLOCKS) {
-            sdx__vae_res_base(v, base, sizeof base, dec, i, 0);
-            return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE level '%s%s' has %d ResBlocks; 1..%d supported",
-                             sdx_st_path(v->w.st), v->w.prefix, base, lv->n_blocks, SDX__VAE_MAX_BLOCKS);
-        }
-        if ((rc = sdx__vae_level_channels(v, dec, i, &lv->ch)) != SDX_OK) return rc;
-        for (int j = 0; j < lv->n_blocks; j++) {
-            sdx__vae_res_base(v, base, sizeof base, dec, i, j);
-            if ((rc = sdx__vae_load_res(v, &lv->res[j], base, j ? lv->ch : prev, lv->ch)) != SDX_OK) return rc;
-        }
-        lv->has_attn = v->layout == SDX__VAE_LDM &&
-                       sdx__whas(&v->w, dec ? "decoder.up.%d.attn.0.norm.weight" : "encoder.down.%d.attn.0.norm.weight", i);
-        for (int j = 0; lv->has_attn && j < lv->n_blocks; j++) {
-            snprintf(base, sizeof base, dec ? "decoder.up.%d.attn.%d" : "encoder.down.%d.attn.%d", i, j);
-            if ((rc = sdx__vae_load_attn(v, &lv->attn[j], base, lv->ch)) != SDX_OK) return rc;
-        }
-        /* the decoder upsamples after every level but 0; the encoder
-         * downsamples after every level but the last */
-        if (dec ? i > 0 : i < n - 1) {
-            sdx__vae_resample_name(v, base, sizeof base, dec, i);
-            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
-                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
-                return sdx__werr(&v->w);
-        }
-        prev = lv->ch;
-    }
-    return SDX_OK;
-}
-
-static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out_channels) {
-    const char *coder = dec ? "decoder" : "encoder";
-    const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
-    int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
-    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
-        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
-        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
-        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
-        return sdx__werr(&v->w);
-    return SDX_OK;
-}
-
-static int sdx__vae_load_decoder(sdx__vae *v) {
-    sdx__vae_coder *d = &v->dec;
-    const sdx_tensor *t;
-    int rc, top;
-    d->n_levels = sdx__vae_count_levels(v, 1);
-    if (d->n_levels < 1 || d->n_levels > SDX__VAE_MAX_LEVELS)
-        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
-                         sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
-    if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
-    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
-    d->conv_in_w = t;
-    v->z_channels = (int)t->shape[1];
-    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
-    if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
-    if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
-    return sdx__vae_load_outer(v, d, 1, 3);
-}
-
-static int sdx__vae_load_encoder(sdx__vae *v) {
-    sdx__vae_coder *e = &v->enc;
-    const sdx_tensor *t;
-    int rc, c0, zc2 = 2 * v->z_channels;
-    e->n_levels = sdx__vae_count_levels(v, 0);
-    if (e->n_levels < 1 || e->n_levels > SDX__VAE_MAX_LEVELS)
-        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d down levels under '%sencoder.'; 1..%d supported",
-                         sdx_st_path(v->w.st), e->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
-    if (e->n_levels != v->dec.n_levels)
-        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
-                         sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
-    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
-    e->conv_in_w = t;
-    c0 = (int)t->shape[0];
-    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
-    if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
-    if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
-    /* double_z: conv_out produces mean and logvar */
-    if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
-    if (v->post_quant_w) {
-        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
-            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
-            return sdx__werr(&v->w);
-    }
-    return SDX_OK;
-}
-
-/* Finds the VAE inside `file`: tries `prefix` (when given), then
- * "first_stage_model." (a checkpoint) and "" (a standalone VAE file), in
- * the LDM layout and the diffusers layout. Returns the prefix or NULL. */
-static const char *sdx__vae_detect(const sdx_st *file, const char *prefix, sdx__vae_layout *layout) {
-    static const char *const known[2] = { "first_stage_model.", "" };
-    static const char *const probe[2] = { "decoder.mid.block_1.conv1.weight", "decoder.mid_block.resnets.0.conv1.weight" };
-    char name[256];
-    for (int i = -1; i < 2; i++) {
-        const char *p = i < 0 ? prefix : known[i];
-        if (!p) continue;
-        for (int l = 0; l < 2; l++) {
-            snprintf(name, sizeof name, "%s%s", p, probe[l]);
-            if (sdx_st_find(file, name)) { *layout = (sdx__vae_layout)l; return p; }
-        }
-    }
-    return NULL;
-}
-
-static void sdx__vae_free(sdx__vae *v) {
-    if (v->w.ctx) sdx__wset_free(&v->w);
-    memset(v, 0, sizeof *v);
-}
-
-static int sdx__vae_load_parts(sdx__vae *v) {
-    sdx__wset *w = &v->w;
-    int rc;
-    if (sdx__whas(w, "post_quant_conv.weight")) {
-        const sdx_tensor *t;
-        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
-        v->post_quant_w = t;
-        v->latent_channels = (int)t->shape[1];
-        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
-    } else {
-        v->latent_channels = v->z_channels;
-    }
-    if (v->latent_channels != SDX__VAE_LATENT_CHANNELS)
-        return sdx__fail(w->ctx, SDX_ERR_MODEL,
-                         "%s: VAE latent has %d channels (tensor '%s%s') but SD 1.x/2.x/SDXL UNets use %d; "
-                         "this VAE belongs to another model family",
-                         sdx_st_path(w->st), v->latent_channels, w->prefix,
-                         v->post_quant_w ? "post_quant_conv.weight" : "decoder.conv_in.weight", SDX__VAE_LATENT_CHANNELS);
-    v->has_encoder = sdx__whas(w, "encoder.conv_in.weight");
-    if (v->has_encoder && (rc = sdx__vae_load_encoder(v)) != SDX_OK) return rc;
-    return SDX_OK;
-}
-
-/* Loads the VAE of `file`. prefix: "first_stage_model." inside a
- * checkpoint, "" for a standalone VAE file, or NULL to detect either.
- * Hyperparameters come from tensor shapes; a file without an encoder is
- * accepted (decode only, has_encoder = 0). The file must stay open while
- * the VAE is used; free with sdx__vae_free. */
-static int sdx__vae_load(sdx_ctx *ctx, sdx__vae *v, const sdx_st *file, const char *prefix) {
-    sdx__vae_layout layout = SDX__VAE_LDM;
-    const char *found = sdx__vae_detect(file, prefix, &layout);
-    int rc;
-    memset(v, 0, sizeof *v);
-    if (!found)
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-                         "%s: no VAE decoder found: no 'decoder.mid.block_1.conv1.weight' (LDM) or "
-                         "'decoder.mid_block.resnets.0.conv1.weight' (diffusers) under the prefix%s%s%s "
-                         "'first_stage_model.' or ''",
-                         sdx_st_path(file), prefix ? " '" : "", prefix ? prefix : "", prefix ? "'," : "es");
-    sdx__wset_init(&v->w, ctx, file, found, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
-    v->layout = layout;
-    v->act_type = SDX_VAE_ACT_TYPE;
-    v->compute_type = SDX_VAE_COMPUTE_TYPE;
-    if ((rc = sdx__vae_load_decoder(v)) != SDX_OK || (rc = sdx__vae_load_parts(v)) != SDX_OK) {
-        sdx__vae_free(v);
-        return rc;
-    }
-    v->n_levels = v->dec.n_levels;
-    v->ch = v->dec.level[0].ch;
-    v->num_res_blocks = v->dec.level[0].n_blocks - 1;
-    for (int i = 0; i < v->n_levels; i++) v->ch_mult[i] = v->dec.level[i].ch / (v->ch ? v->ch : 1);
-    v->has_mid_attn = v->dec.has_mid_attn;
-    v->factor = 1 << (v->n_levels - 1);
-    sdx__log(ctx, SDX_LOG_INFO, "%s: VAE (%s layout, prefix '%s'): ch %d, %d levels, %d res blocks, z %d, mid attention %s, %s",
-             sdx_st_path(file), layout == SDX__VAE_LDM ? "LDM" : "diffusers", found, v->ch, v->n_levels,
-             v->num_res_blocks, v->z_channels, v->has_mid_attn ? "yes" : "no",
-             v->has_encoder ? "encoder and decoder" : "decoder only");
-    return SDX_OK;
-}
-
-/* ---- forward pass ----------------------------------------------------- */
-/* Activations live in two "slots" sized for the largest activation of the
- * pass; each stage reads one slot and writes the other, so only two full
- * tensors plus one stage's temporaries are alive at any time. The same
- * walk runs first in "dry" mode, which only follows shapes to size the
- * slots: that is also the memory estimate auto tiling uses. */
-
-/* Names the running layer for the tracer (not in dry runs: no context). */
-#define SDX__VAE_TRACE(r, ...) do { if (!(r)->dry) sdx__trace_at((r)->ctx, SDX__PART_VAE, __VA_ARGS__); } while (0)
-
-typedef struct sdx__vae_run {
-    sdx_ctx *ctx;
-    sdx__arena *arena;
-    sdx_dtype act;
-    int dry;
-    int64_t max_act, max_tmp;   /* elements (dry mode) */
-    void *slot[2];
-    int cur;                    /* slot holding x (x may also be a caller tensor) */
-    sdx_tensor x;               /* the current activation */
-} sdx__vae_run;
-
-static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, sdx_dtype act, int dry) {
-    memset(r, 0, sizeof *r);
-    r->ctx = ctx;
-    r->arena = arena;
-    r->act = act;
-    r->dry = dry;
-    r->cur = 1;   /* the first output goes to slot 0 */
-}
-
-static sdx_tensor sdx__vae_in_slot(sdx__vae_run *r, int slot, int64_t c, int64_t h, int64_t w) {
-    int64_t n = c * h * w;
-    if (n > r->max_act) r->max_act = n;
-    sdx_tensor t = sdx__view4(r->act, r->slot[slot], 1, c, h, w);
-    t.device = r->arena && r->arena->device;
-    return t;
-}
-
-static int sdx__vae_tmp(sdx__vae_run *r, sdx_tensor *t, int64_t c, int64_t h, int64_t w) {
-    return sdx__arena_tensor4(r->arena, t, r->act, 1, c, h, w) ? SDX_OK : SDX_ERR_NOMEM;
-}
-
-static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b, int pad) {
-    int64_t k = w->shape[2];
-    int64_t h = r->x.shape[2] + 2 * pad - k + 1, wd = r->x.shape[3] + 2 * pad - k + 1;
-    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad);
-    r->cur = 1 - r->cur;
-    r->x = y;
-    return rc;
-}
-
-/* ldm Downsample: pad right and bottom by one, 3x3 conv with stride 2. */
-static int sdx__vae_downsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
-    int64_t h = (r->x.shape[2] - 2) / 2 + 1, wd = (r->x.shape[3] - 2) / 2 + 1;
-    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
-    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1);
-    r->cur = 1 - r->cur;
-    r->x = y;
-    return rc;
-}
-
-/* ldm Upsample: nearest 2x into the other slot, conv back into this one. */
-static int sdx__vae_upsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
-    int64_t c = r->x.shape[1], h = 2 * r->x.shape[2], wd = 2 * r->x.shape[3];
-    sdx_tensor u = sdx__vae_in_slot(r, 1 - r->cur, c, h, wd);
-    sdx_tensor y = sdx__vae_in_slot(r, r->cur, w->shape[0], h, wd);
-    int rc = SDX_OK;
-    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1);
-    r->x = y;
-    return rc;
-}
-
-/* y = shortcut(x) + conv2(silu(gn2(conv1(silu(gn1(x)))))). x's slot is
- * reused for the temporaries once the shortcut has been taken, so the
- * block needs one temporary of the output size beyond the two slots. */
-static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
-    int64_t h = r->x.shape[2], w = r->x.shape[3];
-    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, b->cout, h, w);
-    sdx_tensor inner = sdx__vae_in_slot(r, r->cur, b->cout, h, w);
-    sdx_tensor t;
-    sdx__mark m;
-    sdx_ctx *ctx = r->ctx;
-    int rc;
-    if (r->dry) {
-        if ((int64_t)b->cout * h * w > r->max_tmp) r->max_tmp = (int64_t)b->cout * h * w;
-        goto done;
-    }
-    m = sdx__arena_mark(r->arena);
-    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0);
-    else rc = sdx__copy(ctx, &y, &r->x);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1);
-    if (rc == SDX_OK) rc = sdx__vae_tmp(r, &t, b->cout, h, w);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1);
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1);
-    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1);
-    if (rc == SDX_OK) rc = sdx__add(ctx, &y, &y, &inner);
-    sdx__arena_release(r->arena, m);
-    if (rc != SDX_OK) return rc;
-done:
-    r->cur = 1 - r->cur;
-    r->x = y;
-    return SDX_OK;
-}
-
-/* A [C, C, 1, 1] or [C, C] weight as the [C, C] matrix sdx__linear takes. */
-static sdx_tensor sdx__vae_mat(const sdx_tensor *w) {
-    sdx_tensor m = *w;
-    m.ndim = 2;
-    m.shape[2] = m.shape[3] = 0;
-    return m;
-}
-
-/* x += proj(softmax(q k^T / sqrt(C)) v), q/k/v from gn(x); in place. */
-static int sdx__vae_attn_fwd(sdx__vae_run *r, const sdx__vae_attn *a) {
-    int64_t c = r->x.shape[1], h = r->x.shape[2], w = r->x.shape[3], n = h * w;
-    sdx_tensor hn, t, q, k, v, o;
-    sdx_tensor wq = sdx__vae_mat(a->q_w), wk = sdx__vae_mat(a->k_w), wv = sdx__vae_mat(a->v_w), wp = sdx__vae_mat(a->proj_w);
-    sdx_ctx *ctx = r->ctx;
-    sdx__mark m;
-    int rc = SDX_OK;
-    if (r->dry) {
-        if (6 * c * n > r->max_tmp) r->max_tmp = 6 * c * n;
-        return SDX_OK;
-    }
-    m = sdx__arena_mark(r->arena);
-    if (sdx__vae_tmp(r, &hn, c, h, w) != SDX_OK || !sdx__arena_tensor3(r->arena, &t, r->act, 1, n, c) ||
-        !sdx__arena_tensor3(r->arena, &q, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &k, r->act, 1, n, c) ||
-        !sdx__arena_tensor3(r->arena, &v, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &o, r->act, 1, n, c))
-        rc = SDX_ERR_NOMEM;
-    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0);
-    if (rc == SDX_OK) rc = sdx__nchw_to_nlc(ctx, &t, &hn);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b);
-    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0);
-    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b);   /* q is free again */
-    if (rc == SDX_OK) rc = sdx__nlc_to_nchw(ctx, &hn, &q);
-    if (rc == SDX_OK) rc = sdx__add(ctx, &r->x, &r->x, &hn);
-    sdx__arena_release(r->arena, m);
-    return rc;
-}
-
-static int sdx__vae_mid_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, const char *coder) {
-    int rc;
-    SDX__VAE_TRACE(r, "%s.mid.block_1", coder);
-    if ((rc = sdx__vae_res_fwd(r, &cd->mid1)) != SDX_OK) return rc;
-    if (cd->has_mid_attn) {
-        SDX__VAE_TRACE(r, "%s.mid.attn_1", coder);
-        if ((rc = sdx__vae_attn_fwd(r, &cd->mid_attn)) != SDX_OK) return rc;
-    }
-    SDX__VAE_TRACE(r, "%s.mid.block_2", coder);
-    return sdx__vae_res_fwd(r, &cd->mid2);
-}
-
-static int sdx__vae_level_fwd(sdx__vae_run *r, const sdx__vae_level *lv, int dec, int i) {
-    int rc;
-    for (int j = 0; j < lv->n_blocks; j++) {
-        SDX__VAE_TRACE(r, dec ? "decoder.up.%d.block.%d" : "encoder.down.%d.block.%d", i, j);
-        if ((rc = sdx__vae_res_fwd(r, &lv->res[j])) != SDX_OK) return rc;
-        if (lv->has_attn && (rc = sdx__vae_attn_fwd(r, &lv->attn[j])) != SDX_OK) return rc;
-    }
-    if (!lv->resample_w) return SDX_OK;
-    SDX__VAE_TRACE(r, dec ? "decoder.up.%d.upsample" : "encoder.down.%d.downsample", i);
-    return dec ? sdx__vae_upsample(r, lv->resample_w, lv->resample_b) : sdx__vae_downsample(r, lv->resample_w, lv->resample_b);
-}
-
-/* norm_out + SiLU in place, then conv_out into `out` (a caller tensor). */
-static int sdx__vae_out_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, sdx_tensor *out) {
-    int rc;
-    if (r->dry) return SDX_OK;
-    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1);
-    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1) : rc;
-}
-
-/* The decoder up to and including its mid block (all at latent size). */
-static int sdx__vae_decoder_head(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z) {
-    const sdx__vae_coder *d = &v->dec;
-    int rc;
-    r->x = *z;
-    SDX__VAE_TRACE(r, "post_quant_conv");
-    if (v->post_quant_w && (rc = sdx__vae_conv(r, v->post_quant_w, v->post_quant_b, 0)) != SDX_OK) return rc;
-    SDX__VAE_TRACE(r, "decoder.conv_in");
-    if ((rc = sdx__vae_conv(r, d->conv_in_w, d->conv_in_b, 1)) != SDX_OK) return rc;
-    return sdx__vae_mid_fwd(r, d, "decoder");
-}
-
-static int sdx__vae_decoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z, sdx_tensor *image) {
-    const sdx__vae_coder *d = &v->dec;
-    int rc;
-    if ((rc = sdx__vae_decoder_head(r, v, z)) != SDX_OK) return rc;
-    for (int i = d->n_levels - 1; i >= 0; i--)
-        if ((rc = sdx__vae_level_fwd(r, &d->level[i], 1, i)) != SDX_OK) return rc;
-    SDX__VAE_TRACE(r, "decoder.conv_out");
-    return sdx__vae_out_fwd(r, d, image);
-}
-
-static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments);
-
-/* image -> moments [1, 2 * latent, h, w] (before the logvar clamp). */
-static int sdx__vae_encoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *image, sdx_tensor *moments) {
-    const sdx__vae_coder *e = &v->enc;
-    int rc;
-    r->x = *image;
-    SDX__VAE_TRACE(r, "encoder.conv_in");
-    if ((rc = sdx__vae_conv(r, e->conv_in_w, e->conv_in_b, 1)) != SDX_OK) return rc;
-    for (int i = 0; i < e->n_levels; i++)
-        if ((rc = sdx__vae_level_fwd(r, &e->level[i], 0, i)) != SDX_OK) return rc;
-    return sdx__vae_encoder_tail(r, v, moments);
-}
-
-/* The encoder from its mid block on (all at latent size): r->x -> moments. */
-static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments) {
-    const sdx__vae_coder *e = &v->enc;
-    int rc;
-    if ((rc = sdx__vae_mid_fwd(r, e, "encoder")) != SDX_OK) return rc;
-    SDX__VAE_TRACE(r, "encoder.conv_out");
-    if (!v->quant_w) return sdx__vae_out_fwd(r, e, moments);
-    if (!r->dry) {
-        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1);
-        if (rc != SDX_OK) return rc;
-    }
-    if ((rc = sdx__vae_conv(r, e->conv_out_w, e->conv_out_b, 1)) != SDX_OK) return rc;
-    SDX__VAE_TRACE(r, "quant_conv");
-    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0);
-}
-
-/* Arena bytes of a pass whose dry walk found these maxima. */
-static size_t sdx__vae_run_bytes(const sdx__vae_run *r) {
-    size_t es = sdx_dtype_size(r->act);
-    /* slots + the largest stage's temporaries, each rounded to the arena
-     * alignment (at most 6 temporaries live at once) */
-    return ((size_t)(2 * r->max_act) + (size_t)r->max_tmp) * es + 8 * SDX__ARENA_ALIGN;
-}
-
-/* Runs a walk: dry to size the slots, then for real. */
-typedef int (*sdx__vae_walk_fn)(sdx__vae_run *, const sdx__vae *, const sdx_tensor *, sdx_tensor *);
-
-static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
-                             const sdx_tensor *in, sdx_tensor *out) {
-    sdx__vae_run r;
-    sdx__mark m;
-    size_t bytes;
-    int rc;
-    sdx__vae_run_init(&r, ctx, arena, (sdx_dtype)v->act_type, 1);
-    walk(&r, v, in, out);
-    r.dry = 0;
-    r.cur = 1;
-    if (!sdx__mul_size((size_t)r.max_act, sdx_dtype_size(r.act), &bytes))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "VAE activation size overflows");
-    m = sdx__arena_mark(arena);
-    if (!(r.slot[0] = sdx__arena_alloc(arena, bytes)) || !(r.slot[1] = sdx__arena_alloc(arena, bytes))) {
-        sdx__arena_release(arena, m);
-        return SDX_ERR_NOMEM;
-    }
-    {
-        sdx_dtype compute = ctx->compute;
-        ctx->compute = (sdx_dtype)v->compute_type;
-        rc = walk(&r, v, in, out);
-        ctx->compute = compute;
-    }
-    sdx__arena_release(arena, m);
-    return rc;
-}
-
-/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
- * device backend through device copies, so only they cross the bus. */
-static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
-                             const sdx_tensor *in, sdx_tensor *out) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
-        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
-        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
-}
-
-static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
-    return sdx__vae_decoder_walk(r, v, in, out);
-}
-static int sdx__vae_encoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
-    return sdx__vae_encoder_walk(r, v, in, out);
-}
-
-/* Estimated arena bytes of an untiled decode of an h x w latent. */
-static size_t sdx__vae_decode_bytes(const sdx__vae *v, int64_t h, int64_t w) {
-    sdx__vae_run r;
-    sdx_tensor z = sdx__view4(SDX_F32, NULL, 1, v->latent_channels, h, w);
-    sdx_tensor img = sdx__view4(SDX_F32, NULL, 1, 3, h * v->factor, w * v->factor);
-    sdx__vae_run_init(&r, NULL, NULL, (sdx_dtype)v->act_type, 1);
-    sdx__vae_decoder_walk(&r, v, &z, &img);
-    return sdx__vae_run_bytes(&r);
-}
-
-/* Estimated arena bytes of an untiled encode of an H x W image, including
- * the f32 moments buffer. */
-static size_t sdx__vae_encode_bytes(const sdx__vae *v, int64_t H, int64_t W) {
-    sdx__vae_run r;
-    int64_t h = H / v->factor, w = W / v->factor;
-    sdx_tensor img = sdx__view4(SDX_F32, NULL, 1, 3, H, W);
-    sdx_tensor mom = sdx__view4(SDX_F32, NULL, 1, 2 * v->latent_channels, h, w);
-    sdx__vae_run_init(&r, NULL, NULL, (sdx_dtype)v->act_type, 1);
-    sdx__vae_encoder_walk(&r, v, &img, &mom);
-    return sdx__vae_run_bytes(&r) + (size_t)(2 * v->latent_channels * h * w) * sizeof(float) + SDX__ARENA_ALIGN;
-}
-
-/* ---- tiling ------------------------------------------------------------- */
-/* A tiled pass computes what the untiled one does, with the activations of
- * one tile at a time on the device. Two things make the VAE non-local:
- * - GroupNorm normalises with statistics over the whole image. The tiles
- *   therefore run in lock-step, one stage (the convolutions between two
- *   GroupNorms) at a time: each stage's output is assembled on the host as
- *   a "plane" (the whole activation, in the activation dtype), its
- *   per-group statistics are taken there with the kernel's own moments
- *   (sdx__moments: two passes, f64), and the next stage normalises every
- *   tile with them. The statistics are thus those of the untiled pass.
- * - Convolutions see across tile borders. A stage holds one 3x3
- *   convolution (a 1x1 shortcut, the Upsample's nearest doubling and the
- *   residual add are pointwise), so each tile is cut from its input plane
- *   with the convolution's exact margin, taking the zero or circular
- *   padding of the layer where the margin leaves the image, and yields
- *   exactly its own rectangle. Tiles partition the image: no overlap, no
- *   blending, no seams.
- * The mid block, whose attention is global, runs untiled at latent size
- * (the decoder's start, the encoder's end). A VAE with attention inside
- * its levels (none of SD 1.x/2.x/SDXL) is not tiled.
- * Memory: the arena holds one tile's temporaries (or the latent-size mid
- * block); the host holds at most three planes at once: a ResBlock's
- * input, its conv1 output and, where the channel count changes, its
- * shortcut (sdx__vae.tiled_plane_peak reports the bytes). */
-
-typedef struct sdx__vae_tiler {
-    sdx_ctx *ctx;
-    sdx__vae *v;
-    sdx__arena *arena;
-    int64_t ny, nx;          /* tiles per axis: the same grid at every resolution */
-    int circular;            /* seamless: 3x3 convolutions wrap around */
-    sdx_dtype act;
-    size_t held, peak;       /* host bytes in planes */
-} sdx__vae_tiler;
-
-static int sdx__vae_plane_new(sdx__vae_tiler *t, sdx_tensor *p, sdx_dtype dtype, int64_t c, int64_t h, int64_t w) {
-    int64_t shape[4] = { 1, c, h, w };
-    size_t bytes;
-    *p = sdx__view4(dtype, NULL, 1, c, h, w);
-    if (!sdx__shape_bytes(dtype, 4, shape, &bytes))
-        return sdx__fail(t->ctx, SDX_ERR_INVALID_ARG, "VAE tile plane of %lld x %lld x %lld overflows", (long long)c,
-                         (long long)h, (long long)w);
-    if (!(p->data = sdx__malloc(t->ctx, bytes ? bytes : 1))) return sdx__nomem(t->ctx, "VAE tile plane", bytes);
-    t->held += bytes;
-    if (t->held > t->peak) t->peak = t->held;
-    return SDX_OK;
-}
-
-static void sdx__vae_plane_free(sdx__vae_tiler *t, sdx_tensor *p) {
-    if (!p->data) return;
-    t->held -= sdx_tensor_nbytes(p);
-    sdx__free(t->ctx, p->data);
-    p->data = NULL;
-}
-
-typedef struct sdx__vae_stats_args {
-    const sdx_tensor *x;
-    int64_t n;               /* elements per group */
-    double *mean, *var;
-} sdx__vae_stats_args;
-
-static void sdx__vae_stats_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const sdx__vae_stats_args *a = (const sdx__vae_stats_args *)arg;
-    (void)thread;
-    for (int64_t g = begin; g < end; g++) sdx__moments(a->x, g * a->n, a->n, &a->mean[g], &a->var[g]);
-}
-
-/* Per-group mean and variance -> the per-channel GroupNorm affine map. */
-static int sdx__vae_norm_affine(sdx__vae_tiler *t, int64_t c, const double *mean, const double *var, const sdx_tensor *gamma,
-                                const sdx_tensor *beta, float *mul, float *add) {
-    int64_t cpg = c / SDX__VAE_GROUPS;
-    int rc;
-    if ((rc = sdx__download(t->ctx, mul, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, add, beta)) != SDX_OK) return rc;
-    for (int64_t ch = 0; ch < c; ch++) {
-        int64_t g = ch / cpg;
-        float rstd = (float)(1.0 / sqrt(var[g] + (double)SDX__VAE_EPS)), m = mul[ch] * rstd;
-        mul[ch] = m;
-        add[ch] = add[ch] - (float)mean[g] * m;
-    }
-    return SDX_OK;
-}
-
-/* GroupNorm of a whole plane as a per-channel affine map, computed as
- * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
- * (host, from the arena). */
-static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
-                               float *mul, float *add) {
-    int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
-    double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
-    sdx__vae_stats_args a;
-    a.x = x;
-    a.n = cpg * x->shape[2] * x->shape[3];
-    a.mean = mean;
-    a.var = var;
-    sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
-    return sdx__vae_norm_affine(t, c, mean, var, gamma, beta, mul, add);
-}
-
-/* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
- * larger (nearest) into dst f32 [C, h, w]. Outside the plane: zero, or the
- * wrapped-around value when circular. With mul/add, values from the plane
- * become silu(x * mul[c] + add[c]) (GroupNorm + SiLU; the padding stays
- * zero, as it pads the normalised tensor). */
-typedef struct sdx__vae_cut {
-    float *dst, *rows;       /* rows: one source row per thread */
-    const sdx_tensor *src;
-    int64_t y0, x0, h, w;
-    int up, circular;
-    const float *mul, *add;
-} sdx__vae_cut;
-
-static int64_t sdx__vae_wrap(int64_t i, int64_t n) { return ((i % n) + n) % n; }
-
-static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const sdx__vae_cut *a = (const sdx__vae_cut *)arg;
-    int64_t sh = a->src->shape[2], sw = a->src->shape[3], H = sh * a->up, W = sw * a->up;
-    float *row = a->rows + (size_t)thread * (size_t)sw;
-    /* the source columns the window needs (all of them when it wraps) */
-    int64_t lo = SDX__MAX(a->x0, (int64_t)0) / a->up, hi = (SDX__MIN(a->x0 + a->w, W) - 1) / a->up + 1;
-    if (a->circular && (a->x0 < 0 || a->x0 + a->w > W)) lo = 0, hi = sw;
-    for (int64_t c = begin; c < end; c++)
-        for (int64_t yy = 0; yy < a->h; yy++) {
-            float *d = a->dst + (c * a->h + yy) * a->w;
-            int64_t y = a->y0 + yy;
-            if (y < 0 || y >= H) {
-                if (!a->circular) { memset(d, 0, (size_t)a->w * sizeof(float)); continue; }
-                y = sdx__vae_wrap(y, H);
-            }
-            if (hi > lo) sdx__load_f32(a->src->data, a->src->dtype, (c * sh + y / a->up) * sw + lo, hi - lo, row + lo);
-            for (int64_t xx = 0; xx < a->w; xx++) {
-                int64_t x = a->x0 + xx;
-                float val;
-                if (x < 0 || x >= W) {
-                    if (!a->circular) { d[xx] = 0.0f; continue; }
-                    x = sdx__vae_wrap(x, W);
-                }
-                val = row[x / a->up];
-                if (a->mul) {
-                    val = val * a->mul[c] + a->add[c];
-                    val = val / (1.0f + expf(-val));
-                }
-                d[xx] = val;
-            }
-        }
-}
-
-/* One stage over all tiles: dst[tile] = conv(cut(src)) (+ res[tile]).
- * The convolution has the layer's padding (1 for 3x3, 0 for 1x1; a
- * stride-2 Downsample pads right and bottom only, with zeros even when
- * seamless, as sdx__conv2d does). res may alias dst: a tile reads its own
- * rectangle of res before writing it, and tiles do not overlap. */
-typedef struct sdx__vae_stage {
-    const sdx_tensor *src, *w, *b, *res;
-    sdx_tensor *dst;
-    const float *mul, *add;  /* GroupNorm + SiLU of src, or NULL */
-    int up, stride;
-} sdx__vae_stage;
-
-/* A host tensor the kernels can use in place: no copy to or from it. */
-static int sdx__vae_direct(const sdx_tensor *t) { return !t->device && t->dtype == SDX_F32; }
-
-/* Cuts into a new tile tensor `dev` of the arena (device memory on a GPU). */
-static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cut *cut, int64_t c) {
-    sdx__vae_cut a = *cut;
-    size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3], bytes = sizeof(float) * (size_t)(c * a.h * a.w);
-    if (!sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w) ||
-        !(a.dst = sdx__vae_direct(dev) ? (float *)dev->data : (float *)sdx__arena_host_alloc(t->arena, bytes)) ||
-        !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))))
-        return sdx__nomem(t->ctx, "VAE tile", bytes);
-    sdx__parallel_for(t->ctx, c, sdx__vae_cut_range, &a);
-    return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
-}
-
-/* The stage's output over the th x tw tile at (y0, x0): `out`, a tensor
- * of the arena [1, cout, th, tw]. */
-static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw,
-                                  sdx_tensor *out) {
-    int64_t k = s->w->shape[2], pad = k == 3 && s->stride == 1, cin = s->src->shape[1], cout = s->w->shape[0];
-    sdx__vae_cut cut;
-    sdx_tensor tin, tres;
-    int rc;
-    memset(&cut, 0, sizeof cut);
-    cut.src = s->src;
-    cut.y0 = y0 * s->stride - pad;
-    cut.x0 = x0 * s->stride - pad;
-    cut.h = (th - 1) * s->stride + k;
-    cut.w = (tw - 1) * s->stride + k;
-    cut.up = s->up;
-    cut.circular = t->circular && pad;
-    cut.mul = s->mul;
-    cut.add = s->add;
-    if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
-    if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
-        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
-    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
-    if (s->res) {
-        sdx__vae_cut rc2;
-        memset(&rc2, 0, sizeof rc2);
-        rc2.src = s->res;
-        rc2.y0 = y0;
-        rc2.x0 = x0;
-        rc2.h = th;
-        rc2.w = tw;
-        rc2.up = 1;
-        if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, out, out, &tres)) != SDX_OK)
-            return rc;
-    }
-    return SDX_OK;
-}
-
-/* A tile tensor's values as host f32 [C, h, w]: its own memory on the
- * CPU, else a copy in the arena. */
-static int sdx__vae_tile_host(sdx__vae_tiler *t, const sdx_tensor *tile, const float **values) {
-    size_t bytes = sizeof(float) * (size_t)sdx_tensor_numel(tile);
-    float *host;
-    if (sdx__vae_direct(tile)) { *values = (const float *)tile->data; return SDX_OK; }
-    if (!(host = (float *)sdx__arena_host_alloc(t->arena, bytes))) return sdx__nomem(t->ctx, "VAE tile", bytes);
-    *values = host;
-    return sdx__download(t->ctx, host, tile);
-}
-
-/* Writes host f32 [C, th, tw] into the plane at (y0, x0). */
-static void sdx__vae_plane_put(sdx_tensor *plane, const float *host, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
-    int64_t c = plane->shape[1], h = plane->shape[2], w = plane->shape[3];
-    for (int64_t ch = 0; ch < c; ch++)
-        for (int64_t y = 0; y < th; y++)
-            sdx__store_f32(plane->data, plane->dtype, (ch * h + y0 + y) * w + x0, tw, host + (ch * th + y) * tw);
-}
-
-static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
-    sdx_tensor out;
-    const float *host = NULL;
-    int rc;
-    if ((rc = sdx__vae_stage_compute(t, s, y0, x0, th, tw, &out)) != SDX_OK) return rc;
-    if ((rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK) return rc;
-    sdx__vae_plane_put(s->dst, host, y0, x0, th, tw);
-    return SDX_OK;
-}
-
-/* Tile i of an ny x nx grid over an h x w output; 0 when it is empty
- * (more tiles than pixels at this size). */
-static int sdx__vae_tile_at(int64_t ny, int64_t nx, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
-                            int64_t *tw) {
-    int64_t iy = i / nx, ix = i % nx;
-    *y0 = iy * h / ny;
-    *x0 = ix * w / nx;
-    *th = (iy + 1) * h / ny - *y0;
-    *tw = (ix + 1) * w / nx - *x0;
-    return *th > 0 && *tw > 0;
-}
-
-/* A convolution every tile has used: in low-memory mode its file pages go
- * (the largest planes come at the end, when most of the decoder's weights
- * have run). */
-static void sdx__vae_weights_done(sdx__vae_tiler *t, const sdx_tensor *w, const sdx_tensor *b) {
-    if (!t->v->low_memory) return;
-    sdx__st_release(t->v->w.st, w->data, sdx_tensor_nbytes(w));
-    if (b) sdx__st_release(t->v->w.st, b->data, sdx_tensor_nbytes(b));
-}
-
-static int sdx__vae_stage_run(sdx__vae_tiler *t, const sdx__vae_stage *s) {
-    int64_t y0, x0, th, tw;
-    int rc = SDX_OK;
-    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {
-        sdx__mark m = sdx__arena_mark(t->arena);
-        if (sdx__vae_tile_at(t->ny, t->nx, s->dst->shape[2], s->dst->shape[3], i, &y0, &x0, &th, &tw))
-            rc = sdx__vae_stage_tile(t, s, y0, x0, th, tw);
-        sdx__arena_release(t->arena, m);
-    }
-    sdx__vae_weights_done(t, s->w, s->b);
-    return rc;
-}
-
-static sdx__vae_stage sdx__vae_stage_of(const sdx_tensor *src, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *dst) {
-    sdx__vae_stage s;
-    memset(&s, 0, sizeof s);
-    s.src = src;
-    s.w = w;
-    s.b = b;
-    s.dst = dst;
-    s.up = s.stride = 1;
-    return s;
-}
-
-/* A ResBlock's second half: *x += conv2(silu(norm2(hid))), in place.
- * mul/add: room for hid's channels. */
-static int sdx__vae_tiled_res_tail(sdx__vae_tiler *t, sdx_tensor *x, const sdx_tensor *hid, const sdx__vae_res *b, float *mul,
-                                   float *add) {
-    sdx__vae_stage s;
-    int rc;
-    if ((rc = sdx__vae_plane_norm(t, hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) return rc;
-    s = sdx__vae_stage_of(hid, b->conv2_w, b->conv2_b, x);
-    s.mul = mul;
-    s.add = add;
-    s.res = x;
-    return sdx__vae_stage_run(t, &s);
-}
-
-/* *x = ResBlock(*x), stage by stage; *x is replaced (its plane freed). */
-static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_res *b) {
-    int64_t h = x->shape[2], w = x->shape[3], c = SDX__MAX((int64_t)b->cin, (int64_t)b->cout);
-    sdx_tensor hid, skip;
-    sdx__vae_stage s;
-    sdx__mark m = sdx__arena_mark(t->arena);
-    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
-    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
-    int rc;
-    hid.data = skip.data = NULL;
-    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)c); goto done; }
-    /* conv1(silu(norm1(x))) */
-    if ((rc = sdx__vae_plane_norm(t, x, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
-        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK)
-        goto done;
-    s = sdx__vae_stage_of(x, b->conv1_w, b->conv1_b, &hid);
-    s.mul = mul;
-    s.add = add;
-    if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
-    if (b->skip_w) {   /* the shortcut replaces x */
-        if ((rc = sdx__vae_plane_new(t, &skip, t->act, b->cout, h, w)) != SDX_OK) goto done;
-        s = sdx__vae_stage_of(x, b->skip_w, b->skip_b, &skip);
-        if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
-        sdx__vae_plane_free(t, x);
-        *x = skip;
-        skip.data = NULL;
-    }
-    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
-done:
-    sdx__vae_plane_free(t, &hid);
-    sdx__vae_plane_free(t, &skip);
-    sdx__arena_release(t->arena, m);
-    return rc;
-}
-
-/* *x = Upsample (dec) or Downsample (enc) of *x. */
-static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, int dec) {
-    int64_t h = x->shape[2], w = x->shape[3];
-    int64_t oh = dec ? 2 * h : (h - 2) / 2 + 1, ow = dec ? 2 * w : (w - 2) / 2 + 1;
-    sdx_tensor y;
-    sdx__vae_stage s;
-    int rc;
-    if ((rc = sdx__vae_plane_new(t, &y, t->act, lv->resample_w->shape[0], oh, ow)) != SDX_OK) return rc;
-    s = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, &y);
-    if (dec) s.up = 2;
-    else s.stride = 2;
-    rc = sdx__vae_stage_run(t, &s);
-    sdx__vae_plane_free(t, x);
-    *x = y;
-    return rc;
-}
-
-/* ---- low-memory decoding: an Upsample fused with the next ResBlock ---- */
-/* The plane an Upsample writes is the decoder's largest (at 512x512: 256
- * channels at full size, 256 MB in f32), and the ResBlock after it holds
- * it next to its conv1 and shortcut outputs. In low-memory mode the
- * upsampled plane is never made: its convolution runs per tile twice,
- * once for the ResBlock's norm1 statistics and once with the 1-pixel
- * margin conv1 needs, whose tile also gives the shortcut (or the
- * residual itself). The host then holds the Upsample's input instead of
- * its output: at 512x512, 320 MB of planes at the peak instead of 512.
- * The statistics are those of the whole plane: per tile two-pass sums in
- * f64, merged exactly (Chan et al.); the result equals the plain tiled
- * pass to float rounding. */
-
-/* Per-group count, mean and sum of squared deviations of a host tile
- * [C, n] merged into the running ones. */
-static void sdx__vae_moments_merge(const float *v, int64_t c, int64_t n, double *count, double *mean, double *m2) {
-    int64_t cpg = c / SDX__VAE_GROUPS;
-    for (int g = 0; g < SDX__VAE_GROUPS; g++) {
-        const float *p = v + (int64_t)g * cpg * n;
-        double s = 0, q = 0, m, nb = (double)(cpg * n), d, na = count[g];
-        for (int64_t i = 0; i < cpg * n; i++) s += p[i];
-        m = s / nb;
-        for (int64_t i = 0; i < cpg * n; i++) { double e = p[i] - m; q += e * e; }
-        d = m - mean[g];
-        mean[g] += d * nb / (na + nb);
-        m2[g] += q + d * d * na * nb / (na + nb);
-        count[g] = na + nb;
-    }
-}
-
-/* conv(in) of a tile, written into the plane at (y0, x0). */
-static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *plane,
-                             int64_t y0, int64_t x0, int64_t th, int64_t tw) {
-    sdx_tensor out;
-    const float *host = NULL;
-    int rc;
-    if (!sdx__arena_tensor4(t->arena, &out, t->act, 1, plane->shape[1], th, tw))
-        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&out));
-    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
-        return rc;
-    sdx__vae_plane_put(plane, host, y0, x0, th, tw);
-    return SDX_OK;
-}
-
-/* One tile of the fused pass: conv1's output into hid, the shortcut's
- * (or the upsampled values themselves) into res. The Upsample's output
- * is computed over the tile and its 1-pixel margin, clipped to the
- * image; cut from that window as from a plane, whatever lies outside it
- * lies outside the image and reads as conv1's zero padding. */
-static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *mul,
-                                const float *add, sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
-                                int64_t tw) {
-    int64_t h = hid->shape[2], w = hid->shape[3], c = up->w->shape[0];
-    int64_t wy0 = SDX__MAX(y0 - 1, (int64_t)0), wx0 = SDX__MAX(x0 - 1, (int64_t)0);
-    int64_t wh = SDX__MIN(y0 + th + 1, h) - wy0, ww = SDX__MIN(x0 + tw + 1, w) - wx0;
-    sdx_tensor ywin, window, tin, inner;
-    const float *yv = NULL, *iv = NULL;
-    sdx__vae_cut cut;
-    int rc;
-    if ((rc = sdx__vae_stage_compute(t, up, wy0, wx0, wh, ww, &ywin)) != SDX_OK || (rc = sdx__vae_tile_host(t, &ywin, &yv)) != SDX_OK)
-        return rc;
-    window = sdx__view4(SDX_F32, (void *)(uintptr_t)yv, 1, c, wh, ww);
-    memset(&cut, 0, sizeof cut);
-    cut.src = &window;
-    cut.y0 = y0 - 1 - wy0;
-    cut.x0 = x0 - 1 - wx0;
-    cut.h = th + 2;
-    cut.w = tw + 2;
-    cut.up = 1;
-    cut.mul = mul;
-    cut.add = add;
-    if ((rc = sdx__vae_cut_to(t, &tin, &cut, c)) != SDX_OK ||
-        (rc = sdx__vae_conv_put(t, &tin, b->conv1_w, b->conv1_b, hid, y0, x0, th, tw)) != SDX_OK)
-        return rc;
-    /* the tile's own upsampled values, without the margin or the norm */
-    cut.y0 = y0 - wy0;
-    cut.x0 = x0 - wx0;
-    cut.h = th;
-    cut.w = tw;
-    cut.mul = cut.add = NULL;
-    if ((rc = sdx__vae_cut_to(t, &inner, &cut, c)) != SDX_OK) return rc;
-    if (b->skip_w) return sdx__vae_conv_put(t, &inner, b->skip_w, b->skip_b, res, y0, x0, th, tw);
-    if ((rc = sdx__vae_tile_host(t, &inner, &iv)) != SDX_OK) return rc;
-    sdx__vae_plane_put(res, iv, y0, x0, th, tw);
-    return SDX_OK;
-}
-
-/* *x = ResBlock b (Upsample lv (*x)), the upsampled plane never made.
- * A fused tile holds about three times a plain stage's temporaries (the
- * Upsample's input window, its output window, conv1's input), so the
- * fused passes cut each tile of the grid in four. */
-static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, const sdx__vae_res *b) {
-    int64_t h = 2 * x->shape[2], w = 2 * x->shape[3], c = lv->resample_w->shape[0], y0, x0, th, tw;
-    int64_t ny = SDX__MIN(2 * t->ny, h), nx = SDX__MIN(2 * t->nx, w);
-    double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
-    sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
-    sdx__mark m = sdx__arena_mark(t->arena);
-    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
-    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
-    sdx_tensor hid, res;
-    int rc = SDX_OK;
-    hid.data = res.data = NULL;
-    up.up = 2;
-    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout)); goto done; }
-    memset(count, 0, sizeof count);
-    memset(mean, 0, sizeof mean);
-    memset(m2, 0, sizeof m2);
-    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {   /* norm1's statistics */
-        sdx__mark tm = sdx__arena_mark(t->arena);
-        sdx_tensor y;
-        const float *yv = NULL;
-        if (!sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) continue;
-        if ((rc = sdx__vae_stage_compute(t, &up, y0, x0, th, tw, &y)) == SDX_OK && (rc = sdx__vae_tile_host(t, &y, &yv)) == SDX_OK)
-            sdx__vae_moments_merge(yv, c, th * tw, count, mean, m2);
-        sdx__arena_release(t->arena, tm);
-    }
-    for (int g = 0; g < SDX__VAE_GROUPS; g++) var[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
-    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, var, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
-        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
-        (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
-        goto done;
-    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {
-        sdx__mark tm = sdx__arena_mark(t->arena);
-        if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
-        sdx__arena_release(t->arena, tm);
-    }
-    sdx__vae_weights_done(t, up.w, up.b);
-    sdx__vae_weights_done(t, b->conv1_w, b->conv1_b);
-    if (b->skip_w) sdx__vae_weights_done(t, b->skip_w, b->skip_b);
-    if (rc != SDX_OK) goto done;
-    sdx__vae_plane_free(t, x);
-    *x = res;
-    res.data = NULL;
-    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
-done:
-    sdx__vae_plane_free(t, &hid);
-    sdx__vae_plane_free(t, &res);
-    sdx__arena_release(t->arena, m);
-    return rc;
-}
-
-/* The levels of a coder on the plane *x, in the coder's order. A decoder
- * in low-memory mode fuses each Upsample with the ResBlock after it
- * (exact tiles wrap around when seamless: those keep the plain order). */
-static int sdx__vae_tiled_levels(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_coder *cd, int dec) {
-    const sdx__vae_level *pending = NULL;   /* an Upsample left for the next level's first ResBlock */
-    int fuse = dec && t->v->low_memory && !t->circular, rc = SDX_OK;
-    for (int k = 0; k < cd->n_levels && rc == SDX_OK; k++) {
-        int i = dec ? cd->n_levels - 1 - k : k;
-        const sdx__vae_level *lv = &cd->level[i];
-        for (int j = 0; j < lv->n_blocks && rc == SDX_OK; j++) {
-            sdx__trace_at(t->ctx, SDX__PART_VAE, dec ? "decoder.up.%d.block.%d (tiled)" : "encoder.down.%d.block.%d (tiled)", i, j);
-            if (pending) rc = sdx__vae_tiled_up_res(t, x, pending, &lv->res[j]);
-            else rc = sdx__vae_tiled_res(t, x, &lv->res[j]);
-            pending = NULL;
-        }
-        if (rc == SDX_OK && pending) rc = sdx__vae_tiled_resample(t, x, pending, dec);   /* a level without blocks */
-        pending = NULL;
-        if (rc == SDX_OK && lv->resample_w) {
-            if (fuse && k + 1 < cd->n_levels) pending = lv;
-            else rc = sdx__vae_tiled_resample(t, x, lv, dec);
-        }
-    }
-    return rc;
-}
-
-static int sdx__vae_decoder_head_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
-    int rc = sdx__vae_decoder_head(r, v, in);
-    return rc != SDX_OK || r->dry ? rc : sdx__copy(r->ctx, out, &r->x);
-}
-
-/* Reads (and, on the CPU, overwrites: its GroupNorms run in place) `in`. */
-static int sdx__vae_encoder_tail_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
-    r->x = *in;
-    return sdx__vae_encoder_tail(r, v, out);
-}
-
-static void sdx__vae_tiler_init(sdx__vae_tiler *t, sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, int64_t ny, int64_t nx) {
-    memset(t, 0, sizeof *t);
-    t->ctx = ctx;
-    t->v = v;
-    t->arena = arena;
-    t->ny = ny;
-    t->nx = nx;
-    t->circular = ctx->circular;
-    t->act = (sdx_dtype)v->act_type;
-}
-
-static void sdx__vae_tiler_done(sdx__vae_tiler *t, const char *what) {
-    t->v->tiled_plane_peak = t->peak;
-    sdx__log(t->ctx, SDX_LOG_INFO, "vae: tiled %s in %lldx%lld tiles: host planes peaked at %zu MB (arena high-water %zu MB)", what,
-             (long long)t->ny, (long long)t->nx, t->peak >> 20, t->arena->peak >> 20);
-}
-
-/* z [1, latent, h, w] -> image F32 [1, 3, fh, fw] (host), ny x nx tiles. */
-static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
-                                 int64_t ny, int64_t nx) {
-    const sdx__vae_coder *d = &v->dec;
-    sdx__vae_tiler t;
-    sdx_tensor x;
-    sdx__vae_stage s;
-    sdx__mark m = sdx__arena_mark(arena);
-    float *mul, *add;
-    int64_t c0 = d->level[0].ch;
-    int rc;
-    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
-    /* the mid block untiled, at latent size */
-    if ((rc = sdx__vae_plane_new(&t, &x, SDX_F32, d->conv_in_w->shape[0], z->shape[2], z->shape[3])) != SDX_OK) return rc;
-    rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_head_fn, z, &x);
-    if (v->low_memory) sdx__wset_release_all(&v->w);   /* the mid block's weights; the levels read theirs again */
-    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, d, 1);
-    if (rc == SDX_OK) {
-        mul = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
-        add = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
-        if (!mul || !add) rc = sdx__nomem(ctx, "VAE norm", 2 * sizeof(float) * (size_t)c0);
-        else rc = sdx__vae_plane_norm(&t, &x, d->norm_out_w, d->norm_out_b, mul, add);
-        if (rc == SDX_OK) {
-            sdx__trace_at(ctx, SDX__PART_VAE, "decoder.conv_out (tiled)");
-            s = sdx__vae_stage_of(&x, d->conv_out_w, d->conv_out_b, image);
-            s.mul = mul;
-            s.add = add;
-            rc = sdx__vae_stage_run(&t, &s);
-        }
-    }
-    sdx__vae_plane_free(&t, &x);
-    sdx__arena_release(arena, m);
-    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "decode");
-    return rc;
-}
-
-/* image [1, 3, H, W] (host) -> moments F32 [1, 2 * latent, h, w] (host). */
-static int sdx__vae_encode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *moments,
-                                 int64_t ny, int64_t nx) {
-    const sdx__vae_coder *e = &v->enc;
-    sdx__vae_tiler t;
-    sdx_tensor x;
-    sdx__vae_stage s;
-    int rc;
-    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
-    if ((rc = sdx__vae_plane_new(&t, &x, t.act, e->conv_in_w->shape[0], image->shape[2], image->shape[3])) != SDX_OK) return rc;
-    sdx__trace_at(ctx, SDX__PART_VAE, "encoder.conv_in (tiled)");
-    s = sdx__vae_stage_of(image, e->conv_in_w, e->conv_in_b, &x);
-    rc = sdx__vae_stage_run(&t, &s);
-    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, e, 0);
-    /* the mid block and the output layers untiled, at latent size */
-    if (rc == SDX_OK) rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_tail_fn, &x, moments);
-    sdx__vae_plane_free(&t, &x);
-    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "encode");
-    return rc;
-}
-
-/* Exact tiling needs every global layer in the untiled part. */
-static int sdx__vae_tileable(const sdx__vae *v) {
-    for (int i = 0; i < v->dec.n_levels; i++)
-        if (v->dec.level[i].has_attn || (v->has_encoder && v->enc.level[i].has_attn)) return 0;
-    return 1;
-}
-
-/* Decides whether to tile and picks the grid: ny x nx tiles over an h x w
- * latent. bytes_fn estimates an untiled pass of a th x tw latent region;
- * a tile needs less (one stage's temporaries), so tiles whose untiled
- * pass fits the budget are safe. */
-typedef size_t (*sdx__vae_bytes_fn)(const sdx__vae *, int64_t, int64_t);
-
-static size_t sdx__vae_dec_bytes_latent(const sdx__vae *v, int64_t h, int64_t w) { return sdx__vae_decode_bytes(v, h, w); }
-static size_t sdx__vae_enc_bytes_latent(const sdx__vae *v, int64_t h, int64_t w) {
-    return sdx__vae_encode_bytes(v, h * v->factor, w * v->factor);
-}
-
-static int sdx__vae_plan_tiles(sdx_ctx *ctx, const sdx__vae *v, const sdx__vae_tiling *tiling, sdx__vae_bytes_fn bytes,
-                               int64_t h, int64_t w, int64_t *ny, int64_t *nx) {
-    int mode = tiling ? tiling->mode : 0;
-    size_t budget = tiling && tiling->budget_bytes ? tiling->budget_bytes : SDX_VAE_TILE_BUDGET;
-    size_t full;
-    int64_t th, tw;
-    if (mode < 0) return 0;
-    full = bytes(v, h, w);
-    if (mode == 0 && full <= budget) return 0;
-    if (!sdx__vae_tileable(v)) {
-        sdx__log(ctx, SDX_LOG_WARN, "vae: not tiled: attention inside the VAE's levels needs the whole image");
-        return 0;
-    }
-    if (tiling && (tiling->tile_h > 0 || tiling->tile_w > 0)) {
-        th = tiling->tile_h > 0 ? tiling->tile_h : tiling->tile_w;
-        tw = tiling->tile_w > 0 ? tiling->tile_w : tiling->tile_h;
-    } else {
-        /* the largest square tile that fits (fewer, larger tiles cost less
-         * per stage); forced tiling with room to spare uses 32 (sd-cli's) */
-        int64_t t = SDX__MAX(h, w);
-        if (mode > 0) t = SDX__MIN(t, 32);
-        while (t > 8 && bytes(v, t, t) > budget) t -= t % 8 ? t % 8 : 8;
-        th = tw = t;
-    }
-    *ny = (h + th - 1) / th;
-    *nx = (w + tw - 1) / tw;
-    sdx__log(ctx, SDX_LOG_INFO, "vae: tiling %lldx%lld latent in %lldx%lld tiles of at most %lldx%lld (untiled: %zu MB, budget %zu MB)",
-             (long long)h, (long long)w, (long long)*ny, (long long)*nx, (long long)th, (long long)tw, full >> 20, budget >> 20);
-    return 1;
-}
-
-/* ---- entry points --------------------------------------------------------- */
-
-/* z: latent already divided by the scale factor, [1, latent, h, w] (any
- * float dtype) -> image: caller-allocated F32 [1, 3, f*h, f*w], the raw
- * decoder output (f = 8 for SD VAEs). tiling may be NULL (auto, default
- * budget). */
-static int sdx__vae_decode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
-                           const sdx__vae_tiling *tiling) {
-    char zs[96], is[96];
-    int64_t ny = 1, nx = 1;
-    if (z->ndim != 4 || z->shape[0] != 1 || z->shape[1] != v->latent_channels || z->shape[2] < 1 || z->shape[3] < 1 ||
-        image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != 1 || image->shape[1] != 3 ||
-        image->shape[2] != z->shape[2] * v->factor || image->shape[3] != z->shape[3] * v->factor)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae decode: latent %s -> image %s %s; expected [1, %d, h, w] -> F32 [1, 3, %dh, %dw]",
-                         sdx_shape_str(z, zs, sizeof zs), sdx_shape_str(image, is, sizeof is), sdx_dtype_name(image->dtype),
-                         v->latent_channels, v->factor, v->factor);
-    if (sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_dec_bytes_latent, z->shape[2], z->shape[3], &ny, &nx))
-        return sdx__vae_decode_tiled(ctx, v, arena, z, image, ny, nx);
-    return sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
-}
-
-/* moments -> mean and clamp(logvar, -30, 20) (DiagonalGaussianDistribution). */
-static void sdx__vae_split_moments(const sdx_tensor *moments, sdx_tensor *mean, sdx_tensor *logvar) {
-    int64_t n = sdx_tensor_numel(mean);
-    const float *m = (const float *)moments->data;
-    memcpy(mean->data, m, (size_t)n * sizeof(float));
-    if (!logvar) return;
-    for (int64_t i = 0; i < n; i++) {
-        float lv = m[n + i];
-        ((float *)logvar->data)[i] = lv < -30.0f ? -30.0f : lv > 20.0f ? 20.0f : lv;
-    }
-}
-
-/* image in [-1, 1], [1, 3, H, W] (any float dtype) -> mean (and logvar if
- * non-NULL), caller-allocated F32 [1, latent, H/f, W/f]. Not multiplied
- * by the scale factor. tiling may be NULL (auto). */
-static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *mean,
-                           sdx_tensor *logvar, const sdx__vae_tiling *tiling) {
-    char is[96], ms[96];
-    int64_t h, w, ny = 1, nx = 1;
-    sdx_tensor moments;
-    sdx__mark m;
-    int rc, tiled;
-    if (!v->has_encoder)
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: this VAE has no encoder ('%sencoder.conv_in.weight' is missing)",
-                         sdx_st_path(v->w.st), v->w.prefix);
-    if (image->ndim != 4 || image->shape[0] != 1 || image->shape[1] != 3 || image->shape[2] < v->factor ||
-        image->shape[3] < v->factor)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: image %s; expected [1, 3, H, W] with H, W >= %d",
-                         sdx_shape_str(image, is, sizeof is), v->factor);
-    h = image->shape[2] / v->factor;
-    w = image->shape[3] / v->factor;
-    if (mean->ndim != 4 || mean->dtype != SDX_F32 || mean->shape[0] != 1 || mean->shape[1] != v->latent_channels ||
-        mean->shape[2] != h || mean->shape[3] != w || (logvar && !sdx__same_shape(logvar, mean)) ||
-        (logvar && logvar->dtype != SDX_F32))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: image %s -> mean %s; expected F32 [1, %d, %lld, %lld]",
-                         sdx_shape_str(image, is, sizeof is), sdx_shape_str(mean, ms, sizeof ms), v->latent_channels,
-                         (long long)h, (long long)w);
-    tiled = sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_enc_bytes_latent, h, w, &ny, &nx);
-    m = sdx__arena_mark(arena);
-    {
-        int64_t mshape[4] = { 1, 2 * v->latent_channels, h, w };
-        if (!sdx__arena_host_tensor(arena, &moments, SDX_F32, 4, mshape)) return SDX_ERR_NOMEM;
-    }
-    if (tiled) rc = sdx__vae_encode_tiled(ctx, v, arena, image, &moments, ny, nx);
-    else rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
-    if (rc == SDX_OK) sdx__vae_split_moments(&moments, mean, logvar);
-    sdx__arena_release(arena, m);
-    return rc;
-}
-
-/* ---- src/models/taesd.c ---- */
-
-/* ===================================================================== */
-/*  TAESD: the tiny autoencoder (madebyollin/taesd) for SD latents        */
-/* ===================================================================== */
-/* A conv-only encoder and decoder that read and write the diffusion
- * model's latent space directly ("model space": no VAE scale factor).
- * The network is taesd.py's nn.Sequential, a fixed list of layers; the
- * channel counts (latent channels included) come from the tensors.
- * Decoder: tanh(x/3)*3, then convs, Blocks and three nearest 2x
- * upsamples, giving RGB of about [0, 1] (not clamped by the network).
- * Encoder: RGB in [0, 1], three stride-2 convs (H/2 = ceil(H/2)). TAESDXL
- * and the SD3/FLUX.1 variants share the layout; only the weights (and
- * for the latter the latent channels) differ. */
-
-typedef enum sdx__taesd_op {
-    SDX__TAESD_SOFTCLAMP,   /* tanh(x / 3) * 3, no weights                   */
-    SDX__TAESD_CONV,        /* 3x3 conv, padding 1, with bias                */
-    SDX__TAESD_CONV_NB,     /* 3x3 conv without bias (after an upsample)     */
-    SDX__TAESD_DOWN,        /* 3x3 conv, stride 2, padding 1, without bias   */
-    SDX__TAESD_RELU,
-    SDX__TAESD_BLOCK,       /* relu(conv4(relu(conv2(relu(conv0(x))))) + skip(x)) */
-    SDX__TAESD_UP           /* nearest 2x                                    */
-} sdx__taesd_op;
-
-#define SDX__TAESD_MAX_LAYERS 20
-#define SDX__TAESD_MAX_CHANNELS 4096
-
-static const unsigned char sdx__taesd_decoder_ops[] = {
-    SDX__TAESD_SOFTCLAMP, SDX__TAESD_CONV, SDX__TAESD_RELU,
-    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
-    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
-    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
-    SDX__TAESD_BLOCK, SDX__TAESD_CONV,
-};
-
-static const unsigned char sdx__taesd_encoder_ops[] = {
-    SDX__TAESD_CONV, SDX__TAESD_BLOCK,
-    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
-    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
-    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
-    SDX__TAESD_CONV,
-};
-
-/* Where a file keeps one half: tensor `prefix + (layer index + shift)`.
- * taesd.py's own files (taesd_decoder.safetensors, ...) have no prefix;
- * diffusers' AutoencoderTiny holds both halves and has no module for the
- * decoder's soft clamp, so its decoder indices are one lower; ComfyUI
- * keeps both halves in one state dict under taesd_decoder./taesd_encoder. */
-typedef struct sdx__taesd_layout { const char *prefix; int shift; const char *name; } sdx__taesd_layout;
-
-static const sdx__taesd_layout sdx__taesd_dec_layouts[] = {
-    { "", 0, "taesd.py" }, { "decoder.layers.", -1, "diffusers AutoencoderTiny" }, { "taesd_decoder.", 0, "ComfyUI" },
-};
-static const sdx__taesd_layout sdx__taesd_enc_layouts[] = {
-    { "", 0, "taesd.py" }, { "encoder.layers.", 0, "diffusers AutoencoderTiny" }, { "taesd_encoder.", 0, "ComfyUI" },
-};
-
-typedef struct sdx__taesd_layer {
-    const sdx_tensor *w[3], *b[3];   /* convs: w[0], b[0] (NULL without bias); Block: conv.0, .2, .4 */
-    const sdx_tensor *skip;          /* Block whose channels change: 1x1 conv without bias */
-    int cin, cout;
-} sdx__taesd_layer;
-
-typedef struct sdx__taesd_net {
-    sdx__wset w;                     /* w.ctx == NULL: this half is not loaded */
-    const char *layout;
-    int shift;
-    const unsigned char *ops;
-    int n_ops;
-    sdx__taesd_layer layer[SDX__TAESD_MAX_LAYERS];
-    int in_channels, out_channels, max_channels;
-} sdx__taesd_net;
-
-typedef struct sdx__taesd {
-    sdx__taesd_net dec, enc;
-    int latent_channels;
-    int factor;              /* image pixels per latent pixel: 2^3 */
-    int act_type;            /* activation storage, SDX_VAE_ACT_TYPE unless overridden */
-} sdx__taesd;
-
-/* ---- loading -------------------------------------------------------- */
-
-static int sdx__taesd_fail_channels(sdx__taesd_net *n, int i, int c) {
-    return sdx__fail(n->w.ctx, SDX_ERR_MODEL, "%s: TAESD layer '%s%d' has %d channels; 1..%d supported",
-                     sdx_st_path(n->w.st), n->w.prefix, i + n->shift, c, SDX__TAESD_MAX_CHANNELS);
-}
-
-static int sdx__taesd_load_layer(sdx__taesd_net *n, int i, int cin) {
-    sdx__taesd_layer *l = &n->layer[i];
-    sdx__wset *w = &n->w;
-    int idx = i + n->shift, op = n->ops[i];
-    const sdx_tensor *t;
-    l->cin = l->cout = cin;
-    switch (op) {
-    case SDX__TAESD_CONV: case SDX__TAESD_CONV_NB: case SDX__TAESD_DOWN:
-        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
-        l->cout = (int)t->shape[0];
-        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
-        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, sdx__s1(l->cout), "%d.bias", idx))) return sdx__werr(w);
-        return SDX_OK;
-    case SDX__TAESD_BLOCK:
-        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
-        l->cout = (int)t->shape[0];
-        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
-        for (int k = 0; k < 3; k++)
-            if ((k && !(l->w[k] = sdx__wget(w, sdx__s4(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
-                !(l->b[k] = sdx__wget(w, sdx__s1(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
-                return sdx__werr(w);
-        if (cin != l->cout && !(l->skip = sdx__wget(w, sdx__s4(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
-        return SDX_OK;
-    default:
-        return SDX_OK;      /* no weights */
-    }
-}
-
-/* Loads one half from `file` under `layout`. in_channels < 0: read from
- * the first conv (the decoder's latent channels). */
-static int sdx__taesd_load_net(sdx_ctx *ctx, sdx__taesd_net *n, const sdx_st *file, const sdx__taesd_layout *layout,
-                               const unsigned char *ops, int n_ops, int in_channels) {
-    int rc, c = in_channels;
-    memset(n, 0, sizeof *n);
-    sdx__wset_init(&n->w, ctx, file, layout->prefix, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
-    n->layout = layout->name;
-    n->shift = layout->shift;
-    n->ops = ops;
-    n->n_ops = n_ops;
-    if (c < 0) {
-        int first = 0;
-        const sdx_tensor *t;
-        while (ops[first] != SDX__TAESD_CONV) first++;
-        if (!(t = sdx__wget(&n->w, sdx__s4(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
-        c = (int)t->shape[1];
-        if (c < 1 || c > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, first, c);
-    }
-    n->in_channels = c;
-    for (int i = 0; i < n_ops; i++) {
-        if ((rc = sdx__taesd_load_layer(n, i, c)) != SDX_OK) return rc;
-        c = n->layer[i].cout;
-        n->max_channels = SDX__MAX(n->max_channels, c);
-    }
-    n->out_channels = c;
-    return SDX_OK;
-}
-
-static void sdx__taesd_init(sdx__taesd *t) {
-    memset(t, 0, sizeof *t);
-    t->act_type = SDX_VAE_ACT_TYPE;
-    t->factor = 8;
-}
-
-static void sdx__taesd_free(sdx__taesd *t) {
-    if (t->dec.w.ctx) sdx__wset_free(&t->dec.w);
-    if (t->enc.w.ctx) sdx__wset_free(&t->enc.w);
-    sdx__taesd_init(t);
-}
-
-/* The layout of a half in `file`, or NULL: its first conv decides. */
-static const sdx__taesd_layout *sdx__taesd_find(const sdx_st *file, const sdx__taesd_layout *layouts, int n, int first) {
-    char name[128];
-    for (int i = 0; i < n; i++) {
-        snprintf(name, sizeof name, "%s%d.weight", layouts[i].prefix, first + layouts[i].shift);
-        if (sdx_st_find(file, name)) return &layouts[i];
-    }
-    return NULL;
-}
-
-/* Adds the halves `file` holds (a decoder, an encoder or both) to t. The
- * file must stay open while t is used. On failure t keeps what it had. */
-static int sdx__taesd_load(sdx_ctx *ctx, sdx__taesd *t, const sdx_st *file) {
-    const sdx__taesd_layout *dl = sdx__taesd_find(file, sdx__taesd_dec_layouts, SDX__ARRAY_LEN(sdx__taesd_dec_layouts), 1);
-    const sdx__taesd_layout *el = sdx__taesd_find(file, sdx__taesd_enc_layouts, SDX__ARRAY_LEN(sdx__taesd_enc_layouts), 0);
-    sdx__taesd_net dec, enc;
-    int rc = SDX_OK, lc;
-    memset(&dec, 0, sizeof dec);
-    memset(&enc, 0, sizeof enc);
-    if (!dl && !el)
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-                         "%s: not a TAESD file: no decoder ('1.weight' as in taesd_decoder.safetensors, "
-                         "'decoder.layers.0.weight' as in diffusers AutoencoderTiny) and no encoder ('0.weight', "
-                         "'encoder.layers.0.weight')", sdx_st_path(file));
-    if ((dl && t->dec.w.ctx) || (el && t->enc.w.ctx))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a second TAESD %s (the first came from %s)", sdx_st_path(file),
-                         dl && t->dec.w.ctx ? "decoder" : "encoder", sdx_st_path(dl && t->dec.w.ctx ? t->dec.w.st : t->enc.w.st));
-    if (dl) {
-        rc = sdx__taesd_load_net(ctx, &dec, file, dl, sdx__taesd_decoder_ops, SDX__ARRAY_LEN(sdx__taesd_decoder_ops), -1);
-        if (rc == SDX_OK && dec.out_channels != 3)
-            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD decoder gives %d channels (tensor '%s%d.weight'), expected RGB",
-                           sdx_st_path(file), dec.out_channels, dec.w.prefix, dec.n_ops - 1 + dec.shift);
-    }
-    if (rc == SDX_OK && el)
-        rc = sdx__taesd_load_net(ctx, &enc, file, el, sdx__taesd_encoder_ops, SDX__ARRAY_LEN(sdx__taesd_encoder_ops), 3);
-    lc = dl ? dec.in_channels : el ? enc.out_channels : 0;
-    if (rc == SDX_OK && dl && el && enc.out_channels != dec.in_channels)
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD encoder makes %d latent channels but the decoder takes %d",
-                       sdx_st_path(file), enc.out_channels, dec.in_channels);
-    if (rc == SDX_OK && t->latent_channels && lc != t->latent_channels)
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD %s has %d latent channels, the one loaded before %d", sdx_st_path(file),
-                       dl ? "decoder" : "encoder", lc, t->latent_channels);
-    if (rc != SDX_OK) {
-        if (dec.w.ctx) sdx__wset_free(&dec.w);
-        if (enc.w.ctx) sdx__wset_free(&enc.w);
-        return rc;
-    }
-    if (dl) t->dec = dec;
-    if (el) t->enc = enc;
-    t->latent_channels = lc;
-    t->factor = 8;
-    sdx__log(ctx, SDX_LOG_INFO, "%s: TAESD %s%s%s (%s layout), %d latent channels, %d wide", sdx_st_path(file),
-             dl ? "decoder" : "", dl && el ? " and " : "", el ? "encoder" : "", (dl ? dl : el)->name, lc,
-             dl ? dec.max_channels : enc.max_channels);
-    return SDX_OK;
-}
-
-/* ---- forward pass --------------------------------------------------- */
-/* Activations rotate through three slots sized for the largest one: a
- * Block needs its input and two temporaries. The last layer writes the
- * caller's output tensor. */
-
-typedef struct sdx__taesd_run {
-    sdx_ctx *ctx;
-    const sdx__taesd_net *n;
-    sdx_dtype act;
-    int device;              /* the slots are backend memory */
-    void *slot[3];
-    sdx_tensor x;            /* current activation */
-    int cur;                 /* its slot; -1: the caller's input */
-} sdx__taesd_run;
-
-/* Output size of layer op for an input of h x w. */
-static void sdx__taesd_resize(int op, int64_t *h, int64_t *w) {
-    if (op == SDX__TAESD_UP) { *h *= 2; *w *= 2; }
-    if (op == SDX__TAESD_DOWN) { *h = (*h + 1) / 2; *w = (*w + 1) / 2; }
-}
-
-/* Walks the shapes: the largest activation (elements) and the output size. */
-static int64_t sdx__taesd_plan(const sdx__taesd_net *n, int64_t batch, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
-    int64_t most = 0;
-    for (int i = 0; i < n->n_ops; i++) {
-        sdx__taesd_resize(n->ops[i], &h, &w);
-        most = SDX__MAX(most, batch * n->layer[i].cout * h * w);
-    }
-    *oh = h;
-    *ow = w;
-    return most;
-}
-
-/* A tensor in a slot other than the current one and `also` (-1: none). */
-static sdx_tensor sdx__taesd_slot(sdx__taesd_run *r, int also, int *which, int64_t c, int64_t h, int64_t w) {
-    int s = 0;
-    sdx_tensor t;
-    while (s == r->cur || s == also) s++;
-    *which = s;
-    t = sdx__view4(r->act, r->slot[s], r->x.shape[0], c, h, w);
-    t.device = r->device;
-    return t;
-}
-
-static int sdx__taesd_block(sdx__taesd_run *r, const sdx__taesd_layer *l, sdx_tensor *out) {
-    sdx_ctx *ctx = r->ctx;
-    int64_t h = r->x.shape[2], w = r->x.shape[3];
-    int sa, sb, rc;
-    sdx_tensor a = sdx__taesd_slot(r, -1, &sa, l->cout, h, w);
-    sdx_tensor b = sdx__taesd_slot(r, sa, &sb, l->cout, h, w);
-    sdx_tensor *y = out ? out : &a;
-    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1)) != SDX_OK ||
-        (rc = sdx__clamp(ctx, &a, &a, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1)) != SDX_OK ||
-        (rc = sdx__clamp(ctx, &b, &b, 0.0f, INFINITY)) != SDX_OK ||
-        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1)) != SDX_OK)
-        return rc;
-    if (l->skip) {
-        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
-    } else if ((rc = sdx__add(ctx, y, y, &r->x)) != SDX_OK) {
-        return rc;
-    }
-    if ((rc = sdx__clamp(ctx, y, y, 0.0f, INFINITY)) != SDX_OK) return rc;
-    r->x = *y;
-    r->cur = out ? -1 : sa;
-    return SDX_OK;
-}
-
-static int sdx__taesd_layer_fwd(sdx__taesd_run *r, int i, sdx_tensor *out) {
-    const sdx__taesd_layer *l = &r->n->layer[i];
-    int op = r->n->ops[i], s = -1, rc;
-    int64_t h = r->x.shape[2], w = r->x.shape[3];
-    sdx_tensor y;
-    sdx__taesd_resize(op, &h, &w);
-    if (op == SDX__TAESD_BLOCK) return sdx__taesd_block(r, l, out);
-    y = out ? *out : sdx__taesd_slot(r, -1, &s, l->cout, h, w);
-    switch (op) {
-    case SDX__TAESD_SOFTCLAMP: rc = sdx__tanh_clamp(r->ctx, &y, &r->x, 3.0f); break;
-    case SDX__TAESD_RELU: rc = sdx__clamp(r->ctx, &y, &r->x, 0.0f, INFINITY); break;
-    case SDX__TAESD_UP: rc = sdx__upsample2x(r->ctx, &y, &r->x); break;
-    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1); break;
-    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1); break;
-    }
-    r->x = y;
-    r->cur = out ? -1 : s;
-    return rc;
-}
-
-static int sdx__taesd_run_net(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
-                              const sdx_tensor *in, sdx_tensor *out) {
-    sdx__taesd_run r;
-    sdx__mark m = sdx__arena_mark(arena);
-    int64_t oh, ow, most = sdx__taesd_plan(n, in->shape[0], in->shape[2], in->shape[3], &oh, &ow);
-    size_t bytes;
-    int rc = SDX_OK;
-    memset(&r, 0, sizeof r);
-    r.ctx = ctx;
-    r.n = n;
-    r.act = (sdx_dtype)act_type;
-    r.device = arena->device;
-    r.x = *in;
-    r.cur = -1;
-    if (!sdx__mul_size((size_t)most, sdx_dtype_size(r.act), &bytes))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD %s: activation size overflows", half);
-    for (int s = 0; s < 3; s++)
-        if (!(r.slot[s] = sdx__arena_alloc(arena, bytes))) {
-            sdx__arena_release(arena, m);
-            return sdx__nomem(ctx, "TAESD activations", 3 * bytes);
-        }
-    for (int i = 0; i < n->n_ops && rc == SDX_OK; i++) {
-        sdx__trace_at(ctx, SDX__PART_VAE, "taesd %s %d", half, i + n->shift);
-        rc = sdx__taesd_layer_fwd(&r, i, i == n->n_ops - 1 ? out : NULL);
-    }
-    sdx__arena_release(arena, m);
-    return rc;
-}
-
-/* A pass from host tensors (in: any float dtype, out: F32): on a device
- * backend through device copies, so only they cross the bus. */
-static int sdx__taesd_run_host(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
-                               const sdx_tensor *in, sdx_tensor *out, int clamp01) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) {
-        rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, in, out);
-        return rc == SDX_OK && clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
-    }
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) || !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, &din, &dout)) == SDX_OK &&
-        (!clamp01 || (rc = sdx__clamp(ctx, &dout, &dout, 0.0f, 1.0f)) == SDX_OK))
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
-}
-
-/* ---- entry points --------------------------------------------------- */
-/* Host tensors in and out, as the VAE's. */
-
-/* latent [N, C, h, w] in model space (host, any float dtype) -> image,
- * caller allocated host F32 [N, 3, 8h, 8w]: RGB, clamped to [0, 1] when
- * clamp01 (the final image), else the raw network output. */
-static int sdx__taesd_decode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *latent, sdx_tensor *image,
-                             int clamp01) {
-    char ls[96], is[96];
-    if (!t->dec.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: no TAESD decoder is loaded");
-    if (latent->ndim != 4 || latent->shape[0] < 1 || latent->shape[1] != t->dec.in_channels || latent->shape[2] < 1 ||
-        latent->shape[3] < 1 || image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != latent->shape[0] || image->shape[1] != 3 ||
-        image->shape[2] != latent->shape[2] * t->factor || image->shape[3] != latent->shape[3] * t->factor)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: latent %s -> image %s; expected [N, %d, h, w] -> [N, 3, %dh, %dw]",
-                         sdx_shape_str(latent, ls, sizeof ls), sdx_shape_str(image, is, sizeof is), t->dec.in_channels,
-                         t->factor, t->factor);
-    return sdx__taesd_run_host(ctx, &t->dec, arena, t->act_type, "decoder", latent, image, clamp01);
-}
-
-/* image [N, 3, H, W], RGB in [0, 1] (host, any float dtype) -> latent,
- * caller allocated host F32 [N, C, ceil(H/8), ceil(W/8)] in model space. */
-static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *latent) {
-    char ls[96], is[96];
-    int64_t oh = 0, ow = 0;
-    if (!t->enc.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: no TAESD encoder is loaded");
-    if (image->ndim == 4 && image->shape[0] >= 1 && image->shape[2] >= 1 && image->shape[3] >= 1)
-        sdx__taesd_plan(&t->enc, image->shape[0], image->shape[2], image->shape[3], &oh, &ow);
-    if (image->ndim != 4 || image->shape[0] < 1 || image->shape[1] != 3 || image->shape[2] < 1 || image->shape[3] < 1 ||
-        latent->ndim != 4 || latent->dtype != SDX_F32 || latent->shape[0] != image->shape[0] || latent->shape[1] != t->enc.out_channels ||
-        latent->shape[2] != oh || latent->shape[3] != ow)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: image %s -> latent %s; expected [N, 3, H, W] -> [N, %d, H/8, W/8]",
-                         sdx_shape_str(image, is, sizeof is), sdx_shape_str(latent, ls, sizeof ls), t->enc.out_channels);
-    return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
-}
-
 /* ---- src/models/lora.c ---- */
 
 /* ===================================================================== */
@@ -19408,113 +16885,1874 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
-/* ---- src/pipeline/canny.c ---- */
+/* ---- src/models/vae.c ---- */
 
 /* ===================================================================== */
-/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
+/*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
+/*  tiled encode/decode for images whose activations exceed a budget      */
 /* ===================================================================== */
-/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
- * gradient |dx| + |dy|, replicated borders), which is what A1111's and
- * ComfyUI's canny preprocessors call: per pixel the colour channel with
- * the strongest gradient, non-maximum suppression along the gradient
- * direction in four sectors, then hysteresis: a pixel above `high` is an
- * edge, and so is one above `low` connected (8-neighbourhood) to one. */
 
-/* Sobel at (x, y) of channel c, borders replicated. */
-static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
-    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
-#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
-    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
-    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
-#undef SDX__PX
+/* Latent scale factors. The pipeline divides a diffusion-space latent by
+ * the factor before decoding (sdx__vae_decode takes the divided latent)
+ * and multiplies an encoded mean by it. The factor is a property of the
+ * model family, not of the VAE file: SD 1.x and 2.x use 0.18215, SDXL
+ * 0.13025 (a standalone SDXL VAE such as the fp16-fix one keeps 0.13025). */
+#define SDX__VAE_SCALE_SD   0.18215f
+#define SDX__VAE_SCALE_SDXL 0.13025f
+
+static float sdx__vae_scale_factor(int is_sdxl) { return is_sdxl ? SDX__VAE_SCALE_SDXL : SDX__VAE_SCALE_SD; }
+
+/* Auto tiling kicks in when a full-size pass is estimated to need more
+ * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
+ * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
+ * f32 activations, so the default leaves such a decode untiled. */
+#ifndef SDX_VAE_TILE_BUDGET
+#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
+#endif
+
+#define SDX__VAE_MAX_LEVELS 6
+#define SDX__VAE_MAX_BLOCKS 6
+#define SDX__VAE_GROUPS     32
+#define SDX__VAE_EPS        1e-6f
+/* SD 1.x/2.x/SDXL UNets all take 4-channel latents; a 16-channel VAE
+ * (SD3, Flux) cannot pair with them. */
+#define SDX__VAE_LATENT_CHANNELS 4
+
+typedef enum sdx__vae_layout { SDX__VAE_LDM = 0, SDX__VAE_DIFFUSERS = 1 } sdx__vae_layout;
+
+typedef struct sdx__vae_res {
+    const sdx_tensor *norm1_w, *norm1_b, *conv1_w, *conv1_b;
+    const sdx_tensor *norm2_w, *norm2_b, *conv2_w, *conv2_b;
+    const sdx_tensor *skip_w, *skip_b;      /* 1x1 conv when channels change, else NULL */
+    int cin, cout;
+} sdx__vae_res;
+
+/* Single-head self-attention over H*W with 1x1-conv (or linear) q/k/v/proj. */
+typedef struct sdx__vae_attn {
+    const sdx_tensor *norm_w, *norm_b;
+    const sdx_tensor *q_w, *q_b, *k_w, *k_b, *v_w, *v_b, *proj_w, *proj_b;
+    int c;
+} sdx__vae_attn;
+
+typedef struct sdx__vae_level {
+    int ch;                                  /* channels of the level's ResBlocks */
+    int n_blocks;
+    int has_attn;                            /* attention after each ResBlock */
+    sdx__vae_res  res[SDX__VAE_MAX_BLOCKS];
+    sdx__vae_attn attn[SDX__VAE_MAX_BLOCKS];
+    const sdx_tensor *resample_w, *resample_b;  /* Up/Downsample conv; NULL where none */
+} sdx__vae_level;
+
+/* Encoder or decoder. Levels use the LDM index: level 0 runs at full
+ * image resolution (the decoder visits them from n_levels-1 down to 0). */
+typedef struct sdx__vae_coder {
+    const sdx_tensor *conv_in_w, *conv_in_b, *norm_out_w, *norm_out_b, *conv_out_w, *conv_out_b;
+    int n_levels;
+    sdx__vae_level level[SDX__VAE_MAX_LEVELS];
+    sdx__vae_res mid1, mid2;
+    sdx__vae_attn mid_attn;
+    int has_mid_attn;
+} sdx__vae_coder;
+
+typedef struct sdx__vae {
+    sdx__wset w;
+    sdx__vae_layout layout;
+    int act_type;            /* activation storage; SDX_VAE_ACT_TYPE unless overridden */
+    int compute_type;        /* GEMM arithmetic; SDX_VAE_COMPUTE_TYPE unless overridden */
+    /* hyperparameters read from the file (decoder side) */
+    int ch, n_levels, ch_mult[SDX__VAE_MAX_LEVELS], num_res_blocks;
+    int z_channels;          /* decoder conv_in input */
+    int latent_channels;     /* what the UNet sees: post_quant_conv input */
+    int has_mid_attn;
+    int factor;              /* image pixels per latent pixel, 2^(n_levels-1) */
+    int has_encoder;
+    const sdx_tensor *quant_w, *quant_b;            /* NULL when the file has none */
+    const sdx_tensor *post_quant_w, *post_quant_b;
+    sdx__vae_coder enc, dec;
+    size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
+    int low_memory;          /* 1: a tiled pass gives each stage's weight pages back after it */
+} sdx__vae;
+
+typedef struct sdx__vae_tiling {
+    int mode;              /* 0 auto, 1 force on, -1 off */
+    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
+    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
+} sdx__vae_tiling;
+
+/* ---- key names ------------------------------------------------------ */
+/* Names are built in the LDM scheme and translated for diffusers files,
+ * whose up_blocks are numbered from the lowest resolution. */
+
+static void sdx__vae_res_base(const sdx__vae *v, char *buf, size_t size, int dec, int level, int block) {
+    if (v->layout == SDX__VAE_LDM)
+        snprintf(buf, size, dec ? "decoder.up.%d.block.%d" : "encoder.down.%d.block.%d", level, block);
+    else if (dec)
+        snprintf(buf, size, "decoder.up_blocks.%d.resnets.%d", v->dec.n_levels - 1 - level, block);
+    else
+        snprintf(buf, size, "encoder.down_blocks.%d.resnets.%d", level, block);
 }
 
-/* Is (x, y) a local maximum along its gradient? mag is padded by one
- * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
- * point: tan(22.5 deg) = 13573 / 2^15. */
-static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
-    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
-    int m = row[0];
-    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
-    if (ys < tg22x) return m > row[-1] && m >= row[1];
-    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
-    {
-        int s = (dx ^ dy) < 0 ? -1 : 1;
-        return m > row[-stride - s] && m > row[stride + s];
-    }
+static void sdx__vae_mid_base(const sdx__vae *v, char *buf, size_t size, int dec, int which /* 1, 2 */) {
+    const char *coder = dec ? "decoder" : "encoder";
+    if (v->layout == SDX__VAE_LDM) snprintf(buf, size, "%s.mid.block_%d", coder, which);
+    else snprintf(buf, size, "%s.mid_block.resnets.%d", coder, which - 1);
 }
 
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
-    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
-    short *grad;
-    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
-    size_t n, pn;
-    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
-    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
-    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
-    memset(out, 0, sizeof *out);
-    w = in->width;
-    h = in->height;
-    lo = (int)floorf(low);
-    hi = (int)floorf(high);
-    if (lo > hi) { int t = lo; lo = hi; hi = t; }
-    stride = w + 2;
-    n = (size_t)w * (size_t)h;
-    pn = (size_t)stride * (size_t)(h + 2);
-    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
-    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
-    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
-    state = (uint8_t *)sdx__calloc(ctx, n, 1);
-    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
-    if (!mag || !grad || !stack || !state || !out->data) {
-        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
-        sdx__free(ctx, out->data);
-        out->data = NULL;
-        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
-    }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int best = -1, bdx = 0, bdy = 0;
-            for (int c = 0; c < in->channels; c++) {
-                int dx, dy, m;
-                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
-                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
-                if (m > best) best = m, bdx = dx, bdy = dy;
-            }
-            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
-            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
-            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
-        }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            size_t i = (size_t)y * (size_t)w + (size_t)x;
-            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
-            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
-            state[i] = 1;
-            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
-        }
-    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
-        int i = stack[--n_stack], x = i % w, y = i / w;
-        for (int ny = y - 1; ny <= y + 1; ny++)
-            for (int nx = x - 1; nx <= x + 1; nx++) {
-                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
-                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
-                state[j] = 2;
-                stack[n_stack++] = (int)j;
-            }
-    }
-    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
-    out->width = w;
-    out->height = h;
-    out->channels = 3;
-    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+static void sdx__vae_resample_name(const sdx__vae *v, char *buf, size_t size, int dec, int level) {
+    if (v->layout == SDX__VAE_LDM)
+        snprintf(buf, size, dec ? "decoder.up.%d.upsample.conv" : "encoder.down.%d.downsample.conv", level);
+    else if (dec)
+        snprintf(buf, size, "decoder.up_blocks.%d.upsamplers.0.conv", v->dec.n_levels - 1 - level);
+    else
+        snprintf(buf, size, "encoder.down_blocks.%d.downsamplers.0.conv", level);
+}
+
+/* ---- loading -------------------------------------------------------- */
+
+static int sdx__vae_fail_groups(sdx__vae *v, const char *name, int c) {
+    return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: tensor '%s%s' has %d channels; VAE GroupNorm(%d) needs a multiple of %d",
+                     sdx_st_path(v->w.st), v->w.prefix, name, c, SDX__VAE_GROUPS, SDX__VAE_GROUPS);
+}
+
+static int sdx__vae_load_res(sdx__vae *v, sdx__vae_res *r, const char *base, int cin, int cout) {
+    sdx__wset *w = &v->w;
+    const char *skip = v->layout == SDX__VAE_LDM ? "nin_shortcut" : "conv_shortcut";
+    r->cin = cin;
+    r->cout = cout;
+    if (cin % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cin);
+    if (cout % SDX__VAE_GROUPS) return sdx__vae_fail_groups(v, base, cout);
+    if (!(r->norm1_w = sdx__wget(w, sdx__s1(cin), "%s.norm1.weight", base)) ||
+        !(r->norm1_b = sdx__wget(w, sdx__s1(cin), "%s.norm1.bias", base)) ||
+        !(r->conv1_w = sdx__wget(w, sdx__s4(cout, cin, 3, 3), "%s.conv1.weight", base)) ||
+        !(r->conv1_b = sdx__wget(w, sdx__s1(cout), "%s.conv1.bias", base)) ||
+        !(r->norm2_w = sdx__wget(w, sdx__s1(cout), "%s.norm2.weight", base)) ||
+        !(r->norm2_b = sdx__wget(w, sdx__s1(cout), "%s.norm2.bias", base)) ||
+        !(r->conv2_w = sdx__wget(w, sdx__s4(cout, cout, 3, 3), "%s.conv2.weight", base)) ||
+        !(r->conv2_b = sdx__wget(w, sdx__s1(cout), "%s.conv2.bias", base)))
+        return sdx__werr(w);
+    r->skip_w = r->skip_b = NULL;
+    if (cin != cout &&
+        (!(r->skip_w = sdx__wget(w, sdx__s4(cout, cin, 1, 1), "%s.%s.weight", base, skip)) ||
+         !(r->skip_b = sdx__wget(w, sdx__s1(cout), "%s.%s.bias", base, skip))))
+        return sdx__werr(w);
     return SDX_OK;
 }
 
-/* ---- src/pipeline/pipeline.c ---- */
+/* A q/k/v/proj weight: a 1x1 conv [C, C, 1, 1] (LDM) or a linear [C, C]
+ * (diffusers, and LDM files converted from it). */
+static const sdx_tensor *sdx__vae_attn_mat(sdx__vae *v, const char *base, const char *name, int c) {
+    sdx__wset *w = &v->w;
+    const sdx_tensor *t = sdx__wget_any(w, "%s.%s.weight", base, name);
+    if (!t) return NULL;
+    if ((t->ndim == 4 && t->shape[0] == c && t->shape[1] == c && t->shape[2] == 1 && t->shape[3] == 1) ||
+        (t->ndim == 2 && t->shape[0] == c && t->shape[1] == c))
+        return t;
+    {
+        char found[96];
+        sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.%s.weight': expected shape [%d, %d, 1, 1] or [%d, %d], found %s",
+                  sdx_st_path(w->st), w->prefix, base, name, c, c, c, c, sdx_shape_str(t, found, sizeof found));
+    }
+    return NULL;
+}
+
+static int sdx__vae_load_attn(sdx__vae *v, sdx__vae_attn *a, const char *base, int c) {
+    sdx__wset *w = &v->w;
+    /* LDM names, diffusers names, and the older diffusers names */
+    static const char *const names[3][5] = {
+        { "norm", "q", "k", "v", "proj_out" },
+        { "group_norm", "to_q", "to_k", "to_v", "to_out.0" },
+        { "group_norm", "query", "key", "value", "proj_attn" },
+    };
+    int s = 0;
+    if (v->layout == SDX__VAE_DIFFUSERS) s = sdx__whas(w, "%s.to_q.weight", base) ? 1 : 2;
+    a->c = c;
+    if (!(a->norm_w = sdx__wget(w, sdx__s1(c), "%s.%s.weight", base, names[s][0])) ||
+        !(a->norm_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][0])) ||
+        !(a->q_w = sdx__vae_attn_mat(v, base, names[s][1], c)) ||
+        !(a->q_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][1])) ||
+        !(a->k_w = sdx__vae_attn_mat(v, base, names[s][2], c)) ||
+        !(a->k_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][2])) ||
+        !(a->v_w = sdx__vae_attn_mat(v, base, names[s][3], c)) ||
+        !(a->v_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][3])) ||
+        !(a->proj_w = sdx__vae_attn_mat(v, base, names[s][4], c)) ||
+        !(a->proj_b = sdx__wget(w, sdx__s1(c), "%s.%s.bias", base, names[s][4])))
+        return sdx__werr(w);
+    return SDX_OK;
+}
+
+static int sdx__vae_load_mid(sdx__vae *v, sdx__vae_coder *cd, int dec, int c) {
+    char base[128];
+    int rc;
+    const char *coder = dec ? "decoder" : "encoder";
+    sdx__vae_mid_base(v, base, sizeof base, dec, 1);
+    if ((rc = sdx__vae_load_res(v, &cd->mid1, base, c, c)) != SDX_OK) return rc;
+    sdx__vae_mid_base(v, base, sizeof base, dec, 2);
+    if ((rc = sdx__vae_load_res(v, &cd->mid2, base, c, c)) != SDX_OK) return rc;
+    if (v->layout == SDX__VAE_LDM) snprintf(base, sizeof base, "%s.mid.attn_1", coder);
+    else snprintf(base, sizeof base, "%s.mid_block.attentions.0", coder);
+    cd->has_mid_attn = sdx__whas(&v->w, "%s.%s.weight", base, v->layout == SDX__VAE_LDM ? "norm" : "group_norm");
+    return cd->has_mid_attn ? sdx__vae_load_attn(v, &cd->mid_attn, base, c) : SDX_OK;
+}
+
+/* Counts levels (or blocks) by probing names until one is missing. */
+static int sdx__vae_count_levels(sdx__vae *v, int dec) {
+    int n = 0;
+    while (n <= SDX__VAE_MAX_LEVELS) {
+        int has;
+        if (v->layout == SDX__VAE_LDM)
+            has = sdx__whas(&v->w, dec ? "decoder.up.%d.block.0.conv1.weight" : "encoder.down.%d.block.0.conv1.weight", n);
+        else
+            has = sdx__whas(&v->w, dec ? "decoder.up_blocks.%d.resnets.0.conv1.weight"
+                                       : "encoder.down_blocks.%d.resnets.0.conv1.weight", n);
+        if (!has) break;
+        n++;
+    }
+    return n;
+}
+
+static int sdx__vae_count_blocks(sdx__vae *v, int dec, int level) {
+    char base[128];
+    int n = 0;
+    while (n <= SDX__VAE_MAX_BLOCKS) {
+        sdx__vae_res_base(v, base, sizeof base, dec, level, n);
+        if (!sdx__whas(&v->w, "%s.conv1.weight", base)) break;
+        n++;
+    }
+    return n;
+}
+
+/* Reads the channel count of a level from its first ResBlock's conv1
+ * (the file tensor: probing must not convert weights). */
+static int sdx__vae_level_channels(sdx__vae *v, int dec, int level, int *ch) {
+    char base[128], name[288];
+    const sdx_tensor *t;
+    sdx__vae_res_base(v, base, sizeof base, dec, level, 0);
+    snprintf(name, sizeof name, "%s%s.conv1.weight", v->w.prefix, base);
+    if (!(t = sdx_st_find(v->w.st, name)))
+        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (vae)", sdx_st_path(v->w.st), name);
+    if (t->ndim != 4 || t->shape[0] <= 0 || t->shape[0] > (1 << 16))
+        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: tensor '%s%s.conv1.weight' is not a conv weight", sdx_st_path(v->w.st),
+                         v->w.prefix, base);
+    *ch = (int)t->shape[0];
+    return SDX_OK;
+}
+
+/* Loads levels, mid block and the outer convs of the encoder or decoder.
+ * `ch_in` is the channel count entering the first level visited. */
+static int sdx__vae_load_levels(sdx__vae *v, sdx__vae_coder *cd, int dec, int ch_in) {
+    char base[128];
+    int rc, prev = ch_in, n = cd->n_levels;
+    for (int k = 0; k < n; k++) {
+        int i = dec ? n - 1 - k : k;
+        sdx__vae_level *lv = &cd->level[i];
+        lv->n_blocks = sdx__vae_count_blocks(v, dec, i);
+        if (lv->n_blocks < 1 || lv->n_blocks > SDX__VAE_MAX_BLOCKS) {
+            sdx__vae_res_base(v, base, sizeof base, dec, i, 0);
+            return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE level '%s%s' has %d ResBlocks; 1..%d supported",
+                             sdx_st_path(v->w.st), v->w.prefix, base, lv->n_blocks, SDX__VAE_MAX_BLOCKS);
+        }
+        if ((rc = sdx__vae_level_channels(v, dec, i, &lv->ch)) != SDX_OK) return rc;
+        for (int j = 0; j < lv->n_blocks; j++) {
+            sdx__vae_res_base(v, base, sizeof base, dec, i, j);
+            if ((rc = sdx__vae_load_res(v, &lv->res[j], base, j ? lv->ch : prev, lv->ch)) != SDX_OK) return rc;
+        }
+        lv->has_attn = v->layout == SDX__VAE_LDM &&
+                       sdx__whas(&v->w, dec ? "decoder.up.%d.attn.0.norm.weight" : "encoder.down.%d.attn.0.norm.weight", i);
+        for (int j = 0; lv->has_attn && j < lv->n_blocks; j++) {
+            snprintf(base, sizeof base, dec ? "decoder.up.%d.attn.%d" : "encoder.down.%d.attn.%d", i, j);
+            if ((rc = sdx__vae_load_attn(v, &lv->attn[j], base, lv->ch)) != SDX_OK) return rc;
+        }
+        /* the decoder upsamples after every level but 0; the encoder
+         * downsamples after every level but the last */
+        if (dec ? i > 0 : i < n - 1) {
+            sdx__vae_resample_name(v, base, sizeof base, dec, i);
+            if (!(lv->resample_w = sdx__wget(&v->w, sdx__s4(lv->ch, lv->ch, 3, 3), "%s.weight", base)) ||
+                !(lv->resample_b = sdx__wget(&v->w, sdx__s1(lv->ch), "%s.bias", base)))
+                return sdx__werr(&v->w);
+        }
+        prev = lv->ch;
+    }
+    return SDX_OK;
+}
+
+static int sdx__vae_load_outer(sdx__vae *v, sdx__vae_coder *cd, int dec, int out_channels) {
+    const char *coder = dec ? "decoder" : "encoder";
+    const char *norm = v->layout == SDX__VAE_LDM ? "norm_out" : "conv_norm_out";
+    int c = cd->level[dec ? 0 : cd->n_levels - 1].ch;
+    if (!(cd->norm_out_w = sdx__wget(&v->w, sdx__s1(c), "%s.%s.weight", coder, norm)) ||
+        !(cd->norm_out_b = sdx__wget(&v->w, sdx__s1(c), "%s.%s.bias", coder, norm)) ||
+        !(cd->conv_out_w = sdx__wget(&v->w, sdx__s4(out_channels, c, 3, 3), "%s.conv_out.weight", coder)) ||
+        !(cd->conv_out_b = sdx__wget(&v->w, sdx__s1(out_channels), "%s.conv_out.bias", coder)))
+        return sdx__werr(&v->w);
+    return SDX_OK;
+}
+
+static int sdx__vae_load_decoder(sdx__vae *v) {
+    sdx__vae_coder *d = &v->dec;
+    const sdx_tensor *t;
+    int rc, top;
+    d->n_levels = sdx__vae_count_levels(v, 1);
+    if (d->n_levels < 1 || d->n_levels > SDX__VAE_MAX_LEVELS)
+        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE decoder has %d up levels under '%sdecoder.'; 1..%d supported",
+                         sdx_st_path(v->w.st), d->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
+    if ((rc = sdx__vae_level_channels(v, 1, d->n_levels - 1, &top)) != SDX_OK) return rc;
+    if (!(t = sdx__wget(&v->w, sdx__s4(top, -1, 3, 3), "decoder.conv_in.weight"))) return sdx__werr(&v->w);
+    d->conv_in_w = t;
+    v->z_channels = (int)t->shape[1];
+    if (!(d->conv_in_b = sdx__wget(&v->w, sdx__s1(top), "decoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if ((rc = sdx__vae_load_mid(v, d, 1, top)) != SDX_OK) return rc;
+    if ((rc = sdx__vae_load_levels(v, d, 1, top)) != SDX_OK) return rc;
+    return sdx__vae_load_outer(v, d, 1, 3);
+}
+
+static int sdx__vae_load_encoder(sdx__vae *v) {
+    sdx__vae_coder *e = &v->enc;
+    const sdx_tensor *t;
+    int rc, c0, zc2 = 2 * v->z_channels;
+    e->n_levels = sdx__vae_count_levels(v, 0);
+    if (e->n_levels < 1 || e->n_levels > SDX__VAE_MAX_LEVELS)
+        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d down levels under '%sencoder.'; 1..%d supported",
+                         sdx_st_path(v->w.st), e->n_levels, v->w.prefix, SDX__VAE_MAX_LEVELS);
+    if (e->n_levels != v->dec.n_levels)
+        return sdx__fail(v->w.ctx, SDX_ERR_MODEL, "%s: VAE encoder has %d levels but the decoder %d (prefix '%s')",
+                         sdx_st_path(v->w.st), e->n_levels, v->dec.n_levels, v->w.prefix);
+    if (!(t = sdx__wget(&v->w, sdx__s4(-1, 3, 3, 3), "encoder.conv_in.weight"))) return sdx__werr(&v->w);
+    e->conv_in_w = t;
+    c0 = (int)t->shape[0];
+    if (!(e->conv_in_b = sdx__wget(&v->w, sdx__s1(c0), "encoder.conv_in.bias"))) return sdx__werr(&v->w);
+    if ((rc = sdx__vae_load_levels(v, e, 0, c0)) != SDX_OK) return rc;
+    if ((rc = sdx__vae_load_mid(v, e, 0, e->level[e->n_levels - 1].ch)) != SDX_OK) return rc;
+    /* double_z: conv_out produces mean and logvar */
+    if ((rc = sdx__vae_load_outer(v, e, 0, zc2)) != SDX_OK) return rc;
+    if (v->post_quant_w) {
+        if (!(v->quant_w = sdx__wget(&v->w, sdx__s4(2 * v->latent_channels, zc2, 1, 1), "quant_conv.weight")) ||
+            !(v->quant_b = sdx__wget(&v->w, sdx__s1(2 * v->latent_channels), "quant_conv.bias")))
+            return sdx__werr(&v->w);
+    }
+    return SDX_OK;
+}
+
+/* Finds the VAE inside `file`: tries `prefix` (when given), then
+ * "first_stage_model." (a checkpoint) and "" (a standalone VAE file), in
+ * the LDM layout and the diffusers layout. Returns the prefix or NULL. */
+static const char *sdx__vae_detect(const sdx_st *file, const char *prefix, sdx__vae_layout *layout) {
+    static const char *const known[2] = { "first_stage_model.", "" };
+    static const char *const probe[2] = { "decoder.mid.block_1.conv1.weight", "decoder.mid_block.resnets.0.conv1.weight" };
+    char name[256];
+    for (int i = -1; i < 2; i++) {
+        const char *p = i < 0 ? prefix : known[i];
+        if (!p) continue;
+        for (int l = 0; l < 2; l++) {
+            snprintf(name, sizeof name, "%s%s", p, probe[l]);
+            if (sdx_st_find(file, name)) { *layout = (sdx__vae_layout)l; return p; }
+        }
+    }
+    return NULL;
+}
+
+static void sdx__vae_free(sdx__vae *v) {
+    if (v->w.ctx) sdx__wset_free(&v->w);
+    memset(v, 0, sizeof *v);
+}
+
+static int sdx__vae_load_parts(sdx__vae *v) {
+    sdx__wset *w = &v->w;
+    int rc;
+    if (sdx__whas(w, "post_quant_conv.weight")) {
+        const sdx_tensor *t;
+        if (!(t = sdx__wget(w, sdx__s4(v->z_channels, -1, 1, 1), "post_quant_conv.weight"))) return sdx__werr(w);
+        v->post_quant_w = t;
+        v->latent_channels = (int)t->shape[1];
+        if (!(v->post_quant_b = sdx__wget(w, sdx__s1(v->z_channels), "post_quant_conv.bias"))) return sdx__werr(w);
+    } else {
+        v->latent_channels = v->z_channels;
+    }
+    if (v->latent_channels != SDX__VAE_LATENT_CHANNELS)
+        return sdx__fail(w->ctx, SDX_ERR_MODEL,
+                         "%s: VAE latent has %d channels (tensor '%s%s') but SD 1.x/2.x/SDXL UNets use %d; "
+                         "this VAE belongs to another model family",
+                         sdx_st_path(w->st), v->latent_channels, w->prefix,
+                         v->post_quant_w ? "post_quant_conv.weight" : "decoder.conv_in.weight", SDX__VAE_LATENT_CHANNELS);
+    v->has_encoder = sdx__whas(w, "encoder.conv_in.weight");
+    if (v->has_encoder && (rc = sdx__vae_load_encoder(v)) != SDX_OK) return rc;
+    return SDX_OK;
+}
+
+/* Loads the VAE of `file`. prefix: "first_stage_model." inside a
+ * checkpoint, "" for a standalone VAE file, or NULL to detect either.
+ * Hyperparameters come from tensor shapes; a file without an encoder is
+ * accepted (decode only, has_encoder = 0). The file must stay open while
+ * the VAE is used; free with sdx__vae_free. */
+static int sdx__vae_load(sdx_ctx *ctx, sdx__vae *v, const sdx_st *file, const char *prefix) {
+    sdx__vae_layout layout = SDX__VAE_LDM;
+    const char *found = sdx__vae_detect(file, prefix, &layout);
+    int rc;
+    memset(v, 0, sizeof *v);
+    if (!found)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "%s: no VAE decoder found: no 'decoder.mid.block_1.conv1.weight' (LDM) or "
+                         "'decoder.mid_block.resnets.0.conv1.weight' (diffusers) under the prefix%s%s%s "
+                         "'first_stage_model.' or ''",
+                         sdx_st_path(file), prefix ? " '" : "", prefix ? prefix : "", prefix ? "'," : "es");
+    sdx__wset_init(&v->w, ctx, file, found, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
+    v->layout = layout;
+    v->act_type = SDX_VAE_ACT_TYPE;
+    v->compute_type = SDX_VAE_COMPUTE_TYPE;
+    if ((rc = sdx__vae_load_decoder(v)) != SDX_OK || (rc = sdx__vae_load_parts(v)) != SDX_OK) {
+        sdx__vae_free(v);
+        return rc;
+    }
+    v->n_levels = v->dec.n_levels;
+    v->ch = v->dec.level[0].ch;
+    v->num_res_blocks = v->dec.level[0].n_blocks - 1;
+    for (int i = 0; i < v->n_levels; i++) v->ch_mult[i] = v->dec.level[i].ch / (v->ch ? v->ch : 1);
+    v->has_mid_attn = v->dec.has_mid_attn;
+    v->factor = 1 << (v->n_levels - 1);
+    sdx__log(ctx, SDX_LOG_INFO, "%s: VAE (%s layout, prefix '%s'): ch %d, %d levels, %d res blocks, z %d, mid attention %s, %s",
+             sdx_st_path(file), layout == SDX__VAE_LDM ? "LDM" : "diffusers", found, v->ch, v->n_levels,
+             v->num_res_blocks, v->z_channels, v->has_mid_attn ? "yes" : "no",
+             v->has_encoder ? "encoder and decoder" : "decoder only");
+    return SDX_OK;
+}
+
+/* ---- forward pass ----------------------------------------------------- */
+/* Activations live in two "slots" sized for the largest activation of the
+ * pass; each stage reads one slot and writes the other, so only two full
+ * tensors plus one stage's temporaries are alive at any time. The same
+ * walk runs first in "dry" mode, which only follows shapes to size the
+ * slots: that is also the memory estimate auto tiling uses. */
+
+/* Names the running layer for the tracer (not in dry runs: no context). */
+#define SDX__VAE_TRACE(r, ...) do { if (!(r)->dry) sdx__trace_at((r)->ctx, SDX__PART_VAE, __VA_ARGS__); } while (0)
+
+typedef struct sdx__vae_run {
+    sdx_ctx *ctx;
+    sdx__arena *arena;
+    sdx_dtype act;
+    int dry;
+    int64_t max_act, max_tmp;   /* elements (dry mode) */
+    void *slot[2];
+    int cur;                    /* slot holding x (x may also be a caller tensor) */
+    sdx_tensor x;               /* the current activation */
+} sdx__vae_run;
+
+static void sdx__vae_run_init(sdx__vae_run *r, sdx_ctx *ctx, sdx__arena *arena, sdx_dtype act, int dry) {
+    memset(r, 0, sizeof *r);
+    r->ctx = ctx;
+    r->arena = arena;
+    r->act = act;
+    r->dry = dry;
+    r->cur = 1;   /* the first output goes to slot 0 */
+}
+
+static sdx_tensor sdx__vae_in_slot(sdx__vae_run *r, int slot, int64_t c, int64_t h, int64_t w) {
+    int64_t n = c * h * w;
+    if (n > r->max_act) r->max_act = n;
+    sdx_tensor t = sdx__view4(r->act, r->slot[slot], 1, c, h, w);
+    t.device = r->arena && r->arena->device;
+    return t;
+}
+
+static int sdx__vae_tmp(sdx__vae_run *r, sdx_tensor *t, int64_t c, int64_t h, int64_t w) {
+    return sdx__arena_tensor4(r->arena, t, r->act, 1, c, h, w) ? SDX_OK : SDX_ERR_NOMEM;
+}
+
+static int sdx__vae_conv(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b, int pad) {
+    int64_t k = w->shape[2];
+    int64_t h = r->x.shape[2] + 2 * pad - k + 1, wd = r->x.shape[3] + 2 * pad - k + 1;
+    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
+    int rc = r->dry ? SDX_OK : sdx__conv2d(r->ctx, &y, &r->x, w, b, 1, pad);
+    r->cur = 1 - r->cur;
+    r->x = y;
+    return rc;
+}
+
+/* ldm Downsample: pad right and bottom by one, 3x3 conv with stride 2. */
+static int sdx__vae_downsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
+    int64_t h = (r->x.shape[2] - 2) / 2 + 1, wd = (r->x.shape[3] - 2) / 2 + 1;
+    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, w->shape[0], h, wd);
+    int rc = r->dry ? SDX_OK : sdx__conv2d_pad(r->ctx, &y, &r->x, w, b, 2, 0, 0, 1, 1);
+    r->cur = 1 - r->cur;
+    r->x = y;
+    return rc;
+}
+
+/* ldm Upsample: nearest 2x into the other slot, conv back into this one. */
+static int sdx__vae_upsample(sdx__vae_run *r, const sdx_tensor *w, const sdx_tensor *b) {
+    int64_t c = r->x.shape[1], h = 2 * r->x.shape[2], wd = 2 * r->x.shape[3];
+    sdx_tensor u = sdx__vae_in_slot(r, 1 - r->cur, c, h, wd);
+    sdx_tensor y = sdx__vae_in_slot(r, r->cur, w->shape[0], h, wd);
+    int rc = SDX_OK;
+    if (!r->dry && (rc = sdx__upsample2x(r->ctx, &u, &r->x)) == SDX_OK) rc = sdx__conv2d(r->ctx, &y, &u, w, b, 1, 1);
+    r->x = y;
+    return rc;
+}
+
+/* y = shortcut(x) + conv2(silu(gn2(conv1(silu(gn1(x)))))). x's slot is
+ * reused for the temporaries once the shortcut has been taken, so the
+ * block needs one temporary of the output size beyond the two slots. */
+static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
+    int64_t h = r->x.shape[2], w = r->x.shape[3];
+    sdx_tensor y = sdx__vae_in_slot(r, 1 - r->cur, b->cout, h, w);
+    sdx_tensor inner = sdx__vae_in_slot(r, r->cur, b->cout, h, w);
+    sdx_tensor t;
+    sdx__mark m;
+    sdx_ctx *ctx = r->ctx;
+    int rc;
+    if (r->dry) {
+        if ((int64_t)b->cout * h * w > r->max_tmp) r->max_tmp = (int64_t)b->cout * h * w;
+        goto done;
+    }
+    m = sdx__arena_mark(r->arena);
+    if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0);
+    else rc = sdx__copy(ctx, &y, &r->x);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm1_w, b->norm1_b, 1);
+    if (rc == SDX_OK) rc = sdx__vae_tmp(r, &t, b->cout, h, w);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &t, &r->x, b->conv1_w, b->conv1_b, 1, 1);
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &t, &t, SDX__VAE_GROUPS, SDX__VAE_EPS, b->norm2_w, b->norm2_b, 1);
+    if (rc == SDX_OK) rc = sdx__conv2d(ctx, &inner, &t, b->conv2_w, b->conv2_b, 1, 1);
+    if (rc == SDX_OK) rc = sdx__add(ctx, &y, &y, &inner);
+    sdx__arena_release(r->arena, m);
+    if (rc != SDX_OK) return rc;
+done:
+    r->cur = 1 - r->cur;
+    r->x = y;
+    return SDX_OK;
+}
+
+/* A [C, C, 1, 1] or [C, C] weight as the [C, C] matrix sdx__linear takes. */
+static sdx_tensor sdx__vae_mat(const sdx_tensor *w) {
+    sdx_tensor m = *w;
+    m.ndim = 2;
+    m.shape[2] = m.shape[3] = 0;
+    return m;
+}
+
+/* x += proj(softmax(q k^T / sqrt(C)) v), q/k/v from gn(x); in place. */
+static int sdx__vae_attn_fwd(sdx__vae_run *r, const sdx__vae_attn *a) {
+    int64_t c = r->x.shape[1], h = r->x.shape[2], w = r->x.shape[3], n = h * w;
+    sdx_tensor hn, t, q, k, v, o;
+    sdx_tensor wq = sdx__vae_mat(a->q_w), wk = sdx__vae_mat(a->k_w), wv = sdx__vae_mat(a->v_w), wp = sdx__vae_mat(a->proj_w);
+    sdx_ctx *ctx = r->ctx;
+    sdx__mark m;
+    int rc = SDX_OK;
+    if (r->dry) {
+        if (6 * c * n > r->max_tmp) r->max_tmp = 6 * c * n;
+        return SDX_OK;
+    }
+    m = sdx__arena_mark(r->arena);
+    if (sdx__vae_tmp(r, &hn, c, h, w) != SDX_OK || !sdx__arena_tensor3(r->arena, &t, r->act, 1, n, c) ||
+        !sdx__arena_tensor3(r->arena, &q, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &k, r->act, 1, n, c) ||
+        !sdx__arena_tensor3(r->arena, &v, r->act, 1, n, c) || !sdx__arena_tensor3(r->arena, &o, r->act, 1, n, c))
+        rc = SDX_ERR_NOMEM;
+    if (rc == SDX_OK) rc = sdx__group_norm(ctx, &hn, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, a->norm_w, a->norm_b, 0);
+    if (rc == SDX_OK) rc = sdx__nchw_to_nlc(ctx, &t, &hn);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &t, &wq, a->q_b);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &k, &t, &wk, a->k_b);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &v, &t, &wv, a->v_b);
+    if (rc == SDX_OK) rc = sdx__attention(ctx, &o, &q, &k, &v, 1, 0);
+    if (rc == SDX_OK) rc = sdx__linear(ctx, &q, &o, &wp, a->proj_b);   /* q is free again */
+    if (rc == SDX_OK) rc = sdx__nlc_to_nchw(ctx, &hn, &q);
+    if (rc == SDX_OK) rc = sdx__add(ctx, &r->x, &r->x, &hn);
+    sdx__arena_release(r->arena, m);
+    return rc;
+}
+
+static int sdx__vae_mid_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, const char *coder) {
+    int rc;
+    SDX__VAE_TRACE(r, "%s.mid.block_1", coder);
+    if ((rc = sdx__vae_res_fwd(r, &cd->mid1)) != SDX_OK) return rc;
+    if (cd->has_mid_attn) {
+        SDX__VAE_TRACE(r, "%s.mid.attn_1", coder);
+        if ((rc = sdx__vae_attn_fwd(r, &cd->mid_attn)) != SDX_OK) return rc;
+    }
+    SDX__VAE_TRACE(r, "%s.mid.block_2", coder);
+    return sdx__vae_res_fwd(r, &cd->mid2);
+}
+
+static int sdx__vae_level_fwd(sdx__vae_run *r, const sdx__vae_level *lv, int dec, int i) {
+    int rc;
+    for (int j = 0; j < lv->n_blocks; j++) {
+        SDX__VAE_TRACE(r, dec ? "decoder.up.%d.block.%d" : "encoder.down.%d.block.%d", i, j);
+        if ((rc = sdx__vae_res_fwd(r, &lv->res[j])) != SDX_OK) return rc;
+        if (lv->has_attn && (rc = sdx__vae_attn_fwd(r, &lv->attn[j])) != SDX_OK) return rc;
+    }
+    if (!lv->resample_w) return SDX_OK;
+    SDX__VAE_TRACE(r, dec ? "decoder.up.%d.upsample" : "encoder.down.%d.downsample", i);
+    return dec ? sdx__vae_upsample(r, lv->resample_w, lv->resample_b) : sdx__vae_downsample(r, lv->resample_w, lv->resample_b);
+}
+
+/* norm_out + SiLU in place, then conv_out into `out` (a caller tensor). */
+static int sdx__vae_out_fwd(sdx__vae_run *r, const sdx__vae_coder *cd, sdx_tensor *out) {
+    int rc;
+    if (r->dry) return SDX_OK;
+    rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, cd->norm_out_w, cd->norm_out_b, 1);
+    return rc == SDX_OK ? sdx__conv2d(r->ctx, out, &r->x, cd->conv_out_w, cd->conv_out_b, 1, 1) : rc;
+}
+
+/* The decoder up to and including its mid block (all at latent size). */
+static int sdx__vae_decoder_head(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z) {
+    const sdx__vae_coder *d = &v->dec;
+    int rc;
+    r->x = *z;
+    SDX__VAE_TRACE(r, "post_quant_conv");
+    if (v->post_quant_w && (rc = sdx__vae_conv(r, v->post_quant_w, v->post_quant_b, 0)) != SDX_OK) return rc;
+    SDX__VAE_TRACE(r, "decoder.conv_in");
+    if ((rc = sdx__vae_conv(r, d->conv_in_w, d->conv_in_b, 1)) != SDX_OK) return rc;
+    return sdx__vae_mid_fwd(r, d, "decoder");
+}
+
+static int sdx__vae_decoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *z, sdx_tensor *image) {
+    const sdx__vae_coder *d = &v->dec;
+    int rc;
+    if ((rc = sdx__vae_decoder_head(r, v, z)) != SDX_OK) return rc;
+    for (int i = d->n_levels - 1; i >= 0; i--)
+        if ((rc = sdx__vae_level_fwd(r, &d->level[i], 1, i)) != SDX_OK) return rc;
+    SDX__VAE_TRACE(r, "decoder.conv_out");
+    return sdx__vae_out_fwd(r, d, image);
+}
+
+static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments);
+
+/* image -> moments [1, 2 * latent, h, w] (before the logvar clamp). */
+static int sdx__vae_encoder_walk(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *image, sdx_tensor *moments) {
+    const sdx__vae_coder *e = &v->enc;
+    int rc;
+    r->x = *image;
+    SDX__VAE_TRACE(r, "encoder.conv_in");
+    if ((rc = sdx__vae_conv(r, e->conv_in_w, e->conv_in_b, 1)) != SDX_OK) return rc;
+    for (int i = 0; i < e->n_levels; i++)
+        if ((rc = sdx__vae_level_fwd(r, &e->level[i], 0, i)) != SDX_OK) return rc;
+    return sdx__vae_encoder_tail(r, v, moments);
+}
+
+/* The encoder from its mid block on (all at latent size): r->x -> moments. */
+static int sdx__vae_encoder_tail(sdx__vae_run *r, const sdx__vae *v, sdx_tensor *moments) {
+    const sdx__vae_coder *e = &v->enc;
+    int rc;
+    if ((rc = sdx__vae_mid_fwd(r, e, "encoder")) != SDX_OK) return rc;
+    SDX__VAE_TRACE(r, "encoder.conv_out");
+    if (!v->quant_w) return sdx__vae_out_fwd(r, e, moments);
+    if (!r->dry) {
+        rc = sdx__group_norm(r->ctx, &r->x, &r->x, SDX__VAE_GROUPS, SDX__VAE_EPS, e->norm_out_w, e->norm_out_b, 1);
+        if (rc != SDX_OK) return rc;
+    }
+    if ((rc = sdx__vae_conv(r, e->conv_out_w, e->conv_out_b, 1)) != SDX_OK) return rc;
+    SDX__VAE_TRACE(r, "quant_conv");
+    return r->dry ? SDX_OK : sdx__conv2d(r->ctx, moments, &r->x, v->quant_w, v->quant_b, 1, 0);
+}
+
+/* Arena bytes of a pass whose dry walk found these maxima. */
+static size_t sdx__vae_run_bytes(const sdx__vae_run *r) {
+    size_t es = sdx_dtype_size(r->act);
+    /* slots + the largest stage's temporaries, each rounded to the arena
+     * alignment (at most 6 temporaries live at once) */
+    return ((size_t)(2 * r->max_act) + (size_t)r->max_tmp) * es + 8 * SDX__ARENA_ALIGN;
+}
+
+/* Runs a walk: dry to size the slots, then for real. */
+typedef int (*sdx__vae_walk_fn)(sdx__vae_run *, const sdx__vae *, const sdx_tensor *, sdx_tensor *);
+
+static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
+                             const sdx_tensor *in, sdx_tensor *out) {
+    sdx__vae_run r;
+    sdx__mark m;
+    size_t bytes;
+    int rc;
+    sdx__vae_run_init(&r, ctx, arena, (sdx_dtype)v->act_type, 1);
+    walk(&r, v, in, out);
+    r.dry = 0;
+    r.cur = 1;
+    if (!sdx__mul_size((size_t)r.max_act, sdx_dtype_size(r.act), &bytes))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "VAE activation size overflows");
+    m = sdx__arena_mark(arena);
+    if (!(r.slot[0] = sdx__arena_alloc(arena, bytes)) || !(r.slot[1] = sdx__arena_alloc(arena, bytes))) {
+        sdx__arena_release(arena, m);
+        return SDX_ERR_NOMEM;
+    }
+    {
+        sdx_dtype compute = ctx->compute;
+        ctx->compute = (sdx_dtype)v->compute_type;
+        rc = walk(&r, v, in, out);
+        ctx->compute = compute;
+    }
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
+ * device backend through device copies, so only they cross the bus. */
+static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
+                             const sdx_tensor *in, sdx_tensor *out) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
+        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    return sdx__vae_decoder_walk(r, v, in, out);
+}
+static int sdx__vae_encoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    return sdx__vae_encoder_walk(r, v, in, out);
+}
+
+/* Estimated arena bytes of an untiled decode of an h x w latent. */
+static size_t sdx__vae_decode_bytes(const sdx__vae *v, int64_t h, int64_t w) {
+    sdx__vae_run r;
+    sdx_tensor z = sdx__view4(SDX_F32, NULL, 1, v->latent_channels, h, w);
+    sdx_tensor img = sdx__view4(SDX_F32, NULL, 1, 3, h * v->factor, w * v->factor);
+    sdx__vae_run_init(&r, NULL, NULL, (sdx_dtype)v->act_type, 1);
+    sdx__vae_decoder_walk(&r, v, &z, &img);
+    return sdx__vae_run_bytes(&r);
+}
+
+/* Estimated arena bytes of an untiled encode of an H x W image, including
+ * the f32 moments buffer. */
+static size_t sdx__vae_encode_bytes(const sdx__vae *v, int64_t H, int64_t W) {
+    sdx__vae_run r;
+    int64_t h = H / v->factor, w = W / v->factor;
+    sdx_tensor img = sdx__view4(SDX_F32, NULL, 1, 3, H, W);
+    sdx_tensor mom = sdx__view4(SDX_F32, NULL, 1, 2 * v->latent_channels, h, w);
+    sdx__vae_run_init(&r, NULL, NULL, (sdx_dtype)v->act_type, 1);
+    sdx__vae_encoder_walk(&r, v, &img, &mom);
+    return sdx__vae_run_bytes(&r) + (size_t)(2 * v->latent_channels * h * w) * sizeof(float) + SDX__ARENA_ALIGN;
+}
+
+/* ---- tiling ------------------------------------------------------------- */
+/* A tiled pass computes what the untiled one does, with the activations of
+ * one tile at a time on the device. Two things make the VAE non-local:
+ * - GroupNorm normalises with statistics over the whole image. The tiles
+ *   therefore run in lock-step, one stage (the convolutions between two
+ *   GroupNorms) at a time: each stage's output is assembled on the host as
+ *   a "plane" (the whole activation, in the activation dtype), its
+ *   per-group statistics are taken there with the kernel's own moments
+ *   (sdx__moments: two passes, f64), and the next stage normalises every
+ *   tile with them. The statistics are thus those of the untiled pass.
+ * - Convolutions see across tile borders. A stage holds one 3x3
+ *   convolution (a 1x1 shortcut, the Upsample's nearest doubling and the
+ *   residual add are pointwise), so each tile is cut from its input plane
+ *   with the convolution's exact margin, taking the zero or circular
+ *   padding of the layer where the margin leaves the image, and yields
+ *   exactly its own rectangle. Tiles partition the image: no overlap, no
+ *   blending, no seams.
+ * The mid block, whose attention is global, runs untiled at latent size
+ * (the decoder's start, the encoder's end). A VAE with attention inside
+ * its levels (none of SD 1.x/2.x/SDXL) is not tiled.
+ * Memory: the arena holds one tile's temporaries (or the latent-size mid
+ * block); the host holds at most three planes at once: a ResBlock's
+ * input, its conv1 output and, where the channel count changes, its
+ * shortcut (sdx__vae.tiled_plane_peak reports the bytes). */
+
+typedef struct sdx__vae_tiler {
+    sdx_ctx *ctx;
+    sdx__vae *v;
+    sdx__arena *arena;
+    int64_t ny, nx;          /* tiles per axis: the same grid at every resolution */
+    int circular;            /* seamless: 3x3 convolutions wrap around */
+    sdx_dtype act;
+    size_t held, peak;       /* host bytes in planes */
+} sdx__vae_tiler;
+
+static int sdx__vae_plane_new(sdx__vae_tiler *t, sdx_tensor *p, sdx_dtype dtype, int64_t c, int64_t h, int64_t w) {
+    int64_t shape[4] = { 1, c, h, w };
+    size_t bytes;
+    *p = sdx__view4(dtype, NULL, 1, c, h, w);
+    if (!sdx__shape_bytes(dtype, 4, shape, &bytes))
+        return sdx__fail(t->ctx, SDX_ERR_INVALID_ARG, "VAE tile plane of %lld x %lld x %lld overflows", (long long)c,
+                         (long long)h, (long long)w);
+    if (!(p->data = sdx__malloc(t->ctx, bytes ? bytes : 1))) return sdx__nomem(t->ctx, "VAE tile plane", bytes);
+    t->held += bytes;
+    if (t->held > t->peak) t->peak = t->held;
+    return SDX_OK;
+}
+
+static void sdx__vae_plane_free(sdx__vae_tiler *t, sdx_tensor *p) {
+    if (!p->data) return;
+    t->held -= sdx_tensor_nbytes(p);
+    sdx__free(t->ctx, p->data);
+    p->data = NULL;
+}
+
+typedef struct sdx__vae_stats_args {
+    const sdx_tensor *x;
+    int64_t n;               /* elements per group */
+    double *mean, *var;
+} sdx__vae_stats_args;
+
+static void sdx__vae_stats_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__vae_stats_args *a = (const sdx__vae_stats_args *)arg;
+    (void)thread;
+    for (int64_t g = begin; g < end; g++) sdx__moments(a->x, g * a->n, a->n, &a->mean[g], &a->var[g]);
+}
+
+/* Per-group mean and variance -> the per-channel GroupNorm affine map. */
+static int sdx__vae_norm_affine(sdx__vae_tiler *t, int64_t c, const double *mean, const double *var, const sdx_tensor *gamma,
+                                const sdx_tensor *beta, float *mul, float *add) {
+    int64_t cpg = c / SDX__VAE_GROUPS;
+    int rc;
+    if ((rc = sdx__download(t->ctx, mul, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, add, beta)) != SDX_OK) return rc;
+    for (int64_t ch = 0; ch < c; ch++) {
+        int64_t g = ch / cpg;
+        float rstd = (float)(1.0 / sqrt(var[g] + (double)SDX__VAE_EPS)), m = mul[ch] * rstd;
+        mul[ch] = m;
+        add[ch] = add[ch] - (float)mean[g] * m;
+    }
+    return SDX_OK;
+}
+
+/* GroupNorm of a whole plane as a per-channel affine map, computed as
+ * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
+ * (host, from the arena). */
+static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
+                               float *mul, float *add) {
+    int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
+    double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
+    sdx__vae_stats_args a;
+    a.x = x;
+    a.n = cpg * x->shape[2] * x->shape[3];
+    a.mean = mean;
+    a.var = var;
+    sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
+    return sdx__vae_norm_affine(t, c, mean, var, gamma, beta, mul, add);
+}
+
+/* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
+ * larger (nearest) into dst f32 [C, h, w]. Outside the plane: zero, or the
+ * wrapped-around value when circular. With mul/add, values from the plane
+ * become silu(x * mul[c] + add[c]) (GroupNorm + SiLU; the padding stays
+ * zero, as it pads the normalised tensor). */
+typedef struct sdx__vae_cut {
+    float *dst, *rows;       /* rows: one source row per thread */
+    const sdx_tensor *src;
+    int64_t y0, x0, h, w;
+    int up, circular;
+    const float *mul, *add;
+} sdx__vae_cut;
+
+static int64_t sdx__vae_wrap(int64_t i, int64_t n) { return ((i % n) + n) % n; }
+
+static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const sdx__vae_cut *a = (const sdx__vae_cut *)arg;
+    int64_t sh = a->src->shape[2], sw = a->src->shape[3], H = sh * a->up, W = sw * a->up;
+    float *row = a->rows + (size_t)thread * (size_t)sw;
+    /* the source columns the window needs (all of them when it wraps) */
+    int64_t lo = SDX__MAX(a->x0, (int64_t)0) / a->up, hi = (SDX__MIN(a->x0 + a->w, W) - 1) / a->up + 1;
+    if (a->circular && (a->x0 < 0 || a->x0 + a->w > W)) lo = 0, hi = sw;
+    for (int64_t c = begin; c < end; c++)
+        for (int64_t yy = 0; yy < a->h; yy++) {
+            float *d = a->dst + (c * a->h + yy) * a->w;
+            int64_t y = a->y0 + yy;
+            if (y < 0 || y >= H) {
+                if (!a->circular) { memset(d, 0, (size_t)a->w * sizeof(float)); continue; }
+                y = sdx__vae_wrap(y, H);
+            }
+            if (hi > lo) sdx__load_f32(a->src->data, a->src->dtype, (c * sh + y / a->up) * sw + lo, hi - lo, row + lo);
+            for (int64_t xx = 0; xx < a->w; xx++) {
+                int64_t x = a->x0 + xx;
+                float val;
+                if (x < 0 || x >= W) {
+                    if (!a->circular) { d[xx] = 0.0f; continue; }
+                    x = sdx__vae_wrap(x, W);
+                }
+                val = row[x / a->up];
+                if (a->mul) {
+                    val = val * a->mul[c] + a->add[c];
+                    val = val / (1.0f + expf(-val));
+                }
+                d[xx] = val;
+            }
+        }
+}
+
+/* One stage over all tiles: dst[tile] = conv(cut(src)) (+ res[tile]).
+ * The convolution has the layer's padding (1 for 3x3, 0 for 1x1; a
+ * stride-2 Downsample pads right and bottom only, with zeros even when
+ * seamless, as sdx__conv2d does). res may alias dst: a tile reads its own
+ * rectangle of res before writing it, and tiles do not overlap. */
+typedef struct sdx__vae_stage {
+    const sdx_tensor *src, *w, *b, *res;
+    sdx_tensor *dst;
+    const float *mul, *add;  /* GroupNorm + SiLU of src, or NULL */
+    int up, stride;
+} sdx__vae_stage;
+
+/* A host tensor the kernels can use in place: no copy to or from it. */
+static int sdx__vae_direct(const sdx_tensor *t) { return !t->device && t->dtype == SDX_F32; }
+
+/* Cuts into a new tile tensor `dev` of the arena (device memory on a GPU). */
+static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cut *cut, int64_t c) {
+    sdx__vae_cut a = *cut;
+    size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3], bytes = sizeof(float) * (size_t)(c * a.h * a.w);
+    if (!sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w) ||
+        !(a.dst = sdx__vae_direct(dev) ? (float *)dev->data : (float *)sdx__arena_host_alloc(t->arena, bytes)) ||
+        !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))))
+        return sdx__nomem(t->ctx, "VAE tile", bytes);
+    sdx__parallel_for(t->ctx, c, sdx__vae_cut_range, &a);
+    return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
+}
+
+/* The stage's output over the th x tw tile at (y0, x0): `out`, a tensor
+ * of the arena [1, cout, th, tw]. */
+static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw,
+                                  sdx_tensor *out) {
+    int64_t k = s->w->shape[2], pad = k == 3 && s->stride == 1, cin = s->src->shape[1], cout = s->w->shape[0];
+    sdx__vae_cut cut;
+    sdx_tensor tin, tres;
+    int rc;
+    memset(&cut, 0, sizeof cut);
+    cut.src = s->src;
+    cut.y0 = y0 * s->stride - pad;
+    cut.x0 = x0 * s->stride - pad;
+    cut.h = (th - 1) * s->stride + k;
+    cut.w = (tw - 1) * s->stride + k;
+    cut.up = s->up;
+    cut.circular = t->circular && pad;
+    cut.mul = s->mul;
+    cut.add = s->add;
+    if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
+    if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
+    if ((rc = sdx__conv2d_pad(t->ctx, out, &tin, s->w, s->b, s->stride, 0, 0, 0, 0)) != SDX_OK) return rc;
+    if (s->res) {
+        sdx__vae_cut rc2;
+        memset(&rc2, 0, sizeof rc2);
+        rc2.src = s->res;
+        rc2.y0 = y0;
+        rc2.x0 = x0;
+        rc2.h = th;
+        rc2.w = tw;
+        rc2.up = 1;
+        if ((rc = sdx__vae_cut_to(t, &tres, &rc2, cout)) != SDX_OK || (rc = sdx__add(t->ctx, out, out, &tres)) != SDX_OK)
+            return rc;
+    }
+    return SDX_OK;
+}
+
+/* A tile tensor's values as host f32 [C, h, w]: its own memory on the
+ * CPU, else a copy in the arena. */
+static int sdx__vae_tile_host(sdx__vae_tiler *t, const sdx_tensor *tile, const float **values) {
+    size_t bytes = sizeof(float) * (size_t)sdx_tensor_numel(tile);
+    float *host;
+    if (sdx__vae_direct(tile)) { *values = (const float *)tile->data; return SDX_OK; }
+    if (!(host = (float *)sdx__arena_host_alloc(t->arena, bytes))) return sdx__nomem(t->ctx, "VAE tile", bytes);
+    *values = host;
+    return sdx__download(t->ctx, host, tile);
+}
+
+/* Writes host f32 [C, th, tw] into the plane at (y0, x0). */
+static void sdx__vae_plane_put(sdx_tensor *plane, const float *host, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    int64_t c = plane->shape[1], h = plane->shape[2], w = plane->shape[3];
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t y = 0; y < th; y++)
+            sdx__store_f32(plane->data, plane->dtype, (ch * h + y0 + y) * w + x0, tw, host + (ch * th + y) * tw);
+}
+
+static int sdx__vae_stage_tile(sdx__vae_tiler *t, const sdx__vae_stage *s, int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    sdx_tensor out;
+    const float *host = NULL;
+    int rc;
+    if ((rc = sdx__vae_stage_compute(t, s, y0, x0, th, tw, &out)) != SDX_OK) return rc;
+    if ((rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK) return rc;
+    sdx__vae_plane_put(s->dst, host, y0, x0, th, tw);
+    return SDX_OK;
+}
+
+/* Tile i of an ny x nx grid over an h x w output; 0 when it is empty
+ * (more tiles than pixels at this size). */
+static int sdx__vae_tile_at(int64_t ny, int64_t nx, int64_t h, int64_t w, int64_t i, int64_t *y0, int64_t *x0, int64_t *th,
+                            int64_t *tw) {
+    int64_t iy = i / nx, ix = i % nx;
+    *y0 = iy * h / ny;
+    *x0 = ix * w / nx;
+    *th = (iy + 1) * h / ny - *y0;
+    *tw = (ix + 1) * w / nx - *x0;
+    return *th > 0 && *tw > 0;
+}
+
+/* A convolution every tile has used: in low-memory mode its file pages go
+ * (the largest planes come at the end, when most of the decoder's weights
+ * have run). */
+static void sdx__vae_weights_done(sdx__vae_tiler *t, const sdx_tensor *w, const sdx_tensor *b) {
+    if (!t->v->low_memory) return;
+    sdx__st_release(t->v->w.st, w->data, sdx_tensor_nbytes(w));
+    if (b) sdx__st_release(t->v->w.st, b->data, sdx_tensor_nbytes(b));
+}
+
+static int sdx__vae_stage_run(sdx__vae_tiler *t, const sdx__vae_stage *s) {
+    int64_t y0, x0, th, tw;
+    int rc = SDX_OK;
+    for (int64_t i = 0; i < t->ny * t->nx && rc == SDX_OK; i++) {
+        sdx__mark m = sdx__arena_mark(t->arena);
+        if (sdx__vae_tile_at(t->ny, t->nx, s->dst->shape[2], s->dst->shape[3], i, &y0, &x0, &th, &tw))
+            rc = sdx__vae_stage_tile(t, s, y0, x0, th, tw);
+        sdx__arena_release(t->arena, m);
+    }
+    sdx__vae_weights_done(t, s->w, s->b);
+    return rc;
+}
+
+static sdx__vae_stage sdx__vae_stage_of(const sdx_tensor *src, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *dst) {
+    sdx__vae_stage s;
+    memset(&s, 0, sizeof s);
+    s.src = src;
+    s.w = w;
+    s.b = b;
+    s.dst = dst;
+    s.up = s.stride = 1;
+    return s;
+}
+
+/* A ResBlock's second half: *x += conv2(silu(norm2(hid))), in place.
+ * mul/add: room for hid's channels. */
+static int sdx__vae_tiled_res_tail(sdx__vae_tiler *t, sdx_tensor *x, const sdx_tensor *hid, const sdx__vae_res *b, float *mul,
+                                   float *add) {
+    sdx__vae_stage s;
+    int rc;
+    if ((rc = sdx__vae_plane_norm(t, hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) return rc;
+    s = sdx__vae_stage_of(hid, b->conv2_w, b->conv2_b, x);
+    s.mul = mul;
+    s.add = add;
+    s.res = x;
+    return sdx__vae_stage_run(t, &s);
+}
+
+/* *x = ResBlock(*x), stage by stage; *x is replaced (its plane freed). */
+static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_res *b) {
+    int64_t h = x->shape[2], w = x->shape[3], c = SDX__MAX((int64_t)b->cin, (int64_t)b->cout);
+    sdx_tensor hid, skip;
+    sdx__vae_stage s;
+    sdx__mark m = sdx__arena_mark(t->arena);
+    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
+    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
+    int rc;
+    hid.data = skip.data = NULL;
+    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)c); goto done; }
+    /* conv1(silu(norm1(x))) */
+    if ((rc = sdx__vae_plane_norm(t, x, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK)
+        goto done;
+    s = sdx__vae_stage_of(x, b->conv1_w, b->conv1_b, &hid);
+    s.mul = mul;
+    s.add = add;
+    if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
+    if (b->skip_w) {   /* the shortcut replaces x */
+        if ((rc = sdx__vae_plane_new(t, &skip, t->act, b->cout, h, w)) != SDX_OK) goto done;
+        s = sdx__vae_stage_of(x, b->skip_w, b->skip_b, &skip);
+        if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
+        sdx__vae_plane_free(t, x);
+        *x = skip;
+        skip.data = NULL;
+    }
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
+done:
+    sdx__vae_plane_free(t, &hid);
+    sdx__vae_plane_free(t, &skip);
+    sdx__arena_release(t->arena, m);
+    return rc;
+}
+
+/* *x = Upsample (dec) or Downsample (enc) of *x. */
+static int sdx__vae_tiled_resample(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, int dec) {
+    int64_t h = x->shape[2], w = x->shape[3];
+    int64_t oh = dec ? 2 * h : (h - 2) / 2 + 1, ow = dec ? 2 * w : (w - 2) / 2 + 1;
+    sdx_tensor y;
+    sdx__vae_stage s;
+    int rc;
+    if ((rc = sdx__vae_plane_new(t, &y, t->act, lv->resample_w->shape[0], oh, ow)) != SDX_OK) return rc;
+    s = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, &y);
+    if (dec) s.up = 2;
+    else s.stride = 2;
+    rc = sdx__vae_stage_run(t, &s);
+    sdx__vae_plane_free(t, x);
+    *x = y;
+    return rc;
+}
+
+/* ---- low-memory decoding: an Upsample fused with the next ResBlock ---- */
+/* The plane an Upsample writes is the decoder's largest (at 512x512: 256
+ * channels at full size, 256 MB in f32), and the ResBlock after it holds
+ * it next to its conv1 and shortcut outputs. In low-memory mode the
+ * upsampled plane is never made: its convolution runs per tile twice,
+ * once for the ResBlock's norm1 statistics and once with the 1-pixel
+ * margin conv1 needs, whose tile also gives the shortcut (or the
+ * residual itself). The host then holds the Upsample's input instead of
+ * its output: at 512x512, 320 MB of planes at the peak instead of 512.
+ * The statistics are those of the whole plane: per tile two-pass sums in
+ * f64, merged exactly (Chan et al.); the result equals the plain tiled
+ * pass to float rounding. */
+
+/* Per-group count, mean and sum of squared deviations of a host tile
+ * [C, n] merged into the running ones. */
+static void sdx__vae_moments_merge(const float *v, int64_t c, int64_t n, double *count, double *mean, double *m2) {
+    int64_t cpg = c / SDX__VAE_GROUPS;
+    for (int g = 0; g < SDX__VAE_GROUPS; g++) {
+        const float *p = v + (int64_t)g * cpg * n;
+        double s = 0, q = 0, m, nb = (double)(cpg * n), d, na = count[g];
+        for (int64_t i = 0; i < cpg * n; i++) s += p[i];
+        m = s / nb;
+        for (int64_t i = 0; i < cpg * n; i++) { double e = p[i] - m; q += e * e; }
+        d = m - mean[g];
+        mean[g] += d * nb / (na + nb);
+        m2[g] += q + d * d * na * nb / (na + nb);
+        count[g] = na + nb;
+    }
+}
+
+/* conv(in) of a tile, written into the plane at (y0, x0). */
+static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_tensor *w, const sdx_tensor *b, sdx_tensor *plane,
+                             int64_t y0, int64_t x0, int64_t th, int64_t tw) {
+    sdx_tensor out;
+    const float *host = NULL;
+    int rc;
+    if (!sdx__arena_tensor4(t->arena, &out, t->act, 1, plane->shape[1], th, tw))
+        return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(&out));
+    if ((rc = sdx__conv2d_pad(t->ctx, &out, in, w, b, 1, 0, 0, 0, 0)) != SDX_OK || (rc = sdx__vae_tile_host(t, &out, &host)) != SDX_OK)
+        return rc;
+    sdx__vae_plane_put(plane, host, y0, x0, th, tw);
+    return SDX_OK;
+}
+
+/* One tile of the fused pass: conv1's output into hid, the shortcut's
+ * (or the upsampled values themselves) into res. The Upsample's output
+ * is computed over the tile and its 1-pixel margin, clipped to the
+ * image; cut from that window as from a plane, whatever lies outside it
+ * lies outside the image and reads as conv1's zero padding. */
+static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *mul,
+                                const float *add, sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
+                                int64_t tw) {
+    int64_t h = hid->shape[2], w = hid->shape[3], c = up->w->shape[0];
+    int64_t wy0 = SDX__MAX(y0 - 1, (int64_t)0), wx0 = SDX__MAX(x0 - 1, (int64_t)0);
+    int64_t wh = SDX__MIN(y0 + th + 1, h) - wy0, ww = SDX__MIN(x0 + tw + 1, w) - wx0;
+    sdx_tensor ywin, window, tin, inner;
+    const float *yv = NULL, *iv = NULL;
+    sdx__vae_cut cut;
+    int rc;
+    if ((rc = sdx__vae_stage_compute(t, up, wy0, wx0, wh, ww, &ywin)) != SDX_OK || (rc = sdx__vae_tile_host(t, &ywin, &yv)) != SDX_OK)
+        return rc;
+    window = sdx__view4(SDX_F32, (void *)(uintptr_t)yv, 1, c, wh, ww);
+    memset(&cut, 0, sizeof cut);
+    cut.src = &window;
+    cut.y0 = y0 - 1 - wy0;
+    cut.x0 = x0 - 1 - wx0;
+    cut.h = th + 2;
+    cut.w = tw + 2;
+    cut.up = 1;
+    cut.mul = mul;
+    cut.add = add;
+    if ((rc = sdx__vae_cut_to(t, &tin, &cut, c)) != SDX_OK ||
+        (rc = sdx__vae_conv_put(t, &tin, b->conv1_w, b->conv1_b, hid, y0, x0, th, tw)) != SDX_OK)
+        return rc;
+    /* the tile's own upsampled values, without the margin or the norm */
+    cut.y0 = y0 - wy0;
+    cut.x0 = x0 - wx0;
+    cut.h = th;
+    cut.w = tw;
+    cut.mul = cut.add = NULL;
+    if ((rc = sdx__vae_cut_to(t, &inner, &cut, c)) != SDX_OK) return rc;
+    if (b->skip_w) return sdx__vae_conv_put(t, &inner, b->skip_w, b->skip_b, res, y0, x0, th, tw);
+    if ((rc = sdx__vae_tile_host(t, &inner, &iv)) != SDX_OK) return rc;
+    sdx__vae_plane_put(res, iv, y0, x0, th, tw);
+    return SDX_OK;
+}
+
+/* *x = ResBlock b (Upsample lv (*x)), the upsampled plane never made.
+ * A fused tile holds about three times a plain stage's temporaries (the
+ * Upsample's input window, its output window, conv1's input), so the
+ * fused passes cut each tile of the grid in four. */
+static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_level *lv, const sdx__vae_res *b) {
+    int64_t h = 2 * x->shape[2], w = 2 * x->shape[3], c = lv->resample_w->shape[0], y0, x0, th, tw;
+    int64_t ny = SDX__MIN(2 * t->ny, h), nx = SDX__MIN(2 * t->nx, w);
+    double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
+    sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
+    sdx__mark m = sdx__arena_mark(t->arena);
+    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
+    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
+    sdx_tensor hid, res;
+    int rc = SDX_OK;
+    hid.data = res.data = NULL;
+    up.up = 2;
+    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout)); goto done; }
+    memset(count, 0, sizeof count);
+    memset(mean, 0, sizeof mean);
+    memset(m2, 0, sizeof m2);
+    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {   /* norm1's statistics */
+        sdx__mark tm = sdx__arena_mark(t->arena);
+        sdx_tensor y;
+        const float *yv = NULL;
+        if (!sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) continue;
+        if ((rc = sdx__vae_stage_compute(t, &up, y0, x0, th, tw, &y)) == SDX_OK && (rc = sdx__vae_tile_host(t, &y, &yv)) == SDX_OK)
+            sdx__vae_moments_merge(yv, c, th * tw, count, mean, m2);
+        sdx__arena_release(t->arena, tm);
+    }
+    for (int g = 0; g < SDX__VAE_GROUPS; g++) var[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
+    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, var, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
+        (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
+        goto done;
+    for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {
+        sdx__mark tm = sdx__arena_mark(t->arena);
+        if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
+        sdx__arena_release(t->arena, tm);
+    }
+    sdx__vae_weights_done(t, up.w, up.b);
+    sdx__vae_weights_done(t, b->conv1_w, b->conv1_b);
+    if (b->skip_w) sdx__vae_weights_done(t, b->skip_w, b->skip_b);
+    if (rc != SDX_OK) goto done;
+    sdx__vae_plane_free(t, x);
+    *x = res;
+    res.data = NULL;
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
+done:
+    sdx__vae_plane_free(t, &hid);
+    sdx__vae_plane_free(t, &res);
+    sdx__arena_release(t->arena, m);
+    return rc;
+}
+
+/* The levels of a coder on the plane *x, in the coder's order. A decoder
+ * in low-memory mode fuses each Upsample with the ResBlock after it
+ * (exact tiles wrap around when seamless: those keep the plain order). */
+static int sdx__vae_tiled_levels(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_coder *cd, int dec) {
+    const sdx__vae_level *pending = NULL;   /* an Upsample left for the next level's first ResBlock */
+    int fuse = dec && t->v->low_memory && !t->circular, rc = SDX_OK;
+    for (int k = 0; k < cd->n_levels && rc == SDX_OK; k++) {
+        int i = dec ? cd->n_levels - 1 - k : k;
+        const sdx__vae_level *lv = &cd->level[i];
+        for (int j = 0; j < lv->n_blocks && rc == SDX_OK; j++) {
+            sdx__trace_at(t->ctx, SDX__PART_VAE, dec ? "decoder.up.%d.block.%d (tiled)" : "encoder.down.%d.block.%d (tiled)", i, j);
+            if (pending) rc = sdx__vae_tiled_up_res(t, x, pending, &lv->res[j]);
+            else rc = sdx__vae_tiled_res(t, x, &lv->res[j]);
+            pending = NULL;
+        }
+        if (rc == SDX_OK && pending) rc = sdx__vae_tiled_resample(t, x, pending, dec);   /* a level without blocks */
+        pending = NULL;
+        if (rc == SDX_OK && lv->resample_w) {
+            if (fuse && k + 1 < cd->n_levels) pending = lv;
+            else rc = sdx__vae_tiled_resample(t, x, lv, dec);
+        }
+    }
+    return rc;
+}
+
+static int sdx__vae_decoder_head_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    int rc = sdx__vae_decoder_head(r, v, in);
+    return rc != SDX_OK || r->dry ? rc : sdx__copy(r->ctx, out, &r->x);
+}
+
+/* Reads (and, on the CPU, overwrites: its GroupNorms run in place) `in`. */
+static int sdx__vae_encoder_tail_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
+    r->x = *in;
+    return sdx__vae_encoder_tail(r, v, out);
+}
+
+static void sdx__vae_tiler_init(sdx__vae_tiler *t, sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, int64_t ny, int64_t nx) {
+    memset(t, 0, sizeof *t);
+    t->ctx = ctx;
+    t->v = v;
+    t->arena = arena;
+    t->ny = ny;
+    t->nx = nx;
+    t->circular = ctx->circular;
+    t->act = (sdx_dtype)v->act_type;
+}
+
+static void sdx__vae_tiler_done(sdx__vae_tiler *t, const char *what) {
+    t->v->tiled_plane_peak = t->peak;
+    sdx__log(t->ctx, SDX_LOG_INFO, "vae: tiled %s in %lldx%lld tiles: host planes peaked at %zu MB (arena high-water %zu MB)", what,
+             (long long)t->ny, (long long)t->nx, t->peak >> 20, t->arena->peak >> 20);
+}
+
+/* z [1, latent, h, w] -> image F32 [1, 3, fh, fw] (host), ny x nx tiles. */
+static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
+                                 int64_t ny, int64_t nx) {
+    const sdx__vae_coder *d = &v->dec;
+    sdx__vae_tiler t;
+    sdx_tensor x;
+    sdx__vae_stage s;
+    sdx__mark m = sdx__arena_mark(arena);
+    float *mul, *add;
+    int64_t c0 = d->level[0].ch;
+    int rc;
+    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
+    /* the mid block untiled, at latent size */
+    if ((rc = sdx__vae_plane_new(&t, &x, SDX_F32, d->conv_in_w->shape[0], z->shape[2], z->shape[3])) != SDX_OK) return rc;
+    rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_head_fn, z, &x);
+    if (v->low_memory) sdx__wset_release_all(&v->w);   /* the mid block's weights; the levels read theirs again */
+    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, d, 1);
+    if (rc == SDX_OK) {
+        mul = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
+        add = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
+        if (!mul || !add) rc = sdx__nomem(ctx, "VAE norm", 2 * sizeof(float) * (size_t)c0);
+        else rc = sdx__vae_plane_norm(&t, &x, d->norm_out_w, d->norm_out_b, mul, add);
+        if (rc == SDX_OK) {
+            sdx__trace_at(ctx, SDX__PART_VAE, "decoder.conv_out (tiled)");
+            s = sdx__vae_stage_of(&x, d->conv_out_w, d->conv_out_b, image);
+            s.mul = mul;
+            s.add = add;
+            rc = sdx__vae_stage_run(&t, &s);
+        }
+    }
+    sdx__vae_plane_free(&t, &x);
+    sdx__arena_release(arena, m);
+    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "decode");
+    return rc;
+}
+
+/* image [1, 3, H, W] (host) -> moments F32 [1, 2 * latent, h, w] (host). */
+static int sdx__vae_encode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *moments,
+                                 int64_t ny, int64_t nx) {
+    const sdx__vae_coder *e = &v->enc;
+    sdx__vae_tiler t;
+    sdx_tensor x;
+    sdx__vae_stage s;
+    int rc;
+    sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
+    if ((rc = sdx__vae_plane_new(&t, &x, t.act, e->conv_in_w->shape[0], image->shape[2], image->shape[3])) != SDX_OK) return rc;
+    sdx__trace_at(ctx, SDX__PART_VAE, "encoder.conv_in (tiled)");
+    s = sdx__vae_stage_of(image, e->conv_in_w, e->conv_in_b, &x);
+    rc = sdx__vae_stage_run(&t, &s);
+    if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, e, 0);
+    /* the mid block and the output layers untiled, at latent size */
+    if (rc == SDX_OK) rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_tail_fn, &x, moments);
+    sdx__vae_plane_free(&t, &x);
+    if (rc == SDX_OK) sdx__vae_tiler_done(&t, "encode");
+    return rc;
+}
+
+/* Exact tiling needs every global layer in the untiled part. */
+static int sdx__vae_tileable(const sdx__vae *v) {
+    for (int i = 0; i < v->dec.n_levels; i++)
+        if (v->dec.level[i].has_attn || (v->has_encoder && v->enc.level[i].has_attn)) return 0;
+    return 1;
+}
+
+/* Decides whether to tile and picks the grid: ny x nx tiles over an h x w
+ * latent. bytes_fn estimates an untiled pass of a th x tw latent region;
+ * a tile needs less (one stage's temporaries), so tiles whose untiled
+ * pass fits the budget are safe. */
+typedef size_t (*sdx__vae_bytes_fn)(const sdx__vae *, int64_t, int64_t);
+
+static size_t sdx__vae_dec_bytes_latent(const sdx__vae *v, int64_t h, int64_t w) { return sdx__vae_decode_bytes(v, h, w); }
+static size_t sdx__vae_enc_bytes_latent(const sdx__vae *v, int64_t h, int64_t w) {
+    return sdx__vae_encode_bytes(v, h * v->factor, w * v->factor);
+}
+
+static int sdx__vae_plan_tiles(sdx_ctx *ctx, const sdx__vae *v, const sdx__vae_tiling *tiling, sdx__vae_bytes_fn bytes,
+                               int64_t h, int64_t w, int64_t *ny, int64_t *nx) {
+    int mode = tiling ? tiling->mode : 0;
+    size_t budget = tiling && tiling->budget_bytes ? tiling->budget_bytes : SDX_VAE_TILE_BUDGET;
+    size_t full;
+    int64_t th, tw;
+    if (mode < 0) return 0;
+    full = bytes(v, h, w);
+    if (mode == 0 && full <= budget) return 0;
+    if (!sdx__vae_tileable(v)) {
+        sdx__log(ctx, SDX_LOG_WARN, "vae: not tiled: attention inside the VAE's levels needs the whole image");
+        return 0;
+    }
+    if (tiling && (tiling->tile_h > 0 || tiling->tile_w > 0)) {
+        th = tiling->tile_h > 0 ? tiling->tile_h : tiling->tile_w;
+        tw = tiling->tile_w > 0 ? tiling->tile_w : tiling->tile_h;
+    } else {
+        /* the largest square tile that fits (fewer, larger tiles cost less
+         * per stage); forced tiling with room to spare uses 32 (sd-cli's) */
+        int64_t t = SDX__MAX(h, w);
+        if (mode > 0) t = SDX__MIN(t, 32);
+        while (t > 8 && bytes(v, t, t) > budget) t -= t % 8 ? t % 8 : 8;
+        th = tw = t;
+    }
+    *ny = (h + th - 1) / th;
+    *nx = (w + tw - 1) / tw;
+    sdx__log(ctx, SDX_LOG_INFO, "vae: tiling %lldx%lld latent in %lldx%lld tiles of at most %lldx%lld (untiled: %zu MB, budget %zu MB)",
+             (long long)h, (long long)w, (long long)*ny, (long long)*nx, (long long)th, (long long)tw, full >> 20, budget >> 20);
+    return 1;
+}
+
+/* ---- entry points --------------------------------------------------------- */
+
+/* z: latent already divided by the scale factor, [1, latent, h, w] (any
+ * float dtype) -> image: caller-allocated F32 [1, 3, f*h, f*w], the raw
+ * decoder output (f = 8 for SD VAEs). tiling may be NULL (auto, default
+ * budget). */
+static int sdx__vae_decode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *z, sdx_tensor *image,
+                           const sdx__vae_tiling *tiling) {
+    char zs[96], is[96];
+    int64_t ny = 1, nx = 1;
+    if (z->ndim != 4 || z->shape[0] != 1 || z->shape[1] != v->latent_channels || z->shape[2] < 1 || z->shape[3] < 1 ||
+        image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != 1 || image->shape[1] != 3 ||
+        image->shape[2] != z->shape[2] * v->factor || image->shape[3] != z->shape[3] * v->factor)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae decode: latent %s -> image %s %s; expected [1, %d, h, w] -> F32 [1, 3, %dh, %dw]",
+                         sdx_shape_str(z, zs, sizeof zs), sdx_shape_str(image, is, sizeof is), sdx_dtype_name(image->dtype),
+                         v->latent_channels, v->factor, v->factor);
+    if (sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_dec_bytes_latent, z->shape[2], z->shape[3], &ny, &nx))
+        return sdx__vae_decode_tiled(ctx, v, arena, z, image, ny, nx);
+    return sdx__vae_run_host(ctx, v, arena, sdx__vae_decoder_walk_fn, z, image);
+}
+
+/* moments -> mean and clamp(logvar, -30, 20) (DiagonalGaussianDistribution). */
+static void sdx__vae_split_moments(const sdx_tensor *moments, sdx_tensor *mean, sdx_tensor *logvar) {
+    int64_t n = sdx_tensor_numel(mean);
+    const float *m = (const float *)moments->data;
+    memcpy(mean->data, m, (size_t)n * sizeof(float));
+    if (!logvar) return;
+    for (int64_t i = 0; i < n; i++) {
+        float lv = m[n + i];
+        ((float *)logvar->data)[i] = lv < -30.0f ? -30.0f : lv > 20.0f ? 20.0f : lv;
+    }
+}
+
+/* image in [-1, 1], [1, 3, H, W] (any float dtype) -> mean (and logvar if
+ * non-NULL), caller-allocated F32 [1, latent, H/f, W/f]. Not multiplied
+ * by the scale factor. tiling may be NULL (auto). */
+static int sdx__vae_encode(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *mean,
+                           sdx_tensor *logvar, const sdx__vae_tiling *tiling) {
+    char is[96], ms[96];
+    int64_t h, w, ny = 1, nx = 1;
+    sdx_tensor moments;
+    sdx__mark m;
+    int rc, tiled;
+    if (!v->has_encoder)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: this VAE has no encoder ('%sencoder.conv_in.weight' is missing)",
+                         sdx_st_path(v->w.st), v->w.prefix);
+    if (image->ndim != 4 || image->shape[0] != 1 || image->shape[1] != 3 || image->shape[2] < v->factor ||
+        image->shape[3] < v->factor)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: image %s; expected [1, 3, H, W] with H, W >= %d",
+                         sdx_shape_str(image, is, sizeof is), v->factor);
+    h = image->shape[2] / v->factor;
+    w = image->shape[3] / v->factor;
+    if (mean->ndim != 4 || mean->dtype != SDX_F32 || mean->shape[0] != 1 || mean->shape[1] != v->latent_channels ||
+        mean->shape[2] != h || mean->shape[3] != w || (logvar && !sdx__same_shape(logvar, mean)) ||
+        (logvar && logvar->dtype != SDX_F32))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "vae encode: image %s -> mean %s; expected F32 [1, %d, %lld, %lld]",
+                         sdx_shape_str(image, is, sizeof is), sdx_shape_str(mean, ms, sizeof ms), v->latent_channels,
+                         (long long)h, (long long)w);
+    tiled = sdx__vae_plan_tiles(ctx, v, tiling, sdx__vae_enc_bytes_latent, h, w, &ny, &nx);
+    m = sdx__arena_mark(arena);
+    {
+        int64_t mshape[4] = { 1, 2 * v->latent_channels, h, w };
+        if (!sdx__arena_host_tensor(arena, &moments, SDX_F32, 4, mshape)) return SDX_ERR_NOMEM;
+    }
+    if (tiled) rc = sdx__vae_encode_tiled(ctx, v, arena, image, &moments, ny, nx);
+    else rc = sdx__vae_run_host(ctx, v, arena, sdx__vae_encoder_walk_fn, image, &moments);
+    if (rc == SDX_OK) sdx__vae_split_moments(&moments, mean, logvar);
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* ---- src/models/taesd.c ---- */
+
+/* ===================================================================== */
+/*  TAESD: the tiny autoencoder (madebyollin/taesd) for SD latents        */
+/* ===================================================================== */
+/* A conv-only encoder and decoder that read and write the diffusion
+ * model's latent space directly ("model space": no VAE scale factor).
+ * The network is taesd.py's nn.Sequential, a fixed list of layers; the
+ * channel counts (latent channels included) come from the tensors.
+ * Decoder: tanh(x/3)*3, then convs, Blocks and three nearest 2x
+ * upsamples, giving RGB of about [0, 1] (not clamped by the network).
+ * Encoder: RGB in [0, 1], three stride-2 convs (H/2 = ceil(H/2)). TAESDXL
+ * and the SD3/FLUX.1 variants share the layout; only the weights (and
+ * for the latter the latent channels) differ. */
+
+typedef enum sdx__taesd_op {
+    SDX__TAESD_SOFTCLAMP,   /* tanh(x / 3) * 3, no weights                   */
+    SDX__TAESD_CONV,        /* 3x3 conv, padding 1, with bias                */
+    SDX__TAESD_CONV_NB,     /* 3x3 conv without bias (after an upsample)     */
+    SDX__TAESD_DOWN,        /* 3x3 conv, stride 2, padding 1, without bias   */
+    SDX__TAESD_RELU,
+    SDX__TAESD_BLOCK,       /* relu(conv4(relu(conv2(relu(conv0(x))))) + skip(x)) */
+    SDX__TAESD_UP           /* nearest 2x                                    */
+} sdx__taesd_op;
+
+#define SDX__TAESD_MAX_LAYERS 20
+#define SDX__TAESD_MAX_CHANNELS 4096
+
+static const unsigned char sdx__taesd_decoder_ops[] = {
+    SDX__TAESD_SOFTCLAMP, SDX__TAESD_CONV, SDX__TAESD_RELU,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_UP, SDX__TAESD_CONV_NB,
+    SDX__TAESD_BLOCK, SDX__TAESD_CONV,
+};
+
+static const unsigned char sdx__taesd_encoder_ops[] = {
+    SDX__TAESD_CONV, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_DOWN, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK, SDX__TAESD_BLOCK,
+    SDX__TAESD_CONV,
+};
+
+/* Where a file keeps one half: tensor `prefix + (layer index + shift)`.
+ * taesd.py's own files (taesd_decoder.safetensors, ...) have no prefix;
+ * diffusers' AutoencoderTiny holds both halves and has no module for the
+ * decoder's soft clamp, so its decoder indices are one lower; ComfyUI
+ * keeps both halves in one state dict under taesd_decoder./taesd_encoder. */
+typedef struct sdx__taesd_layout { const char *prefix; int shift; const char *name; } sdx__taesd_layout;
+
+static const sdx__taesd_layout sdx__taesd_dec_layouts[] = {
+    { "", 0, "taesd.py" }, { "decoder.layers.", -1, "diffusers AutoencoderTiny" }, { "taesd_decoder.", 0, "ComfyUI" },
+};
+static const sdx__taesd_layout sdx__taesd_enc_layouts[] = {
+    { "", 0, "taesd.py" }, { "encoder.layers.", 0, "diffusers AutoencoderTiny" }, { "taesd_encoder.", 0, "ComfyUI" },
+};
+
+typedef struct sdx__taesd_layer {
+    const sdx_tensor *w[3], *b[3];   /* convs: w[0], b[0] (NULL without bias); Block: conv.0, .2, .4 */
+    const sdx_tensor *skip;          /* Block whose channels change: 1x1 conv without bias */
+    int cin, cout;
+} sdx__taesd_layer;
+
+typedef struct sdx__taesd_net {
+    sdx__wset w;                     /* w.ctx == NULL: this half is not loaded */
+    const char *layout;
+    int shift;
+    const unsigned char *ops;
+    int n_ops;
+    sdx__taesd_layer layer[SDX__TAESD_MAX_LAYERS];
+    int in_channels, out_channels, max_channels;
+} sdx__taesd_net;
+
+typedef struct sdx__taesd {
+    sdx__taesd_net dec, enc;
+    int latent_channels;
+    int factor;              /* image pixels per latent pixel: 2^3 */
+    int act_type;            /* activation storage, SDX_VAE_ACT_TYPE unless overridden */
+} sdx__taesd;
+
+/* ---- loading -------------------------------------------------------- */
+
+static int sdx__taesd_fail_channels(sdx__taesd_net *n, int i, int c) {
+    return sdx__fail(n->w.ctx, SDX_ERR_MODEL, "%s: TAESD layer '%s%d' has %d channels; 1..%d supported",
+                     sdx_st_path(n->w.st), n->w.prefix, i + n->shift, c, SDX__TAESD_MAX_CHANNELS);
+}
+
+static int sdx__taesd_load_layer(sdx__taesd_net *n, int i, int cin) {
+    sdx__taesd_layer *l = &n->layer[i];
+    sdx__wset *w = &n->w;
+    int idx = i + n->shift, op = n->ops[i];
+    const sdx_tensor *t;
+    l->cin = l->cout = cin;
+    switch (op) {
+    case SDX__TAESD_CONV: case SDX__TAESD_CONV_NB: case SDX__TAESD_DOWN:
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.weight", idx))) return sdx__werr(w);
+        l->cout = (int)t->shape[0];
+        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
+        if (op == SDX__TAESD_CONV && !(l->b[0] = sdx__wget(w, sdx__s1(l->cout), "%d.bias", idx))) return sdx__werr(w);
+        return SDX_OK;
+    case SDX__TAESD_BLOCK:
+        if (!(t = l->w[0] = sdx__wget(w, sdx__s4(-1, cin, 3, 3), "%d.conv.0.weight", idx))) return sdx__werr(w);
+        l->cout = (int)t->shape[0];
+        if (l->cout < 1 || l->cout > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, i, l->cout);
+        for (int k = 0; k < 3; k++)
+            if ((k && !(l->w[k] = sdx__wget(w, sdx__s4(l->cout, l->cout, 3, 3), "%d.conv.%d.weight", idx, 2 * k))) ||
+                !(l->b[k] = sdx__wget(w, sdx__s1(l->cout), "%d.conv.%d.bias", idx, 2 * k)))
+                return sdx__werr(w);
+        if (cin != l->cout && !(l->skip = sdx__wget(w, sdx__s4(l->cout, cin, 1, 1), "%d.skip.weight", idx))) return sdx__werr(w);
+        return SDX_OK;
+    default:
+        return SDX_OK;      /* no weights */
+    }
+}
+
+/* Loads one half from `file` under `layout`. in_channels < 0: read from
+ * the first conv (the decoder's latent channels). */
+static int sdx__taesd_load_net(sdx_ctx *ctx, sdx__taesd_net *n, const sdx_st *file, const sdx__taesd_layout *layout,
+                               const unsigned char *ops, int n_ops, int in_channels) {
+    int rc, c = in_channels;
+    memset(n, 0, sizeof *n);
+    sdx__wset_init(&n->w, ctx, file, layout->prefix, SDX__PART_VAE, SDX_VAE_WEIGHT_TYPE);
+    n->layout = layout->name;
+    n->shift = layout->shift;
+    n->ops = ops;
+    n->n_ops = n_ops;
+    if (c < 0) {
+        int first = 0;
+        const sdx_tensor *t;
+        while (ops[first] != SDX__TAESD_CONV) first++;
+        if (!(t = sdx__wget(&n->w, sdx__s4(-1, -1, 3, 3), "%d.weight", first + n->shift))) return sdx__werr(&n->w);
+        c = (int)t->shape[1];
+        if (c < 1 || c > SDX__TAESD_MAX_CHANNELS) return sdx__taesd_fail_channels(n, first, c);
+    }
+    n->in_channels = c;
+    for (int i = 0; i < n_ops; i++) {
+        if ((rc = sdx__taesd_load_layer(n, i, c)) != SDX_OK) return rc;
+        c = n->layer[i].cout;
+        n->max_channels = SDX__MAX(n->max_channels, c);
+    }
+    n->out_channels = c;
+    return SDX_OK;
+}
+
+static void sdx__taesd_init(sdx__taesd *t) {
+    memset(t, 0, sizeof *t);
+    t->act_type = SDX_VAE_ACT_TYPE;
+    t->factor = 8;
+}
+
+static void sdx__taesd_free(sdx__taesd *t) {
+    if (t->dec.w.ctx) sdx__wset_free(&t->dec.w);
+    if (t->enc.w.ctx) sdx__wset_free(&t->enc.w);
+    sdx__taesd_init(t);
+}
+
+/* The layout of a half in `file`, or NULL: its first conv decides. */
+static const sdx__taesd_layout *sdx__taesd_find(const sdx_st *file, const sdx__taesd_layout *layouts, int n, int first) {
+    char name[128];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%d.weight", layouts[i].prefix, first + layouts[i].shift);
+        if (sdx_st_find(file, name)) return &layouts[i];
+    }
+    return NULL;
+}
+
+/* Adds the halves `file` holds (a decoder, an encoder or both) to t. The
+ * file must stay open while t is used. On failure t keeps what it had. */
+static int sdx__taesd_load(sdx_ctx *ctx, sdx__taesd *t, const sdx_st *file) {
+    const sdx__taesd_layout *dl = sdx__taesd_find(file, sdx__taesd_dec_layouts, SDX__ARRAY_LEN(sdx__taesd_dec_layouts), 1);
+    const sdx__taesd_layout *el = sdx__taesd_find(file, sdx__taesd_enc_layouts, SDX__ARRAY_LEN(sdx__taesd_enc_layouts), 0);
+    sdx__taesd_net dec, enc;
+    int rc = SDX_OK, lc;
+    memset(&dec, 0, sizeof dec);
+    memset(&enc, 0, sizeof enc);
+    if (!dl && !el)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "%s: not a TAESD file: no decoder ('1.weight' as in taesd_decoder.safetensors, "
+                         "'decoder.layers.0.weight' as in diffusers AutoencoderTiny) and no encoder ('0.weight', "
+                         "'encoder.layers.0.weight')", sdx_st_path(file));
+    if ((dl && t->dec.w.ctx) || (el && t->enc.w.ctx))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a second TAESD %s (the first came from %s)", sdx_st_path(file),
+                         dl && t->dec.w.ctx ? "decoder" : "encoder", sdx_st_path(dl && t->dec.w.ctx ? t->dec.w.st : t->enc.w.st));
+    if (dl) {
+        rc = sdx__taesd_load_net(ctx, &dec, file, dl, sdx__taesd_decoder_ops, SDX__ARRAY_LEN(sdx__taesd_decoder_ops), -1);
+        if (rc == SDX_OK && dec.out_channels != 3)
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD decoder gives %d channels (tensor '%s%d.weight'), expected RGB",
+                           sdx_st_path(file), dec.out_channels, dec.w.prefix, dec.n_ops - 1 + dec.shift);
+    }
+    if (rc == SDX_OK && el)
+        rc = sdx__taesd_load_net(ctx, &enc, file, el, sdx__taesd_encoder_ops, SDX__ARRAY_LEN(sdx__taesd_encoder_ops), 3);
+    lc = dl ? dec.in_channels : el ? enc.out_channels : 0;
+    if (rc == SDX_OK && dl && el && enc.out_channels != dec.in_channels)
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD encoder makes %d latent channels but the decoder takes %d",
+                       sdx_st_path(file), enc.out_channels, dec.in_channels);
+    if (rc == SDX_OK && t->latent_channels && lc != t->latent_channels)
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: TAESD %s has %d latent channels, the one loaded before %d", sdx_st_path(file),
+                       dl ? "decoder" : "encoder", lc, t->latent_channels);
+    if (rc != SDX_OK) {
+        if (dec.w.ctx) sdx__wset_free(&dec.w);
+        if (enc.w.ctx) sdx__wset_free(&enc.w);
+        return rc;
+    }
+    if (dl) t->dec = dec;
+    if (el) t->enc = enc;
+    t->latent_channels = lc;
+    t->factor = 8;
+    sdx__log(ctx, SDX_LOG_INFO, "%s: TAESD %s%s%s (%s layout), %d latent channels, %d wide", sdx_st_path(file),
+             dl ? "decoder" : "", dl && el ? " and " : "", el ? "encoder" : "", (dl ? dl : el)->name, lc,
+             dl ? dec.max_channels : enc.max_channels);
+    return SDX_OK;
+}
+
+/* ---- forward pass --------------------------------------------------- */
+/* Activations rotate through three slots sized for the largest one: a
+ * Block needs its input and two temporaries. The last layer writes the
+ * caller's output tensor. */
+
+typedef struct sdx__taesd_run {
+    sdx_ctx *ctx;
+    const sdx__taesd_net *n;
+    sdx_dtype act;
+    int device;              /* the slots are backend memory */
+    void *slot[3];
+    sdx_tensor x;            /* current activation */
+    int cur;                 /* its slot; -1: the caller's input */
+} sdx__taesd_run;
+
+/* Output size of layer op for an input of h x w. */
+static void sdx__taesd_resize(int op, int64_t *h, int64_t *w) {
+    if (op == SDX__TAESD_UP) { *h *= 2; *w *= 2; }
+    if (op == SDX__TAESD_DOWN) { *h = (*h + 1) / 2; *w = (*w + 1) / 2; }
+}
+
+/* Walks the shapes: the largest activation (elements) and the output size. */
+static int64_t sdx__taesd_plan(const sdx__taesd_net *n, int64_t batch, int64_t h, int64_t w, int64_t *oh, int64_t *ow) {
+    int64_t most = 0;
+    for (int i = 0; i < n->n_ops; i++) {
+        sdx__taesd_resize(n->ops[i], &h, &w);
+        most = SDX__MAX(most, batch * n->layer[i].cout * h * w);
+    }
+    *oh = h;
+    *ow = w;
+    return most;
+}
+
+/* A tensor in a slot other than the current one and `also` (-1: none). */
+static sdx_tensor sdx__taesd_slot(sdx__taesd_run *r, int also, int *which, int64_t c, int64_t h, int64_t w) {
+    int s = 0;
+    sdx_tensor t;
+    while (s == r->cur || s == also) s++;
+    *which = s;
+    t = sdx__view4(r->act, r->slot[s], r->x.shape[0], c, h, w);
+    t.device = r->device;
+    return t;
+}
+
+static int sdx__taesd_block(sdx__taesd_run *r, const sdx__taesd_layer *l, sdx_tensor *out) {
+    sdx_ctx *ctx = r->ctx;
+    int64_t h = r->x.shape[2], w = r->x.shape[3];
+    int sa, sb, rc;
+    sdx_tensor a = sdx__taesd_slot(r, -1, &sa, l->cout, h, w);
+    sdx_tensor b = sdx__taesd_slot(r, sa, &sb, l->cout, h, w);
+    sdx_tensor *y = out ? out : &a;
+    if ((rc = sdx__conv2d(ctx, &a, &r->x, l->w[0], l->b[0], 1, 1)) != SDX_OK ||
+        (rc = sdx__clamp(ctx, &a, &a, 0.0f, INFINITY)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, &b, &a, l->w[1], l->b[1], 1, 1)) != SDX_OK ||
+        (rc = sdx__clamp(ctx, &b, &b, 0.0f, INFINITY)) != SDX_OK ||
+        (rc = sdx__conv2d(ctx, y, &b, l->w[2], l->b[2], 1, 1)) != SDX_OK)
+        return rc;
+    if (l->skip) {
+        if ((rc = sdx__conv2d(ctx, &b, &r->x, l->skip, NULL, 1, 0)) != SDX_OK || (rc = sdx__add(ctx, y, y, &b)) != SDX_OK) return rc;
+    } else if ((rc = sdx__add(ctx, y, y, &r->x)) != SDX_OK) {
+        return rc;
+    }
+    if ((rc = sdx__clamp(ctx, y, y, 0.0f, INFINITY)) != SDX_OK) return rc;
+    r->x = *y;
+    r->cur = out ? -1 : sa;
+    return SDX_OK;
+}
+
+static int sdx__taesd_layer_fwd(sdx__taesd_run *r, int i, sdx_tensor *out) {
+    const sdx__taesd_layer *l = &r->n->layer[i];
+    int op = r->n->ops[i], s = -1, rc;
+    int64_t h = r->x.shape[2], w = r->x.shape[3];
+    sdx_tensor y;
+    sdx__taesd_resize(op, &h, &w);
+    if (op == SDX__TAESD_BLOCK) return sdx__taesd_block(r, l, out);
+    y = out ? *out : sdx__taesd_slot(r, -1, &s, l->cout, h, w);
+    switch (op) {
+    case SDX__TAESD_SOFTCLAMP: rc = sdx__tanh_clamp(r->ctx, &y, &r->x, 3.0f); break;
+    case SDX__TAESD_RELU: rc = sdx__clamp(r->ctx, &y, &r->x, 0.0f, INFINITY); break;
+    case SDX__TAESD_UP: rc = sdx__upsample2x(r->ctx, &y, &r->x); break;
+    case SDX__TAESD_DOWN: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], NULL, 2, 1); break;
+    default: rc = sdx__conv2d(r->ctx, &y, &r->x, l->w[0], l->b[0], 1, 1); break;
+    }
+    r->x = y;
+    r->cur = out ? -1 : s;
+    return rc;
+}
+
+static int sdx__taesd_run_net(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
+                              const sdx_tensor *in, sdx_tensor *out) {
+    sdx__taesd_run r;
+    sdx__mark m = sdx__arena_mark(arena);
+    int64_t oh, ow, most = sdx__taesd_plan(n, in->shape[0], in->shape[2], in->shape[3], &oh, &ow);
+    size_t bytes;
+    int rc = SDX_OK;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.n = n;
+    r.act = (sdx_dtype)act_type;
+    r.device = arena->device;
+    r.x = *in;
+    r.cur = -1;
+    if (!sdx__mul_size((size_t)most, sdx_dtype_size(r.act), &bytes))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD %s: activation size overflows", half);
+    for (int s = 0; s < 3; s++)
+        if (!(r.slot[s] = sdx__arena_alloc(arena, bytes))) {
+            sdx__arena_release(arena, m);
+            return sdx__nomem(ctx, "TAESD activations", 3 * bytes);
+        }
+    for (int i = 0; i < n->n_ops && rc == SDX_OK; i++) {
+        sdx__trace_at(ctx, SDX__PART_VAE, "taesd %s %d", half, i + n->shift);
+        rc = sdx__taesd_layer_fwd(&r, i, i == n->n_ops - 1 ? out : NULL);
+    }
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* A pass from host tensors (in: any float dtype, out: F32): on a device
+ * backend through device copies, so only they cross the bus. */
+static int sdx__taesd_run_host(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
+                               const sdx_tensor *in, sdx_tensor *out, int clamp01) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) {
+        rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, in, out);
+        return rc == SDX_OK && clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
+    }
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) || !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, &din, &dout)) == SDX_OK &&
+        (!clamp01 || (rc = sdx__clamp(ctx, &dout, &dout, 0.0f, 1.0f)) == SDX_OK))
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* ---- entry points --------------------------------------------------- */
+/* Host tensors in and out, as the VAE's. */
+
+/* latent [N, C, h, w] in model space (host, any float dtype) -> image,
+ * caller allocated host F32 [N, 3, 8h, 8w]: RGB, clamped to [0, 1] when
+ * clamp01 (the final image), else the raw network output. */
+static int sdx__taesd_decode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *latent, sdx_tensor *image,
+                             int clamp01) {
+    char ls[96], is[96];
+    if (!t->dec.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: no TAESD decoder is loaded");
+    if (latent->ndim != 4 || latent->shape[0] < 1 || latent->shape[1] != t->dec.in_channels || latent->shape[2] < 1 ||
+        latent->shape[3] < 1 || image->ndim != 4 || image->dtype != SDX_F32 || image->shape[0] != latent->shape[0] || image->shape[1] != 3 ||
+        image->shape[2] != latent->shape[2] * t->factor || image->shape[3] != latent->shape[3] * t->factor)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD decode: latent %s -> image %s; expected [N, %d, h, w] -> [N, 3, %dh, %dw]",
+                         sdx_shape_str(latent, ls, sizeof ls), sdx_shape_str(image, is, sizeof is), t->dec.in_channels,
+                         t->factor, t->factor);
+    return sdx__taesd_run_host(ctx, &t->dec, arena, t->act_type, "decoder", latent, image, clamp01);
+}
+
+/* image [N, 3, H, W], RGB in [0, 1] (host, any float dtype) -> latent,
+ * caller allocated host F32 [N, C, ceil(H/8), ceil(W/8)] in model space. */
+static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *arena, const sdx_tensor *image, sdx_tensor *latent) {
+    char ls[96], is[96];
+    int64_t oh = 0, ow = 0;
+    if (!t->enc.w.ctx) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: no TAESD encoder is loaded");
+    if (image->ndim == 4 && image->shape[0] >= 1 && image->shape[2] >= 1 && image->shape[3] >= 1)
+        sdx__taesd_plan(&t->enc, image->shape[0], image->shape[2], image->shape[3], &oh, &ow);
+    if (image->ndim != 4 || image->shape[0] < 1 || image->shape[1] != 3 || image->shape[2] < 1 || image->shape[3] < 1 ||
+        latent->ndim != 4 || latent->dtype != SDX_F32 || latent->shape[0] != image->shape[0] || latent->shape[1] != t->enc.out_channels ||
+        latent->shape[2] != oh || latent->shape[3] != ow)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "TAESD encode: image %s -> latent %s; expected [N, 3, H, W] -> [N, %d, H/8, W/8]",
+                         sdx_shape_str(image, is, sizeof is), sdx_shape_str(latent, ls, sizeof ls), t->enc.out_channels);
+    return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
+}
+
+/* ---- src/pipeline/load.c ---- */
 
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
@@ -19524,12 +18762,6 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
  * denoiser that batches cond and uncond into one UNet call and applies
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
  * floor(clamp(x)*255). */
-
-/* Activation memory of a VAE pass in low-memory mode, above which it
- * works in tiles (sdx_model_desc.low_memory). */
-#ifndef SDX_LOW_MEMORY_VAE_BUDGET
-#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
-#endif
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -19901,27 +19133,295 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
     return SDX_OK;
 }
 
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
-    if (!img) return;
-    sdx__free(ctx, img->data);
-    memset(img, 0, sizeof *img);
+/* ---- src/core/rng.c ---- */
+
+/* ===================================================================== */
+/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
+/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
+/* ===================================================================== */
+/* Both reproduce the reference bit for bit (tests/t_rng.c against
+ * shared/golden/rng). The floating-point steps are written so that a
+ * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
+ * cannot change a result: each product that feeds an addition is either
+ * exact or is an explicit fmaf() call. Assumes float and double are IEEE
+ * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
+ * as on x86-64 SSE and AArch64) and no -ffast-math. */
+
+/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
+
+enum { SDX__MT_N = 624, SDX__MT_M = 397 };
+
+static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
+    rng->mt[0] = seed;
+    for (uint32_t i = 1; i < SDX__MT_N; i++)
+        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
+    rng->mt_index = SDX__MT_N;
 }
 
-SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
-    if (!res) return;
-    for (int i = 0; i < res->count; i++) {
-        if (res->images) sdx_image_free(ctx, &res->images[i]);
-        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
+static void sdx__mt_twist(sdx_rng *rng) {
+    uint32_t *mt = rng->mt;
+    for (int i = 0; i < SDX__MT_N; i++) {
+        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
+        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
     }
-    sdx__free(ctx, res->images);
-    sdx__free(ctx, res->latents);
-    sdx__free(ctx, res->seeds);
-    memset(res, 0, sizeof *res);
+    rng->mt_index = 0;
 }
+
+static uint32_t sdx__mt_next(sdx_rng *rng) {
+    uint32_t y;
+    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
+    y = rng->mt[rng->mt_index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
+
+/* torch's uniform_real_distribution<double>: 53 random bits of
+ * (first << 32 | second). */
+static double sdx__mt_uniform53(sdx_rng *rng) {
+    uint64_t hi = sdx__mt_next(rng);
+    uint64_t lo = sdx__mt_next(rng);
+    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+static double sdx__torch_normal_double(sdx_rng *rng) {
+    double u1, u2, radius, theta;
+    if (rng->has_cached_normal) {
+        rng->has_cached_normal = 0;
+        return rng->cached_normal;
+    }
+    u1 = sdx__mt_uniform53(rng);
+    u2 = sdx__mt_uniform53(rng);
+    radius = sqrt(-2.0 * log(1.0 - u2));
+    theta = 2.0 * 3.14159265358979323846 * u1;
+    rng->cached_normal = radius * sin(theta);
+    rng->has_cached_normal = 1;
+    return radius * cos(theta);
+}
+
+/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
+
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
+/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
+ * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
+ * compiled with FMA contraction: each multiply whose only use is an add
+ * becomes an FMA, the first such multiply winning when an add has two.
+ * These are the same operations, one lane at a time. Valid for the
+ * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
+static float sdx__cephes_logf(float x) {
+    uint32_t bits, exponent;
+    float m, e, t, z, y;
+    int below_sqrt_half;
+    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
+    memcpy(&bits, &x, 4);
+    exponent = bits >> 23;
+    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
+    memcpy(&m, &bits, 4);
+    e = (float)((int)exponent - 127) + 1.0f;
+    below_sqrt_half = m < 0.707106781186547524f;
+    if (below_sqrt_half) e -= 1.0f;
+    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
+    z = t * t;
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
+    y = y * t;
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
+    y = y - 0.5f * z;                              /* 0.5 * z is exact */
+    t = t + y;
+    return sdx__fmaf(e, 0.693359375f, t);
+}
+
+/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
+ * always a non-negative angle). */
+static void sdx__cephes_sincosf(float x, float *s, float *c) {
+    const float fopi = 1.27323954473516f;          /* 4 / pi */
+    uint32_t j, sin_sign, cos_sign, sb, cb;
+    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
+    int first_poly_is_sin;
+    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
+    j = (j + 1u) & ~1u;
+    jf = (float)(int32_t)j;
+    sin_sign = (j & 4u) << 29;
+    first_poly_is_sin = (j & 2u) == 0;
+    /* extended-precision reduction x - j * pi/4 */
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
+    cos_sign = (~(j - 2u) & 4u) << 29;
+    z = x * x;
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = cos_poly * z;
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = cos_poly + 1.0f;
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sin_poly * z;
+    sin_poly = sdx__fmaf(sin_poly, x, x);
+    /* the kernel selects by masking and adds the other lane's +0 */
+    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
+    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
+    memcpy(&sb, &sin_v, 4);
+    memcpy(&cb, &cos_v, 4);
+    sb ^= sin_sign;
+    cb ^= cos_sign;
+    memcpy(s, &sb, 4);
+    memcpy(c, &cb, 4);
+}
+
+/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
+static void sdx__torch_normal_fill_16(float *d) {
+    for (int j = 0; j < 8; j++) {
+        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
+        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
+        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
+        float s, c;
+        sdx__cephes_sincosf(theta, &s, &c);
+        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
+        d[j] = radius * c + 0.0f;
+        d[j + 8] = radius * s + 0.0f;
+    }
+}
+
+/* torch's uniform_real_distribution<float>: 24 random bits. */
+static float sdx__mt_uniform24(sdx_rng *rng) {
+    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
+}
+
+static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
+    size_t i;
+    if (n < 16) {
+        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
+        return;
+    }
+    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
+    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
+    if (n % 16) {
+        /* torch redoes the last 16 positions with fresh uniforms */
+        float *tail = out + n - 16;
+        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
+        sdx__torch_normal_fill_16(tail);
+    }
+}
+
+/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
+
+/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
+static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
+        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
+        uint32_t c1 = ctr[1], c3 = ctr[3];
+        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        ctr[1] = (uint32_t)p1;
+        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        ctr[3] = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* The reference's constants are float32 and its arithmetic float64:
+ * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
+ * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
+ * x * A is exact. y * B needs rounding, so it is formed exactly as an
+ * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
+ * leaving no product for a compiler to fuse into the addition. */
+typedef struct sdx__philox_bm {
+    uint64_t b_int;     /* 24-bit mantissa of B */
+    int      b_exp;
+    double   b_half;
+} sdx__philox_bm;
+
+static void sdx__philox_bm_init(sdx__philox_bm *bm) {
+    const float b = (float)(2.3283064e-10 * 6.2831855);
+    int e;
+    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
+    bm->b_int = (uint64_t)ldexp(mant, 24);
+    bm->b_exp = e - 24;
+    bm->b_half = (double)(b * 0.5f);
+}
+
+static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
+    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
+    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
+    double v = yb + bm->b_half;
+    return (float)(sqrt(-2.0 * log(u)) * sin(v));
+}
+
+static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
+    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
+    uint32_t call = (uint32_t)rng->philox_calls++;
+    sdx__philox_bm bm;
+    sdx__philox_bm_init(&bm);
+    for (size_t i = 0; i < n; i++) {
+        /* the reference's element index is a uint32 arange */
+        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
+        sdx__philox4x32_10(ctr, key);
+        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
+    }
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
+    memset(rng, 0, sizeof *rng);
+    rng->kind = kind;
+    rng->seed = seed;
+    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
+     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
+    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
+}
+
+SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
+    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
+    else sdx__torch_randn_cpu(rng, out, n);
+}
+
+/* ---- src/pipeline/codec.c ---- */
 
 /* ---- latent codecs ----------------------------------------------------- */
 
-static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n);
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return sdx__fail(ctx, SDX_ERR_NONFINITE,
+                "%s became non-finite (NaN/Inf at element %zu): the weights or the precision policy produced it; "
+                "rerun with tracing (--trace-nonfinite, sdx_desc.trace_nonfinite) to name the first op, "
+                "and scan the checkpoint (--scan-weights) for corrupted tensors", stage, i);
+    return SDX_OK;
+}
+
 /* The VAE and TAESD turn latents into pixels and back. The pipeline asks
  * the codec in use for the latent geometry instead of assuming SD's 4
  * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
@@ -20031,67 +19531,191 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
-/* ---- ControlNets --------------------------------------------------------- */
+/* Activation memory of a VAE pass in low-memory mode, above which it
+ * works in tiles (sdx_model_desc.low_memory). */
+#ifndef SDX_LOW_MEMORY_VAE_BUDGET
+#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
+#endif
 
-struct sdx_controlnet {
-    sdx_ctx *ctx;
-    sdx_st *file;
-    sdx__controlnet net;
-    int loaded;
-    char name[128];
-};
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
+ * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
+ * (a centre crop; an odd remainder loses its extra pixel at the end). */
+static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
+static int sdx__crop_size(int n, int f) { return n / f * f; }
 
-SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
-    if (!cn) return;
-    if (cn->loaded) sdx__controlnet_free(&cn->net);
-    sdx_st_close(cn->file);
-    sdx__free(cn->ctx, cn);
+/* The image pixels per latent pixel of the decoder sdx__codec_pick would
+ * choose (m may be NULL; 8 when it cannot choose): sizes for the
+ * parameters text, which has no context to report errors to. */
+static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
+    int taesd = m && m->taesd.dec.w.ctx != NULL;
+    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
+    if (m && m->loaded_vae) return m->vae.factor;
+    return 8;
 }
 
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
-    sdx_controlnet *cn;
-    const char *base, *dot;
-    int rc;
-    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
-    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
-    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
-    cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
-        cn->loaded = 1;
-        cn->net.enc.low_memory = m->low_memory;
-        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
+    sdx__vae_tiling t;
+    memset(&t, 0, sizeof t);
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
+    return t;
+}
+
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
+/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
+ * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
+ * (InpaintModelConditioning greys out the repaint area). */
+static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
+    size_t hw = (size_t)w * (size_t)h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            for (int c = 0; c < 3; c++) {
+                float v = (float)s[c] / 255.0f;
+                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
+                rgb[(size_t)c * hw + i] = v;
+            }
+        }
+}
+
+/* Noise for `encodes` posterior samples (encode_sample): one generator
+ * seeded once with encode_seed, as torch.manual_seed before the encodes. */
+static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
+    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
+    sdx_rng rng;
+    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
+    sdx_rng_randn(&rng, eps, n);
+    return eps;
+}
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
+    if (!img) return;
+    sdx__free(ctx, img->data);
+    memset(img, 0, sizeof *img);
+}
+
+SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
+    if (!res) return;
+    for (int i = 0; i < res->count; i++) {
+        if (res->images) sdx_image_free(ctx, &res->images[i]);
+        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
     }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
-    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
-             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
-    *out = cn;
-    return SDX_OK;
+    sdx__free(ctx, res->images);
+    sdx__free(ctx, res->latents);
+    sdx__free(ctx, res->seeds);
+    memset(res, 0, sizeof *res);
 }
 
-SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
-
-/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
- * log sigma interpolated at timestep (1 - p) * 999. */
-static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
-    float t, w, a, b;
-    int lo, hi;
-    if (p <= 0.0) return 999999999.9;
-    if (p >= 1.0) return 0.0;
-    t = (float)((1.0 - p) * 999.0);
-    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
-    lo = (int)floorf(t);
-    hi = (int)ceilf(t);
-    w = t - floorf(t);
-    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
-    b = w * ms->log_sigmas[hi];
-    return (double)expf(a + b);
+/* Decodes latent (model space) with codec c into an 8-bit image. */
+static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
+                                int seamless, sdx_image *img) {
+    sdx_ctx *ctx = m->ctx;
+    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
+    int rc;
+    memset(img, 0, sizeof *img);
+    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
+    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
+    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
+    if (rc == SDX_OK) {
+        img->width = lw * c->factor;
+        img->height = lh * c->factor;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
+    }
+    sdx__free(ctx, rgb);
+    return rc;
 }
+
+/* ---- stage: VAE or TAESD ------------------------------------------------- */
+
+SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+    sdx__codec c;
+    sdx__vae_tiling tiling;
+    char sh[96];
+    int rc;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
+        latent->shape[3] * c.factor > 16384 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
+                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
+                         c.channels, 16384 / c.factor);
+    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
+                              p ? p->tiling : 0, out);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "decoding");
+    return rc;
+}
+
+SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
+    sdx__codec c;
+    sdx__vae_tiling tiling;
+    float *x = NULL, *eps = NULL, *std = NULL;
+    int w, h, encode_sample = p && p->encode_sample;
+    size_t n;
+    int64_t shape[4];
+    int rc;
+    if (latent) memset(latent, 0, sizeof *latent);
+    if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    /* the sides cropped to multiples of the codec's factor, as img2img does */
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
+                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
+    if (encode_sample && c.kind != SDX_CODEC_VAE)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
+                         "(choose the VAE with codec SDX_CODEC_VAE)");
+    w = sdx__crop_size(img->width, c.factor);
+    h = sdx__crop_size(img->height, c.factor);
+    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
+    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
+        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
+    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
+    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
+        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
+    if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, eps);
+    sdx__free(m->ctx, std);
+    sdx__free(m->ctx, x);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "encoding");
+    return rc;
+}
+
+/* ---- src/pipeline/params.c ---- */
+
+/* ---- resolved parameters ---------------------------------------------- */
 
 /* One ControlNet of a generation: its picture at the output size and the
  * sigma window in which it runs. */
@@ -20101,14 +19725,6 @@ typedef struct sdx__gen_control {
     float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
     float *hint;                    /* [hint_channels, height, width] */
 } sdx__gen_control;
-
-/* ControlBase.get_control: checked for every model call, Heun's second
- * included; compared in float32 as ComfyUI compares its sigma tensor. */
-static int sdx__control_active(const sdx__gen_control *c, float sigma) {
-    return !(sigma > c->sigma_start || sigma < c->sigma_end);
-}
-
-/* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
     sdx_model *m;
@@ -20152,22 +19768,6 @@ static int sdx__default_size(const sdx_model *m) {
     if (m && m->family == SDX_FAMILY_SDXL) return 1024;
     if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
     return 512;
-}
-
-/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
- * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
- * (a centre crop; an odd remainder loses its extra pixel at the end). */
-static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
-static int sdx__crop_size(int n, int f) { return n / f * f; }
-
-/* The image pixels per latent pixel of the decoder sdx__codec_pick would
- * choose (m may be NULL; 8 when it cannot choose): sizes for the
- * parameters text, which has no context to report errors to. */
-static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
-    int taesd = m && m->taesd.dec.w.ctx != NULL;
-    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
-    if (m && m->loaded_vae) return m->vae.factor;
-    return 8;
 }
 
 /* InpaintModelConditioning without a mask concatenates ComfyUI's
@@ -20323,17 +19923,25 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     return SDX_OK;
 }
 
-/* ---- conditioning --------------------------------------------------- */
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
 
-static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return sdx__fail(ctx, SDX_ERR_NONFINITE,
-                "%s became non-finite (NaN/Inf at element %zu): the weights or the precision policy produced it; "
-                "rerun with tracing (--trace-nonfinite, sdx_desc.trace_nonfinite) to name the first op, "
-                "and scan the checkpoint (--scan-weights) for corrupted tensors", stage, i);
-    return SDX_OK;
+static void sdx__gen_free(sdx__gen *g) {
+    sdx_ctx *ctx;
+    if (!g->m) return;
+    ctx = g->m->ctx;
+    sdx__free(ctx, g->init_latent);
+    sdx__free(ctx, g->latent_mask);
+    sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->paste_alpha);
+    sdx__free(ctx, g->noise);
+    sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
+
+/* ---- src/pipeline/conditioning.c ---- */
+
+/* ---- conditioning --------------------------------------------------- */
 
 /* Empty-prompt chunk, used to pad the shorter of prompt/negative. */
 static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *c, int n) {
@@ -20469,64 +20077,58 @@ done:
     return rc;
 }
 
+/* ---- stage: conditioning ------------------------------------------------ */
+
+SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+    sdx__gen g;
+    sdx_cond *cond;
+    int rc;
+    if (out) *out = NULL;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
+    cond->m = m;
+    rc = sdx__gen_condition(&g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    *out = cond;
+    return SDX_OK;
+}
+
+SDX_API void sdx_cond_free(sdx_cond *cond) {
+    sdx_ctx *ctx;
+    if (!cond) return;
+    ctx = cond->m->ctx;
+    sdx__unet_input_free(ctx, &cond->unet_context);
+    sdx__unet_input_free(ctx, &cond->unet_y);
+    sdx_tensor_free(ctx, &cond->context);
+    sdx_tensor_free(ctx, &cond->y);
+    sdx__free(ctx, cond);
+}
+
+/* ---- src/pipeline/img2img.c ---- */
+
 /* ---- img2img and inpainting inputs ------------------------------------ */
 /* ComfyUI's graphs, node by node (shared golden img2img/README.md):
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
-
-static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
-    sdx__vae_tiling t;
-    memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;
-    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
-    t.tile_h = p ? p->vae_tile_height : 0;
-    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
-    return t;
-}
-
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
-
-/* A stage is over: the arena gives its blocks back (the next stage sizes
- * its own), and the log says what the stage peaked at. The caller has
- * released the stage's weight pages. */
-static void sdx__stage_done(sdx_model *m, const char *stage) {
-    size_t act = m->arena.peak;
-    sdx__arena_reset(&m->arena);
-    sdx__arena_trim(&m->arena);
-    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
-             sdx_peak_rss() >> 20);
-}
-
-/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
-static void sdx__release_codecs(sdx_model *m) {
-    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
-    sdx__wset_release_all(&m->taesd.dec.w);
-    sdx__wset_release_all(&m->taesd.enc.w);
-}
-
-/* The UNet's (and the ControlNets') mapped weights: not needed again
- * until the next sampling, and the VAE decode comes first. */
-static void sdx__release_unet(sdx__gen *g) {
-    sdx__wset_release_all(&g->m->unet.w);
-    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
-}
-
-/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
- * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
- * (InpaintModelConditioning greys out the repaint area). */
-static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
-    size_t hw = (size_t)w * (size_t)h;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
-            size_t i = (size_t)y * (size_t)w + (size_t)x;
-            for (int c = 0; c < 3; c++) {
-                float v = (float)s[c] / 255.0f;
-                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
-                rgb[(size_t)c * hw + i] = v;
-            }
-        }
-}
 
 /* The encoder codec's latent of the cropped init image, in codec space:
  * the VAE posterior's mean and, if std is non-NULL, its standard
@@ -20715,17 +20317,6 @@ static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
         }
 }
 
-/* Noise for `encodes` posterior samples (encode_sample): one generator
- * seeded once with encode_seed, as torch.manual_seed before the encodes. */
-static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
-    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
-    sdx_rng rng;
-    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
-    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
-    sdx_rng_randn(&rng, eps, n);
-    return eps;
-}
-
 /* Init latent, noise mask, inpainting-model channels, paste-back mask. */
 static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
@@ -20760,6 +20351,457 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx__free(ctx, eps);
     sdx__free(ctx, mask_px);
     return rc;
+}
+
+/* ---- src/models/controlnet.c ---- */
+
+/* ===================================================================== */
+/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/* ===================================================================== */
+
+/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
+ * input_blocks, middle_block: loaded and run by unet.c's own code) plus
+ *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
+ *                               of stride 2: the control picture at 8x the
+ *                               latent size becomes [model_channels, h, w],
+ *                               added to the output of input block 0;
+ *   zero_convs.N.0              1x1 conv per input block: residual N;
+ *   middle_block_out.0          1x1 conv: the middle residual.
+ * The residuals, times the strength, are added to the UNet's skip
+ * connections and middle block (sdx__unet_control). Layouts: the original
+ * (`control_model.` prefix, as released), the same without the prefix,
+ * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+
+#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+
+typedef struct sdx__controlnet {
+    sdx__unet enc;                     /* its encoder; enc.w reads the file */
+    int hint_channels, n_hint;
+    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
+    int hint_stride[SDX__CN_MAX_HINT];
+    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
+    const sdx_tensor *mid_w, *mid_b;
+    /* diffusers layout: resnets per down block and hint embedding blocks */
+    int diffusers, layers_per_block, cond_blocks;
+} sdx__controlnet;
+
+/* ---- the diffusers layout ------------------------------------------------ */
+
+static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* ResBlock sub-module names: LDM -> diffusers. */
+static const char *sdx__cn_res_name(const char *rest, const char **tail) {
+    static const char *const map[][2] = {
+        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
+        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+    }
+    return NULL;
+}
+
+/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
+ * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
+static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
+    const char *res, *tail;
+    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
+    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
+    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+}
+
+/* wset name map: the diffusers name of an LDM ControlNet tensor. */
+static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
+    const sdx__controlnet *cn = (const sdx__controlnet *)user;
+    int nrb = cn->layers_per_block, n, m, k, used = 0;
+    char parent[32];
+    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
+    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
+        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
+        snprintf(parent, sizeof parent, "down_blocks.%d", level);
+        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
+        if (m == 0 && !strncmp(name + used, "op.", 3))
+            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
+        return 0;
+    }
+    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
+        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
+    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
+        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
+        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
+        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
+        return 0;
+    }
+    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
+        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
+    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
+    return 0;
+}
+
+static int sdx__cn_count(const sdx_st *st, const char *fmt) {
+    char name[128];
+    int n = 0;
+    for (;; n++) {
+        snprintf(name, sizeof name, fmt, n);
+        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static void sdx__controlnet_free(sdx__controlnet *cn) {
+    sdx__unet_free(&cn->enc);
+    memset(cn, 0, sizeof *cn);
+}
+
+static int sdx__cn_load_hint(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    const sdx_tensor *first;
+    int c, n = 0, factor = 1;
+    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
+    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
+                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
+    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
+    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
+    c = cn->hint_channels;
+    for (int k = 0; k < n; k++) {
+        /* the last conv gives model_channels; the others their own width */
+        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
+        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
+        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
+        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
+        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
+        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
+        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
+        factor *= cn->hint_stride[k];
+        c = co;
+    }
+    cn->n_hint = n;
+    if (factor != 8)
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
+                         sdx_st_path(w->st), factor, n);
+    return SDX_OK;
+}
+
+static int sdx__cn_load_outputs(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    for (int n = 0; n < u->n_in; n++) {
+        int c = u->in[n].cout;
+        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
+        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
+    }
+    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
+                         sdx_st_path(w->st), u->n_in, u->n_in);
+    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
+    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
+    return SDX_OK;
+}
+
+/* Finds the layout, then resolves every tensor once (weights stay in the
+ * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
+ * otherwise). */
+static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
+    const char *prefix = NULL;
+    int rc;
+    memset(cn, 0, sizeof *cn);
+    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
+    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
+    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
+        prefix = "";
+        cn->diffusers = 1;
+        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
+        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
+                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
+    }
+    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
+        if (cn->diffusers) {
+            cn->enc.w.map = sdx__cn_diffusers_name;
+            cn->enc.w.map_user = cn;
+        }
+        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
+            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
+            sdx__unet_pick_heads(&cn->enc);
+            return SDX_OK;
+        }
+    }
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    sdx__controlnet_free(cn);
+    return rc;
+}
+
+/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+static const char *sdx__cn_family(const sdx__unet *u) {
+    if (u->adm_channels > 0) return "SDXL";
+    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
+    return "SD 1.x";
+}
+
+/* Does this ControlNet fit the UNet: same context width, vector
+ * conditioning and encoder (block widths and resolutions)? Then it takes
+ * the UNet's attention heads, which the file cannot tell. */
+static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
+    const sdx__unet *e = &cn->enc;
+    char why[160];
+    why[0] = 0;
+    if (e->context_dim != unet->context_dim)
+        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
+    else if (e->adm_channels != unet->adm_channels)
+        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
+    else if (e->in_channels != 4)
+        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
+    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
+        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
+                 unet->n_in, unet->model_channels);
+    for (int n = 0; !why[0] && n < e->n_in; n++)
+        if (e->in[n].cout != unet->in[n].cout ||
+            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
+            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
+    if (why[0])
+        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
+                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
+    cn->enc.num_heads = unet->num_heads;
+    cn->enc.head_dim = unet->head_dim;
+    return SDX_OK;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
+ * UNet's skip connections. */
+static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
+                                 sdx__unet_control *ctl) {
+    const sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
+    memset(ctl, 0, sizeof *ctl);
+    sdx__unet_plan(u, h, w, sh, sw);
+    for (int n = 0; n < u->n_in; n++)
+        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
+static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor cur = *hint, next;
+    int rc = SDX_OK;
+    for (int k = 0; k < cn->n_hint; k++) {
+        int64_t H = cur.shape[2], W = cur.shape[3];
+        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
+        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
+        if (k == cn->n_hint - 1) next = *g;
+        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next));
+        cur = next;
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
+static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
+                            sdx_tensor *dst, int accumulate) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor t;
+    int rc;
+    if (!accumulate) {
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
+    } else {
+        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0));
+        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
+        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
+ * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
+ * broadcasts one picture over cond and uncond, as copies). The
+ * residuals times strength go into ctl (sdx__controlnet_alloc), added
+ * to what is there when `accumulate` (several ControlNets). */
+static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
+                                   sdx__unet_control *ctl, int accumulate) {
+    sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
+    sdx__mark m0 = sdx__arena_mark(a);
+    sdx_tensor emb, g, buf[2], h, prev;
+    sdx__unet_run r;
+    char s1[64];
+    sdx_dtype compute = ctx->compute;
+    int rc;
+    u->ctx = ctx;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    B = x->shape[0];
+    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
+        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
+                         cn->hint_channels,
+                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
+    sdx__unet_run_init(&r, u, ctx, a, context);
+    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    ctx->compute = u->compute_type;
+    hmax = 0;
+    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
+    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
+    es[0] = B; es[1] = u->embed_dim;
+    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
+    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y));
+    r.emb = &emb;
+    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
+
+    r.block = "input_blocks";
+    prev = *x;
+    for (int n = 0; n < u->n_in; n++) {
+        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
+        h.device = buf[n & 1].device;
+        r.block_index = n;
+        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
+        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
+        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
+        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
+        prev = h;
+    }
+    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[u->n_in & 1].device;
+    r.block = "middle_block";
+    r.block_index = -1;
+    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
+    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
+    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
+    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
+done:
+    ctx->compute = compute;
+    sdx__arena_release(a, m0);
+    return rc;
+}
+
+/* ---- the control picture --------------------------------------------------- */
+
+/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
+ * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
+ * round half to even), then torch's nearest-exact sampling, source index
+ * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
+ * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
+ * out: [channels_out, H, W]. */
+static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
+    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
+    int x0 = 0, y0 = 0, cw, ch;
+    float sx, sy;
+    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
+    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
+    cw = iw - 2 * x0;
+    ch = ih - 2 * y0;
+    sx = (float)cw / (float)W;
+    sy = (float)ch / (float)H;
+    for (int y = 0; y < H; y++) {
+        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
+        if (syi > ch - 1) syi = ch - 1;
+        for (int x = 0; x < W; x++) {
+            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
+            const uint8_t *p;
+            if (sxi > cw - 1) sxi = cw - 1;
+            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
+            for (int c = 0; c < channels_out; c++)
+                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+        }
+    }
+}
+
+/* ---- src/pipeline/control.c ---- */
+
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
 }
 
 /* Checks each control, makes its picture the ControlNet input at the
@@ -20844,7 +20886,16 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
     return rc;
 }
 
+/* ---- src/pipeline/denoise.c ---- */
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
+
+/* The UNet's (and the ControlNets') mapped weights: not needed again
+ * until the next sampling, and the VAE decode comes first. */
+static void sdx__release_unet(sdx__gen *g) {
+    sdx__wset_release_all(&g->m->unet.w);
+    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
+}
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
  * = x * m + (latent + noise * sigma) * (1 - m), with the plain sigma and
@@ -20935,42 +20986,6 @@ static int sdx__gen_noise(void *user, float *out) {
     return SDX_OK;
 }
 
-static void sdx__gen_free(sdx__gen *g) {
-    sdx_ctx *ctx;
-    if (!g->m) return;
-    ctx = g->m->ctx;
-    sdx__free(ctx, g->init_latent);
-    sdx__free(ctx, g->latent_mask);
-    sdx__free(ctx, g->concat);
-    sdx__free(ctx, g->paste_alpha);
-    sdx__free(ctx, g->noise);
-    sdx__free(ctx, g->scratch);
-    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
-    sdx__free(ctx, g->controls);
-}
-
-/* Decodes latent (model space) with codec c into an 8-bit image. */
-static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
-                                int seamless, sdx_image *img) {
-    sdx_ctx *ctx = m->ctx;
-    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
-    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
-    int rc;
-    memset(img, 0, sizeof *img);
-    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
-    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
-    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
-    if (rc == SDX_OK) {
-        img->width = lw * c->factor;
-        img->height = lh * c->factor;
-        img->channels = 3;
-        for (size_t i = 0; i < hw; i++)
-            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
-    }
-    sdx__free(ctx, rgb);
-    return rc;
-}
-
 /* Live preview after step `step` (1-based): x0, or x with preview_noisy. */
 static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, const float *denoised) {
     const sdx_gen_params *p = g->p;
@@ -20987,52 +21002,6 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     rc = p->preview(p->preview_user, g->image_index, step, total, &img);
     sdx_image_free(g->m->ctx, &img);
     return rc;
-}
-
-/* ---- stage: conditioning ------------------------------------------------ */
-
-SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
-    sdx__gen g;
-    sdx_cond *cond;
-    int rc;
-    if (out) *out = NULL;
-    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
-    if (!m->loaded_unet)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
-    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
-    if (p->prompt && strstr(p->prompt, "<lora:")) {
-        /* sdx_generate applies the tags around all stages; one stage cannot */
-        sdx__lora_tag *tags = NULL;
-        char *clean = NULL;
-        int n_tags = 0;
-        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
-        if (n_tags)
-            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
-                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
-        sdx__free(m->ctx, clean);
-        sdx__free(m->ctx, tags);
-        if (rc != SDX_OK) return rc;
-    }
-    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
-    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
-    cond->m = m;
-    rc = sdx__gen_condition(&g, cond);
-    sdx__textenc_release(&m->te);
-    sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
-    *out = cond;
-    return SDX_OK;
-}
-
-SDX_API void sdx_cond_free(sdx_cond *cond) {
-    sdx_ctx *ctx;
-    if (!cond) return;
-    ctx = cond->m->ctx;
-    sdx__unet_input_free(ctx, &cond->unet_context);
-    sdx__unet_input_free(ctx, &cond->unet_y);
-    sdx_tensor_free(ctx, &cond->context);
-    sdx_tensor_free(ctx, &cond->y);
-    sdx__free(ctx, cond);
 }
 
 /* ---- stage: sampling ------------------------------------------------------ */
@@ -21230,69 +21199,7 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
-/* ---- stage: VAE or TAESD ------------------------------------------------- */
-
-SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
-    sdx__codec c;
-    sdx__vae_tiling tiling;
-    char sh[96];
-    int rc;
-    if (out) memset(out, 0, sizeof *out);
-    if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
-    tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
-    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
-        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
-        latent->shape[3] * c.factor > 16384 || !latent->data)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
-                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
-                         c.channels, 16384 / c.factor);
-    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
-                              p ? p->tiling : 0, out);
-    sdx__release_codecs(m);
-    sdx__stage_done(m, "decoding");
-    return rc;
-}
-
-SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
-    sdx__codec c;
-    sdx__vae_tiling tiling;
-    float *x = NULL, *eps = NULL, *std = NULL;
-    int w, h, encode_sample = p && p->encode_sample;
-    size_t n;
-    int64_t shape[4];
-    int rc;
-    if (latent) memset(latent, 0, sizeof *latent);
-    if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
-    tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
-    /* the sides cropped to multiples of the codec's factor, as img2img does */
-    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
-                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
-    if (encode_sample && c.kind != SDX_CODEC_VAE)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
-                         "(choose the VAE with codec SDX_CODEC_VAE)");
-    w = sdx__crop_size(img->width, c.factor);
-    h = sdx__crop_size(img->height, c.factor);
-    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
-    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
-    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
-        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
-    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
-    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
-        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
-    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
-    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
-    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
-    if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
-    sdx__free(m->ctx, eps);
-    sdx__free(m->ctx, std);
-    sdx__free(m->ctx, x);
-    sdx__release_codecs(m);
-    sdx__stage_done(m, "encoding");
-    return rc;
-}
+/* ---- src/pipeline/generate.c ---- */
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
@@ -21508,6 +21415,112 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         buf[n] = 0;
     }
     sdx__free(b.ctx, b.p);
+    return SDX_OK;
+}
+
+/* ---- src/pipeline/canny.c ---- */
+
+/* ===================================================================== */
+/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
+/* ===================================================================== */
+/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
+ * gradient |dx| + |dy|, replicated borders), which is what A1111's and
+ * ComfyUI's canny preprocessors call: per pixel the colour channel with
+ * the strongest gradient, non-maximum suppression along the gradient
+ * direction in four sectors, then hysteresis: a pixel above `high` is an
+ * edge, and so is one above `low` connected (8-neighbourhood) to one. */
+
+/* Sobel at (x, y) of channel c, borders replicated. */
+static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
+    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
+#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
+    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
+    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
+#undef SDX__PX
+}
+
+/* Is (x, y) a local maximum along its gradient? mag is padded by one
+ * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
+ * point: tan(22.5 deg) = 13573 / 2^15. */
+static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
+    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
+    int m = row[0];
+    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
+    if (ys < tg22x) return m > row[-1] && m >= row[1];
+    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
+    {
+        int s = (dx ^ dy) < 0 ? -1 : 1;
+        return m > row[-stride - s] && m > row[stride + s];
+    }
+}
+
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
+    short *grad;
+    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
+    size_t n, pn;
+    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
+    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
+    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
+    memset(out, 0, sizeof *out);
+    w = in->width;
+    h = in->height;
+    lo = (int)floorf(low);
+    hi = (int)floorf(high);
+    if (lo > hi) { int t = lo; lo = hi; hi = t; }
+    stride = w + 2;
+    n = (size_t)w * (size_t)h;
+    pn = (size_t)stride * (size_t)(h + 2);
+    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
+    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
+    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
+    state = (uint8_t *)sdx__calloc(ctx, n, 1);
+    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
+    if (!mag || !grad || !stack || !state || !out->data) {
+        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+        sdx__free(ctx, out->data);
+        out->data = NULL;
+        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int best = -1, bdx = 0, bdy = 0;
+            for (int c = 0; c < in->channels; c++) {
+                int dx, dy, m;
+                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
+                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+                if (m > best) best = m, bdx = dx, bdy = dy;
+            }
+            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
+            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
+            state[i] = 1;
+            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
+        }
+    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
+        int i = stack[--n_stack], x = i % w, y = i / w;
+        for (int ny = y - 1; ny <= y + 1; ny++)
+            for (int nx = x - 1; nx <= x + 1; nx++) {
+                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
+                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
+                state[j] = 2;
+                stack[n_stack++] = (int)j;
+            }
+    }
+    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
+    out->width = w;
+    out->height = h;
+    out->channels = 3;
+    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
     return SDX_OK;
 }
 
