@@ -6688,281 +6688,6 @@ SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
     return code;
 }
 
-/* ---- src/core/rng.c ---- */
-
-/* ===================================================================== */
-/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
-/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
-/* ===================================================================== */
-/* Both reproduce the reference bit for bit (tests/t_rng.c against
- * shared/golden/rng). The floating-point steps are written so that a
- * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
- * cannot change a result: each product that feeds an addition is either
- * exact or is an explicit fmaf() call. Assumes float and double are IEEE
- * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
- * as on x86-64 SSE and AArch64) and no -ffast-math. */
-
-/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
-
-enum { SDX__MT_N = 624, SDX__MT_M = 397 };
-
-static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
-    rng->mt[0] = seed;
-    for (uint32_t i = 1; i < SDX__MT_N; i++)
-        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
-    rng->mt_index = SDX__MT_N;
-}
-
-static void sdx__mt_twist(sdx_rng *rng) {
-    uint32_t *mt = rng->mt;
-    for (int i = 0; i < SDX__MT_N; i++) {
-        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
-        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
-    }
-    rng->mt_index = 0;
-}
-
-static uint32_t sdx__mt_next(sdx_rng *rng) {
-    uint32_t y;
-    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
-    y = rng->mt[rng->mt_index++];
-    y ^= y >> 11;
-    y ^= (y << 7) & 0x9d2c5680u;
-    y ^= (y << 15) & 0xefc60000u;
-    y ^= y >> 18;
-    return y;
-}
-
-/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
-
-/* torch's uniform_real_distribution<double>: 53 random bits of
- * (first << 32 | second). */
-static double sdx__mt_uniform53(sdx_rng *rng) {
-    uint64_t hi = sdx__mt_next(rng);
-    uint64_t lo = sdx__mt_next(rng);
-    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
-}
-
-static double sdx__torch_normal_double(sdx_rng *rng) {
-    double u1, u2, radius, theta;
-    if (rng->has_cached_normal) {
-        rng->has_cached_normal = 0;
-        return rng->cached_normal;
-    }
-    u1 = sdx__mt_uniform53(rng);
-    u2 = sdx__mt_uniform53(rng);
-    radius = sqrt(-2.0 * log(1.0 - u2));
-    theta = 2.0 * 3.14159265358979323846 * u1;
-    rng->cached_normal = radius * sin(theta);
-    rng->has_cached_normal = 1;
-    return radius * cos(theta);
-}
-
-/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
-
-/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
- * and rounds twice, so there it is computed here: the product is exact in
- * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
- * final rounding to float correct. Elsewhere the C library's is exact. */
-#if defined(__MINGW32__) && !defined(__FMA__)
-static float sdx__fmaf(float a, float b, float c) {
-    double p = (double)a * (double)b, s = p + (double)c;
-    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
-    if (err != 0.0 && isfinite(s)) {
-        uint64_t u;
-        memcpy(&u, &s, 8);
-        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
-        memcpy(&s, &u, 8);
-    }
-    return (float)s;
-}
-#else
-#define sdx__fmaf fmaf
-#endif
-
-/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
- * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
- * compiled with FMA contraction: each multiply whose only use is an add
- * becomes an FMA, the first such multiply winning when an add has two.
- * These are the same operations, one lane at a time. Valid for the
- * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
-static float sdx__cephes_logf(float x) {
-    uint32_t bits, exponent;
-    float m, e, t, z, y;
-    int below_sqrt_half;
-    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
-    memcpy(&bits, &x, 4);
-    exponent = bits >> 23;
-    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
-    memcpy(&m, &bits, 4);
-    e = (float)((int)exponent - 127) + 1.0f;
-    below_sqrt_half = m < 0.707106781186547524f;
-    if (below_sqrt_half) e -= 1.0f;
-    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
-    z = t * t;
-    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
-    y = sdx__fmaf(y, t, 1.1676998740e-1f);
-    y = sdx__fmaf(y, t, -1.2420140846e-1f);
-    y = sdx__fmaf(y, t, 1.4249322787e-1f);
-    y = sdx__fmaf(y, t, -1.6668057665e-1f);
-    y = sdx__fmaf(y, t, 2.0000714765e-1f);
-    y = sdx__fmaf(y, t, -2.4999993993e-1f);
-    y = sdx__fmaf(y, t, 3.3333331174e-1f);
-    y = y * t;
-    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
-    y = y - 0.5f * z;                              /* 0.5 * z is exact */
-    t = t + y;
-    return sdx__fmaf(e, 0.693359375f, t);
-}
-
-/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
- * always a non-negative angle). */
-static void sdx__cephes_sincosf(float x, float *s, float *c) {
-    const float fopi = 1.27323954473516f;          /* 4 / pi */
-    uint32_t j, sin_sign, cos_sign, sb, cb;
-    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
-    int first_poly_is_sin;
-    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
-    j = (j + 1u) & ~1u;
-    jf = (float)(int32_t)j;
-    sin_sign = (j & 4u) << 29;
-    first_poly_is_sin = (j & 2u) == 0;
-    /* extended-precision reduction x - j * pi/4 */
-    x = sdx__fmaf(jf, -0.78515625f, x);
-    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
-    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
-    cos_sign = (~(j - 2u) & 4u) << 29;
-    z = x * x;
-    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
-    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
-    cos_poly = cos_poly * z;
-    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
-    cos_poly = cos_poly + 1.0f;
-    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
-    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
-    sin_poly = sin_poly * z;
-    sin_poly = sdx__fmaf(sin_poly, x, x);
-    /* the kernel selects by masking and adds the other lane's +0 */
-    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
-    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
-    memcpy(&sb, &sin_v, 4);
-    memcpy(&cb, &cos_v, 4);
-    sb ^= sin_sign;
-    cb ^= cos_sign;
-    memcpy(s, &sb, 4);
-    memcpy(c, &cb, 4);
-}
-
-/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
-static void sdx__torch_normal_fill_16(float *d) {
-    for (int j = 0; j < 8; j++) {
-        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
-        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
-        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
-        float s, c;
-        sdx__cephes_sincosf(theta, &s, &c);
-        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
-        d[j] = radius * c + 0.0f;
-        d[j + 8] = radius * s + 0.0f;
-    }
-}
-
-/* torch's uniform_real_distribution<float>: 24 random bits. */
-static float sdx__mt_uniform24(sdx_rng *rng) {
-    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
-}
-
-static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
-    size_t i;
-    if (n < 16) {
-        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
-        return;
-    }
-    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
-    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
-    if (n % 16) {
-        /* torch redoes the last 16 positions with fresh uniforms */
-        float *tail = out + n - 16;
-        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
-        sdx__torch_normal_fill_16(tail);
-    }
-}
-
-/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
-
-/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
-static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
-    uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; round++) {
-        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
-        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
-        uint32_t c1 = ctr[1], c3 = ctr[3];
-        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
-        ctr[1] = (uint32_t)p1;
-        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        ctr[3] = (uint32_t)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-}
-
-/* The reference's constants are float32 and its arithmetic float64:
- * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
- * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
- * x * A is exact. y * B needs rounding, so it is formed exactly as an
- * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
- * leaving no product for a compiler to fuse into the addition. */
-typedef struct sdx__philox_bm {
-    uint64_t b_int;     /* 24-bit mantissa of B */
-    int      b_exp;
-    double   b_half;
-} sdx__philox_bm;
-
-static void sdx__philox_bm_init(sdx__philox_bm *bm) {
-    const float b = (float)(2.3283064e-10 * 6.2831855);
-    int e;
-    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
-    bm->b_int = (uint64_t)ldexp(mant, 24);
-    bm->b_exp = e - 24;
-    bm->b_half = (double)(b * 0.5f);
-}
-
-static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
-    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
-    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
-    double v = yb + bm->b_half;
-    return (float)(sqrt(-2.0 * log(u)) * sin(v));
-}
-
-static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
-    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
-    uint32_t call = (uint32_t)rng->philox_calls++;
-    sdx__philox_bm bm;
-    sdx__philox_bm_init(&bm);
-    for (size_t i = 0; i < n; i++) {
-        /* the reference's element index is a uint32 arange */
-        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
-        sdx__philox4x32_10(ctr, key);
-        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
-    }
-}
-
-/* ---- public ---------------------------------------------------------- */
-
-SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
-    memset(rng, 0, sizeof *rng);
-    rng->kind = kind;
-    rng->seed = seed;
-    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
-     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
-    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
-}
-
-SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
-    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
-    else sdx__torch_randn_cpu(rng, out, n);
-}
-
 /* ---- src/core/json.c ---- */
 
 /* ===================================================================== */
@@ -12577,6 +12302,7 @@ static int sdx__embdb_load(sdx__embdb *db, sdx__embedding *e) {
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
 /* ===================================================================== */
 /* Reproduces stable-diffusion-webui:
+ *   modules/extra_networks.py parse_prompt <lora:>     -> sdx__lora_tags
  *   modules/prompt_parser.py  parse_prompt_attention   -> sdx__prompt_parse
  *   modules/sd_hijack_clip.py tokenize_line             -> sdx__prompt_chunks
  *   modules/sd_emphasis.py    EmphasisOriginal(NoNorm)  -> sdx__emphasis_*
@@ -12630,6 +12356,76 @@ static void sdx__parsed_free(sdx_ctx *ctx, sdx__parsed *p) {
     sdx__free(ctx, p->frag);
     sdx__free(ctx, p->buf);
     memset(p, 0, sizeof *p);
+}
+
+/* ---- extra networks: <lora:name:te[:unet]> ------------------------------ */
+
+/* A1111's extra-network tag <lora:name[:te_multiplier[:unet_multiplier]]>,
+ * also te=F / unet=F named; found in prompt order. */
+typedef struct sdx__lora_tag { char name[256]; float te, unet; } sdx__lora_tag;
+
+/* Parses the tag at s (which starts with "<lora:"); returns its length or
+ * 0 when it is not a well-formed tag (then it stays text). */
+static size_t sdx__lora_tag_parse(const char *s, sdx__lora_tag *tag) {
+    const char *end = strchr(s, '>'), *p = s + 6, *q;
+    int pos = 0;
+    float v;
+    if (!end) return 0;
+    tag->te = tag->unet = 1.0f;
+    tag->name[0] = 0;
+    while (p < end) {
+        char field[256], *e;
+        size_t n;
+        q = (const char *)memchr(p, ':', (size_t)(end - p));
+        if (!q) q = end;
+        n = (size_t)(q - p);
+        if (n >= sizeof field) return 0;
+        memcpy(field, p, n);
+        field[n] = 0;
+        if (pos == 0) {
+            if (!n) return 0;
+            memcpy(tag->name, field, n + 1);
+        } else if (!strncmp(field, "te=", 3) || !strncmp(field, "unet=", 5)) {
+            char *num = strchr(field, '=') + 1;
+            v = strtof(num, &e);
+            if (e == num || *e) return 0;
+            if (field[0] == 't') tag->te = v; else tag->unet = v;
+        } else {
+            v = strtof(field, &e);
+            if (e == field || *e) return 0;
+            if (pos == 1) tag->te = tag->unet = v;
+            else if (pos == 2) tag->unet = v;
+        }
+        pos++;
+        p = q + 1;
+    }
+    return (size_t)(end - s) + 1;
+}
+
+/* Removes every <lora:...> tag from prompt into *clean (owned) and lists
+ * the tags. */
+static int sdx__lora_tags(sdx_ctx *ctx, const char *prompt, char **clean, sdx__lora_tag **tags, int *n_tags) {
+    size_t n = strlen(prompt), used = 0;
+    int cap = 0;
+    *tags = NULL;
+    *n_tags = 0;
+    if (!(*clean = (char *)sdx__malloc(ctx, n + 1))) return sdx__nomem(ctx, "prompt", n + 1);
+    for (size_t i = 0; i < n;) {
+        sdx__lora_tag tag;
+        size_t len = !strncmp(prompt + i, "<lora:", 6) ? sdx__lora_tag_parse(prompt + i, &tag) : 0;
+        if (!len) { (*clean)[used++] = prompt[i++]; continue; }
+        if (*n_tags == cap) {
+            int ncap = cap ? cap * 2 : 4;
+            sdx__lora_tag *nt = (sdx__lora_tag *)sdx__realloc(ctx, *tags, sizeof *nt * (size_t)ncap);
+            if (!nt) { sdx__free(ctx, *clean); sdx__free(ctx, *tags); *clean = NULL; *tags = NULL; return sdx__nomem(ctx, "LoRA tags", 0); }
+            *tags = nt;
+            cap = ncap;
+        }
+        (*tags)[(*n_tags)++] = tag;
+        i += len;
+    }
+    (*clean)[used] = 0;
+    return SDX_OK;
 }
 
 /* ---- parse_prompt_attention ------------------------------------------ */
@@ -14667,382 +14463,2595 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
 }
 
-/* ---- src/models/controlnet.c ---- */
+/* ---- src/models/lora.c ---- */
 
 /* ===================================================================== */
-/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/*  LoRA and LyCORIS: low-rank patches merged into the weight slots       */
 /* ===================================================================== */
+/* Follows ComfyUI (comfy/lora.py, comfy/weight_adapter; the rules are in
+ * ../shared/golden/lora/README.md):
+ *
+ *   - A LoRA tensor is "<module><suffix>". The module name is looked up in
+ *     a table built from the model's weights: every UNet weight under its
+ *     LDM/SGM name (lora_unet_input_blocks_4_1_..., diffusion_model.X) and
+ *     its diffusers name (lora_unet_down_blocks_..., lycoris_...,
+ *     [unet.]down_blocks.... including the attention-processor form
+ *     ...attn1.processor.to_q / to_out); every text-encoder projection
+ *     (q/k/v/out_proj, mlp fc1/fc2) under its kohya name (lora_te_,
+ *     lora_te1_, SDXL bigG lora_te2_) and its diffusers name
+ *     (text_encoder., text_encoder_2.). OpenCLIP q/k/v land on row blocks
+ *     of the fused in_proj_weight. A module that is not in the table, or a
+ *     tensor with no known suffix, is an error naming it.
+ *   - Adapters: LoRA / LoCon (up, down, optional mid and alpha: delta =
+ *     up @ down, scale alpha / rank), LoHa ((w1a @ w1b) * (w2a @ w2b),
+ *     optional Tucker t1/t2, scale alpha / rank), LoKr (kron(w1, w2),
+ *     factors optionally low-rank, scale alpha / dim), GLoRA (from the
+ *     current weight: W a1 a2 + b1 b2), full differences (.diff,
+ *     .diff_b), and DoRA's magnitude rescaling (.dora_scale).
+ *   - W' = W_file + sum over LoRAs in order of (strength * scale) * delta,
+ *     in f32, written into the slot once (rounded once to its dtype).
+ *     A patched tensor is always rebuilt from the file, so removing LoRAs
+ *     gives back the file's weights exactly.
+ *
+ * Merging is host work (the file's factors are host memory): the products
+ * run on the CPU GEMM whatever the backend, and the result goes into the
+ * slot through sdx__wslot_set. */
 
-/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
- * input_blocks, middle_block: loaded and run by unet.c's own code) plus
- *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
- *                               of stride 2: the control picture at 8x the
- *                               latent size becomes [model_channels, h, w],
- *                               added to the output of input block 0;
- *   zero_convs.N.0              1x1 conv per input block: residual N;
- *   middle_block_out.0          1x1 conv: the middle residual.
- * The residuals, times the strength, are added to the UNet's skip
- * connections and middle block (sdx__unet_control). Layouts: the original
- * (`control_model.` prefix, as released), the same without the prefix,
- * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_GLORA, SDX__LORA_DIFF } sdx__lora_kind;
 
-#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+/* What a module name stands for: the weight (rows [row0, row0 + rows) of
+ * its slot) and the matching bias, which .diff_b patches. */
+typedef struct sdx__lora_target {
+    sdx__wset *w;
+    sdx__wslot *weight, *bias;
+    int64_t row0, rows;
+    int te;                     /* text encoder: te strength; else UNet */
+} sdx__lora_target;
 
-typedef struct sdx__controlnet {
-    sdx__unet enc;                     /* its encoder; enc.w reads the file */
-    int hint_channels, n_hint;
-    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
-    int hint_stride[SDX__CN_MAX_HINT];
-    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
-    const sdx_tensor *mid_w, *mid_b;
-    /* diffusers layout: resnets per down block and hint embedding blocks */
-    int diffusers, layers_per_block, cond_blocks;
-} sdx__controlnet;
+typedef struct sdx__lora_name { char *name; sdx__lora_target tg; } sdx__lora_name;
+typedef struct sdx__lora_map { sdx__lora_name *e; int n, cap; int oom; } sdx__lora_map;
 
-/* ---- the diffusers layout ------------------------------------------------ */
+/* Roles of the tensors of one module. */
+enum {
+    SDX__LR_UP, SDX__LR_DOWN, SDX__LR_MID, SDX__LR_ALPHA, SDX__LR_DORA,
+    SDX__LR_W1A, SDX__LR_W1B, SDX__LR_W2A, SDX__LR_W2B, SDX__LR_T1, SDX__LR_T2,
+    SDX__LR_K1, SDX__LR_K2, SDX__LR_K1A, SDX__LR_K1B, SDX__LR_K2A, SDX__LR_K2B, SDX__LR_KT2,
+    SDX__LR_GA1, SDX__LR_GA2, SDX__LR_GB1, SDX__LR_GB2, SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
+};
 
-static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(out, size, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < size;
+/* Suffixes in ComfyUI's order (the first match wins). */
+static const struct { const char *suffix; int role; } sdx__lora_suffixes[] = {
+    { ".lora_up.weight", SDX__LR_UP }, { ".lora_down.weight", SDX__LR_DOWN }, { ".lora_mid.weight", SDX__LR_MID },
+    { "_lora.up.weight", SDX__LR_UP }, { "_lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B.weight", SDX__LR_UP }, { ".lora_A.weight", SDX__LR_DOWN },
+    { ".lora.up.weight", SDX__LR_UP }, { ".lora.down.weight", SDX__LR_DOWN },
+    { ".lora_B", SDX__LR_UP }, { ".lora_A", SDX__LR_DOWN },
+    { ".lora_linear_layer.up.weight", SDX__LR_UP }, { ".lora_linear_layer.down.weight", SDX__LR_DOWN },
+    { ".alpha", SDX__LR_ALPHA }, { ".dora_scale", SDX__LR_DORA },
+    { ".hada_w1_a", SDX__LR_W1A }, { ".hada_w1_b", SDX__LR_W1B }, { ".hada_w2_a", SDX__LR_W2A },
+    { ".hada_w2_b", SDX__LR_W2B }, { ".hada_t1", SDX__LR_T1 }, { ".hada_t2", SDX__LR_T2 },
+    { ".lokr_w1", SDX__LR_K1 }, { ".lokr_w2", SDX__LR_K2 }, { ".lokr_w1_a", SDX__LR_K1A }, { ".lokr_w1_b", SDX__LR_K1B },
+    { ".lokr_w2_a", SDX__LR_K2A }, { ".lokr_w2_b", SDX__LR_K2B }, { ".lokr_t2", SDX__LR_KT2 },
+    { ".a1.weight", SDX__LR_GA1 }, { ".a2.weight", SDX__LR_GA2 }, { ".b1.weight", SDX__LR_GB1 }, { ".b2.weight", SDX__LR_GB2 },
+    { ".diff", SDX__LR_DIFF }, { ".diff_b", SDX__LR_DIFF_B },
+};
+
+typedef struct sdx__lora_module {
+    char *name;
+    sdx__lora_target tg;
+    int mapped;
+    sdx__lora_kind kind;
+    int glora_old;              /* GLoRA: LyCORIS' first layout */
+    int64_t glora_rank;
+    const sdx_tensor *t[SDX__LR_COUNT];
+} sdx__lora_module;
+
+/* One LoRA file as applied: its tensors stay in the mapped file. */
+typedef struct sdx__lora {
+    sdx_st *st;
+    char name[128];             /* file name without folder and extension */
+    char hash[13];              /* A1111's short hash */
+    float unet_strength, te_strength;
+    sdx__lora_module *mod;
+    int n_mod;
+} sdx__lora;
+
+static void sdx__lora_free(sdx_ctx *ctx, sdx__lora *l) {
+    for (int i = 0; i < l->n_mod; i++) sdx__free(ctx, l->mod[i].name);
+    sdx__free(ctx, l->mod);
+    sdx_st_close(l->st);
+    memset(l, 0, sizeof *l);
 }
 
-/* ResBlock sub-module names: LDM -> diffusers. */
-static const char *sdx__cn_res_name(const char *rest, const char **tail) {
-    static const char *const map[][2] = {
-        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
-        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
-    };
-    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
-        size_t n = strlen(map[i][0]);
-        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+/* ---- the name table --------------------------------------------------- */
+
+static void sdx__lora_map_free(sdx_ctx *ctx, sdx__lora_map *m) {
+    for (int i = 0; i < m->n; i++) sdx__free(ctx, m->e[i].name);
+    sdx__free(ctx, m->e);
+    memset(m, 0, sizeof *m);
+}
+
+static void sdx__lora_map_add(sdx_ctx *ctx, sdx__lora_map *m, const char *name, const sdx__lora_target *tg) {
+    char *copy;
+    if (m->oom) return;
+    if (m->n == m->cap) {
+        int ncap = m->cap ? m->cap * 2 : 256;
+        sdx__lora_name *ne = (sdx__lora_name *)sdx__realloc(ctx, m->e, sizeof *ne * (size_t)ncap);
+        if (!ne) { m->oom = 1; return; }
+        m->e = ne;
+        m->cap = ncap;
     }
+    if (!(copy = sdx__strdup(ctx, name))) { m->oom = 1; return; }
+    m->e[m->n].name = copy;
+    m->e[m->n].tg = *tg;
+    m->n++;
+}
+
+/* name with every '.' turned into '_', behind `prefix` */
+static void sdx__lora_map_add_kohya(sdx_ctx *ctx, sdx__lora_map *m, const char *prefix, const char *name,
+                                    const sdx__lora_target *tg) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s%s", prefix, name);
+    for (char *p = buf; *p; p++) if (*p == '.') *p = '_';
+    sdx__lora_map_add(ctx, m, buf, tg);
+}
+
+static int sdx__lora_name_cmp(const void *a, const void *b) {
+    return strcmp(((const sdx__lora_name *)a)->name, ((const sdx__lora_name *)b)->name);
+}
+
+static const sdx__lora_target *sdx__lora_map_find(const sdx__lora_map *m, const char *name) {
+    sdx__lora_name key, *hit;
+    key.name = (char *)name;
+    hit = (sdx__lora_name *)bsearch(&key, m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return hit ? &hit->tg : NULL;
+}
+
+/* Diffusers name of a UNet module given by its LDM name (no ".weight"),
+ * as comfy.utils.unet_to_diffusers pairs them; 0 when there is none. */
+static int sdx__unet_diffusers_name(const sdx__unet *u, const char *ldm, char *out, size_t size) {
+    static const char *const resnet[][2] = {
+        { "in_layers.0", "norm1" }, { "in_layers.2", "conv1" }, { "emb_layers.1", "time_emb_proj" },
+        { "out_layers.0", "norm2" }, { "out_layers.3", "conv2" }, { "skip_connection", "conv_shortcut" },
+    };
+    static const char *const basic[][2] = {
+        { "input_blocks.0.0", "conv_in" }, { "time_embed.0", "time_embedding.linear_1" },
+        { "time_embed.2", "time_embedding.linear_2" }, { "label_emb.0.0", "add_embedding.linear_1" },
+        { "label_emb.0.2", "add_embedding.linear_2" }, { "out.0", "conv_norm_out" }, { "out.2", "conv_out" },
+    };
+    char block[64] = "";
+    const char *rest;
+    int n, sub, len = 0;
+    for (int i = 0; i < SDX__ARRAY_LEN(basic); i++)
+        if (!strcmp(ldm, basic[i][0])) return snprintf(out, size, "%s", basic[i][1]) < (int)size;
+    if (sscanf(ldm, "input_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0 && n >= 1) {
+        int first = 1;
+        for (int l = 0; l < u->n_levels; l++) {
+            int nres = u->num_res_blocks[l], down = l + 1 < u->n_levels;
+            if (n < first + nres) {
+                snprintf(block, sizeof block, "down_blocks.%d.%s.%d", l, sub ? "attentions" : "resnets", n - first);
+                break;
+            }
+            if (down && n == first + nres) {
+                if (strcmp(ldm + len, "op") || sub) return 0;
+                return snprintf(out, size, "down_blocks.%d.downsamplers.0.conv", l) < (int)size;
+            }
+            first += nres + down;
+        }
+    } else if (sscanf(ldm, "middle_block.%d.%n", &sub, &len) == 1 && len > 0) {
+        if (sub == 1) snprintf(block, sizeof block, "mid_block.attentions.0");
+        else snprintf(block, sizeof block, "mid_block.resnets.%d", sub / 2);
+    } else if (sscanf(ldm, "output_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0) {
+        int first = 0, found = 0;
+        for (int l = u->n_levels - 1, up = 0; l >= 0; l--, up++) {
+            int count = u->num_res_blocks[l] + 1;
+            if (n < first + count) {
+                rest = ldm + len;
+                if (sub > 0 && !strcmp(rest, "conv")) {
+                    if (n != first + count - 1) return 0;
+                    return snprintf(out, size, "up_blocks.%d.upsamplers.0.conv", up) < (int)size;
+                }
+                snprintf(block, sizeof block, "up_blocks.%d.%s.%d", up, sub ? "attentions" : "resnets", n - first);
+                found = 1;
+                break;
+            }
+            first += count;
+        }
+        if (!found) return 0;
+    } else {
+        return 0;
+    }
+    if (len <= 0 || !block[0]) return 0;
+    rest = ldm + len;
+    if (strstr(block, "resnets")) {
+        for (int i = 0; i < SDX__ARRAY_LEN(resnet); i++)
+            if (!strcmp(rest, resnet[i][0])) return snprintf(out, size, "%s.%s", block, resnet[i][1]) < (int)size;
+        return 0;
+    }
+    return snprintf(out, size, "%s.%s", block, rest) < (int)size;
+}
+
+static void sdx__lora_map_unet(sdx_ctx *ctx, sdx__lora_map *m, sdx__unet *u) {
+    static const char pre[] = "model.diffusion_model.";
+    for (int i = 0; i < u->w.n_slots; i++) {
+        sdx__wslot *sl = u->w.slots[i];
+        const char *key = sl->file->name;
+        size_t n = strlen(key);
+        char ldm[400], d[400], buf[460], *p;
+        sdx__lora_target tg;
+        if (strncmp(key, pre, sizeof pre - 1) || n < sizeof pre - 1 + 7 || strcmp(key + n - 7, ".weight")) continue;
+        if (n - (sizeof pre - 1) - 7 >= sizeof ldm) continue;
+        memcpy(ldm, key + sizeof pre - 1, n - (sizeof pre - 1) - 7);
+        ldm[n - (sizeof pre - 1) - 7] = 0;
+        memset(&tg, 0, sizeof tg);
+        tg.w = &u->w;
+        tg.weight = sl;
+        snprintf(buf, sizeof buf, "%s%s.bias", pre, ldm);
+        tg.bias = sdx__wset_find(&u->w, buf);
+        tg.rows = sl->t.shape[0];
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", ldm, &tg);
+        snprintf(buf, sizeof buf, "diffusion_model.%s", ldm);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        if (!sdx__unet_diffusers_name(u, ldm, d, sizeof d)) continue;
+        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", d, &tg);
+        sdx__lora_map_add_kohya(ctx, m, "lycoris_", d, &tg);
+        sdx__lora_map_add(ctx, m, d, &tg);                  /* PEFT, no prefix */
+        snprintf(buf, sizeof buf, "unet.%s", d);
+        sdx__lora_map_add(ctx, m, buf, &tg);                /* PEFT */
+        if (!(p = strstr(d, ".to_"))) continue;
+        /* the attention-processor form: ...attn1.processor.to_q, .to_out */
+        snprintf(buf, sizeof buf, "%.*s.processor%s", (int)(p - d), d, p);
+        n = strlen(buf);
+        if (n > 9 && !strcmp(buf + n - 9, ".to_out.0")) buf[n - 2] = 0;
+        sdx__lora_map_add(ctx, m, buf, &tg);
+        memmove(buf + 5, buf, strlen(buf) + 1);
+        memcpy(buf, "unet.", 5);
+        sdx__lora_map_add(ctx, m, buf, &tg);
+    }
+}
+
+/* Text encoder e of te: which kohya / diffusers prefixes name it. */
+static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te, int e) {
+    static const char *const hf[6] = { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
+                                       "mlp.fc1", "mlp.fc2" };
+    static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
+                                         "mlp.c_proj" };
+    sdx__clip *c = &te->enc[e];
+    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
+    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
+    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    for (int b = 0; b < c->n_layers; b++)
+        for (int k = 0; k < 6; k++) {
+            char key[400], bias[400], name[200];
+            sdx__lora_target tg;
+            memset(&tg, 0, sizeof tg);
+            tg.w = &c->w;
+            tg.te = 1;
+            if (c->layout == SDX__CLIP_HF) {
+                snprintf(key, sizeof key, "%sencoder.layers.%d.%s.weight", c->w.prefix, b, hf[k]);
+                snprintf(bias, sizeof bias, "%sencoder.layers.%d.%s.bias", c->w.prefix, b, hf[k]);
+            } else {
+                const char *sep = k < 3 ? "_" : ".";     /* in_proj_weight, out_proj.weight */
+                snprintf(key, sizeof key, "%stransformer.resblocks.%d.%s%sweight", c->w.prefix, b, open[k], sep);
+                snprintf(bias, sizeof bias, "%stransformer.resblocks.%d.%s%sbias", c->w.prefix, b, open[k], sep);
+            }
+            if (!(tg.weight = sdx__wset_find(&c->w, key))) continue;
+            tg.bias = sdx__wset_find(&c->w, bias);
+            tg.rows = tg.weight->t.shape[0];
+            if (c->layout == SDX__CLIP_OPEN && k < 3) {
+                tg.rows = c->width;
+                tg.row0 = (int64_t)k * c->width;
+            }
+            snprintf(name, sizeof name, "text_model.encoder.layers.%d.%s", b, hf[k]);
+            for (int p = 0; p < 2; p++)
+                if (kohya[p]) sdx__lora_map_add_kohya(ctx, m, kohya[p], name, &tg);
+            {
+                char full[256];
+                snprintf(full, sizeof full, "%s%s", diffusers, name);
+                sdx__lora_map_add(ctx, m, full, &tg);
+            }
+        }
+}
+
+/* The table for a model: sorted, duplicates (the same name for the same
+ * weight) harmless. */
+static int sdx__lora_map_build(sdx_ctx *ctx, sdx__textenc *te, sdx__unet *u, sdx__lora_map *m) {
+    memset(m, 0, sizeof *m);
+    if (u) sdx__lora_map_unet(ctx, m, u);
+    for (int e = 0; te && e < te->n_enc; e++) sdx__lora_map_clip(ctx, m, te, e);
+    if (m->oom) { sdx__lora_map_free(ctx, m); return sdx__nomem(ctx, "LoRA key table", 0); }
+    qsort(m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
+    return SDX_OK;
+}
+
+/* ---- reading a LoRA file ---------------------------------------------- */
+
+static int sdx__lora_split(const char *name, size_t *module_len) {
+    size_t n = strlen(name);
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__lora_suffixes); i++) {
+        size_t k = strlen(sdx__lora_suffixes[i].suffix);
+        if (n > k && !strcmp(name + n - k, sdx__lora_suffixes[i].suffix)) { *module_len = n - k; return sdx__lora_suffixes[i].role; }
+    }
+    return -1;
+}
+
+static sdx__lora_module *sdx__lora_module_get(sdx_ctx *ctx, sdx__lora *l, const char *name, size_t len, int *cap) {
+    for (int i = l->n_mod - 1; i >= 0; i--)
+        if (strlen(l->mod[i].name) == len && !memcmp(l->mod[i].name, name, len)) return &l->mod[i];
+    if (l->n_mod == *cap) {
+        int ncap = *cap ? *cap * 2 : 64;
+        sdx__lora_module *nm = (sdx__lora_module *)sdx__realloc(ctx, l->mod, sizeof *nm * (size_t)ncap);
+        if (!nm) return NULL;
+        l->mod = nm;
+        *cap = ncap;
+    }
+    memset(&l->mod[l->n_mod], 0, sizeof *l->mod);
+    if (!(l->mod[l->n_mod].name = (char *)sdx__malloc(ctx, len + 1))) return NULL;
+    memcpy(l->mod[l->n_mod].name, name, len);
+    l->mod[l->n_mod].name[len] = 0;
+    return &l->mod[l->n_mod++];
+}
+
+/* A list of names for a message: the first few, then a count. */
+static void sdx__names_add(char *buf, size_t size, int *count, const char *name) {
+    size_t used = strlen(buf);
+    if (*count < 8 && used + 8 < size) snprintf(buf + used, size - used, "%s'%s'", *count ? ", " : "", name);
+    (*count)++;
+}
+
+static int64_t sdx__numel(const sdx_tensor *t) { return t ? sdx_tensor_numel(t) : 0; }
+
+/* rows x cols of the delta a module produces, after checking its
+ * factors agree with each other. */
+static int sdx__lora_module_shape(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t *rows, int64_t *cols) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    char s1[96], s2[96];
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        int64_t rank = t[SDX__LR_DOWN]->ndim ? t[SDX__LR_DOWN]->shape[0] : 0, up_in;
+        *rows = t[SDX__LR_UP]->ndim ? t[SDX__LR_UP]->shape[0] : 0;
+        up_in = *rows ? sdx__numel(t[SDX__LR_UP]) / *rows : 0;
+        *cols = rank ? sdx__numel(t[SDX__LR_DOWN]) / rank : 0;
+        if (t[SDX__LR_MID]) {
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            if (mid->ndim != 4 || mid->shape[0] != rank || mid->shape[1] != rank || t[SDX__LR_DOWN]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': lora_mid %s does not fit lora_down %s", path, md->name,
+                                 sdx_shape_str(mid, s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+            *cols = t[SDX__LR_DOWN]->shape[1] * mid->shape[2] * mid->shape[3];
+        }
+        if (!rank || up_in != rank)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': up %s and down %s disagree on the rank", path, md->name,
+                             sdx_shape_str(t[SDX__LR_UP], s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
+        return SDX_OK;
+    }
+    case SDX__LORA_LOHA: {
+        for (int k = 0; k < 2; k++) {
+            const sdx_tensor *a = t[k ? SDX__LR_W2A : SDX__LR_W1A], *b = t[k ? SDX__LR_W2B : SDX__LR_W1B];
+            const sdx_tensor *tk = t[k ? SDX__LR_T2 : SDX__LR_T1];
+            int64_t r, c;
+            if (a->ndim != 2 || b->ndim != 2 || (tk && tk->ndim != 4))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s / _b %s must be matrices", path, md->name, k + 1,
+                                 sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+            if (tk) {     /* Tucker: a [rank, out], b [rank, in], t [rank, rank, kh, kw] */
+                if (tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_t%d does not fit its factors", path, md->name, k + 1);
+                r = a->shape[1];
+                c = b->shape[1] * tk->shape[2] * tk->shape[3];
+            } else {
+                if (a->shape[1] != b->shape[0])
+                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s and _b %s disagree on the rank", path,
+                                     md->name, k + 1, sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
+                r = a->shape[0];
+                c = b->shape[1];
+            }
+            if (k && (r != *rows || c != *cols))
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': the two Hadamard factors have different shapes", path, md->name);
+            *rows = r;
+            *cols = c;
+        }
+        return SDX_OK;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2;
+        if (t[SDX__LR_K1]) { r1 = t[SDX__LR_K1]->ndim ? t[SDX__LR_K1]->shape[0] : 0; c1 = r1 ? sdx__numel(t[SDX__LR_K1]) / r1 : 0; }
+        else {
+            if (t[SDX__LR_K1A]->ndim != 2 || t[SDX__LR_K1B]->ndim != 2 || t[SDX__LR_K1A]->shape[1] != t[SDX__LR_K1B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w1_a and lokr_w1_b do not multiply", path, md->name);
+            r1 = t[SDX__LR_K1A]->shape[0];
+            c1 = t[SDX__LR_K1B]->shape[1];
+        }
+        if (t[SDX__LR_K2]) { r2 = t[SDX__LR_K2]->ndim ? t[SDX__LR_K2]->shape[0] : 0; c2 = r2 ? sdx__numel(t[SDX__LR_K2]) / r2 : 0; }
+        else if (t[SDX__LR_KT2]) {
+            const sdx_tensor *a = t[SDX__LR_K2A], *b = t[SDX__LR_K2B], *tk = t[SDX__LR_KT2];
+            if (a->ndim != 2 || b->ndim != 2 || tk->ndim != 4 || tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_t2 does not fit lokr_w2_a / lokr_w2_b", path, md->name);
+            r2 = a->shape[1];
+            c2 = b->shape[1] * tk->shape[2] * tk->shape[3];
+        } else {
+            if (t[SDX__LR_K2A]->ndim != 2 || t[SDX__LR_K2B]->ndim != 2 || t[SDX__LR_K2A]->shape[1] != t[SDX__LR_K2B]->shape[0])
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w2_a and lokr_w2_b do not multiply", path, md->name);
+            r2 = t[SDX__LR_K2A]->shape[0];
+            c2 = t[SDX__LR_K2B]->shape[1];
+        }
+        *rows = r1 * r2;
+        *cols = c1 * c2;
+        return SDX_OK;
+    }
+    case SDX__LORA_GLORA:
+        return SDX_OK;      /* checked against the weight (sdx__lora_glora_check) */
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        *rows = d->ndim ? d->shape[0] : 1;
+        *cols = *rows ? sdx__numel(d) / *rows : 0;
+        return SDX_OK;
+    }
+    }
+}
+
+/* Which adapter a module's tensors make, or an error naming what is
+ * missing or does not belong. */
+static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    const char *path = sdx_st_path(l->st);
+    int lr = t[SDX__LR_UP] || t[SDX__LR_DOWN] || t[SDX__LR_MID];
+    int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
+    int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
+    int gl = t[SDX__LR_GA1] || t[SDX__LR_GA2] || t[SDX__LR_GB1] || t[SDX__LR_GB2];
+    int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
+    if (lr + ha + kr + gl + df != 1)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
+                         lr + ha + kr + gl + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
+    if (lr) {
+        if (!t[SDX__LR_UP] || !t[SDX__LR_DOWN])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA module '%s' has no %s", path, md->name, t[SDX__LR_UP] ? "down weight" : "up weight");
+        md->kind = SDX__LORA_LOW_RANK;
+    } else if (ha) {
+        if (!t[SDX__LR_W1A] || !t[SDX__LR_W1B] || !t[SDX__LR_W2A] || !t[SDX__LR_W2B] || (!t[SDX__LR_T1]) != (!t[SDX__LR_T2]))
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa module '%s' needs hada_w1_a, hada_w1_b, hada_w2_a, hada_w2_b "
+                             "(and both or neither of hada_t1, hada_t2)", path, md->name);
+        md->kind = SDX__LORA_LOHA;
+    } else if (kr) {
+        int w1 = t[SDX__LR_K1] ? !t[SDX__LR_K1A] && !t[SDX__LR_K1B] : t[SDX__LR_K1A] && t[SDX__LR_K1B];
+        int w2 = t[SDX__LR_K2] ? !t[SDX__LR_K2A] && !t[SDX__LR_K2B] && !t[SDX__LR_KT2] : t[SDX__LR_K2A] && t[SDX__LR_K2B];
+        if (!w1 || !w2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr module '%s' needs lokr_w1 or lokr_w1_a + lokr_w1_b, and lokr_w2 "
+                             "or lokr_w2_a + lokr_w2_b (+ lokr_t2)", path, md->name);
+        md->kind = SDX__LORA_LOKR;
+    } else if (gl) {
+        for (int r = SDX__LR_GA1; r <= SDX__LR_GB2; r++)
+            if (!t[r] || t[r]->ndim < 2)
+                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' needs matrices a1, a2, b1 and b2 (.weight)", path, md->name);
+        md->kind = SDX__LORA_GLORA;
+    } else {
+        md->kind = SDX__LORA_DIFF;
+        if (t[SDX__LR_DORA])
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' belongs to no low-rank adapter", path, md->name);
+    }
+    for (int r = 0; r < SDX__LR_COUNT; r++)
+        if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: tensor of '%s' has dtype %s; LoRA tensors must be F32, F16 or BF16", path,
+                             md->name, sdx_dtype_name(t[r]->dtype));
+    return SDX_OK;
+}
+
+/* GLoRA (ComfyUI glora.py): which layout the four matrices are in, and
+ * that their products fit the weight [O, I, KL] (O = rows). Old layout:
+ * delta = b2 @ b1 + (W @ a2) @ a1 over W [O, I*KL]; new: W a1 a2 along
+ * the input channels, + b1 @ b2. */
+static int sdx__lora_glora_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t O, int64_t I, int64_t KL) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t a1c = sdx_tensor_numel(a1) / SDX__MAX(a1->shape[0], 1), a2c = sdx_tensor_numel(a2) / SDX__MAX(a2->shape[0], 1);
+    int64_t b1c = sdx_tensor_numel(b1) / SDX__MAX(b1->shape[0], 1), b2c = sdx_tensor_numel(b2) / SDX__MAX(b2->shape[0], 1);
+    int64_t N = I * KL;
+    int old = b2->shape[1] == b1->shape[0] && b1->shape[0] == a1->shape[0] && a1->shape[0] == a2->shape[1], ok;
+    md->glora_rank = a1->shape[0];
+    if (b2->shape[0] == b1->shape[1] && b1->shape[1] == a1->shape[1] && a1->shape[1] == a2->shape[0] &&
+        !(old && a2->shape[0] == O && O == I)) {
+        old = 0;
+        md->glora_rank = a2->shape[0];
+    } else if (!old) {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s': a1, a2, b1, b2 fit neither GLoRA layout", sdx_st_path(l->st), md->name);
+    }
+    md->glora_old = old;
+    if (old) ok = b2c == b1->shape[0] && b2->shape[0] * b1c == O * N && a2->shape[0] == N && a2c == a1->shape[0] && a1c == N;
+    else ok = a1->shape[0] == I && a1c == a2->shape[0] && a2c == I && b1c == b2->shape[0] && b1->shape[0] * b2c == O * N;
+    if (!ok)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' does not fit model weight '%s' (%lld outputs x %lld inputs x %lld)",
+                         sdx_st_path(l->st), md->name, md->tg.weight->file->name, (long long)O, (long long)I, (long long)KL);
+    return SDX_OK;
+}
+
+/* Checks that the delta fits its target; the message names the key, the
+ * model's shape and what the file holds. */
+static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
+    const sdx__lora_target *tg = &md->tg;
+    int64_t rows = 0, cols = 0, want_rows, want_cols;
+    const sdx_tensor *target = md->t[SDX__LR_DIFF_B] && !md->t[SDX__LR_DIFF] ? (tg->bias ? &tg->bias->t : NULL) : &tg->weight->t;
+    char s1[96], s2[96];
+    int rc;
+    if ((rc = sdx__lora_module_kind(ctx, l, md)) != SDX_OK) return rc;
+    if (md->kind == SDX__LORA_DIFF && md->t[SDX__LR_DIFF] && md->t[SDX__LR_DIFF_B])
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: module '%s' has both .diff and .diff_b; give them as two modules",
+                         sdx_st_path(l->st), md->name);
+    if (!target)
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.diff_b': the model weight '%s' has no bias", sdx_st_path(l->st), md->name,
+                         tg->weight->file->name);
+    if ((rc = sdx__lora_module_shape(ctx, l, md, &rows, &cols)) != SDX_OK) return rc;
+    want_rows = tg->rows;
+    want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
+    if (target->ndim == 1) want_cols = 1;
+    if (md->kind == SDX__LORA_GLORA) {
+        if (target->ndim < 2)
+            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' on a 1-D weight", sdx_st_path(l->st), md->name);
+        if ((rc = sdx__lora_glora_check(ctx, l, md, want_rows, target->shape[1], want_cols / target->shape[1])) != SDX_OK) return rc;
+        rows = want_rows;
+        cols = want_cols;
+    }
+    if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
+                         sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
+                         (long long)(target->ndim >= 2 ? target->shape[1] : 0));
+    if (rows != want_rows || cols != want_cols) {
+        sdx_tensor shown = *target;
+        if (target->ndim >= 1) shown.shape[0] = tg->rows;
+        sdx_shape_str(&shown, s1, sizeof s1);
+        s2[0] = 0;
+        for (int r = 0, used = 0; r < SDX__LR_COUNT && used < (int)sizeof s2 - 24; r++)
+            if (md->t[r] && r != SDX__LR_ALPHA) {
+                char one[64];
+                used += snprintf(s2 + used, sizeof s2 - (size_t)used, "%s%s", used ? " " : "", sdx_shape_str(md->t[r], one, sizeof one));
+            }
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s' -> model weight '%s'%s: expected a %s delta, found factors %s "
+                         "(a %lldx%lld delta)", sdx_st_path(l->st), md->name, target->name ? target->name : tg->weight->file->name,
+                         tg->row0 || tg->rows != target->shape[0] ? " (row block)" : "", s1, s2, (long long)rows, (long long)cols);
+    }
+    return SDX_OK;
+}
+
+/* Opens `path` and resolves every tensor to a module and target. Errors
+ * name each tensor that maps to nothing. The model is not touched. */
+static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
+    char unmapped[1024] = "", unknown[1024] = "";
+    int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
+    const char *base = strrchr(path, '/'), *dot;
+    memset(l, 0, sizeof *l);
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
+    for (int i = 0; i < sdx_st_count(l->st); i++) {
+        const sdx_tensor *t = sdx_st_get(l->st, i);
+        size_t len = 0;
+        int role = sdx__lora_split(t->name, &len);
+        sdx__lora_module *md;
+        if (role < 0) { sdx__names_add(unknown, sizeof unknown, &n_unknown, t->name); continue; }
+        if (!(md = sdx__lora_module_get(ctx, l, t->name, len, &cap))) { rc = sdx__nomem(ctx, "LoRA modules", 0); goto fail; }
+        md->t[role] = t;
+    }
+    if (n_unknown) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d tensor(s) are not LoRA / LyCORIS weights (unknown suffix): %s%s", path, n_unknown,
+                       unknown, n_unknown > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++) {
+        sdx__lora_module *md = &l->mod[i];
+        const sdx__lora_target *tg = sdx__lora_map_find(map, md->name);
+        if (!tg) { sdx__names_add(unmapped, sizeof unmapped, &n_unmapped, md->name); continue; }
+        md->tg = *tg;
+        md->mapped = 1;
+    }
+    if (n_unmapped) {
+        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d LoRA module(s) match no weight of this model: %s%s", path, n_unmapped, unmapped,
+                       n_unmapped > 8 ? ", ..." : "");
+        goto fail;
+    }
+    for (int i = 0; i < l->n_mod; i++)
+        if ((rc = sdx__lora_module_check(ctx, l, &l->mod[i])) != SDX_OK) goto fail;
+    return SDX_OK;
+fail:
+    sdx__lora_free(ctx, l);
+    return rc;
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* Host copy of a file tensor in f32. */
+static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
+    int64_t n = sdx_tensor_numel(t);
+    float *p = (float *)sdx__malloc(ctx, (size_t)(n ? n : 1) * sizeof(float));
+    if (p) sdx__load_f32(t->data, t->dtype, 0, n, p);
+    else sdx__nomem(ctx, t->name, (size_t)n * sizeof(float));
+    return p;
+}
+
+/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
+static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
+    float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
+    sdx_tensor y, x, w;
+    int rc;
+    if (!bt) return sdx__nomem(ctx, "LoRA product", (size_t)(K * N) * sizeof(float));
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) bt[n * K + k] = b[k * N + n];
+    {
+        const int64_t ys[2] = { M, N }, xs[2] = { M, K }, ws[2] = { N, K };
+        y = sdx__view(SDX_F32, c, 2, ys);
+        x = sdx__view(SDX_F32, (void *)a, 2, xs);
+        w = sdx__view(SDX_F32, bt, 2, ws);
+    }
+    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
+    sdx__free(ctx, bt);
+    return rc;
+}
+
+/* Tucker product einsum('i j k l, j r, i p -> p r k l', t, b, a):
+ * out[p, r, k, l] = sum_ij t[i, j, k, l] b[j, r] a[i, p]. */
+static int sdx__lora_tucker(sdx_ctx *ctx, const sdx_tensor *tt, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t I = tt->shape[0], J = tt->shape[1], KL = tt->shape[2] * tt->shape[3], P = ta->shape[1], R = tb->shape[1];
+    float *t = sdx__lora_f32(ctx, tt), *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = t && a && b ? SDX_OK : SDX_ERR_NOMEM;
+    if (rc == SDX_OK) {
+        for (int64_t i = 0; i < P * R * KL; i++) out[i] = 0;
+        for (int64_t i = 0; i < I; i++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t p = 0; p < P; p++) {
+                    float ap = a[i * P + p];
+                    for (int64_t r = 0; r < R; r++) {
+                        float f = ap * b[j * R + r];
+                        const float *tij = t + (i * J + j) * KL;
+                        float *o = out + (p * R + r) * KL;
+                        for (int64_t q = 0; q < KL; q++) o[q] += f * tij[q];
+                    }
+                }
+    }
+    sdx__free(ctx, t); sdx__free(ctx, a); sdx__free(ctx, b);
+    return rc;
+}
+
+/* a @ b of two file tensors as matrices [rows, rank] @ [rank, cols]. */
+static int sdx__lora_product(sdx_ctx *ctx, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
+    int64_t M = ta->shape[0], K = tb->shape[0], N = sdx_tensor_numel(tb) / (K ? K : 1);
+    float *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
+    int rc = a && b ? sdx__lora_matmul(ctx, out, a, b, M, K, N) : SDX_ERR_NOMEM;
+    sdx__free(ctx, a);
+    sdx__free(ctx, b);
+    return rc;
+}
+
+/* GLoRA's delta from the current weight cur [O, I, KL] (see
+ * sdx__lora_glora_check). */
+static int sdx__lora_glora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t I, int64_t O, int64_t cols,
+                                 float *delta) {
+    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
+    int64_t KL = cols / I, a2c = sdx_tensor_numel(a2) / a2->shape[0], J = sdx_tensor_numel(a1) / a1->shape[0];
+    float *fa1 = sdx__lora_f32(ctx, a1), *fa2 = sdx__lora_f32(ctx, a2);
+    float *tmp = (float *)sdx__malloc(ctx, (size_t)(O * (md->glora_old ? a2c : J * KL) + O * cols) * sizeof(float));
+    int rc = fa1 && fa2 && tmp ? SDX_OK : sdx__nomem(ctx, "GLoRA", (size_t)(O * cols) * sizeof(float));
+    if (rc == SDX_OK && md->glora_old) {       /* b2 @ b1 + (W @ a2) @ a1 */
+        rc = sdx__lora_product(ctx, b2, b1, delta);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp, cur, fa2, O, cols, a2c);
+        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp + O * a2c, tmp, fa1, O, a2c, cols);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += tmp[O * a2c + i];
+    } else if (rc == SDX_OK) {                 /* W a1 a2 along dim 1, + b1 @ b2 */
+        float *t1 = tmp, *t2 = tmp + O * J * KL;
+        for (int64_t i = 0; i < O * J * KL; i++) t1[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t i = 0; i < I; i++)
+                for (int64_t j = 0; j < J; j++) {
+                    float f = fa1[i * J + j];
+                    for (int64_t q = 0; q < KL; q++) t1[(o * J + j) * KL + q] += cur[(o * I + i) * KL + q] * f;
+                }
+        for (int64_t i = 0; i < O * cols; i++) t2[i] = 0;
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t i = 0; i < I; i++) {
+                    float f = fa2[j * I + i];
+                    for (int64_t q = 0; q < KL; q++) t2[(o * I + i) * KL + q] += t1[(o * J + j) * KL + q] * f;
+                }
+        rc = sdx__lora_product(ctx, b1, b2, delta);
+        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += t2[i];
+    }
+    sdx__free(ctx, fa1);
+    sdx__free(ctx, fa2);
+    sdx__free(ctx, tmp);
+    return rc;
+}
+
+/* The module's unscaled delta [rows * cols] and its scale. */
+static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t in, int64_t rows, int64_t cols,
+                           float *delta, double *scale) {
+    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
+    double alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1 ? sdx__get_f32(t[SDX__LR_ALPHA], 0) : 0;
+    int has_alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1;
+    int rc = SDX_OK;
+    *scale = 1.0;
+    switch (md->kind) {
+    case SDX__LORA_LOW_RANK: {
+        const sdx_tensor *down = t[SDX__LR_DOWN];
+        int64_t rank = down->shape[0];
+        if (has_alpha) *scale = alpha / (double)rank;
+        if (t[SDX__LR_MID]) {     /* down'[r, in, kh, kw] = sum_j down[j, in] mid[r, j, kh, kw] */
+            const sdx_tensor *mid = t[SDX__LR_MID];
+            int64_t in = down->shape[1], KL = mid->shape[2] * mid->shape[3];
+            float *d = sdx__lora_f32(ctx, down), *m = sdx__lora_f32(ctx, mid), *up = sdx__lora_f32(ctx, t[SDX__LR_UP]);
+            float *d2 = (float *)sdx__malloc(ctx, (size_t)(rank * in * KL) * sizeof(float));
+            if (d && m && up && d2) {
+                for (int64_t r = 0; r < rank; r++)
+                    for (int64_t c = 0; c < in; c++)
+                        for (int64_t q = 0; q < KL; q++) {
+                            float s = 0;
+                            for (int64_t j = 0; j < rank; j++) s += d[j * (sdx_tensor_numel(down) / rank) + c] * m[(r * rank + j) * KL + q];
+                            d2[(r * in + c) * KL + q] = s;
+                        }
+                rc = sdx__lora_matmul(ctx, delta, up, d2, rows, rank, cols);
+            } else {
+                rc = sdx__nomem(ctx, "LoRA mid", 0);
+            }
+            sdx__free(ctx, d); sdx__free(ctx, m); sdx__free(ctx, up); sdx__free(ctx, d2);
+            return rc;
+        }
+        return sdx__lora_product(ctx, t[SDX__LR_UP], down, delta);
+    }
+    case SDX__LORA_LOHA: {
+        float *m2 = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+        if (!m2) return sdx__nomem(ctx, "LoHa", (size_t)(rows * cols) * sizeof(float));
+        if (has_alpha) *scale = alpha / (double)t[SDX__LR_W1B]->shape[0];
+        if (t[SDX__LR_T1]) {
+            rc = sdx__lora_tucker(ctx, t[SDX__LR_T1], t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_tucker(ctx, t[SDX__LR_T2], t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        } else {
+            rc = sdx__lora_product(ctx, t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
+            if (rc == SDX_OK) rc = sdx__lora_product(ctx, t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
+        }
+        for (int64_t i = 0; rc == SDX_OK && i < rows * cols; i++) delta[i] *= m2[i];
+        sdx__free(ctx, m2);
+        return rc;
+    }
+    case SDX__LORA_LOKR: {
+        int64_t r1, c1, r2, c2, dim = 0;
+        float *w1 = NULL, *w2 = NULL;
+        if (t[SDX__LR_K1]) { w1 = sdx__lora_f32(ctx, t[SDX__LR_K1]); r1 = t[SDX__LR_K1]->shape[0]; }
+        else {
+            r1 = t[SDX__LR_K1A]->shape[0];
+            dim = t[SDX__LR_K1B]->shape[0];
+            w1 = (float *)sdx__malloc(ctx, (size_t)(r1 * t[SDX__LR_K1B]->shape[1]) * sizeof(float));
+            if (w1 && (rc = sdx__lora_product(ctx, t[SDX__LR_K1A], t[SDX__LR_K1B], w1)) != SDX_OK) { sdx__free(ctx, w1); return rc; }
+        }
+        c1 = r1 ? (t[SDX__LR_K1] ? sdx_tensor_numel(t[SDX__LR_K1]) : r1 * t[SDX__LR_K1B]->shape[1]) / r1 : 0;
+        r2 = rows / (r1 ? r1 : 1);
+        c2 = cols / (c1 ? c1 : 1);
+        if (t[SDX__LR_K2]) w2 = sdx__lora_f32(ctx, t[SDX__LR_K2]);
+        else {
+            dim = t[SDX__LR_K2B]->shape[0];
+            w2 = (float *)sdx__malloc(ctx, (size_t)(r2 * c2) * sizeof(float));
+            if (w2) rc = t[SDX__LR_KT2] ? sdx__lora_tucker(ctx, t[SDX__LR_KT2], t[SDX__LR_K2A], t[SDX__LR_K2B], w2)
+                                        : sdx__lora_product(ctx, t[SDX__LR_K2A], t[SDX__LR_K2B], w2);
+        }
+        if (has_alpha && dim) *scale = alpha / (double)dim;
+        if (rc == SDX_OK && (!w1 || !w2)) rc = sdx__nomem(ctx, "LoKr", (size_t)(rows * cols) * sizeof(float));
+        /* kron: delta[i*r2 + p, j*c2 + q] = w1[i, j] w2[p, q] */
+        for (int64_t i = 0; rc == SDX_OK && i < r1; i++)
+            for (int64_t j = 0; j < c1; j++)
+                for (int64_t p = 0; p < r2; p++)
+                    for (int64_t q = 0; q < c2; q++) delta[(i * r2 + p) * cols + j * c2 + q] = w1[i * c1 + j] * w2[p * c2 + q];
+        sdx__free(ctx, w1);
+        sdx__free(ctx, w2);
+        return rc;
+    }
+    case SDX__LORA_GLORA:
+        if (has_alpha) *scale = alpha / (double)md->glora_rank;
+        return sdx__lora_glora_delta(ctx, md, cur, in, rows, cols, delta);
+    case SDX__LORA_DIFF:
+    default: {
+        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
+        sdx__load_f32(d->data, d->dtype, 0, rows * cols, delta);
+        return SDX_OK;
+    }
+    }
+}
+
+/* The slot a module writes: its weight, or for .diff_b its bias. */
+static sdx__wslot *sdx__lora_module_slot(const sdx__lora_module *md) {
+    return md->t[SDX__LR_DIFF_B] ? md->tg.bias : md->tg.weight;
+}
+
+/* DoRA (ComfyUI's weight_decompose): V = W + scale * delta, each input
+ * channel i of V rescaled to the magnitude m[i] (V[:, i] *= m[i] /
+ * ||V[:, i]||, the norm over outputs and kernel), then W += strength *
+ * (V - W). w and delta are [O, I, KL]. */
+static int sdx__lora_dora(sdx_ctx *ctx, const sdx_tensor *mag, float *w, float *delta, int64_t O, int64_t I, int64_t KL,
+                          float scale, float strength) {
+    double *norm = (double *)sdx__calloc(ctx, (size_t)I, sizeof(double));
+    if (!norm) return sdx__nomem(ctx, "DoRA norms", (size_t)I * sizeof(double));
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        delta[i] = w[i] + delta[i] * scale;          /* V */
+        norm[(i / KL) % I] += (double)delta[i] * delta[i];
+    }
+    for (int64_t i = 0; i < O * I * KL; i++) {
+        int64_t c = (i / KL) % I;
+        float v = delta[i] * (sdx__get_f32(mag, c) / (float)sqrt(norm[c]));
+        w[i] = strength != 1.0f ? w[i] + strength * (v - w[i]) : v;
+    }
+    sdx__free(ctx, norm);
+    return SDX_OK;
+}
+
+/* Adds the module's term, (strength * scale) * delta, into w (the f32
+ * values of its whole slot). */
+static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_module *md, float *w) {
+    const sdx_tensor *t = &sdx__lora_module_slot(md)->t;
+    int64_t cols = t->ndim >= 2 ? sdx_tensor_numel(t) / t->shape[0] : 1, rows = md->tg.rows, row0 = md->tg.row0;
+    double scale = 1.0, strength = md->tg.te ? l->te_strength : l->unet_strength;
+    float *delta, f;
+    int rc;
+    if (md->t[SDX__LR_DIFF_B]) { rows = t->ndim ? md->tg.rows : 1; cols = 1; }
+    if (strength == 0) return SDX_OK;
+    delta = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
+    if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
+    if ((rc = sdx__lora_delta(ctx, md, w + row0 * cols, t->ndim >= 2 ? t->shape[1] : 1, rows, cols, delta, &scale)) == SDX_OK) {
+        float *dst = w + row0 * cols;
+        if (md->t[SDX__LR_DORA]) {
+            rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);
+        } else {
+            f = (float)(strength * scale);
+            for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
+        }
+    }
+    sdx__free(ctx, delta);
+    return rc;
+}
+
+/* f32 value of `slot` with every term of loras[0..n) that targets it,
+ * in order, added to the file's values. */
+static int sdx__lora_merged(sdx_ctx *ctx, const sdx__lora *loras, int n, sdx__wslot *slot, float *w) {
+    int rc;
+    sdx__load_f32(slot->file->data, slot->file->dtype, 0, sdx_tensor_numel(slot->file), w);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < loras[i].n_mod; k++)
+            if (sdx__lora_module_slot(&loras[i].mod[k]) == slot && (rc = sdx__lora_add_term(ctx, &loras[i], &loras[i].mod[k], w)) != SDX_OK)
+                return rc;
+    return SDX_OK;
+}
+
+/* Rewrites every slot that `l`'s modules touch from the file and loras
+ * [0, n) (reset to the file when none of them touches it any more). */
+static int sdx__lora_rewrite(sdx_ctx *ctx, const sdx__lora *loras, int n, const sdx__lora *l) {
+    for (int k = 0; k < l->n_mod; k++) {
+        sdx__wslot *slot = sdx__lora_module_slot(&l->mod[k]);
+        const sdx__lora_target *tg = &l->mod[k].tg;
+        int touched = 0, done = 0, rc;
+        float *w;
+        for (int j = 0; j < k && !done; j++) done = sdx__lora_module_slot(&l->mod[j]) == slot;
+        if (done) continue;    /* two modules of one file on one tensor (q/k/v blocks) */
+        for (int i = 0; i < n && !touched; i++)
+            for (int j = 0; j < loras[i].n_mod && !touched; j++) touched = sdx__lora_module_slot(&loras[i].mod[j]) == slot;
+        if (!touched) {
+            if ((rc = sdx__wslot_reset(tg->w, slot)) != SDX_OK) return rc;
+            continue;
+        }
+        w = (float *)sdx__malloc(ctx, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        if (!w) return sdx__nomem(ctx, slot->file->name, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
+        rc = sdx__lora_merged(ctx, loras, n, slot, w);
+        if (rc == SDX_OK) rc = sdx__wslot_set(tg->w, slot, w);
+        sdx__free(ctx, w);
+        if (rc != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* ---- A1111's short hash ------------------------------------------------ */
+
+/* SHA-256 (FIPS 180-4) of n bytes, as 64 lowercase hex digits. */
+static void sdx__sha256_hex(const unsigned char *p, size_t n, char hex[65]) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
+    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+    unsigned char tail[128];
+    size_t full = n / 64, rest = n % 64, blocks;
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, p + full * 64, rest);
+    tail[rest] = 0x80;
+    blocks = rest < 56 ? 1 : 2;       /* the padded tail: 0x80, zeros, the bit length */
+    for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(((uint64_t)n * 8) >> (8 * i));
+    for (size_t b = 0; b < full + blocks; b++) {
+        const unsigned char *q = b < full ? p + b * 64 : tail + (b - full) * 64;
+        uint32_t w[64], v[8];
+#define SDX__ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
+        for (int i = 0; i < 16; i++) w[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 | (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
+        for (int i = 16; i < 64; i++) {
+            uint32_t s0 = SDX__ROR(w[i - 15], 7) ^ SDX__ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            uint32_t s1 = SDX__ROR(w[i - 2], 17) ^ SDX__ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        memcpy(v, h, sizeof v);
+        for (int i = 0; i < 64; i++) {
+            uint32_t t1 = v[7] + (SDX__ROR(v[4], 6) ^ SDX__ROR(v[4], 11) ^ SDX__ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
+            uint32_t t2 = (SDX__ROR(v[0], 2) ^ SDX__ROR(v[0], 13) ^ SDX__ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+            memmove(v + 1, v, 7 * sizeof *v);
+            v[4] += t1;
+            v[0] = t1 + t2;
+        }
+#undef SDX__ROR
+        for (int i = 0; i < 8; i++) h[i] += v[i];
+    }
+    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
+}
+
+/* A1111's "Lora hashes" value for a safetensors LoRA: the first 12 hex
+ * digits of the SHA-256 of the file after its header (the addnet hash). */
+static void sdx__lora_short_hash(const sdx_st *st, char out[13]) {
+    char hex[65];
+    sdx__sha256_hex(st->data, st->data_size, hex);
+    memcpy(out, hex, 12);
+    out[12] = 0;
+}
+
+/* ---- src/sampling/sampling.c ---- */
+
+/* ===================================================================== */
+/*  Sampling: model sampling, schedulers, samplers (ComfyUI semantics)    */
+/* ===================================================================== */
+/* ComfyUI runs all of this in float32 torch. Scalars that torch keeps as
+ * 0-d float32 tensors are float here and evaluated in the same order;
+ * Python-float scalars are double. That keeps trajectories within a few
+ * ulp of the reference instead of merely close. */
+
+/* torch.linspace on the CPU: the first half counts up from start, the
+ * second half down from end, both with a step rounded to the element type. */
+static float sdx__linspace_f32(float start, float end, int count, int i) {
+    float step;
+    if (count == 1) return start;
+    step = (end - start) / (float)(count - 1);
+    return i < count / 2 ? start + step * (float)i : end - step * (float)(count - 1 - i);
+}
+
+static double sdx__linspace_f64(double start, double end, int count, int i) {
+    double step;
+    if (count == 1) return start;
+    step = (end - start) / (double)(count - 1);
+    return i < count / 2 ? start + step * (double)i : end - step * (double)(count - 1 - i);
+}
+
+/* ---- model sampling ------------------------------------------------- */
+
+SDX_API void sdx_model_sampling_init(sdx_model_sampling *ms) {
+    /* ModelSamplingDiscrete: betas and their cumulative product in
+     * float64, then the sigmas and their logs rounded to float32. */
+    double cumprod = 1.0;
+    double lo = sqrt(0.00085), hi = sqrt(0.012);
+    for (int t = 0; t < SDX_TRAIN_STEPS; t++) {
+        double b = sdx__linspace_f64(lo, hi, SDX_TRAIN_STEPS, t);
+        double sigma;
+        cumprod *= 1.0 - b * b;
+        sigma = sqrt((1.0 - cumprod) / cumprod);
+        ms->sigmas[t] = (float)sigma;
+        ms->log_sigmas[t] = (float)log(sigma);
+    }
+    ms->sigma_min = ms->sigmas[0];
+    ms->sigma_max = ms->sigmas[SDX_TRAIN_STEPS - 1];
+}
+
+SDX_API int sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma) {
+    float log_sigma = logf(sigma);
+    float best = fabsf(log_sigma - ms->log_sigmas[0]);
+    int best_t = 0;
+    for (int t = 1; t < SDX_TRAIN_STEPS; t++) {
+        float d = fabsf(log_sigma - ms->log_sigmas[t]);
+        if (d < best) { best = d; best_t = t; }
+    }
+    return best_t;
+}
+
+SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t) {
+    float lo_t, w;
+    int lo, hi;
+    if (!(t > 0.0f)) t = 0.0f;   /* also maps NaN to 0 */
+    if (t > (float)(SDX_TRAIN_STEPS - 1)) t = (float)(SDX_TRAIN_STEPS - 1);
+    lo_t = floorf(t);
+    lo = (int)lo_t;
+    hi = (int)ceilf(t);
+    w = t - lo_t;
+    return expf((1.0f - w) * ms->log_sigmas[lo] + w * ms->log_sigmas[hi]);
+}
+
+SDX_API float sdx_model_c_in(float sigma) {
+    return 1.0f / sqrtf(sigma * sigma + 1.0f);
+}
+
+SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
+                                const float *model_out, float *denoised, size_t n) {
+    if (pred == SDX_PRED_V) {
+        float s2 = sigma * sigma + 1.0f;
+        float out_scale = sigma / sqrtf(s2);
+        for (size_t i = 0; i < n; i++) denoised[i] = x[i] / s2 - model_out[i] * out_scale;
+    } else {
+        for (size_t i = 0; i < n; i++) denoised[i] = x[i] - model_out[i] * sigma;
+    }
+}
+
+SDX_API int sdx_is_max_denoise(const sdx_model_sampling *ms, float sigma0) {
+    /* math.isclose(sigma_max, sigma0, rel_tol=1e-5) or sigma0 > sigma_max */
+    double a = ms->sigma_max, b = sigma0;
+    return fabs(a - b) <= 1e-5 * fmax(fabs(a), fabs(b)) || b > a;
+}
+
+SDX_API void sdx_add_noise(float sigma, const float *latent, const float *noise, float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = noise[i] * sigma;
+        x[i] = latent ? v + latent[i] : v;
+    }
+}
+
+SDX_API void sdx_start_latent(const sdx_model_sampling *ms, float sigma0, const float *latent,
+                              const float *noise, float *x, size_t n) {
+    float scale = sdx_is_max_denoise(ms, sigma0) ? sqrtf(1.0f + sigma0 * sigma0) : sigma0;
+    sdx_add_noise(scale, latent, noise, x, n);
+}
+
+/* ---- schedulers ------------------------------------------------------ */
+
+/* A growable list of sigmas, computed in double or float and stored as
+ * float (schedulers never produce more than a few thousand values). */
+typedef struct sdx__sigma_list {
+    float *v;
+    int    count, cap;
+} sdx__sigma_list;
+
+static int sdx__sigma_list_init(sdx_ctx *ctx, sdx__sigma_list *l, int cap) {
+    l->count = 0;
+    l->cap = cap < 2 ? 2 : cap;
+    l->v = (float *)sdx__malloc(ctx, (size_t)l->cap * sizeof(float));
+    if (!l->v) return sdx__nomem(ctx, "sigma schedule", (size_t)l->cap * sizeof(float));
+    return SDX_OK;
+}
+
+/* Callers size the list up front, so a push past capacity is a bug. */
+static void sdx__sigma_push(sdx__sigma_list *l, float v) {
+    SDX_ASSERT(l->count < l->cap);
+    l->v[l->count++] = v;
+}
+
+static void sdx__sched_karras(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double min_inv_rho = pow((double)ms->sigma_min, 1.0 / 7.0);
+    double max_inv_rho = pow((double)ms->sigma_max, 1.0 / 7.0);
+    float span = (float)(min_inv_rho - max_inv_rho), base = (float)max_inv_rho;
+    for (int i = 0; i < steps; i++)
+        sdx__sigma_push(l, powf(base + sdx__linspace_f32(0.0f, 1.0f, steps, i) * span, 7.0f));
+    sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_exponential(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    float hi = (float)log((double)ms->sigma_max), lo = (float)log((double)ms->sigma_min);
+    for (int i = 0; i < steps; i++) sdx__sigma_push(l, expf(sdx__linspace_f32(hi, lo, steps, i)));
+    sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_polyexponential(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double log_min = log((double)ms->sigma_min);
+    float span = (float)(log((double)ms->sigma_max) - log_min);
+    for (int i = 0; i < steps; i++)   /* rho = 1: ramp ** 1 is the ramp */
+        sdx__sigma_push(l, expf(sdx__linspace_f32(1.0f, 0.0f, steps, i) * span + (float)log_min));
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* The reference's float32 expm1 behaves as exp(x) - 1 (it loses digits
+ * at the small end, 4e-4 relative at t = eps_s); reproduced as is. */
+static void sdx__sched_vp(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    const float beta_d = 19.9f, beta_min = 0.1f, eps_s = 1e-3f;
+    for (int i = 0; i < steps; i++) {
+        float t = sdx__linspace_f32(1.0f, eps_s, steps, i);
+        sdx__sigma_push(l, sqrtf(expf(beta_d * (t * t) / 2.0f + beta_min * t) - 1.0f));
+    }
+    sdx__sigma_push(l, 0.0f);
+    (void)ms;
+}
+
+/* normal: evenly spaced timesteps from timestep(sigma_max) to
+ * timestep(sigma_min), mapped through the interpolating sigma(t).
+ * sgm_uniform spaces steps + 1 and drops the last. */
+static void sdx__sched_normal_or_sgm(const sdx_model_sampling *ms, int steps, int sgm, sdx__sigma_list *l) {
+    float start = (float)sdx_sigma_to_timestep(ms, ms->sigma_max);
+    float end = (float)sdx_sigma_to_timestep(ms, ms->sigma_min);
+    int count = sgm ? steps + 1 : steps, append_zero = 1;
+    if (!sgm && fabsf(sdx_timestep_to_sigma(ms, end)) <= 1e-5f) { count++; append_zero = 0; }
+    for (int i = 0; i < (sgm ? steps : count); i++)
+        sdx__sigma_push(l, sdx_timestep_to_sigma(ms, sdx__linspace_f32(start, end, count, i)));
+    if (append_zero) sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_normal(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_normal_or_sgm(ms, steps, 0, l);
+}
+
+static void sdx__sched_sgm_uniform(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_normal_or_sgm(ms, steps, 1, l);
+}
+
+static void sdx__sched_simple(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double stride = (double)SDX_TRAIN_STEPS / steps;
+    for (int i = 0; i < steps; i++)
+        sdx__sigma_push(l, ms->sigmas[SDX_TRAIN_STEPS - 1 - (int)(i * stride)]);
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* Training indices 1, 1 + s, 1 + 2s, ... (s = 1000 // steps) in reverse:
+ * starts below sigma_max and may hold more than steps values. */
+static void sdx__sched_ddim_uniform(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    int stride = SDX_TRAIN_STEPS / steps, last;
+    if (stride < 1) stride = 1;
+    last = 1 + (SDX_TRAIN_STEPS - 2) / stride * stride;
+    for (int t = last; t >= 1; t -= stride) sdx__sigma_push(l, ms->sigmas[t]);
+    sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_linear_quadratic(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    const double threshold = 0.025;
+    int linear_steps = steps / 2, quad_steps = steps - linear_steps;
+    double diff, quad_coef, lin_coef, constant;
+    if (steps == 1) {
+        sdx__sigma_push(l, ms->sigma_max);
+        sdx__sigma_push(l, 0.0f);
+        return;
+    }
+    diff = linear_steps - threshold * steps;
+    quad_coef = diff / (linear_steps * (double)quad_steps * quad_steps);
+    lin_coef = threshold / linear_steps - 2 * diff / ((double)quad_steps * quad_steps);
+    constant = quad_coef * ((double)linear_steps * linear_steps);
+    for (int i = 0; i < steps; i++) {
+        double v = i < linear_steps ? i * threshold / linear_steps
+                                    : quad_coef * ((double)i * i) + lin_coef * i + constant;
+        sdx__sigma_push(l, (float)(1.0 - v) * ms->sigma_max);
+    }
+    sdx__sigma_push(l, 0.0f);
+}
+
+static void sdx__sched_kl_optimal(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    float atan_min = (float)atan((double)ms->sigma_min), atan_max = (float)atan((double)ms->sigma_max);
+    for (int i = 0; i < steps; i++) {
+        float w = steps > 1 ? (float)i / (float)(steps - 1) : 0.0f;
+        sdx__sigma_push(l, tanf(w * atan_min + (1.0f - w) * atan_max));
+    }
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* Regularized incomplete beta I_x(a, b) by its continued fraction
+ * (modified Lentz), using the symmetry that keeps the fraction convergent. */
+static double sdx__betacf(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0), h;
+    if (fabs(d) < tiny) d = tiny;
+    d = 1.0 / d;
+    h = d;
+    for (int m = 1; m <= 500; m++) {
+        double m2 = 2.0 * m, aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)), del;
+        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        h *= d * c;
+        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < 1e-16) break;
+    }
+    return h;
+}
+
+static double sdx__beta_inc(double a, double b, double x) {
+    double front;
+    if (x <= 0.0) return 0.0;
+    if (x >= 1.0) return 1.0;
+    front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1.0) / (a + b + 2.0)) return front * sdx__betacf(a, b, x) / a;
+    return 1.0 - front * sdx__betacf(b, a, 1.0 - x) / b;
+}
+
+/* scipy.stats.beta.ppf: I_x is monotone on [0, 1], so bisection to the
+ * last representable bit is robust for any a, b > 0 (no Newton steps that
+ * could leave the interval near the singular ends). */
+static double sdx__beta_ppf(double p, double a, double b) {
+    double lo = 0.0, hi = 1.0;
+    if (p <= 0.0) return 0.0;
+    if (p >= 1.0) return 1.0;
+    /* the median of a symmetric beta is exactly 1/2; bisection would stop
+     * an ulp short, and rint(0.5 * 999) must see 499.5 (-> 500) */
+    if (a == b && p == 0.5) return 0.5;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi) break;
+        if (sdx__beta_inc(a, b, mid) < p) lo = mid; else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* Timesteps at beta(0.6, 0.6) quantiles of 1 - i/steps, rounded half to
+ * even like numpy.rint; repeated timesteps are dropped. */
+static void sdx__sched_beta(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double last = -1.0, step = 1.0 / steps;
+    for (int i = 0; i < steps; i++) {
+        double t = nearbyint(sdx__beta_ppf(1.0 - i * step, 0.6, 0.6) * (SDX_TRAIN_STEPS - 1));
+        if (t != last) sdx__sigma_push(l, ms->sigmas[(int)t]);
+        last = t;
+    }
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* Align Your Steps levels (NVIDIA, published for 10 steps). */
+static const double sdx__ays_sd1[11] = {
+    14.6146412293, 6.4745760956, 3.8636745985, 2.6946151520, 1.8841921177, 1.3943805092,
+    0.9642583904, 0.6523686016, 0.3977456272, 0.1515232662, 0.0291671582
+};
+static const double sdx__ays_sdxl[11] = {
+    14.6146412293, 6.3184485287, 3.7681790315, 2.1811480769, 1.3405244945, 0.8620721141,
+    0.5550693289, 0.3798540708, 0.2332364134, 0.1114188177, 0.0291671582
+};
+
+/* ComfyUI loglinear_interp at output k of count: np.interp of the
+ * ascending log levels, knots at j / 10, evaluated at position
+ * (count - 1 - k) / (count - 1) of linspace(0, 1, count); then exp. */
+static double sdx__ays_interp(const double *levels, int count, int k) {
+    int asc = count - 1 - k, j = 0;
+    double x, xj;
+    if (asc == count - 1) return levels[0];   /* the right end: np.interp returns the last knot */
+    x = asc * (1.0 / (count - 1));
+    while (j < 9 && (j + 1) * 0.1 <= x) j++;
+    xj = j * 0.1;
+    return exp((log(levels[9 - j]) - log(levels[10 - j])) / ((j + 1) * 0.1 - xj) * (x - xj) + log(levels[10 - j]));
+}
+
+/* AlignYourStepsScheduler: the published 10-step levels, log-linearly
+ * resampled for other step counts; the last value is replaced by 0. */
+static void sdx__sched_ays_levels(const double *levels, int steps, sdx__sigma_list *l) {
+    int count = steps + 1;
+    for (int k = 0; k < count - 1; k++)
+        sdx__sigma_push(l, (float)(count == 11 ? levels[k] : sdx__ays_interp(levels, count, k)));
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* AYS does not read the model's levels: its own are fixed. */
+static void sdx__sched_ays_sd1(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_ays_levels(sdx__ays_sd1, steps, l);
+    (void)ms;
+}
+
+static void sdx__sched_ays_sdxl(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    sdx__sched_ays_levels(sdx__ays_sdxl, steps, l);
+    (void)ms;
+}
+
+/* ---- the scheduler registry ------------------------------------------- */
+
+/* Appends the non-NULL names name_of(0 .. count - 1) to list, the first
+ * after `lead`, the others after ", "; returns the new length. */
+static size_t sdx__join_names(char *list, size_t size, size_t used, const char *lead, int count,
+                              const char *(*name_of)(int i)) {
+    for (int i = 0, n = 0; i < count && used < size; i++) {
+        const char *name = name_of(i);
+        if (name) used += (size_t)snprintf(list + used, size - used, "%s%s", n++ ? ", " : lead, name);
+    }
+    return used;
+}
+
+typedef void (*sdx__sched_fn)(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l);
+
+enum {
+    SDX__SCHED_ANY_LENGTH = 1,   /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
+    SDX__SCHED_FIXED_LEVELS = 2  /* denoise < 1 takes round(steps * denoise) steps from the
+                                    tail of the steps-step table (ComfyUI's AYS node) instead
+                                    of KSampler's longer schedule */
+};
+
+/* Everything known about a scheduler, one row each, in enum order (the
+ * name round trip test checks the order). */
+typedef struct sdx__scheduler_row {
+    sdx_scheduler id;
+    const char   *name;      /* ComfyUI's */
+    sdx__sched_fn fill;
+    unsigned      flags;
+    const char   *a1111;     /* A1111's "Schedule type"; NULL: it has none, the name is written */
+} sdx__scheduler_row;
+
+static const sdx__scheduler_row sdx__schedulers[] = {
+    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, "Automatic" },
+    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, "Karras" },
+    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, "Exponential" },
+    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, "SGM Uniform" },
+    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, "Simple" },
+    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, "DDIM" },
+    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, "Beta" },
+    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, "Linear Quadratic" },
+    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, "KL Optimal" },
+    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
+    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
+    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL },
+    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL },
+};
+typedef char sdx__schedulers_one_row_each[SDX__ARRAY_LEN(sdx__schedulers) == SDX_SCHED_COUNT ? 1 : -1];
+
+static const sdx__scheduler_row *sdx__scheduler_named(const char *name) {
+    for (int i = 0; name && i < SDX_SCHED_COUNT; i++)
+        if (!strcmp(name, sdx__schedulers[i].name)) return &sdx__schedulers[i];
     return NULL;
 }
 
-/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
- * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
-static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
-    const char *res, *tail;
-    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
-    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
-    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
+    return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].name : "?";
 }
 
-/* wset name map: the diffusers name of an LDM ControlNet tensor. */
-static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
-    const sdx__controlnet *cn = (const sdx__controlnet *)user;
-    int nrb = cn->layers_per_block, n, m, k, used = 0;
-    char parent[32];
-    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
-    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
-        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
-        snprintf(parent, sizeof parent, "down_blocks.%d", level);
-        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
-        if (m == 0 && !strncmp(name + used, "op.", 3))
-            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
-        return 0;
-    }
-    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
-        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
-    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
-        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
-        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
-        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
-        return 0;
-    }
-    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
-        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
-    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
-    return 0;
+static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
+
+SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
+    const sdx__scheduler_row *row = sdx__scheduler_named(name);
+    char list[512] = "";
+    if (row) { *out = row->id; return SDX_OK; }
+    sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
+    if (name && !strcmp(name, "ays"))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' needs the model family: use ays_sd1 or "
+                         "ays_sdxl (there is no Align Your Steps table for SD 2.x)");
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
 }
 
-static int sdx__cn_count(const sdx_st *st, const char *fmt) {
-    char name[128];
-    int n = 0;
-    for (;; n++) {
-        snprintf(name, sizeof name, fmt, n);
-        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
-    }
+/* A1111's "Schedule type" for a scheduler name, for the PNG parameters.
+ * "ays" and "align_your_steps" (the pipeline picks the family's table)
+ * are AYS too; names A1111 lacks, and unknown ones, are written as given. */
+static const char *sdx__scheduler_a1111_name(const char *name) {
+    const sdx__scheduler_row *row = sdx__scheduler_named(name);
+    if (name && (!strcmp(name, "ays") || !strcmp(name, "align_your_steps"))) row = &sdx__schedulers[SDX_SCHED_AYS_SD1];
+    return row && row->a1111 ? row->a1111 : name;
 }
 
-/* ---- loading -------------------------------------------------------------- */
-
-static void sdx__controlnet_free(sdx__controlnet *cn) {
-    sdx__unet_free(&cn->enc);
-    memset(cn, 0, sizeof *cn);
-}
-
-static int sdx__cn_load_hint(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    const sdx_tensor *first;
-    int c, n = 0, factor = 1;
-    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
-    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
-                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
-    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
-    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
-    c = cn->hint_channels;
-    for (int k = 0; k < n; k++) {
-        /* the last conv gives model_channels; the others their own width */
-        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
-        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
-        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
-        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
-        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
-        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
-        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
-        factor *= cn->hint_stride[k];
-        c = co;
-    }
-    cn->n_hint = n;
-    if (factor != 8)
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
-                         sdx_st_path(w->st), factor, n);
+static int sdx__calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+                                 int steps, sdx__sigma_list *l) {
+    const sdx__scheduler_row *row;
+    int rc, cap;
+    if ((unsigned)sched >= SDX_SCHED_COUNT)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: scheduler id %d out of range", (int)sched);
+    if (steps < 1 || steps > 100000)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: steps must be in 1..100000, got %d", steps);
+    row = &sdx__schedulers[sched];
+    cap = row->flags & SDX__SCHED_ANY_LENGTH ? SDX_TRAIN_STEPS + 2 : steps + 2;
+    if ((rc = sdx__sigma_list_init(ctx, l, cap)) != SDX_OK) return rc;
+    row->fill(ms, steps, l);
     return SDX_OK;
 }
 
-static int sdx__cn_load_outputs(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    for (int n = 0; n < u->n_in; n++) {
-        int c = u->in[n].cout;
-        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
-        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
-    }
-    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
-                         sdx_st_path(w->st), u->n_in, u->n_in);
-    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
-    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
-    return SDX_OK;
-}
-
-/* Finds the layout, then resolves every tensor once (weights stay in the
- * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
- * otherwise). */
-static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
-    const char *prefix = NULL;
+/* Moves values [first, first + count) of a list into a new 1-D tensor. */
+static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first, int count, sdx_tensor *out) {
+    int64_t shape[1];
     int rc;
-    memset(cn, 0, sizeof *cn);
-    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
-    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
-    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
-        prefix = "";
-        cn->diffusers = 1;
-        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
-        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
-                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
-    }
-    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
-        if (cn->diffusers) {
-            cn->enc.w.map = sdx__cn_diffusers_name;
-            cn->enc.w.map_user = cn;
-        }
-        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
-            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
-            sdx__unet_pick_heads(&cn->enc);
-            return SDX_OK;
-        }
-    }
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
-    sdx__controlnet_free(cn);
+    shape[0] = count;
+    rc = sdx_tensor_alloc(ctx, out, SDX_F32, 1, shape);
+    if (rc == SDX_OK) memcpy(out->data, l->v + first, (size_t)count * sizeof(float));
+    sdx__free(ctx, l->v);
+    l->v = NULL;
     return rc;
 }
 
-/* The family a UNet encoder belongs to, by the same clues as the head rule. */
-static const char *sdx__cn_family(const sdx__unet *u) {
-    if (u->adm_channels > 0) return "SDXL";
-    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
-    return "SD 1.x";
+SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+                                 int steps, sdx_tensor *out) {
+    sdx__sigma_list l;
+    int rc;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
+    memset(out, 0, sizeof *out);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
+    return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }
 
-/* Does this ControlNet fit the UNet: same context width, vector
- * conditioning and encoder (block widths and resolutions)? Then it takes
- * the UNet's attention heads, which the file cannot tell. */
-static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
-    const sdx__unet *e = &cn->enc;
-    char why[160];
-    why[0] = 0;
-    if (e->context_dim != unet->context_dim)
-        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
-    else if (e->adm_channels != unet->adm_channels)
-        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
-    else if (e->in_channels != 4)
-        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
-    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
-        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
-                 unet->n_in, unet->model_channels);
-    for (int n = 0; !why[0] && n < e->n_in; n++)
-        if (e->in[n].cout != unet->in[n].cout ||
-            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
-            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
-    if (why[0])
-        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
-                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
-    cn->enc.num_heads = unet->num_heads;
-    cn->enc.head_dim = unet->head_dim;
+/* ---- samplers: plumbing ----------------------------------------------- */
+
+#define SDX__SAMPLER_BUFS 9     /* latent-sized temporaries; UniPC uses all nine */
+
+/* One sampler run: the caller's description plus float32 temporaries of
+ * the latent's size. */
+typedef struct sdx__run {
+    sdx_ctx *ctx;
+    const sdx_sample_desc *d;
+    const float *sig;
+    int steps;
+    size_t n;
+    float *buf[SDX__SAMPLER_BUFS];
+} sdx__run;
+
+static int sdx__callback_rc(sdx__run *r, const char *what, int rc) {
+    if (rc == SDX_OK || rc < 0) return rc;
+    return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "%s: %s callback returned %d (expected 0 or a negative sdx_result)",
+                     sdx_sampler_name(r->d->sampler), what, rc);
+}
+
+static int sdx__model(sdx__run *r, const float *x, float sigma, float *denoised) {
+    return sdx__callback_rc(r, "denoise", r->d->denoise(r->d->denoise_user, x, sigma, denoised));
+}
+
+static int sdx__draw(sdx__run *r, float *out) {
+    return sdx__callback_rc(r, "noise", r->d->noise(r->d->noise_user, out));
+}
+
+static int sdx__report(sdx__run *r, int i, const float *x, const float *denoised) {
+    if (!r->d->step || !r->d->step(r->d->step_user, i, r->steps, x, denoised)) return SDX_OK;
+    return sdx__fail(r->ctx, SDX_ERR_CANCELLED, "%s: cancelled by the step callback after step %d of %d",
+                     sdx_sampler_name(r->d->sampler), i + 1, r->steps);
+}
+
+/* k-diffusion get_ancestral_step, on float32 scalars. */
+static void sdx__ancestral_step(float from, float to, float eta, float *down, float *up) {
+    float u;
+    if (eta == 0.0f) { *down = to; *up = 0.0f; return; }
+    u = eta * sqrtf(to * to * (from * from - to * to) / (from * from));
+    *up = to < u ? to : u;
+    *down = sqrtf(to * to - *up * *up);
+}
+
+/* x += noise * scale (one per-step draw); `nz` is scratch. */
+static int sdx__add_step_noise(sdx__run *r, float *x, float *nz, float scale) {
+    int rc;
+    if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * scale;
     return SDX_OK;
 }
 
-/* ---- forward -------------------------------------------------------------- */
+/* ---- Karras-ODE samplers: euler, heun, heunpp2, dpm_2, lms ------------ */
 
-/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
- * UNet's skip connections. */
-static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
-                                 sdx__unet_control *ctl) {
-    const sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
-    memset(ctl, 0, sizeof *ctl);
-    sdx__unet_plan(u, h, w, sh, sw);
-    for (int n = 0; n < u->n_in; n++)
-        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
-    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+/* ComfyUI's euler (and ddim, which is euler for txt2img). */
+static int sdx__sample_euler(sdx__run *r, float *x) {
+    float *den = r->buf[0];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], dt = r->sig[i + 1] - s;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * dt;
+    }
     return SDX_OK;
 }
 
-/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
-static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor cur = *hint, next;
+static int sdx__sample_euler_ancestral(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], down, up;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__ancestral_step(s, r->sig[i + 1], 1.0f, &down, &up);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (down == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+            continue;
+        }
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
+        if ((rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* d = (x - denoised) / sigma for a whole latent. */
+static void sdx__to_d(float *d, const float *x, const float *den, float sigma, size_t n) {
+    for (size_t k = 0; k < n; k++) d[k] = (x[k] - den[k]) / sigma;
+}
+
+/* x2 = x + d * dt */
+static void sdx__euler_to(float *x2, const float *x, const float *d, float dt, size_t n) {
+    for (size_t k = 0; k < n; k++) x2[k] = x[k] + d[k] * dt;
+}
+
+static int sdx__sample_heun(sdx__run *r, float *x) {
+    float *den = r->buf[0], *d = r->buf[1], *x2 = r->buf[2], *den2 = r->buf[3];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) { sdx__euler_to(x, x, d, dt, r->n); continue; }
+        sdx__euler_to(x2, x, d, dt, r->n);
+        if ((rc = sdx__model(r, x2, s1, den2)) != SDX_OK) return rc;
+        for (size_t k = 0; k < r->n; k++) {
+            float d2 = (x2[k] - den2[k]) / s1;
+            x[k] = x[k] + (d[k] + d2) / 2.0f * dt;
+        }
+    }
+    return SDX_OK;
+}
+
+/* heunpp2: Heun++ (three evaluations) while two more sigmas remain, then
+ * a weighted Heun step, then Euler into the final sigma. */
+static int sdx__sample_heunpp2(sdx__run *r, float *x) {
+    float *den = r->buf[0], *d = r->buf[1], *x2 = r->buf[2], *den2 = r->buf[3], *d2 = r->buf[4];
+    float *x3 = r->buf[5], *den3 = r->buf[6];
+    float s_end = r->sig[r->steps];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == s_end) { sdx__euler_to(x, x, d, dt, r->n); continue; }
+        sdx__euler_to(x2, x, d, dt, r->n);
+        if ((rc = sdx__model(r, x2, s1, den2)) != SDX_OK) return rc;
+        sdx__to_d(d2, x2, den2, s1, r->n);
+        if (r->sig[i + 2] == s_end) {
+            float w2 = s1 / (2.0f * r->sig[0]), w1 = 1.0f - w2;
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (d[k] * w1 + d2[k] * w2) * dt;
+        } else {
+            float s2 = r->sig[i + 2], w = 3.0f * r->sig[0];
+            float w2 = s1 / w, w3 = s2 / w, w1 = 1.0f - w2 - w3;
+            sdx__euler_to(x3, x2, d2, s2 - s1, r->n);
+            if ((rc = sdx__model(r, x3, s2, den3)) != SDX_OK) return rc;
+            for (size_t k = 0; k < r->n; k++) {
+                float d3 = (x3[k] - den3[k]) / s2;
+                x[k] = x[k] + (w1 * d[k] + w2 * d2[k] + w3 * d3) * dt;
+            }
+        }
+    }
+    return SDX_OK;
+}
+
+/* exp(lerp(log a, log b, 0.5)) as torch.lerp computes it at weight 0.5. */
+static float sdx__log_midpoint(float a, float b) {
+    float la = logf(a), lb = logf(b);
+    return expf(lb - (lb - la) * 0.5f);
+}
+
+/* One DPM-Solver-2 step from sigma s to sigma `to` through their
+ * log-midpoint; d holds (x - denoised) / s. */
+static int sdx__dpm2_step(sdx__run *r, float *x, const float *d, float s, float to) {
+    float *x2 = r->buf[2], *den2 = r->buf[3];
+    float mid = sdx__log_midpoint(s, to);
+    int rc;
+    sdx__euler_to(x2, x, d, mid - s, r->n);
+    if ((rc = sdx__model(r, x2, mid, den2)) != SDX_OK) return rc;
+    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x2[k] - den2[k]) / mid * (to - s);
+    return SDX_OK;
+}
+
+static int sdx__sample_dpm_2(sdx__run *r, float *x) {
+    float *den = r->buf[0], *d = r->buf[1];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) sdx__euler_to(x, x, d, s1 - s, r->n);
+        else if ((rc = sdx__dpm2_step(r, x, d, s, s1)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_dpm_2_ancestral(sdx__run *r, float *x) {
+    float *den = r->buf[0], *d = r->buf[1], *nz = r->buf[4];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], down, up;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__ancestral_step(s, r->sig[i + 1], 1.0f, &down, &up);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if (down == 0.0f) { sdx__euler_to(x, x, d, down - s, r->n); continue; }
+        if ((rc = sdx__dpm2_step(r, x, d, s, down)) != SDX_OK) return rc;
+        if ((rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* Integral over [t[i], t[i+1]] of the Lagrange basis polynomial j through
+ * t[i], t[i-1], ..., t[i-order+1]. The integrand has degree <= 3, so
+ * 3-point Gauss-Legendre is exact (scipy's quad is exact to rounding). */
+static double sdx__lms_coeff(int order, const float *t, int i, int j) {
+    static const double node[3] = { -0.7745966692414834, 0.0, 0.7745966692414834 };
+    static const double weight[3] = { 5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0 };
+    double a = t[i], b = t[i + 1], sum = 0.0;
+    for (int q = 0; q < 3; q++) {
+        double tau = 0.5 * (a + b) + 0.5 * (b - a) * node[q], prod = 1.0;
+        for (int k = 0; k < order; k++) {
+            if (k == j) continue;
+            prod *= (tau - t[i - k]) / ((double)t[i - j] - t[i - k]);
+        }
+        sum += weight[q] * prod;
+    }
+    return 0.5 * (b - a) * sum;
+}
+
+/* Linear multistep, order 4; ComfyUI jumps to the denoised value on the
+ * step into sigma 0 (k-diffusion would take an LMS step there). */
+static int sdx__sample_lms(sdx__run *r, float *x) {
+    enum { ORDER = 4 };
+    float *den = r->buf[0], *ds[ORDER];
+    int rc, have = 0;
+    for (int j = 0; j < ORDER; j++) ds[j] = r->buf[1 + j];
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], coeff[ORDER];
+        float *d = ds[ORDER - 1];
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        /* ds[0] is the newest derivative: rotate the oldest buffer to the front */
+        for (int j = ORDER - 1; j > 0; j--) ds[j] = ds[j - 1];
+        ds[0] = d;
+        sdx__to_d(d, x, den, s, r->n);
+        if (have < ORDER) have++;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (r->sig[i + 1] == 0.0f) { memcpy(x, den, r->n * sizeof(float)); continue; }
+        for (int j = 0; j < have; j++) coeff[j] = (float)sdx__lms_coeff(have, r->sig, i, j);
+        for (size_t k = 0; k < r->n; k++) {
+            float acc = coeff[0] * ds[0][k];
+            for (int j = 1; j < have; j++) acc = acc + coeff[j] * ds[j][k];
+            x[k] = x[k] + acc;
+        }
+    }
+    return SDX_OK;
+}
+
+/* ---- DPM-Solver++ family (half-logSNR lambda = -log sigma) ------------ */
+
+static int sdx__sample_dpmpp_2s_ancestral(sdx__run *r, float *x) {
+    float *den = r->buf[0], *x2 = r->buf[1], *den2 = r->buf[2], *nz = r->buf[3];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], down, up;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__ancestral_step(s, s1, 1.0f, &down, &up);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (down == 0.0f) {
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
+        } else {
+            float t = -logf(s), t_next = -logf(down), h = t_next - t, t_mid = t + 0.5f * h;
+            float sigma_mid = expf(-t_mid), sigma_t = expf(-t);
+            float a = sigma_mid / sigma_t, b = expm1f(-h * 0.5f);
+            float a2 = expf(-t_next) / sigma_t, b2 = expm1f(-h);
+            for (size_t k = 0; k < r->n; k++) x2[k] = a * x[k] - b * den[k];
+            if ((rc = sdx__model(r, x2, sigma_mid, den2)) != SDX_OK) return rc;
+            for (size_t k = 0; k < r->n; k++) x[k] = a2 * x[k] - b2 * den2[k];
+        }
+        if (s1 > 0.0f && (rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* One dpmpp_sde half step from sigma_s to sigma_to: an ancestral split
+ * of the step, the exponential-integrator update towards sigma_down, then
+ * alpha_to * noise * sigma_up (alpha = sigma * e^lambda, 1 up to rounding). */
+static int sdx__dpmpp_sde_substep(sdx__run *r, float *dst, const float *x, const float *den, float sigma_s,
+                                  float sigma_to, float lambda_to, float *nz) {
+    float lambda_s = -logf(sigma_s);
+    float alpha_s = sigma_s * expf(lambda_s), alpha_to = sigma_to * expf(lambda_to);
+    float down, up, h_, a, b;
+    int rc;
+    sdx__ancestral_step(expf(-lambda_s), expf(-lambda_to), 1.0f, &down, &up);
+    h_ = -logf(down) - lambda_s;
+    a = alpha_to / alpha_s * expf(-h_);
+    b = alpha_to * expm1f(-h_);
+    for (size_t k = 0; k < r->n; k++) dst[k] = a * x[k] - b * den[k];
+    if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+    for (size_t k = 0; k < r->n; k++) dst[k] = dst[k] + alpha_to * nz[k] * up;
+    return SDX_OK;
+}
+
+/* DPM-Solver++ SDE, r = 1/2: the second evaluation (at the lambda
+ * midpoint) alone drives the full step, since (1 - 1/(2r)) = 0. */
+static int sdx__sample_dpmpp_sde(sdx__run *r, float *x) {
+    float *den = r->buf[0], *x2 = r->buf[1], *den2 = r->buf[2], *nz = r->buf[3];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        float lambda_s, lambda_t, lambda_mid, sigma_mid;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) { memcpy(x, den, r->n * sizeof(float)); continue; }
+        lambda_s = -logf(s);
+        lambda_t = -logf(s1);
+        lambda_mid = lambda_s + 0.5f * (lambda_t - lambda_s);
+        sigma_mid = expf(-lambda_mid);
+        if ((rc = sdx__dpmpp_sde_substep(r, x2, x, den, s, sigma_mid, lambda_mid, nz)) != SDX_OK) return rc;
+        if ((rc = sdx__model(r, x2, sigma_mid, den2)) != SDX_OK) return rc;
+        if ((rc = sdx__dpmpp_sde_substep(r, x, x, den2, s, s1, lambda_t, nz)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_dpmpp_2m(sdx__run *r, float *x) {
+    float *den = r->buf[0], *old = r->buf[1];
+    int rc, have_old = 0;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        float t = -logf(s), t_next = -logf(s1), h = t_next - t;
+        float a = expf(-t_next) / expf(-t), b = expm1f(-h);
+        float *tmp;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (!have_old || s1 == 0.0f) {
+            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] - b * den[k];
+        } else {
+            float h_last = t - -logf(r->sig[i - 1]), ratio = h_last / h;
+            float c_new = 1.0f + 1.0f / (2.0f * ratio), c_old = 1.0f / (2.0f * ratio);
+            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] - b * (c_new * den[k] - c_old * old[k]);
+        }
+        tmp = old; old = den; den = tmp;
+        have_old = 1;
+    }
+    return SDX_OK;
+}
+
+/* Shared by dpmpp_2m_sde (midpoint) and dpmpp_2m_sde_heun, eta = 1. */
+static int sdx__dpmpp_2m_sde(sdx__run *r, float *x, int heun) {
+    const float eta = 1.0f;
+    float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
+    float h = 0.0f, h_last = 0.0f;
+    int rc, have_old = 0;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], *tmp;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+        } else {
+            float lambda_s = -logf(s), lambda_t = -logf(s1);
+            float h_eta, alpha_t, a, b;
+            h = lambda_t - lambda_s;
+            h_eta = h * (eta + 1.0f);
+            alpha_t = s1 * expf(lambda_t);
+            a = s1 / s * expf(-h * eta);
+            b = alpha_t * -expm1f(-h_eta);
+            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
+            if (have_old) {
+                float inv_r = 1.0f / (h_last / h);
+                float c = heun ? alpha_t * (-expm1f(-h_eta) / -h_eta + 1.0f) * inv_r
+                               : 0.5f * alpha_t * -expm1f(-h_eta) * inv_r;
+                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c * (den[k] - old[k]);
+            }
+            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+            {
+                float amp = sqrtf(-expm1f(-2.0f * h * eta));
+                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * s1 * amp;
+            }
+        }
+        tmp = old; old = den; den = tmp;
+        have_old = 1;
+        h_last = h;
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_dpmpp_2m_sde(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 0); }
+static int sdx__sample_dpmpp_2m_sde_heun(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 1); }
+
+static int sdx__sample_dpmpp_3m_sde(sdx__run *r, float *x) {
+    const float eta = 1.0f;
+    float *den = r->buf[0], *den_1 = r->buf[1], *den_2 = r->buf[2], *nz = r->buf[3];
+    float h = 0.0f, h_1 = 0.0f, h_2 = 0.0f;
+    int rc, history = 0;   /* how many of h_1, h_2 are set */
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], *tmp;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+        } else {
+            float lambda_s = -logf(s), lambda_t = -logf(s1), h_eta, alpha_t, a, b, phi_2, amp;
+            h = lambda_t - lambda_s;
+            h_eta = h * (eta + 1.0f);
+            alpha_t = s1 * expf(lambda_t);
+            a = s1 / s * expf(-h * eta);
+            b = alpha_t * -expm1f(-h_eta);
+            phi_2 = expm1f(-h_eta) / h_eta + 1.0f;
+            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
+            if (history >= 2) {
+                float r0 = h_1 / h, r1 = h_2 / h, phi_3 = phi_2 / h_eta - 0.5f;
+                float c2 = alpha_t * phi_2, c3 = alpha_t * phi_3;
+                for (size_t k = 0; k < r->n; k++) {
+                    float d1_0 = (den[k] - den_1[k]) / r0, d1_1 = (den_1[k] - den_2[k]) / r1;
+                    float d1 = d1_0 + (d1_0 - d1_1) * r0 / (r0 + r1), d2 = (d1_0 - d1_1) / (r0 + r1);
+                    x[k] = x[k] + c2 * d1 - c3 * d2;
+                }
+            } else if (history == 1) {
+                float c2 = alpha_t * phi_2, r0 = h_1 / h;
+                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c2 * ((den[k] - den_1[k]) / r0);
+            }
+            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+            amp = sqrtf(-expm1f(-2.0f * h * eta));
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * s1 * amp;
+            if (history < 2) history++;
+        }
+        tmp = den_2; den_2 = den_1; den_1 = den; den = tmp;
+        h_2 = h_1;
+        h_1 = h;
+    }
+    return SDX_OK;
+}
+
+/* ---- ddpm, lcm -------------------------------------------------------- */
+
+/* DDPM posterior step in the variance-preserving parameterisation. */
+static int sdx__sample_ddpm(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        float acp = 1.0f / (s * s + 1.0f), acp_prev = 1.0f / (s1 * s1 + 1.0f), alpha = acp / acp_prev;
+        float to_vp = sqrtf(1.0f + s * s), mean_scale = sqrtf(1.0f / alpha);
+        float eps_scale = 1.0f - alpha, eps_div = sqrtf(1.0f - acp);
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        for (size_t k = 0; k < r->n; k++) {
+            float eps = (x[k] - den[k]) / s;
+            x[k] = mean_scale * (x[k] / to_vp - eps_scale * eps / eps_div);
+        }
+        if (s1 > 0.0f) {
+            float var = sqrtf((1.0f - alpha) * (1.0f - acp_prev) / (1.0f - acp));
+            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + var * nz[k];
+        }
+        if (s1 != 0.0f) {
+            float from_vp = sqrtf(1.0f + s1 * s1);
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] * from_vp;
+        }
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_lcm(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s1 = r->sig[i + 1];
+        if ((rc = sdx__model(r, x, r->sig[i], den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 > 0.0f) {
+            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+            for (size_t k = 0; k < r->n; k++) x[k] = nz[k] * s1 + den[k];
+        } else {
+            memcpy(x, den, r->n * sizeof(float));
+        }
+    }
+    return SDX_OK;
+}
+
+/* ---- tcd: Trajectory Consistency Distillation ------------------------- */
+
+/* alphas_cumprod of training timestep t, from ComfyUI's sigma table. */
+static float sdx__alpha_bar(const sdx_model_sampling *ms, int t) {
+    float sigma = sdx_timestep_to_sigma(ms, (float)t);
+    return 1.0f / (sigma * sigma + 1.0f);
+}
+
+/* diffusers' TCDScheduler, carried to sigma space. Each step takes the
+ * prediction to the VP latent at t_s = floor((1 - gamma) * t_prev), where
+ * t_prev is the next sigma's timestep (0 after the last), then, except on
+ * the last step, re-noises it up to t_prev with one draw. gamma is the
+ * desc's eta (default 0.3, diffusers'): 0 never draws, 1 denoises fully
+ * each step. The result is the VP latent at t = 0, not the last denoised. */
+static int sdx__sample_tcd(sdx__run *r, float *x) {
+    float *den = r->buf[0], *nz = r->buf[1];
+    float gamma = r->d->use_eta ? r->d->eta : 0.3f, keep = (float)(1.0 - (double)gamma);
+    sdx_model_sampling *ms;
     int rc = SDX_OK;
-    for (int k = 0; k < cn->n_hint; k++) {
-        int64_t H = cur.shape[2], W = cur.shape[3];
-        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
-        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
-        if (k == cn->n_hint - 1) next = *g;
-        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
-        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
-        cur = next;
+    if (!(gamma >= 0.0f && gamma <= 1.0f))
+        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "tcd: eta (gamma) %g must be in [0, 1]", (double)gamma);
+    if (!(ms = (sdx_model_sampling *)sdx__malloc(r->ctx, sizeof *ms))) return sdx__nomem(r->ctx, "tcd table", sizeof *ms);
+    sdx_model_sampling_init(ms);
+    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        int t_prev = s1 > 0.0f ? sdx_sigma_to_timestep(ms, s1) : 0, t_s = (int)floorf(keep * (float)t_prev);
+        float a_s = sdx__alpha_bar(ms, t_s), c_den = sqrtf(a_s), c_eps = sqrtf(1.0f - a_s);
+        float renoise = sdx__alpha_bar(ms, t_prev) / a_s, up = sqrtf(1.0f + s1 * s1);
+        int draw = gamma > 0.0f && i + 1 < r->steps;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK || (rc = sdx__report(r, i, x, den)) != SDX_OK) break;
+        for (size_t k = 0; k < r->n; k++) x[k] = c_den * den[k] + c_eps * ((x[k] - den[k]) / s);
+        if (draw && (rc = sdx__draw(r, nz)) != SDX_OK) break;
+        for (size_t k = 0; draw && k < r->n; k++) x[k] = sqrtf(renoise) * x[k] + sqrtf(1.0f - renoise) * nz[k];
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] * up;
     }
-done:
-    sdx__arena_release(r->a, m);
+    sdx__free(r->ctx, ms);
     return rc;
 }
 
-/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
-static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
-                            sdx_tensor *dst, int accumulate) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor t;
-    int rc;
-    if (!accumulate) {
-        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
-    } else {
-        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
-        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
-    }
-done:
-    sdx__arena_release(r->a, m);
-    return rc;
+/* ---- linear multistep on d = (x - denoised) / sigma: ipndm, deis ------ */
+
+/* History of past derivatives, newest first (at most 3). */
+typedef struct sdx__dhist {
+    float *d[4];   /* d[0] = current step's derivative; d[1..] history */
+    int    count;  /* valid history entries in d[1..] */
+} sdx__dhist;
+
+static void sdx__dhist_init(sdx__dhist *hst, sdx__run *r, int first_buf) {
+    for (int j = 0; j < 4; j++) hst->d[j] = r->buf[first_buf + j];
+    hst->count = 0;
 }
 
-/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
- * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
- * broadcasts one picture over cond and uncond, as copies). The
- * residuals times strength go into ctl (sdx__controlnet_alloc), added
- * to what is there when `accumulate` (several ControlNets). */
-static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
-                                   sdx__unet_control *ctl, int accumulate) {
-    sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
-    sdx__mark m0 = sdx__arena_mark(a);
-    sdx_tensor emb, g, buf[2], h, prev;
-    sdx__unet_run r;
-    char s1[64];
-    int rc;
-    u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
-    B = x->shape[0];
-    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
-        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
-                         cn->hint_channels,
-                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
-    sdx__unet_run_init(&r, u, ctx, a, context);
-    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
-    hmax = 0;
-    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
-    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
-    es[0] = B; es[1] = u->embed_dim;
-    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
-    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
-    r.emb = &emb;
-    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
-
-    r.block = "input_blocks";
-    prev = *x;
-    for (int n = 0; n < u->n_in; n++) {
-        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
-        h.device = buf[n & 1].device;
-        r.block_index = n;
-        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
-        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
-        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
-        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
-        prev = h;
-    }
-    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
-    h.device = buf[u->n_in & 1].device;
-    r.block = "middle_block";
-    r.block_index = -1;
-    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
-    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
-    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
-    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
-done:
-    sdx__arena_release(a, m0);
-    return rc;
+/* Makes the current derivative history entry 1 (keeping at most `keep`). */
+static void sdx__dhist_push(sdx__dhist *hst, int keep) {
+    float *oldest = hst->d[3];
+    for (int j = 3; j > 0; j--) hst->d[j] = hst->d[j - 1];
+    hst->d[0] = oldest;
+    if (hst->count < keep) hst->count++;
 }
 
-/* ---- the control picture --------------------------------------------------- */
-
-/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
- * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
- * round half to even), then torch's nearest-exact sampling, source index
- * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
- * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
- * out: [channels_out, H, W]. */
-static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
-    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
-    int x0 = 0, y0 = 0, cw, ch;
-    float sx, sy;
-    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
-    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
-    cw = iw - 2 * x0;
-    ch = ih - 2 * y0;
-    sx = (float)cw / (float)W;
-    sy = (float)ch / (float)H;
-    for (int y = 0; y < H; y++) {
-        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
-        if (syi > ch - 1) syi = ch - 1;
-        for (int x = 0; x < W; x++) {
-            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
-            const uint8_t *p;
-            if (sxi > cw - 1) sxi = cw - 1;
-            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
-            for (int c = 0; c < channels_out; c++)
-                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+/* ipndm_v coefficients for the variable step sizes (float32, as torch
+ * evaluates them on the sigma tensor). c[0] multiplies the current d. */
+static void sdx__ipndm_v_coeffs(const float *t, int i, int order, float c[4]) {
+    float hn = t[i + 1] - t[i], hn1 = order > 1 ? t[i] - t[i - 1] : 0.0f;
+    float hn2 = order > 2 ? t[i - 1] - t[i - 2] : 0.0f, hn3 = order > 3 ? t[i - 2] - t[i - 3] : 0.0f;
+    c[0] = 1.0f; c[1] = c[2] = c[3] = 0.0f;
+    if (order == 2) {
+        c[0] = (2.0f + hn / hn1) / 2.0f;
+        c[1] = -(hn / hn1) / 2.0f;
+    } else if (order >= 3) {
+        float temp1 = (1.0f - hn / (3.0f * (hn + hn1)) * (hn * (hn + hn1)) / (hn1 * (hn1 + hn2))) / 2.0f;
+        if (order == 3) {
+            c[0] = (2.0f + hn / hn1) / 2.0f + temp1;
+            c[1] = -(hn / hn1) / 2.0f - (1.0f + hn1 / hn2) * temp1;
+            c[2] = temp1 * hn1 / hn2;
+        } else {
+            float q = hn1 * (hn1 + hn2) / (hn2 * (hn2 + hn3));
+            float temp2 = ((1.0f - hn / (3.0f * (hn + hn1))) / 2.0f +
+                           (1.0f - hn / (2.0f * (hn + hn1))) * hn / (6.0f * (hn + hn1 + hn2))) *
+                          (hn * (hn + hn1) * (hn + hn1 + hn2)) / (hn1 * (hn1 + hn2) * (hn1 + hn2 + hn3));
+            c[0] = (2.0f + hn / hn1) / 2.0f + temp1 + temp2;
+            c[1] = -(hn / hn1) / 2.0f - (1.0f + hn1 / hn2) * temp1 - (1.0f + hn1 / hn2 + q) * temp2;
+            c[2] = temp1 * hn1 / hn2 + (hn1 / hn2 + q * (1.0f + hn2 / hn3)) * temp2;
+            c[3] = -temp2 * q * hn1 / hn2;
         }
     }
+}
+
+/* iPNDM (fixed Adams-Bashforth weights) or iPNDM_v (weights for the
+ * actual step sizes); max order 4. */
+static int sdx__ipndm(sdx__run *r, float *x, int variable) {
+    static const float ab[4][4] = {
+        { 1.0f, 0.0f, 0.0f, 0.0f }, { 3.0f, -1.0f, 0.0f, 0.0f },
+        { 23.0f, -16.0f, 5.0f, 0.0f }, { 55.0f, -59.0f, 37.0f, -9.0f }
+    };
+    static const float ab_div[4] = { 1.0f, 2.0f, 12.0f, 24.0f };
+    float *den = r->buf[0];
+    sdx__dhist hst;
+    int rc;
+    sdx__dhist_init(&hst, r, 1);
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
+        int order = i + 1 < 4 ? i + 1 : 4;
+        float *d = hst.d[0];
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if (s1 == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+        } else if (order == 1) {
+            sdx__euler_to(x, x, d, dt, r->n);
+        } else if (variable) {
+            float c[4];
+            sdx__ipndm_v_coeffs(r->sig, i, order, c);
+            for (size_t k = 0; k < r->n; k++) {
+                float acc = c[0] * d[k];
+                for (int j = 1; j < order; j++) acc = acc + c[j] * hst.d[j][k];
+                x[k] = x[k] + dt * acc;
+            }
+        } else {
+            const float *w = ab[order - 1];
+            for (size_t k = 0; k < r->n; k++) {
+                float acc = w[0] * d[k];
+                for (int j = 1; j < order; j++) acc = acc + w[j] * hst.d[j][k];
+                x[k] = x[k] + dt * acc / ab_div[order - 1];
+            }
+        }
+        sdx__dhist_push(&hst, 3);
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_ipndm(sdx__run *r, float *x) { return sdx__ipndm(r, x, 0); }
+static int sdx__sample_ipndm_v(sdx__run *r, float *x) { return sdx__ipndm(r, x, 1); }
+
+/* DEIS 'tab' coefficients: sigmas are mapped to VP-SDE times t with the
+ * schedule fitted to EDM's (0.002, 80) range, and each coefficient is the
+ * integral of the Lagrange basis times the exponential integrator's
+ * weight, by the reference's 10000-point rectangle rule (which is part of
+ * the result, so it is reproduced, not replaced by exact quadrature). */
+enum { SDX__DEIS_ORDER = 3, SDX__DEIS_POINTS = 10000 };
+
+static void sdx__deis_times(const float *sig, int count, float *t, float *beta_0, float *beta_1) {
+    const float eps_s = 1e-3f;
+    float log_min = logf(0.002f * 0.002f + 1.0f), log_max = logf(80.0f * 80.0f + 1.0f);
+    float beta_d = 2.0f * (log_min / eps_s - log_max) / (float)(1e-3 - 1.0);
+    float beta_min = log_max - 0.5f * beta_d;
+    for (int i = 0; i < count; i++)
+        t[i] = (sqrtf(beta_min * beta_min + 2.0f * beta_d * logf(sig[i] * sig[i] + 1.0f)) - beta_min) / beta_d;
+    *beta_0 = beta_min;
+    *beta_1 = beta_d + beta_min;
+}
+
+static float sdx__deis_integrand(float tau, float beta_0, float beta_1) {
+    float alpha = expf(-0.5f * (tau * tau) * (beta_1 - beta_0) - tau * beta_0);
+    float g = 1.0f / alpha * alpha;   /* d log(alpha) / d alpha, times d alpha / d exponent */
+    float dlog = g * (beta_1 - beta_0) * -0.5f * (2.0f * tau) + -g * beta_0;
+    return -0.5f * dlog / sqrtf(alpha * (1.0f - alpha));
+}
+
+/* coeff[i][j] for steps i with order >= 2 whose next sigma is > 0. */
+static void sdx__deis_coeffs(const float *sig, int steps, const float *t, float beta_0, float beta_1,
+                             float (*coeff)[SDX__DEIS_ORDER]) {
+    for (int i = 1; i < steps; i++) {
+        int order = i + 1 < SDX__DEIS_ORDER ? i + 1 : SDX__DEIS_ORDER;
+        float prev[SDX__DEIS_ORDER], dtau = (t[i + 1] - t[i]) / (float)SDX__DEIS_POINTS;
+        double sum[SDX__DEIS_ORDER] = { 0.0, 0.0, 0.0 };
+        if (!(sig[i + 1] > 0.0f)) continue;
+        for (int j = 0; j < order; j++) prev[j] = t[i - j];
+        for (int q = 0; q < SDX__DEIS_POINTS; q++) {
+            float tau = sdx__linspace_f32(t[i], t[i + 1], SDX__DEIS_POINTS, q);
+            float w = sdx__deis_integrand(tau, beta_0, beta_1);
+            for (int j = 0; j < order; j++) {
+                float poly = 1.0f;
+                for (int k = 0; k < order; k++)
+                    if (k != j) poly *= (tau - prev[k]) / (prev[j] - prev[k]);
+                sum[j] += (double)(w * poly);
+            }
+        }
+        for (int j = 0; j < order; j++) coeff[i][j] = (float)sum[j] * dtau;
+    }
+}
+
+static int sdx__sample_deis(sdx__run *r, float *x) {
+    float *den = r->buf[0], *t = NULL, (*coeff)[SDX__DEIS_ORDER] = NULL, beta_0, beta_1;
+    size_t t_bytes = (size_t)(r->steps + 1) * sizeof(float);
+    size_t c_bytes = (size_t)r->steps * sizeof *coeff;
+    sdx__dhist hst;
+    int rc = SDX_OK;
+    t = (float *)sdx__malloc(r->ctx, t_bytes);
+    coeff = (float (*)[SDX__DEIS_ORDER])sdx__calloc(r->ctx, 1, c_bytes);
+    if (!t || !coeff) {
+        sdx__free(r->ctx, t);
+        sdx__free(r->ctx, coeff);
+        return sdx__nomem(r->ctx, "deis coefficients", t_bytes + c_bytes);
+    }
+    sdx__deis_times(r->sig, r->steps + 1, t, &beta_0, &beta_1);
+    sdx__deis_coeffs(r->sig, r->steps, t, beta_0, beta_1, coeff);
+    sdx__dhist_init(&hst, r, 1);
+    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], *d = hst.d[0];
+        int order = i + 1 < SDX__DEIS_ORDER ? i + 1 : SDX__DEIS_ORDER;
+        if (!(s1 > 0.0f)) order = 1;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) break;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) break;
+        sdx__to_d(d, x, den, s, r->n);
+        if (order == 1) {
+            sdx__euler_to(x, x, d, s1 - s, r->n);
+        } else {
+            for (size_t k = 0; k < r->n; k++) {
+                float v = x[k] + coeff[i][0] * d[k];
+                for (int j = 1; j < order; j++) v = v + coeff[i][j] * hst.d[j][k];
+                x[k] = v;
+            }
+        }
+        sdx__dhist_push(&hst, SDX__DEIS_ORDER - 1);
+    }
+    sdx__free(r->ctx, t);
+    sdx__free(r->ctx, coeff);
+    return rc;
+}
+
+/* ---- res_multistep, gradient_estimation, er_sde ------------------------ */
+
+/* Second-order multistep exponential integrator (arXiv 2308.02157);
+ * eta 0 is res_multistep, eta 1 res_multistep_ancestral. */
+static int sdx__res_multistep(sdx__run *r, float *x, float eta) {
+    float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
+    float old_down = 0.0f;
+    int rc, have_old = 0;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], down, up, *tmp;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__ancestral_step(s, s1, eta, &down, &up);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (down == 0.0f || !have_old) {
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
+        } else {
+            float t = -logf(s), t_old = -logf(old_down), t_next = -logf(down), t_prev = -logf(r->sig[i - 1]);
+            float h = t_next - t, c2 = (t_prev - t_old) / h;
+            float phi1 = expm1f(-h) / -h, phi2 = (phi1 - 1.0f) / -h;
+            float b1 = phi1 - phi2 / c2, b2 = phi2 / c2, decay = expf(-h);
+            if (b1 != b1) b1 = 0.0f;   /* torch.nan_to_num */
+            if (b2 != b2) b2 = 0.0f;
+            for (size_t k = 0; k < r->n; k++) x[k] = decay * x[k] + h * (b1 * den[k] + b2 * old[k]);
+        }
+        /* ComfyUI draws here even when sigma_up is 0 (eta 0) and multiplies
+         * the draw by 0; the stream is private to this run, so skip it. */
+        if (s1 > 0.0f && up != 0.0f && (rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
+        tmp = old; old = den; den = tmp;
+        have_old = 1;
+        old_down = down;
+    }
+    return SDX_OK;
+}
+
+static int sdx__sample_res_multistep(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 0.0f); }
+static int sdx__sample_res_multistep_ancestral(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 1.0f); }
+
+/* Euler plus (gamma - 1) times the change of d between steps, gamma = 2. */
+static int sdx__sample_gradient_estimation(sdx__run *r, float *x) {
+    const float ge_gamma = 2.0f;
+    float *den = r->buf[0], *d = r->buf[1], *old_d = r->buf[2], *tmp;
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        sdx__to_d(d, x, den, s, r->n);
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+        } else {
+            sdx__euler_to(x, x, d, dt, r->n);
+            if (i >= 1)
+                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (ge_gamma - 1.0f) * (d[k] - old_d[k]) * dt;
+        }
+        tmp = old_d; old_d = d; d = tmp;
+    }
+    return SDX_OK;
+}
+
+/* ER-SDE-Solver-3 (arXiv 2309.06169) with the default noise scaler
+ * x * (e^(x^0.3) + 10) and 200-point rectangle sums, as ComfyUI. */
+static float sdx__er_scaler(float v) { return v * (expf(powf(v, 0.3f)) + 10.0f); }
+
+static void sdx__er_sums(float lam_s, float lam_t, float *s1_out, float *s2_out) {
+    const int points = 200;
+    float dt = lam_t - lam_s, step = -dt / 200.0f;
+    double sum1 = 0.0, sum2 = 0.0;
+    for (int q = 0; q < points; q++) {
+        float pos = lam_t + (float)q * step, scaled = sdx__er_scaler(pos);
+        sum1 += (double)(1.0f / scaled);
+        sum2 += (double)((pos - lam_s) / scaled);
+    }
+    *s1_out = (float)sum1 * step;
+    *s2_out = (float)sum2 * step;
+}
+
+static float sdx__er_lambda(float sigma) { return expf(-(-logf(sigma))); }
+
+static int sdx__sample_er_sde(sdx__run *r, float *x) {
+    enum { MAX_STAGE = 3 };
+    float *den = r->buf[0], *old = r->buf[1], *dd = r->buf[2], *old_dd = r->buf[3], *nz = r->buf[4], *tmp;
+    int rc;
+    for (int i = 0; i < r->steps; i++) {
+        float s = r->sig[i], s1 = r->sig[i + 1];
+        int stage = i + 1 < MAX_STAGE ? i + 1 : MAX_STAGE;
+        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
+        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
+        if (s1 == 0.0f) {
+            memcpy(x, den, r->n * sizeof(float));
+        } else {
+            float lam_s = sdx__er_lambda(s), lam_t = sdx__er_lambda(s1);
+            float alpha_s = s / lam_s, alpha_t = s1 / lam_t, r_alpha = alpha_t / alpha_s;
+            float ratio = sdx__er_scaler(lam_t) / sdx__er_scaler(lam_s);
+            float a = r_alpha * ratio, b = alpha_t * (1.0f - ratio), amp;
+            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
+            if (stage >= 2) {
+                float dt = lam_t - lam_s, sum1, sum2, lam_prev = sdx__er_lambda(r->sig[i - 1]);
+                float c2, inv;
+                sdx__er_sums(lam_s, lam_t, &sum1, &sum2);
+                c2 = alpha_t * (dt + sum1 * sdx__er_scaler(lam_t));
+                inv = lam_s - lam_prev;
+                for (size_t k = 0; k < r->n; k++) {
+                    dd[k] = (den[k] - old[k]) / inv;
+                    x[k] = x[k] + c2 * dd[k];
+                }
+                if (stage >= 3) {
+                    float half = (lam_s - sdx__er_lambda(r->sig[i - 2])) / 2.0f;
+                    float c3 = alpha_t * (dt * dt / 2.0f + sum2 * sdx__er_scaler(lam_t));
+                    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c3 * ((dd[k] - old_dd[k]) / half);
+                }
+                tmp = old_dd; old_dd = dd; dd = tmp;
+            }
+            amp = sqrtf(lam_t * lam_t - lam_s * lam_s * (ratio * ratio));
+            if (amp != amp) amp = 0.0f;
+            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
+            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + alpha_t * nz[k] * amp;
+        }
+        tmp = old; old = den; den = tmp;
+    }
+    return SDX_OK;
+}
+
+/* ---- UniPC (bh1 / bh2), ComfyUI's multistep variant -------------------- */
+/* UniPC works on the VP state x / sqrt(1 + sigma^2) with data prediction;
+ * the model sees x scaled back to sigma space. Orders are
+ * min(3, steps - 1), lowered on the last steps; the final step into the
+ * last sigma (0 replaced by 0.001) runs the predictor only. */
+
+typedef struct sdx__vp { float log_alpha, alpha, std, lambda; } sdx__vp;
+
+static sdx__vp sdx__vp_of(float sigma) {
+    sdx__vp v;
+    float e2;
+    v.log_alpha = 0.5f * logf(1.0f / (sigma * sigma + 1.0f));
+    v.alpha = expf(v.log_alpha);
+    e2 = expf(2.0f * v.log_alpha);
+    v.std = sqrtf(1.0f - e2);
+    v.lambda = v.log_alpha - 0.5f * logf(1.0f - e2);
+    return v;
+}
+
+/* Solves a (n <= 3) dense system by Gaussian elimination with partial
+ * pivoting, in double (torch.linalg.solve; the system is tiny). */
+static void sdx__solve_small(int n, double a[3][3], double *b, float *out) {
+    for (int c = 0; c < n; c++) {
+        int p = c;
+        for (int i = c + 1; i < n; i++) if (fabs(a[i][c]) > fabs(a[p][c])) p = i;
+        for (int j = 0; j < n; j++) { double t = a[c][j]; a[c][j] = a[p][j]; a[p][j] = t; }
+        { double t = b[c]; b[c] = b[p]; b[p] = t; }
+        for (int i = c + 1; i < n; i++) {
+            double f = a[i][c] / a[c][c];
+            for (int j = c; j < n; j++) a[i][j] -= f * a[c][j];
+            b[i] -= f * b[c];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double v = b[i];
+        for (int j = i + 1; j < n; j++) v -= a[i][j] * out[j];
+        out[i] = (float)(v / a[i][i]);
+    }
+}
+
+typedef struct sdx__unipc {
+    sdx__run *r;
+    int bh2;
+    int order;
+    int len;             /* entries in the history */
+    float t_prev[3];
+    float *model_prev[3];
+    float *pool[4];      /* model outputs live here; history points into it */
+    float *x_pred, *d1[2], *scaled, *den;
+} sdx__unipc;
+
+/* Data prediction x0 at VP state x and sigma. */
+static int sdx__unipc_model(sdx__unipc *u, const float *x, float sigma, float *x0) {
+    sdx__run *r = u->r;
+    sdx__vp v = sdx__vp_of(sigma);
+    float up = sqrtf(sigma * sigma + 1.0f);
+    int rc;
+    for (size_t k = 0; k < r->n; k++) u->scaled[k] = x[k] * up;
+    if ((rc = sdx__model(r, u->scaled, sigma, u->den)) != SDX_OK) return rc;
+    for (size_t k = 0; k < r->n; k++) {
+        float eps = (u->scaled[k] - u->den[k]) / sigma;
+        x0[k] = (x[k] - v.std * eps) / v.alpha;
+    }
+    return SDX_OK;
+}
+
+/* A pool buffer no history entry points to. */
+static float *sdx__unipc_free_buf(sdx__unipc *u) {
+    for (int b = 0; b < 4; b++) {
+        int used = 0;
+        for (int j = 0; j < u->len; j++) used |= u->model_prev[j] == u->pool[b];
+        if (!used) return u->pool[b];
+    }
+    SDX_ASSERT(0);
+    return u->pool[0];
+}
+
+/* The B(h) coefficient vectors: rhos_p (predictor, order - 1 values) and
+ * rhos_c (corrector, order values). */
+static void sdx__unipc_rhos(const float *rks, int order, float hh, float b_h, float *rhos_p, float *rhos_c) {
+    double rmat[3][3], rhs[3], sub[3][3], sub_rhs[3];
+    float h_phi_k = expm1f(hh) / hh - 1.0f;
+    int factorial = 1;
+    for (int i = 1; i <= order; i++) {
+        for (int c = 0; c < order; c++) {
+            float p = 1.0f;
+            for (int e = 0; e < i - 1; e++) p *= rks[c];
+            rmat[i - 1][c] = p;
+        }
+        rhs[i - 1] = (double)(h_phi_k * (float)factorial / b_h);
+        factorial *= i + 1;
+        h_phi_k = h_phi_k / hh - (float)(1.0 / factorial);
+    }
+    if (order == 2) rhos_p[0] = 0.5f;
+    else if (order > 2) {
+        for (int i = 0; i < order - 1; i++) {
+            for (int j = 0; j < order - 1; j++) sub[i][j] = rmat[i][j];
+            sub_rhs[i] = rhs[i];
+        }
+        sdx__solve_small(order - 1, sub, sub_rhs, rhos_p);
+    }
+    if (order == 1) rhos_c[0] = 0.5f;
+    else sdx__solve_small(order, rmat, rhs, rhos_c);
+}
+
+/* One multistep update of the VP state x to sigma t; with the corrector,
+ * *model_out receives the model's x0 at the new point. */
+static int sdx__unipc_update(sdx__unipc *u, float *x, float t, int order, int corrector, float **model_out) {
+    sdx__run *r = u->r;
+    sdx__vp v0 = sdx__vp_of(u->t_prev[u->len - 1]), vt = sdx__vp_of(t);
+    const float *m0 = u->model_prev[u->len - 1];
+    float h = vt.lambda - v0.lambda, hh = -h, rks[3] = { 0 }, rhos_p[3] = { 0 }, rhos_c[3] = { 0 };
+    float b_h = u->bh2 ? expm1f(hh) : hh, h_phi_1 = expm1f(hh);
+    float a = vt.std / v0.std, b = vt.alpha * h_phi_1, c = vt.alpha * b_h;
+    int rc;
+    for (int i = 1; i < order; i++) {
+        const float *mi = u->model_prev[u->len - 1 - i];
+        float rk = (sdx__vp_of(u->t_prev[u->len - 1 - i]).lambda - v0.lambda) / h;
+        rks[i - 1] = rk;
+        for (size_t k = 0; k < r->n; k++) u->d1[i - 1][k] = (mi[k] - m0[k]) / rk;
+    }
+    rks[order - 1] = 1.0f;
+    sdx__unipc_rhos(rks, order, hh, b_h, rhos_p, rhos_c);
+    /* x_pred holds x_t_ (the first-order part); x becomes the predictor */
+    for (size_t k = 0; k < r->n; k++) {
+        float base = a * x[k] - b * m0[k], res = 0.0f;
+        if (order >= 2) res = rhos_p[0] * u->d1[0][k];
+        if (order >= 3) res = res + rhos_p[1] * u->d1[1][k];
+        u->x_pred[k] = base;
+        x[k] = order >= 2 ? base - c * res : base;
+    }
+    *model_out = NULL;
+    if (!corrector) return SDX_OK;
+    *model_out = sdx__unipc_free_buf(u);
+    if ((rc = sdx__unipc_model(u, x, t, *model_out)) != SDX_OK) return rc;
+    for (size_t k = 0; k < r->n; k++) {
+        float corr = 0.0f;
+        if (order >= 2) corr = rhos_c[0] * u->d1[0][k];
+        if (order >= 3) corr = corr + rhos_c[1] * u->d1[1][k];
+        x[k] = u->x_pred[k] - c * (corr + rhos_c[order - 1] * ((*model_out)[k] - m0[k]));
+    }
+    return SDX_OK;
+}
+
+/* The steady-state step (and the extra final step) of UniPC.sample. */
+static int sdx__unipc_shift_step(sdx__unipc *u, float *x, const float *ts, int step) {
+    int steps = u->r->steps, rc;
+    int step_order = u->order < steps + 1 - step ? u->order : steps + 1 - step;
+    float *model_x;
+    if ((rc = sdx__unipc_update(u, x, ts[step], step_order, step != steps, &model_x)) != SDX_OK) return rc;
+    for (int i = 0; i < u->order - 1; i++) {
+        u->t_prev[i] = u->t_prev[i + 1];
+        u->model_prev[i] = u->model_prev[i + 1];
+    }
+    u->t_prev[u->order - 1] = ts[step];
+    if (step < steps) u->model_prev[u->order - 1] = model_x;
+    return SDX_OK;
+}
+
+static int sdx__unipc_run(sdx__run *r, float *x, int bh2) {
+    sdx__unipc u;
+    float *tsv = NULL;
+    int steps = r->steps, rc = SDX_OK;
+    size_t ts_bytes = (size_t)(steps + 1) * sizeof(float);
+    memset(&u, 0, sizeof u);
+    u.r = r;
+    u.bh2 = bh2;
+    u.order = steps - 1 < 3 ? steps - 1 : 3;
+    if (u.order < 1) u.order = 1;   /* 1 step: ComfyUI would not step at all */
+    for (int b = 0; b < 4; b++) u.pool[b] = r->buf[b];
+    u.x_pred = r->buf[4]; u.d1[0] = r->buf[5]; u.d1[1] = r->buf[6]; u.scaled = r->buf[7]; u.den = r->buf[8];
+    tsv = (float *)sdx__malloc(r->ctx, ts_bytes);
+    if (!tsv) return sdx__nomem(r->ctx, "uni_pc timesteps", ts_bytes);
+    memcpy(tsv, r->sig, ts_bytes);
+    if (tsv[steps] == 0.0f) tsv[steps] = 0.001f;
+    {
+        float scale = sqrtf(1.0f + tsv[0] * tsv[0]);
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] / scale;
+    }
+    for (int i = 0; i < steps && rc == SDX_OK; i++) {
+        if (i == 0) {
+            u.model_prev[0] = u.pool[0];
+            u.t_prev[0] = tsv[0];
+            u.len = 1;
+            rc = sdx__unipc_model(&u, x, tsv[0], u.pool[0]);
+            if (rc == SDX_OK && steps == 1) {
+                float *unused;
+                rc = sdx__unipc_update(&u, x, tsv[1], 1, 0, &unused);
+            }
+        } else if (i < u.order) {
+            float *model_x;
+            rc = sdx__unipc_update(&u, x, tsv[i], i, 1, &model_x);
+            if (rc == SDX_OK) {
+                u.model_prev[u.len] = model_x;
+                u.t_prev[u.len] = tsv[i];
+                u.len++;
+            }
+        } else {
+            rc = sdx__unipc_shift_step(&u, x, tsv, i);
+            if (rc == SDX_OK && i == steps - 1) rc = sdx__unipc_shift_step(&u, x, tsv, steps);
+        }
+        if (rc == SDX_OK) rc = sdx__report(r, i, x, u.model_prev[u.len - 1]);
+    }
+    if (rc == SDX_OK) {
+        float alpha = sdx__vp_of(tsv[steps]).alpha;
+        for (size_t k = 0; k < r->n; k++) x[k] = x[k] / alpha;
+    }
+    sdx__free(r->ctx, tsv);
+    return rc;
+}
+
+static int sdx__sample_uni_pc(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 0); }
+static int sdx__sample_uni_pc_bh2(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 1); }
+
+/* ---- the sampler registry --------------------------------------------- */
+
+typedef int (*sdx__sampler_fn)(sdx__run *r, float *x);
+
+enum {
+    SDX__SAMPLER_STOCHASTIC = 1,          /* draws per-step noise: needs a noise callback */
+    SDX__SAMPLER_DROPS_PENULTIMATE = 2    /* KSampler computes one step more and drops the
+                                             penultimate sigma (DISCARD_PENULTIMATE_SIGMA_SAMPLERS) */
+};
+
+/* Everything known about a sampler, one row each, in enum order (the name
+ * round trip test checks the order). Adding a sampler is a row here, its
+ * function and its enum value. */
+typedef struct sdx__sampler_row {
+    sdx_sampler     id;
+    const char     *name;     /* ComfyUI's */
+    const char     *alias;    /* stable-diffusion.cpp's name where it differs and the algorithm
+                                 is the same, else NULL */
+    sdx__sampler_fn run;
+    unsigned        flags;
+    const char     *a1111;    /* A1111's "Sampler"; NULL: it has none, the name is written */
+} sdx__sampler_row;
+
+#define SDX__S SDX__SAMPLER_STOCHASTIC
+#define SDX__P SDX__SAMPLER_DROPS_PENULTIMATE
+/* sd.cpp's dpm++2mv2 (a modified 2M step ComfyUI lacks) and ddim_trailing
+ * (it steps on integer timesteps of alphas_cumprod) are no aliases. */
+static const sdx__sampler_row sdx__samplers[] = {
+    { SDX_SAMPLER_EULER,                   "euler",                   NULL,        sdx__sample_euler,                   0, "Euler" },
+    { SDX_SAMPLER_EULER_ANCESTRAL,         "euler_ancestral",         "euler_a",   sdx__sample_euler_ancestral,         SDX__S, "Euler a" },
+    { SDX_SAMPLER_HEUN,                    "heun",                    NULL,        sdx__sample_heun,                    0, "Heun" },
+    { SDX_SAMPLER_HEUNPP2,                 "heunpp2",                 NULL,        sdx__sample_heunpp2,                 0, NULL },
+    { SDX_SAMPLER_DPM_2,                   "dpm_2",                   "dpm2",      sdx__sample_dpm_2,                   SDX__P, "DPM2" },
+    { SDX_SAMPLER_DPM_2_ANCESTRAL,         "dpm_2_ancestral",         NULL,        sdx__sample_dpm_2_ancestral,         SDX__S | SDX__P, "DPM2 a" },
+    { SDX_SAMPLER_LMS,                     "lms",                     NULL,        sdx__sample_lms,                     0, "LMS" },
+    { SDX_SAMPLER_DPMPP_2S_ANCESTRAL,      "dpmpp_2s_ancestral",      "dpm++2s_a", sdx__sample_dpmpp_2s_ancestral,      SDX__S, "DPM++ 2S a" },
+    { SDX_SAMPLER_DPMPP_SDE,               "dpmpp_sde",               NULL,        sdx__sample_dpmpp_sde,               SDX__S, "DPM++ SDE" },
+    { SDX_SAMPLER_DPMPP_2M,                "dpmpp_2m",                "dpm++2m",   sdx__sample_dpmpp_2m,                0, "DPM++ 2M" },
+    { SDX_SAMPLER_DPMPP_2M_SDE,            "dpmpp_2m_sde",            NULL,        sdx__sample_dpmpp_2m_sde,            SDX__S, "DPM++ 2M SDE" },
+    { SDX_SAMPLER_DPMPP_2M_SDE_HEUN,       "dpmpp_2m_sde_heun",       NULL,        sdx__sample_dpmpp_2m_sde_heun,       SDX__S, "DPM++ 2M SDE Heun" },
+    { SDX_SAMPLER_DPMPP_3M_SDE,            "dpmpp_3m_sde",            NULL,        sdx__sample_dpmpp_3m_sde,            SDX__S, "DPM++ 3M SDE" },
+    { SDX_SAMPLER_DDPM,                    "ddpm",                    NULL,        sdx__sample_ddpm,                    SDX__S, NULL },
+    { SDX_SAMPLER_LCM,                     "lcm",                     NULL,        sdx__sample_lcm,                     SDX__S, "LCM" },
+    { SDX_SAMPLER_IPNDM,                   "ipndm",                   NULL,        sdx__sample_ipndm,                   0, "iPNDM" },
+    { SDX_SAMPLER_IPNDM_V,                 "ipndm_v",                 NULL,        sdx__sample_ipndm_v,                 0, NULL },
+    { SDX_SAMPLER_DEIS,                    "deis",                    NULL,        sdx__sample_deis,                    0, "DEIS" },
+    { SDX_SAMPLER_RES_MULTISTEP,           "res_multistep",           NULL,        sdx__sample_res_multistep,           0, NULL },
+    { SDX_SAMPLER_RES_MULTISTEP_ANCESTRAL, "res_multistep_ancestral", NULL,        sdx__sample_res_multistep_ancestral, SDX__S, NULL },
+    { SDX_SAMPLER_GRADIENT_ESTIMATION,     "gradient_estimation",     NULL,        sdx__sample_gradient_estimation,     0, NULL },
+    { SDX_SAMPLER_ER_SDE,                  "er_sde",                  NULL,        sdx__sample_er_sde,                  SDX__S, NULL },
+    { SDX_SAMPLER_UNI_PC,                  "uni_pc",                  NULL,        sdx__sample_uni_pc,                  SDX__P, "UniPC" },
+    { SDX_SAMPLER_UNI_PC_BH2,              "uni_pc_bh2",              NULL,        sdx__sample_uni_pc_bh2,              SDX__P, NULL },
+    { SDX_SAMPLER_DDIM,                    "ddim",                    NULL,        sdx__sample_euler,                   0, "DDIM" },   /* euler for txt2img */
+    { SDX_SAMPLER_TCD,                     "tcd",                     NULL,        sdx__sample_tcd,                     SDX__S, NULL },
+};
+#undef SDX__S
+#undef SDX__P
+typedef char sdx__samplers_one_row_each[SDX__ARRAY_LEN(sdx__samplers) == SDX_SAMPLER_COUNT ? 1 : -1];
+
+/* The row of a name or alias, or NULL. */
+static const sdx__sampler_row *sdx__sampler_named(const char *name) {
+    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
+        if (!strcmp(name, sdx__samplers[i].name)) return &sdx__samplers[i];
+    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
+        if (sdx__samplers[i].alias && !strcmp(name, sdx__samplers[i].alias)) return &sdx__samplers[i];
+    return NULL;
+}
+
+SDX_API const char *sdx_sampler_name(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].name : "?";
+}
+
+static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
+static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
+
+SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
+    const sdx__sampler_row *row = sdx__sampler_named(name);
+    char list[768] = "";
+    size_t used;
+    if (row) { *out = row->id; return SDX_OK; }
+    used = sdx__join_names(list, sizeof list, 0, "", SDX_SAMPLER_COUNT, sdx__sampler_name_at);
+    sdx__join_names(list, sizeof list, used, "; aliases: ", SDX_SAMPLER_COUNT, sdx__sampler_alias_at);
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown sampler '%s'; valid: %s", name ? name : "(null)", list);
+}
+
+SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT && (sdx__samplers[s].flags & SDX__SAMPLER_STOCHASTIC);
+}
+
+/* A1111's "Sampler" for a sampler name or alias, for the PNG parameters;
+ * names A1111 lacks, and unknown ones, are written as given. */
+static const char *sdx__sampler_a1111_name(const char *name) {
+    const sdx__sampler_row *row = sdx__sampler_named(name);
+    return row && row->a1111 ? row->a1111 : name;
+}
+
+SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+                               sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
+    sdx__sigma_list l;
+    int rc, total = steps, keep, drop_penultimate;
+    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (!(denoise > 0.0 && denoise <= 1.0))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
+    if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
+    drop_penultimate = (sdx__samplers[sampler].flags & SDX__SAMPLER_DROPS_PENULTIMATE) != 0;
+    if ((unsigned)sched < SDX_SCHED_COUNT && (sdx__schedulers[sched].flags & SDX__SCHED_FIXED_LEVELS)) {
+        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
+         * round-half-even. */
+        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
+        if (keep < 1)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
+        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
+        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+    }
+    if (denoise <= 0.9999) {
+        double t = steps / denoise;
+        if (t > 100000.0)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: %d steps at denoise %g is too many",
+                             steps, denoise);
+        total = (int)t;
+    }
+    if (drop_penultimate) total++;
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
+    if (drop_penultimate && l.count >= 2) {
+        l.v[l.count - 2] = l.v[l.count - 1];
+        l.count--;
+    }
+    keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
+    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
+}
+
+/* ---- driver ----------------------------------------------------------- */
+
+static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const float *x) {
+    const char *name;
+    if (!d || !x) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: desc and x are required");
+    if ((unsigned)d->sampler >= SDX_SAMPLER_COUNT)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: sampler id %d out of range", (int)d->sampler);
+    name = sdx_sampler_name(d->sampler);
+    if (!d->denoise) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: no denoise callback", name);
+    if (!d->noise && sdx_sampler_is_stochastic(d->sampler))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG,
+                         "sdx_sample %s: this sampler draws per-step noise but no noise callback was given", name);
+    if (!d->sigmas || d->n_sigmas < 1 || d->n == 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: need sigmas (got %d) and a non-empty latent",
+                         name, d->n_sigmas);
+    for (int i = 0; i < d->n_sigmas; i++) {
+        if (!(d->sigmas[i] >= 0.0f) || isinf(d->sigmas[i]))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is %g (must be finite and >= 0)",
+                             name, i, (double)d->sigmas[i]);
+        if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
+        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
+        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
+                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
+    }
+    return SDX_OK;
+}
+
+SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
+    sdx__run r;
+    size_t bytes;
+    float *block;
+    int rc;
+    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return rc;
+    if (desc->n_sigmas < 2) return SDX_OK;   /* no step: ComfyUI returns the input */
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    r.d = desc;
+    r.sig = desc->sigmas;
+    r.steps = desc->n_sigmas - 1;
+    r.n = desc->n;
+    if (!sdx__mul_size(desc->n, SDX__SAMPLER_BUFS * sizeof(float), &bytes))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: latent of %zu floats is too large", desc->n);
+    block = (float *)sdx__malloc(ctx, bytes);
+    if (!block) return sdx__nomem(ctx, "sampler temporaries", bytes);
+    for (int b = 0; b < SDX__SAMPLER_BUFS; b++) r.buf[b] = block + (size_t)b * desc->n;
+    rc = sdx__samplers[desc->sampler].run(&r, x);
+    sdx__free(ctx, block);
+    return rc;
 }
 
 /* ---- src/models/vae.c ---- */
@@ -16909,2774 +18918,7 @@ static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *aren
     return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
 }
 
-/* ---- src/models/lora.c ---- */
-
-/* ===================================================================== */
-/*  LoRA and LyCORIS: low-rank patches merged into the weight slots       */
-/* ===================================================================== */
-/* Follows ComfyUI (comfy/lora.py, comfy/weight_adapter; the rules are in
- * ../shared/golden/lora/README.md):
- *
- *   - A LoRA tensor is "<module><suffix>". The module name is looked up in
- *     a table built from the model's weights: every UNet weight under its
- *     LDM/SGM name (lora_unet_input_blocks_4_1_..., diffusion_model.X) and
- *     its diffusers name (lora_unet_down_blocks_..., lycoris_...,
- *     [unet.]down_blocks.... including the attention-processor form
- *     ...attn1.processor.to_q / to_out); every text-encoder projection
- *     (q/k/v/out_proj, mlp fc1/fc2) under its kohya name (lora_te_,
- *     lora_te1_, SDXL bigG lora_te2_) and its diffusers name
- *     (text_encoder., text_encoder_2.). OpenCLIP q/k/v land on row blocks
- *     of the fused in_proj_weight. A module that is not in the table, or a
- *     tensor with no known suffix, is an error naming it.
- *   - Adapters: LoRA / LoCon (up, down, optional mid and alpha: delta =
- *     up @ down, scale alpha / rank), LoHa ((w1a @ w1b) * (w2a @ w2b),
- *     optional Tucker t1/t2, scale alpha / rank), LoKr (kron(w1, w2),
- *     factors optionally low-rank, scale alpha / dim), GLoRA (from the
- *     current weight: W a1 a2 + b1 b2), full differences (.diff,
- *     .diff_b), and DoRA's magnitude rescaling (.dora_scale).
- *   - W' = W_file + sum over LoRAs in order of (strength * scale) * delta,
- *     in f32, written into the slot once (rounded once to its dtype).
- *     A patched tensor is always rebuilt from the file, so removing LoRAs
- *     gives back the file's weights exactly.
- *
- * Merging is host work (the file's factors are host memory): the products
- * run on the CPU GEMM whatever the backend, and the result goes into the
- * slot through sdx__wslot_set. */
-
-typedef enum sdx__lora_kind { SDX__LORA_LOW_RANK, SDX__LORA_LOHA, SDX__LORA_LOKR, SDX__LORA_GLORA, SDX__LORA_DIFF } sdx__lora_kind;
-
-/* What a module name stands for: the weight (rows [row0, row0 + rows) of
- * its slot) and the matching bias, which .diff_b patches. */
-typedef struct sdx__lora_target {
-    sdx__wset *w;
-    sdx__wslot *weight, *bias;
-    int64_t row0, rows;
-    int te;                     /* text encoder: te strength; else UNet */
-} sdx__lora_target;
-
-typedef struct sdx__lora_name { char *name; sdx__lora_target tg; } sdx__lora_name;
-typedef struct sdx__lora_map { sdx__lora_name *e; int n, cap; int oom; } sdx__lora_map;
-
-/* Roles of the tensors of one module. */
-enum {
-    SDX__LR_UP, SDX__LR_DOWN, SDX__LR_MID, SDX__LR_ALPHA, SDX__LR_DORA,
-    SDX__LR_W1A, SDX__LR_W1B, SDX__LR_W2A, SDX__LR_W2B, SDX__LR_T1, SDX__LR_T2,
-    SDX__LR_K1, SDX__LR_K2, SDX__LR_K1A, SDX__LR_K1B, SDX__LR_K2A, SDX__LR_K2B, SDX__LR_KT2,
-    SDX__LR_GA1, SDX__LR_GA2, SDX__LR_GB1, SDX__LR_GB2, SDX__LR_DIFF, SDX__LR_DIFF_B, SDX__LR_COUNT
-};
-
-/* Suffixes in ComfyUI's order (the first match wins). */
-static const struct { const char *suffix; int role; } sdx__lora_suffixes[] = {
-    { ".lora_up.weight", SDX__LR_UP }, { ".lora_down.weight", SDX__LR_DOWN }, { ".lora_mid.weight", SDX__LR_MID },
-    { "_lora.up.weight", SDX__LR_UP }, { "_lora.down.weight", SDX__LR_DOWN },
-    { ".lora_B.weight", SDX__LR_UP }, { ".lora_A.weight", SDX__LR_DOWN },
-    { ".lora.up.weight", SDX__LR_UP }, { ".lora.down.weight", SDX__LR_DOWN },
-    { ".lora_B", SDX__LR_UP }, { ".lora_A", SDX__LR_DOWN },
-    { ".lora_linear_layer.up.weight", SDX__LR_UP }, { ".lora_linear_layer.down.weight", SDX__LR_DOWN },
-    { ".alpha", SDX__LR_ALPHA }, { ".dora_scale", SDX__LR_DORA },
-    { ".hada_w1_a", SDX__LR_W1A }, { ".hada_w1_b", SDX__LR_W1B }, { ".hada_w2_a", SDX__LR_W2A },
-    { ".hada_w2_b", SDX__LR_W2B }, { ".hada_t1", SDX__LR_T1 }, { ".hada_t2", SDX__LR_T2 },
-    { ".lokr_w1", SDX__LR_K1 }, { ".lokr_w2", SDX__LR_K2 }, { ".lokr_w1_a", SDX__LR_K1A }, { ".lokr_w1_b", SDX__LR_K1B },
-    { ".lokr_w2_a", SDX__LR_K2A }, { ".lokr_w2_b", SDX__LR_K2B }, { ".lokr_t2", SDX__LR_KT2 },
-    { ".a1.weight", SDX__LR_GA1 }, { ".a2.weight", SDX__LR_GA2 }, { ".b1.weight", SDX__LR_GB1 }, { ".b2.weight", SDX__LR_GB2 },
-    { ".diff", SDX__LR_DIFF }, { ".diff_b", SDX__LR_DIFF_B },
-};
-
-typedef struct sdx__lora_module {
-    char *name;
-    sdx__lora_target tg;
-    int mapped;
-    sdx__lora_kind kind;
-    int glora_old;              /* GLoRA: LyCORIS' first layout */
-    int64_t glora_rank;
-    const sdx_tensor *t[SDX__LR_COUNT];
-} sdx__lora_module;
-
-/* One LoRA file as applied: its tensors stay in the mapped file. */
-typedef struct sdx__lora {
-    sdx_st *st;
-    char name[128];             /* file name without folder and extension */
-    char hash[13];              /* A1111's short hash */
-    float unet_strength, te_strength;
-    sdx__lora_module *mod;
-    int n_mod;
-} sdx__lora;
-
-static void sdx__lora_free(sdx_ctx *ctx, sdx__lora *l) {
-    for (int i = 0; i < l->n_mod; i++) sdx__free(ctx, l->mod[i].name);
-    sdx__free(ctx, l->mod);
-    sdx_st_close(l->st);
-    memset(l, 0, sizeof *l);
-}
-
-/* ---- the name table --------------------------------------------------- */
-
-static void sdx__lora_map_free(sdx_ctx *ctx, sdx__lora_map *m) {
-    for (int i = 0; i < m->n; i++) sdx__free(ctx, m->e[i].name);
-    sdx__free(ctx, m->e);
-    memset(m, 0, sizeof *m);
-}
-
-static void sdx__lora_map_add(sdx_ctx *ctx, sdx__lora_map *m, const char *name, const sdx__lora_target *tg) {
-    char *copy;
-    if (m->oom) return;
-    if (m->n == m->cap) {
-        int ncap = m->cap ? m->cap * 2 : 256;
-        sdx__lora_name *ne = (sdx__lora_name *)sdx__realloc(ctx, m->e, sizeof *ne * (size_t)ncap);
-        if (!ne) { m->oom = 1; return; }
-        m->e = ne;
-        m->cap = ncap;
-    }
-    if (!(copy = sdx__strdup(ctx, name))) { m->oom = 1; return; }
-    m->e[m->n].name = copy;
-    m->e[m->n].tg = *tg;
-    m->n++;
-}
-
-/* name with every '.' turned into '_', behind `prefix` */
-static void sdx__lora_map_add_kohya(sdx_ctx *ctx, sdx__lora_map *m, const char *prefix, const char *name,
-                                    const sdx__lora_target *tg) {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s%s", prefix, name);
-    for (char *p = buf; *p; p++) if (*p == '.') *p = '_';
-    sdx__lora_map_add(ctx, m, buf, tg);
-}
-
-static int sdx__lora_name_cmp(const void *a, const void *b) {
-    return strcmp(((const sdx__lora_name *)a)->name, ((const sdx__lora_name *)b)->name);
-}
-
-static const sdx__lora_target *sdx__lora_map_find(const sdx__lora_map *m, const char *name) {
-    sdx__lora_name key, *hit;
-    key.name = (char *)name;
-    hit = (sdx__lora_name *)bsearch(&key, m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
-    return hit ? &hit->tg : NULL;
-}
-
-/* Diffusers name of a UNet module given by its LDM name (no ".weight"),
- * as comfy.utils.unet_to_diffusers pairs them; 0 when there is none. */
-static int sdx__unet_diffusers_name(const sdx__unet *u, const char *ldm, char *out, size_t size) {
-    static const char *const resnet[][2] = {
-        { "in_layers.0", "norm1" }, { "in_layers.2", "conv1" }, { "emb_layers.1", "time_emb_proj" },
-        { "out_layers.0", "norm2" }, { "out_layers.3", "conv2" }, { "skip_connection", "conv_shortcut" },
-    };
-    static const char *const basic[][2] = {
-        { "input_blocks.0.0", "conv_in" }, { "time_embed.0", "time_embedding.linear_1" },
-        { "time_embed.2", "time_embedding.linear_2" }, { "label_emb.0.0", "add_embedding.linear_1" },
-        { "label_emb.0.2", "add_embedding.linear_2" }, { "out.0", "conv_norm_out" }, { "out.2", "conv_out" },
-    };
-    char block[64] = "";
-    const char *rest;
-    int n, sub, len = 0;
-    for (int i = 0; i < SDX__ARRAY_LEN(basic); i++)
-        if (!strcmp(ldm, basic[i][0])) return snprintf(out, size, "%s", basic[i][1]) < (int)size;
-    if (sscanf(ldm, "input_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0 && n >= 1) {
-        int first = 1;
-        for (int l = 0; l < u->n_levels; l++) {
-            int nres = u->num_res_blocks[l], down = l + 1 < u->n_levels;
-            if (n < first + nres) {
-                snprintf(block, sizeof block, "down_blocks.%d.%s.%d", l, sub ? "attentions" : "resnets", n - first);
-                break;
-            }
-            if (down && n == first + nres) {
-                if (strcmp(ldm + len, "op") || sub) return 0;
-                return snprintf(out, size, "down_blocks.%d.downsamplers.0.conv", l) < (int)size;
-            }
-            first += nres + down;
-        }
-    } else if (sscanf(ldm, "middle_block.%d.%n", &sub, &len) == 1 && len > 0) {
-        if (sub == 1) snprintf(block, sizeof block, "mid_block.attentions.0");
-        else snprintf(block, sizeof block, "mid_block.resnets.%d", sub / 2);
-    } else if (sscanf(ldm, "output_blocks.%d.%d.%n", &n, &sub, &len) == 2 && len > 0) {
-        int first = 0, found = 0;
-        for (int l = u->n_levels - 1, up = 0; l >= 0; l--, up++) {
-            int count = u->num_res_blocks[l] + 1;
-            if (n < first + count) {
-                rest = ldm + len;
-                if (sub > 0 && !strcmp(rest, "conv")) {
-                    if (n != first + count - 1) return 0;
-                    return snprintf(out, size, "up_blocks.%d.upsamplers.0.conv", up) < (int)size;
-                }
-                snprintf(block, sizeof block, "up_blocks.%d.%s.%d", up, sub ? "attentions" : "resnets", n - first);
-                found = 1;
-                break;
-            }
-            first += count;
-        }
-        if (!found) return 0;
-    } else {
-        return 0;
-    }
-    if (len <= 0 || !block[0]) return 0;
-    rest = ldm + len;
-    if (strstr(block, "resnets")) {
-        for (int i = 0; i < SDX__ARRAY_LEN(resnet); i++)
-            if (!strcmp(rest, resnet[i][0])) return snprintf(out, size, "%s.%s", block, resnet[i][1]) < (int)size;
-        return 0;
-    }
-    return snprintf(out, size, "%s.%s", block, rest) < (int)size;
-}
-
-static void sdx__lora_map_unet(sdx_ctx *ctx, sdx__lora_map *m, sdx__unet *u) {
-    static const char pre[] = "model.diffusion_model.";
-    for (int i = 0; i < u->w.n_slots; i++) {
-        sdx__wslot *sl = u->w.slots[i];
-        const char *key = sl->file->name;
-        size_t n = strlen(key);
-        char ldm[400], d[400], buf[460], *p;
-        sdx__lora_target tg;
-        if (strncmp(key, pre, sizeof pre - 1) || n < sizeof pre - 1 + 7 || strcmp(key + n - 7, ".weight")) continue;
-        if (n - (sizeof pre - 1) - 7 >= sizeof ldm) continue;
-        memcpy(ldm, key + sizeof pre - 1, n - (sizeof pre - 1) - 7);
-        ldm[n - (sizeof pre - 1) - 7] = 0;
-        memset(&tg, 0, sizeof tg);
-        tg.w = &u->w;
-        tg.weight = sl;
-        snprintf(buf, sizeof buf, "%s%s.bias", pre, ldm);
-        tg.bias = sdx__wset_find(&u->w, buf);
-        tg.rows = sl->t.shape[0];
-        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", ldm, &tg);
-        snprintf(buf, sizeof buf, "diffusion_model.%s", ldm);
-        sdx__lora_map_add(ctx, m, buf, &tg);
-        if (!sdx__unet_diffusers_name(u, ldm, d, sizeof d)) continue;
-        sdx__lora_map_add_kohya(ctx, m, "lora_unet_", d, &tg);
-        sdx__lora_map_add_kohya(ctx, m, "lycoris_", d, &tg);
-        sdx__lora_map_add(ctx, m, d, &tg);                  /* PEFT, no prefix */
-        snprintf(buf, sizeof buf, "unet.%s", d);
-        sdx__lora_map_add(ctx, m, buf, &tg);                /* PEFT */
-        if (!(p = strstr(d, ".to_"))) continue;
-        /* the attention-processor form: ...attn1.processor.to_q, .to_out */
-        snprintf(buf, sizeof buf, "%.*s.processor%s", (int)(p - d), d, p);
-        n = strlen(buf);
-        if (n > 9 && !strcmp(buf + n - 9, ".to_out.0")) buf[n - 2] = 0;
-        sdx__lora_map_add(ctx, m, buf, &tg);
-        memmove(buf + 5, buf, strlen(buf) + 1);
-        memcpy(buf, "unet.", 5);
-        sdx__lora_map_add(ctx, m, buf, &tg);
-    }
-}
-
-/* Text encoder e of te: which kohya / diffusers prefixes name it. */
-static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te, int e) {
-    static const char *const hf[6] = { "self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.out_proj",
-                                       "mlp.fc1", "mlp.fc2" };
-    static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
-                                         "mlp.c_proj" };
-    sdx__clip *c = &te->enc[e];
-    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
-    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
-    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
-    for (int b = 0; b < c->n_layers; b++)
-        for (int k = 0; k < 6; k++) {
-            char key[400], bias[400], name[200];
-            sdx__lora_target tg;
-            memset(&tg, 0, sizeof tg);
-            tg.w = &c->w;
-            tg.te = 1;
-            if (c->layout == SDX__CLIP_HF) {
-                snprintf(key, sizeof key, "%sencoder.layers.%d.%s.weight", c->w.prefix, b, hf[k]);
-                snprintf(bias, sizeof bias, "%sencoder.layers.%d.%s.bias", c->w.prefix, b, hf[k]);
-            } else {
-                const char *sep = k < 3 ? "_" : ".";     /* in_proj_weight, out_proj.weight */
-                snprintf(key, sizeof key, "%stransformer.resblocks.%d.%s%sweight", c->w.prefix, b, open[k], sep);
-                snprintf(bias, sizeof bias, "%stransformer.resblocks.%d.%s%sbias", c->w.prefix, b, open[k], sep);
-            }
-            if (!(tg.weight = sdx__wset_find(&c->w, key))) continue;
-            tg.bias = sdx__wset_find(&c->w, bias);
-            tg.rows = tg.weight->t.shape[0];
-            if (c->layout == SDX__CLIP_OPEN && k < 3) {
-                tg.rows = c->width;
-                tg.row0 = (int64_t)k * c->width;
-            }
-            snprintf(name, sizeof name, "text_model.encoder.layers.%d.%s", b, hf[k]);
-            for (int p = 0; p < 2; p++)
-                if (kohya[p]) sdx__lora_map_add_kohya(ctx, m, kohya[p], name, &tg);
-            {
-                char full[256];
-                snprintf(full, sizeof full, "%s%s", diffusers, name);
-                sdx__lora_map_add(ctx, m, full, &tg);
-            }
-        }
-}
-
-/* The table for a model: sorted, duplicates (the same name for the same
- * weight) harmless. */
-static int sdx__lora_map_build(sdx_ctx *ctx, sdx__textenc *te, sdx__unet *u, sdx__lora_map *m) {
-    memset(m, 0, sizeof *m);
-    if (u) sdx__lora_map_unet(ctx, m, u);
-    for (int e = 0; te && e < te->n_enc; e++) sdx__lora_map_clip(ctx, m, te, e);
-    if (m->oom) { sdx__lora_map_free(ctx, m); return sdx__nomem(ctx, "LoRA key table", 0); }
-    qsort(m->e, (size_t)m->n, sizeof *m->e, sdx__lora_name_cmp);
-    return SDX_OK;
-}
-
-/* ---- reading a LoRA file ---------------------------------------------- */
-
-static int sdx__lora_split(const char *name, size_t *module_len) {
-    size_t n = strlen(name);
-    for (int i = 0; i < SDX__ARRAY_LEN(sdx__lora_suffixes); i++) {
-        size_t k = strlen(sdx__lora_suffixes[i].suffix);
-        if (n > k && !strcmp(name + n - k, sdx__lora_suffixes[i].suffix)) { *module_len = n - k; return sdx__lora_suffixes[i].role; }
-    }
-    return -1;
-}
-
-static sdx__lora_module *sdx__lora_module_get(sdx_ctx *ctx, sdx__lora *l, const char *name, size_t len, int *cap) {
-    for (int i = l->n_mod - 1; i >= 0; i--)
-        if (strlen(l->mod[i].name) == len && !memcmp(l->mod[i].name, name, len)) return &l->mod[i];
-    if (l->n_mod == *cap) {
-        int ncap = *cap ? *cap * 2 : 64;
-        sdx__lora_module *nm = (sdx__lora_module *)sdx__realloc(ctx, l->mod, sizeof *nm * (size_t)ncap);
-        if (!nm) return NULL;
-        l->mod = nm;
-        *cap = ncap;
-    }
-    memset(&l->mod[l->n_mod], 0, sizeof *l->mod);
-    if (!(l->mod[l->n_mod].name = (char *)sdx__malloc(ctx, len + 1))) return NULL;
-    memcpy(l->mod[l->n_mod].name, name, len);
-    l->mod[l->n_mod].name[len] = 0;
-    return &l->mod[l->n_mod++];
-}
-
-/* A list of names for a message: the first few, then a count. */
-static void sdx__names_add(char *buf, size_t size, int *count, const char *name) {
-    size_t used = strlen(buf);
-    if (*count < 8 && used + 8 < size) snprintf(buf + used, size - used, "%s'%s'", *count ? ", " : "", name);
-    (*count)++;
-}
-
-static int64_t sdx__numel(const sdx_tensor *t) { return t ? sdx_tensor_numel(t) : 0; }
-
-/* rows x cols of the delta a module produces, after checking its
- * factors agree with each other. */
-static int sdx__lora_module_shape(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t *rows, int64_t *cols) {
-    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
-    const char *path = sdx_st_path(l->st);
-    char s1[96], s2[96];
-    switch (md->kind) {
-    case SDX__LORA_LOW_RANK: {
-        int64_t rank = t[SDX__LR_DOWN]->ndim ? t[SDX__LR_DOWN]->shape[0] : 0, up_in;
-        *rows = t[SDX__LR_UP]->ndim ? t[SDX__LR_UP]->shape[0] : 0;
-        up_in = *rows ? sdx__numel(t[SDX__LR_UP]) / *rows : 0;
-        *cols = rank ? sdx__numel(t[SDX__LR_DOWN]) / rank : 0;
-        if (t[SDX__LR_MID]) {
-            const sdx_tensor *mid = t[SDX__LR_MID];
-            if (mid->ndim != 4 || mid->shape[0] != rank || mid->shape[1] != rank || t[SDX__LR_DOWN]->ndim < 2)
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': lora_mid %s does not fit lora_down %s", path, md->name,
-                                 sdx_shape_str(mid, s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
-            *cols = t[SDX__LR_DOWN]->shape[1] * mid->shape[2] * mid->shape[3];
-        }
-        if (!rank || up_in != rank)
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA '%s': up %s and down %s disagree on the rank", path, md->name,
-                             sdx_shape_str(t[SDX__LR_UP], s1, sizeof s1), sdx_shape_str(t[SDX__LR_DOWN], s2, sizeof s2));
-        return SDX_OK;
-    }
-    case SDX__LORA_LOHA: {
-        for (int k = 0; k < 2; k++) {
-            const sdx_tensor *a = t[k ? SDX__LR_W2A : SDX__LR_W1A], *b = t[k ? SDX__LR_W2B : SDX__LR_W1B];
-            const sdx_tensor *tk = t[k ? SDX__LR_T2 : SDX__LR_T1];
-            int64_t r, c;
-            if (a->ndim != 2 || b->ndim != 2 || (tk && tk->ndim != 4))
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s / _b %s must be matrices", path, md->name, k + 1,
-                                 sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
-            if (tk) {     /* Tucker: a [rank, out], b [rank, in], t [rank, rank, kh, kw] */
-                if (tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
-                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_t%d does not fit its factors", path, md->name, k + 1);
-                r = a->shape[1];
-                c = b->shape[1] * tk->shape[2] * tk->shape[3];
-            } else {
-                if (a->shape[1] != b->shape[0])
-                    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': hada_w%d_a %s and _b %s disagree on the rank", path,
-                                     md->name, k + 1, sdx_shape_str(a, s1, sizeof s1), sdx_shape_str(b, s2, sizeof s2));
-                r = a->shape[0];
-                c = b->shape[1];
-            }
-            if (k && (r != *rows || c != *cols))
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa '%s': the two Hadamard factors have different shapes", path, md->name);
-            *rows = r;
-            *cols = c;
-        }
-        return SDX_OK;
-    }
-    case SDX__LORA_LOKR: {
-        int64_t r1, c1, r2, c2;
-        if (t[SDX__LR_K1]) { r1 = t[SDX__LR_K1]->ndim ? t[SDX__LR_K1]->shape[0] : 0; c1 = r1 ? sdx__numel(t[SDX__LR_K1]) / r1 : 0; }
-        else {
-            if (t[SDX__LR_K1A]->ndim != 2 || t[SDX__LR_K1B]->ndim != 2 || t[SDX__LR_K1A]->shape[1] != t[SDX__LR_K1B]->shape[0])
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w1_a and lokr_w1_b do not multiply", path, md->name);
-            r1 = t[SDX__LR_K1A]->shape[0];
-            c1 = t[SDX__LR_K1B]->shape[1];
-        }
-        if (t[SDX__LR_K2]) { r2 = t[SDX__LR_K2]->ndim ? t[SDX__LR_K2]->shape[0] : 0; c2 = r2 ? sdx__numel(t[SDX__LR_K2]) / r2 : 0; }
-        else if (t[SDX__LR_KT2]) {
-            const sdx_tensor *a = t[SDX__LR_K2A], *b = t[SDX__LR_K2B], *tk = t[SDX__LR_KT2];
-            if (a->ndim != 2 || b->ndim != 2 || tk->ndim != 4 || tk->shape[0] != a->shape[0] || tk->shape[1] != b->shape[0])
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_t2 does not fit lokr_w2_a / lokr_w2_b", path, md->name);
-            r2 = a->shape[1];
-            c2 = b->shape[1] * tk->shape[2] * tk->shape[3];
-        } else {
-            if (t[SDX__LR_K2A]->ndim != 2 || t[SDX__LR_K2B]->ndim != 2 || t[SDX__LR_K2A]->shape[1] != t[SDX__LR_K2B]->shape[0])
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr '%s': lokr_w2_a and lokr_w2_b do not multiply", path, md->name);
-            r2 = t[SDX__LR_K2A]->shape[0];
-            c2 = t[SDX__LR_K2B]->shape[1];
-        }
-        *rows = r1 * r2;
-        *cols = c1 * c2;
-        return SDX_OK;
-    }
-    case SDX__LORA_GLORA:
-        return SDX_OK;      /* checked against the weight (sdx__lora_glora_check) */
-    case SDX__LORA_DIFF:
-    default: {
-        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
-        *rows = d->ndim ? d->shape[0] : 1;
-        *cols = *rows ? sdx__numel(d) / *rows : 0;
-        return SDX_OK;
-    }
-    }
-}
-
-/* Which adapter a module's tensors make, or an error naming what is
- * missing or does not belong. */
-static int sdx__lora_module_kind(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
-    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
-    const char *path = sdx_st_path(l->st);
-    int lr = t[SDX__LR_UP] || t[SDX__LR_DOWN] || t[SDX__LR_MID];
-    int ha = t[SDX__LR_W1A] || t[SDX__LR_W1B] || t[SDX__LR_W2A] || t[SDX__LR_W2B] || t[SDX__LR_T1] || t[SDX__LR_T2];
-    int kr = t[SDX__LR_K1] || t[SDX__LR_K2] || t[SDX__LR_K1A] || t[SDX__LR_K1B] || t[SDX__LR_K2A] || t[SDX__LR_K2B] || t[SDX__LR_KT2];
-    int gl = t[SDX__LR_GA1] || t[SDX__LR_GA2] || t[SDX__LR_GB1] || t[SDX__LR_GB2];
-    int df = t[SDX__LR_DIFF] || t[SDX__LR_DIFF_B];
-    if (lr + ha + kr + gl + df != 1)
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: module '%s' has %s", path, md->name,
-                         lr + ha + kr + gl + df ? "tensors of several adapter kinds" : "only an alpha and no weights");
-    if (lr) {
-        if (!t[SDX__LR_UP] || !t[SDX__LR_DOWN])
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoRA module '%s' has no %s", path, md->name, t[SDX__LR_UP] ? "down weight" : "up weight");
-        md->kind = SDX__LORA_LOW_RANK;
-    } else if (ha) {
-        if (!t[SDX__LR_W1A] || !t[SDX__LR_W1B] || !t[SDX__LR_W2A] || !t[SDX__LR_W2B] || (!t[SDX__LR_T1]) != (!t[SDX__LR_T2]))
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoHa module '%s' needs hada_w1_a, hada_w1_b, hada_w2_a, hada_w2_b "
-                             "(and both or neither of hada_t1, hada_t2)", path, md->name);
-        md->kind = SDX__LORA_LOHA;
-    } else if (kr) {
-        int w1 = t[SDX__LR_K1] ? !t[SDX__LR_K1A] && !t[SDX__LR_K1B] : t[SDX__LR_K1A] && t[SDX__LR_K1B];
-        int w2 = t[SDX__LR_K2] ? !t[SDX__LR_K2A] && !t[SDX__LR_K2B] && !t[SDX__LR_KT2] : t[SDX__LR_K2A] && t[SDX__LR_K2B];
-        if (!w1 || !w2)
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: LoKr module '%s' needs lokr_w1 or lokr_w1_a + lokr_w1_b, and lokr_w2 "
-                             "or lokr_w2_a + lokr_w2_b (+ lokr_t2)", path, md->name);
-        md->kind = SDX__LORA_LOKR;
-    } else if (gl) {
-        for (int r = SDX__LR_GA1; r <= SDX__LR_GB2; r++)
-            if (!t[r] || t[r]->ndim < 2)
-                return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' needs matrices a1, a2, b1 and b2 (.weight)", path, md->name);
-        md->kind = SDX__LORA_GLORA;
-    } else {
-        md->kind = SDX__LORA_DIFF;
-        if (t[SDX__LR_DORA])
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' belongs to no low-rank adapter", path, md->name);
-    }
-    for (int r = 0; r < SDX__LR_COUNT; r++)
-        if (t[r] && t[r]->dtype != SDX_F32 && t[r]->dtype != SDX_F16 && t[r]->dtype != SDX_BF16)
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: tensor of '%s' has dtype %s; LoRA tensors must be F32, F16 or BF16", path,
-                             md->name, sdx_dtype_name(t[r]->dtype));
-    return SDX_OK;
-}
-
-/* GLoRA (ComfyUI glora.py): which layout the four matrices are in, and
- * that their products fit the weight [O, I, KL] (O = rows). Old layout:
- * delta = b2 @ b1 + (W @ a2) @ a1 over W [O, I*KL]; new: W a1 a2 along
- * the input channels, + b1 @ b2. */
-static int sdx__lora_glora_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md, int64_t O, int64_t I, int64_t KL) {
-    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
-    int64_t a1c = sdx_tensor_numel(a1) / SDX__MAX(a1->shape[0], 1), a2c = sdx_tensor_numel(a2) / SDX__MAX(a2->shape[0], 1);
-    int64_t b1c = sdx_tensor_numel(b1) / SDX__MAX(b1->shape[0], 1), b2c = sdx_tensor_numel(b2) / SDX__MAX(b2->shape[0], 1);
-    int64_t N = I * KL;
-    int old = b2->shape[1] == b1->shape[0] && b1->shape[0] == a1->shape[0] && a1->shape[0] == a2->shape[1], ok;
-    md->glora_rank = a1->shape[0];
-    if (b2->shape[0] == b1->shape[1] && b1->shape[1] == a1->shape[1] && a1->shape[1] == a2->shape[0] &&
-        !(old && a2->shape[0] == O && O == I)) {
-        old = 0;
-        md->glora_rank = a2->shape[0];
-    } else if (!old) {
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s': a1, a2, b1, b2 fit neither GLoRA layout", sdx_st_path(l->st), md->name);
-    }
-    md->glora_old = old;
-    if (old) ok = b2c == b1->shape[0] && b2->shape[0] * b1c == O * N && a2->shape[0] == N && a2c == a1->shape[0] && a1c == N;
-    else ok = a1->shape[0] == I && a1c == a2->shape[0] && a2c == I && b1c == b2->shape[0] && b1->shape[0] * b2c == O * N;
-    if (!ok)
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' does not fit model weight '%s' (%lld outputs x %lld inputs x %lld)",
-                         sdx_st_path(l->st), md->name, md->tg.weight->file->name, (long long)O, (long long)I, (long long)KL);
-    return SDX_OK;
-}
-
-/* Checks that the delta fits its target; the message names the key, the
- * model's shape and what the file holds. */
-static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_module *md) {
-    const sdx__lora_target *tg = &md->tg;
-    int64_t rows = 0, cols = 0, want_rows, want_cols;
-    const sdx_tensor *target = md->t[SDX__LR_DIFF_B] && !md->t[SDX__LR_DIFF] ? (tg->bias ? &tg->bias->t : NULL) : &tg->weight->t;
-    char s1[96], s2[96];
-    int rc;
-    if ((rc = sdx__lora_module_kind(ctx, l, md)) != SDX_OK) return rc;
-    if (md->kind == SDX__LORA_DIFF && md->t[SDX__LR_DIFF] && md->t[SDX__LR_DIFF_B])
-        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: module '%s' has both .diff and .diff_b; give them as two modules",
-                         sdx_st_path(l->st), md->name);
-    if (!target)
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.diff_b': the model weight '%s' has no bias", sdx_st_path(l->st), md->name,
-                         tg->weight->file->name);
-    if ((rc = sdx__lora_module_shape(ctx, l, md, &rows, &cols)) != SDX_OK) return rc;
-    want_rows = tg->rows;
-    want_cols = target->shape[0] ? sdx_tensor_numel(target) / target->shape[0] : 0;
-    if (target->ndim == 1) want_cols = 1;
-    if (md->kind == SDX__LORA_GLORA) {
-        if (target->ndim < 2)
-            return sdx__fail(ctx, SDX_ERR_MODEL, "%s: GLoRA module '%s' on a 1-D weight", sdx_st_path(l->st), md->name);
-        if ((rc = sdx__lora_glora_check(ctx, l, md, want_rows, target->shape[1], want_cols / target->shape[1])) != SDX_OK) return rc;
-        rows = want_rows;
-        cols = want_cols;
-    }
-    if (md->t[SDX__LR_DORA] && (target->ndim < 2 || sdx_tensor_numel(md->t[SDX__LR_DORA]) != target->shape[1]))
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s.dora_scale' %s: expected one magnitude per input channel of '%s' (%lld)",
-                         sdx_st_path(l->st), md->name, sdx_shape_str(md->t[SDX__LR_DORA], s1, sizeof s1), target->name,
-                         (long long)(target->ndim >= 2 ? target->shape[1] : 0));
-    if (rows != want_rows || cols != want_cols) {
-        sdx_tensor shown = *target;
-        if (target->ndim >= 1) shown.shape[0] = tg->rows;
-        sdx_shape_str(&shown, s1, sizeof s1);
-        s2[0] = 0;
-        for (int r = 0, used = 0; r < SDX__LR_COUNT && used < (int)sizeof s2 - 24; r++)
-            if (md->t[r] && r != SDX__LR_ALPHA) {
-                char one[64];
-                used += snprintf(s2 + used, sizeof s2 - (size_t)used, "%s%s", used ? " " : "", sdx_shape_str(md->t[r], one, sizeof one));
-            }
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: '%s' -> model weight '%s'%s: expected a %s delta, found factors %s "
-                         "(a %lldx%lld delta)", sdx_st_path(l->st), md->name, target->name ? target->name : tg->weight->file->name,
-                         tg->row0 || tg->rows != target->shape[0] ? " (row block)" : "", s1, s2, (long long)rows, (long long)cols);
-    }
-    return SDX_OK;
-}
-
-/* Opens `path` and resolves every tensor to a module and target. Errors
- * name each tensor that maps to nothing. The model is not touched. */
-static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
-    char unmapped[1024] = "", unknown[1024] = "";
-    int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
-    const char *base = strrchr(path, '/'), *dot;
-    memset(l, 0, sizeof *l);
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
-    for (int i = 0; i < sdx_st_count(l->st); i++) {
-        const sdx_tensor *t = sdx_st_get(l->st, i);
-        size_t len = 0;
-        int role = sdx__lora_split(t->name, &len);
-        sdx__lora_module *md;
-        if (role < 0) { sdx__names_add(unknown, sizeof unknown, &n_unknown, t->name); continue; }
-        if (!(md = sdx__lora_module_get(ctx, l, t->name, len, &cap))) { rc = sdx__nomem(ctx, "LoRA modules", 0); goto fail; }
-        md->t[role] = t;
-    }
-    if (n_unknown) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d tensor(s) are not LoRA / LyCORIS weights (unknown suffix): %s%s", path, n_unknown,
-                       unknown, n_unknown > 8 ? ", ..." : "");
-        goto fail;
-    }
-    for (int i = 0; i < l->n_mod; i++) {
-        sdx__lora_module *md = &l->mod[i];
-        const sdx__lora_target *tg = sdx__lora_map_find(map, md->name);
-        if (!tg) { sdx__names_add(unmapped, sizeof unmapped, &n_unmapped, md->name); continue; }
-        md->tg = *tg;
-        md->mapped = 1;
-    }
-    if (n_unmapped) {
-        rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: %d LoRA module(s) match no weight of this model: %s%s", path, n_unmapped, unmapped,
-                       n_unmapped > 8 ? ", ..." : "");
-        goto fail;
-    }
-    for (int i = 0; i < l->n_mod; i++)
-        if ((rc = sdx__lora_module_check(ctx, l, &l->mod[i])) != SDX_OK) goto fail;
-    return SDX_OK;
-fail:
-    sdx__lora_free(ctx, l);
-    return rc;
-}
-
-/* ---- merging ---------------------------------------------------------- */
-
-/* Host copy of a file tensor in f32. */
-static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
-    int64_t n = sdx_tensor_numel(t);
-    float *p = (float *)sdx__malloc(ctx, (size_t)(n ? n : 1) * sizeof(float));
-    if (p) sdx__load_f32(t->data, t->dtype, 0, n, p);
-    else sdx__nomem(ctx, t->name, (size_t)n * sizeof(float));
-    return p;
-}
-
-/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
-static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
-    float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
-    sdx_tensor y, x, w;
-    int rc;
-    if (!bt) return sdx__nomem(ctx, "LoRA product", (size_t)(K * N) * sizeof(float));
-    for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++) bt[n * K + k] = b[k * N + n];
-    {
-        const int64_t ys[2] = { M, N }, xs[2] = { M, K }, ws[2] = { N, K };
-        y = sdx__view(SDX_F32, c, 2, ys);
-        x = sdx__view(SDX_F32, (void *)a, 2, xs);
-        w = sdx__view(SDX_F32, bt, 2, ws);
-    }
-    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
-    sdx__free(ctx, bt);
-    return rc;
-}
-
-/* Tucker product einsum('i j k l, j r, i p -> p r k l', t, b, a):
- * out[p, r, k, l] = sum_ij t[i, j, k, l] b[j, r] a[i, p]. */
-static int sdx__lora_tucker(sdx_ctx *ctx, const sdx_tensor *tt, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
-    int64_t I = tt->shape[0], J = tt->shape[1], KL = tt->shape[2] * tt->shape[3], P = ta->shape[1], R = tb->shape[1];
-    float *t = sdx__lora_f32(ctx, tt), *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
-    int rc = t && a && b ? SDX_OK : SDX_ERR_NOMEM;
-    if (rc == SDX_OK) {
-        for (int64_t i = 0; i < P * R * KL; i++) out[i] = 0;
-        for (int64_t i = 0; i < I; i++)
-            for (int64_t j = 0; j < J; j++)
-                for (int64_t p = 0; p < P; p++) {
-                    float ap = a[i * P + p];
-                    for (int64_t r = 0; r < R; r++) {
-                        float f = ap * b[j * R + r];
-                        const float *tij = t + (i * J + j) * KL;
-                        float *o = out + (p * R + r) * KL;
-                        for (int64_t q = 0; q < KL; q++) o[q] += f * tij[q];
-                    }
-                }
-    }
-    sdx__free(ctx, t); sdx__free(ctx, a); sdx__free(ctx, b);
-    return rc;
-}
-
-/* a @ b of two file tensors as matrices [rows, rank] @ [rank, cols]. */
-static int sdx__lora_product(sdx_ctx *ctx, const sdx_tensor *ta, const sdx_tensor *tb, float *out) {
-    int64_t M = ta->shape[0], K = tb->shape[0], N = sdx_tensor_numel(tb) / (K ? K : 1);
-    float *a = sdx__lora_f32(ctx, ta), *b = sdx__lora_f32(ctx, tb);
-    int rc = a && b ? sdx__lora_matmul(ctx, out, a, b, M, K, N) : SDX_ERR_NOMEM;
-    sdx__free(ctx, a);
-    sdx__free(ctx, b);
-    return rc;
-}
-
-/* GLoRA's delta from the current weight cur [O, I, KL] (see
- * sdx__lora_glora_check). */
-static int sdx__lora_glora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t I, int64_t O, int64_t cols,
-                                 float *delta) {
-    const sdx_tensor *a1 = md->t[SDX__LR_GA1], *a2 = md->t[SDX__LR_GA2], *b1 = md->t[SDX__LR_GB1], *b2 = md->t[SDX__LR_GB2];
-    int64_t KL = cols / I, a2c = sdx_tensor_numel(a2) / a2->shape[0], J = sdx_tensor_numel(a1) / a1->shape[0];
-    float *fa1 = sdx__lora_f32(ctx, a1), *fa2 = sdx__lora_f32(ctx, a2);
-    float *tmp = (float *)sdx__malloc(ctx, (size_t)(O * (md->glora_old ? a2c : J * KL) + O * cols) * sizeof(float));
-    int rc = fa1 && fa2 && tmp ? SDX_OK : sdx__nomem(ctx, "GLoRA", (size_t)(O * cols) * sizeof(float));
-    if (rc == SDX_OK && md->glora_old) {       /* b2 @ b1 + (W @ a2) @ a1 */
-        rc = sdx__lora_product(ctx, b2, b1, delta);
-        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp, cur, fa2, O, cols, a2c);
-        if (rc == SDX_OK) rc = sdx__lora_matmul(ctx, tmp + O * a2c, tmp, fa1, O, a2c, cols);
-        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += tmp[O * a2c + i];
-    } else if (rc == SDX_OK) {                 /* W a1 a2 along dim 1, + b1 @ b2 */
-        float *t1 = tmp, *t2 = tmp + O * J * KL;
-        for (int64_t i = 0; i < O * J * KL; i++) t1[i] = 0;
-        for (int64_t o = 0; o < O; o++)
-            for (int64_t i = 0; i < I; i++)
-                for (int64_t j = 0; j < J; j++) {
-                    float f = fa1[i * J + j];
-                    for (int64_t q = 0; q < KL; q++) t1[(o * J + j) * KL + q] += cur[(o * I + i) * KL + q] * f;
-                }
-        for (int64_t i = 0; i < O * cols; i++) t2[i] = 0;
-        for (int64_t o = 0; o < O; o++)
-            for (int64_t j = 0; j < J; j++)
-                for (int64_t i = 0; i < I; i++) {
-                    float f = fa2[j * I + i];
-                    for (int64_t q = 0; q < KL; q++) t2[(o * I + i) * KL + q] += t1[(o * J + j) * KL + q] * f;
-                }
-        rc = sdx__lora_product(ctx, b1, b2, delta);
-        for (int64_t i = 0; rc == SDX_OK && i < O * cols; i++) delta[i] += t2[i];
-    }
-    sdx__free(ctx, fa1);
-    sdx__free(ctx, fa2);
-    sdx__free(ctx, tmp);
-    return rc;
-}
-
-/* The module's unscaled delta [rows * cols] and its scale. */
-static int sdx__lora_delta(sdx_ctx *ctx, const sdx__lora_module *md, const float *cur, int64_t in, int64_t rows, int64_t cols,
-                           float *delta, double *scale) {
-    const sdx_tensor *const *t = (const sdx_tensor *const *)md->t;
-    double alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1 ? sdx__get_f32(t[SDX__LR_ALPHA], 0) : 0;
-    int has_alpha = t[SDX__LR_ALPHA] && sdx_tensor_numel(t[SDX__LR_ALPHA]) >= 1;
-    int rc = SDX_OK;
-    *scale = 1.0;
-    switch (md->kind) {
-    case SDX__LORA_LOW_RANK: {
-        const sdx_tensor *down = t[SDX__LR_DOWN];
-        int64_t rank = down->shape[0];
-        if (has_alpha) *scale = alpha / (double)rank;
-        if (t[SDX__LR_MID]) {     /* down'[r, in, kh, kw] = sum_j down[j, in] mid[r, j, kh, kw] */
-            const sdx_tensor *mid = t[SDX__LR_MID];
-            int64_t in = down->shape[1], KL = mid->shape[2] * mid->shape[3];
-            float *d = sdx__lora_f32(ctx, down), *m = sdx__lora_f32(ctx, mid), *up = sdx__lora_f32(ctx, t[SDX__LR_UP]);
-            float *d2 = (float *)sdx__malloc(ctx, (size_t)(rank * in * KL) * sizeof(float));
-            if (d && m && up && d2) {
-                for (int64_t r = 0; r < rank; r++)
-                    for (int64_t c = 0; c < in; c++)
-                        for (int64_t q = 0; q < KL; q++) {
-                            float s = 0;
-                            for (int64_t j = 0; j < rank; j++) s += d[j * (sdx_tensor_numel(down) / rank) + c] * m[(r * rank + j) * KL + q];
-                            d2[(r * in + c) * KL + q] = s;
-                        }
-                rc = sdx__lora_matmul(ctx, delta, up, d2, rows, rank, cols);
-            } else {
-                rc = sdx__nomem(ctx, "LoRA mid", 0);
-            }
-            sdx__free(ctx, d); sdx__free(ctx, m); sdx__free(ctx, up); sdx__free(ctx, d2);
-            return rc;
-        }
-        return sdx__lora_product(ctx, t[SDX__LR_UP], down, delta);
-    }
-    case SDX__LORA_LOHA: {
-        float *m2 = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
-        if (!m2) return sdx__nomem(ctx, "LoHa", (size_t)(rows * cols) * sizeof(float));
-        if (has_alpha) *scale = alpha / (double)t[SDX__LR_W1B]->shape[0];
-        if (t[SDX__LR_T1]) {
-            rc = sdx__lora_tucker(ctx, t[SDX__LR_T1], t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
-            if (rc == SDX_OK) rc = sdx__lora_tucker(ctx, t[SDX__LR_T2], t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
-        } else {
-            rc = sdx__lora_product(ctx, t[SDX__LR_W1A], t[SDX__LR_W1B], delta);
-            if (rc == SDX_OK) rc = sdx__lora_product(ctx, t[SDX__LR_W2A], t[SDX__LR_W2B], m2);
-        }
-        for (int64_t i = 0; rc == SDX_OK && i < rows * cols; i++) delta[i] *= m2[i];
-        sdx__free(ctx, m2);
-        return rc;
-    }
-    case SDX__LORA_LOKR: {
-        int64_t r1, c1, r2, c2, dim = 0;
-        float *w1 = NULL, *w2 = NULL;
-        if (t[SDX__LR_K1]) { w1 = sdx__lora_f32(ctx, t[SDX__LR_K1]); r1 = t[SDX__LR_K1]->shape[0]; }
-        else {
-            r1 = t[SDX__LR_K1A]->shape[0];
-            dim = t[SDX__LR_K1B]->shape[0];
-            w1 = (float *)sdx__malloc(ctx, (size_t)(r1 * t[SDX__LR_K1B]->shape[1]) * sizeof(float));
-            if (w1 && (rc = sdx__lora_product(ctx, t[SDX__LR_K1A], t[SDX__LR_K1B], w1)) != SDX_OK) { sdx__free(ctx, w1); return rc; }
-        }
-        c1 = r1 ? (t[SDX__LR_K1] ? sdx_tensor_numel(t[SDX__LR_K1]) : r1 * t[SDX__LR_K1B]->shape[1]) / r1 : 0;
-        r2 = rows / (r1 ? r1 : 1);
-        c2 = cols / (c1 ? c1 : 1);
-        if (t[SDX__LR_K2]) w2 = sdx__lora_f32(ctx, t[SDX__LR_K2]);
-        else {
-            dim = t[SDX__LR_K2B]->shape[0];
-            w2 = (float *)sdx__malloc(ctx, (size_t)(r2 * c2) * sizeof(float));
-            if (w2) rc = t[SDX__LR_KT2] ? sdx__lora_tucker(ctx, t[SDX__LR_KT2], t[SDX__LR_K2A], t[SDX__LR_K2B], w2)
-                                        : sdx__lora_product(ctx, t[SDX__LR_K2A], t[SDX__LR_K2B], w2);
-        }
-        if (has_alpha && dim) *scale = alpha / (double)dim;
-        if (rc == SDX_OK && (!w1 || !w2)) rc = sdx__nomem(ctx, "LoKr", (size_t)(rows * cols) * sizeof(float));
-        /* kron: delta[i*r2 + p, j*c2 + q] = w1[i, j] w2[p, q] */
-        for (int64_t i = 0; rc == SDX_OK && i < r1; i++)
-            for (int64_t j = 0; j < c1; j++)
-                for (int64_t p = 0; p < r2; p++)
-                    for (int64_t q = 0; q < c2; q++) delta[(i * r2 + p) * cols + j * c2 + q] = w1[i * c1 + j] * w2[p * c2 + q];
-        sdx__free(ctx, w1);
-        sdx__free(ctx, w2);
-        return rc;
-    }
-    case SDX__LORA_GLORA:
-        if (has_alpha) *scale = alpha / (double)md->glora_rank;
-        return sdx__lora_glora_delta(ctx, md, cur, in, rows, cols, delta);
-    case SDX__LORA_DIFF:
-    default: {
-        const sdx_tensor *d = t[SDX__LR_DIFF] ? t[SDX__LR_DIFF] : t[SDX__LR_DIFF_B];
-        sdx__load_f32(d->data, d->dtype, 0, rows * cols, delta);
-        return SDX_OK;
-    }
-    }
-}
-
-/* The slot a module writes: its weight, or for .diff_b its bias. */
-static sdx__wslot *sdx__lora_module_slot(const sdx__lora_module *md) {
-    return md->t[SDX__LR_DIFF_B] ? md->tg.bias : md->tg.weight;
-}
-
-/* DoRA (ComfyUI's weight_decompose): V = W + scale * delta, each input
- * channel i of V rescaled to the magnitude m[i] (V[:, i] *= m[i] /
- * ||V[:, i]||, the norm over outputs and kernel), then W += strength *
- * (V - W). w and delta are [O, I, KL]. */
-static int sdx__lora_dora(sdx_ctx *ctx, const sdx_tensor *mag, float *w, float *delta, int64_t O, int64_t I, int64_t KL,
-                          float scale, float strength) {
-    double *norm = (double *)sdx__calloc(ctx, (size_t)I, sizeof(double));
-    if (!norm) return sdx__nomem(ctx, "DoRA norms", (size_t)I * sizeof(double));
-    for (int64_t i = 0; i < O * I * KL; i++) {
-        delta[i] = w[i] + delta[i] * scale;          /* V */
-        norm[(i / KL) % I] += (double)delta[i] * delta[i];
-    }
-    for (int64_t i = 0; i < O * I * KL; i++) {
-        int64_t c = (i / KL) % I;
-        float v = delta[i] * (sdx__get_f32(mag, c) / (float)sqrt(norm[c]));
-        w[i] = strength != 1.0f ? w[i] + strength * (v - w[i]) : v;
-    }
-    sdx__free(ctx, norm);
-    return SDX_OK;
-}
-
-/* Adds the module's term, (strength * scale) * delta, into w (the f32
- * values of its whole slot). */
-static int sdx__lora_add_term(sdx_ctx *ctx, const sdx__lora *l, const sdx__lora_module *md, float *w) {
-    const sdx_tensor *t = &sdx__lora_module_slot(md)->t;
-    int64_t cols = t->ndim >= 2 ? sdx_tensor_numel(t) / t->shape[0] : 1, rows = md->tg.rows, row0 = md->tg.row0;
-    double scale = 1.0, strength = md->tg.te ? l->te_strength : l->unet_strength;
-    float *delta, f;
-    int rc;
-    if (md->t[SDX__LR_DIFF_B]) { rows = t->ndim ? md->tg.rows : 1; cols = 1; }
-    if (strength == 0) return SDX_OK;
-    delta = (float *)sdx__malloc(ctx, (size_t)(rows * cols) * sizeof(float));
-    if (!delta) return sdx__nomem(ctx, "LoRA delta", (size_t)(rows * cols) * sizeof(float));
-    if ((rc = sdx__lora_delta(ctx, md, w + row0 * cols, t->ndim >= 2 ? t->shape[1] : 1, rows, cols, delta, &scale)) == SDX_OK) {
-        float *dst = w + row0 * cols;
-        if (md->t[SDX__LR_DORA]) {
-            rc = sdx__lora_dora(ctx, md->t[SDX__LR_DORA], dst, delta, rows, t->shape[1], cols / t->shape[1], (float)scale, (float)strength);
-        } else {
-            f = (float)(strength * scale);
-            for (int64_t i = 0; i < rows * cols; i++) dst[i] += f * delta[i];
-        }
-    }
-    sdx__free(ctx, delta);
-    return rc;
-}
-
-/* f32 value of `slot` with every term of loras[0..n) that targets it,
- * in order, added to the file's values. */
-static int sdx__lora_merged(sdx_ctx *ctx, const sdx__lora *loras, int n, sdx__wslot *slot, float *w) {
-    int rc;
-    sdx__load_f32(slot->file->data, slot->file->dtype, 0, sdx_tensor_numel(slot->file), w);
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < loras[i].n_mod; k++)
-            if (sdx__lora_module_slot(&loras[i].mod[k]) == slot && (rc = sdx__lora_add_term(ctx, &loras[i], &loras[i].mod[k], w)) != SDX_OK)
-                return rc;
-    return SDX_OK;
-}
-
-/* Rewrites every slot that `l`'s modules touch from the file and loras
- * [0, n) (reset to the file when none of them touches it any more). */
-static int sdx__lora_rewrite(sdx_ctx *ctx, const sdx__lora *loras, int n, const sdx__lora *l) {
-    for (int k = 0; k < l->n_mod; k++) {
-        sdx__wslot *slot = sdx__lora_module_slot(&l->mod[k]);
-        const sdx__lora_target *tg = &l->mod[k].tg;
-        int touched = 0, done = 0, rc;
-        float *w;
-        for (int j = 0; j < k && !done; j++) done = sdx__lora_module_slot(&l->mod[j]) == slot;
-        if (done) continue;    /* two modules of one file on one tensor (q/k/v blocks) */
-        for (int i = 0; i < n && !touched; i++)
-            for (int j = 0; j < loras[i].n_mod && !touched; j++) touched = sdx__lora_module_slot(&loras[i].mod[j]) == slot;
-        if (!touched) {
-            if ((rc = sdx__wslot_reset(tg->w, slot)) != SDX_OK) return rc;
-            continue;
-        }
-        w = (float *)sdx__malloc(ctx, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
-        if (!w) return sdx__nomem(ctx, slot->file->name, (size_t)sdx_tensor_numel(&slot->t) * sizeof(float));
-        rc = sdx__lora_merged(ctx, loras, n, slot, w);
-        if (rc == SDX_OK) rc = sdx__wslot_set(tg->w, slot, w);
-        sdx__free(ctx, w);
-        if (rc != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-/* ---- A1111's short hash ------------------------------------------------ */
-
-/* SHA-256 (FIPS 180-4) of n bytes, as 64 lowercase hex digits. */
-static void sdx__sha256_hex(const unsigned char *p, size_t n, char hex[65]) {
-    static const uint32_t k[64] = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-        0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-        0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-        0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-        0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-        0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2 };
-    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-    unsigned char tail[128];
-    size_t full = n / 64, rest = n % 64, blocks;
-    memset(tail, 0, sizeof tail);
-    memcpy(tail, p + full * 64, rest);
-    tail[rest] = 0x80;
-    blocks = rest < 56 ? 1 : 2;       /* the padded tail: 0x80, zeros, the bit length */
-    for (int i = 0; i < 8; i++) tail[blocks * 64 - 1 - i] = (unsigned char)(((uint64_t)n * 8) >> (8 * i));
-    for (size_t b = 0; b < full + blocks; b++) {
-        const unsigned char *q = b < full ? p + b * 64 : tail + (b - full) * 64;
-        uint32_t w[64], v[8];
-#define SDX__ROR(x, r) (((x) >> (r)) | ((x) << (32 - (r))))
-        for (int i = 0; i < 16; i++) w[i] = (uint32_t)q[4 * i] << 24 | (uint32_t)q[4 * i + 1] << 16 | (uint32_t)q[4 * i + 2] << 8 | q[4 * i + 3];
-        for (int i = 16; i < 64; i++) {
-            uint32_t s0 = SDX__ROR(w[i - 15], 7) ^ SDX__ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
-            uint32_t s1 = SDX__ROR(w[i - 2], 17) ^ SDX__ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-        }
-        memcpy(v, h, sizeof v);
-        for (int i = 0; i < 64; i++) {
-            uint32_t t1 = v[7] + (SDX__ROR(v[4], 6) ^ SDX__ROR(v[4], 11) ^ SDX__ROR(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + k[i] + w[i];
-            uint32_t t2 = (SDX__ROR(v[0], 2) ^ SDX__ROR(v[0], 13) ^ SDX__ROR(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-            memmove(v + 1, v, 7 * sizeof *v);
-            v[4] += t1;
-            v[0] = t1 + t2;
-        }
-#undef SDX__ROR
-        for (int i = 0; i < 8; i++) h[i] += v[i];
-    }
-    for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", (unsigned)h[i]);
-}
-
-/* A1111's "Lora hashes" value for a safetensors LoRA: the first 12 hex
- * digits of the SHA-256 of the file after its header (the addnet hash). */
-static void sdx__lora_short_hash(const sdx_st *st, char out[13]) {
-    char hex[65];
-    sdx__sha256_hex(st->data, st->data_size, hex);
-    memcpy(out, hex, 12);
-    out[12] = 0;
-}
-
-/* ---- prompt syntax: <lora:name:te[:unet]> ------------------------------ */
-
-/* A1111's extra-network tag <lora:name[:te_multiplier[:unet_multiplier]]>,
- * also te=F / unet=F named; found in prompt order. */
-typedef struct sdx__lora_tag { char name[256]; float te, unet; } sdx__lora_tag;
-
-/* Parses the tag at s (which starts with "<lora:"); returns its length or
- * 0 when it is not a well-formed tag (then it stays text). */
-static size_t sdx__lora_tag_parse(const char *s, sdx__lora_tag *tag) {
-    const char *end = strchr(s, '>'), *p = s + 6, *q;
-    int pos = 0;
-    float v;
-    if (!end) return 0;
-    tag->te = tag->unet = 1.0f;
-    tag->name[0] = 0;
-    while (p < end) {
-        char field[256], *e;
-        size_t n;
-        q = (const char *)memchr(p, ':', (size_t)(end - p));
-        if (!q) q = end;
-        n = (size_t)(q - p);
-        if (n >= sizeof field) return 0;
-        memcpy(field, p, n);
-        field[n] = 0;
-        if (pos == 0) {
-            if (!n) return 0;
-            memcpy(tag->name, field, n + 1);
-        } else if (!strncmp(field, "te=", 3) || !strncmp(field, "unet=", 5)) {
-            char *num = strchr(field, '=') + 1;
-            v = strtof(num, &e);
-            if (e == num || *e) return 0;
-            if (field[0] == 't') tag->te = v; else tag->unet = v;
-        } else {
-            v = strtof(field, &e);
-            if (e == field || *e) return 0;
-            if (pos == 1) tag->te = tag->unet = v;
-            else if (pos == 2) tag->unet = v;
-        }
-        pos++;
-        p = q + 1;
-    }
-    return (size_t)(end - s) + 1;
-}
-
-/* Removes every <lora:...> tag from prompt into *clean (owned) and lists
- * the tags. */
-static int sdx__lora_tags(sdx_ctx *ctx, const char *prompt, char **clean, sdx__lora_tag **tags, int *n_tags) {
-    size_t n = strlen(prompt), used = 0;
-    int cap = 0;
-    *tags = NULL;
-    *n_tags = 0;
-    if (!(*clean = (char *)sdx__malloc(ctx, n + 1))) return sdx__nomem(ctx, "prompt", n + 1);
-    for (size_t i = 0; i < n;) {
-        sdx__lora_tag tag;
-        size_t len = !strncmp(prompt + i, "<lora:", 6) ? sdx__lora_tag_parse(prompt + i, &tag) : 0;
-        if (!len) { (*clean)[used++] = prompt[i++]; continue; }
-        if (*n_tags == cap) {
-            int ncap = cap ? cap * 2 : 4;
-            sdx__lora_tag *nt = (sdx__lora_tag *)sdx__realloc(ctx, *tags, sizeof *nt * (size_t)ncap);
-            if (!nt) { sdx__free(ctx, *clean); sdx__free(ctx, *tags); *clean = NULL; *tags = NULL; return sdx__nomem(ctx, "LoRA tags", 0); }
-            *tags = nt;
-            cap = ncap;
-        }
-        (*tags)[(*n_tags)++] = tag;
-        i += len;
-    }
-    (*clean)[used] = 0;
-    return SDX_OK;
-}
-
-/* ---- src/sampling/sampling.c ---- */
-
-/* ===================================================================== */
-/*  Sampling: model sampling, schedulers, samplers (ComfyUI semantics)    */
-/* ===================================================================== */
-/* ComfyUI runs all of this in float32 torch. Scalars that torch keeps as
- * 0-d float32 tensors are float here and evaluated in the same order;
- * Python-float scalars are double. That keeps trajectories within a few
- * ulp of the reference instead of merely close. */
-
-/* torch.linspace on the CPU: the first half counts up from start, the
- * second half down from end, both with a step rounded to the element type. */
-static float sdx__linspace_f32(float start, float end, int count, int i) {
-    float step;
-    if (count == 1) return start;
-    step = (end - start) / (float)(count - 1);
-    return i < count / 2 ? start + step * (float)i : end - step * (float)(count - 1 - i);
-}
-
-static double sdx__linspace_f64(double start, double end, int count, int i) {
-    double step;
-    if (count == 1) return start;
-    step = (end - start) / (double)(count - 1);
-    return i < count / 2 ? start + step * (double)i : end - step * (double)(count - 1 - i);
-}
-
-/* ---- model sampling ------------------------------------------------- */
-
-SDX_API void sdx_model_sampling_init(sdx_model_sampling *ms) {
-    /* ModelSamplingDiscrete: betas and their cumulative product in
-     * float64, then the sigmas and their logs rounded to float32. */
-    double cumprod = 1.0;
-    double lo = sqrt(0.00085), hi = sqrt(0.012);
-    for (int t = 0; t < SDX_TRAIN_STEPS; t++) {
-        double b = sdx__linspace_f64(lo, hi, SDX_TRAIN_STEPS, t);
-        double sigma;
-        cumprod *= 1.0 - b * b;
-        sigma = sqrt((1.0 - cumprod) / cumprod);
-        ms->sigmas[t] = (float)sigma;
-        ms->log_sigmas[t] = (float)log(sigma);
-    }
-    ms->sigma_min = ms->sigmas[0];
-    ms->sigma_max = ms->sigmas[SDX_TRAIN_STEPS - 1];
-}
-
-SDX_API int sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma) {
-    float log_sigma = logf(sigma);
-    float best = fabsf(log_sigma - ms->log_sigmas[0]);
-    int best_t = 0;
-    for (int t = 1; t < SDX_TRAIN_STEPS; t++) {
-        float d = fabsf(log_sigma - ms->log_sigmas[t]);
-        if (d < best) { best = d; best_t = t; }
-    }
-    return best_t;
-}
-
-SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t) {
-    float lo_t, w;
-    int lo, hi;
-    if (!(t > 0.0f)) t = 0.0f;   /* also maps NaN to 0 */
-    if (t > (float)(SDX_TRAIN_STEPS - 1)) t = (float)(SDX_TRAIN_STEPS - 1);
-    lo_t = floorf(t);
-    lo = (int)lo_t;
-    hi = (int)ceilf(t);
-    w = t - lo_t;
-    return expf((1.0f - w) * ms->log_sigmas[lo] + w * ms->log_sigmas[hi]);
-}
-
-SDX_API float sdx_model_c_in(float sigma) {
-    return 1.0f / sqrtf(sigma * sigma + 1.0f);
-}
-
-SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
-                                const float *model_out, float *denoised, size_t n) {
-    if (pred == SDX_PRED_V) {
-        float s2 = sigma * sigma + 1.0f;
-        float out_scale = sigma / sqrtf(s2);
-        for (size_t i = 0; i < n; i++) denoised[i] = x[i] / s2 - model_out[i] * out_scale;
-    } else {
-        for (size_t i = 0; i < n; i++) denoised[i] = x[i] - model_out[i] * sigma;
-    }
-}
-
-SDX_API int sdx_is_max_denoise(const sdx_model_sampling *ms, float sigma0) {
-    /* math.isclose(sigma_max, sigma0, rel_tol=1e-5) or sigma0 > sigma_max */
-    double a = ms->sigma_max, b = sigma0;
-    return fabs(a - b) <= 1e-5 * fmax(fabs(a), fabs(b)) || b > a;
-}
-
-SDX_API void sdx_add_noise(float sigma, const float *latent, const float *noise, float *x, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        float v = noise[i] * sigma;
-        x[i] = latent ? v + latent[i] : v;
-    }
-}
-
-SDX_API void sdx_start_latent(const sdx_model_sampling *ms, float sigma0, const float *latent,
-                              const float *noise, float *x, size_t n) {
-    float scale = sdx_is_max_denoise(ms, sigma0) ? sqrtf(1.0f + sigma0 * sigma0) : sigma0;
-    sdx_add_noise(scale, latent, noise, x, n);
-}
-
-/* ---- schedulers ------------------------------------------------------ */
-
-/* A growable list of sigmas, computed in double or float and stored as
- * float (schedulers never produce more than a few thousand values). */
-typedef struct sdx__sigma_list {
-    float *v;
-    int    count, cap;
-} sdx__sigma_list;
-
-static int sdx__sigma_list_init(sdx_ctx *ctx, sdx__sigma_list *l, int cap) {
-    l->count = 0;
-    l->cap = cap < 2 ? 2 : cap;
-    l->v = (float *)sdx__malloc(ctx, (size_t)l->cap * sizeof(float));
-    if (!l->v) return sdx__nomem(ctx, "sigma schedule", (size_t)l->cap * sizeof(float));
-    return SDX_OK;
-}
-
-/* Callers size the list up front, so a push past capacity is a bug. */
-static void sdx__sigma_push(sdx__sigma_list *l, float v) {
-    SDX_ASSERT(l->count < l->cap);
-    l->v[l->count++] = v;
-}
-
-static void sdx__sched_karras(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double min_inv_rho = pow((double)ms->sigma_min, 1.0 / 7.0);
-    double max_inv_rho = pow((double)ms->sigma_max, 1.0 / 7.0);
-    float span = (float)(min_inv_rho - max_inv_rho), base = (float)max_inv_rho;
-    for (int i = 0; i < steps; i++)
-        sdx__sigma_push(l, powf(base + sdx__linspace_f32(0.0f, 1.0f, steps, i) * span, 7.0f));
-    sdx__sigma_push(l, 0.0f);
-}
-
-static void sdx__sched_exponential(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    float hi = (float)log((double)ms->sigma_max), lo = (float)log((double)ms->sigma_min);
-    for (int i = 0; i < steps; i++) sdx__sigma_push(l, expf(sdx__linspace_f32(hi, lo, steps, i)));
-    sdx__sigma_push(l, 0.0f);
-}
-
-static void sdx__sched_polyexponential(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double log_min = log((double)ms->sigma_min);
-    float span = (float)(log((double)ms->sigma_max) - log_min);
-    for (int i = 0; i < steps; i++)   /* rho = 1: ramp ** 1 is the ramp */
-        sdx__sigma_push(l, expf(sdx__linspace_f32(1.0f, 0.0f, steps, i) * span + (float)log_min));
-    sdx__sigma_push(l, 0.0f);
-}
-
-/* The reference's float32 expm1 behaves as exp(x) - 1 (it loses digits
- * at the small end, 4e-4 relative at t = eps_s); reproduced as is. */
-static void sdx__sched_vp(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    const float beta_d = 19.9f, beta_min = 0.1f, eps_s = 1e-3f;
-    for (int i = 0; i < steps; i++) {
-        float t = sdx__linspace_f32(1.0f, eps_s, steps, i);
-        sdx__sigma_push(l, sqrtf(expf(beta_d * (t * t) / 2.0f + beta_min * t) - 1.0f));
-    }
-    sdx__sigma_push(l, 0.0f);
-    (void)ms;
-}
-
-/* normal: evenly spaced timesteps from timestep(sigma_max) to
- * timestep(sigma_min), mapped through the interpolating sigma(t).
- * sgm_uniform spaces steps + 1 and drops the last. */
-static void sdx__sched_normal_or_sgm(const sdx_model_sampling *ms, int steps, int sgm, sdx__sigma_list *l) {
-    float start = (float)sdx_sigma_to_timestep(ms, ms->sigma_max);
-    float end = (float)sdx_sigma_to_timestep(ms, ms->sigma_min);
-    int count = sgm ? steps + 1 : steps, append_zero = 1;
-    if (!sgm && fabsf(sdx_timestep_to_sigma(ms, end)) <= 1e-5f) { count++; append_zero = 0; }
-    for (int i = 0; i < (sgm ? steps : count); i++)
-        sdx__sigma_push(l, sdx_timestep_to_sigma(ms, sdx__linspace_f32(start, end, count, i)));
-    if (append_zero) sdx__sigma_push(l, 0.0f);
-}
-
-static void sdx__sched_normal(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    sdx__sched_normal_or_sgm(ms, steps, 0, l);
-}
-
-static void sdx__sched_sgm_uniform(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    sdx__sched_normal_or_sgm(ms, steps, 1, l);
-}
-
-static void sdx__sched_simple(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double stride = (double)SDX_TRAIN_STEPS / steps;
-    for (int i = 0; i < steps; i++)
-        sdx__sigma_push(l, ms->sigmas[SDX_TRAIN_STEPS - 1 - (int)(i * stride)]);
-    sdx__sigma_push(l, 0.0f);
-}
-
-/* Training indices 1, 1 + s, 1 + 2s, ... (s = 1000 // steps) in reverse:
- * starts below sigma_max and may hold more than steps values. */
-static void sdx__sched_ddim_uniform(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    int stride = SDX_TRAIN_STEPS / steps, last;
-    if (stride < 1) stride = 1;
-    last = 1 + (SDX_TRAIN_STEPS - 2) / stride * stride;
-    for (int t = last; t >= 1; t -= stride) sdx__sigma_push(l, ms->sigmas[t]);
-    sdx__sigma_push(l, 0.0f);
-}
-
-static void sdx__sched_linear_quadratic(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    const double threshold = 0.025;
-    int linear_steps = steps / 2, quad_steps = steps - linear_steps;
-    double diff, quad_coef, lin_coef, constant;
-    if (steps == 1) {
-        sdx__sigma_push(l, ms->sigma_max);
-        sdx__sigma_push(l, 0.0f);
-        return;
-    }
-    diff = linear_steps - threshold * steps;
-    quad_coef = diff / (linear_steps * (double)quad_steps * quad_steps);
-    lin_coef = threshold / linear_steps - 2 * diff / ((double)quad_steps * quad_steps);
-    constant = quad_coef * ((double)linear_steps * linear_steps);
-    for (int i = 0; i < steps; i++) {
-        double v = i < linear_steps ? i * threshold / linear_steps
-                                    : quad_coef * ((double)i * i) + lin_coef * i + constant;
-        sdx__sigma_push(l, (float)(1.0 - v) * ms->sigma_max);
-    }
-    sdx__sigma_push(l, 0.0f);
-}
-
-static void sdx__sched_kl_optimal(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    float atan_min = (float)atan((double)ms->sigma_min), atan_max = (float)atan((double)ms->sigma_max);
-    for (int i = 0; i < steps; i++) {
-        float w = steps > 1 ? (float)i / (float)(steps - 1) : 0.0f;
-        sdx__sigma_push(l, tanf(w * atan_min + (1.0f - w) * atan_max));
-    }
-    sdx__sigma_push(l, 0.0f);
-}
-
-/* Regularized incomplete beta I_x(a, b) by its continued fraction
- * (modified Lentz), using the symmetry that keeps the fraction convergent. */
-static double sdx__betacf(double a, double b, double x) {
-    const double tiny = 1e-300;
-    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0), h;
-    if (fabs(d) < tiny) d = tiny;
-    d = 1.0 / d;
-    h = d;
-    for (int m = 1; m <= 500; m++) {
-        double m2 = 2.0 * m, aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)), del;
-        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        h *= d * c;
-        aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        del = d * c;
-        h *= del;
-        if (fabs(del - 1.0) < 1e-16) break;
-    }
-    return h;
-}
-
-static double sdx__beta_inc(double a, double b, double x) {
-    double front;
-    if (x <= 0.0) return 0.0;
-    if (x >= 1.0) return 1.0;
-    front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
-    if (x < (a + 1.0) / (a + b + 2.0)) return front * sdx__betacf(a, b, x) / a;
-    return 1.0 - front * sdx__betacf(b, a, 1.0 - x) / b;
-}
-
-/* scipy.stats.beta.ppf: I_x is monotone on [0, 1], so bisection to the
- * last representable bit is robust for any a, b > 0 (no Newton steps that
- * could leave the interval near the singular ends). */
-static double sdx__beta_ppf(double p, double a, double b) {
-    double lo = 0.0, hi = 1.0;
-    if (p <= 0.0) return 0.0;
-    if (p >= 1.0) return 1.0;
-    /* the median of a symmetric beta is exactly 1/2; bisection would stop
-     * an ulp short, and rint(0.5 * 999) must see 499.5 (-> 500) */
-    if (a == b && p == 0.5) return 0.5;
-    for (int i = 0; i < 200; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (mid <= lo || mid >= hi) break;
-        if (sdx__beta_inc(a, b, mid) < p) lo = mid; else hi = mid;
-    }
-    return 0.5 * (lo + hi);
-}
-
-/* Timesteps at beta(0.6, 0.6) quantiles of 1 - i/steps, rounded half to
- * even like numpy.rint; repeated timesteps are dropped. */
-static void sdx__sched_beta(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double last = -1.0, step = 1.0 / steps;
-    for (int i = 0; i < steps; i++) {
-        double t = nearbyint(sdx__beta_ppf(1.0 - i * step, 0.6, 0.6) * (SDX_TRAIN_STEPS - 1));
-        if (t != last) sdx__sigma_push(l, ms->sigmas[(int)t]);
-        last = t;
-    }
-    sdx__sigma_push(l, 0.0f);
-}
-
-/* Align Your Steps levels (NVIDIA, published for 10 steps). */
-static const double sdx__ays_sd1[11] = {
-    14.6146412293, 6.4745760956, 3.8636745985, 2.6946151520, 1.8841921177, 1.3943805092,
-    0.9642583904, 0.6523686016, 0.3977456272, 0.1515232662, 0.0291671582
-};
-static const double sdx__ays_sdxl[11] = {
-    14.6146412293, 6.3184485287, 3.7681790315, 2.1811480769, 1.3405244945, 0.8620721141,
-    0.5550693289, 0.3798540708, 0.2332364134, 0.1114188177, 0.0291671582
-};
-
-/* ComfyUI loglinear_interp at output k of count: np.interp of the
- * ascending log levels, knots at j / 10, evaluated at position
- * (count - 1 - k) / (count - 1) of linspace(0, 1, count); then exp. */
-static double sdx__ays_interp(const double *levels, int count, int k) {
-    int asc = count - 1 - k, j = 0;
-    double x, xj;
-    if (asc == count - 1) return levels[0];   /* the right end: np.interp returns the last knot */
-    x = asc * (1.0 / (count - 1));
-    while (j < 9 && (j + 1) * 0.1 <= x) j++;
-    xj = j * 0.1;
-    return exp((log(levels[9 - j]) - log(levels[10 - j])) / ((j + 1) * 0.1 - xj) * (x - xj) + log(levels[10 - j]));
-}
-
-/* AlignYourStepsScheduler: the published 10-step levels, log-linearly
- * resampled for other step counts; the last value is replaced by 0. */
-static void sdx__sched_ays_levels(const double *levels, int steps, sdx__sigma_list *l) {
-    int count = steps + 1;
-    for (int k = 0; k < count - 1; k++)
-        sdx__sigma_push(l, (float)(count == 11 ? levels[k] : sdx__ays_interp(levels, count, k)));
-    sdx__sigma_push(l, 0.0f);
-}
-
-/* AYS does not read the model's levels: its own are fixed. */
-static void sdx__sched_ays_sd1(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    sdx__sched_ays_levels(sdx__ays_sd1, steps, l);
-    (void)ms;
-}
-
-static void sdx__sched_ays_sdxl(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    sdx__sched_ays_levels(sdx__ays_sdxl, steps, l);
-    (void)ms;
-}
-
-/* ---- the scheduler registry ------------------------------------------- */
-
-/* Appends the non-NULL names name_of(0 .. count - 1) to list, the first
- * after `lead`, the others after ", "; returns the new length. */
-static size_t sdx__join_names(char *list, size_t size, size_t used, const char *lead, int count,
-                              const char *(*name_of)(int i)) {
-    for (int i = 0, n = 0; i < count && used < size; i++) {
-        const char *name = name_of(i);
-        if (name) used += (size_t)snprintf(list + used, size - used, "%s%s", n++ ? ", " : lead, name);
-    }
-    return used;
-}
-
-typedef void (*sdx__sched_fn)(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l);
-
-enum {
-    SDX__SCHED_ANY_LENGTH = 1,   /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
-    SDX__SCHED_FIXED_LEVELS = 2  /* denoise < 1 takes round(steps * denoise) steps from the
-                                    tail of the steps-step table (ComfyUI's AYS node) instead
-                                    of KSampler's longer schedule */
-};
-
-/* Everything known about a scheduler, one row each, in enum order (the
- * name round trip test checks the order). */
-typedef struct sdx__scheduler_row {
-    sdx_scheduler id;
-    const char   *name;      /* ComfyUI's */
-    sdx__sched_fn fill;
-    unsigned      flags;
-    const char   *a1111;     /* A1111's "Schedule type"; NULL: it has none, the name is written */
-} sdx__scheduler_row;
-
-static const sdx__scheduler_row sdx__schedulers[] = {
-    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, "Automatic" },
-    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, "Karras" },
-    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, "Exponential" },
-    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, "SGM Uniform" },
-    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, "Simple" },
-    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, "DDIM" },
-    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, "Beta" },
-    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, "Linear Quadratic" },
-    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, "KL Optimal" },
-    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL },
-    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL },
-};
-typedef char sdx__schedulers_one_row_each[SDX__ARRAY_LEN(sdx__schedulers) == SDX_SCHED_COUNT ? 1 : -1];
-
-static const sdx__scheduler_row *sdx__scheduler_named(const char *name) {
-    for (int i = 0; name && i < SDX_SCHED_COUNT; i++)
-        if (!strcmp(name, sdx__schedulers[i].name)) return &sdx__schedulers[i];
-    return NULL;
-}
-
-SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
-    return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].name : "?";
-}
-
-static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
-
-SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
-    const sdx__scheduler_row *row = sdx__scheduler_named(name);
-    char list[512] = "";
-    if (row) { *out = row->id; return SDX_OK; }
-    sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
-    if (name && !strcmp(name, "ays"))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' needs the model family: use ays_sd1 or "
-                         "ays_sdxl (there is no Align Your Steps table for SD 2.x)");
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
-}
-
-/* A1111's "Schedule type" for a scheduler name, for the PNG parameters.
- * "ays" and "align_your_steps" (the pipeline picks the family's table)
- * are AYS too; names A1111 lacks, and unknown ones, are written as given. */
-static const char *sdx__scheduler_a1111_name(const char *name) {
-    const sdx__scheduler_row *row = sdx__scheduler_named(name);
-    if (name && (!strcmp(name, "ays") || !strcmp(name, "align_your_steps"))) row = &sdx__schedulers[SDX_SCHED_AYS_SD1];
-    return row && row->a1111 ? row->a1111 : name;
-}
-
-static int sdx__calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
-                                 int steps, sdx__sigma_list *l) {
-    const sdx__scheduler_row *row;
-    int rc, cap;
-    if ((unsigned)sched >= SDX_SCHED_COUNT)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: scheduler id %d out of range", (int)sched);
-    if (steps < 1 || steps > 100000)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: steps must be in 1..100000, got %d", steps);
-    row = &sdx__schedulers[sched];
-    cap = row->flags & SDX__SCHED_ANY_LENGTH ? SDX_TRAIN_STEPS + 2 : steps + 2;
-    if ((rc = sdx__sigma_list_init(ctx, l, cap)) != SDX_OK) return rc;
-    row->fill(ms, steps, l);
-    return SDX_OK;
-}
-
-/* Moves values [first, first + count) of a list into a new 1-D tensor. */
-static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first, int count, sdx_tensor *out) {
-    int64_t shape[1];
-    int rc;
-    shape[0] = count;
-    rc = sdx_tensor_alloc(ctx, out, SDX_F32, 1, shape);
-    if (rc == SDX_OK) memcpy(out->data, l->v + first, (size_t)count * sizeof(float));
-    sdx__free(ctx, l->v);
-    l->v = NULL;
-    return rc;
-}
-
-SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
-                                 int steps, sdx_tensor *out) {
-    sdx__sigma_list l;
-    int rc;
-    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
-    memset(out, 0, sizeof *out);
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-    return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
-}
-
-/* ---- samplers: plumbing ----------------------------------------------- */
-
-#define SDX__SAMPLER_BUFS 9     /* latent-sized temporaries; UniPC uses all nine */
-
-/* One sampler run: the caller's description plus float32 temporaries of
- * the latent's size. */
-typedef struct sdx__run {
-    sdx_ctx *ctx;
-    const sdx_sample_desc *d;
-    const float *sig;
-    int steps;
-    size_t n;
-    float *buf[SDX__SAMPLER_BUFS];
-} sdx__run;
-
-static int sdx__callback_rc(sdx__run *r, const char *what, int rc) {
-    if (rc == SDX_OK || rc < 0) return rc;
-    return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "%s: %s callback returned %d (expected 0 or a negative sdx_result)",
-                     sdx_sampler_name(r->d->sampler), what, rc);
-}
-
-static int sdx__model(sdx__run *r, const float *x, float sigma, float *denoised) {
-    return sdx__callback_rc(r, "denoise", r->d->denoise(r->d->denoise_user, x, sigma, denoised));
-}
-
-static int sdx__draw(sdx__run *r, float *out) {
-    return sdx__callback_rc(r, "noise", r->d->noise(r->d->noise_user, out));
-}
-
-static int sdx__report(sdx__run *r, int i, const float *x, const float *denoised) {
-    if (!r->d->step || !r->d->step(r->d->step_user, i, r->steps, x, denoised)) return SDX_OK;
-    return sdx__fail(r->ctx, SDX_ERR_CANCELLED, "%s: cancelled by the step callback after step %d of %d",
-                     sdx_sampler_name(r->d->sampler), i + 1, r->steps);
-}
-
-/* k-diffusion get_ancestral_step, on float32 scalars. */
-static void sdx__ancestral_step(float from, float to, float eta, float *down, float *up) {
-    float u;
-    if (eta == 0.0f) { *down = to; *up = 0.0f; return; }
-    u = eta * sqrtf(to * to * (from * from - to * to) / (from * from));
-    *up = to < u ? to : u;
-    *down = sqrtf(to * to - *up * *up);
-}
-
-/* x += noise * scale (one per-step draw); `nz` is scratch. */
-static int sdx__add_step_noise(sdx__run *r, float *x, float *nz, float scale) {
-    int rc;
-    if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * scale;
-    return SDX_OK;
-}
-
-/* ---- Karras-ODE samplers: euler, heun, heunpp2, dpm_2, lms ------------ */
-
-/* ComfyUI's euler (and ddim, which is euler for txt2img). */
-static int sdx__sample_euler(sdx__run *r, float *x) {
-    float *den = r->buf[0];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], dt = r->sig[i + 1] - s;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * dt;
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_euler_ancestral(sdx__run *r, float *x) {
-    float *den = r->buf[0], *nz = r->buf[1];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], down, up;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__ancestral_step(s, r->sig[i + 1], 1.0f, &down, &up);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (down == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-            continue;
-        }
-        for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
-        if ((rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-/* d = (x - denoised) / sigma for a whole latent. */
-static void sdx__to_d(float *d, const float *x, const float *den, float sigma, size_t n) {
-    for (size_t k = 0; k < n; k++) d[k] = (x[k] - den[k]) / sigma;
-}
-
-/* x2 = x + d * dt */
-static void sdx__euler_to(float *x2, const float *x, const float *d, float dt, size_t n) {
-    for (size_t k = 0; k < n; k++) x2[k] = x[k] + d[k] * dt;
-}
-
-static int sdx__sample_heun(sdx__run *r, float *x) {
-    float *den = r->buf[0], *d = r->buf[1], *x2 = r->buf[2], *den2 = r->buf[3];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) { sdx__euler_to(x, x, d, dt, r->n); continue; }
-        sdx__euler_to(x2, x, d, dt, r->n);
-        if ((rc = sdx__model(r, x2, s1, den2)) != SDX_OK) return rc;
-        for (size_t k = 0; k < r->n; k++) {
-            float d2 = (x2[k] - den2[k]) / s1;
-            x[k] = x[k] + (d[k] + d2) / 2.0f * dt;
-        }
-    }
-    return SDX_OK;
-}
-
-/* heunpp2: Heun++ (three evaluations) while two more sigmas remain, then
- * a weighted Heun step, then Euler into the final sigma. */
-static int sdx__sample_heunpp2(sdx__run *r, float *x) {
-    float *den = r->buf[0], *d = r->buf[1], *x2 = r->buf[2], *den2 = r->buf[3], *d2 = r->buf[4];
-    float *x3 = r->buf[5], *den3 = r->buf[6];
-    float s_end = r->sig[r->steps];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == s_end) { sdx__euler_to(x, x, d, dt, r->n); continue; }
-        sdx__euler_to(x2, x, d, dt, r->n);
-        if ((rc = sdx__model(r, x2, s1, den2)) != SDX_OK) return rc;
-        sdx__to_d(d2, x2, den2, s1, r->n);
-        if (r->sig[i + 2] == s_end) {
-            float w2 = s1 / (2.0f * r->sig[0]), w1 = 1.0f - w2;
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (d[k] * w1 + d2[k] * w2) * dt;
-        } else {
-            float s2 = r->sig[i + 2], w = 3.0f * r->sig[0];
-            float w2 = s1 / w, w3 = s2 / w, w1 = 1.0f - w2 - w3;
-            sdx__euler_to(x3, x2, d2, s2 - s1, r->n);
-            if ((rc = sdx__model(r, x3, s2, den3)) != SDX_OK) return rc;
-            for (size_t k = 0; k < r->n; k++) {
-                float d3 = (x3[k] - den3[k]) / s2;
-                x[k] = x[k] + (w1 * d[k] + w2 * d2[k] + w3 * d3) * dt;
-            }
-        }
-    }
-    return SDX_OK;
-}
-
-/* exp(lerp(log a, log b, 0.5)) as torch.lerp computes it at weight 0.5. */
-static float sdx__log_midpoint(float a, float b) {
-    float la = logf(a), lb = logf(b);
-    return expf(lb - (lb - la) * 0.5f);
-}
-
-/* One DPM-Solver-2 step from sigma s to sigma `to` through their
- * log-midpoint; d holds (x - denoised) / s. */
-static int sdx__dpm2_step(sdx__run *r, float *x, const float *d, float s, float to) {
-    float *x2 = r->buf[2], *den2 = r->buf[3];
-    float mid = sdx__log_midpoint(s, to);
-    int rc;
-    sdx__euler_to(x2, x, d, mid - s, r->n);
-    if ((rc = sdx__model(r, x2, mid, den2)) != SDX_OK) return rc;
-    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x2[k] - den2[k]) / mid * (to - s);
-    return SDX_OK;
-}
-
-static int sdx__sample_dpm_2(sdx__run *r, float *x) {
-    float *den = r->buf[0], *d = r->buf[1];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) sdx__euler_to(x, x, d, s1 - s, r->n);
-        else if ((rc = sdx__dpm2_step(r, x, d, s, s1)) != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_dpm_2_ancestral(sdx__run *r, float *x) {
-    float *den = r->buf[0], *d = r->buf[1], *nz = r->buf[4];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], down, up;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__ancestral_step(s, r->sig[i + 1], 1.0f, &down, &up);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if (down == 0.0f) { sdx__euler_to(x, x, d, down - s, r->n); continue; }
-        if ((rc = sdx__dpm2_step(r, x, d, s, down)) != SDX_OK) return rc;
-        if ((rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-/* Integral over [t[i], t[i+1]] of the Lagrange basis polynomial j through
- * t[i], t[i-1], ..., t[i-order+1]. The integrand has degree <= 3, so
- * 3-point Gauss-Legendre is exact (scipy's quad is exact to rounding). */
-static double sdx__lms_coeff(int order, const float *t, int i, int j) {
-    static const double node[3] = { -0.7745966692414834, 0.0, 0.7745966692414834 };
-    static const double weight[3] = { 5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0 };
-    double a = t[i], b = t[i + 1], sum = 0.0;
-    for (int q = 0; q < 3; q++) {
-        double tau = 0.5 * (a + b) + 0.5 * (b - a) * node[q], prod = 1.0;
-        for (int k = 0; k < order; k++) {
-            if (k == j) continue;
-            prod *= (tau - t[i - k]) / ((double)t[i - j] - t[i - k]);
-        }
-        sum += weight[q] * prod;
-    }
-    return 0.5 * (b - a) * sum;
-}
-
-/* Linear multistep, order 4; ComfyUI jumps to the denoised value on the
- * step into sigma 0 (k-diffusion would take an LMS step there). */
-static int sdx__sample_lms(sdx__run *r, float *x) {
-    enum { ORDER = 4 };
-    float *den = r->buf[0], *ds[ORDER];
-    int rc, have = 0;
-    for (int j = 0; j < ORDER; j++) ds[j] = r->buf[1 + j];
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], coeff[ORDER];
-        float *d = ds[ORDER - 1];
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        /* ds[0] is the newest derivative: rotate the oldest buffer to the front */
-        for (int j = ORDER - 1; j > 0; j--) ds[j] = ds[j - 1];
-        ds[0] = d;
-        sdx__to_d(d, x, den, s, r->n);
-        if (have < ORDER) have++;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (r->sig[i + 1] == 0.0f) { memcpy(x, den, r->n * sizeof(float)); continue; }
-        for (int j = 0; j < have; j++) coeff[j] = (float)sdx__lms_coeff(have, r->sig, i, j);
-        for (size_t k = 0; k < r->n; k++) {
-            float acc = coeff[0] * ds[0][k];
-            for (int j = 1; j < have; j++) acc = acc + coeff[j] * ds[j][k];
-            x[k] = x[k] + acc;
-        }
-    }
-    return SDX_OK;
-}
-
-/* ---- DPM-Solver++ family (half-logSNR lambda = -log sigma) ------------ */
-
-static int sdx__sample_dpmpp_2s_ancestral(sdx__run *r, float *x) {
-    float *den = r->buf[0], *x2 = r->buf[1], *den2 = r->buf[2], *nz = r->buf[3];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], down, up;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__ancestral_step(s, s1, 1.0f, &down, &up);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (down == 0.0f) {
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
-        } else {
-            float t = -logf(s), t_next = -logf(down), h = t_next - t, t_mid = t + 0.5f * h;
-            float sigma_mid = expf(-t_mid), sigma_t = expf(-t);
-            float a = sigma_mid / sigma_t, b = expm1f(-h * 0.5f);
-            float a2 = expf(-t_next) / sigma_t, b2 = expm1f(-h);
-            for (size_t k = 0; k < r->n; k++) x2[k] = a * x[k] - b * den[k];
-            if ((rc = sdx__model(r, x2, sigma_mid, den2)) != SDX_OK) return rc;
-            for (size_t k = 0; k < r->n; k++) x[k] = a2 * x[k] - b2 * den2[k];
-        }
-        if (s1 > 0.0f && (rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-/* One dpmpp_sde half step from sigma_s to sigma_to: an ancestral split
- * of the step, the exponential-integrator update towards sigma_down, then
- * alpha_to * noise * sigma_up (alpha = sigma * e^lambda, 1 up to rounding). */
-static int sdx__dpmpp_sde_substep(sdx__run *r, float *dst, const float *x, const float *den, float sigma_s,
-                                  float sigma_to, float lambda_to, float *nz) {
-    float lambda_s = -logf(sigma_s);
-    float alpha_s = sigma_s * expf(lambda_s), alpha_to = sigma_to * expf(lambda_to);
-    float down, up, h_, a, b;
-    int rc;
-    sdx__ancestral_step(expf(-lambda_s), expf(-lambda_to), 1.0f, &down, &up);
-    h_ = -logf(down) - lambda_s;
-    a = alpha_to / alpha_s * expf(-h_);
-    b = alpha_to * expm1f(-h_);
-    for (size_t k = 0; k < r->n; k++) dst[k] = a * x[k] - b * den[k];
-    if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-    for (size_t k = 0; k < r->n; k++) dst[k] = dst[k] + alpha_to * nz[k] * up;
-    return SDX_OK;
-}
-
-/* DPM-Solver++ SDE, r = 1/2: the second evaluation (at the lambda
- * midpoint) alone drives the full step, since (1 - 1/(2r)) = 0. */
-static int sdx__sample_dpmpp_sde(sdx__run *r, float *x) {
-    float *den = r->buf[0], *x2 = r->buf[1], *den2 = r->buf[2], *nz = r->buf[3];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        float lambda_s, lambda_t, lambda_mid, sigma_mid;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) { memcpy(x, den, r->n * sizeof(float)); continue; }
-        lambda_s = -logf(s);
-        lambda_t = -logf(s1);
-        lambda_mid = lambda_s + 0.5f * (lambda_t - lambda_s);
-        sigma_mid = expf(-lambda_mid);
-        if ((rc = sdx__dpmpp_sde_substep(r, x2, x, den, s, sigma_mid, lambda_mid, nz)) != SDX_OK) return rc;
-        if ((rc = sdx__model(r, x2, sigma_mid, den2)) != SDX_OK) return rc;
-        if ((rc = sdx__dpmpp_sde_substep(r, x, x, den2, s, s1, lambda_t, nz)) != SDX_OK) return rc;
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_dpmpp_2m(sdx__run *r, float *x) {
-    float *den = r->buf[0], *old = r->buf[1];
-    int rc, have_old = 0;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        float t = -logf(s), t_next = -logf(s1), h = t_next - t;
-        float a = expf(-t_next) / expf(-t), b = expm1f(-h);
-        float *tmp;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (!have_old || s1 == 0.0f) {
-            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] - b * den[k];
-        } else {
-            float h_last = t - -logf(r->sig[i - 1]), ratio = h_last / h;
-            float c_new = 1.0f + 1.0f / (2.0f * ratio), c_old = 1.0f / (2.0f * ratio);
-            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] - b * (c_new * den[k] - c_old * old[k]);
-        }
-        tmp = old; old = den; den = tmp;
-        have_old = 1;
-    }
-    return SDX_OK;
-}
-
-/* Shared by dpmpp_2m_sde (midpoint) and dpmpp_2m_sde_heun, eta = 1. */
-static int sdx__dpmpp_2m_sde(sdx__run *r, float *x, int heun) {
-    const float eta = 1.0f;
-    float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
-    float h = 0.0f, h_last = 0.0f;
-    int rc, have_old = 0;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], *tmp;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-        } else {
-            float lambda_s = -logf(s), lambda_t = -logf(s1);
-            float h_eta, alpha_t, a, b;
-            h = lambda_t - lambda_s;
-            h_eta = h * (eta + 1.0f);
-            alpha_t = s1 * expf(lambda_t);
-            a = s1 / s * expf(-h * eta);
-            b = alpha_t * -expm1f(-h_eta);
-            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
-            if (have_old) {
-                float inv_r = 1.0f / (h_last / h);
-                float c = heun ? alpha_t * (-expm1f(-h_eta) / -h_eta + 1.0f) * inv_r
-                               : 0.5f * alpha_t * -expm1f(-h_eta) * inv_r;
-                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c * (den[k] - old[k]);
-            }
-            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-            {
-                float amp = sqrtf(-expm1f(-2.0f * h * eta));
-                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * s1 * amp;
-            }
-        }
-        tmp = old; old = den; den = tmp;
-        have_old = 1;
-        h_last = h;
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_dpmpp_2m_sde(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 0); }
-static int sdx__sample_dpmpp_2m_sde_heun(sdx__run *r, float *x) { return sdx__dpmpp_2m_sde(r, x, 1); }
-
-static int sdx__sample_dpmpp_3m_sde(sdx__run *r, float *x) {
-    const float eta = 1.0f;
-    float *den = r->buf[0], *den_1 = r->buf[1], *den_2 = r->buf[2], *nz = r->buf[3];
-    float h = 0.0f, h_1 = 0.0f, h_2 = 0.0f;
-    int rc, history = 0;   /* how many of h_1, h_2 are set */
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], *tmp;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-        } else {
-            float lambda_s = -logf(s), lambda_t = -logf(s1), h_eta, alpha_t, a, b, phi_2, amp;
-            h = lambda_t - lambda_s;
-            h_eta = h * (eta + 1.0f);
-            alpha_t = s1 * expf(lambda_t);
-            a = s1 / s * expf(-h * eta);
-            b = alpha_t * -expm1f(-h_eta);
-            phi_2 = expm1f(-h_eta) / h_eta + 1.0f;
-            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
-            if (history >= 2) {
-                float r0 = h_1 / h, r1 = h_2 / h, phi_3 = phi_2 / h_eta - 0.5f;
-                float c2 = alpha_t * phi_2, c3 = alpha_t * phi_3;
-                for (size_t k = 0; k < r->n; k++) {
-                    float d1_0 = (den[k] - den_1[k]) / r0, d1_1 = (den_1[k] - den_2[k]) / r1;
-                    float d1 = d1_0 + (d1_0 - d1_1) * r0 / (r0 + r1), d2 = (d1_0 - d1_1) / (r0 + r1);
-                    x[k] = x[k] + c2 * d1 - c3 * d2;
-                }
-            } else if (history == 1) {
-                float c2 = alpha_t * phi_2, r0 = h_1 / h;
-                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c2 * ((den[k] - den_1[k]) / r0);
-            }
-            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-            amp = sqrtf(-expm1f(-2.0f * h * eta));
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + nz[k] * s1 * amp;
-            if (history < 2) history++;
-        }
-        tmp = den_2; den_2 = den_1; den_1 = den; den = tmp;
-        h_2 = h_1;
-        h_1 = h;
-    }
-    return SDX_OK;
-}
-
-/* ---- ddpm, lcm -------------------------------------------------------- */
-
-/* DDPM posterior step in the variance-preserving parameterisation. */
-static int sdx__sample_ddpm(sdx__run *r, float *x) {
-    float *den = r->buf[0], *nz = r->buf[1];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        float acp = 1.0f / (s * s + 1.0f), acp_prev = 1.0f / (s1 * s1 + 1.0f), alpha = acp / acp_prev;
-        float to_vp = sqrtf(1.0f + s * s), mean_scale = sqrtf(1.0f / alpha);
-        float eps_scale = 1.0f - alpha, eps_div = sqrtf(1.0f - acp);
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        for (size_t k = 0; k < r->n; k++) {
-            float eps = (x[k] - den[k]) / s;
-            x[k] = mean_scale * (x[k] / to_vp - eps_scale * eps / eps_div);
-        }
-        if (s1 > 0.0f) {
-            float var = sqrtf((1.0f - alpha) * (1.0f - acp_prev) / (1.0f - acp));
-            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + var * nz[k];
-        }
-        if (s1 != 0.0f) {
-            float from_vp = sqrtf(1.0f + s1 * s1);
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] * from_vp;
-        }
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_lcm(sdx__run *r, float *x) {
-    float *den = r->buf[0], *nz = r->buf[1];
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s1 = r->sig[i + 1];
-        if ((rc = sdx__model(r, x, r->sig[i], den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 > 0.0f) {
-            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-            for (size_t k = 0; k < r->n; k++) x[k] = nz[k] * s1 + den[k];
-        } else {
-            memcpy(x, den, r->n * sizeof(float));
-        }
-    }
-    return SDX_OK;
-}
-
-/* ---- tcd: Trajectory Consistency Distillation ------------------------- */
-
-/* alphas_cumprod of training timestep t, from ComfyUI's sigma table. */
-static float sdx__alpha_bar(const sdx_model_sampling *ms, int t) {
-    float sigma = sdx_timestep_to_sigma(ms, (float)t);
-    return 1.0f / (sigma * sigma + 1.0f);
-}
-
-/* diffusers' TCDScheduler, carried to sigma space. Each step takes the
- * prediction to the VP latent at t_s = floor((1 - gamma) * t_prev), where
- * t_prev is the next sigma's timestep (0 after the last), then, except on
- * the last step, re-noises it up to t_prev with one draw. gamma is the
- * desc's eta (default 0.3, diffusers'): 0 never draws, 1 denoises fully
- * each step. The result is the VP latent at t = 0, not the last denoised. */
-static int sdx__sample_tcd(sdx__run *r, float *x) {
-    float *den = r->buf[0], *nz = r->buf[1];
-    float gamma = r->d->use_eta ? r->d->eta : 0.3f, keep = (float)(1.0 - (double)gamma);
-    sdx_model_sampling *ms;
-    int rc = SDX_OK;
-    if (!(gamma >= 0.0f && gamma <= 1.0f))
-        return sdx__fail(r->ctx, SDX_ERR_INVALID_ARG, "tcd: eta (gamma) %g must be in [0, 1]", (double)gamma);
-    if (!(ms = (sdx_model_sampling *)sdx__malloc(r->ctx, sizeof *ms))) return sdx__nomem(r->ctx, "tcd table", sizeof *ms);
-    sdx_model_sampling_init(ms);
-    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        int t_prev = s1 > 0.0f ? sdx_sigma_to_timestep(ms, s1) : 0, t_s = (int)floorf(keep * (float)t_prev);
-        float a_s = sdx__alpha_bar(ms, t_s), c_den = sqrtf(a_s), c_eps = sqrtf(1.0f - a_s);
-        float renoise = sdx__alpha_bar(ms, t_prev) / a_s, up = sqrtf(1.0f + s1 * s1);
-        int draw = gamma > 0.0f && i + 1 < r->steps;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK || (rc = sdx__report(r, i, x, den)) != SDX_OK) break;
-        for (size_t k = 0; k < r->n; k++) x[k] = c_den * den[k] + c_eps * ((x[k] - den[k]) / s);
-        if (draw && (rc = sdx__draw(r, nz)) != SDX_OK) break;
-        for (size_t k = 0; draw && k < r->n; k++) x[k] = sqrtf(renoise) * x[k] + sqrtf(1.0f - renoise) * nz[k];
-        for (size_t k = 0; k < r->n; k++) x[k] = x[k] * up;
-    }
-    sdx__free(r->ctx, ms);
-    return rc;
-}
-
-/* ---- linear multistep on d = (x - denoised) / sigma: ipndm, deis ------ */
-
-/* History of past derivatives, newest first (at most 3). */
-typedef struct sdx__dhist {
-    float *d[4];   /* d[0] = current step's derivative; d[1..] history */
-    int    count;  /* valid history entries in d[1..] */
-} sdx__dhist;
-
-static void sdx__dhist_init(sdx__dhist *hst, sdx__run *r, int first_buf) {
-    for (int j = 0; j < 4; j++) hst->d[j] = r->buf[first_buf + j];
-    hst->count = 0;
-}
-
-/* Makes the current derivative history entry 1 (keeping at most `keep`). */
-static void sdx__dhist_push(sdx__dhist *hst, int keep) {
-    float *oldest = hst->d[3];
-    for (int j = 3; j > 0; j--) hst->d[j] = hst->d[j - 1];
-    hst->d[0] = oldest;
-    if (hst->count < keep) hst->count++;
-}
-
-/* ipndm_v coefficients for the variable step sizes (float32, as torch
- * evaluates them on the sigma tensor). c[0] multiplies the current d. */
-static void sdx__ipndm_v_coeffs(const float *t, int i, int order, float c[4]) {
-    float hn = t[i + 1] - t[i], hn1 = order > 1 ? t[i] - t[i - 1] : 0.0f;
-    float hn2 = order > 2 ? t[i - 1] - t[i - 2] : 0.0f, hn3 = order > 3 ? t[i - 2] - t[i - 3] : 0.0f;
-    c[0] = 1.0f; c[1] = c[2] = c[3] = 0.0f;
-    if (order == 2) {
-        c[0] = (2.0f + hn / hn1) / 2.0f;
-        c[1] = -(hn / hn1) / 2.0f;
-    } else if (order >= 3) {
-        float temp1 = (1.0f - hn / (3.0f * (hn + hn1)) * (hn * (hn + hn1)) / (hn1 * (hn1 + hn2))) / 2.0f;
-        if (order == 3) {
-            c[0] = (2.0f + hn / hn1) / 2.0f + temp1;
-            c[1] = -(hn / hn1) / 2.0f - (1.0f + hn1 / hn2) * temp1;
-            c[2] = temp1 * hn1 / hn2;
-        } else {
-            float q = hn1 * (hn1 + hn2) / (hn2 * (hn2 + hn3));
-            float temp2 = ((1.0f - hn / (3.0f * (hn + hn1))) / 2.0f +
-                           (1.0f - hn / (2.0f * (hn + hn1))) * hn / (6.0f * (hn + hn1 + hn2))) *
-                          (hn * (hn + hn1) * (hn + hn1 + hn2)) / (hn1 * (hn1 + hn2) * (hn1 + hn2 + hn3));
-            c[0] = (2.0f + hn / hn1) / 2.0f + temp1 + temp2;
-            c[1] = -(hn / hn1) / 2.0f - (1.0f + hn1 / hn2) * temp1 - (1.0f + hn1 / hn2 + q) * temp2;
-            c[2] = temp1 * hn1 / hn2 + (hn1 / hn2 + q * (1.0f + hn2 / hn3)) * temp2;
-            c[3] = -temp2 * q * hn1 / hn2;
-        }
-    }
-}
-
-/* iPNDM (fixed Adams-Bashforth weights) or iPNDM_v (weights for the
- * actual step sizes); max order 4. */
-static int sdx__ipndm(sdx__run *r, float *x, int variable) {
-    static const float ab[4][4] = {
-        { 1.0f, 0.0f, 0.0f, 0.0f }, { 3.0f, -1.0f, 0.0f, 0.0f },
-        { 23.0f, -16.0f, 5.0f, 0.0f }, { 55.0f, -59.0f, 37.0f, -9.0f }
-    };
-    static const float ab_div[4] = { 1.0f, 2.0f, 12.0f, 24.0f };
-    float *den = r->buf[0];
-    sdx__dhist hst;
-    int rc;
-    sdx__dhist_init(&hst, r, 1);
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
-        int order = i + 1 < 4 ? i + 1 : 4;
-        float *d = hst.d[0];
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if (s1 == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-        } else if (order == 1) {
-            sdx__euler_to(x, x, d, dt, r->n);
-        } else if (variable) {
-            float c[4];
-            sdx__ipndm_v_coeffs(r->sig, i, order, c);
-            for (size_t k = 0; k < r->n; k++) {
-                float acc = c[0] * d[k];
-                for (int j = 1; j < order; j++) acc = acc + c[j] * hst.d[j][k];
-                x[k] = x[k] + dt * acc;
-            }
-        } else {
-            const float *w = ab[order - 1];
-            for (size_t k = 0; k < r->n; k++) {
-                float acc = w[0] * d[k];
-                for (int j = 1; j < order; j++) acc = acc + w[j] * hst.d[j][k];
-                x[k] = x[k] + dt * acc / ab_div[order - 1];
-            }
-        }
-        sdx__dhist_push(&hst, 3);
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_ipndm(sdx__run *r, float *x) { return sdx__ipndm(r, x, 0); }
-static int sdx__sample_ipndm_v(sdx__run *r, float *x) { return sdx__ipndm(r, x, 1); }
-
-/* DEIS 'tab' coefficients: sigmas are mapped to VP-SDE times t with the
- * schedule fitted to EDM's (0.002, 80) range, and each coefficient is the
- * integral of the Lagrange basis times the exponential integrator's
- * weight, by the reference's 10000-point rectangle rule (which is part of
- * the result, so it is reproduced, not replaced by exact quadrature). */
-enum { SDX__DEIS_ORDER = 3, SDX__DEIS_POINTS = 10000 };
-
-static void sdx__deis_times(const float *sig, int count, float *t, float *beta_0, float *beta_1) {
-    const float eps_s = 1e-3f;
-    float log_min = logf(0.002f * 0.002f + 1.0f), log_max = logf(80.0f * 80.0f + 1.0f);
-    float beta_d = 2.0f * (log_min / eps_s - log_max) / (float)(1e-3 - 1.0);
-    float beta_min = log_max - 0.5f * beta_d;
-    for (int i = 0; i < count; i++)
-        t[i] = (sqrtf(beta_min * beta_min + 2.0f * beta_d * logf(sig[i] * sig[i] + 1.0f)) - beta_min) / beta_d;
-    *beta_0 = beta_min;
-    *beta_1 = beta_d + beta_min;
-}
-
-static float sdx__deis_integrand(float tau, float beta_0, float beta_1) {
-    float alpha = expf(-0.5f * (tau * tau) * (beta_1 - beta_0) - tau * beta_0);
-    float g = 1.0f / alpha * alpha;   /* d log(alpha) / d alpha, times d alpha / d exponent */
-    float dlog = g * (beta_1 - beta_0) * -0.5f * (2.0f * tau) + -g * beta_0;
-    return -0.5f * dlog / sqrtf(alpha * (1.0f - alpha));
-}
-
-/* coeff[i][j] for steps i with order >= 2 whose next sigma is > 0. */
-static void sdx__deis_coeffs(const float *sig, int steps, const float *t, float beta_0, float beta_1,
-                             float (*coeff)[SDX__DEIS_ORDER]) {
-    for (int i = 1; i < steps; i++) {
-        int order = i + 1 < SDX__DEIS_ORDER ? i + 1 : SDX__DEIS_ORDER;
-        float prev[SDX__DEIS_ORDER], dtau = (t[i + 1] - t[i]) / (float)SDX__DEIS_POINTS;
-        double sum[SDX__DEIS_ORDER] = { 0.0, 0.0, 0.0 };
-        if (!(sig[i + 1] > 0.0f)) continue;
-        for (int j = 0; j < order; j++) prev[j] = t[i - j];
-        for (int q = 0; q < SDX__DEIS_POINTS; q++) {
-            float tau = sdx__linspace_f32(t[i], t[i + 1], SDX__DEIS_POINTS, q);
-            float w = sdx__deis_integrand(tau, beta_0, beta_1);
-            for (int j = 0; j < order; j++) {
-                float poly = 1.0f;
-                for (int k = 0; k < order; k++)
-                    if (k != j) poly *= (tau - prev[k]) / (prev[j] - prev[k]);
-                sum[j] += (double)(w * poly);
-            }
-        }
-        for (int j = 0; j < order; j++) coeff[i][j] = (float)sum[j] * dtau;
-    }
-}
-
-static int sdx__sample_deis(sdx__run *r, float *x) {
-    float *den = r->buf[0], *t = NULL, (*coeff)[SDX__DEIS_ORDER] = NULL, beta_0, beta_1;
-    size_t t_bytes = (size_t)(r->steps + 1) * sizeof(float);
-    size_t c_bytes = (size_t)r->steps * sizeof *coeff;
-    sdx__dhist hst;
-    int rc = SDX_OK;
-    t = (float *)sdx__malloc(r->ctx, t_bytes);
-    coeff = (float (*)[SDX__DEIS_ORDER])sdx__calloc(r->ctx, 1, c_bytes);
-    if (!t || !coeff) {
-        sdx__free(r->ctx, t);
-        sdx__free(r->ctx, coeff);
-        return sdx__nomem(r->ctx, "deis coefficients", t_bytes + c_bytes);
-    }
-    sdx__deis_times(r->sig, r->steps + 1, t, &beta_0, &beta_1);
-    sdx__deis_coeffs(r->sig, r->steps, t, beta_0, beta_1, coeff);
-    sdx__dhist_init(&hst, r, 1);
-    for (int i = 0; i < r->steps && rc == SDX_OK; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], *d = hst.d[0];
-        int order = i + 1 < SDX__DEIS_ORDER ? i + 1 : SDX__DEIS_ORDER;
-        if (!(s1 > 0.0f)) order = 1;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) break;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) break;
-        sdx__to_d(d, x, den, s, r->n);
-        if (order == 1) {
-            sdx__euler_to(x, x, d, s1 - s, r->n);
-        } else {
-            for (size_t k = 0; k < r->n; k++) {
-                float v = x[k] + coeff[i][0] * d[k];
-                for (int j = 1; j < order; j++) v = v + coeff[i][j] * hst.d[j][k];
-                x[k] = v;
-            }
-        }
-        sdx__dhist_push(&hst, SDX__DEIS_ORDER - 1);
-    }
-    sdx__free(r->ctx, t);
-    sdx__free(r->ctx, coeff);
-    return rc;
-}
-
-/* ---- res_multistep, gradient_estimation, er_sde ------------------------ */
-
-/* Second-order multistep exponential integrator (arXiv 2308.02157);
- * eta 0 is res_multistep, eta 1 res_multistep_ancestral. */
-static int sdx__res_multistep(sdx__run *r, float *x, float eta) {
-    float *den = r->buf[0], *old = r->buf[1], *nz = r->buf[2];
-    float old_down = 0.0f;
-    int rc, have_old = 0;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], down, up, *tmp;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__ancestral_step(s, s1, eta, &down, &up);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (down == 0.0f || !have_old) {
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (x[k] - den[k]) / s * (down - s);
-        } else {
-            float t = -logf(s), t_old = -logf(old_down), t_next = -logf(down), t_prev = -logf(r->sig[i - 1]);
-            float h = t_next - t, c2 = (t_prev - t_old) / h;
-            float phi1 = expm1f(-h) / -h, phi2 = (phi1 - 1.0f) / -h;
-            float b1 = phi1 - phi2 / c2, b2 = phi2 / c2, decay = expf(-h);
-            if (b1 != b1) b1 = 0.0f;   /* torch.nan_to_num */
-            if (b2 != b2) b2 = 0.0f;
-            for (size_t k = 0; k < r->n; k++) x[k] = decay * x[k] + h * (b1 * den[k] + b2 * old[k]);
-        }
-        /* ComfyUI draws here even when sigma_up is 0 (eta 0) and multiplies
-         * the draw by 0; the stream is private to this run, so skip it. */
-        if (s1 > 0.0f && up != 0.0f && (rc = sdx__add_step_noise(r, x, nz, up)) != SDX_OK) return rc;
-        tmp = old; old = den; den = tmp;
-        have_old = 1;
-        old_down = down;
-    }
-    return SDX_OK;
-}
-
-static int sdx__sample_res_multistep(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 0.0f); }
-static int sdx__sample_res_multistep_ancestral(sdx__run *r, float *x) { return sdx__res_multistep(r, x, 1.0f); }
-
-/* Euler plus (gamma - 1) times the change of d between steps, gamma = 2. */
-static int sdx__sample_gradient_estimation(sdx__run *r, float *x) {
-    const float ge_gamma = 2.0f;
-    float *den = r->buf[0], *d = r->buf[1], *old_d = r->buf[2], *tmp;
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1], dt = s1 - s;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        sdx__to_d(d, x, den, s, r->n);
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-        } else {
-            sdx__euler_to(x, x, d, dt, r->n);
-            if (i >= 1)
-                for (size_t k = 0; k < r->n; k++) x[k] = x[k] + (ge_gamma - 1.0f) * (d[k] - old_d[k]) * dt;
-        }
-        tmp = old_d; old_d = d; d = tmp;
-    }
-    return SDX_OK;
-}
-
-/* ER-SDE-Solver-3 (arXiv 2309.06169) with the default noise scaler
- * x * (e^(x^0.3) + 10) and 200-point rectangle sums, as ComfyUI. */
-static float sdx__er_scaler(float v) { return v * (expf(powf(v, 0.3f)) + 10.0f); }
-
-static void sdx__er_sums(float lam_s, float lam_t, float *s1_out, float *s2_out) {
-    const int points = 200;
-    float dt = lam_t - lam_s, step = -dt / 200.0f;
-    double sum1 = 0.0, sum2 = 0.0;
-    for (int q = 0; q < points; q++) {
-        float pos = lam_t + (float)q * step, scaled = sdx__er_scaler(pos);
-        sum1 += (double)(1.0f / scaled);
-        sum2 += (double)((pos - lam_s) / scaled);
-    }
-    *s1_out = (float)sum1 * step;
-    *s2_out = (float)sum2 * step;
-}
-
-static float sdx__er_lambda(float sigma) { return expf(-(-logf(sigma))); }
-
-static int sdx__sample_er_sde(sdx__run *r, float *x) {
-    enum { MAX_STAGE = 3 };
-    float *den = r->buf[0], *old = r->buf[1], *dd = r->buf[2], *old_dd = r->buf[3], *nz = r->buf[4], *tmp;
-    int rc;
-    for (int i = 0; i < r->steps; i++) {
-        float s = r->sig[i], s1 = r->sig[i + 1];
-        int stage = i + 1 < MAX_STAGE ? i + 1 : MAX_STAGE;
-        if ((rc = sdx__model(r, x, s, den)) != SDX_OK) return rc;
-        if ((rc = sdx__report(r, i, x, den)) != SDX_OK) return rc;
-        if (s1 == 0.0f) {
-            memcpy(x, den, r->n * sizeof(float));
-        } else {
-            float lam_s = sdx__er_lambda(s), lam_t = sdx__er_lambda(s1);
-            float alpha_s = s / lam_s, alpha_t = s1 / lam_t, r_alpha = alpha_t / alpha_s;
-            float ratio = sdx__er_scaler(lam_t) / sdx__er_scaler(lam_s);
-            float a = r_alpha * ratio, b = alpha_t * (1.0f - ratio), amp;
-            for (size_t k = 0; k < r->n; k++) x[k] = a * x[k] + b * den[k];
-            if (stage >= 2) {
-                float dt = lam_t - lam_s, sum1, sum2, lam_prev = sdx__er_lambda(r->sig[i - 1]);
-                float c2, inv;
-                sdx__er_sums(lam_s, lam_t, &sum1, &sum2);
-                c2 = alpha_t * (dt + sum1 * sdx__er_scaler(lam_t));
-                inv = lam_s - lam_prev;
-                for (size_t k = 0; k < r->n; k++) {
-                    dd[k] = (den[k] - old[k]) / inv;
-                    x[k] = x[k] + c2 * dd[k];
-                }
-                if (stage >= 3) {
-                    float half = (lam_s - sdx__er_lambda(r->sig[i - 2])) / 2.0f;
-                    float c3 = alpha_t * (dt * dt / 2.0f + sum2 * sdx__er_scaler(lam_t));
-                    for (size_t k = 0; k < r->n; k++) x[k] = x[k] + c3 * ((dd[k] - old_dd[k]) / half);
-                }
-                tmp = old_dd; old_dd = dd; dd = tmp;
-            }
-            amp = sqrtf(lam_t * lam_t - lam_s * lam_s * (ratio * ratio));
-            if (amp != amp) amp = 0.0f;
-            if ((rc = sdx__draw(r, nz)) != SDX_OK) return rc;
-            for (size_t k = 0; k < r->n; k++) x[k] = x[k] + alpha_t * nz[k] * amp;
-        }
-        tmp = old; old = den; den = tmp;
-    }
-    return SDX_OK;
-}
-
-/* ---- UniPC (bh1 / bh2), ComfyUI's multistep variant -------------------- */
-/* UniPC works on the VP state x / sqrt(1 + sigma^2) with data prediction;
- * the model sees x scaled back to sigma space. Orders are
- * min(3, steps - 1), lowered on the last steps; the final step into the
- * last sigma (0 replaced by 0.001) runs the predictor only. */
-
-typedef struct sdx__vp { float log_alpha, alpha, std, lambda; } sdx__vp;
-
-static sdx__vp sdx__vp_of(float sigma) {
-    sdx__vp v;
-    float e2;
-    v.log_alpha = 0.5f * logf(1.0f / (sigma * sigma + 1.0f));
-    v.alpha = expf(v.log_alpha);
-    e2 = expf(2.0f * v.log_alpha);
-    v.std = sqrtf(1.0f - e2);
-    v.lambda = v.log_alpha - 0.5f * logf(1.0f - e2);
-    return v;
-}
-
-/* Solves a (n <= 3) dense system by Gaussian elimination with partial
- * pivoting, in double (torch.linalg.solve; the system is tiny). */
-static void sdx__solve_small(int n, double a[3][3], double *b, float *out) {
-    for (int c = 0; c < n; c++) {
-        int p = c;
-        for (int i = c + 1; i < n; i++) if (fabs(a[i][c]) > fabs(a[p][c])) p = i;
-        for (int j = 0; j < n; j++) { double t = a[c][j]; a[c][j] = a[p][j]; a[p][j] = t; }
-        { double t = b[c]; b[c] = b[p]; b[p] = t; }
-        for (int i = c + 1; i < n; i++) {
-            double f = a[i][c] / a[c][c];
-            for (int j = c; j < n; j++) a[i][j] -= f * a[c][j];
-            b[i] -= f * b[c];
-        }
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        double v = b[i];
-        for (int j = i + 1; j < n; j++) v -= a[i][j] * out[j];
-        out[i] = (float)(v / a[i][i]);
-    }
-}
-
-typedef struct sdx__unipc {
-    sdx__run *r;
-    int bh2;
-    int order;
-    int len;             /* entries in the history */
-    float t_prev[3];
-    float *model_prev[3];
-    float *pool[4];      /* model outputs live here; history points into it */
-    float *x_pred, *d1[2], *scaled, *den;
-} sdx__unipc;
-
-/* Data prediction x0 at VP state x and sigma. */
-static int sdx__unipc_model(sdx__unipc *u, const float *x, float sigma, float *x0) {
-    sdx__run *r = u->r;
-    sdx__vp v = sdx__vp_of(sigma);
-    float up = sqrtf(sigma * sigma + 1.0f);
-    int rc;
-    for (size_t k = 0; k < r->n; k++) u->scaled[k] = x[k] * up;
-    if ((rc = sdx__model(r, u->scaled, sigma, u->den)) != SDX_OK) return rc;
-    for (size_t k = 0; k < r->n; k++) {
-        float eps = (u->scaled[k] - u->den[k]) / sigma;
-        x0[k] = (x[k] - v.std * eps) / v.alpha;
-    }
-    return SDX_OK;
-}
-
-/* A pool buffer no history entry points to. */
-static float *sdx__unipc_free_buf(sdx__unipc *u) {
-    for (int b = 0; b < 4; b++) {
-        int used = 0;
-        for (int j = 0; j < u->len; j++) used |= u->model_prev[j] == u->pool[b];
-        if (!used) return u->pool[b];
-    }
-    SDX_ASSERT(0);
-    return u->pool[0];
-}
-
-/* The B(h) coefficient vectors: rhos_p (predictor, order - 1 values) and
- * rhos_c (corrector, order values). */
-static void sdx__unipc_rhos(const float *rks, int order, float hh, float b_h, float *rhos_p, float *rhos_c) {
-    double rmat[3][3], rhs[3], sub[3][3], sub_rhs[3];
-    float h_phi_k = expm1f(hh) / hh - 1.0f;
-    int factorial = 1;
-    for (int i = 1; i <= order; i++) {
-        for (int c = 0; c < order; c++) {
-            float p = 1.0f;
-            for (int e = 0; e < i - 1; e++) p *= rks[c];
-            rmat[i - 1][c] = p;
-        }
-        rhs[i - 1] = (double)(h_phi_k * (float)factorial / b_h);
-        factorial *= i + 1;
-        h_phi_k = h_phi_k / hh - (float)(1.0 / factorial);
-    }
-    if (order == 2) rhos_p[0] = 0.5f;
-    else if (order > 2) {
-        for (int i = 0; i < order - 1; i++) {
-            for (int j = 0; j < order - 1; j++) sub[i][j] = rmat[i][j];
-            sub_rhs[i] = rhs[i];
-        }
-        sdx__solve_small(order - 1, sub, sub_rhs, rhos_p);
-    }
-    if (order == 1) rhos_c[0] = 0.5f;
-    else sdx__solve_small(order, rmat, rhs, rhos_c);
-}
-
-/* One multistep update of the VP state x to sigma t; with the corrector,
- * *model_out receives the model's x0 at the new point. */
-static int sdx__unipc_update(sdx__unipc *u, float *x, float t, int order, int corrector, float **model_out) {
-    sdx__run *r = u->r;
-    sdx__vp v0 = sdx__vp_of(u->t_prev[u->len - 1]), vt = sdx__vp_of(t);
-    const float *m0 = u->model_prev[u->len - 1];
-    float h = vt.lambda - v0.lambda, hh = -h, rks[3] = { 0 }, rhos_p[3] = { 0 }, rhos_c[3] = { 0 };
-    float b_h = u->bh2 ? expm1f(hh) : hh, h_phi_1 = expm1f(hh);
-    float a = vt.std / v0.std, b = vt.alpha * h_phi_1, c = vt.alpha * b_h;
-    int rc;
-    for (int i = 1; i < order; i++) {
-        const float *mi = u->model_prev[u->len - 1 - i];
-        float rk = (sdx__vp_of(u->t_prev[u->len - 1 - i]).lambda - v0.lambda) / h;
-        rks[i - 1] = rk;
-        for (size_t k = 0; k < r->n; k++) u->d1[i - 1][k] = (mi[k] - m0[k]) / rk;
-    }
-    rks[order - 1] = 1.0f;
-    sdx__unipc_rhos(rks, order, hh, b_h, rhos_p, rhos_c);
-    /* x_pred holds x_t_ (the first-order part); x becomes the predictor */
-    for (size_t k = 0; k < r->n; k++) {
-        float base = a * x[k] - b * m0[k], res = 0.0f;
-        if (order >= 2) res = rhos_p[0] * u->d1[0][k];
-        if (order >= 3) res = res + rhos_p[1] * u->d1[1][k];
-        u->x_pred[k] = base;
-        x[k] = order >= 2 ? base - c * res : base;
-    }
-    *model_out = NULL;
-    if (!corrector) return SDX_OK;
-    *model_out = sdx__unipc_free_buf(u);
-    if ((rc = sdx__unipc_model(u, x, t, *model_out)) != SDX_OK) return rc;
-    for (size_t k = 0; k < r->n; k++) {
-        float corr = 0.0f;
-        if (order >= 2) corr = rhos_c[0] * u->d1[0][k];
-        if (order >= 3) corr = corr + rhos_c[1] * u->d1[1][k];
-        x[k] = u->x_pred[k] - c * (corr + rhos_c[order - 1] * ((*model_out)[k] - m0[k]));
-    }
-    return SDX_OK;
-}
-
-/* The steady-state step (and the extra final step) of UniPC.sample. */
-static int sdx__unipc_shift_step(sdx__unipc *u, float *x, const float *ts, int step) {
-    int steps = u->r->steps, rc;
-    int step_order = u->order < steps + 1 - step ? u->order : steps + 1 - step;
-    float *model_x;
-    if ((rc = sdx__unipc_update(u, x, ts[step], step_order, step != steps, &model_x)) != SDX_OK) return rc;
-    for (int i = 0; i < u->order - 1; i++) {
-        u->t_prev[i] = u->t_prev[i + 1];
-        u->model_prev[i] = u->model_prev[i + 1];
-    }
-    u->t_prev[u->order - 1] = ts[step];
-    if (step < steps) u->model_prev[u->order - 1] = model_x;
-    return SDX_OK;
-}
-
-static int sdx__unipc_run(sdx__run *r, float *x, int bh2) {
-    sdx__unipc u;
-    float *tsv = NULL;
-    int steps = r->steps, rc = SDX_OK;
-    size_t ts_bytes = (size_t)(steps + 1) * sizeof(float);
-    memset(&u, 0, sizeof u);
-    u.r = r;
-    u.bh2 = bh2;
-    u.order = steps - 1 < 3 ? steps - 1 : 3;
-    if (u.order < 1) u.order = 1;   /* 1 step: ComfyUI would not step at all */
-    for (int b = 0; b < 4; b++) u.pool[b] = r->buf[b];
-    u.x_pred = r->buf[4]; u.d1[0] = r->buf[5]; u.d1[1] = r->buf[6]; u.scaled = r->buf[7]; u.den = r->buf[8];
-    tsv = (float *)sdx__malloc(r->ctx, ts_bytes);
-    if (!tsv) return sdx__nomem(r->ctx, "uni_pc timesteps", ts_bytes);
-    memcpy(tsv, r->sig, ts_bytes);
-    if (tsv[steps] == 0.0f) tsv[steps] = 0.001f;
-    {
-        float scale = sqrtf(1.0f + tsv[0] * tsv[0]);
-        for (size_t k = 0; k < r->n; k++) x[k] = x[k] / scale;
-    }
-    for (int i = 0; i < steps && rc == SDX_OK; i++) {
-        if (i == 0) {
-            u.model_prev[0] = u.pool[0];
-            u.t_prev[0] = tsv[0];
-            u.len = 1;
-            rc = sdx__unipc_model(&u, x, tsv[0], u.pool[0]);
-            if (rc == SDX_OK && steps == 1) {
-                float *unused;
-                rc = sdx__unipc_update(&u, x, tsv[1], 1, 0, &unused);
-            }
-        } else if (i < u.order) {
-            float *model_x;
-            rc = sdx__unipc_update(&u, x, tsv[i], i, 1, &model_x);
-            if (rc == SDX_OK) {
-                u.model_prev[u.len] = model_x;
-                u.t_prev[u.len] = tsv[i];
-                u.len++;
-            }
-        } else {
-            rc = sdx__unipc_shift_step(&u, x, tsv, i);
-            if (rc == SDX_OK && i == steps - 1) rc = sdx__unipc_shift_step(&u, x, tsv, steps);
-        }
-        if (rc == SDX_OK) rc = sdx__report(r, i, x, u.model_prev[u.len - 1]);
-    }
-    if (rc == SDX_OK) {
-        float alpha = sdx__vp_of(tsv[steps]).alpha;
-        for (size_t k = 0; k < r->n; k++) x[k] = x[k] / alpha;
-    }
-    sdx__free(r->ctx, tsv);
-    return rc;
-}
-
-static int sdx__sample_uni_pc(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 0); }
-static int sdx__sample_uni_pc_bh2(sdx__run *r, float *x) { return sdx__unipc_run(r, x, 1); }
-
-/* ---- the sampler registry --------------------------------------------- */
-
-typedef int (*sdx__sampler_fn)(sdx__run *r, float *x);
-
-enum {
-    SDX__SAMPLER_STOCHASTIC = 1,          /* draws per-step noise: needs a noise callback */
-    SDX__SAMPLER_DROPS_PENULTIMATE = 2    /* KSampler computes one step more and drops the
-                                             penultimate sigma (DISCARD_PENULTIMATE_SIGMA_SAMPLERS) */
-};
-
-/* Everything known about a sampler, one row each, in enum order (the name
- * round trip test checks the order). Adding a sampler is a row here, its
- * function and its enum value. */
-typedef struct sdx__sampler_row {
-    sdx_sampler     id;
-    const char     *name;     /* ComfyUI's */
-    const char     *alias;    /* stable-diffusion.cpp's name where it differs and the algorithm
-                                 is the same, else NULL */
-    sdx__sampler_fn run;
-    unsigned        flags;
-    const char     *a1111;    /* A1111's "Sampler"; NULL: it has none, the name is written */
-} sdx__sampler_row;
-
-#define SDX__S SDX__SAMPLER_STOCHASTIC
-#define SDX__P SDX__SAMPLER_DROPS_PENULTIMATE
-/* sd.cpp's dpm++2mv2 (a modified 2M step ComfyUI lacks) and ddim_trailing
- * (it steps on integer timesteps of alphas_cumprod) are no aliases. */
-static const sdx__sampler_row sdx__samplers[] = {
-    { SDX_SAMPLER_EULER,                   "euler",                   NULL,        sdx__sample_euler,                   0, "Euler" },
-    { SDX_SAMPLER_EULER_ANCESTRAL,         "euler_ancestral",         "euler_a",   sdx__sample_euler_ancestral,         SDX__S, "Euler a" },
-    { SDX_SAMPLER_HEUN,                    "heun",                    NULL,        sdx__sample_heun,                    0, "Heun" },
-    { SDX_SAMPLER_HEUNPP2,                 "heunpp2",                 NULL,        sdx__sample_heunpp2,                 0, NULL },
-    { SDX_SAMPLER_DPM_2,                   "dpm_2",                   "dpm2",      sdx__sample_dpm_2,                   SDX__P, "DPM2" },
-    { SDX_SAMPLER_DPM_2_ANCESTRAL,         "dpm_2_ancestral",         NULL,        sdx__sample_dpm_2_ancestral,         SDX__S | SDX__P, "DPM2 a" },
-    { SDX_SAMPLER_LMS,                     "lms",                     NULL,        sdx__sample_lms,                     0, "LMS" },
-    { SDX_SAMPLER_DPMPP_2S_ANCESTRAL,      "dpmpp_2s_ancestral",      "dpm++2s_a", sdx__sample_dpmpp_2s_ancestral,      SDX__S, "DPM++ 2S a" },
-    { SDX_SAMPLER_DPMPP_SDE,               "dpmpp_sde",               NULL,        sdx__sample_dpmpp_sde,               SDX__S, "DPM++ SDE" },
-    { SDX_SAMPLER_DPMPP_2M,                "dpmpp_2m",                "dpm++2m",   sdx__sample_dpmpp_2m,                0, "DPM++ 2M" },
-    { SDX_SAMPLER_DPMPP_2M_SDE,            "dpmpp_2m_sde",            NULL,        sdx__sample_dpmpp_2m_sde,            SDX__S, "DPM++ 2M SDE" },
-    { SDX_SAMPLER_DPMPP_2M_SDE_HEUN,       "dpmpp_2m_sde_heun",       NULL,        sdx__sample_dpmpp_2m_sde_heun,       SDX__S, "DPM++ 2M SDE Heun" },
-    { SDX_SAMPLER_DPMPP_3M_SDE,            "dpmpp_3m_sde",            NULL,        sdx__sample_dpmpp_3m_sde,            SDX__S, "DPM++ 3M SDE" },
-    { SDX_SAMPLER_DDPM,                    "ddpm",                    NULL,        sdx__sample_ddpm,                    SDX__S, NULL },
-    { SDX_SAMPLER_LCM,                     "lcm",                     NULL,        sdx__sample_lcm,                     SDX__S, "LCM" },
-    { SDX_SAMPLER_IPNDM,                   "ipndm",                   NULL,        sdx__sample_ipndm,                   0, "iPNDM" },
-    { SDX_SAMPLER_IPNDM_V,                 "ipndm_v",                 NULL,        sdx__sample_ipndm_v,                 0, NULL },
-    { SDX_SAMPLER_DEIS,                    "deis",                    NULL,        sdx__sample_deis,                    0, "DEIS" },
-    { SDX_SAMPLER_RES_MULTISTEP,           "res_multistep",           NULL,        sdx__sample_res_multistep,           0, NULL },
-    { SDX_SAMPLER_RES_MULTISTEP_ANCESTRAL, "res_multistep_ancestral", NULL,        sdx__sample_res_multistep_ancestral, SDX__S, NULL },
-    { SDX_SAMPLER_GRADIENT_ESTIMATION,     "gradient_estimation",     NULL,        sdx__sample_gradient_estimation,     0, NULL },
-    { SDX_SAMPLER_ER_SDE,                  "er_sde",                  NULL,        sdx__sample_er_sde,                  SDX__S, NULL },
-    { SDX_SAMPLER_UNI_PC,                  "uni_pc",                  NULL,        sdx__sample_uni_pc,                  SDX__P, "UniPC" },
-    { SDX_SAMPLER_UNI_PC_BH2,              "uni_pc_bh2",              NULL,        sdx__sample_uni_pc_bh2,              SDX__P, NULL },
-    { SDX_SAMPLER_DDIM,                    "ddim",                    NULL,        sdx__sample_euler,                   0, "DDIM" },   /* euler for txt2img */
-    { SDX_SAMPLER_TCD,                     "tcd",                     NULL,        sdx__sample_tcd,                     SDX__S, NULL },
-};
-#undef SDX__S
-#undef SDX__P
-typedef char sdx__samplers_one_row_each[SDX__ARRAY_LEN(sdx__samplers) == SDX_SAMPLER_COUNT ? 1 : -1];
-
-/* The row of a name or alias, or NULL. */
-static const sdx__sampler_row *sdx__sampler_named(const char *name) {
-    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
-        if (!strcmp(name, sdx__samplers[i].name)) return &sdx__samplers[i];
-    for (int i = 0; name && i < SDX_SAMPLER_COUNT; i++)
-        if (sdx__samplers[i].alias && !strcmp(name, sdx__samplers[i].alias)) return &sdx__samplers[i];
-    return NULL;
-}
-
-SDX_API const char *sdx_sampler_name(sdx_sampler s) {
-    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].name : "?";
-}
-
-static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
-static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
-
-SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
-    const sdx__sampler_row *row = sdx__sampler_named(name);
-    char list[768] = "";
-    size_t used;
-    if (row) { *out = row->id; return SDX_OK; }
-    used = sdx__join_names(list, sizeof list, 0, "", SDX_SAMPLER_COUNT, sdx__sampler_name_at);
-    sdx__join_names(list, sizeof list, used, "; aliases: ", SDX_SAMPLER_COUNT, sdx__sampler_alias_at);
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown sampler '%s'; valid: %s", name ? name : "(null)", list);
-}
-
-SDX_API int sdx_sampler_is_stochastic(sdx_sampler s) {
-    return (unsigned)s < SDX_SAMPLER_COUNT && (sdx__samplers[s].flags & SDX__SAMPLER_STOCHASTIC);
-}
-
-/* A1111's "Sampler" for a sampler name or alias, for the PNG parameters;
- * names A1111 lacks, and unknown ones, are written as given. */
-static const char *sdx__sampler_a1111_name(const char *name) {
-    const sdx__sampler_row *row = sdx__sampler_named(name);
-    return row && row->a1111 ? row->a1111 : name;
-}
-
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
-                               sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
-    sdx__sigma_list l;
-    int rc, total = steps, keep, drop_penultimate;
-    if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: NULL argument");
-    memset(out, 0, sizeof *out);
-    if (!(denoise > 0.0 && denoise <= 1.0))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: denoise must be in (0, 1], got %g", denoise);
-    if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
-    drop_penultimate = (sdx__samplers[sampler].flags & SDX__SAMPLER_DROPS_PENULTIMATE) != 0;
-    if ((unsigned)sched < SDX_SCHED_COUNT && (sdx__schedulers[sched].flags & SDX__SCHED_FIXED_LEVELS)) {
-        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
-         * round-half-even. */
-        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
-        if (keep < 1)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
-    }
-    if (denoise <= 0.9999) {
-        double t = steps / denoise;
-        if (t > 100000.0)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: %d steps at denoise %g is too many",
-                             steps, denoise);
-        total = (int)t;
-    }
-    if (drop_penultimate) total++;
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
-    if (drop_penultimate && l.count >= 2) {
-        l.v[l.count - 2] = l.v[l.count - 1];
-        l.count--;
-    }
-    keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
-    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
-}
-
-/* ---- driver ----------------------------------------------------------- */
-
-static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const float *x) {
-    const char *name;
-    if (!d || !x) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: desc and x are required");
-    if ((unsigned)d->sampler >= SDX_SAMPLER_COUNT)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: sampler id %d out of range", (int)d->sampler);
-    name = sdx_sampler_name(d->sampler);
-    if (!d->denoise) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: no denoise callback", name);
-    if (!d->noise && sdx_sampler_is_stochastic(d->sampler))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG,
-                         "sdx_sample %s: this sampler draws per-step noise but no noise callback was given", name);
-    if (!d->sigmas || d->n_sigmas < 1 || d->n == 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: need sigmas (got %d) and a non-empty latent",
-                         name, d->n_sigmas);
-    for (int i = 0; i < d->n_sigmas; i++) {
-        if (!(d->sigmas[i] >= 0.0f) || isinf(d->sigmas[i]))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is %g (must be finite and >= 0)",
-                             name, i, (double)d->sigmas[i]);
-        if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
-        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
-        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
-                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
-    }
-    return SDX_OK;
-}
-
-SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
-    sdx__run r;
-    size_t bytes;
-    float *block;
-    int rc;
-    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return rc;
-    if (desc->n_sigmas < 2) return SDX_OK;   /* no step: ComfyUI returns the input */
-    memset(&r, 0, sizeof r);
-    r.ctx = ctx;
-    r.d = desc;
-    r.sig = desc->sigmas;
-    r.steps = desc->n_sigmas - 1;
-    r.n = desc->n;
-    if (!sdx__mul_size(desc->n, SDX__SAMPLER_BUFS * sizeof(float), &bytes))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: latent of %zu floats is too large", desc->n);
-    block = (float *)sdx__malloc(ctx, bytes);
-    if (!block) return sdx__nomem(ctx, "sampler temporaries", bytes);
-    for (int b = 0; b < SDX__SAMPLER_BUFS; b++) r.buf[b] = block + (size_t)b * desc->n;
-    rc = sdx__samplers[desc->sampler].run(&r, x);
-    sdx__free(ctx, block);
-    return rc;
-}
-
-/* ---- src/pipeline/canny.c ---- */
-
-/* ===================================================================== */
-/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
-/* ===================================================================== */
-/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
- * gradient |dx| + |dy|, replicated borders), which is what A1111's and
- * ComfyUI's canny preprocessors call: per pixel the colour channel with
- * the strongest gradient, non-maximum suppression along the gradient
- * direction in four sectors, then hysteresis: a pixel above `high` is an
- * edge, and so is one above `low` connected (8-neighbourhood) to one. */
-
-/* Sobel at (x, y) of channel c, borders replicated. */
-static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
-    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
-#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
-    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
-    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
-#undef SDX__PX
-}
-
-/* Is (x, y) a local maximum along its gradient? mag is padded by one
- * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
- * point: tan(22.5 deg) = 13573 / 2^15. */
-static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
-    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
-    int m = row[0];
-    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
-    if (ys < tg22x) return m > row[-1] && m >= row[1];
-    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
-    {
-        int s = (dx ^ dy) < 0 ? -1 : 1;
-        return m > row[-stride - s] && m > row[stride + s];
-    }
-}
-
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
-    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
-    short *grad;
-    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
-    size_t n, pn;
-    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
-    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
-    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
-    memset(out, 0, sizeof *out);
-    w = in->width;
-    h = in->height;
-    lo = (int)floorf(low);
-    hi = (int)floorf(high);
-    if (lo > hi) { int t = lo; lo = hi; hi = t; }
-    stride = w + 2;
-    n = (size_t)w * (size_t)h;
-    pn = (size_t)stride * (size_t)(h + 2);
-    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
-    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
-    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
-    state = (uint8_t *)sdx__calloc(ctx, n, 1);
-    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
-    if (!mag || !grad || !stack || !state || !out->data) {
-        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
-        sdx__free(ctx, out->data);
-        out->data = NULL;
-        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
-    }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            int best = -1, bdx = 0, bdy = 0;
-            for (int c = 0; c < in->channels; c++) {
-                int dx, dy, m;
-                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
-                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
-                if (m > best) best = m, bdx = dx, bdy = dy;
-            }
-            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
-            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
-            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
-        }
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            size_t i = (size_t)y * (size_t)w + (size_t)x;
-            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
-            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
-            state[i] = 1;
-            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
-        }
-    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
-        int i = stack[--n_stack], x = i % w, y = i / w;
-        for (int ny = y - 1; ny <= y + 1; ny++)
-            for (int nx = x - 1; nx <= x + 1; nx++) {
-                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
-                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
-                state[j] = 2;
-                stack[n_stack++] = (int)j;
-            }
-    }
-    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
-    out->width = w;
-    out->height = h;
-    out->channels = 3;
-    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
-    return SDX_OK;
-}
-
-/* ---- src/pipeline/pipeline.c ---- */
+/* ---- src/pipeline/load.c ---- */
 
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
@@ -19686,12 +18928,6 @@ SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, 
  * denoiser that batches cond and uncond into one UNet call and applies
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
  * floor(clamp(x)*255). */
-
-/* Activation memory of a VAE pass in low-memory mode, above which it
- * works in tiles (sdx_model_desc.low_memory). */
-#ifndef SDX_LOW_MEMORY_VAE_BUDGET
-#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
-#endif
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -20063,27 +19299,295 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
     return SDX_OK;
 }
 
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
-    if (!img) return;
-    sdx__free(ctx, img->data);
-    memset(img, 0, sizeof *img);
+/* ---- src/core/rng.c ---- */
+
+/* ===================================================================== */
+/*  Noise generators: torch.randn on a CPU generator (mt19937) and        */
+/*  AUTOMATIC1111's Philox emulation of CUDA torch.randn                  */
+/* ===================================================================== */
+/* Both reproduce the reference bit for bit (tests/t_rng.c against
+ * shared/golden/rng). The floating-point steps are written so that a
+ * compiler contracting a*b+c into an FMA (gcc -std=gnu11 -mfma does)
+ * cannot change a result: each product that feeds an addition is either
+ * exact or is an explicit fmaf() call. Assumes float and double are IEEE
+ * binary32/binary64 evaluated at their own precision (FLT_EVAL_METHOD 0,
+ * as on x86-64 SSE and AArch64) and no -ffast-math. */
+
+/* ---- mt19937 (PyTorch's CPU generator) ------------------------------ */
+
+enum { SDX__MT_N = 624, SDX__MT_M = 397 };
+
+static void sdx__mt_seed(sdx_rng *rng, uint32_t seed) {
+    rng->mt[0] = seed;
+    for (uint32_t i = 1; i < SDX__MT_N; i++)
+        rng->mt[i] = 1812433253u * (rng->mt[i - 1] ^ (rng->mt[i - 1] >> 30)) + i;
+    rng->mt_index = SDX__MT_N;
 }
 
-SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
-    if (!res) return;
-    for (int i = 0; i < res->count; i++) {
-        if (res->images) sdx_image_free(ctx, &res->images[i]);
-        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
+static void sdx__mt_twist(sdx_rng *rng) {
+    uint32_t *mt = rng->mt;
+    for (int i = 0; i < SDX__MT_N; i++) {
+        uint32_t y = (mt[i] & 0x80000000u) | (mt[(i + 1) % SDX__MT_N] & 0x7fffffffu);
+        mt[i] = mt[(i + SDX__MT_M) % SDX__MT_N] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
     }
-    sdx__free(ctx, res->images);
-    sdx__free(ctx, res->latents);
-    sdx__free(ctx, res->seeds);
-    memset(res, 0, sizeof *res);
+    rng->mt_index = 0;
 }
+
+static uint32_t sdx__mt_next(sdx_rng *rng) {
+    uint32_t y;
+    if (rng->mt_index >= SDX__MT_N) sdx__mt_twist(rng);
+    y = rng->mt[rng->mt_index++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+/* ---- torch CPU, n < 16: double Box-Muller with a cached second value - */
+
+/* torch's uniform_real_distribution<double>: 53 random bits of
+ * (first << 32 | second). */
+static double sdx__mt_uniform53(sdx_rng *rng) {
+    uint64_t hi = sdx__mt_next(rng);
+    uint64_t lo = sdx__mt_next(rng);
+    return (double)(((hi << 32) | lo) & ((1ull << 53) - 1)) * (1.0 / 9007199254740992.0);
+}
+
+static double sdx__torch_normal_double(sdx_rng *rng) {
+    double u1, u2, radius, theta;
+    if (rng->has_cached_normal) {
+        rng->has_cached_normal = 0;
+        return rng->cached_normal;
+    }
+    u1 = sdx__mt_uniform53(rng);
+    u2 = sdx__mt_uniform53(rng);
+    radius = sqrt(-2.0 * log(1.0 - u2));
+    theta = 2.0 * 3.14159265358979323846 * u1;
+    rng->cached_normal = radius * sin(theta);
+    rng->has_cached_normal = 1;
+    return radius * cos(theta);
+}
+
+/* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
+
+/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
+/* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
+ * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
+ * compiled with FMA contraction: each multiply whose only use is an add
+ * becomes an FMA, the first such multiply winning when an add has two.
+ * These are the same operations, one lane at a time. Valid for the
+ * arguments the kernel sees: log on (0, 1], sincos on [0, 2pi). */
+static float sdx__cephes_logf(float x) {
+    uint32_t bits, exponent;
+    float m, e, t, z, y;
+    int below_sqrt_half;
+    if (x < FLT_MIN) x = FLT_MIN;                  /* the kernel's max_ps */
+    memcpy(&bits, &x, 4);
+    exponent = bits >> 23;
+    bits = (bits & ~0x7f800000u) | 0x3f000000u;    /* mantissa in [0.5, 1) */
+    memcpy(&m, &bits, 4);
+    e = (float)((int)exponent - 127) + 1.0f;
+    below_sqrt_half = m < 0.707106781186547524f;
+    if (below_sqrt_half) e -= 1.0f;
+    t = (m - 1.0f) + (below_sqrt_half ? m : 0.0f); /* both steps exact */
+    z = t * t;
+    y = sdx__fmaf(7.0376836292e-2f, t, -1.1514610310e-1f);
+    y = sdx__fmaf(y, t, 1.1676998740e-1f);
+    y = sdx__fmaf(y, t, -1.2420140846e-1f);
+    y = sdx__fmaf(y, t, 1.4249322787e-1f);
+    y = sdx__fmaf(y, t, -1.6668057665e-1f);
+    y = sdx__fmaf(y, t, 2.0000714765e-1f);
+    y = sdx__fmaf(y, t, -2.4999993993e-1f);
+    y = sdx__fmaf(y, t, 3.3333331174e-1f);
+    y = y * t;
+    y = sdx__fmaf(y, z, e * -2.12194440e-4f);
+    y = y - 0.5f * z;                              /* 0.5 * z is exact */
+    t = t + y;
+    return sdx__fmaf(e, 0.693359375f, t);
+}
+
+/* x >= 0 (the kernel takes |x| and moves the sign to sin; here x is
+ * always a non-negative angle). */
+static void sdx__cephes_sincosf(float x, float *s, float *c) {
+    const float fopi = 1.27323954473516f;          /* 4 / pi */
+    uint32_t j, sin_sign, cos_sign, sb, cb;
+    float jf, z, cos_poly, sin_poly, sin_v, cos_v, zero = 0.0f;
+    int first_poly_is_sin;
+    j = (uint32_t)(int32_t)(x * fopi);             /* truncation, like cvttps */
+    j = (j + 1u) & ~1u;
+    jf = (float)(int32_t)j;
+    sin_sign = (j & 4u) << 29;
+    first_poly_is_sin = (j & 2u) == 0;
+    /* extended-precision reduction x - j * pi/4 */
+    x = sdx__fmaf(jf, -0.78515625f, x);
+    x = sdx__fmaf(jf, -2.4187564849853515625e-4f, x);
+    x = sdx__fmaf(jf, -3.77489497744594108e-8f, x);
+    cos_sign = (~(j - 2u) & 4u) << 29;
+    z = x * x;
+    cos_poly = sdx__fmaf(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+    cos_poly = sdx__fmaf(cos_poly, z, 4.166664568298827e-2f);
+    cos_poly = cos_poly * z;
+    cos_poly = sdx__fmaf(cos_poly, z, -(0.5f * z));   /* 0.5 * z is exact */
+    cos_poly = cos_poly + 1.0f;
+    sin_poly = sdx__fmaf(-1.9515295891e-4f, z, 8.3321608736e-3f);
+    sin_poly = sdx__fmaf(sin_poly, z, -1.6666654611e-1f);
+    sin_poly = sin_poly * z;
+    sin_poly = sdx__fmaf(sin_poly, x, x);
+    /* the kernel selects by masking and adds the other lane's +0 */
+    sin_v = first_poly_is_sin ? zero + sin_poly : cos_poly + zero;
+    cos_v = first_poly_is_sin ? cos_poly + zero : zero + sin_poly;
+    memcpy(&sb, &sin_v, 4);
+    memcpy(&cb, &cos_v, 4);
+    sb ^= sin_sign;
+    cb ^= cos_sign;
+    memcpy(s, &sb, 4);
+    memcpy(c, &cb, 4);
+}
+
+/* One block: d[0..8) hold u1 candidates, d[8..16) the angles. */
+static void sdx__torch_normal_fill_16(float *d) {
+    for (int j = 0; j < 8; j++) {
+        float u1 = 1.0f - d[j];                    /* (0, 1] for log */
+        float radius = sqrtf(-2.0f * sdx__cephes_logf(u1));
+        float theta = 6.2831855f * d[j + 8];      /* (float)(2 pi) */
+        float s, c;
+        sdx__cephes_sincosf(theta, &s, &c);
+        /* the kernel ends with fmadd(n, std = 1, mean = 0): -0 becomes +0 */
+        d[j] = radius * c + 0.0f;
+        d[j + 8] = radius * s + 0.0f;
+    }
+}
+
+/* torch's uniform_real_distribution<float>: 24 random bits. */
+static float sdx__mt_uniform24(sdx_rng *rng) {
+    return (float)(sdx__mt_next(rng) & 0xffffffu) * (1.0f / 16777216.0f);
+}
+
+static void sdx__torch_randn_cpu(sdx_rng *rng, float *out, size_t n) {
+    size_t i;
+    if (n < 16) {
+        for (i = 0; i < n; i++) out[i] = (float)sdx__torch_normal_double(rng);
+        return;
+    }
+    for (i = 0; i < n; i++) out[i] = sdx__mt_uniform24(rng);
+    for (i = 0; i + 16 <= n; i += 16) sdx__torch_normal_fill_16(out + i);
+    if (n % 16) {
+        /* torch redoes the last 16 positions with fresh uniforms */
+        float *tail = out + n - 16;
+        for (i = 0; i < 16; i++) tail[i] = sdx__mt_uniform24(rng);
+        sdx__torch_normal_fill_16(tail);
+    }
+}
+
+/* ---- Philox 4x32-10 (A1111 rng_philox.py) ---------------------------- */
+
+/* In place on ctr[4] with key[2]: 10 rounds, 9 key bumps. */
+static void sdx__philox4x32_10(uint32_t ctr[4], const uint32_t key[2]) {
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)ctr[0] * 0xD2511F53u;
+        uint64_t p1 = (uint64_t)ctr[2] * 0xCD9E8D57u;
+        uint32_t c1 = ctr[1], c3 = ctr[3];
+        ctr[0] = (uint32_t)(p1 >> 32) ^ c1 ^ k0;
+        ctr[1] = (uint32_t)p1;
+        ctr[2] = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        ctr[3] = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+}
+
+/* The reference's constants are float32 and its arithmetic float64:
+ * u = x * A + A/2 and v = y * B + B/2 with A = (float)2.3283064e-10
+ * (which is exactly 2^-32) and B = (float)(2.3283064e-10 * 6.2831855).
+ * x * A is exact. y * B needs rounding, so it is formed exactly as an
+ * integer (B = b_int * 2^b_exp) and rounded once by the conversion,
+ * leaving no product for a compiler to fuse into the addition. */
+typedef struct sdx__philox_bm {
+    uint64_t b_int;     /* 24-bit mantissa of B */
+    int      b_exp;
+    double   b_half;
+} sdx__philox_bm;
+
+static void sdx__philox_bm_init(sdx__philox_bm *bm) {
+    const float b = (float)(2.3283064e-10 * 6.2831855);
+    int e;
+    double mant = frexp((double)b, &e);               /* b = mant * 2^e, mant in [0.5, 1) */
+    bm->b_int = (uint64_t)ldexp(mant, 24);
+    bm->b_exp = e - 24;
+    bm->b_half = (double)(b * 0.5f);
+}
+
+static float sdx__philox_box_muller(const sdx__philox_bm *bm, uint32_t x, uint32_t y) {
+    double u = ((double)x + 0.5) * 2.3283064365386963e-10;            /* exact */
+    double yb = ldexp((double)(int64_t)(y * bm->b_int), bm->b_exp);   /* < 2^56 */
+    double v = yb + bm->b_half;
+    return (float)(sqrt(-2.0 * log(u)) * sin(v));
+}
+
+static void sdx__philox_randn(sdx_rng *rng, float *out, size_t n) {
+    const uint32_t key[2] = { (uint32_t)rng->seed, (uint32_t)(rng->seed >> 32) };
+    uint32_t call = (uint32_t)rng->philox_calls++;
+    sdx__philox_bm bm;
+    sdx__philox_bm_init(&bm);
+    for (size_t i = 0; i < n; i++) {
+        /* the reference's element index is a uint32 arange */
+        uint32_t ctr[4] = { call, 0, (uint32_t)i, 0 };
+        sdx__philox4x32_10(ctr, key);
+        out[i] = sdx__philox_box_muller(&bm, ctr[0], ctr[1]);
+    }
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+SDX_API void sdx_rng_init(sdx_rng *rng, sdx_rng_kind kind, uint64_t seed) {
+    memset(rng, 0, sizeof *rng);
+    rng->kind = kind;
+    rng->seed = seed;
+    /* torch seeds mt19937 with the low 32 bits only. Any kind but CUDA
+     * draws from mt19937 (as sdx_rng_randn dispatches), so it is seeded. */
+    if (kind != SDX_RNG_CUDA) sdx__mt_seed(rng, (uint32_t)seed);
+}
+
+SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
+    if (rng->kind == SDX_RNG_CUDA) sdx__philox_randn(rng, out, n);
+    else sdx__torch_randn_cpu(rng, out, n);
+}
+
+/* ---- src/pipeline/codec.c ---- */
 
 /* ---- latent codecs ----------------------------------------------------- */
 
-static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n);
+static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return sdx__fail(ctx, SDX_ERR_NONFINITE,
+                "%s became non-finite (NaN/Inf at element %zu): the weights or the precision policy produced it; "
+                "rerun with tracing (--trace-nonfinite, sdx_desc.trace_nonfinite) to name the first op, "
+                "and scan the checkpoint (--scan-weights) for corrupted tensors", stage, i);
+    return SDX_OK;
+}
+
 /* The VAE and TAESD turn latents into pixels and back. The pipeline asks
  * the codec in use for the latent geometry instead of assuming SD's 4
  * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
@@ -20193,67 +19697,191 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
-/* ---- ControlNets --------------------------------------------------------- */
+/* Activation memory of a VAE pass in low-memory mode, above which it
+ * works in tiles (sdx_model_desc.low_memory). */
+#ifndef SDX_LOW_MEMORY_VAE_BUDGET
+#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
+#endif
 
-struct sdx_controlnet {
-    sdx_ctx *ctx;
-    sdx_st *file;
-    sdx__controlnet net;
-    int loaded;
-    char name[128];
-};
+/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
+ * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
+ * (a centre crop; an odd remainder loses its extra pixel at the end). */
+static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
+static int sdx__crop_size(int n, int f) { return n / f * f; }
 
-SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
-    if (!cn) return;
-    if (cn->loaded) sdx__controlnet_free(&cn->net);
-    sdx_st_close(cn->file);
-    sdx__free(cn->ctx, cn);
+/* The image pixels per latent pixel of the decoder sdx__codec_pick would
+ * choose (m may be NULL; 8 when it cannot choose): sizes for the
+ * parameters text, which has no context to report errors to. */
+static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
+    int taesd = m && m->taesd.dec.w.ctx != NULL;
+    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
+    if (m && m->loaded_vae) return m->vae.factor;
+    return 8;
 }
 
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
-    sdx_controlnet *cn;
-    const char *base, *dot;
-    int rc;
-    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
-    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
-    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
-    cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
-        cn->loaded = 1;
-        cn->net.enc.low_memory = m->low_memory;
-        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
+    sdx__vae_tiling t;
+    memset(&t, 0, sizeof t);
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
+    return t;
+}
+
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
+/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
+ * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
+ * (InpaintModelConditioning greys out the repaint area). */
+static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
+    size_t hw = (size_t)w * (size_t)h;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            for (int c = 0; c < 3; c++) {
+                float v = (float)s[c] / 255.0f;
+                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
+                rgb[(size_t)c * hw + i] = v;
+            }
+        }
+}
+
+/* Noise for `encodes` posterior samples (encode_sample): one generator
+ * seeded once with encode_seed, as torch.manual_seed before the encodes. */
+static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
+    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
+    sdx_rng rng;
+    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
+    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
+    sdx_rng_randn(&rng, eps, n);
+    return eps;
+}
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
+    if (!img) return;
+    sdx__free(ctx, img->data);
+    memset(img, 0, sizeof *img);
+}
+
+SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
+    if (!res) return;
+    for (int i = 0; i < res->count; i++) {
+        if (res->images) sdx_image_free(ctx, &res->images[i]);
+        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
     }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
-    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
-             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
-    *out = cn;
-    return SDX_OK;
+    sdx__free(ctx, res->images);
+    sdx__free(ctx, res->latents);
+    sdx__free(ctx, res->seeds);
+    memset(res, 0, sizeof *res);
 }
 
-SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
-
-/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
- * log sigma interpolated at timestep (1 - p) * 999. */
-static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
-    float t, w, a, b;
-    int lo, hi;
-    if (p <= 0.0) return 999999999.9;
-    if (p >= 1.0) return 0.0;
-    t = (float)((1.0 - p) * 999.0);
-    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
-    lo = (int)floorf(t);
-    hi = (int)ceilf(t);
-    w = t - floorf(t);
-    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
-    b = w * ms->log_sigmas[hi];
-    return (double)expf(a + b);
+/* Decodes latent (model space) with codec c into an 8-bit image. */
+static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
+                                int seamless, sdx_image *img) {
+    sdx_ctx *ctx = m->ctx;
+    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
+    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
+    int rc;
+    memset(img, 0, sizeof *img);
+    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
+    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
+    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
+    if (rc == SDX_OK) {
+        img->width = lw * c->factor;
+        img->height = lh * c->factor;
+        img->channels = 3;
+        for (size_t i = 0; i < hw; i++)
+            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
+    }
+    sdx__free(ctx, rgb);
+    return rc;
 }
+
+/* ---- stage: VAE or TAESD ------------------------------------------------- */
+
+SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+    sdx__codec c;
+    sdx__vae_tiling tiling;
+    char sh[96];
+    int rc;
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
+        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
+        latent->shape[3] * c.factor > 16384 || !latent->data)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
+                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
+                         c.channels, 16384 / c.factor);
+    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
+                              p ? p->tiling : 0, out);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "decoding");
+    return rc;
+}
+
+SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
+    sdx__codec c;
+    sdx__vae_tiling tiling;
+    float *x = NULL, *eps = NULL, *std = NULL;
+    int w, h, encode_sample = p && p->encode_sample;
+    size_t n;
+    int64_t shape[4];
+    int rc;
+    if (latent) memset(latent, 0, sizeof *latent);
+    if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
+    tiling = sdx__tiling(m, p);
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    /* the sides cropped to multiples of the codec's factor, as img2img does */
+    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
+                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
+    if (encode_sample && c.kind != SDX_CODEC_VAE)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
+                         "(choose the VAE with codec SDX_CODEC_VAE)");
+    w = sdx__crop_size(img->width, c.factor);
+    h = sdx__crop_size(img->height, c.factor);
+    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
+    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
+    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
+        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
+    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
+    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
+        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
+    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
+    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
+    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
+    if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
+    sdx__free(m->ctx, eps);
+    sdx__free(m->ctx, std);
+    sdx__free(m->ctx, x);
+    sdx__release_codecs(m);
+    sdx__stage_done(m, "encoding");
+    return rc;
+}
+
+/* ---- src/pipeline/params.c ---- */
+
+/* ---- resolved parameters ---------------------------------------------- */
 
 /* One ControlNet of a generation: its picture at the output size and the
  * sigma window in which it runs. */
@@ -20263,14 +19891,6 @@ typedef struct sdx__gen_control {
     float sigma_start, sigma_end;   /* runs while sigma_end <= sigma <= sigma_start */
     float *hint;                    /* [hint_channels, height, width] */
 } sdx__gen_control;
-
-/* ControlBase.get_control: checked for every model call, Heun's second
- * included; compared in float32 as ComfyUI compares its sigma tensor. */
-static int sdx__control_active(const sdx__gen_control *c, float sigma) {
-    return !(sigma > c->sigma_start || sigma < c->sigma_end);
-}
-
-/* ---- resolved parameters ---------------------------------------------- */
 
 typedef struct sdx__gen {
     sdx_model *m;
@@ -20314,22 +19934,6 @@ static int sdx__default_size(const sdx_model *m) {
     if (m && m->family == SDX_FAMILY_SDXL) return 1024;
     if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
     return 512;
-}
-
-/* ComfyUI's VAE.encode crops each side of an image to a multiple of the
- * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
- * (a centre crop; an odd remainder loses its extra pixel at the end). */
-static int sdx__crop_offset(int n, int f) { return (n % f) / 2; }
-static int sdx__crop_size(int n, int f) { return n / f * f; }
-
-/* The image pixels per latent pixel of the decoder sdx__codec_pick would
- * choose (m may be NULL; 8 when it cannot choose): sizes for the
- * parameters text, which has no context to report errors to. */
-static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
-    int taesd = m && m->taesd.dec.w.ctx != NULL;
-    if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
-    if (m && m->loaded_vae) return m->vae.factor;
-    return 8;
 }
 
 /* InpaintModelConditioning without a mask concatenates ComfyUI's
@@ -20485,17 +20089,25 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     return SDX_OK;
 }
 
-/* ---- conditioning --------------------------------------------------- */
+static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
 
-static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return sdx__fail(ctx, SDX_ERR_NONFINITE,
-                "%s became non-finite (NaN/Inf at element %zu): the weights or the precision policy produced it; "
-                "rerun with tracing (--trace-nonfinite, sdx_desc.trace_nonfinite) to name the first op, "
-                "and scan the checkpoint (--scan-weights) for corrupted tensors", stage, i);
-    return SDX_OK;
+static void sdx__gen_free(sdx__gen *g) {
+    sdx_ctx *ctx;
+    if (!g->m) return;
+    ctx = g->m->ctx;
+    sdx__free(ctx, g->init_latent);
+    sdx__free(ctx, g->latent_mask);
+    sdx__free(ctx, g->concat);
+    sdx__free(ctx, g->paste_alpha);
+    sdx__free(ctx, g->noise);
+    sdx__free(ctx, g->scratch);
+    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
+    sdx__free(ctx, g->controls);
 }
+
+/* ---- src/pipeline/conditioning.c ---- */
+
+/* ---- conditioning --------------------------------------------------- */
 
 /* Empty-prompt chunk, used to pad the shorter of prompt/negative. */
 static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *c, int n) {
@@ -20631,64 +20243,58 @@ done:
     return rc;
 }
 
+/* ---- stage: conditioning ------------------------------------------------ */
+
+SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+    sdx__gen g;
+    sdx_cond *cond;
+    int rc;
+    if (out) *out = NULL;
+    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
+    if (!m->loaded_unet)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
+    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
+    if (p->prompt && strstr(p->prompt, "<lora:")) {
+        /* sdx_generate applies the tags around all stages; one stage cannot */
+        sdx__lora_tag *tags = NULL;
+        char *clean = NULL;
+        int n_tags = 0;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if (n_tags)
+            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
+                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
+        sdx__free(m->ctx, clean);
+        sdx__free(m->ctx, tags);
+        if (rc != SDX_OK) return rc;
+    }
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
+    cond->m = m;
+    rc = sdx__gen_condition(&g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    *out = cond;
+    return SDX_OK;
+}
+
+SDX_API void sdx_cond_free(sdx_cond *cond) {
+    sdx_ctx *ctx;
+    if (!cond) return;
+    ctx = cond->m->ctx;
+    sdx__unet_input_free(ctx, &cond->unet_context);
+    sdx__unet_input_free(ctx, &cond->unet_y);
+    sdx_tensor_free(ctx, &cond->context);
+    sdx_tensor_free(ctx, &cond->y);
+    sdx__free(ctx, cond);
+}
+
+/* ---- src/pipeline/img2img.c ---- */
+
 /* ---- img2img and inpainting inputs ------------------------------------ */
 /* ComfyUI's graphs, node by node (shared golden img2img/README.md):
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
-
-static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
-    sdx__vae_tiling t;
-    memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;
-    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
-    t.tile_h = p ? p->vae_tile_height : 0;
-    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
-    return t;
-}
-
-static sdx__vae_tiling sdx__gen_tiling(const sdx__gen *g) { return sdx__tiling(g->m, g->p); }
-
-/* A stage is over: the arena gives its blocks back (the next stage sizes
- * its own), and the log says what the stage peaked at. The caller has
- * released the stage's weight pages. */
-static void sdx__stage_done(sdx_model *m, const char *stage) {
-    size_t act = m->arena.peak;
-    sdx__arena_reset(&m->arena);
-    sdx__arena_trim(&m->arena);
-    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
-             sdx_peak_rss() >> 20);
-}
-
-/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
-static void sdx__release_codecs(sdx_model *m) {
-    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
-    sdx__wset_release_all(&m->taesd.dec.w);
-    sdx__wset_release_all(&m->taesd.enc.w);
-}
-
-/* The UNet's (and the ControlNets') mapped weights: not needed again
- * until the next sampling, and the VAE decode comes first. */
-static void sdx__release_unet(sdx__gen *g) {
-    sdx__wset_release_all(&g->m->unet.w);
-    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
-}
-
-/* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
- * NULL): per-pixel factor m of the window applied as (p - 0.5) * m + 0.5
- * (InpaintModelConditioning greys out the repaint area). */
-static void sdx__image_window(const sdx_image *img, int x0, int y0, int w, int h, const float *keep, float *rgb) {
-    size_t hw = (size_t)w * (size_t)h;
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) {
-            const uint8_t *s = img->data + ((size_t)(y + y0) * (size_t)img->width + (size_t)(x + x0)) * 3;
-            size_t i = (size_t)y * (size_t)w + (size_t)x;
-            for (int c = 0; c < 3; c++) {
-                float v = (float)s[c] / 255.0f;
-                if (keep) v = (v - 0.5f) * keep[i] + 0.5f;
-                rgb[(size_t)c * hw + i] = v;
-            }
-        }
-}
 
 /* The encoder codec's latent of the cropped init image, in codec space:
  * the VAE posterior's mean and, if std is non-NULL, its standard
@@ -20877,17 +20483,6 @@ static void sdx__paste_back(const sdx__gen *g, sdx_image *img) {
         }
 }
 
-/* Noise for `encodes` posterior samples (encode_sample): one generator
- * seeded once with encode_seed, as torch.manual_seed before the encodes. */
-static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t n) {
-    float *eps = (float *)sdx__malloc(ctx, sizeof(float) * n);
-    sdx_rng rng;
-    if (!eps) { sdx__nomem(ctx, "posterior noise", sizeof(float) * n); return NULL; }
-    sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
-    sdx_rng_randn(&rng, eps, n);
-    return eps;
-}
-
 /* Init latent, noise mask, inpainting-model channels, paste-back mask. */
 static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx_ctx *ctx = g->m->ctx;
@@ -20922,6 +20517,454 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     sdx__free(ctx, eps);
     sdx__free(ctx, mask_px);
     return rc;
+}
+
+/* ---- src/models/controlnet.c ---- */
+
+/* ===================================================================== */
+/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/* ===================================================================== */
+
+/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
+ * input_blocks, middle_block: loaded and run by unet.c's own code) plus
+ *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
+ *                               of stride 2: the control picture at 8x the
+ *                               latent size becomes [model_channels, h, w],
+ *                               added to the output of input block 0;
+ *   zero_convs.N.0              1x1 conv per input block: residual N;
+ *   middle_block_out.0          1x1 conv: the middle residual.
+ * The residuals, times the strength, are added to the UNet's skip
+ * connections and middle block (sdx__unet_control). Layouts: the original
+ * (`control_model.` prefix, as released), the same without the prefix,
+ * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+
+#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+
+typedef struct sdx__controlnet {
+    sdx__unet enc;                     /* its encoder; enc.w reads the file */
+    int hint_channels, n_hint;
+    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
+    int hint_stride[SDX__CN_MAX_HINT];
+    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
+    const sdx_tensor *mid_w, *mid_b;
+    /* diffusers layout: resnets per down block and hint embedding blocks */
+    int diffusers, layers_per_block, cond_blocks;
+} sdx__controlnet;
+
+/* ---- the diffusers layout ------------------------------------------------ */
+
+static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* ResBlock sub-module names: LDM -> diffusers. */
+static const char *sdx__cn_res_name(const char *rest, const char **tail) {
+    static const char *const map[][2] = {
+        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
+        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+    }
+    return NULL;
+}
+
+/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
+ * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
+static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
+    const char *res, *tail;
+    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
+    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
+    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+}
+
+/* wset name map: the diffusers name of an LDM ControlNet tensor. */
+static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
+    const sdx__controlnet *cn = (const sdx__controlnet *)user;
+    int nrb = cn->layers_per_block, n, m, k, used = 0;
+    char parent[32];
+    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
+    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
+        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
+        snprintf(parent, sizeof parent, "down_blocks.%d", level);
+        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
+        if (m == 0 && !strncmp(name + used, "op.", 3))
+            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
+        return 0;
+    }
+    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
+        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
+    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
+        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
+        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
+        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
+        return 0;
+    }
+    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
+        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
+    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
+    return 0;
+}
+
+static int sdx__cn_count(const sdx_st *st, const char *fmt) {
+    char name[128];
+    int n = 0;
+    for (;; n++) {
+        snprintf(name, sizeof name, fmt, n);
+        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static void sdx__controlnet_free(sdx__controlnet *cn) {
+    sdx__unet_free(&cn->enc);
+    memset(cn, 0, sizeof *cn);
+}
+
+static int sdx__cn_load_hint(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    const sdx_tensor *first;
+    int c, n = 0, factor = 1;
+    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
+    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
+                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
+    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
+    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
+    c = cn->hint_channels;
+    for (int k = 0; k < n; k++) {
+        /* the last conv gives model_channels; the others their own width */
+        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
+        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
+        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
+        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
+        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
+        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
+        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
+        factor *= cn->hint_stride[k];
+        c = co;
+    }
+    cn->n_hint = n;
+    if (factor != 8)
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
+                         sdx_st_path(w->st), factor, n);
+    return SDX_OK;
+}
+
+static int sdx__cn_load_outputs(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    for (int n = 0; n < u->n_in; n++) {
+        int c = u->in[n].cout;
+        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
+        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
+    }
+    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
+                         sdx_st_path(w->st), u->n_in, u->n_in);
+    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
+    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
+    return SDX_OK;
+}
+
+/* Finds the layout, then resolves every tensor once (weights stay in the
+ * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
+ * otherwise). */
+static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
+    const char *prefix = NULL;
+    int rc;
+    memset(cn, 0, sizeof *cn);
+    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
+    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
+    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
+        prefix = "";
+        cn->diffusers = 1;
+        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
+        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
+                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
+    }
+    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
+        if (cn->diffusers) {
+            cn->enc.w.map = sdx__cn_diffusers_name;
+            cn->enc.w.map_user = cn;
+        }
+        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
+            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
+            sdx__unet_pick_heads(&cn->enc);
+            return SDX_OK;
+        }
+    }
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    sdx__controlnet_free(cn);
+    return rc;
+}
+
+/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+static const char *sdx__cn_family(const sdx__unet *u) {
+    if (u->adm_channels > 0) return "SDXL";
+    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
+    return "SD 1.x";
+}
+
+/* Does this ControlNet fit the UNet: same context width, vector
+ * conditioning and encoder (block widths and resolutions)? Then it takes
+ * the UNet's attention heads, which the file cannot tell. */
+static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
+    const sdx__unet *e = &cn->enc;
+    char why[160];
+    why[0] = 0;
+    if (e->context_dim != unet->context_dim)
+        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
+    else if (e->adm_channels != unet->adm_channels)
+        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
+    else if (e->in_channels != 4)
+        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
+    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
+        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
+                 unet->n_in, unet->model_channels);
+    for (int n = 0; !why[0] && n < e->n_in; n++)
+        if (e->in[n].cout != unet->in[n].cout ||
+            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
+            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
+    if (why[0])
+        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
+                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
+    cn->enc.num_heads = unet->num_heads;
+    cn->enc.head_dim = unet->head_dim;
+    return SDX_OK;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
+ * UNet's skip connections. */
+static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
+                                 sdx__unet_control *ctl) {
+    const sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
+    memset(ctl, 0, sizeof *ctl);
+    sdx__unet_plan(u, h, w, sh, sw);
+    for (int n = 0; n < u->n_in; n++)
+        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
+static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor cur = *hint, next;
+    int rc = SDX_OK;
+    for (int k = 0; k < cn->n_hint; k++) {
+        int64_t H = cur.shape[2], W = cur.shape[3];
+        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
+        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
+        if (k == cn->n_hint - 1) next = *g;
+        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
+        cur = next;
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
+static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
+                            sdx_tensor *dst, int accumulate) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor t;
+    int rc;
+    if (!accumulate) {
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
+    } else {
+        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
+        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
+ * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
+ * broadcasts one picture over cond and uncond, as copies). The
+ * residuals times strength go into ctl (sdx__controlnet_alloc), added
+ * to what is there when `accumulate` (several ControlNets). */
+static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
+                                   sdx__unet_control *ctl, int accumulate) {
+    sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
+    sdx__mark m0 = sdx__arena_mark(a);
+    sdx_tensor emb, g, buf[2], h, prev;
+    sdx__unet_run r;
+    char s1[64];
+    int rc;
+    u->ctx = ctx;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    B = x->shape[0];
+    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
+        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
+                         cn->hint_channels,
+                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
+    sdx__unet_run_init(&r, u, ctx, a, context);
+    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    hmax = 0;
+    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
+    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
+    es[0] = B; es[1] = u->embed_dim;
+    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
+    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
+    r.emb = &emb;
+    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
+
+    r.block = "input_blocks";
+    prev = *x;
+    for (int n = 0; n < u->n_in; n++) {
+        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
+        h.device = buf[n & 1].device;
+        r.block_index = n;
+        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
+        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
+        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
+        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
+        prev = h;
+    }
+    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[u->n_in & 1].device;
+    r.block = "middle_block";
+    r.block_index = -1;
+    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
+    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
+    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
+    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
+done:
+    sdx__arena_release(a, m0);
+    return rc;
+}
+
+/* ---- the control picture --------------------------------------------------- */
+
+/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
+ * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
+ * round half to even), then torch's nearest-exact sampling, source index
+ * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
+ * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
+ * out: [channels_out, H, W]. */
+static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
+    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
+    int x0 = 0, y0 = 0, cw, ch;
+    float sx, sy;
+    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
+    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
+    cw = iw - 2 * x0;
+    ch = ih - 2 * y0;
+    sx = (float)cw / (float)W;
+    sy = (float)ch / (float)H;
+    for (int y = 0; y < H; y++) {
+        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
+        if (syi > ch - 1) syi = ch - 1;
+        for (int x = 0; x < W; x++) {
+            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
+            const uint8_t *p;
+            if (sxi > cw - 1) sxi = cw - 1;
+            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
+            for (int c = 0; c < channels_out; c++)
+                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+        }
+    }
+}
+
+/* ---- src/pipeline/control.c ---- */
+
+/* ---- ControlNets --------------------------------------------------------- */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+
+/* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
+ * log sigma interpolated at timestep (1 - p) * 999. */
+static double sdx__percent_to_sigma(const sdx_model_sampling *ms, double p) {
+    float t, w, a, b;
+    int lo, hi;
+    if (p <= 0.0) return 999999999.9;
+    if (p >= 1.0) return 0.0;
+    t = (float)((1.0 - p) * 999.0);
+    t = t < 0 ? 0 : t > (float)(SDX_TRAIN_STEPS - 1) ? (float)(SDX_TRAIN_STEPS - 1) : t;
+    lo = (int)floorf(t);
+    hi = (int)ceilf(t);
+    w = t - floorf(t);
+    a = (1.0f - w) * ms->log_sigmas[lo];   /* separate statements: no fused multiply-add */
+    b = w * ms->log_sigmas[hi];
+    return (double)expf(a + b);
+}
+
+/* ControlBase.get_control: checked for every model call, Heun's second
+ * included; compared in float32 as ComfyUI compares its sigma tensor. */
+static int sdx__control_active(const sdx__gen_control *c, float sigma) {
+    return !(sigma > c->sigma_start || sigma < c->sigma_end);
 }
 
 /* Checks each control, makes its picture the ControlNet input at the
@@ -21006,7 +21049,16 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
     return rc;
 }
 
+/* ---- src/pipeline/denoise.c ---- */
+
 /* ---- the denoiser the sampler calls ------------------------------------- */
+
+/* The UNet's (and the ControlNets') mapped weights: not needed again
+ * until the next sampling, and the VAE decode comes first. */
+static void sdx__release_unet(sdx__gen *g) {
+    sdx__wset_release_all(&g->m->unet.w);
+    for (int i = 0; i < g->n_controls; i++) sdx__wset_release_all(&g->controls[i].net->net.enc.w);
+}
 
 /* ComfyUI's latent noise mask (KSamplerX0Inpaint, every model call): out
  * = x * m + (latent + noise * sigma) * (1 - m), with the plain sigma and
@@ -21097,42 +21149,6 @@ static int sdx__gen_noise(void *user, float *out) {
     return SDX_OK;
 }
 
-static void sdx__gen_free(sdx__gen *g) {
-    sdx_ctx *ctx;
-    if (!g->m) return;
-    ctx = g->m->ctx;
-    sdx__free(ctx, g->init_latent);
-    sdx__free(ctx, g->latent_mask);
-    sdx__free(ctx, g->concat);
-    sdx__free(ctx, g->paste_alpha);
-    sdx__free(ctx, g->noise);
-    sdx__free(ctx, g->scratch);
-    for (int i = 0; i < g->n_controls; i++) sdx__free(ctx, g->controls[i].hint);
-    sdx__free(ctx, g->controls);
-}
-
-/* Decodes latent (model space) with codec c into an 8-bit image. */
-static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
-                                int seamless, sdx_image *img) {
-    sdx_ctx *ctx = m->ctx;
-    size_t hw = (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
-    float *rgb = (float *)sdx__malloc(ctx, sizeof(float) * 3 * hw);
-    int rc;
-    memset(img, 0, sizeof *img);
-    if (!rgb) return sdx__nomem(ctx, "decoded image", sizeof(float) * 3 * hw);
-    rc = sdx__codec_decode(m, c, latent, lh, lw, tiling, seamless, rgb);
-    if (rc == SDX_OK && !(img->data = (uint8_t *)sdx__malloc(ctx, 3 * hw))) rc = sdx__nomem(ctx, "image", 3 * hw);
-    if (rc == SDX_OK) {
-        img->width = lw * c->factor;
-        img->height = lh * c->factor;
-        img->channels = 3;
-        for (size_t i = 0; i < hw; i++)
-            for (int ch = 0; ch < 3; ch++) img->data[i * 3 + (size_t)ch] = (uint8_t)(rgb[(size_t)ch * hw + i] * 255.0f); /* floor, as ComfyUI */
-    }
-    sdx__free(ctx, rgb);
-    return rc;
-}
-
 /* Live preview after step `step` (1-based): x0, or x with preview_noisy. */
 static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, const float *denoised) {
     const sdx_gen_params *p = g->p;
@@ -21149,52 +21165,6 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     rc = p->preview(p->preview_user, g->image_index, step, total, &img);
     sdx_image_free(g->m->ctx, &img);
     return rc;
-}
-
-/* ---- stage: conditioning ------------------------------------------------ */
-
-SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
-    sdx__gen g;
-    sdx_cond *cond;
-    int rc;
-    if (out) *out = NULL;
-    if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: params and out are required") : SDX_ERR_INVALID_ARG;
-    if (!m->loaded_unet)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
-    if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the model was loaded without a vocabulary (no_vocab)");
-    if (p->prompt && strstr(p->prompt, "<lora:")) {
-        /* sdx_generate applies the tags around all stages; one stage cannot */
-        sdx__lora_tag *tags = NULL;
-        char *clean = NULL;
-        int n_tags = 0;
-        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
-        if (n_tags)
-            rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
-                           "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
-        sdx__free(m->ctx, clean);
-        sdx__free(m->ctx, tags);
-        if (rc != SDX_OK) return rc;
-    }
-    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
-    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
-    cond->m = m;
-    rc = sdx__gen_condition(&g, cond);
-    sdx__textenc_release(&m->te);
-    sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
-    *out = cond;
-    return SDX_OK;
-}
-
-SDX_API void sdx_cond_free(sdx_cond *cond) {
-    sdx_ctx *ctx;
-    if (!cond) return;
-    ctx = cond->m->ctx;
-    sdx__unet_input_free(ctx, &cond->unet_context);
-    sdx__unet_input_free(ctx, &cond->unet_y);
-    sdx_tensor_free(ctx, &cond->context);
-    sdx_tensor_free(ctx, &cond->y);
-    sdx__free(ctx, cond);
 }
 
 /* ---- stage: sampling ------------------------------------------------------ */
@@ -21392,69 +21362,7 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
-/* ---- stage: VAE or TAESD ------------------------------------------------- */
-
-SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
-    sdx__codec c;
-    sdx__vae_tiling tiling;
-    char sh[96];
-    int rc;
-    if (out) memset(out, 0, sizeof *out);
-    if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
-    tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
-    if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
-        latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
-        latent->shape[3] * c.factor > 16384 || !latent->data)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: latent %s %s; expected host F32 [1, %d, h, w], h and w 1..%d",
-                         latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
-                         c.channels, 16384 / c.factor);
-    rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
-                              p ? p->tiling : 0, out);
-    sdx__release_codecs(m);
-    sdx__stage_done(m, "decoding");
-    return rc;
-}
-
-SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
-    sdx__codec c;
-    sdx__vae_tiling tiling;
-    float *x = NULL, *eps = NULL, *std = NULL;
-    int w, h, encode_sample = p && p->encode_sample;
-    size_t n;
-    int64_t shape[4];
-    int rc;
-    if (latent) memset(latent, 0, sizeof *latent);
-    if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
-    tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
-    /* the sides cropped to multiples of the codec's factor, as img2img does */
-    if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
-                         "16384x16384", img->width, img->height, img->channels, c.factor, c.factor);
-    if (encode_sample && c.kind != SDX_CODEC_VAE)
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "encode_sample samples the VAE's posterior; TAESD's encoder has none "
-                         "(choose the VAE with codec SDX_CODEC_VAE)");
-    w = sdx__crop_size(img->width, c.factor);
-    h = sdx__crop_size(img->height, c.factor);
-    shape[0] = 1; shape[1] = c.channels; shape[2] = h / c.factor; shape[3] = w / c.factor;
-    n = (size_t)c.channels * (size_t)shape[2] * (size_t)shape[3];
-    if (!(x = (float *)sdx__malloc(m->ctx, sizeof(float) * 3 * (size_t)w * (size_t)h)))
-        return sdx__nomem(m->ctx, "image", sizeof(float) * 3 * (size_t)w * (size_t)h);
-    sdx__image_window(img, sdx__crop_offset(img->width, c.factor), sdx__crop_offset(img->height, c.factor), w, h, NULL, x);
-    if (encode_sample && (!(eps = sdx__posterior_noise(m->ctx, p, n)) || !(std = (float *)sdx__malloc(m->ctx, sizeof(float) * n))))
-        rc = sdx__nomem(m->ctx, "posterior", sizeof(float) * n);
-    if (rc == SDX_OK) rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, 4, shape);
-    if (rc == SDX_OK) rc = sdx__codec_encode(m, &c, x, h, w, &tiling, (float *)latent->data, std);
-    if (rc == SDX_OK) sdx__codec_to_model(&c, std, eps, n, (float *)latent->data);
-    if (rc != SDX_OK) sdx_tensor_free(m->ctx, latent);
-    sdx__free(m->ctx, eps);
-    sdx__free(m->ctx, std);
-    sdx__free(m->ctx, x);
-    sdx__release_codecs(m);
-    sdx__stage_done(m, "encoding");
-    return rc;
-}
+/* ---- src/pipeline/generate.c ---- */
 
 /* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
 
@@ -21647,6 +21555,112 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
         buf[n] = 0;
     }
     sdx__free(b.ctx, b.p);
+    return SDX_OK;
+}
+
+/* ---- src/pipeline/canny.c ---- */
+
+/* ===================================================================== */
+/*  Canny edge detector (the ControlNet "canny" preprocessor)             */
+/* ===================================================================== */
+/* OpenCV's cv2.Canny(image, low, high) with its defaults (3x3 Sobel, L1
+ * gradient |dx| + |dy|, replicated borders), which is what A1111's and
+ * ComfyUI's canny preprocessors call: per pixel the colour channel with
+ * the strongest gradient, non-maximum suppression along the gradient
+ * direction in four sectors, then hysteresis: a pixel above `high` is an
+ * edge, and so is one above `low` connected (8-neighbourhood) to one. */
+
+/* Sobel at (x, y) of channel c, borders replicated. */
+static void sdx__canny_sobel(const uint8_t *px, int w, int h, int ch, int c, int x, int y, int *dx, int *dy) {
+    int xm = x > 0 ? x - 1 : 0, xp = x < w - 1 ? x + 1 : w - 1, ym = y > 0 ? y - 1 : 0, yp = y < h - 1 ? y + 1 : h - 1;
+#define SDX__PX(X, Y) ((int)px[((size_t)(Y) * (size_t)w + (size_t)(X)) * (size_t)ch + (size_t)c])
+    *dx = (SDX__PX(xp, ym) + 2 * SDX__PX(xp, y) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(xm, y) + SDX__PX(xm, yp));
+    *dy = (SDX__PX(xm, yp) + 2 * SDX__PX(x, yp) + SDX__PX(xp, yp)) - (SDX__PX(xm, ym) + 2 * SDX__PX(x, ym) + SDX__PX(xp, ym));
+#undef SDX__PX
+}
+
+/* Is (x, y) a local maximum along its gradient? mag is padded by one
+ * zero pixel on every side (stride w + 2). OpenCV's sector test in fixed
+ * point: tan(22.5 deg) = 13573 / 2^15. */
+static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, int dy) {
+    const int *row = mag + (size_t)(y + 1) * (size_t)stride + (size_t)(x + 1);
+    int m = row[0];
+    int64_t xs = dx < 0 ? -dx : dx, ys = (int64_t)(dy < 0 ? -dy : dy) << 15, tg22x = xs * 13573, tg67x = tg22x + (xs << 16);
+    if (ys < tg22x) return m > row[-1] && m >= row[1];
+    if (ys > tg67x) return m > row[-stride] && m >= row[stride];
+    {
+        int s = (dx ^ dy) < 0 ? -1 : 1;
+        return m > row[-stride - s] && m > row[stride + s];
+    }
+}
+
+SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+    int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
+    short *grad;
+    uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */
+    size_t n, pn;
+    if (!in || !out || !in->data || in->width < 1 || in->height < 1 || (in->channels != 1 && in->channels != 3))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: needs an RGB or grey picture");
+    if (in->width > 65536 || in->height > 65536 || (int64_t)in->width * in->height > (1 << 28))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: picture %dx%d is too large", in->width, in->height);
+    if (!(low >= 0 && high >= 0 && low <= 1e6f && high <= 1e6f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_canny: thresholds %g, %g must be in 0..1e6", low, high);
+    memset(out, 0, sizeof *out);
+    w = in->width;
+    h = in->height;
+    lo = (int)floorf(low);
+    hi = (int)floorf(high);
+    if (lo > hi) { int t = lo; lo = hi; hi = t; }
+    stride = w + 2;
+    n = (size_t)w * (size_t)h;
+    pn = (size_t)stride * (size_t)(h + 2);
+    mag = (int *)sdx__calloc(ctx, pn, sizeof *mag);
+    grad = (short *)sdx__malloc(ctx, 2 * n * sizeof *grad);
+    stack = (int *)sdx__malloc(ctx, n * sizeof *stack);
+    state = (uint8_t *)sdx__calloc(ctx, n, 1);
+    out->data = (uint8_t *)sdx__malloc(ctx, 3 * n);
+    if (!mag || !grad || !stack || !state || !out->data) {
+        sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
+        sdx__free(ctx, out->data);
+        out->data = NULL;
+        return sdx__nomem(ctx, "canny", pn * sizeof(int) + 6 * n);
+    }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            int best = -1, bdx = 0, bdy = 0;
+            for (int c = 0; c < in->channels; c++) {
+                int dx, dy, m;
+                sdx__canny_sobel(in->data, w, h, in->channels, c, x, y, &dx, &dy);
+                m = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+                if (m > best) best = m, bdx = dx, bdy = dy;
+            }
+            mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)] = best;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x)] = (short)bdx;
+            grad[2 * ((size_t)y * (size_t)w + (size_t)x) + 1] = (short)bdy;
+        }
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t i = (size_t)y * (size_t)w + (size_t)x;
+            int m = mag[(size_t)(y + 1) * (size_t)stride + (size_t)(x + 1)];
+            if (m <= lo || !sdx__canny_is_max(mag, stride, x, y, grad[2 * i], grad[2 * i + 1])) continue;
+            state[i] = 1;
+            if (m > hi) { state[i] = 2; stack[n_stack++] = (int)i; }
+        }
+    while (n_stack > 0) {   /* each pixel is pushed once: when it becomes 2 */
+        int i = stack[--n_stack], x = i % w, y = i / w;
+        for (int ny = y - 1; ny <= y + 1; ny++)
+            for (int nx = x - 1; nx <= x + 1; nx++) {
+                size_t j = (size_t)ny * (size_t)w + (size_t)nx;
+                if (nx < 0 || ny < 0 || nx >= w || ny >= h || state[j] != 1) continue;
+                state[j] = 2;
+                stack[n_stack++] = (int)j;
+            }
+    }
+    for (size_t i = 0; i < n; i++) out->data[3 * i] = out->data[3 * i + 1] = out->data[3 * i + 2] = state[i] == 2 ? 255 : 0;
+    out->width = w;
+    out->height = h;
+    out->channels = 3;
+    sdx__free(ctx, mag); sdx__free(ctx, grad); sdx__free(ctx, stack); sdx__free(ctx, state);
     return SDX_OK;
 }
 

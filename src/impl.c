@@ -1,4 +1,5 @@
 /* The implementation: tools/amalgamate.sh expands this file, each part
  * once and its includes before it, into the SDX_IMPLEMENTATION half of
  * sdx.h. Every source below src/ must be reached from here. */
-#include "pipeline/pipeline.c"
+#include "pipeline/generate.c"
+#include "pipeline/canny.c"

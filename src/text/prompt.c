@@ -6,6 +6,7 @@
 /*  Prompt weighting (AUTOMATIC1111 syntax), 75-token chunks, emphasis    */
 /* ===================================================================== */
 /* Reproduces stable-diffusion-webui:
+ *   modules/extra_networks.py parse_prompt <lora:>     -> sdx__lora_tags
  *   modules/prompt_parser.py  parse_prompt_attention   -> sdx__prompt_parse
  *   modules/sd_hijack_clip.py tokenize_line             -> sdx__prompt_chunks
  *   modules/sd_emphasis.py    EmphasisOriginal(NoNorm)  -> sdx__emphasis_*
@@ -59,6 +60,76 @@ static void sdx__parsed_free(sdx_ctx *ctx, sdx__parsed *p) {
     sdx__free(ctx, p->frag);
     sdx__free(ctx, p->buf);
     memset(p, 0, sizeof *p);
+}
+
+/* ---- extra networks: <lora:name:te[:unet]> ------------------------------ */
+
+/* A1111's extra-network tag <lora:name[:te_multiplier[:unet_multiplier]]>,
+ * also te=F / unet=F named; found in prompt order. */
+typedef struct sdx__lora_tag { char name[256]; float te, unet; } sdx__lora_tag;
+
+/* Parses the tag at s (which starts with "<lora:"); returns its length or
+ * 0 when it is not a well-formed tag (then it stays text). */
+static size_t sdx__lora_tag_parse(const char *s, sdx__lora_tag *tag) {
+    const char *end = strchr(s, '>'), *p = s + 6, *q;
+    int pos = 0;
+    float v;
+    if (!end) return 0;
+    tag->te = tag->unet = 1.0f;
+    tag->name[0] = 0;
+    while (p < end) {
+        char field[256], *e;
+        size_t n;
+        q = (const char *)memchr(p, ':', (size_t)(end - p));
+        if (!q) q = end;
+        n = (size_t)(q - p);
+        if (n >= sizeof field) return 0;
+        memcpy(field, p, n);
+        field[n] = 0;
+        if (pos == 0) {
+            if (!n) return 0;
+            memcpy(tag->name, field, n + 1);
+        } else if (!strncmp(field, "te=", 3) || !strncmp(field, "unet=", 5)) {
+            char *num = strchr(field, '=') + 1;
+            v = strtof(num, &e);
+            if (e == num || *e) return 0;
+            if (field[0] == 't') tag->te = v; else tag->unet = v;
+        } else {
+            v = strtof(field, &e);
+            if (e == field || *e) return 0;
+            if (pos == 1) tag->te = tag->unet = v;
+            else if (pos == 2) tag->unet = v;
+        }
+        pos++;
+        p = q + 1;
+    }
+    return (size_t)(end - s) + 1;
+}
+
+/* Removes every <lora:...> tag from prompt into *clean (owned) and lists
+ * the tags. */
+static int sdx__lora_tags(sdx_ctx *ctx, const char *prompt, char **clean, sdx__lora_tag **tags, int *n_tags) {
+    size_t n = strlen(prompt), used = 0;
+    int cap = 0;
+    *tags = NULL;
+    *n_tags = 0;
+    if (!(*clean = (char *)sdx__malloc(ctx, n + 1))) return sdx__nomem(ctx, "prompt", n + 1);
+    for (size_t i = 0; i < n;) {
+        sdx__lora_tag tag;
+        size_t len = !strncmp(prompt + i, "<lora:", 6) ? sdx__lora_tag_parse(prompt + i, &tag) : 0;
+        if (!len) { (*clean)[used++] = prompt[i++]; continue; }
+        if (*n_tags == cap) {
+            int ncap = cap ? cap * 2 : 4;
+            sdx__lora_tag *nt = (sdx__lora_tag *)sdx__realloc(ctx, *tags, sizeof *nt * (size_t)ncap);
+            if (!nt) { sdx__free(ctx, *clean); sdx__free(ctx, *tags); *clean = NULL; *tags = NULL; return sdx__nomem(ctx, "LoRA tags", 0); }
+            *tags = nt;
+            cap = ncap;
+        }
+        (*tags)[(*n_tags)++] = tag;
+        i += len;
+    }
+    (*clean)[used] = 0;
+    return SDX_OK;
 }
 
 /* ---- parse_prompt_attention ------------------------------------------ */

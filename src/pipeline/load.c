@@ -1,0 +1,388 @@
+#pragma once
+#include "api_pipeline.h"
+#include "../core/context.c"
+#include "../text/text_encoder.c"
+#include "../models/unet.c"
+#include "../models/lora.c"
+#include "../sampling/sampling.c"
+#include "../models/vae.c"
+#include "../models/taesd.c"
+
+/* ===================================================================== */
+/*  Pipeline: model loading, txt2img / img2img / inpainting               */
+/* ===================================================================== */
+/* Follows ComfyUI's KSampler (docs: shared golden PIPELINE.md): prompt ->
+ * chunks -> context; noise from seed; start latent; sampler over a
+ * denoiser that batches cond and uncond into one UNet call and applies
+ * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
+ * floor(clamp(x)*255). */
+
+struct sdx_model {
+    sdx_ctx       *ctx;
+    sdx_st        *ckpt;
+    sdx_st        *vae_file;
+    sdx_tokenizer *tok;
+    sdx__textenc   te;
+    sdx__unet      unet;
+    sdx__vae       vae;
+    sdx_st        *taesd_file[2];
+    sdx__taesd     taesd;
+    sdx_family     family;
+    sdx_prediction prediction;
+    sdx_model_sampling ms;
+    sdx__arena     arena;
+    char           name[128];
+    int            loaded_te, loaded_unet, loaded_vae;
+    int            low_memory;     /* sdx_model_desc.low_memory */
+    sdx__lora     *loras;          /* applied in this order */
+    int            n_loras, cap_loras;
+};
+
+SDX_API const char *sdx_family_name(sdx_family f) {
+    switch (f) {
+    case SDX_FAMILY_SD1: return "SD 1.x";
+    case SDX_FAMILY_SD2: return "SD 2.x";
+    case SDX_FAMILY_SDXL: return "SDXL";
+    default: return "unknown";
+    }
+}
+
+static int sdx__st_has_prefix(const sdx_st *st, const char *prefix) {
+    size_t n = strlen(prefix);
+    for (int i = 0; i < sdx_st_count(st); i++)
+        if (!strncmp(sdx_st_get(st, i)->name, prefix, n)) return 1;
+    return 0;
+}
+
+static sdx_family sdx__detect_family(const sdx_st *st) {
+    if (sdx__st_has_prefix(st, "conditioner.embedders.1.model.")) return SDX_FAMILY_SDXL;
+    if (sdx__st_has_prefix(st, "cond_stage_model.model.")) return SDX_FAMILY_SD2;
+    if (sdx__st_has_prefix(st, "cond_stage_model.transformer.")) return SDX_FAMILY_SD1;
+    return SDX_FAMILY_UNKNOWN;
+}
+
+/* v or eps, in order of trust: the caller, the checkpoint's metadata, a
+ * "v_pred" marker tensor, then (SD 2.x only) ComfyUI's heuristic: 768-v
+ * checkpoints were fine-tuned long enough that the last transformer's
+ * norm1 bias spreads wider than the 512 eps base model's (std > 0.09). */
+static int sdx__detect_prediction(sdx_model *m, const char *override) {
+    const char *meta;
+    if (override && *override) {
+        if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
+        if (!strcmp(override, "v") || !strcmp(override, "v_prediction")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v)", override);
+    }
+    m->prediction = SDX_PRED_EPS;
+    meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");
+    if (meta) {
+        if (strstr(meta, "v")) m->prediction = SDX_PRED_V;
+        return SDX_OK;
+    }
+    if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+    if (m->family == SDX_FAMILY_SD2 && m->unet.in_channels == 4) {
+        const sdx_tensor *b = sdx_st_find(m->ckpt, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias");
+        if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
+            int64_t n = sdx_tensor_numel(b);
+            double s = 0, s2 = 0;
+            for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
+            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > 0.09) m->prediction = SDX_PRED_V;
+        }
+    }
+    return SDX_OK;
+}
+
+static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
+
+/* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
+static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
+    static const char *const names[] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "vocab/merges.txt",
+                                         "vocab/bpe_simple_vocab_16e6.txt.gz" };
+    char path[4096];
+    const char *env = getenv("SDX_VOCAB");
+    const char *slash;
+    if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
+    if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
+    slash = sdx__last_separator(d->checkpoint);
+    for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
+        int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
+        snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
+        if (sdx__file_exists(path)) return sdx_tokenizer_load(m->ctx, path, &m->tok);
+    }
+    if (env && *env) return sdx_tokenizer_load(m->ctx, env, &m->tok);
+    return sdx__fail(m->ctx, SDX_ERR_IO,
+        "%s: no CLIP vocabulary found next to it: pass --vocab PATH (sdx_model_desc.vocab), set SDX_VOCAB, or put "
+        "merges.txt there. Any of these works: merges.txt from the tokenizer folder of openai/clip-vit-large-patch14 "
+        "(Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's CLIP repository",
+        d->checkpoint);
+}
+
+SDX_API void sdx_model_free(sdx_model *m) {
+    sdx_ctx *ctx;
+    if (!m) return;
+    ctx = m->ctx;
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(ctx, &m->loras[i]);
+    sdx__free(ctx, m->loras);
+    if (m->loaded_te) sdx__textenc_free(ctx, &m->te);
+    if (m->loaded_unet) sdx__unet_free(&m->unet);
+    if (m->loaded_vae) sdx__vae_free(&m->vae);
+    sdx__taesd_free(&m->taesd);
+    sdx_tokenizer_free(m->tok);
+    sdx__arena_free(&m->arena);
+    sdx_st_close(m->vae_file);
+    sdx_st_close(m->taesd_file[0]);
+    sdx_st_close(m->taesd_file[1]);
+    sdx_st_close(m->ckpt);
+    sdx__free(ctx, m);
+}
+
+/* The VAE and TAESD must speak the UNet's latent: same channels, same
+ * pixels per latent pixel. */
+static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+    int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
+    const char *who = m->loaded_unet ? "the UNet" : "the VAE";
+    const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
+    if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
+                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+    if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
+                         "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
+    if (m->taesd.latent_channels && m->loaded_vae && m->taesd.factor != m->vae.factor)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD scales latents by %d, the VAE by %d", taesd, m->taesd.factor,
+                         m->vae.factor);
+    return SDX_OK;
+}
+
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+    int rc;
+    sdx__taesd_init(&m->taesd);
+    for (int i = 0; i < 2; i++) {
+        if (!d->taesd[i]) continue;
+        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i], NULL) != SDX_OK) return SDX_ERR_NONFINITE;
+        if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
+    sdx_model *m;
+    int rc;
+    const char *base, *dot, *first;
+    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
+    *out = NULL;
+    m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
+    if (!m) return sdx__nomem(ctx, "model", sizeof *m);
+    m->ctx = ctx;
+    sdx__arena_init(&m->arena, ctx, 0);
+    sdx_model_sampling_init(&m->ms);
+    sdx__taesd_init(&m->taesd);
+    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
+    base = strrchr(first, '/');
+    base = base ? base + 1 : first;
+    dot = strrchr(base, '.');
+    snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+
+    if (d->checkpoint) {
+        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
+        m->family = sdx__detect_family(m->ckpt);
+        if (m->family == SDX_FAMILY_UNKNOWN) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
+                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
+            goto fail;
+        }
+    } else if (d->vae) {
+        rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
+                       "give the checkpoint too", d->vae);
+        goto fail;
+    }
+    m->low_memory = d->low_memory != 0;
+    if (!d->codecs_only) {
+        if ((rc = sdx__textenc_load(ctx, &m->te, m->ckpt)) != SDX_OK) goto fail;
+        m->loaded_te = 1;
+        for (int i = 0; i < m->te.n_enc; i++) m->te.enc[i].low_memory = m->low_memory;
+        if ((rc = sdx__unet_load(ctx, &m->unet, m->ckpt, "model.diffusion_model.")) != SDX_OK) goto fail;
+        m->loaded_unet = 1;
+        m->unet.low_memory = m->low_memory;
+        if (m->unet.context_dim != m->te.context_dim) {
+            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
+                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+            goto fail;
+        }
+    }
+    if (d->vae) {
+        if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
+        if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
+    }
+    if (m->ckpt) {
+        if ((rc = sdx__vae_load(ctx, &m->vae, m->vae_file ? m->vae_file : m->ckpt, m->vae_file ? NULL : "first_stage_model.")) != SDX_OK)
+            goto fail;
+        m->loaded_vae = 1;
+        m->vae.low_memory = m->low_memory;
+    }
+    if (d->compute != SDX_COMPUTE_DEFAULT) {
+        sdx_dtype c = d->compute == SDX_COMPUTE_BF16 ? SDX_BF16 : SDX_F32;
+        if (d->compute != SDX_COMPUTE_F32 && d->compute != SDX_COMPUTE_BF16) {
+            rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: compute %d is not SDX_COMPUTE_DEFAULT, _F32 or _BF16",
+                           (int)d->compute);
+            goto fail;
+        }
+        m->te.compute_type = c;
+        m->unet.compute_type = c;
+        m->vae.compute_type = c;
+    }
+    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if (!d->codecs_only) {
+        if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
+        if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+    }
+    *out = m;
+    return SDX_OK;
+fail:
+    sdx_model_free(m);
+    return rc;
+}
+
+SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
+SDX_API sdx_prediction sdx_model_prediction(const sdx_model *m) { return m ? m->prediction : SDX_PRED_EPS; }
+SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name : ""; }
+
+/* ---- LoRA ------------------------------------------------------------ */
+
+/* Opens and checks a LoRA against the model, then merges it on top of the
+ * ones applied before. Nothing is patched unless every tensor maps and
+ * fits; a failure while writing removes all LoRAs (the model is then the
+ * checkpoint again) and says so. */
+static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_ctx *ctx = m->ctx;
+    sdx__lora_map map;
+    sdx__lora l;
+    int rc;
+    if (m->n_loras == m->cap_loras) {
+        int ncap = m->cap_loras ? m->cap_loras * 2 : 4;
+        sdx__lora *nl = (sdx__lora *)sdx__realloc(ctx, m->loras, sizeof *nl * (size_t)ncap);
+        if (!nl) return sdx__nomem(ctx, "LoRA list", sizeof *nl * (size_t)ncap);
+        m->loras = nl;
+        m->cap_loras = ncap;
+    }
+    if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
+    rc = sdx__lora_open(ctx, path, &map, &l);
+    sdx__lora_map_free(ctx, &map);
+    if (rc != SDX_OK) return rc;
+    l.unet_strength = unet_strength;
+    l.te_strength = te_strength;
+    sdx__lora_short_hash(l.st, l.hash);
+    m->loras[m->n_loras++] = l;
+    if ((rc = sdx__lora_rewrite(ctx, m->loras, m->n_loras, &m->loras[m->n_loras - 1])) != SDX_OK) {
+        char msg[1100];
+        snprintf(msg, sizeof msg, "%s", sdx_last_error(ctx));
+        sdx_model_clear_loras(m);
+        return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
+    }
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+             (double)unet_strength, (double)te_strength);
+    return SDX_OK;
+}
+
+/* Removes the LoRAs applied after the first `keep`, restoring what they
+ * touched from the file and the LoRAs that stay. */
+static int sdx__model_pop_loras(sdx_model *m, int keep) {
+    int rc = SDX_OK;
+    while (m->n_loras > keep) {
+        sdx__lora *l = &m->loras[--m->n_loras];
+        int r = sdx__lora_rewrite(m->ctx, m->loras, m->n_loras, l);
+        if (rc == SDX_OK) rc = r;
+        sdx__lora_free(m->ctx, l);
+    }
+    return rc;
+}
+
+SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    if (!isfinite(unet_strength) || !isfinite(te_strength))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
+    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+}
+
+SDX_API int sdx_model_clear_loras(sdx_model *m) {
+    int rc = SDX_OK;
+    if (!m) return SDX_OK;
+    /* every slot back to the file, whatever state a failed write left */
+    for (int i = 0; i < m->n_loras; i++)
+        for (int k = 0; k < m->loras[i].n_mod; k++) {
+            const sdx__lora_module *md = &m->loras[i].mod[k];
+            int r = sdx__wslot_reset(md->tg.w, sdx__lora_module_slot(md));
+            if (rc == SDX_OK) rc = r;
+        }
+    for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
+    m->n_loras = 0;
+    return rc;
+}
+
+SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
+
+SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+    sdx_ctx *ctx;
+    int n, rc = SDX_OK, n_meta;
+    sdx_tensor *ts;
+    const char **meta;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
+    ctx = m->ctx;
+    n = sdx_st_count(m->ckpt);
+    n_meta = sdx_st_meta_count(m->ckpt);
+    ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
+    meta = (const char **)sdx__calloc(ctx, (size_t)(2 * n_meta + 1), sizeof *meta);
+    if (!ts || !meta) { sdx__free(ctx, ts); sdx__free(ctx, (void *)meta); return sdx__nomem(ctx, "checkpoint index", sizeof *ts * (size_t)n); }
+    for (int i = 0; i < n_meta; i++) sdx_st_meta_at(m->ckpt, i, &meta[2 * i], &meta[2 * i + 1]);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *t = sdx_st_get(m->ckpt, i);
+        sdx__wslot *slot = NULL;
+        ts[i] = *t;
+        ts[i].owned = 0;
+        for (int j = 0; j < m->n_loras && !slot; j++)
+            for (int k = 0; k < m->loras[j].n_mod && !slot; k++) {
+                sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
+                if (s->file == t) slot = s;
+            }
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+            int64_t cnt = sdx_tensor_numel(t);
+            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
+            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            sdx__free(ctx, w);
+            ts[i].data = out;
+            ts[i].owned = 1;
+        }
+    }
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
+    sdx__free(ctx, ts);
+    sdx__free(ctx, (void *)meta);
+    return rc;
+}
+
+/* <lora:name:...> tags of the prompt: applied for this generation from
+ * `dir` (DIR/name.safetensors), removed afterwards. */
+static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
+    for (int i = 0; i < n_tags; i++) {
+        char path[4096];
+        size_t len = strlen(tags[i].name);
+        int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
+        if (!dir || !*dir)
+            return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the prompt names LoRA '%s' but no LoRA folder is set "
+                             "(--lora-model-dir, sdx_gen_params.lora_dir)", tags[i].name);
+        snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
+        if (!sdx__file_exists(path))
+            return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
+        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
