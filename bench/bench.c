@@ -73,12 +73,10 @@ static double report(const char *name, double flops, double secs, double naive_s
  * as in a generation; the result is checked against the naive f32 loop
  * with bf16's tolerance. */
 static void compute_begin(sdx_ctx *ctx, sdx_dtype compute, const sdx_tensor *w) {
-    ctx->compute = compute;
     if (compute == SDX_BF16) sdx__wcache_add(ctx, w, NULL);
 }
 static void compute_end(sdx_ctx *ctx, const sdx_tensor *w) {
     sdx__wcache_drop(ctx, w, 1);
-    ctx->compute = SDX_F32;
 }
 static const char *compute_name(sdx_ctx *ctx, sdx_dtype compute) {
     if (compute != SDX_BF16) return "";
@@ -116,7 +114,7 @@ static double bench_linear(sdx_ctx *ctx, int64_t m, int64_t k, int64_t n, sdx_dt
     sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys);
     fill(&x, 1.0f); fill(&w, 0.1f);
     compute_begin(ctx, compute, &w);
-    TIME_BEST(secs, 3, sdx__linear(ctx, &y, &x, &w, NULL));
+    TIME_BEST(secs, 3, sdx__linear(ctx, &y, &x, &w, NULL, compute));
     compute_end(ctx, &w);
     naive = naive_linear((const float *)x.data, &w, yn, slice, k, n) * (double)m / (double)slice;
     for (int64_t i = 0; i < slice * n; i++) maxerr = fmax(maxerr, fabs(yn[i] - ((float *)y.data)[i]));
@@ -141,7 +139,7 @@ static double bench_conv(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dty
     sdx_tensor_alloc(ctx, &y, SDX_F32, 4, ys);
     fill(&x, 1.0f); fill(&w, 0.05f);
     compute_begin(ctx, compute, &w);
-    TIME_BEST(secs, 3, sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1));
+    TIME_BEST(secs, 3, sdx__conv2d(ctx, &y, &x, &w, NULL, 1, 1, compute));
     compute_end(ctx, &w);
     xf = (float *)malloc((size_t)(c * hw * hw) * sizeof(float));
     wf = (float *)malloc((size_t)(oslice * c * 9) * sizeof(float));
@@ -197,25 +195,23 @@ static void bench_wino(sdx_ctx *ctx, int64_t c, int64_t o, int64_t hw, sdx_dtype
     sdx_tensor_alloc(ctx, &yd, SDX_F32, 4, ys);
     sdx_tensor_alloc(ctx, &yw, SDX_F32, 4, ys);
     fill(&x, 1.0f); fill(&w, 0.05f);
-    sdx__conv2d_direct(ctx, &yr, &x, &w, NULL, 1, 1, 1);
-    ctx->compute = compute;
-    TIME_BEST(td, 2, sdx__conv2d_direct(ctx, &yd, &x, &w, NULL, 1, 1, 1));
+    sdx__conv2d_direct(ctx, &yr, &x, &w, NULL, 1, 1, 1, SDX_F32);
+    TIME_BEST(td, 2, sdx__conv2d_direct(ctx, &yd, &x, &w, NULL, 1, 1, 1, compute));
     cd = last_cpu;
-    TIME_BEST(tw, 2, sdx__conv2d_winograd(ctx, &yw, &x, &w, NULL, 1, 1));
+    TIME_BEST(tw, 2, sdx__conv2d_winograd(ctx, &yw, &x, &w, NULL, 1, 1, compute));
     cw = last_cpu;
     snprintf(name, sizeof name, "%sconv3x3 %lld->%lld at %lldx%lld w=%s x=%s", compute == SDX_BF16 ? "bf16 " : "",
              (long long)c, (long long)o, (long long)hw, (long long)hw, sdx_dtype_name(wt), sdx_dtype_name(at));
     printf("%-49s direct %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  winograd %7.1f GFLOP/s %8.2f ms (%5.1f /cpu-s)  x%.2f"
            "  rel_l2 to f32 direct: direct %.2g, winograd %.2g%s\n",
            name, flops / td * 1e-9, td * 1e3, flops / cd * 1e-9, flops / tw * 1e-9, tw * 1e3, flops / cw * 1e-9, td / tw,
-           bench_rel_l2(&yd, &yr), bench_rel_l2(&yw, &yr), sdx__wino_pays(ctx, &x, &w, 1, hw, hw) ? "  (chosen)" : "");
+           bench_rel_l2(&yd, &yr), bench_rel_l2(&yw, &yr), sdx__wino_pays(ctx, compute, &x, &w, 1, hw, hw) ? "  (chosen)" : "");
     fflush(stdout);
-    ctx->compute = SDX_F32;
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &yr);
     sdx_tensor_free(ctx, &yd); sdx_tensor_free(ctx, &yw);
 }
 
-static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads, int64_t d, sdx_dtype at) {
+static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads, int64_t d, sdx_dtype at, sdx_dtype compute) {
     sdx_tensor q, k, v, y;
     int64_t qs[3] = { 1, nq, heads * d }, ks[3] = { 1, nk, heads * d };
     int64_t qslice = 32;  /* naive: this many queries of head 0, scaled */
@@ -227,7 +223,7 @@ static void bench_attention(sdx_ctx *ctx, int64_t nq, int64_t nk, int64_t heads,
     sdx_tensor_alloc(ctx, &v, at, 3, ks);
     sdx_tensor_alloc(ctx, &y, SDX_F32, 3, qs);
     fill(&q, 1.0f); fill(&k, 1.0f); fill(&v, 1.0f);
-    TIME_BEST(secs, 1, sdx__attention(ctx, &y, &q, &k, &v, (int)heads, 0));
+    TIME_BEST(secs, 1, sdx__attention(ctx, &y, &q, &k, &v, (int)heads, 0, compute));
     t0 = now();
     for (int64_t i = 0; i < qslice; i++) {
         float mx = -INFINITY, s = 0;
@@ -398,13 +394,11 @@ int main(int argc, char **argv) {
                                            { 4096, 4096, 1, 512 } };
         for (int mode = 0; mode < 2; mode++) {
             if (mode && !sdx__bf16_usable(ctx)) break;
-            ctx->compute = mode ? SDX_BF16 : SDX_F32;
             for (int i = 0; i < 4; i++) {
                 if (mode) printf("bf16 ");
-                bench_attention(ctx, att[i][0], att[i][1], att[i][2], att[i][3], SDX_F32);
+                bench_attention(ctx, att[i][0], att[i][1], att[i][2], att[i][3], SDX_F32, mode ? SDX_BF16 : SDX_F32);
             }
         }
-        ctx->compute = SDX_F32;
     }
     sdx_destroy(ctx);
     return 0;

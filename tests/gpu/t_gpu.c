@@ -111,8 +111,8 @@ static int tg_linear_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int64_
         (bias && !tg_make(gpu, &b, d[2], 1, bs, 1, 0)) || !tg_make(gpu, &y, d[3], 3, ys, 0, 0)) {
         snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
         rc = T_FAIL;
-    } else if (sdx__cpu_linear(cpu, &y.host, &x.host, &w.host, bias ? &b.host : NULL) != SDX_OK ||
-               sdx__linear(gpu, &y.dev, &x.dev, &w.dev, bias ? &b.dev : NULL) != SDX_OK) {
+    } else if (sdx__cpu_linear(cpu, &y.host, &x.host, &w.host, bias ? &b.host : NULL, SDX_F32) != SDX_OK ||
+               sdx__linear(gpu, &y.dev, &x.dev, &w.dev, bias ? &b.dev : NULL, SDX_F32) != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "linear: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
         rc = T_FAIL;
     } else {
@@ -152,8 +152,8 @@ static int tg_conv_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int64_t 
         !tg_make(gpu, &b, d[2], 1, bs, 1, 0) || !tg_make(gpu, &y, d[3], 4, ys, 0, 0)) {
         snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
         rc = T_FAIL;
-    } else if (sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &wt.host, &b.host, stride, pt, pl, pb, pr) != SDX_OK ||
-               sdx__conv2d_pad(gpu, &y.dev, &x.dev, &wt.dev, &b.dev, stride, pt, pl, pb, pr) != SDX_OK) {
+    } else if (sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &wt.host, &b.host, stride, pt, pl, pb, pr, SDX_F32) != SDX_OK ||
+               sdx__conv2d_pad(gpu, &y.dev, &x.dev, &wt.dev, &b.dev, stride, pt, pl, pb, pr, SDX_F32) != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "conv2d: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
         rc = T_FAIL;
     } else {
@@ -195,8 +195,8 @@ static int tg_attention_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t n
         !tg_make(gpu, &v, dt, 3, ks, 1, 0) || !tg_make(gpu, &y, dt, 3, qs, 0, 0)) {
         snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
         rc = T_FAIL;
-    } else if (sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, heads, causal) != SDX_OK ||
-               sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, heads, causal) != SDX_OK) {
+    } else if (sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, heads, causal, SDX_F32) != SDX_OK ||
+               sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, heads, causal, SDX_F32) != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "attention: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
         rc = T_FAIL;
     } else {
@@ -247,8 +247,8 @@ static int gpu_norms_and_softmax_match_cpu(void) {
             rc = T_FAIL;
         }
         for (int silu = 0; silu < 2 && rc == T_PASS; silu++) {
-            if (sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-5f, &g.host, &b.host, silu) != SDX_OK ||
-                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-5f, &g.dev, &b.dev, silu) != SDX_OK) {
+            if (sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-5f, &g.host, &b.host, silu, SDX_F32) != SDX_OK ||
+                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-5f, &g.dev, &b.dev, silu, SDX_F32) != SDX_OK) {
                 snprintf(t_msg, sizeof t_msg, "group_norm: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
                 rc = T_FAIL;
                 break;
@@ -312,6 +312,13 @@ static int tg_op(sdx_ctx *gpu, sdx_ctx *cpu, const char *name, const sdx_dtype *
     return rc;
 }
 
+/* the activations in f32, as every other GPU kernel case */
+static int tg_silu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_silu(c, y, x, SDX_F32); }
+static int tg_silu_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__silu(c, y, x, SDX_F32); }
+static int tg_gelu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_gelu(c, y, x, SDX_F32); }
+static int tg_gelu_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__gelu(c, y, x, SDX_F32); }
+static int tg_geglu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_geglu(c, y, x, SDX_F32); }
+static int tg_geglu_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__geglu(c, y, x, SDX_F32); }
 static int tg_scale3(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_scale(c, y, x, -0.37f); }
 /* pads (2, 3, 1, 4): y is x's [5, 7] plane grown to [8, 14], wrapping twice on the right */
 static int tg_pad(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_pad_circular(c, y, x, 2, 3, 1, 4); }
@@ -337,14 +344,14 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         tg_set(s, d, 4);
 #define TG_U(n, c, g, ny, ys, nx, xs) if (rc == T_PASS) rc = tg_op(gpu, cpu, n, d, c, g, NULL, NULL, ny, ys, nx, xs, 0, NULL)
 #define TG_B(n, c, g, ny, ys, nx, xs, nb, bs) if (rc == T_PASS) rc = tg_op(gpu, cpu, n, d, NULL, NULL, c, g, ny, ys, nx, xs, nb, bs)
-        TG_U("silu", sdx__cpu_silu, sdx__silu, 4, v, 4, v);
-        TG_U("gelu", sdx__cpu_gelu, sdx__gelu, 4, v, 4, v);
+        TG_U("silu", tg_silu, tg_silu_gpu, 4, v, 4, v);
+        TG_U("gelu", tg_gelu, tg_gelu_gpu, 4, v, 4, v);
         TG_U("quick_gelu", sdx__cpu_quick_gelu, sdx__quick_gelu, 4, v, 4, v);
         TG_U("scale", tg_scale3, tg_scale3_gpu, 4, v, 4, v);
         TG_U("copy", sdx__cpu_copy, sdx__copy, 4, v, 4, v);
         TG_U("clamp", tg_clamp, tg_clamp_gpu, 4, v, 4, v);
         TG_U("tanh_clamp", tg_tanh_clamp, tg_tanh_clamp_gpu, 4, v, 4, v);
-        TG_U("geglu", sdx__cpu_geglu, sdx__geglu, 3, geg_y, 3, geg_x);
+        TG_U("geglu", tg_geglu, tg_geglu_gpu, 3, geg_y, 3, geg_x);
         TG_U("resize_nearest 2x", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, up, 4, v);
         TG_U("resize_nearest 5x7->9x13", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, odd_y, 4, odd_x);
         TG_U("pad_circular", tg_pad, tg_pad_gpu, 4, pad_y, 4, odd_x);
@@ -391,8 +398,8 @@ static int gpu_half_stress_cases_stay_finite(void) {
         int64_t xs[4] = { 1, 320, 128, 128 };
         tg_t x, y;
         T_CHECK(tg_make(gpu, &x, dt, 4, xs, 7, 22.5) && tg_make(gpu, &y, dt, 4, xs, 0, 0), "alloc");
-        T_CHECK(sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-6f, NULL, NULL, 0) == SDX_OK &&
-                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-6f, NULL, NULL, 0) == SDX_OK, "group_norm: %s", sdx_last_error(gpu));
+        T_CHECK(sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-6f, NULL, NULL, 0, SDX_F32) == SDX_OK &&
+                sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-6f, NULL, NULL, 0, SDX_F32) == SDX_OK, "group_norm: %s", sdx_last_error(gpu));
         rc = tg_finite_and_close(gpu, &y, 1e-3, dt == SDX_F16 ? "group_norm f16, sums past 65504" : "group_norm bf16, sums past 65504");
         tg_free(gpu, &x); tg_free(gpu, &y);
     }
@@ -403,8 +410,8 @@ static int gpu_half_stress_cases_stay_finite(void) {
         tg_t q, k, v, y;
         T_CHECK(tg_make(gpu, &q, dt, 3, s, 0.3, 34) && tg_make(gpu, &k, dt, 3, s, 0.3, 34) && tg_make(gpu, &v, dt, 3, s, 1, 0) &&
                 tg_make(gpu, &y, dt, 3, s, 0, 0), "alloc");
-        T_CHECK(sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, 1, i) == SDX_OK &&
-                sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, 1, i) == SDX_OK, "attention: %s", sdx_last_error(gpu));
+        T_CHECK(sdx__cpu_attention(cpu, &y.host, &q.host, &k.host, &v.host, 1, i, SDX_F32) == SDX_OK &&
+                sdx__attention(gpu, &y.dev, &q.dev, &k.dev, &v.dev, 1, i, SDX_F32) == SDX_OK, "attention: %s", sdx_last_error(gpu));
         rc = tg_finite_and_close(gpu, &y, 1e-3, i ? "attention bf16 causal, products past 65504" : "attention f16, products past 65504");
         tg_free(gpu, &q); tg_free(gpu, &k); tg_free(gpu, &v); tg_free(gpu, &y);
     }
@@ -420,7 +427,7 @@ static int gpu_half_stress_cases_stay_finite(void) {
         sdx__load_f32(w.host.data, SDX_F16, 0, 48 * 48 * 9, w.vals);
         T_CHECK(sdx__upload(gpu, &w.dev, w.vals) == SDX_OK, "upload");
         T_CHECK(sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &w.host, NULL, 1, 1, 1, 1, 1, SDX_F32) == SDX_OK &&
-                sdx__conv2d(gpu, &y.dev, &x.dev, &w.dev, NULL, 1, 1) == SDX_OK, "conv2d: %s", sdx_last_error(gpu));
+                sdx__conv2d(gpu, &y.dev, &x.dev, &w.dev, NULL, 1, 1, SDX_F32) == SDX_OK, "conv2d: %s", sdx_last_error(gpu));
         rc = tg_finite_and_close(gpu, &y, 1e-3, "conv2d f16, partial sums past 65504");
         tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &y);
     }
