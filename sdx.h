@@ -995,8 +995,8 @@ extern "C" {
     X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
     X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
-    X(softmax, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(mul, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
 
 /* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
 #define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
@@ -1016,6 +1016,14 @@ typedef struct sdx_backend {
 
     /* kernels (sdx_ctx first), as SDX_BACKEND_OPS lists them */
     SDX_BACKEND_OPS(SDX__BACKEND_FIELD)
+
+    /* Optional: the loader made a weight slot `w` in this backend's memory
+     * (`file`, when not NULL, is sdx's handle of the mapped checkpoint the
+     * values view), or its values changed or it goes away (`gone`). A
+     * backend that keeps copies derived from weights (the CPU's packed
+     * bf16 panels) keeps them current here. */
+    int  (*weight_added)(sdx_ctx *ctx, const sdx_tensor *w, const void *file);
+    void (*weight_changed)(sdx_ctx *ctx, const sdx_tensor *w, int gone);
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
@@ -1046,8 +1054,8 @@ SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 /* ===================================================================== */
 /*  Context: creation and teardown                                        */
 /* ===================================================================== */
-/* The context owns the thread pool and the CPU kernels' scratch, so it is
- * made here, above both. */
+/* The context owns the thread pool and its backends: the host (the CPU,
+ * for good) and the one it computes on (the host, or a device's). */
 
 /* ---- src/core/core.c ---- */
 
@@ -1119,36 +1127,13 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
-typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
-
-/* Weights repacked for a compute mode (cpu/kernels.c's bf16 panels),
- * cached per weight slot: a weight set registers each host slot it makes
- * (sdx__wcache_add), kernels find it by the slot's tensor address, and a
- * slot rewritten in place (LoRA) or freed drops its panel. Entries are
- * sorted by tensor address. Once a panel is built, the file pages it was
- * packed from go back to the OS (the panel is what computes), so a
- * compute mode holds its panels instead of the file's weights, not both. */
-struct sdx__map;
-typedef struct sdx__wcache_entry {
-    const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
-    const struct sdx__map *map;  /* the file mapping it may view, or NULL */
-    void  *panel;          /* packed copy, NULL until a kernel builds it */
-    size_t bytes;
-    int    kind;           /* the layout panel holds (kernels.c)        */
-} sdx__wcache_entry;
-
-typedef struct sdx__wcache {
-    sdx__wcache_entry *e;
-    int n, cap;
-} sdx__wcache;
-
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
-    sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
-    sdx__wcache wcache;          /* weights repacked for compute modes     */
-    sdx_backend be;              /* where tensors live and kernels run   */
+    sdx_backend host;            /* the CPU: host kernels, its own state  */
+    sdx_backend be;              /* where tensors live and kernels run:
+                                    the host, or a device's backend     */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
     int      circular;           /* seamless tiling: convolutions wrap    */
     void    *pad_buf;            /* their padded input, backend memory    */
@@ -1236,72 +1221,6 @@ static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, 
 
 static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
     return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
-}
-
-/* ---- weight cache (see sdx__wcache) ----------------------------------- */
-
-/* Index of the first entry whose tensor address is >= t. */
-static int sdx__wcache_lower(const sdx__wcache *c, const sdx_tensor *t) {
-    int lo = 0, hi = c->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if ((uintptr_t)c->e[mid].t < (uintptr_t)t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-/* The entry of a registered weight, or NULL (activations, row views). */
-static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
-}
-
-/* Registers a weight slot's tensor: kernels may then cache a packed copy.
- * `map`: the checkpoint mapping the slot's values may be a view of. */
-static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t, const struct sdx__map *map) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    if (i < c->n && c->e[i].t == t) return SDX_OK;
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 256;
-        sdx__wcache_entry *e = (sdx__wcache_entry *)sdx__realloc(ctx, c->e, sizeof *e * (size_t)cap);
-        if (!e) return sdx__nomem(ctx, "weight cache", sizeof *e * (size_t)cap);
-        c->e = e;
-        c->cap = cap;
-    }
-    memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
-    memset(&c->e[i], 0, sizeof c->e[i]);
-    c->e[i].t = t;
-    c->e[i].map = map;
-    c->n++;
-    return SDX_OK;
-}
-
-/* The weight's values changed (or it goes away: forget): drop its panel. */
-static void sdx__wcache_drop(sdx_ctx *ctx, const sdx_tensor *t, int forget) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    if (i >= c->n || c->e[i].t != t) return;
-    sdx__free(ctx, c->e[i].panel);
-    c->e[i].panel = NULL;
-    c->e[i].bytes = 0;
-    if (!forget) return;
-    memmove(c->e + i, c->e + i + 1, sizeof *c->e * (size_t)(c->n - i - 1));
-    c->n--;
-}
-
-static void sdx__wcache_free(sdx_ctx *ctx) {
-    for (int i = 0; i < ctx->wcache.n; i++) sdx__free(ctx, ctx->wcache.e[i].panel);
-    sdx__free(ctx, ctx->wcache.e);
-    memset(&ctx->wcache, 0, sizeof ctx->wcache);
-}
-
-/* Bytes of packed weights held now (what a compute mode adds to the model). */
-static size_t sdx__wcache_bytes(const sdx_ctx *ctx) {
-    size_t total = 0;
-    for (int i = 0; i < ctx->wcache.n; i++) total += ctx->wcache.e[i].bytes;
-    return total;
 }
 
 SDX_API const char *sdx_last_error(const sdx_ctx *ctx) { return ctx ? ctx->error : "no context"; }
@@ -2291,6 +2210,20 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
 /* On the CPU backend device memory is host memory; otherwise it is the
  * backend's, counted here for sdx_device_bytes and -v. */
 
+/* The loader's word to the backend whose memory holds a weight slot (the
+ * host's for host slots, whatever the context computes on). */
+static const sdx_backend *sdx__weight_owner(const sdx_ctx *ctx, const sdx_tensor *w) {
+    return w->device ? &ctx->be : &ctx->host;
+}
+static int sdx__weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    const sdx_backend *b = sdx__weight_owner(ctx, w);
+    return b->weight_added ? b->weight_added(ctx, w, file) : SDX_OK;
+}
+static void sdx__weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) {
+    const sdx_backend *b = sdx__weight_owner(ctx, w);
+    if (b->weight_changed) b->weight_changed(ctx, w, gone);
+}
+
 static int sdx__on_device(const sdx_ctx *ctx) { return !ctx->be.host_memory; }
 
 static void *sdx__dev_alloc(sdx_ctx *ctx, size_t bytes) {
@@ -2782,6 +2715,501 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
     return rc;
 }
 
+/* ---- src/core/ops.c ---- */
+/* ===================================================================== */
+/*  Ops: the kernels as model code calls them                             */
+/* ===================================================================== */
+/* Every call goes to the context's backend (the CPU's kernels, or a GPU's
+ * from sdx_hip.h). Here, once for every backend: each operand must live
+ * where the backend computes (a host tensor handed to a GPU kernel is a
+ * bug in model code, caught with its name), and the tracer checks a
+ * device output (the CPU kernels check their own). The contracts are in
+ * docs/INTERNALS.md. */
+
+static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
+
+/* Each operand lives where the backend computes (a host tensor handed to
+ * a GPU kernel is a bug in model code, caught with its name) and is a
+ * tensor a kernel can read: dims in range and none negative (pairs of
+ * negative dims multiply to a positive count that every later shape
+ * check would accept), data present, a storage dtype. */
+static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be, const sdx_tensor *const *ts, int n) {
+    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
+    int device = !be->host_memory;
+    for (int i = 0; i < n; i++) {
+        const sdx_tensor *t = ts[i];
+        const char *name = what[SDX__MIN(i, 4)];
+        if (!t) continue;
+        if (t->device != device)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
+                             op, i, t->device ? "device" : "host", be->name, device ? "device" : "host");
+        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op, name, t->ndim, SDX_MAX_DIMS);
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] < 0) {
+                char s[96];
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
+            }
+        if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
+        if (!sdx__is_storage(t->dtype))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
+                             sdx_dtype_name(t->dtype));
+    }
+    return SDX_OK;
+}
+
+static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
+                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
+    char sa[96], sb[96];
+    sdx_shape_str(a, sa, sizeof sa);
+    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
+                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
+}
+
+/* ---- the ops' contracts --------------------------------------------------- */
+/* Checked here, once for every backend, after sdx__ops_operands: a kernel
+ * may assume its operands fit (docs/INTERNALS.md, "Kernel API"). */
+
+static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                             sdx_dtype compute) {
+    static const char op[] = "linear";
+    (void)compute;
+    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    static const char op[] = "conv2d";
+    int64_t ho, wo;
+    (void)compute;
+    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
+                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
+    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
+    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
+    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
+    if (ho < 0 || wo < 0) return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
+    ho = ho / stride + 1;
+    wo = wo / stride + 1;
+    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
+        char want[128];
+        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
+                 (long long)w->shape[0], (long long)ho, (long long)wo);
+        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
+    }
+    if (b && sdx_tensor_numel(b) != w->shape[0])
+        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
+    return SDX_OK;
+}
+
+static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
+    static const char op[] = "group_norm";
+    (void)eps; (void)fuse_silu; (void)compute;
+    if (x->ndim < 2 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
+    if (groups < 1 || x->shape[1] % groups)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
+                         (long long)x->shape[1], groups);
+    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
+                                 const sdx_tensor *gamma, const sdx_tensor *beta) {
+    static const char op[] = "layer_norm";
+    int64_t d;
+    (void)eps;
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
+    d = x->shape[x->ndim - 1];
+    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
+        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
+    return SDX_OK;
+}
+
+static int sdx__check_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim < 1 || !sdx__same_shape(x, y))
+        return sdx__fail_shapes(ctx, "softmax", "expected y and x of the same shape", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                int heads, int causal, sdx_dtype compute) {
+    static const char op[] = "attention";
+    (void)causal; (void)compute;
+    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
+        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
+        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
+    if (heads < 1 || q->shape[2] % heads)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
+                         (long long)q->shape[2], heads);
+    if (y->data == q->data || y->data == k->data || y->data == v->data)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
+    if (sdx_tensor_numel(q) > 0 && k->shape[1] == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
+    return SDX_OK;
+}
+
+/* Elementwise: as many values in and out (y may alias an input). */
+static int sdx__check_same_count(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    int64_t n = sdx_tensor_numel(y);
+    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
+    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "silu", y, x, NULL);
+}
+static int sdx__check_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    (void)compute;
+    return sdx__check_same_count(ctx, "gelu", y, x, NULL);
+}
+static int sdx__check_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "quick_gelu", y, x, NULL); }
+static int sdx__check_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "copy", y, x, NULL); }
+static int sdx__check_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "add", y, a, b); }
+static int sdx__check_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "mul", y, a, b); }
+
+static int sdx__check_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
+    (void)s;
+    return sdx__check_same_count(ctx, "scale", y, x, NULL);
+}
+
+/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
+static int sdx__check_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
+    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
+    return sdx__check_same_count(ctx, "clamp", y, x, NULL);
+}
+
+/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
+static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
+    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
+    return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
+}
+
+/* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
+static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
+    static const char op[] = "geglu";
+    (void)compute;
+    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
+        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
+    for (int i = 0; i + 1 < x->ndim; i++)
+        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* v: [N, C] over H, W */
+static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
+    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
+        return sdx__fail_shapes(ctx, "add_channel_bias", "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
+    return SDX_OK;
+}
+
+static int sdx__check_not_aliased(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x) {
+    if (y->data == x->data && sdx_tensor_numel(x) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
+    return SDX_OK;
+}
+
+/* NCHW, y's shape gives the size */
+static int sdx__check_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    static const char op[] = "resize_nearest";
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
+        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
+    static const char op[] = "pad_circular";
+    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
+        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
+        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
+        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
+    return sdx__check_not_aliased(ctx, op, y, x);
+}
+
+static int sdx__check_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
+        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
+        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
+        return sdx__fail_shapes(ctx, "concat_channels", "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]",
+                                a, "a", b, "b");
+    return SDX_OK;
+}
+
+static int sdx__check_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
+        y->shape[2] != x->shape[1])
+        return sdx__fail_shapes(ctx, "nchw_to_nlc", "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+static int sdx__check_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
+        x->shape[2] != y->shape[1])
+        return sdx__fail_shapes(ctx, "nlc_to_nchw", "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
+    return SDX_OK;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
+    if (rc != SDX_OK || !y->device) return rc;
+    return sdx__trace_check(ctx, op, y);
+}
+
+#define SDX__UNPAREN(...) __VA_ARGS__
+#define SDX__CTX_ARGS(...) (ctx, __VA_ARGS__)
+
+/* ---- optional ops: on the host when the backend lacks them ----------------- */
+
+/* Host copies of a device op's operands (sdx__host_copies_make), so the
+ * host backend can run an op the device backend does not have. */
+typedef struct { sdx_tensor t[3]; } sdx__host_copies;
+
+static void sdx__host_copies_free(sdx_ctx *ctx, sdx__host_copies *c) {
+    for (int i = 0; i < 3; i++) sdx__free(ctx, c->t[i].data);
+}
+
+static int sdx__host_copies_make(sdx_ctx *ctx, sdx__host_copies *c, const sdx_tensor *const *ts, int n) {
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < n; i++) {
+        size_t bytes = sdx_tensor_nbytes(ts[i]);
+        int rc;
+        c->t[i] = *ts[i];
+        c->t[i].device = 0;
+        c->t[i].owned = 0;
+        if (!(c->t[i].data = sdx__malloc(ctx, bytes))) { sdx__host_copies_free(ctx, c); return sdx__nomem(ctx, "host copy", bytes); }
+        if (i > 0 && (rc = ctx->be.download(ctx->be.user, c->t[i].data, ts[i]->data, bytes)) != SDX_OK) {
+            sdx__host_copies_free(ctx, c);
+            return sdx__fail(ctx, rc, "download of an operand failed on backend '%s'", ctx->be.name);
+        }
+    }
+    return SDX_OK;
+}
+
+/* Runs y = op(operands) on the host, y uploaded back (in place when y is
+ * an operand: the host copies are separate, and y is written last). */
+static int sdx__host_copies_done(sdx_ctx *ctx, sdx__host_copies *c, sdx_tensor *y, int rc) {
+    if (rc == SDX_OK && (rc = ctx->be.upload(ctx->be.user, y->data, c->t[0].data, sdx_tensor_nbytes(y))) != SDX_OK)
+        rc = sdx__fail(ctx, rc, "upload of a result failed on backend '%s'", ctx->be.name);
+    sdx__host_copies_free(ctx, c);
+    return rc;
+}
+
+static int sdx__fallback_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    const sdx_tensor *const ts[] = { y, x };
+    sdx__host_copies c;
+    int rc;
+    if (!sdx__on_device(ctx)) return ctx->host.softmax(ctx, y, x);
+    if ((rc = sdx__host_copies_make(ctx, &c, ts, 2)) != SDX_OK) return rc;
+    return sdx__host_copies_done(ctx, &c, y, ctx->host.softmax(ctx, &c.t[0], &c.t[1]));
+}
+
+static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    const sdx_tensor *const ts[] = { y, a, b };
+    sdx__host_copies c;
+    int rc;
+    if (!sdx__on_device(ctx)) return ctx->host.mul(ctx, y, a, b);
+    if ((rc = sdx__host_copies_make(ctx, &c, ts, 3)) != SDX_OK) return rc;
+    return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
+}
+
+/* A backend always has a required op (sdx_set_backend checks); a missing
+ * optional one runs its sdx__fallback_<op>. */
+#define SDX__OPS_RUN_1(name, args) ctx->be.name SDX__CTX_ARGS args
+#define SDX__OPS_RUN_0(name, args) (ctx->be.name ? ctx->be.name SDX__CTX_ARGS args : sdx__fallback_##name SDX__CTX_ARGS args)
+
+/* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
+ * y, x, w, b, compute), ...): operands, then the op's contract, then the
+ * backend's kernel. */
+#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
+    static int sdx__##name SDX_BACKEND_PARAMS params { \
+        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
+        int rc_ = sdx__ops_operands(ctx, #name, &ctx->be, operands_, SDX__ARRAY_LEN(operands_)); \
+        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        if (rc_ != SDX_OK) return rc_; \
+        return sdx__ops_done(ctx, #name, y, SDX__OPS_RUN_##required(name, args)); \
+    }
+SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
+
+/* The same ops on the host backend, for host code on host tensors whatever
+ * the context computes on (LoRA's products at load): sdx__host_linear, ... */
+#define SDX__OPS_HOST(name, required, params, args, operands) \
+    static int sdx__host_##name SDX_BACKEND_PARAMS params { \
+        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
+        int rc_ = sdx__ops_operands(ctx, #name, &ctx->host, operands_, SDX__ARRAY_LEN(operands_)); \
+        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        return rc_ != SDX_OK ? rc_ : ctx->host.name SDX__CTX_ARGS args; \
+    }
+SDX_BACKEND_OPS(SDX__OPS_HOST)
+
+/* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
+ * these two calls every convolution with symmetric padding (the layers'
+ * own padding, as PyTorch's padding_mode="circular") wraps around the
+ * image edges, so a generated picture tiles without seams. Explicit
+ * asymmetric pads (the VAE encoder's downsampling) stay zero. */
+static void sdx__circular_begin(sdx_ctx *ctx) { ctx->circular = 1; }
+static void sdx__circular_pause(sdx_ctx *ctx) { ctx->circular = 0; }   /* keeps the buffer */
+
+static void sdx__circular_end(sdx_ctx *ctx) {
+    ctx->circular = 0;
+    sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+    ctx->pad_buf = NULL;
+    ctx->pad_cap = 0;
+}
+
+/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad, sdx_dtype compute) {
+    sdx_tensor xp;
+    size_t bytes;
+    int rc;
+    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
+    xp = *x;
+    xp.owned = 0;
+    xp.shape[2] += 2 * pad;
+    xp.shape[3] += 2 * pad;
+    bytes = sdx_tensor_nbytes(&xp);
+    if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
+        sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
+        ctx->pad_cap = 0;
+        if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
+        ctx->pad_cap = bytes;
+    }
+    xp.data = ctx->pad_buf;
+    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
+    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
+}
+
+/* Nearest 2x: the resize with y twice x's size (checked here, so every
+ * backend's resize sees the same contract). */
+static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    if (x->ndim != 4 || y->ndim != 4 || y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3]) {
+        char sx[96], sy[96];
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "upsample2x: expected x [N, C, H, W] and y [N, C, 2H, 2W]; x is %s, y is %s",
+                         sdx_shape_str(x, sx, sizeof sx), sdx_shape_str(y, sy, sizeof sy));
+    }
+    return sdx__resize_nearest(ctx, y, x);
+}
+
+/* ---- host helpers ------------------------------------------------------ */
+
+/* out[n, dim] = [cos(t*f_i) ..., sin(t*f_i) ...], f_i = exp(-ln(max_period) * i / (dim/2)) */
+static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
+    int half = dim / 2;
+    float lnp = (float)log((double)max_period);
+    for (int i = 0; i < n; i++) {
+        float *o = out + (size_t)i * (size_t)dim;
+        for (int j = 0; j < half; j++) {
+            /* frequencies and arguments rounded to f32 as the reference
+             * implementations compute them; cos/sin of that f32 argument */
+            float f = expf(-lnp * (float)j / (float)half);
+            float arg = t[i] * f;
+            o[j] = (float)cos((double)arg);
+            o[half + j] = (float)sin((double)arg);
+        }
+        if (dim % 2) o[dim - 1] = 0.0f;
+    }
+}
+
+/* ---- src/core/context.c (continued) ---- */
+
+/* A context without backends: sdx_create (cpu/backend.c) gives it the
+ * CPU as its host backend. */
+static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if ((d.alloc || d.realloc || d.free) && !(d.alloc && d.realloc && d.free)) {
+        if (d.log) d.log(SDX_LOG_ERROR, "sdx_create: set all three allocator hooks (alloc, realloc, free) or none", d.user);
+        return NULL;
+    }
+    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
+    if (!ctx) return NULL;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->desc = d;
+    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
+    ctx->trace = d.trace_nonfinite;
+    return ctx;
+}
+
+static void sdx__ctx_delete(sdx_ctx *ctx) { sdx__free(ctx, ctx); }
+
+/* A device backend's state goes with it; the host's stays until the end. */
+static void sdx__backend_release(sdx_ctx *ctx) {
+    if (ctx->be.release && ctx->be.user != ctx->host.user) ctx->be.release(ctx->be.user);
+}
+
+SDX_API void sdx_destroy(sdx_ctx *ctx) {
+    if (!ctx) return;
+    sdx__circular_end(ctx);
+    sdx__backend_release(ctx);
+    sdx__pool_destroy(ctx->pool);
+    if (ctx->host.release) ctx->host.release(ctx->host.user);
+    sdx__ctx_delete(ctx);
+}
+
+SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
+SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
+
+/* ---- backends ---------------------------------------------------------- */
+
+/* Every field a backend must fill: a NULL one would crash mid-generation,
+ * so it is refused here, by name. */
+static const char *sdx__backend_missing(const sdx_backend *b) {
+#define SDX__NEED(f) if (!b->f) return #f;
+#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
+    SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
+    SDX_BACKEND_OPS(SDX__NEED_OP)
+#undef SDX__NEED_OP
+#undef SDX__NEED
+    return NULL;
+}
+
+SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
+    const char *missing;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (backend && (missing = sdx__backend_missing(backend)) != NULL)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: backend '%s' has no %s",
+                         backend->name ? backend->name : "?", missing);
+    if (ctx->dev_bytes)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: the context still holds %zu bytes on backend '%s' "
+                         "(free its models first)", ctx->dev_bytes, ctx->be.name);
+    sdx__backend_release(ctx);
+    ctx->be = backend ? *backend : ctx->host;
+    ctx->dev_peak = 0;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_backend_name(const sdx_ctx *ctx) { return ctx ? ctx->be.name : "none"; }
+SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user : NULL; }
+
+SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
+    if (peak) *peak = ctx ? ctx->dev_peak : 0;
+    return ctx ? ctx->dev_bytes : 0;
+}
+
+SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    code = sdx__vfail(ctx, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 /* ---- src/cpu/cpu.c ---- */
 
 /* ===================================================================== */
@@ -2818,15 +3246,42 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 #define SDX__INTRINSICS_WARNINGS_ON
 #endif
 
-/* ---- per-thread scratch ---------------------------------------------- */
+/* ---- the CPU backend's state --------------------------------------------- */
+/* What the CPU kernels keep between calls, owned by the CPU backend (its
+ * `user`; the context's host backend, ctx->host): per-thread scratch, what
+ * the CPU said about its instruction sets, switches tests set, and the
+ * weights repacked for bf16 mode. */
 
-struct sdx__kernel_state {
-    int      n;          /* one slot per thread */
+/* Weights repacked for a compute mode (gemm_bf16.c's panels), cached per
+ * weight slot: the loader tells the backend of each host slot it makes
+ * (weight_added), kernels find it by the slot's tensor address, and a slot
+ * rewritten in place (LoRA) or freed drops its panel (weight_changed).
+ * Entries are sorted by tensor address. Once a panel is built, the file
+ * pages it was packed from go back to the OS (the panel is what computes),
+ * so a compute mode holds its panels instead of the file's weights, not
+ * both. */
+typedef struct sdx__wcache_entry {
+    const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
+    const struct sdx__map *map;  /* the file mapping it may view, or NULL */
+    void  *panel;          /* packed copy, NULL until a kernel builds it */
+    size_t bytes;
+    int    kind;           /* the layout panel holds (gemm_bf16.c)      */
+} sdx__wcache_entry;
+
+typedef struct sdx__wcache {
+    sdx__wcache_entry *e;
+    int n, cap;
+} sdx__wcache;
+
+typedef struct sdx__cpu_state {
+    sdx_ctx *ctx;        /* whose allocator it uses */
+    int      n;          /* one scratch slot per thread */
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
     float   *wino_u;     /* Winograd-transformed filters of the running conv */
     size_t   wino_bytes;
+    sdx__wcache wcache;  /* weights repacked for compute modes */
     int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
     int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
     int      bf16_told;    /* the fallback to f32 was logged once          */
@@ -2841,33 +3296,43 @@ struct sdx__kernel_state {
                               set it: the AVX-512 code's reference)      */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
-};
+} sdx__cpu_state;
 
-static void sdx__kernel_state_free(sdx_ctx *ctx) {
-    sdx__kernel_state *s = ctx->kernels;
+/* The CPU kernels' state: they run on the context's host backend. */
+static sdx__cpu_state *sdx__cpu(const sdx_ctx *ctx) { return (sdx__cpu_state *)ctx->host.user; }
+
+static void sdx__wcache_free(sdx_ctx *ctx, sdx__wcache *c) {
+    for (int i = 0; i < c->n; i++) sdx__free(ctx, c->e[i].panel);
+    sdx__free(ctx, c->e);
+    memset(c, 0, sizeof *c);
+}
+
+/* The backend's release. */
+static void sdx__cpu_state_free(void *user) {
+    sdx__cpu_state *s = (sdx__cpu_state *)user;
+    sdx_ctx *ctx;
     if (!s) return;
+    ctx = s->ctx;
     /* raw may be NULL when the state's own allocation failed half way */
     for (int i = 0; s->raw && i < s->n; i++) sdx__free(ctx, s->raw[i]);
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
     sdx__free(ctx, s->wino_u);
+    sdx__wcache_free(ctx, &s->wcache);
     sdx__free(ctx, s);
-    ctx->kernels = NULL;
 }
 
-static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
-    sdx__kernel_state *s = ctx->kernels;
+static sdx__cpu_state *sdx__cpu_state_new(sdx_ctx *ctx) {
     int n = SDX__MAX(1, ctx->n_threads);
-    if (s) return s;
-    s = (sdx__kernel_state *)sdx__calloc(ctx, 1, sizeof *s);
+    sdx__cpu_state *s = (sdx__cpu_state *)sdx__calloc(ctx, 1, sizeof *s);
     if (!s) return NULL;
+    s->ctx = ctx;
     s->raw = (void **)sdx__calloc(ctx, (size_t)n, sizeof *s->raw);
     s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
     s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
     s->n = n;
-    ctx->kernels = s;
-    if (!s->raw || !s->aligned || !s->size) { sdx__kernel_state_free(ctx); return NULL; }
+    if (!s->raw || !s->aligned || !s->size) { sdx__cpu_state_free(s); return NULL; }
     return s;
 }
 
@@ -2877,8 +3342,7 @@ static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
  * memory. Call it from thread 0, or after sdx__scratch_reserve made it
  * big enough for every thread: growing it is not thread-safe. */
 static void *sdx__scratch(sdx_ctx *ctx, int thread, size_t bytes) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
-    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    sdx__cpu_state *s = sdx__cpu(ctx);
     if (thread < 0 || thread >= s->n) {
         sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx__scratch: thread %d of %d", thread, s->n);
         return NULL;
@@ -2910,7 +3374,75 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 }
 
 /* Scratch that was reserved: never fails inside a worker. */
-static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
+static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return sdx__cpu(ctx)->aligned[thread]; }
+
+/* ---- weight cache (see sdx__wcache) ----------------------------------- */
+
+/* Index of the first entry whose tensor address is >= t. */
+static int sdx__wcache_lower(const sdx__wcache *c, const sdx_tensor *t) {
+    int lo = 0, hi = c->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)c->e[mid].t < (uintptr_t)t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The entry of a registered weight, or NULL (activations, row views). */
+static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
+}
+
+/* Registers a weight slot's tensor: kernels may then cache a packed copy.
+ * `map`: the checkpoint mapping the slot's values may be a view of. */
+static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t, const struct sdx__map *map) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i < c->n && c->e[i].t == t) return SDX_OK;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        sdx__wcache_entry *e = (sdx__wcache_entry *)sdx__realloc(ctx, c->e, sizeof *e * (size_t)cap);
+        if (!e) return sdx__nomem(ctx, "weight cache", sizeof *e * (size_t)cap);
+        c->e = e;
+        c->cap = cap;
+    }
+    memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
+    memset(&c->e[i], 0, sizeof c->e[i]);
+    c->e[i].t = t;
+    c->e[i].map = map;
+    c->n++;
+    return SDX_OK;
+}
+
+/* The weight's values changed (or it goes away: forget): drop its panel. */
+static void sdx__wcache_drop(sdx_ctx *ctx, const sdx_tensor *t, int forget) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i >= c->n || c->e[i].t != t) return;
+    sdx__free(ctx, c->e[i].panel);
+    c->e[i].panel = NULL;
+    c->e[i].bytes = 0;
+    if (!forget) return;
+    memmove(c->e + i, c->e + i + 1, sizeof *c->e * (size_t)(c->n - i - 1));
+    c->n--;
+}
+
+
+/* Bytes of packed weights held now (what a compute mode adds to the model). */
+static size_t sdx__wcache_bytes(const sdx_ctx *ctx) {
+    const sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    size_t total = 0;
+    for (int i = 0; i < c->n; i++) total += c->e[i].bytes;
+    return total;
+}
+
+/* The backend's weight hooks (the loader calls them for host slots). */
+static int sdx__cpu_weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    return sdx__wcache_add(ctx, w, (const struct sdx__map *)file);
+}
+static void sdx__cpu_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) { sdx__wcache_drop(ctx, w, gone); }
 
 /* ---- fast exp ---------------------------------------------------------- */
 /* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]
@@ -3699,7 +4231,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     g->ctx = ctx;
     g->mk = sdx__micro_kernels_select();
 #ifdef SDX__X86
-    g->pack16 = !ctx->kernels->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
+    g->pack16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl");
 #endif
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
@@ -3728,7 +4260,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
  * result (rounding both cost 1.2e-2 rel-L2 per UNet call on the goldens,
  * over the 1e-2 budget; see tests/t_bf16.c). An activation stored as
  * bf16 is exact in hi and is not split; bf16_round_act (bench) turns the
- * split off. A weight slot (registered in ctx->wcache) is packed once
+ * split off. A weight slot (registered in the CPU state's wcache) is packed once
  * over all of K and kept until the slot changes: ceil(K/2) words per row,
  * the bytes of the weight in f16 (a short last strip is stored short and
  * padded when used). Other weight operands are packed per block like the
@@ -3815,9 +4347,8 @@ static int sdx__cpu_bf16_dot_pays(void) {
  * AVX512-BF16 core that issues VDPBF16PS at its FMA rate; probed once per
  * context. Elsewhere the mode is f32 exactly, said once in the log. */
 static int sdx__bf16_usable(sdx_ctx *ctx) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    sdx__cpu_state *s = sdx__cpu(ctx);
     int usable;
-    if (!s) return 0;                  /* the f32 path reports the out-of-memory */
     if (!s->bf16_probed) {
         s->bf16_dot = sdx__cpu_avx512_bf16();
         s->bf16_amx = s->bf16_dot && sdx__cpu_amx_bf16();
@@ -4435,9 +4966,9 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
 static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     g->ctx = ctx;
-    g->split = !ctx->kernels->bf16_round_act && (g->weight_is_a ? g->b_dtype : g->a_dtype) != SDX_BF16;
+    g->split = !sdx__cpu(ctx)->bf16_round_act && (g->weight_is_a ? g->b_dtype : g->a_dtype) != SDX_BF16;
 #ifdef SDX__AMX
-    if (ctx->kernels->bf16_amx) return sdx__gemm_run_amx(ctx, g);
+    if (sdx__cpu(ctx)->bf16_amx) return sdx__gemm_run_amx(ctx, g);
 #endif
     g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
@@ -4931,8 +5462,7 @@ static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
 
 /* Context-owned buffer for the transformed filters, grown as needed. */
 static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
-    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    sdx__cpu_state *s = sdx__cpu(ctx);
     if (s->wino_bytes < bytes) {
         sdx__free(ctx, s->wino_u);
         s->wino_bytes = 0;
@@ -5087,7 +5617,7 @@ static void sdx__wino_amx_range(void *arg, int64_t begin, int64_t end, int threa
 /* Whether bf16 mode runs on AMX here (its GEMMs, attention and
  * Winograd's products on tiles). */
 static int sdx__amx_computes(sdx_ctx *ctx, sdx_dtype compute) {
-    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && sdx__cpu(ctx)->bf16_amx;
 }
 
 /* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
@@ -5128,7 +5658,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * SDX__WCB * 9) * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
 #ifdef SDX__X86
-    wi.vec16 = !ctx->kernels->pack_scalar && sdx__have_avx512f();
+    wi.vec16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f();
 #endif
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
     chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
@@ -6196,7 +6726,7 @@ static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
     a->q_blocks = (a->nq + SDX__AQO * SDX__AQB - 1) / (SDX__AQO * SDX__AQB);
     a->kv_keys = (a->nk + SDX__AKB - 1) / SDX__AKB * SDX__AKB;
     a->kv_whole = (sdx__attn_amx_k_words(a) + sdx__attn_amx_v_words(a)) * sizeof(uint32_t) <= SDX__ATTN_KV_BYTES &&
-                  !ctx->kernels->attn_blockwise;
+                  !sdx__cpu(ctx)->attn_blockwise;
     if (!a->kv_whole) a->kv_keys = SDX__AKB;
     jobs = sdx__attn_plan_jobs(ctx, a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_amx_scratch_bytes(a))) != SDX_OK) return rc;
@@ -6233,7 +6763,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     /* K and V packed once per job, not per query block (sdx__attn_plan_jobs) */
     a.kv_keys = (a.nk + SDX__KB - 1) / SDX__KB * SDX__KB;
     a.kv_whole = a.nk <= (int64_t)(SDX__ATTN_KV_BYTES / (2 * sizeof(float) * (size_t)a.dp));
-    if (ctx->kernels && ctx->kernels->attn_blockwise) a.kv_whole = 0;
+    if (sdx__cpu(ctx)->attn_blockwise) a.kv_whole = 0;
     if (!a.kv_whole) a.kv_keys = SDX__KB;
     jobs = sdx__attn_plan_jobs(ctx, &a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp, a.kv_keys) * sizeof(float))) != SDX_OK) return rc;
@@ -6255,437 +6785,39 @@ static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
     return SDX_OK;
 }
 
-static sdx_backend sdx__cpu_backend(void) {
-    sdx_backend b;
-    memset(&b, 0, sizeof b);
-    b.name = "cpu";
-    b.host_memory = 1;
-    b.alloc = sdx__cpu_alloc;
-    b.free = sdx__cpu_free;
-    b.upload = sdx__cpu_move;
-    b.download = sdx__cpu_move;
-#define SDX__CPU_OP(name, required, params, args, operands) b.name = sdx__cpu_##name;
+/* The CPU backend, with its own state: the context's host backend. */
+static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
+    sdx__cpu_state *s = sdx__cpu_state_new(ctx);
+    if (!s) return SDX_ERR_NOMEM;
+    memset(b, 0, sizeof *b);
+    b->name = "cpu";
+    b->user = s;
+    b->host_memory = 1;
+    b->alloc = sdx__cpu_alloc;
+    b->free = sdx__cpu_free;
+    b->upload = sdx__cpu_move;
+    b->download = sdx__cpu_move;
+    b->release = sdx__cpu_state_free;
+    b->weight_added = sdx__cpu_weight_added;
+    b->weight_changed = sdx__cpu_weight_changed;
+#define SDX__CPU_OP(name, required, params, args, operands) b->name = sdx__cpu_##name;
     SDX_BACKEND_OPS(SDX__CPU_OP)
 #undef SDX__CPU_OP
-    return b;
-}
-
-/* ---- src/core/ops.c ---- */
-/* ===================================================================== */
-/*  Ops: the kernels as model code calls them                             */
-/* ===================================================================== */
-/* Every call goes to the context's backend (the CPU's kernels, or a GPU's
- * from sdx_hip.h). Here, once for every backend: each operand must live
- * where the backend computes (a host tensor handed to a GPU kernel is a
- * bug in model code, caught with its name), and the tracer checks a
- * device output (the CPU kernels check their own). The contracts are in
- * docs/INTERNALS.md. */
-
-static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
-
-/* Each operand lives where the backend computes (a host tensor handed to
- * a GPU kernel is a bug in model code, caught with its name) and is a
- * tensor a kernel can read: dims in range and none negative (pairs of
- * negative dims multiply to a positive count that every later shape
- * check would accept), data present, a storage dtype. */
-static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
-    static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
-    int device = sdx__on_device(ctx);
-    for (int i = 0; i < n; i++) {
-        const sdx_tensor *t = ts[i];
-        const char *name = what[SDX__MIN(i, 4)];
-        if (!t) continue;
-        if (t->device != device)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
-                             op, i, t->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
-        if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op, name, t->ndim, SDX_MAX_DIMS);
-        for (int d = 0; d < t->ndim; d++)
-            if (t->shape[d] < 0) {
-                char s[96];
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
-            }
-        if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
-                             sdx_dtype_name(t->dtype));
-    }
     return SDX_OK;
 }
 
-static int sdx__fail_shapes(sdx_ctx *ctx, const char *op, const char *why,
-                            const sdx_tensor *a, const char *an, const sdx_tensor *b, const char *bn) {
-    char sa[96], sb[96];
-    sdx_shape_str(a, sa, sizeof sa);
-    if (b) sdx_shape_str(b, sb, sizeof sb); else sb[0] = 0;
-    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s (%s %s%s%s%s%s)", op, why, an, sa,
-                     b ? ", " : "", b ? bn : "", b ? " " : "", b ? sb : "");
-}
-
-/* ---- the ops' contracts --------------------------------------------------- */
-/* Checked here, once for every backend, after sdx__ops_operands: a kernel
- * may assume its operands fit (docs/INTERNALS.md, "Kernel API"). */
-
-static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                             sdx_dtype compute) {
-    static const char op[] = "linear";
-    (void)compute;
-    if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-        return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
-    if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "y's leading dims differ from x's", y, "y", x, "x");
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-features", b, "b", w, "w");
-    return SDX_OK;
-}
-
-static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                                 int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
-    static const char op[] = "conv2d";
-    int64_t ho, wo;
-    (void)compute;
-    if (stride < 1 || pad_top < 0 || pad_left < 0 || pad_bottom < 0 || pad_right < 0)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: stride %d must be >= 1 and pads (%d, %d, %d, %d) >= 0",
-                         op, stride, pad_top, pad_left, pad_bottom, pad_right);
-    if (x->ndim != 4 || w->ndim != 4 || x->shape[1] != w->shape[1] || w->shape[2] < 1 || w->shape[3] < 1)
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and w [O, C, kh, kw]", x, "x", w, "w");
-    ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
-    wo = x->shape[3] + pad_left + pad_right - w->shape[3];
-    if (ho < 0 || wo < 0) return sdx__fail_shapes(ctx, op, "kernel larger than the padded input", x, "x", w, "w");
-    ho = ho / stride + 1;
-    wo = wo / stride + 1;
-    if (y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != w->shape[0] || y->shape[2] != ho || y->shape[3] != wo) {
-        char want[128];
-        snprintf(want, sizeof want, "y must be [%lld, %lld, %lld, %lld]", (long long)x->shape[0],
-                 (long long)w->shape[0], (long long)ho, (long long)wo);
-        return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
-    }
-    if (b && sdx_tensor_numel(b) != w->shape[0])
-        return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
-    return SDX_OK;
-}
-
-static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
-                                 const sdx_tensor *gamma, const sdx_tensor *beta, int fuse_silu, sdx_dtype compute) {
-    static const char op[] = "group_norm";
-    (void)eps; (void)fuse_silu; (void)compute;
-    if (x->ndim < 2 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape [N, C, ...]", x, "x", y, "y");
-    if (groups < 1 || x->shape[1] % groups)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %lld channels not divisible into %d groups", op,
-                         (long long)x->shape[1], groups);
-    if ((gamma && sdx_tensor_numel(gamma) != x->shape[1]) || (beta && sdx_tensor_numel(beta) != x->shape[1]))
-        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal channels", x, "x", gamma ? gamma : beta, "gamma/beta");
-    return SDX_OK;
-}
-
-static int sdx__check_layer_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
-                                 const sdx_tensor *gamma, const sdx_tensor *beta) {
-    static const char op[] = "layer_norm";
-    int64_t d;
-    (void)eps;
-    if (x->ndim < 1 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, op, "expected y and x of the same shape", x, "x", y, "y");
-    d = x->shape[x->ndim - 1];
-    if ((gamma && sdx_tensor_numel(gamma) != d) || (beta && sdx_tensor_numel(beta) != d))
-        return sdx__fail_shapes(ctx, op, "gamma/beta size must equal the last dim", x, "x", gamma ? gamma : beta, "gamma/beta");
-    return SDX_OK;
-}
-
-static int sdx__check_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    if (x->ndim < 1 || !sdx__same_shape(x, y))
-        return sdx__fail_shapes(ctx, "softmax", "expected y and x of the same shape", x, "x", y, "y");
-    return SDX_OK;
-}
-
-static int sdx__check_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                                int heads, int causal, sdx_dtype compute) {
-    static const char op[] = "attention";
-    (void)causal; (void)compute;
-    if (q->ndim != 3 || k->ndim != 3 || v->ndim != 3 || !sdx__same_shape(k, v) || !sdx__same_shape(q, y) ||
-        k->shape[0] != q->shape[0] || k->shape[2] != q->shape[2])
-        return sdx__fail_shapes(ctx, op, "expected q, y [B, Nq, H*D] and k, v [B, Nk, H*D]", q, "q", k, "k");
-    if (heads < 1 || q->shape[2] % heads)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: width %lld not divisible into %d heads", op,
-                         (long long)q->shape[2], heads);
-    if (y->data == q->data || y->data == k->data || y->data == v->data)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias q, k or v", op);
-    if (sdx_tensor_numel(q) > 0 && k->shape[1] == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
-    return SDX_OK;
-}
-
-/* Elementwise: as many values in and out (y may alias an input). */
-static int sdx__check_same_count(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    int64_t n = sdx_tensor_numel(y);
-    if (sdx_tensor_numel(a) != n) return sdx__fail_shapes(ctx, op, "element counts differ", y, "y", a, "x");
-    if (b && sdx_tensor_numel(b) != n) return sdx__fail_shapes(ctx, op, "element counts differ", a, "a", b, "b");
-    return SDX_OK;
-}
-
-static int sdx__check_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
-    (void)compute;
-    return sdx__check_same_count(ctx, "silu", y, x, NULL);
-}
-static int sdx__check_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
-    (void)compute;
-    return sdx__check_same_count(ctx, "gelu", y, x, NULL);
-}
-static int sdx__check_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "quick_gelu", y, x, NULL); }
-static int sdx__check_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__check_same_count(ctx, "copy", y, x, NULL); }
-static int sdx__check_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "add", y, a, b); }
-static int sdx__check_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) { return sdx__check_same_count(ctx, "mul", y, a, b); }
-
-static int sdx__check_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) {
-    (void)s;
-    return sdx__check_same_count(ctx, "scale", y, x, NULL);
-}
-
-/* y = min(max(x, lo), hi), NaN stays NaN (ReLU: 0, INFINITY); y may alias x. */
-static int sdx__check_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
-    if (!(lo <= hi)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "clamp: bounds [%g, %g] are not ordered", lo, hi);
-    return sdx__check_same_count(ctx, "clamp", y, x, NULL);
-}
-
-/* y = tanh(x / limit) * limit (TAESD's soft clamp), limit > 0; y may alias x. */
-static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
-    if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
-    return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
-}
-
-/* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
-static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
-    static const char op[] = "geglu";
-    (void)compute;
-    if (x->ndim < 1 || y->ndim != x->ndim || x->shape[x->ndim - 1] != 2 * y->shape[y->ndim - 1])
-        return sdx__fail_shapes(ctx, op, "x's last dim must be twice y's", x, "x", y, "y");
-    for (int i = 0; i + 1 < x->ndim; i++)
-        if (y->shape[i] != x->shape[i]) return sdx__fail_shapes(ctx, op, "leading dims differ", x, "x", y, "y");
-    return SDX_OK;
-}
-
-/* v: [N, C] over H, W */
-static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
-    if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
-        return sdx__fail_shapes(ctx, "add_channel_bias", "expected y, x [N, C, ...] and v [N, C]", x, "x", v, "v");
-    return SDX_OK;
-}
-
-static int sdx__check_not_aliased(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x) {
-    if (y->data == x->data && sdx_tensor_numel(x) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must not alias x", op);
-    return SDX_OK;
-}
-
-/* NCHW, y's shape gives the size */
-static int sdx__check_resize_nearest(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    static const char op[] = "resize_nearest";
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[1] ||
-        (sdx_tensor_numel(y) > 0 && sdx_tensor_numel(x) == 0))
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, Ho, Wo]", x, "x", y, "y");
-    return sdx__check_not_aliased(ctx, op, y, x);
-}
-
-static int sdx__check_pad_circular(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right) {
-    static const char op[] = "pad_circular";
-    if (top < 0 || left < 0 || bottom < 0 || right < 0 || x->ndim != 4 || y->ndim != 4 || y->shape[0] != x->shape[0] ||
-        y->shape[1] != x->shape[1] || y->shape[2] != x->shape[2] + top + bottom || y->shape[3] != x->shape[3] + left + right ||
-        (sdx_tensor_numel(y) > 0 && (x->shape[2] < 1 || x->shape[3] < 1)))
-        return sdx__fail_shapes(ctx, op, "expected x [N, C, H, W] and y [N, C, H + top + bottom, W + left + right]", x, "x", y, "y");
-    return sdx__check_not_aliased(ctx, op, y, x);
-}
-
-static int sdx__check_concat_channels(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    if (a->ndim != 4 || b->ndim != 4 || y->ndim != 4 || a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2] ||
-        a->shape[3] != b->shape[3] || y->shape[0] != a->shape[0] || y->shape[1] != a->shape[1] + b->shape[1] ||
-        y->shape[2] != a->shape[2] || y->shape[3] != a->shape[3])
-        return sdx__fail_shapes(ctx, "concat_channels", "expected a [N, Ca, H, W], b [N, Cb, H, W], y [N, Ca+Cb, H, W]",
-                                a, "a", b, "b");
-    return SDX_OK;
-}
-
-static int sdx__check_nchw_to_nlc(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    if (x->ndim != 4 || y->ndim != 3 || y->shape[0] != x->shape[0] || y->shape[1] != x->shape[2] * x->shape[3] ||
-        y->shape[2] != x->shape[1])
-        return sdx__fail_shapes(ctx, "nchw_to_nlc", "expected x [N, C, H, W] and y [N, H*W, C]", x, "x", y, "y");
-    return SDX_OK;
-}
-
-static int sdx__check_nlc_to_nchw(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    if (x->ndim != 3 || y->ndim != 4 || y->shape[0] != x->shape[0] || x->shape[1] != y->shape[2] * y->shape[3] ||
-        x->shape[2] != y->shape[1])
-        return sdx__fail_shapes(ctx, "nlc_to_nchw", "expected x [N, H*W, C] and y [N, C, H, W]", x, "x", y, "y");
-    return SDX_OK;
-}
-
-/* ---- dispatch --------------------------------------------------------------- */
-
-static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int rc) {
-    if (rc != SDX_OK || !y->device) return rc;
-    return sdx__trace_check(ctx, op, y);
-}
-
-#define SDX__UNPAREN(...) __VA_ARGS__
-#define SDX__CTX_ARGS(...) (ctx, __VA_ARGS__)
-
-/* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
- * y, x, w, b, compute), ...): operands, then the op's contract, then the
- * backend's kernel. */
-#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
-    static int sdx__##name SDX_BACKEND_PARAMS params { \
-        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
-        int rc_ = sdx__ops_operands(ctx, #name, operands_, SDX__ARRAY_LEN(operands_)); \
-        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
-        if (rc_ != SDX_OK) return rc_; \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name SDX__CTX_ARGS args); \
-    }
-SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
-
-/* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
- * these two calls every convolution with symmetric padding (the layers'
- * own padding, as PyTorch's padding_mode="circular") wraps around the
- * image edges, so a generated picture tiles without seams. Explicit
- * asymmetric pads (the VAE encoder's downsampling) stay zero. */
-static void sdx__circular_begin(sdx_ctx *ctx) { ctx->circular = 1; }
-static void sdx__circular_pause(sdx_ctx *ctx) { ctx->circular = 0; }   /* keeps the buffer */
-
-static void sdx__circular_end(sdx_ctx *ctx) {
-    ctx->circular = 0;
-    sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
-    ctx->pad_buf = NULL;
-    ctx->pad_cap = 0;
-}
-
-/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad, sdx_dtype compute) {
-    sdx_tensor xp;
-    size_t bytes;
-    int rc;
-    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
-    xp = *x;
-    xp.owned = 0;
-    xp.shape[2] += 2 * pad;
-    xp.shape[3] += 2 * pad;
-    bytes = sdx_tensor_nbytes(&xp);
-    if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
-        sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
-        ctx->pad_cap = 0;
-        if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
-        ctx->pad_cap = bytes;
-    }
-    xp.data = ctx->pad_buf;
-    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
-    return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
-}
-
-/* Nearest 2x: the resize with y twice x's size (checked here, so every
- * backend's resize sees the same contract). */
-static int sdx__upsample2x(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
-    if (x->ndim != 4 || y->ndim != 4 || y->shape[2] != 2 * x->shape[2] || y->shape[3] != 2 * x->shape[3]) {
-        char sx[96], sy[96];
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "upsample2x: expected x [N, C, H, W] and y [N, C, 2H, 2W]; x is %s, y is %s",
-                         sdx_shape_str(x, sx, sizeof sx), sdx_shape_str(y, sy, sizeof sy));
-    }
-    return sdx__resize_nearest(ctx, y, x);
-}
-
-/* ---- host helpers ------------------------------------------------------ */
-
-/* out[n, dim] = [cos(t*f_i) ..., sin(t*f_i) ...], f_i = exp(-ln(max_period) * i / (dim/2)) */
-static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, float max_period) {
-    int half = dim / 2;
-    float lnp = (float)log((double)max_period);
-    for (int i = 0; i < n; i++) {
-        float *o = out + (size_t)i * (size_t)dim;
-        for (int j = 0; j < half; j++) {
-            /* frequencies and arguments rounded to f32 as the reference
-             * implementations compute them; cos/sin of that f32 argument */
-            float f = expf(-lnp * (float)j / (float)half);
-            float arg = t[i] * f;
-            o[j] = (float)cos((double)arg);
-            o[half + j] = (float)sin((double)arg);
-        }
-        if (dim % 2) o[dim - 1] = 0.0f;
-    }
-}
-
-/* ---- src/core/context.c (continued) ---- */
-
+/* A context starts on the CPU, which is also its host backend for good:
+ * sdx_create lives here, where that backend is known (core/context.c
+ * does the rest). */
 SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
-    sdx_desc d;
-    sdx_ctx *ctx;
-    if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if ((d.alloc || d.realloc || d.free) && !(d.alloc && d.realloc && d.free)) {
-        if (d.log) d.log(SDX_LOG_ERROR, "sdx_create: set all three allocator hooks (alloc, realloc, free) or none", d.user);
+    sdx_ctx *ctx = sdx__ctx_new(desc);
+    if (!ctx) return NULL;
+    if (sdx__cpu_backend_new(ctx, &ctx->host) != SDX_OK) {
+        sdx__ctx_delete(ctx);
         return NULL;
     }
-    ctx = (sdx_ctx *)(d.alloc ? d.alloc(sizeof *ctx, d.user) : SDX_MALLOC(sizeof *ctx));
-    if (!ctx) return NULL;
-    memset(ctx, 0, sizeof *ctx);
-    ctx->desc = d;
-    ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
-    ctx->trace = d.trace_nonfinite;
-    ctx->be = sdx__cpu_backend();
+    ctx->be = ctx->host;
     return ctx;
-}
-
-SDX_API void sdx_destroy(sdx_ctx *ctx) {
-    if (!ctx) return;
-    sdx__circular_end(ctx);
-    if (ctx->be.release) ctx->be.release(ctx->be.user);
-    sdx__pool_destroy(ctx->pool);
-    sdx__kernel_state_free(ctx);
-    sdx__wcache_free(ctx);
-    sdx__free(ctx, ctx);
-}
-
-SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
-SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; }
-
-/* ---- backends ---------------------------------------------------------- */
-
-/* Every field a backend must fill: a NULL one would crash mid-generation,
- * so it is refused here, by name. */
-static const char *sdx__backend_missing(const sdx_backend *b) {
-#define SDX__NEED(f) if (!b->f) return #f;
-#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
-    SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
-    SDX_BACKEND_OPS(SDX__NEED_OP)
-#undef SDX__NEED_OP
-#undef SDX__NEED
-    return NULL;
-}
-
-SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
-    const char *missing;
-    if (!ctx) return SDX_ERR_INVALID_ARG;
-    if (backend && (missing = sdx__backend_missing(backend)) != NULL)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: backend '%s' has no %s",
-                         backend->name ? backend->name : "?", missing);
-    if (ctx->dev_bytes)
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: the context still holds %zu bytes on backend '%s' "
-                         "(free its models first)", ctx->dev_bytes, ctx->be.name);
-    if (ctx->be.release) ctx->be.release(ctx->be.user);
-    ctx->be = backend ? *backend : sdx__cpu_backend();
-    ctx->dev_peak = 0;
-    return SDX_OK;
-}
-
-SDX_API const char *sdx_backend_name(const sdx_ctx *ctx) { return ctx ? ctx->be.name : "none"; }
-SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user : NULL; }
-
-SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
-    if (peak) *peak = ctx ? ctx->dev_peak : 0;
-    return ctx ? ctx->dev_bytes : 0;
-}
-
-SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    code = sdx__vfail(ctx, code, fmt, ap);
-    va_end(ap);
-    return code;
 }
 
 /* ---- src/core/json.c ---- */
@@ -7613,7 +7745,7 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
 }
 
 static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
-    sdx__wcache_drop(w->ctx, &sl->t, 0);     /* a packed copy of the old values */
+    sdx__weight_changed(w->ctx, &sl->t, 0);   /* a packed copy of the old values */
     if (!sl->owned) return;
     if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
     else sdx__free(w->ctx, sl->t.data);
@@ -7626,7 +7758,7 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
 
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
-        sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
+        sdx__weight_changed(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
     }
     /* slots are taken in order and never given back, so every block
@@ -7659,7 +7791,7 @@ static void sdx__wset_release(const sdx__wset *w, int first, int end) {
     for (int i = first; i < end && i < w->n_slots; i++) {
         const sdx_tensor *f = w->slots[i]->file;
         const unsigned char *b = (const unsigned char *)f->data, *e = b + sdx_tensor_nbytes(f);
-        if (w->ctx) sdx__wcache_drop(w->ctx, &w->slots[i]->t, 0);
+        if (w->ctx) sdx__weight_changed(w->ctx, &w->slots[i]->t, 0);
         if (lo && b <= hi && e >= lo) {
             if (b < lo) lo = b;
             if (e > hi) hi = e;
@@ -7705,7 +7837,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
     int rc = SDX_OK;
-    sdx__wcache_drop(ctx, &sl->t, 0);        /* new values: repack on next use */
+    sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
     if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
@@ -7796,7 +7928,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
         w->rc = rc;
         return NULL;
     }
-    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
+    if ((rc = sdx__weight_added(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         w->rc = rc;
         return NULL;
@@ -15066,7 +15198,7 @@ static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
     return p;
 }
 
-/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
+/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the host backend's GEMM. */
 static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
     float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
     sdx_tensor y, x, w;
@@ -15080,7 +15212,7 @@ static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float 
         x = sdx__view(SDX_F32, (void *)a, 2, xs);
         w = sdx__view(SDX_F32, bt, 2, ws);
     }
-    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
+    rc = sdx__host_linear(ctx, &y, &x, &w, NULL, SDX_F32);
     sdx__free(ctx, bt);
     return rc;
 }

@@ -80,7 +80,7 @@ static void compute_end(sdx_ctx *ctx, const sdx_tensor *w) {
 }
 static const char *compute_name(sdx_ctx *ctx, sdx_dtype compute) {
     if (compute != SDX_BF16) return "";
-    return ctx->kernels && ctx->kernels->bf16_amx ? " bf16 AMX" : " bf16";
+    return sdx__cpu(ctx)->bf16_amx ? " bf16 AMX" : " bf16";
 }
 static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2 : 1e-3; }
 
@@ -326,11 +326,11 @@ int main(int argc, char **argv) {
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
         static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };
         /* per CPU second: the ratios hold on a machine whose host steals time */
-        int usable = sdx__bf16_usable(ctx), amx = usable && ctx->kernels->bf16_amx;
-        int pays = ctx->kernels && ctx->kernels->bf16_dot_pays;
+        int usable = sdx__bf16_usable(ctx), amx = usable && sdx__cpu(ctx)->bf16_amx;
+        int pays = sdx__cpu(ctx)->bf16_dot_pays;
         double cpu[3] = { 0, 0, 0 };   /* per CPU second: f32, split, rounded */
-        if (ctx->kernels && ctx->kernels->bf16_dot) {
-            ctx->kernels->bf16_dot_pays = 1;   /* the kernel's rows run anyway */
+        if (sdx__cpu(ctx)->bf16_dot) {
+            sdx__cpu(ctx)->bf16_dot_pays = 1;   /* the kernel's rows run anyway */
 #if defined(SDX__X86) && !defined(SDX_NO_SIMD)
             bench_dot_rates();
 #endif
@@ -348,9 +348,9 @@ int main(int argc, char **argv) {
                 if (mode > 0 && mode < 3 && !amx) continue;
                 if (mode > 0 && !sdx__bf16_usable(ctx)) break;
                 if (mode > 0) {
-                    ctx->kernels->bf16_amx = mode < 3;
-                    ctx->kernels->bf16_round_act = mode == 2 || mode == 4;
-                    printf("%s", ctx->kernels->bf16_round_act ? "rounded " : "");
+                    sdx__cpu(ctx)->bf16_amx = mode < 3;
+                    sdx__cpu(ctx)->bf16_round_act = mode == 2 || mode == 4;
+                    printf("%s", sdx__cpu(ctx)->bf16_round_act ? "rounded " : "");
                 }
                 if (i < 4) bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, mode ? SDX_BF16 : SDX_F32);
                 else bench_conv(ctx, conv[i - 4][0], conv[i - 4][1], conv[i - 4][2], SDX_F16, SDX_F32, mode ? SDX_BF16 : SDX_F32);
@@ -361,8 +361,8 @@ int main(int argc, char **argv) {
                            cpu[1] / cpu[0], cpu[2] / cpu[0]);
             }
         }
-        if (sdx__bf16_usable(ctx)) { ctx->kernels->bf16_amx = amx; ctx->kernels->bf16_round_act = 0; }
-        if (ctx->kernels) ctx->kernels->bf16_dot_pays = pays;
+        if (sdx__bf16_usable(ctx)) { sdx__cpu(ctx)->bf16_amx = amx; sdx__cpu(ctx)->bf16_round_act = 0; }
+        sdx__cpu(ctx)->bf16_dot_pays = pays;
     }
     if (wanted(argc, argv, "winograd")) {
         /* SD 1.5's UNet at 512x512 (64x64 latents, batch 1 here), its VAE
@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
                                              { 512, 64 }, { 512, 128 }, { 256, 256 }, { 128, 512 } };
         for (int mode = 0; mode < 2; mode++) {
             sdx_dtype compute = mode ? SDX_BF16 : SDX_F32;
-            if (mode && !(sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx)) break;
+            if (mode && !(sdx__bf16_usable(ctx) && sdx__cpu(ctx)->bf16_amx)) break;
             for (size_t i = 0; i < sizeof layers / sizeof layers[0]; i++)
                 if (mode || layers[i][1] <= 64)
                     bench_wino(ctx, layers[i][0], layers[i][0], layers[i][1], SDX_F16, SDX_F32, compute);
@@ -381,7 +381,7 @@ int main(int argc, char **argv) {
             static const int64_t sweep[][2] = { { 1280, 32 }, { 640, 24 }, { 640, 16 }, { 320, 32 }, { 320, 16 },
                                                 { 128, 32 }, { 128, 16 }, { 64, 16 }, { 32, 32 }, { 32, 16 } };
             for (int mode = 0; mode < 2; mode++) {
-                if (mode && !(sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx)) break;
+                if (mode && !(sdx__bf16_usable(ctx) && sdx__cpu(ctx)->bf16_amx)) break;
                 for (size_t i = 0; i < sizeof sweep / sizeof sweep[0]; i++)
                     bench_wino(ctx, sweep[i][0], sweep[i][0], sweep[i][1], SDX_F16, SDX_F32, mode ? SDX_BF16 : SDX_F32);
             }

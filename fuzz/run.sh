@@ -31,9 +31,9 @@ CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize
 # and its input size limit.
 parts() {
     case $1 in
-    safetensors|json) echo "core/context.c core/safetensors.c" ;;
-    inflate) echo "core/context.c core/inflate.c" ;;
-    tokenizer|prompt|vocab) echo "core/context.c text/prompt.c" ;;
+    safetensors|json) echo "cpu/backend.c core/safetensors.c" ;;
+    inflate) echo "cpu/backend.c core/inflate.c" ;;
+    tokenizer|prompt|vocab) echo "cpu/backend.c text/prompt.c" ;;
     *) echo "" ;;
     esac
 }

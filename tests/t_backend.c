@@ -436,6 +436,45 @@ static int host_operands_and_incomplete_backends_are_refused(void) {
     return T_PASS;
 }
 
+/* softmax and mul are optional: a backend without them is accepted, and
+ * the ops run on the host on copies of the operands, with the CPU's bits
+ * (mul in place, y aliasing a, as model code may call it). */
+static int optional_ops_a_backend_lacks_run_on_the_host(void) {
+    fake_device fd;
+    sdx_ctx *cpu = t_ctx(), *ctx = t_ctx();
+    sdx_backend b = fd_backend(&fd);
+    const int64_t shape[2] = { 3, 37 };
+    float xv[3 * 37], bv[3 * 37], want_soft[3 * 37], want_mul[3 * 37], got[3 * 37];
+    sdx_tensor hx, hb, hy, x, bt, y;
+    sdx__arena a;
+    for (int i = 0; i < 3 * 37; i++) { xv[i] = (float)((i * 37) % 23) * 0.3f - 3.0f; bv[i] = 1.0f + (float)(i % 5) * 0.25f; }
+    memset(&fd, 0, sizeof fd);
+    b.softmax = NULL;
+    b.mul = NULL;
+    T_CHECK(cpu && ctx, "context");
+    T_CHECK(sdx_set_backend(ctx, &b) == SDX_OK, "a backend without optional ops: %s", sdx_last_error(ctx));
+    hx = sdx__view(SDX_F32, xv, 2, shape);
+    hb = sdx__view(SDX_F32, bv, 2, shape);
+    hy = sdx__view(SDX_F32, want_soft, 2, shape);
+    T_CHECK(sdx__softmax(cpu, &hy, &hx) == SDX_OK, "%s", sdx_last_error(cpu));
+    memcpy(want_mul, xv, sizeof xv);
+    hy = sdx__view(SDX_F32, want_mul, 2, shape);
+    T_CHECK(sdx__mul(cpu, &hy, &hy, &hb) == SDX_OK, "%s", sdx_last_error(cpu));
+    sdx__arena_init(&a, ctx, 0);
+    T_CHECK(sdx__arena_tensor(&a, &x, SDX_F32, 2, shape) && sdx__arena_tensor(&a, &bt, SDX_F32, 2, shape) &&
+            sdx__arena_tensor(&a, &y, SDX_F32, 2, shape), "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__upload(ctx, &x, xv) == SDX_OK && sdx__upload(ctx, &bt, bv) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__softmax(ctx, &y, &x) == SDX_OK, "softmax on the host: %s", sdx_last_error(ctx));
+    T_CHECK(sdx__download(ctx, got, &y) == SDX_OK && !memcmp(got, want_soft, sizeof got), "softmax differs from the CPU's");
+    T_CHECK(sdx__mul(ctx, &x, &x, &bt) == SDX_OK, "mul on the host: %s", sdx_last_error(ctx));
+    T_CHECK(sdx__download(ctx, got, &x) == SDX_OK && !memcmp(got, want_mul, sizeof got), "mul differs from the CPU's");
+    T_CHECK(fd.calls == 0, "a fake kernel ran (%ld calls)", fd.calls);
+    sdx__arena_free(&a);
+    sdx_destroy(ctx);
+    sdx_destroy(cpu);
+    return T_PASS;
+}
+
 /* A controlled generation (two ControlNets, one of them only for part of
  * the schedule, on the SD 1.x model) on the fake device:
  * ControlNet weights uploaded, residuals on the device, equal bits. */
@@ -496,6 +535,7 @@ static int controlnets_on_the_fake_device_equal_the_cpu(void) {
 static const t_case backend_cases[] = {
     { "controlnets_on_the_fake_device_equal_the_cpu", controlnets_on_the_fake_device_equal_the_cpu },
     { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
+    { "optional_ops_a_backend_lacks_run_on_the_host", optional_ops_a_backend_lacks_run_on_the_host },
     { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },

@@ -22,8 +22,8 @@ static double tb_split(float v) { float hi = tb_bf16(v); return (double)hi + (do
  * The AVX512-BF16 kernel is tested wherever the CPU has the instruction,
  * also where the mode would not use it because it is slower than f32. */
 static int tb_has_bf16(sdx_ctx *ctx) {
-    if (!sdx__bf16_usable(ctx) && !(ctx->kernels && ctx->kernels->bf16_dot)) return 0;
-    ctx->kernels->bf16_dot_pays = 1;
+    if (!sdx__bf16_usable(ctx) && !sdx__cpu(ctx)->bf16_dot) return 0;
+    sdx__cpu(ctx)->bf16_dot_pays = 1;
     return sdx__bf16_usable(ctx);
 }
 
@@ -31,10 +31,10 @@ static int tb_has_bf16(sdx_ctx *ctx) {
  * the CPU has them, and the AVX512-BF16 kernel (AMX cleared, as on a CPU
  * without it). tb_engines counts them on a context as probed; tb_engine
  * selects engine e (0: as probed, 1: AMX cleared) and names it. */
-static int tb_engines(sdx_ctx *ctx) { return ctx->kernels->bf16_amx ? 2 : 1; }
+static int tb_engines(sdx_ctx *ctx) { return sdx__cpu(ctx)->bf16_amx ? 2 : 1; }
 static const char *tb_engine(sdx_ctx *ctx, int e) {
-    if (e) ctx->kernels->bf16_amx = 0;
-    return ctx->kernels->bf16_amx ? "AMX" : "AVX512-BF16";
+    if (e) sdx__cpu(ctx)->bf16_amx = 0;
+    return sdx__cpu(ctx)->bf16_amx ? "AMX" : "AVX512-BF16";
 }
 
 static int tb_alloc_random(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale) {
@@ -303,9 +303,9 @@ static int attention_bf16_keeps_f32_accuracy(void) {
         T_CHECK(sdx__attention(ctx, &yf, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "f32: %s", sdx_last_error(ctx));
         compute = SDX_BF16;
         T_CHECK(sdx__attention(ctx, &y, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
-        ctx->kernels->attn_blockwise = 1;
+        sdx__cpu(ctx)->attn_blockwise = 1;
         T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
-        ctx->kernels->attn_blockwise = 0;
+        sdx__cpu(ctx)->attn_blockwise = 0;
         T_CHECK(memcmp(y.data, y2.data, sdx_tensor_nbytes(&y)) == 0, "case %zu: K and V packed per block give other bits", c);
         for (int64_t b = 0; b < 2; b++)
             for (int64_t h = 0; h < H; h++)
@@ -346,10 +346,10 @@ static int attention_bf16_keeps_f32_accuracy(void) {
                sdx_dtype_name(cs[c].dt), rel, sqrt(numf / den), worst);
         T_CHECK(rel < 2e-5, "case %zu: rel-L2 to double %.3g", c, rel);
         /* the AVX512-BF16 engine has no attention of its own: f32's */
-        if (ctx->kernels->bf16_amx) {
-            ctx->kernels->bf16_amx = 0;
+        if (sdx__cpu(ctx)->bf16_amx) {
+            sdx__cpu(ctx)->bf16_amx = 0;
             T_CHECK(sdx__attention(ctx, &y2, &q, &k, &v, (int)H, cs[c].causal, compute) == SDX_OK, "%s", sdx_last_error(ctx));
-            ctx->kernels->bf16_amx = 1;
+            sdx__cpu(ctx)->bf16_amx = 1;
             T_CHECK(memcmp(y2.data, yf.data, sdx_tensor_nbytes(&y2)) == 0, "case %zu: without AMX bf16 attention is not f32's", c);
         }
         compute = SDX_F32;
@@ -382,7 +382,7 @@ static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
     static const sdx_dtype wtypes[] = { SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_F16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx) || !ctx->kernels->bf16_amx, "no AMX-BF16 here: bf16 mode's Winograd is f32's");
+    T_SKIP_IF(!tb_has_bf16(ctx) || !sdx__cpu(ctx)->bf16_amx, "no AMX-BF16 here: bf16 mode's Winograd is f32's");
     for (size_t c = 0; c < SDX__ARRAY_LEN(cs); c++) {
         const int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4];
         const int pt = cs[c][5], pl = cs[c][6], pb = cs[c][7], pr = cs[c][8];
@@ -498,11 +498,10 @@ static int fallback_equals_f32_exactly_case(int has_dot) {
     sdx_tensor x, w, y32, y16, a, b, z32, z16;
     T_CHECK(ctx, "context");
     (void)tb_has_bf16(ctx);
-    T_CHECK(ctx->kernels, "kernel state");
-    ctx->kernels->bf16_dot = has_dot;
-    ctx->kernels->bf16_amx = 0;
-    ctx->kernels->bf16_dot_pays = 0;
-    ctx->kernels->bf16_told = 0;
+    sdx__cpu(ctx)->bf16_dot = has_dot;
+    sdx__cpu(ctx)->bf16_amx = 0;
+    sdx__cpu(ctx)->bf16_dot_pays = 0;
+    sdx__cpu(ctx)->bf16_told = 0;
     tb_state = 99;
     T_CHECK(tb_alloc_random(ctx, &x, SDX_F32, 4, xs, 1.0) && tb_alloc_random(ctx, &w, SDX_F16, 4, ws, 0.2) &&
             sdx_tensor_alloc(ctx, &y32, SDX_F32, 4, ys) == SDX_OK && sdx_tensor_alloc(ctx, &y16, SDX_F32, 4, ys) == SDX_OK &&
@@ -513,7 +512,7 @@ static int fallback_equals_f32_exactly_case(int has_dot) {
     T_CHECK(sdx__conv2d(ctx, &y16, &x, &w, NULL, 1, 1, compute) == SDX_OK && sdx__linear(ctx, &z16, &a, &b, NULL, compute) == SDX_OK, "bf16");
     T_CHECK(memcmp(y32.data, y16.data, sdx_tensor_nbytes(&y32)) == 0, "conv: fallback differs from f32");
     T_CHECK(memcmp(z32.data, z16.data, sdx_tensor_nbytes(&z32)) == 0, "linear: fallback differs from f32");
-    T_CHECK(ctx->kernels->bf16_told == 1, "the fallback was not logged");
+    T_CHECK(sdx__cpu(ctx)->bf16_told == 1, "the fallback was not logged");
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y32); sdx_tensor_free(ctx, &y16);
     sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b); sdx_tensor_free(ctx, &z32); sdx_tensor_free(ctx, &z16);
     sdx_destroy(ctx);
@@ -578,7 +577,7 @@ static int rewritten_weight_slot_is_repacked(void) {
     T_CHECK(sdx__linear(ctx, &y2, &x, w, NULL, compute) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(memcmp(y2.data, y0.data, sdx_tensor_nbytes(&y2)) == 0, "after reset: not the file's result");
     sdx__wset_free(&ws);
-    T_CHECK(ctx->wcache.n == 0 && sdx__wcache_bytes(ctx) == 0, "freed slots left %d cache entries", ctx->wcache.n);
+    T_CHECK(sdx__cpu(ctx)->wcache.n == 0 && sdx__wcache_bytes(ctx) == 0, "freed slots left %d cache entries", sdx__cpu(ctx)->wcache.n);
     compute = SDX_F32;
     free(vals);
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &y0); sdx_tensor_free(ctx, &y1); sdx_tensor_free(ctx, &y2);
@@ -797,7 +796,7 @@ static int components_stay_close_to_f32_goldens(void) {
         T_CHECK(r <= TB_VAE, "%s %s VAE decode: rel-L2 %.3g > %g", engine, as[i].area, r, TB_VAE);
         T_CHECK(sdx__wcache_bytes(ctx) > 0, "%s: no weight was cached", as[i].area);
         sdx_model_free(m);
-        T_CHECK(ctx->wcache.n == 0, "%s: model freed, %d cache entries left", as[i].area, ctx->wcache.n);
+        T_CHECK(sdx__cpu(ctx)->wcache.n == 0, "%s: model freed, %d cache entries left", as[i].area, sdx__cpu(ctx)->wcache.n);
         sdx_destroy(ctx);
     }
     return T_PASS;

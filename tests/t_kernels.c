@@ -376,8 +376,8 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
     memset(&d1, 0, sizeof d1); d1.n_threads = 1;
     memset(&d3, 0, sizeof d3); d3.n_threads = 3;
     c1 = sdx_create(&d1); c3 = sdx_create(&d3);
-    T_CHECK(c1 && c3 && sdx__kernel_state_get(c1), "context");
-    c1->kernels->pack_scalar = 1;
+    T_CHECK(c1 && c3 && sdx__cpu(c1), "context");
+    sdx__cpu(c1)->pack_scalar = 1;
     t_seed(31);
     for (size_t i = 0; ok && i < sizeof lin / sizeof lin[0]; i++) {
         tk_env e = { c1, { { 0 } }, 0, { 0 }, 0 };
@@ -440,8 +440,8 @@ static double tk_wino_case(const tk_wino *cv, double xscale, int portable) {
     float *xv, *wv, *bv;
     sdx_tensor *x, *w, *b, *yw, *yd;
     double r = -1;
-    if (!e.ctx || !sdx__kernel_state_get(e.ctx)) return -1;
-    e.ctx->kernels->pack_scalar = portable;
+    if (!e.ctx || !sdx__cpu(e.ctx)) return -1;
+    sdx__cpu(e.ctx)->pack_scalar = portable;
     x = tk_rand(&e, cv->at, 4, xs, xscale, &xv);
     w = tk_rand(&e, cv->wt, 4, ws, 1.0 / sqrt((double)cv->c * 9.0), &wv);
     b = tk_rand(&e, cv->wt, 1, &cv->o, 0.1, &bv);
@@ -882,7 +882,7 @@ static int attention_packing_and_threads_change_no_bit(void) {
         for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
         if (other && q && k && v && y[0] && y[1] && y[2]) {
             rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal, SDX_F32);
-            if (rc == SDX_OK) { e.ctx->kernels->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
+            if (rc == SDX_OK) { sdx__cpu(e.ctx)->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
             if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal, SDX_F32);
         }
         if (rc == SDX_OK) {

@@ -70,8 +70,8 @@ extern "C" {
     X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
     X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
-    X(softmax, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(mul, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
 
 /* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
 #define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
@@ -91,6 +91,14 @@ typedef struct sdx_backend {
 
     /* kernels (sdx_ctx first), as SDX_BACKEND_OPS lists them */
     SDX_BACKEND_OPS(SDX__BACKEND_FIELD)
+
+    /* Optional: the loader made a weight slot `w` in this backend's memory
+     * (`file`, when not NULL, is sdx's handle of the mapped checkpoint the
+     * values view), or its values changed or it goes away (`gone`). A
+     * backend that keeps copies derived from weights (the CPU's packed
+     * bf16 panels) keeps them current here. */
+    int  (*weight_added)(sdx_ctx *ctx, const sdx_tensor *w, const void *file);
+    void (*weight_changed)(sdx_ctx *ctx, const sdx_tensor *w, int gone);
 } sdx_backend;
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the

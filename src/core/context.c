@@ -2,13 +2,14 @@
 /* ===================================================================== */
 /*  Context: creation and teardown                                        */
 /* ===================================================================== */
-/* The context owns the thread pool and the CPU kernels' scratch, so it is
- * made here, above both. */
+/* The context owns the thread pool and its backends: the host (the CPU,
+ * for good) and the one it computes on (the host, or a device's). */
 #include "core.c"
-#include "../cpu/backend.c"
 #include "ops.c"
 
-SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
+/* A context without backends: sdx_create (cpu/backend.c) gives it the
+ * CPU as its host backend. */
+static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
     sdx_desc d;
     sdx_ctx *ctx;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
@@ -22,18 +23,23 @@ SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
     ctx->desc = d;
     ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
     ctx->trace = d.trace_nonfinite;
-    ctx->be = sdx__cpu_backend();
     return ctx;
+}
+
+static void sdx__ctx_delete(sdx_ctx *ctx) { sdx__free(ctx, ctx); }
+
+/* A device backend's state goes with it; the host's stays until the end. */
+static void sdx__backend_release(sdx_ctx *ctx) {
+    if (ctx->be.release && ctx->be.user != ctx->host.user) ctx->be.release(ctx->be.user);
 }
 
 SDX_API void sdx_destroy(sdx_ctx *ctx) {
     if (!ctx) return;
     sdx__circular_end(ctx);
-    if (ctx->be.release) ctx->be.release(ctx->be.user);
+    sdx__backend_release(ctx);
     sdx__pool_destroy(ctx->pool);
-    sdx__kernel_state_free(ctx);
-    sdx__wcache_free(ctx);
-    sdx__free(ctx, ctx);
+    if (ctx->host.release) ctx->host.release(ctx->host.user);
+    sdx__ctx_delete(ctx);
 }
 
 SDX_API void sdx_set_trace(sdx_ctx *ctx, int enabled) { if (ctx) ctx->trace = enabled; }
@@ -62,8 +68,8 @@ SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
     if (ctx->dev_bytes)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_set_backend: the context still holds %zu bytes on backend '%s' "
                          "(free its models first)", ctx->dev_bytes, ctx->be.name);
-    if (ctx->be.release) ctx->be.release(ctx->be.user);
-    ctx->be = backend ? *backend : sdx__cpu_backend();
+    sdx__backend_release(ctx);
+    ctx->be = backend ? *backend : ctx->host;
     ctx->dev_peak = 0;
     return SDX_OK;
 }

@@ -70,36 +70,13 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
-typedef struct sdx__kernel_state sdx__kernel_state;   /* cpu/kernels.c */
-
-/* Weights repacked for a compute mode (cpu/kernels.c's bf16 panels),
- * cached per weight slot: a weight set registers each host slot it makes
- * (sdx__wcache_add), kernels find it by the slot's tensor address, and a
- * slot rewritten in place (LoRA) or freed drops its panel. Entries are
- * sorted by tensor address. Once a panel is built, the file pages it was
- * packed from go back to the OS (the panel is what computes), so a
- * compute mode holds its panels instead of the file's weights, not both. */
-struct sdx__map;
-typedef struct sdx__wcache_entry {
-    const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
-    const struct sdx__map *map;  /* the file mapping it may view, or NULL */
-    void  *panel;          /* packed copy, NULL until a kernel builds it */
-    size_t bytes;
-    int    kind;           /* the layout panel holds (kernels.c)        */
-} sdx__wcache_entry;
-
-typedef struct sdx__wcache {
-    sdx__wcache_entry *e;
-    int n, cap;
-} sdx__wcache;
-
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
     sdx__pool *pool;             /* created lazily on first parallel op */
-    sdx__kernel_state *kernels;  /* per-thread scratch, kernels.c        */
-    sdx__wcache wcache;          /* weights repacked for compute modes     */
-    sdx_backend be;              /* where tensors live and kernels run   */
+    sdx_backend host;            /* the CPU: host kernels, its own state  */
+    sdx_backend be;              /* where tensors live and kernels run:
+                                    the host, or a device's backend     */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
     int      circular;           /* seamless tiling: convolutions wrap    */
     void    *pad_buf;            /* their padded input, backend memory    */
@@ -187,72 +164,6 @@ static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, 
 
 static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
     return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
-}
-
-/* ---- weight cache (see sdx__wcache) ----------------------------------- */
-
-/* Index of the first entry whose tensor address is >= t. */
-static int sdx__wcache_lower(const sdx__wcache *c, const sdx_tensor *t) {
-    int lo = 0, hi = c->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if ((uintptr_t)c->e[mid].t < (uintptr_t)t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-/* The entry of a registered weight, or NULL (activations, row views). */
-static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
-}
-
-/* Registers a weight slot's tensor: kernels may then cache a packed copy.
- * `map`: the checkpoint mapping the slot's values may be a view of. */
-static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t, const struct sdx__map *map) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    if (i < c->n && c->e[i].t == t) return SDX_OK;
-    if (c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 256;
-        sdx__wcache_entry *e = (sdx__wcache_entry *)sdx__realloc(ctx, c->e, sizeof *e * (size_t)cap);
-        if (!e) return sdx__nomem(ctx, "weight cache", sizeof *e * (size_t)cap);
-        c->e = e;
-        c->cap = cap;
-    }
-    memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
-    memset(&c->e[i], 0, sizeof c->e[i]);
-    c->e[i].t = t;
-    c->e[i].map = map;
-    c->n++;
-    return SDX_OK;
-}
-
-/* The weight's values changed (or it goes away: forget): drop its panel. */
-static void sdx__wcache_drop(sdx_ctx *ctx, const sdx_tensor *t, int forget) {
-    sdx__wcache *c = &ctx->wcache;
-    int i = sdx__wcache_lower(c, t);
-    if (i >= c->n || c->e[i].t != t) return;
-    sdx__free(ctx, c->e[i].panel);
-    c->e[i].panel = NULL;
-    c->e[i].bytes = 0;
-    if (!forget) return;
-    memmove(c->e + i, c->e + i + 1, sizeof *c->e * (size_t)(c->n - i - 1));
-    c->n--;
-}
-
-static void sdx__wcache_free(sdx_ctx *ctx) {
-    for (int i = 0; i < ctx->wcache.n; i++) sdx__free(ctx, ctx->wcache.e[i].panel);
-    sdx__free(ctx, ctx->wcache.e);
-    memset(&ctx->wcache, 0, sizeof ctx->wcache);
-}
-
-/* Bytes of packed weights held now (what a compute mode adds to the model). */
-static size_t sdx__wcache_bytes(const sdx_ctx *ctx) {
-    size_t total = 0;
-    for (int i = 0; i < ctx->wcache.n; i++) total += ctx->wcache.e[i].bytes;
-    return total;
 }
 
 SDX_API const char *sdx_last_error(const sdx_ctx *ctx) { return ctx ? ctx->error : "no context"; }
@@ -541,6 +452,20 @@ static float sdx__get_f32(const sdx_tensor *t, int64_t i) {
 /* ---- device memory and transfers ------------------------------------ */
 /* On the CPU backend device memory is host memory; otherwise it is the
  * backend's, counted here for sdx_device_bytes and -v. */
+
+/* The loader's word to the backend whose memory holds a weight slot (the
+ * host's for host slots, whatever the context computes on). */
+static const sdx_backend *sdx__weight_owner(const sdx_ctx *ctx, const sdx_tensor *w) {
+    return w->device ? &ctx->be : &ctx->host;
+}
+static int sdx__weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    const sdx_backend *b = sdx__weight_owner(ctx, w);
+    return b->weight_added ? b->weight_added(ctx, w, file) : SDX_OK;
+}
+static void sdx__weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) {
+    const sdx_backend *b = sdx__weight_owner(ctx, w);
+    if (b->weight_changed) b->weight_changed(ctx, w, gone);
+}
 
 static int sdx__on_device(const sdx_ctx *ctx) { return !ctx->be.host_memory; }
 

@@ -17,16 +17,16 @@ static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 ||
  * tensor a kernel can read: dims in range and none negative (pairs of
  * negative dims multiply to a positive count that every later shape
  * check would accept), data present, a storage dtype. */
-static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_tensor *const *ts, int n) {
+static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be, const sdx_tensor *const *ts, int n) {
     static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
-    int device = sdx__on_device(ctx);
+    int device = !be->host_memory;
     for (int i = 0; i < n; i++) {
         const sdx_tensor *t = ts[i];
         const char *name = what[SDX__MIN(i, 4)];
         if (!t) continue;
         if (t->device != device)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: operand %d is in %s memory but the backend '%s' computes in %s memory",
-                             op, i, t->device ? "device" : "host", ctx->be.name, device ? "device" : "host");
+                             op, i, t->device ? "device" : "host", be->name, device ? "device" : "host");
         if (t->ndim < 0 || t->ndim > SDX_MAX_DIMS)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has %d dims (expected 0..%d)", op, name, t->ndim, SDX_MAX_DIMS);
         for (int d = 0; d < t->ndim; d++)
@@ -257,18 +257,88 @@ static int sdx__ops_done(sdx_ctx *ctx, const char *op, const sdx_tensor *y, int 
 #define SDX__UNPAREN(...) __VA_ARGS__
 #define SDX__CTX_ARGS(...) (ctx, __VA_ARGS__)
 
+/* ---- optional ops: on the host when the backend lacks them ----------------- */
+
+/* Host copies of a device op's operands (sdx__host_copies_make), so the
+ * host backend can run an op the device backend does not have. */
+typedef struct { sdx_tensor t[3]; } sdx__host_copies;
+
+static void sdx__host_copies_free(sdx_ctx *ctx, sdx__host_copies *c) {
+    for (int i = 0; i < 3; i++) sdx__free(ctx, c->t[i].data);
+}
+
+static int sdx__host_copies_make(sdx_ctx *ctx, sdx__host_copies *c, const sdx_tensor *const *ts, int n) {
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < n; i++) {
+        size_t bytes = sdx_tensor_nbytes(ts[i]);
+        int rc;
+        c->t[i] = *ts[i];
+        c->t[i].device = 0;
+        c->t[i].owned = 0;
+        if (!(c->t[i].data = sdx__malloc(ctx, bytes))) { sdx__host_copies_free(ctx, c); return sdx__nomem(ctx, "host copy", bytes); }
+        if (i > 0 && (rc = ctx->be.download(ctx->be.user, c->t[i].data, ts[i]->data, bytes)) != SDX_OK) {
+            sdx__host_copies_free(ctx, c);
+            return sdx__fail(ctx, rc, "download of an operand failed on backend '%s'", ctx->be.name);
+        }
+    }
+    return SDX_OK;
+}
+
+/* Runs y = op(operands) on the host, y uploaded back (in place when y is
+ * an operand: the host copies are separate, and y is written last). */
+static int sdx__host_copies_done(sdx_ctx *ctx, sdx__host_copies *c, sdx_tensor *y, int rc) {
+    if (rc == SDX_OK && (rc = ctx->be.upload(ctx->be.user, y->data, c->t[0].data, sdx_tensor_nbytes(y))) != SDX_OK)
+        rc = sdx__fail(ctx, rc, "upload of a result failed on backend '%s'", ctx->be.name);
+    sdx__host_copies_free(ctx, c);
+    return rc;
+}
+
+static int sdx__fallback_softmax(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) {
+    const sdx_tensor *const ts[] = { y, x };
+    sdx__host_copies c;
+    int rc;
+    if (!sdx__on_device(ctx)) return ctx->host.softmax(ctx, y, x);
+    if ((rc = sdx__host_copies_make(ctx, &c, ts, 2)) != SDX_OK) return rc;
+    return sdx__host_copies_done(ctx, &c, y, ctx->host.softmax(ctx, &c.t[0], &c.t[1]));
+}
+
+static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
+    const sdx_tensor *const ts[] = { y, a, b };
+    sdx__host_copies c;
+    int rc;
+    if (!sdx__on_device(ctx)) return ctx->host.mul(ctx, y, a, b);
+    if ((rc = sdx__host_copies_make(ctx, &c, ts, 3)) != SDX_OK) return rc;
+    return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
+}
+
+/* A backend always has a required op (sdx_set_backend checks); a missing
+ * optional one runs its sdx__fallback_<op>. */
+#define SDX__OPS_RUN_1(name, args) ctx->be.name SDX__CTX_ARGS args
+#define SDX__OPS_RUN_0(name, args) (ctx->be.name ? ctx->be.name SDX__CTX_ARGS args : sdx__fallback_##name SDX__CTX_ARGS args)
+
 /* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
  * y, x, w, b, compute), ...): operands, then the op's contract, then the
  * backend's kernel. */
 #define SDX__OPS_DISPATCH(name, required, params, args, operands) \
     static int sdx__##name SDX_BACKEND_PARAMS params { \
         const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
-        int rc_ = sdx__ops_operands(ctx, #name, operands_, SDX__ARRAY_LEN(operands_)); \
+        int rc_ = sdx__ops_operands(ctx, #name, &ctx->be, operands_, SDX__ARRAY_LEN(operands_)); \
         if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
         if (rc_ != SDX_OK) return rc_; \
-        return sdx__ops_done(ctx, #name, y, ctx->be.name SDX__CTX_ARGS args); \
+        return sdx__ops_done(ctx, #name, y, SDX__OPS_RUN_##required(name, args)); \
     }
 SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
+
+/* The same ops on the host backend, for host code on host tensors whatever
+ * the context computes on (LoRA's products at load): sdx__host_linear, ... */
+#define SDX__OPS_HOST(name, required, params, args, operands) \
+    static int sdx__host_##name SDX_BACKEND_PARAMS params { \
+        const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
+        int rc_ = sdx__ops_operands(ctx, #name, &ctx->host, operands_, SDX__ARRAY_LEN(operands_)); \
+        if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        return rc_ != SDX_OK ? rc_ : ctx->host.name SDX__CTX_ARGS args; \
+    }
+SDX_BACKEND_OPS(SDX__OPS_HOST)
 
 /* Seamless tiling (A1111's "Tiling", sd.cpp's circular padding): between
  * these two calls every convolution with symmetric padding (the layers'

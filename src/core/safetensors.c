@@ -526,7 +526,7 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
 }
 
 static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
-    sdx__wcache_drop(w->ctx, &sl->t, 0);     /* a packed copy of the old values */
+    sdx__weight_changed(w->ctx, &sl->t, 0);   /* a packed copy of the old values */
     if (!sl->owned) return;
     if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
     else sdx__free(w->ctx, sl->t.data);
@@ -539,7 +539,7 @@ static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
 
 static void sdx__wset_free(sdx__wset *w) {
     for (int i = 0; i < w->n_slots; i++) {
-        sdx__wcache_drop(w->ctx, &w->slots[i]->t, 1);
+        sdx__weight_changed(w->ctx, &w->slots[i]->t, 1);
         sdx__wslot_drop(w, w->slots[i]);
     }
     /* slots are taken in order and never given back, so every block
@@ -572,7 +572,7 @@ static void sdx__wset_release(const sdx__wset *w, int first, int end) {
     for (int i = first; i < end && i < w->n_slots; i++) {
         const sdx_tensor *f = w->slots[i]->file;
         const unsigned char *b = (const unsigned char *)f->data, *e = b + sdx_tensor_nbytes(f);
-        if (w->ctx) sdx__wcache_drop(w->ctx, &w->slots[i]->t, 0);
+        if (w->ctx) sdx__weight_changed(w->ctx, &w->slots[i]->t, 0);
         if (lo && b <= hi && e >= lo) {
             if (b < lo) lo = b;
             if (e > hi) hi = e;
@@ -618,7 +618,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
     int rc = SDX_OK;
-    sdx__wcache_drop(ctx, &sl->t, 0);        /* new values: repack on next use */
+    sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
     if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
@@ -709,7 +709,7 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
         w->rc = rc;
         return NULL;
     }
-    if (!device && (rc = sdx__wcache_add(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
+    if ((rc = sdx__weight_added(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         w->rc = rc;
         return NULL;

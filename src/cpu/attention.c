@@ -522,7 +522,7 @@ static int sdx__attn_run_amx(sdx_ctx *ctx, sdx__attn_args *a) {
     a->q_blocks = (a->nq + SDX__AQO * SDX__AQB - 1) / (SDX__AQO * SDX__AQB);
     a->kv_keys = (a->nk + SDX__AKB - 1) / SDX__AKB * SDX__AKB;
     a->kv_whole = (sdx__attn_amx_k_words(a) + sdx__attn_amx_v_words(a)) * sizeof(uint32_t) <= SDX__ATTN_KV_BYTES &&
-                  !ctx->kernels->attn_blockwise;
+                  !sdx__cpu(ctx)->attn_blockwise;
     if (!a->kv_whole) a->kv_keys = SDX__AKB;
     jobs = sdx__attn_plan_jobs(ctx, a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_amx_scratch_bytes(a))) != SDX_OK) return rc;
@@ -559,7 +559,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     /* K and V packed once per job, not per query block (sdx__attn_plan_jobs) */
     a.kv_keys = (a.nk + SDX__KB - 1) / SDX__KB * SDX__KB;
     a.kv_whole = a.nk <= (int64_t)(SDX__ATTN_KV_BYTES / (2 * sizeof(float) * (size_t)a.dp));
-    if (ctx->kernels && ctx->kernels->attn_blockwise) a.kv_whole = 0;
+    if (sdx__cpu(ctx)->attn_blockwise) a.kv_whole = 0;
     if (!a.kv_whole) a.kv_keys = SDX__KB;
     jobs = sdx__attn_plan_jobs(ctx, &a);
     if ((rc = sdx__scratch_reserve(ctx, sdx__attn_scratch_floats(a.dp, a.kv_keys) * sizeof(float))) != SDX_OK) return rc;

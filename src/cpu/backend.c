@@ -1,4 +1,5 @@
 #pragma once
+#include "../core/context.c"
 #include "conv.c"
 #include "elementwise.c"
 #include "norm.c"
@@ -16,17 +17,37 @@ static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
     return SDX_OK;
 }
 
-static sdx_backend sdx__cpu_backend(void) {
-    sdx_backend b;
-    memset(&b, 0, sizeof b);
-    b.name = "cpu";
-    b.host_memory = 1;
-    b.alloc = sdx__cpu_alloc;
-    b.free = sdx__cpu_free;
-    b.upload = sdx__cpu_move;
-    b.download = sdx__cpu_move;
-#define SDX__CPU_OP(name, required, params, args, operands) b.name = sdx__cpu_##name;
+/* The CPU backend, with its own state: the context's host backend. */
+static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
+    sdx__cpu_state *s = sdx__cpu_state_new(ctx);
+    if (!s) return SDX_ERR_NOMEM;
+    memset(b, 0, sizeof *b);
+    b->name = "cpu";
+    b->user = s;
+    b->host_memory = 1;
+    b->alloc = sdx__cpu_alloc;
+    b->free = sdx__cpu_free;
+    b->upload = sdx__cpu_move;
+    b->download = sdx__cpu_move;
+    b->release = sdx__cpu_state_free;
+    b->weight_added = sdx__cpu_weight_added;
+    b->weight_changed = sdx__cpu_weight_changed;
+#define SDX__CPU_OP(name, required, params, args, operands) b->name = sdx__cpu_##name;
     SDX_BACKEND_OPS(SDX__CPU_OP)
 #undef SDX__CPU_OP
-    return b;
+    return SDX_OK;
+}
+
+/* A context starts on the CPU, which is also its host backend for good:
+ * sdx_create lives here, where that backend is known (core/context.c
+ * does the rest). */
+SDX_API sdx_ctx *sdx_create(const sdx_desc *desc) {
+    sdx_ctx *ctx = sdx__ctx_new(desc);
+    if (!ctx) return NULL;
+    if (sdx__cpu_backend_new(ctx, &ctx->host) != SDX_OK) {
+        sdx__ctx_delete(ctx);
+        return NULL;
+    }
+    ctx->be = ctx->host;
+    return ctx;
 }

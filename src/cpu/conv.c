@@ -469,8 +469,7 @@ static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
 
 /* Context-owned buffer for the transformed filters, grown as needed. */
 static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
-    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    sdx__cpu_state *s = sdx__cpu(ctx);
     if (s->wino_bytes < bytes) {
         sdx__free(ctx, s->wino_u);
         s->wino_bytes = 0;
@@ -625,7 +624,7 @@ static void sdx__wino_amx_range(void *arg, int64_t begin, int64_t end, int threa
 /* Whether bf16 mode runs on AMX here (its GEMMs, attention and
  * Winograd's products on tiles). */
 static int sdx__amx_computes(sdx_ctx *ctx, sdx_dtype compute) {
-    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && ctx->kernels->bf16_amx;
+    return compute == SDX_BF16 && sdx__bf16_usable(ctx) && sdx__cpu(ctx)->bf16_amx;
 }
 
 /* y = conv3x3(x, w) + b, stride 1, pads (pt, pl) on top/left (bottom and
@@ -666,7 +665,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * SDX__WCB * 9) * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
 #ifdef SDX__X86
-    wi.vec16 = !ctx->kernels->pack_scalar && sdx__have_avx512f();
+    wi.vec16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f();
 #endif
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
     chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);

@@ -35,15 +35,42 @@
 #define SDX__INTRINSICS_WARNINGS_ON
 #endif
 
-/* ---- per-thread scratch ---------------------------------------------- */
+/* ---- the CPU backend's state --------------------------------------------- */
+/* What the CPU kernels keep between calls, owned by the CPU backend (its
+ * `user`; the context's host backend, ctx->host): per-thread scratch, what
+ * the CPU said about its instruction sets, switches tests set, and the
+ * weights repacked for bf16 mode. */
 
-struct sdx__kernel_state {
-    int      n;          /* one slot per thread */
+/* Weights repacked for a compute mode (gemm_bf16.c's panels), cached per
+ * weight slot: the loader tells the backend of each host slot it makes
+ * (weight_added), kernels find it by the slot's tensor address, and a slot
+ * rewritten in place (LoRA) or freed drops its panel (weight_changed).
+ * Entries are sorted by tensor address. Once a panel is built, the file
+ * pages it was packed from go back to the OS (the panel is what computes),
+ * so a compute mode holds its panels instead of the file's weights, not
+ * both. */
+typedef struct sdx__wcache_entry {
+    const sdx_tensor *t;   /* the weight slot's tensor (stable address) */
+    const struct sdx__map *map;  /* the file mapping it may view, or NULL */
+    void  *panel;          /* packed copy, NULL until a kernel builds it */
+    size_t bytes;
+    int    kind;           /* the layout panel holds (gemm_bf16.c)      */
+} sdx__wcache_entry;
+
+typedef struct sdx__wcache {
+    sdx__wcache_entry *e;
+    int n, cap;
+} sdx__wcache;
+
+typedef struct sdx__cpu_state {
+    sdx_ctx *ctx;        /* whose allocator it uses */
+    int      n;          /* one scratch slot per thread */
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
     float   *wino_u;     /* Winograd-transformed filters of the running conv */
     size_t   wino_bytes;
+    sdx__wcache wcache;  /* weights repacked for compute modes */
     int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
     int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
     int      bf16_told;    /* the fallback to f32 was logged once          */
@@ -58,33 +85,43 @@ struct sdx__kernel_state {
                               set it: the AVX-512 code's reference)      */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
-};
+} sdx__cpu_state;
 
-static void sdx__kernel_state_free(sdx_ctx *ctx) {
-    sdx__kernel_state *s = ctx->kernels;
+/* The CPU kernels' state: they run on the context's host backend. */
+static sdx__cpu_state *sdx__cpu(const sdx_ctx *ctx) { return (sdx__cpu_state *)ctx->host.user; }
+
+static void sdx__wcache_free(sdx_ctx *ctx, sdx__wcache *c) {
+    for (int i = 0; i < c->n; i++) sdx__free(ctx, c->e[i].panel);
+    sdx__free(ctx, c->e);
+    memset(c, 0, sizeof *c);
+}
+
+/* The backend's release. */
+static void sdx__cpu_state_free(void *user) {
+    sdx__cpu_state *s = (sdx__cpu_state *)user;
+    sdx_ctx *ctx;
     if (!s) return;
+    ctx = s->ctx;
     /* raw may be NULL when the state's own allocation failed half way */
     for (int i = 0; s->raw && i < s->n; i++) sdx__free(ctx, s->raw[i]);
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
     sdx__free(ctx, s->wino_u);
+    sdx__wcache_free(ctx, &s->wcache);
     sdx__free(ctx, s);
-    ctx->kernels = NULL;
 }
 
-static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
-    sdx__kernel_state *s = ctx->kernels;
+static sdx__cpu_state *sdx__cpu_state_new(sdx_ctx *ctx) {
     int n = SDX__MAX(1, ctx->n_threads);
-    if (s) return s;
-    s = (sdx__kernel_state *)sdx__calloc(ctx, 1, sizeof *s);
+    sdx__cpu_state *s = (sdx__cpu_state *)sdx__calloc(ctx, 1, sizeof *s);
     if (!s) return NULL;
+    s->ctx = ctx;
     s->raw = (void **)sdx__calloc(ctx, (size_t)n, sizeof *s->raw);
     s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
     s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
     s->n = n;
-    ctx->kernels = s;
-    if (!s->raw || !s->aligned || !s->size) { sdx__kernel_state_free(ctx); return NULL; }
+    if (!s->raw || !s->aligned || !s->size) { sdx__cpu_state_free(s); return NULL; }
     return s;
 }
 
@@ -94,8 +131,7 @@ static sdx__kernel_state *sdx__kernel_state_get(sdx_ctx *ctx) {
  * memory. Call it from thread 0, or after sdx__scratch_reserve made it
  * big enough for every thread: growing it is not thread-safe. */
 static void *sdx__scratch(sdx_ctx *ctx, int thread, size_t bytes) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
-    if (!s) { sdx__nomem(ctx, "kernel state", sizeof *s); return NULL; }
+    sdx__cpu_state *s = sdx__cpu(ctx);
     if (thread < 0 || thread >= s->n) {
         sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx__scratch: thread %d of %d", thread, s->n);
         return NULL;
@@ -127,7 +163,75 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 }
 
 /* Scratch that was reserved: never fails inside a worker. */
-static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return ctx->kernels->aligned[thread]; }
+static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return sdx__cpu(ctx)->aligned[thread]; }
+
+/* ---- weight cache (see sdx__wcache) ----------------------------------- */
+
+/* Index of the first entry whose tensor address is >= t. */
+static int sdx__wcache_lower(const sdx__wcache *c, const sdx_tensor *t) {
+    int lo = 0, hi = c->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)c->e[mid].t < (uintptr_t)t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* The entry of a registered weight, or NULL (activations, row views). */
+static sdx__wcache_entry *sdx__wcache_find(sdx_ctx *ctx, const sdx_tensor *t) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    return i < c->n && c->e[i].t == t ? &c->e[i] : NULL;
+}
+
+/* Registers a weight slot's tensor: kernels may then cache a packed copy.
+ * `map`: the checkpoint mapping the slot's values may be a view of. */
+static int sdx__wcache_add(sdx_ctx *ctx, const sdx_tensor *t, const struct sdx__map *map) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i < c->n && c->e[i].t == t) return SDX_OK;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        sdx__wcache_entry *e = (sdx__wcache_entry *)sdx__realloc(ctx, c->e, sizeof *e * (size_t)cap);
+        if (!e) return sdx__nomem(ctx, "weight cache", sizeof *e * (size_t)cap);
+        c->e = e;
+        c->cap = cap;
+    }
+    memmove(c->e + i + 1, c->e + i, sizeof *c->e * (size_t)(c->n - i));
+    memset(&c->e[i], 0, sizeof c->e[i]);
+    c->e[i].t = t;
+    c->e[i].map = map;
+    c->n++;
+    return SDX_OK;
+}
+
+/* The weight's values changed (or it goes away: forget): drop its panel. */
+static void sdx__wcache_drop(sdx_ctx *ctx, const sdx_tensor *t, int forget) {
+    sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    int i = sdx__wcache_lower(c, t);
+    if (i >= c->n || c->e[i].t != t) return;
+    sdx__free(ctx, c->e[i].panel);
+    c->e[i].panel = NULL;
+    c->e[i].bytes = 0;
+    if (!forget) return;
+    memmove(c->e + i, c->e + i + 1, sizeof *c->e * (size_t)(c->n - i - 1));
+    c->n--;
+}
+
+
+/* Bytes of packed weights held now (what a compute mode adds to the model). */
+static size_t sdx__wcache_bytes(const sdx_ctx *ctx) {
+    const sdx__wcache *c = &sdx__cpu(ctx)->wcache;
+    size_t total = 0;
+    for (int i = 0; i < c->n; i++) total += c->e[i].bytes;
+    return total;
+}
+
+/* The backend's weight hooks (the loader calls them for host slots). */
+static int sdx__cpu_weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    return sdx__wcache_add(ctx, w, (const struct sdx__map *)file);
+}
+static void sdx__cpu_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) { sdx__wcache_drop(ctx, w, gone); }
 
 /* ---- fast exp ---------------------------------------------------------- */
 /* exp for softmax and attention: Cody-Waite reduction to [-ln2/2, ln2/2]

@@ -578,7 +578,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     g->ctx = ctx;
     g->mk = sdx__micro_kernels_select();
 #ifdef SDX__X86
-    g->pack16 = !ctx->kernels->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
+    g->pack16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl");
 #endif
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;

@@ -19,7 +19,7 @@
  * result (rounding both cost 1.2e-2 rel-L2 per UNet call on the goldens,
  * over the 1e-2 budget; see tests/t_bf16.c). An activation stored as
  * bf16 is exact in hi and is not split; bf16_round_act (bench) turns the
- * split off. A weight slot (registered in ctx->wcache) is packed once
+ * split off. A weight slot (registered in the CPU state's wcache) is packed once
  * over all of K and kept until the slot changes: ceil(K/2) words per row,
  * the bytes of the weight in f16 (a short last strip is stored short and
  * padded when used). Other weight operands are packed per block like the
@@ -106,9 +106,8 @@ static int sdx__cpu_bf16_dot_pays(void) {
  * AVX512-BF16 core that issues VDPBF16PS at its FMA rate; probed once per
  * context. Elsewhere the mode is f32 exactly, said once in the log. */
 static int sdx__bf16_usable(sdx_ctx *ctx) {
-    sdx__kernel_state *s = sdx__kernel_state_get(ctx);
+    sdx__cpu_state *s = sdx__cpu(ctx);
     int usable;
-    if (!s) return 0;                  /* the f32 path reports the out-of-memory */
     if (!s->bf16_probed) {
         s->bf16_dot = sdx__cpu_avx512_bf16();
         s->bf16_amx = s->bf16_dot && sdx__cpu_amx_bf16();
@@ -726,9 +725,9 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
 static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     g->ctx = ctx;
-    g->split = !ctx->kernels->bf16_round_act && (g->weight_is_a ? g->b_dtype : g->a_dtype) != SDX_BF16;
+    g->split = !sdx__cpu(ctx)->bf16_round_act && (g->weight_is_a ? g->b_dtype : g->a_dtype) != SDX_BF16;
 #ifdef SDX__AMX
-    if (ctx->kernels->bf16_amx) return sdx__gemm_run_amx(ctx, g);
+    if (sdx__cpu(ctx)->bf16_amx) return sdx__gemm_run_amx(ctx, g);
 #endif
     g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;

@@ -1,6 +1,6 @@
 #pragma once
 #include "../core/safetensors.c"
-#include "../cpu/conv.c"
+#include "../core/ops.c"
 #include "../text/text_encoder.c"
 #include "unet.c"
 
@@ -605,7 +605,7 @@ static float *sdx__lora_f32(sdx_ctx *ctx, const sdx_tensor *t) {
     return p;
 }
 
-/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the CPU GEMM. */
+/* c[M, N] = a[M, K] @ b[K, N] (f32 host buffers) on the host backend's GEMM. */
 static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float *b, int64_t M, int64_t K, int64_t N) {
     float *bt = (float *)sdx__malloc(ctx, (size_t)(K * N > 0 ? K * N : 1) * sizeof(float));
     sdx_tensor y, x, w;
@@ -619,7 +619,7 @@ static int sdx__lora_matmul(sdx_ctx *ctx, float *c, const float *a, const float 
         x = sdx__view(SDX_F32, (void *)a, 2, xs);
         w = sdx__view(SDX_F32, bt, 2, ws);
     }
-    rc = sdx__cpu_linear(ctx, &y, &x, &w, NULL, SDX_F32);
+    rc = sdx__host_linear(ctx, &y, &x, &w, NULL, SDX_F32);
     sdx__free(ctx, bt);
     return rc;
 }
