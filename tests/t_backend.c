@@ -159,13 +159,12 @@ static sdx_ctx *fd_ctx(fake_device *fd) {
 
 /* One generation of `p` on the CPU and on the fake device: equal bits. */
 static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) {
-    char ckpt[512];
+    const char *ckpt = t_golden_ckpt(area);
     fake_device fd;
     sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
     sdx_model *mc, *md;
     sdx_gen_result rc_, rd;
     size_t n, peak;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
     T_CHECK(dev, "fake device refused");
     sdx_set_trace(dev, trace);
     mc = t_model_file(cpu, ckpt);
@@ -368,9 +367,7 @@ static int taesd_on_the_fake_device_equals_the_cpu(void) {
     fd_previews pv[2];
     sdx_image init;
     sdx_gen_params p;
-    char vocab[512];
     T_CHECK(ctx[1], "fake device refused");
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
     for (int i = 0; i < 64 * 48 * 3; i++) px[i] = (uint8_t)(i * 13);
     init.width = 64; init.height = 48; init.channels = 3; init.data = px;
     fd_params(&p);
@@ -384,10 +381,10 @@ static int taesd_on_the_fake_device_equals_the_cpu(void) {
         sdx_model_desc md;
         memset(&md, 0, sizeof md);
         md.checkpoint = ckpt;
-        md.vocab = vocab;
         md.taesd[0] = dec;
         md.taesd[1] = enc;
-        T_CHECK(sdx_model_load(ctx[k], &md, &m[k]) == SDX_OK, "%s", sdx_last_error(ctx[k]));
+        m[k] = t_model_with(ctx[k], &md);
+        T_CHECK(m[k], "%s", sdx_last_error(ctx[k]));
         pv[k].ctx = ctx[k];
         p.preview_user = &pv[k];
         T_CHECK(sdx_generate(m[k], &p, &res[k]) == SDX_OK, "%s: %s", k ? "device" : "cpu", sdx_last_error(ctx[k]));
@@ -481,7 +478,8 @@ static int optional_ops_a_backend_lacks_run_on_the_host(void) {
 static int controlnets_on_the_fake_device_equal_the_cpu(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     T_NEED_SHARED(cnp, "golden/controlnet/controlnet.safetensors");
-    char ckpt[512], cn_path[512];
+    const char *ckpt = t_golden_ckpt("sd1");
+    char cn_path[512];
     static uint8_t px[50 * 30 * 3];
     sdx_image hint = { 50, 30, 3, px };
     fake_device fd;
@@ -494,7 +492,6 @@ static int controlnets_on_the_fake_device_equal_the_cpu(void) {
     size_t n;
     (void)v;
     for (int i = 0; i < (int)sizeof px; i++) px[i] = (uint8_t)((i / 3 % 50) > 25 ? 255 : i * 5);
-    snprintf(ckpt, sizeof ckpt, "%s/golden/sd1/model.safetensors", t_shared_dir());
     snprintf(cn_path, sizeof cn_path, "%s", cnp);
     T_CHECK(dev, "fake device refused");
     mc = t_model_file(cpu, ckpt);

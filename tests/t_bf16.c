@@ -590,35 +590,10 @@ static int rewritten_weight_slot_is_repacked(void) {
 /* ---- whole models against the f32 goldens ---------------------------------- */
 
 static sdx_model *tb_model(sdx_ctx *ctx, const char *area, sdx_compute compute) {
-    char ckpt[512], vocab[512];
     sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
+    t_golden_desc(&md, area);
     md.compute = compute;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
-}
-
-/* rel-L2 of `got` against tensor `key` of the golden file at `path`, or
- * of `rel` below shared/ (-1: unreadable). */
-static double tb_rel_file(sdx_ctx *ctx, const char *path, const char *key, const float *got, int64_t n) {
-    sdx_st *st = NULL;
-    sdx_tensor ref;
-    double r = -1;
-    if (!path || sdx_st_open(ctx, path, &st) != SDX_OK) return -1;
-    if (sdx_st_read_f32(ctx, st, key, &ref) == SDX_OK) {
-        if (sdx_tensor_numel(&ref) == n) r = t_rel_l2_f32(got, (const float *)ref.data, (size_t)n);
-        sdx_tensor_free(ctx, &ref);
-    }
-    sdx_st_close(st);
-    return r;
-}
-
-static double tb_rel(sdx_ctx *ctx, const char *rel, const char *key, const float *got, int64_t n) {
-    return tb_rel_file(ctx, t_shared(rel), key, got, n);
+    return t_model_with(ctx, &md);
 }
 
 /* Bytes of [p, p + n) that are in this process's memory now (Linux: the
@@ -746,7 +721,8 @@ static int tb_text_case(sdx_ctx *ctx, sdx_model *m, const char *rel, double *r) 
     sdx_st_close(cs);
     sdx__arena_init(&arena, ctx, 0);
     T_CHECK(sdx__textenc_encode_ids(ctx, &m->te, &arena, ids, NULL, 4, 1, &context, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
-    *r = sdx__has_nonfinite(&context) ? 1e30 : tb_rel(ctx, rel, "context", (const float *)context.data, sdx_tensor_numel(&context));
+    *r = sdx__has_nonfinite(&context) ? 1e30 : t_rel_to_file(ctx, t_shared(rel), "context", (const float *)context.data,
+                                                             sdx_tensor_numel(&context));
     sdx_tensor_free(ctx, &context);
     sdx__arena_free(&arena);
     return T_PASS;
@@ -834,8 +810,8 @@ static int generations_stay_close_to_f32_goldens(void) {
             T_CHECK(img, "alloc");
             for (int64_t j = 0; j < hw; j++)        /* HWC bytes -> CHW in [0, 1], as the golden */
                 for (int ch = 0; ch < 3; ch++) img[ch * hw + j] = res.images[0].data[j * 3 + ch] / 255.0f;
-            rl = tb_rel_file(ctx, c->file, "latent", (const float *)res.latents[0].data, sdx_tensor_numel(&res.latents[0]));
-            ri = tb_rel_file(ctx, c->file, "image", img, 3 * hw);
+            rl = t_rel_to_file(ctx, c->file, "latent", (const float *)res.latents[0].data, sdx_tensor_numel(&res.latents[0]));
+            ri = t_rel_to_file(ctx, c->file, "image", img, 3 * hw);
             free(img);
             T_NOTE("%s %s, bf16: final latent rel-L2 %.3g, image rel-L2 %.3g", areas[a], c->name, rl, ri);
             sdx_gen_result_free(ctx, &res);

@@ -76,14 +76,10 @@ static int an_embedding_of_a_words_token_rows_conditions_like_the_word(void) {
 }
 
 static int a_multi_vector_embedding_takes_its_positions_and_moves_to_the_next_chunk(void) {
-    T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     char prompt[1024] = "";
     int nv, n_cat;
     int32_t *ids;
-    (void)ok;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     T_CHECK(emb_write(m, "qzvthree", "fox", 2, 0, &nv) && nv == 3, "three vectors");
     T_CHECK(sdx_tokenize(ctx, m->tok, "cat", &ids, &n_cat) == SDX_OK && n_cat == 1, "'cat' is one token");
     sdx_tokens_free(ctx, ids);
@@ -140,14 +136,10 @@ static int embeddings_of_the_wrong_width_or_layout_are_refused(void) {
 }
 
 static int generation_uses_the_embedding_folder(void) {
-    T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params gp;
     sdx_gen_result r1, r2;
     int nv;
-    (void)ok;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     T_CHECK(emb_write(m, "qzvlighthouse", "lighthouse keeper", 0, 0, &nv), "%s", sdx_last_error(ctx));
     memset(&gp, 0, sizeof gp);
     gp.width = gp.height = 64;

@@ -4,8 +4,6 @@
  * the 9-channel InpaintModelConditioning input, init latents, the optional
  * A1111-style paste-back, the parameters text and the sdx command. */
 #include "test.h"
-#include <sys/stat.h>
-#include <stb/stb_image.h>
 
 #define I2I_MAX_CASES 8
 
@@ -91,17 +89,6 @@ static void i2i_params(const i2i_case *k, sdx_gen_params *p) {
     p->strength = k->denoise;
 }
 
-/* Largest difference between an 8-bit RGB image and a PNG file. */
-static int i2i_png_diff(const sdx_image *img, const char *png) {
-    int w, h, c, worst = 0;
-    unsigned char *want = stbi_load(png, &w, &h, &c, 3);
-    if (!want) return 999;
-    if (w != img->width || h != img->height) { stbi_image_free(want); return 998; }
-    for (int i = 0; i < w * h * 3; i++) worst = abs(want[i] - img->data[i]) > worst ? abs(want[i] - img->data[i]) : worst;
-    stbi_image_free(want);
-    return worst;
-}
-
 typedef struct { float *x_init; size_t n; int calls; } i2i_capture;
 
 static int i2i_on_progress(void *user, int image, int step, int steps, const sdx_tensor *latent) {
@@ -162,7 +149,7 @@ static int i2i_case_from_latent_init(sdx_ctx *ctx, sdx_model *m, const i2i_case 
     T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
     rel_x = t_rel_l2_f32(cap.x_init, (const float *)x_init.data, n);
     rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)latent.data, n);
-    worst = i2i_png_diff(&res.images[0], k->png);
+    worst = t_png_diff(&res.images[0], k->png);
     if (k->has_mask) {
         /* where the latent mask is 0 the result is latent_init (no re-paste,
          * the last step to sigma 0 lands there up to rounding) */
@@ -189,193 +176,175 @@ static int i2i_case_from_latent_init(sdx_ctx *ctx, sdx_model *m, const i2i_case 
     return T_PASS;
 }
 
-static int golden_cases_reproduce_from_their_latent_init(void) {
+/* Runs check on each golden case with the sd1 model (4 cases); check
+ * returns T_SKIP for a case it does not apply to. *checked: how many it
+ * applied to (NULL: not wanted). */
+typedef int (*i2i_check_fn)(sdx_ctx *ctx, sdx_model *m, const i2i_case *k);
+static int i2i_each_golden_case(i2i_check_fn check, int *checked) {
     T_NEED_SHARED(idx, "golden/img2img/index.json");
     T_NEED_SHARED(v, "vocab/merges.txt");
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
     sdx_model *m = t_model(ctx, "sd1");
-    int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES), rc = T_PASS;
+    int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES), rc = T_PASS, done = 0;
     (void)idx; (void)v;
     T_CHECK(m, "%s", sdx_last_error(ctx));
     T_CHECK(n == 4, "index.json: %d cases", n);
-    for (int i = 0; i < n && rc == T_PASS; i++) rc = i2i_case_from_latent_init(ctx, m, &cases[i]);
+    for (int i = 0; i < n && rc == T_PASS; i++) {
+        rc = check(ctx, m, &cases[i]);
+        done += rc == T_PASS;
+        if (rc == T_SKIP) rc = T_PASS;
+    }
+    if (checked) *checked = done;
     sdx_model_free(m);
     sdx_destroy(ctx);
     return rc;
 }
 
+static int golden_cases_reproduce_from_their_latent_init(void) { return i2i_each_golden_case(i2i_case_from_latent_init, NULL); }
+
 /* The encoder on the centre-cropped init image in [-1, 1]: posterior mean
  * and std against the stored moments. */
-static int encoder_gives_the_posterior_mean_and_std_of_the_cropped_image(void) {
-    T_NEED_SHARED(idx, "golden/img2img/index.json");
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    i2i_case cases[I2I_MAX_CASES];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
-    int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES);
-    (void)idx; (void)v;
-    T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
-    for (int i = 0; i < n; i++) {
-        const i2i_case *k = &cases[i];
-        sdx_st *st;
-        sdx_tensor mean_ref, std_ref;
-        sdx_image img;
-        sdx_gen_params p;
-        sdx__gen g;
-        float *mean, *std;
-        double rm, rs;
-        size_t nl;
-        T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-        T_CHECK(i2i_read(ctx, st, "posterior_mean", &mean_ref) && i2i_read(ctx, st, "posterior_std", &std_ref) &&
-                i2i_u8_image(ctx, st, "image_in", &img), "%s: %s", k->name, sdx_last_error(ctx));
-        T_CHECK(img.width == k->image_w && img.height == k->image_h, "%s: image_in size", k->name);
-        i2i_params(k, &p);
-        p.init_image = &img;
-        T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-        T_CHECK(g.crop_x == k->crop_x && g.crop_y == k->crop_y && g.width == k->crop_w && g.height == k->crop_h,
-                "%s: crop %d,%d %dx%d, golden %d,%d %dx%d", k->name, g.crop_x, g.crop_y, g.width, g.height, k->crop_x, k->crop_y,
-                k->crop_w, k->crop_h);
-        nl = (size_t)sdx_tensor_numel(&mean_ref);
-        T_CHECK(nl == (size_t)4 * (size_t)g.lh * (size_t)g.lw, "%s: latent size", k->name);
-        mean = (float *)malloc(sizeof(float) * nl);
-        std = (float *)malloc(sizeof(float) * nl);
-        T_CHECK(sdx__vae_posterior(&g, NULL, mean, std) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-        rm = t_rel_l2_f32(mean, (const float *)mean_ref.data, nl);
-        rs = t_rel_l2_f32(std, (const float *)std_ref.data, nl);
-        T_NOTE("%s: posterior mean rel-L2 %.3g, std rel-L2 %.3g", k->name, rm, rs);
-        T_CHECK(rm <= 1e-5 && rs <= 1e-5, "%s: posterior mean rel-L2 %.3g, std %.3g (> 1e-5)", k->name, rm, rs);
-        free(mean);
-        free(std);
-        free(img.data);
-        sdx_tensor_free(ctx, &mean_ref);
-        sdx_tensor_free(ctx, &std_ref);
-        sdx_st_close(st);
-        sdx__arena_reset(&m->arena);
-    }
-    sdx_model_free(m);
-    sdx_destroy(ctx);
+static int i2i_posterior_moments(sdx_ctx *ctx, sdx_model *m, const i2i_case *k) {
+    sdx_st *st;
+    sdx_tensor mean_ref, std_ref;
+    sdx_image img;
+    sdx_gen_params p;
+    sdx__gen g;
+    float *mean, *std;
+    double rm, rs;
+    size_t nl;
+    T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(i2i_read(ctx, st, "posterior_mean", &mean_ref) && i2i_read(ctx, st, "posterior_std", &std_ref) &&
+            i2i_u8_image(ctx, st, "image_in", &img), "%s: %s", k->name, sdx_last_error(ctx));
+    T_CHECK(img.width == k->image_w && img.height == k->image_h, "%s: image_in size", k->name);
+    i2i_params(k, &p);
+    p.init_image = &img;
+    T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+    T_CHECK(g.crop_x == k->crop_x && g.crop_y == k->crop_y && g.width == k->crop_w && g.height == k->crop_h,
+            "%s: crop %d,%d %dx%d, golden %d,%d %dx%d", k->name, g.crop_x, g.crop_y, g.width, g.height, k->crop_x, k->crop_y,
+            k->crop_w, k->crop_h);
+    nl = (size_t)sdx_tensor_numel(&mean_ref);
+    T_CHECK(nl == (size_t)4 * (size_t)g.lh * (size_t)g.lw, "%s: latent size", k->name);
+    mean = (float *)malloc(sizeof(float) * nl);
+    std = (float *)malloc(sizeof(float) * nl);
+    T_CHECK(sdx__vae_posterior(&g, NULL, mean, std) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+    rm = t_rel_l2_f32(mean, (const float *)mean_ref.data, nl);
+    rs = t_rel_l2_f32(std, (const float *)std_ref.data, nl);
+    T_NOTE("%s: posterior mean rel-L2 %.3g, std rel-L2 %.3g", k->name, rm, rs);
+    T_CHECK(rm <= 1e-5 && rs <= 1e-5, "%s: posterior mean rel-L2 %.3g, std %.3g (> 1e-5)", k->name, rm, rs);
+    free(mean);
+    free(std);
+    free(img.data);
+    sdx_tensor_free(ctx, &mean_ref);
+    sdx_tensor_free(ctx, &std_ref);
+    sdx_st_close(st);
+    sdx__arena_reset(&m->arena);
     return T_PASS;
+}
+
+static int encoder_gives_the_posterior_mean_and_std_of_the_cropped_image(void) {
+    return i2i_each_golden_case(i2i_posterior_moments, NULL);
 }
 
 /* From the init PNG (and mask PNG) with the posterior sampled at the
  * golden's encode seed, as that ComfyUI did: the init latent is the
  * stored latent_init and the whole run reproduces the golden. */
-static int posterior_sample_at_the_encode_seed_reproduces_the_goldens_from_pngs(void) {
-    T_NEED_SHARED(idx, "golden/img2img/index.json");
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    i2i_case cases[I2I_MAX_CASES];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
-    int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES);
-    (void)idx; (void)v;
-    T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
-    for (int i = 0; i < n; i++) {
-        const i2i_case *k = &cases[i];
-        sdx_st *st;
-        sdx_tensor latent_init, latent;
-        sdx_image img = { 0 }, mask = { 0 };
-        sdx_gen_params p;
-        sdx_gen_result res;
-        sdx__gen g;
-        unsigned char *px;
-        int w, h, c, worst;
-        double rel_init, rel;
-        size_t nl;
-        T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-        T_CHECK(i2i_read(ctx, st, "latent_init", &latent_init) && i2i_read(ctx, st, "latent", &latent), "%s", sdx_last_error(ctx));
-        nl = (size_t)sdx_tensor_numel(&latent);
-        px = stbi_load(k->image_png, &w, &h, &c, 3);
-        T_CHECK(px && w == k->image_w && h == k->image_h, "%s: cannot read %s", k->name, k->image_png);
-        img.width = w; img.height = h; img.channels = 3; img.data = px;
-        i2i_params(k, &p);
-        p.init_image = &img;
-        p.encode_sample = 1;
-        p.encode_seed = k->encode_seed;
-        if (k->has_mask) {
-            mask.data = stbi_load(k->mask_png, &mask.width, &mask.height, &c, 1);
-            mask.channels = 1;
-            T_CHECK(mask.data, "%s: cannot read %s", k->name, k->mask_png);
-            p.mask = &mask;
-        }
-        T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK && sdx__gen_prepare_init(&g) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-        rel_init = t_rel_l2_f32(g.init_latent, (const float *)latent_init.data, nl);
-        sdx__gen_free(&g);
-        sdx__arena_reset(&m->arena);
-        if (!k->has_mask) {    /* the public encoder does the same */
-            sdx_tensor enc;
-            double rel_enc;
-            T_CHECK(sdx_encode_image(m, &img, &p, &enc) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-            T_CHECK(enc.shape[2] == k->crop_h / 8 && enc.shape[3] == k->crop_w / 8, "%s: sdx_encode_image shape", k->name);
-            rel_enc = t_rel_l2_f32((const float *)enc.data, (const float *)latent_init.data, nl);
-            sdx_tensor_free(ctx, &enc);
-            T_CHECK(rel_enc <= 1e-5, "%s: sdx_encode_image rel-L2 %.3g", k->name, rel_enc);
-        }
-        T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-        T_CHECK(res.images[0].width == k->crop_w && res.images[0].height == k->crop_h, "%s: output %dx%d", k->name,
-                res.images[0].width, res.images[0].height);
-        rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)latent.data, nl);
-        worst = i2i_png_diff(&res.images[0], k->png);
-        T_NOTE("%s from PNGs: latent_init rel-L2 %.3g, final latent rel-L2 %.3g, max PNG diff %d", k->name, rel_init, rel, worst);
-        T_CHECK(rel_init <= 1e-5, "%s: sampled init latent rel-L2 %.3g", k->name, rel_init);
-        T_CHECK(rel <= 1e-3, "%s: final latent rel-L2 %.3g", k->name, rel);
-        T_CHECK(worst <= 1, "%s: PNG differs by %d levels", k->name, worst);
-        sdx_gen_result_free(ctx, &res);
-        stbi_image_free(px);
-        stbi_image_free(mask.data);
-        sdx_tensor_free(ctx, &latent_init);
-        sdx_tensor_free(ctx, &latent);
-        sdx_st_close(st);
+static int i2i_case_from_pngs(sdx_ctx *ctx, sdx_model *m, const i2i_case *k) {
+    sdx_st *st;
+    sdx_tensor latent_init, latent;
+    sdx_image img, mask = { 0 };
+    sdx_gen_params p;
+    sdx_gen_result res;
+    sdx__gen g;
+    int worst;
+    double rel_init, rel;
+    size_t nl;
+    T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(i2i_read(ctx, st, "latent_init", &latent_init) && i2i_read(ctx, st, "latent", &latent), "%s", sdx_last_error(ctx));
+    nl = (size_t)sdx_tensor_numel(&latent);
+    img = t_png_load(k->image_png, 3);
+    T_CHECK(img.data && img.width == k->image_w && img.height == k->image_h, "%s: cannot read %s", k->name, k->image_png);
+    i2i_params(k, &p);
+    p.init_image = &img;
+    p.encode_sample = 1;
+    p.encode_seed = k->encode_seed;
+    if (k->has_mask) {
+        mask = t_png_load(k->mask_png, 1);
+        T_CHECK(mask.data, "%s: cannot read %s", k->name, k->mask_png);
+        p.mask = &mask;
     }
-    sdx_model_free(m);
-    sdx_destroy(ctx);
+    T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK && sdx__gen_prepare_init(&g) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+    rel_init = t_rel_l2_f32(g.init_latent, (const float *)latent_init.data, nl);
+    sdx__gen_free(&g);
+    sdx__arena_reset(&m->arena);
+    if (!k->has_mask) {    /* the public encoder does the same */
+        sdx_tensor enc;
+        double rel_enc;
+        T_CHECK(sdx_encode_image(m, &img, &p, &enc) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+        T_CHECK(enc.shape[2] == k->crop_h / 8 && enc.shape[3] == k->crop_w / 8, "%s: sdx_encode_image shape", k->name);
+        rel_enc = t_rel_l2_f32((const float *)enc.data, (const float *)latent_init.data, nl);
+        sdx_tensor_free(ctx, &enc);
+        T_CHECK(rel_enc <= 1e-5, "%s: sdx_encode_image rel-L2 %.3g", k->name, rel_enc);
+    }
+    T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+    T_CHECK(res.images[0].width == k->crop_w && res.images[0].height == k->crop_h, "%s: output %dx%d", k->name,
+            res.images[0].width, res.images[0].height);
+    rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)latent.data, nl);
+    worst = t_png_diff(&res.images[0], k->png);
+    T_NOTE("%s from PNGs: latent_init rel-L2 %.3g, final latent rel-L2 %.3g, max PNG diff %d", k->name, rel_init, rel, worst);
+    T_CHECK(rel_init <= 1e-5, "%s: sampled init latent rel-L2 %.3g", k->name, rel_init);
+    T_CHECK(rel <= 1e-3, "%s: final latent rel-L2 %.3g", k->name, rel);
+    T_CHECK(worst <= 1, "%s: PNG differs by %d levels", k->name, worst);
+    sdx_gen_result_free(ctx, &res);
+    stbi_image_free(img.data);
+    stbi_image_free(mask.data);
+    sdx_tensor_free(ctx, &latent_init);
+    sdx_tensor_free(ctx, &latent);
+    sdx_st_close(st);
     return T_PASS;
+}
+
+static int posterior_sample_at_the_encode_seed_reproduces_the_goldens_from_pngs(void) {
+    return i2i_each_golden_case(i2i_case_from_pngs, NULL);
 }
 
 /* SetLatentNoiseMask + prepare_mask: the full (uncropped) mask resized
  * bilinearly to the latent, soft values kept. */
+static int i2i_latent_mask(sdx_ctx *ctx, sdx_model *m, const i2i_case *k) {
+    sdx_st *st;
+    sdx_tensor latent_init, ref;
+    sdx_image mask;
+    sdx_gen_params p;
+    sdx__gen g;
+    double worst;
+    int soft = 0;
+    if (!k->has_mask) return T_SKIP;
+    T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(i2i_read(ctx, st, "latent_init", &latent_init) && i2i_read(ctx, st, "latent_mask", &ref) &&
+            i2i_u8_image(ctx, st, "mask_px", &mask), "%s", sdx_last_error(ctx));
+    T_CHECK(mask.width == k->image_w && mask.height == k->image_h, "%s: the mask is the full image size", k->name);
+    i2i_params(k, &p);
+    p.init_latent = &latent_init;
+    p.mask = &mask;
+    T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK && sdx__gen_prepare_init(&g) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
+    worst = t_max_abs_f32(g.latent_mask, (const float *)ref.data, (size_t)(g.lh * g.lw));
+    for (int j = 0; j < g.lh * g.lw; j++) soft += g.latent_mask[j] > 0 && g.latent_mask[j] < 1;
+    T_NOTE("%s: latent mask max diff %.3g, %d soft values", k->name, worst, soft);
+    T_CHECK(worst <= 1e-6, "%s: latent mask differs by %.3g", k->name, worst);
+    T_CHECK(soft > 0, "%s: soft mask values must stay soft", k->name);
+    sdx__gen_free(&g);
+    free(mask.data);
+    sdx_tensor_free(ctx, &latent_init);
+    sdx_tensor_free(ctx, &ref);
+    sdx_st_close(st);
+    return T_PASS;
+}
+
 static int inpainting_mask_is_the_whole_mask_resized_bilinearly(void) {
-    T_NEED_SHARED(idx, "golden/img2img/index.json");
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    i2i_case cases[I2I_MAX_CASES];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
-    int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES), checked = 0;
-    (void)idx; (void)v;
-    T_CHECK(m && n == 4, "%s", sdx_last_error(ctx));
-    for (int i = 0; i < n; i++) {
-        const i2i_case *k = &cases[i];
-        sdx_st *st;
-        sdx_tensor latent_init, ref;
-        sdx_image mask;
-        sdx_gen_params p;
-        sdx__gen g;
-        double worst;
-        int soft = 0;
-        if (!k->has_mask) continue;
-        T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-        T_CHECK(i2i_read(ctx, st, "latent_init", &latent_init) && i2i_read(ctx, st, "latent_mask", &ref) &&
-                i2i_u8_image(ctx, st, "mask_px", &mask), "%s", sdx_last_error(ctx));
-        T_CHECK(mask.width == k->image_w && mask.height == k->image_h, "%s: the mask is the full image size", k->name);
-        i2i_params(k, &p);
-        p.init_latent = &latent_init;
-        p.mask = &mask;
-        T_CHECK(sdx__gen_resolve(&g, m, &p) == SDX_OK && sdx__gen_prepare_init(&g) == SDX_OK, "%s: %s", k->name, sdx_last_error(ctx));
-        worst = t_max_abs_f32(g.latent_mask, (const float *)ref.data, (size_t)(g.lh * g.lw));
-        for (int j = 0; j < g.lh * g.lw; j++) soft += g.latent_mask[j] > 0 && g.latent_mask[j] < 1;
-        T_NOTE("%s: latent mask max diff %.3g, %d soft values", k->name, worst, soft);
-        T_CHECK(worst <= 1e-6, "%s: latent mask differs by %.3g", k->name, worst);
-        T_CHECK(soft > 0, "%s: soft mask values must stay soft", k->name);
-        sdx__gen_free(&g);
-        free(mask.data);
-        sdx_tensor_free(ctx, &latent_init);
-        sdx_tensor_free(ctx, &ref);
-        sdx_st_close(st);
-        checked++;
-    }
+    int checked = 0, rc = i2i_each_golden_case(i2i_latent_mask, &checked);
+    if (rc != T_PASS) return rc;
     T_CHECK(checked == 2, "%d inpainting cases", checked);
-    sdx_model_free(m);
-    sdx_destroy(ctx);
     return T_PASS;
 }
 
@@ -413,16 +382,12 @@ static int strength_is_the_decimal_written_and_runs_exactly_steps(void) {
 }
 
 static int output_size_comes_from_the_cropped_init_image(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sd1");
     static uint8_t px[133 * 69 * 3];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 133, 69, 3, px };
     sdx_gen_params p;
     sdx_gen_result res;
     sdx__gen g;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     i2i_pattern(px, 133, 69);
     memset(&p, 0, sizeof p);
     p.prompt = "a cat";
@@ -453,18 +418,14 @@ static int output_size_comes_from_the_cropped_init_image(void) {
 /* An init latent is the encode's result: starting from the image (mean)
  * and from its latent give the same generation. */
 static int init_latent_skips_the_encode_and_gives_the_same_result(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sd1");
     static uint8_t px[72 * 64 * 3], mk[72 * 64];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 72, 64, 3, px }, mask = { 72, 64, 1, mk };
     sdx_gen_params p;
     sdx_gen_result a, b;
     sdx_tensor lat;
     sdx__gen g;
     int64_t shape[4] = { 1, 4, 8, 9 };
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     i2i_pattern(px, 72, 64);
     for (int i = 0; i < 72 * 64; i++) mk[i] = (uint8_t)((i % 72) * 255 / 71);
     memset(&p, 0, sizeof p);
@@ -494,35 +455,6 @@ static int init_latent_skips_the_encode_and_gives_the_same_result(void) {
     return T_PASS;
 }
 
-/* A copy of the tiny SD 1.x checkpoint whose UNet takes 9 channels. */
-static float i2i_w9[32 * 9 * 9];
-static int i2i_write_inpainting_model(sdx_ctx *ctx, const char *dst) {
-    char src[512];
-    sdx_st *st;
-    sdx_tensor *ts;
-    int n, rc;
-    snprintf(src, sizeof src, "%s/golden/sd1/model.safetensors", t_shared_dir());
-    if ((rc = sdx_st_open(ctx, src, &st)) != SDX_OK) return rc;
-    n = sdx_st_count(st);
-    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
-    t_seed(13);
-    for (int i = 0; i < n; i++) {
-        ts[i] = *sdx_st_get(st, i);
-        if (!strcmp(ts[i].name, "model.diffusion_model.input_blocks.0.0.weight") && ts[i].shape[0] == 32 && ts[i].dtype == SDX_F32) {
-            const float *old = (const float *)ts[i].data;
-            for (int o = 0; o < 32; o++)
-                for (int c = 0; c < 9; c++)
-                    for (int k = 0; k < 9; k++) i2i_w9[(o * 9 + c) * 9 + k] = c < 4 ? old[(o * 4 + c) * 9 + k] : (float)(t_normal() * 0.1);
-            ts[i].shape[1] = 9;
-            ts[i].data = i2i_w9;
-        }
-    }
-    rc = sdx_st_write(ctx, dst, ts, n, NULL, 0);
-    free(ts);
-    sdx_st_close(st);
-    return rc;
-}
-
 /* InpaintModelConditioning, written out: the mask (same size as the image
  * here) cropped with the image; the noise mask is its bilinear 8x
  * reduction (the mean of pixels 8i+3 and 8i+4 along each axis), the mask
@@ -533,6 +465,7 @@ static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(voi
     T_NEED_SHARED(v, "vocab/merges.txt");
     const char *path = "/tmp/sdx_t_i2i_inpaint9.safetensors";
     static uint8_t px[69 * 66 * 3], mk[69 * 66];
+    static float w9[32 * 9 * 9];
     sdx_ctx *ctx = t_ctx();
     sdx_model *m;
     sdx_image img = { 69, 66, 3, px }, mask = { 69, 66, 1, mk };
@@ -543,7 +476,8 @@ static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(voi
     double worst_mask = 0, worst_img, worst_init;
     int rounded_ok = 1;
     (void)v;
-    T_CHECK(i2i_write_inpainting_model(ctx, path) == SDX_OK, "%s", sdx_last_error(ctx));
+    t_seed(13);
+    T_CHECK(t_write_variant(ctx, t_golden_ckpt("sd1"), path, t_inpainting_unet, w9) == SDX_OK, "%s", sdx_last_error(ctx));
     m = t_model_file(ctx, path);
     T_CHECK(m && m->unet.in_channels == 9, "%s", sdx_last_error(ctx));
     i2i_pattern(px, 69, 66);
@@ -614,16 +548,12 @@ static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(voi
  * the blurred (and doubled) mask is 0, the generated ones where it
  * saturates, a blend on the seam. */
 static int paste_back_keeps_init_pixels_outside_the_blurred_mask(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sd1");
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 64, 64, 3, px }, mask = { 64, 64, 1, mk };
     sdx_gen_params p;
     sdx_gen_result plain, pasted;
     int kept_ok = 1, gen_ok = 1, blended = 0;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     i2i_pattern(px, 64, 64);
     for (int i = 0; i < 64 * 64; i++) mk[i] = (i % 64) >= 32 ? 255 : 0;
     memset(&p, 0, sizeof p);
@@ -684,17 +614,13 @@ static int parameters_record_denoising_strength_and_mask_blur(void) {
 }
 
 static int invalid_init_inputs_are_rejected_with_a_reason(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sd1");
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
     sdx_image img = { 64, 64, 3, px }, mask = { 64, 64, 1, mk }, tiny = { 7, 64, 3, px };
     sdx_tensor lat;
     int64_t bad_shape[4] = { 1, 3, 8, 8 };
     sdx_gen_params p;
     sdx_gen_result res;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_tensor_alloc(ctx, &lat, SDX_F32, 4, bad_shape) == SDX_OK, "alloc");
     memset(&p, 0, sizeof p);
     p.prompt = "x";
@@ -723,39 +649,6 @@ static int invalid_init_inputs_are_rejected_with_a_reason(void) {
 
 /* ---- the sdx command ------------------------------------------------------ */
 
-static int i2i_file_exists(const char *p) { struct stat sb; return stat(p, &sb) == 0; }
-
-static int i2i_cli(const char *args, char *out, size_t size) {
-    static char cmd[8192];
-    snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    return t_shell(cmd, out, size);
-}
-
-/* The PNG's tEXt parameters chunk contains `expect`. */
-static int i2i_png_has(const char *path, const char *expect) {
-    static char buf[1 << 20];
-    FILE *f = fopen(path, "rb");
-    size_t n;
-    if (!f) return 0;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    for (size_t i = 0; i + 14 < n; i++)
-        if (!memcmp(buf + i, "tEXtparameters", 14)) return strstr(buf + i + 15, expect) != NULL;
-    return 0;
-}
-
-static int i2i_cli_png_diff(const char *got_png, const char *want_png) {
-    int w, h, c, worst;
-    sdx_image img;
-    unsigned char *got = stbi_load(got_png, &w, &h, &c, 3);
-    if (!got) return 999;
-    img.width = w; img.height = h; img.channels = 3; img.data = got;
-    worst = i2i_png_diff(&img, want_png);
-    stbi_image_free(got);
-    return worst;
-}
-
 /* sdx -i init.png [--mask mask.png] --encode-seed N without -W/-H: the
  * output is the cropped size and matches the golden PNG; the same case
  * from --init-latent (latent_init saved as --output-latent writes it). */
@@ -768,7 +661,7 @@ static int cli_reproduces_the_goldens_from_pngs_and_from_init_latents(void) {
     const char *png = "/tmp/sdx_t_i2i.png", *lat = "/tmp/sdx_t_i2i_init.safetensors";
     static char args[8192], out[8192];
     (void)idx;
-    T_SKIP_IF(!i2i_file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    T_NEED_SDX_COMMAND();
     T_CHECK(n == 4, "%s", sdx_last_error(ctx));
     for (int i = 0; i < n; i++) {
         const i2i_case *k = &cases[i];
@@ -783,12 +676,12 @@ static int cli_reproduces_the_goldens_from_pngs_and_from_init_latents(void) {
                  t_shared_dir(), v, i2i_prompt, k->steps, k->cfg, k->sampler, k->scheduler, (long long)k->seed, k->denoise, png, mask_arg);
         remove(png);
         snprintf(args, sizeof args, "%s -i '%s' --encode-seed %lld", common, k->image_png, (long long)k->encode_seed);
-        T_CHECK(i2i_cli(args, out, sizeof out) == 0, "%s: %s", k->name, out);
-        worst = i2i_cli_png_diff(png, k->png);
+        T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s: %s", k->name, out);
+        worst = t_pngs_diff(png, k->png);
         T_NOTE("cli %s from PNGs: max PNG diff %d", k->name, worst);
         T_CHECK(worst <= 1, "%s: PNG differs by %d levels", k->name, worst);
         snprintf(expect, sizeof expect, "Size: %dx%d, Model: model, Denoising strength: %g", k->crop_w, k->crop_h, k->denoise);
-        T_CHECK(i2i_png_has(png, expect), "%s: parameters lack '%s'", k->name, expect);
+        T_CHECK(t_png_has_parameters(png, expect), "%s: parameters lack '%s'", k->name, expect);
         /* from the stored latent_init */
         T_CHECK(sdx_st_open(ctx, k->file, &st) == SDX_OK && sdx_st_read_f32(ctx, st, "latent_init", &t) == SDX_OK, "%s", sdx_last_error(ctx));
         sdx_st_close(st);
@@ -797,8 +690,8 @@ static int cli_reproduces_the_goldens_from_pngs_and_from_init_latents(void) {
         sdx_tensor_free(ctx, &t);
         remove(png);
         snprintf(args, sizeof args, "%s --init-latent %s", common, lat);
-        T_CHECK(i2i_cli(args, out, sizeof out) == 0, "%s --init-latent: %s", k->name, out);
-        worst = i2i_cli_png_diff(png, k->png);
+        T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s --init-latent: %s", k->name, out);
+        worst = t_pngs_diff(png, k->png);
         T_NOTE("cli %s from --init-latent: max PNG diff %d", k->name, worst);
         T_CHECK(worst <= 1, "%s --init-latent: PNG differs by %d levels", k->name, worst);
     }
@@ -822,7 +715,7 @@ static int cli_rejects_conflicting_init_options(void) {
         { "-i '%s' --encode-seed x", "--encode-seed" },
         { "-i '%s' --mask-blur -3", "--mask-blur" },
     };
-    T_SKIP_IF(!i2i_file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    T_NEED_SDX_COMMAND();
     snprintf(model, sizeof model, "%s", m);
     snprintf(vocab, sizeof vocab, "%s", v);
     snprintf(img, sizeof img, "%s", init);
@@ -831,9 +724,9 @@ static int cli_rejects_conflicting_init_options(void) {
         snprintf(extra, sizeof extra, bad[i].fmt, img);
         remove(png);
         snprintf(args, sizeof args, "-m '%s' --vocab '%s' -p x --steps 1 -o %s %s", model, vocab, png, extra);
-        T_CHECK(i2i_cli(args, out, sizeof out) != 0, "'%s' exited 0", extra);
+        T_CHECK(t_sdx(args, out, sizeof out) != 0, "'%s' exited 0", extra);
         T_CHECK(strstr(out, bad[i].expect) != NULL, "'%s': output lacks '%s':\n%s", extra, bad[i].expect, out);
-        T_CHECK(!i2i_file_exists(png), "'%s' left an output file", extra);
+        T_CHECK(!t_file_exists(png), "'%s' left an output file", extra);
     }
     return T_PASS;
 }

@@ -421,16 +421,6 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
 
 typedef struct tk_wino { int64_t n, c, h, w, o; int pt, pl, pb, pr; sdx_dtype wt, at; } tk_wino;
 
-static double tk_rel_l2(const float *a, const float *b, int64_t n) {
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)a[i] - b[i];
-        num += d * d;
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 /* rel-L2 of Winograd against direct for one layer, or -1 on failure;
  * `portable`: the transforms' portable code, not the AVX-512 one. */
 static double tk_wino_case(const tk_wino *cv, double xscale, int portable) {
@@ -449,7 +439,7 @@ static double tk_wino_case(const tk_wino *cv, double xscale, int portable) {
     yd = tk_tensor(&e, SDX_F32, 4, ys);
     if (x && w && b && yw && yd && sdx__conv2d_winograd(e.ctx, yw, x, w, b, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
         sdx__conv2d_direct(e.ctx, yd, x, w, b, 1, cv->pt, cv->pl, SDX_F32) == SDX_OK)
-        r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
+        r = t_rel_l2_f32((const float *)yw->data, (const float *)yd->data, (size_t)sdx_tensor_numel(yd));
     T_NOTE("winograd %4lld->%-4lld %2lldx%-2lld n=%lld pad %d%d%d%d w=%s x=%s%s: rel_l2 vs direct %.3g",
            (long long)cv->c, (long long)cv->o, (long long)cv->h, (long long)cv->w, (long long)cv->n,
            cv->pt, cv->pl, cv->pb, cv->pr, sdx_dtype_name(cv->wt), sdx_dtype_name(cv->at),
@@ -523,7 +513,7 @@ static int conv3x3_winograd_circular_matches_direct(void) {
     e.ctx->circular = 0;
     ok = ok && sdx__pad_circular(e.ctx, xp, x, 1, 1, 1, 1) == SDX_OK &&
          sdx__conv2d_direct(e.ctx, yd, xp, w, NULL, 1, 0, 0, SDX_F32) == SDX_OK;
-    if (ok) r = tk_rel_l2((const float *)yw->data, (const float *)yd->data, sdx_tensor_numel(yd));
+    if (ok) r = t_rel_l2_f32((const float *)yw->data, (const float *)yd->data, (size_t)sdx_tensor_numel(yd));
     T_NOTE("circular 256->256 32x35: rel_l2 vs direct %.3g", r);
     tk_done(&e);
     sdx_destroy(e.ctx);

@@ -186,16 +186,12 @@ static int lora_write(sdx_ctx *ctx, const char *path, const char *mod0, int64_t 
 }
 
 static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
-    T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     const char *path = "/tmp/sdx_t_lora_bad.safetensors";
     const char *good = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q";
     const sdx_tensor *q = sdx_st_find(m->ckpt, "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight");
     int64_t W = q->shape[0];
     lora_snapshot sn;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
-    (void)ok;
     /* a valid module first: nothing may be patched before the bad one is found */
     lora_snap(m, &sn);
     T_CHECK(lora_write(ctx, path, good, W, W, "lora_unet_down_blocks_9_attentions_0_proj_in", W, W) == SDX_OK, "%s", sdx_last_error(ctx));
@@ -229,9 +225,7 @@ static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
 /* LyCORIS LoHa, LoKr and GLoRA, a diff and a DoRA LoRA written here, checked
  * against ComfyUI's formulas computed independently in double. */
 static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
-    T_NEED_SHARED(ok, "golden/sd1/model.safetensors");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     const char *path = "/tmp/sdx_t_lora_lyco.safetensors";
     const char *kq = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
     const char *kc = "model.diffusion_model.input_blocks.2.0.in_layers.2.weight";
@@ -249,8 +243,6 @@ static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
     char names[8][200];
     sdx_tensor t[8];
     float alpha_h = 2.0f, alpha_k = 1.5f;
-    (void)ok;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     q = sdx_st_find(m->ckpt, kq); cv = sdx_st_find(m->ckpt, kc); dw = sdx_st_find(m->ckpt, kd); kt = sdx_st_find(m->ckpt, kk);
     W = q->shape[0]; O = cv->shape[0]; I = cv->shape[1];
     gw = sdx_st_find(m->ckpt, kg); GO = gw->shape[0]; GI = gw->shape[1];
@@ -382,21 +374,6 @@ static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
     return T_PASS;
 }
 
-/* Reads a whole file. */
-static unsigned char *lora_slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *p;
-    long len;
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    p = malloc((size_t)len + 1);
-    *n = fread(p, 1, (size_t)len, f);
-    fclose(f);
-    return p;
-}
-
 static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
     T_NEED_SHARED(dir, "golden/lora/loras");
     static const char *const areas[] = { "sd1", "sdxl" };
@@ -404,9 +381,8 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
     sdx_ctx *ctx = t_ctx();
     for (int a = 0; a < 2; a++) {
         const char *out = "/tmp/sdx_t_lora_merged.safetensors";
-        char path[1024], vocab[512];
-        sdx_model *m = t_model(ctx, areas[a]), *merged = NULL;
-        sdx_model_desc md;
+        char path[1024];
+        sdx_model *m = t_model(ctx, areas[a]), *merged;
         sdx_gen_params gp;
         sdx_gen_result r1, r2;
         sdx_st *in, *res;
@@ -435,11 +411,8 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
         gp.steps = 2;
         gp.seed = 7;
         T_CHECK(sdx_generate(m, &gp, &r1) == SDX_OK, "%s", sdx_last_error(ctx));
-        memset(&md, 0, sizeof md);
-        snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-        md.checkpoint = out;
-        md.vocab = vocab;
-        T_CHECK(sdx_model_load(ctx, &md, &merged) == SDX_OK, "%s", sdx_last_error(ctx));
+        merged = t_model_file(ctx, out);
+        T_CHECK(merged, "%s", sdx_last_error(ctx));
         T_CHECK(sdx_generate(merged, &gp, &r2) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(!memcmp(r1.latents[0].data, r2.latents[0].data, sdx_tensor_nbytes(&r1.latents[0])) &&
                 !memcmp(r1.images[0].data, r2.images[0].data, 64 * 64 * 3), "%s: LoRA run differs from the merged checkpoint", areas[a]);
@@ -455,13 +428,11 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
 
 static int prompt_lora_tags_apply_for_one_generation(void) {
     T_NEED_SHARED(dir, "golden/lora/loras");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params gp;
     sdx_gen_result r1, r2;
     char path[1024], text[1024];
     lora_slots sl;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     memset(&gp, 0, sizeof gp);
     gp.width = gp.height = 64;
     gp.steps = 2;
@@ -497,7 +468,6 @@ static int prompt_lora_tags_apply_for_one_generation(void) {
     sdx_gen_result_free(ctx, &r2);
     sdx_model_free(m);
     sdx_destroy(ctx);
-    (void)lora_slurp;
     return T_PASS;
 }
 

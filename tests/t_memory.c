@@ -8,16 +8,10 @@
 #endif
 
 static sdx_model *tm_model(sdx_ctx *ctx, const char *area, int low_memory) {
-    char ckpt[512], vocab[512];
     sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
+    t_golden_desc(&md, area);
     md.low_memory = low_memory;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+    return t_model_with(ctx, &md);
 }
 
 static void tm_params(sdx_gen_params *p) {
@@ -165,20 +159,17 @@ typedef struct tm_watch {
     const char *path;
     const void *base;    /* the model's mapping of the checkpoint */
     long max_kib;
-    long allocs, allocs_at_step2, allocs_at_last;
+    t_allocs allocs;     /* counted, none failing */
+    long allocs_at_step2, allocs_at_last;
 } tm_watch;
-
-static void *tm_alloc(size_t size, void *user) { ((tm_watch *)user)->allocs++; return malloc(size); }
-static void *tm_realloc(void *p, size_t size, void *user) { ((tm_watch *)user)->allocs++; return realloc(p, size); }
-static void tm_free(void *p, void *user) { (void)user; free(p); }
 
 static int tm_on_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
     tm_watch *w = (tm_watch *)user;
     long kib = tm_mapped_kib_at(w->path, w->base);
     (void)image; (void)latent;
     if (kib > w->max_kib) w->max_kib = kib;
-    if (step == 2) w->allocs_at_step2 = w->allocs;
-    if (step == steps) w->allocs_at_last = w->allocs;
+    if (step == 2) w->allocs_at_step2 = w->allocs.calls;
+    if (step == steps) w->allocs_at_last = w->allocs.calls;
     return 0;
 }
 
@@ -196,10 +187,10 @@ static int tm_watched_generation(const char *path, int low_memory, tm_watch *w, 
     w->max_kib = -1;
     memset(&d, 0, sizeof d);
     d.n_threads = 2;
-    d.alloc = tm_alloc;
-    d.realloc = tm_realloc;
-    d.free = tm_free;
-    d.user = w;
+    d.alloc = t_allocs_alloc;
+    d.realloc = t_allocs_realloc;
+    d.free = t_allocs_free;
+    d.user = &w->allocs;
     ctx = sdx_create(&d);
     T_CHECK(ctx, "sdx_create");
     m = tm_model(ctx, "sd1", low_memory);

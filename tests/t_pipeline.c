@@ -1,11 +1,6 @@
 /* Suite "pipeline": txt2img / img2img / inpainting end to end, the sdx
  * command, and the PNG it writes. */
 #include "test.h"
-#include <sys/stat.h>
-#ifndef _WIN32
-#include <sys/wait.h>
-#endif
-#include <stb/stb_image.h>
 
 /* A quick 64x64 generation of "a cat" with the defaults otherwise. */
 static void pipe_small_params(sdx_gen_params *p, int steps) {
@@ -15,27 +10,24 @@ static void pipe_small_params(sdx_gen_params *p, int steps) {
     p->steps = steps;
 }
 
-/* Compares a latent and 8-bit image with a golden case file. */
-static int pipe_compare(sdx_ctx *ctx, const t_golden_case *c, const float *latent, const uint8_t *rgb, int pixel_stride_is_hwc) {
+/* Compares a generation's latent and 8-bit image with a golden case file. */
+static int pipe_compare(sdx_ctx *ctx, const t_golden_case *c, const sdx_gen_result *res) {
     sdx_st *st;
-    sdx_tensor ref_latent, ref_image;
+    sdx_tensor ref_image;
     double rel;
     int worst = 0;
     size_t hw = (size_t)c->width * (size_t)c->height;
     T_CHECK(sdx_st_open(ctx, c->file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_st_read_f32(ctx, st, "latent", &ref_latent) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_st_read_f32(ctx, st, "image", &ref_image) == SDX_OK, "%s", sdx_last_error(ctx));
-    rel = t_rel_l2_f32(latent, (const float *)ref_latent.data, (size_t)sdx_tensor_numel(&ref_latent));
+    rel = t_rel_to(ctx, st, "latent", (const float *)res->latents[0].data, sdx_tensor_numel(&res->latents[0]));
     for (size_t i = 0; i < hw; i++)
         for (int ch = 0; ch < 3; ch++) {
             float v = ((const float *)ref_image.data)[(size_t)ch * hw + i];
             int want = (int)floorf(v * 255.0f);
-            int got = pixel_stride_is_hwc ? rgb[i * 3 + (size_t)ch] : rgb[(size_t)ch * hw + i];
-            int d = abs(want - got);
+            int d = abs(want - res->images[0].data[i * 3 + (size_t)ch]);
             if (d > worst) worst = d;
         }
     T_NOTE("%s: latent rel-L2 %.3g, max pixel diff %d", c->name, rel, worst);
-    sdx_tensor_free(ctx, &ref_latent);
     sdx_tensor_free(ctx, &ref_image);
     sdx_st_close(st);
     T_CHECK(rel <= 1e-3, "%s: latent rel-L2 %.3g > 1e-3", c->name, rel);
@@ -58,7 +50,7 @@ static int pipe_area_reproduces_goldens(const char *area, sdx_prediction want_pr
         sdx_gen_result res;
         t_golden_params(&cases[i], &p);
         T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s/%s: %s", area, cases[i].name, sdx_last_error(ctx));
-        rc = pipe_compare(ctx, &cases[i], (const float *)res.latents[0].data, res.images[0].data, 1);
+        rc = pipe_compare(ctx, &cases[i], &res);
         sdx_gen_result_free(ctx, &res);
     }
     sdx_model_free(m);
@@ -89,28 +81,11 @@ static int sdxl_txt2img_goldens_reproduce(void) {
 
 /* ---- the sdx command -------------------------------------------------- */
 
-static int file_exists(const char *p) { struct stat sb; return stat(p, &sb) == 0; }
-
-/* 1 if the PNG at path has a tEXt "parameters" chunk containing expect. */
-static int png_has_parameters(const char *path, const char *expect) {
-    FILE *f = fopen(path, "rb");
-    static char buf[1 << 20];
-    size_t n;
-    if (!f) return 0;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    if (n < 8 || memcmp(buf, "\x89PNG\r\n\x1a\n", 8) != 0) return 0;
-    for (size_t i = 0; i + 14 < n; i++)
-        if (!memcmp(buf + i, "tEXtparameters", 14)) return strstr(buf + i + 15, expect) != NULL;
-    return 0;
-}
-
 static int cli_reproduces_pipeline_goldens(void) {
     static const char *areas[] = { "sd1", "sd2", "sdxl" };
     T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    T_NEED_SDX_COMMAND();
     for (int a = 0; a < 3; a++) {
         t_golden_case cases[8];
         sdx_ctx *ctx = t_ctx();
@@ -132,38 +107,28 @@ static int cli_reproduces_pipeline_goldens(void) {
             rc = system(cmd);
             T_CHECK(rc == 0, "%s/%s: sdx exited with %d", areas[a], c->name, rc);
             snprintf(expect, sizeof expect, "Seed: %lld, Size: %dx%d", (long long)c->seed, c->width, c->height);
-            T_CHECK(png_has_parameters(png, expect), "%s/%s: PNG lacks a parameters chunk with '%s'", areas[a], c->name, expect);
+            T_CHECK(t_png_has_parameters(png, expect), "%s/%s: PNG lacks a parameters chunk with '%s'", areas[a], c->name, expect);
             {
                 /* the PNG itself against the golden PNG: floor() may flip a level */
                 char ref_png[600];
-                int w1, h1, c1, w2, h2, c2, worst = 0;
-                unsigned char *got, *want;
+                int w, h, worst;
                 snprintf(ref_png, sizeof ref_png, "%.*s.png", (int)(strlen(c->file) - strlen(".safetensors")), c->file);
-                got = stbi_load(png, &w1, &h1, &c1, 3);
-                want = stbi_load(ref_png, &w2, &h2, &c2, 3);
-                T_CHECK(got && want && w1 == w2 && h1 == h2 && w1 == c->width && h1 == c->height, "%s/%s: PNG sizes", areas[a], c->name);
-                for (int k = 0; k < w1 * h1 * 3; k++) worst = abs(got[k] - want[k]) > worst ? abs(got[k] - want[k]) : worst;
-                stbi_image_free(got);
-                stbi_image_free(want);
+                worst = t_pngs_diff(png, ref_png);
+                T_CHECK(t_png_size(png, &w, &h) && w == c->width && h == c->height && worst < 256, "%s/%s: PNG sizes", areas[a], c->name);
                 T_NOTE("cli %s/%s: max PNG pixel difference %d", areas[a], c->name, worst);
                 T_CHECK(worst <= 1, "%s/%s: PNG pixels differ from the golden PNG by %d levels", areas[a], c->name, worst);
             }
             T_CHECK(sdx_st_open(ctx, lat, &st) == SDX_OK, "%s", sdx_last_error(ctx));
             {
-                sdx_tensor got, ref;
-                sdx_st *gst;
+                sdx_tensor got;
                 double rel;
                 T_CHECK(sdx_st_read_f32(ctx, st, "latent", &got) == SDX_OK, "%s", sdx_last_error(ctx));
                 T_CHECK(got.ndim == 4 && got.shape[0] == 1 && got.shape[1] == 4 && got.shape[2] == c->height / 8 &&
                         got.shape[3] == c->width / 8, "latent shape");
-                T_CHECK(sdx_st_open(ctx, c->file, &gst) == SDX_OK, "%s", sdx_last_error(ctx));
-                T_CHECK(sdx_st_read_f32(ctx, gst, "latent", &ref) == SDX_OK, "%s", sdx_last_error(ctx));
-                rel = t_rel_l2_f32((const float *)got.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+                rel = t_rel_to_file(ctx, c->file, "latent", (const float *)got.data, sdx_tensor_numel(&got));
                 T_NOTE("cli %s/%s: latent rel-L2 %.3g", areas[a], c->name, rel);
                 T_CHECK(rel <= 1e-3, "cli %s/%s: latent rel-L2 %.3g", areas[a], c->name, rel);
                 sdx_tensor_free(ctx, &got);
-                sdx_tensor_free(ctx, &ref);
-                sdx_st_close(gst);
             }
             sdx_st_close(st);
         }
@@ -172,14 +137,6 @@ static int cli_reproduces_pipeline_goldens(void) {
         sdx_destroy(ctx);
     }
     return T_PASS;
-}
-
-
-/* Runs the sdx command; returns its exit status, output in out. */
-static int cli_run(const char *args, char *out, size_t size) {
-    static char cmd[16384];
-    snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    return t_shell(cmd, out, size);
 }
 
 static int cli_rejects_bad_input_without_writing_output(void) {
@@ -204,22 +161,22 @@ static int cli_rejects_bad_input_without_writing_output(void) {
     T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
     T_NEED_SHARED(m, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    T_NEED_SDX_COMMAND();
     snprintf(model, sizeof model, "%s", m);
     snprintf(vocab, sizeof vocab, "%s", v);
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         int rc;
         remove("/tmp/sdx_t_bad.png");
         snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o /tmp/sdx_t_bad.png %s", model, vocab, bad[i].args);
-        rc = cli_run(args, out, sizeof out);
+        rc = t_sdx(args, out, sizeof out);
         T_CHECK(rc != 0, "'%s' exited 0", bad[i].args);
         T_CHECK(strstr(out, bad[i].expect) != NULL, "'%s': output lacks '%s':\n%s", bad[i].args, bad[i].expect, out);
-        T_CHECK(!file_exists("/tmp/sdx_t_bad.png"), "'%s' left an output file", bad[i].args);
+        T_CHECK(!t_file_exists("/tmp/sdx_t_bad.png"), "'%s' left an output file", bad[i].args);
     }
-    T_CHECK(cli_run("-m /nonexistent.safetensors -p x", out, sizeof out) != 0 && strstr(out, "/nonexistent.safetensors"),
+    T_CHECK(t_sdx("-m /nonexistent.safetensors -p x", out, sizeof out) != 0 && strstr(out, "/nonexistent.safetensors"),
             "missing model: %s", out);
-    T_CHECK(cli_run("-p x", out, sizeof out) == 2 && strstr(out, "no model"), "no model: %s", out);
-    T_CHECK(cli_run("--help", out, sizeof out) == 0 && strstr(out, "--sampling-method") && strstr(out, "default: 20"), "help: %s", out);
+    T_CHECK(t_sdx("-p x", out, sizeof out) == 2 && strstr(out, "no model"), "no model: %s", out);
+    T_CHECK(t_sdx("--help", out, sizeof out) == 0 && strstr(out, "--sampling-method") && strstr(out, "default: 20"), "help: %s", out);
     return T_PASS;
 }
 
@@ -269,7 +226,7 @@ static int cli_png_parameters_keep_long_and_non_latin1_prompts(void) {
     T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
     T_NEED_SHARED(m, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    T_SKIP_IF(!file_exists("examples/sdx"), "examples/sdx not built (make all)");
+    T_NEED_SDX_COMMAND();
     snprintf(model, sizeof model, "%s", m);
     snprintf(vocab, sizeof vocab, "%s", v);
     len = (size_t)snprintf(prompt, sizeof prompt, "caf\xc3\xa9");
@@ -277,13 +234,13 @@ static int cli_png_parameters_keep_long_and_non_latin1_prompts(void) {
     snprintf(prompt + len, sizeof prompt - len, " END");
     remove(png);
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o %s -p '%s'", model, vocab, png, prompt);
-    T_CHECK(cli_run(args, out, sizeof out) == 0, "long prompt: %s", out);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "long prompt: %s", out);
     T_CHECK(pipe_png_parameters(png, type, text, sizeof text), "no valid parameters chunk");
     T_CHECK(!strcmp(type, "tEXt") && !strncmp(text, "caf\xe9 x x", 8), "Latin-1 prompt: %s chunk starting '%.12s'", type, text);
     T_CHECK(strstr(text, " x END\nSteps: 1,") != NULL, "the end of the %zu-byte prompt is missing from the PNG", strlen(prompt));
     remove(png);
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o %s -p 'caf\xc3\xa9 \xe7\x8c\xab'", model, vocab, png);
-    T_CHECK(cli_run(args, out, sizeof out) == 0, "CJK prompt: %s", out);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "CJK prompt: %s", out);
     T_CHECK(pipe_png_parameters(png, type, text, sizeof text), "no valid parameters chunk");
     T_CHECK(!strcmp(type, "iTXt") && !strncmp(text, "caf\xc3\xa9 \xe7\x8c\xab\nSteps: 1,", 15), "UTF-8 prompt: %s chunk '%.20s'", type, text);
     remove(png);
@@ -311,22 +268,6 @@ static int missing_vocabulary_says_what_to_download(void) {
 }
 
 
-/* An inpainting UNet takes 9 channels: latent, mask, masked-image latent. */
-static void pipe_make_inpainting(sdx_tensor *ts, int n, void *arg) {
-    float *w = (float *)arg;                   /* [32, 9, 3, 3] */
-    for (int i = 0; i < n; i++)
-        if (!strcmp(ts[i].name, "model.diffusion_model.input_blocks.0.0.weight")) {
-            const float *old = (const float *)ts[i].data;      /* [32, 4, 3, 3] */
-            int64_t o = ts[i].shape[0];
-            for (int64_t a = 0; a < o; a++)
-                for (int c = 0; c < 9; c++)
-                    for (int k = 0; k < 9; k++)
-                        w[(a * 9 + c) * 9 + k] = c < 4 ? old[(a * 4 + c) * 9 + k] : (float)(t_normal() * 0.1);
-            ts[i].shape[1] = 9;
-            ts[i].data = w;
-        }
-}
-
 static int inpainting_checkpoints_take_mask_and_masked_image(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
@@ -340,7 +281,7 @@ static int inpainting_checkpoints_take_mask_and_masked_image(void) {
     static uint8_t px[64 * 64 * 3], mk[64 * 64];
     (void)v;
     t_seed(9);
-    T_CHECK(t_write_variant(ctx, src, path, pipe_make_inpainting, w) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(t_write_variant(ctx, src, path, t_inpainting_unet, w) == SDX_OK, "%s", sdx_last_error(ctx));
     m = t_model_file(ctx, path);
     T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 64 * 64 * 3; i++) px[i] = (uint8_t)(i * 13);
@@ -368,12 +309,8 @@ static int inpainting_checkpoints_take_mask_and_masked_image(void) {
 }
 
 static int sizes_that_are_not_multiples_of_64_generate(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sdxl");
     static const int sizes[][2] = { { 72, 40 }, { 56, 88 }, { 8, 8 } };
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sdxl");
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 3; i++) {
         sdx_gen_params p;
         sdx_gen_result res;
@@ -452,16 +389,12 @@ static int t_on_phase_step(void *user, int image, int step, int steps, const sdx
 }
 
 static int phases_are_reported_in_order_around_the_steps(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     sdx_image init;
     uint8_t px[64 * 64 * 3];
     t_phases ph;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     pipe_small_params(&p, 2);
     p.sampler = "euler";
     p.batch_count = 2;
@@ -498,14 +431,10 @@ static int t_on_progress(void *user, int image, int step, int steps, const sdx_t
 }
 
 static int progress_reports_steps_and_cancels(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     t_progress prog = { 0, -1 };
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     pipe_small_params(&p, 4);
     p.sampler = "euler";
     p.progress = t_on_progress;
@@ -523,13 +452,9 @@ static int progress_reports_steps_and_cancels(void) {
 }
 
 static int batch_uses_consecutive_seeds(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result batch, single;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     pipe_small_params(&p, 3);
     p.seed = 100;
     p.batch_count = 2;
@@ -548,15 +473,11 @@ static int batch_uses_consecutive_seeds(void) {
 }
 
 static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result res, again;
     sdx_image init, mask;
     uint8_t px[64 * 64 * 3], mk[64 * 64];
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 64 * 64 * 3; i++) px[i] = (uint8_t)((i * 37) ^ (i >> 5));
     for (int y = 0; y < 64; y++) for (int x = 0; x < 64; x++) mk[y * 64 + x] = x >= 32 ? 255 : 0;
     init.width = init.height = 64; init.channels = 3; init.data = px;
@@ -600,14 +521,10 @@ static int img2img_and_inpainting_run_and_keep_unmasked_latents(void) {
 }
 
 static int weighted_long_prompt_runs_end_to_end(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
     char prompt[4096] = "";
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 30; i++) strcat(prompt, i % 3 ? "(red apple:1.3), " : "[green pear] tree, ");
     strcat(prompt, "BREAK sky");
     memset(&p, 0, sizeof p);
@@ -623,13 +540,9 @@ static int weighted_long_prompt_runs_end_to_end(void) {
 }
 
 static int invalid_parameters_are_rejected_with_a_reason(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
+    T_NEED_MODEL(ctx, m, "sd1");
     sdx_gen_params p;
     sdx_gen_result res;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     memset(&p, 0, sizeof p);
     p.prompt = "x";
     p.width = 60; p.height = 64;
@@ -708,17 +621,11 @@ static int pipe_area_half_storage(const char *area, sdx_dtype act, double bound)
     for (int i = 0; i < n; i++) {
         sdx_gen_params p;
         sdx_gen_result res;
-        sdx_st *st;
-        sdx_tensor ref;
         double rel;
         t_golden_params(&cases[i], &p);
         T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s/%s %s: %s", area, cases[i].name, sdx_dtype_name(act), sdx_last_error(ctx));
-        T_CHECK(sdx_st_open(ctx, cases[i].file, &st) == SDX_OK, "%s", sdx_last_error(ctx));
-        T_CHECK(sdx_st_read_f32(ctx, st, "latent", &ref) == SDX_OK, "%s", sdx_last_error(ctx));
-        rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+        rel = t_rel_to_file(ctx, cases[i].file, "latent", (const float *)res.latents[0].data, sdx_tensor_numel(&res.latents[0]));
         T_NOTE("%s/%s with %s activations: latent rel-L2 %.3g", area, cases[i].name, sdx_dtype_name(act), rel);
-        sdx_tensor_free(ctx, &ref);
-        sdx_st_close(st);
         sdx_gen_result_free(ctx, &res);
         T_CHECK(rel <= bound, "%s/%s with %s activations: latent rel-L2 %.3g > %g", area, cases[i].name, sdx_dtype_name(act), rel, bound);
     }

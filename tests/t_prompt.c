@@ -3,27 +3,6 @@
  * outputs, plus the limits this implementation adds (finite weights,
  * bounded work on hostile prompts). */
 #include "test.h"
-#include <time.h>
-
-static sdx_ctx *pr_ctx_;
-static sdx_tokenizer *pr_tok_;
-
-static sdx_tokenizer *pr_get(void) {
-    const char *gz = t_shared("vocab/bpe_simple_vocab_16e6.txt.gz");
-    if (pr_tok_ || !gz) return pr_tok_;
-    if (!pr_ctx_) pr_ctx_ = t_ctx();
-    if (sdx_tokenizer_load(pr_ctx_, gz, &pr_tok_) != SDX_OK) pr_tok_ = NULL;
-    return pr_tok_;
-}
-#define PR_NEED_TOK(tok) sdx_tokenizer *tok = pr_get(); \
-    T_SKIP_IF(!t_shared("vocab/bpe_simple_vocab_16e6.txt.gz"), "golden data %s/vocab not found", t_shared_dir()); \
-    T_CHECK(tok != NULL, "vocabulary did not load")
-
-static double pr_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* parsed (a JSON [[text, weight], ...]) equals p exactly. */
 static int pr_same_parse(const sdx__json *want, const sdx__parsed *p, char *why, size_t why_len) {
@@ -75,9 +54,9 @@ static int parse_matches_webui(void) {
 }
 
 static int chunks_match_webui(void) {
-    PR_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     T_NEED_SHARED(path, "golden/prompt/chunks.json");
-    sdx_ctx *ctx = pr_ctx_;
+    sdx_ctx *ctx = t_tok_ctx;
     sdx__json_doc doc;
     int k = 0;
     T_CHECK(sdx__json_parse_file(ctx, path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
@@ -104,10 +83,10 @@ static int chunks_match_webui(void) {
 }
 
 static int emphasis_matches_webui(void) {
-    PR_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     T_NEED_SHARED(st_path, "golden/prompt/emphasis.safetensors");
     T_NEED_SHARED(js_path, "golden/prompt/emphasis.json");
-    sdx_ctx *ctx = pr_ctx_;
+    sdx_ctx *ctx = t_tok_ctx;
     sdx__json_doc doc;
     sdx_st *st;
     int k = 0;
@@ -157,16 +136,16 @@ static int emphasis_matches_webui(void) {
 
 /* No syntax -> multipliers exactly 1, and emphasis is then a no-op. */
 static int plain_prompt_has_unit_multipliers_and_exact_noop(void) {
-    PR_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     sdx__chunks c;
     float z[77 * 32], ref[77 * 32];
-    T_CHECK(sdx__prompt_chunks(pr_ctx_, tok, "a photo of a cat, 8k, highly detailed", &c) == SDX_OK, "chunks");
+    T_CHECK(sdx__prompt_chunks(t_tok_ctx, tok, "a photo of a cat, 8k, highly detailed", &c) == SDX_OK, "chunks");
     for (int i = 0; i < 77 * c.n; i++) T_CHECK(c.mult[i] == 1.0f, "multiplier %d is %g", i, c.mult[i]);
     t_seed(3);
     t_fill_normal(z, 77 * 32, 3.0);
     memcpy(ref, z, sizeof z);
     sdx__emphasis_original(z, 77, 32, c.mult);
-    sdx__chunks_free(pr_ctx_, &c);
+    sdx__chunks_free(t_tok_ctx, &c);
     T_CHECK(!memcmp(z, ref, sizeof z), "emphasis with unit multipliers changed z");
     return T_PASS;
 }
@@ -231,7 +210,7 @@ static int deep_nesting_is_bounded_and_finite(void) {
     sdx_ctx *ctx = t_ctx();
     size_t depth = 10000, n;
     char *s = (char *)malloc(4 * depth + 64);
-    double t0 = pr_now(), max_abs;
+    double t0 = t_now(), max_abs;
     T_CHECK(s != NULL, "malloc");
     for (int variant = 0; variant < 4; variant++) {
         sdx__parsed p;
@@ -247,14 +226,14 @@ static int deep_nesting_is_bounded_and_finite(void) {
     }
     free(s);
     sdx_destroy(ctx);
-    T_NOTE("4 prompts with 10k nested brackets parsed in %.3f s", pr_now() - t0);
-    T_CHECK(pr_now() - t0 < 5.0, "too slow");
+    T_NOTE("4 prompts with 10k nested brackets parsed in %.3f s", t_now() - t0);
+    T_CHECK(t_now() - t0 < 5.0, "too slow");
     return T_PASS;
 }
 
 /* A 100k-character prompt full of syntax chunks quickly. */
 static int long_prompt_chunks_quickly(void) {
-    PR_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     static const char piece[] = "(masterpiece:1.2), [bad], \\(x\\) BREAK ((best)) a cat, ";
     size_t n = 100000, len = strlen(piece);
     char *s = (char *)malloc(n + 1);
@@ -264,20 +243,20 @@ static int long_prompt_chunks_quickly(void) {
     T_CHECK(s != NULL, "malloc");
     for (size_t i = 0; i < n; i++) s[i] = piece[i % len];
     s[n] = 0;
-    t0 = pr_now();
-    T_CHECK(sdx__prompt_chunks_count(pr_ctx_, tok, s, &c, &count) == SDX_OK, "%s", sdx_last_error(pr_ctx_));
-    T_NOTE("100k-character prompt: %d chunks, %d tokens in %.3f s", c.n, count, pr_now() - t0);
+    t0 = t_now();
+    T_CHECK(sdx__prompt_chunks_count(t_tok_ctx, tok, s, &c, &count) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
+    T_NOTE("100k-character prompt: %d chunks, %d tokens in %.3f s", c.n, count, t_now() - t0);
     for (int i = 0; i < 77 * c.n; i++) T_CHECK(isfinite(c.mult[i]), "non-finite multiplier");
-    sdx__chunks_free(pr_ctx_, &c);
+    sdx__chunks_free(t_tok_ctx, &c);
     free(s);
-    T_CHECK(pr_now() - t0 < 10.0, "too slow");
+    T_CHECK(t_now() - t0 < 10.0, "too slow");
     return T_PASS;
 }
 
 /* Random byte soup heavy in syntax characters: never a crash, always
  * finite multipliers and 77-id chunks that start with BOS. */
 static int random_prompts_never_break(void) {
-    PR_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     static const char alphabet[] = "()[]:\\ ,.BREAK19ab\xc3\xa9\xff\n&;#";
     char s[257];
     t_seed(5);
@@ -289,21 +268,13 @@ static int random_prompts_never_break(void) {
             if (s[i] == 0) s[i] = 'x';
         }
         s[n] = 0;
-        T_CHECK(sdx__prompt_chunks(pr_ctx_, tok, s, &c) == SDX_OK, "trial %d: %s", trial, sdx_last_error(pr_ctx_));
+        T_CHECK(sdx__prompt_chunks(t_tok_ctx, tok, s, &c) == SDX_OK, "trial %d: %s", trial, sdx_last_error(t_tok_ctx));
         for (int i = 0; i < c.n; i++) {
             T_CHECK(c.tokens[77 * i] == 49406 && c.tokens[77 * i + 76] == 49407, "trial %d: chunk %d framing", trial, i);
             for (int j = 0; j < 77; j++) T_CHECK(isfinite(c.mult[77 * i + j]), "trial %d: multiplier", trial);
         }
-        sdx__chunks_free(pr_ctx_, &c);
+        sdx__chunks_free(t_tok_ctx, &c);
     }
-    return T_PASS;
-}
-
-static int pr_teardown(void) {
-    sdx_tokenizer_free(pr_tok_);
-    pr_tok_ = NULL;
-    if (pr_ctx_) sdx_destroy(pr_ctx_);
-    pr_ctx_ = NULL;
     return T_PASS;
 }
 
@@ -317,7 +288,7 @@ static const t_case prompt_cases[] = {
     { "deep_nesting_is_bounded_and_finite", deep_nesting_is_bounded_and_finite },
     { "long_prompt_chunks_quickly", long_prompt_chunks_quickly },
     { "random_prompts_never_break", random_prompts_never_break },
-    { "teardown", pr_teardown },
+    { "teardown", t_tokenizer_teardown },
     { 0, 0 }
 };
 SDX_TEST_SUITE(prompt, prompt_cases)

@@ -500,9 +500,8 @@ static int rb_prompt_ok(const sdx_tokenizer *tok, const char *what, const char *
     sdx_ctx *ctx = t_ctx();
     sdx__parsed p;
     sdx__chunks c;
-    struct timespec t0, t1;
+    double t0 = t_now();
     int rc;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = sdx__prompt_parse(ctx, prompt, &p);
     T_CHECK(rc == SDX_OK, "%s: parse rc %d (%s)", what, rc, sdx_last_error(ctx));
     for (int i = 0; i < p.n; i++)
@@ -516,8 +515,7 @@ static int rb_prompt_ok(const sdx_tokenizer *tok, const char *what, const char *
             T_CHECK(isfinite(c.mult[i]) && fabsf(c.mult[i]) <= (float)SDX__PROMPT_WEIGHT_MAX, "%s: multiplier %zu = %g", what, i, c.mult[i]);
         sdx__chunks_free(ctx, &c);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    *seconds = t_now() - t0;
     sdx_destroy(ctx);
     return T_PASS;
 }

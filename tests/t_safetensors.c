@@ -192,18 +192,6 @@ static int scan_names_tensors_with_nan_or_inf(void) {
     return T_PASS;
 }
 
-/* Allocator hooks that fail the fail_at-th call after arming (0: never). */
-typedef struct { long calls, fail_at; } st_failing;
-static void *st_fail_alloc(size_t n, void *u) {
-    st_failing *f = (st_failing *)u;
-    return f->fail_at && ++f->calls == f->fail_at ? NULL : malloc(n);
-}
-static void *st_fail_realloc(void *p, size_t n, void *u) {
-    st_failing *f = (st_failing *)u;
-    return f->fail_at && ++f->calls == f->fail_at ? NULL : realloc(p, n);
-}
-static void st_fail_free(void *p, void *u) { (void)u; free(p); }
-
 static int unnamed_memory_image_fails_cleanly_at_every_allocation(void) {
     static unsigned char img[256];
     const char *hdr = "{\"__metadata__\":{\"k\":\"v\"},\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
@@ -211,16 +199,12 @@ static int unnamed_memory_image_fails_cleanly_at_every_allocation(void) {
     size_t n = st_image(img, sizeof img, hdr, v, sizeof v);
     int ok_at = 0;
     for (long k = 1; k < 64 && !ok_at; k++) {
-        st_failing f = { 0, 0 };
-        sdx_desc d;
-        sdx_ctx *ctx;
+        t_allocs f = { 0, 0 };
+        sdx_ctx *ctx = t_allocs_ctx(&f);
         sdx_st *st = NULL;
         int rc;
-        memset(&d, 0, sizeof d);
-        d.n_threads = 1;
-        d.alloc = st_fail_alloc; d.realloc = st_fail_realloc; d.free = st_fail_free; d.user = &f;
-        ctx = sdx_create(&d);
-        f.fail_at = k;             /* armed after the context itself */
+        f.calls = 0;               /* armed after the context itself */
+        f.fail_at = k;
         rc = sdx_st_open_memory(ctx, img, n, NULL, &st);   /* no name: "(memory)" in messages */
         T_CHECK(rc == SDX_OK || (rc == SDX_ERR_NOMEM && st == NULL), "allocation %ld failing gave %d: %s", k, rc, sdx_last_error(ctx));
         if (rc == SDX_OK) {

@@ -1030,34 +1030,13 @@ static int lms_coefficients_are_exact_integrals(void) {
     return T_PASS;
 }
 
-/* An allocator that fails the k-th allocation after being armed. */
-typedef struct samp_alloc { int armed, count, fail_at; } samp_alloc;
-
-static void *samp_alloc_fn(size_t size, void *user) {
-    samp_alloc *a = (samp_alloc *)user;
-    if (a->armed && a->count++ == a->fail_at) return NULL;
-    return malloc(size);
-}
-static void *samp_realloc_fn(void *p, size_t size, void *user) {
-    samp_alloc *a = (samp_alloc *)user;
-    if (a->armed && a->count++ == a->fail_at) return NULL;
-    return realloc(p, size);
-}
-static void samp_free_fn(void *p, void *user) { (void)user; free(p); }
-
 /* Every allocation in the schedule and sampler paths is checked: failing
  * each one in turn reports SDX_ERR_NOMEM and leaks nothing (ASan run). */
 static int sampling_allocation_failures_are_reported(void) {
     static const sdx_sampler which[] = { SDX_SAMPLER_EULER, SDX_SAMPLER_DEIS, SDX_SAMPLER_UNI_PC };
-    samp_alloc a;
-    sdx_desc desc;
-    sdx_ctx *ctx;
+    t_allocs a = { 0, 0 };
+    sdx_ctx *ctx = t_allocs_ctx(&a);
     sdx_model_sampling ms;
-    memset(&a, 0, sizeof a);
-    memset(&desc, 0, sizeof desc);
-    desc.n_threads = 1;
-    desc.alloc = samp_alloc_fn; desc.realloc = samp_realloc_fn; desc.free = samp_free_fn; desc.user = &a;
-    ctx = sdx_create(&desc);
     T_CHECK(ctx != NULL, "context");
     sdx_model_sampling_init(&ms);
     for (size_t w = 0; w < sizeof which / sizeof which[0]; w++) {
@@ -1071,14 +1050,14 @@ static int sampling_allocation_failures_are_reported(void) {
             t_seed(20);
             t_fill_normal(x, 64, 14.0);
             T_CHECK(samp_fixture_init(&f, 64, 64, 16), "fixture");
-            a.armed = 1; a.count = 0; a.fail_at = fail_at;
+            a.calls = 0; a.fail_at = fail_at + 1;
             rc = sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_NORMAL, which[w], 5, 1.0, &sig);
             if (rc == SDX_OK) {
                 d = samp_desc(which[w], (const float *)sig.data, (int)sig.shape[0], &f);
                 rc = sdx_sample(ctx, &d, x);
                 sdx_tensor_free(ctx, &sig);
             }
-            a.armed = 0;
+            a.fail_at = 0;
             samp_fixture_free(&f);
             if (rc == SDX_OK) completed = 1;
             else T_CHECK(rc == SDX_ERR_NOMEM && strstr(sdx_last_error(ctx), "out of memory"),

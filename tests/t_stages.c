@@ -28,13 +28,9 @@ static int st_on_progress(void *user, int image, int step, int steps, const sdx_
  * multistep and stochastic samplers, ends on sdx_generate's latent and
  * image, bit for bit, and reports each sampler step once. */
 static int stepped_sampling_equals_one_generation(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sd1");
     static const char *const samplers[] = { "euler", "euler_ancestral", "heun", "dpmpp_2m", "dpmpp_sde", "uni_pc", "lms" };
     static const int calls_per_step[] = { 1, 1, 2, 1, 2, 1, 1 };
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sd1");
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int k = 0; k < SDX__ARRAY_LEN(samplers); k++) {
         sdx_gen_params p;
         sdx_gen_result ref;
@@ -80,14 +76,10 @@ static int stepped_sampling_equals_one_generation(void) {
 
 /* One conditioning serves a whole batch: image i samples seed + i. */
 static int one_conditioning_serves_every_image_of_a_batch(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sdxl");
+    T_NEED_MODEL(ctx, m, "sdxl");
     sdx_gen_params p;
     sdx_gen_result ref;
     sdx_cond *cond;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     st_params(&p, "euler_ancestral");
     p.batch_count = 3;
     p.steps = 2;
@@ -111,17 +103,13 @@ static int one_conditioning_serves_every_image_of_a_batch(void) {
 /* The image encoder gives a latent the decoder takes; mismatches between
  * conditioning and parameters are refused with a reason. */
 static int encode_decode_and_mismatches(void) {
-    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_MODEL(ctx, m, "sdxl");
     static uint8_t px[64 * 48 * 3];
-    sdx_ctx *ctx = t_ctx();
-    sdx_model *m = t_model(ctx, "sdxl");
     sdx_gen_params p;
     sdx_image in, out;
     sdx_tensor latent, bad;
     sdx_cond *cond;
     sdx_sampling *s;
-    (void)v;
-    T_CHECK(m, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 64 * 48 * 3; i++) px[i] = (uint8_t)(i * 31);
     in.width = 64; in.height = 48; in.channels = 3; in.data = px;
     T_CHECK(sdx_encode_image(m, &in, NULL, &latent) == SDX_OK, "%s", sdx_last_error(ctx));

@@ -3,8 +3,6 @@
  * choice in the pipeline (TAESD or VAE, previews) and the sdx command's
  * --taesd, --preview, -M decode and -M encode. */
 #include "test.h"
-#include <sys/stat.h>
-#include <stb/stb_image.h>
 
 #define TAESD_DIR "golden/taesd"
 
@@ -367,16 +365,12 @@ static int clamp_kernels_match_formulas(void) {
 
 static sdx_model *taesd_model(sdx_ctx *ctx, const char *ckpt, const char *t0, const char *t1, int codecs_only) {
     sdx_model_desc md;
-    sdx_model *m = NULL;
-    char vocab[512];
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
     memset(&md, 0, sizeof md);
     md.checkpoint = ckpt;
-    md.vocab = vocab;
     md.taesd[0] = t0;
     md.taesd[1] = t1;
     md.codecs_only = codecs_only;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+    return t_model_with(ctx, &md);
 }
 
 /* Parameters that only choose the codec (what decode/encode read). */
@@ -399,14 +393,6 @@ static int record_preview(void *user, int image, int step, int steps, const sdx_
     p->last.data = (uint8_t *)malloc((size_t)img->width * (size_t)img->height * 3);
     if (p->last.data) memcpy(p->last.data, img->data, (size_t)img->width * (size_t)img->height * 3);
     return 0;
-}
-
-static int images_max_diff(const sdx_image *a, const sdx_image *b) {
-    int worst = 0;
-    if (a->width != b->width || a->height != b->height) return 256;
-    for (size_t i = 0; i < (size_t)a->width * (size_t)a->height * 3; i++)
-        worst = abs(a->data[i] - b->data[i]) > worst ? abs(a->data[i] - b->data[i]) : worst;
-    return worst;
 }
 
 /* With a TAESD decoder loaded, the final image is TAESD's decode of the
@@ -437,11 +423,11 @@ static int generation_decodes_with_taesd_and_previews_x0(void) {
     T_CHECK(log.calls == 2 && log.steps[0] == 2 && log.steps[1] == 4, "previews: %d calls, steps %d, %d", log.calls, log.steps[0], log.steps[1]);
     T_CHECK(sdx_decode_latent(m, &res.latents[0], with_codec(SDX_CODEC_TAESD), &by_taesd) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_decode_latent(m, &res.latents[0], with_codec(SDX_CODEC_VAE), &by_vae) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(images_max_diff(&res.images[0], &by_taesd) == 0, "final image differs from TAESD's decode of the final latent");
-    T_CHECK(images_max_diff(&res.images[0], &by_vae) > 8, "final image looks like the VAE's decode");
-    T_NOTE("last x0 preview vs final image: max %d levels", images_max_diff(&log.last, &res.images[0]));
-    T_CHECK(images_max_diff(&log.last, &res.images[0]) <= 1, "last x0 preview differs from the final image by %d levels",
-            images_max_diff(&log.last, &res.images[0]));
+    T_CHECK(t_image_diff(&res.images[0], &by_taesd) == 0, "final image differs from TAESD's decode of the final latent");
+    T_CHECK(t_image_diff(&res.images[0], &by_vae) > 8, "final image looks like the VAE's decode");
+    T_NOTE("last x0 preview vs final image: max %d levels", t_image_diff(&log.last, &res.images[0]));
+    T_CHECK(t_image_diff(&log.last, &res.images[0]) <= 1, "last x0 preview differs from the final image by %d levels",
+            t_image_diff(&log.last, &res.images[0]));
     sdx_image_free(ctx, &by_taesd);
     sdx_gen_result_free(ctx, &res);
     /* codec VAE: the plain pipeline again, previews from the VAE too */
@@ -451,8 +437,8 @@ static int generation_decodes_with_taesd_and_previews_x0(void) {
     log.calls = 0;
     T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(log.calls == 4, "interval 0 previews every step: %d calls", log.calls);
-    T_CHECK(images_max_diff(&res.images[0], &by_vae) == 0, "codec VAE: image differs from the VAE decode of its latent");
-    T_CHECK(images_max_diff(&log.last, &res.images[0]) <= 1, "VAE x0 preview differs from the final image");
+    T_CHECK(t_image_diff(&res.images[0], &by_vae) == 0, "codec VAE: image differs from the VAE decode of its latent");
+    T_CHECK(t_image_diff(&log.last, &res.images[0]) <= 1, "VAE x0 preview differs from the final image");
     sdx_gen_result_free(ctx, &res);
     sdx_image_free(ctx, &by_vae);
     free(log.last.data);
@@ -591,32 +577,13 @@ static int taesd_of_another_latent_space_rejected(void) {
 
 /* ---- the sdx command ---------------------------------------------------------- */
 
-static int taesd_file_exists(const char *p) { struct stat sb; return stat(p, &sb) == 0; }
-
-static int taesd_cli(const char *args, char *out, size_t size) {
-    static char cmd[8192];
-    snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
-    return t_shell(cmd, out, size);
-}
-
-static int png_same(const char *a, const char *b, int *worst) {
-    int w1, h1, c1, w2, h2, c2;
-    unsigned char *pa = stbi_load(a, &w1, &h1, &c1, 3), *pb = stbi_load(b, &w2, &h2, &c2, 3);
-    int ok = pa && pb && w1 == w2 && h1 == h2;
-    *worst = 0;
-    for (int i = 0; ok && i < w1 * h1 * 3; i++) *worst = abs(pa[i] - pb[i]) > *worst ? abs(pa[i] - pb[i]) : *worst;
-    stbi_image_free(pa);
-    stbi_image_free(pb);
-    return ok;
-}
-
 #define TAESD_CLI_PATHS \
     char model[512], vocab[512], dec[512], enc[512], args[4096], out[8192]; \
     T_NEED_SHARED(m_, "golden/sd1/model.safetensors"); \
     T_NEED_SHARED(v_, "vocab/merges.txt"); \
     T_NEED_SHARED(d_, TAESD_DIR "/taesd_decoder.safetensors"); \
     T_NEED_SHARED(e_, TAESD_DIR "/taesd_encoder.safetensors"); \
-    T_SKIP_IF(!taesd_file_exists("examples/sdx"), "examples/sdx not built (make all)"); \
+    T_NEED_SDX_COMMAND(); \
     snprintf(model, sizeof model, "%s", m_); snprintf(vocab, sizeof vocab, "%s", v_); \
     snprintf(dec, sizeof dec, "%s", d_); snprintf(enc, sizeof enc, "%s", e_)
 
@@ -630,20 +597,20 @@ static int cli_taesd_and_decode_mode_agree(void) {
     remove("/tmp/sdx_t_tae.png");
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' -o /tmp/sdx_t_tae.png --output-latent /tmp/sdx_t_tae.safetensors",
              model, vocab, gen, dec);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "--taesd: %s", out);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "--taesd: %s", out);
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s -o /tmp/sdx_t_vae.png", model, vocab, gen);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "plain: %s", out);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "plain: %s", out);
     snprintf(args, sizeof args, "-M decode --taesd '%s' --latent-in /tmp/sdx_t_tae.safetensors -o /tmp/sdx_t_dec1.png", dec);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "decode with TAESD alone: %s", out);
-    T_CHECK(png_same("/tmp/sdx_t_tae.png", "/tmp/sdx_t_dec1.png", &worst) && worst == 0, "TAESD decode mode: %d levels", worst);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "decode with TAESD alone: %s", out);
+    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_tae.png", "/tmp/sdx_t_dec1.png")) == 0, "TAESD decode mode: %d levels", worst);
     snprintf(args, sizeof args, "-M decode -m '%s' --latent-in /tmp/sdx_t_tae.safetensors -o /tmp/sdx_t_dec2.png", model);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "decode with the VAE: %s", out);
-    T_CHECK(png_same("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec2.png", &worst) && worst == 0, "VAE decode mode: %d levels", worst);
-    T_CHECK(png_same("/tmp/sdx_t_vae.png", "/tmp/sdx_t_tae.png", &worst) && worst > 8, "the TAESD image equals the VAE image");
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "decode with the VAE: %s", out);
+    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec2.png")) == 0, "VAE decode mode: %d levels", worst);
+    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_tae.png")) > 8 && worst < 256, "the TAESD image equals the VAE image");
     /* --taesd-preview-only keeps the VAE for the final image */
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' --taesd-preview-only -o /tmp/sdx_t_dec3.png", model, vocab, gen, dec);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "--taesd-preview-only: %s", out);
-    T_CHECK(png_same("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec3.png", &worst) && worst == 0, "--taesd-preview-only: %d levels", worst);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "--taesd-preview-only: %s", out);
+    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec3.png")) == 0, "--taesd-preview-only: %d levels", worst);
     remove("/tmp/sdx_t_tae.png"); remove("/tmp/sdx_t_vae.png"); remove("/tmp/sdx_t_tae.safetensors");
     remove("/tmp/sdx_t_dec1.png"); remove("/tmp/sdx_t_dec2.png"); remove("/tmp/sdx_t_dec3.png");
     return T_PASS;
@@ -659,18 +626,16 @@ static int cli_encode_mode_writes_latents(void) {
     sdx_image img;
     sdx_tensor want;
     const char *png = "/tmp/sdx_t_enc.png", *lat = "/tmp/sdx_t_enc.safetensors";
-    int w, h, c;
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' -p dog -W 64 -H 48 --steps 1 -o %s", model, vocab, png);
-    T_CHECK(taesd_cli(args, out, sizeof out) == 0, "%s", out);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s", out);
     for (int k = 0; k < 2; k++) {
         remove(lat);
         if (k == 0) snprintf(args, sizeof args, "-M encode -i %s --taesd '%s' --output-latent %s", png, enc, lat);
         else snprintf(args, sizeof args, "-M encode -m '%s' -i %s --output-latent %s", model, png, lat);
-        T_CHECK(taesd_cli(args, out, sizeof out) == 0, "encode %d: %s", k, out);
+        T_CHECK(t_sdx(args, out, sizeof out) == 0, "encode %d: %s", k, out);
         m = k == 0 ? taesd_model(ctx, NULL, enc, NULL, 1) : taesd_model(ctx, model, NULL, NULL, 1);
         T_CHECK(m, "%s", sdx_last_error(ctx));
-        img.data = stbi_load(png, &w, &h, &c, 3);
-        img.width = w; img.height = h; img.channels = 3;
+        img = t_png_load(png, 3);
         T_CHECK(img.data && sdx_encode_image(m, &img, with_codec(SDX_CODEC_AUTO), &want) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx_st_open(ctx, lat, &st) == SDX_OK, "%s", sdx_last_error(ctx));
         {
@@ -695,15 +660,12 @@ static int cli_previews_written(void) {
     TAESD_CLI_PATHS;
     static const char *modes[] = { "tae", "vae" };
     for (int k = 0; k < 2; k++) {
-        int w, h, c;
-        unsigned char *px;
+        int w, h;
         remove("/tmp/sdx_t_prev.png");
         snprintf(args, sizeof args, "-m '%s' --vocab '%s' -p cat -W 64 -H 48 --steps 3 --taesd '%s' --preview %s "
                  "--preview-interval 2 --preview-path /tmp/sdx_t_prev.png -o /tmp/sdx_t_prev_out.png", model, vocab, dec, modes[k]);
-        T_CHECK(taesd_cli(args, out, sizeof out) == 0, "%s", out);
-        px = stbi_load("/tmp/sdx_t_prev.png", &w, &h, &c, 3);
-        T_CHECK(px && w == 64 && h == 48, "--preview %s: no 64x48 preview PNG", modes[k]);
-        stbi_image_free(px);
+        T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s", out);
+        T_CHECK(t_png_size("/tmp/sdx_t_prev.png", &w, &h) && w == 64 && h == 48, "--preview %s: no 64x48 preview PNG", modes[k]);
     }
     remove("/tmp/sdx_t_prev.png");
     remove("/tmp/sdx_t_prev_out.png");
@@ -732,10 +694,10 @@ static int cli_rejects_bad_codec_usage(void) {
         remove("/tmp/sdx_t_bad.png");
         remove("/tmp/sdx_t_bad.safetensors");
         snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o /tmp/sdx_t_bad.png %s", model, vocab, a);
-        rc = taesd_cli(args, out, sizeof out);
+        rc = t_sdx(args, out, sizeof out);
         T_CHECK(rc != 0, "'%s' exited 0", bad[i].args);
         T_CHECK(strstr(out, bad[i].expect) != NULL, "'%s': output lacks '%s':\n%s", bad[i].args, bad[i].expect, out);
-        T_CHECK(!taesd_file_exists("/tmp/sdx_t_bad.png") && !taesd_file_exists("/tmp/sdx_t_bad.safetensors"), "'%s' left an output file",
+        T_CHECK(!t_file_exists("/tmp/sdx_t_bad.png") && !t_file_exists("/tmp/sdx_t_bad.safetensors"), "'%s' left an output file",
                 bad[i].args);
     }
     (void)dec; (void)enc;

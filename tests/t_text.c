@@ -75,10 +75,19 @@ static int t_te_finite(const float *x, int64_t n) {
 /* ---- SD 1.x: CLIP ViT-L (HF layout) ------------------------------------ */
 
 #define T_TE_SD1_MODEL "golden/sd1/model.safetensors"
-#define T_TE_SD1_TEXT  "golden/sd1/cases/text_encoder.safetensors"
 #define T_TE_SD2_MODEL "golden/sd2/model.safetensors"
-#define T_TE_SD2_TEXT  "golden/sd2/cases/text_encoder.safetensors"
 #define T_TE_XL_MODEL  "golden/sdxl/model.safetensors"
+
+/* t_te_open on the golden checkpoint and text-encoder cases of an area
+ * ("sd1", "sd2"); T_SKIP without them. */
+static int t_te_open_golden(t_te *t, const char *area, int weight_type) {
+    char model[64], cases[80];
+    snprintf(model, sizeof model, "golden/%s/model.safetensors", area);
+    snprintf(cases, sizeof cases, "golden/%s/cases/text_encoder.safetensors", area);
+    T_SKIP_IF(!t_shared(model) || !t_shared(cases), "golden data %s/golden/%s not found", t_shared_dir(), area);
+    T_CHECK(t_te_open(t, t_shared(model), t_shared(cases), weight_type) == SDX_OK, "open: %s", sdx_last_error(t->ctx));
+    return T_PASS;
+}
 
 static int sd1_detects_clip_l_from_shapes(void) {
     T_NEED_SHARED(model, T_TE_SD1_MODEL);
@@ -121,33 +130,35 @@ static int t_te_hidden(t_te *t, int e, const int32_t *ids, int64_t B, const char
     return 1;
 }
 
-static int sd1_hidden_states_match_golden_per_layer(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
+/* Every hidden state of the area's encoder on the 4 golden prompts. */
+static int t_te_hidden_golden(const char *area) {
     t_te t;
     int64_t n_ids;
     int32_t *ids;
-    int ok;
-    T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
+    int ok, r;
+    if ((r = t_te_open_golden(&t, area, SDX_AUTO)) != T_PASS) return r;
     ids = t_te_ids(&t, "tokens", &n_ids);
     T_CHECK(ids && n_ids == 4 * 77, "tokens");
-    ok = t_te_hidden(&t, 0, ids, 4, NULL, 1e-4, "sd1");
+    ok = t_te_hidden(&t, 0, ids, 4, NULL, 1e-4, area);
     free(ids);
     T_CHECK(ok, "hidden states differ (see -v) %s", sdx_last_error(t.ctx));
     t_te_close(&t);
     return T_PASS;
 }
 
+static int sd1_hidden_states_match_golden_per_layer(void) { return t_te_hidden_golden("sd1"); }
+
 /* Encodes the 4 golden prompts as 4 chunks of one call and compares the
  * context with golden `name` (tol <= 0: only finiteness is required). */
-static int t_te_context(const char *model, const char *cases, const char *name, int clip_skip, int weight_type,
-                        int act_type, double tol, const char *label) {
+static int t_te_context(const char *area, const char *name, int clip_skip, int weight_type, int act_type, double tol,
+                        const char *label) {
     t_te t;
     sdx_tensor context;
     int64_t n_ids;
     int32_t *ids;
     double r;
-    T_CHECK(t_te_open(&t, model, cases, weight_type) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
+    int rc;
+    if ((rc = t_te_open_golden(&t, area, weight_type)) != T_PASS) return rc;
     t.te.act_type = act_type;
     ids = t_te_ids(&t, "tokens", &n_ids);
     T_CHECK(ids && n_ids == 4 * 77, "tokens");
@@ -166,25 +177,20 @@ static int t_te_context(const char *model, const char *cases, const char *name, 
     return T_PASS;
 }
 
-static int sd1_context_matches_golden(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_AUTO, SDX_F32, 1e-4, "sd1");
-}
+static int sd1_context_matches_golden(void) { return t_te_context("sd1", "context", 0, SDX_AUTO, SDX_F32, 1e-4, "sd1"); }
 
 static int sd1_clip_skip2_uses_penultimate_layer_then_final_norm(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_context(model, cases, "context_clip_skip2", 2, SDX_AUTO, SDX_F32, 1e-4, "sd1");
+    return t_te_context("sd1", "context_clip_skip2", 2, SDX_AUTO, SDX_F32, 1e-4, "sd1");
 }
 
 /* Encodes each golden prompt alone with a pooled output and compares. */
-static int t_te_pooled(const char *model, const char *cases, const char *label) {
+static int t_te_pooled(const char *area) {
     t_te t;
     int64_t n_ids;
     int32_t *ids;
     double worst = 0;
-    T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
+    int rc;
+    if ((rc = t_te_open_golden(&t, area, SDX_AUTO)) != T_PASS) return rc;
     ids = t_te_ids(&t, "tokens", &n_ids);
     T_CHECK(ids && n_ids == 4 * 77, "tokens");
     for (int b = 0; b < 4; b++) {
@@ -194,12 +200,12 @@ static int t_te_pooled(const char *model, const char *cases, const char *label) 
                 "encode: %s", sdx_last_error(t.ctx));
         T_CHECK(pooled.ndim == 1 && pooled.shape[0] == t.te.pooled_dim, "pooled shape");
         r = t_te_rel(&t, "pooled", (int64_t)b * t.te.pooled_dim, (const float *)pooled.data, t.te.pooled_dim);
-        T_CHECK(r >= 0 && r <= 1e-4, "%s pooled[%d] rel-L2 %.3e", label, b, r);
+        T_CHECK(r >= 0 && r <= 1e-4, "%s pooled[%d] rel-L2 %.3e", area, b, r);
         if (r > worst) worst = r;
         sdx_tensor_free(t.ctx, &context);
         sdx_tensor_free(t.ctx, &pooled);
     }
-    T_NOTE("%s pooled: worst rel-L2 over 4 prompts %.2e", label, worst);
+    T_NOTE("%s pooled: worst rel-L2 over 4 prompts %.2e", area, worst);
     free(ids);
     t_te_close(&t);
     return T_PASS;
@@ -208,14 +214,13 @@ static int t_te_pooled(const char *model, const char *cases, const char *label) 
 /* The non-finite tracer names every layer as it runs; with it on, the
  * result must be unchanged. */
 static int sd1_tracer_on_changes_nothing(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
     t_te t;
     sdx_tensor context;
     int64_t n_ids;
     int32_t *ids;
     double r;
-    T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
+    int rc;
+    if ((rc = t_te_open_golden(&t, "sd1", SDX_AUTO)) != T_PASS) return rc;
     sdx_set_trace(t.ctx, 1);
     ids = t_te_ids(&t, "tokens", &n_ids);
     T_CHECK(ids && n_ids == 4 * 77, "tokens");
@@ -229,11 +234,7 @@ static int sd1_tracer_on_changes_nothing(void) {
     return T_PASS;
 }
 
-static int sd1_pooled_is_final_norm_of_first_eos(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_pooled(model, cases, "sd1");
-}
+static int sd1_pooled_is_final_norm_of_first_eos(void) { return t_te_pooled("sd1"); }
 
 /* ---- SD 2.x: OpenCLIP ViT-H layout ----------------------------------- */
 
@@ -250,34 +251,13 @@ static int sd2_detects_openclip_from_shapes(void) {
     return T_PASS;
 }
 
-static int sd2_hidden_states_match_golden_per_layer(void) {
-    T_NEED_SHARED(model, T_TE_SD2_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD2_TEXT);
-    t_te t;
-    int64_t n_ids;
-    int32_t *ids;
-    int ok;
-    T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
-    ids = t_te_ids(&t, "tokens", &n_ids);
-    T_CHECK(ids && n_ids == 4 * 77, "tokens");
-    ok = t_te_hidden(&t, 0, ids, 4, NULL, 1e-4, "sd2");
-    free(ids);
-    T_CHECK(ok, "hidden states differ (see -v) %s", sdx_last_error(t.ctx));
-    t_te_close(&t);
-    return T_PASS;
-}
+static int sd2_hidden_states_match_golden_per_layer(void) { return t_te_hidden_golden("sd2"); }
 
 static int sd2_context_is_ln_final_of_penultimate_layer(void) {
-    T_NEED_SHARED(model, T_TE_SD2_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD2_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_AUTO, SDX_F32, 1e-4, "sd2");
+    return t_te_context("sd2", "context", 0, SDX_AUTO, SDX_F32, 1e-4, "sd2");
 }
 
-static int sd2_pooled_is_projected_first_eos(void) {
-    T_NEED_SHARED(model, T_TE_SD2_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD2_TEXT);
-    return t_te_pooled(model, cases, "sd2");
-}
+static int sd2_pooled_is_projected_first_eos(void) { return t_te_pooled("sd2"); }
 
 /* ---- SDXL: CLIP-L + OpenCLIP bigG + vector y ---------------------------- */
 
@@ -415,21 +395,15 @@ static int sdxl_vector_rejects_sizes_that_do_not_split(void) {
 /* ---- precision policies ------------------------------------------------ */
 
 static int sd1_f16_activations_stay_within_1e_2(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_AUTO, SDX_F16, 1e-2, "sd1 f16 activations");
+    return t_te_context("sd1", "context", 0, SDX_AUTO, SDX_F16, 1e-2, "sd1 f16 activations");
 }
 
 static int sd1_f16_weights_stay_within_1e_2(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_F16, SDX_F32, 1e-2, "sd1 f16 weights");
+    return t_te_context("sd1", "context", 0, SDX_F16, SDX_F32, 1e-2, "sd1 f16 weights");
 }
 
 static int sd2_f16_weights_and_activations_stay_within_1e_2(void) {
-    T_NEED_SHARED(model, T_TE_SD2_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD2_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_F16, SDX_F16, 1e-2, "sd2 f16 weights+activations");
+    return t_te_context("sd2", "context", 0, SDX_F16, SDX_F16, 1e-2, "sd2 f16 weights+activations");
 }
 
 static int sdxl_f16_activations_stay_within_1e_2(void) { return t_te_sdxl_case(2, SDX_F16, 1e-2); }
@@ -437,9 +411,7 @@ static int sdxl_f16_activations_stay_within_1e_2(void) { return t_te_sdxl_case(2
 /* bf16 keeps 8 mantissa bits: only finiteness is a requirement, the error
  * is reported. */
 static int sd1_bf16_weights_and_activations_stay_finite(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
-    return t_te_context(model, cases, "context", 0, SDX_BF16, SDX_BF16, -1, "sd1 bf16 weights+activations");
+    return t_te_context("sd1", "context", 0, SDX_BF16, SDX_BF16, -1, "sd1 bf16 weights+activations");
 }
 
 /* ---- synthetic checkpoints: errors -------------------------------------- */
@@ -649,15 +621,14 @@ static int clip_skip_beyond_depth_and_bad_ids_are_rejected(void) {
 /* A1111 "Original": z1 = z * m; z1 * mean(z) / mean(z1), per chunk. The
  * reference here is the same formula in double on the unweighted output. */
 static int emphasis_scales_tokens_and_restores_the_mean(void) {
-    T_NEED_SHARED(model, T_TE_SD1_MODEL);
-    T_NEED_SHARED(cases, T_TE_SD1_TEXT);
     t_te t;
     sdx_tensor plain, weighted;
     int64_t n_ids;
     int32_t *ids;
     float mult[2 * 77];
     double r = 0;
-    T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
+    int rc;
+    if ((rc = t_te_open_golden(&t, "sd1", SDX_AUTO)) != T_PASS) return rc;
     ids = t_te_ids(&t, "tokens", &n_ids);
     T_CHECK(ids && n_ids == 4 * 77, "tokens");
     t_seed(11);
@@ -689,21 +660,8 @@ static int emphasis_scales_tokens_and_restores_the_mean(void) {
 
 /* ---- allocation failures ------------------------------------------------ */
 
-static long t_te_allocs, t_te_fail_at;
-static void *t_te_alloc(size_t n, void *user) {
-    (void)user;
-    if (t_te_fail_at && ++t_te_allocs == t_te_fail_at) return NULL;
-    return malloc(n);
-}
-static void *t_te_realloc(void *p, size_t n, void *user) {
-    (void)user;
-    if (t_te_fail_at && ++t_te_allocs == t_te_fail_at) return NULL;
-    return realloc(p, n);
-}
-static void t_te_free(void *p, void *user) { (void)user; free(p); }
-
 /* Load, encode the empty prompt with pooled output, free everything. */
-static int t_te_roundtrip(sdx_ctx *ctx, const sdx_st *st) {
+static int t_te_roundtrip(sdx_ctx *ctx, void *st) {
     sdx__textenc te;
     sdx__arena arena;
     sdx_tensor context, pooled;
@@ -711,7 +669,7 @@ static int t_te_roundtrip(sdx_ctx *ctx, const sdx_st *st) {
     int rc;
     sdx__textenc_empty_ids(ids, 77);
     sdx__arena_init(&arena, ctx, (size_t)1 << 20);
-    if ((rc = sdx__textenc_load(ctx, &te, st)) == SDX_OK) {
+    if ((rc = sdx__textenc_load(ctx, &te, (const sdx_st *)st)) == SDX_OK) {
         rc = sdx__textenc_encode_ids(ctx, &te, &arena, ids, NULL, 1, 0, &context, &pooled);
         if (rc == SDX_OK) {
             sdx_tensor_free(ctx, &context);
@@ -731,29 +689,13 @@ static int t_te_roundtrip(sdx_ctx *ctx, const sdx_st *st) {
  * allocations (the kernels suite covers the scratch). */
 static int allocation_failures_are_reported_and_clean(void) {
     T_NEED_SHARED(model, T_TE_XL_MODEL);
-    sdx_desc d;
-    sdx_ctx *ctx;
+    t_allocs f = { 0, 0 };
+    sdx_ctx *ctx = t_allocs_ctx(&f);
     sdx_st *st;
-    long fail_at;
-    int done = 0;
-    memset(&d, 0, sizeof d);
-    d.n_threads = 1;
-    d.alloc = t_te_alloc, d.realloc = t_te_realloc, d.free = t_te_free;
-    ctx = sdx_create(&d);
+    int r;
     T_CHECK(ctx && sdx_st_open(ctx, model, &st) == SDX_OK, "open");
     T_CHECK(t_te_roundtrip(ctx, st) == SDX_OK, "clean run: %s", sdx_last_error(ctx));
-    for (fail_at = 1; !done && fail_at < 1000; fail_at++) {
-        int rc;
-        t_te_allocs = 0;
-        t_te_fail_at = fail_at;
-        rc = t_te_roundtrip(ctx, st);
-        done = t_te_allocs < fail_at;
-        t_te_fail_at = 0;
-        T_CHECK(done ? rc == SDX_OK : rc == SDX_ERR_NOMEM && strstr(sdx_last_error(ctx), "out of memory"),
-                "failing allocation %ld: rc %d (%s)", fail_at, rc, sdx_last_error(ctx));
-    }
-    T_NOTE("%ld allocations failed one at a time", fail_at - 2);
-    T_CHECK(done, "never completed");
+    if ((r = t_fail_each_allocation(ctx, &f, t_te_roundtrip, st, 1000)) != T_PASS) return r;
     sdx_st_close(st);
     sdx_destroy(ctx);
     return T_PASS;

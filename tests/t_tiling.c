@@ -53,14 +53,12 @@ static int tiled_images_continue_across_their_edges(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     T_NEED_SHARED(vocab, "vocab");
     sdx_ctx *ctx = t_ctx();
-    sdx_model_desc md;
-    sdx_model *m = NULL;
+    sdx_model *m;
     sdx_gen_params p;
     double ratio[2][2];   /* [tiling][vertical] seam / interior */
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    (void)vocab;
+    m = t_model_file(ctx, ckpt);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
     memset(&p, 0, sizeof p);
     p.prompt = "a brick wall texture";
     p.width = 96;
@@ -105,23 +103,19 @@ static void tl_roll(const float *src, float *dst, int planes, int h, int w, int 
                 dst[((size_t)p * h + (size_t)((i + dy) % h)) * w + (size_t)((j + dx) % w)] = src[((size_t)p * h + i) * w + j];
 }
 
-static double tl_rel(const float *a, const float *b, size_t n) { return t_rel_l2_f32(a, b, n); }
-
 static int circular_networks_commute_with_shifts(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     T_NEED_SHARED(vocab, "vocab");
     enum { LH = 16, LW = 24, SHIFT = 8 };
     static float z[4 * LH * LW], zr[4 * LH * LW], o1[2 * 4 * LH * LW], o2[2 * 4 * LH * LW], o1r[2 * 4 * LH * LW];
     sdx_ctx *ctx = t_ctx();
-    sdx_model_desc md;
-    sdx_model *m = NULL;
+    sdx_model *m;
     sdx_gen_params p;
     sdx_cond *cond;
     double rel[2][2];   /* [tiling][vae, unet] */
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    (void)vocab;
+    m = t_model_file(ctx, ckpt);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
     memset(&p, 0, sizeof p);
     p.prompt = "moss";
     p.width = LW * 8;
@@ -143,7 +137,7 @@ static int circular_networks_commute_with_shifts(void) {
         for (size_t i = 0; i < npx; i++)
             for (int c = 0; c < 3; c++) { fa[(size_t)c * npx + i] = a.data[i * 3 + (size_t)c]; fb[(size_t)c * npx + i] = b.data[i * 3 + (size_t)c]; }
         tl_roll(fa, fr, 3, LH * 8, LW * 8, 24, 40);
-        rel[tiling][0] = tl_rel(fb, fr, 3 * npx);
+        rel[tiling][0] = t_rel_l2_f32(fb, fr, 3 * npx);
         sdx_image_free(ctx, &a);
         sdx_image_free(ctx, &b);
         /* UNet: both predictions of the batch, shifted by SHIFT latent pixels */
@@ -162,7 +156,7 @@ static int circular_networks_commute_with_shifts(void) {
             sdx__arena_reset(&m->arena);
         }
         tl_roll(o1, o1r, 8, LH, LW, SHIFT, SHIFT);
-        rel[tiling][1] = tl_rel(o2, o1r, 8 * LH * LW);
+        rel[tiling][1] = t_rel_l2_f32(o2, o1r, 8 * LH * LW);
         tl_roll(z, zr, 4, LH, LW, 3, 5);
         T_NOTE("tiling %d: shifted vs shifted-back rel-L2: VAE decode %.2g, UNet %.2g", tiling, rel[tiling][0], rel[tiling][1]);
     }
@@ -184,16 +178,14 @@ static int tiled_vae_keeps_seamless_decode_and_encode(void) {
     enum { LH = 12, LW = 20, NPX = 3 * LH * 8 * LW * 8 };
     static float z[4 * LH * LW], out[3][NPX];
     sdx_ctx *ctx = t_ctx();
-    sdx_model_desc md;
-    sdx_model *m = NULL;
+    sdx_model *m;
     /* 3x2 tiles, the last ones narrower */
     sdx__vae_tiling off = { -1, 0, 0, 0 }, on = { 1, 8, 7, 0 };
     sdx_tensor lt = sdx__view4(SDX_F32, z, 1, 4, LH, LW);
     double rel_tiled, rel_plain, rel_enc;
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+    (void)vocab;
+    m = t_model_file(ctx, ckpt);
+    T_CHECK(m, "%s", sdx_last_error(ctx));
     t_seed(5);
     for (int i = 0; i < 4 * LH * LW; i++) z[i] = (float)t_normal() / 0.18215f;
     for (int k = 0; k < 3; k++) {

@@ -2,32 +2,6 @@
  * cases), vocabulary loading from every accepted source, and the inflate
  * decoder on real, hand-made and damaged gzip streams. */
 #include "test.h"
-#include <time.h>
-
-/* One tokenizer (from the OpenAI .gz) shared by the cases. */
-static sdx_ctx *tk_ctx_;
-static sdx_tokenizer *tk_tok_;
-
-static sdx_tokenizer *tk_get(void) {
-    const char *gz = t_shared("vocab/bpe_simple_vocab_16e6.txt.gz");
-    if (tk_tok_ || !gz) return tk_tok_;
-    if (!tk_ctx_) tk_ctx_ = t_ctx();
-    if (sdx_tokenizer_load(tk_ctx_, gz, &tk_tok_) != SDX_OK) {
-        fprintf(stderr, "tokenizer load failed: %s\n", sdx_last_error(tk_ctx_));
-        tk_tok_ = NULL;
-    }
-    return tk_tok_;
-}
-
-#define TK_NEED_TOK(tok) sdx_tokenizer *tok = tk_get(); \
-    T_SKIP_IF(!t_shared("vocab/bpe_simple_vocab_16e6.txt.gz"), "golden data %s/vocab not found", t_shared_dir()); \
-    T_CHECK(tok != NULL, "vocabulary did not load")
-
-static double tk_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Compares a JSON int array with ids; returns the first mismatch or -1. */
 static int tk_diff(const sdx__json *arr, const int32_t *ids, int n) {
@@ -70,9 +44,9 @@ static int tk_check_cases(sdx_ctx *ctx, sdx_tokenizer *tok, const char *path, in
 }
 
 static int golden_cases_match_openai_vocab(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     T_NEED_SHARED(path, "golden/tokenizer/cases.json");
-    int n = 0, r = tk_check_cases(tk_ctx_, tok, path, &n);
+    int n = 0, r = tk_check_cases(t_tok_ctx, tok, path, &n);
     if (r != T_PASS) return r;
     T_CHECK(n == 64, "expected 64 cases, found %d", n);
     T_NOTE("%d cases: ids, padded_0 and padded_49407 identical", n);
@@ -124,43 +98,43 @@ static int merges_from_memory_derive_clip_ids(void) {
 }
 
 static int special_token_strings_map_to_bos_eos(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     int32_t *ids;
     int n;
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, "<|startoftext|>cat<|endoftext|>", &ids, &n) == SDX_OK, "tokenize");
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, "<|startoftext|>cat<|endoftext|>", &ids, &n) == SDX_OK, "tokenize");
     T_CHECK(n == 3 && ids[0] == 49406 && ids[1] == 2368 && ids[2] == 49407, "got %d ids", n);
-    sdx_tokens_free(tk_ctx_, ids);
+    sdx_tokens_free(t_tok_ctx, ids);
     return T_PASS;
 }
 
 static int empty_text_gives_bos_eos_then_padding(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     int32_t out[77], *ids;
     int n;
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, "", &ids, &n) == SDX_OK && n == 0 && ids, "empty text: n=%d", n);
-    sdx_tokens_free(tk_ctx_, ids);
-    T_CHECK(sdx_tokenize_padded(tk_ctx_, tok, " \t\n", 0, out) == SDX_OK, "padded");
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, "", &ids, &n) == SDX_OK && n == 0 && ids, "empty text: n=%d", n);
+    sdx_tokens_free(t_tok_ctx, ids);
+    T_CHECK(sdx_tokenize_padded(t_tok_ctx, tok, " \t\n", 0, out) == SDX_OK, "padded");
     T_CHECK(out[0] == 49406 && out[1] == 49407 && out[2] == 0 && out[76] == 0, "got %d %d %d", out[0], out[1], out[2]);
     return T_PASS;
 }
 
 /* Policy: each byte that does not start valid UTF-8 becomes U+FFFD. */
 static int invalid_utf8_becomes_replacement_characters(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     int32_t *a, *b;
     int na, nb;
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, "\xff\xfe cat \xc3 dog \xe2\x82", &a, &na) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, "\xef\xbf\xbd\xef\xbf\xbd cat \xef\xbf\xbd dog \xef\xbf\xbd\xef\xbf\xbd", &b, &nb) == SDX_OK, "ref");
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, "\xff\xfe cat \xc3 dog \xe2\x82", &a, &na) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, "\xef\xbf\xbd\xef\xbf\xbd cat \xef\xbf\xbd dog \xef\xbf\xbd\xef\xbf\xbd", &b, &nb) == SDX_OK, "ref");
     T_CHECK(na == nb && !memcmp(a, b, (size_t)na * sizeof *a), "%d vs %d ids", na, nb);
-    sdx_tokens_free(tk_ctx_, a);
-    sdx_tokens_free(tk_ctx_, b);
+    sdx_tokens_free(t_tok_ctx, a);
+    sdx_tokens_free(t_tok_ctx, b);
     return T_PASS;
 }
 
 /* Clean-up rules not covered by the goldens, each against what the
  * Python pipeline gives (the expected strings were produced with it). */
 static int cleanup_rules_match_python(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     static const char *const pairs[][2] = {
         { "\xce\xa3\xce\x9f\xce\xa6\xce\x99\xce\x91\xce\xa3 \xce\xa3", "\xcf\x83\xce\xbf\xcf\x86\xce\xb9\xce\xb1\xcf\x82 \xcf\x83" }, /* final sigma */
         { "e\xcc\x81", "\xc3\xa9" },                       /* NFC: e + U+0301 -> é */
@@ -173,11 +147,11 @@ static int cleanup_rules_match_python(void) {
     for (int i = 0; i < (int)(sizeof pairs / sizeof pairs[0]); i++) {
         int32_t *a, *b;
         int na, nb, same;
-        T_CHECK(sdx_tokenize(tk_ctx_, tok, pairs[i][0], &a, &na) == SDX_OK, "tokenize");
-        T_CHECK(sdx_tokenize(tk_ctx_, tok, pairs[i][1], &b, &nb) == SDX_OK, "tokenize");
+        T_CHECK(sdx_tokenize(t_tok_ctx, tok, pairs[i][0], &a, &na) == SDX_OK, "tokenize");
+        T_CHECK(sdx_tokenize(t_tok_ctx, tok, pairs[i][1], &b, &nb) == SDX_OK, "tokenize");
         same = na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
-        sdx_tokens_free(tk_ctx_, a);
-        sdx_tokens_free(tk_ctx_, b);
+        sdx_tokens_free(t_tok_ctx, a);
+        sdx_tokens_free(t_tok_ctx, b);
         T_CHECK(same, "pair %d: '%s' does not clean up like '%s' (%d vs %d ids)", i, pairs[i][0], pairs[i][1], na, nb);
     }
     return T_PASS;
@@ -186,7 +160,7 @@ static int cleanup_rules_match_python(void) {
 /* A 100k-character prompt (one 50k-letter word, many short words, long
  * punctuation and combining-mark runs) stays fast: BPE is O(n log n). */
 static int long_prompt_is_fast(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     size_t n = 100000;
     char *text = (char *)malloc(n + 1);
     int32_t *ids;
@@ -195,15 +169,15 @@ static int long_prompt_is_fast(void) {
     T_CHECK(text != NULL, "malloc");
     for (size_t i = 0; i < n; i++) text[i] = i < 50000 ? "ab"[i % 2] : i < 80000 ? "cat, dog "[i % 9] : '!';
     text[n] = 0;
-    t0 = tk_now();
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, text, &ids, &nids) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
-    dt = tk_now() - t0;
-    sdx_tokens_free(tk_ctx_, ids);
+    t0 = t_now();
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, text, &ids, &nids) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
+    dt = t_now() - t0;
+    sdx_tokens_free(t_tok_ctx, ids);
     for (size_t i = 0; i + 1 < n; i += 2) { text[i] = (char)0xcc; text[i + 1] = (char)(0x80 + (i / 2) % 0x30); }
-    t0 = tk_now();
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, text, &ids, &nids) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
-    dt += tk_now() - t0;
-    sdx_tokens_free(tk_ctx_, ids);
+    t0 = t_now();
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, text, &ids, &nids) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
+    dt += t_now() - t0;
+    sdx_tokens_free(t_tok_ctx, ids);
     free(text);
     T_NOTE("two 100k-byte prompts tokenized in %.3f s", dt);
     T_CHECK(dt < 10.0, "took %.1f s", dt);
@@ -305,9 +279,9 @@ static int inflate_real_vocabulary_has_all_lines(void) {
     uint8_t *out;
     double t0;
     T_CHECK(sdx__read_file(ctx, gz, &data, &size, (size_t)1 << 26) == SDX_OK, "%s", sdx_last_error(ctx));
-    t0 = tk_now();
+    t0 = t_now();
     T_CHECK(sdx__inflate(ctx, (const uint8_t *)data, size, &out, &len, (size_t)1 << 26) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_NOTE("inflated %zu -> %zu bytes in %.3f s", size, len, tk_now() - t0);
+    T_NOTE("inflated %zu -> %zu bytes in %.3f s", size, len, t_now() - t0);
     for (size_t i = 0; i < len; i++) lines += out[i] == '\n';
     T_CHECK(len == 3194984 && lines == 262145, "%zu bytes, %zu newlines", len, lines);
     T_CHECK(!memcmp(out, "\"bpe_simple_vocab_16e6.txt#version: 0.2\ni n\nt h\na n\n", 49), "first merges differ");
@@ -421,7 +395,7 @@ static int inflate_back_reference_stays_inside_its_member(void) {
  * buffer size (U+00E6 U+2014 U+00A5 is the UTF-8 of U+65E5 read as
  * windows-1252). */
 static int long_mojibake_run_is_repaired(void) {
-    TK_NEED_TOK(tok);
+    T_NEED_TOKENIZER(tok);
     char bad[40 * 7 + 1] = "", good[40 * 3 + 1] = "";
     int32_t *a, *b;
     int na, nb, same;
@@ -429,17 +403,17 @@ static int long_mojibake_run_is_repaired(void) {
         strcat(bad, "\xc3\xa6\xe2\x80\x94\xc2\xa5");
         strcat(good, "\xe6\x97\xa5");
     }
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, bad, &a, &na) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
-    T_CHECK(sdx_tokenize(tk_ctx_, tok, good, &b, &nb) == SDX_OK, "%s", sdx_last_error(tk_ctx_));
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, bad, &a, &na) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
+    T_CHECK(sdx_tokenize(t_tok_ctx, tok, good, &b, &nb) == SDX_OK, "%s", sdx_last_error(t_tok_ctx));
     same = na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
-    sdx_tokens_free(tk_ctx_, a);
-    sdx_tokens_free(tk_ctx_, b);
+    sdx_tokens_free(t_tok_ctx, a);
+    sdx_tokens_free(t_tok_ctx, b);
     T_CHECK(same, "120-byte mojibake run: %d ids, the repaired text gives %d", na, nb);
     return T_PASS;
 }
 
 static int gzip_vocabulary_from_memory_equals_file(void) {
-    TK_NEED_TOK(file_tok);
+    T_NEED_TOKENIZER(file_tok);
     sdx_ctx *ctx = t_ctx();
     sdx_tokenizer *tok;
     char *data;
@@ -449,7 +423,7 @@ static int gzip_vocabulary_from_memory_equals_file(void) {
     T_CHECK(sdx__read_file(ctx, t_shared("vocab/bpe_simple_vocab_16e6.txt.gz"), &data, &size, (size_t)1 << 26) == SDX_OK, "read");
     T_CHECK(sdx_tokenizer_load_memory(ctx, data, size, &tok) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_tokenize_padded(ctx, tok, prompt, 0, a) == SDX_OK, "tokenize");
-    T_CHECK(sdx_tokenize_padded(tk_ctx_, file_tok, prompt, 0, b) == SDX_OK, "tokenize");
+    T_CHECK(sdx_tokenize_padded(t_tok_ctx, file_tok, prompt, 0, b) == SDX_OK, "tokenize");
     T_CHECK(!memcmp(a, b, sizeof a), "memory and file tokenizers differ");
     data[size / 2] ^= 0x10;
     sdx_tokenizer_free(tok);
@@ -461,30 +435,20 @@ static int gzip_vocabulary_from_memory_equals_file(void) {
     return T_PASS;
 }
 
-/* Allocator that fails the n-th request (counting from 1). */
-static long tk_alloc_budget;
-static void *tok_alloc(size_t size, void *user) { (void)user; return --tk_alloc_budget == 0 ? NULL : malloc(size); }
-static void *tk_realloc(void *p, size_t size, void *user) { (void)user; return --tk_alloc_budget == 0 ? NULL : realloc(p, size); }
-static void tk_free(void *p, void *user) { (void)user; free(p); }
-
 /* Every allocation failure during load and tokenize is reported as
  * SDX_ERR_NOMEM with a message, and leaks nothing (checked under ASan). */
 static int tokenizer_allocation_failures_are_reported(void) {
     static const char merges[] = "#version: 0.2\nh e\nl l\nhe ll\no</w> ,</w>\nc a\nca t</w>\n";
     int failures = 0;
     for (long k = 1; k < 400; k++) {
-        sdx_desc d;
-        sdx_ctx *ctx;
+        t_allocs f = { 0, 0 };
+        sdx_ctx *ctx = t_allocs_ctx(&f);
         sdx_tokenizer *tok = NULL;
         int32_t *ids = NULL;
         int n, rc;
-        memset(&d, 0, sizeof d);
-        d.n_threads = 1;
-        d.alloc = tok_alloc; d.realloc = tk_realloc; d.free = tk_free;
-        tk_alloc_budget = 1000000;
-        ctx = sdx_create(&d);
         T_CHECK(ctx != NULL, "context");
-        tk_alloc_budget = k;
+        f.calls = 0;
+        f.fail_at = k;
         rc = sdx_tokenizer_load_memory(ctx, merges, sizeof merges - 1, &tok);
         if (rc == SDX_OK) rc = sdx_tokenize(ctx, tok, "Hello, cat &amp; caf\xc3\x83\xc2\xa9 \xe1\x84\x80\xe1\x85\xa1 <|endoftext|>", &ids, &n);
         if (rc == SDX_OK) {
@@ -493,7 +457,7 @@ static int tokenizer_allocation_failures_are_reported(void) {
             rc = sdx__prompt_chunks(ctx, tok, "(a:1.2) [b] BREAK c", &c);
             if (rc == SDX_OK) sdx__chunks_free(ctx, &c);
         }
-        tk_alloc_budget = 1000000;
+        f.fail_at = 0;
         sdx_tokenizer_free(tok);
         if (rc != SDX_OK) {
             failures++;
@@ -504,14 +468,6 @@ static int tokenizer_allocation_failures_are_reported(void) {
     }
     T_NOTE("%d distinct allocation failures checked", failures);
     T_CHECK(failures > 10, "only %d allocation points", failures);
-    return T_PASS;
-}
-
-static int tk_teardown(void) {
-    sdx_tokenizer_free(tk_tok_);
-    tk_tok_ = NULL;
-    if (tk_ctx_) sdx_destroy(tk_ctx_);
-    tk_ctx_ = NULL;
     return T_PASS;
 }
 
@@ -533,7 +489,7 @@ static const t_case tokenizer_cases[] = {
     { "long_mojibake_run_is_repaired", long_mojibake_run_is_repaired },
     { "gzip_vocabulary_from_memory_equals_file", gzip_vocabulary_from_memory_equals_file },
     { "tokenizer_allocation_failures_are_reported", tokenizer_allocation_failures_are_reported },
-    { "teardown", tk_teardown },
+    { "teardown", t_tokenizer_teardown },
     { 0, 0 }
 };
 SDX_TEST_SUITE(tokenizer, tokenizer_cases)

@@ -105,16 +105,19 @@ static int t_infers_golden_architectures(void) {
 
 /* ---- load errors ------------------------------------------------------------ */
 
-/* Writes the sd1 checkpoint to path with tensor `drop` left out, or with
- * the two leading dims of `swap` exchanged, then tries to load it. */
-static int tu_load_modified(const char *drop, const char *swap, const char *path, char *msg, size_t size, int *rc) {
+/* Writes the sd1 checkpoint to a scratch file (named by tag) with tensor
+ * `drop` left out, or with the two leading dims of `swap` exchanged, then
+ * tries to load it: the result code in *rc, the message in msg. */
+static int tu_load_modified(const char *drop, const char *swap, const char *tag, char *msg, size_t size, int *rc) {
     const char *model = t_shared(tu_areas[0].model);
+    char path[128];
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = NULL, *mod = NULL;
     sdx_tensor *ts;
     sdx__unet u;
     int n, k = 0;
     T_SKIP_IF(!model, "golden data %s/%s not found", t_shared_dir(), tu_areas[0].model);
+    snprintf(path, sizeof path, "/tmp/sdx_t_unet_%s_%d.safetensors", tag, (int)getpid());
     T_CHECK(sdx_st_open(ctx, model, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     n = sdx_st_count(st);
     ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
@@ -132,6 +135,7 @@ static int tu_load_modified(const char *drop, const char *swap, const char *path
     T_CHECK(sdx_st_open(ctx, path, &mod) == SDX_OK, "%s", sdx_last_error(ctx));
     *rc = sdx__unet_load(ctx, &u, mod, TU_PREFIX);
     snprintf(msg, size, "%s", sdx_last_error(ctx));
+    T_NOTE("%s", msg);
     if (*rc == SDX_OK) sdx__unet_free(&u);
     sdx_st_close(mod);
     sdx_st_close(st);
@@ -141,25 +145,22 @@ static int tu_load_modified(const char *drop, const char *swap, const char *path
 }
 
 static int t_missing_tensor_is_named(void) {
-    char path[128], msg[1024];
+    char msg[1024];
     int rc = 0, r;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_missing_%d.safetensors", (int)getpid());
-    r = tu_load_modified(TU_PREFIX "output_blocks.4.1.transformer_blocks.0.attn2.to_v.weight", NULL, path, msg, sizeof msg, &rc);
+    r = tu_load_modified(TU_PREFIX "output_blocks.4.1.transformer_blocks.0.attn2.to_v.weight", NULL, "missing", msg, sizeof msg,
+                         &rc);
     if (r != T_PASS) return r;
-    T_NOTE("%s", msg);
     T_CHECK(rc == SDX_ERR_MODEL, "rc %d", rc);
     T_CHECK(strstr(msg, "missing tensor") && strstr(msg, "output_blocks.4.1.transformer_blocks.0.attn2.to_v.weight"), "%s", msg);
     return T_PASS;
 }
 
 static int t_misshaped_tensor_names_expected_and_found(void) {
-    char path[128], msg[1024];
+    char msg[1024];
     int rc = 0, r;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_shape_%d.safetensors", (int)getpid());
     /* [64, 96, 3, 3] stored as [96, 64, 3, 3] */
-    r = tu_load_modified(NULL, TU_PREFIX "output_blocks.8.0.in_layers.2.weight", path, msg, sizeof msg, &rc);
+    r = tu_load_modified(NULL, TU_PREFIX "output_blocks.8.0.in_layers.2.weight", "shape", msg, sizeof msg, &rc);
     if (r != T_PASS) return r;
-    T_NOTE("%s", msg);
     T_CHECK(rc == SDX_ERR_MODEL, "rc %d", rc);
     T_CHECK(strstr(msg, "'" TU_PREFIX "output_blocks.8.0.in_layers.2.weight'") &&
             strstr(msg, "expected shape [64, 96, 3, 3], found [96, 64, 3, 3]"), "%s", msg);
@@ -167,12 +168,10 @@ static int t_misshaped_tensor_names_expected_and_found(void) {
 }
 
 static int t_missing_output_block_is_a_layout_error(void) {
-    char path[128], msg[1024];
+    char msg[1024];
     int rc = 0, r;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_layout_%d.safetensors", (int)getpid());
-    r = tu_load_modified(TU_PREFIX "output_blocks.11.0.in_layers.2.weight", NULL, path, msg, sizeof msg, &rc);
+    r = tu_load_modified(TU_PREFIX "output_blocks.11.0.in_layers.2.weight", NULL, "layout", msg, sizeof msg, &rc);
     if (r != T_PASS) return r;
-    T_NOTE("%s", msg);
     T_CHECK(rc == SDX_ERR_MODEL && strstr(msg, "12 input blocks") && strstr(msg, "11 output blocks"), "%s", msg);
     return T_PASS;
 }
@@ -281,48 +280,27 @@ static int t_forced_weight_type_converts_each_tensor_once(void) {
     return T_PASS;
 }
 
-static long tu_allocs, tu_fail_at;
-static void *tu_alloc(size_t n, void *user) {
-    (void)user;
-    return tu_fail_at && ++tu_allocs == tu_fail_at ? NULL : malloc(n);
+/* Loads the UNet of st converting its f32 weights to f16, and frees it. */
+static int tu_load_f16(sdx_ctx *ctx, void *st) {
+    sdx__unet u;
+    int rc = sdx__unet_load_typed(ctx, &u, (const sdx_st *)st, TU_PREFIX, SDX_F16);
+    if (rc == SDX_OK) sdx__unet_free(&u);
+    return rc;
 }
-static void *tu_realloc(void *p, size_t n, void *user) {
-    (void)user;
-    return tu_fail_at && ++tu_allocs == tu_fail_at ? NULL : realloc(p, n);
-}
-static void tu_free(void *p, void *user) { (void)user; free(p); }
 
 /* Fails each allocation of a load that converts f32 weights to f16 in
  * turn: the result must be SDX_ERR_NOMEM, not a model error. */
 static int t_out_of_memory_while_converting_is_nomem(void) {
-    sdx_desc d;
-    sdx_ctx *ctx;
+    t_allocs f = { 0, 0 };
+    sdx_ctx *ctx = t_allocs_ctx(&f);
     sdx_st *st = NULL;
     char path[128], err[256];
-    long n;
-    int done = 0;
-    memset(&d, 0, sizeof d);
-    d.n_threads = 1;
-    d.alloc = tu_alloc; d.realloc = tu_realloc; d.free = tu_free;
-    ctx = sdx_create(&d);
+    int r;
     snprintf(path, sizeof path, "/tmp/sdx_t_unet_oom_%d.safetensors", (int)getpid());
     T_CHECK(ctx && tu_write_small(path, err, sizeof err), "%s", err);
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     remove(path);
-    for (n = 1; !done && n < 100000; n++) {
-        sdx__unet u;
-        int rc;
-        tu_allocs = 0;
-        tu_fail_at = n;
-        rc = sdx__unet_load_typed(ctx, &u, st, TU_PREFIX, SDX_F16);
-        tu_fail_at = 0;
-        done = tu_allocs < n;
-        if (rc == SDX_OK) sdx__unet_free(&u);
-        T_CHECK(done ? rc == SDX_OK : rc == SDX_ERR_NOMEM && strstr(sdx_last_error(ctx), "out of memory"),
-                "failing allocation %ld: rc %d (%s)", n, rc, sdx_last_error(ctx));
-    }
-    T_NOTE("%ld allocations failed one at a time", n - 2);
-    T_CHECK(done, "never completed");
+    if ((r = t_fail_each_allocation(ctx, &f, tu_load_f16, st, 100000)) != T_PASS) return r;
     sdx_st_close(st);
     sdx_destroy(ctx);
     return T_PASS;

@@ -504,17 +504,25 @@ static int tiled_working_set_bounded(void) {
 
 typedef int (*t_vae_rename_fn)(const char *ldm, char *out, size_t size);
 
-/* Writes the checkpoint's first_stage_model.* tensors to `path`, renamed
- * by `rename` (0 = drop the tensor). `edit` may replace one tensor. */
-static int t_vae_write(sdx_ctx *ctx, const sdx_st *ckpt, const char *path, t_vae_rename_fn rename, const char *edit_name,
-                       const sdx_tensor *edit) {
+/* Writes sd1's first_stage_model.* tensors to `path`, renamed by
+ * `rename` (0 = drop the tensor). `edit` may replace one tensor. */
+static int t_vae_write_sd1(const char *path, t_vae_rename_fn rename, const char *edit_name, const sdx_tensor *edit) {
     static const char prefix[] = "first_stage_model.";
-    int n = sdx_st_count(ckpt), k = 0, rc;
-    sdx_tensor *ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
-    char(*names)[160] = (char(*)[160])calloc((size_t)n, 160);
-    if (!ts || !names) { free(ts); free(names); return SDX_ERR_NOMEM; }
+    const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
+    sdx_ctx *ctx;
+    sdx_st *st = NULL;
+    sdx_tensor *ts;
+    char(*names)[160];
+    int n, k = 0, rc;
+    T_SKIP_IF(!ckpt, "golden sd1 checkpoint not found under %s", t_shared_dir());
+    ctx = t_ctx();
+    T_CHECK(ctx && sdx_st_open(ctx, ckpt, &st) == SDX_OK, "open %s", ckpt);
+    n = sdx_st_count(st);
+    ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
+    names = (char(*)[160])calloc((size_t)n, 160);
+    T_CHECK(ts && names, "alloc");
     for (int i = 0; i < n; i++) {
-        const sdx_tensor *t = sdx_st_get(ckpt, i);
+        const sdx_tensor *t = sdx_st_get(st, i);
         if (strncmp(t->name, prefix, sizeof prefix - 1)) continue;
         if (!rename(t->name + sizeof prefix - 1, names[k], sizeof names[k])) continue;
         ts[k] = edit_name && !strcmp(names[k], edit_name) ? *edit : *t;
@@ -525,9 +533,12 @@ static int t_vae_write(sdx_ctx *ctx, const sdx_st *ckpt, const char *path, t_vae
         k++;
     }
     rc = sdx_st_write(ctx, path, ts, k, NULL, 0);
+    if (rc != SDX_OK) snprintf(t_msg, sizeof t_msg, "write %s: %s", path, sdx_last_error(ctx));
     free(ts);
     free(names);
-    return rc;
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return rc == SDX_OK ? T_PASS : T_FAIL;
 }
 
 static int t_keep(const char *ldm, char *out, size_t size) { snprintf(out, size, "%s", ldm); return 1; }
@@ -595,18 +606,11 @@ static int t_vae_decode_case0(const char *path, const char *prefix, sdx_tensor *
  * decoding through it is bit-identical to the checkpoint. */
 static int t_vae_standalone(t_vae_rename_fn rename, const char *path) {
     const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
-    sdx_ctx *ctx;
-    sdx_st *st = NULL;
     sdx_tensor a, b;
     char err[1024];
     int rc, same;
     T_SKIP_IF(!ckpt || !t_vae_file(&t_vae_models[0], "vae_decode_case0"), "golden sd1 data not found under %s", t_shared_dir());
-    ctx = t_ctx();
-    T_CHECK(ctx && sdx_st_open(ctx, ckpt, &st) == SDX_OK, "open %s", ckpt);
-    rc = t_vae_write(ctx, st, path, rename, NULL, NULL);
-    sdx_st_close(st);
-    T_CHECK(rc == SDX_OK, "write %s: %s", path, sdx_last_error(ctx));
-    sdx_destroy(ctx);
+    if ((rc = t_vae_write_sd1(path, rename, NULL, NULL)) != T_PASS) return rc;
     T_CHECK(t_vae_decode_case0(ckpt, "first_stage_model.", &a, err, sizeof err) == SDX_OK, "checkpoint: %s", err);
     rc = t_vae_decode_case0(path, NULL, &b, err, sizeof err);
     if (rc != SDX_OK) { sdx_tensor_free(NULL, &a); T_CHECK(0, "standalone %s: %s", path, err); }
@@ -625,20 +629,11 @@ static int diffusers_layout_identical(void) { return t_vae_standalone(t_to_diffu
  * message containing every string of `want`. */
 static int t_vae_bad_file(t_vae_rename_fn rename, const char *edit_name, const sdx_tensor *edit, const char *const *want,
                           int n_want) {
-    const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
     const char *path = t_vae_tmp("bad");
-    sdx_ctx *ctx;
-    sdx_st *st = NULL;
     t_vae_env e;
     char err[1024];
     int rc;
-    T_SKIP_IF(!ckpt, "golden sd1 checkpoint not found under %s", t_shared_dir());
-    ctx = t_ctx();
-    T_CHECK(ctx && sdx_st_open(ctx, ckpt, &st) == SDX_OK, "open %s", ckpt);
-    rc = t_vae_write(ctx, st, path, rename, edit_name, edit);
-    sdx_st_close(st);
-    sdx_destroy(ctx);
-    T_CHECK(rc == SDX_OK, "write %s", path);
+    if ((rc = t_vae_write_sd1(path, rename, edit_name, edit)) != T_PASS) return rc;
     rc = t_vae_open_path(&e, path, NULL);
     snprintf(err, sizeof err, "%s", sdx_last_error(e.ctx));
     T_NOTE("error: %s", err);
@@ -651,13 +646,8 @@ static int t_vae_bad_file(t_vae_rename_fn rename, const char *edit_name, const s
 
 static int wrong_latent_channels_rejected(void) {
     static float w16[4 * 16];
-    sdx_tensor pq;
+    sdx_tensor pq = sdx__view4(SDX_F32, w16, 4, 16, 1, 1);
     static const char *const want[] = { "sdx_t_vae_bad_", "post_quant_conv.weight", "16 channels" };
-    memset(&pq, 0, sizeof pq);
-    pq.dtype = SDX_F32;
-    pq.ndim = 4;
-    pq.shape[0] = 4; pq.shape[1] = 16; pq.shape[2] = 1; pq.shape[3] = 1;
-    pq.data = w16;
     return t_vae_bad_file(t_keep, "post_quant_conv.weight", &pq, want, 3);
 }
 
@@ -668,33 +658,19 @@ static int missing_decoder_rejected(void) {
 
 static int misshaped_tensor_named(void) {
     static float w[64 * 64 * 9];
-    sdx_tensor t;
+    sdx_tensor t = sdx__view4(SDX_F32, w, 64, 32, 3, 3);
     static const char *const want[] = { "decoder.up.2.block.1.conv2.weight", "expected shape [64, 64, 3, 3]", "[64, 32, 3, 3]" };
-    memset(&t, 0, sizeof t);
-    t.dtype = SDX_F32;
-    t.ndim = 4;
-    t.shape[0] = 64; t.shape[1] = 32; t.shape[2] = 3; t.shape[3] = 3;
-    t.data = w;
     return t_vae_bad_file(t_keep, "decoder.up.2.block.1.conv2.weight", &t, want, 3);
 }
 
 /* A decoder-only file (enough for txt2img) loads; encoding says why not. */
 static int decoder_only_file_decodes(void) {
-    const char *ckpt = t_vae_file(&t_vae_models[0], NULL);
     const char *path = t_vae_tmp("deconly");
-    sdx_ctx *ctx;
-    sdx_st *st = NULL;
     t_vae_env e;
     sdx_tensor img, mean;
     char err[1024];
     int rc, rc_dec, rc_enc;
-    T_SKIP_IF(!ckpt, "golden sd1 checkpoint not found under %s", t_shared_dir());
-    ctx = t_ctx();
-    T_CHECK(ctx && sdx_st_open(ctx, ckpt, &st) == SDX_OK, "open %s", ckpt);
-    rc = t_vae_write(ctx, st, path, t_decoder_only, NULL, NULL);
-    sdx_st_close(st);
-    sdx_destroy(ctx);
-    T_CHECK(rc == SDX_OK, "write %s", path);
+    if ((rc = t_vae_write_sd1(path, t_decoder_only, NULL, NULL)) != T_PASS) return rc;
     rc = t_vae_open_path(&e, path, NULL);
     remove(path);
     if (rc != SDX_OK) { t_vae_close(&e); T_CHECK(0, "load: %s", sdx_last_error(e.ctx)); }

@@ -125,24 +125,75 @@ T_UNUSED static const char *t_shared(const char *rel) {
 #define T_NEED_SHARED(var, rel) const char *var = t_shared(rel); \
     T_SKIP_IF(!var, "golden data %s/%s not found (set SDX_SHARED or place shared/ beside the repo)", t_shared_dir(), rel)
 
-/* A checkpoint loaded with the shared CLIP vocabulary; NULL when it does
- * not load (sdx_last_error(ctx) says why). */
-T_UNUSED static sdx_model *t_model_file(sdx_ctx *ctx, const char *ckpt) {
-    char vocab[1024];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    return sdx_model_load(ctx, &md, &m) == SDX_OK ? m : NULL;
+T_UNUSED static int t_file_exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
 }
 
-/* The tiny golden checkpoint of an area: "sd1", "sd2" or "sdxl". */
-T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) {
-    char ckpt[1024];
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    return t_model_file(ctx, ckpt);
+/* The model md describes, with the shared CLIP vocabulary where md names
+ * none; NULL when it does not load (sdx_last_error(ctx) says why). */
+T_UNUSED static sdx_model *t_model_with(sdx_ctx *ctx, const sdx_model_desc *md) {
+    char vocab[1024];
+    sdx_model_desc d = *md;
+    sdx_model *m = NULL;
+    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
+    if (!d.vocab && !d.vocab_data) d.vocab = vocab;
+    return sdx_model_load(ctx, &d, &m) == SDX_OK ? m : NULL;
+}
+
+/* A checkpoint loaded with the shared CLIP vocabulary; NULL when it does
+ * not load. */
+T_UNUSED static sdx_model *t_model_file(sdx_ctx *ctx, const char *ckpt) {
+    sdx_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.checkpoint = ckpt;
+    return t_model_with(ctx, &md);
+}
+
+/* Path of the tiny golden checkpoint of an area: "sd1", "sd2" or "sdxl"
+ * (4 buffers of its own, reused in turn). */
+T_UNUSED static const char *t_golden_ckpt(const char *area) {
+    static char buf[4][1024];
+    static int slot = 0;
+    char *p = buf[slot++ & 3];
+    snprintf(p, 1024, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
+    return p;
+}
+
+/* A model description of an area's golden checkpoint, to set more on. */
+T_UNUSED static void t_golden_desc(sdx_model_desc *md, const char *area) {
+    memset(md, 0, sizeof *md);
+    md->checkpoint = t_golden_ckpt(area);
+}
+
+/* The tiny golden checkpoint of an area, loaded. */
+T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) { return t_model_file(ctx, t_golden_ckpt(area)); }
+
+/* Declares ctx, a test context, and m, the area's golden model: skips
+ * without the golden data, fails when the model does not load. */
+#define T_NEED_MODEL(ctx, m, area) \
+    T_SKIP_IF(!t_shared("vocab/merges.txt") || !t_file_exists(t_golden_ckpt(area)), \
+              "golden data %s/golden/%s not found (set SDX_SHARED or place shared/ beside the repo)", t_shared_dir(), area); \
+    sdx_ctx *ctx = t_ctx(); \
+    sdx_model *m = t_model(ctx, area); \
+    T_CHECK(m, "%s", sdx_last_error(ctx))
+
+/* Deterministic test randomness (xorshift + Box-Muller). */
+static uint64_t t_rng_state = 0x9E3779B97F4A7C15ull;
+T_UNUSED static void t_seed(uint64_t s) { t_rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
+T_UNUSED static double t_uniform(void) {
+    uint64_t x = t_rng_state;
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    t_rng_state = x;
+    return ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+T_UNUSED static double t_normal(void) {
+    double u = t_uniform(), v = t_uniform();
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+T_UNUSED static void t_fill_normal(float *x, size_t n, double scale) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)(t_normal() * scale);
 }
 
 /* Writes dst: the checkpoint src with its tensors changed by edit (which
@@ -178,6 +229,25 @@ T_UNUSED static void t_poison_unet(sdx_tensor *ts, int n, void *arg) {
         }
 }
 
+/* An edit for t_write_variant: the tiny sd1 UNet's first convolution
+ * takes the 9 channels of an inpainting model (latent, mask, masked-image
+ * latent), the 5 new ones random (t_normal() * 0.1, seeded by the
+ * caller); arg is a float buffer of 32*9*9. */
+T_UNUSED static void t_inpainting_unet(sdx_tensor *ts, int n, void *arg) {
+    float *w = (float *)arg;                   /* [32, 9, 3, 3] */
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ts[i].name, "model.diffusion_model.input_blocks.0.0.weight")) {
+            const float *old = (const float *)ts[i].data;      /* [32, 4, 3, 3] */
+            int64_t o = ts[i].shape[0];
+            for (int64_t a = 0; a < o; a++)
+                for (int c = 0; c < 9; c++)
+                    for (int k = 0; k < 9; k++)
+                        w[(a * 9 + c) * 9 + k] = c < 4 ? old[(a * 4 + c) * 9 + k] : (float)(t_normal() * 0.1);
+            ts[i].shape[1] = 9;
+            ts[i].data = w;
+        }
+}
+
 /* A context for tests: two threads unless SDX_TEST_THREADS says how many. */
 T_UNUSED static sdx_ctx *t_ctx(void) {
     sdx_desc d;
@@ -185,6 +255,54 @@ T_UNUSED static sdx_ctx *t_ctx(void) {
     memset(&d, 0, sizeof d);
     d.n_threads = e ? atoi(e) : 2;
     return sdx_create(&d);
+}
+
+/* Allocation hooks (alloc, realloc, free with user = a t_allocs) that
+ * count the allocations in `calls` and fail the fail_at-th (counting
+ * from 1; 0: none fails). */
+typedef struct t_allocs { long calls, fail_at; } t_allocs;
+T_UNUSED static void *t_allocs_alloc(size_t n, void *user) {
+    t_allocs *f = (t_allocs *)user;
+    return ++f->calls == f->fail_at ? NULL : malloc(n);
+}
+T_UNUSED static void *t_allocs_realloc(void *p, size_t n, void *user) {
+    t_allocs *f = (t_allocs *)user;
+    return ++f->calls == f->fail_at ? NULL : realloc(p, n);
+}
+T_UNUSED static void t_allocs_free(void *p, void *user) { (void)user; free(p); }
+
+/* A one-thread context whose allocations go through f. */
+T_UNUSED static sdx_ctx *t_allocs_ctx(t_allocs *f) {
+    sdx_desc d;
+    memset(&d, 0, sizeof d);
+    d.n_threads = 1;
+    d.alloc = t_allocs_alloc;
+    d.realloc = t_allocs_realloc;
+    d.free = t_allocs_free;
+    d.user = f;
+    return sdx_create(&d);
+}
+
+/* Fails the 1st, 2nd, ... allocation of run(ctx, arg), ctx made by
+ * t_allocs_ctx(f), until a run makes fewer allocations than the one to
+ * fail (max tries at most): each failing run must return SDX_ERR_NOMEM
+ * saying "out of memory", the whole run SDX_OK. */
+T_UNUSED static int t_fail_each_allocation(sdx_ctx *ctx, t_allocs *f, int (*run)(sdx_ctx *ctx, void *arg), void *arg, long max) {
+    long n;
+    int done = 0;
+    for (n = 1; !done && n < max; n++) {
+        int rc;
+        f->calls = 0;
+        f->fail_at = n;
+        rc = run(ctx, arg);
+        f->fail_at = 0;
+        done = f->calls < n;
+        T_CHECK(done ? rc == SDX_OK : rc == SDX_ERR_NOMEM && strstr(sdx_last_error(ctx), "out of memory"),
+                "failing allocation %ld: rc %d (%s)", n, rc, sdx_last_error(ctx));
+    }
+    T_NOTE("%ld allocations failed one at a time", n - 2);
+    T_CHECK(done, "never completed");
+    return T_PASS;
 }
 
 /* Relative L2 error ||a - b|| / ||b|| in double. */
@@ -205,6 +323,28 @@ T_UNUSED static double t_max_abs_f32(const float *a, const float *b, size_t n) {
         if (d > m || d != d) m = d;
     }
     return m;
+}
+
+/* rel-L2 of the n floats at got against tensor `key` of the open golden
+ * file st; NaN (which passes no bound) when the tensor cannot be read or
+ * holds another count. */
+T_UNUSED static double t_rel_to(sdx_ctx *ctx, const sdx_st *st, const char *key, const float *got, int64_t n) {
+    sdx_tensor ref;
+    double r = NAN;
+    if (sdx_st_read_f32(ctx, st, key, &ref) != SDX_OK) return NAN;
+    if (sdx_tensor_numel(&ref) == n) r = t_rel_l2_f32(got, (const float *)ref.data, (size_t)n);
+    sdx_tensor_free(ctx, &ref);
+    return r;
+}
+
+/* The same against the golden file at path (NULL: NaN). */
+T_UNUSED static double t_rel_to_file(sdx_ctx *ctx, const char *path, const char *key, const float *got, int64_t n) {
+    sdx_st *st = NULL;
+    double r;
+    if (!path || sdx_st_open(ctx, path, &st) != SDX_OK) return NAN;
+    r = t_rel_to(ctx, st, key, got, n);
+    sdx_st_close(st);
+    return r;
 }
 
 /* One UNet call of a golden UNet case file (x, timesteps, context, y
@@ -289,22 +429,118 @@ T_UNUSED static void t_golden_params(const t_golden_case *c, sdx_gen_params *p) 
     p->rng = SDX_RNG_CPU;
 }
 
-/* Deterministic test randomness (xorshift + Box-Muller). */
-static uint64_t t_rng_state = 0x9E3779B97F4A7C15ull;
-T_UNUSED static void t_seed(uint64_t s) { t_rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
-T_UNUSED static double t_uniform(void) {
-    uint64_t x = t_rng_state;
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    t_rng_state = x;
-    return ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+/* Seconds on a monotonic clock, for timing a case's work. */
+T_UNUSED static double t_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-T_UNUSED static double t_normal(void) {
-    double u = t_uniform(), v = t_uniform();
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+
+/* One CLIP tokenizer (from the OpenAI .gz) on its own context, loaded by
+ * the first case that needs it and shared by the suite's cases; the
+ * suite's last case, "teardown", frees both. */
+static sdx_ctx *t_tok_ctx;
+static sdx_tokenizer *t_tok;
+
+T_UNUSED static sdx_tokenizer *t_tokenizer(void) {
+    const char *gz = t_shared("vocab/bpe_simple_vocab_16e6.txt.gz");
+    if (t_tok || !gz) return t_tok;
+    if (!t_tok_ctx) t_tok_ctx = t_ctx();
+    if (sdx_tokenizer_load(t_tok_ctx, gz, &t_tok) != SDX_OK) {
+        fprintf(stderr, "tokenizer load failed: %s\n", sdx_last_error(t_tok_ctx));
+        t_tok = NULL;
+    }
+    return t_tok;
 }
-T_UNUSED static void t_fill_normal(float *x, size_t n, double scale) {
-    for (size_t i = 0; i < n; i++) x[i] = (float)(t_normal() * scale);
+
+#define T_NEED_TOKENIZER(tok) sdx_tokenizer *tok = t_tokenizer(); \
+    T_SKIP_IF(!t_shared("vocab/bpe_simple_vocab_16e6.txt.gz"), "golden data %s/vocab not found", t_shared_dir()); \
+    T_CHECK(tok != NULL, "vocabulary did not load")
+
+T_UNUSED static int t_tokenizer_teardown(void) {
+    sdx_tokenizer_free(t_tok);
+    t_tok = NULL;
+    if (t_tok_ctx) sdx_destroy(t_tok_ctx);
+    t_tok_ctx = NULL;
+    return T_PASS;
 }
+
+/* ---- the sdx command and the PNGs it writes -------------------------------- */
+
+#define T_NEED_SDX_COMMAND() T_SKIP_IF(!t_file_exists("examples/sdx"), "examples/sdx not built (make all)")
+
+/* Runs examples/sdx with args: its exit status, its stdout and stderr in
+ * out (-1 where there is no POSIX shell). */
+T_UNUSED static int t_sdx(const char *args, char *out, size_t size) {
+    static char cmd[16384];
+    snprintf(cmd, sizeof cmd, "./examples/sdx %s 2>&1", args);
+    return t_shell(cmd, out, size);
+}
+
+/* 1 if the PNG at path has a tEXt "parameters" chunk containing expect. */
+T_UNUSED static int t_png_has_parameters(const char *path, const char *expect) {
+    static char buf[1 << 20];
+    FILE *f = fopen(path, "rb");
+    size_t n;
+    if (!f) return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    if (n < 8 || memcmp(buf, "\x89PNG\r\n\x1a\n", 8) != 0) return 0;
+    for (size_t i = 0; i + 14 < n; i++)
+        if (!memcmp(buf + i, "tEXtparameters", 14)) return strstr(buf + i + 15, expect) != NULL;
+    return 0;
+}
+
+/* Largest difference between two 8-bit images of the same size and
+ * channels; 256 when their sizes differ. */
+T_UNUSED static int t_image_diff(const sdx_image *a, const sdx_image *b) {
+    int worst = 0;
+    if (a->width != b->width || a->height != b->height || a->channels != b->channels) return 256;
+    for (size_t i = 0; i < (size_t)a->width * (size_t)a->height * (size_t)a->channels; i++)
+        worst = abs(a->data[i] - b->data[i]) > worst ? abs(a->data[i] - b->data[i]) : worst;
+    return worst;
+}
+
+/* The PNG helpers read with stb_image; tests/gpu links without it. */
+#ifndef T_NO_STB
+#include <stb/stb_image.h>
+
+/* The PNG at path with `channels` 8-bit channels (1 or 3); data is NULL
+ * when it cannot be read, else stbi_image_free it. */
+T_UNUSED static sdx_image t_png_load(const char *path, int channels) {
+    sdx_image img = { 0, 0, channels, NULL };
+    int c;
+    if (path) img.data = stbi_load(path, &img.width, &img.height, &c, channels);
+    return img;
+}
+
+/* 1 if the PNG at path can be read; its size in *w, *h. */
+T_UNUSED static int t_png_size(const char *path, int *w, int *h) {
+    sdx_image img = t_png_load(path, 3);
+    *w = img.width;
+    *h = img.height;
+    stbi_image_free(img.data);
+    return img.data != NULL;
+}
+
+/* Largest difference between an 8-bit RGB image and the PNG at path;
+ * 256 when the PNG cannot be read or has another size. */
+T_UNUSED static int t_png_diff(const sdx_image *img, const char *path) {
+    sdx_image want = t_png_load(path, 3);
+    int worst = want.data ? t_image_diff(img, &want) : 256;
+    stbi_image_free(want.data);
+    return worst;
+}
+
+/* The same between two PNG files. */
+T_UNUSED static int t_pngs_diff(const char *a, const char *b) {
+    sdx_image got = t_png_load(a, 3);
+    int worst = got.data ? t_png_diff(&got, b) : 256;
+    stbi_image_free(got.data);
+    return worst;
+}
+#endif
 
 /* Which cases run: those whose "suite.case" name contains one of the
  * patterns (all when there are none) and none of the --skip patterns. */

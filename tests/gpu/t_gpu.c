@@ -11,6 +11,7 @@
  *   - every pipeline golden in ../shared/golden through the GPU: latent
  *     rel-L2 <= 1e-3 to the golden.
  * Without a GPU every case SKIPs with the reason. */
+#define T_NO_STB                /* linked without stb_image */
 #include "../test.h"
 #include "../../sdx_hip.h"
 
@@ -453,26 +454,17 @@ static int gpu_half_stress_cases_stay_finite(void) {
 /* Every pipeline case of golden/<area>/index.json, generated on the GPU:
  * the final latent within rel-L2 1e-3 of the golden latent. */
 static int tg_area(const char *area) {
-    char ckpt[512], vocab[512];
     t_golden_case cases[8];
-    sdx_model_desc md;
-    sdx_model *m = NULL;
+    sdx_model *m;
     int rc = T_PASS, n;
     TG_NEED_GPU(ctx);
-    snprintf(ckpt, sizeof ckpt, "%s/golden/%s/model.safetensors", t_shared_dir(), area);
-    snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
     n = t_golden_cases(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: no pipeline cases (%s)", area, sdx_last_error(ctx));
-    memset(&md, 0, sizeof md);
-    md.checkpoint = ckpt;
-    md.vocab = vocab;
-    if (sdx_model_load(ctx, &md, &m) != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", area, sdx_last_error(ctx)); rc = T_FAIL; }
+    if (!(m = t_model(ctx, area))) { snprintf(t_msg, sizeof t_msg, "%s: %s", area, sdx_last_error(ctx)); rc = T_FAIL; }
     for (int i = 0; i < n && rc == T_PASS; i++) {
         const t_golden_case *c = &cases[i];
         sdx_gen_params p;
         sdx_gen_result res;
-        sdx_st *st;
-        sdx_tensor ref;
         double rel;
         t_golden_params(c, &p);
         if (sdx_generate(m, &p, &res) != SDX_OK) {
@@ -480,16 +472,9 @@ static int tg_area(const char *area) {
             rc = T_FAIL;
             break;
         }
-        if (sdx_st_open(ctx, c->file, &st) != SDX_OK || sdx_st_read_f32(ctx, st, "latent", &ref) != SDX_OK) {
-            snprintf(t_msg, sizeof t_msg, "%s", sdx_last_error(ctx));
-            rc = T_FAIL;
-        } else {
-            rel = t_rel_l2_f32((const float *)res.latents[0].data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
-            T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, c->name, sdx_backend_name(ctx), rel);
-            if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, c->name, rel); rc = T_FAIL; }
-            sdx_tensor_free(ctx, &ref);
-            sdx_st_close(st);
-        }
+        rel = t_rel_to_file(ctx, c->file, "latent", (const float *)res.latents[0].data, sdx_tensor_numel(&res.latents[0]));
+        T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, c->name, sdx_backend_name(ctx), rel);
+        if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, c->name, rel); rc = T_FAIL; }
         sdx_gen_result_free(ctx, &res);
     }
     sdx_model_free(m);
