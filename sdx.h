@@ -308,10 +308,10 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
 }
 #endif
 
-/* ---- src/pipeline/api_pipeline.h ---- */
+/* ---- src/family/api_family.h ---- */
 
 /* ===================================================================== */
-/*  Public API: models and image generation                              */
+/*  Public API: model families                                           */
 /* ===================================================================== */
 #ifdef __cplusplus
 extern "C" {
@@ -325,6 +325,19 @@ typedef enum sdx_family {
 } sdx_family;
 
 SDX_API const char *sdx_family_name(sdx_family f);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- src/pipeline/api_pipeline.h ---- */
+
+/* ===================================================================== */
+/*  Public API: models and image generation                              */
+/* ===================================================================== */
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Arithmetic of the linear layers and convolutions (sdx_model_desc.compute). */
 typedef enum sdx_compute {
@@ -7823,6 +7836,158 @@ static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__sha
     return t;
 }
 
+/* ---- src/family/family.c ---- */
+
+/* ===================================================================== */
+/*  Model families: one row each for SD 1.x, SD 2.x and SDXL              */
+/* ===================================================================== */
+/* Widths, depths and block lists are read from the checkpoint. What a
+ * file does not say, or says only by convention, is a property of its
+ * family and lives here, one row per family: where the text encoders are
+ * and how they are read, the UNet clues that tell the attention heads,
+ * the v-prediction heuristic, the VAE's latent scale, the trained size,
+ * the Align Your Steps table, the LoRA names of the text encoders. The
+ * text encoder, UNet, ControlNet, LoRA and pipeline read this table, so
+ * a new family is a new row (and its sdx_family value). */
+
+#define SDX__FAMILY_MAX_ENCODERS 2
+
+typedef enum sdx__clip_layout {
+    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
+    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
+} sdx__clip_layout;
+
+/* One text encoder of a family. */
+typedef struct sdx__family_encoder {
+    const char *prefix[2];       /* where it may live, the first found wins (NULL: none) */
+    const char *probe;           /* its key under the prefix that says it is there */
+    sdx__clip_layout layout;
+    int default_skip;            /* 1 = last layer, 2 = penultimate */
+    int norm_context;            /* the final norm applies to the context */
+    const char *lora_kohya[2];   /* kohya LoRA module prefixes (NULL: none) */
+    const char *lora_diffusers;  /* diffusers LoRA prefix */
+} sdx__family_encoder;
+
+typedef struct sdx__family {
+    sdx_family id;
+    const char *name;            /* as messages say it */
+    int n_enc;
+    sdx__family_encoder enc[SDX__FAMILY_MAX_ENCODERS];   /* context order */
+    /* The UNet: clues its shapes give (sdx__family_of_unet) and the
+     * attention heads they stand for: a fixed count or width / head_dim. */
+    int unet_adm;                /* vector conditioning (label_emb) */
+    int unet_linear_proj;        /* Linear proj_in/proj_out, not 1x1 convs */
+    int context_dim;             /* text context width */
+    int num_heads, head_dim;
+    /* ComfyUI's v-or-eps guess when nothing says: v when this tensor's
+     * values spread wider (std) than v_spread (NULL: no guess, eps). */
+    const char *v_probe;
+    double v_spread;
+    float vae_scale;             /* model latent = VAE latent * scale */
+    int size_eps, size_v;        /* trained resolution, by prediction */
+    const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
+} sdx__family;
+
+/* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
+ * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm,
+ * Linear proj, context width, heads, head_dim), v guess (probe, spread),
+ * VAE scale, sizes (eps, v), Align Your Steps. */
+static const sdx__family sdx__families[] = {
+    { SDX_FAMILY_SD1, "SD 1.x",
+      1, { { { "cond_stage_model.transformer.text_model.", "cond_stage_model.transformer." },   /* older files lack text_model. */
+             "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
+      0, 0, 768, 8, 0,
+      NULL, 0,
+      0.18215f, 512, 512, "ays_sd1" },
+    { SDX_FAMILY_SD2, "SD 2.x",
+      1, { { { "cond_stage_model.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
+      0, 1, 1024, 0, 64,
+      /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
+      "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
+      0.18215f, 512, 768, NULL },
+    { SDX_FAMILY_SDXL, "SDXL",
+      2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
+             "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
+           { { "conditioner.embedders.1.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te2_", NULL }, "text_encoder_2." } },
+      1, 1, 2048, 0, 64,
+      NULL, 0,
+      0.13025f, 1024, 1024, "ays_sdxl" },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+};
+
+/* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */
+static const sdx__family *sdx__family_get(sdx_family id) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++)
+        if (sdx__families[i].id == id) return &sdx__families[i];
+    return NULL;
+}
+
+SDX_API const char *sdx_family_name(sdx_family f) {
+    const sdx__family *row = sdx__family_get(f);
+    return row ? row->name : "unknown";
+}
+
+/* The prefix under which text encoder e lives in st, NULL when absent. */
+static const char *sdx__family_encoder_at(const sdx__family_encoder *e, const sdx_st *st) {
+    for (int i = 0; i < SDX__ARRAY_LEN(e->prefix) && e->prefix[i]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s", e->prefix[i], e->probe);
+        if (sdx_st_find(st, key)) return e->prefix[i];
+    }
+    return NULL;
+}
+
+/* The family whose every text encoder st holds, NULL when none. */
+static const sdx__family *sdx__family_detect(const sdx_st *st) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        int found = 0;
+        while (found < f->n_enc && sdx__family_encoder_at(&f->enc[found], st)) found++;
+        if (found == f->n_enc) return f;
+    }
+    return NULL;
+}
+
+/* The error for a checkpoint of no known family: what was looked for. */
+static int sdx__family_unknown(sdx_ctx *ctx, const sdx_st *st) {
+    char looked[1024] = "";
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        size_t n;
+        for (int e = 0; e < f->n_enc; e++)
+            for (int p = 0; p < SDX__ARRAY_LEN(f->enc[e].prefix) && f->enc[e].prefix[p]; p++) {
+                n = strlen(looked);
+                snprintf(looked + n, sizeof looked - n, "%s%s%s", p ? " or " : e ? " + " : i ? ", " : "", f->enc[e].prefix[p],
+                         f->enc[e].probe);
+            }
+        n = strlen(looked);
+        snprintf(looked + n, sizeof looked - n, " (%s)", f->name);
+    }
+    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no text encoder found; looked for %s", sdx_st_path(st), looked);
+}
+
+/* The family a UNet (or a ControlNet's copy of its encoder) belongs to,
+ * from the clues its shapes give; the attention heads, which shapes
+ * cannot tell (PIPELINE.md), are that family's. Vector conditioning
+ * (label_emb) parts the families that have it from those that do not;
+ * among those a Linear proj_in (every SD 2.x/SDXL release) outweighs the
+ * context width (1024: OpenCLIP-H); with neither clue (SD 1.x, small test
+ * models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
+ * keep their family's clues. */
+static const sdx__family *sdx__family_of_unet(int adm_channels, int linear_proj, int context_dim) {
+    const sdx__family *best = NULL;
+    int best_score = -1;
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        int score = 2 * (linear_proj && f->unet_linear_proj) + (context_dim == f->context_dim);
+        if ((adm_channels > 0) != (f->unet_adm != 0) || score <= best_score) continue;
+        best = f;
+        best_score = score;
+    }
+    return best;
+}
+
 /* ---- src/core/inflate.c ---- */
 
 /* ===================================================================== */
@@ -12890,19 +13055,7 @@ static void sdx__emphasis_original(float *z, int n_tokens, int width, const floa
 
 #define SDX__TE_LN_EPS 1e-5f
 #define SDX__TE_HEAD_DIM 64
-#define SDX__TE_MAX_ENCODERS 2
-
-typedef enum sdx__text_family {
-    SDX__TEXT_NONE = 0,
-    SDX__TEXT_SD1,      /* CLIP ViT-L                      */
-    SDX__TEXT_SD2,      /* OpenCLIP ViT-H                  */
-    SDX__TEXT_SDXL      /* CLIP ViT-L + OpenCLIP ViT-bigG  */
-} sdx__text_family;
-
-typedef enum sdx__clip_layout {
-    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
-    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
-} sdx__clip_layout;
+#define SDX__TE_MAX_ENCODERS SDX__FAMILY_MAX_ENCODERS
 
 /* One pre-LN transformer block: pointers to the wset's weight slots, so a
  * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
@@ -12931,7 +13084,7 @@ typedef struct sdx__clip {
 } sdx__clip;
 
 typedef struct sdx__textenc {
-    sdx__text_family family;
+    sdx_family family;
     int context_dim;            /* features per context token */
     int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
     int n_ctx;                  /* tokens per chunk (77) */
@@ -13116,23 +13269,6 @@ fail:
     return rc;
 }
 
-/* Where each encoder may live. Older SD 1.x files lack "text_model.". */
-static const char *const sdx__te_sd1_prefixes[] = {
-    "cond_stage_model.transformer.text_model.",
-    "cond_stage_model.transformer.",
-};
-#define SDX__TE_SD2_PREFIX   "cond_stage_model.model."
-#define SDX__TE_SDXL_L       "conditioner.embedders.0.transformer.text_model."
-#define SDX__TE_SDXL_G       "conditioner.embedders.1.model."
-#define SDX__TE_HF_PROBE     "embeddings.token_embedding.weight"
-#define SDX__TE_OPEN_PROBE   "token_embedding.weight"
-
-static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
-    char key[256];
-    snprintf(key, sizeof key, "%s%s", prefix, name);
-    return sdx_st_find(st, key) != NULL;
-}
-
 /* The encoders' mapped weight pages go back to the OS; they fault back
  * in, unchanged, at the next encode. */
 static void sdx__textenc_release(const sdx__textenc *te) {
@@ -13147,33 +13283,18 @@ static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
 /* sdx__textenc_load with an explicit weight storage type (SDX_AUTO or a
  * float dtype) instead of the compile-time SDX_TEXT_WEIGHT_TYPE. */
 static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt, int weight_type) {
-    const char *sd1 = NULL;
+    const sdx__family *f = sdx__family_detect(ckpt);
     int rc = SDX_OK;
     memset(te, 0, sizeof *te);
     te->act_type = SDX_TEXT_ACT_TYPE;
     te->compute_type = SDX_TEXT_COMPUTE_TYPE;
-    for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
-        if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
-    if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SDXL;
-        te->n_enc = 2;
-        if ((rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SDXL_L, SDX__CLIP_HF, 2, 0, weight_type)) == SDX_OK)
-            rc = sdx__clip_load(ctx, &te->enc[1], ckpt, SDX__TE_SDXL_G, SDX__CLIP_OPEN, 2, 0, weight_type);
-    } else if (sd1) {
-        te->family = SDX__TEXT_SD1;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, sd1, SDX__CLIP_HF, 1, 1, weight_type);
-    } else if (sdx__st_has(ckpt, SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SD2;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SD2_PREFIX, SDX__CLIP_OPEN, 2, 1, weight_type);
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-            "%s: no text encoder found; looked for %s%s or %s%s (SD 1.x), %s%s (SD 2.x), "
-            "%s%s + %s%s (SDXL)", sdx_st_path(ckpt),
-            sdx__te_sd1_prefixes[0], SDX__TE_HF_PROBE, sdx__te_sd1_prefixes[1], SDX__TE_HF_PROBE,
-            SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE, SDX__TE_SDXL_L, SDX__TE_HF_PROBE,
-            SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE);
+    if (!f) return sdx__family_unknown(ctx, ckpt);
+    te->family = f->id;
+    te->n_enc = f->n_enc;
+    for (int i = 0; i < f->n_enc && rc == SDX_OK; i++) {
+        const sdx__family_encoder *e = &f->enc[i];
+        rc = sdx__clip_load(ctx, &te->enc[i], ckpt, sdx__family_encoder_at(e, ckpt), e->layout, e->default_skip, e->norm_context,
+                            weight_type);
     }
     if (rc != SDX_OK) goto fail;
     te->n_ctx = te->enc[0].n_ctx;
@@ -13196,9 +13317,10 @@ fail:
     return rc;
 }
 
-/* Detects SD1 (CLIP-L), SD2 (OpenCLIP-H) or SDXL (both) from the keys of
- * `ckpt` and binds every text-encoder weight. On failure `te` is left
- * empty (safe to free) and the message names what was looked for. */
+/* Detects the family by the text encoders `ckpt` holds (SD1 CLIP-L, SD2
+ * OpenCLIP-H, SDXL both; sdx__families) and binds every text-encoder
+ * weight. On failure `te` is left empty (safe to free) and the message
+ * names what was looked for. */
 static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt) {
     return sdx__textenc_load_as(ctx, te, ckpt, SDX_TEXT_WEIGHT_TYPE);
 }
@@ -13509,15 +13631,12 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
  * shape the data flow implies, so a bad file names the tensor and the
  * expected vs found shape at load time.
  *
- * Attention heads cannot be read from shapes (PIPELINE.md):
- *   - SD 2.x and SDXL use head_dim 64. They are recognised by a label_emb
- *     (SDXL-style vector conditioning), by linear proj_in/proj_out
- *     (use_linear_in_transformer, every SD 2.x/SDXL release), or by
- *     context_dim 1024 (OpenCLIP-H).
- *   - Everything else (1x1-conv projections, no label_emb: SD 1.x with
- *     context_dim 768) uses 8 heads.
- * sdx__unet.num_heads / head_dim hold the result; a caller that knows
- * better may change them after loading (exactly one of them > 0). */
+ * Attention heads cannot be read from shapes (PIPELINE.md): they are the
+ * family's (SD 1.x 8 heads, SD 2.x and SDXL head_dim 64), the family
+ * recognised by a label_emb, Linear proj_in/proj_out or the context
+ * width (sdx__family_of_unet). sdx__unet.num_heads / head_dim hold the
+ * result; a caller that knows better may change them after loading
+ * (exactly one of them > 0). */
 
 #define SDX__UNET_MAX_LAYERS 4    /* modules per block (LDM uses at most 3) */
 #define SDX__UNET_MAX_LEVELS 8
@@ -13886,19 +14005,16 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
     return SDX_OK;
 }
 
-/* The head rule documented at the top of this file. */
+/* The heads of the UNet's family (see the top of this file). */
 static void sdx__unet_pick_heads(sdx__unet *u) {
+    const sdx__family *f;
     u->linear_proj = 0;
     for (int n = 0; n < u->n_in && !u->linear_proj; n++)
         for (int m = 0; m < u->in[n].n_layers; m++)
             if (u->in[n].layer[m].kind == SDX__UL_ATTN) { u->linear_proj = u->in[n].layer[m].attn.linear; break; }
-    if (u->adm_channels > 0 || u->linear_proj || u->context_dim == 1024) {
-        u->num_heads = 0;
-        u->head_dim = 64;
-    } else {
-        u->num_heads = 8;
-        u->head_dim = 0;
-    }
+    f = sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim);
+    u->num_heads = f->num_heads;
+    u->head_dim = f->head_dim;
 }
 
 /* Every slot, not just n_layers: a load that failed half-way may have
@@ -14670,9 +14786,9 @@ static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te,
     static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
                                          "mlp.c_proj" };
     sdx__clip *c = &te->enc[e];
-    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
-    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
-    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    const sdx__family_encoder *fe = &sdx__family_get(te->family)->enc[e];   /* its LoRA names */
+    const char *const *kohya = fe->lora_kohya;
+    const char *diffusers = fe->lora_diffusers;
     for (int b = 0; b < c->n_layers; b++)
         for (int k = 0; k < 6; k++) {
             char key[400], bias[400], name[200];
@@ -16893,15 +17009,10 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
 /*  tiled encode/decode for images whose activations exceed a budget      */
 /* ===================================================================== */
 
-/* Latent scale factors. The pipeline divides a diffusion-space latent by
- * the factor before decoding (sdx__vae_decode takes the divided latent)
- * and multiplies an encoded mean by it. The factor is a property of the
- * model family, not of the VAE file: SD 1.x and 2.x use 0.18215, SDXL
- * 0.13025 (a standalone SDXL VAE such as the fp16-fix one keeps 0.13025). */
-#define SDX__VAE_SCALE_SD   0.18215f
-#define SDX__VAE_SCALE_SDXL 0.13025f
-
-static float sdx__vae_scale_factor(int is_sdxl) { return is_sdxl ? SDX__VAE_SCALE_SDXL : SDX__VAE_SCALE_SD; }
+/* Latents here are the VAE's own: the pipeline divides a diffusion-space
+ * latent by the family's scale factor before decoding and multiplies an
+ * encoded mean by it (sdx__family.vae_scale: a property of the model
+ * family, not of the VAE file). */
 
 /* Auto tiling kicks in when a full-size pass is estimated to need more
  * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
@@ -18785,34 +18896,12 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-SDX_API const char *sdx_family_name(sdx_family f) {
-    switch (f) {
-    case SDX_FAMILY_SD1: return "SD 1.x";
-    case SDX_FAMILY_SD2: return "SD 2.x";
-    case SDX_FAMILY_SDXL: return "SDXL";
-    default: return "unknown";
-    }
-}
-
-static int sdx__st_has_prefix(const sdx_st *st, const char *prefix) {
-    size_t n = strlen(prefix);
-    for (int i = 0; i < sdx_st_count(st); i++)
-        if (!strncmp(sdx_st_get(st, i)->name, prefix, n)) return 1;
-    return 0;
-}
-
-static sdx_family sdx__detect_family(const sdx_st *st) {
-    if (sdx__st_has_prefix(st, "conditioner.embedders.1.model.")) return SDX_FAMILY_SDXL;
-    if (sdx__st_has_prefix(st, "cond_stage_model.model.")) return SDX_FAMILY_SD2;
-    if (sdx__st_has_prefix(st, "cond_stage_model.transformer.")) return SDX_FAMILY_SD1;
-    return SDX_FAMILY_UNKNOWN;
-}
-
 /* v or eps, in order of trust: the caller, the checkpoint's metadata, a
- * "v_pred" marker tensor, then (SD 2.x only) ComfyUI's heuristic: 768-v
- * checkpoints were fine-tuned long enough that the last transformer's
- * norm1 bias spreads wider than the 512 eps base model's (std > 0.09). */
+ * "v_pred" marker tensor, then, where the family has one (SD 2.x),
+ * ComfyUI's heuristic: v when a tensor's values spread wider than the eps
+ * model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
+    const sdx__family *f = sdx__family_get(m->family);
     const char *meta;
     if (override && *override) {
         if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
@@ -18826,13 +18915,13 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
         return SDX_OK;
     }
     if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
-    if (m->family == SDX_FAMILY_SD2 && m->unet.in_channels == 4) {
-        const sdx_tensor *b = sdx_st_find(m->ckpt, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias");
+    if (f && f->v_probe && m->unet.in_channels == 4) {
+        const sdx_tensor *b = sdx_st_find(m->ckpt, f->v_probe);
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
             int64_t n = sdx_tensor_numel(b);
             double s = 0, s2 = 0;
             for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
-            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > 0.09) m->prediction = SDX_PRED_V;
+            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > f->v_spread) m->prediction = SDX_PRED_V;
         }
     }
     return SDX_OK;
@@ -18932,14 +19021,11 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
     if (d->checkpoint) {
+        const sdx__family *f;
         if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
-        m->family = sdx__detect_family(m->ckpt);
-        if (m->family == SDX_FAMILY_UNKNOWN) {
-            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
-            goto fail;
-        }
+        if (!(f = sdx__family_detect(m->ckpt))) { rc = sdx__family_unknown(ctx, m->ckpt); goto fail; }
+        m->family = f->id;
     } else if (d->vae) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
                        "give the checkpoint too", d->vae);
@@ -19459,7 +19545,7 @@ static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec 
     c->kind = SDX_CODEC_VAE;
     c->channels = m->vae.latent_channels;
     c->factor = m->vae.factor;
-    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    c->scale = sdx__family_get(m->family)->vae_scale;   /* a VAE needs the checkpoint: the family is known */
     return SDX_OK;
 }
 
@@ -19764,11 +19850,12 @@ typedef struct sdx__gen {
 static const char *const sdx__default_sampler = "euler_a";
 static const char *const sdx__default_scheduler = "normal";
 
-/* The resolution each family was trained at (m may be NULL). */
+/* The resolution the model's family was trained at (m may be NULL, or of
+ * no family when loaded from TAESD files: then the first family's). */
 static int sdx__default_size(const sdx_model *m) {
-    if (m && m->family == SDX_FAMILY_SDXL) return 1024;
-    if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
-    return 512;
+    const sdx__family *f = m ? sdx__family_get(m->family) : NULL;
+    if (!f) f = &sdx__families[0];
+    return m && m->prediction == SDX_PRED_V ? f->size_v : f->size_eps;
 }
 
 /* InpaintModelConditioning without a mask concatenates ComfyUI's
@@ -19898,14 +19985,13 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     if (g->batch < 1 || g->batch > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "batch count %d: must be 1..1000", g->batch);
     if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__default_sampler, &g->sampler)) != SDX_OK) return rc;
     {
+        const sdx__family *f = sdx__family_get(m->family);   /* known: the UNet came from a checkpoint */
         const char *s = p->scheduler ? p->scheduler : sdx__default_scheduler;
-        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {
-            if (m->family == SDX_FAMILY_SD2)
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has tables for SD 1.x and SDXL only, not SD 2.x");
-            g->scheduler = m->family == SDX_FAMILY_SDXL ? SDX_SCHED_AYS_SDXL : SDX_SCHED_AYS_SD1;
-        } else if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) {
-            return rc;
+        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {   /* the family's table */
+            if (!f->ays) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has no Align Your Steps table for %s", f->name);
+            s = f->ays;
         }
+        if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) return rc;
     }
     if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
@@ -20547,11 +20633,9 @@ static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st 
     return rc;
 }
 
-/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+/* The family a UNet encoder belongs to, by the clues that chose its heads. */
 static const char *sdx__cn_family(const sdx__unet *u) {
-    if (u->adm_channels > 0) return "SDXL";
-    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
-    return "SD 1.x";
+    return sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim)->name;
 }
 
 /* Does this ControlNet fit the UNet: same context width, vector

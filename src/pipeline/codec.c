@@ -1,5 +1,6 @@
 #pragma once
 #include "load.c"
+#include "../family/family.c"
 #include "../core/rng.c"
 
 /* ---- latent codecs ----------------------------------------------------- */
@@ -50,7 +51,7 @@ static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec 
     c->kind = SDX_CODEC_VAE;
     c->channels = m->vae.latent_channels;
     c->factor = m->vae.factor;
-    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    c->scale = sdx__family_get(m->family)->vae_scale;   /* a VAE needs the checkpoint: the family is known */
     return SDX_OK;
 }
 
