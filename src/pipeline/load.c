@@ -4,6 +4,7 @@
 #include "../family/family.c"
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
+#include "../models/controlnet.c"
 #include "../models/lora.c"
 #include "../sampling/sampling.c"
 #include "../models/vae.c"
@@ -16,7 +17,16 @@
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
- * floor(clamp(x)*255). */
+ * floor(clamp(x)*255). The parts, in the order the data flows:
+ *   load.c          the model (checkpoint, family, vocabulary, codecs, the
+ *                   LoRA stack) and ControlNet handles
+ *   codec.c         latents to pixels and back; the decode and encode stages
+ *   params.c        sdx_gen_params resolved into sdx__gen
+ *   conditioning.c  the prompts' context (stage: sdx_encode_prompt)
+ *   img2img.c       init image, masks and paste-back
+ *   control.c       ControlNets while sampling
+ *   denoise.c       the denoiser the sampler calls (stage: sdx_sampling_*)
+ *   generate.c      the stages in a row (sdx_generate), the A1111 text */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -362,3 +372,48 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
     }
     return SDX_OK;
 }
+
+/* ---- ControlNet handles ------------------------------------------------ */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }

@@ -3,7 +3,9 @@
 #include "../family/family.c"
 #include "../sampling/sampling.c"
 
-/* ---- resolved parameters ---------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: resolved parameters (sdx_gen_params into sdx__gen)          */
+/* ===================================================================== */
 
 /* One ControlNet of a generation: its picture at the output size and the
  * sigma window in which it runs. */
