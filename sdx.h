@@ -308,10 +308,10 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
 }
 #endif
 
-/* ---- src/pipeline/api_pipeline.h ---- */
+/* ---- src/family/api_family.h ---- */
 
 /* ===================================================================== */
-/*  Public API: models and image generation                              */
+/*  Public API: model families                                           */
 /* ===================================================================== */
 #ifdef __cplusplus
 extern "C" {
@@ -325,6 +325,19 @@ typedef enum sdx_family {
 } sdx_family;
 
 SDX_API const char *sdx_family_name(sdx_family f);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- src/pipeline/api_pipeline.h ---- */
+
+/* ===================================================================== */
+/*  Public API: models and image generation                              */
+/* ===================================================================== */
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Arithmetic of the linear layers and convolutions (sdx_model_desc.compute). */
 typedef enum sdx_compute {
@@ -8003,6 +8016,158 @@ static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__sha
     return t;
 }
 
+/* ---- src/family/family.c ---- */
+
+/* ===================================================================== */
+/*  Model families: one row each for SD 1.x, SD 2.x and SDXL              */
+/* ===================================================================== */
+/* Widths, depths and block lists are read from the checkpoint. What a
+ * file does not say, or says only by convention, is a property of its
+ * family and lives here, one row per family: where the text encoders are
+ * and how they are read, the UNet clues that tell the attention heads,
+ * the v-prediction heuristic, the VAE's latent scale, the trained size,
+ * the Align Your Steps table, the LoRA names of the text encoders. The
+ * text encoder, UNet, ControlNet, LoRA and pipeline read this table, so
+ * a new family is a new row (and its sdx_family value). */
+
+#define SDX__FAMILY_MAX_ENCODERS 2
+
+typedef enum sdx__clip_layout {
+    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
+    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
+} sdx__clip_layout;
+
+/* One text encoder of a family. */
+typedef struct sdx__family_encoder {
+    const char *prefix[2];       /* where it may live, the first found wins (NULL: none) */
+    const char *probe;           /* its key under the prefix that says it is there */
+    sdx__clip_layout layout;
+    int default_skip;            /* 1 = last layer, 2 = penultimate */
+    int norm_context;            /* the final norm applies to the context */
+    const char *lora_kohya[2];   /* kohya LoRA module prefixes (NULL: none) */
+    const char *lora_diffusers;  /* diffusers LoRA prefix */
+} sdx__family_encoder;
+
+typedef struct sdx__family {
+    sdx_family id;
+    const char *name;            /* as messages say it */
+    int n_enc;
+    sdx__family_encoder enc[SDX__FAMILY_MAX_ENCODERS];   /* context order */
+    /* The UNet: clues its shapes give (sdx__family_of_unet) and the
+     * attention heads they stand for: a fixed count or width / head_dim. */
+    int unet_adm;                /* vector conditioning (label_emb) */
+    int unet_linear_proj;        /* Linear proj_in/proj_out, not 1x1 convs */
+    int context_dim;             /* text context width */
+    int num_heads, head_dim;
+    /* ComfyUI's v-or-eps guess when nothing says: v when this tensor's
+     * values spread wider (std) than v_spread (NULL: no guess, eps). */
+    const char *v_probe;
+    double v_spread;
+    float vae_scale;             /* model latent = VAE latent * scale */
+    int size_eps, size_v;        /* trained resolution, by prediction */
+    const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
+} sdx__family;
+
+/* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
+ * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm,
+ * Linear proj, context width, heads, head_dim), v guess (probe, spread),
+ * VAE scale, sizes (eps, v), Align Your Steps. */
+static const sdx__family sdx__families[] = {
+    { SDX_FAMILY_SD1, "SD 1.x",
+      1, { { { "cond_stage_model.transformer.text_model.", "cond_stage_model.transformer." },   /* older files lack text_model. */
+             "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
+      0, 0, 768, 8, 0,
+      NULL, 0,
+      0.18215f, 512, 512, "ays_sd1" },
+    { SDX_FAMILY_SD2, "SD 2.x",
+      1, { { { "cond_stage_model.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
+      0, 1, 1024, 0, 64,
+      /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
+      "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
+      0.18215f, 512, 768, NULL },
+    { SDX_FAMILY_SDXL, "SDXL",
+      2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
+             "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
+           { { "conditioner.embedders.1.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te2_", NULL }, "text_encoder_2." } },
+      1, 1, 2048, 0, 64,
+      NULL, 0,
+      0.13025f, 1024, 1024, "ays_sdxl" },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+};
+
+/* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */
+static const sdx__family *sdx__family_get(sdx_family id) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++)
+        if (sdx__families[i].id == id) return &sdx__families[i];
+    return NULL;
+}
+
+SDX_API const char *sdx_family_name(sdx_family f) {
+    const sdx__family *row = sdx__family_get(f);
+    return row ? row->name : "unknown";
+}
+
+/* The prefix under which text encoder e lives in st, NULL when absent. */
+static const char *sdx__family_encoder_at(const sdx__family_encoder *e, const sdx_st *st) {
+    for (int i = 0; i < SDX__ARRAY_LEN(e->prefix) && e->prefix[i]; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s", e->prefix[i], e->probe);
+        if (sdx_st_find(st, key)) return e->prefix[i];
+    }
+    return NULL;
+}
+
+/* The family whose every text encoder st holds, NULL when none. */
+static const sdx__family *sdx__family_detect(const sdx_st *st) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        int found = 0;
+        while (found < f->n_enc && sdx__family_encoder_at(&f->enc[found], st)) found++;
+        if (found == f->n_enc) return f;
+    }
+    return NULL;
+}
+
+/* The error for a checkpoint of no known family: what was looked for. */
+static int sdx__family_unknown(sdx_ctx *ctx, const sdx_st *st) {
+    char looked[1024] = "";
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        size_t n;
+        for (int e = 0; e < f->n_enc; e++)
+            for (int p = 0; p < SDX__ARRAY_LEN(f->enc[e].prefix) && f->enc[e].prefix[p]; p++) {
+                n = strlen(looked);
+                snprintf(looked + n, sizeof looked - n, "%s%s%s", p ? " or " : e ? " + " : i ? ", " : "", f->enc[e].prefix[p],
+                         f->enc[e].probe);
+            }
+        n = strlen(looked);
+        snprintf(looked + n, sizeof looked - n, " (%s)", f->name);
+    }
+    return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no text encoder found; looked for %s", sdx_st_path(st), looked);
+}
+
+/* The family a UNet (or a ControlNet's copy of its encoder) belongs to,
+ * from the clues its shapes give; the attention heads, which shapes
+ * cannot tell (PIPELINE.md), are that family's. Vector conditioning
+ * (label_emb) parts the families that have it from those that do not;
+ * among those a Linear proj_in (every SD 2.x/SDXL release) outweighs the
+ * context width (1024: OpenCLIP-H); with neither clue (SD 1.x, small test
+ * models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
+ * keep their family's clues. */
+static const sdx__family *sdx__family_of_unet(int adm_channels, int linear_proj, int context_dim) {
+    const sdx__family *best = NULL;
+    int best_score = -1;
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        int score = 2 * (linear_proj && f->unet_linear_proj) + (context_dim == f->context_dim);
+        if ((adm_channels > 0) != (f->unet_adm != 0) || score <= best_score) continue;
+        best = f;
+        best_score = score;
+    }
+    return best;
+}
+
 /* ---- src/core/inflate.c ---- */
 
 /* ===================================================================== */
@@ -13070,19 +13235,7 @@ static void sdx__emphasis_original(float *z, int n_tokens, int width, const floa
 
 #define SDX__TE_LN_EPS 1e-5f
 #define SDX__TE_HEAD_DIM 64
-#define SDX__TE_MAX_ENCODERS 2
-
-typedef enum sdx__text_family {
-    SDX__TEXT_NONE = 0,
-    SDX__TEXT_SD1,      /* CLIP ViT-L                      */
-    SDX__TEXT_SD2,      /* OpenCLIP ViT-H                  */
-    SDX__TEXT_SDXL      /* CLIP ViT-L + OpenCLIP ViT-bigG  */
-} sdx__text_family;
-
-typedef enum sdx__clip_layout {
-    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
-    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
-} sdx__clip_layout;
+#define SDX__TE_MAX_ENCODERS SDX__FAMILY_MAX_ENCODERS
 
 /* One pre-LN transformer block: pointers to the wset's weight slots, so a
  * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
@@ -13111,7 +13264,7 @@ typedef struct sdx__clip {
 } sdx__clip;
 
 typedef struct sdx__textenc {
-    sdx__text_family family;
+    sdx_family family;
     int context_dim;            /* features per context token */
     int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
     int n_ctx;                  /* tokens per chunk (77) */
@@ -13296,23 +13449,6 @@ fail:
     return rc;
 }
 
-/* Where each encoder may live. Older SD 1.x files lack "text_model.". */
-static const char *const sdx__te_sd1_prefixes[] = {
-    "cond_stage_model.transformer.text_model.",
-    "cond_stage_model.transformer.",
-};
-#define SDX__TE_SD2_PREFIX   "cond_stage_model.model."
-#define SDX__TE_SDXL_L       "conditioner.embedders.0.transformer.text_model."
-#define SDX__TE_SDXL_G       "conditioner.embedders.1.model."
-#define SDX__TE_HF_PROBE     "embeddings.token_embedding.weight"
-#define SDX__TE_OPEN_PROBE   "token_embedding.weight"
-
-static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
-    char key[256];
-    snprintf(key, sizeof key, "%s%s", prefix, name);
-    return sdx_st_find(st, key) != NULL;
-}
-
 /* The encoders' mapped weight pages go back to the OS; they fault back
  * in, unchanged, at the next encode. */
 static void sdx__textenc_release(const sdx__textenc *te) {
@@ -13327,33 +13463,18 @@ static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
 /* sdx__textenc_load with an explicit weight storage type (SDX_AUTO or a
  * float dtype) instead of the compile-time SDX_TEXT_WEIGHT_TYPE. */
 static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt, int weight_type) {
-    const char *sd1 = NULL;
+    const sdx__family *f = sdx__family_detect(ckpt);
     int rc = SDX_OK;
     memset(te, 0, sizeof *te);
     te->act_type = SDX_TEXT_ACT_TYPE;
     te->compute_type = SDX_TEXT_COMPUTE_TYPE;
-    for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
-        if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
-    if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SDXL;
-        te->n_enc = 2;
-        if ((rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SDXL_L, SDX__CLIP_HF, 2, 0, weight_type)) == SDX_OK)
-            rc = sdx__clip_load(ctx, &te->enc[1], ckpt, SDX__TE_SDXL_G, SDX__CLIP_OPEN, 2, 0, weight_type);
-    } else if (sd1) {
-        te->family = SDX__TEXT_SD1;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, sd1, SDX__CLIP_HF, 1, 1, weight_type);
-    } else if (sdx__st_has(ckpt, SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SD2;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SD2_PREFIX, SDX__CLIP_OPEN, 2, 1, weight_type);
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-            "%s: no text encoder found; looked for %s%s or %s%s (SD 1.x), %s%s (SD 2.x), "
-            "%s%s + %s%s (SDXL)", sdx_st_path(ckpt),
-            sdx__te_sd1_prefixes[0], SDX__TE_HF_PROBE, sdx__te_sd1_prefixes[1], SDX__TE_HF_PROBE,
-            SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE, SDX__TE_SDXL_L, SDX__TE_HF_PROBE,
-            SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE);
+    if (!f) return sdx__family_unknown(ctx, ckpt);
+    te->family = f->id;
+    te->n_enc = f->n_enc;
+    for (int i = 0; i < f->n_enc && rc == SDX_OK; i++) {
+        const sdx__family_encoder *e = &f->enc[i];
+        rc = sdx__clip_load(ctx, &te->enc[i], ckpt, sdx__family_encoder_at(e, ckpt), e->layout, e->default_skip, e->norm_context,
+                            weight_type);
     }
     if (rc != SDX_OK) goto fail;
     te->n_ctx = te->enc[0].n_ctx;
@@ -13376,9 +13497,10 @@ fail:
     return rc;
 }
 
-/* Detects SD1 (CLIP-L), SD2 (OpenCLIP-H) or SDXL (both) from the keys of
- * `ckpt` and binds every text-encoder weight. On failure `te` is left
- * empty (safe to free) and the message names what was looked for. */
+/* Detects the family by the text encoders `ckpt` holds (SD1 CLIP-L, SD2
+ * OpenCLIP-H, SDXL both; sdx__families) and binds every text-encoder
+ * weight. On failure `te` is left empty (safe to free) and the message
+ * names what was looked for. */
 static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt) {
     return sdx__textenc_load_as(ctx, te, ckpt, SDX_TEXT_WEIGHT_TYPE);
 }
@@ -13687,15 +13809,12 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
  * shape the data flow implies, so a bad file names the tensor and the
  * expected vs found shape at load time.
  *
- * Attention heads cannot be read from shapes (PIPELINE.md):
- *   - SD 2.x and SDXL use head_dim 64. They are recognised by a label_emb
- *     (SDXL-style vector conditioning), by linear proj_in/proj_out
- *     (use_linear_in_transformer, every SD 2.x/SDXL release), or by
- *     context_dim 1024 (OpenCLIP-H).
- *   - Everything else (1x1-conv projections, no label_emb: SD 1.x with
- *     context_dim 768) uses 8 heads.
- * sdx__unet.num_heads / head_dim hold the result; a caller that knows
- * better may change them after loading (exactly one of them > 0). */
+ * Attention heads cannot be read from shapes (PIPELINE.md): they are the
+ * family's (SD 1.x 8 heads, SD 2.x and SDXL head_dim 64), the family
+ * recognised by a label_emb, Linear proj_in/proj_out or the context
+ * width (sdx__family_of_unet). sdx__unet.num_heads / head_dim hold the
+ * result; a caller that knows better may change them after loading
+ * (exactly one of them > 0). */
 
 #define SDX__UNET_MAX_LAYERS 4    /* modules per block (LDM uses at most 3) */
 #define SDX__UNET_MAX_LEVELS 8
@@ -14064,19 +14183,16 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
     return SDX_OK;
 }
 
-/* The head rule documented at the top of this file. */
+/* The heads of the UNet's family (see the top of this file). */
 static void sdx__unet_pick_heads(sdx__unet *u) {
+    const sdx__family *f;
     u->linear_proj = 0;
     for (int n = 0; n < u->n_in && !u->linear_proj; n++)
         for (int m = 0; m < u->in[n].n_layers; m++)
             if (u->in[n].layer[m].kind == SDX__UL_ATTN) { u->linear_proj = u->in[n].layer[m].attn.linear; break; }
-    if (u->adm_channels > 0 || u->linear_proj || u->context_dim == 1024) {
-        u->num_heads = 0;
-        u->head_dim = 64;
-    } else {
-        u->num_heads = 8;
-        u->head_dim = 0;
-    }
+    f = sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim);
+    u->num_heads = f->num_heads;
+    u->head_dim = f->head_dim;
 }
 
 /* Every slot, not just n_layers: a load that failed half-way may have
@@ -14595,6 +14711,382 @@ static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sd
     return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
 }
 
+/* ---- src/models/controlnet.c ---- */
+
+/* ===================================================================== */
+/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
+/* ===================================================================== */
+
+/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
+ * input_blocks, middle_block: loaded and run by unet.c's own code) plus
+ *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
+ *                               of stride 2: the control picture at 8x the
+ *                               latent size becomes [model_channels, h, w],
+ *                               added to the output of input block 0;
+ *   zero_convs.N.0              1x1 conv per input block: residual N;
+ *   middle_block_out.0          1x1 conv: the middle residual.
+ * The residuals, times the strength, are added to the UNet's skip
+ * connections and middle block (sdx__unet_control). Layouts: the original
+ * (`control_model.` prefix, as released), the same without the prefix,
+ * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
+
+#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
+
+typedef struct sdx__controlnet {
+    sdx__unet enc;                     /* its encoder; enc.w reads the file */
+    int hint_channels, n_hint;
+    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
+    int hint_stride[SDX__CN_MAX_HINT];
+    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
+    const sdx_tensor *mid_w, *mid_b;
+    /* diffusers layout: resnets per down block and hint embedding blocks */
+    int diffusers, layers_per_block, cond_blocks;
+} sdx__controlnet;
+
+/* ---- the diffusers layout ------------------------------------------------ */
+
+static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(out, size, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < size;
+}
+
+/* ResBlock sub-module names: LDM -> diffusers. */
+static const char *sdx__cn_res_name(const char *rest, const char **tail) {
+    static const char *const map[][2] = {
+        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
+        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
+    };
+    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
+        size_t n = strlen(map[i][0]);
+        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
+    }
+    return NULL;
+}
+
+/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
+ * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
+static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
+    const char *res, *tail;
+    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
+    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
+    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
+}
+
+/* wset name map: the diffusers name of an LDM ControlNet tensor. */
+static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
+    const sdx__controlnet *cn = (const sdx__controlnet *)user;
+    int nrb = cn->layers_per_block, n, m, k, used = 0;
+    char parent[32];
+    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
+        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
+    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
+    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
+        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
+        snprintf(parent, sizeof parent, "down_blocks.%d", level);
+        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
+        if (m == 0 && !strncmp(name + used, "op.", 3))
+            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
+        return 0;
+    }
+    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
+        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
+    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
+        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
+        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
+        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
+        return 0;
+    }
+    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
+        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
+    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
+    return 0;
+}
+
+static int sdx__cn_count(const sdx_st *st, const char *fmt) {
+    char name[128];
+    int n = 0;
+    for (;; n++) {
+        snprintf(name, sizeof name, fmt, n);
+        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+static void sdx__controlnet_free(sdx__controlnet *cn) {
+    sdx__unet_free(&cn->enc);
+    memset(cn, 0, sizeof *cn);
+}
+
+static int sdx__cn_load_hint(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    const sdx_tensor *first;
+    int c, n = 0, factor = 1;
+    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
+    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
+                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
+    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
+    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
+    c = cn->hint_channels;
+    for (int k = 0; k < n; k++) {
+        /* the last conv gives model_channels; the others their own width */
+        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
+        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
+        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
+        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
+        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
+        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
+        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
+        factor *= cn->hint_stride[k];
+        c = co;
+    }
+    cn->n_hint = n;
+    if (factor != 8)
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
+                         sdx_st_path(w->st), factor, n);
+    return SDX_OK;
+}
+
+static int sdx__cn_load_outputs(sdx__controlnet *cn) {
+    sdx__unet *u = &cn->enc;
+    sdx__wset *w = &u->w;
+    for (int n = 0; n < u->n_in; n++) {
+        int c = u->in[n].cout;
+        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
+        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
+    }
+    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
+        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
+                         sdx_st_path(w->st), u->n_in, u->n_in);
+    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
+    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
+    return SDX_OK;
+}
+
+/* Finds the layout, then resolves every tensor once (weights stay in the
+ * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
+ * otherwise). */
+static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
+    const char *prefix = NULL;
+    int rc;
+    memset(cn, 0, sizeof *cn);
+    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
+    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
+    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
+        prefix = "";
+        cn->diffusers = 1;
+        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
+        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
+    } else {
+        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
+                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
+    }
+    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
+        if (cn->diffusers) {
+            cn->enc.w.map = sdx__cn_diffusers_name;
+            cn->enc.w.map_user = cn;
+        }
+        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
+            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
+            sdx__unet_pick_heads(&cn->enc);
+            return SDX_OK;
+        }
+    }
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    sdx__controlnet_free(cn);
+    return rc;
+}
+
+/* The family a UNet encoder belongs to, by the clues that chose its heads. */
+static const char *sdx__cn_family(const sdx__unet *u) {
+    return sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim)->name;
+}
+
+/* Does this ControlNet fit the UNet: same context width, vector
+ * conditioning and encoder (block widths and resolutions)? Then it takes
+ * the UNet's attention heads, which the file cannot tell. */
+static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
+    const sdx__unet *e = &cn->enc;
+    char why[160];
+    why[0] = 0;
+    if (e->context_dim != unet->context_dim)
+        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
+    else if (e->adm_channels != unet->adm_channels)
+        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
+    else if (e->in_channels != 4)
+        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
+    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
+        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
+                 unet->n_in, unet->model_channels);
+    for (int n = 0; !why[0] && n < e->n_in; n++)
+        if (e->in[n].cout != unet->in[n].cout ||
+            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
+            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
+    if (why[0])
+        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
+                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
+    cn->enc.num_heads = unet->num_heads;
+    cn->enc.head_dim = unet->head_dim;
+    return SDX_OK;
+}
+
+/* ---- forward -------------------------------------------------------------- */
+
+/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
+ * UNet's skip connections. */
+static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
+                                 sdx__unet_control *ctl) {
+    const sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
+    memset(ctl, 0, sizeof *ctl);
+    sdx__unet_plan(u, h, w, sh, sw);
+    for (int n = 0; n < u->n_in; n++)
+        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
+    return SDX_OK;
+}
+
+/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
+static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor cur = *hint, next;
+    int rc = SDX_OK;
+    for (int k = 0; k < cn->n_hint; k++) {
+        int64_t H = cur.shape[2], W = cur.shape[3];
+        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
+        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
+        if (k == cn->n_hint - 1) next = *g;
+        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
+        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
+        cur = next;
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
+static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
+                            sdx_tensor *dst, int accumulate) {
+    sdx__mark m = sdx__arena_mark(r->a);
+    sdx_tensor t;
+    int rc;
+    if (!accumulate) {
+        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
+    } else {
+        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
+        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
+        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
+    }
+done:
+    sdx__arena_release(r->a, m);
+    return rc;
+}
+
+/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
+ * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
+ * broadcasts one picture over cond and uncond, as copies). The
+ * residuals times strength go into ctl (sdx__controlnet_alloc), added
+ * to what is there when `accumulate` (several ControlNets). */
+static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
+                                   sdx__unet_control *ctl, int accumulate) {
+    sdx__unet *u = &cn->enc;
+    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
+    sdx__mark m0 = sdx__arena_mark(a);
+    sdx_tensor emb, g, buf[2], h, prev;
+    sdx__unet_run r;
+    char s1[64];
+    int rc;
+    u->ctx = ctx;
+    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
+    B = x->shape[0];
+    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
+        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
+                         cn->hint_channels,
+                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
+    sdx__unet_run_init(&r, u, ctx, a, context);
+    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
+    hmax = 0;
+    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
+    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
+    es[0] = B; es[1] = u->embed_dim;
+    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
+    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
+    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
+    r.emb = &emb;
+    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
+
+    r.block = "input_blocks";
+    prev = *x;
+    for (int n = 0; n < u->n_in; n++) {
+        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
+        h.device = buf[n & 1].device;
+        r.block_index = n;
+        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
+        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
+        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
+        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
+        prev = h;
+    }
+    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
+    h.device = buf[u->n_in & 1].device;
+    r.block = "middle_block";
+    r.block_index = -1;
+    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
+    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
+    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
+    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
+done:
+    sdx__arena_release(a, m0);
+    return rc;
+}
+
+/* ---- the control picture --------------------------------------------------- */
+
+/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
+ * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
+ * round half to even), then torch's nearest-exact sampling, source index
+ * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
+ * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
+ * out: [channels_out, H, W]. */
+static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
+    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
+    int x0 = 0, y0 = 0, cw, ch;
+    float sx, sy;
+    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
+    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
+    cw = iw - 2 * x0;
+    ch = ih - 2 * y0;
+    sx = (float)cw / (float)W;
+    sy = (float)ch / (float)H;
+    for (int y = 0; y < H; y++) {
+        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
+        if (syi > ch - 1) syi = ch - 1;
+        for (int x = 0; x < W; x++) {
+            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
+            const uint8_t *p;
+            if (sxi > cw - 1) sxi = cw - 1;
+            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
+            for (int c = 0; c < channels_out; c++)
+                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
+        }
+    }
+}
+
 /* ---- src/models/lora.c ---- */
 
 /* ===================================================================== */
@@ -14849,9 +15341,9 @@ static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te,
     static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
                                          "mlp.c_proj" };
     sdx__clip *c = &te->enc[e];
-    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
-    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
-    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    const sdx__family_encoder *fe = &sdx__family_get(te->family)->enc[e];   /* its LoRA names */
+    const char *const *kohya = fe->lora_kohya;
+    const char *diffusers = fe->lora_diffusers;
     for (int b = 0; b < c->n_layers; b++)
         for (int k = 0; k < 6; k++) {
             char key[400], bias[400], name[200];
@@ -17193,15 +17685,10 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
 /*  tiled encode/decode for images whose activations exceed a budget      */
 /* ===================================================================== */
 
-/* Latent scale factors. The pipeline divides a diffusion-space latent by
- * the factor before decoding (sdx__vae_decode takes the divided latent)
- * and multiplies an encoded mean by it. The factor is a property of the
- * model family, not of the VAE file: SD 1.x and 2.x use 0.18215, SDXL
- * 0.13025 (a standalone SDXL VAE such as the fp16-fix one keeps 0.13025). */
-#define SDX__VAE_SCALE_SD   0.18215f
-#define SDX__VAE_SCALE_SDXL 0.13025f
-
-static float sdx__vae_scale_factor(int is_sdxl) { return is_sdxl ? SDX__VAE_SCALE_SDXL : SDX__VAE_SCALE_SD; }
+/* Latents here are the VAE's own: the pipeline divides a diffusion-space
+ * latent by the family's scale factor before decoding and multiplies an
+ * encoded mean by it (sdx__family.vae_scale: a property of the model
+ * family, not of the VAE file). */
 
 /* Auto tiling kicks in when a full-size pass is estimated to need more
  * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
@@ -19059,7 +19546,16 @@ static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *aren
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
- * floor(clamp(x)*255). */
+ * floor(clamp(x)*255). The parts, in the order the data flows:
+ *   load.c          the model (checkpoint, family, vocabulary, codecs, the
+ *                   LoRA stack) and ControlNet handles
+ *   codec.c         latents to pixels and back; the decode and encode stages
+ *   params.c        sdx_gen_params resolved into sdx__gen
+ *   conditioning.c  the prompts' context (stage: sdx_encode_prompt)
+ *   img2img.c       init image, masks and paste-back
+ *   control.c       ControlNets while sampling
+ *   denoise.c       the denoiser the sampler calls (stage: sdx_sampling_*)
+ *   generate.c      the stages in a row (sdx_generate), the A1111 text */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -19082,34 +19578,12 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-SDX_API const char *sdx_family_name(sdx_family f) {
-    switch (f) {
-    case SDX_FAMILY_SD1: return "SD 1.x";
-    case SDX_FAMILY_SD2: return "SD 2.x";
-    case SDX_FAMILY_SDXL: return "SDXL";
-    default: return "unknown";
-    }
-}
-
-static int sdx__st_has_prefix(const sdx_st *st, const char *prefix) {
-    size_t n = strlen(prefix);
-    for (int i = 0; i < sdx_st_count(st); i++)
-        if (!strncmp(sdx_st_get(st, i)->name, prefix, n)) return 1;
-    return 0;
-}
-
-static sdx_family sdx__detect_family(const sdx_st *st) {
-    if (sdx__st_has_prefix(st, "conditioner.embedders.1.model.")) return SDX_FAMILY_SDXL;
-    if (sdx__st_has_prefix(st, "cond_stage_model.model.")) return SDX_FAMILY_SD2;
-    if (sdx__st_has_prefix(st, "cond_stage_model.transformer.")) return SDX_FAMILY_SD1;
-    return SDX_FAMILY_UNKNOWN;
-}
-
 /* v or eps, in order of trust: the caller, the checkpoint's metadata, a
- * "v_pred" marker tensor, then (SD 2.x only) ComfyUI's heuristic: 768-v
- * checkpoints were fine-tuned long enough that the last transformer's
- * norm1 bias spreads wider than the 512 eps base model's (std > 0.09). */
+ * "v_pred" marker tensor, then, where the family has one (SD 2.x),
+ * ComfyUI's heuristic: v when a tensor's values spread wider than the eps
+ * model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
+    const sdx__family *f = sdx__family_get(m->family);
     const char *meta;
     if (override && *override) {
         if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
@@ -19123,13 +19597,13 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
         return SDX_OK;
     }
     if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
-    if (m->family == SDX_FAMILY_SD2 && m->unet.in_channels == 4) {
-        const sdx_tensor *b = sdx_st_find(m->ckpt, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias");
+    if (f && f->v_probe && m->unet.in_channels == 4) {
+        const sdx_tensor *b = sdx_st_find(m->ckpt, f->v_probe);
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
             int64_t n = sdx_tensor_numel(b);
             double s = 0, s2 = 0;
             for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
-            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > 0.09) m->prediction = SDX_PRED_V;
+            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > f->v_spread) m->prediction = SDX_PRED_V;
         }
     }
     return SDX_OK;
@@ -19229,14 +19703,11 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
     if (d->checkpoint) {
+        const sdx__family *f;
         if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
-        m->family = sdx__detect_family(m->ckpt);
-        if (m->family == SDX_FAMILY_UNKNOWN) {
-            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
-            goto fail;
-        }
+        if (!(f = sdx__family_detect(m->ckpt))) { rc = sdx__family_unknown(ctx, m->ckpt); goto fail; }
+        m->family = f->id;
     } else if (d->vae) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
                        "give the checkpoint too", d->vae);
@@ -19430,6 +19901,51 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
     }
     return SDX_OK;
 }
+
+/* ---- ControlNet handles ------------------------------------------------ */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
 
 /* ---- src/core/rng.c ---- */
 
@@ -19708,8 +20224,20 @@ SDX_API void sdx_rng_randn(sdx_rng *rng, float *out, size_t n) {
 
 /* ---- src/pipeline/codec.c ---- */
 
-/* ---- latent codecs ----------------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: latent codecs (VAE or TAESD), the decode and encode stages  */
+/* ===================================================================== */
 
+/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
+ * the codec in use for the latent geometry instead of assuming SD's 4
+ * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
+ * factor of the model family; TAESD works in model space). Outside this
+ * file latents are in model space and images are f32 [3, H, W] in
+ * [0, 1] on the host. */
+
+/* ---- every stage --------------------------------------------------------- */
+
+/* Each stage checks what it hands on. */
 static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
@@ -19720,12 +20248,18 @@ static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x,
     return SDX_OK;
 }
 
-/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
- * the codec in use for the latent geometry instead of assuming SD's 4
- * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
- * factor of the model family; TAESD works in model space). Outside this
- * section latents are in model space and images are f32 [3, H, W] in
- * [0, 1] on the host. */
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* ---- latent codecs ----------------------------------------------------- */
 
 typedef struct sdx__codec {
     sdx_codec kind;          /* SDX_CODEC_VAE or SDX_CODEC_TAESD */
@@ -19756,7 +20290,7 @@ static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec 
     c->kind = SDX_CODEC_VAE;
     c->channels = m->vae.latent_channels;
     c->factor = m->vae.factor;
-    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    c->scale = sdx__family_get(m->family)->vae_scale;   /* a VAE needs the checkpoint: the family is known */
     return SDX_OK;
 }
 
@@ -19829,11 +20363,32 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
 /* Activation memory of a VAE pass in low-memory mode, above which it
  * works in tiles (sdx_model_desc.low_memory). */
 #ifndef SDX_LOW_MEMORY_VAE_BUDGET
 #define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
 #endif
+
+/* VAE memory tiling for one pass (sdx_gen_params.vae_tiling, not the
+ * seamless texture): the caller's choice, under a budget in low-memory mode. */
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
+    sdx__vae_tiling t;
+    memset(&t, 0, sizeof t);
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
+    return t;
+}
+
+/* ---- images ------------------------------------------------------------ */
 
 /* ComfyUI's VAE.encode crops each side of an image to a multiple of the
  * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
@@ -19849,34 +20404,6 @@ static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
     if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
     if (m && m->loaded_vae) return m->vae.factor;
     return 8;
-}
-
-static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
-    sdx__vae_tiling t;
-    memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;
-    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
-    t.tile_h = p ? p->vae_tile_height : 0;
-    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
-    return t;
-}
-
-/* A stage is over: the arena gives its blocks back (the next stage sizes
- * its own), and the log says what the stage peaked at. The caller has
- * released the stage's weight pages. */
-static void sdx__stage_done(sdx_model *m, const char *stage) {
-    size_t act = m->arena.peak;
-    sdx__arena_reset(&m->arena);
-    sdx__arena_trim(&m->arena);
-    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
-             sdx_peak_rss() >> 20);
-}
-
-/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
-static void sdx__release_codecs(sdx_model *m) {
-    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
-    sdx__wset_release_all(&m->taesd.dec.w);
-    sdx__wset_release_all(&m->taesd.enc.w);
 }
 
 /* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
@@ -19911,18 +20438,6 @@ SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
     sdx__free(ctx, img->data);
     memset(img, 0, sizeof *img);
-}
-
-SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
-    if (!res) return;
-    for (int i = 0; i < res->count; i++) {
-        if (res->images) sdx_image_free(ctx, &res->images[i]);
-        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
-    }
-    sdx__free(ctx, res->images);
-    sdx__free(ctx, res->latents);
-    sdx__free(ctx, res->seeds);
-    memset(res, 0, sizeof *res);
 }
 
 /* Decodes latent (model space) with codec c into an 8-bit image. */
@@ -20013,7 +20528,9 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
 
 /* ---- src/pipeline/params.c ---- */
 
-/* ---- resolved parameters ---------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: resolved parameters (sdx_gen_params into sdx__gen)          */
+/* ===================================================================== */
 
 /* One ControlNet of a generation: its picture at the output size and the
  * sigma window in which it runs. */
@@ -20061,11 +20578,12 @@ typedef struct sdx__gen {
 static const char *const sdx__default_sampler = "euler_a";
 static const char *const sdx__default_scheduler = "normal";
 
-/* The resolution each family was trained at (m may be NULL). */
+/* The resolution the model's family was trained at (m may be NULL, or of
+ * no family when loaded from TAESD files: then the first family's). */
 static int sdx__default_size(const sdx_model *m) {
-    if (m && m->family == SDX_FAMILY_SDXL) return 1024;
-    if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
-    return 512;
+    const sdx__family *f = m ? sdx__family_get(m->family) : NULL;
+    if (!f) f = &sdx__families[0];
+    return m && m->prediction == SDX_PRED_V ? f->size_v : f->size_eps;
 }
 
 /* InpaintModelConditioning without a mask concatenates ComfyUI's
@@ -20195,14 +20713,13 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     if (g->batch < 1 || g->batch > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "batch count %d: must be 1..1000", g->batch);
     if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__default_sampler, &g->sampler)) != SDX_OK) return rc;
     {
+        const sdx__family *f = sdx__family_get(m->family);   /* known: the UNet came from a checkpoint */
         const char *s = p->scheduler ? p->scheduler : sdx__default_scheduler;
-        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {
-            if (m->family == SDX_FAMILY_SD2)
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has tables for SD 1.x and SDXL only, not SD 2.x");
-            g->scheduler = m->family == SDX_FAMILY_SDXL ? SDX_SCHED_AYS_SDXL : SDX_SCHED_AYS_SD1;
-        } else if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) {
-            return rc;
+        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {   /* the family's table */
+            if (!f->ays) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has no Align Your Steps table for %s", f->name);
+            s = f->ays;
         }
+        if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) return rc;
     }
     if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
@@ -20239,7 +20756,9 @@ static void sdx__gen_free(sdx__gen *g) {
 
 /* ---- src/pipeline/conditioning.c ---- */
 
-/* ---- conditioning --------------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: conditioning, the prompts' context for the UNet             */
+/* ===================================================================== */
 
 /* Empty-prompt chunk, used to pad the shorter of prompt/negative. */
 static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *c, int n) {
@@ -20423,7 +20942,9 @@ SDX_API void sdx_cond_free(sdx_cond *cond) {
 
 /* ---- src/pipeline/img2img.c ---- */
 
-/* ---- img2img and inpainting inputs ------------------------------------ */
+/* ===================================================================== */
+/*  Pipeline: img2img and inpainting inputs                               */
+/* ===================================================================== */
 /* ComfyUI's graphs, node by node (shared golden img2img/README.md):
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */
@@ -20651,430 +21172,11 @@ static int sdx__gen_prepare_init(sdx__gen *g) {
     return rc;
 }
 
-/* ---- src/models/controlnet.c ---- */
-
-/* ===================================================================== */
-/*  ControlNet (SD 1.x, SD 2.x, SDXL)                                     */
-/* ===================================================================== */
-
-/* A ControlNet is a copy of the UNet's encoder (time/label embedding,
- * input_blocks, middle_block: loaded and run by unet.c's own code) plus
- *   input_hint_block.{0,2,...}  3x3 convs with SiLU between them, three
- *                               of stride 2: the control picture at 8x the
- *                               latent size becomes [model_channels, h, w],
- *                               added to the output of input block 0;
- *   zero_convs.N.0              1x1 conv per input block: residual N;
- *   middle_block_out.0          1x1 conv: the middle residual.
- * The residuals, times the strength, are added to the UNet's skip
- * connections and middle block (sdx__unet_control). Layouts: the original
- * (`control_model.` prefix, as released), the same without the prefix,
- * and diffusers' (renamed on lookup, see sdx__cn_diffusers_name). */
-
-#define SDX__CN_MAX_HINT 32            /* convs in the hint block (8 in every release) */
-
-typedef struct sdx__controlnet {
-    sdx__unet enc;                     /* its encoder; enc.w reads the file */
-    int hint_channels, n_hint;
-    const sdx_tensor *hint_w[SDX__CN_MAX_HINT], *hint_b[SDX__CN_MAX_HINT];
-    int hint_stride[SDX__CN_MAX_HINT];
-    const sdx_tensor *zero_w[SDX__UNET_MAX_BLOCKS], *zero_b[SDX__UNET_MAX_BLOCKS];
-    const sdx_tensor *mid_w, *mid_b;
-    /* diffusers layout: resnets per down block and hint embedding blocks */
-    int diffusers, layers_per_block, cond_blocks;
-} sdx__controlnet;
-
-/* ---- the diffusers layout ------------------------------------------------ */
-
-static SDX__PRINTF(3, 4) int sdx__cn_put(char *out, size_t size, const char *fmt, ...) {
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(out, size, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < size;
-}
-
-/* ResBlock sub-module names: LDM -> diffusers. */
-static const char *sdx__cn_res_name(const char *rest, const char **tail) {
-    static const char *const map[][2] = {
-        { "in_layers.0.", "norm1." }, { "in_layers.2.", "conv1." }, { "emb_layers.1.", "time_emb_proj." },
-        { "out_layers.0.", "norm2." }, { "out_layers.3.", "conv2." }, { "skip_connection.", "conv_shortcut." },
-    };
-    for (int i = 0; i < SDX__ARRAY_LEN(map); i++) {
-        size_t n = strlen(map[i][0]);
-        if (!strncmp(rest, map[i][0], n)) { *tail = rest + n; return map[i][1]; }
-    }
-    return NULL;
-}
-
-/* A module M of an LDM block (0 ResBlock, 1 transformer) as diffusers
- * names it under `parent` ("down_blocks.1", "mid_block"), index j. */
-static int sdx__cn_module_name(const char *parent, int m, int j, const char *rest, char *out, size_t size) {
-    const char *res, *tail;
-    if (m == 1) return sdx__cn_put(out, size, "%s.attentions.%d.%s", parent, j, rest);
-    if (m != 0 || !(res = sdx__cn_res_name(rest, &tail))) return 0;
-    return sdx__cn_put(out, size, "%s.resnets.%d.%s%s", parent, j, res, tail);
-}
-
-/* wset name map: the diffusers name of an LDM ControlNet tensor. */
-static int sdx__cn_diffusers_name(const void *user, const char *name, char *out, size_t size) {
-    const sdx__controlnet *cn = (const sdx__controlnet *)user;
-    int nrb = cn->layers_per_block, n, m, k, used = 0;
-    char parent[32];
-    if (sscanf(name, "time_embed.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "time_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (sscanf(name, "label_emb.0.%d.%n", &k, &used) == 1 && used && (k == 0 || k == 2))
-        return sdx__cn_put(out, size, "add_embedding.linear_%d.%s", k / 2 + 1, name + used);
-    if (!strncmp(name, "input_blocks.0.0.", 17)) return sdx__cn_put(out, size, "conv_in.%s", name + 17);
-    if (sscanf(name, "input_blocks.%d.%d.%n", &n, &m, &used) == 2 && used && n > 0 && nrb > 0) {
-        int level = (n - 1) / (nrb + 1), j = (n - 1) % (nrb + 1);
-        snprintf(parent, sizeof parent, "down_blocks.%d", level);
-        if (j < nrb) return sdx__cn_module_name(parent, m, j, name + used, out, size);
-        if (m == 0 && !strncmp(name + used, "op.", 3))
-            return sdx__cn_put(out, size, "%s.downsamplers.0.conv.%s", parent, name + used + 3);
-        return 0;
-    }
-    if (sscanf(name, "middle_block.%d.%n", &m, &used) == 1 && used && m >= 0 && m <= 2)
-        return sdx__cn_module_name("mid_block", m == 1, m / 2, name + used, out, size);
-    if (sscanf(name, "input_hint_block.%d.%n", &k, &used) == 1 && used && k >= 0 && k % 2 == 0) {
-        if (k == 0) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_in.%s", name + used);
-        if (k == 2 * (cn->cond_blocks + 1)) return sdx__cn_put(out, size, "controlnet_cond_embedding.conv_out.%s", name + used);
-        if (k / 2 - 1 < cn->cond_blocks) return sdx__cn_put(out, size, "controlnet_cond_embedding.blocks.%d.%s", k / 2 - 1, name + used);
-        return 0;
-    }
-    if (sscanf(name, "zero_convs.%d.0.%n", &n, &used) == 1 && used)
-        return sdx__cn_put(out, size, "controlnet_down_blocks.%d.%s", n, name + used);
-    if (!strncmp(name, "middle_block_out.0.", 19)) return sdx__cn_put(out, size, "controlnet_mid_block.%s", name + 19);
-    return 0;
-}
-
-static int sdx__cn_count(const sdx_st *st, const char *fmt) {
-    char name[128];
-    int n = 0;
-    for (;; n++) {
-        snprintf(name, sizeof name, fmt, n);
-        if (!sdx_st_find(st, name) || n >= SDX__UNET_MAX_BLOCKS) return n;
-    }
-}
-
-/* ---- loading -------------------------------------------------------------- */
-
-static void sdx__controlnet_free(sdx__controlnet *cn) {
-    sdx__unet_free(&cn->enc);
-    memset(cn, 0, sizeof *cn);
-}
-
-static int sdx__cn_load_hint(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    const sdx_tensor *first;
-    int c, n = 0, factor = 1;
-    while (n < SDX__CN_MAX_HINT && sdx__whas(w, "input_hint_block.%d.weight", 2 * n)) n++;
-    if (n < 2) return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: ControlNet without a hint block ('%sinput_hint_block.0.weight' ... "
-                                "or controlnet_cond_embedding.*)", sdx_st_path(w->st), w->prefix);
-    if (!(first = sdx__unet_probe(u, "input_hint_block.0.weight"))) return sdx__werr(w);
-    if (first->ndim != 4 || !(cn->hint_channels = sdx__unet_width(first, 1))) return sdx__unet_bad_probe(u, first, "[16, hint_channels, 3, 3]");
-    c = cn->hint_channels;
-    for (int k = 0; k < n; k++) {
-        /* the last conv gives model_channels; the others their own width */
-        const sdx_tensor *p = k == n - 1 ? NULL : sdx__unet_probe(u, "input_hint_block.%d.weight", 2 * k);
-        int co = p ? (p->ndim == 4 ? sdx__unet_width(p, 0) : 0) : u->model_channels;
-        if (!co) return sdx__unet_bad_probe(u, p, "[C, C_in, 3, 3]");
-        SDX__UNET_GET(cn->hint_w[k], w, sdx__s4(co, c, 3, 3), "input_hint_block.%d.weight", 2 * k);
-        SDX__UNET_GET(cn->hint_b[k], w, sdx__s1(co), "input_hint_block.%d.bias", 2 * k);
-        /* convs 2, 4, 6 halve the size (diffusers: every second block) */
-        cn->hint_stride[k] = k > 0 && k < n - 1 && k % 2 == 0 ? 2 : 1;
-        factor *= cn->hint_stride[k];
-        c = co;
-    }
-    cn->n_hint = n;
-    if (factor != 8)
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: the ControlNet hint block downsamples by %d, expected 8 (%d convs)",
-                         sdx_st_path(w->st), factor, n);
-    return SDX_OK;
-}
-
-static int sdx__cn_load_outputs(sdx__controlnet *cn) {
-    sdx__unet *u = &cn->enc;
-    sdx__wset *w = &u->w;
-    for (int n = 0; n < u->n_in; n++) {
-        int c = u->in[n].cout;
-        SDX__UNET_GET(cn->zero_w[n], w, sdx__s4(c, c, 1, 1), "zero_convs.%d.0.weight", n);
-        SDX__UNET_GET(cn->zero_b[n], w, sdx__s1(c), "zero_convs.%d.0.bias", n);
-    }
-    if (sdx__whas(w, "zero_convs.%d.0.weight", u->n_in))
-        return sdx__fail(u->ctx, SDX_ERR_MODEL, "%s: %d input blocks but a zero conv for input block %d",
-                         sdx_st_path(w->st), u->n_in, u->n_in);
-    SDX__UNET_GET(cn->mid_w, w, sdx__s4(u->mid.cout, u->mid.cout, 1, 1), "middle_block_out.0.weight");
-    SDX__UNET_GET(cn->mid_b, w, sdx__s1(u->mid.cout), "middle_block_out.0.bias");
-    return SDX_OK;
-}
-
-/* Finds the layout, then resolves every tensor once (weights stay in the
- * mapped file, in the file's dtype unless SDX_UNET_WEIGHT_TYPE says
- * otherwise). */
-static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st *file) {
-    const char *prefix = NULL;
-    int rc;
-    memset(cn, 0, sizeof *cn);
-    if (sdx_st_find(file, "control_model.zero_convs.0.0.weight")) prefix = "control_model.";
-    else if (sdx_st_find(file, "zero_convs.0.0.weight")) prefix = "";
-    else if (sdx_st_find(file, "controlnet_down_blocks.0.weight")) {
-        prefix = "";
-        cn->diffusers = 1;
-        cn->layers_per_block = sdx__cn_count(file, "down_blocks.0.resnets.%d.conv1.weight");
-        cn->cond_blocks = sdx__cn_count(file, "controlnet_cond_embedding.blocks.%d.weight");
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a ControlNet: none of 'control_model.zero_convs.0.0.weight', "
-                         "'zero_convs.0.0.weight', 'controlnet_down_blocks.0.weight'", sdx_st_path(file));
-    }
-    if ((rc = sdx__unet_init(ctx, &cn->enc, file, prefix, SDX__PART_CONTROLNET, SDX_UNET_WEIGHT_TYPE)) == SDX_OK) {
-        if (cn->diffusers) {
-            cn->enc.w.map = sdx__cn_diffusers_name;
-            cn->enc.w.map_user = cn;
-        }
-        if ((rc = sdx__unet_load_encoder(&cn->enc)) == SDX_OK && (rc = sdx__cn_load_hint(cn)) == SDX_OK &&
-            (rc = sdx__cn_load_outputs(cn)) == SDX_OK) {
-            sdx__unet_pick_heads(&cn->enc);
-            return SDX_OK;
-        }
-    }
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
-    sdx__controlnet_free(cn);
-    return rc;
-}
-
-/* The family a UNet encoder belongs to, by the same clues as the head rule. */
-static const char *sdx__cn_family(const sdx__unet *u) {
-    if (u->adm_channels > 0) return "SDXL";
-    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
-    return "SD 1.x";
-}
-
-/* Does this ControlNet fit the UNet: same context width, vector
- * conditioning and encoder (block widths and resolutions)? Then it takes
- * the UNet's attention heads, which the file cannot tell. */
-static int sdx__controlnet_fit(sdx_ctx *ctx, sdx__controlnet *cn, const sdx__unet *unet, const char *unet_file) {
-    const sdx__unet *e = &cn->enc;
-    char why[160];
-    why[0] = 0;
-    if (e->context_dim != unet->context_dim)
-        snprintf(why, sizeof why, "text context width %d vs %d", e->context_dim, unet->context_dim);
-    else if (e->adm_channels != unet->adm_channels)
-        snprintf(why, sizeof why, "vector conditioning (label_emb) width %d vs %d", e->adm_channels, unet->adm_channels);
-    else if (e->in_channels != 4)
-        snprintf(why, sizeof why, "the ControlNet takes %d latent channels, not 4", e->in_channels);
-    else if (e->model_channels != unet->model_channels || e->n_in != unet->n_in || e->mid.cout != unet->mid.cout)
-        snprintf(why, sizeof why, "encoder of %d blocks, width %d vs %d blocks, width %d", e->n_in, e->model_channels,
-                 unet->n_in, unet->model_channels);
-    for (int n = 0; !why[0] && n < e->n_in; n++)
-        if (e->in[n].cout != unet->in[n].cout ||
-            sdx__unet_block_has(&e->in[n], SDX__UL_DOWN) != sdx__unet_block_has(&unet->in[n], SDX__UL_DOWN))
-            snprintf(why, sizeof why, "input block %d: %d channels vs %d", n, e->in[n].cout, unet->in[n].cout);
-    if (why[0])
-        return sdx__fail(ctx, SDX_ERR_MODEL, "ControlNet %s (%s) does not fit the model %s (%s): %s", sdx_st_path(e->w.st),
-                         sdx__cn_family(e), unet_file, sdx__cn_family(unet), why);
-    cn->enc.num_heads = unet->num_heads;
-    cn->enc.head_dim = unet->head_dim;
-    return SDX_OK;
-}
-
-/* ---- forward -------------------------------------------------------------- */
-
-/* Arena tensors for the residuals of a [B, 4, h, w] call, shaped like the
- * UNet's skip connections. */
-static int sdx__controlnet_alloc(const sdx__controlnet *cn, sdx__arena *a, sdx_dtype dtype, int64_t B, int64_t h, int64_t w,
-                                 sdx__unet_control *ctl) {
-    const sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS];
-    memset(ctl, 0, sizeof *ctl);
-    sdx__unet_plan(u, h, w, sh, sw);
-    for (int n = 0; n < u->n_in; n++)
-        if (!sdx__arena_tensor4(a, &ctl->skip[n], dtype, B, u->in[n].cout, sh[n], sw[n])) return SDX_ERR_NOMEM;
-    if (!sdx__arena_tensor4(a, &ctl->mid, dtype, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1])) return SDX_ERR_NOMEM;
-    return SDX_OK;
-}
-
-/* input_hint_block: hint [Hb, C, 8h, 8w] -> g [Hb, model_channels, h, w]. */
-static int sdx__cn_hint_forward(sdx__unet_run *r, const sdx__controlnet *cn, const sdx_tensor *hint, sdx_tensor *g) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor cur = *hint, next;
-    int rc = SDX_OK;
-    for (int k = 0; k < cn->n_hint; k++) {
-        int64_t H = cur.shape[2], W = cur.shape[3];
-        if (cn->hint_stride[k] == 2) H = sdx__unet_down_size(H), W = sdx__unet_down_size(W);
-        sdx__trace_at(r->ctx, SDX__PART_CONTROLNET, "input_hint_block.%d", 2 * k);
-        if (k == cn->n_hint - 1) next = *g;
-        else SDX__UNET_DO(sdx__unet_act4(r, &next, cur.shape[0], cn->hint_w[k]->shape[0], H, W));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &next, &cur, cn->hint_w[k], cn->hint_b[k], cn->hint_stride[k], 1, r->compute));
-        if (k < cn->n_hint - 1) SDX__UNET_DO(sdx__silu(r->ctx, &next, &next, r->compute));
-        cur = next;
-    }
-done:
-    sdx__arena_release(r->a, m);
-    return rc;
-}
-
-/* residual = strength * conv1x1(h), stored into (or, accumulate, added to) dst. */
-static int sdx__cn_residual(sdx__unet_run *r, const sdx_tensor *h, const sdx_tensor *w, const sdx_tensor *b, float strength,
-                            sdx_tensor *dst, int accumulate) {
-    sdx__mark m = sdx__arena_mark(r->a);
-    sdx_tensor t;
-    int rc;
-    if (!accumulate) {
-        SDX__UNET_DO(sdx__conv2d(r->ctx, dst, h, w, b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__scale(r->ctx, dst, dst, strength));
-    } else {
-        SDX__UNET_DO(sdx__unet_act4(r, &t, dst->shape[0], dst->shape[1], dst->shape[2], dst->shape[3]));
-        SDX__UNET_DO(sdx__conv2d(r->ctx, &t, h, w, b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__scale(r->ctx, &t, &t, strength));
-        SDX__UNET_DO(sdx__add(r->ctx, dst, dst, &t));
-    }
-done:
-    sdx__arena_release(r->a, m);
-    return rc;
-}
-
-/* One model call: x [B, 4, h, w] (already scaled by c_in), the UNet's
- * timesteps, context and y, hint [B, hint_channels, 8h, 8w] (ComfyUI
- * broadcasts one picture over cond and uncond, as copies). The
- * residuals times strength go into ctl (sdx__controlnet_alloc), added
- * to what is there when `accumulate` (several ControlNets). */
-static int sdx__controlnet_forward(sdx_ctx *ctx, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                                   const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint, float strength,
-                                   sdx__unet_control *ctl, int accumulate) {
-    sdx__unet *u = &cn->enc;
-    int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, es[2];
-    sdx__mark m0 = sdx__arena_mark(a);
-    sdx_tensor emb, g, buf[2], h, prev;
-    sdx__unet_run r;
-    char s1[64];
-    int rc;
-    u->ctx = ctx;
-    if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
-    B = x->shape[0];
-    if (!hint || hint->ndim != 4 || hint->shape[0] != B || hint->shape[1] != cn->hint_channels ||
-        hint->shape[2] != 8 * x->shape[2] || hint->shape[3] != 8 * x->shape[3])
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "controlnet: hint must be [%lld, %d, %lld, %lld], got %s", (long long)B,
-                         cn->hint_channels,
-                         (long long)(8 * x->shape[2]), (long long)(8 * x->shape[3]), hint ? sdx_shape_str(hint, s1, sizeof s1) : "NULL");
-    sdx__unet_run_init(&r, u, ctx, a, context);
-    sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
-    hmax = 0;
-    for (int n = 0; n < u->n_in; n++) hmax = SDX__MAX(hmax, (int64_t)u->in[n].cout * sh[n] * sw[n]);
-    hmax = SDX__MAX(hmax, (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1]);
-    es[0] = B; es[1] = u->embed_dim;
-    SDX__UNET_DO(sdx__unet_act(&r, &emb, SDX_F32, 2, es));
-    SDX__UNET_DO(sdx__unet_act4(&r, &g, hint->shape[0], u->model_channels, sh[0], sw[0]));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[0], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_act4(&r, &buf[1], B, hmax, 1, 1));
-    SDX__UNET_DO(sdx__unet_embed(&r, &emb, timesteps, y, r.compute));
-    r.emb = &emb;
-    SDX__UNET_DO(sdx__cn_hint_forward(&r, cn, hint, &g));
-
-    r.block = "input_blocks";
-    prev = *x;
-    for (int n = 0; n < u->n_in; n++) {
-        h = sdx__view4(u->act_type, buf[n & 1].data, B, u->in[n].cout, sh[n], sw[n]);
-        h.device = buf[n & 1].device;
-        r.block_index = n;
-        SDX__UNET_DO(sdx__unet_block_forward(&r, &u->in[n], &h, &prev));
-        if (n == 0) SDX__UNET_DO(sdx__add(ctx, &h, &h, &g));
-        sdx__trace_at(ctx, SDX__PART_CONTROLNET, "zero_convs.%d", n);
-        SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->zero_w[n], cn->zero_b[n], strength, &ctl->skip[n], accumulate));
-        prev = h;
-    }
-    h = sdx__view4(u->act_type, buf[u->n_in & 1].data, B, u->mid.cout, sh[u->n_in - 1], sw[u->n_in - 1]);
-    h.device = buf[u->n_in & 1].device;
-    r.block = "middle_block";
-    r.block_index = -1;
-    if (u->mid.n_layers) SDX__UNET_DO(sdx__unet_block_forward(&r, &u->mid, &h, &prev));
-    else SDX__UNET_DO(sdx__copy(ctx, &h, &prev));
-    sdx__trace_at(ctx, SDX__PART_CONTROLNET, "middle_block_out");
-    SDX__UNET_DO(sdx__cn_residual(&r, &h, cn->mid_w, cn->mid_b, strength, &ctl->mid, accumulate));
-done:
-    sdx__arena_release(a, m0);
-    return rc;
-}
-
-/* ---- the control picture --------------------------------------------------- */
-
-/* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
- * 8-bit picture: centre crop to the target aspect (IEEE double, Python's
- * round half to even), then torch's nearest-exact sampling, source index
- * min(floor((dst + 0.5) * (float)(in / out)), in - 1). Values stay
- * u8 / 255 (f32). Grey pictures count as RGB with equal channels.
- * out: [channels_out, H, W]. */
-static void sdx__control_hint(const uint8_t *px, int iw, int ih, int channels, int W, int H, int channels_out, float *out) {
-    double old_aspect = (double)iw / (double)ih, new_aspect = (double)W / (double)H;
-    int x0 = 0, y0 = 0, cw, ch;
-    float sx, sy;
-    if (old_aspect > new_aspect) x0 = (int)nearbyint(((double)iw - (double)iw * (new_aspect / old_aspect)) / 2.0);
-    else if (old_aspect < new_aspect) y0 = (int)nearbyint(((double)ih - (double)ih * (old_aspect / new_aspect)) / 2.0);
-    cw = iw - 2 * x0;
-    ch = ih - 2 * y0;
-    sx = (float)cw / (float)W;
-    sy = (float)ch / (float)H;
-    for (int y = 0; y < H; y++) {
-        int syi = (int)floorf((float)(((double)y + 0.5) * (double)sy));
-        if (syi > ch - 1) syi = ch - 1;
-        for (int x = 0; x < W; x++) {
-            int sxi = (int)floorf((float)(((double)x + 0.5) * (double)sx));
-            const uint8_t *p;
-            if (sxi > cw - 1) sxi = cw - 1;
-            p = px + ((size_t)(y0 + syi) * (size_t)iw + (size_t)(x0 + sxi)) * (size_t)channels;
-            for (int c = 0; c < channels_out; c++)
-                out[((size_t)c * (size_t)H + (size_t)y) * (size_t)W + (size_t)x] = (float)p[c < channels ? c : channels - 1] / 255.0f;
-        }
-    }
-}
-
 /* ---- src/pipeline/control.c ---- */
 
-/* ---- ControlNets --------------------------------------------------------- */
-
-struct sdx_controlnet {
-    sdx_ctx *ctx;
-    sdx_st *file;
-    sdx__controlnet net;
-    int loaded;
-    char name[128];
-};
-
-SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
-    if (!cn) return;
-    if (cn->loaded) sdx__controlnet_free(&cn->net);
-    sdx_st_close(cn->file);
-    sdx__free(cn->ctx, cn);
-}
-
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
-    sdx_controlnet *cn;
-    const char *base, *dot;
-    int rc;
-    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
-    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
-    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
-    cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
-        cn->loaded = 1;
-        cn->net.enc.low_memory = m->low_memory;
-        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
-    }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
-    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
-             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
-    *out = cn;
-    return SDX_OK;
-}
-
-SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+/* ===================================================================== */
+/*  Pipeline: ControlNets while sampling: window, hint, residuals         */
+/* ===================================================================== */
 
 /* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
  * log sigma interpolated at timestep (1 - p) * 999. */
@@ -21183,7 +21285,9 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
 
 /* ---- src/pipeline/denoise.c ---- */
 
-/* ---- the denoiser the sampler calls ------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: the denoiser the sampler calls; sampling sessions           */
+/* ===================================================================== */
 
 /* The UNet's (and the ControlNets') mapped weights: not needed again
  * until the next sampling, and the VAE decode comes first. */
@@ -21496,7 +21600,22 @@ SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return 
 
 /* ---- src/pipeline/generate.c ---- */
 
-/* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
+/* ===================================================================== */
+/*  Pipeline: txt2img / img2img / inpainting, the stages in a row;        */
+/*  the A1111 "parameters" text                                           */
+/* ===================================================================== */
+
+SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
+    if (!res) return;
+    for (int i = 0; i < res->count; i++) {
+        if (res->images) sdx_image_free(ctx, &res->images[i]);
+        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
+    }
+    sdx__free(ctx, res->images);
+    sdx__free(ctx, res->latents);
+    sdx__free(ctx, res->seeds);
+    memset(res, 0, sizeof *res);
+}
 
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
 

@@ -242,7 +242,7 @@ static __device__ T sdx__hip_block_sum(T v, T *buf) {
 /* ===================================================================== */
 /*  Kernels: elementwise, norms, softmax, layout                          */
 /* ===================================================================== */
-/* Semantics are the CPU kernels' (src/cpu/kernels.c): f32 arithmetic,
+/* Semantics are the CPU kernels' (src/cpu/): f32 arithmetic,
  * f32 (group norm: f64) statistics, one narrowing store. */
 
 enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL };

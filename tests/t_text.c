@@ -94,7 +94,7 @@ static int sd1_detects_clip_l_from_shapes(void) {
     t_te t;
     int rc = t_te_open(&t, model, NULL, SDX_AUTO);
     T_CHECK(rc == SDX_OK, "load: %s", t.ctx ? sdx_last_error(t.ctx) : "no ctx");
-    T_CHECK(t.te.family == SDX__TEXT_SD1 && t.te.n_enc == 1, "family %d, %d encoders", t.te.family, t.te.n_enc);
+    T_CHECK(t.te.family == SDX_FAMILY_SD1 && t.te.n_enc == 1, "family %d, %d encoders", t.te.family, t.te.n_enc);
     T_CHECK(t.te.context_dim == 64 && t.te.pooled_dim == 64 && t.te.n_ctx == 77, "dims %d %d %d",
             t.te.context_dim, t.te.pooled_dim, t.te.n_ctx);
     T_CHECK(t.te.enc[0].n_layers == 4 && t.te.enc[0].heads == 1 && t.te.enc[0].mlp == 256,
@@ -242,7 +242,7 @@ static int sd2_detects_openclip_from_shapes(void) {
     T_NEED_SHARED(model, T_TE_SD2_MODEL);
     t_te t;
     T_CHECK(t_te_open(&t, model, NULL, SDX_AUTO) == SDX_OK, "load: %s", sdx_last_error(t.ctx));
-    T_CHECK(t.te.family == SDX__TEXT_SD2 && t.te.context_dim == 128 && t.te.pooled_dim == 128,
+    T_CHECK(t.te.family == SDX_FAMILY_SD2 && t.te.context_dim == 128 && t.te.pooled_dim == 128,
             "family %d dims %d %d", t.te.family, t.te.context_dim, t.te.pooled_dim);
     T_CHECK(t.te.enc[0].heads == 2 && t.te.enc[0].n_layers == 4 && t.te.enc[0].mlp == 512 && t.te.enc[0].pad_id == 0,
             "heads %d layers %d mlp %d pad %d", t.te.enc[0].heads, t.te.enc[0].n_layers, t.te.enc[0].mlp,
@@ -276,7 +276,7 @@ static int t_te_sdxl_case(int i, int act_type, double tol) {
     cases = t_shared(rel);
     T_SKIP_IF(!model || !cases, "golden data %s/%s not found", t_shared_dir(), rel);
     T_CHECK(t_te_open(&t, model, cases, SDX_AUTO) == SDX_OK, "open: %s", sdx_last_error(t.ctx));
-    T_CHECK(t.te.family == SDX__TEXT_SDXL && t.te.context_dim == 192 && t.te.pooled_dim == 128, "family/dims");
+    T_CHECK(t.te.family == SDX_FAMILY_SDXL && t.te.context_dim == 192 && t.te.pooled_dim == 128, "family/dims");
     t.te.act_type = act_type;
     ids_l = t_te_ids(&t, "tokens_l", &n_l);
     ids_g = t_te_ids(&t, "tokens_g", &n_g);

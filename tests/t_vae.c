@@ -201,7 +201,7 @@ static int hyperparameters_read_from_shapes(void) {
 }
 
 static int scale_factor_by_family(void) {
-    T_CHECK(sdx__vae_scale_factor(0) == 0.18215f && sdx__vae_scale_factor(1) == 0.13025f, "scale factors");
+    T_CHECK(sdx__family_get(SDX_FAMILY_SD1)->vae_scale == 0.18215f && sdx__family_get(SDX_FAMILY_SDXL)->vae_scale == 0.13025f, "scale factors");
     return T_PASS;
 }
 

@@ -1,4 +1,5 @@
 #pragma once
+#include "../family/family.c"
 #include "unet.c"
 
 /* ===================================================================== */
@@ -192,11 +193,9 @@ static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st 
     return rc;
 }
 
-/* The family a UNet encoder belongs to, by the same clues as the head rule. */
+/* The family a UNet encoder belongs to, by the clues that chose its heads. */
 static const char *sdx__cn_family(const sdx__unet *u) {
-    if (u->adm_channels > 0) return "SDXL";
-    if (u->linear_proj || u->context_dim == 1024) return "SD 2.x";
-    return "SD 1.x";
+    return sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim)->name;
 }
 
 /* Does this ControlNet fit the UNet: same context width, vector

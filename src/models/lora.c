@@ -1,6 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
+#include "../family/family.c"
 #include "../text/text_encoder.c"
 #include "unet.c"
 
@@ -256,9 +257,9 @@ static void sdx__lora_map_clip(sdx_ctx *ctx, sdx__lora_map *m, sdx__textenc *te,
     static const char *const open[6] = { "attn.in_proj", "attn.in_proj", "attn.in_proj", "attn.out_proj", "mlp.c_fc",
                                          "mlp.c_proj" };
     sdx__clip *c = &te->enc[e];
-    int bigg = te->family == SDX__TEXT_SDXL && e == 1;
-    const char *kohya[2] = { bigg ? "lora_te2_" : "lora_te_", bigg ? NULL : "lora_te1_" };
-    const char *diffusers = bigg ? "text_encoder_2." : "text_encoder.";
+    const sdx__family_encoder *fe = &sdx__family_get(te->family)->enc[e];   /* its LoRA names */
+    const char *const *kohya = fe->lora_kohya;
+    const char *diffusers = fe->lora_diffusers;
     for (int b = 0; b < c->n_layers; b++)
         for (int k = 0; k < 6; k++) {
             char key[400], bias[400], name[200];

@@ -1,6 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
+#include "../family/family.c"
 
 /* ===================================================================== */
 /*  UNet (SD 1.x, SD 2.x, SDXL and their distilled variants)              */
@@ -20,15 +21,12 @@
  * shape the data flow implies, so a bad file names the tensor and the
  * expected vs found shape at load time.
  *
- * Attention heads cannot be read from shapes (PIPELINE.md):
- *   - SD 2.x and SDXL use head_dim 64. They are recognised by a label_emb
- *     (SDXL-style vector conditioning), by linear proj_in/proj_out
- *     (use_linear_in_transformer, every SD 2.x/SDXL release), or by
- *     context_dim 1024 (OpenCLIP-H).
- *   - Everything else (1x1-conv projections, no label_emb: SD 1.x with
- *     context_dim 768) uses 8 heads.
- * sdx__unet.num_heads / head_dim hold the result; a caller that knows
- * better may change them after loading (exactly one of them > 0). */
+ * Attention heads cannot be read from shapes (PIPELINE.md): they are the
+ * family's (SD 1.x 8 heads, SD 2.x and SDXL head_dim 64), the family
+ * recognised by a label_emb, Linear proj_in/proj_out or the context
+ * width (sdx__family_of_unet). sdx__unet.num_heads / head_dim hold the
+ * result; a caller that knows better may change them after loading
+ * (exactly one of them > 0). */
 
 #define SDX__UNET_MAX_LAYERS 4    /* modules per block (LDM uses at most 3) */
 #define SDX__UNET_MAX_LEVELS 8
@@ -397,19 +395,16 @@ static int sdx__unet_load_decoder(sdx__unet *u) {
     return SDX_OK;
 }
 
-/* The head rule documented at the top of this file. */
+/* The heads of the UNet's family (see the top of this file). */
 static void sdx__unet_pick_heads(sdx__unet *u) {
+    const sdx__family *f;
     u->linear_proj = 0;
     for (int n = 0; n < u->n_in && !u->linear_proj; n++)
         for (int m = 0; m < u->in[n].n_layers; m++)
             if (u->in[n].layer[m].kind == SDX__UL_ATTN) { u->linear_proj = u->in[n].layer[m].attn.linear; break; }
-    if (u->adm_channels > 0 || u->linear_proj || u->context_dim == 1024) {
-        u->num_heads = 0;
-        u->head_dim = 64;
-    } else {
-        u->num_heads = 8;
-        u->head_dim = 0;
-    }
+    f = sdx__family_of_unet(u->adm_channels, u->linear_proj, u->context_dim);
+    u->num_heads = f->num_heads;
+    u->head_dim = f->head_dim;
 }
 
 /* Every slot, not just n_layers: a load that failed half-way may have

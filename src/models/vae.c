@@ -7,15 +7,10 @@
 /*  tiled encode/decode for images whose activations exceed a budget      */
 /* ===================================================================== */
 
-/* Latent scale factors. The pipeline divides a diffusion-space latent by
- * the factor before decoding (sdx__vae_decode takes the divided latent)
- * and multiplies an encoded mean by it. The factor is a property of the
- * model family, not of the VAE file: SD 1.x and 2.x use 0.18215, SDXL
- * 0.13025 (a standalone SDXL VAE such as the fp16-fix one keeps 0.13025). */
-#define SDX__VAE_SCALE_SD   0.18215f
-#define SDX__VAE_SCALE_SDXL 0.13025f
-
-static float sdx__vae_scale_factor(int is_sdxl) { return is_sdxl ? SDX__VAE_SCALE_SDXL : SDX__VAE_SCALE_SD; }
+/* Latents here are the VAE's own: the pipeline divides a diffusion-space
+ * latent by the family's scale factor before decoding and multiplies an
+ * encoded mean by it (sdx__family.vae_scale: a property of the model
+ * family, not of the VAE file). */
 
 /* Auto tiling kicks in when a full-size pass is estimated to need more
  * activation memory than this (bytes); sdx__vae_tiling.budget_bytes

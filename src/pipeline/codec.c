@@ -1,9 +1,22 @@
 #pragma once
 #include "load.c"
+#include "../family/family.c"
 #include "../core/rng.c"
 
-/* ---- latent codecs ----------------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: latent codecs (VAE or TAESD), the decode and encode stages  */
+/* ===================================================================== */
 
+/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
+ * the codec in use for the latent geometry instead of assuming SD's 4
+ * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
+ * factor of the model family; TAESD works in model space). Outside this
+ * file latents are in model space and images are f32 [3, H, W] in
+ * [0, 1] on the host. */
+
+/* ---- every stage --------------------------------------------------------- */
+
+/* Each stage checks what it hands on. */
 static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
@@ -14,12 +27,18 @@ static int sdx__nonfinite_stage(sdx_ctx *ctx, const char *stage, const float *x,
     return SDX_OK;
 }
 
-/* The VAE and TAESD turn latents into pixels and back. The pipeline asks
- * the codec in use for the latent geometry instead of assuming SD's 4
- * channels, 8x and 0.18215: model latent = codec latent * scale (the VAE's
- * factor of the model family; TAESD works in model space). Outside this
- * section latents are in model space and images are f32 [3, H, W] in
- * [0, 1] on the host. */
+/* A stage is over: the arena gives its blocks back (the next stage sizes
+ * its own), and the log says what the stage peaked at. The caller has
+ * released the stage's weight pages. */
+static void sdx__stage_done(sdx_model *m, const char *stage) {
+    size_t act = m->arena.peak;
+    sdx__arena_reset(&m->arena);
+    sdx__arena_trim(&m->arena);
+    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
+             sdx_peak_rss() >> 20);
+}
+
+/* ---- latent codecs ----------------------------------------------------- */
 
 typedef struct sdx__codec {
     sdx_codec kind;          /* SDX_CODEC_VAE or SDX_CODEC_TAESD */
@@ -50,7 +69,7 @@ static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec 
     c->kind = SDX_CODEC_VAE;
     c->channels = m->vae.latent_channels;
     c->factor = m->vae.factor;
-    c->scale = sdx__vae_scale_factor(m->family == SDX_FAMILY_SDXL);
+    c->scale = sdx__family_get(m->family)->vae_scale;   /* a VAE needs the checkpoint: the family is known */
     return SDX_OK;
 }
 
@@ -123,11 +142,32 @@ static void sdx__codec_to_model(const sdx__codec *c, const float *std, const flo
     }
 }
 
+/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
+static void sdx__release_codecs(sdx_model *m) {
+    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
+    sdx__wset_release_all(&m->taesd.dec.w);
+    sdx__wset_release_all(&m->taesd.enc.w);
+}
+
 /* Activation memory of a VAE pass in low-memory mode, above which it
  * works in tiles (sdx_model_desc.low_memory). */
 #ifndef SDX_LOW_MEMORY_VAE_BUDGET
 #define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
 #endif
+
+/* VAE memory tiling for one pass (sdx_gen_params.vae_tiling, not the
+ * seamless texture): the caller's choice, under a budget in low-memory mode. */
+static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
+    sdx__vae_tiling t;
+    memset(&t, 0, sizeof t);
+    t.mode = p ? p->vae_tiling : 0;
+    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
+    t.tile_h = p ? p->vae_tile_height : 0;
+    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
+    return t;
+}
+
+/* ---- images ------------------------------------------------------------ */
 
 /* ComfyUI's VAE.encode crops each side of an image to a multiple of the
  * codec's factor f (8): it keeps (n / f) * f pixels from offset (n % f) / 2
@@ -143,34 +183,6 @@ static int sdx__codec_factor(const sdx_model *m, sdx_codec want) {
     if (m && (want == SDX_CODEC_TAESD || want == SDX_CODEC_AUTO) && taesd) return m->taesd.factor;
     if (m && m->loaded_vae) return m->vae.factor;
     return 8;
-}
-
-static sdx__vae_tiling sdx__tiling(const sdx_model *m, const sdx_gen_params *p) {
-    sdx__vae_tiling t;
-    memset(&t, 0, sizeof t);
-    t.mode = p ? p->vae_tiling : 0;
-    t.tile_w = p ? p->vae_tile_width : 0;    /* 0: the VAE's choice */
-    t.tile_h = p ? p->vae_tile_height : 0;
-    if (m->low_memory) t.budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
-    return t;
-}
-
-/* A stage is over: the arena gives its blocks back (the next stage sizes
- * its own), and the log says what the stage peaked at. The caller has
- * released the stage's weight pages. */
-static void sdx__stage_done(sdx_model *m, const char *stage) {
-    size_t act = m->arena.peak;
-    sdx__arena_reset(&m->arena);
-    sdx__arena_trim(&m->arena);
-    if (act) sdx__log(m->ctx, SDX_LOG_INFO, "%s: activations peaked at %zu MB; process peak RSS so far %zu MB", stage, act >> 20,
-             sdx_peak_rss() >> 20);
-}
-
-/* The VAE's and TAESD's mapped weights, after a decode or an encode. */
-static void sdx__release_codecs(sdx_model *m) {
-    if (m->loaded_vae) sdx__wset_release_all(&m->vae.w);
-    sdx__wset_release_all(&m->taesd.dec.w);
-    sdx__wset_release_all(&m->taesd.enc.w);
 }
 
 /* The w x h window at (x0, y0) of img as [3, h, w] in [0, 1]. keep (may be
@@ -205,18 +217,6 @@ SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
     if (!img) return;
     sdx__free(ctx, img->data);
     memset(img, 0, sizeof *img);
-}
-
-SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
-    if (!res) return;
-    for (int i = 0; i < res->count; i++) {
-        if (res->images) sdx_image_free(ctx, &res->images[i]);
-        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
-    }
-    sdx__free(ctx, res->images);
-    sdx__free(ctx, res->latents);
-    sdx__free(ctx, res->seeds);
-    memset(res, 0, sizeof *res);
 }
 
 /* Decodes latent (model space) with codec c into an 8-bit image. */

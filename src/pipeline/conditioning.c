@@ -1,7 +1,9 @@
 #pragma once
 #include "params.c"
 
-/* ---- conditioning --------------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: conditioning, the prompts' context for the UNet             */
+/* ===================================================================== */
 
 /* Empty-prompt chunk, used to pad the shorter of prompt/negative. */
 static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *c, int n) {

@@ -3,50 +3,9 @@
 #include "conditioning.c"
 #include "../models/controlnet.c"
 
-/* ---- ControlNets --------------------------------------------------------- */
-
-struct sdx_controlnet {
-    sdx_ctx *ctx;
-    sdx_st *file;
-    sdx__controlnet net;
-    int loaded;
-    char name[128];
-};
-
-SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
-    if (!cn) return;
-    if (cn->loaded) sdx__controlnet_free(&cn->net);
-    sdx_st_close(cn->file);
-    sdx__free(cn->ctx, cn);
-}
-
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
-    sdx_controlnet *cn;
-    const char *base, *dot;
-    int rc;
-    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
-    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
-    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
-    cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
-        cn->loaded = 1;
-        cn->net.enc.low_memory = m->low_memory;
-        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
-    }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
-    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
-             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
-    *out = cn;
-    return SDX_OK;
-}
-
-SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
+/* ===================================================================== */
+/*  Pipeline: ControlNets while sampling: window, hint, residuals         */
+/* ===================================================================== */
 
 /* ComfyUI's ModelSamplingDiscrete.percent_to_sigma, in its float32 steps:
  * log sigma interpolated at timestep (1 - p) * 999. */

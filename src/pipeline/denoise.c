@@ -4,7 +4,9 @@
 #include "img2img.c"
 #include "control.c"
 
-/* ---- the denoiser the sampler calls ------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: the denoiser the sampler calls; sampling sessions           */
+/* ===================================================================== */
 
 /* The UNet's (and the ControlNets') mapped weights: not needed again
  * until the next sampling, and the VAE decode comes first. */

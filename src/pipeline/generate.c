@@ -7,7 +7,22 @@
 #include "control.c"
 #include "denoise.c"
 
-/* ---- txt2img / img2img / inpainting: the stages in a row ------------------- */
+/* ===================================================================== */
+/*  Pipeline: txt2img / img2img / inpainting, the stages in a row;        */
+/*  the A1111 "parameters" text                                           */
+/* ===================================================================== */
+
+SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
+    if (!res) return;
+    for (int i = 0; i < res->count; i++) {
+        if (res->images) sdx_image_free(ctx, &res->images[i]);
+        if (res->latents) sdx_tensor_free(ctx, &res->latents[i]);
+    }
+    sdx__free(ctx, res->images);
+    sdx__free(ctx, res->latents);
+    sdx__free(ctx, res->seeds);
+    memset(res, 0, sizeof *res);
+}
 
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
 

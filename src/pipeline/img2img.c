@@ -1,7 +1,9 @@
 #pragma once
 #include "params.c"
 
-/* ---- img2img and inpainting inputs ------------------------------------ */
+/* ===================================================================== */
+/*  Pipeline: img2img and inpainting inputs                               */
+/* ===================================================================== */
 /* ComfyUI's graphs, node by node (shared golden img2img/README.md):
  * VAEEncode (crop, [-1, 1], posterior, scale), SetLatentNoiseMask (4-channel
  * models) or InpaintModelConditioning (9-channel models), KSampler. */

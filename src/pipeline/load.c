@@ -1,8 +1,10 @@
 #pragma once
 #include "api_pipeline.h"
 #include "../core/context.c"
+#include "../family/family.c"
 #include "../text/text_encoder.c"
 #include "../models/unet.c"
+#include "../models/controlnet.c"
 #include "../models/lora.c"
 #include "../sampling/sampling.c"
 #include "../models/vae.c"
@@ -15,7 +17,16 @@
  * chunks -> context; noise from seed; start latent; sampler over a
  * denoiser that batches cond and uncond into one UNet call and applies
  * CFG; latent -> codec (VAE: latent / scale factor; TAESD: as is) ->
- * floor(clamp(x)*255). */
+ * floor(clamp(x)*255). The parts, in the order the data flows:
+ *   load.c          the model (checkpoint, family, vocabulary, codecs, the
+ *                   LoRA stack) and ControlNet handles
+ *   codec.c         latents to pixels and back; the decode and encode stages
+ *   params.c        sdx_gen_params resolved into sdx__gen
+ *   conditioning.c  the prompts' context (stage: sdx_encode_prompt)
+ *   img2img.c       init image, masks and paste-back
+ *   control.c       ControlNets while sampling
+ *   denoise.c       the denoiser the sampler calls (stage: sdx_sampling_*)
+ *   generate.c      the stages in a row (sdx_generate), the A1111 text */
 
 struct sdx_model {
     sdx_ctx       *ctx;
@@ -38,34 +49,12 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-SDX_API const char *sdx_family_name(sdx_family f) {
-    switch (f) {
-    case SDX_FAMILY_SD1: return "SD 1.x";
-    case SDX_FAMILY_SD2: return "SD 2.x";
-    case SDX_FAMILY_SDXL: return "SDXL";
-    default: return "unknown";
-    }
-}
-
-static int sdx__st_has_prefix(const sdx_st *st, const char *prefix) {
-    size_t n = strlen(prefix);
-    for (int i = 0; i < sdx_st_count(st); i++)
-        if (!strncmp(sdx_st_get(st, i)->name, prefix, n)) return 1;
-    return 0;
-}
-
-static sdx_family sdx__detect_family(const sdx_st *st) {
-    if (sdx__st_has_prefix(st, "conditioner.embedders.1.model.")) return SDX_FAMILY_SDXL;
-    if (sdx__st_has_prefix(st, "cond_stage_model.model.")) return SDX_FAMILY_SD2;
-    if (sdx__st_has_prefix(st, "cond_stage_model.transformer.")) return SDX_FAMILY_SD1;
-    return SDX_FAMILY_UNKNOWN;
-}
-
 /* v or eps, in order of trust: the caller, the checkpoint's metadata, a
- * "v_pred" marker tensor, then (SD 2.x only) ComfyUI's heuristic: 768-v
- * checkpoints were fine-tuned long enough that the last transformer's
- * norm1 bias spreads wider than the 512 eps base model's (std > 0.09). */
+ * "v_pred" marker tensor, then, where the family has one (SD 2.x),
+ * ComfyUI's heuristic: v when a tensor's values spread wider than the eps
+ * model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
+    const sdx__family *f = sdx__family_get(m->family);
     const char *meta;
     if (override && *override) {
         if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
@@ -79,13 +68,13 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
         return SDX_OK;
     }
     if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
-    if (m->family == SDX_FAMILY_SD2 && m->unet.in_channels == 4) {
-        const sdx_tensor *b = sdx_st_find(m->ckpt, "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias");
+    if (f && f->v_probe && m->unet.in_channels == 4) {
+        const sdx_tensor *b = sdx_st_find(m->ckpt, f->v_probe);
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
             int64_t n = sdx_tensor_numel(b);
             double s = 0, s2 = 0;
             for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
-            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > 0.09) m->prediction = SDX_PRED_V;
+            if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > f->v_spread) m->prediction = SDX_PRED_V;
         }
     }
     return SDX_OK;
@@ -185,14 +174,11 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
 
     if (d->checkpoint) {
+        const sdx__family *f;
         if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
-        m->family = sdx__detect_family(m->ckpt);
-        if (m->family == SDX_FAMILY_UNKNOWN) {
-            rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: not a recognised SD 1.x / 2.x / SDXL checkpoint (no text encoder under "
-                           "cond_stage_model.transformer., cond_stage_model.model. or conditioner.embedders.)", d->checkpoint);
-            goto fail;
-        }
+        if (!(f = sdx__family_detect(m->ckpt))) { rc = sdx__family_unknown(ctx, m->ckpt); goto fail; }
+        m->family = f->id;
     } else if (d->vae) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
                        "give the checkpoint too", d->vae);
@@ -386,3 +372,48 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
     }
     return SDX_OK;
 }
+
+/* ---- ControlNet handles ------------------------------------------------ */
+
+struct sdx_controlnet {
+    sdx_ctx *ctx;
+    sdx_st *file;
+    sdx__controlnet net;
+    int loaded;
+    char name[128];
+};
+
+SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
+    if (!cn) return;
+    if (cn->loaded) sdx__controlnet_free(&cn->net);
+    sdx_st_close(cn->file);
+    sdx__free(cn->ctx, cn);
+}
+
+SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_controlnet *cn;
+    const char *base, *dot;
+    int rc;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
+    if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
+    cn->ctx = m->ctx;
+    base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    dot = strrchr(base, '.');
+    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+        cn->loaded = 1;
+        cn->net.enc.low_memory = m->low_memory;
+        rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
+    }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
+             cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
+    *out = cn;
+    return SDX_OK;
+}
+
+SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }

@@ -1,8 +1,11 @@
 #pragma once
 #include "codec.c"
+#include "../family/family.c"
 #include "../sampling/sampling.c"
 
-/* ---- resolved parameters ---------------------------------------------- */
+/* ===================================================================== */
+/*  Pipeline: resolved parameters (sdx_gen_params into sdx__gen)          */
+/* ===================================================================== */
 
 /* One ControlNet of a generation: its picture at the output size and the
  * sigma window in which it runs. */
@@ -50,11 +53,12 @@ typedef struct sdx__gen {
 static const char *const sdx__default_sampler = "euler_a";
 static const char *const sdx__default_scheduler = "normal";
 
-/* The resolution each family was trained at (m may be NULL). */
+/* The resolution the model's family was trained at (m may be NULL, or of
+ * no family when loaded from TAESD files: then the first family's). */
 static int sdx__default_size(const sdx_model *m) {
-    if (m && m->family == SDX_FAMILY_SDXL) return 1024;
-    if (m && m->family == SDX_FAMILY_SD2 && m->prediction == SDX_PRED_V) return 768;
-    return 512;
+    const sdx__family *f = m ? sdx__family_get(m->family) : NULL;
+    if (!f) f = &sdx__families[0];
+    return m && m->prediction == SDX_PRED_V ? f->size_v : f->size_eps;
 }
 
 /* InpaintModelConditioning without a mask concatenates ComfyUI's
@@ -184,14 +188,13 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     if (g->batch < 1 || g->batch > 1000) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "batch count %d: must be 1..1000", g->batch);
     if ((rc = sdx_sampler_from_name(ctx, p->sampler ? p->sampler : sdx__default_sampler, &g->sampler)) != SDX_OK) return rc;
     {
+        const sdx__family *f = sdx__family_get(m->family);   /* known: the UNet came from a checkpoint */
         const char *s = p->scheduler ? p->scheduler : sdx__default_scheduler;
-        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {
-            if (m->family == SDX_FAMILY_SD2)
-                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has tables for SD 1.x and SDXL only, not SD 2.x");
-            g->scheduler = m->family == SDX_FAMILY_SDXL ? SDX_SCHED_AYS_SDXL : SDX_SCHED_AYS_SD1;
-        } else if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) {
-            return rc;
+        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {   /* the family's table */
+            if (!f->ays) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has no Align Your Steps table for %s", f->name);
+            s = f->ays;
         }
+        if ((rc = sdx_scheduler_from_name(ctx, s, &g->scheduler)) != SDX_OK) return rc;
     }
     if (m->unet.in_channels != g->lc && m->unet.in_channels != 2 * g->lc + 1)
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,

@@ -1,6 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
+#include "../family/family.c"
 #include "prompt.c"
 
 /* ===================================================================== */
@@ -49,19 +50,7 @@
 
 #define SDX__TE_LN_EPS 1e-5f
 #define SDX__TE_HEAD_DIM 64
-#define SDX__TE_MAX_ENCODERS 2
-
-typedef enum sdx__text_family {
-    SDX__TEXT_NONE = 0,
-    SDX__TEXT_SD1,      /* CLIP ViT-L                      */
-    SDX__TEXT_SD2,      /* OpenCLIP ViT-H                  */
-    SDX__TEXT_SDXL      /* CLIP ViT-L + OpenCLIP ViT-bigG  */
-} sdx__text_family;
-
-typedef enum sdx__clip_layout {
-    SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
-    SDX__CLIP_OPEN      /* OpenCLIP names, fused in_proj, text_projection   */
-} sdx__clip_layout;
+#define SDX__TE_MAX_ENCODERS SDX__FAMILY_MAX_ENCODERS
 
 /* One pre-LN transformer block: pointers to the wset's weight slots, so a
  * weight rewritten in place (LoRA) is what the next forward reads. OpenCLIP
@@ -90,7 +79,7 @@ typedef struct sdx__clip {
 } sdx__clip;
 
 typedef struct sdx__textenc {
-    sdx__text_family family;
+    sdx_family family;
     int context_dim;            /* features per context token */
     int pooled_dim;             /* pooled vector size (SD1: CLIP-L width) */
     int n_ctx;                  /* tokens per chunk (77) */
@@ -275,23 +264,6 @@ fail:
     return rc;
 }
 
-/* Where each encoder may live. Older SD 1.x files lack "text_model.". */
-static const char *const sdx__te_sd1_prefixes[] = {
-    "cond_stage_model.transformer.text_model.",
-    "cond_stage_model.transformer.",
-};
-#define SDX__TE_SD2_PREFIX   "cond_stage_model.model."
-#define SDX__TE_SDXL_L       "conditioner.embedders.0.transformer.text_model."
-#define SDX__TE_SDXL_G       "conditioner.embedders.1.model."
-#define SDX__TE_HF_PROBE     "embeddings.token_embedding.weight"
-#define SDX__TE_OPEN_PROBE   "token_embedding.weight"
-
-static int sdx__st_has(const sdx_st *st, const char *prefix, const char *name) {
-    char key[256];
-    snprintf(key, sizeof key, "%s%s", prefix, name);
-    return sdx_st_find(st, key) != NULL;
-}
-
 /* The encoders' mapped weight pages go back to the OS; they fault back
  * in, unchanged, at the next encode. */
 static void sdx__textenc_release(const sdx__textenc *te) {
@@ -306,33 +278,18 @@ static void sdx__textenc_free(sdx_ctx *ctx, sdx__textenc *te) {
 /* sdx__textenc_load with an explicit weight storage type (SDX_AUTO or a
  * float dtype) instead of the compile-time SDX_TEXT_WEIGHT_TYPE. */
 static int sdx__textenc_load_as(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt, int weight_type) {
-    const char *sd1 = NULL;
+    const sdx__family *f = sdx__family_detect(ckpt);
     int rc = SDX_OK;
     memset(te, 0, sizeof *te);
     te->act_type = SDX_TEXT_ACT_TYPE;
     te->compute_type = SDX_TEXT_COMPUTE_TYPE;
-    for (int i = 0; i < SDX__ARRAY_LEN(sdx__te_sd1_prefixes) && !sd1; i++)
-        if (sdx__st_has(ckpt, sdx__te_sd1_prefixes[i], SDX__TE_HF_PROBE)) sd1 = sdx__te_sd1_prefixes[i];
-    if (sdx__st_has(ckpt, SDX__TE_SDXL_L, SDX__TE_HF_PROBE) && sdx__st_has(ckpt, SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SDXL;
-        te->n_enc = 2;
-        if ((rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SDXL_L, SDX__CLIP_HF, 2, 0, weight_type)) == SDX_OK)
-            rc = sdx__clip_load(ctx, &te->enc[1], ckpt, SDX__TE_SDXL_G, SDX__CLIP_OPEN, 2, 0, weight_type);
-    } else if (sd1) {
-        te->family = SDX__TEXT_SD1;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, sd1, SDX__CLIP_HF, 1, 1, weight_type);
-    } else if (sdx__st_has(ckpt, SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE)) {
-        te->family = SDX__TEXT_SD2;
-        te->n_enc = 1;
-        rc = sdx__clip_load(ctx, &te->enc[0], ckpt, SDX__TE_SD2_PREFIX, SDX__CLIP_OPEN, 2, 1, weight_type);
-    } else {
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-            "%s: no text encoder found; looked for %s%s or %s%s (SD 1.x), %s%s (SD 2.x), "
-            "%s%s + %s%s (SDXL)", sdx_st_path(ckpt),
-            sdx__te_sd1_prefixes[0], SDX__TE_HF_PROBE, sdx__te_sd1_prefixes[1], SDX__TE_HF_PROBE,
-            SDX__TE_SD2_PREFIX, SDX__TE_OPEN_PROBE, SDX__TE_SDXL_L, SDX__TE_HF_PROBE,
-            SDX__TE_SDXL_G, SDX__TE_OPEN_PROBE);
+    if (!f) return sdx__family_unknown(ctx, ckpt);
+    te->family = f->id;
+    te->n_enc = f->n_enc;
+    for (int i = 0; i < f->n_enc && rc == SDX_OK; i++) {
+        const sdx__family_encoder *e = &f->enc[i];
+        rc = sdx__clip_load(ctx, &te->enc[i], ckpt, sdx__family_encoder_at(e, ckpt), e->layout, e->default_skip, e->norm_context,
+                            weight_type);
     }
     if (rc != SDX_OK) goto fail;
     te->n_ctx = te->enc[0].n_ctx;
@@ -355,9 +312,10 @@ fail:
     return rc;
 }
 
-/* Detects SD1 (CLIP-L), SD2 (OpenCLIP-H) or SDXL (both) from the keys of
- * `ckpt` and binds every text-encoder weight. On failure `te` is left
- * empty (safe to free) and the message names what was looked for. */
+/* Detects the family by the text encoders `ckpt` holds (SD1 CLIP-L, SD2
+ * OpenCLIP-H, SDXL both; sdx__families) and binds every text-encoder
+ * weight. On failure `te` is left empty (safe to free) and the message
+ * names what was looked for. */
 static int sdx__textenc_load(sdx_ctx *ctx, sdx__textenc *te, const sdx_st *ckpt) {
     return sdx__textenc_load_as(ctx, te, ckpt, SDX_TEXT_WEIGHT_TYPE);
 }
