@@ -16,13 +16,12 @@
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
  * BF16 storage (any mix), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
- * stores that saturate at +-65504. Before a call sdx checks only that
- * every operand is in the backend's memory; shapes, dtypes and
- * parameters are the kernel's to check against its contract
- * (docs/INTERNALS.md, "Kernel API"), as the CPU and HIP kernels do: a
- * wrong shape must be an error naming the operands, never an access past
- * a buffer. A kernel returns SDX_OK or an error code, with sdx_fail for
- * the message.
+ * stores that saturate at +-65504. Before a call sdx checks every
+ * operand (in the backend's memory, a storage dtype, dims in range, data
+ * present) and the op's contract (shapes and parameters, docs/INTERNALS.md
+ * "Kernel API"), so a kernel may assume valid operands; it checks only
+ * its own limits (a launch grid's size). A kernel returns SDX_OK or an
+ * error code, with sdx_fail for the message.
  *
  * Set the backend before loading models: weights are uploaded once, at
  * load, in their storage dtype. */
