@@ -17678,25 +17678,12 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
-/* ---- src/models/vae.c ---- */
+/* ---- src/models/vae_model.c ---- */
 
 /* ===================================================================== */
-/*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
-/*  tiled encode/decode for images whose activations exceed a budget      */
+/*  VAE model: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and    */
+/*  decoder, their loading and the untiled walk (vae.c runs them)         */
 /* ===================================================================== */
-
-/* Latents here are the VAE's own: the pipeline divides a diffusion-space
- * latent by the family's scale factor before decoding and multiplies an
- * encoded mean by it (sdx__family.vae_scale: a property of the model
- * family, not of the VAE file). */
-
-/* Auto tiling kicks in when a full-size pass is estimated to need more
- * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
- * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
- * f32 activations, so the default leaves such a decode untiled. */
-#ifndef SDX_VAE_TILE_BUDGET
-#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
-#endif
 
 #define SDX__VAE_MAX_LEVELS 6
 #define SDX__VAE_MAX_BLOCKS 6
@@ -17760,12 +17747,6 @@ typedef struct sdx__vae {
     size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
     int low_memory;          /* 1: a tiled pass gives each stage's weight pages back after it */
 } sdx__vae;
-
-typedef struct sdx__vae_tiling {
-    int mode;              /* 0 auto, 1 force on, -1 off */
-    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
-    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
-} sdx__vae_tiling;
 
 /* ---- key names ------------------------------------------------------ */
 /* Names are built in the LDM scheme and translated for diffusers files,
@@ -18421,6 +18402,13 @@ static size_t sdx__vae_encode_bytes(const sdx__vae *v, int64_t H, int64_t W) {
     return sdx__vae_run_bytes(&r) + (size_t)(2 * v->latent_channels * h * w) * sizeof(float) + SDX__ARENA_ALIGN;
 }
 
+/* ---- src/models/vae_tiled.c ---- */
+
+/* ===================================================================== */
+/*  VAE in tiles: the walk of vae_model.c with one tile's activations at  */
+/*  a time, exact (no overlap, no blending)                               */
+/* ===================================================================== */
+
 /* ---- tiling ------------------------------------------------------------- */
 /* A tiled pass computes what the untiled one does, with the activations of
  * one tile at a time on the device. Two things make the VAE non-local:
@@ -19021,6 +19009,34 @@ static int sdx__vae_encode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, c
     if (rc == SDX_OK) sdx__vae_tiler_done(&t, "encode");
     return rc;
 }
+
+/* ---- src/models/vae.c ---- */
+
+/* ===================================================================== */
+/*  VAE: decode and encode, whole or in tiles                             */
+/* ===================================================================== */
+/* The parts: vae_model.c (the encoder and decoder, their loading and the
+ * untiled walk) and vae_tiled.c (the same walk in tiles); here the entry
+ * points the pipeline calls and the choice between the two. */
+
+/* Latents here are the VAE's own: the pipeline divides a diffusion-space
+ * latent by the family's scale factor before decoding and multiplies an
+ * encoded mean by it (sdx__family.vae_scale: a property of the model
+ * family, not of the VAE file). */
+
+/* Auto tiling kicks in when a full-size pass is estimated to need more
+ * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
+ * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
+ * f32 activations, so the default leaves such a decode untiled. */
+#ifndef SDX_VAE_TILE_BUDGET
+#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
+#endif
+
+typedef struct sdx__vae_tiling {
+    int mode;              /* 0 auto, 1 force on, -1 off */
+    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
+    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
+} sdx__vae_tiling;
 
 /* Exact tiling needs every global layer in the untiled part. */
 static int sdx__vae_tileable(const sdx__vae *v) {
