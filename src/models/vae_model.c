@@ -1,6 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
+#include "../core/host_run.c"
 
 /* ===================================================================== */
 /*  VAE model: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and    */
@@ -668,31 +669,24 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
     return rc;
 }
 
-/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
- * device backend through device copies, so only they cross the bus. */
+/* A walk from host tensors: `in` (any float dtype) to `out` (F32), on a
+ * device backend through device copies (sdx__host_run). */
+typedef struct sdx__vae_pass {
+    const sdx__vae *v;
+    sdx__vae_walk_fn walk;
+} sdx__vae_pass;
+
+static int sdx__vae_pass_run(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out) {
+    const sdx__vae_pass *p = (const sdx__vae_pass *)user;
+    return sdx__vae_run_walk(ctx, p->v, arena, p->walk, in, out);
+}
+
 static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
                              const sdx_tensor *in, sdx_tensor *out) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
-        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
-        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
+    sdx__vae_pass p;
+    p.v = v;
+    p.walk = walk;
+    return sdx__host_run(ctx, arena, sdx__vae_pass_run, &p, in, out);
 }
 
 static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
