@@ -17677,25 +17677,50 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     return rc;
 }
 
-/* ---- src/models/vae.c ---- */
+/* ---- src/core/host_run.c ---- */
+/* ===================================================================== */
+/*  A model pass from host tensors                                        */
+/* ===================================================================== */
+/* The codecs (VAE, TAESD) take and give host tensors: the pipeline's
+ * latents and images. On the CPU a pass reads and writes them in place;
+ * on a device backend it runs on device copies (`in` uploaded as F32, the
+ * F32 result downloaded into `out`), so only they cross the bus. */
+
+/* A pass: `in` -> `out`, both where the backend computes; temporaries
+ * from `arena`. `user` is the model part's own. */
+typedef int (*sdx__pass_fn)(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out);
+
+/* Runs `pass` from host tensors: `in` (any float dtype) to `out` (F32). */
+static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, const void *user, const sdx_tensor *in,
+                         sdx_tensor *out) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = pass(ctx, arena, user, &din, &dout)) == SDX_OK)
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
+
+/* ---- src/models/vae_model.c ---- */
 
 /* ===================================================================== */
-/*  VAE: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and decoder, */
-/*  tiled encode/decode for images whose activations exceed a budget      */
+/*  VAE model: the LDM AutoencoderKL (SD 1.x / 2.x / SDXL) encoder and    */
+/*  decoder, their loading and the untiled walk (vae.c runs them)         */
 /* ===================================================================== */
-
-/* Latents here are the VAE's own: the pipeline divides a diffusion-space
- * latent by the family's scale factor before decoding and multiplies an
- * encoded mean by it (sdx__family.vae_scale: a property of the model
- * family, not of the VAE file). */
-
-/* Auto tiling kicks in when a full-size pass is estimated to need more
- * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
- * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
- * f32 activations, so the default leaves such a decode untiled. */
-#ifndef SDX_VAE_TILE_BUDGET
-#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
-#endif
 
 #define SDX__VAE_MAX_LEVELS 6
 #define SDX__VAE_MAX_BLOCKS 6
@@ -17759,12 +17784,6 @@ typedef struct sdx__vae {
     size_t tiled_plane_peak; /* host bytes the last tiled pass held in planes */
     int low_memory;          /* 1: a tiled pass gives each stage's weight pages back after it */
 } sdx__vae;
-
-typedef struct sdx__vae_tiling {
-    int mode;              /* 0 auto, 1 force on, -1 off */
-    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
-    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
-} sdx__vae_tiling;
 
 /* ---- key names ------------------------------------------------------ */
 /* Names are built in the LDM scheme and translated for diffusers files,
@@ -18364,31 +18383,24 @@ static int sdx__vae_run_walk(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena,
     return rc;
 }
 
-/* A walk from host tensors: `in` (any float dtype) to `out` (F32). On a
- * device backend through device copies, so only they cross the bus. */
+/* A walk from host tensors: `in` (any float dtype) to `out` (F32), on a
+ * device backend through device copies (sdx__host_run). */
+typedef struct sdx__vae_pass {
+    const sdx__vae *v;
+    sdx__vae_walk_fn walk;
+} sdx__vae_pass;
+
+static int sdx__vae_pass_run(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out) {
+    const sdx__vae_pass *p = (const sdx__vae_pass *)user;
+    return sdx__vae_run_walk(ctx, p->v, arena, p->walk, in, out);
+}
+
 static int sdx__vae_run_host(sdx_ctx *ctx, const sdx__vae *v, sdx__arena *arena, sdx__vae_walk_fn walk,
                              const sdx_tensor *in, sdx_tensor *out) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) return sdx__vae_run_walk(ctx, v, arena, walk, in, out);
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
-        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK &&
-        (rc = sdx__vae_run_walk(ctx, v, arena, walk, &din, &dout)) == SDX_OK)
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
+    sdx__vae_pass p;
+    p.v = v;
+    p.walk = walk;
+    return sdx__host_run(ctx, arena, sdx__vae_pass_run, &p, in, out);
 }
 
 static int sdx__vae_decoder_walk_fn(sdx__vae_run *r, const sdx__vae *v, const sdx_tensor *in, sdx_tensor *out) {
@@ -18419,6 +18431,13 @@ static size_t sdx__vae_encode_bytes(const sdx__vae *v, int64_t H, int64_t W) {
     sdx__vae_encoder_walk(&r, v, &img, &mom);
     return sdx__vae_run_bytes(&r) + (size_t)(2 * v->latent_channels * h * w) * sizeof(float) + SDX__ARENA_ALIGN;
 }
+
+/* ---- src/models/vae_tiled.c ---- */
+
+/* ===================================================================== */
+/*  VAE in tiles: the walk of vae_model.c with one tile's activations at  */
+/*  a time, exact (no overlap, no blending)                               */
+/* ===================================================================== */
 
 /* ---- tiling ------------------------------------------------------------- */
 /* A tiled pass computes what the untiled one does, with the activations of
@@ -19021,6 +19040,34 @@ static int sdx__vae_encode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, c
     return rc;
 }
 
+/* ---- src/models/vae.c ---- */
+
+/* ===================================================================== */
+/*  VAE: decode and encode, whole or in tiles                             */
+/* ===================================================================== */
+/* The parts: vae_model.c (the encoder and decoder, their loading and the
+ * untiled walk) and vae_tiled.c (the same walk in tiles); here the entry
+ * points the pipeline calls and the choice between the two. */
+
+/* Latents here are the VAE's own: the pipeline divides a diffusion-space
+ * latent by the family's scale factor before decoding and multiplies an
+ * encoded mean by it (sdx__family.vae_scale: a property of the model
+ * family, not of the VAE file). */
+
+/* Auto tiling kicks in when a full-size pass is estimated to need more
+ * activation memory than this (bytes); sdx__vae_tiling.budget_bytes
+ * overrides it per call. A 1024x1024 SD/SDXL decode needs ~2.6 GB with
+ * f32 activations, so the default leaves such a decode untiled. */
+#ifndef SDX_VAE_TILE_BUDGET
+#define SDX_VAE_TILE_BUDGET ((size_t)4 << 30)
+#endif
+
+typedef struct sdx__vae_tiling {
+    int mode;              /* 0 auto, 1 force on, -1 off */
+    int tile_h, tile_w;    /* largest tile in latent pixels; 0 = choose from the budget */
+    size_t budget_bytes;   /* auto: tile when a full pass needs more; 0 = SDX_VAE_TILE_BUDGET */
+} sdx__vae_tiling;
+
 /* Exact tiling needs every global layer in the untiled part. */
 static int sdx__vae_tileable(const sdx__vae *v) {
     for (int i = 0; i < v->dec.n_levels; i++)
@@ -19473,32 +19520,28 @@ static int sdx__taesd_run_net(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena 
 }
 
 /* A pass from host tensors (in: any float dtype, out: F32): on a device
- * backend through device copies, so only they cross the bus. */
+ * backend through device copies (sdx__host_run). */
+typedef struct sdx__taesd_pass {
+    const sdx__taesd_net *n;
+    int act_type;
+    const char *half;
+    int clamp01;             /* clamp the output to [0, 1] */
+} sdx__taesd_pass;
+
+static int sdx__taesd_pass_run(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out) {
+    const sdx__taesd_pass *p = (const sdx__taesd_pass *)user;
+    int rc = sdx__taesd_run_net(ctx, p->n, arena, p->act_type, p->half, in, out);
+    return rc == SDX_OK && p->clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
+}
+
 static int sdx__taesd_run_host(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
                                const sdx_tensor *in, sdx_tensor *out, int clamp01) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) {
-        rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, in, out);
-        return rc == SDX_OK && clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
-    }
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) || !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, &din, &dout)) == SDX_OK &&
-        (!clamp01 || (rc = sdx__clamp(ctx, &dout, &dout, 0.0f, 1.0f)) == SDX_OK))
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
+    sdx__taesd_pass p;
+    p.n = n;
+    p.act_type = act_type;
+    p.half = half;
+    p.clamp01 = clamp01;
+    return sdx__host_run(ctx, arena, sdx__taesd_pass_run, &p, in, out);
 }
 
 /* ---- entry points --------------------------------------------------- */

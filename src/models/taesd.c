@@ -1,6 +1,7 @@
 #pragma once
 #include "../core/safetensors.c"
 #include "../core/ops.c"
+#include "../core/host_run.c"
 
 /* ===================================================================== */
 /*  TAESD: the tiny autoencoder (madebyollin/taesd) for SD latents        */
@@ -332,32 +333,28 @@ static int sdx__taesd_run_net(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena 
 }
 
 /* A pass from host tensors (in: any float dtype, out: F32): on a device
- * backend through device copies, so only they cross the bus. */
+ * backend through device copies (sdx__host_run). */
+typedef struct sdx__taesd_pass {
+    const sdx__taesd_net *n;
+    int act_type;
+    const char *half;
+    int clamp01;             /* clamp the output to [0, 1] */
+} sdx__taesd_pass;
+
+static int sdx__taesd_pass_run(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out) {
+    const sdx__taesd_pass *p = (const sdx__taesd_pass *)user;
+    int rc = sdx__taesd_run_net(ctx, p->n, arena, p->act_type, p->half, in, out);
+    return rc == SDX_OK && p->clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
+}
+
 static int sdx__taesd_run_host(sdx_ctx *ctx, const sdx__taesd_net *n, sdx__arena *arena, int act_type, const char *half,
                                const sdx_tensor *in, sdx_tensor *out, int clamp01) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
-    int rc = SDX_ERR_NOMEM;
-    if (!sdx__on_device(ctx)) {
-        rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, in, out);
-        return rc == SDX_OK && clamp01 ? sdx__clamp(ctx, out, out, 0.0f, 1.0f) : rc;
-    }
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) || !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = sdx__taesd_run_net(ctx, n, arena, act_type, half, &din, &dout)) == SDX_OK &&
-        (!clamp01 || (rc = sdx__clamp(ctx, &dout, &dout, 0.0f, 1.0f)) == SDX_OK))
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
+    sdx__taesd_pass p;
+    p.n = n;
+    p.act_type = act_type;
+    p.half = half;
+    p.clamp01 = clamp01;
+    return sdx__host_run(ctx, arena, sdx__taesd_pass_run, &p, in, out);
 }
 
 /* ---- entry points --------------------------------------------------- */

@@ -1,0 +1,38 @@
+#pragma once
+#include "core.c"
+/* ===================================================================== */
+/*  A model pass from host tensors                                        */
+/* ===================================================================== */
+/* The codecs (VAE, TAESD) take and give host tensors: the pipeline's
+ * latents and images. On the CPU a pass reads and writes them in place;
+ * on a device backend it runs on device copies (`in` uploaded as F32, the
+ * F32 result downloaded into `out`), so only they cross the bus. */
+
+/* A pass: `in` -> `out`, both where the backend computes; temporaries
+ * from `arena`. `user` is the model part's own. */
+typedef int (*sdx__pass_fn)(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out);
+
+/* Runs `pass` from host tensors: `in` (any float dtype) to `out` (F32). */
+static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, const void *user, const sdx_tensor *in,
+                         sdx_tensor *out) {
+    sdx__mark m;
+    sdx_tensor din, dout;
+    const float *values = (const float *)in->data;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
+    m = sdx__arena_mark(arena);
+    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
+        goto done;
+    if (in->dtype != SDX_F32) {
+        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
+        if (!f) goto done;
+        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
+        values = f;
+    }
+    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = pass(ctx, arena, user, &din, &dout)) == SDX_OK)
+        rc = sdx__download(ctx, (float *)out->data, &dout);
+done:
+    sdx__arena_release(arena, m);
+    return rc;
+}
