@@ -516,8 +516,10 @@ typedef struct sdx_gen_params {
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
     int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
                                       the budget (32 when vae_tiling is 1) */
-    int   tiling;                  /* 1: seamless texture (A1111 "Tiling"): the
-                                      UNet's and VAE's convolutions wrap around */
+    int   seamless;                /* 1: seamless texture (A1111 "Tiling",
+                                      sd-cli --circular): the UNet's and
+                                      VAE's convolutions wrap around (not
+                                      vae_tiling, which saves memory)      */
     sdx_progress_fn progress;
     void *progress_user;
     sdx_codec codec;               /* final decode and init-image encode   */
@@ -602,7 +604,7 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
  * a sample with params->encode_sample / encode_seed / rng; TAESD's output
  * as is). params may be NULL; they read codec, vae_tiling, encode_* and
- * (decode) tiling. */
+ * (decode) seamless. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 
@@ -20480,7 +20482,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                          latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
                          c.channels, 16384 / c.factor);
     rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
-                              p ? p->tiling : 0, out);
+                              p ? p->seamless : 0, out);
     sdx__release_codecs(m);
     sdx__stage_done(m, "decoding");
     return rc;
@@ -21354,7 +21356,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
-        if (g->p->tiling) sdx__circular_begin(ctx);
+        if (g->p->seamless) sdx__circular_begin(ctx);
         rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
                                        g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
@@ -21392,7 +21394,7 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     sdx_image img;
     int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
     if (step % every) return 0;
-    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->seamless, &img);
     if (rc != SDX_OK) {
         /* a preview is a convenience: say why it failed, keep generating */
         sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
@@ -21676,7 +21678,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             memset(&s->latent, 0, sizeof s->latent);
             sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
-            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.seamless,
                                       &out->images[i]);
             sdx__release_codecs(m);
             sdx__stage_done(m, "decoding");
@@ -21788,7 +21790,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                      c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
-    if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
+    if (p->seamless) sdx__buf_str(&b, ", Tiling: True");
     if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);

@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     gp.width = gp.height = argc > 4 ? atoi(argv[4]) : 0;    /* 0: the model's size */
     gp.steps = argc > 5 ? atoi(argv[5]) : 0;
     gp.seed = 7;
-    gp.tiling = 1;                     /* circular padding in the UNet and VAE */
+    gp.seamless = 1;                   /* circular padding in the UNet and VAE */
     if (sdx_generate(model, &gp, &res) == SDX_OK) {
         ok = write_texture(argv[3], &res.images[0]);
         sdx_gen_result_free(ctx, &res);
