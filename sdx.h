@@ -1201,6 +1201,19 @@ static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
     return d;
 }
 
+/* A file's name without folder or extension, as people read and type it
+ * (the model in the parameters text, <lora:name>): "C:\\models\\dream.v1.safetensors"
+ * and "models/dream.v1.safetensors" both give "dream.v1". Both separators
+ * on every system, so a name reads the same wherever its path was
+ * written; a leading dot (".name") is no extension. */
+static void sdx__path_stem(const char *path, char *out, size_t size) {
+    const char *base = path, *dot;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    dot = strrchr(base, '.');
+    snprintf(out, size, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+}
+
 /* ---- errors and logging ---------------------------------------------- */
 
 static void sdx__vlog(sdx_ctx *ctx, sdx_log_level level, const char *fmt, va_list ap) {
@@ -15641,11 +15654,8 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
 static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
     char unmapped[1024] = "", unknown[1024] = "";
     int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
-    const char *base = strrchr(path, '/'), *dot;
     memset(l, 0, sizeof *l);
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, l->name, sizeof l->name);
     if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
     for (int i = 0; i < sdx_st_count(l->st); i++) {
         const sdx_tensor *t = sdx_st_get(l->st, i);
@@ -19688,7 +19698,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot, *first;
+    const char *first;
     if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
@@ -19699,10 +19709,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     sdx_model_sampling_init(&m->ms);
     sdx__taesd_init(&m->taesd);
     first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
-    base = strrchr(first, '/');
-    base = base ? base + 1 : first;
-    dot = strrchr(base, '.');
-    snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(first, m->name, sizeof m->name);
 
     if (d->checkpoint) {
         const sdx__family *f;
@@ -19923,7 +19930,6 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
 
 SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
     sdx_controlnet *cn;
-    const char *base, *dot;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
     *out = NULL;
@@ -19931,10 +19937,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
     cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
     if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
     cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, cn->name, sizeof cn->name);
     if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;

@@ -17,8 +17,12 @@ static int write_texture(const char *path, const sdx_image *img) {
     uint8_t *repeat = (uint8_t *)malloc(row * 2 * (size_t)img->height * 2);
     int ok = 0;
     if (repeat_path && repeat) {
-        const char *dot = strrchr(path, '.');
-        size_t stem = dot ? (size_t)(dot - path) : len;
+        const char *dot = NULL;
+        size_t stem;
+        for (const char *p = path; *p; p++)       /* a dot in a folder's name is no extension */
+            if (*p == '.') dot = p;
+            else if (*p == '/' || *p == '\\') dot = NULL;
+        stem = dot ? (size_t)(dot - path) : len;
         memcpy(repeat_path, path, stem);
         strcpy(repeat_path + stem, "-2x2.png");
         for (int y = 0; y < 2 * img->height; y++)
