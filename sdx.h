@@ -52,6 +52,9 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
+     SDX_LOW_MEMORY_VAE_BUDGET                      the same in low-memory mode
+                                                    (sdx_model_desc.low_memory);
+                                                    its tiles fit it (256 MiB)
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles
@@ -516,8 +519,10 @@ typedef struct sdx_gen_params {
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
     int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
                                       the budget (32 when vae_tiling is 1) */
-    int   tiling;                  /* 1: seamless texture (A1111 "Tiling"): the
-                                      UNet's and VAE's convolutions wrap around */
+    int   seamless;                /* 1: seamless texture (A1111 "Tiling",
+                                      sd-cli --circular): the UNet's and
+                                      VAE's convolutions wrap around (not
+                                      vae_tiling, which saves memory)      */
     sdx_progress_fn progress;
     void *progress_user;
     sdx_codec codec;               /* final decode and init-image encode   */
@@ -602,7 +607,7 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
  * a sample with params->encode_sample / encode_seed / rng; TAESD's output
  * as is). params may be NULL; they read codec, vae_tiling, encode_* and
- * (decode) tiling. */
+ * (decode) seamless. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 
@@ -1196,6 +1201,19 @@ static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
     char *d = (char *)sdx__malloc(ctx, n);
     if (d) memcpy(d, s, n);
     return d;
+}
+
+/* A file's name without folder or extension, as people read and type it
+ * (the model in the parameters text, <lora:name>): "C:\\models\\dream.v1.safetensors"
+ * and "models/dream.v1.safetensors" both give "dream.v1". Both separators
+ * on every system, so a name reads the same wherever its path was
+ * written; a leading dot (".name") is no extension. */
+static void sdx__path_stem(const char *path, char *out, size_t size) {
+    const char *base = path, *dot;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    dot = strrchr(base, '.');
+    snprintf(out, size, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
 }
 
 /* ---- errors and logging ---------------------------------------------- */
@@ -15638,11 +15656,8 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
 static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
     char unmapped[1024] = "", unknown[1024] = "";
     int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
-    const char *base = strrchr(path, '/'), *dot;
     memset(l, 0, sizeof *l);
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, l->name, sizeof l->name);
     if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
     for (int i = 0; i < sdx_st_count(l->st); i++) {
         const sdx_tensor *t = sdx_st_get(l->st, i);
@@ -19728,7 +19743,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot, *first;
+    const char *first;
     if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
@@ -19739,10 +19754,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     sdx_model_sampling_init(&m->ms);
     sdx__taesd_init(&m->taesd);
     first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
-    base = strrchr(first, '/');
-    base = base ? base + 1 : first;
-    dot = strrchr(base, '.');
-    snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(first, m->name, sizeof m->name);
 
     if (d->checkpoint) {
         const sdx__family *f;
@@ -19963,7 +19975,6 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
 
 SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
     sdx_controlnet *cn;
-    const char *base, *dot;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
     *out = NULL;
@@ -19971,10 +19982,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
     cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
     if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
     cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, cn->name, sizeof cn->name);
     if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
@@ -20522,7 +20530,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                          latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
                          c.channels, 16384 / c.factor);
     rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
-                              p ? p->tiling : 0, out);
+                              p ? p->seamless : 0, out);
     sdx__release_codecs(m);
     sdx__stage_done(m, "decoding");
     return rc;
@@ -21396,7 +21404,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
-        if (g->p->tiling) sdx__circular_begin(ctx);
+        if (g->p->seamless) sdx__circular_begin(ctx);
         rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
                                        g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
@@ -21434,7 +21442,7 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     sdx_image img;
     int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
     if (step % every) return 0;
-    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->seamless, &img);
     if (rc != SDX_OK) {
         /* a preview is a convenience: say why it failed, keep generating */
         sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
@@ -21718,7 +21726,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             memset(&s->latent, 0, sizeof s->latent);
             sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
-            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.seamless,
                                       &out->images[i]);
             sdx__release_codecs(m);
             sdx__stage_done(m, "decoding");
@@ -21830,7 +21838,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                      c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
-    if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
+    if (p->seamless) sdx__buf_str(&b, ", Tiling: True");
     if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);

@@ -406,7 +406,7 @@ static const option option_table[] = {
       .help = "largest tile in latent pixels (default: 32, or from the memory budget)" },
     { .name = "--vae-tile-overlap", .arg = "F", .kind = OPT_NUMBER, .at = AT(vae_tile_overlap), .range = "[0, 1)",
       .help = "accepted for sd-cli scripts; sdx's tiles need no overlap" },
-    { .name = "--circular", .kind = OPT_SWITCH, .at = AT(gen.tiling),
+    { .name = "--circular", .kind = OPT_SWITCH, .at = AT(gen.seamless),
       .help = "seamless texture: the image tiles without seams (A1111's Tiling)" },
     { .name = "--low-mem", .alias = "--low-memory", .kind = OPT_SWITCH, .at = AT(model.low_memory),
       .help = "low-memory mode: weights stream layer by layer from the mapped\n"

@@ -17,8 +17,12 @@ static int write_texture(const char *path, const sdx_image *img) {
     uint8_t *repeat = (uint8_t *)malloc(row * 2 * (size_t)img->height * 2);
     int ok = 0;
     if (repeat_path && repeat) {
-        const char *dot = strrchr(path, '.');
-        size_t stem = dot ? (size_t)(dot - path) : len;
+        const char *dot = NULL;
+        size_t stem;
+        for (const char *p = path; *p; p++)       /* a dot in a folder's name is no extension */
+            if (*p == '.') dot = p;
+            else if (*p == '/' || *p == '\\') dot = NULL;
+        stem = dot ? (size_t)(dot - path) : len;
         memcpy(repeat_path, path, stem);
         strcpy(repeat_path + stem, "-2x2.png");
         for (int y = 0; y < 2 * img->height; y++)
@@ -58,7 +62,7 @@ int main(int argc, char **argv) {
     gp.width = gp.height = argc > 4 ? atoi(argv[4]) : 0;    /* 0: the model's size */
     gp.steps = argc > 5 ? atoi(argv[5]) : 0;
     gp.seed = 7;
-    gp.tiling = 1;                     /* circular padding in the UNet and VAE */
+    gp.seamless = 1;                   /* circular padding in the UNet and VAE */
     if (sdx_generate(model, &gp, &res) == SDX_OK) {
         ok = write_texture(argv[3], &res.images[0]);
         sdx_gen_result_free(ctx, &res);

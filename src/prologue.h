@@ -52,6 +52,9 @@
      SDX_API / SDX_STATIC                           linkage
      SDX_VAE_TILE_BUDGET                            VAE activation bytes above which
                                                     decode/encode use tiles (4 GiB)
+     SDX_LOW_MEMORY_VAE_BUDGET                      the same in low-memory mode
+                                                    (sdx_model_desc.low_memory);
+                                                    its tiles fit it (256 MiB)
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles

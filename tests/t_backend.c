@@ -253,9 +253,9 @@ static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     p.vae_tiling = 1;
     p.vae_tile_width = 4;   /* 3x2 tiles: planes cross the bus tile by tile */
     p.vae_tile_height = 4;
-    p.tiling = 1;       /* seamless: circular padding */
+    p.seamless = 1;     /* seamless: circular padding */
     if ((rc = fd_same_as_cpu("sdxl", &p, 0)) != T_PASS) return rc;
-    p.tiling = 0;
+    p.seamless = 0;
     p.init_image = &init;
     p.mask = &mask;
     p.strength = 0.6f;

@@ -1,4 +1,4 @@
-/* Suite "core": context, tensors, arena, thread pool, tracer. */
+/* Suite "core": context, tensors, arena, thread pool, tracer, path names. */
 #include "test.h"
 
 static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
@@ -150,7 +150,30 @@ static int allocator_hooks_are_all_or_none(void) {
     return T_PASS;
 }
 
+/* Model, ControlNet and LoRA names: the file name without folder or
+ * extension, whichever separator the path was written with. */
+static int path_stem_drops_folders_of_either_separator_and_the_extension(void) {
+    static const char *const cases[][2] = {
+        { "C:\\models\\dream.v1.safetensors", "dream.v1" },
+        { "models/sd.1.5/dream.safetensors", "dream" },
+        { "../loras\\mixed/style.ckpt", "style" },
+        { "plain", "plain" },
+        { "dir.d/noext", "noext" },
+        { "/models/.hidden", ".hidden" },
+        { "C:\\models\\", "" },
+    };
+    char out[64], small[5];
+    for (int i = 0; i < SDX__ARRAY_LEN(cases); i++) {
+        sdx__path_stem(cases[i][0], out, sizeof out);
+        T_CHECK(!strcmp(out, cases[i][1]), "'%s' gave '%s', not '%s'", cases[i][0], out, cases[i][1]);
+    }
+    sdx__path_stem("C:\\models\\dream.v1.safetensors", small, sizeof small);
+    T_CHECK(!strcmp(small, "drea"), "a short buffer gets the name cut: '%s'", small);
+    return T_PASS;
+}
+
 static const t_case core_cases[] = {
+    { "path_stem_drops_folders_of_either_separator_and_the_extension", path_stem_drops_folders_of_either_separator_and_the_extension },
     { "allocator_hooks_are_all_or_none", allocator_hooks_are_all_or_none },
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
     { "arena_becomes_one_peak_sized_block_after_a_pass", arena_becomes_one_peak_sized_block_after_a_pass },

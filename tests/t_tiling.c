@@ -1,4 +1,4 @@
-/* Suite "tiling": seamless textures. With params.tiling the UNet's and
+/* Suite "tiling": seamless textures. With params.seamless the UNet's and
  * VAE's convolutions pad circularly, so the right edge of an image
  * continues into the left one (and the bottom into the top) as smoothly
  * as neighbouring interior columns continue into each other. */
@@ -49,13 +49,13 @@ static void tl_steps(const sdx_image *img, int vertical, double *seam, double *i
     *interior = in / (double)(across * 3 * (len - 1));
 }
 
-static int tiled_images_continue_across_their_edges(void) {
+static int seamless_images_continue_across_their_edges(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     T_NEED_SHARED(vocab, "vocab");
     sdx_ctx *ctx = t_ctx();
     sdx_model *m;
     sdx_gen_params p;
-    double ratio[2][2];   /* [tiling][vertical] seam / interior */
+    double ratio[2][2];   /* [seamless][vertical] seam / interior */
     (void)vocab;
     m = t_model_file(ctx, ckpt);
     T_CHECK(m, "%s", sdx_last_error(ctx));
@@ -66,11 +66,11 @@ static int tiled_images_continue_across_their_edges(void) {
     p.steps = 6;
     p.seed = 3;
     p.batch_count = 4;
-    for (int tiling = 0; tiling < 2; tiling++) {
+    for (int seamless = 0; seamless < 2; seamless++) {
         sdx_gen_result res;
         double seam[2] = { 0, 0 }, interior[2] = { 0, 0 };
         char text[512];
-        p.tiling = tiling;
+        p.seamless = seamless;
         T_CHECK(sdx_generate(m, &p, &res) == SDX_OK, "%s", sdx_last_error(ctx));
         for (int i = 0; i < res.count; i++)
             for (int v = 0; v < 2; v++) {
@@ -79,14 +79,14 @@ static int tiled_images_continue_across_their_edges(void) {
                 seam[v] += s;
                 interior[v] += in;
             }
-        for (int v = 0; v < 2; v++) ratio[tiling][v] = seam[v] / interior[v];
-        T_NOTE("tiling %d: seam/interior step %.2f horizontally, %.2f vertically", tiling, ratio[tiling][0], ratio[tiling][1]);
+        for (int v = 0; v < 2; v++) ratio[seamless][v] = seam[v] / interior[v];
+        T_NOTE("seamless %d: seam/interior step %.2f horizontally, %.2f vertically", seamless, ratio[seamless][0], ratio[seamless][1]);
         sdx_gen_result_free(ctx, &res);
         sdx_format_parameters(m, &p, 3, text, sizeof text, NULL);
-        T_CHECK(!tiling == !strstr(text, ", Tiling: True"), "parameters text: %s", text);
+        T_CHECK(!seamless == !strstr(text, ", Tiling: True"), "parameters text: %s", text);
     }
     for (int v = 0; v < 2; v++)
-        T_CHECK(ratio[1][v] < 1.25, "%s seam of a tiled image is %.2fx an interior step", v ? "vertical" : "horizontal", ratio[1][v]);
+        T_CHECK(ratio[1][v] < 1.25, "%s seam of a seamless image is %.2fx an interior step", v ? "vertical" : "horizontal", ratio[1][v]);
     sdx_model_free(m);
     sdx_destroy(ctx);
     return T_PASS;
@@ -112,7 +112,7 @@ static int circular_networks_commute_with_shifts(void) {
     sdx_model *m;
     sdx_gen_params p;
     sdx_cond *cond;
-    double rel[2][2];   /* [tiling][vae, unet] */
+    double rel[2][2];   /* [seamless][vae, unet] */
     (void)vocab;
     m = t_model_file(ctx, ckpt);
     T_CHECK(m, "%s", sdx_last_error(ctx));
@@ -124,20 +124,20 @@ static int circular_networks_commute_with_shifts(void) {
     t_seed(11);
     for (int i = 0; i < 4 * LH * LW; i++) z[i] = (float)t_normal();
     tl_roll(z, zr, 4, LH, LW, 3, 5);
-    for (int tiling = 0; tiling < 2; tiling++) {
+    for (int seamless = 0; seamless < 2; seamless++) {
         sdx_tensor lt = sdx__view4(SDX_F32, z, 1, 4, LH, LW), ltr = sdx__view4(SDX_F32, zr, 1, 4, LH, LW);
         sdx_image a, b;
         static float fa[3 * LH * 8 * LW * 8], fb[3 * LH * 8 * LW * 8], fr[3 * LH * 8 * LW * 8];
         float ts[2] = { 500.0f, 500.0f };
         sdx_tensor x, out;
         size_t npx = (size_t)LH * 8 * LW * 8;
-        p.tiling = tiling;
+        p.seamless = seamless;
         /* VAE: decode(roll(z)) against roll(decode(z)), by 3 and 5 latent pixels */
         T_CHECK(sdx_decode_latent(m, &lt, &p, &a) == SDX_OK && sdx_decode_latent(m, &ltr, &p, &b) == SDX_OK, "%s", sdx_last_error(ctx));
         for (size_t i = 0; i < npx; i++)
             for (int c = 0; c < 3; c++) { fa[(size_t)c * npx + i] = a.data[i * 3 + (size_t)c]; fb[(size_t)c * npx + i] = b.data[i * 3 + (size_t)c]; }
         tl_roll(fa, fr, 3, LH * 8, LW * 8, 24, 40);
-        rel[tiling][0] = t_rel_l2_f32(fb, fr, 3 * npx);
+        rel[seamless][0] = t_rel_l2_f32(fb, fr, 3 * npx);
         sdx_image_free(ctx, &a);
         sdx_image_free(ctx, &b);
         /* UNet: both predictions of the batch, shifted by SHIFT latent pixels */
@@ -148,7 +148,7 @@ static int circular_networks_commute_with_shifts(void) {
             if (r) tl_roll(z, zr, 4, LH, LW, SHIFT, SHIFT);
             memcpy(x.data, src, sizeof z);
             memcpy((float *)x.data + 4 * LH * LW, src, sizeof z);
-            if (tiling) sdx__circular_begin(ctx);
+            if (seamless) sdx__circular_begin(ctx);
             T_CHECK(sdx__unet_forward(ctx, &m->unet, &m->arena, &x, ts, &cond->unet_context, NULL, &out) == SDX_OK,
                     "%s", sdx_last_error(ctx));
             sdx__circular_end(ctx);
@@ -156,13 +156,13 @@ static int circular_networks_commute_with_shifts(void) {
             sdx__arena_reset(&m->arena);
         }
         tl_roll(o1, o1r, 8, LH, LW, SHIFT, SHIFT);
-        rel[tiling][1] = t_rel_l2_f32(o2, o1r, 8 * LH * LW);
+        rel[seamless][1] = t_rel_l2_f32(o2, o1r, 8 * LH * LW);
         tl_roll(z, zr, 4, LH, LW, 3, 5);
-        T_NOTE("tiling %d: shifted vs shifted-back rel-L2: VAE decode %.2g, UNet %.2g", tiling, rel[tiling][0], rel[tiling][1]);
+        T_NOTE("seamless %d: shifted vs shifted-back rel-L2: VAE decode %.2g, UNet %.2g", seamless, rel[seamless][0], rel[seamless][1]);
     }
-    T_CHECK(rel[1][0] < 1e-3, "tiled VAE decode does not commute with shifts: %.3g (beyond 8-bit rounding)", rel[1][0]);
-    T_CHECK(rel[1][1] < 1e-5, "tiled UNet does not commute with shifts: %.3g", rel[1][1]);
-    T_CHECK(rel[0][0] > 10 * rel[1][0] && rel[0][1] > 1e-3, "without tiling the edges should differ (%.3g, %.3g)", rel[0][0], rel[0][1]);
+    T_CHECK(rel[1][0] < 1e-3, "seamless VAE decode does not commute with shifts: %.3g (beyond 8-bit rounding)", rel[1][0]);
+    T_CHECK(rel[1][1] < 1e-5, "seamless UNet does not commute with shifts: %.3g", rel[1][1]);
+    T_CHECK(rel[0][0] > 10 * rel[1][0] && rel[0][1] > 1e-3, "without seamless the edges should differ (%.3g, %.3g)", rel[0][0], rel[0][1]);
     sdx_cond_free(cond);
     sdx_model_free(m);
     sdx_destroy(ctx);
@@ -218,7 +218,7 @@ static int tiled_vae_keeps_seamless_decode_and_encode(void) {
 static const t_case tiling_cases[] = {
     { "circular_padding_wraps_every_index", circular_padding_wraps_every_index },
     { "circular_networks_commute_with_shifts", circular_networks_commute_with_shifts },
-    { "tiled_images_continue_across_their_edges", tiled_images_continue_across_their_edges },
+    { "seamless_images_continue_across_their_edges", seamless_images_continue_across_their_edges },
     { "tiled_vae_keeps_seamless_decode_and_encode", tiled_vae_keeps_seamless_decode_and_encode },
     { 0, 0 }
 };

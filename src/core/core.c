@@ -129,6 +129,19 @@ static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
     return d;
 }
 
+/* A file's name without folder or extension, as people read and type it
+ * (the model in the parameters text, <lora:name>): "C:\\models\\dream.v1.safetensors"
+ * and "models/dream.v1.safetensors" both give "dream.v1". Both separators
+ * on every system, so a name reads the same wherever its path was
+ * written; a leading dot (".name") is no extension. */
+static void sdx__path_stem(const char *path, char *out, size_t size) {
+    const char *base = path, *dot;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') base = p + 1;
+    dot = strrchr(base, '.');
+    snprintf(out, size, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+}
+
 /* ---- errors and logging ---------------------------------------------- */
 
 static void sdx__vlog(sdx_ctx *ctx, sdx_log_level level, const char *fmt, va_list ap) {

@@ -555,11 +555,8 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
 static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
     char unmapped[1024] = "", unknown[1024] = "";
     int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
-    const char *base = strrchr(path, '/'), *dot;
     memset(l, 0, sizeof *l);
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(l->name, sizeof l->name, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, l->name, sizeof l->name);
     if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
     for (int i = 0; i < sdx_st_count(l->st); i++) {
         const sdx_tensor *t = sdx_st_get(l->st, i);

@@ -186,8 +186,10 @@ typedef struct sdx_gen_params {
     int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
     int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
                                       the budget (32 when vae_tiling is 1) */
-    int   tiling;                  /* 1: seamless texture (A1111 "Tiling"): the
-                                      UNet's and VAE's convolutions wrap around */
+    int   seamless;                /* 1: seamless texture (A1111 "Tiling",
+                                      sd-cli --circular): the UNet's and
+                                      VAE's convolutions wrap around (not
+                                      vae_tiling, which saves memory)      */
     sdx_progress_fn progress;
     void *progress_user;
     sdx_codec codec;               /* final decode and init-image encode   */
@@ -272,7 +274,7 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * codec's factor, 8, as ComfyUI does; the VAE's posterior mean, scaled, or
  * a sample with params->encode_sample / encode_seed / rng; TAESD's output
  * as is). params may be NULL; they read codec, vae_tiling, encode_* and
- * (decode) tiling. */
+ * (decode) seamless. */
 SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 

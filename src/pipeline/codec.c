@@ -259,7 +259,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                          latent ? sdx_shape_str(latent, sh, sizeof sh) : "NULL", latent ? sdx_dtype_name(latent->dtype) : "",
                          c.channels, 16384 / c.factor);
     rc = sdx__decode_to_image(m, &c, (const float *)latent->data, (int)latent->shape[2], (int)latent->shape[3], &tiling,
-                              p ? p->tiling : 0, out);
+                              p ? p->seamless : 0, out);
     sdx__release_codecs(m);
     sdx__stage_done(m, "decoding");
     return rc;

@@ -73,7 +73,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
-        if (g->p->tiling) sdx__circular_begin(ctx);
+        if (g->p->seamless) sdx__circular_begin(ctx);
         rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
                                        g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
         sdx__circular_pause(ctx);
@@ -111,7 +111,7 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     sdx_image img;
     int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
     if (step % every) return 0;
-    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->tiling, &img);
+    rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->seamless, &img);
     if (rc != SDX_OK) {
         /* a preview is a convenience: say why it failed, keep generating */
         sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));

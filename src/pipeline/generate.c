@@ -83,7 +83,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
             memset(&s->latent, 0, sizeof s->latent);
             sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
-            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.tiling,
+            rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.seamless,
                                       &out->images[i]);
             sdx__release_codecs(m);
             sdx__stage_done(m, "decoding");
@@ -195,7 +195,7 @@ SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, i
                      c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
-    if (p->tiling) sdx__buf_str(&b, ", Tiling: True");
+    if (p->seamless) sdx__buf_str(&b, ", Tiling: True");
     if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");
     if (p->mask && p->paste_back && p->mask_blur >= 0) sdx__buf_fmt(&b, ", Mask blur: %d", p->mask_blur ? p->mask_blur : 4);

@@ -157,7 +157,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
 SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
-    const char *base, *dot, *first;
+    const char *first;
     if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
@@ -168,10 +168,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     sdx_model_sampling_init(&m->ms);
     sdx__taesd_init(&m->taesd);
     first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
-    base = strrchr(first, '/');
-    base = base ? base + 1 : first;
-    dot = strrchr(base, '.');
-    snprintf(m->name, sizeof m->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(first, m->name, sizeof m->name);
 
     if (d->checkpoint) {
         const sdx__family *f;
@@ -392,7 +389,6 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
 
 SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
     sdx_controlnet *cn;
-    const char *base, *dot;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
     *out = NULL;
@@ -400,10 +396,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
     cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
     if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
     cn->ctx = m->ctx;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    dot = strrchr(base, '.');
-    snprintf(cn->name, sizeof cn->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+    sdx__path_stem(path, cn->name, sizeof cn->name);
     if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
