@@ -1208,11 +1208,15 @@ static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
  * and "models/dream.v1.safetensors" both give "dream.v1". Both separators
  * on every system, so a name reads the same wherever its path was
  * written; a leading dot (".name") is no extension. */
-static void sdx__path_stem(const char *path, char *out, size_t size) {
-    const char *base = path, *dot;
+static const char *sdx__path_base(const char *path) {
+    const char *base = path;
     for (const char *p = path; *p; p++)
         if (*p == '/' || *p == '\\') base = p + 1;
-    dot = strrchr(base, '.');
+    return base;
+}
+
+static void sdx__path_stem(const char *path, char *out, size_t size) {
+    const char *base = sdx__path_base(path), *dot = strrchr(base, '.');
     snprintf(out, size, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
 }
 
@@ -12409,7 +12413,7 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     char file[4096], json_path[4096];
     char *data = NULL, *json_text = NULL;
     size_t size = 0, json_len = 0;
-    const char *slash;
+    int folder_len;
     sdx__json_doc doc;
     int rc, have_json = 0;
     if (!ctx || !path || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load: NULL argument");
@@ -12428,8 +12432,8 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     }
     if ((rc = sdx__read_file(ctx, file, &data, &size, SDX__VOCAB_MAX_BYTES)) != SDX_OK) return rc;
     /* a plain merge list may come with the Hugging Face vocab.json beside it */
-    slash = strrchr(file, '/');
-    snprintf(json_path, sizeof json_path, "%.*svocab.json", slash ? (int)(slash - file) + 1 : 0, file);
+    folder_len = (int)(sdx__path_base(file) - file);   /* either separator: Windows paths too */
+    snprintf(json_path, sizeof json_path, "%.*svocab.json", folder_len, file);
     memset(&doc, 0, sizeof doc);
     if (!(size >= 2 && (uint8_t)data[0] == 0x1f && (uint8_t)data[1] == 0x8b) && sdx__is_file(json_path) &&
         strcmp(json_path, file) != 0) {

@@ -134,11 +134,15 @@ static char *sdx__strdup(sdx_ctx *ctx, const char *s) {
  * and "models/dream.v1.safetensors" both give "dream.v1". Both separators
  * on every system, so a name reads the same wherever its path was
  * written; a leading dot (".name") is no extension. */
-static void sdx__path_stem(const char *path, char *out, size_t size) {
-    const char *base = path, *dot;
+static const char *sdx__path_base(const char *path) {
+    const char *base = path;
     for (const char *p = path; *p; p++)
         if (*p == '/' || *p == '\\') base = p + 1;
-    dot = strrchr(base, '.');
+    return base;
+}
+
+static void sdx__path_stem(const char *path, char *out, size_t size) {
+    const char *base = sdx__path_base(path), *dot = strrchr(base, '.');
     snprintf(out, size, "%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base), base);
 }
 

@@ -10,9 +10,9 @@
  * downloads are synchronous copies, so a download sees every kernel
  * before it. A launch error is reported by the op that launched; an
  * error inside a kernel surfaces at the next download (the tracer's
- * per-op downloads localise it). Shapes are checked here again before
- * any launch: a wrong shape must be an error, never an access past a
- * device buffer. */
+ * per-op downloads localise it). sdx.h checks every op's operands and
+ * shapes before the call; the ops here refuse only sizes past the launch
+ * grid. */
 
 typedef struct sdx__hip {
     int device;
