@@ -822,8 +822,9 @@ typedef enum sdx_scheduler {
     SDX_SCHED_COUNT
 } sdx_scheduler;
 
-/* "ays" needs the model family: there is an SD1 and an SDXL table, and
- * none for SD 2.x (ComfyUI has none either), so it is not a name here. */
+/* "ays" (or "align_your_steps") needs the model family: there is an SD1
+ * and an SDXL table, and none for SD 2.x (ComfyUI has none either), so it
+ * is not a name here (the error says which to use); generation takes it. */
 SDX_API int         sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
 SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 
@@ -16419,14 +16420,34 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
 
 static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
 
+/* Whether a name asks for the model family's Align Your Steps table
+ * ("ays", "align_your_steps"), which only generation knows. */
+static int sdx__scheduler_is_family_ays(const char *name) {
+    return name && (!strcmp(name, "ays") || !strcmp(name, "align_your_steps"));
+}
+
+/* The error for a family AYS name outside generation: which scheduler
+ * each family's row names, and the families without a table. */
+static int sdx__ays_needs_family(sdx_ctx *ctx, const char *name) {
+    char with[256] = "", without[256] = "";
+    size_t nw = 0, nn = 0;
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__families); i++) {
+        const sdx__family *f = &sdx__families[i];
+        if (f->ays && nw < sizeof with)
+            nw += (size_t)snprintf(with + nw, sizeof with - nw, "%s%s (%s)", nw ? " or " : "", f->ays, f->name);
+        else if (!f->ays && nn < sizeof without)
+            nn += (size_t)snprintf(without + nn, sizeof without - nn, "%s%s", nn ? ", " : "", f->name);
+    }
+    return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler '%s' needs the model family: use %s%s%s", name, with,
+                     nn ? "; there is no Align Your Steps table for " : "", without);
+}
+
 SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
     const sdx__scheduler_row *row = sdx__scheduler_named(name);
     char list[512] = "";
     if (row) { *out = row->id; return SDX_OK; }
+    if (sdx__scheduler_is_family_ays(name)) return sdx__ays_needs_family(ctx, name);
     sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
-    if (name && !strcmp(name, "ays"))
-        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' needs the model family: use ays_sd1 or "
-                         "ays_sdxl (there is no Align Your Steps table for SD 2.x)");
     return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
 }
 
@@ -16435,7 +16456,7 @@ SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_schedule
  * are AYS too; names A1111 lacks, and unknown ones, are written as given. */
 static const char *sdx__scheduler_a1111_name(const char *name) {
     const sdx__scheduler_row *row = sdx__scheduler_named(name);
-    if (name && (!strcmp(name, "ays") || !strcmp(name, "align_your_steps"))) row = &sdx__schedulers[SDX_SCHED_AYS_SD1];
+    if (sdx__scheduler_is_family_ays(name)) row = &sdx__schedulers[SDX_SCHED_AYS_SD1];
     return row && row->a1111 ? row->a1111 : name;
 }
 
