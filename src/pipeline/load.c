@@ -6,7 +6,7 @@
 #include "../models/unet.c"
 #include "../models/controlnet.c"
 #include "../models/lora.c"
-#include "../sampling/sampling.c"
+#include "../sampling/schedules.c"
 #include "../models/vae.c"
 #include "../models/taesd.c"
 

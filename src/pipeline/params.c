@@ -1,7 +1,8 @@
 #pragma once
 #include "codec.c"
 #include "../family/family.c"
-#include "../sampling/sampling.c"
+#include "../sampling/schedules.c"
+#include "../sampling/samplers.c"
 
 /* ===================================================================== */
 /*  Pipeline: resolved parameters (sdx_gen_params into sdx__gen)          */

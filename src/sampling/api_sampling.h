@@ -55,8 +55,9 @@ typedef enum sdx_scheduler {
     SDX_SCHED_COUNT
 } sdx_scheduler;
 
-/* "ays" needs the model family: there is an SD1 and an SDXL table, and
- * none for SD 2.x (ComfyUI has none either), so it is not a name here. */
+/* "ays" (or "align_your_steps") needs the model family: there is an SD1
+ * and an SDXL table, and none for SD 2.x (ComfyUI has none either), so it
+ * is not a name here (the error says which to use); generation takes it. */
 SDX_API int         sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
 SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 
