@@ -191,7 +191,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
     {
         const sdx__family *f = sdx__family_get(m->family);   /* known: the UNet came from a checkpoint */
         const char *s = p->scheduler ? p->scheduler : sdx__default_scheduler;
-        if (!strcmp(s, "ays") || !strcmp(s, "align_your_steps")) {   /* the family's table */
+        if (sdx__scheduler_is_family_ays(s)) {   /* the family's table */
             if (!f->ays) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "scheduler 'ays' has no Align Your Steps table for %s", f->name);
             s = f->ays;
         }
