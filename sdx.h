@@ -43,7 +43,8 @@
    conditionings and sessions); separate contexts are independent.
 
    Every function that can fail returns an sdx_result (0 = SDX_OK) and leaves
-   a readable message in sdx_last_error(ctx). Whatever a function hands you
+   a readable message in sdx_last_error(ctx); queries that cannot fail
+   (counts, yes/no answers, conversions) return the answer. Whatever a function hands you
    (a tensor, an image, a model) is yours to free with the matching _free.
 
    CONFIGURATION (define before including, in the implementation file)
@@ -301,7 +302,7 @@ typedef struct sdx_tensor {
 SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t);
 SDX_API size_t  sdx_tensor_nbytes(const sdx_tensor *t);
 /* Allocates a zeroed tensor; free with sdx_tensor_free. */
-SDX_API int  sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype,
+SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype,
                               int ndim, const int64_t *shape);
 SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t);
 /* Writes "[1, 4, 64, 64]" into buf; returns buf. */
@@ -394,7 +395,7 @@ typedef struct sdx_model_desc {
 
 typedef struct sdx_model sdx_model;
 
-SDX_API int  sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *desc, sdx_model **out);
+SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *desc, sdx_model **out);
 SDX_API void sdx_model_free(sdx_model *model);
 SDX_API sdx_family     sdx_model_family(const sdx_model *model);
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
@@ -418,10 +419,10 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * clear: gives back the checkpoint's weights exactly (no reload).
  * save: writes the checkpoint with the applied LoRAs merged: the same
  * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
-SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
-SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
-SDX_API int sdx_model_save(sdx_model *model, const char *path);
+SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
 
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
@@ -441,7 +442,7 @@ typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sd
  * generation that uses it, before the model. */
 typedef struct sdx_controlnet sdx_controlnet;
 
-SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API sdx_result sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
 SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
 /* The file name without folder or extension (PNG parameters). */
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
@@ -465,7 +466,7 @@ typedef struct sdx_control {
  * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
  * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
  * the same size. Free with sdx_image_free. */
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
+SDX_API sdx_result sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
 
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
@@ -556,7 +557,7 @@ typedef struct sdx_gen_result {
     sdx_tensor *latents;           /* final latents before VAE decoding  */
 } sdx_gen_result;
 
-SDX_API int  sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
+SDX_API sdx_result sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
 SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 
 /* ---- stages ---------------------------------------------------------
@@ -577,20 +578,20 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 /* The prompt and negative prompt of `params`, encoded for this model
  * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
 typedef struct sdx_cond sdx_cond;
-SDX_API int  sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
+SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);
 
 /* Samples image `index` of the batch (seed + index) from noise, or from
  * params->init_image (and mask). `cond` must come from the same model and
  * parameters (cfg, SDXL size) and outlive the session. */
 typedef struct sdx_sampling sdx_sampling;
-SDX_API int  sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
+SDX_API sdx_result sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
                                  sdx_sampling **out);
 /* One more model evaluation (a sampler step; second-order samplers take
  * two per step). Does nothing once done. params->progress is called for
  * every completed sampler step, here as in sdx_generate. */
-SDX_API int  sdx_sampling_step(sdx_sampling *s);
-SDX_API int  sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
+SDX_API sdx_result sdx_sampling_step(sdx_sampling *s);
+SDX_API sdx_result sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
 SDX_API int  sdx_sampling_done(const sdx_sampling *s);
 SDX_API int  sdx_sampling_steps(const sdx_sampling *s, int *total);   /* steps completed */
 SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s);
@@ -608,8 +609,8 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * a sample with params->encode_sample / encode_seed / rng; TAESD's output
  * as is). params may be NULL; they read codec, vae_tiling, encode_* and
  * (decode) seamless. */
-SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
-SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+SDX_API sdx_result sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
+SDX_API sdx_result sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
@@ -621,7 +622,7 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
  * buf may be NULL when size is 0) and stores the whole text's length,
  * without the NUL, in *length (may be NULL): call once with size 0 to
  * size the buffer. Returns SDX_OK, or SDX_ERR_NOMEM / SDX_ERR_INVALID_ARG. */
-SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
+SDX_API sdx_result sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
                                   char *buf, size_t size, size_t *length);
 
 #ifdef __cplusplus
@@ -744,11 +745,11 @@ typedef struct sdx_tokenizer sdx_tokenizer;
  * merge list). In a directory, `merges.txt`, `bpe_simple_vocab_16e6.txt.gz`
  * and `tokenizer/merges.txt` are tried in that order. As CLIP does, at
  * most the first 48894 merges are used. */
-SDX_API int  sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out);
+SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out);
 /* Same from memory: the bytes of a merge list, plain or gzip-compressed
  * (e.g. embedded with tools/sdx-vocab2c). Ids are derived from the merge
  * order. `data` is not referenced after the call. */
-SDX_API int  sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
+SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
 /* Frees the tokenizer (NULL is fine). The context it was loaded with must
  * still exist. */
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok);
@@ -758,13 +759,13 @@ SDX_API void sdx_tokenizer_info(const sdx_tokenizer *tok, int *n_vocab, int32_t 
 /* Raw BPE ids of `text` (no BOS/EOS, no truncation), like CLIP's
  * SimpleTokenizer.encode. *ids is allocated (free with sdx_tokens_free;
  * it is non-NULL even when *n == 0). */
-SDX_API int  sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n);
+SDX_API sdx_result sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n);
 SDX_API void sdx_tokens_free(sdx_ctx *ctx, int32_t *ids);
 /* One CLIP input sequence, like clip.tokenize(text, truncate=True): BOS,
  * the first min(n, 75) ids, EOS, then pad_id up to 77 (49407 for CLIP-L /
  * SD 1.x / SDXL encoder 0, 0 for OpenCLIP / SD 2.x / SDXL encoder 1).
  * Longer text is cut so that EOS sits at position 76. */
-SDX_API int  sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
+SDX_API sdx_result sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
                                  int32_t out[SDX_TEXT_CONTEXT]);
 
 #ifdef __cplusplus
@@ -830,7 +831,7 @@ typedef enum sdx_scheduler {
 /* "ays" (or "align_your_steps") needs the model family: there is an SD1
  * and an SDXL table, and none for SD 2.x (ComfyUI has none either), so it
  * is not a name here (the error says which to use); generation takes it. */
-SDX_API int         sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
+SDX_API sdx_result sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
 SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 
 /* ComfyUI calculate_sigmas(model_sampling, name, steps): a new owned 1-D
@@ -838,7 +839,7 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
  * out->shape[0]: ddim_uniform and beta may return more or fewer. AYS
  * does not read `ms` (its levels are fixed). kl_optimal with 1 step returns
  * [sigma_max, 0] where ComfyUI divides by zero. */
-SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out);
 
 /* ---- samplers -------------------------------------------------------- */
@@ -876,7 +877,7 @@ typedef enum sdx_sampler {
  * the same (euler_a, dpm2, dpm++2s_a, dpm++2m; euler, heun, ipndm,
  * ipndm_v, lcm coincide; tcd, which ComfyUI lacks, is sd.cpp's). An
  * unknown name fails with the list of valid names. */
-SDX_API int         sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
+SDX_API sdx_result sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
 SDX_API const char *sdx_sampler_name(sdx_sampler s);
 /* 1 if the sampler draws per-step noise (it then needs a noise callback). */
 SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
@@ -888,7 +889,7 @@ SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
  * ComfyUI's AlignYourStepsScheduler node instead (the only way to use
  * them there): round(steps * denoise) steps from the tail of the
  * steps-step table, no penultimate drop. denoise must be in (0, 1]. */
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out);
 
 /* Start latent (ComfyUI EPS.noise_scaling): x = latent + noise * s with
@@ -937,7 +938,7 @@ typedef struct sdx_sample_desc {
 
 /* Runs the sampler in place: x holds the start latent (see
  * sdx_start_latent) and receives the result. */
-SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
+SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
 
 #ifdef __cplusplus
 }
@@ -1046,13 +1047,13 @@ typedef struct sdx_backend {
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
  * context still holds device memory (load models after this call). */
-SDX_API int   sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
+SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
 SDX_API const char *sdx_backend_name(const sdx_ctx *ctx);
 SDX_API void *sdx_backend_user(const sdx_ctx *ctx);
 /* Device memory held now and at most so far (0 on the CPU backend). */
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak);
 /* For backends: sets the context's message, returns `code`. */
-SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
+SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 
 #ifdef __cplusplus
 }
@@ -1239,22 +1240,24 @@ static SDX__PRINTF(3, 4) void sdx__log(sdx_ctx *ctx, sdx_log_level level, const 
 
 /* Records a failure and returns its code, so call sites read
  *     return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: ...", path);          */
-static int sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
-    if (!ctx) return code;
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
-    return code;
+static sdx_result sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
+    if (ctx) {
+        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
+    }
+    return (sdx_result)code;
 }
 
-static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) sdx_result sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    sdx_result rc;
     va_list ap;
     va_start(ap, fmt);
-    code = sdx__vfail(ctx, code, fmt, ap);
+    rc = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }
 
-static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
+static sdx_result sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
     return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
 }
 
@@ -2116,7 +2119,7 @@ static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, siz
     return 1;
 }
 
-SDX_API int sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
     size_t bytes;
     memset(t, 0, sizeof *t);
     if (!sdx__shape_bytes(dtype, ndim, shape, &bytes))
@@ -3214,7 +3217,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     return NULL;
 }
 
-SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
+SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
     const char *missing;
     if (!ctx) return SDX_ERR_INVALID_ARG;
     if (backend && (missing = sdx__backend_missing(backend)) != NULL)
@@ -3237,12 +3240,13 @@ SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
     return ctx ? ctx->dev_bytes : 0;
 }
 
-SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    sdx_result rc;
     va_list ap;
     va_start(ap, fmt);
-    code = sdx__vfail(ctx, code, fmt, ap);
+    rc = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }
 
 /* ---- src/cpu/cpu.c ---- */
@@ -12062,7 +12066,7 @@ static int sdx__encode_clean(const sdx_tokenizer *t, sdx__bpe_work *w, const uin
     return SDX_OK;
 }
 
-SDX_API int sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n) {
+SDX_API sdx_result sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n) {
     sdx__cps cps = { ctx, NULL, 0, 0, 0 };
     sdx__bpe_work w;
     size_t len;
@@ -12084,7 +12088,7 @@ SDX_API int sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *tex
     sdx__free(ctx, w.bytes);
     sdx__free(ctx, w.sym);
     sdx__free(ctx, w.heap);
-    if (rc != SDX_OK) { sdx__free(ctx, w.ids); return rc; }
+    if (rc != SDX_OK) { sdx__free(ctx, w.ids); return (sdx_result)rc; }
     *ids = w.ids;
     *n = (int)w.n_ids;
     return SDX_OK;
@@ -12094,12 +12098,12 @@ SDX_API void sdx_tokens_free(sdx_ctx *ctx, int32_t *ids) {
     sdx__free(ctx, ids);
 }
 
-SDX_API int sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
+SDX_API sdx_result sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
                                 int32_t out[SDX_TEXT_CONTEXT]) {
     int32_t *ids;
     int n, rc, keep;
     if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenize_padded: NULL output");
-    if ((rc = sdx_tokenize(ctx, tok, text, &ids, &n)) != SDX_OK) return rc;
+    if ((rc = sdx_tokenize(ctx, tok, text, &ids, &n)) != SDX_OK) return (sdx_result)rc;
     keep = SDX__MIN(n, SDX_TEXT_CONTEXT - 2);
     out[0] = tok->bos;
     memcpy(out + 1, ids, (size_t)keep * sizeof(int32_t));
@@ -12400,16 +12404,16 @@ static int sdx__tokenizer_from_bytes(sdx_ctx *ctx, const uint8_t *data, size_t s
     return sdx__tokenizer_from_text(ctx, (const char *)data, size, json, what, out);
 }
 
-SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out) {
+SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out) {
     if (!ctx || !out || (!data && size)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_memory: NULL argument");
     *out = NULL;
-    return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
+    return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
 static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
 static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
-SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
+SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };
     char file[4096], json_path[4096];
     char *data = NULL, *json_text = NULL;
@@ -12431,7 +12435,7 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     } else {
         snprintf(file, sizeof file, "%s", path);
     }
-    if ((rc = sdx__read_file(ctx, file, &data, &size, SDX__VOCAB_MAX_BYTES)) != SDX_OK) return rc;
+    if ((rc = sdx__read_file(ctx, file, &data, &size, SDX__VOCAB_MAX_BYTES)) != SDX_OK) return (sdx_result)rc;
     /* a plain merge list may come with the Hugging Face vocab.json beside it */
     folder_len = (int)(sdx__path_base(file) - file);   /* either separator: Windows paths too */
     snprintf(json_path, sizeof json_path, "%.*svocab.json", folder_len, file);
@@ -12446,7 +12450,7 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     if (have_json) sdx__json_free(&doc);
     sdx__free(ctx, json_text);
     sdx__free(ctx, data);
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
@@ -16460,11 +16464,11 @@ static int sdx__ays_needs_family(sdx_ctx *ctx, const char *name) {
                      nn ? "; there is no Align Your Steps table for " : "", without);
 }
 
-SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
+SDX_API sdx_result sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
     const sdx__scheduler_row *row = sdx__scheduler_named(name);
     char list[512] = "";
     if (row) { *out = row->id; return SDX_OK; }
-    if (sdx__scheduler_is_family_ays(name)) return sdx__ays_needs_family(ctx, name);
+    if (sdx__scheduler_is_family_ays(name)) return (sdx_result)sdx__ays_needs_family(ctx, name);
     sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
     return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
 }
@@ -16505,14 +16509,14 @@ static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first
     return rc;
 }
 
-SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc;
     if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-    return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }
 
 /* ---- src/core/host_run.c ---- */
@@ -18563,7 +18567,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
     return SDX_OK;
 }
 
-SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
+SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
     const char *first;
@@ -18637,7 +18641,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     return SDX_OK;
 fail:
     sdx_model_free(m);
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
@@ -18694,14 +18698,14 @@ static int sdx__model_pop_loras(sdx_model *m, int keep) {
     return rc;
 }
 
-SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
     if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
     if (!isfinite(unet_strength) || !isfinite(te_strength))
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
-    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+    return (sdx_result)sdx__model_push_lora(m, path, unet_strength, te_strength);
 }
 
-SDX_API int sdx_model_clear_loras(sdx_model *m) {
+SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
     int rc = SDX_OK;
     if (!m) return SDX_OK;
     /* every slot back to the file, whatever state a failed write left */
@@ -18713,12 +18717,12 @@ SDX_API int sdx_model_clear_loras(sdx_model *m) {
         }
     for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
     m->n_loras = 0;
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
 
-SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
     sdx_ctx *ctx;
     int n, rc = SDX_OK, n_meta;
     sdx_tensor *ts;
@@ -18758,7 +18762,7 @@ SDX_API int sdx_model_save(sdx_model *m, const char *path) {
     for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
     sdx__free(ctx, ts);
     sdx__free(ctx, (void *)meta);
-    return rc;
+    return (sdx_result)rc;
 }
 
 /* <lora:name:...> tags of the prompt: applied for this generation from
@@ -18796,7 +18800,7 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
     sdx__free(cn->ctx, cn);
 }
 
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
     sdx_controlnet *cn;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
@@ -18811,7 +18815,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
         cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return (sdx_result)rc; }
     sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
              cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
     *out = cn;
@@ -19337,7 +19341,7 @@ static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *
 
 /* ---- stage: VAE or TAESD ------------------------------------------------- */
 
-SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+SDX_API sdx_result sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
     sdx__codec c;
     sdx__vae_tiling tiling;
     char sh[96];
@@ -19345,7 +19349,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return (sdx_result)rc;
     if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
         latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
         latent->shape[3] * c.factor > 16384 || !latent->data)
@@ -19356,10 +19360,10 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                               p ? p->seamless : 0, out);
     sdx__release_codecs(m);
     sdx__stage_done(m, "decoding");
-    return rc;
+    return (sdx_result)rc;
 }
 
-SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
+SDX_API sdx_result sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
     sdx__codec c;
     sdx__vae_tiling tiling;
     float *x = NULL, *eps = NULL, *std = NULL;
@@ -19370,7 +19374,7 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return (sdx_result)rc;
     /* the sides cropped to multiples of the codec's factor, as img2img does */
     if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
@@ -19396,7 +19400,7 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     sdx__free(m->ctx, x);
     sdx__release_codecs(m);
     sdx__stage_done(m, "encoding");
-    return rc;
+    return (sdx_result)rc;
 }
 
 /* ---- src/sampling/sampler_run.c ---- */
@@ -20530,7 +20534,7 @@ SDX_API const char *sdx_sampler_name(sdx_sampler s) {
 static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
 static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
 
-SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
+SDX_API sdx_result sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
     const sdx__sampler_row *row = sdx__sampler_named(name);
     char list[768] = "";
     size_t used;
@@ -20551,7 +20555,7 @@ static const char *sdx__sampler_a1111_name(const char *name) {
     return row && row->a1111 ? row->a1111 : name;
 }
 
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc, total = steps, keep, drop_penultimate;
@@ -20568,8 +20572,8 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
         keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
         if (keep < 1)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
     }
     if (denoise <= 0.9999) {
         double t = steps / denoise;
@@ -20579,13 +20583,13 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
         total = (int)t;
     }
     if (drop_penultimate) total++;
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return (sdx_result)rc;
     if (drop_penultimate && l.count >= 2) {
         l.v[l.count - 2] = l.v[l.count - 1];
         l.count--;
     }
     keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
-    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
 }
 
 /* ---- driver ----------------------------------------------------------- */
@@ -20617,12 +20621,12 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
     return SDX_OK;
 }
 
-SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
+SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     sdx__run r;
     size_t bytes;
     float *block;
     int rc;
-    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return rc;
+    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return (sdx_result)rc;
     if (desc->n_sigmas < 2) return SDX_OK;   /* no step: ComfyUI returns the input */
     memset(&r, 0, sizeof r);
     r.ctx = ctx;
@@ -20637,7 +20641,7 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     for (int b = 0; b < SDX__SAMPLER_BUFS; b++) r.buf[b] = block + (size_t)b * desc->n;
     rc = sdx__samplers[desc->sampler].run(&r, x);
     sdx__free(ctx, block);
-    return rc;
+    return (sdx_result)rc;
 }
 
 /* ---- src/pipeline/params.c ---- */
@@ -21010,7 +21014,7 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
-SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
     sdx__gen g;
     sdx_cond *cond;
     int rc;
@@ -21024,21 +21028,21 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
         sdx__lora_tag *tags = NULL;
         char *clean = NULL;
         int n_tags = 0;
-        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
         if (n_tags)
             rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
                            "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
         sdx__free(m->ctx, clean);
         sdx__free(m->ctx, tags);
-        if (rc != SDX_OK) return rc;
+        if (rc != SDX_OK) return (sdx_result)rc;
     }
-    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return (sdx_result)rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
     rc = sdx__gen_condition(&g, cond);
     sdx__textenc_release(&m->te);
     sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    if (rc != SDX_OK) { sdx_cond_free(cond); return (sdx_result)rc; }
     *out = cond;
     return SDX_OK;
 }
@@ -21695,14 +21699,14 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     return SDX_OK;
 }
 
-SDX_API int sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
+SDX_API sdx_result sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: params and out are required") : SDX_ERR_INVALID_ARG;
-    return sdx__sess_begin(m, p, cond, index, 1, out);
+    return (sdx_result)sdx__sess_begin(m, p, cond, index, 1, out);
 }
 
-SDX_API int sdx_sampling_step(sdx_sampling *s) { return s ? sdx__sess_run(s, 1) : SDX_ERR_INVALID_ARG; }
-SDX_API int sdx_sampling_finish(sdx_sampling *s) { return s ? sdx__sess_run(s, 0) : SDX_ERR_INVALID_ARG; }
+SDX_API sdx_result sdx_sampling_step(sdx_sampling *s) { return (sdx_result)(s ? sdx__sess_run(s, 1) : SDX_ERR_INVALID_ARG); }
+SDX_API sdx_result sdx_sampling_finish(sdx_sampling *s) { return (sdx_result)(s ? sdx__sess_run(s, 0) : SDX_ERR_INVALID_ARG); }
 SDX_API int sdx_sampling_done(const sdx_sampling *s) { return s && s->done; }
 SDX_API int sdx_sampling_steps(const sdx_sampling *s, int *total) {
     if (total) *total = s ? s->steps : 0;
@@ -21733,7 +21737,7 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
 
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
     sdx_gen_params q;
     sdx__lora_tag *tags = NULL;
     char *clean = NULL;
@@ -21743,8 +21747,8 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     if (!m->loaded_unet)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
-    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
-    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
     q = *p;
     q.prompt = clean;
     keep = m->n_loras;
@@ -21754,7 +21758,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
     sdx__free(m->ctx, clean);
     sdx__free(m->ctx, tags);
-    return rc;
+    return (sdx_result)rc;
 }
 
 static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) {
@@ -21863,7 +21867,7 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
-SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
+SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
     const char *neg;
@@ -21959,7 +21963,7 @@ static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, i
     }
 }
 
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+SDX_API sdx_result sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
     int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
     short *grad;
     uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */

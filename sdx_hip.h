@@ -75,12 +75,12 @@ typedef struct sdx_hip_info {
 SDX_HIP_API int sdx_hip_device_count(void);
 /* Facts about GPU `device_index`; SDX_ERR_UNSUPPORTED when there is none
  * (`info` then holds the reason in `name`). */
-SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info);
+SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info);
 /* Puts the context on GPU `device_index`: load models after this call.
  * Fails with SDX_ERR_UNSUPPORTED (and a message naming the reason: no
  * device, no driver, no code for this GPU in the binary) and leaves the
  * context on the CPU. */
-SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index);
+SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
 
 #ifdef __cplusplus
 }
@@ -1172,7 +1172,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
     return n;
 }
 
-SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info) {
+SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
     int n = sdx_hip_device_count();
@@ -1192,7 +1192,7 @@ SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     return SDX_OK;
 }
 
-SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
+SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     sdx_backend b;
     hipDeviceProp_t p;
     sdx__hip *s;
@@ -1212,7 +1212,7 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
-        return rc;
+        return (sdx_result)rc;
     }
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "");
@@ -1228,7 +1228,7 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
     SDX_BACKEND_OPS(SDX__HIP_OP)
 #undef SDX__HIP_OP
     if ((rc = sdx_set_backend(ctx, &b)) != SDX_OK) sdx__hip_release(s);   /* not installed: still ours */
-    return rc;
+    return (sdx_result)rc;
 }
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -43,7 +43,8 @@
    conditionings and sessions); separate contexts are independent.
 
    Every function that can fail returns an sdx_result (0 = SDX_OK) and leaves
-   a readable message in sdx_last_error(ctx). Whatever a function hands you
+   a readable message in sdx_last_error(ctx); queries that cannot fail
+   (counts, yes/no answers, conversions) return the answer. Whatever a function hands you
    (a tensor, an image, a model) is yours to free with the matching _free.
 
    CONFIGURATION (define before including, in the implementation file)

@@ -102,13 +102,13 @@ typedef struct sdx_backend {
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
  * context still holds device memory (load models after this call). */
-SDX_API int   sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
+SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
 SDX_API const char *sdx_backend_name(const sdx_ctx *ctx);
 SDX_API void *sdx_backend_user(const sdx_ctx *ctx);
 /* Device memory held now and at most so far (0 on the CPU backend). */
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak);
 /* For backends: sets the context's message, returns `code`. */
-SDX_API int   sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
+SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 
 #ifdef __cplusplus
 }

@@ -220,7 +220,7 @@ typedef struct sdx_tensor {
 SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t);
 SDX_API size_t  sdx_tensor_nbytes(const sdx_tensor *t);
 /* Allocates a zeroed tensor; free with sdx_tensor_free. */
-SDX_API int  sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype,
+SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype,
                               int ndim, const int64_t *shape);
 SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t);
 /* Writes "[1, 4, 64, 64]" into buf; returns buf. */

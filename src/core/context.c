@@ -59,7 +59,7 @@ static const char *sdx__backend_missing(const sdx_backend *b) {
     return NULL;
 }
 
-SDX_API int sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
+SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
     const char *missing;
     if (!ctx) return SDX_ERR_INVALID_ARG;
     if (backend && (missing = sdx__backend_missing(backend)) != NULL)
@@ -82,10 +82,11 @@ SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
     return ctx ? ctx->dev_bytes : 0;
 }
 
-SDX_API int sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    sdx_result rc;
     va_list ap;
     va_start(ap, fmt);
-    code = sdx__vfail(ctx, code, fmt, ap);
+    rc = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }

@@ -164,22 +164,24 @@ static SDX__PRINTF(3, 4) void sdx__log(sdx_ctx *ctx, sdx_log_level level, const 
 
 /* Records a failure and returns its code, so call sites read
  *     return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: ...", path);          */
-static int sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
-    if (!ctx) return code;
-    vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
-    sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
-    return code;
+static sdx_result sdx__vfail(sdx_ctx *ctx, int code, const char *fmt, va_list ap) {
+    if (ctx) {
+        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        sdx__log(ctx, SDX_LOG_ERROR, "%s", ctx->error);
+    }
+    return (sdx_result)code;
 }
 
-static SDX__PRINTF(3, 4) int sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+static SDX__PRINTF(3, 4) sdx_result sdx__fail(sdx_ctx *ctx, int code, const char *fmt, ...) {
+    sdx_result rc;
     va_list ap;
     va_start(ap, fmt);
-    code = sdx__vfail(ctx, code, fmt, ap);
+    rc = sdx__vfail(ctx, code, fmt, ap);
     va_end(ap);
-    return code;
+    return rc;
 }
 
-static int sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
+static sdx_result sdx__nomem(sdx_ctx *ctx, const char *what, size_t bytes) {
     return sdx__fail(ctx, SDX_ERR_NOMEM, "out of memory allocating %zu bytes for %s", bytes, what);
 }
 
@@ -341,7 +343,7 @@ static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, siz
     return 1;
 }
 
-SDX_API int sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
+SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
     size_t bytes;
     memset(t, 0, sizeof *t);
     if (!sdx__shape_bytes(dtype, ndim, shape, &bytes))

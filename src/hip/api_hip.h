@@ -27,12 +27,12 @@ typedef struct sdx_hip_info {
 SDX_HIP_API int sdx_hip_device_count(void);
 /* Facts about GPU `device_index`; SDX_ERR_UNSUPPORTED when there is none
  * (`info` then holds the reason in `name`). */
-SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info);
+SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info);
 /* Puts the context on GPU `device_index`: load models after this call.
  * Fails with SDX_ERR_UNSUPPORTED (and a message naming the reason: no
  * device, no driver, no code for this GPU in the binary) and leaves the
  * context on the CPU. */
-SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index);
+SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
 
 #ifdef __cplusplus
 }

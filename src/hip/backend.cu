@@ -413,7 +413,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
     return n;
 }
 
-SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info) {
+SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
     int n = sdx_hip_device_count();
@@ -433,7 +433,7 @@ SDX_HIP_API int sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     return SDX_OK;
 }
 
-SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
+SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     sdx_backend b;
     hipDeviceProp_t p;
     sdx__hip *s;
@@ -453,7 +453,7 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
-        return rc;
+        return (sdx_result)rc;
     }
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "");
@@ -469,5 +469,5 @@ SDX_HIP_API int sdx_hip_use(sdx_ctx *ctx, int device_index) {
     SDX_BACKEND_OPS(SDX__HIP_OP)
 #undef SDX__HIP_OP
     if ((rc = sdx_set_backend(ctx, &b)) != SDX_OK) sdx__hip_release(s);   /* not installed: still ours */
-    return rc;
+    return (sdx_result)rc;
 }

@@ -61,7 +61,7 @@ typedef struct sdx_model_desc {
 
 typedef struct sdx_model sdx_model;
 
-SDX_API int  sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *desc, sdx_model **out);
+SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *desc, sdx_model **out);
 SDX_API void sdx_model_free(sdx_model *model);
 SDX_API sdx_family     sdx_model_family(const sdx_model *model);
 SDX_API sdx_prediction sdx_model_prediction(const sdx_model *model);
@@ -85,10 +85,10 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * clear: gives back the checkpoint's weights exactly (no reload).
  * save: writes the checkpoint with the applied LoRAs merged: the same
  * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
-SDX_API int sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
-SDX_API int sdx_model_clear_loras(sdx_model *model);
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
-SDX_API int sdx_model_save(sdx_model *model, const char *path);
+SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
 
 /* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
 typedef struct sdx_image {
@@ -108,7 +108,7 @@ typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sd
  * generation that uses it, before the model. */
 typedef struct sdx_controlnet sdx_controlnet;
 
-SDX_API int  sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+SDX_API sdx_result sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
 SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
 /* The file name without folder or extension (PNG parameters). */
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
@@ -132,7 +132,7 @@ typedef struct sdx_control {
  * low, high) (3x3 Sobel, L1 gradient; the "canny" preprocessor of A1111
  * and ComfyUI, usual thresholds 100 and 200): white edges on black, RGB,
  * the same size. Free with sdx_image_free. */
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
+SDX_API sdx_result sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out);
 
 /* Called after each sampler step; `latent` is the current latent
  * [1, 4, H/8, W/8] (F32). Return non-zero to cancel the generation
@@ -223,7 +223,7 @@ typedef struct sdx_gen_result {
     sdx_tensor *latents;           /* final latents before VAE decoding  */
 } sdx_gen_result;
 
-SDX_API int  sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
+SDX_API sdx_result sdx_generate(sdx_model *model, const sdx_gen_params *params, sdx_gen_result *out);
 SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 
 /* ---- stages ---------------------------------------------------------
@@ -244,20 +244,20 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
 /* The prompt and negative prompt of `params`, encoded for this model
  * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
 typedef struct sdx_cond sdx_cond;
-SDX_API int  sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
+SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);
 
 /* Samples image `index` of the batch (seed + index) from noise, or from
  * params->init_image (and mask). `cond` must come from the same model and
  * parameters (cfg, SDXL size) and outlive the session. */
 typedef struct sdx_sampling sdx_sampling;
-SDX_API int  sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
+SDX_API sdx_result sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
                                  sdx_sampling **out);
 /* One more model evaluation (a sampler step; second-order samplers take
  * two per step). Does nothing once done. params->progress is called for
  * every completed sampler step, here as in sdx_generate. */
-SDX_API int  sdx_sampling_step(sdx_sampling *s);
-SDX_API int  sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
+SDX_API sdx_result sdx_sampling_step(sdx_sampling *s);
+SDX_API sdx_result sdx_sampling_finish(sdx_sampling *s);          /* all remaining steps */
 SDX_API int  sdx_sampling_done(const sdx_sampling *s);
 SDX_API int  sdx_sampling_steps(const sdx_sampling *s, int *total);   /* steps completed */
 SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s);
@@ -275,8 +275,8 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * a sample with params->encode_sample / encode_seed / rng; TAESD's output
  * as is). params may be NULL; they read codec, vae_tiling, encode_* and
  * (decode) seamless. */
-SDX_API int sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
-SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+SDX_API sdx_result sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
+SDX_API sdx_result sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
@@ -288,7 +288,7 @@ SDX_API int sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx
  * buf may be NULL when size is 0) and stores the whole text's length,
  * without the NUL, in *length (may be NULL): call once with size 0 to
  * size the buffer. Returns SDX_OK, or SDX_ERR_NOMEM / SDX_ERR_INVALID_ARG. */
-SDX_API int sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
+SDX_API sdx_result sdx_format_parameters(const sdx_model *model, const sdx_gen_params *params, int64_t seed,
                                   char *buf, size_t size, size_t *length);
 
 #ifdef __cplusplus

@@ -36,7 +36,7 @@ static int sdx__canny_is_max(const int *mag, int stride, int x, int y, int dx, i
     }
 }
 
-SDX_API int sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
+SDX_API sdx_result sdx_canny(sdx_ctx *ctx, const sdx_image *in, float low, float high, sdx_image *out) {
     int w, h, stride, lo, hi, *mag, *stack, n_stack = 0;
     short *grad;
     uint8_t *state;   /* 0 not an edge, 1 candidate (above low, a maximum), 2 edge */

@@ -243,7 +243,7 @@ static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *
 
 /* ---- stage: VAE or TAESD ------------------------------------------------- */
 
-SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
+SDX_API sdx_result sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_gen_params *p, sdx_image *out) {
     sdx__codec c;
     sdx__vae_tiling tiling;
     char sh[96];
@@ -251,7 +251,7 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return rc;
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 0, &c)) != SDX_OK) return (sdx_result)rc;
     if (!latent || latent->dtype != SDX_F32 || latent->device || latent->ndim != 4 || latent->shape[0] != 1 ||
         latent->shape[1] != c.channels || latent->shape[2] < 1 || latent->shape[3] < 1 || latent->shape[2] * c.factor > 16384 ||
         latent->shape[3] * c.factor > 16384 || !latent->data)
@@ -262,10 +262,10 @@ SDX_API int sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, const sdx_
                               p ? p->seamless : 0, out);
     sdx__release_codecs(m);
     sdx__stage_done(m, "decoding");
-    return rc;
+    return (sdx_result)rc;
 }
 
-SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
+SDX_API sdx_result sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_params *p, sdx_tensor *latent) {
     sdx__codec c;
     sdx__vae_tiling tiling;
     float *x = NULL, *eps = NULL, *std = NULL;
@@ -276,7 +276,7 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
-    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return rc;
+    if ((rc = sdx__codec_pick(m, p ? p->codec : SDX_CODEC_AUTO, 1, &c)) != SDX_OK) return (sdx_result)rc;
     /* the sides cropped to multiples of the codec's factor, as img2img does */
     if (!img->data || img->channels != 3 || img->width < c.factor || img->height < c.factor || img->width > 16384 || img->height > 16384)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image %dx%d with %d channels; expected RGB of %dx%d to "
@@ -302,5 +302,5 @@ SDX_API int sdx_encode_image(sdx_model *m, const sdx_image *img, const sdx_gen_p
     sdx__free(m->ctx, x);
     sdx__release_codecs(m);
     sdx__stage_done(m, "encoding");
-    return rc;
+    return (sdx_result)rc;
 }

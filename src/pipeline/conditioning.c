@@ -141,7 +141,7 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
-SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
     sdx__gen g;
     sdx_cond *cond;
     int rc;
@@ -155,21 +155,21 @@ SDX_API int sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
         sdx__lora_tag *tags = NULL;
         char *clean = NULL;
         int n_tags = 0;
-        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+        if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
         if (n_tags)
             rc = sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_prompt: the prompt names LoRA '%s'; <lora:> tags are applied by "
                            "sdx_generate, with the staged API apply LoRAs with sdx_model_apply_lora", tags[0].name);
         sdx__free(m->ctx, clean);
         sdx__free(m->ctx, tags);
-        if (rc != SDX_OK) return rc;
+        if (rc != SDX_OK) return (sdx_result)rc;
     }
-    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return (sdx_result)rc;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
     rc = sdx__gen_condition(&g, cond);
     sdx__textenc_release(&m->te);
     sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    if (rc != SDX_OK) { sdx_cond_free(cond); return (sdx_result)rc; }
     *out = cond;
     return SDX_OK;
 }

@@ -300,14 +300,14 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     return SDX_OK;
 }
 
-SDX_API int sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
+SDX_API sdx_result sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: params and out are required") : SDX_ERR_INVALID_ARG;
-    return sdx__sess_begin(m, p, cond, index, 1, out);
+    return (sdx_result)sdx__sess_begin(m, p, cond, index, 1, out);
 }
 
-SDX_API int sdx_sampling_step(sdx_sampling *s) { return s ? sdx__sess_run(s, 1) : SDX_ERR_INVALID_ARG; }
-SDX_API int sdx_sampling_finish(sdx_sampling *s) { return s ? sdx__sess_run(s, 0) : SDX_ERR_INVALID_ARG; }
+SDX_API sdx_result sdx_sampling_step(sdx_sampling *s) { return (sdx_result)(s ? sdx__sess_run(s, 1) : SDX_ERR_INVALID_ARG); }
+SDX_API sdx_result sdx_sampling_finish(sdx_sampling *s) { return (sdx_result)(s ? sdx__sess_run(s, 0) : SDX_ERR_INVALID_ARG); }
 SDX_API int sdx_sampling_done(const sdx_sampling *s) { return s && s->done; }
 SDX_API int sdx_sampling_steps(const sdx_sampling *s, int *total) {
     if (total) *total = s ? s->steps : 0;

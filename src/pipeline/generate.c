@@ -26,7 +26,7 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
 
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
 
-SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
     sdx_gen_params q;
     sdx__lora_tag *tags = NULL;
     char *clean = NULL;
@@ -36,8 +36,8 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     if (!m->loaded_unet)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
-    if (!p->prompt || !strstr(p->prompt, "<lora:")) return sdx__generate(m, p, out);
-    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return rc;
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, out);
+    if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
     q = *p;
     q.prompt = clean;
     keep = m->n_loras;
@@ -47,7 +47,7 @@ SDX_API int sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *
     if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
     sdx__free(m->ctx, clean);
     sdx__free(m->ctx, tags);
-    return rc;
+    return (sdx_result)rc;
 }
 
 static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) {
@@ -156,7 +156,7 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
-SDX_API int sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
+SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
     const char *neg;

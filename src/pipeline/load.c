@@ -154,7 +154,7 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
     return SDX_OK;
 }
 
-SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
+SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
     int rc;
     const char *first;
@@ -228,7 +228,7 @@ SDX_API int sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **ou
     return SDX_OK;
 fail:
     sdx_model_free(m);
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API sdx_family     sdx_model_family(const sdx_model *m) { return m ? m->family : SDX_FAMILY_UNKNOWN; }
@@ -285,14 +285,14 @@ static int sdx__model_pop_loras(sdx_model *m, int keep) {
     return rc;
 }
 
-SDX_API int sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
     if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
     if (!isfinite(unet_strength) || !isfinite(te_strength))
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
-    return sdx__model_push_lora(m, path, unet_strength, te_strength);
+    return (sdx_result)sdx__model_push_lora(m, path, unet_strength, te_strength);
 }
 
-SDX_API int sdx_model_clear_loras(sdx_model *m) {
+SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
     int rc = SDX_OK;
     if (!m) return SDX_OK;
     /* every slot back to the file, whatever state a failed write left */
@@ -304,12 +304,12 @@ SDX_API int sdx_model_clear_loras(sdx_model *m) {
         }
     for (int i = 0; i < m->n_loras; i++) sdx__lora_free(m->ctx, &m->loras[i]);
     m->n_loras = 0;
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
 
-SDX_API int sdx_model_save(sdx_model *m, const char *path) {
+SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
     sdx_ctx *ctx;
     int n, rc = SDX_OK, n_meta;
     sdx_tensor *ts;
@@ -349,7 +349,7 @@ SDX_API int sdx_model_save(sdx_model *m, const char *path) {
     for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
     sdx__free(ctx, ts);
     sdx__free(ctx, (void *)meta);
-    return rc;
+    return (sdx_result)rc;
 }
 
 /* <lora:name:...> tags of the prompt: applied for this generation from
@@ -387,7 +387,7 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
     sdx__free(cn->ctx, cn);
 }
 
-SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
     sdx_controlnet *cn;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
@@ -402,7 +402,7 @@ SDX_API int sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet *
         cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
-    if (rc != SDX_OK) { sdx_controlnet_free(cn); return rc; }
+    if (rc != SDX_OK) { sdx_controlnet_free(cn); return (sdx_result)rc; }
     sdx__log(m->ctx, SDX_LOG_INFO, "%s: %s ControlNet, %d input blocks, hint %d channels%s", path, sdx__cn_family(&cn->net.enc),
              cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
     *out = cn;

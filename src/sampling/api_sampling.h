@@ -58,7 +58,7 @@ typedef enum sdx_scheduler {
 /* "ays" (or "align_your_steps") needs the model family: there is an SD1
  * and an SDXL table, and none for SD 2.x (ComfyUI has none either), so it
  * is not a name here (the error says which to use); generation takes it. */
-SDX_API int         sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
+SDX_API sdx_result sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
 SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
 
 /* ComfyUI calculate_sigmas(model_sampling, name, steps): a new owned 1-D
@@ -66,7 +66,7 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
  * out->shape[0]: ddim_uniform and beta may return more or fewer. AYS
  * does not read `ms` (its levels are fixed). kl_optimal with 1 step returns
  * [sigma_max, 0] where ComfyUI divides by zero. */
-SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out);
 
 /* ---- samplers -------------------------------------------------------- */
@@ -104,7 +104,7 @@ typedef enum sdx_sampler {
  * the same (euler_a, dpm2, dpm++2s_a, dpm++2m; euler, heun, ipndm,
  * ipndm_v, lcm coincide; tcd, which ComfyUI lacks, is sd.cpp's). An
  * unknown name fails with the list of valid names. */
-SDX_API int         sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
+SDX_API sdx_result sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
 SDX_API const char *sdx_sampler_name(sdx_sampler s);
 /* 1 if the sampler draws per-step noise (it then needs a noise callback). */
 SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
@@ -116,7 +116,7 @@ SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
  * ComfyUI's AlignYourStepsScheduler node instead (the only way to use
  * them there): round(steps * denoise) steps from the tail of the
  * steps-step table, no penultimate drop. denoise must be in (0, 1]. */
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out);
 
 /* Start latent (ComfyUI EPS.noise_scaling): x = latent + noise * s with
@@ -165,7 +165,7 @@ typedef struct sdx_sample_desc {
 
 /* Runs the sampler in place: x holds the start latent (see
  * sdx_start_latent) and receives the result. */
-SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
+SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x);
 
 #ifdef __cplusplus
 }

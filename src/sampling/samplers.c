@@ -86,7 +86,7 @@ SDX_API const char *sdx_sampler_name(sdx_sampler s) {
 static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
 static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
 
-SDX_API int sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
+SDX_API sdx_result sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out) {
     const sdx__sampler_row *row = sdx__sampler_named(name);
     char list[768] = "";
     size_t used;
@@ -107,7 +107,7 @@ static const char *sdx__sampler_a1111_name(const char *name) {
     return row && row->a1111 ? row->a1111 : name;
 }
 
-SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc, total = steps, keep, drop_penultimate;
@@ -124,8 +124,8 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
         keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
         if (keep < 1)
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-        return sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
     }
     if (denoise <= 0.9999) {
         double t = steps / denoise;
@@ -135,13 +135,13 @@ SDX_API int sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_s
         total = (int)t;
     }
     if (drop_penultimate) total++;
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return rc;
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, total, &l)) != SDX_OK) return (sdx_result)rc;
     if (drop_penultimate && l.count >= 2) {
         l.v[l.count - 2] = l.v[l.count - 1];
         l.count--;
     }
     keep = denoise <= 0.9999 && l.count > steps + 1 ? steps + 1 : l.count;
-    return sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - keep, keep, out);
 }
 
 /* ---- driver ----------------------------------------------------------- */
@@ -173,12 +173,12 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
     return SDX_OK;
 }
 
-SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
+SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     sdx__run r;
     size_t bytes;
     float *block;
     int rc;
-    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return rc;
+    if ((rc = sdx__check_sample_desc(ctx, desc, x)) != SDX_OK) return (sdx_result)rc;
     if (desc->n_sigmas < 2) return SDX_OK;   /* no step: ComfyUI returns the input */
     memset(&r, 0, sizeof r);
     r.ctx = ctx;
@@ -193,5 +193,5 @@ SDX_API int sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
     for (int b = 0; b < SDX__SAMPLER_BUFS; b++) r.buf[b] = block + (size_t)b * desc->n;
     rc = sdx__samplers[desc->sampler].run(&r, x);
     sdx__free(ctx, block);
-    return rc;
+    return (sdx_result)rc;
 }

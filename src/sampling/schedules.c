@@ -425,11 +425,11 @@ static int sdx__ays_needs_family(sdx_ctx *ctx, const char *name) {
                      nn ? "; there is no Align Your Steps table for " : "", without);
 }
 
-SDX_API int sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
+SDX_API sdx_result sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out) {
     const sdx__scheduler_row *row = sdx__scheduler_named(name);
     char list[512] = "";
     if (row) { *out = row->id; return SDX_OK; }
-    if (sdx__scheduler_is_family_ays(name)) return sdx__ays_needs_family(ctx, name);
+    if (sdx__scheduler_is_family_ays(name)) return (sdx_result)sdx__ays_needs_family(ctx, name);
     sdx__join_names(list, sizeof list, 0, "", SDX_SCHED_COUNT, sdx__scheduler_name_at);
     return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unknown scheduler '%s'; valid: %s", name ? name : "(null)", list);
 }
@@ -470,12 +470,12 @@ static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first
     return rc;
 }
 
-SDX_API int sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
+SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
     int rc;
     if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
-    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return rc;
-    return sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }

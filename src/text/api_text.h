@@ -29,11 +29,11 @@ typedef struct sdx_tokenizer sdx_tokenizer;
  * merge list). In a directory, `merges.txt`, `bpe_simple_vocab_16e6.txt.gz`
  * and `tokenizer/merges.txt` are tried in that order. As CLIP does, at
  * most the first 48894 merges are used. */
-SDX_API int  sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out);
+SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out);
 /* Same from memory: the bytes of a merge list, plain or gzip-compressed
  * (e.g. embedded with tools/sdx-vocab2c). Ids are derived from the merge
  * order. `data` is not referenced after the call. */
-SDX_API int  sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
+SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
 /* Frees the tokenizer (NULL is fine). The context it was loaded with must
  * still exist. */
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok);
@@ -43,13 +43,13 @@ SDX_API void sdx_tokenizer_info(const sdx_tokenizer *tok, int *n_vocab, int32_t 
 /* Raw BPE ids of `text` (no BOS/EOS, no truncation), like CLIP's
  * SimpleTokenizer.encode. *ids is allocated (free with sdx_tokens_free;
  * it is non-NULL even when *n == 0). */
-SDX_API int  sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n);
+SDX_API sdx_result sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n);
 SDX_API void sdx_tokens_free(sdx_ctx *ctx, int32_t *ids);
 /* One CLIP input sequence, like clip.tokenize(text, truncate=True): BOS,
  * the first min(n, 75) ids, EOS, then pad_id up to 77 (49407 for CLIP-L /
  * SD 1.x / SDXL encoder 0, 0 for OpenCLIP / SD 2.x / SDXL encoder 1).
  * Longer text is cut so that EOS sits at position 76. */
-SDX_API int  sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
+SDX_API sdx_result sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
                                  int32_t out[SDX_TEXT_CONTEXT]);
 
 #ifdef __cplusplus

@@ -778,7 +778,7 @@ static int sdx__encode_clean(const sdx_tokenizer *t, sdx__bpe_work *w, const uin
     return SDX_OK;
 }
 
-SDX_API int sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n) {
+SDX_API sdx_result sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t **ids, int *n) {
     sdx__cps cps = { ctx, NULL, 0, 0, 0 };
     sdx__bpe_work w;
     size_t len;
@@ -800,7 +800,7 @@ SDX_API int sdx_tokenize(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *tex
     sdx__free(ctx, w.bytes);
     sdx__free(ctx, w.sym);
     sdx__free(ctx, w.heap);
-    if (rc != SDX_OK) { sdx__free(ctx, w.ids); return rc; }
+    if (rc != SDX_OK) { sdx__free(ctx, w.ids); return (sdx_result)rc; }
     *ids = w.ids;
     *n = (int)w.n_ids;
     return SDX_OK;
@@ -810,12 +810,12 @@ SDX_API void sdx_tokens_free(sdx_ctx *ctx, int32_t *ids) {
     sdx__free(ctx, ids);
 }
 
-SDX_API int sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
+SDX_API sdx_result sdx_tokenize_padded(sdx_ctx *ctx, const sdx_tokenizer *tok, const char *text, int32_t pad_id,
                                 int32_t out[SDX_TEXT_CONTEXT]) {
     int32_t *ids;
     int n, rc, keep;
     if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenize_padded: NULL output");
-    if ((rc = sdx_tokenize(ctx, tok, text, &ids, &n)) != SDX_OK) return rc;
+    if ((rc = sdx_tokenize(ctx, tok, text, &ids, &n)) != SDX_OK) return (sdx_result)rc;
     keep = SDX__MIN(n, SDX_TEXT_CONTEXT - 2);
     out[0] = tok->bos;
     memcpy(out + 1, ids, (size_t)keep * sizeof(int32_t));
@@ -1116,16 +1116,16 @@ static int sdx__tokenizer_from_bytes(sdx_ctx *ctx, const uint8_t *data, size_t s
     return sdx__tokenizer_from_text(ctx, (const char *)data, size, json, what, out);
 }
 
-SDX_API int sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out) {
+SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out) {
     if (!ctx || !out || (!data && size)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_memory: NULL argument");
     *out = NULL;
-    return sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
+    return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
 static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
 static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
-SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
+SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **out) {
     static const char *const names[3] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "tokenizer/merges.txt" };
     char file[4096], json_path[4096];
     char *data = NULL, *json_text = NULL;
@@ -1147,7 +1147,7 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     } else {
         snprintf(file, sizeof file, "%s", path);
     }
-    if ((rc = sdx__read_file(ctx, file, &data, &size, SDX__VOCAB_MAX_BYTES)) != SDX_OK) return rc;
+    if ((rc = sdx__read_file(ctx, file, &data, &size, SDX__VOCAB_MAX_BYTES)) != SDX_OK) return (sdx_result)rc;
     /* a plain merge list may come with the Hugging Face vocab.json beside it */
     folder_len = (int)(sdx__path_base(file) - file);   /* either separator: Windows paths too */
     snprintf(json_path, sizeof json_path, "%.*svocab.json", folder_len, file);
@@ -1162,7 +1162,7 @@ SDX_API int sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokenizer **o
     if (have_json) sdx__json_free(&doc);
     sdx__free(ctx, json_text);
     sdx__free(ctx, data);
-    return rc;
+    return (sdx_result)rc;
 }
 
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok) {
