@@ -232,6 +232,29 @@ static int truncated_files_fail_and_a_missing_tail_padding_is_accepted(void) {
     return T_PASS;
 }
 
+/* An empty tensor whose other dims multiply past int64 (shape [2^40,
+ * 2^40, 0]): refused, since a count taken in another order overflows. */
+static int empty_tensor_with_overflowing_dims_is_refused(void) {
+    char msg[1024];
+    gg_image g;
+    memset(&g, 0, sizeof g);
+    memcpy(g.b, "GGUF", 4);
+    g.n = 4;
+    gg_put(&g, 3, 4);
+    gg_put(&g, 1, 8);
+    gg_put(&g, 0, 8);
+    gg_str(&g, "e.weight");
+    gg_put(&g, 3, 4);
+    gg_put(&g, 0, 8);
+    gg_put(&g, UINT64_C(1) << 40, 8);
+    gg_put(&g, UINT64_C(1) << 40, 8);
+    gg_put(&g, 0, 4);
+    gg_put(&g, 0, 8);
+    gg_pad(&g, 0, 32);
+    T_CHECK(gg_open(&g, g.n, msg, sizeof msg) == SDX_ERR_FORMAT && strstr(msg, "overflow"), "%s", msg);
+    return T_PASS;
+}
+
 static int gg_open_built(sdx_ctx *ctx, void *arg) {
     sdx_st *st = NULL;
     int rc = sdx_st_open_memory(ctx, ((const gg_image *)arg)->b, ((const gg_image *)arg)->n, NULL, &st);
@@ -461,6 +484,7 @@ static const t_case gguf_cases[] = {
     { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
     { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
     { "truncated_files_fail_and_a_missing_tail_padding_is_accepted", truncated_files_fail_and_a_missing_tail_padding_is_accepted },
+    { "empty_tensor_with_overflowing_dims_is_refused", empty_tensor_with_overflowing_dims_is_refused },
     { "open_fails_cleanly_at_every_allocation", open_fails_cleanly_at_every_allocation },
     { "quantized_weights_load_as_f16_and_never_reach_a_kernel", quantized_weights_load_as_f16_and_never_reach_a_kernel },
     { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },

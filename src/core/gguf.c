@@ -246,18 +246,23 @@ static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
 }
 
 /* The dims of a tensor: ne[] reversed into a row-major shape, the count
- * and byte size checked for overflow, the row whole blocks. */
+ * and byte size checked for overflow, the row whole blocks. The product
+ * of the nonzero dims must fit too, so that no partial product overflows
+ * in whatever order it is taken (an empty tensor with huge dims). */
 static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, uint32_t n_dims, const uint64_t *ne) {
     size_t block_bytes;
     int block = sdx_dtype_block(e->t.dtype, &block_bytes);
-    uint64_t count = 1, row = n_dims ? ne[0] : 1;
+    uint64_t nonzero = 1, count, row = n_dims ? ne[0] : 1;
+    int empty = 0;
     for (uint32_t i = 0; i < n_dims; i++) {
-        if (ne[i] > (uint64_t)INT64_MAX || (ne[i] && count > (uint64_t)INT64_MAX / ne[i]))
+        if (ne[i] > (uint64_t)INT64_MAX || (ne[i] && nonzero > (uint64_t)INT64_MAX / ne[i]))
             return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': dimension %u (%llu) makes the element count overflow", g->path,
                              name, (unsigned)i, (unsigned long long)ne[i]);
-        count *= ne[i];
+        if (ne[i]) nonzero *= ne[i];
+        else empty = 1;
         e->t.shape[n_dims - 1 - i] = (int64_t)ne[i];
     }
+    count = empty ? 0 : nonzero;
     e->t.ndim = (int)n_dims;
     if (row % (uint64_t)block)
         return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': rows of %llu values are not whole %s blocks of %d", g->path, name,
