@@ -4,7 +4,7 @@
  * tensors that lie inside the image (or in an aligned copy) with whole
  * blocks per row, be findable by name, dequantize to f32, and load into a
  * weight slot (quantized ones as f16). */
-#include "fuzz.h"
+#include "fuzz_st.h"
 
 static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t *data, size_t size) {
     const sdx_tensor *t = sdx_st_get(st, i);
@@ -64,21 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_ASSERT((rc == SDX_OK) == (st != NULL), "result %d but handle %p", rc, (void *)st);
     if (st) {
         for (int i = 0; i < sdx_st_count(st); i++) fz_check_tensor(ctx, st, i, img, size);
-        for (int i = 0; i < sdx_st_meta_count(st); i++) {
-            const char *k = NULL, *v = NULL;
-            FZ_ASSERT(sdx_st_meta_at(st, i, &k, &v) == SDX_OK && k && v, "metadata %d", i);
-            fz_touch(k, strlen(k) + 1);
-            fz_touch(v, strlen(v) + 1);
-            FZ_ASSERT(sdx_st_meta(st, k) != NULL, "metadata key '%s' not found", k);
-        }
-        FZ_ASSERT(sdx_st_get(st, -1) == NULL && sdx_st_get(st, sdx_st_count(st)) == NULL, "index bounds");
-        {
-            int bad = -1;
-            rc = sdx_st_scan_nonfinite(ctx, st, &bad);
-            FZ_ASSERT((rc == SDX_OK && bad == 0) || (rc == SDX_ERR_NONFINITE && bad > 0 && bad <= sdx_st_count(st)),
-                      "scan returned %d with %d bad tensors", rc, bad);
-            if (rc != SDX_OK) fz_require_message(ctx, rc, "sdx_st_scan_nonfinite");
-        }
+        fz_check_table(ctx, st);
         sdx_st_close(st);
     }
     free(img);

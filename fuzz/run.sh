@@ -68,7 +68,7 @@ for t in $TARGETS; do
     # the inflate harness compares against zlib when it is installed
     if [ "$t" = inflate ] && echo '#include <zlib.h>' | $CLANG -E -x c - > /dev/null 2>&1; then extra="-DFZ_ZLIB -lz"; fi
     flags="$CFLAGS ${FUZZ_CFLAGS:-} $hflag $extra"
-    if [ ! -x "$exe" ] || [ "$header" -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ] ||
+    if [ ! -x "$exe" ] || [ "$header" -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ] || [ fuzz/fuzz_st.h -nt "$exe" ] ||
        [ "$flags" != "$(cat "$exe.flags" 2>/dev/null)" ]; then
         echo "== build $t"
         # shellcheck disable=SC2086
