@@ -127,6 +127,21 @@ typedef enum sdx_dtype {
     SDX_I32  = 4,
     SDX_I64  = 5,
     SDX_U8   = 6,    /* e.g. 8-bit pictures in reference files */
+    /* ggml's block-quantized weights (GGUF files): each row is a run of
+     * blocks of 32 values (Q*_0, Q*_1) or 256 (the K types), every block
+     * with its own scales, so a size is per block (sdx_dtype_block), not
+     * per element. The last dimension is a multiple of the block. Read
+     * with sdx_st_read_f32; the model loader dequantizes them. */
+    SDX_Q4_0 = 7,
+    SDX_Q4_1 = 8,
+    SDX_Q5_0 = 9,
+    SDX_Q5_1 = 10,
+    SDX_Q8_0 = 11,
+    SDX_Q2_K = 12,
+    SDX_Q3_K = 13,
+    SDX_Q4_K = 14,
+    SDX_Q5_K = 15,
+    SDX_Q6_K = 16,
     SDX_DTYPE_COUNT
 } sdx_dtype;
 
@@ -265,8 +280,13 @@ SDX_API const char *sdx_result_name(int result);
 SDX_API size_t      sdx_peak_rss(void);
 
 /* ---- dtypes and half floats ---------------------------------------- */
+/* Bytes per element; 0 for the block-quantized types and unknown values. */
 SDX_API size_t      sdx_dtype_size(sdx_dtype t);
-SDX_API const char *sdx_dtype_name(sdx_dtype t);   /* "F32", "F16", ... */
+/* Values per block: 1 for the element types, 32 or 256 for the
+ * block-quantized ones, 0 for unknown values; *block_bytes (may be NULL)
+ * receives the bytes of one block. */
+SDX_API int         sdx_dtype_block(sdx_dtype t, size_t *block_bytes);
+SDX_API const char *sdx_dtype_name(sdx_dtype t);   /* "F32", "F16", ..., "Q8_0", "Q4_K" */
 
 /* IEEE binary16 and bfloat16: round to nearest even, subnormals kept,
  * overflow -> Inf, NaN stays NaN (quiet). */
@@ -642,7 +662,14 @@ extern "C" {
  * into the mapping, so opening a multi-GB checkpoint costs address space,
  * not RAM. Tensor data is valid until sdx_st_close. The header is checked
  * strictly: bounded length, valid JSON, known dtypes, shape x dtype size ==
- * byte span, spans inside the data section, no overlaps, unique names. */
+ * byte span, spans inside the data section, no overlaps, unique names.
+ *
+ * A GGUF file (v2/v3, found by its "GGUF" magic) opens the same way: its
+ * tensors get row-major shapes (ggml's ne[] reversed) and dtypes that may
+ * be block-quantized (SDX_Q8_0, SDX_Q4_K, ...: see sdx_dtype_block); its
+ * key/value pairs are the metadata, as text (numbers printed, arrays as
+ * "[N TYPE values]"). Sizes, counts, offsets and string lengths are
+ * checked against the file, as are ggml's placement rules. */
 typedef struct sdx_st sdx_st;
 
 SDX_API int  sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
@@ -662,7 +689,8 @@ SDX_API int         sdx_st_meta_at(const sdx_st *st, int index, const char **key
 SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
 
 /* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
- * converted). Free with sdx_tensor_free. */
+ * converted, quantized blocks dequantized as ggml does). Free with
+ * sdx_tensor_free. */
 SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
 
 /* Writes tensors (each with a name) and optional metadata key/value pairs
@@ -1764,14 +1792,246 @@ SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
 
 /* ---- dtypes and half floats ----------------------------------------- */
 
+/* the block-quantized types' layouts and dequantizers */
+
+/* ---- src/core/quant.c ---- */
+/* ===================================================================== */
+/*  Block-quantized weights: ggml's layouts, dequantized to f32           */
+/* ===================================================================== */
+/* One function per type turns one block into its 32 or 256 f32 values
+ * with ggml's own arithmetic: the same integer unpacking, the scales
+ * widened from f16 exactly, and the same f32 products and differences in
+ * the same order, so the values are ggml's bit for bit (a compiler that
+ * contracts `d*q - m` into an FMA may move the last bit, as it may in
+ * ggml). Fields are read byte by byte: blocks are 2-byte aligned at best
+ * (34 bytes for Q8_0) and files are little-endian on every host.
+ *
+ * This is where keeping weights quantized will hook in: today the loader
+ * (sdx__wslot_write) calls these at load and stores f16; int8 kernels
+ * will read the blocks themselves. */
+
+static float sdx__q_half(const unsigned char *p) { return sdx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
+
+static uint32_t sdx__q_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Q4_0, 18 bytes: f16 d, 16 bytes of 4-bit q (low nibbles are values
+ * 0..15, high nibbles 16..31); x = (q - 8) * d. */
+static void sdx__deq_q4_0(const unsigned char *b, float *y) {
+    float d = sdx__q_half(b);
+    const unsigned char *qs = b + 2;
+    for (int j = 0; j < 16; j++) {
+        y[j] = (float)((qs[j] & 15) - 8) * d;
+        y[j + 16] = (float)((qs[j] >> 4) - 8) * d;
+    }
+}
+
+/* Q4_1, 20 bytes: f16 d, f16 m, 16 bytes of nibbles; x = q * d + m. */
+static void sdx__deq_q4_1(const unsigned char *b, float *y) {
+    float d = sdx__q_half(b), m = sdx__q_half(b + 2);
+    const unsigned char *qs = b + 4;
+    for (int j = 0; j < 16; j++) {
+        y[j] = (float)(qs[j] & 15) * d + m;
+        y[j + 16] = (float)(qs[j] >> 4) * d + m;
+    }
+}
+
+/* The fifth bits of Q5_0/Q5_1: bit j of the 32-bit qh belongs to value j. */
+static int sdx__q5_hi(uint32_t qh, int j) { return (int)((qh >> j) & 1u) << 4; }
+
+/* Q5_0, 22 bytes: f16 d, u32 qh (fifth bits), 16 bytes of nibbles;
+ * x = (q - 16) * d. */
+static void sdx__deq_q5_0(const unsigned char *b, float *y) {
+    float d = sdx__q_half(b);
+    uint32_t qh = sdx__q_u32(b + 2);
+    const unsigned char *qs = b + 6;
+    for (int j = 0; j < 16; j++) {
+        y[j] = (float)(((qs[j] & 15) | sdx__q5_hi(qh, j)) - 16) * d;
+        y[j + 16] = (float)(((qs[j] >> 4) | sdx__q5_hi(qh, j + 16)) - 16) * d;
+    }
+}
+
+/* Q5_1, 24 bytes: f16 d, f16 m, u32 qh, 16 bytes of nibbles; x = q * d + m. */
+static void sdx__deq_q5_1(const unsigned char *b, float *y) {
+    float d = sdx__q_half(b), m = sdx__q_half(b + 2);
+    uint32_t qh = sdx__q_u32(b + 4);
+    const unsigned char *qs = b + 8;
+    for (int j = 0; j < 16; j++) {
+        y[j] = (float)((qs[j] & 15) | sdx__q5_hi(qh, j)) * d + m;
+        y[j + 16] = (float)((qs[j] >> 4) | sdx__q5_hi(qh, j + 16)) * d + m;
+    }
+}
+
+/* Q8_0, 34 bytes: f16 d, 32 signed bytes; x = q * d. */
+static void sdx__deq_q8_0(const unsigned char *b, float *y) {
+    float d = sdx__q_half(b);
+    for (int j = 0; j < 32; j++) y[j] = (float)(signed char)b[2 + j] * d;
+}
+
+/* Q2_K, 84 bytes: 16 bytes of (4-bit scale | 4-bit min) for the 16
+ * groups of 16 values, 64 bytes of 2-bit q, f16 d, f16 dmin. Each half
+ * of 128 values takes 32 q bytes, four 2-bit planes of them; a plane's
+ * first 16 bytes are one group, the next 16 the next. x = d*sc * q -
+ * dmin*mn. */
+static void sdx__deq_q2_k(const unsigned char *b, float *y) {
+    const unsigned char *sc = b, *q = b + 16;
+    float d = sdx__q_half(b + 80), dmin = sdx__q_half(b + 82);
+    for (int half = 0; half < 2; half++, q += 32)
+        for (int shift = 0; shift < 8; shift += 2)
+            for (int g = 0; g < 2; g++) {
+                float dl = d * (float)(*sc & 15), ml = dmin * (float)(*sc >> 4);
+                sc++;
+                for (int l = 0; l < 16; l++) *y++ = dl * (float)((q[16 * g + l] >> shift) & 3) - ml;
+            }
+}
+
+/* The 6-bit scale of group k (0..15) of a Q3_K block: the low 4 bits
+ * are nibbles of bytes 0..7 (low nibbles for groups 0..7, high for
+ * 8..15), the high 2 bits are 2-bit fields of bytes 8..11. Stored with
+ * an offset of 32. */
+static int sdx__q3k_scale(const unsigned char *s, int k) {
+    int lo = k < 8 ? s[k] & 15 : s[k - 8] >> 4;
+    int hi = (s[8 + (k & 3)] >> (2 * (k >> 2))) & 3;
+    return (lo | hi << 4) - 32;
+}
+
+/* Q3_K, 110 bytes: 32 bytes hmask (third bits), 64 bytes of 2-bit q,
+ * 12 bytes of 6-bit scales, f16 d. Laid out like Q2_K's q; the third
+ * bit of value l of plane p (counting planes over both halves) is bit p
+ * of hmask[l], and a clear bit subtracts 4. x = d*(sc - 32) * q. */
+static void sdx__deq_q3_k(const unsigned char *b, float *y) {
+    const unsigned char *hm = b, *q = b + 32, *s = b + 96;
+    float d = sdx__q_half(b + 108);
+    int k = 0, plane = 0;
+    for (int half = 0; half < 2; half++, q += 32)
+        for (int shift = 0; shift < 8; shift += 2, plane++)
+            for (int g = 0; g < 2; g++) {
+                float dl = d * (float)sdx__q3k_scale(s, k++);
+                for (int l = 16 * g; l < 16 * g + 16; l++)
+                    *y++ = dl * (float)(((q[l] >> shift) & 3) - ((hm[l] >> plane) & 1 ? 0 : 4));
+            }
+}
+
+/* The 6-bit scale and min of group j (0..7) of a Q4_K/Q5_K block, packed
+ * in 12 bytes: groups 0..3 in the low 6 bits of bytes 0..3 (scales) and
+ * 4..7 (mins); groups 4..7 in the nibbles of bytes 8..11 with their top
+ * 2 bits in the top 2 bits of bytes 0..7. */
+static void sdx__qk_scale_min(const unsigned char *s, int j, int *sc, int *mn) {
+    if (j < 4) {
+        *sc = s[j] & 63;
+        *mn = s[j + 4] & 63;
+    } else {
+        *sc = (s[j + 4] & 15) | (s[j - 4] >> 6) << 4;
+        *mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+    }
+}
+
+/* The f32 scales and mins of groups j and j+1 of a Q4_K/Q5_K block
+ * (f16 d and dmin first, then the 12 packed bytes): d*sc and dmin*mn. */
+static void sdx__qk_pair(const unsigned char *b, int j, float *d1, float *m1, float *d2, float *m2) {
+    float d = sdx__q_half(b), dmin = sdx__q_half(b + 2);
+    int sc, mn;
+    sdx__qk_scale_min(b + 4, j, &sc, &mn);
+    *d1 = d * (float)sc;
+    *m1 = dmin * (float)mn;
+    sdx__qk_scale_min(b + 4, j + 1, &sc, &mn);
+    *d2 = d * (float)sc;
+    *m2 = dmin * (float)mn;
+}
+
+/* Q4_K, 144 bytes: f16 d, f16 dmin, 12 bytes of scales/mins, 128 bytes
+ * of nibbles. Each 64 values take 32 bytes: low nibbles are group 2i,
+ * high nibbles group 2i+1. x = d*sc * q - dmin*mn. */
+static void sdx__deq_q4_k(const unsigned char *b, float *y) {
+    const unsigned char *q = b + 16;
+    for (int j = 0; j < 8; j += 2, q += 32) {
+        float d1, m1, d2, m2;
+        sdx__qk_pair(b, j, &d1, &m1, &d2, &m2);
+        for (int l = 0; l < 32; l++) *y++ = d1 * (float)(q[l] & 15) - m1;
+        for (int l = 0; l < 32; l++) *y++ = d2 * (float)(q[l] >> 4) - m2;
+    }
+}
+
+/* Q5_K, 176 bytes: Q4_K's fields with 32 bytes of fifth bits (qh)
+ * before the nibbles; group g's fifth bit of value l is bit g of qh[l]. */
+static void sdx__deq_q5_k(const unsigned char *b, float *y) {
+    const unsigned char *qh = b + 16, *q = b + 48;
+    for (int j = 0; j < 8; j += 2, q += 32) {
+        float d1, m1, d2, m2;
+        sdx__qk_pair(b, j, &d1, &m1, &d2, &m2);
+        for (int l = 0; l < 32; l++) *y++ = d1 * (float)((q[l] & 15) + ((qh[l] >> j) & 1 ? 16 : 0)) - m1;
+        for (int l = 0; l < 32; l++) *y++ = d2 * (float)((q[l] >> 4) + ((qh[l] >> (j + 1)) & 1 ? 16 : 0)) - m2;
+    }
+}
+
+/* Q6_K, 210 bytes: 128 bytes of low nibbles (ql), 64 bytes of 2-bit
+ * high parts (qh), 16 signed 8-bit scales (one per 16 values), f16 d.
+ * Each half of 128 values takes 64 ql bytes and 32 qh bytes: value l of
+ * quarter p has its nibble in ql[l + 32*(p&1)] (low nibble for p < 2)
+ * and its high bits at bits 2p of qh[l]. x = d*sc * (q - 32). */
+static void sdx__deq_q6_k(const unsigned char *b, float *y) {
+    const unsigned char *ql = b, *qh = b + 128;
+    const signed char *sc = (const signed char *)(b + 192);
+    float d = sdx__q_half(b + 208);
+    for (int half = 0; half < 2; half++, ql += 64, qh += 32, sc += 8, y += 128)
+        for (int l = 0; l < 32; l++)
+            for (int p = 0; p < 4; p++) {
+                int lo = p < 2 ? ql[l + 32 * p] & 15 : ql[l + 32 * (p - 2)] >> 4;
+                int q = (lo | ((qh[l] >> (2 * p)) & 3) << 4) - 32;
+                y[l + 32 * p] = d * (float)sc[l / 16 + 2 * p] * (float)q;
+            }
+}
+
+/* ---- src/core/core.c (continued) ---- */
+
+/* One row per dtype: its name (safetensors' spelling for the element
+ * types), values per block (1: an element type), bytes per block, and
+ * for a block type the function that dequantizes one block. */
+typedef struct sdx__dtype_info {
+    const char *name;
+    int block;
+    size_t bytes;
+    void (*dequant)(const unsigned char *block, float *out);
+} sdx__dtype_info;
+
+static const sdx__dtype_info sdx__dtypes[SDX_DTYPE_COUNT] = {
+    { "F32", 1, 4, NULL },   { "F16", 1, 2, NULL },   { "BF16", 1, 2, NULL },  { "F64", 1, 8, NULL },
+    { "I32", 1, 4, NULL },   { "I64", 1, 8, NULL },   { "U8", 1, 1, NULL },
+    { "Q4_0", 32, 18, sdx__deq_q4_0 },   { "Q4_1", 32, 20, sdx__deq_q4_1 },
+    { "Q5_0", 32, 22, sdx__deq_q5_0 },   { "Q5_1", 32, 24, sdx__deq_q5_1 },
+    { "Q8_0", 32, 34, sdx__deq_q8_0 },
+    { "Q2_K", 256, 84, sdx__deq_q2_k },  { "Q3_K", 256, 110, sdx__deq_q3_k },
+    { "Q4_K", 256, 144, sdx__deq_q4_k }, { "Q5_K", 256, 176, sdx__deq_q5_k },
+    { "Q6_K", 256, 210, sdx__deq_q6_k },
+};
+
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
-    return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
+    return (unsigned)t < SDX_DTYPE_COUNT && sdx__dtypes[t].block == 1 ? sdx__dtypes[t].bytes : 0;
+}
+
+SDX_API int sdx_dtype_block(sdx_dtype t, size_t *block_bytes) {
+    int known = (unsigned)t < SDX_DTYPE_COUNT;
+    if (block_bytes) *block_bytes = known ? sdx__dtypes[t].bytes : 0;
+    return known ? sdx__dtypes[t].block : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
-    return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
+    return (unsigned)t < SDX_DTYPE_COUNT ? sdx__dtypes[t].name : "?";
+}
+
+static int sdx__dtype_is_block(sdx_dtype t) { return sdx_dtype_block(t, NULL) > 1; }
+
+/* Dequantizes n values of a block-quantized buffer starting at value
+ * `offset`; both are whole blocks (rows are, so any run of rows is). */
+static void sdx__dequant(const void *src, sdx_dtype t, int64_t offset, int64_t n, float *dst) {
+    const sdx__dtype_info *d;
+    const unsigned char *b;
+    if (!sdx__dtype_is_block(t)) { SDX_ASSERT(0); return; }
+    d = &sdx__dtypes[t];
+    b = (const unsigned char *)src + (size_t)(offset / d->block) * d->bytes;
+    SDX_ASSERT(offset % d->block == 0 && n % d->block == 0);
+    for (int64_t i = 0; i < n; i += d->block, b += d->bytes) d->dequant(b, dst + i);
 }
 
 static uint32_t sdx__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -2093,7 +2353,9 @@ SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t) {
 }
 
 SDX_API size_t sdx_tensor_nbytes(const sdx_tensor *t) {
-    return (size_t)sdx_tensor_numel(t) * sdx_dtype_size(t->dtype);
+    size_t bytes;
+    int block = sdx_dtype_block(t->dtype, &bytes);
+    return block ? (size_t)(sdx_tensor_numel(t) / block) * bytes : 0;
 }
 
 SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
@@ -2107,16 +2369,18 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
     return buf;
 }
 
-/* Checks a shape for negative dims and byte-size overflow. */
+/* Checks a shape for negative dims and byte-size overflow; a block type
+ * also needs its last dimension to be whole blocks. */
 static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, size_t *bytes) {
-    size_t n = sdx_dtype_size(dtype);
-    if (!n || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
+    size_t block_bytes, n = 1;
+    int block = sdx_dtype_block(dtype, &block_bytes);
+    if (!block || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
+    if (block > 1 && (ndim == 0 || shape[ndim - 1] % block)) return 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX) return 0;
         if (!sdx__mul_size(n, (size_t)shape[i], &n)) return 0;
     }
-    *bytes = n;
-    return 1;
+    return sdx__mul_size(n / (size_t)block, block_bytes, bytes);
 }
 
 SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
@@ -2172,7 +2436,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
     case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
-    default: SDX_ASSERT(0);
+    default: sdx__dequant(src, dtype, offset, n, dst);   /* whole blocks; kernels never see these */
     }
 }
 
@@ -7259,6 +7523,409 @@ static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *d
     return rc;
 }
 
+/* ---- src/core/gguf.c ---- */
+/* ===================================================================== */
+/*  GGUF files: ggml's checkpoint format, read into a tensor table        */
+/* ===================================================================== */
+/* Layout (version 2 or 3, little-endian):
+ *   "GGUF", u32 version, u64 n_tensors, u64 n_kv,
+ *   n_kv x (string key, u32 value type, value),
+ *   n_tensors x (string name, u32 n_dims, u64 ne[n_dims], u32 ggml type, u64 offset),
+ *   zero padding to the alignment, then the data section.
+ * A string is a u64 byte count and the bytes (no NUL). ne[0] is the
+ * innermost dimension (the row), so the row-major shape is ne reversed.
+ * The alignment is general.alignment (u32, a power of two) or 32. Each
+ * tensor's offset, relative to the data section, is where the one before
+ * it ended, padded to the alignment (ggml's own rule), and its bytes are
+ * inside the file. The last tensor's padding may be missing:
+ * stable-diffusion.cpp's writer stops after the last byte.
+ *
+ * Every count, length and offset is checked against the bytes left
+ * before anything is allocated or read; arrays grow as entries are
+ * actually parsed, so a huge count in a small file costs nothing. */
+
+#define SDX__GGUF_ALIGNMENT 32u     /* when general.alignment is absent */
+#define SDX__GGUF_MAX_DIMS 4        /* ggml's GGML_MAX_DIMS */
+
+typedef struct sdx__gguf_tensor {
+    sdx_tensor t;       /* t.name is set at the end (strings move while they grow) */
+    size_t name_at;     /* the name's offset in strings */
+    uint64_t offset;    /* in the data section */
+    size_t bytes;
+} sdx__gguf_tensor;
+
+typedef struct sdx__gguf {
+    sdx_ctx *ctx;
+    const char *path;
+    const unsigned char *base;
+    size_t size, pos;               /* the file image and the read cursor */
+    uint32_t version;
+    uint64_t alignment;
+    sdx__gguf_tensor *tensors;
+    int n, cap;
+    size_t *meta_at;                /* key, value offsets in strings, pairwise */
+    int n_meta, cap_meta;
+    const char **meta_kv;           /* the same as pointers, set at the end */
+    char *strings;                  /* names and metadata text, NUL-terminated */
+    size_t len, cap_strings;
+    const unsigned char *data;      /* the data section */
+    size_t data_size;
+} sdx__gguf;
+
+/* ggml's tensor types by id: the name and the sdx dtype, or -1 where sdx
+ * has none (named in the message). */
+typedef struct sdx__ggml_type { const char *name; int dtype; } sdx__ggml_type;
+
+static const sdx__ggml_type sdx__ggml_types[] = {
+    { "F32", SDX_F32 },   { "F16", SDX_F16 },   { "Q4_0", SDX_Q4_0 },  { "Q4_1", SDX_Q4_1 },
+    { "Q4_2 (removed from ggml)", -1 },         { "Q4_3 (removed from ggml)", -1 },
+    { "Q5_0", SDX_Q5_0 }, { "Q5_1", SDX_Q5_1 }, { "Q8_0", SDX_Q8_0 },  { "Q8_1", -1 },
+    { "Q2_K", SDX_Q2_K }, { "Q3_K", SDX_Q3_K }, { "Q4_K", SDX_Q4_K },  { "Q5_K", SDX_Q5_K },
+    { "Q6_K", SDX_Q6_K }, { "Q8_K", -1 },       { "IQ2_XXS", -1 },     { "IQ2_XS", -1 },
+    { "IQ3_XXS", -1 },    { "IQ1_S", -1 },      { "IQ4_NL", -1 },      { "IQ3_S", -1 },
+    { "IQ2_S", -1 },      { "IQ4_XS", -1 },     { "I8", -1 },          { "I16", -1 },
+    { "I32", SDX_I32 },   { "I64", SDX_I64 },   { "F64", SDX_F64 },    { "IQ1_M", -1 },
+    { "BF16", SDX_BF16 },
+};
+
+/* GGUF value types by id: the byte size of a scalar (0: string/array). */
+enum { SDX__GGUF_STRING = 8, SDX__GGUF_ARRAY = 9, SDX__GGUF_NTYPES = 13 };
+static const char *const sdx__gguf_type_names[SDX__GGUF_NTYPES] = {
+    "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array", "uint64", "int64", "float64"
+};
+static const unsigned char sdx__gguf_type_sizes[SDX__GGUF_NTYPES] = { 1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8 };
+
+static int sdx__gguf_is(const void *base, size_t size) { return size >= 4 && !memcmp(base, "GGUF", 4); }
+
+static uint64_t sdx__gguf_le(const unsigned char *p, int n) {
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t sdx__gguf_pad(uint64_t x, uint64_t align) { return x + (align - x % align) % align; }
+
+/* The cursor moves over n bytes that must be in the file. */
+static int sdx__gguf_take(sdx__gguf *g, uint64_t n, const char *what, const unsigned char **p) {
+    *p = NULL;
+    if (n > g->size - g->pos)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %s at byte %zu needs %llu bytes but the file ends at byte %zu (truncated?)",
+                         g->path, what, g->pos, (unsigned long long)n, g->size);
+    *p = g->base + g->pos;
+    g->pos += (size_t)n;
+    return SDX_OK;
+}
+
+static int sdx__gguf_uint(sdx__gguf *g, int bytes, const char *what, uint64_t *v) {
+    const unsigned char *p = NULL;
+    int rc = sdx__gguf_take(g, (uint64_t)bytes, what, &p);
+    if (rc == SDX_OK) *v = sdx__gguf_le(p, bytes);
+    return rc;
+}
+
+static int sdx__gguf_u32(sdx__gguf *g, const char *what, uint32_t *v) {
+    uint64_t x = 0;
+    int rc = sdx__gguf_uint(g, 4, what, &x);
+    *v = (uint32_t)x;
+    return rc;
+}
+
+static int sdx__gguf_string(sdx__gguf *g, const char *what, const unsigned char **s, size_t *len) {
+    uint64_t n = 0;
+    int rc = sdx__gguf_uint(g, 8, what, &n);
+    *s = NULL;
+    if (rc == SDX_OK && n > g->size - g->pos)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %s at byte %zu is %llu bytes long but only %zu bytes are left in the file",
+                         g->path, what, g->pos - 8, (unsigned long long)n, g->size - g->pos);
+    if (rc == SDX_OK) rc = sdx__gguf_take(g, n, what, s);
+    *len = (size_t)n;
+    return rc;
+}
+
+/* Appends n bytes and a NUL to strings; *at receives their offset. */
+static int sdx__gguf_keep(sdx__gguf *g, const void *s, size_t n, size_t *at) {
+    if (g->cap_strings - g->len < n + 1) {
+        size_t cap = g->cap_strings ? g->cap_strings : 4096;
+        char *p;
+        while (cap - g->len < n + 1) {
+            if (cap > SIZE_MAX / 2) return sdx__nomem(g->ctx, "GGUF strings", SIZE_MAX);
+            cap *= 2;
+        }
+        if (!(p = (char *)sdx__realloc(g->ctx, g->strings, cap))) return sdx__nomem(g->ctx, "GGUF strings", cap);
+        g->strings = p;
+        g->cap_strings = cap;
+    }
+    memcpy(g->strings + g->len, s, n);
+    g->strings[g->len + n] = 0;
+    *at = g->len;
+    g->len += n + 1;
+    return SDX_OK;
+}
+
+/* An array of `each`-byte entries with room for index n: *list grown
+ * by doubling when it has not. */
+static int sdx__gguf_grow(sdx__gguf *g, void *list, int n, int *cap, size_t each, const char *what, void **out) {
+    int want = *cap ? 2 * *cap : 64;
+    *out = list;
+    if (n < *cap) return SDX_OK;
+    if (*cap > INT32_MAX / 2) return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: more than %d %s", g->path, INT32_MAX / 2, what);
+    if (!(*out = sdx__realloc(g->ctx, list, each * (size_t)want))) {
+        *out = list;
+        return sdx__nomem(g->ctx, what, each * (size_t)want);
+    }
+    *cap = want;
+    return SDX_OK;
+}
+
+/* A scalar value as text (what sdx_st_meta returns for it). */
+static void sdx__gguf_scalar_text(uint32_t type, uint64_t v, char *buf, size_t size) {
+    int bits = 8 * sdx__gguf_type_sizes[type];
+    int64_t sv = bits < 64 && (v >> (bits - 1)) & 1 ? (int64_t)(v | ~((UINT64_C(1) << bits) - 1)) : (int64_t)v;
+    switch (type) {
+    case 1: case 3: case 5: case 11: snprintf(buf, size, "%lld", (long long)sv); break;
+    case 6: { uint32_t u = (uint32_t)v; float f; memcpy(&f, &u, 4); snprintf(buf, size, "%.9g", (double)f); break; }
+    case 12: { double d; memcpy(&d, &v, 8); snprintf(buf, size, "%.17g", d); break; }
+    case 7: snprintf(buf, size, "%s", v ? "true" : "false"); break;
+    default: snprintf(buf, size, "%llu", (unsigned long long)v); break;
+    }
+}
+
+/* An array value: checked and stepped over; its text says what it holds. */
+static int sdx__gguf_array(sdx__gguf *g, const char *key, char *text, size_t size) {
+    uint32_t type;
+    uint64_t n = 0;
+    int rc;
+    const unsigned char *p = NULL;
+    if ((rc = sdx__gguf_u32(g, "an array's element type", &type)) != SDX_OK) return rc;
+    if ((rc = sdx__gguf_uint(g, 8, "an array's length", &n)) != SDX_OK) return rc;
+    if (type >= SDX__GGUF_NTYPES || type == SDX__GGUF_ARRAY)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: key '%s': array element type %u is not a GGUF scalar or string type", g->path,
+                         key, (unsigned)type);
+    snprintf(text, size, "[%llu %s values]", (unsigned long long)n, sdx__gguf_type_names[type]);
+    if (type != SDX__GGUF_STRING) {
+        uint64_t each = sdx__gguf_type_sizes[type];
+        if (n > (g->size - g->pos) / each)
+            return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: key '%s': an array of %llu %s values runs past the end of the file", g->path,
+                             key, (unsigned long long)n, sdx__gguf_type_names[type]);
+        return sdx__gguf_take(g, n * each, "an array", &p);
+    }
+    if (n > (g->size - g->pos) / 8)     /* each string takes 8 bytes at least */
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: key '%s': an array of %llu strings runs past the end of the file", g->path, key,
+                         (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len;
+        if ((rc = sdx__gguf_string(g, "a string in an array", &p, &len)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* general.alignment: a u32 power of two, at most once. */
+static int sdx__gguf_alignment(sdx__gguf *g, uint32_t type, uint64_t v, int *seen) {
+    if (*seen) return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: general.alignment appears twice", g->path);
+    *seen = 1;
+    if (type != 4)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: general.alignment has type %s (expected uint32)", g->path,
+                         type < SDX__GGUF_NTYPES ? sdx__gguf_type_names[type] : "?");
+    if (v == 0 || (v & (v - 1)))
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: general.alignment %llu is not a power of two", g->path, (unsigned long long)v);
+    g->alignment = v;
+    return SDX_OK;
+}
+
+/* One key/value pair, kept as text: strings as they are (to their first
+ * NUL), scalars printed, arrays summarised. */
+static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
+    const unsigned char *key = NULL, *s = NULL;
+    size_t key_len, len, at;
+    uint32_t type;
+    uint64_t v = 0;
+    char name[96], text[96];
+    void *list;
+    int rc;
+    if ((rc = sdx__gguf_string(g, "a metadata key", &key, &key_len)) != SDX_OK) return rc;
+    snprintf(name, sizeof name, "%.*s", (int)SDX__MIN(key_len, (size_t)64), (const char *)key);
+    if ((rc = sdx__gguf_u32(g, "a metadata value type", &type)) != SDX_OK) return rc;
+    if (type >= SDX__GGUF_NTYPES)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: key %d ('%s') has value type %u (GGUF knows 0..12)", g->path, index, name,
+                         (unsigned)type);
+    rc = sdx__gguf_grow(g, g->meta_at, 2 * g->n_meta + 1, &g->cap_meta, sizeof *g->meta_at, "GGUF metadata", &list);
+    g->meta_at = (size_t *)list;
+    if (rc != SDX_OK) return rc;
+    if ((rc = sdx__gguf_keep(g, key, key_len, &g->meta_at[2 * g->n_meta])) != SDX_OK) return rc;
+    if (type == SDX__GGUF_STRING) {
+        if ((rc = sdx__gguf_string(g, "a metadata string", &s, &len)) != SDX_OK) return rc;
+        if ((rc = sdx__gguf_keep(g, s, len, &at)) != SDX_OK) return rc;
+    } else {
+        if (type == SDX__GGUF_ARRAY) rc = sdx__gguf_array(g, name, text, sizeof text);
+        else if ((rc = sdx__gguf_uint(g, sdx__gguf_type_sizes[type], "a metadata value", &v)) == SDX_OK)
+            sdx__gguf_scalar_text(type, v, text, sizeof text);
+        if (rc != SDX_OK) return rc;
+        if (key_len == 17 && !memcmp(key, "general.alignment", 17) && (rc = sdx__gguf_alignment(g, type, v, alignment_seen)) != SDX_OK)
+            return rc;
+        if ((rc = sdx__gguf_keep(g, text, strlen(text), &at)) != SDX_OK) return rc;
+    }
+    g->meta_at[2 * g->n_meta + 1] = at;
+    g->n_meta++;
+    return SDX_OK;
+}
+
+/* The dims of a tensor: ne[] reversed into a row-major shape, the count
+ * and byte size checked for overflow, the row whole blocks. The product
+ * of the nonzero dims must fit too, so that no partial product overflows
+ * in whatever order it is taken (an empty tensor with huge dims). */
+static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, uint32_t n_dims, const uint64_t *ne) {
+    size_t block_bytes;
+    int block = sdx_dtype_block(e->t.dtype, &block_bytes);
+    uint64_t nonzero = 1, count, row = n_dims ? ne[0] : 1;
+    int empty = 0;
+    for (uint32_t i = 0; i < n_dims; i++) {
+        if (ne[i] > (uint64_t)INT64_MAX || (ne[i] && nonzero > (uint64_t)INT64_MAX / ne[i]))
+            return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': dimension %u (%llu) makes the element count overflow", g->path,
+                             name, (unsigned)i, (unsigned long long)ne[i]);
+        if (ne[i]) nonzero *= ne[i];
+        else empty = 1;
+        e->t.shape[n_dims - 1 - i] = (int64_t)ne[i];
+    }
+    count = empty ? 0 : nonzero;
+    e->t.ndim = (int)n_dims;
+    if (row % (uint64_t)block)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': rows of %llu values are not whole %s blocks of %d", g->path, name,
+                         (unsigned long long)row, sdx_dtype_name(e->t.dtype), block);
+    if (count / (uint64_t)block > (uint64_t)SIZE_MAX / block_bytes)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %llu values of %s overflow a byte size", g->path, name,
+                         (unsigned long long)count, sdx_dtype_name(e->t.dtype));
+    e->bytes = (size_t)(count / (uint64_t)block) * block_bytes;
+    return SDX_OK;
+}
+
+/* One tensor info: name, dims, type, offset. */
+static int sdx__gguf_tensor_info(sdx__gguf *g, int index) {
+    const unsigned char *s = NULL;
+    size_t len;
+    uint32_t n_dims, type;
+    uint64_t ne[SDX__GGUF_MAX_DIMS];
+    char name[96];
+    sdx__gguf_tensor *e;
+    void *list;
+    int rc = sdx__gguf_grow(g, g->tensors, g->n, &g->cap, sizeof *g->tensors, "GGUF tensors", &list);
+    g->tensors = (sdx__gguf_tensor *)list;
+    if (rc != SDX_OK) return rc;
+    e = &g->tensors[g->n];
+    memset(e, 0, sizeof *e);
+    if ((rc = sdx__gguf_string(g, "a tensor name", &s, &len)) != SDX_OK) return rc;
+    if (len == 0 || memchr(s, 0, len))
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor %d's name is empty or contains a NUL byte", g->path, index);
+    snprintf(name, sizeof name, "%.*s", (int)SDX__MIN(len, (size_t)80), (const char *)s);
+    if ((rc = sdx__gguf_keep(g, s, len, &e->name_at)) != SDX_OK) return rc;
+    if ((rc = sdx__gguf_u32(g, "a tensor's dimension count", &n_dims)) != SDX_OK) return rc;
+    if (n_dims > SDX__GGUF_MAX_DIMS)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' has %u dimensions (GGUF allows at most %d)", g->path, name,
+                         (unsigned)n_dims, SDX__GGUF_MAX_DIMS);
+    for (uint32_t i = 0; i < n_dims; i++)
+        if ((rc = sdx__gguf_uint(g, 8, "a tensor dimension", &ne[i])) != SDX_OK) return rc;
+    if ((rc = sdx__gguf_u32(g, "a tensor type", &type)) != SDX_OK) return rc;
+    if (type >= SDX__ARRAY_LEN(sdx__ggml_types))
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' has ggml type %u, which this reader does not know", g->path, name,
+                         (unsigned)type);
+    if (sdx__ggml_types[type].dtype < 0)
+        return sdx__fail(g->ctx, SDX_ERR_UNSUPPORTED, "%s: tensor '%s' has ggml type %s, which sdx does not read (it reads F32, F16, BF16, "
+                         "F64, I32, I64, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q2_K..Q6_K)", g->path, name, sdx__ggml_types[type].name);
+    e->t.dtype = (sdx_dtype)sdx__ggml_types[type].dtype;
+    if ((rc = sdx__gguf_shape(g, e, name, n_dims, ne)) != SDX_OK) return rc;
+    if ((rc = sdx__gguf_uint(g, 8, "a tensor offset", &e->offset)) != SDX_OK) return rc;
+    g->n++;
+    return SDX_OK;
+}
+
+/* Places the data section and every tensor in it (see the layout above). */
+static int sdx__gguf_place(sdx__gguf *g) {
+    uint64_t start = sdx__gguf_pad(g->pos, g->alignment), expect = 0;
+    if (start > g->size) {
+        if (g->n) return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: the file ends at byte %zu, before its data section (byte %llu)", g->path,
+                                   g->size, (unsigned long long)start);
+        start = g->size;
+    }
+    g->data = g->base + start;
+    g->data_size = g->size - (size_t)start;
+    for (int i = 0; i < g->n; i++) {
+        sdx__gguf_tensor *e = &g->tensors[i];
+        const char *name = g->strings + e->name_at;
+        if (e->offset != expect)
+            return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s' has data offset %llu, expected %llu (tensors follow one another, "
+                             "each padded to %llu bytes)", g->path, name, (unsigned long long)e->offset, (unsigned long long)expect,
+                             (unsigned long long)g->alignment);
+        if (e->bytes > g->data_size || e->offset > g->data_size - e->bytes)
+            return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': %zu bytes at data offset %llu run past the end of the file "
+                             "(the data section has %zu bytes; truncated?)", g->path, name, e->bytes, (unsigned long long)e->offset,
+                             g->data_size);
+        e->t.data = (void *)(g->data + e->offset);
+        expect = sdx__gguf_pad(e->offset + e->bytes, g->alignment);
+    }
+    return SDX_OK;
+}
+
+/* Names and metadata as pointers, once strings no longer moves. */
+static int sdx__gguf_finish(sdx__gguf *g) {
+    for (int i = 0; i < g->n; i++) g->tensors[i].t.name = g->strings + g->tensors[i].name_at;
+    g->meta_kv = (const char **)sdx__calloc(g->ctx, (size_t)(2 * g->n_meta + 1), sizeof *g->meta_kv);
+    if (!g->meta_kv) return sdx__nomem(g->ctx, "GGUF metadata", sizeof *g->meta_kv * (size_t)(2 * g->n_meta + 1));
+    for (int i = 0; i < 2 * g->n_meta; i++) g->meta_kv[i] = g->strings + g->meta_at[i];
+    return SDX_OK;
+}
+
+static int sdx__gguf_header(sdx__gguf *g, uint64_t *n_tensors, uint64_t *n_kv) {
+    const unsigned char *p = NULL;
+    uint64_t left;
+    int rc;
+    if (!sdx__gguf_is(g->base, g->size)) return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: not a GGUF file (no 'GGUF' magic)", g->path);
+    if (g->size < 24)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a GGUF header (24 bytes)", g->path, g->size);
+    if ((rc = sdx__gguf_take(g, 4, "the magic", &p)) != SDX_OK || (rc = sdx__gguf_u32(g, "the version", &g->version)) != SDX_OK)
+        return rc;
+    if (g->version && (g->version & 0xffffu) == 0)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: GGUF version field 0x%08x looks big-endian; sdx reads little-endian GGUF",
+                         g->path, (unsigned)g->version);
+    if (g->version < 2 || g->version > 3)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: GGUF version %u (sdx reads versions 2 and 3)", g->path, (unsigned)g->version);
+    if ((rc = sdx__gguf_uint(g, 8, "the tensor count", n_tensors)) != SDX_OK) return rc;
+    if ((rc = sdx__gguf_uint(g, 8, "the key/value count", n_kv)) != SDX_OK) return rc;
+    /* the least each entry takes: a key (8) + type (4) + 1 byte; a name
+     * (8) + n_dims (4) + type (4) + offset (8) */
+    left = g->size - g->pos;
+    if (*n_kv > left / 13 || *n_tensors > left / 24 || *n_kv * 13 > left - *n_tensors * 24)
+        return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %llu tensors and %llu key/value pairs cannot fit in the %llu bytes after the header",
+                         g->path, (unsigned long long)*n_tensors, (unsigned long long)*n_kv, (unsigned long long)left);
+    return SDX_OK;
+}
+
+static void sdx__gguf_free(sdx__gguf *g) {
+    sdx__free(g->ctx, g->tensors);
+    sdx__free(g->ctx, g->meta_at);
+    sdx__free(g->ctx, (void *)g->meta_kv);
+    sdx__free(g->ctx, g->strings);
+    memset(g, 0, sizeof *g);
+}
+
+/* Parses the file image base[0, size) into g (tensors point into it);
+ * on failure g holds nothing. `path` names the file in messages. */
+static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const char *path, sdx__gguf *g) {
+    uint64_t n_tensors = 0, n_kv = 0;
+    int rc, alignment_seen = 0;
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+    g->path = path;
+    g->base = (const unsigned char *)base;
+    g->size = size;
+    g->alignment = SDX__GGUF_ALIGNMENT;
+    rc = sdx__gguf_header(g, &n_tensors, &n_kv);
+    for (uint64_t i = 0; rc == SDX_OK && i < n_kv; i++) rc = sdx__gguf_kv(g, (int)i, &alignment_seen);
+    for (uint64_t i = 0; rc == SDX_OK && i < n_tensors; i++) rc = sdx__gguf_tensor_info(g, (int)i);
+    if (rc == SDX_OK) rc = sdx__gguf_place(g);
+    if (rc == SDX_OK) rc = sdx__gguf_finish(g);
+    if (rc != SDX_OK) sdx__gguf_free(g);
+    return rc;
+}
+
 /* ---- src/core/safetensors.c ---- */
 
 /* ===================================================================== */
@@ -7270,7 +7937,8 @@ static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *d
  * The rules enforced here are the reference implementation's: the header
  * fits the file, dtypes are known, each byte span is exactly shape x
  * dtype size, spans tile the data section with no overlap, gap or
- * trailing bytes, and names are unique. */
+ * trailing bytes, and names are unique. A GGUF file (core/gguf.c) fills
+ * the same table, so every model part loads from either. */
 
 #define SDX__ST_MAX_HEADER ((uint64_t)100 << 20)   /* 100 MB, as the reference */
 
@@ -7288,6 +7956,7 @@ struct sdx_st {
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
+    char *strings;               /* the same for a GGUF file */
     sdx__st_entry *entries;
     int n;
     int *table;                  /* open-addressing name -> index (+1) */
@@ -7298,9 +7967,10 @@ struct sdx_st {
     int n_copies;
 };
 
+/* The element types only: safetensors has no block-quantized dtypes. */
 static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
     for (int i = 0; i < SDX_DTYPE_COUNT; i++)
-        if (!strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
+        if (sdx_dtype_size((sdx_dtype)i) && !strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
     return 0;
 }
 
@@ -7418,13 +8088,13 @@ static int sdx__st_build_table(sdx_st *st) {
 
 /* Tensors whose data is not aligned for their dtype get an aligned copy
  * (the format does not promise alignment; kernels load elements
- * directly). */
+ * directly). Quantized blocks are read byte by byte and need none. */
 static int sdx__st_align(sdx_st *st) {
     for (int i = 0; i < st->n; i++) {
         sdx_tensor *t = &st->entries[i].t;
         size_t a = sdx_dtype_size(t->dtype), bytes = sdx_tensor_nbytes(t);
         void *copy, **list;
-        if (((uintptr_t)t->data & (a - 1)) == 0) continue;
+        if (a <= 1 || ((uintptr_t)t->data & (a - 1)) == 0) continue;
         copy = sdx__malloc(st->ctx, bytes);
         list = (void **)sdx__realloc(st->ctx, st->copies, sizeof(void *) * (size_t)(st->n_copies + 1));
         if (!copy || !list) {
@@ -7445,15 +8115,42 @@ static int sdx__st_is_metadata(const sdx__json *v) {
     return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
 }
 
+/* A GGUF file into the table: its tensors, in file order, and its
+ * key/value pairs as metadata text. */
+static int sdx__st_parse_gguf(sdx_st *st) {
+    sdx__gguf g;
+    int rc = sdx__gguf_parse(st->ctx, st->base, st->size, st->path, &g);
+    if (rc != SDX_OK) return rc;
+    st->strings = g.strings;
+    st->meta_kv = g.meta_kv;
+    st->n_meta = g.n_meta;
+    st->data = g.data;
+    st->data_size = g.data_size;
+    g.strings = NULL;
+    g.meta_kv = NULL;
+    st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(g.n ? g.n : 1), sizeof *st->entries);
+    if (!st->entries) rc = sdx__nomem(st->ctx, "GGUF entries", sizeof *st->entries * (size_t)g.n);
+    for (int i = 0; rc == SDX_OK && i < g.n; i++) {
+        st->entries[i].t = g.tensors[i].t;
+        st->entries[i].begin = g.tensors[i].offset;
+        st->entries[i].end = g.tensors[i].offset + g.tensors[i].bytes;
+    }
+    if (rc == SDX_OK) st->n = g.n;
+    sdx__gguf_free(&g);
+    if (rc == SDX_OK) rc = sdx__st_build_table(st);
+    return rc == SDX_OK ? sdx__st_align(st) : rc;
+}
+
 static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
     int rc, n = 0;
+    if (sdx__gguf_is(st->base, st->size)) return sdx__st_parse_gguf(st);
     if (st->size < 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | st->base[i];
     if (hlen > SDX__ST_MAX_HEADER)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit", st->path,
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit (not a safetensors or GGUF file?)", st->path,
                          (unsigned long long)hlen, (unsigned long long)SDX__ST_MAX_HEADER);
     if (hlen > st->size - 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
@@ -7503,6 +8200,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
+    sdx__free(ctx, st->strings);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
     sdx__free(ctx, (void *)st->meta_kv);
@@ -7666,6 +8364,11 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
             sdx__free(ctx, h.p);
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
         }
+        if (!sdx_dtype_size(t->dtype)) {
+            sdx__free(ctx, h.p);
+            return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, a block-quantized type safetensors cannot hold", path,
+                             t->name, sdx_dtype_name(t->dtype));
+        }
         if (n_meta > 0 || i) sdx__buf_str(&h, ",");
         sdx__buf_json_string(&h, t->name);
         sdx__buf_fmt(&h, ":{\"dtype\":\"%s\",\"shape\":[", sdx_dtype_name(t->dtype));
@@ -7702,7 +8405,8 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
     for (int i = 0; i < st->n; i++) {
         const sdx_tensor *t = &st->entries[i].t;
         sdx__stats s;
-        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64) continue;
+        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64 && !sdx__dtype_is_block(t->dtype))
+            continue;
         if (t->dtype == SDX_F64) {
             int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
             for (int64_t j = 0; j < n; j++) {
@@ -7961,6 +8665,11 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    /* The kernels take f32/f16/bf16 weights, so a quantized one is
+     * dequantized here into f16 (sdx__wslot_write). Keeping it quantized
+     * in memory, for int8 kernels, hooks in here: the slot would keep the
+     * file's dtype and view its blocks. */
+    else if (sdx__dtype_is_block(t->dtype)) sl->t.dtype = SDX_F16;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
@@ -7984,8 +8693,8 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, c
         w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
         return NULL;
     }
-    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
-        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && !sdx__dtype_is_block(t->dtype)) {
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16, BF16 or block-quantized",
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }

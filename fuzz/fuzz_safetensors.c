@@ -1,7 +1,7 @@
 /* Fuzzes the safetensors reader: the input is a whole file image. Every
  * accepted file must describe tensors that lie inside the image (or in an
  * aligned copy), be findable by name, and convert to f32. */
-#include "fuzz.h"
+#include "fuzz_st.h"
 
 static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t *data, size_t size) {
     const sdx_tensor *t = sdx_st_get(st, i);
@@ -56,22 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_ASSERT((rc == SDX_OK) == (st != NULL), "result %d but handle %p", rc, (void *)st);
     if (st) {
         for (int i = 0; i < sdx_st_count(st); i++) fz_check_tensor(ctx, st, i, data, size);
-        for (int i = 0; i < sdx_st_meta_count(st); i++) {
-            const char *k = NULL, *v = NULL;
-            FZ_ASSERT(sdx_st_meta_at(st, i, &k, &v) == SDX_OK && k && v, "metadata %d", i);
-            fz_touch(k, strlen(k) + 1);
-            fz_touch(v, strlen(v) + 1);
-            FZ_ASSERT(sdx_st_meta(st, k) != NULL, "metadata key '%s' not found", k);
-        }
-        FZ_ASSERT(sdx_st_get(st, -1) == NULL && sdx_st_get(st, sdx_st_count(st)) == NULL, "index bounds");
-        FZ_ASSERT(sdx_st_find(st, "") == NULL, "empty name found");
-        {
-            int bad = -1;
-            rc = sdx_st_scan_nonfinite(ctx, st, &bad);
-            FZ_ASSERT((rc == SDX_OK && bad == 0) || (rc == SDX_ERR_NONFINITE && bad > 0 && bad <= sdx_st_count(st)),
-                      "scan returned %d with %d bad tensors", rc, bad);
-            if (rc != SDX_OK) fz_require_message(ctx, rc, "sdx_st_scan_nonfinite");
-        }
+        fz_check_table(ctx, st);
         sdx_st_close(st);
     }
     sdx_destroy(ctx);

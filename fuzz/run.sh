@@ -31,7 +31,7 @@ CFLAGS="-std=c11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fsanitize
 # and its input size limit.
 parts() {
     case $1 in
-    safetensors|json) echo "cpu/backend.c core/safetensors.c" ;;
+    safetensors|json|gguf) echo "cpu/backend.c core/safetensors.c" ;;
     inflate) echo "cpu/backend.c core/inflate.c" ;;
     tokenizer|prompt|vocab) echo "cpu/backend.c text/prompt.c" ;;
     *) echo "" ;;
@@ -39,7 +39,7 @@ parts() {
 }
 max_len() {
     case $1 in
-    safetensors|inflate|vocab) echo 65536 ;;
+    safetensors|gguf|inflate|vocab) echo 65536 ;;
     json) echo 16384 ;;
     *) echo 4096 ;;
     esac
@@ -68,7 +68,7 @@ for t in $TARGETS; do
     # the inflate harness compares against zlib when it is installed
     if [ "$t" = inflate ] && echo '#include <zlib.h>' | $CLANG -E -x c - > /dev/null 2>&1; then extra="-DFZ_ZLIB -lz"; fi
     flags="$CFLAGS ${FUZZ_CFLAGS:-} $hflag $extra"
-    if [ ! -x "$exe" ] || [ "$header" -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ] ||
+    if [ ! -x "$exe" ] || [ "$header" -nt "$exe" ] || [ "$src" -nt "$exe" ] || [ fuzz/fuzz.h -nt "$exe" ] || [ fuzz/fuzz_st.h -nt "$exe" ] ||
        [ "$flags" != "$(cat "$exe.flags" 2>/dev/null)" ]; then
         echo "== build $t"
         # shellcheck disable=SC2086

@@ -45,6 +45,21 @@ typedef enum sdx_dtype {
     SDX_I32  = 4,
     SDX_I64  = 5,
     SDX_U8   = 6,    /* e.g. 8-bit pictures in reference files */
+    /* ggml's block-quantized weights (GGUF files): each row is a run of
+     * blocks of 32 values (Q*_0, Q*_1) or 256 (the K types), every block
+     * with its own scales, so a size is per block (sdx_dtype_block), not
+     * per element. The last dimension is a multiple of the block. Read
+     * with sdx_st_read_f32; the model loader dequantizes them. */
+    SDX_Q4_0 = 7,
+    SDX_Q4_1 = 8,
+    SDX_Q5_0 = 9,
+    SDX_Q5_1 = 10,
+    SDX_Q8_0 = 11,
+    SDX_Q2_K = 12,
+    SDX_Q3_K = 13,
+    SDX_Q4_K = 14,
+    SDX_Q5_K = 15,
+    SDX_Q6_K = 16,
     SDX_DTYPE_COUNT
 } sdx_dtype;
 
@@ -183,8 +198,13 @@ SDX_API const char *sdx_result_name(int result);
 SDX_API size_t      sdx_peak_rss(void);
 
 /* ---- dtypes and half floats ---------------------------------------- */
+/* Bytes per element; 0 for the block-quantized types and unknown values. */
 SDX_API size_t      sdx_dtype_size(sdx_dtype t);
-SDX_API const char *sdx_dtype_name(sdx_dtype t);   /* "F32", "F16", ... */
+/* Values per block: 1 for the element types, 32 or 256 for the
+ * block-quantized ones, 0 for unknown values; *block_bytes (may be NULL)
+ * receives the bytes of one block. */
+SDX_API int         sdx_dtype_block(sdx_dtype t, size_t *block_bytes);
+SDX_API const char *sdx_dtype_name(sdx_dtype t);   /* "F32", "F16", ..., "Q8_0", "Q4_K" */
 
 /* IEEE binary16 and bfloat16: round to nearest even, subnormals kept,
  * overflow -> Inf, NaN stays NaN (quiet). */

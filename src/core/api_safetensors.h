@@ -12,7 +12,14 @@ extern "C" {
  * into the mapping, so opening a multi-GB checkpoint costs address space,
  * not RAM. Tensor data is valid until sdx_st_close. The header is checked
  * strictly: bounded length, valid JSON, known dtypes, shape x dtype size ==
- * byte span, spans inside the data section, no overlaps, unique names. */
+ * byte span, spans inside the data section, no overlaps, unique names.
+ *
+ * A GGUF file (v2/v3, found by its "GGUF" magic) opens the same way: its
+ * tensors get row-major shapes (ggml's ne[] reversed) and dtypes that may
+ * be block-quantized (SDX_Q8_0, SDX_Q4_K, ...: see sdx_dtype_block); its
+ * key/value pairs are the metadata, as text (numbers printed, arrays as
+ * "[N TYPE values]"). Sizes, counts, offsets and string lengths are
+ * checked against the file, as are ggml's placement rules. */
 typedef struct sdx_st sdx_st;
 
 SDX_API int  sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
@@ -32,7 +39,8 @@ SDX_API int         sdx_st_meta_at(const sdx_st *st, int index, const char **key
 SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
 
 /* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
- * converted). Free with sdx_tensor_free. */
+ * converted, quantized blocks dequantized as ggml does). Free with
+ * sdx_tensor_free. */
 SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
 
 /* Writes tensors (each with a name) and optional metadata key/value pairs

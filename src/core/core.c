@@ -207,14 +207,56 @@ SDX_API const char *sdx_result_name(int result) {
 
 /* ---- dtypes and half floats ----------------------------------------- */
 
+/* the block-quantized types' layouts and dequantizers */
+#include "quant.c"
+
+/* One row per dtype: its name (safetensors' spelling for the element
+ * types), values per block (1: an element type), bytes per block, and
+ * for a block type the function that dequantizes one block. */
+typedef struct sdx__dtype_info {
+    const char *name;
+    int block;
+    size_t bytes;
+    void (*dequant)(const unsigned char *block, float *out);
+} sdx__dtype_info;
+
+static const sdx__dtype_info sdx__dtypes[SDX_DTYPE_COUNT] = {
+    { "F32", 1, 4, NULL },   { "F16", 1, 2, NULL },   { "BF16", 1, 2, NULL },  { "F64", 1, 8, NULL },
+    { "I32", 1, 4, NULL },   { "I64", 1, 8, NULL },   { "U8", 1, 1, NULL },
+    { "Q4_0", 32, 18, sdx__deq_q4_0 },   { "Q4_1", 32, 20, sdx__deq_q4_1 },
+    { "Q5_0", 32, 22, sdx__deq_q5_0 },   { "Q5_1", 32, 24, sdx__deq_q5_1 },
+    { "Q8_0", 32, 34, sdx__deq_q8_0 },
+    { "Q2_K", 256, 84, sdx__deq_q2_k },  { "Q3_K", 256, 110, sdx__deq_q3_k },
+    { "Q4_K", 256, 144, sdx__deq_q4_k }, { "Q5_K", 256, 176, sdx__deq_q5_k },
+    { "Q6_K", 256, 210, sdx__deq_q6_k },
+};
+
 SDX_API size_t sdx_dtype_size(sdx_dtype t) {
-    static const size_t sizes[SDX_DTYPE_COUNT] = { 4, 2, 2, 8, 4, 8, 1 };
-    return (unsigned)t < SDX_DTYPE_COUNT ? sizes[t] : 0;
+    return (unsigned)t < SDX_DTYPE_COUNT && sdx__dtypes[t].block == 1 ? sdx__dtypes[t].bytes : 0;
+}
+
+SDX_API int sdx_dtype_block(sdx_dtype t, size_t *block_bytes) {
+    int known = (unsigned)t < SDX_DTYPE_COUNT;
+    if (block_bytes) *block_bytes = known ? sdx__dtypes[t].bytes : 0;
+    return known ? sdx__dtypes[t].block : 0;
 }
 
 SDX_API const char *sdx_dtype_name(sdx_dtype t) {
-    static const char *names[SDX_DTYPE_COUNT] = { "F32", "F16", "BF16", "F64", "I32", "I64", "U8" };
-    return (unsigned)t < SDX_DTYPE_COUNT ? names[t] : "?";
+    return (unsigned)t < SDX_DTYPE_COUNT ? sdx__dtypes[t].name : "?";
+}
+
+static int sdx__dtype_is_block(sdx_dtype t) { return sdx_dtype_block(t, NULL) > 1; }
+
+/* Dequantizes n values of a block-quantized buffer starting at value
+ * `offset`; both are whole blocks (rows are, so any run of rows is). */
+static void sdx__dequant(const void *src, sdx_dtype t, int64_t offset, int64_t n, float *dst) {
+    const sdx__dtype_info *d;
+    const unsigned char *b;
+    if (!sdx__dtype_is_block(t)) { SDX_ASSERT(0); return; }
+    d = &sdx__dtypes[t];
+    b = (const unsigned char *)src + (size_t)(offset / d->block) * d->bytes;
+    SDX_ASSERT(offset % d->block == 0 && n % d->block == 0);
+    for (int64_t i = 0; i < n; i += d->block, b += d->bytes) d->dequant(b, dst + i);
 }
 
 static uint32_t sdx__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -317,7 +359,9 @@ SDX_API int64_t sdx_tensor_numel(const sdx_tensor *t) {
 }
 
 SDX_API size_t sdx_tensor_nbytes(const sdx_tensor *t) {
-    return (size_t)sdx_tensor_numel(t) * sdx_dtype_size(t->dtype);
+    size_t bytes;
+    int block = sdx_dtype_block(t->dtype, &bytes);
+    return block ? (size_t)(sdx_tensor_numel(t) / block) * bytes : 0;
 }
 
 SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
@@ -331,16 +375,18 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
     return buf;
 }
 
-/* Checks a shape for negative dims and byte-size overflow. */
+/* Checks a shape for negative dims and byte-size overflow; a block type
+ * also needs its last dimension to be whole blocks. */
 static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, size_t *bytes) {
-    size_t n = sdx_dtype_size(dtype);
-    if (!n || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
+    size_t block_bytes, n = 1;
+    int block = sdx_dtype_block(dtype, &block_bytes);
+    if (!block || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
+    if (block > 1 && (ndim == 0 || shape[ndim - 1] % block)) return 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX) return 0;
         if (!sdx__mul_size(n, (size_t)shape[i], &n)) return 0;
     }
-    *bytes = n;
-    return 1;
+    return sdx__mul_size(n / (size_t)block, block_bytes, bytes);
 }
 
 SDX_API sdx_result sdx_tensor_alloc(sdx_ctx *ctx, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape) {
@@ -396,7 +442,7 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
     case SDX_I32: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int32_t *)src)[offset + i]; break;
     case SDX_I64: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const int64_t *)src)[offset + i]; break;
     case SDX_U8: for (int64_t i = 0; i < n; i++) dst[i] = (float)((const uint8_t *)src)[offset + i]; break;
-    default: SDX_ASSERT(0);
+    default: sdx__dequant(src, dtype, offset, n, dst);   /* whole blocks; kernels never see these */
     }
 }
 

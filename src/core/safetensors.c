@@ -2,6 +2,7 @@
 #include "api_safetensors.h"
 #include "core.c"
 #include "json.c"
+#include "gguf.c"
 
 /* ===================================================================== */
 /*  Load: safetensors files and model weight sets                         */
@@ -12,7 +13,8 @@
  * The rules enforced here are the reference implementation's: the header
  * fits the file, dtypes are known, each byte span is exactly shape x
  * dtype size, spans tile the data section with no overlap, gap or
- * trailing bytes, and names are unique. */
+ * trailing bytes, and names are unique. A GGUF file (core/gguf.c) fills
+ * the same table, so every model part loads from either. */
 
 #define SDX__ST_MAX_HEADER ((uint64_t)100 << 20)   /* 100 MB, as the reference */
 
@@ -30,6 +32,7 @@ struct sdx_st {
     const unsigned char *data;   /* data section */
     size_t data_size;
     sdx__json_doc doc;           /* owns names and metadata strings */
+    char *strings;               /* the same for a GGUF file */
     sdx__st_entry *entries;
     int n;
     int *table;                  /* open-addressing name -> index (+1) */
@@ -40,9 +43,10 @@ struct sdx_st {
     int n_copies;
 };
 
+/* The element types only: safetensors has no block-quantized dtypes. */
 static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
     for (int i = 0; i < SDX_DTYPE_COUNT; i++)
-        if (!strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
+        if (sdx_dtype_size((sdx_dtype)i) && !strcmp(s, sdx_dtype_name((sdx_dtype)i))) { *out = (sdx_dtype)i; return 1; }
     return 0;
 }
 
@@ -160,13 +164,13 @@ static int sdx__st_build_table(sdx_st *st) {
 
 /* Tensors whose data is not aligned for their dtype get an aligned copy
  * (the format does not promise alignment; kernels load elements
- * directly). */
+ * directly). Quantized blocks are read byte by byte and need none. */
 static int sdx__st_align(sdx_st *st) {
     for (int i = 0; i < st->n; i++) {
         sdx_tensor *t = &st->entries[i].t;
         size_t a = sdx_dtype_size(t->dtype), bytes = sdx_tensor_nbytes(t);
         void *copy, **list;
-        if (((uintptr_t)t->data & (a - 1)) == 0) continue;
+        if (a <= 1 || ((uintptr_t)t->data & (a - 1)) == 0) continue;
         copy = sdx__malloc(st->ctx, bytes);
         list = (void **)sdx__realloc(st->ctx, st->copies, sizeof(void *) * (size_t)(st->n_copies + 1));
         if (!copy || !list) {
@@ -187,15 +191,42 @@ static int sdx__st_is_metadata(const sdx__json *v) {
     return v->key_len == 12 && !memcmp(v->key, "__metadata__", 12);
 }
 
+/* A GGUF file into the table: its tensors, in file order, and its
+ * key/value pairs as metadata text. */
+static int sdx__st_parse_gguf(sdx_st *st) {
+    sdx__gguf g;
+    int rc = sdx__gguf_parse(st->ctx, st->base, st->size, st->path, &g);
+    if (rc != SDX_OK) return rc;
+    st->strings = g.strings;
+    st->meta_kv = g.meta_kv;
+    st->n_meta = g.n_meta;
+    st->data = g.data;
+    st->data_size = g.data_size;
+    g.strings = NULL;
+    g.meta_kv = NULL;
+    st->entries = (sdx__st_entry *)sdx__calloc(st->ctx, (size_t)(g.n ? g.n : 1), sizeof *st->entries);
+    if (!st->entries) rc = sdx__nomem(st->ctx, "GGUF entries", sizeof *st->entries * (size_t)g.n);
+    for (int i = 0; rc == SDX_OK && i < g.n; i++) {
+        st->entries[i].t = g.tensors[i].t;
+        st->entries[i].begin = g.tensors[i].offset;
+        st->entries[i].end = g.tensors[i].offset + g.tensors[i].bytes;
+    }
+    if (rc == SDX_OK) st->n = g.n;
+    sdx__gguf_free(&g);
+    if (rc == SDX_OK) rc = sdx__st_build_table(st);
+    return rc == SDX_OK ? sdx__st_align(st) : rc;
+}
+
 static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
     int rc, n = 0;
+    if (sdx__gguf_is(st->base, st->size)) return sdx__st_parse_gguf(st);
     if (st->size < 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | st->base[i];
     if (hlen > SDX__ST_MAX_HEADER)
-        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit", st->path,
+        return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu exceeds the %llu-byte limit (not a safetensors or GGUF file?)", st->path,
                          (unsigned long long)hlen, (unsigned long long)SDX__ST_MAX_HEADER);
     if (hlen > st->size - 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
@@ -245,6 +276,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
     sdx__json_free(&st->doc);
+    sdx__free(ctx, st->strings);
     sdx__free(ctx, st->entries);
     sdx__free(ctx, st->table);
     sdx__free(ctx, (void *)st->meta_kv);
@@ -408,6 +440,11 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
             sdx__free(ctx, h.p);
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
         }
+        if (!sdx_dtype_size(t->dtype)) {
+            sdx__free(ctx, h.p);
+            return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: tensor '%s' is %s, a block-quantized type safetensors cannot hold", path,
+                             t->name, sdx_dtype_name(t->dtype));
+        }
         if (n_meta > 0 || i) sdx__buf_str(&h, ",");
         sdx__buf_json_string(&h, t->name);
         sdx__buf_fmt(&h, ":{\"dtype\":\"%s\",\"shape\":[", sdx_dtype_name(t->dtype));
@@ -444,7 +481,8 @@ SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
     for (int i = 0; i < st->n; i++) {
         const sdx_tensor *t = &st->entries[i].t;
         sdx__stats s;
-        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64) continue;
+        if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64 && !sdx__dtype_is_block(t->dtype))
+            continue;
         if (t->dtype == SDX_F64) {
             int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
             for (int64_t j = 0; j < n; j++) {
@@ -703,6 +741,11 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
+    /* The kernels take f32/f16/bf16 weights, so a quantized one is
+     * dequantized here into f16 (sdx__wslot_write). Keeping it quantized
+     * in memory, for int8 kernels, hooks in here: the slot would keep the
+     * file's dtype and view its blocks. */
+    else if (sdx__dtype_is_block(t->dtype)) sl->t.dtype = SDX_F16;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
@@ -726,8 +769,8 @@ static const sdx_tensor *sdx__wget_v(sdx__wset *w, int host, sdx__shape shape, c
         w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: missing tensor '%s' (%s)", sdx_st_path(w->st), name, sdx__part_name(w->part));
         return NULL;
     }
-    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16) {
-        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16 or BF16",
+    if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && !sdx__dtype_is_block(t->dtype)) {
+        w->rc = sdx__fail(w->ctx, SDX_ERR_MODEL, "%s: tensor '%s' has dtype %s; weights must be F32, F16, BF16 or block-quantized",
                   sdx_st_path(w->st), name, sdx_dtype_name(t->dtype));
         return NULL;
     }

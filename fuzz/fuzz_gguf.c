@@ -1,0 +1,73 @@
+/* Fuzzes the GGUF reader (core/gguf.c through sdx_st_open_memory): the
+ * input is a whole file image whose first four bytes are made "GGUF", so
+ * every input reaches the GGUF parser. Every accepted file must describe
+ * tensors that lie inside the image (or in an aligned copy) with whole
+ * blocks per row, be findable by name, dequantize to f32, and load into a
+ * weight slot (quantized ones as f16). */
+#include "fuzz_st.h"
+
+static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t *data, size_t size) {
+    const sdx_tensor *t = sdx_st_get(st, i);
+    size_t bytes, block_bytes;
+    int block;
+    const uint8_t *p;
+    FZ_ASSERT(t && t->name && t->name[0], "tensor %d has no name", i);
+    FZ_ASSERT(sdx_st_find(st, t->name) == t, "tensor '%s' is not found by its own name", t->name);
+    FZ_ASSERT(t->ndim >= 0 && t->ndim <= 4, "tensor '%s': ndim %d", t->name, t->ndim);
+    FZ_ASSERT(sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes), "tensor '%s': shape overflows or rows are not whole blocks", t->name);
+    FZ_ASSERT(bytes == sdx_tensor_nbytes(t), "tensor '%s': nbytes disagrees", t->name);
+    block = sdx_dtype_block(t->dtype, &block_bytes);
+    FZ_ASSERT(block >= 1, "tensor '%s': unknown dtype %d", t->name, (int)t->dtype);
+    p = (const uint8_t *)t->data;
+    if (block == 1) FZ_ASSERT(((uintptr_t)p & (block_bytes - 1)) == 0, "tensor '%s' is misaligned", t->name);
+    if (p >= data && p < data + size) FZ_ASSERT(bytes <= (size_t)(data + size - p), "tensor '%s' runs past the image", t->name);
+    if (bytes) {                                   /* first and last byte */
+        fz_touch(p, 1);
+        fz_touch(p + bytes - 1, 1);
+    }
+    if (bytes <= (1u << 20)) {
+        sdx_tensor f;
+        int rc = sdx_st_read_f32(ctx, st, t->name, &f);
+        fz_require_message(ctx, rc, "sdx_st_read_f32");
+        if (rc == SDX_OK) {
+            FZ_ASSERT(sdx_tensor_numel(&f) == sdx_tensor_numel(t), "tensor '%s': f32 copy has another size", t->name);
+            sdx_tensor_free(ctx, &f);
+        }
+    }
+    if (bytes <= (1u << 20) && t->dtype != SDX_F64 && t->dtype != SDX_I32 && t->dtype != SDX_I64) {
+        sdx__wset w;                               /* the policy's type, or the file's (f16 for blocks) */
+        const sdx_tensor *c;
+        sdx__shape want = sdx__s_any();
+        sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, block > 1 ? SDX_AUTO : t->dtype == SDX_F16 ? SDX_BF16 : SDX_F16);
+        want.ndim = t->ndim;
+        for (int d = 0; d < t->ndim; d++) want.d[d] = t->shape[d];
+        c = sdx__wget(&w, want, "%s", t->name);
+        FZ_ASSERT(c || strlen(t->name) >= 500, "weight set lost tensor '%s': %s", t->name, sdx_last_error(ctx));
+        if (c) FZ_ASSERT(sdx_tensor_numel(c) == sdx_tensor_numel(t) && sdx_dtype_size(c->dtype) == 2,
+                         "loaded tensor '%s' has another size or dtype %s", t->name, sdx_dtype_name(c->dtype));
+        sdx__wset_free(&w);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    sdx_ctx *ctx = fz_ctx();
+    sdx_st *st = NULL;
+    uint8_t *img;
+    int rc;
+    if (!ctx) return 0;
+    img = (uint8_t *)malloc(size ? size : 1);      /* exactly the input's size, so ASan sees an overread */
+    if (!img) { sdx_destroy(ctx); return 0; }
+    if (size) memcpy(img, data, size);
+    if (size >= 4) memcpy(img, "GGUF", 4);
+    rc = sdx_st_open_memory(ctx, img, size, "fuzz.gguf", &st);
+    fz_require_message(ctx, rc, "sdx_st_open_memory");
+    FZ_ASSERT((rc == SDX_OK) == (st != NULL), "result %d but handle %p", rc, (void *)st);
+    if (st) {
+        for (int i = 0; i < sdx_st_count(st); i++) fz_check_tensor(ctx, st, i, img, size);
+        fz_check_table(ctx, st);
+        sdx_st_close(st);
+    }
+    free(img);
+    sdx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,495 @@
+/* Suite "gguf": GGUF checkpoints. Every tensor of every reference file
+ * (shared/golden/gguf, written by stable-diffusion.cpp) dequantizes to
+ * ggml's values; the whole q8_0 model generates; hostile files fail with
+ * a reason; quantized weights reach the model parts as f16 and never a
+ * kernel. */
+#include "test.h"
+
+/* ---- a GGUF image built in memory ---------------------------------------- */
+
+typedef struct gg_image {
+    unsigned char b[4096];
+    size_t n;
+    /* where the fields hostile cases patch live */
+    size_t version, n_tensors, n_kv, key0_len, value0_len, kv_type[3], align_value, array_type, array_len;
+    size_t name_len[3], name[3], n_dims[3], ne[3], type[3], offset[3], data;
+} gg_image;
+
+static size_t gg_put(gg_image *g, uint64_t v, int bytes) {
+    size_t at = g->n;
+    for (int i = 0; i < bytes; i++) g->b[g->n++] = (unsigned char)(v >> (8 * i));
+    return at;
+}
+
+static size_t gg_str(gg_image *g, const char *s) {
+    size_t at = gg_put(g, strlen(s), 8);
+    memcpy(g->b + g->n, s, strlen(s));
+    g->n += strlen(s);
+    return at;
+}
+
+static void gg_patch(gg_image *g, size_t at, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) g->b[at + i] = (unsigned char)(v >> (8 * i));
+}
+
+static void gg_pad(gg_image *g, size_t base, size_t align) {
+    while ((g->n - base) % align) g->b[g->n++] = 0;
+}
+
+/* Three tensors: a.weight F32 [2, 3] = 0..5; b.weight Q8_0 [2, 32] (two
+ * blocks: d 0.5, q = j - 16; d -0.25, q = 3j - 40); c.bias F16 [2] =
+ * {1, -2}, last, its padding left off unless `tail`. Metadata: a string,
+ * general.alignment (when align is not 0) and an array of 3 u32. */
+static void gg_build(gg_image *g, unsigned align, int tail) {
+    static const char *names[3] = { "a.weight", "b.weight", "c.bias" };
+    static const uint64_t dims[3][2] = { { 3, 2 }, { 32, 2 }, { 2, 0 } };
+    static const uint32_t types[3] = { 0, 8, 1 }, n_dims[3] = { 2, 2, 1 };
+    size_t a = align ? align : 32, off = 0;
+    memset(g, 0, sizeof *g);
+    memcpy(g->b, "GGUF", 4);
+    g->n = 4;
+    g->version = gg_put(g, 3, 4);
+    g->n_tensors = gg_put(g, 3, 8);
+    g->n_kv = gg_put(g, align ? 3 : 2, 8);
+    g->key0_len = gg_str(g, "general.name");
+    g->kv_type[0] = gg_put(g, 8, 4);
+    g->value0_len = gg_str(g, "tiny");
+    if (align) {
+        gg_str(g, "general.alignment");
+        g->kv_type[1] = gg_put(g, 4, 4);
+        g->align_value = gg_put(g, align, 4);
+    }
+    gg_str(g, "sdx.test.array");
+    g->kv_type[2] = gg_put(g, 9, 4);
+    g->array_type = gg_put(g, 4, 4);
+    g->array_len = gg_put(g, 3, 8);
+    for (int i = 1; i <= 3; i++) gg_put(g, (uint64_t)i, 4);
+    for (int i = 0; i < 3; i++) {
+        static const size_t bytes[3] = { 24, 68, 4 };
+        g->name_len[i] = gg_str(g, names[i]);
+        g->name[i] = g->name_len[i] + 8;
+        g->n_dims[i] = gg_put(g, n_dims[i], 4);
+        g->ne[i] = g->n;
+        for (uint32_t d = 0; d < n_dims[i]; d++) gg_put(g, dims[i][d], 8);
+        g->type[i] = gg_put(g, types[i], 4);
+        g->offset[i] = gg_put(g, off, 8);
+        off = (off + bytes[i] + a - 1) / a * a;
+    }
+    gg_pad(g, 0, a);
+    g->data = g->n;
+    for (int i = 0; i < 6; i++) {
+        float v = (float)i;
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        gg_put(g, u, 4);
+    }
+    gg_pad(g, g->data, a);
+    gg_put(g, sdx_f32_to_f16(0.5f), 2);
+    for (int j = 0; j < 32; j++) gg_put(g, (uint64_t)(uint8_t)(int8_t)(j - 16), 1);
+    gg_put(g, sdx_f32_to_f16(-0.25f), 2);
+    for (int j = 0; j < 32; j++) gg_put(g, (uint64_t)(uint8_t)(int8_t)(3 * j - 40), 1);
+    gg_pad(g, g->data, a);
+    gg_put(g, sdx_f32_to_f16(1.0f), 2);
+    gg_put(g, sdx_f32_to_f16(-2.0f), 2);
+    if (tail) gg_pad(g, g->data, a);
+}
+
+static float gg_b_value(int i) { return i < 32 ? (float)(i - 16) * 0.5f : (float)(3 * (i - 32) - 40) * -0.25f; }
+
+/* Opens an image: the result code, the message in msg. */
+static int gg_open(const gg_image *g, size_t size, char *msg, size_t msg_size) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    int rc = sdx_st_open_memory(ctx, g->b, size, "hostile.gguf", &st);
+    snprintf(msg, msg_size, "%s", sdx_last_error(ctx));
+    if ((rc == SDX_OK) != (st != NULL)) rc = 12345;    /* a handle must come with success only */
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return rc;
+}
+
+static int built_files_open_with_shapes_values_and_metadata(void) {
+    sdx_ctx *ctx = t_ctx();
+    for (int variant = 0; variant < 3; variant++) {
+        static const unsigned aligns[3] = { 0, 32, 64 };
+        gg_image g;
+        sdx_st *st = NULL;
+        sdx_tensor f;
+        const sdx_tensor *a, *b, *c;
+        gg_build(&g, aligns[variant], variant == 1);
+        T_CHECK(sdx_st_open_memory(ctx, g.b, g.n, "built.gguf", &st) == SDX_OK, "variant %d: %s", variant, sdx_last_error(ctx));
+        T_CHECK(sdx_st_count(st) == 3, "count %d", sdx_st_count(st));
+        a = sdx_st_find(st, "a.weight");
+        b = sdx_st_find(st, "b.weight");
+        c = sdx_st_find(st, "c.bias");
+        T_CHECK(a && b && c && a == sdx_st_get(st, 0) && c == sdx_st_get(st, 2), "tensors in file order");
+        T_CHECK(a->dtype == SDX_F32 && a->ndim == 2 && a->shape[0] == 2 && a->shape[1] == 3, "a: ne reversed into [2, 3]");
+        T_CHECK(b->dtype == SDX_Q8_0 && b->ndim == 2 && b->shape[0] == 2 && b->shape[1] == 32 && sdx_tensor_nbytes(b) == 68,
+                "b: Q8_0 [2, 32], 68 bytes");
+        T_CHECK(c->dtype == SDX_F16 && c->ndim == 1 && c->shape[0] == 2, "c: F16 [2]");
+        T_CHECK(!strcmp(sdx_st_meta(st, "general.name"), "tiny"), "string metadata");
+        T_CHECK(!strcmp(sdx_st_meta(st, "sdx.test.array"), "[3 uint32 values]"), "array metadata: %s", sdx_st_meta(st, "sdx.test.array"));
+        T_CHECK(!aligns[variant] || atoi(sdx_st_meta(st, "general.alignment")) == (int)aligns[variant], "alignment metadata");
+        T_CHECK(sdx_st_read_f32(ctx, st, "b.weight", &f) == SDX_OK, "%s", sdx_last_error(ctx));
+        for (int i = 0; i < 64; i++)
+            T_CHECK(((const float *)f.data)[i] == gg_b_value(i), "b[%d] = %g, want %g", i, ((const float *)f.data)[i], gg_b_value(i));
+        sdx_tensor_free(ctx, &f);
+        T_CHECK(sdx_st_read_f32(ctx, st, "c.bias", &f) == SDX_OK && ((const float *)f.data)[1] == -2.0f, "c values");
+        sdx_tensor_free(ctx, &f);
+        sdx_st_close(st);
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+typedef struct gg_bad { const char *what; int field; int index; uint64_t value; int bytes; const char *expect; } gg_bad;
+
+enum { GG_VERSION, GG_NT, GG_NKV, GG_KEY0, GG_VALUE0, GG_KVTYPE, GG_ALIGN, GG_ARRTYPE, GG_ARRLEN,
+       GG_NAMELEN, GG_NAME, GG_NDIMS, GG_NE0, GG_NE1, GG_TYPE, GG_OFFSET, GG_MAGIC };
+
+static const gg_bad gg_bads[] = {
+    { "bad magic", GG_MAGIC, 0, 0x58554747u, 4, "hostile.gguf" },
+    { "version 1", GG_VERSION, 0, 1, 4, "version 1" },
+    { "version 4", GG_VERSION, 0, 4, 4, "version 4" },
+    { "big-endian version", GG_VERSION, 0, 0x03000000u, 4, "big-endian" },
+    { "tensor count past the file", GG_NT, 0, UINT64_C(1) << 60, 8, "cannot fit" },
+    { "key/value count past the file", GG_NKV, 0, UINT64_MAX, 8, "cannot fit" },
+    { "huge key length", GG_KEY0, 0, UINT64_C(1) << 62, 8, "bytes long" },
+    { "huge string value length", GG_VALUE0, 0, UINT64_MAX, 8, "bytes long" },
+    { "unknown value type", GG_KVTYPE, 0, 13, 4, "value type 13" },
+    { "alignment 0", GG_ALIGN, 0, 0, 4, "power of two" },
+    { "alignment 48", GG_ALIGN, 0, 48, 4, "power of two" },
+    { "alignment not uint32", GG_KVTYPE, 1, 5, 4, "expected uint32" },
+    { "nested array", GG_ARRTYPE, 0, 9, 4, "array element type 9" },
+    { "array past the file", GG_ARRLEN, 0, UINT64_C(1) << 61, 8, "runs past the end" },
+    { "huge tensor name length", GG_NAMELEN, 1, UINT64_C(1) << 63, 8, "bytes long" },
+    { "empty tensor name", GG_NAMELEN, 0, 0, 8, "empty" },
+    { "NUL in a tensor name", GG_NAME, 1, 0, 1, "NUL" },
+    { "duplicate tensor names", GG_NAME, 1, 'a', 1, "appears twice" },
+    { "5 dimensions", GG_NDIMS, 0, 5, 4, "5 dimensions" },
+    { "negative dimension", GG_NE0, 0, UINT64_C(1) << 63, 8, "overflow" },
+    { "dimension product overflows", GG_NE1, 0, UINT64_C(1) << 62, 8, "overflow" },
+    { "unknown ggml type", GG_TYPE, 0, 99, 4, "ggml type 99" },
+    { "unsupported ggml type", GG_TYPE, 0, 16, 4, "IQ2_XXS" },
+    { "rows not whole blocks", GG_NE0, 1, 31, 8, "whole Q8_0 blocks" },
+    { "misplaced tensor", GG_OFFSET, 1, 40, 8, "expected 32" },
+    { "offset past the end", GG_OFFSET, 2, UINT64_C(1) << 40, 8, "expected 128" },
+    { "tensor size past the end", GG_NE0, 2, 1000, 8, "run past the end" },
+    { "Q8_0 size past the end", GG_NE1, 1, UINT64_C(1) << 40, 8, "run past the end" },
+};
+
+static size_t gg_field(const gg_image *g, int field, int i) {
+    switch (field) {
+    case GG_VERSION: return g->version;
+    case GG_NT: return g->n_tensors;
+    case GG_NKV: return g->n_kv;
+    case GG_KEY0: return g->key0_len;
+    case GG_VALUE0: return g->value0_len;
+    case GG_KVTYPE: return g->kv_type[i];
+    case GG_ALIGN: return g->align_value;
+    case GG_ARRTYPE: return g->array_type;
+    case GG_ARRLEN: return g->array_len;
+    case GG_NAMELEN: return g->name_len[i];
+    case GG_NAME: return g->name[i];
+    case GG_NDIMS: return g->n_dims[i];
+    case GG_NE0: return g->ne[i];
+    case GG_NE1: return g->ne[i] + 8;
+    case GG_TYPE: return g->type[i];
+    case GG_OFFSET: return g->offset[i];
+    default: return 0;
+    }
+}
+
+static int hostile_files_fail_with_a_reason(void) {
+    char msg[1024];
+    for (int i = 0; i < (int)(sizeof gg_bads / sizeof gg_bads[0]); i++) {
+        const gg_bad *c = &gg_bads[i];
+        gg_image g;
+        int rc;
+        gg_build(&g, 32, 1);
+        gg_patch(&g, gg_field(&g, c->field, c->index), c->value, c->bytes);
+        rc = gg_open(&g, g.n, msg, sizeof msg);
+        T_CHECK(rc == SDX_ERR_FORMAT || (rc == SDX_ERR_UNSUPPORTED && !strcmp(c->expect, "IQ2_XXS")),
+                "case '%s': expected a format error, got %d (%s)", c->what, rc, msg);
+        T_CHECK(strstr(msg, c->expect) && strstr(msg, "hostile.gguf"), "case '%s': message '%s' lacks '%s' or the file name", c->what,
+                msg, c->expect);
+    }
+    return T_PASS;
+}
+
+/* Every prefix of a file fails; the whole file without the last
+ * tensor's padding opens (stable-diffusion.cpp writes such files). */
+static int truncated_files_fail_and_a_missing_tail_padding_is_accepted(void) {
+    char msg[1024];
+    gg_image g;
+    gg_build(&g, 32, 0);
+    T_CHECK(g.n % 32 != 0, "the built file lacks its tail padding");
+    T_CHECK(gg_open(&g, g.n, msg, sizeof msg) == SDX_OK, "%s", msg);
+    for (size_t n = 0; n < g.n; n++) {
+        int rc = gg_open(&g, n, msg, sizeof msg);
+        T_CHECK(rc == SDX_ERR_FORMAT && msg[0], "a %zu-byte prefix: %d (%s)", n, rc, msg);
+    }
+    return T_PASS;
+}
+
+/* An empty tensor whose other dims multiply past int64 (shape [2^40,
+ * 2^40, 0]): refused, since a count taken in another order overflows. */
+static int empty_tensor_with_overflowing_dims_is_refused(void) {
+    char msg[1024];
+    gg_image g;
+    memset(&g, 0, sizeof g);
+    memcpy(g.b, "GGUF", 4);
+    g.n = 4;
+    gg_put(&g, 3, 4);
+    gg_put(&g, 1, 8);
+    gg_put(&g, 0, 8);
+    gg_str(&g, "e.weight");
+    gg_put(&g, 3, 4);
+    gg_put(&g, 0, 8);
+    gg_put(&g, UINT64_C(1) << 40, 8);
+    gg_put(&g, UINT64_C(1) << 40, 8);
+    gg_put(&g, 0, 4);
+    gg_put(&g, 0, 8);
+    gg_pad(&g, 0, 32);
+    T_CHECK(gg_open(&g, g.n, msg, sizeof msg) == SDX_ERR_FORMAT && strstr(msg, "overflow"), "%s", msg);
+    return T_PASS;
+}
+
+static int gg_open_built(sdx_ctx *ctx, void *arg) {
+    sdx_st *st = NULL;
+    int rc = sdx_st_open_memory(ctx, ((const gg_image *)arg)->b, ((const gg_image *)arg)->n, NULL, &st);
+    sdx_tensor f;
+    if (rc == SDX_OK && (rc = sdx_st_read_f32(ctx, st, "b.weight", &f)) == SDX_OK) sdx_tensor_free(ctx, &f);
+    sdx_st_close(st);
+    return rc;
+}
+
+static int open_fails_cleanly_at_every_allocation(void) {
+    static gg_image g;
+    t_allocs f = { 0, 0 };
+    sdx_ctx *ctx = t_allocs_ctx(&f);
+    int r;
+    gg_build(&g, 32, 1);
+    r = t_fail_each_allocation(ctx, &f, gg_open_built, &g, 200);
+    sdx_destroy(ctx);
+    return r;
+}
+
+/* The loader dequantizes into f16 (the model parts' weights when the
+ * policy keeps the file's type), or into a forced type; a quantized
+ * tensor handed to a kernel is refused by name; safetensors cannot hold
+ * one; a non-finite scale is found by the scan. */
+static int quantized_weights_load_as_f16_and_never_reach_a_kernel(void) {
+    sdx_ctx *ctx = t_ctx();
+    gg_image g;
+    sdx_st *st = NULL;
+    sdx__wset w;
+    const sdx_tensor *h, *q;
+    sdx_tensor x, y, wt;
+    float xv[32] = { 0 }, yv[2];
+    int64_t xs[2] = { 1, 32 }, ys[2] = { 1, 2 };
+    int bad = 0, rc;
+    gg_build(&g, 32, 1);
+    T_CHECK(sdx_st_open_memory(ctx, g.b, g.n, "built.gguf", &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int forced = 0; forced < 2; forced++) {
+        sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, forced ? SDX_F32 : SDX_AUTO);
+        h = sdx__wget(&w, sdx__s2(2, 32), "b.weight");
+        T_CHECK(h && h->dtype == (forced ? SDX_F32 : SDX_F16), "slot dtype %s", h ? sdx_dtype_name(h->dtype) : sdx_last_error(ctx));
+        for (int i = 0; i < 64; i++) {
+            float v = forced ? ((const float *)h->data)[i] : sdx_f16_to_f32(((const uint16_t *)h->data)[i]);
+            T_CHECK(v == gg_b_value(i), "slot value %d: %g", i, v);
+        }
+        sdx__wset_free(&w);
+    }
+    q = sdx_st_find(st, "b.weight");
+    x = sdx__view(SDX_F32, xv, 2, xs);
+    y = sdx__view(SDX_F32, yv, 2, ys);
+    rc = sdx__linear(ctx, &y, &x, q, NULL, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "Q8_0"), "a kernel took a Q8_0 weight: %d (%s)", rc,
+            sdx_last_error(ctx));
+    wt = *q;
+    wt.name = "b.weight";
+    rc = sdx_st_write(ctx, "gguf_write_refused.safetensors", &wt, 1, NULL, 0);
+    T_CHECK(rc == SDX_ERR_UNSUPPORTED && strstr(sdx_last_error(ctx), "block-quantized"), "write: %d (%s)", rc, sdx_last_error(ctx));
+    T_CHECK(!t_file_exists("gguf_write_refused.safetensors"), "no file written");
+    T_CHECK(sdx_st_scan_nonfinite(ctx, st, &bad) == SDX_OK && bad == 0, "clean file scans clean");
+    sdx_st_close(st);
+    gg_patch(&g, g.data + 32 + 34, 0x7c00, 2);                     /* b.weight's second block scale: Inf */
+    T_CHECK(sdx_st_open_memory(ctx, g.b, g.n, "built.gguf", &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    rc = sdx_st_scan_nonfinite(ctx, st, &bad);
+    T_CHECK(rc == SDX_ERR_NONFINITE && bad == 1 && strstr(sdx_last_error(ctx), "b.weight"), "scan: %d, %d bad (%s)", rc, bad,
+            sdx_last_error(ctx));
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* ---- the reference files --------------------------------------------------- */
+
+typedef struct gg_stats { int samples, exact; double worst; } gg_stats;
+
+/* One tensor against its JSON entry (see golden/gguf/README.md). */
+static int gg_check_tensor(sdx_ctx *ctx, const sdx_st *st, const char *file, const sdx__json *ref, gg_stats *s) {
+    const char *name = sdx__json_get(ref, "name")->str, *type = sdx__json_get(ref, "type")->str;
+    const sdx__json *shape = sdx__json_get(ref, "shape"), *sm;
+    const sdx_tensor *t = sdx_st_find(st, name);
+    double sum = 0, sumsq = 0, rsum = sdx__json_get(ref, "sum")->num, rsq = sdx__json_get(ref, "sumsq")->num;
+    double absmax = sdx__json_get(ref, "absmax")->num;
+    float mn = INFINITY, mx = -INFINITY;
+    char want[16];
+    sdx_tensor f;
+    const float *v;
+    int64_t n;
+    int d = 0;
+    T_CHECK(t, "%s: tensor '%s' missing", file, name);
+    for (size_t i = 0; type[i] && i + 1 < sizeof want; i++) want[i] = (char)(type[i] >= 'a' && type[i] <= 'z' ? type[i] - 32 : type[i]), want[i + 1] = 0;
+    T_CHECK(!strcmp(sdx_dtype_name(t->dtype), want), "%s: '%s' is %s, want %s", file, name, sdx_dtype_name(t->dtype), want);
+    T_CHECK(t->ndim == (int)shape->len, "%s: '%s' has %d dims, want %zu", file, name, t->ndim, shape->len);
+    for (const sdx__json *c = shape->child; c; c = c->next, d++)
+        T_CHECK(t->shape[d] == (int64_t)c->num, "%s: '%s' dim %d is %lld", file, name, d, (long long)t->shape[d]);
+    T_CHECK(sdx_tensor_nbytes(t) == (size_t)sdx__json_get(ref, "nbytes")->num, "%s: '%s' nbytes", file, name);
+    T_CHECK((const unsigned char *)t->data - st->data == (ptrdiff_t)sdx__json_get(ref, "offset")->num, "%s: '%s' offset", file, name);
+    T_CHECK(sdx_st_read_f32(ctx, st, name, &f) == SDX_OK, "%s", sdx_last_error(ctx));
+    v = (const float *)f.data;
+    n = sdx_tensor_numel(&f);
+    T_CHECK(n == (int64_t)sdx__json_get(ref, "n")->num, "%s: '%s' count", file, name);
+    for (int64_t i = 0; i < n; i++) {
+        sum += v[i];
+        sumsq += (double)v[i] * v[i];
+        if (v[i] < mn) mn = v[i];
+        if (v[i] > mx) mx = v[i];
+    }
+    for (sm = sdx__json_get(ref, "samples")->child; sm; sm = sm->next) {
+        int64_t at = (int64_t)sm->child->num;
+        double r = sm->child->next->num, err = fabs((double)v[at] - r);
+        double tol = 1e-6 * fmax(fabs(r), absmax / 4);
+        s->samples++;
+        s->exact += (float)r == v[at];
+        if (err > s->worst) s->worst = err;
+        if (err > tol) sdx_tensor_free(ctx, &f);
+        T_CHECK(err <= tol, "%s: '%s'[%lld] = %.9g, ggml %.9g", file, name, (long long)at, (double)v[at], r);
+    }
+    sdx_tensor_free(ctx, &f);
+    T_CHECK(fabs(sum - rsum) <= 1e-6 * fmax(fabs(rsum), sqrt(rsq)), "%s: '%s' sum %.17g, ggml %.17g", file, name, sum, rsum);
+    T_CHECK(fabs(sumsq - rsq) <= 1e-6 * rsq, "%s: '%s' sum of squares %.17g, ggml %.17g", file, name, sumsq, rsq);
+    T_CHECK(fabs(mn - sdx__json_get(ref, "min")->num) <= 1e-6 * absmax && fabs(mx - sdx__json_get(ref, "max")->num) <= 1e-6 * absmax,
+            "%s: '%s' min/max", file, name);
+    return T_PASS;
+}
+
+/* One reference file: header facts, metadata, every tensor. */
+static int gg_check_file(sdx_ctx *ctx, const char *dir, const char *gguf, const char *json, gg_stats *s) {
+    char path[1024];
+    sdx__json_doc doc;
+    sdx_st *st = NULL;
+    const sdx__json *hdr, *t;
+    int r = T_PASS, n = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, json);
+    T_CHECK(sdx__json_parse_file(ctx, path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    snprintf(path, sizeof path, "%s/%s", dir, gguf);
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) {
+        sdx__json_free(&doc);
+        T_CHECK(0, "%s", sdx_last_error(ctx));
+    }
+    hdr = sdx__json_get(doc.root, "gguf");
+    if (st->data - st->base != (ptrdiff_t)sdx__json_get(hdr, "data_offset")->num ||
+        sdx_st_count(st) != (int)sdx__json_get(hdr, "n_tensors")->num || sdx_st_meta_count(st) != (int)sdx__json_get(hdr, "n_kv")->num) {
+        snprintf(t_msg, sizeof t_msg, "%s: data offset, tensor or key count differs from ggml's", gguf);
+        r = T_FAIL;
+    }
+    for (t = sdx__json_get(doc.root, "metadata")->child; r == T_PASS && t; t = t->next)
+        if (!sdx_st_meta(st, sdx__json_get(t, "key")->str)) {
+            snprintf(t_msg, sizeof t_msg, "%s: metadata key '%s' missing", gguf, sdx__json_get(t, "key")->str);
+            r = T_FAIL;
+        }
+    for (t = sdx__json_get(doc.root, "tensors")->child; r == T_PASS && t; t = t->next, n++) r = gg_check_tensor(ctx, st, gguf, t, s);
+    if (r == T_PASS) T_NOTE("%s: %d tensors, %d bytes short of the tail padding", gguf, n,
+                            (int)sdx__json_get(doc.root, "missing_tail_padding")->num);
+    sdx_st_close(st);
+    sdx__json_free(&doc);
+    return r;
+}
+
+static int every_reference_tensor_dequantizes_to_ggmls_values(void) {
+    T_NEED_SHARED(index, "golden/gguf/index.json");
+    char dir[1024];
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    gg_stats s = { 0, 0, 0 };
+    int r = T_PASS, files = 0;
+    snprintf(dir, sizeof dir, "%s/golden/gguf", t_shared_dir());
+    T_CHECK(sdx__json_parse_file(ctx, index, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (const sdx__json *f = sdx__json_get(doc.root, "files")->child; f && r == T_PASS; f = f->next, files++)
+        r = gg_check_file(ctx, dir, sdx__json_get(f, "gguf")->str, sdx__json_get(f, "json")->str, &s);
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    if (r != T_PASS) return r;
+    T_NOTE("%d files, %d sampled values, %d bit-identical to ggml, largest difference %.3g", files, s.samples, s.exact, s.worst);
+    T_CHECK(files >= 23, "index lists %d files", files);
+    return T_PASS;
+}
+
+/* A slice is no model: loading one fails with a reason. */
+static int a_slice_is_refused_as_a_model(void) {
+    T_NEED_SHARED(path, "golden/gguf/sdxl-mixed.gguf");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = t_model_file(ctx, path);
+    (void)v;
+    T_CHECK(!m && strstr(sdx_last_error(ctx), "sdxl-mixed.gguf"), "loaded or no reason: %s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The whole q8_0 model generates (index.json's "generation"), finite,
+ * close to the f32 model it was made from. Its f16/q8_0 weights put the
+ * latent within a few percent; a wrong layout or shape would not load,
+ * or would land far away. */
+static int q8_0_model_generates_close_to_the_f32_model(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *q, *f;
+    sdx_gen_params p;
+    sdx_gen_result rq, rf;
+    double rel;
+    int worst;
+    (void)v;
+    q = t_model_file(ctx, path);
+    T_CHECK(q, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_model_family(q) == SDX_FAMILY_SD1, "family %s", sdx_family_name(sdx_model_family(q)));
+    f = t_model(ctx, "sd1");
+    T_CHECK(f, "%s", sdx_last_error(ctx));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 4;
+    p.seed = 1;
+    T_CHECK(sdx_generate(q, &p, &rq) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_generate(f, &p, &rf) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!sdx__has_nonfinite(&rq.latents[0]), "the q8_0 latent is not finite");
+    rel = t_rel_l2_f32((const float *)rq.latents[0].data, (const float *)rf.latents[0].data, (size_t)sdx_tensor_numel(&rf.latents[0]));
+    worst = t_image_diff(&rq.images[0], &rf.images[0]);
+    T_NOTE("sd1-q8_0.gguf against the f32 model, 64x64, 4 steps: latent rel-L2 %.3g, image max diff %d levels", rel, worst);
+    sdx_gen_result_free(ctx, &rq);
+    sdx_gen_result_free(ctx, &rf);
+    sdx_model_free(q);
+    sdx_model_free(f);
+    sdx_destroy(ctx);
+    T_CHECK(rel < 0.05, "latent rel-L2 %.3g", rel);
+    return T_PASS;
+}
+
+static const t_case gguf_cases[] = {
+    { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
+    { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
+    { "truncated_files_fail_and_a_missing_tail_padding_is_accepted", truncated_files_fail_and_a_missing_tail_padding_is_accepted },
+    { "empty_tensor_with_overflowing_dims_is_refused", empty_tensor_with_overflowing_dims_is_refused },
+    { "open_fails_cleanly_at_every_allocation", open_fails_cleanly_at_every_allocation },
+    { "quantized_weights_load_as_f16_and_never_reach_a_kernel", quantized_weights_load_as_f16_and_never_reach_a_kernel },
+    { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },
+    { "a_slice_is_refused_as_a_model", a_slice_is_refused_as_a_model },
+    { "q8_0_model_generates_close_to_the_f32_model", q8_0_model_generates_close_to_the_f32_model },
+    { 0, 0 }
+};
+SDX_TEST_SUITE(gguf, gguf_cases)
