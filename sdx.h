@@ -672,10 +672,10 @@ extern "C" {
  * checked against the file, as are ggml's placement rules. */
 typedef struct sdx_st sdx_st;
 
-SDX_API int  sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
 /* Parses a file image in memory (not copied: `data` must outlive the
  * sdx_st). `name` is used in messages. */
-SDX_API int  sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
                                 const char *name, sdx_st **out);
 SDX_API void sdx_st_close(sdx_st *st);
 
@@ -685,18 +685,18 @@ SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int index); /* file order
 SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name);
 /* __metadata__ entries (string values). */
 SDX_API int         sdx_st_meta_count(const sdx_st *st);
-SDX_API int         sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
+SDX_API sdx_result sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
 SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
 
 /* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
  * converted, quantized blocks dequantized as ggml does). Free with
  * sdx_tensor_free. */
-SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
+SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
 
 /* Writes tensors (each with a name) and optional metadata key/value pairs
  * (meta[2*i] = key, meta[2*i+1] = value). The file is written to a
  * temporary name and renamed, so a failure never leaves half a file. */
-SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
 
 /* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
@@ -704,7 +704,7 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
  * reported through the log callback (SDX_LOG_WARN) and the first few are
  * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
  * are bad (0 on any other error). */
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
+SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
 
 #ifdef __cplusplus
 }
@@ -8221,30 +8221,30 @@ static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
     return SDX_OK;
 }
 
-SDX_API int sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
     sdx_st *st;
     int rc;
     if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
     *out = NULL;
     if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
-    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return rc;
+    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return (sdx_result)rc;
     st->base = (const unsigned char *)data;
     st->size = size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
     *out = st;
     return SDX_OK;
 }
 
-SDX_API int sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
     sdx_st *st;
     int rc;
     if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
     *out = NULL;
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return rc;
-    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return rc; }
+    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return (sdx_result)rc;
+    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
     st->base = st->map.base;
     st->size = st->map.size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return rc; }
+    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
     *out = st;
     return SDX_OK;
 }
@@ -8267,7 +8267,7 @@ static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
 }
 
 SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
-SDX_API int sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
+SDX_API sdx_result sdx_st_meta_at(const sdx_st *st, int i, const char **key, const char **value) {
     if (!st || i < 0 || i >= st->n_meta) return SDX_ERR_INVALID_ARG;
     if (key) *key = st->meta_kv[2 * i];
     if (value) *value = st->meta_kv[2 * i + 1];
@@ -8279,12 +8279,12 @@ SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key) {
     return NULL;
 }
 
-SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
+SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
     const sdx_tensor *t = sdx_st_find(st, name);
     int rc;
     memset(out, 0, sizeof *out);
     if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
-    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return rc;
+    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return (sdx_result)rc;
     sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
     out->name = t->name;
     return SDX_OK;
@@ -8333,7 +8333,7 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta) {
     sdx__buf h;
     uint64_t offset = 0;
@@ -8390,12 +8390,12 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
         rc = sdx__tmpfile_commit(&f);
     }
     sdx__free(ctx, h.p);
-    return rc;
+    return (sdx_result)rc;
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
 
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
+SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
     int bad = 0;
     char names[512];
     size_t used = 0;

@@ -22,10 +22,10 @@ extern "C" {
  * checked against the file, as are ggml's placement rules. */
 typedef struct sdx_st sdx_st;
 
-SDX_API int  sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
 /* Parses a file image in memory (not copied: `data` must outlive the
  * sdx_st). `name` is used in messages. */
-SDX_API int  sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
                                 const char *name, sdx_st **out);
 SDX_API void sdx_st_close(sdx_st *st);
 
@@ -35,18 +35,18 @@ SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int index); /* file order
 SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name);
 /* __metadata__ entries (string values). */
 SDX_API int         sdx_st_meta_count(const sdx_st *st);
-SDX_API int         sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
+SDX_API sdx_result sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
 SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
 
 /* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
  * converted, quantized blocks dequantized as ggml does). Free with
  * sdx_tensor_free. */
-SDX_API int sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
+SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
 
 /* Writes tensors (each with a name) and optional metadata key/value pairs
  * (meta[2*i] = key, meta[2*i+1] = value). The file is written to a
  * temporary name and renamed, so a failure never leaves half a file. */
-SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
 
 /* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
@@ -54,7 +54,7 @@ SDX_API int sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tenso
  * reported through the log callback (SDX_LOG_WARN) and the first few are
  * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
  * are bad (0 on any other error). */
-SDX_API int sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
+SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
 
 #ifdef __cplusplus
 }
