@@ -1007,6 +1007,7 @@ extern "C" {
     X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
     X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
+    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x)) \
     X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
 
@@ -2909,6 +2910,13 @@ static int sdx__check_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, fl
 static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float limit) {
     if (!(limit > 0) || !isfinite(limit)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tanh_clamp: limit %g must be positive", limit);
     return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
+}
+
+/* y = x > 0 ? x : x * slope (ESRGAN's LeakyReLU, as PyTorch's), finite
+ * slope; y may alias x. */
+static int sdx__check_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    if (!isfinite(slope)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "leaky_relu: slope %g is not finite", slope);
+    return sdx__check_same_count(ctx, "leaky_relu", y, x, NULL);
 }
 
 /* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
@@ -5748,7 +5756,7 @@ static int sdx__cpu_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
 #define SDX__PAR_GRAIN 16384        /* elements per parallel work item    */
 
 typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SDX__OP_COPY,
-               SDX__OP_ADD, SDX__OP_MUL } sdx__ew_op;
+               SDX__OP_ADD, SDX__OP_MUL, SDX__OP_LEAKY_RELU } sdx__ew_op;
 
 typedef struct sdx__ew {
     sdx__ew_op op;
@@ -5785,6 +5793,7 @@ static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, fl
     case SDX__OP_COPY: break;
     case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
     case SDX__OP_MUL: for (int64_t i = 0; i < n; i++) v[i] *= w[i]; break;
+    case SDX__OP_LEAKY_RELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] > 0 ? v[i] : v[i] * s; break;   /* s: the slope */
     }
 }
 
@@ -5826,6 +5835,9 @@ static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const 
 }
 static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0, SDX_F32);
+}
+static int sdx__cpu_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    return sdx__ew_run(ctx, "leaky_relu", SDX__OP_LEAKY_RELU, y, x, NULL, slope, SDX_F32);
 }
 
 /* ---- clamps ------------------------------------------------------------ */
