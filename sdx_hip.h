@@ -245,7 +245,8 @@ static __device__ T sdx__hip_block_sum(T v, T *buf) {
 /* Semantics are the CPU kernels' (src/cpu/): f32 arithmetic,
  * f32 (group norm: f64) statistics, one narrowing store. */
 
-enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL };
+enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
+       SDX__HIP_LEAKY_RELU };
 
 static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
@@ -263,6 +264,7 @@ __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, co
         case SDX__HIP_SCALE: v *= s; break;
         case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
         case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
+        case SDX__HIP_LEAKY_RELU: v = v > 0 ? v : v * s; break;   /* s: the slope */
         default: break;
         }
         sdx__hip_st(y, yt, i, v);
@@ -872,6 +874,9 @@ static int sdx__hip_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, con
 }
 static int sdx__hip_mul_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__hip_ew(ctx, "mul", SDX__HIP_MUL, y, a, b, 0);
+}
+static int sdx__hip_leaky_relu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    return sdx__hip_ew(ctx, "leaky_relu", SDX__HIP_LEAKY_RELU, y, x, NULL, slope);
 }
 
 /* clamp and tanh_clamp (bounds and limit checked in ops.c); y may alias x */

@@ -77,7 +77,7 @@ static int replace_file(const char *tmp, const char *path) {
 
 /* ---- the command line ------------------------------------------------ */
 
-typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE } run_mode;
+typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE, MODE_UPSCALE } run_mode;
 #define MAX_LORAS 64
 
 typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
@@ -91,6 +91,8 @@ typedef struct options {
     sdx_model_desc model;
     sdx_gen_params gen;
     const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
+    const char *upscale_model;
+    int upscale_repeats;
     run_mode mode;
     int threads, verbose, trace, n_taesd, convert;
     lora_arg loras[MAX_LORAS];
@@ -216,7 +218,8 @@ static int set_mode(options *o, const char *val) {
     else if (!strcmp(val, "decode")) o->mode = MODE_DECODE;
     else if (!strcmp(val, "encode")) o->mode = MODE_ENCODE;
     else if (!strcmp(val, "convert")) o->mode = MODE_IMG_GEN, o->convert = 1;
-    else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert\n", val); return -1; }
+    else if (!strcmp(val, "upscale")) o->mode = MODE_UPSCALE;
+    else { fprintf(stderr, "sdx: -M %s: valid modes are img_gen, decode, encode, convert, upscale\n", val); return -1; }
     return 0;
 }
 
@@ -283,7 +286,8 @@ static int set_vae_tile_size(options *o, const char *val) {
 
 static const option option_table[] = {
     { .flag = "-M", .name = "--mode", .arg = "MODE", .kind = OPT_CALL, .call = set_mode,
-      .help = "img_gen (default), decode (a latent file to PNG), encode (an\n"
+      .help = "img_gen (default), upscale (-i image to -o PNG, see\n"
+              "below), decode (a latent file to PNG), encode (an\n"
               "image to a latent file) or convert (write the checkpoint with\n"
               "the --lora files merged to -o OUT.safetensors)" },
 
@@ -385,6 +389,14 @@ static const option option_table[] = {
     { .name = "--canny-high", .arg = "F", .kind = OPT_NUMBER, .at = AT(canny_high), .range = "[0, 100000]",
       .help = "(|dx| + |dy|; default: 100, 200, as OpenCV's users)" },
 
+    { .heading = "Upscaling (-M upscale)" },
+    { .name = "--upscale-model", .arg = "PATH", .kind = OPT_STRING, .at = AT(upscale_model),
+      .help = "ESRGAN-family model (.safetensors): RealESRGAN_x4plus,\n"
+              "x4plus_anime_6B, x2plus, old ESRGAN layouts (4x-UltraSharp)" },
+    { .name = "--upscale-repeats", .arg = "N", .kind = OPT_POSITIVE, .at = AT(upscale_repeats),
+      .help = "upscale N times, each pass from the last one's\n"
+              "8-bit image (default: 1)" },
+
     { .heading = "Output and run" },
     { .flag = "-o", .name = "--output", .arg = "PATH", .kind = OPT_STRING, .at = AT(output),
       .help = "PNG output (default: output.png; a batch adds _2, _3, ...)" },
@@ -429,6 +441,7 @@ static void usage(FILE *f) {
                "       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
                "       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
                "       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
+               "       sdx -M upscale --upscale-model FILE -i IN.png -o OUT.png [--upscale-repeats N]\n"
                "\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const option *opt = &option_table[i];
@@ -503,6 +516,10 @@ static int check_args(options *o) {
     int output_given = o->output != NULL;
     if (!o->output) o->output = "output.png";
     if (o->gen.scheduler && !strcmp(o->gen.scheduler, "discrete")) o->gen.scheduler = "normal";   /* sd-cli's name for it */
+    if (o->mode == MODE_UPSCALE) {
+        if (!o->upscale_model || !o->init_path) { fprintf(stderr, "sdx: -M upscale needs --upscale-model PATH and -i IMAGE\n"); return -1; }
+        return 0;
+    }
     if (o->mode != MODE_IMG_GEN) {
         o->model.codecs_only = 1;
         if (!o->model.checkpoint && !o->n_taesd) {
@@ -549,6 +566,7 @@ static int parse_args(int argc, char **argv, options *o) {
     o->preview_path = "preview.png";
     o->canny_low = 100;
     o->canny_high = 200;
+    o->upscale_repeats = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL, *name;
         const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
@@ -919,6 +937,30 @@ done:
     return status;
 }
 
+/* -M upscale: -i image -> -o PNG, --upscale-repeats passes of the model;
+ * the PNG's parameters record it as AUTOMATIC1111's extras do. */
+static int run_upscale(sdx_ctx *ctx, const options *o) {
+    sdx_upscaler *up = NULL;
+    sdx_image in = { 0 }, out = { 0 };
+    char params[512];
+    int status = 1;
+    if (!load_control_image(o->init_path, &in)) return 1;    /* any size, as it is */
+    if (sdx_upscaler_load(ctx, o->upscale_model, &up) != SDX_OK || sdx_upscale(up, &in, o->upscale_repeats, &out) != SDX_OK) {
+        fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+    } else {
+        snprintf(params, sizeof params, "Postprocess upscale by: %d, Postprocess upscaler: %s", out.width / in.width,
+                 sdx_upscaler_name(up));
+        if (write_png(o->output, &out, params)) {
+            fprintf(stderr, "sdx: wrote %s (%dx%d)\n", o->output, out.width, out.height);
+            status = 0;
+        }
+    }
+    sdx_image_free(ctx, &out);
+    free(in.data);
+    sdx_upscaler_free(up);
+    return status;
+}
+
 /* --backend: "cpu", or "hip[:N]" in a GPU build (its default). */
 static int select_backend(sdx_ctx *ctx, const char *name) {
     (void)ctx;
@@ -967,6 +1009,7 @@ int main(int argc, char **argv) {
     if (!select_backend(ctx, o.backend)) goto done;
     if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
     if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
+    if (o.mode == MODE_UPSCALE) { status = run_upscale(ctx, &o); sdx_destroy(ctx); return status; }
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;

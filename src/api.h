@@ -4,6 +4,7 @@
  * programs that go deeper. */
 #include "core/api_core.h"
 #include "pipeline/api_pipeline.h"
+#include "models/api_upscale.h"
 #include "core/api_safetensors.h"
 #include "core/api_rng.h"
 #include "text/api_text.h"

@@ -4,3 +4,4 @@
 #include "cpu/backend.c"       /* sdx_create: a context on the CPU */
 #include "pipeline/generate.c"
 #include "pipeline/canny.c"
+#include "models/esrgan.c"       /* upscaling: sdx_upscaler */

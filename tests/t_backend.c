@@ -111,6 +111,11 @@ static int fd_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float
     return sdx__cpu_tanh_clamp(ctx, FD_T(0), FD_T(1), limit);
 }
 
+static int fd_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    FD_ARGS(y, x);
+    return sdx__cpu_leaky_relu(ctx, FD_T(0), FD_T(1), slope);
+}
+
 #define FD_UNARY(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { \
     FD_ARGS(y, x); return sdx__cpu_##name(ctx, FD_T(0), FD_T(1)); }
 #define FD_ACTIVATION(name) static int fd_##name(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) { \

@@ -123,7 +123,7 @@ static int sdx_rejects_a_bad_command_line_with_exit_2(void) {
         { "-p x --rng gpu", "sdx: --rng gpu: valid values are cuda, cpu\n" },
         { "-p x --preview proj", "sdx: --preview proj (a linear latent-to-RGB projection) is not supported; use tae or vae\n" },
         { "-p x --tae a --taesd b --tae c", "sdx: --taesd given more than twice (a decoder and an encoder)\n" },
-        { "-p x --mode nope", "sdx: -M nope: valid modes are img_gen, decode, encode, convert\n" },
+        { "-p x --mode nope", "sdx: -M nope: valid modes are img_gen, decode, encode, convert, upscale\n" },
         { "-p x --vae-tile-size 0x8", "sdx: --vae-tile-size 0x8: expected N or WxH, positive latent pixels\n" },
         { "-p x --lora a.safetensors:1:2 --lora :1", "sdx: --lora :1: expected FILE[:unet_strength[:clip_strength]] (at most 64)\n" },
         { "-p x --control-net 1 --control-net 2 --control-net 3 --control-net 4 --control-net 5 --control-net 6 "
@@ -175,6 +175,7 @@ static int sdx_help_lists_every_option(void) {
         "      --circular  ", "      --low-mem  ", "  -t, --threads N  ", "      --backend B  ", "      --trace-nonfinite  ",
         "  -v, --verbose  ", "  -h, --help                this text\n",
         "\n                            the --lora files merged to -o OUT.safetensors)\n",
+        "\nUpscaling (-M upscale)\n", "      --upscale-model PATH  ", "      --upscale-repeats N   ",
     };
     static char out[16384];
     T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");

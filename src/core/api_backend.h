@@ -69,6 +69,7 @@ extern "C" {
     X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
     X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
+    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x)) \
     X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
     X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
 

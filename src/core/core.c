@@ -66,6 +66,7 @@ typedef enum sdx__part {
     SDX__PART_UNET,
     SDX__PART_VAE,
     SDX__PART_CONTROLNET,
+    SDX__PART_UPSCALER,
     SDX__PART_COUNT
 } sdx__part;
 
@@ -942,7 +943,7 @@ static void sdx__parallel_for(sdx_ctx *ctx, int64_t n, sdx__range_fn fn, void *a
  * stops the run with a message naming the op, part, layer and stats. */
 
 static const char *sdx__part_name(sdx__part p) {
-    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet" };
+    static const char *names[SDX__PART_COUNT] = { "-", "text encoder", "unet", "vae", "controlnet", "upscaler" };
     return (unsigned)p < SDX__PART_COUNT ? names[p] : "?";
 }
 

@@ -183,6 +183,13 @@ static int sdx__check_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     return sdx__check_same_count(ctx, "tanh_clamp", y, x, NULL);
 }
 
+/* y = x > 0 ? x : x * slope (ESRGAN's LeakyReLU, as PyTorch's), finite
+ * slope; y may alias x. */
+static int sdx__check_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    if (!isfinite(slope)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "leaky_relu: slope %g is not finite", slope);
+    return sdx__check_same_count(ctx, "leaky_relu", y, x, NULL);
+}
+
 /* x[..., 2D] -> y[..., D] = a * gelu(g), a the first half */
 static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
     static const char op[] = "geglu";

@@ -8,7 +8,7 @@
 #define SDX__PAR_GRAIN 16384        /* elements per parallel work item    */
 
 typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SDX__OP_COPY,
-               SDX__OP_ADD, SDX__OP_MUL } sdx__ew_op;
+               SDX__OP_ADD, SDX__OP_MUL, SDX__OP_LEAKY_RELU } sdx__ew_op;
 
 typedef struct sdx__ew {
     sdx__ew_op op;
@@ -45,6 +45,7 @@ static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, fl
     case SDX__OP_COPY: break;
     case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
     case SDX__OP_MUL: for (int64_t i = 0; i < n; i++) v[i] *= w[i]; break;
+    case SDX__OP_LEAKY_RELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] > 0 ? v[i] : v[i] * s; break;   /* s: the slope */
     }
 }
 
@@ -86,6 +87,9 @@ static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const 
 }
 static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0, SDX_F32);
+}
+static int sdx__cpu_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    return sdx__ew_run(ctx, "leaky_relu", SDX__OP_LEAKY_RELU, y, x, NULL, slope, SDX_F32);
 }
 
 /* ---- clamps ------------------------------------------------------------ */

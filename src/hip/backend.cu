@@ -114,6 +114,9 @@ static int sdx__hip_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, con
 static int sdx__hip_mul_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     return sdx__hip_ew(ctx, "mul", SDX__HIP_MUL, y, a, b, 0);
 }
+static int sdx__hip_leaky_relu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
+    return sdx__hip_ew(ctx, "leaky_relu", SDX__HIP_LEAKY_RELU, y, x, NULL, slope);
+}
 
 /* clamp and tanh_clamp (bounds and limit checked in ops.c); y may alias x */
 static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {

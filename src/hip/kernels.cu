@@ -6,7 +6,8 @@
 /* Semantics are the CPU kernels' (src/cpu/): f32 arithmetic,
  * f32 (group norm: f64) statistics, one narrowing store. */
 
-enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL };
+enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
+       SDX__HIP_LEAKY_RELU };
 
 static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
@@ -24,6 +25,7 @@ __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, co
         case SDX__HIP_SCALE: v *= s; break;
         case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
         case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
+        case SDX__HIP_LEAKY_RELU: v = v > 0 ? v : v * s; break;   /* s: the slope */
         default: break;
         }
         sdx__hip_st(y, yt, i, v);

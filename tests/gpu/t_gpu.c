@@ -330,6 +330,8 @@ static int tg_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx
 static int tg_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__clamp(c, y, x, -0.6f, 0.9f); }
 static int tg_tanh_clamp(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_tanh_clamp(c, y, x, 1.5f); }
 static int tg_tanh_clamp_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__tanh_clamp(c, y, x, 1.5f); }
+static int tg_leaky_relu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__cpu_leaky_relu(c, y, x, 0.2f); }
+static int tg_leaky_relu_gpu(sdx_ctx *c, sdx_tensor *y, const sdx_tensor *x) { return sdx__leaky_relu(c, y, x, 0.2f); }
 
 static int gpu_elementwise_and_layout_match_cpu(void) {
     static const int64_t v[4] = { 2, 3, 50, 70 }, geg_x[3] = { 2, 77, 640 }, geg_y[3] = { 2, 77, 320 }, nc[2] = { 2, 3 };
@@ -352,6 +354,7 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         TG_U("copy", sdx__cpu_copy, sdx__copy, 4, v, 4, v);
         TG_U("clamp", tg_clamp, tg_clamp_gpu, 4, v, 4, v);
         TG_U("tanh_clamp", tg_tanh_clamp, tg_tanh_clamp_gpu, 4, v, 4, v);
+        TG_U("leaky_relu", tg_leaky_relu, tg_leaky_relu_gpu, 4, v, 4, v);
         TG_U("geglu", tg_geglu, tg_geglu_gpu, 3, geg_y, 3, geg_x);
         TG_U("resize_nearest 2x", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, up, 4, v);
         TG_U("resize_nearest 5x7->9x13", sdx__cpu_resize_nearest, sdx__resize_nearest, 4, odd_y, 4, odd_x);
