@@ -64,7 +64,7 @@ test: tests/run $(EXAMPLES) check-hip
 # SAN_SKIP=` runs everything.
 SAN_SUITES ?= core. half. rng. json. safetensors. kernels. precision. tokenizer. prompt. text. unet. vae. \
               sampling. pipeline. robust. backend.host tiling.circular_padding bf16.linear bf16.conv \
-              bf16.fallback bf16.rewritten bf16.half_storage
+              bf16.fallback bf16.rewritten bf16.half_storage gguf. upscale.
 SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip pipeline.cli_ \
             --skip text.sd2_ --skip text.sdxl_ --skip text.sd1_f16 --skip text.sd1_bf16 \
             --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip unet.generated_ \

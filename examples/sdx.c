@@ -293,7 +293,7 @@ static const option option_table[] = {
 
     { .heading = "Model" },
     { .flag = "-m", .name = "--model", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.checkpoint),
-      .help = "single-file .safetensors checkpoint (SD 1.x, 2.x, SDXL)" },
+      .help = "single-file .safetensors or .gguf checkpoint (SD 1.x, 2.x, SDXL)" },
     { .name = "--vae", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vae),
       .help = "separate VAE replacing the checkpoint's" },
     { .name = "--taesd", .alias = "--tae", .arg = "PATH", .kind = OPT_CALL, .call = add_taesd,

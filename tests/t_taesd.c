@@ -34,16 +34,6 @@ static int taesd_cases(sdx_ctx *ctx, taesd_case *out, int max) {
     return n;
 }
 
-static int taesd_read(sdx_ctx *ctx, const char *file, const char *name, sdx_tensor *out) {
-    sdx_st *st;
-    int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = sdx_st_open(ctx, file, &st)) != SDX_OK) return rc;
-    rc = sdx_st_read_f32(ctx, st, name, out);
-    sdx_st_close(st);
-    return rc;
-}
-
 /* Loads TAESD halves from files (NULL entries skipped) into t. */
 static int taesd_load_files(sdx_ctx *ctx, sdx__taesd *t, sdx_st **st, const char *a, const char *b) {
     const char *files[2] = { a, b };
@@ -106,13 +96,13 @@ static int run_public_cases(const char *kind) {
         sdx_tensor in, want, got, raw;
         char what[128];
         if (strcmp(cases[i].kind, kind)) continue;
-        T_CHECK(taesd_read(ctx, decode ? cases[i].file : cases[i].input, decode ? "latent" : cases[i].input_tensor, &in) == SDX_OK,
+        T_CHECK(t_read_f32(ctx, decode ? cases[i].file : cases[i].input, decode ? "latent" : cases[i].input_tensor, &in) == SDX_OK,
                 "%s: %s", cases[i].name, sdx_last_error(ctx));
-        T_CHECK(taesd_read(ctx, cases[i].file, decode ? "image" : "latent", &want) == SDX_OK, "%s: %s", cases[i].name, sdx_last_error(ctx));
+        T_CHECK(t_read_f32(ctx, cases[i].file, decode ? "image" : "latent", &want) == SDX_OK, "%s: %s", cases[i].name, sdx_last_error(ctx));
         T_CHECK(taesd_run(ctx, &t, decode, 1, &in, &got) == SDX_OK, "%s: %s", cases[i].name, sdx_last_error(ctx));
         snprintf(what, sizeof what, "%s %s", cases[i].name, decode ? "image" : "latent");
         if (taesd_within(what, &got, &want) != T_PASS) return T_FAIL;
-        if (decode && taesd_read(ctx, cases[i].file, "decoder_out", &raw) == SDX_OK) {
+        if (decode && t_read_f32(ctx, cases[i].file, "decoder_out", &raw) == SDX_OK) {
             /* the network before the final clamp */
             sdx_tensor_free(ctx, &got);
             T_CHECK(taesd_run(ctx, &t, 1, 0, &in, &got) == SDX_OK, "%s", sdx_last_error(ctx));
@@ -461,7 +451,7 @@ static int codecs_only_model_decodes_and_encodes(void) {
     sdx_gen_result res;
     int worst = 0;
     T_CHECK(m, "%s", sdx_last_error(ctx));
-    T_CHECK(taesd_read(ctx, c8, "latent", &latent) == SDX_OK && taesd_read(ctx, c8, "image", &image) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(t_read_f32(ctx, c8, "latent", &latent) == SDX_OK && t_read_f32(ctx, c8, "image", &image) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_decode_latent(m, &latent, with_codec(SDX_CODEC_AUTO), &out) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(out.width == 128 && out.height == 96 && out.channels == 3, "image %dx%d", out.width, out.height);
     for (int c = 0; c < 3; c++)

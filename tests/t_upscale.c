@@ -40,16 +40,6 @@ static int up_cases(sdx_ctx *ctx, up_case *out, int max) {
     return n;
 }
 
-static int up_read(sdx_ctx *ctx, const char *file, const char *name, sdx_tensor *out) {
-    sdx_st *st;
-    int rc;
-    memset(out, 0, sizeof *out);
-    if ((rc = sdx_st_open(ctx, file, &st)) != SDX_OK) return rc;
-    rc = sdx_st_read_f32(ctx, st, name, out);
-    sdx_st_close(st);
-    return rc;
-}
-
 /* x [1, 3, h, w] (host f32) through the upscaler; y is allocated. */
 static int up_run_f32(sdx_upscaler *up, const sdx_tensor *x, sdx_tensor *y) {
     int64_t s = sdx_upscaler_scale(up), shape[4] = { 1, 3, x->shape[2] * s, x->shape[3] * s };
@@ -115,7 +105,7 @@ static int up_check_case(sdx_ctx *ctx, const up_case *c) {
         for (int64_t i = 0; i < 3 * (int64_t)in.width * in.height; i++)
             ((float *)x.data)[i] = (float)in.data[(i % ((int64_t)in.width * in.height)) * 3 + i / ((int64_t)in.width * in.height)] / 255.0f;
     } else {
-        T_CHECK(up_read(ctx, c->ref, c->repeats > 1 ? "pass2_input" : "input", &x) == SDX_OK, "%s: %s", c->name, sdx_last_error(ctx));
+        T_CHECK(t_read_f32(ctx, c->ref, c->repeats > 1 ? "pass2_input" : "input", &x) == SDX_OK, "%s: %s", c->name, sdx_last_error(ctx));
     }
     T_CHECK(up_run_f32(up, &x, &y) == SDX_OK, "%s: %s", c->name, sdx_last_error(ctx));
     if (strcmp(c->kind, "tiled") && up_within(ctx, c->name, c->ref, "output_unclamped", &y) != T_PASS) return T_FAIL;
@@ -123,7 +113,7 @@ static int up_check_case(sdx_ctx *ctx, const up_case *c) {
     if (up_within(ctx, c->name, c->ref, "output", &y) != T_PASS) return T_FAIL;
     /* the input tensor is the PNG / 255 in f32, as sdx_upscale reads it */
     if (c->repeats == 1 && strcmp(c->kind, "tiled")) {
-        T_CHECK(up_read(ctx, c->ref, "input", &ref_in) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(t_read_f32(ctx, c->ref, "input", &ref_in) == SDX_OK, "%s", sdx_last_error(ctx));
         for (int64_t i = 0; i < sdx_tensor_numel(&ref_in); i++) {
             int64_t plane = (int64_t)in.width * in.height;
             T_CHECK(((float *)ref_in.data)[i] == (float)in.data[(i % plane) * 3 + i / plane] / 255.0f, "%s: input %lld", c->name, (long long)i);
@@ -166,7 +156,7 @@ static int repeats_read_the_8bit_image(void) {
     int worst = 0;
     T_CHECK(up && in.data, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_upscale(up, &in, 1, &once) == SDX_OK && once.width == 34 && once.height == 26, "%s", sdx_last_error(ctx));
-    T_CHECK(up_read(ctx, ref, "pass2_input", &want) == SDX_OK && sdx_tensor_numel(&want) == 34 * 26 * 3, "%s", sdx_last_error(ctx));
+    T_CHECK(t_read_f32(ctx, ref, "pass2_input", &want) == SDX_OK && sdx_tensor_numel(&want) == 34 * 26 * 3, "%s", sdx_last_error(ctx));
     for (int64_t i = 0; i < 34 * 26 * 3; i++) {
         int d = abs((int)once.data[(i % (34 * 26)) * 3 + i / (34 * 26)] - (int)lrintf(((float *)want.data)[i] * 255.0f));
         worst = d > worst ? d : worst;
@@ -255,7 +245,7 @@ static int every_layout_gives_the_same_bits(void) {
     sdx_ctx *ctx = t_ctx();
     sdx_tensor x, y[3];
     T_CHECK(up_write_renamed(ctx, v2019, up_rename_2019) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(up_read(ctx, ref, "input", &x) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(t_read_f32(ctx, ref, "input", &x) == SDX_OK, "%s", sdx_last_error(ctx));
     for (int i = 0; i < 3; i++) {
         sdx_upscaler *up = up_load(ctx, files[i]);
         T_CHECK(up, "%s: %s", files[i], sdx_last_error(ctx));
@@ -293,7 +283,7 @@ static int tiles_with_the_radius_as_context_are_exact(void) {
         double rel;
         snprintf(path, sizeof path, "%s/%s.safetensors", UP_DIR, cases[i].model);
         snprintf(ref, sizeof ref, "%s/%s/cases/%s.safetensors", t_shared_dir(), UP_DIR, cases[i].ref);
-        T_CHECK((up = up_load(ctx, path)) && up_read(ctx, ref, "input", &x) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK((up = up_load(ctx, path)) && t_read_f32(ctx, ref, "input", &x) == SDX_OK, "%s", sdx_last_error(ctx));
         T_CHECK(sdx_upscaler_set_tiling(up, cases[i].tile, cases[i].pad) == SDX_OK && up_run_f32(up, &x, &y) == SDX_OK, "%s",
                 sdx_last_error(ctx));
         rel = t_rel_to_file(ctx, ref, "output_unclamped", (const float *)y.data, sdx_tensor_numel(&y));

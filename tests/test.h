@@ -325,6 +325,18 @@ T_UNUSED static double t_max_abs_f32(const float *a, const float *b, size_t n) {
     return m;
 }
 
+/* Tensor `name` of the safetensors file at `file`, read as f32 into out
+ * (allocated; the caller frees it). */
+T_UNUSED static int t_read_f32(sdx_ctx *ctx, const char *file, const char *name, sdx_tensor *out) {
+    sdx_st *st;
+    int rc;
+    memset(out, 0, sizeof *out);
+    if ((rc = sdx_st_open(ctx, file, &st)) != SDX_OK) return rc;
+    rc = sdx_st_read_f32(ctx, st, name, out);
+    sdx_st_close(st);
+    return rc;
+}
+
 /* rel-L2 of the n floats at got against tensor `key` of the open golden
  * file st; NaN (which passes no bound) when the tensor cannot be read or
  * holds another count. */
@@ -553,8 +565,8 @@ T_UNUSED static int t_selected(const t_filter *f, const char *full) {
     return hit;
 }
 
-/* Checkpoints a case leaves mapped (Linux: mappings of *.safetensors
- * files in /proc/self/maps), counted before and after each case: a case
+/* Checkpoints a case leaves mapped (Linux: mappings of *.safetensors and
+ * *.gguf files in /proc/self/maps), counted before and after each case: a case
  * whose model, file or stage is never freed keeps its mapping, and its
  * resident pages then count in later cases' memory measurements. The
  * first such path is copied to `first` (size bytes). -1: unknown here. */
@@ -568,7 +580,8 @@ T_UNUSED static int t_checkpoint_mappings(char *first, size_t size) {
         size_t len = strlen(line);
         const char *path = strchr(line, '/');
         if (len && line[len - 1] == '\n') line[--len] = 0;
-        if (!path || len < 12 || strcmp(line + len - 12, ".safetensors")) continue;
+        if (!path || !((len >= 12 && !strcmp(line + len - 12, ".safetensors")) || (len >= 5 && !strcmp(line + len - 5, ".gguf"))))
+            continue;
         if (n++ == 0 && first) snprintf(first, size, "%s", path);
     }
     fclose(f);
