@@ -328,6 +328,14 @@ SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t);
 /* Writes "[1, 4, 64, 64]" into buf; returns buf. */
 SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
 
+/* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
+typedef struct sdx_image {
+    int width, height, channels;
+    uint8_t *data;
+} sdx_image;
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
+
 #ifdef __cplusplus
 }
 #endif
@@ -443,14 +451,6 @@ SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, floa
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
-
-/* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
-typedef struct sdx_image {
-    int width, height, channels;
-    uint8_t *data;
-} sdx_image;
-
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
@@ -2463,6 +2463,12 @@ SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t) {
     if (!t) return;
     if (t->owned) sdx__free(ctx, t->data);
     memset(t, 0, sizeof *t);
+}
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
+    if (!img) return;
+    sdx__free(ctx, img->data);
+    memset(img, 0, sizeof *img);
 }
 
 /* Fills a view (not owned). Unused trailing dims are left 0. */
@@ -20091,12 +20097,6 @@ static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t
     sdx_rng_init(&rng, p->rng, (uint64_t)p->encode_seed);
     sdx_rng_randn(&rng, eps, n);
     return eps;
-}
-
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
-    if (!img) return;
-    sdx__free(ctx, img->data);
-    memset(img, 0, sizeof *img);
 }
 
 /* Decodes latent (model space) with codec c into an 8-bit image. */

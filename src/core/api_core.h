@@ -246,6 +246,14 @@ SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t);
 /* Writes "[1, 4, 64, 64]" into buf; returns buf. */
 SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size);
 
+/* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
+typedef struct sdx_image {
+    int width, height, channels;
+    uint8_t *data;
+} sdx_image;
+
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
+
 #ifdef __cplusplus
 }
 #endif

@@ -410,6 +410,12 @@ SDX_API void sdx_tensor_free(sdx_ctx *ctx, sdx_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 
+SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
+    if (!img) return;
+    sdx__free(ctx, img->data);
+    memset(img, 0, sizeof *img);
+}
+
 /* Fills a view (not owned). Unused trailing dims are left 0. */
 static sdx_tensor sdx__view(sdx_dtype dtype, void *data, int ndim, const int64_t *shape) {
     sdx_tensor t;

@@ -1,6 +1,5 @@
 #pragma once
 #include "../core/api_core.h"
-#include "../pipeline/api_pipeline.h"
 
 /* ===================================================================== */
 /*  Public API: upscaling with ESRGAN-family models                       */

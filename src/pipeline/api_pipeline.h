@@ -90,14 +90,6 @@ SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
 
-/* 8-bit interleaved RGB (channels 3) or grey (channels 1, masks). */
-typedef struct sdx_image {
-    int width, height, channels;
-    uint8_t *data;
-} sdx_image;
-
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
-
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
 typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sdx_codec;

@@ -213,12 +213,6 @@ static float *sdx__posterior_noise(sdx_ctx *ctx, const sdx_gen_params *p, size_t
     return eps;
 }
 
-SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img) {
-    if (!img) return;
-    sdx__free(ctx, img->data);
-    memset(img, 0, sizeof *img);
-}
-
 /* Decodes latent (model space) with codec c into an 8-bit image. */
 static int sdx__decode_to_image(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw, const sdx__vae_tiling *tiling,
                                 int seamless, sdx_image *img) {
