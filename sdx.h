@@ -220,7 +220,9 @@ typedef enum sdx_rng_kind {
 /* What a UNet predicts (from the checkpoint, or sdx_model_desc.prediction). */
 typedef enum sdx_prediction {
     SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
-    SDX_PRED_V   = 1   /* SD 2.x 768-v */
+    SDX_PRED_V   = 1,  /* SD 2.x 768-v */
+    SDX_PRED_X0  = 2   /* the clean latent itself (diffusers' "sample"):
+                          SDXL-Lightning's 1-step model */
 } sdx_prediction;
 
 /* Result codes. Every failing call also leaves a readable message in the
@@ -509,9 +511,26 @@ typedef struct sdx_gen_params {
     const char *negative_prompt;   /* NULL = ""                           */
     int   width, height;           /* multiples of 8; 0 = the init's size, else the family default */
     int   steps;                   /* 0 = 20                              */
-    float cfg_scale;               /* 0 = 7; 1 skips the negative pass    */
+    float cfg_scale;               /* 0 = 7; up to 1 is guidance off: the
+                                      prompt alone, no negative pass (as
+                                      diffusers' guidance_scale <= 1)      */
     const char *sampler;           /* ComfyUI or sd-cli name; NULL = "euler_a" */
-    const char *scheduler;         /* ComfyUI name, "ays"; NULL = "normal" */
+    const char *scheduler;         /* ComfyUI name, "ays", sd_turbo, trailing,
+                                      lcm; NULL = "normal"                 */
+    /* Few-step models (README "Few-step models"): an explicit schedule in
+     * place of steps and scheduler, one or the other. timesteps (diffusers'
+     * timesteps=, DMD2's 999, 749, 499, 249): sigma(t) of each, then 0,
+     * started as diffusers starts them, from noise * sqrt(1 + sigma0^2)
+     * (or an init latent noised to sigma0). sigmas (sd-cli --sigmas): as
+     * given, end with 0 for a clean result, started as ComfyUI starts any
+     * schedule. With an init the list is the schedule: leave strength 0. */
+    const int   *timesteps;
+    int          n_timesteps;
+    const float *sigmas;
+    int          n_sigmas;
+    int   use_eta;                 /* 1: eta; 0: the sampler's default     */
+    float eta;                     /* tcd's gamma in [0, 1] (default 0.3,
+                                      diffusers'); other samplers ignore it */
     int64_t seed;                  /* < 0: random (reported in the result) */
     sdx_rng_kind rng;              /* SDX_RNG_CPU (ComfyUI) or SDX_RNG_CUDA (A1111) */
     int   clip_skip;               /* 0 or 1 = the model's default layer   */
@@ -596,14 +615,14 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
  * A stepped session gives the same latent as one uninterrupted run. */
 
 /* The prompt and negative prompt of `params`, encoded for this model
- * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
+ * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields). */
 typedef struct sdx_cond sdx_cond;
 SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);
 
 /* Samples image `index` of the batch (seed + index) from noise, or from
  * params->init_image (and mask). `cond` must come from the same model and
- * parameters (cfg, SDXL size) and outlive the session. */
+ * parameters (cfg above 1 or not, SDXL size) and outlive the session. */
 typedef struct sdx_sampling sdx_sampling;
 SDX_API sdx_result sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
                                  sdx_sampling **out);
@@ -894,7 +913,8 @@ SDX_API int   sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma);
 SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t);
 /* UNet input scale: x_in = x * c_in. */
 SDX_API float sdx_model_c_in(float sigma);
-/* UNet output -> denoised prediction (may alias any input). */
+/* UNet output -> denoised prediction (may alias any input): eps x - out *
+ * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out. */
 SDX_API void  sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
                                  const float *model_out, float *denoised, size_t n);
 
@@ -913,6 +933,12 @@ typedef enum sdx_scheduler {
     SDX_SCHED_AYS_SDXL,         /*                                  SDXL table */
     SDX_SCHED_POLYEXPONENTIAL,  /* k-diffusion get_sigmas_polyexponential, rho 1 */
     SDX_SCHED_VP,               /* k-diffusion get_sigmas_vp, default betas      */
+    /* few-step models; integer timesteps, sigma(t) of each (README: "Few-step models") */
+    SDX_SCHED_SD_TURBO,         /* ComfyUI SDTurboScheduler: 999, 899, ..., at most 10 */
+    SDX_SCHED_TRAILING,         /* diffusers timestep_spacing "trailing" (SDXL-Lightning,
+                                   Hyper-SD): round(1000 - k * 1000 / steps) - 1, half to even */
+    SDX_SCHED_LCM,              /* diffusers LCMScheduler / TCDScheduler default timesteps
+                                   (sd.cpp's "lcm"): 4 steps are 999, 759, 499, 259 */
     SDX_SCHED_COUNT
 } sdx_scheduler;
 
@@ -972,13 +998,26 @@ SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
 
 /* KSampler(steps, scheduler, sampler, denoise).sigmas: for denoise < 1,
  * total = int(steps / denoise) and the last steps + 1 sigmas of that
- * schedule; dpm_2, dpm_2_ancestral, uni_pc and uni_pc_bh2 compute one
- * step more and drop the penultimate sigma. The AYS schedulers follow
- * ComfyUI's AlignYourStepsScheduler node instead (the only way to use
- * them there): round(steps * denoise) steps from the tail of the
- * steps-step table, no penultimate drop. denoise must be in (0, 1]. */
+ * schedule (trailing and lcm too: 4 steps at 0.5 are the tail of 8);
+ * dpm_2, dpm_2_ancestral, uni_pc and uni_pc_bh2 compute one step more and
+ * drop the penultimate sigma. Schedulers that ComfyUI has as nodes of
+ * their own follow the node instead, with no penultimate drop: AYS
+ * (AlignYourStepsScheduler) takes round(steps * denoise) steps from the
+ * tail of the steps-step table; sd_turbo (SDTurboScheduler) starts at
+ * timestep 999 - 100 * (10 - int(10 * denoise)) and runs at most to 99
+ * (denoise 0.5: at most 499, 399, 299, 199, 99). denoise must be in
+ * (0, 1]. */
 SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out);
+
+/* Explicit timesteps (DMD2's 999, 749, 499, 249; diffusers' timesteps=):
+ * sigma(t) of each, then 0, as a new owned 1-D F32 tensor of n + 1
+ * values. Timesteps lie in 0..999 and never increase. diffusers starts
+ * such a schedule from unit-variance VP noise, x = noise * sqrt(1 +
+ * sigma0^2), also below sigma_max, where sdx_start_latent (ComfyUI's rule)
+ * takes noise * sigma0. */
+SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampling *ms, const int *timesteps, int n,
+                                             sdx_tensor *out);
 
 /* Start latent (ComfyUI EPS.noise_scaling): x = latent + noise * s with
  * s = sqrt(1 + sigma0^2) when sigma0 is sigma_max (relative 1e-5, or
@@ -16908,13 +16947,39 @@ SDX_API float sdx_model_c_in(float sigma) {
 
 SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
                                 const float *model_out, float *denoised, size_t n) {
-    if (pred == SDX_PRED_V) {
+    if (pred == SDX_PRED_X0) {
+        if (denoised != model_out) memmove(denoised, model_out, n * sizeof(float));
+    } else if (pred == SDX_PRED_V) {
         float s2 = sigma * sigma + 1.0f;
         float out_scale = sigma / sqrtf(s2);
         for (size_t i = 0; i < n; i++) denoised[i] = x[i] / s2 - model_out[i] * out_scale;
     } else {
         for (size_t i = 0; i < n; i++) denoised[i] = x[i] - model_out[i] * sigma;
     }
+}
+
+/* The prediction types by name: sdx's, then diffusers' prediction_type
+ * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing. */
+static const struct { sdx_prediction id; const char *name, *alias; } sdx__predictions[] = {
+    { SDX_PRED_EPS, "eps", "epsilon" },
+    { SDX_PRED_V,   "v",   "v_prediction" },
+    { SDX_PRED_X0,  "x0",  "sample" },
+};
+
+static const char *sdx__prediction_name(sdx_prediction p) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__predictions); i++)
+        if (sdx__predictions[i].id == p) return sdx__predictions[i].name;
+    return "?";
+}
+
+/* 1 and *out when name is a prediction type's name or alias, else 0. */
+static int sdx__prediction_named(const char *name, sdx_prediction *out) {
+    for (int i = 0; name && i < SDX__ARRAY_LEN(sdx__predictions); i++)
+        if (!strcmp(name, sdx__predictions[i].name) || !strcmp(name, sdx__predictions[i].alias)) {
+            *out = sdx__predictions[i].id;
+            return 1;
+        }
+    return 0;
 }
 
 SDX_API int sdx_is_max_denoise(const sdx_model_sampling *ms, float sigma0) {
@@ -17169,6 +17234,42 @@ static void sdx__sched_ays_sdxl(const sdx_model_sampling *ms, int steps, sdx__si
     (void)ms;
 }
 
+/* ---- few-step schedules: integer timesteps -------------------------------- */
+/* These name training timesteps and take sigma(t) of each as ComfyUI's
+ * ModelSamplingDiscrete.sigma does (exp(log_sigmas[t]), which can differ
+ * from sigmas[t] by an ulp). ../shared/golden/fewstep has them all. */
+
+static void sdx__push_timestep(const sdx_model_sampling *ms, int t, sdx__sigma_list *l) {
+    sdx__sigma_push(l, sdx_timestep_to_sigma(ms, (float)t));
+}
+
+/* ComfyUI's SDTurboScheduler at denoise 1: 999, 899, ..., 99, at most ten
+ * steps (its node slices the list). Denoise < 1 is its own rule, below. */
+static void sdx__sched_sd_turbo(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    for (int i = 0; i < steps && i < 10; i++) sdx__push_timestep(ms, 999 - 100 * i, l);
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* diffusers' timestep_spacing "trailing" (SDXL-Lightning, Hyper-SD):
+ * np.round(np.arange(1000, 0, -1000 / steps)) - 1. arange's k-th value is
+ * 1000 + k * delta with delta = its second value minus its first, and
+ * np.round rounds half to even (16 steps: 937.5 -> 938, 62.5 -> 62). */
+static void sdx__sched_trailing(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double first = SDX_TRAIN_STEPS, delta = (first + -first / steps) - first;
+    for (int k = 0; k < steps; k++) sdx__push_timestep(ms, (int)nearbyint(first + k * delta) - 1, l);
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* The default timesteps of diffusers' LCMScheduler and TCDScheduler (and
+ * stable-diffusion.cpp's "lcm" scheduler): of the 50 original steps 999,
+ * 979, ..., 19, those at floor(linspace(0, 50, steps, endpoint=False)).
+ * Past 50 steps timesteps repeat (diffusers refuses them). */
+static void sdx__sched_lcm(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double stride = 50.0 / steps;
+    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, 999 - 20 * (int)floor(i * stride), l);
+    sdx__sigma_push(l, 0.0f);
+}
+
 /* ---- the scheduler registry ------------------------------------------- */
 
 /* Appends the non-NULL names name_of(0 .. count - 1) to list, the first
@@ -17183,38 +17284,49 @@ static size_t sdx__join_names(char *list, size_t size, size_t used, const char *
 }
 
 typedef void (*sdx__sched_fn)(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l);
+/* A scheduler that ComfyUI has as a node of its own rather than a KSampler
+ * name: the node's rule for denoise (and no penultimate-sigma drop), into
+ * a new list. */
+typedef int (*sdx__sched_node_fn)(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps,
+                                  double denoise, sdx__sigma_list *l);
 
 enum {
-    SDX__SCHED_ANY_LENGTH = 1,   /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
-    SDX__SCHED_FIXED_LEVELS = 2  /* denoise < 1 takes round(steps * denoise) steps from the
-                                    tail of the steps-step table (ComfyUI's AYS node) instead
-                                    of KSampler's longer schedule */
+    SDX__SCHED_ANY_LENGTH = 1    /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
 };
 
 /* Everything known about a scheduler, one row each, in enum order (the
  * name round trip test checks the order). */
 typedef struct sdx__scheduler_row {
     sdx_scheduler id;
-    const char   *name;      /* ComfyUI's */
+    const char   *name;      /* ComfyUI's; stable-diffusion.cpp's, or new, where ComfyUI has none */
     sdx__sched_fn fill;
     unsigned      flags;
+    sdx__sched_node_fn node; /* NULL: KSampler's denoise rule (sdx_sampler_sigmas) */
     const char   *a1111;     /* A1111's "Schedule type"; NULL: it has none, the name is written */
 } sdx__scheduler_row;
 
+static int sdx__node_ays(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                         sdx__sigma_list *l);
+static int sdx__node_sd_turbo(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                              sdx__sigma_list *l);
+
 static const sdx__scheduler_row sdx__schedulers[] = {
-    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, "Automatic" },
-    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, "Karras" },
-    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, "Exponential" },
-    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, "SGM Uniform" },
-    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, "Simple" },
-    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, "DDIM" },
-    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, "Beta" },
-    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, "Linear Quadratic" },
-    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, "KL Optimal" },
-    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL },
-    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL },
+    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, NULL, "Automatic" },
+    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, NULL, "Karras" },
+    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, NULL, "Exponential" },
+    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, NULL, "SGM Uniform" },
+    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, NULL, "Simple" },
+    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, NULL, "DDIM" },
+    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, NULL, "Beta" },
+    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, NULL, "Linear Quadratic" },
+    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, NULL, "KL Optimal" },
+    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          0, sdx__node_ays, "Align Your Steps" },
+    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         0, sdx__node_ays, "Align Your Steps" },
+    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL, NULL },
+    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL, NULL },
+    { SDX_SCHED_SD_TURBO,         "sd_turbo",         sdx__sched_sd_turbo,         0, sdx__node_sd_turbo, NULL },
+    { SDX_SCHED_TRAILING,         "trailing",         sdx__sched_trailing,         0, NULL, NULL },
+    { SDX_SCHED_LCM,              "lcm",              sdx__sched_lcm,              0, NULL, NULL },
 };
 typedef char sdx__schedulers_one_row_each[SDX__ARRAY_LEN(sdx__schedulers) == SDX_SCHED_COUNT ? 1 : -1];
 
@@ -17297,6 +17409,38 @@ static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first
     return rc;
 }
 
+/* Keeps values [first, first + count) of a list. */
+static void sdx__sigma_list_slice(sdx__sigma_list *l, int first, int count) {
+    memmove(l->v, l->v + first, (size_t)count * sizeof(float));
+    l->count = count;
+}
+
+/* ComfyUI's AlignYourStepsScheduler node: round(steps * denoise) steps
+ * (Python round-half-even) from the tail of the steps-step table. */
+static int sdx__node_ays(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                         sdx__sigma_list *l) {
+    int keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps, rc;
+    if (keep < 1) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, l)) != SDX_OK) return rc;
+    sdx__sigma_list_slice(l, l->count - (keep + 1), keep + 1);
+    return SDX_OK;
+}
+
+/* ComfyUI's SDTurboScheduler node: the timesteps from index start = 10 -
+ * int(10 * denoise) (a Python float: 10 * 0.3 is 3.0000000000000004, so
+ * 3), at most 10 - start of them; the denoise-1 list from start + steps
+ * values with the first start dropped. */
+static int sdx__node_sd_turbo(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                              sdx__sigma_list *l) {
+    int start = 10 - (int)(10.0 * denoise), rc;
+    if (start >= 10)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sd_turbo: denoise %g leaves no step (its timesteps are 999, 899, ..., 99; "
+                         "denoise must be at least 0.1)", denoise);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, SDX__MIN(steps, 10) + start, l)) != SDX_OK) return rc;
+    sdx__sigma_list_slice(l, start, l->count - start);
+    return SDX_OK;
+}
+
 SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
@@ -17304,6 +17448,27 @@ SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *
     if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
+}
+
+SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampling *ms, const int *timesteps, int n,
+                                             sdx_tensor *out) {
+    sdx__sigma_list l;
+    int rc;
+    if (!ms || !out || !timesteps) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas from timesteps: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (n < 1 || n > 100000)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas from timesteps: need 1..100000 timesteps, got %d", n);
+    for (int i = 0; i < n; i++) {
+        if (timesteps[i] < 0 || timesteps[i] >= SDX_TRAIN_STEPS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timestep %d is %d: must be in 0..%d", i, timesteps[i], SDX_TRAIN_STEPS - 1);
+        if (i > 0 && timesteps[i] > timesteps[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timesteps must not increase, but timestep %d is %d after %d", i,
+                             timesteps[i], timesteps[i - 1]);
+    }
+    if ((rc = sdx__sigma_list_init(ctx, &l, n + 1)) != SDX_OK) return (sdx_result)rc;
+    for (int i = 0; i < n; i++) sdx__push_timestep(ms, timesteps[i], &l);
+    sdx__sigma_push(&l, 0.0f);
     return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }
 
@@ -19250,25 +19415,30 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-/* v or eps, in order of trust: the caller, the checkpoint's metadata, a
- * "v_pred" marker tensor, then, where the family has one (SD 2.x),
- * ComfyUI's heuristic: v when a tensor's values spread wider than the eps
- * model's (sdx__family.v_probe). */
+/* v, x0 or eps, in order of trust: the caller, the checkpoint's
+ * metadata, a "v_pred" or "x0" marker tensor, an x0 name (SDXL-Lightning
+ * ships its 1-step x0 model as ..._1step_x0 / _1step_unet_x0), then,
+ * where the family has one (SD 2.x), ComfyUI's heuristic: v when a
+ * tensor's values spread wider than the eps model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
     const sdx__family *f = sdx__family_get(m->family);
     const char *meta;
+    size_t len = strlen(m->name);
     if (override && *override) {
-        if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
-        if (!strcmp(override, "v") || !strcmp(override, "v_prediction")) { m->prediction = SDX_PRED_V; return SDX_OK; }
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v)", override);
+        if (sdx__prediction_named(override, &m->prediction)) return SDX_OK;
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0)", override);
     }
     m->prediction = SDX_PRED_EPS;
     meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");
     if (meta) {
-        if (strstr(meta, "v")) m->prediction = SDX_PRED_V;
+        if (!sdx__prediction_named(meta, &m->prediction) && strstr(meta, "v")) m->prediction = SDX_PRED_V;
         return SDX_OK;
     }
     if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+    if (sdx_st_find(m->ckpt, "x0") || (len > 3 && (!strcmp(m->name + len - 3, "_x0") || !strcmp(m->name + len - 3, "-x0")))) {
+        m->prediction = SDX_PRED_X0;
+        return SDX_OK;
+    }
     if (f && f->v_probe && m->unet.in_channels == 4) {
         const sdx_tensor *b = sdx_st_find(m->ckpt, f->v_probe);
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
@@ -19423,7 +19593,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
-                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+                 sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
     *out = m;
     return SDX_OK;
@@ -21348,14 +21518,11 @@ SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms
     if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
     drop_penultimate = (sdx__samplers[sampler].flags & SDX__SAMPLER_DROPS_PENULTIMATE) != 0;
-    if ((unsigned)sched < SDX_SCHED_COUNT && (sdx__schedulers[sched].flags & SDX__SCHED_FIXED_LEVELS)) {
-        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
-         * round-half-even. */
-        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
-        if (keep < 1)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
-        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+    if ((unsigned)sched < SDX_SCHED_COUNT && sdx__schedulers[sched].node) {
+        if (steps < 1 || steps > 100000)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: steps must be in 1..100000, got %d", steps);
+        if ((rc = sdx__schedulers[sched].node(ctx, ms, sched, steps, denoise, &l)) != SDX_OK) return (sdx_result)rc;
+        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
     }
     if (denoise <= 0.9999) {
         double t = steps / denoise;
@@ -21376,7 +21543,24 @@ SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms
 
 /* ---- driver ----------------------------------------------------------- */
 
+/* What every sampler needs of its sigmas; `what` names the caller. */
+static int sdx__check_sigmas(sdx_ctx *ctx, const char *what, const float *sigmas, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!(sigmas[i] >= 0.0f) || isinf(sigmas[i]))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigma %d is %g (must be finite and >= 0)", what, i,
+                             (double)sigmas[i]);
+        if (i + 1 < n && sigmas[i] == 0.0f)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigma %d is 0 before the last one", what, i);
+        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
+        if (i > 0 && sigmas[i] > sigmas[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigmas must not increase, but sigma %d is %g after %g", what,
+                             i, (double)sigmas[i], (double)sigmas[i - 1]);
+    }
+    return SDX_OK;
+}
+
 static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const float *x) {
+    char what[64];
     const char *name;
     if (!d || !x) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: desc and x are required");
     if ((unsigned)d->sampler >= SDX_SAMPLER_COUNT)
@@ -21389,18 +21573,8 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
     if (!d->sigmas || d->n_sigmas < 1 || d->n == 0)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: need sigmas (got %d) and a non-empty latent",
                          name, d->n_sigmas);
-    for (int i = 0; i < d->n_sigmas; i++) {
-        if (!(d->sigmas[i] >= 0.0f) || isinf(d->sigmas[i]))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is %g (must be finite and >= 0)",
-                             name, i, (double)d->sigmas[i]);
-        if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
-        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
-        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
-                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
-    }
-    return SDX_OK;
+    snprintf(what, sizeof what, "sdx_sample %s", name);
+    return sdx__check_sigmas(ctx, what, d->sigmas, d->n_sigmas);
 }
 
 SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {
@@ -21582,6 +21756,58 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
     return SDX_OK;
 }
 
+/* Checks an explicit schedule (timesteps or sigmas), which sets the
+ * step count, and eta. */
+static int sdx__gen_resolve_schedule(sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    sdx_tensor sig;
+    int rc;
+    if (p->use_eta && !(p->eta >= 0.0f && p->eta <= 1.0f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "eta %g: must be in [0, 1]", (double)p->eta);
+    if (!p->timesteps && !p->sigmas) return SDX_OK;
+    if (p->timesteps && p->sigmas) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timesteps and sigmas: give one or the other");
+    if ((p->init_image || p->init_latent) && p->strength != 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g with explicit %s: the list is the schedule (start it lower "
+                         "for less change), leave strength 0", (double)p->strength, p->timesteps ? "timesteps" : "sigmas");
+    if (p->timesteps) {
+        if ((rc = sdx_sigmas_from_timesteps(ctx, &g->m->ms, p->timesteps, p->n_timesteps, &sig)) != SDX_OK) return rc;
+        sdx_tensor_free(ctx, &sig);
+        g->steps = p->n_timesteps;
+        return SDX_OK;
+    }
+    if (p->n_sigmas < 2 || p->n_sigmas > 100001)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas: need 2..100001 values (steps + 1), got %d", p->n_sigmas);
+    g->steps = p->n_sigmas - 1;
+    return sdx__check_sigmas(ctx, "sigmas", p->sigmas, p->n_sigmas);
+}
+
+/* The sigmas of a generation: the explicit list, else the scheduler's. */
+static int sdx__gen_sigmas(const sdx__gen *g, sdx_tensor *out) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    int64_t shape[1];
+    int rc;
+    if (p->timesteps) return sdx_sigmas_from_timesteps(ctx, &g->m->ms, p->timesteps, p->n_timesteps, out);
+    if (!p->sigmas) return sdx_sampler_sigmas(ctx, &g->m->ms, g->scheduler, g->sampler, g->steps, g->denoise, out);
+    shape[0] = p->n_sigmas;
+    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, 1, shape)) == SDX_OK) memcpy(out->data, p->sigmas, sizeof(float) * (size_t)p->n_sigmas);
+    return rc;
+}
+
+/* The start latent from this image's noise: explicit timesteps start as
+ * diffusers does (unit-variance VP noise, or the init noised to sigma0),
+ * everything else as ComfyUI (sdx_start_latent). */
+static void sdx__gen_start_latent(const sdx__gen *g, float sigma0, float *x, size_t n) {
+    if (g->p->timesteps) sdx_add_noise(g->init_latent ? sigma0 : sqrtf(1.0f + sigma0 * sigma0), g->init_latent, g->noise, x, n);
+    else sdx_start_latent(&g->m->ms, sigma0, g->init_latent, g->noise, x, n);
+}
+
+/* Conditionings a model call takes: the prompt, and the negative prompt
+ * when guidance is on (cfg above 1; diffusers' rule, which at cfg 1 is
+ * ComfyUI's too). */
+static int sdx__gen_n_cond(const sdx__gen *g) { return g->cfg > 1.0f ? 2 : 1; }
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
     int rc;
@@ -21625,6 +21851,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
                          g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve_schedule(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */
@@ -21683,7 +21910,7 @@ static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *
 }
 
 /* An encoded prompt pair: [n_cond, T, D] context and [n_cond, adm] y
- * (prompt first, then the negative prompt unless cfg is 1), on the host
+ * (prompt first, then the negative prompt when cfg is above 1), on the host
  * and where the UNet reads them (device copies, or the same tensors). */
 struct sdx_cond {
     sdx_model *m;
@@ -21763,7 +21990,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->m = m;
     cond->width = g->width;
     cond->height = g->height;
-    cond->n_cond = g->cfg == 1.0f ? 1 : 2;
+    cond->n_cond = sdx__gen_n_cond(g);
     if (g->p->embedding_dir && *g->p->embedding_dir) {
         int width[SDX__EMB_MAX_ENC];
         for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;
@@ -22398,6 +22625,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     sd.noise_user = s;
     sd.step = sdx__sess_report;
     sd.step_user = s;
+    sd.use_eta = s->g.p->use_eta;
+    sd.eta = s->g.p->eta;
     rc = sdx_sample(ctx, &sd, s->work);
     if (rc == SDX_ERR_CANCELLED && s->max_new && s->new_calls == s->max_new && s->calls == s->n_record) {
         s->reported = SDX__MAX(s->reported, reported);
@@ -22440,11 +22669,11 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     *out = NULL;
     if (!(s = (sdx_sampling *)sdx__calloc(ctx, 1, sizeof *s))) return sdx__nomem(ctx, "sampling session", sizeof *s);
     if ((rc = sdx__gen_resolve(&s->g, m, p)) != SDX_OK) { s->g.m = m; sdx_sampling_free(s); return rc; }
-    if (!cond || cond->m != m || cond->n_cond != (s->g.cfg == 1.0f ? 1 : 2) ||
+    if (!cond || cond->m != m || cond->n_cond != sdx__gen_n_cond(&s->g) ||
         (cond->y.data && (cond->width != s->g.width || cond->height != s->g.height))) {
         sdx_sampling_free(s);
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: the conditioning was encoded for another model, "
-                         "cfg (1 or not) or SDXL size than these parameters");
+                         "cfg (above 1 or not) or SDXL size than these parameters");
     }
     if (index < 0 || index >= s->g.batch) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: image %d of a batch of %d", index, s->g.batch);
@@ -22463,7 +22692,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (!s->g.noise || !s->start || !s->work) rc = sdx__nomem(ctx, "sampling session", 3 * s->n * sizeof(float));
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->latent, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
-    if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
+    if (rc == SDX_OK) rc = sdx__gen_sigmas(&s->g, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
     if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (s->g.init_latent) sdx__release_codecs(m);    /* the init image was encoded */
@@ -22473,7 +22702,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
         sdx_rng rng;
         sdx_rng_init(&rng, p->rng, (uint64_t)s->seed);
         sdx_rng_randn(&rng, s->g.noise, s->n);
-        sdx_start_latent(&m->ms, ((const float *)s->sigmas.data)[0], s->g.init_latent, s->g.noise, s->start, s->n);
+        sdx__gen_start_latent(&s->g, ((const float *)s->sigmas.data)[0], s->start, s->n);
     }
     memcpy(s->latent.data, s->start, s->n * sizeof(float));
     s->steps = (int)s->sigmas.shape[0] - 1;
@@ -22649,6 +22878,19 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
+/* An explicit schedule, quoted as A1111 quotes values with commas
+ * (`Timesteps: "999, 749, 499, 249"`), and eta where given. */
+static void sdx__schedule_parameters(const sdx_gen_params *p, sdx__buf *b) {
+    int n = p->timesteps ? p->n_timesteps : p->sigmas ? p->n_sigmas : 0;
+    for (int i = 0; i < n; i++) {
+        if (!i) sdx__buf_str(b, p->timesteps ? ", Timesteps: \"" : ", Sigmas: \"");
+        if (p->timesteps) sdx__buf_fmt(b, "%s%d", i ? ", " : "", p->timesteps[i]);
+        else sdx__buf_fmt(b, "%s%g", i ? ", " : "", (double)p->sigmas[i]);
+        if (i + 1 == n) sdx__buf_str(b, "\"");
+    }
+    if (p->use_eta) sdx__buf_fmt(b, ", Eta: %g", (double)p->eta);
+}
+
 SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
@@ -22671,10 +22913,11 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
         else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
     }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
-    sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
-                 p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__sampler_a1111_name(p->sampler ? p->sampler : sdx__default_sampler),
-                 sdx__scheduler_a1111_name(p->scheduler ? p->scheduler : sdx__default_scheduler),
-                 p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
+    sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s", p->timesteps ? p->n_timesteps : p->sigmas ? p->n_sigmas - 1 : p->steps ? p->steps : SDX__DEFAULT_STEPS,
+                 sdx__sampler_a1111_name(p->sampler ? p->sampler : sdx__default_sampler));
+    if (!p->timesteps && !p->sigmas)
+        sdx__buf_fmt(&b, ", Schedule type: %s", sdx__scheduler_a1111_name(p->scheduler ? p->scheduler : sdx__default_scheduler));
+    sdx__buf_fmt(&b, ", CFG scale: %g, Seed: %lld, Size: %dx%d", p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
                  (long long)seed, w, h);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image || p->init_latent)
@@ -22688,6 +22931,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
                      c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
+    sdx__schedule_parameters(p, &b);
     if (p->seamless) sdx__buf_str(&b, ", Tiling: True");
     if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");

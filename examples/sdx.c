@@ -85,6 +85,7 @@ typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
 /* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
 #define MAX_CONTROLS 8
 typedef struct path_list { const char *path[MAX_CONTROLS]; int n; } path_list;
+#define MAX_SCHEDULE 1000       /* --timesteps / --sigmas values */
 typedef struct number_list { float value[MAX_CONTROLS]; int n; } number_list;
 
 typedef struct options {
@@ -102,6 +103,8 @@ typedef struct options {
     int canny;
     float canny_low, canny_high;
     float vae_tile_overlap;     /* accepted for sd-cli scripts; sdx's tiles need none */
+    int timesteps[MAX_SCHEDULE];   /* gen.timesteps / gen.sigmas point here */
+    float sigmas[MAX_SCHEDULE];
 } options;
 
 /* How an option stores its value at `at`, an offset into `options`. */
@@ -271,6 +274,55 @@ static int set_mask_blur(options *o, const char *val) {
     return 0;
 }
 
+/* The next item of a comma-separated list at *p into item, *p moved past
+ * it; 0 when the list is done or the item does not fit. */
+static int next_item(const char **p, char *item, size_t size) {
+    size_t len = *p ? strcspn(*p, ",") : size;
+    if (len >= size) return 0;
+    memcpy(item, *p, len);
+    item[len] = 0;
+    *p = (*p)[len] ? *p + len + 1 : NULL;
+    return 1;
+}
+
+static int set_timesteps(options *o, const char *val) {
+    char item[64];
+    const char *p = val;
+    long long t;
+    int n = 0;
+    while (p && n < MAX_SCHEDULE && next_item(&p, item, sizeof item) && parse_int(item, 0, 999, &t)) o->timesteps[n++] = (int)t;
+    if (p || !n) {
+        fprintf(stderr, "sdx: --timesteps %s: expected integers in 0..999 separated by commas (at most %d)\n", val, MAX_SCHEDULE);
+        return -1;
+    }
+    o->gen.timesteps = o->timesteps;
+    o->gen.n_timesteps = n;
+    return 0;
+}
+
+static int set_sigmas(options *o, const char *val) {
+    char item[64];
+    const char *p = val;
+    int n = 0;
+    while (p && n < MAX_SCHEDULE && next_item(&p, item, sizeof item) && parse_float(item, &o->sigmas[n])) n++;
+    if (p || !n) {
+        fprintf(stderr, "sdx: --sigmas %s: expected numbers separated by commas (at most %d)\n", val, MAX_SCHEDULE);
+        return -1;
+    }
+    o->gen.sigmas = o->sigmas;
+    o->gen.n_sigmas = n;
+    return 0;
+}
+
+static int set_eta(options *o, const char *val) {
+    if (!parse_float(val, &o->gen.eta) || !in_range(o->gen.eta, "[0, 1]")) {
+        fprintf(stderr, "sdx: --eta %s: must be in [0, 1]\n", val);
+        return -1;
+    }
+    o->gen.use_eta = 1;
+    return 0;
+}
+
 /* sd-cli's [X]x[Y]: width x height, latent pixels */
 static int set_vae_tile_size(options *o, const char *val) {
     int tw = 0, th = 0, used = 0;
@@ -305,8 +357,9 @@ static const option option_table[] = {
     { .name = "--vocab", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vocab),
       .help = "CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
               "or a folder (default: next to the model, then $SDX_VOCAB)" },
-    { .name = "--prediction", .arg = "{eps,v}", .kind = OPT_STRING, .at = AT(model.prediction),
-      .help = "override the prediction type (default: from the checkpoint)" },
+    { .name = "--prediction", .arg = "TYPE", .kind = OPT_STRING, .at = AT(model.prediction),
+      .help = "eps, v or x0 (also 'sample': SDXL-Lightning's 1-step model):\n"
+              "override the prediction type (default: from the checkpoint)" },
     { .name = "--scan-weights", .alias = "--scan", .kind = OPT_SWITCH, .at = AT(model.scan_nonfinite),
       .help = "check every weight for NaN/Inf at load and name bad tensors" },
     { .name = "--compute", .arg = "{f32,bf16}", .kind = OPT_CALL, .call = set_compute,
@@ -335,12 +388,22 @@ static const option option_table[] = {
     { .name = "--steps", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.steps),
       .help = "sampling steps (default: 20)" },
     { .name = "--cfg-scale", .alias = "--cfg", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.cfg_scale),
-      .help = "classifier-free guidance scale (default: 7; 1 disables)" },
+      .help = "classifier-free guidance scale (default: 7; up to 1 disables\n"
+              "it: no negative pass)" },
     { .name = "--sampling-method", .alias = "--sampler", .arg = "S", .kind = OPT_STRING, .at = AT(gen.sampler),
       .help = "sampler, ComfyUI or sd-cli name (default: euler_a)" },
     { .name = "--scheduler", .alias = "--schedule", .arg = "S", .kind = OPT_STRING, .at = AT(gen.scheduler),
       .help = "normal, karras, exponential, sgm_uniform, simple, ddim_uniform,\n"
-              "beta, linear_quadratic, kl_optimal, ays (default: normal)" },
+              "beta, linear_quadratic, kl_optimal, ays, polyexponential, vp;\n"
+              "few-step models: sd_turbo, trailing, lcm (default: normal)" },
+    { .name = "--timesteps", .arg = "T,T,...", .kind = OPT_CALL, .call = set_timesteps,
+      .help = "explicit timesteps instead of --steps and --scheduler (DMD2:\n"
+              "999,749,499,249), started from unit-variance noise as diffusers" },
+    { .name = "--sigmas", .arg = "S,S,...", .kind = OPT_CALL, .call = set_sigmas,
+      .help = "explicit sigmas instead of --steps and --scheduler, as sd-cli\n"
+              "(14.61,7.8,3.5,0: end with 0)" },
+    { .name = "--eta", .arg = "G", .kind = OPT_CALL, .call = set_eta,
+      .help = "tcd's gamma in [0, 1] (default: 0.3, diffusers')" },
     { .flag = "-s", .name = "--seed", .arg = "N", .kind = OPT_CALL, .call = set_seed,
       .help = "seed; -1 picks a random one (default: 42)" },
     { .name = "--rng", .arg = "{cuda,cpu}", .kind = OPT_CALL, .call = set_rng,

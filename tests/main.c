@@ -13,6 +13,7 @@
 #include "t_unet.c"
 #include "t_vae.c"
 #include "t_sampling.c"
+#include "t_fewstep.c"
 #include "t_pipeline.c"
 #include "t_robust.c"
 #include "t_backend.c"
@@ -45,6 +46,7 @@ int main(int argc, char **argv) {
         &t_suite_unet,
         &t_suite_vae,
         &t_suite_sampling,
+        &t_suite_fewstep,
         &t_suite_pipeline,
         &t_suite_robust,
         &t_suite_backend,

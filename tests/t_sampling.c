@@ -529,11 +529,14 @@ typedef struct samp_errs { double x_final, cb_x, cb_den, calls_x, calls_den, cal
 
 typedef struct samp_run_info {
     const char *area, *file, *sampler;
-    const char *scheduler;        /* NULL: the stored sigmas are used unchecked */
+    const char *scheduler;        /* NULL: the stored sigmas are used unchecked, */
+    int timesteps[16], n_timesteps;   /* unless they come from explicit timesteps */
     const char *callback_x;
     int use_eta;
     double eta;
     int steps, n_calls, n_draws;
+    double row_tol;               /* > 0: each stored row within row_tol * max(1, max|row|)
+                                     (the fewstep README's measure); 0: the samplers' */
 } samp_run_info;
 
 /* Our schedule must reproduce the stored sigmas. */
@@ -543,9 +546,10 @@ static int samp_check_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, const s
     sdx_sampler sampler = SDX_SAMPLER_EULER;
     sdx_tensor sig;
     int ok = 1;
-    if (sdx_scheduler_from_name(ctx, run->scheduler, &sched) != SDX_OK ||
-        sdx_sampler_from_name(ctx, run->sampler, &sampler) != SDX_OK ||
-        sdx_sampler_sigmas(ctx, ms, sched, sampler, run->steps, 1.0, &sig) != SDX_OK) {
+    if (run->n_timesteps ? sdx_sigmas_from_timesteps(ctx, ms, run->timesteps, run->n_timesteps, &sig) != SDX_OK
+                         : sdx_scheduler_from_name(ctx, run->scheduler, &sched) != SDX_OK ||
+                           sdx_sampler_from_name(ctx, run->sampler, &sampler) != SDX_OK ||
+                           sdx_sampler_sigmas(ctx, ms, sched, sampler, run->steps, 1.0, &sig) != SDX_OK) {
         snprintf(t_msg, sizeof t_msg, "%s: %s", run->file, sdx_last_error(ctx));
         return 0;
     }
@@ -568,7 +572,7 @@ static int samp_check_inputs(sdx_ctx *ctx, const samp_run_info *run, const samp_
     int ok = x != NULL;
     sdx_model_sampling_init(&ms);
     if (!ok) snprintf(t_msg, sizeof t_msg, "out of memory");
-    if (ok && run->scheduler) ok = samp_check_sigmas(ctx, &ms, run, g, e);
+    if (ok && (run->scheduler || run->n_timesteps)) ok = samp_check_sigmas(ctx, &ms, run, g, e);
     if (ok) {
         sdx_start_latent(&ms, ((float *)g->sigmas.data)[0], NULL, (const float *)g->noise.data, x, n);
         e->x_init = t_max_abs_f32(x, (const float *)g->x_init.data, n);
@@ -614,11 +618,12 @@ static int samp_check_trajectory(sdx_ctx *ctx, const samp_run_info *run, const s
          * we report the current x, which is calls_x[i] (one call per step). */
         const float *want_cb_x = strcmp(run->callback_x, "initial_x_always") ? (const float *)g->cb_x.data
                                                                             : (const float *)g->calls_x.data;
-        e->x_final = t_max_abs_f32(x, (const float *)g->x_final.data, n);
-        e->cb_x = samp_rows_err(f.cb_x, want_cb_x, steps, n);
-        e->cb_den = samp_rows_err(f.cb_den, (const float *)g->cb_den.data, steps, n);
-        e->calls_x = samp_rows_err(f.calls_x, (const float *)g->calls_x.data, f.calls, n);
-        e->calls_den = samp_rows_err(f.calls_den, (const float *)g->calls_den.data, f.calls, n);
+        double (*rows)(const float *, const float *, int, size_t) = run->row_tol > 0 ? t_rows_err_scaled : samp_rows_err;
+        e->x_final = rows(x, (const float *)g->x_final.data, 1, n);
+        e->cb_x = rows(f.cb_x, want_cb_x, steps, n);
+        e->cb_den = rows(f.cb_den, (const float *)g->cb_den.data, steps, n);
+        e->calls_x = rows(f.calls_x, (const float *)g->calls_x.data, f.calls, n);
+        e->calls_den = rows(f.calls_den, (const float *)g->calls_den.data, f.calls, n);
         for (int i = 0; i < f.calls; i++)
             e->calls_sigma = fmax(e->calls_sigma, samp_rel(f.calls_sigma[i], ((float *)g->calls_sigma.data)[i]));
     }
@@ -698,7 +703,7 @@ static int samp_check_run(sdx_ctx *ctx, const samp_run_info *run, samp_table *ta
     sdx_st *st = samp_open(ctx, run->area, run->file);
     samp_golden g;
     samp_errs e;
-    double tol = strncmp(run->sampler, "uni_pc", 6) ? 1e-4 : 3e-4;
+    double tol = run->row_tol > 0 ? run->row_tol : strncmp(run->sampler, "uni_pc", 6) ? 1e-4 : 3e-4;
     int ok;
     memset(&e, 0, sizeof e);
     if (!st) return 0;
@@ -741,30 +746,44 @@ static int samplers_match_golden_trajectories(void) {
     return T_PASS;
 }
 
-/* A tcd case of golden/fewstep (diffusers' TCDScheduler): 1, 0 for
- * another area, -1 when malformed. Its sigmas (diffusers' lcm timesteps)
- * are used as stored. */
-static int samp_tcd_run_from_json(const sdx__json *c, samp_run_info *run) {
+/* A tcd or lcm case of golden/fewstep (diffusers' TCDScheduler on its
+ * default timesteps, our "lcm" scheduler; ComfyUI's sample_lcm on DMD2's
+ * explicit timesteps), checked at the README's tolerance: 1 if `area` is
+ * the case's, 0 for another area, -1 when malformed. */
+static int samp_fewstep_run_from_json(const sdx__json *c, const char *want, samp_run_info *run) {
     const sdx__json *area = sdx__json_get(c, "area"), *file = sdx__json_get(c, "file");
-    const sdx__json *eta = sdx__json_get(c, "eta"), *steps = sdx__json_get(c, "steps");
+    const sdx__json *eta = sdx__json_get(c, "eta"), *steps = sdx__json_get(c, "steps"), *ts = sdx__json_get(c, "timesteps");
     const sdx__json *calls = sdx__json_get(c, "n_model_calls"), *draws = sdx__json_get(c, "n_noise_draws");
+    int tcd = !strcmp(want, "tcd");
     if (!area || area->type != SDX__JSON_STRING) return -1;
-    if (strcmp(area->str, "tcd")) return 0;
-    if (!file || file->type != SDX__JSON_STRING || !eta || !steps || !calls || !draws) return -1;
+    if (strcmp(area->str, want)) return 0;
+    if (!file || file->type != SDX__JSON_STRING || (tcd && !eta) || !steps || !calls || !draws ||
+        !ts || ts->type != SDX__JSON_ARRAY)
+        return -1;
     memset(run, 0, sizeof *run);
     run->area = "fewstep";
     run->file = file->str;
-    run->sampler = "tcd";
+    run->sampler = want;
     run->callback_x = "current";
-    run->use_eta = 1;
-    run->eta = eta->num;
+    run->row_tol = 1e-5;
     run->steps = (int)steps->num;
     run->n_calls = (int)calls->num;
     run->n_draws = (int)draws->num;
+    if (tcd) {
+        run->scheduler = "lcm";
+        run->use_eta = 1;
+        run->eta = eta->num;
+        return 1;
+    }
+    for (const sdx__json *t = ts->child; t; t = t->next) {
+        if (run->n_timesteps == SDX__ARRAY_LEN(run->timesteps)) return -1;
+        run->timesteps[run->n_timesteps++] = (int)t->num;
+    }
     return 1;
 }
 
-static int tcd_matches_diffusers_golden(void) {
+/* Every case of one area of golden/fewstep/index.json. */
+static int samp_fewstep_area_matches(const char *area) {
     T_NEED_SHARED(index_path, "golden/fewstep/index.json");
     sdx_ctx *ctx = t_ctx();
     sdx__json_doc doc;
@@ -776,18 +795,69 @@ static int tcd_matches_diffusers_golden(void) {
     T_CHECK(cases && cases->type == SDX__JSON_ARRAY, "index.json: no cases array");
     for (const sdx__json *c = cases->child; c && ok; c = c->next) {
         samp_run_info run;
-        int is_tcd = samp_tcd_run_from_json(c, &run);
-        if (is_tcd < 0) { snprintf(t_msg, sizeof t_msg, "index.json: malformed case"); ok = 0; }
-        if (is_tcd > 0) ok = samp_check_run(ctx, &run, tab, &n_tab);
+        int is_area = samp_fewstep_run_from_json(c, area, &run);
+        if (is_area < 0) { snprintf(t_msg, sizeof t_msg, "index.json: malformed case"); ok = 0; }
+        if (is_area > 0) ok = samp_check_run(ctx, &run, tab, &n_tab);
     }
     if (ok && n_tab)
-        T_NOTE("tcd %d cases: x_final %.2e cb_x %.2e cb_den %.2e calls_x %.2e calls_den %.2e calls_sigma(rel) %.2e "
-               "x_init %.2e", tab[0].runs, tab[0].e.x_final, tab[0].e.cb_x, tab[0].e.cb_den, tab[0].e.calls_x,
-               tab[0].e.calls_den, tab[0].e.calls_sigma, tab[0].e.x_init);
+        T_NOTE("%s %d cases (per row, over max(1, max|row|)): x_final %.2e cb_x %.2e cb_den %.2e calls_x %.2e calls_den "
+               "%.2e; calls_sigma(rel) %.2e sigmas(rel) %.2e x_init %.2e", area, tab[0].runs, tab[0].e.x_final,
+               tab[0].e.cb_x, tab[0].e.cb_den, tab[0].e.calls_x, tab[0].e.calls_den, tab[0].e.calls_sigma,
+               tab[0].e.sigmas, tab[0].e.x_init);
     sdx__json_free(&doc);
     sdx_destroy(ctx);
     if (!ok) return T_FAIL;
-    T_CHECK(n_tab == 1, "index.json lists no tcd case");
+    T_CHECK(n_tab == 1, "index.json lists no %s case", area);
+    return T_PASS;
+}
+
+static int tcd_matches_diffusers_golden(void) { return samp_fewstep_area_matches("tcd"); }
+static int lcm_at_explicit_timesteps_matches_golden(void) { return samp_fewstep_area_matches("lcm"); }
+
+/* DMD2's own code (diffusers' LCMScheduler, its own table) starts from
+ * unit-variance VP noise, noise * sqrt(1 + sigma0^2) here, also at t = 399
+ * where ComfyUI takes noise * sigma0: sdx's start for explicit timesteps,
+ * which with diffusers' draws reproduces its run. */
+static int lcm_from_diffusers_start_matches_dmd2s_own_code(void) {
+    static const char *const files[] = { "lcm__t399__seed1.safetensors", "lcm__t999-749-499-249__seed1.safetensors" };
+    static const int t399[] = { 399 }, t999[] = { 999, 749, 499, 249 };
+    T_NEED_SHARED(index_path, "golden/fewstep/index.json");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_sampling ms;
+    (void)index_path;
+    sdx_model_sampling_init(&ms);
+    for (int k = 0; k < 2; k++) {
+        sdx_st *st = samp_open(ctx, "fewstep", files[k]);
+        sdx_tensor noise, draws, want, sig;
+        samp_fixture f;
+        sdx_sample_desc d;
+        size_t n;
+        float *x;
+        double err;
+        if (!st) return T_FAIL;   /* t_msg says why */
+        T_CHECK(samp_read(ctx, st, "diffusers.noise", &noise) && samp_read(ctx, st, "diffusers.x_final", &want), "%s: tensors", files[k]);
+        samp_read(ctx, st, "diffusers.noise_draws", &draws);
+        T_CHECK(sdx_sigmas_from_timesteps(ctx, &ms, k ? t999 : t399, k ? 4 : 1, &sig) == SDX_OK, "%s", sdx_last_error(ctx));
+        n = (size_t)samp_numel(&noise);
+        x = (float *)malloc(n * sizeof(float));
+        T_CHECK(x && samp_fixture_init(&f, n, 8, 8), "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            float s0 = ((float *)sig.data)[0];
+            x[i] = ((float *)noise.data)[i] * sqrtf(1.0f + s0 * s0);
+        }
+        f.draws = (const float *)draws.data;
+        f.n_draws = (int)(samp_numel(&draws) / (int64_t)n);
+        d = samp_desc(SDX_SAMPLER_LCM, (const float *)sig.data, (int)sig.shape[0], &f);
+        T_CHECK(sdx_sample(ctx, &d, x) == SDX_OK, "%s", sdx_last_error(ctx));
+        err = t_rows_err_scaled(x, (const float *)want.data, 1, n);
+        T_NOTE("%s: x_final vs diffusers' LCMScheduler %.2e (README: <= 1.9e-6)", files[k], err);
+        T_CHECK(err <= 1e-5, "%s: x_final differs from diffusers' by %.3g", files[k], err);
+        free(x);
+        samp_fixture_free(&f);
+        sdx_tensor_free(ctx, &noise); sdx_tensor_free(ctx, &draws); sdx_tensor_free(ctx, &want); sdx_tensor_free(ctx, &sig);
+        sdx_st_close(st);
+    }
+    sdx_destroy(ctx);
     return T_PASS;
 }
 
@@ -1085,6 +1155,8 @@ static const t_case sampling_cases[] = {
     { "start_latent_uses_max_denoise_only_at_sigma_max", start_latent_uses_max_denoise_only_at_sigma_max },
     { "samplers_match_golden_trajectories", samplers_match_golden_trajectories },
     { "tcd_matches_diffusers_golden", tcd_matches_diffusers_golden },
+    { "lcm_at_explicit_timesteps_matches_golden", lcm_at_explicit_timesteps_matches_golden },
+    { "lcm_from_diffusers_start_matches_dmd2s_own_code", lcm_from_diffusers_start_matches_dmd2s_own_code },
     { "step_callback_cancels", step_callback_cancels },
     { "denoiser_error_propagates_from_every_sampler", denoiser_error_propagates_from_every_sampler },
     { "stochastic_sampler_requires_noise_callback", stochastic_sampler_requires_noise_callback },

@@ -325,6 +325,18 @@ T_UNUSED static double t_max_abs_f32(const float *a, const float *b, size_t n) {
     return m;
 }
 
+/* golden/fewstep's measure for `rows` rows of n floats: the worst row's
+ * max abs difference over max(1, max|b row|). */
+T_UNUSED static double t_rows_err_scaled(const float *a, const float *b, int rows, size_t n) {
+    double worst = 0;
+    for (int r = 0; r < rows; r++) {
+        double peak = 1;
+        for (size_t k = 0; k < n; k++) peak = fmax(peak, fabs(b[(size_t)r * n + k]));
+        worst = fmax(worst, t_max_abs_f32(a + (size_t)r * n, b + (size_t)r * n, n) / peak);
+    }
+    return worst;
+}
+
 /* Tensor `name` of the safetensors file at `file`, read as f32 into out
  * (allocated; the caller frees it). */
 T_UNUSED static int t_read_f32(sdx_ctx *ctx, const char *file, const char *name, sdx_tensor *out) {

@@ -138,7 +138,9 @@ typedef enum sdx_rng_kind {
 /* What a UNet predicts (from the checkpoint, or sdx_model_desc.prediction). */
 typedef enum sdx_prediction {
     SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
-    SDX_PRED_V   = 1   /* SD 2.x 768-v */
+    SDX_PRED_V   = 1,  /* SD 2.x 768-v */
+    SDX_PRED_X0  = 2   /* the clean latent itself (diffusers' "sample"):
+                          SDXL-Lightning's 1-step model */
 } sdx_prediction;
 
 /* Result codes. Every failing call also leaves a readable message in the

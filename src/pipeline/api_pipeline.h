@@ -147,9 +147,26 @@ typedef struct sdx_gen_params {
     const char *negative_prompt;   /* NULL = ""                           */
     int   width, height;           /* multiples of 8; 0 = the init's size, else the family default */
     int   steps;                   /* 0 = 20                              */
-    float cfg_scale;               /* 0 = 7; 1 skips the negative pass    */
+    float cfg_scale;               /* 0 = 7; up to 1 is guidance off: the
+                                      prompt alone, no negative pass (as
+                                      diffusers' guidance_scale <= 1)      */
     const char *sampler;           /* ComfyUI or sd-cli name; NULL = "euler_a" */
-    const char *scheduler;         /* ComfyUI name, "ays"; NULL = "normal" */
+    const char *scheduler;         /* ComfyUI name, "ays", sd_turbo, trailing,
+                                      lcm; NULL = "normal"                 */
+    /* Few-step models (README "Few-step models"): an explicit schedule in
+     * place of steps and scheduler, one or the other. timesteps (diffusers'
+     * timesteps=, DMD2's 999, 749, 499, 249): sigma(t) of each, then 0,
+     * started as diffusers starts them, from noise * sqrt(1 + sigma0^2)
+     * (or an init latent noised to sigma0). sigmas (sd-cli --sigmas): as
+     * given, end with 0 for a clean result, started as ComfyUI starts any
+     * schedule. With an init the list is the schedule: leave strength 0. */
+    const int   *timesteps;
+    int          n_timesteps;
+    const float *sigmas;
+    int          n_sigmas;
+    int   use_eta;                 /* 1: eta; 0: the sampler's default     */
+    float eta;                     /* tcd's gamma in [0, 1] (default 0.3,
+                                      diffusers'); other samplers ignore it */
     int64_t seed;                  /* < 0: random (reported in the result) */
     sdx_rng_kind rng;              /* SDX_RNG_CPU (ComfyUI) or SDX_RNG_CUDA (A1111) */
     int   clip_skip;               /* 0 or 1 = the model's default layer   */
@@ -234,14 +251,14 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
  * A stepped session gives the same latent as one uninterrupted run. */
 
 /* The prompt and negative prompt of `params`, encoded for this model
- * (cfg 1 encodes the prompt alone; SDXL also uses the size fields). */
+ * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields). */
 typedef struct sdx_cond sdx_cond;
 SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);
 
 /* Samples image `index` of the batch (seed + index) from noise, or from
  * params->init_image (and mask). `cond` must come from the same model and
- * parameters (cfg, SDXL size) and outlive the session. */
+ * parameters (cfg above 1 or not, SDXL size) and outlive the session. */
 typedef struct sdx_sampling sdx_sampling;
 SDX_API sdx_result sdx_sampling_begin(sdx_model *model, const sdx_gen_params *params, const sdx_cond *cond, int index,
                                  sdx_sampling **out);

@@ -28,7 +28,7 @@ static int sdx__pad_chunks(sdx_ctx *ctx, const sdx_tokenizer *tok, sdx__chunks *
 }
 
 /* An encoded prompt pair: [n_cond, T, D] context and [n_cond, adm] y
- * (prompt first, then the negative prompt unless cfg is 1), on the host
+ * (prompt first, then the negative prompt when cfg is above 1), on the host
  * and where the UNet reads them (device copies, or the same tensors). */
 struct sdx_cond {
     sdx_model *m;
@@ -108,7 +108,7 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
     cond->m = m;
     cond->width = g->width;
     cond->height = g->height;
-    cond->n_cond = g->cfg == 1.0f ? 1 : 2;
+    cond->n_cond = sdx__gen_n_cond(g);
     if (g->p->embedding_dir && *g->p->embedding_dir) {
         int width[SDX__EMB_MAX_ENC];
         for (int e = 0; e < m->te.n_enc && e < SDX__EMB_MAX_ENC; e++) width[e] = m->te.enc[e].width;

@@ -217,6 +217,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     sd.noise_user = s;
     sd.step = sdx__sess_report;
     sd.step_user = s;
+    sd.use_eta = s->g.p->use_eta;
+    sd.eta = s->g.p->eta;
     rc = sdx_sample(ctx, &sd, s->work);
     if (rc == SDX_ERR_CANCELLED && s->max_new && s->new_calls == s->max_new && s->calls == s->n_record) {
         s->reported = SDX__MAX(s->reported, reported);
@@ -259,11 +261,11 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     *out = NULL;
     if (!(s = (sdx_sampling *)sdx__calloc(ctx, 1, sizeof *s))) return sdx__nomem(ctx, "sampling session", sizeof *s);
     if ((rc = sdx__gen_resolve(&s->g, m, p)) != SDX_OK) { s->g.m = m; sdx_sampling_free(s); return rc; }
-    if (!cond || cond->m != m || cond->n_cond != (s->g.cfg == 1.0f ? 1 : 2) ||
+    if (!cond || cond->m != m || cond->n_cond != sdx__gen_n_cond(&s->g) ||
         (cond->y.data && (cond->width != s->g.width || cond->height != s->g.height))) {
         sdx_sampling_free(s);
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: the conditioning was encoded for another model, "
-                         "cfg (1 or not) or SDXL size than these parameters");
+                         "cfg (above 1 or not) or SDXL size than these parameters");
     }
     if (index < 0 || index >= s->g.batch) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: image %d of a batch of %d", index, s->g.batch);
@@ -282,7 +284,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     if (!s->g.noise || !s->start || !s->work) rc = sdx__nomem(ctx, "sampling session", 3 * s->n * sizeof(float));
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->latent, SDX_F32, 4, shape);
     if (rc == SDX_OK) rc = sdx_tensor_alloc(ctx, &s->denoised, SDX_F32, 4, shape);
-    if (rc == SDX_OK) rc = sdx_sampler_sigmas(ctx, &m->ms, s->g.scheduler, s->g.sampler, s->g.steps, s->g.denoise, &s->sigmas);
+    if (rc == SDX_OK) rc = sdx__gen_sigmas(&s->g, &s->sigmas);
     if (rc == SDX_OK) rc = sdx__gen_prepare_init(&s->g);
     if (rc == SDX_OK) rc = sdx__gen_prepare_controls(&s->g);
     if (s->g.init_latent) sdx__release_codecs(m);    /* the init image was encoded */
@@ -292,7 +294,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
         sdx_rng rng;
         sdx_rng_init(&rng, p->rng, (uint64_t)s->seed);
         sdx_rng_randn(&rng, s->g.noise, s->n);
-        sdx_start_latent(&m->ms, ((const float *)s->sigmas.data)[0], s->g.init_latent, s->g.noise, s->start, s->n);
+        sdx__gen_start_latent(&s->g, ((const float *)s->sigmas.data)[0], s->start, s->n);
     }
     memcpy(s->latent.data, s->start, s->n * sizeof(float));
     s->steps = (int)s->sigmas.shape[0] - 1;

@@ -156,6 +156,19 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
+/* An explicit schedule, quoted as A1111 quotes values with commas
+ * (`Timesteps: "999, 749, 499, 249"`), and eta where given. */
+static void sdx__schedule_parameters(const sdx_gen_params *p, sdx__buf *b) {
+    int n = p->timesteps ? p->n_timesteps : p->sigmas ? p->n_sigmas : 0;
+    for (int i = 0; i < n; i++) {
+        if (!i) sdx__buf_str(b, p->timesteps ? ", Timesteps: \"" : ", Sigmas: \"");
+        if (p->timesteps) sdx__buf_fmt(b, "%s%d", i ? ", " : "", p->timesteps[i]);
+        else sdx__buf_fmt(b, "%s%g", i ? ", " : "", (double)p->sigmas[i]);
+        if (i + 1 == n) sdx__buf_str(b, "\"");
+    }
+    if (p->use_eta) sdx__buf_fmt(b, ", Eta: %g", (double)p->eta);
+}
+
 SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_params *p, int64_t seed, char *buf, size_t size,
                                   size_t *length) {
     sdx__buf b;
@@ -178,10 +191,11 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
         else sdx__buf_fmt(&b, " <lora:%s:%g:%g>", l->name, (double)l->te_strength, (double)l->unet_strength);
     }
     if (*neg) { sdx__buf_str(&b, "\nNegative prompt: "); sdx__buf_str(&b, neg); }
-    sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s, Schedule type: %s, CFG scale: %g, Seed: %lld, Size: %dx%d",
-                 p->steps ? p->steps : SDX__DEFAULT_STEPS, sdx__sampler_a1111_name(p->sampler ? p->sampler : sdx__default_sampler),
-                 sdx__scheduler_a1111_name(p->scheduler ? p->scheduler : sdx__default_scheduler),
-                 p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
+    sdx__buf_fmt(&b, "\nSteps: %d, Sampler: %s", p->timesteps ? p->n_timesteps : p->sigmas ? p->n_sigmas - 1 : p->steps ? p->steps : SDX__DEFAULT_STEPS,
+                 sdx__sampler_a1111_name(p->sampler ? p->sampler : sdx__default_sampler));
+    if (!p->timesteps && !p->sigmas)
+        sdx__buf_fmt(&b, ", Schedule type: %s", sdx__scheduler_a1111_name(p->scheduler ? p->scheduler : sdx__default_scheduler));
+    sdx__buf_fmt(&b, ", CFG scale: %g, Seed: %lld, Size: %dx%d", p->cfg_scale != 0 ? p->cfg_scale : SDX__DEFAULT_CFG,
                  (long long)seed, w, h);
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image || p->init_latent)
@@ -195,6 +209,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
                      c->module ? c->module : "none", c->net ? c->net->name : "", c->strength,
                      c->start, c->end != 0 ? c->end : 1.0f);
     }
+    sdx__schedule_parameters(p, &b);
     if (p->seamless) sdx__buf_str(&b, ", Tiling: True");
     if (m) sdx__compute_parameter(m, &b);
     if (p->rng == SDX_RNG_CPU) sdx__buf_str(&b, ", RNG: CPU");

@@ -49,25 +49,30 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-/* v or eps, in order of trust: the caller, the checkpoint's metadata, a
- * "v_pred" marker tensor, then, where the family has one (SD 2.x),
- * ComfyUI's heuristic: v when a tensor's values spread wider than the eps
- * model's (sdx__family.v_probe). */
+/* v, x0 or eps, in order of trust: the caller, the checkpoint's
+ * metadata, a "v_pred" or "x0" marker tensor, an x0 name (SDXL-Lightning
+ * ships its 1-step x0 model as ..._1step_x0 / _1step_unet_x0), then,
+ * where the family has one (SD 2.x), ComfyUI's heuristic: v when a
+ * tensor's values spread wider than the eps model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
     const sdx__family *f = sdx__family_get(m->family);
     const char *meta;
+    size_t len = strlen(m->name);
     if (override && *override) {
-        if (!strcmp(override, "eps") || !strcmp(override, "epsilon")) { m->prediction = SDX_PRED_EPS; return SDX_OK; }
-        if (!strcmp(override, "v") || !strcmp(override, "v_prediction")) { m->prediction = SDX_PRED_V; return SDX_OK; }
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v)", override);
+        if (sdx__prediction_named(override, &m->prediction)) return SDX_OK;
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0)", override);
     }
     m->prediction = SDX_PRED_EPS;
     meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");
     if (meta) {
-        if (strstr(meta, "v")) m->prediction = SDX_PRED_V;
+        if (!sdx__prediction_named(meta, &m->prediction) && strstr(meta, "v")) m->prediction = SDX_PRED_V;
         return SDX_OK;
     }
     if (sdx_st_find(m->ckpt, "v_pred")) { m->prediction = SDX_PRED_V; return SDX_OK; }
+    if (sdx_st_find(m->ckpt, "x0") || (len > 3 && (!strcmp(m->name + len - 3, "_x0") || !strcmp(m->name + len - 3, "-x0")))) {
+        m->prediction = SDX_PRED_X0;
+        return SDX_OK;
+    }
     if (f && f->v_probe && m->unet.in_channels == 4) {
         const sdx_tensor *b = sdx_st_find(m->ckpt, f->v_probe);
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
@@ -222,7 +227,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
-                 m->prediction == SDX_PRED_V ? "v" : "eps", m->unet.in_channels);
+                 sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
     *out = m;
     return SDX_OK;

@@ -158,6 +158,58 @@ static int sdx__gen_resolve_init(sdx__gen *g) {
     return SDX_OK;
 }
 
+/* Checks an explicit schedule (timesteps or sigmas), which sets the
+ * step count, and eta. */
+static int sdx__gen_resolve_schedule(sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    sdx_tensor sig;
+    int rc;
+    if (p->use_eta && !(p->eta >= 0.0f && p->eta <= 1.0f))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "eta %g: must be in [0, 1]", (double)p->eta);
+    if (!p->timesteps && !p->sigmas) return SDX_OK;
+    if (p->timesteps && p->sigmas) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timesteps and sigmas: give one or the other");
+    if ((p->init_image || p->init_latent) && p->strength != 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "strength %g with explicit %s: the list is the schedule (start it lower "
+                         "for less change), leave strength 0", (double)p->strength, p->timesteps ? "timesteps" : "sigmas");
+    if (p->timesteps) {
+        if ((rc = sdx_sigmas_from_timesteps(ctx, &g->m->ms, p->timesteps, p->n_timesteps, &sig)) != SDX_OK) return rc;
+        sdx_tensor_free(ctx, &sig);
+        g->steps = p->n_timesteps;
+        return SDX_OK;
+    }
+    if (p->n_sigmas < 2 || p->n_sigmas > 100001)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas: need 2..100001 values (steps + 1), got %d", p->n_sigmas);
+    g->steps = p->n_sigmas - 1;
+    return sdx__check_sigmas(ctx, "sigmas", p->sigmas, p->n_sigmas);
+}
+
+/* The sigmas of a generation: the explicit list, else the scheduler's. */
+static int sdx__gen_sigmas(const sdx__gen *g, sdx_tensor *out) {
+    const sdx_gen_params *p = g->p;
+    sdx_ctx *ctx = g->m->ctx;
+    int64_t shape[1];
+    int rc;
+    if (p->timesteps) return sdx_sigmas_from_timesteps(ctx, &g->m->ms, p->timesteps, p->n_timesteps, out);
+    if (!p->sigmas) return sdx_sampler_sigmas(ctx, &g->m->ms, g->scheduler, g->sampler, g->steps, g->denoise, out);
+    shape[0] = p->n_sigmas;
+    if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, 1, shape)) == SDX_OK) memcpy(out->data, p->sigmas, sizeof(float) * (size_t)p->n_sigmas);
+    return rc;
+}
+
+/* The start latent from this image's noise: explicit timesteps start as
+ * diffusers does (unit-variance VP noise, or the init noised to sigma0),
+ * everything else as ComfyUI (sdx_start_latent). */
+static void sdx__gen_start_latent(const sdx__gen *g, float sigma0, float *x, size_t n) {
+    if (g->p->timesteps) sdx_add_noise(g->init_latent ? sigma0 : sqrtf(1.0f + sigma0 * sigma0), g->init_latent, g->noise, x, n);
+    else sdx_start_latent(&g->m->ms, sigma0, g->init_latent, g->noise, x, n);
+}
+
+/* Conditionings a model call takes: the prompt, and the negative prompt
+ * when guidance is on (cfg above 1; diffusers' rule, which at cfg 1 is
+ * ComfyUI's too). */
+static int sdx__gen_n_cond(const sdx__gen *g) { return g->cfg > 1.0f ? 2 : 1; }
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
     int rc;
@@ -201,6 +253,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
         return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "UNet with %d input channels (supported: %d, %d for inpainting)", m->unet.in_channels,
                          g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve_schedule(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */

@@ -33,7 +33,8 @@ SDX_API int   sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma);
 SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t);
 /* UNet input scale: x_in = x * c_in. */
 SDX_API float sdx_model_c_in(float sigma);
-/* UNet output -> denoised prediction (may alias any input). */
+/* UNet output -> denoised prediction (may alias any input): eps x - out *
+ * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out. */
 SDX_API void  sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
                                  const float *model_out, float *denoised, size_t n);
 
@@ -52,6 +53,12 @@ typedef enum sdx_scheduler {
     SDX_SCHED_AYS_SDXL,         /*                                  SDXL table */
     SDX_SCHED_POLYEXPONENTIAL,  /* k-diffusion get_sigmas_polyexponential, rho 1 */
     SDX_SCHED_VP,               /* k-diffusion get_sigmas_vp, default betas      */
+    /* few-step models; integer timesteps, sigma(t) of each (README: "Few-step models") */
+    SDX_SCHED_SD_TURBO,         /* ComfyUI SDTurboScheduler: 999, 899, ..., at most 10 */
+    SDX_SCHED_TRAILING,         /* diffusers timestep_spacing "trailing" (SDXL-Lightning,
+                                   Hyper-SD): round(1000 - k * 1000 / steps) - 1, half to even */
+    SDX_SCHED_LCM,              /* diffusers LCMScheduler / TCDScheduler default timesteps
+                                   (sd.cpp's "lcm"): 4 steps are 999, 759, 499, 259 */
     SDX_SCHED_COUNT
 } sdx_scheduler;
 
@@ -111,13 +118,26 @@ SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
 
 /* KSampler(steps, scheduler, sampler, denoise).sigmas: for denoise < 1,
  * total = int(steps / denoise) and the last steps + 1 sigmas of that
- * schedule; dpm_2, dpm_2_ancestral, uni_pc and uni_pc_bh2 compute one
- * step more and drop the penultimate sigma. The AYS schedulers follow
- * ComfyUI's AlignYourStepsScheduler node instead (the only way to use
- * them there): round(steps * denoise) steps from the tail of the
- * steps-step table, no penultimate drop. denoise must be in (0, 1]. */
+ * schedule (trailing and lcm too: 4 steps at 0.5 are the tail of 8);
+ * dpm_2, dpm_2_ancestral, uni_pc and uni_pc_bh2 compute one step more and
+ * drop the penultimate sigma. Schedulers that ComfyUI has as nodes of
+ * their own follow the node instead, with no penultimate drop: AYS
+ * (AlignYourStepsScheduler) takes round(steps * denoise) steps from the
+ * tail of the steps-step table; sd_turbo (SDTurboScheduler) starts at
+ * timestep 999 - 100 * (10 - int(10 * denoise)) and runs at most to 99
+ * (denoise 0.5: at most 499, 399, 299, 199, 99). denoise must be in
+ * (0, 1]. */
 SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                sdx_sampler sampler, int steps, double denoise, sdx_tensor *out);
+
+/* Explicit timesteps (DMD2's 999, 749, 499, 249; diffusers' timesteps=):
+ * sigma(t) of each, then 0, as a new owned 1-D F32 tensor of n + 1
+ * values. Timesteps lie in 0..999 and never increase. diffusers starts
+ * such a schedule from unit-variance VP noise, x = noise * sqrt(1 +
+ * sigma0^2), also below sigma_max, where sdx_start_latent (ComfyUI's rule)
+ * takes noise * sigma0. */
+SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampling *ms, const int *timesteps, int n,
+                                             sdx_tensor *out);
 
 /* Start latent (ComfyUI EPS.noise_scaling): x = latent + noise * s with
  * s = sqrt(1 + sigma0^2) when sigma0 is sigma_max (relative 1e-5, or

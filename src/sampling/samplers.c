@@ -118,14 +118,11 @@ SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms
     if ((unsigned)sampler >= SDX_SAMPLER_COUNT)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: sampler id %d out of range", (int)sampler);
     drop_penultimate = (sdx__samplers[sampler].flags & SDX__SAMPLER_DROPS_PENULTIMATE) != 0;
-    if ((unsigned)sched < SDX_SCHED_COUNT && (sdx__schedulers[sched].flags & SDX__SCHED_FIXED_LEVELS)) {
-        /* AlignYourStepsScheduler: round(steps * denoise) steps, Python
-         * round-half-even. */
-        keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps;
-        if (keep < 1)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
-        if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
-        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, l.count - (keep + 1), keep + 1, out);
+    if ((unsigned)sched < SDX_SCHED_COUNT && sdx__schedulers[sched].node) {
+        if (steps < 1 || steps > 100000)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sampler sigmas: steps must be in 1..100000, got %d", steps);
+        if ((rc = sdx__schedulers[sched].node(ctx, ms, sched, steps, denoise, &l)) != SDX_OK) return (sdx_result)rc;
+        return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
     }
     if (denoise <= 0.9999) {
         double t = steps / denoise;
@@ -146,7 +143,24 @@ SDX_API sdx_result sdx_sampler_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms
 
 /* ---- driver ----------------------------------------------------------- */
 
+/* What every sampler needs of its sigmas; `what` names the caller. */
+static int sdx__check_sigmas(sdx_ctx *ctx, const char *what, const float *sigmas, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!(sigmas[i] >= 0.0f) || isinf(sigmas[i]))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigma %d is %g (must be finite and >= 0)", what, i,
+                             (double)sigmas[i]);
+        if (i + 1 < n && sigmas[i] == 0.0f)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigma %d is 0 before the last one", what, i);
+        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
+        if (i > 0 && sigmas[i] > sigmas[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: sigmas must not increase, but sigma %d is %g after %g", what,
+                             i, (double)sigmas[i], (double)sigmas[i - 1]);
+    }
+    return SDX_OK;
+}
+
 static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const float *x) {
+    char what[64];
     const char *name;
     if (!d || !x) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample: desc and x are required");
     if ((unsigned)d->sampler >= SDX_SAMPLER_COUNT)
@@ -159,18 +173,8 @@ static int sdx__check_sample_desc(sdx_ctx *ctx, const sdx_sample_desc *d, const 
     if (!d->sigmas || d->n_sigmas < 1 || d->n == 0)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: need sigmas (got %d) and a non-empty latent",
                          name, d->n_sigmas);
-    for (int i = 0; i < d->n_sigmas; i++) {
-        if (!(d->sigmas[i] >= 0.0f) || isinf(d->sigmas[i]))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is %g (must be finite and >= 0)",
-                             name, i, (double)d->sigmas[i]);
-        if (i + 1 < d->n_sigmas && d->sigmas[i] == 0.0f)
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigma %d is 0 before the last one", name, i);
-        /* equal neighbours are allowed: "simple" repeats sigmas beyond 1000 steps */
-        if (i > 0 && d->sigmas[i] > d->sigmas[i - 1])
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sample %s: sigmas must not increase, but sigma %d is %g "
-                             "after %g", name, i, (double)d->sigmas[i], (double)d->sigmas[i - 1]);
-    }
-    return SDX_OK;
+    snprintf(what, sizeof what, "sdx_sample %s", name);
+    return sdx__check_sigmas(ctx, what, d->sigmas, d->n_sigmas);
 }
 
 SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *x) {

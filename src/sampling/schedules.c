@@ -81,13 +81,39 @@ SDX_API float sdx_model_c_in(float sigma) {
 
 SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
                                 const float *model_out, float *denoised, size_t n) {
-    if (pred == SDX_PRED_V) {
+    if (pred == SDX_PRED_X0) {
+        if (denoised != model_out) memmove(denoised, model_out, n * sizeof(float));
+    } else if (pred == SDX_PRED_V) {
         float s2 = sigma * sigma + 1.0f;
         float out_scale = sigma / sqrtf(s2);
         for (size_t i = 0; i < n; i++) denoised[i] = x[i] / s2 - model_out[i] * out_scale;
     } else {
         for (size_t i = 0; i < n; i++) denoised[i] = x[i] - model_out[i] * sigma;
     }
+}
+
+/* The prediction types by name: sdx's, then diffusers' prediction_type
+ * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing. */
+static const struct { sdx_prediction id; const char *name, *alias; } sdx__predictions[] = {
+    { SDX_PRED_EPS, "eps", "epsilon" },
+    { SDX_PRED_V,   "v",   "v_prediction" },
+    { SDX_PRED_X0,  "x0",  "sample" },
+};
+
+static const char *sdx__prediction_name(sdx_prediction p) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__predictions); i++)
+        if (sdx__predictions[i].id == p) return sdx__predictions[i].name;
+    return "?";
+}
+
+/* 1 and *out when name is a prediction type's name or alias, else 0. */
+static int sdx__prediction_named(const char *name, sdx_prediction *out) {
+    for (int i = 0; name && i < SDX__ARRAY_LEN(sdx__predictions); i++)
+        if (!strcmp(name, sdx__predictions[i].name) || !strcmp(name, sdx__predictions[i].alias)) {
+            *out = sdx__predictions[i].id;
+            return 1;
+        }
+    return 0;
 }
 
 SDX_API int sdx_is_max_denoise(const sdx_model_sampling *ms, float sigma0) {
@@ -342,6 +368,42 @@ static void sdx__sched_ays_sdxl(const sdx_model_sampling *ms, int steps, sdx__si
     (void)ms;
 }
 
+/* ---- few-step schedules: integer timesteps -------------------------------- */
+/* These name training timesteps and take sigma(t) of each as ComfyUI's
+ * ModelSamplingDiscrete.sigma does (exp(log_sigmas[t]), which can differ
+ * from sigmas[t] by an ulp). ../shared/golden/fewstep has them all. */
+
+static void sdx__push_timestep(const sdx_model_sampling *ms, int t, sdx__sigma_list *l) {
+    sdx__sigma_push(l, sdx_timestep_to_sigma(ms, (float)t));
+}
+
+/* ComfyUI's SDTurboScheduler at denoise 1: 999, 899, ..., 99, at most ten
+ * steps (its node slices the list). Denoise < 1 is its own rule, below. */
+static void sdx__sched_sd_turbo(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    for (int i = 0; i < steps && i < 10; i++) sdx__push_timestep(ms, 999 - 100 * i, l);
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* diffusers' timestep_spacing "trailing" (SDXL-Lightning, Hyper-SD):
+ * np.round(np.arange(1000, 0, -1000 / steps)) - 1. arange's k-th value is
+ * 1000 + k * delta with delta = its second value minus its first, and
+ * np.round rounds half to even (16 steps: 937.5 -> 938, 62.5 -> 62). */
+static void sdx__sched_trailing(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double first = SDX_TRAIN_STEPS, delta = (first + -first / steps) - first;
+    for (int k = 0; k < steps; k++) sdx__push_timestep(ms, (int)nearbyint(first + k * delta) - 1, l);
+    sdx__sigma_push(l, 0.0f);
+}
+
+/* The default timesteps of diffusers' LCMScheduler and TCDScheduler (and
+ * stable-diffusion.cpp's "lcm" scheduler): of the 50 original steps 999,
+ * 979, ..., 19, those at floor(linspace(0, 50, steps, endpoint=False)).
+ * Past 50 steps timesteps repeat (diffusers refuses them). */
+static void sdx__sched_lcm(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
+    double stride = 50.0 / steps;
+    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, 999 - 20 * (int)floor(i * stride), l);
+    sdx__sigma_push(l, 0.0f);
+}
+
 /* ---- the scheduler registry ------------------------------------------- */
 
 /* Appends the non-NULL names name_of(0 .. count - 1) to list, the first
@@ -356,38 +418,49 @@ static size_t sdx__join_names(char *list, size_t size, size_t used, const char *
 }
 
 typedef void (*sdx__sched_fn)(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l);
+/* A scheduler that ComfyUI has as a node of its own rather than a KSampler
+ * name: the node's rule for denoise (and no penultimate-sigma drop), into
+ * a new list. */
+typedef int (*sdx__sched_node_fn)(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps,
+                                  double denoise, sdx__sigma_list *l);
 
 enum {
-    SDX__SCHED_ANY_LENGTH = 1,   /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
-    SDX__SCHED_FIXED_LEVELS = 2  /* denoise < 1 takes round(steps * denoise) steps from the
-                                    tail of the steps-step table (ComfyUI's AYS node) instead
-                                    of KSampler's longer schedule */
+    SDX__SCHED_ANY_LENGTH = 1    /* up to SDX_TRAIN_STEPS + 2 values whatever the step count */
 };
 
 /* Everything known about a scheduler, one row each, in enum order (the
  * name round trip test checks the order). */
 typedef struct sdx__scheduler_row {
     sdx_scheduler id;
-    const char   *name;      /* ComfyUI's */
+    const char   *name;      /* ComfyUI's; stable-diffusion.cpp's, or new, where ComfyUI has none */
     sdx__sched_fn fill;
     unsigned      flags;
+    sdx__sched_node_fn node; /* NULL: KSampler's denoise rule (sdx_sampler_sigmas) */
     const char   *a1111;     /* A1111's "Schedule type"; NULL: it has none, the name is written */
 } sdx__scheduler_row;
 
+static int sdx__node_ays(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                         sdx__sigma_list *l);
+static int sdx__node_sd_turbo(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                              sdx__sigma_list *l);
+
 static const sdx__scheduler_row sdx__schedulers[] = {
-    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, "Automatic" },
-    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, "Karras" },
-    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, "Exponential" },
-    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, "SGM Uniform" },
-    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, "Simple" },
-    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, "DDIM" },
-    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, "Beta" },
-    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, "Linear Quadratic" },
-    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, "KL Optimal" },
-    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         SDX__SCHED_FIXED_LEVELS, "Align Your Steps" },
-    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL },
-    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL },
+    { SDX_SCHED_NORMAL,           "normal",           sdx__sched_normal,           0, NULL, "Automatic" },
+    { SDX_SCHED_KARRAS,           "karras",           sdx__sched_karras,           0, NULL, "Karras" },
+    { SDX_SCHED_EXPONENTIAL,      "exponential",      sdx__sched_exponential,      0, NULL, "Exponential" },
+    { SDX_SCHED_SGM_UNIFORM,      "sgm_uniform",      sdx__sched_sgm_uniform,      0, NULL, "SGM Uniform" },
+    { SDX_SCHED_SIMPLE,           "simple",           sdx__sched_simple,           0, NULL, "Simple" },
+    { SDX_SCHED_DDIM_UNIFORM,     "ddim_uniform",     sdx__sched_ddim_uniform,     SDX__SCHED_ANY_LENGTH, NULL, "DDIM" },
+    { SDX_SCHED_BETA,             "beta",             sdx__sched_beta,             0, NULL, "Beta" },
+    { SDX_SCHED_LINEAR_QUADRATIC, "linear_quadratic", sdx__sched_linear_quadratic, 0, NULL, "Linear Quadratic" },
+    { SDX_SCHED_KL_OPTIMAL,       "kl_optimal",       sdx__sched_kl_optimal,       0, NULL, "KL Optimal" },
+    { SDX_SCHED_AYS_SD1,          "ays_sd1",          sdx__sched_ays_sd1,          0, sdx__node_ays, "Align Your Steps" },
+    { SDX_SCHED_AYS_SDXL,         "ays_sdxl",         sdx__sched_ays_sdxl,         0, sdx__node_ays, "Align Your Steps" },
+    { SDX_SCHED_POLYEXPONENTIAL,  "polyexponential",  sdx__sched_polyexponential,  0, NULL, NULL },
+    { SDX_SCHED_VP,               "vp",               sdx__sched_vp,               0, NULL, NULL },
+    { SDX_SCHED_SD_TURBO,         "sd_turbo",         sdx__sched_sd_turbo,         0, sdx__node_sd_turbo, NULL },
+    { SDX_SCHED_TRAILING,         "trailing",         sdx__sched_trailing,         0, NULL, NULL },
+    { SDX_SCHED_LCM,              "lcm",              sdx__sched_lcm,              0, NULL, NULL },
 };
 typedef char sdx__schedulers_one_row_each[SDX__ARRAY_LEN(sdx__schedulers) == SDX_SCHED_COUNT ? 1 : -1];
 
@@ -470,6 +543,38 @@ static int sdx__sigma_list_to_tensor(sdx_ctx *ctx, sdx__sigma_list *l, int first
     return rc;
 }
 
+/* Keeps values [first, first + count) of a list. */
+static void sdx__sigma_list_slice(sdx__sigma_list *l, int first, int count) {
+    memmove(l->v, l->v + first, (size_t)count * sizeof(float));
+    l->count = count;
+}
+
+/* ComfyUI's AlignYourStepsScheduler node: round(steps * denoise) steps
+ * (Python round-half-even) from the tail of the steps-step table. */
+static int sdx__node_ays(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                         sdx__sigma_list *l) {
+    int keep = denoise < 1.0 ? (int)nearbyint(steps * denoise) : steps, rc;
+    if (keep < 1) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "ays: %d steps at denoise %g leave no step", steps, denoise);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, l)) != SDX_OK) return rc;
+    sdx__sigma_list_slice(l, l->count - (keep + 1), keep + 1);
+    return SDX_OK;
+}
+
+/* ComfyUI's SDTurboScheduler node: the timesteps from index start = 10 -
+ * int(10 * denoise) (a Python float: 10 * 0.3 is 3.0000000000000004, so
+ * 3), at most 10 - start of them; the denoise-1 list from start + steps
+ * values with the first start dropped. */
+static int sdx__node_sd_turbo(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched, int steps, double denoise,
+                              sdx__sigma_list *l) {
+    int start = 10 - (int)(10.0 * denoise), rc;
+    if (start >= 10)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sd_turbo: denoise %g leaves no step (its timesteps are 999, 899, ..., 99; "
+                         "denoise must be at least 0.1)", denoise);
+    if ((rc = sdx__calculate_sigmas(ctx, ms, sched, SDX__MIN(steps, 10) + start, l)) != SDX_OK) return rc;
+    sdx__sigma_list_slice(l, start, l->count - start);
+    return SDX_OK;
+}
+
 SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *ms, sdx_scheduler sched,
                                  int steps, sdx_tensor *out) {
     sdx__sigma_list l;
@@ -477,5 +582,26 @@ SDX_API sdx_result sdx_calculate_sigmas(sdx_ctx *ctx, const sdx_model_sampling *
     if (!ms || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "calculate_sigmas: NULL argument");
     memset(out, 0, sizeof *out);
     if ((rc = sdx__calculate_sigmas(ctx, ms, sched, steps, &l)) != SDX_OK) return (sdx_result)rc;
+    return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
+}
+
+SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampling *ms, const int *timesteps, int n,
+                                             sdx_tensor *out) {
+    sdx__sigma_list l;
+    int rc;
+    if (!ms || !out || !timesteps) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas from timesteps: NULL argument");
+    memset(out, 0, sizeof *out);
+    if (n < 1 || n > 100000)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sigmas from timesteps: need 1..100000 timesteps, got %d", n);
+    for (int i = 0; i < n; i++) {
+        if (timesteps[i] < 0 || timesteps[i] >= SDX_TRAIN_STEPS)
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timestep %d is %d: must be in 0..%d", i, timesteps[i], SDX_TRAIN_STEPS - 1);
+        if (i > 0 && timesteps[i] > timesteps[i - 1])
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "timesteps must not increase, but timestep %d is %d after %d", i,
+                             timesteps[i], timesteps[i - 1]);
+    }
+    if ((rc = sdx__sigma_list_init(ctx, &l, n + 1)) != SDX_OK) return (sdx_result)rc;
+    for (int i = 0; i < n; i++) sdx__push_timestep(ms, timesteps[i], &l);
+    sdx__sigma_push(&l, 0.0f);
     return (sdx_result)sdx__sigma_list_to_tensor(ctx, &l, 0, l.count, out);
 }

@@ -1,0 +1,663 @@
+/* Suite "fewstep": few-step distilled models (SD-Turbo, SDXL-Lightning,
+ * Hyper-SD, LCM, DMD2, TCD) against shared/golden/fewstep, computed by
+ * ComfyUI's and diffusers' own code (its README gives the tolerances):
+ * the sd_turbo, trailing and lcm schedules, the x0 prediction type, Euler
+ * with an x0 network; then the same on the tiny sd1 model through
+ * sdx_generate, the staged API and the CLI. TCD and LCM at explicit
+ * timesteps run in the sampling suite, through its trajectory runner. */
+#include "test.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* Reads tensor `name` as an owned f32 tensor; 0 when absent. */
+static int fs_read(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out) {
+    memset(out, 0, sizeof *out);
+    return sdx_st_find(st, name) && sdx_st_read_f32(ctx, st, name, out) == SDX_OK;
+}
+
+static const float *fs_f(const sdx_tensor *t) { return (const float *)t->data; }
+
+static double fs_rel(double a, double b) { return b != 0 ? fabs(a - b) / fabs(b) : fabs(a); }
+
+/* Opens golden/fewstep/<file>; NULL (t_msg set) when it cannot. */
+static sdx_st *fs_open(sdx_ctx *ctx, const char *file) {
+    char rel[256];
+    const char *path;
+    sdx_st *st = NULL;
+    snprintf(rel, sizeof rel, "golden/fewstep/%s", file);
+    path = t_shared(rel);
+    if (!path || sdx_st_open(ctx, path, &st) != SDX_OK) snprintf(t_msg, sizeof t_msg, "%s: cannot open", rel);
+    return st;
+}
+
+/* ---- schedules ----------------------------------------------------------- */
+
+typedef struct fs_sched_stats { int count[4]; double max_rel[4]; } fs_sched_stats;
+
+/* Our sigmas for a stored "<kind>.n<N>[.d<D>].sigmas" (or
+ * ".sgm_uniform_sigmas") key: the kind (0 sd_turbo, 1 trailing, 2 lcm, 3
+ * sgm_uniform for comparison) or -1 for another key. */
+static int fs_schedule_for(sdx_ctx *ctx, const sdx_model_sampling *ms, const char *key, sdx_tensor *out) {
+    char what[32] = "";
+    int n = 0;
+    double d = 1.0;
+    sdx_scheduler sched;
+    if (sscanf(key, "sd_turbo.n%d.d%lf.%31s", &n, &d, what) == 3 && !strcmp(what, "sigmas"))
+        return sdx_sampler_sigmas(ctx, ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_EULER, n, d, out) == SDX_OK ? 0 : -2;
+    if (sscanf(key, "trailing.n%d.%31s", &n, what) == 2 && !strcmp(what, "sgm_uniform_sigmas"))
+        return sdx_calculate_sigmas(ctx, ms, SDX_SCHED_SGM_UNIFORM, n, out) == SDX_OK ? 3 : -2;
+    if (((sscanf(key, "trailing.n%d.%31s", &n, what) == 2 && (sched = SDX_SCHED_TRAILING, 1)) ||
+         (sscanf(key, "lcm.n%d.%31s", &n, what) == 2 && (sched = SDX_SCHED_LCM, 1))) && !strcmp(what, "sigmas"))
+        return sdx_calculate_sigmas(ctx, ms, sched, n, out) == SDX_OK ? (sched == SDX_SCHED_TRAILING ? 1 : 2) : -2;
+    return -1;
+}
+
+/* One stored schedule: the sigmas at relative 1e-6, the timesteps exact
+ * (the nearest training timestep of each of our sigmas). */
+static int fs_check_schedule(sdx_ctx *ctx, const sdx_st *st, const sdx_model_sampling *ms, const char *key, fs_sched_stats *s) {
+    sdx_tensor got, want, ts;
+    char ts_key[128];
+    int kind = fs_schedule_for(ctx, ms, key, &got), ok = 1;
+    if (kind == -1) return 1;
+    if (kind == -2) { snprintf(t_msg, sizeof t_msg, "%s: %s", key, sdx_last_error(ctx)); return 0; }
+    if (!fs_read(ctx, st, key, &want)) { snprintf(t_msg, sizeof t_msg, "%s unreadable", key); sdx_tensor_free(ctx, &got); return 0; }
+    snprintf(ts_key, sizeof ts_key, "%.*s.timesteps", (int)(strlen(key) - strlen(".sigmas")), key);
+    fs_read(ctx, st, kind == 3 ? "" : ts_key, &ts);
+    if (got.shape[0] != want.shape[0]) {
+        snprintf(t_msg, sizeof t_msg, "%s: %lld sigmas, stored %lld", key, (long long)got.shape[0], (long long)want.shape[0]);
+        ok = 0;
+    }
+    for (int64_t i = 0; ok && i < want.shape[0]; i++) {
+        double e = fs_rel(fs_f(&got)[i], fs_f(&want)[i]);
+        s->max_rel[kind] = fmax(s->max_rel[kind], e);
+        if (e > 1e-6) {
+            snprintf(t_msg, sizeof t_msg, "%s[%lld] = %.9g, stored %.9g", key, (long long)i, (double)fs_f(&got)[i], (double)fs_f(&want)[i]);
+            ok = 0;
+        } else if (ts.data && i + 1 < want.shape[0] && sdx_sigma_to_timestep(ms, fs_f(&got)[i]) != (int)fs_f(&ts)[i]) {
+            snprintf(t_msg, sizeof t_msg, "%s: timestep %lld is %d, stored %d", key, (long long)i,
+                     sdx_sigma_to_timestep(ms, fs_f(&got)[i]), (int)fs_f(&ts)[i]);
+            ok = 0;
+        }
+    }
+    s->count[kind]++;
+    sdx_tensor_free(ctx, &got);
+    sdx_tensor_free(ctx, &want);
+    sdx_tensor_free(ctx, &ts);
+    return ok;
+}
+
+/* sd_turbo (ComfyUI's SDTurboScheduler, denoise 1 and 0.5), trailing
+ * (diffusers, round half to even), lcm (diffusers' LCM/TCD default) and
+ * sigma(t) itself against schedules.safetensors; sgm_uniform beside them
+ * (it is not trailing). */
+static int fewstep_schedules_match_golden(void) {
+    static const char *const kinds[4] = { "sd_turbo", "trailing", "lcm", "sgm_uniform" };
+    static const int expected[4] = { 20, 7, 4, 7 };
+    T_NEED_SHARED(path, "golden/fewstep/schedules.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx_model_sampling ms;
+    sdx_tensor table;
+    fs_sched_stats s;
+    double table_rel = 0;
+    memset(&s, 0, sizeof s);
+    sdx_model_sampling_init(&ms);
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < sdx_st_count(st); i++)
+        if (!fs_check_schedule(ctx, st, &ms, sdx_st_get(st, i)->name, &s)) { sdx_st_close(st); sdx_destroy(ctx); return T_FAIL; }
+    T_CHECK(fs_read(ctx, st, "comfy.sigma_of_timestep", &table) && table.shape[0] == SDX_TRAIN_STEPS, "comfy.sigma_of_timestep");
+    for (int t = 0; t < SDX_TRAIN_STEPS; t++) table_rel = fmax(table_rel, fs_rel(sdx_timestep_to_sigma(&ms, (float)t), fs_f(&table)[t]));
+    T_NOTE("sigma(t), 1000 timesteps: max rel %.3g", table_rel);
+    T_CHECK(table_rel <= 1e-6, "sigma(t) rel %.3g", table_rel);
+    for (int k = 0; k < 4; k++) {
+        T_NOTE("%-11s %2d schedules, max rel %.3g", kinds[k], s.count[k], s.max_rel[k]);
+        T_CHECK(s.count[k] == expected[k], "%d %s schedules in the file, expected %d", s.count[k], kinds[k], expected[k]);
+    }
+    sdx_tensor_free(ctx, &table);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* sd_turbo is a node of its own (its denoise rule, no penultimate drop,
+ * at most 10 steps, none below denoise 0.1); trailing and lcm take
+ * KSampler's (the tail of a longer schedule); explicit timesteps give
+ * sigma(t), then 0. */
+static int few_step_schedules_take_denoise_and_timesteps_as_documented(void) {
+    static const int dmd2[] = { 999, 749, 499, 249 }, up[] = { 499, 999 }, out_of_table[] = { 1000 };
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_sampling ms;
+    sdx_tensor a, b;
+    sdx_model_sampling_init(&ms);
+    T_CHECK(sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_EULER, 3, 1.0, &a) == SDX_OK &&
+            sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_DPM_2, 3, 1.0, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(a.shape[0] == 4 && b.shape[0] == 4 && !memcmp(a.data, b.data, 4 * sizeof(float)), "dpm_2 drops a sigma of sd_turbo");
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b);
+    T_CHECK(sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_EULER, 12, 1.0, &a) == SDX_OK && a.shape[0] == 11 &&
+            fs_f(&a)[9] == sdx_timestep_to_sigma(&ms, 99.0f), "sd_turbo 12 steps: %lld sigmas", (long long)a.shape[0]);
+    sdx_tensor_free(ctx, &a);
+    T_CHECK(sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_EULER, 1, 0.05, &a) == SDX_ERR_INVALID_ARG &&
+            strstr(sdx_last_error(ctx), "at least 0.1"), "sd_turbo at denoise 0.05: %s", sdx_last_error(ctx));
+    T_CHECK(sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_TRAILING, SDX_SAMPLER_EULER, 4, 0.5, &a) == SDX_OK &&
+            sdx_calculate_sigmas(ctx, &ms, SDX_SCHED_TRAILING, 8, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(a.shape[0] == 5 && !memcmp(a.data, fs_f(&b) + 4, 5 * sizeof(float)), "trailing 4 at 0.5 is not the tail of trailing 8");
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b);
+    T_CHECK(sdx_sigmas_from_timesteps(ctx, &ms, dmd2, 4, &a) == SDX_OK &&
+            sdx_calculate_sigmas(ctx, &ms, SDX_SCHED_TRAILING, 4, &b) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(a.shape[0] == 5 && b.shape[0] == 5 && !memcmp(a.data, b.data, 5 * sizeof(float)), "timesteps 999,749,499,249 are not trailing 4");
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b);
+    T_CHECK(sdx_sigmas_from_timesteps(ctx, &ms, up, 2, &a) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "increase"), "%s",
+            sdx_last_error(ctx));
+    T_CHECK(sdx_sigmas_from_timesteps(ctx, &ms, out_of_table, 1, &a) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "0..999"),
+            "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_sigmas_from_timesteps(ctx, &ms, dmd2, 0, &a) == SDX_ERR_INVALID_ARG, "no timesteps accepted");
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* ---- prediction types ------------------------------------------------------ */
+
+/* model output -> denoised for eps, v and x0 (ComfyUI's ModelSamplingDiscrete):
+ * eps and v and the input scaling within 1e-6 (the README's measure), x0 exact. */
+static int prediction_types_match_model_outputs(void) {
+    static const char *const names[3] = { "denoised.eps", "denoised.v_prediction", "denoised.x0" };
+    static const sdx_prediction preds[3] = { SDX_PRED_EPS, SDX_PRED_V, SDX_PRED_X0 };
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = fs_open(ctx, "model_outputs.safetensors");
+    sdx_tensor sigma, x, out, x_in, want[3];
+    double err_in = 0, err[3] = { 0, 0, 0 };
+    size_t n;
+    float buf[4 * 8 * 8];
+    T_SKIP_IF(!st && !t_shared("golden/fewstep/index.json"), "golden data %s/golden/fewstep not found", t_shared_dir());
+    if (!st) return T_FAIL;
+    T_CHECK(fs_read(ctx, st, "sigma", &sigma) && fs_read(ctx, st, "x", &x) && fs_read(ctx, st, "model_output", &out) &&
+            fs_read(ctx, st, "x_in.x0", &x_in) && fs_read(ctx, st, names[0], &want[0]) && fs_read(ctx, st, names[1], &want[1]) &&
+            fs_read(ctx, st, names[2], &want[2]), "model_outputs.safetensors: tensors missing");
+    n = (size_t)(sdx_tensor_numel(&x) / sigma.shape[0]);
+    T_CHECK(n == sizeof buf / sizeof buf[0], "latent of %zu", n);
+    for (int64_t k = 0; k < sigma.shape[0]; k++) {
+        float s = fs_f(&sigma)[k], c_in = sdx_model_c_in(s);
+        const float *xk = fs_f(&x) + k * (int64_t)n, *ok = fs_f(&out) + k * (int64_t)n;
+        for (size_t i = 0; i < n; i++) buf[i] = xk[i] * c_in;
+        err_in = fmax(err_in, t_rows_err_scaled(buf, fs_f(&x_in) + k * (int64_t)n, 1, n));
+        for (int p = 0; p < 3; p++) {
+            sdx_model_denoised(preds[p], s, xk, ok, buf, n);
+            err[p] = fmax(err[p], t_rows_err_scaled(buf, fs_f(&want[p]) + k * (int64_t)n, 1, n));
+        }
+    }
+    T_NOTE("%lld sigmas: x * c_in %.2e, eps %.2e, v %.2e, x0 %.2e", (long long)sigma.shape[0], err_in, err[0], err[1], err[2]);
+    T_CHECK(err_in <= 1e-6 && err[0] <= 1e-6 && err[1] <= 1e-6 && err[2] == 0, "x_in %.3g eps %.3g v %.3g x0 %.3g", err_in, err[0],
+            err[1], err[2]);
+    sdx_tensor_free(ctx, &sigma); sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &out); sdx_tensor_free(ctx, &x_in);
+    for (int p = 0; p < 3; p++) sdx_tensor_free(ctx, &want[p]);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* ---- Euler with an x0 network (SDXL-Lightning's 1-step recipe) --------------- */
+
+/* The README's networks around the analytic denoiser D of the samplers
+ * golden: they see xc = x * c_in and sigma, and predict x0 (or eps); every
+ * call and step is recorded. */
+typedef struct fs_net {
+    sdx_prediction pred;
+    size_t n;
+    int calls, max_calls, steps;
+    float *model_in, *model_out, *calls_x, *calls_den, *calls_sigma, *cb_x, *cb_den;
+} fs_net;
+
+static float fs_D(float y, float sigma) {
+    float s2 = sigma * sigma, v = s2 + 0.09f;
+    return (0.09f / v) * y + (s2 / v) * tanhf(y / v);
+}
+
+static int fs_net_denoise(void *user, const float *x, float sigma, float *den) {
+    fs_net *f = (fs_net *)user;
+    float c_in = sdx_model_c_in(sigma), k = sqrtf(sigma * sigma + 1.0f);
+    float *in = f->model_in + (size_t)f->calls * f->n, *out = f->model_out + (size_t)f->calls * f->n;
+    if (f->calls == f->max_calls) return SDX_ERR_INVALID_ARG;
+    for (size_t i = 0; i < f->n; i++) {
+        float xs = x[i] * c_in * k;     /* the network's own view of x in sigma space */
+        in[i] = x[i] * c_in;
+        out[i] = f->pred == SDX_PRED_X0 ? fs_D(xs, sigma) : (xs - fs_D(xs, sigma)) / sigma;
+    }
+    sdx_model_denoised(f->pred, sigma, x, out, den, f->n);
+    memcpy(f->calls_x + (size_t)f->calls * f->n, x, f->n * sizeof(float));
+    memcpy(f->calls_den + (size_t)f->calls * f->n, den, f->n * sizeof(float));
+    f->calls_sigma[f->calls++] = sigma;
+    return SDX_OK;
+}
+
+static int fs_net_step(void *user, int step, int total, const float *x, const float *den) {
+    fs_net *f = (fs_net *)user;
+    (void)total;
+    if (step < f->max_calls) {
+        memcpy(f->cb_x + (size_t)step * f->n, x, f->n * sizeof(float));
+        memcpy(f->cb_den + (size_t)step * f->n, den, f->n * sizeof(float));
+    }
+    f->steps++;
+    return 0;
+}
+
+static int fs_net_init(fs_net *f, sdx_prediction pred, size_t n, int max_calls) {
+    float **all[] = { &f->model_in, &f->model_out, &f->calls_x, &f->calls_den, &f->cb_x, &f->cb_den };
+    memset(f, 0, sizeof *f);
+    f->pred = pred;
+    f->n = n;
+    f->max_calls = max_calls;
+    f->calls_sigma = (float *)calloc((size_t)max_calls, sizeof(float));
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) *all[i] = (float *)calloc((size_t)max_calls * n, sizeof(float));
+    return f->model_in && f->model_out && f->calls_x && f->calls_den && f->cb_x && f->cb_den && f->calls_sigma;
+}
+
+static void fs_net_free(fs_net *f) {
+    free(f->model_in); free(f->model_out); free(f->calls_x); free(f->calls_den); free(f->cb_x); free(f->cb_den);
+    free(f->calls_sigma);
+}
+
+/* Euler over `sigmas` from x (in place) with a network of `pred`. */
+static int fs_euler(sdx_ctx *ctx, fs_net *f, const sdx_tensor *sigmas, float *x) {
+    sdx_sample_desc d;
+    memset(&d, 0, sizeof d);
+    d.sampler = SDX_SAMPLER_EULER;
+    d.sigmas = fs_f(sigmas);
+    d.n_sigmas = (int)sigmas->shape[0];
+    d.n = f->n;
+    d.denoise = fs_net_denoise;
+    d.denoise_user = f;
+    d.step = fs_net_step;
+    d.step_user = f;
+    return sdx_sample(ctx, &d, x);
+}
+
+typedef struct fs_x0_errs { double sigmas, x_init, rows, diffusers, eps_net; } fs_x0_errs;
+
+/* One x0 case: ComfyUI's run (our sgm_uniform, start and every row);
+ * diffusers' EulerDiscreteScheduler on its own sigmas and start, with the
+ * x0 network (prediction_type "sample") and with the eps network. */
+static int fs_check_x0_case(sdx_ctx *ctx, const char *file, int steps, fs_x0_errs *e) {
+    static const char *const rows[] = { "calls_x", "calls_model_in", "calls_model_out", "calls_denoised", "cb_x", "cb_denoised" };
+    sdx_st *st = fs_open(ctx, file);
+    sdx_model_sampling ms;
+    sdx_tensor sig, want_sig, noise, x_init, want, d_sig, d_lat, d_final, eps_final;
+    fs_net f, g, h;
+    size_t n;
+    float *x = NULL, *y = NULL, *z = NULL;
+    int ok;
+    if (!st) return 0;
+    sdx_model_sampling_init(&ms);
+    memset(&f, 0, sizeof f); memset(&g, 0, sizeof g); memset(&h, 0, sizeof h);
+    ok = fs_read(ctx, st, "sigmas", &want_sig) && fs_read(ctx, st, "noise", &noise) && fs_read(ctx, st, "x_init", &x_init) &&
+         fs_read(ctx, st, "diffusers.sigmas", &d_sig) && fs_read(ctx, st, "diffusers.latents", &d_lat) &&
+         fs_read(ctx, st, "diffusers.x_final", &d_final) && fs_read(ctx, st, "diffusers_eps.x_final", &eps_final) &&
+         sdx_sampler_sigmas(ctx, &ms, SDX_SCHED_SGM_UNIFORM, SDX_SAMPLER_EULER, steps, 1.0, &sig) == SDX_OK;
+    n = ok ? (size_t)sdx_tensor_numel(&noise) : 0;
+    ok = ok && sig.shape[0] == want_sig.shape[0] && (x = (float *)malloc(3 * n * sizeof(float))) &&
+         fs_net_init(&f, SDX_PRED_X0, n, steps) && fs_net_init(&g, SDX_PRED_X0, n, steps) && fs_net_init(&h, SDX_PRED_EPS, n, steps);
+    if (!ok) { snprintf(t_msg, sizeof t_msg, "%s: tensors missing, or %s", file, sdx_last_error(ctx)); sdx_st_close(st); return 0; }
+    y = x + n;
+    z = y + n;
+    for (int64_t i = 0; i < sig.shape[0]; i++) e->sigmas = fmax(e->sigmas, fs_rel(fs_f(&sig)[i], fs_f(&want_sig)[i]));
+    sdx_start_latent(&ms, fs_f(&sig)[0], NULL, fs_f(&noise), x, n);
+    e->x_init = fmax(e->x_init, t_rows_err_scaled(x, fs_f(&x_init), 1, n));
+    memcpy(y, fs_f(&d_lat), n * sizeof(float));
+    memcpy(z, fs_f(&d_lat), n * sizeof(float));
+    ok = fs_euler(ctx, &f, &sig, x) == SDX_OK && fs_euler(ctx, &g, &d_sig, y) == SDX_OK && fs_euler(ctx, &h, &d_sig, z) == SDX_OK &&
+         f.calls == steps && f.steps == steps;
+    for (size_t r = 0; ok && r < sizeof rows / sizeof rows[0]; r++) {
+        const float *got[] = { f.calls_x, f.model_in, f.model_out, f.calls_den, f.cb_x, f.cb_den };
+        ok = fs_read(ctx, st, rows[r], &want);
+        if (ok) e->rows = fmax(e->rows, t_rows_err_scaled(got[r], fs_f(&want), steps, n));
+        sdx_tensor_free(ctx, &want);
+    }
+    for (int i = 0; ok && i < steps; i++) e->sigmas = fmax(e->sigmas, fs_rel(f.calls_sigma[i], fs_f(&sig)[i]));
+    if (ok && (ok = fs_read(ctx, st, "x_final", &want))) e->rows = fmax(e->rows, t_rows_err_scaled(x, fs_f(&want), 1, n));
+    sdx_tensor_free(ctx, &want);
+    if (ok) {
+        e->diffusers = fmax(e->diffusers, t_rows_err_scaled(y, fs_f(&d_final), 1, n));
+        e->eps_net = fmax(e->eps_net, t_rows_err_scaled(z, fs_f(&eps_final), 1, n));
+    } else {
+        snprintf(t_msg, sizeof t_msg, "%s: %s", file, sdx_last_error(ctx));
+    }
+    fs_net_free(&f); fs_net_free(&g); fs_net_free(&h);
+    free(x);
+    sdx_tensor_free(ctx, &sig); sdx_tensor_free(ctx, &want_sig); sdx_tensor_free(ctx, &noise); sdx_tensor_free(ctx, &x_init);
+    sdx_tensor_free(ctx, &d_sig); sdx_tensor_free(ctx, &d_lat); sdx_tensor_free(ctx, &d_final); sdx_tensor_free(ctx, &eps_final);
+    sdx_st_close(st);
+    return ok;
+}
+
+/* Every x0 case of index.json: sigmas at 1e-6, rows and finals at the
+ * README's 1e-5 (x_init too: it is the noise scaled as ComfyUI does). */
+static int x0_euler_matches_golden(void) {
+    T_NEED_SHARED(index_path, "golden/fewstep/index.json");
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    const sdx__json *cases;
+    fs_x0_errs e;
+    int n_cases = 0, ok = 1;
+    memset(&e, 0, sizeof e);
+    T_CHECK(sdx__json_parse_file(ctx, index_path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    cases = sdx__json_get(doc.root, "cases");
+    T_CHECK(cases && cases->type == SDX__JSON_ARRAY, "index.json: no cases array");
+    for (const sdx__json *c = cases->child; c && ok; c = c->next) {
+        const sdx__json *area = sdx__json_get(c, "area"), *file = sdx__json_get(c, "file"), *steps = sdx__json_get(c, "steps");
+        if (!area || area->type != SDX__JSON_STRING || strcmp(area->str, "x0")) continue;
+        ok = file && file->type == SDX__JSON_STRING && steps && fs_check_x0_case(ctx, file->str, (int)steps->num, &e);
+        n_cases++;
+    }
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    T_CHECK(ok, "%s", t_msg[0] ? t_msg : "index.json: malformed x0 case");
+    T_NOTE("%d cases: sigmas rel %.2e, x_init %.2e, rows and x_final %.2e; diffusers' Euler: x0 network %.2e, eps network %.2e", n_cases,
+           e.sigmas, e.x_init, e.rows, e.diffusers, e.eps_net);
+    T_CHECK(n_cases == 4, "%d x0 cases in index.json, expected 4", n_cases);
+    T_CHECK(e.sigmas <= 1e-6 && e.x_init <= 1e-5 && e.rows <= 1e-5 && e.eps_net <= 1e-5 && e.diffusers <= 1e-5,
+            "sigmas %.3g x_init %.3g rows %.3g eps network %.3g diffusers %.3g", e.sigmas, e.x_init, e.rows, e.eps_net, e.diffusers);
+    return T_PASS;
+}
+
+/* ---- the pipeline on the tiny sd1 model -------------------------------------- */
+
+/* An SD-Turbo-shaped generation: one step of sd_turbo, cfg 1. */
+static void fs_turbo_params(sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = "a lighthouse at dusk";
+    p->negative_prompt = "blurry";
+    p->width = 64;
+    p->height = 64;
+    p->steps = 1;
+    p->cfg_scale = 1.0f;
+    p->sampler = "euler_a";
+    p->scheduler = "sd_turbo";
+    p->seed = 3;
+    p->rng = SDX_RNG_CPU;
+}
+
+static int fs_finite(const sdx_tensor *t) {
+    for (int64_t i = 0; i < sdx_tensor_numel(t); i++)
+        if (!isfinite(((const float *)t->data)[i])) return 0;
+    return 1;
+}
+
+/* The final latent of one staged session: encode, begin, step to the end
+ * (counting the steps), into `latent` (owned). */
+static int fs_staged(sdx_model *m, const sdx_gen_params *p, sdx_tensor *latent, float *start, int *steps) {
+    sdx_cond *cond;
+    sdx_sampling *s;
+    int rc;
+    *steps = 0;
+    if ((rc = sdx_encode_prompt(m, p, &cond)) != SDX_OK) return rc;
+    if ((rc = sdx_sampling_begin(m, p, cond, 0, &s)) != SDX_OK) { sdx_cond_free(cond); return rc; }
+    if (start) memcpy(start, sdx_sampling_latent(s)->data, (size_t)sdx_tensor_numel(sdx_sampling_latent(s)) * sizeof(float));
+    while (rc == SDX_OK && !sdx_sampling_done(s) && *steps < 100) {
+        rc = sdx_sampling_step(s);
+        (*steps)++;
+    }
+    if (rc == SDX_OK) {
+        const sdx_tensor *l = sdx_sampling_latent(s);
+        if ((rc = sdx_tensor_alloc(m->ctx, latent, SDX_F32, l->ndim, l->shape)) == SDX_OK)
+            memcpy(latent->data, l->data, (size_t)sdx_tensor_numel(l) * sizeof(float));
+    }
+    sdx_sampling_free(s);
+    sdx_cond_free(cond);
+    return rc;
+}
+
+/* One step of sd_turbo at cfg 1 end to end: sdx_generate, the staged API
+ * (done after one sdx_sampling_step) and the CLI give the same finite
+ * latent, and the PNG records the schedule. */
+static int turbo_one_step_through_generate_stages_and_cli(void) {
+    T_NEED_MODEL(ctx, m, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result ref;
+    sdx_tensor staged;
+    int steps;
+    size_t n;
+    fs_turbo_params(&p);
+    T_CHECK(sdx_generate(m, &p, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
+    n = (size_t)sdx_tensor_numel(&ref.latents[0]);
+    T_CHECK(fs_finite(&ref.latents[0]), "the latent is not finite");
+    T_CHECK(fs_staged(m, &p, &staged, NULL, &steps) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(steps == 1, "the staged session took %d steps", steps);
+    T_CHECK(!memcmp(staged.data, ref.latents[0].data, n * sizeof(float)), "the staged latent differs from sdx_generate's");
+    sdx_tensor_free(ctx, &staged);
+    if (!T_WINDOWS && t_file_exists("examples/sdx")) {
+        static char out[8192];
+        char args[4096];
+        const char *png = "/tmp/sdx_t_fewstep.png", *lat = "/tmp/sdx_t_fewstep.safetensors";
+        sdx_tensor got;
+        remove(png);
+        remove(lat);
+        snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' -p '%s' -n '%s' -W 64 -H 64 --steps 1 --cfg-scale 1 "
+                 "--sampling-method euler_a --scheduler sd_turbo -s 3 --rng cpu -t 2 -o %s --output-latent %s",
+                 t_golden_ckpt("sd1"), t_shared_dir(), p.prompt, p.negative_prompt, png, lat);
+        T_CHECK(t_sdx(args, out, sizeof out) == 0, "sdx %s: %s", args, out);
+        T_CHECK(t_png_has_parameters(png, "Steps: 1, Sampler: Euler a, Schedule type: sd_turbo, CFG scale: 1, Seed: 3"),
+                "the PNG does not record the schedule");
+        T_CHECK(t_read_f32(ctx, lat, "latent", &got) == SDX_OK, "%s: %s", lat, sdx_last_error(ctx));
+        T_CHECK(sdx_tensor_numel(&got) == (int64_t)n && fs_finite(&got), "the CLI's latent");
+        T_NOTE("CLI latent vs sdx_generate's: max abs %.3g", t_max_abs_f32(fs_f(&got), fs_f(&ref.latents[0]), n));
+        T_CHECK(!memcmp(got.data, ref.latents[0].data, n * sizeof(float)), "the CLI's latent differs from sdx_generate's");
+        sdx_tensor_free(ctx, &got);
+        remove(png);
+        remove(lat);
+    } else {
+        T_NOTE("examples/sdx not run (not built, or no POSIX shell)");
+    }
+    sdx_gen_result_free(ctx, &ref);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* The final latent of sdx_generate for p (owned), or an empty tensor. */
+static sdx_tensor fs_generate(sdx_model *m, const sdx_gen_params *p) {
+    sdx_gen_result r;
+    sdx_tensor t;
+    memset(&t, 0, sizeof t);
+    if (sdx_generate(m, p, &r) != SDX_OK) return t;
+    t = r.latents[0];
+    memset(&r.latents[0], 0, sizeof r.latents[0]);
+    sdx_gen_result_free(m->ctx, &r);
+    return t;
+}
+
+static int fs_same(const sdx_tensor *a, const sdx_tensor *b) {
+    return a->data && b->data && sdx_tensor_numel(a) == sdx_tensor_numel(b) &&
+           !memcmp(a->data, b->data, (size_t)sdx_tensor_numel(a) * sizeof(float));
+}
+
+/* Explicit timesteps 999, 749, 499, 249 are trailing's 4 steps, and
+ * explicit sigmas a scheduler's, bit for bit (also stepped); timesteps
+ * below 999 start from noise * sqrt(1 + sigma0^2), sigmas from noise *
+ * sigma0; the errors name what is wrong. */
+static int explicit_timesteps_and_sigmas_generate_as_their_schedules(void) {
+    static const int dmd2[] = { 999, 749, 499, 249 }, t399[] = { 399 };
+    T_NEED_MODEL(ctx, m, "sd1");
+    static const int64_t shape[4] = { 1, 4, 8, 8 };
+    sdx_gen_params p, q;
+    sdx_gen_result r;
+    sdx_tensor a, b, karras, init;
+    float s399[2], start_t[4 * 8 * 8], start_s[4 * 8 * 8];
+    int steps;
+    fs_turbo_params(&p);
+    p.width = p.height = 64;
+    p.sampler = "euler";
+    p.scheduler = "trailing";
+    p.steps = 4;
+    q = p;
+    q.scheduler = NULL;
+    q.steps = 0;
+    q.timesteps = dmd2;
+    q.n_timesteps = 4;
+    a = fs_generate(m, &p);
+    b = fs_generate(m, &q);
+    T_CHECK(fs_same(&a, &b), "timesteps 999,749,499,249 differ from trailing 4 steps: %s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &b);
+    T_CHECK(fs_staged(m, &q, &b, NULL, &steps) == SDX_OK && steps == 4 && fs_same(&a, &b), "stepped timesteps: %d steps, %s", steps,
+            sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b);
+    /* sigmas: karras' own */
+    T_CHECK(sdx_calculate_sigmas(ctx, &m->ms, SDX_SCHED_KARRAS, 3, &karras) == SDX_OK, "%s", sdx_last_error(ctx));
+    p.scheduler = "karras";
+    p.steps = 3;
+    q.timesteps = NULL;
+    q.n_timesteps = 0;
+    q.sigmas = fs_f(&karras);
+    q.n_sigmas = (int)karras.shape[0];
+    a = fs_generate(m, &p);
+    b = fs_generate(m, &q);
+    T_CHECK(fs_same(&a, &b), "karras' sigmas differ from karras: %s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b); sdx_tensor_free(ctx, &karras);
+    /* the two start rules below sigma_max */
+    s399[0] = sdx_timestep_to_sigma(&m->ms, 399.0f);
+    s399[1] = 0.0f;
+    q.sigmas = s399;
+    q.n_sigmas = 2;
+    T_CHECK(fs_staged(m, &q, &a, start_s, &steps) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a);
+    q.sigmas = NULL;
+    q.n_sigmas = 0;
+    q.timesteps = t399;
+    q.n_timesteps = 1;
+    T_CHECK(fs_staged(m, &q, &a, start_t, &steps) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a);
+    for (int i = 0; i < 4 * 8 * 8; i++)
+        T_CHECK(fabsf(start_t[i] - start_s[i] / s399[0] * sqrtf(1.0f + s399[0] * s399[0])) <= 1e-5f * (1.0f + fabsf(start_t[i])),
+                "start[%d]: timesteps %g, sigmas %g (sigma0 %g)", i, (double)start_t[i], (double)start_s[i], (double)s399[0]);
+    /* what is refused, before any work */
+    q.sigmas = s399;
+    q.n_sigmas = 2;
+    T_CHECK(sdx_generate(m, &q, &r) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "one or the other"),
+            "timesteps and sigmas: %s", sdx_last_error(ctx));
+    q.timesteps = NULL;
+    q.n_timesteps = 0;
+    T_CHECK(sdx_tensor_alloc(ctx, &init, SDX_F32, 4, shape) == SDX_OK, "%s", sdx_last_error(ctx));
+    memset(init.data, 0, (size_t)sdx_tensor_nbytes(&init));
+    q.init_latent = &init;
+    q.strength = 0.5f;
+    T_CHECK(sdx_generate(m, &q, &r) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "leave strength 0"),
+            "strength with sigmas: %s", sdx_last_error(ctx));
+    q.strength = 0;
+    T_CHECK(fs_staged(m, &q, &a, NULL, &steps) == SDX_OK && steps == 1 && fs_finite(&a), "img2img on explicit sigmas: %s",
+            sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a);
+    q.use_eta = 1;
+    q.eta = 1.5f;
+    T_CHECK(sdx_generate(m, &q, &r) == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "eta 1.5"),
+            "eta 1.5: %s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &init);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* cfg up to 1 is guidance off (diffusers' rule; ComfyUI's at 1): the
+ * prompt alone, so cfg 0.5 gives cfg 1's latent and conditioning. */
+static int cfg_up_to_1_skips_the_negative_pass(void) {
+    T_NEED_MODEL(ctx, m, "sd1");
+    sdx_gen_params p, q;
+    sdx_tensor a, b;
+    sdx_cond *cond;
+    sdx_sampling *s;
+    fs_turbo_params(&p);
+    p.steps = 2;
+    q = p;
+    q.cfg_scale = 0.5f;
+    a = fs_generate(m, &p);
+    b = fs_generate(m, &q);
+    T_CHECK(fs_same(&a, &b), "cfg 0.5 differs from cfg 1: %s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &a); sdx_tensor_free(ctx, &b);
+    T_CHECK(sdx_encode_prompt(m, &q, &cond) == SDX_OK && cond->n_cond == 1, "cfg 0.5 encodes %d prompts", cond ? cond->n_cond : -1);
+    T_CHECK(sdx_sampling_begin(m, &p, cond, 0, &s) == SDX_OK, "a cfg-0.5 conditioning is refused for cfg 1: %s", sdx_last_error(ctx));
+    sdx_sampling_free(s);
+    q.cfg_scale = 1.5f;
+    T_CHECK(sdx_sampling_begin(m, &q, cond, 0, &s) == SDX_ERR_INVALID_ARG, "a cfg-1 conditioning serves cfg 1.5");
+    sdx_cond_free(cond);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* Writes the tiny sd1 checkpoint to `named` as it is and to `marked`
+ * with an "x0" marker tensor (one float) added. */
+static int fs_write_x0_variants(sdx_ctx *ctx, const char *marked, const char *named) {
+    static float one = 1.0f;
+    sdx_st *st;
+    sdx_tensor *ts;
+    int n, rc;
+    if ((rc = sdx_st_open(ctx, t_golden_ckpt("sd1"), &st)) != SDX_OK) return rc;
+    n = sdx_st_count(st);
+    if (!(ts = (sdx_tensor *)calloc((size_t)n + 1, sizeof *ts))) { sdx_st_close(st); return SDX_ERR_NOMEM; }
+    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
+    ts[n] = ts[0];
+    ts[n].name = "x0";
+    ts[n].dtype = SDX_F32;
+    ts[n].ndim = 1;
+    ts[n].shape[0] = 1;
+    ts[n].data = &one;
+    rc = sdx_st_write(ctx, marked, ts, n + 1, NULL, 0);
+    if (rc == SDX_OK) rc = sdx_st_write(ctx, named, ts, n, NULL, 0);
+    free(ts);
+    sdx_st_close(st);
+    return rc;
+}
+
+/* x0 prediction: from a marker tensor, an _x0 file name or the flag
+ * (and diffusers' word, "sample"). One Euler step from sigma_max gives the
+ * UNet's raw output, which the eps model's step gives as (x - latent) /
+ * sigma: same UNet, same input. */
+static int x0_prediction_from_the_checkpoint_and_the_flag(void) {
+    T_NEED_MODEL(ctx, m, "sd1");
+    const char *marked = "/tmp/sdx_t_fewstep_marker.safetensors", *named = "/tmp/sdx_t_lightning_1step_x0.safetensors";
+    sdx_model_desc md;
+    sdx_model *x0m;
+    sdx_gen_params p;
+    sdx_tensor eps, x0, sig;
+    float start[4 * 8 * 8];
+    double worst = 0;
+    int steps;
+    T_CHECK(sdx_model_prediction(m) == SDX_PRED_EPS, "the tiny model is not eps");
+    T_CHECK(fs_write_x0_variants(ctx, marked, named) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int k = 0; k < 4; k++) {
+        t_golden_desc(&md, "sd1");
+        if (k == 0) md.checkpoint = marked;
+        if (k == 1) md.checkpoint = named;
+        if (k >= 2) md.prediction = k == 2 ? "x0" : "sample";
+        x0m = t_model_with(ctx, &md);
+        T_CHECK(x0m && sdx_model_prediction(x0m) == SDX_PRED_X0, "case %d: %s", k, x0m ? "not x0" : sdx_last_error(ctx));
+        if (k < 3) sdx_model_free(x0m);
+    }
+    remove(marked);
+    remove(named);
+    fs_turbo_params(&p);
+    p.sampler = "euler";
+    T_CHECK(fs_staged(m, &p, &eps, start, &steps) == SDX_OK && fs_staged(x0m, &p, &x0, NULL, &steps) == SDX_OK, "%s",
+            sdx_last_error(ctx));
+    T_CHECK(sdx_sampler_sigmas(ctx, &m->ms, SDX_SCHED_SD_TURBO, SDX_SAMPLER_EULER, 1, 1.0, &sig) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < 4 * 8 * 8; i++) worst = fmax(worst, fabs(fs_f(&x0)[i] - (start[i] - fs_f(&eps)[i]) / fs_f(&sig)[0]));
+    T_NOTE("x0 model's step vs the eps model's raw output: max abs %.3g", worst);
+    T_CHECK(fs_finite(&x0) && worst <= 1e-5, "the x0 step is not the UNet's output (max abs %.3g)", worst);
+    sdx_model_free(x0m);
+    md.prediction = "z";
+    T_CHECK(sdx_model_load(ctx, &md, &x0m) != SDX_OK && strstr(sdx_last_error(ctx), "eps, v, x0"), "%s", sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &eps); sdx_tensor_free(ctx, &x0); sdx_tensor_free(ctx, &sig);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static const t_case fewstep_cases[] = {
+    { "fewstep_schedules_match_golden", fewstep_schedules_match_golden },
+    { "few_step_schedules_take_denoise_and_timesteps_as_documented", few_step_schedules_take_denoise_and_timesteps_as_documented },
+    { "prediction_types_match_model_outputs", prediction_types_match_model_outputs },
+    { "x0_euler_matches_golden", x0_euler_matches_golden },
+    { "turbo_one_step_through_generate_stages_and_cli", turbo_one_step_through_generate_stages_and_cli },
+    { "explicit_timesteps_and_sigmas_generate_as_their_schedules", explicit_timesteps_and_sigmas_generate_as_their_schedules },
+    { "cfg_up_to_1_skips_the_negative_pass", cfg_up_to_1_skips_the_negative_pass },
+    { "x0_prediction_from_the_checkpoint_and_the_flag", x0_prediction_from_the_checkpoint_and_the_flag },
+    { 0, 0 }
+};
+SDX_TEST_SUITE(fewstep, fewstep_cases)
