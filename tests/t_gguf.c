@@ -480,6 +480,127 @@ static int q8_0_model_generates_close_to_the_f32_model(void) {
     return T_PASS;
 }
 
+/* ---- writing: sdx's converter against the files sd-cli wrote -------------- */
+
+static unsigned char *gg_slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long len;
+    *n = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = (unsigned char *)malloc((size_t)len + 1)))
+        *n = fread(b, 1, (size_t)len, f);
+    fclose(f);
+    return b;
+}
+
+/* Byte `at` of the GGUF file at path, in words: which tensor, which block. */
+static void gg_where(sdx_ctx *ctx, const char *path, size_t at, char *buf, size_t size) {
+    sdx_st *st = NULL;
+    snprintf(buf, size, "the header");
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) return;
+    for (int i = 0; i < sdx_st_count(st); i++) {
+        const sdx_tensor *t = sdx_st_get(st, i);
+        size_t off = (size_t)((const unsigned char *)t->data - st->base), bytes;
+        sdx_dtype_block(t->dtype, &bytes);
+        if (at >= off && at < off + sdx_tensor_nbytes(t))
+            snprintf(buf, size, "tensor '%s' (%s), block %zu, byte %zu", t->name, sdx_dtype_name(t->dtype), (at - off) / bytes,
+                     (at - off) % bytes);
+    }
+    sdx_st_close(st);
+}
+
+/* Compares the file sdx wrote with sd-cli's: the same bytes, where sd-cli
+ * may have left off the final padding (zeros in ours). */
+static int gg_same_file(sdx_ctx *ctx, const char *ours, const char *ref, const char *what) {
+    size_t n, m, at = 0;
+    unsigned char *a = gg_slurp(ours, &n), *b = gg_slurp(ref, &m);
+    int same = a && b && n >= m && n - m < 32 && n % 32 == 0;
+    char where[256] = "";
+    if (same) {
+        while (at < m && a[at] == b[at]) at++;
+        same = at == m;
+        for (size_t i = m; same && i < n; i++) same = !a[i];
+    }
+    free(a);
+    free(b);
+    if (!same) gg_where(ctx, ours, at, where, sizeof where);
+    T_CHECK(same, "%s: sdx wrote %zu bytes, sd-cli %zu; first difference at byte %zu, %s", what, n, m, at, where);
+    return T_PASS;
+}
+
+/* The tensors sd-cli converted into reference file f, from its source
+ * model (cast to f16 first where it was), converted by sdx with the same
+ * --type and rules. */
+static int gg_convert_like_sd_cli(sdx_ctx *ctx, const char *dir, const sdx__json *f, int *converted) {
+    const char *gguf = sdx__json_get(f, "gguf")->str, *type = sdx__json_get(f, "type")->str;
+    const sdx__json *rules = sdx__json_get(f, "tensor_type_rules");
+    int full = !strcmp(sdx__json_get(f, "content")->str, "full"), cast = sdx__json_get(f, "cast_to_f16_first")->type == SDX__JSON_TRUE;
+    char src_path[1024], ref_path[1024], out[256];
+    sdx_st *src = NULL, *ref = NULL;
+    sdx_tensor *ts = NULL;
+    sdx_convert_params cp;
+    int n = 0, r = T_PASS, rc;
+    snprintf(src_path, sizeof src_path, "%s/golden/%s", t_shared_dir(), sdx__json_get(f, "source")->str);
+    snprintf(ref_path, sizeof ref_path, "%s/%s", dir, gguf);
+    snprintf(out, sizeof out, "/tmp/sdx_t_gguf_like_%s", gguf);
+    if (sdx_st_open(ctx, src_path, &src) != SDX_OK || sdx_st_open(ctx, ref_path, &ref) != SDX_OK) {
+        sdx_st_close(src);
+        T_CHECK(0, "%s", sdx_last_error(ctx));
+    }
+    ts = (sdx_tensor *)calloc((size_t)sdx_st_count(src), sizeof *ts);
+    for (int i = 0; ts && i < (full ? sdx_st_count(src) : sdx_st_count(ref)); i++) {
+        const sdx_tensor *t = full ? sdx_st_get(src, i) : sdx_st_find(src, sdx_st_get(ref, i)->name);
+        if (!t) {
+            snprintf(t_msg, sizeof t_msg, "%s: '%s' is not in the source model", gguf, sdx_st_get(ref, i)->name);
+            r = T_FAIL;
+            break;
+        }
+        ts[n] = *t;
+        ts[n].owned = 0;
+        if (cast && t->dtype == SDX_F32 && sdx_tensor_alloc(ctx, &ts[n], SDX_F16, t->ndim, t->shape) == SDX_OK) {
+            ts[n].name = t->name;
+            sdx_f32_to_f16_n((const float *)t->data, (uint16_t *)ts[n].data, (size_t)sdx_tensor_numel(t));
+        }
+        n++;
+    }
+    cp.type = type;
+    cp.rules = rules && rules->type == SDX__JSON_STRING ? rules->str : NULL;
+    rc = r == T_PASS ? sdx_convert_write(ctx, out, ts, n, NULL, 0, &cp) : SDX_OK;
+    for (int i = 0; i < n; i++) sdx_tensor_free(ctx, &ts[i]);
+    free(ts);
+    sdx_st_close(src);
+    sdx_st_close(ref);
+    if (r != T_PASS) return r;
+    T_CHECK(rc == SDX_OK, "%s: %s", gguf, sdx_last_error(ctx));
+    r = gg_same_file(ctx, out, ref_path, gguf);
+    remove(out);
+    *converted += n;
+    return r;
+}
+
+/* Every reference file, from the source tensors of its slice (or the
+ * whole model), at its --type and rules: the quantized blocks, the types
+ * chosen, the tensors left out, the order and the layout are sd-cli's,
+ * byte for byte. */
+static int sdx_converts_to_sd_clis_bytes_at_every_type(void) {
+    T_NEED_SHARED(index, "golden/gguf/index.json");
+    char dir[1024];
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    int r = T_PASS, files = 0, tensors = 0;
+    snprintf(dir, sizeof dir, "%s/golden/gguf", t_shared_dir());
+    T_CHECK(sdx__json_parse_file(ctx, index, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (const sdx__json *f = sdx__json_get(doc.root, "files")->child; f && r == T_PASS; f = f->next, files++)
+        r = gg_convert_like_sd_cli(ctx, dir, f, &tensors);
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    if (r != T_PASS) return r;
+    T_NOTE("%d files, %d tensors: sdx's bytes are sd-cli's", files, tensors);
+    T_CHECK(files >= 23, "index lists %d files", files);
+    return T_PASS;
+}
+
 static const t_case gguf_cases[] = {
     { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
     { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
@@ -490,6 +611,7 @@ static const t_case gguf_cases[] = {
     { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },
     { "a_slice_is_refused_as_a_model", a_slice_is_refused_as_a_model },
     { "q8_0_model_generates_close_to_the_f32_model", q8_0_model_generates_close_to_the_f32_model },
+    { "sdx_converts_to_sd_clis_bytes_at_every_type", sdx_converts_to_sd_clis_bytes_at_every_type },
     { 0, 0 }
 };
 SDX_TEST_SUITE(gguf, gguf_cases)
