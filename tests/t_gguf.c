@@ -699,7 +699,7 @@ static void gg_values(float *x, int64_t n, int salt) {
 static void gg_make(sdx_ctx *ctx, sdx_tensor *ts) {
     for (int i = 0; i < GG_NSRC; i++) {
         const gg_src *g = &gg_srcs[i];
-        int ids = !strcmp(g->name + strlen(g->name) - 12, "position_ids");
+        int ids = !g->dims;      /* position_ids: I64 */
         sdx_tensor_alloc(ctx, &ts[i], ids ? SDX_I64 : SDX_F32, g->ndim, g->shape);
         ts[i].name = g->name;
         if (ids) for (int j = 0; j < 77; j++) ((int64_t *)ts[i].data)[j] = j;
