@@ -453,6 +453,11 @@ SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, floa
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
+/* save, converted as sdx_convert_write does (sdx_convert_params in the
+ * safetensors part below; a .gguf path gets GGUF). A merged tensor of a
+ * block-quantized file is F32 before the conversion. */
+struct sdx_convert_params;
+SDX_API sdx_result sdx_model_save_as(sdx_model *model, const char *path, const struct sdx_convert_params *params);
 
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */
@@ -777,6 +782,32 @@ SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *n
  * temporary name and renamed, so a failure never leaves half a file. */
 SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
+
+/* Converting, as stable-diffusion.cpp's `sd-cli -M convert --type TYPE
+ * --tensor-type-rules RULES -o OUT` does. The strings are sd-cli's:
+ * type is f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K,
+ * q5_K or q6_K (any case; NULL: every tensor keeps its dtype); rules is
+ * "REGEX=TYPE,...", the first rule whose pattern occurs in a tensor's name
+ * choosing its type (a subset of ECMAScript regexes: README, "GGUF
+ * checkpoints"). */
+typedef struct sdx_convert_params {
+    const char *type;
+    const char *rules;
+} sdx_convert_params;
+
+/* Writes tensors (each with a name) converted. A path ending in ".gguf"
+ * gets a GGUF file as sd-cli writes it: no metadata, the tensors sd-cli
+ * leaves out (position_ids, logit_scale, ...) left out, the rest sorted
+ * by name; a tensor takes its rule's type, else `type`, where sd-cli
+ * would convert it (rows whole blocks of the type; not a .bias, .scale,
+ * time_embed., label_emb. or embedding tensor), else keeps its dtype;
+ * quantization is ggml's reference code, bit for bit. Any other path gets
+ * safetensors with the metadata: every float tensor in `type` (f32, f16
+ * or bf16), or without one the block-quantized tensors dequantized to
+ * F32 and the rest as they are. One tensor is converted at a time;
+ * written to a temporary name and renamed, as sdx_st_write. */
+SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                                     const char *const *meta, int n_meta, const sdx_convert_params *params);
 
 /* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
  * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
@@ -2082,6 +2113,499 @@ static void sdx__deq_q6_k(const unsigned char *b, float *y) {
                 int q = (lo | ((qh[l] >> (2 * p)) & 3) << 4) - 32;
                 y[l + 32 * p] = d * (float)sc[l / 16 + 2 * p] * (float)q;
             }
+}
+
+/* ===================================================================== */
+/*  Quantizing: f32 rows into ggml's layouts, as stable-diffusion.cpp does */
+/* ===================================================================== */
+/* sd-cli's converter (convert_tensor in its model_loader.cpp) calls
+ * ggml_quantize_chunk with an importance matrix of all ones, so ggml takes
+ * its weighted quantizers (quantize_row_*_impl), not the plain reference
+ * ones (quantize_row_*_ref), for every type but Q8_0, which has only the
+ * reference one. These functions do what those do with unit importance:
+ * the same searches for scales, the same f32 arithmetic in the same
+ * order, the same rounding (the magic-number round, or roundf for Q8_0)
+ * and f16 scales rounded to nearest even, so the bytes are sd-cli's
+ * (tests/t_gguf.c compares them with files it wrote). Q4_0, Q4_1, Q5_0
+ * and Q5_1 weigh each value by the mean square of its whole row, so they
+ * take a row; the K types and Q8_0 work block by block. As with
+ * dequantizing, a build that contracts products and sums into FMAs may
+ * flip a rounding tie; ggml's own builds do not. */
+
+static void sdx__q_put_half(unsigned char *p, float v) {
+    uint16_t h = sdx_f32_to_f16(v);
+    p[0] = (unsigned char)h;
+    p[1] = (unsigned char)(h >> 8);
+}
+
+/* Round to nearest, ties to even, through the f32 mantissa: adding
+ * 1.5 * 2^23 leaves the integer in the low bits (|v| < 2^22). */
+static int sdx__q_round(float v) {
+    float t = v + 12582912.f;
+    uint32_t u;
+    memcpy(&u, &t, 4);
+    return (int)(u & 0x007fffffu) - 0x00400000;
+}
+
+static int sdx__q_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+#define SDX__Q_EPS 1e-15f       /* below this a group counts as all zero */
+
+/* ---- the searches -------------------------------------------------------- */
+
+/* A symmetric scale for n values on levels -nmax..nmax-1 (ggml's
+ * make_qx_quants, weighted): start at -nmax/max (max: the value of largest
+ * magnitude), try 18 nearby inverse scales, keep the one whose weighted
+ * least-squares scale explains most. L gets the levels + nmax. Returns
+ * the scale. */
+static float sdx__q_search_sym(int n, int nmax, const float *x, const float *w, signed char *L) {
+    float amax = 0, max = 0, iscale, sumlx = 0, suml2 = 0, scale, best;
+    for (int i = 0; i < n; i++)
+        if (fabsf(x[i]) > amax) {
+            amax = fabsf(x[i]);
+            max = x[i];
+        }
+    if (amax < SDX__Q_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    iscale = (float)-nmax / max;
+    for (int i = 0; i < n; i++) {
+        int l = sdx__q_clamp(sdx__q_round(iscale * x[i]), -nmax, nmax - 1);
+        L[i] = (signed char)(l + nmax);
+        sumlx += w[i] * x[i] * (float)l;
+        suml2 += w[i] * (float)l * (float)l;
+    }
+    scale = suml2 ? sumlx / suml2 : 0.0f;
+    best = scale * sumlx;
+    for (int is = -9; is <= 9; is++) {
+        if (is == 0) continue;
+        iscale = -((float)nmax + 0.1f * (float)is) / max;
+        sumlx = suml2 = 0;
+        for (int i = 0; i < n; i++) {
+            int l = sdx__q_clamp(sdx__q_round(iscale * x[i]), -nmax, nmax - 1);
+            sumlx += w[i] * x[i] * (float)l;
+            suml2 += w[i] * (float)l * (float)l;
+        }
+        if (suml2 > 0 && sumlx * sumlx > best * suml2) {
+            for (int i = 0; i < n; i++) L[i] = (signed char)(nmax + sdx__q_clamp(sdx__q_round(iscale * x[i]), -nmax, nmax - 1));
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    return scale;
+}
+
+/* The weighted squared error of levels L under scale and offset. */
+static float sdx__q_affine_error(int n, const float *x, const float *w, const unsigned char *L, float scale, float min) {
+    float err = 0;
+    for (int i = 0; i < n; i++) {
+        float diff = scale * (float)L[i] + min - x[i];
+        err += w[i] * (diff * diff);
+    }
+    return err;
+}
+
+/* A scale and an offset (x ~ scale*L + offset, L in 0..nmax, offset <=
+ * 0) searched as ggml's make_qkx3_quants does: the levels of nstep+1
+ * inverse scales from (rmin + nmax)/(max - min) up in steps of rdelta,
+ * each with its weighted least-squares scale and offset, the lowest
+ * weighted squared error kept. *the_min gets -offset. */
+static float sdx__q_search_affine(int n, int nmax, const float *x, const float *w, unsigned char *L, float *the_min, float rmin,
+                                  float rdelta, int nstep) {
+    unsigned char Laux[32];
+    float min = x[0], max = x[0], sum_w = w[0], sum_x = sum_w * x[0], iscale, scale, best;
+    for (int i = 1; i < n; i++) {
+        if (x[i] < min) min = x[i];
+        if (x[i] > max) max = x[i];
+        sum_w += w[i];
+        sum_x += w[i] * x[i];
+    }
+    if (min > 0) min = 0;
+    if (max <= min) {
+        memset(L, 0, (size_t)n);
+        *the_min = -min;
+        return 0.f;
+    }
+    iscale = (float)nmax / (max - min);
+    scale = 1 / iscale;
+    for (int i = 0; i < n; i++) L[i] = (unsigned char)sdx__q_clamp(sdx__q_round(iscale * (x[i] - min)), 0, nmax);
+    best = sdx__q_affine_error(n, x, w, L, scale, min);
+    for (int is = 0; is <= nstep; is++) {
+        float sum_l = 0, sum_l2 = 0, sum_xl = 0, D;
+        iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
+        for (int i = 0; i < n; i++) {
+            int l = sdx__q_clamp(sdx__q_round(iscale * (x[i] - min)), 0, nmax);
+            Laux[i] = (unsigned char)l;
+            sum_l += w[i] * (float)l;
+            sum_l2 += w[i] * (float)l * (float)l;
+            sum_xl += w[i] * (float)l * x[i];
+        }
+        D = sum_w * sum_l2 - sum_l * sum_l;
+        if (D > 0) {
+            float this_scale = (sum_w * sum_xl - sum_x * sum_l) / D, this_min = (sum_l2 * sum_x - sum_l * sum_xl) / D, err;
+            if (this_min > 0) {
+                this_min = 0;
+                this_scale = sum_xl / sum_l2;
+            }
+            err = sdx__q_affine_error(n, x, w, Laux, this_scale, this_min);
+            if (err < best) {
+                memcpy(L, Laux, (size_t)n);
+                best = err;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    *the_min = -min;
+    return scale;
+}
+
+/* A scale for the positive sub-block scales (or mins) of a K block on
+ * levels 0..nmax (ggml's make_qp_quants): the best of nine inverse scales
+ * around nmax/max by weighted squared error, then up to five passes that
+ * move single levels where that raises the weighted fit. L gets the
+ * levels, stored as ggml stores them (a negative level wraps). */
+static float sdx__q_search_pos(int n, int nmax, const float *x, const float *w, unsigned char *L) {
+    float max = 0, iscale, scale, best, sumlx = 0, suml2 = 0;
+    for (int i = 0; i < n; i++) max = max > x[i] ? max : x[i];
+    if (max < SDX__Q_EPS) {
+        memset(L, 0, (size_t)n);
+        return 0.f;
+    }
+    iscale = (float)nmax / max;
+    scale = 1 / iscale;
+    best = 0;
+    for (int i = 0; i < n; i++) {
+        float diff;
+        L[i] = (unsigned char)sdx__q_round(iscale * x[i]);
+        diff = x[i] - scale * (float)L[i];
+        best += w[i] * diff * diff;
+    }
+    for (int is = -4; is <= 4; is++) {
+        float iscale_is = (0.1f * (float)is + (float)nmax) / max, scale_is = 1 / iscale_is, err = 0;
+        if (is == 0) continue;
+        for (int i = 0; i < n; i++) {
+            float diff = x[i] - scale_is * (float)SDX__MIN(nmax, sdx__q_round(iscale_is * x[i]));
+            err += w[i] * diff * diff;
+        }
+        if (err < best) {
+            best = err;
+            iscale = iscale_is;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        int l = SDX__MIN(nmax, sdx__q_round(iscale * x[i]));
+        L[i] = (unsigned char)l;
+        sumlx += w[i] * x[i] * (float)l;
+        suml2 += w[i] * (float)l * (float)l;
+    }
+    for (int pass = 0; pass < 5; pass++) {
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            float slx = sumlx - w[i] * x[i] * (float)L[i], sl2 = suml2 - w[i] * (float)L[i] * (float)L[i];
+            int l;
+            if (!(slx > 0 && sl2 > 0)) continue;
+            l = SDX__MIN(nmax, sdx__q_round(x[i] * sl2 / slx));
+            if (l == L[i]) continue;
+            slx += w[i] * x[i] * (float)l;
+            sl2 += w[i] * (float)l * (float)l;
+            if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+                L[i] = (unsigned char)l;
+                sumlx = slx;
+                suml2 = sl2;
+                changed++;
+            }
+        }
+        if (!changed) break;
+    }
+    return suml2 > 0.0f ? sumlx / suml2 : 0.0f;
+}
+
+/* ---- the 32-value types -------------------------------------------------- */
+
+/* The weights of one block of a row whose mean square is sigma2:
+ * sqrt(sigma2 + x^2) (ggml's, times the unit importance). */
+static void sdx__q_row_weights(const float *x, float sigma2, float *w) {
+    for (int j = 0; j < 32; j++) w[j] = sqrtf(sigma2 + x[j] * x[j]);
+}
+
+static float sdx__q_mean_square(const float *x, int64_t n) {
+    float sum = 0;
+    for (int64_t j = 0; j < n; j++) sum += x[j] * x[j];
+    return sum / (float)n;
+}
+
+/* The 5-bit levels L[32] as Q5_0/Q5_1 store them: nibbles at qs, the
+ * fifth bits gathered into the u32 at qh (bit j for value j). */
+static void sdx__q5_pack(const unsigned char *L, unsigned char *qh, unsigned char *qs) {
+    uint32_t h = 0;
+    for (int j = 0; j < 16; j++) {
+        qs[j] = (unsigned char)((L[j] & 15) | (L[j + 16] & 15) << 4);
+        h |= (uint32_t)(L[j] >> 4 & 1) << j | (uint32_t)(L[j + 16] >> 4 & 1) << (j + 16);
+    }
+    for (int i = 0; i < 4; i++) qh[i] = (unsigned char)(h >> (8 * i));
+}
+
+/* Q4_0 and Q5_0: a symmetric fit on levels -8..7 (-16..15) per block,
+ * d = its scale. */
+static void sdx__quant_sym32(const float *x, int64_t n, unsigned char *b, int nmax, size_t bytes) {
+    float sigma2 = sdx__q_mean_square(x, n), w[32];
+    for (int64_t i = 0; i < n; i += 32, x += 32, b += bytes) {
+        signed char L[32];
+        sdx__q_row_weights(x, sigma2, w);
+        sdx__q_put_half(b, sdx__q_search_sym(32, nmax, x, w, L));
+        if (nmax == 8)
+            for (int j = 0; j < 16; j++) b[2 + j] = (unsigned char)(L[j] | L[j + 16] << 4);
+        else
+            sdx__q5_pack((const unsigned char *)L, b + 2, b + 6);
+    }
+}
+
+/* Q4_1 and Q5_1: an affine fit on levels 0..15 (0..31) per block, d its
+ * scale and m its offset. */
+static void sdx__quant_affine32(const float *x, int64_t n, unsigned char *b, int nmax, size_t bytes) {
+    float sigma2 = sdx__q_mean_square(x, n), w[32], min;
+    for (int64_t i = 0; i < n; i += 32, x += 32, b += bytes) {
+        unsigned char L[32];
+        sdx__q_row_weights(x, sigma2, w);
+        sdx__q_put_half(b, sdx__q_search_affine(32, nmax, x, w, L, &min, -0.9f, 0.05f, 36));
+        sdx__q_put_half(b + 2, -min);
+        if (nmax == 15)
+            for (int j = 0; j < 16; j++) b[4 + j] = (unsigned char)(L[j] | L[j + 16] << 4);
+        else
+            sdx__q5_pack(L, b + 4, b + 8);
+    }
+}
+
+static void sdx__quant_q4_0(const float *x, int64_t n, unsigned char *b) { sdx__quant_sym32(x, n, b, 8, 18); }
+static void sdx__quant_q5_0(const float *x, int64_t n, unsigned char *b) { sdx__quant_sym32(x, n, b, 16, 22); }
+static void sdx__quant_q4_1(const float *x, int64_t n, unsigned char *b) { sdx__quant_affine32(x, n, b, 15, 20); }
+static void sdx__quant_q5_1(const float *x, int64_t n, unsigned char *b) { sdx__quant_affine32(x, n, b, 31, 24); }
+
+/* Q8_0 (ggml's reference quantizer, its only one): d = absmax / 127,
+ * q = roundf(x / d), ties away from zero. */
+static void sdx__quant_q8_0(const float *x, int64_t n, unsigned char *b) {
+    for (int64_t i = 0; i < n; i += 32, x += 32, b += 34) {
+        float amax = 0, d, id;
+        for (int j = 0; j < 32; j++) amax = SDX__MAX(amax, fabsf(x[j]));
+        d = amax / 127;
+        id = d ? 1.0f / d : 0.0f;
+        sdx__q_put_half(b, d);
+        for (int j = 0; j < 32; j++) b[2 + j] = (unsigned char)(signed char)roundf(x[j] * id);
+    }
+}
+
+/* ---- the K types: 256 values a block ------------------------------------- */
+
+/* The weights of the K types: sqrt(sigma2 + x^2), sigma2 being the mean
+ * square of the 256 values times `twice` (1 or 2, as ggml has it); sw[j]
+ * gets the sum over group j of `group` values. */
+static void sdx__qk_weights(const float *x, float twice, int group, float *w, float *sw) {
+    float sum = 0, sigma2;
+    for (int j = 0; j < 256; j++) sum += x[j] * x[j];
+    sigma2 = twice * sum / 256;
+    for (int j = 0; j < 256; j++) w[j] = sqrtf(sigma2 + x[j] * x[j]);
+    for (int j = 0; j < 256 / group; j++) {
+        float s = 0;
+        for (int l = 0; l < group; l++) s += w[group * j + l];
+        sw[j] = s;
+    }
+}
+
+/* The 2-bit levels L[256] as Q2_K and Q3_K store them (sdx__deq_q2_k):
+ * each half's 32 bytes hold four planes of 32 values. */
+static void sdx__qk_pack2(const unsigned char *L, unsigned char *qs) {
+    for (int half = 0; half < 256; half += 128, qs += 32)
+        for (int l = 0; l < 32; l++)
+            qs[l] = (unsigned char)(L[half + l] | L[half + l + 32] << 2 | L[half + l + 64] << 4 | L[half + l + 96] << 6);
+}
+
+/* Q2_K: an affine fit on levels 0..3 per group of 16; the group scales
+ * and mins on 4-bit levels of d and dmin (sdx__q_search_pos); each value
+ * re-levelled against the rounded scale and min. */
+static void sdx__quant_q2_k1(const float *x, unsigned char *b) {
+    unsigned char L[256], Ls[16], Lm[16];
+    float w[256], sw[16], scales[16], mins[16], dm, mm;
+    sdx__qk_weights(x, 1, 16, w, sw);
+    for (int j = 0; j < 16; j++) scales[j] = sdx__q_search_affine(16, 3, x + 16 * j, w + 16 * j, L + 16 * j, &mins[j], -0.9f, 0.05f, 36);
+    dm = sdx__q_search_pos(16, 15, scales, sw, Ls);
+    mm = sdx__q_search_pos(16, 15, mins, sw, Lm);
+    sdx__q_put_half(b + 80, dm);
+    sdx__q_put_half(b + 82, mm);
+    dm = sdx__q_half(b + 80);
+    mm = sdx__q_half(b + 82);
+    for (int j = 0; j < 16; j++) b[j] = (unsigned char)(Ls[j] | Lm[j] << 4);
+    for (int j = 0; j < 16; j++) {
+        float d = dm * (float)(b[j] & 15), m;
+        if (!d) continue;
+        m = mm * (float)(b[j] >> 4);
+        for (int i = 0; i < 16; i++) L[16 * j + i] = (unsigned char)sdx__q_clamp(sdx__q_round((x[16 * j + i] + m) / d), 0, 3);
+    }
+    sdx__qk_pack2(L, b + 16);
+}
+
+/* Q3_K: a symmetric fit on levels -4..3 per group of 16; the group scales
+ * themselves fitted symmetrically on 6-bit levels (stored + 32, packed as
+ * sdx__q3k_scale reads them); values re-levelled; the third bit of each
+ * level in hmask, the rest as Q2_K's planes. */
+static void sdx__quant_q3_k1(const float *x, unsigned char *b) {
+    signed char L[256], Ls[16];
+    unsigned char *hm = b, *s = b + 96, low[256];
+    float w[256], sw[16], scales[16];
+    sdx__qk_weights(x, 2, 16, w, sw);
+    for (int j = 0; j < 16; j++) scales[j] = sdx__q_search_sym(16, 4, x + 16 * j, w + 16 * j, L + 16 * j);
+    memset(s, 0, 12);
+    sdx__q_put_half(b + 108, sdx__q_search_sym(16, 32, scales, sw, Ls));
+    for (int j = 0; j < 16; j++) {
+        int l = Ls[j];
+        if (j < 8) s[j] = (unsigned char)(l & 15);
+        else s[j - 8] = (unsigned char)(s[j - 8] | (l & 15) << 4);
+        s[8 + j % 4] = (unsigned char)(s[8 + j % 4] | (l >> 4) << (2 * (j / 4)));
+    }
+    for (int j = 0; j < 16; j++) {
+        float d = sdx__q_half(b + 108) * (float)sdx__q3k_scale(s, j);
+        if (!d) continue;
+        for (int i = 0; i < 16; i++) L[16 * j + i] = (signed char)(sdx__q_clamp(sdx__q_round(x[16 * j + i] / d), -4, 3) + 4);
+    }
+    memset(hm, 0, 32);
+    for (int j = 0; j < 256; j++) {
+        int l = L[j];
+        if (l > 3) {
+            hm[j % 32] = (unsigned char)(hm[j % 32] | 1 << (j / 32));
+            l -= 4;
+        }
+        low[j] = (unsigned char)l;
+    }
+    sdx__qk_pack2(low, b + 32);
+}
+
+/* Q4_K/Q5_K's common part: an affine fit on levels 0..nmax per group of
+ * 32; the group scales and mins on 6-bit levels of d and dmin (capped at
+ * 63 where ggml caps them: Q5_K), packed as sdx__qk_scale_min reads them;
+ * values re-levelled against them. b is the block (d, dmin, 12 scale
+ * bytes); L gets the levels. */
+static void sdx__quant_qk_affine(const float *x, unsigned char *b, unsigned char *L, int nmax, int cap) {
+    unsigned char *s = b + 4, Ls[8], Lm[8];
+    float w[256], sw[8], scales[8], mins[8];
+    sdx__qk_weights(x, 2, 32, w, sw);
+    for (int j = 0; j < 8; j++) scales[j] = sdx__q_search_affine(32, nmax, x + 32 * j, w + 32 * j, L + 32 * j, &mins[j], -0.9f, 0.05f, 36);
+    sdx__q_put_half(b, sdx__q_search_pos(8, 63, scales, sw, Ls));
+    sdx__q_put_half(b + 2, sdx__q_search_pos(8, 63, mins, sw, Lm));
+    for (int j = 0; j < 8; j++) {
+        unsigned char ls = cap ? SDX__MIN(63, Ls[j]) : Ls[j], lm = cap ? SDX__MIN(63, Lm[j]) : Lm[j];
+        if (j < 4) {
+            s[j] = ls;
+            s[j + 4] = lm;
+        } else {
+            s[j + 4] = (unsigned char)((ls & 15) | (lm & 15) << 4);
+            s[j - 4] = (unsigned char)(s[j - 4] | (ls >> 4) << 6);
+            s[j] = (unsigned char)(s[j] | (lm >> 4) << 6);
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        int sc, mn;
+        float d, dm;
+        sdx__qk_scale_min(s, j, &sc, &mn);
+        d = sdx__q_half(b) * (float)sc;
+        if (!d) continue;
+        dm = sdx__q_half(b + 2) * (float)mn;
+        for (int i = 0; i < 32; i++) L[32 * j + i] = (unsigned char)sdx__q_clamp(sdx__q_round((x[32 * j + i] + dm) / d), 0, nmax);
+    }
+}
+
+/* Q4_K: levels 0..15; each 64 values as 32 bytes, low nibbles the first
+ * group, high nibbles the second. */
+static void sdx__quant_q4_k1(const float *x, unsigned char *b) {
+    unsigned char L[256], *q = b + 16;
+    sdx__quant_qk_affine(x, b, L, 15, 0);
+    for (int j = 0; j < 256; j += 64, q += 32)
+        for (int l = 0; l < 32; l++) q[l] = (unsigned char)(L[j + l] | L[j + l + 32] << 4);
+}
+
+/* Q5_K: levels 0..31; Q4_K's nibbles, the fifth bit of group g's value l
+ * in bit g of qh[l]. */
+static void sdx__quant_q5_k1(const float *x, unsigned char *b) {
+    unsigned char L[256], *qh = b + 16, *q = b + 48;
+    sdx__quant_qk_affine(x, b, L, 31, 1);
+    memset(qh, 0, 32);
+    for (int j = 0, g = 0; j < 256; j += 64, g += 2, q += 32)
+        for (int l = 0; l < 32; l++) {
+            int lo = L[j + l], hi = L[j + l + 32];
+            if (lo > 15) lo -= 16, qh[l] = (unsigned char)(qh[l] | 1 << g);
+            if (hi > 15) hi -= 16, qh[l] = (unsigned char)(qh[l] | 2 << g);
+            q[l] = (unsigned char)(lo | hi << 4);
+        }
+}
+
+/* Q6_K: a symmetric fit on levels -32..31 per group of 16 (unit weights:
+ * ggml passes the importance itself here); the scales as signed 8-bit
+ * multiples of d, the one of largest magnitude mapped to -128; values
+ * re-levelled; nibbles in ql and 2-bit high parts in qh as sdx__deq_q6_k
+ * reads them. An all-zero block is all zero bytes. */
+static void sdx__quant_q6_k1(const float *x, unsigned char *b) {
+    static const float ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+    signed char L[256], *sc = (signed char *)(b + 192);
+    unsigned char *ql = b, *qh = b + 128;
+    float scales[16], max_abs = 0, max_scale = 0, iscale;
+    for (int j = 0; j < 16; j++) {
+        scales[j] = sdx__q_search_sym(16, 32, x + 16 * j, ones, L + 16 * j);
+        if (fabsf(scales[j]) > max_abs) {
+            max_abs = fabsf(scales[j]);
+            max_scale = scales[j];
+        }
+    }
+    if (max_abs < SDX__Q_EPS) {
+        memset(b, 0, 210);
+        return;
+    }
+    iscale = -128.f / max_scale;
+    sdx__q_put_half(b + 208, 1 / iscale);
+    for (int j = 0; j < 16; j++) sc[j] = (signed char)SDX__MIN(127, sdx__q_round(iscale * scales[j]));
+    for (int j = 0; j < 16; j++) {
+        float d = sdx__q_half(b + 208) * (float)sc[j];
+        if (!d) continue;
+        for (int i = 0; i < 16; i++) L[16 * j + i] = (signed char)(sdx__q_clamp(sdx__q_round(x[16 * j + i] / d), -32, 31) + 32);
+    }
+    for (int half = 0; half < 256; half += 128, ql += 64, qh += 32)
+        for (int l = 0; l < 32; l++) {
+            const signed char *v = L + half + l;
+            ql[l] = (unsigned char)((v[0] & 15) | (v[64] & 15) << 4);
+            ql[l + 32] = (unsigned char)((v[32] & 15) | (v[96] & 15) << 4);
+            qh[l] = (unsigned char)(v[0] >> 4 | (v[32] >> 4) << 2 | (v[64] >> 4) << 4 | (v[96] >> 4) << 6);
+        }
+}
+
+/* A row of n values (whole 256-value blocks) of a K type, block by block. */
+#define SDX__QK_ROW(name, one, bytes) \
+    static void name(const float *x, int64_t n, unsigned char *b) { \
+        for (int64_t i = 0; i < n; i += 256) one(x + i, b + (size_t)(i / 256) * (bytes)); \
+    }
+SDX__QK_ROW(sdx__quant_q2_k, sdx__quant_q2_k1, 84)
+SDX__QK_ROW(sdx__quant_q3_k, sdx__quant_q3_k1, 110)
+SDX__QK_ROW(sdx__quant_q4_k, sdx__quant_q4_k1, 144)
+SDX__QK_ROW(sdx__quant_q5_k, sdx__quant_q5_k1, 176)
+SDX__QK_ROW(sdx__quant_q6_k, sdx__quant_q6_k1, 210)
+#undef SDX__QK_ROW
+
+/* The quantizer of a block type (NULL for the others): one row of n
+ * values, whole blocks, into n / block blocks. */
+typedef void (*sdx__quant_fn)(const float *x, int64_t n, unsigned char *blocks);
+
+static sdx__quant_fn sdx__quantizer(sdx_dtype t) {
+    switch (t) {
+    case SDX_Q4_0: return sdx__quant_q4_0;
+    case SDX_Q4_1: return sdx__quant_q4_1;
+    case SDX_Q5_0: return sdx__quant_q5_0;
+    case SDX_Q5_1: return sdx__quant_q5_1;
+    case SDX_Q8_0: return sdx__quant_q8_0;
+    case SDX_Q2_K: return sdx__quant_q2_k;
+    case SDX_Q3_K: return sdx__quant_q3_k;
+    case SDX_Q4_K: return sdx__quant_q4_k;
+    case SDX_Q5_K: return sdx__quant_q5_k;
+    case SDX_Q6_K: return sdx__quant_q6_k;
+    default: return NULL;
+    }
 }
 
 /* ---- src/core/core.c (continued) ---- */
@@ -8044,6 +8568,108 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     return rc;
 }
 
+/* ---- writing ------------------------------------------------------------ */
+/* What stable-diffusion.cpp's converter writes and ggml reads: version 3,
+ * no key/value pairs (so the alignment is 32), the tensor infos in the
+ * given order, each tensor's data at the next multiple of 32 after the
+ * last one's, and the last one padded too (ggml's own writer pads it;
+ * sd-cli's streaming writer leaves that padding off). */
+
+/* Produces the bytes of tensor i of a file being written: *data points at
+ * sdx_tensor_nbytes of them until the next call. */
+typedef int (*sdx__fill_fn)(void *user, int i, const void **data);
+
+/* The ggml type id of a dtype (-1: GGUF has none, e.g. U8). */
+static int sdx__ggml_type_of(sdx_dtype t) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__ggml_types); i++)
+        if (sdx__ggml_types[i].dtype == (int)t) return i;
+    return -1;
+}
+
+/* ne[] of t as GGUF stores it: the row-major shape reversed, without its
+ * leading 1s (ggml_n_dims), at least one dim. Returns the count, or 0
+ * when more than 4 remain. */
+static int sdx__gguf_ne(const sdx_tensor *t, uint64_t *ne) {
+    int first = 0, n;
+    while (first < t->ndim - 1 && t->shape[first] == 1) first++;
+    n = t->ndim - first;
+    if (n > SDX__GGUF_MAX_DIMS) return 0;
+    if (n <= 0) {
+        ne[0] = 1;
+        return 1;
+    }
+    for (int i = 0; i < n; i++) ne[i] = (uint64_t)t->shape[t->ndim - 1 - i];
+    return n;
+}
+
+static unsigned char *sdx__gguf_put(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) *p++ = (unsigned char)(v >> (8 * i));
+    return p;
+}
+
+/* Checks every tensor; *size gets the header's size, padded. */
+static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, size_t *size) {
+    size_t bytes;
+    uint64_t ne[SDX__GGUF_MAX_DIMS];
+    *size = 24;
+    for (int i = 0; i < n; i++) {
+        int dims = sdx__gguf_ne(&t[i], ne);
+        char sh[128];
+        if (!t[i].name || !*t[i].name || !sdx__shape_bytes(t[i].dtype, t[i].ndim, t[i].shape, &bytes))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
+        if (sdx__ggml_type_of(t[i].dtype) < 0 || !dims)
+            return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: tensor '%s' (%s %s) cannot go into a GGUF file (it holds float and "
+                             "block types, I32, I64 and F64, in at most 4 dims besides leading 1s)", path, t[i].name,
+                             sdx_dtype_name(t[i].dtype), sdx_shape_str(&t[i], sh, sizeof sh));
+        *size += 8 + strlen(t[i].name) + 4 + 8 * (size_t)dims + 4 + 8;
+    }
+    *size = (size_t)sdx__gguf_pad(*size, SDX__GGUF_ALIGNMENT);
+    return SDX_OK;
+}
+
+/* Writes tensors t[0..n) (name, dtype and shape; the bytes from fill, or
+ * t[i].data without one) to path through a temporary file. */
+static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, sdx__fill_fn fill, void *user) {
+    static const unsigned char zeros[SDX__GGUF_ALIGNMENT] = { 0 };
+    size_t size;
+    unsigned char *h, *p;
+    uint64_t offset = 0, ne[SDX__GGUF_MAX_DIMS];
+    sdx__tmpfile f;
+    int rc = sdx__gguf_header_size(ctx, path, t, n, &size);
+    if (rc != SDX_OK) return rc;
+    if (!(h = (unsigned char *)sdx__calloc(ctx, 1, size))) return sdx__nomem(ctx, "GGUF header", size);
+    memcpy(h, "GGUF", 4);
+    p = sdx__gguf_put(h + 4, 3, 4);
+    p = sdx__gguf_put(p, (uint64_t)n, 8);
+    p = sdx__gguf_put(p, 0, 8);
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(t[i].name);
+        int dims = sdx__gguf_ne(&t[i], ne);
+        p = sdx__gguf_put(p, len, 8);
+        memcpy(p, t[i].name, len);
+        p = sdx__gguf_put(p + len, (uint64_t)dims, 4);
+        for (int d = 0; d < dims; d++) p = sdx__gguf_put(p, ne[d], 8);
+        p = sdx__gguf_put(p, (uint64_t)sdx__ggml_type_of(t[i].dtype), 4);
+        p = sdx__gguf_put(p, offset, 8);
+        offset = sdx__gguf_pad(offset + sdx_tensor_nbytes(&t[i]), SDX__GGUF_ALIGNMENT);
+    }
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) sdx__tmpfile_write(&f, h, size);
+    sdx__free(ctx, h);
+    if (rc != SDX_OK) return rc;
+    for (int i = 0; rc == SDX_OK && i < n; i++) {
+        size_t bytes = sdx_tensor_nbytes(&t[i]);
+        const void *data = t[i].data;
+        if (fill) rc = fill(user, i, &data);
+        if (rc != SDX_OK) break;
+        sdx__tmpfile_write(&f, data, bytes);
+        sdx__tmpfile_write(&f, zeros, (size_t)(sdx__gguf_pad(bytes, SDX__GGUF_ALIGNMENT) - bytes));
+    }
+    if (rc == SDX_OK) return sdx__tmpfile_commit(&f);
+    sdx__tmpfile_abort(&f);
+    return rc;
+}
+
 /* ---- src/core/safetensors.c ---- */
 
 /* ===================================================================== */
@@ -8451,8 +9077,10 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
-                         const char *const *meta, int n_meta) {
+/* sdx_st_write with the bytes of tensor i from fill (see sdx__fill_fn)
+ * where there is one: a converter writes one tensor at a time. */
+static int sdx__st_write_stream(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors, const char *const *meta,
+                                int n_meta, sdx__fill_fn fill, void *user) {
     sdx__buf h;
     uint64_t offset = 0;
     sdx__tmpfile f;
@@ -8504,11 +9132,21 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
     if (rc == SDX_OK) {
         sdx__tmpfile_write(&f, len8, 8);
         sdx__tmpfile_write(&f, h.p, h.len);
-        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-        rc = sdx__tmpfile_commit(&f);
+        for (int i = 0; i < n_tensors && rc == SDX_OK; i++) {
+            const void *data = tensors[i].data;
+            if (fill) rc = fill(user, i, &data);
+            if (rc == SDX_OK) sdx__tmpfile_write(&f, data, sdx_tensor_nbytes(&tensors[i]));
+        }
+        if (rc == SDX_OK) rc = sdx__tmpfile_commit(&f);
+        else sdx__tmpfile_abort(&f);
     }
     sdx__free(ctx, h.p);
-    return (sdx_result)rc;
+    return rc;
+}
+
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                         const char *const *meta, int n_meta) {
+    return (sdx_result)sdx__st_write_stream(ctx, path, tensors, n_tensors, meta, n_meta, NULL, NULL);
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
@@ -19374,6 +20012,470 @@ static int sdx__taesd_encode(sdx_ctx *ctx, const sdx__taesd *t, sdx__arena *aren
     return sdx__taesd_run_host(ctx, &t->enc, arena, t->act_type, "encoder", image, latent, 0);
 }
 
+/* ---- src/core/convert.c ---- */
+/* ===================================================================== */
+/*  Converting checkpoints: GGUF as stable-diffusion.cpp writes it, or    */
+/*  safetensors with the weights dequantized                               */
+/* ===================================================================== */
+/* sdx_convert_write takes tensors (a file's, or a model's with LoRAs
+ * merged) and writes them converted. Into GGUF it does what `sd-cli -M
+ * convert --type TYPE --tensor-type-rules RULES` does, so that
+ * stable-diffusion.cpp, ComfyUI-GGUF and sdx read the result: the tensors
+ * sd-cli leaves out are left out, the rest sorted by name, each
+ * converted to the first matching rule's type, else TYPE, where ggml can
+ * hold it and sd-cli would (sdx__convert_allows), else kept in its own
+ * dtype. Into safetensors every float tensor becomes TYPE (F32, F16 or
+ * BF16; without one the block types become F32 and the rest stay).
+ * Tensors are converted one at a time, in parallel over blocks, with the
+ * quantizers of core/quant.c, and streamed to the file. */
+
+/* Tensors stable-diffusion.cpp drops (its unused_tensors, the names SD
+ * checkpoints carry): name prefixes. */
+static const char *const sdx__convert_dropped[] = {
+    "betas", "alphas_cumprod_prev", "sqrt_alphas_cumprod", "sqrt_one_minus_alphas_cumprod", "log_one_minus_alphas_cumprod",
+    "sqrt_recip_alphas_cumprod", "sqrt_recipm1_alphas_cumprod", "posterior_variance", "posterior_log_variance_clipped",
+    "posterior_mean_coef1", "posterior_mean_coef2", "cond_stage_model.transformer.text_model.embeddings.position_ids",
+    "cond_stage_model.1.model.text_model.embeddings.position_ids", "cond_stage_model.transformer.vision_model.embeddings.position_ids",
+    "cond_stage_model.model.logit_scale", "conditioner.embedders.0.transformer.text_model.embeddings.position_ids",
+    "conditioner.embedders.0.model.logit_scale", "conditioner.embedders.1.model.logit_scale",
+    "model.diffusion_model.time_embedding.cond_proj.weight", "model_ema.decay", "model_ema.num_updates", "model_ema.diffusion_model",
+    "embedding_manager", "denoiser.sigmas", "ztsnr", "edm_vpred.sigma_min",
+};
+
+/* Tensors sd-cli never converts (ModelLoader::tensor_should_be_converted):
+ * names ending in these, and names containing these (FLUX, MMDiT and
+ * UNet input layers, embeddings). */
+static const char *const sdx__convert_kept_suffix[] = { ".bias", ".scale", ".weight_scale" };
+static const char *const sdx__convert_kept_part[] = {
+    "img_in.", "txt_in.", "time_in.", "vector_in.", "guidance_in.", "final_layer.", "x_embedder.", "t_embedder.", "y_embedder.",
+    "pos_embed", "context_embedder.", "time_embed.", "label_emb.", "embedding",
+};
+
+static int sdx__convert_is_dropped(const char *name) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__convert_dropped); i++)
+        if (!strncmp(name, sdx__convert_dropped[i], strlen(sdx__convert_dropped[i]))) return 1;
+    return 0;
+}
+
+/* Whether sd-cli converts t to dtype `to`: rows whole blocks of it, and
+ * a name it does not keep. */
+static int sdx__convert_allows(const sdx_tensor *t, sdx_dtype to) {
+    int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
+    size_t len = strlen(t->name);
+    if (row % sdx_dtype_block(to, NULL)) return 0;
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__convert_kept_suffix); i++) {
+        size_t n = strlen(sdx__convert_kept_suffix[i]);
+        if (len >= n && !strcmp(t->name + len - n, sdx__convert_kept_suffix[i])) return 0;
+    }
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__convert_kept_part); i++)
+        if (strstr(t->name, sdx__convert_kept_part[i])) return 0;
+    return 1;
+}
+
+static int sdx__dtype_is_float(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16 || t == SDX_F64 || sdx__dtype_is_block(t); }
+
+/* A --type name: F32, F16, BF16 or a block type, any case ("q4_K",
+ * "Q8_0"); n bytes of s. -1 when it is none. */
+static int sdx__convert_type(const char *s, size_t n) {
+    for (int t = 0; t < SDX_DTYPE_COUNT; t++) {
+        const char *name = sdx_dtype_name((sdx_dtype)t);
+        size_t i = 0;
+        if (t != SDX_F32 && t != SDX_F16 && t != SDX_BF16 && !sdx__dtype_is_block((sdx_dtype)t)) continue;
+        while (i < n && name[i] && (s[i] == name[i] || (s[i] >= 'a' && s[i] <= 'z' && s[i] - 32 == name[i]))) i++;
+        if (i == n && !name[i]) return t;
+    }
+    return -1;
+}
+
+/* ---- --tensor-type-rules patterns: a small regex subset ------------------ */
+/* sd-cli matches each pattern with std::regex_search (ECMAScript: a match
+ * anywhere in the name). sdx has no regex library to lean on (Windows has
+ * no regex.h) and implements what such rules use: literal characters, '.',
+ * '\' escapes (\d \w \s and their capitals as classes, a punctuation
+ * character as itself), [...] classes with ranges and a leading ^, groups
+ * (a|b) with alternatives (also at the top level), a group made optional
+ * with '?', the quantifiers * + ? after a single character, and the
+ * anchors ^ $. What it does not implement ({n,m}, (?...), lazy
+ * quantifiers, backreferences, \b, quantified groups) is refused by
+ * name rather than read differently. */
+
+/* The end of the atom at re (re < end), or NULL when it is unterminated. */
+static const char *sdx__rx_atom_end(const char *re, const char *end) {
+    const char *p = re + 1;
+    if (*re == '\\') return p < end ? p + 1 : NULL;
+    if (*re == '[') {
+        for (; p < end && *p != ']'; p++)
+            if (*p == '\\') p++;
+        return p < end ? p + 1 : NULL;
+    }
+    if (*re == '(') {
+        while (p < end && *p != ')') {
+            if (!(p = sdx__rx_atom_end(p, end))) return NULL;
+        }
+        return p < end ? p + 1 : NULL;
+    }
+    return p;
+}
+
+/* The next top-level '|' in [re, end), or end. */
+static const char *sdx__rx_bar(const char *re, const char *end) {
+    while (re < end && *re != '|') re = sdx__rx_atom_end(re, end);
+    return re;
+}
+
+static int sdx__rx_escape(char e, char c) {
+    int digit = c >= '0' && c <= '9', word = digit || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    int space = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    switch (e) {
+    case 'd': return digit;
+    case 'D': return !digit;
+    case 'w': return word;
+    case 'W': return !word;
+    case 's': return space;
+    case 'S': return !space;
+    case 'n': return c == '\n';
+    case 't': return c == '\t';
+    case 'r': return c == '\r';
+    default: return c == e;
+    }
+}
+
+/* A [...] class [re, ae) against c. */
+static int sdx__rx_class(const char *re, const char *ae, char c) {
+    const char *p = re + 1, *last = ae - 1;
+    int neg = p < last && *p == '^', hit = 0;
+    for (p += neg; p < last;) {
+        char lo = *p, hi;
+        if (lo == '\\') {
+            hit |= sdx__rx_escape(p[1], c);
+            p += 2;
+            continue;
+        }
+        hi = lo;
+        if (p + 2 < last && p[1] == '-') {
+            hi = p[2];
+            p += 2;
+        }
+        hit |= (unsigned char)c >= (unsigned char)lo && (unsigned char)c <= (unsigned char)hi;
+        p++;
+    }
+    return hit != neg;
+}
+
+/* Whether the single-character atom [re, ae) takes c (never the end). */
+static int sdx__rx_one(const char *re, const char *ae, char c) {
+    if (!c) return 0;
+    switch (*re) {
+    case '.': return c != '\n' && c != '\r';
+    case '[': return sdx__rx_class(re, ae, c);
+    case '\\': return sdx__rx_escape(re[1], c);
+    default: return *re == c;
+    }
+}
+
+/* What is left to match after a group: [re, end), then next. */
+typedef struct sdx__rx_k { const char *re, *end; const struct sdx__rx_k *next; } sdx__rx_k;
+
+static int sdx__rx_alts(const char *re, const char *end, const char *s, const char *begin, const sdx__rx_k *k);
+
+/* Whether [re, end) (no top-level '|'), then k, matches at s. */
+static int sdx__rx_here(const char *re, const char *end, const char *s, const char *begin, const sdx__rx_k *k) {
+    const char *ae, *rest;
+    char q;
+    if (re == end) return !k || sdx__rx_here(k->re, k->end, s, begin, k->next);
+    if (*re == '^') return s == begin && sdx__rx_here(re + 1, end, s, begin, k);
+    if (*re == '$') return !*s && sdx__rx_here(re + 1, end, s, begin, k);
+    ae = sdx__rx_atom_end(re, end);
+    q = ae < end && (*ae == '*' || *ae == '+' || *ae == '?') ? *ae : 0;
+    rest = q ? ae + 1 : ae;
+    if (*re == '(') {
+        sdx__rx_k after;
+        after.re = rest;
+        after.end = end;
+        after.next = k;
+        return sdx__rx_alts(re + 1, ae - 1, s, begin, &after) || (q == '?' && sdx__rx_here(rest, end, s, begin, k));
+    }
+    {   /* greedy, then backing off one character at a time */
+        size_t n = 0, least = q == '*' || q == '?' ? 0 : 1, most = q == '*' || q == '+' ? (size_t)-1 : 1;
+        while (n < most && sdx__rx_one(re, ae, s[n])) n++;
+        for (; n >= least; n--) {
+            if (sdx__rx_here(rest, end, s + n, begin, k)) return 1;
+            if (!n) break;
+        }
+        return 0;
+    }
+}
+
+static int sdx__rx_alts(const char *re, const char *end, const char *s, const char *begin, const sdx__rx_k *k) {
+    for (;;) {
+        const char *bar = sdx__rx_bar(re, end);
+        if (sdx__rx_here(re, bar, s, begin, k)) return 1;
+        if (bar == end) return 0;
+        re = bar + 1;
+    }
+}
+
+/* std::regex_search: [re, end) matches somewhere in s. */
+static int sdx__rx_search(const char *re, const char *end, const char *s) {
+    for (const char *p = s;; p++) {
+        if (sdx__rx_alts(re, end, p, s, NULL)) return 1;
+        if (!*p) return 0;
+    }
+}
+
+/* NULL when [re, end) is in the subset, else what is not. */
+static const char *sdx__rx_unsupported(const char *re, const char *end) {
+    const char *prev = NULL;       /* the atom before, for quantifiers */
+    while (re < end) {
+        const char *ae;
+        char c = *re;
+        if (c == '*' || c == '+' || c == '?') {
+            if (!prev) return "a quantifier with nothing to repeat (or a lazy quantifier)";
+            if (*prev == '(' && c != '?') return "* or + after a group";
+            prev = NULL;
+            re++;
+            continue;
+        }
+        if (c == '{' || c == '}') return "{n,m} quantifiers";
+        if (c == ')') return "an unmatched ')'";
+        if (c == '|' || c == '^' || c == '$') {
+            prev = NULL;
+            re++;
+            continue;
+        }
+        if (!(ae = sdx__rx_atom_end(re, end))) return c == '(' ? "an unclosed '('" : c == '[' ? "an unclosed '['" : "a trailing '\\'";
+        if (c == '\\' && ((re[1] >= '0' && re[1] <= '9') || ((re[1] >= 'a' && re[1] <= 'z') || (re[1] >= 'A' && re[1] <= 'Z'))) &&
+            !strchr("dDwWsSntr", re[1]))
+            return "this escape (backreferences, \\b and the like)";
+        if (c == '(') {
+            const char *inner;
+            if (re + 1 < ae && re[1] == '?') return "(?...) groups";
+            if ((inner = sdx__rx_unsupported(re + 1, ae - 1))) return inner;
+        }
+        prev = re;
+        re = ae;
+    }
+    return NULL;
+}
+
+/* One rule: a pattern, n bytes at re, and its type. */
+typedef struct sdx__type_rule { const char *re; size_t n; int type; } sdx__type_rule;
+
+/* Parses "PATTERN=TYPE,..." (empty items skipped, as sd-cli does) into
+ * *out (sdx__free it); patterns point into rules. */
+static int sdx__convert_rules(sdx_ctx *ctx, const char *rules, sdx__type_rule **out, int *n_out) {
+    int n = 0, cap = 1;
+    sdx__type_rule *r;
+    *out = NULL;
+    *n_out = 0;
+    if (!rules) return SDX_OK;
+    for (const char *p = rules; *p; p++) cap += *p == ',';
+    if (!(r = (sdx__type_rule *)sdx__calloc(ctx, (size_t)cap, sizeof *r))) return sdx__nomem(ctx, "type rules", sizeof *r * (size_t)cap);
+    for (const char *item = rules; *item;) {
+        size_t len = strcspn(item, ","), pat;
+        const char *bad;
+        if (len) {
+            pat = strcspn(item, "=");
+            if (pat >= len || !pat) {
+                sdx__free(ctx, r);
+                return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tensor type rule '%.*s' is not PATTERN=TYPE", (int)len, item);
+            }
+            r[n].re = item;
+            r[n].n = pat;
+            r[n].type = sdx__convert_type(item + pat + 1, len - pat - 1);
+            if (r[n].type < 0 || (bad = sdx__rx_unsupported(item, item + pat))) {
+                int rc = r[n].type < 0
+                    ? sdx__fail(ctx, SDX_ERR_INVALID_ARG, "tensor type rule '%.*s': '%.*s' is not a type (f32, f16, bf16, q4_0, q4_1, "
+                                "q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K)", (int)len, item, (int)(len - pat - 1), item + pat + 1)
+                    : sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "tensor type rule '%.*s': sdx's patterns do not take %s (see README: "
+                                "GGUF checkpoints)", (int)len, item, bad);
+                sdx__free(ctx, r);
+                return rc;
+            }
+            n++;
+        }
+        item += len + (item[len] == ',');
+    }
+    *out = r;
+    *n_out = n;
+    return SDX_OK;
+}
+
+/* ---- the conversion ----------------------------------------------------- */
+
+typedef struct sdx__convert {
+    sdx_ctx *ctx;
+    const sdx_tensor **src;     /* the source of each output tensor */
+    sdx_tensor *out;            /* name, shape and the dtype chosen */
+    unsigned char *buf;         /* the converted bytes of the current one */
+    size_t cap;
+    float *rows;                /* a row of f32 per thread (block types) */
+    size_t rows_cap;
+    /* the tensor being converted, for the workers */
+    const sdx_tensor *s;
+    sdx_dtype to;
+    int64_t n, row;
+} sdx__convert;
+
+#define SDX__CONVERT_UNIT 4096      /* values per work item for f32/f16/bf16 */
+
+/* Work items [begin, end) of the current tensor into f32, f16 or bf16
+ * (rounded to nearest even, as ggml; no saturation). */
+static void sdx__convert_cast(void *arg, int64_t begin, int64_t end, int thread) {
+    sdx__convert *c = (sdx__convert *)arg;
+    float x[SDX__CONVERT_UNIT];
+    (void)thread;
+    for (int64_t u = begin; u < end; u++) {
+        int64_t at = u * SDX__CONVERT_UNIT, n = SDX__MIN((int64_t)SDX__CONVERT_UNIT, c->n - at);
+        sdx__load_f32(c->s->data, c->s->dtype, at, n, x);
+        if (c->to == SDX_F16) sdx_f32_to_f16_n(x, (uint16_t *)c->buf + at, (size_t)n);
+        else if (c->to == SDX_BF16) sdx_f32_to_bf16_n(x, (uint16_t *)c->buf + at, (size_t)n);
+        else memcpy((float *)c->buf + at, x, (size_t)n * sizeof(float));
+    }
+}
+
+/* Rows [begin, end) of the current tensor quantized: ggml quantizes row
+ * by row (Q4_0..Q5_1 weigh by the whole row). */
+static void sdx__convert_quantize(void *arg, int64_t begin, int64_t end, int thread) {
+    sdx__convert *c = (sdx__convert *)arg;
+    float *x = c->rows + (size_t)thread * (size_t)c->row;
+    size_t bytes;
+    int block = sdx_dtype_block(c->to, &bytes);
+    sdx__quant_fn quant = sdx__quantizer(c->to);
+    for (int64_t r = begin; r < end; r++) {
+        sdx__load_f32(c->s->data, c->s->dtype, r * c->row, c->row, x);
+        quant(x, c->row, c->buf + (size_t)(r * (c->row / block)) * bytes);
+    }
+}
+
+/* Room for n bytes at *p (holding *cap). */
+static int sdx__convert_room(sdx_ctx *ctx, void **p, size_t *cap, size_t n, const char *what) {
+    if (n <= *cap) return SDX_OK;
+    sdx__free(ctx, *p);
+    *cap = 0;
+    if (!(*p = sdx__malloc(ctx, n))) return sdx__nomem(ctx, what, n);
+    *cap = n;
+    return SDX_OK;
+}
+
+/* sdx__fill_fn: output tensor i, as it is or converted. */
+static int sdx__convert_fill(void *user, int i, const void **data) {
+    sdx__convert *c = (sdx__convert *)user;
+    const sdx_tensor *s = c->src[i];
+    int rc;
+    *data = s->data;
+    if (c->out[i].dtype == s->dtype) return SDX_OK;
+    if ((rc = sdx__convert_room(c->ctx, (void **)&c->buf, &c->cap, sdx_tensor_nbytes(&c->out[i]), s->name)) != SDX_OK) return rc;
+    c->s = s;
+    c->to = c->out[i].dtype;
+    c->n = sdx_tensor_numel(s);
+    c->row = s->ndim ? s->shape[s->ndim - 1] : 1;
+    if (!sdx__dtype_is_block(c->to)) {
+        sdx__parallel_for(c->ctx, (c->n + SDX__CONVERT_UNIT - 1) / SDX__CONVERT_UNIT, sdx__convert_cast, c);
+    } else if (c->n) {
+        size_t need = (size_t)c->ctx->n_threads * (size_t)c->row * sizeof(float);
+        if ((rc = sdx__convert_room(c->ctx, (void **)&c->rows, &c->rows_cap, need, "quantization rows")) != SDX_OK) return rc;
+        sdx__parallel_for(c->ctx, c->n / c->row, sdx__convert_quantize, c);
+    }
+    *data = c->buf;
+    return SDX_OK;
+}
+
+/* The dtype tensor t gets in a GGUF file: the first matching rule's type,
+ * else `type`, where sd-cli would convert it; else its own. */
+static sdx_dtype sdx__convert_gguf_dtype(const sdx_tensor *t, int type, const sdx__type_rule *rules, int n_rules) {
+    for (int i = 0; i < n_rules; i++)
+        if (sdx__rx_search(rules[i].re, rules[i].re + rules[i].n, t->name)) {
+            type = rules[i].type;
+            break;
+        }
+    return type >= 0 && sdx__dtype_is_float(t->dtype) && sdx__convert_allows(t, (sdx_dtype)type) ? (sdx_dtype)type : t->dtype;
+}
+
+static int sdx__convert_by_name(const void *a, const void *b) {
+    return strcmp((*(const sdx_tensor *const *)a)->name, (*(const sdx_tensor *const *)b)->name);
+}
+
+/* The output tensors of a GGUF file: sd-cli's, sorted by name. */
+static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules, int *n_out) {
+    sdx__type_rule *r;
+    int n_rules, m = 0, rc = sdx__convert_rules(c->ctx, rules, &r, &n_rules);
+    if (rc != SDX_OK) return rc;
+    for (int i = 0; i < n; i++)
+        if (!sdx__convert_is_dropped(t[i].name)) c->src[m++] = &t[i];
+    qsort((void *)c->src, (size_t)m, sizeof *c->src, sdx__convert_by_name);
+    for (int i = 0; i < m && rc == SDX_OK; i++) {
+        c->out[i] = *c->src[i];
+        c->out[i].data = NULL;
+        c->out[i].owned = 0;
+        c->out[i].dtype = sdx__convert_gguf_dtype(c->src[i], type, r, n_rules);
+        if (i && !strcmp(c->src[i]->name, c->src[i - 1]->name))
+            rc = sdx__fail(c->ctx, SDX_ERR_INVALID_ARG, "%s: two tensors are named '%s'", path, c->src[i]->name);
+    }
+    sdx__free(c->ctx, r);
+    *n_out = m;
+    return rc;
+}
+
+/* The output tensors of a safetensors file: all of them, in order, the
+ * float ones in `type` (block types in F32 without one). */
+static int sdx__convert_plan_st(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules) {
+    if (rules && *rules)
+        return sdx__fail(c->ctx, SDX_ERR_INVALID_ARG, "%s: tensor type rules need a .gguf output (safetensors holds no block types)", path);
+    if (type >= 0 && sdx__dtype_is_block((sdx_dtype)type))
+        return sdx__fail(c->ctx, SDX_ERR_INVALID_ARG, "%s: safetensors cannot hold %s; write a .gguf file for block types, or convert "
+                         "to f32, f16 or bf16", path, sdx_dtype_name((sdx_dtype)type));
+    for (int i = 0; i < n; i++) {
+        c->src[i] = &t[i];
+        c->out[i] = t[i];
+        c->out[i].data = NULL;
+        c->out[i].owned = 0;
+        if (sdx__dtype_is_float(t[i].dtype) && type >= 0) c->out[i].dtype = (sdx_dtype)type;
+        else if (sdx__dtype_is_block(t[i].dtype)) c->out[i].dtype = SDX_F32;
+    }
+    return SDX_OK;
+}
+
+static int sdx__ends_with_ci(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    if (n < m) return 0;
+    for (size_t i = 0; i < m; i++) {
+        char a = s[n - m + i];
+        if ((a >= 'A' && a <= 'Z' ? a + 32 : a) != suffix[i]) return 0;
+    }
+    return 1;
+}
+
+SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors, const char *const *meta,
+                                     int n_meta, const sdx_convert_params *params) {
+    const char *type_name = params ? params->type : NULL, *rules = params ? params->rules : NULL;
+    int gguf, type = -1, n_out = n_tensors, rc;
+    sdx__convert c;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (!path || n_tensors < 0 || (n_tensors && !tensors))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_convert_write: bad arguments");
+    for (int i = 0; i < n_tensors; i++)
+        if (!tensors[i].name || !*tensors[i].name) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name", path, i);
+    gguf = sdx__ends_with_ci(path, ".gguf");
+    if (type_name && *type_name && (type = sdx__convert_type(type_name, strlen(type_name))) < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: type '%s' is none of f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, "
+                         "q4_K, q5_K, q6_K", path, type_name);
+    memset(&c, 0, sizeof c);
+    c.ctx = ctx;
+    c.src = (const sdx_tensor **)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.src);
+    c.out = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.out);
+    if (!c.src || !c.out) rc = sdx__nomem(ctx, "conversion plan", sizeof *c.out * (size_t)n_tensors);
+    else if (gguf) rc = sdx__convert_plan_gguf(&c, path, tensors, n_tensors, type, rules, &n_out);
+    else rc = sdx__convert_plan_st(&c, path, tensors, n_tensors, type, rules);
+    if (rc == SDX_OK && gguf) rc = sdx__gguf_write(ctx, path, c.out, n_out, sdx__convert_fill, &c);
+    else if (rc == SDX_OK) rc = sdx__st_write_stream(ctx, path, c.out, n_out, meta, n_meta, sdx__convert_fill, &c);
+    sdx__free(ctx, c.buf);
+    sdx__free(ctx, c.rows);
+    sdx__free(ctx, (void *)c.src);
+    sdx__free(ctx, c.out);
+    return (sdx_result)rc;
+}
+
 /* ---- src/pipeline/load.c ---- */
 
 /* ===================================================================== */
@@ -19680,7 +20782,7 @@ SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
 
 SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
 
-SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
+SDX_API sdx_result sdx_model_save_as(sdx_model *m, const char *path, const sdx_convert_params *params) {
     sdx_ctx *ctx;
     int n, rc = SDX_OK, n_meta;
     sdx_tensor *ts;
@@ -19703,25 +20805,30 @@ SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
                 sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
                 if (s->file == t) slot = s;
             }
-        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype (F32 for a block type) */
             int64_t cnt = sdx_tensor_numel(t);
-            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
-            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
-            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            float *w;
+            void *out;
+            if (sdx__dtype_is_block(t->dtype)) ts[i].dtype = SDX_F32;
+            w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            out = sdx__malloc(ctx, sdx_tensor_nbytes(&ts[i]));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(&ts[i])); break; }
             rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
-            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
-            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            if (ts[i].dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, ts[i].dtype, 0, cnt, w);
             sdx__free(ctx, w);
             ts[i].data = out;
             ts[i].owned = 1;
         }
     }
-    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    if (rc == SDX_OK) rc = sdx_convert_write(ctx, path, ts, n, meta, n_meta, params);
     for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
     sdx__free(ctx, ts);
     sdx__free(ctx, (void *)meta);
     return (sdx_result)rc;
 }
+
+SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) { return sdx_model_save_as(m, path, NULL); }
 
 /* <lora:name:...> tags of the prompt: applied for this generation from
  * `dir` (DIR/name.safetensors), removed afterwards. */

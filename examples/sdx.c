@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <ctype.h>
 #include <time.h>
 #ifdef _WIN32
 #include <windows.h>
@@ -96,6 +97,7 @@ typedef struct options {
     int upscale_repeats;
     run_mode mode;
     int threads, verbose, trace, n_taesd, convert;
+    sdx_convert_params convert_to;  /* -M convert's --type and --tensor-type-rules */
     lora_arg loras[MAX_LORAS];
     int n_loras;
     path_list control_net, control_image;
@@ -226,6 +228,27 @@ static int set_mode(options *o, const char *val) {
     return 0;
 }
 
+/* sd-cli's --type names: F32, F16, BF16 and the block types, any case */
+static int set_type(options *o, const char *val) {
+    char list[256] = "";
+    for (int t = 0; t < SDX_DTYPE_COUNT; t++) {
+        const char *name = sdx_dtype_name((sdx_dtype)t);
+        size_t i = 0, at = strlen(list);
+        if (t != SDX_F32 && t != SDX_F16 && t != SDX_BF16 && sdx_dtype_block((sdx_dtype)t, NULL) < 2) continue;
+        while (name[i] && tolower((unsigned char)val[i]) == tolower((unsigned char)name[i])) i++;
+        if (!name[i] && !val[i]) {
+            o->convert_to.type = val;
+            return 0;
+        }
+        /* listed as sd-cli spells them: q4_0, q4_K */
+        for (i = 0; name[i] && at + 3 < sizeof list; i++) list[at++] = (char)(name[i] == 'K' ? 'K' : tolower((unsigned char)name[i]));
+        if (at + 3 < sizeof list) memcpy(list + at, ", ", 3);
+    }
+    list[strlen(list) - 2] = 0;
+    fprintf(stderr, "sdx: --type %s: valid types are %s\n", val, list);
+    return -1;
+}
+
 static int set_preview(options *o, const char *val) {
     o->gen.preview = NULL;
     if (!strcmp(val, "tae")) o->gen.preview_codec = SDX_CODEC_TAESD;
@@ -340,7 +363,8 @@ static const option option_table[] = {
     { .flag = "-M", .name = "--mode", .arg = "MODE", .kind = OPT_CALL, .call = set_mode,
       .help = "img_gen (default), upscale (-i image to -o PNG, see\n"
               "below), decode (a latent file to PNG), encode (an\n"
-              "image to a latent file) or convert (write the checkpoint with\n"
+              "image to a latent file) or convert (write the checkpoint\n"
+              "to -o OUT.gguf in --type, see below, or with\n"
               "the --lora files merged to -o OUT.safetensors)" },
 
     { .heading = "Model" },
@@ -460,6 +484,16 @@ static const option option_table[] = {
       .help = "upscale N times, each pass from the last one's\n"
               "8-bit image (default: 1)" },
 
+    { .heading = "Converting (-M convert, as sd-cli's; see README)" },
+    { .name = "--type", .arg = "TYPE", .kind = OPT_CALL, .call = set_type,
+      .help = "f32 f16 bf16 q8_0 q5_1 q5_0 q4_1 q4_0 q6_K..q2_K: the\n"
+              "tensors sd-cli converts take it (rows whole blocks; no\n"
+              "bias, embedding, time_embed), the rest keep theirs;\n"
+              "into .safetensors every float tensor (f32, f16, bf16)" },
+    { .name = "--tensor-type-rules", .arg = "R", .kind = OPT_STRING, .at = AT(convert_to.rules),
+      .help = "REGEX=TYPE,... types by tensor name, the first match\n"
+              "before --type (.gguf only)" },
+
     { .heading = "Output and run" },
     { .flag = "-o", .name = "--output", .arg = "PATH", .kind = OPT_STRING, .at = AT(output),
       .help = "PNG output (default: output.png; a batch adds _2, _3, ...)" },
@@ -503,6 +537,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: sdx -m MODEL -p PROMPT [options]\n"
                "       sdx -M decode (-m MODEL | --taesd FILE) --latent-in LATENT -o out.png\n"
                "       sdx -M encode (-m MODEL | --taesd FILE) -i image.png --output-latent LATENT\n"
+               "       sdx -M convert -m MODEL --type TYPE [--tensor-type-rules R] -o OUT.gguf\n"
                "       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
                "       sdx -M upscale --upscale-model FILE -i IN.png -o OUT.png [--upscale-repeats N]\n"
                "\n");
@@ -597,9 +632,12 @@ static int check_args(options *o) {
         return 0;
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
+    if ((o->convert_to.type || o->convert_to.rules) && !o->convert) {
+        fprintf(stderr, "sdx: --type and --tensor-type-rules go with -M convert (generation keeps the file's types)\n");
+        return -1;
+    }
     if (o->convert) {
-        if (!output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.safetensors\n"); return -1; }
-        if (!o->n_loras) { fprintf(stderr, "sdx: -M convert needs at least one --lora FILE\n"); return -1; }
+        if (!output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.%s\n", o->n_loras ? "safetensors" : "gguf"); return -1; }
         o->model.no_vocab = 1;
         return 0;
     }
@@ -1002,6 +1040,46 @@ done:
 
 /* -M upscale: -i image -> -o PNG, --upscale-repeats passes of the model;
  * the PNG's parameters record it as AUTOMATIC1111's extras do. */
+/* What -M convert wrote: its tensors per dtype. */
+static void report_converted(sdx_ctx *ctx, const char *path) {
+    int count[SDX_DTYPE_COUNT] = { 0 }, n;
+    sdx_st *st = NULL;
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) { fprintf(stderr, "sdx: wrote %s\n", path); return; }
+    n = sdx_st_count(st);
+    for (int i = 0; i < n; i++) count[sdx_st_get(st, i)->dtype]++;
+    fprintf(stderr, "sdx: wrote %s: %d tensors (", path, n);
+    for (int t = 0, first = 1; t < SDX_DTYPE_COUNT; t++)
+        if (count[t]) fprintf(stderr, "%s%d %s", first ? "" : ", ", count[t], sdx_dtype_name((sdx_dtype)t)), first = 0;
+    fprintf(stderr, ")\n");
+    sdx_st_close(st);
+}
+
+/* -M convert without --lora: the file's tensors go to the converter as
+ * they are, no model built, so any checkpoint or part of one converts. */
+static int run_convert(sdx_ctx *ctx, const options *o) {
+    sdx_st *st = NULL;
+    sdx_tensor *ts = NULL;
+    const char **meta = NULL;
+    int n, n_meta, status = 1;
+    if (sdx_st_open(ctx, o->model.checkpoint, &st) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); return 1; }
+    n = sdx_st_count(st);
+    n_meta = sdx_st_meta_count(st);
+    ts = (sdx_tensor *)malloc(sizeof *ts * (size_t)(n + 1));
+    meta = (const char **)malloc(sizeof *meta * (size_t)(2 * n_meta + 1));
+    if (!ts || !meta) fprintf(stderr, "sdx: out of memory\n");
+    for (int i = 0; ts && i < n; i++) ts[i] = *sdx_st_get(st, i);
+    for (int i = 0; meta && i < n_meta; i++) sdx_st_meta_at(st, i, &meta[2 * i], &meta[2 * i + 1]);
+    if (ts && meta) {
+        if (sdx_convert_write(ctx, o->output, ts, n, meta, n_meta, &o->convert_to) != SDX_OK) fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
+        else status = 0;
+    }
+    free(ts);
+    free((void *)meta);
+    sdx_st_close(st);
+    if (!status) report_converted(ctx, o->output);
+    return status;
+}
+
 static int run_upscale(sdx_ctx *ctx, const options *o) {
     sdx_upscaler *up = NULL;
     sdx_image in = { 0 }, out = { 0 };
@@ -1073,6 +1151,7 @@ int main(int argc, char **argv) {
     if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
     if (o.mode == MODE_ENCODE) { status = run_encode(ctx, &o); sdx_destroy(ctx); return status; }
     if (o.mode == MODE_UPSCALE) { status = run_upscale(ctx, &o); sdx_destroy(ctx); return status; }
+    if (o.convert && !o.n_loras) { status = run_convert(ctx, &o); sdx_destroy(ctx); return status; }
     if ((o.gen.width && o.gen.width % 8) || (o.gen.height && o.gen.height % 8)) {
         fprintf(stderr, "sdx: size %dx%d: width and height must be multiples of 8\n", o.gen.width, o.gen.height);
         goto done;
@@ -1121,8 +1200,9 @@ int main(int argc, char **argv) {
             goto done;
         }
     if (o.convert) {
-        if (sdx_model_save(model, o.output) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
-        fprintf(stderr, "sdx: wrote %s with %d LoRA(s) merged\n", o.output, o.n_loras);
+        if (sdx_model_save_as(model, o.output, &o.convert_to) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        fprintf(stderr, "sdx: %d LoRA(s) merged\n", o.n_loras);
+        report_converted(ctx, o.output);
         status = 0;
         goto done;
     }

@@ -2,7 +2,9 @@
  * (shared/golden/gguf, written by stable-diffusion.cpp) dequantizes to
  * ggml's values; the whole q8_0 model generates; hostile files fail with
  * a reason; quantized weights reach the model parts as f16 and never a
- * kernel. */
+ * kernel. Writing: sdx converts the source tensors of every reference
+ * file to sd-cli's bytes, reads back what it writes, and converts from
+ * the command line. */
 #include "test.h"
 
 /* ---- a GGUF image built in memory ---------------------------------------- */
@@ -410,23 +412,36 @@ static int gg_check_file(sdx_ctx *ctx, const char *dir, const char *gguf, const 
     return r;
 }
 
-static int every_reference_tensor_dequantizes_to_ggmls_values(void) {
-    T_NEED_SHARED(index, "golden/gguf/index.json");
+/* Runs fn on every file index.json lists (at least 23); *files counts them. */
+typedef int (*gg_file_fn)(sdx_ctx *ctx, const char *dir, const sdx__json *file, void *acc);
+
+static int gg_each_file(const char *index, gg_file_fn fn, void *acc, int *files) {
     char dir[1024];
     sdx_ctx *ctx = t_ctx();
     sdx__json_doc doc;
-    gg_stats s = { 0, 0, 0 };
-    int r = T_PASS, files = 0;
+    int r = T_PASS;
+    *files = 0;
     snprintf(dir, sizeof dir, "%s/golden/gguf", t_shared_dir());
     T_CHECK(sdx__json_parse_file(ctx, index, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
-    for (const sdx__json *f = sdx__json_get(doc.root, "files")->child; f && r == T_PASS; f = f->next, files++)
-        r = gg_check_file(ctx, dir, sdx__json_get(f, "gguf")->str, sdx__json_get(f, "json")->str, &s);
+    for (const sdx__json *f = sdx__json_get(doc.root, "files")->child; f && r == T_PASS; f = f->next, ++*files) r = fn(ctx, dir, f, acc);
     sdx__json_free(&doc);
     sdx_destroy(ctx);
     if (r != T_PASS) return r;
-    T_NOTE("%d files, %d sampled values, %d bit-identical to ggml, largest difference %.3g", files, s.samples, s.exact, s.worst);
-    T_CHECK(files >= 23, "index lists %d files", files);
+    T_CHECK(*files >= 23, "index lists %d files", *files);
     return T_PASS;
+}
+
+static int gg_check_listed(sdx_ctx *ctx, const char *dir, const sdx__json *f, void *stats) {
+    return gg_check_file(ctx, dir, sdx__json_get(f, "gguf")->str, sdx__json_get(f, "json")->str, (gg_stats *)stats);
+}
+
+static int every_reference_tensor_dequantizes_to_ggmls_values(void) {
+    T_NEED_SHARED(index, "golden/gguf/index.json");
+    gg_stats s = { 0, 0, 0 };
+    int files, r = gg_each_file(index, gg_check_listed, &s, &files);
+    if (r == T_PASS)
+        T_NOTE("%d files, %d sampled values, %d bit-identical to ggml, largest difference %.3g", files, s.samples, s.exact, s.worst);
+    return r;
 }
 
 /* A slice is no model: loading one fails with a reason. */
@@ -480,6 +495,493 @@ static int q8_0_model_generates_close_to_the_f32_model(void) {
     return T_PASS;
 }
 
+/* ---- writing: sdx's converter against the files sd-cli wrote -------------- */
+
+static unsigned char *gg_slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    long len;
+    *n = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (b = (unsigned char *)malloc((size_t)len + 1)))
+        *n = fread(b, 1, (size_t)len, f);
+    fclose(f);
+    return b;
+}
+
+/* Byte `at` of the GGUF file at path, in words: which tensor, which block. */
+static void gg_where(sdx_ctx *ctx, const char *path, size_t at, char *buf, size_t size) {
+    sdx_st *st = NULL;
+    snprintf(buf, size, "the header");
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) return;
+    for (int i = 0; i < sdx_st_count(st); i++) {
+        const sdx_tensor *t = sdx_st_get(st, i);
+        size_t off = (size_t)((const unsigned char *)t->data - st->base), bytes;
+        sdx_dtype_block(t->dtype, &bytes);
+        if (at >= off && at < off + sdx_tensor_nbytes(t))
+            snprintf(buf, size, "tensor '%s' (%s), block %zu, byte %zu", t->name, sdx_dtype_name(t->dtype), (at - off) / bytes,
+                     (at - off) % bytes);
+    }
+    sdx_st_close(st);
+}
+
+/* Compares the file sdx wrote with sd-cli's: the same bytes, where sd-cli
+ * may have left off the final padding (zeros in ours). */
+static int gg_same_file(sdx_ctx *ctx, const char *ours, const char *ref, const char *what) {
+    size_t n, m, at = 0;
+    unsigned char *a = gg_slurp(ours, &n), *b = gg_slurp(ref, &m);
+    int same = a && b && n >= m && n - m < 32 && n % 32 == 0;
+    char where[256] = "";
+    if (same) {
+        while (at < m && a[at] == b[at]) at++;
+        same = at == m;
+        for (size_t i = m; same && i < n; i++) same = !a[i];
+    }
+    free(a);
+    free(b);
+    if (!same) gg_where(ctx, ours, at, where, sizeof where);
+    T_CHECK(same, "%s: sdx wrote %zu bytes, sd-cli %zu; first difference at byte %zu, %s", what, n, m, at, where);
+    return T_PASS;
+}
+
+/* The tensors sd-cli converted into reference file f, from its source
+ * model (cast to f16 first where it was), converted by sdx with the same
+ * --type and rules. */
+static int gg_convert_like_sd_cli(sdx_ctx *ctx, const char *dir, const sdx__json *f, void *converted) {
+    const char *gguf = sdx__json_get(f, "gguf")->str, *type = sdx__json_get(f, "type")->str;
+    const sdx__json *rules = sdx__json_get(f, "tensor_type_rules");
+    int full = !strcmp(sdx__json_get(f, "content")->str, "full"), cast = sdx__json_get(f, "cast_to_f16_first")->type == SDX__JSON_TRUE;
+    char src_path[1024], ref_path[1024], out[256];
+    sdx_st *src = NULL, *ref = NULL;
+    sdx_tensor *ts = NULL;
+    sdx_convert_params cp;
+    int n = 0, r = T_PASS, rc;
+    snprintf(src_path, sizeof src_path, "%s/golden/%s", t_shared_dir(), sdx__json_get(f, "source")->str);
+    snprintf(ref_path, sizeof ref_path, "%s/%s", dir, gguf);
+    snprintf(out, sizeof out, "/tmp/sdx_t_gguf_like_%s", gguf);
+    if (sdx_st_open(ctx, src_path, &src) != SDX_OK || sdx_st_open(ctx, ref_path, &ref) != SDX_OK) {
+        sdx_st_close(src);
+        T_CHECK(0, "%s", sdx_last_error(ctx));
+    }
+    ts = (sdx_tensor *)calloc((size_t)sdx_st_count(src), sizeof *ts);
+    for (int i = 0; ts && i < (full ? sdx_st_count(src) : sdx_st_count(ref)); i++) {
+        const sdx_tensor *t = full ? sdx_st_get(src, i) : sdx_st_find(src, sdx_st_get(ref, i)->name);
+        if (!t) {
+            snprintf(t_msg, sizeof t_msg, "%s: '%s' is not in the source model", gguf, sdx_st_get(ref, i)->name);
+            r = T_FAIL;
+            break;
+        }
+        ts[n] = *t;
+        ts[n].owned = 0;
+        if (cast && t->dtype == SDX_F32 && sdx_tensor_alloc(ctx, &ts[n], SDX_F16, t->ndim, t->shape) == SDX_OK) {
+            ts[n].name = t->name;
+            sdx_f32_to_f16_n((const float *)t->data, (uint16_t *)ts[n].data, (size_t)sdx_tensor_numel(t));
+        }
+        n++;
+    }
+    cp.type = type;
+    cp.rules = rules && rules->type == SDX__JSON_STRING ? rules->str : NULL;
+    rc = r == T_PASS ? sdx_convert_write(ctx, out, ts, n, NULL, 0, &cp) : SDX_OK;
+    for (int i = 0; i < n; i++) sdx_tensor_free(ctx, &ts[i]);
+    free(ts);
+    sdx_st_close(src);
+    sdx_st_close(ref);
+    if (r != T_PASS) return r;
+    T_CHECK(rc == SDX_OK, "%s: %s", gguf, sdx_last_error(ctx));
+    r = gg_same_file(ctx, out, ref_path, gguf);
+    remove(out);
+    *(int *)converted += n;
+    return r;
+}
+
+/* Every reference file, from the source tensors of its slice (or the
+ * whole model), at its --type and rules: the quantized blocks, the types
+ * chosen, the tensors left out, the order and the layout are sd-cli's,
+ * byte for byte. */
+static int sdx_converts_to_sd_clis_bytes_at_every_type(void) {
+    T_NEED_SHARED(index, "golden/gguf/index.json");
+    int files, tensors = 0, r = gg_each_file(index, gg_convert_like_sd_cli, &tensors, &files);
+    if (r == T_PASS) T_NOTE("%d files, %d tensors: sdx's bytes are sd-cli's", files, tensors);
+    return r;
+}
+
+/* ---- writing: the converter's own rules ------------------------------------ */
+
+/* --tensor-type-rules patterns: std::regex_search on the subset sdx reads;
+ * the rest refused by name. */
+static int type_rule_patterns_match_as_regex_search(void) {
+    static const struct { const char *re, *name; int match; } cases[] = {
+        { "attn1", "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight", 1 },
+        { "ff\\.net\\.2\\.weight", "x.ff.net.2.weight", 1 },
+        { "ff\\.net\\.2\\.weight", "x.ffxnet.2.weight", 0 },
+        { "ff.net", "x.ffxnet.2", 1 },
+        { "mlp\\.(fc2|c_proj)\\.weight", "a.mlp.c_proj.weight", 1 },
+        { "mlp\\.(fc2|c_proj)\\.weight", "a.mlp.fc2.weight", 1 },
+        { "mlp\\.(fc2|c_proj)\\.weight", "a.mlp.fc1.weight", 0 },
+        { "^vae\\.", "vae.decoder", 1 },
+        { "^vae\\.", "first.vae.x", 0 },
+        { "weight$", "a.weight", 1 },
+        { "weight$", "a.weight_scale", 0 },
+        { "blocks\\.[0-9]+\\.", "input_blocks.11.1", 1 },
+        { "blocks\\.[0-9]+\\.", "input_blocks.x.1", 0 },
+        { "blocks\\.\\d+\\.1$", "input_blocks.10.1", 1 },
+        { "blocks\\.[^0-9]", "input_blocks.x", 1 },
+        { "attn1|attn2", "b.attn2.to_k", 1 },
+        { "a(bc)?d", "xadx", 1 },
+        { "a(bc)?d", "xabcdx", 1 },
+        { "a(bc)?d", "xabdx", 0 },
+        { "a.*b.*c", "xaYYbZZc", 1 },
+        { "a.*b.*c", "xaYYcZZb", 0 },
+        { "^$", "", 1 },
+        { "x*", "anything", 1 },
+    };
+    static const struct { const char *rules, *says; } bad[] = {
+        { "a{2}=q8_0", "{n,m}" },
+        { "(?:a)b=q8_0", "(?...)" },
+        { "(ab)+=q8_0", "after a group" },
+        { "a*?=q8_0", "quantifier" },
+        { "\\1=q8_0", "escape" },
+        { "\\bx=q8_0", "escape" },
+        { "(ab=q8_0", "unclosed '('" },
+        { "[ab=q8_0", "unclosed '['" },
+        { "ab)=q8_0", "unmatched ')'" },
+        { "attn=q7_0", "not a type" },
+        { "attn", "not PATTERN=TYPE" },
+        { "=q8_0", "not PATTERN=TYPE" },
+    };
+    sdx_ctx *ctx = t_ctx();
+    sdx__type_rule *r;
+    int n;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *re = cases[i].re, *bad_part = sdx__rx_unsupported(re, re + strlen(re));
+        T_CHECK(!bad_part, "'%s' refused: %s", re, bad_part);
+        T_CHECK(sdx__rx_search(re, re + strlen(re), cases[i].name) == cases[i].match, "'%s' on '%s': want %d", re, cases[i].name,
+                cases[i].match);
+    }
+    T_CHECK(sdx__convert_rules(ctx, ",attn2=q5_1,,proj_out=F16,", &r, &n) == SDX_OK && n == 2 && r[0].type == SDX_Q5_1 &&
+            r[1].type == SDX_F16 && r[1].n == 8, "rules parsed: %s", sdx_last_error(ctx));
+    sdx__free(ctx, r);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = sdx__convert_rules(ctx, bad[i].rules, &r, &n);
+        T_CHECK(rc != SDX_OK && !r && strstr(sdx_last_error(ctx), bad[i].says), "'%s': %d (%s)", bad[i].rules, rc, sdx_last_error(ctx));
+    }
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+/* Tensors for the round trips: name, shape, values. */
+typedef struct gg_src { const char *name; int ndim; int64_t shape[4]; int kept, dims; } gg_src;
+static const gg_src gg_srcs[] = {
+    { "model.diffusion_model.b.proj_in.weight", 2, { 3, 512 }, 0, 2 },          /* rows of 512 */
+    { "model.diffusion_model.b.norm.weight", 1, { 256 }, 0, 1 },                /* a 1-D norm: converted */
+    { "model.diffusion_model.b.norm.bias", 1, { 256 }, 1, 1 },                  /* .bias: kept */
+    { "model.diffusion_model.a.conv.weight", 4, { 4, 2, 3, 3 }, 0, 4 },         /* rows of 3: f16/bf16 only */
+    { "model.diffusion_model.time_embed.0.weight", 2, { 2, 256 }, 1, 2 },       /* time_embed.: kept */
+    { "cond_stage_model.transformer.text_model.embeddings.token_embedding.weight", 2, { 4, 64 }, 1, 2 },  /* embedding: kept */
+    { "cond_stage_model.transformer.text_model.embeddings.position_ids", 2, { 1, 77 }, 1, 0 },          /* left out */
+    { "a.leading_ones.weight", 3, { 1, 1, 32 }, 0, 1 },                         /* stored as [32] */
+    { "v_pred", 0, { 0 }, 0, 1 },                                               /* 0-D: stored as [1] */
+};
+#define GG_NSRC ((int)(sizeof gg_srcs / sizeof gg_srcs[0]))
+
+/* f32 values with the cases quantizers trip on: an all-zero block, a
+ * lone value, equal values, a negative extreme. */
+static void gg_values(float *x, int64_t n, int salt) {
+    t_seed(1234 + (uint64_t)salt);
+    t_fill_normal(x, (size_t)n, 0.05);
+    if (n >= 96) {
+        for (int i = 0; i < 32; i++) x[i] = 0;
+        x[40] = -0.5f;
+        for (int i = 64; i < 96; i++) x[i] = 0.25f;
+    }
+}
+
+static void gg_make(sdx_ctx *ctx, sdx_tensor *ts) {
+    for (int i = 0; i < GG_NSRC; i++) {
+        const gg_src *g = &gg_srcs[i];
+        int ids = !g->dims;      /* position_ids: I64 */
+        sdx_tensor_alloc(ctx, &ts[i], ids ? SDX_I64 : SDX_F32, g->ndim, g->shape);
+        ts[i].name = g->name;
+        if (ids) for (int j = 0; j < 77; j++) ((int64_t *)ts[i].data)[j] = j;
+        else gg_values((float *)ts[i].data, sdx_tensor_numel(&ts[i]), i);
+    }
+}
+
+/* The values one tensor should read back at `type`: quantized row by row
+ * and dequantized (q), cast, or as they were. */
+static void gg_expect(const sdx_tensor *t, sdx_dtype type, float *want) {
+    int64_t n = sdx_tensor_numel(t), row = t->ndim ? t->shape[t->ndim - 1] : 1;
+    sdx__load_f32(t->data, t->dtype, 0, n, want);
+    if (sdx__dtype_is_block(type)) {
+        size_t bytes;
+        int block = sdx_dtype_block(type, &bytes);
+        unsigned char *q = (unsigned char *)malloc((size_t)(n / block) * bytes);
+        for (int64_t r = 0; r < n / row; r++) sdx__quantizer(type)(want + r * row, row, q + (size_t)(r * row / block) * bytes);
+        sdx__dequant(q, type, 0, n, want);
+        free(q);
+    } else if (type == SDX_F16) {
+        for (int64_t j = 0; j < n; j++) want[j] = sdx_f16_to_f32(sdx_f32_to_f16(want[j]));
+    } else if (type == SDX_BF16) {
+        for (int64_t j = 0; j < n; j++) want[j] = sdx_bf16_to_f32(sdx_f32_to_bf16(want[j]));
+    }
+}
+
+/* One round trip: the tensors written at `type`, read back. */
+static int gg_round_trip(sdx_ctx *ctx, const sdx_tensor *ts, sdx_dtype type, const char *path) {
+    sdx_convert_params cp = { sdx_dtype_name(type), NULL };
+    sdx_st *st = NULL;
+    int r = T_PASS;
+    float *want = (float *)malloc(4096 * sizeof(float));
+    T_CHECK(sdx_convert_write(ctx, path, ts, GG_NSRC, NULL, 0, &cp) == SDX_OK, "%s: %s", sdx_dtype_name(type), sdx_last_error(ctx));
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_count(st) == GG_NSRC - 1 && !sdx_st_find(st, gg_srcs[6].name) && sdx_st_meta_count(st) == 0,
+            "%s: %d tensors, %d keys; position_ids left out", sdx_dtype_name(type), sdx_st_count(st), sdx_st_meta_count(st));
+    for (int i = 0; i < GG_NSRC && r == T_PASS; i++) {
+        const sdx_tensor *t = sdx_st_find(st, ts[i].name);
+        int64_t n = sdx_tensor_numel(&ts[i]), row = ts[i].ndim ? ts[i].shape[ts[i].ndim - 1] : 1;
+        sdx_dtype got_type = !gg_srcs[i].kept && row % sdx_dtype_block(type, NULL) == 0 ? type : SDX_F32;
+        sdx_tensor f;
+        if (!gg_srcs[i].dims) continue;
+        if (!t || t->dtype != got_type || sdx_tensor_numel(t) != n || t->ndim != gg_srcs[i].dims) {
+            snprintf(t_msg, sizeof t_msg, "%s: '%s' is %s with %d dims, want %s with %d", sdx_dtype_name(type), ts[i].name,
+                     t ? sdx_dtype_name(t->dtype) : "missing", t ? t->ndim : 0, sdx_dtype_name(got_type), gg_srcs[i].dims);
+            r = T_FAIL;
+            break;
+        }
+        gg_expect(&ts[i], got_type, want);
+        if (sdx_st_read_f32(ctx, st, ts[i].name, &f) != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s", sdx_last_error(ctx)); r = T_FAIL; break; }
+        if (memcmp(f.data, want, (size_t)n * sizeof(float))) {
+            snprintf(t_msg, sizeof t_msg, "%s: '%s' reads back other values than quantizing and dequantizing give", sdx_dtype_name(type),
+                     ts[i].name);
+            r = T_FAIL;
+        }
+        sdx_tensor_free(ctx, &f);
+    }
+    for (int i = 1; r == T_PASS && i < sdx_st_count(st); i++)
+        if (strcmp(sdx_st_get(st, i - 1)->name, sdx_st_get(st, i)->name) >= 0) {
+            snprintf(t_msg, sizeof t_msg, "%s: tensors not sorted by name", sdx_dtype_name(type));
+            r = T_FAIL;
+        }
+    sdx_st_close(st);
+    free(want);
+    return r;
+}
+
+/* sdx writes every type, reads it back and gets what quantizing then
+ * dequantizing gives; the names sd-cli keeps stay f32, position_ids
+ * goes, leading 1s go, a 0-D tensor becomes [1], names are sorted. */
+static int convert_round_trip_reads_back_the_quantized_values(void) {
+    static const sdx_dtype types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q4_1, SDX_Q5_0, SDX_Q5_1, SDX_Q2_K, SDX_Q3_K, SDX_Q4_K, SDX_Q5_K,
+                                       SDX_Q6_K, SDX_F16, SDX_BF16, SDX_F32 };
+    const char *path = "/tmp/sdx_t_gguf_round_trip.gguf";
+    sdx_ctx *ctx = t_ctx();
+    sdx_tensor ts[GG_NSRC];
+    int r = T_PASS;
+    memset(ts, 0, sizeof ts);
+    gg_make(ctx, ts);
+    for (size_t i = 0; r == T_PASS && i < sizeof types / sizeof types[0]; i++) r = gg_round_trip(ctx, ts, types[i], path);
+    for (int i = 0; i < GG_NSRC; i++) sdx_tensor_free(ctx, &ts[i]);
+    remove(path);
+    sdx_destroy(ctx);
+    return r;
+}
+
+/* Whether tensor `name` of got holds the values sdx reads from `from`,
+ * converted to `type` (as they are when that is their dtype). */
+static int gg_holds_converted(sdx_ctx *ctx, const sdx_st *from, const sdx_st *got, const char *name, sdx_dtype type) {
+    sdx_tensor a, b;
+    int same = 0;
+    if (sdx_st_read_f32(ctx, from, name, &a) != SDX_OK) return 0;
+    if (sdx_st_read_f32(ctx, got, name, &b) == SDX_OK) {
+        int64_t n = sdx_tensor_numel(&a);
+        float *e = (float *)malloc((size_t)n * sizeof(float) + 1);
+        if (type == sdx_st_find(from, name)->dtype) memcpy(e, a.data, (size_t)n * sizeof(float));
+        else gg_expect(&a, type, e);
+        same = n == sdx_tensor_numel(&b) && !memcmp(b.data, e, (size_t)n * sizeof(float));
+        free(e);
+        sdx_tensor_free(ctx, &b);
+    }
+    sdx_tensor_free(ctx, &a);
+    return same;
+}
+
+/* Every tensor of the open file st, converted to path with `type`. */
+static int gg_convert_file(sdx_ctx *ctx, const sdx_st *st, const char *path, const char *type) {
+    int n = sdx_st_count(st), rc;
+    sdx_tensor *ts = (sdx_tensor *)calloc((size_t)n + 1, sizeof *ts);
+    sdx_convert_params cp = { type, NULL };
+    if (!ts) return SDX_ERR_NOMEM;
+    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
+    rc = sdx_convert_write(ctx, path, ts, n, NULL, 0, &cp);
+    free(ts);
+    return rc;
+}
+
+/* A GGUF file in: to safetensors every tensor dequantized as sdx reads it
+ * (f32, or f16 rounded from that), or left as it is without a type; to
+ * GGUF again without a type, sd-cli's own bytes; at q8_0, its block
+ * tensors requantized from their values. */
+static int gguf_converts_to_safetensors_and_to_other_types(void) {
+    T_NEED_SHARED(ref, "golden/gguf/sdxl-mixed.gguf");
+    static const char *const types[] = { "f32", NULL, "F16", "q8_0" };
+    const char *st_path = "/tmp/sdx_t_gguf_back.safetensors", *gg_path = "/tmp/sdx_t_gguf_again.gguf";
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *in = NULL, *out = NULL;
+    int r = T_PASS;
+    T_CHECK(sdx_st_open(ctx, ref, &in) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int k = 0; k < 4 && r == T_PASS; k++) {
+        const char *path = k < 3 ? st_path : gg_path;
+        if (gg_convert_file(ctx, in, path, types[k]) != SDX_OK || sdx_st_open(ctx, path, &out) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "%s: %s", types[k] ? types[k] : "no type", sdx_last_error(ctx));
+            r = T_FAIL;
+            break;
+        }
+        for (int i = 0; i < sdx_st_count(in) && r == T_PASS; i++) {
+            const sdx_tensor *t = sdx_st_get(in, i), *u = sdx_st_find(out, t->name);
+            sdx_dtype want = k == 0 ? SDX_F32 : k == 2 ? SDX_F16 : k == 3 ? sdx__convert_gguf_dtype(t, SDX_Q8_0, NULL, 0)
+                           : sdx__dtype_is_block(t->dtype) ? SDX_F32 : t->dtype;
+            if (!u || u->dtype != want || !sdx__same_shape(t, u)) {
+                snprintf(t_msg, sizeof t_msg, "%s: '%s' is %s, want %s of the same shape", types[k] ? types[k] : "no type", t->name,
+                         u ? sdx_dtype_name(u->dtype) : "missing", sdx_dtype_name(want));
+                r = T_FAIL;
+            } else if (!gg_holds_converted(ctx, in, out, t->name, want)) {
+                snprintf(t_msg, sizeof t_msg, "%s: '%s' has other values than %s of what sdx reads", types[k] ? types[k] : "no type",
+                         t->name, sdx_dtype_name(want));
+                r = T_FAIL;
+            } else if (want == t->dtype && memcmp(t->data, u->data, sdx_tensor_nbytes(t))) {
+                snprintf(t_msg, sizeof t_msg, "'%s' kept its %s but not its bytes", t->name, sdx_dtype_name(want));
+                r = T_FAIL;
+            }
+        }
+        sdx_st_close(out);
+    }
+    sdx_st_close(in);
+    if (r == T_PASS && sdx_st_open(ctx, ref, &in) == SDX_OK) {
+        r = gg_convert_file(ctx, in, gg_path, NULL) == SDX_OK ? gg_same_file(ctx, gg_path, ref, "sdxl-mixed.gguf, no type") : T_FAIL;
+        sdx_st_close(in);
+    }
+    remove(st_path);
+    remove(gg_path);
+    sdx_destroy(ctx);
+    return r;
+}
+
+/* A LoRA merged into the q8_0 model: saved to safetensors its merged
+ * tensors are f32; saved to GGUF at q8_0 they are those values quantized;
+ * untouched tensors keep their bytes. */
+static int a_lora_merged_into_a_quantized_model_saves_requantized(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    const char *st_path = "/tmp/sdx_t_gguf_lora.safetensors", *gg_path = "/tmp/sdx_t_gguf_lora.gguf";
+    sdx_convert_params cp = { "q8_0", NULL };
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m = t_model_file(ctx, path);
+    sdx_st *base = NULL, *fs = NULL, *fg = NULL;
+    int merged = 0, r = T_PASS;
+    (void)v;
+    T_CHECK(m, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_model_apply_lora(m, lora, 1.0f, 1.0f) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_model_save(m, st_path) == SDX_OK && sdx_model_save_as(m, gg_path, &cp) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_open(ctx, path, &base) == SDX_OK && sdx_st_open(ctx, st_path, &fs) == SDX_OK && sdx_st_open(ctx, gg_path, &fg) == SDX_OK,
+            "%s", sdx_last_error(ctx));
+    for (int i = 0; i < sdx_st_count(base) && r == T_PASS; i++) {
+        const sdx_tensor *t = sdx_st_get(base, i), *s = sdx_st_find(fs, t->name), *g = sdx_st_find(fg, t->name);
+        if (!s || !g || g->dtype != t->dtype || s->dtype != (sdx__dtype_is_block(t->dtype) ? SDX_F32 : t->dtype)) {
+            snprintf(t_msg, sizeof t_msg, "'%s' (%s): missing, or saved as %s and %s", t->name, sdx_dtype_name(t->dtype),
+                     s ? sdx_dtype_name(s->dtype) : "-", g ? sdx_dtype_name(g->dtype) : "-");
+            r = T_FAIL;
+            break;
+        }
+        if (!memcmp(t->data, g->data, sdx_tensor_nbytes(t))) continue;     /* untouched: the file's bytes */
+        merged += sdx__dtype_is_block(t->dtype);
+        if (!gg_holds_converted(ctx, fs, fg, t->name, g->dtype)) {
+            snprintf(t_msg, sizeof t_msg, "'%s': the GGUF's %s is not the merged values of the safetensors file", t->name,
+                     sdx_dtype_name(g->dtype));
+            r = T_FAIL;
+        }
+    }
+    sdx_st_close(base);
+    sdx_st_close(fs);
+    sdx_st_close(fg);
+    sdx_model_free(m);
+    remove(st_path);
+    remove(gg_path);
+    sdx_destroy(ctx);
+    if (r != T_PASS) return r;
+    T_NOTE("%d merged q8_0 tensors: f32 in safetensors, requantized in GGUF", merged);
+    T_CHECK(merged > 0, "the LoRA touched no q8_0 tensor");
+    return T_PASS;
+}
+
+static int gg_convert_built(sdx_ctx *ctx, void *arg) {
+    static const char *const types[] = { "q4_0", "q4_K", "f16" };
+    int rc = SDX_OK;
+    sdx_convert_params cp = { NULL, "norm=q8_0,attn[12]=q5_1" };
+    for (int i = 0; i < 3 && rc == SDX_OK; i++) {
+        cp.type = types[i];
+        rc = sdx_convert_write(ctx, i < 2 ? "/tmp/sdx_t_gguf_alloc.gguf" : "/tmp/sdx_t_gguf_alloc.safetensors", (const sdx_tensor *)arg,
+                               GG_NSRC, NULL, 0, i < 2 ? &cp : &(sdx_convert_params){ "f16", NULL });
+    }
+    return rc;
+}
+
+static int convert_fails_cleanly_at_every_allocation(void) {
+    t_allocs f = { 0, 0 };
+    sdx_ctx *ctx = t_allocs_ctx(&f), *plain = t_ctx();
+    sdx_tensor ts[GG_NSRC];
+    int r;
+    memset(ts, 0, sizeof ts);
+    gg_make(plain, ts);
+    r = t_fail_each_allocation(ctx, &f, gg_convert_built, ts, 200);
+    for (int i = 0; i < GG_NSRC; i++) sdx_tensor_free(plain, &ts[i]);
+    remove("/tmp/sdx_t_gguf_alloc.gguf");
+    remove("/tmp/sdx_t_gguf_alloc.safetensors");
+    sdx_destroy(ctx);
+    sdx_destroy(plain);
+    return r;
+}
+
+/* sdx -M convert: the output loads and generates; a bad --type exits 2,
+ * an output that cannot be written or cannot hold the type exits 1 with
+ * the reason, and leaves nothing behind. */
+static int sdx_converts_from_the_command_line(void) {
+    T_NEED_SHARED(model, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    static char out[8192], args[4096];
+    const char *gg = "/tmp/sdx_t_gguf_cli.gguf", *png = "/tmp/sdx_t_gguf_cli.png", *st = "/tmp/sdx_t_gguf_cli.safetensors";
+    int rc;
+    (void)v;
+    T_NEED_SDX_COMMAND();
+    T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
+    snprintf(args, sizeof args, "-M convert -m '%s' --type q8_0 -o %s", model, gg);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "996 tensors (620 F32, 376 Q8_0)"), "convert: exit %d: %s", rc, out);
+    snprintf(args, sizeof args, "-m %s --vocab '%s/vocab' -p 'a cat' -W 64 -H 64 --steps 2 -s 1 -o %s", gg, t_shared_dir(), png);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 0 && t_file_exists(png), "generate from the converted file: exit %d: %s", rc, out);
+    snprintf(args, sizeof args, "-M convert -m %s --type f32 -o %s", gg, st);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "(996 F32)"), "back to safetensors: exit %d: %s", rc, out);
+    rc = t_sdx("-M convert -m x.safetensors --type q7_0 -o y.gguf", out, sizeof out);
+    T_CHECK(rc == 2 && strstr(out, "--type q7_0: valid types are f32, f16, bf16, q4_0") && strstr(out, "q6_K"), "bad type: %d: %s", rc, out);
+    snprintf(args, sizeof args, "-M convert -m '%s' --type q4_K -o /nonexistent-dir/x.gguf", model);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 1 && strstr(out, "/nonexistent-dir/x.gguf: cannot create"), "unwritable output: %d: %s", rc, out);
+    remove(st);
+    snprintf(args, sizeof args, "-M convert -m '%s' --type q8_0 -o %s", model, st);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 1 && strstr(out, "safetensors cannot hold Q8_0") && !t_file_exists(st), "q8_0 into safetensors: %d: %s", rc, out);
+    snprintf(args, sizeof args, "-M convert -m '%s' --type q8_0 --tensor-type-rules 'a{2}=q4_0' -o %s", model, gg);
+    rc = t_sdx(args, out, sizeof out);
+    T_CHECK(rc == 1 && strstr(out, "{n,m}"), "unsupported rule: %d: %s", rc, out);
+    rc = t_sdx("-m m.safetensors -p x --type q8_0", out, sizeof out);
+    T_CHECK(rc == 2 && strstr(out, "go with -M convert"), "--type outside convert: %d: %s", rc, out);
+    remove(gg);
+    remove(png);
+    return T_PASS;
+}
+
 static const t_case gguf_cases[] = {
     { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
     { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
@@ -490,6 +992,13 @@ static const t_case gguf_cases[] = {
     { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },
     { "a_slice_is_refused_as_a_model", a_slice_is_refused_as_a_model },
     { "q8_0_model_generates_close_to_the_f32_model", q8_0_model_generates_close_to_the_f32_model },
+    { "sdx_converts_to_sd_clis_bytes_at_every_type", sdx_converts_to_sd_clis_bytes_at_every_type },
+    { "type_rule_patterns_match_as_regex_search", type_rule_patterns_match_as_regex_search },
+    { "convert_round_trip_reads_back_the_quantized_values", convert_round_trip_reads_back_the_quantized_values },
+    { "gguf_converts_to_safetensors_and_to_other_types", gguf_converts_to_safetensors_and_to_other_types },
+    { "a_lora_merged_into_a_quantized_model_saves_requantized", a_lora_merged_into_a_quantized_model_saves_requantized },
+    { "convert_fails_cleanly_at_every_allocation", convert_fails_cleanly_at_every_allocation },
+    { "sdx_converts_from_the_command_line", sdx_converts_from_the_command_line },
     { 0, 0 }
 };
 SDX_TEST_SUITE(gguf, gguf_cases)

@@ -49,6 +49,32 @@ SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *n
 SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
                          const char *const *meta, int n_meta);
 
+/* Converting, as stable-diffusion.cpp's `sd-cli -M convert --type TYPE
+ * --tensor-type-rules RULES -o OUT` does. The strings are sd-cli's:
+ * type is f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K,
+ * q5_K or q6_K (any case; NULL: every tensor keeps its dtype); rules is
+ * "REGEX=TYPE,...", the first rule whose pattern occurs in a tensor's name
+ * choosing its type (a subset of ECMAScript regexes: README, "GGUF
+ * checkpoints"). */
+typedef struct sdx_convert_params {
+    const char *type;
+    const char *rules;
+} sdx_convert_params;
+
+/* Writes tensors (each with a name) converted. A path ending in ".gguf"
+ * gets a GGUF file as sd-cli writes it: no metadata, the tensors sd-cli
+ * leaves out (position_ids, logit_scale, ...) left out, the rest sorted
+ * by name; a tensor takes its rule's type, else `type`, where sd-cli
+ * would convert it (rows whole blocks of the type; not a .bias, .scale,
+ * time_embed., label_emb. or embedding tensor), else keeps its dtype;
+ * quantization is ggml's reference code, bit for bit. Any other path gets
+ * safetensors with the metadata: every float tensor in `type` (f32, f16
+ * or bf16), or without one the block-quantized tensors dequantized to
+ * F32 and the rest as they are. One tensor is converted at a time;
+ * written to a temporary name and renamed, as sdx_st_write. */
+SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                                     const char *const *meta, int n_meta, const sdx_convert_params *params);
+
 /* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
  * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
  * reported through the log callback (SDX_LOG_WARN) and the first few are

@@ -401,3 +401,105 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     if (rc != SDX_OK) sdx__gguf_free(g);
     return rc;
 }
+
+/* ---- writing ------------------------------------------------------------ */
+/* What stable-diffusion.cpp's converter writes and ggml reads: version 3,
+ * no key/value pairs (so the alignment is 32), the tensor infos in the
+ * given order, each tensor's data at the next multiple of 32 after the
+ * last one's, and the last one padded too (ggml's own writer pads it;
+ * sd-cli's streaming writer leaves that padding off). */
+
+/* Produces the bytes of tensor i of a file being written: *data points at
+ * sdx_tensor_nbytes of them until the next call. */
+typedef int (*sdx__fill_fn)(void *user, int i, const void **data);
+
+/* The ggml type id of a dtype (-1: GGUF has none, e.g. U8). */
+static int sdx__ggml_type_of(sdx_dtype t) {
+    for (int i = 0; i < SDX__ARRAY_LEN(sdx__ggml_types); i++)
+        if (sdx__ggml_types[i].dtype == (int)t) return i;
+    return -1;
+}
+
+/* ne[] of t as GGUF stores it: the row-major shape reversed, without its
+ * leading 1s (ggml_n_dims), at least one dim. Returns the count, or 0
+ * when more than 4 remain. */
+static int sdx__gguf_ne(const sdx_tensor *t, uint64_t *ne) {
+    int first = 0, n;
+    while (first < t->ndim - 1 && t->shape[first] == 1) first++;
+    n = t->ndim - first;
+    if (n > SDX__GGUF_MAX_DIMS) return 0;
+    if (n <= 0) {
+        ne[0] = 1;
+        return 1;
+    }
+    for (int i = 0; i < n; i++) ne[i] = (uint64_t)t->shape[t->ndim - 1 - i];
+    return n;
+}
+
+static unsigned char *sdx__gguf_put(unsigned char *p, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; i++) *p++ = (unsigned char)(v >> (8 * i));
+    return p;
+}
+
+/* Checks every tensor; *size gets the header's size, padded. */
+static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, size_t *size) {
+    size_t bytes;
+    uint64_t ne[SDX__GGUF_MAX_DIMS];
+    *size = 24;
+    for (int i = 0; i < n; i++) {
+        int dims = sdx__gguf_ne(&t[i], ne);
+        char sh[128];
+        if (!t[i].name || !*t[i].name || !sdx__shape_bytes(t[i].dtype, t[i].ndim, t[i].shape, &bytes))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: tensor %d has no name or an invalid shape/dtype", path, i);
+        if (sdx__ggml_type_of(t[i].dtype) < 0 || !dims)
+            return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "%s: tensor '%s' (%s %s) cannot go into a GGUF file (it holds float and "
+                             "block types, I32, I64 and F64, in at most 4 dims besides leading 1s)", path, t[i].name,
+                             sdx_dtype_name(t[i].dtype), sdx_shape_str(&t[i], sh, sizeof sh));
+        *size += 8 + strlen(t[i].name) + 4 + 8 * (size_t)dims + 4 + 8;
+    }
+    *size = (size_t)sdx__gguf_pad(*size, SDX__GGUF_ALIGNMENT);
+    return SDX_OK;
+}
+
+/* Writes tensors t[0..n) (name, dtype and shape; the bytes from fill, or
+ * t[i].data without one) to path through a temporary file. */
+static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, sdx__fill_fn fill, void *user) {
+    static const unsigned char zeros[SDX__GGUF_ALIGNMENT] = { 0 };
+    size_t size;
+    unsigned char *h, *p;
+    uint64_t offset = 0, ne[SDX__GGUF_MAX_DIMS];
+    sdx__tmpfile f;
+    int rc = sdx__gguf_header_size(ctx, path, t, n, &size);
+    if (rc != SDX_OK) return rc;
+    if (!(h = (unsigned char *)sdx__calloc(ctx, 1, size))) return sdx__nomem(ctx, "GGUF header", size);
+    memcpy(h, "GGUF", 4);
+    p = sdx__gguf_put(h + 4, 3, 4);
+    p = sdx__gguf_put(p, (uint64_t)n, 8);
+    p = sdx__gguf_put(p, 0, 8);
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(t[i].name);
+        int dims = sdx__gguf_ne(&t[i], ne);
+        p = sdx__gguf_put(p, len, 8);
+        memcpy(p, t[i].name, len);
+        p = sdx__gguf_put(p + len, (uint64_t)dims, 4);
+        for (int d = 0; d < dims; d++) p = sdx__gguf_put(p, ne[d], 8);
+        p = sdx__gguf_put(p, (uint64_t)sdx__ggml_type_of(t[i].dtype), 4);
+        p = sdx__gguf_put(p, offset, 8);
+        offset = sdx__gguf_pad(offset + sdx_tensor_nbytes(&t[i]), SDX__GGUF_ALIGNMENT);
+    }
+    rc = sdx__tmpfile_open(ctx, &f, path);
+    if (rc == SDX_OK) sdx__tmpfile_write(&f, h, size);
+    sdx__free(ctx, h);
+    if (rc != SDX_OK) return rc;
+    for (int i = 0; rc == SDX_OK && i < n; i++) {
+        size_t bytes = sdx_tensor_nbytes(&t[i]);
+        const void *data = t[i].data;
+        if (fill) rc = fill(user, i, &data);
+        if (rc != SDX_OK) break;
+        sdx__tmpfile_write(&f, data, bytes);
+        sdx__tmpfile_write(&f, zeros, (size_t)(sdx__gguf_pad(bytes, SDX__GGUF_ALIGNMENT) - bytes));
+    }
+    if (rc == SDX_OK) return sdx__tmpfile_commit(&f);
+    sdx__tmpfile_abort(&f);
+    return rc;
+}

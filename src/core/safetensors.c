@@ -409,8 +409,10 @@ static void sdx__buf_json_string(sdx__buf *b, const char *s) {
     sdx__buf_put(b, "\"", 1);
 }
 
-SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
-                         const char *const *meta, int n_meta) {
+/* sdx_st_write with the bytes of tensor i from fill (see sdx__fill_fn)
+ * where there is one: a converter writes one tensor at a time. */
+static int sdx__st_write_stream(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors, const char *const *meta,
+                                int n_meta, sdx__fill_fn fill, void *user) {
     sdx__buf h;
     uint64_t offset = 0;
     sdx__tmpfile f;
@@ -462,11 +464,21 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
     if (rc == SDX_OK) {
         sdx__tmpfile_write(&f, len8, 8);
         sdx__tmpfile_write(&f, h.p, h.len);
-        for (int i = 0; i < n_tensors; i++) sdx__tmpfile_write(&f, tensors[i].data, sdx_tensor_nbytes(&tensors[i]));
-        rc = sdx__tmpfile_commit(&f);
+        for (int i = 0; i < n_tensors && rc == SDX_OK; i++) {
+            const void *data = tensors[i].data;
+            if (fill) rc = fill(user, i, &data);
+            if (rc == SDX_OK) sdx__tmpfile_write(&f, data, sdx_tensor_nbytes(&tensors[i]));
+        }
+        if (rc == SDX_OK) rc = sdx__tmpfile_commit(&f);
+        else sdx__tmpfile_abort(&f);
     }
     sdx__free(ctx, h.p);
-    return (sdx_result)rc;
+    return rc;
+}
+
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                         const char *const *meta, int n_meta) {
+    return (sdx_result)sdx__st_write_stream(ctx, path, tensors, n_tensors, meta, n_meta, NULL, NULL);
 }
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */

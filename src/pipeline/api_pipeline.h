@@ -89,6 +89,11 @@ SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, floa
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
+/* save, converted as sdx_convert_write does (sdx_convert_params in the
+ * safetensors part below; a .gguf path gets GGUF). A merged tensor of a
+ * block-quantized file is F32 before the conversion. */
+struct sdx_convert_params;
+SDX_API sdx_result sdx_model_save_as(sdx_model *model, const char *path, const struct sdx_convert_params *params);
 
 /* What turns latents into pixels and back. AUTO: TAESD when the model has
  * the TAESD half the job needs (sdx_model_desc.taesd), else the VAE. */

@@ -9,6 +9,7 @@
 #include "../sampling/schedules.c"
 #include "../models/vae.c"
 #include "../models/taesd.c"
+#include "../core/convert.c"
 
 /* ===================================================================== */
 /*  Pipeline: model loading, txt2img / img2img / inpainting               */
@@ -314,7 +315,7 @@ SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
 
 SDX_API int sdx_model_lora_count(const sdx_model *m) { return m ? m->n_loras : 0; }
 
-SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
+SDX_API sdx_result sdx_model_save_as(sdx_model *m, const char *path, const sdx_convert_params *params) {
     sdx_ctx *ctx;
     int n, rc = SDX_OK, n_meta;
     sdx_tensor *ts;
@@ -337,25 +338,30 @@ SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) {
                 sdx__wslot *s = sdx__lora_module_slot(&m->loras[j].mod[k]);
                 if (s->file == t) slot = s;
             }
-        if (slot) {     /* merged in f32 and rounded once to the file's dtype */
+        if (slot) {     /* merged in f32 and rounded once to the file's dtype (F32 for a block type) */
             int64_t cnt = sdx_tensor_numel(t);
-            float *w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
-            void *out = sdx__malloc(ctx, sdx_tensor_nbytes(t));
-            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(t)); break; }
+            float *w;
+            void *out;
+            if (sdx__dtype_is_block(t->dtype)) ts[i].dtype = SDX_F32;
+            w = (float *)sdx__malloc(ctx, (size_t)cnt * sizeof(float));
+            out = sdx__malloc(ctx, sdx_tensor_nbytes(&ts[i]));
+            if (!w || !out) { sdx__free(ctx, w); sdx__free(ctx, out); rc = sdx__nomem(ctx, t->name, sdx_tensor_nbytes(&ts[i])); break; }
             rc = sdx__lora_merged(ctx, m->loras, m->n_loras, slot, w);
-            if (t->dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
-            else sdx__store_f32(out, t->dtype, 0, cnt, w);
+            if (ts[i].dtype == SDX_F16) sdx_f32_to_f16_n(w, (uint16_t *)out, (size_t)cnt);
+            else sdx__store_f32(out, ts[i].dtype, 0, cnt, w);
             sdx__free(ctx, w);
             ts[i].data = out;
             ts[i].owned = 1;
         }
     }
-    if (rc == SDX_OK) rc = sdx_st_write(ctx, path, ts, n, meta, n_meta);
+    if (rc == SDX_OK) rc = sdx_convert_write(ctx, path, ts, n, meta, n_meta, params);
     for (int i = 0; i < n; i++) if (ts[i].owned) sdx__free(ctx, ts[i].data);
     sdx__free(ctx, ts);
     sdx__free(ctx, (void *)meta);
     return (sdx_result)rc;
 }
+
+SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) { return sdx_model_save_as(m, path, NULL); }
 
 /* <lora:name:...> tags of the prompt: applied for this generation from
  * `dir` (DIR/name.safetensors), removed afterwards. */
