@@ -325,6 +325,42 @@ static int lora_on_a_gguf_model_from_callbacks(void) {
     return T_PASS;
 }
 
+/* Saving reads every tensor: from callbacks the same file as from the
+ * checkpoint's path (a LoRA merged in; no vocabulary). */
+static int saving_a_model_from_callbacks(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(lora_path, "golden/lora/loras/sd1_kohya_small_bf16.safetensors");
+    const char *out[2] = { "/tmp/sdx_t_sources_save_file.safetensors", "/tmp/sdx_t_sources_save_cb.safetensors" };
+    sdx_ctx *ctx = t_ctx();
+    ts_part p, l;
+    unsigned char *a, *b;
+    size_t na, nb;
+    T_CHECK(ts_part_load(&p, ckpt) && ts_part_load(&l, lora_path), "unreadable");
+    for (int i = 0; i < 2; i++) {
+        sdx_model_desc md;
+        sdx_model *m = NULL;
+        sdx_source s = ts_source(&l, i ? TS_READ : TS_FILE);
+        memset(&md, 0, sizeof md);
+        md.no_vocab = 1;
+        md.checkpoint_source = ts_source(&p, i ? TS_READ : TS_FILE);
+        T_CHECK(sdx_model_load(ctx, &md, &m) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx_model_apply_lora_source(m, &s, 0.5f, 0.5f) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx_model_save(m, out[i]) == SDX_OK, "%s", sdx_last_error(ctx));
+        sdx_model_free(m);
+    }
+    a = t_slurp(out[0], &na);
+    b = t_slurp(out[1], &nb);
+    T_CHECK(a && b && na == nb && !memcmp(a, b, na), "the saved files differ");
+    free(a);
+    free(b);
+    remove(out[0]);
+    remove(out[1]);
+    ts_part_free(&p);
+    ts_part_free(&l);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* ---- hostile sources ------------------------------------------------------- */
 
 /* The call fails with the code of a bad file, bad arguments or no
@@ -514,6 +550,7 @@ static const t_case t_sources_cases[] = {
     { "buffers_and_callbacks_generate_what_the_files_do", buffers_and_callbacks_generate_what_the_files_do },
     { "callbacks_read_the_header_then_each_tensor", callbacks_read_the_header_then_each_tensor },
     { "lora_on_a_gguf_model_from_callbacks", lora_on_a_gguf_model_from_callbacks },
+    { "saving_a_model_from_callbacks", saving_a_model_from_callbacks },
     { "hostile_sources_fail_cleanly", hostile_sources_fail_cleanly },
     { "compiled_in_vocabulary_tokenizes_as_the_file", compiled_in_vocabulary_tokenizes_as_the_file },
     { NULL, NULL }
