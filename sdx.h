@@ -342,6 +342,127 @@ SDX_API void sdx_image_free(sdx_ctx *ctx, sdx_image *img);
 }
 #endif
 
+/* ---- src/core/api_safetensors.h ---- */
+
+/* ===================================================================== */
+/*  Public API: safetensors files                                         */
+/* ===================================================================== */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a model file's bytes come from: a path, the caller's memory or
+ * the caller's own I/O (pack files, archives, a WASM host, the network).
+ * Set exactly one of:
+ *   path         the file, memory-mapped read-only (as every path argument);
+ *   data, size   the file's bytes in memory: borrowed, never copied. They
+ *                must stay valid and unchanged until what was loaded from
+ *                them is freed (the model, ControlNet or upscaler; a LoRA's
+ *                until the model or sdx_model_clear_loras);
+ *   read, size   a callback: read(user, offset, n, dst) copies the n bytes
+ *                at `offset` of a file of `size` bytes into dst and returns
+ *                n; any other return is an I/O error. sdx reads the header
+ *                first, then each tensor as a model fetches it, never asking
+ *                for a byte past `size`; it may call read again while the
+ *                model lives (a weight dropped after conversion and needed
+ *                again), so user must outlive the model as well.
+ * name (optional) is what messages, and model names in PNG parameters,
+ * call it; NULL: the path, "(memory)" or "(read callback)".
+ * Every source is checked as strictly as a file: a truncated buffer, a size
+ * that lies or a callback that fails gives an error, never a crash. */
+typedef size_t (*sdx_read_fn)(void *user, uint64_t offset, size_t n, void *dst);
+typedef struct sdx_source {
+    const char *path;
+    const void *data;
+    size_t      size;         /* of data, or of the file read reads from */
+    sdx_read_fn read;
+    void       *user;
+    const char *name;
+} sdx_source;
+
+/* An open safetensors file. The file is mmapped read-only and tensors point
+ * into the mapping, so opening a multi-GB checkpoint costs address space,
+ * not RAM. Tensor data is valid until sdx_st_close. The header is checked
+ * strictly: bounded length, valid JSON, known dtypes, shape x dtype size ==
+ * byte span, spans inside the data section, no overlaps, unique names.
+ *
+ * A GGUF file (v2/v3, found by its "GGUF" magic) opens the same way: its
+ * tensors get row-major shapes (ggml's ne[] reversed) and dtypes that may
+ * be block-quantized (SDX_Q8_0, SDX_Q4_K, ...: see sdx_dtype_block); its
+ * key/value pairs are the metadata, as text (numbers printed, arrays as
+ * "[N TYPE values]"). Sizes, counts, offsets and string lengths are
+ * checked against the file, as are ggml's placement rules. */
+typedef struct sdx_st sdx_st;
+
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
+/* Parses a file image in memory (not copied: `data` must outlive the
+ * sdx_st). `name` is used in messages. */
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
+                                const char *name, sdx_st **out);
+/* Either of the above, or read callbacks. With callbacks only the header
+ * is read here; a tensor's bytes come in when sdx_st_read_f32 or a model
+ * fetches it (until then its data reads as zeros), into memory the sdx_st
+ * holds, reserved at the file's size and taken page by page as read. */
+SDX_API sdx_result sdx_st_open_source(sdx_ctx *ctx, const sdx_source *src, sdx_st **out);
+SDX_API void sdx_st_close(sdx_st *st);
+
+SDX_API const char       *sdx_st_path(const sdx_st *st);
+SDX_API int               sdx_st_count(const sdx_st *st);
+SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int index); /* file order */
+SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name);
+/* __metadata__ entries (string values). */
+SDX_API int         sdx_st_meta_count(const sdx_st *st);
+SDX_API sdx_result sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
+SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
+
+/* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
+ * converted, quantized blocks dequantized as ggml does). Free with
+ * sdx_tensor_free. */
+SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
+
+/* Writes tensors (each with a name) and optional metadata key/value pairs
+ * (meta[2*i] = key, meta[2*i+1] = value). The file is written to a
+ * temporary name and renamed, so a failure never leaves half a file. */
+SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                         const char *const *meta, int n_meta);
+
+/* Converting, as stable-diffusion.cpp's `sd-cli -M convert --type TYPE
+ * --tensor-type-rules RULES -o OUT` does. The strings are sd-cli's:
+ * type is f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K,
+ * q5_K or q6_K (any case; NULL: every tensor keeps its dtype); rules is
+ * "REGEX=TYPE,...", the first rule whose pattern occurs in a tensor's name
+ * choosing its type (a subset of ECMAScript regexes: README, "GGUF
+ * checkpoints"). */
+typedef struct sdx_convert_params {
+    const char *type;
+    const char *rules;
+} sdx_convert_params;
+
+/* Writes tensors (each with a name) converted. A path ending in ".gguf"
+ * gets a GGUF file as sd-cli writes it: no metadata, the tensors sd-cli
+ * leaves out (position_ids, logit_scale, ...) left out, the rest sorted
+ * by name; a tensor takes its rule's type, else `type`, where sd-cli
+ * would convert it (rows whole blocks of the type; not a .bias, .scale,
+ * time_embed., label_emb. or embedding tensor), else keeps its dtype;
+ * quantization is ggml's reference code, bit for bit. Any other path gets
+ * safetensors with the metadata: every float tensor in `type` (f32, f16
+ * or bf16), or without one the block-quantized tensors dequantized to
+ * F32 and the rest as they are. One tensor is converted at a time;
+ * written to a temporary name and renamed, as sdx_st_write. */
+SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
+                                     const char *const *meta, int n_meta, const sdx_convert_params *params);
+
+/* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
+ * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
+ * reported through the log callback (SDX_LOG_WARN) and the first few are
+ * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
+ * are bad (0 on any other error). */
+SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
+
+#ifdef __cplusplus
+}
+#endif
+
 /* ---- src/family/api_family.h ---- */
 
 /* ===================================================================== */
@@ -384,12 +505,18 @@ typedef enum sdx_compute {
                                   elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
+/* Each file a model takes can be given by its path field or by the
+ * sdx_source field at the end (memory or read callbacks; see
+ * api_safetensors.h): one or the other. */
 typedef struct sdx_model_desc {
-    const char *checkpoint;    /* single-file .safetensors (required)        */
+    const char *checkpoint;    /* single-file .safetensors or .gguf
+                                  (required, or checkpoint_source)          */
     const char *vae;           /* separate VAE .safetensors replacing the
                                   checkpoint's (optional)                   */
     /* CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz or a folder
-     * holding one. NULL: look next to the checkpoint, then $SDX_VOCAB. */
+     * holding one. NULL (and no vocab_data or vocab_source): the vocabulary
+     * compiled in with SDX_EMBED_VOCAB (see sdx_tokenizer_load_embedded),
+     * else look next to the checkpoint's file, then $SDX_VOCAB. */
     const char *vocab;
     const void *vocab_data;    /* or an embedded vocabulary (sdx-vocab2c)   */
     size_t      vocab_size;
@@ -421,6 +548,17 @@ typedef struct sdx_model_desc {
                                   follow the UNet); DEFAULT: policy macros.
                                   bf16 keeps a bf16 copy of each weight it
                                   uses (the size of the weights in f16)     */
+    /* The same files from memory or the host's own I/O, each instead of
+     * its path field above. The model borrows buffers and calls read
+     * callbacks until sdx_model_free. A checkpoint from callbacks is read
+     * as the model fetches each weight: those the CPU computes from in
+     * the file's dtype stay in memory (low_memory cannot give them back:
+     * there is no file to page them in from), the others (converted,
+     * uploaded to a device) go once copied. */
+    sdx_source  checkpoint_source;
+    sdx_source  vae_source;
+    sdx_source  taesd_source[2];
+    sdx_source  vocab_source;
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -450,6 +588,11 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * save: writes the checkpoint with the applied LoRAs merged: the same
  * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
 SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+/* The same from a buffer or read callbacks (read whole at once); a buffer
+ * is borrowed until the LoRA is removed (sdx_model_clear_loras) or the
+ * model freed. */
+SDX_API sdx_result sdx_model_apply_lora_source(sdx_model *model, const sdx_source *src, float unet_strength,
+                                               float te_strength);
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
@@ -470,6 +613,9 @@ typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sd
 typedef struct sdx_controlnet sdx_controlnet;
 
 SDX_API sdx_result sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+/* The same from a buffer or read callbacks, borrowed until
+ * sdx_controlnet_free (as a checkpoint's, sdx_model_desc). */
+SDX_API sdx_result sdx_controlnet_load_source(sdx_model *model, const sdx_source *src, sdx_controlnet **out);
 SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
 /* The file name without folder or extension (PNG parameters). */
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);
@@ -700,6 +846,9 @@ typedef struct sdx_upscaler sdx_upscaler;
  * sdx_upscaler_free). Fails with SDX_ERR_MODEL naming the missing or
  * mis-shaped tensor when the file is not a model sdx can run. */
 SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out);
+/* The same from a buffer (borrowed until sdx_upscaler_free) or read
+ * callbacks (sdx_source). */
+SDX_API sdx_result sdx_upscaler_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_upscaler **out);
 SDX_API void sdx_upscaler_free(sdx_upscaler *up);
 /* Output pixels per input pixel and side: 4, 2 or 1 (old files up to 8). */
 SDX_API int  sdx_upscaler_scale(const sdx_upscaler *up);
@@ -728,93 +877,6 @@ SDX_API sdx_result sdx_upscaler_set_tiling(sdx_upscaler *up, int tile, int tile_
  * previous pass's 8-bit output, as sd-cli's --upscale-repeats). out is
  * allocated: free it with sdx_image_free. */
 SDX_API sdx_result sdx_upscale(sdx_upscaler *up, const sdx_image *in, int repeats, sdx_image *out);
-
-#ifdef __cplusplus
-}
-#endif
-
-/* ---- src/core/api_safetensors.h ---- */
-
-/* ===================================================================== */
-/*  Public API: safetensors files                                         */
-/* ===================================================================== */
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* An open safetensors file. The file is mmapped read-only and tensors point
- * into the mapping, so opening a multi-GB checkpoint costs address space,
- * not RAM. Tensor data is valid until sdx_st_close. The header is checked
- * strictly: bounded length, valid JSON, known dtypes, shape x dtype size ==
- * byte span, spans inside the data section, no overlaps, unique names.
- *
- * A GGUF file (v2/v3, found by its "GGUF" magic) opens the same way: its
- * tensors get row-major shapes (ggml's ne[] reversed) and dtypes that may
- * be block-quantized (SDX_Q8_0, SDX_Q4_K, ...: see sdx_dtype_block); its
- * key/value pairs are the metadata, as text (numbers printed, arrays as
- * "[N TYPE values]"). Sizes, counts, offsets and string lengths are
- * checked against the file, as are ggml's placement rules. */
-typedef struct sdx_st sdx_st;
-
-SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
-/* Parses a file image in memory (not copied: `data` must outlive the
- * sdx_st). `name` is used in messages. */
-SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
-                                const char *name, sdx_st **out);
-SDX_API void sdx_st_close(sdx_st *st);
-
-SDX_API const char       *sdx_st_path(const sdx_st *st);
-SDX_API int               sdx_st_count(const sdx_st *st);
-SDX_API const sdx_tensor *sdx_st_get(const sdx_st *st, int index); /* file order */
-SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name);
-/* __metadata__ entries (string values). */
-SDX_API int         sdx_st_meta_count(const sdx_st *st);
-SDX_API sdx_result sdx_st_meta_at(const sdx_st *st, int index, const char **key, const char **value);
-SDX_API const char *sdx_st_meta(const sdx_st *st, const char *key);   /* NULL if absent */
-
-/* Copies tensor `name` into a new owned F32 tensor (any float/int dtype
- * converted, quantized blocks dequantized as ggml does). Free with
- * sdx_tensor_free. */
-SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *name, sdx_tensor *out);
-
-/* Writes tensors (each with a name) and optional metadata key/value pairs
- * (meta[2*i] = key, meta[2*i+1] = value). The file is written to a
- * temporary name and renamed, so a failure never leaves half a file. */
-SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
-                         const char *const *meta, int n_meta);
-
-/* Converting, as stable-diffusion.cpp's `sd-cli -M convert --type TYPE
- * --tensor-type-rules RULES -o OUT` does. The strings are sd-cli's:
- * type is f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K,
- * q5_K or q6_K (any case; NULL: every tensor keeps its dtype); rules is
- * "REGEX=TYPE,...", the first rule whose pattern occurs in a tensor's name
- * choosing its type (a subset of ECMAScript regexes: README, "GGUF
- * checkpoints"). */
-typedef struct sdx_convert_params {
-    const char *type;
-    const char *rules;
-} sdx_convert_params;
-
-/* Writes tensors (each with a name) converted. A path ending in ".gguf"
- * gets a GGUF file as sd-cli writes it: no metadata, the tensors sd-cli
- * leaves out (position_ids, logit_scale, ...) left out, the rest sorted
- * by name; a tensor takes its rule's type, else `type`, where sd-cli
- * would convert it (rows whole blocks of the type; not a .bias, .scale,
- * time_embed., label_emb. or embedding tensor), else keeps its dtype;
- * quantization is ggml's reference code, bit for bit. Any other path gets
- * safetensors with the metadata: every float tensor in `type` (f32, f16
- * or bf16), or without one the block-quantized tensors dequantized to
- * F32 and the rest as they are. One tensor is converted at a time;
- * written to a temporary name and renamed, as sdx_st_write. */
-SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors,
-                                     const char *const *meta, int n_meta, const sdx_convert_params *params);
-
-/* Checks every float tensor for NaN/Inf. Returns SDX_OK when all are
- * finite, SDX_ERR_NONFINITE when some are not: each bad tensor is
- * reported through the log callback (SDX_LOG_WARN) and the first few are
- * named in sdx_last_error. *n_bad (may be NULL) receives how many tensors
- * are bad (0 on any other error). */
-SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad);
 
 #ifdef __cplusplus
 }
@@ -888,6 +950,20 @@ SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokeni
  * (e.g. embedded with tools/sdx-vocab2c). Ids are derived from the merge
  * order. `data` is not referenced after the call. */
 SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
+/* Any of the above: a path, a merge list in memory, or read callbacks
+ * (read whole, at most 256 MB; not referenced after the call). */
+SDX_API sdx_result sdx_tokenizer_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_tokenizer **out);
+/* The vocabulary compiled into the program, for one that ships no files:
+ * make a header with tools/sdx-vocab2c, then, where the implementation
+ * is compiled,
+ *     #define SDX_EMBED_VOCAB "clip_vocab.h"   (as #include finds it from
+ *     #define SDX_IMPLEMENTATION                 sdx.h: beside it or on the
+ *     #include "sdx.h"                           include path)
+ * The header's array is named clip_vocab unless SDX_EMBED_VOCAB_NAME says
+ * otherwise (sdx-vocab2c's second argument). sdx_model_load uses it when
+ * sdx_model_desc names no vocabulary. Without SDX_EMBED_VOCAB this returns
+ * SDX_ERR_UNSUPPORTED. */
+SDX_API sdx_result sdx_tokenizer_load_embedded(sdx_ctx *ctx, sdx_tokenizer **out);
 /* Frees the tokenizer (NULL is fine). The context it was loaded with must
  * still exist. */
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok);
@@ -1457,6 +1533,10 @@ SDX_API const char *sdx_result_name(int result) {
  *                               commit (rename over path) or abort
  *   sdx__map_release(m, p, n)   drop mapped pages from the process's
  *                               memory; they are read again on demand
+ *   sdx__anon_reserve/_drop/_free  zeroed, writable address space whose
+ *                               pages are taken as written (where a read
+ *                               callback's bytes go); _drop gives whole
+ *                               pages back, their contents then undefined
  *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
  *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
@@ -1637,6 +1717,36 @@ static void sdx__unmap_file(sdx__map *m) {
     if (m->base) UnmapViewOfFile(m->base);
     if (m->mapping) CloseHandle(m->mapping);
     memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__anon { unsigned char *base; size_t size, page; } sdx__anon;
+
+/* Committed at once (Win32 counts it against the commit limit, but gives
+ * physical pages only when touched), so that reading a page not yet
+ * written gives zeros, as on POSIX, instead of a fault. */
+static int sdx__anon_reserve(sdx_ctx *ctx, size_t size, const char *name, sdx__anon *a) {
+    SYSTEM_INFO si;
+    memset(a, 0, sizeof *a);
+    GetSystemInfo(&si);
+    a->page = si.dwPageSize ? (size_t)si.dwPageSize : 4096;
+    if (size == 0) return SDX_OK;
+    a->base = (unsigned char *)VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+    if (!a->base) {
+        char why[256];
+        return sdx__fail(ctx, SDX_ERR_NOMEM, "%s: cannot reserve %zu bytes for the file's contents: %s", name, size,
+                         sdx__win32_error(GetLastError(), why, sizeof why));
+    }
+    a->size = size;
+    return SDX_OK;
+}
+
+/* MEM_RESET: the pages' contents are no longer needed (never written to
+ * the page file); they stay committed. */
+static void sdx__pages_discard(void *p, size_t n) { VirtualAlloc(p, n, MEM_RESET, PAGE_READWRITE); }
+
+static void sdx__anon_free(sdx__anon *a) {
+    if (a->base) VirtualFree(a->base, 0, MEM_RELEASE);
+    memset(a, 0, sizeof *a);
 }
 
 typedef struct sdx__tmpfile {
@@ -1843,6 +1953,39 @@ static void sdx__unmap_file(sdx__map *m) {
     memset(m, 0, sizeof *m);
 }
 
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+typedef struct sdx__anon { unsigned char *base; size_t size, page; } sdx__anon;
+
+/* A private anonymous mapping: zero pages until written, and no swap
+ * reserved for the parts never written (MAP_NORESERVE, where there is). */
+static int sdx__anon_reserve(sdx_ctx *ctx, size_t size, const char *name, sdx__anon *a) {
+    long page = sysconf(_SC_PAGESIZE);
+    void *p;
+    memset(a, 0, sizeof *a);
+    a->page = page > 0 ? (size_t)page : 4096;
+    if (size == 0) return SDX_OK;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return sdx__fail(ctx, SDX_ERR_NOMEM, "%s: cannot reserve %zu bytes for the file's contents: %s", name, size, strerror(errno));
+    a->base = (unsigned char *)p;
+    a->size = size;
+    return SDX_OK;
+}
+
+/* Zero when next read on Linux; undefined elsewhere. */
+static void sdx__pages_discard(void *p, size_t n) { (void)madvise(p, n, MADV_DONTNEED); }
+
+static void sdx__anon_free(sdx__anon *a) {
+    if (a->base) munmap(a->base, a->size);
+    memset(a, 0, sizeof *a);
+}
+
 typedef struct sdx__tmpfile {
     sdx_ctx *ctx;
     const char *path;
@@ -1917,6 +2060,14 @@ static int sdx__path_kind(const char *path) {
 static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
 
 #endif
+
+/* The whole pages inside [p, p + n) of an anonymous range go back to the
+ * OS, their contents undefined (the caller writes them again before use);
+ * pages shared with bytes outside stay. */
+static void sdx__anon_drop(const sdx__anon *a, const void *p, size_t n) {
+    uintptr_t lo = ((uintptr_t)p + a->page - 1) & ~(uintptr_t)(a->page - 1), hi = ((uintptr_t)p + n) & ~(uintptr_t)(a->page - 1);
+    if (a->base && hi > lo) sdx__pages_discard((void *)lo, (size_t)(hi - lo));
+}
 
 SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
 
@@ -8212,6 +8363,10 @@ typedef struct sdx__gguf {
     size_t len, cap_strings;
     const unsigned char *data;      /* the data section */
     size_t data_size;
+    /* A file read on demand (a read callback): called before the cursor
+     * passes byte `end`, to make base[0, end) hold the file's bytes. */
+    int (*need)(void *user, size_t end);
+    void *need_user;
 } sdx__gguf;
 
 /* ggml's tensor types by id: the name and the sdx dtype, or -1 where sdx
@@ -8249,10 +8404,12 @@ static uint64_t sdx__gguf_pad(uint64_t x, uint64_t align) { return x + (align - 
 
 /* The cursor moves over n bytes that must be in the file. */
 static int sdx__gguf_take(sdx__gguf *g, uint64_t n, const char *what, const unsigned char **p) {
+    int rc;
     *p = NULL;
     if (n > g->size - g->pos)
         return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %s at byte %zu needs %llu bytes but the file ends at byte %zu (truncated?)",
                          g->path, what, g->pos, (unsigned long long)n, g->size);
+    if (g->need && (rc = g->need(g->need_user, g->pos + (size_t)n)) != SDX_OK) return rc;
     *p = g->base + g->pos;
     g->pos += (size_t)n;
     return SDX_OK;
@@ -8549,8 +8706,10 @@ static void sdx__gguf_free(sdx__gguf *g) {
 }
 
 /* Parses the file image base[0, size) into g (tensors point into it);
- * on failure g holds nothing. `path` names the file in messages. */
-static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const char *path, sdx__gguf *g) {
+ * on failure g holds nothing. `path` names the file in messages. need
+ * (may be NULL; see sdx__gguf) brings in the header's bytes as parsed. */
+static int sdx__gguf_parse_on_demand(sdx_ctx *ctx, const void *base, size_t size, const char *path,
+                                     int (*need)(void *user, size_t end), void *need_user, sdx__gguf *g) {
     uint64_t n_tensors = 0, n_kv = 0;
     int rc, alignment_seen = 0;
     memset(g, 0, sizeof *g);
@@ -8558,6 +8717,8 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     g->path = path;
     g->base = (const unsigned char *)base;
     g->size = size;
+    g->need = need;
+    g->need_user = need_user;
     g->alignment = SDX__GGUF_ALIGNMENT;
     rc = sdx__gguf_header(g, &n_tensors, &n_kv);
     for (uint64_t i = 0; rc == SDX_OK && i < n_kv; i++) rc = sdx__gguf_kv(g, (int)i, &alignment_seen);
@@ -8566,6 +8727,10 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     if (rc == SDX_OK) rc = sdx__gguf_finish(g);
     if (rc != SDX_OK) sdx__gguf_free(g);
     return rc;
+}
+
+static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const char *path, sdx__gguf *g) {
+    return sdx__gguf_parse_on_demand(ctx, base, size, path, NULL, NULL, g);
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -8689,6 +8854,8 @@ static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, 
 typedef struct sdx__st_entry {
     sdx_tensor t;
     uint64_t begin, end;
+    unsigned char read;          /* a read callback's bytes are in t.data */
+    unsigned char kept;          /* ... and stay: something views them */
 } sdx__st_entry;
 
 struct sdx_st {
@@ -8709,7 +8876,77 @@ struct sdx_st {
     int n_meta;
     void **copies;               /* aligned copies of misaligned tensors */
     int n_copies;
+    sdx_read_fn read;            /* opened from read callbacks: bytes come */
+    void *user;                  /* in on demand, into anon (base and size) */
+    sdx__anon anon;
+    size_t have;                 /* bytes [0, have) are read */
 };
+
+/* ---- sources ----------------------------------------------------------- */
+
+enum { SDX__SOURCE_PATH = 1, SDX__SOURCE_DATA, SDX__SOURCE_READ };
+
+/* Which way a source gives its bytes; 0, with the error set, unless
+ * exactly one is set. */
+static int sdx__source_kind(sdx_ctx *ctx, const sdx_source *src, const char *who) {
+    int n = src ? (src->path != NULL) + (src->data != NULL) + (src->read != NULL) : 0;
+    if (n != 1) {
+        sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a source needs exactly one of path, data or read (%d given)", who, n);
+        return 0;
+    }
+    return src->path ? SDX__SOURCE_PATH : src->data ? SDX__SOURCE_DATA : SDX__SOURCE_READ;
+}
+
+/* What messages call a source. */
+static const char *sdx__source_name(const sdx_source *src) {
+    return src->name ? src->name : src->path ? src->path : src->data ? "(memory)" : "(read callback)";
+}
+
+/* n bytes at `offset` through a read callback, its count checked. */
+static int sdx__read_at(sdx_ctx *ctx, sdx_read_fn read, void *user, const char *name, uint64_t offset, size_t n, void *dst) {
+    size_t got;
+    if (n == 0) return SDX_OK;
+    got = read(user, offset, n, dst);
+    if (got != n)
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: the read callback returned %zu for the %zu bytes at offset %llu%s", name, got, n,
+                         (unsigned long long)offset, got > n ? " (more than asked for)" : " (failed or short)");
+    return SDX_OK;
+}
+
+/* A whole read-callback source in a new buffer, for formats that are
+ * read at once (the vocabulary); at most max bytes. */
+static int sdx__source_read_all(sdx_ctx *ctx, const sdx_source *src, size_t max, unsigned char **out) {
+    const char *name = sdx__source_name(src);
+    int rc;
+    *out = NULL;
+    if (src->size > max)
+        return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: %zu bytes is more than the %zu this file may have", name, src->size, max);
+    if (!(*out = (unsigned char *)sdx__malloc(ctx, src->size ? src->size : 1))) return sdx__nomem(ctx, name, src->size);
+    if ((rc = sdx__read_at(ctx, src->read, src->user, name, 0, src->size, *out)) != SDX_OK) {
+        sdx__free(ctx, *out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* A read callback's file up to byte `end` (at most its size), for the
+ * header parsers. */
+static int sdx__st_fill(sdx_st *st, size_t end) {
+    int rc;
+    if (!st->read || end <= st->have) return SDX_OK;
+    rc = sdx__read_at(st->ctx, st->read, st->user, st->path, st->have, end - st->have, st->anon.base + st->have);
+    if (rc == SDX_OK) st->have = end;
+    return rc;
+}
+
+/* The GGUF parser's need: header bytes in growing chunks (its entries
+ * are small and many), never past the file. */
+static int sdx__st_gguf_need(void *user, size_t end) {
+    sdx_st *st = (sdx_st *)user;
+    size_t chunk = SDX__MAX(st->have, (size_t)65536);
+    if (end <= st->have) return SDX_OK;
+    return sdx__st_fill(st, SDX__MAX(end, st->size - st->have > chunk ? st->have + chunk : st->size));
+}
 
 /* The element types only: safetensors has no block-quantized dtypes. */
 static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
@@ -8847,7 +9084,8 @@ static int sdx__st_align(sdx_st *st) {
             return sdx__nomem(st->ctx, t->name, bytes);
         }
         st->copies = list;
-        memcpy(copy, t->data, bytes);
+        if (st->read) st->entries[i].kept = 1;   /* read into the copy when needed */
+        else memcpy(copy, t->data, bytes);
         st->copies[st->n_copies++] = copy;
         t->data = copy;
     }
@@ -8863,7 +9101,7 @@ static int sdx__st_is_metadata(const sdx__json *v) {
  * key/value pairs as metadata text. */
 static int sdx__st_parse_gguf(sdx_st *st) {
     sdx__gguf g;
-    int rc = sdx__gguf_parse(st->ctx, st->base, st->size, st->path, &g);
+    int rc = sdx__gguf_parse_on_demand(st->ctx, st->base, st->size, st->path, st->read ? sdx__st_gguf_need : NULL, st, &g);
     if (rc != SDX_OK) return rc;
     st->strings = g.strings;
     st->meta_kv = g.meta_kv;
@@ -8889,6 +9127,7 @@ static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
     int rc, n = 0;
+    if ((rc = sdx__st_fill(st, SDX__MIN(st->size, (size_t)8))) != SDX_OK) return rc;
     if (sdx__gguf_is(st->base, st->size)) return sdx__st_parse_gguf(st);
     if (st->size < 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
@@ -8899,6 +9138,7 @@ static int sdx__st_parse_header(sdx_st *st) {
     if (hlen > st->size - 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
                          (unsigned long long)hlen, st->size);
+    if ((rc = sdx__st_fill(st, 8 + (size_t)hlen)) != SDX_OK) return rc;
     st->data = st->base + 8 + hlen;
     st->data_size = st->size - 8 - (size_t)hlen;
     if ((rc = sdx__json_parse_named(st->ctx, (const char *)st->base + 8, (size_t)hlen, st->path, &st->doc)) != SDX_OK) return rc;
@@ -8943,6 +9183,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
+    sdx__anon_free(&st->anon);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->strings);
     sdx__free(ctx, st->entries);
@@ -8965,32 +9206,55 @@ static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
     return SDX_OK;
 }
 
-SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+SDX_API sdx_result sdx_st_open_source(sdx_ctx *ctx, const sdx_source *src, sdx_st **out) {
     sdx_st *st;
-    int rc;
-    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
+    int rc = SDX_OK, kind;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_source: out is NULL");
     *out = NULL;
-    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
-    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return (sdx_result)rc;
-    st->base = (const unsigned char *)data;
-    st->size = size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
+    if (!(kind = sdx__source_kind(ctx, src, "sdx_st_open_source"))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__st_new(ctx, sdx__source_name(src), &st)) != SDX_OK) return (sdx_result)rc;
+    if (kind == SDX__SOURCE_PATH) {
+        rc = sdx__map_file(ctx, src->path, &st->map);
+        st->base = st->map.base;
+        st->size = st->map.size;
+    } else if (kind == SDX__SOURCE_DATA) {
+        st->base = (const unsigned char *)src->data;
+        st->size = src->size;
+    } else {
+        st->read = src->read;
+        st->user = src->user;
+        rc = sdx__anon_reserve(ctx, src->size, st->path, &st->anon);
+        st->base = st->anon.base;
+        st->size = st->anon.size;
+    }
+    if (rc == SDX_OK) rc = sdx__st_parse_header(st);
+    if (rc != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
+    for (int i = 0; st->read && i < st->n; i++) {   /* tensors the header's reads brought in whole */
+        sdx__st_entry *e = &st->entries[i];
+        e->read = !e->kept && (size_t)(st->data - st->base) + e->end <= st->have;
+    }
     *out = st;
     return SDX_OK;
 }
 
-SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    sdx_st *st;
-    int rc;
-    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+    sdx_source src;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
     *out = NULL;
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return (sdx_result)rc;
-    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
-    st->base = st->map.base;
-    st->size = st->map.size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
-    *out = st;
-    return SDX_OK;
+    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
+    memset(&src, 0, sizeof src);
+    src.data = data ? data : "";   /* an empty image is a format error, below */
+    src.size = size;
+    src.name = name;
+    return sdx_st_open_source(ctx, &src, out);
+}
+
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
+    sdx_source src;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_st_open_source(ctx, &src, out);
 }
 
 SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
@@ -9008,6 +9272,67 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
  * the aligned copies of misaligned tensors, are left alone. */
 static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
     if (st && st->map.base) sdx__map_release(&st->map, p, n);
+}
+
+/* The entry of tensor t of st (from sdx_st_get/_find), or NULL. */
+static sdx__st_entry *sdx__st_entry_of(const sdx_st *st, const sdx_tensor *t) {
+    uintptr_t p = (uintptr_t)t, b = (uintptr_t)st->entries;
+    size_t i;
+    if (!st->n || p < b || p >= b + sizeof *st->entries * (size_t)st->n) return NULL;
+    i = (size_t)(p - b) / sizeof *st->entries;
+    return &st->entries[i].t == t ? &st->entries[i] : NULL;
+}
+
+/* Makes tensor t's bytes present: they are for a file or a buffer; from
+ * read callbacks they are read at the first need. keep: something will
+ * view them in place (a weight computing from them), so they stay. */
+static int sdx__st_need(const sdx_st *cst, const sdx_tensor *t, int keep) {
+    sdx_st *st = (sdx_st *)cst;   /* what was read is state, not contents */
+    sdx__st_entry *e = st && st->read ? sdx__st_entry_of(st, t) : NULL;
+    if (!e) return SDX_OK;
+    if (!e->read) {
+        int rc = sdx__read_at(st->ctx, st->read, st->user, st->path, (uint64_t)(st->data - st->base) + e->begin,
+                              (size_t)(e->end - e->begin), e->t.data);
+        if (rc != SDX_OK) return rc;
+        e->read = 1;
+    }
+    if (keep) e->kept = 1;
+    return SDX_OK;
+}
+
+/* A callback source's tensor nothing views any more (its values went
+ * into a converted or uploaded copy): its memory goes back to the OS and
+ * the next sdx__st_need reads it again. */
+static void sdx__st_forget(const sdx_st *st, const sdx_tensor *t) {
+    sdx__st_entry *e = st && st->read ? sdx__st_entry_of(st, t) : NULL;
+    if (!e || !e->read || e->kept) return;
+    sdx__anon_drop(&st->anon, e->t.data, sdx_tensor_nbytes(&e->t));
+    e->read = 0;
+}
+
+/* A weight's bytes went into a copy that computes instead: the file's
+ * pages go, or a callback source's memory. */
+static void sdx__st_copied(const sdx_st *st, const sdx_tensor *t) {
+    sdx__st_release(st, t->data, sdx_tensor_nbytes(t));
+    sdx__st_forget(st, t);
+}
+
+/* The whole data section, for what reads all of a file (a LoRA and its
+ * hash, saving a checkpoint): from read callbacks in one read, kept. */
+static int sdx__st_need_all(const sdx_st *cst) {
+    sdx_st *st = (sdx_st *)cst;
+    unsigned char *data;
+    int rc;
+    if (!st || !st->read) return SDX_OK;
+    data = st->anon.base + (st->data - st->base);
+    if ((rc = sdx__read_at(st->ctx, st->read, st->user, st->path, (uint64_t)(st->data - st->base), st->data_size, data)) != SDX_OK)
+        return rc;
+    for (int i = 0; i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        if ((unsigned char *)e->t.data != data + e->begin) memcpy(e->t.data, data + e->begin, (size_t)(e->end - e->begin));
+        e->read = e->kept = 1;
+    }
+    return SDX_OK;
 }
 
 SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
@@ -9028,8 +9353,10 @@ SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *n
     int rc;
     memset(out, 0, sizeof *out);
     if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
+    if ((rc = sdx__st_need(st, t, 0)) != SDX_OK) return (sdx_result)rc;
     if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return (sdx_result)rc;
     sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
+    sdx__st_forget(st, t);
     out->name = t->name;
     return SDX_OK;
 }
@@ -9151,8 +9478,26 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
 
+/* 1 when float tensor t holds NaN or Inf, counted in *s. */
+static int sdx__st_nonfinite(const sdx_tensor *t, sdx__stats *s) {
+    if (t->dtype == SDX_F64) {
+        int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double v;
+            memcpy(&v, (const char *)t->data + 8 * j, 8);
+            nan += isnan(v) != 0;
+            inf += isinf(v) != 0;
+        }
+        s->nan = nan; s->inf = inf; s->count = n;
+        return nan || inf;
+    }
+    if (!sdx__has_nonfinite(t)) return 0;
+    sdx__tensor_stats(t, s);
+    return 1;
+}
+
 SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
-    int bad = 0;
+    int bad = 0, rc, nonfinite;
     char names[512];
     size_t used = 0;
     if (n_bad) *n_bad = 0;
@@ -9163,20 +9508,10 @@ SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_
         sdx__stats s;
         if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64 && !sdx__dtype_is_block(t->dtype))
             continue;
-        if (t->dtype == SDX_F64) {
-            int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
-            for (int64_t j = 0; j < n; j++) {
-                double v;
-                memcpy(&v, (const char *)t->data + 8 * j, 8);
-                nan += isnan(v) != 0;
-                inf += isinf(v) != 0;
-            }
-            if (!nan && !inf) continue;
-            s.nan = nan; s.inf = inf; s.count = n;
-        } else {
-            if (!sdx__has_nonfinite(t)) continue;
-            sdx__tensor_stats(t, &s);
-        }
+        if ((rc = sdx__st_need(st, t, 0)) != SDX_OK) return (sdx_result)rc;
+        nonfinite = sdx__st_nonfinite(t, &s);
+        sdx__st_forget(st, t);
+        if (!nonfinite) continue;
         bad++;
         sdx__log(ctx, SDX_LOG_WARN, "%s: tensor '%s' has %lld NaN and %lld Inf of %lld values", st->path, t->name,
                  (long long)s.nan, (long long)s.inf, (long long)s.count);
@@ -9335,9 +9670,10 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
-    int rc = SDX_OK;
+    int view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype, rc = SDX_OK;
     sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
-    if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
+    if (!values && (rc = sdx__st_need(w->st, sl->file, view)) != SDX_OK) return rc;
+    if (view) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
         return SDX_OK;
@@ -9349,7 +9685,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     }
     if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
         rc = ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
-        sdx__st_release(w->st, sl->file->data, bytes);   /* the copy is what computes */
+        sdx__st_copied(w->st, sl->file);                /* the copy is what computes */
         return rc;
     }
     {
@@ -9370,7 +9706,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
             sdx__free(ctx, host);
         }
     }
-    if (!values) sdx__st_release(w->st, sl->file->data, sdx_tensor_nbytes(sl->file));   /* read once, into the copy */
+    if (!values) sdx__st_copied(w->st, sl->file);   /* read once, into the copy */
     return rc;
 }
 
@@ -13875,6 +14211,45 @@ SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, siz
     return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
 }
 
+SDX_API sdx_result sdx_tokenizer_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_tokenizer **out) {
+    unsigned char *bytes;
+    int rc, kind;
+    if (!ctx || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_source: NULL argument");
+    *out = NULL;
+    if (!(kind = sdx__source_kind(ctx, src, "sdx_tokenizer_load_source"))) return SDX_ERR_INVALID_ARG;
+    if (kind == SDX__SOURCE_PATH) return sdx_tokenizer_load(ctx, src->path, out);
+    if (kind == SDX__SOURCE_DATA)
+        return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)src->data, src->size, NULL, sdx__source_name(src), out);
+    if ((rc = sdx__source_read_all(ctx, src, SDX__VOCAB_MAX_BYTES, &bytes)) != SDX_OK) return (sdx_result)rc;
+    rc = sdx__tokenizer_from_bytes(ctx, bytes, src->size, NULL, sdx__source_name(src), out);
+    sdx__free(ctx, bytes);
+    return (sdx_result)rc;
+}
+
+/* The compiled-in vocabulary: a header from tools/sdx-vocab2c. */
+#ifdef SDX_EMBED_VOCAB
+#include SDX_EMBED_VOCAB
+#ifndef SDX_EMBED_VOCAB_NAME
+#define SDX_EMBED_VOCAB_NAME clip_vocab
+#endif
+#define SDX__PASTE(a, b) a##b
+#define SDX__SIZE_OF_ARRAY(name) SDX__PASTE(name, _size)
+#define SDX__EMBEDDED_VOCAB 1
+#else
+#define SDX__EMBEDDED_VOCAB 0
+#endif
+
+SDX_API sdx_result sdx_tokenizer_load_embedded(sdx_ctx *ctx, sdx_tokenizer **out) {
+    if (!ctx || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_embedded: NULL argument");
+    *out = NULL;
+#ifdef SDX_EMBED_VOCAB
+    return (sdx_result)sdx__tokenizer_from_bytes(ctx, SDX_EMBED_VOCAB_NAME, SDX__SIZE_OF_ARRAY(SDX_EMBED_VOCAB_NAME), NULL,
+                                                 "the compiled-in vocabulary (SDX_EMBED_VOCAB)", out);
+#else
+    return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "no vocabulary is compiled in: build with SDX_EMBED_VOCAB (see tools/sdx-vocab2c)");
+#endif
+}
+
 static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
 static int sdx__is_file(const char *path) { return sdx__path_kind(path) == SDX__PATH_FILE; }
 
@@ -15729,7 +16104,7 @@ static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, 
         return SDX_OK;
     }
     /* keep the message: sdx__unet_free does not touch ctx->error */
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL && rc != SDX_ERR_IO) rc = SDX_ERR_MODEL;   /* IO: a read callback */
     sdx__unet_free(u);
     return rc;
 }
@@ -16390,7 +16765,7 @@ static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st 
             return SDX_OK;
         }
     }
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL && rc != SDX_ERR_IO) rc = SDX_ERR_MODEL;   /* IO: a read callback */
     sdx__controlnet_free(cn);
     return rc;
 }
@@ -17125,14 +17500,19 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
     return SDX_OK;
 }
 
-/* Opens `path` and resolves every tensor to a module and target. Errors
- * name each tensor that maps to nothing. The model is not touched. */
-static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
+/* Opens a LoRA (its file, buffer or read callbacks, all of it read: the
+ * merge reads every factor, the hash every byte) and resolves every
+ * tensor to a module and target. Errors name each tensor that maps to
+ * nothing. The model is not touched. */
+static int sdx__lora_open(sdx_ctx *ctx, const sdx_source *src, const sdx__lora_map *map, sdx__lora *l) {
     char unmapped[1024] = "", unknown[1024] = "";
     int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
+    const char *path;
     memset(l, 0, sizeof *l);
+    if ((rc = sdx_st_open_source(ctx, src, &l->st)) != SDX_OK) return rc;
+    path = sdx_st_path(l->st);
     sdx__path_stem(path, l->name, sizeof l->name);
-    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
+    if ((rc = sdx__st_need_all(l->st)) != SDX_OK) goto fail;
     for (int i = 0; i < sdx_st_count(l->st); i++) {
         const sdx_tensor *t = sdx_st_get(l->st, i);
         size_t len = 0;
@@ -20546,7 +20926,10 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
             int64_t n = sdx_tensor_numel(b);
             double s = 0, s2 = 0;
+            int rc = sdx__st_need(m->ckpt, b, 0);
+            if (rc != SDX_OK) return rc;
             for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
+            sdx__st_forget(m->ckpt, b);
             if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > f->v_spread) m->prediction = SDX_PRED_V;
         }
     }
@@ -20555,27 +20938,46 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
 
 static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
-/* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
+static int sdx__source_given(const sdx_source *src) { return src->path || src->data || src->read; }
+
+/* The vocabulary: given (path, vocab_data or vocab_source), compiled in
+ * (SDX_EMBED_VOCAB), next to the checkpoint's file, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     static const char *const names[] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "vocab/merges.txt",
                                          "vocab/bpe_simple_vocab_16e6.txt.gz" };
     char path[4096];
     const char *env = getenv("SDX_VOCAB");
+    const char *ckpt = d->checkpoint ? d->checkpoint : d->checkpoint_source.path;
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
+    if (d->vocab && sdx__source_given(&d->vocab_source))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: both vocab and vocab_source are set (give one)");
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = sdx__last_separator(d->checkpoint);
-    for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
-        int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
-        snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
+    if (sdx__source_given(&d->vocab_source)) return sdx_tokenizer_load_source(m->ctx, &d->vocab_source, &m->tok);
+    if (SDX__EMBEDDED_VOCAB) return sdx_tokenizer_load_embedded(m->ctx, &m->tok);
+    slash = ckpt ? sdx__last_separator(ckpt) : NULL;
+    for (int i = 0; ckpt && i < SDX__ARRAY_LEN(names); i++) {
+        int n = slash ? (int)(slash - ckpt) + 1 : 0;
+        snprintf(path, sizeof path, "%.*s%s", n, ckpt, names[i]);
         if (sdx__file_exists(path)) return sdx_tokenizer_load(m->ctx, path, &m->tok);
     }
     if (env && *env) return sdx_tokenizer_load(m->ctx, env, &m->tok);
     return sdx__fail(m->ctx, SDX_ERR_IO,
-        "%s: no CLIP vocabulary found next to it: pass --vocab PATH (sdx_model_desc.vocab), set SDX_VOCAB, or put "
-        "merges.txt there. Any of these works: merges.txt from the tokenizer folder of openai/clip-vit-large-patch14 "
-        "(Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's CLIP repository",
-        d->checkpoint);
+        "%s: no CLIP vocabulary found%s: pass --vocab PATH (sdx_model_desc.vocab or vocab_source), set SDX_VOCAB, put "
+        "merges.txt there or build with SDX_EMBED_VOCAB. Any of these works: merges.txt from the tokenizer folder of "
+        "openai/clip-vit-large-patch14 (Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's "
+        "CLIP repository", sdx_st_path(m->ckpt), ckpt ? " next to it" : "");
+}
+
+/* A part of sdx_model_desc, given by its path field or its source field
+ * (not both), as one source: all zero when neither is set. */
+static int sdx__desc_part(sdx_ctx *ctx, const char *path, const sdx_source *src, const char *field, sdx_source *out) {
+    memset(out, 0, sizeof *out);
+    if (path && sdx__source_given(src))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: both %s and %s_source are set (give one)", field, field);
+    if (path) out->path = path;
+    else *out = *src;
+    return SDX_OK;
 }
 
 SDX_API void sdx_model_free(sdx_model *m) {
@@ -20599,13 +21001,13 @@ SDX_API void sdx_model_free(sdx_model *m) {
 
 /* The VAE and TAESD must speak the UNet's latent: same channels, same
  * pixels per latent pixel. */
-static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+static int sdx__check_codecs(sdx_model *m) {
     int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
     const char *who = m->loaded_unet ? "the UNet" : "the VAE";
     const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
     if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
         return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
-                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+                         sdx_st_path(m->vae_file ? m->vae_file : m->ckpt), m->vae.latent_channels, want);
     if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
         return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
                          "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
@@ -20615,12 +21017,12 @@ static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
     return SDX_OK;
 }
 
-static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
     for (int i = 0; i < 2; i++) {
-        if (!d->taesd[i]) continue;
-        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (!sdx__source_given(&taesd[i])) continue;
+        if ((rc = sdx_st_open_source(m->ctx, &taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i], NULL) != SDX_OK) return SDX_ERR_NONFINITE;
         if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
     }
@@ -20629,29 +21031,37 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
 
 SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
+    sdx_source ckpt, vae, taesd[2];
     int rc;
-    const char *first;
-    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+    const sdx_source *first;
+    if (!out || !d)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
+    if ((rc = sdx__desc_part(ctx, d->checkpoint, &d->checkpoint_source, "checkpoint", &ckpt)) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->vae, &d->vae_source, "vae", &vae)) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->taesd[0], &d->taesd_source[0], "taesd[0]", &taesd[0])) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->taesd[1], &d->taesd_source[1], "taesd[1]", &taesd[1])) != SDX_OK)
+        return (sdx_result)rc;
+    if (!sdx__source_given(&ckpt) && !(d->codecs_only && (sdx__source_given(&taesd[0]) || sdx__source_given(&taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
     if (!m) return sdx__nomem(ctx, "model", sizeof *m);
     m->ctx = ctx;
     sdx__arena_init(&m->arena, ctx, 0);
     sdx_model_sampling_init(&m->ms);
     sdx__taesd_init(&m->taesd);
-    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
-    sdx__path_stem(first, m->name, sizeof m->name);
+    first = sdx__source_given(&ckpt) ? &ckpt : sdx__source_given(&taesd[0]) ? &taesd[0] : &taesd[1];
+    sdx__path_stem(sdx__source_name(first), m->name, sizeof m->name);
 
-    if (d->checkpoint) {
+    if (sdx__source_given(&ckpt)) {
         const sdx__family *f;
-        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if ((rc = sdx_st_open_source(ctx, &ckpt, &m->ckpt)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
         if (!(f = sdx__family_detect(m->ckpt))) { rc = sdx__family_unknown(ctx, m->ckpt); goto fail; }
         m->family = f->id;
-    } else if (d->vae) {
+    } else if (sdx__source_given(&vae)) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
-                       "give the checkpoint too", d->vae);
+                       "give the checkpoint too", sdx__source_name(&vae));
         goto fail;
     }
     m->low_memory = d->low_memory != 0;
@@ -20664,12 +21074,12 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         m->unet.low_memory = m->low_memory;
         if (m->unet.context_dim != m->te.context_dim) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
-                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+                           sdx_st_path(m->ckpt), m->unet.context_dim, m->te.context_dim);
             goto fail;
         }
     }
-    if (d->vae) {
-        if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
+    if (sdx__source_given(&vae)) {
+        if ((rc = sdx_st_open_source(ctx, &vae, &m->vae_file)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
     if (m->ckpt) {
@@ -20689,12 +21099,12 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         m->unet.compute_type = c;
         m->vae.compute_type = c;
     }
-    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
-    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__load_taesd(m, d, taesd)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
-        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", sdx_st_path(m->ckpt), sdx_family_name(m->family),
                  sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
     *out = m;
@@ -20714,7 +21124,7 @@ SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name :
  * ones applied before. Nothing is patched unless every tensor maps and
  * fits; a failure while writing removes all LoRAs (the model is then the
  * checkpoint again) and says so. */
-static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+static int sdx__model_push_lora(sdx_model *m, const sdx_source *src, float unet_strength, float te_strength) {
     sdx_ctx *ctx = m->ctx;
     sdx__lora_map map;
     sdx__lora l;
@@ -20727,9 +21137,18 @@ static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_stren
         m->cap_loras = ncap;
     }
     if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
-    rc = sdx__lora_open(ctx, path, &map, &l);
+    rc = sdx__lora_open(ctx, src, &map, &l);
     sdx__lora_map_free(ctx, &map);
-    if (rc != SDX_OK) return rc;
+    /* the merge reads the weights it patches from the checkpoint: from a
+     * read callback they are read now and kept */
+    for (int k = 0; rc == SDX_OK && k < l.n_mod; k++) {
+        const sdx__lora_module *md = &l.mod[k];
+        rc = sdx__st_need(md->tg.w->st, sdx__lora_module_slot(md)->file, 1);
+    }
+    if (rc != SDX_OK) {
+        if (l.st) sdx__lora_free(ctx, &l);
+        return rc;
+    }
     l.unet_strength = unet_strength;
     l.te_strength = te_strength;
     sdx__lora_short_hash(l.st, l.hash);
@@ -20740,7 +21159,7 @@ static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_stren
         sdx_model_clear_loras(m);
         return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
     }
-    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", sdx_st_path(l.st), l.n_mod,
              (double)unet_strength, (double)te_strength);
     return SDX_OK;
 }
@@ -20758,11 +21177,20 @@ static int sdx__model_pop_loras(sdx_model *m, int keep) {
     return rc;
 }
 
-SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+SDX_API sdx_result sdx_model_apply_lora_source(sdx_model *m, const sdx_source *src, float unet_strength, float te_strength) {
+    if (!m) return SDX_ERR_INVALID_ARG;
+    if (!sdx__source_kind(m->ctx, src, "sdx_model_apply_lora_source")) return SDX_ERR_INVALID_ARG;
     if (!isfinite(unet_strength) || !isfinite(te_strength))
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
-    return (sdx_result)sdx__model_push_lora(m, path, unet_strength, te_strength);
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", sdx__source_name(src));
+    return (sdx_result)sdx__model_push_lora(m, src, unet_strength, te_strength);
+}
+
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_source src;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_model_apply_lora_source(m, &src, unet_strength, te_strength);
 }
 
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
@@ -20789,6 +21217,7 @@ SDX_API sdx_result sdx_model_save_as(sdx_model *m, const char *path, const sdx_c
     const char **meta;
     if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
+    if ((rc = sdx__st_need_all(m->ckpt)) != SDX_OK) return (sdx_result)rc;   /* every tensor is written */
     n = sdx_st_count(m->ckpt);
     n_meta = sdx_st_meta_count(m->ckpt);
     ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
@@ -20835,6 +21264,7 @@ SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) { return sdx_m
 static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
     for (int i = 0; i < n_tags; i++) {
         char path[4096];
+        sdx_source src;
         size_t len = strlen(tags[i].name);
         int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
         if (!dir || !*dir)
@@ -20843,7 +21273,9 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
         snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
         if (!sdx__file_exists(path))
             return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
-        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+        memset(&src, 0, sizeof src);
+        src.path = path;
+        if ((rc = sdx__model_push_lora(m, &src, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
     }
     return SDX_OK;
 }
@@ -20865,17 +21297,20 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
     sdx__free(cn->ctx, cn);
 }
 
-SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+SDX_API sdx_result sdx_controlnet_load_source(sdx_model *m, const sdx_source *src, sdx_controlnet **out) {
     sdx_controlnet *cn;
+    const char *path;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
     *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    if (!m) return SDX_ERR_INVALID_ARG;
+    if (!sdx__source_kind(m->ctx, src, "sdx_controlnet_load_source")) return SDX_ERR_INVALID_ARG;
     cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
     if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
     cn->ctx = m->ctx;
+    path = sdx__source_name(src);
     sdx__path_stem(path, cn->name, sizeof cn->name);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+    if ((rc = sdx_st_open_source(m->ctx, src, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
@@ -20885,6 +21320,16 @@ SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_contr
              cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
     *out = cn;
     return SDX_OK;
+}
+
+SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_source src;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_controlnet_load_source(m, &src, out);
 }
 
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }
@@ -24692,22 +25137,24 @@ static int sdx__upscale_pass(sdx_upscaler *up, const uint8_t *in, int64_t w, int
     return rc;
 }
 
-SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out) {
+SDX_API sdx_result sdx_upscaler_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_upscaler **out) {
     sdx_upscaler *up;
-    const char *base, *dot;
+    const char *base, *dot, *path;
     int rc;
     if (!ctx) return SDX_ERR_INVALID_ARG;
-    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
     *out = NULL;
+    if (!sdx__source_kind(ctx, src, "sdx_upscaler_load_source")) return SDX_ERR_INVALID_ARG;
     if (!(up = (sdx_upscaler *)sdx__calloc(ctx, 1, sizeof *up))) return sdx__nomem(ctx, "upscaler", sizeof *up);
     up->ctx = ctx;
     up->tile_pad = -1;
     sdx__arena_init(&up->arena, ctx, 0);
+    path = sdx__source_name(src);
     base = strrchr(path, '/');
     base = base ? base + 1 : path;
     dot = strrchr(base, '.');
     snprintf(up->name, sizeof up->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(ctx, path, &up->file)) == SDX_ERR_FORMAT) {
+    if ((rc = sdx_st_open_source(ctx, src, &up->file)) == SDX_ERR_FORMAT) {
         char why[sizeof ctx->error];
         snprintf(why, sizeof why, "%s", ctx->error);
         sdx__fail(ctx, rc, "%s (an upscaler is read from a .safetensors file)", why);
@@ -24718,6 +25165,15 @@ SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscale
     }
     *out = up;
     return SDX_OK;
+}
+
+SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out) {
+    sdx_source src;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_upscaler_load_source(ctx, &src, out);
 }
 
 SDX_API void sdx_upscaler_free(sdx_upscaler *up) {

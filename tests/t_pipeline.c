@@ -157,7 +157,7 @@ static int cli_rejects_bad_input_without_writing_output(void) {
         { "-p x -i /nonexistent.png", "/nonexistent.png" },
         { "-p x -o /nonexistent-dir/out.png", "/nonexistent-dir/out.png" },
     };
-    char vocab[512], model[512], args[2048], out[8192];
+    char vocab[512], model[512], args[2048], out[16384];
     T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
     T_NEED_SHARED(m, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");

@@ -131,6 +131,25 @@ T_UNUSED static int t_file_exists(const char *path) {
     return f != NULL;
 }
 
+/* The whole file at path in a new buffer (free it), its size in *size;
+ * NULL when it cannot be read. */
+T_UNUSED static unsigned char *t_slurp(const char *path, size_t *size) {
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    unsigned char *p = NULL;
+    long n;
+    *size = 0;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 && (p = (unsigned char *)malloc((size_t)n + 1)) &&
+        fread(p, 1, (size_t)n, f) == (size_t)n)
+        *size = (size_t)n;
+    else {
+        free(p);
+        p = NULL;
+    }
+    fclose(f);
+    return p;
+}
+
 /* The model md describes, with the shared CLIP vocabulary where md names
  * none; NULL when it does not load (sdx_last_error(ctx) says why). */
 T_UNUSED static sdx_model *t_model_with(sdx_ctx *ctx, const sdx_model_desc *md) {
@@ -138,7 +157,7 @@ T_UNUSED static sdx_model *t_model_with(sdx_ctx *ctx, const sdx_model_desc *md) 
     sdx_model_desc d = *md;
     sdx_model *m = NULL;
     snprintf(vocab, sizeof vocab, "%s/vocab", t_shared_dir());
-    if (!d.vocab && !d.vocab_data) d.vocab = vocab;
+    if (!d.vocab && !d.vocab_data && !d.vocab_source.path && !d.vocab_source.data && !d.vocab_source.read) d.vocab = vocab;
     return sdx_model_load(ctx, &d, &m) == SDX_OK ? m : NULL;
 }
 

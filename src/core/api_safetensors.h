@@ -8,6 +8,35 @@
 extern "C" {
 #endif
 
+/* Where a model file's bytes come from: a path, the caller's memory or
+ * the caller's own I/O (pack files, archives, a WASM host, the network).
+ * Set exactly one of:
+ *   path         the file, memory-mapped read-only (as every path argument);
+ *   data, size   the file's bytes in memory: borrowed, never copied. They
+ *                must stay valid and unchanged until what was loaded from
+ *                them is freed (the model, ControlNet or upscaler; a LoRA's
+ *                until the model or sdx_model_clear_loras);
+ *   read, size   a callback: read(user, offset, n, dst) copies the n bytes
+ *                at `offset` of a file of `size` bytes into dst and returns
+ *                n; any other return is an I/O error. sdx reads the header
+ *                first, then each tensor as a model fetches it, never asking
+ *                for a byte past `size`; it may call read again while the
+ *                model lives (a weight dropped after conversion and needed
+ *                again), so user must outlive the model as well.
+ * name (optional) is what messages, and model names in PNG parameters,
+ * call it; NULL: the path, "(memory)" or "(read callback)".
+ * Every source is checked as strictly as a file: a truncated buffer, a size
+ * that lies or a callback that fails gives an error, never a crash. */
+typedef size_t (*sdx_read_fn)(void *user, uint64_t offset, size_t n, void *dst);
+typedef struct sdx_source {
+    const char *path;
+    const void *data;
+    size_t      size;         /* of data, or of the file read reads from */
+    sdx_read_fn read;
+    void       *user;
+    const char *name;
+} sdx_source;
+
 /* An open safetensors file. The file is mmapped read-only and tensors point
  * into the mapping, so opening a multi-GB checkpoint costs address space,
  * not RAM. Tensor data is valid until sdx_st_close. The header is checked
@@ -27,6 +56,11 @@ SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out);
  * sdx_st). `name` is used in messages. */
 SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size,
                                 const char *name, sdx_st **out);
+/* Either of the above, or read callbacks. With callbacks only the header
+ * is read here; a tensor's bytes come in when sdx_st_read_f32 or a model
+ * fetches it (until then its data reads as zeros), into memory the sdx_st
+ * holds, reserved at the file's size and taken page by page as read. */
+SDX_API sdx_result sdx_st_open_source(sdx_ctx *ctx, const sdx_source *src, sdx_st **out);
 SDX_API void sdx_st_close(sdx_st *st);
 
 SDX_API const char       *sdx_st_path(const sdx_st *st);

@@ -46,6 +46,10 @@ typedef struct sdx__gguf {
     size_t len, cap_strings;
     const unsigned char *data;      /* the data section */
     size_t data_size;
+    /* A file read on demand (a read callback): called before the cursor
+     * passes byte `end`, to make base[0, end) hold the file's bytes. */
+    int (*need)(void *user, size_t end);
+    void *need_user;
 } sdx__gguf;
 
 /* ggml's tensor types by id: the name and the sdx dtype, or -1 where sdx
@@ -83,10 +87,12 @@ static uint64_t sdx__gguf_pad(uint64_t x, uint64_t align) { return x + (align - 
 
 /* The cursor moves over n bytes that must be in the file. */
 static int sdx__gguf_take(sdx__gguf *g, uint64_t n, const char *what, const unsigned char **p) {
+    int rc;
     *p = NULL;
     if (n > g->size - g->pos)
         return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: %s at byte %zu needs %llu bytes but the file ends at byte %zu (truncated?)",
                          g->path, what, g->pos, (unsigned long long)n, g->size);
+    if (g->need && (rc = g->need(g->need_user, g->pos + (size_t)n)) != SDX_OK) return rc;
     *p = g->base + g->pos;
     g->pos += (size_t)n;
     return SDX_OK;
@@ -383,8 +389,10 @@ static void sdx__gguf_free(sdx__gguf *g) {
 }
 
 /* Parses the file image base[0, size) into g (tensors point into it);
- * on failure g holds nothing. `path` names the file in messages. */
-static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const char *path, sdx__gguf *g) {
+ * on failure g holds nothing. `path` names the file in messages. need
+ * (may be NULL; see sdx__gguf) brings in the header's bytes as parsed. */
+static int sdx__gguf_parse_on_demand(sdx_ctx *ctx, const void *base, size_t size, const char *path,
+                                     int (*need)(void *user, size_t end), void *need_user, sdx__gguf *g) {
     uint64_t n_tensors = 0, n_kv = 0;
     int rc, alignment_seen = 0;
     memset(g, 0, sizeof *g);
@@ -392,6 +400,8 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     g->path = path;
     g->base = (const unsigned char *)base;
     g->size = size;
+    g->need = need;
+    g->need_user = need_user;
     g->alignment = SDX__GGUF_ALIGNMENT;
     rc = sdx__gguf_header(g, &n_tensors, &n_kv);
     for (uint64_t i = 0; rc == SDX_OK && i < n_kv; i++) rc = sdx__gguf_kv(g, (int)i, &alignment_seen);
@@ -400,6 +410,10 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
     if (rc == SDX_OK) rc = sdx__gguf_finish(g);
     if (rc != SDX_OK) sdx__gguf_free(g);
     return rc;
+}
+
+static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const char *path, sdx__gguf *g) {
+    return sdx__gguf_parse_on_demand(ctx, base, size, path, NULL, NULL, g);
 }
 
 /* ---- writing ------------------------------------------------------------ */

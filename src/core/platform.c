@@ -16,6 +16,10 @@
  *                               commit (rename over path) or abort
  *   sdx__map_release(m, p, n)   drop mapped pages from the process's
  *                               memory; they are read again on demand
+ *   sdx__anon_reserve/_drop/_free  zeroed, writable address space whose
+ *                               pages are taken as written (where a read
+ *                               callback's bytes go); _drop gives whole
+ *                               pages back, their contents then undefined
  *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
  *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
@@ -196,6 +200,36 @@ static void sdx__unmap_file(sdx__map *m) {
     if (m->base) UnmapViewOfFile(m->base);
     if (m->mapping) CloseHandle(m->mapping);
     memset(m, 0, sizeof *m);
+}
+
+typedef struct sdx__anon { unsigned char *base; size_t size, page; } sdx__anon;
+
+/* Committed at once (Win32 counts it against the commit limit, but gives
+ * physical pages only when touched), so that reading a page not yet
+ * written gives zeros, as on POSIX, instead of a fault. */
+static int sdx__anon_reserve(sdx_ctx *ctx, size_t size, const char *name, sdx__anon *a) {
+    SYSTEM_INFO si;
+    memset(a, 0, sizeof *a);
+    GetSystemInfo(&si);
+    a->page = si.dwPageSize ? (size_t)si.dwPageSize : 4096;
+    if (size == 0) return SDX_OK;
+    a->base = (unsigned char *)VirtualAlloc(NULL, size, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+    if (!a->base) {
+        char why[256];
+        return sdx__fail(ctx, SDX_ERR_NOMEM, "%s: cannot reserve %zu bytes for the file's contents: %s", name, size,
+                         sdx__win32_error(GetLastError(), why, sizeof why));
+    }
+    a->size = size;
+    return SDX_OK;
+}
+
+/* MEM_RESET: the pages' contents are no longer needed (never written to
+ * the page file); they stay committed. */
+static void sdx__pages_discard(void *p, size_t n) { VirtualAlloc(p, n, MEM_RESET, PAGE_READWRITE); }
+
+static void sdx__anon_free(sdx__anon *a) {
+    if (a->base) VirtualFree(a->base, 0, MEM_RELEASE);
+    memset(a, 0, sizeof *a);
 }
 
 typedef struct sdx__tmpfile {
@@ -402,6 +436,39 @@ static void sdx__unmap_file(sdx__map *m) {
     memset(m, 0, sizeof *m);
 }
 
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+typedef struct sdx__anon { unsigned char *base; size_t size, page; } sdx__anon;
+
+/* A private anonymous mapping: zero pages until written, and no swap
+ * reserved for the parts never written (MAP_NORESERVE, where there is). */
+static int sdx__anon_reserve(sdx_ctx *ctx, size_t size, const char *name, sdx__anon *a) {
+    long page = sysconf(_SC_PAGESIZE);
+    void *p;
+    memset(a, 0, sizeof *a);
+    a->page = page > 0 ? (size_t)page : 4096;
+    if (size == 0) return SDX_OK;
+    p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return sdx__fail(ctx, SDX_ERR_NOMEM, "%s: cannot reserve %zu bytes for the file's contents: %s", name, size, strerror(errno));
+    a->base = (unsigned char *)p;
+    a->size = size;
+    return SDX_OK;
+}
+
+/* Zero when next read on Linux; undefined elsewhere. */
+static void sdx__pages_discard(void *p, size_t n) { (void)madvise(p, n, MADV_DONTNEED); }
+
+static void sdx__anon_free(sdx__anon *a) {
+    if (a->base) munmap(a->base, a->size);
+    memset(a, 0, sizeof *a);
+}
+
 typedef struct sdx__tmpfile {
     sdx_ctx *ctx;
     const char *path;
@@ -476,5 +543,13 @@ static int sdx__path_kind(const char *path) {
 static const char *sdx__last_separator(const char *path) { return strrchr(path, '/'); }
 
 #endif
+
+/* The whole pages inside [p, p + n) of an anonymous range go back to the
+ * OS, their contents undefined (the caller writes them again before use);
+ * pages shared with bytes outside stay. */
+static void sdx__anon_drop(const sdx__anon *a, const void *p, size_t n) {
+    uintptr_t lo = ((uintptr_t)p + a->page - 1) & ~(uintptr_t)(a->page - 1), hi = ((uintptr_t)p + n) & ~(uintptr_t)(a->page - 1);
+    if (a->base && hi > lo) sdx__pages_discard((void *)lo, (size_t)(hi - lo));
+}
 
 SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }

@@ -21,6 +21,8 @@
 typedef struct sdx__st_entry {
     sdx_tensor t;
     uint64_t begin, end;
+    unsigned char read;          /* a read callback's bytes are in t.data */
+    unsigned char kept;          /* ... and stay: something views them */
 } sdx__st_entry;
 
 struct sdx_st {
@@ -41,7 +43,77 @@ struct sdx_st {
     int n_meta;
     void **copies;               /* aligned copies of misaligned tensors */
     int n_copies;
+    sdx_read_fn read;            /* opened from read callbacks: bytes come */
+    void *user;                  /* in on demand, into anon (base and size) */
+    sdx__anon anon;
+    size_t have;                 /* bytes [0, have) are read */
 };
+
+/* ---- sources ----------------------------------------------------------- */
+
+enum { SDX__SOURCE_PATH = 1, SDX__SOURCE_DATA, SDX__SOURCE_READ };
+
+/* Which way a source gives its bytes; 0, with the error set, unless
+ * exactly one is set. */
+static int sdx__source_kind(sdx_ctx *ctx, const sdx_source *src, const char *who) {
+    int n = src ? (src->path != NULL) + (src->data != NULL) + (src->read != NULL) : 0;
+    if (n != 1) {
+        sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a source needs exactly one of path, data or read (%d given)", who, n);
+        return 0;
+    }
+    return src->path ? SDX__SOURCE_PATH : src->data ? SDX__SOURCE_DATA : SDX__SOURCE_READ;
+}
+
+/* What messages call a source. */
+static const char *sdx__source_name(const sdx_source *src) {
+    return src->name ? src->name : src->path ? src->path : src->data ? "(memory)" : "(read callback)";
+}
+
+/* n bytes at `offset` through a read callback, its count checked. */
+static int sdx__read_at(sdx_ctx *ctx, sdx_read_fn read, void *user, const char *name, uint64_t offset, size_t n, void *dst) {
+    size_t got;
+    if (n == 0) return SDX_OK;
+    got = read(user, offset, n, dst);
+    if (got != n)
+        return sdx__fail(ctx, SDX_ERR_IO, "%s: the read callback returned %zu for the %zu bytes at offset %llu%s", name, got, n,
+                         (unsigned long long)offset, got > n ? " (more than asked for)" : " (failed or short)");
+    return SDX_OK;
+}
+
+/* A whole read-callback source in a new buffer, for formats that are
+ * read at once (the vocabulary); at most max bytes. */
+static int sdx__source_read_all(sdx_ctx *ctx, const sdx_source *src, size_t max, unsigned char **out) {
+    const char *name = sdx__source_name(src);
+    int rc;
+    *out = NULL;
+    if (src->size > max)
+        return sdx__fail(ctx, SDX_ERR_FORMAT, "%s: %zu bytes is more than the %zu this file may have", name, src->size, max);
+    if (!(*out = (unsigned char *)sdx__malloc(ctx, src->size ? src->size : 1))) return sdx__nomem(ctx, name, src->size);
+    if ((rc = sdx__read_at(ctx, src->read, src->user, name, 0, src->size, *out)) != SDX_OK) {
+        sdx__free(ctx, *out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* A read callback's file up to byte `end` (at most its size), for the
+ * header parsers. */
+static int sdx__st_fill(sdx_st *st, size_t end) {
+    int rc;
+    if (!st->read || end <= st->have) return SDX_OK;
+    rc = sdx__read_at(st->ctx, st->read, st->user, st->path, st->have, end - st->have, st->anon.base + st->have);
+    if (rc == SDX_OK) st->have = end;
+    return rc;
+}
+
+/* The GGUF parser's need: header bytes in growing chunks (its entries
+ * are small and many), never past the file. */
+static int sdx__st_gguf_need(void *user, size_t end) {
+    sdx_st *st = (sdx_st *)user;
+    size_t chunk = SDX__MAX(st->have, (size_t)65536);
+    if (end <= st->have) return SDX_OK;
+    return sdx__st_fill(st, SDX__MAX(end, st->size - st->have > chunk ? st->have + chunk : st->size));
+}
 
 /* The element types only: safetensors has no block-quantized dtypes. */
 static int sdx__dtype_from_name(const char *s, sdx_dtype *out) {
@@ -179,7 +251,8 @@ static int sdx__st_align(sdx_st *st) {
             return sdx__nomem(st->ctx, t->name, bytes);
         }
         st->copies = list;
-        memcpy(copy, t->data, bytes);
+        if (st->read) st->entries[i].kept = 1;   /* read into the copy when needed */
+        else memcpy(copy, t->data, bytes);
         st->copies[st->n_copies++] = copy;
         t->data = copy;
     }
@@ -195,7 +268,7 @@ static int sdx__st_is_metadata(const sdx__json *v) {
  * key/value pairs as metadata text. */
 static int sdx__st_parse_gguf(sdx_st *st) {
     sdx__gguf g;
-    int rc = sdx__gguf_parse(st->ctx, st->base, st->size, st->path, &g);
+    int rc = sdx__gguf_parse_on_demand(st->ctx, st->base, st->size, st->path, st->read ? sdx__st_gguf_need : NULL, st, &g);
     if (rc != SDX_OK) return rc;
     st->strings = g.strings;
     st->meta_kv = g.meta_kv;
@@ -221,6 +294,7 @@ static int sdx__st_parse_header(sdx_st *st) {
     uint64_t hlen = 0;
     const sdx__json *root, *v;
     int rc, n = 0;
+    if ((rc = sdx__st_fill(st, SDX__MIN(st->size, (size_t)8))) != SDX_OK) return rc;
     if (sdx__gguf_is(st->base, st->size)) return sdx__st_parse_gguf(st);
     if (st->size < 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (needs an 8-byte header length)", st->path, st->size);
@@ -231,6 +305,7 @@ static int sdx__st_parse_header(sdx_st *st) {
     if (hlen > st->size - 8)
         return sdx__fail(st->ctx, SDX_ERR_FORMAT, "%s: header length %llu runs past the end of the %zu-byte file", st->path,
                          (unsigned long long)hlen, st->size);
+    if ((rc = sdx__st_fill(st, 8 + (size_t)hlen)) != SDX_OK) return rc;
     st->data = st->base + 8 + hlen;
     st->data_size = st->size - 8 - (size_t)hlen;
     if ((rc = sdx__json_parse_named(st->ctx, (const char *)st->base + 8, (size_t)hlen, st->path, &st->doc)) != SDX_OK) return rc;
@@ -275,6 +350,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
+    sdx__anon_free(&st->anon);
     sdx__json_free(&st->doc);
     sdx__free(ctx, st->strings);
     sdx__free(ctx, st->entries);
@@ -297,32 +373,55 @@ static int sdx__st_new(sdx_ctx *ctx, const char *name, sdx_st **out) {
     return SDX_OK;
 }
 
-SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+SDX_API sdx_result sdx_st_open_source(sdx_ctx *ctx, const sdx_source *src, sdx_st **out) {
     sdx_st *st;
-    int rc;
-    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
+    int rc = SDX_OK, kind;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_source: out is NULL");
     *out = NULL;
-    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
-    if ((rc = sdx__st_new(ctx, name, &st)) != SDX_OK) return (sdx_result)rc;
-    st->base = (const unsigned char *)data;
-    st->size = size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
+    if (!(kind = sdx__source_kind(ctx, src, "sdx_st_open_source"))) return SDX_ERR_INVALID_ARG;
+    if ((rc = sdx__st_new(ctx, sdx__source_name(src), &st)) != SDX_OK) return (sdx_result)rc;
+    if (kind == SDX__SOURCE_PATH) {
+        rc = sdx__map_file(ctx, src->path, &st->map);
+        st->base = st->map.base;
+        st->size = st->map.size;
+    } else if (kind == SDX__SOURCE_DATA) {
+        st->base = (const unsigned char *)src->data;
+        st->size = src->size;
+    } else {
+        st->read = src->read;
+        st->user = src->user;
+        rc = sdx__anon_reserve(ctx, src->size, st->path, &st->anon);
+        st->base = st->anon.base;
+        st->size = st->anon.size;
+    }
+    if (rc == SDX_OK) rc = sdx__st_parse_header(st);
+    if (rc != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
+    for (int i = 0; st->read && i < st->n; i++) {   /* tensors the header's reads brought in whole */
+        sdx__st_entry *e = &st->entries[i];
+        e->read = !e->kept && (size_t)(st->data - st->base) + e->end <= st->have;
+    }
     *out = st;
     return SDX_OK;
 }
 
-SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
-    sdx_st *st;
-    int rc;
-    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+SDX_API sdx_result sdx_st_open_memory(sdx_ctx *ctx, const void *data, size_t size, const char *name, sdx_st **out) {
+    sdx_source src;
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: out is NULL");
     *out = NULL;
-    if ((rc = sdx__st_new(ctx, path, &st)) != SDX_OK) return (sdx_result)rc;
-    if ((rc = sdx__map_file(ctx, path, &st->map)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
-    st->base = st->map.base;
-    st->size = st->map.size;
-    if ((rc = sdx__st_parse_header(st)) != SDX_OK) { sdx_st_close(st); return (sdx_result)rc; }
-    *out = st;
-    return SDX_OK;
+    if (!data && size) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open_memory: data is NULL");
+    memset(&src, 0, sizeof src);
+    src.data = data ? data : "";   /* an empty image is a format error, below */
+    src.size = size;
+    src.name = name;
+    return sdx_st_open_source(ctx, &src, out);
+}
+
+SDX_API sdx_result sdx_st_open(sdx_ctx *ctx, const char *path, sdx_st **out) {
+    sdx_source src;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_st_open: path and out are required");
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_st_open_source(ctx, &src, out);
 }
 
 SDX_API const char *sdx_st_path(const sdx_st *st) { return st ? st->path : ""; }
@@ -340,6 +439,67 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
  * the aligned copies of misaligned tensors, are left alone. */
 static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
     if (st && st->map.base) sdx__map_release(&st->map, p, n);
+}
+
+/* The entry of tensor t of st (from sdx_st_get/_find), or NULL. */
+static sdx__st_entry *sdx__st_entry_of(const sdx_st *st, const sdx_tensor *t) {
+    uintptr_t p = (uintptr_t)t, b = (uintptr_t)st->entries;
+    size_t i;
+    if (!st->n || p < b || p >= b + sizeof *st->entries * (size_t)st->n) return NULL;
+    i = (size_t)(p - b) / sizeof *st->entries;
+    return &st->entries[i].t == t ? &st->entries[i] : NULL;
+}
+
+/* Makes tensor t's bytes present: they are for a file or a buffer; from
+ * read callbacks they are read at the first need. keep: something will
+ * view them in place (a weight computing from them), so they stay. */
+static int sdx__st_need(const sdx_st *cst, const sdx_tensor *t, int keep) {
+    sdx_st *st = (sdx_st *)cst;   /* what was read is state, not contents */
+    sdx__st_entry *e = st && st->read ? sdx__st_entry_of(st, t) : NULL;
+    if (!e) return SDX_OK;
+    if (!e->read) {
+        int rc = sdx__read_at(st->ctx, st->read, st->user, st->path, (uint64_t)(st->data - st->base) + e->begin,
+                              (size_t)(e->end - e->begin), e->t.data);
+        if (rc != SDX_OK) return rc;
+        e->read = 1;
+    }
+    if (keep) e->kept = 1;
+    return SDX_OK;
+}
+
+/* A callback source's tensor nothing views any more (its values went
+ * into a converted or uploaded copy): its memory goes back to the OS and
+ * the next sdx__st_need reads it again. */
+static void sdx__st_forget(const sdx_st *st, const sdx_tensor *t) {
+    sdx__st_entry *e = st && st->read ? sdx__st_entry_of(st, t) : NULL;
+    if (!e || !e->read || e->kept) return;
+    sdx__anon_drop(&st->anon, e->t.data, sdx_tensor_nbytes(&e->t));
+    e->read = 0;
+}
+
+/* A weight's bytes went into a copy that computes instead: the file's
+ * pages go, or a callback source's memory. */
+static void sdx__st_copied(const sdx_st *st, const sdx_tensor *t) {
+    sdx__st_release(st, t->data, sdx_tensor_nbytes(t));
+    sdx__st_forget(st, t);
+}
+
+/* The whole data section, for what reads all of a file (a LoRA and its
+ * hash, saving a checkpoint): from read callbacks in one read, kept. */
+static int sdx__st_need_all(const sdx_st *cst) {
+    sdx_st *st = (sdx_st *)cst;
+    unsigned char *data;
+    int rc;
+    if (!st || !st->read) return SDX_OK;
+    data = st->anon.base + (st->data - st->base);
+    if ((rc = sdx__read_at(st->ctx, st->read, st->user, st->path, (uint64_t)(st->data - st->base), st->data_size, data)) != SDX_OK)
+        return rc;
+    for (int i = 0; i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        if ((unsigned char *)e->t.data != data + e->begin) memcpy(e->t.data, data + e->begin, (size_t)(e->end - e->begin));
+        e->read = e->kept = 1;
+    }
+    return SDX_OK;
 }
 
 SDX_API int sdx_st_meta_count(const sdx_st *st) { return st ? st->n_meta : 0; }
@@ -360,8 +520,10 @@ SDX_API sdx_result sdx_st_read_f32(sdx_ctx *ctx, const sdx_st *st, const char *n
     int rc;
     memset(out, 0, sizeof *out);
     if (!t) return sdx__fail(ctx, SDX_ERR_MODEL, "%s: no tensor '%s'", st ? st->path : "?", name);
+    if ((rc = sdx__st_need(st, t, 0)) != SDX_OK) return (sdx_result)rc;
     if ((rc = sdx_tensor_alloc(ctx, out, SDX_F32, t->ndim, t->shape)) != SDX_OK) return (sdx_result)rc;
     sdx__load_f32(t->data, t->dtype, 0, sdx_tensor_numel(t), (float *)out->data);
+    sdx__st_forget(st, t);
     out->name = t->name;
     return SDX_OK;
 }
@@ -483,8 +645,26 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
 
 /* ---- NaN/Inf scan ------------------------------------------------------ */
 
+/* 1 when float tensor t holds NaN or Inf, counted in *s. */
+static int sdx__st_nonfinite(const sdx_tensor *t, sdx__stats *s) {
+    if (t->dtype == SDX_F64) {
+        int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
+        for (int64_t j = 0; j < n; j++) {
+            double v;
+            memcpy(&v, (const char *)t->data + 8 * j, 8);
+            nan += isnan(v) != 0;
+            inf += isinf(v) != 0;
+        }
+        s->nan = nan; s->inf = inf; s->count = n;
+        return nan || inf;
+    }
+    if (!sdx__has_nonfinite(t)) return 0;
+    sdx__tensor_stats(t, s);
+    return 1;
+}
+
 SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_bad) {
-    int bad = 0;
+    int bad = 0, rc, nonfinite;
     char names[512];
     size_t used = 0;
     if (n_bad) *n_bad = 0;
@@ -495,20 +675,10 @@ SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_
         sdx__stats s;
         if (t->dtype != SDX_F32 && t->dtype != SDX_F16 && t->dtype != SDX_BF16 && t->dtype != SDX_F64 && !sdx__dtype_is_block(t->dtype))
             continue;
-        if (t->dtype == SDX_F64) {
-            int64_t n = sdx_tensor_numel(t), nan = 0, inf = 0;
-            for (int64_t j = 0; j < n; j++) {
-                double v;
-                memcpy(&v, (const char *)t->data + 8 * j, 8);
-                nan += isnan(v) != 0;
-                inf += isinf(v) != 0;
-            }
-            if (!nan && !inf) continue;
-            s.nan = nan; s.inf = inf; s.count = n;
-        } else {
-            if (!sdx__has_nonfinite(t)) continue;
-            sdx__tensor_stats(t, &s);
-        }
+        if ((rc = sdx__st_need(st, t, 0)) != SDX_OK) return (sdx_result)rc;
+        nonfinite = sdx__st_nonfinite(t, &s);
+        sdx__st_forget(st, t);
+        if (!nonfinite) continue;
         bad++;
         sdx__log(ctx, SDX_LOG_WARN, "%s: tensor '%s' has %lld NaN and %lld Inf of %lld values", st->path, t->name,
                  (long long)s.nan, (long long)s.inf, (long long)s.count);
@@ -667,9 +837,10 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
     int64_t n = sdx_tensor_numel(&sl->t);
     size_t bytes = sdx_tensor_nbytes(&sl->t);
-    int rc = SDX_OK;
+    int view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype, rc = SDX_OK;
     sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
-    if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
+    if (!values && (rc = sdx__st_need(w->st, sl->file, view)) != SDX_OK) return rc;
+    if (view) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
         return SDX_OK;
@@ -681,7 +852,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     }
     if (!values && sl->t.dtype == sl->file->dtype) {     /* upload the file bytes as they are */
         rc = ctx->be.upload(ctx->be.user, sl->t.data, sl->file->data, bytes);
-        sdx__st_release(w->st, sl->file->data, bytes);   /* the copy is what computes */
+        sdx__st_copied(w->st, sl->file);                /* the copy is what computes */
         return rc;
     }
     {
@@ -702,7 +873,7 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
             sdx__free(ctx, host);
         }
     }
-    if (!values) sdx__st_release(w->st, sl->file->data, sdx_tensor_nbytes(sl->file));   /* read once, into the copy */
+    if (!values) sdx__st_copied(w->st, sl->file);   /* read once, into the copy */
     return rc;
 }
 

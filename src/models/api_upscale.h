@@ -1,5 +1,6 @@
 #pragma once
 #include "../core/api_core.h"
+#include "../core/api_safetensors.h"
 
 /* ===================================================================== */
 /*  Public API: upscaling with ESRGAN-family models                       */
@@ -26,6 +27,9 @@ typedef struct sdx_upscaler sdx_upscaler;
  * sdx_upscaler_free). Fails with SDX_ERR_MODEL naming the missing or
  * mis-shaped tensor when the file is not a model sdx can run. */
 SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out);
+/* The same from a buffer (borrowed until sdx_upscaler_free) or read
+ * callbacks (sdx_source). */
+SDX_API sdx_result sdx_upscaler_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_upscaler **out);
 SDX_API void sdx_upscaler_free(sdx_upscaler *up);
 /* Output pixels per input pixel and side: 4, 2 or 1 (old files up to 8). */
 SDX_API int  sdx_upscaler_scale(const sdx_upscaler *up);

@@ -188,7 +188,7 @@ static int sdx__controlnet_load(sdx_ctx *ctx, sdx__controlnet *cn, const sdx_st 
             return SDX_OK;
         }
     }
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL && rc != SDX_ERR_IO) rc = SDX_ERR_MODEL;   /* IO: a read callback */
     sdx__controlnet_free(cn);
     return rc;
 }

@@ -527,22 +527,24 @@ static int sdx__upscale_pass(sdx_upscaler *up, const uint8_t *in, int64_t w, int
     return rc;
 }
 
-SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out) {
+SDX_API sdx_result sdx_upscaler_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_upscaler **out) {
     sdx_upscaler *up;
-    const char *base, *dot;
+    const char *base, *dot, *path;
     int rc;
     if (!ctx) return SDX_ERR_INVALID_ARG;
-    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
+    if (!out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
     *out = NULL;
+    if (!sdx__source_kind(ctx, src, "sdx_upscaler_load_source")) return SDX_ERR_INVALID_ARG;
     if (!(up = (sdx_upscaler *)sdx__calloc(ctx, 1, sizeof *up))) return sdx__nomem(ctx, "upscaler", sizeof *up);
     up->ctx = ctx;
     up->tile_pad = -1;
     sdx__arena_init(&up->arena, ctx, 0);
+    path = sdx__source_name(src);
     base = strrchr(path, '/');
     base = base ? base + 1 : path;
     dot = strrchr(base, '.');
     snprintf(up->name, sizeof up->name, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
-    if ((rc = sdx_st_open(ctx, path, &up->file)) == SDX_ERR_FORMAT) {
+    if ((rc = sdx_st_open_source(ctx, src, &up->file)) == SDX_ERR_FORMAT) {
         char why[sizeof ctx->error];
         snprintf(why, sizeof why, "%s", ctx->error);
         sdx__fail(ctx, rc, "%s (an upscaler is read from a .safetensors file)", why);
@@ -553,6 +555,15 @@ SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscale
     }
     *out = up;
     return SDX_OK;
+}
+
+SDX_API sdx_result sdx_upscaler_load(sdx_ctx *ctx, const char *path, sdx_upscaler **out) {
+    sdx_source src;
+    if (!ctx) return SDX_ERR_INVALID_ARG;
+    if (!out || !path) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscaler_load: a path and an output are required");
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_upscaler_load_source(ctx, &src, out);
 }
 
 SDX_API void sdx_upscaler_free(sdx_upscaler *up) {

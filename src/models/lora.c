@@ -550,14 +550,19 @@ static int sdx__lora_module_check(sdx_ctx *ctx, const sdx__lora *l, sdx__lora_mo
     return SDX_OK;
 }
 
-/* Opens `path` and resolves every tensor to a module and target. Errors
- * name each tensor that maps to nothing. The model is not touched. */
-static int sdx__lora_open(sdx_ctx *ctx, const char *path, const sdx__lora_map *map, sdx__lora *l) {
+/* Opens a LoRA (its file, buffer or read callbacks, all of it read: the
+ * merge reads every factor, the hash every byte) and resolves every
+ * tensor to a module and target. Errors name each tensor that maps to
+ * nothing. The model is not touched. */
+static int sdx__lora_open(sdx_ctx *ctx, const sdx_source *src, const sdx__lora_map *map, sdx__lora *l) {
     char unmapped[1024] = "", unknown[1024] = "";
     int n_unmapped = 0, n_unknown = 0, cap = 0, rc;
+    const char *path;
     memset(l, 0, sizeof *l);
+    if ((rc = sdx_st_open_source(ctx, src, &l->st)) != SDX_OK) return rc;
+    path = sdx_st_path(l->st);
     sdx__path_stem(path, l->name, sizeof l->name);
-    if ((rc = sdx_st_open(ctx, path, &l->st)) != SDX_OK) return rc;
+    if ((rc = sdx__st_need_all(l->st)) != SDX_OK) goto fail;
     for (int i = 0; i < sdx_st_count(l->st); i++) {
         const sdx_tensor *t = sdx_st_get(l->st, i);
         size_t len = 0;

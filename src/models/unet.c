@@ -450,7 +450,7 @@ static int sdx__unet_load_typed(sdx_ctx *ctx, sdx__unet *u, const sdx_st *ckpt, 
         return SDX_OK;
     }
     /* keep the message: sdx__unet_free does not touch ctx->error */
-    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL) rc = SDX_ERR_MODEL;
+    if (rc != SDX_ERR_NOMEM && rc != SDX_ERR_MODEL && rc != SDX_ERR_IO) rc = SDX_ERR_MODEL;   /* IO: a read callback */
     sdx__unet_free(u);
     return rc;
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include "../core/api_core.h"
+#include "../core/api_safetensors.h"
 #include "../family/api_family.h"
 
 /* ===================================================================== */
@@ -20,12 +21,18 @@ typedef enum sdx_compute {
                                   elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
+/* Each file a model takes can be given by its path field or by the
+ * sdx_source field at the end (memory or read callbacks; see
+ * api_safetensors.h): one or the other. */
 typedef struct sdx_model_desc {
-    const char *checkpoint;    /* single-file .safetensors (required)        */
+    const char *checkpoint;    /* single-file .safetensors or .gguf
+                                  (required, or checkpoint_source)          */
     const char *vae;           /* separate VAE .safetensors replacing the
                                   checkpoint's (optional)                   */
     /* CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz or a folder
-     * holding one. NULL: look next to the checkpoint, then $SDX_VOCAB. */
+     * holding one. NULL (and no vocab_data or vocab_source): the vocabulary
+     * compiled in with SDX_EMBED_VOCAB (see sdx_tokenizer_load_embedded),
+     * else look next to the checkpoint's file, then $SDX_VOCAB. */
     const char *vocab;
     const void *vocab_data;    /* or an embedded vocabulary (sdx-vocab2c)   */
     size_t      vocab_size;
@@ -57,6 +64,17 @@ typedef struct sdx_model_desc {
                                   follow the UNet); DEFAULT: policy macros.
                                   bf16 keeps a bf16 copy of each weight it
                                   uses (the size of the weights in f16)     */
+    /* The same files from memory or the host's own I/O, each instead of
+     * its path field above. The model borrows buffers and calls read
+     * callbacks until sdx_model_free. A checkpoint from callbacks is read
+     * as the model fetches each weight: those the CPU computes from in
+     * the file's dtype stay in memory (low_memory cannot give them back:
+     * there is no file to page them in from), the others (converted,
+     * uploaded to a device) go once copied. */
+    sdx_source  checkpoint_source;
+    sdx_source  vae_source;
+    sdx_source  taesd_source[2];
+    sdx_source  vocab_source;
 } sdx_model_desc;
 
 typedef struct sdx_model sdx_model;
@@ -86,6 +104,11 @@ SDX_API const char    *sdx_model_name(const sdx_model *model);
  * save: writes the checkpoint with the applied LoRAs merged: the same
  * keys, dtypes and metadata; tensors no LoRA touches are byte-identical. */
 SDX_API sdx_result sdx_model_apply_lora(sdx_model *model, const char *path, float unet_strength, float te_strength);
+/* The same from a buffer or read callbacks (read whole at once); a buffer
+ * is borrowed until the LoRA is removed (sdx_model_clear_loras) or the
+ * model freed. */
+SDX_API sdx_result sdx_model_apply_lora_source(sdx_model *model, const sdx_source *src, float unet_strength,
+                                               float te_strength);
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *model);
 SDX_API int sdx_model_lora_count(const sdx_model *model);
 SDX_API sdx_result sdx_model_save(sdx_model *model, const char *path);
@@ -106,6 +129,9 @@ typedef enum sdx_codec { SDX_CODEC_AUTO = 0, SDX_CODEC_VAE, SDX_CODEC_TAESD } sd
 typedef struct sdx_controlnet sdx_controlnet;
 
 SDX_API sdx_result sdx_controlnet_load(sdx_model *model, const char *path, sdx_controlnet **out);
+/* The same from a buffer or read callbacks, borrowed until
+ * sdx_controlnet_free (as a checkpoint's, sdx_model_desc). */
+SDX_API sdx_result sdx_controlnet_load_source(sdx_model *model, const sdx_source *src, sdx_controlnet **out);
 SDX_API void sdx_controlnet_free(sdx_controlnet *cn);
 /* The file name without folder or extension (PNG parameters). */
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn);

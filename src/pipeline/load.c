@@ -79,7 +79,10 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
         if (b && (b->dtype == SDX_F32 || b->dtype == SDX_F16 || b->dtype == SDX_BF16)) {
             int64_t n = sdx_tensor_numel(b);
             double s = 0, s2 = 0;
+            int rc = sdx__st_need(m->ckpt, b, 0);
+            if (rc != SDX_OK) return rc;
             for (int64_t i = 0; i < n; i++) { double v = sdx__get_f32(b, i); s += v; s2 += v * v; }
+            sdx__st_forget(m->ckpt, b);
             if (n > 0 && sqrt(SDX__MAX(0.0, s2 / (double)n - (s / (double)n) * (s / (double)n))) > f->v_spread) m->prediction = SDX_PRED_V;
         }
     }
@@ -88,27 +91,46 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
 
 static int sdx__file_exists(const char *path) { return sdx__path_kind(path) != SDX__PATH_NONE; }
 
-/* The vocabulary: explicit path, next to the checkpoint, or $SDX_VOCAB. */
+static int sdx__source_given(const sdx_source *src) { return src->path || src->data || src->read; }
+
+/* The vocabulary: given (path, vocab_data or vocab_source), compiled in
+ * (SDX_EMBED_VOCAB), next to the checkpoint's file, or $SDX_VOCAB. */
 static int sdx__load_vocab(sdx_model *m, const sdx_model_desc *d) {
     static const char *const names[] = { "merges.txt", "bpe_simple_vocab_16e6.txt.gz", "vocab/merges.txt",
                                          "vocab/bpe_simple_vocab_16e6.txt.gz" };
     char path[4096];
     const char *env = getenv("SDX_VOCAB");
+    const char *ckpt = d->checkpoint ? d->checkpoint : d->checkpoint_source.path;
     const char *slash;
     if (d->vocab_data) return sdx_tokenizer_load_memory(m->ctx, d->vocab_data, d->vocab_size, &m->tok);
+    if (d->vocab && sdx__source_given(&d->vocab_source))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: both vocab and vocab_source are set (give one)");
     if (d->vocab) return sdx_tokenizer_load(m->ctx, d->vocab, &m->tok);
-    slash = sdx__last_separator(d->checkpoint);
-    for (int i = 0; i < SDX__ARRAY_LEN(names); i++) {
-        int n = slash ? (int)(slash - d->checkpoint) + 1 : 0;
-        snprintf(path, sizeof path, "%.*s%s", n, d->checkpoint, names[i]);
+    if (sdx__source_given(&d->vocab_source)) return sdx_tokenizer_load_source(m->ctx, &d->vocab_source, &m->tok);
+    if (SDX__EMBEDDED_VOCAB) return sdx_tokenizer_load_embedded(m->ctx, &m->tok);
+    slash = ckpt ? sdx__last_separator(ckpt) : NULL;
+    for (int i = 0; ckpt && i < SDX__ARRAY_LEN(names); i++) {
+        int n = slash ? (int)(slash - ckpt) + 1 : 0;
+        snprintf(path, sizeof path, "%.*s%s", n, ckpt, names[i]);
         if (sdx__file_exists(path)) return sdx_tokenizer_load(m->ctx, path, &m->tok);
     }
     if (env && *env) return sdx_tokenizer_load(m->ctx, env, &m->tok);
     return sdx__fail(m->ctx, SDX_ERR_IO,
-        "%s: no CLIP vocabulary found next to it: pass --vocab PATH (sdx_model_desc.vocab), set SDX_VOCAB, or put "
-        "merges.txt there. Any of these works: merges.txt from the tokenizer folder of openai/clip-vit-large-patch14 "
-        "(Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's CLIP repository",
-        d->checkpoint);
+        "%s: no CLIP vocabulary found%s: pass --vocab PATH (sdx_model_desc.vocab or vocab_source), set SDX_VOCAB, put "
+        "merges.txt there or build with SDX_EMBED_VOCAB. Any of these works: merges.txt from the tokenizer folder of "
+        "openai/clip-vit-large-patch14 (Hugging Face), or bpe_simple_vocab_16e6.txt.gz from the clip/ folder of OpenAI's "
+        "CLIP repository", sdx_st_path(m->ckpt), ckpt ? " next to it" : "");
+}
+
+/* A part of sdx_model_desc, given by its path field or its source field
+ * (not both), as one source: all zero when neither is set. */
+static int sdx__desc_part(sdx_ctx *ctx, const char *path, const sdx_source *src, const char *field, sdx_source *out) {
+    memset(out, 0, sizeof *out);
+    if (path && sdx__source_given(src))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: both %s and %s_source are set (give one)", field, field);
+    if (path) out->path = path;
+    else *out = *src;
+    return SDX_OK;
 }
 
 SDX_API void sdx_model_free(sdx_model *m) {
@@ -132,13 +154,13 @@ SDX_API void sdx_model_free(sdx_model *m) {
 
 /* The VAE and TAESD must speak the UNet's latent: same channels, same
  * pixels per latent pixel. */
-static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
+static int sdx__check_codecs(sdx_model *m) {
     int want = m->loaded_unet ? m->unet.out_channels : m->loaded_vae ? m->vae.latent_channels : 0;
     const char *who = m->loaded_unet ? "the UNet" : "the VAE";
     const char *taesd = m->taesd.dec.w.ctx ? sdx_st_path(m->taesd.dec.w.st) : m->taesd.enc.w.ctx ? sdx_st_path(m->taesd.enc.w.st) : "";
     if (m->loaded_vae && m->loaded_unet && m->vae.latent_channels != want)
         return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: VAE latent has %d channels, the UNet works on %d",
-                         d->vae ? d->vae : d->checkpoint, m->vae.latent_channels, want);
+                         sdx_st_path(m->vae_file ? m->vae_file : m->ckpt), m->vae.latent_channels, want);
     if (m->taesd.latent_channels && want && m->taesd.latent_channels != want)
         return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: TAESD latent has %d channels, %s works on %d (TAESD for SD3 or FLUX "
                          "does not fit SD 1.x/2.x/SDXL)", taesd, m->taesd.latent_channels, who, want);
@@ -148,12 +170,12 @@ static int sdx__check_codecs(sdx_model *m, const sdx_model_desc *d) {
     return SDX_OK;
 }
 
-static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
+static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
     for (int i = 0; i < 2; i++) {
-        if (!d->taesd[i]) continue;
-        if ((rc = sdx_st_open(m->ctx, d->taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
+        if (!sdx__source_given(&taesd[i])) continue;
+        if ((rc = sdx_st_open_source(m->ctx, &taesd[i], &m->taesd_file[i])) != SDX_OK) return rc;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(m->ctx, m->taesd_file[i], NULL) != SDX_OK) return SDX_ERR_NONFINITE;
         if ((rc = sdx__taesd_load(m->ctx, &m->taesd, m->taesd_file[i])) != SDX_OK) return rc;
     }
@@ -162,29 +184,37 @@ static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d) {
 
 SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_model **out) {
     sdx_model *m;
+    sdx_source ckpt, vae, taesd[2];
     int rc;
-    const char *first;
-    if (!out || !d || (!d->checkpoint && !(d->codecs_only && (d->taesd[0] || d->taesd[1]))))
+    const sdx_source *first;
+    if (!out || !d)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     *out = NULL;
+    if ((rc = sdx__desc_part(ctx, d->checkpoint, &d->checkpoint_source, "checkpoint", &ckpt)) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->vae, &d->vae_source, "vae", &vae)) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->taesd[0], &d->taesd_source[0], "taesd[0]", &taesd[0])) != SDX_OK ||
+        (rc = sdx__desc_part(ctx, d->taesd[1], &d->taesd_source[1], "taesd[1]", &taesd[1])) != SDX_OK)
+        return (sdx_result)rc;
+    if (!sdx__source_given(&ckpt) && !(d->codecs_only && (sdx__source_given(&taesd[0]) || sdx__source_given(&taesd[1]))))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_model_load: a checkpoint path is required (or codecs_only with a TAESD file)");
     m = (sdx_model *)sdx__calloc(ctx, 1, sizeof *m);
     if (!m) return sdx__nomem(ctx, "model", sizeof *m);
     m->ctx = ctx;
     sdx__arena_init(&m->arena, ctx, 0);
     sdx_model_sampling_init(&m->ms);
     sdx__taesd_init(&m->taesd);
-    first = d->checkpoint ? d->checkpoint : d->taesd[0] ? d->taesd[0] : d->taesd[1];
-    sdx__path_stem(first, m->name, sizeof m->name);
+    first = sdx__source_given(&ckpt) ? &ckpt : sdx__source_given(&taesd[0]) ? &taesd[0] : &taesd[1];
+    sdx__path_stem(sdx__source_name(first), m->name, sizeof m->name);
 
-    if (d->checkpoint) {
+    if (sdx__source_given(&ckpt)) {
         const sdx__family *f;
-        if ((rc = sdx_st_open(ctx, d->checkpoint, &m->ckpt)) != SDX_OK) goto fail;
+        if ((rc = sdx_st_open_source(ctx, &ckpt, &m->ckpt)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->ckpt, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
         if (!(f = sdx__family_detect(m->ckpt))) { rc = sdx__family_unknown(ctx, m->ckpt); goto fail; }
         m->family = f->id;
-    } else if (d->vae) {
+    } else if (sdx__source_given(&vae)) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: a VAE alone cannot decode: its latent scale depends on the model family; "
-                       "give the checkpoint too", d->vae);
+                       "give the checkpoint too", sdx__source_name(&vae));
         goto fail;
     }
     m->low_memory = d->low_memory != 0;
@@ -197,12 +227,12 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         m->unet.low_memory = m->low_memory;
         if (m->unet.context_dim != m->te.context_dim) {
             rc = sdx__fail(ctx, SDX_ERR_MODEL, "%s: the UNet expects %d-wide text context but the text encoders give %d",
-                           d->checkpoint, m->unet.context_dim, m->te.context_dim);
+                           sdx_st_path(m->ckpt), m->unet.context_dim, m->te.context_dim);
             goto fail;
         }
     }
-    if (d->vae) {
-        if ((rc = sdx_st_open(ctx, d->vae, &m->vae_file)) != SDX_OK) goto fail;
+    if (sdx__source_given(&vae)) {
+        if ((rc = sdx_st_open_source(ctx, &vae, &m->vae_file)) != SDX_OK) goto fail;
         if (d->scan_nonfinite && sdx_st_scan_nonfinite(ctx, m->vae_file, NULL) != SDX_OK) { rc = SDX_ERR_NONFINITE; goto fail; }
     }
     if (m->ckpt) {
@@ -222,12 +252,12 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         m->unet.compute_type = c;
         m->vae.compute_type = c;
     }
-    if ((rc = sdx__load_taesd(m, d)) != SDX_OK) goto fail;
-    if ((rc = sdx__check_codecs(m, d)) != SDX_OK) goto fail;
+    if ((rc = sdx__load_taesd(m, d, taesd)) != SDX_OK) goto fail;
+    if ((rc = sdx__check_codecs(m)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;
-        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", d->checkpoint, sdx_family_name(m->family),
+        sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", sdx_st_path(m->ckpt), sdx_family_name(m->family),
                  sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
     *out = m;
@@ -247,7 +277,7 @@ SDX_API const char    *sdx_model_name(const sdx_model *m) { return m ? m->name :
  * ones applied before. Nothing is patched unless every tensor maps and
  * fits; a failure while writing removes all LoRAs (the model is then the
  * checkpoint again) and says so. */
-static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+static int sdx__model_push_lora(sdx_model *m, const sdx_source *src, float unet_strength, float te_strength) {
     sdx_ctx *ctx = m->ctx;
     sdx__lora_map map;
     sdx__lora l;
@@ -260,9 +290,18 @@ static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_stren
         m->cap_loras = ncap;
     }
     if ((rc = sdx__lora_map_build(ctx, &m->te, &m->unet, &map)) != SDX_OK) return rc;
-    rc = sdx__lora_open(ctx, path, &map, &l);
+    rc = sdx__lora_open(ctx, src, &map, &l);
     sdx__lora_map_free(ctx, &map);
-    if (rc != SDX_OK) return rc;
+    /* the merge reads the weights it patches from the checkpoint: from a
+     * read callback they are read now and kept */
+    for (int k = 0; rc == SDX_OK && k < l.n_mod; k++) {
+        const sdx__lora_module *md = &l.mod[k];
+        rc = sdx__st_need(md->tg.w->st, sdx__lora_module_slot(md)->file, 1);
+    }
+    if (rc != SDX_OK) {
+        if (l.st) sdx__lora_free(ctx, &l);
+        return rc;
+    }
     l.unet_strength = unet_strength;
     l.te_strength = te_strength;
     sdx__lora_short_hash(l.st, l.hash);
@@ -273,7 +312,7 @@ static int sdx__model_push_lora(sdx_model *m, const char *path, float unet_stren
         sdx_model_clear_loras(m);
         return sdx__fail(ctx, rc, "%s (all LoRAs were removed)", msg);
     }
-    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", path, l.n_mod,
+    sdx__log(ctx, SDX_LOG_INFO, "%s: LoRA with %d modules, strengths unet %g, text encoder %g", sdx_st_path(l.st), l.n_mod,
              (double)unet_strength, (double)te_strength);
     return SDX_OK;
 }
@@ -291,11 +330,20 @@ static int sdx__model_pop_loras(sdx_model *m, int keep) {
     return rc;
 }
 
-SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+SDX_API sdx_result sdx_model_apply_lora_source(sdx_model *m, const sdx_source *src, float unet_strength, float te_strength) {
+    if (!m) return SDX_ERR_INVALID_ARG;
+    if (!sdx__source_kind(m->ctx, src, "sdx_model_apply_lora_source")) return SDX_ERR_INVALID_ARG;
     if (!isfinite(unet_strength) || !isfinite(te_strength))
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", path);
-    return (sdx_result)sdx__model_push_lora(m, path, unet_strength, te_strength);
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "%s: LoRA strengths must be finite", sdx__source_name(src));
+    return (sdx_result)sdx__model_push_lora(m, src, unet_strength, te_strength);
+}
+
+SDX_API sdx_result sdx_model_apply_lora(sdx_model *m, const char *path, float unet_strength, float te_strength) {
+    sdx_source src;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_apply_lora: no LoRA path") : SDX_ERR_INVALID_ARG;
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_model_apply_lora_source(m, &src, unet_strength, te_strength);
 }
 
 SDX_API sdx_result sdx_model_clear_loras(sdx_model *m) {
@@ -322,6 +370,7 @@ SDX_API sdx_result sdx_model_save_as(sdx_model *m, const char *path, const sdx_c
     const char **meta;
     if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_model_save: no output path") : SDX_ERR_INVALID_ARG;
     ctx = m->ctx;
+    if ((rc = sdx__st_need_all(m->ckpt)) != SDX_OK) return (sdx_result)rc;   /* every tensor is written */
     n = sdx_st_count(m->ckpt);
     n_meta = sdx_st_meta_count(m->ckpt);
     ts = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n ? n : 1), sizeof *ts);
@@ -368,6 +417,7 @@ SDX_API sdx_result sdx_model_save(sdx_model *m, const char *path) { return sdx_m
 static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__lora_tag *tags, int n_tags) {
     for (int i = 0; i < n_tags; i++) {
         char path[4096];
+        sdx_source src;
         size_t len = strlen(tags[i].name);
         int rc, has_ext = len > 12 && !strcmp(tags[i].name + len - 12, ".safetensors");
         if (!dir || !*dir)
@@ -376,7 +426,9 @@ static int sdx__gen_push_prompt_loras(sdx_model *m, const char *dir, const sdx__
         snprintf(path, sizeof path, "%s/%s%s", dir, tags[i].name, has_ext ? "" : ".safetensors");
         if (!sdx__file_exists(path))
             return sdx__fail(m->ctx, SDX_ERR_IO, "the prompt names LoRA '%s': %s does not exist", tags[i].name, path);
-        if ((rc = sdx__model_push_lora(m, path, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
+        memset(&src, 0, sizeof src);
+        src.path = path;
+        if ((rc = sdx__model_push_lora(m, &src, tags[i].unet, tags[i].te)) != SDX_OK) return rc;
     }
     return SDX_OK;
 }
@@ -398,17 +450,20 @@ SDX_API void sdx_controlnet_free(sdx_controlnet *cn) {
     sdx__free(cn->ctx, cn);
 }
 
-SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+SDX_API sdx_result sdx_controlnet_load_source(sdx_model *m, const sdx_source *src, sdx_controlnet **out) {
     sdx_controlnet *cn;
+    const char *path;
     int rc;
     if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
     *out = NULL;
-    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    if (!m) return SDX_ERR_INVALID_ARG;
+    if (!sdx__source_kind(m->ctx, src, "sdx_controlnet_load_source")) return SDX_ERR_INVALID_ARG;
     cn = (sdx_controlnet *)sdx__calloc(m->ctx, 1, sizeof *cn);
     if (!cn) return sdx__nomem(m->ctx, "controlnet", sizeof *cn);
     cn->ctx = m->ctx;
+    path = sdx__source_name(src);
     sdx__path_stem(path, cn->name, sizeof cn->name);
-    if ((rc = sdx_st_open(m->ctx, path, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
+    if ((rc = sdx_st_open_source(m->ctx, src, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
@@ -418,6 +473,16 @@ SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_contr
              cn->net.enc.n_in, cn->net.hint_channels, cn->net.diffusers ? " (diffusers layout)" : "");
     *out = cn;
     return SDX_OK;
+}
+
+SDX_API sdx_result sdx_controlnet_load(sdx_model *m, const char *path, sdx_controlnet **out) {
+    sdx_source src;
+    if (!out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: out is NULL") : SDX_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !path) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_controlnet_load: a model and a path are required") : SDX_ERR_INVALID_ARG;
+    memset(&src, 0, sizeof src);
+    src.path = path;
+    return sdx_controlnet_load_source(m, &src, out);
 }
 
 SDX_API const char *sdx_controlnet_name(const sdx_controlnet *cn) { return cn ? cn->name : ""; }

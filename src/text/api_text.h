@@ -1,5 +1,6 @@
 #pragma once
 #include "../core/api_core.h"
+#include "../core/api_safetensors.h"
 
 /* ===================================================================== */
 /*  Public API: CLIP BPE tokenizer                                        */
@@ -34,6 +35,20 @@ SDX_API sdx_result sdx_tokenizer_load(sdx_ctx *ctx, const char *path, sdx_tokeni
  * (e.g. embedded with tools/sdx-vocab2c). Ids are derived from the merge
  * order. `data` is not referenced after the call. */
 SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, size_t size, sdx_tokenizer **out);
+/* Any of the above: a path, a merge list in memory, or read callbacks
+ * (read whole, at most 256 MB; not referenced after the call). */
+SDX_API sdx_result sdx_tokenizer_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_tokenizer **out);
+/* The vocabulary compiled into the program, for one that ships no files:
+ * make a header with tools/sdx-vocab2c, then, where the implementation
+ * is compiled,
+ *     #define SDX_EMBED_VOCAB "clip_vocab.h"   (as #include finds it from
+ *     #define SDX_IMPLEMENTATION                 sdx.h: beside it or on the
+ *     #include "sdx.h"                           include path)
+ * The header's array is named clip_vocab unless SDX_EMBED_VOCAB_NAME says
+ * otherwise (sdx-vocab2c's second argument). sdx_model_load uses it when
+ * sdx_model_desc names no vocabulary. Without SDX_EMBED_VOCAB this returns
+ * SDX_ERR_UNSUPPORTED. */
+SDX_API sdx_result sdx_tokenizer_load_embedded(sdx_ctx *ctx, sdx_tokenizer **out);
 /* Frees the tokenizer (NULL is fine). The context it was loaded with must
  * still exist. */
 SDX_API void sdx_tokenizer_free(sdx_tokenizer *tok);

@@ -3,6 +3,7 @@
 #include "../core/core.c"
 #include "../core/json.c"
 #include "../core/inflate.c"
+#include "../core/safetensors.c"
 #include "unicode_tables.c"
 
 /* ===================================================================== */
@@ -1120,6 +1121,45 @@ SDX_API sdx_result sdx_tokenizer_load_memory(sdx_ctx *ctx, const void *data, siz
     if (!ctx || !out || (!data && size)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_memory: NULL argument");
     *out = NULL;
     return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)data, size, NULL, "vocabulary in memory", out);
+}
+
+SDX_API sdx_result sdx_tokenizer_load_source(sdx_ctx *ctx, const sdx_source *src, sdx_tokenizer **out) {
+    unsigned char *bytes;
+    int rc, kind;
+    if (!ctx || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_source: NULL argument");
+    *out = NULL;
+    if (!(kind = sdx__source_kind(ctx, src, "sdx_tokenizer_load_source"))) return SDX_ERR_INVALID_ARG;
+    if (kind == SDX__SOURCE_PATH) return sdx_tokenizer_load(ctx, src->path, out);
+    if (kind == SDX__SOURCE_DATA)
+        return (sdx_result)sdx__tokenizer_from_bytes(ctx, (const uint8_t *)src->data, src->size, NULL, sdx__source_name(src), out);
+    if ((rc = sdx__source_read_all(ctx, src, SDX__VOCAB_MAX_BYTES, &bytes)) != SDX_OK) return (sdx_result)rc;
+    rc = sdx__tokenizer_from_bytes(ctx, bytes, src->size, NULL, sdx__source_name(src), out);
+    sdx__free(ctx, bytes);
+    return (sdx_result)rc;
+}
+
+/* The compiled-in vocabulary: a header from tools/sdx-vocab2c. */
+#ifdef SDX_EMBED_VOCAB
+#include SDX_EMBED_VOCAB
+#ifndef SDX_EMBED_VOCAB_NAME
+#define SDX_EMBED_VOCAB_NAME clip_vocab
+#endif
+#define SDX__PASTE(a, b) a##b
+#define SDX__SIZE_OF_ARRAY(name) SDX__PASTE(name, _size)
+#define SDX__EMBEDDED_VOCAB 1
+#else
+#define SDX__EMBEDDED_VOCAB 0
+#endif
+
+SDX_API sdx_result sdx_tokenizer_load_embedded(sdx_ctx *ctx, sdx_tokenizer **out) {
+    if (!ctx || !out) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_tokenizer_load_embedded: NULL argument");
+    *out = NULL;
+#ifdef SDX_EMBED_VOCAB
+    return (sdx_result)sdx__tokenizer_from_bytes(ctx, SDX_EMBED_VOCAB_NAME, SDX__SIZE_OF_ARRAY(SDX_EMBED_VOCAB_NAME), NULL,
+                                                 "the compiled-in vocabulary (SDX_EMBED_VOCAB)", out);
+#else
+    return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "no vocabulary is compiled in: build with SDX_EMBED_VOCAB (see tools/sdx-vocab2c)");
+#endif
 }
 
 static int sdx__is_dir(const char *path) { return sdx__path_kind(path) == SDX__PATH_DIR; }
