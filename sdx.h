@@ -702,6 +702,20 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* Hires fix (A1111's "Hires. fix"; README "Hires fix"), txt2img only:
+     * on when hires_scale > 0 or a hires size is set. The batch is made at
+     * width x height; each latent is upscaled (hires_upscaler "latent" =
+     * A1111's Latent, bilinear; "latent-bilinear", "latent-nearest",
+     * "latent-nearest-exact": sdx_latent_upscale's modes), or decoded,
+     * upscaled by an ESRGAN model (a .safetensors path; scaled up to the
+     * size, then bilinear down when it overshoots) and encoded; then it is
+     * img2img'd at the hires size with the same seed, prompts and sampler.
+     * Progress and phases are reported for both passes. */
+    int   hires_width, hires_height;  /* multiples of 8; one 0 = by aspect  */
+    float hires_scale;             /* 0 = from hires_width/height          */
+    int   hires_steps;             /* 0 = steps                            */
+    float hires_denoise;           /* the second pass's strength; 0 = 0.7  */
+    const char *hires_upscaler;    /* NULL = "latent"                      */
     /* ControlNets, their residuals summed */
     const sdx_control *controls;
     int   n_controls;
@@ -801,6 +815,13 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * (decode) seamless. */
 SDX_API sdx_result sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API sdx_result sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+
+/* A latent [n, c, h, w] (F32/F16/BF16) resized to [n, c, height, width]
+ * F32 as torch.nn.functional.interpolate(size=...) does it (A1111's and
+ * ComfyUI's latent upscale): mode "nearest", "nearest-exact" or
+ * "bilinear" (align_corners False, no antialias). */
+SDX_API sdx_result sdx_latent_upscale(sdx_ctx *ctx, const sdx_tensor *in, int width, int height, const char *mode,
+                                      sdx_tensor *out);
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:
@@ -24279,6 +24300,211 @@ SDX_API int64_t sdx_sampling_seed(const sdx_sampling *s) { return s ? s->seed : 
 SDX_API const sdx_tensor *sdx_sampling_latent(const sdx_sampling *s) { return s ? &s->latent : NULL; }
 SDX_API const sdx_tensor *sdx_sampling_denoised(const sdx_sampling *s) { return s ? &s->denoised : NULL; }
 
+/* ---- src/pipeline/hires.c ---- */
+
+/* ===================================================================== */
+/*  Hires fix: small txt2img, upscale, img2img at the large size          */
+/* ===================================================================== */
+
+/* The latent upscalers: our name, A1111's label, the interpolate mode. */
+static const struct sdx__hires_latent {
+    const char *name, *a1111, *mode;
+} sdx__hires_latents[] = {
+    { "latent",               "Latent",                 "bilinear" },   /* A1111's default */
+    { "latent-bilinear",      "Latent",                 "bilinear" },
+    { "latent-nearest",       "Latent (nearest)",       "nearest" },
+    { "latent-nearest-exact", "Latent (nearest-exact)", "nearest-exact" },
+};
+
+static const struct sdx__hires_latent *sdx__hires_latent_find(const char *name) {
+    for (size_t i = 0; i < sizeof sdx__hires_latents / sizeof sdx__hires_latents[0]; i++)
+        if (!strcmp(name ? name : "latent", sdx__hires_latents[i].name)) return &sdx__hires_latents[i];
+    return NULL;
+}
+
+static int sdx__hires_on(const sdx_gen_params *p) { return p->hires_scale > 0 || p->hires_width > 0 || p->hires_height > 0; }
+
+static float sdx__hires_denoise(const sdx_gen_params *p) { return p->hires_denoise != 0 ? p->hires_denoise : 0.7f; }
+
+/* The second pass's size from the first's: as given (one side 0 keeps
+ * the aspect, as A1111), else the scale, down to multiples of 8. */
+static void sdx__hires_size(const sdx_gen_params *p, int w, int h, int *hw, int *hh) {
+    if (p->hires_width > 0 || p->hires_height > 0) {
+        *hw = p->hires_width > 0 ? p->hires_width : (int)((int64_t)p->hires_height * w / h) / 8 * 8;
+        *hh = p->hires_height > 0 ? p->hires_height : (int)((int64_t)p->hires_width * h / w) / 8 * 8;
+    } else {
+        *hw = (int)((double)w * p->hires_scale) / 8 * 8;
+        *hh = (int)((double)h * p->hires_scale) / 8 * 8;
+    }
+}
+
+/* torch's source index for nearest (exact 0) and nearest-exact (1). */
+static int sdx__nearest_tap(int in, int out, int i, int exact) {
+    float scale = (float)in / (float)out;
+    int s = (int)floorf(exact ? ((float)i + 0.5f) * scale : (float)i * scale);
+    return SDX__MIN(s, in - 1);
+}
+
+SDX_API sdx_result sdx_latent_upscale(sdx_ctx *ctx, const sdx_tensor *in, int width, int height, const char *mode,
+                                      sdx_tensor *out) {
+    int64_t shape[4];
+    int bilinear, exact, ih, iw;
+    float *src;
+    if (!ctx || !in || !out || !mode) return ctx ? sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_latent_upscale: NULL argument") : SDX_ERR_INVALID_ARG;
+    bilinear = !strcmp(mode, "bilinear");
+    exact = !strcmp(mode, "nearest-exact");
+    if (!bilinear && !exact && strcmp(mode, "nearest"))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_latent_upscale: mode '%s': expected nearest, nearest-exact or bilinear", mode);
+    if (in->ndim != 4 || !in->data || in->shape[2] < 1 || in->shape[3] < 1 || in->shape[2] > SDX__MAX_INIT_LATENT ||
+        in->shape[3] > SDX__MAX_INIT_LATENT || width < 1 || height < 1 || width > SDX__MAX_INIT_LATENT ||
+        height > SDX__MAX_INIT_LATENT || (in->dtype != SDX_F32 && in->dtype != SDX_F16 && in->dtype != SDX_BF16))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_latent_upscale: expected an F32/F16/BF16 [n, c, h, w] latent and sides "
+                         "1..%d", SDX__MAX_INIT_LATENT);
+    ih = (int)in->shape[2];
+    iw = (int)in->shape[3];
+    shape[0] = in->shape[0];
+    shape[1] = in->shape[1];
+    shape[2] = height;
+    shape[3] = width;
+    if (sdx_tensor_alloc(ctx, out, SDX_F32, 4, shape) != SDX_OK) return SDX_ERR_NOMEM;
+    if (!(src = (float *)sdx__malloc(ctx, sizeof(float) * (size_t)ih * (size_t)iw)))
+        { sdx_tensor_free(ctx, out); return (sdx_result)sdx__nomem(ctx, "latent upscale", sizeof(float) * (size_t)ih * (size_t)iw); }
+    for (int64_t c = 0; c < shape[0] * shape[1]; c++) {
+        float *dst = (float *)out->data + c * height * width;
+        sdx__load_f32(in->data, in->dtype, c * ih * iw, (int64_t)ih * iw, src);
+        if (bilinear) { sdx__resize_bilinear(src, ih, iw, dst, height, width); continue; }
+        for (int y = 0; y < height; y++)
+            for (int x = 0; x < width; x++)
+                dst[(size_t)y * (size_t)width + (size_t)x] =
+                    src[(size_t)sdx__nearest_tap(ih, height, y, exact) * (size_t)iw + (size_t)sdx__nearest_tap(iw, width, x, exact)];
+    }
+    sdx__free(ctx, src);
+    return SDX_OK;
+}
+
+/* An image through the ESRGAN model until it covers w x h (A1111 repeats
+ * its upscaler so too), bilinear down to w x h where it overshoots (A1111
+ * uses Lanczos there), then encoded as img2img encodes. */
+static int sdx__hires_model_latent(sdx_model *m, sdx_upscaler *up, const sdx_image *img, int w, int h, const sdx_gen_params *p,
+                                   sdx_tensor *latent) {
+    sdx_ctx *ctx = m->ctx;
+    sdx_image big, fit;
+    int s = sdx_upscaler_scale(up), repeats = 0, rc;
+    memset(&big, 0, sizeof big);
+    memset(&fit, 0, sizeof fit);
+    fit.channels = 3;
+    for (int64_t bw = img->width, bh = img->height; (bw < w || bh < h) && s > 1; bw *= s, bh *= s) repeats++;
+    if (!repeats) repeats = 1;
+    if ((rc = sdx_upscale(up, img, repeats, &big)) != SDX_OK) return rc;
+    if (big.width != w || big.height != h) {
+        size_t in_n = (size_t)big.width * (size_t)big.height, out_n = (size_t)w * (size_t)h;
+        float *a = (float *)sdx__malloc(ctx, sizeof(float) * (in_n + out_n));
+        fit.width = w;
+        fit.height = h;
+        fit.data = (uint8_t *)sdx__malloc(ctx, out_n * 3);
+        if (!a || !fit.data) { sdx__free(ctx, a); sdx_image_free(ctx, &fit); sdx_image_free(ctx, &big); return sdx__nomem(ctx, "hires resize", out_n * 3); }
+        for (int c = 0; c < 3; c++) {
+            for (size_t i = 0; i < in_n; i++) a[i] = big.data[i * 3 + (size_t)c];
+            sdx__resize_bilinear(a, big.height, big.width, a + in_n, h, w);
+            for (size_t i = 0; i < out_n; i++) fit.data[i * 3 + (size_t)c] = (uint8_t)SDX__MIN(SDX__MAX(nearbyintf(a[in_n + i]), 0.0f), 255.0f);
+        }
+        sdx__free(ctx, a);
+        sdx_image_free(ctx, &big);
+        big = fit;
+    }
+    rc = sdx_encode_image(m, &big, p, latent);
+    sdx_image_free(ctx, &big);
+    return rc;
+}
+
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_only, sdx_gen_result *out);
+
+/* Pass 2 of image i: its upscaled latent img2img'd at the hires size. */
+static int sdx__hires_pass(sdx_model *m, const sdx_gen_params *q, const struct sdx__hires_latent *lat, sdx_upscaler *up,
+                           const sdx_gen_result *first, int i, int hw, int hh, sdx_gen_result *out) {
+    sdx_ctx *ctx = m->ctx;
+    sdx_gen_params r = *q;
+    sdx_tensor init;
+    sdx_gen_result one;
+    int f = sdx__codec_factor(m, q->codec), rc;
+    memset(&init, 0, sizeof init);
+    r.width = hw;
+    r.height = hh;
+    r.steps = q->hires_steps ? q->hires_steps : q->steps;
+    r.strength = sdx__hires_denoise(q);
+    r.batch_count = 1;
+    r.seed = first->seeds[i];
+    r.hires_scale = 0;
+    r.hires_width = r.hires_height = 0;
+    rc = lat ? sdx_latent_upscale(ctx, &first->latents[i], hw / f, hh / f, lat->mode, &init)
+             : sdx__hires_model_latent(m, up, &first->images[i], hw, hh, &r, &init);
+    r.init_latent = &init;
+    if (rc == SDX_OK && (rc = sdx__generate(m, &r, 0, &one)) == SDX_OK) {
+        out->images[i] = one.images[0];
+        out->latents[i] = one.latents[0];
+        memset(&one.images[0], 0, sizeof one.images[0]);
+        memset(&one.latents[0], 0, sizeof one.latents[0]);
+        sdx_gen_result_free(ctx, &one);
+        out->seeds[i] = first->seeds[i];
+        out->count = i + 1;
+    }
+    sdx_tensor_free(ctx, &init);
+    return rc;
+}
+
+static int sdx__hires_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
+    sdx_ctx *ctx = m->ctx;
+    sdx_gen_params q = *p;
+    const struct sdx__hires_latent *lat = sdx__hires_latent_find(p->hires_upscaler);
+    sdx_upscaler *up = NULL;
+    sdx_gen_result first;
+    int w, h, hw, hh, rc;
+    memset(out, 0, sizeof *out);
+    if (p->init_image || p->init_latent || p->mask || p->timesteps || p->sigmas)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "hires fix is a txt2img second pass: not with an init image, latent or mask, "
+                         "nor explicit timesteps or sigmas");
+    sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
+    sdx__hires_size(p, w, h, &hw, &hh);
+    if (hw < 8 || hh < 8 || hw % 8 || hh % 8 || !(sdx__hires_denoise(p) > 0 && sdx__hires_denoise(p) <= 1) || p->hires_steps < 0)
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "hires fix to %dx%d, denoise %g, %d steps: the size must be multiples of 8, "
+                         "the denoise in (0, 1]", hw, hh, (double)sdx__hires_denoise(p), p->hires_steps);
+    if (!lat && (rc = sdx_upscaler_load(ctx, p->hires_upscaler, &up)) != SDX_OK) return rc;
+    q.hires_scale = 0;
+    q.hires_width = q.hires_height = 0;
+    if ((rc = sdx__generate(m, &q, lat != NULL, &first)) == SDX_OK) {
+        q.hires_steps = p->hires_steps;
+        q.hires_denoise = p->hires_denoise;
+        out->images = (sdx_image *)sdx__calloc(ctx, (size_t)first.count, sizeof(sdx_image));
+        out->latents = (sdx_tensor *)sdx__calloc(ctx, (size_t)first.count, sizeof(sdx_tensor));
+        out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)first.count, sizeof(int64_t));
+        if (!out->images || !out->latents || !out->seeds) rc = sdx__nomem(ctx, "hires fix", (size_t)first.count * 64);
+        for (int i = 0; i < first.count && rc == SDX_OK; i++) rc = sdx__hires_pass(m, &q, lat, up, &first, i, hw, hh, out);
+        sdx_gen_result_free(ctx, &first);
+    }
+    sdx_upscaler_free(up);
+    if (rc != SDX_OK) sdx_gen_result_free(ctx, out);
+    return rc;
+}
+
+/* A1111's fields: `Denoising strength: 0.7, Hires upscale: 2` (or
+ * `Hires resize: 1024x1024`), `Hires steps: 10`, `Hires upscaler: ...`
+ * (the model's file name without folder or extension). */
+static void sdx__hires_parameters(const sdx_gen_params *p, sdx__buf *b) {
+    const struct sdx__hires_latent *lat;
+    const char *name, *slash, *dot;
+    if (!sdx__hires_on(p)) return;
+    sdx__buf_fmt(b, ", Denoising strength: %g", (double)sdx__hires_denoise(p));
+    if (p->hires_width > 0 || p->hires_height > 0) sdx__buf_fmt(b, ", Hires resize: %dx%d", p->hires_width, p->hires_height);
+    else sdx__buf_fmt(b, ", Hires upscale: %g", (double)p->hires_scale);
+    if (p->hires_steps) sdx__buf_fmt(b, ", Hires steps: %d", p->hires_steps);
+    if ((lat = sdx__hires_latent_find(p->hires_upscaler))) { sdx__buf_fmt(b, ", Hires upscaler: %s", lat->a1111); return; }
+    name = p->hires_upscaler;
+    for (slash = name; *slash; slash++)
+        if (*slash == '/' || *slash == '\\') name = slash + 1;
+    dot = strrchr(name, '.');
+    sdx__buf_fmt(b, ", Hires upscaler: %.*s", (int)(dot && dot != name ? dot - name : (ptrdiff_t)strlen(name)), name);
+}
+
 /* ---- src/pipeline/generate.c ---- */
 
 /* ===================================================================== */
@@ -24298,8 +24524,6 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
-static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
-
 SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
     sdx_gen_params q;
     sdx__lora_tag *tags = NULL;
@@ -24310,13 +24534,13 @@ SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_r
     if (!m->loaded_unet)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
-    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, out);
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, 0, out);
     if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
     q = *p;
     q.prompt = clean;
     keep = m->n_loras;
     rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
-    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, 0, out);
     rc2 = sdx__model_pop_loras(m, keep);
     if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
     sdx__free(m->ctx, clean);
@@ -24328,13 +24552,15 @@ static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) 
     if (p->phase) p->phase(p->phase_user, phase, image);
 }
 
-static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+/* latent_only: the latents without decoding them (hires fix's first pass) */
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_only, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
     ctx = m->ctx;
+    if (sdx__hires_on(params)) return sdx__hires_generate(m, params, out);
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
     p = *params;
@@ -24355,6 +24581,8 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
+        }
+        if (rc == SDX_OK && !latent_only) {
             sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.seamless,
@@ -24474,6 +24702,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image || p->init_latent)
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    sdx__hires_parameters(p, &b);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */

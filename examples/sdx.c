@@ -476,6 +476,21 @@ static const option option_table[] = {
     { .name = "--canny-high", .arg = "F", .kind = OPT_NUMBER, .at = AT(canny_high), .range = "[0, 100000]",
       .help = "(|dx| + |dy|; default: 100, 200, as OpenCV's users)" },
 
+    { .heading = "Hires fix (A1111's; txt2img at -W x -H, then img2img larger)" },
+    { .name = "--hires-scale", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.hires_scale), .range = "(0, 16]",
+      .help = "second pass at F times the size (down to multiples of 8)" },
+    { .name = "--hires-width", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.hires_width),
+      .help = "second pass width (instead of a scale; alone: by aspect)" },
+    { .name = "--hires-height", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.hires_height),
+      .help = "second pass height" },
+    { .name = "--hires-steps", .arg = "N", .kind = OPT_POSITIVE, .at = AT(gen.hires_steps),
+      .help = "second pass steps (default: --steps)" },
+    { .name = "--hires-denoise", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.hires_denoise), .range = "(0, 1]",
+      .help = "second pass denoise strength (default: 0.7)" },
+    { .name = "--hires-upscaler", .arg = "U", .kind = OPT_STRING, .at = AT(gen.hires_upscaler),
+      .help = "latent (A1111's Latent, bilinear; default), latent-bilinear,\n"
+              "latent-nearest, latent-nearest-exact, or an ESRGAN\n"
+              "model's .safetensors (decode, upscale, encode)" },
     { .heading = "Upscaling (-M upscale)" },
     { .name = "--upscale-model", .arg = "PATH", .kind = OPT_STRING, .at = AT(upscale_model),
       .help = "ESRGAN-family model (.safetensors): RealESRGAN_x4plus,\n"

@@ -31,6 +31,7 @@
 #include "t_gguf.c"
 #include "t_upscale.c"
 #include "t_sources.c"
+#include "t_hires.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
         &t_suite_gguf,
         &t_suite_upscale,
         &t_suite_sources,
+        &t_suite_hires,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

@@ -218,6 +218,20 @@ typedef struct sdx_gen_params {
     int   paste_back;              /* 1: A1111-style overlay: init pixels
                                       outside the blurred mask (not ComfyUI) */
     int   mask_blur;               /* overlay blur sigma in px; 0 = 4, < 0 none */
+    /* Hires fix (A1111's "Hires. fix"; README "Hires fix"), txt2img only:
+     * on when hires_scale > 0 or a hires size is set. The batch is made at
+     * width x height; each latent is upscaled (hires_upscaler "latent" =
+     * A1111's Latent, bilinear; "latent-bilinear", "latent-nearest",
+     * "latent-nearest-exact": sdx_latent_upscale's modes), or decoded,
+     * upscaled by an ESRGAN model (a .safetensors path; scaled up to the
+     * size, then bilinear down when it overshoots) and encoded; then it is
+     * img2img'd at the hires size with the same seed, prompts and sampler.
+     * Progress and phases are reported for both passes. */
+    int   hires_width, hires_height;  /* multiples of 8; one 0 = by aspect  */
+    float hires_scale;             /* 0 = from hires_width/height          */
+    int   hires_steps;             /* 0 = steps                            */
+    float hires_denoise;           /* the second pass's strength; 0 = 0.7  */
+    const char *hires_upscaler;    /* NULL = "latent"                      */
     /* ControlNets, their residuals summed */
     const sdx_control *controls;
     int   n_controls;
@@ -317,6 +331,13 @@ SDX_API void sdx_sampling_free(sdx_sampling *s);
  * (decode) seamless. */
 SDX_API sdx_result sdx_decode_latent(sdx_model *model, const sdx_tensor *latent, const sdx_gen_params *params, sdx_image *out);
 SDX_API sdx_result sdx_encode_image(sdx_model *model, const sdx_image *image, const sdx_gen_params *params, sdx_tensor *latent);
+
+/* A latent [n, c, h, w] (F32/F16/BF16) resized to [n, c, height, width]
+ * F32 as torch.nn.functional.interpolate(size=...) does it (A1111's and
+ * ComfyUI's latent upscale): mode "nearest", "nearest-exact" or
+ * "bilinear" (align_corners False, no antialias). */
+SDX_API sdx_result sdx_latent_upscale(sdx_ctx *ctx, const sdx_tensor *in, int width, int height, const char *mode,
+                                      sdx_tensor *out);
 
 /* AUTOMATIC1111-style "parameters" text for image `index` of a result:
  * "prompt\nNegative prompt: ...\nSteps: 20, Sampler: ..., Schedule type:

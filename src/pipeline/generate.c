@@ -6,6 +6,7 @@
 #include "img2img.c"
 #include "control.c"
 #include "denoise.c"
+#include "hires.c"
 
 /* ===================================================================== */
 /*  Pipeline: txt2img / img2img / inpainting, the stages in a row;        */
@@ -24,8 +25,6 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res) {
     memset(res, 0, sizeof *res);
 }
 
-static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out);
-
 SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_result *out) {
     sdx_gen_params q;
     sdx__lora_tag *tags = NULL;
@@ -36,13 +35,13 @@ SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_r
     if (!m->loaded_unet)
         return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "model '%s' was loaded with codecs_only: it can decode and encode, not generate", m->name);
     if (!m->tok) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: the model was loaded without a vocabulary (no_vocab)");
-    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, out);
+    if (!p->prompt || !strstr(p->prompt, "<lora:")) return (sdx_result)sdx__generate(m, p, 0, out);
     if ((rc = sdx__lora_tags(m->ctx, p->prompt, &clean, &tags, &n_tags)) != SDX_OK) return (sdx_result)rc;
     q = *p;
     q.prompt = clean;
     keep = m->n_loras;
     rc = sdx__gen_push_prompt_loras(m, p->lora_dir, tags, n_tags);
-    if (rc == SDX_OK) rc = sdx__generate(m, &q, out);
+    if (rc == SDX_OK) rc = sdx__generate(m, &q, 0, out);
     rc2 = sdx__model_pop_loras(m, keep);
     if (rc == SDX_OK && rc2 != SDX_OK) { sdx_gen_result_free(m->ctx, out); rc = rc2; }
     sdx__free(m->ctx, clean);
@@ -54,13 +53,15 @@ static void sdx__gen_phase(const sdx_gen_params *p, sdx_phase phase, int image) 
     if (p->phase) p->phase(p->phase_user, phase, image);
 }
 
-static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_result *out) {
+/* latent_only: the latents without decoding them (hires fix's first pass) */
+static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_only, sdx_gen_result *out) {
     sdx_ctx *ctx;
     sdx__gen g;
     sdx_gen_params p;
     sdx_cond *cond = NULL;
     int rc;
     ctx = m->ctx;
+    if (sdx__hires_on(params)) return sdx__hires_generate(m, params, out);
     memset(out, 0, sizeof *out);
     if ((rc = sdx__gen_resolve(&g, m, params)) != SDX_OK) return rc;
     p = *params;
@@ -81,6 +82,8 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, sdx_gen_res
         if ((rc = sdx__sess_run(s, 0)) == SDX_OK) {
             out->latents[i] = s->latent;       /* the session's tensor becomes the result's */
             memset(&s->latent, 0, sizeof s->latent);
+        }
+        if (rc == SDX_OK && !latent_only) {
             sdx__gen_phase(&p, SDX_PHASE_DECODE, i);
             sdx__vae_tiling tiling = sdx__gen_tiling(&s->g);
             rc = sdx__decode_to_image(m, &s->g.dec, (const float *)out->latents[i].data, s->g.lh, s->g.lw, &tiling, p.seamless,
@@ -200,6 +203,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
     if (m) { sdx__buf_str(&b, ", Model: "); sdx__buf_str(&b, m->name); }
     if (p->init_image || p->init_latent)
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
+    sdx__hires_parameters(p, &b);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */
