@@ -1,5 +1,6 @@
 # sdx — see README.md. `make` builds the examples and tests, `make test`
-# runs the tests, `make sanitize` runs them under ASan+UBSan, `make bench`
+# runs the tests, `make sanitize` runs them under ASan+UBSan, `make tsan`
+# runs the cancel suite under ThreadSanitizer (part of `make test`), `make bench`
 # runs the benchmarks, `make fuzz` runs the fuzzers (clang), `make cross`
 # runs the portability checks (tools/cross.sh). GPU: `make check-hip`
 # compile-checks sdx_hip.h (run by `make test`), `make sdx-hip` builds the
@@ -17,7 +18,7 @@ TESTSRC := $(wildcard tests/*.c tests/*.h) tools/sdx-mkckpt.c
 EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
 
-.PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -52,19 +53,37 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) check-hip
+test: tests/run $(EXAMPLES) check-hip tsan
 	./tests/run
+
+# sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
+# random cancels and its cases on which call a cancel reaches, with C11
+# atomics, and its random cancels with the lock of SDX_NO_ATOMICS builds
+# (the stages' checks, one thread, run natively and under ASan). A
+# generation takes some 20 times longer under TSan: TSAN_ROUNDS and
+# TSAN_LOCK_ROUNDS say how many rounds of random cancels (natively 300).
+TSAN := -fsanitize=thread -O2 -g -fno-omit-frame-pointer
+TSAN_ROUNDS ?= 60
+TSAN_LOCK_ROUNDS ?= 20
+tests/run-tsan: sdx.h tests/t_cancel.c tests/test.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -DSDX_TEST_SINGLE -o $@ tests/t_cancel.c -lstb $(LDLIBS)
+tests/run-tsan-lock: sdx.h tests/t_cancel.c tests/test.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -DSDX_TEST_SINGLE -DSDX_NO_ATOMICS -o $@ tests/t_cancel.c -lstb $(LDLIBS)
+tsan: tests/run-tsan tests/run-tsan-lock
+	TSAN_OPTIONS=halt_on_error=1 SDX_TEST_CANCEL_ROUNDS=$(TSAN_ROUNDS) ./tests/run-tsan cancel.random cancel.a_
+	TSAN_OPTIONS=halt_on_error=1 SDX_TEST_CANCEL_ROUNDS=$(TSAN_LOCK_ROUNDS) ./tests/run-tsan-lock cancel.random
 
 # Under ASan+UBSan (some 10 times slower): the parsers, the kernels, the
 # models' loaders and error paths, the allocation-failure sweeps, and one
 # golden of each model part (SD 1.x: text, UNet, VAE, a whole generation;
-# tiled VAE, bf16 kernels, the backend seam on the host). The f16/bf16
-# storage variants and the SD 2.x/SDXL goldens exercise the same code with
-# other sizes and run natively in `make test`. `make sanitize SAN_SUITES=
-# SAN_SKIP=` runs everything.
+# tiled VAE, bf16 kernels, the backend seam on the host), the cancel paths
+# (20 rounds of random cancels). The f16/bf16 storage variants and the SD
+# 2.x/SDXL goldens exercise the same code with other sizes and run
+# natively in `make test`. `make sanitize SAN_SUITES= SAN_SKIP=` runs
+# everything.
 SAN_SUITES ?= core. half. rng. json. safetensors. kernels. precision. tokenizer. prompt. text. unet. vae. \
               sampling. pipeline. robust. backend.host tiling.circular_padding bf16.linear bf16.conv \
-              bf16.fallback bf16.rewritten bf16.half_storage gguf. upscale.
+              bf16.fallback bf16.rewritten bf16.half_storage gguf. upscale. cancel.
 SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip pipeline.cli_ \
             --skip text.sd2_ --skip text.sdxl_ --skip text.sd1_f16 --skip text.sd1_bf16 \
             --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip unet.generated_ \
@@ -73,7 +92,7 @@ SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sd
             --skip half.f16_random_bits --skip half.bf16_random_bits \
             --skip kernels.conv3x3_winograd_unet_layers --skip robust.controlnet_generation
 sanitize: tests/run-san
-	SDX_SANITIZE=1 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)
+	SDX_SANITIZE=1 SDX_TEST_CANCEL_ROUNDS=20 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)
 
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
@@ -172,5 +191,5 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 
 clean:
 	rm -rf build/cross
-	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
+	rm -f tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
 	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

@@ -29,6 +29,7 @@
 #include "t_bf16.c"
 #include "t_gguf.c"
 #include "t_upscale.c"
+#include "t_cancel.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -61,6 +62,7 @@ int main(int argc, char **argv) {
         &t_suite_bf16,
         &t_suite_gguf,
         &t_suite_upscale,
+        &t_suite_cancel,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];
