@@ -17,15 +17,22 @@ SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/*/*.cu src/license
 TESTSRC := $(wildcard tests/*.c tests/*.h) tools/sdx-mkckpt.c
 EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
+# examples/game needs SDL2 (Debian: libsdl2-dev): built when sdl2-config or
+# pkg-config finds it, with game-tsan (the same under ThreadSanitizer, for
+# its test); without SDL2 `make` leaves both out
+SDL2_CONFIG := $(shell command -v sdl2-config 2>/dev/null)
+SDL2_CFLAGS := $(if $(SDL2_CONFIG),$(shell sdl2-config --cflags),$(shell pkg-config --cflags sdl2 2>/dev/null))
+SDL2_LIBS   := $(if $(SDL2_CONFIG),$(shell sdl2-config --libs),$(shell pkg-config --libs sdl2 2>/dev/null))
+GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 
-.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
 VOCAB  ?= ../shared/vocab
 PROMPT ?= a photograph of an astronaut riding a horse
 
-all: sdx.h tests/run $(EXAMPLES) $(TOOLS)
+all: sdx.h tests/run $(EXAMPLES) $(GAME) $(TOOLS)
 
 sdx.h sdx_hip.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
@@ -46,6 +53,12 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
+examples/game: examples/game.c sdx.h
+	$(CC) $(CFLAGS) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
+
+examples/game-tsan: examples/game.c sdx.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
+
 examples/cpp_host: examples/cpp_host.cpp sdx.h
 	$(CXX) $(CXXFLAGS) -I. -o $@ $< $(LDLIBS)
 
@@ -53,7 +66,7 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) check-hip tsan
+test: tests/run $(EXAMPLES) $(GAME) check-hip tsan
 	./tests/run
 
 # sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
@@ -174,6 +187,12 @@ examples/sdx-hip: examples/sdx.c examples/sdx_hip.o sdx.h sdx_hip.h
 	$(CC) $(CFLAGS) -I. -DSDX_WITH_HIP -c examples/sdx.c -o examples/sdx-hip.o
 	$(GPULD) -o $@ examples/sdx-hip.o examples/sdx_hip.o -lstb $(LDLIBS)
 
+# the game example on the GPU (SDL2)
+game-hip: examples/game-hip
+examples/game-hip: examples/game.c examples/sdx_hip.o sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) -I. -DSDX_WITH_HIP $(SDL2_CFLAGS) -c examples/game.c -o examples/game-hip.o
+	$(GPULD) -o $@ examples/game-hip.o examples/sdx_hip.o $(SDL2_LIBS) $(LDLIBS)
+
 # every GPU kernel against the CPU's, stress cases, pipeline goldens
 test-gpu: tests/gpu/run
 	./tests/gpu/run
@@ -192,4 +211,4 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 clean:
 	rm -rf build/cross
 	rm -f tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o
