@@ -1955,10 +1955,7 @@ SDX_API void sdx_cancel(sdx_ctx *ctx) {
 }
 
 /* A cancellable call begins: cancels from now on stop it. */
-static unsigned sdx__call_begin(sdx_ctx *ctx) {
-    ctx->cancels_seen = sdx__counter_read(&ctx->cancels);
-    return ctx->cancels_seen;
-}
+static void sdx__call_begin(sdx_ctx *ctx) { ctx->cancels_seen = sdx__counter_read(&ctx->cancels); }
 
 /* 1 when sdx_cancel was called since the running call began. */
 static int sdx__cancel_requested(sdx_ctx *ctx) { return sdx__counter_read(&ctx->cancels) != ctx->cancels_seen; }
@@ -23378,8 +23375,8 @@ static int sdx__esrgan_run_tiles(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena 
     for (int64_t ty = 0; ty < ny && rc == SDX_OK; ty++)
         for (int64_t tx = 0; tx < nx && rc == SDX_OK; tx++) {
             sdx__esrgan_tile t = sdx__esrgan_tile_at(tiling, H, W, ty, tx);
-            if ((rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx))) == SDX_OK)
-                rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
+            rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx));
+            if (rc == SDX_OK) rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
         }
     return rc;
 }

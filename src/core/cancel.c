@@ -21,10 +21,7 @@ SDX_API void sdx_cancel(sdx_ctx *ctx) {
 }
 
 /* A cancellable call begins: cancels from now on stop it. */
-static unsigned sdx__call_begin(sdx_ctx *ctx) {
-    ctx->cancels_seen = sdx__counter_read(&ctx->cancels);
-    return ctx->cancels_seen;
-}
+static void sdx__call_begin(sdx_ctx *ctx) { ctx->cancels_seen = sdx__counter_read(&ctx->cancels); }
 
 /* 1 when sdx_cancel was called since the running call began. */
 static int sdx__cancel_requested(sdx_ctx *ctx) { return sdx__counter_read(&ctx->cancels) != ctx->cancels_seen; }

@@ -409,8 +409,8 @@ static int sdx__esrgan_run_tiles(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena 
     for (int64_t ty = 0; ty < ny && rc == SDX_OK; ty++)
         for (int64_t tx = 0; tx < nx && rc == SDX_OK; tx++) {
             sdx__esrgan_tile t = sdx__esrgan_tile_at(tiling, H, W, ty, tx);
-            if ((rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx))) == SDX_OK)
-                rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
+            rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx));
+            if (rc == SDX_OK) rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
         }
     return rc;
 }
