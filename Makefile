@@ -1,5 +1,6 @@
 # sdx — see README.md. `make` builds the examples and tests, `make test`
-# runs the tests, `make sanitize` runs them under ASan+UBSan, `make bench`
+# runs the tests, `make sanitize` runs them under ASan+UBSan, `make tsan`
+# runs the cancel suite under ThreadSanitizer (part of `make test`), `make bench`
 # runs the benchmarks, `make fuzz` runs the fuzzers (clang), `make cross`
 # runs the portability checks (tools/cross.sh). GPU: `make check-hip`
 # compile-checks sdx_hip.h (run by `make test`), `make sdx-hip` builds the
@@ -16,15 +17,22 @@ SRC     := $(wildcard src/*.h src/*.c src/*/*.h src/*/*.c src/*/*.cu src/license
 TESTSRC := $(wildcard tests/*.c tests/*.h) tools/sdx-mkckpt.c
 EXAMPLES := examples/sdx examples/minimal examples/texture examples/stepper examples/cpp_host
 TOOLS    := tools/sdx-mkckpt tools/sdx-vocab2c
+# examples/game needs SDL2 (Debian: libsdl2-dev): built when sdl2-config or
+# pkg-config finds it, with game-tsan (the same under ThreadSanitizer, for
+# its test); without SDL2 `make` leaves both out
+SDL2_CONFIG := $(shell command -v sdl2-config 2>/dev/null)
+SDL2_CFLAGS := $(if $(SDL2_CONFIG),$(shell sdl2-config --cflags),$(shell pkg-config --cflags sdl2 2>/dev/null))
+SDL2_LIBS   := $(if $(SDL2_CONFIG),$(shell sdl2-config --libs),$(shell pkg-config --libs sdl2 2>/dev/null))
+GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 
-.PHONY: all test sanitize bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
 VOCAB  ?= ../shared/vocab
 PROMPT ?= a photograph of an astronaut riding a horse
 
-all: sdx.h tests/run $(EXAMPLES) $(TOOLS)
+all: sdx.h tests/run $(EXAMPLES) $(GAME) $(TOOLS)
 
 sdx.h sdx_hip.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
@@ -45,6 +53,12 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
+examples/game: examples/game.c sdx.h
+	$(CC) $(CFLAGS) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
+
+examples/game-tsan: examples/game.c sdx.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
+
 examples/cpp_host: examples/cpp_host.cpp sdx.h
 	$(CXX) $(CXXFLAGS) -I. -o $@ $< $(LDLIBS)
 
@@ -52,19 +66,37 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) check-hip
+test: tests/run $(EXAMPLES) $(GAME) check-hip tsan
 	./tests/run
+
+# sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
+# random cancels and its cases on which call a cancel reaches, with C11
+# atomics, and its random cancels with the lock of SDX_NO_ATOMICS builds
+# (the stages' checks, one thread, run natively and under ASan). A
+# generation takes some 20 times longer under TSan: TSAN_ROUNDS and
+# TSAN_LOCK_ROUNDS say how many rounds of random cancels (natively 300).
+TSAN := -fsanitize=thread -O2 -g -fno-omit-frame-pointer
+TSAN_ROUNDS ?= 60
+TSAN_LOCK_ROUNDS ?= 20
+tests/run-tsan: sdx.h tests/t_cancel.c tests/test.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -DSDX_TEST_SINGLE -o $@ tests/t_cancel.c -lstb $(LDLIBS)
+tests/run-tsan-lock: sdx.h tests/t_cancel.c tests/test.h
+	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -DSDX_TEST_SINGLE -DSDX_NO_ATOMICS -o $@ tests/t_cancel.c -lstb $(LDLIBS)
+tsan: tests/run-tsan tests/run-tsan-lock
+	TSAN_OPTIONS=halt_on_error=1 SDX_TEST_CANCEL_ROUNDS=$(TSAN_ROUNDS) ./tests/run-tsan cancel.random cancel.a_
+	TSAN_OPTIONS=halt_on_error=1 SDX_TEST_CANCEL_ROUNDS=$(TSAN_LOCK_ROUNDS) ./tests/run-tsan-lock cancel.random
 
 # Under ASan+UBSan (some 10 times slower): the parsers, the kernels, the
 # models' loaders and error paths, the allocation-failure sweeps, and one
 # golden of each model part (SD 1.x: text, UNet, VAE, a whole generation;
-# tiled VAE, bf16 kernels, the backend seam on the host). The f16/bf16
-# storage variants and the SD 2.x/SDXL goldens exercise the same code with
-# other sizes and run natively in `make test`. `make sanitize SAN_SUITES=
-# SAN_SKIP=` runs everything.
+# tiled VAE, bf16 kernels, the backend seam on the host), the cancel paths
+# (20 rounds of random cancels). The f16/bf16 storage variants and the SD
+# 2.x/SDXL goldens exercise the same code with other sizes and run
+# natively in `make test`. `make sanitize SAN_SUITES= SAN_SKIP=` runs
+# everything.
 SAN_SUITES ?= core. half. rng. json. safetensors. kernels. precision. tokenizer. prompt. text. unet. vae. \
               sampling. pipeline. robust. backend.host tiling.circular_padding bf16.linear bf16.conv \
-              bf16.fallback bf16.rewritten bf16.half_storage gguf. upscale.
+              bf16.fallback bf16.rewritten bf16.half_storage gguf. upscale. cancel.
 SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip pipeline.cli_ \
             --skip text.sd2_ --skip text.sdxl_ --skip text.sd1_f16 --skip text.sd1_bf16 \
             --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip unet.generated_ \
@@ -73,7 +105,7 @@ SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sd
             --skip half.f16_random_bits --skip half.bf16_random_bits \
             --skip kernels.conv3x3_winograd_unet_layers --skip robust.controlnet_generation
 sanitize: tests/run-san
-	SDX_SANITIZE=1 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)
+	SDX_SANITIZE=1 SDX_TEST_CANCEL_ROUNDS=20 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)
 
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
@@ -155,6 +187,12 @@ examples/sdx-hip: examples/sdx.c examples/sdx_hip.o sdx.h sdx_hip.h
 	$(CC) $(CFLAGS) -I. -DSDX_WITH_HIP -c examples/sdx.c -o examples/sdx-hip.o
 	$(GPULD) -o $@ examples/sdx-hip.o examples/sdx_hip.o -lstb $(LDLIBS)
 
+# the game example on the GPU (SDL2)
+game-hip: examples/game-hip
+examples/game-hip: examples/game.c examples/sdx_hip.o sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) -I. -DSDX_WITH_HIP $(SDL2_CFLAGS) -c examples/game.c -o examples/game-hip.o
+	$(GPULD) -o $@ examples/game-hip.o examples/sdx_hip.o $(SDL2_LIBS) $(LDLIBS)
+
 # every GPU kernel against the CPU's, stress cases, pipeline goldens
 test-gpu: tests/gpu/run
 	./tests/gpu/run
@@ -172,5 +210,5 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 
 clean:
 	rm -rf build/cross
-	rm -f tests/run tests/run-san tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
+	rm -f examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

@@ -235,7 +235,7 @@ typedef enum sdx_result {
     SDX_ERR_FORMAT      = -4,  /* a file is malformed                    */
     SDX_ERR_MODEL       = -5,  /* missing/mis-shaped tensor, unknown arch */
     SDX_ERR_NONFINITE   = -6,  /* a NaN/Inf appeared (see the tracer)    */
-    SDX_ERR_CANCELLED   = -7,  /* the progress callback asked to stop    */
+    SDX_ERR_CANCELLED   = -7,  /* sdx_cancel, or a callback, stopped it  */
     SDX_ERR_UNSUPPORTED = -8   /* valid input this build cannot handle   */
 } sdx_result;
 
@@ -268,10 +268,26 @@ typedef struct sdx_ctx sdx_ctx;
  * three allocator hooks are set (then desc->log, when set, says so).
  * Threads: one context serves one call at a time (its models,
  * conditionings and sampling sessions included); calls may come from
- * different threads one after another. Separate contexts share nothing
- * and may run in parallel threads. */
+ * different threads one after another (sdx_cancel is the exception).
+ * Separate contexts share nothing and may run in parallel threads. */
 SDX_API sdx_ctx    *sdx_create(const sdx_desc *desc);
 SDX_API void        sdx_destroy(sdx_ctx *ctx);
+/* Stops the call running on ctx: it returns SDX_ERR_CANCELLED at its next
+ * check, frees what it made (sdx_last_error: "cancelled (sdx_cancel)"
+ * and where) and the context is ready for the next call. Safe from any
+ * thread at any time between sdx_create and sdx_destroy; it only bumps
+ * an atomic counter (lock-free unless built with SDX_NO_ATOMICS). The
+ * checks: before each model evaluation of a sampler, between the VAE's
+ * blocks and tiles (decode and encode), between the upscaler's tiles and
+ * blocks. Which call it reaches: each of sdx_generate, sdx_encode_prompt,
+ * sdx_sampling_begin, sdx_decode_latent, sdx_encode_image and sdx_upscale
+ * notes the counter as the first thing it does, and is stopped by every
+ * sdx_cancel after that, up to its last check; one made earlier (while no
+ * call ran, or racing the end of the previous call) never reaches it.
+ * A sampling session is one call from sdx_sampling_begin on: a cancel
+ * made between two sdx_sampling_step calls ends the next step, and the
+ * session stays cancelled (free it). */
+SDX_API void        sdx_cancel(sdx_ctx *ctx);
 /* Message of the last failure on this context ("" if none). */
 SDX_API const char *sdx_last_error(const sdx_ctx *ctx);
 SDX_API void        sdx_set_trace(sdx_ctx *ctx, int enabled);
@@ -1403,6 +1419,29 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
+
+/* How sdx_cancel's counter is shared between threads (platform.c): 1 C11
+ * atomics, 2 the GCC/Clang builtins (C++ and C99 builds), 3 Win32's
+ * interlocked functions (MSVC), 0 a lock (SDX_NO_ATOMICS, or none of
+ * these). */
+#if defined(SDX_NO_ATOMICS)
+#define SDX__ATOMICS 0
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#define SDX__ATOMICS 1
+#elif defined(__GNUC__) || defined(__clang__)
+#define SDX__ATOMICS 2
+#elif defined(_WIN32)
+#define SDX__ATOMICS 3
+#else
+#define SDX__ATOMICS 0
+#endif
+#if SDX__ATOMICS == 1
+typedef _Atomic unsigned sdx__counter;
+#elif SDX__ATOMICS == 3
+typedef volatile long sdx__counter;
+#else
+typedef unsigned sdx__counter;
+#endif
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -1415,6 +1454,10 @@ struct sdx_ctx {
     void    *pad_buf;            /* their padded input, backend memory    */
     size_t   pad_cap;
     char     error[1024];
+    /* cancellation (cancel.c): sdx_cancel bumps `cancels` from any thread;
+     * the running call noted its value as it began, in cancels_seen */
+    sdx__counter cancels;
+    unsigned cancels_seen;
     /* tracer state: what is running now, for messages */
     int      trace;
     sdx__part part;
@@ -1560,7 +1603,8 @@ SDX_API const char *sdx_result_name(int result) {
  *                               pages back, their contents then undefined
  *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
- *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
+ *   sdx__last_separator(path)   the last '/' (or '\' on Windows)
+ *   sdx__counter_add1/_read     a counter any thread may bump and read   */
 
 #if defined(_WIN32)
 #define SDX__WIN32 1
@@ -1593,6 +1637,7 @@ enum { SDX__PATH_NONE, SDX__PATH_FILE, SDX__PATH_DIR, SDX__PATH_OTHER };
 /* SRW locks and condition variables (Vista and later): no destruction
  * needed, no allocation, and they cannot fail. */
 typedef SRWLOCK sdx__mutex;
+#define SDX__MUTEX_INIT SRWLOCK_INIT
 typedef CONDITION_VARIABLE sdx__cond;
 typedef struct sdx__thread { HANDLE handle; sdx__thread_fn fn; void *arg; } sdx__thread;
 
@@ -1871,6 +1916,7 @@ static const char *sdx__last_separator(const char *path) {
 
 /* ---- POSIX ------------------------------------------------------------ */
 typedef pthread_mutex_t sdx__mutex;
+#define SDX__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
 typedef pthread_cond_t sdx__cond;
 typedef struct sdx__thread { pthread_t handle; sdx__thread_fn fn; void *arg; } sdx__thread;
 
@@ -2091,6 +2137,82 @@ static void sdx__anon_drop(const sdx__anon *a, const void *p, size_t n) {
 }
 
 SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
+
+/* ---- a counter shared between threads ---------------------------------- */
+/* sdx__counter and SDX__ATOMICS are in core.c (the context holds one).
+ * Sequentially consistent: a bump is seen by every later read. The lock
+ * (SDX_NO_ATOMICS, or a compiler with none of these) is one for the
+ * process: counters are bumped and read rarely (sdx_cancel; the checks
+ * a stage makes between layers). */
+#if SDX__ATOMICS == 1
+#include <stdatomic.h>
+static unsigned sdx__counter_add1(sdx__counter *c) { return atomic_fetch_add(c, 1u) + 1u; }
+static unsigned sdx__counter_read(sdx__counter *c) { return atomic_load(c); }
+#elif SDX__ATOMICS == 2
+static unsigned sdx__counter_add1(sdx__counter *c) { return __atomic_add_fetch(c, 1u, __ATOMIC_SEQ_CST); }
+static unsigned sdx__counter_read(sdx__counter *c) { return __atomic_load_n(c, __ATOMIC_SEQ_CST); }
+#elif SDX__ATOMICS == 3
+static unsigned sdx__counter_add1(sdx__counter *c) { return (unsigned)InterlockedIncrement(c); }
+static unsigned sdx__counter_read(sdx__counter *c) { return (unsigned)InterlockedCompareExchange(c, 0, 0); }
+#else
+static sdx__mutex sdx__counter_lock = SDX__MUTEX_INIT;
+static unsigned sdx__counter_add1(sdx__counter *c) {
+    unsigned v;
+    sdx__mutex_lock(&sdx__counter_lock);
+    v = ++*c;
+    sdx__mutex_unlock(&sdx__counter_lock);
+    return v;
+}
+static unsigned sdx__counter_read(sdx__counter *c) {
+    unsigned v;
+    sdx__mutex_lock(&sdx__counter_lock);
+    v = *c;
+    sdx__mutex_unlock(&sdx__counter_lock);
+    return v;
+}
+#endif
+
+/* ---- src/core/core.c (continued) ---- */
+/* sdx_cancel and the checks the long stages make */
+
+/* ---- src/core/cancel.c ---- */
+/* A part of core.c, included after platform.c (the counter); the include
+ * below is for editors. */
+
+/* ===================================================================== */
+/*  Cancellation: sdx_cancel from any thread, checks in the long stages   */
+/* ===================================================================== */
+/* sdx_cancel only bumps ctx->cancels (an atomic counter); nothing else is
+ * shared with the thread running the call. Each cancellable public call
+ * notes the counter as the first thing it does (sdx__call_begin) and
+ * stops at its next check once the counter has moved: cancels made
+ * before it began never reach it, every one made after does until its
+ * last check. A sampling session notes it in sdx_sampling_begin, and
+ * its steps check against that, so a cancel between two steps ends the
+ * next one. Checks run on the calling thread, between units of work (a
+ * model evaluation, a VAE block or tile, an upscaler tile or block). */
+
+SDX_API void sdx_cancel(sdx_ctx *ctx) {
+    if (ctx) sdx__counter_add1(&ctx->cancels);
+}
+
+/* A cancellable call begins: cancels from now on stop it. */
+static void sdx__call_begin(sdx_ctx *ctx) { ctx->cancels_seen = sdx__counter_read(&ctx->cancels); }
+
+/* 1 when sdx_cancel was called since the running call began. */
+static int sdx__cancel_requested(sdx_ctx *ctx) { return sdx__counter_read(&ctx->cancels) != ctx->cancels_seen; }
+
+/* SDX_OK, or SDX_ERR_CANCELLED with "cancelled (sdx_cancel) <where>" as
+ * the error when sdx_cancel was called since the running call began. */
+static SDX__PRINTF(2, 3) int sdx__check_cancel(sdx_ctx *ctx, const char *where, ...) {
+    char buf[256];
+    va_list ap;
+    if (SDX__LIKELY(!sdx__cancel_requested(ctx))) return SDX_OK;
+    va_start(ap, where);
+    vsnprintf(buf, sizeof buf, where, ap);
+    va_end(ap);
+    return sdx__fail(ctx, SDX_ERR_CANCELLED, "cancelled (sdx_cancel) %s", buf);
+}
 
 /* ---- src/core/core.c (continued) ---- */
 
@@ -19044,6 +19166,7 @@ static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
         if ((int64_t)b->cout * h * w > r->max_tmp) r->max_tmp = (int64_t)b->cout * h * w;
         goto done;
     }
+    if ((rc = sdx__check_cancel(ctx, "between the VAE's blocks")) != SDX_OK) return rc;
     m = sdx__arena_mark(r->arena);
     if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0, r->compute);
     else rc = sdx__copy(ctx, &y, &r->x);
@@ -19454,6 +19577,7 @@ static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, in
     sdx__vae_cut cut;
     sdx_tensor tin, tres;
     int rc;
+    if ((rc = sdx__check_cancel(t->ctx, "between the VAE's tiles")) != SDX_OK) return rc;
     memset(&cut, 0, sizeof cut);
     cut.src = s->src;
     cut.y0 = y0 * s->stride - pad;
@@ -21871,6 +21995,7 @@ SDX_API sdx_result sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, con
     sdx__vae_tiling tiling;
     char sh[96];
     int rc;
+    if (m) sdx__call_begin(m->ctx);
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
@@ -21896,6 +22021,7 @@ SDX_API sdx_result sdx_encode_image(sdx_model *m, const sdx_image *img, const sd
     size_t n;
     int64_t shape[4];
     int rc;
+    if (m) sdx__call_begin(m->ctx);
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
@@ -23584,7 +23710,9 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
         if ((rc = sdx_tensor_alloc(ctx, &cond->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
     }
     if ((rc = sdx__encode_into(g, cond, &pos, 0)) != SDX_OK) goto done;
-    if (cond->n_cond == 2 && (rc = sdx__encode_into(g, cond, &neg, 1)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 && ((rc = sdx__check_cancel(ctx, "between the prompt and the negative prompt")) != SDX_OK ||
+                              (rc = sdx__encode_into(g, cond, &neg, 1)) != SDX_OK))
+        goto done;
     if ((rc = sdx__to_unet(ctx, &cond->unet_context, &cond->context)) != SDX_OK) goto done;
     if (cond->y.data) rc = sdx__to_unet(ctx, &cond->unet_y, &cond->y);
 done:
@@ -23596,7 +23724,15 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
+static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out);
+
 SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+    if (m) sdx__call_begin(m->ctx);
+    return (sdx_result)sdx__encode_prompt(m, p, out);
+}
+
+/* sdx_encode_prompt within the call that runs (sdx_generate's too). */
+static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
     sdx__gen g;
     sdx_cond *cond;
     int rc;
@@ -24093,6 +24229,7 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
     if (step % every) return 0;
     rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->seamless, &img);
+    if (rc == SDX_ERR_CANCELLED) return rc;   /* stops the sampler; sdx__sess_run says why */
     if (rc != SDX_OK) {
         /* a preview is a convenience: say why it failed, keep generating */
         sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
@@ -24126,7 +24263,15 @@ struct sdx_sampling {
     int calls, new_calls, max_new;   /* this run */
     int reported, steps, done;
     int status;               /* an error kept: the session cannot go on */
+    unsigned cancels_seen;    /* sdx_cancel's counter as the session began */
 };
+
+/* SDX_OK, or SDX_ERR_CANCELLED when sdx_cancel stopped the session. */
+static int sdx__sess_check_cancel(const sdx_sampling *s) {
+    sdx_ctx *ctx = s->g.m->ctx;
+    if (!s->reported) return sdx__check_cancel(ctx, "before the first of %d steps", s->steps);
+    return sdx__check_cancel(ctx, "after step %d of %d", s->reported, s->steps);
+}
 
 static int sdx__sess_denoise(void *user, const float *x, float sigma, float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
@@ -24140,7 +24285,9 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
         memcpy(s->latent.data, x, s->n * sizeof(float));
         return SDX_ERR_CANCELLED;
     }
-    if ((rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK) return rc;
+    if ((rc = sdx__sess_check_cancel(s)) != SDX_OK ||
+        (rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK)
+        return rc;
     s->calls++;
     s->new_calls++;
     if (s->keep_record) {
@@ -24182,6 +24329,7 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     int rc, reported = s->reported;
     if (s->status != SDX_OK) return s->status;
     if (s->done) return SDX_OK;
+    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
     memcpy(s->work, s->start, s->n * sizeof(float));
     /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
     sdx_rng_init(&s->g.step_rng, s->g.p->rng, (uint64_t)s->seed + 1);
@@ -24205,6 +24353,7 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         s->reported = SDX__MAX(s->reported, reported);
         return SDX_OK;                           /* paused */
     }
+    if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
     /* the result is the sampler's x, with no re-paste of the kept latent:
      * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
@@ -24255,6 +24404,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     s->g.cond = cond;
     s->g.image_index = index;
+    s->cancels_seen = ctx->cancels_seen;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
     s->n = (size_t)s->g.lc * (size_t)s->g.lh * (size_t)s->g.lw;
@@ -24284,6 +24434,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
 }
 
 SDX_API sdx_result sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
+    if (m) sdx__call_begin(m->ctx);
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: params and out are required") : SDX_ERR_INVALID_ARG;
     return (sdx_result)sdx__sess_begin(m, p, cond, index, 1, out);
@@ -24529,6 +24680,7 @@ SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_r
     sdx__lora_tag *tags = NULL;
     char *clean = NULL;
     int n_tags = 0, keep, rc, rc2;
+    if (m) sdx__call_begin(m->ctx);
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!m->loaded_unet)
@@ -24570,7 +24722,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_
     out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
     if (!out->images || !out->latents || !out->seeds) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
     sdx__gen_phase(&p, SDX_PHASE_TEXT, -1);
-    if ((rc = sdx_encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
+    if ((rc = sdx__encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
     for (int i = 0; i < g.batch && rc == SDX_OK; i++) {
         sdx_sampling *s;
         if (p.init_image) sdx__gen_phase(&p, SDX_PHASE_ENCODE, i);
@@ -25117,6 +25269,7 @@ static int sdx__esrgan_trunk(sdx_ctx *ctx, const sdx__esrgan *n, sdx_tensor *fea
     int rc = SDX_OK;
     for (int i = 0; i < n->num_block && rc == SDX_OK; i++) {
         sdx__trace_at(ctx, SDX__PART_UPSCALER, "body.%d", i);
+        if ((rc = sdx__check_cancel(ctx, "upscaling, before block %d of %d", i + 1, n->num_block)) != SDX_OK) break;
         rc = sdx__copy(ctx, &x, src);
         for (int r = 0; r < 3 && rc == SDX_OK; r++) rc = sdx__esrgan_rdb(ctx, n, &n->rdb[(i * 3 + r) * 5], cat, tmp);
         if (rc == SDX_OK) rc = sdx__scale(ctx, &x, &x, SDX__ESRGAN_RESIDUAL);
@@ -25247,7 +25400,8 @@ static int sdx__esrgan_run_tiles(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena 
     for (int64_t ty = 0; ty < ny && rc == SDX_OK; ty++)
         for (int64_t tx = 0; tx < nx && rc == SDX_OK; tx++) {
             sdx__esrgan_tile t = sdx__esrgan_tile_at(tiling, H, W, ty, tx);
-            rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
+            rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx));
+            if (rc == SDX_OK) rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
         }
     return rc;
 }
@@ -25436,6 +25590,7 @@ SDX_API sdx_result sdx_upscale(sdx_upscaler *up, const sdx_image *in, int repeat
     int rc = SDX_OK;
     if (!up) return SDX_ERR_INVALID_ARG;
     ctx = up->ctx;
+    sdx__call_begin(ctx);
     if (!in || !out || !in->data || in->channels != 3 || in->width < 1 || in->height < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscale: expected an 8-bit RGB image (channels 3, sides >= 1) and an output");
     memset(out, 0, sizeof *out);

@@ -190,6 +190,103 @@ static int sdx_help_lists_every_option(void) {
     return T_PASS;
 }
 
+/* ---- examples/game (SDL2) under Xvfb ------------------------------------------- */
+
+/* Why examples/game cannot run here, or NULL. */
+static const char *ex_game_missing(const char *binary) {
+    static char out[256];
+    if (T_WINDOWS) return "the examples run through a POSIX shell";
+    if (!t_file_exists(binary)) return "examples/game not built: no SDL2 (Debian: libsdl2-dev; make builds it when sdl2-config finds it)";
+    if (t_shell("command -v xvfb-run", out, sizeof out) != 0) return "no xvfb-run (Debian: xvfb, xauth)";
+    return NULL;
+}
+
+/* Runs a game binary under Xvfb with the tiny model, 64x64 in 3 steps,
+ * more options in `args`: its exit status, its output in out. SDL draws
+ * with its software renderer and no GL (exact pixels; Mesa's threads
+ * would be noise under ThreadSanitizer). */
+static int ex_game(const char *binary, const char *ckpt, const char *args, char *out, size_t size) {
+    static char cmd[2048];
+    snprintf(cmd, sizeof cmd, "TSAN_OPTIONS=halt_on_error=1 xvfb-run -a -s '-screen 0 640x480x24' env SDL_RENDER_DRIVER=software "
+             "SDL_FRAMEBUFFER_ACCELERATION=0 %s -m %s -p 'a castle' -n blurry -W 64 -H 64 --steps 3 -s 5 --timeout 600 %s",
+             binary, ckpt, args);
+    return ex_run(cmd, out, size);
+}
+
+/* The frame loop renders while the worker generates: a preview after each
+ * step, then the final image, which is on screen (the screenshot's
+ * texels are sdx_generate's image of the same parameters, bit for bit).
+ * Notes the longest frame while the worker generated. */
+static int game_shows_the_generated_texture_while_rendering(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    const char *missing = ex_game_missing("examples/game");
+    static char out[16384];
+    sdx_gen_params p;
+    sdx_gen_result ref;
+    const char *at, *frames;
+    unsigned char *shot;
+    int tw = 0, th = 0, x0 = 0, y0 = 0, w = 0, h = 0, sw, sh, c, worst = 0;
+    long n = 0, busy = 0;
+    double longest = 0, mean = 0;
+    T_SKIP_IF(missing, "%s", missing);
+    T_CHECK(ex_game("./examples/game", ckpt, "--frames 5 --screenshot /tmp/sdx_t_ex_game.bmp", out, sizeof out) == 0, "game: %s", out);
+    T_CHECK(strstr(out, "game: job 1 preview after step 1/3") && strstr(out, "game: job 1 preview after step 2/3") &&
+            strstr(out, "game: job 1 final image 3/3") && strstr(out, "game: job 1 done at step 3/3"), "%s", out);
+    at = strstr(out, "game: texture ");
+    frames = strstr(out, " while generating: longest ");
+    T_CHECK(at && sscanf(at, "game: texture %dx%d at %d,%d size %dx%d", &tw, &th, &x0, &y0, &w, &h) == 6 && tw == 64 && th == 64 &&
+            w == 256 && h == 256, "%s", out);
+    while (frames && frames > out && frames[-1] != '\n') frames--;   /* "game: N frames, M while generating: ..." */
+    T_CHECK(frames && sscanf(frames, "game: %ld frames, %ld while generating: longest %lf ms, mean %lf", &n, &busy, &longest, &mean) == 4,
+            "%s", out);
+    T_NOTE("%ld of %ld frames while generating a 64x64 texture in 3 steps: longest %.1f ms, mean %.1f ms", busy, n, longest, mean);
+    T_CHECK(busy > 0, "no frame while generating: %s", out);
+    /* the screenshot's texels against sdx_generate's image */
+    memset(&p, 0, sizeof p);
+    p.prompt = "a castle";
+    p.negative_prompt = "blurry";
+    p.width = p.height = 64;
+    p.steps = 3;
+    p.seed = 5;
+    {
+        sdx_ctx *ctx = t_ctx();
+        sdx_model *m = t_model(ctx, "sd1");
+        T_CHECK(m && sdx_generate(m, &p, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
+        shot = stbi_load("/tmp/sdx_t_ex_game.bmp", &sw, &sh, &c, 3);
+        T_CHECK(shot && sw == 512 && sh == 320, "screenshot %dx%d", sw, sh);
+        for (int y = 0; y < 64; y++)
+            for (int x = 0; x < 64; x++)
+                for (int k = 0; k < 3; k++) {
+                    int sx = x0 + x * (w / 64) + w / 128, sy = y0 + y * (h / 64) + h / 128;
+                    int d = abs(shot[((size_t)sy * (size_t)sw + (size_t)sx) * 3 + (size_t)k] - ref.images[0].data[((size_t)y * 64 + (size_t)x) * 3 + (size_t)k]);
+                    if (d > worst) worst = d;
+                }
+        stbi_image_free(shot);
+        sdx_gen_result_free(ctx, &ref);
+        sdx_model_free(m);
+        sdx_destroy(ctx);
+    }
+    T_CHECK(worst == 0, "the texture on screen differs from the generated image by up to %d levels", worst);
+    remove("/tmp/sdx_t_ex_game.bmp");
+    return T_PASS;
+}
+
+/* Esc (pressed by the game itself when step 1's preview arrives) cancels
+ * the texture with sdx_cancel; run under ThreadSanitizer (game-tsan), with
+ * TAESD previews: the hand-offs between the threads do not race. */
+static int game_escape_cancels_under_thread_sanitizer(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(taesd, "golden/taesd/taesd_decoder.safetensors");
+    const char *missing = ex_game_missing("examples/game-tsan");
+    static char out[16384], args[1024];
+    T_SKIP_IF(missing, "%s", missing);
+    snprintf(args, sizeof args, "--taesd %s --esc-at-step 1 --frames 3", taesd);
+    T_CHECK(ex_game("./examples/game-tsan", ckpt, args, out, sizeof out) == 0, "game-tsan: %s", out);
+    T_CHECK(strstr(out, "game: job 1 preview after step 1/3") && strstr(out, "game: job 1 cancelled at step 1/3") &&
+            !strstr(out, "final image") && !strstr(out, "ThreadSanitizer"), "%s", out);
+    return T_PASS;
+}
+
 static const t_case examples_cases[] = {
     { "minimal_writes_one_png", minimal_writes_one_png },
     { "texture_writes_a_texture_and_its_repeat", texture_writes_a_texture_and_its_repeat },
@@ -198,6 +295,8 @@ static const t_case examples_cases[] = {
     { "sdx_rejects_a_bad_command_line_with_exit_2", sdx_rejects_a_bad_command_line_with_exit_2 },
     { "sdx_takes_the_aliases_and_flag_equals_value", sdx_takes_the_aliases_and_flag_equals_value },
     { "sdx_help_lists_every_option", sdx_help_lists_every_option },
+    { "game_shows_the_generated_texture_while_rendering", game_shows_the_generated_texture_while_rendering },
+    { "game_escape_cancels_under_thread_sanitizer", game_escape_cancels_under_thread_sanitizer },
     { 0, 0 }
 };
 SDX_TEST_SUITE(examples, examples_cases)

@@ -153,7 +153,7 @@ typedef enum sdx_result {
     SDX_ERR_FORMAT      = -4,  /* a file is malformed                    */
     SDX_ERR_MODEL       = -5,  /* missing/mis-shaped tensor, unknown arch */
     SDX_ERR_NONFINITE   = -6,  /* a NaN/Inf appeared (see the tracer)    */
-    SDX_ERR_CANCELLED   = -7,  /* the progress callback asked to stop    */
+    SDX_ERR_CANCELLED   = -7,  /* sdx_cancel, or a callback, stopped it  */
     SDX_ERR_UNSUPPORTED = -8   /* valid input this build cannot handle   */
 } sdx_result;
 
@@ -186,10 +186,26 @@ typedef struct sdx_ctx sdx_ctx;
  * three allocator hooks are set (then desc->log, when set, says so).
  * Threads: one context serves one call at a time (its models,
  * conditionings and sampling sessions included); calls may come from
- * different threads one after another. Separate contexts share nothing
- * and may run in parallel threads. */
+ * different threads one after another (sdx_cancel is the exception).
+ * Separate contexts share nothing and may run in parallel threads. */
 SDX_API sdx_ctx    *sdx_create(const sdx_desc *desc);
 SDX_API void        sdx_destroy(sdx_ctx *ctx);
+/* Stops the call running on ctx: it returns SDX_ERR_CANCELLED at its next
+ * check, frees what it made (sdx_last_error: "cancelled (sdx_cancel)"
+ * and where) and the context is ready for the next call. Safe from any
+ * thread at any time between sdx_create and sdx_destroy; it only bumps
+ * an atomic counter (lock-free unless built with SDX_NO_ATOMICS). The
+ * checks: before each model evaluation of a sampler, between the VAE's
+ * blocks and tiles (decode and encode), between the upscaler's tiles and
+ * blocks. Which call it reaches: each of sdx_generate, sdx_encode_prompt,
+ * sdx_sampling_begin, sdx_decode_latent, sdx_encode_image and sdx_upscale
+ * notes the counter as the first thing it does, and is stopped by every
+ * sdx_cancel after that, up to its last check; one made earlier (while no
+ * call ran, or racing the end of the previous call) never reaches it.
+ * A sampling session is one call from sdx_sampling_begin on: a cancel
+ * made between two sdx_sampling_step calls ends the next step, and the
+ * session stays cancelled (free it). */
+SDX_API void        sdx_cancel(sdx_ctx *ctx);
 /* Message of the last failure on this context ("" if none). */
 SDX_API const char *sdx_last_error(const sdx_ctx *ctx);
 SDX_API void        sdx_set_trace(sdx_ctx *ctx, int enabled);

@@ -71,6 +71,29 @@ typedef enum sdx__part {
 } sdx__part;
 
 typedef struct sdx__pool sdx__pool;
+
+/* How sdx_cancel's counter is shared between threads (platform.c): 1 C11
+ * atomics, 2 the GCC/Clang builtins (C++ and C99 builds), 3 Win32's
+ * interlocked functions (MSVC), 0 a lock (SDX_NO_ATOMICS, or none of
+ * these). */
+#if defined(SDX_NO_ATOMICS)
+#define SDX__ATOMICS 0
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#define SDX__ATOMICS 1
+#elif defined(__GNUC__) || defined(__clang__)
+#define SDX__ATOMICS 2
+#elif defined(_WIN32)
+#define SDX__ATOMICS 3
+#else
+#define SDX__ATOMICS 0
+#endif
+#if SDX__ATOMICS == 1
+typedef _Atomic unsigned sdx__counter;
+#elif SDX__ATOMICS == 3
+typedef volatile long sdx__counter;
+#else
+typedef unsigned sdx__counter;
+#endif
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -83,6 +106,10 @@ struct sdx_ctx {
     void    *pad_buf;            /* their padded input, backend memory    */
     size_t   pad_cap;
     char     error[1024];
+    /* cancellation (cancel.c): sdx_cancel bumps `cancels` from any thread;
+     * the running call noted its value as it began, in cancels_seen */
+    sdx__counter cancels;
+    unsigned cancels_seen;
     /* tracer state: what is running now, for messages */
     int      trace;
     sdx__part part;
@@ -205,6 +232,8 @@ SDX_API const char *sdx_result_name(int result) {
 
 /* threads, file mapping, temporary files: POSIX or Win32 */
 #include "platform.c"
+/* sdx_cancel and the checks the long stages make */
+#include "cancel.c"
 
 /* ---- dtypes and half floats ----------------------------------------- */
 

@@ -22,7 +22,8 @@
  *                               pages back, their contents then undefined
  *   sdx__peak_rss()             the process's peak resident memory
  *   sdx__path_kind(path)        none, regular file, directory or other
- *   sdx__last_separator(path)   the last '/' (or '\' on Windows)       */
+ *   sdx__last_separator(path)   the last '/' (or '\' on Windows)
+ *   sdx__counter_add1/_read     a counter any thread may bump and read   */
 
 #if defined(_WIN32)
 #define SDX__WIN32 1
@@ -55,6 +56,7 @@ enum { SDX__PATH_NONE, SDX__PATH_FILE, SDX__PATH_DIR, SDX__PATH_OTHER };
 /* SRW locks and condition variables (Vista and later): no destruction
  * needed, no allocation, and they cannot fail. */
 typedef SRWLOCK sdx__mutex;
+#define SDX__MUTEX_INIT SRWLOCK_INIT
 typedef CONDITION_VARIABLE sdx__cond;
 typedef struct sdx__thread { HANDLE handle; sdx__thread_fn fn; void *arg; } sdx__thread;
 
@@ -333,6 +335,7 @@ static const char *sdx__last_separator(const char *path) {
 
 /* ---- POSIX ------------------------------------------------------------ */
 typedef pthread_mutex_t sdx__mutex;
+#define SDX__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
 typedef pthread_cond_t sdx__cond;
 typedef struct sdx__thread { pthread_t handle; sdx__thread_fn fn; void *arg; } sdx__thread;
 
@@ -553,3 +556,37 @@ static void sdx__anon_drop(const sdx__anon *a, const void *p, size_t n) {
 }
 
 SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
+
+/* ---- a counter shared between threads ---------------------------------- */
+/* sdx__counter and SDX__ATOMICS are in core.c (the context holds one).
+ * Sequentially consistent: a bump is seen by every later read. The lock
+ * (SDX_NO_ATOMICS, or a compiler with none of these) is one for the
+ * process: counters are bumped and read rarely (sdx_cancel; the checks
+ * a stage makes between layers). */
+#if SDX__ATOMICS == 1
+#include <stdatomic.h>
+static unsigned sdx__counter_add1(sdx__counter *c) { return atomic_fetch_add(c, 1u) + 1u; }
+static unsigned sdx__counter_read(sdx__counter *c) { return atomic_load(c); }
+#elif SDX__ATOMICS == 2
+static unsigned sdx__counter_add1(sdx__counter *c) { return __atomic_add_fetch(c, 1u, __ATOMIC_SEQ_CST); }
+static unsigned sdx__counter_read(sdx__counter *c) { return __atomic_load_n(c, __ATOMIC_SEQ_CST); }
+#elif SDX__ATOMICS == 3
+static unsigned sdx__counter_add1(sdx__counter *c) { return (unsigned)InterlockedIncrement(c); }
+static unsigned sdx__counter_read(sdx__counter *c) { return (unsigned)InterlockedCompareExchange(c, 0, 0); }
+#else
+static sdx__mutex sdx__counter_lock = SDX__MUTEX_INIT;
+static unsigned sdx__counter_add1(sdx__counter *c) {
+    unsigned v;
+    sdx__mutex_lock(&sdx__counter_lock);
+    v = ++*c;
+    sdx__mutex_unlock(&sdx__counter_lock);
+    return v;
+}
+static unsigned sdx__counter_read(sdx__counter *c) {
+    unsigned v;
+    sdx__mutex_lock(&sdx__counter_lock);
+    v = *c;
+    sdx__mutex_unlock(&sdx__counter_lock);
+    return v;
+}
+#endif

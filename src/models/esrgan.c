@@ -278,6 +278,7 @@ static int sdx__esrgan_trunk(sdx_ctx *ctx, const sdx__esrgan *n, sdx_tensor *fea
     int rc = SDX_OK;
     for (int i = 0; i < n->num_block && rc == SDX_OK; i++) {
         sdx__trace_at(ctx, SDX__PART_UPSCALER, "body.%d", i);
+        if ((rc = sdx__check_cancel(ctx, "upscaling, before block %d of %d", i + 1, n->num_block)) != SDX_OK) break;
         rc = sdx__copy(ctx, &x, src);
         for (int r = 0; r < 3 && rc == SDX_OK; r++) rc = sdx__esrgan_rdb(ctx, n, &n->rdb[(i * 3 + r) * 5], cat, tmp);
         if (rc == SDX_OK) rc = sdx__scale(ctx, &x, &x, SDX__ESRGAN_RESIDUAL);
@@ -408,7 +409,8 @@ static int sdx__esrgan_run_tiles(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena 
     for (int64_t ty = 0; ty < ny && rc == SDX_OK; ty++)
         for (int64_t tx = 0; tx < nx && rc == SDX_OK; tx++) {
             sdx__esrgan_tile t = sdx__esrgan_tile_at(tiling, H, W, ty, tx);
-            rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
+            rc = sdx__check_cancel(ctx, "upscaling, before tile %lld of %lld", (long long)(ty * nx + tx + 1), (long long)(ny * nx));
+            if (rc == SDX_OK) rc = sdx__esrgan_run_tile(ctx, n, arena, img, H, W, &t, out);
         }
     return rc;
 }
@@ -597,6 +599,7 @@ SDX_API sdx_result sdx_upscale(sdx_upscaler *up, const sdx_image *in, int repeat
     int rc = SDX_OK;
     if (!up) return SDX_ERR_INVALID_ARG;
     ctx = up->ctx;
+    sdx__call_begin(ctx);
     if (!in || !out || !in->data || in->channels != 3 || in->width < 1 || in->height < 1)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_upscale: expected an 8-bit RGB image (channels 3, sides >= 1) and an output");
     memset(out, 0, sizeof *out);

@@ -496,6 +496,7 @@ static int sdx__vae_res_fwd(sdx__vae_run *r, const sdx__vae_res *b) {
         if ((int64_t)b->cout * h * w > r->max_tmp) r->max_tmp = (int64_t)b->cout * h * w;
         goto done;
     }
+    if ((rc = sdx__check_cancel(ctx, "between the VAE's blocks")) != SDX_OK) return rc;
     m = sdx__arena_mark(r->arena);
     if (b->skip_w) rc = sdx__conv2d(ctx, &y, &r->x, b->skip_w, b->skip_b, 1, 0, r->compute);
     else rc = sdx__copy(ctx, &y, &r->x);

@@ -189,6 +189,7 @@ static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, in
     sdx__vae_cut cut;
     sdx_tensor tin, tres;
     int rc;
+    if ((rc = sdx__check_cancel(t->ctx, "between the VAE's tiles")) != SDX_OK) return rc;
     memset(&cut, 0, sizeof cut);
     cut.src = s->src;
     cut.y0 = y0 * s->stride - pad;

@@ -242,6 +242,7 @@ SDX_API sdx_result sdx_decode_latent(sdx_model *m, const sdx_tensor *latent, con
     sdx__vae_tiling tiling;
     char sh[96];
     int rc;
+    if (m) sdx__call_begin(m->ctx);
     if (out) memset(out, 0, sizeof *out);
     if (!m || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_decode_latent: out is required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);
@@ -267,6 +268,7 @@ SDX_API sdx_result sdx_encode_image(sdx_model *m, const sdx_image *img, const sd
     size_t n;
     int64_t shape[4];
     int rc;
+    if (m) sdx__call_begin(m->ctx);
     if (latent) memset(latent, 0, sizeof *latent);
     if (!m || !img || !latent) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_encode_image: image and latent are required") : SDX_ERR_INVALID_ARG;
     tiling = sdx__tiling(m, p);

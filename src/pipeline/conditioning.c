@@ -129,7 +129,9 @@ static int sdx__gen_condition(sdx__gen *g, sdx_cond *cond) {
         if ((rc = sdx_tensor_alloc(ctx, &cond->y, SDX_F32, 2, shape)) != SDX_OK) goto done;
     }
     if ((rc = sdx__encode_into(g, cond, &pos, 0)) != SDX_OK) goto done;
-    if (cond->n_cond == 2 && (rc = sdx__encode_into(g, cond, &neg, 1)) != SDX_OK) goto done;
+    if (cond->n_cond == 2 && ((rc = sdx__check_cancel(ctx, "between the prompt and the negative prompt")) != SDX_OK ||
+                              (rc = sdx__encode_into(g, cond, &neg, 1)) != SDX_OK))
+        goto done;
     if ((rc = sdx__to_unet(ctx, &cond->unet_context, &cond->context)) != SDX_OK) goto done;
     if (cond->y.data) rc = sdx__to_unet(ctx, &cond->unet_y, &cond->y);
 done:
@@ -141,7 +143,15 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
+static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out);
+
 SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
+    if (m) sdx__call_begin(m->ctx);
+    return (sdx_result)sdx__encode_prompt(m, p, out);
+}
+
+/* sdx_encode_prompt within the call that runs (sdx_generate's too). */
+static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
     sdx__gen g;
     sdx_cond *cond;
     int rc;

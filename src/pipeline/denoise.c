@@ -112,6 +112,7 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
     int every = p->preview_interval > 0 ? p->preview_interval : 1, rc;
     if (step % every) return 0;
     rc = sdx__decode_to_image(g->m, &g->preview, p->preview_noisy || !denoised ? x : denoised, g->lh, g->lw, &tiling, p->seamless, &img);
+    if (rc == SDX_ERR_CANCELLED) return rc;   /* stops the sampler; sdx__sess_run says why */
     if (rc != SDX_OK) {
         /* a preview is a convenience: say why it failed, keep generating */
         sdx__log(g->m->ctx, SDX_LOG_WARN, "preview after step %d: %s", step, sdx_last_error(g->m->ctx));
@@ -145,7 +146,15 @@ struct sdx_sampling {
     int calls, new_calls, max_new;   /* this run */
     int reported, steps, done;
     int status;               /* an error kept: the session cannot go on */
+    unsigned cancels_seen;    /* sdx_cancel's counter as the session began */
 };
+
+/* SDX_OK, or SDX_ERR_CANCELLED when sdx_cancel stopped the session. */
+static int sdx__sess_check_cancel(const sdx_sampling *s) {
+    sdx_ctx *ctx = s->g.m->ctx;
+    if (!s->reported) return sdx__check_cancel(ctx, "before the first of %d steps", s->steps);
+    return sdx__check_cancel(ctx, "after step %d of %d", s->reported, s->steps);
+}
 
 static int sdx__sess_denoise(void *user, const float *x, float sigma, float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
@@ -159,7 +168,9 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
         memcpy(s->latent.data, x, s->n * sizeof(float));
         return SDX_ERR_CANCELLED;
     }
-    if ((rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK) return rc;
+    if ((rc = sdx__sess_check_cancel(s)) != SDX_OK ||
+        (rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK)
+        return rc;
     s->calls++;
     s->new_calls++;
     if (s->keep_record) {
@@ -201,6 +212,7 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     int rc, reported = s->reported;
     if (s->status != SDX_OK) return s->status;
     if (s->done) return SDX_OK;
+    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
     memcpy(s->work, s->start, s->n * sizeof(float));
     /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
     sdx_rng_init(&s->g.step_rng, s->g.p->rng, (uint64_t)s->seed + 1);
@@ -224,6 +236,7 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
         s->reported = SDX__MAX(s->reported, reported);
         return SDX_OK;                           /* paused */
     }
+    if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
     /* the result is the sampler's x, with no re-paste of the kept latent:
      * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
@@ -274,6 +287,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     s->g.cond = cond;
     s->g.image_index = index;
+    s->cancels_seen = ctx->cancels_seen;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
     s->n = (size_t)s->g.lc * (size_t)s->g.lh * (size_t)s->g.lw;
@@ -303,6 +317,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
 }
 
 SDX_API sdx_result sdx_sampling_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, sdx_sampling **out) {
+    if (m) sdx__call_begin(m->ctx);
     if (out) *out = NULL;
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: params and out are required") : SDX_ERR_INVALID_ARG;
     return (sdx_result)sdx__sess_begin(m, p, cond, index, 1, out);

@@ -30,6 +30,7 @@ SDX_API sdx_result sdx_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_r
     sdx__lora_tag *tags = NULL;
     char *clean = NULL;
     int n_tags = 0, keep, rc, rc2;
+    if (m) sdx__call_begin(m->ctx);
     if (!m || !p || !out) return m ? sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "sdx_generate: params and out are required") : SDX_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!m->loaded_unet)
@@ -71,7 +72,7 @@ static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_
     out->seeds = (int64_t *)sdx__calloc(ctx, (size_t)g.batch, sizeof(int64_t));
     if (!out->images || !out->latents || !out->seeds) { rc = sdx__nomem(ctx, "generation", (size_t)g.batch * 64); goto done; }
     sdx__gen_phase(&p, SDX_PHASE_TEXT, -1);
-    if ((rc = sdx_encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
+    if ((rc = sdx__encode_prompt(m, &p, &cond)) != SDX_OK) goto done;
     for (int i = 0; i < g.batch && rc == SDX_OK; i++) {
         sdx_sampling *s;
         if (p.init_image) sdx__gen_phase(&p, SDX_PHASE_ENCODE, i);
