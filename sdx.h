@@ -1047,7 +1047,8 @@ SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *
  * tensor view into a buffer), passes them to the backend's kernels, and
  * never dereferences them. A tensor's `device` field says which side its
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
- * BF16 storage (any mix), and owe the precision policy what the CPU
+ * BF16 storage (any mix; linear's weight also block-quantized where the
+ * backend sets linear_blocks), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
  * stores that saturate at +-65504. Before a call sdx checks every
  * operand (in the backend's memory, a storage dtype, dims in range, data
@@ -1114,6 +1115,11 @@ typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
     void *user;                /* the backend's state: sdx_backend_user(ctx) */
     int host_memory;           /* 1: its buffers are host memory (the CPU) */
+    /* 1: linear multiplies a block-quantized weight (SDX_Q4_0 ... SDX_Q6_K,
+     * ggml's layouts, rows of whole blocks) as it is: the loader keeps
+     * such matrices quantized, as the file holds them. 0: it dequantizes
+     * them at load (upload) into f16, and no kernel sees a block. */
+    int linear_blocks;
 
     /* memory; alloc returns NULL on failure */
     void *(*alloc)(void *user, size_t bytes);
@@ -1868,9 +1874,11 @@ SDX_API size_t sdx_peak_rss(void) { return sdx__peak_rss(); }
  * ggml). Fields are read byte by byte: blocks are 2-byte aligned at best
  * (34 bytes for Q8_0) and files are little-endian on every host.
  *
- * This is where keeping weights quantized will hook in: today the loader
- * (sdx__wslot_write) calls these at load and stores f16; int8 kernels
- * will read the blocks themselves. */
+ * Linear layers on the CPU keep their weights in these blocks and call
+ * these (sdx__dequant) a strip of rows at a time while packing GEMM
+ * panels (src/cpu/gemm.c); the loader calls them at load for every other
+ * quantized weight, and on a backend whose linear takes no blocks, and
+ * stores f16 (sdx__wslot_write). */
 
 static float sdx__q_half(const unsigned char *p) { return sdx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
@@ -3098,6 +3106,12 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
+/* Operand i of op may be block-quantized: linear's weight, on a backend
+ * that multiplies blocks (sdx_backend.linear_blocks). */
+static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
+    return i == 2 && be->linear_blocks && !strcmp(op, "linear");
+}
+
 /* Each operand lives where the backend computes (a host tensor handed to
  * a GPU kernel is a bug in model code, caught with its name) and is a
  * tensor a kernel can read: dims in range and none negative (pairs of
@@ -3121,9 +3135,9 @@ static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
             }
         if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
-                             sdx_dtype_name(t->dtype));
+        if (!sdx__is_storage(t->dtype) && !(sdx__dtype_is_block(t->dtype) && sdx__ops_takes_blocks(op, be, i)))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16%s)", op, name,
+                             sdx_dtype_name(t->dtype), sdx__ops_takes_blocks(op, be, i) ? " or block-quantized" : "");
     }
     return SDX_OK;
 }
@@ -3147,6 +3161,8 @@ static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, c
     (void)compute;
     if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
         return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (sdx__dtype_is_block(w->dtype) && w->shape[1] % sdx_dtype_block(w->dtype, NULL))
+        return sdx__fail_shapes(ctx, op, "a block-quantized w's rows must be whole blocks", w, "w", NULL, NULL);
     if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
         return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
     for (int i = 0; i + 1 < x->ndim; i++)
@@ -4293,7 +4309,8 @@ static size_t sdx__gemm_scratch_bytes(void) {
                   + (size_t)SDX__KC * SDX__NB          /* packed B */
                   + (size_t)SDX__MJ * SDX__LDT         /* f32 C tile */
                   + (size_t)SDX__NJ + 64               /* one widened row (>= KC, NJ) */
-                  + (size_t)SDX__NJ;                   /* bias */
+                  + (size_t)SDX__NJ                    /* bias */
+                  + (size_t)SDX__NR * SDX__KC;         /* one dequantized strip of B */
     return floats * sizeof(float) + 256;
 }
 
@@ -4498,8 +4515,32 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
 
+/* A block-quantized B (linear's weight, rows of whole blocks: KC is a
+ * multiple of 256, so every [k0, k0 + kc) is too), NR rows at a time:
+ * their kc values dequantized into `stage` (NR x kc), then packed from
+ * there as an f32 matrix. The packed values are those of the weight
+ * dequantized to f32 beforehand, in the same places, so the products are
+ * the f32 GEMM's bit for bit, and nothing larger than a strip is ever
+ * dequantized. */
+static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
+                               float *stage) {
+    for (int s = 0; s < cols; s += SDX__NR) {
+        int live = SDX__MIN(SDX__NR, nvalid - s);
+        for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
+#ifdef SDX__X86
+        if (g->pack16) {
+            sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
+            continue;
+        }
+#endif
+        sdx__pack_rows(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc, NULL);
+    }
+}
+
 /* B's columns [n0, n0 + cols) (valid < n0 + nvalid) into NR-column strips. */
-static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp) {
+static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp,
+                        float *stage) {
+    if (sdx__dtype_is_block(g->b_dtype)) { sdx__pack_b_blocks(g, dst, n0, cols, nvalid, k0, kc, stage); return; }
 #ifdef SDX__X86
     if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
@@ -4548,7 +4589,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
     float *pb = pa + (size_t)SDX__MJ * SDX__KC;
     float *tile = pb + (size_t)SDX__KC * SDX__NB;
     float *tmp = tile + (size_t)SDX__MJ * SDX__LDT;
-    float *bias_buf = tmp + SDX__NJ + 64;
+    float *bias_buf = tmp + SDX__NJ + 64, *stage = bias_buf + SDX__NJ;
     int64_t m0 = (job / g->n_tiles) * g->mb, n0 = (job % g->n_tiles) * g->nb;
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->cols - n0);
     int mp = (mv + SDX__MR - 1) / SDX__MR * SDX__MR;
@@ -4557,7 +4598,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
         sdx__pack_a(g, pa, m0, mp, mv, k0, kc, tmp);
         for (int s0 = 0; s0 < nv; s0 += SDX__NB) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
-            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
+            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp, stage);
             for (int j = 0; j < sp;) {
                 const int two = g->mk.two && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)
@@ -4851,8 +4892,9 @@ static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtyp
         memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
         if (lo) memset(lo, 0, (size_t)kc * sizeof(uint16_t));
     } else {
-        const float *v = (const float *)src + i * ld + k0;
-        if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
+        const float *v = tmp;     /* f16 and block-quantized rows are widened into tmp */
+        if (dtype == SDX_F32) v = (const float *)src + i * ld + k0;
+        else sdx__load_f32(src, dtype, i * ld + k0, kc, tmp);
         sdx__f32_to_bf16_sat_n(v, t16, (size_t)kc);
         if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
@@ -5290,7 +5332,8 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int k
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
     size_t bytes, row_bytes;
     int64_t strips;
-    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    /* a quantized weight stays so: its blocks are dequantized per job */
+    if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
     p.ctx = ctx;
@@ -7175,6 +7218,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->name = "cpu";
     b->user = s;
     b->host_memory = 1;
+    b->linear_blocks = 1;      /* dequantized into the GEMM's panels (gemm.c) */
     b->alloc = sdx__cpu_alloc;
     b->free = sdx__cpu_free;
     b->upload = sdx__cpu_move;
@@ -8517,12 +8561,17 @@ SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_
 /* Each fetched weight gets a slot that the model keeps a pointer to: on
  * the CPU a view of the mapped file, or an owned copy in the policy's
  * weight type; on a device backend a device copy in that storage dtype,
- * uploaded once. A slot can be rewritten in place and reset to the file
- * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights). */
+ * uploaded once. A block-quantized matrix stays quantized (a view of the
+ * file, zero copy) where the backend's linear multiplies blocks
+ * (sdx__wslot_keeps_blocks); any other quantized weight is dequantized
+ * into f16. A slot can be rewritten in place and reset to the file
+ * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights); a
+ * patched quantized matrix is held in f16 until it is reset. */
 typedef struct sdx__wslot {
     sdx_tensor t;             /* what the model computes with */
     const sdx_tensor *file;   /* the checkpoint's tensor */
     int owned;                /* t.data is ours: host memory, or device memory when t.device */
+    sdx_dtype dtype;          /* t's dtype while it holds the file's values */
 } sdx__wslot;
 
 typedef struct sdx__wset {
@@ -8656,10 +8705,18 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
  * that can view the file directly (host, same dtype) does so when reset. */
 static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
+    /* other values than the file's cannot be blocks: f16 until reset */
+    sdx_dtype dtype = values && sdx__dtype_is_block(sl->dtype) ? SDX_F16 : sl->dtype;
     int64_t n = sdx_tensor_numel(&sl->t);
-    size_t bytes = sdx_tensor_nbytes(&sl->t);
+    size_t bytes;
     int rc = SDX_OK;
     sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
+    if (sl->t.dtype != dtype) {
+        sdx__wslot_drop(w, sl);
+        sl->t.data = sl->file->data;
+        sl->t.dtype = dtype;
+    }
+    bytes = sdx_tensor_nbytes(&sl->t);
     if (!values && !sl->t.device && sl->t.dtype == sl->file->dtype) {
         sdx__wslot_drop(w, sl);
         sl->t.data = sl->file->data;
@@ -8712,6 +8769,16 @@ static sdx__wslot *sdx__wset_find(const sdx__wset *w, const char *key) {
 static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { return sdx__wslot_write(w, sl, values); }
 static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
 
+/* Whether a block-quantized file tensor stays quantized in its slot: a
+ * matrix (what linear multiplies: norms, biases and convolutions go to
+ * other kernels, and sd-cli never quantizes a convolution) fetched for a
+ * kernel, not for host code, of a backend whose linear multiplies blocks.
+ * The CPU's does, dequantizing a block row at a time into its packed
+ * panels; the HIP backend's does not, so there the loader dequantizes. */
+static int sdx__wslot_keeps_blocks(const sdx__wset *w, const sdx_tensor *t, int host) {
+    return t->ndim == 2 && !host && w->ctx->be.linear_blocks;
+}
+
 /* The slot for a file tensor: found, or made and filled (uploaded or
  * converted when the backend or the policy asks). */
 static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int host) {
@@ -8744,11 +8811,8 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
-    /* The kernels take f32/f16/bf16 weights, so a quantized one is
-     * dequantized here into f16 (sdx__wslot_write). Keeping it quantized
-     * in memory, for int8 kernels, hooks in here: the slot would keep the
-     * file's dtype and view its blocks. */
-    else if (sdx__dtype_is_block(t->dtype)) sl->t.dtype = SDX_F16;
+    else if (sdx__dtype_is_block(t->dtype) && !sdx__wslot_keeps_blocks(w, t, host)) sl->t.dtype = SDX_F16;
+    sl->dtype = sl->t.dtype;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
@@ -14111,8 +14175,10 @@ static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
 static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
     sdx_tensor v = *t;
-    int64_t row_elems = t->ndim == 2 ? t->shape[1] : 1;
-    v.data = (unsigned char *)t->data + (size_t)(row0 * row_elems) * sdx_dtype_size(t->dtype);
+    size_t skip = 0;
+    v.shape[0] = row0;        /* the bytes of row0 rows, also of block-quantized ones */
+    sdx__shape_bytes(t->dtype, t->ndim, v.shape, &skip);
+    v.data = (unsigned char *)t->data + skip;
     v.shape[0] = rows;
     v.owned = 0;
     return v;

@@ -11,9 +11,11 @@
  * ggml). Fields are read byte by byte: blocks are 2-byte aligned at best
  * (34 bytes for Q8_0) and files are little-endian on every host.
  *
- * This is where keeping weights quantized will hook in: today the loader
- * (sdx__wslot_write) calls these at load and stores f16; int8 kernels
- * will read the blocks themselves. */
+ * Linear layers on the CPU keep their weights in these blocks and call
+ * these (sdx__dequant) a strip of rows at a time while packing GEMM
+ * panels (src/cpu/gemm.c); the loader calls them at load for every other
+ * quantized weight, and on a backend whose linear takes no blocks, and
+ * stores f16 (sdx__wslot_write). */
 
 static float sdx__q_half(const unsigned char *p) { return sdx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 

@@ -262,7 +262,8 @@ static size_t sdx__gemm_scratch_bytes(void) {
                   + (size_t)SDX__KC * SDX__NB          /* packed B */
                   + (size_t)SDX__MJ * SDX__LDT         /* f32 C tile */
                   + (size_t)SDX__NJ + 64               /* one widened row (>= KC, NJ) */
-                  + (size_t)SDX__NJ;                   /* bias */
+                  + (size_t)SDX__NJ                    /* bias */
+                  + (size_t)SDX__NR * SDX__KC;         /* one dequantized strip of B */
     return floats * sizeof(float) + 256;
 }
 
@@ -467,8 +468,32 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
 
+/* A block-quantized B (linear's weight, rows of whole blocks: KC is a
+ * multiple of 256, so every [k0, k0 + kc) is too), NR rows at a time:
+ * their kc values dequantized into `stage` (NR x kc), then packed from
+ * there as an f32 matrix. The packed values are those of the weight
+ * dequantized to f32 beforehand, in the same places, so the products are
+ * the f32 GEMM's bit for bit, and nothing larger than a strip is ever
+ * dequantized. */
+static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
+                               float *stage) {
+    for (int s = 0; s < cols; s += SDX__NR) {
+        int live = SDX__MIN(SDX__NR, nvalid - s);
+        for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
+#ifdef SDX__X86
+        if (g->pack16) {
+            sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
+            continue;
+        }
+#endif
+        sdx__pack_rows(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc, NULL);
+    }
+}
+
 /* B's columns [n0, n0 + cols) (valid < n0 + nvalid) into NR-column strips. */
-static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp) {
+static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp,
+                        float *stage) {
+    if (sdx__dtype_is_block(g->b_dtype)) { sdx__pack_b_blocks(g, dst, n0, cols, nvalid, k0, kc, stage); return; }
 #ifdef SDX__X86
     if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
@@ -517,7 +542,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
     float *pb = pa + (size_t)SDX__MJ * SDX__KC;
     float *tile = pb + (size_t)SDX__KC * SDX__NB;
     float *tmp = tile + (size_t)SDX__MJ * SDX__LDT;
-    float *bias_buf = tmp + SDX__NJ + 64;
+    float *bias_buf = tmp + SDX__NJ + 64, *stage = bias_buf + SDX__NJ;
     int64_t m0 = (job / g->n_tiles) * g->mb, n0 = (job % g->n_tiles) * g->nb;
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->cols - n0);
     int mp = (mv + SDX__MR - 1) / SDX__MR * SDX__MR;
@@ -526,7 +551,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
         sdx__pack_a(g, pa, m0, mp, mv, k0, kc, tmp);
         for (int s0 = 0; s0 < nv; s0 += SDX__NB) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
-            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
+            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp, stage);
             for (int j = 0; j < sp;) {
                 const int two = g->mk.two && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)

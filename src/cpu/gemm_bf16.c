@@ -232,8 +232,9 @@ static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtyp
         memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
         if (lo) memset(lo, 0, (size_t)kc * sizeof(uint16_t));
     } else {
-        const float *v = (const float *)src + i * ld + k0;
-        if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
+        const float *v = tmp;     /* f16 and block-quantized rows are widened into tmp */
+        if (dtype == SDX_F32) v = (const float *)src + i * ld + k0;
+        else sdx__load_f32(src, dtype, i * ld + k0, kc, tmp);
         sdx__f32_to_bf16_sat_n(v, t16, (size_t)kc);
         if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
@@ -671,7 +672,8 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int k
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
     size_t bytes, row_bytes;
     int64_t strips;
-    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    /* a quantized weight stays so: its blocks are dequantized per job */
+    if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
     p.ctx = ctx;
