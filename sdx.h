@@ -2044,13 +2044,18 @@ static void sdx__deq_q6_k(const unsigned char *b, float *y) {
     const unsigned char *ql = b, *qh = b + 128;
     const signed char *sc = (const signed char *)(b + 192);
     float d = sdx__q_half(b + 208);
+    /* quarter by quarter and 16 values per scale, straight loops a
+     * compiler vectorises: the same (d * sc) * q products */
     for (int half = 0; half < 2; half++, ql += 64, qh += 32, sc += 8, y += 128)
-        for (int l = 0; l < 32; l++)
-            for (int p = 0; p < 4; p++) {
-                int lo = p < 2 ? ql[l + 32 * p] & 15 : ql[l + 32 * (p - 2)] >> 4;
-                int q = (lo | ((qh[l] >> (2 * p)) & 3) << 4) - 32;
-                y[l + 32 * p] = d * (float)sc[l / 16 + 2 * p] * (float)q;
+        for (int p = 0; p < 4; p++) {
+            const unsigned char *nib = ql + 32 * (p & 1);
+            const int shift = p < 2 ? 0 : 4;
+            for (int g = 0; g < 2; g++) {
+                float ds = d * (float)sc[g + 2 * p];
+                for (int l = 16 * g; l < 16 * g + 16; l++)
+                    y[l + 32 * p] = ds * (float)((((nib[l] >> shift) & 15) | ((qh[l] >> (2 * p)) & 3) << 4) - 32);
             }
+        }
 }
 
 /* ---- src/core/core.c (continued) ---- */
@@ -4419,13 +4424,37 @@ static inline __m512 sdx__load16_f32(const void *src, sdx_dtype dtype, int64_t a
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16). */
+/* Q8_0 and Q4_0 read in place: the 16 values of half a block from value
+ * `at` (a multiple of 16) on, as sdx__deq_q8_0 / sdx__deq_q4_0 compute
+ * them: the integer, widened exactly, times the block's scale, one
+ * rounding. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
+static inline __m512 sdx__load16_blocks(const void *src, sdx_dtype dtype, int64_t at) {
+    const unsigned char *b = (const unsigned char *)src + (size_t)(at >> 5) * (dtype == SDX_Q8_0 ? 34 : 18);
+    __m512i q;
+    if (dtype == SDX_Q8_0) {
+        q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2 + (at & 16))));
+    } else {       /* low nibbles are values 0..15, high nibbles 16..31; q - 8 */
+        q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)));
+        q = at & 16 ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, _mm512_set1_epi32(15));
+        q = _mm512_sub_epi32(q, _mm512_set1_epi32(8));
+    }
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(sdx__q_half(b)));
+}
+
+/* The block types sdx__load16_blocks reads. */
+static int sdx__blocks16(sdx_dtype dtype) { return dtype == SDX_Q8_0 || dtype == SDX_Q4_0; }
+
+/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16); also a
+ * Q8_0 or Q4_0 matrix (sdx__blocks16: k0 and kc whole blocks). */
 #define SDX__PACK_AHEAD 64
 __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                   int rows, int nvalid, int width, int64_t k0, int kc) {
     const __mmask16 row_lanes = sdx__lanes16(width);
-    const int64_t esize = (int64_t)sdx_dtype_size(dtype);
+    const int blocks = sdx__blocks16(dtype);
+    size_t unit;      /* bytes per element, or per block of 32 */
+    const int shift = sdx_dtype_block(dtype, &unit) > 1 ? 5 : 0;
     for (int s = 0; s < rows; s += width) {
         float *strip = dst + (int64_t)s * kc;
         int live = SDX__MIN(width, nvalid - s);
@@ -4436,8 +4465,9 @@ static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, 
                 int64_t at = (row0 + s + r) * ld + k0 + kk;
                 if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
                 /* rows are far apart (the hardware prefetchers lose them): ask a few lines ahead */
-                if (kk + SDX__PACK_AHEAD < kc) _mm_prefetch((const char *)src + (at + SDX__PACK_AHEAD) * esize, _MM_HINT_T0);
-                v[r] = sdx__load16_f32(src, dtype, at, k_lanes);
+                if (kk + SDX__PACK_AHEAD < kc)
+                    _mm_prefetch((const char *)src + (size_t)((at + SDX__PACK_AHEAD) >> shift) * unit, _MM_HINT_T0);
+                v[r] = blocks ? sdx__load16_blocks(src, dtype, at) : sdx__load16_f32(src, dtype, at, k_lanes);
             }
             sdx__transpose16(v);
             for (int j = 0; j < SDX__MIN(16, kc - kk); j++)
@@ -4524,6 +4554,12 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
  * dequantized. */
 static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
                                float *stage) {
+#ifdef SDX__X86
+    if (g->pack16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
+        sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+#endif
     for (int s = 0; s < cols; s += SDX__NR) {
         int live = SDX__MIN(SDX__NR, nvalid - s);
         for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
@@ -4929,6 +4965,60 @@ static void sdx__pack_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sd
         }
 }
 
+SDX__INTRINSICS_WARNINGS_OFF
+
+/* sdx__pack_rows_bf16 for a block-quantized matrix (linear's weight: k0
+ * and kc whole blocks, so whole pairs; no lo part), 16 rows at a time
+ * (width a multiple of 16): each row's 32 values of a step of k, read in
+ * place (Q8_0, Q4_0) or dequantized row by row into `stage` (16 kc
+ * floats) first, rounded to bf16 as sdx__f32_to_bf16_sat_n does and
+ * paired in registers; the 16 x 16 pair words, transposed, are 16 k pairs
+ * of the strip. The same words as sdx__pack_rows_bf16 writes, without a
+ * pass of scalar pairing per row. */
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sdx__pack_rows_bf16_blocks(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0, int rows,
+                                       int nvalid, int width, int64_t k0, int kc, int kpad, float *stage) {
+    const int in_place = sdx__blocks16(dtype);
+    for (int s = 0; s < rows; s += width)
+        for (int h = 0; h < width; h += 16) {
+            uint32_t *out = dst + (int64_t)s * kpad + h;      /* pair j of row r: out[j * width + r] */
+            int live = SDX__MAX(0, SDX__MIN(16, nvalid - s - h)), j = 0;
+            int64_t first = (row0 + s + h) * ld + k0;       /* value index of the first row's k0 */
+            if (!in_place)
+                for (int r = 0; r < live; r++) sdx__dequant(src, dtype, first + r * ld, kc, stage + (int64_t)r * kc);
+            for (int kk = 0; live && kk < kc; kk += 32, j += 16) {
+                __m512 v[16];
+                for (int r = 0; r < 16; r++) {
+                    __m512 lo, hi;
+                    if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
+                    if (in_place) {
+                        lo = sdx__load16_blocks(src, dtype, first + r * ld + kk);
+                        hi = sdx__load16_blocks(src, dtype, first + r * ld + kk + 16);
+                    } else {
+                        lo = _mm512_loadu_ps(stage + (int64_t)r * kc + kk);
+                        hi = _mm512_loadu_ps(stage + (int64_t)r * kc + kk + 16);
+                    }
+                    /* halves 2j and 2j + 1 side by side: word j of the pair */
+                    v[r] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(sdx__bf16_round512(lo))),
+                                                                  _mm512_cvtepi32_epi16(sdx__bf16_round512(hi)), 1));
+                }
+                sdx__transpose16(v);
+                for (int p = 0; p < 16; p++) _mm512_storeu_si512((void *)(out + (int64_t)(j + p) * width), _mm512_castps_si512(v[p]));
+            }
+            for (; j < kpad; j++) memset(out + (int64_t)j * width, 0, 16 * sizeof(uint32_t));
+        }
+}
+
+SDX__INTRINSICS_WARNINGS_ON
+
+/* B rows of a linear layer as pairs (sdx__pack_rows_bf16): a
+ * block-quantized weight through sdx__pack_rows_bf16_blocks. */
+static void sdx__pack_b_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                  int rows, int nvalid, int64_t k0, int kc, int kpad, float *tmp, uint16_t *t16, float *stage) {
+    if (sdx__dtype_is_block(dtype)) sdx__pack_rows_bf16_blocks(dst, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, stage);
+    else sdx__pack_rows_bf16(dst, lo, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, tmp, t16);
+}
+
 /* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
  * BNR-column strips of kpad >= ceil(kc/2) pairs (zero past kc): each
  * strip is the f32 path's im2col (two NR-column halves in `stage`, kc x
@@ -5016,7 +5106,7 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
         if (!panel_a) sdx__pack_rows_bf16(pa, pa_lo, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
         if (panel_b) { /* from the cache below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_b_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kp, tmp, t16, stage);
         else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
             as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
@@ -5279,7 +5369,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         }
         if (panel_b) { /* strip by strip below */ }
         else if (g->b_kind == SDX__B_ROWS_T)
-            sdx__pack_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
+            sdx__pack_b_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kpad, tmp, t16, stage);
         else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad);
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {

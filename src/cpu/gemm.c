@@ -372,13 +372,37 @@ static inline __m512 sdx__load16_f32(const void *src, sdx_dtype dtype, int64_t a
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16). */
+/* Q8_0 and Q4_0 read in place: the 16 values of half a block from value
+ * `at` (a multiple of 16) on, as sdx__deq_q8_0 / sdx__deq_q4_0 compute
+ * them: the integer, widened exactly, times the block's scale, one
+ * rounding. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
+static inline __m512 sdx__load16_blocks(const void *src, sdx_dtype dtype, int64_t at) {
+    const unsigned char *b = (const unsigned char *)src + (size_t)(at >> 5) * (dtype == SDX_Q8_0 ? 34 : 18);
+    __m512i q;
+    if (dtype == SDX_Q8_0) {
+        q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2 + (at & 16))));
+    } else {       /* low nibbles are values 0..15, high nibbles 16..31; q - 8 */
+        q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)));
+        q = at & 16 ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, _mm512_set1_epi32(15));
+        q = _mm512_sub_epi32(q, _mm512_set1_epi32(8));
+    }
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(sdx__q_half(b)));
+}
+
+/* The block types sdx__load16_blocks reads. */
+static int sdx__blocks16(sdx_dtype dtype) { return dtype == SDX_Q8_0 || dtype == SDX_Q4_0; }
+
+/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16); also a
+ * Q8_0 or Q4_0 matrix (sdx__blocks16: k0 and kc whole blocks). */
 #define SDX__PACK_AHEAD 64
 __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                   int rows, int nvalid, int width, int64_t k0, int kc) {
     const __mmask16 row_lanes = sdx__lanes16(width);
-    const int64_t esize = (int64_t)sdx_dtype_size(dtype);
+    const int blocks = sdx__blocks16(dtype);
+    size_t unit;      /* bytes per element, or per block of 32 */
+    const int shift = sdx_dtype_block(dtype, &unit) > 1 ? 5 : 0;
     for (int s = 0; s < rows; s += width) {
         float *strip = dst + (int64_t)s * kc;
         int live = SDX__MIN(width, nvalid - s);
@@ -389,8 +413,9 @@ static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, 
                 int64_t at = (row0 + s + r) * ld + k0 + kk;
                 if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
                 /* rows are far apart (the hardware prefetchers lose them): ask a few lines ahead */
-                if (kk + SDX__PACK_AHEAD < kc) _mm_prefetch((const char *)src + (at + SDX__PACK_AHEAD) * esize, _MM_HINT_T0);
-                v[r] = sdx__load16_f32(src, dtype, at, k_lanes);
+                if (kk + SDX__PACK_AHEAD < kc)
+                    _mm_prefetch((const char *)src + (size_t)((at + SDX__PACK_AHEAD) >> shift) * unit, _MM_HINT_T0);
+                v[r] = blocks ? sdx__load16_blocks(src, dtype, at) : sdx__load16_f32(src, dtype, at, k_lanes);
             }
             sdx__transpose16(v);
             for (int j = 0; j < SDX__MIN(16, kc - kk); j++)
@@ -477,6 +502,12 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
  * dequantized. */
 static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
                                float *stage) {
+#ifdef SDX__X86
+    if (g->pack16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
+        sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+#endif
     for (int s = 0; s < cols; s += SDX__NR) {
         int live = SDX__MIN(SDX__NR, nvalid - s);
         for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
