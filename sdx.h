@@ -1230,7 +1230,8 @@ SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *
  * tensor view into a buffer), passes them to the backend's kernels, and
  * never dereferences them. A tensor's `device` field says which side its
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
- * BF16 storage (any mix), and owe the precision policy what the CPU
+ * BF16 storage (any mix; linear's weight also block-quantized where the
+ * backend sets linear_blocks), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
  * stores that saturate at +-65504. Before a call sdx checks every
  * operand (in the backend's memory, a storage dtype, dims in range, data
@@ -1297,6 +1298,11 @@ typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
     void *user;                /* the backend's state: sdx_backend_user(ctx) */
     int host_memory;           /* 1: its buffers are host memory (the CPU) */
+    /* 1: linear multiplies a block-quantized weight (SDX_Q4_0 ... SDX_Q6_K,
+     * ggml's layouts, rows of whole blocks) as it is: the loader keeps
+     * such matrices quantized, as the file holds them. 0: it dequantizes
+     * them at load (upload) into f16, and no kernel sees a block. */
+    int linear_blocks;
 
     /* memory; alloc returns NULL on failure */
     void *(*alloc)(void *user, size_t bytes);
@@ -2232,9 +2238,11 @@ static SDX__PRINTF(2, 3) int sdx__check_cancel(sdx_ctx *ctx, const char *where, 
  * ggml). Fields are read byte by byte: blocks are 2-byte aligned at best
  * (34 bytes for Q8_0) and files are little-endian on every host.
  *
- * This is where keeping weights quantized will hook in: today the loader
- * (sdx__wslot_write) calls these at load and stores f16; int8 kernels
- * will read the blocks themselves. */
+ * Linear layers on the CPU keep their weights in these blocks and call
+ * these (sdx__dequant) a strip of rows at a time while packing GEMM
+ * panels (src/cpu/gemm.c); the loader calls them at load for every other
+ * quantized weight, and on a backend whose linear takes no blocks, and
+ * stores f16 (sdx__wslot_write). */
 
 static float sdx__q_half(const unsigned char *p) { return sdx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
@@ -2400,13 +2408,18 @@ static void sdx__deq_q6_k(const unsigned char *b, float *y) {
     const unsigned char *ql = b, *qh = b + 128;
     const signed char *sc = (const signed char *)(b + 192);
     float d = sdx__q_half(b + 208);
+    /* quarter by quarter and 16 values per scale, straight loops a
+     * compiler vectorises: the same (d * sc) * q products */
     for (int half = 0; half < 2; half++, ql += 64, qh += 32, sc += 8, y += 128)
-        for (int l = 0; l < 32; l++)
-            for (int p = 0; p < 4; p++) {
-                int lo = p < 2 ? ql[l + 32 * p] & 15 : ql[l + 32 * (p - 2)] >> 4;
-                int q = (lo | ((qh[l] >> (2 * p)) & 3) << 4) - 32;
-                y[l + 32 * p] = d * (float)sc[l / 16 + 2 * p] * (float)q;
+        for (int p = 0; p < 4; p++) {
+            const unsigned char *nib = ql + 32 * (p & 1);
+            const int shift = p < 2 ? 0 : 4;
+            for (int g = 0; g < 2; g++) {
+                float ds = d * (float)sc[g + 2 * p];
+                for (int l = 16 * g; l < 16 * g + 16; l++)
+                    y[l + 32 * p] = ds * (float)((((nib[l] >> shift) & 15) | ((qh[l] >> (2 * p)) & 3) << 4) - 32);
             }
+        }
 }
 
 /* ===================================================================== */
@@ -3955,6 +3968,12 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
+/* Operand i of op may be block-quantized: linear's weight, on a backend
+ * that multiplies blocks (sdx_backend.linear_blocks). */
+static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
+    return i == 2 && be->linear_blocks && !strcmp(op, "linear");
+}
+
 /* Each operand lives where the backend computes (a host tensor handed to
  * a GPU kernel is a bug in model code, caught with its name) and is a
  * tensor a kernel can read: dims in range and none negative (pairs of
@@ -3978,9 +3997,9 @@ static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
             }
         if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
-                             sdx_dtype_name(t->dtype));
+        if (!sdx__is_storage(t->dtype) && !(sdx__dtype_is_block(t->dtype) && sdx__ops_takes_blocks(op, be, i)))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16%s)", op, name,
+                             sdx_dtype_name(t->dtype), sdx__ops_takes_blocks(op, be, i) ? " or block-quantized" : "");
     }
     return SDX_OK;
 }
@@ -4004,6 +4023,8 @@ static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, c
     (void)compute;
     if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
         return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (sdx__dtype_is_block(w->dtype) && w->shape[1] % sdx_dtype_block(w->dtype, NULL))
+        return sdx__fail_shapes(ctx, op, "a block-quantized w's rows must be whole blocks", w, "w", NULL, NULL);
     if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
         return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
     for (int i = 0; i + 1 < x->ndim; i++)
@@ -5150,7 +5171,8 @@ static size_t sdx__gemm_scratch_bytes(void) {
                   + (size_t)SDX__KC * SDX__NB          /* packed B */
                   + (size_t)SDX__MJ * SDX__LDT         /* f32 C tile */
                   + (size_t)SDX__NJ + 64               /* one widened row (>= KC, NJ) */
-                  + (size_t)SDX__NJ;                   /* bias */
+                  + (size_t)SDX__NJ                    /* bias */
+                  + (size_t)SDX__NR * SDX__KC;         /* one dequantized strip of B */
     return floats * sizeof(float) + 256;
 }
 
@@ -5259,13 +5281,37 @@ static inline __m512 sdx__load16_f32(const void *src, sdx_dtype dtype, int64_t a
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16). */
+/* Q8_0 and Q4_0 read in place: the 16 values of half a block from value
+ * `at` (a multiple of 16) on, as sdx__deq_q8_0 / sdx__deq_q4_0 compute
+ * them: the integer, widened exactly, times the block's scale, one
+ * rounding. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
+static inline __m512 sdx__load16_blocks(const void *src, sdx_dtype dtype, int64_t at) {
+    const unsigned char *b = (const unsigned char *)src + (size_t)(at >> 5) * (dtype == SDX_Q8_0 ? 34 : 18);
+    __m512i q;
+    if (dtype == SDX_Q8_0) {
+        q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2 + (at & 16))));
+    } else {       /* low nibbles are values 0..15, high nibbles 16..31; q - 8 */
+        q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)));
+        q = at & 16 ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, _mm512_set1_epi32(15));
+        q = _mm512_sub_epi32(q, _mm512_set1_epi32(8));
+    }
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(sdx__q_half(b)));
+}
+
+/* The block types sdx__load16_blocks reads. */
+static int sdx__blocks16(sdx_dtype dtype) { return dtype == SDX_Q8_0 || dtype == SDX_Q4_0; }
+
+/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16); also a
+ * Q8_0 or Q4_0 matrix (sdx__blocks16: k0 and kc whole blocks). */
 #define SDX__PACK_AHEAD 64
 __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                   int rows, int nvalid, int width, int64_t k0, int kc) {
     const __mmask16 row_lanes = sdx__lanes16(width);
-    const int64_t esize = (int64_t)sdx_dtype_size(dtype);
+    const int blocks = sdx__blocks16(dtype);
+    size_t unit;      /* bytes per element, or per block of 32 */
+    const int shift = sdx_dtype_block(dtype, &unit) > 1 ? 5 : 0;
     for (int s = 0; s < rows; s += width) {
         float *strip = dst + (int64_t)s * kc;
         int live = SDX__MIN(width, nvalid - s);
@@ -5276,8 +5322,9 @@ static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, 
                 int64_t at = (row0 + s + r) * ld + k0 + kk;
                 if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
                 /* rows are far apart (the hardware prefetchers lose them): ask a few lines ahead */
-                if (kk + SDX__PACK_AHEAD < kc) _mm_prefetch((const char *)src + (at + SDX__PACK_AHEAD) * esize, _MM_HINT_T0);
-                v[r] = sdx__load16_f32(src, dtype, at, k_lanes);
+                if (kk + SDX__PACK_AHEAD < kc)
+                    _mm_prefetch((const char *)src + (size_t)((at + SDX__PACK_AHEAD) >> shift) * unit, _MM_HINT_T0);
+                v[r] = blocks ? sdx__load16_blocks(src, dtype, at) : sdx__load16_f32(src, dtype, at, k_lanes);
             }
             sdx__transpose16(v);
             for (int j = 0; j < SDX__MIN(16, kc - kk); j++)
@@ -5355,8 +5402,38 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
 
+/* A block-quantized B (linear's weight, rows of whole blocks: KC is a
+ * multiple of 256, so every [k0, k0 + kc) is too), NR rows at a time:
+ * their kc values dequantized into `stage` (NR x kc), then packed from
+ * there as an f32 matrix. The packed values are those of the weight
+ * dequantized to f32 beforehand, in the same places, so the products are
+ * the f32 GEMM's bit for bit, and nothing larger than a strip is ever
+ * dequantized. */
+static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
+                               float *stage) {
+#ifdef SDX__X86
+    if (g->pack16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
+        sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+#endif
+    for (int s = 0; s < cols; s += SDX__NR) {
+        int live = SDX__MIN(SDX__NR, nvalid - s);
+        for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
+#ifdef SDX__X86
+        if (g->pack16) {
+            sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
+            continue;
+        }
+#endif
+        sdx__pack_rows(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc, NULL);
+    }
+}
+
 /* B's columns [n0, n0 + cols) (valid < n0 + nvalid) into NR-column strips. */
-static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp) {
+static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp,
+                        float *stage) {
+    if (sdx__dtype_is_block(g->b_dtype)) { sdx__pack_b_blocks(g, dst, n0, cols, nvalid, k0, kc, stage); return; }
 #ifdef SDX__X86
     if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
@@ -5405,7 +5482,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
     float *pb = pa + (size_t)SDX__MJ * SDX__KC;
     float *tile = pb + (size_t)SDX__KC * SDX__NB;
     float *tmp = tile + (size_t)SDX__MJ * SDX__LDT;
-    float *bias_buf = tmp + SDX__NJ + 64;
+    float *bias_buf = tmp + SDX__NJ + 64, *stage = bias_buf + SDX__NJ;
     int64_t m0 = (job / g->n_tiles) * g->mb, n0 = (job % g->n_tiles) * g->nb;
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->cols - n0);
     int mp = (mv + SDX__MR - 1) / SDX__MR * SDX__MR;
@@ -5414,7 +5491,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
         sdx__pack_a(g, pa, m0, mp, mv, k0, kc, tmp);
         for (int s0 = 0; s0 < nv; s0 += SDX__NB) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
-            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
+            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp, stage);
             for (int j = 0; j < sp;) {
                 const int two = g->mk.two && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)
@@ -5708,8 +5785,9 @@ static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtyp
         memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
         if (lo) memset(lo, 0, (size_t)kc * sizeof(uint16_t));
     } else {
-        const float *v = (const float *)src + i * ld + k0;
-        if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
+        const float *v = tmp;     /* f16 and block-quantized rows are widened into tmp */
+        if (dtype == SDX_F32) v = (const float *)src + i * ld + k0;
+        else sdx__load_f32(src, dtype, i * ld + k0, kc, tmp);
         sdx__f32_to_bf16_sat_n(v, t16, (size_t)kc);
         if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
@@ -5742,6 +5820,60 @@ static void sdx__pack_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sd
                 for (; j < kpad; j++) strip[j * width + r] = 0;
             }
         }
+}
+
+SDX__INTRINSICS_WARNINGS_OFF
+
+/* sdx__pack_rows_bf16 for a block-quantized matrix (linear's weight: k0
+ * and kc whole blocks, so whole pairs; no lo part), 16 rows at a time
+ * (width a multiple of 16): each row's 32 values of a step of k, read in
+ * place (Q8_0, Q4_0) or dequantized row by row into `stage` (16 kc
+ * floats) first, rounded to bf16 as sdx__f32_to_bf16_sat_n does and
+ * paired in registers; the 16 x 16 pair words, transposed, are 16 k pairs
+ * of the strip. The same words as sdx__pack_rows_bf16 writes, without a
+ * pass of scalar pairing per row. */
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sdx__pack_rows_bf16_blocks(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0, int rows,
+                                       int nvalid, int width, int64_t k0, int kc, int kpad, float *stage) {
+    const int in_place = sdx__blocks16(dtype);
+    for (int s = 0; s < rows; s += width)
+        for (int h = 0; h < width; h += 16) {
+            uint32_t *out = dst + (int64_t)s * kpad + h;      /* pair j of row r: out[j * width + r] */
+            int live = SDX__MAX(0, SDX__MIN(16, nvalid - s - h)), j = 0;
+            int64_t first = (row0 + s + h) * ld + k0;       /* value index of the first row's k0 */
+            if (!in_place)
+                for (int r = 0; r < live; r++) sdx__dequant(src, dtype, first + r * ld, kc, stage + (int64_t)r * kc);
+            for (int kk = 0; live && kk < kc; kk += 32, j += 16) {
+                __m512 v[16];
+                for (int r = 0; r < 16; r++) {
+                    __m512 lo, hi;
+                    if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
+                    if (in_place) {
+                        lo = sdx__load16_blocks(src, dtype, first + r * ld + kk);
+                        hi = sdx__load16_blocks(src, dtype, first + r * ld + kk + 16);
+                    } else {
+                        lo = _mm512_loadu_ps(stage + (int64_t)r * kc + kk);
+                        hi = _mm512_loadu_ps(stage + (int64_t)r * kc + kk + 16);
+                    }
+                    /* halves 2j and 2j + 1 side by side: word j of the pair */
+                    v[r] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(sdx__bf16_round512(lo))),
+                                                                  _mm512_cvtepi32_epi16(sdx__bf16_round512(hi)), 1));
+                }
+                sdx__transpose16(v);
+                for (int p = 0; p < 16; p++) _mm512_storeu_si512((void *)(out + (int64_t)(j + p) * width), _mm512_castps_si512(v[p]));
+            }
+            for (; j < kpad; j++) memset(out + (int64_t)j * width, 0, 16 * sizeof(uint32_t));
+        }
+}
+
+SDX__INTRINSICS_WARNINGS_ON
+
+/* B rows of a linear layer as pairs (sdx__pack_rows_bf16): a
+ * block-quantized weight through sdx__pack_rows_bf16_blocks. */
+static void sdx__pack_b_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                  int rows, int nvalid, int64_t k0, int kc, int kpad, float *tmp, uint16_t *t16, float *stage) {
+    if (sdx__dtype_is_block(dtype)) sdx__pack_rows_bf16_blocks(dst, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, stage);
+    else sdx__pack_rows_bf16(dst, lo, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, tmp, t16);
 }
 
 /* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
@@ -5831,7 +5963,7 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
         if (!panel_a) sdx__pack_rows_bf16(pa, pa_lo, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
         if (panel_b) { /* from the cache below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_b_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kp, tmp, t16, stage);
         else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
             as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
@@ -6094,7 +6226,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         }
         if (panel_b) { /* strip by strip below */ }
         else if (g->b_kind == SDX__B_ROWS_T)
-            sdx__pack_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
+            sdx__pack_b_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kpad, tmp, t16, stage);
         else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad);
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
@@ -6147,7 +6279,8 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int k
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
     size_t bytes, row_bytes;
     int64_t strips;
-    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    /* a quantized weight stays so: its blocks are dequantized per job */
+    if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
     p.ctx = ctx;
@@ -8032,6 +8165,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->name = "cpu";
     b->user = s;
     b->host_memory = 1;
+    b->linear_blocks = 1;      /* dequantized into the GEMM's panels (gemm.c) */
     b->alloc = sdx__cpu_alloc;
     b->free = sdx__cpu_free;
     b->upload = sdx__cpu_move;
@@ -9672,12 +9806,17 @@ SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_
 /* Each fetched weight gets a slot that the model keeps a pointer to: on
  * the CPU a view of the mapped file, or an owned copy in the policy's
  * weight type; on a device backend a device copy in that storage dtype,
- * uploaded once. A slot can be rewritten in place and reset to the file
- * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights). */
+ * uploaded once. A block-quantized matrix stays quantized (a view of the
+ * file, zero copy) where the backend's linear multiplies blocks
+ * (sdx__wslot_keeps_blocks); any other quantized weight is dequantized
+ * into f16. A slot can be rewritten in place and reset to the file
+ * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights); a
+ * patched quantized matrix is held in f16 until it is reset. */
 typedef struct sdx__wslot {
     sdx_tensor t;             /* what the model computes with */
     const sdx_tensor *file;   /* the checkpoint's tensor */
     int owned;                /* t.data is ours: host memory, or device memory when t.device */
+    sdx_dtype dtype;          /* t's dtype while it holds the file's values */
 } sdx__wslot;
 
 typedef struct sdx__wset {
@@ -9811,10 +9950,19 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
  * that can view the file directly (host, same dtype) does so when reset. */
 static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
+    /* other values than the file's cannot be blocks: f16 until reset */
+    sdx_dtype dtype = values && sdx__dtype_is_block(sl->dtype) ? SDX_F16 : sl->dtype;
     int64_t n = sdx_tensor_numel(&sl->t);
-    size_t bytes = sdx_tensor_nbytes(&sl->t);
-    int view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype, rc = SDX_OK;
+    size_t bytes;
+    int view, rc = SDX_OK;
     sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
+    if (sl->t.dtype != dtype) {
+        sdx__wslot_drop(w, sl);
+        sl->t.data = sl->file->data;
+        sl->t.dtype = dtype;
+    }
+    bytes = sdx_tensor_nbytes(&sl->t);
+    view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype;
     if (!values && (rc = sdx__st_need(w->st, sl->file, view)) != SDX_OK) return rc;
     if (view) {
         sdx__wslot_drop(w, sl);
@@ -9868,6 +10016,16 @@ static sdx__wslot *sdx__wset_find(const sdx__wset *w, const char *key) {
 static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { return sdx__wslot_write(w, sl, values); }
 static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
 
+/* Whether a block-quantized file tensor stays quantized in its slot: a
+ * matrix (what linear multiplies: norms, biases and convolutions go to
+ * other kernels, and sd-cli never quantizes a convolution) fetched for a
+ * kernel, not for host code, of a backend whose linear multiplies blocks.
+ * The CPU's does, dequantizing a block row at a time into its packed
+ * panels; the HIP backend's does not, so there the loader dequantizes. */
+static int sdx__wslot_keeps_blocks(const sdx__wset *w, const sdx_tensor *t, int host) {
+    return t->ndim == 2 && !host && w->ctx->be.linear_blocks;
+}
+
 /* The slot for a file tensor: found, or made and filled (uploaded or
  * converted when the backend or the policy asks). */
 static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int host) {
@@ -9900,11 +10058,8 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
-    /* The kernels take f32/f16/bf16 weights, so a quantized one is
-     * dequantized here into f16 (sdx__wslot_write). Keeping it quantized
-     * in memory, for int8 kernels, hooks in here: the slot would keep the
-     * file's dtype and view its blocks. */
-    else if (sdx__dtype_is_block(t->dtype)) sl->t.dtype = SDX_F16;
+    else if (sdx__dtype_is_block(t->dtype) && !sdx__wslot_keeps_blocks(w, t, host)) sl->t.dtype = SDX_F16;
+    sl->dtype = sl->t.dtype;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
@@ -15306,8 +15461,10 @@ static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
 static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
     sdx_tensor v = *t;
-    int64_t row_elems = t->ndim == 2 ? t->shape[1] : 1;
-    v.data = (unsigned char *)t->data + (size_t)(row0 * row_elems) * sdx_dtype_size(t->dtype);
+    size_t skip = 0;
+    v.shape[0] = row0;        /* the bytes of row0 rows, also of block-quantized ones */
+    sdx__shape_bytes(t->dtype, t->ndim, v.shape, &skip);
+    v.data = (unsigned char *)t->data + skip;
     v.shape[0] = rows;
     v.owned = 0;
     return v;

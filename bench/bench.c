@@ -23,7 +23,31 @@ static float frand(void) {
     return (float)((double)(rng >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
 }
 
+/* Random blocks of a quantized type: random bytes, the f16 scales of
+ * ggml's layouts (src/core/quant.c) set to small positive values. */
+static void fill_blocks(sdx_tensor *t) {
+    static const struct { sdx_dtype type; int at[2]; } scales[] = {
+        { SDX_Q4_0, { 0, -1 } },  { SDX_Q4_1, { 0, 2 } },  { SDX_Q5_0, { 0, -1 } }, { SDX_Q5_1, { 0, 2 } },
+        { SDX_Q8_0, { 0, -1 } },  { SDX_Q2_K, { 80, 82 } }, { SDX_Q3_K, { 108, -1 } }, { SDX_Q4_K, { 0, 2 } },
+        { SDX_Q5_K, { 0, 2 } },   { SDX_Q6_K, { 208, -1 } },
+    };
+    size_t bb, n = sdx_tensor_nbytes(t);
+    unsigned char *p = (unsigned char *)t->data;
+    sdx_dtype_block(t->dtype, &bb);
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(frand() * 128.0f + 128.0f);
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++)
+        for (size_t b = 0; scales[i].type == t->dtype && b < n; b += bb)
+            for (int f = 0; f < 2; f++)
+                if (scales[i].at[f] >= 0) {
+                    /* K types multiply by 6-bit group scales too */
+                    uint16_t h = sdx_f32_to_f16(1e-3f * (frand() + 2.0f) / (bb > 40 ? 32.0f : 1.0f));
+                    p[b + (size_t)scales[i].at[f]] = (unsigned char)h;
+                    p[b + (size_t)scales[i].at[f] + 1] = (unsigned char)(h >> 8);
+                }
+}
+
 static void fill(sdx_tensor *t, float scale) {
+    if (sdx_dtype_block(t->dtype, NULL) > 1) { fill_blocks(t); return; }
     for (int64_t i = 0; i < sdx_tensor_numel(t); i++) {
         float v = frand() * scale;
         if (t->dtype == SDX_F32) ((float *)t->data)[i] = v;
@@ -88,7 +112,7 @@ static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2
 static double naive_linear(const float *x, const sdx_tensor *w, float *y, int64_t rows, int64_t k, int64_t n) {
     float *wf = (float *)malloc((size_t)(n * k) * sizeof(float));
     double t0;
-    for (int64_t i = 0; i < n * k; i++) wf[i] = get(w, i);
+    sdx__load_f32(w->data, w->dtype, 0, n * k, wf);    /* any dtype, blocks too */
     t0 = now();
     for (int64_t i = 0; i < rows; i++)
         for (int64_t o = 0; o < n; o++) {
@@ -363,6 +387,26 @@ int main(int argc, char **argv) {
         }
         if (sdx__bf16_usable(ctx)) { sdx__cpu(ctx)->bf16_amx = amx; sdx__cpu(ctx)->bf16_round_act = 0; }
         sdx__cpu(ctx)->bf16_dot_pays = pays;
+    }
+    if (wanted(argc, argv, "quant")) {
+        /* linear with block-quantized weights (kept as the file holds them,
+         * dequantized into the GEMM's panels) next to f16 weights, f32 and
+         * bf16 compute, SD 1.5 shapes; K types where rows are whole 256s */
+        static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
+        static const sdx_dtype types[] = { SDX_F16, SDX_Q8_0, SDX_Q4_0, SDX_Q4_K, SDX_Q6_K };
+        for (int mode = 0; mode < 2; mode++) {
+            sdx_dtype compute = mode ? SDX_BF16 : SDX_F32;
+            if (mode && !sdx__bf16_usable(ctx)) break;
+            for (int i = 0; i < 4; i++) {
+                double f16 = 0;
+                for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+                    if (lin[i][1] % sdx_dtype_block(types[t], NULL)) continue;
+                    bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], types[t], compute);
+                    if (t == 0) f16 = last_cpu_gflops;
+                    else printf("   per CPU second: %s / F16 x%.2f\n", sdx_dtype_name(types[t]), last_cpu_gflops / f16);
+                }
+            }
+        }
     }
     if (wanted(argc, argv, "winograd")) {
         /* SD 1.5's UNet at 512x512 (64x64 latents, batch 1 here), its VAE

@@ -1,10 +1,11 @@
 /* Suite "gguf": GGUF checkpoints. Every tensor of every reference file
  * (shared/golden/gguf, written by stable-diffusion.cpp) dequantizes to
  * ggml's values; the whole q8_0 model generates; hostile files fail with
- * a reason; quantized weights reach the model parts as f16 and never a
- * kernel. Writing: sdx converts the source tensors of every reference
- * file to sd-cli's bytes, reads back what it writes, and converts from
- * the command line. */
+ * a reason; quantized matrices stay quantized for linear, other
+ * quantized weights reach the model parts as f16. Writing: sdx
+ * converts the source tensors of every reference file to sd-cli's
+ * bytes, reads back what it writes, and converts from the command
+ * line. */
 #include "test.h"
 
 /* ---- a GGUF image built in memory ---------------------------------------- */
@@ -277,38 +278,67 @@ static int open_fails_cleanly_at_every_allocation(void) {
     return r;
 }
 
-/* The loader dequantizes into f16 (the model parts' weights when the
- * policy keeps the file's type), or into a forced type; a quantized
- * tensor handed to a kernel is refused by name; safetensors cannot hold
- * one; a non-finite scale is found by the scan. */
-static int quantized_weights_load_as_f16_and_never_reach_a_kernel(void) {
+/* On the CPU, whose linear multiplies blocks, a quantized matrix's slot
+ * is a view of the file in its block dtype (no copy); a forced weight
+ * type converts; host code's fetch, and a backend without linear_blocks,
+ * get f16. Linear takes the blocks (exact here: small integers times
+ * powers of two); a backend without linear_blocks, and any other op,
+ * refuse them by name. A patched slot (LoRA) holds f16 until reset to
+ * the file. Safetensors cannot hold a block type; a non-finite scale is
+ * found by the scan. */
+static int quantized_matrices_stay_quantized_where_linear_takes_them(void) {
     sdx_ctx *ctx = t_ctx();
     gg_image g;
     sdx_st *st = NULL;
     sdx__wset w;
+    sdx__wslot *sl;
     const sdx_tensor *h, *q;
     sdx_tensor x, y, wt;
-    float xv[32] = { 0 }, yv[2];
+    float xv[32], yv[64], vals[64];
     int64_t xs[2] = { 1, 32 }, ys[2] = { 1, 2 };
     int bad = 0, rc;
     gg_build(&g, 32, 1);
     T_CHECK(sdx_st_open_memory(ctx, g.b, g.n, "built.gguf", &st) == SDX_OK, "%s", sdx_last_error(ctx));
-    for (int forced = 0; forced < 2; forced++) {
-        sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, forced ? SDX_F32 : SDX_AUTO);
-        h = sdx__wget(&w, sdx__s2(2, 32), "b.weight");
-        T_CHECK(h && h->dtype == (forced ? SDX_F32 : SDX_F16), "slot dtype %s", h ? sdx_dtype_name(h->dtype) : sdx_last_error(ctx));
-        for (int i = 0; i < 64; i++) {
-            float v = forced ? ((const float *)h->data)[i] : sdx_f16_to_f32(((const uint16_t *)h->data)[i]);
-            T_CHECK(v == gg_b_value(i), "slot value %d: %g", i, v);
-        }
+    q = sdx_st_find(st, "b.weight");
+    /* 0: kept, 1: a forced f32 policy, 2: host code's fetch, 3: a backend without linear_blocks */
+    for (int mode = 0; mode < 4; mode++) {
+        sdx_dtype want = mode == 0 ? SDX_Q8_0 : mode == 1 ? SDX_F32 : SDX_F16;
+        ctx->be.linear_blocks = mode != 3;
+        sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, mode == 1 ? SDX_F32 : SDX_AUTO);
+        h = mode == 2 ? sdx__wget_host(&w, sdx__s2(2, 32), "b.weight") : sdx__wget(&w, sdx__s2(2, 32), "b.weight");
+        T_CHECK(h && h->dtype == want, "mode %d: slot dtype %s", mode, h ? sdx_dtype_name(h->dtype) : sdx_last_error(ctx));
+        T_CHECK((h->data == q->data) == (mode == 0), "mode %d: the slot %s the file", mode, mode ? "views" : "does not view");
+        sdx__load_f32(h->data, h->dtype, 0, 64, vals);
+        for (int i = 0; i < 64; i++) T_CHECK(vals[i] == gg_b_value(i), "mode %d: slot value %d: %g", mode, i, vals[i]);
         sdx__wset_free(&w);
     }
-    q = sdx_st_find(st, "b.weight");
+    ctx->be.linear_blocks = 1;
+    for (int i = 0; i < 32; i++) xv[i] = (float)(i % 5 - 2);
     x = sdx__view(SDX_F32, xv, 2, xs);
     y = sdx__view(SDX_F32, yv, 2, ys);
+    T_CHECK(sdx__linear(ctx, &y, &x, q, NULL, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int o = 0; o < 2; o++) {
+        float ref = 0;
+        for (int i = 0; i < 32; i++) ref += xv[i] * gg_b_value(32 * o + i);
+        T_CHECK(yv[o] == ref, "y[%d] = %g, want %g", o, yv[o], ref);
+    }
+    ctx->be.linear_blocks = 0;
     rc = sdx__linear(ctx, &y, &x, q, NULL, SDX_F32);
-    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "Q8_0"), "a kernel took a Q8_0 weight: %d (%s)", rc,
+    ctx->be.linear_blocks = 1;
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "Q8_0"), "a backend without linear_blocks took Q8_0: %d (%s)", rc,
             sdx_last_error(ctx));
+    y.shape[1] = 64;
+    rc = sdx__scale(ctx, &y, q, 1.0f);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "Q8_0"), "scale took Q8_0: %d (%s)", rc, sdx_last_error(ctx));
+    sdx__wset_init(&w, ctx, st, "", SDX__PART_UNET, SDX_AUTO);
+    h = sdx__wget(&w, sdx__s2(2, 32), "b.weight");
+    sl = sdx__wset_find(&w, "b.weight");
+    T_CHECK(h && sl && h == &sl->t, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < 64; i++) vals[i] = gg_b_value(i) + 1.0f;
+    T_CHECK(sdx__wslot_set(&w, sl, vals) == SDX_OK && h->dtype == SDX_F16 && h->data != q->data, "patched: %s", sdx_dtype_name(h->dtype));
+    for (int i = 0; i < 64; i++) T_CHECK(sdx_f16_to_f32(((const uint16_t *)h->data)[i]) == vals[i], "patched value %d", i);
+    T_CHECK(sdx__wslot_reset(&w, sl) == SDX_OK && h->dtype == SDX_Q8_0 && h->data == q->data, "reset: %s", sdx_dtype_name(h->dtype));
+    sdx__wset_free(&w);
     wt = *q;
     wt.name = "b.weight";
     rc = sdx_st_write(ctx, "gguf_write_refused.safetensors", &wt, 1, NULL, 0);
@@ -456,6 +486,15 @@ static int a_slice_is_refused_as_a_model(void) {
     return T_PASS;
 }
 
+/* The generation the whole-model checks make: "a cat", 64x64, 4 steps, seed 1. */
+static void gg_gen_params(sdx_gen_params *p) {
+    memset(p, 0, sizeof *p);
+    p->prompt = "a cat";
+    p->width = p->height = 64;
+    p->steps = 4;
+    p->seed = 1;
+}
+
 /* The whole q8_0 model generates (index.json's "generation"), finite,
  * close to the f32 model it was made from. Its f16/q8_0 weights put the
  * latent within a few percent; a wrong layout or shape would not load,
@@ -475,11 +514,7 @@ static int q8_0_model_generates_close_to_the_f32_model(void) {
     T_CHECK(sdx_model_family(q) == SDX_FAMILY_SD1, "family %s", sdx_family_name(sdx_model_family(q)));
     f = t_model(ctx, "sd1");
     T_CHECK(f, "%s", sdx_last_error(ctx));
-    memset(&p, 0, sizeof p);
-    p.prompt = "a cat";
-    p.width = p.height = 64;
-    p.steps = 4;
-    p.seed = 1;
+    gg_gen_params(&p);
     T_CHECK(sdx_generate(q, &p, &rq) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_generate(f, &p, &rf) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(!sdx__has_nonfinite(&rq.latents[0]), "the q8_0 latent is not finite");
@@ -982,13 +1017,62 @@ static int sdx_converts_from_the_command_line(void) {
     return T_PASS;
 }
 
+/* The q8_0 model with its matrices kept quantized (the CPU's default)
+ * against the same file dequantized into f16 at load (what a backend
+ * without linear_blocks gets, and what the CPU did before). Not the same
+ * bits: a q8_0 value q * d has up to 18 significant bits, which f16
+ * rounds (at most 2^-11 relative), so kept weights are the file's values
+ * exactly and dequantized ones are within that rounding of them. The
+ * latents differ by what that rounding makes of them after 4 steps. */
+static int q8_0_kept_quantized_generates_as_dequantized_at_load(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model *m[2], *f;
+    sdx_gen_params p;
+    sdx_gen_result r[2], rf;
+    double rel, rel_kept, rel_f16;
+    int blocks = 0, worst;
+    (void)v;
+    for (int i = 0; i < 2; i++) {
+        ctx->be.linear_blocks = i == 0;     /* 0: kept, 1: dequantized into f16 at load */
+        m[i] = t_model_file(ctx, path);
+        T_CHECK(m[i], "%s", sdx_last_error(ctx));
+    }
+    ctx->be.linear_blocks = 1;
+    for (int i = 0; i < m[0]->unet.w.n_slots; i++) blocks += sdx__dtype_is_block(m[0]->unet.w.slots[i]->t.dtype);
+    for (int i = 0; i < m[1]->unet.w.n_slots; i++) T_CHECK(!sdx__dtype_is_block(m[1]->unet.w.slots[i]->t.dtype), "a block slot");
+    f = t_model(ctx, "sd1");
+    T_CHECK(f, "%s", sdx_last_error(ctx));
+    gg_gen_params(&p);
+    for (int i = 0; i < 2; i++) T_CHECK(sdx_generate(m[i], &p, &r[i]) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_generate(f, &p, &rf) == SDX_OK, "%s", sdx_last_error(ctx));
+    {
+        size_t n = (size_t)sdx_tensor_numel(&rf.latents[0]);
+        const float *lk = (const float *)r[0].latents[0].data, *lh = (const float *)r[1].latents[0].data;
+        rel = t_rel_l2_f32(lk, lh, n);
+        rel_kept = t_rel_l2_f32(lk, (const float *)rf.latents[0].data, n);
+        rel_f16 = t_rel_l2_f32(lh, (const float *)rf.latents[0].data, n);
+    }
+    worst = t_image_diff(&r[0].images[0], &r[1].images[0]);
+    T_NOTE("%d UNet matrices kept Q8_0; latent rel-L2 kept vs dequantized at load %.3g (image max diff %d levels); "
+           "against the f32 model: kept %.3g, dequantized %.3g", blocks, rel, worst, rel_kept, rel_f16);
+    for (int i = 0; i < 2; i++) { sdx_gen_result_free(ctx, &r[i]); sdx_model_free(m[i]); }
+    sdx_gen_result_free(ctx, &rf);
+    sdx_model_free(f);
+    sdx_destroy(ctx);
+    T_CHECK(blocks > 100, "only %d UNet matrices kept quantized", blocks);
+    T_CHECK(rel < 5e-3, "kept vs dequantized at load: latent rel-L2 %.3g", rel);
+    return T_PASS;
+}
+
 static const t_case gguf_cases[] = {
     { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
     { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
     { "truncated_files_fail_and_a_missing_tail_padding_is_accepted", truncated_files_fail_and_a_missing_tail_padding_is_accepted },
     { "empty_tensor_with_overflowing_dims_is_refused", empty_tensor_with_overflowing_dims_is_refused },
     { "open_fails_cleanly_at_every_allocation", open_fails_cleanly_at_every_allocation },
-    { "quantized_weights_load_as_f16_and_never_reach_a_kernel", quantized_weights_load_as_f16_and_never_reach_a_kernel },
+    { "quantized_matrices_stay_quantized_where_linear_takes_them", quantized_matrices_stay_quantized_where_linear_takes_them },
     { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },
     { "a_slice_is_refused_as_a_model", a_slice_is_refused_as_a_model },
     { "q8_0_model_generates_close_to_the_f32_model", q8_0_model_generates_close_to_the_f32_model },
@@ -999,6 +1083,7 @@ static const t_case gguf_cases[] = {
     { "a_lora_merged_into_a_quantized_model_saves_requantized", a_lora_merged_into_a_quantized_model_saves_requantized },
     { "convert_fails_cleanly_at_every_allocation", convert_fails_cleanly_at_every_allocation },
     { "sdx_converts_from_the_command_line", sdx_converts_from_the_command_line },
+    { "q8_0_kept_quantized_generates_as_dequantized_at_load", q8_0_kept_quantized_generates_as_dequantized_at_load },
     { 0, 0 }
 };
 SDX_TEST_SUITE(gguf, gguf_cases)

@@ -187,6 +187,94 @@ static int linear_same_bits_for_any_thread_count(void) {
     return T_PASS;
 }
 
+/* ---- linear with block-quantized weights ------------------------------- */
+
+/* Random blocks of a quantized type: random bytes, with the f16 scale
+ * fields (ggml's layouts, src/core/quant.c) set to small positive
+ * values, so every value is finite and of a weight's size. */
+static void tk_rand_blocks(sdx_tensor *t) {
+    static const struct { sdx_dtype type; int at[2]; } scales[] = {
+        { SDX_Q4_0, { 0, -1 } },  { SDX_Q4_1, { 0, 2 } },  { SDX_Q5_0, { 0, -1 } }, { SDX_Q5_1, { 0, 2 } },
+        { SDX_Q8_0, { 0, -1 } },  { SDX_Q2_K, { 80, 82 } }, { SDX_Q3_K, { 108, -1 } }, { SDX_Q4_K, { 0, 2 } },
+        { SDX_Q5_K, { 0, 2 } },   { SDX_Q6_K, { 208, -1 } },
+    };
+    size_t bb, n = sdx_tensor_nbytes(t);
+    unsigned char *p = (unsigned char *)t->data;
+    sdx_dtype_block(t->dtype, &bb);
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(t_uniform() * 256.0);
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++)
+        if (scales[i].type == t->dtype)
+            for (size_t b = 0; b < n; b += bb)
+                for (int f = 0; f < 2; f++)
+                    if (scales[i].at[f] >= 0) {
+                        uint16_t h = sdx_f32_to_f16((float)((0.5 + t_uniform()) * 2e-3));
+                        p[b + (size_t)scales[i].at[f]] = (unsigned char)h;
+                        p[b + (size_t)scales[i].at[f] + 1] = (unsigned char)(h >> 8);
+                    }
+}
+
+/* y = x w^T with w block-quantized against w dequantized to f32 first:
+ * the GEMM dequantizes the blocks into its f32 (and bf16) panels, so the
+ * products and their order are the same, and so are the bits. Per type,
+ * with every shape whose rows are whole blocks of it: SD 1.5's layers
+ * (attention, cross-attention keys from the 77-token context, the MLP's
+ * down-projection, the time embedding, CLIP's fc2) and odd sizes (one
+ * row, tails of every tile); f32 compute with the AVX-512 and the
+ * portable packers, bf16 compute on AMX and on AVX512-BF16 where the CPU
+ * has them; f32 and f16 activations. */
+static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
+    static const struct { int64_t m, n, k; } shapes[] = {
+        { 1024, 320, 320 }, { 77, 320, 768 }, { 256, 640, 2560 }, { 2, 1280, 1280 }, { 154, 768, 3072 },
+        { 1, 33, 32 }, { 13, 17, 96 }, { 7, 5, 256 }, { 300, 19, 512 }, { 29, 530, 800 },
+    };
+    int cases = 0;
+    for (int type = SDX_Q4_0; type <= SDX_Q6_K; type++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            int block = sdx_dtype_block((sdx_dtype)type, NULL);
+            int64_t m = shapes[i].m, n = shapes[i].n, k = shapes[i].k;
+            int64_t xs[2] = { m, k }, ws[2] = { n, k }, ys[2] = { m, n };
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            sdx_tensor *x, *wq, *wf, *b, *yq, *yf;
+            float *xv, *bv;
+            int ok = 1;
+            if (k % block) { sdx_destroy(e.ctx); continue; }
+            t_seed((uint64_t)(100 * type + (int)i));
+            x = tk_rand(&e, i % 2 ? SDX_F16 : SDX_F32, 2, xs, 1.0, &xv);
+            b = tk_rand(&e, SDX_F32, 1, &n, 0.5, &bv);
+            wq = tk_tensor(&e, (sdx_dtype)type, 2, ws);
+            wf = tk_tensor(&e, SDX_F32, 2, ws);
+            yq = tk_tensor(&e, SDX_F32, 2, ys);
+            yf = tk_tensor(&e, SDX_F32, 2, ys);
+            if (!x || !b || !wq || !wf || !yq || !yf) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            tk_rand_blocks(wq);
+            sdx__load_f32(wq->data, wq->dtype, 0, n * k, (float *)wf->data);
+            sdx__bf16_usable(e.ctx);     /* probes the CPU */
+            for (int run = 0; ok && run < 4; run++) {
+                static const char *const runs[4] = { "f32", "f32, portable packers", "bf16 as probed", "bf16 on AVX512-BF16" };
+                sdx__cpu_state *cpu = sdx__cpu(e.ctx);
+                sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
+                cpu->pack_scalar = run == 1;
+                if (run == 3) {       /* the kernel of CPUs without AMX, where this one has it */
+                    if (!cpu->bf16_amx) continue;
+                    cpu->bf16_amx = 0;
+                    cpu->bf16_dot_pays = 1;
+                }
+                ok = sdx__linear(e.ctx, yq, x, wq, b, compute) == SDX_OK && sdx__linear(e.ctx, yf, x, wf, b, compute) == SDX_OK &&
+                     !sdx__has_nonfinite(yf) && memcmp(yq->data, yf->data, sdx_tensor_nbytes(yf)) == 0;
+                if (!ok)
+                    snprintf(t_msg, sizeof t_msg, "%s [%lld, %lld] x [%lld, %lld]^T, %s: differs from the f32 weight (%s)",
+                             sdx_dtype_name((sdx_dtype)type), (long long)m, (long long)k, (long long)n, (long long)k,
+                             runs[run], sdx_last_error(e.ctx));
+                cases++;
+            }
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            if (!ok) return T_FAIL;
+        }
+    T_NOTE("%d products, 10 types, bit-identical to the dequantized f32 weight", cases);
+    return T_PASS;
+}
+
 static int linear_rejects_mismatched_shapes(void) {
     sdx_ctx *ctx = t_ctx();
     float xb[6], wb[8], yb[8];
@@ -1145,6 +1233,7 @@ static const t_case kernels_cases[] = {
     { "linear_single_row_without_bias", linear_single_row_without_bias },
     { "linear_many_rows_spans_tiles", linear_many_rows_spans_tiles },
     { "linear_same_bits_for_any_thread_count", linear_same_bits_for_any_thread_count },
+    { "linear_quantized_weights_equal_dequantized_f32_bit_for_bit", linear_quantized_weights_equal_dequantized_f32_bit_for_bit },
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
     { "linear_rejects_negative_dims", linear_rejects_negative_dims },
     { "gemm_micro_kernels_agree_with_double", gemm_micro_kernels_agree_with_double },

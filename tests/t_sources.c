@@ -279,9 +279,10 @@ static int ts_same_weights(const sdx_model *a, const sdx_model *b) {
     return same;
 }
 
-/* The GGUF's weights are dequantized copies, so their callback bytes go
- * once copied: the LoRA's merge reads the ones it patches again, and
- * removing it restores them. */
+/* A GGUF from callbacks: its quantized matrices stay as the read bytes
+ * (the kernels take the blocks), the weights dequantized at load drop
+ * theirs once copied and are read again if a LoRA patches them. Either
+ * way the merge and its removal match the file's. */
 static int lora_on_a_gguf_model_from_callbacks(void) {
     T_NEED_SHARED(gguf, "golden/gguf/sd1-q8_0.gguf");
     T_NEED_SHARED(lora_path, "golden/lora/loras/sd1_kohya_locon.safetensors");
@@ -308,7 +309,7 @@ static int lora_on_a_gguf_model_from_callbacks(void) {
     T_CHECK(sdx_model_apply_lora(file, lora_path, 0.7f, 0.9f) == SDX_OK, "%s", sdx_last_error(ctx));
     s = ts_source(&lo, TS_READ);
     T_CHECK(sdx_model_apply_lora_source(cb, &s, 0.7f, 0.9f) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(ck.r.total > loaded, "the patched weights were not read again");
+    T_NOTE("the merge read %zu bytes again", ck.r.total - loaded);
     T_CHECK(!strcmp(file->loras[0].hash, cb->loras[0].hash), "LoRA hash %s, from the file %s", cb->loras[0].hash, file->loras[0].hash);
     T_CHECK(ts_same_weights(file, cb), "patched weights differ");
     T_CHECK(sdx_model_clear_loras(file) == SDX_OK && sdx_model_clear_loras(cb) == SDX_OK, "%s", sdx_last_error(ctx));

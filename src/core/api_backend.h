@@ -14,7 +14,8 @@
  * tensor view into a buffer), passes them to the backend's kernels, and
  * never dereferences them. A tensor's `device` field says which side its
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
- * BF16 storage (any mix), and owe the precision policy what the CPU
+ * BF16 storage (any mix; linear's weight also block-quantized where the
+ * backend sets linear_blocks), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
  * stores that saturate at +-65504. Before a call sdx checks every
  * operand (in the backend's memory, a storage dtype, dims in range, data
@@ -81,6 +82,11 @@ typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
     void *user;                /* the backend's state: sdx_backend_user(ctx) */
     int host_memory;           /* 1: its buffers are host memory (the CPU) */
+    /* 1: linear multiplies a block-quantized weight (SDX_Q4_0 ... SDX_Q6_K,
+     * ggml's layouts, rows of whole blocks) as it is: the loader keeps
+     * such matrices quantized, as the file holds them. 0: it dequantizes
+     * them at load (upload) into f16, and no kernel sees a block. */
+    int linear_blocks;
 
     /* memory; alloc returns NULL on failure */
     void *(*alloc)(void *user, size_t bytes);

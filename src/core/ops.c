@@ -12,6 +12,12 @@
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
+/* Operand i of op may be block-quantized: linear's weight, on a backend
+ * that multiplies blocks (sdx_backend.linear_blocks). */
+static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
+    return i == 2 && be->linear_blocks && !strcmp(op, "linear");
+}
+
 /* Each operand lives where the backend computes (a host tensor handed to
  * a GPU kernel is a bug in model code, caught with its name) and is a
  * tensor a kernel can read: dims in range and none negative (pairs of
@@ -35,9 +41,9 @@ static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
             }
         if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
-        if (!sdx__is_storage(t->dtype))
-            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16)", op, name,
-                             sdx_dtype_name(t->dtype));
+        if (!sdx__is_storage(t->dtype) && !(sdx__dtype_is_block(t->dtype) && sdx__ops_takes_blocks(op, be, i)))
+            return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16%s)", op, name,
+                             sdx_dtype_name(t->dtype), sdx__ops_takes_blocks(op, be, i) ? " or block-quantized" : "");
     }
     return SDX_OK;
 }
@@ -61,6 +67,8 @@ static int sdx__check_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, c
     (void)compute;
     if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
         return sdx__fail_shapes(ctx, op, "x's last dim must equal w's in-features", x, "x", w, "w [out, in]");
+    if (sdx__dtype_is_block(w->dtype) && w->shape[1] % sdx_dtype_block(w->dtype, NULL))
+        return sdx__fail_shapes(ctx, op, "a block-quantized w's rows must be whole blocks", w, "w", NULL, NULL);
     if (y->ndim != x->ndim || y->shape[y->ndim - 1] != w->shape[0])
         return sdx__fail_shapes(ctx, op, "y must be x's shape with last dim = w's out-features", y, "y", w, "w");
     for (int i = 0; i + 1 < x->ndim; i++)

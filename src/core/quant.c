@@ -11,9 +11,11 @@
  * ggml). Fields are read byte by byte: blocks are 2-byte aligned at best
  * (34 bytes for Q8_0) and files are little-endian on every host.
  *
- * This is where keeping weights quantized will hook in: today the loader
- * (sdx__wslot_write) calls these at load and stores f16; int8 kernels
- * will read the blocks themselves. */
+ * Linear layers on the CPU keep their weights in these blocks and call
+ * these (sdx__dequant) a strip of rows at a time while packing GEMM
+ * panels (src/cpu/gemm.c); the loader calls them at load for every other
+ * quantized weight, and on a backend whose linear takes no blocks, and
+ * stores f16 (sdx__wslot_write). */
 
 static float sdx__q_half(const unsigned char *p) { return sdx_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 
@@ -179,13 +181,18 @@ static void sdx__deq_q6_k(const unsigned char *b, float *y) {
     const unsigned char *ql = b, *qh = b + 128;
     const signed char *sc = (const signed char *)(b + 192);
     float d = sdx__q_half(b + 208);
+    /* quarter by quarter and 16 values per scale, straight loops a
+     * compiler vectorises: the same (d * sc) * q products */
     for (int half = 0; half < 2; half++, ql += 64, qh += 32, sc += 8, y += 128)
-        for (int l = 0; l < 32; l++)
-            for (int p = 0; p < 4; p++) {
-                int lo = p < 2 ? ql[l + 32 * p] & 15 : ql[l + 32 * (p - 2)] >> 4;
-                int q = (lo | ((qh[l] >> (2 * p)) & 3) << 4) - 32;
-                y[l + 32 * p] = d * (float)sc[l / 16 + 2 * p] * (float)q;
+        for (int p = 0; p < 4; p++) {
+            const unsigned char *nib = ql + 32 * (p & 1);
+            const int shift = p < 2 ? 0 : 4;
+            for (int g = 0; g < 2; g++) {
+                float ds = d * (float)sc[g + 2 * p];
+                for (int l = 16 * g; l < 16 * g + 16; l++)
+                    y[l + 32 * p] = ds * (float)((((nib[l] >> shift) & 15) | ((qh[l] >> (2 * p)) & 3) << 4) - 32);
             }
+        }
 }
 
 /* ===================================================================== */

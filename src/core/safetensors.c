@@ -696,12 +696,17 @@ SDX_API sdx_result sdx_st_scan_nonfinite(sdx_ctx *ctx, const sdx_st *st, int *n_
 /* Each fetched weight gets a slot that the model keeps a pointer to: on
  * the CPU a view of the mapped file, or an owned copy in the policy's
  * weight type; on a device backend a device copy in that storage dtype,
- * uploaded once. A slot can be rewritten in place and reset to the file
- * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights). */
+ * uploaded once. A block-quantized matrix stays quantized (a view of the
+ * file, zero copy) where the backend's linear multiplies blocks
+ * (sdx__wslot_keeps_blocks); any other quantized weight is dequantized
+ * into f16. A slot can be rewritten in place and reset to the file
+ * (sdx__wslot_set/_reset: how patches such as LoRA reach the weights); a
+ * patched quantized matrix is held in f16 until it is reset. */
 typedef struct sdx__wslot {
     sdx_tensor t;             /* what the model computes with */
     const sdx_tensor *file;   /* the checkpoint's tensor */
     int owned;                /* t.data is ours: host memory, or device memory when t.device */
+    sdx_dtype dtype;          /* t's dtype while it holds the file's values */
 } sdx__wslot;
 
 typedef struct sdx__wset {
@@ -835,10 +840,19 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
  * that can view the file directly (host, same dtype) does so when reset. */
 static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
+    /* other values than the file's cannot be blocks: f16 until reset */
+    sdx_dtype dtype = values && sdx__dtype_is_block(sl->dtype) ? SDX_F16 : sl->dtype;
     int64_t n = sdx_tensor_numel(&sl->t);
-    size_t bytes = sdx_tensor_nbytes(&sl->t);
-    int view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype, rc = SDX_OK;
+    size_t bytes;
+    int view, rc = SDX_OK;
     sdx__weight_changed(ctx, &sl->t, 0);     /* new values: repack on next use */
+    if (sl->t.dtype != dtype) {
+        sdx__wslot_drop(w, sl);
+        sl->t.data = sl->file->data;
+        sl->t.dtype = dtype;
+    }
+    bytes = sdx_tensor_nbytes(&sl->t);
+    view = !values && !sl->t.device && sl->t.dtype == sl->file->dtype;
     if (!values && (rc = sdx__st_need(w->st, sl->file, view)) != SDX_OK) return rc;
     if (view) {
         sdx__wslot_drop(w, sl);
@@ -892,6 +906,16 @@ static sdx__wslot *sdx__wset_find(const sdx__wset *w, const char *key) {
 static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { return sdx__wslot_write(w, sl, values); }
 static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
 
+/* Whether a block-quantized file tensor stays quantized in its slot: a
+ * matrix (what linear multiplies: norms, biases and convolutions go to
+ * other kernels, and sd-cli never quantizes a convolution) fetched for a
+ * kernel, not for host code, of a backend whose linear multiplies blocks.
+ * The CPU's does, dequantizing a block row at a time into its packed
+ * panels; the HIP backend's does not, so there the loader dequantizes. */
+static int sdx__wslot_keeps_blocks(const sdx__wset *w, const sdx_tensor *t, int host) {
+    return t->ndim == 2 && !host && w->ctx->be.linear_blocks;
+}
+
 /* The slot for a file tensor: found, or made and filled (uploaded or
  * converted when the backend or the policy asks). */
 static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int host) {
@@ -924,11 +948,8 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->t.device = device;
     sl->file = t;
     if (w->weight_type != SDX_AUTO) sl->t.dtype = (sdx_dtype)w->weight_type;
-    /* The kernels take f32/f16/bf16 weights, so a quantized one is
-     * dequantized here into f16 (sdx__wslot_write). Keeping it quantized
-     * in memory, for int8 kernels, hooks in here: the slot would keep the
-     * file's dtype and view its blocks. */
-    else if (sdx__dtype_is_block(t->dtype)) sl->t.dtype = SDX_F16;
+    else if (sdx__dtype_is_block(t->dtype) && !sdx__wslot_keeps_blocks(w, t, host)) sl->t.dtype = SDX_F16;
+    sl->dtype = sl->t.dtype;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
         sdx__wslot_drop(w, sl);

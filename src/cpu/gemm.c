@@ -262,7 +262,8 @@ static size_t sdx__gemm_scratch_bytes(void) {
                   + (size_t)SDX__KC * SDX__NB          /* packed B */
                   + (size_t)SDX__MJ * SDX__LDT         /* f32 C tile */
                   + (size_t)SDX__NJ + 64               /* one widened row (>= KC, NJ) */
-                  + (size_t)SDX__NJ;                   /* bias */
+                  + (size_t)SDX__NJ                    /* bias */
+                  + (size_t)SDX__NR * SDX__KC;         /* one dequantized strip of B */
     return floats * sizeof(float) + 256;
 }
 
@@ -371,13 +372,37 @@ static inline __m512 sdx__load16_f32(const void *src, sdx_dtype dtype, int64_t a
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16). */
+/* Q8_0 and Q4_0 read in place: the 16 values of half a block from value
+ * `at` (a multiple of 16) on, as sdx__deq_q8_0 / sdx__deq_q4_0 compute
+ * them: the integer, widened exactly, times the block's scale, one
+ * rounding. */
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline))
+static inline __m512 sdx__load16_blocks(const void *src, sdx_dtype dtype, int64_t at) {
+    const unsigned char *b = (const unsigned char *)src + (size_t)(at >> 5) * (dtype == SDX_Q8_0 ? 34 : 18);
+    __m512i q;
+    if (dtype == SDX_Q8_0) {
+        q = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(b + 2 + (at & 16))));
+    } else {       /* low nibbles are values 0..15, high nibbles 16..31; q - 8 */
+        q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(b + 2)));
+        q = at & 16 ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, _mm512_set1_epi32(15));
+        q = _mm512_sub_epi32(q, _mm512_set1_epi32(8));
+    }
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(q), _mm512_set1_ps(sdx__q_half(b)));
+}
+
+/* The block types sdx__load16_blocks reads. */
+static int sdx__blocks16(sdx_dtype dtype) { return dtype == SDX_Q8_0 || dtype == SDX_Q4_0; }
+
+/* sdx__pack_rows, 16 rows and 16 k at a time (width 12 or 16); also a
+ * Q8_0 or Q4_0 matrix (sdx__blocks16: k0 and kc whole blocks). */
 #define SDX__PACK_AHEAD 64
 __attribute__((target("avx512f,avx512bw,avx512vl")))
 static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
                                   int rows, int nvalid, int width, int64_t k0, int kc) {
     const __mmask16 row_lanes = sdx__lanes16(width);
-    const int64_t esize = (int64_t)sdx_dtype_size(dtype);
+    const int blocks = sdx__blocks16(dtype);
+    size_t unit;      /* bytes per element, or per block of 32 */
+    const int shift = sdx_dtype_block(dtype, &unit) > 1 ? 5 : 0;
     for (int s = 0; s < rows; s += width) {
         float *strip = dst + (int64_t)s * kc;
         int live = SDX__MIN(width, nvalid - s);
@@ -388,8 +413,9 @@ static void sdx__pack_rows_avx512(float *dst, const void *src, sdx_dtype dtype, 
                 int64_t at = (row0 + s + r) * ld + k0 + kk;
                 if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
                 /* rows are far apart (the hardware prefetchers lose them): ask a few lines ahead */
-                if (kk + SDX__PACK_AHEAD < kc) _mm_prefetch((const char *)src + (at + SDX__PACK_AHEAD) * esize, _MM_HINT_T0);
-                v[r] = sdx__load16_f32(src, dtype, at, k_lanes);
+                if (kk + SDX__PACK_AHEAD < kc)
+                    _mm_prefetch((const char *)src + (size_t)((at + SDX__PACK_AHEAD) >> shift) * unit, _MM_HINT_T0);
+                v[r] = blocks ? sdx__load16_blocks(src, dtype, at) : sdx__load16_f32(src, dtype, at, k_lanes);
             }
             sdx__transpose16(v);
             for (int j = 0; j < SDX__MIN(16, kc - kk); j++)
@@ -467,8 +493,38 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
 
+/* A block-quantized B (linear's weight, rows of whole blocks: KC is a
+ * multiple of 256, so every [k0, k0 + kc) is too), NR rows at a time:
+ * their kc values dequantized into `stage` (NR x kc), then packed from
+ * there as an f32 matrix. The packed values are those of the weight
+ * dequantized to f32 beforehand, in the same places, so the products are
+ * the f32 GEMM's bit for bit, and nothing larger than a strip is ever
+ * dequantized. */
+static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
+                               float *stage) {
+#ifdef SDX__X86
+    if (g->pack16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
+        sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+#endif
+    for (int s = 0; s < cols; s += SDX__NR) {
+        int live = SDX__MIN(SDX__NR, nvalid - s);
+        for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
+#ifdef SDX__X86
+        if (g->pack16) {
+            sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
+            continue;
+        }
+#endif
+        sdx__pack_rows(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc, NULL);
+    }
+}
+
 /* B's columns [n0, n0 + cols) (valid < n0 + nvalid) into NR-column strips. */
-static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp) {
+static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc, float *tmp,
+                        float *stage) {
+    if (sdx__dtype_is_block(g->b_dtype)) { sdx__pack_b_blocks(g, dst, n0, cols, nvalid, k0, kc, stage); return; }
 #ifdef SDX__X86
     if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
@@ -517,7 +573,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
     float *pb = pa + (size_t)SDX__MJ * SDX__KC;
     float *tile = pb + (size_t)SDX__KC * SDX__NB;
     float *tmp = tile + (size_t)SDX__MJ * SDX__LDT;
-    float *bias_buf = tmp + SDX__NJ + 64;
+    float *bias_buf = tmp + SDX__NJ + 64, *stage = bias_buf + SDX__NJ;
     int64_t m0 = (job / g->n_tiles) * g->mb, n0 = (job % g->n_tiles) * g->nb;
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->cols - n0);
     int mp = (mv + SDX__MR - 1) / SDX__MR * SDX__MR;
@@ -526,7 +582,7 @@ static void sdx__gemm_job(const sdx__gemm *g, int64_t job, int thread) {
         sdx__pack_a(g, pa, m0, mp, mv, k0, kc, tmp);
         for (int s0 = 0; s0 < nv; s0 += SDX__NB) {
             int sv = SDX__MIN(SDX__NB, nv - s0), sp = (sv + SDX__NR - 1) / SDX__NR * SDX__NR;
-            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp);
+            sdx__pack_b(g, pb, n0 + s0, sp, sv, k0, kc, tmp, stage);
             for (int j = 0; j < sp;) {
                 const int two = g->mk.two && j + SDX__NR < sp;
                 for (int i = 0; i < mp; i += SDX__MR)

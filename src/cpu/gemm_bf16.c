@@ -232,8 +232,9 @@ static void sdx__row_bf16(uint16_t *t16, uint16_t *lo, const void *src, sdx_dtyp
         memcpy(t16, (const uint16_t *)src + i * ld + k0, (size_t)kc * sizeof(uint16_t));
         if (lo) memset(lo, 0, (size_t)kc * sizeof(uint16_t));
     } else {
-        const float *v = (const float *)src + i * ld + k0;
-        if (dtype != SDX_F32) { sdx__load_f32(src, dtype, i * ld + k0, kc, tmp); v = tmp; }
+        const float *v = tmp;     /* f16 and block-quantized rows are widened into tmp */
+        if (dtype == SDX_F32) v = (const float *)src + i * ld + k0;
+        else sdx__load_f32(src, dtype, i * ld + k0, kc, tmp);
         sdx__f32_to_bf16_sat_n(v, t16, (size_t)kc);
         if (lo) sdx__bf16_residual_n(v, t16, lo, (size_t)kc);
     }
@@ -266,6 +267,60 @@ static void sdx__pack_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sd
                 for (; j < kpad; j++) strip[j * width + r] = 0;
             }
         }
+}
+
+SDX__INTRINSICS_WARNINGS_OFF
+
+/* sdx__pack_rows_bf16 for a block-quantized matrix (linear's weight: k0
+ * and kc whole blocks, so whole pairs; no lo part), 16 rows at a time
+ * (width a multiple of 16): each row's 32 values of a step of k, read in
+ * place (Q8_0, Q4_0) or dequantized row by row into `stage` (16 kc
+ * floats) first, rounded to bf16 as sdx__f32_to_bf16_sat_n does and
+ * paired in registers; the 16 x 16 pair words, transposed, are 16 k pairs
+ * of the strip. The same words as sdx__pack_rows_bf16 writes, without a
+ * pass of scalar pairing per row. */
+__attribute__((target("avx512f,avx512bw,avx512vl")))
+static void sdx__pack_rows_bf16_blocks(uint32_t *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0, int rows,
+                                       int nvalid, int width, int64_t k0, int kc, int kpad, float *stage) {
+    const int in_place = sdx__blocks16(dtype);
+    for (int s = 0; s < rows; s += width)
+        for (int h = 0; h < width; h += 16) {
+            uint32_t *out = dst + (int64_t)s * kpad + h;      /* pair j of row r: out[j * width + r] */
+            int live = SDX__MAX(0, SDX__MIN(16, nvalid - s - h)), j = 0;
+            int64_t first = (row0 + s + h) * ld + k0;       /* value index of the first row's k0 */
+            if (!in_place)
+                for (int r = 0; r < live; r++) sdx__dequant(src, dtype, first + r * ld, kc, stage + (int64_t)r * kc);
+            for (int kk = 0; live && kk < kc; kk += 32, j += 16) {
+                __m512 v[16];
+                for (int r = 0; r < 16; r++) {
+                    __m512 lo, hi;
+                    if (r >= live) { v[r] = _mm512_setzero_ps(); continue; }
+                    if (in_place) {
+                        lo = sdx__load16_blocks(src, dtype, first + r * ld + kk);
+                        hi = sdx__load16_blocks(src, dtype, first + r * ld + kk + 16);
+                    } else {
+                        lo = _mm512_loadu_ps(stage + (int64_t)r * kc + kk);
+                        hi = _mm512_loadu_ps(stage + (int64_t)r * kc + kk + 16);
+                    }
+                    /* halves 2j and 2j + 1 side by side: word j of the pair */
+                    v[r] = _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(sdx__bf16_round512(lo))),
+                                                                  _mm512_cvtepi32_epi16(sdx__bf16_round512(hi)), 1));
+                }
+                sdx__transpose16(v);
+                for (int p = 0; p < 16; p++) _mm512_storeu_si512((void *)(out + (int64_t)(j + p) * width), _mm512_castps_si512(v[p]));
+            }
+            for (; j < kpad; j++) memset(out + (int64_t)j * width, 0, 16 * sizeof(uint32_t));
+        }
+}
+
+SDX__INTRINSICS_WARNINGS_ON
+
+/* B rows of a linear layer as pairs (sdx__pack_rows_bf16): a
+ * block-quantized weight through sdx__pack_rows_bf16_blocks. */
+static void sdx__pack_b_rows_bf16(uint32_t *dst, uint32_t *lo, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                  int rows, int nvalid, int64_t k0, int kc, int kpad, float *tmp, uint16_t *t16, float *stage) {
+    if (sdx__dtype_is_block(dtype)) sdx__pack_rows_bf16_blocks(dst, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, stage);
+    else sdx__pack_rows_bf16(dst, lo, src, dtype, ld, row0, rows, nvalid, SDX__BNR, k0, kc, kpad, tmp, t16);
 }
 
 /* Packs im2col columns [p0, p0 + nvalid) (zero up to `cols`) as pairs in
@@ -355,7 +410,7 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
         int kc = (int)SDX__MIN((int64_t)SDX__BKC, g->K - k0), kp = (kc + 1) / 2;
         if (!panel_a) sdx__pack_rows_bf16(pa, pa_lo, a, g->a_dtype, g->K, m0, mp, mv, SDX__BMR, k0, kc, kp, tmp, t16);
         if (panel_b) { /* from the cache below */ }
-        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kp, tmp, t16);
+        else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_b_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kp, tmp, t16, stage);
         else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
             as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
@@ -618,7 +673,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         }
         if (panel_b) { /* strip by strip below */ }
         else if (g->b_kind == SDX__B_ROWS_T)
-            sdx__pack_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, SDX__BNR, k0, kc, kpad, tmp, t16);
+            sdx__pack_b_rows_bf16(pb, split_b ? pb + b_lo : NULL, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kpad, tmp, t16, stage);
         else if (g->stride == 1) sdx__pack_im2col_bf16_s1(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad);
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
@@ -671,7 +726,8 @@ static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int k
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
     size_t bytes, row_bytes;
     int64_t strips;
-    if (!e || g->K > ((int64_t)1 << 24)) return NULL;
+    /* a quantized weight stays so: its blocks are dequantized per job */
+    if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
     p.ctx = ctx;

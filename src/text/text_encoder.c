@@ -112,8 +112,10 @@ static int sdx__clip_fetch_host(sdx__clip *c, const sdx_tensor **dst, int64_t d0
 /* Rows [row0, row0 + rows) of a fused [3W, ...] weight or [3W] bias. */
 static sdx_tensor sdx__rows_view(const sdx_tensor *t, int64_t row0, int64_t rows) {
     sdx_tensor v = *t;
-    int64_t row_elems = t->ndim == 2 ? t->shape[1] : 1;
-    v.data = (unsigned char *)t->data + (size_t)(row0 * row_elems) * sdx_dtype_size(t->dtype);
+    size_t skip = 0;
+    v.shape[0] = row0;        /* the bytes of row0 rows, also of block-quantized ones */
+    sdx__shape_bytes(t->dtype, t->ndim, v.shape, &skip);
+    v.data = (unsigned char *)t->data + skip;
     v.shape[0] = rows;
     v.owned = 0;
     return v;
