@@ -492,7 +492,9 @@ typedef enum sdx_family {
     SDX_FAMILY_UNKNOWN = 0,
     SDX_FAMILY_SD1,        /* CLIP ViT-L, 8-head UNet, eps            */
     SDX_FAMILY_SD2,        /* OpenCLIP ViT-H, head_dim 64, eps or v   */
-    SDX_FAMILY_SDXL        /* CLIP ViT-L + OpenCLIP bigG, label_emb   */
+    SDX_FAMILY_SDXL,       /* CLIP ViT-L + OpenCLIP bigG, label_emb   */
+    SDX_FAMILY_SDXL_REFINER /* OpenCLIP bigG alone, label_emb with an
+                               aesthetic score; low noise levels only  */
 } sdx_family;
 
 SDX_API const char *sdx_family_name(sdx_family f);
@@ -732,6 +734,23 @@ typedef struct sdx_gen_params {
     int   hires_steps;             /* 0 = steps                            */
     float hires_denoise;           /* the second pass's strength; 0 = 0.7  */
     const char *hires_upscaler;    /* NULL = "latent"                      */
+    /* SDXL refiner (README "SDXL refiner"): a second model, loaded with
+     * sdx_model_load on the same context, takes the end of the same sigma
+     * schedule from the base's latent, leftover noise and all, as
+     * ComfyUI's two KSamplerAdvanced do: the base runs steps [0, k), k =
+     * round(refiner_switch * steps), the refiner [k, steps) adding no
+     * noise, with the same prompts, sampler, cfg and seed; the base model
+     * decodes. Both must work in the same latent space (an SDXL refiner,
+     * or another SDXL model, for an SDXL base). ControlNets act in the
+     * base's steps only; not with a mask or hires fix. The staged API
+     * runs both parts in one session (sdx_encode_prompt encodes for both). */
+    sdx_model *refiner;            /* NULL = none                          */
+    float refiner_switch;          /* fraction of the steps the base takes,
+                                      (0, 1]; 0 = 0.8                      */
+    float refiner_ascore;          /* aesthetic score an SDXL refiner
+                                      (also one used alone) is given with
+                                      the prompt; 0 = 6 (SGM, ComfyUI)    */
+    float refiner_negative_ascore; /* with the negative prompt; 0 = 2.5    */
     /* ControlNets, their residuals summed */
     const sdx_control *controls;
     int   n_controls;
@@ -796,7 +815,8 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
  * A stepped session gives the same latent as one uninterrupted run. */
 
 /* The prompt and negative prompt of `params`, encoded for this model
- * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields). */
+ * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields)
+ * and, with params->refiner, for the refiner too. */
 typedef struct sdx_cond sdx_cond;
 SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);
@@ -10144,7 +10164,7 @@ static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__sha
 /* ---- src/family/family.c ---- */
 
 /* ===================================================================== */
-/*  Model families: one row each for SD 1.x, SD 2.x and SDXL              */
+/*  Model families: one row each for SD 1.x, SD 2.x, SDXL, SDXL refiner   */
 /* ===================================================================== */
 /* Widths, depths and block lists are read from the checkpoint. What a
  * file does not say, or says only by convention, is a property of its
@@ -10156,6 +10176,16 @@ static SDX__PRINTF(3, 4) const sdx_tensor *sdx__wget_host(sdx__wset *w, sdx__sha
  * a new family is a new row (and its sdx_family value). */
 
 #define SDX__FAMILY_MAX_ENCODERS 2
+#define SDX__FAMILY_MAX_ADM 6
+
+/* The numbers SGM's ConcatTimestepEmbedderND embeds after the pooled text
+ * vector in a family's vector conditioning (label_emb input), one each. */
+typedef enum sdx__adm_term {
+    SDX__ADM_ORIG_H, SDX__ADM_ORIG_W,       /* original_size_as_tuple */
+    SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT,  /* crop_coords_top_left   */
+    SDX__ADM_TARGET_H, SDX__ADM_TARGET_W,   /* target_size_as_tuple   */
+    SDX__ADM_ASCORE                         /* aesthetic_score        */
+} sdx__adm_term;
 
 typedef enum sdx__clip_layout {
     SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
@@ -10180,7 +10210,9 @@ typedef struct sdx__family {
     sdx__family_encoder enc[SDX__FAMILY_MAX_ENCODERS];   /* context order */
     /* The UNet: clues its shapes give (sdx__family_of_unet) and the
      * attention heads they stand for: a fixed count or width / head_dim. */
-    int unet_adm;                /* vector conditioning (label_emb) */
+    int unet_adm;                /* vector conditioning (label_emb): the pooled
+                                    text vector, then this many numbers embedded */
+    sdx__adm_term adm[SDX__FAMILY_MAX_ADM];   /* which, in order */
     int unet_linear_proj;        /* Linear proj_in/proj_out, not 1x1 convs */
     int context_dim;             /* text context width */
     int num_heads, head_dim;
@@ -10191,34 +10223,47 @@ typedef struct sdx__family {
     float vae_scale;             /* model latent = VAE latent * scale */
     int size_eps, size_v;        /* trained resolution, by prediction */
     const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
+    int low_noise_only;          /* trained on the low-noise end of the schedule
+                                    only (a refiner): cannot start from noise */
 } sdx__family;
 
 /* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
- * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm,
- * Linear proj, context width, heads, head_dim), v guess (probe, spread),
- * VAE scale, sizes (eps, v), Align Your Steps. */
+ * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm
+ * count and terms, Linear proj, context width, heads, head_dim), v guess
+ * (probe, spread), VAE scale, sizes (eps, v), Align Your Steps, low noise
+ * only. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
+ * its first embedder, and the aesthetic score where the base has the
+ * target size; its LoRA names are ComfyUI's for a lone bigG. */
 static const sdx__family sdx__families[] = {
     { SDX_FAMILY_SD1, "SD 1.x",
       1, { { { "cond_stage_model.transformer.text_model.", "cond_stage_model.transformer." },   /* older files lack text_model. */
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
-      0, 0, 768, 8, 0,
+      0, { SDX__ADM_ORIG_H }, 0, 768, 8, 0,
       NULL, 0,
-      0.18215f, 512, 512, "ays_sd1" },
+      0.18215f, 512, 512, "ays_sd1", 0 },
     { SDX_FAMILY_SD2, "SD 2.x",
       1, { { { "cond_stage_model.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
-      0, 1, 1024, 0, 64,
+      0, { SDX__ADM_ORIG_H }, 1, 1024, 0, 64,
       /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
       "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
-      0.18215f, 512, 768, NULL },
+      0.18215f, 512, 768, NULL, 0 },
     { SDX_FAMILY_SDXL, "SDXL",
       2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
            { { "conditioner.embedders.1.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te2_", NULL }, "text_encoder_2." } },
-      1, 1, 2048, 0, 64,
+      6, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_TARGET_H, SDX__ADM_TARGET_W },
+      1, 2048, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl" },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+      0.13025f, 1024, 1024, "ays_sdxl", 0 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+    { SDX_FAMILY_SDXL_REFINER, "SDXL refiner",
+      1, { { { "conditioner.embedders.0.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te_", NULL }, "text_encoder." } },
+      5, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_ASCORE },
+      1, 1280, 0, 64,
+      NULL, 0,
+      0.13025f, 1024, 1024, "ays_sdxl", 1 },
 };
 
 /* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */
@@ -10277,8 +10322,8 @@ static int sdx__family_unknown(sdx_ctx *ctx, const sdx_st *st) {
  * cannot tell (PIPELINE.md), are that family's. Vector conditioning
  * (label_emb) parts the families that have it from those that do not;
  * among those a Linear proj_in (every SD 2.x/SDXL release) outweighs the
- * context width (1024: OpenCLIP-H); with neither clue (SD 1.x, small test
- * models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
+ * context width (1024: OpenCLIP-H; 1280: the SDXL refiner); with neither
+ * clue (SD 1.x, small test models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
  * keep their family's clues. */
 static const sdx__family *sdx__family_of_unet(int adm_channels, int linear_proj, int context_dim) {
     const sdx__family *best = NULL;
@@ -15375,6 +15420,7 @@ static void sdx__emphasis_original(float *z, int n_tokens, int width, const floa
  *                           &context, &pooled)     raw 77-id chunks
  *   sdx__textenc_empty_ids(ids, n_ctx)      the ids of the empty prompt
  *   sdx__sdxl_vector(ctx, pooled, pooled_dim, size_cond, y, y_dim)
+ *   sdx__vector_cond(ctx, pooled, pooled_dim, values, n, y, y_dim)   any family's
  *   sdx__textenc_free(ctx, &te)
  *   te.enc[i].low_memory = 1                give each layer's pages back after it runs
  *   sdx__textenc_release(&te)               give every weight page back (between stages)
@@ -15939,20 +15985,27 @@ static void sdx__textenc_empty_ids(int32_t *ids, int n_ctx) {
     for (int i = 1; i < n_ctx; i++) ids[i] = SDX_TOKEN_EOS;
 }
 
-/* SDXL vector y = concat(pooled, e(orig_h), e(orig_w), e(crop_top),
- * e(crop_left), e(target_h), e(target_w)); e = sinusoidal embedding, cos
- * first, max_period 10000, of size (y_dim - pooled_dim) / 6 (256 in SDXL). */
+/* Vector conditioning y = concat(pooled, e(v[0]), ..., e(v[n - 1])); e =
+ * sinusoidal embedding, cos first, max_period 10000, of size (y_dim -
+ * pooled_dim) / n (256 in SDXL and its refiner). The family says which
+ * numbers (sdx__family.adm). */
+static int sdx__vector_cond(sdx_ctx *ctx, const float *pooled, int pooled_dim, const float *v, int n, float *y, int y_dim) {
+    int emb = n > 0 && pooled_dim >= 0 && y_dim > pooled_dim ? (y_dim - pooled_dim) / n : 0;
+    if (emb <= 0 || emb % 2 || pooled_dim + n * emb != y_dim)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "vector conditioning: %d features cannot hold the pooled vector (%d) "
+                         "plus %d embeddings of equal even size", y_dim, pooled_dim, n);
+    memcpy(y, pooled, (size_t)pooled_dim * sizeof(float));
+    for (int i = 0; i < n; i++)
+        sdx__timestep_embedding(y + pooled_dim + i * emb, &v[i], 1, emb, 10000.0f);
+    return SDX_OK;
+}
+
+/* SDXL's: the numbers are orig_h, orig_w, crop_top, crop_left, target_h,
+ * target_w. */
 static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, const float size_cond[6], float *y,
                             int y_dim) {
-    int emb = pooled_dim >= 0 && y_dim > pooled_dim ? (y_dim - pooled_dim) / 6 : 0;
-    if (emb <= 0 || emb % 2 || pooled_dim + 6 * emb != y_dim)
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-                         "SDXL vector conditioning: %d features cannot hold the pooled vector (%d) "
-                         "plus 6 size embeddings of equal even size", y_dim, pooled_dim);
-    memcpy(y, pooled, (size_t)pooled_dim * sizeof(float));
-    for (int i = 0; i < 6; i++)
-        sdx__timestep_embedding(y + pooled_dim + i * emb, &size_cond[i], 1, emb, 10000.0f);
-    return SDX_OK;
+    return sdx__vector_cond(ctx, pooled, pooled_dim, size_cond, 6, y, y_dim);
 }
 
 /* ---- src/models/unet.c ---- */
@@ -21319,6 +21372,26 @@ static int sdx__check_codecs(sdx_model *m) {
     return SDX_OK;
 }
 
+/* The UNet's label_emb must take the family's vector: the pooled text
+ * vector plus one equal, even embedding per number (SDXL: 1280 + 6 x 256
+ * = 2816; its refiner: 1280 + 5 x 256 = 2560, the aesthetic score where
+ * the base has the target size), and only a family with one may have it. */
+static int sdx__check_vector_cond(const sdx_model *m) {
+    const sdx__family *f = sdx__family_get(m->family);
+    int adm = m->unet.adm_channels, extra = adm - m->te.pooled_dim;
+    if (!f->unet_adm && !adm) return SDX_OK;
+    if (f->unet_adm && extra > 0 && extra % f->unet_adm == 0 && extra / f->unet_adm % 2 == 0) return SDX_OK;
+    if (!adm)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: %s text encoders, but the UNet has no label_emb (vector conditioning)",
+                         sdx_st_path(m->ckpt), f->name);
+    if (!f->unet_adm)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: the UNet has a label_emb (%d inputs), but %s has no vector conditioning",
+                         sdx_st_path(m->ckpt), adm, f->name);
+    return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: the UNet's label_emb takes %d inputs, but %s conditioning is the pooled text "
+                     "vector (%d) plus %d equal even embeddings (an SDXL base UNet takes 6 of them, the refiner 5)",
+                     sdx_st_path(m->ckpt), adm, f->name, m->te.pooled_dim, f->unet_adm);
+}
+
 static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
@@ -21379,6 +21452,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
                            sdx_st_path(m->ckpt), m->unet.context_dim, m->te.context_dim);
             goto fail;
         }
+        if ((rc = sdx__check_vector_cond(m)) != SDX_OK) goto fail;
     }
     if (sdx__source_given(&vae)) {
         if ((rc = sdx_st_open_source(ctx, &vae, &m->vae_file)) != SDX_OK) goto fail;
@@ -23507,6 +23581,19 @@ typedef struct sdx__gen {
 #define SDX__DEFAULT_STRENGTH 0.75f
 static const char *const sdx__default_sampler = "euler_a";
 static const char *const sdx__default_scheduler = "normal";
+#define SDX__DEFAULT_REFINER_SWITCH   0.8f
+#define SDX__DEFAULT_ASCORE           6.0f   /* SGM's and ComfyUI's CLIPTextEncodeSDXLRefiner */
+#define SDX__DEFAULT_NEGATIVE_ASCORE  2.5f
+
+static float sdx__refiner_switch(const sdx_gen_params *p) {
+    return p->refiner_switch != 0 ? p->refiner_switch : SDX__DEFAULT_REFINER_SWITCH;
+}
+
+/* The aesthetic score of the prompt (row 0) or the negative prompt (1). */
+static float sdx__ascore(const sdx_gen_params *p, int row) {
+    float a = row ? p->refiner_negative_ascore : p->refiner_ascore;
+    return a != 0 ? a : row ? SDX__DEFAULT_NEGATIVE_ASCORE : SDX__DEFAULT_ASCORE;
+}
 
 /* The resolution the model's family was trained at (m may be NULL, or of
  * no family when loaded from TAESD files: then the first family's). */
@@ -23664,6 +23751,71 @@ static void sdx__gen_start_latent(const sdx__gen *g, float sigma0, float *x, siz
  * ComfyUI's too). */
 static int sdx__gen_n_cond(const sdx__gen *g) { return g->cfg > 1.0f ? 2 : 1; }
 
+/* A model of a low-noise-only family (the SDXL refiner) cannot start from
+ * noise; a refiner must continue in the base's latent space. */
+static int sdx__gen_resolve_refiner(const sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_model *m = g->m, *r = p->refiner;
+    const sdx__family *f = sdx__family_get(m->family), *rf;
+    float sw = sdx__refiner_switch(p), a = sdx__ascore(p, 0), na = sdx__ascore(p, 1);
+    if (!(a > 0 && a <= 1000) || !(na > 0 && na <= 1000))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "aesthetic scores %g and %g (negative): must be in (0, 1000]", (double)a,
+                         (double)na);
+    if (f->low_noise_only && !p->init_image && !p->init_latent)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "'%s' is an %s: trained on the low-noise end of the schedule only, it cannot "
+                         "start from noise; give it as the refiner of an SDXL base (sdx_gen_params.refiner, --refiner) or use it "
+                         "for img2img", m->name, f->name);
+    if (!r) return SDX_OK;
+    if (!(sw > 0 && sw <= 1)) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "refiner switch %g: must be in (0, 1]", (double)sw);
+    if (r->ctx != m->ctx)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the refiner '%s' was loaded on another context than '%s'", r->name, m->name);
+    if (!r->loaded_unet || !r->tok)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the refiner '%s' was loaded without its UNet or vocabulary (codecs_only, "
+                         "no_vocab)", r->name);
+    rf = sdx__family_get(r->family);
+    if (r->unet.in_channels != g->lc || r->unet.out_channels != g->lc || rf->vae_scale != f->vae_scale)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "'%s' (%s, %d latent channels in) cannot refine '%s' (%s, %d): their "
+                         "latents differ (VAE scale %g vs %g); an SDXL refiner goes with an SDXL base", r->name, rf->name,
+                         r->unet.in_channels, m->name, f->name, g->lc, (double)rf->vae_scale, (double)f->vae_scale);
+    if (p->mask)
+        return sdx__fail(m->ctx, SDX_ERR_UNSUPPORTED, "a refiner with an inpainting mask: not supported (refine the "
+                         "inpainted image with img2img)");
+    return SDX_OK;
+}
+
+/* The refiner's part of a generation: the base's sizes, sampler, cfg and
+ * seed with the refiner model; no init, mask or ControlNets (they are the
+ * base's), and no noise of its own: it continues the base's latent. */
+static void sdx__gen_for_refiner(const sdx__gen *g, sdx__gen *r) {
+    memset(r, 0, sizeof *r);
+    r->m = g->p->refiner;
+    r->p = g->p;
+    r->width = g->width;
+    r->height = g->height;
+    r->steps = g->steps;
+    r->batch = g->batch;
+    r->lh = g->lh;
+    r->lw = g->lw;
+    r->lc = g->lc;
+    r->lf = g->lf;
+    r->cfg = g->cfg;
+    r->sampler = g->sampler;
+    r->scheduler = g->scheduler;
+    r->denoise = g->denoise;
+    r->seed = g->seed;
+    r->image_index = g->image_index;
+}
+
+/* Steps the base takes of n, the rest the refiner's: round(switch * n),
+ * half up, with the switch read as the decimal it stands for (0.8 of 25
+ * is 20), as ComfyUI's end_at_step / start_at_step pair counts steps.
+ * diffusers' denoising_end counts timesteps instead (those >= round(1000
+ * * (1 - switch))); README "SDXL refiner" compares the two. */
+static int sdx__refiner_split(const sdx_gen_params *p, int n) {
+    double k = floor(sdx__float_as_decimal(sdx__refiner_switch(p)) * n + 0.5);
+    return (int)SDX__MIN(SDX__MAX(k, 0.0), (double)n);
+}
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
     int rc;
@@ -23708,6 +23860,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
                          g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     if ((rc = sdx__gen_resolve_schedule(g)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve_refiner(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */
@@ -23773,7 +23926,25 @@ struct sdx_cond {
     int n_cond, width, height;
     sdx_tensor context, y;
     sdx_tensor unet_context, unet_y;
+    sdx_cond *refiner;       /* the same prompts for sdx_gen_params.refiner */
 };
+
+/* Number `t` of the family's vector conditioning for the prompt (row 0)
+ * or the negative prompt (row 1): sizes default to the image size with no
+ * crop, the aesthetic score is the row's. */
+static float sdx__adm_value(const sdx__gen *g, sdx__adm_term t, int row) {
+    const sdx_gen_params *p = g->p;
+    switch (t) {
+    case SDX__ADM_ORIG_H:    return (float)(p->orig_height ? p->orig_height : g->height);
+    case SDX__ADM_ORIG_W:    return (float)(p->orig_width ? p->orig_width : g->width);
+    case SDX__ADM_CROP_TOP:  return (float)p->crop_top;
+    case SDX__ADM_CROP_LEFT: return (float)p->crop_left;
+    case SDX__ADM_TARGET_H:  return (float)(p->target_height ? p->target_height : g->height);
+    case SDX__ADM_TARGET_W:  return (float)(p->target_width ? p->target_width : g->width);
+    case SDX__ADM_ASCORE:    return sdx__ascore(p, row);
+    }
+    return 0;
+}
 
 /* Encodes one prompt into row `row` of cond->context (and y for SDXL). */
 static int sdx__encode_into(sdx__gen *g, sdx_cond *cond, const sdx__chunks *chunks, int row) {
@@ -23795,20 +23966,16 @@ static int sdx__encode_into(sdx__gen *g, sdx_cond *cond, const sdx__chunks *chun
                                   (float *)cond->context.data + per_row * (size_t)row, per_row);
     }
     if (rc == SDX_OK && cond->y.data) {
-        const sdx_gen_params *p = g->p;
-        float size_cond[6];
+        const sdx__family *f = sdx__family_get(m->family);
+        float values[SDX__FAMILY_MAX_ADM];
         int ydim = (int)cond->y.shape[1];
         float *pf = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
         if (!pf) rc = SDX_ERR_NOMEM;
         else {
             sdx__load_f32(pooled.data, pooled.dtype, 0, m->te.pooled_dim, pf);
-            size_cond[0] = (float)(p->orig_height ? p->orig_height : g->height);
-            size_cond[1] = (float)(p->orig_width ? p->orig_width : g->width);
-            size_cond[2] = (float)p->crop_top;
-            size_cond[3] = (float)p->crop_left;
-            size_cond[4] = (float)(p->target_height ? p->target_height : g->height);
-            size_cond[5] = (float)(p->target_width ? p->target_width : g->width);
-            rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)cond->y.data + (size_t)ydim * (size_t)row, ydim);
+            for (int i = 0; i < f->unet_adm; i++) values[i] = sdx__adm_value(g, f->adm[i], row);
+            rc = sdx__vector_cond(ctx, pf, m->te.pooled_dim, values, f->unet_adm, (float *)cond->y.data + (size_t)ydim * (size_t)row,
+                                  ydim);
         }
     }
     sdx_tensor_free(ctx, &context);
@@ -23881,6 +24048,22 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
+/* g's prompts encoded by g's model into a new sdx_cond. */
+static int sdx__cond_encode(sdx__gen *g, sdx_cond **out) {
+    sdx_model *m = g->m;
+    sdx_cond *cond;
+    int rc;
+    *out = NULL;
+    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
+    cond->m = m;
+    rc = sdx__gen_condition(g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    *out = cond;
+    return SDX_OK;
+}
+
 static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out);
 
 SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
@@ -23912,12 +24095,16 @@ static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
         if (rc != SDX_OK) return (sdx_result)rc;
     }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return (sdx_result)rc;
-    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
-    cond->m = m;
-    rc = sdx__gen_condition(&g, cond);
-    sdx__textenc_release(&m->te);
-    sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return (sdx_result)rc; }
+    if ((rc = sdx__cond_encode(&g, &cond)) != SDX_OK) return (sdx_result)rc;
+    if (p->refiner) {
+        sdx__gen r;
+        sdx__gen_for_refiner(&g, &r);
+        if ((rc = sdx__check_cancel(m->ctx, "before the refiner's prompts")) != SDX_OK ||
+            (rc = sdx__cond_encode(&r, &cond->refiner)) != SDX_OK) {
+            sdx_cond_free(cond);
+            return (sdx_result)rc;
+        }
+    }
     *out = cond;
     return SDX_OK;
 }
@@ -23926,6 +24113,7 @@ SDX_API void sdx_cond_free(sdx_cond *cond) {
     sdx_ctx *ctx;
     if (!cond) return;
     ctx = cond->m->ctx;
+    sdx_cond_free(cond->refiner);
     sdx__unet_input_free(ctx, &cond->unet_context);
     sdx__unet_input_free(ctx, &cond->unet_y);
     sdx_tensor_free(ctx, &cond->context);
@@ -24404,14 +24592,22 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
  * noise draws), answering earlier model calls from the record, and pauses
  * at the first call that needs the model again. That costs a few vector
  * operations per past step and gives every sampler step-by-step, with
- * results identical to one uninterrupted run. */
+ * results identical to one uninterrupted run.
+ * With a refiner a session has two parts, as ComfyUI's two
+ * KSamplerAdvanced: the base's sampler over sigmas[0..split] from the
+ * start latent, then a fresh run of the refiner's over sigmas[split..n]
+ * from the base's latent as it is (no noise added; per-step noise drawn
+ * again from seed + 1, as a second sampler with the same seed draws it). */
 
 struct sdx_sampling {
     sdx__gen g;
     sdx_tensor sigmas;
+    sdx__gen rg;              /* the refiner's part (rg.m NULL: none) */
+    int split;                /* steps the base takes of `steps` */
+    int part;                 /* running: 0 the base's steps, 1 the refiner's */
     size_t n;                 /* floats in a latent */
     int64_t seed;
-    float *start;             /* the start latent, for replays */
+    float *start;             /* the start latent of the part, for replays */
     sdx_tensor latent;        /* [1, 4, h, w] the state shown to the caller */
     sdx_tensor denoised;      /* the latest x0 prediction, for previews */
     float *work;              /* the sampler's x during a run */
@@ -24443,7 +24639,7 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
         return SDX_ERR_CANCELLED;
     }
     if ((rc = sdx__sess_check_cancel(s)) != SDX_OK ||
-        (rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK)
+        (rc = sdx__gen_denoise(s->part ? &s->rg : &s->g, x, sigma, denoised)) != SDX_OK)
         return rc;
     s->calls++;
     s->new_calls++;
@@ -24465,11 +24661,14 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
 
 static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sdx_sampling *)user)->g, out); }
 
+/* step and total of the part's sampler; the session counts both parts */
 static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
     const sdx_gen_params *p = s->g.p;
     int rc;
-    s->steps = total;
+    (void)total;
+    if (s->part) step += s->split;
+    total = s->steps;
     if (step < s->reported) return 0;           /* replayed */
     s->reported = step + 1;
     memcpy(s->denoised.data, denoised, s->n * sizeof(float));
@@ -24479,14 +24678,11 @@ static int sdx__sess_report(void *user, int step, int total, const float *x, con
     return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
 }
 
-/* Runs the sampler until `max_new` more model calls (0: to the end). */
-static int sdx__sess_run(sdx_sampling *s, int max_new) {
-    sdx_ctx *ctx = s->g.m->ctx;
+/* The running part's sampler from its start latent, until `max_new` more
+ * model calls (0: to its end); SDX_ERR_CANCELLED when paused there. */
+static int sdx__sess_sample(sdx_sampling *s, int max_new) {
     sdx_sample_desc sd;
-    int rc, reported = s->reported;
-    if (s->status != SDX_OK) return s->status;
-    if (s->done) return SDX_OK;
-    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
+    int first = s->part ? s->split : 0, last = s->part ? s->steps : s->split;
     memcpy(s->work, s->start, s->n * sizeof(float));
     /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
     sdx_rng_init(&s->g.step_rng, s->g.p->rng, (uint64_t)s->seed + 1);
@@ -24494,8 +24690,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     s->max_new = max_new;
     memset(&sd, 0, sizeof sd);
     sd.sampler = s->g.sampler;
-    sd.sigmas = (const float *)s->sigmas.data;
-    sd.n_sigmas = (int)s->sigmas.shape[0];
+    sd.sigmas = (const float *)s->sigmas.data + first;
+    sd.n_sigmas = last - first + 1;
     sd.n = s->n;
     sd.denoise = sdx__sess_denoise;
     sd.denoise_user = s;
@@ -24505,21 +24701,49 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     sd.step_user = s;
     sd.use_eta = s->g.p->use_eta;
     sd.eta = s->g.p->eta;
-    rc = sdx_sample(ctx, &sd, s->work);
-    if (rc == SDX_ERR_CANCELLED && s->max_new && s->new_calls == s->max_new && s->calls == s->n_record) {
-        s->reported = SDX__MAX(s->reported, reported);
-        return SDX_OK;                           /* paused */
+    return sdx_sample(s->g.m->ctx, &sd, s->work);
+}
+
+/* The weights of the running part go back between stages. */
+static void sdx__sess_part_done(sdx_sampling *s) {
+    sdx__gen *g = s->part ? &s->rg : &s->g;
+    sdx__release_unet(g);
+    sdx__stage_done(g->m, "sampling");
+}
+
+/* Runs the sampler until `max_new` more model calls (0: to the end). */
+static int sdx__sess_run(sdx_sampling *s, int max_new) {
+    sdx_ctx *ctx = s->g.m->ctx;
+    int rc, reported = s->reported, budget = max_new;
+    if (s->status != SDX_OK) return s->status;
+    if (s->done) return SDX_OK;
+    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
+    for (;;) {
+        rc = sdx__sess_sample(s, budget);
+        if (rc == SDX_ERR_CANCELLED && budget && s->new_calls == budget && s->calls == s->n_record) {
+            s->reported = SDX__MAX(s->reported, reported);
+            return SDX_OK;                       /* paused */
+        }
+        if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
+        /* the result is the sampler's x, with no re-paste of the kept latent:
+         * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
+        if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, s->part || s->split == s->steps ? "the final latent" : "the base's latent",
+                                                    s->work, s->n);
+        if (rc != SDX_OK || s->part || s->split == s->steps) break;
+        /* the base's part is over: the refiner goes on from its latent */
+        memcpy(s->start, s->work, s->n * sizeof(float));
+        memcpy(s->latent.data, s->work, s->n * sizeof(float));
+        for (int i = 0; i < s->n_record; i++) sdx__free(ctx, s->record[i]);
+        s->n_record = 0;
+        sdx__sess_part_done(s);
+        s->part = 1;
+        if (budget && (budget -= s->new_calls) == 0) return SDX_OK;
     }
-    if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
-    /* the result is the sampler's x, with no re-paste of the kept latent:
-     * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
-    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
     if (rc == SDX_OK) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
     }
-    sdx__release_unet(&s->g);
-    sdx__stage_done(s->g.m, "sampling");
+    sdx__sess_part_done(s);
     return s->status = rc;
 }
 
@@ -24536,7 +24760,14 @@ SDX_API void sdx_sampling_free(sdx_sampling *s) {
     sdx__free(ctx, s->start);
     sdx__free(ctx, s->work);
     sdx__gen_free(&s->g);
+    sdx__gen_free(&s->rg);
     sdx__free(ctx, s);
+}
+
+/* cond was encoded by m for g's cfg and (vector conditioning) size. */
+static int sdx__cond_fits(const sdx_cond *cond, const sdx_model *m, const sdx__gen *g) {
+    return cond && cond->m == m && cond->n_cond == sdx__gen_n_cond(g) &&
+           (!cond->y.data || (cond->width == g->width && cond->height == g->height));
 }
 
 static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, int keep_record,
@@ -24548,11 +24779,11 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     *out = NULL;
     if (!(s = (sdx_sampling *)sdx__calloc(ctx, 1, sizeof *s))) return sdx__nomem(ctx, "sampling session", sizeof *s);
     if ((rc = sdx__gen_resolve(&s->g, m, p)) != SDX_OK) { s->g.m = m; sdx_sampling_free(s); return rc; }
-    if (!cond || cond->m != m || cond->n_cond != sdx__gen_n_cond(&s->g) ||
-        (cond->y.data && (cond->width != s->g.width || cond->height != s->g.height))) {
+    if (!sdx__cond_fits(cond, m, &s->g) || (cond->refiner ? cond->refiner->m : NULL) != p->refiner ||
+        (p->refiner && !sdx__cond_fits(cond->refiner, p->refiner, &s->g))) {
         sdx_sampling_free(s);
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: the conditioning was encoded for another model, "
-                         "cfg (above 1 or not) or SDXL size than these parameters");
+                         "refiner, cfg (above 1 or not) or SDXL size than these parameters");
     }
     if (index < 0 || index >= s->g.batch) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: image %d of a batch of %d", index, s->g.batch);
@@ -24561,6 +24792,10 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     s->g.cond = cond;
     s->g.image_index = index;
+    if (p->refiner) {
+        sdx__gen_for_refiner(&s->g, &s->rg);
+        s->rg.cond = cond->refiner;
+    }
     s->cancels_seen = ctx->cancels_seen;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
@@ -24586,6 +24821,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     memcpy(s->latent.data, s->start, s->n * sizeof(float));
     s->steps = (int)s->sigmas.shape[0] - 1;
+    s->split = p->refiner ? sdx__refiner_split(p, s->steps) : s->steps;
     *out = s;
     return SDX_OK;
 }
@@ -24771,6 +25007,9 @@ static int sdx__hires_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_re
     if (p->init_image || p->init_latent || p->mask || p->timesteps || p->sigmas)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "hires fix is a txt2img second pass: not with an init image, latent or mask, "
                          "nor explicit timesteps or sigmas");
+    if (p->refiner)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "hires fix with a refiner: not supported (refine the hires result with a "
+                         "second generation: init_latent, strength and the refiner)");
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     sdx__hires_size(p, w, h, &hw, &hh);
     if (hw < 8 || hh < 8 || hw % 8 || hh % 8 || !(sdx__hires_denoise(p) > 0 && sdx__hires_denoise(p) <= 1) || p->hires_steps < 0)
@@ -24967,6 +25206,14 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
+/* A1111's `Refiner: NAME, Refiner switch at: 0.8`, and the aesthetic
+ * scores where they are given (A1111 keeps them in its settings). */
+static void sdx__refiner_parameters(const sdx_gen_params *p, sdx__buf *b) {
+    if (p->refiner) sdx__buf_fmt(b, ", Refiner: %s, Refiner switch at: %g", p->refiner->name, (double)sdx__refiner_switch(p));
+    if (p->refiner_ascore != 0) sdx__buf_fmt(b, ", Aesthetic score: %g", (double)p->refiner_ascore);
+    if (p->refiner_negative_ascore != 0) sdx__buf_fmt(b, ", Negative aesthetic score: %g", (double)p->refiner_negative_ascore);
+}
+
 /* An explicit schedule, quoted as A1111 quotes values with commas
  * (`Timesteps: "999, 749, 499, 249"`), and eta where given. */
 static void sdx__schedule_parameters(const sdx_gen_params *p, sdx__buf *b) {
@@ -25012,6 +25259,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
     if (p->init_image || p->init_latent)
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     sdx__hires_parameters(p, &b);
+    sdx__refiner_parameters(p, &b);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */

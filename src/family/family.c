@@ -3,7 +3,7 @@
 #include "../core/safetensors.c"
 
 /* ===================================================================== */
-/*  Model families: one row each for SD 1.x, SD 2.x and SDXL              */
+/*  Model families: one row each for SD 1.x, SD 2.x, SDXL, SDXL refiner   */
 /* ===================================================================== */
 /* Widths, depths and block lists are read from the checkpoint. What a
  * file does not say, or says only by convention, is a property of its
@@ -15,6 +15,16 @@
  * a new family is a new row (and its sdx_family value). */
 
 #define SDX__FAMILY_MAX_ENCODERS 2
+#define SDX__FAMILY_MAX_ADM 6
+
+/* The numbers SGM's ConcatTimestepEmbedderND embeds after the pooled text
+ * vector in a family's vector conditioning (label_emb input), one each. */
+typedef enum sdx__adm_term {
+    SDX__ADM_ORIG_H, SDX__ADM_ORIG_W,       /* original_size_as_tuple */
+    SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT,  /* crop_coords_top_left   */
+    SDX__ADM_TARGET_H, SDX__ADM_TARGET_W,   /* target_size_as_tuple   */
+    SDX__ADM_ASCORE                         /* aesthetic_score        */
+} sdx__adm_term;
 
 typedef enum sdx__clip_layout {
     SDX__CLIP_HF = 0,   /* transformers CLIPTextModel names, separate q/k/v */
@@ -39,7 +49,9 @@ typedef struct sdx__family {
     sdx__family_encoder enc[SDX__FAMILY_MAX_ENCODERS];   /* context order */
     /* The UNet: clues its shapes give (sdx__family_of_unet) and the
      * attention heads they stand for: a fixed count or width / head_dim. */
-    int unet_adm;                /* vector conditioning (label_emb) */
+    int unet_adm;                /* vector conditioning (label_emb): the pooled
+                                    text vector, then this many numbers embedded */
+    sdx__adm_term adm[SDX__FAMILY_MAX_ADM];   /* which, in order */
     int unet_linear_proj;        /* Linear proj_in/proj_out, not 1x1 convs */
     int context_dim;             /* text context width */
     int num_heads, head_dim;
@@ -50,34 +62,47 @@ typedef struct sdx__family {
     float vae_scale;             /* model latent = VAE latent * scale */
     int size_eps, size_v;        /* trained resolution, by prediction */
     const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
+    int low_noise_only;          /* trained on the low-noise end of the schedule
+                                    only (a refiner): cannot start from noise */
 } sdx__family;
 
 /* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
- * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm,
- * Linear proj, context width, heads, head_dim), v guess (probe, spread),
- * VAE scale, sizes (eps, v), Align Your Steps. */
+ * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm
+ * count and terms, Linear proj, context width, heads, head_dim), v guess
+ * (probe, spread), VAE scale, sizes (eps, v), Align Your Steps, low noise
+ * only. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
+ * its first embedder, and the aesthetic score where the base has the
+ * target size; its LoRA names are ComfyUI's for a lone bigG. */
 static const sdx__family sdx__families[] = {
     { SDX_FAMILY_SD1, "SD 1.x",
       1, { { { "cond_stage_model.transformer.text_model.", "cond_stage_model.transformer." },   /* older files lack text_model. */
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
-      0, 0, 768, 8, 0,
+      0, { SDX__ADM_ORIG_H }, 0, 768, 8, 0,
       NULL, 0,
-      0.18215f, 512, 512, "ays_sd1" },
+      0.18215f, 512, 512, "ays_sd1", 0 },
     { SDX_FAMILY_SD2, "SD 2.x",
       1, { { { "cond_stage_model.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
-      0, 1, 1024, 0, 64,
+      0, { SDX__ADM_ORIG_H }, 1, 1024, 0, 64,
       /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
       "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
-      0.18215f, 512, 768, NULL },
+      0.18215f, 512, 768, NULL, 0 },
     { SDX_FAMILY_SDXL, "SDXL",
       2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
            { { "conditioner.embedders.1.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te2_", NULL }, "text_encoder_2." } },
-      1, 1, 2048, 0, 64,
+      6, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_TARGET_H, SDX__ADM_TARGET_W },
+      1, 2048, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl" },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+      0.13025f, 1024, 1024, "ays_sdxl", 0 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+    { SDX_FAMILY_SDXL_REFINER, "SDXL refiner",
+      1, { { { "conditioner.embedders.0.model.", NULL },
+             "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te_", NULL }, "text_encoder." } },
+      5, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_ASCORE },
+      1, 1280, 0, 64,
+      NULL, 0,
+      0.13025f, 1024, 1024, "ays_sdxl", 1 },
 };
 
 /* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */
@@ -136,8 +161,8 @@ static int sdx__family_unknown(sdx_ctx *ctx, const sdx_st *st) {
  * cannot tell (PIPELINE.md), are that family's. Vector conditioning
  * (label_emb) parts the families that have it from those that do not;
  * among those a Linear proj_in (every SD 2.x/SDXL release) outweighs the
- * context width (1024: OpenCLIP-H); with neither clue (SD 1.x, small test
- * models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
+ * context width (1024: OpenCLIP-H; 1280: the SDXL refiner); with neither
+ * clue (SD 1.x, small test models) the first row wins. Distilled models (SSD-1B, Vega, BK-SDM)
  * keep their family's clues. */
 static const sdx__family *sdx__family_of_unet(int adm_channels, int linear_proj, int context_dim) {
     const sdx__family *best = NULL;

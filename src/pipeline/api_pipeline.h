@@ -232,6 +232,23 @@ typedef struct sdx_gen_params {
     int   hires_steps;             /* 0 = steps                            */
     float hires_denoise;           /* the second pass's strength; 0 = 0.7  */
     const char *hires_upscaler;    /* NULL = "latent"                      */
+    /* SDXL refiner (README "SDXL refiner"): a second model, loaded with
+     * sdx_model_load on the same context, takes the end of the same sigma
+     * schedule from the base's latent, leftover noise and all, as
+     * ComfyUI's two KSamplerAdvanced do: the base runs steps [0, k), k =
+     * round(refiner_switch * steps), the refiner [k, steps) adding no
+     * noise, with the same prompts, sampler, cfg and seed; the base model
+     * decodes. Both must work in the same latent space (an SDXL refiner,
+     * or another SDXL model, for an SDXL base). ControlNets act in the
+     * base's steps only; not with a mask or hires fix. The staged API
+     * runs both parts in one session (sdx_encode_prompt encodes for both). */
+    sdx_model *refiner;            /* NULL = none                          */
+    float refiner_switch;          /* fraction of the steps the base takes,
+                                      (0, 1]; 0 = 0.8                      */
+    float refiner_ascore;          /* aesthetic score an SDXL refiner
+                                      (also one used alone) is given with
+                                      the prompt; 0 = 6 (SGM, ComfyUI)    */
+    float refiner_negative_ascore; /* with the negative prompt; 0 = 2.5    */
     /* ControlNets, their residuals summed */
     const sdx_control *controls;
     int   n_controls;
@@ -296,7 +313,8 @@ SDX_API void sdx_gen_result_free(sdx_ctx *ctx, sdx_gen_result *res);
  * A stepped session gives the same latent as one uninterrupted run. */
 
 /* The prompt and negative prompt of `params`, encoded for this model
- * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields). */
+ * (cfg <= 1 encodes the prompt alone; SDXL also uses the size fields)
+ * and, with params->refiner, for the refiner too. */
 typedef struct sdx_cond sdx_cond;
 SDX_API sdx_result sdx_encode_prompt(sdx_model *model, const sdx_gen_params *params, sdx_cond **out);
 SDX_API void sdx_cond_free(sdx_cond *cond);

@@ -35,7 +35,25 @@ struct sdx_cond {
     int n_cond, width, height;
     sdx_tensor context, y;
     sdx_tensor unet_context, unet_y;
+    sdx_cond *refiner;       /* the same prompts for sdx_gen_params.refiner */
 };
+
+/* Number `t` of the family's vector conditioning for the prompt (row 0)
+ * or the negative prompt (row 1): sizes default to the image size with no
+ * crop, the aesthetic score is the row's. */
+static float sdx__adm_value(const sdx__gen *g, sdx__adm_term t, int row) {
+    const sdx_gen_params *p = g->p;
+    switch (t) {
+    case SDX__ADM_ORIG_H:    return (float)(p->orig_height ? p->orig_height : g->height);
+    case SDX__ADM_ORIG_W:    return (float)(p->orig_width ? p->orig_width : g->width);
+    case SDX__ADM_CROP_TOP:  return (float)p->crop_top;
+    case SDX__ADM_CROP_LEFT: return (float)p->crop_left;
+    case SDX__ADM_TARGET_H:  return (float)(p->target_height ? p->target_height : g->height);
+    case SDX__ADM_TARGET_W:  return (float)(p->target_width ? p->target_width : g->width);
+    case SDX__ADM_ASCORE:    return sdx__ascore(p, row);
+    }
+    return 0;
+}
 
 /* Encodes one prompt into row `row` of cond->context (and y for SDXL). */
 static int sdx__encode_into(sdx__gen *g, sdx_cond *cond, const sdx__chunks *chunks, int row) {
@@ -57,20 +75,16 @@ static int sdx__encode_into(sdx__gen *g, sdx_cond *cond, const sdx__chunks *chun
                                   (float *)cond->context.data + per_row * (size_t)row, per_row);
     }
     if (rc == SDX_OK && cond->y.data) {
-        const sdx_gen_params *p = g->p;
-        float size_cond[6];
+        const sdx__family *f = sdx__family_get(m->family);
+        float values[SDX__FAMILY_MAX_ADM];
         int ydim = (int)cond->y.shape[1];
         float *pf = (float *)sdx__arena_host_alloc(&m->arena, sizeof(float) * (size_t)m->te.pooled_dim);
         if (!pf) rc = SDX_ERR_NOMEM;
         else {
             sdx__load_f32(pooled.data, pooled.dtype, 0, m->te.pooled_dim, pf);
-            size_cond[0] = (float)(p->orig_height ? p->orig_height : g->height);
-            size_cond[1] = (float)(p->orig_width ? p->orig_width : g->width);
-            size_cond[2] = (float)p->crop_top;
-            size_cond[3] = (float)p->crop_left;
-            size_cond[4] = (float)(p->target_height ? p->target_height : g->height);
-            size_cond[5] = (float)(p->target_width ? p->target_width : g->width);
-            rc = sdx__sdxl_vector(ctx, pf, m->te.pooled_dim, size_cond, (float *)cond->y.data + (size_t)ydim * (size_t)row, ydim);
+            for (int i = 0; i < f->unet_adm; i++) values[i] = sdx__adm_value(g, f->adm[i], row);
+            rc = sdx__vector_cond(ctx, pf, m->te.pooled_dim, values, f->unet_adm, (float *)cond->y.data + (size_t)ydim * (size_t)row,
+                                  ydim);
         }
     }
     sdx_tensor_free(ctx, &context);
@@ -143,6 +157,22 @@ done:
 
 /* ---- stage: conditioning ------------------------------------------------ */
 
+/* g's prompts encoded by g's model into a new sdx_cond. */
+static int sdx__cond_encode(sdx__gen *g, sdx_cond **out) {
+    sdx_model *m = g->m;
+    sdx_cond *cond;
+    int rc;
+    *out = NULL;
+    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
+    cond->m = m;
+    rc = sdx__gen_condition(g, cond);
+    sdx__textenc_release(&m->te);
+    sdx__stage_done(m, "text encoding");
+    if (rc != SDX_OK) { sdx_cond_free(cond); return rc; }
+    *out = cond;
+    return SDX_OK;
+}
+
 static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out);
 
 SDX_API sdx_result sdx_encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **out) {
@@ -174,12 +204,16 @@ static int sdx__encode_prompt(sdx_model *m, const sdx_gen_params *p, sdx_cond **
         if (rc != SDX_OK) return (sdx_result)rc;
     }
     if ((rc = sdx__gen_resolve(&g, m, p)) != SDX_OK) return (sdx_result)rc;
-    if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
-    cond->m = m;
-    rc = sdx__gen_condition(&g, cond);
-    sdx__textenc_release(&m->te);
-    sdx__stage_done(m, "text encoding");
-    if (rc != SDX_OK) { sdx_cond_free(cond); return (sdx_result)rc; }
+    if ((rc = sdx__cond_encode(&g, &cond)) != SDX_OK) return (sdx_result)rc;
+    if (p->refiner) {
+        sdx__gen r;
+        sdx__gen_for_refiner(&g, &r);
+        if ((rc = sdx__check_cancel(m->ctx, "before the refiner's prompts")) != SDX_OK ||
+            (rc = sdx__cond_encode(&r, &cond->refiner)) != SDX_OK) {
+            sdx_cond_free(cond);
+            return (sdx_result)rc;
+        }
+    }
     *out = cond;
     return SDX_OK;
 }
@@ -188,6 +222,7 @@ SDX_API void sdx_cond_free(sdx_cond *cond) {
     sdx_ctx *ctx;
     if (!cond) return;
     ctx = cond->m->ctx;
+    sdx_cond_free(cond->refiner);
     sdx__unet_input_free(ctx, &cond->unet_context);
     sdx__unet_input_free(ctx, &cond->unet_y);
     sdx_tensor_free(ctx, &cond->context);

@@ -130,14 +130,22 @@ static int sdx__gen_preview(sdx__gen *g, int step, int total, const float *x, co
  * noise draws), answering earlier model calls from the record, and pauses
  * at the first call that needs the model again. That costs a few vector
  * operations per past step and gives every sampler step-by-step, with
- * results identical to one uninterrupted run. */
+ * results identical to one uninterrupted run.
+ * With a refiner a session has two parts, as ComfyUI's two
+ * KSamplerAdvanced: the base's sampler over sigmas[0..split] from the
+ * start latent, then a fresh run of the refiner's over sigmas[split..n]
+ * from the base's latent as it is (no noise added; per-step noise drawn
+ * again from seed + 1, as a second sampler with the same seed draws it). */
 
 struct sdx_sampling {
     sdx__gen g;
     sdx_tensor sigmas;
+    sdx__gen rg;              /* the refiner's part (rg.m NULL: none) */
+    int split;                /* steps the base takes of `steps` */
+    int part;                 /* running: 0 the base's steps, 1 the refiner's */
     size_t n;                 /* floats in a latent */
     int64_t seed;
-    float *start;             /* the start latent, for replays */
+    float *start;             /* the start latent of the part, for replays */
     sdx_tensor latent;        /* [1, 4, h, w] the state shown to the caller */
     sdx_tensor denoised;      /* the latest x0 prediction, for previews */
     float *work;              /* the sampler's x during a run */
@@ -169,7 +177,7 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
         return SDX_ERR_CANCELLED;
     }
     if ((rc = sdx__sess_check_cancel(s)) != SDX_OK ||
-        (rc = sdx__gen_denoise(&s->g, x, sigma, denoised)) != SDX_OK)
+        (rc = sdx__gen_denoise(s->part ? &s->rg : &s->g, x, sigma, denoised)) != SDX_OK)
         return rc;
     s->calls++;
     s->new_calls++;
@@ -191,11 +199,14 @@ static int sdx__sess_denoise(void *user, const float *x, float sigma, float *den
 
 static int sdx__sess_noise(void *user, float *out) { return sdx__gen_noise(&((sdx_sampling *)user)->g, out); }
 
+/* step and total of the part's sampler; the session counts both parts */
 static int sdx__sess_report(void *user, int step, int total, const float *x, const float *denoised) {
     sdx_sampling *s = (sdx_sampling *)user;
     const sdx_gen_params *p = s->g.p;
     int rc;
-    s->steps = total;
+    (void)total;
+    if (s->part) step += s->split;
+    total = s->steps;
     if (step < s->reported) return 0;           /* replayed */
     s->reported = step + 1;
     memcpy(s->denoised.data, denoised, s->n * sizeof(float));
@@ -205,14 +216,11 @@ static int sdx__sess_report(void *user, int step, int total, const float *x, con
     return p->progress(p->progress_user, s->g.image_index, step + 1, total, &s->latent);
 }
 
-/* Runs the sampler until `max_new` more model calls (0: to the end). */
-static int sdx__sess_run(sdx_sampling *s, int max_new) {
-    sdx_ctx *ctx = s->g.m->ctx;
+/* The running part's sampler from its start latent, until `max_new` more
+ * model calls (0: to its end); SDX_ERR_CANCELLED when paused there. */
+static int sdx__sess_sample(sdx_sampling *s, int max_new) {
     sdx_sample_desc sd;
-    int rc, reported = s->reported;
-    if (s->status != SDX_OK) return s->status;
-    if (s->done) return SDX_OK;
-    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
+    int first = s->part ? s->split : 0, last = s->part ? s->steps : s->split;
     memcpy(s->work, s->start, s->n * sizeof(float));
     /* ComfyUI's default_noise_sampler seeds its generator with seed + 1 on CPU */
     sdx_rng_init(&s->g.step_rng, s->g.p->rng, (uint64_t)s->seed + 1);
@@ -220,8 +228,8 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     s->max_new = max_new;
     memset(&sd, 0, sizeof sd);
     sd.sampler = s->g.sampler;
-    sd.sigmas = (const float *)s->sigmas.data;
-    sd.n_sigmas = (int)s->sigmas.shape[0];
+    sd.sigmas = (const float *)s->sigmas.data + first;
+    sd.n_sigmas = last - first + 1;
     sd.n = s->n;
     sd.denoise = sdx__sess_denoise;
     sd.denoise_user = s;
@@ -231,21 +239,49 @@ static int sdx__sess_run(sdx_sampling *s, int max_new) {
     sd.step_user = s;
     sd.use_eta = s->g.p->use_eta;
     sd.eta = s->g.p->eta;
-    rc = sdx_sample(ctx, &sd, s->work);
-    if (rc == SDX_ERR_CANCELLED && s->max_new && s->new_calls == s->max_new && s->calls == s->n_record) {
-        s->reported = SDX__MAX(s->reported, reported);
-        return SDX_OK;                           /* paused */
+    return sdx_sample(s->g.m->ctx, &sd, s->work);
+}
+
+/* The weights of the running part go back between stages. */
+static void sdx__sess_part_done(sdx_sampling *s) {
+    sdx__gen *g = s->part ? &s->rg : &s->g;
+    sdx__release_unet(g);
+    sdx__stage_done(g->m, "sampling");
+}
+
+/* Runs the sampler until `max_new` more model calls (0: to the end). */
+static int sdx__sess_run(sdx_sampling *s, int max_new) {
+    sdx_ctx *ctx = s->g.m->ctx;
+    int rc, reported = s->reported, budget = max_new;
+    if (s->status != SDX_OK) return s->status;
+    if (s->done) return SDX_OK;
+    ctx->cancels_seen = s->cancels_seen;         /* a session is one call: sdx_cancel */
+    for (;;) {
+        rc = sdx__sess_sample(s, budget);
+        if (rc == SDX_ERR_CANCELLED && budget && s->new_calls == budget && s->calls == s->n_record) {
+            s->reported = SDX__MAX(s->reported, reported);
+            return SDX_OK;                       /* paused */
+        }
+        if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
+        /* the result is the sampler's x, with no re-paste of the kept latent:
+         * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
+        if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, s->part || s->split == s->steps ? "the final latent" : "the base's latent",
+                                                    s->work, s->n);
+        if (rc != SDX_OK || s->part || s->split == s->steps) break;
+        /* the base's part is over: the refiner goes on from its latent */
+        memcpy(s->start, s->work, s->n * sizeof(float));
+        memcpy(s->latent.data, s->work, s->n * sizeof(float));
+        for (int i = 0; i < s->n_record; i++) sdx__free(ctx, s->record[i]);
+        s->n_record = 0;
+        sdx__sess_part_done(s);
+        s->part = 1;
+        if (budget && (budget -= s->new_calls) == 0) return SDX_OK;
     }
-    if (rc == SDX_ERR_CANCELLED && sdx__cancel_requested(ctx)) rc = sdx__sess_check_cancel(s);   /* a preview's decode saw it */
-    /* the result is the sampler's x, with no re-paste of the kept latent:
-     * the last step to sigma 0 returns it there up to rounding (ComfyUI) */
-    if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the final latent", s->work, s->n);
     if (rc == SDX_OK) {
         memcpy(s->latent.data, s->work, s->n * sizeof(float));
         s->done = 1;
     }
-    sdx__release_unet(&s->g);
-    sdx__stage_done(s->g.m, "sampling");
+    sdx__sess_part_done(s);
     return s->status = rc;
 }
 
@@ -262,7 +298,14 @@ SDX_API void sdx_sampling_free(sdx_sampling *s) {
     sdx__free(ctx, s->start);
     sdx__free(ctx, s->work);
     sdx__gen_free(&s->g);
+    sdx__gen_free(&s->rg);
     sdx__free(ctx, s);
+}
+
+/* cond was encoded by m for g's cfg and (vector conditioning) size. */
+static int sdx__cond_fits(const sdx_cond *cond, const sdx_model *m, const sdx__gen *g) {
+    return cond && cond->m == m && cond->n_cond == sdx__gen_n_cond(g) &&
+           (!cond->y.data || (cond->width == g->width && cond->height == g->height));
 }
 
 static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, int index, int keep_record,
@@ -274,11 +317,11 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     *out = NULL;
     if (!(s = (sdx_sampling *)sdx__calloc(ctx, 1, sizeof *s))) return sdx__nomem(ctx, "sampling session", sizeof *s);
     if ((rc = sdx__gen_resolve(&s->g, m, p)) != SDX_OK) { s->g.m = m; sdx_sampling_free(s); return rc; }
-    if (!cond || cond->m != m || cond->n_cond != sdx__gen_n_cond(&s->g) ||
-        (cond->y.data && (cond->width != s->g.width || cond->height != s->g.height))) {
+    if (!sdx__cond_fits(cond, m, &s->g) || (cond->refiner ? cond->refiner->m : NULL) != p->refiner ||
+        (p->refiner && !sdx__cond_fits(cond->refiner, p->refiner, &s->g))) {
         sdx_sampling_free(s);
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: the conditioning was encoded for another model, "
-                         "cfg (above 1 or not) or SDXL size than these parameters");
+                         "refiner, cfg (above 1 or not) or SDXL size than these parameters");
     }
     if (index < 0 || index >= s->g.batch) {
         rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "sdx_sampling_begin: image %d of a batch of %d", index, s->g.batch);
@@ -287,6 +330,10 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     s->g.cond = cond;
     s->g.image_index = index;
+    if (p->refiner) {
+        sdx__gen_for_refiner(&s->g, &s->rg);
+        s->rg.cond = cond->refiner;
+    }
     s->cancels_seen = ctx->cancels_seen;
     s->seed = s->g.seed + index;
     s->keep_record = keep_record;
@@ -312,6 +359,7 @@ static int sdx__sess_begin(sdx_model *m, const sdx_gen_params *p, const sdx_cond
     }
     memcpy(s->latent.data, s->start, s->n * sizeof(float));
     s->steps = (int)s->sigmas.shape[0] - 1;
+    s->split = p->refiner ? sdx__refiner_split(p, s->steps) : s->steps;
     *out = s;
     return SDX_OK;
 }

@@ -160,6 +160,14 @@ static void sdx__compute_parameter(const sdx_model *m, sdx__buf *b) {
     sdx__buf_str(b, ")");
 }
 
+/* A1111's `Refiner: NAME, Refiner switch at: 0.8`, and the aesthetic
+ * scores where they are given (A1111 keeps them in its settings). */
+static void sdx__refiner_parameters(const sdx_gen_params *p, sdx__buf *b) {
+    if (p->refiner) sdx__buf_fmt(b, ", Refiner: %s, Refiner switch at: %g", p->refiner->name, (double)sdx__refiner_switch(p));
+    if (p->refiner_ascore != 0) sdx__buf_fmt(b, ", Aesthetic score: %g", (double)p->refiner_ascore);
+    if (p->refiner_negative_ascore != 0) sdx__buf_fmt(b, ", Negative aesthetic score: %g", (double)p->refiner_negative_ascore);
+}
+
 /* An explicit schedule, quoted as A1111 quotes values with commas
  * (`Timesteps: "999, 749, 499, 249"`), and eta where given. */
 static void sdx__schedule_parameters(const sdx_gen_params *p, sdx__buf *b) {
@@ -205,6 +213,7 @@ SDX_API sdx_result sdx_format_parameters(const sdx_model *m, const sdx_gen_param
     if (p->init_image || p->init_latent)
         sdx__buf_fmt(&b, ", Denoising strength: %g", p->strength != 0 ? p->strength : SDX__DEFAULT_STRENGTH);
     sdx__hires_parameters(p, &b);
+    sdx__refiner_parameters(p, &b);
     if (m && m->unet.in_channels == 9) sdx__buf_str(&b, ", Conditional mask weight: 1.0");   /* A1111's default, fixed here */
     if (p->clip_skip > 1) sdx__buf_fmt(&b, ", Clip skip: %d", p->clip_skip);
     for (int i = 0; p->controls && i < p->n_controls; i++) {   /* as A1111's ControlNet extension */

@@ -163,6 +163,9 @@ static int sdx__hires_generate(sdx_model *m, const sdx_gen_params *p, sdx_gen_re
     if (p->init_image || p->init_latent || p->mask || p->timesteps || p->sigmas)
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "hires fix is a txt2img second pass: not with an init image, latent or mask, "
                          "nor explicit timesteps or sigmas");
+    if (p->refiner)
+        return sdx__fail(ctx, SDX_ERR_UNSUPPORTED, "hires fix with a refiner: not supported (refine the hires result with a "
+                         "second generation: init_latent, strength and the refiner)");
     sdx__output_size(m, p, sdx__codec_factor(m, p->codec), &w, &h);
     sdx__hires_size(p, w, h, &hw, &hh);
     if (hw < 8 || hh < 8 || hw % 8 || hh % 8 || !(sdx__hires_denoise(p) > 0 && sdx__hires_denoise(p) <= 1) || p->hires_steps < 0)

@@ -170,6 +170,26 @@ static int sdx__check_codecs(sdx_model *m) {
     return SDX_OK;
 }
 
+/* The UNet's label_emb must take the family's vector: the pooled text
+ * vector plus one equal, even embedding per number (SDXL: 1280 + 6 x 256
+ * = 2816; its refiner: 1280 + 5 x 256 = 2560, the aesthetic score where
+ * the base has the target size), and only a family with one may have it. */
+static int sdx__check_vector_cond(const sdx_model *m) {
+    const sdx__family *f = sdx__family_get(m->family);
+    int adm = m->unet.adm_channels, extra = adm - m->te.pooled_dim;
+    if (!f->unet_adm && !adm) return SDX_OK;
+    if (f->unet_adm && extra > 0 && extra % f->unet_adm == 0 && extra / f->unet_adm % 2 == 0) return SDX_OK;
+    if (!adm)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: %s text encoders, but the UNet has no label_emb (vector conditioning)",
+                         sdx_st_path(m->ckpt), f->name);
+    if (!f->unet_adm)
+        return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: the UNet has a label_emb (%d inputs), but %s has no vector conditioning",
+                         sdx_st_path(m->ckpt), adm, f->name);
+    return sdx__fail(m->ctx, SDX_ERR_MODEL, "%s: the UNet's label_emb takes %d inputs, but %s conditioning is the pooled text "
+                     "vector (%d) plus %d equal even embeddings (an SDXL base UNet takes 6 of them, the refiner 5)",
+                     sdx_st_path(m->ckpt), adm, f->name, m->te.pooled_dim, f->unet_adm);
+}
+
 static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
@@ -230,6 +250,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
                            sdx_st_path(m->ckpt), m->unet.context_dim, m->te.context_dim);
             goto fail;
         }
+        if ((rc = sdx__check_vector_cond(m)) != SDX_OK) goto fail;
     }
     if (sdx__source_given(&vae)) {
         if ((rc = sdx_st_open_source(ctx, &vae, &m->vae_file)) != SDX_OK) goto fail;

@@ -53,6 +53,19 @@ typedef struct sdx__gen {
 #define SDX__DEFAULT_STRENGTH 0.75f
 static const char *const sdx__default_sampler = "euler_a";
 static const char *const sdx__default_scheduler = "normal";
+#define SDX__DEFAULT_REFINER_SWITCH   0.8f
+#define SDX__DEFAULT_ASCORE           6.0f   /* SGM's and ComfyUI's CLIPTextEncodeSDXLRefiner */
+#define SDX__DEFAULT_NEGATIVE_ASCORE  2.5f
+
+static float sdx__refiner_switch(const sdx_gen_params *p) {
+    return p->refiner_switch != 0 ? p->refiner_switch : SDX__DEFAULT_REFINER_SWITCH;
+}
+
+/* The aesthetic score of the prompt (row 0) or the negative prompt (1). */
+static float sdx__ascore(const sdx_gen_params *p, int row) {
+    float a = row ? p->refiner_negative_ascore : p->refiner_ascore;
+    return a != 0 ? a : row ? SDX__DEFAULT_NEGATIVE_ASCORE : SDX__DEFAULT_ASCORE;
+}
 
 /* The resolution the model's family was trained at (m may be NULL, or of
  * no family when loaded from TAESD files: then the first family's). */
@@ -210,6 +223,71 @@ static void sdx__gen_start_latent(const sdx__gen *g, float sigma0, float *x, siz
  * ComfyUI's too). */
 static int sdx__gen_n_cond(const sdx__gen *g) { return g->cfg > 1.0f ? 2 : 1; }
 
+/* A model of a low-noise-only family (the SDXL refiner) cannot start from
+ * noise; a refiner must continue in the base's latent space. */
+static int sdx__gen_resolve_refiner(const sdx__gen *g) {
+    const sdx_gen_params *p = g->p;
+    sdx_model *m = g->m, *r = p->refiner;
+    const sdx__family *f = sdx__family_get(m->family), *rf;
+    float sw = sdx__refiner_switch(p), a = sdx__ascore(p, 0), na = sdx__ascore(p, 1);
+    if (!(a > 0 && a <= 1000) || !(na > 0 && na <= 1000))
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "aesthetic scores %g and %g (negative): must be in (0, 1000]", (double)a,
+                         (double)na);
+    if (f->low_noise_only && !p->init_image && !p->init_latent)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "'%s' is an %s: trained on the low-noise end of the schedule only, it cannot "
+                         "start from noise; give it as the refiner of an SDXL base (sdx_gen_params.refiner, --refiner) or use it "
+                         "for img2img", m->name, f->name);
+    if (!r) return SDX_OK;
+    if (!(sw > 0 && sw <= 1)) return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "refiner switch %g: must be in (0, 1]", (double)sw);
+    if (r->ctx != m->ctx)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the refiner '%s' was loaded on another context than '%s'", r->name, m->name);
+    if (!r->loaded_unet || !r->tok)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "the refiner '%s' was loaded without its UNet or vocabulary (codecs_only, "
+                         "no_vocab)", r->name);
+    rf = sdx__family_get(r->family);
+    if (r->unet.in_channels != g->lc || r->unet.out_channels != g->lc || rf->vae_scale != f->vae_scale)
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "'%s' (%s, %d latent channels in) cannot refine '%s' (%s, %d): their "
+                         "latents differ (VAE scale %g vs %g); an SDXL refiner goes with an SDXL base", r->name, rf->name,
+                         r->unet.in_channels, m->name, f->name, g->lc, (double)rf->vae_scale, (double)f->vae_scale);
+    if (p->mask)
+        return sdx__fail(m->ctx, SDX_ERR_UNSUPPORTED, "a refiner with an inpainting mask: not supported (refine the "
+                         "inpainted image with img2img)");
+    return SDX_OK;
+}
+
+/* The refiner's part of a generation: the base's sizes, sampler, cfg and
+ * seed with the refiner model; no init, mask or ControlNets (they are the
+ * base's), and no noise of its own: it continues the base's latent. */
+static void sdx__gen_for_refiner(const sdx__gen *g, sdx__gen *r) {
+    memset(r, 0, sizeof *r);
+    r->m = g->p->refiner;
+    r->p = g->p;
+    r->width = g->width;
+    r->height = g->height;
+    r->steps = g->steps;
+    r->batch = g->batch;
+    r->lh = g->lh;
+    r->lw = g->lw;
+    r->lc = g->lc;
+    r->lf = g->lf;
+    r->cfg = g->cfg;
+    r->sampler = g->sampler;
+    r->scheduler = g->scheduler;
+    r->denoise = g->denoise;
+    r->seed = g->seed;
+    r->image_index = g->image_index;
+}
+
+/* Steps the base takes of n, the rest the refiner's: round(switch * n),
+ * half up, with the switch read as the decimal it stands for (0.8 of 25
+ * is 20), as ComfyUI's end_at_step / start_at_step pair counts steps.
+ * diffusers' denoising_end counts timesteps instead (those >= round(1000
+ * * (1 - switch))); README "SDXL refiner" compares the two. */
+static int sdx__refiner_split(const sdx_gen_params *p, int n) {
+    double k = floor(sdx__float_as_decimal(sdx__refiner_switch(p)) * n + 0.5);
+    return (int)SDX__MIN(SDX__MAX(k, 0.0), (double)n);
+}
+
 static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) {
     sdx_ctx *ctx = m->ctx;
     int rc;
@@ -254,6 +332,7 @@ static int sdx__gen_resolve(sdx__gen *g, sdx_model *m, const sdx_gen_params *p) 
                          g->lc, 2 * g->lc + 1);
     if ((rc = sdx__gen_resolve_init(g)) != SDX_OK) return rc;
     if ((rc = sdx__gen_resolve_schedule(g)) != SDX_OK) return rc;
+    if ((rc = sdx__gen_resolve_refiner(g)) != SDX_OK) return rc;
     g->seed = p->seed;
     if (g->seed < 0) {
         /* entropy without global state: time and an address */

@@ -26,6 +26,7 @@
  *                           &context, &pooled)     raw 77-id chunks
  *   sdx__textenc_empty_ids(ids, n_ctx)      the ids of the empty prompt
  *   sdx__sdxl_vector(ctx, pooled, pooled_dim, size_cond, y, y_dim)
+ *   sdx__vector_cond(ctx, pooled, pooled_dim, values, n, y, y_dim)   any family's
  *   sdx__textenc_free(ctx, &te)
  *   te.enc[i].low_memory = 1                give each layer's pages back after it runs
  *   sdx__textenc_release(&te)               give every weight page back (between stages)
@@ -590,18 +591,25 @@ static void sdx__textenc_empty_ids(int32_t *ids, int n_ctx) {
     for (int i = 1; i < n_ctx; i++) ids[i] = SDX_TOKEN_EOS;
 }
 
-/* SDXL vector y = concat(pooled, e(orig_h), e(orig_w), e(crop_top),
- * e(crop_left), e(target_h), e(target_w)); e = sinusoidal embedding, cos
- * first, max_period 10000, of size (y_dim - pooled_dim) / 6 (256 in SDXL). */
+/* Vector conditioning y = concat(pooled, e(v[0]), ..., e(v[n - 1])); e =
+ * sinusoidal embedding, cos first, max_period 10000, of size (y_dim -
+ * pooled_dim) / n (256 in SDXL and its refiner). The family says which
+ * numbers (sdx__family.adm). */
+static int sdx__vector_cond(sdx_ctx *ctx, const float *pooled, int pooled_dim, const float *v, int n, float *y, int y_dim) {
+    int emb = n > 0 && pooled_dim >= 0 && y_dim > pooled_dim ? (y_dim - pooled_dim) / n : 0;
+    if (emb <= 0 || emb % 2 || pooled_dim + n * emb != y_dim)
+        return sdx__fail(ctx, SDX_ERR_MODEL,
+                         "vector conditioning: %d features cannot hold the pooled vector (%d) "
+                         "plus %d embeddings of equal even size", y_dim, pooled_dim, n);
+    memcpy(y, pooled, (size_t)pooled_dim * sizeof(float));
+    for (int i = 0; i < n; i++)
+        sdx__timestep_embedding(y + pooled_dim + i * emb, &v[i], 1, emb, 10000.0f);
+    return SDX_OK;
+}
+
+/* SDXL's: the numbers are orig_h, orig_w, crop_top, crop_left, target_h,
+ * target_w. */
 static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, const float size_cond[6], float *y,
                             int y_dim) {
-    int emb = pooled_dim >= 0 && y_dim > pooled_dim ? (y_dim - pooled_dim) / 6 : 0;
-    if (emb <= 0 || emb % 2 || pooled_dim + 6 * emb != y_dim)
-        return sdx__fail(ctx, SDX_ERR_MODEL,
-                         "SDXL vector conditioning: %d features cannot hold the pooled vector (%d) "
-                         "plus 6 size embeddings of equal even size", y_dim, pooled_dim);
-    memcpy(y, pooled, (size_t)pooled_dim * sizeof(float));
-    for (int i = 0; i < 6; i++)
-        sdx__timestep_embedding(y + pooled_dim + i * emb, &size_cond[i], 1, emb, 10000.0f);
-    return SDX_OK;
+    return sdx__vector_cond(ctx, pooled, pooled_dim, size_cond, 6, y, y_dim);
 }
