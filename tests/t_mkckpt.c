@@ -26,26 +26,7 @@ static const mk_entry *tm_find(const mk_list *L, const char *name) {
 /* The architectures of golden/{sd1,sd2,sdxl}/config.json, as mk_ckpt. */
 static void tm_golden_config(int family, mk_ckpt *c) {
     static const char *const names[3] = { "sd15", "sd21", "sdxl" };
-    mk_ckpt_preset(names[family], 1, c);
-    c->vae_ch = 32;
-    c->vae_mult[2] = c->vae_mult[3] = 2;
-    c->clip_layers = c->open_layers = 4;
-    if (family == MK_SD15) {
-        c->clip_width = 64;
-        c->unet.model_channels = 32;
-        c->unet.mult[2] = c->unet.mult[3] = 2;
-    } else if (family == MK_SD21) {
-        c->open_width = 128;
-        c->unet.model_channels = 64;
-        c->unet.mult[1] = 1; c->unet.mult[2] = c->unet.mult[3] = 2;
-    } else {
-        c->clip_width = 64;
-        c->open_width = 128;
-        c->unet.model_channels = 32;
-        c->unet.depth[1] = 1; c->unet.depth[2] = 2; c->unet.depth_mid = 2;
-        c->unet.adm_channels = 128 + 6 * 256;
-    }
-    c->unet.context_dim = c->clip_width + c->open_width;
+    mk_ckpt_tiny(names[family], c);
 }
 
 /* Configured like a golden checkpoint, the generator writes exactly its

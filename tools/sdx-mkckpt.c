@@ -1,13 +1,15 @@
 /* sdx-mkckpt: writes a single-file checkpoint with random weights and the
  * key names and shapes of the released ones: text encoder(s), UNet and VAE
- * of SD 1.5 (CLIP ViT-L), SD 2.1 (OpenCLIP ViT-H) or SDXL (CLIP ViT-L and
- * OpenCLIP ViT-bigG), so that any engine (sdx, stable-diffusion.cpp,
- * ComfyUI) loads the same file. For benchmarks and tests.
+ * of SD 1.5 (CLIP ViT-L), SD 2.1 (OpenCLIP ViT-H), SDXL (CLIP ViT-L and
+ * OpenCLIP ViT-bigG) or the SDXL refiner (bigG alone), so that any engine
+ * (sdx, stable-diffusion.cpp, ComfyUI) loads the same file. For benchmarks
+ * and tests.
  *
  *   cc -std=c11 -O2 -I. -o sdx-mkckpt tools/sdx-mkckpt.c -lm -lpthread
  *   sdx-mkckpt --preset sdxl -o /tmp/sdxl-random.safetensors       (~6.9 GB f16)
  *   sdx-mkckpt --preset sd21 --prediction v --bf16 -o /tmp/sd21v.safetensors
  *   sdx-mkckpt --preset sd15 --shrink 10 -o /tmp/sd15-tiny.safetensors
+ *   sdx-mkckpt --preset sdxl-refiner --tiny -o /tmp/refiner.safetensors   (the golden tiny SDXL's scale)
  *   sdx-mkckpt --preset sd15 --list                  (keys and shapes, no file)
  *   sdx-mkckpt --unet-only --model-channels 32 --mult 1,2 --res 1 --depth 0,2 \
  *              --depth-mid 1 --context-dim 48 --linear 1 -o /tmp/custom.safetensors
@@ -19,7 +21,7 @@
  * depth, in f16 as in f32. Deterministic: a seed per (tensor, chunk).
  *
  * Compiled with SDX_MKCKPT_NO_MAIN, the file is a library for tests and
- * benchmarks (mk_ckpt_preset / mk_write_ckpt for whole checkpoints,
+ * benchmarks (mk_ckpt_preset / mk_ckpt_tiny / mk_write_ckpt for whole checkpoints,
  * mk_unet_preset, mk_write_unet, mk_write_controlnet, and
  * mk_write_vae_decoder / mk_write_taesd_decoder for the full-size SD VAE
  * decoder and TAESD's). */
@@ -66,6 +68,7 @@ typedef struct mk_unet_arch {
 MK_MAYBE_UNUSED static int mk_unet_preset(const char *name, mk_unet_arch *a) {
     static const int sd_mult[4] = { 1, 2, 4, 4 }, sd_depth[4] = { 1, 1, 1, 0 };
     static const int xl_mult[3] = { 1, 2, 4 }, xl_depth[3] = { 0, 2, 10 };
+    static const int rf_mult[4] = { 1, 2, 4, 4 }, rf_depth[4] = { 0, 4, 4, 0 };
     memset(a, 0, sizeof *a);
     a->in_channels = a->out_channels = 4;
     a->model_channels = 320;
@@ -84,6 +87,16 @@ MK_MAYBE_UNUSED static int mk_unet_preset(const char *name, mk_unet_arch *a) {
         a->context_dim = 2048;
         a->linear_proj = 1;
         a->adm_channels = 2816;
+        return 1;
+    }
+    if (!strcmp(name, "sdxl-refiner")) {    /* SGM's sd_xl_refiner.yaml */
+        a->model_channels = 384;
+        a->n_levels = 4;
+        for (int l = 0; l < 4; l++) a->mult[l] = rf_mult[l], a->res[l] = 2, a->depth[l] = rf_depth[l];
+        a->depth_mid = 4;
+        a->context_dim = 1280;
+        a->linear_proj = 1;
+        a->adm_channels = 2560;
         return 1;
     }
     return 0;
@@ -596,7 +609,7 @@ static void mk_openclip_entries(mk_list *L, int64_t w, int layers) {
     if (!L->failed) L->e[L->n - 1].value = 4.605170185988091;
 }
 
-enum { MK_SD15, MK_SD21, MK_SDXL };
+enum { MK_SD15, MK_SD21, MK_SDXL, MK_SDXL_REFINER };
 
 /* A whole checkpoint: its family, UNet, text encoder widths and depths,
  * VAE widths. */
@@ -615,24 +628,64 @@ static int mk_shrink(int w, int div, int unit) {
     return r < unit ? unit : r;
 }
 
-/* The released architecture of "sd15", "sd21" or "sdxl", every width
- * divided by `shrink` (1 = full size) and rounded to what the model needs:
- * GroupNorm's 32 groups, SD 1.x's 8 heads, head_dim 64 for the text
- * encoders and for SD 2.x/SDXL attention. Depths stay. Returns 0 on an
- * unknown name. */
+/* The UNet's text widths from the encoders': the context is theirs side
+ * by side; SDXL's vector is the pooled bigG output, then six 256-wide
+ * size embeddings (the refiner's five: the aesthetic score for the target
+ * size). */
+static void mk_ckpt_text_dims(mk_ckpt *c) {
+    c->unet.context_dim = c->clip_width + c->open_width;
+    if (c->family == MK_SDXL) c->unet.adm_channels = c->open_width + 6 * 256;
+    if (c->family == MK_SDXL_REFINER) c->unet.adm_channels = c->open_width + 5 * 256;
+}
+
+/* The released architecture of "sd15", "sd21", "sdxl" or "sdxl-refiner",
+ * every width divided by `shrink` (1 = full size) and rounded to what the
+ * model needs: GroupNorm's 32 groups, SD 1.x's 8 heads, head_dim 64 for
+ * the text encoders and for SD 2.x/SDXL attention. Depths stay. Returns 0
+ * on an unknown name. */
 MK_MAYBE_UNUSED static int mk_ckpt_preset(const char *name, int shrink, mk_ckpt *c) {
     memset(c, 0, sizeof *c);
     if (shrink < 1 || !mk_unet_preset(name, &c->unet)) return 0;
-    c->family = !strcmp(name, "sd15") ? MK_SD15 : !strcmp(name, "sd21") ? MK_SD21 : MK_SDXL;
-    c->unet.model_channels = mk_shrink(320, shrink, c->family == MK_SD15 ? 32 : 64);
+    c->family = !strcmp(name, "sd15") ? MK_SD15 : !strcmp(name, "sd21") ? MK_SD21 : !strcmp(name, "sdxl") ? MK_SDXL : MK_SDXL_REFINER;
+    c->unet.model_channels = mk_shrink(c->unet.model_channels, shrink, c->family == MK_SD15 ? 32 : 64);
     c->vae_ch = mk_shrink(128, shrink, 32);
     memcpy(c->vae_mult, mk_vae_mult, sizeof c->vae_mult);
-    if (c->family != MK_SD21) c->clip_width = mk_shrink(768, shrink, 64), c->clip_layers = 12;
+    if (c->family == MK_SD15 || c->family == MK_SDXL) c->clip_width = mk_shrink(768, shrink, 64), c->clip_layers = 12;
     if (c->family == MK_SD21) c->open_width = mk_shrink(1024, shrink, 64), c->open_layers = 24;
-    if (c->family == MK_SDXL) c->open_width = mk_shrink(1280, shrink, 64), c->open_layers = 32;
-    c->unet.context_dim = c->clip_width + c->open_width;
-    /* SDXL's vector: pooled bigG output, then six 256-wide size embeddings */
-    if (c->family == MK_SDXL) c->unet.adm_channels = c->open_width + 6 * 256;
+    if (c->family >= MK_SDXL) c->open_width = mk_shrink(1280, shrink, 64), c->open_layers = 32;
+    mk_ckpt_text_dims(c);
+    return 1;
+}
+
+/* The scale of the tiny golden checkpoints (shared/golden/{sd1,sd2,sdxl}/
+ * config.json): text encoders of 4 layers, CLIP-L 64 and OpenCLIP 128
+ * wide, a VAE of width 32 times 1, 2, 2, 2, and their small UNets. The
+ * refiner, which has no golden checkpoint, comes at the tiny SDXL's scale
+ * with a UNet shaped as the released one's (384 wide, 1.2 times the base;
+ * levels 1, 2, 4, 4 with transformer depths 0, 4, 4, 0, 4 in the middle):
+ * 32 wide (1.2 x 32 in GroupNorm's steps of 32), depths 0, 1, 1, 0 and 1.
+ * Returns 0 on an unknown name. */
+MK_MAYBE_UNUSED static int mk_ckpt_tiny(const char *name, mk_ckpt *c) {
+    if (!mk_ckpt_preset(name, 1, c)) return 0;
+    c->vae_ch = 32;
+    c->vae_mult[2] = c->vae_mult[3] = 2;
+    c->clip_layers = c->open_layers = 4;
+    if (c->clip_width) c->clip_width = 64;
+    if (c->open_width) c->open_width = 128;
+    if (c->family == MK_SD15) {
+        c->unet.model_channels = 32;
+        c->unet.mult[2] = c->unet.mult[3] = 2;
+    } else if (c->family == MK_SD21) {
+        c->unet.model_channels = 64;
+        c->unet.mult[1] = 1; c->unet.mult[2] = c->unet.mult[3] = 2;
+    } else if (c->family == MK_SDXL) {
+        c->unet.model_channels = 32;
+        c->unet.depth[1] = 1; c->unet.depth[2] = 2; c->unet.depth_mid = 2;
+    } else {
+        c->unet.model_channels = 32;
+        c->unet.depth[1] = c->unet.depth[2] = 1; c->unet.depth_mid = 1;
+    }
+    mk_ckpt_text_dims(c);
     return 1;
 }
 
@@ -644,10 +697,13 @@ static void mk_ckpt_entries(mk_list *L, const mk_ckpt *c) {
     } else if (c->family == MK_SD21) {
         L->prefix = "cond_stage_model.model.";
         mk_openclip_entries(L, c->open_width, c->open_layers);
-    } else {
+    } else if (c->family == MK_SDXL) {
         L->prefix = "conditioner.embedders.0.transformer.text_model.";
         mk_clip_entries(L, c->clip_width, c->clip_layers, 0);
         L->prefix = "conditioner.embedders.1.model.";
+        mk_openclip_entries(L, c->open_width, c->open_layers);
+    } else {
+        L->prefix = "conditioner.embedders.0.model.";
         mk_openclip_entries(L, c->open_width, c->open_layers);
     }
     L->prefix = "model.diffusion_model.";
@@ -695,10 +751,12 @@ static int mk_parse_list(const char *s, int *out, int max) {
 static void mk_usage(void) {
     fprintf(stderr,
         "usage: sdx-mkckpt [options] -o out.safetensors   (or --list)\n"
-        "  --preset sd15|sd21|sdxl   a whole checkpoint of that family: text encoder(s), UNet, VAE (default: sd15)\n"
+        "  --preset sd15|sd21|sdxl|sdxl-refiner   a whole checkpoint of that family: text encoder(s), UNet, VAE\n"
+        "                            (default: sd15)\n"
         "  --preset vae-decoder      the SD VAE decoder alone (standalone VAE file)\n"
         "  --preset taesd-decoder    TAESD's decoder (taesd_decoder layout)\n"
         "  --shrink N                divide every width by N (tests; depths stay; default 1 = full size)\n"
+        "  --tiny                    the scale of the tiny golden checkpoints (shared/golden), instead of --shrink\n"
         "  --prediction eps|v        SD 2.x: what ComfyUI's and sdx's heuristic will read (default eps)\n"
         "  --f16 | --bf16 | --f32    weight dtype (default f16)\n"
         "  --seed N                  random seed (default 1)\n"
@@ -745,7 +803,7 @@ int main(int argc, char **argv) {
     mk_ckpt ck;
     mk_list L;
     const char *out = NULL, *preset = "sd15", *arch_flag = NULL;
-    int unet_only = 0, controlnet = 0, list = 0, shrink = 1, v_pred = 0, ok;
+    int unet_only = 0, controlnet = 0, list = 0, shrink = 1, tiny = 0, v_pred = 0, ok;
     sdx_dtype dtype = SDX_F16;
     unsigned long long seed = 1;
     char err[512];
@@ -759,6 +817,7 @@ int main(int argc, char **argv) {
         if (!strcmp(o, "--controlnet")) { controlnet = 1; continue; }
         if (!strcmp(o, "--unet-only")) { unet_only = 1; continue; }
         if (!strcmp(o, "--list")) { list = 1; continue; }
+        if (!strcmp(o, "--tiny")) { tiny = 1; continue; }
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) { mk_usage(); return 0; }
         if (!v) { fprintf(stderr, "sdx-mkckpt: %s needs a value\n", o); mk_usage(); return 2; }
         i++;
@@ -766,7 +825,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--preset")) {
             preset = v;
             if (strcmp(v, "vae-decoder") && strcmp(v, "taesd-decoder") && !mk_unet_preset(v, &a)) {
-                fprintf(stderr, "sdx-mkckpt: unknown preset '%s' (sd15, sd21, sdxl, vae-decoder, taesd-decoder)\n", v);
+                fprintf(stderr, "sdx-mkckpt: unknown preset '%s' (sd15, sd21, sdxl, sdxl-refiner, vae-decoder, taesd-decoder)\n", v);
                 return 2;
             }
         } else if (!strcmp(o, "--shrink")) {
@@ -784,6 +843,10 @@ int main(int argc, char **argv) {
     if (arch_flag && !unet_only && !controlnet) {
         fprintf(stderr, "sdx-mkckpt: %s shapes a UNet alone: add --unet-only (or --controlnet); a whole checkpoint "
                 "takes its widths from --preset and --shrink\n", arch_flag);
+        return 2;
+    }
+    if (tiny && (shrink != 1 || unet_only || controlnet || !mk_ckpt_tiny(preset, &ck))) {
+        fprintf(stderr, "sdx-mkckpt: --tiny sizes a whole checkpoint of a family preset, instead of --shrink\n");
         return 2;
     }
     if (v_pred && strcmp(preset, "sd21")) {
@@ -805,7 +868,8 @@ int main(int argc, char **argv) {
         if (controlnet) mk_controlnet_entries(&L, &a);
         else mk_unet_entries(&L, &a);
     } else {
-        mk_ckpt_preset(preset, shrink, &ck);
+        if (tiny) mk_ckpt_tiny(preset, &ck);
+        else mk_ckpt_preset(preset, shrink, &ck);
         ck.v_pred = v_pred;
         mk_ckpt_entries(&L, &ck);
     }
