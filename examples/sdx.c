@@ -94,6 +94,7 @@ typedef struct options {
     sdx_gen_params gen;
     const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
     const char *upscale_model;
+    const char *refiner_path;   /* --refiner: loaded as the model is, into gen.refiner */
     int upscale_repeats;
     run_mode mode;
     int threads, verbose, trace, n_taesd, convert;
@@ -491,6 +492,19 @@ static const option option_table[] = {
       .help = "latent (A1111's Latent, bilinear; default), latent-bilinear,\n"
               "latent-nearest, latent-nearest-exact, or an ESRGAN\n"
               "model's .safetensors (decode, upscale, encode)" },
+    { .heading = "SDXL refiner (ComfyUI's two-sampler hand-over; see README)" },
+    { .name = "--refiner", .arg = "PATH", .kind = OPT_STRING, .at = AT(refiner_path),
+      .help = "refiner checkpoint: takes the base's latent, leftover noise and all,\n"
+              "for the last steps of the same schedule; the base decodes" },
+    { .name = "--refiner-switch", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.refiner_switch), .range = "(0, 1]",
+      .help = "fraction of the steps the base takes: round(F * steps)\n"
+              "(default: 0.8)" },
+    { .name = "--ascore", .alias = "--refiner-ascore", .arg = "F", .kind = OPT_NUMBER, .at = AT(gen.refiner_ascore),
+      .range = "(0, 1000]",
+      .help = "aesthetic score an SDXL refiner gets with the prompt (default: 6)" },
+    { .name = "--negative-ascore", .alias = "--refiner-negative-ascore", .arg = "F", .kind = OPT_NUMBER,
+      .at = AT(gen.refiner_negative_ascore), .range = "(0, 1000]",
+      .help = "and with the negative prompt (default: 2.5)" },
     { .heading = "Upscaling (-M upscale)" },
     { .name = "--upscale-model", .arg = "PATH", .kind = OPT_STRING, .at = AT(upscale_model),
       .help = "ESRGAN-family model (.safetensors): RealESRGAN_x4plus,\n"
@@ -634,6 +648,7 @@ static int check_args(options *o) {
         return 0;
     }
     if (o->mode != MODE_IMG_GEN) {
+        if (o->refiner_path) { fprintf(stderr, "sdx: --refiner goes with image generation (-M img_gen)\n"); return -1; }
         o->model.codecs_only = 1;
         if (!o->model.checkpoint && !o->n_taesd) {
             fprintf(stderr, "sdx: -M %s needs a model (-m PATH) or a TAESD file (--taesd PATH)\n", o->mode == MODE_DECODE ? "decode" : "encode");
@@ -651,6 +666,7 @@ static int check_args(options *o) {
         fprintf(stderr, "sdx: --type and --tensor-type-rules go with -M convert (generation keeps the file's types)\n");
         return -1;
     }
+    if (o->refiner_path && o->convert) { fprintf(stderr, "sdx: --refiner goes with image generation, not -M convert\n"); return -1; }
     if (o->convert) {
         if (!output_given) { fprintf(stderr, "sdx: -M convert needs -o OUT.%s\n", o->n_loras ? "safetensors" : "gguf"); return -1; }
         o->model.no_vocab = 1;
@@ -1143,7 +1159,7 @@ int main(int argc, char **argv) {
     options o;
     sdx_desc desc;
     sdx_ctx *ctx;
-    sdx_model *model = NULL;
+    sdx_model *model = NULL, *refiner = NULL;
     sdx_image init = { 0 }, mask = { 0 }, control_image[MAX_CONTROLS];
     sdx_tensor init_latent = { 0 };
     sdx_controlnet *control_net[MAX_CONTROLS] = { 0 };
@@ -1221,6 +1237,18 @@ int main(int argc, char **argv) {
         status = 0;
         goto done;
     }
+    if (o.refiner_path) {
+        /* the base's vocabulary, memory and compute settings; its own VAE stays unused */
+        sdx_model_desc rd;
+        memset(&rd, 0, sizeof rd);
+        rd.checkpoint = o.refiner_path;
+        rd.vocab = o.model.vocab;
+        rd.scan_nonfinite = o.model.scan_nonfinite;
+        rd.low_memory = o.model.low_memory;
+        rd.compute = o.model.compute;
+        if (sdx_model_load(ctx, &rd, &refiner) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
+        o.gen.refiner = refiner;
+    }
     for (int i = 0; i < o.control_net.n; i++) {
         if (sdx_controlnet_load(model, o.control_net.path[i], &control_net[i]) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
         controls[i].net = control_net[i];
@@ -1280,6 +1308,7 @@ done:
         sdx_controlnet_free(control_net[i]);
         free(control_image[i].data);
     }
+    sdx_model_free(refiner);
     sdx_model_free(model);
     sdx_destroy(ctx);
     return status;
