@@ -6,7 +6,8 @@
  * 0.75, clamped at the edges) or, for a model, sdx_decode_latent ->
  * sdx_upscale (upscale suite, BasicSR-exact) -> sdx_encode_image; then
  * img2img at 128 from that init latent with the hires strength and steps
- * (img2img suite, exact to ComfyUI). Hires fix must equal it bit for bit. */
+ * (img2img suite, exact to ComfyUI). Hires fix must equal it bit for bit,
+ * and examples/sdx's --hires-* flags must give sdx_generate's result. */
 #include "test.h"
 
 static void hr_params(sdx_gen_params *p) {
@@ -144,9 +145,55 @@ static int hires_esrgan_equals_decode_upscale_encode_img2img_by_hand(void) {
     return T_PASS;
 }
 
+/* The command: --hires-width/--hires-height, --hires-steps and
+ * --hires-denoise give sdx_generate's latent at the hires size, and the
+ * PNG is that size and records A1111's fields (Size is the first pass's). */
+static int cli_hires_flags_equal_generate_and_are_recorded(void) {
+    T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
+    T_NEED_SDX_COMMAND();
+    T_NEED_MODEL(ctx, m, "sd1");
+    static char out[16384];
+    char args[4096];
+    const char *png = "/tmp/sdx_t_hires.png", *lat = "/tmp/sdx_t_hires.safetensors";
+    sdx_gen_params p;
+    sdx_gen_result ref;
+    sdx_tensor got;
+    int w, h;
+    hr_params(&p);
+    p.hires_width = 128;
+    p.hires_height = 96;
+    p.hires_steps = 2;
+    p.hires_denoise = 0.6f;
+    T_CHECK(sdx_generate(m, &p, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
+    remove(png);
+    remove(lat);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' -p '%s' -n '%s' -W 64 -H 64 --steps 3 --cfg-scale 5 --sampling-method euler "
+             "-s 11 --rng cpu -t 2 --hires-width 128 --hires-height 96 --hires-steps 2 --hires-denoise 0.6 -o %s --output-latent %s",
+             t_golden_ckpt("sd1"), t_shared_dir(), p.prompt, p.negative_prompt, png, lat);
+    T_CHECK(t_sdx(args, out, sizeof out) == 0, "sdx %s: %s", args, out);
+    T_CHECK(t_png_size(png, &w, &h) && w == 128 && h == 96, "the PNG is %dx%d, not 128x96", w, h);
+    T_CHECK(t_png_has_parameters(png, "Steps: 3, Sampler: Euler, Schedule type: Automatic, CFG scale: 5, Seed: 11, Size: 64x64, "
+                                      "Model: model, Denoising strength: 0.6, Hires resize: 128x96, Hires steps: 2, Hires upscaler: Latent,"),
+            "the PNG's parameters lack the hires fields");
+    T_CHECK(t_read_f32(ctx, lat, "latent", &got) == SDX_OK, "%s: %s", lat, sdx_last_error(ctx));
+    T_CHECK(got.ndim == 4 && got.shape[2] == 12 && got.shape[3] == 16 && sdx_tensor_numel(&got) == sdx_tensor_numel(&ref.latents[0]) &&
+            !memcmp(got.data, ref.latents[0].data, sdx_tensor_nbytes(&got)), "the CLI's latent differs from sdx_generate's");
+    sdx_tensor_free(ctx, &got);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' -p x -W 64 -H 64 --hires-width 100 -o %s", t_golden_ckpt("sd1"),
+             t_shared_dir(), png);
+    remove(png);
+    T_CHECK(t_sdx(args, out, sizeof out) != 0 && strstr(out, "multiples of 8") && !t_file_exists(png), "--hires-width 100: %s", out);
+    remove(lat);
+    sdx_gen_result_free(ctx, &ref);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case hires_cases[] = {
     { "hires_latent_equals_txt2img_upscale_img2img_by_hand", hires_latent_equals_txt2img_upscale_img2img_by_hand },
     { "hires_esrgan_equals_decode_upscale_encode_img2img_by_hand", hires_esrgan_equals_decode_upscale_encode_img2img_by_hand },
+    { "cli_hires_flags_equal_generate_and_are_recorded", cli_hires_flags_equal_generate_and_are_recorded },
     { 0, 0 }
 };
 SDX_TEST_SUITE(hires, hires_cases)
