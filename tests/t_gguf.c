@@ -949,6 +949,58 @@ static int a_lora_merged_into_a_quantized_model_saves_requantized(void) {
     return T_PASS;
 }
 
+/* A LoRA on a quantized model is not lost in its blocks: a patched
+ * matrix holds the file's values plus the LoRA's delta in f16, the f16
+ * rounding of what the same LoRA makes of the same weights in f32 (the
+ * file dequantized to an f32 safetensors); the matrices it does not touch
+ * stay quantized, and clearing it gives the blocks back. */
+static int a_lora_on_a_quantized_model_merges_as_on_its_f32_values(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    const char *f32_path = "/tmp/sdx_t_gguf_lora_f32.safetensors";
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx_model *q, *f;
+    int held = 0, patched = 0, untouched = 0, differ = 0, blocks_after = 0, blocks_before = 0;
+    (void)v;
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK && gg_convert_file(ctx, st, f32_path, "f32") == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_st_close(st);
+    q = t_model_file(ctx, path);
+    f = t_model_file(ctx, f32_path);
+    T_CHECK(q && f, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) blocks_before += sdx__dtype_is_block(q->unet.w.slots[i]->t.dtype);
+    T_CHECK(sdx_model_apply_lora(q, lora, 0.8f, 0.8f) == SDX_OK && sdx_model_apply_lora(f, lora, 0.8f, 0.8f) == SDX_OK, "%s",
+            sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) {
+        const sdx__wslot *sq = q->unet.w.slots[i], *sf = NULL;
+        int64_t n = sdx_tensor_numel(&sq->t);
+        if (!sdx__dtype_is_block(sq->file->dtype)) continue;
+        if (sdx__dtype_is_block(sq->t.dtype)) { untouched++; continue; }
+        for (int j = 0; j < f->unet.w.n_slots && !sf; j++)
+            if (!strcmp(f->unet.w.slots[j]->file->name, sq->file->name)) sf = f->unet.w.slots[j];
+        T_CHECK(sf && sf->t.dtype == SDX_F32 && sq->t.dtype == SDX_F16 && sdx_tensor_numel(&sf->t) == n, "'%s': no f32 twin",
+                sq->file->name);
+        held++;
+        patched += memcmp(sf->t.data, sf->file->data, (size_t)n * sizeof(float)) != 0;
+        for (int64_t k = 0; k < n; k++)
+            differ += ((const uint16_t *)sq->t.data)[k] != sdx_f32_to_f16(((const float *)sf->t.data)[k]);
+    }
+    T_CHECK(sdx_model_clear_loras(q) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) blocks_after += sdx__dtype_is_block(q->unet.w.slots[i]->t.dtype);
+    T_NOTE("of the UNet's quantized file weights %d held in f16 (%d patched by the LoRA; the others are norms and the like, "
+           "dequantized at load), %d still in blocks; %d values differ from the f32 merge rounded to f16; %d of %d blocks back "
+           "after clearing", held, patched, untouched, differ, blocks_after, blocks_before);
+    sdx_model_free(q);
+    sdx_model_free(f);
+    sdx_destroy(ctx);
+    remove(f32_path);
+    T_CHECK(patched > 0 && untouched > 0, "patched %d, untouched %d", patched, untouched);
+    T_CHECK(differ == 0, "%d values differ from the f32 merge", differ);
+    T_CHECK(blocks_after == blocks_before, "%d of %d weights quantized after clearing", blocks_after, blocks_before);
+    return T_PASS;
+}
+
 static int gg_convert_built(sdx_ctx *ctx, void *arg) {
     static const char *const types[] = { "q4_0", "q4_K", "f16" };
     int rc = SDX_OK;
@@ -1245,6 +1297,7 @@ static const t_case gguf_cases[] = {
     { "convert_round_trip_reads_back_the_quantized_values", convert_round_trip_reads_back_the_quantized_values },
     { "gguf_converts_to_safetensors_and_to_other_types", gguf_converts_to_safetensors_and_to_other_types },
     { "a_lora_merged_into_a_quantized_model_saves_requantized", a_lora_merged_into_a_quantized_model_saves_requantized },
+    { "a_lora_on_a_quantized_model_merges_as_on_its_f32_values", a_lora_on_a_quantized_model_merges_as_on_its_f32_values },
     { "convert_fails_cleanly_at_every_allocation", convert_fails_cleanly_at_every_allocation },
     { "sdx_converts_from_the_command_line", sdx_converts_from_the_command_line },
     { "q8_0_kept_quantized_generates_as_dequantized_at_load", q8_0_kept_quantized_generates_as_dequantized_at_load },
