@@ -130,8 +130,10 @@ typedef enum sdx_dtype {
     /* ggml's block-quantized weights (GGUF files): each row is a run of
      * blocks of 32 values (Q*_0, Q*_1) or 256 (the K types), every block
      * with its own scales, so a size is per block (sdx_dtype_block), not
-     * per element. The last dimension is a multiple of the block. Read
-     * with sdx_st_read_f32; the model loader dequantizes them. */
+     * per element. A row (what follows the first dimension: a matrix's
+     * row, a convolution's in_channels x kh x kw) is whole blocks; in
+     * ggml's files the last dimension alone is. Read with
+     * sdx_st_read_f32; the model loader keeps or dequantizes them. */
     SDX_Q4_0 = 7,
     SDX_Q4_1 = 8,
     SDX_Q5_0 = 9,
@@ -452,6 +454,11 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
 typedef struct sdx_convert_params {
     const char *type;
     const char *rules;
+    /* nonzero: convolutions take block types too, quantized in rows of
+     * in_channels x kh x kw (whole blocks of the type; SD's 3x3 layers of
+     * 32k channels), a layout only sdx reads (the file says so in
+     * "sdx.quantized_convolutions"; ggml refuses it). GGUF output only. */
+    int convolutions;
 } sdx_convert_params;
 
 /* Writes tensors (each with a name) converted. A path ending in ".gguf"
@@ -1250,8 +1257,8 @@ SDX_API sdx_result sdx_sample(sdx_ctx *ctx, const sdx_sample_desc *desc, float *
  * tensor view into a buffer), passes them to the backend's kernels, and
  * never dereferences them. A tensor's `device` field says which side its
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
- * BF16 storage (any mix; linear's weight also block-quantized where the
- * backend sets linear_blocks), and owe the precision policy what the CPU
+ * BF16 storage (any mix; linear's and conv2d_pad's weights also
+ * block-quantized where the backend sets linear_blocks, conv_blocks), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
  * stores that saturate at +-65504. Before a call sdx checks every
  * operand (in the backend's memory, a storage dtype, dims in range, data
@@ -1323,6 +1330,10 @@ typedef struct sdx_backend {
      * such matrices quantized, as the file holds them. 0: it dequantizes
      * them at load (upload) into f16, and no kernel sees a block. */
     int linear_blocks;
+    /* 1: conv2d_pad takes a block-quantized weight likewise, its rows
+     * (in_channels x kh x kw per output channel) whole blocks: the layout
+     * of sdx's own `--quantize-convolutions` GGUF files. */
+    int conv_blocks;
 
     /* memory; alloc returns NULL on failure */
     void *(*alloc)(void *user, size_t bytes);
@@ -3324,14 +3335,16 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
 /* Checks a shape for negative dims and byte-size overflow; a block type
  * also needs its last dimension to be whole blocks. */
 static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, size_t *bytes) {
-    size_t block_bytes, n = 1;
+    size_t block_bytes, n = 1, row = 1;
     int block = sdx_dtype_block(dtype, &block_bytes);
     if (!block || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
-    if (block > 1 && (ndim == 0 || shape[ndim - 1] % block)) return 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX) return 0;
         if (!sdx__mul_size(n, (size_t)shape[i], &n)) return 0;
+        if (i > 0 || ndim == 1) row *= (size_t)shape[i];    /* <= n, which did not overflow (unused when n is 0) */
     }
+    /* a block tensor's rows are whole blocks (api_core.h) */
+    if (block > 1 && (ndim == 0 || (n && row % (size_t)block))) return 0;
     return sdx__mul_size(n / (size_t)block, block_bytes, bytes);
 }
 
@@ -3988,10 +4001,11 @@ static int sdx__trace_check(sdx_ctx *ctx, const char *op, const sdx_tensor *out)
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
-/* Operand i of op may be block-quantized: linear's weight, on a backend
- * that multiplies blocks (sdx_backend.linear_blocks). */
+/* Operand i of op may be block-quantized: linear's or conv2d's weight,
+ * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
+ * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && be->linear_blocks && !strcmp(op, "linear");
+    return i == 2 && ((be->linear_blocks && !strcmp(op, "linear")) || (be->conv_blocks && !strcmp(op, "conv2d_pad")));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -4075,6 +4089,8 @@ static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
                  (long long)w->shape[0], (long long)ho, (long long)wo);
         return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
     }
+    if (sdx__dtype_is_block(w->dtype) && (w->shape[1] * w->shape[2] * w->shape[3]) % sdx_dtype_block(w->dtype, NULL))
+        return sdx__fail_shapes(ctx, op, "a block-quantized w's rows (C x kh x kw) must be whole blocks", w, "w", NULL, NULL);
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
     return SDX_OK;
@@ -5417,7 +5433,9 @@ SDX__INTRINSICS_WARNINGS_ON
 /* The job's A block, rows [m0, m0 + rows) (valid < m0 + nvalid), into MR-row strips. */
 static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, int nvalid, int64_t k0, int kc, float *tmp) {
 #ifdef SDX__X86
-    if (g->pack16) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
+    /* a quantized convolution's filter rows: Q8_0 and Q4_0 read in place,
+     * other block types dequantized row by row into tmp (kc whole blocks) */
+    if (g->pack16 && (!sdx__dtype_is_block(g->a_dtype) || sdx__blocks16(g->a_dtype))) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
 #endif
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
@@ -6512,7 +6530,7 @@ static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__R
 }
 
 #define SDX__WL SDX__MR   /* filters transformed side by side: a strip's */
-#define SDX__WCB 16       /* input channels widened at a time          */
+#define SDX__WCB 32       /* input channels widened at a time: whole blocks of a quantized 3x3 filter row */
 
 /* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
 static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {
@@ -8186,6 +8204,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->user = s;
     b->host_memory = 1;
     b->linear_blocks = 1;      /* dequantized into the GEMM's panels (gemm.c) */
+    b->conv_blocks = 1;        /* and into the convolutions' (conv.c) */
     b->alloc = sdx__cpu_alloc;
     b->free = sdx__cpu_free;
     b->upload = sdx__cpu_move;
@@ -8630,12 +8649,18 @@ static int sdx__json_parse_file(sdx_ctx *ctx, const char *path, sdx__json_doc *d
  * inside the file. The last tensor's padding may be missing:
  * stable-diffusion.cpp's writer stops after the last byte.
  *
+ * A block-quantized tensor's ne[0] is whole blocks (ggml's rule), except
+ * in files marked SDX__GGUF_CONV_KEY (sdx's --quantize-convolutions):
+ * there a 4-D one (a convolution) has whole blocks in ne[0] x ne[1] x
+ * ne[2], in_channels x kh x kw, a layout ggml refuses to load.
+ *
  * Every count, length and offset is checked against the bytes left
  * before anything is allocated or read; arrays grow as entries are
  * actually parsed, so a huge count in a small file costs nothing. */
 
 #define SDX__GGUF_ALIGNMENT 32u     /* when general.alignment is absent */
 #define SDX__GGUF_MAX_DIMS 4        /* ggml's GGML_MAX_DIMS */
+#define SDX__GGUF_CONV_KEY "sdx.quantized_convolutions"
 
 typedef struct sdx__gguf_tensor {
     sdx_tensor t;       /* t.name is set at the end (strings move while they grow) */
@@ -8651,6 +8676,7 @@ typedef struct sdx__gguf {
     size_t size, pos;               /* the file image and the read cursor */
     uint32_t version;
     uint64_t alignment;
+    int conv_rows;                  /* SDX__GGUF_CONV_KEY is true */
     sdx__gguf_tensor *tensors;
     int n, cap;
     size_t *meta_at;                /* key, value offsets in strings, pairwise */
@@ -8683,7 +8709,7 @@ static const sdx__ggml_type sdx__ggml_types[] = {
 };
 
 /* GGUF value types by id: the byte size of a scalar (0: string/array). */
-enum { SDX__GGUF_STRING = 8, SDX__GGUF_ARRAY = 9, SDX__GGUF_NTYPES = 13 };
+enum { SDX__GGUF_BOOL = 7, SDX__GGUF_STRING = 8, SDX__GGUF_ARRAY = 9, SDX__GGUF_NTYPES = 13 };
 static const char *const sdx__gguf_type_names[SDX__GGUF_NTYPES] = {
     "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array", "uint64", "int64", "float64"
 };
@@ -8858,6 +8884,8 @@ static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
         if (rc != SDX_OK) return rc;
         if (key_len == 17 && !memcmp(key, "general.alignment", 17) && (rc = sdx__gguf_alignment(g, type, v, alignment_seen)) != SDX_OK)
             return rc;
+        if (key_len == sizeof SDX__GGUF_CONV_KEY - 1 && !memcmp(key, SDX__GGUF_CONV_KEY, key_len))
+            g->conv_rows = type == SDX__GGUF_BOOL && v != 0;
         if ((rc = sdx__gguf_keep(g, text, strlen(text), &at)) != SDX_OK) return rc;
     }
     g->meta_at[2 * g->n_meta + 1] = at;
@@ -8866,7 +8894,8 @@ static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
 }
 
 /* The dims of a tensor: ne[] reversed into a row-major shape, the count
- * and byte size checked for overflow, the row whole blocks. The product
+ * and byte size checked for overflow, the row whole blocks (ne[0], or a
+ * convolution's ne[0..2] in a file marked for them). The product
  * of the nonzero dims must fit too, so that no partial product overflows
  * in whatever order it is taken (an empty tensor with huge dims). */
 static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, uint32_t n_dims, const uint64_t *ne) {
@@ -8884,6 +8913,7 @@ static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, 
     }
     count = empty ? 0 : nonzero;
     e->t.ndim = (int)n_dims;
+    if (g->conv_rows && n_dims == 4) row = ne[0] * ne[1] * ne[2];     /* <= nonzero unless the tensor is empty */
     if (row % (uint64_t)block)
         return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': rows of %llu values are not whole %s blocks of %d", g->path, name,
                          (unsigned long long)row, sdx_dtype_name(e->t.dtype), block);
@@ -9035,7 +9065,8 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
  * no key/value pairs (so the alignment is 32), the tensor infos in the
  * given order, each tensor's data at the next multiple of 32 after the
  * last one's, and the last one padded too (ggml's own writer pads it;
- * sd-cli's streaming writer leaves that padding off). */
+ * sd-cli's streaming writer leaves that padding off). A file with
+ * quantized convolutions has one pair, SDX__GGUF_CONV_KEY = true. */
 
 /* Produces the bytes of tensor i of a file being written: *data points at
  * sdx_tensor_nbytes of them until the next call. */
@@ -9070,10 +9101,10 @@ static unsigned char *sdx__gguf_put(unsigned char *p, uint64_t v, int bytes) {
 }
 
 /* Checks every tensor; *size gets the header's size, padded. */
-static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, size_t *size) {
+static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, int conv_rows, size_t *size) {
     size_t bytes;
     uint64_t ne[SDX__GGUF_MAX_DIMS];
-    *size = 24;
+    *size = 24 + (conv_rows ? 8 + sizeof SDX__GGUF_CONV_KEY - 1 + 4 + 1 : 0);
     for (int i = 0; i < n; i++) {
         int dims = sdx__gguf_ne(&t[i], ne);
         char sh[128];
@@ -9090,20 +9121,28 @@ static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tenso
 }
 
 /* Writes tensors t[0..n) (name, dtype and shape; the bytes from fill, or
- * t[i].data without one) to path through a temporary file. */
-static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, sdx__fill_fn fill, void *user) {
+ * t[i].data without one) to path through a temporary file; conv_rows:
+ * some are convolutions quantized in rows of in_channels x kh x kw. */
+static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, int conv_rows, sdx__fill_fn fill,
+                           void *user) {
     static const unsigned char zeros[SDX__GGUF_ALIGNMENT] = { 0 };
     size_t size;
     unsigned char *h, *p;
     uint64_t offset = 0, ne[SDX__GGUF_MAX_DIMS];
     sdx__tmpfile f;
-    int rc = sdx__gguf_header_size(ctx, path, t, n, &size);
+    int rc = sdx__gguf_header_size(ctx, path, t, n, conv_rows, &size);
     if (rc != SDX_OK) return rc;
     if (!(h = (unsigned char *)sdx__calloc(ctx, 1, size))) return sdx__nomem(ctx, "GGUF header", size);
     memcpy(h, "GGUF", 4);
     p = sdx__gguf_put(h + 4, 3, 4);
     p = sdx__gguf_put(p, (uint64_t)n, 8);
-    p = sdx__gguf_put(p, 0, 8);
+    p = sdx__gguf_put(p, conv_rows ? 1 : 0, 8);
+    if (conv_rows) {
+        p = sdx__gguf_put(p, sizeof SDX__GGUF_CONV_KEY - 1, 8);
+        memcpy(p, SDX__GGUF_CONV_KEY, sizeof SDX__GGUF_CONV_KEY - 1);
+        p = sdx__gguf_put(p + sizeof SDX__GGUF_CONV_KEY - 1, SDX__GGUF_BOOL, 4);
+        p = sdx__gguf_put(p, 1, 1);
+    }
     for (int i = 0; i < n; i++) {
         size_t len = strlen(t[i].name);
         int dims = sdx__gguf_ne(&t[i], ne);
@@ -10037,13 +10076,14 @@ static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { r
 static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
 
 /* Whether a block-quantized file tensor stays quantized in its slot: a
- * matrix (what linear multiplies: norms, biases and convolutions go to
- * other kernels, and sd-cli never quantizes a convolution) fetched for a
- * kernel, not for host code, of a backend whose linear multiplies blocks.
+ * matrix (what linear multiplies; norms and biases go to other kernels)
+ * or a convolution (only sdx's own files quantize those) fetched for a
+ * kernel, not for host code, of a backend that multiplies blocks there.
  * The CPU's does, dequantizing a block row at a time into its packed
  * panels; the HIP backend's does not, so there the loader dequantizes. */
 static int sdx__wslot_keeps_blocks(const sdx__wset *w, const sdx_tensor *t, int host) {
-    return t->ndim == 2 && !host && w->ctx->be.linear_blocks;
+    const sdx_backend *be = &w->ctx->be;
+    return !host && ((t->ndim == 2 && be->linear_blocks) || (t->ndim == 4 && be->conv_blocks));
 }
 
 /* The slot for a file tensor: found, or made and filled (uploaded or
@@ -20792,10 +20832,26 @@ static int sdx__convert_is_dropped(const char *name) {
     return 0;
 }
 
+/* The values t is quantized by, a row at a time: its last dimension
+ * (ggml's rows), or when that is not whole blocks of `to`, a 4-D
+ * tensor's in_channels x kh x kw (a convolution in sdx's layout). */
+static int64_t sdx__convert_row(const sdx_tensor *t, sdx_dtype to) {
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
+    if (t->ndim != 4 || last % sdx_dtype_block(to, NULL) == 0) return last;
+    return t->shape[1] * t->shape[2] * t->shape[3];
+}
+
+/* Whether t is a convolution quantized in sdx's layout (rows of
+ * in_channels x kh x kw, its last dimension not whole blocks). */
+static int sdx__convert_is_conv_rows(const sdx_tensor *t) {
+    return sdx__dtype_is_block(t->dtype) && t->ndim == 4 && t->shape[3] % sdx_dtype_block(t->dtype, NULL);
+}
+
 /* Whether sd-cli converts t to dtype `to`: rows whole blocks of it, and
- * a name it does not keep. */
-static int sdx__convert_allows(const sdx_tensor *t, sdx_dtype to) {
-    int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
+ * a name it does not keep. With `convolutions`, a 4-D weight converts
+ * in sdx's layout where its in_channels x kh x kw are whole blocks. */
+static int sdx__convert_allows(const sdx_tensor *t, sdx_dtype to, int convolutions) {
+    int64_t row = convolutions ? sdx__convert_row(t, to) : t->ndim ? t->shape[t->ndim - 1] : 1;
     size_t len = strlen(t->name);
     if (row % sdx_dtype_block(to, NULL)) return 0;
     for (int i = 0; i < SDX__ARRAY_LEN(sdx__convert_kept_suffix); i++) {
@@ -21104,7 +21160,7 @@ static int sdx__convert_fill(void *user, int i, const void **data) {
     c->s = s;
     c->to = c->out[i].dtype;
     c->n = sdx_tensor_numel(s);
-    c->row = s->ndim ? s->shape[s->ndim - 1] : 1;
+    c->row = sdx__convert_row(s, c->to);
     if (!sdx__dtype_is_block(c->to)) {
         sdx__parallel_for(c->ctx, (c->n + SDX__CONVERT_UNIT - 1) / SDX__CONVERT_UNIT, sdx__convert_cast, c);
     } else if (c->n) {
@@ -21117,14 +21173,16 @@ static int sdx__convert_fill(void *user, int i, const void **data) {
 }
 
 /* The dtype tensor t gets in a GGUF file: the first matching rule's type,
- * else `type`, where sd-cli would convert it; else its own. */
-static sdx_dtype sdx__convert_gguf_dtype(const sdx_tensor *t, int type, const sdx__type_rule *rules, int n_rules) {
+ * else `type`, where sd-cli would convert it (or sdx, `convolutions`);
+ * else its own. */
+static sdx_dtype sdx__convert_gguf_dtype(const sdx_tensor *t, int type, const sdx__type_rule *rules, int n_rules, int convolutions) {
     for (int i = 0; i < n_rules; i++)
         if (sdx__rx_search(rules[i].re, rules[i].re + rules[i].n, t->name)) {
             type = rules[i].type;
             break;
         }
-    return type >= 0 && sdx__dtype_is_float(t->dtype) && sdx__convert_allows(t, (sdx_dtype)type) ? (sdx_dtype)type : t->dtype;
+    return type >= 0 && sdx__dtype_is_float(t->dtype) && sdx__convert_allows(t, (sdx_dtype)type, convolutions) ? (sdx_dtype)type
+                                                                                                                 : t->dtype;
 }
 
 static int sdx__convert_by_name(const void *a, const void *b) {
@@ -21132,7 +21190,8 @@ static int sdx__convert_by_name(const void *a, const void *b) {
 }
 
 /* The output tensors of a GGUF file: sd-cli's, sorted by name. */
-static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules, int *n_out) {
+static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules,
+                                  int convolutions, int *n_out) {
     sdx__type_rule *r;
     int n_rules, m = 0, rc = sdx__convert_rules(c->ctx, rules, &r, &n_rules);
     if (rc != SDX_OK) return rc;
@@ -21143,7 +21202,7 @@ static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_t
         c->out[i] = *c->src[i];
         c->out[i].data = NULL;
         c->out[i].owned = 0;
-        c->out[i].dtype = sdx__convert_gguf_dtype(c->src[i], type, r, n_rules);
+        c->out[i].dtype = sdx__convert_gguf_dtype(c->src[i], type, r, n_rules, convolutions);
         if (i && !strcmp(c->src[i]->name, c->src[i - 1]->name))
             rc = sdx__fail(c->ctx, SDX_ERR_INVALID_ARG, "%s: two tensors are named '%s'", path, c->src[i]->name);
     }
@@ -21184,7 +21243,7 @@ static int sdx__ends_with_ci(const char *s, const char *suffix) {
 SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors, const char *const *meta,
                                      int n_meta, const sdx_convert_params *params) {
     const char *type_name = params ? params->type : NULL, *rules = params ? params->rules : NULL;
-    int gguf, type = -1, n_out = n_tensors, rc;
+    int gguf, type = -1, n_out = n_tensors, convolutions = params && params->convolutions, conv_rows = 0, rc;
     sdx__convert c;
     if (!ctx) return SDX_ERR_INVALID_ARG;
     if (!path || n_tensors < 0 || (n_tensors && !tensors))
@@ -21200,9 +21259,11 @@ SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_t
     c.src = (const sdx_tensor **)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.src);
     c.out = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.out);
     if (!c.src || !c.out) rc = sdx__nomem(ctx, "conversion plan", sizeof *c.out * (size_t)n_tensors);
-    else if (gguf) rc = sdx__convert_plan_gguf(&c, path, tensors, n_tensors, type, rules, &n_out);
+    else if (gguf) rc = sdx__convert_plan_gguf(&c, path, tensors, n_tensors, type, rules, convolutions, &n_out);
+    else if (convolutions) rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: quantized convolutions need a .gguf output", path);
     else rc = sdx__convert_plan_st(&c, path, tensors, n_tensors, type, rules);
-    if (rc == SDX_OK && gguf) rc = sdx__gguf_write(ctx, path, c.out, n_out, sdx__convert_fill, &c);
+    for (int i = 0; rc == SDX_OK && gguf && i < n_out; i++) conv_rows |= sdx__convert_is_conv_rows(&c.out[i]);
+    if (rc == SDX_OK && gguf) rc = sdx__gguf_write(ctx, path, c.out, n_out, conv_rows, sdx__convert_fill, &c);
     else if (rc == SDX_OK) rc = sdx__st_write_stream(ctx, path, c.out, n_out, meta, n_meta, sdx__convert_fill, &c);
     sdx__free(ctx, c.buf);
     sdx__free(ctx, c.rows);

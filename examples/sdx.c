@@ -522,6 +522,9 @@ static const option option_table[] = {
     { .name = "--tensor-type-rules", .arg = "R", .kind = OPT_STRING, .at = AT(convert_to.rules),
       .help = "REGEX=TYPE,... types by tensor name, the first match\n"
               "before --type (.gguf only)" },
+    { .name = "--quantize-convolutions", .kind = OPT_SWITCH, .at = AT(convert_to.convolutions),
+      .help = "block types for convolutions too (rows of in_channels\n"
+              "x 3 x 3): smaller and sdx-only (ggml refuses the file)" },
 
     { .heading = "Output and run" },
     { .flag = "-o", .name = "--output", .arg = "PATH", .kind = OPT_STRING, .at = AT(output),
@@ -662,8 +665,9 @@ static int check_args(options *o) {
         return 0;
     }
     if (!o->model.checkpoint) { fprintf(stderr, "sdx: no model given (-m PATH); see --help\n"); return -1; }
-    if ((o->convert_to.type || o->convert_to.rules) && !o->convert) {
-        fprintf(stderr, "sdx: --type and --tensor-type-rules go with -M convert (generation keeps the file's types)\n");
+    if ((o->convert_to.type || o->convert_to.rules || o->convert_to.convolutions) && !o->convert) {
+        fprintf(stderr, "sdx: --type, --tensor-type-rules and --quantize-convolutions go with -M convert (generation keeps the "
+                "file's types)\n");
         return -1;
     }
     if (o->refiner_path && o->convert) { fprintf(stderr, "sdx: --refiner goes with image generation, not -M convert\n"); return -1; }

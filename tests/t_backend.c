@@ -162,9 +162,11 @@ static sdx_ctx *fd_ctx(fake_device *fd) {
     return ctx;
 }
 
-/* One generation of `p` on the CPU and on the fake device: equal bits. */
-static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) {
-    const char *ckpt = t_golden_ckpt(area);
+/* One generation of `p` from checkpoint ckpt (named `area` in messages)
+ * on the CPU and on the fake device: equal bits. The fake device takes
+ * no blocks, so the loader dequantizes a GGUF's to f16 for it; with
+ * `dequantize` the CPU is made to do the same, for the same weights. */
+static int fd_same_as_cpu_from(const char *area, const char *ckpt, const sdx_gen_params *p, int trace, int dequantize) {
     fake_device fd;
     sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
     sdx_model *mc, *md;
@@ -172,6 +174,7 @@ static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) 
     size_t n, peak;
     T_CHECK(dev, "fake device refused");
     sdx_set_trace(dev, trace);
+    if (dequantize) cpu->be.linear_blocks = cpu->be.conv_blocks = 0;
     mc = t_model_file(cpu, ckpt);
     T_CHECK(mc, "%s", sdx_last_error(cpu));
     md = t_model_file(dev, ckpt);
@@ -198,6 +201,10 @@ static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) 
     return T_PASS;
 }
 
+static int fd_same_as_cpu(const char *area, const sdx_gen_params *p, int trace) {
+    return fd_same_as_cpu_from(area, t_golden_ckpt(area), p, trace, 0);
+}
+
 static void fd_params(sdx_gen_params *p) {
     memset(p, 0, sizeof *p);
     p->prompt = "a (red:1.2) fox in the snow";
@@ -220,6 +227,37 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
         if (rc != T_PASS) return rc;
     }
     return T_PASS;
+}
+
+/* A GGUF checkpoint on a backend without block kernels (a GPU): its
+ * quantized weights are dequantized to f16 at upload, and it generates
+ * what the CPU does from the same f16 weights; a file with quantized
+ * convolutions too. */
+static int gguf_models_load_dequantized_on_a_device(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(q8, "golden/gguf/sd1-q8_0.gguf");
+    const char *conv = "/tmp/sdx_t_backend_conv_q4_0.gguf";
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx_tensor *ts;
+    sdx_convert_params cp = { "q4_0", NULL, 1 };
+    sdx_gen_params p;
+    int rc, n;
+    (void)v;
+    fd_params(&p);
+    if ((rc = fd_same_as_cpu_from("sd1-q8_0.gguf", q8, &p, 0, 1)) != T_PASS) return rc;
+    T_CHECK(sdx_st_open(ctx, t_golden_ckpt("sd1"), &st) == SDX_OK, "%s", sdx_last_error(ctx));
+    n = sdx_st_count(st);
+    T_CHECK((ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts)) != NULL, "alloc");
+    for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
+    rc = sdx_convert_write(ctx, conv, ts, n, NULL, 0, &cp);
+    free(ts);
+    sdx_st_close(st);
+    T_CHECK(rc == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    rc = fd_same_as_cpu_from("q4_0 with convolutions", conv, &p, 0, 1);
+    remove(conv);
+    return rc;
 }
 
 /* LoRA merges written into device weight slots (and restored after the
@@ -539,6 +577,7 @@ static const t_case backend_cases[] = {
     { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
     { "optional_ops_a_backend_lacks_run_on_the_host", optional_ops_a_backend_lacks_run_on_the_host },
     { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
+    { "gguf_models_load_dequantized_on_a_device", gguf_models_load_dequantized_on_a_device },
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
     { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },

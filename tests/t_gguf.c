@@ -763,7 +763,7 @@ static void gg_expect(const sdx_tensor *t, sdx_dtype type, float *want) {
 
 /* One round trip: the tensors written at `type`, read back. */
 static int gg_round_trip(sdx_ctx *ctx, const sdx_tensor *ts, sdx_dtype type, const char *path) {
-    sdx_convert_params cp = { sdx_dtype_name(type), NULL };
+    sdx_convert_params cp = { sdx_dtype_name(type), NULL, 0 };
     sdx_st *st = NULL;
     int r = T_PASS;
     float *want = (float *)malloc(4096 * sizeof(float));
@@ -844,7 +844,7 @@ static int gg_holds_converted(sdx_ctx *ctx, const sdx_st *from, const sdx_st *go
 static int gg_convert_file(sdx_ctx *ctx, const sdx_st *st, const char *path, const char *type) {
     int n = sdx_st_count(st), rc;
     sdx_tensor *ts = (sdx_tensor *)calloc((size_t)n + 1, sizeof *ts);
-    sdx_convert_params cp = { type, NULL };
+    sdx_convert_params cp = { type, NULL, 0 };
     if (!ts) return SDX_ERR_NOMEM;
     for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(st, i);
     rc = sdx_convert_write(ctx, path, ts, n, NULL, 0, &cp);
@@ -873,7 +873,7 @@ static int gguf_converts_to_safetensors_and_to_other_types(void) {
         }
         for (int i = 0; i < sdx_st_count(in) && r == T_PASS; i++) {
             const sdx_tensor *t = sdx_st_get(in, i), *u = sdx_st_find(out, t->name);
-            sdx_dtype want = k == 0 ? SDX_F32 : k == 2 ? SDX_F16 : k == 3 ? sdx__convert_gguf_dtype(t, SDX_Q8_0, NULL, 0)
+            sdx_dtype want = k == 0 ? SDX_F32 : k == 2 ? SDX_F16 : k == 3 ? sdx__convert_gguf_dtype(t, SDX_Q8_0, NULL, 0, 0)
                            : sdx__dtype_is_block(t->dtype) ? SDX_F32 : t->dtype;
             if (!u || u->dtype != want || !sdx__same_shape(t, u)) {
                 snprintf(t_msg, sizeof t_msg, "%s: '%s' is %s, want %s of the same shape", types[k] ? types[k] : "no type", t->name,
@@ -909,7 +909,7 @@ static int a_lora_merged_into_a_quantized_model_saves_requantized(void) {
     T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
     const char *st_path = "/tmp/sdx_t_gguf_lora.safetensors", *gg_path = "/tmp/sdx_t_gguf_lora.gguf";
-    sdx_convert_params cp = { "q8_0", NULL };
+    sdx_convert_params cp = { "q8_0", NULL, 0 };
     sdx_ctx *ctx = t_ctx();
     sdx_model *m = t_model_file(ctx, path);
     sdx_st *base = NULL, *fs = NULL, *fg = NULL;
@@ -949,14 +949,66 @@ static int a_lora_merged_into_a_quantized_model_saves_requantized(void) {
     return T_PASS;
 }
 
+/* A LoRA on a quantized model is not lost in its blocks: a patched
+ * matrix holds the file's values plus the LoRA's delta in f16, the f16
+ * rounding of what the same LoRA makes of the same weights in f32 (the
+ * file dequantized to an f32 safetensors); the matrices it does not touch
+ * stay quantized, and clearing it gives the blocks back. */
+static int a_lora_on_a_quantized_model_merges_as_on_its_f32_values(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    const char *f32_path = "/tmp/sdx_t_gguf_lora_f32.safetensors";
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *st = NULL;
+    sdx_model *q, *f;
+    int held = 0, patched = 0, untouched = 0, differ = 0, blocks_after = 0, blocks_before = 0;
+    (void)v;
+    T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK && gg_convert_file(ctx, st, f32_path, "f32") == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx_st_close(st);
+    q = t_model_file(ctx, path);
+    f = t_model_file(ctx, f32_path);
+    T_CHECK(q && f, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) blocks_before += sdx__dtype_is_block(q->unet.w.slots[i]->t.dtype);
+    T_CHECK(sdx_model_apply_lora(q, lora, 0.8f, 0.8f) == SDX_OK && sdx_model_apply_lora(f, lora, 0.8f, 0.8f) == SDX_OK, "%s",
+            sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) {
+        const sdx__wslot *sq = q->unet.w.slots[i], *sf = NULL;
+        int64_t n = sdx_tensor_numel(&sq->t);
+        if (!sdx__dtype_is_block(sq->file->dtype)) continue;
+        if (sdx__dtype_is_block(sq->t.dtype)) { untouched++; continue; }
+        for (int j = 0; j < f->unet.w.n_slots && !sf; j++)
+            if (!strcmp(f->unet.w.slots[j]->file->name, sq->file->name)) sf = f->unet.w.slots[j];
+        T_CHECK(sf && sf->t.dtype == SDX_F32 && sq->t.dtype == SDX_F16 && sdx_tensor_numel(&sf->t) == n, "'%s': no f32 twin",
+                sq->file->name);
+        held++;
+        patched += memcmp(sf->t.data, sf->file->data, (size_t)n * sizeof(float)) != 0;
+        for (int64_t k = 0; k < n; k++)
+            differ += ((const uint16_t *)sq->t.data)[k] != sdx_f32_to_f16(((const float *)sf->t.data)[k]);
+    }
+    T_CHECK(sdx_model_clear_loras(q) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) blocks_after += sdx__dtype_is_block(q->unet.w.slots[i]->t.dtype);
+    T_NOTE("of the UNet's quantized file weights %d held in f16 (%d patched by the LoRA; the others are norms and the like, "
+           "dequantized at load), %d still in blocks; %d values differ from the f32 merge rounded to f16; %d of %d blocks back "
+           "after clearing", held, patched, untouched, differ, blocks_after, blocks_before);
+    sdx_model_free(q);
+    sdx_model_free(f);
+    sdx_destroy(ctx);
+    remove(f32_path);
+    T_CHECK(patched > 0 && untouched > 0, "patched %d, untouched %d", patched, untouched);
+    T_CHECK(differ == 0, "%d values differ from the f32 merge", differ);
+    T_CHECK(blocks_after == blocks_before, "%d of %d weights quantized after clearing", blocks_after, blocks_before);
+    return T_PASS;
+}
+
 static int gg_convert_built(sdx_ctx *ctx, void *arg) {
     static const char *const types[] = { "q4_0", "q4_K", "f16" };
     int rc = SDX_OK;
-    sdx_convert_params cp = { NULL, "norm=q8_0,attn[12]=q5_1" };
+    sdx_convert_params cp = { NULL, "norm=q8_0,attn[12]=q5_1", 0 };
     for (int i = 0; i < 3 && rc == SDX_OK; i++) {
         cp.type = types[i];
         rc = sdx_convert_write(ctx, i < 2 ? "/tmp/sdx_t_gguf_alloc.gguf" : "/tmp/sdx_t_gguf_alloc.safetensors", (const sdx_tensor *)arg,
-                               GG_NSRC, NULL, 0, i < 2 ? &cp : &(sdx_convert_params){ "f16", NULL });
+                               GG_NSRC, NULL, 0, i < 2 ? &cp : &(sdx_convert_params){ "f16", NULL, 0 });
     }
     return rc;
 }
@@ -1066,6 +1118,170 @@ static int q8_0_kept_quantized_generates_as_dequantized_at_load(void) {
     return T_PASS;
 }
 
+/* ---- sdx's quantized convolutions (--quantize-convolutions) -------------- */
+
+/* One 4-D Q8_0 tensor, conv.weight [2, c, 3, 3] (ne 3, 3, c, 2), its
+ * blocks d = 1/(block + 1), q = j - 16; `mark`: 0 no key, 1 the key
+ * true, 2 the key false. */
+static void gg_build_conv(gg_image *g, int64_t c, int mark) {
+    const int64_t blocks = 2 * c * 9 / 32;
+    memset(g, 0, sizeof *g);
+    memcpy(g->b, "GGUF", 4);
+    g->n = 4;
+    gg_put(g, 3, 4);
+    gg_put(g, 1, 8);
+    gg_put(g, mark ? 1 : 0, 8);
+    if (mark) {
+        gg_str(g, "sdx.quantized_convolutions");
+        gg_put(g, 7, 4);
+        gg_put(g, mark == 1, 1);
+    }
+    gg_str(g, "conv.weight");
+    gg_put(g, 4, 4);
+    gg_put(g, 3, 8);
+    gg_put(g, 3, 8);
+    gg_put(g, (uint64_t)c, 8);
+    gg_put(g, 2, 8);
+    gg_put(g, 8, 4);
+    gg_put(g, 0, 8);
+    gg_pad(g, 0, 32);
+    g->data = g->n;
+    for (int64_t b = 0; b < blocks; b++) {
+        gg_put(g, sdx_f32_to_f16(1.0f / (float)(b + 1)), 2);
+        for (int j = 0; j < 32; j++) gg_put(g, (uint64_t)(uint8_t)(int8_t)(j - 16), 1);
+    }
+}
+
+/* The layout opens only from a file that says so, and only where a
+ * convolution's in_channels x 3 x 3 are whole blocks; its values are the
+ * blocks' in row-major order. */
+static int quantized_convolution_layout_opens_only_where_marked(void) {
+    static const struct { int64_t c; int mark; int ok; const char *why; } cases[] = {
+        { 32, 1, 1, NULL }, { 32, 0, 0, "rows of 3 values" }, { 32, 2, 0, "rows of 3 values" }, { 5, 1, 0, "rows of 45 values" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gg_image g;
+        char msg[256];
+        int rc;
+        gg_build_conv(&g, cases[i].c, cases[i].mark);
+        rc = gg_open(&g, g.n, msg, sizeof msg);
+        T_NOTE("c %lld, mark %d: %s", (long long)cases[i].c, cases[i].mark, rc == SDX_OK ? "opens" : msg);
+        if (cases[i].ok) T_CHECK(rc == SDX_OK, "c %lld marked: %s", (long long)cases[i].c, msg);
+        else T_CHECK(rc == SDX_ERR_FORMAT && strstr(msg, cases[i].why), "c %lld, mark %d: %d: %s", (long long)cases[i].c,
+                     cases[i].mark, rc, msg);
+    }
+    {
+        sdx_ctx *ctx = t_ctx();
+        gg_image g;
+        sdx_st *st = NULL;
+        sdx_tensor f;
+        int good = 1;
+        gg_build_conv(&g, 32, 1);
+        T_CHECK(sdx_st_open_memory(ctx, g.b, g.n, "conv.gguf", &st) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx_st_read_f32(ctx, st, "conv.weight", &f) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(f.ndim == 4 && f.shape[0] == 2 && f.shape[1] == 32 && f.shape[2] == 3 && f.shape[3] == 3, "shape");
+        for (int64_t i = 0; i < 2 * 32 * 9; i++)
+            good &= ((const float *)f.data)[i] == (float)(i % 32 - 16) * sdx_f16_to_f32(sdx_f32_to_f16(1.0f / (float)(i / 32 + 1)));
+        sdx_tensor_free(ctx, &f);
+        sdx_st_close(st);
+        sdx_destroy(ctx);
+        T_CHECK(good, "values differ from the blocks'");
+    }
+    return T_PASS;
+}
+
+/* Whether name is one a block type never takes (sd-cli's rule). */
+static int gg_kept_by_name(const char *name) {
+    return strstr(name, "time_embed.") || strstr(name, "label_emb.") || strstr(name, "embedding");
+}
+
+/* The tiny SD1 model converted at q8_0 with its convolutions too: every
+ * convolution whose in_channels x kh x kw are whole blocks is Q8_0 in
+ * rows of those (the values sdx's q8_0 quantizer makes of each such row),
+ * the file is marked, the CPU keeps them quantized, and the model
+ * generates finite, as close to the f32 model as q8_0 files do (the
+ * bound of q8_0_model_generates_close_to_the_f32_model). */
+static int quantized_convolutions_convert_load_and_generate(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(plain_path, "golden/gguf/sd1-q8_0.gguf");
+    const char *path = "/tmp/sdx_t_gguf_quantized_convolutions.gguf";
+    sdx_ctx *ctx = t_ctx();
+    sdx_st *src = NULL, *got = NULL;
+    sdx_model *q, *f, *plain;
+    sdx_gen_params p;
+    sdx_gen_result rq, rf, rp;
+    sdx_convert_params cp = { "q8_0", NULL, 1 };
+    int convs = 0, quantized = 0, kept = 0, wrong = 0;
+    double rel, rel_plain;
+    (void)v;
+    T_CHECK(sdx_st_open(ctx, t_golden_ckpt("sd1"), &src) == SDX_OK, "%s", sdx_last_error(ctx));
+    {
+        int n = sdx_st_count(src);
+        sdx_tensor *ts = (sdx_tensor *)calloc((size_t)n + 1, sizeof *ts);
+        T_CHECK(ts, "alloc");
+        for (int i = 0; i < n; i++) ts[i] = *sdx_st_get(src, i);
+        T_CHECK(sdx_convert_write(ctx, path, ts, n, NULL, 0, &cp) == SDX_OK, "%s", sdx_last_error(ctx));
+        free(ts);
+    }
+    T_CHECK(sdx_st_open(ctx, path, &got) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_meta(got, "sdx.quantized_convolutions") != NULL, "the file is not marked");
+    for (int i = 0; i < sdx_st_count(got); i++) {
+        const sdx_tensor *t = sdx_st_get(got, i);
+        const int64_t row = t->ndim == 4 ? t->shape[1] * t->shape[2] * t->shape[3] : 0;
+        if (t->ndim != 4) continue;
+        convs++;
+        if (t->dtype != (row % 32 == 0 && !gg_kept_by_name(t->name) ? SDX_Q8_0 : sdx_st_find(src, t->name)->dtype)) wrong++;
+        if (t->dtype == SDX_Q8_0) {
+            sdx_tensor a, b;
+            int64_t n = sdx_tensor_numel(t);
+            float *want = (float *)malloc((size_t)n * sizeof(float));
+            unsigned char *blocks = (unsigned char *)malloc((size_t)(n / 32) * 34);
+            T_CHECK(want && blocks && sdx_st_read_f32(ctx, src, t->name, &a) == SDX_OK && sdx_st_read_f32(ctx, got, t->name, &b) == SDX_OK,
+                    "%s", t->name);
+            for (int64_t r = 0; r < n / row; r++) sdx__quantizer(SDX_Q8_0)((const float *)a.data + r * row, row, blocks + (size_t)(r * row / 32) * 34);
+            sdx__dequant(blocks, SDX_Q8_0, 0, n, want);
+            wrong += memcmp(want, b.data, (size_t)n * sizeof(float)) != 0;
+            sdx_tensor_free(ctx, &a);
+            sdx_tensor_free(ctx, &b);
+            free(want);
+            free(blocks);
+            quantized++;
+        }
+    }
+    sdx_st_close(got);
+    sdx_st_close(src);
+    T_CHECK(!wrong && quantized > 0, "%d of %d convolutions have the wrong dtype or values (%d quantized)", wrong, convs, quantized);
+    q = t_model_file(ctx, path);
+    T_CHECK(q, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < q->unet.w.n_slots; i++) kept += q->unet.w.slots[i]->t.ndim == 4 && q->unet.w.slots[i]->t.dtype == SDX_Q8_0;
+    f = t_model(ctx, "sd1");
+    T_CHECK(f, "%s", sdx_last_error(ctx));
+    plain = t_model_file(ctx, plain_path);
+    gg_gen_params(&p);
+    T_CHECK(sdx_generate(q, &p, &rq) == SDX_OK && sdx_generate(f, &p, &rf) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!sdx__has_nonfinite(&rq.latents[0]), "the latent is not finite");
+    rel = t_rel_l2_f32((const float *)rq.latents[0].data, (const float *)rf.latents[0].data, (size_t)sdx_tensor_numel(&rf.latents[0]));
+    rel_plain = -1.0;
+    if (plain && sdx_generate(plain, &p, &rp) == SDX_OK) {
+        rel_plain = t_rel_l2_f32((const float *)rp.latents[0].data, (const float *)rf.latents[0].data,
+                                 (size_t)sdx_tensor_numel(&rf.latents[0]));
+        sdx_gen_result_free(ctx, &rp);
+    }
+    T_NOTE("%d of %d convolutions Q8_0 (%d UNet ones kept quantized); latent rel-L2 against the f32 model %.3g "
+           "(sd-cli's q8_0 file, convolutions f32: %.3g), image max diff %d levels", quantized, convs, kept, rel, rel_plain,
+           t_image_diff(&rq.images[0], &rf.images[0]));
+    sdx_gen_result_free(ctx, &rq);
+    sdx_gen_result_free(ctx, &rf);
+    sdx_model_free(q);
+    sdx_model_free(f);
+    sdx_model_free(plain);
+    sdx_destroy(ctx);
+    remove(path);
+    T_CHECK(kept > 0, "no UNet convolution was kept quantized");
+    T_CHECK(rel < 0.05, "latent rel-L2 %.3g", rel);
+    return T_PASS;
+}
+
 static const t_case gguf_cases[] = {
     { "built_files_open_with_shapes_values_and_metadata", built_files_open_with_shapes_values_and_metadata },
     { "hostile_files_fail_with_a_reason", hostile_files_fail_with_a_reason },
@@ -1081,9 +1297,12 @@ static const t_case gguf_cases[] = {
     { "convert_round_trip_reads_back_the_quantized_values", convert_round_trip_reads_back_the_quantized_values },
     { "gguf_converts_to_safetensors_and_to_other_types", gguf_converts_to_safetensors_and_to_other_types },
     { "a_lora_merged_into_a_quantized_model_saves_requantized", a_lora_merged_into_a_quantized_model_saves_requantized },
+    { "a_lora_on_a_quantized_model_merges_as_on_its_f32_values", a_lora_on_a_quantized_model_merges_as_on_its_f32_values },
     { "convert_fails_cleanly_at_every_allocation", convert_fails_cleanly_at_every_allocation },
     { "sdx_converts_from_the_command_line", sdx_converts_from_the_command_line },
     { "q8_0_kept_quantized_generates_as_dequantized_at_load", q8_0_kept_quantized_generates_as_dequantized_at_load },
+    { "quantized_convolution_layout_opens_only_where_marked", quantized_convolution_layout_opens_only_where_marked },
+    { "quantized_convolutions_convert_load_and_generate", quantized_convolutions_convert_load_and_generate },
     { 0, 0 }
 };
 SDX_TEST_SUITE(gguf, gguf_cases)

@@ -275,6 +275,91 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
     return T_PASS;
 }
 
+/* conv2d with a block-quantized filter (sdx's --quantize-convolutions
+ * layout: rows of C x kh x kw whole blocks) against the filter
+ * dequantized to f32 first: the im2col GEMM packs it as its A operand and
+ * the Winograd filter transforms read it through the same dequantizer, so
+ * the bits are the f32 filter's. Per type where the row is whole blocks:
+ * SD's 3x3 layers on the f32 and AMX Winograd paths (C 320 at 64x64, 512
+ * for the K types' 256-value blocks), a stride-2 downsampler, a small
+ * direct one and a 1x1 projection; f32 with both packers and bf16. */
+static int conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit(void) {
+    static const struct { int64_t n, c, h, w, o; int k, stride, pad; } shapes[] = {
+        { 1, 320, 64, 64, 64, 3, 1, 1 }, { 1, 512, 32, 32, 40, 3, 1, 1 }, { 2, 64, 17, 15, 96, 3, 2, 1 },
+        { 1, 32, 9, 7, 5, 3, 1, 1 },     { 1, 256, 8, 8, 70, 1, 1, 0 },
+    };
+    int cases = 0, winograd = 0;
+    for (int type = SDX_Q4_0; type <= SDX_Q6_K; type++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const int block = sdx_dtype_block((sdx_dtype)type, NULL), k = shapes[i].k, st = shapes[i].stride, pad = shapes[i].pad;
+            const int64_t c = shapes[i].c, o = shapes[i].o;
+            const int64_t ho = (shapes[i].h + 2 * pad - k) / st + 1, wo = (shapes[i].w + 2 * pad - k) / st + 1;
+            int64_t xs[4] = { shapes[i].n, c, shapes[i].h, shapes[i].w }, ws[4] = { o, c, k, k }, ys[4] = { shapes[i].n, o, ho, wo };
+            tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+            sdx_tensor *x, *wq, *wf, *b, *yq, *yf;
+            float *xv, *bv;
+            int ok = 1;
+            if ((c * k * k) % block) { sdx_destroy(e.ctx); continue; }
+            t_seed((uint64_t)(200 * type + (int)i));
+            x = tk_rand(&e, i % 2 ? SDX_F16 : SDX_F32, 4, xs, 1.0, &xv);
+            b = tk_rand(&e, SDX_F32, 1, &o, 0.5, &bv);
+            wq = tk_tensor(&e, (sdx_dtype)type, 4, ws);
+            wf = tk_tensor(&e, SDX_F32, 4, ws);
+            yq = tk_tensor(&e, SDX_F32, 4, ys);
+            yf = tk_tensor(&e, SDX_F32, 4, ys);
+            if (!x || !b || !wq || !wf || !yq || !yf) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
+            tk_rand_blocks(wq);
+            sdx__load_f32(wq->data, wq->dtype, 0, o * c * k * k, (float *)wf->data);
+            sdx__bf16_usable(e.ctx);     /* probes the CPU */
+            for (int run = 0; ok && run < 3; run++) {
+                static const char *const runs[3] = { "f32", "f32, portable packers", "bf16" };
+                sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
+                sdx__cpu(e.ctx)->pack_scalar = run == 1;
+                winograd += sdx__wino_pays(e.ctx, compute, x, wf, st, ho, wo);
+                ok = sdx__conv2d_pad(e.ctx, yq, x, wq, b, st, pad, pad, pad, pad, compute) == SDX_OK &&
+                     sdx__conv2d_pad(e.ctx, yf, x, wf, b, st, pad, pad, pad, pad, compute) == SDX_OK && !sdx__has_nonfinite(yf) &&
+                     memcmp(yq->data, yf->data, sdx_tensor_nbytes(yf)) == 0;
+                if (!ok)
+                    snprintf(t_msg, sizeof t_msg, "%s filter [%lld, %lld, %d, %d] stride %d on [%lld, %lld, %lld, %lld], %s: differs "
+                             "from the f32 filter (%s)", sdx_dtype_name((sdx_dtype)type), (long long)o, (long long)c, k, k, st,
+                             (long long)xs[0], (long long)c, (long long)xs[2], (long long)xs[3], runs[run], sdx_last_error(e.ctx));
+                cases++;
+            }
+            tk_done(&e);
+            sdx_destroy(e.ctx);
+            if (!ok) return T_FAIL;
+        }
+    T_NOTE("%d convolutions (%d on Winograd), 10 types, bit-identical to the dequantized f32 filter", cases, winograd);
+    T_CHECK(winograd > 0, "no case ran the Winograd path");
+    return T_PASS;
+}
+
+/* A quantized filter whose rows are not whole blocks, and one handed to a
+ * backend without conv_blocks, are refused by the op's contract. */
+static int conv2d_refuses_quantized_filters_it_cannot_take(void) {
+    tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
+    int64_t xs[4] = { 1, 16, 8, 8 }, ws[4] = { 8, 16, 1, 1 }, w2[4] = { 8, 32, 3, 3 }, ys[4] = { 1, 8, 8, 8 }, x2[4] = { 1, 32, 8, 8 };
+    sdx_tensor *x = tk_tensor(&e, SDX_F32, 4, xs), *w = tk_tensor(&e, SDX_Q8_0, 4, w2), *y = tk_tensor(&e, SDX_F32, 4, ys);
+    sdx_tensor *xw = tk_tensor(&e, SDX_F32, 4, x2), bad;
+    int rc_rows, rc_backend;
+    char msg[256];
+    T_CHECK(x && w && y && xw, "alloc");
+    memset(w->data, 0, sdx_tensor_nbytes(w));
+    bad = *w;                   /* rows of 16 values: not a whole Q8_0 block */
+    memcpy(bad.shape, ws, sizeof ws);
+    rc_rows = sdx__conv2d_pad(e.ctx, y, x, &bad, NULL, 1, 0, 0, 0, 0, SDX_F32);
+    snprintf(msg, sizeof msg, "%s", sdx_last_error(e.ctx));
+    e.ctx->be.conv_blocks = 0;
+    rc_backend = sdx__conv2d_pad(e.ctx, y, xw, w, NULL, 1, 1, 1, 1, 1, SDX_F32);
+    T_NOTE("%s / %s", msg, sdx_last_error(e.ctx));
+    T_CHECK(rc_rows == SDX_ERR_INVALID_ARG && strstr(msg, "whole blocks"), "partial blocks: %d: %s", rc_rows, msg);
+    T_CHECK(rc_backend == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(e.ctx), "Q8_0"), "no conv_blocks: %d: %s", rc_backend,
+            sdx_last_error(e.ctx));
+    tk_done(&e);
+    sdx_destroy(e.ctx);
+    return T_PASS;
+}
+
 static int linear_rejects_mismatched_shapes(void) {
     sdx_ctx *ctx = t_ctx();
     float xb[6], wb[8], yb[8];
@@ -1234,6 +1319,8 @@ static const t_case kernels_cases[] = {
     { "linear_many_rows_spans_tiles", linear_many_rows_spans_tiles },
     { "linear_same_bits_for_any_thread_count", linear_same_bits_for_any_thread_count },
     { "linear_quantized_weights_equal_dequantized_f32_bit_for_bit", linear_quantized_weights_equal_dequantized_f32_bit_for_bit },
+    { "conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit", conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit },
+    { "conv2d_refuses_quantized_filters_it_cannot_take", conv2d_refuses_quantized_filters_it_cannot_take },
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
     { "linear_rejects_negative_dims", linear_rejects_negative_dims },
     { "gemm_micro_kernels_agree_with_double", gemm_micro_kernels_agree_with_double },

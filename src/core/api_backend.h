@@ -14,8 +14,8 @@
  * tensor view into a buffer), passes them to the backend's kernels, and
  * never dereferences them. A tensor's `device` field says which side its
  * data is on (0 host, 1 the backend). Kernels see tensors in F32, F16 or
- * BF16 storage (any mix; linear's weight also block-quantized where the
- * backend sets linear_blocks), and owe the precision policy what the CPU
+ * BF16 storage (any mix; linear's and conv2d_pad's weights also
+ * block-quantized where the backend sets linear_blocks, conv_blocks), and owe the precision policy what the CPU
  * kernels do: f32 accumulation, f32 norm statistics and softmax, f16
  * stores that saturate at +-65504. Before a call sdx checks every
  * operand (in the backend's memory, a storage dtype, dims in range, data
@@ -87,6 +87,10 @@ typedef struct sdx_backend {
      * such matrices quantized, as the file holds them. 0: it dequantizes
      * them at load (upload) into f16, and no kernel sees a block. */
     int linear_blocks;
+    /* 1: conv2d_pad takes a block-quantized weight likewise, its rows
+     * (in_channels x kh x kw per output channel) whole blocks: the layout
+     * of sdx's own `--quantize-convolutions` GGUF files. */
+    int conv_blocks;
 
     /* memory; alloc returns NULL on failure */
     void *(*alloc)(void *user, size_t bytes);

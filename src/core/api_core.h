@@ -48,8 +48,10 @@ typedef enum sdx_dtype {
     /* ggml's block-quantized weights (GGUF files): each row is a run of
      * blocks of 32 values (Q*_0, Q*_1) or 256 (the K types), every block
      * with its own scales, so a size is per block (sdx_dtype_block), not
-     * per element. The last dimension is a multiple of the block. Read
-     * with sdx_st_read_f32; the model loader dequantizes them. */
+     * per element. A row (what follows the first dimension: a matrix's
+     * row, a convolution's in_channels x kh x kw) is whole blocks; in
+     * ggml's files the last dimension alone is. Read with
+     * sdx_st_read_f32; the model loader keeps or dequantizes them. */
     SDX_Q4_0 = 7,
     SDX_Q4_1 = 8,
     SDX_Q5_0 = 9,

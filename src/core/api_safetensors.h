@@ -93,6 +93,11 @@ SDX_API sdx_result sdx_st_write(sdx_ctx *ctx, const char *path, const sdx_tensor
 typedef struct sdx_convert_params {
     const char *type;
     const char *rules;
+    /* nonzero: convolutions take block types too, quantized in rows of
+     * in_channels x kh x kw (whole blocks of the type; SD's 3x3 layers of
+     * 32k channels), a layout only sdx reads (the file says so in
+     * "sdx.quantized_convolutions"; ggml refuses it). GGUF output only. */
+    int convolutions;
 } sdx_convert_params;
 
 /* Writes tensors (each with a name) converted. A path ending in ".gguf"

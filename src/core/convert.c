@@ -45,10 +45,26 @@ static int sdx__convert_is_dropped(const char *name) {
     return 0;
 }
 
+/* The values t is quantized by, a row at a time: its last dimension
+ * (ggml's rows), or when that is not whole blocks of `to`, a 4-D
+ * tensor's in_channels x kh x kw (a convolution in sdx's layout). */
+static int64_t sdx__convert_row(const sdx_tensor *t, sdx_dtype to) {
+    int64_t last = t->ndim ? t->shape[t->ndim - 1] : 1;
+    if (t->ndim != 4 || last % sdx_dtype_block(to, NULL) == 0) return last;
+    return t->shape[1] * t->shape[2] * t->shape[3];
+}
+
+/* Whether t is a convolution quantized in sdx's layout (rows of
+ * in_channels x kh x kw, its last dimension not whole blocks). */
+static int sdx__convert_is_conv_rows(const sdx_tensor *t) {
+    return sdx__dtype_is_block(t->dtype) && t->ndim == 4 && t->shape[3] % sdx_dtype_block(t->dtype, NULL);
+}
+
 /* Whether sd-cli converts t to dtype `to`: rows whole blocks of it, and
- * a name it does not keep. */
-static int sdx__convert_allows(const sdx_tensor *t, sdx_dtype to) {
-    int64_t row = t->ndim ? t->shape[t->ndim - 1] : 1;
+ * a name it does not keep. With `convolutions`, a 4-D weight converts
+ * in sdx's layout where its in_channels x kh x kw are whole blocks. */
+static int sdx__convert_allows(const sdx_tensor *t, sdx_dtype to, int convolutions) {
+    int64_t row = convolutions ? sdx__convert_row(t, to) : t->ndim ? t->shape[t->ndim - 1] : 1;
     size_t len = strlen(t->name);
     if (row % sdx_dtype_block(to, NULL)) return 0;
     for (int i = 0; i < SDX__ARRAY_LEN(sdx__convert_kept_suffix); i++) {
@@ -357,7 +373,7 @@ static int sdx__convert_fill(void *user, int i, const void **data) {
     c->s = s;
     c->to = c->out[i].dtype;
     c->n = sdx_tensor_numel(s);
-    c->row = s->ndim ? s->shape[s->ndim - 1] : 1;
+    c->row = sdx__convert_row(s, c->to);
     if (!sdx__dtype_is_block(c->to)) {
         sdx__parallel_for(c->ctx, (c->n + SDX__CONVERT_UNIT - 1) / SDX__CONVERT_UNIT, sdx__convert_cast, c);
     } else if (c->n) {
@@ -370,14 +386,16 @@ static int sdx__convert_fill(void *user, int i, const void **data) {
 }
 
 /* The dtype tensor t gets in a GGUF file: the first matching rule's type,
- * else `type`, where sd-cli would convert it; else its own. */
-static sdx_dtype sdx__convert_gguf_dtype(const sdx_tensor *t, int type, const sdx__type_rule *rules, int n_rules) {
+ * else `type`, where sd-cli would convert it (or sdx, `convolutions`);
+ * else its own. */
+static sdx_dtype sdx__convert_gguf_dtype(const sdx_tensor *t, int type, const sdx__type_rule *rules, int n_rules, int convolutions) {
     for (int i = 0; i < n_rules; i++)
         if (sdx__rx_search(rules[i].re, rules[i].re + rules[i].n, t->name)) {
             type = rules[i].type;
             break;
         }
-    return type >= 0 && sdx__dtype_is_float(t->dtype) && sdx__convert_allows(t, (sdx_dtype)type) ? (sdx_dtype)type : t->dtype;
+    return type >= 0 && sdx__dtype_is_float(t->dtype) && sdx__convert_allows(t, (sdx_dtype)type, convolutions) ? (sdx_dtype)type
+                                                                                                                 : t->dtype;
 }
 
 static int sdx__convert_by_name(const void *a, const void *b) {
@@ -385,7 +403,8 @@ static int sdx__convert_by_name(const void *a, const void *b) {
 }
 
 /* The output tensors of a GGUF file: sd-cli's, sorted by name. */
-static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules, int *n_out) {
+static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_tensor *t, int n, int type, const char *rules,
+                                  int convolutions, int *n_out) {
     sdx__type_rule *r;
     int n_rules, m = 0, rc = sdx__convert_rules(c->ctx, rules, &r, &n_rules);
     if (rc != SDX_OK) return rc;
@@ -396,7 +415,7 @@ static int sdx__convert_plan_gguf(sdx__convert *c, const char *path, const sdx_t
         c->out[i] = *c->src[i];
         c->out[i].data = NULL;
         c->out[i].owned = 0;
-        c->out[i].dtype = sdx__convert_gguf_dtype(c->src[i], type, r, n_rules);
+        c->out[i].dtype = sdx__convert_gguf_dtype(c->src[i], type, r, n_rules, convolutions);
         if (i && !strcmp(c->src[i]->name, c->src[i - 1]->name))
             rc = sdx__fail(c->ctx, SDX_ERR_INVALID_ARG, "%s: two tensors are named '%s'", path, c->src[i]->name);
     }
@@ -437,7 +456,7 @@ static int sdx__ends_with_ci(const char *s, const char *suffix) {
 SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_tensor *tensors, int n_tensors, const char *const *meta,
                                      int n_meta, const sdx_convert_params *params) {
     const char *type_name = params ? params->type : NULL, *rules = params ? params->rules : NULL;
-    int gguf, type = -1, n_out = n_tensors, rc;
+    int gguf, type = -1, n_out = n_tensors, convolutions = params && params->convolutions, conv_rows = 0, rc;
     sdx__convert c;
     if (!ctx) return SDX_ERR_INVALID_ARG;
     if (!path || n_tensors < 0 || (n_tensors && !tensors))
@@ -453,9 +472,11 @@ SDX_API sdx_result sdx_convert_write(sdx_ctx *ctx, const char *path, const sdx_t
     c.src = (const sdx_tensor **)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.src);
     c.out = (sdx_tensor *)sdx__calloc(ctx, (size_t)(n_tensors ? n_tensors : 1), sizeof *c.out);
     if (!c.src || !c.out) rc = sdx__nomem(ctx, "conversion plan", sizeof *c.out * (size_t)n_tensors);
-    else if (gguf) rc = sdx__convert_plan_gguf(&c, path, tensors, n_tensors, type, rules, &n_out);
+    else if (gguf) rc = sdx__convert_plan_gguf(&c, path, tensors, n_tensors, type, rules, convolutions, &n_out);
+    else if (convolutions) rc = sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: quantized convolutions need a .gguf output", path);
     else rc = sdx__convert_plan_st(&c, path, tensors, n_tensors, type, rules);
-    if (rc == SDX_OK && gguf) rc = sdx__gguf_write(ctx, path, c.out, n_out, sdx__convert_fill, &c);
+    for (int i = 0; rc == SDX_OK && gguf && i < n_out; i++) conv_rows |= sdx__convert_is_conv_rows(&c.out[i]);
+    if (rc == SDX_OK && gguf) rc = sdx__gguf_write(ctx, path, c.out, n_out, conv_rows, sdx__convert_fill, &c);
     else if (rc == SDX_OK) rc = sdx__st_write_stream(ctx, path, c.out, n_out, meta, n_meta, sdx__convert_fill, &c);
     sdx__free(ctx, c.buf);
     sdx__free(ctx, c.rows);

@@ -408,14 +408,16 @@ SDX_API const char *sdx_shape_str(const sdx_tensor *t, char *buf, size_t size) {
 /* Checks a shape for negative dims and byte-size overflow; a block type
  * also needs its last dimension to be whole blocks. */
 static int sdx__shape_bytes(sdx_dtype dtype, int ndim, const int64_t *shape, size_t *bytes) {
-    size_t block_bytes, n = 1;
+    size_t block_bytes, n = 1, row = 1;
     int block = sdx_dtype_block(dtype, &block_bytes);
     if (!block || ndim < 0 || ndim > SDX_MAX_DIMS) return 0;
-    if (block > 1 && (ndim == 0 || shape[ndim - 1] % block)) return 0;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX) return 0;
         if (!sdx__mul_size(n, (size_t)shape[i], &n)) return 0;
+        if (i > 0 || ndim == 1) row *= (size_t)shape[i];    /* <= n, which did not overflow (unused when n is 0) */
     }
+    /* a block tensor's rows are whole blocks (api_core.h) */
+    if (block > 1 && (ndim == 0 || (n && row % (size_t)block))) return 0;
     return sdx__mul_size(n / (size_t)block, block_bytes, bytes);
 }
 

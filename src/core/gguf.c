@@ -16,12 +16,18 @@
  * inside the file. The last tensor's padding may be missing:
  * stable-diffusion.cpp's writer stops after the last byte.
  *
+ * A block-quantized tensor's ne[0] is whole blocks (ggml's rule), except
+ * in files marked SDX__GGUF_CONV_KEY (sdx's --quantize-convolutions):
+ * there a 4-D one (a convolution) has whole blocks in ne[0] x ne[1] x
+ * ne[2], in_channels x kh x kw, a layout ggml refuses to load.
+ *
  * Every count, length and offset is checked against the bytes left
  * before anything is allocated or read; arrays grow as entries are
  * actually parsed, so a huge count in a small file costs nothing. */
 
 #define SDX__GGUF_ALIGNMENT 32u     /* when general.alignment is absent */
 #define SDX__GGUF_MAX_DIMS 4        /* ggml's GGML_MAX_DIMS */
+#define SDX__GGUF_CONV_KEY "sdx.quantized_convolutions"
 
 typedef struct sdx__gguf_tensor {
     sdx_tensor t;       /* t.name is set at the end (strings move while they grow) */
@@ -37,6 +43,7 @@ typedef struct sdx__gguf {
     size_t size, pos;               /* the file image and the read cursor */
     uint32_t version;
     uint64_t alignment;
+    int conv_rows;                  /* SDX__GGUF_CONV_KEY is true */
     sdx__gguf_tensor *tensors;
     int n, cap;
     size_t *meta_at;                /* key, value offsets in strings, pairwise */
@@ -69,7 +76,7 @@ static const sdx__ggml_type sdx__ggml_types[] = {
 };
 
 /* GGUF value types by id: the byte size of a scalar (0: string/array). */
-enum { SDX__GGUF_STRING = 8, SDX__GGUF_ARRAY = 9, SDX__GGUF_NTYPES = 13 };
+enum { SDX__GGUF_BOOL = 7, SDX__GGUF_STRING = 8, SDX__GGUF_ARRAY = 9, SDX__GGUF_NTYPES = 13 };
 static const char *const sdx__gguf_type_names[SDX__GGUF_NTYPES] = {
     "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32", "bool", "string", "array", "uint64", "int64", "float64"
 };
@@ -244,6 +251,8 @@ static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
         if (rc != SDX_OK) return rc;
         if (key_len == 17 && !memcmp(key, "general.alignment", 17) && (rc = sdx__gguf_alignment(g, type, v, alignment_seen)) != SDX_OK)
             return rc;
+        if (key_len == sizeof SDX__GGUF_CONV_KEY - 1 && !memcmp(key, SDX__GGUF_CONV_KEY, key_len))
+            g->conv_rows = type == SDX__GGUF_BOOL && v != 0;
         if ((rc = sdx__gguf_keep(g, text, strlen(text), &at)) != SDX_OK) return rc;
     }
     g->meta_at[2 * g->n_meta + 1] = at;
@@ -252,7 +261,8 @@ static int sdx__gguf_kv(sdx__gguf *g, int index, int *alignment_seen) {
 }
 
 /* The dims of a tensor: ne[] reversed into a row-major shape, the count
- * and byte size checked for overflow, the row whole blocks. The product
+ * and byte size checked for overflow, the row whole blocks (ne[0], or a
+ * convolution's ne[0..2] in a file marked for them). The product
  * of the nonzero dims must fit too, so that no partial product overflows
  * in whatever order it is taken (an empty tensor with huge dims). */
 static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, uint32_t n_dims, const uint64_t *ne) {
@@ -270,6 +280,7 @@ static int sdx__gguf_shape(sdx__gguf *g, sdx__gguf_tensor *e, const char *name, 
     }
     count = empty ? 0 : nonzero;
     e->t.ndim = (int)n_dims;
+    if (g->conv_rows && n_dims == 4) row = ne[0] * ne[1] * ne[2];     /* <= nonzero unless the tensor is empty */
     if (row % (uint64_t)block)
         return sdx__fail(g->ctx, SDX_ERR_FORMAT, "%s: tensor '%s': rows of %llu values are not whole %s blocks of %d", g->path, name,
                          (unsigned long long)row, sdx_dtype_name(e->t.dtype), block);
@@ -421,7 +432,8 @@ static int sdx__gguf_parse(sdx_ctx *ctx, const void *base, size_t size, const ch
  * no key/value pairs (so the alignment is 32), the tensor infos in the
  * given order, each tensor's data at the next multiple of 32 after the
  * last one's, and the last one padded too (ggml's own writer pads it;
- * sd-cli's streaming writer leaves that padding off). */
+ * sd-cli's streaming writer leaves that padding off). A file with
+ * quantized convolutions has one pair, SDX__GGUF_CONV_KEY = true. */
 
 /* Produces the bytes of tensor i of a file being written: *data points at
  * sdx_tensor_nbytes of them until the next call. */
@@ -456,10 +468,10 @@ static unsigned char *sdx__gguf_put(unsigned char *p, uint64_t v, int bytes) {
 }
 
 /* Checks every tensor; *size gets the header's size, padded. */
-static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, size_t *size) {
+static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, int conv_rows, size_t *size) {
     size_t bytes;
     uint64_t ne[SDX__GGUF_MAX_DIMS];
-    *size = 24;
+    *size = 24 + (conv_rows ? 8 + sizeof SDX__GGUF_CONV_KEY - 1 + 4 + 1 : 0);
     for (int i = 0; i < n; i++) {
         int dims = sdx__gguf_ne(&t[i], ne);
         char sh[128];
@@ -476,20 +488,28 @@ static int sdx__gguf_header_size(sdx_ctx *ctx, const char *path, const sdx_tenso
 }
 
 /* Writes tensors t[0..n) (name, dtype and shape; the bytes from fill, or
- * t[i].data without one) to path through a temporary file. */
-static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, sdx__fill_fn fill, void *user) {
+ * t[i].data without one) to path through a temporary file; conv_rows:
+ * some are convolutions quantized in rows of in_channels x kh x kw. */
+static int sdx__gguf_write(sdx_ctx *ctx, const char *path, const sdx_tensor *t, int n, int conv_rows, sdx__fill_fn fill,
+                           void *user) {
     static const unsigned char zeros[SDX__GGUF_ALIGNMENT] = { 0 };
     size_t size;
     unsigned char *h, *p;
     uint64_t offset = 0, ne[SDX__GGUF_MAX_DIMS];
     sdx__tmpfile f;
-    int rc = sdx__gguf_header_size(ctx, path, t, n, &size);
+    int rc = sdx__gguf_header_size(ctx, path, t, n, conv_rows, &size);
     if (rc != SDX_OK) return rc;
     if (!(h = (unsigned char *)sdx__calloc(ctx, 1, size))) return sdx__nomem(ctx, "GGUF header", size);
     memcpy(h, "GGUF", 4);
     p = sdx__gguf_put(h + 4, 3, 4);
     p = sdx__gguf_put(p, (uint64_t)n, 8);
-    p = sdx__gguf_put(p, 0, 8);
+    p = sdx__gguf_put(p, conv_rows ? 1 : 0, 8);
+    if (conv_rows) {
+        p = sdx__gguf_put(p, sizeof SDX__GGUF_CONV_KEY - 1, 8);
+        memcpy(p, SDX__GGUF_CONV_KEY, sizeof SDX__GGUF_CONV_KEY - 1);
+        p = sdx__gguf_put(p + sizeof SDX__GGUF_CONV_KEY - 1, SDX__GGUF_BOOL, 4);
+        p = sdx__gguf_put(p, 1, 1);
+    }
     for (int i = 0; i < n; i++) {
         size_t len = strlen(t[i].name);
         int dims = sdx__gguf_ne(&t[i], ne);

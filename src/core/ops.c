@@ -12,10 +12,11 @@
 
 static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 || t == SDX_BF16; }
 
-/* Operand i of op may be block-quantized: linear's weight, on a backend
- * that multiplies blocks (sdx_backend.linear_blocks). */
+/* Operand i of op may be block-quantized: linear's or conv2d's weight,
+ * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
+ * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && be->linear_blocks && !strcmp(op, "linear");
+    return i == 2 && ((be->linear_blocks && !strcmp(op, "linear")) || (be->conv_blocks && !strcmp(op, "conv2d_pad")));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -99,6 +100,8 @@ static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
                  (long long)w->shape[0], (long long)ho, (long long)wo);
         return sdx__fail_shapes(ctx, op, want, y, "y", x, "x");
     }
+    if (sdx__dtype_is_block(w->dtype) && (w->shape[1] * w->shape[2] * w->shape[3]) % sdx_dtype_block(w->dtype, NULL))
+        return sdx__fail_shapes(ctx, op, "a block-quantized w's rows (C x kh x kw) must be whole blocks", w, "w", NULL, NULL);
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
     return SDX_OK;

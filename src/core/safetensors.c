@@ -907,13 +907,14 @@ static int sdx__wslot_set(sdx__wset *w, sdx__wslot *sl, const float *values) { r
 static int sdx__wslot_reset(sdx__wset *w, sdx__wslot *sl) { return sdx__wslot_write(w, sl, NULL); }
 
 /* Whether a block-quantized file tensor stays quantized in its slot: a
- * matrix (what linear multiplies: norms, biases and convolutions go to
- * other kernels, and sd-cli never quantizes a convolution) fetched for a
- * kernel, not for host code, of a backend whose linear multiplies blocks.
+ * matrix (what linear multiplies; norms and biases go to other kernels)
+ * or a convolution (only sdx's own files quantize those) fetched for a
+ * kernel, not for host code, of a backend that multiplies blocks there.
  * The CPU's does, dequantizing a block row at a time into its packed
  * panels; the HIP backend's does not, so there the loader dequantizes. */
 static int sdx__wslot_keeps_blocks(const sdx__wset *w, const sdx_tensor *t, int host) {
-    return t->ndim == 2 && !host && w->ctx->be.linear_blocks;
+    const sdx_backend *be = &w->ctx->be;
+    return !host && ((t->ndim == 2 && be->linear_blocks) || (t->ndim == 4 && be->conv_blocks));
 }
 
 /* The slot for a file tensor: found, or made and filled (uploaded or

@@ -26,6 +26,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->user = s;
     b->host_memory = 1;
     b->linear_blocks = 1;      /* dequantized into the GEMM's panels (gemm.c) */
+    b->conv_blocks = 1;        /* and into the convolutions' (conv.c) */
     b->alloc = sdx__cpu_alloc;
     b->free = sdx__cpu_free;
     b->upload = sdx__cpu_move;

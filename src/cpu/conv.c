@@ -131,7 +131,7 @@ static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__R
 }
 
 #define SDX__WL SDX__MR   /* filters transformed side by side: a strip's */
-#define SDX__WCB 16       /* input channels widened at a time          */
+#define SDX__WCB 32       /* input channels widened at a time: whole blocks of a quantized 3x3 filter row */
 
 /* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
 static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {

@@ -488,7 +488,9 @@ SDX__INTRINSICS_WARNINGS_ON
 /* The job's A block, rows [m0, m0 + rows) (valid < m0 + nvalid), into MR-row strips. */
 static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, int nvalid, int64_t k0, int kc, float *tmp) {
 #ifdef SDX__X86
-    if (g->pack16) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
+    /* a quantized convolution's filter rows: Q8_0 and Q4_0 read in place,
+     * other block types dequantized row by row into tmp (kc whole blocks) */
+    if (g->pack16 && (!sdx__dtype_is_block(g->a_dtype) || sdx__blocks16(g->a_dtype))) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
 #endif
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
