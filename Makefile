@@ -53,6 +53,9 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
+# what the CLI and the server share
+examples/sdx examples/sdx-clang examples/sdx-hip examples/sdx-server: examples/common.h
+
 examples/game: examples/game.c sdx.h
 	$(CC) $(CFLAGS) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
 
