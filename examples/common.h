@@ -110,7 +110,7 @@ static int parse_float(const char *s, float *out) {
 }
 
 /* Whether f lies in an interval written as "(0, 1]" or "[0, 10]"; NULL: any. */
-static int in_range(float f, const char *range) {
+static int in_range(double f, const char *range) {
     char open = '[', close = ']';
     double lo = 0, hi = 0;
     if (!range) return 1;
@@ -398,6 +398,14 @@ static double now_seconds(void) {
 #endif
 }
 
+/* The last '/' or '\\' in path (Windows takes both), or NULL. */
+static const char *last_separator(const char *path) {
+    const char *sep = NULL;
+    for (const char *p = path; *p; p++)
+        if (*p == '/' || *p == '\\') sep = p;
+    return sep;
+}
+
 /* ---- images ---------------------------------------------------------- */
 
 /* Bilinear resize of 8-bit interleaved pixels. */
@@ -421,6 +429,19 @@ static unsigned char *resize(const unsigned char *src, int sw, int sh, int c, in
         }
     }
     return dst;
+}
+
+/* The size an iw x ih image is given for a requested w x h: both 0 keep
+ * its size (the library crops it as ComfyUI does); one side 0 takes the
+ * image's, rounded down to a multiple of 8. */
+static void fit_size(int iw, int ih, int *w, int *h) {
+    if (!*w && !*h) {
+        *w = iw;
+        *h = ih;
+    } else {
+        if (!*w) *w = iw / 8 * 8;
+        if (!*h) *h = ih / 8 * 8;
+    }
 }
 
 /* Decoded pixels (iw x ih, `channels` each) as an image of w x h, copied

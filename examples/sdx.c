@@ -458,20 +458,13 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* ---- images ---------------------------------------------------------- */
 
-/* Loads an image as `channels` channels, resized to w x h unless both are
- * 0 (then it keeps its size: the library crops it as ComfyUI does); one
- * side 0 takes the image's, rounded down to a multiple of 8. */
+/* Loads an image as `channels` channels, resized to w x h as fit_size
+ * says. */
 static int load_image(const char *path, int channels, int w, int h, sdx_image *out) {
     int iw, ih, ic;
     unsigned char *px = stbi_load(path, &iw, &ih, &ic, channels);
     if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
-    if (!w && !h) {
-        w = iw;
-        h = ih;
-    } else {
-        if (!w) w = iw / 8 * 8;
-        if (!h) h = ih / 8 * 8;
-    }
+    fit_size(iw, ih, &w, &h);
     if (channels == 3 && (iw < 8 || ih < 8 || w < 8 || h < 8)) {
         fprintf(stderr, "sdx: %s: image %dx%d is too small\n", path, iw, ih);
         stbi_image_free(px);
@@ -537,14 +530,6 @@ static int write_png(const char *path, const sdx_image *img, const char *paramet
     if (!ok) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); remove(tmp); }
     free(png.p);
     return ok;
-}
-
-/* The last '/' or '\\' in path (Windows takes both), or NULL. */
-static const char *last_separator(const char *path) {
-    const char *sep = NULL;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\') sep = p;
-    return sep;
 }
 
 /* out.png -> out_2.png for the second image of a batch (a dot in a folder's
