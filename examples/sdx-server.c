@@ -335,6 +335,8 @@ typedef struct field {
 } field;
 
 #define RQ(f) offsetof(request, f)
+#define DEFAULT_SAMPLER "Euler a"       /* sdx's default (euler_a), by A1111's name */
+#define DEFAULT_SCHEDULER "Automatic"   /* sdx's (normal), by A1111's label */
 #define PROMPT_BYTES "[0, " STR(MAX_PROMPT) "]"
 #define IMAGES "[1, " STR(MAX_IMAGES) "]"
 
@@ -342,8 +344,8 @@ static const field fields[] = {
     { "prompt",                 FIELD_TEXT,   BOTH,    PROMPT_BYTES, RQ(prompt),                 0, "" },
     { "negative_prompt",        FIELD_TEXT,   BOTH,    PROMPT_BYTES, RQ(negative_prompt),        0, "" },
     { "sampler_name",           FIELD_TEXT,   BOTH,    "[0, 63]",    RQ(sampler_name),           0, NULL },
-    { "sampler_index",          FIELD_TEXT,   BOTH,    "[0, 63]",    RQ(sampler_index),          0, "Euler a" },   /* older A1111 */
-    { "scheduler",              FIELD_TEXT,   BOTH,    "[0, 63]",    RQ(scheduler),              0, "Automatic" },
+    { "sampler_index",          FIELD_TEXT,   BOTH,    "[0, 63]",    RQ(sampler_index),          0, DEFAULT_SAMPLER },   /* older A1111 */
+    { "scheduler",              FIELD_TEXT,   BOTH,    "[0, 63]",    RQ(scheduler),              0, DEFAULT_SCHEDULER },
     { "steps",                  FIELD_INT,    BOTH,    "[1, 150]",   RQ(steps),                  20, NULL },
     { "cfg_scale",              FIELD_NUMBER, BOTH,    "[0, 30]",    RQ(cfg_scale),              7, NULL },
     { "width",                  FIELD_INT,    BOTH,    "[64, 2048]", RQ(width),                  0, NULL },   /* 0: the model's */
@@ -532,12 +534,13 @@ static job *job_from_body(const server *s, const char *body, size_t len, int img
     if (!j) { reply_error(r, HTTP_UNAVAILABLE, "out of memory"); return NULL; }
     j->img2img = img2img;
     if (!parse_body(body, len, &j->request, r) || !read_request(j->request, img2img ? IMG2IMG : TXT2IMG, &rq, r)) goto fail;
+    if (!*rq.scheduler) rq.scheduler = DEFAULT_SCHEDULER;     /* "" as A1111 takes it */
     if (!(j->scheduler = scheduler_named(rq.scheduler, strlen(rq.scheduler)))) {
         reply_error(r, HTTP_UNPROCESSABLE, "scheduler '%s': unknown (GET /sdapi/v1/schedulers lists them)", rq.scheduler);
         goto fail;
     }
-    sampler = rq.sampler_name ? rq.sampler_name : rq.sampler_index;
-    if (!(j->sampler = resolve_sampler(sampler, &j->scheduler, !same_name("automatic", 9, rq.scheduler)))) {
+    sampler = rq.sampler_name && *rq.sampler_name ? rq.sampler_name : *rq.sampler_index ? rq.sampler_index : DEFAULT_SAMPLER;
+    if (!(j->sampler = resolve_sampler(sampler, &j->scheduler, !same_name(DEFAULT_SCHEDULER, strlen(DEFAULT_SCHEDULER), rq.scheduler)))) {
         reply_error(r, HTTP_UNPROCESSABLE, "sampler_name '%s': unknown (GET /sdapi/v1/samplers lists them)", sampler);
         goto fail;
     }

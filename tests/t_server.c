@@ -203,7 +203,7 @@ static int txt2img_gives_the_cli_images_and_parameters(void) {
 }
 
 /* A1111's names, old ones too ("DPM++ 2M Karras"), reach sdx's sampler
- * and scheduler; sdx's own names are taken as well. */
+ * and scheduler; sdx's own names are taken as well, "" as the default. */
 static int a1111_sampler_and_scheduler_names_body(srv *s) {
     static const struct { const char *fields, *says; } names[] = {
         { "\"sampler_name\": \"DPM++ 2M\", \"scheduler\": \"Karras\"", "Sampler: DPM++ 2M, Schedule type: Karras," },
@@ -212,6 +212,7 @@ static int a1111_sampler_and_scheduler_names_body(srv *s) {
         { "\"sampler_index\": \"Euler\", \"scheduler\": \"sgm_uniform\"", "Sampler: Euler, Schedule type: SGM Uniform," },
         { "\"sampler_name\": \"dpmpp_2m_sde\", \"scheduler\": \"Align Your Steps\"", "Sampler: DPM++ 2M SDE, Schedule type: Align Your Steps," },
         { "\"sampler_name\": \"euler_a\"", "Sampler: Euler a, Schedule type: Automatic," },
+        { "\"sampler_name\": \"\", \"scheduler\": \"\"", "Sampler: Euler a, Schedule type: Automatic," },
     };
     static char out[8192], cmd[2048];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
