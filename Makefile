@@ -24,6 +24,11 @@ SDL2_CONFIG := $(shell command -v sdl2-config 2>/dev/null)
 SDL2_CFLAGS := $(if $(SDL2_CONFIG),$(shell sdl2-config --cflags),$(shell pkg-config --cflags sdl2 2>/dev/null))
 SDL2_LIBS   := $(if $(SDL2_CONFIG),$(shell sdl2-config --libs),$(shell pkg-config --libs sdl2 2>/dev/null))
 GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
+# examples/sdx-server needs libmicrohttpd and cJSON (Debian: libmicrohttpd-dev,
+# libcjson-dev): built when pkg-config finds both; without them `make`
+# leaves it out and its test suite skips
+SERVER_PKGS := $(shell pkg-config --exists libmicrohttpd libcjson 2>/dev/null && echo libmicrohttpd libcjson)
+SERVER   := $(if $(SERVER_PKGS),examples/sdx-server)
 
 .PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
 
@@ -32,7 +37,7 @@ MODEL  ?= ../shared/golden/sd1/model.safetensors
 VOCAB  ?= ../shared/vocab
 PROMPT ?= a photograph of an astronaut riding a horse
 
-all: sdx.h tests/run $(EXAMPLES) $(GAME) $(TOOLS)
+all: sdx.h tests/run $(EXAMPLES) $(GAME) $(SERVER) $(TOOLS)
 
 sdx.h sdx_hip.h: $(SRC) tools/amalgamate.sh
 	sh tools/amalgamate.sh
@@ -53,11 +58,17 @@ examples/sdx-clang: examples/sdx.c sdx.h
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
+# what the CLI and the server share
+examples/sdx examples/sdx-clang examples/sdx-hip examples/sdx-server: examples/common.h
+
 examples/game: examples/game.c sdx.h
 	$(CC) $(CFLAGS) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
 
 examples/game-tsan: examples/game.c sdx.h
 	$(CC) -std=c11 -Wall -Wextra -Werror $(TSAN) -I. $(SDL2_CFLAGS) -o $@ $< $(SDL2_LIBS) $(LDLIBS)
+
+examples/sdx-server: examples/sdx-server.c sdx.h
+	$(CC) $(CFLAGS) -I. $(shell pkg-config --cflags $(SERVER_PKGS)) -o $@ $< -lstb $(shell pkg-config --libs $(SERVER_PKGS)) $(LDLIBS)
 
 examples/cpp_host: examples/cpp_host.cpp sdx.h
 	$(CXX) $(CXXFLAGS) -I. -o $@ $< $(LDLIBS)
@@ -66,7 +77,7 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) $(GAME) check-hip tsan
+test: tests/run $(EXAMPLES) $(GAME) $(SERVER) check-hip tsan
 	./tests/run
 
 # sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
@@ -211,4 +222,4 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 clean:
 	rm -rf build/cross
 	rm -f tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

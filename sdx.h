@@ -1118,6 +1118,10 @@ typedef enum sdx_scheduler {
  * is not a name here (the error says which to use); generation takes it. */
 SDX_API sdx_result sdx_scheduler_from_name(sdx_ctx *ctx, const char *name, sdx_scheduler *out);
 SDX_API const char *sdx_scheduler_name(sdx_scheduler s);
+/* AUTOMATIC1111's "Schedule type" label ("Karras", "Align Your Steps";
+ * "Automatic" for normal, its default), as the PNG parameters write it;
+ * NULL where A1111 has none. */
+SDX_API const char *sdx_scheduler_a1111_name(sdx_scheduler s);
 
 /* ComfyUI calculate_sigmas(model_sampling, name, steps): a new owned 1-D
  * F32 tensor, normally steps + 1 values ending in 0. The length is in
@@ -1164,6 +1168,9 @@ typedef enum sdx_sampler {
  * unknown name fails with the list of valid names. */
 SDX_API sdx_result sdx_sampler_from_name(sdx_ctx *ctx, const char *name, sdx_sampler *out);
 SDX_API const char *sdx_sampler_name(sdx_sampler s);
+/* AUTOMATIC1111's name ("Euler a", "DPM++ 2M"), as the PNG parameters
+ * write it; NULL where A1111 has none. */
+SDX_API const char *sdx_sampler_a1111_name(sdx_sampler s);
 /* 1 if the sampler draws per-step noise (it then needs a noise callback). */
 SDX_API int         sdx_sampler_is_stochastic(sdx_sampler s);
 
@@ -18751,6 +18758,10 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
     return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].name : "?";
 }
 
+SDX_API const char *sdx_scheduler_a1111_name(sdx_scheduler s) {
+    return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].a1111 : NULL;
+}
+
 static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
 
 /* Whether a name asks for the model family's Align Your Steps table
@@ -23472,6 +23483,10 @@ static const sdx__sampler_row *sdx__sampler_named(const char *name) {
 
 SDX_API const char *sdx_sampler_name(sdx_sampler s) {
     return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].name : "?";
+}
+
+SDX_API const char *sdx_sampler_a1111_name(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].a1111 : NULL;
 }
 
 static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }

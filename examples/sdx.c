@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #endif
 #include <stb/stb_image.h>
-#include <stb/stb_image_write.h>
+#include "common.h"
 
 /* ---- the OS calls the CLI makes itself ------------------------------ */
 
@@ -78,115 +78,8 @@ static int replace_file(const char *tmp, const char *path) {
 
 /* ---- the command line ------------------------------------------------ */
 
-typedef enum { MODE_IMG_GEN, MODE_DECODE, MODE_ENCODE, MODE_UPSCALE } run_mode;
-#define MAX_LORAS 64
-
-typedef struct lora_arg { char path[4096]; float unet, te; } lora_arg;
-
-/* the Nth --control-image / -strength / -start / -end go with the Nth --control-net */
-#define MAX_CONTROLS 8
-typedef struct path_list { const char *path[MAX_CONTROLS]; int n; } path_list;
-#define MAX_SCHEDULE 1000       /* --timesteps / --sigmas values */
-typedef struct number_list { float value[MAX_CONTROLS]; int n; } number_list;
-
-typedef struct options {
-    sdx_model_desc model;
-    sdx_gen_params gen;
-    const char *init_path, *mask_path, *init_latent_path, *output, *latent_output, *latent_input, *preview_path, *backend;
-    const char *upscale_model;
-    const char *refiner_path;   /* --refiner: loaded as the model is, into gen.refiner */
-    int upscale_repeats;
-    run_mode mode;
-    int threads, verbose, trace, n_taesd, convert;
-    sdx_convert_params convert_to;  /* -M convert's --type and --tensor-type-rules */
-    lora_arg loras[MAX_LORAS];
-    int n_loras;
-    path_list control_net, control_image;
-    number_list control_strength, control_start, control_end;
-    int canny;
-    float canny_low, canny_high;
-    float vae_tile_overlap;     /* accepted for sd-cli scripts; sdx's tiles need none */
-    int timesteps[MAX_SCHEDULE];   /* gen.timesteps / gen.sigmas point here */
-    float sigmas[MAX_SCHEDULE];
-} options;
-
-/* How an option stores its value at `at`, an offset into `options`. */
-typedef enum {
-    OPT_SWITCH,         /* takes no value: sets an int to 1 */
-    OPT_STRING,         /* keeps the value itself (it points into argv) */
-    OPT_INT,            /* an integer in -1..1000000 */
-    OPT_POSITIVE,       /* the same, above 0 */
-    OPT_NUMBER,         /* a float within `range`, written as the error message shows it ("(0, 1]"); no range: any number */
-    OPT_NET_PATH,       /* the next entry of a path_list: one per ControlNet */
-    OPT_NET_NUMBER,     /* the next entry of a number_list, an OPT_NUMBER: one per ControlNet */
-    OPT_CALL            /* call(o, value) does the rest: 0 done, 1 stop (--help), -1 error (reported) */
-} option_kind;
-
-/* One row per option: --help, the parser and whether it takes a value all
- * read this table. A row with only a heading starts a section of --help. */
-typedef struct option {
-    const char *heading;
-    const char *flag, *name;    /* "-m" (or NULL), "--model" */
-    const char *alias;          /* another spelling, left out of --help: sd-cli's, or an older sdx one */
-    const char *arg;            /* the value in --help ("PATH"); NULL: the option takes no value */
-    option_kind kind;
-    size_t at;
-    const char *range;
-    int (*call)(options *o, const char *val);
-    const char *help;           /* lines after the first are indented under it */
-} option;
-
-#define AT(field) offsetof(options, field)
-
 static void usage(FILE *f);
 static int on_preview(void *user, int image, int step, int steps, const sdx_image *img);
-
-static int parse_int(const char *s, long long lo, long long hi, long long *out) {
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_float(const char *s, float *out) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v == v)) return 0;
-    *out = (float)v;
-    return 1;
-}
-
-/* Whether f lies in an interval written as "(0, 1]" or "[0, 10]"; NULL: any. */
-static int in_range(float f, const char *range) {
-    char open = '[', close = ']';
-    double lo = 0, hi = 0;
-    if (!range) return 1;
-    sscanf(range, "%c%lf, %lf%c", &open, &lo, &hi, &close);
-    return (open == '(' ? f > lo : f >= lo) && (close == ')' ? f < hi : f <= hi);
-}
-
-/* FILE[:unet[:te]]: the strengths are taken from the end, so a path may
- * hold ':' itself. */
-static int parse_lora(const char *val, lora_arg *out) {
-    char buf[4096];
-    float v[2];
-    int n = 0;
-    if (snprintf(buf, sizeof buf, "%s", val) >= (int)sizeof buf) return 0;
-    while (n < 2) {
-        char *colon = strrchr(buf, ':');
-        if (!colon || !parse_float(colon + 1, &v[n])) break;
-        *colon = 0;
-        n++;
-    }
-    if (!buf[0]) return 0;
-    snprintf(out->path, sizeof out->path, "%s", buf);
-    out->unet = n == 0 ? 1.0f : n == 1 ? v[0] : v[1];   /* the first number is the UNet's */
-    out->te = n == 2 ? v[0] : out->unet;
-    return 1;
-}
 
 /* ---- the options that OPT_CALL: one function each */
 
@@ -195,27 +88,6 @@ static int show_help(options *o, const char *val) {
     (void)val;
     usage(stdout);
     return 1;
-}
-
-static int add_lora(options *o, const char *val) {
-    if (o->n_loras == MAX_LORAS || !parse_lora(val, &o->loras[o->n_loras])) {
-        fprintf(stderr, "sdx: --lora %s: expected FILE[:unet_strength[:clip_strength]] (at most %d)\n", val, MAX_LORAS);
-        return -1;
-    }
-    o->n_loras++;
-    return 0;
-}
-
-static int add_taesd(options *o, const char *val) {
-    if (o->n_taesd == 2) { fprintf(stderr, "sdx: --taesd given more than twice (a decoder and an encoder)\n"); return -1; }
-    o->model.taesd[o->n_taesd++] = val;
-    return 0;
-}
-
-static int taesd_for_previews_only(options *o, const char *val) {
-    (void)val;
-    o->gen.codec = SDX_CODEC_VAE;
-    return 0;
 }
 
 static int set_mode(options *o, const char *val) {
@@ -259,13 +131,6 @@ static int set_preview(options *o, const char *val) {
         return -1;
     } else if (strcmp(val, "none")) { fprintf(stderr, "sdx: --preview %s: valid values are none, tae, vae\n", val); return -1; }
     if (strcmp(val, "none")) o->gen.preview = on_preview;
-    return 0;
-}
-
-static int set_compute(options *o, const char *val) {
-    if (!strcmp(val, "f32")) o->model.compute = SDX_COMPUTE_F32;
-    else if (!strcmp(val, "bf16")) o->model.compute = SDX_COMPUTE_BF16;
-    else { fprintf(stderr, "sdx: --compute %s: valid values are f32, bf16\n", val); return -1; }
     return 0;
 }
 
@@ -360,47 +225,18 @@ static int set_vae_tile_size(options *o, const char *val) {
     return 0;
 }
 
-static const option option_table[] = {
+static const option mode_option[] = {
     { .flag = "-M", .name = "--mode", .arg = "MODE", .kind = OPT_CALL, .call = set_mode,
       .help = "img_gen (default), upscale (-i image to -o PNG, see\n"
               "below), decode (a latent file to PNG), encode (an\n"
               "image to a latent file) or convert (write the checkpoint\n"
               "to -o OUT.gguf in --type, see below, or with\n"
               "the --lora files merged to -o OUT.safetensors)" },
+    { 0 }
+};
 
-    { .heading = "Model" },
-    { .flag = "-m", .name = "--model", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.checkpoint),
-      .help = "single-file .safetensors or .gguf checkpoint (SD 1.x, 2.x, SDXL)" },
-    { .name = "--vae", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vae),
-      .help = "separate VAE replacing the checkpoint's" },
-    { .name = "--taesd", .alias = "--tae", .arg = "PATH", .kind = OPT_CALL, .call = add_taesd,
-      .help = "TAESD (tiny autoencoder) decoding instead of the VAE: taesd_decoder /\n"
-              "taesdxl_decoder, or a diffusers AutoencoderTiny file; given twice\n"
-              "(or one file with both halves) it also encodes init images" },
-    { .name = "--taesd-preview-only", .kind = OPT_CALL, .call = taesd_for_previews_only,
-      .help = "use TAESD for previews only, the VAE for the final image" },
-    { .name = "--vocab", .arg = "PATH", .kind = OPT_STRING, .at = AT(model.vocab),
-      .help = "CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
-              "or a folder (default: next to the model, then $SDX_VOCAB)" },
-    { .name = "--prediction", .arg = "TYPE", .kind = OPT_STRING, .at = AT(model.prediction),
-      .help = "eps, v or x0 (also 'sample': SDXL-Lightning's 1-step model):\n"
-              "override the prediction type (default: from the checkpoint)" },
-    { .name = "--scan-weights", .alias = "--scan", .kind = OPT_SWITCH, .at = AT(model.scan_nonfinite),
-      .help = "check every weight for NaN/Inf at load and name bad tensors" },
-    { .name = "--compute", .arg = "{f32,bf16}", .kind = OPT_CALL, .call = set_compute,
-      .help = "arithmetic of linear layers and convolutions (default f32; bf16:\n"
-              "AMX tiles, or AVX512-BF16 on AMD, about 1e-2 relative error;\n"
-              "f32 elsewhere)" },
-    { .name = "--lora", .arg = "FILE[:U[:C]]", .kind = OPT_CALL, .call = add_lora,
-      .help = "apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
-              "strength C (default 1, C defaults to U); repeatable, in order" },
-    { .name = "--lora-model-dir", .arg = "DIR", .kind = OPT_STRING, .at = AT(gen.lora_dir),
-      .help = "folder for the prompt's <lora:name:w> / <lora:name:te_w:unet_w> tags\n"
-              "(DIR/name.safetensors; the tags are removed from the prompt)" },
-    { .name = "--embd-dir", .arg = "DIR", .kind = OPT_STRING, .at = AT(gen.embedding_dir),
-      .help = "textual-inversion embeddings (.safetensors), used where the prompt\n"
-              "names them: the file name, or embedding:name" },
-
+/* from Generation to --circular; then run_options */
+static const option cli_options[] = {
     { .heading = "Generation" },
     { .flag = "-p", .name = "--prompt", .arg = "TEXT", .kind = OPT_STRING, .at = AT(gen.prompt),
       .help = "prompt; (word:1.2), [word], BREAK as in AUTOMATIC1111" },
@@ -549,21 +385,16 @@ static const option option_table[] = {
       .help = "accepted for sd-cli scripts; sdx's tiles need no overlap" },
     { .name = "--circular", .kind = OPT_SWITCH, .at = AT(gen.seamless),
       .help = "seamless texture: the image tiles without seams (A1111's Tiling)" },
-    { .name = "--low-mem", .alias = "--low-memory", .kind = OPT_SWITCH, .at = AT(model.low_memory),
-      .help = "low-memory mode: weights stream layer by layer from the mapped\n"
-              "file, the VAE works in small tiles (same latent, slower)" },
-    { .flag = "-t", .name = "--threads", .arg = "N", .kind = OPT_INT, .at = AT(threads),
-      .help = "worker threads (default: all cores)" },
-    { .name = "--backend", .arg = "B", .kind = OPT_STRING, .at = AT(backend),
-      .help = "cpu, or hip[:N] for GPU N (default: hip in sdx-hip, else cpu)" },
-    { .name = "--trace-nonfinite", .alias = "--trace", .kind = OPT_SWITCH, .at = AT(trace),
-      .help = "check every op for NaN/Inf and name the first one that makes it" },
-    { .flag = "-v", .name = "--verbose", .kind = OPT_SWITCH, .at = AT(verbose),
-      .help = "log model details, per-phase and per-step timings, peak RSS" },
+    { 0 }
+};
+
+static const option help_option[] = {
     { .flag = "-h", .name = "--help", .kind = OPT_CALL, .call = show_help,
       .help = "this text" },
+    { 0 }
 };
-#define N_OPTIONS (sizeof option_table / sizeof option_table[0])
+
+static const option *const option_tables[] = { mode_option, model_options, cli_options, run_options, help_option, NULL };
 
 static void usage(FILE *f) {
     fprintf(f, "usage: sdx -m MODEL -p PROMPT [options]\n"
@@ -573,72 +404,7 @@ static void usage(FILE *f) {
                "       sdx -M convert -m MODEL --lora FILE[:U[:C]]... -o OUT.safetensors\n"
                "       sdx -M upscale --upscale-model FILE -i IN.png -o OUT.png [--upscale-repeats N]\n"
                "\n");
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const option *opt = &option_table[i];
-        const char *line = opt->help;
-        char spec[64];
-        if (opt->heading) { fprintf(f, "\n%s\n", opt->heading); continue; }
-        snprintf(spec, sizeof spec, "%s%s%s", opt->name, opt->arg ? " " : "", opt->arg ? opt->arg : "");
-        fprintf(f, "  %-2s%s%-21s ", opt->flag ? opt->flag : "", opt->flag ? ", " : "  ", spec);
-        for (;;) {     /* the help's further lines go under its first */
-            size_t len = strcspn(line, "\n");
-            fprintf(f, "%.*s\n", (int)len, line);
-            if (!line[len]) break;
-            line += len + 1;
-            fprintf(f, "%28s", "");
-        }
-    }
-}
-
-static const option *find_option(const char *name) {
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const option *opt = &option_table[i];
-        if (opt->name && (!strcmp(name, opt->name) || (opt->flag && !strcmp(name, opt->flag)) ||
-                          (opt->alias && !strcmp(name, opt->alias))))
-            return opt;
-    }
-    return NULL;
-}
-
-/* A number for OPT_NUMBER and OPT_NET_NUMBER. */
-static int parse_number(const option *opt, const char *name, const char *val, float *out) {
-    if (parse_float(val, out) && in_range(*out, opt->range)) return 1;
-    if (opt->range) fprintf(stderr, "sdx: %s %s: must be in %s\n", name, val, opt->range);
-    else fprintf(stderr, "sdx: %s %s: not a number\n", name, val);
-    return 0;
-}
-
-/* Stores one option's value (NULL for a switch); name is the flag as the
- * errors show it. Returns as an OPT_CALL function does. */
-static int apply_option(options *o, const option *opt, const char *name, const char *val) {
-    void *at = (char *)o + opt->at;
-    long long n;
-    switch (opt->kind) {
-    case OPT_SWITCH: *(int *)at = 1; return 0;
-    case OPT_STRING: *(const char **)at = val; return 0;
-    case OPT_INT:
-    case OPT_POSITIVE:
-        if (!parse_int(val, -1, 1000000, &n)) { fprintf(stderr, "sdx: %s %s: not an integer in range\n", name, val); return -1; }
-        *(int *)at = (int)n;
-        if (opt->kind == OPT_POSITIVE && n <= 0) { fprintf(stderr, "sdx: %s %s: must be positive\n", name, val); return -1; }
-        return 0;
-    case OPT_NUMBER: return parse_number(opt, name, val, (float *)at) ? 0 : -1;
-    case OPT_NET_PATH: {
-        path_list *list = at;
-        if (list->n >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", name, MAX_CONTROLS); return -1; }
-        list->path[list->n++] = val;
-        return 0;
-    }
-    case OPT_NET_NUMBER: {
-        number_list *list = at;
-        if (list->n >= MAX_CONTROLS) { fprintf(stderr, "sdx: %s: at most %d ControlNets\n", name, MAX_CONTROLS); return -1; }
-        if (!parse_number(opt, name, val, &list->value[list->n])) return -1;
-        list->n++;
-        return 0;
-    }
-    case OPT_CALL: return opt->call(o, val);
-    }
-    return -1;
+    print_options(f, option_tables);
 }
 
 /* The checks that need the whole command line. */
@@ -696,6 +462,7 @@ static int check_args(options *o) {
 
 /* Parses argv into o; returns 0 on success, 1 after --help, -1 on error. */
 static int parse_args(int argc, char **argv, options *o) {
+    int rc;
     memset(o, 0, sizeof *o);
     o->gen.seed = 42;
     o->gen.rng = SDX_RNG_CUDA;
@@ -703,88 +470,31 @@ static int parse_args(int argc, char **argv, options *o) {
     o->canny_low = 100;
     o->canny_high = 200;
     o->upscale_repeats = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL, *name;
-        const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-        const option *opt;
-        char flag[64];
-        int rc;
-        if (eq && (size_t)(eq - a) < sizeof flag) {      /* --flag=value */
-            memcpy(flag, a, (size_t)(eq - a));
-            flag[eq - a] = 0;
-            a = flag;
-            v = eq + 1;
-        }
-        opt = find_option(a);
-        if (v && (!opt || !opt->arg)) { fprintf(stderr, "sdx: %s takes no value\n", a); return -1; }
-        if (!opt) { fprintf(stderr, "sdx: unknown option %s (see --help)\n", a); return -1; }
-        if (opt->arg && !v) {
-            if (i + 1 == argc) { fprintf(stderr, "sdx: %s needs a value\n", a); return -1; }
-            v = argv[++i];
-        }
-        name = opt->alias && !strcmp(a, opt->alias) ? opt->name : a;   /* errors call an alias by its name in --help */
-        rc = apply_option(o, opt, name, v);
-        if (rc) return rc;
-    }
+    rc = parse_options(argc, argv, option_tables, o);
+    if (rc) return rc;
     return check_args(o);
 }
 
 /* ---- images ---------------------------------------------------------- */
 
-/* Bilinear resize of 8-bit interleaved pixels. */
-static unsigned char *resize(const unsigned char *src, int sw, int sh, int c, int dw, int dh) {
-    unsigned char *dst = malloc((size_t)dw * (size_t)dh * (size_t)c);
-    if (!dst) return NULL;
-    for (int y = 0; y < dh; y++) {
-        float fy = ((float)y + 0.5f) * (float)sh / (float)dh - 0.5f;
-        int y0 = fy < 0 ? 0 : (int)fy, y1 = y0 + 1 < sh ? y0 + 1 : sh - 1;
-        float wy = fy < 0 ? 0 : fy - (float)y0;
-        for (int x = 0; x < dw; x++) {
-            float fx = ((float)x + 0.5f) * (float)sw / (float)dw - 0.5f;
-            int x0 = fx < 0 ? 0 : (int)fx, x1 = x0 + 1 < sw ? x0 + 1 : sw - 1;
-            float wx = fx < 0 ? 0 : fx - (float)x0;
-            for (int k = 0; k < c; k++) {
-                float a = src[((size_t)y0 * sw + x0) * c + k], b = src[((size_t)y0 * sw + x1) * c + k];
-                float d = src[((size_t)y1 * sw + x0) * c + k], e = src[((size_t)y1 * sw + x1) * c + k];
-                float v = (a + (b - a) * wx) * (1 - wy) + (d + (e - d) * wx) * wy;
-                dst[((size_t)y * dw + x) * c + k] = (unsigned char)(v + 0.5f);
-            }
-        }
-    }
-    return dst;
-}
-
-/* Loads an image as `channels` channels, resized to w x h unless both are
- * 0 (then it keeps its size: the library crops it as ComfyUI does); one
- * side 0 takes the image's, rounded down to a multiple of 8. */
+/* Loads an image as `channels` channels, resized to w x h as fit_size
+ * says. */
 static int load_image(const char *path, int channels, int w, int h, sdx_image *out) {
     int iw, ih, ic;
     unsigned char *px = stbi_load(path, &iw, &ih, &ic, channels);
     if (!px) { fprintf(stderr, "sdx: %s: cannot read image: %s\n", path, stbi_failure_reason()); return 0; }
-    if (!w && !h) {
-        w = iw;
-        h = ih;
-    } else {
-        if (!w) w = iw / 8 * 8;
-        if (!h) h = ih / 8 * 8;
-    }
+    fit_size(iw, ih, &w, &h);
     if (channels == 3 && (iw < 8 || ih < 8 || w < 8 || h < 8)) {
         fprintf(stderr, "sdx: %s: image %dx%d is too small\n", path, iw, ih);
         stbi_image_free(px);
         return 0;
     }
-    out->width = w;
-    out->height = h;
-    out->channels = channels;
-    if (iw == w && ih == h) {
-        size_t n = (size_t)iw * (size_t)ih * (size_t)channels;
-        out->data = malloc(n);
-        if (out->data) memcpy(out->data, px, n);
-    } else {
-        out->data = resize(px, iw, ih, channels, w, h);
+    if (!image_from_pixels(px, iw, ih, channels, w, h, out)) {
+        stbi_image_free(px);
+        fprintf(stderr, "sdx: out of memory for %s\n", path);
+        return 0;
     }
     stbi_image_free(px);
-    if (!out->data) { fprintf(stderr, "sdx: out of memory for %s\n", path); return 0; }
     return 1;
 }
 
@@ -816,116 +526,29 @@ static int load_control_image(const char *path, sdx_image *out) {
     return 1;
 }
 
-typedef struct { unsigned char *p; size_t len, cap; int failed; } membuf;
-
-static void membuf_put(void *ctx, void *data, int size) {
-    membuf *b = ctx;
-    if (b->failed || size <= 0) return;
-    if (b->cap - b->len < (size_t)size) {
-        size_t cap = b->cap ? b->cap * 2 : 65536;
-        unsigned char *np;
-        while (cap - b->len < (size_t)size) cap *= 2;
-        np = realloc(b->p, cap);
-        if (!np) { b->failed = 1; return; }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, (size_t)size);
-    b->len += (size_t)size;
-}
-
-static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
-static void put_be32(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16); p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
-}
-
-/* A PNG text chunk: tEXt when the text is Latin-1 (A1111/PIL do the
- * same), iTXt with UTF-8 otherwise. Returns a malloc'd chunk. */
-static unsigned char *text_chunk(const char *key, const char *text, size_t *len) {
-    size_t klen = strlen(key), tlen = strlen(text), body, pos = 0;
-    int latin1 = 1;
-    unsigned char *c;
-    for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
-        if (*s < 0x80) continue;
-        if ((*s == 0xc2 || *s == 0xc3) && (s[1] & 0xc0) == 0x80) { s++; continue; }
-        latin1 = 0;
-        break;
-    }
-    body = klen + 1 + (latin1 ? tlen : 4 + tlen);
-    c = malloc(12 + body);
-    if (!c) return NULL;
-    put_be32(c, (uint32_t)body);
-    memcpy(c + 4, latin1 ? "tEXt" : "iTXt", 4);
-    pos = 8;
-    memcpy(c + pos, key, klen + 1);
-    pos += klen + 1;
-    if (latin1) {
-        for (const unsigned char *s = (const unsigned char *)text; *s; s++) {
-            if (*s >= 0xc2) { c[pos++] = (unsigned char)(((s[0] & 0x03) << 6) | (s[1] & 0x3f)); s++; }
-            else c[pos++] = *s;
-        }
-        body = pos - 8;
-        put_be32(c, (uint32_t)body);
-    } else {
-        memset(c + pos, 0, 4);      /* no compression, method, empty language and translated key */
-        pos += 4;
-        memcpy(c + pos, text, tlen);
-        pos += tlen;
-    }
-    put_be32(c + pos, crc32_update(0, c + 4, pos - 4));
-    *len = pos + 4;
-    return c;
-}
-
 /* Writes the PNG with its parameters (NULL: none) to a temporary name,
  * then renames, so a failure never leaves half a file at `path`. */
 static int write_png(const char *path, const sdx_image *img, const char *parameters) {
-    membuf png = { 0 };
-    size_t clen = 0;
-    unsigned char *chunk;
+    membuf png;
     char tmp[4200];
     FILE *f;
     int ok;
-    stbi_write_png_to_func(membuf_put, &png, img->width, img->height, img->channels, img->data, img->width * img->channels);
-    chunk = parameters ? text_chunk("parameters", parameters, &clen) : NULL;
-    if (png.failed || png.len < 33 || (parameters && !chunk)) {
+    if (!encode_png(img, parameters, &png)) {
         fprintf(stderr, "sdx: %s: PNG encoding failed\n", path);
-        free(png.p);
-        free(chunk);
         return 0;
     }
     f = create_beside(path, tmp, sizeof tmp);
     if (!f) {
         fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno));
         free(png.p);
-        free(chunk);
         return 0;
     }
-    /* signature + IHDR (8 + 25 bytes), our text chunk, then the rest */
-    ok = fwrite(png.p, 1, 33, f) == 33 && (!chunk || fwrite(chunk, 1, clen, f) == clen) &&
-         fwrite(png.p + 33, 1, png.len - 33, f) == png.len - 33;
+    ok = fwrite(png.p, 1, png.len, f) == png.len;
     ok = (fclose(f) == 0) && ok;
     if (ok && !replace_file(tmp, path)) ok = 0;
     if (!ok) { fprintf(stderr, "sdx: %s: cannot write: %s\n", path, strerror(errno)); remove(tmp); }
     free(png.p);
-    free(chunk);
     return ok;
-}
-
-/* The last '/' or '\\' in path (Windows takes both), or NULL. */
-static const char *last_separator(const char *path) {
-    const char *sep = NULL;
-    for (const char *p = path; *p; p++)
-        if (*p == '/' || *p == '\\') sep = p;
-    return sep;
 }
 
 /* out.png -> out_2.png for the second image of a batch (a dot in a folder's
@@ -938,19 +561,6 @@ static void batch_path(const char *path, int index, char *buf, size_t size) {
 }
 
 /* ---- progress and timings ------------------------------------------- */
-
-static double now_seconds(void) {
-#ifdef _WIN32
-    LARGE_INTEGER f, c;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&c);
-    return (double)c.QuadPart / (double)f.QuadPart;
-#else
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-#endif
-}
 
 /* -v: seconds of each phase (sdx_gen_params.phase) and step, as sd-cli
  * prints them; the totals go into the summary line. */
@@ -1016,11 +626,6 @@ static int on_preview(void *user, int image, int step, int steps, const sdx_imag
     char text[96];
     snprintf(text, sizeof text, "sdx preview: image %d, step %d of %d", image + 1, step, steps);
     return write_png(o->preview_path, img, text) ? 0 : 1;
-}
-
-static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
-    (void)user;
-    fprintf(stderr, "sdx: %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
 }
 
 /* ---- one stage on files ------------------------------------------------- */
@@ -1137,31 +742,8 @@ static int run_upscale(sdx_ctx *ctx, const options *o) {
     return status;
 }
 
-/* --backend: "cpu", or "hip[:N]" in a GPU build (its default). */
-static int select_backend(sdx_ctx *ctx, const char *name) {
-    (void)ctx;
-#ifdef SDX_WITH_HIP
-    int dev = 0;
-    if (!name) name = "hip";
-    if (!strncmp(name, "hip", 3) && (name[3] == 0 || (name[3] == ':' && (dev = atoi(name + 4)) >= 0))) {
-        if (sdx_hip_use(ctx, dev) != SDX_OK) { fprintf(stderr, "sdx: %s (--backend cpu runs on the CPU)\n", sdx_last_error(ctx)); return 0; }
-        return 1;
-    }
-#endif
-    if (!name || !strcmp(name, "cpu")) return 1;
-    fprintf(stderr, "sdx: --backend %s: valid values are cpu%s\n", name,
-#ifdef SDX_WITH_HIP
-            ", hip, hip:N"
-#else
-            " (GPUs need the sdx-hip build: make sdx-hip)"
-#endif
-    );
-    return 0;
-}
-
 int main(int argc, char **argv) {
     options o;
-    sdx_desc desc;
     sdx_ctx *ctx;
     sdx_model *model = NULL, *refiner = NULL;
     sdx_image init = { 0 }, mask = { 0 }, control_image[MAX_CONTROLS];
@@ -1175,12 +757,7 @@ int main(int argc, char **argv) {
     memset(controls, 0, sizeof controls);
     rc = parse_args(argc, argv, &o);
     if (rc) return rc > 0 ? 0 : 2;
-    memset(&desc, 0, sizeof desc);
-    desc.n_threads = o.threads > 0 ? o.threads : 0;
-    desc.trace_nonfinite = o.trace;
-    desc.log = log_to_stderr;
-    desc.log_level = o.verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
-    ctx = sdx_create(&desc);
+    ctx = create_context(&o);
     if (!ctx) { fprintf(stderr, "sdx: out of memory\n"); return 1; }
     if (!select_backend(ctx, o.backend)) goto done;
     if (o.mode == MODE_DECODE) { status = run_decode(ctx, &o); sdx_destroy(ctx); return status; }
@@ -1229,11 +806,7 @@ int main(int argc, char **argv) {
     if (sdx_model_load(ctx, &o.model, &model) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
     ps.load = now_seconds() - ps.load;
     if (o.verbose) fprintf(stderr, "sdx: load: %.3f s\n", ps.load);
-    for (int i = 0; i < o.n_loras; i++)
-        if (sdx_model_apply_lora(model, o.loras[i].path, o.loras[i].unet, o.loras[i].te) != SDX_OK) {
-            fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx));
-            goto done;
-        }
+    if (!apply_loras(ctx, model, &o)) goto done;
     if (o.convert) {
         if (sdx_model_save_as(model, o.output, &o.convert_to) != SDX_OK) { fprintf(stderr, "sdx: %s\n", sdx_last_error(ctx)); goto done; }
         fprintf(stderr, "sdx: %d LoRA(s) merged\n", o.n_loras);
@@ -1281,14 +854,9 @@ int main(int argc, char **argv) {
     status = 0;
     for (int i = 0; i < res.count; i++) {
         char path[4096];
-        /* sized to fit: a long prompt must not lose its end (or half a
-         * UTF-8 sequence) in the PNG */
-        size_t need = 0;
-        char *params = sdx_format_parameters(model, &o.gen, res.seeds[i], NULL, 0, &need) == SDX_OK ? (char *)malloc(need + 1) : NULL;
+        char *params = format_parameters(model, &o.gen, res.seeds[i]);
         int written;
-        if (!params || sdx_format_parameters(model, &o.gen, res.seeds[i], params, need + 1, NULL) != SDX_OK) {
-            fprintf(stderr, "sdx: out of memory\n"); free(params); status = 1; break;
-        }
+        if (!params) { fprintf(stderr, "sdx: out of memory\n"); status = 1; break; }
         batch_path(o.output, i, path, sizeof path);
         written = write_png(path, &res.images[i], params);
         if (!written) { free(params); status = 1; continue; }

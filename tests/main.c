@@ -34,6 +34,7 @@
 #include "t_hires.c"
 #include "t_cancel.c"
 #include "t_refiner.c"
+#include "t_server.c"
 
 int main(int argc, char **argv) {
     static const t_suite *all[] = {
@@ -71,6 +72,7 @@ int main(int argc, char **argv) {
         &t_suite_hires,
         &t_suite_cancel,
         &t_suite_refiner,
+        &t_suite_server,
     };
     t_suite list[sizeof all / sizeof all[0]];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) list[i] = *all[i];

@@ -15,7 +15,8 @@
 #
 # What each non-native run leaves out (lists below): the add-on and
 # pipeline-feature suites (img2img, LoRA, embeddings, ControlNet, TAESD,
-# stages, tiling, examples, the fake device's whole generations) compute
+# stages, tiling, examples, the server, the fake device's whole
+# generations) compute
 # nothing the kernels, UNet and VAE goldens do not already cover, so they
 # run natively only (FEATURE_SKIP); so do the allocation-failure sweeps
 # and the large tiled decodes (HEAVY_SKIP). wine runs the rest (cases
@@ -44,7 +45,7 @@ STB="-isystem $OUT/include tests/stb_impl.c"
 FEATURE_SKIP="--skip img2img. --skip lora. --skip embedding. --skip controlnet. --skip taesd. --skip stages.
           --skip tiling. --skip examples. --skip backend.generations --skip backend.every_data_path --skip mkckpt.shrunk_
           --skip bf16.generations --skip bf16.same_seed --skip hires. --skip upscale. --skip sources.
-          --skip fewstep.turbo_one_step --skip gguf.sdx_converts_from_the_command_line --skip refiner."
+          --skip fewstep.turbo_one_step --skip gguf.sdx_converts_from_the_command_line --skip refiner. --skip server."
 # Under qemu (some 40 times slower) only what the NEON code computes: the
 # kernels and half floats, the UNet goldens and the SD 1.x VAE goldens
 # (the samplers and the pipeline around them are plain C, the same on

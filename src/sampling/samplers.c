@@ -83,6 +83,10 @@ SDX_API const char *sdx_sampler_name(sdx_sampler s) {
     return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].name : "?";
 }
 
+SDX_API const char *sdx_sampler_a1111_name(sdx_sampler s) {
+    return (unsigned)s < SDX_SAMPLER_COUNT ? sdx__samplers[s].a1111 : NULL;
+}
+
 static const char *sdx__sampler_name_at(int i) { return sdx__samplers[i].name; }
 static const char *sdx__sampler_alias_at(int i) { return sdx__samplers[i].alias; }
 

@@ -474,6 +474,10 @@ SDX_API const char *sdx_scheduler_name(sdx_scheduler s) {
     return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].name : "?";
 }
 
+SDX_API const char *sdx_scheduler_a1111_name(sdx_scheduler s) {
+    return (unsigned)s < SDX_SCHED_COUNT ? sdx__schedulers[s].a1111 : NULL;
+}
+
 static const char *sdx__scheduler_name_at(int i) { return sdx__schedulers[i].name; }
 
 /* Whether a name asks for the model family's Align Your Steps table
