@@ -223,8 +223,10 @@ typedef enum sdx_rng_kind {
 typedef enum sdx_prediction {
     SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
     SDX_PRED_V   = 1,  /* SD 2.x 768-v */
-    SDX_PRED_X0  = 2   /* the clean latent itself (diffusers' "sample"):
+    SDX_PRED_X0  = 2,  /* the clean latent itself (diffusers' "sample"):
                           SDXL-Lightning's 1-step model */
+    SDX_PRED_LCM = 3   /* eps on LCM's 50 timesteps with its boundary
+                          scalings (ComfyUI's "lcm" sampling): LCM models */
 } sdx_prediction;
 
 /* Result codes. Every failing call also leaves a readable message in the
@@ -545,7 +547,9 @@ typedef struct sdx_model_desc {
     const char *vocab;
     const void *vocab_data;    /* or an embedded vocabulary (sdx-vocab2c)   */
     size_t      vocab_size;
-    const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
+    const char *prediction;    /* "eps", "v", "x0" ("sample"), "lcm" (LCM
+                                  models, ComfyUI's) or NULL: from the
+                                  checkpoint (eps, v or x0)                 */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
     /* TAESD, the tiny autoencoder (optional): up to two files, each adding
@@ -1082,11 +1086,19 @@ SDX_API int   sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma);
 /* Log-linear interpolation of the table at a fractional timestep
  * (clamped to [0, 999]). */
 SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t);
+/* The timestep a UNet of `pred` is evaluated at for sigma: the nearest
+ * training timestep, or for SDX_PRED_LCM the nearest of LCM's 50 (19, 39,
+ * ..., 999: ComfyUI's ModelSamplingDiscreteDistilled, from ms->sigmas). */
+SDX_API int   sdx_model_timestep(const sdx_model_sampling *ms, sdx_prediction pred, float sigma);
 /* UNet input scale: x_in = x * c_in. */
 SDX_API float sdx_model_c_in(float sigma);
 /* UNet output -> denoised prediction (may alias any input): eps x - out *
- * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out. */
-SDX_API void  sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
+ * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out,
+ * lcm c_out * (x - out * sigma) + c_skip * x, where s = 10 t at t =
+ * sdx_model_timestep, c_skip = 0.25 / (s^2 + 0.25) and c_out = s /
+ * sqrt(s^2 + 0.25). Only lcm reads ms, the model's table; the others
+ * take NULL. */
+SDX_API void  sdx_model_denoised(const sdx_model_sampling *ms, sdx_prediction pred, float sigma, const float *x,
                                  const float *model_out, float *denoised, size_t n);
 
 /* ---- schedulers ------------------------------------------------------ */
@@ -18359,13 +18371,43 @@ SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t) {
     return expf((1.0f - w) * ms->log_sigmas[lo] + w * ms->log_sigmas[hi]);
 }
 
+/* LCM's 50 original timesteps (diffusers' original_inference_steps,
+ * ComfyUI's ModelSamplingDiscreteDistilled): every 20th of the table, the
+ * last of each stride, 19, 39, ..., 999; level j counts up from 19. */
+#define SDX__LCM_LEVELS 50
+static int sdx__lcm_level_timestep(int j) {
+    int skip = SDX_TRAIN_STEPS / SDX__LCM_LEVELS;
+    return j * skip + skip - 1;
+}
+
+/* ComfyUI keeps the 50 sigmas as float32 and takes their logs in float32
+ * (the 1000-level log table is rounded from float64: it can differ by an ulp). */
+SDX_API int sdx_model_timestep(const sdx_model_sampling *ms, sdx_prediction pred, float sigma) {
+    float log_sigma, best;
+    int best_j = 0;
+    if (pred != SDX_PRED_LCM) return sdx_sigma_to_timestep(ms, sigma);
+    log_sigma = logf(sigma);
+    best = fabsf(log_sigma - logf(ms->sigmas[sdx__lcm_level_timestep(0)]));
+    for (int j = 1; j < SDX__LCM_LEVELS; j++) {
+        float d = fabsf(log_sigma - logf(ms->sigmas[sdx__lcm_level_timestep(j)]));
+        if (d < best) { best = d; best_j = j; }
+    }
+    return sdx__lcm_level_timestep(best_j);
+}
+
 SDX_API float sdx_model_c_in(float sigma) {
     return 1.0f / sqrtf(sigma * sigma + 1.0f);
 }
 
-SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
+SDX_API void sdx_model_denoised(const sdx_model_sampling *ms, sdx_prediction pred, float sigma, const float *x,
                                 const float *model_out, float *denoised, size_t n) {
-    if (pred == SDX_PRED_X0) {
+    if (pred == SDX_PRED_LCM) {
+        /* ComfyUI's LCM: float32 like its tensors; 10 is LCM's timestep
+         * scaling, 0.25 its sigma_data^2 */
+        float s = 10.0f * (float)sdx_model_timestep(ms, pred, sigma), s2 = s * s;
+        float c_skip = 0.25f / (s2 + 0.25f), c_out = s / sqrtf(s2 + 0.25f);
+        for (size_t i = 0; i < n; i++) denoised[i] = c_out * (x[i] - model_out[i] * sigma) + c_skip * x[i];
+    } else if (pred == SDX_PRED_X0) {
         if (denoised != model_out) memmove(denoised, model_out, n * sizeof(float));
     } else if (pred == SDX_PRED_V) {
         float s2 = sigma * sigma + 1.0f;
@@ -18377,11 +18419,13 @@ SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x
 }
 
 /* The prediction types by name: sdx's, then diffusers' prediction_type
- * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing. */
+ * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing; lcm
+ * is ComfyUI's name (diffusers has it in LCMScheduler, not as a type). */
 static const struct { sdx_prediction id; const char *name, *alias; } sdx__predictions[] = {
     { SDX_PRED_EPS, "eps", "epsilon" },
     { SDX_PRED_V,   "v",   "v_prediction" },
     { SDX_PRED_X0,  "x0",  "sample" },
+    { SDX_PRED_LCM, "lcm", NULL },
 };
 
 static const char *sdx__prediction_name(sdx_prediction p) {
@@ -18393,7 +18437,7 @@ static const char *sdx__prediction_name(sdx_prediction p) {
 /* 1 and *out when name is a prediction type's name or alias, else 0. */
 static int sdx__prediction_named(const char *name, sdx_prediction *out) {
     for (int i = 0; name && i < SDX__ARRAY_LEN(sdx__predictions); i++)
-        if (!strcmp(name, sdx__predictions[i].name) || !strcmp(name, sdx__predictions[i].alias)) {
+        if (!strcmp(name, sdx__predictions[i].name) || (sdx__predictions[i].alias && !strcmp(name, sdx__predictions[i].alias))) {
             *out = sdx__predictions[i].id;
             return 1;
         }
@@ -18683,8 +18727,8 @@ static void sdx__sched_trailing(const sdx_model_sampling *ms, int steps, sdx__si
  * 979, ..., 19, those at floor(linspace(0, 50, steps, endpoint=False)).
  * Past 50 steps timesteps repeat (diffusers refuses them). */
 static void sdx__sched_lcm(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double stride = 50.0 / steps;
-    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, 999 - 20 * (int)floor(i * stride), l);
+    double stride = (double)SDX__LCM_LEVELS / steps;
+    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, sdx__lcm_level_timestep(SDX__LCM_LEVELS - 1 - (int)floor(i * stride)), l);
     sdx__sigma_push(l, 0.0f);
 }
 
@@ -21324,9 +21368,10 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-/* v, x0 or eps, in order of trust: the caller, the checkpoint's
- * metadata, a "v_pred" or "x0" marker tensor, an x0 name (SDXL-Lightning
- * ships its 1-step x0 model as ..._1step_x0 / _1step_unet_x0), then,
+/* v, x0 or eps (lcm only by name), in order of trust: the caller, the
+ * checkpoint's metadata, a "v_pred" or "x0" marker tensor, an x0 name
+ * (SDXL-Lightning ships its 1-step x0 model as ..._1step_x0 /
+ * _1step_unet_x0; LCM models carry no mark), then,
  * where the family has one (SD 2.x), ComfyUI's heuristic: v when a
  * tensor's values spread wider than the eps model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
@@ -21335,7 +21380,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     size_t len = strlen(m->name);
     if (override && *override) {
         if (sdx__prediction_named(override, &m->prediction)) return SDX_OK;
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0)", override);
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0, lcm)", override);
     }
     m->prediction = SDX_PRED_EPS;
     meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");
@@ -24608,7 +24653,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             rc = sdx__upload(ctx, &x4, x4h);
         }
     }
-    timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    timesteps[0] = timesteps[1] = (float)sdx_model_timestep(&m->ms, m->prediction, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->seamless) sdx__circular_begin(ctx);
@@ -24622,9 +24667,9 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             sdx__arena_release(&m->arena, mark);
             return o ? rc : SDX_ERR_NOMEM;
         }
-        sdx_model_denoised(m->prediction, sigma, x, o, o, n);
+        sdx_model_denoised(&m->ms, m->prediction, sigma, x, o, o, n);
         if (B == 2) {
-            sdx_model_denoised(m->prediction, sigma, x, o + n, o + n, n);
+            sdx_model_denoised(&m->ms, m->prediction, sigma, x, o + n, o + n, n);
             for (size_t i = 0; i < n; i++) denoised[i] = o[n + i] + (o[i] - o[n + i]) * g->cfg;
         } else {
             memcpy(denoised, o, sizeof(float) * n);

@@ -186,8 +186,9 @@ static const option model_options[] = {
       .help = "CLIP vocabulary: merges.txt, bpe_simple_vocab_16e6.txt.gz\n"
               "or a folder (default: next to the model, then $SDX_VOCAB)" },
     { .name = "--prediction", .arg = "TYPE", .kind = OPT_STRING, .at = AT(model.prediction),
-      .help = "eps, v or x0 (also 'sample': SDXL-Lightning's 1-step model):\n"
-              "override the prediction type (default: from the checkpoint)" },
+      .help = "eps, v, x0 (also 'sample': SDXL-Lightning's 1-step model) or\n"
+              "lcm (LCM models, ComfyUI's; sd-cli has none): override the\n"
+              "prediction type (default: from the checkpoint)" },
     { .name = "--scan-weights", .alias = "--scan", .kind = OPT_SWITCH, .at = AT(model.scan_nonfinite),
       .help = "check every weight for NaN/Inf at load and name bad tensors" },
     { .name = "--compute", .arg = "{f32,bf16}", .kind = OPT_CALL, .call = set_compute,

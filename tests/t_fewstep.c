@@ -1,10 +1,11 @@
 /* Suite "fewstep": few-step distilled models (SD-Turbo, SDXL-Lightning,
  * Hyper-SD, LCM, DMD2, TCD) against shared/golden/fewstep, computed by
  * ComfyUI's and diffusers' own code (its README gives the tolerances):
- * the sd_turbo, trailing and lcm schedules, the x0 prediction type, Euler
- * with an x0 network; then the same on the tiny sd1 model through
- * sdx_generate, the staged API and the CLI. TCD and LCM at explicit
- * timesteps run in the sampling suite, through its trajectory runner. */
+ * the sd_turbo, trailing and lcm schedules, the x0 and lcm prediction
+ * types, Euler with an x0 network, LCM's scalings in diffusers' LCM runs;
+ * then the same on the tiny sd1 model through sdx_generate, the staged API
+ * and the CLI. TCD and LCM at explicit timesteps run in the sampling
+ * suite, through its trajectory runner. */
 #include "test.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -157,22 +158,56 @@ static int few_step_schedules_take_denoise_and_timesteps_as_documented(void) {
 
 /* ---- prediction types ------------------------------------------------------ */
 
-/* model output -> denoised for eps, v and x0 (ComfyUI's ModelSamplingDiscrete):
- * eps and v and the input scaling within 1e-6 (the README's measure), x0 exact. */
+/* LCM's 50 levels (lcm.sigmas_table) are the table's sigmas at 19 + 20 j,
+ * bit for bit, and each maps to its own timestep; the model's sigmas map
+ * to the stored lcm.timestep exactly. */
+static int fs_lcm_levels_match(sdx_ctx *ctx, const sdx_st *st, const sdx_model_sampling *ms, const sdx_tensor *sigma, char why[256]) {
+    sdx_tensor table, ts;
+    int ok;
+    memset(&ts, 0, sizeof ts);
+    ok = fs_read(ctx, st, "lcm.sigmas_table", &table) && fs_read(ctx, st, "lcm.timestep", &ts) && table.shape[0] == 50 &&
+             ts.shape[0] == sigma->shape[0];
+    if (!ok) snprintf(why, 256, "lcm.sigmas_table [50] or lcm.timestep missing");
+    for (int j = 0; ok && j < 50; j++) {
+        int t = sdx_model_timestep(ms, SDX_PRED_LCM, fs_f(&table)[j]);
+        ok = fs_f(&table)[j] == ms->sigmas[19 + 20 * j] && t == 19 + 20 * j;
+        if (!ok) snprintf(why, 256, "lcm level %d: sigma %.9g (ours %.9g) gives timestep %d", j, (double)fs_f(&table)[j],
+                          (double)ms->sigmas[19 + 20 * j], t);
+    }
+    for (int64_t k = 0; ok && k < sigma->shape[0]; k++) {
+        int t = sdx_model_timestep(ms, SDX_PRED_LCM, fs_f(sigma)[k]);
+        ok = t == (int)fs_f(&ts)[k];
+        if (!ok) snprintf(why, 256, "sigma %.9g: lcm timestep %d, stored %d", (double)fs_f(sigma)[k], t, (int)fs_f(&ts)[k]);
+    }
+    sdx_tensor_free(ctx, &table);
+    sdx_tensor_free(ctx, &ts);
+    return ok;
+}
+
+/* model output -> denoised for eps, v, x0 and lcm (ComfyUI's
+ * ModelSamplingDiscrete node): eps, v and the input scaling within 1e-6
+ * (the README's measure for conversions), x0 exact; lcm (for which the
+ * README states none) in eps's 1e-6: it is eps's x0 times c_out plus
+ * c_skip times x, float32 arithmetic of the same kind. At sigma_min (t
+ * 19) lcm and eps differ by more than that, so the bar tells them apart. */
 static int prediction_types_match_model_outputs(void) {
-    static const char *const names[3] = { "denoised.eps", "denoised.v_prediction", "denoised.x0" };
-    static const sdx_prediction preds[3] = { SDX_PRED_EPS, SDX_PRED_V, SDX_PRED_X0 };
+    static const char *const names[4] = { "denoised.eps", "denoised.v_prediction", "denoised.x0", "denoised.lcm" };
+    static const sdx_prediction preds[4] = { SDX_PRED_EPS, SDX_PRED_V, SDX_PRED_X0, SDX_PRED_LCM };
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = fs_open(ctx, "model_outputs.safetensors");
-    sdx_tensor sigma, x, out, x_in, want[3];
-    double err_in = 0, err[3] = { 0, 0, 0 };
+    sdx_model_sampling ms;
+    sdx_tensor sigma, x, out, x_in, want[4];
+    double err_in = 0, err[4] = { 0, 0, 0, 0 }, lcm_vs_eps = 0;
     size_t n;
     float buf[4 * 8 * 8];
+    char why[256];
     T_SKIP_IF(!st && !t_shared("golden/fewstep/index.json"), "golden data %s/golden/fewstep not found", t_shared_dir());
     if (!st) return T_FAIL;
+    sdx_model_sampling_init(&ms);
     T_CHECK(fs_read(ctx, st, "sigma", &sigma) && fs_read(ctx, st, "x", &x) && fs_read(ctx, st, "model_output", &out) &&
             fs_read(ctx, st, "x_in.x0", &x_in) && fs_read(ctx, st, names[0], &want[0]) && fs_read(ctx, st, names[1], &want[1]) &&
-            fs_read(ctx, st, names[2], &want[2]), "model_outputs.safetensors: tensors missing");
+            fs_read(ctx, st, names[2], &want[2]) && fs_read(ctx, st, names[3], &want[3]), "model_outputs.safetensors: tensors missing");
+    T_CHECK(fs_lcm_levels_match(ctx, st, &ms, &sigma, why), "%s", why);
     n = (size_t)(sdx_tensor_numel(&x) / sigma.shape[0]);
     T_CHECK(n == sizeof buf / sizeof buf[0], "latent of %zu", n);
     for (int64_t k = 0; k < sigma.shape[0]; k++) {
@@ -180,16 +215,19 @@ static int prediction_types_match_model_outputs(void) {
         const float *xk = fs_f(&x) + k * (int64_t)n, *ok = fs_f(&out) + k * (int64_t)n;
         for (size_t i = 0; i < n; i++) buf[i] = xk[i] * c_in;
         err_in = fmax(err_in, t_rows_err_scaled(buf, fs_f(&x_in) + k * (int64_t)n, 1, n));
-        for (int p = 0; p < 3; p++) {
-            sdx_model_denoised(preds[p], s, xk, ok, buf, n);
+        for (int p = 0; p < 4; p++) {
+            sdx_model_denoised(&ms, preds[p], s, xk, ok, buf, n);
             err[p] = fmax(err[p], t_rows_err_scaled(buf, fs_f(&want[p]) + k * (int64_t)n, 1, n));
         }
+        lcm_vs_eps = fmax(lcm_vs_eps, t_rows_err_scaled(fs_f(&want[3]) + k * (int64_t)n, fs_f(&want[0]) + k * (int64_t)n, 1, n));
     }
-    T_NOTE("%lld sigmas: x * c_in %.2e, eps %.2e, v %.2e, x0 %.2e", (long long)sigma.shape[0], err_in, err[0], err[1], err[2]);
-    T_CHECK(err_in <= 1e-6 && err[0] <= 1e-6 && err[1] <= 1e-6 && err[2] == 0, "x_in %.3g eps %.3g v %.3g x0 %.3g", err_in, err[0],
-            err[1], err[2]);
+    T_NOTE("%lld sigmas: x * c_in %.2e, eps %.2e, v %.2e, x0 %.2e, lcm %.2e (its distance from eps %.2e); lcm timesteps exact, "
+           "its 50 sigmas ours", (long long)sigma.shape[0], err_in, err[0], err[1], err[2], err[3], lcm_vs_eps);
+    T_CHECK(err_in <= 1e-6 && err[0] <= 1e-6 && err[1] <= 1e-6 && err[2] == 0 && err[3] <= 1e-6,
+            "x_in %.3g eps %.3g v %.3g x0 %.3g lcm %.3g", err_in, err[0], err[1], err[2], err[3]);
+    T_CHECK(lcm_vs_eps > 1e-6, "the stored lcm is within 1e-6 of eps everywhere (%.3g): the bar cannot tell them apart", lcm_vs_eps);
     sdx_tensor_free(ctx, &sigma); sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &out); sdx_tensor_free(ctx, &x_in);
-    for (int p = 0; p < 3; p++) sdx_tensor_free(ctx, &want[p]);
+    for (int p = 0; p < 4; p++) sdx_tensor_free(ctx, &want[p]);
     sdx_st_close(st);
     sdx_destroy(ctx);
     return T_PASS;
@@ -202,9 +240,12 @@ static int prediction_types_match_model_outputs(void) {
  * call and step is recorded. */
 typedef struct fs_net {
     sdx_prediction pred;
+    sdx_model_sampling ms;
     size_t n;
     int calls, max_calls, steps;
     float *model_in, *model_out, *calls_x, *calls_den, *calls_sigma, *cb_x, *cb_den;
+    const float *draws;     /* per-step noise, n_draws rows */
+    int n_draws, drawn;
 } fs_net;
 
 static float fs_D(float y, float sigma) {
@@ -222,10 +263,17 @@ static int fs_net_denoise(void *user, const float *x, float sigma, float *den) {
         in[i] = x[i] * c_in;
         out[i] = f->pred == SDX_PRED_X0 ? fs_D(xs, sigma) : (xs - fs_D(xs, sigma)) / sigma;
     }
-    sdx_model_denoised(f->pred, sigma, x, out, den, f->n);
+    sdx_model_denoised(&f->ms, f->pred, sigma, x, out, den, f->n);
     memcpy(f->calls_x + (size_t)f->calls * f->n, x, f->n * sizeof(float));
     memcpy(f->calls_den + (size_t)f->calls * f->n, den, f->n * sizeof(float));
     f->calls_sigma[f->calls++] = sigma;
+    return SDX_OK;
+}
+
+static int fs_net_noise(void *user, float *out) {
+    fs_net *f = (fs_net *)user;
+    if (f->drawn == f->n_draws) return SDX_ERR_INVALID_ARG;
+    memcpy(out, f->draws + (size_t)f->drawn++ * f->n, f->n * sizeof(float));
     return SDX_OK;
 }
 
@@ -243,6 +291,7 @@ static int fs_net_step(void *user, int step, int total, const float *x, const fl
 static int fs_net_init(fs_net *f, sdx_prediction pred, size_t n, int max_calls) {
     float **all[] = { &f->model_in, &f->model_out, &f->calls_x, &f->calls_den, &f->cb_x, &f->cb_den };
     memset(f, 0, sizeof *f);
+    sdx_model_sampling_init(&f->ms);
     f->pred = pred;
     f->n = n;
     f->max_calls = max_calls;
@@ -256,19 +305,26 @@ static void fs_net_free(fs_net *f) {
     free(f->calls_sigma);
 }
 
-/* Euler over `sigmas` from x (in place) with a network of `pred`. */
-static int fs_euler(sdx_ctx *ctx, fs_net *f, const sdx_tensor *sigmas, float *x) {
+/* `sampler` over n_sigmas sigmas from x (in place) with a network of
+ * `pred`, drawing f->draws. */
+static int fs_sample(sdx_ctx *ctx, fs_net *f, sdx_sampler sampler, const float *sigmas, int n_sigmas, float *x) {
     sdx_sample_desc d;
     memset(&d, 0, sizeof d);
-    d.sampler = SDX_SAMPLER_EULER;
-    d.sigmas = fs_f(sigmas);
-    d.n_sigmas = (int)sigmas->shape[0];
+    d.sampler = sampler;
+    d.sigmas = sigmas;
+    d.n_sigmas = n_sigmas;
     d.n = f->n;
     d.denoise = fs_net_denoise;
     d.denoise_user = f;
+    d.noise = fs_net_noise;
+    d.noise_user = f;
     d.step = fs_net_step;
     d.step_user = f;
     return sdx_sample(ctx, &d, x);
+}
+
+static int fs_euler(sdx_ctx *ctx, fs_net *f, const sdx_tensor *sigmas, float *x) {
+    return fs_sample(ctx, f, SDX_SAMPLER_EULER, fs_f(sigmas), (int)sigmas->shape[0], x);
 }
 
 typedef struct fs_x0_errs { double sigmas, x_init, rows, diffusers, eps_net; } fs_x0_errs;
@@ -276,8 +332,9 @@ typedef struct fs_x0_errs { double sigmas, x_init, rows, diffusers, eps_net; } f
 /* One x0 case: ComfyUI's run (our sgm_uniform, start and every row);
  * diffusers' EulerDiscreteScheduler on its own sigmas and start, with the
  * x0 network (prediction_type "sample") and with the eps network. */
-static int fs_check_x0_case(sdx_ctx *ctx, const char *file, int steps, fs_x0_errs *e) {
+static int fs_check_x0_case(sdx_ctx *ctx, const char *file, int steps, void *errs) {
     static const char *const rows[] = { "calls_x", "calls_model_in", "calls_model_out", "calls_denoised", "cb_x", "cb_denoised" };
+    fs_x0_errs *e = (fs_x0_errs *)errs;
     sdx_st *st = fs_open(ctx, file);
     sdx_model_sampling ms;
     sdx_tensor sig, want_sig, noise, x_init, want, d_sig, d_lat, d_final, eps_final;
@@ -328,33 +385,119 @@ static int fs_check_x0_case(sdx_ctx *ctx, const char *file, int steps, fs_x0_err
     return ok;
 }
 
+/* Runs check(ctx, file, steps, errs) on every case of `area` in
+ * golden/fewstep/index.json: the number of cases, or -1 (t_msg says why). */
+static int fs_each_case(const char *index_path, const char *area, int (*check)(sdx_ctx *, const char *, int, void *), void *errs) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__json_doc doc;
+    const sdx__json *cases;
+    int n_cases = 0, ok;
+    t_msg[0] = 0;
+    if (sdx__json_parse_file(ctx, index_path, &doc) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "%s", sdx_last_error(ctx));
+        sdx_destroy(ctx);
+        return -1;
+    }
+    cases = sdx__json_get(doc.root, "cases");
+    ok = cases && cases->type == SDX__JSON_ARRAY;
+    for (const sdx__json *c = ok ? cases->child : NULL; c && ok; c = c->next) {
+        const sdx__json *a = sdx__json_get(c, "area"), *file = sdx__json_get(c, "file"), *steps = sdx__json_get(c, "steps");
+        if (!a || a->type != SDX__JSON_STRING || strcmp(a->str, area)) continue;
+        ok = file && file->type == SDX__JSON_STRING && steps && check(ctx, file->str, (int)steps->num, errs);
+        n_cases++;
+    }
+    if (!ok && !t_msg[0]) snprintf(t_msg, sizeof t_msg, "index.json: no cases array, or a malformed %s case", area);
+    sdx__json_free(&doc);
+    sdx_destroy(ctx);
+    return ok ? n_cases : -1;
+}
+
 /* Every x0 case of index.json: sigmas at 1e-6, rows and finals at the
  * README's 1e-5 (x_init too: it is the noise scaled as ComfyUI does). */
 static int x0_euler_matches_golden(void) {
     T_NEED_SHARED(index_path, "golden/fewstep/index.json");
-    sdx_ctx *ctx = t_ctx();
-    sdx__json_doc doc;
-    const sdx__json *cases;
     fs_x0_errs e;
-    int n_cases = 0, ok = 1;
+    int n_cases;
     memset(&e, 0, sizeof e);
-    T_CHECK(sdx__json_parse_file(ctx, index_path, &doc) == SDX_OK, "%s", sdx_last_error(ctx));
-    cases = sdx__json_get(doc.root, "cases");
-    T_CHECK(cases && cases->type == SDX__JSON_ARRAY, "index.json: no cases array");
-    for (const sdx__json *c = cases->child; c && ok; c = c->next) {
-        const sdx__json *area = sdx__json_get(c, "area"), *file = sdx__json_get(c, "file"), *steps = sdx__json_get(c, "steps");
-        if (!area || area->type != SDX__JSON_STRING || strcmp(area->str, "x0")) continue;
-        ok = file && file->type == SDX__JSON_STRING && steps && fs_check_x0_case(ctx, file->str, (int)steps->num, &e);
-        n_cases++;
-    }
-    sdx__json_free(&doc);
-    sdx_destroy(ctx);
-    T_CHECK(ok, "%s", t_msg[0] ? t_msg : "index.json: malformed x0 case");
+    if ((n_cases = fs_each_case(index_path, "x0", fs_check_x0_case, &e)) < 0) return T_FAIL;   /* t_msg says why */
     T_NOTE("%d cases: sigmas rel %.2e, x_init %.2e, rows and x_final %.2e; diffusers' Euler: x0 network %.2e, eps network %.2e", n_cases,
            e.sigmas, e.x_init, e.rows, e.diffusers, e.eps_net);
     T_CHECK(n_cases == 4, "%d x0 cases in index.json, expected 4", n_cases);
     T_CHECK(e.sigmas <= 1e-6 && e.x_init <= 1e-5 && e.rows <= 1e-5 && e.eps_net <= 1e-5 && e.diffusers <= 1e-5,
             "sigmas %.3g x_init %.3g rows %.3g eps network %.3g diffusers %.3g", e.sigmas, e.x_init, e.rows, e.eps_net, e.diffusers);
+    return T_PASS;
+}
+
+/* ---- the lcm type in a whole run (DMD2's own code) ------------------------------ */
+
+typedef struct fs_lcm_errs { double rows, step_second, x_final; } fs_lcm_errs;
+
+/* One lcm case's diffusers run (LCMScheduler, which applies LCM's c_skip
+ * and c_out at its timestep to the VP sample): our lcm sampler with the
+ * lcm type on the eps network, over diffusers' own sigmas from its start
+ * (its noise * sqrt(1 + sigma0^2)) with its draws. */
+static int fs_check_lcm_case(sdx_ctx *ctx, const char *file, int steps, void *errs) {
+    static const char *const rows[] = { "diffusers.calls_x", "diffusers.calls_model_in", "diffusers.calls_model_out",
+                                        "diffusers.step_second" };
+    fs_lcm_errs *e = (fs_lcm_errs *)errs;
+    sdx_st *st = fs_open(ctx, file);
+    sdx_tensor d_sig, noise, draws, final, want;
+    fs_net f;
+    float sig[9], *x = NULL;
+    size_t n = 0;
+    int ok;
+    if (!st) return 0;
+    memset(&f, 0, sizeof f);
+    memset(&noise, 0, sizeof noise); memset(&draws, 0, sizeof draws); memset(&final, 0, sizeof final);
+    ok = fs_read(ctx, st, "diffusers.calls_sigma", &d_sig) && d_sig.shape[0] == steps && steps < 9 &&
+         fs_read(ctx, st, "diffusers.noise", &noise) && fs_read(ctx, st, "diffusers.x_final", &final);
+    if (ok) {
+        fs_read(ctx, st, "diffusers.noise_draws", &draws);   /* none for one step */
+        n = (size_t)sdx_tensor_numel(&noise);
+        ok = (x = (float *)malloc(n * sizeof(float))) && fs_net_init(&f, SDX_PRED_LCM, n, steps);
+    }
+    if (ok) {
+        for (int i = 0; i < steps; i++) sig[i] = fs_f(&d_sig)[i];
+        sig[steps] = 0.0f;
+        for (size_t i = 0; i < n; i++) x[i] = fs_f(&noise)[i] * sqrtf(1.0f + sig[0] * sig[0]);
+        f.draws = fs_f(&draws);
+        f.n_draws = draws.data ? (int)(sdx_tensor_numel(&draws) / (int64_t)n) : 0;
+        ok = fs_sample(ctx, &f, SDX_SAMPLER_LCM, sig, steps + 1, x) == SDX_OK && f.calls == steps && f.drawn == steps - 1;
+    }
+    for (size_t r = 0; ok && r < sizeof rows / sizeof rows[0]; r++) {
+        const float *got[] = { f.calls_x, f.model_in, f.model_out, f.calls_den };
+        double err;
+        ok = fs_read(ctx, st, rows[r], &want) && sdx_tensor_numel(&want) == (int64_t)((size_t)steps * n);
+        err = ok ? t_rows_err_scaled(got[r], fs_f(&want), steps, n) : 0;
+        if (r < 3) e->rows = fmax(e->rows, err);
+        else e->step_second = fmax(e->step_second, err);
+        sdx_tensor_free(ctx, &want);
+    }
+    if (ok) e->x_final = fmax(e->x_final, t_rows_err_scaled(x, fs_f(&final), 1, n));
+    else snprintf(t_msg, sizeof t_msg, "%s: tensors missing, or %s", file, sdx_last_error(ctx));
+    fs_net_free(&f);
+    free(x);
+    sdx_tensor_free(ctx, &d_sig); sdx_tensor_free(ctx, &noise); sdx_tensor_free(ctx, &draws); sdx_tensor_free(ctx, &final);
+    sdx_st_close(st);
+    return ok;
+}
+
+/* The lcm cases' ComfyUI runs use the bare denoiser (no prediction type);
+ * their diffusers runs are LCM's boundary scalings on an eps network,
+ * which the lcm type reproduces: every call's input, network output and
+ * LCM denoised (step_second) and the result within the README's 1e-5. At
+ * these timesteps (249 and up) c_skip is at most 4e-8, so this checks the
+ * type in a whole run; model_outputs checks its scalings. */
+static int lcm_prediction_reproduces_diffusers_lcmscheduler(void) {
+    T_NEED_SHARED(index_path, "golden/fewstep/index.json");
+    fs_lcm_errs e;
+    int n_cases;
+    memset(&e, 0, sizeof e);
+    if ((n_cases = fs_each_case(index_path, "lcm", fs_check_lcm_case, &e)) < 0) return T_FAIL;   /* t_msg says why */
+    T_NOTE("%d cases: calls' x, network in and out %.2e, LCM denoised %.2e, x_final %.2e", n_cases, e.rows, e.step_second, e.x_final);
+    T_CHECK(n_cases == 3, "%d lcm cases in index.json, expected 3", n_cases);
+    T_CHECK(e.rows <= 1e-5 && e.step_second <= 1e-5 && e.x_final <= 1e-5, "rows %.3g LCM denoised %.3g x_final %.3g", e.rows,
+            e.step_second, e.x_final);
     return T_PASS;
 }
 
@@ -650,15 +793,127 @@ static int x0_prediction_from_the_checkpoint_and_the_flag(void) {
     return T_PASS;
 }
 
+/* One lcm-sampler step of model m from sigma (explicit sigmas, so the
+ * start is noise * sigma, the result the step's denoised) into got, with
+ * the start latent; `init` as the init latent when given. */
+static int fs_lcm_step(sdx_model *m, float sigma, const sdx_tensor *init, float *start, sdx_tensor *got) {
+    sdx_gen_params p;
+    float sig[2];
+    int steps;
+    fs_turbo_params(&p);
+    p.sampler = "lcm";
+    p.scheduler = NULL;
+    p.steps = 0;
+    sig[0] = sigma;
+    sig[1] = 0.0f;
+    p.sigmas = sig;
+    p.n_sigmas = 2;
+    p.init_latent = init;
+    return fs_staged(m, &p, got, start, &steps);
+}
+
+/* LCM's denoised from eps's x0 and x at timestep t: c_out * x0 + c_skip
+ * * x (ComfyUI's LCM, float32). */
+static void fs_lcm_scalings(int t, const float *x0, const float *x, float *den, size_t n) {
+    float s = 10.0f * (float)t, s2 = s * s, c_skip = 0.25f / (s2 + 0.25f), c_out = s / sqrtf(s2 + 0.25f);
+    for (size_t i = 0; i < n; i++) den[i] = c_out * x0[i] + c_skip * x[i];
+}
+
+/* --prediction lcm / sdx_model_desc.prediction "lcm" through the
+ * pipeline: the UNet runs at LCM's timesteps and each call converts as
+ * ComfyUI's LCM. At sigma(739), one of LCM's levels, the lcm model's UNet
+ * sees the eps model's input and timestep, so its step is LCM's scalings
+ * of the eps model's UNet output, bit for bit. At sigma(749) its UNet runs
+ * at 739: the eps model at sigma(739) fed the same UNet input (through an
+ * init latent) gives that output again (to rounding), where the eps
+ * model's own step at 749 does not. The CLI gives sdx_generate's latent. */
+static int lcm_prediction_through_the_pipeline_and_cli(void) {
+    T_NEED_MODEL(ctx, m, "sd1");
+    enum { N = 4 * 8 * 8 };
+    static const int64_t shape[4] = { 1, 4, 8, 8 };
+    sdx_model_desc md;
+    sdx_model *lm;
+    sdx_tensor eps, lcm, init;
+    float s739 = sdx_timestep_to_sigma(&m->ms, 739.0f), s749 = sdx_timestep_to_sigma(&m->ms, 749.0f);
+    float x[N], x2[N], x0[N], want[N];
+    double on_level, off_level, own_749;
+    t_golden_desc(&md, "sd1");
+    md.prediction = "lcm";
+    lm = t_model_with(ctx, &md);
+    T_CHECK(lm && sdx_model_prediction(lm) == SDX_PRED_LCM, "%s", lm ? "not lcm" : sdx_last_error(ctx));
+    T_CHECK(sdx_model_timestep(&m->ms, SDX_PRED_LCM, s739) == 739 && sdx_model_timestep(&m->ms, SDX_PRED_LCM, s749) == 739 &&
+            sdx_model_timestep(&m->ms, SDX_PRED_EPS, s749) == 749, "sigma(749)'s timesteps");
+    /* on a level: the same UNet call */
+    T_CHECK(fs_lcm_step(m, s739, NULL, x, &eps) == SDX_OK && fs_lcm_step(lm, s739, NULL, x2, &lcm) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(x, x2, sizeof x), "the two models start differently");
+    fs_lcm_scalings(739, fs_f(&eps), x, want, N);   /* the eps step is x0 = x - out * sigma */
+    on_level = t_max_abs_f32(fs_f(&lcm), want, N);
+    sdx_tensor_free(ctx, &eps); sdx_tensor_free(ctx, &lcm);
+    /* off the levels: the eps model's UNet at 739 on the lcm model's input x * c_in(749) */
+    T_CHECK(fs_lcm_step(lm, s749, NULL, x, &lcm) == SDX_OK && fs_lcm_step(m, s749, NULL, NULL, &eps) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_tensor_alloc(ctx, &init, SDX_F32, 4, shape) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < N; i++) ((float *)init.data)[i] = x[i] * sdx_model_c_in(s749) / sdx_model_c_in(s739) - x[i] / s749 * s739;
+    fs_lcm_scalings(739, fs_f(&eps), x, want, N);   /* from the eps model's own UNet call at 749 */
+    own_749 = t_rows_err_scaled(fs_f(&lcm), want, 1, N);
+    sdx_tensor_free(ctx, &eps);
+    T_CHECK(fs_lcm_step(m, s739, &init, x2, &eps) == SDX_OK, "%s", sdx_last_error(ctx));
+    for (int i = 0; i < N; i++) {   /* its UNet output at 739, as x0 at sigma(749) */
+        float out = (x2[i] - fs_f(&eps)[i]) / s739;
+        x0[i] = x[i] - out * s749;
+    }
+    fs_lcm_scalings(739, x0, x, want, N);
+    off_level = t_rows_err_scaled(fs_f(&lcm), want, 1, N);
+    sdx_tensor_free(ctx, &eps); sdx_tensor_free(ctx, &init);
+    T_NOTE("at sigma(739) vs LCM's scalings of the eps step: max abs %.3g; at sigma(749) vs the UNet at 739 %.3g, at 749 %.3g",
+           on_level, off_level, own_749);
+    T_CHECK(on_level == 0, "at sigma(739) the lcm step is not LCM's scalings of the eps model's (max abs %.3g)", on_level);
+    T_CHECK(off_level <= 1e-5 && own_749 > 100 * off_level, "at sigma(749): from the UNet at 739 %.3g, at 749 %.3g", off_level, own_749);
+    if (!T_WINDOWS && t_file_exists("examples/sdx")) {
+        static char msg[8192];
+        char args[4096];
+        const char *lat = "/tmp/sdx_t_fewstep_lcm.safetensors";
+        static const int t749[] = { 749 };
+        sdx_gen_params p;
+        sdx_tensor ref, got;
+        fs_turbo_params(&p);
+        p.sampler = "lcm";
+        p.scheduler = NULL;
+        p.steps = 0;
+        p.timesteps = t749;
+        p.n_timesteps = 1;
+        ref = fs_generate(lm, &p);
+        T_CHECK(ref.data, "%s", sdx_last_error(ctx));
+        remove(lat);
+        snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' --prediction lcm -p '%s' -n '%s' -W 64 -H 64 --cfg-scale 1 "
+                 "--sampling-method lcm --timesteps 749 -s 3 --rng cpu -t 2 -o /tmp/sdx_t_fewstep_lcm.png --output-latent %s",
+                 t_golden_ckpt("sd1"), t_shared_dir(), p.prompt, p.negative_prompt, lat);
+        T_CHECK(t_sdx(args, msg, sizeof msg) == 0, "sdx %s: %s", args, msg);
+        T_CHECK(t_read_f32(ctx, lat, "latent", &got) == SDX_OK, "%s: %s", lat, sdx_last_error(ctx));
+        T_CHECK(fs_same(&got, &ref), "the CLI's latent differs from sdx_generate's");
+        sdx_tensor_free(ctx, &got); sdx_tensor_free(ctx, &ref);
+        remove(lat);
+        remove("/tmp/sdx_t_fewstep_lcm.png");
+    } else {
+        T_NOTE("examples/sdx not run (not built, or no POSIX shell)");
+    }
+    sdx_tensor_free(ctx, &lcm);
+    sdx_model_free(lm);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case fewstep_cases[] = {
     { "fewstep_schedules_match_golden", fewstep_schedules_match_golden },
     { "few_step_schedules_take_denoise_and_timesteps_as_documented", few_step_schedules_take_denoise_and_timesteps_as_documented },
     { "prediction_types_match_model_outputs", prediction_types_match_model_outputs },
     { "x0_euler_matches_golden", x0_euler_matches_golden },
+    { "lcm_prediction_reproduces_diffusers_lcmscheduler", lcm_prediction_reproduces_diffusers_lcmscheduler },
     { "turbo_one_step_through_generate_stages_and_cli", turbo_one_step_through_generate_stages_and_cli },
     { "explicit_timesteps_and_sigmas_generate_as_their_schedules", explicit_timesteps_and_sigmas_generate_as_their_schedules },
     { "cfg_up_to_1_skips_the_negative_pass", cfg_up_to_1_skips_the_negative_pass },
     { "x0_prediction_from_the_checkpoint_and_the_flag", x0_prediction_from_the_checkpoint_and_the_flag },
+    { "lcm_prediction_through_the_pipeline_and_cli", lcm_prediction_through_the_pipeline_and_cli },
     { 0, 0 }
 };
 SDX_TEST_SUITE(fewstep, fewstep_cases)

@@ -102,9 +102,9 @@ static int eps_and_v_predictions_give_denoised(void) {
     for (int k = 0; k < 4; k++) {
         float sigma = (float)(0.03 + 14.0 * t_uniform());
         double s = sigma;
-        sdx_model_denoised(SDX_PRED_EPS, sigma, x, out, den, N);
+        sdx_model_denoised(NULL, SDX_PRED_EPS, sigma, x, out, den, N);
         for (int i = 0; i < N; i++) max_eps = fmax(max_eps, fabs(den[i] - (x[i] - s * out[i])));
-        sdx_model_denoised(SDX_PRED_V, sigma, x, out, den, N);
+        sdx_model_denoised(NULL, SDX_PRED_V, sigma, x, out, den, N);
         for (int i = 0; i < N; i++) {
             double ref = x[i] / (s * s + 1) - out[i] * s / sqrt(s * s + 1);
             max_v = fmax(max_v, fabs(den[i] - ref));

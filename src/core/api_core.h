@@ -141,8 +141,10 @@ typedef enum sdx_rng_kind {
 typedef enum sdx_prediction {
     SDX_PRED_EPS = 0,  /* SD 1.x, SD 2.x 512, SDXL */
     SDX_PRED_V   = 1,  /* SD 2.x 768-v */
-    SDX_PRED_X0  = 2   /* the clean latent itself (diffusers' "sample"):
+    SDX_PRED_X0  = 2,  /* the clean latent itself (diffusers' "sample"):
                           SDXL-Lightning's 1-step model */
+    SDX_PRED_LCM = 3   /* eps on LCM's 50 timesteps with its boundary
+                          scalings (ComfyUI's "lcm" sampling): LCM models */
 } sdx_prediction;
 
 /* Result codes. Every failing call also leaves a readable message in the

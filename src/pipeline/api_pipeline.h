@@ -36,7 +36,9 @@ typedef struct sdx_model_desc {
     const char *vocab;
     const void *vocab_data;    /* or an embedded vocabulary (sdx-vocab2c)   */
     size_t      vocab_size;
-    const char *prediction;    /* "eps", "v" or NULL: from the checkpoint   */
+    const char *prediction;    /* "eps", "v", "x0" ("sample"), "lcm" (LCM
+                                  models, ComfyUI's) or NULL: from the
+                                  checkpoint (eps, v or x0)                 */
     int         scan_nonfinite;/* 1: check every weight for NaN/Inf at load
                                   and fail naming the bad tensors           */
     /* TAESD, the tiny autoencoder (optional): up to two files, each adding

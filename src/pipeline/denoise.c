@@ -70,7 +70,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             rc = sdx__upload(ctx, &x4, x4h);
         }
     }
-    timesteps[0] = timesteps[1] = (float)sdx_sigma_to_timestep(&m->ms, sigma);
+    timesteps[0] = timesteps[1] = (float)sdx_model_timestep(&m->ms, m->prediction, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     if (rc == SDX_OK) {
         if (g->p->seamless) sdx__circular_begin(ctx);
@@ -84,9 +84,9 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
             sdx__arena_release(&m->arena, mark);
             return o ? rc : SDX_ERR_NOMEM;
         }
-        sdx_model_denoised(m->prediction, sigma, x, o, o, n);
+        sdx_model_denoised(&m->ms, m->prediction, sigma, x, o, o, n);
         if (B == 2) {
-            sdx_model_denoised(m->prediction, sigma, x, o + n, o + n, n);
+            sdx_model_denoised(&m->ms, m->prediction, sigma, x, o + n, o + n, n);
             for (size_t i = 0; i < n; i++) denoised[i] = o[n + i] + (o[i] - o[n + i]) * g->cfg;
         } else {
             memcpy(denoised, o, sizeof(float) * n);

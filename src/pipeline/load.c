@@ -50,9 +50,10 @@ struct sdx_model {
     int            n_loras, cap_loras;
 };
 
-/* v, x0 or eps, in order of trust: the caller, the checkpoint's
- * metadata, a "v_pred" or "x0" marker tensor, an x0 name (SDXL-Lightning
- * ships its 1-step x0 model as ..._1step_x0 / _1step_unet_x0), then,
+/* v, x0 or eps (lcm only by name), in order of trust: the caller, the
+ * checkpoint's metadata, a "v_pred" or "x0" marker tensor, an x0 name
+ * (SDXL-Lightning ships its 1-step x0 model as ..._1step_x0 /
+ * _1step_unet_x0; LCM models carry no mark), then,
  * where the family has one (SD 2.x), ComfyUI's heuristic: v when a
  * tensor's values spread wider than the eps model's (sdx__family.v_probe). */
 static int sdx__detect_prediction(sdx_model *m, const char *override) {
@@ -61,7 +62,7 @@ static int sdx__detect_prediction(sdx_model *m, const char *override) {
     size_t len = strlen(m->name);
     if (override && *override) {
         if (sdx__prediction_named(override, &m->prediction)) return SDX_OK;
-        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0)", override);
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG, "unknown prediction type '%s' (valid: eps, v, x0, lcm)", override);
     }
     m->prediction = SDX_PRED_EPS;
     meta = sdx_st_meta(m->ckpt, "modelspec.prediction_type");

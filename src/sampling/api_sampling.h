@@ -31,11 +31,19 @@ SDX_API int   sdx_sigma_to_timestep(const sdx_model_sampling *ms, float sigma);
 /* Log-linear interpolation of the table at a fractional timestep
  * (clamped to [0, 999]). */
 SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t);
+/* The timestep a UNet of `pred` is evaluated at for sigma: the nearest
+ * training timestep, or for SDX_PRED_LCM the nearest of LCM's 50 (19, 39,
+ * ..., 999: ComfyUI's ModelSamplingDiscreteDistilled, from ms->sigmas). */
+SDX_API int   sdx_model_timestep(const sdx_model_sampling *ms, sdx_prediction pred, float sigma);
 /* UNet input scale: x_in = x * c_in. */
 SDX_API float sdx_model_c_in(float sigma);
 /* UNet output -> denoised prediction (may alias any input): eps x - out *
- * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out. */
-SDX_API void  sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
+ * sigma, v x / (sigma^2 + 1) - out * sigma / sqrt(sigma^2 + 1), x0 out,
+ * lcm c_out * (x - out * sigma) + c_skip * x, where s = 10 t at t =
+ * sdx_model_timestep, c_skip = 0.25 / (s^2 + 0.25) and c_out = s /
+ * sqrt(s^2 + 0.25). Only lcm reads ms, the model's table; the others
+ * take NULL. */
+SDX_API void  sdx_model_denoised(const sdx_model_sampling *ms, sdx_prediction pred, float sigma, const float *x,
                                  const float *model_out, float *denoised, size_t n);
 
 /* ---- schedulers ------------------------------------------------------ */

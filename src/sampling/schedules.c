@@ -75,13 +75,43 @@ SDX_API float sdx_timestep_to_sigma(const sdx_model_sampling *ms, float t) {
     return expf((1.0f - w) * ms->log_sigmas[lo] + w * ms->log_sigmas[hi]);
 }
 
+/* LCM's 50 original timesteps (diffusers' original_inference_steps,
+ * ComfyUI's ModelSamplingDiscreteDistilled): every 20th of the table, the
+ * last of each stride, 19, 39, ..., 999; level j counts up from 19. */
+#define SDX__LCM_LEVELS 50
+static int sdx__lcm_level_timestep(int j) {
+    int skip = SDX_TRAIN_STEPS / SDX__LCM_LEVELS;
+    return j * skip + skip - 1;
+}
+
+/* ComfyUI keeps the 50 sigmas as float32 and takes their logs in float32
+ * (the 1000-level log table is rounded from float64: it can differ by an ulp). */
+SDX_API int sdx_model_timestep(const sdx_model_sampling *ms, sdx_prediction pred, float sigma) {
+    float log_sigma, best;
+    int best_j = 0;
+    if (pred != SDX_PRED_LCM) return sdx_sigma_to_timestep(ms, sigma);
+    log_sigma = logf(sigma);
+    best = fabsf(log_sigma - logf(ms->sigmas[sdx__lcm_level_timestep(0)]));
+    for (int j = 1; j < SDX__LCM_LEVELS; j++) {
+        float d = fabsf(log_sigma - logf(ms->sigmas[sdx__lcm_level_timestep(j)]));
+        if (d < best) { best = d; best_j = j; }
+    }
+    return sdx__lcm_level_timestep(best_j);
+}
+
 SDX_API float sdx_model_c_in(float sigma) {
     return 1.0f / sqrtf(sigma * sigma + 1.0f);
 }
 
-SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x,
+SDX_API void sdx_model_denoised(const sdx_model_sampling *ms, sdx_prediction pred, float sigma, const float *x,
                                 const float *model_out, float *denoised, size_t n) {
-    if (pred == SDX_PRED_X0) {
+    if (pred == SDX_PRED_LCM) {
+        /* ComfyUI's LCM: float32 like its tensors; 10 is LCM's timestep
+         * scaling, 0.25 its sigma_data^2 */
+        float s = 10.0f * (float)sdx_model_timestep(ms, pred, sigma), s2 = s * s;
+        float c_skip = 0.25f / (s2 + 0.25f), c_out = s / sqrtf(s2 + 0.25f);
+        for (size_t i = 0; i < n; i++) denoised[i] = c_out * (x[i] - model_out[i] * sigma) + c_skip * x[i];
+    } else if (pred == SDX_PRED_X0) {
         if (denoised != model_out) memmove(denoised, model_out, n * sizeof(float));
     } else if (pred == SDX_PRED_V) {
         float s2 = sigma * sigma + 1.0f;
@@ -93,11 +123,13 @@ SDX_API void sdx_model_denoised(sdx_prediction pred, float sigma, const float *x
 }
 
 /* The prediction types by name: sdx's, then diffusers' prediction_type
- * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing. */
+ * (and ComfyUI's ModelSamplingDiscrete sampling) for the same thing; lcm
+ * is ComfyUI's name (diffusers has it in LCMScheduler, not as a type). */
 static const struct { sdx_prediction id; const char *name, *alias; } sdx__predictions[] = {
     { SDX_PRED_EPS, "eps", "epsilon" },
     { SDX_PRED_V,   "v",   "v_prediction" },
     { SDX_PRED_X0,  "x0",  "sample" },
+    { SDX_PRED_LCM, "lcm", NULL },
 };
 
 static const char *sdx__prediction_name(sdx_prediction p) {
@@ -109,7 +141,7 @@ static const char *sdx__prediction_name(sdx_prediction p) {
 /* 1 and *out when name is a prediction type's name or alias, else 0. */
 static int sdx__prediction_named(const char *name, sdx_prediction *out) {
     for (int i = 0; name && i < SDX__ARRAY_LEN(sdx__predictions); i++)
-        if (!strcmp(name, sdx__predictions[i].name) || !strcmp(name, sdx__predictions[i].alias)) {
+        if (!strcmp(name, sdx__predictions[i].name) || (sdx__predictions[i].alias && !strcmp(name, sdx__predictions[i].alias))) {
             *out = sdx__predictions[i].id;
             return 1;
         }
@@ -399,8 +431,8 @@ static void sdx__sched_trailing(const sdx_model_sampling *ms, int steps, sdx__si
  * 979, ..., 19, those at floor(linspace(0, 50, steps, endpoint=False)).
  * Past 50 steps timesteps repeat (diffusers refuses them). */
 static void sdx__sched_lcm(const sdx_model_sampling *ms, int steps, sdx__sigma_list *l) {
-    double stride = 50.0 / steps;
-    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, 999 - 20 * (int)floor(i * stride), l);
+    double stride = (double)SDX__LCM_LEVELS / steps;
+    for (int i = 0; i < steps; i++) sdx__push_timestep(ms, sdx__lcm_level_timestep(SDX__LCM_LEVELS - 1 - (int)floor(i * stride)), l);
     sdx__sigma_push(l, 0.0f);
 }
 
