@@ -106,7 +106,7 @@ static const char *compute_name(sdx_ctx *ctx, sdx_dtype compute) {
     if (compute != SDX_BF16) return "";
     return sdx__cpu(ctx)->bf16_amx ? " bf16 AMX" : " bf16";
 }
-static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2 : 1e-3; }
+static double compute_tol(sdx_dtype compute) { return compute == SDX_BF16 ? 5e-2 : 2e-3; }
 
 /* Naive y = x w^T on the first `rows` rows (what a plain loop does). */
 static double naive_linear(const float *x, const sdx_tensor *w, float *y, int64_t rows, int64_t k, int64_t n) {
@@ -389,21 +389,45 @@ int main(int argc, char **argv) {
         sdx__cpu(ctx)->bf16_dot_pays = pays;
     }
     if (wanted(argc, argv, "quant")) {
-        /* linear with block-quantized weights (kept as the file holds them,
-         * dequantized into the GEMM's panels) next to f16 weights, f32 and
-         * bf16 compute, SD 1.5 shapes; K types where rows are whole 256s */
+        /* linear with block-quantized weights (kept as the file holds them)
+         * next to f16 weights in f32 and bf16 mode, SD 1.5 shapes: per type
+         * the exact path (sdx_desc.quant_exact: dequantized into the f32 or
+         * bf16 GEMM's panels) in both modes, then each int8 kernel this CPU
+         * runs (the same arithmetic in both modes), and what the table
+         * (sdx__i8_table) runs in each mode; K types only on the exact path
+         * and where rows are whole 256s. Ratios per CPU second. */
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
-        static const sdx_dtype types[] = { SDX_F16, SDX_Q8_0, SDX_Q4_0, SDX_Q4_K, SDX_Q6_K };
-        for (int mode = 0; mode < 2; mode++) {
-            sdx_dtype compute = mode ? SDX_BF16 : SDX_F32;
-            if (mode && !sdx__bf16_usable(ctx)) break;
-            for (int i = 0; i < 4; i++) {
-                double f16 = 0;
-                for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
-                    if (lin[i][1] % sdx_dtype_block(types[t], NULL)) continue;
-                    bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], types[t], compute);
-                    if (t == 0) f16 = last_cpu_gflops;
-                    else printf("   per CPU second: %s / F16 x%.2f\n", sdx_dtype_name(types[t]), last_cpu_gflops / f16);
+        static const sdx_dtype types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q5_0, SDX_Q4_1, SDX_Q5_1, SDX_Q4_K, SDX_Q6_K };
+        int bf16 = sdx__bf16_usable(ctx);
+        for (int i = 0; i < 4; i++) {
+            double f16[2] = { 0, 0 };
+            for (int mode = 0; mode < 1 + bf16; mode++) {
+                bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, mode ? SDX_BF16 : SDX_F32);
+                f16[mode] = last_cpu_gflops;
+            }
+            for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+                if (lin[i][1] % sdx_dtype_block(types[t], NULL)) continue;
+                ctx->desc.quant_exact = 1;
+                for (int mode = 0; mode < 1 + bf16; mode++) {
+                    printf("exact ");
+                    bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], types[t], mode ? SDX_BF16 : SDX_F32);
+                    printf("   per CPU second: / F16 in the same mode x%.2f\n", last_cpu_gflops / f16[mode]);
+                }
+                ctx->desc.quant_exact = 0;
+                for (int kernel = SDX__I8_KERNELS - 1; kernel > SDX__I8_SCALAR && sdx__i8_type_of(types[t]); kernel--) {
+                    if (!sdx__i8_have(ctx, kernel)) continue;
+                    sdx__cpu(ctx)->i8_force = kernel + 1;
+                    printf("int8 %s ", sdx__i8_kernel_names[kernel]);
+                    bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], types[t], SDX_F32);
+                    sdx__cpu(ctx)->i8_force = 0;
+                    printf("   per CPU second: / F16 in f32 mode x%.2f", last_cpu_gflops / f16[0]);
+                    if (bf16) printf(", / F16 in bf16 mode x%.2f", last_cpu_gflops / f16[1]);
+                    printf("\n");
+                }
+                for (int mode = 0; mode < 1 + bf16; mode++) {
+                    int k = sdx__i8_choose(ctx, types[t], mode ? SDX_BF16 : SDX_F32);
+                    printf("   %s in %s mode runs: %s\n", sdx_dtype_name(types[t]), mode ? "bf16" : "f32",
+                           k >= 0 ? sdx__i8_kernel_names[k] : "the exact path");
                 }
             }
         }

@@ -7,7 +7,7 @@
  *   cc -std=c11 -O2 -march=native -o /tmp/bench_unet bench/bench_unet.c -lm -lpthread
  *   /tmp/bench_unet [--only sd15|sdxl] [--calls N] [--threads N]
  *                   [--sd15 file] [--sdxl file] [--size PIXELS] [--control 1]
- *                   [--compute f32|bf16]
+ *                   [--compute f32|bf16] [--quant-exact 1]
  *
  * --control 1 adds the same number of controlled steps: a random f16
  * ControlNet for that UNet (also generated once under /tmp) on a random
@@ -16,7 +16,10 @@
  * Reported: RSS after mmapping the checkpoint (should stay small: weights
  * are paged in on use), after loading the UNet, the arena's activation
  * peak, getrusage peak RSS, and wall seconds of each call (the first one
- * includes paging the weights in). */
+ * includes paging the weights in), and the CPU seconds of all threads of
+ * each call (robust to a shared machine). --quant-exact 1 sets
+ * sdx_desc.quant_exact (a GGUF file's matrices multiplied as dequantized,
+ * not on int8 dot products). */
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
 #include "../sdx.h"
@@ -40,6 +43,12 @@ static double bu_rss_mb(void) {
         fclose(f);
     }
     return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
+
+static double bu_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static double bu_peak_rss_mb(void) {
@@ -123,7 +132,7 @@ done:
 }
 
 static int bu_run(const char *preset, const char *path, const char *cn_path, int pixels, int calls, int threads,
-                  sdx_dtype compute) {
+                  sdx_dtype compute, int quant_exact) {
     sdx_desc desc;
     sdx_ctx *ctx;
     sdx_st *st = NULL;
@@ -136,11 +145,13 @@ static int bu_run(const char *preset, const char *path, const char *cn_path, int
     char line[512];
     memset(&desc, 0, sizeof desc);
     desc.n_threads = threads;
+    desc.quant_exact = quant_exact;
     ctx = sdx_create(&desc);
     if (!ctx) return 0;
     memset(&x, 0, sizeof x); memset(&cx, 0, sizeof cx); memset(&y, 0, sizeof y); memset(&out, 0, sizeof out);
     if (sdx_st_open(ctx, path, &st) != SDX_OK) goto fail;
-    printf("%s: %s, %d threads, %s compute\n", preset, path, sdx_threads(ctx), sdx_dtype_name(compute));
+    printf("%s: %s, %d threads, %s compute%s\n", preset, path, sdx_threads(ctx), sdx_dtype_name(compute),
+           quant_exact ? ", quant_exact" : "");
     printf("  RSS after mmap: %.0f MB (before: %.0f MB)\n", bu_rss_mb(), rss0);
     if (sdx__unet_load(ctx, &u, st, "model.diffusion_model.") != SDX_OK) goto fail;
     u.compute_type = compute;
@@ -156,12 +167,14 @@ static int bu_run(const char *preset, const char *path, const char *cn_path, int
     bu_fill(&x, 1); bu_fill(&cx, 2); bu_fill(&y, 3);
     sdx__arena_init(&arena, ctx, 0);
     for (int c = 0; c < calls; c++) {
+        double c0 = bu_cpu();
         t0 = bu_now();
         if (sdx__unet_forward(ctx, &u, &arena, &x, ts, &cx, u.adm_channels > 0 ? &y : NULL, &out) != SDX_OK) {
             sdx__arena_free(&arena);
             goto fail_unet;
         }
-        printf("  %dx%d batch 2: call %d: %.2f s/call (RSS now %.0f MB)\n", pixels, pixels, c + 1, bu_now() - t0, bu_rss_mb());
+        printf("  %dx%d batch 2: call %d: %.2f s/call, %.2f CPU s (RSS now %.0f MB)\n", pixels, pixels, c + 1, bu_now() - t0,
+               bu_cpu() - c0, bu_rss_mb());
         fflush(stdout);
     }
     if (cn_path && !bu_control(ctx, &u, &arena, cn_path, &x, ts, &cx, u.adm_channels > 0 ? &y : NULL, &out, pixels, calls)) {
@@ -186,7 +199,7 @@ int main(int argc, char **argv) {
     const char *only = NULL, *dir = getenv("SDX_BENCH_DIR");
     char sd15_buf[1024], sdxl_buf[1024], cn15[1024], cnxl[1024];
     const char *sd15 = sd15_buf, *sdxl = sdxl_buf;
-    int calls = 2, threads = 0, size = 0, ok = 1, control = 0;
+    int calls = 2, threads = 0, size = 0, ok = 1, control = 0, quant_exact = 0;
     sdx_dtype compute = SDX_F32;
     if (!dir || !*dir) dir = "/tmp";
     snprintf(sd15_buf, sizeof sd15_buf, "%s/sdx_bench_sd15_ckpt_f16.safetensors", dir);   /* bench_gen's files */
@@ -201,20 +214,21 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--sdxl")) sdxl = argv[i + 1];
         else if (!strcmp(argv[i], "--size")) size = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--control")) control = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--quant-exact")) quant_exact = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--compute") && (!strcmp(argv[i + 1], "f32") || !strcmp(argv[i + 1], "bf16")))
             compute = strcmp(argv[i + 1], "bf16") ? SDX_F32 : SDX_BF16;
         else {
             fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--threads N] [--sd15 F] [--sdxl F] [--size PX] [--control 1]"
-                    " [--compute f32|bf16]\n", argv[0]);
+                    " [--compute f32|bf16] [--quant-exact 1]\n", argv[0]);
             return 2;
         }
     }
     if (calls < 1) calls = 1;
     if (!only || !strcmp(only, "sd15"))
         ok &= bu_ensure_file("sd15", sd15, 0) && (!control || bu_ensure_file("sd15", cn15, 1)) &&
-              bu_run("sd15", sd15, control ? cn15 : NULL, size ? size : 512, calls, threads, compute);
+              bu_run("sd15", sd15, control ? cn15 : NULL, size ? size : 512, calls, threads, compute, quant_exact);
     if (!only || !strcmp(only, "sdxl"))
         ok &= bu_ensure_file("sdxl", sdxl, 0) && (!control || bu_ensure_file("sdxl", cnxl, 1)) &&
-              bu_run("sdxl", sdxl, control ? cnxl : NULL, size ? size : 1024, calls, threads, compute);
+              bu_run("sdxl", sdxl, control ? cnxl : NULL, size ? size : 1024, calls, threads, compute, quant_exact);
     return ok ? 0 : 1;
 }

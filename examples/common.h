@@ -48,7 +48,7 @@ typedef struct options {
     const char *refiner_path;   /* --refiner: loaded as the model is, into gen.refiner */
     int upscale_repeats;
     run_mode mode;
-    int threads, verbose, trace, n_taesd, convert;
+    int threads, verbose, trace, n_taesd, convert, quant_exact;
     sdx_convert_params convert_to;  /* -M convert's --type and --tensor-type-rules */
     lora_arg loras[MAX_LORAS];
     int n_loras;
@@ -195,6 +195,9 @@ static const option model_options[] = {
       .help = "arithmetic of linear layers and convolutions (default f32; bf16:\n"
               "AMX tiles, or AVX512-BF16 on AMD, about 1e-2 relative error;\n"
               "f32 elsewhere)" },
+    { .name = "--quant-exact", .kind = OPT_SWITCH, .at = AT(quant_exact),
+      .help = "multiply quantized GGUF weights as if dequantized first, not\n"
+              "with int8 dot products (slower where the CPU has them)" },
     { .name = "--lora", .arg = "FILE[:U[:C]]", .kind = OPT_CALL, .call = add_lora,
       .help = "apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
               "strength C (default 1, C defaults to U); repeatable, in order" },
@@ -337,6 +340,7 @@ static sdx_ctx *create_context(const options *o) {
     memset(&desc, 0, sizeof desc);
     desc.n_threads = o->threads > 0 ? o->threads : 0;
     desc.trace_nonfinite = o->trace;
+    desc.quant_exact = o->quant_exact;
     desc.log = log_to_stderr;
     desc.log_level = o->verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
     return sdx_create(&desc);

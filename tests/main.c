@@ -29,6 +29,7 @@
 #include "t_mkckpt.c"
 #include "t_bf16.c"
 #include "t_gguf.c"
+#include "t_quantmm.c"
 #include "t_upscale.c"
 #include "t_sources.c"
 #include "t_hires.c"
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
         &t_suite_mkckpt,
         &t_suite_bf16,
         &t_suite_gguf,
+        &t_suite_quantmm,
         &t_suite_upscale,
         &t_suite_sources,
         &t_suite_hires,

@@ -693,41 +693,6 @@ static int tb_unet_case(sdx_ctx *ctx, sdx_model *m, const char *rel, double *r) 
     return rc;
 }
 
-static int tb_vae_case(sdx_ctx *ctx, sdx_model *m, const char *rel, const char *key, double *r) {
-    sdx_st *cs = NULL;
-    sdx_tensor z, ref, out;
-    sdx__arena arena;
-    T_CHECK(sdx_st_open(ctx, t_shared(rel), &cs) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_st_read_f32(ctx, cs, "z", &z) == SDX_OK && sdx_st_read_f32(ctx, cs, key, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_tensor_alloc(ctx, &out, SDX_F32, 4, ref.shape) == SDX_OK, "alloc");
-    sdx__arena_init(&arena, ctx, 0);
-    T_CHECK(sdx__vae_decode(ctx, &m->vae, &arena, &z, &out, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
-    *r = sdx__has_nonfinite(&out) ? 1e30 : t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
-    sdx__arena_free(&arena);
-    sdx_tensor_free(ctx, &z); sdx_tensor_free(ctx, &ref); sdx_tensor_free(ctx, &out);
-    sdx_st_close(cs);
-    return T_PASS;
-}
-
-static int tb_text_case(sdx_ctx *ctx, sdx_model *m, const char *rel, double *r) {
-    sdx_st *cs = NULL;
-    sdx_tensor tok, context;
-    int32_t ids[4 * 77];
-    sdx__arena arena;
-    T_CHECK(sdx_st_open(ctx, t_shared(rel), &cs) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_st_read_f32(ctx, cs, "tokens", &tok) == SDX_OK && sdx_tensor_numel(&tok) == 4 * 77, "tokens");
-    for (int i = 0; i < 4 * 77; i++) ids[i] = (int32_t)((float *)tok.data)[i];
-    sdx_tensor_free(ctx, &tok);
-    sdx_st_close(cs);
-    sdx__arena_init(&arena, ctx, 0);
-    T_CHECK(sdx__textenc_encode_ids(ctx, &m->te, &arena, ids, NULL, 4, 1, &context, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
-    *r = sdx__has_nonfinite(&context) ? 1e30 : t_rel_to_file(ctx, t_shared(rel), "context", (const float *)context.data,
-                                                             sdx_tensor_numel(&context));
-    sdx_tensor_free(ctx, &context);
-    sdx__arena_free(&arena);
-    return T_PASS;
-}
-
 /* Text encoder output, UNet output and VAE decoder output of SD 1.x, 2.x
  * and SDXL in bf16 mode, each within its bound of the f32 golden (above);
  * bf16 panels are cached while the model lives and freed with it. */
@@ -758,7 +723,7 @@ static int components_stay_close_to_f32_goldens(void) {
         m = tb_model(ctx, as[i].area, SDX_COMPUTE_BF16);
         T_CHECK(m, "%s: %s", as[i].area, sdx_last_error(ctx));
         if (as[i].text) {
-            if ((rc = tb_text_case(ctx, m, as[i].text, &r)) != T_PASS) return rc;
+            if ((rc = t_text_golden_case(ctx, m, as[i].text, &r, NULL)) != T_PASS) return rc;
             T_NOTE("%s %s text encoder context, bf16: rel-L2 %.3g", engine, as[i].area, r);
             T_CHECK(r >= 0 && r <= TB_TEXT, "%s %s text encoder: rel-L2 %.3g > %g", engine, as[i].area, r, TB_TEXT);
         }
@@ -767,7 +732,7 @@ static int components_stay_close_to_f32_goldens(void) {
             T_NOTE("%s %s UNet case %d, bf16: rel-L2 %.3g", engine, as[i].area, c, r);
             T_CHECK(r <= TB_UNET, "%s %s UNet case %d: rel-L2 %.3g > %g", engine, as[i].area, c, r, TB_UNET);
         }
-        if ((rc = tb_vae_case(ctx, m, as[i].vae, as[i].vae_key, &r)) != T_PASS) return rc;
+        if ((rc = t_vae_golden_case(ctx, m, as[i].vae, as[i].vae_key, &r, NULL)) != T_PASS) return rc;
         T_NOTE("%s %s VAE decode, bf16: rel-L2 %.3g", engine, as[i].area, r);
         T_CHECK(r <= TB_VAE, "%s %s VAE decode: rel-L2 %.3g > %g", engine, as[i].area, r, TB_VAE);
         T_CHECK(sdx__wcache_bytes(ctx) > 0, "%s: no weight was cached", as[i].area);

@@ -177,7 +177,7 @@ static int sdx_help_lists_every_option(void) {
         "      --canny-low F  ", "      --canny-high F  ", "\nOutput and run\n", "  -o, --output PATH  ", "      --output-latent PATH  ",
         "      --latent-in PATH  ", "      --preview MODE  ", "      --preview-path PATH  ", "      --preview-interval N  ",
         "      --preview-noisy  ", "      --vae-tiling  ", "      --vae-tile-size N|WxH largest", "      --vae-tile-overlap F  ",
-        "      --circular  ", "      --low-mem  ", "  -t, --threads N  ", "      --backend B  ", "      --trace-nonfinite  ",
+        "      --circular  ", "      --low-mem  ", "  -t, --threads N  ", "      --backend B  ", "      --trace-nonfinite  ", "      --quant-exact  ",
         "  -v, --verbose  ", "  -h, --help                this text\n",
         "\n                            the --lora files merged to -o OUT.safetensors)\n",
         "\nUpscaling (-M upscale)\n", "      --upscale-model PATH  ", "      --upscale-repeats N   ",

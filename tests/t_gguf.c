@@ -281,8 +281,9 @@ static int open_fails_cleanly_at_every_allocation(void) {
 /* On the CPU, whose linear multiplies blocks, a quantized matrix's slot
  * is a view of the file in its block dtype (no copy); a forced weight
  * type converts; host code's fetch, and a backend without linear_blocks,
- * get f16. Linear takes the blocks (exact here: small integers times
- * powers of two); a backend without linear_blocks, and any other op,
+ * get f16. Linear takes the blocks (on the exact path, sdx_desc.
+ * quant_exact, exact here: small integers times powers of two; the int8
+ * path is tests/t_quantmm.c's); a backend without linear_blocks, and any other op,
  * refuse them by name. A patched slot (LoRA) holds f16 until reset to
  * the file. Safetensors cannot hold a block type; a non-finite scale is
  * found by the scan. */
@@ -313,6 +314,7 @@ static int quantized_matrices_stay_quantized_where_linear_takes_them(void) {
         sdx__wset_free(&w);
     }
     ctx->be.linear_blocks = 1;
+    ctx->desc.quant_exact = 1;
     for (int i = 0; i < 32; i++) xv[i] = (float)(i % 5 - 2);
     x = sdx__view(SDX_F32, xv, 2, xs);
     y = sdx__view(SDX_F32, yv, 2, ys);
@@ -527,6 +529,88 @@ static int q8_0_model_generates_close_to_the_f32_model(void) {
     sdx_model_free(f);
     sdx_destroy(ctx);
     T_CHECK(rel < 0.05, "latent rel-L2 %.3g", rel);
+    return T_PASS;
+}
+
+/* Values under key in the shared file rel (0 when not there). */
+static int64_t gg_numel(sdx_ctx *ctx, const char *rel, const char *key) {
+    sdx_st *st = NULL;
+    const sdx_tensor *t;
+    int64_t n = 0;
+    if (sdx_st_open(ctx, t_shared(rel), &st) != SDX_OK) return 0;
+    if ((t = sdx_st_find(st, key)) != NULL) n = sdx_tensor_numel(t);
+    sdx_st_close(st);
+    return n;
+}
+
+/* The q8_0 model's components (text encoder output, two UNet calls, VAE
+ * decode) in f32 and bf16 mode, each on the exact path (sdx_desc.
+ * quant_exact: the weights as the file holds them, multiplied as f32 or
+ * bf16) and as the CPU runs it (int8 where sdx__i8_table says so). The
+ * int8 arithmetic must stay within the half-precision budget of the
+ * exact one (rel-L2 <= 1e-2 per component). Against the f32 goldens of
+ * the model the file was converted from, every rel-L2 is reported: the
+ * file's q8_0 weights alone are 1.1e-2 (text) and 1.3-1.7e-2 (UNet)
+ * from them on this tiny model, over that budget before any arithmetic.
+ * The VAE holds no quantized matrix (its attention is 1x1 convolutions):
+ * its error is the f16 rounding of the file's weights. */
+static int q8_0_int8_components_stay_within_half_precision_of_exact(void) {
+    static const char *const parts[4] = { "text encoder", "UNet case 0", "UNet case 1", "VAE decode" };
+    static const char *const files[4] = { "golden/sd1/cases/text_encoder.safetensors", "golden/sd1/cases/unet_case0.safetensors",
+                                          "golden/sd1/cases/unet_case1.safetensors", "golden/sd1/cases/vae_decode_case0.safetensors" };
+    static const char *const keys[4] = { "context", "out", "out", "decoded" };
+    T_NEED_SHARED(file, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    char path[1024];     /* t_shared's buffers are reused */
+    double worst = 0;
+    (void)v;
+    snprintf(path, sizeof path, "%s", file);
+    for (int mode = 0; mode < 2; mode++) {
+        float *out[2][4] = { { NULL } };
+        double r[2][4];
+        int kernel = -1;
+        for (int exact = 1; exact >= 0; exact--) {
+            sdx_ctx *ctx = t_ctx();
+            sdx_model_desc md;
+            sdx_model *m;
+            int rc, finite = 0;
+            memset(&md, 0, sizeof md);
+            md.checkpoint = path;
+            md.compute = mode ? SDX_COMPUTE_BF16 : SDX_COMPUTE_F32;
+            ctx->desc.quant_exact = exact;
+            if (mode && !sdx__bf16_usable(ctx)) { sdx_destroy(ctx); break; }
+            if (!exact) kernel = sdx__i8_choose(ctx, SDX_Q8_0, mode ? SDX_BF16 : SDX_F32);
+            m = t_model_with(ctx, &md);
+            T_CHECK(m, "%s", sdx_last_error(ctx));
+            if ((rc = t_text_golden_case(ctx, m, files[0], &r[exact][0], &out[exact][0])) != T_PASS) return rc;
+            for (int c = 1; c < 3; c++) {
+                if ((rc = t_unet_case_keep(ctx, &m->unet, t_shared(files[c]), &r[exact][c], &finite, &out[exact][c])) != T_PASS) return rc;
+                T_CHECK(finite, "%s: not finite", parts[c]);
+            }
+            if ((rc = t_vae_golden_case(ctx, m, files[3], keys[3], &r[exact][3], &out[exact][3])) != T_PASS) return rc;
+            T_NOTE("sd1-q8_0.gguf, %s mode, %s: rel-L2 to the f32 goldens: text encoder %.3g, UNet %.3g and %.3g, VAE decode %.3g",
+                   mode ? "bf16" : "f32", exact ? "exact" : kernel >= 0 ? sdx__i8_kernel_names[kernel] : "dequantizing (the table)",
+                   r[exact][0], r[exact][1], r[exact][2], r[exact][3]);
+            for (int i = 0; i < 4; i++) T_CHECK(out[exact][i] && r[exact][i] < 1e30, "%s: not finite", parts[i]);
+            sdx_model_free(m);
+            sdx_destroy(ctx);
+        }
+        if (out[0][0]) {
+            sdx_ctx *ctx = t_ctx();
+            double d[4];
+            for (int i = 0; i < 4; i++) {
+                int64_t n = gg_numel(ctx, files[i], keys[i]);
+                d[i] = t_rel_l2_f32(out[0][i], out[1][i], (size_t)n);
+                T_CHECK(n > 0 && d[i] <= 1e-2, "%s mode, %s: int8 against exact rel-L2 %.3g > 1e-2", mode ? "bf16" : "f32", parts[i], d[i]);
+                worst = fmax(worst, d[i]);
+            }
+            T_NOTE("  int8 against exact: text encoder %.3g, UNet %.3g and %.3g, VAE decode %.3g", d[0], d[1], d[2], d[3]);
+            sdx_destroy(ctx);
+        }
+        for (int e = 0; e < 2; e++)
+            for (int i = 0; i < 4; i++) free(out[e][i]);
+    }
+    (void)worst;
     return T_PASS;
 }
 
@@ -1069,9 +1153,11 @@ static int sdx_converts_from_the_command_line(void) {
     return T_PASS;
 }
 
-/* The q8_0 model with its matrices kept quantized (the CPU's default)
- * against the same file dequantized into f16 at load (what a backend
- * without linear_blocks gets, and what the CPU did before). Not the same
+/* The q8_0 model with its matrices kept quantized (the CPU's default),
+ * multiplied exactly (sdx_desc.quant_exact: the int8 path's error is
+ * components_stay_within_half_precision's), against the same file
+ * dequantized into f16 at load (what a backend without linear_blocks
+ * gets, and what the CPU did before). Not the same
  * bits: a q8_0 value q * d has up to 18 significant bits, which f16
  * rounds (at most 2^-11 relative), so kept weights are the file's values
  * exactly and dequantized ones are within that rounding of them. The
@@ -1086,6 +1172,7 @@ static int q8_0_kept_quantized_generates_as_dequantized_at_load(void) {
     double rel, rel_kept, rel_f16;
     int blocks = 0, worst;
     (void)v;
+    ctx->desc.quant_exact = 1;
     for (int i = 0; i < 2; i++) {
         ctx->be.linear_blocks = i == 0;     /* 0: kept, 1: dequantized into f16 at load */
         m[i] = t_model_file(ctx, path);
@@ -1292,6 +1379,7 @@ static const t_case gguf_cases[] = {
     { "every_reference_tensor_dequantizes_to_ggmls_values", every_reference_tensor_dequantizes_to_ggmls_values },
     { "a_slice_is_refused_as_a_model", a_slice_is_refused_as_a_model },
     { "q8_0_model_generates_close_to_the_f32_model", q8_0_model_generates_close_to_the_f32_model },
+    { "q8_0_int8_components_stay_within_half_precision_of_exact", q8_0_int8_components_stay_within_half_precision_of_exact },
     { "sdx_converts_to_sd_clis_bytes_at_every_type", sdx_converts_to_sd_clis_bytes_at_every_type },
     { "type_rule_patterns_match_as_regex_search", type_rule_patterns_match_as_regex_search },
     { "convert_round_trip_reads_back_the_quantized_values", convert_round_trip_reads_back_the_quantized_values },

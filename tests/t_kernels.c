@@ -213,9 +213,11 @@ static void tk_rand_blocks(sdx_tensor *t) {
                     }
 }
 
-/* y = x w^T with w block-quantized against w dequantized to f32 first:
- * the GEMM dequantizes the blocks into its f32 (and bf16) panels, so the
- * products and their order are the same, and so are the bits. Per type,
+/* y = x w^T with w block-quantized against w dequantized to f32 first,
+ * on the exact path (sdx_desc.quant_exact; the int8 kernels are
+ * tests/t_quantmm.c's): the GEMM dequantizes the blocks into its f32 (and
+ * bf16) panels, so the products and their order are the same, and so are
+ * the bits. Per type,
  * with every shape whose rows are whole blocks of it: SD 1.5's layers
  * (attention, cross-attention keys from the 77-token context, the MLP's
  * down-projection, the time embedding, CLIP's fc2) and odd sizes (one
@@ -238,6 +240,7 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
             float *xv, *bv;
             int ok = 1;
             if (k % block) { sdx_destroy(e.ctx); continue; }
+            e.ctx->desc.quant_exact = 1;
             t_seed((uint64_t)(100 * type + (int)i));
             x = tk_rand(&e, i % 2 ? SDX_F16 : SDX_F32, 2, xs, 1.0, &xv);
             b = tk_rand(&e, SDX_F32, 1, &n, 0.5, &bv);

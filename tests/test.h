@@ -390,10 +390,19 @@ T_UNUSED static double t_rel_to_file(sdx_ctx *ctx, const char *path, const char 
     return r;
 }
 
+/* A copy of an output for *keep (a malloc'd f32 array; NULL keep: none). */
+T_UNUSED static void t_keep_f32(float **keep, const sdx_tensor *t) {
+    size_t bytes = (size_t)sdx_tensor_numel(t) * sizeof(float);
+    if (!keep) return;
+    *keep = (float *)malloc(bytes ? bytes : 1);
+    if (*keep) memcpy(*keep, t->data, bytes);
+}
+
 /* One UNet call of a golden UNet case file (x, timesteps, context, y
  * for SDXL, and the reference "out") through `u`: the output's rel-L2
- * against the reference, and whether it is all finite. */
-T_UNUSED static int t_unet_case(sdx_ctx *ctx, sdx__unet *u, const char *case_path, double *rel, int *finite) {
+ * against the reference, and whether it is all finite; with keep, a
+ * copy of the output (t_keep_f32). */
+T_UNUSED static int t_unet_case_keep(sdx_ctx *ctx, sdx__unet *u, const char *case_path, double *rel, int *finite, float **keep) {
     sdx_st *cs = NULL;
     sdx__arena arena;
     sdx_tensor x, ts, cx, y, ref, out;
@@ -411,12 +420,60 @@ T_UNUSED static int t_unet_case(sdx_ctx *ctx, sdx__unet *u, const char *case_pat
     if (rc == SDX_OK) {
         *rel = t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
         *finite = !sdx__has_nonfinite(&out);
+        t_keep_f32(keep, &out);
     }
     sdx__arena_free(&arena);
     sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &ts); sdx_tensor_free(ctx, &cx);
     sdx_tensor_free(ctx, &ref); sdx_tensor_free(ctx, &out);
     if (has_y) sdx_tensor_free(ctx, &y);
     T_CHECK(rc == SDX_OK, "%s: %s", case_path, sdx_last_error(ctx));
+    return T_PASS;
+}
+
+T_UNUSED static int t_unet_case(sdx_ctx *ctx, sdx__unet *u, const char *case_path, double *rel, int *finite) {
+    return t_unet_case_keep(ctx, u, case_path, rel, finite, NULL);
+}
+
+/* The VAE decoder of model m on a golden decode case (latent "z", the
+ * decoded reference under key): rel-L2 into *r (1e30 when not finite);
+ * with keep, a copy of the output (t_keep_f32). */
+T_UNUSED static int t_vae_golden_case(sdx_ctx *ctx, sdx_model *m, const char *rel, const char *key, double *r, float **keep) {
+    sdx_st *cs = NULL;
+    sdx_tensor z, ref, out;
+    sdx__arena arena;
+    T_CHECK(sdx_st_open(ctx, t_shared(rel), &cs) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_read_f32(ctx, cs, "z", &z) == SDX_OK && sdx_st_read_f32(ctx, cs, key, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_tensor_alloc(ctx, &out, SDX_F32, 4, ref.shape) == SDX_OK, "alloc");
+    sdx__arena_init(&arena, ctx, 0);
+    T_CHECK(sdx__vae_decode(ctx, &m->vae, &arena, &z, &out, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+    *r = sdx__has_nonfinite(&out) ? 1e30 : t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
+    t_keep_f32(keep, &out);
+    sdx__arena_free(&arena);
+    sdx_tensor_free(ctx, &z); sdx_tensor_free(ctx, &ref); sdx_tensor_free(ctx, &out);
+    sdx_st_close(cs);
+    return T_PASS;
+}
+
+/* The text encoder of model m on the golden text case (4 x 77 "tokens",
+ * the reference "context"): rel-L2 into *r (1e30 when not finite);
+ * with keep, a copy of the output (t_keep_f32). */
+T_UNUSED static int t_text_golden_case(sdx_ctx *ctx, sdx_model *m, const char *rel, double *r, float **keep) {
+    sdx_st *cs = NULL;
+    sdx_tensor tok, context;
+    int32_t ids[4 * 77];
+    sdx__arena arena;
+    T_CHECK(sdx_st_open(ctx, t_shared(rel), &cs) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx_st_read_f32(ctx, cs, "tokens", &tok) == SDX_OK && sdx_tensor_numel(&tok) == 4 * 77, "tokens");
+    for (int i = 0; i < 4 * 77; i++) ids[i] = (int32_t)((float *)tok.data)[i];
+    sdx_tensor_free(ctx, &tok);
+    sdx_st_close(cs);
+    sdx__arena_init(&arena, ctx, 0);
+    T_CHECK(sdx__textenc_encode_ids(ctx, &m->te, &arena, ids, NULL, 4, 1, &context, NULL) == SDX_OK, "%s", sdx_last_error(ctx));
+    *r = sdx__has_nonfinite(&context) ? 1e30 : t_rel_to_file(ctx, t_shared(rel), "context", (const float *)context.data,
+                                                             sdx_tensor_numel(&context));
+    t_keep_f32(keep, &context);
+    sdx_tensor_free(ctx, &context);
+    sdx__arena_free(&arena);
     return T_PASS;
 }
 

@@ -23,7 +23,7 @@
 # that need a POSIX shell, fork or named pipes skip and say so), and so
 # does the SDX_NO_SIMD build (NOSIMD_SKIP). qemu-user is some 40 times
 # slower: the AArch64 run keeps what the NEON code computes (ARM_SUITES:
-# kernels, half floats, the UNet goldens of all three families, the SD
+# kernels, the int8 GEMM, half floats, the UNet goldens of all three families, the SD
 # 1.x VAE goldens) without the f16/bf16 storage variants, VAE tiling and
 # the 2-million-value scalar half-float sweeps (ARM_SKIP). Every step
 # prints its time. Needs tools/setup-debian.sh's packages and ../shared
@@ -51,7 +51,7 @@ FEATURE_SKIP="--skip img2img. --skip lora. --skip embedding. --skip controlnet. 
 # kernels and half floats, the UNet goldens and the SD 1.x VAE goldens
 # (the samplers and the pipeline around them are plain C, the same on
 # every target).
-ARM_SUITES="kernels. half. rng. core. precision. unet. vae.sd1_"
+ARM_SUITES="kernels. quantmm. half. rng. core. precision. unet. vae.sd1_"
 # The allocation-failure sweeps repeat whole loads and generations
 # thousands of times; their failure paths are plain C, swept natively and
 # under ASan (make sanitize). Like the large tiled decodes, they are left

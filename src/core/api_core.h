@@ -182,6 +182,11 @@ typedef struct sdx_desc {
     void *user;             /* passed to the hooks above                  */
     int trace_nonfinite;    /* 1: check every op's output for NaN/Inf and
                                stop at the first one (slower)            */
+    int quant_exact;        /* 1: linear layers multiply block-quantized
+                               weights (GGUF q8_0, q4_0, ...) exactly as
+                               if dequantized to f32 first, never with
+                               int8 activations (slower where the CPU has
+                               int8 dot products; see README, GGUF)      */
 } sdx_desc;
 
 typedef struct sdx_ctx sdx_ctx;

@@ -289,6 +289,27 @@ static void sdx__dequant(const void *src, sdx_dtype t, int64_t offset, int64_t n
     for (int64_t i = 0; i < n; i += d->block, b += d->bytes) d->dequant(b, dst + i);
 }
 
+/* A correctly rounded fused multiply-add (rng.c's torch-CPU polynomials,
+ * the int8 GEMM's portable kernel). mingw-w64's fmaf adds in double
+ * and rounds twice, so there it is computed here: the product is exact in
+ * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
+ * final rounding to float correct. Elsewhere the C library's is exact. */
+#if defined(__MINGW32__) && !defined(__FMA__)
+static float sdx__fmaf(float a, float b, float c) {
+    double p = (double)a * (double)b, s = p + (double)c;
+    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
+    if (err != 0.0 && isfinite(s)) {
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+#else
+#define sdx__fmaf fmaf
+#endif
+
 static uint32_t sdx__f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float    sdx__bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 

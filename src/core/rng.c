@@ -72,26 +72,6 @@ static double sdx__torch_normal_double(sdx_rng *rng) {
 
 /* ---- torch CPU, n >= 16: float32 Box-Muller in blocks of 16 ---------- */
 
-/* A correctly rounded fused multiply-add. mingw-w64's fmaf adds in double
- * and rounds twice, so there it is computed here: the product is exact in
- * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
- * final rounding to float correct. Elsewhere the C library's is exact. */
-#if defined(__MINGW32__) && !defined(__FMA__)
-static float sdx__fmaf(float a, float b, float c) {
-    double p = (double)a * (double)b, s = p + (double)c;
-    double bv = s - p, err = (p - (s - bv)) + ((double)c - bv);   /* s + err = p + c exactly */
-    if (err != 0.0 && isfinite(s)) {
-        uint64_t u;
-        memcpy(&u, &s, 8);
-        if (!(u & 1u)) u += ((err > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;   /* toward the exact value: odd */
-        memcpy(&s, &u, 8);
-    }
-    return (float)s;
-}
-#else
-#define sdx__fmaf fmaf
-#endif
-
 /* PyTorch's AVX2 kernel evaluates log and sincos with Cephes-style
  * polynomials (ATen/native/cpu/avx_mathfun.h, log256_ps / sincos256_ps)
  * compiled with FMA contraction: each multiply whose only use is an add

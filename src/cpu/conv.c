@@ -1,5 +1,5 @@
 #pragma once
-#include "gemm_bf16.c"
+#include "gemm_i8.c"
 /* ===================================================================== */
 /*  Linear and convolutions: the GEMM's users, Winograd                  */
 /* ===================================================================== */

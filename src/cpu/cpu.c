@@ -85,6 +85,14 @@ typedef struct sdx__cpu_state {
                               set it: the AVX-512 code's reference)      */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
+    int      i8_probed;      /* the CPU was asked about int8 dot products ... */
+    int      i8_best;        /* ... and has this int8 kernel (gemm_i8.c)  */
+    int      i8_told;        /* the int8 kernel was logged once           */
+    uint64_t i8_calls;       /* int8 GEMMs run: tells a thread's quantized
+                              rows of this call from older ones           */
+    int      i8_force;       /* 1 + an int8 kernel that linear runs for every
+                              type it takes, whatever the table says; 0:
+                              the table (tests and bench set it)          */
 } sdx__cpu_state;
 
 /* The CPU kernels' state: they run on the context's host backend. */

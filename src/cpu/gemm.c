@@ -607,28 +607,29 @@ static void sdx__gemm_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__gemm_job((const sdx__gemm *)arg, j, thread);
 }
 
-/* Splits C into jobs of at most MJ x NJ, of even sizes, and into enough
- * of them (a few per thread) that the threads finish together. A job's
- * rows are how often each packed value of B is used, its columns how
- * often each of A, so the larger side is split first. */
-static void sdx__gemm_blocks(sdx__gemm *g, int threads) {
-    int64_t mt = (g->M + SDX__MJ - 1) / SDX__MJ, nt = (g->cols + SDX__NJ - 1) / SDX__NJ;
+/* Splits C into jobs of at most mj x nj (multiples of mr and nr), of
+ * even sizes, and into enough of them (a few per thread) that the
+ * threads finish together. A job's rows are how often each packed value
+ * of B is used, its columns how often each of A, so the larger side is
+ * split first. */
+static void sdx__gemm_split(sdx__gemm *g, int threads, int64_t mj, int64_t nj, int64_t mr, int64_t nr) {
+    int64_t mt = (g->M + mj - 1) / mj, nt = (g->cols + nj - 1) / nj;
     while (mt * nt < 4 * (int64_t)threads) {
         int64_t rows = (g->M + mt - 1) / mt, cols = (g->cols + nt - 1) / nt;
         if (cols >= rows && cols > SDX__NB) nt++;
-        else if (rows > 4 * SDX__MR) mt++;
-        else if (cols > 2 * SDX__NR) nt++;
+        else if (rows > 4 * mr) mt++;
+        else if (cols > 2 * nr) nt++;
         else break;
     }
-    g->mb = ((g->M + mt - 1) / mt + SDX__MR - 1) / SDX__MR * SDX__MR;
-    g->nb = ((g->cols + nt - 1) / nt + SDX__NR - 1) / SDX__NR * SDX__NR;
+    g->mb = ((g->M + mt - 1) / mt + mr - 1) / mr * mr;
+    g->nb = ((g->cols + nt - 1) / nt + nr - 1) / nr * nr;
     g->m_tiles = (g->M + g->mb - 1) / g->mb;
     g->n_tiles = (g->cols + g->nb - 1) / g->nb;
 }
 
 /* The f32 GEMM (batch > 1 only with an im2col B and one A for all
  * images, as conv2d calls it: the images run as columns side by side).
- * Callers use sdx__gemm_run (gemm_bf16.c), which picks the arithmetic. */
+ * Callers use sdx__gemm_run (gemm_i8.c), which picks the arithmetic. */
 static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     int rc;
     SDX_ASSERT(g->b_kind == SDX__B_IM2COL ? g->a_bstride == 0 : g->batch == 1);
@@ -640,7 +641,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
                 __builtin_cpu_supports("avx512vl");
 #endif
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
-    sdx__gemm_blocks(g, SDX__MAX(1, ctx->n_threads));
+    sdx__gemm_split(g, SDX__MAX(1, ctx->n_threads), SDX__MJ, SDX__NJ, SDX__MR, SDX__NR);
     sdx__parallel_for(ctx, g->m_tiles * g->n_tiles, sdx__gemm_range, g);
     return SDX_OK;
 }

@@ -54,23 +54,27 @@ static int sdx__cpu_avx512_bf16(void) {
 #endif
 }
 
-/* AMX (tile registers and TDPBF16PS), 64-bit Linux only: CPUID has
- * AMX-TILE and AMX-BF16, the OS enables the tile state in XCR0 (bits 17,
- * 18), palette 1 has at least 8 tiles of 16 rows x 64 bytes, and the
- * kernel grants this process the tile data (arch_prctl: Linux 5.16 and
- * later hand the 8 KiB of tile state only to processes that ask). The
+/* AMX tiles, 64-bit Linux only: CPUID has AMX-TILE and the AMX-BF16 or
+ * AMX-INT8 bit asked for (`feature`: a bit of CPUID 7.0 EDX), the OS
+ * enables the tile state in XCR0 (bits 17, 18), palette 1 has at least 8
+ * tiles of 16 rows x 64 bytes, and the kernel grants this process the
+ * tile data (arch_prctl: Linux 5.16 and later hand the 8 KiB of tile
+ * state only to processes that ask; asking again is harmless). The
  * request is made here, raw, so that it does not depend on which system
  * headers declare syscall(). */
 #if defined(SDX__X86) && defined(__x86_64__) && defined(__linux__) && !defined(SDX_NO_AMX)
 #define SDX__AMX 1
 #endif
 
-static int sdx__cpu_amx_bf16(void) {
+#define SDX__CPUID_AMX_BF16 22
+#define SDX__CPUID_AMX_INT8 25
+
+static int sdx__cpu_amx(int feature) {
 #ifdef SDX__AMX
     unsigned eax, ebx, ecx, edx, xcr0, xcr0_hi;
     long rc;
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
-    if (!(edx & (1u << 22)) || !(edx & (1u << 24))) return 0;     /* AMX-BF16, AMX-TILE */
+    if (!(edx & (1u << feature)) || !(edx & (1u << 24))) return 0;     /* the feature, AMX-TILE */
     __asm__ __volatile__("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
     (void)xcr0_hi;
     if ((xcr0 & (3u << 17)) != (3u << 17) || __get_cpuid_max(0, NULL) < 0x1d) return 0;
@@ -82,6 +86,7 @@ static int sdx__cpu_amx_bf16(void) {
     __asm__ __volatile__("syscall" : "=a"(rc) : "0"(158L), "D"(0x1023L), "S"(18L) : "rcx", "r11", "memory");
     return rc == 0;
 #else
+    (void)feature;
     return 0;
 #endif
 }
@@ -110,7 +115,7 @@ static int sdx__bf16_usable(sdx_ctx *ctx) {
     int usable;
     if (!s->bf16_probed) {
         s->bf16_dot = sdx__cpu_avx512_bf16();
-        s->bf16_amx = s->bf16_dot && sdx__cpu_amx_bf16();
+        s->bf16_amx = s->bf16_dot && sdx__cpu_amx(SDX__CPUID_AMX_BF16);
         s->bf16_dot_pays = s->bf16_dot && sdx__cpu_bf16_dot_pays();
         s->bf16_probed = 1;
     }
@@ -434,7 +439,7 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
 }
 
 /* ---- AMX: the same products on tile registers ------------------------ */
-/* Where the CPU has AMX-BF16 (sdx__cpu_amx_bf16) bf16 mode runs its GEMMs
+/* Where the CPU has AMX-BF16 (sdx__cpu_amx) bf16 mode runs its GEMMs
  * on TDPBF16PS, which multiplies a 16 x 32 bf16 tile by a 32 x 16 one
  * (16 pairs of k by 16 columns) into a 16 x 16 f32 tile: the pairwise
  * products of VDPBF16PS, sixteen times as many per instruction. B strips
@@ -794,15 +799,3 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
 }
 
 #endif /* SDX__X86 */
-
-/* Runs a GEMM in the arithmetic bf16 mode asks for where this CPU has a
- * bf16 kernel that pays, in f32 otherwise. */
-static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
-    if (g->M == 0 || g->N == 0 || g->batch == 0) return SDX_OK;
-    if (g->compute == SDX_BF16 && g->K > 0 && sdx__bf16_usable(ctx)) {   /* usable() logs a fallback */
-#ifdef SDX__X86
-        return sdx__gemm_run_bf16(ctx, g);
-#endif
-    }
-    return sdx__gemm_run_f32(ctx, g);
-}
