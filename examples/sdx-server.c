@@ -202,6 +202,7 @@ typedef struct server {
     pthread_cond_t changed;     /* a job queued or done, or stopping */
     job *head, *tail;
     int queued, stopping;
+    int open_requests;          /* begun and not yet answered to the end (on_completed) */
     /* the running job, for /progress and /interrupt */
     job *running;
     int interrupted, image, step, steps;
@@ -1028,13 +1029,30 @@ typedef struct upload {
 } upload;
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+    server *s = (server *)cls;
     upload *u = (upload *)*con_cls;
-    (void)cls;
     (void)c;
     (void)toe;
-    if (u) free(u->body.p);
+    if (u) {
+        free(u->body.p);
+        pthread_mutex_lock(&s->lock);
+        s->open_requests--;
+        pthread_cond_broadcast(&s->changed);
+        pthread_mutex_unlock(&s->lock);
+    }
     free(u);
     *con_cls = NULL;
+}
+
+/* At shutdown, after the worker: the requests it answered are sent to the
+ * end before the daemon closes their connections (at most `seconds`). */
+static void wait_for_replies(server *s, int seconds) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&s->lock);
+    while (s->open_requests > 0 && pthread_cond_timedwait(&s->changed, &s->lock, &until) == 0) {}
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* The endpoint's reply, or 404 / 405 (with the methods it takes). */
@@ -1065,8 +1083,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     if (!u) {
         const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        server *s = (server *)cls;
         if (!(u = (upload *)calloc(1, sizeof *u))) return MHD_NO;
         *con_cls = u;
+        pthread_mutex_lock(&s->lock);
+        s->open_requests++;
+        pthread_mutex_unlock(&s->lock);
         if (length && strtoull(length, NULL, 10) > MAX_BODY) u->too_big = 1;
         else return MHD_YES;
     } else if (*size) {
@@ -1104,7 +1126,7 @@ static struct MHD_Daemon *start_daemon(server *s, const server_options *so, unsi
     d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                          (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
                          (uint16_t)so->listen_port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                          MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!d) { fprintf(stderr, PROG ": cannot listen on %s port %d\n", so->listen_ip, so->listen_port); return NULL; }
@@ -1158,7 +1180,10 @@ done:
         if (fd >= 0) close(fd);
     }
     if (worker_started) stop_worker(&s, worker);
-    if (d) MHD_stop_daemon(d);     /* the connections' threads end: their jobs are answered */
+    if (d) {
+        wait_for_replies(&s, 10);     /* the jobs are answered: let the answers out */
+        MHD_stop_daemon(d);
+    }
     if (locks) {
         pthread_cond_destroy(&s.changed);
         pthread_mutex_destroy(&s.lock);

@@ -283,13 +283,14 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
  * dequantized to f32 first: the im2col GEMM packs it as its A operand and
  * the Winograd filter transforms read it through the same dequantizer, so
  * the bits are the f32 filter's. Per type where the row is whole blocks:
- * SD's 3x3 layers on the f32 and AMX Winograd paths (C 320 at 64x64, 512
- * for the K types' 256-value blocks), a stride-2 downsampler, a small
- * direct one and a 1x1 projection; f32 with both packers and bf16. */
+ * SD's 3x3 layers on the f32 and AMX Winograd paths (C 320 at 64x64; 256
+ * channels at 32x32 for the K types' 256-value blocks, which the f32
+ * transform widens 256 channels at a time), a stride-2 downsampler, a
+ * small direct one and a 1x1 projection; f32 with both packers and bf16. */
 static int conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit(void) {
     static const struct { int64_t n, c, h, w, o; int k, stride, pad; } shapes[] = {
         { 1, 320, 64, 64, 64, 3, 1, 1 }, { 1, 512, 32, 32, 40, 3, 1, 1 }, { 2, 64, 17, 15, 96, 3, 2, 1 },
-        { 1, 32, 9, 7, 5, 3, 1, 1 },     { 1, 256, 8, 8, 70, 1, 1, 0 },
+        { 1, 32, 9, 7, 5, 3, 1, 1 },     { 1, 256, 8, 8, 70, 1, 1, 0 }, { 1, 256, 32, 32, 256, 3, 1, 1 },
     };
     int cases = 0, winograd = 0;
     for (int type = SDX_Q4_0; type <= SDX_Q6_K; type++)

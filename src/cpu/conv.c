@@ -131,7 +131,7 @@ static void sdx__wino_at(const float *SDX__RESTRICT s, int64_t ss, float *SDX__R
 }
 
 #define SDX__WL SDX__MR   /* filters transformed side by side: a strip's */
-#define SDX__WCB 32       /* input channels widened at a time: whole blocks of a quantized 3x3 filter row */
+#define SDX__WCB 16       /* input channels widened at a time (sdx__wino_wcb) */
 
 /* G applied to 3 rows of WL lanes `gs` apart, 6 rows out `us` apart. */
 static void sdx__wino_g(const float *SDX__RESTRICT g, int gs, float *SDX__RESTRICT u, int us) {
@@ -156,22 +156,28 @@ typedef struct { const sdx_tensor *w; float *u; int64_t C, o0, on; sdx_ctx *ctx;
  * transformed values of an input channel are stored side by side, 36
  * runs that move forward together, where a filter at a time scattered
  * them a cache line each. */
+/* Input channels a filter transform widens at a time: SDX__WCB, or for a
+ * quantized filter a block's count, whose 9 x block values are whole
+ * blocks (9 and a block, a power of two, share no factor). */
+static int sdx__wino_wcb(sdx_dtype filter) { return SDX__MAX(SDX__WCB, sdx_dtype_block(filter, NULL)); }
+
 static void sdx__wino_filter_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__wino_ft *f = (const sdx__wino_ft *)arg;
     const int64_t ostrips = (f->on + SDX__MR - 1) / SDX__MR, xstride = ostrips * f->C * SDX__MR;
-    float *g = sdx__scratch_f32(f->ctx, thread);     /* [MR][WCB * 9] */
+    const int wcb = sdx__wino_wcb(f->w->dtype);
+    float *g = sdx__scratch_f32(f->ctx, thread);     /* [MR][wcb * 9] */
     float gl[9 * SDX__WL], t[18 * SDX__WL], v[36 * SDX__WL];
     for (int64_t strip = begin; strip < end; strip++) {
         const int64_t o0 = strip * SDX__MR;
         const int live = (int)SDX__MIN((int64_t)SDX__MR, f->on - o0);
         float *u = f->u + strip * f->C * SDX__MR;
-        for (int64_t c0 = 0; c0 < f->C; c0 += SDX__WCB) {
-            const int nc = (int)SDX__MIN((int64_t)SDX__WCB, f->C - c0);
+        for (int64_t c0 = 0; c0 < f->C; c0 += wcb) {
+            const int nc = (int)SDX__MIN((int64_t)wcb, f->C - c0);
             for (int l = 0; l < live; l++)
-                sdx__load_f32(f->w->data, f->w->dtype, ((f->o0 + o0 + l) * f->C + c0) * 9, nc * 9, g + l * SDX__WCB * 9);
+                sdx__load_f32(f->w->data, f->w->dtype, ((f->o0 + o0 + l) * f->C + c0) * 9, nc * 9, g + l * wcb * 9);
             for (int c = 0; c < nc; c++) {
                 for (int e = 0; e < 9; e++)
-                    for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = l < live ? g[(l * SDX__WCB + c) * 9 + e] : 0.0f;
+                    for (int l = 0; l < SDX__WL; l++) gl[e * SDX__WL + l] = l < live ? g[(l * wcb + c) * 9 + e] : 0.0f;
                 for (int j = 0; j < 3; j++) sdx__wino_g(gl + j * SDX__WL, 3 * SDX__WL, t + j * SDX__WL, 3 * SDX__WL);
                 for (int i = 0; i < 6; i++) sdx__wino_g(t + i * 3 * SDX__WL, SDX__WL, v + i * 6 * SDX__WL, SDX__WL);
                 for (int xi = 0; xi < 36; xi++)
@@ -662,7 +668,7 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     scratch = amx ? sdx__wino_amx_scratch_bytes(wi.cp, wi.tb, wi.ph, wi.pw)
                   : sdx__wino_scratch_floats(wi.C, wi.tb, wi.ph, wi.pw) * sizeof(float);
     /* and the filter transforms' widened filters: all of one (AMX), or MR of WCB channels */
-    scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * SDX__WCB * 9) * sizeof(float)) + 256;
+    scratch = SDX__MAX(scratch, (size_t)(amx ? wi.C * 9 : SDX__MR * sdx__wino_wcb(w->dtype) * 9) * sizeof(float)) + 256;
     if ((rc = sdx__scratch_reserve(ctx, scratch)) != SDX_OK) return rc;
 #ifdef SDX__X86
     wi.vec16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f();
