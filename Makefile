@@ -25,7 +25,7 @@ SDL2_CFLAGS := $(if $(SDL2_CONFIG),$(shell sdl2-config --cflags),$(shell pkg-con
 SDL2_LIBS   := $(if $(SDL2_CONFIG),$(shell sdl2-config --libs),$(shell pkg-config --libs sdl2 2>/dev/null))
 GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 
-.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -147,6 +147,12 @@ valgrind: examples/sdx
 
 fuzz:
 	fuzz/run.sh $(or $(FUZZ_SECONDS),60)
+
+# Each harness until FUZZ_RUNS executions, one after another (hours; not in
+# CI; figures in README, "Long runs")
+FUZZ_RUNS ?= 10000000
+fuzz-long:
+	fuzz/run.sh --runs $(FUZZ_RUNS)
 
 # Portability (tools/cross.sh): C99/C11 and C++11/17/20 compiles with gcc,
 # clang, g++ and clang++ plus the C++ test; an SDX_NO_SIMD build and its
