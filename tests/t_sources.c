@@ -255,17 +255,17 @@ static int ts_stages(sdx_ctx *ctx, sdx_model *m, const ts_reader *r, size_t *got
     return T_PASS;
 }
 
-/* In low-memory mode a checkpoint from read callbacks gives its weights
- * back as a mapped file gives its pages (each UNet and text-encoder layer
- * after it runs, each stage's weights after the stage) and reads them
- * again at their next use: from the second on, every encode, step and
- * decode reads the same bytes again (the first uses what the load read),
- * where a model in normal mode reads each weight once, at load. The
- * latent and image are the file's bits in low-memory mode. A read that
- * fails then fails the call cleanly, and the next call reads again. (A
- * buffer is the caller's memory: there is nothing to give back.) */
-static int low_memory_reads_weights_again_at_each_stage_from_callbacks(void) {
-    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+/* In low-memory mode a checkpoint from read callbacks (safetensors, or
+ * GGUF, whose quantized matrices compute from the read blocks) gives its
+ * weights back as a mapped file gives its pages (each UNet and
+ * text-encoder layer after it runs, each stage's weights after the stage)
+ * and reads them again at their next use: from the second on, every
+ * encode, step and decode reads the same bytes again (the first uses what
+ * the load read), where a model in normal mode reads each weight once, at
+ * load. The latent and image are the file's bits in low-memory mode. A
+ * read that fails then fails the call cleanly, and the next call reads
+ * again. (A buffer is the caller's memory: there is nothing to give back.) */
+static int ts_low_memory(const char *ckpt) {
     sdx_ctx *ctx = t_ctx();
     sdx_model_desc md;
     sdx_model *m;
@@ -287,8 +287,8 @@ static int low_memory_reads_weights_again_at_each_stage_from_callbacks(void) {
     md.checkpoint_source = ts_source(&p, TS_READ);
     T_CHECK((m = t_model_with(ctx, &md)) != NULL, "callbacks: %s", sdx_last_error(ctx));
     TS_TRY(ts_stages(ctx, m, &p.r, low, latent[1], 4 * 8 * 8, &img[1]));
-    T_NOTE("bytes read: encodes %zu %zu %zu, steps %zu %zu %zu %zu, decodes %zu %zu %zu (a %zu-byte file)", low[0], low[1], low[2],
-           low[3], low[4], low[5], low[6], low[7], low[8], low[9], p.size);
+    T_NOTE("%s: bytes read: encodes %zu %zu %zu, steps %zu %zu %zu %zu, decodes %zu %zu %zu (a %zu-byte file)", ckpt, low[0], low[1],
+           low[2], low[3], low[4], low[5], low[6], low[7], low[8], low[9], p.size);
     T_CHECK(!memcmp(latent[0], latent[1], sizeof latent[0]), "the latent is not the file's");
     T_CHECK(img[0].width == img[1].width && img[0].height == img[1].height &&
             !memcmp(img[0].data, img[1].data, (size_t)img[0].width * (size_t)img[0].height * 3), "the image is not the file's");
@@ -322,6 +322,14 @@ static int low_memory_reads_weights_again_at_each_stage_from_callbacks(void) {
     sdx_model_free(m);
     ts_part_free(&p);
     sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int low_memory_reads_weights_again_at_each_stage_from_callbacks(void) {
+    T_NEED_SHARED(st, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(gguf, "golden/gguf/sd1-q8_0.gguf");
+    TS_TRY(ts_low_memory(st));
+    TS_TRY(ts_low_memory(gguf));   /* its quantized matrices compute from the read blocks */
     return T_PASS;
 }
 
