@@ -124,7 +124,8 @@ for t in $TARGETS; do
     took=$(( $(date +%s) - start ))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     rate=$(( ${execs:-0} / (took > 0 ? took : 1) ))
-    corpus=$(ls "$BIN/corpus/$t" | wc -l)
+    # the fuzzer's corpus at the end (units/size), and the files kept so far
+    corpus="$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -n 1 | sed 's/corp: //') ($(ls "$BIN/corpus/$t" | wc -l) files)"
     found=$(( $(ls "$BIN/artifacts/$t" | wc -l) - before ))
     if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
         status=1
