@@ -1,7 +1,9 @@
 # sdx — see README.md. `make` builds the examples and tests, `make test`
 # runs the tests, `make sanitize` runs them under ASan+UBSan, `make tsan`
 # runs the cancel suite under ThreadSanitizer (part of `make test`), `make bench`
-# runs the benchmarks, `make fuzz` runs the fuzzers (clang), `make cross`
+# runs the benchmarks, `make fuzz` runs the fuzzers (clang; `make fuzz-long`
+# to 1e7 executions each), `make soak` runs hundreds of generations in one
+# process watching memory and descriptors, `make cross`
 # runs the portability checks (tools/cross.sh). GPU: `make check-hip`
 # compile-checks sdx_hip.h (run by `make test`), `make sdx-hip` builds the
 # CLI for the GPU, `make test-gpu` and `make bench-gpu` need one (see
@@ -30,7 +32,7 @@ GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 SERVER_PKGS := $(shell pkg-config --exists libmicrohttpd libcjson 2>/dev/null && echo libmicrohttpd libcjson)
 SERVER   := $(if $(SERVER_PKGS),examples/sdx-server)
 
-.PHONY: all test sanitize tsan bench bench-sdxl fuzz demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -159,6 +161,25 @@ valgrind: examples/sdx
 fuzz:
 	fuzz/run.sh $(or $(FUZZ_SECONDS),60)
 
+# `make soak`: hundreds of mixed generations in one process with the tiny
+# golden models (tests/soak.c: txt2img, img2img, inpainting, LoRA, ControlNet,
+# TAESD, the stages, cancels from another thread, bad inputs, a model from
+# callbacks reloaded), the resident set, open descriptors and sdx's bytes
+# sampled after each cycle; fails when they grow after the warm-up or a
+# result drifts. Minutes, one thread; not in CI. SOAK passes options
+# (--cycles N, --threads N, --slack-mib MiB; tests/soak --help).
+SOAK ?=
+tests/soak: tests/soak.c sdx.h
+	$(CC) $(CFLAGS) -o $@ tests/soak.c $(LDLIBS)
+soak: tests/soak
+	./tests/soak $(SOAK)
+
+# Each harness until FUZZ_RUNS executions, one after another (hours; not in
+# CI; figures in README, "Long runs")
+FUZZ_RUNS ?= 10000000
+fuzz-long:
+	fuzz/run.sh --runs $(FUZZ_RUNS)
+
 # Portability (tools/cross.sh): C99/C11 and C++11/17/20 compiles with gcc,
 # clang, g++ and clang++ plus the C++ test; an SDX_NO_SIMD build and its
 # tests; the whole suite built with mingw-w64 and run under wine; aarch64
@@ -221,5 +242,5 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 
 clean:
 	rm -rf build/cross
-	rm -f tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
+	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
 	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o

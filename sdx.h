@@ -573,8 +573,9 @@ typedef struct sdx_model_desc {
     int         low_memory;    /* 1: low-memory mode: each text encoder
                                   layer and UNet layer gives its weight
                                   pages back to the OS after it runs (they
-                                  are read again from the mapped file, so
-                                  results are unchanged), and the VAE
+                                  are read again from the mapped file or
+                                  through the read callback, so results
+                                  are unchanged), and the VAE
                                   decodes and encodes in tiles within
                                   SDX_LOW_MEMORY_VAE_BUDGET unless
                                   vae_tiling is -1. Slower: see README   */
@@ -586,9 +587,10 @@ typedef struct sdx_model_desc {
      * its path field above. The model borrows buffers and calls read
      * callbacks until sdx_model_free. A checkpoint from callbacks is read
      * as the model fetches each weight: those the CPU computes from in
-     * the file's dtype stay in memory (low_memory cannot give them back:
-     * there is no file to page them in from), the others (converted,
-     * uploaded to a device) go once copied. */
+     * the file's dtype stay in memory (with low_memory they go back when
+     * a mapped file's pages would, and are read again at their next use),
+     * the others (converted, uploaded to a device) go once copied. A
+     * buffer is the caller's: low_memory has nothing to give back. */
     sdx_source  checkpoint_source;
     sdx_source  vae_source;
     sdx_source  taesd_source[2];
@@ -1503,6 +1505,18 @@ typedef volatile long sdx__counter;
 #else
 typedef unsigned sdx__counter;
 #endif
+/* Memory that went back to the OS and is filled again on demand: the
+ * weights of a checkpoint from read callbacks in low-memory mode
+ * (safetensors.c, sdx__st_drop_reads). Every op passes each operand's
+ * bytes to `fill` first (ops.c); host code that reads such a weight calls
+ * sdx__refill_need. A mapped file needs none: its pages fault back in. */
+typedef struct sdx__refill {
+    const unsigned char *lo, *hi;     /* the addresses it answers for */
+    int (*fill)(void *owner, const unsigned char *p, size_t n);
+    void *owner;
+    struct sdx__refill *next;
+} sdx__refill;
+
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -1523,7 +1537,26 @@ struct sdx_ctx {
     int      trace;
     sdx__part part;
     char     layer[192];
+    sdx__refill *refills;        /* a list, usually empty */
 };
+
+/* Bytes [p, p + n) present again where a refill answers for them. */
+static int sdx__refill_need(sdx_ctx *ctx, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (const sdx__refill *r = ctx->refills; r; r = r->next)
+        if (b >= r->lo && b < r->hi) return r->fill(r->owner, b, n);
+    return SDX_OK;
+}
+
+static void sdx__refill_add(sdx_ctx *ctx, sdx__refill *r) {
+    r->next = ctx->refills;
+    ctx->refills = r;
+}
+
+static void sdx__refill_remove(sdx_ctx *ctx, const sdx__refill *r) {
+    for (sdx__refill **at = &ctx->refills; *at; at = &(*at)->next)
+        if (*at == r) { *at = r->next; return; }
+}
 
 /* ---- allocation ----------------------------------------------------- */
 
@@ -4057,7 +4090,8 @@ static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
  * a GPU kernel is a bug in model code, caught with its name) and is a
  * tensor a kernel can read: dims in range and none negative (pairs of
  * negative dims multiply to a positive count that every later shape
- * check would accept), data present, a storage dtype. */
+ * check would accept), data present (read again if it was given back:
+ * sdx__refill), a storage dtype. */
 static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be, const sdx_tensor *const *ts, int n) {
     static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     int device = !be->host_memory;
@@ -4076,6 +4110,10 @@ static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
             }
         if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
+        if (ctx->refills && !t->device && t->data) {   /* a weight given back in low-memory mode */
+            int rc = sdx__refill_need(ctx, t->data, sdx_tensor_nbytes(t));
+            if (rc != SDX_OK) return rc;
+        }
         if (!sdx__is_storage(t->dtype) && !(sdx__dtype_is_block(t->dtype) && sdx__ops_takes_blocks(op, be, i)))
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16%s)", op, name,
                              sdx_dtype_name(t->dtype), sdx__ops_takes_blocks(op, be, i) ? " or block-quantized" : "");
@@ -10218,6 +10256,8 @@ struct sdx_st {
     void *user;                  /* in on demand, into anon (base and size) */
     sdx__anon anon;
     size_t have;                 /* bytes [0, have) are read */
+    int drop_reads;              /* low-memory mode: released tensors go, */
+    sdx__refill refill;          /* and are read again at their next use */
 };
 
 /* ---- sources ----------------------------------------------------------- */
@@ -10518,6 +10558,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     sdx_ctx *ctx;
     if (!st) return;
     ctx = st->ctx;
+    if (st->drop_reads) sdx__refill_remove(ctx, &st->refill);
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
@@ -10604,12 +10645,32 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
     int i = st && name ? sdx__st_lookup(st, name) : -1;
     return i >= 0 ? &st->entries[i].t : NULL;
 }
-/* Drops the mapped pages under [p, p + n) from the process's memory; the
- * next read of them comes from the file again, with the same bytes. Only
- * for a file opened with sdx_st_open: a file in the caller's memory, and
- * the aligned copies of misaligned tensors, are left alone. */
-static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
+/* Whether a read callback's tensor is in the memory its bytes are read
+ * into (not in an aligned copy). */
+static int sdx__st_in_anon(const sdx_st *st, const void *p) {
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)st->anon.base;
+    return a >= b && a - b < st->anon.size;
+}
+
+/* Drops the bytes under [p, p + n) from the process's memory; the next
+ * read of them gives the same bytes. A mapped file's pages go and fault
+ * back in from it. From read callbacks in low-memory mode
+ * (sdx__st_drop_reads) the tensors wholly inside go, to be read again
+ * through the callback at their next use (sdx__st_refill). A file in the
+ * caller's memory is the caller's, and the aligned copies of misaligned
+ * tensors stay. */
+static void sdx__st_release(const sdx_st *cst, const void *p, size_t n) {
+    sdx_st *st = (sdx_st *)cst;   /* what was read is state, not contents */
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
     if (st && st->map.base) sdx__map_release(&st->map, p, n);
+    for (int i = 0; st && st->drop_reads && i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        uintptr_t b = (uintptr_t)e->t.data;
+        if (e->read && b >= lo && b <= hi && (size_t)(e->end - e->begin) <= hi - b && sdx__st_in_anon(st, e->t.data)) {
+            sdx__anon_drop(&st->anon, e->t.data, (size_t)(e->end - e->begin));
+            e->read = 0;
+        }
+    }
 }
 
 /* The entry of tensor t of st (from sdx_st_get/_find), or NULL. */
@@ -10653,6 +10714,36 @@ static void sdx__st_forget(const sdx_st *st, const sdx_tensor *t) {
 static void sdx__st_copied(const sdx_st *st, const sdx_tensor *t) {
     sdx__st_release(st, t->data, sdx_tensor_nbytes(t));
     sdx__st_forget(st, t);
+}
+
+/* A file from read callbacks in low-memory mode: the tensors under
+ * [p, p + n) that sdx__st_release gave back, read again (an op's operand,
+ * or host code about to read a weight: sdx__refill_need). */
+static int sdx__st_refill(void *owner, const unsigned char *p, size_t n) {
+    sdx_st *st = (sdx_st *)owner;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    for (int i = 0; i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        uintptr_t b = (uintptr_t)e->t.data;
+        int rc;
+        if (!e->read && b < hi && b + (size_t)(e->end - e->begin) > lo && (rc = sdx__st_need(st, &e->t, 0)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* Low-memory mode for a file from read callbacks (sdx_model_desc.
+ * low_memory): what the models release goes back to the OS as a mapped
+ * file's pages do, and the callback reads it again when next needed.
+ * Nothing to do for a path (its pages fault back in) or a buffer (the
+ * caller's memory). */
+static void sdx__st_drop_reads(sdx_st *st) {
+    if (!st || !st->read || st->drop_reads) return;
+    st->drop_reads = 1;
+    st->refill.lo = st->anon.base;
+    st->refill.hi = st->anon.base + st->anon.size;
+    st->refill.fill = sdx__st_refill;
+    st->refill.owner = st;
+    sdx__refill_add(st->ctx, &st->refill);
 }
 
 /* The whole data section, for what reads all of a file (a LoRA and its
@@ -10956,7 +11047,8 @@ static int sdx__wset_mark(const sdx__wset *w) { return w->n_slots; }
 
 /* Gives the OS back the file pages of slots [first, end): what a stage
  * that is done, or a layer in low-memory mode, no longer needs. Views of
- * the file fault back in from it at their next use, unchanged. Slots
+ * the file fault back in from it at their next use, unchanged (from read
+ * callbacks in low-memory mode: are read again; sdx__st_release). Slots
  * holding their own copy (a converted dtype, LoRA, a device) keep it;
  * the file pages they were filled from go as well. Packed copies for a
  * compute mode (bf16 panels) are freed too: they are as large as the
@@ -16773,6 +16865,12 @@ static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a,
     int rc;
     if (!rows) return SDX_ERR_NOMEM;
     pos = rows + B * T * W;
+    /* the tables, given back in low-memory mode, are read again (from read callbacks) */
+    if ((rc = sdx__refill_need(ctx, c->tok_emb->data, sdx_tensor_nbytes(c->tok_emb))) != SDX_OK ||
+        (rc = sdx__refill_need(ctx, c->pos_emb->data, sdx_tensor_nbytes(c->pos_emb))) != SDX_OK) {
+        sdx__arena_release(a, m);
+        return rc;
+    }
     for (int64_t b = 0; b < B; b++) {
         for (int64_t t = 0; t < T; t++) {
             int32_t id = ids[b * T + t];
@@ -16908,8 +17006,12 @@ static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_t
     y.ndim = 1;
     y.shape[0] = c->width;     /* the first EOS row */
     SDX__TE_TRY(sdx__download(ctx, row, &y));
-    if (c->proj_dim) SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
-    else memcpy(pooled, row, (size_t)c->width * sizeof(float));
+    if (c->proj_dim) {
+        SDX__TE_TRY(sdx__refill_need(ctx, c->proj->data, sdx_tensor_nbytes(c->proj)));   /* as the tables */
+        SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
+    } else {
+        memcpy(pooled, row, (size_t)c->width * sizeof(float));
+    }
 done:
     sdx__arena_release(a, m);
     return rc;
@@ -22583,6 +22685,11 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", sdx_st_path(m->ckpt), sdx_family_name(m->family),
                  sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
+    if (m->low_memory) {   /* files from read callbacks give their weights back too */
+        sdx__st_drop_reads(m->ckpt);
+        sdx__st_drop_reads(m->vae_file);
+        for (int i = 0; i < 2; i++) sdx__st_drop_reads(m->taesd_file[i]);
+    }
     *out = m;
     return SDX_OK;
 fail:
@@ -22789,6 +22896,7 @@ SDX_API sdx_result sdx_controlnet_load_source(sdx_model *m, const sdx_source *sr
     if ((rc = sdx_st_open_source(m->ctx, src, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
+        if (m->low_memory) sdx__st_drop_reads(cn->file);
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
     if (rc != SDX_OK) { sdx_controlnet_free(cn); return (sdx_result)rc; }

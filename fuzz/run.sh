@@ -4,6 +4,8 @@
 #
 #   fuzz/run.sh [seconds] [targets...]      default: 60 s, every target
 #   fuzz/run.sh 0 [targets...]              replay seeds and saved crashes only
+#   fuzz/run.sh --runs N [targets...]       each target until N executions
+#                                           (make fuzz-long: 1e7), one at a time
 #
 # Seeds: fuzz/corpus/<target>/ (small, committed). New inputs found while
 # fuzzing go to fuzz/bin/corpus/<target>/ (ignored by git), crashes to
@@ -20,8 +22,16 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SECONDS_EACH=${1:-60}
-[ $# -gt 0 ] && shift
+RUNS=""
+if [ "${1:-}" = --runs ]; then
+    RUNS=${2:-}
+    case $RUNS in ''|*[!0-9]*) echo "run.sh: --runs needs a number of executions" >&2; exit 2 ;; esac
+    SECONDS_EACH=-
+    shift 2
+else
+    SECONDS_EACH=${1:-60}
+    [ $# -gt 0 ] && shift
+fi
 TARGETS=${*:-$(ls fuzz/fuzz_*.c | sed 's|fuzz/fuzz_||; s|\.c$||')}
 CLANG=${CLANG:-clang}
 BIN=fuzz/bin
@@ -98,14 +108,24 @@ for t in $TARGETS; do
         continue
     fi
     before=$(ls "$BIN/artifacts/$t" | wc -l)
-    echo "== fuzz $t for ${SECONDS_EACH}s"
+    if [ -n "$RUNS" ]; then
+        limit="-runs=$RUNS"
+        echo "== fuzz $t for $RUNS executions"
+    else
+        limit="-max_total_time=$SECONDS_EACH"
+        echo "== fuzz $t for ${SECONDS_EACH}s"
+    fi
+    start=$(date +%s)
     # shellcheck disable=SC2086
-    nice -n 10 "$exe" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    nice -n 10 "$exe" $limit -timeout=10 -rss_limit_mb=2048 \
         -max_len="$(max_len "$t")" -print_final_stats=1 -artifact_prefix="$BIN/artifacts/$t/" \
         $dict ${FUZZ_FLAGS:-} "$BIN/corpus/$t" "fuzz/corpus/$t" "fuzz/crashes/$t" > "$log" 2>&1
     rc=$?
+    took=$(( $(date +%s) - start ))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-    corpus=$(ls "$BIN/corpus/$t" | wc -l)
+    rate=$(( ${execs:-0} / (took > 0 ? took : 1) ))
+    # the fuzzer's corpus at the end (units/size), and the files kept so far
+    corpus="$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -n 1 | sed 's/corp: //') ($(ls "$BIN/corpus/$t" | wc -l) files)"
     found=$(( $(ls "$BIN/artifacts/$t" | wc -l) - before ))
     if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
         status=1
@@ -113,7 +133,9 @@ for t in $TARGETS; do
         grep -m1 -E "ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error|invariant violated" "$log"
         grep -E "^ +#[0-9]+ " "$log" | head -n 12
     else
-        line="$t: ${execs:-?} executions in ${SECONDS_EACH}s, corpus $corpus, no findings"
+        line="$t: ${execs:-?} executions in ${took}s (${rate}/s), corpus $corpus, no findings"
+        # a FUZZ_FLAGS=-max_total_time=S cap can end a --runs run early
+        if [ -n "$RUNS" ] && [ "${execs:-0}" -lt "$RUNS" ]; then line="$line, stopped short of $RUNS"; fi
     fi
     echo "$line"
     summary="$summary$line

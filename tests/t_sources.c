@@ -109,6 +109,21 @@ static int ts_same_out(const ts_out *a, const ts_out *b) {
            a->latent_n == b->latent_n && !memcmp(a->latent, b->latent, a->latent_n * sizeof(float));
 }
 
+/* The generations here: a 64x64 fox, `steps` of Euler at cfg 5, the VAE. */
+static sdx_gen_params ts_params(int steps, int64_t seed) {
+    sdx_gen_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.prompt = "a red fox in the snow";
+    gp.negative_prompt = "blurry";
+    gp.width = gp.height = 64;
+    gp.steps = steps;
+    gp.cfg_scale = 5;
+    gp.sampler = "euler";
+    gp.seed = seed;
+    gp.codec = SDX_CODEC_VAE;
+    return gp;
+}
+
 /* Every part from files (through the path fields, as before sources
  * existed) or from `how`: a LoRA and a ControlNet on, the VAE's image,
  * the same latent through TAESD, and the image upscaled. */
@@ -147,17 +162,9 @@ static int ts_generate(ts_parts *P, int how, int low_memory, ts_out *o) {
     c.net = cn;
     c.image = &hint;
     c.strength = 1;
-    memset(&gp, 0, sizeof gp);
-    gp.prompt = "a red fox in the snow";
-    gp.negative_prompt = "blurry";
-    gp.width = gp.height = 64;
-    gp.steps = 3;
-    gp.cfg_scale = 5;
-    gp.sampler = "euler";
-    gp.seed = 42;
+    gp = ts_params(3, 42);
     gp.controls = &c;
     gp.n_controls = 1;
-    gp.codec = SDX_CODEC_VAE;
     T_CHECK(sdx_generate(m, &gp, &res) == SDX_OK, "generate: %s", sdx_last_error(ctx));
     o->image = ts_keep(&res.images[0], &o->image_n);
     o->latent_n = (size_t)sdx_tensor_numel(&res.latents[0]);
@@ -192,22 +199,183 @@ static int buffers_and_callbacks_generate_what_the_files_do(void) {
         TS_TRY(ts_generate(&P, TS_FILE, low, &want));
         for (int how = TS_DATA; how <= TS_READ; how++) {
             ts_part *each[] = { &P.ckpt, &P.vae, &P.taesd, &P.vocab, &P.lora, &P.cnet, &P.up };
+            static const int gives_back[] = { 1, 1, 1, 0, 0, 1, 0 };
             for (int i = 0; i < 7; i++) each[i]->r.calls = each[i]->r.total = 0;
             T_NOTE("%s%s", names[how], low ? ", low memory" : "");
             TS_TRY(ts_generate(&P, how, low, &got));
             T_CHECK(ts_same_out(&got, &want), "%s%s: not the files' bits", names[how], low ? ", low memory" : "");
             ts_out_free(&got);
             /* callbacks: each byte read once at most (weights viewed in
-             * place stay), the whole LoRA and vocabulary, in pieces */
+             * place stay; in low-memory mode the model's own parts give
+             * theirs back and read them again, as in the next case), the
+             * whole LoRA and vocabulary, in pieces */
             for (int i = 0; how == TS_READ && i < 7; i++)
-                T_CHECK(each[i]->r.total <= each[i]->size && each[i]->r.calls >= 1, "part %d: %zu bytes in %zu reads of a %zu-byte file",
-                        i, each[i]->r.total, each[i]->r.calls, each[i]->size);
+                T_CHECK((low && gives_back[i]) || each[i]->r.total <= each[i]->size, "part %d: %zu bytes of a %zu-byte file", i,
+                        each[i]->r.total, each[i]->size);
+            for (int i = 0; how == TS_READ && i < 7; i++)
+                T_CHECK(each[i]->r.calls >= 1, "part %d: %zu reads", i, each[i]->r.calls);
             T_CHECK(how != TS_READ || (P.lora.r.total == P.lora.size && P.vocab.r.total == P.vocab.size), "LoRA, vocabulary read whole");
             T_CHECK(how != TS_READ || P.ckpt.r.calls > 100, "checkpoint in %zu reads", P.ckpt.r.calls);
         }
         ts_out_free(&want);
     }
     ts_parts_free(&P);
+    return T_PASS;
+}
+
+/* ---- low-memory mode from callbacks ------------------------------------- */
+
+/* Bytes a staged generation read through `r` (NULL: a file) in each call:
+ * three encodes, each of four steps, three decodes. The final latent and
+ * the first decoded image go to the caller. */
+enum { TS_ENC = 0, TS_STEP = 3, TS_DEC = 7, TS_CALLS = 10 };
+static int ts_stages(sdx_ctx *ctx, sdx_model *m, const ts_reader *r, size_t *got, float *latent, size_t latent_n,
+                     sdx_image *img) {
+    sdx_gen_params gp = ts_params(4, 7);
+    sdx_cond *cond[3] = { NULL, NULL, NULL };
+    sdx_sampling *s = NULL;
+    sdx_image more[2];
+    int rc = SDX_OK, i;
+    size_t before = r ? r->total : 0;
+    memset(img, 0, sizeof *img);
+    memset(more, 0, sizeof more);
+    for (i = 0; i < TS_CALLS && rc == SDX_OK; i++) {
+        if (i < TS_STEP) rc = sdx_encode_prompt(m, &gp, &cond[i]);
+        else if (i == TS_STEP && (rc = sdx_sampling_begin(m, &gp, cond[0], 0, &s)) != SDX_OK) break;
+        if (i >= TS_STEP && i < TS_DEC) rc = sdx_sampling_step(s);
+        if (i >= TS_DEC) rc = sdx_decode_latent(m, sdx_sampling_latent(s), &gp, i == TS_DEC ? img : &more[i - TS_DEC - 1]);
+        got[i] = (r ? r->total : 0) - before;
+        before = r ? r->total : 0;
+    }
+    if (rc == SDX_OK) memcpy(latent, sdx_sampling_latent(s)->data, latent_n * sizeof(float));
+    for (int k = 0; k < 2; k++) sdx_image_free(ctx, &more[k]);
+    sdx_sampling_free(s);
+    for (int k = 0; k < 3; k++) sdx_cond_free(cond[k]);
+    T_CHECK(rc == SDX_OK, "call %d: %s", i - 1, sdx_last_error(ctx));
+    return T_PASS;
+}
+
+/* In low-memory mode a checkpoint from read callbacks (safetensors, or
+ * GGUF, whose quantized matrices compute from the read blocks) gives its
+ * weights back as a mapped file gives its pages (each UNet and
+ * text-encoder layer after it runs, each stage's weights after the stage)
+ * and reads them again at their next use: from the second on, every
+ * encode, step and decode reads the same bytes again (the first uses what
+ * the load read), where a model in normal mode reads each weight once, at
+ * load. The latent and image are the file's bits in low-memory mode. A
+ * read that fails then fails the call cleanly, and the next call reads
+ * again. (A buffer is the caller's memory: there is nothing to give back.) */
+static int ts_low_memory(const char *ckpt) {
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m;
+    sdx_image img[2];
+    sdx_cond *cond = NULL;
+    sdx_gen_params gp;
+    float latent[2][4 * 8 * 8];
+    size_t file[TS_CALLS], low[TS_CALLS], normal[TS_CALLS];
+    ts_part p;
+    T_CHECK(ts_part_load(&p, ckpt), "%s unreadable", ckpt);
+    memset(&md, 0, sizeof md);
+    md.low_memory = 1;
+    md.checkpoint = ckpt;
+    T_CHECK((m = t_model_with(ctx, &md)) != NULL, "file: %s", sdx_last_error(ctx));
+    TS_TRY(ts_stages(ctx, m, NULL, file, latent[0], 4 * 8 * 8, &img[0]));
+    sdx_model_free(m);
+
+    md.checkpoint = NULL;
+    md.checkpoint_source = ts_source(&p, TS_READ);
+    T_CHECK((m = t_model_with(ctx, &md)) != NULL, "callbacks: %s", sdx_last_error(ctx));
+    TS_TRY(ts_stages(ctx, m, &p.r, low, latent[1], 4 * 8 * 8, &img[1]));
+    T_NOTE("%s: bytes read: encodes %zu %zu %zu, steps %zu %zu %zu %zu, decodes %zu %zu %zu (a %zu-byte file)", ckpt, low[0], low[1],
+           low[2], low[3], low[4], low[5], low[6], low[7], low[8], low[9], p.size);
+    T_CHECK(!memcmp(latent[0], latent[1], sizeof latent[0]), "the latent is not the file's");
+    T_CHECK(img[0].width == img[1].width && img[0].height == img[1].height &&
+            !memcmp(img[0].data, img[1].data, (size_t)img[0].width * (size_t)img[0].height * 3), "the image is not the file's");
+    T_CHECK(low[TS_ENC + 1] > 0 && low[TS_ENC + 2] == low[TS_ENC + 1] && low[TS_ENC] <= low[TS_ENC + 1], "encodes read %zu, %zu, %zu bytes",
+            low[TS_ENC], low[TS_ENC + 1], low[TS_ENC + 2]);
+    for (int i = TS_STEP + 2; i < TS_DEC; i++)
+        T_CHECK(low[TS_STEP + 1] > 0 && low[i] == low[TS_STEP + 1] && low[TS_STEP] <= low[i], "step %d read %zu bytes, step 2 %zu",
+                i - TS_STEP + 1, low[i], low[TS_STEP + 1]);
+    T_CHECK(low[TS_DEC + 1] > 0 && low[TS_DEC + 2] == low[TS_DEC + 1], "decodes read %zu, %zu, %zu bytes", low[TS_DEC],
+            low[TS_DEC + 1], low[TS_DEC + 2]);
+    /* each stage reads its own weights, once */
+    T_CHECK(low[TS_ENC + 1] + low[TS_STEP + 1] + low[TS_DEC + 1] <= p.size, "a stage read some bytes twice");
+    /* a read that fails now fails the encode, which works once reads do */
+    memset(&gp, 0, sizeof gp);
+    gp.prompt = "a fox";
+    p.r.fail_at = 1;
+    p.r.mode = TS_FAIL;
+    T_CHECK(sdx_encode_prompt(m, &gp, &cond) == SDX_ERR_IO && !cond, "a failing read did not fail the encode");
+    T_CHECK(strstr(sdx_last_error(ctx), "read callback"), "message: %s", sdx_last_error(ctx));
+    p.r.fail_at = 0;
+    T_CHECK(sdx_encode_prompt(m, &gp, &cond) == SDX_OK, "after the failure: %s", sdx_last_error(ctx));
+    sdx_cond_free(cond);
+    sdx_model_free(m);
+    for (int i = 0; i < 2; i++) sdx_image_free(ctx, &img[i]);
+
+    md.low_memory = 0;
+    T_CHECK((m = t_model_with(ctx, &md)) != NULL, "callbacks, normal mode: %s", sdx_last_error(ctx));
+    TS_TRY(ts_stages(ctx, m, &p.r, normal, latent[1], 4 * 8 * 8, &img[1]));
+    for (int i = 0; i < TS_CALLS; i++) T_CHECK(normal[i] == 0, "normal mode: call %d read %zu bytes", i, normal[i]);
+    sdx_image_free(ctx, &img[1]);
+    sdx_model_free(m);
+    ts_part_free(&p);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
+static int low_memory_reads_weights_again_at_each_stage_from_callbacks(void) {
+    T_NEED_SHARED(st, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(gguf, "golden/gguf/sd1-q8_0.gguf");
+    TS_TRY(ts_low_memory(st));
+    TS_TRY(ts_low_memory(gguf));   /* its quantized matrices compute from the read blocks */
+    return T_PASS;
+}
+
+/* Latents of generations with LoRAs put on and taken off between them,
+ * each after the last gave the weights back in low-memory mode: a merge
+ * and a reset read the checkpoint's values again (from callbacks, through
+ * them) and must find the file's. */
+static int ts_lora_latents(sdx_ctx *ctx, sdx_model *m, const char *lora, float (*latent)[4 * 8 * 8]) {
+    sdx_gen_params gp = ts_params(2, 11);
+    for (int i = 0; i < 4; i++) {
+        sdx_gen_result res;
+        int rc = i == 1 ? sdx_model_apply_lora(m, lora, 0.8f, 0.6f)        /* patched from the file's values */
+               : i == 2 ? sdx_model_apply_lora(m, lora, -0.3f, 0.5f)       /* merged on the first */
+               : i == 3 ? sdx_model_clear_loras(m)                         /* the file's values again */
+                        : SDX_OK;
+        T_CHECK(rc == SDX_OK, "LoRA %d: %s", i, sdx_last_error(ctx));
+        T_CHECK(sdx_generate(m, &gp, &res) == SDX_OK, "generation %d: %s", i, sdx_last_error(ctx));
+        memcpy(latent[i], res.latents[0].data, sizeof latent[i]);
+        sdx_gen_result_free(ctx, &res);
+    }
+    return T_PASS;
+}
+
+static int low_memory_loras_from_callbacks_merge_the_files_values(void) {
+    T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    sdx_model_desc md;
+    sdx_model *m;
+    float latent[2][4][4 * 8 * 8];
+    ts_part p;
+    T_CHECK(ts_part_load(&p, ckpt), "%s unreadable", ckpt);
+    for (int how = 0; how < 2; how++) {
+        memset(&md, 0, sizeof md);
+        md.low_memory = 1;
+        if (how) md.checkpoint_source = ts_source(&p, TS_READ);
+        else md.checkpoint = ckpt;
+        T_CHECK((m = t_model_with(ctx, &md)) != NULL, "%s", sdx_last_error(ctx));
+        TS_TRY(ts_lora_latents(ctx, m, lora, latent[how]));
+        sdx_model_free(m);
+    }
+    for (int i = 0; i < 4; i++) T_CHECK(!memcmp(latent[0][i], latent[1][i], sizeof latent[0][i]), "generation %d differs", i);
+    T_CHECK(memcmp(latent[0][0], latent[0][1], sizeof latent[0][0]) && !memcmp(latent[0][0], latent[0][3], sizeof latent[0][0]),
+            "the LoRA changed nothing, or clearing it did not restore the model");
+    ts_part_free(&p);
+    sdx_destroy(ctx);
     return T_PASS;
 }
 
@@ -549,6 +717,8 @@ static int compiled_in_vocabulary_tokenizes_as_the_file(void) {
 
 static const t_case t_sources_cases[] = {
     { "buffers_and_callbacks_generate_what_the_files_do", buffers_and_callbacks_generate_what_the_files_do },
+    { "low_memory_reads_weights_again_at_each_stage_from_callbacks", low_memory_reads_weights_again_at_each_stage_from_callbacks },
+    { "low_memory_loras_from_callbacks_merge_the_files_values", low_memory_loras_from_callbacks_merge_the_files_values },
     { "callbacks_read_the_header_then_each_tensor", callbacks_read_the_header_then_each_tensor },
     { "lora_on_a_gguf_model_from_callbacks", lora_on_a_gguf_model_from_callbacks },
     { "saving_a_model_from_callbacks", saving_a_model_from_callbacks },

@@ -94,6 +94,18 @@ typedef volatile long sdx__counter;
 #else
 typedef unsigned sdx__counter;
 #endif
+/* Memory that went back to the OS and is filled again on demand: the
+ * weights of a checkpoint from read callbacks in low-memory mode
+ * (safetensors.c, sdx__st_drop_reads). Every op passes each operand's
+ * bytes to `fill` first (ops.c); host code that reads such a weight calls
+ * sdx__refill_need. A mapped file needs none: its pages fault back in. */
+typedef struct sdx__refill {
+    const unsigned char *lo, *hi;     /* the addresses it answers for */
+    int (*fill)(void *owner, const unsigned char *p, size_t n);
+    void *owner;
+    struct sdx__refill *next;
+} sdx__refill;
+
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -114,7 +126,26 @@ struct sdx_ctx {
     int      trace;
     sdx__part part;
     char     layer[192];
+    sdx__refill *refills;        /* a list, usually empty */
 };
+
+/* Bytes [p, p + n) present again where a refill answers for them. */
+static int sdx__refill_need(sdx_ctx *ctx, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (const sdx__refill *r = ctx->refills; r; r = r->next)
+        if (b >= r->lo && b < r->hi) return r->fill(r->owner, b, n);
+    return SDX_OK;
+}
+
+static void sdx__refill_add(sdx_ctx *ctx, sdx__refill *r) {
+    r->next = ctx->refills;
+    ctx->refills = r;
+}
+
+static void sdx__refill_remove(sdx_ctx *ctx, const sdx__refill *r) {
+    for (sdx__refill **at = &ctx->refills; *at; at = &(*at)->next)
+        if (*at == r) { *at = r->next; return; }
+}
 
 /* ---- allocation ----------------------------------------------------- */
 

@@ -23,7 +23,8 @@ static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
  * a GPU kernel is a bug in model code, caught with its name) and is a
  * tensor a kernel can read: dims in range and none negative (pairs of
  * negative dims multiply to a positive count that every later shape
- * check would accept), data present, a storage dtype. */
+ * check would accept), data present (read again if it was given back:
+ * sdx__refill), a storage dtype. */
 static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be, const sdx_tensor *const *ts, int n) {
     static const char *const what[] = { "y", "input 1", "input 2", "input 3", "input 4" };
     int device = !be->host_memory;
@@ -42,6 +43,10 @@ static int sdx__ops_operands(sdx_ctx *ctx, const char *op, const sdx_backend *be
                 return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has a negative dim %s", op, name, sdx_shape_str(t, s, sizeof s));
             }
         if (!t->data && sdx_tensor_numel(t) > 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has no data", op, name);
+        if (ctx->refills && !t->device && t->data) {   /* a weight given back in low-memory mode */
+            int rc = sdx__refill_need(ctx, t->data, sdx_tensor_nbytes(t));
+            if (rc != SDX_OK) return rc;
+        }
         if (!sdx__is_storage(t->dtype) && !(sdx__dtype_is_block(t->dtype) && sdx__ops_takes_blocks(op, be, i)))
             return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: %s has dtype %s (expected F32, F16 or BF16%s)", op, name,
                              sdx_dtype_name(t->dtype), sdx__ops_takes_blocks(op, be, i) ? " or block-quantized" : "");

@@ -47,6 +47,8 @@ struct sdx_st {
     void *user;                  /* in on demand, into anon (base and size) */
     sdx__anon anon;
     size_t have;                 /* bytes [0, have) are read */
+    int drop_reads;              /* low-memory mode: released tensors go, */
+    sdx__refill refill;          /* and are read again at their next use */
 };
 
 /* ---- sources ----------------------------------------------------------- */
@@ -347,6 +349,7 @@ SDX_API void sdx_st_close(sdx_st *st) {
     sdx_ctx *ctx;
     if (!st) return;
     ctx = st->ctx;
+    if (st->drop_reads) sdx__refill_remove(ctx, &st->refill);
     for (int i = 0; i < st->n_copies; i++) sdx__free(ctx, st->copies[i]);
     sdx__free(ctx, st->copies);
     sdx__unmap_file(&st->map);
@@ -433,12 +436,32 @@ SDX_API const sdx_tensor *sdx_st_find(const sdx_st *st, const char *name) {
     int i = st && name ? sdx__st_lookup(st, name) : -1;
     return i >= 0 ? &st->entries[i].t : NULL;
 }
-/* Drops the mapped pages under [p, p + n) from the process's memory; the
- * next read of them comes from the file again, with the same bytes. Only
- * for a file opened with sdx_st_open: a file in the caller's memory, and
- * the aligned copies of misaligned tensors, are left alone. */
-static void sdx__st_release(const sdx_st *st, const void *p, size_t n) {
+/* Whether a read callback's tensor is in the memory its bytes are read
+ * into (not in an aligned copy). */
+static int sdx__st_in_anon(const sdx_st *st, const void *p) {
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)st->anon.base;
+    return a >= b && a - b < st->anon.size;
+}
+
+/* Drops the bytes under [p, p + n) from the process's memory; the next
+ * read of them gives the same bytes. A mapped file's pages go and fault
+ * back in from it. From read callbacks in low-memory mode
+ * (sdx__st_drop_reads) the tensors wholly inside go, to be read again
+ * through the callback at their next use (sdx__st_refill). A file in the
+ * caller's memory is the caller's, and the aligned copies of misaligned
+ * tensors stay. */
+static void sdx__st_release(const sdx_st *cst, const void *p, size_t n) {
+    sdx_st *st = (sdx_st *)cst;   /* what was read is state, not contents */
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
     if (st && st->map.base) sdx__map_release(&st->map, p, n);
+    for (int i = 0; st && st->drop_reads && i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        uintptr_t b = (uintptr_t)e->t.data;
+        if (e->read && b >= lo && b <= hi && (size_t)(e->end - e->begin) <= hi - b && sdx__st_in_anon(st, e->t.data)) {
+            sdx__anon_drop(&st->anon, e->t.data, (size_t)(e->end - e->begin));
+            e->read = 0;
+        }
+    }
 }
 
 /* The entry of tensor t of st (from sdx_st_get/_find), or NULL. */
@@ -482,6 +505,36 @@ static void sdx__st_forget(const sdx_st *st, const sdx_tensor *t) {
 static void sdx__st_copied(const sdx_st *st, const sdx_tensor *t) {
     sdx__st_release(st, t->data, sdx_tensor_nbytes(t));
     sdx__st_forget(st, t);
+}
+
+/* A file from read callbacks in low-memory mode: the tensors under
+ * [p, p + n) that sdx__st_release gave back, read again (an op's operand,
+ * or host code about to read a weight: sdx__refill_need). */
+static int sdx__st_refill(void *owner, const unsigned char *p, size_t n) {
+    sdx_st *st = (sdx_st *)owner;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    for (int i = 0; i < st->n; i++) {
+        sdx__st_entry *e = &st->entries[i];
+        uintptr_t b = (uintptr_t)e->t.data;
+        int rc;
+        if (!e->read && b < hi && b + (size_t)(e->end - e->begin) > lo && (rc = sdx__st_need(st, &e->t, 0)) != SDX_OK) return rc;
+    }
+    return SDX_OK;
+}
+
+/* Low-memory mode for a file from read callbacks (sdx_model_desc.
+ * low_memory): what the models release goes back to the OS as a mapped
+ * file's pages do, and the callback reads it again when next needed.
+ * Nothing to do for a path (its pages fault back in) or a buffer (the
+ * caller's memory). */
+static void sdx__st_drop_reads(sdx_st *st) {
+    if (!st || !st->read || st->drop_reads) return;
+    st->drop_reads = 1;
+    st->refill.lo = st->anon.base;
+    st->refill.hi = st->anon.base + st->anon.size;
+    st->refill.fill = sdx__st_refill;
+    st->refill.owner = st;
+    sdx__refill_add(st->ctx, &st->refill);
 }
 
 /* The whole data section, for what reads all of a file (a LoRA and its
@@ -785,7 +838,8 @@ static int sdx__wset_mark(const sdx__wset *w) { return w->n_slots; }
 
 /* Gives the OS back the file pages of slots [first, end): what a stage
  * that is done, or a layer in low-memory mode, no longer needs. Views of
- * the file fault back in from it at their next use, unchanged. Slots
+ * the file fault back in from it at their next use, unchanged (from read
+ * callbacks in low-memory mode: are read again; sdx__st_release). Slots
  * holding their own copy (a converted dtype, LoRA, a device) keep it;
  * the file pages they were filled from go as well. Packed copies for a
  * compute mode (bf16 panels) are freed too: they are as large as the

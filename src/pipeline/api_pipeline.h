@@ -57,8 +57,9 @@ typedef struct sdx_model_desc {
     int         low_memory;    /* 1: low-memory mode: each text encoder
                                   layer and UNet layer gives its weight
                                   pages back to the OS after it runs (they
-                                  are read again from the mapped file, so
-                                  results are unchanged), and the VAE
+                                  are read again from the mapped file or
+                                  through the read callback, so results
+                                  are unchanged), and the VAE
                                   decodes and encodes in tiles within
                                   SDX_LOW_MEMORY_VAE_BUDGET unless
                                   vae_tiling is -1. Slower: see README   */
@@ -70,9 +71,10 @@ typedef struct sdx_model_desc {
      * its path field above. The model borrows buffers and calls read
      * callbacks until sdx_model_free. A checkpoint from callbacks is read
      * as the model fetches each weight: those the CPU computes from in
-     * the file's dtype stay in memory (low_memory cannot give them back:
-     * there is no file to page them in from), the others (converted,
-     * uploaded to a device) go once copied. */
+     * the file's dtype stay in memory (with low_memory they go back when
+     * a mapped file's pages would, and are read again at their next use),
+     * the others (converted, uploaded to a device) go once copied. A
+     * buffer is the caller's: low_memory has nothing to give back. */
     sdx_source  checkpoint_source;
     sdx_source  vae_source;
     sdx_source  taesd_source[2];

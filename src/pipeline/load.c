@@ -282,6 +282,11 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
         sdx__log(ctx, SDX_LOG_INFO, "%s: %s, %s prediction, UNet in_channels %d", sdx_st_path(m->ckpt), sdx_family_name(m->family),
                  sdx__prediction_name(m->prediction), m->unet.in_channels);
     }
+    if (m->low_memory) {   /* files from read callbacks give their weights back too */
+        sdx__st_drop_reads(m->ckpt);
+        sdx__st_drop_reads(m->vae_file);
+        for (int i = 0; i < 2; i++) sdx__st_drop_reads(m->taesd_file[i]);
+    }
     *out = m;
     return SDX_OK;
 fail:
@@ -488,6 +493,7 @@ SDX_API sdx_result sdx_controlnet_load_source(sdx_model *m, const sdx_source *sr
     if ((rc = sdx_st_open_source(m->ctx, src, &cn->file)) == SDX_OK && (rc = sdx__controlnet_load(m->ctx, &cn->net, cn->file)) == SDX_OK) {
         cn->loaded = 1;
         cn->net.enc.low_memory = m->low_memory;
+        if (m->low_memory) sdx__st_drop_reads(cn->file);
         rc = sdx__controlnet_fit(m->ctx, &cn->net, &m->unet, sdx_st_path(m->ckpt));
     }
     if (rc != SDX_OK) { sdx_controlnet_free(cn); return (sdx_result)rc; }

@@ -337,6 +337,12 @@ static int sdx__clip_embed_with(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a,
     int rc;
     if (!rows) return SDX_ERR_NOMEM;
     pos = rows + B * T * W;
+    /* the tables, given back in low-memory mode, are read again (from read callbacks) */
+    if ((rc = sdx__refill_need(ctx, c->tok_emb->data, sdx_tensor_nbytes(c->tok_emb))) != SDX_OK ||
+        (rc = sdx__refill_need(ctx, c->pos_emb->data, sdx_tensor_nbytes(c->pos_emb))) != SDX_OK) {
+        sdx__arena_release(a, m);
+        return rc;
+    }
     for (int64_t b = 0; b < B; b++) {
         for (int64_t t = 0; t < T; t++) {
             int32_t id = ids[b * T + t];
@@ -472,8 +478,12 @@ static int sdx__clip_pool(sdx_ctx *ctx, const sdx__clip *c, sdx__arena *a, sdx_t
     y.ndim = 1;
     y.shape[0] = c->width;     /* the first EOS row */
     SDX__TE_TRY(sdx__download(ctx, row, &y));
-    if (c->proj_dim) SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
-    else memcpy(pooled, row, (size_t)c->width * sizeof(float));
+    if (c->proj_dim) {
+        SDX__TE_TRY(sdx__refill_need(ctx, c->proj->data, sdx_tensor_nbytes(c->proj)));   /* as the tables */
+        SDX__TE_TRY(sdx__clip_project(c, a, row, pooled));
+    } else {
+        memcpy(pooled, row, (size_t)c->width * sizeof(float));
+    }
 done:
     sdx__arena_release(a, m);
     return rc;
