@@ -673,7 +673,7 @@ static int gg_convert_like_sd_cli(sdx_ctx *ctx, const char *dir, const sdx__json
     char src_path[1024], ref_path[1024], out[256];
     sdx_st *src = NULL, *ref = NULL;
     sdx_tensor *ts = NULL;
-    sdx_convert_params cp;
+    sdx_convert_params cp = { NULL, NULL, 0 };
     int n = 0, r = T_PASS, rc;
     snprintf(src_path, sizeof src_path, "%s/golden/%s", t_shared_dir(), sdx__json_get(f, "source")->str);
     snprintf(ref_path, sizeof ref_path, "%s/%s", dir, gguf);
