@@ -144,7 +144,8 @@ static void tq_spec_quantize(const float *x, int32_t *q, float *d, int32_t *s) {
     }
 }
 
-/* y row i, output o, from the documented arithmetic (f32 activations). */
+/* y row i, output o, from the documented arithmetic (f32 activations),
+ * with sdx__fmaf: a correctly rounded fma (mingw-w64's fmaf is not). */
 static float tq_spec_output(const float *x, const sdx_tensor *w, int64_t o, int64_t K, float bias) {
     size_t bb;
     float acc = 0;
@@ -157,8 +158,8 @@ static float tq_spec_output(const float *x, const sdx_tensor *w, int64_t o, int6
         tq_spec_quantize(x + 32 * b, q, &da, &s);
         sdx__i8w_block(sdx__i8_type_of(w->dtype), (const unsigned char *)w->data + (size_t)(o * (K / 32) + b) * bb, wq, &dw, &mw);
         for (int j = 0; j < 32; j++) isum += q[j] * wq[j];
-        acc = fmaf((float)isum, da * dw, acc);
-        if (mins) acc = fmaf((float)s, da * mw, acc);
+        acc = sdx__fmaf((float)isum, da * dw, acc);
+        if (mins) acc = sdx__fmaf((float)s, da * mw, acc);
     }
     return acc + bias;
 }
