@@ -135,14 +135,18 @@ tools/%: tools/%.c sdx.h
 SDX_BENCH_DIR ?= /tmp
 export SDX_BENCH_DIR
 BENCH_GEN ?=
+# SD_CLI=path/to/sd-cli: stable-diffusion.cpp's command timed beside sdx
+# in the same run, on the same file (README, "Beside stable-diffusion.cpp").
+SD_CLI ?=
+BENCH_SD_CLI = $(if $(SD_CLI),--sd-cli $(SD_CLI))
 bench: bench/bench bench/bench_gen bench/bench_unet bench/bench_decode examples/sdx
 	./bench/bench
-	./bench/bench_gen --family sd15 $(BENCH_GEN)
+	./bench/bench_gen --family sd15 $(BENCH_SD_CLI) $(BENCH_GEN)
 	./bench/bench_unet --only sd15 --calls 1 --control 1
 	./bench/bench_decode --sizes 512
 
 bench-sdxl: bench/bench_gen bench/bench_decode examples/sdx
-	./bench/bench_gen --family sdxl $(BENCH_GEN)
+	./bench/bench_gen --family sdxl $(BENCH_SD_CLI) $(BENCH_GEN)
 	./bench/bench_decode --sizes 1024
 
 bench/%: bench/%.c sdx.h tools/sdx-mkckpt.c

@@ -346,6 +346,14 @@ int main(int argc, char **argv) {
         if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, wt, SDX_F32, SDX_F32);
     }
     if (wanted(argc, argv, "conv")) bench_conv(ctx, 320, 320, 64, SDX_F16, SDX_F16, SDX_F32);
+    if (wanted(argc, argv, "linear-sdxl")) {
+        /* SDXL's transformer linears at 1024x1024 (batch 2: 2 x 64 x 64 and
+         * 2 x 32 x 32 tokens): attention projections, GEGLU in, FF out; f16
+         * weights, f32 arithmetic. Three quarters of an SDXL step. */
+        static const int64_t lin[][3] = { { 8192, 640, 640 },   { 8192, 640, 5120 },   { 8192, 2560, 640 },
+                                          { 2048, 1280, 1280 }, { 2048, 1280, 10240 }, { 2048, 5120, 1280 } };
+        for (int i = 0; i < 6; i++) bench_linear(ctx, lin[i][0], lin[i][1], lin[i][2], SDX_F16, SDX_F32);
+    }
     if (wanted(argc, argv, "bf16")) {   /* bf16 compute next to f32, f16 weights (SD 1.5 shapes) */
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
         static const int64_t conv[3][3] = { { 320, 320, 64 }, { 640, 640, 32 }, { 1280, 1280, 16 } };

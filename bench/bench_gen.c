@@ -11,17 +11,23 @@
  *   make bench          (SD 1.5 at 512x512, 2 steps)   make bench-sdxl   (SDXL at 1024x1024)
  *   bench/bench_gen [--family sd15|sdxl] [--size PX] [--steps N] [--threads N]
  *                   [--shrink N] [--mode NAME=FLAGS]... [--only NAME] [--sdx PATH] [--vocab PATH]
+ *                   [--sd-cli PATH]
  *
  * A mode is a name and the flags it adds to the sdx command line: add one
  * line to bg_modes (or --mode NAME="FLAGS" at run time). --shrink N divides
  * the checkpoint's widths by N (to test the harness quickly; the FLOP count
- * follows). POSIX only (popen). */
+ * follows). --sd-cli PATH also runs stable-diffusion.cpp's sd-cli on the
+ * same file with the same settings (its -v log parsed the same way; its
+ * peak RSS from wait4) as the last row, and prints each mode's step time
+ * as a multiple of sd-cli's. POSIX only (popen, fork). */
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
 #include "../sdx.h"
 #define SDX_MKCKPT_NO_MAIN
 #include "../tools/sdx-mkckpt.c"
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__AVX512F__) || defined(__FMA__)
@@ -249,6 +255,67 @@ static int bg_run_mode(const char *cmd, bg_result *r) {
     return r->ok;
 }
 
+/* ---- stable-diffusion.cpp's sd-cli beside it ------------------------------ */
+
+/* One line of sd-cli -v: its loader, conditioner, progress bar ("2/4 -
+ * 3.21s/it", or "it/s" when fast) and decode lines. */
+static void bg_parse_sdcpp(const char *line, bg_result *r) {
+    const char *at;
+    int k, steps;
+    double v;
+    if ((at = strstr(line, "loading tensors completed, taking ")) && sscanf(at + 34, "%lf", &v) == 1) r->load += v;
+    else if ((at = strstr(line, "get_learned_condition completed, taking ")) && sscanf(at + 40, "%lf", &v) == 1) r->text = v;
+    else if ((at = strstr(line, "decode_first_stage completed, taking ")) && sscanf(at + 37, "%lf", &v) == 1) r->decode = v;
+    else if ((at = strstr(line, "generate_image completed in ")) && sscanf(at + 28, "%lf", &v) == 1) r->total = v;
+    else if ((at = strstr(line, "| ")) && (strstr(at, "s/it") || strstr(at, "it/s")) &&   /* not the loader's MB/s */
+             sscanf(at + 2, "%d/%d - %lf", &k, &steps, &v) == 3 && k >= 1 && k <= BG_MAX_STEPS && v > 0) {
+        r->step[k - 1] = strstr(at, "it/s") ? 1.0 / v : v;
+        if (k > r->n_steps) r->n_steps = k;
+    }
+}
+
+/* Runs argv (no shell) with its output parsed line by line (sd-cli ends
+ * progress lines with \r); the peak RSS is the child's own, from wait4. */
+static int bg_run_sdcpp(char *const *args, bg_result *r) {
+    char line[4096], c;
+    size_t len = 0;
+    int fd[2], status = 0;
+    struct rusage ru;
+    pid_t pid;
+    FILE *in;
+    memset(r, 0, sizeof *r);
+    printf("  $");
+    for (int i = 0; args[i]; i++) printf(" %s", args[i]);
+    printf("\n");
+    fflush(stdout);
+    if (pipe(fd) != 0) return 0;
+    if ((pid = fork()) < 0) { close(fd[0]); close(fd[1]); return 0; }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        execvp(args[0], args);
+        _exit(127);
+    }
+    close(fd[1]);
+    if (!(in = fdopen(fd[0], "r"))) { close(fd[0]); waitpid(pid, &status, 0); return 0; }
+    while (fread(&c, 1, 1, in) == 1) {
+        if (c != '\n' && c != '\r' && len + 1 < sizeof line) { line[len++] = c; continue; }
+        line[len] = 0;
+        if (len && !strstr(line, "|#")) printf("  | %s\n", line);   /* not the loader's byte counter */
+        fflush(stdout);
+        bg_parse_sdcpp(line, r);
+        len = 0;
+    }
+    fclose(in);
+    if (wait4(pid, &status, 0, &ru) != pid) return 0;
+    r->rss_mib = (double)ru.ru_maxrss / 1024.0;
+    r->ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && r->n_steps > 0;
+    if (!r->ok) fprintf(stderr, "bench_gen: sd-cli failed (status %d)\n", status);
+    return r->ok;
+}
+
 /* ---- main ------------------------------------------------------------------- */
 
 static void bg_cpu_name(char *buf, size_t size) {
@@ -270,15 +337,16 @@ static void bg_cpu_name(char *buf, size_t size) {
 static void bg_usage(const char *argv0) {
     fprintf(stderr,
             "usage: %s [--family sd15|sdxl] [--size PX] [--steps N] [--threads N] [--shrink N]\n"
-            "          [--mode NAME=FLAGS]... [--only NAME] [--sdx PATH] [--vocab PATH] [--dir DIR]\n", argv0);
+            "          [--mode NAME=FLAGS]... [--only NAME] [--sdx PATH] [--vocab PATH] [--dir DIR]\n"
+            "          [--sd-cli PATH]\n", argv0);
 }
 
 int main(int argc, char **argv) {
     const char *family = "sd15", *sdx = "./examples/sdx", *vocab = getenv("SDX_VOCAB"), *only = NULL;
-    const char *dir = getenv("SDX_BENCH_DIR");
+    const char *dir = getenv("SDX_BENCH_DIR"), *sd_cli = NULL;
     int size = 0, steps = 2, threads = 0, shrink = 1, n_modes = 0, failed = 0;
     bg_mode modes[BG_MAX_MODES];
-    bg_result res[BG_MAX_MODES];
+    bg_result res[BG_MAX_MODES + 1];   /* and sd-cli's */
     char ckpt[1024], out_png[1024], cmd[4096], cpu[256], err[2048], vocab_flag[1100] = "";
     mk_ckpt ck;
     double peak, unet_flops;
@@ -296,6 +364,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(o, "--vocab")) vocab = v;
         else if (!strcmp(o, "--dir")) dir = v;
         else if (!strcmp(o, "--only")) only = v;
+        else if (!strcmp(o, "--sd-cli")) sd_cli = v;
         else if (!strcmp(o, "--mode") && strchr(v, '=') && n_modes < BG_MAX_MODES) {
             char *name = strdup(v);
             if (!name) return 1;
@@ -340,15 +409,30 @@ int main(int argc, char **argv) {
                  sdx, ckpt, vocab_flag, size, size, steps, threads, out_png, modes[m].flags);
         failed += !bg_run_mode(cmd, &res[m]);
     }
-    printf("\n| mode | load s | text s | step 1 s | step s | UNet GFLOP/s | of FMA peak | VAE decode s | total s | peak RSS |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for (int m = 0; m < n_modes; m++) {
+    if (sd_cli) {
+        char w[16], h[16], st[16], th[16];
+        char *args[] = { (char *)sd_cli, "-m", ckpt, "-p", "a lighthouse on a cliff at dusk, oil painting", "-n", "blurry",
+                         "-W", w, "-H", h, "--steps", st, "--cfg-scale", "7", "--sampling-method", "euler", "-s", "42",
+                         "-t", th, "-v", "-o", out_png, NULL };
+        snprintf(w, sizeof w, "%d", size); snprintf(h, sizeof h, "%d", size);
+        snprintf(st, sizeof st, "%d", steps); snprintf(th, sizeof th, "%d", threads);
+        printf("\nstable-diffusion.cpp's sd-cli, same file and settings\n");
+        failed += !bg_run_sdcpp(args, &res[n_modes]);
+    }
+    printf("\n| mode | load s | text s | step 1 s | step s | UNet GFLOP/s | of FMA peak | VAE decode s | total s | peak RSS |%s\n",
+           sd_cli ? " sd-cli step s / step s |" : "");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |%s\n", sd_cli ? " --- |" : "");
+    for (int m = 0; m < n_modes + (sd_cli != NULL); m++) {
         const bg_result *r = &res[m];
+        const char *name = m < n_modes ? modes[m].name : "sd-cli";
         double step = r->ok > 0 ? bg_step(r) : 0, g = step > 0 ? unet_flops / step / 1e9 : 0;
+        double theirs = sd_cli && res[n_modes].ok > 0 ? bg_step(&res[n_modes]) : 0;
         if (r->ok < 0) continue;
-        if (!r->ok) { printf("| %s | failed | | | | | | | | |\n", modes[m].name); continue; }
-        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f%% | %.2f | %.1f | %.2f GiB |\n", modes[m].name, r->load, r->text,
+        if (!r->ok) { printf("| %s | failed | | | | | | | | |%s\n", name, sd_cli ? " |" : ""); continue; }
+        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.1f | %.0f%% | %.2f | %.1f | %.2f GiB |", name, r->load, r->text,
                r->step[0], step, g, peak > 0 ? 100.0 * g / peak : 0.0, r->decode, r->total, r->rss_mib / 1024.0);
+        if (sd_cli) printf(theirs > 0 ? " %.2fx |" : " |", theirs / step);
+        printf("\n");
     }
     printf("\nstep s: median of steps 2..N (step 1 also pages the weights in); UNet GFLOP/s: %.1f GFLOP / step s.\n"
            "Reproduce: bench/bench_gen --family %s --size %d --steps %d --threads %d", unet_flops / 1e9, family, size, steps,
