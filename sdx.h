@@ -2315,6 +2315,8 @@ static SDX__PRINTF(2, 3) int sdx__check_cancel(sdx_ctx *ctx, const char *where, 
 /* the block-quantized types' layouts and dequantizers */
 
 /* ---- src/core/quant.c ---- */
+/* A part of core.c, included after the helpers it uses (SDX__MIN, the
+ * half conversions); the include below is for editors. */
 /* ===================================================================== */
 /*  Block-quantized weights: ggml's layouts, dequantized to f32           */
 /* ===================================================================== */
@@ -26153,6 +26155,9 @@ static int sdx__hires_model_latent(sdx_model *m, sdx_upscaler *up, const sdx_ima
     return rc;
 }
 
+/* Runs pass 1 and each pass 2: generate.c, which calls this file's
+ * sdx__hires_generate and so includes it first; the include at the end of
+ * this file brings it in when this part is compiled alone. */
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_only, sdx_gen_result *out);
 
 /* Pass 2 of image i: its upscaled latent img2img'd at the hires size. */
@@ -26243,6 +26248,7 @@ static void sdx__hires_parameters(const sdx_gen_params *p, sdx__buf *b) {
     dot = strrchr(name, '.');
     sdx__buf_fmt(b, ", Hires upscaler: %.*s", (int)(dot && dot != name ? dot - name : (ptrdiff_t)strlen(name)), name);
 }
+
 
 /* ---- src/pipeline/generate.c ---- */
 

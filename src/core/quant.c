@@ -1,5 +1,7 @@
 #pragma once
-#include "api_core.h"
+/* A part of core.c, included after the helpers it uses (SDX__MIN, the
+ * half conversions); the include below is for editors. */
+#include "core.c"
 /* ===================================================================== */
 /*  Block-quantized weights: ggml's layouts, dequantized to f32           */
 /* ===================================================================== */

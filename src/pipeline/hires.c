@@ -117,6 +117,9 @@ static int sdx__hires_model_latent(sdx_model *m, sdx_upscaler *up, const sdx_ima
     return rc;
 }
 
+/* Runs pass 1 and each pass 2: generate.c, which calls this file's
+ * sdx__hires_generate and so includes it first; the include at the end of
+ * this file brings it in when this part is compiled alone. */
 static int sdx__generate(sdx_model *m, const sdx_gen_params *params, int latent_only, sdx_gen_result *out);
 
 /* Pass 2 of image i: its upscaled latent img2img'd at the hires size. */
@@ -207,3 +210,5 @@ static void sdx__hires_parameters(const sdx_gen_params *p, sdx__buf *b) {
     dot = strrchr(name, '.');
     sdx__buf_fmt(b, ", Hires upscaler: %.*s", (int)(dot && dot != name ? dot - name : (ptrdiff_t)strlen(name)), name);
 }
+
+#include "generate.c"   /* sdx__generate (see its declaration above) */
