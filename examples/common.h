@@ -329,8 +329,15 @@ static int parse_options(int argc, char **argv, const option *const *tables, voi
 
 /* ---- the context and the model ------------------------------------------ */
 
+/* sdx logs each failure as it records it. The sdx command prints
+ * sdx_last_error wherever a call fails, so it leaves errors out of the
+ * log (they were printed twice); sdx-server, whose failures go to its
+ * clients, defines LOG_ERRORS to keep them on its console too. */
 static void log_to_stderr(sdx_log_level level, const char *msg, void *user) {
     (void)user;
+#ifndef LOG_ERRORS
+    if (level == SDX_LOG_ERROR) return;
+#endif
     fprintf(stderr, PROG ": %s%s\n", level == SDX_LOG_WARN ? "warning: " : "", msg);
 }
 

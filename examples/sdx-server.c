@@ -16,6 +16,7 @@
 #define SDX_IMPLEMENTATION
 #include "sdx.h"
 #define PROG "sdx-server"
+#define LOG_ERRORS 1   /* see log_to_stderr */
 #include "common.h"
 
 #include <stdarg.h>
