@@ -71,8 +71,16 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
     double t0, best = 1e30, sum = 0;
     char line[512];
     if (!ctx) return 0;
+    if (sdx_hip_use(ctx, 0) != SDX_OK) {
+        fprintf(stderr, "bench_gpu: %s: %s\n", preset, sdx_last_error(ctx));
+        sdx_destroy(ctx);
+        return 0;
+    }
+    /* after sdx_hip_use: an arena lives in the memory of the backend the
+     * context has when it is made (made before, its tensors were host
+     * memory, which the GPU's kernels refuse) */
     sdx__arena_init(&arena, ctx, 0);
-    if (sdx_hip_use(ctx, 0) != SDX_OK || sdx_st_open(ctx, path, &st) != SDX_OK) goto done;
+    if (sdx_st_open(ctx, path, &st) != SDX_OK) goto done;
     t0 = bg_now();
     if (sdx__unet_load(ctx, &u, st, "model.diffusion_model.") != SDX_OK) goto done;
     loaded = 1;
