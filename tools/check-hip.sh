@@ -7,6 +7,11 @@
 # the C half of `make test-gpu` with the C compiler. Warnings are errors.
 # A missing compiler is a SKIP line, not a failure. The two GPU compilers
 # run side by side (2 cores).
+# With nvcc it also prints each kernel's registers, shared memory and
+# spills for sm_90 (ptxas -v), fails when a GEMM/convolution kernel
+# spills (the hot path: a spill there is local-memory traffic in the inner
+# loop), and reads the sm_90 PTX: the tensor-core GEMM kernels must issue
+# matrix instructions; their asynchronous copies are counted.
 set -u
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
@@ -19,7 +24,9 @@ start=$(date +%s)
 if [ -n "$NVCC" ]; then
     ( "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
         -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-        -c examples/sdx_hip.cu -o "$out/nv.o" > "$out/nv.log" 2>&1; echo $? > "$out/nv.rc" ) &
+        -Xptxas -v -c examples/sdx_hip.cu -o "$out/nv.o" > "$out/nv.log" 2>&1 &&
+      "$NVCC" -O2 -x cu -std=c++17 -I. -arch=sm_90 -ptx examples/sdx_hip.cu -o "$out/sm90.ptx" >> "$out/nv.log" 2>&1
+      echo $? > "$out/nv.rc" ) &
 else
     echo "SKIP nvcc: not found (on PATH or /usr/local/cuda/bin)"
 fi
@@ -40,7 +47,36 @@ for c in nv amd; do
     [ -f "$out/$c.rc" ] || continue
     what=$([ $c = nv ] && echo "nvcc sm_80, sm_90" || echo "hipcc gfx1030, gfx90a, gfx1100 (device code)")
     if [ "$(cat "$out/$c.rc")" = 0 ]; then echo "ok    sdx_hip.h with $what"
-    else cat "$out/$c.log"; echo "FAIL  sdx_hip.h with $what"; status=1; fi
+    else grep -v "^ptxas info" "$out/$c.log"; echo "FAIL  sdx_hip.h with $what"; status=1; fi
 done
+
+# ptxas -v, one line per kernel and target: "arch regs smem spill name"
+kernels() {
+    awk '/Compiling entry function/ { split($0, q, "\047"); name = q[2]; arch = q[4]; spill = 0; smem = 0 }
+         /bytes spill stores/ { spill = $5 + $9 }
+         /Used [0-9]+ registers/ { for (i = 1; i <= NF; i++) { if ($(i + 1) == "registers,") regs = $i
+                                                             if ($(i + 1) == "bytes" && $(i + 2) ~ /^smem/) smem = $i }
+                                   print arch, regs, smem, spill, name }' "$1"
+}
+demangle() { if command -v c++filt > /dev/null; then c++filt; else cat; fi; }
+if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
+    kernels "$out/nv.log" > "$out/kernels"
+    echo "      sm_90 kernels (ptxas): registers, static shared bytes, spilled bytes"
+    awk '$1 == "sm_90" { printf "      %4d %6d %4d  ", $2, $3, $4; print $5 }' "$out/kernels" | demangle | sed 's/(.*//' | sort -k4
+    hot_spills=$(awk '$5 ~ /sdx__hip_k_gemm/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
+    if [ -n "$hot_spills" ]; then echo "$hot_spills"; echo "FAIL  GEMM/convolution kernels spill registers"; status=1
+    else echo "ok    no GEMM/convolution kernel spills (sm_80, sm_90)"; fi
+    # per tensor-core GEMM entry in the sm_90 PTX: matrix instructions, asynchronous copies
+    awk '/\.entry / { name = $3; sub(/\(.*/, "", name) }
+         name ~ /gemm_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
+         name ~ /gemm_mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
+         name ~ /gemm_mma/ { seen[name] = 1 }
+         END { for (n in seen) print n, mma[n] + 0, cp[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
+    if [ ! -s "$out/ptx" ] || awk '$2 == 0 { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core GEMM kernel issues no matrix instruction in the sm_90 PTX"; status=1
+    else
+        echo "ok    sm_90 PTX: $(wc -l < "$out/ptx") tensor-core GEMM kernels, $(awk '{ m += $2; c += $3 } END { print m " matrix instructions, " c " asynchronous copies" }' "$out/ptx")"
+    fi
+fi
 echo "check-hip: $(( $(date +%s) - start )) s"
 exit $status
