@@ -537,6 +537,21 @@ typedef enum sdx_compute {
                                   elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
+/* What layer outputs are stored in between operations
+ * (sdx_model_desc.activations); the arithmetic stays f32 whatever it is
+ * (accumulation, norm statistics, softmax), and stores into f16 saturate. */
+typedef enum sdx_activations {
+    SDX_ACT_DEFAULT = 0,       /* on the CPU each part's policy macro,
+                                  SDX_{TEXT,UNET,VAE}_ACT_TYPE (f32 unless the
+                                  build sets one); on a GPU half precision:
+                                  the UNet (and ControlNets) f16, the VAE and
+                                  TAESD f16, or bf16 for a family whose VAE
+                                  outgrows f16 (SDXL), text encoders f32 */
+    SDX_ACT_F32,               /* every part f32: the exact mode */
+    SDX_ACT_F16,               /* every part f16 (the SDXL VAE may saturate) */
+    SDX_ACT_BF16               /* every part bf16 */
+} sdx_activations;
+
 /* Each file a model takes can be given by its path field or by the
  * sdx_source field at the end (memory or read callbacks; see
  * api_safetensors.h): one or the other. */
@@ -583,6 +598,8 @@ typedef struct sdx_model_desc {
                                   follow the UNet); DEFAULT: policy macros.
                                   bf16 keeps a bf16 copy of each weight it
                                   uses (the size of the weights in f16)     */
+    sdx_activations activations;   /* storage between layers; DEFAULT: the
+                                  policy macros on the CPU, half on a GPU   */
     /* The same files from memory or the host's own I/O, each instead of
      * its path field above. The model borrows buffers and calls read
      * callbacks until sdx_model_free. A checkpoint from callbacks is read
@@ -11361,13 +11378,16 @@ typedef struct sdx__family {
     const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
     int low_noise_only;          /* trained on the low-noise end of the schedule
                                     only (a refiner): cannot start from noise */
+    int vae_beyond_f16;          /* its VAE's activations pass f16's range (SDXL's:
+                                    sdxl-vae-fp16-fix was made for it), so half
+                                    activations there are bf16 */
 } sdx__family;
 
 /* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
  * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm
  * count and terms, Linear proj, context width, heads, head_dim), v guess
  * (probe, spread), VAE scale, sizes (eps, v), Align Your Steps, low noise
- * only. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
+ * only, VAE beyond f16. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
  * its first embedder, and the aesthetic score where the base has the
  * target size; its LoRA names are ComfyUI's for a lone bigG. */
 static const sdx__family sdx__families[] = {
@@ -11376,14 +11396,14 @@ static const sdx__family sdx__families[] = {
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
       0, { SDX__ADM_ORIG_H }, 0, 768, 8, 0,
       NULL, 0,
-      0.18215f, 512, 512, "ays_sd1", 0 },
+      0.18215f, 512, 512, "ays_sd1", 0, 0 },
     { SDX_FAMILY_SD2, "SD 2.x",
       1, { { { "cond_stage_model.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
       0, { SDX__ADM_ORIG_H }, 1, 1024, 0, 64,
       /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
       "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
-      0.18215f, 512, 768, NULL, 0 },
+      0.18215f, 512, 768, NULL, 0, 0 },
     { SDX_FAMILY_SDXL, "SDXL",
       2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
@@ -11392,14 +11412,14 @@ static const sdx__family sdx__families[] = {
       6, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_TARGET_H, SDX__ADM_TARGET_W },
       1, 2048, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl", 0 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+      0.13025f, 1024, 1024, "ays_sdxl", 0, 1 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
     { SDX_FAMILY_SDXL_REFINER, "SDXL refiner",
       1, { { { "conditioner.embedders.0.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te_", NULL }, "text_encoder." } },
       5, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_ASCORE },
       1, 1280, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl", 1 },
+      0.13025f, 1024, 1024, "ays_sdxl", 1, 1 },
 };
 
 /* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */
@@ -20031,8 +20051,9 @@ SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampl
 /* ===================================================================== */
 /* The codecs (VAE, TAESD) take and give host tensors: the pipeline's
  * latents and images. On the CPU a pass reads and writes them in place;
- * on a device backend it runs on device copies (`in` uploaded as F32, the
- * F32 result downloaded into `out`), so only they cross the bus. */
+ * on a device backend it runs on device copies (`in` uploaded in its own
+ * dtype, so the pass computes what it would from `in` itself; the F32
+ * result downloaded into `out`), so only they cross the bus. */
 
 /* A pass: `in` -> `out`, both where the backend computes; temporaries
  * from `arena`. `user` is the model part's own. */
@@ -20047,7 +20068,7 @@ static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, con
     int rc = SDX_ERR_NOMEM;
     if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
     m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+    if (!sdx__arena_tensor(arena, &din, in->dtype, in->ndim, in->shape) ||
         !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
         goto done;
     if (in->dtype != SDX_F32) {
@@ -22596,6 +22617,36 @@ static int sdx__check_vector_cond(const sdx_model *m) {
                      sdx_st_path(m->ckpt), adm, f->name, m->te.pooled_dim, f->unet_adm);
 }
 
+/* sdx_model_desc.activations: every part's activation storage. By
+ * default the CPU keeps what the policy macros set at load, and a GPU
+ * stores half precision where its matrix units want it (the UNet, hence
+ * ControlNets, and the VAE and TAESD; f16, or bf16 for a VAE that
+ * outgrows f16, and for one of unknown family), while the text
+ * encoders, one call per prompt, stay f32. */
+static int sdx__set_activations(sdx_model *m, sdx_activations a) {
+    const sdx__family *f = sdx__family_get(m->family);
+    int text, unet, vae;
+    switch (a) {
+    case SDX_ACT_DEFAULT:
+        if (!sdx__on_device(m->ctx)) return SDX_OK;
+        text = SDX_F32;
+        unet = SDX_F16;
+        vae = f && !f->vae_beyond_f16 ? SDX_F16 : SDX_BF16;
+        break;
+    case SDX_ACT_F32: text = unet = vae = SDX_F32; break;
+    case SDX_ACT_F16: text = unet = vae = SDX_F16; break;
+    case SDX_ACT_BF16: text = unet = vae = SDX_BF16; break;
+    default:
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG,
+                         "sdx_model_load: activations %d is not SDX_ACT_DEFAULT, _F32, _F16 or _BF16", (int)a);
+    }
+    m->te.act_type = text;
+    m->unet.act_type = (sdx_dtype)unet;
+    m->vae.act_type = vae;
+    m->taesd.act_type = vae;
+    return SDX_OK;
+}
+
 static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
@@ -22681,6 +22732,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
     }
     if ((rc = sdx__load_taesd(m, d, taesd)) != SDX_OK) goto fail;
     if ((rc = sdx__check_codecs(m)) != SDX_OK) goto fail;
+    if ((rc = sdx__set_activations(m, d->activations)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;

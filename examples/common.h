@@ -169,6 +169,14 @@ static int set_compute(options *o, const char *val) {
     return 0;
 }
 
+static int set_activations(options *o, const char *val) {
+    if (!strcmp(val, "f32")) o->model.activations = SDX_ACT_F32;
+    else if (!strcmp(val, "f16")) o->model.activations = SDX_ACT_F16;
+    else if (!strcmp(val, "bf16")) o->model.activations = SDX_ACT_BF16;
+    else { fprintf(stderr, PROG ": --activations %s: valid values are f32, f16, bf16\n", val); return -1; }
+    return 0;
+}
+
 /* The model: what sdx and sdx-server load. */
 static const option model_options[] = {
     { .heading = "Model" },
@@ -195,6 +203,10 @@ static const option model_options[] = {
       .help = "arithmetic of linear layers and convolutions (default f32; bf16:\n"
               "AMX tiles, or AVX512-BF16 on AMD, about 1e-2 relative error;\n"
               "f32 elsewhere)" },
+    { .name = "--activations", .arg = "{f32,f16,bf16}", .kind = OPT_CALL, .call = set_activations,
+      .help = "what layer outputs are stored in, every part (default: f32 on the\n"
+              "CPU; on a GPU f16, bf16 for SDXL's VAE, f32 text encoders);\n"
+              "arithmetic stays f32, f16 stores saturate" },
     { .name = "--quant-exact", .kind = OPT_SWITCH, .at = AT(quant_exact),
       .help = "multiply quantized GGUF weights as if dequantized first, not\n"
               "with int8 dot products (slower where the CPU has them)" },

@@ -162,6 +162,16 @@ static sdx_ctx *fd_ctx(fake_device *fd) {
     return ctx;
 }
 
+/* A model on a device stores half activations by default
+ * (sdx_model_desc.activations): the CPU's model takes the same types,
+ * part by part, so the two compute the same storage and arithmetic. */
+static void fd_same_activations(sdx_model *cpu, const sdx_model *dev) {
+    cpu->te.act_type = dev->te.act_type;
+    cpu->unet.act_type = dev->unet.act_type;
+    cpu->vae.act_type = dev->vae.act_type;
+    cpu->taesd.act_type = dev->taesd.act_type;
+}
+
 /* One generation of `p` from checkpoint ckpt (named `area` in messages)
  * on the CPU and on the fake device: equal bits. The fake device takes
  * no blocks, so the loader dequantizes a GGUF's to f16 for it; with
@@ -179,6 +189,7 @@ static int fd_same_as_cpu_from(const char *area, const char *ckpt, const sdx_gen
     T_CHECK(mc, "%s", sdx_last_error(cpu));
     md = t_model_file(dev, ckpt);
     T_CHECK(md, "fake device load: %s", sdx_last_error(dev));
+    fd_same_activations(mc, md);
     T_CHECK(sdx_device_bytes(dev, NULL) > 0, "%s: the weights were uploaded", area);
     T_CHECK(sdx_generate(mc, p, &rc_) == SDX_OK, "%s: %s", area, sdx_last_error(cpu));
     T_CHECK(sdx_generate(md, p, &rd) == SDX_OK, "%s on the fake device: %s", area, sdx_last_error(dev));
@@ -307,6 +318,58 @@ static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
     return T_PASS;
 }
 
+/* The storage sdx_model_desc.activations gives each part: text
+ * encoders, UNet, VAE, TAESD. */
+static int fd_activations_are(const sdx_model *m, int text, int unet, int vae) {
+    return m->te.act_type == text && (int)m->unet.act_type == unet && m->vae.act_type == vae && m->taesd.act_type == vae;
+}
+
+static sdx_model *fd_model_as(sdx_ctx *ctx, const char *area, sdx_activations a) {
+    sdx_model_desc md;
+    t_golden_desc(&md, area);
+    md.activations = a;
+    return t_model_with(ctx, &md);
+}
+
+/* sdx_model_desc.activations: by default the CPU keeps the policy macros
+ * and a device stores half precision where its matrix units want it
+ * (f16 UNet and VAE; bf16 for SDXL's VAE, which outgrows f16; f32 text
+ * encoders); a value given sets every part, on either; others are
+ * refused. */
+static int a_device_stores_half_activations_by_default(void) {
+    static const struct { const char *area; sdx_activations a; int cpu, device; int text, unet, vae; } cases[] = {
+        { "sd1", SDX_ACT_DEFAULT, 1, 0, SDX_TEXT_ACT_TYPE, SDX_UNET_ACT_TYPE, SDX_VAE_ACT_TYPE },
+        { "sd1", SDX_ACT_DEFAULT, 0, 1, SDX_F32, SDX_F16, SDX_F16 },
+        { "sd2", SDX_ACT_DEFAULT, 0, 1, SDX_F32, SDX_F16, SDX_F16 },
+        { "sdxl", SDX_ACT_DEFAULT, 0, 1, SDX_F32, SDX_F16, SDX_BF16 },
+        { "sdxl", SDX_ACT_F32, 0, 1, SDX_F32, SDX_F32, SDX_F32 },
+        { "sd1", SDX_ACT_F16, 1, 1, SDX_F16, SDX_F16, SDX_F16 },
+        { "sdxl", SDX_ACT_BF16, 1, 1, SDX_BF16, SDX_BF16, SDX_BF16 },
+    };
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    fake_device fd;
+    sdx_ctx *cpu = t_ctx(), *dev = fd_ctx(&fd);
+    (void)v;
+    T_CHECK(cpu && dev, "contexts");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int on_dev = 0; on_dev < 2; on_dev++) {
+            sdx_ctx *ctx = on_dev ? dev : cpu;
+            sdx_model *m;
+            if (!(on_dev ? cases[i].device : cases[i].cpu)) continue;
+            m = fd_model_as(ctx, cases[i].area, cases[i].a);
+            T_CHECK(m, "%s: %s", cases[i].area, sdx_last_error(ctx));
+            T_CHECK(fd_activations_are(m, cases[i].text, cases[i].unet, cases[i].vae),
+                    "case %zu (%s, %s): text %d, UNet %d, VAE %d, TAESD %d", i, cases[i].area, on_dev ? "device" : "cpu",
+                    m->te.act_type, (int)m->unet.act_type, m->vae.act_type, m->taesd.act_type);
+            sdx_model_free(m);
+        }
+    T_CHECK(!fd_model_as(cpu, "sd1", (sdx_activations)7) && strstr(sdx_last_error(cpu), "activations 7"),
+            "an unknown value: %s", sdx_last_error(cpu));
+    sdx_destroy(cpu);
+    sdx_destroy(dev);
+    return T_PASS;
+}
+
 typedef struct { fake_device *fd; size_t moved[16]; int steps; } fd_progress;
 
 static int fd_on_step(void *user, int image, int step, int steps, const sdx_tensor *latent) {
@@ -428,6 +491,9 @@ static int taesd_on_the_fake_device_equals_the_cpu(void) {
         md.taesd[1] = enc;
         m[k] = t_model_with(ctx[k], &md);
         T_CHECK(m[k], "%s", sdx_last_error(ctx[k]));
+    }
+    fd_same_activations(m[0], m[1]);
+    for (int k = 0; k < 2; k++) {
         pv[k].ctx = ctx[k];
         p.preview_user = &pv[k];
         T_CHECK(sdx_generate(m[k], &p, &res[k]) == SDX_OK, "%s: %s", k ? "device" : "cpu", sdx_last_error(ctx[k]));
@@ -540,6 +606,7 @@ static int controlnets_on_the_fake_device_equal_the_cpu(void) {
     mc = t_model_file(cpu, ckpt);
     md = t_model_file(dev, ckpt);
     T_CHECK(mc && md, "%s / %s", sdx_last_error(cpu), sdx_last_error(dev));
+    fd_same_activations(mc, md);
     T_CHECK(sdx_controlnet_load(mc, cn_path, &nc) == SDX_OK, "%s", sdx_last_error(cpu));
     T_CHECK(sdx_controlnet_load(md, cn_path, &nd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
     fd_params(&p);
@@ -582,6 +649,7 @@ static const t_case backend_cases[] = {
     { "per_step_only_the_latent_crosses_the_bus", per_step_only_the_latent_crosses_the_bus },
     { "the_tracer_names_the_first_nonfinite_op_on_the_device", the_tracer_names_the_first_nonfinite_op_on_the_device },
     { "taesd_on_the_fake_device_equals_the_cpu", taesd_on_the_fake_device_equals_the_cpu },
+    { "a_device_stores_half_activations_by_default", a_device_stores_half_activations_by_default },
     { "loras_on_the_fake_device_equal_the_cpu", loras_on_the_fake_device_equal_the_cpu },
     { 0, 0 }
 };

@@ -468,6 +468,57 @@ static int f16_activation_store_saturates(void) {
     return T_PASS;
 }
 
+/* Every part's activations stored in f16 or bf16 (sdx_model_desc.
+ * activations, what a GPU runs by default), component by component
+ * against the f32 goldens of SD 1.x and 2.x (text encoder, two UNet
+ * calls, VAE decode): finite, and within the half-precision budget,
+ * rel-L2 1e-2 for f16; bf16 keeps 3 fewer bits (a unit roundoff 8 times
+ * f16's), so 8e-2 for it. And bf16's error is the roundoff ratio times
+ * f16's (measured 7.8-9.0), not more: truncating instead of rounding to
+ * nearest would double it. */
+static int half_activations_stay_within_the_half_budget(void) {
+    static const char *const areas[] = { "sd1", "sd2" };
+    static const char *const parts[4] = { "text encoder", "UNet case 0", "UNet case 1", "VAE decode" };
+    static const sdx_activations half[] = { SDX_ACT_F16, SDX_ACT_BF16 };
+    static const double budget[] = { 1e-2, 8e-2 };
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    (void)v;
+    for (int a = 0; a < 2; a++) {
+        double r[2][4];
+        for (int h = 0; h < 2; h++) {
+            sdx_ctx *ctx = t_ctx();
+            sdx_model_desc md;
+            sdx_model *m;
+            char file[4][96];
+            int rc, finite = 0;
+            snprintf(file[0], sizeof file[0], "golden/%s/cases/text_encoder.safetensors", areas[a]);
+            snprintf(file[1], sizeof file[1], "golden/%s/cases/unet_case0.safetensors", areas[a]);
+            snprintf(file[2], sizeof file[2], "golden/%s/cases/unet_case1.safetensors", areas[a]);
+            snprintf(file[3], sizeof file[3], "golden/%s/cases/vae_decode_case0.safetensors", areas[a]);
+            t_golden_desc(&md, areas[a]);
+            md.activations = half[h];
+            T_CHECK((m = t_model_with(ctx, &md)) != NULL, "%s: %s", areas[a], sdx_last_error(ctx));
+            if ((rc = t_text_golden_case(ctx, m, file[0], &r[h][0], NULL)) != T_PASS) return rc;
+            for (int c = 1; c < 3; c++) {
+                if ((rc = t_unet_case_keep(ctx, &m->unet, t_shared(file[c]), &r[h][c], &finite, NULL)) != T_PASS) return rc;
+                if (!finite) r[h][c] = 1e30;
+            }
+            if ((rc = t_vae_golden_case(ctx, m, file[3], "decoded", &r[h][3], NULL)) != T_PASS) return rc;
+            T_NOTE("%s, %s activations, rel-L2 to the f32 goldens: text encoder %.2e, UNet %.2e and %.2e, VAE decode %.2e",
+                   areas[a], h ? "bf16" : "f16", r[h][0], r[h][1], r[h][2], r[h][3]);
+            for (int i = 0; i < 4; i++)
+                T_CHECK(r[h][i] <= budget[h], "%s, %s activations, %s: rel-L2 %.3g (1e30: not finite)", areas[a],
+                        h ? "bf16" : "f16", parts[i], r[h][i]);
+            sdx_model_free(m);
+            sdx_destroy(ctx);
+        }
+        for (int i = 0; i < 4; i++)
+            T_CHECK(r[1][i] <= 12.0 * r[0][i], "%s, %s: bf16 activations %.3g, %.1f times f16's %.3g", areas[a], parts[i], r[1][i],
+                    r[1][i] / r[0][i], r[0][i]);
+    }
+    return T_PASS;
+}
+
 static const t_case precision_cases[] = {
     { "group_norm_half_sum_overflows_f32_stats_do_not", group_norm_half_sum_overflows_f32_stats_do_not },
     { "attention_logits_above_11_overflow_half_exp", attention_logits_above_11_overflow_half_exp },
@@ -476,6 +527,7 @@ static const t_case precision_cases[] = {
     { "vae_conv_stack_accumulation_past_65504", vae_conv_stack_accumulation_past_65504 },
     { "mixed_f32_plus_f16_computes_in_f32", mixed_f32_plus_f16_computes_in_f32 },
     { "f16_activation_store_saturates", f16_activation_store_saturates },
+    { "half_activations_stay_within_the_half_budget", half_activations_stay_within_the_half_budget },
     { 0, 0 }
 };
 SDX_TEST_SUITE(precision, precision_cases)

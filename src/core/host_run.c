@@ -5,8 +5,9 @@
 /* ===================================================================== */
 /* The codecs (VAE, TAESD) take and give host tensors: the pipeline's
  * latents and images. On the CPU a pass reads and writes them in place;
- * on a device backend it runs on device copies (`in` uploaded as F32, the
- * F32 result downloaded into `out`), so only they cross the bus. */
+ * on a device backend it runs on device copies (`in` uploaded in its own
+ * dtype, so the pass computes what it would from `in` itself; the F32
+ * result downloaded into `out`), so only they cross the bus. */
 
 /* A pass: `in` -> `out`, both where the backend computes; temporaries
  * from `arena`. `user` is the model part's own. */
@@ -21,7 +22,7 @@ static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, con
     int rc = SDX_ERR_NOMEM;
     if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
     m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, SDX_F32, in->ndim, in->shape) ||
+    if (!sdx__arena_tensor(arena, &din, in->dtype, in->ndim, in->shape) ||
         !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
         goto done;
     if (in->dtype != SDX_F32) {

@@ -64,13 +64,16 @@ typedef struct sdx__family {
     const char *ays;             /* scheduler of its Align Your Steps table (NULL: none) */
     int low_noise_only;          /* trained on the low-noise end of the schedule
                                     only (a refiner): cannot start from noise */
+    int vae_beyond_f16;          /* its VAE's activations pass f16's range (SDXL's:
+                                    sdxl-vae-fp16-fix was made for it), so half
+                                    activations there are bf16 */
 } sdx__family;
 
 /* Columns: id, name, text encoders (count; each: prefixes, probe, layout,
  * default skip, norm context, kohya LoRA, diffusers LoRA), UNet (adm
  * count and terms, Linear proj, context width, heads, head_dim), v guess
  * (probe, spread), VAE scale, sizes (eps, v), Align Your Steps, low noise
- * only. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
+ * only, VAE beyond f16. The SDXL refiner (SGM's sd_xl_refiner.yaml) has bigG alone, as
  * its first embedder, and the aesthetic score where the base has the
  * target size; its LoRA names are ComfyUI's for a lone bigG. */
 static const sdx__family sdx__families[] = {
@@ -79,14 +82,14 @@ static const sdx__family sdx__families[] = {
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 1, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
       0, { SDX__ADM_ORIG_H }, 0, 768, 8, 0,
       NULL, 0,
-      0.18215f, 512, 512, "ays_sd1", 0 },
+      0.18215f, 512, 512, "ays_sd1", 0, 0 },
     { SDX_FAMILY_SD2, "SD 2.x",
       1, { { { "cond_stage_model.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 1, { "lora_te_", "lora_te1_" }, "text_encoder." } },
       0, { SDX__ADM_ORIG_H }, 1, 1024, 0, 64,
       /* 768-v checkpoints were fine-tuned long enough to spread wider than the 512 eps base model */
       "model.diffusion_model.output_blocks.11.1.transformer_blocks.0.norm1.bias", 0.09,
-      0.18215f, 512, 768, NULL, 0 },
+      0.18215f, 512, 768, NULL, 0, 0 },
     { SDX_FAMILY_SDXL, "SDXL",
       2, { { { "conditioner.embedders.0.transformer.text_model.", NULL },
              "embeddings.token_embedding.weight", SDX__CLIP_HF, 2, 0, { "lora_te_", "lora_te1_" }, "text_encoder." },
@@ -95,14 +98,14 @@ static const sdx__family sdx__families[] = {
       6, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_TARGET_H, SDX__ADM_TARGET_W },
       1, 2048, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl", 0 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
+      0.13025f, 1024, 1024, "ays_sdxl", 0, 1 },   /* a standalone SDXL VAE (fp16-fix) keeps 0.13025 */
     { SDX_FAMILY_SDXL_REFINER, "SDXL refiner",
       1, { { { "conditioner.embedders.0.model.", NULL },
              "token_embedding.weight", SDX__CLIP_OPEN, 2, 0, { "lora_te_", NULL }, "text_encoder." } },
       5, { SDX__ADM_ORIG_H, SDX__ADM_ORIG_W, SDX__ADM_CROP_TOP, SDX__ADM_CROP_LEFT, SDX__ADM_ASCORE },
       1, 1280, 0, 64,
       NULL, 0,
-      0.13025f, 1024, 1024, "ays_sdxl", 1 },
+      0.13025f, 1024, 1024, "ays_sdxl", 1, 1 },
 };
 
 /* The row of family id, NULL for SDX_FAMILY_UNKNOWN. */

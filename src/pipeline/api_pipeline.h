@@ -21,6 +21,21 @@ typedef enum sdx_compute {
                                   elsewhere it computes in f32 (logged once) */
 } sdx_compute;
 
+/* What layer outputs are stored in between operations
+ * (sdx_model_desc.activations); the arithmetic stays f32 whatever it is
+ * (accumulation, norm statistics, softmax), and stores into f16 saturate. */
+typedef enum sdx_activations {
+    SDX_ACT_DEFAULT = 0,       /* on the CPU each part's policy macro,
+                                  SDX_{TEXT,UNET,VAE}_ACT_TYPE (f32 unless the
+                                  build sets one); on a GPU half precision:
+                                  the UNet (and ControlNets) f16, the VAE and
+                                  TAESD f16, or bf16 for a family whose VAE
+                                  outgrows f16 (SDXL), text encoders f32 */
+    SDX_ACT_F32,               /* every part f32: the exact mode */
+    SDX_ACT_F16,               /* every part f16 (the SDXL VAE may saturate) */
+    SDX_ACT_BF16               /* every part bf16 */
+} sdx_activations;
+
 /* Each file a model takes can be given by its path field or by the
  * sdx_source field at the end (memory or read callbacks; see
  * api_safetensors.h): one or the other. */
@@ -67,6 +82,8 @@ typedef struct sdx_model_desc {
                                   follow the UNet); DEFAULT: policy macros.
                                   bf16 keeps a bf16 copy of each weight it
                                   uses (the size of the weights in f16)     */
+    sdx_activations activations;   /* storage between layers; DEFAULT: the
+                                  policy macros on the CPU, half on a GPU   */
     /* The same files from memory or the host's own I/O, each instead of
      * its path field above. The model borrows buffers and calls read
      * callbacks until sdx_model_free. A checkpoint from callbacks is read

@@ -191,6 +191,36 @@ static int sdx__check_vector_cond(const sdx_model *m) {
                      sdx_st_path(m->ckpt), adm, f->name, m->te.pooled_dim, f->unet_adm);
 }
 
+/* sdx_model_desc.activations: every part's activation storage. By
+ * default the CPU keeps what the policy macros set at load, and a GPU
+ * stores half precision where its matrix units want it (the UNet, hence
+ * ControlNets, and the VAE and TAESD; f16, or bf16 for a VAE that
+ * outgrows f16, and for one of unknown family), while the text
+ * encoders, one call per prompt, stay f32. */
+static int sdx__set_activations(sdx_model *m, sdx_activations a) {
+    const sdx__family *f = sdx__family_get(m->family);
+    int text, unet, vae;
+    switch (a) {
+    case SDX_ACT_DEFAULT:
+        if (!sdx__on_device(m->ctx)) return SDX_OK;
+        text = SDX_F32;
+        unet = SDX_F16;
+        vae = f && !f->vae_beyond_f16 ? SDX_F16 : SDX_BF16;
+        break;
+    case SDX_ACT_F32: text = unet = vae = SDX_F32; break;
+    case SDX_ACT_F16: text = unet = vae = SDX_F16; break;
+    case SDX_ACT_BF16: text = unet = vae = SDX_BF16; break;
+    default:
+        return sdx__fail(m->ctx, SDX_ERR_INVALID_ARG,
+                         "sdx_model_load: activations %d is not SDX_ACT_DEFAULT, _F32, _F16 or _BF16", (int)a);
+    }
+    m->te.act_type = text;
+    m->unet.act_type = (sdx_dtype)unet;
+    m->vae.act_type = vae;
+    m->taesd.act_type = vae;
+    return SDX_OK;
+}
+
 static int sdx__load_taesd(sdx_model *m, const sdx_model_desc *d, const sdx_source taesd[2]) {
     int rc;
     sdx__taesd_init(&m->taesd);
@@ -276,6 +306,7 @@ SDX_API sdx_result sdx_model_load(sdx_ctx *ctx, const sdx_model_desc *d, sdx_mod
     }
     if ((rc = sdx__load_taesd(m, d, taesd)) != SDX_OK) goto fail;
     if ((rc = sdx__check_codecs(m)) != SDX_OK) goto fail;
+    if ((rc = sdx__set_activations(m, d->activations)) != SDX_OK) goto fail;
     if (!d->codecs_only) {
         if ((rc = sdx__detect_prediction(m, d->prediction)) != SDX_OK) goto fail;
         if (!d->no_vocab && (rc = sdx__load_vocab(m, d)) != SDX_OK) goto fail;

@@ -454,34 +454,69 @@ static int gpu_half_stress_cases_stay_finite(void) {
 
 /* ---- pipeline goldens ---------------------------------------------------------------------------- */
 
-/* Every pipeline case of golden/<area>/index.json, generated on the GPU:
- * the final latent within rel-L2 1e-3 of the golden latent. */
+/* Every pipeline case of golden/<area>/index.json, generated on the GPU
+ * with f32 activations (SDX_ACT_F32, the exact mode): the final latent
+ * within rel-L2 1e-3 of the golden latent. Then with the GPU's default
+ * half activations (sdx_model_desc.activations): finite, and its
+ * distance to the golden and to the CPU storing the same types part by
+ * part reported, to set their bounds from (no GPU has run it yet). */
 static int tg_area(const char *area) {
     t_golden_case cases[8];
-    sdx_model *m;
+    sdx_model *m = NULL, *half = NULL, *cpu_half = NULL;
+    sdx_model_desc md;
+    sdx_ctx *cpu;
     int rc = T_PASS, n;
     TG_NEED_GPU(ctx);
+    cpu = t_ctx();
     n = t_golden_cases(ctx, area, cases, 8);
     T_CHECK(n > 0, "%s: no pipeline cases (%s)", area, sdx_last_error(ctx));
-    if (!(m = t_model(ctx, area))) { snprintf(t_msg, sizeof t_msg, "%s: %s", area, sdx_last_error(ctx)); rc = T_FAIL; }
+    t_golden_desc(&md, area);
+    md.activations = SDX_ACT_F32;
+    if (!(m = t_model_with(ctx, &md)) || !(half = t_model(ctx, area)) || !(cpu_half = t_model(cpu, area))) {
+        snprintf(t_msg, sizeof t_msg, "%s: %s%s", area, sdx_last_error(ctx), sdx_last_error(cpu));
+        rc = T_FAIL;
+    } else {   /* the CPU stores what the GPU's default stores */
+        cpu_half->te.act_type = half->te.act_type;
+        cpu_half->unet.act_type = half->unet.act_type;
+        cpu_half->vae.act_type = half->vae.act_type;
+        cpu_half->taesd.act_type = half->taesd.act_type;
+    }
     for (int i = 0; i < n && rc == T_PASS; i++) {
         const t_golden_case *c = &cases[i];
         sdx_gen_params p;
-        sdx_gen_result res;
-        double rel;
+        sdx_gen_result res, rh, rc_;
+        double rel, rel_half, rel_cpu;
+        int64_t nl;
         t_golden_params(c, &p);
-        if (sdx_generate(m, &p, &res) != SDX_OK) {
+        if (sdx_generate(m, &p, &res) != SDX_OK || sdx_generate(half, &p, &rh) != SDX_OK) {
             snprintf(t_msg, sizeof t_msg, "%s/%s: %s", area, c->name, sdx_last_error(ctx));
             rc = T_FAIL;
             break;
         }
-        rel = t_rel_to_file(ctx, c->file, "latent", (const float *)res.latents[0].data, sdx_tensor_numel(&res.latents[0]));
-        T_NOTE("%s/%s on %s: latent rel-L2 %.3g", area, c->name, sdx_backend_name(ctx), rel);
+        if (sdx_generate(cpu_half, &p, &rc_) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "%s/%s on the CPU: %s", area, c->name, sdx_last_error(cpu));
+            rc = T_FAIL;
+            break;
+        }
+        nl = sdx_tensor_numel(&res.latents[0]);
+        rel = t_rel_to_file(ctx, c->file, "latent", (const float *)res.latents[0].data, nl);
+        rel_half = t_rel_to_file(ctx, c->file, "latent", (const float *)rh.latents[0].data, nl);
+        rel_cpu = t_rel_l2_f32((const float *)rh.latents[0].data, (const float *)rc_.latents[0].data, (size_t)nl);
+        T_NOTE("%s/%s on %s: latent rel-L2 %.3g (f32 activations); default activations (text %s, UNet %s, VAE %s): %.3g to the "
+               "golden, %.3g to the CPU storing the same", area, c->name, sdx_backend_name(ctx), rel,
+               sdx_dtype_name((sdx_dtype)half->te.act_type), sdx_dtype_name(half->unet.act_type),
+               sdx_dtype_name((sdx_dtype)half->vae.act_type), rel_half, rel_cpu);
         if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, c->name, rel); rc = T_FAIL; }
+        if (sdx__has_nonfinite(&rh.latents[0])) { snprintf(t_msg, sizeof t_msg, "%s/%s: half activations: not finite", area, c->name); rc = T_FAIL; }
         sdx_gen_result_free(ctx, &res);
+        sdx_gen_result_free(ctx, &rh);
+        sdx_gen_result_free(cpu, &rc_);
     }
     sdx_model_free(m);
+    sdx_model_free(half);
+    sdx_model_free(cpu_half);
     sdx_destroy(ctx);
+    sdx_destroy(cpu);
     return rc;
 }
 
