@@ -247,7 +247,7 @@ static int generations_on_a_fake_device_equal_the_cpu_bit_for_bit(void) {
 static int gguf_models_load_dequantized_on_a_device(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     T_NEED_SHARED(q8, "golden/gguf/sd1-q8_0.gguf");
-    const char *conv = "/tmp/sdx_t_backend_conv_q4_0.gguf";
+    const char *conv = t_tmp("sdx_t_backend_conv_q4_0.gguf");
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = NULL;
     sdx_tensor *ts;
@@ -424,7 +424,7 @@ static int the_tracer_names_the_first_nonfinite_op_on_the_device(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
     static float w[64 * 64 * 9];
-    const char *path = "/tmp/sdx_t_backend_nan.safetensors";
+    const char *path = t_tmp("sdx_t_backend_nan.safetensors");
     fake_device fd;
     sdx_ctx *ctx = fd_ctx(&fd);
     sdx_model *m;

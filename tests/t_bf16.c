@@ -624,7 +624,7 @@ static long tb_resident_bytes(const void *p, size_t n) {
  * same bits. */
 static int packed_weight_gives_its_file_pages_back(void) {
     sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
-    const char *path = "/tmp/sdx_t_bf16_release.safetensors";
+    const char *path = t_tmp("sdx_t_bf16_release.safetensors");
     int64_t ws[2] = { 512, 1024 }, xs[2] = { 7, 1024 }, ys[2] = { 7, 512 };
     sdx_ctx *ctx = t_ctx();
     sdx_tensor w, x, y[3];

@@ -600,14 +600,14 @@ static int tc_case0_with(const char *path, double *worst, double *worst_skip) {
 static int every_layout_and_dtype_loads_the_same_network(void) {
     T_NEED_SHARED(cnp, TC_DIR "controlnet.safetensors");
     T_NEED_SHARED(cp, TC_DIR "cases/control_case0.safetensors");
-    static const struct { const char *what, *path; int diffusers; sdx_dtype dtype; double tol; } v[] = {
-        { "no prefix, F16", "/tmp/sdx_t_cn_plain.safetensors", 0, SDX_F16, 1e-5 },
-        { "diffusers, F16", "/tmp/sdx_t_cn_diffusers.safetensors", 1, SDX_F16, 1e-5 },
-        { "diffusers, F32", "/tmp/sdx_t_cn_diffusers32.safetensors", 1, SDX_F32, 1e-5 },
+    const struct { const char *what, *path; int diffusers; sdx_dtype dtype; double tol; } v[] = {
+        { "no prefix, F16", t_tmp("sdx_t_cn_plain.safetensors"), 0, SDX_F16, 1e-5 },
+        { "diffusers, F16", t_tmp("sdx_t_cn_diffusers.safetensors"), 1, SDX_F16, 1e-5 },
+        { "diffusers, F32", t_tmp("sdx_t_cn_diffusers32.safetensors"), 1, SDX_F32, 1e-5 },
         /* bf16 rounds every weight (8 bits of mantissa): a close, not equal,
          * net. Checked on the skip residuals: the middle one comes out of
          * 1x1 GroupNorms of 2 values, which amplify any rounding (README). */
-        { "no prefix, BF16", "/tmp/sdx_t_cn_bf16.safetensors", 0, SDX_BF16, 3e-2 },
+        { "no prefix, BF16", t_tmp("sdx_t_cn_bf16.safetensors"), 0, SDX_BF16, 3e-2 },
     };
     sdx_ctx *ctx = t_ctx();
     char src[1024];
@@ -665,7 +665,7 @@ static int incomplete_controlnet_files_name_the_missing_tensor(void) {
         { 1, "middle_block_out.0.weight", "'controlnet_mid_block.weight'" },
         { 1, "input_blocks.5.0.emb_layers.1.weight", "'down_blocks.1.resnets.1.time_emb_proj.weight'" },
     };
-    const char *path = "/tmp/sdx_t_cn_incomplete.safetensors";
+    const char *path = t_tmp("sdx_t_cn_incomplete.safetensors");
     char src[1024];
     tc_gen g;
     int r;
@@ -735,7 +735,7 @@ static int sd2_and_sdxl_controlnets_steer_their_models_only(void) {
     T_NEED_SHARED(hintp, TC_DIR "cases/hint_64x64.png");
     T_NEED_SHARED(sd1, "golden/sd1/model.safetensors");
     static const char *const areas[2] = { "sd2", "sdxl" };
-    const char *path = "/tmp/sdx_t_cn_generated.safetensors";
+    const char *path = t_tmp("sdx_t_cn_generated.safetensors");
     char sd1_path[1024];
     sdx_image hint = t_png_load(hintp, 3);
     (void)v;
@@ -854,7 +854,7 @@ static int cli_control_flags_reproduce_comfyui(void) {
     T_NEED_SHARED(hint, TC_DIR "cases/hint_64x64.png");
     T_NEED_SHARED(ref, TC_DIR "cases/cn_txt2img_case1.png");
     char cmd[4096];
-    const char *png = "/tmp/sdx_t_cn_cli.png";
+    const char *png = t_tmp("sdx_t_cn_cli.png");
     int worst, rc;
     T_NEED_SDX_COMMAND();
     (void)v;

@@ -2,7 +2,7 @@
 #include "test.h"
 #include <sys/stat.h>
 
-#define EMB_DIR "/tmp/sdx_t_embeddings"
+#define EMB_DIR t_tmp("sdx_t_embeddings")
 
 /* Writes EMB_DIR/name.safetensors holding the token-embedding rows of
  * `word` (n_extra more copies of its first row appended), in the layout

@@ -23,10 +23,10 @@ static int minimal_writes_one_png(void) {
     static char out[4096], cmd[1024];
     int w, h;
     /* 20 steps at the default 512x512 take minutes with the tiny model */
-    snprintf(cmd, sizeof cmd, "./examples/minimal %s 'a red fox' /tmp/sdx_t_ex_minimal.png 96", ckpt);
+    snprintf(cmd, sizeof cmd, "./examples/minimal %s 'a red fox' '%s' 96", ckpt, t_tmp("sdx_t_ex_minimal.png"));
     T_CHECK(ex_run(cmd, out, sizeof out) == 0, "minimal failed: %s", out);
-    T_CHECK(ex_png_size("/tmp/sdx_t_ex_minimal.png", &w, &h) && w == 96 && h == 96, "minimal's PNG");
-    remove("/tmp/sdx_t_ex_minimal.png");
+    T_CHECK(ex_png_size(t_tmp("sdx_t_ex_minimal.png"), &w, &h) && w == 96 && h == 96, "minimal's PNG");
+    remove(t_tmp("sdx_t_ex_minimal.png"));
     return T_PASS;
 }
 
@@ -37,10 +37,10 @@ static int texture_writes_a_texture_and_its_repeat(void) {
     static char out[4096], cmd[1024];
     int w, h, c, w2, h2;
     unsigned char *a, *b;
-    snprintf(cmd, sizeof cmd, "./examples/texture %s 'moss' /tmp/sdx_t_ex_tex.png 64 3", ckpt);
+    snprintf(cmd, sizeof cmd, "./examples/texture %s 'moss' '%s' 64 3", ckpt, t_tmp("sdx_t_ex_tex.png"));
     T_CHECK(ex_run(cmd, out, sizeof out) == 0, "texture failed: %s", out);
-    a = stbi_load("/tmp/sdx_t_ex_tex.png", &w, &h, &c, 3);
-    b = stbi_load("/tmp/sdx_t_ex_tex-2x2.png", &w2, &h2, &c, 3);
+    a = stbi_load(t_tmp("sdx_t_ex_tex.png"), &w, &h, &c, 3);
+    b = stbi_load(t_tmp("sdx_t_ex_tex-2x2.png"), &w2, &h2, &c, 3);
     T_CHECK(a && b && w == 64 && h == 64 && w2 == 128 && h2 == 128, "texture PNGs");
     for (int y = 0; y < h2; y++)
         for (int x = 0; x < w2; x++)
@@ -48,8 +48,8 @@ static int texture_writes_a_texture_and_its_repeat(void) {
                     "repeat differs at %d,%d", x, y);
     stbi_image_free(a);
     stbi_image_free(b);
-    remove("/tmp/sdx_t_ex_tex.png");
-    remove("/tmp/sdx_t_ex_tex-2x2.png");
+    remove(t_tmp("sdx_t_ex_tex.png"));
+    remove(t_tmp("sdx_t_ex_tex-2x2.png"));
     return T_PASS;
 }
 
@@ -59,14 +59,14 @@ static int stepper_spreads_a_generation_over_frames(void) {
     T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
     static char out[8192], cmd[1024];
     int w, h;
-    snprintf(cmd, sizeof cmd, "./examples/stepper %s 'a castle' /tmp/sdx_t_ex_step.png 4 2", ckpt);
+    snprintf(cmd, sizeof cmd, "./examples/stepper %s 'a castle' '%s' 4 2", ckpt, t_tmp("sdx_t_ex_step.png"));
     T_CHECK(ex_run(cmd, out, sizeof out) == 0, "stepper failed: %s", out);
     T_CHECK(strstr(out, "frame   1 ") && strstr(out, "frame   4 ") && !strstr(out, "frame   5 ") && strstr(out, "step 4/4"),
             "frames: %s", out);
-    T_CHECK(ex_png_size("/tmp/sdx_t_ex_step.png.preview-002.png", &w, &h) && w == 512, "preview of frame 2");
-    T_CHECK(ex_png_size("/tmp/sdx_t_ex_step.png", &w, &h) && w == 512 && h == 512, "final image");
-    remove("/tmp/sdx_t_ex_step.png");
-    remove("/tmp/sdx_t_ex_step.png.preview-002.png");
+    T_CHECK(ex_png_size(t_tmp("sdx_t_ex_step.png.preview-002.png"), &w, &h) && w == 512, "preview of frame 2");
+    T_CHECK(ex_png_size(t_tmp("sdx_t_ex_step.png"), &w, &h) && w == 512 && h == 512, "final image");
+    remove(t_tmp("sdx_t_ex_step.png"));
+    remove(t_tmp("sdx_t_ex_step.png.preview-002.png"));
     return T_PASS;
 }
 
@@ -81,12 +81,12 @@ static int sdx_verbose_prints_phase_timings_and_peak_rss(void) {
                                         "sdx: peak RSS " };
     double mib = 0;
     const char *rss;
-    snprintf(cmd, sizeof cmd, "./examples/sdx -m %s -p 'a fox' -W 64 -H 64 --steps 2 -v -o /tmp/sdx_t_ex_verbose.png", ckpt);
+    snprintf(cmd, sizeof cmd, "./examples/sdx -m %s -p 'a fox' -W 64 -H 64 --steps 2 -v -o '%s'", ckpt, t_tmp("sdx_t_ex_verbose.png"));
     T_CHECK(ex_run(cmd, out, sizeof out) == 0, "sdx -v failed: %s", out);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) T_CHECK(strstr(out, want[i]), "no '%s' in: %s", want[i], out);
     rss = strstr(out, "sdx: peak RSS ");
     T_CHECK(sscanf(rss + 14, "%lf", &mib) == 1 && mib > 1 && mib < 65536, "peak RSS %g MiB", mib);
-    remove("/tmp/sdx_t_ex_verbose.png");
+    remove(t_tmp("sdx_t_ex_verbose.png"));
     return T_PASS;
 }
 
@@ -221,6 +221,7 @@ static int game_shows_the_generated_texture_while_rendering(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     const char *missing = ex_game_missing("examples/game");
     static char out[16384];
+    char args[1200];
     sdx_gen_params p;
     sdx_gen_result ref;
     const char *at, *frames;
@@ -229,7 +230,8 @@ static int game_shows_the_generated_texture_while_rendering(void) {
     long n = 0, busy = 0;
     double longest = 0, mean = 0;
     T_SKIP_IF(missing, "%s", missing);
-    T_CHECK(ex_game("./examples/game", ckpt, "--frames 5 --screenshot /tmp/sdx_t_ex_game.bmp", out, sizeof out) == 0, "game: %s", out);
+    snprintf(args, sizeof args, "--frames 5 --screenshot '%s'", t_tmp("sdx_t_ex_game.bmp"));
+    T_CHECK(ex_game("./examples/game", ckpt, args, out, sizeof out) == 0, "game: %s", out);
     T_CHECK(strstr(out, "game: job 1 preview after step 1/3") && strstr(out, "game: job 1 preview after step 2/3") &&
             strstr(out, "game: job 1 final image 3/3") && strstr(out, "game: job 1 done at step 3/3"), "%s", out);
     at = strstr(out, "game: texture ");
@@ -252,7 +254,7 @@ static int game_shows_the_generated_texture_while_rendering(void) {
         sdx_ctx *ctx = t_ctx();
         sdx_model *m = t_model(ctx, "sd1");
         T_CHECK(m && sdx_generate(m, &p, &ref) == SDX_OK, "%s", sdx_last_error(ctx));
-        shot = stbi_load("/tmp/sdx_t_ex_game.bmp", &sw, &sh, &c, 3);
+        shot = stbi_load(t_tmp("sdx_t_ex_game.bmp"), &sw, &sh, &c, 3);
         T_CHECK(shot && sw == 512 && sh == 320, "screenshot %dx%d", sw, sh);
         for (int y = 0; y < 64; y++)
             for (int x = 0; x < 64; x++)
@@ -267,7 +269,7 @@ static int game_shows_the_generated_texture_while_rendering(void) {
         sdx_destroy(ctx);
     }
     T_CHECK(worst == 0, "the texture on screen differs from the generated image by up to %d levels", worst);
-    remove("/tmp/sdx_t_ex_game.bmp");
+    remove(t_tmp("sdx_t_ex_game.bmp"));
     return T_PASS;
 }
 

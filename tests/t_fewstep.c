@@ -569,7 +569,7 @@ static int turbo_one_step_through_generate_stages_and_cli(void) {
     if (!T_WINDOWS && t_file_exists("examples/sdx")) {
         static char out[8192];
         char args[4096];
-        const char *png = "/tmp/sdx_t_fewstep.png", *lat = "/tmp/sdx_t_fewstep.safetensors";
+        const char *png = t_tmp("sdx_t_fewstep.png"), *lat = t_tmp("sdx_t_fewstep.safetensors");
         sdx_tensor got;
         remove(png);
         remove(lat);
@@ -754,7 +754,7 @@ static int fs_write_x0_variants(sdx_ctx *ctx, const char *marked, const char *na
  * sigma: same UNet, same input. */
 static int x0_prediction_from_the_checkpoint_and_the_flag(void) {
     T_NEED_MODEL(ctx, m, "sd1");
-    const char *marked = "/tmp/sdx_t_fewstep_marker.safetensors", *named = "/tmp/sdx_t_lightning_1step_x0.safetensors";
+    const char *marked = t_tmp("sdx_t_fewstep_marker.safetensors"), *named = t_tmp("sdx_t_lightning_1step_x0.safetensors");
     sdx_model_desc md;
     sdx_model *x0m;
     sdx_gen_params p;
@@ -871,7 +871,7 @@ static int lcm_prediction_through_the_pipeline_and_cli(void) {
     if (!T_WINDOWS && t_file_exists("examples/sdx")) {
         static char msg[8192];
         char args[4096];
-        const char *lat = "/tmp/sdx_t_fewstep_lcm.safetensors";
+        const char *lat = t_tmp("sdx_t_fewstep_lcm.safetensors");
         static const int t749[] = { 749 };
         sdx_gen_params p;
         sdx_tensor ref, got;
@@ -885,14 +885,14 @@ static int lcm_prediction_through_the_pipeline_and_cli(void) {
         T_CHECK(ref.data, "%s", sdx_last_error(ctx));
         remove(lat);
         snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' --prediction lcm -p '%s' -n '%s' -W 64 -H 64 --cfg-scale 1 "
-                 "--sampling-method lcm --timesteps 749 -s 3 --rng cpu -t 2 -o /tmp/sdx_t_fewstep_lcm.png --output-latent %s",
-                 t_golden_ckpt("sd1"), t_shared_dir(), p.prompt, p.negative_prompt, lat);
+                 "--sampling-method lcm --timesteps 749 -s 3 --rng cpu -t 2 -o '%s' --output-latent %s",
+                 t_golden_ckpt("sd1"), t_shared_dir(), p.prompt, p.negative_prompt, t_tmp("sdx_t_fewstep_lcm.png"), lat);
         T_CHECK(t_sdx(args, msg, sizeof msg) == 0, "sdx %s: %s", args, msg);
         T_CHECK(t_read_f32(ctx, lat, "latent", &got) == SDX_OK, "%s: %s", lat, sdx_last_error(ctx));
         T_CHECK(fs_same(&got, &ref), "the CLI's latent differs from sdx_generate's");
         sdx_tensor_free(ctx, &got); sdx_tensor_free(ctx, &ref);
         remove(lat);
-        remove("/tmp/sdx_t_fewstep_lcm.png");
+        remove(t_tmp("sdx_t_fewstep_lcm.png"));
     } else {
         T_NOTE("examples/sdx not run (not built, or no POSIX shell)");
     }

@@ -677,7 +677,7 @@ static int gg_convert_like_sd_cli(sdx_ctx *ctx, const char *dir, const sdx__json
     int n = 0, r = T_PASS, rc;
     snprintf(src_path, sizeof src_path, "%s/golden/%s", t_shared_dir(), sdx__json_get(f, "source")->str);
     snprintf(ref_path, sizeof ref_path, "%s/%s", dir, gguf);
-    snprintf(out, sizeof out, "/tmp/sdx_t_gguf_like_%s", gguf);
+    snprintf(out, sizeof out, "%s/sdx_t_gguf_like_%s", t_tmp_dir(), gguf);
     if (sdx_st_open(ctx, src_path, &src) != SDX_OK || sdx_st_open(ctx, ref_path, &ref) != SDX_OK) {
         sdx_st_close(src);
         T_CHECK(0, "%s", sdx_last_error(ctx));
@@ -892,7 +892,7 @@ static int gg_round_trip(sdx_ctx *ctx, const sdx_tensor *ts, sdx_dtype type, con
 static int convert_round_trip_reads_back_the_quantized_values(void) {
     static const sdx_dtype types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q4_1, SDX_Q5_0, SDX_Q5_1, SDX_Q2_K, SDX_Q3_K, SDX_Q4_K, SDX_Q5_K,
                                        SDX_Q6_K, SDX_F16, SDX_BF16, SDX_F32 };
-    const char *path = "/tmp/sdx_t_gguf_round_trip.gguf";
+    const char *path = t_tmp("sdx_t_gguf_round_trip.gguf");
     sdx_ctx *ctx = t_ctx();
     sdx_tensor ts[GG_NSRC];
     int r = T_PASS;
@@ -943,7 +943,7 @@ static int gg_convert_file(sdx_ctx *ctx, const sdx_st *st, const char *path, con
 static int gguf_converts_to_safetensors_and_to_other_types(void) {
     T_NEED_SHARED(ref, "golden/gguf/sdxl-mixed.gguf");
     static const char *const types[] = { "f32", NULL, "F16", "q8_0" };
-    const char *st_path = "/tmp/sdx_t_gguf_back.safetensors", *gg_path = "/tmp/sdx_t_gguf_again.gguf";
+    const char *st_path = t_tmp("sdx_t_gguf_back.safetensors"), *gg_path = t_tmp("sdx_t_gguf_again.gguf");
     sdx_ctx *ctx = t_ctx();
     sdx_st *in = NULL, *out = NULL;
     int r = T_PASS;
@@ -992,7 +992,7 @@ static int a_lora_merged_into_a_quantized_model_saves_requantized(void) {
     T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
     T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    const char *st_path = "/tmp/sdx_t_gguf_lora.safetensors", *gg_path = "/tmp/sdx_t_gguf_lora.gguf";
+    const char *st_path = t_tmp("sdx_t_gguf_lora.safetensors"), *gg_path = t_tmp("sdx_t_gguf_lora.gguf");
     sdx_convert_params cp = { "q8_0", NULL, 0 };
     sdx_ctx *ctx = t_ctx();
     sdx_model *m = t_model_file(ctx, path);
@@ -1042,7 +1042,7 @@ static int a_lora_on_a_quantized_model_merges_as_on_its_f32_values(void) {
     T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
     T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    const char *f32_path = "/tmp/sdx_t_gguf_lora_f32.safetensors";
+    const char *f32_path = t_tmp("sdx_t_gguf_lora_f32.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = NULL;
     sdx_model *q, *f;
@@ -1091,7 +1091,7 @@ static int gg_convert_built(sdx_ctx *ctx, void *arg) {
     sdx_convert_params cp = { NULL, "norm=q8_0,attn[12]=q5_1", 0 };
     for (int i = 0; i < 3 && rc == SDX_OK; i++) {
         cp.type = types[i];
-        rc = sdx_convert_write(ctx, i < 2 ? "/tmp/sdx_t_gguf_alloc.gguf" : "/tmp/sdx_t_gguf_alloc.safetensors", (const sdx_tensor *)arg,
+        rc = sdx_convert_write(ctx, i < 2 ? t_tmp("sdx_t_gguf_alloc.gguf") : t_tmp("sdx_t_gguf_alloc.safetensors"), (const sdx_tensor *)arg,
                                GG_NSRC, NULL, 0, i < 2 ? &cp : &(sdx_convert_params){ "f16", NULL, 0 });
     }
     return rc;
@@ -1106,8 +1106,8 @@ static int convert_fails_cleanly_at_every_allocation(void) {
     gg_make(plain, ts);
     r = t_fail_each_allocation(ctx, &f, gg_convert_built, ts, 200);
     for (int i = 0; i < GG_NSRC; i++) sdx_tensor_free(plain, &ts[i]);
-    remove("/tmp/sdx_t_gguf_alloc.gguf");
-    remove("/tmp/sdx_t_gguf_alloc.safetensors");
+    remove(t_tmp("sdx_t_gguf_alloc.gguf"));
+    remove(t_tmp("sdx_t_gguf_alloc.safetensors"));
     sdx_destroy(ctx);
     sdx_destroy(plain);
     return r;
@@ -1120,7 +1120,7 @@ static int sdx_converts_from_the_command_line(void) {
     T_NEED_SHARED(model, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
     static char out[8192], args[4096];
-    const char *gg = "/tmp/sdx_t_gguf_cli.gguf", *png = "/tmp/sdx_t_gguf_cli.png", *st = "/tmp/sdx_t_gguf_cli.safetensors";
+    const char *gg = t_tmp("sdx_t_gguf_cli.gguf"), *png = t_tmp("sdx_t_gguf_cli.png"), *st = t_tmp("sdx_t_gguf_cli.safetensors");
     int rc;
     (void)v;
     T_NEED_SDX_COMMAND();
@@ -1291,7 +1291,7 @@ static int gg_kept_by_name(const char *name) {
 static int quantized_convolutions_convert_load_and_generate(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
     T_NEED_SHARED(plain_path, "golden/gguf/sd1-q8_0.gguf");
-    const char *path = "/tmp/sdx_t_gguf_quantized_convolutions.gguf";
+    const char *path = t_tmp("sdx_t_gguf_quantized_convolutions.gguf");
     sdx_ctx *ctx = t_ctx();
     sdx_st *src = NULL, *got = NULL;
     sdx_model *q, *f, *plain;

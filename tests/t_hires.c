@@ -154,7 +154,7 @@ static int cli_hires_flags_equal_generate_and_are_recorded(void) {
     T_NEED_MODEL(ctx, m, "sd1");
     static char out[16384];
     char args[4096];
-    const char *png = "/tmp/sdx_t_hires.png", *lat = "/tmp/sdx_t_hires.safetensors";
+    const char *png = t_tmp("sdx_t_hires.png"), *lat = t_tmp("sdx_t_hires.safetensors");
     sdx_gen_params p;
     sdx_gen_result ref;
     sdx_tensor got;

@@ -463,7 +463,7 @@ static int init_latent_skips_the_encode_and_gives_the_same_result(void) {
  * ComfyUI's blank-image latent. */
 static int nine_channel_models_are_conditioned_as_inpaint_model_conditioning(void) {
     T_NEED_SHARED(v, "vocab/merges.txt");
-    const char *path = "/tmp/sdx_t_i2i_inpaint9.safetensors";
+    const char *path = t_tmp("sdx_t_i2i_inpaint9.safetensors");
     static uint8_t px[69 * 66 * 3], mk[69 * 66];
     static float w9[32 * 9 * 9];
     sdx_ctx *ctx = t_ctx();
@@ -658,7 +658,7 @@ static int cli_reproduces_the_goldens_from_pngs_and_from_init_latents(void) {
     i2i_case cases[I2I_MAX_CASES];
     sdx_ctx *ctx = t_ctx();
     int n = i2i_cases_load(ctx, cases, I2I_MAX_CASES);
-    const char *png = "/tmp/sdx_t_i2i.png", *lat = "/tmp/sdx_t_i2i_init.safetensors";
+    const char *png = t_tmp("sdx_t_i2i.png"), *lat = t_tmp("sdx_t_i2i_init.safetensors");
     static char args[8192], out[8192];
     (void)idx;
     T_NEED_SDX_COMMAND();
@@ -707,9 +707,9 @@ static int cli_rejects_conflicting_init_options(void) {
     T_NEED_SHARED(init, "golden/img2img/cases/init_64x64.png");
     static char args[4096], out[8192];
     char model[512], vocab[512], img[512];
-    const char *png = "/tmp/sdx_t_i2i_bad.png";
+    const char *png = t_tmp("sdx_t_i2i_bad.png");
     static const struct { const char *fmt, *expect; } bad[] = {
-        { "-i '%s' --init-latent /tmp/x.safetensors", "one of" },
+        { "-i '%s' --init-latent /nonexistent.safetensors", "one of" },
         { "-i '%s' --paste-back", "--paste-back needs" },
         { "--init-latent /nonexistent.safetensors --mask '%s'", "/nonexistent.safetensors" },
         { "-i '%s' --encode-seed x", "--encode-seed" },

@@ -78,16 +78,20 @@ static int nesting_is_limited_not_recursive(void) {
 
 /* Switches LC_NUMERIC to a locale whose decimal point is ','. Uses an
  * installed one, or compiles de_DE with localedef (libc-bin) from the
- * Debian `locales` sources into /tmp and points LOCPATH at it. */
+ * Debian `locales` sources into the scratch directory and points LOCPATH
+ * at it. */
 static const char *json_comma_locale(void) {
     static const char *comma_locales[] = { "de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8", "nl_NL.UTF-8",
                                            "German_Germany.1252", "German" };   /* the last two: Windows names */
     for (int i = 0; i < (int)(sizeof comma_locales / sizeof comma_locales[0]); i++)
         if (setlocale(LC_NUMERIC, comma_locales[i]) && localeconv()->decimal_point[0] == ',') return comma_locales[i];
 #ifndef _WIN32
-    if (system("mkdir -p /tmp/sdx_t_locale && localedef -i de_DE -f UTF-8 /tmp/sdx_t_locale/de_DE.UTF-8 >/dev/null 2>&1") == 0) {
-        setenv("LOCPATH", "/tmp/sdx_t_locale", 1);
-        if (setlocale(LC_NUMERIC, "de_DE.UTF-8") && localeconv()->decimal_point[0] == ',') return "de_DE.UTF-8 (built in /tmp)";
+    char cmd[2600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' >/dev/null 2>&1", t_tmp("sdx_t_locale"),
+             t_tmp("sdx_t_locale"));
+    if (system(cmd) == 0) {
+        setenv("LOCPATH", t_tmp("sdx_t_locale"), 1);
+        if (setlocale(LC_NUMERIC, "de_DE.UTF-8") && localeconv()->decimal_point[0] == ',') return "de_DE.UTF-8 (built by localedef)";
         unsetenv("LOCPATH");
     }
 #endif

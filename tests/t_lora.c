@@ -187,7 +187,7 @@ static int lora_write(sdx_ctx *ctx, const char *path, const char *mod0, int64_t 
 
 static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
     T_NEED_MODEL(ctx, m, "sd1");
-    const char *path = "/tmp/sdx_t_lora_bad.safetensors";
+    const char *path = t_tmp("sdx_t_lora_bad.safetensors");
     const char *good = "lora_unet_down_blocks_0_attentions_0_transformer_blocks_0_attn1_to_q";
     const sdx_tensor *q = sdx_st_find(m->ckpt, "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight");
     int64_t W = q->shape[0];
@@ -226,7 +226,7 @@ static int unmapped_keys_and_wrong_shapes_fail_and_leave_the_model_alone(void) {
  * against ComfyUI's formulas computed independently in double. */
 static int lycoris_loha_lokr_glora_diff_and_dora_follow_comfyui_formulas(void) {
     T_NEED_MODEL(ctx, m, "sd1");
-    const char *path = "/tmp/sdx_t_lora_lyco.safetensors";
+    const char *path = t_tmp("sdx_t_lora_lyco.safetensors");
     const char *kq = "model.diffusion_model.input_blocks.1.1.transformer_blocks.0.attn1.to_q.weight";
     const char *kc = "model.diffusion_model.input_blocks.2.0.in_layers.2.weight";
     const char *kd = "model.diffusion_model.input_blocks.1.1.proj_out.weight";
@@ -380,7 +380,7 @@ static int generating_with_a_lora_equals_the_merged_checkpoint(void) {
     static const char *const files[] = { "sd1_kohya_locon", "sdxl_kohya_locon" };
     sdx_ctx *ctx = t_ctx();
     for (int a = 0; a < 2; a++) {
-        const char *out = "/tmp/sdx_t_lora_merged.safetensors";
+        const char *out = t_tmp("sdx_t_lora_merged.safetensors");
         char path[1024];
         sdx_model *m = t_model(ctx, areas[a]), *merged;
         sdx_gen_params gp;

@@ -145,7 +145,7 @@ static int tm_generate(const char *preset, int v_pred, sdx_dtype dtype, sdx_fami
     sdx_gen_result res;
     mk_ckpt c;
     int lo = 255, hi = 0, rc;
-    snprintf(path, sizeof path, "/tmp/sdx_t_mkckpt_%s_%d_%d.safetensors", preset, v_pred, (int)dtype);
+    snprintf(path, sizeof path, "%s/sdx_t_mkckpt_%s_%d_%d.safetensors", t_tmp_dir(), preset, v_pred, (int)dtype);
     T_CHECK(mk_ckpt_preset(preset, 10, &c), "preset %s", preset);
     c.v_pred = v_pred;
     T_CHECK(mk_write_ckpt(path, &c, dtype, 5, err, sizeof err), "%s", err);
@@ -196,7 +196,7 @@ static int shrunk_checkpoints_of_each_family_load_and_generate(void) {
  * position_ids 0..76 (int64), logit_scale ln(100); and the same seed
  * writes the same bytes. */
 static int fixed_tensors_hold_their_values_and_files_are_deterministic(void) {
-    const char *a = "/tmp/sdx_t_mkckpt_det_a.safetensors", *b = "/tmp/sdx_t_mkckpt_det_b.safetensors";
+    const char *a = t_tmp("sdx_t_mkckpt_det_a.safetensors"), *b = t_tmp("sdx_t_mkckpt_det_b.safetensors");
     char err[512];
     sdx_ctx *ctx = t_ctx();
     sdx_st *sa = NULL, *sb = NULL;

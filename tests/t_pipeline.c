@@ -95,7 +95,7 @@ static int cli_reproduces_pipeline_goldens(void) {
             char cmd[4096], expect[256];
             sdx_st *st;
             const t_golden_case *c = &cases[i];
-            const char *png = "/tmp/sdx_t_cli.png", *lat = "/tmp/sdx_t_cli.safetensors";
+            const char *png = t_tmp("sdx_t_cli.png"), *lat = t_tmp("sdx_t_cli.safetensors");
             int rc;
             remove(png);
             remove(lat);
@@ -132,8 +132,8 @@ static int cli_reproduces_pipeline_goldens(void) {
             }
             sdx_st_close(st);
         }
-        remove("/tmp/sdx_t_cli.png");
-        remove("/tmp/sdx_t_cli.safetensors");
+        remove(t_tmp("sdx_t_cli.png"));
+        remove(t_tmp("sdx_t_cli.safetensors"));
         sdx_destroy(ctx);
     }
     return T_PASS;
@@ -166,12 +166,12 @@ static int cli_rejects_bad_input_without_writing_output(void) {
     snprintf(vocab, sizeof vocab, "%s", v);
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         int rc;
-        remove("/tmp/sdx_t_bad.png");
-        snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o /tmp/sdx_t_bad.png %s", model, vocab, bad[i].args);
+        remove(t_tmp("sdx_t_bad.png"));
+        snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o '%s' %s", model, vocab, t_tmp("sdx_t_bad.png"), bad[i].args);
         rc = t_sdx(args, out, sizeof out);
         T_CHECK(rc != 0, "'%s' exited 0", bad[i].args);
         T_CHECK(strstr(out, bad[i].expect) != NULL, "'%s': output lacks '%s':\n%s", bad[i].args, bad[i].expect, out);
-        T_CHECK(!t_file_exists("/tmp/sdx_t_bad.png"), "'%s' left an output file", bad[i].args);
+        T_CHECK(!t_file_exists(t_tmp("sdx_t_bad.png")), "'%s' left an output file", bad[i].args);
     }
     T_CHECK(t_sdx("-m /nonexistent.safetensors -p x", out, sizeof out) != 0 && strstr(out, "/nonexistent.safetensors"),
             "missing model: %s", out);
@@ -221,7 +221,7 @@ static int pipe_png_parameters(const char *path, char type[5], char *text, size_
 static int cli_png_parameters_keep_long_and_non_latin1_prompts(void) {
     static char prompt[9000], args[12000], out[8192], text[16384];
     char vocab[512], model[512], type[5];
-    const char *png = "/tmp/sdx_t_text.png";
+    const char *png = t_tmp("sdx_t_text.png");
     size_t len;
     T_SKIP_IF(T_WINDOWS, "the CLI cases run examples/sdx through a POSIX shell");
     T_NEED_SHARED(m, "golden/sd1/model.safetensors");
@@ -271,7 +271,7 @@ static int missing_vocabulary_says_what_to_download(void) {
 static int inpainting_checkpoints_take_mask_and_masked_image(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    const char *path = "/tmp/sdx_t_inpaint9.safetensors";
+    const char *path = t_tmp("sdx_t_inpaint9.safetensors");
     sdx_ctx *ctx = t_ctx();
     static float w[32 * 9 * 9];
     sdx_model *m;
@@ -333,7 +333,7 @@ static int sizes_that_are_not_multiples_of_64_generate(void) {
 static int nan_weights_stop_the_run_naming_stage_op_and_tensor(void) {
     T_NEED_SHARED(src, "golden/sd1/model.safetensors");
     T_NEED_SHARED(v, "vocab/merges.txt");
-    const char *path = "/tmp/sdx_t_nan_unet.safetensors";
+    const char *path = t_tmp("sdx_t_nan_unet.safetensors");
     static float w[64 * 64 * 9];
     sdx_ctx *ctx = t_ctx();
     sdx_model *m;

@@ -1,8 +1,9 @@
 /* Suite "refiner": the SDXL refiner on the tiny golden SDXL model and a
  * refiner-shaped checkpoint that tools/sdx-mkckpt writes at its scale
- * (mk_ckpt_tiny "sdxl-refiner", random weights, into /tmp). How the
- * references are obtained: from pieces already verified, composed by hand
- * as ComfyUI's two KSamplerAdvanced compose them: the base sampled on
+ * (mk_ckpt_tiny "sdxl-refiner", random weights, into the scratch
+ * directory). How the references are obtained: from pieces already
+ * verified, composed by hand as ComfyUI's two KSamplerAdvanced compose
+ * them: the base sampled on
  * sigmas[0..k] of the schedule (sdx_generate with explicit sigmas: the
  * samplers and the schedule are ComfyUI-exact, sampling suite), then
  * sdx_sample over sigmas[k..n] from that latent as it is, with the
@@ -16,7 +17,7 @@
 #endif
 #include "../tools/sdx-mkckpt.c"
 
-#define RF_FILE "/tmp/sdx_t_refiner.safetensors"
+#define RF_FILE t_tmp("sdx_t_refiner.safetensors")
 
 /* Writes a checkpoint c to path; 0 with t_msg set when it cannot. */
 static int rf_write(const char *path, const mk_ckpt *c) {
@@ -467,7 +468,7 @@ static int cli_refiner_run_equals_generate_and_records_it(void) {
     RF_NEED_MODELS(ctx, m, r);
     static char out[16384];
     char args[4096];
-    const char *png = "/tmp/sdx_t_refiner.png", *lat = "/tmp/sdx_t_refiner_latent.safetensors";
+    const char *png = t_tmp("sdx_t_refiner.png"), *lat = t_tmp("sdx_t_refiner_latent.safetensors");
     sdx_gen_params p;
     sdx_gen_result ref;
     sdx_tensor got;
@@ -478,8 +479,8 @@ static int cli_refiner_run_equals_generate_and_records_it(void) {
     remove(png);
     remove(lat);
     snprintf(args, sizeof args, "-m '%s' --vocab '%s/vocab' -p '%s' -n '%s' -W 64 -H 64 --steps 5 --cfg-scale 5 "
-             "--sampling-method euler_a -s 21 --rng cpu -t 2 --refiner " RF_FILE " --refiner-switch 0.6 --refiner-ascore 7 "
-             "-o %s --output-latent %s", t_golden_ckpt("sdxl"), t_shared_dir(), p.prompt, p.negative_prompt, png, lat);
+             "--sampling-method euler_a -s 21 --rng cpu -t 2 --refiner '%s' --refiner-switch 0.6 --refiner-ascore 7 "
+             "-o %s --output-latent %s", t_golden_ckpt("sdxl"), t_shared_dir(), p.prompt, p.negative_prompt, RF_FILE, png, lat);
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "sdx %s: %s", args, out);
     T_CHECK(t_png_size(png, &w, &h) && w == 64 && h == 64, "PNG size");
     T_CHECK(t_png_has_parameters(png, "Model: model, Refiner: sdx_t_refiner, Refiner switch at: 0.6, Aesthetic score: 7,"),
@@ -489,10 +490,10 @@ static int cli_refiner_run_equals_generate_and_records_it(void) {
     sdx_tensor_free(ctx, &got);
     remove(png);
     remove(lat);
-    snprintf(args, sizeof args, "-m '%s/golden/sd1/model.safetensors' --vocab '%s/vocab' -p x -W 64 -H 64 --steps 2 --refiner " RF_FILE
-             " -o %s", t_shared_dir(), t_shared_dir(), png);
+    snprintf(args, sizeof args, "-m '%s/golden/sd1/model.safetensors' --vocab '%s/vocab' -p x -W 64 -H 64 --steps 2 --refiner '%s' -o %s",
+             t_shared_dir(), t_shared_dir(), RF_FILE, png);
     T_CHECK(t_sdx(args, out, sizeof out) != 0 && strstr(out, "latents differ") && !t_file_exists(png), "SD 1.x base: %s", out);
-    snprintf(args, sizeof args, "-m x -p x --refiner " RF_FILE " --refiner-switch 0 -o %s", png);
+    snprintf(args, sizeof args, "-m x -p x --refiner '%s' --refiner-switch 0 -o %s", RF_FILE, png);
     T_CHECK(t_sdx(args, out, sizeof out) != 0 && strstr(out, "(0, 1]") && !t_file_exists(png), "switch 0: %s", out);
     sdx_gen_result_free(ctx, &ref);
     rf_free(ctx, m, r);

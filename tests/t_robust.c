@@ -141,7 +141,7 @@ static const char *rb_path(const char *name) {
     static char buf[4][256];
     static int slot = 0;
     char *p = buf[slot++ & 3];
-    snprintf(p, 256, "/tmp/sdx_robust_%ld_%s", (long)getpid(), name);
+    snprintf(p, 256, "%s/sdx_robust_%ld_%s", t_tmp_dir(), (long)getpid(), name);
     return p;
 }
 

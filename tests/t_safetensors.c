@@ -101,7 +101,7 @@ static int deeply_nested_json_is_rejected_without_recursion(void) {
 static int directories_and_missing_files_are_io_errors(void) {
     sdx_ctx *ctx = t_ctx();
     sdx_st *st = NULL;
-    int rc = sdx_st_open(ctx, "/tmp", &st);
+    int rc = sdx_st_open(ctx, t_tmp_dir(), &st);
     T_CHECK(rc == SDX_ERR_IO && strstr(sdx_last_error(ctx), "not a regular file"), "dir: %d %s", rc, sdx_last_error(ctx));
     rc = sdx_st_open(ctx, "/nonexistent/model.safetensors", &st);
     T_CHECK(rc == SDX_ERR_IO && strstr(sdx_last_error(ctx), "/nonexistent/model.safetensors"), "missing: %d %s", rc, sdx_last_error(ctx));
@@ -111,7 +111,7 @@ static int directories_and_missing_files_are_io_errors(void) {
 
 static int write_then_read_round_trips_tensors_and_metadata(void) {
     sdx_ctx *ctx = t_ctx();
-    const char *path = "/tmp/sdx_t_roundtrip.safetensors";
+    const char *path = t_tmp("sdx_t_roundtrip.safetensors");
     float a[6] = { 1, -2, 3.5f, 1e-8f, -0.0f, 65504 };
     uint16_t b[3] = { 0x3c00, 0xc000, 0x7bff };
     int64_t ids[2] = { 49406, -7 };
@@ -173,7 +173,7 @@ static int misaligned_tensor_data_is_copied_aligned(void) {
 
 static int scan_names_tensors_with_nan_or_inf(void) {
     sdx_ctx *ctx = t_ctx();
-    const char *path = "/tmp/sdx_t_nan.safetensors";
+    const char *path = t_tmp("sdx_t_nan.safetensors");
     float good[4] = { 1, 2, 3, 4 }, bad[4] = { 1, NAN, INFINITY, 4 };
     sdx_tensor ts[2];
     sdx_st *st;
@@ -221,7 +221,7 @@ static int unnamed_memory_image_fails_cleanly_at_every_allocation(void) {
 
 static int write_rejects_missing_metadata_strings(void) {
     sdx_ctx *ctx = t_ctx();
-    const char *path = "/tmp/sdx_t_nometa.safetensors";
+    const char *path = t_tmp("sdx_t_nometa.safetensors");
     const char *meta[2] = { "key", NULL };
     float a[1] = { 1 };
     sdx_tensor t;

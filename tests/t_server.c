@@ -21,14 +21,20 @@ static const t_case server_cases[] = { { "posix_only", server_is_posix_only }, {
 #include <stb/stb_image.h>
 #include <stb/stb_image_write.h>
 
-#define SRV_TMP "/tmp/sdx_t_srv"
+/* The scratch file sdx_t_srv<suffix>; "" names the prefix the client
+ * writes its images and infotexts under (sdx_t_srv-1.png, -1.txt, ...). */
+static const char *srv_tmp(const char *suffix) {
+    char name[128];
+    snprintf(name, sizeof name, "sdx_t_srv%s", suffix);
+    return t_tmp(name);
+}
 
 typedef struct srv {
     pid_t pid;                  /* 0 once stopped */
     int stopped_by;             /* the signal srv_stop sent */
     int exit;                   /* then: its exit status, -1 if a signal killed it or it did not stop */
     char url[64];               /* http://127.0.0.1:PORT */
-    char log[128];              /* its stdout and stderr */
+    char log[1200];             /* its stdout and stderr */
     const char *ckpt;
 } srv;
 
@@ -55,7 +61,7 @@ static char srv_why[1024];
 static int srv_start(srv *s, const char *ckpt, const char *args) {
     static char cmd[2048], text[8192];
     const char *at;
-    snprintf(s->log, sizeof s->log, SRV_TMP "_%d.log", (int)getpid());
+    snprintf(s->log, sizeof s->log, "%s_%d.log", srv_tmp(""), (int)getpid());
     snprintf(cmd, sizeof cmd, "exec ./examples/sdx-server -m '%s' --vocab '%s/vocab' --listen-port 0 -t 2 %s >'%s' 2>&1", ckpt,
              t_shared_dir(), args, s->log);
     remove(s->log);
@@ -138,10 +144,10 @@ static int srv_curl(const srv *s, const char *method, const char *path, const ch
     static char cmd[2048], text[64];
     FILE *f;
     size_t n;
-    snprintf(cmd, sizeof cmd, "curl -s -o " SRV_TMP "_reply -w '%%{http_code}' -X %s %s%s%s '%s%s'", method,
+    snprintf(cmd, sizeof cmd, "curl -s -o '%s' -w '%%{http_code}' -X %s %s%s%s '%s%s'", srv_tmp("_reply"), method,
              body_file ? "--data-binary '@" : "", body_file ? body_file : "", body_file ? "'" : "", s->url, path);
     if (t_shell(cmd, text, sizeof text) != 0) return -1;
-    f = fopen(SRV_TMP "_reply", "rb");
+    f = fopen(srv_tmp("_reply"), "rb");
     n = f ? fread(out, 1, size - 1, f) : 0;
     if (f) fclose(f);
     out[n] = 0;
@@ -181,20 +187,20 @@ static int txt2img_gives_the_cli_images_and_parameters_body(srv *s) {
     int w = 0, h = 0, c;
     unsigned char *px;
     snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"a red fox\", \"negative_prompt\": \"blurry\", \"width\": 64, "
-             "\"height\": 64, \"steps\": 2, \"seed\": 42, \"batch_size\": 2}' " SRV_TMP, s->url);
+             "\"height\": 64, \"steps\": 2, \"seed\": 42, \"batch_size\": 2}' '%s'", s->url, srv_tmp(""));
     T_CHECK(srv_client(cmd, out, sizeof out) == 0, "%s", out);
     T_CHECK(strstr(out, "status 200\nimage 1 64x64\nimage 2 64x64\nseeds 42,43\necho sampler_name=Euler a scheduler=Automatic"), "%s", out);
-    px = stbi_load(SRV_TMP "-1.png", &w, &h, &c, 3);
+    px = stbi_load(srv_tmp("-1.png"), &w, &h, &c, 3);
     T_CHECK(px && w == 64 && h == 64, "the first PNG does not decode to 64x64");
     stbi_image_free(px);
-    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a red fox' -n blurry -W 64 -H 64 --steps 2 -s 42 -b 2 -o " SRV_TMP "_cli.png",
-             s->ckpt, t_shared_dir());
+    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a red fox' -n blurry -W 64 -H 64 --steps 2 -s 42 -b 2 -o '%s'",
+             s->ckpt, t_shared_dir(), srv_tmp("_cli.png"));
     T_CHECK(t_sdx(cmd, out, sizeof out) == 0, "sdx: %s", out);
-    T_CHECK(srv_same_file(SRV_TMP "-1.png", SRV_TMP "_cli.png") && srv_same_file(SRV_TMP "-2.png", SRV_TMP "_cli_2.png"),
+    T_CHECK(srv_same_file(srv_tmp("-1.png"), srv_tmp("_cli.png")) && srv_same_file(srv_tmp("-2.png"), srv_tmp("_cli_2.png")),
             "the server's PNGs differ from the CLI's");
-    T_CHECK(!strncmp(srv_read(SRV_TMP "-2.txt"), "a red fox\nNegative prompt: blurry\nSteps: 2, Sampler: Euler a, Schedule type: Automatic, "
-                     "CFG scale: 7, Seed: 43, Size: 64x64, Model: model", 120), "infotext: %s", srv_read(SRV_TMP "-2.txt"));
-    T_CHECK(t_png_has_parameters(SRV_TMP "_cli_2.png", srv_read(SRV_TMP "-2.txt")), "the infotext is not the CLI's parameters text");
+    T_CHECK(!strncmp(srv_read(srv_tmp("-2.txt")), "a red fox\nNegative prompt: blurry\nSteps: 2, Sampler: Euler a, Schedule type: Automatic, "
+                     "CFG scale: 7, Seed: 43, Size: 64x64, Model: model", 120), "infotext: %s", srv_read(srv_tmp("-2.txt")));
+    T_CHECK(t_png_has_parameters(srv_tmp("_cli_2.png"), srv_read(srv_tmp("-2.txt"))), "the infotext is not the CLI's parameters text");
     return T_PASS;
 }
 
@@ -216,10 +222,10 @@ static int a1111_sampler_and_scheduler_names_body(srv *s) {
     };
     static char out[8192], cmd[2048];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2, %s}' " SRV_TMP,
-                 s->url, names[i].fields);
+        snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2, %s}' '%s'",
+                 s->url, names[i].fields, srv_tmp(""));
         T_CHECK(srv_client(cmd, out, sizeof out) == 0 && strstr(out, "status 200\n"), "%s: %s", names[i].fields, out);
-        T_CHECK(strstr(srv_read(SRV_TMP "-1.txt"), names[i].says), "%s: %s", names[i].fields, srv_read(SRV_TMP "-1.txt"));
+        T_CHECK(strstr(srv_read(srv_tmp("-1.txt")), names[i].says), "%s: %s", names[i].fields, srv_read(srv_tmp("-1.txt")));
     }
     return T_PASS;
 }
@@ -235,19 +241,20 @@ static int img2img_with_init_image_and_mask_body(srv *s) {
     static unsigned char mask[64 * 64];
     for (int y = 0; y < 64; y++)
         for (int x = 0; x < 64; x++) mask[y * 64 + x] = x >= 16 && x < 48 && y >= 16 && y < 48 ? 255 : 0;
-    T_CHECK(stbi_write_png(SRV_TMP "_mask.png", 64, 64, 1, mask, 64), "writing the mask");
-    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a fox' -W 64 -H 64 --steps 2 -s 5 -o " SRV_TMP "_init.png", s->ckpt, t_shared_dir());
+    T_CHECK(stbi_write_png(srv_tmp("_mask.png"), 64, 64, 1, mask, 64), "writing the mask");
+    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a fox' -W 64 -H 64 --steps 2 -s 5 -o '%s'", s->ckpt, t_shared_dir(),
+             srv_tmp("_init.png"));
     T_CHECK(t_sdx(cmd, out, sizeof out) == 0, "sdx: %s", out);
     snprintf(cmd, sizeof cmd, "generate %s img2img '{\"prompt\": \"a cat\", \"steps\": 3, \"seed\": 9, \"denoising_strength\": 0.6}' "
-             SRV_TMP " init=" SRV_TMP "_init.png mask=" SRV_TMP "_mask.png", s->url);
+             "'%s' init='%s' mask='%s'", s->url, srv_tmp(""), srv_tmp("_init.png"), srv_tmp("_mask.png"));
     T_CHECK(srv_client(cmd, out, sizeof out) == 0, "%s", out);
     T_CHECK(strstr(out, "status 200\nimage 1 64x64\nseeds 9\necho sampler_name=Euler a scheduler=Automatic init_images=None"), "%s", out);
-    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a cat' -i " SRV_TMP "_init.png --mask " SRV_TMP "_mask.png --paste-back "
-             "--strength 0.6 --steps 3 -s 9 -o " SRV_TMP "_cli.png", s->ckpt, t_shared_dir());
+    snprintf(cmd, sizeof cmd, "-m %s --vocab %s/vocab -p 'a cat' -i '%s' --mask '%s' --paste-back --strength 0.6 --steps 3 -s 9 -o '%s'",
+             s->ckpt, t_shared_dir(), srv_tmp("_init.png"), srv_tmp("_mask.png"), srv_tmp("_cli.png"));
     T_CHECK(t_sdx(cmd, out, sizeof out) == 0, "sdx: %s", out);
-    T_CHECK(srv_same_file(SRV_TMP "-1.png", SRV_TMP "_cli.png"), "the server's img2img differs from the CLI's");
-    T_CHECK(strstr(srv_read(SRV_TMP "-1.txt"), "Denoising strength: 0.6") && strstr(srv_read(SRV_TMP "-1.txt"), "Mask blur: 4"),
-            "infotext: %s", srv_read(SRV_TMP "-1.txt"));
+    T_CHECK(srv_same_file(srv_tmp("-1.png"), srv_tmp("_cli.png")), "the server's img2img differs from the CLI's");
+    T_CHECK(strstr(srv_read(srv_tmp("-1.txt")), "Denoising strength: 0.6") && strstr(srv_read(srv_tmp("-1.txt")), "Mask blur: 4"),
+            "infotext: %s", srv_read(srv_tmp("-1.txt")));
     return T_PASS;
 }
 
@@ -287,7 +294,7 @@ static int interrupt_ends_a_running_generation_body(srv *s) {
     T_CHECK(strstr(out, "interrupt 200 {}\nstatus 409\n"), "%s", out);
     at = strstr(out, "after step ");
     T_CHECK(at && sscanf(at, "after step %d of %d", &step, &steps) == 2 && step >= 2 && step < 150 && steps == 150, "%s", out);
-    snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2}' " SRV_TMP, s->url);
+    snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2}' '%s'", s->url, srv_tmp(""));
     T_CHECK(srv_client(cmd, out, sizeof out) == 0 && strstr(out, "status 200\nimage 1 64x64"), "after the interrupt: %s", out);
     return T_PASS;
 }
@@ -314,15 +321,15 @@ static int twenty_concurrent_requests_all_answered(void) {
 static int sigterm_during_a_generation_stops_cleanly_body(srv *s) {
     static char out[8192], cmd[2048];
     int code = 0;
-    remove(SRV_TMP "_bg.txt");
+    remove(srv_tmp("_bg.txt"));
     snprintf(cmd, sizeof cmd, "(python3 tests/server_client.py generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, "
-             "\"steps\": 150}' " SRV_TMP " > " SRV_TMP "_bg.txt 2>&1 &) ; for i in $(seq 500); do curl -s %s/sdapi/v1/progress | "
-             "grep -q '\"sampling_step\":[1-9]' && exit 0; sleep 0.01; done; exit 1", s->url, s->url);
+             "\"steps\": 150}' '%s' > '%s' 2>&1 &) ; for i in $(seq 500); do curl -s %s/sdapi/v1/progress | "
+             "grep -q '\"sampling_step\":[1-9]' && exit 0; sleep 0.01; done; exit 1", s->url, srv_tmp(""), srv_tmp("_bg.txt"), s->url);
     T_CHECK(t_shell(cmd, out, sizeof out) == 0, "the generation did not start: %s", out);
     srv_stop(s, SIGTERM);
-    for (int i = 0; i < 500 && !strstr(srv_read(SRV_TMP "_bg.txt"), "detail"); i++) usleep(10000);
-    T_CHECK(sscanf(srv_read(SRV_TMP "_bg.txt"), "status %d", &code) == 1 && code == 503 &&
-            strstr(srv_read(SRV_TMP "_bg.txt"), "shutting down"), "the running request got: %s", srv_read(SRV_TMP "_bg.txt"));
+    for (int i = 0; i < 500 && !strstr(srv_read(srv_tmp("_bg.txt")), "detail"); i++) usleep(10000);
+    T_CHECK(sscanf(srv_read(srv_tmp("_bg.txt")), "status %d", &code) == 1 && code == 503 &&
+            strstr(srv_read(srv_tmp("_bg.txt")), "shutting down"), "the running request got: %s", srv_read(srv_tmp("_bg.txt")));
     return T_PASS;
 }
 
@@ -346,8 +353,8 @@ static int lists_models_samplers_schedulers_options_body(srv *s) {
     static char out[65536];
     for (size_t i = 0; i < sizeof gets / sizeof gets[0]; i++) {
         int code;
-        T_CHECK(!gets[i].body || srv_write(SRV_TMP "_body.json", gets[i].body), "writing a body");
-        code = srv_curl(s, gets[i].method, gets[i].path, gets[i].body ? SRV_TMP "_body.json" : NULL, out, sizeof out);
+        T_CHECK(!gets[i].body || srv_write(srv_tmp("_body.json"), gets[i].body), "writing a body");
+        code = srv_curl(s, gets[i].method, gets[i].path, gets[i].body ? srv_tmp("_body.json") : NULL, out, sizeof out);
         T_CHECK(code == 200 && strstr(out, gets[i].has), "%s %s: %d %.300s", gets[i].method, gets[i].path, code, out);
     }
     return T_PASS;
@@ -382,10 +389,10 @@ static int malformed_requests_get_4xx_json_body(srv *s) {
         { "POST", "/sdapi/v1/img2img", "{\"init_images\": [\"data:image/png;base64,@@@\"]}", 422, "init_images[0]: not base64" },
         { "POST", "/sdapi/v1/img2img", "{\"init_images\": [\"x\"], \"denoising_strength\": 0}", 422,
           "denoising_strength: expected a number in (0, 1], got 0" },
-        { "POST", "/sdapi/v1/img2img", "@" SRV_TMP "_big_image.json", 413, "init_images[0]: 4104x8, larger than 4096x4096" },
-        { "POST", "/sdapi/v1/txt2img", "@" SRV_TMP "_big_prompt.json", 413, "prompt: 70000 bytes, more than 65536" },
-        { "POST", "/sdapi/v1/txt2img", "@" SRV_TMP "_big_body.json", 413, "the body is larger than 50331648 bytes" },
-        { "POST", "/sdapi/v1/txt2img", "@" SRV_TMP "_many.json", 413, "the body has 1025 members, more than 1024" },
+        { "POST", "/sdapi/v1/img2img", "@_big_image.json", 413, "init_images[0]: 4104x8, larger than 4096x4096" },
+        { "POST", "/sdapi/v1/txt2img", "@_big_prompt.json", 413, "prompt: 70000 bytes, more than 65536" },
+        { "POST", "/sdapi/v1/txt2img", "@_big_body.json", 413, "the body is larger than 50331648 bytes" },
+        { "POST", "/sdapi/v1/txt2img", "@_many.json", 413, "the body has 1025 members, more than 1024" },
         { "GET", "/sdapi/v1/txt2img", NULL, 405, "GET /sdapi/v1/txt2img: this endpoint takes POST" },
         { "DELETE", "/sdapi/v1/options", NULL, 405, "this endpoint takes GET, POST" },
         { "GET", "/sdapi/v1/txt2img/", NULL, 404, "/sdapi/v1/txt2img/: no such endpoint" },
@@ -396,36 +403,38 @@ static int malformed_requests_get_4xx_json_body(srv *s) {
     FILE *f;
     /* the large bodies: an image too wide, a prompt too long, 49 MiB, 1025 members */
     memset(tall, 128, sizeof tall);
-    T_CHECK(stbi_write_png(SRV_TMP "_big.png", 4104, 8, 1, tall, 4104), "writing the wide PNG");
-    T_CHECK(t_shell("{ printf '{\"init_images\": [\"'; base64 -w0 " SRV_TMP "_big.png; printf '\"]}'; } > " SRV_TMP "_big_image.json",
-                    out, sizeof out) == 0, "%s", out);
-    T_CHECK((f = fopen(SRV_TMP "_big_prompt.json", "wb")) != NULL, "writing the long prompt");
+    T_CHECK(stbi_write_png(srv_tmp("_big.png"), 4104, 8, 1, tall, 4104), "writing the wide PNG");
+    snprintf(cmd, sizeof cmd, "{ printf '{\"init_images\": [\"'; base64 -w0 '%s'; printf '\"]}'; } > '%s'", srv_tmp("_big.png"),
+             srv_tmp("_big_image.json"));
+    T_CHECK(t_shell(cmd, out, sizeof out) == 0, "%s", out);
+    T_CHECK((f = fopen(srv_tmp("_big_prompt.json"), "wb")) != NULL, "writing the long prompt");
     fputs("{\"prompt\": \"", f);
     for (int i = 0; i < 70000; i++) fputc('x', f);
     fputs("\"}", f);
     fclose(f);
-    T_CHECK(t_shell("head -c 51380224 /dev/zero > " SRV_TMP "_big_body.json", out, sizeof out) == 0, "%s", out);
-    T_CHECK((f = fopen(SRV_TMP "_many.json", "wb")) != NULL, "writing the many members");
+    snprintf(cmd, sizeof cmd, "head -c 51380224 /dev/zero > '%s'", srv_tmp("_big_body.json"));
+    T_CHECK(t_shell(cmd, out, sizeof out) == 0, "%s", out);
+    T_CHECK((f = fopen(srv_tmp("_many.json"), "wb")) != NULL, "writing the many members");
     for (int i = 0; i < 1025; i++) fprintf(f, "%s\"k%d\": %d", i ? ", " : "{", i, i);
     fputs("}", f);
     fclose(f);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *file = !bad[i].body ? NULL : bad[i].body[0] == '@' ? bad[i].body + 1 : SRV_TMP "_body.json";
+        const char *file = !bad[i].body ? NULL : bad[i].body[0] == '@' ? srv_tmp(bad[i].body + 1) : srv_tmp("_body.json");
         int code;
-        T_CHECK(!bad[i].body || bad[i].body[0] == '@' || srv_write(SRV_TMP "_body.json", bad[i].body), "writing a body");
+        T_CHECK(!bad[i].body || bad[i].body[0] == '@' || srv_write(srv_tmp("_body.json"), bad[i].body), "writing a body");
         code = srv_curl(s, bad[i].method, bad[i].path, file, out, sizeof out);
         T_CHECK(code == bad[i].code && !strncmp(out, "{\"error\":\"", 10) && strstr(out, "\",\"detail\":\"") && strstr(out, bad[i].detail),
                 "%s %s %.60s: %d %.300s (expected %d, '%s')", bad[i].method, bad[i].path, bad[i].body ? bad[i].body : "", code, out,
                 bad[i].code, bad[i].detail);
     }
     /* still serving */
-    snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2}' " SRV_TMP, s->url);
+    snprintf(cmd, sizeof cmd, "generate %s txt2img '{\"prompt\": \"x\", \"width\": 64, \"height\": 64, \"steps\": 2}' '%s'", s->url, srv_tmp(""));
     T_CHECK(srv_client(cmd, out, sizeof out) == 0 && strstr(out, "status 200\nimage 1 64x64"), "after the bad requests: %s", out);
-    remove(SRV_TMP "_big_body.json");
-    remove(SRV_TMP "_big_image.json");
-    remove(SRV_TMP "_big_prompt.json");
-    remove(SRV_TMP "_many.json");
-    remove(SRV_TMP "_big.png");
+    remove(srv_tmp("_big_body.json"));
+    remove(srv_tmp("_big_image.json"));
+    remove(srv_tmp("_big_prompt.json"));
+    remove(srv_tmp("_many.json"));
+    remove(srv_tmp("_big.png"));
     return T_PASS;
 }
 

@@ -499,7 +499,7 @@ static int lora_on_a_gguf_model_from_callbacks(void) {
 static int saving_a_model_from_callbacks(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     T_NEED_SHARED(lora_path, "golden/lora/loras/sd1_kohya_small_bf16.safetensors");
-    const char *out[2] = { "/tmp/sdx_t_sources_save_file.safetensors", "/tmp/sdx_t_sources_save_cb.safetensors" };
+    const char *out[2] = { t_tmp("sdx_t_sources_save_file.safetensors"), t_tmp("sdx_t_sources_save_cb.safetensors") };
     sdx_ctx *ctx = t_ctx();
     ts_part p, l;
     unsigned char *a, *b;
@@ -694,6 +694,7 @@ static int compiled_in_vocabulary_tokenizes_as_the_file(void) {
     T_NEED_SHARED(ckpt, "golden/sd1/model.safetensors");
     static char out[8192], cmd[4096];
     const char *cc = getenv("CC");
+    const char *vocab_h = t_tmp("sdx_t_sources/clip_vocab.h"), *embed = t_tmp("sdx_t_sources/embed");
     sdx_ctx *ctx = t_ctx();
     sdx_tokenizer *tok = NULL;
     /* this build has none: a clear error */
@@ -703,15 +704,15 @@ static int compiled_in_vocabulary_tokenizes_as_the_file(void) {
     T_SKIP_IF(T_WINDOWS, "builds a program through a POSIX shell");
     T_SKIP_IF(!t_file_exists("tools/sdx-vocab2c") || !t_file_exists("tests/sources_embed.c"),
               "tools/sdx-vocab2c not built (make all) or not in the repository root");
-    t_mkdir("/tmp/sdx_t_sources");
+    t_mkdir(t_tmp("sdx_t_sources"));
     snprintf(cmd, sizeof cmd,
-             "tools/sdx-vocab2c %s > /tmp/sdx_t_sources/clip_vocab.h && "
-             "%s -std=c11 -O0 -Wall -Wextra -Werror -I. -DSDX_EMBED_VOCAB='\"/tmp/sdx_t_sources/clip_vocab.h\"' -o /tmp/sdx_t_sources/embed "
-             "tests/sources_embed.c -lm -lpthread && /tmp/sdx_t_sources/embed %s %s 2>&1",
-             gz, cc && *cc ? cc : "cc", gz, ckpt);
+             "tools/sdx-vocab2c %s > '%s' && "
+             "%s -std=c11 -O0 -Wall -Wextra -Werror -I. -DSDX_EMBED_VOCAB='\"%s\"' -o '%s' "
+             "tests/sources_embed.c -lm -lpthread && '%s' %s %s 2>&1",
+             gz, vocab_h, cc && *cc ? cc : "cc", vocab_h, embed, embed, gz, ckpt);
     T_CHECK(t_shell(cmd, out, sizeof out) == 0 && strstr(out, "same tokens, same image"), "%s", out);
-    remove("/tmp/sdx_t_sources/clip_vocab.h");
-    remove("/tmp/sdx_t_sources/embed");
+    remove(vocab_h);
+    remove(embed);
     return T_PASS;
 }
 

@@ -226,9 +226,9 @@ static int taesd_same_outputs(sdx_ctx *ctx, const sdx__taesd *a, const sdx__taes
 static int diffusers_and_comfyui_layouts_identical(void) {
     T_NEED_SHARED(dec_path, TAESD_DIR "/taesd_decoder.safetensors");
     T_NEED_SHARED(enc_path, TAESD_DIR "/taesd_encoder.safetensors");
-    static const struct { const char *file, *dp, *ep; int dshift; } variants[] = {
-        { "/tmp/sdx_t_taesd_diffusers.safetensors", "decoder.layers.", "encoder.layers.", -1 },
-        { "/tmp/sdx_t_taesd_comfy.safetensors", "taesd_decoder.", "taesd_encoder.", 0 },
+    const struct { const char *file, *dp, *ep; int dshift; } variants[] = {
+        { t_tmp("sdx_t_taesd_diffusers.safetensors"), "decoder.layers.", "encoder.layers.", -1 },
+        { t_tmp("sdx_t_taesd_comfy.safetensors"), "taesd_decoder.", "taesd_encoder.", 0 },
     };
     sdx_ctx *ctx = t_ctx();
     sdx__taesd ref, t;
@@ -288,7 +288,7 @@ static int bad_files_rejected_with_names(void) {
     sdx_ctx *ctx = t_ctx();
     sdx__taesd t;
     sdx_st *st[2];
-    const char *tmp = "/tmp/sdx_t_taesd_bad.safetensors";
+    const char *tmp = t_tmp("sdx_t_taesd_bad.safetensors");
     char dec[512], vae[512];
     snprintf(dec, sizeof dec, "%s", dec_path);
     snprintf(vae, sizeof vae, "%s", vae_path);
@@ -553,7 +553,7 @@ static int taesd_of_another_latent_space_rejected(void) {
     T_NEED_SHARED(dec, TAESD_DIR "/taesd_decoder.safetensors");
     static const taesd_edit wide = { "1.weight", 0, 1, 16 };
     sdx_ctx *ctx = t_ctx();
-    const char *tmp = "/tmp/sdx_t_taesd16.safetensors";
+    const char *tmp = t_tmp("sdx_t_taesd16.safetensors");
     char d[512];
     snprintf(d, sizeof d, "%s", dec);
     T_CHECK(taesd_write_edited(ctx, d, tmp, &wide) == SDX_OK, "%s", sdx_last_error(ctx));
@@ -584,25 +584,28 @@ static int cli_taesd_and_decode_mode_agree(void) {
     TAESD_CLI_PATHS;
     int worst;
     const char *gen = "-p 'a cat' -W 64 -H 64 --steps 2 -s 5 -t 2";
-    remove("/tmp/sdx_t_tae.png");
-    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' -o /tmp/sdx_t_tae.png --output-latent /tmp/sdx_t_tae.safetensors",
-             model, vocab, gen, dec);
+    remove(t_tmp("sdx_t_tae.png"));
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' -o '%s' --output-latent '%s'",
+             model, vocab, gen, dec, t_tmp("sdx_t_tae.png"), t_tmp("sdx_t_tae.safetensors"));
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "--taesd: %s", out);
-    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s -o /tmp/sdx_t_vae.png", model, vocab, gen);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s -o '%s'", model, vocab, gen, t_tmp("sdx_t_vae.png"));
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "plain: %s", out);
-    snprintf(args, sizeof args, "-M decode --taesd '%s' --latent-in /tmp/sdx_t_tae.safetensors -o /tmp/sdx_t_dec1.png", dec);
+    snprintf(args, sizeof args, "-M decode --taesd '%s' --latent-in '%s' -o '%s'", dec, t_tmp("sdx_t_tae.safetensors"),
+             t_tmp("sdx_t_dec1.png"));
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "decode with TAESD alone: %s", out);
-    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_tae.png", "/tmp/sdx_t_dec1.png")) == 0, "TAESD decode mode: %d levels", worst);
-    snprintf(args, sizeof args, "-M decode -m '%s' --latent-in /tmp/sdx_t_tae.safetensors -o /tmp/sdx_t_dec2.png", model);
+    T_CHECK((worst = t_pngs_diff(t_tmp("sdx_t_tae.png"), t_tmp("sdx_t_dec1.png"))) == 0, "TAESD decode mode: %d levels", worst);
+    snprintf(args, sizeof args, "-M decode -m '%s' --latent-in '%s' -o '%s'", model, t_tmp("sdx_t_tae.safetensors"),
+             t_tmp("sdx_t_dec2.png"));
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "decode with the VAE: %s", out);
-    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec2.png")) == 0, "VAE decode mode: %d levels", worst);
-    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_tae.png")) > 8 && worst < 256, "the TAESD image equals the VAE image");
+    T_CHECK((worst = t_pngs_diff(t_tmp("sdx_t_vae.png"), t_tmp("sdx_t_dec2.png"))) == 0, "VAE decode mode: %d levels", worst);
+    T_CHECK((worst = t_pngs_diff(t_tmp("sdx_t_vae.png"), t_tmp("sdx_t_tae.png"))) > 8 && worst < 256, "the TAESD image equals the VAE image");
     /* --taesd-preview-only keeps the VAE for the final image */
-    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' --taesd-preview-only -o /tmp/sdx_t_dec3.png", model, vocab, gen, dec);
+    snprintf(args, sizeof args, "-m '%s' --vocab '%s' %s --taesd '%s' --taesd-preview-only -o '%s'", model, vocab, gen, dec,
+             t_tmp("sdx_t_dec3.png"));
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "--taesd-preview-only: %s", out);
-    T_CHECK((worst = t_pngs_diff("/tmp/sdx_t_vae.png", "/tmp/sdx_t_dec3.png")) == 0, "--taesd-preview-only: %d levels", worst);
-    remove("/tmp/sdx_t_tae.png"); remove("/tmp/sdx_t_vae.png"); remove("/tmp/sdx_t_tae.safetensors");
-    remove("/tmp/sdx_t_dec1.png"); remove("/tmp/sdx_t_dec2.png"); remove("/tmp/sdx_t_dec3.png");
+    T_CHECK((worst = t_pngs_diff(t_tmp("sdx_t_vae.png"), t_tmp("sdx_t_dec3.png"))) == 0, "--taesd-preview-only: %d levels", worst);
+    remove(t_tmp("sdx_t_tae.png")); remove(t_tmp("sdx_t_vae.png")); remove(t_tmp("sdx_t_tae.safetensors"));
+    remove(t_tmp("sdx_t_dec1.png")); remove(t_tmp("sdx_t_dec2.png")); remove(t_tmp("sdx_t_dec3.png"));
     return T_PASS;
 }
 
@@ -615,7 +618,7 @@ static int cli_encode_mode_writes_latents(void) {
     sdx_st *st;
     sdx_image img;
     sdx_tensor want;
-    const char *png = "/tmp/sdx_t_enc.png", *lat = "/tmp/sdx_t_enc.safetensors";
+    const char *png = t_tmp("sdx_t_enc.png"), *lat = t_tmp("sdx_t_enc.safetensors");
     snprintf(args, sizeof args, "-m '%s' --vocab '%s' -p dog -W 64 -H 48 --steps 1 -o %s", model, vocab, png);
     T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s", out);
     for (int k = 0; k < 2; k++) {
@@ -651,14 +654,15 @@ static int cli_previews_written(void) {
     static const char *modes[] = { "tae", "vae" };
     for (int k = 0; k < 2; k++) {
         int w, h;
-        remove("/tmp/sdx_t_prev.png");
+        remove(t_tmp("sdx_t_prev.png"));
         snprintf(args, sizeof args, "-m '%s' --vocab '%s' -p cat -W 64 -H 48 --steps 3 --taesd '%s' --preview %s "
-                 "--preview-interval 2 --preview-path /tmp/sdx_t_prev.png -o /tmp/sdx_t_prev_out.png", model, vocab, dec, modes[k]);
+                 "--preview-interval 2 --preview-path '%s' -o '%s'", model, vocab, dec, modes[k], t_tmp("sdx_t_prev.png"),
+                 t_tmp("sdx_t_prev_out.png"));
         T_CHECK(t_sdx(args, out, sizeof out) == 0, "%s", out);
-        T_CHECK(t_png_size("/tmp/sdx_t_prev.png", &w, &h) && w == 64 && h == 48, "--preview %s: no 64x48 preview PNG", modes[k]);
+        T_CHECK(t_png_size(t_tmp("sdx_t_prev.png"), &w, &h) && w == 64 && h == 48, "--preview %s: no 64x48 preview PNG", modes[k]);
     }
-    remove("/tmp/sdx_t_prev.png");
-    remove("/tmp/sdx_t_prev_out.png");
+    remove(t_tmp("sdx_t_prev.png"));
+    remove(t_tmp("sdx_t_prev_out.png"));
     return T_PASS;
 }
 
@@ -673,21 +677,21 @@ static int cli_rejects_bad_codec_usage(void) {
         { "-p x --taesd MODEL", "not a TAESD file" },
         { "-M decode", "--latent-in" },
         { "-M decode --latent-in MODEL", "no tensor 'latent'" },
-        { "-M encode --output-latent /tmp/sdx_t_bad.safetensors", "-i" },
-        { "-M encode -i /nonexistent.png --output-latent /tmp/sdx_t_bad.safetensors", "/nonexistent.png" },
+        { "-M encode --output-latent '%s'", "-i" },         /* %s: the scratch latent */
+        { "-M encode -i /nonexistent.png --output-latent '%s'", "/nonexistent.png" },
     };
     for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
         char a[1024], *p;
         int rc;
-        snprintf(a, sizeof a, "%s", bad[i].args);
+        snprintf(a, sizeof a, bad[i].args, t_tmp("sdx_t_bad.safetensors"));
         if ((p = strstr(a, "MODEL"))) { char rest[512]; snprintf(rest, sizeof rest, "%s", p + 5); snprintf(p, sizeof a - (size_t)(p - a), "'%s'%s", model, rest); }
-        remove("/tmp/sdx_t_bad.png");
-        remove("/tmp/sdx_t_bad.safetensors");
-        snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o /tmp/sdx_t_bad.png %s", model, vocab, a);
+        remove(t_tmp("sdx_t_bad.png"));
+        remove(t_tmp("sdx_t_bad.safetensors"));
+        snprintf(args, sizeof args, "-m '%s' --vocab '%s' --steps 1 -W 64 -H 64 -o '%s' %s", model, vocab, t_tmp("sdx_t_bad.png"), a);
         rc = t_sdx(args, out, sizeof out);
         T_CHECK(rc != 0, "'%s' exited 0", bad[i].args);
         T_CHECK(strstr(out, bad[i].expect) != NULL, "'%s': output lacks '%s':\n%s", bad[i].args, bad[i].expect, out);
-        T_CHECK(!t_file_exists("/tmp/sdx_t_bad.png") && !t_file_exists("/tmp/sdx_t_bad.safetensors"), "'%s' left an output file",
+        T_CHECK(!t_file_exists(t_tmp("sdx_t_bad.png")) && !t_file_exists(t_tmp("sdx_t_bad.safetensors")), "'%s' left an output file",
                 bad[i].args);
     }
     (void)dec; (void)enc;

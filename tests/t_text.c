@@ -476,7 +476,7 @@ static int t_te_load_tiny(sdx_ctx *ctx, const char *drop, const char *reshape, i
     sdx_st *st;
     sdx__textenc te;
     int rc;
-    snprintf(path, sizeof path, "/tmp/sdx_t_text_%ld.safetensors", (long)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_text_%ld.safetensors", t_tmp_dir(), (long)getpid());
     if ((rc = t_te_write_tiny(ctx, path, drop, reshape, new_shape)) != SDX_OK) return rc;
     rc = sdx_st_open(ctx, path, &st);
     remove(path);
@@ -543,7 +543,7 @@ static int prompt_chunks_need_77_positions(void) {
     sdx__chunks chunks;
     sdx_tensor context;
     int rc;
-    snprintf(path, sizeof path, "/tmp/sdx_t_text_pos_%ld.safetensors", (long)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_text_pos_%ld.safetensors", t_tmp_dir(), (long)getpid());
     T_CHECK(t_te_write_tiny(ctx, path, NULL, pos, shape) == SDX_OK, "write: %s", sdx_last_error(ctx));
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "open: %s", sdx_last_error(ctx));
     remove(path);
@@ -577,7 +577,7 @@ static int unknown_layout_lists_the_keys_looked_for(void) {
     sdx_tensor x;
     int64_t shape[1] = { 4 };
     int rc;
-    snprintf(path, sizeof path, "/tmp/sdx_t_text_unknown_%ld.safetensors", (long)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_text_unknown_%ld.safetensors", t_tmp_dir(), (long)getpid());
     T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 1, shape) == SDX_OK, "alloc");
     x.name = "model.diffusion_model.out.2.bias";
     T_CHECK(sdx_st_write(ctx, path, &x, 1, NULL, 0) == SDX_OK, "write: %s", sdx_last_error(ctx));

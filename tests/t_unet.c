@@ -117,7 +117,7 @@ static int tu_load_modified(const char *drop, const char *swap, const char *tag,
     sdx__unet u;
     int n, k = 0;
     T_SKIP_IF(!model, "golden data %s/%s not found", t_shared_dir(), tu_areas[0].model);
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_%s_%d.safetensors", tag, (int)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_unet_%s_%d.safetensors", t_tmp_dir(), tag, (int)getpid());
     T_CHECK(sdx_st_open(ctx, model, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     n = sdx_st_count(st);
     ts = (sdx_tensor *)calloc((size_t)n, sizeof *ts);
@@ -230,7 +230,7 @@ static int t_zero_model_channels_is_a_model_error(void) {
     sdx__unet u;
     char path[128];
     int rc;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_zero_%d.safetensors", (int)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_unet_zero_%d.safetensors", t_tmp_dir(), (int)getpid());
     T_CHECK(tu_write_specs(ctx, path, sp, SDX__ARRAY_LEN(sp)) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     remove(path);
@@ -262,7 +262,7 @@ static int t_forced_weight_type_converts_each_tensor_once(void) {
     sdx__unet u;
     char path[128], err[256];
     int dup = 0, copies = 0;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_conv_%d.safetensors", (int)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_unet_conv_%d.safetensors", t_tmp_dir(), (int)getpid());
     T_CHECK(tu_write_small(path, err, sizeof err), "%s", err);
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     remove(path);
@@ -296,7 +296,7 @@ static int t_out_of_memory_while_converting_is_nomem(void) {
     sdx_st *st = NULL;
     char path[128], err[256];
     int r;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_oom_%d.safetensors", (int)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_unet_oom_%d.safetensors", t_tmp_dir(), (int)getpid());
     T_CHECK(ctx && tu_write_small(path, err, sizeof err), "%s", err);
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     remove(path);
@@ -623,7 +623,7 @@ static int tu_custom(const mk_unet_arch *a, int H, int W, int want_heads, int wa
     tu_t xr, ref;
     double *cr, *yr = NULL, rel, rms;
     float *o32;
-    snprintf(path, sizeof path, "/tmp/sdx_t_unet_%s_%d.safetensors", tag, (int)getpid());
+    snprintf(path, sizeof path, "%s/sdx_t_unet_%s_%d.safetensors", t_tmp_dir(), tag, (int)getpid());
     T_CHECK(mk_write_unet(path, a, 0, 7, err, sizeof err), "%s", err);
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx__unet_load(ctx, &u, st, TU_PREFIX) == SDX_OK, "%s", sdx_last_error(ctx));

@@ -240,7 +240,7 @@ static void up_rename_2019(const char *from, char *to, size_t size) {
 /* The same tensors under three layouts give the same bits. */
 static int every_layout_gives_the_same_bits(void) {
     T_NEED_SHARED(ref, UP_DIR "/cases/x4_17x13.safetensors");
-    const char *v2019 = "/tmp/sdx_t_up_2019.safetensors";
+    const char *v2019 = t_tmp("sdx_t_up_2019.safetensors");
     const char *files[3] = { UP_DIR "/rrdb_x4.safetensors", UP_DIR "/esrgan_old_x4.safetensors", v2019 };
     sdx_ctx *ctx = t_ctx();
     sdx_tensor x, y[3];
@@ -413,7 +413,7 @@ static int up_refuses(sdx_ctx *ctx, const char *path, int code, const char *expe
 
 static int bad_files_fail_clearly(void) {
     T_NEED_SHARED(x4, UP_DIR "/rrdb_x4.safetensors");
-    const char *tmp = "/tmp/sdx_t_up_bad.safetensors";
+    const char *tmp = t_tmp("sdx_t_up_bad.safetensors");
     sdx_ctx *ctx = t_ctx();
     up_edit e;
     FILE *f;
@@ -498,7 +498,7 @@ static void up_to_f16(sdx_tensor *ts, int n, void *arg) {
 static int half_precision_weights_pass_the_png_bar(void) {
     T_NEED_SHARED(x2, UP_DIR "/rrdb_x2.safetensors");
     static uint16_t half[64 * 1024];
-    const char *tmp = "/tmp/sdx_t_up_f16.safetensors";
+    const char *tmp = t_tmp("sdx_t_up_f16.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_upscaler *up = NULL;
     sdx_image in = t_png_load(t_shared(UP_DIR "/images/img_17x13.png"), 3), out;
@@ -529,7 +529,7 @@ static void up_poison(sdx_tensor *ts, int n, void *arg) {
 static int nonfinite_output_is_reported(void) {
     T_NEED_SHARED(x4, UP_DIR "/rrdb_x4.safetensors");
     static float w[8 * 32 * 9];     /* [num_grow_ch, num_feat + 2 num_grow_ch, 3, 3] */
-    const char *tmp = "/tmp/sdx_t_up_nan.safetensors";
+    const char *tmp = t_tmp("sdx_t_up_nan.safetensors");
     sdx_ctx *ctx = t_ctx();
     sdx_upscaler *up = NULL;
     uint8_t px[3 * 16] = { 0 };
@@ -588,7 +588,7 @@ static int cli_writes_the_reference_png(void) {
         { "rrdb_x2", "img_17x13", "1", "x2_17x13" }, { "esrgan_old_x4", "img_32x20", "1", "old_x4_32x20" },
         { "rrdb_x2", "img_17x13", "2", "x2_17x13_repeat2" },
     };
-    const char *png = "/tmp/sdx_t_up.png";
+    const char *png = t_tmp("sdx_t_up.png");
     static char out[8192], args[2048];
     (void)index;
     for (size_t i = 0; i < SDX__ARRAY_LEN(cases); i++) {
@@ -616,30 +616,32 @@ static int cli_refuses_bad_input(void) {
     T_NEED_SDX_COMMAND();
     T_SKIP_IF(T_WINDOWS, "the examples run through a POSIX shell");
     static const struct { const char *args, *expect; int code; } bad[] = {
-        { "-M upscale -i IMG -o /tmp/sdx_t_up_bad.png", "--upscale-model", 2 },
-        { "-M upscale --upscale-model MODEL -o /tmp/sdx_t_up_bad.png", "-i", 2 },
-        { "-M upscale --upscale-model MODEL -i IMG --upscale-repeats 0 -o /tmp/sdx_t_up_bad.png", "--upscale-repeats 0", 2 },
-        { "-M upscale --upscale-model MODEL -i IMG --upscale-repeats x -o /tmp/sdx_t_up_bad.png", "--upscale-repeats x", 2 },
-        { "-M upscale --upscale-model IMG -i IMG -o /tmp/sdx_t_up_bad.png", "img_17x13.png", 1 },
-        { "-M upscale --upscale-model MODEL -i /nonexistent.png -o /tmp/sdx_t_up_bad.png", "/nonexistent.png", 1 },
+        { "-M upscale -i IMG -o OUT", "--upscale-model", 2 },
+        { "-M upscale --upscale-model MODEL -o OUT", "-i", 2 },
+        { "-M upscale --upscale-model MODEL -i IMG --upscale-repeats 0 -o OUT", "--upscale-repeats 0", 2 },
+        { "-M upscale --upscale-model MODEL -i IMG --upscale-repeats x -o OUT", "--upscale-repeats x", 2 },
+        { "-M upscale --upscale-model IMG -i IMG -o OUT", "img_17x13.png", 1 },
+        { "-M upscale --upscale-model MODEL -i /nonexistent.png -o OUT", "/nonexistent.png", 1 },
     };
-    static char out[8192], args[2048], model[600], img[600];
+    static char out[8192], args[2048], model[600], img[600], dst[600];
     snprintf(model, sizeof model, "'%s'", x2);
+    snprintf(dst, sizeof dst, "'%s'", t_tmp("sdx_t_up_bad.png"));
     snprintf(img, sizeof img, "'%s/%s/images/img_17x13.png'", t_shared_dir(), UP_DIR);
     for (size_t i = 0; i < SDX__ARRAY_LEN(bad); i++) {
         const char *s = bad[i].args;
         size_t used = 0;
         int rc;
-        while (*s && used + 700 < sizeof args) {    /* MODEL and IMG stand for the paths */
+        while (*s && used + 700 < sizeof args) {    /* MODEL, IMG and OUT stand for the paths */
             if (!strncmp(s, "MODEL", 5)) { used += (size_t)snprintf(args + used, sizeof args - used, "%s", model); s += 5; }
             else if (!strncmp(s, "IMG", 3)) { used += (size_t)snprintf(args + used, sizeof args - used, "%s", img); s += 3; }
+            else if (!strncmp(s, "OUT", 3)) { used += (size_t)snprintf(args + used, sizeof args - used, "%s", dst); s += 3; }
             else args[used++] = *s++;
         }
         args[used] = 0;
         rc = t_sdx(args, out, sizeof out);
         T_CHECK(rc == bad[i].code && strstr(out, bad[i].expect), "sdx %s: exit %d (expected %d), '%s' (expected '%s')", args, rc,
                 bad[i].code, out, bad[i].expect);
-        T_CHECK(!t_file_exists("/tmp/sdx_t_up_bad.png"), "no output written");
+        T_CHECK(!t_file_exists(t_tmp("sdx_t_up_bad.png")), "no output written");
     }
     return T_PASS;
 }

@@ -10,7 +10,7 @@ static const char *t_vae_tmp(const char *tag) {
     static char buf[4][128];
     static int slot = 0;
     char *p = buf[slot++ & 3];
-    snprintf(p, sizeof buf[0], "/tmp/sdx_t_vae_%s_%ld.safetensors", tag, (long)getpid());
+    snprintf(p, sizeof buf[0], "%s/sdx_t_vae_%s_%ld.safetensors", t_tmp_dir(), tag, (long)getpid());
     return p;
 }
 

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <math.h>
 #include <time.h>
+#include <errno.h>
+#include <dirent.h>
+#include <sys/stat.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define T_UNUSED __attribute__((unused))
@@ -51,7 +54,6 @@ T_UNUSED static void *t_aligned_alloc(size_t align, size_t bytes) { return _alig
 #define t_aligned_free(p) _aligned_free(p)
 #else
 #define T_WINDOWS 0
-#include <sys/stat.h>
 #define T_DEVNULL "/dev/null"
 #define t_mkdir(path) mkdir(path, 0700)
 #define t_setenv(name, value) setenv(name, value, 1)
@@ -85,6 +87,99 @@ T_UNUSED static int t_shell(const char *cmd, char *out, size_t size) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 #endif
+
+/* ---- the run's scratch directory ------------------------------------------ */
+
+/* The files cases write go into one directory per process, made on first
+ * use under $TMPDIR (else /tmp; Windows: %TEMP%), so two runs on one
+ * machine at once (make test beside CI's run, or beside make sanitize)
+ * never write each other's files. t_main removes it when the run passed
+ * and keeps it, saying where, when a case failed. */
+static char t_tmp_root[1024];
+
+#ifdef _WIN32
+#include <process.h>
+static int t_tmp_make_root(void) {
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = getenv("TEMP");
+    if (!base || !*base) base = ".";
+    for (int i = 0; i < 1000; i++) {            /* no mkdtemp: pid and a counter */
+        snprintf(t_tmp_root, sizeof t_tmp_root, "%s/sdx-tests.%d.%d", base, _getpid(), i);
+        if (_mkdir(t_tmp_root) == 0) return 1;
+    }
+    return 0;
+}
+#define t_tmp_is_dir(st) (((st).st_mode & _S_IFDIR) != 0)
+#define t_tmp_stat stat
+#define t_rmdir _rmdir
+#else
+#include <unistd.h>
+static int t_tmp_make_root(void) {
+    const char *base = getenv("TMPDIR");
+    snprintf(t_tmp_root, sizeof t_tmp_root, "%s/sdx-tests.XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(t_tmp_root) != NULL;
+}
+#define t_tmp_is_dir(st) S_ISDIR((st).st_mode)
+#define t_tmp_stat lstat                        /* a link is removed, never followed */
+#define t_rmdir rmdir
+#endif
+
+/* The run's scratch directory (made on the first call). */
+T_UNUSED static const char *t_tmp_dir(void) {
+    if (!t_tmp_root[0] && !t_tmp_make_root()) {
+        fprintf(stderr, "cannot make a scratch directory like %s: %s\n", t_tmp_root, strerror(errno));
+        exit(2);
+    }
+    return t_tmp_root;
+}
+
+/* The path of file `name` in the scratch directory: the same string for
+ * the same name, valid until the run ends. */
+typedef struct t_tmp_path { struct t_tmp_path *next; char path[1024]; const char *name; } t_tmp_path;
+static t_tmp_path *t_tmp_paths;
+
+T_UNUSED static const char *t_tmp(const char *name) {
+    t_tmp_path *p;
+    for (p = t_tmp_paths; p; p = p->next)
+        if (!strcmp(p->name, name)) return p->path;
+    if (!(p = (t_tmp_path *)malloc(sizeof *p))) { fprintf(stderr, "out of memory for a scratch path\n"); exit(2); }
+    snprintf(p->path, sizeof p->path, "%s/%s", t_tmp_dir(), name);
+    p->name = p->path + strlen(t_tmp_root) + 1;
+    p->next = t_tmp_paths;
+    t_tmp_paths = p;
+    return p->path;
+}
+
+/* Removes path and, for a directory, all it holds; 0 when gone. */
+static int t_tmp_remove_tree(const char *path) {
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    int rc = 0;
+    if (t_tmp_stat(path, &st) != 0 || !t_tmp_is_dir(st)) return remove(path);
+    if (!(d = opendir(path))) return -1;
+    while ((e = readdir(d)) != NULL) {
+        char sub[2048];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        rc |= t_tmp_remove_tree(sub);
+    }
+    closedir(d);
+    return rc | t_rmdir(path);
+}
+
+/* At the end of a run: the scratch directory removed when it passed, kept
+ * for a look when it did not. */
+static void t_tmp_done(int passed) {
+    while (t_tmp_paths) {
+        t_tmp_path *next = t_tmp_paths->next;
+        free(t_tmp_paths);
+        t_tmp_paths = next;
+    }
+    if (!t_tmp_root[0]) return;
+    if (!passed) printf("scratch files kept in %s\n", t_tmp_root);
+    else if (t_tmp_remove_tree(t_tmp_root) != 0) fprintf(stderr, "could not remove all of %s\n", t_tmp_root);
+}
 
 typedef struct t_case { const char *name; int (*fn)(void); } t_case;
 typedef struct t_suite { const char *name; const t_case *cases; } t_suite;
@@ -721,6 +816,7 @@ T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsu
     }
     for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], &filter, &np, &nf, &ns);
     printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
+    t_tmp_done(nf == 0);
     return nf ? 1 : 0;
 }
 
