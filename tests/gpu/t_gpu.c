@@ -524,6 +524,52 @@ static int gpu_sd1_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sd1/index.
 static int gpu_sd2_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sd2/index.json"); (void)p; return tg_area("sd2"); }
 static int gpu_sdxl_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sdxl/index.json"); (void)p; return tg_area("sdxl"); }
 
+/* The GGUF q8_0 model of golden/gguf on the GPU: its quantized weights
+ * dequantized to f16 at upload (the backend multiplies no blocks), f32
+ * activations, against the CPU made to dequantize the same way (as the
+ * fake-device test does): the final latent within rel-L2 1e-3, as the
+ * pipeline goldens. */
+static int gpu_gguf_model_matches_cpu(void) {
+    T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    char file[1024];
+    sdx_model_desc md;
+    sdx_model *mg, *mc;
+    sdx_gen_params p;
+    sdx_gen_result rg, rc_;
+    sdx_ctx *cpu;
+    double rel;
+    (void)v;
+    TG_NEED_GPU(gpu);
+    snprintf(file, sizeof file, "%s", path);
+    cpu = t_ctx();
+    cpu->be.linear_blocks = cpu->be.conv_blocks = 0;
+    memset(&md, 0, sizeof md);
+    md.checkpoint = file;
+    md.activations = SDX_ACT_F32;
+    mg = t_model_with(gpu, &md);
+    T_CHECK(mg, "GPU: %s", sdx_last_error(gpu));
+    mc = t_model_with(cpu, &md);
+    T_CHECK(mc, "CPU: %s", sdx_last_error(cpu));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 4;
+    p.seed = 1;
+    T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "GPU: %s", sdx_last_error(gpu));
+    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "CPU: %s", sdx_last_error(cpu));
+    rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data, (size_t)sdx_tensor_numel(&rc_.latents[0]));
+    T_NOTE("sd1-q8_0.gguf on %s against the CPU: latent rel-L2 %.3g", sdx_backend_name(gpu), rel);
+    T_CHECK(rel <= 1e-3, "latent rel-L2 %.3g > 1e-3", rel);
+    sdx_gen_result_free(gpu, &rg);
+    sdx_gen_result_free(cpu, &rc_);
+    sdx_model_free(mg);
+    sdx_model_free(mc);
+    sdx_destroy(gpu);
+    sdx_destroy(cpu);
+    return T_PASS;
+}
+
 /* ---- the backend itself ------------------------------------------------------------------------------- */
 
 static int gpu_backend_reports_device_and_memory(void) {
@@ -555,6 +601,7 @@ static const t_case gpu_cases[] = {
     { "sd1_goldens_reproduce", gpu_sd1_goldens_reproduce },
     { "sd2_goldens_reproduce", gpu_sd2_goldens_reproduce },
     { "sdxl_goldens_reproduce", gpu_sdxl_goldens_reproduce },
+    { "gguf_model_matches_cpu", gpu_gguf_model_matches_cpu },
     { NULL, NULL }
 };
 
