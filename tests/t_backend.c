@@ -162,16 +162,6 @@ static sdx_ctx *fd_ctx(fake_device *fd) {
     return ctx;
 }
 
-/* A model on a device stores half activations by default
- * (sdx_model_desc.activations): the CPU's model takes the same types,
- * part by part, so the two compute the same storage and arithmetic. */
-static void fd_same_activations(sdx_model *cpu, const sdx_model *dev) {
-    cpu->te.act_type = dev->te.act_type;
-    cpu->unet.act_type = dev->unet.act_type;
-    cpu->vae.act_type = dev->vae.act_type;
-    cpu->taesd.act_type = dev->taesd.act_type;
-}
-
 /* One generation of `p` from checkpoint ckpt (named `area` in messages)
  * on the CPU and on the fake device: equal bits. The fake device takes
  * no blocks, so the loader dequantizes a GGUF's to f16 for it; with
@@ -189,7 +179,7 @@ static int fd_same_as_cpu_from(const char *area, const char *ckpt, const sdx_gen
     T_CHECK(mc, "%s", sdx_last_error(cpu));
     md = t_model_file(dev, ckpt);
     T_CHECK(md, "fake device load: %s", sdx_last_error(dev));
-    fd_same_activations(mc, md);
+    t_same_activations(mc, md);
     T_CHECK(sdx_device_bytes(dev, NULL) > 0, "%s: the weights were uploaded", area);
     T_CHECK(sdx_generate(mc, p, &rc_) == SDX_OK, "%s: %s", area, sdx_last_error(cpu));
     T_CHECK(sdx_generate(md, p, &rd) == SDX_OK, "%s on the fake device: %s", area, sdx_last_error(dev));
@@ -492,7 +482,7 @@ static int taesd_on_the_fake_device_equals_the_cpu(void) {
         m[k] = t_model_with(ctx[k], &md);
         T_CHECK(m[k], "%s", sdx_last_error(ctx[k]));
     }
-    fd_same_activations(m[0], m[1]);
+    t_same_activations(m[0], m[1]);
     for (int k = 0; k < 2; k++) {
         pv[k].ctx = ctx[k];
         p.preview_user = &pv[k];
@@ -606,7 +596,7 @@ static int controlnets_on_the_fake_device_equal_the_cpu(void) {
     mc = t_model_file(cpu, ckpt);
     md = t_model_file(dev, ckpt);
     T_CHECK(mc && md, "%s / %s", sdx_last_error(cpu), sdx_last_error(dev));
-    fd_same_activations(mc, md);
+    t_same_activations(mc, md);
     T_CHECK(sdx_controlnet_load(mc, cn_path, &nc) == SDX_OK, "%s", sdx_last_error(cpu));
     T_CHECK(sdx_controlnet_load(md, cn_path, &nd) == SDX_OK, "fake device: %s", sdx_last_error(dev));
     fd_params(&p);

@@ -281,6 +281,16 @@ T_UNUSED static void t_golden_desc(sdx_model_desc *md, const char *area) {
     md->checkpoint = t_golden_ckpt(area);
 }
 
+/* Gives model `to` the activation storage of model `from`, part by part
+ * (a device's default half activations, sdx_model_desc.activations), so
+ * a CPU model computes what a device model does. */
+T_UNUSED static void t_same_activations(sdx_model *to, const sdx_model *from) {
+    to->te.act_type = from->te.act_type;
+    to->unet.act_type = from->unet.act_type;
+    to->vae.act_type = from->vae.act_type;
+    to->taesd.act_type = from->taesd.act_type;
+}
+
 /* The tiny golden checkpoint of an area, loaded. */
 T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) { return t_model_file(ctx, t_golden_ckpt(area)); }
 

@@ -475,11 +475,8 @@ static int tg_area(const char *area) {
     if (!(m = t_model_with(ctx, &md)) || !(half = t_model(ctx, area)) || !(cpu_half = t_model(cpu, area))) {
         snprintf(t_msg, sizeof t_msg, "%s: %s%s", area, sdx_last_error(ctx), sdx_last_error(cpu));
         rc = T_FAIL;
-    } else {   /* the CPU stores what the GPU's default stores */
-        cpu_half->te.act_type = half->te.act_type;
-        cpu_half->unet.act_type = half->unet.act_type;
-        cpu_half->vae.act_type = half->vae.act_type;
-        cpu_half->taesd.act_type = half->taesd.act_type;
+    } else {
+        t_same_activations(cpu_half, half);   /* the CPU stores what the GPU's default stores */
     }
     for (int i = 0; i < n && rc == T_PASS; i++) {
         const t_golden_case *c = &cases[i];
