@@ -4,35 +4,9 @@
 #include "fuzz_st.h"
 
 static void fz_check_tensor(sdx_ctx *ctx, const sdx_st *st, int i, const uint8_t *data, size_t size) {
-    const sdx_tensor *t = sdx_st_get(st, i);
-    size_t bytes, unit;
+    size_t bytes;
     int block;
-    const uint8_t *p;
-    FZ_ASSERT(t && t->name && t->name[0], "tensor %d has no name", i);
-    FZ_ASSERT(sdx_st_find(st, t->name) == t, "tensor '%s' is not found by its own name", t->name);
-    FZ_ASSERT(t->ndim >= 0 && t->ndim <= SDX_MAX_DIMS, "tensor '%s': ndim %d", t->name, t->ndim);
-    FZ_ASSERT(sdx__shape_bytes(t->dtype, t->ndim, t->shape, &bytes), "tensor '%s': shape overflows", t->name);
-    FZ_ASSERT(bytes == sdx_tensor_nbytes(t), "tensor '%s': nbytes disagrees", t->name);
-    /* a GGUF image reaches this reader too (sdx_st_open_memory goes by
-     * the magic), with block-quantized tensors: only elements align */
-    block = sdx_dtype_block(t->dtype, &unit);
-    FZ_ASSERT(block >= 1, "tensor '%s': unknown dtype %d", t->name, (int)t->dtype);
-    p = (const uint8_t *)t->data;
-    if (block == 1) FZ_ASSERT(((uintptr_t)p & (unit - 1)) == 0, "tensor '%s' is misaligned", t->name);
-    if (p >= data && p < data + size) FZ_ASSERT(bytes <= (size_t)(data + size - p), "tensor '%s' runs past the image", t->name);
-    if (bytes) {                                   /* first and last byte */
-        fz_touch(p, 1);
-        fz_touch(p + bytes - 1, 1);
-    }
-    if (bytes <= (1u << 20)) {
-        sdx_tensor f;
-        int rc = sdx_st_read_f32(ctx, st, t->name, &f);
-        fz_require_message(ctx, rc, "sdx_st_read_f32");
-        if (rc == SDX_OK) {
-            FZ_ASSERT(sdx_tensor_numel(&f) == sdx_tensor_numel(t), "tensor '%s': f32 copy has another size", t->name);
-            sdx_tensor_free(ctx, &f);
-        }
-    }
+    const sdx_tensor *t = fz_check_tensor_bytes(ctx, st, i, data, size, &bytes, &block);
     if (bytes <= (1u << 20) && (t->dtype == SDX_F32 || t->dtype == SDX_F16 || t->dtype == SDX_BF16)) {
         sdx__wset w;                               /* a forced weight type converts at load */
         const sdx_tensor *c;
