@@ -20064,20 +20064,15 @@ static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, con
                          sdx_tensor *out) {
     sdx__mark m;
     sdx_tensor din, dout;
-    const float *values = (const float *)in->data;
     int rc = SDX_ERR_NOMEM;
     if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
     m = sdx__arena_mark(arena);
     if (!sdx__arena_tensor(arena, &din, in->dtype, in->ndim, in->shape) ||
         !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
         goto done;
-    if (in->dtype != SDX_F32) {
-        float *f = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&din));
-        if (!f) goto done;
-        sdx__load_f32(in->data, in->dtype, 0, sdx_tensor_numel(in), f);
-        values = f;
-    }
-    if ((rc = sdx__upload(ctx, &din, values)) == SDX_OK && (rc = pass(ctx, arena, user, &din, &dout)) == SDX_OK)
+    /* the same dtype on both sides: the bytes as they are */
+    if ((rc = ctx->be.upload(ctx->be.user, din.data, in->data, sdx_tensor_nbytes(in))) == SDX_OK &&
+        (rc = pass(ctx, arena, user, &din, &dout)) == SDX_OK)
         rc = sdx__download(ctx, (float *)out->data, &dout);
 done:
     sdx__arena_release(arena, m);

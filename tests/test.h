@@ -105,7 +105,7 @@ static int t_tmp_make_root(void) {
     if (!base || !*base) base = ".";
     for (int i = 0; i < 1000; i++) {            /* no mkdtemp: pid and a counter */
         snprintf(t_tmp_root, sizeof t_tmp_root, "%s/sdx-tests.%d.%d", base, _getpid(), i);
-        if (_mkdir(t_tmp_root) == 0) return 1;
+        if (t_mkdir(t_tmp_root) == 0) return 1;
     }
     return 0;
 }
