@@ -5,9 +5,9 @@
 # to 1e7 executions each), `make soak` runs hundreds of generations in one
 # process watching memory and descriptors, `make cross`
 # runs the portability checks (tools/cross.sh). GPU: `make check-hip`
-# compile-checks sdx_hip.h (run by `make test`), `make sdx-hip` builds the
-# CLI for the GPU, `make test-gpu` and `make bench-gpu` need one (see
-# README, "GPU").
+# compile-checks sdx_hip.h and `make test-gpu-sim` runs its kernels on the
+# CPU (both run by `make test`), `make sdx-hip` builds the CLI for the GPU,
+# `make test-gpu` and `make bench-gpu` need one (see README, "GPU").
 CC      ?= cc
 CFLAGS  ?= -std=c11 -O2 -Wall -Wextra -Werror
 CXX     ?= c++
@@ -32,7 +32,7 @@ GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 SERVER_PKGS := $(shell pkg-config --exists libmicrohttpd libcjson 2>/dev/null && echo libmicrohttpd libcjson)
 SERVER   := $(if $(SERVER_PKGS),examples/sdx-server)
 
-.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu test-gpu-sim bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -79,7 +79,7 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) $(GAME) $(SERVER) check-hip tsan
+test: tests/run $(EXAMPLES) $(GAME) $(SERVER) check-hip test-gpu-sim tsan
 	./tests/run
 
 # sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
@@ -213,6 +213,18 @@ GPULD   := $(if $(filter cuda,$(GPU)),$(NVCC),$(HIPCC))
 check-hip: sdx.h sdx_hip.h
 	sh tools/check-hip.sh
 
+# The gpu suite's kernel cases with sdx_hip.h's kernels run on the CPU by
+# the simulator of tests/gpu/sim.h (any C++17 compiler, no GPU): every
+# kernel, the wmma paths included, against the CPU kernels. The pipeline
+# goldens take too long there; `./tests/gpu/run-sim` runs them too.
+SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas
+test-gpu-sim: tests/gpu/run-sim
+	./tests/gpu/run-sim --skip goldens --skip gguf
+tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim.o
+	$(CXX) $(SIM_CXXFLAGS) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim.o
+	$(CXX) -o $@ tests/gpu/t_gpu-sim.o tests/gpu/sdx_hip-sim.o $(LDLIBS)
+
 examples/sdx_hip.o: examples/sdx_hip.cu sdx.h sdx_hip.h
 	@[ "$(GPU)" != none ] || { echo "no nvcc or hipcc found: install CUDA or Debian's hipcc"; exit 1; }
 	$(GPUCC) -I. -c $< -o $@
@@ -247,4 +259,4 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/*.o bench/bench_gpu bench/*.o

@@ -34,11 +34,16 @@
      x and w are both F16 or both BF16: NVIDIA tensor cores (wmma, sm_80+),
      AMD MFMA (gfx90a, gfx940-942) and WMMA (gfx1100-1103); otherwise, and
      for F32 operands, on a tiled f32 kernel (exact to f32 rounding).
-     Attention is one fused kernel with an online softmax, sized for head
-     dims 40, 64, 80, 128 and 160 (others up to 512).
+     Attention is one fused kernel with an online softmax in f32 (no
+     Nq x Nk matrix): for f16 or bf16 q, k, v on NVIDIA tensor cores (S =
+     QK^T and O += PV as wmma products, head dims padded to 48, 64, 80,
+     128, 160 or 512), otherwise a SIMT kernel sized for head dims 40,
+     64, 80, 128 and 160 (others up to 512).
 
    CONFIGURATION (define before including, in the implementation file)
      SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)
+     SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
+                               kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
 
    The SDX_UNSAFE_* half-precision emulations of sdx.h are CPU-only.
@@ -107,7 +112,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
  * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
  * kernel reports it at run time, so the host never picks a path the
  * loaded code object lacks. */
-#if !defined(__HIPCC__) && !defined(__CUDACC__)
+#if !defined(__HIPCC__) && !defined(__CUDACC__) && !defined(SDX_HIP_SIM)
 #error "sdx_hip.h: compile the SDX_HIP_IMPLEMENTATION file with hipcc or nvcc"
 #endif
 
@@ -117,7 +122,11 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
 #include <string.h>
 #include <math.h>
 
-#if defined(__HIPCC__)
+#if defined(SDX_HIP_SIM)
+/* the CPU simulator of tests/gpu/sim.h, included before this header,
+ * supplies the runtime and device names (make test-gpu-sim) */
+#define SDX__HIP_VENDOR "sim"
+#elif defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 #define SDX__HIP_VENDOR "hip"
@@ -143,11 +152,15 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipMemcpyDeviceToHost      cudaMemcpyDeviceToHost
 #define hipMemGetInfo              cudaMemGetInfo
 #define hipDeviceSynchronize       cudaDeviceSynchronize
+#define hipFuncSetAttribute        cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #endif
 
 /* Which matrix unit the device code being compiled has. */
 #if defined(SDX_HIP_NO_MATRIX_CORES)
 #define SDX__HIP_MMA 0
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_MMA 1          /* the simulator's wmma */
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define SDX__HIP_MMA 1
 #elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
@@ -203,6 +216,24 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
     if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
 }
+
+/* The wmma element type of a half storage type. */
+#if SDX__HIP_MMA == 1
+#if !defined(SDX_HIP_SIM)
+#include <cuda_bf16.h>
+#endif
+template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
+template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
+#endif
+
+/* A kernel's dynamic shared memory (the launch's byte count) as T *. */
+#if defined(SDX_HIP_SIM)
+#define SDX__HIP_DYNAMIC_SMEM(T, name) T *name = (T *)sdx_sim_dynamic_smem()
+#else
+#define SDX__HIP_DYNAMIC_SMEM(T, name) \
+    extern __shared__ __align__(128) unsigned char sdx__hip_dynamic_smem[]; \
+    T *name = (T *)sdx__hip_dynamic_smem
+#endif
 
 /* Butterfly sums and maxima within groups of `width` lanes (a power of
  * two up to the warp size). */
@@ -539,11 +570,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
 #define SDX__HIP_CLD 20                    /* staging pitch in floats */
 
-#if SDX__HIP_MMA == 1
-#include <cuda_bf16.h>
-template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
-template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
-#elif SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
+#if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
 typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
 typedef short    sdx__hip_s4 __attribute__((ext_vector_type(4)));
 typedef float    sdx__hip_f4 __attribute__((ext_vector_type(4)));
@@ -702,8 +729,8 @@ __global__ void __launch_bounds__(SDX__HIP_ATTN_THREADS)
 sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int kt, const void *v, int vt,
                      int64_t nq, int64_t nk, int heads, int d, int causal, float scale) {
     enum { QPB = SDX__HIP_ATTN_THREADS / TPQ };
-    extern __shared__ float sdx__hip_attn_smem[];
-    float *ks = sdx__hip_attn_smem, *vs = sdx__hip_attn_smem + KT * d;
+    SDX__HIP_DYNAMIC_SMEM(float, smem);
+    float *ks = smem, *vs = smem + KT * d;
     const int t = (int)threadIdx.x, part = t % TPQ, d0 = part * DP;
     const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads;
     const int64_t qi = (int64_t)blockIdx.x * QPB + t / TPQ, hd = (int64_t)heads * d;
@@ -763,6 +790,145 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
     }
 }
 
+/* ---- on the matrix units (NVIDIA wmma) ------------------------------------- */
+/* For q, k and v of one half type HT (the GPU's half activations). A
+ * block of WARPS warps takes 16 * WARPS queries of one (batch, head), each
+ * warp 16 of them; head dims are zero-padded to DP, a multiple of 16
+ * (40 -> 48). Per tile of BK keys, staged in shared memory:
+ *   S = Q K^T on the matrix units, f32 accumulation, into shared memory;
+ *   the online softmax in f32 by the warp's lanes (two lanes a row, the
+ *   row's max m and sum l in their registers): logits scaled, masked
+ *   (keys past nk, and past the query when causal), P = exp(S - m);
+ *   P in HT for the matrix units. bf16's 8 bits would cost precision
+ *   that f32 attention does not lose, so in bf16 P is the sum of two bf16
+ *   parts (hi + lo: 16 bits) and each tile costs two P V products. The
+ *   row sum l adds the values P V uses, so the output stays a weighted
+ *   mean of v;
+ *   O += P V on the matrix units, O held in shared memory in f32 (the
+ *   lanes rescale it by exp(m_old - m_new) first: wmma's fragment layout
+ *   is opaque, so per-row factors cannot be applied in registers).
+ * No Nq x Nk matrix exists anywhere. The shared-memory plan is
+ * sdx__hip_attn_mma_bytes; above 48 KiB the launch raises the kernel's
+ * limit (227 KiB on sm_90, 163 KiB on sm_80). */
+
+template <int HT, int DP, int WARPS, int BK>
+struct sdx__hip_attn_plan {
+    enum { BQ = 16 * WARPS, QLD = DP + 8, SLD = BK + 4, PLD = BK + 8, OLD = DP + 4, SPLIT = HT == SDX__HIP_DT_BF16,
+           /* halves: Q, K, V, P (hi, lo); floats: S, O. Every region
+            * starts 32-byte aligned (wmma's pointer rule): each is 16
+            * rows of an even pitch times a whole number */
+           Q = 0, K = Q + BQ * QLD, V = K + BK * QLD, P = V + BK * QLD, PL = P + BQ * PLD,
+           HALVES = PL + (SPLIT ? BQ * PLD : 0), S = 0, O = S + BQ * SLD, FLOATS = O + BQ * OLD,
+           BYTES = 2 * HALVES + 4 * FLOATS };
+};
+
+template <int HT, int DP, int WARPS, int BK>
+__global__ void __launch_bounds__(WARPS * 32)
+sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads,
+                         int d, int causal, float scale) {
+#if SDX__HIP_MMA == 1
+    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
+    typedef typename sdx__hip_wmma_t<HT>::type T;
+    namespace wm = nvcuda::wmma;
+    enum { THREADS = WARPS * 32 };
+    SDX__HIP_DYNAMIC_SMEM(unsigned char, smem);
+    uint16_t *hs = (uint16_t *)smem, *qs = hs + L::Q, *ks = hs + L::K, *vs = hs + L::V, *ph = hs + L::P, *pl = hs + L::PL;
+    float *fs = (float *)(smem + 2 * L::HALVES), *ss = fs + L::S, *os = fs + L::O;
+    const uint16_t *qg = (const uint16_t *)q, *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
+    const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32;
+    const int row = warp * 16 + lane / 2, half = lane % 2;     /* this lane's row of the block, and half of it */
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d;
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, qi = q0 + row;
+    const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
+    float m = -INFINITY, l = 0.0f;
+    for (int e = t; e < L::BQ * DP; e += THREADS) {
+        int r = e / DP, c = e - r * DP;
+        qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + h * d + c] : (uint16_t)0;
+        os[r * L::OLD + c] = 0.0f;
+    }
+    for (int64_t j0 = 0; j0 < key_end; j0 += BK) {
+        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
+        float tile_max = -INFINITY, sum = 0.0f, m_new, shift, corr;
+        __syncthreads();                /* Q and O are written; the previous K, V are consumed */
+        for (int e = t; e < BK * DP; e += THREADS) {
+            int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
+            int64_t src = (b * nk + j0 + r) * hd + h * d + c;
+            ks[r * L::QLD + c] = ok ? kg[src] : (uint16_t)0;
+            vs[r * L::QLD + c] = ok ? vg[src] : (uint16_t)0;       /* zeros: 0 * garbage could be NaN */
+        }
+        __syncthreads();
+        /* S (this warp's 16 rows x BK) = Q K^T */
+        for (int jn = 0; jn < BK; jn += 16) {
+            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
+            wm::fill_fragment(acc, 0.0f);
+            for (int kk = 0; kk < DP; kk += 16) {
+                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
+                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::col_major> fb;
+                wm::load_matrix_sync(fa, (const T *)(qs + warp * 16 * L::QLD + kk), L::QLD);
+                wm::load_matrix_sync(fb, (const T *)(ks + jn * L::QLD + kk), L::QLD);
+                wm::mma_sync(acc, fa, fb, acc);
+            }
+            wm::store_matrix_sync(ss + warp * 16 * L::SLD + jn, acc, L::SLD, wm::mem_row_major);
+        }
+        __syncwarp();
+        /* online softmax over the row's visible keys */
+        for (int c = half * (BK / 2); c < (half + 1) * (BK / 2); c++) {
+            float s = ss[row * L::SLD + c] * scale;
+            s = (c < nkv && (!causal || j0 + c <= qi)) ? s : -INFINITY;
+            ss[row * L::SLD + c] = s;
+            tile_max = fmaxf(tile_max, s);
+        }
+        tile_max = fmaxf(tile_max, SDX__HIP_SHFL_XOR(tile_max, 1));
+        m_new = fmaxf(m, tile_max);
+        shift = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
+        corr = expf(m - shift);                        /* m = -inf (first tile): 0 */
+        for (int c = half * (BK / 2); c < (half + 1) * (BK / 2); c++) {
+            float p = expf(ss[row * L::SLD + c] - shift), hi;
+            uint16_t bits = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p)) : sdx__hip_f2bf(p);
+            hi = sdx__hip_ld(&bits, HT, 0);
+            ph[row * L::PLD + c] = bits;
+            if (L::SPLIT) {
+                uint16_t lo = sdx__hip_f2bf(p - hi);
+                pl[row * L::PLD + c] = lo;
+                hi += sdx__hip_bf2f(lo);
+            }
+            sum += hi;
+        }
+        sum += SDX__HIP_SHFL_XOR(sum, 1);
+        l = l * corr + sum;
+        m = m_new;
+        for (int c = half; c < DP; c += 2) os[row * L::OLD + c] *= corr;
+        __syncwarp();
+        /* O (this warp's 16 rows x DP) += P V */
+        for (int jd = 0; jd < DP; jd += 16) {
+            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
+            float *o = os + warp * 16 * L::OLD + jd;
+            wm::load_matrix_sync(acc, o, L::OLD, wm::mem_row_major);
+            for (int kk = 0; kk < BK; kk += 16) {
+                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
+                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> fb;
+                wm::load_matrix_sync(fb, (const T *)(vs + kk * L::QLD + jd), L::QLD);
+                wm::load_matrix_sync(fa, (const T *)(ph + warp * 16 * L::PLD + kk), L::PLD);
+                wm::mma_sync(acc, fa, fb, acc);
+                if (L::SPLIT) {
+                    wm::load_matrix_sync(fa, (const T *)(pl + warp * 16 * L::PLD + kk), L::PLD);
+                    wm::mma_sync(acc, fa, fb, acc);
+                }
+            }
+            wm::store_matrix_sync(o, acc, L::OLD, wm::mem_row_major);
+        }
+        __syncwarp();
+    }
+    __syncthreads();                /* with no keys at all, O's zeros came from other warps */
+    if (qi < nq) {
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        for (int c = half; c < d; c += 2) sdx__hip_st(y, yt, (b * nq + qi) * hd + h * d + c, os[row * L::OLD + c] * inv);
+    }
+#else
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale;
+#endif
+}
+
 /* ---- src/hip/backend.cu ---- */
 /* ===================================================================== */
 /*  The backend: device memory, launches, sdx_hip_use                     */
@@ -779,11 +945,23 @@ typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int warp;               /* threads per warp/wavefront */
+    size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
     size_t scratch_count;
     char name[400];
     char arch[64];
 } sdx__hip;
+
+/* Every launch goes through here: the simulator (tests/gpu/sim.h) runs
+ * kernels on the CPU where <<<>>> does not exist. */
+template <typename... P, typename... A>
+static void sdx__hip_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_launch(kernel, grid, block, smem, args...);
+#else
+    kernel<<<grid, block, smem>>>(((P)args)...);
+#endif
+}
 
 static sdx__hip *sdx__hip_of(sdx_ctx *ctx) { return (sdx__hip *)sdx_backend_user(ctx); }
 
@@ -850,7 +1028,7 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_ew<<<sdx__hip_blocks(n, 256), 256>>>(kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
+    sdx__hip_launch(sdx__hip_k_ew, sdx__hip_blocks(n, 256), 256, 0, kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
                                                    b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
@@ -883,7 +1061,7 @@ static int sdx__hip_leaky_relu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
 static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_clamp<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
+    sdx__hip_launch(sdx__hip_k_clamp, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
     return sdx__hip_check(ctx, op);
 }
 static int sdx__hip_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
@@ -899,7 +1077,7 @@ static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, s
     int64_t n = sdx_tensor_numel(y), d;
     d = y->shape[y->ndim - 1];
     if (n == 0 || d == 0) return SDX_OK;
-    sdx__hip_k_geglu<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, d);
+    sdx__hip_launch(sdx__hip_k_geglu, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -908,7 +1086,7 @@ static int sdx__hip_add_channel_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_t
     int64_t n = sdx_tensor_numel(y), nc;
     nc = x->shape[0] * x->shape[1];
     if (n == 0 || nc == 0) return SDX_OK;
-    sdx__hip_k_chan_bias<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
+    sdx__hip_launch(sdx__hip_k_chan_bias, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
     return sdx__hip_check(ctx, op);
 }
 
@@ -916,7 +1094,7 @@ static int sdx__hip_resize_nearest_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_ten
     static const char op[] = "resize_nearest";
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_resize<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+    sdx__hip_launch(sdx__hip_k_resize, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                         y->shape[2], y->shape[3]);
     return sdx__hip_check(ctx, op);
 }
@@ -926,7 +1104,7 @@ static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
     int64_t n = sdx_tensor_numel(y);
     (void)bottom; (void)right;   /* y's shape says them (checked in sdx.h) */
     if (n == 0) return SDX_OK;
-    sdx__hip_k_pad_circular<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+    sdx__hip_launch(sdx__hip_k_pad_circular, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                               y->shape[2], y->shape[3], top, left);
     return sdx__hip_check(ctx, op);
 }
@@ -935,7 +1113,7 @@ static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_te
     static const char op[] = "concat_channels";
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_concat<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
+    sdx__hip_launch(sdx__hip_k_concat, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
                                                         a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
     return sdx__hip_check(ctx, op);
 }
@@ -944,7 +1122,7 @@ static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
     if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
     if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
-    sdx__hip_k_transpose<<<grid, dim3(32, 8)>>>(y->data, y->dtype, x->data, x->dtype, rows, cols);
+    sdx__hip_launch(sdx__hip_k_transpose, grid, dim3(32, 8), 0, y->data, y->dtype, x->data, x->dtype, rows, cols);
     return sdx__hip_check(ctx, op);
 }
 
@@ -994,9 +1172,9 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
         double *psum = s->scratch, *psq = s->scratch + ng * parts;
-        sdx__hip_k_gn_sum<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum);
-        sdx__hip_k_gn_var<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum, psq);
-        sdx__hip_k_gn_apply<<<grid, SDX__HIP_GN_THREADS>>>(y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
+        sdx__hip_launch(sdx__hip_k_gn_sum, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum);
+        sdx__hip_launch(sdx__hip_k_gn_var, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq);
+        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
                                                            eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
                                                            beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
@@ -1016,7 +1194,7 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_k_layer_norm<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d, eps,
+    sdx__hip_launch(sdx__hip_k_layer_norm, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
         gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }
@@ -1027,7 +1205,7 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_k_softmax<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d);
+    sdx__hip_launch(sdx__hip_k_softmax, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -1045,14 +1223,14 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
     if (gx > 0x7fffffff || gy > 65535 || batch > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
     grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)batch);
     if (!mma) {
-        if (conv) sdx__hip_k_gemm_simt<SDX__HIP_A_CONV><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else if (g.xt == SDX_F16) {
-        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, grid, 256, 0, g);
     } else {
-        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, grid, 256, 0, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -1110,20 +1288,60 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
     int64_t nq = q->shape[1], nk = k->shape[1];
     dim3 grid((unsigned)((nq + qpb - 1) / qpb), (unsigned)(batch * heads));
     size_t smem = 2 * (size_t)KT * (size_t)d * sizeof(float);
-    sdx__hip_k_attention<DP, TPQ, KT><<<grid, SDX__HIP_ATTN_THREADS, smem>>>(y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
+    sdx__hip_launch(sdx__hip_k_attention<DP, TPQ, KT>, grid, SDX__HIP_ATTN_THREADS, smem, y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
                                                                             v->data, v->dtype, nq, nk, heads, d, causal,
                                                                             (float)(1.0 / sqrt((double)d)));
+}
+
+/* The matrix-unit kernel with one plan; 0 when the device cannot give the
+ * block its shared memory (the caller falls back to the SIMT kernel). */
+template <int HT, int DP, int WARPS, int BK>
+static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
+                                         const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
+    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
+    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float) =
+        sdx__hip_k_attention_mma<HT, DP, WARPS, BK>;
+    int64_t nq = q->shape[1], nk = k->shape[1];
+    if ((size_t)L::BYTES > s->smem_optin) return 0;
+    if (L::BYTES > 48 * 1024 &&
+        hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
+        (void)hipGetLastError();
+        return 0;
+    }
+    sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
+                    y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
+                    causal, (float)(1.0 / sqrt((double)d)));
+    return 1;
+}
+
+/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160 and the
+ * VAE's 512 (two warps, 16-key tiles: 135 KiB, within sm_80's 163). */
+template <int HT>
+static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                  int64_t batch, int heads, int d, int causal) {
+    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
+    return sdx__hip_attention_mma_launch<HT, 512, 2, 16>(s, y, q, k, v, batch, heads, d, causal);
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                  int heads, int causal, sdx_dtype compute) {
     (void)compute;
     static const char op[] = "attention";
+    const sdx__hip *s = sdx__hip_of(ctx);
     int64_t batch, d;
     batch = q->shape[0];
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
+    /* NVIDIA matrix units for half q, k, v of one type */
+    if (s->mma == 1 && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512 &&
+        (q->dtype == SDX_F16 ? sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal)
+                             : sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal)))
+        return sdx__hip_check(ctx, op);
     switch (d) {        /* exact fits: no lane idles on padding */
     case 40:  sdx__hip_attention_launch<10, 4, 32>(y, q, k, v, batch, heads, 40, causal); break;
     case 64:  sdx__hip_attention_launch<16, 4, 32>(y, q, k, v, batch, heads, 64, causal); break;
@@ -1158,7 +1376,7 @@ static int sdx__hip_probe(char *why, size_t size) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
-        sdx__hip_k_probe<<<1, 1>>>(d);
+        sdx__hip_launch(sdx__hip_k_probe, 1, 1, 0, d);
         e = hipGetLastError();
         if (e == hipSuccess) e = hipMemcpy(&h, d, sizeof(int), hipMemcpyDeviceToHost);
     }
@@ -1212,6 +1430,11 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
     s->device = device_index;
     s->warp = p.warpSize > 0 ? p.warpSize : 32;
+#if defined(__HIPCC__)
+    s->smem_optin = p.sharedMemPerBlock;        /* no opt-in field in every HIP release */
+#else
+    s->smem_optin = p.sharedMemPerBlockOptin;
+#endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
     if ((s->mma = sdx__hip_probe(why, sizeof why)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "

@@ -18,11 +18,23 @@ typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int warp;               /* threads per warp/wavefront */
+    size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
     size_t scratch_count;
     char name[400];
     char arch[64];
 } sdx__hip;
+
+/* Every launch goes through here: the simulator (tests/gpu/sim.h) runs
+ * kernels on the CPU where <<<>>> does not exist. */
+template <typename... P, typename... A>
+static void sdx__hip_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_launch(kernel, grid, block, smem, args...);
+#else
+    kernel<<<grid, block, smem>>>(((P)args)...);
+#endif
+}
 
 static sdx__hip *sdx__hip_of(sdx_ctx *ctx) { return (sdx__hip *)sdx_backend_user(ctx); }
 
@@ -89,7 +101,7 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_ew<<<sdx__hip_blocks(n, 256), 256>>>(kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
+    sdx__hip_launch(sdx__hip_k_ew, sdx__hip_blocks(n, 256), 256, 0, kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
                                                    b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
@@ -122,7 +134,7 @@ static int sdx__hip_leaky_relu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
 static int sdx__hip_clamp_run(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, float lo, float hi, float limit) {
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_clamp<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
+    sdx__hip_launch(sdx__hip_k_clamp, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, lo, hi, limit);
     return sdx__hip_check(ctx, op);
 }
 static int sdx__hip_clamp_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float lo, float hi) {
@@ -138,7 +150,7 @@ static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, s
     int64_t n = sdx_tensor_numel(y), d;
     d = y->shape[y->ndim - 1];
     if (n == 0 || d == 0) return SDX_OK;
-    sdx__hip_k_geglu<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, d);
+    sdx__hip_launch(sdx__hip_k_geglu, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -147,7 +159,7 @@ static int sdx__hip_add_channel_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_t
     int64_t n = sdx_tensor_numel(y), nc;
     nc = x->shape[0] * x->shape[1];
     if (n == 0 || nc == 0) return SDX_OK;
-    sdx__hip_k_chan_bias<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
+    sdx__hip_launch(sdx__hip_k_chan_bias, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
     return sdx__hip_check(ctx, op);
 }
 
@@ -155,7 +167,7 @@ static int sdx__hip_resize_nearest_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_ten
     static const char op[] = "resize_nearest";
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_resize<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+    sdx__hip_launch(sdx__hip_k_resize, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                         y->shape[2], y->shape[3]);
     return sdx__hip_check(ctx, op);
 }
@@ -165,7 +177,7 @@ static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
     int64_t n = sdx_tensor_numel(y);
     (void)bottom; (void)right;   /* y's shape says them (checked in sdx.h) */
     if (n == 0) return SDX_OK;
-    sdx__hip_k_pad_circular<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
+    sdx__hip_launch(sdx__hip_k_pad_circular, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
                                                               y->shape[2], y->shape[3], top, left);
     return sdx__hip_check(ctx, op);
 }
@@ -174,7 +186,7 @@ static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_te
     static const char op[] = "concat_channels";
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
-    sdx__hip_k_concat<<<sdx__hip_blocks(n, 256), 256>>>(y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
+    sdx__hip_launch(sdx__hip_k_concat, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
                                                         a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
     return sdx__hip_check(ctx, op);
 }
@@ -183,7 +195,7 @@ static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const
     dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
     if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
     if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
-    sdx__hip_k_transpose<<<grid, dim3(32, 8)>>>(y->data, y->dtype, x->data, x->dtype, rows, cols);
+    sdx__hip_launch(sdx__hip_k_transpose, grid, dim3(32, 8), 0, y->data, y->dtype, x->data, x->dtype, rows, cols);
     return sdx__hip_check(ctx, op);
 }
 
@@ -233,9 +245,9 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
         double *psum = s->scratch, *psq = s->scratch + ng * parts;
-        sdx__hip_k_gn_sum<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum);
-        sdx__hip_k_gn_var<<<grid, SDX__HIP_GN_THREADS>>>(x->data, x->dtype, count, parts, psum, psq);
-        sdx__hip_k_gn_apply<<<grid, SDX__HIP_GN_THREADS>>>(y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
+        sdx__hip_launch(sdx__hip_k_gn_sum, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum);
+        sdx__hip_launch(sdx__hip_k_gn_var, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq);
+        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
                                                            eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
                                                            beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
@@ -255,7 +267,7 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_k_layer_norm<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d, eps,
+    sdx__hip_launch(sdx__hip_k_layer_norm, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
         gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }
@@ -266,7 +278,7 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_k_softmax<<<sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256>>>(y->data, y->dtype, x->data, x->dtype, rows, d);
+    sdx__hip_launch(sdx__hip_k_softmax, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -284,14 +296,14 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
     if (gx > 0x7fffffff || gy > 65535 || batch > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
     grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)batch);
     if (!mma) {
-        if (conv) sdx__hip_k_gemm_simt<SDX__HIP_A_CONV><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else if (g.xt == SDX_F16) {
-        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, grid, 256, 0, g);
     } else {
-        if (conv) sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
-        else sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16><<<grid, 256>>>(g);
+        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16>, grid, 256, 0, g);
+        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, grid, 256, 0, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -349,20 +361,60 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
     int64_t nq = q->shape[1], nk = k->shape[1];
     dim3 grid((unsigned)((nq + qpb - 1) / qpb), (unsigned)(batch * heads));
     size_t smem = 2 * (size_t)KT * (size_t)d * sizeof(float);
-    sdx__hip_k_attention<DP, TPQ, KT><<<grid, SDX__HIP_ATTN_THREADS, smem>>>(y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
+    sdx__hip_launch(sdx__hip_k_attention<DP, TPQ, KT>, grid, SDX__HIP_ATTN_THREADS, smem, y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
                                                                             v->data, v->dtype, nq, nk, heads, d, causal,
                                                                             (float)(1.0 / sqrt((double)d)));
+}
+
+/* The matrix-unit kernel with one plan; 0 when the device cannot give the
+ * block its shared memory (the caller falls back to the SIMT kernel). */
+template <int HT, int DP, int WARPS, int BK>
+static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
+                                         const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
+    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
+    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float) =
+        sdx__hip_k_attention_mma<HT, DP, WARPS, BK>;
+    int64_t nq = q->shape[1], nk = k->shape[1];
+    if ((size_t)L::BYTES > s->smem_optin) return 0;
+    if (L::BYTES > 48 * 1024 &&
+        hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
+        (void)hipGetLastError();
+        return 0;
+    }
+    sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
+                    y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
+                    causal, (float)(1.0 / sqrt((double)d)));
+    return 1;
+}
+
+/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160 and the
+ * VAE's 512 (two warps, 16-key tiles: 135 KiB, within sm_80's 163). */
+template <int HT>
+static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                  int64_t batch, int heads, int d, int causal) {
+    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
+    return sdx__hip_attention_mma_launch<HT, 512, 2, 16>(s, y, q, k, v, batch, heads, d, causal);
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                  int heads, int causal, sdx_dtype compute) {
     (void)compute;
     static const char op[] = "attention";
+    const sdx__hip *s = sdx__hip_of(ctx);
     int64_t batch, d;
     batch = q->shape[0];
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
+    /* NVIDIA matrix units for half q, k, v of one type */
+    if (s->mma == 1 && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512 &&
+        (q->dtype == SDX_F16 ? sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal)
+                             : sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal)))
+        return sdx__hip_check(ctx, op);
     switch (d) {        /* exact fits: no lane idles on padding */
     case 40:  sdx__hip_attention_launch<10, 4, 32>(y, q, k, v, batch, heads, 40, causal); break;
     case 64:  sdx__hip_attention_launch<16, 4, 32>(y, q, k, v, batch, heads, 64, causal); break;
@@ -397,7 +449,7 @@ static int sdx__hip_probe(char *why, size_t size) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
-        sdx__hip_k_probe<<<1, 1>>>(d);
+        sdx__hip_launch(sdx__hip_k_probe, 1, 1, 0, d);
         e = hipGetLastError();
         if (e == hipSuccess) e = hipMemcpy(&h, d, sizeof(int), hipMemcpyDeviceToHost);
     }
@@ -451,6 +503,11 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
     s->device = device_index;
     s->warp = p.warpSize > 0 ? p.warpSize : 32;
+#if defined(__HIPCC__)
+    s->smem_optin = p.sharedMemPerBlock;        /* no opt-in field in every HIP release */
+#else
+    s->smem_optin = p.sharedMemPerBlockOptin;
+#endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
     if ((s->mma = sdx__hip_probe(why, sizeof why)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "

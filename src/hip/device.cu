@@ -38,6 +38,24 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
 }
 
+/* The wmma element type of a half storage type. */
+#if SDX__HIP_MMA == 1
+#if !defined(SDX_HIP_SIM)
+#include <cuda_bf16.h>
+#endif
+template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
+template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
+#endif
+
+/* A kernel's dynamic shared memory (the launch's byte count) as T *. */
+#if defined(SDX_HIP_SIM)
+#define SDX__HIP_DYNAMIC_SMEM(T, name) T *name = (T *)sdx_sim_dynamic_smem()
+#else
+#define SDX__HIP_DYNAMIC_SMEM(T, name) \
+    extern __shared__ __align__(128) unsigned char sdx__hip_dynamic_smem[]; \
+    T *name = (T *)sdx__hip_dynamic_smem
+#endif
+
 /* Butterfly sums and maxima within groups of `width` lanes (a power of
  * two up to the warp size). */
 #if defined(__HIPCC__)

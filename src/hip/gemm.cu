@@ -110,11 +110,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
 #define SDX__HIP_CLD 20                    /* staging pitch in floats */
 
-#if SDX__HIP_MMA == 1
-#include <cuda_bf16.h>
-template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
-template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
-#elif SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
+#if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
 typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
 typedef short    sdx__hip_s4 __attribute__((ext_vector_type(4)));
 typedef float    sdx__hip_f4 __attribute__((ext_vector_type(4)));

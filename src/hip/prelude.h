@@ -9,7 +9,7 @@
  * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
  * kernel reports it at run time, so the host never picks a path the
  * loaded code object lacks. */
-#if !defined(__HIPCC__) && !defined(__CUDACC__)
+#if !defined(__HIPCC__) && !defined(__CUDACC__) && !defined(SDX_HIP_SIM)
 #error "sdx_hip.h: compile the SDX_HIP_IMPLEMENTATION file with hipcc or nvcc"
 #endif
 
@@ -19,7 +19,11 @@
 #include <string.h>
 #include <math.h>
 
-#if defined(__HIPCC__)
+#if defined(SDX_HIP_SIM)
+/* the CPU simulator of tests/gpu/sim.h, included before this header,
+ * supplies the runtime and device names (make test-gpu-sim) */
+#define SDX__HIP_VENDOR "sim"
+#elif defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
 #define SDX__HIP_VENDOR "hip"
@@ -45,11 +49,15 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipMemcpyDeviceToHost      cudaMemcpyDeviceToHost
 #define hipMemGetInfo              cudaMemGetInfo
 #define hipDeviceSynchronize       cudaDeviceSynchronize
+#define hipFuncSetAttribute        cudaFuncSetAttribute
+#define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
 #endif
 
 /* Which matrix unit the device code being compiled has. */
 #if defined(SDX_HIP_NO_MATRIX_CORES)
 #define SDX__HIP_MMA 0
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_MMA 1          /* the simulator's wmma */
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define SDX__HIP_MMA 1
 #elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)

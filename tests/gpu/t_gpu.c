@@ -10,7 +10,10 @@
  *     match the CPU;
  *   - every pipeline golden in ../shared/golden through the GPU: latent
  *     rel-L2 <= 1e-3 to the golden.
- * Without a GPU every case SKIPs with the reason. */
+ * Without a GPU every case SKIPs with the reason. Linked instead with
+ * sdx_hip.h compiled for the simulator of tests/gpu/sim.h (`make
+ * test-gpu-sim`, tests/gpu/run-sim), the same cases run the GPU kernels on
+ * the CPU: the kernel cases there are part of `make test`. */
 #define T_NO_STB                /* linked without stb_image */
 #include "../test.h"
 #include "../../sdx_hip.h"

@@ -1,0 +1,485 @@
+/* tests/gpu/sim.h - runs sdx_hip.h's kernels on the CPU, so the GPU
+ * backend's kernel logic is tested on machines without a GPU (make
+ * test-gpu-sim). Included (g++ -include) before sdx_hip.h in a C++
+ * translation unit built with -DSDX_HIP_SIM; it supplies the subset of the
+ * CUDA runtime and device language that sdx_hip.h uses.
+ *
+ * The model: one block at a time, each GPU thread a fiber on one OS
+ * thread (started with makecontext, switched with _setjmp/_longjmp, which
+ * skip ucontext's signal-mask system calls: build with -U_FORTIFY_SOURCE),
+ * switched only at barriers, so a run is deterministic.
+ *   - __shared__ is a function-local static (one block runs at a time);
+ *     dynamic shared memory is one buffer, at most 48 KiB unless the
+ *     kernel was granted more with hipFuncSetAttribute, as on the GPU.
+ *   - __syncthreads waits for every live thread of the block, __syncwarp
+ *     and the shuffles for every live lane of the warp. Threads that
+ *     wait at barriers nobody else can reach (a divergent barrier) are a
+ *     deadlock: the launch fails with an error instead of hanging.
+ *   - wmma fragments are spread over the warp's lanes in a scrambled
+ *     order (sdx_sim_elem), like the hardware's opaque layouts: code that
+ *     reads another lane's elements without __syncwarp, or that relies on
+ *     a fragment layout, gets wrong results here. mma_sync exchanges the
+ *     fragments through the warp.
+ *   - A fiber runs until it blocks, so a thread that reads shared memory
+ *     another thread writes, without a barrier between them, reads stale
+ *     values: missing barriers show up as wrong results.
+ * Device memory is host memory (AddressSanitizer sees kernel accesses).
+ * Not modelled: timing, occupancy, static shared memory limits, memory
+ * ordering beyond barriers, warps of other sizes than 32. */
+#ifndef SDX_HIP_SIM_H
+#define SDX_HIP_SIM_H
+#ifndef __cplusplus
+#error "tests/gpu/sim.h is C++"
+#endif
+#include <ucontext.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <functional>
+#include <new>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+/* ---- the machine ---------------------------------------------------------- */
+
+namespace sdx_sim {
+
+enum { RUNNING, AT_BLOCK, AT_WARP, DONE };
+enum { MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, STACK = 256 * 1024, SMEM_DEFAULT = 48 * 1024,
+       SMEM_MAX = 227 * 1024, MAX_GRANTS = 64 };
+
+struct fiber {
+    jmp_buf jb;
+    ucontext_t uc;          /* the first entry only */
+    dim3 tid;
+    int state, started, lane, warp;
+    unsigned xchg;          /* warp exchanges this lane has made: picks the buffer */
+};
+
+struct machine {
+    dim3 grid, block, bid;
+    fiber th[MAX_THREADS];
+    int n, cur;
+    char *stacks;
+    jmp_buf main_jb;
+    std::function<void()> body;
+    alignas(128) unsigned char dyn[SMEM_MAX];
+    /* warp exchanges, double-buffered so one barrier per exchange
+     * suffices: shuffles (8 bytes a lane) and mma operands */
+    uint64_t shfl[MAX_WARPS][2][32];
+    float mma[MAX_WARPS][2][3][256];
+    const void *granted_kernel[MAX_GRANTS];
+    int granted_bytes[MAX_GRANTS], n_granted;
+    int error;              /* sticky, as a kernel fault is on the GPU */
+    char why[256];
+    size_t allocated;
+};
+
+static inline machine &M() {
+    static machine *m;
+    if (!m) {
+        m = (machine *)calloc(1, sizeof *m);
+        if (!m) abort();
+        new (&m->body) std::function<void()>();
+    }
+    return *m;
+}
+
+static inline fiber &self() { return M().th[M().cur]; }
+
+/* the switches are not inlined: nothing of their callers' lives across
+ * a _setjmp */
+__attribute__((noinline)) static void wait(int kind) {
+    M().th[M().cur].state = kind;
+    if (!_setjmp(M().th[M().cur].jb)) _longjmp(M().main_jb, 1);
+}
+
+static void entry() {
+    machine &m = M();
+    m.body();
+    m.th[m.cur].state = DONE;
+    _longjmp(m.main_jb, 1);
+}
+
+__attribute__((noinline)) static void resume(int t) {
+    M().cur = t;
+    if (_setjmp(M().main_jb)) return;
+    if (M().th[t].started) _longjmp(M().th[t].jb, 1);
+    M().th[t].started = 1;
+    setcontext(&M().th[t].uc);
+}
+
+static inline void fail(const char *why) {
+    machine &m = M();
+    if (!m.error) snprintf(m.why, sizeof m.why, "%s", why);
+    m.error = 1;
+}
+
+/* Releases the barriers every live waiter has reached; 0 when nothing can
+ * move (a deadlock, unless every thread is done). */
+static inline int release() {
+    machine &m = M();
+    int moved = 0, live = 0, at_block = 0;
+    for (int w = 0; w * 32 < m.n; w++) {
+        int lanes = 0, waiting = 0;
+        for (int t = w * 32; t < m.n && t < w * 32 + 32; t++) {
+            if (m.th[t].state == DONE) continue;
+            lanes++;
+            waiting += m.th[t].state == AT_WARP;
+        }
+        if (lanes && waiting == lanes) {
+            for (int t = w * 32; t < m.n && t < w * 32 + 32; t++)
+                if (m.th[t].state == AT_WARP) m.th[t].state = RUNNING;
+            moved = 1;
+        }
+    }
+    if (moved) return 1;
+    for (int t = 0; t < m.n; t++) {
+        if (m.th[t].state == DONE) continue;
+        live++;
+        at_block += m.th[t].state == AT_BLOCK;
+    }
+    if (live && at_block == live) {
+        for (int t = 0; t < m.n; t++)
+            if (m.th[t].state == AT_BLOCK) m.th[t].state = RUNNING;
+        return 1;
+    }
+    return 0;
+}
+
+__attribute__((noinline)) static void prepare(int t) {
+    fiber &f = M().th[t];
+    getcontext(&f.uc);
+    f.uc.uc_stack.ss_sp = M().stacks + (size_t)t * STACK;
+    f.uc.uc_stack.ss_size = STACK;
+    f.uc.uc_link = NULL;        /* entry() never returns */
+    makecontext(&f.uc, entry, 0);
+}
+
+static inline int run_block() {
+    machine &m = M();
+    for (int t = 0; t < m.n; t++) {
+        fiber &f = m.th[t];
+        f.tid = dim3((unsigned)t % m.block.x, (unsigned)t / m.block.x % m.block.y, (unsigned)t / (m.block.x * m.block.y));
+        f.state = RUNNING;
+        f.started = 0;
+        f.xchg = 0;
+        f.lane = t % 32;
+        f.warp = t / 32;
+        prepare(t);
+    }
+    for (;;) {
+        int ran = 0;
+        for (int t = 0; t < m.n; t++) {
+            if (m.th[t].state != RUNNING) continue;
+            resume(t);
+            ran = 1;
+        }
+        if (ran) continue;
+        if (!release()) break;
+    }
+    for (int t = 0; t < m.n; t++)
+        if (m.th[t].state != DONE) {
+            char why[200];
+            snprintf(why, sizeof why, "deadlock in block (%u,%u,%u): thread %d waits at a %s barrier no other thread reaches",
+                     m.bid.x, m.bid.y, m.bid.z, t, m.th[t].state == AT_BLOCK ? "block" : "warp");
+            fail(why);
+            return 0;
+        }
+    return 1;
+}
+
+static inline int granted(const void *kernel) {
+    machine &m = M();
+    for (int i = 0; i < m.n_granted; i++)
+        if (m.granted_kernel[i] == kernel) return m.granted_bytes[i];
+    return SMEM_DEFAULT;
+}
+
+static inline void launch(const void *kernel, dim3 grid, dim3 block, size_t smem, std::function<void()> body) {
+    machine &m = M();
+    char why[200];
+    unsigned n = block.x * block.y * block.z;
+    if (m.error) return;
+    if (n == 0 || n > MAX_THREADS || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
+        snprintf(why, sizeof why, "invalid launch: grid (%u,%u,%u), block (%u,%u,%u)", grid.x, grid.y, grid.z, block.x, block.y, block.z);
+        fail(why);
+        return;
+    }
+    if (smem > (size_t)granted(kernel)) {
+        snprintf(why, sizeof why, "invalid launch: %zu bytes of dynamic shared memory, %d allowed for this kernel", smem, granted(kernel));
+        fail(why);
+        return;
+    }
+    if (!m.stacks && !(m.stacks = (char *)malloc((size_t)MAX_THREADS * STACK))) abort();
+    m.grid = grid;
+    m.block = block;
+    m.n = (int)n;
+    m.body = std::move(body);
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++) {
+                m.bid = dim3(x, y, z);
+                memset(m.dyn, 0xa5, smem);      /* shared memory starts as garbage */
+                if (!run_block()) return;
+            }
+}
+
+}  /* namespace sdx_sim */
+
+#define threadIdx (sdx_sim::self().tid)
+#define blockIdx  (sdx_sim::M().bid)
+#define blockDim  (sdx_sim::M().block)
+#define gridDim   (sdx_sim::M().grid)
+
+static inline void __syncthreads(void) { sdx_sim::wait(sdx_sim::AT_BLOCK); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { (void)mask; sdx_sim::wait(sdx_sim::AT_WARP); }
+
+template <typename T>
+static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask) {
+    static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
+    sdx_sim::fiber &f = sdx_sim::self();
+    uint64_t *x = sdx_sim::M().shfl[f.warp][f.xchg++ & 1];
+    int lane = f.lane, src = (lane ^ lane_mask) & 31;
+    T r;
+    memcpy(&x[lane], &v, sizeof v);
+    __syncwarp(mask);
+    memcpy(&r, &x[src], sizeof r);
+    return r;
+}
+
+/* ---- half types ------------------------------------------------------------ */
+
+struct __half { uint16_t bits; };
+struct __nv_bfloat16 { uint16_t bits; };
+
+static inline float __uint_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t __float_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline __half __ushort_as_half(unsigned short u) { __half h; h.bits = u; return h; }
+static inline unsigned short __half_as_ushort(__half h) { return h.bits; }
+
+static inline float __half2float(__half h) {
+    uint32_t s = (uint32_t)(h.bits >> 15) << 31, e = (h.bits >> 10) & 31, m = h.bits & 1023;
+    if (e == 31) return __uint_as_float(s | 0x7f800000u | (m << 13));
+    if (e == 0) return (s ? -1.0f : 1.0f) * ldexpf((float)m, -24);
+    return __uint_as_float(s | ((e + 112) << 23) | (m << 13));
+}
+
+/* round to nearest even, overflow to infinity (the hardware's
+ * conversion; sdx's stores saturate before calling it) */
+static inline __half __float2half_rn(float f) {
+    uint32_t x = __float_as_uint(f), s = (x >> 16) & 0x8000u;
+    float a = fabsf(f);
+    __half h;
+    if (a != a) { h.bits = (uint16_t)(s | 0x7e00u); return h; }
+    if (a >= 65520.0f) { h.bits = (uint16_t)(s | 0x7c00u); return h; }
+    if (a < 6.103515625e-05f) {                         /* subnormal: multiples of 2^-24 */
+        h.bits = (uint16_t)(s | (uint32_t)nearbyintf(a * 16777216.0f));
+        return h;
+    }
+    {
+        uint32_t u = __float_as_uint(a), e = (u >> 23) - 112, m = u & 0x7fffffu;
+        uint32_t r = (e << 10) | (m >> 13), rest = m & 0x1fffu;
+        if (rest > 0x1000u || (rest == 0x1000u && (r & 1))) r++;
+        h.bits = (uint16_t)(s | r);
+        return h;
+    }
+}
+
+static inline float sdx_sim_to_float(float v) { return v; }
+static inline float sdx_sim_to_float(__half v) { return __half2float(v); }
+static inline float sdx_sim_to_float(__nv_bfloat16 v) { return __uint_as_float((uint32_t)v.bits << 16); }
+
+/* ---- wmma ------------------------------------------------------------------- */
+
+namespace nvcuda {
+namespace wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <typename Use, int M_, int N_, int K_> struct dims;
+template <int M_, int N_, int K_> struct dims<matrix_a, M_, N_, K_> { enum { rows = M_, cols = K_ }; };
+template <int M_, int N_, int K_> struct dims<matrix_b, M_, N_, K_> { enum { rows = K_, cols = N_ }; };
+template <int M_, int N_, int K_> struct dims<accumulator, M_, N_, K_> { enum { rows = M_, cols = N_ }; };
+
+/* Element i of lane l's fragment: an index into the row-major tile of n
+ * elements (a power of two), scrambled so that no plausible layout
+ * matches it. */
+static inline int sdx_sim_elem(int lane, int i, int n) { return ((lane + 32 * i) * 97 + 13) & (n - 1); }
+
+
+template <typename Use, int M_, int N_, int K_, typename T, typename Layout = void>
+struct fragment {
+    enum { rows = dims<Use, M_, N_, K_>::rows, cols = dims<Use, M_, N_, K_>::cols, num_elements = rows * cols / 32 };
+    T x[num_elements];
+};
+
+template <typename Use, int M_, int N_, int K_, typename T, typename L>
+static inline void fill_fragment(fragment<Use, M_, N_, K_, T, L> &f, T v) {
+    for (int i = 0; i < f.num_elements; i++) f.x[i] = v;
+}
+
+static inline int col_major_of(row_major) { return 0; }
+static inline int col_major_of(col_major) { return 1; }
+
+template <typename Use, int M_, int N_, int K_, typename T, typename L>
+static inline void load_matrix_sync(fragment<Use, M_, N_, K_, T, L> &f, const T *p, unsigned ldm) {
+    typedef fragment<Use, M_, N_, K_, T, L> F;
+    int lane = sdx_sim::self().lane, cm = col_major_of(L());
+    for (int i = 0; i < F::num_elements; i++) {
+        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
+        f.x[i] = cm ? p[(size_t)c * ldm + r] : p[(size_t)r * ldm + c];
+    }
+}
+
+template <int M_, int N_, int K_>
+static inline void load_matrix_sync(fragment<accumulator, M_, N_, K_, float> &f, const float *p, unsigned ldm, layout_t l) {
+    typedef fragment<accumulator, M_, N_, K_, float> F;
+    int lane = sdx_sim::self().lane;
+    for (int i = 0; i < F::num_elements; i++) {
+        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
+        f.x[i] = l == mem_col_major ? p[(size_t)c * ldm + r] : p[(size_t)r * ldm + c];
+    }
+}
+
+template <int M_, int N_, int K_>
+static inline void store_matrix_sync(float *p, const fragment<accumulator, M_, N_, K_, float> &f, unsigned ldm, layout_t l) {
+    typedef fragment<accumulator, M_, N_, K_, float> F;
+    int lane = sdx_sim::self().lane;
+    for (int i = 0; i < F::num_elements; i++) {
+        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
+        if (l == mem_col_major) p[(size_t)c * ldm + r] = f.x[i];
+        else p[(size_t)r * ldm + c] = f.x[i];
+    }
+}
+
+/* d = a b + c over the warp: every lane publishes its elements, then
+ * computes its own elements of d (f32 products of the 16-bit inputs,
+ * exact, summed in order k = 0..K-1). */
+template <int M_, int N_, int K_, typename T, typename LA, typename LB>
+static inline void mma_sync(fragment<accumulator, M_, N_, K_, float> &d, const fragment<matrix_a, M_, N_, K_, T, LA> &a,
+                            const fragment<matrix_b, M_, N_, K_, T, LB> &b, const fragment<accumulator, M_, N_, K_, float> &c) {
+    static_assert(M_ * K_ <= 256 && K_ * N_ <= 256 && M_ * N_ <= 256, "tile too large for the exchange");
+    sdx_sim::fiber &f = sdx_sim::self();
+    float (*x)[256] = sdx_sim::M().mma[f.warp][f.xchg++ & 1];
+    int lane = f.lane;
+    for (int i = 0; i < a.num_elements; i++) x[0][sdx_sim_elem(lane, i, M_ * K_)] = sdx_sim_to_float(a.x[i]);
+    for (int i = 0; i < b.num_elements; i++) x[1][sdx_sim_elem(lane, i, K_ * N_)] = sdx_sim_to_float(b.x[i]);
+    for (int i = 0; i < c.num_elements; i++) x[2][sdx_sim_elem(lane, i, M_ * N_)] = c.x[i];
+    __syncwarp();
+    for (int i = 0; i < d.num_elements; i++) {
+        int e = sdx_sim_elem(lane, i, M_ * N_), r = e / N_, col = e % N_;
+        float s = x[2][e];
+        for (int k = 0; k < K_; k++) s = fmaf(x[0][r * K_ + k], x[1][k * N_ + col], s);
+        d.x[i] = s;
+    }
+}
+
+}  /* namespace wmma */
+}  /* namespace nvcuda */
+
+/* ---- runtime ------------------------------------------------------------------ */
+
+typedef int hipError_t;
+enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorMemoryAllocation = 2, hipErrorNoDevice = 100, hipErrorLaunchFailure = 719 };
+enum hipMemcpyKind { hipMemcpyHostToDevice = 1, hipMemcpyDeviceToHost = 2, hipMemcpyDeviceToDevice = 3 };
+enum hipFuncAttribute { hipFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+struct hipDeviceProp_t {
+    char name[256];
+    int major, minor, warpSize, multiProcessorCount;
+    size_t totalGlobalMem, sharedMemPerBlockOptin;
+};
+
+#define SDX_SIM_MEMORY ((size_t)8 << 30)
+
+static inline hipError_t hipGetLastError(void) {
+    sdx_sim::machine &m = sdx_sim::M();
+    return m.error ? hipErrorLaunchFailure : hipSuccess;
+}
+static inline const char *hipGetErrorString(hipError_t e) {
+    return e == hipSuccess ? "no error" : e == hipErrorLaunchFailure ? sdx_sim::M().why : e == hipErrorMemoryAllocation ? "out of memory" : "invalid value";
+}
+static inline hipError_t hipGetDeviceCount(int *n) { *n = 1; return hipSuccess; }
+static inline hipError_t hipSetDevice(int d) { return d == 0 ? hipSuccess : hipErrorInvalidValue; }
+static inline hipError_t hipGetDevice(int *d) { *d = 0; return hipSuccess; }
+static inline hipError_t hipGetDeviceProperties(hipDeviceProp_t *p, int d) {
+    if (d != 0) return hipErrorInvalidValue;
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "sdx simulator (tests/gpu/sim.h)");
+    p->major = 9;
+    p->warpSize = 32;
+    p->multiProcessorCount = 4;
+    p->totalGlobalMem = SDX_SIM_MEMORY;
+    p->sharedMemPerBlockOptin = sdx_sim::SMEM_MAX;
+    return hipSuccess;
+}
+/* Allocations carry their size in front, so the simulated memory is counted. */
+static inline hipError_t hipMalloc(void **p, size_t bytes) {
+    size_t *b;
+    if (sdx_sim::M().allocated + bytes > SDX_SIM_MEMORY || !(b = (size_t *)malloc(bytes + 16))) return hipErrorMemoryAllocation;
+    b[0] = bytes;
+    sdx_sim::M().allocated += bytes;
+    *p = (char *)b + 16;
+    return hipSuccess;
+}
+static inline hipError_t hipFree(void *p) {
+    if (p) {
+        size_t *b = (size_t *)((char *)p - 16);
+        sdx_sim::M().allocated -= b[0];
+        free(b);
+    }
+    return hipSuccess;
+}
+static inline hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, hipMemcpyKind kind) {
+    (void)kind;
+    if (sdx_sim::M().error) return hipErrorLaunchFailure;     /* a faulted context fails every call after */
+    memmove(dst, src, bytes);
+    return hipSuccess;
+}
+static inline hipError_t hipMemGetInfo(size_t *free_bytes, size_t *total) {
+    *total = SDX_SIM_MEMORY;
+    *free_bytes = SDX_SIM_MEMORY - sdx_sim::M().allocated;
+    return hipSuccess;
+}
+static inline hipError_t hipDeviceSynchronize(void) { return hipGetLastError(); }
+
+static inline hipError_t hipFuncSetAttribute(const void *kernel, hipFuncAttribute attr, int value) {
+    sdx_sim::machine &m = sdx_sim::M();
+    if (attr != hipFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > sdx_sim::SMEM_MAX) return hipErrorInvalidValue;
+    for (int i = 0; i < m.n_granted; i++)
+        if (m.granted_kernel[i] == kernel) { m.granted_bytes[i] = value; return hipSuccess; }
+    if (m.n_granted == sdx_sim::MAX_GRANTS) return hipErrorInvalidValue;
+    m.granted_kernel[m.n_granted] = kernel;
+    m.granted_bytes[m.n_granted++] = value;
+    return hipSuccess;
+}
+
+/* The launch helper sdx_hip.h calls in place of kernel<<<...>>>(...). */
+template <typename... P, typename... A>
+static inline void sdx_sim_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
+    sdx_sim::launch((const void *)kernel, grid, block, smem, [=] { kernel(((P)args)...); });
+}
+
+static inline void *sdx_sim_dynamic_smem(void) { return sdx_sim::M().dyn; }
+
+#endif
