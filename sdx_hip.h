@@ -372,56 +372,58 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
 
 /* ---- group norm ---------------------------------------------------------- */
 /* Each (image, group) is split over `parts` blocks so that large groups
- * (the VAE at 1024 px: 4 M values) fill the GPU. Two passes with f64
- * partial sums: the mean, then the squared deviations from it, so large
- * offsets cost no precision; a third pass normalises. part_sum and
- * part_sq hold one value per block. */
+ * (the VAE at 1024 px: 4 M values) fill the GPU. One statistics pass: f64
+ * sums of x - K and (x - K)^2 per block, K being the group's first value.
+ * The shift keeps E[(x-K)^2] - E[x-K]^2 free of cancellation even when
+ * the mean is far from zero relative to the spread (K is a sample of the
+ * group, so |mean - K| is a few deviations); f64 keeps sums past f16's and
+ * f32's reach exact enough. Then one pass normalises. part_sum and
+ * part_sq hold one value per block, shift one per group (y may alias x,
+ * so the apply pass cannot read K back from x). */
 
 #define SDX__HIP_GN_THREADS 512
 
-__global__ void sdx__hip_k_gn_sum(const void *x, int xt, int64_t count, int parts, double *part_sum) {
+__global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
+                                    double *shift_of) {
     __shared__ double buf[32];
     int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
-    double s = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) s += (double)sdx__hip_ld(x, xt, g * count + i);
-    s = sdx__hip_block_sum(s, buf);
-    if (threadIdx.x == 0) part_sum[g * parts + blockIdx.x] = s;
-}
-
-static __device__ double sdx__hip_gn_mean(const double *part_sum, int64_t g, int parts, int64_t count) {
-    double s = 0;
-    for (int p = 0; p < parts; p++) s += part_sum[g * parts + p];
-    return count ? s / (double)count : 0.0;
-}
-
-__global__ void sdx__hip_k_gn_var(const void *x, int xt, int64_t count, int parts, const double *part_sum, double *part_sq) {
-    __shared__ double buf[32];
-    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
-    int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
-    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
+    double shift = (double)sdx__hip_ld(x, xt, g * count), s = 0, q = 0;
     for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        double d = (double)sdx__hip_ld(x, xt, g * count + i) - mean;
+        double d = (double)sdx__hip_ld(x, xt, g * count + i) - shift;
+        s += d;
         q += d * d;
     }
+    s = sdx__hip_block_sum(s, buf);
     q = sdx__hip_block_sum(q, buf);
-    if (threadIdx.x == 0) part_sq[g * parts + blockIdx.x] = q;
+    if (threadIdx.x == 0) {
+        part_sum[g * parts + blockIdx.x] = s;
+        part_sq[g * parts + blockIdx.x] = q;
+        if (blockIdx.x == 0) shift_of[g] = shift;
+    }
 }
 
 __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
-                                    const double *part_sq, int64_t groups, int64_t spatial, float eps,
+                                    const double *part_sq, const double *shift_of, int64_t groups, int64_t spatial, float eps,
                                     const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
     int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts, cpg = count / spatial;  /* spatial > 0 */
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
-    double mean = sdx__hip_gn_mean(part_sum, g, parts, count), q = 0;
-    float rstd, fmean = (float)mean;
-    for (int p = 0; p < parts; p++) q += part_sq[g * parts + p];
-    rstd = (float)(1.0 / sqrt((count ? q / (double)count : 0.0) + (double)eps));
+    double sum = 0, sq = 0, mean_shifted, var;
+    float rstd, fmean;
+    for (int p = 0; p < parts; p++) {
+        sum += part_sum[g * parts + p];
+        sq += part_sq[g * parts + p];
+    }
+    mean_shifted = count ? sum / (double)count : 0.0;
+    var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
+    fmean = (float)(shift_of[g] + mean_shifted);
+    rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
     for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
         int64_t ch = (g % groups) * cpg + i / spatial;
         float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
-        float mul = gm * rstd, add = bt - fmean * mul;
-        float v = sdx__hip_ld(x, xt, g * count + i) * mul + add;
+        /* x - mean first, as the CPU: x * mul + (beta - mean * mul) would
+         * cancel when the mean is large against the spread */
+        float v = (sdx__hip_ld(x, xt, g * count + i) - fmean) * (gm * rstd) + bt;
         if (fuse_silu) v = sdx__hip_silu(v);
         sdx__hip_st(y, yt, g * count + i, v);
     }
@@ -433,10 +435,11 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
                                       const void *gamma, int gt, const void *beta, int btt) {
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
-    float s = 0, q = 0, mean, rstd;
+    float s = 0, q = 0, mean, rstd, shift;
     if (r >= rows) return;      /* whole warps leave together */
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i);
-    mean = sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
+    shift = sdx__hip_ld(x, xt, r * d);  /* summing x - x[0] keeps a mean far from 0 exact (as the CPU) */
+    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i) - shift;
+    mean = shift + sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
     for (int64_t i = lane; i < d; i += SDX__HIP_WARP) { float v = sdx__hip_ld(x, xt, r * d + i) - mean; q += v * v; }
     rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
     for (int64_t i = lane; i < d; i += SDX__HIP_WARP) {
@@ -1168,15 +1171,14 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     /* about 16 K values per block, at most 128 blocks per group */
     parts = (int)((count + 16383) / 16384);
     parts = parts < 1 ? 1 : (parts > 128 ? 128 : parts);
-    if ((rc = sdx__hip_scratch(ctx, s, (size_t)(2 * ng * parts))) != SDX_OK) return rc;
+    if ((rc = sdx__hip_scratch(ctx, s, (size_t)((2 * parts + 1) * ng))) != SDX_OK) return rc;
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
-        double *psum = s->scratch, *psq = s->scratch + ng * parts;
-        sdx__hip_launch(sdx__hip_k_gn_sum, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum);
-        sdx__hip_launch(sdx__hip_k_gn_var, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq);
-        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
-                                                           eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
-                                                           beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
+        double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
+        sdx__hip_launch(sdx__hip_k_gn_stats, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq, shift);
+        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq,
+                        shift, groups, spatial, eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
+                        beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
     return sdx__hip_check(ctx, op);
 }

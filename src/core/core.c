@@ -566,14 +566,19 @@ static void sdx__moments(const sdx_tensor *x, int64_t off, int64_t n, double *me
     *var = sdx__round_f16(q / (float)n);
 #else
     double s = 0, q = 0, m;
+    float shift = 0.0f;
+    if (n) sdx__load_f32(x->data, x->dtype, off, 1, &shift);
     for (int64_t i = 0; i < n; i += SDX__CHUNK) {
         int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
-        float part = 0;     /* short f32 partial sums, exact enough and fast */
+        /* short f32 partial sums, exact enough and fast, of x minus the
+         * first value: a mean far from zero against the spread would
+         * otherwise cost the f32 sums their low bits */
+        float part = 0;
         sdx__load_f32(x->data, x->dtype, off + i, c, buf);
-        for (int64_t j = 0; j < c; j++) part += buf[j];
+        for (int64_t j = 0; j < c; j++) part += buf[j] - shift;
         s += part;
     }
-    m = n ? s / (double)n : 0.0;
+    m = n ? (double)shift + s / (double)n : 0.0;
     for (int64_t i = 0; i < n; i += SDX__CHUNK) {
         int64_t c = SDX__MIN((int64_t)SDX__CHUNK, n - i);
         double part = 0;

@@ -27,11 +27,15 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
             int64_t ch = g * cpg + c;
             float gm = a->gamma ? sdx__get_f32(a->gamma, ch) : 1.0f;
             float bt = a->beta ? sdx__get_f32(a->beta, ch) : 0.0f;
-            float mul = gm * rstd, add = bt - (float)mean * mul;
+            /* x - mean first: x * mul + (beta - mean * mul) cancels when the
+             * mean is large against the spread, and then depends on whether
+             * the compiler contracts it into an FMA (the tiled VAE decode
+             * applies the same map, sdx__vae_norm_affine) */
+            float mul = gm * rstd, fmean = (float)mean;
             for (int64_t i = 0; i < a->spatial; i += SDX__CHUNK) {
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
-                for (int64_t j = 0; j < n; j++) buf[j] = buf[j] * mul + add;
+                for (int64_t j = 0; j < n; j++) buf[j] = (buf[j] - fmean) * mul + bt;
                 if (a->fuse_silu) sdx__ew_apply(SDX__OP_SILU, buf, NULL, n, 0, a->fast);
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }

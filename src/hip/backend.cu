@@ -241,15 +241,14 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     /* about 16 K values per block, at most 128 blocks per group */
     parts = (int)((count + 16383) / 16384);
     parts = parts < 1 ? 1 : (parts > 128 ? 128 : parts);
-    if ((rc = sdx__hip_scratch(ctx, s, (size_t)(2 * ng * parts))) != SDX_OK) return rc;
+    if ((rc = sdx__hip_scratch(ctx, s, (size_t)((2 * parts + 1) * ng))) != SDX_OK) return rc;
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
-        double *psum = s->scratch, *psq = s->scratch + ng * parts;
-        sdx__hip_launch(sdx__hip_k_gn_sum, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum);
-        sdx__hip_launch(sdx__hip_k_gn_var, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq);
-        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq, groups, spatial,
-                                                           eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
-                                                           beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
+        double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
+        sdx__hip_launch(sdx__hip_k_gn_stats, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq, shift);
+        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq,
+                        shift, groups, spatial, eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
+                        beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
     return sdx__hip_check(ctx, op);
 }

@@ -75,26 +75,26 @@ static void sdx__vae_stats_range(void *arg, int64_t begin, int64_t end, int thre
     for (int64_t g = begin; g < end; g++) sdx__moments(a->x, g * a->n, a->n, &a->mean[g], &a->var[g]);
 }
 
-/* Per-group mean and variance -> the per-channel GroupNorm affine map. */
+/* GroupNorm as a per-channel map y = (x - norm[C + c]) * norm[c] +
+ * norm[2C + c] (scale, the group's mean, beta), C the plane's channels:
+ * subtracting the mean first, as sdx__cpu_group_norm does, so a mean far
+ * from zero against the spread costs no precision. norm: 3C floats. */
 static int sdx__vae_norm_affine(sdx__vae_tiler *t, int64_t c, const double *mean, const double *var, const sdx_tensor *gamma,
-                                const sdx_tensor *beta, float *mul, float *add) {
+                                const sdx_tensor *beta, float *norm) {
     int64_t cpg = c / SDX__VAE_GROUPS;
     int rc;
-    if ((rc = sdx__download(t->ctx, mul, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, add, beta)) != SDX_OK) return rc;
+    if ((rc = sdx__download(t->ctx, norm, gamma)) != SDX_OK || (rc = sdx__download(t->ctx, norm + 2 * c, beta)) != SDX_OK) return rc;
     for (int64_t ch = 0; ch < c; ch++) {
         int64_t g = ch / cpg;
-        float rstd = (float)(1.0 / sqrt(var[g] + (double)SDX__VAE_EPS)), m = mul[ch] * rstd;
-        mul[ch] = m;
-        add[ch] = add[ch] - (float)mean[g] * m;
+        norm[ch] *= (float)(1.0 / sqrt(var[g] + (double)SDX__VAE_EPS));
+        norm[c + ch] = (float)mean[g];
     }
     return SDX_OK;
 }
 
-/* GroupNorm of a whole plane as a per-channel affine map, computed as
- * sdx__cpu_group_norm does: y = x * mul[c] + add[c]. mul/add: [C] floats
- * (host, from the arena). */
-static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta,
-                               float *mul, float *add) {
+/* GroupNorm of a whole plane as that per-channel map (host, from the
+ * arena). */
+static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx_tensor *gamma, const sdx_tensor *beta, float *norm) {
     int64_t c = x->shape[1], cpg = c / SDX__VAE_GROUPS;
     double mean[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
     sdx__vae_stats_args a;
@@ -103,20 +103,21 @@ static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx
     a.mean = mean;
     a.var = var;
     sdx__parallel_for(t->ctx, SDX__VAE_GROUPS, sdx__vae_stats_range, &a);
-    return sdx__vae_norm_affine(t, c, mean, var, gamma, beta, mul, add);
+    return sdx__vae_norm_affine(t, c, mean, var, gamma, beta, norm);
 }
 
 /* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
  * larger (nearest) into dst f32 [C, h, w]. Outside the plane: zero, or the
- * wrapped-around value when circular. With mul/add, values from the plane
- * become silu(x * mul[c] + add[c]) (GroupNorm + SiLU; the padding stays
- * zero, as it pads the normalised tensor). */
+ * wrapped-around value when circular. With norm, values from the plane
+ * become silu((x - mean) * scale + beta) (GroupNorm + SiLU, the map of
+ * sdx__vae_norm_affine; the padding stays zero, as it pads the
+ * normalised tensor). */
 typedef struct sdx__vae_cut {
     float *dst, *rows;       /* rows: one source row per thread */
     const sdx_tensor *src;
     int64_t y0, x0, h, w;
     int up, circular;
-    const float *mul, *add;
+    const float *norm;
 } sdx__vae_cut;
 
 static int64_t sdx__vae_wrap(int64_t i, int64_t n) { return ((i % n) + n) % n; }
@@ -145,8 +146,9 @@ static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread
                     x = sdx__vae_wrap(x, W);
                 }
                 val = row[x / a->up];
-                if (a->mul) {
-                    val = val * a->mul[c] + a->add[c];
+                if (a->norm) {
+                    int64_t nc = a->src->shape[1];
+                    val = (val - a->norm[nc + c]) * a->norm[c] + a->norm[2 * nc + c];
                     val = val / (1.0f + expf(-val));
                 }
                 d[xx] = val;
@@ -162,7 +164,7 @@ static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread
 typedef struct sdx__vae_stage {
     const sdx_tensor *src, *w, *b, *res;
     sdx_tensor *dst;
-    const float *mul, *add;  /* GroupNorm + SiLU of src, or NULL */
+    const float *norm;       /* GroupNorm + SiLU of src, or NULL */
     int up, stride;
 } sdx__vae_stage;
 
@@ -198,8 +200,7 @@ static int sdx__vae_stage_compute(sdx__vae_tiler *t, const sdx__vae_stage *s, in
     cut.w = (tw - 1) * s->stride + k;
     cut.up = s->up;
     cut.circular = t->circular && pad;
-    cut.mul = s->mul;
-    cut.add = s->add;
+    cut.norm = s->norm;
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, cin)) != SDX_OK) return rc;
     if (!sdx__arena_tensor4(t->arena, out, t->act, 1, cout, th, tw))
         return sdx__nomem(t->ctx, "VAE tile", sdx_tensor_nbytes(out));
@@ -294,15 +295,13 @@ static sdx__vae_stage sdx__vae_stage_of(const sdx_tensor *src, const sdx_tensor 
 }
 
 /* A ResBlock's second half: *x += conv2(silu(norm2(hid))), in place.
- * mul/add: room for hid's channels. */
-static int sdx__vae_tiled_res_tail(sdx__vae_tiler *t, sdx_tensor *x, const sdx_tensor *hid, const sdx__vae_res *b, float *mul,
-                                   float *add) {
+ * norm: room for hid's channels (3C floats). */
+static int sdx__vae_tiled_res_tail(sdx__vae_tiler *t, sdx_tensor *x, const sdx_tensor *hid, const sdx__vae_res *b, float *norm) {
     sdx__vae_stage s;
     int rc;
-    if ((rc = sdx__vae_plane_norm(t, hid, b->norm2_w, b->norm2_b, mul, add)) != SDX_OK) return rc;
+    if ((rc = sdx__vae_plane_norm(t, hid, b->norm2_w, b->norm2_b, norm)) != SDX_OK) return rc;
     s = sdx__vae_stage_of(hid, b->conv2_w, b->conv2_b, x);
-    s.mul = mul;
-    s.add = add;
+    s.norm = norm;
     s.res = x;
     return sdx__vae_stage_run(t, &s);
 }
@@ -313,18 +312,16 @@ static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_r
     sdx_tensor hid, skip;
     sdx__vae_stage s;
     sdx__mark m = sdx__arena_mark(t->arena);
-    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
-    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)c);
+    float *norm = (float *)sdx__arena_host_alloc(t->arena, 3 * sizeof(float) * (size_t)c);
     int rc;
     hid.data = skip.data = NULL;
-    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)c); goto done; }
+    if (!norm) { rc = sdx__nomem(t->ctx, "VAE norm", 3 * sizeof(float) * (size_t)c); goto done; }
     /* conv1(silu(norm1(x))) */
-    if ((rc = sdx__vae_plane_norm(t, x, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+    if ((rc = sdx__vae_plane_norm(t, x, b->norm1_w, b->norm1_b, norm)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK)
         goto done;
     s = sdx__vae_stage_of(x, b->conv1_w, b->conv1_b, &hid);
-    s.mul = mul;
-    s.add = add;
+    s.norm = norm;
     if ((rc = sdx__vae_stage_run(t, &s)) != SDX_OK) goto done;
     if (b->skip_w) {   /* the shortcut replaces x */
         if ((rc = sdx__vae_plane_new(t, &skip, t->act, b->cout, h, w)) != SDX_OK) goto done;
@@ -334,7 +331,7 @@ static int sdx__vae_tiled_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__vae_r
         *x = skip;
         skip.data = NULL;
     }
-    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, norm);
 done:
     sdx__vae_plane_free(t, &hid);
     sdx__vae_plane_free(t, &skip);
@@ -408,8 +405,8 @@ static int sdx__vae_conv_put(sdx__vae_tiler *t, const sdx_tensor *in, const sdx_
  * is computed over the tile and its 1-pixel margin, clipped to the
  * image; cut from that window as from a plane, whatever lies outside it
  * lies outside the image and reads as conv1's zero padding. */
-static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *mul,
-                                const float *add, sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
+static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, const sdx__vae_res *b, const float *norm,
+                                sdx_tensor *hid, sdx_tensor *res, int64_t y0, int64_t x0, int64_t th,
                                 int64_t tw) {
     int64_t h = hid->shape[2], w = hid->shape[3], c = up->w->shape[0];
     int64_t wy0 = SDX__MAX(y0 - 1, (int64_t)0), wx0 = SDX__MAX(x0 - 1, (int64_t)0);
@@ -428,8 +425,7 @@ static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, con
     cut.h = th + 2;
     cut.w = tw + 2;
     cut.up = 1;
-    cut.mul = mul;
-    cut.add = add;
+    cut.norm = norm;
     if ((rc = sdx__vae_cut_to(t, &tin, &cut, c)) != SDX_OK ||
         (rc = sdx__vae_conv_put(t, &tin, b->conv1_w, b->conv1_b, hid, y0, x0, th, tw)) != SDX_OK)
         return rc;
@@ -438,7 +434,7 @@ static int sdx__vae_up_res_tile(sdx__vae_tiler *t, const sdx__vae_stage *up, con
     cut.x0 = x0 - wx0;
     cut.h = th;
     cut.w = tw;
-    cut.mul = cut.add = NULL;
+    cut.norm = NULL;
     if ((rc = sdx__vae_cut_to(t, &inner, &cut, c)) != SDX_OK) return rc;
     if (b->skip_w) return sdx__vae_conv_put(t, &inner, b->skip_w, b->skip_b, res, y0, x0, th, tw);
     if ((rc = sdx__vae_tile_host(t, &inner, &iv)) != SDX_OK) return rc;
@@ -456,13 +452,12 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
     double count[SDX__VAE_GROUPS], mean[SDX__VAE_GROUPS], m2[SDX__VAE_GROUPS], var[SDX__VAE_GROUPS];
     sdx__vae_stage up = sdx__vae_stage_of(x, lv->resample_w, lv->resample_b, NULL);
     sdx__mark m = sdx__arena_mark(t->arena);
-    float *mul = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
-    float *add = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
+    float *norm = (float *)sdx__arena_host_alloc(t->arena, 3 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout));
     sdx_tensor hid, res;
     int rc = SDX_OK;
     hid.data = res.data = NULL;
     up.up = 2;
-    if (!mul || !add) { rc = sdx__nomem(t->ctx, "VAE norm", 2 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout)); goto done; }
+    if (!norm) { rc = sdx__nomem(t->ctx, "VAE norm", 3 * sizeof(float) * (size_t)SDX__MAX(c, (int64_t)b->cout)); goto done; }
     memset(count, 0, sizeof count);
     memset(mean, 0, sizeof mean);
     memset(m2, 0, sizeof m2);
@@ -476,13 +471,13 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
         sdx__arena_release(t->arena, tm);
     }
     for (int g = 0; g < SDX__VAE_GROUPS; g++) var[g] = count[g] > 0 ? m2[g] / count[g] : 0.0;
-    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, var, b->norm1_w, b->norm1_b, mul, add)) != SDX_OK ||
+    if (rc != SDX_OK || (rc = sdx__vae_norm_affine(t, c, mean, var, b->norm1_w, b->norm1_b, norm)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &hid, t->act, b->cout, h, w)) != SDX_OK ||
         (rc = sdx__vae_plane_new(t, &res, t->act, b->cout, h, w)) != SDX_OK)
         goto done;
     for (int64_t i = 0; i < ny * nx && rc == SDX_OK; i++) {
         sdx__mark tm = sdx__arena_mark(t->arena);
-        if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, mul, add, &hid, &res, y0, x0, th, tw);
+        if (sdx__vae_tile_at(ny, nx, h, w, i, &y0, &x0, &th, &tw)) rc = sdx__vae_up_res_tile(t, &up, b, norm, &hid, &res, y0, x0, th, tw);
         sdx__arena_release(t->arena, tm);
     }
     sdx__vae_weights_done(t, up.w, up.b);
@@ -492,7 +487,7 @@ static int sdx__vae_tiled_up_res(sdx__vae_tiler *t, sdx_tensor *x, const sdx__va
     sdx__vae_plane_free(t, x);
     *x = res;
     res.data = NULL;
-    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, mul, add);
+    rc = sdx__vae_tiled_res_tail(t, x, &hid, b, norm);
 done:
     sdx__vae_plane_free(t, &hid);
     sdx__vae_plane_free(t, &res);
@@ -561,7 +556,7 @@ static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, c
     sdx_tensor x;
     sdx__vae_stage s;
     sdx__mark m = sdx__arena_mark(arena);
-    float *mul, *add;
+    float *norm;
     int64_t c0 = d->level[0].ch;
     int rc;
     sdx__vae_tiler_init(&t, ctx, v, arena, ny, nx);
@@ -571,15 +566,13 @@ static int sdx__vae_decode_tiled(sdx_ctx *ctx, sdx__vae *v, sdx__arena *arena, c
     if (v->low_memory) sdx__wset_release_all(&v->w);   /* the mid block's weights; the levels read theirs again */
     if (rc == SDX_OK) rc = sdx__vae_tiled_levels(&t, &x, d, 1);
     if (rc == SDX_OK) {
-        mul = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
-        add = (float *)sdx__arena_host_alloc(arena, sizeof(float) * (size_t)c0);
-        if (!mul || !add) rc = sdx__nomem(ctx, "VAE norm", 2 * sizeof(float) * (size_t)c0);
-        else rc = sdx__vae_plane_norm(&t, &x, d->norm_out_w, d->norm_out_b, mul, add);
+        norm = (float *)sdx__arena_host_alloc(arena, 3 * sizeof(float) * (size_t)c0);
+        if (!norm) rc = sdx__nomem(ctx, "VAE norm", 3 * sizeof(float) * (size_t)c0);
+        else rc = sdx__vae_plane_norm(&t, &x, d->norm_out_w, d->norm_out_b, norm);
         if (rc == SDX_OK) {
             sdx__trace_at(ctx, SDX__PART_VAE, "decoder.conv_out (tiled)");
             s = sdx__vae_stage_of(&x, d->conv_out_w, d->conv_out_b, image);
-            s.mul = mul;
-            s.add = add;
+            s.norm = norm;
             rc = sdx__vae_stage_run(&t, &s);
         }
     }

@@ -399,15 +399,19 @@ static int gpu_half_stress_cases_stay_finite(void) {
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
     t_seed(6);
-    /* group norm: [1, 320, 128, 128] in [10, 35]: group sums ~3.7e6 */
-    for (int i = 0; i < 2 && rc == T_PASS; i++) {
-        sdx_dtype dt = i ? SDX_BF16 : SDX_F16;
+    /* group norm: [1, 320, 128, 128] in [10, 35]: group sums ~3.7e6; then
+     * f32 values 1e4 +- 1, where sums of squares lose the variance to
+     * cancellation unless the statistics are shifted */
+    for (int i = 0; i < 3 && rc == T_PASS; i++) {
+        static const char *what[3] = { "group_norm f16, sums past 65504", "group_norm bf16, sums past 65504",
+                                       "group_norm f32, mean 1e4 times the deviation" };
+        sdx_dtype dt = i == 0 ? SDX_F16 : i == 1 ? SDX_BF16 : SDX_F32;
         int64_t xs[4] = { 1, 320, 128, 128 };
         tg_t x, y;
-        T_CHECK(tg_make(gpu, &x, dt, 4, xs, 7, 22.5) && tg_make(gpu, &y, dt, 4, xs, 0, 0), "alloc");
+        T_CHECK(tg_make(gpu, &x, dt, 4, xs, i < 2 ? 7 : 1, i < 2 ? 22.5 : 1e4) && tg_make(gpu, &y, dt, 4, xs, 0, 0), "alloc");
         T_CHECK(sdx__cpu_group_norm(cpu, &y.host, &x.host, 32, 1e-6f, NULL, NULL, 0, SDX_F32) == SDX_OK &&
                 sdx__group_norm(gpu, &y.dev, &x.dev, 32, 1e-6f, NULL, NULL, 0, SDX_F32) == SDX_OK, "group_norm: %s", sdx_last_error(gpu));
-        rc = tg_finite_and_close(gpu, &y, 1e-3, dt == SDX_F16 ? "group_norm f16, sums past 65504" : "group_norm bf16, sums past 65504");
+        rc = tg_finite_and_close(gpu, &y, i < 2 ? 1e-3 : 1e-5, what[i]);
         tg_free(gpu, &x); tg_free(gpu, &y);
     }
     /* attention: q, k ~ 34 +- 0.3, D 64: every q.k above 65504 */
@@ -460,9 +464,13 @@ static int gpu_half_stress_cases_stay_finite(void) {
 /* Every pipeline case of golden/<area>/index.json, generated on the GPU
  * with f32 activations (SDX_ACT_F32, the exact mode): the final latent
  * within rel-L2 1e-3 of the golden latent. Then with the GPU's default
- * half activations (sdx_model_desc.activations): finite, and its
- * distance to the golden and to the CPU storing the same types part by
- * part reported, to set their bounds from (no GPU has run it yet). */
+ * half activations (sdx_model_desc.activations): finite, within the
+ * precision policy's half budget (1e-2) of the golden, and within twice
+ * it of the CPU storing the same types part by part (two runs each within
+ * the budget of the golden). On the simulator (tests/gpu/sim.h) the
+ * latents land 2.5e-3 to 6.0e-3 from the goldens and 3.4e-3 to 8.8e-3
+ * from the CPU: the GPU rounds the attention's P to f16 where the CPU
+ * keeps f32, and sums in another order. */
 static int tg_area(const char *area) {
     t_golden_case cases[8];
     sdx_model *m = NULL, *half = NULL, *cpu_half = NULL;
@@ -508,6 +516,11 @@ static int tg_area(const char *area) {
                sdx_dtype_name((sdx_dtype)half->vae.act_type), rel_half, rel_cpu);
         if (!(rel <= 1e-3)) { snprintf(t_msg, sizeof t_msg, "%s/%s: latent rel-L2 %.3g > 1e-3", area, c->name, rel); rc = T_FAIL; }
         if (sdx__has_nonfinite(&rh.latents[0])) { snprintf(t_msg, sizeof t_msg, "%s/%s: half activations: not finite", area, c->name); rc = T_FAIL; }
+        else if (!(rel_half <= 1e-2 && rel_cpu <= 2e-2)) {
+            snprintf(t_msg, sizeof t_msg, "%s/%s: half activations: latent rel-L2 %.3g to the golden (bound 1e-2), %.3g to the CPU "
+                     "(bound 2e-2)", area, c->name, rel_half, rel_cpu);
+            rc = T_FAIL;
+        }
         sdx_gen_result_free(ctx, &res);
         sdx_gen_result_free(ctx, &rh);
         sdx_gen_result_free(cpu, &rc_);
