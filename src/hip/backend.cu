@@ -297,12 +297,17 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
     if (!mma) {
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
-    } else if (g.xt == SDX_F16) {
-        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16>, grid, 256, 0, g);
-        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, grid, 256, 0, g);
     } else {
-        if (conv) sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16>, grid, 256, 0, g);
-        else sdx__hip_launch(sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, grid, 256, 0, g);
+        /* 16-byte loads where every row starts 16-byte aligned */
+        int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv || (uintptr_t)g.x % 16 == 0);
+        void (*kernel)(sdx__hip_gemm);
+        if (g.xt == SDX_F16)
+            kernel = conv ? (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>)
+                          : (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>);
+        else
+            kernel = conv ? (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>)
+                          : (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>);
+        sdx__hip_launch(kernel, grid, 256, 0, g);
     }
     return sdx__hip_check(ctx, op);
 }

@@ -47,6 +47,24 @@ template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
 template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
 #endif
 
+/* Eight 16-bit values moved as one 16-byte access (the pointer must be
+ * 16-byte aligned: the simulator checks it). */
+struct __align__(16) sdx__hip_v8 { uint32_t w[4]; };
+
+static __device__ __forceinline__ sdx__hip_v8 sdx__hip_ld8(const uint16_t *p) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_check_aligned(p, 16);
+#endif
+    return *(const sdx__hip_v8 *)p;
+}
+
+static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_check_aligned(p, 16);
+#endif
+    *(sdx__hip_v8 *)p = v;
+}
+
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
 #if defined(SDX_HIP_SIM)
 #define SDX__HIP_DYNAMIC_SMEM(T, name) T *name = (T *)sdx_sim_dynamic_smem()

@@ -482,4 +482,13 @@ static inline void sdx_sim_launch(void (*kernel)(P...), dim3 grid, dim3 block, s
 
 static inline void *sdx_sim_dynamic_smem(void) { return sdx_sim::M().dyn; }
 
+/* Vector accesses must be aligned on the GPU; here they would not fault. */
+static inline void sdx_sim_check_aligned(const void *p, size_t align) {
+    if ((uintptr_t)p % align) {
+        char why[120];
+        snprintf(why, sizeof why, "misaligned %zu-byte access at %p", align, p);
+        sdx_sim::fail(why);
+    }
+}
+
 #endif
