@@ -907,7 +907,8 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *   O += P V on the matrix units, O held in shared memory in f32 (the
  *   lanes rescale it by exp(m_old - m_new) first: wmma's fragment layout
  *   is opaque, so per-row factors cannot be applied in registers).
- * No Nq x Nk matrix exists anywhere. The shared-memory plan is
+ * vec: d % 8 == 0 and q, k, v 16-byte aligned, so tiles move as 8-value
+ * chunks. No Nq x Nk matrix exists anywhere. The shared-memory plan is
  * sdx__hip_attn_mma_bytes; above 48 KiB the launch raises the kernel's
  * limit (227 KiB on sm_90, 163 KiB on sm_80). */
 
@@ -923,9 +924,9 @@ struct sdx__hip_attn_plan {
 };
 
 template <int HT, int DP, int WARPS, int BK>
-__global__ void __launch_bounds__(WARPS * 32)
+__global__ void __launch_bounds__(WARPS * 32, 1)
 sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads,
-                         int d, int causal, float scale) {
+                         int d, int causal, float scale, int vec) {
 #if SDX__HIP_MMA == 1
     typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
     typedef typename sdx__hip_wmma_t<HT>::type T;
@@ -941,20 +942,38 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, qi = q0 + row;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
     float m = -INFINITY, l = 0.0f;
-    for (int e = t; e < L::BQ * DP; e += THREADS) {
-        int r = e / DP, c = e - r * DP;
-        qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + h * d + c] : (uint16_t)0;
-        os[r * L::OLD + c] = 0.0f;
+    const sdx__hip_v8 zero = { { 0, 0, 0, 0 } };
+    for (int e = t; e < L::BQ * DP; e += THREADS) os[(e / DP) * L::OLD + e % DP] = 0.0f;
+    if (vec) {
+        for (int e = t; e < L::BQ * DP / 8; e += THREADS) {
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8;
+            sdx__hip_st8(qs + r * L::QLD + c, (q0 + r < nq && c < d) ? sdx__hip_ld8(qg + (b * nq + q0 + r) * hd + h * d + c) : zero);
+        }
+    } else {
+        for (int e = t; e < L::BQ * DP; e += THREADS) {
+            int r = e / DP, c = e - r * DP;
+            qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + h * d + c] : (uint16_t)0;
+        }
     }
     for (int64_t j0 = 0; j0 < key_end; j0 += BK) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
         float tile_max = -INFINITY, sum = 0.0f, m_new, shift, corr;
         __syncthreads();                /* Q and O are written; the previous K, V are consumed */
-        for (int e = t; e < BK * DP; e += THREADS) {
-            int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
-            int64_t src = (b * nk + j0 + r) * hd + h * d + c;
-            ks[r * L::QLD + c] = ok ? kg[src] : (uint16_t)0;
-            vs[r * L::QLD + c] = ok ? vg[src] : (uint16_t)0;       /* zeros: 0 * garbage could be NaN */
+        /* rows past the keys are zeros: 0 * garbage could be NaN */
+        if (vec) {
+            for (int e = t; e < BK * DP / 8; e += THREADS) {
+                int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
+                int64_t src = (b * nk + j0 + r) * hd + h * d + c;
+                sdx__hip_st8(ks + r * L::QLD + c, ok ? sdx__hip_ld8(kg + src) : zero);
+                sdx__hip_st8(vs + r * L::QLD + c, ok ? sdx__hip_ld8(vg + src) : zero);
+            }
+        } else {
+            for (int e = t; e < BK * DP; e += THREADS) {
+                int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
+                int64_t src = (b * nk + j0 + r) * hd + h * d + c;
+                ks[r * L::QLD + c] = ok ? kg[src] : (uint16_t)0;
+                vs[r * L::QLD + c] = ok ? vg[src] : (uint16_t)0;
+            }
         }
         __syncthreads();
         /* S (this warp's 16 rows x BK) = Q K^T */
@@ -985,7 +1004,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
         for (int c = half * (BK / 2); c < (half + 1) * (BK / 2); c++) {
             float p = expf(ss[row * L::SLD + c] - shift), hi;
             uint16_t bits = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p)) : sdx__hip_f2bf(p);
-            hi = sdx__hip_ld(&bits, HT, 0);
+            hi = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f(bits) : sdx__hip_bf2f(bits);
             ph[row * L::PLD + c] = bits;
             if (L::SPLIT) {
                 uint16_t lo = sdx__hip_f2bf(p - hi);
@@ -1025,7 +1044,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
         for (int c = half; c < d; c += 2) sdx__hip_st(y, yt, (b * nq + qi) * hd + h * d + c, os[row * L::OLD + c] * inv);
     }
 #else
-    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale;
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
 #endif
 }
 
@@ -1403,9 +1422,10 @@ template <int HT, int DP, int WARPS, int BK>
 static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
                                          const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
     typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
-    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float) =
+    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int) =
         sdx__hip_k_attention_mma<HT, DP, WARPS, BK>;
     int64_t nq = q->shape[1], nk = k->shape[1];
+    int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
     if ((size_t)L::BYTES > s->smem_optin) return 0;
     if (L::BYTES > 48 * 1024 &&
         hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
@@ -1414,7 +1434,7 @@ static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const
     }
     sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
                     y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
-                    causal, (float)(1.0 / sqrt((double)d)));
+                    causal, (float)(1.0 / sqrt((double)d)), vec);
     return 1;
 }
 

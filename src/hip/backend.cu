@@ -376,9 +376,10 @@ template <int HT, int DP, int WARPS, int BK>
 static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
                                          const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
     typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
-    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float) =
+    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int) =
         sdx__hip_k_attention_mma<HT, DP, WARPS, BK>;
     int64_t nq = q->shape[1], nk = k->shape[1];
+    int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
     if ((size_t)L::BYTES > s->smem_optin) return 0;
     if (L::BYTES > 48 * 1024 &&
         hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
@@ -387,7 +388,7 @@ static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const
     }
     sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
                     y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
-                    causal, (float)(1.0 / sqrt((double)d)));
+                    causal, (float)(1.0 / sqrt((double)d)), vec);
     return 1;
 }
 
