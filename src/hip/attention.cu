@@ -102,28 +102,52 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *   O += P V on the matrix units, O held in shared memory in f32 (the
  *   lanes rescale it by exp(m_old - m_new) first: wmma's fragment layout
  *   is opaque, so per-row factors cannot be applied in registers).
- * vec: d % 8 == 0 and q, k, v 16-byte aligned, so tiles move as 8-value
- * chunks. No Nq x Nk matrix exists anywhere. The shared-memory plan is
- * sdx__hip_attn_mma_bytes; above 48 KiB the launch raises the kernel's
- * limit (227 KiB on sm_90, 163 KiB on sm_80). */
+ * vec: d % 8 == 0 and q, k, v 16-byte aligned, so Q, K and V tiles move
+ * as asynchronous 16-byte copies; with STAGES 2 the next K/V tile streams
+ * in while this one computes. No Nq x Nk matrix exists anywhere. The
+ * shared-memory plan is sdx__hip_attn_plan; above 48 KiB the launch
+ * raises the kernel's limit (227 KiB on sm_90, 163 KiB on sm_80). */
 
-template <int HT, int DP, int WARPS, int BK>
+template <int HT, int DP, int WARPS, int BK, int STAGES>
 struct sdx__hip_attn_plan {
     enum { BQ = 16 * WARPS, QLD = DP + 8, SLD = BK + 4, PLD = BK + 8, OLD = DP + 4, SPLIT = HT == SDX__HIP_DT_BF16,
-           /* halves: Q, K, V, P (hi, lo); floats: S, O. Every region
-            * starts 32-byte aligned (wmma's pointer rule): each is 16
-            * rows of an even pitch times a whole number */
-           Q = 0, K = Q + BQ * QLD, V = K + BK * QLD, P = V + BK * QLD, PL = P + BQ * PLD,
+           /* halves: Q, K and V (STAGES buffers each), P (hi, lo); floats:
+            * S, O. Every region starts 32-byte aligned (wmma's pointer
+            * rule): each is 16 rows of an even pitch times a whole number */
+           KV = BK * QLD, Q = 0, K = Q + BQ * QLD, V = K + STAGES * KV, P = V + STAGES * KV, PL = P + BQ * PLD,
            HALVES = PL + (SPLIT ? BQ * PLD : 0), S = 0, O = S + BQ * SLD, FLOATS = O + BQ * OLD,
            BYTES = 2 * HALVES + 4 * FLOATS };
 };
 
-template <int HT, int DP, int WARPS, int BK>
+/* Stages K and V rows [j0, j0 + nkv) of tile buffer kb/vb; rows past nkv
+ * and dims past d are zeros (0 * garbage could be NaN). vec: as
+ * asynchronous 16-byte copies (waited for by the caller), else loads. */
+template <int DP, int BK, int THREADS, int QLD>
+static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint16_t *vb, const uint16_t *kg, const uint16_t *vg,
+                                                              int64_t row0, int64_t hd, int64_t col0, int nkv, int d, int vec, int t) {
+    if (vec) {
+        for (int e = t; e < BK * DP / 8; e += THREADS) {
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
+            int64_t src = ok ? (row0 + r) * hd + col0 + c : 0;
+            sdx__hip_cp_async16(kb + r * QLD + c, kg + src, ok);
+            sdx__hip_cp_async16(vb + r * QLD + c, vg + src, ok);
+        }
+    } else {
+        for (int e = t; e < BK * DP; e += THREADS) {
+            int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
+            int64_t src = (row0 + r) * hd + col0 + c;
+            kb[r * QLD + c] = ok ? kg[src] : (uint16_t)0;
+            vb[r * QLD + c] = ok ? vg[src] : (uint16_t)0;
+        }
+    }
+}
+
+template <int HT, int DP, int WARPS, int BK, int STAGES>
 __global__ void __launch_bounds__(WARPS * 32, 1)
 sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads,
                          int d, int causal, float scale, int vec) {
 #if SDX__HIP_MMA == 1
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
+    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
     typedef typename sdx__hip_wmma_t<HT>::type T;
     namespace wm = nvcuda::wmma;
     enum { THREADS = WARPS * 32 };
@@ -137,40 +161,42 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, qi = q0 + row;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
     float m = -INFINITY, l = 0.0f;
-    const sdx__hip_v8 zero = { { 0, 0, 0, 0 } };
+    const int64_t kv_row0 = b * nk, col0 = h * d;
+    int j = 0;
     for (int e = t; e < L::BQ * DP; e += THREADS) os[(e / DP) * L::OLD + e % DP] = 0.0f;
     if (vec) {
         for (int e = t; e < L::BQ * DP / 8; e += THREADS) {
-            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8;
-            sdx__hip_st8(qs + r * L::QLD + c, (q0 + r < nq && c < d) ? sdx__hip_ld8(qg + (b * nq + q0 + r) * hd + h * d + c) : zero);
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
+            sdx__hip_cp_async16(qs + r * L::QLD + c, qg + (ok ? (b * nq + q0 + r) * hd + col0 + c : 0), ok);
         }
     } else {
         for (int e = t; e < L::BQ * DP; e += THREADS) {
             int r = e / DP, c = e - r * DP;
-            qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + h * d + c] : (uint16_t)0;
+            qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + col0 + c] : (uint16_t)0;
         }
     }
-    for (int64_t j0 = 0; j0 < key_end; j0 += BK) {
-        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
+    if (key_end > 0)
+        sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
+    sdx__hip_cp_commit();
+    for (int64_t j0 = 0; j0 < key_end; j0 += BK, j++) {
+        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK), cur = STAGES == 2 ? (j & 1) : 0;
+        const uint16_t *kt = ks + cur * L::KV, *vt = vs + cur * L::KV;
         float tile_max = -INFINITY, sum = 0.0f, m_new, shift, corr;
-        __syncthreads();                /* Q and O are written; the previous K, V are consumed */
-        /* rows past the keys are zeros: 0 * garbage could be NaN */
-        if (vec) {
-            for (int e = t; e < BK * DP / 8; e += THREADS) {
-                int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
-                int64_t src = (b * nk + j0 + r) * hd + h * d + c;
-                sdx__hip_st8(ks + r * L::QLD + c, ok ? sdx__hip_ld8(kg + src) : zero);
-                sdx__hip_st8(vs + r * L::QLD + c, ok ? sdx__hip_ld8(vg + src) : zero);
+        if (STAGES == 2) {
+            /* the next tile streams into the other buffer during this one:
+             * its last readers passed the barrier that ended the previous
+             * tile. An empty group when there is none keeps the count. */
+            if (j0 + BK < key_end) {
+                int64_t n1 = key_end - j0 - BK;
+                sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks + (cur ^ 1) * L::KV, vs + (cur ^ 1) * L::KV, kg, vg, kv_row0 + j0 + BK, hd,
+                                                               col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
             }
+            sdx__hip_cp_commit();
+            sdx__hip_cp_wait<1>();      /* this tile (and Q) landed */
         } else {
-            for (int e = t; e < BK * DP; e += THREADS) {
-                int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
-                int64_t src = (b * nk + j0 + r) * hd + h * d + c;
-                ks[r * L::QLD + c] = ok ? kg[src] : (uint16_t)0;
-                vs[r * L::QLD + c] = ok ? vg[src] : (uint16_t)0;
-            }
+            sdx__hip_cp_wait<0>();
         }
-        __syncthreads();
+        __syncthreads();                /* every thread's copies, Q and O's zeros are visible */
         /* S (this warp's 16 rows x BK) = Q K^T */
         for (int jn = 0; jn < BK; jn += 16) {
             wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
@@ -179,7 +205,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
                 wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
                 wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::col_major> fb;
                 wm::load_matrix_sync(fa, (const T *)(qs + warp * 16 * L::QLD + kk), L::QLD);
-                wm::load_matrix_sync(fb, (const T *)(ks + jn * L::QLD + kk), L::QLD);
+                wm::load_matrix_sync(fb, (const T *)(kt + jn * L::QLD + kk), L::QLD);
                 wm::mma_sync(acc, fa, fb, acc);
             }
             wm::store_matrix_sync(ss + warp * 16 * L::SLD + jn, acc, L::SLD, wm::mem_row_major);
@@ -221,7 +247,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
             for (int kk = 0; kk < BK; kk += 16) {
                 wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
                 wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> fb;
-                wm::load_matrix_sync(fb, (const T *)(vs + kk * L::QLD + jd), L::QLD);
+                wm::load_matrix_sync(fb, (const T *)(vt + kk * L::QLD + jd), L::QLD);
                 wm::load_matrix_sync(fa, (const T *)(ph + warp * 16 * L::PLD + kk), L::PLD);
                 wm::mma_sync(acc, fa, fb, acc);
                 if (L::SPLIT) {
@@ -231,7 +257,12 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
             }
             wm::store_matrix_sync(o, acc, L::OLD, wm::mem_row_major);
         }
-        __syncwarp();
+        __syncthreads();                /* this tile's K and V are consumed; this warp's O rows are stored */
+        if (STAGES == 1 && j0 + BK < key_end) {
+            int64_t n1 = key_end - j0 - BK;
+            sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0 + j0 + BK, hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
+            sdx__hip_cp_commit();
+        }
     }
     __syncthreads();                /* with no keys at all, O's zeros came from other warps */
     if (qi < nq) {

@@ -372,12 +372,12 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 
 /* The matrix-unit kernel with one plan; 0 when the device cannot give the
  * block its shared memory (the caller falls back to the SIMT kernel). */
-template <int HT, int DP, int WARPS, int BK>
+template <int HT, int DP, int WARPS, int BK, int STAGES>
 static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
                                          const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK> L;
+    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
     void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int) =
-        sdx__hip_k_attention_mma<HT, DP, WARPS, BK>;
+        sdx__hip_k_attention_mma<HT, DP, WARPS, BK, STAGES>;
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
     if ((size_t)L::BYTES > s->smem_optin) return 0;
@@ -392,17 +392,19 @@ static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const
     return 1;
 }
 
-/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160 and the
- * VAE's 512 (two warps, 16-key tiles: 135 KiB, within sm_80's 163). */
+/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160, with
+ * two K/V buffers (the next tile streams in during this one), and the
+ * VAE's 512 (two warps, 16-key tiles, one buffer: 135 KiB, within sm_80's
+ * 163). */
 template <int HT>
 static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                   int64_t batch, int heads, int d, int causal) {
-    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32>(s, y, q, k, v, batch, heads, d, causal);
-    return sdx__hip_attention_mma_launch<HT, 512, 2, 16>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
+    return sdx__hip_attention_mma_launch<HT, 512, 2, 16, 1>(s, y, q, k, v, batch, heads, d, causal);
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,

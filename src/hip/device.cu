@@ -65,6 +65,41 @@ static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) 
     *(sdx__hip_v8 *)p = v;
 }
 
+/* 16 bytes from global to shared memory without waiting for them (sm_80+:
+ * cp.async, which fills zeros when `valid` is 0; elsewhere a plain copy).
+ * sdx__hip_cp_commit closes a group of copies, sdx__hip_cp_wait<N> waits
+ * until at most the N newest groups are still in flight; a barrier then
+ * makes every thread's copies visible. The simulator performs a copy
+ * only at the wait that covers it, so reading early shows up there. */
+static __device__ __forceinline__ void sdx__hip_cp_async16(uint16_t *dst, const uint16_t *src, int valid) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_cp_async(dst, src, 16, valid);
+#elif SDX__HIP_MMA == 1
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 16 : 0) : "memory");
+#else
+    const sdx__hip_v8 zero = { { 0, 0, 0, 0 } };
+    sdx__hip_st8(dst, valid ? sdx__hip_ld8(src) : zero);
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_cp_commit(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_cp_commit();
+#elif SDX__HIP_MMA == 1
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N>
+static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_cp_wait(N);
+#elif SDX__HIP_MMA == 1
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
 #if defined(SDX_HIP_SIM)
 #define SDX__HIP_DYNAMIC_SMEM(T, name) T *name = (T *)sdx_sim_dynamic_smem()

@@ -68,6 +68,8 @@ struct fiber {
     dim3 tid;
     int state, started, lane, warp;
     unsigned xchg;          /* warp exchanges this lane has made: picks the buffer */
+    int n_copies, groups;   /* asynchronous copies not yet performed; groups committed */
+    struct { void *dst; const void *src; int bytes, valid, group; } copy[256];
 };
 
 struct machine {
@@ -178,6 +180,7 @@ static inline int run_block() {
         f.state = RUNNING;
         f.started = 0;
         f.xchg = 0;
+        f.n_copies = f.groups = 0;
         f.lane = t % 32;
         f.warp = t / 32;
         prepare(t);
@@ -481,6 +484,45 @@ static inline void sdx_sim_launch(void (*kernel)(P...), dim3 grid, dim3 block, s
 }
 
 static inline void *sdx_sim_dynamic_smem(void) { return sdx_sim::M().dyn; }
+
+/* Asynchronous copies (cp.async): queued per thread and performed at the
+ * wait that covers their group, so a thread that reads the destination
+ * before waiting (or another thread's copies before a barrier) reads the
+ * old contents. valid 0: the destination is filled with zeros. */
+static inline void sdx_sim_cp_async(void *dst, const void *src, int bytes, int valid) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    if ((uintptr_t)dst % (unsigned)bytes || (valid && (uintptr_t)src % (unsigned)bytes)) {
+        sdx_sim::fail("misaligned asynchronous copy");
+        return;
+    }
+    if (f.n_copies == (int)(sizeof f.copy / sizeof f.copy[0])) {
+        sdx_sim::fail("more than 256 asynchronous copies in flight in one thread");
+        return;
+    }
+    f.copy[f.n_copies].dst = dst;
+    f.copy[f.n_copies].src = src;
+    f.copy[f.n_copies].bytes = bytes;
+    f.copy[f.n_copies].valid = valid;
+    f.copy[f.n_copies++].group = f.groups;
+}
+
+static inline void sdx_sim_cp_commit(void) { sdx_sim::self().groups++; }
+
+static inline void sdx_sim_cp_wait(int newest_pending) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    int keep = 0;
+    for (int i = 0; i < f.n_copies; i++) {
+        /* groups committed before the newest `newest_pending` ones land now;
+         * copies not yet committed stay in flight */
+        if (f.copy[i].group < f.groups - newest_pending) {
+            if (f.copy[i].valid) memcpy(f.copy[i].dst, f.copy[i].src, (size_t)f.copy[i].bytes);
+            else memset(f.copy[i].dst, 0, (size_t)f.copy[i].bytes);
+        } else {
+            f.copy[keep++] = f.copy[i];
+        }
+    }
+    f.n_copies = keep;
+}
 
 /* Vector accesses must be aligned on the GPU; here they would not fault. */
 static inline void sdx_sim_check_aligned(const void *p, size_t align) {
