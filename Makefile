@@ -32,7 +32,7 @@ GAME     := $(if $(SDL2_LIBS),examples/game examples/game-tsan)
 SERVER_PKGS := $(shell pkg-config --exists libmicrohttpd libcjson 2>/dev/null && echo libmicrohttpd libcjson)
 SERVER   := $(if $(SERVER_PKGS),examples/sdx-server)
 
-.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu test-gpu-sim bench-gpu
+.PHONY: all test sanitize tsan bench bench-sdxl fuzz fuzz-long soak demo valgrind cross check-amalgamation clean check-hip sdx-hip game-hip test-gpu test-gpu-sim sanitize-gpu-sim bench-gpu
 
 # `make demo` generates demo.png; the defaults use the tiny test model.
 MODEL  ?= ../shared/golden/sd1/model.safetensors
@@ -225,6 +225,17 @@ tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_h
 	$(CXX) $(SIM_CXXFLAGS) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim.o
 	$(CXX) -o $@ tests/gpu/t_gpu-sim.o tests/gpu/sdx_hip-sim.o $(LDLIBS)
 
+# The same under ASan+UBSan: a kernel's out-of-bounds global access is a
+# report (kernels run on host memory there). About ten times slower, so
+# not part of `make test`.
+SIM_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -g
+sanitize-gpu-sim: tests/gpu/run-sim-san
+	./tests/gpu/run-sim-san --skip goldens --skip gguf
+tests/gpu/run-sim-san: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
+	$(CC) $(CFLAGS) $(SIM_SAN) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim-san.o
+	$(CXX) $(SIM_CXXFLAGS) $(SIM_SAN) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim-san.o
+	$(CXX) $(SIM_SAN) -o $@ tests/gpu/t_gpu-sim-san.o tests/gpu/sdx_hip-sim-san.o $(LDLIBS)
+
 examples/sdx_hip.o: examples/sdx_hip.cu sdx.h sdx_hip.h
 	@[ "$(GPU)" != none ] || { echo "no nvcc or hipcc found: install CUDA or Debian's hipcc"; exit 1; }
 	$(GPUCC) -I. -c $< -o $@
@@ -259,4 +270,4 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/*.o

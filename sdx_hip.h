@@ -931,8 +931,9 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  * warp 16 of them; head dims are zero-padded to DP, a multiple of 16
  * (40 -> 48). Per tile of BK keys, staged in shared memory:
  *   S = Q K^T on the matrix units, f32 accumulation, into shared memory;
- *   the online softmax in f32 by the warp's lanes (two lanes a row, the
- *   row's max m and sum l in their registers): logits scaled, masked
+ *   the online softmax in f32 by the warp's lanes (two lanes a row, on
+ *   alternate columns so the pair reads neighbouring banks; the row's
+ *   max m and sum l in their registers): logits scaled, masked
  *   (keys past nk, and past the query when causal), P = exp(S - m);
  *   P in HT for the matrix units. bf16's 8 bits would cost precision
  *   that f32 attention does not lose, so in bf16 P is the sum of two bf16
@@ -1052,7 +1053,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
         }
         __syncwarp();
         /* online softmax over the row's visible keys */
-        for (int c = half * (BK / 2); c < (half + 1) * (BK / 2); c++) {
+        for (int c = half; c < BK; c += 2) {
             float s = ss[row * L::SLD + c] * scale;
             s = (c < nkv && (!causal || j0 + c <= qi)) ? s : -INFINITY;
             ss[row * L::SLD + c] = s;
@@ -1062,7 +1063,7 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
         m_new = fmaxf(m, tile_max);
         shift = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
         corr = expf(m - shift);                        /* m = -inf (first tile): 0 */
-        for (int c = half * (BK / 2); c < (half + 1) * (BK / 2); c++) {
+        for (int c = half; c < BK; c += 2) {
             float p = expf(ss[row * L::SLD + c] - shift), hi;
             uint16_t bits = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p)) : sdx__hip_f2bf(p);
             hi = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f(bits) : sdx__hip_bf2f(bits);

@@ -9,7 +9,10 @@
  *   - the f16/bf16 stress inputs of tests/t_precision.c stay finite and
  *     match the CPU;
  *   - every pipeline golden in ../shared/golden through the GPU: latent
- *     rel-L2 <= 1e-3 to the golden.
+ *     rel-L2 <= 1e-3 to the golden (f32 activations; the half default
+ *     within the half budget);
+ *   - out of device memory: a clean SDX_ERR_NOMEM, and the context
+ *     recovers.
  * Without a GPU every case SKIPs with the reason. Linked instead with
  * sdx_hip.h compiled for the simulator of tests/gpu/sim.h (`make
  * test-gpu-sim`, tests/gpu/run-sim), the same cases run the GPU kernels on
@@ -585,6 +588,56 @@ static int gpu_gguf_model_matches_cpu(void) {
     return T_PASS;
 }
 
+/* ---- out of device memory --------------------------------------------------------------------------- */
+
+/* With the device filled to within about 1 MiB (chunks of 1 GiB, 64 MiB
+ * and 1 MiB taken until each fails), a generation fails with
+ * SDX_ERR_NOMEM and a message, holds no device memory afterwards, and once
+ * the memory is back the same context and model generate. */
+static int gpu_out_of_memory_fails_cleanly_and_the_context_recovers(void) {
+    static const size_t chunk[3] = { (size_t)1 << 30, (size_t)64 << 20, (size_t)1 << 20 };
+    enum { MAX_HOG = 4096 };
+    static struct { void *p; size_t bytes; } hog[MAX_HOG];
+    T_NEED_SHARED(idx, "golden/sd1/index.json");
+    TG_NEED_GPU(gpu);
+    sdx_model *m = t_model(gpu, "sd1");
+    sdx_gen_params p;
+    sdx_gen_result r;
+    size_t before, held = 0;
+    int n = 0, rc;
+    (void)idx;
+    T_CHECK(m, "load: %s", sdx_last_error(gpu));
+    memset(&p, 0, sizeof p);
+    p.prompt = "a cat";
+    p.width = p.height = 64;
+    p.steps = 2;
+    p.seed = 1;
+    before = sdx_device_bytes(gpu, NULL);
+    for (int c = 0; c < 3; c++)
+        while (n < MAX_HOG && (hog[n].p = sdx__dev_alloc(gpu, chunk[c])) != NULL) {
+            hog[n++].bytes = chunk[c];
+            held += chunk[c];
+        }
+    memset(&r, 0, sizeof r);
+    rc = sdx_generate(m, &p, &r);
+    T_NOTE("%.2f GiB held in %d chunks: %s (%s)", (double)held / (1 << 30), n, sdx_result_name(rc), sdx_last_error(gpu));
+    if (rc == SDX_OK) sdx_gen_result_free(gpu, &r);
+    T_CHECK(rc == SDX_ERR_NOMEM && sdx_last_error(gpu)[0], "a generation on a full device gave %s, not SDX_ERR_NOMEM with a message",
+            sdx_result_name(rc));
+    T_CHECK(sdx_device_bytes(gpu, NULL) == before + held, "the failed generation left %lld bytes of device memory",
+            (long long)(sdx_device_bytes(gpu, NULL) - before - held));
+    while (n > 0) {
+        n--;
+        sdx__dev_free(gpu, hog[n].p, hog[n].bytes);
+    }
+    T_CHECK(sdx_generate(m, &p, &r) == SDX_OK, "after the memory came back: %s", sdx_last_error(gpu));
+    T_CHECK(!sdx__has_nonfinite(&r.latents[0]), "after the memory came back: the latent is not finite");
+    sdx_gen_result_free(gpu, &r);
+    sdx_model_free(m);
+    sdx_destroy(gpu);
+    return T_PASS;
+}
+
 /* ---- the backend itself ------------------------------------------------------------------------------- */
 
 static int gpu_backend_reports_device_and_memory(void) {
@@ -617,6 +670,7 @@ static const t_case gpu_cases[] = {
     { "sd2_goldens_reproduce", gpu_sd2_goldens_reproduce },
     { "sdxl_goldens_reproduce", gpu_sdxl_goldens_reproduce },
     { "gguf_model_matches_cpu", gpu_gguf_model_matches_cpu },
+    { "out_of_memory_fails_cleanly_and_the_context_recovers", gpu_out_of_memory_fails_cleanly_and_the_context_recovers },
     { NULL, NULL }
 };
 

@@ -1,0 +1,89 @@
+#!/bin/sh
+# A lent GPU's few minutes, prepared (README, "GPU"). Two steps:
+#
+#   sh tools/gpu-session.sh prepare [AREA...]
+#       here, without a GPU: builds the GPU binaries with nvcc (sm_80 and
+#       sm_90: tests/gpu/run and bench/bench_gpu, which need no libstb on the
+#       GPU machine) and copies
+#       ../shared/vocab and the golden AREAs (default: sd1) into
+#       build/gpu-carry/shared, then prints what a device call must carry.
+#   sh tools/gpu-session.sh run
+#       on the GPU machine: the card, `make test-gpu`'s binary against the
+#       carried goldens, bench-gpu beside PyTorch eager, an ncu kernel-time
+#       profile of one SD 1.5 CFG step (time per kernel, launches), and a
+#       short table last. Logs go to $OUT (the device tool's folder) or
+#       build/gpu-session. Each part has a time limit, so one call of a
+#       few minutes holds them all.
+set -u
+cd "$(dirname "$0")/.."
+CARRY=build/gpu-carry
+BINS="tests/gpu/run bench/bench_gpu"
+
+prepare() {
+    shared=${SDX_SHARED:-../shared}
+    areas=${*:-sd1}
+    make -s tests/gpu/run bench/bench_gpu GPU=cuda || exit 1
+    rm -rf "$CARRY"
+    mkdir -p "$CARRY/shared/golden"
+    cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
+    for a in $areas; do cp -r "$shared/golden/$a" "$CARRY/shared/golden/" || exit 1; done
+    du -ch $BINS "$CARRY" | tail -n 1 | sed 's/total/to carry (the limit is 64 MiB with the checkout)/'
+    echo "carry: [\"$CARRY\", \"tests/gpu/run\", \"bench/bench_gpu\"]"
+    echo "command: sh tools/gpu-session.sh run"
+}
+
+run() {
+    out=${OUT:-build/gpu-session}
+    mkdir -p "$out"
+    export SDX_SHARED="$PWD/$CARRY/shared"
+    { nvidia-smi -L 2>/dev/null || rocm-smi --showproductname 2>/dev/null || echo "no GPU tool"; } | tee "$out/card.txt"
+    echo "== test-gpu (goldens: $(ls "$SDX_SHARED/golden" | tr '\n' ' '))"
+    timeout 240 ./tests/gpu/run -v > "$out/test-gpu.log" 2>&1
+    echo "rc=$?" >> "$out/test-gpu.log"
+    grep -E "^  (ok|FAIL|SKIP)|passed|rc=|rel-L2" "$out/test-gpu.log" | cut -c1-220
+    echo "== bench-gpu (3 calls a model, beside PyTorch eager fp16)"
+    timeout 200 sh bench/bench_gpu.sh --calls 3 > "$out/bench-gpu.log" 2>&1
+    echo "rc=$?" >> "$out/bench-gpu.log"
+    grep -E "RESULT|ratio|rc=|rror" "$out/bench-gpu.log"
+    if command -v ncu > /dev/null; then
+        echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
+        timeout 150 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+            ./bench/bench_gpu --only sd15 --calls 1 > "$out/ncu.csv" 2> "$out/ncu.err"
+        python3 - "$out/ncu.csv" << 'EOF' | tee "$out/ncu-summary.txt"
+import csv, sys, collections
+# two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half
+rows = [r for r in csv.reader(open(sys.argv[1], errors="replace")) if len(r) > 5]
+if not rows:
+    sys.exit("no ncu rows")
+head = rows[0]
+name, unit, value = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
+scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+total, count = collections.Counter(), collections.Counter()
+for r in rows[1:]:
+    try:
+        v = float(r[value].replace(",", "")) * scale[r[unit]]
+    except (ValueError, KeyError):
+        continue
+    k = r[name].split("(")[0]
+    total[k] += v / 2
+    count[k] += 0.5
+allt = sum(total.values())
+print("per UNet call: %d launches, %.2f ms of GPU time" % (sum(count.values()), allt))
+for k, v in total.most_common(15):
+    print("%8.3f ms %5.1f%% %5d  %s" % (v, 100 * v / allt, count[k], k[:90]))
+EOF
+    else
+        echo "SKIP ncu: not found"
+    fi
+    echo "== table"
+    printf "card: %s\n" "$(head -n 1 "$out/card.txt")"
+    printf "test-gpu: %s\n" "$(grep -E "passed" "$out/test-gpu.log" | tail -n 1)"
+    grep -E "ratio" "$out/bench-gpu.log" || true
+    head -n 1 "$out/ncu-summary.txt" 2> /dev/null || true
+}
+
+case ${1:-} in
+prepare) shift; prepare "$@" ;;
+run) run ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run" >&2; exit 2 ;;
+esac
