@@ -44,7 +44,7 @@ run() {
     echo "== bench-gpu (3 calls a model, beside PyTorch eager fp16)"
     timeout 200 sh bench/bench_gpu.sh --calls 3 > "$out/bench-gpu.log" 2>&1
     echo "rc=$?" >> "$out/bench-gpu.log"
-    grep -E "RESULT|ratio|rc=|rror" "$out/bench-gpu.log"
+    grep -E "RESULT|ratio|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
     if command -v ncu > /dev/null; then
         echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
         timeout 150 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
