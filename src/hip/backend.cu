@@ -102,7 +102,7 @@ static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, co
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
     sdx__hip_launch(sdx__hip_k_ew, sdx__hip_blocks(n, 256), 256, 0, kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
-                                                   b ? (int)b->dtype : 0, n, s);
+                    b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
 
@@ -168,7 +168,7 @@ static int sdx__hip_resize_nearest_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_ten
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
     sdx__hip_launch(sdx__hip_k_resize, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
-                                                        y->shape[2], y->shape[3]);
+                    y->shape[2], y->shape[3]);
     return sdx__hip_check(ctx, op);
 }
 
@@ -178,7 +178,7 @@ static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
     (void)bottom; (void)right;   /* y's shape says them (checked in sdx.h) */
     if (n == 0) return SDX_OK;
     sdx__hip_launch(sdx__hip_k_pad_circular, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, x->shape[2], x->shape[3],
-                                                              y->shape[2], y->shape[3], top, left);
+                    y->shape[2], y->shape[3], top, left);
     return sdx__hip_check(ctx, op);
 }
 
@@ -187,7 +187,7 @@ static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_te
     int64_t n = sdx_tensor_numel(y);
     if (n == 0) return SDX_OK;
     sdx__hip_launch(sdx__hip_k_concat, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
-                                                        a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
+                    a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
     return sdx__hip_check(ctx, op);
 }
 
@@ -267,7 +267,7 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
     sdx__hip_launch(sdx__hip_k_layer_norm, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
-        gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
+                    gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }
 
@@ -298,16 +298,15 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        /* 16-byte loads where every row starts 16-byte aligned */
+        /* [convolution][bf16][16-byte loads: every row starts 16-byte aligned] */
+        typedef void (*gemm_kernel)(sdx__hip_gemm);
+        static const gemm_kernel kernels[2][2][2] = {
+            { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
+              { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
+            { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
+              { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv || (uintptr_t)g.x % 16 == 0);
-        void (*kernel)(sdx__hip_gemm);
-        if (g.xt == SDX_F16)
-            kernel = conv ? (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>)
-                          : (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>);
-        else
-            kernel = conv ? (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>)
-                          : (vw ? sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> : sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>);
-        sdx__hip_launch(kernel, grid, 256, 0, g);
+        sdx__hip_launch(kernels[conv != 0][g.xt == SDX_BF16][vw], grid, 256, 0, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -366,8 +365,8 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
     dim3 grid((unsigned)((nq + qpb - 1) / qpb), (unsigned)(batch * heads));
     size_t smem = 2 * (size_t)KT * (size_t)d * sizeof(float);
     sdx__hip_launch(sdx__hip_k_attention<DP, TPQ, KT>, grid, SDX__HIP_ATTN_THREADS, smem, y->data, y->dtype, q->data, q->dtype, k->data, k->dtype,
-                                                                            v->data, v->dtype, nq, nk, heads, d, causal,
-                                                                            (float)(1.0 / sqrt((double)d)));
+                    v->data, v->dtype, nq, nk, heads, d, causal,
+                    (float)(1.0 / sqrt((double)d)));
 }
 
 /* The matrix-unit kernel with one plan; 0 when the device cannot give the
