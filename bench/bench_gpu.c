@@ -5,12 +5,14 @@
  * files bench_unet uses) and bench/torch_unet.py runs the same files in
  * PyTorch eager fp16 for the comparison (bench/bench_gpu.sh runs both).
  *
- *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32]
+ *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS]
  *
  * Activations are stored in f16 by default (as PyTorch fp16 runs), so the
  * GEMMs and convolutions take the matrix-unit path; f32 accumulation as
  * always. Timings include a device-to-host copy of the output (so the
- * GPU has finished); the first call (warm-up) is reported apart. */
+ * GPU has finished); the first call (warm-up) is reported apart. Then one
+ * full-size VAE decode per model size (512x512 f16, 1024x1024 bf16
+ * activations, untiled), with peak device memory. */
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
 #include "../sdx.h"
@@ -121,18 +123,84 @@ done:
     return ok;
 }
 
+/* One full-size SD VAE decode of a pixels x pixels image on the GPU
+ * (random f16 decoder weights, generated once under /tmp; the same
+ * decoder serves SD 1.5 and SDXL, whose VAEs differ only in weights), with
+ * activations in `act`, untiled: warm-up, then the mean of `calls`. */
+static int bg_vae(int pixels, int calls, sdx_dtype act) {
+    const char *path = "/tmp/sdx_bench_vae_decoder_f16.safetensors";
+    sdx_ctx *ctx = sdx_create(NULL);
+    sdx_st *st = NULL;
+    sdx__vae vae;
+    sdx_tensor z, img;
+    sdx__vae_tiling untiled;
+    int64_t zs[4] = { 1, 4, pixels / 8, pixels / 8 }, is[4] = { 1, 3, pixels, pixels };
+    int ok = 0, loaded = 0;
+    size_t peak = 0;
+    double sum = 0, best = 1e30;
+    char err[256];
+    FILE *f;
+    memset(&z, 0, sizeof z);
+    memset(&img, 0, sizeof img);
+    if (!ctx) return 0;
+    if (!(f = fopen(path, "rb"))) {
+        printf("generating %s (random f16 SD VAE decoder)...\n", path);
+        fflush(stdout);
+        if (!mk_write_vae_decoder(path, 1, 7, err, sizeof err)) { fprintf(stderr, "bench_gpu: %s\n", err); sdx_destroy(ctx); return 0; }
+    } else {
+        fclose(f);
+    }
+    if (sdx_hip_use(ctx, 0) != SDX_OK || sdx_st_open(ctx, path, &st) != SDX_OK || sdx__vae_load(ctx, &vae, st, "") != SDX_OK) goto done;
+    loaded = 1;
+    vae.act_type = act;
+    memset(&untiled, 0, sizeof untiled);
+    untiled.mode = -1;
+    if (sdx_tensor_alloc(ctx, &z, SDX_F32, 4, zs) != SDX_OK || sdx_tensor_alloc(ctx, &img, SDX_F32, 4, is) != SDX_OK) goto done;
+    bg_fill((float *)z.data, sdx_tensor_numel(&z), 5);
+    for (int c = 0; c <= calls; c++) {
+        sdx__arena arena;
+        double t0 = bg_now(), dt;
+        int rc;
+        sdx__arena_init(&arena, ctx, 0);
+        rc = sdx__vae_decode(ctx, &vae, &arena, &z, &img, &untiled);
+        sdx__arena_free(&arena);
+        if (rc != SDX_OK) goto done;
+        dt = bg_now() - t0;
+        if (c == 0) { printf("vae decode %dx%d on %s, %s activations: warm-up %.3f s\n", pixels, pixels, sdx_backend_name(ctx), sdx_dtype_name(act), dt); continue; }
+        best = dt < best ? dt : best;
+        sum += dt;
+    }
+    sdx_device_bytes(ctx, &peak);
+    printf("RESULT sdx vae%d step_s %.4f best_s %.4f peak_vram_mib %.0f\n", pixels, sum / calls, best, (double)peak / 1048576.0);
+    ok = 1;
+done:
+    if (!ok) fprintf(stderr, "bench_gpu: vae %d: %s\n", pixels, sdx_last_error(ctx));
+    sdx_tensor_free(ctx, &z);
+    sdx_tensor_free(ctx, &img);
+    if (loaded) sdx__vae_free(&vae);
+    sdx_st_close(st);
+    sdx_destroy(ctx);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    int calls = 3, ok = 1;
+    int calls = 3, ok = 1, vae_only = 0;
     sdx_dtype act = SDX_F16;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--only")) only = argv[i + 1];
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--vae-only")) vae_only = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--act")) act = !strcmp(argv[i + 1], "f32") ? SDX_F32 : !strcmp(argv[i + 1], "bf16") ? SDX_BF16 : SDX_F16;
-        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS]\n", argv[0]); return 2; }
     }
     if (calls < 1) calls = 1;
+    if (vae_only > 0) return bg_vae(vae_only / 8 * 8, calls, act) ? 0 : 1;      /* one decode size alone */
     if (!only || !strcmp(only, "sd15")) ok &= bg_ensure_checkpoint("sd15", sd15) && bg_run("sd15", sd15, 512, calls, act);
     if (!only || !strcmp(only, "sdxl")) ok &= bg_ensure_checkpoint("sdxl", sdxl) && bg_run("sdxl", sdxl, 1024, calls, act);
+    /* the VAE in each family's default device storage: f16 for SD 1.5,
+     * bf16 for SDXL (whose activations pass f16's range) */
+    if (!only || !strcmp(only, "sd15")) ok &= bg_vae(512, calls, act == SDX_F32 ? SDX_F32 : SDX_F16);
+    if (!only || !strcmp(only, "sdxl")) ok &= bg_vae(1024, calls, act == SDX_F32 ? SDX_F32 : SDX_BF16);
     return ok ? 0 : 1;
 }
