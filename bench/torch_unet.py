@@ -2,9 +2,16 @@
 """PyTorch eager reference for `make bench-gpu`: the LDM/SGM UNet forward in
 plain torch ops (F.conv2d, F.linear, F.group_norm, F.layer_norm,
 F.scaled_dot_product_attention) in fp16, reading the same random-weight
-checkpoints as bench/bench_gpu.c, one CFG step (batch 2) per call.
+checkpoints as bench/bench_gpu.c, one CFG step (batch 2) per call; then the
+LDM VAE decoder on bench_gpu's decoder file, 512x512 in fp16 and 1024x1024
+in bf16, as bench_gpu decodes.
 
     python3 bench/torch_unet.py [--only sd15|sdxl] [--calls N]
+    python3 bench/torch_unet.py --check-vae PIXELS Z.f32 IMAGE.f32
+
+--check-vae decodes a raw f32 latent on the CPU in f32 and prints its
+distance to sdx's decode of it (Debian's python3-torch 1.13 suffices): the
+VAE reference decodes as sdx does (3.1e-6 at 64x64).
 
 PyTorch (and optionally `safetensors`) exist only on the GPU machine; they
 are no dependency of sdx. Without `safetensors` a small reader below loads
@@ -16,10 +23,23 @@ import torch.nn.functional as F
 
 PATHS = {"sd15": ("/tmp/sdx_bench_sd15_f16.safetensors", 512),
          "sdxl": ("/tmp/sdx_bench_sdxl_f16.safetensors", 1024)}
+VAE_PATH = "/tmp/sdx_bench_vae_decoder_f16.safetensors"   # bench_gpu writes it
+# the VAE decode beside bench_gpu's: 512x512 in f16 (SD 1.5), 1024x1024 in
+# bf16 (SDXL's VAE passes f16's range)
+VAE_RUNS = {"sd15": (512, torch.float16), "sdxl": (1024, torch.bfloat16)}
 PREFIX = "model.diffusion_model."
 
 
-def load(path, device):
+def sdpa(q, k, v):
+    """F.scaled_dot_product_attention where torch has it (2.0+), else the
+    same product written out (the CPU check of this file on Debian's 1.13)."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v)
+    s = torch.matmul(q, k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+    return torch.matmul(torch.softmax(s.float(), dim=-1).to(q.dtype), v)
+
+
+def load(path, device, prefix=PREFIX, dtype=torch.float16):
     try:
         from safetensors.torch import load_file
         sd = load_file(path, device="cpu")
@@ -35,7 +55,7 @@ def load(path, device):
                 continue
             a, b = v["data_offsets"]
             sd[k] = torch.frombuffer(bytearray(data[a:b]), dtype=dtypes[v["dtype"]]).reshape(v["shape"])
-    return {k[len(PREFIX):]: t.to(device=device, dtype=torch.float16) for k, t in sd.items() if k.startswith(PREFIX)}
+    return {k[len(prefix):]: t.to(device=device, dtype=dtype) for k, t in sd.items() if k.startswith(prefix)}
 
 
 class UNet:
@@ -71,7 +91,7 @@ class UNet:
         heads = 8 if self.sd1 else c // 64
         b = x.shape[0]
         q, k, v = (t.view(b, -1, heads, c // heads).transpose(1, 2) for t in (q, k, v))
-        o = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, -1, c)
+        o = sdpa(q, k, v).transpose(1, 2).reshape(b, -1, c)
         return F.linear(o, w[p + "to_out.0.weight"], w[p + "to_out.0.bias"])
 
     def transformer(self, p, h, ctx):
@@ -142,6 +162,87 @@ class UNet:
         return F.conv2d(h, w["out.2.weight"], w["out.2.bias"], padding=1)
 
 
+class VAEDecoder:
+    """The LDM AutoencoderKL decoder (post_quant_conv, decoder.*) in plain
+    torch ops: latent (already divided by the scale factor) -> image in
+    [-1, 1], unclamped, as sdx's sdx__vae_decode."""
+
+    def __init__(self, w):
+        self.w = w
+        self.levels = 1 + max(int(k.split(".")[2]) for k in w if k.startswith("decoder.up."))
+
+    def norm(self, p, x, silu=True):
+        x = F.group_norm(x, 32, self.w[p + ".weight"], self.w[p + ".bias"], 1e-6)
+        return F.silu(x) if silu else x
+
+    def conv(self, p, x, padding=1):
+        return F.conv2d(x, self.w[p + ".weight"], self.w[p + ".bias"], padding=padding)
+
+    def res(self, p, x):
+        h = self.conv(p + ".conv1", self.norm(p + ".norm1", x))
+        h = self.conv(p + ".conv2", self.norm(p + ".norm2", h))
+        if p + ".nin_shortcut.weight" in self.w:
+            x = self.conv(p + ".nin_shortcut", x, 0)
+        return x + h
+
+    def attn(self, p, x):
+        b, c, hh, ww = x.shape
+        h = self.norm(p + ".norm", x, silu=False)
+        q, k, v = (self.conv(p + "." + n, h, 0).flatten(2).transpose(1, 2)[:, None] for n in "qkv")
+        o = sdpa(q, k, v)[:, 0].transpose(1, 2).reshape(b, c, hh, ww)
+        return x + self.conv(p + ".proj_out", o, 0)
+
+    def forward(self, z):
+        if "post_quant_conv.weight" in self.w:
+            z = self.conv("post_quant_conv", z, 0)
+        h = self.conv("decoder.conv_in", z)
+        h = self.res("decoder.mid.block_1", h)
+        h = self.attn("decoder.mid.attn_1", h)
+        h = self.res("decoder.mid.block_2", h)
+        for lv in reversed(range(self.levels)):
+            j = 0
+            while f"decoder.up.{lv}.block.{j}.conv1.weight" in self.w:
+                h = self.res(f"decoder.up.{lv}.block.{j}", h)
+                j += 1
+            if f"decoder.up.{lv}.upsample.conv.weight" in self.w:
+                h = self.conv(f"decoder.up.{lv}.upsample.conv", F.interpolate(h, scale_factor=2.0, mode="nearest"))
+        return self.conv("decoder.conv_out", self.norm("decoder.norm_out", h))
+
+
+def run_vae(name, calls, dev):
+    pixels, dtype = VAE_RUNS[name]
+    net = VAEDecoder(load(VAE_PATH, dev, prefix="", dtype=dtype))
+    g = torch.Generator(device="cpu").manual_seed(2)
+    z = torch.randn(1, 4, pixels // 8, pixels // 8, generator=g).to(dev, dtype)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    with torch.inference_mode():
+        for c in range(calls + 1):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            net.forward(z).float().cpu()
+            dt = time.perf_counter() - t0
+            if c:
+                times.append(dt)
+            else:
+                print(f"  torch vae {pixels}: warm-up {dt:.3f} s")
+    peak = torch.cuda.max_memory_allocated() / 2**20
+    print(f"RESULT torch vae{pixels} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
+
+
+def check_vae_cpu(pixels, z_path, img_path):
+    """Decodes z_path (raw f32 [1, 4, p/8, p/8]) in f32 on the CPU and
+    prints the rel-L2 to img_path (sdx's decode of the same latent): the
+    check that this reference is the network sdx runs."""
+    net = VAEDecoder(load(VAE_PATH, "cpu", prefix="", dtype=torch.float32))
+    z = torch.frombuffer(bytearray(open(z_path, "rb").read()), dtype=torch.float32).reshape(1, 4, pixels // 8, pixels // 8)
+    ref = torch.frombuffer(bytearray(open(img_path, "rb").read()), dtype=torch.float32).reshape(1, 3, pixels, pixels)
+    with torch.inference_mode():
+        out = net.forward(z)
+    print(f"vae {pixels}: rel-L2 to sdx {float((out - ref).norm() / ref.norm()):.3g}")
+
+
 def run(name, calls, dev):
     path, pixels = PATHS[name]
     w = load(path, dev)
@@ -174,7 +275,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["sd15", "sdxl"])
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--check-vae", nargs=3, metavar=("PIXELS", "Z_F32", "IMAGE_F32"),
+                    help="CPU check of the VAE reference against sdx's decode of the same latent")
     a = ap.parse_args()
+    if a.check_vae:
+        check_vae_cpu(int(a.check_vae[0]), a.check_vae[1], a.check_vae[2])
+        return 0
     if not torch.cuda.is_available():
         print("SKIP torch: no GPU visible to PyTorch")
         return 0
@@ -182,6 +288,9 @@ def main():
     for name in ("sd15", "sdxl"):
         if a.only in (None, name):
             run(name, max(1, a.calls), "cuda")
+    for name in ("sd15", "sdxl"):
+        if a.only in (None, name):
+            run_vae(name, max(1, a.calls), "cuda")
     return 0
 
 
