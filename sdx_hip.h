@@ -645,77 +645,67 @@ static __device__ void sdx__hip_frag_out(const sdx__hip_gemm &g, int64_t z, int6
     }
 }
 
-/* One k-step's operands (MBM x MBK of A, MBN x MBK of W: 16 values of
- * each per thread), fetched into registers a step ahead and then stored
- * to shared memory, so the global loads' latency hides behind the matrix
- * products. VW: K is a multiple of 8 and the operands 16-byte aligned, so
- * W (and a linear's A, rows contiguous along k) move as 8-value chunks:
- * thread t takes rows t/4 and t/4 + 64 at k + 8 (t % 4). A convolution's
- * A is a gather: thread t keeps output pixel m0 + t % 128 and takes k +
- * t/128 + 2i, stepping (channel, ky, kx) without a division per value. */
+/* Each k-step's operands: MBM x MBK of A and MBN x MBK of W, 16 values of
+ * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+ * UNet and VAE layer but a 4-channel first convolution): W, and a
+ * linear's A, rows contiguous along k, stream into the next of two
+ * shared-memory stages as asynchronous 16-byte copies (thread t: rows t/4
+ * and t/4 + 64 at k + 8 (t % 4)) while the matrix units work on the
+ * current one. A convolution's A is a gather: thread t keeps output
+ * pixel m0 + t % 128 and takes k + t/128 + 2i into registers, stepping
+ * (channel, ky, kx) without a division per value, and stores them into
+ * the next stage after this step's products. Without VW every value is
+ * loaded straight into one stage, step by step. */
 struct sdx__hip_mma_regs {
-    sdx__hip_v8 av[2], wv[2];
     uint16_t a[16];         /* a convolution's gathered A */
 };
 
-template <int AK, int VW>
-static __device__ __forceinline__ void sdx__hip_mma_fetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, int t, sdx__hip_mma_regs *r) {
-    const sdx__hip_v8 zero = { { 0, 0, 0, 0 } };
-    if (VW) {                                   /* else loaded in sdx__hip_mma_stash */
-        const int64_t k = k0 + (t % 4) * 8;     /* K % 8 == 0: k < K means all 8 are */
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
+                                                          int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
+    const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
 #pragma unroll
-        for (int j = 0; j < 2; j++) {
-            int64_t n = n0 + t / 4 + 64 * j, m = m0 + t / 4 + 64 * j;
-            r->wv[j] = (n < g.N && k < g.K) ? sdx__hip_ld8(wb + n * g.K + k) : zero;
-            if (AK == SDX__HIP_A_ROWS) r->av[j] = (m < g.M && k < g.K) ? sdx__hip_ld8(xb + m * g.K + k) : zero;
-        }
-    }
-    if (VW && AK == SDX__HIP_A_CONV) {
-        const int64_t m = m0 + t % 128;
-        const int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
-        const int iy0 = oy * g.stride - g.pt, ix0 = ox * g.stride - g.pl, khw = g.kh * g.kw;
-        int64_t k = k0 + t / 128;
-        int c = (int)(k / khw), rest = (int)(k - (int64_t)c * khw), ky = rest / g.kw, kx = rest - ky * g.kw;
-#pragma unroll
-        for (int i = 0; i < 16; i++) {
-            const int iy = iy0 + ky, ix = ix0 + kx;
-            r->a[i] = (m < g.M && k < g.K && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) ? xb[((int64_t)c * g.H + iy) * g.W + ix]
-                                                                                            : (uint16_t)0;
-            k += 2;
-            for (kx += 2; kx >= g.kw; kx -= g.kw)
-                if (++ky == g.kh) { ky = 0; c++; }
-        }
+    for (int j = 0; j < 2; j++) {
+        const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
+        const int64_t n = n0 + row, m = m0 + row;
+        const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
+        sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
+        if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
     }
 }
 
-/* Stores the fetched step k0 to shared memory; without VW it loads it
- * straight from global memory (no prefetch: the rare unaligned shapes,
- * such as a first convolution of 4 channels, keep the registers free). */
-template <int AK, int VW>
-static __device__ __forceinline__ void sdx__hip_mma_stash(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, uint16_t *as, uint16_t *bs, int t,
-                                                          const sdx__hip_mma_regs *r) {
-    if (VW) {
+static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, int64_t m0, int64_t k0, int t,
+                                                           sdx__hip_mma_regs *r) {
+    const int64_t m = m0 + t % 128;
+    const int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+    const int iy0 = oy * g.stride - g.pt, ix0 = ox * g.stride - g.pl, khw = g.kh * g.kw;
+    int64_t k = k0 + t / 128;
+    int c = (int)(k / khw), rest = (int)(k - (int64_t)c * khw), ky = rest / g.kw, kx = rest - ky * g.kw;
 #pragma unroll
-        for (int j = 0; j < 2; j++) {
-            int row = t / 4 + 64 * j, kc = (t % 4) * 8;
-            sdx__hip_st8(bs + row * SDX__HIP_MLD + kc, r->wv[j]);
-            if (AK == SDX__HIP_A_ROWS) sdx__hip_st8(as + row * SDX__HIP_MLD + kc, r->av[j]);
-        }
-        if (AK == SDX__HIP_A_CONV) {
+    for (int i = 0; i < 16; i++) {
+        const int iy = iy0 + ky, ix = ix0 + kx;
+        r->a[i] = (m < g.M && k < g.K && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) ? xb[((int64_t)c * g.H + iy) * g.W + ix] : (uint16_t)0;
+        k += 2;
+        for (kx += 2; kx >= g.kw; kx -= g.kw)
+            if (++ky == g.kh) { ky = 0; c++; }
+    }
+}
+
+static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, int t, const sdx__hip_mma_regs *r) {
 #pragma unroll
-            for (int i = 0; i < 16; i++) as[(t % 128) * SDX__HIP_MLD + t / 128 + 2 * i] = r->a[i];
-        }
-    } else {
-        for (int e = t; e < SDX__HIP_MBM * SDX__HIP_MBK; e += 256) {
-            int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % SDX__HIP_MBM;
-            int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / SDX__HIP_MBM;
-            int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
-            int64_t n = n0 + e / SDX__HIP_MBK, k = k0 + e % SDX__HIP_MBK;
-            as[mm * SDX__HIP_MLD + kk] = ai < 0 ? (uint16_t)0 : xb[ai];
-            bs[(e / SDX__HIP_MBK) * SDX__HIP_MLD + e % SDX__HIP_MBK] = (n < g.N && k < g.K) ? wb[n * g.K + k] : (uint16_t)0;
-        }
+    for (int i = 0; i < 16; i++) as[(t % 128) * SDX__HIP_MLD + t / 128 + 2 * i] = r->a[i];
+}
+
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
+                                                                int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
+    for (int e = t; e < SDX__HIP_MBM * SDX__HIP_MBK; e += 256) {
+        int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % SDX__HIP_MBM;
+        int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / SDX__HIP_MBM;
+        int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
+        int64_t n = n0 + e / SDX__HIP_MBK, k = k0 + e % SDX__HIP_MBK;
+        as[mm * SDX__HIP_MLD + kk] = ai < 0 ? (uint16_t)0 : xb[ai];
+        bs[(e / SDX__HIP_MBK) * SDX__HIP_MLD + e % SDX__HIP_MBK] = (n < g.N && k < g.K) ? wb[n * g.K + k] : (uint16_t)0;
     }
 }
 
@@ -732,9 +722,9 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
 #if SDX__HIP_MMA != 0
     enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
            FM = WTM / 16, FN = WTN / 16 };
-    __shared__ __align__(128) uint16_t as[SDX__HIP_MBM * SDX__HIP_MLD];
-    __shared__ __align__(128) uint16_t bs[SDX__HIP_MBN * SDX__HIP_MLD];
-    __shared__ __align__(128) float cs[WARPS][16 * SDX__HIP_CLD];
+    /* [stage][A, W] (MBM == MBN); the epilogue's staging reuses it after the loop */
+    __shared__ __align__(128) uint16_t stage[2][2][SDX__HIP_MBM * SDX__HIP_MLD];
+    float (*cs)[16 * SDX__HIP_CLD] = (float (*)[16 * SDX__HIP_CLD])&stage[0][0][0];
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
@@ -754,13 +744,32 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
         for (int j = 0; j < FN; j++)
             for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
 #endif
-    sdx__hip_mma_regs stage;
-    sdx__hip_mma_fetch<AK, VW>(g, xb, wb, m0, n0, 0, t, &stage);
+    sdx__hip_mma_regs gathered;
+    int cur = 0;
+    if (VW) {
+        if (AK == SDX__HIP_A_CONV) {
+            sdx__hip_mma_gather(g, xb, m0, 0, t, &gathered);
+            sdx__hip_mma_put_gathered(stage[0][0], t, &gathered);
+        }
+        sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, 0, t, stage[0][0], stage[0][1]);
+        sdx__hip_cp_commit();
+    }
     for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_MBK) {
-        sdx__hip_mma_stash<AK, VW>(g, xb, wb, m0, n0, k0, as, bs, t, &stage);
+        const int next = k0 + SDX__HIP_MBK < g.K;
+        const uint16_t *as = stage[cur][0], *bs = stage[cur][1];
+        if (VW) {
+            /* the next stage's last readers passed the barrier that ended
+             * the previous step; an empty group at the end keeps the count */
+            if (next) {
+                sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, k0 + SDX__HIP_MBK, t, stage[cur ^ 1][0], stage[cur ^ 1][1]);
+                if (AK == SDX__HIP_A_CONV) sdx__hip_mma_gather(g, xb, m0, k0 + SDX__HIP_MBK, t, &gathered);
+            }
+            sdx__hip_cp_commit();
+            sdx__hip_cp_wait<1>();      /* this step's copies landed */
+        } else {
+            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, k0, t, stage[0][0], stage[0][1]);
+        }
         __syncthreads();
-        /* the next step's loads are in flight while this one multiplies */
-        if (k0 + SDX__HIP_MBK < g.K) sdx__hip_mma_fetch<AK, VW>(g, xb, wb, m0, n0, k0 + SDX__HIP_MBK, t, &stage);
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
             nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa[FM];
@@ -811,6 +820,8 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
             }
 #endif
         }
+        if (VW && AK == SDX__HIP_A_CONV && next) sdx__hip_mma_put_gathered(stage[cur ^ 1][0], t, &gathered);
+        if (VW) cur ^= 1;
         __syncthreads();
     }
     for (int i = 0; i < FM; i++)
