@@ -23,6 +23,9 @@
  *   - A fiber runs until it blocks, so a thread that reads shared memory
  *     another thread writes, without a barrier between them, reads stale
  *     values: missing barriers show up as wrong results.
+ *   - cp.async copies (sdx_sim_cp_async) are queued per thread and land
+ *     at the wait that covers their group: reading before waiting reads
+ *     the old contents. 16-byte accesses must be 16-byte aligned.
  * Device memory is host memory (AddressSanitizer sees kernel accesses).
  * Not modelled: timing, occupancy, static shared memory limits, memory
  * ordering beyond barriers, warps of other sizes than 32. */
