@@ -5,7 +5,7 @@
  * files bench_unet uses) and bench/torch_unet.py runs the same files in
  * PyTorch eager fp16 for the comparison (bench/bench_gpu.sh runs both).
  *
- *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS]
+ *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS] [--no-vae]
  *
  * Activations are stored in f16 by default (as PyTorch fp16 runs), so the
  * GEMMs and convolutions take the matrix-unit path; f32 accumulation as
@@ -185,14 +185,19 @@ done:
 
 int main(int argc, char **argv) {
     const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    int calls = 3, ok = 1, vae_only = 0;
+    int calls = 3, ok = 1, vae_only = 0, vae = 1;
     sdx_dtype act = SDX_F16;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--only")) only = argv[i + 1];
-        else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--vae-only")) vae_only = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--act")) act = !strcmp(argv[i + 1], "f32") ? SDX_F32 : !strcmp(argv[i + 1], "bf16") ? SDX_BF16 : SDX_F16;
-        else { fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS]\n", argv[0]); return 2; }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-vae")) vae = 0;
+        else if (v && !strcmp(a, "--only")) only = v, i++;
+        else if (v && !strcmp(a, "--calls")) calls = atoi(v), i++;
+        else if (v && !strcmp(a, "--vae-only")) vae_only = atoi(v), i++;
+        else if (v && !strcmp(a, "--act")) act = !strcmp(v, "f32") ? SDX_F32 : !strcmp(v, "bf16") ? SDX_BF16 : SDX_F16, i++;
+        else {
+            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS] [--no-vae]\n", argv[0]);
+            return 2;
+        }
     }
     if (calls < 1) calls = 1;
     if (vae_only > 0) return bg_vae(vae_only / 8 * 8, calls, act) ? 0 : 1;      /* one decode size alone */
@@ -200,7 +205,7 @@ int main(int argc, char **argv) {
     if (!only || !strcmp(only, "sdxl")) ok &= bg_ensure_checkpoint("sdxl", sdxl) && bg_run("sdxl", sdxl, 1024, calls, act);
     /* the VAE in each family's default device storage: f16 for SD 1.5,
      * bf16 for SDXL (whose activations pass f16's range) */
-    if (!only || !strcmp(only, "sd15")) ok &= bg_vae(512, calls, act == SDX_F32 ? SDX_F32 : SDX_F16);
-    if (!only || !strcmp(only, "sdxl")) ok &= bg_vae(1024, calls, act == SDX_F32 ? SDX_F32 : SDX_BF16);
+    if (vae && (!only || !strcmp(only, "sd15"))) ok &= bg_vae(512, calls, act == SDX_F32 ? SDX_F32 : SDX_F16);
+    if (vae && (!only || !strcmp(only, "sdxl"))) ok &= bg_vae(1024, calls, act == SDX_F32 ? SDX_F32 : SDX_BF16);
     return ok ? 0 : 1;
 }

@@ -7,13 +7,14 @@
 #       GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1) into
 #       build/gpu-carry/shared, then prints what a device call must carry.
-#   sh tools/gpu-session.sh run
-#       on the GPU machine: the card, `make test-gpu`'s binary against the
-#       carried goldens, bench-gpu beside PyTorch eager, an ncu kernel-time
-#       profile of one SD 1.5 CFG step (time per kernel, launches), and a
-#       short table last. Logs go to $OUT (the device tool's folder) or
-#       build/gpu-session. Each part has a time limit, so one call of a
-#       few minutes holds them all.
+#   sh tools/gpu-session.sh run [test] [bench] [ncu]
+#       on the GPU machine: the card, then the parts named (default: all),
+#       `make test-gpu`'s binary against the carried goldens (150 s at
+#       most), bench-gpu beside PyTorch eager (250 s), an ncu kernel-time
+#       profile of one SD 1.5 CFG step (time per kernel, launches; 170 s),
+#       and a short table last. Logs go to $OUT (the device tool's folder)
+#       or build/gpu-session. The limits add up to under the device tool's
+#       10 minutes a call; name fewer parts to split them over calls.
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
@@ -32,34 +33,47 @@ prepare() {
     echo "command: sh tools/gpu-session.sh run"
 }
 
+has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+
 run() {
+    parts=${*:-test bench ncu}
     out=${OUT:-build/gpu-session}
     mkdir -p "$out"
     export SDX_SHARED="$PWD/$CARRY/shared"
     { nvidia-smi -L 2>/dev/null || rocm-smi --showproductname 2>/dev/null || echo "no GPU tool"; } | tee "$out/card.txt"
-    echo "== test-gpu (goldens: $(ls "$SDX_SHARED/golden" | tr '\n' ' '))"
-    timeout 240 ./tests/gpu/run -v > "$out/test-gpu.log" 2>&1
-    echo "rc=$?" >> "$out/test-gpu.log"
-    grep -E "^  (ok|FAIL|SKIP)|passed|rc=|rel-L2" "$out/test-gpu.log" | cut -c1-220
-    echo "== bench-gpu (3 calls a model, beside PyTorch eager fp16)"
-    timeout 200 sh bench/bench_gpu.sh --calls 3 > "$out/bench-gpu.log" 2>&1
-    echo "rc=$?" >> "$out/bench-gpu.log"
-    grep -E "RESULT|ratio|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
-    if command -v ncu > /dev/null; then
+    if has test; then
+        echo "== test-gpu (goldens: $(ls "$SDX_SHARED/golden" | tr '\n' ' '))"
+        timeout 150 ./tests/gpu/run -v > "$out/test-gpu.log" 2>&1
+        echo "rc=$?" >> "$out/test-gpu.log"
+        grep -E "^  (ok|FAIL|SKIP)|passed|rc=|rel-L2" "$out/test-gpu.log" | cut -c1-220
+    fi
+    if has bench; then
+        echo "== bench-gpu (3 calls a model, beside PyTorch eager)"
+        timeout 250 sh bench/bench_gpu.sh --calls 3 > "$out/bench-gpu.log" 2>&1
+        echo "rc=$?" >> "$out/bench-gpu.log"
+        grep -E "RESULT|ratio|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
+    fi
+    if ! has ncu; then
+        :
+    elif command -v ncu > /dev/null; then
         echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
-        timeout 150 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
-            ./bench/bench_gpu --only sd15 --calls 1 > "$out/ncu.csv" 2> "$out/ncu.err"
+        timeout 170 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+            ./bench/bench_gpu --only sd15 --calls 1 --no-vae > "$out/ncu.csv" 2> "$out/ncu.err"
         python3 - "$out/ncu.csv" << 'EOF' | tee "$out/ncu-summary.txt"
 import csv, sys, collections
 # two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half
-rows = [r for r in csv.reader(open(sys.argv[1], errors="replace")) if len(r) > 5]
-if not rows:
-    sys.exit("no ncu rows")
-head = rows[0]
+# the program's own output comes first: the table starts at ncu's header
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+start = next((i for i, r in enumerate(rows) if "Kernel Name" in r and "Metric Value" in r), None)
+if start is None:
+    sys.exit("no ncu table (see ncu.err)")
+head, rows = rows[start], rows[start:]
 name, unit, value = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
 scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
 total, count = collections.Counter(), collections.Counter()
 for r in rows[1:]:
+    if len(r) != len(head):
+        continue
     try:
         v = float(r[value].replace(",", "")) * scale[r[unit]]
     except (ValueError, KeyError):
@@ -77,13 +91,13 @@ EOF
     fi
     echo "== table"
     printf "card: %s\n" "$(head -n 1 "$out/card.txt")"
-    printf "test-gpu: %s\n" "$(grep -E "passed" "$out/test-gpu.log" | tail -n 1)"
-    grep -E "ratio" "$out/bench-gpu.log" || true
+    printf "test-gpu: %s\n" "$(grep -E "passed" "$out/test-gpu.log" 2> /dev/null | tail -n 1)"
+    grep -E "ratio" "$out/bench-gpu.log" 2> /dev/null || true
     head -n 1 "$out/ncu-summary.txt" 2> /dev/null || true
 }
 
 case ${1:-} in
 prepare) shift; prepare "$@" ;;
-run) run ;;
-*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run" >&2; exit 2 ;;
+run) shift; run "$@" ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [ncu]" >&2; exit 2 ;;
 esac
