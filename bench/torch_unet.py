@@ -209,26 +209,32 @@ class VAEDecoder:
         return self.conv("decoder.conv_out", self.norm("decoder.norm_out", h))
 
 
-def run_vae(name, calls, dev):
-    pixels, dtype = VAE_RUNS[name]
-    net = VAEDecoder(load(VAE_PATH, dev, prefix="", dtype=dtype))
-    g = torch.Generator(device="cpu").manual_seed(2)
-    z = torch.randn(1, 4, pixels // 8, pixels // 8, generator=g).to(dev, dtype)
-    torch.cuda.empty_cache()
+def timed(name, calls, forward):
+    """A warm-up call, then `calls` timed ones (each until its output is on
+    the host); prints the RESULT line bench_gpu.sh pairs with sdx's."""
     torch.cuda.reset_peak_memory_stats()
     times = []
     with torch.inference_mode():
         for c in range(calls + 1):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            net.forward(z).float().cpu()
+            forward().float().cpu()
             dt = time.perf_counter() - t0
             if c:
                 times.append(dt)
             else:
-                print(f"  torch vae {pixels}: warm-up {dt:.3f} s")
+                print(f"  torch {name}: warm-up {dt:.3f} s")
     peak = torch.cuda.max_memory_allocated() / 2**20
-    print(f"RESULT torch vae{pixels} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
+    print(f"RESULT torch {name} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
+
+
+def run_vae(name, calls, dev):
+    pixels, dtype = VAE_RUNS[name]
+    net = VAEDecoder(load(VAE_PATH, dev, prefix="", dtype=dtype))
+    g = torch.Generator(device="cpu").manual_seed(2)
+    z = torch.randn(1, 4, pixels // 8, pixels // 8, generator=g).to(dev, dtype)
+    torch.cuda.empty_cache()
+    timed(f"vae{pixels}", calls, lambda: net.forward(z))
 
 
 def check_vae_cpu(pixels, z_path, img_path):
@@ -254,21 +260,7 @@ def run(name, calls, dev):
     ctx = torch.randn(2, 77, net.ctx_dim, generator=g).to(dev, torch.float16)
     y = torch.randn(2, w["label_emb.0.0.weight"].shape[1], generator=g).to(dev, torch.float16) if net.has("label_emb.0.0.weight") else None
     t = torch.full((2,), 999.0, device=dev)
-    torch.cuda.reset_peak_memory_stats()
-    times = []
-    with torch.inference_mode():
-        for c in range(calls + 1):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            out = net.forward(x, t, ctx, y)
-            out.float().cpu()
-            dt = time.perf_counter() - t0
-            if c:
-                times.append(dt)
-            else:
-                print(f"  torch {name}: warm-up {dt:.3f} s")
-    peak = torch.cuda.max_memory_allocated() / 2**20
-    print(f"RESULT torch {name} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
+    timed(name, calls, lambda: net.forward(x, t, ctx, y))
 
 
 def main():
