@@ -61,6 +61,23 @@ static int bg_input(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const 
     return rc == SDX_OK;
 }
 
+/* Timed calls: the first (c == 0) is the warm-up, printed apart; the
+ * others add to the mean and the best, printed as bench_gpu.sh's RESULT
+ * line with the context's peak device memory. */
+typedef struct bg_tally { double sum, best; } bg_tally;
+
+static void bg_tally_add(bg_tally *t, int c, double dt, const char *warmup_label) {
+    if (c == 0) { printf("%s: warm-up %.3f s\n", warmup_label, dt); t->sum = 0; t->best = 1e30; return; }
+    t->best = dt < t->best ? dt : t->best;
+    t->sum += dt;
+}
+
+static void bg_tally_print(sdx_ctx *ctx, const char *name, const bg_tally *t, int calls) {
+    size_t peak = 0;
+    sdx_device_bytes(ctx, &peak);
+    printf("RESULT sdx %s step_s %.4f best_s %.4f peak_vram_mib %.0f\n", name, t->sum / calls, t->best, (double)peak / 1048576.0);
+}
+
 static int bg_run(const char *preset, const char *path, int pixels, int calls, sdx_dtype act) {
     sdx_ctx *ctx = sdx_create(NULL);
     sdx_st *st = NULL;
@@ -69,8 +86,8 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
     sdx_tensor x, cx, y, out;
     float ts[2] = { 999.0f, 999.0f }, *host = NULL;
     int lat = pixels / 8, ok = 0, loaded = 0;
-    size_t peak = 0;
-    double t0, best = 1e30, sum = 0;
+    bg_tally tally;
+    double t0;
     char line[512];
     if (!ctx) return 0;
     if (sdx_hip_use(ctx, 0) != SDX_OK) {
@@ -106,12 +123,10 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
             goto done;
         dt = bg_now() - t0;
         sdx__arena_release(&arena, m);
-        if (c == 0) { printf("  %dx%d, batch 2 (one CFG step), %s activations: warm-up %.3f s\n", pixels, pixels, sdx_dtype_name(act), dt); continue; }
-        best = dt < best ? dt : best;
-        sum += dt;
+        snprintf(line, sizeof line, "  %dx%d, batch 2 (one CFG step), %s activations", pixels, pixels, sdx_dtype_name(act));
+        bg_tally_add(&tally, c, dt, line);
     }
-    sdx_device_bytes(ctx, &peak);
-    printf("RESULT sdx %s step_s %.4f best_s %.4f peak_vram_mib %.0f\n", preset, sum / calls, best, (double)peak / 1048576.0);
+    bg_tally_print(ctx, preset, &tally, calls);
     ok = 1;
 done:
     if (!ok) fprintf(stderr, "bench_gpu: %s: %s\n", preset, sdx_last_error(ctx));
@@ -134,10 +149,11 @@ static int bg_vae(int pixels, int calls, sdx_dtype act) {
     sdx__vae vae;
     sdx_tensor z, img;
     sdx__vae_tiling untiled;
+    sdx__arena arena;
+    bg_tally tally;
+    char line[160];
     int64_t zs[4] = { 1, 4, pixels / 8, pixels / 8 }, is[4] = { 1, 3, pixels, pixels };
-    int ok = 0, loaded = 0;
-    size_t peak = 0;
-    double sum = 0, best = 1e30;
+    int ok = 0, loaded = 0, arena_made = 0;
     char err[256];
     FILE *f;
     memset(&z, 0, sizeof z);
@@ -157,24 +173,24 @@ static int bg_vae(int pixels, int calls, sdx_dtype act) {
     untiled.mode = -1;
     if (sdx_tensor_alloc(ctx, &z, SDX_F32, 4, zs) != SDX_OK || sdx_tensor_alloc(ctx, &img, SDX_F32, 4, is) != SDX_OK) goto done;
     bg_fill((float *)z.data, sdx_tensor_numel(&z), 5);
+    /* one arena for every call, as bg_run keeps: device memory is taken
+     * once, not inside the timed decodes */
+    sdx__arena_init(&arena, ctx, 0);
+    arena_made = 1;
     for (int c = 0; c <= calls; c++) {
-        sdx__arena arena;
-        double t0 = bg_now(), dt;
-        int rc;
-        sdx__arena_init(&arena, ctx, 0);
-        rc = sdx__vae_decode(ctx, &vae, &arena, &z, &img, &untiled);
-        sdx__arena_free(&arena);
-        if (rc != SDX_OK) goto done;
-        dt = bg_now() - t0;
-        if (c == 0) { printf("vae decode %dx%d on %s, %s activations: warm-up %.3f s\n", pixels, pixels, sdx_backend_name(ctx), sdx_dtype_name(act), dt); continue; }
-        best = dt < best ? dt : best;
-        sum += dt;
+        sdx__mark m = sdx__arena_mark(&arena);
+        double t0 = bg_now();
+        if (sdx__vae_decode(ctx, &vae, &arena, &z, &img, &untiled) != SDX_OK) goto done;
+        sdx__arena_release(&arena, m);
+        snprintf(line, sizeof line, "vae decode %dx%d on %s, %s activations", pixels, pixels, sdx_backend_name(ctx), sdx_dtype_name(act));
+        bg_tally_add(&tally, c, bg_now() - t0, line);
     }
-    sdx_device_bytes(ctx, &peak);
-    printf("RESULT sdx vae%d step_s %.4f best_s %.4f peak_vram_mib %.0f\n", pixels, sum / calls, best, (double)peak / 1048576.0);
+    snprintf(line, sizeof line, "vae%d", pixels);
+    bg_tally_print(ctx, line, &tally, calls);
     ok = 1;
 done:
     if (!ok) fprintf(stderr, "bench_gpu: vae %d: %s\n", pixels, sdx_last_error(ctx));
+    if (arena_made) sdx__arena_free(&arena);
     sdx_tensor_free(ctx, &z);
     sdx_tensor_free(ctx, &img);
     if (loaded) sdx__vae_free(&vae);
