@@ -4672,14 +4672,18 @@ typedef struct sdx__wcache {
     int n, cap;
 } sdx__wcache;
 
+#define SDX__OP_WEIGHT_BYTES ((size_t)32 << 20)   /* sdx__op_weight_buffer's chunks */
+
 typedef struct sdx__cpu_state {
     sdx_ctx *ctx;        /* whose allocator it uses */
     int      n;          /* one scratch slot per thread */
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
-    float   *wino_u;     /* Winograd-transformed filters of the running conv */
-    size_t   wino_bytes;
+    void    *op_weight;  /* the running op's weight as its kernel reads it */
+    size_t   op_weight_bytes;
+    size_t   op_weight_chunk; /* bytes of it a chunk at most: SDX__OP_WEIGHT_BYTES
+                              (tests set less: many chunks) */
     sdx__wcache wcache;  /* weights repacked for compute modes */
     int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
     int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
@@ -4725,7 +4729,7 @@ static void sdx__cpu_state_free(void *user) {
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
-    sdx__free(ctx, s->wino_u);
+    sdx__free(ctx, s->op_weight);
     sdx__wcache_free(ctx, &s->wcache);
     sdx__free(ctx, s);
 }
@@ -4739,6 +4743,7 @@ static sdx__cpu_state *sdx__cpu_state_new(sdx_ctx *ctx) {
     s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
     s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
     s->n = n;
+    s->op_weight_chunk = SDX__OP_WEIGHT_BYTES;
     if (!s->raw || !s->aligned || !s->size) { sdx__cpu_state_free(s); return NULL; }
     return s;
 }
@@ -4782,6 +4787,22 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 
 /* Scratch that was reserved: never fails inside a worker. */
 static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return sdx__cpu(ctx)->aligned[thread]; }
+
+/* The running op's weight in the form its kernel reads, made per call and
+ * a chunk of at most op_weight_chunk bytes at a time (Winograd's
+ * transformed filters, a block-quantized weight's bf16 panel): one
+ * context-owned buffer for every such op, grown as needed. NULL (error
+ * set, naming `what`) when out of memory. */
+static void *sdx__op_weight_buffer(sdx_ctx *ctx, size_t bytes, const char *what) {
+    sdx__cpu_state *s = sdx__cpu(ctx);
+    if (s->op_weight_bytes < bytes) {
+        sdx__free(ctx, s->op_weight);
+        s->op_weight_bytes = 0;
+        if (!(s->op_weight = sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, what, bytes); return NULL; }
+        s->op_weight_bytes = bytes;
+    }
+    return s->op_weight;
+}
 
 /* ---- weight cache (see sdx__wcache) ----------------------------------- */
 
@@ -5312,7 +5333,9 @@ typedef struct sdx__gemm {
     int pack16;                 /* f32 jobs: the AVX-512 packers */
     sdx__micro_kernels mk;
     sdx_ctx *ctx;
-    const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
+    const uint32_t *panel;      /* bf16 mode: the weight's panel (cached, or a chunk's), or NULL */
+    int64_t w_first;            /* bf16 mode: the first weight row of the jobs run now (and of the panel) */
+    int64_t panel_rows;         /* bf16 mode: weight rows the panel holds from w_first on */
     int split;                  /* bf16 mode: the other operand as hi + lo parts */
 } sdx__gemm;
 
@@ -6108,7 +6131,8 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
     const uint32_t *as[SDX__MB / SDX__BMR], *bs[SDX__NB / SDX__BNR];
     int64_t per_batch = g->m_tiles * g->n_tiles;
     int64_t batch = job / per_batch, rest = job % per_batch;
-    int64_t m0 = (rest / g->n_tiles) * SDX__MB, n0 = (rest % g->n_tiles) * SDX__NB;
+    int64_t m0 = (rest / g->n_tiles) * SDX__MB + (g->weight_is_a ? g->w_first : 0);
+    int64_t n0 = (rest % g->n_tiles) * SDX__NB + (g->weight_is_a ? 0 : g->w_first);
     int mv = (int)SDX__MIN((int64_t)SDX__MB, g->M - m0);
     int nv = (int)SDX__MIN((int64_t)SDX__NB, g->N - n0);
     int mp = (mv + SDX__BMR - 1) / SDX__BMR * SDX__BMR;
@@ -6125,10 +6149,10 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
         else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_b_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kp, tmp, t16, stage);
         else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
-            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
+            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->panel_rows, g->K, SDX__BMR, m0 + i - g->w_first, k0, kp, kp, edge)
                                        : pa + (int64_t)i * kp;
         for (int j = 0; j < np; j += SDX__BNR)
-            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kp, edge)
+            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kp, edge)
                                        : pb + (int64_t)j * kp;
         for (int j = 0; j < np; j += SDX__BNR)
             for (int i = 0; i < mp; i += SDX__BMR) {
@@ -6363,7 +6387,8 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
     uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
     int64_t per_batch = g->m_tiles * g->n_tiles;
     int64_t batch = job / per_batch, rest = job % per_batch;
-    int64_t m0 = (rest / g->n_tiles) * g->mb, n0 = (rest % g->n_tiles) * g->nb;
+    int64_t m0 = (rest / g->n_tiles) * g->mb + (g->weight_is_a ? g->w_first : 0);
+    int64_t n0 = (rest % g->n_tiles) * g->nb + (g->weight_is_a ? 0 : g->w_first);
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->N - n0);
     int mp = (mv + 31) / 32 * 32, np = (nv + 31) / 32 * 32;
     int64_t KT = (g->K + 31) / 32;
@@ -6378,7 +6403,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         int64_t a_rs = (int64_t)kt * SDX__ATILE;          /* halves from one 16-row block to the next */
         int64_t a_lo = split_a ? (int64_t)mp / 16 * a_rs : 0, b_lo = split_b ? (int64_t)np * kpad : 0;
         if (panel_a) {
-            at = panel_a + ((m0 / 16) * KT + k0 / 32) * SDX__ATILE;
+            at = panel_a + (((m0 - g->w_first) / 16) * KT + k0 / 32) * SDX__ATILE;
             a_rs = KT * SDX__ATILE;
         } else {
             sdx__pack_tiles_bf16(pa, split_a ? pa + a_lo : NULL, a, g->a_dtype, g->K, m0, mp, mv, k0, kc, kt, tmp, t16);
@@ -6390,7 +6415,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
             const uint32_t *bs = pb + (int64_t)j * kpad;
-            if (panel_b) bs = sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kpad, pb + (int64_t)j * kpad);
+            if (panel_b) bs = sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kpad, pb + (int64_t)j * kpad);
             for (int i = 0; i < mp; i += 32)
                 sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, a_lo, b_lo,
                                tile + (int64_t)i * g->nb + j, g->nb, k0 > 0);
@@ -6408,7 +6433,8 @@ static void sdx__gemm_range_amx(void *arg, int64_t begin, int64_t end, int threa
 #endif /* SDX__AMX */
 
 typedef struct {
-    sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K;
+    sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype;
+    int64_t row0, rows, K;   /* the panel holds weight rows [row0, row0 + rows) */
     int width;       /* rows per strip (one job); 16 with tiles */
     int tiles;       /* SDX__PANEL_TILES layout: rows padded to 32, K to 32 */
 } sdx__panel_args;
@@ -6417,55 +6443,112 @@ static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) 
     const sdx__panel_args *p = (const sdx__panel_args *)arg;
     float *tmp = sdx__scratch_f32(p->ctx, thread);
     uint16_t *t16 = (uint16_t *)(tmp + p->K + 16);
-    int64_t kt = (p->K + 31) / 32;
+    int64_t kt = (p->K + 31) / 32, kp = (p->K + 1) / 2;
     for (int64_t s = begin; s < end; s++) {
         int64_t r0 = s * p->width;
         int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
         if (p->tiles)
-            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, NULL, p->src, p->dtype, p->K, r0, 16, SDX__MAX(w, 0), 0,
-                                 (int)p->K, (int)kt, tmp, t16);
+            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, NULL, p->src, p->dtype, p->K, p->row0 + r0, 16, SDX__MAX(w, 0),
+                                 0, (int)p->K, (int)kt, tmp, t16);
+        else if (sdx__dtype_is_block(p->dtype) && w == SDX__BNR && p->width == SDX__BNR)   /* whole blocks, 16 rows a pass */
+            sdx__pack_rows_bf16_blocks(p->panel + r0 * kp, p->src, p->dtype, p->K, p->row0 + r0, w, w, w, 0, (int)p->K, (int)kp, tmp);
         else
-            sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), NULL, p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K,
-                                (int)((p->K + 1) / 2), tmp, t16);
+            sdx__pack_rows_bf16(p->panel + r0 * kp, NULL, p->src, p->dtype, p->K, p->row0 + r0, w, w, w, 0, (int)p->K, (int)kp, tmp, t16);
     }
+}
+
+/* Bytes of one weight row in a panel of `kind` over K. */
+static size_t sdx__panel_row_bytes(int kind, int64_t K) {
+    return kind == SDX__PANEL_TILES ? (size_t)((K + 31) / 32 * 32) * sizeof(uint16_t) : (size_t)((K + 1) / 2) * sizeof(uint32_t);
+}
+
+/* Packs weight rows [row0, row0 + rows) of g's weight into `panel`, a
+ * panel of `kind` (tiles: rows padded to 32), on every thread. */
+static int sdx__panel_pack(sdx_ctx *ctx, uint32_t *panel, const sdx__gemm *g, int kind, int64_t row0, int64_t rows) {
+    sdx__panel_args p;
+    size_t row = (size_t)(g->K + 16) * sizeof(float) + (size_t)(g->K + 34) * sizeof(uint16_t);
+    int rc;
+    p.ctx = ctx;
+    p.panel = panel;
+    p.src = g->weight_is_a ? g->a : g->b;
+    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
+    p.row0 = row0;
+    p.rows = rows;
+    p.K = g->K;
+    p.tiles = kind == SDX__PANEL_TILES;
+    p.width = p.tiles ? 16 : g->weight_is_a ? SDX__BMR : SDX__BNR;
+    /* a block-quantized strip dequantizes 16 rows into f32 first */
+    if (sdx__dtype_is_block(p.dtype)) row = SDX__MAX(row, (size_t)16 * (size_t)g->K * sizeof(float));
+    if ((rc = sdx__scratch_reserve(ctx, row)) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, p.tiles ? (rows + 31) / 32 * 2 : (rows + p.width - 1) / p.width, sdx__panel_range, &p);
+    return SDX_OK;
 }
 
 /* The weight operand's cached panel of `kind`, packed now on first use;
  * NULL when the weight is no registered slot (or the panel cannot be
  * had), and the jobs then pack it block by block into the same values. */
 static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int kind) {
-    sdx__panel_args p;
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
-    size_t bytes, row_bytes;
-    int64_t strips;
-    /* a quantized weight stays so: its blocks are dequantized per job */
+    int64_t rows = g->weight_is_a ? g->M : g->N;
+    size_t bytes;
+    uint32_t *panel;
+    /* a quantized weight stays so (sdx__gemm_run_panels packs it per call) */
     if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
-    p.ctx = ctx;
-    p.src = g->weight_is_a ? g->a : g->b;
-    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
-    p.rows = g->weight_is_a ? g->M : g->N;
-    p.K = g->K;
-    p.tiles = kind == SDX__PANEL_TILES;
-    p.width = p.tiles ? 16 : g->weight_is_a ? SDX__BMR : SDX__BNR;
-    row_bytes = p.tiles ? (size_t)((p.K + 31) / 32 * 32) * sizeof(uint16_t) : (size_t)((p.K + 1) / 2) * sizeof(uint32_t);
-    strips = p.tiles ? (p.rows + 31) / 32 * 2 : (p.rows + p.width - 1) / p.width;
-    if (!sdx__mul_size((size_t)(p.tiles ? strips * 16 : p.rows), row_bytes, &bytes)) return NULL;
-    p.panel = (uint32_t *)sdx__malloc(ctx, bytes);
-    if (!p.panel) return NULL;
-    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 34) * sizeof(uint16_t)) != SDX_OK) {
-        sdx__free(ctx, p.panel);
+    if (!sdx__mul_size((size_t)(kind == SDX__PANEL_TILES ? (rows + 31) / 32 * 32 : rows), sdx__panel_row_bytes(kind, g->K), &bytes))
+        return NULL;
+    if (!(panel = (uint32_t *)sdx__malloc(ctx, bytes))) return NULL;
+    if (sdx__panel_pack(ctx, panel, g, kind, 0, rows) != SDX_OK) {
+        sdx__free(ctx, panel);
         return NULL;
     }
-    sdx__parallel_for(ctx, strips, sdx__panel_range, &p);
-    e->panel = p.panel;
+    e->panel = panel;
     e->bytes = bytes;
     e->kind = kind;
     /* a view of the file: its pages are read again only if another kernel
      * (Winograd, a device upload) needs the values themselves */
     if (e->map) sdx__map_release(e->map, g->weight->data, sdx_tensor_nbytes(g->weight));
-    return p.panel;
+    return panel;
+}
+
+/* Runs a bf16-mode GEMM's jobs (m_tiles x n_tiles of C per image, `unit`
+ * rows of the weight each) with the weight's panel: its cached one; for a
+ * block-quantized weight, which keeps none (a bf16 copy would be the size
+ * the format saves), panels packed now, a chunk of the weight's rows at a
+ * time into the context's op buffer, and the chunk's jobs; the jobs pack
+ * the weight themselves only where neither can be had. Packing in every
+ * job dequantized the weight once per 128 rows of the other operand,
+ * which at SD's shapes cost a third of the products' time. The words are
+ * the same either way, so are the bits. */
+static int sdx__gemm_run_panels(sdx_ctx *ctx, sdx__gemm *g, int kind, int64_t unit, void (*range)(void *, int64_t, int64_t, int)) {
+    int64_t rows = g->weight_is_a ? g->M : g->N, *tiles = g->weight_is_a ? &g->m_tiles : &g->n_tiles, chunk;
+    size_t row_bytes = sdx__panel_row_bytes(kind, g->K);
+    uint32_t *buffer;
+    g->w_first = 0;
+    g->panel_rows = rows;
+    g->panel = sdx__weight_panel(ctx, g, kind);
+    if (g->panel || !sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) {
+        sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, range, g);
+        return SDX_OK;
+    }
+    /* whole jobs a chunk: unit is a whole number of strips (tiles: of 32 rows) */
+    chunk = SDX__MAX((int64_t)1, (int64_t)(sdx__cpu(ctx)->op_weight_chunk / row_bytes) / unit) * unit;
+    chunk = SDX__MIN(chunk, (rows + unit - 1) / unit * unit);
+    if (!(buffer = (uint32_t *)sdx__op_weight_buffer(ctx, (size_t)chunk * row_bytes, "bf16 panel of a quantized weight")))
+        return SDX_ERR_NOMEM;
+    for (int64_t c0 = 0; c0 < rows; c0 += chunk) {
+        int64_t n = SDX__MIN(chunk, rows - c0);
+        int rc = sdx__panel_pack(ctx, buffer, g, kind, c0, n);
+        if (rc != SDX_OK) return rc;
+        g->panel = buffer;
+        g->w_first = c0;
+        g->panel_rows = n;
+        *tiles = (n + unit - 1) / unit;
+        sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, range, g);
+    }
+    g->panel = NULL;
+    return SDX_OK;
 }
 
 /* AMX job shape: up to SDX__AJOB_LONG on the side whose operand is packed
@@ -6477,7 +6560,6 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     int64_t s_tiles = (S + SDX__AJOB_SHORT - 1) / SDX__AJOB_SHORT, splits = (L + SDX__AJOB_LONG - 1) / SDX__AJOB_LONG;
     int64_t l_size;
     int rc;
-    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
     while (g->batch * splits * s_tiles < 2 * (int64_t)sdx_threads(ctx) && splits * 32 < L) splits++;
     l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
@@ -6485,8 +6567,7 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     g->nb = g->weight_is_a ? SDX__AJOB_SHORT : l_size;
     g->m_tiles = (g->M + g->mb - 1) / g->mb;
     g->n_tiles = (g->N + g->nb - 1) / g->nb;
-    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_amx, g);
-    return SDX_OK;
+    return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B, l_size, sdx__gemm_range_amx);
 }
 #endif
 
@@ -6497,12 +6578,11 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
 #ifdef SDX__AMX
     if (sdx__cpu(ctx)->bf16_amx) return sdx__gemm_run_amx(ctx, g);
 #endif
-    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
     g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
     g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
-    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_bf16, g);
-    return SDX_OK;
+    return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B, g->weight_is_a ? SDX__MB : SDX__NB,
+                                sdx__gemm_range_bf16);
 }
 
 #endif /* SDX__X86 */
@@ -6513,8 +6593,9 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
 /*  int8 GEMM: block-quantized weights times activations quantized per   */
 /*  block at run time                                                     */
 /* ===================================================================== */
-/* A linear layer whose weight is Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1 (blocks
- * of 32 along K) may multiply integers, as ggml does: each activation row
+/* A linear layer whose weight is Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 (blocks of
+ * 32 along K), Q4_K or Q5_K (blocks of 256 in 8 groups of 32, each with
+ * its own scale and min) may multiply integers, as ggml does: each activation row
  * is quantized per block of 32 with an f32 scale, each block's dot
  * product with the weight's integers is an exact i32 sum, and the blocks
  * are summed in f32. The arithmetic is defined once, here, by the
@@ -6542,14 +6623,16 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
  * (unsigned), as int8 digits: Q w = 256 hi w + lo w. Also unlike ggml, d
  * stays f32 (ggml rounds it to f16) and ties round to even.
  *
- * Weights, per block: integers w (Q8_0 q; Q4_0 q - 8; Q5_0 q - 16; Q4_1
- * and Q5_1 q, with the min m) and the f16 scale dw (and m) widened to f32.
+ * Weights, per block of 32: integers w (Q8_0 q; Q4_0 q - 8; Q5_0 q - 16;
+ * Q4_1 and Q5_1 q, with the min m) and the f16 scale dw (and m) widened
+ * to f32; a K type's group: w = q, dw = d * sc and m = -(dmin * mn) in
+ * f32, as ggml's dequantizer rounds them.
  *
  * Output y[i][o]: acc = 0; for each block b of K in order:
  *   acc = fma((float)isum_b, da_b * dw_b, acc), isum_b = sum of Q w (an
  *   exact i32: |isum| <= 32 * 32767 * 128 < 2^31; the conversion rounds
  *   to nearest even past 2^24), da_b * dw_b rounded once;
- *   Q4_1, Q5_1 then acc = fma((float)s_b, da_b * m_b, acc);
+ *   the types with a min then acc = fma((float)s_b, da_b * m_b, acc);
  * then y = acc + bias, narrowed to y's dtype (the f32 GEMM's store).
  *
  * Jobs are blocks of C of up to I8_MJ x I8_NJ (sdx__gemm_split). Per step
@@ -6573,11 +6656,10 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
  * otherwise, plus 128 sum(w)) and the portable one. Which runs where is
  * a table (sdx__i8_table), from measurements.
  *
- * The K types stay on the exact path: Q2_K, Q3_K and Q6_K scale every 16
- * values, which would double the per-block scaling that already costs
- * half as much as AMX's products (measured per 16 x 16 x 32 block: 13-16
- * ns of scaling, 30 ns of tile loads, products and stores); Q4_K and Q5_K
- * (a scale and a min per 32) would fit the Q4_1 form and are not done. */
+ * Q2_K, Q3_K and Q6_K stay on the exact path: they scale every 16 values,
+ * which would double the per-block scaling that already costs half as
+ * much as AMX's products (measured per 16 x 16 x 32 block: 13-16 ns of
+ * scaling, 30 ns of tile loads, products and stores). */
 
 #define SDX__I8_KB 16       /* blocks of 32 per step of K                     */
 #define SDX__I8_MJ 288      /* job rows: a multiple of every kernel's rows (48) */
@@ -6596,10 +6678,13 @@ enum { SDX__I8_SCALAR, SDX__I8_NEON, SDX__I8_AVX2, SDX__I8_VNNI, SDX__I8_AMX, SD
 static const char *const sdx__i8_kernel_names[SDX__I8_KERNELS] = { "portable", "NEON", "AVX2", "AVX512-VNNI", "AMX-INT8" };
 
 /* The block types the int8 kernels take: w = q - off, where the values
- * are (qs at byte qs, fifth bits at qh or none, min at byte 2 or none). */
-typedef struct { sdx_dtype type; int off, qs, qh, has_min; } sdx__i8_type;
+ * are (qs at byte qs, fifth bits at qh or none, min at byte 2 or none),
+ * in `groups` groups of 32 a block: Q4_K and Q5_K hold 8, each with its
+ * own 6-bit scale and min (sdx__i8w_group). */
+typedef struct { sdx_dtype type; int off, qs, qh, has_min, groups; } sdx__i8_type;
 static const sdx__i8_type sdx__i8_types[] = {
-    { SDX_Q8_0, 0, 2, -1, 0 }, { SDX_Q4_0, 8, 2, -1, 0 }, { SDX_Q5_0, 16, 6, 2, 0 }, { SDX_Q4_1, 0, 4, -1, 1 }, { SDX_Q5_1, 0, 8, 4, 1 },
+    { SDX_Q8_0, 0, 2, -1, 0, 1 }, { SDX_Q4_0, 8, 2, -1, 0, 1 }, { SDX_Q5_0, 16, 6, 2, 0, 1 }, { SDX_Q4_1, 0, 4, -1, 1, 1 },
+    { SDX_Q5_1, 0, 8, 4, 1, 1 },  { SDX_Q4_K, 0, 16, -1, 1, 8 }, { SDX_Q5_K, 0, 48, 16, 1, 8 },
 };
 
 static const sdx__i8_type *sdx__i8_type_of(sdx_dtype t) {
@@ -6666,8 +6751,28 @@ static void sdx__q8a_row_c(const float *x, int blocks, unsigned char *hi, unsign
 
 /* ---- weights --------------------------------------------------------- */
 
-/* One block's integers w and its scale and min (0 for the _0 types). */
-static void sdx__i8w_block(const sdx__i8_type *t, const unsigned char *b, signed char *w, float *d, float *m) {
+/* Group j (values 32j..32j+31) of a Q4_K or Q5_K block in the Q4_1 form
+ * w d + m: d = d*sc and m = -(dmin*mn), whose sum is ggml's d*sc*q -
+ * dmin*mn to the bit. A pair of groups shares 32 bytes of nibbles (low:
+ * group j, high: j + 1); Q5_K's fifth bit of value l is bit j of qh[l]. */
+static void sdx__i8w_group(const sdx__i8_type *t, const unsigned char *b, int j, signed char *w, float *d, float *m) {
+    const unsigned char *q = b + t->qs + 32 * (j / 2);
+    float d1, m1, d2, m2;
+    sdx__qk_pair(b, j & ~1, &d1, &m1, &d2, &m2);
+    *d = j & 1 ? d2 : d1;
+    *m = -(j & 1 ? m2 : m1);
+    for (int l = 0; l < 32; l++) {
+        int v = j & 1 ? q[l] >> 4 : q[l] & 15;
+        if (t->qh >= 0 && (b[t->qh + l] >> j) & 1) v += 16;
+        w[l] = (signed char)v;
+    }
+}
+
+/* Block kb of 32 values of a weight row (`row`: its first byte; blocks of
+ * bb bytes): its integers w, scale d and min m (0 for the _0 types). */
+static void sdx__i8w_block(const sdx__i8_type *t, const unsigned char *row, size_t bb, int64_t kb, signed char *w, float *d, float *m) {
+    const unsigned char *b = row + (size_t)(kb / t->groups) * bb;
+    if (t->groups > 1) { sdx__i8w_group(t, b, (int)(kb % t->groups), w, d, m); return; }
     *d = sdx__q_half(b);
     *m = t->has_min ? sdx__q_half(b + 2) : 0.0f;
     if (t->type == SDX_Q8_0) { memcpy(w, b + 2, 32); return; }
@@ -6697,7 +6802,8 @@ static void sdx__i8_pack_c(unsigned char *dst, const void *src, const sdx__i8_ty
                 ds[c] = ms[c] = 0.0f;
                 ws[c] = 0;
                 if (n < nvalid)
-                    sdx__i8w_block(t, (const unsigned char *)src + (size_t)((n0 + n) * (K / 32) + kb0 + b) * bb, w, &ds[c], &ms[c]);
+                    sdx__i8w_block(t, (const unsigned char *)src + (size_t)((n0 + n) * (K / 32 / t->groups)) * bb, bb, kb0 + b, w, &ds[c],
+                                   &ms[c]);
                 for (int k = 0; k < 32; k++) {
                     out[(k / 4) * 64 + c * 4 + k % 4] = (unsigned char)w[k];
                     ws[c] += w[k];
@@ -6867,51 +6973,106 @@ static void sdx__q8a_row_avx2(const float *x, int blocks, unsigned char *hi, uns
     }
 }
 
+/* A K type's group j (sdx__i8w_group) for the 16 columns of a strip:
+ * each lane's 6-bit scale and min from the 12 packed bytes (three
+ * gathered dwords), times d and dmin as sdx__qk_pair rounds them, then
+ * per quad of values the nibbles of a gathered dword (and Q5_K's fifth
+ * bits, bit j of each qh byte). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+static void sdx__i8_pack_group_avx512(const sdx__i8_type *t, __m512i index, __mmask16 live, const unsigned char *p, int j,
+                                      unsigned char *out, __m512i w[8]) {
+    const __m512i nib = _mm512_set1_epi8(15), bit = _mm512_set1_epi8(1), six = _mm512_set1_epi32(63);
+    const __m512i head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, dmin */
+    const __m512i s0 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 4, 1);   /* scale bytes 0-3 */
+    const __m512i s1 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 8, 1);   /* 4-7 */
+    const int i = j & 3;
+    __m512i sc, mn;
+    if (j < 4) {
+        sc = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * i), six);
+        mn = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * i), six);
+    } else {
+        const __m512i s2 = _mm512_srli_epi32(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 12, 1), 8 * i);
+        sc = _mm512_or_si512(_mm512_and_si512(s2, _mm512_set1_epi32(15)),
+                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * i + 6), _mm512_set1_epi32(3)), 4));
+        mn = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 4), _mm512_set1_epi32(15)),
+                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * i + 6), _mm512_set1_epi32(3)), 4));
+    }
+    _mm512_storeu_ps(out + 512, _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)), _mm512_cvtepi32_ps(sc)));
+    _mm512_storeu_si512((void *)(out + 576),      /* -(dmin * mn): the sign flipped, -0 included */
+                        _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16))),
+                                                                           _mm512_cvtepi32_ps(mn))),
+                                         _mm512_set1_epi32((int)0x80000000u)));
+    for (int k = 0; k < 8; k++) {
+        __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 32 * (j / 2) + 4 * k, 1);
+        v = _mm512_and_si512(j & 1 ? _mm512_srli_epi16(v, 4) : v, nib);
+        if (t->qh >= 0) {
+            __m512i h = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh + 4 * k, 1);
+            v = _mm512_or_si512(v, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, j), bit), 4));
+        }
+        w[k] = _mm512_maskz_mov_epi32(live, v);
+    }
+}
+
+/* A 32-value block's w for the 16 columns of a strip, and its scales (and
+ * mins): Q8_0's bytes as they are; the others' nibbles (and fifth bits,
+ * spread from qh by a multiply) minus the offset. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+static void sdx__i8_pack_block_avx512(const sdx__i8_type *t, __m512i index, __mmask16 live, const unsigned char *p,
+                                      unsigned char *out, __m512i w[8]) {
+    const __m512i nib = _mm512_set1_epi8(15), off = _mm512_set1_epi8((char)t->off);
+    const __m512i spread = _mm512_set1_epi32(0x00204081), bit0 = _mm512_set1_epi8(1);
+    const __m512i head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, and m */
+    _mm512_storeu_ps(out + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
+    _mm512_storeu_ps(out + 576, t->has_min ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)))
+                                           : _mm512_setzero_ps());
+    if (t->type == SDX_Q8_0) {
+        for (int k = 0; k < 8; k++) w[k] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 2 + 4 * k, 1);
+        return;
+    }
+    {
+        __m512i qh = t->qh >= 0 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh, 1) : _mm512_setzero_si512();
+        for (int k = 0; k < 4; k++) {
+            __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 4 * k, 1);
+            __m512i l = _mm512_and_si512(v, nib), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+            if (t->qh >= 0) {     /* bits 4k.. of qh to the bytes of quad k, bits 16 + 4k.. to quad k + 4 */
+                __m512i bl = _mm512_and_si512(_mm512_srli_epi32(qh, 4 * k), _mm512_set1_epi32(15));
+                __m512i bh = _mm512_and_si512(_mm512_srli_epi32(qh, 16 + 4 * k), _mm512_set1_epi32(15));
+                l = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bl, spread), bit0), 4));
+                h = _mm512_or_si512(h, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bh, spread), bit0), 4));
+            }
+            w[k] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(l, off));
+            w[k + 4] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(h, off));
+        }
+    }
+}
+
 /* The strips' w from the blocks themselves, 16 columns at a time with
  * gathers (a column's dword of a block in each lane), for every type the
- * kernels take: Q8_0's bytes as they are; the others' nibbles (and fifth
- * bits, spread from qh by a multiply) minus the offset. The same bytes,
- * scales, mins and sums of w as sdx__i8_pack_c. */
+ * kernels take, then the sums of w: the same bytes, scales, mins and sums
+ * as sdx__i8_pack_c. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 static void sdx__i8_pack_avx512(unsigned char *dst, const void *src, const sdx__i8_type *t, int64_t K, int64_t n0, int nvalid,
                                 int strips, int64_t kb0, int kbn) {
+    const __m512i ones = _mm512_set1_epi8(1);
     size_t bb;
     int64_t row;
-    const __m512i ones = _mm512_set1_epi8(1), nib = _mm512_set1_epi8(15), off = _mm512_set1_epi8((char)t->off);
-    const __m512i spread = _mm512_set1_epi32(0x00204081), bit0 = _mm512_set1_epi8(1);
     __m512i index;
     sdx_dtype_block(t->type, &bb);
-    row = K / 32 * (int64_t)bb;
+    row = K / 32 / t->groups * (int64_t)bb;
     index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32((int)row));
     for (int s = 0; s < strips; s++) {
         const __mmask16 live = sdx__lanes16(nvalid - 16 * s);
-        const unsigned char *first = (const unsigned char *)src + (size_t)((n0 + 16 * s) * row + kb0 * (int64_t)bb);
+        const unsigned char *first = (const unsigned char *)src + (size_t)((n0 + 16 * s) * row);
         for (int b = 0; b < kbn; b++) {
-            const unsigned char *p = first + (size_t)b * bb;
+            const int64_t kb = kb0 + b;
+            const unsigned char *p = first + (size_t)(kb / t->groups) * bb;
             unsigned char *out = dst + ((size_t)s * (size_t)kbn + (size_t)b) * SDX__I8_SB;
-            __m512i sum = _mm512_setzero_si512(), w[8], head;
+            __m512i sum = _mm512_setzero_si512(), w[8];
             if (!live) { memset(out, 0, SDX__I8_SB); continue; }
-            head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, and m */
-            _mm512_storeu_ps(out + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
-            _mm512_storeu_ps(out + 576, t->has_min ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)))
-                                                   : _mm512_setzero_ps());
-            if (t->type == SDX_Q8_0) {
-                for (int k = 0; k < 8; k++) w[k] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 2 + 4 * k, 1);
+            if (t->groups > 1) {
+                sdx__i8_pack_group_avx512(t, index, live, p, (int)(kb % t->groups), out, w);
             } else {
-                __m512i qh = t->qh >= 0 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh, 1)
-                                        : _mm512_setzero_si512();
-                for (int k = 0; k < 4; k++) {
-                    __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 4 * k, 1);
-                    __m512i l = _mm512_and_si512(v, nib), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
-                    if (t->qh >= 0) {     /* bits 4k.. of qh to the bytes of quad k, bits 16 + 4k.. to quad k + 4 */
-                        __m512i bl = _mm512_and_si512(_mm512_srli_epi32(qh, 4 * k), _mm512_set1_epi32(15));
-                        __m512i bh = _mm512_and_si512(_mm512_srli_epi32(qh, 16 + 4 * k), _mm512_set1_epi32(15));
-                        l = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bl, spread), bit0), 4));
-                        h = _mm512_or_si512(h, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bh, spread), bit0), 4));
-                    }
-                    w[k] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(l, off));
-                    w[k + 4] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(h, off));
-                }
+                sdx__i8_pack_block_avx512(t, index, live, p, out, w);
             }
             for (int k = 0; k < 8; k++) {
                 _mm512_storeu_si512((void *)(out + 64 * k), w[k]);
@@ -7234,24 +7395,27 @@ static int sdx__i8_have(sdx_ctx *ctx, int kernel) {
 /* Where int8 pays, per kernel, type and compute mode: 1 runs the int8
  * kernel, 0 (or no row) the exact path (the blocks dequantized into the
  * f32 or bf16 GEMM's panels). Measured with `bench/bench quant` (SD 1.5's
- * linear shapes, one thread, per CPU second, a shared 2-core Xeon with
- * AMX; README, GGUF checkpoints): AMX-INT8 runs the five types at 1.4-2.1x
- * f16 weights in f32 mode, and in bf16 mode at 0.43-0.96x f16 weights
- * (whose bf16 panels are cached) and 1.0-1.9x the exact bf16 path, which
- * repacks the blocks per job (Q5_0, Q4_1 and Q5_1 through a stage);
- * AVX512-VNNI (AMX turned off) at 1.1-1.4x f16 weights in f32 mode; the
- * AVX2 kernel (VPMADDWD: two i16 products an instruction, as many as
- * f32's FMAs, plus the per-block scaling) at 0.22-0.29x: no rows. bf16 mode
- * on AVX512-VNNI without AMX (AMD's cores) could not be measured here: its
- * rows take f32 mode's figures, where int8 also keeps the weights exact.
- * NEON's kernel was not measured (no Arm machine): no rows, so Arm runs
- * the exact path until someone measures it. */
+ * linear shapes, per CPU second, a shared 2-core Xeon with AMX; README,
+ * GGUF checkpoints). f32 mode: AMX-INT8 runs the seven types at 1.5-2.1x
+ * f16 weights (1.9-2.5x the exact f32 path), AVX512-VNNI (AMX turned off)
+ * at 1.1-1.4x; the AVX2 kernel (VPMADDWD: two i16 products an
+ * instruction, as many as f32's FMAs, plus the per-block scaling) at
+ * 0.2-0.3x: no rows. bf16 mode: the exact path packs a quantized weight's
+ * bf16 panel once per call and runs at 0.75-1.05x f16 weights where M is
+ * SD's (4096 rows), AMX-INT8 at 0.5-0.85x; at 77 rows int8 is ahead, but
+ * a whole UNet call at 512x512 took 6.18 CPU s on the exact path, 6.34 on
+ * int8 and 6.16 with f16 weights (two rounds of two calls each): no bf16
+ * row. bf16 mode without AMX (AMD's cores) could not be measured here and
+ * takes AMX's answer. NEON's kernel was not measured (no Arm machine): no
+ * rows, so Arm runs the exact path until someone measures it. */
 typedef struct { int kernel; sdx_dtype type; unsigned char f32, bf16; } sdx__i8_choice;
 static const sdx__i8_choice sdx__i8_table[] = {
-    { SDX__I8_AMX, SDX_Q8_0, 1, 1 },  { SDX__I8_AMX, SDX_Q4_0, 1, 1 },  { SDX__I8_AMX, SDX_Q5_0, 1, 1 },
-    { SDX__I8_AMX, SDX_Q4_1, 1, 1 },  { SDX__I8_AMX, SDX_Q5_1, 1, 1 },
-    { SDX__I8_VNNI, SDX_Q8_0, 1, 1 }, { SDX__I8_VNNI, SDX_Q4_0, 1, 1 }, { SDX__I8_VNNI, SDX_Q5_0, 1, 1 },
-    { SDX__I8_VNNI, SDX_Q4_1, 1, 1 }, { SDX__I8_VNNI, SDX_Q5_1, 1, 1 },
+    { SDX__I8_AMX, SDX_Q8_0, 1, 0 },  { SDX__I8_AMX, SDX_Q4_0, 1, 0 },  { SDX__I8_AMX, SDX_Q5_0, 1, 0 },
+    { SDX__I8_AMX, SDX_Q4_1, 1, 0 },  { SDX__I8_AMX, SDX_Q5_1, 1, 0 },  { SDX__I8_AMX, SDX_Q4_K, 1, 0 },
+    { SDX__I8_AMX, SDX_Q5_K, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q8_0, 1, 0 }, { SDX__I8_VNNI, SDX_Q4_0, 1, 0 }, { SDX__I8_VNNI, SDX_Q5_0, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q4_1, 1, 0 }, { SDX__I8_VNNI, SDX_Q5_1, 1, 0 }, { SDX__I8_VNNI, SDX_Q4_K, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q5_K, 1, 0 },
 };
 
 /* The int8 kernel a linear with weight type t runs in `compute`, or -1:
@@ -7518,7 +7682,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * activations near 65504 cannot overflow before the saturating store.
  *
  * Filters are transformed once per call into context-owned memory, a
- * chunk of output channels at a time (at most SDX__WINO_U_BYTES), already
+ * chunk of output channels at a time (at most SDX__OP_WEIGHT_BYTES), already
  * packed as A panels; not cached across calls: 36/9 = 4x the f32 size of
  * every 3x3 weight would be 8.7 GB for SD 1.5's UNet, 0.8 GB for its VAE decoder.
  *
@@ -7533,7 +7697,6 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
 #define SDX__WOB 48       /* output channels per GEMM block (multiple of MR) */
 #define SDX__WTB 64       /* most tiles per job (multiple of NR)             */
 #define SDX__WKC 256      /* input channels per micro-kernel call            */
-#define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
 #define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
 /* Where Winograd pays against the im2col GEMM (per CPU second, 2-vCPU
  * Xeon, batch 2 unless said, AVX-512 transforms): 1.9-2.3x at 64x64 for
@@ -7930,18 +8093,6 @@ static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__wino_job((const sdx__wino *)arg, j, thread);
 }
 
-/* Context-owned buffer for the transformed filters, grown as needed. */
-static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
-    sdx__cpu_state *s = sdx__cpu(ctx);
-    if (s->wino_bytes < bytes) {
-        sdx__free(ctx, s->wino_u);
-        s->wino_bytes = 0;
-        if (!(s->wino_u = (float *)sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, "winograd filters", bytes); return NULL; }
-        s->wino_bytes = bytes;
-    }
-    return s->wino_u;
-}
-
 /* ---- Winograd on AMX (bf16 mode) --------------------------------------- */
 /* On AMX bf16 mode's 3x3 convolutions run F(4,3) Winograd too, with the
  * 36 GEMMs on tiles. Both operands are split, U = G g G^T and V = B^T d B
@@ -8131,9 +8282,9 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.vec16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f();
 #endif
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
-    chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
+    chunk = SDX__MAX(ob, (int64_t)(sdx__cpu(ctx)->op_weight_chunk / (size_t)per_o) / ob * ob);
     chunk = SDX__MIN(chunk, (O + orow - 1) / orow * orow);
-    if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
+    if (!(wi.u = (float *)sdx__op_weight_buffer(ctx, (size_t)(chunk * per_o), "winograd filters"))) return SDX_ERR_NOMEM;
     /* split the outputs into groups when there are too few tile blocks to
      * keep every thread busy (each group transforms the input again) */
     jobs_per_group = y->shape[0] * wi.tblocks;

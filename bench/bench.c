@@ -405,7 +405,7 @@ int main(int argc, char **argv) {
          * (sdx__i8_table) runs in each mode; K types only on the exact path
          * and where rows are whole 256s. Ratios per CPU second. */
         static const int64_t lin[4][3] = { { 4096, 320, 320 }, { 4096, 320, 1280 }, { 4096, 1280, 320 }, { 77, 768, 3072 } };
-        static const sdx_dtype types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q5_0, SDX_Q4_1, SDX_Q5_1, SDX_Q4_K, SDX_Q6_K };
+        static const sdx_dtype types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q5_0, SDX_Q4_1, SDX_Q5_1, SDX_Q4_K, SDX_Q5_K, SDX_Q6_K };
         int bf16 = sdx__bf16_usable(ctx);
         for (int i = 0; i < 4; i++) {
             double f16[2] = { 0, 0 };

@@ -223,7 +223,8 @@ static void tk_rand_blocks(sdx_tensor *t) {
  * down-projection, the time embedding, CLIP's fc2) and odd sizes (one
  * row, tails of every tile); f32 compute with the AVX-512 and the
  * portable packers, bf16 compute on AMX and on AVX512-BF16 where the CPU
- * has them; f32 and f16 activations. */
+ * has them (the quantized weight's panel packed whole, and in chunks of
+ * one job's rows); f32 and f16 activations. */
 static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
     static const struct { int64_t m, n, k; } shapes[] = {
         { 1024, 320, 320 }, { 77, 320, 768 }, { 256, 640, 2560 }, { 2, 1280, 1280 }, { 154, 768, 3072 },
@@ -252,12 +253,15 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
             tk_rand_blocks(wq);
             sdx__load_f32(wq->data, wq->dtype, 0, n * k, (float *)wf->data);
             sdx__bf16_usable(e.ctx);     /* probes the CPU */
-            for (int run = 0; ok && run < 4; run++) {
-                static const char *const runs[4] = { "f32", "f32, portable packers", "bf16 as probed", "bf16 on AVX512-BF16" };
+            for (int run = 0; ok && run < 5; run++) {
+                static const char *const runs[5] = { "f32", "f32, portable packers", "bf16 as probed",
+                                                     "bf16 as probed, the weight's panel a job's rows at a time",
+                                                     "bf16 on AVX512-BF16" };
                 sdx__cpu_state *cpu = sdx__cpu(e.ctx);
                 sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
                 cpu->pack_scalar = run == 1;
-                if (run == 3) {       /* the kernel of CPUs without AMX, where this one has it */
+                cpu->op_weight_chunk = run == 3 ? 1 : SDX__OP_WEIGHT_BYTES;
+                if (run == 4) {       /* the kernel of CPUs without AMX, where this one has it */
                     if (!cpu->bf16_amx) continue;
                     cpu->bf16_amx = 0;
                     cpu->bf16_dot_pays = 1;
@@ -315,10 +319,12 @@ static int conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit(void) {
             tk_rand_blocks(wq);
             sdx__load_f32(wq->data, wq->dtype, 0, o * c * k * k, (float *)wf->data);
             sdx__bf16_usable(e.ctx);     /* probes the CPU */
-            for (int run = 0; ok && run < 3; run++) {
-                static const char *const runs[3] = { "f32", "f32, portable packers", "bf16" };
+            for (int run = 0; ok && run < 4; run++) {
+                static const char *const runs[4] = { "f32", "f32, portable packers", "bf16",
+                                                     "bf16, the filter's panel (or transform) a job's rows at a time" };
                 sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
                 sdx__cpu(e.ctx)->pack_scalar = run == 1;
+                sdx__cpu(e.ctx)->op_weight_chunk = run == 3 ? 1 : SDX__OP_WEIGHT_BYTES;
                 winograd += sdx__wino_pays(e.ctx, compute, x, wf, st, ho, wo);
                 ok = sdx__conv2d_pad(e.ctx, yq, x, wq, b, st, pad, pad, pad, pad, compute) == SDX_OK &&
                      sdx__conv2d_pad(e.ctx, yf, x, wf, b, st, pad, pad, pad, pad, compute) == SDX_OK && !sdx__has_nonfinite(yf) &&

@@ -6,15 +6,28 @@
 #include "test.h"
 
 /* The block types int8 takes, and the kernels. */
-static const sdx_dtype tq_types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q5_0, SDX_Q4_1, SDX_Q5_1 };
+static const sdx_dtype tq_types[] = { SDX_Q8_0, SDX_Q4_0, SDX_Q5_0, SDX_Q4_1, SDX_Q5_1, SDX_Q4_K, SDX_Q5_K };
 #define TQ_NTYPES ((int)(sizeof tq_types / sizeof tq_types[0]))
+
+/* The types with a min (w d + m). */
+static int tq_mins(sdx_dtype t) { return t == SDX_Q4_1 || t == SDX_Q5_1 || t == SDX_Q4_K || t == SDX_Q5_K; }
+
+/* A K of whole blocks of type t: k, or (the K types' 256-value blocks) k256. */
+static int64_t tq_k(sdx_dtype t, int64_t k, int64_t k256) { return sdx_dtype_block(t, NULL) == 256 ? k256 : k; }
+
+/* Block kb (of 32 values) of row o of w (rows of K values), as int8 reads it. */
+static void tq_weight_block(const sdx_tensor *w, int64_t K, int64_t o, int64_t kb, signed char *wq, float *dw, float *mw) {
+    size_t bb;
+    int block = sdx_dtype_block(w->dtype, &bb);
+    sdx__i8w_block(sdx__i8_type_of(w->dtype), (const unsigned char *)w->data + (size_t)(o * (K / block)) * bb, bb, kb, wq, dw, mw);
+}
 
 /* Random blocks: random bytes (Q8_0's -128 included), f16 scales and
  * mins of a weight's size, positive or negative. */
 static void tq_rand_blocks(sdx_tensor *t) {
     size_t bb, n = sdx_tensor_nbytes(t);
     unsigned char *p = (unsigned char *)t->data;
-    int mins = t->dtype == SDX_Q4_1 || t->dtype == SDX_Q5_1;
+    int mins = tq_mins(t->dtype);
     sdx_dtype_block(t->dtype, &bb);
     for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(t_uniform() * 256.0);
     for (size_t b = 0; b < n; b += bb)
@@ -65,7 +78,8 @@ static int tq_first_difference(const sdx_tensor *a, const sdx_tensor *b) {
  * cross-attention keys from 77 tokens, the MLP's down-projection over
  * several K steps, two rows) and odd ones (one row, M odd, N not a
  * multiple of 16, tails of every job, a K past SDX__I8_KEEP_K, whose
- * rows are quantized a step at a time), f32 and f16 activations, f32 and
+ * rows are quantized a step at a time; for Q4_K and Q5_K the shapes with
+ * rows of whole 256s), f32 and f16 activations, f32 and
  * f16 outputs, with and without bias; the portable kernel on one thread,
  * the others on three (jobs and threads change no bit), in f32 and bf16
  * mode (the arithmetic is the same). */
@@ -73,6 +87,7 @@ static int every_int8_kernel_equals_the_portable_specification(void) {
     static const struct { int64_t m, n, k; } shapes[] = {
         { 256, 320, 320 }, { 77, 320, 768 }, { 24, 640, 2560 }, { 2, 1280, 1280 },
         { 1, 33, 32 }, { 13, 17, 96 }, { 7, 5, 256 }, { 301, 19, 512 }, { 29, 530, 800 }, { 97, 47, 576 }, { 21, 50, 3200 },
+        { 19, 40, 3072 },
     };
     sdx_ctx *one = tq_ctx(1), *three = tq_ctx(3);
     int compared[SDX__I8_KERNELS] = { 0 };
@@ -83,6 +98,7 @@ static int every_int8_kernel_equals_the_portable_specification(void) {
             int64_t xs[2] = { m, k }, ws[2] = { n, k }, ys[2] = { m, n };
             sdx_dtype xt = i % 2 ? SDX_F16 : SDX_F32, yt = i % 3 == 1 ? SDX_F16 : SDX_F32;
             sdx_tensor x, w, b, ref, y;
+            if (k % sdx_dtype_block(tq_types[t], NULL)) continue;     /* the K types: rows of whole 256s */
             t_seed((uint64_t)(1000 * t + (int)i));
             T_CHECK(sdx_tensor_alloc(one, &x, xt, 2, xs) == SDX_OK && sdx_tensor_alloc(one, &w, tq_types[t], 2, ws) == SDX_OK &&
                     sdx_tensor_alloc(one, &b, SDX_F32, 1, &n) == SDX_OK && sdx_tensor_alloc(one, &ref, yt, 2, ys) == SDX_OK &&
@@ -147,16 +163,14 @@ static void tq_spec_quantize(const float *x, int32_t *q, float *d, int32_t *s) {
 /* y row i, output o, from the documented arithmetic (f32 activations),
  * with sdx__fmaf: a correctly rounded fma (mingw-w64's fmaf is not). */
 static float tq_spec_output(const float *x, const sdx_tensor *w, int64_t o, int64_t K, float bias) {
-    size_t bb;
     float acc = 0;
-    int mins = w->dtype == SDX_Q4_1 || w->dtype == SDX_Q5_1;
-    sdx_dtype_block(w->dtype, &bb);
+    int mins = tq_mins(w->dtype);
     for (int64_t b = 0; b < K / 32; b++) {
         signed char wq[32];
         float da, dw, mw;
         int32_t q[32], s, isum = 0;
         tq_spec_quantize(x + 32 * b, q, &da, &s);
-        sdx__i8w_block(sdx__i8_type_of(w->dtype), (const unsigned char *)w->data + (size_t)(o * (K / 32) + b) * bb, wq, &dw, &mw);
+        tq_weight_block(w, K, o, b, wq, &dw, &mw);
         for (int j = 0; j < 32; j++) isum += q[j] * wq[j];
         acc = sdx__fmaf((float)isum, da * dw, acc);
         if (mins) acc = sdx__fmaf((float)s, da * mw, acc);
@@ -170,14 +184,13 @@ static float tq_spec_output(const float *x, const sdx_tensor *w, int64_t o, int6
  * name: a NaN, +Inf or -Inf in one block, all zero, tiny (below 2^-100),
  * huge (past 2^118, saturating), subnormal, and ordinary rows. */
 static int the_portable_kernel_is_the_documented_arithmetic(void) {
-    enum { M = 9, N = 21, K = 96 };
+    enum { M = 9, N = 21, KMAX = 256 };
     sdx_ctx *ctx = tq_ctx(2);
-    int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N }, n = N;
     for (int t = 0; t < TQ_NTYPES; t++) {
+        const int64_t K = tq_k(tq_types[t], 96, 256), n = N;
+        int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N };
         sdx_tensor x, w, b, y;
-        float deq[N * K];
-        size_t bb;
-        sdx_dtype_block(tq_types[t], &bb);
+        float deq[N * KMAX];
         t_seed((uint64_t)(77 + t));
         T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 2, xs) == SDX_OK && sdx_tensor_alloc(ctx, &w, tq_types[t], 2, ws) == SDX_OK &&
                 sdx_tensor_alloc(ctx, &b, SDX_F32, 1, &n) == SDX_OK && sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys) == SDX_OK, "alloc");
@@ -186,9 +199,9 @@ static int the_portable_kernel_is_the_documented_arithmetic(void) {
         for (int64_t blk = 0; blk < N * K / 32; blk++) {
             signed char wq[32];
             float dw, mw;
-            sdx__i8w_block(sdx__i8_type_of(w.dtype), (const unsigned char *)w.data + (size_t)blk * bb, wq, &dw, &mw);
+            tq_weight_block(&w, K, blk / (K / 32), blk % (K / 32), wq, &dw, &mw);
             for (int j = 0; j < 32; j++)     /* (a _0 type's -0 stays -0: no + m) */
-                T_CHECK(tq_same(tq_types[t] == SDX_Q4_1 || tq_types[t] == SDX_Q5_1 ? (float)wq[j] * dw + mw : (float)wq[j] * dw, deq[32 * blk + j]),
+                T_CHECK(tq_same(tq_mins(tq_types[t]) ? (float)wq[j] * dw + mw : (float)wq[j] * dw, deq[32 * blk + j]),
                         "%s block %lld value %d: %g * %g + %g, ggml's %g",
                         sdx_dtype_name(w.dtype), (long long)blk, j, (double)wq[j], dw, mw, deq[32 * blk + j]);
         }
@@ -225,10 +238,11 @@ static int the_portable_kernel_is_the_documented_arithmetic(void) {
 /* The same edge rows through every kernel: bit for bit the portable
  * kernel's (NaN where it is NaN). */
 static int edge_activations_agree_on_every_kernel(void) {
-    enum { M = 50, N = 37, K = 160 };
+    enum { M = 50, N = 37 };
     sdx_ctx *ctx = tq_ctx(2);
-    int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N };
     for (int t = 0; t < TQ_NTYPES; t++) {
+        const int64_t K = tq_k(tq_types[t], 160, 256);
+        int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N };
         sdx_tensor x, w, ref, y;
         t_seed((uint64_t)(900 + t));
         T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 2, xs) == SDX_OK && sdx_tensor_alloc(ctx, &w, tq_types[t], 2, ws) == SDX_OK &&
@@ -277,12 +291,13 @@ static int edge_activations_agree_on_every_kernel(void) {
  * within that bound; the rel-L2 of both the int8 and the exact path are
  * reported. */
 static int int8_error_stays_within_the_quantization_bound(void) {
-    enum { M = 200, N = 96, K = 640 };
+    enum { M = 200, N = 96, KMAX = 768 };
     sdx_ctx *ctx = tq_ctx(2);
-    int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N };
-    float *wf = (float *)malloc(sizeof(float) * N * K);
+    float *wf = (float *)malloc(sizeof(float) * N * KMAX);
     T_CHECK(wf, "alloc");
     for (int t = 0; t < TQ_NTYPES; t++) {
+        const int64_t K = tq_k(tq_types[t], 640, 768);
+        int64_t xs[2] = { M, K }, ws[2] = { N, K }, ys[2] = { M, N };
         sdx_tensor x, w, y, ye;
         double worst = 0, e2 = 0, ee2 = 0, r2 = 0;
         size_t bb;
@@ -291,7 +306,8 @@ static int int8_error_stays_within_the_quantization_bound(void) {
                 sdx_tensor_alloc(ctx, &y, SDX_F32, 2, ys) == SDX_OK && sdx_tensor_alloc(ctx, &ye, SDX_F32, 2, ys) == SDX_OK, "alloc");
         for (int i = 0; i < N * K; i++) wf[i] = (float)(t_normal() * 0.05);
         sdx_dtype_block(w.dtype, &bb);
-        for (int o = 0; o < N; o++) sdx__quantizer(w.dtype)(wf + o * K, K, (unsigned char *)w.data + (size_t)o * (K / 32) * bb);
+        for (int o = 0; o < N; o++)
+            sdx__quantizer(w.dtype)(wf + o * K, K, (unsigned char *)w.data + (size_t)o * (size_t)(K / sdx_dtype_block(w.dtype, NULL)) * bb);
         sdx__dequant(w.data, w.dtype, 0, N * K, wf);
         for (int i = 0; i < M * K; i++) ((float *)x.data)[i] = (float)(t_normal() * (i % 211 == 0 ? 30.0 : 1.0));
         T_CHECK(tq_linear(ctx, sdx__i8_best(ctx), &y, &x, &w, NULL, SDX_F32) == SDX_OK && tq_linear(ctx, -1, &ye, &x, &w, NULL, SDX_F32) == SDX_OK,
@@ -317,7 +333,7 @@ static int int8_error_stays_within_the_quantization_bound(void) {
                 r2 += exact * exact;
             }
         T_NOTE("%s, [%d, %d] x [%d, %d]^T on %s: rel-L2 to double %.3g (the exact path %.3g), largest error %.2f of its bound",
-               sdx_dtype_name(w.dtype), M, K, N, K, sdx__i8_kernel_names[sdx__i8_best(ctx)], sqrt(e2 / r2), sqrt(ee2 / r2), worst);
+               sdx_dtype_name(w.dtype), M, (int)K, N, (int)K, sdx__i8_kernel_names[sdx__i8_best(ctx)], sqrt(e2 / r2), sqrt(ee2 / r2), worst);
         T_CHECK(worst <= 1.0, "%s: an output is %.3g times its bound from the exact value", sdx_dtype_name(w.dtype), worst);
         sdx_tensor_free(ctx, &x); sdx_tensor_free(ctx, &w); sdx_tensor_free(ctx, &y); sdx_tensor_free(ctx, &ye);
     }

@@ -61,7 +61,7 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * activations near 65504 cannot overflow before the saturating store.
  *
  * Filters are transformed once per call into context-owned memory, a
- * chunk of output channels at a time (at most SDX__WINO_U_BYTES), already
+ * chunk of output channels at a time (at most SDX__OP_WEIGHT_BYTES), already
  * packed as A panels; not cached across calls: 36/9 = 4x the f32 size of
  * every 3x3 weight would be 8.7 GB for SD 1.5's UNet, 0.8 GB for its VAE decoder.
  *
@@ -76,7 +76,6 @@ static int sdx__conv2d_direct(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
 #define SDX__WOB 48       /* output channels per GEMM block (multiple of MR) */
 #define SDX__WTB 64       /* most tiles per job (multiple of NR)             */
 #define SDX__WKC 256      /* input channels per micro-kernel call            */
-#define SDX__WINO_U_BYTES ((size_t)32 << 20)  /* transformed filters, per chunk */
 #define SDX__WINO_V_BYTES ((size_t)4 << 20)   /* transformed inputs, per thread */
 /* Where Winograd pays against the im2col GEMM (per CPU second, 2-vCPU
  * Xeon, batch 2 unless said, AVX-512 transforms): 1.9-2.3x at 64x64 for
@@ -473,18 +472,6 @@ static void sdx__wino_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t j = begin; j < end; j++) sdx__wino_job((const sdx__wino *)arg, j, thread);
 }
 
-/* Context-owned buffer for the transformed filters, grown as needed. */
-static float *sdx__wino_u_buffer(sdx_ctx *ctx, size_t bytes) {
-    sdx__cpu_state *s = sdx__cpu(ctx);
-    if (s->wino_bytes < bytes) {
-        sdx__free(ctx, s->wino_u);
-        s->wino_bytes = 0;
-        if (!(s->wino_u = (float *)sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, "winograd filters", bytes); return NULL; }
-        s->wino_bytes = bytes;
-    }
-    return s->wino_u;
-}
-
 /* ---- Winograd on AMX (bf16 mode) --------------------------------------- */
 /* On AMX bf16 mode's 3x3 convolutions run F(4,3) Winograd too, with the
  * 36 GEMMs on tiles. Both operands are split, U = G g G^T and V = B^T d B
@@ -674,9 +661,9 @@ static int sdx__conv2d_winograd(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x
     wi.vec16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f();
 #endif
     per_o = 36 * (amx ? wi.cp : wi.C) * (int64_t)sizeof(float);
-    chunk = SDX__MAX(ob, (int64_t)(SDX__WINO_U_BYTES / (size_t)per_o) / ob * ob);
+    chunk = SDX__MAX(ob, (int64_t)(sdx__cpu(ctx)->op_weight_chunk / (size_t)per_o) / ob * ob);
     chunk = SDX__MIN(chunk, (O + orow - 1) / orow * orow);
-    if (!(wi.u = sdx__wino_u_buffer(ctx, (size_t)(chunk * per_o)))) return SDX_ERR_NOMEM;
+    if (!(wi.u = (float *)sdx__op_weight_buffer(ctx, (size_t)(chunk * per_o), "winograd filters"))) return SDX_ERR_NOMEM;
     /* split the outputs into groups when there are too few tile blocks to
      * keep every thread busy (each group transforms the input again) */
     jobs_per_group = y->shape[0] * wi.tblocks;

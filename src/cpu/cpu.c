@@ -62,14 +62,18 @@ typedef struct sdx__wcache {
     int n, cap;
 } sdx__wcache;
 
+#define SDX__OP_WEIGHT_BYTES ((size_t)32 << 20)   /* sdx__op_weight_buffer's chunks */
+
 typedef struct sdx__cpu_state {
     sdx_ctx *ctx;        /* whose allocator it uses */
     int      n;          /* one scratch slot per thread */
     void   **raw;        /* what was allocated */
     float  **aligned;    /* 64-byte aligned view of raw */
     size_t  *size;       /* usable bytes of aligned */
-    float   *wino_u;     /* Winograd-transformed filters of the running conv */
-    size_t   wino_bytes;
+    void    *op_weight;  /* the running op's weight as its kernel reads it */
+    size_t   op_weight_bytes;
+    size_t   op_weight_chunk; /* bytes of it a chunk at most: SDX__OP_WEIGHT_BYTES
+                              (tests set less: many chunks) */
     sdx__wcache wcache;  /* weights repacked for compute modes */
     int      bf16_probed;  /* the CPU was asked about AVX512-BF16 ...      */
     int      bf16_dot;     /* ... and has it (tests clear it: the fallback) */
@@ -115,7 +119,7 @@ static void sdx__cpu_state_free(void *user) {
     sdx__free(ctx, s->raw);
     sdx__free(ctx, s->aligned);
     sdx__free(ctx, s->size);
-    sdx__free(ctx, s->wino_u);
+    sdx__free(ctx, s->op_weight);
     sdx__wcache_free(ctx, &s->wcache);
     sdx__free(ctx, s);
 }
@@ -129,6 +133,7 @@ static sdx__cpu_state *sdx__cpu_state_new(sdx_ctx *ctx) {
     s->aligned = (float **)sdx__calloc(ctx, (size_t)n, sizeof *s->aligned);
     s->size = (size_t *)sdx__calloc(ctx, (size_t)n, sizeof *s->size);
     s->n = n;
+    s->op_weight_chunk = SDX__OP_WEIGHT_BYTES;
     if (!s->raw || !s->aligned || !s->size) { sdx__cpu_state_free(s); return NULL; }
     return s;
 }
@@ -172,6 +177,22 @@ static int sdx__scratch_reserve(sdx_ctx *ctx, size_t bytes) {
 
 /* Scratch that was reserved: never fails inside a worker. */
 static float *sdx__scratch_f32(sdx_ctx *ctx, int thread) { return sdx__cpu(ctx)->aligned[thread]; }
+
+/* The running op's weight in the form its kernel reads, made per call and
+ * a chunk of at most op_weight_chunk bytes at a time (Winograd's
+ * transformed filters, a block-quantized weight's bf16 panel): one
+ * context-owned buffer for every such op, grown as needed. NULL (error
+ * set, naming `what`) when out of memory. */
+static void *sdx__op_weight_buffer(sdx_ctx *ctx, size_t bytes, const char *what) {
+    sdx__cpu_state *s = sdx__cpu(ctx);
+    if (s->op_weight_bytes < bytes) {
+        sdx__free(ctx, s->op_weight);
+        s->op_weight_bytes = 0;
+        if (!(s->op_weight = sdx__malloc(ctx, bytes))) { sdx__nomem(ctx, what, bytes); return NULL; }
+        s->op_weight_bytes = bytes;
+    }
+    return s->op_weight;
+}
 
 /* ---- weight cache (see sdx__wcache) ----------------------------------- */
 

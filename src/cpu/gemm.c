@@ -252,7 +252,9 @@ typedef struct sdx__gemm {
     int pack16;                 /* f32 jobs: the AVX-512 packers */
     sdx__micro_kernels mk;
     sdx_ctx *ctx;
-    const uint32_t *panel;      /* bf16 mode: the weight's cached panel, or NULL */
+    const uint32_t *panel;      /* bf16 mode: the weight's panel (cached, or a chunk's), or NULL */
+    int64_t w_first;            /* bf16 mode: the first weight row of the jobs run now (and of the panel) */
+    int64_t panel_rows;         /* bf16 mode: weight rows the panel holds from w_first on */
     int split;                  /* bf16 mode: the other operand as hi + lo parts */
 } sdx__gemm;
 

@@ -401,7 +401,8 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
     const uint32_t *as[SDX__MB / SDX__BMR], *bs[SDX__NB / SDX__BNR];
     int64_t per_batch = g->m_tiles * g->n_tiles;
     int64_t batch = job / per_batch, rest = job % per_batch;
-    int64_t m0 = (rest / g->n_tiles) * SDX__MB, n0 = (rest % g->n_tiles) * SDX__NB;
+    int64_t m0 = (rest / g->n_tiles) * SDX__MB + (g->weight_is_a ? g->w_first : 0);
+    int64_t n0 = (rest % g->n_tiles) * SDX__NB + (g->weight_is_a ? 0 : g->w_first);
     int mv = (int)SDX__MIN((int64_t)SDX__MB, g->M - m0);
     int nv = (int)SDX__MIN((int64_t)SDX__NB, g->N - n0);
     int mp = (mv + SDX__BMR - 1) / SDX__BMR * SDX__BMR;
@@ -418,10 +419,10 @@ static void sdx__gemm_job_bf16(const sdx__gemm *g, int64_t job, int thread) {
         else if (g->b_kind == SDX__B_ROWS_T) sdx__pack_b_rows_bf16(pb, pb_lo, b, g->b_dtype, g->K, n0, np, nv, k0, kc, kp, tmp, t16, stage);
         else sdx__pack_im2col_bf16(g, pb, pb_lo, b, n0, nv, np, k0, kc, kp, stage, t16, tmp);
         for (int i = 0; i < mp; i += SDX__BMR)
-            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->M, g->K, SDX__BMR, m0 + i, k0, kp, kp, edge)
+            as[i / SDX__BMR] = panel_a ? sdx__panel_strip(panel_a, g->panel_rows, g->K, SDX__BMR, m0 + i - g->w_first, k0, kp, kp, edge)
                                        : pa + (int64_t)i * kp;
         for (int j = 0; j < np; j += SDX__BNR)
-            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kp, edge)
+            bs[j / SDX__BNR] = panel_b ? sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kp, edge)
                                        : pb + (int64_t)j * kp;
         for (int j = 0; j < np; j += SDX__BNR)
             for (int i = 0; i < mp; i += SDX__BMR) {
@@ -656,7 +657,8 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
     uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
     int64_t per_batch = g->m_tiles * g->n_tiles;
     int64_t batch = job / per_batch, rest = job % per_batch;
-    int64_t m0 = (rest / g->n_tiles) * g->mb, n0 = (rest % g->n_tiles) * g->nb;
+    int64_t m0 = (rest / g->n_tiles) * g->mb + (g->weight_is_a ? g->w_first : 0);
+    int64_t n0 = (rest % g->n_tiles) * g->nb + (g->weight_is_a ? 0 : g->w_first);
     int mv = (int)SDX__MIN(g->mb, g->M - m0), nv = (int)SDX__MIN(g->nb, g->N - n0);
     int mp = (mv + 31) / 32 * 32, np = (nv + 31) / 32 * 32;
     int64_t KT = (g->K + 31) / 32;
@@ -671,7 +673,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         int64_t a_rs = (int64_t)kt * SDX__ATILE;          /* halves from one 16-row block to the next */
         int64_t a_lo = split_a ? (int64_t)mp / 16 * a_rs : 0, b_lo = split_b ? (int64_t)np * kpad : 0;
         if (panel_a) {
-            at = panel_a + ((m0 / 16) * KT + k0 / 32) * SDX__ATILE;
+            at = panel_a + (((m0 - g->w_first) / 16) * KT + k0 / 32) * SDX__ATILE;
             a_rs = KT * SDX__ATILE;
         } else {
             sdx__pack_tiles_bf16(pa, split_a ? pa + a_lo : NULL, a, g->a_dtype, g->K, m0, mp, mv, k0, kc, kt, tmp, t16);
@@ -683,7 +685,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
             const uint32_t *bs = pb + (int64_t)j * kpad;
-            if (panel_b) bs = sdx__panel_strip(panel_b, g->N, g->K, SDX__BNR, n0 + j, k0, kp, kpad, pb + (int64_t)j * kpad);
+            if (panel_b) bs = sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kpad, pb + (int64_t)j * kpad);
             for (int i = 0; i < mp; i += 32)
                 sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, a_lo, b_lo,
                                tile + (int64_t)i * g->nb + j, g->nb, k0 > 0);
@@ -701,7 +703,8 @@ static void sdx__gemm_range_amx(void *arg, int64_t begin, int64_t end, int threa
 #endif /* SDX__AMX */
 
 typedef struct {
-    sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype; int64_t rows, K;
+    sdx_ctx *ctx; uint32_t *panel; const void *src; sdx_dtype dtype;
+    int64_t row0, rows, K;   /* the panel holds weight rows [row0, row0 + rows) */
     int width;       /* rows per strip (one job); 16 with tiles */
     int tiles;       /* SDX__PANEL_TILES layout: rows padded to 32, K to 32 */
 } sdx__panel_args;
@@ -710,55 +713,112 @@ static void sdx__panel_range(void *arg, int64_t begin, int64_t end, int thread) 
     const sdx__panel_args *p = (const sdx__panel_args *)arg;
     float *tmp = sdx__scratch_f32(p->ctx, thread);
     uint16_t *t16 = (uint16_t *)(tmp + p->K + 16);
-    int64_t kt = (p->K + 31) / 32;
+    int64_t kt = (p->K + 31) / 32, kp = (p->K + 1) / 2;
     for (int64_t s = begin; s < end; s++) {
         int64_t r0 = s * p->width;
         int w = (int)SDX__MIN((int64_t)p->width, p->rows - r0);
         if (p->tiles)
-            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, NULL, p->src, p->dtype, p->K, r0, 16, SDX__MAX(w, 0), 0,
-                                 (int)p->K, (int)kt, tmp, t16);
+            sdx__pack_tiles_bf16((uint16_t *)p->panel + r0 * kt * 32, NULL, p->src, p->dtype, p->K, p->row0 + r0, 16, SDX__MAX(w, 0),
+                                 0, (int)p->K, (int)kt, tmp, t16);
+        else if (sdx__dtype_is_block(p->dtype) && w == SDX__BNR && p->width == SDX__BNR)   /* whole blocks, 16 rows a pass */
+            sdx__pack_rows_bf16_blocks(p->panel + r0 * kp, p->src, p->dtype, p->K, p->row0 + r0, w, w, w, 0, (int)p->K, (int)kp, tmp);
         else
-            sdx__pack_rows_bf16(p->panel + r0 * ((p->K + 1) / 2), NULL, p->src, p->dtype, p->K, r0, w, w, w, 0, (int)p->K,
-                                (int)((p->K + 1) / 2), tmp, t16);
+            sdx__pack_rows_bf16(p->panel + r0 * kp, NULL, p->src, p->dtype, p->K, p->row0 + r0, w, w, w, 0, (int)p->K, (int)kp, tmp, t16);
     }
+}
+
+/* Bytes of one weight row in a panel of `kind` over K. */
+static size_t sdx__panel_row_bytes(int kind, int64_t K) {
+    return kind == SDX__PANEL_TILES ? (size_t)((K + 31) / 32 * 32) * sizeof(uint16_t) : (size_t)((K + 1) / 2) * sizeof(uint32_t);
+}
+
+/* Packs weight rows [row0, row0 + rows) of g's weight into `panel`, a
+ * panel of `kind` (tiles: rows padded to 32), on every thread. */
+static int sdx__panel_pack(sdx_ctx *ctx, uint32_t *panel, const sdx__gemm *g, int kind, int64_t row0, int64_t rows) {
+    sdx__panel_args p;
+    size_t row = (size_t)(g->K + 16) * sizeof(float) + (size_t)(g->K + 34) * sizeof(uint16_t);
+    int rc;
+    p.ctx = ctx;
+    p.panel = panel;
+    p.src = g->weight_is_a ? g->a : g->b;
+    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
+    p.row0 = row0;
+    p.rows = rows;
+    p.K = g->K;
+    p.tiles = kind == SDX__PANEL_TILES;
+    p.width = p.tiles ? 16 : g->weight_is_a ? SDX__BMR : SDX__BNR;
+    /* a block-quantized strip dequantizes 16 rows into f32 first */
+    if (sdx__dtype_is_block(p.dtype)) row = SDX__MAX(row, (size_t)16 * (size_t)g->K * sizeof(float));
+    if ((rc = sdx__scratch_reserve(ctx, row)) != SDX_OK) return rc;
+    sdx__parallel_for(ctx, p.tiles ? (rows + 31) / 32 * 2 : (rows + p.width - 1) / p.width, sdx__panel_range, &p);
+    return SDX_OK;
 }
 
 /* The weight operand's cached panel of `kind`, packed now on first use;
  * NULL when the weight is no registered slot (or the panel cannot be
  * had), and the jobs then pack it block by block into the same values. */
 static const uint32_t *sdx__weight_panel(sdx_ctx *ctx, const sdx__gemm *g, int kind) {
-    sdx__panel_args p;
     sdx__wcache_entry *e = g->weight ? sdx__wcache_find(ctx, g->weight) : NULL;
-    size_t bytes, row_bytes;
-    int64_t strips;
-    /* a quantized weight stays so: its blocks are dequantized per job */
+    int64_t rows = g->weight_is_a ? g->M : g->N;
+    size_t bytes;
+    uint32_t *panel;
+    /* a quantized weight stays so (sdx__gemm_run_panels packs it per call) */
     if (!e || g->K > ((int64_t)1 << 24) || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) return NULL;
     if (e->panel && e->kind == kind) return (const uint32_t *)e->panel;
     sdx__wcache_drop(ctx, g->weight, 0);
-    p.ctx = ctx;
-    p.src = g->weight_is_a ? g->a : g->b;
-    p.dtype = g->weight_is_a ? g->a_dtype : g->b_dtype;
-    p.rows = g->weight_is_a ? g->M : g->N;
-    p.K = g->K;
-    p.tiles = kind == SDX__PANEL_TILES;
-    p.width = p.tiles ? 16 : g->weight_is_a ? SDX__BMR : SDX__BNR;
-    row_bytes = p.tiles ? (size_t)((p.K + 31) / 32 * 32) * sizeof(uint16_t) : (size_t)((p.K + 1) / 2) * sizeof(uint32_t);
-    strips = p.tiles ? (p.rows + 31) / 32 * 2 : (p.rows + p.width - 1) / p.width;
-    if (!sdx__mul_size((size_t)(p.tiles ? strips * 16 : p.rows), row_bytes, &bytes)) return NULL;
-    p.panel = (uint32_t *)sdx__malloc(ctx, bytes);
-    if (!p.panel) return NULL;
-    if (sdx__scratch_reserve(ctx, (size_t)(p.K + 16) * sizeof(float) + (size_t)(p.K + 34) * sizeof(uint16_t)) != SDX_OK) {
-        sdx__free(ctx, p.panel);
+    if (!sdx__mul_size((size_t)(kind == SDX__PANEL_TILES ? (rows + 31) / 32 * 32 : rows), sdx__panel_row_bytes(kind, g->K), &bytes))
+        return NULL;
+    if (!(panel = (uint32_t *)sdx__malloc(ctx, bytes))) return NULL;
+    if (sdx__panel_pack(ctx, panel, g, kind, 0, rows) != SDX_OK) {
+        sdx__free(ctx, panel);
         return NULL;
     }
-    sdx__parallel_for(ctx, strips, sdx__panel_range, &p);
-    e->panel = p.panel;
+    e->panel = panel;
     e->bytes = bytes;
     e->kind = kind;
     /* a view of the file: its pages are read again only if another kernel
      * (Winograd, a device upload) needs the values themselves */
     if (e->map) sdx__map_release(e->map, g->weight->data, sdx_tensor_nbytes(g->weight));
-    return p.panel;
+    return panel;
+}
+
+/* Runs a bf16-mode GEMM's jobs (m_tiles x n_tiles of C per image, `unit`
+ * rows of the weight each) with the weight's panel: its cached one; for a
+ * block-quantized weight, which keeps none (a bf16 copy would be the size
+ * the format saves), panels packed now, a chunk of the weight's rows at a
+ * time into the context's op buffer, and the chunk's jobs; the jobs pack
+ * the weight themselves only where neither can be had. Packing in every
+ * job dequantized the weight once per 128 rows of the other operand,
+ * which at SD's shapes cost a third of the products' time. The words are
+ * the same either way, so are the bits. */
+static int sdx__gemm_run_panels(sdx_ctx *ctx, sdx__gemm *g, int kind, int64_t unit, void (*range)(void *, int64_t, int64_t, int)) {
+    int64_t rows = g->weight_is_a ? g->M : g->N, *tiles = g->weight_is_a ? &g->m_tiles : &g->n_tiles, chunk;
+    size_t row_bytes = sdx__panel_row_bytes(kind, g->K);
+    uint32_t *buffer;
+    g->w_first = 0;
+    g->panel_rows = rows;
+    g->panel = sdx__weight_panel(ctx, g, kind);
+    if (g->panel || !sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype)) {
+        sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, range, g);
+        return SDX_OK;
+    }
+    /* whole jobs a chunk: unit is a whole number of strips (tiles: of 32 rows) */
+    chunk = SDX__MAX((int64_t)1, (int64_t)(sdx__cpu(ctx)->op_weight_chunk / row_bytes) / unit) * unit;
+    chunk = SDX__MIN(chunk, (rows + unit - 1) / unit * unit);
+    if (!(buffer = (uint32_t *)sdx__op_weight_buffer(ctx, (size_t)chunk * row_bytes, "bf16 panel of a quantized weight")))
+        return SDX_ERR_NOMEM;
+    for (int64_t c0 = 0; c0 < rows; c0 += chunk) {
+        int64_t n = SDX__MIN(chunk, rows - c0);
+        int rc = sdx__panel_pack(ctx, buffer, g, kind, c0, n);
+        if (rc != SDX_OK) return rc;
+        g->panel = buffer;
+        g->w_first = c0;
+        g->panel_rows = n;
+        *tiles = (n + unit - 1) / unit;
+        sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, range, g);
+    }
+    g->panel = NULL;
+    return SDX_OK;
 }
 
 /* AMX job shape: up to SDX__AJOB_LONG on the side whose operand is packed
@@ -770,7 +830,6 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     int64_t s_tiles = (S + SDX__AJOB_SHORT - 1) / SDX__AJOB_SHORT, splits = (L + SDX__AJOB_LONG - 1) / SDX__AJOB_LONG;
     int64_t l_size;
     int rc;
-    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
     while (g->batch * splits * s_tiles < 2 * (int64_t)sdx_threads(ctx) && splits * 32 < L) splits++;
     l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
@@ -778,8 +837,7 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     g->nb = g->weight_is_a ? SDX__AJOB_SHORT : l_size;
     g->m_tiles = (g->M + g->mb - 1) / g->mb;
     g->n_tiles = (g->N + g->nb - 1) / g->nb;
-    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_amx, g);
-    return SDX_OK;
+    return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B, l_size, sdx__gemm_range_amx);
 }
 #endif
 
@@ -790,12 +848,11 @@ static int sdx__gemm_run_bf16(sdx_ctx *ctx, sdx__gemm *g) {
 #ifdef SDX__AMX
     if (sdx__cpu(ctx)->bf16_amx) return sdx__gemm_run_amx(ctx, g);
 #endif
-    g->panel = sdx__weight_panel(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B);
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_bf16_scratch_bytes())) != SDX_OK) return rc;
     g->m_tiles = (g->M + SDX__MB - 1) / SDX__MB;
     g->n_tiles = (g->N + SDX__NB - 1) / SDX__NB;
-    sdx__parallel_for(ctx, g->batch * g->m_tiles * g->n_tiles, sdx__gemm_range_bf16, g);
-    return SDX_OK;
+    return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_A : SDX__PANEL_B, g->weight_is_a ? SDX__MB : SDX__NB,
+                                sdx__gemm_range_bf16);
 }
 
 #endif /* SDX__X86 */

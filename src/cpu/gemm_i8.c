@@ -5,8 +5,9 @@
 /*  int8 GEMM: block-quantized weights times activations quantized per   */
 /*  block at run time                                                     */
 /* ===================================================================== */
-/* A linear layer whose weight is Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1 (blocks
- * of 32 along K) may multiply integers, as ggml does: each activation row
+/* A linear layer whose weight is Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 (blocks of
+ * 32 along K), Q4_K or Q5_K (blocks of 256 in 8 groups of 32, each with
+ * its own scale and min) may multiply integers, as ggml does: each activation row
  * is quantized per block of 32 with an f32 scale, each block's dot
  * product with the weight's integers is an exact i32 sum, and the blocks
  * are summed in f32. The arithmetic is defined once, here, by the
@@ -34,14 +35,16 @@
  * (unsigned), as int8 digits: Q w = 256 hi w + lo w. Also unlike ggml, d
  * stays f32 (ggml rounds it to f16) and ties round to even.
  *
- * Weights, per block: integers w (Q8_0 q; Q4_0 q - 8; Q5_0 q - 16; Q4_1
- * and Q5_1 q, with the min m) and the f16 scale dw (and m) widened to f32.
+ * Weights, per block of 32: integers w (Q8_0 q; Q4_0 q - 8; Q5_0 q - 16;
+ * Q4_1 and Q5_1 q, with the min m) and the f16 scale dw (and m) widened
+ * to f32; a K type's group: w = q, dw = d * sc and m = -(dmin * mn) in
+ * f32, as ggml's dequantizer rounds them.
  *
  * Output y[i][o]: acc = 0; for each block b of K in order:
  *   acc = fma((float)isum_b, da_b * dw_b, acc), isum_b = sum of Q w (an
  *   exact i32: |isum| <= 32 * 32767 * 128 < 2^31; the conversion rounds
  *   to nearest even past 2^24), da_b * dw_b rounded once;
- *   Q4_1, Q5_1 then acc = fma((float)s_b, da_b * m_b, acc);
+ *   the types with a min then acc = fma((float)s_b, da_b * m_b, acc);
  * then y = acc + bias, narrowed to y's dtype (the f32 GEMM's store).
  *
  * Jobs are blocks of C of up to I8_MJ x I8_NJ (sdx__gemm_split). Per step
@@ -65,11 +68,10 @@
  * otherwise, plus 128 sum(w)) and the portable one. Which runs where is
  * a table (sdx__i8_table), from measurements.
  *
- * The K types stay on the exact path: Q2_K, Q3_K and Q6_K scale every 16
- * values, which would double the per-block scaling that already costs
- * half as much as AMX's products (measured per 16 x 16 x 32 block: 13-16
- * ns of scaling, 30 ns of tile loads, products and stores); Q4_K and Q5_K
- * (a scale and a min per 32) would fit the Q4_1 form and are not done. */
+ * Q2_K, Q3_K and Q6_K stay on the exact path: they scale every 16 values,
+ * which would double the per-block scaling that already costs half as
+ * much as AMX's products (measured per 16 x 16 x 32 block: 13-16 ns of
+ * scaling, 30 ns of tile loads, products and stores). */
 
 #define SDX__I8_KB 16       /* blocks of 32 per step of K                     */
 #define SDX__I8_MJ 288      /* job rows: a multiple of every kernel's rows (48) */
@@ -88,10 +90,13 @@ enum { SDX__I8_SCALAR, SDX__I8_NEON, SDX__I8_AVX2, SDX__I8_VNNI, SDX__I8_AMX, SD
 static const char *const sdx__i8_kernel_names[SDX__I8_KERNELS] = { "portable", "NEON", "AVX2", "AVX512-VNNI", "AMX-INT8" };
 
 /* The block types the int8 kernels take: w = q - off, where the values
- * are (qs at byte qs, fifth bits at qh or none, min at byte 2 or none). */
-typedef struct { sdx_dtype type; int off, qs, qh, has_min; } sdx__i8_type;
+ * are (qs at byte qs, fifth bits at qh or none, min at byte 2 or none),
+ * in `groups` groups of 32 a block: Q4_K and Q5_K hold 8, each with its
+ * own 6-bit scale and min (sdx__i8w_group). */
+typedef struct { sdx_dtype type; int off, qs, qh, has_min, groups; } sdx__i8_type;
 static const sdx__i8_type sdx__i8_types[] = {
-    { SDX_Q8_0, 0, 2, -1, 0 }, { SDX_Q4_0, 8, 2, -1, 0 }, { SDX_Q5_0, 16, 6, 2, 0 }, { SDX_Q4_1, 0, 4, -1, 1 }, { SDX_Q5_1, 0, 8, 4, 1 },
+    { SDX_Q8_0, 0, 2, -1, 0, 1 }, { SDX_Q4_0, 8, 2, -1, 0, 1 }, { SDX_Q5_0, 16, 6, 2, 0, 1 }, { SDX_Q4_1, 0, 4, -1, 1, 1 },
+    { SDX_Q5_1, 0, 8, 4, 1, 1 },  { SDX_Q4_K, 0, 16, -1, 1, 8 }, { SDX_Q5_K, 0, 48, 16, 1, 8 },
 };
 
 static const sdx__i8_type *sdx__i8_type_of(sdx_dtype t) {
@@ -158,8 +163,28 @@ static void sdx__q8a_row_c(const float *x, int blocks, unsigned char *hi, unsign
 
 /* ---- weights --------------------------------------------------------- */
 
-/* One block's integers w and its scale and min (0 for the _0 types). */
-static void sdx__i8w_block(const sdx__i8_type *t, const unsigned char *b, signed char *w, float *d, float *m) {
+/* Group j (values 32j..32j+31) of a Q4_K or Q5_K block in the Q4_1 form
+ * w d + m: d = d*sc and m = -(dmin*mn), whose sum is ggml's d*sc*q -
+ * dmin*mn to the bit. A pair of groups shares 32 bytes of nibbles (low:
+ * group j, high: j + 1); Q5_K's fifth bit of value l is bit j of qh[l]. */
+static void sdx__i8w_group(const sdx__i8_type *t, const unsigned char *b, int j, signed char *w, float *d, float *m) {
+    const unsigned char *q = b + t->qs + 32 * (j / 2);
+    float d1, m1, d2, m2;
+    sdx__qk_pair(b, j & ~1, &d1, &m1, &d2, &m2);
+    *d = j & 1 ? d2 : d1;
+    *m = -(j & 1 ? m2 : m1);
+    for (int l = 0; l < 32; l++) {
+        int v = j & 1 ? q[l] >> 4 : q[l] & 15;
+        if (t->qh >= 0 && (b[t->qh + l] >> j) & 1) v += 16;
+        w[l] = (signed char)v;
+    }
+}
+
+/* Block kb of 32 values of a weight row (`row`: its first byte; blocks of
+ * bb bytes): its integers w, scale d and min m (0 for the _0 types). */
+static void sdx__i8w_block(const sdx__i8_type *t, const unsigned char *row, size_t bb, int64_t kb, signed char *w, float *d, float *m) {
+    const unsigned char *b = row + (size_t)(kb / t->groups) * bb;
+    if (t->groups > 1) { sdx__i8w_group(t, b, (int)(kb % t->groups), w, d, m); return; }
     *d = sdx__q_half(b);
     *m = t->has_min ? sdx__q_half(b + 2) : 0.0f;
     if (t->type == SDX_Q8_0) { memcpy(w, b + 2, 32); return; }
@@ -189,7 +214,8 @@ static void sdx__i8_pack_c(unsigned char *dst, const void *src, const sdx__i8_ty
                 ds[c] = ms[c] = 0.0f;
                 ws[c] = 0;
                 if (n < nvalid)
-                    sdx__i8w_block(t, (const unsigned char *)src + (size_t)((n0 + n) * (K / 32) + kb0 + b) * bb, w, &ds[c], &ms[c]);
+                    sdx__i8w_block(t, (const unsigned char *)src + (size_t)((n0 + n) * (K / 32 / t->groups)) * bb, bb, kb0 + b, w, &ds[c],
+                                   &ms[c]);
                 for (int k = 0; k < 32; k++) {
                     out[(k / 4) * 64 + c * 4 + k % 4] = (unsigned char)w[k];
                     ws[c] += w[k];
@@ -359,51 +385,106 @@ static void sdx__q8a_row_avx2(const float *x, int blocks, unsigned char *hi, uns
     }
 }
 
+/* A K type's group j (sdx__i8w_group) for the 16 columns of a strip:
+ * each lane's 6-bit scale and min from the 12 packed bytes (three
+ * gathered dwords), times d and dmin as sdx__qk_pair rounds them, then
+ * per quad of values the nibbles of a gathered dword (and Q5_K's fifth
+ * bits, bit j of each qh byte). */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+static void sdx__i8_pack_group_avx512(const sdx__i8_type *t, __m512i index, __mmask16 live, const unsigned char *p, int j,
+                                      unsigned char *out, __m512i w[8]) {
+    const __m512i nib = _mm512_set1_epi8(15), bit = _mm512_set1_epi8(1), six = _mm512_set1_epi32(63);
+    const __m512i head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, dmin */
+    const __m512i s0 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 4, 1);   /* scale bytes 0-3 */
+    const __m512i s1 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 8, 1);   /* 4-7 */
+    const int i = j & 3;
+    __m512i sc, mn;
+    if (j < 4) {
+        sc = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * i), six);
+        mn = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * i), six);
+    } else {
+        const __m512i s2 = _mm512_srli_epi32(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 12, 1), 8 * i);
+        sc = _mm512_or_si512(_mm512_and_si512(s2, _mm512_set1_epi32(15)),
+                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * i + 6), _mm512_set1_epi32(3)), 4));
+        mn = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 4), _mm512_set1_epi32(15)),
+                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * i + 6), _mm512_set1_epi32(3)), 4));
+    }
+    _mm512_storeu_ps(out + 512, _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)), _mm512_cvtepi32_ps(sc)));
+    _mm512_storeu_si512((void *)(out + 576),      /* -(dmin * mn): the sign flipped, -0 included */
+                        _mm512_xor_si512(_mm512_castps_si512(_mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16))),
+                                                                           _mm512_cvtepi32_ps(mn))),
+                                         _mm512_set1_epi32((int)0x80000000u)));
+    for (int k = 0; k < 8; k++) {
+        __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 32 * (j / 2) + 4 * k, 1);
+        v = _mm512_and_si512(j & 1 ? _mm512_srli_epi16(v, 4) : v, nib);
+        if (t->qh >= 0) {
+            __m512i h = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh + 4 * k, 1);
+            v = _mm512_or_si512(v, _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(h, j), bit), 4));
+        }
+        w[k] = _mm512_maskz_mov_epi32(live, v);
+    }
+}
+
+/* A 32-value block's w for the 16 columns of a strip, and its scales (and
+ * mins): Q8_0's bytes as they are; the others' nibbles (and fifth bits,
+ * spread from qh by a multiply) minus the offset. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+static void sdx__i8_pack_block_avx512(const sdx__i8_type *t, __m512i index, __mmask16 live, const unsigned char *p,
+                                      unsigned char *out, __m512i w[8]) {
+    const __m512i nib = _mm512_set1_epi8(15), off = _mm512_set1_epi8((char)t->off);
+    const __m512i spread = _mm512_set1_epi32(0x00204081), bit0 = _mm512_set1_epi8(1);
+    const __m512i head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, and m */
+    _mm512_storeu_ps(out + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
+    _mm512_storeu_ps(out + 576, t->has_min ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)))
+                                           : _mm512_setzero_ps());
+    if (t->type == SDX_Q8_0) {
+        for (int k = 0; k < 8; k++) w[k] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 2 + 4 * k, 1);
+        return;
+    }
+    {
+        __m512i qh = t->qh >= 0 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh, 1) : _mm512_setzero_si512();
+        for (int k = 0; k < 4; k++) {
+            __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 4 * k, 1);
+            __m512i l = _mm512_and_si512(v, nib), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
+            if (t->qh >= 0) {     /* bits 4k.. of qh to the bytes of quad k, bits 16 + 4k.. to quad k + 4 */
+                __m512i bl = _mm512_and_si512(_mm512_srli_epi32(qh, 4 * k), _mm512_set1_epi32(15));
+                __m512i bh = _mm512_and_si512(_mm512_srli_epi32(qh, 16 + 4 * k), _mm512_set1_epi32(15));
+                l = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bl, spread), bit0), 4));
+                h = _mm512_or_si512(h, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bh, spread), bit0), 4));
+            }
+            w[k] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(l, off));
+            w[k + 4] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(h, off));
+        }
+    }
+}
+
 /* The strips' w from the blocks themselves, 16 columns at a time with
  * gathers (a column's dword of a block in each lane), for every type the
- * kernels take: Q8_0's bytes as they are; the others' nibbles (and fifth
- * bits, spread from qh by a multiply) minus the offset. The same bytes,
- * scales, mins and sums of w as sdx__i8_pack_c. */
+ * kernels take, then the sums of w: the same bytes, scales, mins and sums
+ * as sdx__i8_pack_c. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 static void sdx__i8_pack_avx512(unsigned char *dst, const void *src, const sdx__i8_type *t, int64_t K, int64_t n0, int nvalid,
                                 int strips, int64_t kb0, int kbn) {
+    const __m512i ones = _mm512_set1_epi8(1);
     size_t bb;
     int64_t row;
-    const __m512i ones = _mm512_set1_epi8(1), nib = _mm512_set1_epi8(15), off = _mm512_set1_epi8((char)t->off);
-    const __m512i spread = _mm512_set1_epi32(0x00204081), bit0 = _mm512_set1_epi8(1);
     __m512i index;
     sdx_dtype_block(t->type, &bb);
-    row = K / 32 * (int64_t)bb;
+    row = K / 32 / t->groups * (int64_t)bb;
     index = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32((int)row));
     for (int s = 0; s < strips; s++) {
         const __mmask16 live = sdx__lanes16(nvalid - 16 * s);
-        const unsigned char *first = (const unsigned char *)src + (size_t)((n0 + 16 * s) * row + kb0 * (int64_t)bb);
+        const unsigned char *first = (const unsigned char *)src + (size_t)((n0 + 16 * s) * row);
         for (int b = 0; b < kbn; b++) {
-            const unsigned char *p = first + (size_t)b * bb;
+            const int64_t kb = kb0 + b;
+            const unsigned char *p = first + (size_t)(kb / t->groups) * bb;
             unsigned char *out = dst + ((size_t)s * (size_t)kbn + (size_t)b) * SDX__I8_SB;
-            __m512i sum = _mm512_setzero_si512(), w[8], head;
+            __m512i sum = _mm512_setzero_si512(), w[8];
             if (!live) { memset(out, 0, SDX__I8_SB); continue; }
-            head = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p, 1);     /* d, and m */
-            _mm512_storeu_ps(out + 512, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(head)));
-            _mm512_storeu_ps(out + 576, t->has_min ? _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(head, 16)))
-                                                   : _mm512_setzero_ps());
-            if (t->type == SDX_Q8_0) {
-                for (int k = 0; k < 8; k++) w[k] = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + 2 + 4 * k, 1);
+            if (t->groups > 1) {
+                sdx__i8_pack_group_avx512(t, index, live, p, (int)(kb % t->groups), out, w);
             } else {
-                __m512i qh = t->qh >= 0 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qh, 1)
-                                        : _mm512_setzero_si512();
-                for (int k = 0; k < 4; k++) {
-                    __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, p + t->qs + 4 * k, 1);
-                    __m512i l = _mm512_and_si512(v, nib), h = _mm512_and_si512(_mm512_srli_epi16(v, 4), nib);
-                    if (t->qh >= 0) {     /* bits 4k.. of qh to the bytes of quad k, bits 16 + 4k.. to quad k + 4 */
-                        __m512i bl = _mm512_and_si512(_mm512_srli_epi32(qh, 4 * k), _mm512_set1_epi32(15));
-                        __m512i bh = _mm512_and_si512(_mm512_srli_epi32(qh, 16 + 4 * k), _mm512_set1_epi32(15));
-                        l = _mm512_or_si512(l, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bl, spread), bit0), 4));
-                        h = _mm512_or_si512(h, _mm512_slli_epi32(_mm512_and_si512(_mm512_mullo_epi32(bh, spread), bit0), 4));
-                    }
-                    w[k] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(l, off));
-                    w[k + 4] = _mm512_maskz_mov_epi32(live, _mm512_sub_epi8(h, off));
-                }
+                sdx__i8_pack_block_avx512(t, index, live, p, out, w);
             }
             for (int k = 0; k < 8; k++) {
                 _mm512_storeu_si512((void *)(out + 64 * k), w[k]);
@@ -726,24 +807,27 @@ static int sdx__i8_have(sdx_ctx *ctx, int kernel) {
 /* Where int8 pays, per kernel, type and compute mode: 1 runs the int8
  * kernel, 0 (or no row) the exact path (the blocks dequantized into the
  * f32 or bf16 GEMM's panels). Measured with `bench/bench quant` (SD 1.5's
- * linear shapes, one thread, per CPU second, a shared 2-core Xeon with
- * AMX; README, GGUF checkpoints): AMX-INT8 runs the five types at 1.4-2.1x
- * f16 weights in f32 mode, and in bf16 mode at 0.43-0.96x f16 weights
- * (whose bf16 panels are cached) and 1.0-1.9x the exact bf16 path, which
- * repacks the blocks per job (Q5_0, Q4_1 and Q5_1 through a stage);
- * AVX512-VNNI (AMX turned off) at 1.1-1.4x f16 weights in f32 mode; the
- * AVX2 kernel (VPMADDWD: two i16 products an instruction, as many as
- * f32's FMAs, plus the per-block scaling) at 0.22-0.29x: no rows. bf16 mode
- * on AVX512-VNNI without AMX (AMD's cores) could not be measured here: its
- * rows take f32 mode's figures, where int8 also keeps the weights exact.
- * NEON's kernel was not measured (no Arm machine): no rows, so Arm runs
- * the exact path until someone measures it. */
+ * linear shapes, per CPU second, a shared 2-core Xeon with AMX; README,
+ * GGUF checkpoints). f32 mode: AMX-INT8 runs the seven types at 1.5-2.1x
+ * f16 weights (1.9-2.5x the exact f32 path), AVX512-VNNI (AMX turned off)
+ * at 1.1-1.4x; the AVX2 kernel (VPMADDWD: two i16 products an
+ * instruction, as many as f32's FMAs, plus the per-block scaling) at
+ * 0.2-0.3x: no rows. bf16 mode: the exact path packs a quantized weight's
+ * bf16 panel once per call and runs at 0.75-1.05x f16 weights where M is
+ * SD's (4096 rows), AMX-INT8 at 0.5-0.85x; at 77 rows int8 is ahead, but
+ * a whole UNet call at 512x512 took 6.18 CPU s on the exact path, 6.34 on
+ * int8 and 6.16 with f16 weights (two rounds of two calls each): no bf16
+ * row. bf16 mode without AMX (AMD's cores) could not be measured here and
+ * takes AMX's answer. NEON's kernel was not measured (no Arm machine): no
+ * rows, so Arm runs the exact path until someone measures it. */
 typedef struct { int kernel; sdx_dtype type; unsigned char f32, bf16; } sdx__i8_choice;
 static const sdx__i8_choice sdx__i8_table[] = {
-    { SDX__I8_AMX, SDX_Q8_0, 1, 1 },  { SDX__I8_AMX, SDX_Q4_0, 1, 1 },  { SDX__I8_AMX, SDX_Q5_0, 1, 1 },
-    { SDX__I8_AMX, SDX_Q4_1, 1, 1 },  { SDX__I8_AMX, SDX_Q5_1, 1, 1 },
-    { SDX__I8_VNNI, SDX_Q8_0, 1, 1 }, { SDX__I8_VNNI, SDX_Q4_0, 1, 1 }, { SDX__I8_VNNI, SDX_Q5_0, 1, 1 },
-    { SDX__I8_VNNI, SDX_Q4_1, 1, 1 }, { SDX__I8_VNNI, SDX_Q5_1, 1, 1 },
+    { SDX__I8_AMX, SDX_Q8_0, 1, 0 },  { SDX__I8_AMX, SDX_Q4_0, 1, 0 },  { SDX__I8_AMX, SDX_Q5_0, 1, 0 },
+    { SDX__I8_AMX, SDX_Q4_1, 1, 0 },  { SDX__I8_AMX, SDX_Q5_1, 1, 0 },  { SDX__I8_AMX, SDX_Q4_K, 1, 0 },
+    { SDX__I8_AMX, SDX_Q5_K, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q8_0, 1, 0 }, { SDX__I8_VNNI, SDX_Q4_0, 1, 0 }, { SDX__I8_VNNI, SDX_Q5_0, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q4_1, 1, 0 }, { SDX__I8_VNNI, SDX_Q5_1, 1, 0 }, { SDX__I8_VNNI, SDX_Q4_K, 1, 0 },
+    { SDX__I8_VNNI, SDX_Q5_K, 1, 0 },
 };
 
 /* The int8 kernel a linear with weight type t runs in `compute`, or -1:
