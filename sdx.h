@@ -269,6 +269,8 @@ typedef struct sdx_desc {
                                if dequantized to f32 first, never with
                                int8 activations (slower where the CPU has
                                int8 dot products; see README, GGUF)      */
+    int no_graphs;          /* 1: a GPU backend runs a UNet call op by op,
+                               never as a recorded graph (README, GPU)   */
 } sdx_desc;
 
 typedef struct sdx_ctx sdx_ctx;
@@ -1318,10 +1320,12 @@ extern "C" {
 #endif
 
 /* The kernels, one row each: X(name, required, (parameters after the
- * sdx_ctx), (arguments), (tensor operands, output first)). This list is
- * the one place an op is declared: it makes the table's fields below, the
- * dispatchers model code calls (src/core/ops.c) and each built-in
- * backend's registration; a backend of your own can register with it too.
+ * sdx_ctx), (arguments), (tensor operands, output first), (scalar
+ * arguments)). This list is the one place an op is declared: it makes
+ * the table's fields below, the dispatchers model code calls
+ * (src/core/ops.c) and each built-in backend's registration; a backend of
+ * your own can register with it too. The scalars are what, beside the
+ * operands, a recorded graph must see again to be replayed (graph, below).
  * `compute` is the arithmetic the model part asks for: SDX_F32 exactly,
  * or SDX_BF16 (bf16 products and faster activations) where the backend
  * has it; a backend may always compute in f32. A required op must be
@@ -1329,40 +1333,41 @@ extern "C" {
  * downloaded and its output uploaded), so a new backend can start small. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
-      (y, x, w, b, compute), (y, x, w, b)) \
+      (y, x, w, b, compute), (y, x, w, b), (compute)) \
     X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
       int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
-      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b)) \
+      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b), \
+      (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
       const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \
-      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta)) \
+      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta), (groups, eps, fuse_silu, compute)) \
     X(layer_norm, 1, (sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *gamma, const sdx_tensor *beta), \
-      (y, x, eps, gamma, beta), (y, x, gamma, beta)) \
+      (y, x, eps, gamma, beta), (y, x, gamma, beta), (eps)) \
     X(attention, 1, (sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int heads, \
-      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v)) \
-    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x)) \
-    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
-    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v)) \
-    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v), (heads, causal, compute)) \
+    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x), (s)) \
+    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ()) \
+    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v), ()) \
+    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
     X(pad_circular, 1, (sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right), \
-      (y, x, top, left, bottom, right), (y, x)) \
-    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
-    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
-    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
-    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x)) \
-    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+      (y, x, top, left, bottom, right), (y, x), (top, left, bottom, right)) \
+    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ()) \
+    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x), (lo, hi)) \
+    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x), (limit)) \
+    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x), (slope)) \
+    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ())
 
 /* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
 #define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
-#define SDX__BACKEND_FIELD(name, required, params, args, operands) int (*name) SDX_BACKEND_PARAMS params;
+#define SDX__BACKEND_FIELD(name, required, params, args, operands, scalars) int (*name) SDX_BACKEND_PARAMS params;
 
 typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
@@ -1395,7 +1400,28 @@ typedef struct sdx_backend {
      * bf16 panels) keeps them current here. */
     int  (*weight_added)(sdx_ctx *ctx, const sdx_tensor *w, const void *file);
     void (*weight_changed)(sdx_ctx *ctx, const sdx_tensor *w, int gone);
+
+    /* Optional: graphs (CUDA and HIP graphs in sdx_hip.h). sdx records a
+     * model call once and has the backend replay it as one launch while
+     * its ops stay the same (sdx checks that on the host; README, GPU).
+     * `slot` names the call site (a few, from 0); `action` is one of:
+     *   SDX_GRAPH_RECORD  capture the ops and uploads from here on instead
+     *                     of running them (an older recording of the slot
+     *                     goes);
+     *   SDX_GRAPH_KEEP    end the capture, keep it and launch it once (the
+     *                     recorded call's results);
+     *   SDX_GRAPH_DROP    end the capture and forget it (the call failed);
+     *   SDX_GRAPH_CHECK   a replay comes: the uploads until it write the
+     *                     capture's staging again instead of copying;
+     *   SDX_GRAPH_LAUNCH  launch the slot's recording; return 1 instead
+     *                     when it cannot be replayed any more (buffers of
+     *                     the backend's own that it used were replaced):
+     *                     sdx then records again.
+     * Returns SDX_OK (or 1) or an error. */
+    int  (*graph)(sdx_ctx *ctx, int slot, int action);
 } sdx_backend;
+
+enum { SDX_GRAPH_RECORD = 1, SDX_GRAPH_KEEP, SDX_GRAPH_DROP, SDX_GRAPH_CHECK, SDX_GRAPH_LAUNCH };
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
  * context still holds device memory (load models after this call). */
@@ -1534,6 +1560,32 @@ typedef struct sdx__refill {
     struct sdx__refill *next;
 } sdx__refill;
 
+/* A model call recorded by the backend and replayed (see "graphs" below):
+ * per slot (a call site) the tape of the recorded call, a hash per op and
+ * upload in order. */
+enum { SDX__GRAPH_UNET, SDX__GRAPH_SLOTS };
+typedef struct {
+    uint64_t *tape;
+    int n, cap;
+    int seen;           /* a call ran: the next may be recorded */
+    int recorded;       /* the backend holds the tape's recording */
+    int failures;       /* recordings that failed */
+    long replays;       /* calls that replayed the recording */
+    int off;            /* calls read results back, or recording failed
+                           SDX__GRAPH_TRIES times: run as they come */
+} sdx__graph_slot;
+typedef struct {
+    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING */
+    int slot, pos;      /* the slot being recorded or checked, and where in its tape */
+    sdx__graph_slot slots[SDX__GRAPH_SLOTS];
+} sdx__graph;
+enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2 };
+/* What an op returns while checking: its hash is the tape's (ok to skip
+ * it), or it differs (the call runs as it comes). Never leaves sdx. */
+#define SDX__GRAPH_CHECKED (-101)
+#define SDX__GRAPH_DIFFERS (-102)
+#define SDX__GRAPH_TRIES 3
+
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -1555,6 +1607,7 @@ struct sdx_ctx {
     sdx__part part;
     char     layer[192];
     sdx__refill *refills;        /* a list, usually empty */
+    sdx__graph graph;            /* recorded calls, on a backend with graphs */
 };
 
 /* Bytes [p, p + n) present again where a refill answers for them. */
@@ -3618,6 +3671,127 @@ static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
     ctx->dev_bytes -= SDX__MIN(bytes, ctx->dev_bytes);
 }
 
+/* ---- graphs --------------------------------------------------------- */
+/* On a backend with a `graph` hook (sdx_hip.h: CUDA and HIP graphs) a
+ * model call (sdx__graph_call: one UNet evaluation) runs from its third
+ * time on as one recorded launch instead of hundreds. The first call runs
+ * as it comes (after it the arena holds one block of its peak size, so
+ * addresses stay put). The second is recorded: each op and upload goes on
+ * the slot's tape as a hash of what decides its effect (the op, every
+ * operand's address, dtype and shape, the scalar arguments; an upload's
+ * destination and size) while the backend captures the kernels instead of
+ * running them, and launches the capture at the end. A later call runs
+ * the model code with the ops turned into checks: each hash must be the
+ * tape's, in order, and the uploads refill the capture's staging; when
+ * all agree the backend launches the graph, which then computes exactly
+ * what these ops would. When one differs (another shape, other buffers,
+ * a changed parameter) nothing has run yet: the call runs as it comes and
+ * records again. A download inside the call (the tracer, a host
+ * fallback) or an error while recording leaves the slot to run as it
+ * comes from then on. */
+
+static uint64_t sdx__fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t sdx__graph_mix_tensor(uint64_t h, const sdx_tensor *t) {
+    uintptr_t data = (uintptr_t)(t ? t->data : NULL);
+    h = sdx__fnv(h, &data, sizeof data);
+    if (!t) return h;
+    h = sdx__fnv(h, &t->dtype, sizeof t->dtype);
+    h = sdx__fnv(h, &t->ndim, sizeof t->ndim);
+    return sdx__fnv(h, t->shape, (size_t)t->ndim * sizeof t->shape[0]);
+}
+
+/* Records entry h on the tape, or checks it: SDX_OK (recording: run it),
+ * SDX__GRAPH_CHECKED or SDX__GRAPH_DIFFERS (checking: do not). */
+static int sdx__graph_step(sdx_ctx *ctx, uint64_t h) {
+    sdx__graph_slot *g = &ctx->graph.slots[ctx->graph.slot];
+    if (ctx->graph.state == SDX__GRAPH_CHECKING)
+        return ctx->graph.pos < g->n && g->tape[ctx->graph.pos++] == h ? SDX__GRAPH_CHECKED : SDX__GRAPH_DIFFERS;
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 1024;
+        uint64_t *t = (uint64_t *)sdx__realloc(ctx, g->tape, (size_t)cap * sizeof *t);
+        if (!t) return sdx__nomem(ctx, "graph tape", (size_t)cap * sizeof *t);
+        g->tape = t;
+        g->cap = cap;
+    }
+    g->tape[g->n++] = h;
+    return SDX_OK;
+}
+
+/* An op while a graph state is on (the dispatchers, ops.c). */
+static int sdx__graph_op(sdx_ctx *ctx, const char *name, const sdx_tensor *const *operands, int n, const void *scalars,
+                         size_t scalar_bytes) {
+    uint64_t h = sdx__fnv(1469598103934665603ull, name, strlen(name));
+    for (int i = 0; i < n; i++) h = sdx__graph_mix_tensor(h, operands[i]);
+    return sdx__graph_step(ctx, sdx__fnv(h, scalars, scalar_bytes));
+}
+
+/* A transfer while a graph state is on: an upload is on the tape (and
+ * runs: the backend stages it), a download cannot be (nothing computed
+ * yet). */
+static int sdx__graph_transfer(sdx_ctx *ctx, int upload, const void *dev, size_t bytes) {
+    uintptr_t at = (uintptr_t)dev;
+    if (!upload) return SDX__GRAPH_DIFFERS;
+    return sdx__graph_step(ctx, sdx__fnv(sdx__fnv(0x75706c6f6164ull, &at, sizeof at), &bytes, sizeof bytes));
+}
+
+static void sdx__graph_free(sdx_ctx *ctx) {
+    for (int i = 0; i < SDX__GRAPH_SLOTS; i++) sdx__free(ctx, ctx->graph.slots[i].tape);
+    memset(&ctx->graph, 0, sizeof ctx->graph);
+}
+
+/* Runs fn(arg), one model call at call site `slot`, as the comment above
+ * says. */
+static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *arg) {
+    sdx__graph_slot *g = &ctx->graph.slots[slot];
+    int rc, kept;
+    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return fn(arg);
+    if (!g->seen) {
+        g->seen = 1;
+        return fn(arg);
+    }
+    ctx->graph.slot = slot;
+    if (g->recorded) {
+        ctx->graph.state = SDX__GRAPH_CHECKING;
+        ctx->graph.pos = 0;
+        rc = ctx->be.graph(ctx, slot, SDX_GRAPH_CHECK);
+        if (rc == SDX_OK) rc = fn(arg);
+        ctx->graph.state = 0;
+        if (rc == SDX_OK && ctx->graph.pos == g->n && (rc = ctx->be.graph(ctx, slot, SDX_GRAPH_LAUNCH)) != 1) {
+            g->replays += rc == SDX_OK;
+            return rc;
+        }
+        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) return rc;    /* nothing ran (a cancel) */
+        g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
+    }
+    g->n = 0;
+    ctx->graph.state = SDX__GRAPH_RECORDING;
+    if ((rc = ctx->be.graph(ctx, slot, SDX_GRAPH_RECORD)) == SDX_OK) {
+        rc = fn(arg);
+        ctx->graph.state = 0;
+        kept = ctx->be.graph(ctx, slot, rc == SDX_OK ? SDX_GRAPH_KEEP : SDX_GRAPH_DROP);
+        if (rc == SDX_OK && kept == SDX_OK) {
+            g->recorded = 1;
+            sdx__log(ctx, SDX_LOG_INFO, "backend '%s': a model call recorded as a graph of %d ops and uploads; calls that "
+                     "repeat them replay it", ctx->be.name, g->n);
+            return SDX_OK;
+        }
+        if (rc == SDX_ERR_CANCELLED) return rc;
+    }
+    ctx->graph.state = 0;
+    /* it reads results back: never again; otherwise (a buffer had to
+     * grow, say) this call runs as it comes and the next records again,
+     * a few times at most */
+    g->off = rc == SDX__GRAPH_DIFFERS || ++g->failures == SDX__GRAPH_TRIES;
+    sdx__log(ctx, SDX_LOG_INFO, "backend '%s': a model call could not be recorded as a graph (%s); it runs op by op%s",
+             ctx->be.name, rc == SDX__GRAPH_DIFFERS ? "it reads results back" : sdx_last_error(ctx), g->off ? " from now on" : "");
+    return fn(arg);
+}
+
 /* Host <-> tensor transfers: model code reads or writes the values of an
  * activation or a weight only through these two (f32 on the host side,
  * the tensor's own dtype on the other), since a tensor may live in a
@@ -3629,6 +3803,7 @@ static int sdx__download(sdx_ctx *ctx, float *dst, const sdx_tensor *src) {
     void *tmp;
     int rc;
     if (!src->device) { sdx__load_f32(src->data, src->dtype, 0, n, dst); return SDX_OK; }
+    if (ctx->graph.state) return sdx__graph_transfer(ctx, 0, src->data, bytes);
     if (src->dtype == SDX_F32) return ctx->be.download(ctx->be.user, dst, src->data, bytes);
     if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device download", bytes);
     rc = ctx->be.download(ctx->be.user, tmp, src->data, bytes);
@@ -3643,6 +3818,8 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
     void *tmp;
     int rc;
     if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (ctx->graph.state && (rc = sdx__graph_transfer(ctx, 1, dst->data, bytes)) != SDX_OK && rc != SDX__GRAPH_CHECKED)
+        return rc;          /* recording or checked, it goes on: the backend stages it */
     if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
     if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device upload", bytes);
     sdx__store_f32(tmp, dst->dtype, 0, n, src);
@@ -4425,6 +4602,18 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
     return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
 }
 
+/* An op's scalar arguments as a graph's tape hashes them: doubles (every
+ * int, float and dtype argument is exact in one). In C++ a class, since a
+ * braced list may not narrow an int to a double, a constructor may. */
+#ifdef __cplusplus
+struct sdx__scalar {
+    double v;
+    sdx__scalar(double x) : v(x) {}
+};
+#else
+typedef double sdx__scalar;
+#endif
+
 /* A backend always has a required op (sdx_set_backend checks); a missing
  * optional one runs its sdx__fallback_<op>. */
 #define SDX__OPS_RUN_1(name, args) ctx->be.name SDX__CTX_ARGS args
@@ -4433,11 +4622,16 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
 /* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
  * y, x, w, b, compute), ...): operands, then the op's contract, then the
  * backend's kernel. */
-#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
+#define SDX__OPS_DISPATCH(name, required, params, args, operands, scalars) \
     static int sdx__##name SDX_BACKEND_PARAMS params { \
         const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
         int rc_ = sdx__ops_operands(ctx, #name, &ctx->be, operands_, SDX__ARRAY_LEN(operands_)); \
         if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        if (rc_ == SDX_OK && ctx->graph.state) { \
+            const sdx__scalar scalars_[] = { 0, SDX__UNPAREN scalars }; \
+            rc_ = sdx__graph_op(ctx, #name, operands_, SDX__ARRAY_LEN(operands_), scalars_, sizeof scalars_); \
+            if (rc_ == SDX__GRAPH_CHECKED) return SDX_OK; \
+        } \
         if (rc_ != SDX_OK) return rc_; \
         return sdx__ops_done(ctx, #name, y, SDX__OPS_RUN_##required(name, args)); \
     }
@@ -4445,7 +4639,7 @@ SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
 
 /* The same ops on the host backend, for host code on host tensors whatever
  * the context computes on (LoRA's products at load): sdx__host_linear, ... */
-#define SDX__OPS_HOST(name, required, params, args, operands) \
+#define SDX__OPS_HOST(name, required, params, args, operands, scalars) \
     static int sdx__host_##name SDX_BACKEND_PARAMS params { \
         const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
         int rc_ = sdx__ops_operands(ctx, #name, &ctx->host, operands_, SDX__ARRAY_LEN(operands_)); \
@@ -4546,8 +4740,10 @@ static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
 
 static void sdx__ctx_delete(sdx_ctx *ctx) { sdx__free(ctx, ctx); }
 
-/* A device backend's state goes with it; the host's stays until the end. */
+/* A device backend's state goes with it (its recorded graphs too); the
+ * host's stays until the end. */
 static void sdx__backend_release(sdx_ctx *ctx) {
+    sdx__graph_free(ctx);
     if (ctx->be.release && ctx->be.user != ctx->host.user) ctx->be.release(ctx->be.user);
 }
 
@@ -4569,7 +4765,7 @@ SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; 
  * so it is refused here, by name. */
 static const char *sdx__backend_missing(const sdx_backend *b) {
 #define SDX__NEED(f) if (!b->f) return #f;
-#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
+#define SDX__NEED_OP(name, required, params, args, operands, scalars) if (required && !b->name) return #name;
     SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
     SDX_BACKEND_OPS(SDX__NEED_OP)
 #undef SDX__NEED_OP
@@ -9431,7 +9627,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->release = sdx__cpu_state_free;
     b->weight_added = sdx__cpu_weight_added;
     b->weight_changed = sdx__cpu_weight_changed;
-#define SDX__CPU_OP(name, required, params, args, operands) b->name = sdx__cpu_##name;
+#define SDX__CPU_OP(name, required, params, args, operands, scalars) b->name = sdx__cpu_##name;
     SDX_BACKEND_OPS(SDX__CPU_OP)
 #undef SDX__CPU_OP
     return SDX_OK;
@@ -18176,9 +18372,9 @@ static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tens
  * so a consumed skip and a block's temporaries are released as soon as
  * the block is done. Peak = live skips + 2 h buffers + one block's
  * temporaries. */
-static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
-                                     sdx_tensor *out) {
+static int sdx__unet_forward_ops(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                 const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                 sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -18248,6 +18444,28 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
 done:
     sdx__arena_release(a, m0);
     return rc;
+}
+
+/* One UNet call's arguments, for sdx__graph_call. */
+typedef struct {
+    sdx_ctx *ctx; sdx__unet *u; sdx__arena *a;
+    const sdx_tensor *x; const float *timesteps; const sdx_tensor *context, *y;
+    const sdx__unet_control *control; sdx_tensor *out;
+} sdx__unet_call;
+
+static int sdx__unet_call_run(void *arg) {
+    const sdx__unet_call *c = (const sdx__unet_call *)arg;
+    return sdx__unet_forward_ops(c->ctx, c->u, c->a, c->x, c->timesteps, c->context, c->y, c->control, c->out);
+}
+
+/* A UNet call: on a backend with graphs, recorded once and replayed while
+ * its ops stay the same (sdx__graph_call). */
+static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                     sdx_tensor *out) {
+    sdx__unet_call c;
+    c.ctx = ctx; c.u = u; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.control = control; c.out = out;
+    return sdx__graph_call(ctx, SDX__GRAPH_UNET, sdx__unet_call_run, &c);
 }
 
 /* The plain UNet: no control. */

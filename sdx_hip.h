@@ -154,6 +154,21 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipDeviceSynchronize       cudaDeviceSynchronize
 #define hipFuncSetAttribute        cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+typedef cudaStream_t    hipStream_t;
+typedef cudaGraph_t     hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+#define hipStreamPerThread         cudaStreamPerThread
+#define hipStreamSynchronize       cudaStreamSynchronize
+#define hipMemcpyAsync             cudaMemcpyAsync
+#define hipHostMalloc              cudaHostAlloc
+#define hipHostFree                cudaFreeHost
+#define hipStreamBeginCapture      cudaStreamBeginCapture
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipStreamEndCapture        cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch             cudaGraphLaunch
+#define hipGraphDestroy            cudaGraphDestroy
+#define hipGraphExecDestroy        cudaGraphExecDestroy
 #endif
 
 /* Which matrix unit the device code being compiled has. */
@@ -1130,13 +1145,27 @@ sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const vo
 /* ===================================================================== */
 /*  The backend: device memory, launches, sdx_hip_use                     */
 /* ===================================================================== */
-/* Everything runs on the device's default stream, in order; uploads and
- * downloads are synchronous copies, so a download sees every kernel
- * before it. A launch error is reported by the op that launched; an
+/* Everything runs in order on the calling thread's default stream
+ * (hipStreamPerThread: a stream a graph can be captured from; the
+ * synchronous copies wait for it); uploads and downloads are synchronous
+ * copies, so a download sees every kernel before it. A recorded graph
+ * (sdx_backend.graph) replays a model call's kernels and uploads with one
+ * launch on the same stream. A launch error is reported by the op that launched; an
  * error inside a kernel surfaces at the next download (the tracer's
  * per-op downloads localise it). sdx.h checks every op's operands and
  * shapes before the call; the ops here refuse only sizes past the launch
  * grid. */
+
+/* One recorded model call: the instantiated graph, and the pinned host
+ * memory its upload copies read (refilled before each replay). */
+#define SDX__HIP_GRAPH_SLOTS 4
+#define SDX__HIP_STAGING ((size_t)64 << 10)
+typedef struct {
+    hipGraphExec_t exec;    /* NULL: nothing recorded */
+    unsigned char *staging; /* SDX__HIP_STAGING bytes, pinned */
+    size_t staged;          /* bytes of it the uploads so far took */
+    unsigned generation;    /* the backend's buffers it was recorded with */
+} sdx__hip_graph;
 
 typedef struct sdx__hip {
     int device;
@@ -1145,6 +1174,9 @@ typedef struct sdx__hip {
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
     size_t scratch_count;
+    unsigned generation;    /* bumped when scratch is replaced: graphs that used it are stale */
+    sdx__hip_graph graphs[SDX__HIP_GRAPH_SLOTS];
+    int recording, checking; /* the slot being captured, or whose staging the uploads refill; -1 none */
     char name[400];
     char arch[64];
 } sdx__hip;
@@ -1156,7 +1188,7 @@ static void sdx__hip_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t 
 #if defined(SDX_HIP_SIM)
     sdx_sim_launch(kernel, grid, block, smem, args...);
 #else
-    kernel<<<grid, block, smem>>>(((P)args)...);
+    kernel<<<grid, block, smem, hipStreamPerThread>>>(((P)args)...);
 #endif
 }
 
@@ -1188,9 +1220,23 @@ static void sdx__hip_free(void *user, void *ptr) {
 
 static int sdx__hip_copy_status(hipError_t e) { return e == hipSuccess ? SDX_OK : SDX_ERR_UNSUPPORTED; }
 
+/* While a graph is recorded an upload is staged in pinned memory and
+ * copied from there by the graph (a synchronous copy cannot be captured);
+ * before a replay it only refills its place in the staging. */
 static int sdx__hip_upload(void *user, void *dst, const void *src, size_t bytes) {
-    (void)user;
-    return bytes ? sdx__hip_copy_status(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice)) : SDX_OK;
+    sdx__hip *s = (sdx__hip *)user;
+    int slot = s->recording >= 0 ? s->recording : s->checking;
+    if (!bytes) return SDX_OK;
+    if (slot >= 0) {
+        sdx__hip_graph *g = &s->graphs[slot];
+        unsigned char *at = g->staging + g->staged;
+        if (bytes > SDX__HIP_STAGING - g->staged) return SDX_ERR_NOMEM;     /* the call is not recorded */
+        memcpy(at, src, bytes);
+        g->staged += (bytes + 255) / 256 * 256;
+        if (s->recording >= 0) return sdx__hip_copy_status(hipMemcpyAsync(dst, at, bytes, hipMemcpyHostToDevice, hipStreamPerThread));
+        return SDX_OK;
+    }
+    return sdx__hip_copy_status(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice));
 }
 
 static int sdx__hip_download(void *user, void *dst, const void *src, size_t bytes) {
@@ -1202,7 +1248,74 @@ static void sdx__hip_release(void *user) {
     sdx__hip *s = (sdx__hip *)user;
     if (!s) return;
     if (s->scratch) (void)hipFree(s->scratch);
+    for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
+        if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
+        if (s->graphs[i].staging) (void)hipHostFree(s->graphs[i].staging);
+    }
     free(s);
+}
+
+/* ---- graphs (sdx_backend.graph) -------------------------------------------- */
+
+static int sdx__hip_graph_fail(sdx_ctx *ctx, const char *what) {
+    hipError_t e = hipGetLastError();
+    return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "graph: %s failed: %s", what, hipGetErrorString(e));
+}
+
+/* Ends a capture; keep: instantiate it into the slot and launch it. */
+static int sdx__hip_graph_end(sdx_ctx *ctx, sdx__hip *s, sdx__hip_graph *g, int keep) {
+    hipGraph_t graph = NULL;
+    hipError_t e = hipStreamEndCapture(hipStreamPerThread, &graph);
+    s->recording = -1;
+    if (e != hipSuccess || !keep) {
+        if (graph) (void)hipGraphDestroy(graph);
+        (void)hipGetLastError();
+        return keep ? sdx__hip_graph_fail(ctx, "ending the capture") : SDX_OK;
+    }
+    e = hipGraphInstantiateWithFlags(&g->exec, graph, 0);
+    (void)hipGraphDestroy(graph);
+    if (e != hipSuccess) { g->exec = NULL; return sdx__hip_graph_fail(ctx, "instantiating the capture"); }
+    g->generation = s->generation;
+    if (hipGraphLaunch(g->exec, hipStreamPerThread) != hipSuccess) return sdx__hip_graph_fail(ctx, "launching the graph");
+    return SDX_OK;
+}
+
+static int sdx__hip_graph_op(sdx_ctx *ctx, int slot, int action) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    sdx__hip_graph *g;
+    if (slot < 0 || slot >= SDX__HIP_GRAPH_SLOTS) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "graph: no slot %d", slot);
+    g = &s->graphs[slot];
+    switch (action) {
+    case SDX_GRAPH_RECORD:
+        s->checking = -1;
+        if (g->exec) (void)hipGraphExecDestroy(g->exec);
+        g->exec = NULL;
+        g->staged = 0;
+        if (!g->staging && hipHostMalloc((void **)&g->staging, SDX__HIP_STAGING, 0) != hipSuccess) {
+            g->staging = NULL;
+            return sdx__hip_graph_fail(ctx, "pinned staging memory");
+        }
+        if (hipStreamBeginCapture(hipStreamPerThread, hipStreamCaptureModeRelaxed) != hipSuccess)
+            return sdx__hip_graph_fail(ctx, "beginning a capture");
+        s->recording = slot;
+        return SDX_OK;
+    case SDX_GRAPH_KEEP:
+    case SDX_GRAPH_DROP:
+        return sdx__hip_graph_end(ctx, s, g, action == SDX_GRAPH_KEEP);
+    case SDX_GRAPH_CHECK:
+        /* the last launch reads the staging until it is done */
+        if (hipStreamSynchronize(hipStreamPerThread) != hipSuccess) return sdx__hip_graph_fail(ctx, "waiting for the stream");
+        g->staged = 0;
+        s->checking = slot;
+        return SDX_OK;
+    case SDX_GRAPH_LAUNCH:
+        s->checking = -1;
+        if (!g->exec || g->generation != s->generation) return 1;
+        if (hipGraphLaunch(g->exec, hipStreamPerThread) != hipSuccess) return sdx__hip_graph_fail(ctx, "launching the graph");
+        return SDX_OK;
+    default:
+        return sdx_fail(ctx, SDX_ERR_INVALID_ARG, "graph: unknown action %d", action);
+    }
 }
 
 /* ---- launch-grid limits (sdx.h checks the ops' contracts before a call) ------ */
@@ -1337,6 +1450,9 @@ static int sdx__hip_nlc_to_nchw_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
 
 static int sdx__hip_scratch(sdx_ctx *ctx, sdx__hip *s, size_t count) {
     if (s->scratch_count >= count) return SDX_OK;
+    if (s->recording >= 0)  /* a capture cannot free memory: the call runs as it comes */
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "group_norm: its scratch must grow, which a graph capture cannot do");
+    s->generation++;        /* a graph that used the old one is stale */
     if (s->scratch) (void)hipFree(s->scratch);
     s->scratch = NULL;
     s->scratch_count = 0;
@@ -1633,6 +1749,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
     s->device = device_index;
     s->warp = p.warpSize > 0 ? p.warpSize : 32;
+    s->recording = s->checking = -1;
 #if defined(__HIPCC__)
     s->smem_optin = p.sharedMemPerBlock;        /* no opt-in field in every HIP release */
 #else
@@ -1655,7 +1772,8 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.upload = sdx__hip_upload;
     b.download = sdx__hip_download;
     b.release = sdx__hip_release;
-#define SDX__HIP_OP(name, required, params, args, operands) b.name = sdx__hip_##name##_op;
+    b.graph = sdx__hip_graph_op;
+#define SDX__HIP_OP(name, required, params, args, operands, scalars) b.name = sdx__hip_##name##_op;
     SDX_BACKEND_OPS(SDX__HIP_OP)
 #undef SDX__HIP_OP
     if ((rc = sdx_set_backend(ctx, &b)) != SDX_OK) sdx__hip_release(s);   /* not installed: still ours */

@@ -5,12 +5,16 @@
  * files bench_unet uses) and bench/torch_unet.py runs the same files in
  * PyTorch eager fp16 for the comparison (bench/bench_gpu.sh runs both).
  *
- *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS] [--no-vae]
+ *   bench_gpu [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--graphs on|off|both] [--vae-only PIXELS] [--no-vae]
  *
  * Activations are stored in f16 by default (as PyTorch fp16 runs), so the
  * GEMMs and convolutions take the matrix-unit path; f32 accumulation as
  * always. Timings include a device-to-host copy of the output (so the
- * GPU has finished); the first call (warm-up) is reported apart. Then one
+ * GPU has finished). Each model runs op by op (sdx_desc.no_graphs), then
+ * as the default runs, replayed from a recorded graph (README, GPU;
+ * --graphs off or on runs one of them): the
+ * warm-up calls (op by op: the first; with graphs: the first, run op by
+ * op, and the second, recorded) are reported apart. Then one
  * full-size VAE decode per model size (512x512 f16, 1024x1024 bf16
  * activations, untiled), with peak device memory. */
 #define _DEFAULT_SOURCE 1
@@ -61,13 +65,14 @@ static int bg_input(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const 
     return rc == SDX_OK;
 }
 
-/* Timed calls: the first (c == 0) is the warm-up, printed apart; the
- * others add to the mean and the best, printed as bench_gpu.sh's RESULT
- * line with the context's peak device memory. */
+/* Timed calls: the first `warm` (c < warm) are the warm-up, printed
+ * apart; the others add to the mean and the best, printed as
+ * bench_gpu.sh's RESULT line with the context's peak device memory. */
 typedef struct bg_tally { double sum, best; } bg_tally;
 
-static void bg_tally_add(bg_tally *t, int c, double dt, const char *warmup_label) {
-    if (c == 0) { printf("%s: warm-up %.3f s\n", warmup_label, dt); t->sum = 0; t->best = 1e30; return; }
+static void bg_tally_add(bg_tally *t, int c, int warm, double dt, const char *warmup_label) {
+    if (c == 0) { t->sum = 0; t->best = 1e30; }
+    if (c < warm) { printf("%s: warm-up %d %.3f s\n", warmup_label, c + 1, dt); return; }
     t->best = dt < t->best ? dt : t->best;
     t->sum += dt;
 }
@@ -78,8 +83,9 @@ static void bg_tally_print(sdx_ctx *ctx, const char *name, const bg_tally *t, in
     printf("RESULT sdx %s step_s %.4f best_s %.4f peak_vram_mib %.0f\n", name, t->sum / calls, t->best, (double)peak / 1048576.0);
 }
 
-static int bg_run(const char *preset, const char *path, int pixels, int calls, sdx_dtype act) {
-    sdx_ctx *ctx = sdx_create(NULL);
+static int bg_run(const char *preset, const char *path, int pixels, int calls, sdx_dtype act, int graphs) {
+    sdx_desc desc;
+    sdx_ctx *ctx;
     sdx_st *st = NULL;
     sdx__unet u;
     sdx__arena arena;
@@ -88,8 +94,12 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
     int lat = pixels / 8, ok = 0, loaded = 0;
     bg_tally tally;
     double t0;
-    char line[512];
-    if (!ctx) return 0;
+    char line[512], name[64];
+    const int warm = graphs ? 2 : 1;
+    memset(&desc, 0, sizeof desc);
+    desc.no_graphs = !graphs;
+    if (!(ctx = sdx_create(&desc))) return 0;
+    snprintf(name, sizeof name, "%s%s", preset, graphs ? "" : "-op-by-op");
     if (sdx_hip_use(ctx, 0) != SDX_OK) {
         fprintf(stderr, "bench_gpu: %s: %s\n", preset, sdx_last_error(ctx));
         sdx_destroy(ctx);
@@ -105,8 +115,8 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
     loaded = 1;
     u.act_type = act;
     sdx__unet_describe(&u, line, sizeof line);
-    printf("%s on %s\n  %s\n  load + upload %.2f s, weights %.0f MiB on the device\n", preset, sdx_backend_name(ctx), line,
-           bg_now() - t0, (double)sdx_device_bytes(ctx, NULL) / 1048576.0);
+    printf("%s on %s, %s\n  %s\n  load + upload %.2f s, weights %.0f MiB on the device\n", preset, sdx_backend_name(ctx),
+           graphs ? "UNet calls replayed from a graph" : "op by op", line, bg_now() - t0, (double)sdx_device_bytes(ctx, NULL) / 1048576.0);
     {
         int64_t xs[4] = { 2, u.in_channels, lat, lat }, cs[3] = { 2, 77, u.context_dim };
         int64_t ys[2] = { 2, u.adm_channels > 0 ? u.adm_channels : 1 }, os[4] = { 2, u.out_channels, lat, lat };
@@ -114,7 +124,7 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
             !sdx__arena_tensor(&arena, &out, SDX_F32, 4, os) || !(host = (float *)malloc(sdx_tensor_nbytes(&out))))
             goto done;
     }
-    for (int c = 0; c <= calls; c++) {
+    for (int c = 0; c < warm + calls; c++) {
         sdx__mark m = sdx__arena_mark(&arena);
         double dt;
         t0 = bg_now();
@@ -124,9 +134,9 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
         dt = bg_now() - t0;
         sdx__arena_release(&arena, m);
         snprintf(line, sizeof line, "  %dx%d, batch 2 (one CFG step), %s activations", pixels, pixels, sdx_dtype_name(act));
-        bg_tally_add(&tally, c, dt, line);
+        bg_tally_add(&tally, c, warm, dt, line);
     }
-    bg_tally_print(ctx, preset, &tally, calls);
+    bg_tally_print(ctx, name, &tally, calls);
     ok = 1;
 done:
     if (!ok) fprintf(stderr, "bench_gpu: %s: %s\n", preset, sdx_last_error(ctx));
@@ -183,7 +193,7 @@ static int bg_vae(int pixels, int calls, sdx_dtype act) {
         if (sdx__vae_decode(ctx, &vae, &arena, &z, &img, &untiled) != SDX_OK) goto done;
         sdx__arena_release(&arena, m);
         snprintf(line, sizeof line, "vae decode %dx%d on %s, %s activations", pixels, pixels, sdx_backend_name(ctx), sdx_dtype_name(act));
-        bg_tally_add(&tally, c, bg_now() - t0, line);
+        bg_tally_add(&tally, c, 1, bg_now() - t0, line);
     }
     snprintf(line, sizeof line, "vae%d", pixels);
     bg_tally_print(ctx, line, &tally, calls);
@@ -201,7 +211,7 @@ done:
 
 int main(int argc, char **argv) {
     const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    int calls = 3, ok = 1, vae_only = 0, vae = 1;
+    int calls = 3, ok = 1, vae_only = 0, vae = 1, modes = 3;   /* modes: 1 op by op, 2 graphs */
     sdx_dtype act = SDX_F16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -210,15 +220,23 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--calls")) calls = atoi(v), i++;
         else if (v && !strcmp(a, "--vae-only")) vae_only = atoi(v), i++;
         else if (v && !strcmp(a, "--act")) act = !strcmp(v, "f32") ? SDX_F32 : !strcmp(v, "bf16") ? SDX_BF16 : SDX_F16, i++;
+        else if (v && !strcmp(a, "--graphs")) modes = !strcmp(v, "off") ? 1 : !strcmp(v, "on") ? 2 : 3, i++;
         else {
-            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--vae-only PIXELS] [--no-vae]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--graphs on|off|both] [--vae-only PIXELS] "
+                    "[--no-vae]\n", argv[0]);
             return 2;
         }
     }
     if (calls < 1) calls = 1;
     if (vae_only > 0) return bg_vae(vae_only / 8 * 8, calls, act) ? 0 : 1;      /* one decode size alone */
-    if (!only || !strcmp(only, "sd15")) ok &= bg_ensure_checkpoint("sd15", sd15) && bg_run("sd15", sd15, 512, calls, act);
-    if (!only || !strcmp(only, "sdxl")) ok &= bg_ensure_checkpoint("sdxl", sdxl) && bg_run("sdxl", sdxl, 1024, calls, act);
+    for (int m = 0; m < 2; m++) {
+        const char *preset = m ? "sdxl" : "sd15", *path = m ? sdxl : sd15;
+        if (only && strcmp(only, preset)) continue;
+        int fine = bg_ensure_checkpoint(preset, path);
+        for (int graphs = 0; fine && graphs < 2; graphs++)
+            if (modes & (1 << graphs)) fine = bg_run(preset, path, m ? 1024 : 512, calls, act, graphs);
+        ok &= fine;
+    }
     /* the VAE in each family's default device storage: f16 for SD 1.5,
      * bf16 for SDXL (whose activations pass f16's range) */
     if (vae && (!only || !strcmp(only, "sd15"))) ok &= bg_vae(512, calls, act == SDX_F32 ? SDX_F32 : SDX_F16);

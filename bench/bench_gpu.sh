@@ -12,6 +12,6 @@ else
     echo "SKIP torch reference: python3 has no torch"
 fi
 awk '$1 == "RESULT" { t[$2 "/" $3] = $5; m[$2 "/" $3] = $9 }
-     END { for (k in t) if (k ~ /^sdx\//) { n = substr(k, 5); if (("torch/" n) in t)
+     END { for (k in t) if (k ~ /^sdx\//) { n = substr(k, 5); b = n; sub(/-op-by-op$/, "", b); if (("torch/" b) in t)
            printf "%s: sdx %.3f s/step, torch %.3f s/step, ratio %.2fx; peak VRAM sdx %s MiB, torch %s MiB\n",
-                  n, t[k], t["torch/" n], t[k] / t["torch/" n], m[k], m["torch/" n] } }' "$log"
+                  n, t[k], t["torch/" b], t[k] / t["torch/" b], m[k], m["torch/" b] } }' "$log"

@@ -147,7 +147,7 @@ static sdx_backend fd_backend(fake_device *fd) {
     b.name = "fake-device";
     b.user = fd;
     b.alloc = fd_alloc; b.free = fd_free; b.upload = fd_upload; b.download = fd_download;
-#define FD_REGISTER(name, required, params, args, operands) b.name = fd_##name;
+#define FD_REGISTER(name, required, params, args, operands, scalars) b.name = fd_##name;
     SDX_BACKEND_OPS(FD_REGISTER)
 #undef FD_REGISTER
     return b;

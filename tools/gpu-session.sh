@@ -58,7 +58,7 @@ run() {
     elif command -v ncu > /dev/null; then
         echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
         timeout 170 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
-            ./bench/bench_gpu --only sd15 --calls 1 --no-vae > "$out/ncu.csv" 2> "$out/ncu.err"
+            ./bench/bench_gpu --only sd15 --calls 1 --graphs off --no-vae > "$out/ncu.csv" 2> "$out/ncu.err"
         python3 - "$out/ncu.csv" << 'EOF' | tee "$out/ncu-summary.txt"
 import csv, sys, collections
 # two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half

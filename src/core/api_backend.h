@@ -32,10 +32,12 @@ extern "C" {
 #endif
 
 /* The kernels, one row each: X(name, required, (parameters after the
- * sdx_ctx), (arguments), (tensor operands, output first)). This list is
- * the one place an op is declared: it makes the table's fields below, the
- * dispatchers model code calls (src/core/ops.c) and each built-in
- * backend's registration; a backend of your own can register with it too.
+ * sdx_ctx), (arguments), (tensor operands, output first), (scalar
+ * arguments)). This list is the one place an op is declared: it makes
+ * the table's fields below, the dispatchers model code calls
+ * (src/core/ops.c) and each built-in backend's registration; a backend of
+ * your own can register with it too. The scalars are what, beside the
+ * operands, a recorded graph must see again to be replayed (graph, below).
  * `compute` is the arithmetic the model part asks for: SDX_F32 exactly,
  * or SDX_BF16 (bf16 products and faster activations) where the backend
  * has it; a backend may always compute in f32. A required op must be
@@ -43,40 +45,41 @@ extern "C" {
  * downloaded and its output uploaded), so a new backend can start small. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
-      (y, x, w, b, compute), (y, x, w, b)) \
+      (y, x, w, b, compute), (y, x, w, b), (compute)) \
     X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
       int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
-      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b)) \
+      (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b), \
+      (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
       const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \
-      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta)) \
+      (y, x, groups, eps, gamma, beta, fuse_silu, compute), (y, x, gamma, beta), (groups, eps, fuse_silu, compute)) \
     X(layer_norm, 1, (sdx_tensor *y, const sdx_tensor *x, float eps, const sdx_tensor *gamma, const sdx_tensor *beta), \
-      (y, x, eps, gamma, beta), (y, x, gamma, beta)) \
+      (y, x, eps, gamma, beta), (y, x, gamma, beta), (eps)) \
     X(attention, 1, (sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int heads, \
-      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v)) \
-    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x)) \
-    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x)) \
-    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
-    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v)) \
-    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
+      int causal, sdx_dtype compute), (y, q, k, v, heads, causal, compute), (y, q, k, v), (heads, causal, compute)) \
+    X(silu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(gelu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(quick_gelu, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(geglu, 1, (sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute), (y, x, compute), (y, x), (compute)) \
+    X(scale, 1, (sdx_tensor *y, const sdx_tensor *x, float s), (y, x, s), (y, x), (s)) \
+    X(copy, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(add, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ()) \
+    X(add_channel_bias, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v), (y, x, v), (y, x, v), ()) \
+    X(resize_nearest, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
     X(pad_circular, 1, (sdx_tensor *y, const sdx_tensor *x, int top, int left, int bottom, int right), \
-      (y, x, top, left, bottom, right), (y, x)) \
-    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b)) \
-    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x)) \
-    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x)) \
-    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x)) \
-    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x)) \
-    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b))
+      (y, x, top, left, bottom, right), (y, x), (top, left, bottom, right)) \
+    X(concat_channels, 1, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ()) \
+    X(nchw_to_nlc, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(nlc_to_nchw, 1, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float lo, float hi), (y, x, lo, hi), (y, x), (lo, hi)) \
+    X(tanh_clamp, 1, (sdx_tensor *y, const sdx_tensor *x, float limit), (y, x, limit), (y, x), (limit)) \
+    X(leaky_relu, 1, (sdx_tensor *y, const sdx_tensor *x, float slope), (y, x, slope), (y, x), (slope)) \
+    X(softmax, 0, (sdx_tensor *y, const sdx_tensor *x), (y, x), (y, x), ()) \
+    X(mul, 0, (sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b), (y, a, b), (y, a, b), ())
 
 /* A row's parameter list with the context first: int op SDX_BACKEND_PARAMS(...) */
 #define SDX_BACKEND_PARAMS(...) (sdx_ctx *ctx, __VA_ARGS__)
-#define SDX__BACKEND_FIELD(name, required, params, args, operands) int (*name) SDX_BACKEND_PARAMS params;
+#define SDX__BACKEND_FIELD(name, required, params, args, operands, scalars) int (*name) SDX_BACKEND_PARAMS params;
 
 typedef struct sdx_backend {
     const char *name;          /* "cpu", "hip:0 (NVIDIA H100)", ... */
@@ -109,7 +112,28 @@ typedef struct sdx_backend {
      * bf16 panels) keeps them current here. */
     int  (*weight_added)(sdx_ctx *ctx, const sdx_tensor *w, const void *file);
     void (*weight_changed)(sdx_ctx *ctx, const sdx_tensor *w, int gone);
+
+    /* Optional: graphs (CUDA and HIP graphs in sdx_hip.h). sdx records a
+     * model call once and has the backend replay it as one launch while
+     * its ops stay the same (sdx checks that on the host; README, GPU).
+     * `slot` names the call site (a few, from 0); `action` is one of:
+     *   SDX_GRAPH_RECORD  capture the ops and uploads from here on instead
+     *                     of running them (an older recording of the slot
+     *                     goes);
+     *   SDX_GRAPH_KEEP    end the capture, keep it and launch it once (the
+     *                     recorded call's results);
+     *   SDX_GRAPH_DROP    end the capture and forget it (the call failed);
+     *   SDX_GRAPH_CHECK   a replay comes: the uploads until it write the
+     *                     capture's staging again instead of copying;
+     *   SDX_GRAPH_LAUNCH  launch the slot's recording; return 1 instead
+     *                     when it cannot be replayed any more (buffers of
+     *                     the backend's own that it used were replaced):
+     *                     sdx then records again.
+     * Returns SDX_OK (or 1) or an error. */
+    int  (*graph)(sdx_ctx *ctx, int slot, int action);
 } sdx_backend;
+
+enum { SDX_GRAPH_RECORD = 1, SDX_GRAPH_KEEP, SDX_GRAPH_DROP, SDX_GRAPH_CHECK, SDX_GRAPH_LAUNCH };
 
 /* Puts the context on `backend` (copied; NULL = the CPU). Fails while the
  * context still holds device memory (load models after this call). */

@@ -187,6 +187,8 @@ typedef struct sdx_desc {
                                if dequantized to f32 first, never with
                                int8 activations (slower where the CPU has
                                int8 dot products; see README, GGUF)      */
+    int no_graphs;          /* 1: a GPU backend runs a UNet call op by op,
+                               never as a recorded graph (README, GPU)   */
 } sdx_desc;
 
 typedef struct sdx_ctx sdx_ctx;

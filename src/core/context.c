@@ -28,8 +28,10 @@ static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
 
 static void sdx__ctx_delete(sdx_ctx *ctx) { sdx__free(ctx, ctx); }
 
-/* A device backend's state goes with it; the host's stays until the end. */
+/* A device backend's state goes with it (its recorded graphs too); the
+ * host's stays until the end. */
 static void sdx__backend_release(sdx_ctx *ctx) {
+    sdx__graph_free(ctx);
     if (ctx->be.release && ctx->be.user != ctx->host.user) ctx->be.release(ctx->be.user);
 }
 
@@ -51,7 +53,7 @@ SDX_API int  sdx_threads(const sdx_ctx *ctx) { return ctx ? ctx->n_threads : 0; 
  * so it is refused here, by name. */
 static const char *sdx__backend_missing(const sdx_backend *b) {
 #define SDX__NEED(f) if (!b->f) return #f;
-#define SDX__NEED_OP(name, required, params, args, operands) if (required && !b->name) return #name;
+#define SDX__NEED_OP(name, required, params, args, operands, scalars) if (required && !b->name) return #name;
     SDX__NEED(name) SDX__NEED(alloc) SDX__NEED(free) SDX__NEED(upload) SDX__NEED(download)
     SDX_BACKEND_OPS(SDX__NEED_OP)
 #undef SDX__NEED_OP

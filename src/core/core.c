@@ -106,6 +106,32 @@ typedef struct sdx__refill {
     struct sdx__refill *next;
 } sdx__refill;
 
+/* A model call recorded by the backend and replayed (see "graphs" below):
+ * per slot (a call site) the tape of the recorded call, a hash per op and
+ * upload in order. */
+enum { SDX__GRAPH_UNET, SDX__GRAPH_SLOTS };
+typedef struct {
+    uint64_t *tape;
+    int n, cap;
+    int seen;           /* a call ran: the next may be recorded */
+    int recorded;       /* the backend holds the tape's recording */
+    int failures;       /* recordings that failed */
+    long replays;       /* calls that replayed the recording */
+    int off;            /* calls read results back, or recording failed
+                           SDX__GRAPH_TRIES times: run as they come */
+} sdx__graph_slot;
+typedef struct {
+    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING */
+    int slot, pos;      /* the slot being recorded or checked, and where in its tape */
+    sdx__graph_slot slots[SDX__GRAPH_SLOTS];
+} sdx__graph;
+enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2 };
+/* What an op returns while checking: its hash is the tape's (ok to skip
+ * it), or it differs (the call runs as it comes). Never leaves sdx. */
+#define SDX__GRAPH_CHECKED (-101)
+#define SDX__GRAPH_DIFFERS (-102)
+#define SDX__GRAPH_TRIES 3
+
 struct sdx_ctx {
     sdx_desc desc;
     int      n_threads;
@@ -127,6 +153,7 @@ struct sdx_ctx {
     sdx__part part;
     char     layer[192];
     sdx__refill *refills;        /* a list, usually empty */
+    sdx__graph graph;            /* recorded calls, on a backend with graphs */
 };
 
 /* Bytes [p, p + n) present again where a refill answers for them. */
@@ -646,6 +673,127 @@ static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
     ctx->dev_bytes -= SDX__MIN(bytes, ctx->dev_bytes);
 }
 
+/* ---- graphs --------------------------------------------------------- */
+/* On a backend with a `graph` hook (sdx_hip.h: CUDA and HIP graphs) a
+ * model call (sdx__graph_call: one UNet evaluation) runs from its third
+ * time on as one recorded launch instead of hundreds. The first call runs
+ * as it comes (after it the arena holds one block of its peak size, so
+ * addresses stay put). The second is recorded: each op and upload goes on
+ * the slot's tape as a hash of what decides its effect (the op, every
+ * operand's address, dtype and shape, the scalar arguments; an upload's
+ * destination and size) while the backend captures the kernels instead of
+ * running them, and launches the capture at the end. A later call runs
+ * the model code with the ops turned into checks: each hash must be the
+ * tape's, in order, and the uploads refill the capture's staging; when
+ * all agree the backend launches the graph, which then computes exactly
+ * what these ops would. When one differs (another shape, other buffers,
+ * a changed parameter) nothing has run yet: the call runs as it comes and
+ * records again. A download inside the call (the tracer, a host
+ * fallback) or an error while recording leaves the slot to run as it
+ * comes from then on. */
+
+static uint64_t sdx__fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t sdx__graph_mix_tensor(uint64_t h, const sdx_tensor *t) {
+    uintptr_t data = (uintptr_t)(t ? t->data : NULL);
+    h = sdx__fnv(h, &data, sizeof data);
+    if (!t) return h;
+    h = sdx__fnv(h, &t->dtype, sizeof t->dtype);
+    h = sdx__fnv(h, &t->ndim, sizeof t->ndim);
+    return sdx__fnv(h, t->shape, (size_t)t->ndim * sizeof t->shape[0]);
+}
+
+/* Records entry h on the tape, or checks it: SDX_OK (recording: run it),
+ * SDX__GRAPH_CHECKED or SDX__GRAPH_DIFFERS (checking: do not). */
+static int sdx__graph_step(sdx_ctx *ctx, uint64_t h) {
+    sdx__graph_slot *g = &ctx->graph.slots[ctx->graph.slot];
+    if (ctx->graph.state == SDX__GRAPH_CHECKING)
+        return ctx->graph.pos < g->n && g->tape[ctx->graph.pos++] == h ? SDX__GRAPH_CHECKED : SDX__GRAPH_DIFFERS;
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 1024;
+        uint64_t *t = (uint64_t *)sdx__realloc(ctx, g->tape, (size_t)cap * sizeof *t);
+        if (!t) return sdx__nomem(ctx, "graph tape", (size_t)cap * sizeof *t);
+        g->tape = t;
+        g->cap = cap;
+    }
+    g->tape[g->n++] = h;
+    return SDX_OK;
+}
+
+/* An op while a graph state is on (the dispatchers, ops.c). */
+static int sdx__graph_op(sdx_ctx *ctx, const char *name, const sdx_tensor *const *operands, int n, const void *scalars,
+                         size_t scalar_bytes) {
+    uint64_t h = sdx__fnv(1469598103934665603ull, name, strlen(name));
+    for (int i = 0; i < n; i++) h = sdx__graph_mix_tensor(h, operands[i]);
+    return sdx__graph_step(ctx, sdx__fnv(h, scalars, scalar_bytes));
+}
+
+/* A transfer while a graph state is on: an upload is on the tape (and
+ * runs: the backend stages it), a download cannot be (nothing computed
+ * yet). */
+static int sdx__graph_transfer(sdx_ctx *ctx, int upload, const void *dev, size_t bytes) {
+    uintptr_t at = (uintptr_t)dev;
+    if (!upload) return SDX__GRAPH_DIFFERS;
+    return sdx__graph_step(ctx, sdx__fnv(sdx__fnv(0x75706c6f6164ull, &at, sizeof at), &bytes, sizeof bytes));
+}
+
+static void sdx__graph_free(sdx_ctx *ctx) {
+    for (int i = 0; i < SDX__GRAPH_SLOTS; i++) sdx__free(ctx, ctx->graph.slots[i].tape);
+    memset(&ctx->graph, 0, sizeof ctx->graph);
+}
+
+/* Runs fn(arg), one model call at call site `slot`, as the comment above
+ * says. */
+static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *arg) {
+    sdx__graph_slot *g = &ctx->graph.slots[slot];
+    int rc, kept;
+    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return fn(arg);
+    if (!g->seen) {
+        g->seen = 1;
+        return fn(arg);
+    }
+    ctx->graph.slot = slot;
+    if (g->recorded) {
+        ctx->graph.state = SDX__GRAPH_CHECKING;
+        ctx->graph.pos = 0;
+        rc = ctx->be.graph(ctx, slot, SDX_GRAPH_CHECK);
+        if (rc == SDX_OK) rc = fn(arg);
+        ctx->graph.state = 0;
+        if (rc == SDX_OK && ctx->graph.pos == g->n && (rc = ctx->be.graph(ctx, slot, SDX_GRAPH_LAUNCH)) != 1) {
+            g->replays += rc == SDX_OK;
+            return rc;
+        }
+        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) return rc;    /* nothing ran (a cancel) */
+        g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
+    }
+    g->n = 0;
+    ctx->graph.state = SDX__GRAPH_RECORDING;
+    if ((rc = ctx->be.graph(ctx, slot, SDX_GRAPH_RECORD)) == SDX_OK) {
+        rc = fn(arg);
+        ctx->graph.state = 0;
+        kept = ctx->be.graph(ctx, slot, rc == SDX_OK ? SDX_GRAPH_KEEP : SDX_GRAPH_DROP);
+        if (rc == SDX_OK && kept == SDX_OK) {
+            g->recorded = 1;
+            sdx__log(ctx, SDX_LOG_INFO, "backend '%s': a model call recorded as a graph of %d ops and uploads; calls that "
+                     "repeat them replay it", ctx->be.name, g->n);
+            return SDX_OK;
+        }
+        if (rc == SDX_ERR_CANCELLED) return rc;
+    }
+    ctx->graph.state = 0;
+    /* it reads results back: never again; otherwise (a buffer had to
+     * grow, say) this call runs as it comes and the next records again,
+     * a few times at most */
+    g->off = rc == SDX__GRAPH_DIFFERS || ++g->failures == SDX__GRAPH_TRIES;
+    sdx__log(ctx, SDX_LOG_INFO, "backend '%s': a model call could not be recorded as a graph (%s); it runs op by op%s",
+             ctx->be.name, rc == SDX__GRAPH_DIFFERS ? "it reads results back" : sdx_last_error(ctx), g->off ? " from now on" : "");
+    return fn(arg);
+}
+
 /* Host <-> tensor transfers: model code reads or writes the values of an
  * activation or a weight only through these two (f32 on the host side,
  * the tensor's own dtype on the other), since a tensor may live in a
@@ -657,6 +805,7 @@ static int sdx__download(sdx_ctx *ctx, float *dst, const sdx_tensor *src) {
     void *tmp;
     int rc;
     if (!src->device) { sdx__load_f32(src->data, src->dtype, 0, n, dst); return SDX_OK; }
+    if (ctx->graph.state) return sdx__graph_transfer(ctx, 0, src->data, bytes);
     if (src->dtype == SDX_F32) return ctx->be.download(ctx->be.user, dst, src->data, bytes);
     if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device download", bytes);
     rc = ctx->be.download(ctx->be.user, tmp, src->data, bytes);
@@ -671,6 +820,8 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
     void *tmp;
     int rc;
     if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (ctx->graph.state && (rc = sdx__graph_transfer(ctx, 1, dst->data, bytes)) != SDX_OK && rc != SDX__GRAPH_CHECKED)
+        return rc;          /* recording or checked, it goes on: the backend stages it */
     if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
     if (!(tmp = sdx__malloc(ctx, bytes))) return sdx__nomem(ctx, "device upload", bytes);
     sdx__store_f32(tmp, dst->dtype, 0, n, src);

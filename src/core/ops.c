@@ -334,6 +334,18 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
     return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
 }
 
+/* An op's scalar arguments as a graph's tape hashes them: doubles (every
+ * int, float and dtype argument is exact in one). In C++ a class, since a
+ * braced list may not narrow an int to a double, a constructor may. */
+#ifdef __cplusplus
+struct sdx__scalar {
+    double v;
+    sdx__scalar(double x) : v(x) {}
+};
+#else
+typedef double sdx__scalar;
+#endif
+
 /* A backend always has a required op (sdx_set_backend checks); a missing
  * optional one runs its sdx__fallback_<op>. */
 #define SDX__OPS_RUN_1(name, args) ctx->be.name SDX__CTX_ARGS args
@@ -342,11 +354,16 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
 /* One dispatcher per row of SDX_BACKEND_OPS, named after it (sdx__linear(ctx,
  * y, x, w, b, compute), ...): operands, then the op's contract, then the
  * backend's kernel. */
-#define SDX__OPS_DISPATCH(name, required, params, args, operands) \
+#define SDX__OPS_DISPATCH(name, required, params, args, operands, scalars) \
     static int sdx__##name SDX_BACKEND_PARAMS params { \
         const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
         int rc_ = sdx__ops_operands(ctx, #name, &ctx->be, operands_, SDX__ARRAY_LEN(operands_)); \
         if (rc_ == SDX_OK) rc_ = sdx__check_##name SDX__CTX_ARGS args; \
+        if (rc_ == SDX_OK && ctx->graph.state) { \
+            const sdx__scalar scalars_[] = { 0, SDX__UNPAREN scalars }; \
+            rc_ = sdx__graph_op(ctx, #name, operands_, SDX__ARRAY_LEN(operands_), scalars_, sizeof scalars_); \
+            if (rc_ == SDX__GRAPH_CHECKED) return SDX_OK; \
+        } \
         if (rc_ != SDX_OK) return rc_; \
         return sdx__ops_done(ctx, #name, y, SDX__OPS_RUN_##required(name, args)); \
     }
@@ -354,7 +371,7 @@ SDX_BACKEND_OPS(SDX__OPS_DISPATCH)
 
 /* The same ops on the host backend, for host code on host tensors whatever
  * the context computes on (LoRA's products at load): sdx__host_linear, ... */
-#define SDX__OPS_HOST(name, required, params, args, operands) \
+#define SDX__OPS_HOST(name, required, params, args, operands, scalars) \
     static int sdx__host_##name SDX_BACKEND_PARAMS params { \
         const sdx_tensor *const operands_[] = { SDX__UNPAREN operands }; \
         int rc_ = sdx__ops_operands(ctx, #name, &ctx->host, operands_, SDX__ARRAY_LEN(operands_)); \

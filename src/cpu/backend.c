@@ -34,7 +34,7 @@ static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     b->release = sdx__cpu_state_free;
     b->weight_added = sdx__cpu_weight_added;
     b->weight_changed = sdx__cpu_weight_changed;
-#define SDX__CPU_OP(name, required, params, args, operands) b->name = sdx__cpu_##name;
+#define SDX__CPU_OP(name, required, params, args, operands, scalars) b->name = sdx__cpu_##name;
     SDX_BACKEND_OPS(SDX__CPU_OP)
 #undef SDX__CPU_OP
     return SDX_OK;

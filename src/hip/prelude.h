@@ -51,6 +51,21 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipDeviceSynchronize       cudaDeviceSynchronize
 #define hipFuncSetAttribute        cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+typedef cudaStream_t    hipStream_t;
+typedef cudaGraph_t     hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+#define hipStreamPerThread         cudaStreamPerThread
+#define hipStreamSynchronize       cudaStreamSynchronize
+#define hipMemcpyAsync             cudaMemcpyAsync
+#define hipHostMalloc              cudaHostAlloc
+#define hipHostFree                cudaFreeHost
+#define hipStreamBeginCapture      cudaStreamBeginCapture
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipStreamEndCapture        cudaStreamEndCapture
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipGraphLaunch             cudaGraphLaunch
+#define hipGraphDestroy            cudaGraphDestroy
+#define hipGraphExecDestroy        cudaGraphExecDestroy
 #endif
 
 /* Which matrix unit the device code being compiled has. */

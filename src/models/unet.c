@@ -843,9 +843,9 @@ static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tens
  * so a consumed skip and a block's temporaries are released as soon as
  * the block is done. Peak = live skips + 2 h buffers + one block's
  * temporaries. */
-static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
-                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
-                                     sdx_tensor *out) {
+static int sdx__unet_forward_ops(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                 const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                 sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -915,6 +915,28 @@ static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, 
 done:
     sdx__arena_release(a, m0);
     return rc;
+}
+
+/* One UNet call's arguments, for sdx__graph_call. */
+typedef struct {
+    sdx_ctx *ctx; sdx__unet *u; sdx__arena *a;
+    const sdx_tensor *x; const float *timesteps; const sdx_tensor *context, *y;
+    const sdx__unet_control *control; sdx_tensor *out;
+} sdx__unet_call;
+
+static int sdx__unet_call_run(void *arg) {
+    const sdx__unet_call *c = (const sdx__unet_call *)arg;
+    return sdx__unet_forward_ops(c->ctx, c->u, c->a, c->x, c->timesteps, c->context, c->y, c->control, c->out);
+}
+
+/* A UNet call: on a backend with graphs, recorded once and replayed while
+ * its ops stay the same (sdx__graph_call). */
+static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
+                                     const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
+                                     sdx_tensor *out) {
+    sdx__unet_call c;
+    c.ctx = ctx; c.u = u; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.control = control; c.out = out;
+    return sdx__graph_call(ctx, SDX__GRAPH_UNET, sdx__unet_call_run, &c);
 }
 
 /* The plain UNet: no control. */

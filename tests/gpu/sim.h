@@ -26,6 +26,11 @@
  *   - cp.async copies (sdx_sim_cp_async) are queued per thread and land
  *     at the wait that covers their group: reading before waiting reads
  *     the old contents. 16-byte accesses must be 16-byte aligned.
+ *   - Graphs: between hipStreamBeginCapture and hipStreamEndCapture
+ *     launches and asynchronous copies are recorded, not run (a copy
+ *     reads its source when the graph runs, as from pinned memory);
+ *     hipGraphLaunch runs them in order. A synchronous copy, hipFree or a
+ *     stream synchronisation while capturing fails, as CUDA refuses them.
  * Device memory is host memory (AddressSanitizer sees kernel accesses).
  * Not modelled: timing, occupancy, static shared memory limits, memory
  * ordering beyond barriers, warps of other sizes than 32. */
@@ -43,6 +48,7 @@
 #include <math.h>
 #include <functional>
 #include <new>
+#include <vector>
 
 #define __global__
 #define __device__
@@ -92,6 +98,9 @@ struct machine {
     int error;              /* sticky, as a kernel fault is on the GPU */
     char why[256];
     size_t allocated;
+    int capturing;          /* a stream capture is on: work goes to `captured` */
+    std::vector<std::function<void()>> captured;
+    long graph_launches;    /* graphs run (tests read it) */
 };
 
 static inline machine &M() {
@@ -100,6 +109,7 @@ static inline machine &M() {
         m = (machine *)calloc(1, sizeof *m);
         if (!m) abort();
         new (&m->body) std::function<void()>();
+        new (&m->captured) std::vector<std::function<void()>>();
     }
     return *m;
 }
@@ -221,6 +231,10 @@ static inline void launch(const void *kernel, dim3 grid, dim3 block, size_t smem
     char why[200];
     unsigned n = block.x * block.y * block.z;
     if (m.error) return;
+    if (m.capturing) {
+        m.captured.push_back([=] { launch(kernel, grid, block, smem, body); });
+        return;
+    }
     if (n == 0 || n > MAX_THREADS || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 || grid.z > 65535) {
         snprintf(why, sizeof why, "invalid launch: grid (%u,%u,%u), block (%u,%u,%u)", grid.x, grid.y, grid.z, block.x, block.y, block.z);
         fail(why);
@@ -449,6 +463,7 @@ static inline hipError_t hipMalloc(void **p, size_t bytes) {
     return hipSuccess;
 }
 static inline hipError_t hipFree(void *p) {
+    if (p && sdx_sim::M().capturing) { sdx_sim::fail("hipFree while a stream is capturing"); return hipErrorLaunchFailure; }
     if (p) {
         size_t *b = (size_t *)((char *)p - 16);
         sdx_sim::M().allocated -= b[0];
@@ -458,6 +473,7 @@ static inline hipError_t hipFree(void *p) {
 }
 static inline hipError_t hipMemcpy(void *dst, const void *src, size_t bytes, hipMemcpyKind kind) {
     (void)kind;
+    if (sdx_sim::M().capturing) sdx_sim::fail("a synchronous copy while a stream is capturing");
     if (sdx_sim::M().error) return hipErrorLaunchFailure;     /* a faulted context fails every call after */
     memmove(dst, src, bytes);
     return hipSuccess;
@@ -468,6 +484,59 @@ static inline hipError_t hipMemGetInfo(size_t *free_bytes, size_t *total) {
     return hipSuccess;
 }
 static inline hipError_t hipDeviceSynchronize(void) { return hipGetLastError(); }
+
+/* Streams and graphs: one stream (everything runs in order), captured as
+ * the header says. */
+typedef struct sdx_sim_stream *hipStream_t;
+typedef std::vector<std::function<void()>> *hipGraph_t;
+typedef std::vector<std::function<void()>> *hipGraphExec_t;
+enum hipStreamCaptureMode { hipStreamCaptureModeGlobal = 0, hipStreamCaptureModeThreadLocal = 1, hipStreamCaptureModeRelaxed = 2 };
+#define hipStreamPerThread ((hipStream_t)2)
+
+static inline hipError_t hipStreamSynchronize(hipStream_t) {
+    if (sdx_sim::M().capturing) sdx_sim::fail("a stream synchronisation while the stream is capturing");
+    return hipGetLastError();
+}
+static inline hipError_t hipMemcpyAsync(void *dst, const void *src, size_t bytes, hipMemcpyKind, hipStream_t) {
+    sdx_sim::machine &m = sdx_sim::M();
+    if (m.error) return hipErrorLaunchFailure;
+    if (m.capturing) m.captured.push_back([=] { memmove(dst, src, bytes); });
+    else memmove(dst, src, bytes);
+    return hipSuccess;
+}
+static inline hipError_t hipHostMalloc(void **p, size_t bytes, unsigned) {
+    return (*p = malloc(bytes)) ? hipSuccess : hipErrorMemoryAllocation;
+}
+static inline hipError_t hipHostFree(void *p) { free(p); return hipSuccess; }
+static inline hipError_t hipStreamBeginCapture(hipStream_t, hipStreamCaptureMode) {
+    sdx_sim::machine &m = sdx_sim::M();
+    if (m.capturing) return hipErrorInvalidValue;
+    m.capturing = 1;
+    m.captured.clear();
+    return hipSuccess;
+}
+static inline hipError_t hipStreamEndCapture(hipStream_t, hipGraph_t *graph) {
+    sdx_sim::machine &m = sdx_sim::M();
+    *graph = NULL;
+    if (!m.capturing) return hipErrorInvalidValue;
+    m.capturing = 0;
+    *graph = new std::vector<std::function<void()>>(std::move(m.captured));
+    m.captured.clear();
+    return m.error ? hipErrorLaunchFailure : hipSuccess;
+}
+static inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *exec, hipGraph_t graph, unsigned long long) {
+    *exec = new std::vector<std::function<void()>>(*graph);
+    return hipSuccess;
+}
+static inline hipError_t hipGraphDestroy(hipGraph_t graph) { delete graph; return hipSuccess; }
+static inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec) { delete exec; return hipSuccess; }
+static inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t) {
+    sdx_sim::machine &m = sdx_sim::M();
+    if (m.capturing) { sdx_sim::fail("a graph launched while a stream is capturing"); return hipErrorLaunchFailure; }
+    m.graph_launches++;
+    for (auto &f : *exec) f();
+    return hipGetLastError();
+}
 
 static inline hipError_t hipFuncSetAttribute(const void *kernel, hipFuncAttribute attr, int value) {
     sdx_sim::machine &m = sdx_sim::M();

@@ -36,6 +36,32 @@ static sdx_ctx *tg_gpu(void) {
 
 #define TG_NEED_GPU(var) sdx_ctx *var = tg_gpu(); if (!var) return T_SKIP
 
+/* A GPU context with its log kept in `log` (NULL: none), graphs on or off. */
+static void tg_log(sdx_log_level level, const char *msg, void *user) {
+    char *log = (char *)user;
+    size_t n = strlen(log);
+    (void)level;
+    snprintf(log + n, 4096 - n, "%s\n", msg);
+}
+
+static sdx_ctx *tg_gpu_with(char *log, int no_graphs) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    memset(&d, 0, sizeof d);
+    d.n_threads = 2;
+    d.log = log ? tg_log : NULL;
+    d.log_level = SDX_LOG_INFO;
+    d.user = log;
+    d.no_graphs = no_graphs;
+    if (!(ctx = sdx_create(&d))) return NULL;
+    if (sdx_hip_use(ctx, 0) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "no GPU: %s", sdx_last_error(ctx));
+        sdx_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
 /* One operand on both sides: a host tensor for the CPU kernel and a
  * device tensor for the GPU's, holding the same stored values. */
 typedef struct tg_t {
@@ -588,6 +614,55 @@ static int gpu_gguf_model_matches_cpu(void) {
     return T_PASS;
 }
 
+/* ---- graphs ------------------------------------------------------------------------------------------- */
+
+/* UNet calls replayed from a recorded graph give the bits of the same
+ * calls run op by op (sdx_desc.no_graphs): three steps at 32x32 (the
+ * first call op by op, the second recorded, one replay), then a
+ * generation at another size (the tape differs: recorded again, two
+ * replays), then the first size again (the same): five replays. */
+static int gpu_graphs_replay_exactly_what_the_ops_compute(void) {
+    static const int sizes[3][2] = { { 32, 32 }, { 32, 24 }, { 32, 32 } };
+    static char log[4096];
+    T_NEED_SHARED(idx, "golden/sd1/index.json");
+    sdx_ctx *g = tg_gpu_with(log, 0), *e;
+    sdx_model *mg, *me;
+    (void)idx;
+    log[0] = 0;
+    if (!g) return T_SKIP;
+    e = tg_gpu_with(NULL, 1);
+    T_CHECK(e, "a second GPU context could not be made");
+    mg = t_model(g, "sd1");
+    me = t_model(e, "sd1");
+    T_CHECK(mg && me, "load: %s%s", sdx_last_error(g), sdx_last_error(e));
+    for (int i = 0; i < 3; i++) {
+        sdx_gen_params p;
+        sdx_gen_result rg, re;
+        memset(&p, 0, sizeof p);
+        p.prompt = "a lighthouse";
+        p.width = sizes[i][0];
+        p.height = sizes[i][1];
+        p.steps = 3;
+        p.seed = 7 + i;
+        T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "graphs: %s", sdx_last_error(g));
+        T_CHECK(sdx_generate(me, &p, &re) == SDX_OK, "op by op: %s", sdx_last_error(e));
+        T_CHECK(sdx_tensor_nbytes(&rg.latents[0]) == sdx_tensor_nbytes(&re.latents[0]) &&
+                    memcmp(rg.latents[0].data, re.latents[0].data, sdx_tensor_nbytes(&re.latents[0])) == 0,
+                "%dx%d: the replayed latent differs from the op-by-op one", p.width, p.height);
+        sdx_gen_result_free(g, &rg);
+        sdx_gen_result_free(e, &re);
+    }
+    T_NOTE("%ld UNet calls replayed; %s", g->graph.slots[SDX__GRAPH_UNET].replays, log[0] ? log : "(nothing logged)");
+    T_CHECK(g->graph.slots[SDX__GRAPH_UNET].replays == 5 && strstr(log, "recorded as a graph"), "%ld UNet calls replayed, not 5",
+            g->graph.slots[SDX__GRAPH_UNET].replays);
+    T_CHECK(!strstr(log, "could not be recorded"), "a call could not be recorded");
+    sdx_model_free(mg);
+    sdx_model_free(me);
+    sdx_destroy(g);
+    sdx_destroy(e);
+    return T_PASS;
+}
+
 /* ---- out of device memory --------------------------------------------------------------------------- */
 
 /* With the device filled to within about 1 MiB (chunks of 1 GiB, 64 MiB
@@ -670,6 +745,7 @@ static const t_case gpu_cases[] = {
     { "sd2_goldens_reproduce", gpu_sd2_goldens_reproduce },
     { "sdxl_goldens_reproduce", gpu_sdxl_goldens_reproduce },
     { "gguf_model_matches_cpu", gpu_gguf_model_matches_cpu },
+    { "graphs_replay_exactly_what_the_ops_compute", gpu_graphs_replay_exactly_what_the_ops_compute },
     { "out_of_memory_fails_cleanly_and_the_context_recovers", gpu_out_of_memory_fails_cleanly_and_the_context_recovers },
     { NULL, NULL }
 };
