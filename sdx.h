@@ -1561,9 +1561,11 @@ typedef struct sdx__refill {
 } sdx__refill;
 
 /* A model call recorded by the backend and replayed (see "graphs" below):
- * per slot (a call site) the tape of the recorded call, a hash per op and
- * upload in order. */
-enum { SDX__GRAPH_UNET, SDX__GRAPH_SLOTS };
+ * per slot (a call site: the UNet, each of a generation's first
+ * ControlNets) the tape of the recorded call, a hash per op and upload in
+ * order. */
+#define SDX__GRAPH_CONTROLNETS 2
+enum { SDX__GRAPH_UNET, SDX__GRAPH_CONTROLNET, SDX__GRAPH_SLOTS = SDX__GRAPH_CONTROLNET + SDX__GRAPH_CONTROLNETS };
 typedef struct {
     uint64_t *tape;
     int n, cap;
@@ -18818,6 +18820,33 @@ done:
     return rc;
 }
 
+/* One ControlNet call's arguments, for sdx__graph_call. */
+typedef struct {
+    sdx_ctx *ctx; sdx__controlnet *cn; sdx__arena *a;
+    const sdx_tensor *x; const float *timesteps; const sdx_tensor *context, *y, *hint;
+    float strength; sdx__unet_control *ctl; int accumulate;
+} sdx__controlnet_call;
+
+static int sdx__controlnet_call_run(void *arg) {
+    const sdx__controlnet_call *c = (const sdx__controlnet_call *)arg;
+    return sdx__controlnet_forward(c->ctx, c->cn, c->a, c->x, c->timesteps, c->context, c->y, c->hint, c->strength, c->ctl,
+                                   c->accumulate);
+}
+
+/* sdx__controlnet_forward for the index-th ControlNet of a generation: on
+ * a backend with graphs the first SDX__GRAPH_CONTROLNETS get a slot each,
+ * recorded once and replayed while their ops stay the same
+ * (sdx__graph_call); more run op by op. */
+static int sdx__controlnet_forward_at(sdx_ctx *ctx, int index, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x,
+                                      const float *timesteps, const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint,
+                                      float strength, sdx__unet_control *ctl, int accumulate) {
+    sdx__controlnet_call c;
+    c.ctx = ctx; c.cn = cn; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.hint = hint;
+    c.strength = strength; c.ctl = ctl; c.accumulate = accumulate;
+    if (index >= SDX__GRAPH_CONTROLNETS) return sdx__controlnet_call_run(&c);
+    return sdx__graph_call(ctx, SDX__GRAPH_CONTROLNET + index, sdx__controlnet_call_run, &c);
+}
+
 /* ---- the control picture --------------------------------------------------- */
 
 /* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an
@@ -26066,9 +26095,8 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         net->enc.act_type = m->unet.act_type;
         net->enc.compute_type = m->unet.compute_type;
         if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
-        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
-                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
-                                     c->strength, &g->control, ran);
+        rc = sdx__controlnet_forward_at(m->ctx, i, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                        g->cond->y.data ? &g->cond->unet_y : NULL, &hint, c->strength, &g->control, ran);
         if (m->low_memory) sdx__wset_release_all(&net->enc.w);   /* the hint block and zero convs too */
         ran = 1;
     }

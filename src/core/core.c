@@ -107,9 +107,11 @@ typedef struct sdx__refill {
 } sdx__refill;
 
 /* A model call recorded by the backend and replayed (see "graphs" below):
- * per slot (a call site) the tape of the recorded call, a hash per op and
- * upload in order. */
-enum { SDX__GRAPH_UNET, SDX__GRAPH_SLOTS };
+ * per slot (a call site: the UNet, each of a generation's first
+ * ControlNets) the tape of the recorded call, a hash per op and upload in
+ * order. */
+#define SDX__GRAPH_CONTROLNETS 2
+enum { SDX__GRAPH_UNET, SDX__GRAPH_CONTROLNET, SDX__GRAPH_SLOTS = SDX__GRAPH_CONTROLNET + SDX__GRAPH_CONTROLNETS };
 typedef struct {
     uint64_t *tape;
     int n, cap;

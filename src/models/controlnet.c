@@ -344,6 +344,33 @@ done:
     return rc;
 }
 
+/* One ControlNet call's arguments, for sdx__graph_call. */
+typedef struct {
+    sdx_ctx *ctx; sdx__controlnet *cn; sdx__arena *a;
+    const sdx_tensor *x; const float *timesteps; const sdx_tensor *context, *y, *hint;
+    float strength; sdx__unet_control *ctl; int accumulate;
+} sdx__controlnet_call;
+
+static int sdx__controlnet_call_run(void *arg) {
+    const sdx__controlnet_call *c = (const sdx__controlnet_call *)arg;
+    return sdx__controlnet_forward(c->ctx, c->cn, c->a, c->x, c->timesteps, c->context, c->y, c->hint, c->strength, c->ctl,
+                                   c->accumulate);
+}
+
+/* sdx__controlnet_forward for the index-th ControlNet of a generation: on
+ * a backend with graphs the first SDX__GRAPH_CONTROLNETS get a slot each,
+ * recorded once and replayed while their ops stay the same
+ * (sdx__graph_call); more run op by op. */
+static int sdx__controlnet_forward_at(sdx_ctx *ctx, int index, sdx__controlnet *cn, sdx__arena *a, const sdx_tensor *x,
+                                      const float *timesteps, const sdx_tensor *context, const sdx_tensor *y, const sdx_tensor *hint,
+                                      float strength, sdx__unet_control *ctl, int accumulate) {
+    sdx__controlnet_call c;
+    c.ctx = ctx; c.cn = cn; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.hint = hint;
+    c.strength = strength; c.ctl = ctl; c.accumulate = accumulate;
+    if (index >= SDX__GRAPH_CONTROLNETS) return sdx__controlnet_call_run(&c);
+    return sdx__graph_call(ctx, SDX__GRAPH_CONTROLNET + index, sdx__controlnet_call_run, &c);
+}
+
 /* ---- the control picture --------------------------------------------------- */
 
 /* ComfyUI's common_upscale(hint, W, H, "nearest-exact", "center") of an

@@ -102,9 +102,8 @@ static int sdx__gen_run_controls(sdx__gen *g, const sdx_tensor *x, float sigma, 
         net->enc.act_type = m->unet.act_type;
         net->enc.compute_type = m->unet.compute_type;
         if ((rc = sdx__gen_hint(g, c, x->shape[0], &hint)) != SDX_OK) break;
-        rc = sdx__controlnet_forward(m->ctx, net, &m->arena, x, timesteps, &g->cond->unet_context,
-                                     g->cond->y.data ? &g->cond->unet_y : NULL, &hint,
-                                     c->strength, &g->control, ran);
+        rc = sdx__controlnet_forward_at(m->ctx, i, net, &m->arena, x, timesteps, &g->cond->unet_context,
+                                        g->cond->y.data ? &g->cond->unet_y : NULL, &hint, c->strength, &g->control, ran);
         if (m->low_memory) sdx__wset_release_all(&net->enc.w);   /* the hint block and zero convs too */
         ran = 1;
     }

@@ -663,6 +663,56 @@ static int gpu_graphs_replay_exactly_what_the_ops_compute(void) {
     return T_PASS;
 }
 
+/* The same with a ControlNet (golden/controlnet's tiny one, a striped
+ * control picture): its calls and the UNet's, each in its own slot, give
+ * the op-by-op bits; three steps, so each is replayed once. */
+static int gpu_controlnet_graphs_replay_exactly_what_the_ops_compute(void) {
+    T_NEED_SHARED(cnp, "golden/controlnet/controlnet.safetensors");
+    T_NEED_SHARED(idx, "golden/sd1/index.json");
+    sdx_ctx *ctx[2] = { tg_gpu_with(NULL, 0), NULL };
+    sdx_model *m[2] = { NULL, NULL };
+    sdx_controlnet *net[2] = { NULL, NULL };
+    sdx_gen_result r[2];
+    uint8_t px[32 * 32 * 3];
+    sdx_image hint = { 32, 32, 3, px };
+    (void)idx;
+    if (!ctx[0]) return T_SKIP;
+    ctx[1] = tg_gpu_with(NULL, 1);
+    T_CHECK(ctx[1], "a second GPU context could not be made");
+    for (int i = 0; i < 32 * 32 * 3; i++) px[i] = (uint8_t)((i / 3 % 32) / 4 % 2 ? 255 : 0);
+    for (int k = 0; k < 2; k++) {
+        sdx_gen_params p;
+        sdx_control c;
+        m[k] = t_model(ctx[k], "sd1");
+        T_CHECK(m[k] && sdx_controlnet_load(m[k], cnp, &net[k]) == SDX_OK, "load: %s", sdx_last_error(ctx[k]));
+        memset(&p, 0, sizeof p);
+        memset(&c, 0, sizeof c);
+        c.net = net[k];
+        c.image = &hint;
+        c.strength = 0.8f;
+        p.prompt = "a lighthouse";
+        p.width = p.height = 32;
+        p.steps = 3;
+        p.seed = 11;
+        p.controls = &c;
+        p.n_controls = 1;
+        T_CHECK(sdx_generate(m[k], &p, &r[k]) == SDX_OK, "%s: %s", k ? "op by op" : "graphs", sdx_last_error(ctx[k]));
+    }
+    T_NOTE("replayed: %ld UNet calls, %ld ControlNet calls", ctx[0]->graph.slots[SDX__GRAPH_UNET].replays,
+           ctx[0]->graph.slots[SDX__GRAPH_CONTROLNET].replays);
+    T_CHECK(memcmp(r[0].latents[0].data, r[1].latents[0].data, sdx_tensor_nbytes(&r[1].latents[0])) == 0,
+            "the replayed latent differs from the op-by-op one");
+    T_CHECK(ctx[0]->graph.slots[SDX__GRAPH_UNET].replays == 1 && ctx[0]->graph.slots[SDX__GRAPH_CONTROLNET].replays == 1,
+            "not one replay of each");
+    for (int k = 0; k < 2; k++) {
+        sdx_gen_result_free(ctx[k], &r[k]);
+        sdx_controlnet_free(net[k]);
+        sdx_model_free(m[k]);
+        sdx_destroy(ctx[k]);
+    }
+    return T_PASS;
+}
+
 /* ---- out of device memory --------------------------------------------------------------------------- */
 
 /* With the device filled to within about 1 MiB (chunks of 1 GiB, 64 MiB
@@ -746,6 +796,7 @@ static const t_case gpu_cases[] = {
     { "sdxl_goldens_reproduce", gpu_sdxl_goldens_reproduce },
     { "gguf_model_matches_cpu", gpu_gguf_model_matches_cpu },
     { "graphs_replay_exactly_what_the_ops_compute", gpu_graphs_replay_exactly_what_the_ops_compute },
+    { "controlnet_graphs_replay_exactly_what_the_ops_compute", gpu_controlnet_graphs_replay_exactly_what_the_ops_compute },
     { "out_of_memory_fails_cleanly_and_the_context_recovers", gpu_out_of_memory_fails_cleanly_and_the_context_recovers },
     { NULL, NULL }
 };
