@@ -5,7 +5,7 @@
 #       here, without a GPU: builds the GPU binaries with nvcc (sm_80 and
 #       sm_90: tests/gpu/run and bench/bench_gpu, which need no libstb on the
 #       GPU machine) and copies
-#       ../shared/vocab and the golden AREAs (default: sd1) into
+#       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
 #       build/gpu-carry/shared, then prints what a device call must carry.
 #   sh tools/gpu-session.sh run [test] [bench] [ncu]
 #       on the GPU machine: the card, then the parts named (default: all),
@@ -22,7 +22,7 @@ BINS="tests/gpu/run bench/bench_gpu"
 
 prepare() {
     shared=${SDX_SHARED:-../shared}
-    areas=${*:-sd1}
+    areas=${*:-sd1 controlnet}
     make -s tests/gpu/run bench/bench_gpu GPU=cuda || exit 1
     rm -rf "$CARRY"
     mkdir -p "$CARRY/shared/golden"
