@@ -48,7 +48,7 @@ typedef struct options {
     const char *refiner_path;   /* --refiner: loaded as the model is, into gen.refiner */
     int upscale_repeats;
     run_mode mode;
-    int threads, verbose, trace, n_taesd, convert, quant_exact;
+    int threads, verbose, trace, n_taesd, convert, quant_exact, no_graphs;
     sdx_convert_params convert_to;  /* -M convert's --type and --tensor-type-rules */
     lora_arg loras[MAX_LORAS];
     int n_loras;
@@ -210,6 +210,9 @@ static const option model_options[] = {
     { .name = "--quant-exact", .kind = OPT_SWITCH, .at = AT(quant_exact),
       .help = "multiply quantized GGUF weights as if dequantized first, not\n"
               "with int8 dot products (slower where the CPU has them)" },
+    { .name = "--no-graphs", .kind = OPT_SWITCH, .at = AT(no_graphs),
+      .help = "on a GPU, run every UNet call op by op instead of replaying a\n"
+              "recorded CUDA/HIP graph (the same bits, slower)" },
     { .name = "--lora", .arg = "FILE[:U[:C]]", .kind = OPT_CALL, .call = add_lora,
       .help = "apply a LoRA / LyCORIS file with UNet strength U and text-encoder\n"
               "strength C (default 1, C defaults to U); repeatable, in order" },
@@ -360,6 +363,7 @@ static sdx_ctx *create_context(const options *o) {
     desc.n_threads = o->threads > 0 ? o->threads : 0;
     desc.trace_nonfinite = o->trace;
     desc.quant_exact = o->quant_exact;
+    desc.no_graphs = o->no_graphs;
     desc.log = log_to_stderr;
     desc.log_level = o->verbose ? SDX_LOG_INFO : SDX_LOG_WARN;
     return sdx_create(&desc);
