@@ -136,6 +136,11 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
         snprintf(line, sizeof line, "  %dx%d, batch 2 (one CFG step), %s activations", pixels, pixels, sdx_dtype_name(act));
         bg_tally_add(&tally, c, warm, dt, line);
     }
+    if (graphs) {
+        const sdx__graph_slot *g = &ctx->graph.slots[SDX__GRAPH_UNET];
+        printf("  a call: %d ops and uploads, replayed %ld times as one graph launch%s\n", g->n, g->replays,
+               g->replays ? "" : " (not replayed: see the log)");
+    }
     bg_tally_print(ctx, name, &tally, calls);
     ok = 1;
 done:

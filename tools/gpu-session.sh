@@ -51,7 +51,7 @@ run() {
         echo "== bench-gpu (3 calls a model, beside PyTorch eager)"
         timeout 250 sh bench/bench_gpu.sh --calls 3 > "$out/bench-gpu.log" 2>&1
         echo "rc=$?" >> "$out/bench-gpu.log"
-        grep -E "RESULT|ratio|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
+        grep -E "RESULT|ratio|a call:|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
     fi
     if ! has ncu; then
         :
