@@ -1410,7 +1410,9 @@ typedef struct sdx_backend {
      *                     goes);
      *   SDX_GRAPH_KEEP    end the capture, keep it and launch it once (the
      *                     recorded call's results);
-     *   SDX_GRAPH_DROP    end the capture and forget it (the call failed);
+     *   SDX_GRAPH_DROP    end the capture and forget it (the call failed),
+ *                     or end a check that launches nothing (uploads copy
+ *                     again; the slot keeps its recording);
      *   SDX_GRAPH_CHECK   a replay comes: the uploads until it write the
      *                     capture's staging again instead of copying;
      *   SDX_GRAPH_LAUNCH  launch the slot's recording; return 1 instead
@@ -3767,7 +3769,10 @@ static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *a
             g->replays += rc == SDX_OK;
             return rc;
         }
-        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) return rc;    /* nothing ran (a cancel) */
+        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) {     /* an error before anything ran */
+            (void)ctx->be.graph(ctx, slot, SDX_GRAPH_DROP);
+            return rc;
+        }
         g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
     }
     g->n = 0;

@@ -1300,8 +1300,10 @@ static int sdx__hip_graph_op(sdx_ctx *ctx, int slot, int action) {
         s->recording = slot;
         return SDX_OK;
     case SDX_GRAPH_KEEP:
+        return sdx__hip_graph_end(ctx, s, g, 1);
     case SDX_GRAPH_DROP:
-        return sdx__hip_graph_end(ctx, s, g, action == SDX_GRAPH_KEEP);
+        s->checking = -1;   /* uploads copy again; a recording from before stays */
+        return s->recording >= 0 ? sdx__hip_graph_end(ctx, s, g, 0) : SDX_OK;
     case SDX_GRAPH_CHECK:
         /* the last launch reads the staging until it is done */
         if (hipStreamSynchronize(hipStreamPerThread) != hipSuccess) return sdx__hip_graph_fail(ctx, "waiting for the stream");

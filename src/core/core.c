@@ -769,7 +769,10 @@ static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *a
             g->replays += rc == SDX_OK;
             return rc;
         }
-        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) return rc;    /* nothing ran (a cancel) */
+        if (rc != SDX_OK && rc != 1 && rc != SDX__GRAPH_DIFFERS) {     /* an error before anything ran */
+            (void)ctx->be.graph(ctx, slot, SDX_GRAPH_DROP);
+            return rc;
+        }
         g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
     }
     g->n = 0;
