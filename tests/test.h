@@ -372,12 +372,19 @@ T_UNUSED static void t_inpainting_unet(sdx_tensor *ts, int n, void *arg) {
         }
 }
 
-/* A context for tests: two threads unless SDX_TEST_THREADS says how many. */
-T_UNUSED static sdx_ctx *t_ctx(void) {
+/* A test context's description: two threads unless SDX_TEST_THREADS says
+ * how many, the rest zero (for a case to add to). */
+T_UNUSED static sdx_desc t_desc(void) {
     sdx_desc d;
     const char *e = getenv("SDX_TEST_THREADS");
     memset(&d, 0, sizeof d);
     d.n_threads = e ? atoi(e) : 2;
+    return d;
+}
+
+/* A context for tests (t_desc). */
+T_UNUSED static sdx_ctx *t_ctx(void) {
+    sdx_desc d = t_desc();
     return sdx_create(&d);
 }
 

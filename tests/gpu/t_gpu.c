@@ -23,20 +23,8 @@
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-static sdx_ctx *tg_gpu(void) {
-    sdx_ctx *ctx = t_ctx();
-    if (!ctx) return NULL;
-    if (sdx_hip_use(ctx, 0) != SDX_OK) {
-        snprintf(t_msg, sizeof t_msg, "no GPU: %s", sdx_last_error(ctx));
-        sdx_destroy(ctx);
-        return NULL;
-    }
-    return ctx;
-}
-
-#define TG_NEED_GPU(var) sdx_ctx *var = tg_gpu(); if (!var) return T_SKIP
-
-/* A GPU context with its log kept in `log` (NULL: none), graphs on or off. */
+/* A GPU context (t_desc's) with its log appended to `log` (4 KiB; NULL:
+ * none) and graphs on or off; NULL with the reason in t_msg. */
 static void tg_log(sdx_log_level level, const char *msg, void *user) {
     char *log = (char *)user;
     size_t n = strlen(log);
@@ -45,10 +33,8 @@ static void tg_log(sdx_log_level level, const char *msg, void *user) {
 }
 
 static sdx_ctx *tg_gpu_with(char *log, int no_graphs) {
-    sdx_desc d;
+    sdx_desc d = t_desc();
     sdx_ctx *ctx;
-    memset(&d, 0, sizeof d);
-    d.n_threads = 2;
     d.log = log ? tg_log : NULL;
     d.log_level = SDX_LOG_INFO;
     d.user = log;
@@ -61,6 +47,10 @@ static sdx_ctx *tg_gpu_with(char *log, int no_graphs) {
     }
     return ctx;
 }
+
+static sdx_ctx *tg_gpu(void) { return tg_gpu_with(NULL, 0); }
+
+#define TG_NEED_GPU(var) sdx_ctx *var = tg_gpu(); if (!var) return T_SKIP
 
 /* One operand on both sides: a host tensor for the CPU kernel and a
  * device tensor for the GPU's, holding the same stored values. */
@@ -616,6 +606,29 @@ static int gpu_gguf_model_matches_cpu(void) {
 
 /* ---- graphs ------------------------------------------------------------------------------------------- */
 
+/* pg on mg (graphs on) and pe, the same generation with me's own
+ * ControlNets if any, on me (off): the same latent bits, else t_msg says
+ * where. */
+static int tg_same_latents(sdx_model *mg, const sdx_gen_params *pg, sdx_model *me, const sdx_gen_params *pe) {
+    sdx_gen_result rg, re;
+    int same;
+    if (sdx_generate(mg, pg, &rg) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "graphs: %s", sdx_last_error(mg->ctx));
+        return 0;
+    }
+    if (sdx_generate(me, pe, &re) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "op by op: %s", sdx_last_error(me->ctx));
+        sdx_gen_result_free(mg->ctx, &rg);
+        return 0;
+    }
+    same = sdx_tensor_nbytes(&rg.latents[0]) == sdx_tensor_nbytes(&re.latents[0]) &&
+           memcmp(rg.latents[0].data, re.latents[0].data, sdx_tensor_nbytes(&re.latents[0])) == 0;
+    if (!same) snprintf(t_msg, sizeof t_msg, "%dx%d: the replayed latent differs from the op-by-op one", pg->width, pg->height);
+    sdx_gen_result_free(mg->ctx, &rg);
+    sdx_gen_result_free(me->ctx, &re);
+    return same;
+}
+
 /* UNet calls replayed from a recorded graph give the bits of the same
  * calls run op by op (sdx_desc.no_graphs): three steps at 32x32 (the
  * first call op by op, the second recorded, one replay), then a
@@ -637,20 +650,13 @@ static int gpu_graphs_replay_exactly_what_the_ops_compute(void) {
     T_CHECK(mg && me, "load: %s%s", sdx_last_error(g), sdx_last_error(e));
     for (int i = 0; i < 3; i++) {
         sdx_gen_params p;
-        sdx_gen_result rg, re;
         memset(&p, 0, sizeof p);
         p.prompt = "a lighthouse";
         p.width = sizes[i][0];
         p.height = sizes[i][1];
         p.steps = 3;
         p.seed = 7 + i;
-        T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "graphs: %s", sdx_last_error(g));
-        T_CHECK(sdx_generate(me, &p, &re) == SDX_OK, "op by op: %s", sdx_last_error(e));
-        T_CHECK(sdx_tensor_nbytes(&rg.latents[0]) == sdx_tensor_nbytes(&re.latents[0]) &&
-                    memcmp(rg.latents[0].data, re.latents[0].data, sdx_tensor_nbytes(&re.latents[0])) == 0,
-                "%dx%d: the replayed latent differs from the op-by-op one", p.width, p.height);
-        sdx_gen_result_free(g, &rg);
-        sdx_gen_result_free(e, &re);
+        if (!tg_same_latents(mg, &p, me, &p)) return T_FAIL;
     }
     T_NOTE("%ld UNet calls replayed; %s", g->graph.slots[SDX__GRAPH_UNET].replays, log[0] ? log : "(nothing logged)");
     T_CHECK(g->graph.slots[SDX__GRAPH_UNET].replays == 5 && strstr(log, "recorded as a graph"), "%ld UNet calls replayed, not 5",
@@ -672,7 +678,8 @@ static int gpu_controlnet_graphs_replay_exactly_what_the_ops_compute(void) {
     sdx_ctx *ctx[2] = { tg_gpu_with(NULL, 0), NULL };
     sdx_model *m[2] = { NULL, NULL };
     sdx_controlnet *net[2] = { NULL, NULL };
-    sdx_gen_result r[2];
+    sdx_control c[2];
+    sdx_gen_params p, pe;
     uint8_t px[32 * 32 * 3];
     sdx_image hint = { 32, 32, 3, px };
     (void)idx;
@@ -681,31 +688,30 @@ static int gpu_controlnet_graphs_replay_exactly_what_the_ops_compute(void) {
     T_CHECK(ctx[1], "a second GPU context could not be made");
     for (int i = 0; i < 32 * 32 * 3; i++) px[i] = (uint8_t)((i / 3 % 32) / 4 % 2 ? 255 : 0);
     for (int k = 0; k < 2; k++) {
-        sdx_gen_params p;
-        sdx_control c;
         m[k] = t_model(ctx[k], "sd1");
         T_CHECK(m[k] && sdx_controlnet_load(m[k], cnp, &net[k]) == SDX_OK, "load: %s", sdx_last_error(ctx[k]));
-        memset(&p, 0, sizeof p);
-        memset(&c, 0, sizeof c);
-        c.net = net[k];
-        c.image = &hint;
-        c.strength = 0.8f;
-        p.prompt = "a lighthouse";
-        p.width = p.height = 32;
-        p.steps = 3;
-        p.seed = 11;
-        p.controls = &c;
-        p.n_controls = 1;
-        T_CHECK(sdx_generate(m[k], &p, &r[k]) == SDX_OK, "%s: %s", k ? "op by op" : "graphs", sdx_last_error(ctx[k]));
     }
+    memset(&p, 0, sizeof p);
+    memset(c, 0, sizeof c);
+    c[0].net = net[0];              /* each model its own ControlNet */
+    c[0].image = &hint;
+    c[0].strength = 0.8f;
+    c[1] = c[0];
+    c[1].net = net[1];
+    p.prompt = "a lighthouse";
+    p.width = p.height = 32;
+    p.steps = 3;
+    p.seed = 11;
+    p.n_controls = 1;
+    pe = p;
+    p.controls = &c[0];
+    pe.controls = &c[1];
+    if (!tg_same_latents(m[0], &p, m[1], &pe)) return T_FAIL;
     T_NOTE("replayed: %ld UNet calls, %ld ControlNet calls", ctx[0]->graph.slots[SDX__GRAPH_UNET].replays,
            ctx[0]->graph.slots[SDX__GRAPH_CONTROLNET].replays);
-    T_CHECK(memcmp(r[0].latents[0].data, r[1].latents[0].data, sdx_tensor_nbytes(&r[1].latents[0])) == 0,
-            "the replayed latent differs from the op-by-op one");
     T_CHECK(ctx[0]->graph.slots[SDX__GRAPH_UNET].replays == 1 && ctx[0]->graph.slots[SDX__GRAPH_CONTROLNET].replays == 1,
             "not one replay of each");
     for (int k = 0; k < 2; k++) {
-        sdx_gen_result_free(ctx[k], &r[k]);
         sdx_controlnet_free(net[k]);
         sdx_model_free(m[k]);
         sdx_destroy(ctx[k]);
