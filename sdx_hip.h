@@ -31,14 +31,15 @@
      accumulation, f32 softmax, f32/f64 norm statistics, f16 stores that
      saturate at +-65504. GEMMs (linear layers, and convolutions as
      implicit GEMMs without an im2col buffer) run on the matrix units when
-     x and w are both F16 or both BF16: NVIDIA tensor cores (wmma, sm_80+),
+     x and w are both F16 or both BF16: NVIDIA tensor cores (mma.sync, sm_80+),
      AMD MFMA (gfx90a, gfx940-942) and WMMA (gfx1100-1103); otherwise, and
      for F32 operands, on a tiled f32 kernel (exact to f32 rounding).
      Attention is one fused kernel with an online softmax in f32 (no
-     Nq x Nk matrix): for f16 or bf16 q, k, v on NVIDIA tensor cores (S =
-     QK^T and O += PV as wmma products, head dims padded to 48, 64, 80,
-     128, 160 or 512), otherwise a SIMT kernel sized for head dims 40,
-     64, 80, 128 and 160 (others up to 512).
+     Nq x Nk matrix): for f16 or bf16 q, k, v on NVIDIA tensor cores
+     (FlashAttention-2 style, S = QK^T, P and O in registers, mma.sync
+     products; head dims padded to 48, 64, 80, 128, 160 or 512),
+     otherwise a SIMT kernel sized for head dims 40, 64, 80, 128 and 160
+     (others up to 512).
 
    CONFIGURATION (define before including, in the implementation file)
      SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)
@@ -109,7 +110,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
  * are mapped onto CUDA's here, so NVIDIA users need no HIP install; the
  * list is exactly what this file uses. Matrix units: SDX__HIP_MMA says
  * which kind the code being compiled for the device has (0 none, 1
- * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
+ * NVIDIA mma.sync sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
  * kernel reports it at run time, so the host never picks a path the
  * loaded code object lacks. */
 #if !defined(__HIPCC__) && !defined(__CUDACC__) && !defined(SDX_HIP_SIM)
@@ -133,7 +134,6 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
 #else
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
-#include <mma.h>
 #define SDX__HIP_VENDOR "cuda"
 typedef cudaError_t    hipError_t;
 typedef cudaDeviceProp hipDeviceProp_t;
@@ -175,7 +175,7 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #if defined(SDX_HIP_NO_MATRIX_CORES)
 #define SDX__HIP_MMA 0
 #elif defined(SDX_HIP_SIM)
-#define SDX__HIP_MMA 1          /* the simulator's wmma */
+#define SDX__HIP_MMA 1          /* the simulator's ldmatrix and mma.sync */
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define SDX__HIP_MMA 1
 #elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
@@ -232,15 +232,6 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
 }
 
-/* The wmma element type of a half storage type. */
-#if SDX__HIP_MMA == 1
-#if !defined(SDX_HIP_SIM)
-#include <cuda_bf16.h>
-#endif
-template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
-template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
-#endif
-
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
  * 16-byte aligned: the simulator checks it). */
 struct __align__(16) sdx__hip_v8 { uint32_t w[4]; };
@@ -293,6 +284,65 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
+
+/* NVIDIA's warp-level matrix instructions (sm_80+), with the layouts the
+ * PTX ISA documents; lane l is (g, t) = (l / 4, l % 4), and the lower of
+ * two 16-bit elements sits in a register's low half.
+ *   sdx__hip_ldsm4: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
+ *     from shared memory; lane l gives the address of row l % 8 of matrix
+ *     l / 8 (16 contiguous bytes, 16-byte aligned) and receives in r[i]
+ *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4_trans
+ *     (.trans) the same of the transposed matrices: rows 2t and 2t + 1
+ *     of column g.
+ *   sdx__hip_mma16816: mma.sync m16n8k16, d += a b in f32, with a 16 x 16
+ *     (row major) and b 16 x 8 (column major) of f16 or bf16:
+ *       a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..],
+ *       a[3] = A[g+8][2t+8..];  b[0] = B[2t..2t+1][g], b[1] = B[2t+8..][g];
+ *       d[0..1] = D[g][2t..2t+1], d[2..3] = D[g+8][2t..2t+1].
+ *     So ldmatrix of a row-major 16 x 16 A tile (matrices: rows 0-7 and
+ *     8-15 at k 0-7, then at k 8-15) gives a, and of W's rows (n, k
+ *     contiguous) at k 0-7 and 8-15 gives b.
+ * The simulator models both with the same layouts, so a wrong index in
+ * the kernels gives wrong results there too. */
+#if SDX__HIP_MMA == 1
+static __device__ __forceinline__ void sdx__hip_ldsm4(uint32_t r[4], const uint16_t *row) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_ldmatrix_x4(r, row, 0);
+#else
+    unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_ldsm4_trans(uint32_t r[4], const uint16_t *row) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_ldmatrix_x4(r, row, 1);
+#else
+    unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#endif
+}
+
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_mma16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mma_m16n8k16(d, a, b, HT == SDX__HIP_DT_BF16);
+#else
+    if (HT == SDX__HIP_DT_F16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+#endif
 
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
 #if defined(SDX_HIP_SIM)
@@ -540,7 +590,7 @@ __global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64
  *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
  *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
  * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
- * operands of one type (NVIDIA wmma, AMD MFMA on CDNA2/3, AMD WMMA on
+ * operands of one type (NVIDIA mma.sync, AMD MFMA on CDNA2/3, AMD WMMA on
  * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
  * types, GPUs without matrix units). */
 
@@ -631,15 +681,23 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 /* Operands are staged in shared memory as raw 16-bit values (x and w
  * share one half type HT, so no conversion happens on the way: the
  * products are exact and accumulate in f32). Warps (wavefronts of 64 on
- * CDNA) split the tile 2 x (warps/2); each computes 16 x 16 fragments
- * with its unit's instruction and stages them through shared memory for
- * the epilogue (bias, narrowing, y's layout). */
+ * CDNA) split the tile 2 x (warps/2); each multiplies its part with its
+ * unit's instruction: NVIDIA mma.sync m16n8k16 fed by ldmatrix, AMD MFMA
+ * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
+ * accumulators of half the tile at a time in shared memory and writes y
+ * in its contiguous direction, eight values a thread (bias, narrowing). */
 
 #define SDX__HIP_MBM 128
 #define SDX__HIP_MBN 128
 #define SDX__HIP_MBK 32
-#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
-#define SDX__HIP_CLD 20                    /* staging pitch in floats */
+#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
+#define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
+#define SDX__HIP_MSTAGE (2 * SDX__HIP_MBM * SDX__HIP_MLD)     /* halves of one stage: A, then W (MBM == MBN) */
+#define SDX__HIP_MMA_SMEM (SDX__HIP_MSTAGES * SDX__HIP_MSTAGE * 2)
+/* epilogue staging pitches in floats: linear [64 rows][128 columns],
+ * convolution [128 channels][64 pixels]; both off the banks */
+#define SDX__HIP_CPR (SDX__HIP_MBN + 8)
+#define SDX__HIP_CPC (SDX__HIP_MBM / 2 + 4)
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
 typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
@@ -650,27 +708,17 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Writes a staged 16 x 16 fragment (cs, pitch SDX__HIP_CLD) to y; lanes
- * walk y's contiguous direction. */
-template <int AK>
-static __device__ void sdx__hip_frag_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, const float *cs, int lane) {
-    for (int e = lane; e < 256; e += SDX__HIP_WARP) {
-        int r = AK == SDX__HIP_A_ROWS ? e / 16 : e % 16, c = AK == SDX__HIP_A_ROWS ? e % 16 : e / 16;
-        sdx__hip_gemm_out<AK>(g, z, m + r, n + c, cs[r * SDX__HIP_CLD + c]);
-    }
-}
-
 /* Each k-step's operands: MBM x MBK of A and MBN x MBK of W, 16 values of
  * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
- * linear's A, rows contiguous along k, stream into the next of two
- * shared-memory stages as asynchronous 16-byte copies (thread t: rows t/4
- * and t/4 + 64 at k + 8 (t % 4)) while the matrix units work on the
- * current one. A convolution's A is a gather: thread t keeps output
- * pixel m0 + t % 128 and takes k + t/128 + 2i into registers, stepping
- * (channel, ky, kx) without a division per value, and stores them into
- * the next stage after this step's products. Without VW every value is
- * loaded straight into one stage, step by step. */
+ * linear's A, rows contiguous along k, stream into the stage two steps
+ * ahead as asynchronous 16-byte copies (thread t: rows t/4 and t/4 + 64 at
+ * k + 8 (t % 4)) while the matrix units work on this one. A convolution's
+ * A is a gather: thread t keeps output pixel m0 + t % 128 and takes k +
+ * t/128 + 2i into registers, stepping (channel, ky, kx) without a
+ * division per value; the loads fly during one step's products and are
+ * stored into their stage at the next. Without VW every value is loaded
+ * straight into one stage, step by step. */
 struct sdx__hip_mma_regs {
     uint16_t a[16];         /* a convolution's gathered A */
 };
@@ -711,6 +759,16 @@ static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, i
     for (int i = 0; i < 16; i++) as[(t % 128) * SDX__HIP_MLD + t / 128 + 2 * i] = r->a[i];
 }
 
+/* Step `step`'s operands into their stage, as far as they are loaded
+ * asynchronously (a convolution's A is put there from registers). */
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
+                                                             int64_t n0, int64_t step, int t, uint16_t *smem) {
+    uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
+    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + SDX__HIP_MBM * SDX__HIP_MLD);
+    sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
+}
+
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                                 int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
@@ -724,31 +782,74 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
     }
 }
 
-/* NVIDIA: two blocks an SM (at most 128 registers) for f16, which fits
- * without spilling; bf16's fragments need more on sm_80. */
+/* `count` (0..8) consecutive values of y from element i on, each with the
+ * bias of its column: 16 bytes at once when all eight are there and
+ * aligned. */
+static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, float v[8], int count) {
+    if (count == 8 && g.yt != SDX__HIP_DT_F32 && (uintptr_t)((uint16_t *)g.y + i) % 16 == 0) {
+        sdx__hip_v8 o;
+        for (int e = 0; e < 4; e++) {
+            uint32_t lo = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e]) : sdx__hip_f2bf(v[2 * e]);
+            uint32_t hi = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e + 1]) : sdx__hip_f2bf(v[2 * e + 1]);
+            o.w[e] = lo | hi << 16;
+        }
+        sdx__hip_st8((uint16_t *)g.y + i, o);
+        return;
+    }
+    for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+}
+
+/* Writes rows m0 + 64 half .. + 63 of the tile from the staging: a
+ * linear's cs[row][column] (pitch CPR) along n, a convolution's
+ * cs[column][row] (pitch CPC) along the pixels m. */
+template <int AK>
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, const float *cs, int t) {
+    for (int c = t; c < SDX__HIP_MBM / 2 * SDX__HIP_MBN / 8; c += 256) {
+        float v[8];
+        int count;
+        int64_t i;
+        if (AK == SDX__HIP_A_ROWS) {
+            const int r = c / (SDX__HIP_MBN / 8), col = c % (SDX__HIP_MBN / 8) * 8;
+            const int64_t m = m0 + r, n = n0 + col;
+            count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
+            for (int e = 0; e < count; e++) v[e] = cs[r * SDX__HIP_CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
+            i = m * g.N + n;
+        } else {
+            const int col = c / (SDX__HIP_MBM / 16), r = c % (SDX__HIP_MBM / 16) * 8;
+            const int64_t m = m0 + r, n = n0 + col;
+            const float b = n < g.N && g.bias ? sdx__hip_ld(g.bias, g.bt, n) : 0.0f;
+            count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
+            for (int e = 0; e < count; e++) v[e] = cs[col * SDX__HIP_CPC + r + e] + b;
+            i = z * g.y_bstride + n * g.M + m;
+        }
+        sdx__hip_gemm_store8(g, i, v, count);
+    }
+}
+
+/* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
 #if defined(__CUDACC__) && !defined(__HIPCC__)
-#define SDX__HIP_GEMM_MIN_BLOCKS(HT) ((HT) == SDX__HIP_DT_F16 ? 2 : 1)
+#define SDX__HIP_GEMM_MIN_BLOCKS 2
 #else
-#define SDX__HIP_GEMM_MIN_BLOCKS(HT) 1
+#define SDX__HIP_GEMM_MIN_BLOCKS 1
 #endif
 
 template <int AK, int HT, int VW>
-__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
 #if SDX__HIP_MMA != 0
     enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
            FM = WTM / 16, FN = WTN / 16 };
-    /* [stage][A, W] (MBM == MBN); the epilogue's staging reuses it after the loop */
-    __shared__ __align__(128) uint16_t stage[2][2][SDX__HIP_MBM * SDX__HIP_MLD];
-    float (*cs)[16 * SDX__HIP_CLD] = (float (*)[16 * SDX__HIP_CLD])&stage[0][0][0];
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* SDX__HIP_MMA_SMEM bytes; the epilogue's staging reuses them */
+    float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
+    const int64_t steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
-    typedef typename sdx__hip_wmma_t<HT>::type T;
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+    float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
     for (int i = 0; i < FM; i++)
-        for (int j = 0; j < FN; j++) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);
+        for (int j = 0; j < 2 * FN; j++)
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
 #elif SDX__HIP_MMA == 2
     sdx__hip_f4 acc[FM][FN];
     for (int i = 0; i < FM; i++)
@@ -760,41 +861,55 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
             for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
 #endif
     sdx__hip_mma_regs gathered;
-    int cur = 0;
     if (VW) {
-        if (AK == SDX__HIP_A_CONV) {
-            sdx__hip_mma_gather(g, xb, m0, 0, t, &gathered);
-            sdx__hip_mma_put_gathered(stage[0][0], t, &gathered);
-        }
-        sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, 0, t, stage[0][0], stage[0][1]);
-        sdx__hip_cp_commit();
-    }
-    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_MBK) {
-        const int next = k0 + SDX__HIP_MBK < g.K;
-        const uint16_t *as = stage[cur][0], *bs = stage[cur][1];
-        if (VW) {
-            /* the next stage's last readers passed the barrier that ended
-             * the previous step; an empty group at the end keeps the count */
-            if (next) {
-                sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, k0 + SDX__HIP_MBK, t, stage[cur ^ 1][0], stage[cur ^ 1][1]);
-                if (AK == SDX__HIP_A_CONV) sdx__hip_mma_gather(g, xb, m0, k0 + SDX__HIP_MBK, t, &gathered);
+        for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
+            if (AK == SDX__HIP_A_CONV && s < steps) {
+                sdx__hip_mma_gather(g, xb, m0, s * SDX__HIP_MBK, t, &gathered);
+                sdx__hip_mma_put_gathered(smem + s * SDX__HIP_MSTAGE, t, &gathered);
             }
-            sdx__hip_cp_commit();
-            sdx__hip_cp_wait<1>();      /* this step's copies landed */
-        } else {
-            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, k0, t, stage[0][0], stage[0][1]);
+            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, s, t, smem);
         }
-        __syncthreads();
+        if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
+            sdx__hip_mma_gather(g, xb, m0, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
+    }
+    for (int64_t step = 0; step < steps; step++) {
+        const uint16_t *as, *bs;
+        if (VW) {
+            /* this step's group landed (the newer ones may fly); after the
+             * barrier every thread's copies are visible and every warp is
+             * done with the previous step's stage, which the step
+             * MSTAGES - 1 ahead now fills */
+            const int64_t ahead = step + SDX__HIP_MSTAGES - 1;
+            sdx__hip_cp_wait<SDX__HIP_MSTAGES - 2>();
+            __syncthreads();
+            if (AK == SDX__HIP_A_CONV && ahead < steps) {
+                sdx__hip_mma_put_gathered(smem + (ahead % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE, t, &gathered);
+                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, m0, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
+            }
+            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, ahead, t, smem);
+            as = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
+        } else {
+            __syncthreads();
+            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + SDX__HIP_MBM * SDX__HIP_MLD);
+            __syncthreads();
+            as = smem;
+        }
+        bs = as + SDX__HIP_MBM * SDX__HIP_MLD;
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
-            nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa[FM];
-            nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major> fb[FN];
+            /* A: ldmatrix rows lane % 16 at k + 8 (lane / 16): a[0..3] of
+             * one m16 tile; W: rows lane % 8 + 8 (lane / 16) at k + 8 ((lane
+             * / 8) % 2): b[0..1] of two n8 tiles */
+            uint32_t af[FM][4], bf[2 * FN][2];
             for (int i = 0; i < FM; i++)
-                nvcuda::wmma::load_matrix_sync(fa[i], (const T *)(as + (wm * WTM + i * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
-            for (int j = 0; j < FN; j++)
-                nvcuda::wmma::load_matrix_sync(fb[j], (const T *)(bs + (wn * WTN + j * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+                sdx__hip_ldsm4(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
+            for (int j = 0; j < FN; j++) {
+                uint32_t r[4];
+                sdx__hip_ldsm4(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
+                bf[2 * j][0] = r[0]; bf[2 * j][1] = r[1]; bf[2 * j + 1][0] = r[2]; bf[2 * j + 1][1] = r[3];
+            }
             for (int i = 0; i < FM; i++)
-                for (int j = 0; j < FN; j++) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+                for (int j = 0; j < 2 * FN; j++) sdx__hip_mma16816<HT>(acc[i][j], af[i], bf[j]);
 #elif SDX__HIP_MMA == 2
             /* v_mfma_f32_16x16x16: lane l holds A[l%16][4*(l/16) + 0..3],
              * B[4*(l/16) + 0..3][l%16] and D[4*(l/16) + 0..3][l%16] */
@@ -835,31 +950,37 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
             }
 #endif
         }
-        if (VW && AK == SDX__HIP_A_CONV && next) sdx__hip_mma_put_gathered(stage[cur ^ 1][0], t, &gathered);
-        if (VW) cur ^= 1;
-        __syncthreads();
     }
-    for (int i = 0; i < FM; i++)
-        for (int j = 0; j < FN; j++) {
-            float *c = cs[warp];
+    /* The epilogue: rows 0-63 of the tile (warps wm = 0), then 64-127. The
+     * first barrier also ends every warp's reads of the last stage. */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wm == half) {
+            const int lin = AK == SDX__HIP_A_ROWS;
 #if SDX__HIP_MMA == 1
-            nvcuda::wmma::store_matrix_sync(c, acc[i][j], SDX__HIP_CLD, nvcuda::wmma::mem_row_major);
-            __syncwarp();
-#elif SDX__HIP_MMA == 2
-            for (int r = 0; r < 4; r++) c[(4 * (lane / 16) + r) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < 2 * FN; j++)
+                    for (int e = 0; e < 4; e++) {
+                        const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
+                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                    }
 #else
-            for (int r = 0; r < 8; r++) c[(2 * r + lane / 16) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
-#endif
-#if SDX__HIP_MMA != 1
-            __syncthreads();    /* every thread runs these loops: a plain barrier orders the staging */
-#endif
-            sdx__hip_frag_out<AK>(g, z, m0 + wm * WTM + i * 16, n0 + wn * WTN + j * 16, c, lane);
-#if SDX__HIP_MMA == 1
-            __syncwarp();
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < FN; j++)
+#if SDX__HIP_MMA == 2
+                    for (int e = 0; e < 4; e++) {
+                        const int r = i * 16 + 4 * (lane / 16) + e, c = wn * WTN + j * 16 + lane % 16;
 #else
-            __syncthreads();
+                    for (int e = 0; e < 8; e++) {
+                        const int r = i * 16 + 2 * e + lane / 16, c = wn * WTN + j * 16 + lane % 16;
+#endif
+                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                    }
 #endif
         }
+        __syncthreads();
+        sdx__hip_mma_write_half<AK>(g, z, m0 + half * (SDX__HIP_MBM / 2), n0, cs, t);
+    }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif
@@ -951,191 +1072,217 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
     }
 }
 
-/* ---- on the matrix units (NVIDIA wmma) ------------------------------------- */
-/* For q, k and v of one half type HT (the GPU's half activations). A
- * block of WARPS warps takes 16 * WARPS queries of one (batch, head), each
- * warp 16 of them; head dims are zero-padded to DP, a multiple of 16
- * (40 -> 48). Per tile of BK keys, staged in shared memory:
- *   S = Q K^T on the matrix units, f32 accumulation, into shared memory;
- *   the online softmax in f32 by the warp's lanes (two lanes a row, on
- *   alternate columns so the pair reads neighbouring banks; the row's
- *   max m and sum l in their registers): logits scaled, masked
- *   (keys past nk, and past the query when causal), P = exp(S - m);
- *   P in HT for the matrix units. bf16's 8 bits would cost precision
- *   that f32 attention does not lose, so in bf16 P is the sum of two bf16
- *   parts (hi + lo: 16 bits) and each tile costs two P V products. The
- *   row sum l adds the values P V uses, so the output stays a weighted
- *   mean of v;
- *   O += P V on the matrix units, O held in shared memory in f32 (the
- *   lanes rescale it by exp(m_old - m_new) first: wmma's fragment layout
- *   is opaque, so per-row factors cannot be applied in registers).
- * vec: d % 8 == 0 and q, k, v 16-byte aligned, so Q, K and V tiles move
- * as asynchronous 16-byte copies; with STAGES 2 the next K/V tile streams
- * in while this one computes. No Nq x Nk matrix exists anywhere. The
- * shared-memory plan is sdx__hip_attn_plan; above 48 KiB the launch
- * raises the kernel's limit (227 KiB on sm_90, 163 KiB on sm_80). */
+/* ---- on the matrix units (NVIDIA mma.sync) ------------------------------- */
+/* FlashAttention-2's scheme, q, k and v of one half type HT, head dims
+ * zero-padded to DP (a multiple of 16: SD's 40 -> 48, 64, 80, 128, 160;
+ * the VAE's 512). A block takes 16 ROWS queries of one (batch, head):
+ * ROWS groups of SPLIT warps, each group 16 queries, each warp of a group
+ * DP / SPLIT of the dims. Lane (g, t) = (lane / 4, lane % 4) owns query
+ * rows g and g + 8 of its group's. Q stays in shared memory; K and V
+ * tiles of BK keys stream into two buffers as asynchronous copies (the
+ * next during this one). Per tile:
+ *   S = Q K^T with mma.sync m16n8k16 (f32 accumulation), in registers:
+ *     the lane holds keys 8j + 2t, 8j + 2t + 1 of its two rows. With
+ *     SPLIT > 1 each warp has the sum over its dims only; the group's
+ *     warps add the partial sums in one order through shared memory, so
+ *     all of them hold the same S (the VAE: a warp's O over all 512 dims
+ *     would not fit in registers);
+ *   the online softmax in f32 on those registers, the row's max and sum
+ *     combined over the four lanes of the row (shuffles); logits scaled,
+ *     masked (keys past nk, and past the query when causal), P = exp(S -
+ *     m) rounded to HT. In bf16, P is hi + lo (two bf16 parts, 16 bits:
+ *     f32 attention loses nothing there) and each tile costs two P V
+ *     products; the row sum adds the values P V uses, so the output
+ *     stays a weighted mean of v;
+ *   O += P V: S's accumulator layout is the A operand's (two key tiles of
+ *     8 make one k16 step), so P never leaves registers; V's fragments
+ *     come from ldmatrix .trans. O (16 x DP / SPLIT a warp, in 16 x 8
+ *     tiles) is rescaled per row in registers.
+ * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-struct sdx__hip_attn_plan {
-    enum { BQ = 16 * WARPS, QLD = DP + 8, SLD = BK + 4, PLD = BK + 8, OLD = DP + 4, SPLIT = HT == SDX__HIP_DT_BF16,
-           /* halves: Q, K and V (STAGES buffers each), P (hi, lo); floats:
-            * S, O. Every region starts 32-byte aligned (wmma's pointer
-            * rule): each is 16 rows of an even pitch times a whole number */
-           KV = BK * QLD, Q = 0, K = Q + BQ * QLD, V = K + STAGES * KV, P = V + STAGES * KV, PL = P + BQ * PLD,
-           HALVES = PL + (SPLIT ? BQ * PLD : 0), S = 0, O = S + BQ * SLD, FLOATS = O + BQ * OLD,
-           BYTES = 2 * HALVES + 4 * FLOATS };
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+struct sdx__hip_flash_plan {
+    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * ROWS, DS = DP / SPLIT,
+           LD = DP + 8,                 /* pitch: 16-byte rows, the 8 rows of a ldmatrix on distinct banks */
+           KV = BK * LD, Q = 0, K = BQ * LD, V = K + 2 * KV, HALVES = V + 2 * KV,
+           XCH = SPLIT > 1 ? WARPS * (BK / 8) * 4 * 32 : 0,    /* floats: partial S, [warp][key tile][element][lane] */
+           BYTES = 2 * HALVES + 4 * XCH };
 };
 
-/* Stages K and V rows [j0, j0 + nkv) of tile buffer kb/vb; rows past nkv
- * and dims past d are zeros (0 * garbage could be NaN). vec: as
- * asynchronous 16-byte copies (waited for by the caller), else loads. */
-template <int DP, int BK, int THREADS, int QLD>
+/* Q rows [q0, q0 + BQ) of one head into qs (pitch LD); rows past nq and
+ * dims past d are zeros (0 * garbage could be NaN). vec: as asynchronous
+ * copies (waited for by the caller), else loads. */
+template <int DP, int BQ, int THREADS, int LD>
+static __device__ __forceinline__ void sdx__hip_attn_stage_q(uint16_t *qs, const uint16_t *qg, int64_t row0, int64_t q0, int64_t nq,
+                                                             int64_t hd, int64_t col0, int d, int vec, int t) {
+    if (vec) {
+        for (int e = t; e < BQ * DP / 8; e += THREADS) {
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
+            sdx__hip_cp_async16(qs + r * LD + c, qg + (ok ? (row0 + q0 + r) * hd + col0 + c : 0), ok);
+        }
+    } else {
+        for (int e = t; e < BQ * DP; e += THREADS) {
+            int r = e / DP, c = e - r * DP;
+            qs[r * LD + c] = (q0 + r < nq && c < d) ? qg[(row0 + q0 + r) * hd + col0 + c] : (uint16_t)0;
+        }
+    }
+}
+
+/* K and V rows [row0, row0 + nkv) into tile buffers kb/vb, the same way. */
+template <int DP, int BK, int THREADS, int LD>
 static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint16_t *vb, const uint16_t *kg, const uint16_t *vg,
                                                               int64_t row0, int64_t hd, int64_t col0, int nkv, int d, int vec, int t) {
     if (vec) {
         for (int e = t; e < BK * DP / 8; e += THREADS) {
             int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
             int64_t src = ok ? (row0 + r) * hd + col0 + c : 0;
-            sdx__hip_cp_async16(kb + r * QLD + c, kg + src, ok);
-            sdx__hip_cp_async16(vb + r * QLD + c, vg + src, ok);
+            sdx__hip_cp_async16(kb + r * LD + c, kg + src, ok);
+            sdx__hip_cp_async16(vb + r * LD + c, vg + src, ok);
         }
     } else {
         for (int e = t; e < BK * DP; e += THREADS) {
             int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
             int64_t src = (row0 + r) * hd + col0 + c;
-            kb[r * QLD + c] = ok ? kg[src] : (uint16_t)0;
-            vb[r * QLD + c] = ok ? vg[src] : (uint16_t)0;
+            kb[r * LD + c] = ok ? kg[src] : (uint16_t)0;
+            vb[r * LD + c] = ok ? vg[src] : (uint16_t)0;
         }
     }
 }
 
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32, 1)
-sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads,
-                         int d, int causal, float scale, int vec) {
-#if SDX__HIP_MMA == 1
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
-    typedef typename sdx__hip_wmma_t<HT>::type T;
-    namespace wm = nvcuda::wmma;
-    enum { THREADS = WARPS * 32 };
-    SDX__HIP_DYNAMIC_SMEM(unsigned char, smem);
-    uint16_t *hs = (uint16_t *)smem, *qs = hs + L::Q, *ks = hs + L::K, *vs = hs + L::V, *ph = hs + L::P, *pl = hs + L::PL;
-    float *fs = (float *)(smem + 2 * L::HALVES), *ss = fs + L::S, *os = fs + L::O;
-    const uint16_t *qg = (const uint16_t *)q, *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
-    const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32;
-    const int row = warp * 16 + lane / 2, half = lane % 2;     /* this lane's row of the block, and half of it */
-    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d;
-    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, qi = q0 + row;
-    const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float m = -INFINITY, l = 0.0f;
-    const int64_t kv_row0 = b * nk, col0 = h * d;
-    int j = 0;
-    for (int e = t; e < L::BQ * DP; e += THREADS) os[(e / DP) * L::OLD + e % DP] = 0.0f;
-    if (vec) {
-        for (int e = t; e < L::BQ * DP / 8; e += THREADS) {
-            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
-            sdx__hip_cp_async16(qs + r * L::QLD + c, qg + (ok ? (b * nq + q0 + r) * hd + col0 + c : 0), ok);
+/* Two values of a row of P, rounded as the matrix units take them, packed
+ * for an A fragment (hi; lo is bf16's remainder), adding what they hold
+ * to the row's sum. */
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
+    uint32_t b[2], r[2] = { 0, 0 };
+    float p[2] = { p0, p1 };
+    for (int e = 0; e < 2; e++) {
+        float kept;
+        b[e] = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p[e])) : sdx__hip_f2bf(p[e]);
+        kept = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f((uint16_t)b[e]) : sdx__hip_bf2f((uint16_t)b[e]);
+        if (HT == SDX__HIP_DT_BF16) {
+            r[e] = sdx__hip_f2bf(p[e] - kept);
+            kept += sdx__hip_bf2f((uint16_t)r[e]);
         }
-    } else {
-        for (int e = t; e < L::BQ * DP; e += THREADS) {
-            int r = e / DP, c = e - r * DP;
-            qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + col0 + c] : (uint16_t)0;
-        }
+        *sum += kept;
     }
+    *hi = b[0] | b[1] << 16;
+    *lo = r[0] | r[1] << 16;
+}
+
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+__global__ void __launch_bounds__(32 * ROWS * SPLIT)
+sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
+                     float scale, int vec) {
+#if SDX__HIP_MMA == 1
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);
+    uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
+    float *xch = (float *)(smem + L::HALVES);
+    const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
+    const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+    const int group = warp / SPLIT, dim0 = warp % SPLIT * L::DS;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 + g;     /* this lane's rows: row_q, row_q + 8 */
+    const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
+    float o[NO][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    for (int i = 0; i < NO; i++)
+        for (int e = 0; e < 4; e++) o[i][e] = 0.0f;
+    sdx__hip_attn_stage_q<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq, q0, nq, hd, col0, d, vec, t);
     if (key_end > 0)
-        sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
+        sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
     sdx__hip_cp_commit();
-    for (int64_t j0 = 0; j0 < key_end; j0 += BK, j++) {
-        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK), cur = STAGES == 2 ? (j & 1) : 0;
-        const uint16_t *kt = ks + cur * L::KV, *vt = vs + cur * L::KV;
-        float tile_max = -INFINITY, sum = 0.0f, m_new, shift, corr;
-        if (STAGES == 2) {
-            /* the next tile streams into the other buffer during this one:
-             * its last readers passed the barrier that ended the previous
-             * tile. An empty group when there is none keeps the count. */
-            if (j0 + BK < key_end) {
-                int64_t n1 = key_end - j0 - BK;
-                sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks + (cur ^ 1) * L::KV, vs + (cur ^ 1) * L::KV, kg, vg, kv_row0 + j0 + BK, hd,
-                                                               col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
+    for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
+        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
+        const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
+        float s[NS][4], tile_max[2] = { -INFINITY, -INFINITY }, sum[2] = { 0.0f, 0.0f }, shift[2], corr[2];
+        uint32_t ph[NS][2], pl[NS][2];
+        /* this tile (and Q) landed and is visible; every warp is done with
+         * the other buffer (and the exchange), which the next tile fills */
+        sdx__hip_cp_wait<0>();
+        __syncthreads();
+        if (j0 + BK < key_end) {
+            int64_t n1 = key_end - j0 - BK;
+            sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks + ((j + 1) & 1) * L::KV, vs + ((j + 1) & 1) * L::KV, kg, vg, b * nk + j0 + BK,
+                                                             hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
+        }
+        sdx__hip_cp_commit();
+        /* S = Q K^T over this warp's dims: Q rows lane % 16 at dim kk + 8
+         * (lane / 16); K rows (keys) lane % 8 + 8 (lane / 16) at kk + 8
+         * ((lane / 8) % 2) give two key tiles */
+        for (int jn = 0; jn < NS; jn++)
+            for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
+        for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
+            uint32_t a[4];
+            sdx__hip_ldsm4(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            for (int jn = 0; jn < NS; jn += 2) {
+                uint32_t r[4];
+                sdx__hip_ldsm4(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
+                sdx__hip_mma16816<HT>(s[jn], a, r);
+                sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
             }
-            sdx__hip_cp_commit();
-            sdx__hip_cp_wait<1>();      /* this tile (and Q) landed */
-        } else {
-            sdx__hip_cp_wait<0>();
         }
-        __syncthreads();                /* every thread's copies, Q and O's zeros are visible */
-        /* S (this warp's 16 rows x BK) = Q K^T */
-        for (int jn = 0; jn < BK; jn += 16) {
-            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
-            wm::fill_fragment(acc, 0.0f);
-            for (int kk = 0; kk < DP; kk += 16) {
-                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
-                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::col_major> fb;
-                wm::load_matrix_sync(fa, (const T *)(qs + warp * 16 * L::QLD + kk), L::QLD);
-                wm::load_matrix_sync(fb, (const T *)(kt + jn * L::QLD + kk), L::QLD);
-                wm::mma_sync(acc, fa, fb, acc);
+        if (SPLIT > 1) {
+            /* the group's partial sums, added in the order of the dims */
+            for (int jn = 0; jn < NS; jn++)
+                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[jn][e];
+            __syncthreads();
+            for (int jn = 0; jn < NS; jn++)
+                for (int e = 0; e < 4; e++) {
+                    float total = 0.0f;
+                    for (int w = group * SPLIT; w < group * SPLIT + SPLIT; w++) total += xch[((w * NS + jn) * 4 + e) * 32 + lane];
+                    s[jn][e] = total;
+                }
+        }
+        /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
+         * e % 2 of row e / 2 */
+        for (int jn = 0; jn < NS; jn++)
+            for (int e = 0; e < 4; e++) {
+                const int c = jn * 8 + 2 * tq + e % 2;
+                const int visible = c < nkv && (!causal || j0 + c <= row_q + 8 * (e / 2));
+                s[jn][e] = visible ? s[jn][e] * scale : -INFINITY;
+                tile_max[e / 2] = fmaxf(tile_max[e / 2], s[jn][e]);
             }
-            wm::store_matrix_sync(ss + warp * 16 * L::SLD + jn, acc, L::SLD, wm::mem_row_major);
+        for (int r = 0; r < 2; r++) {
+            float m_new;
+            tile_max[r] = sdx__hip_warp_max(tile_max[r], 4);
+            m_new = fmaxf(m[r], tile_max[r]);
+            shift[r] = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
+            corr[r] = expf(m[r] - shift[r]);                  /* m = -inf (first tile): 0 */
+            m[r] = m_new;
         }
-        __syncwarp();
-        /* online softmax over the row's visible keys */
-        for (int c = half; c < BK; c += 2) {
-            float s = ss[row * L::SLD + c] * scale;
-            s = (c < nkv && (!causal || j0 + c <= qi)) ? s : -INFINITY;
-            ss[row * L::SLD + c] = s;
-            tile_max = fmaxf(tile_max, s);
-        }
-        tile_max = fmaxf(tile_max, SDX__HIP_SHFL_XOR(tile_max, 1));
-        m_new = fmaxf(m, tile_max);
-        shift = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
-        corr = expf(m - shift);                        /* m = -inf (first tile): 0 */
-        for (int c = half; c < BK; c += 2) {
-            float p = expf(ss[row * L::SLD + c] - shift), hi;
-            uint16_t bits = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p)) : sdx__hip_f2bf(p);
-            hi = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f(bits) : sdx__hip_bf2f(bits);
-            ph[row * L::PLD + c] = bits;
-            if (L::SPLIT) {
-                uint16_t lo = sdx__hip_f2bf(p - hi);
-                pl[row * L::PLD + c] = lo;
-                hi += sdx__hip_bf2f(lo);
-            }
-            sum += hi;
-        }
-        sum += SDX__HIP_SHFL_XOR(sum, 1);
-        l = l * corr + sum;
-        m = m_new;
-        for (int c = half; c < DP; c += 2) os[row * L::OLD + c] *= corr;
-        __syncwarp();
-        /* O (this warp's 16 rows x DP) += P V */
-        for (int jd = 0; jd < DP; jd += 16) {
-            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
-            float *o = os + warp * 16 * L::OLD + jd;
-            wm::load_matrix_sync(acc, o, L::OLD, wm::mem_row_major);
-            for (int kk = 0; kk < BK; kk += 16) {
-                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
-                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> fb;
-                wm::load_matrix_sync(fb, (const T *)(vt + kk * L::QLD + jd), L::QLD);
-                wm::load_matrix_sync(fa, (const T *)(ph + warp * 16 * L::PLD + kk), L::PLD);
-                wm::mma_sync(acc, fa, fb, acc);
-                if (L::SPLIT) {
-                    wm::load_matrix_sync(fa, (const T *)(pl + warp * 16 * L::PLD + kk), L::PLD);
-                    wm::mma_sync(acc, fa, fb, acc);
+        for (int jn = 0; jn < NS; jn++)
+            for (int r = 0; r < 2; r++)
+                sdx__hip_flash_p2<HT>(expf(s[jn][2 * r] - shift[r]), expf(s[jn][2 * r + 1] - shift[r]), &ph[jn][r], &pl[jn][r], &sum[r]);
+        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sdx__hip_warp_sum(sum[r], 4);
+        for (int i = 0; i < NO; i++)
+            for (int e = 0; e < 4; e++) o[i][e] *= corr[e / 2];
+        /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
+         * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
+         * transposed, give two dim tiles */
+        for (int c = 0; c < NS / 2; c++) {
+            const uint32_t ah[4] = { ph[2 * c][0], ph[2 * c][1], ph[2 * c + 1][0], ph[2 * c + 1][1] };
+            const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
+            for (int jd = 0; jd < NO; jd += 2) {
+                uint32_t r[4];
+                sdx__hip_ldsm4_trans(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
+                sdx__hip_mma16816<HT>(o[jd], ah, r);
+                sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
+                if (HT == SDX__HIP_DT_BF16) {
+                    sdx__hip_mma16816<HT>(o[jd], al, r);
+                    sdx__hip_mma16816<HT>(o[jd + 1], al, r + 2);
                 }
             }
-            wm::store_matrix_sync(o, acc, L::OLD, wm::mem_row_major);
-        }
-        __syncthreads();                /* this tile's K and V are consumed; this warp's O rows are stored */
-        if (STAGES == 1 && j0 + BK < key_end) {
-            int64_t n1 = key_end - j0 - BK;
-            sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0 + j0 + BK, hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
-            sdx__hip_cp_commit();
         }
     }
-    __syncthreads();                /* with no keys at all, O's zeros came from other warps */
-    if (qi < nq) {
-        float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        for (int c = half; c < d; c += 2) sdx__hip_st(y, yt, (b * nq + qi) * hd + h * d + c, os[row * L::OLD + c] * inv);
-    }
+    for (int i = 0; i < NO; i++)
+        for (int e = 0; e < 4; e++) {
+            const int64_t qi = row_q + 8 * (e / 2);
+            const int c = dim0 + i * 8 + 2 * tq + e % 2;
+            const float inv = l[e / 2] > 0.0f ? 1.0f / l[e / 2] : 0.0f;
+            if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[i][e] * inv);
+        }
 #else
     (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
 #endif
@@ -1170,6 +1317,7 @@ typedef struct {
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
+    int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
@@ -1525,11 +1673,38 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
+/* The matrix-unit GEMM kernels: [convolution][bf16][16-byte loads:
+ * every row starts 16-byte aligned]. */
+typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
+static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
+    static const sdx__hip_gemm_kernel kernels[2][2][2] = {
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
+    return kernels[conv != 0][bf16 != 0][vw != 0];
+}
+
+/* Lets every matrix-unit GEMM kernel have its shared memory (past the
+ * 48 KiB a launch gets without asking); 0 when the device refuses, and
+ * the GEMMs then run on the SIMT kernel. Once per context: the
+ * attribute is the kernel's, not the launch's. */
+static int sdx__hip_gemm_grant(const sdx__hip *s) {
+    if ((size_t)SDX__HIP_MMA_SMEM > s->smem_optin) return 0;
+    for (int i = 0; i < 8; i++)
+        if (hipFuncSetAttribute((const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                SDX__HIP_MMA_SMEM) != hipSuccess) {
+            (void)hipGetLastError();
+            return 0;
+        }
+    return 1;
+}
+
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
  * and w share a half type, the SIMT kernel otherwise. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
-    int mma = s->mma && g.xt == g.wt && g.xt != SDX_F32;
+    int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
     int64_t bm = mma ? SDX__HIP_MBM : SDX__HIP_SBM, bn = mma ? SDX__HIP_MBN : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
@@ -1540,15 +1715,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        /* [convolution][bf16][16-byte loads: every row starts 16-byte aligned] */
-        typedef void (*gemm_kernel)(sdx__hip_gemm);
-        static const gemm_kernel kernels[2][2][2] = {
-            { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
-              { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
-            { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
-              { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv || (uintptr_t)g.x % 16 == 0);
-        sdx__hip_launch(kernels[conv != 0][g.xt == SDX_BF16][vw], grid, 256, 0, g);
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)SDX__HIP_MMA_SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -1611,41 +1779,47 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
                     (float)(1.0 / sqrt((double)d)));
 }
 
-/* The matrix-unit kernel with one plan; 0 when the device cannot give the
- * block its shared memory (the caller falls back to the SIMT kernel). */
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
-                                         const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
-    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int) =
-        sdx__hip_k_attention_mma<HT, DP, WARPS, BK, STAGES>;
+/* A matrix-unit attention kernel with its plan's shared memory and
+ * queries a block; 0 when the device cannot give the block its shared
+ * memory (the caller falls back to the SIMT kernel). */
+typedef void (*sdx__hip_attn_kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int);
+static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx__hip_attn_kernel kernel, int bytes, int queries, int threads, sdx_tensor *y,
+                                         const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
+                                         int causal) {
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
-    if ((size_t)L::BYTES > s->smem_optin) return 0;
-    if (L::BYTES > 48 * 1024 &&
-        hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
+    if ((size_t)bytes > s->smem_optin) return 0;
+    if (bytes > 48 * 1024 && hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes) != hipSuccess) {
         (void)hipGetLastError();
         return 0;
     }
-    sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
+    sdx__hip_launch(kernel, dim3((unsigned)((nq + queries - 1) / queries), (unsigned)(batch * heads)), dim3((unsigned)threads), (size_t)bytes,
                     y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
                     causal, (float)(1.0 / sqrt((double)d)), vec);
     return 1;
 }
 
-/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160, with
- * two K/V buffers (the next tile streams in during this one), and the
- * VAE's 512 (two warps, 16-key tiles, one buffer: 135 KiB, within sm_80's
- * 163). */
+/* One plan: SD's head dims (40 padded to 48, 64, 80, 128, 160) with four
+ * warps of 16 queries, 64-key tiles up to 80 and 32 above (the K/V
+ * buffers' shared memory); the VAE's 512 with two groups of four warps
+ * that split the dims, 16-key tiles (106 KiB of shared memory). */
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+static int sdx__hip_flash(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch,
+                          int heads, int d, int causal) {
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    return sdx__hip_attention_mma_launch(s, sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, L::BYTES, L::BQ, L::THREADS, y, q, k, v, batch,
+                                         heads, d, causal);
+}
+
 template <int HT>
 static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                   int64_t batch, int heads, int d, int causal) {
-    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
-    return sdx__hip_attention_mma_launch<HT, 512, 2, 16, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 48) return sdx__hip_flash<HT, 48, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 64) return sdx__hip_flash<HT, 64, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 80) return sdx__hip_flash<HT, 80, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 128) return sdx__hip_flash<HT, 128, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 160) return sdx__hip_flash<HT, 160, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    return sdx__hip_flash<HT, 512, 16, 2, 4>(s, y, q, k, v, batch, heads, d, causal);
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -1764,6 +1938,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
         free(s);
         return (sdx_result)rc;
     }
+    s->gemm_mma = s->mma && sdx__hip_gemm_grant(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "");
     memset(&b, 0, sizeof b);

@@ -11,8 +11,9 @@
 # spills for sm_90 (ptxas -v), fails when a GEMM/convolution or
 # matrix-unit attention kernel spills (the hot paths: a spill there is
 # local-memory traffic in the inner loop), and reads the sm_90 PTX: the
-# tensor-core GEMM and attention kernels must issue matrix instructions;
-# their asynchronous copies are counted.
+# tensor-core GEMM and attention kernels must issue matrix instructions,
+# the GEMMs' fragments must come from ldmatrix; asynchronous copies are
+# counted.
 set -u
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
@@ -64,20 +65,21 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     kernels "$out/nv.log" > "$out/kernels"
     echo "      sm_90 kernels (ptxas): registers, static shared bytes, spilled bytes"
     awk '$1 == "sm_90" { printf "      %4d %6d %4d  ", $2, $3, $4; print $5 }' "$out/kernels" | demangle | sed 's/(.*//' | sort -k4
-    hot_spills=$(awk '$5 ~ /sdx__hip_k_(gemm|attention_mma)/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
+    hot_spills=$(awk '$5 ~ /sdx__hip_k_(gemm|attention_mma|flash_mma)/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
     if [ -n "$hot_spills" ]; then echo "$hot_spills"; echo "FAIL  GEMM/convolution/matrix-unit attention kernels spill registers"; status=1
     else echo "ok    no GEMM, convolution or matrix-unit attention kernel spills (sm_80, sm_90)"; fi
     # per tensor-core entry (GEMM, attention) in the sm_90 PTX: matrix
-    # instructions, asynchronous copies
+    # instructions, asynchronous copies, ldmatrix fragment loads
     awk '/\.entry / { name = $3; sub(/\(.*/, "", name) }
-         name ~ /(gemm|attention)_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
-         name ~ /(gemm|attention)_mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
-         name ~ /(gemm|attention)_mma/ { seen[name] = 1 }
-         END { for (n in seen) print n, mma[n] + 0, cp[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
-    if [ ! -s "$out/ptx" ] || awk '$2 == 0 { bad = 1 } END { exit !bad }' "$out/ptx"; then
-        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction in the sm_90 PTX"; status=1
+         name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
+         name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
+         name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*ldmatrix\./ { ldsm[name]++ }
+         name ~ /(gemm|attention|flash)_mma/ { seen[name] = 1 }
+         END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
+    if [ ! -s "$out/ptx" ] || awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix) in the sm_90 PTX"; status=1
     else
-        echo "ok    sm_90 PTX: $(grep -c gemm_mma "$out/ptx") tensor-core GEMM and $(grep -c attention_mma "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3 } END { print m " matrix instructions, " c " asynchronous copies" }' "$out/ptx")"
+        echo "ok    sm_90 PTX: $(grep -c gemm_mma "$out/ptx") tensor-core GEMM and $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies, " l " ldmatrix" }' "$out/ptx")"
     fi
 fi
 echo "check-hip: $(( $(date +%s) - start )) s"

@@ -85,191 +85,217 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
     }
 }
 
-/* ---- on the matrix units (NVIDIA wmma) ------------------------------------- */
-/* For q, k and v of one half type HT (the GPU's half activations). A
- * block of WARPS warps takes 16 * WARPS queries of one (batch, head), each
- * warp 16 of them; head dims are zero-padded to DP, a multiple of 16
- * (40 -> 48). Per tile of BK keys, staged in shared memory:
- *   S = Q K^T on the matrix units, f32 accumulation, into shared memory;
- *   the online softmax in f32 by the warp's lanes (two lanes a row, on
- *   alternate columns so the pair reads neighbouring banks; the row's
- *   max m and sum l in their registers): logits scaled, masked
- *   (keys past nk, and past the query when causal), P = exp(S - m);
- *   P in HT for the matrix units. bf16's 8 bits would cost precision
- *   that f32 attention does not lose, so in bf16 P is the sum of two bf16
- *   parts (hi + lo: 16 bits) and each tile costs two P V products. The
- *   row sum l adds the values P V uses, so the output stays a weighted
- *   mean of v;
- *   O += P V on the matrix units, O held in shared memory in f32 (the
- *   lanes rescale it by exp(m_old - m_new) first: wmma's fragment layout
- *   is opaque, so per-row factors cannot be applied in registers).
- * vec: d % 8 == 0 and q, k, v 16-byte aligned, so Q, K and V tiles move
- * as asynchronous 16-byte copies; with STAGES 2 the next K/V tile streams
- * in while this one computes. No Nq x Nk matrix exists anywhere. The
- * shared-memory plan is sdx__hip_attn_plan; above 48 KiB the launch
- * raises the kernel's limit (227 KiB on sm_90, 163 KiB on sm_80). */
+/* ---- on the matrix units (NVIDIA mma.sync) ------------------------------- */
+/* FlashAttention-2's scheme, q, k and v of one half type HT, head dims
+ * zero-padded to DP (a multiple of 16: SD's 40 -> 48, 64, 80, 128, 160;
+ * the VAE's 512). A block takes 16 ROWS queries of one (batch, head):
+ * ROWS groups of SPLIT warps, each group 16 queries, each warp of a group
+ * DP / SPLIT of the dims. Lane (g, t) = (lane / 4, lane % 4) owns query
+ * rows g and g + 8 of its group's. Q stays in shared memory; K and V
+ * tiles of BK keys stream into two buffers as asynchronous copies (the
+ * next during this one). Per tile:
+ *   S = Q K^T with mma.sync m16n8k16 (f32 accumulation), in registers:
+ *     the lane holds keys 8j + 2t, 8j + 2t + 1 of its two rows. With
+ *     SPLIT > 1 each warp has the sum over its dims only; the group's
+ *     warps add the partial sums in one order through shared memory, so
+ *     all of them hold the same S (the VAE: a warp's O over all 512 dims
+ *     would not fit in registers);
+ *   the online softmax in f32 on those registers, the row's max and sum
+ *     combined over the four lanes of the row (shuffles); logits scaled,
+ *     masked (keys past nk, and past the query when causal), P = exp(S -
+ *     m) rounded to HT. In bf16, P is hi + lo (two bf16 parts, 16 bits:
+ *     f32 attention loses nothing there) and each tile costs two P V
+ *     products; the row sum adds the values P V uses, so the output
+ *     stays a weighted mean of v;
+ *   O += P V: S's accumulator layout is the A operand's (two key tiles of
+ *     8 make one k16 step), so P never leaves registers; V's fragments
+ *     come from ldmatrix .trans. O (16 x DP / SPLIT a warp, in 16 x 8
+ *     tiles) is rescaled per row in registers.
+ * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-struct sdx__hip_attn_plan {
-    enum { BQ = 16 * WARPS, QLD = DP + 8, SLD = BK + 4, PLD = BK + 8, OLD = DP + 4, SPLIT = HT == SDX__HIP_DT_BF16,
-           /* halves: Q, K and V (STAGES buffers each), P (hi, lo); floats:
-            * S, O. Every region starts 32-byte aligned (wmma's pointer
-            * rule): each is 16 rows of an even pitch times a whole number */
-           KV = BK * QLD, Q = 0, K = Q + BQ * QLD, V = K + STAGES * KV, P = V + STAGES * KV, PL = P + BQ * PLD,
-           HALVES = PL + (SPLIT ? BQ * PLD : 0), S = 0, O = S + BQ * SLD, FLOATS = O + BQ * OLD,
-           BYTES = 2 * HALVES + 4 * FLOATS };
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+struct sdx__hip_flash_plan {
+    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * ROWS, DS = DP / SPLIT,
+           LD = DP + 8,                 /* pitch: 16-byte rows, the 8 rows of a ldmatrix on distinct banks */
+           KV = BK * LD, Q = 0, K = BQ * LD, V = K + 2 * KV, HALVES = V + 2 * KV,
+           XCH = SPLIT > 1 ? WARPS * (BK / 8) * 4 * 32 : 0,    /* floats: partial S, [warp][key tile][element][lane] */
+           BYTES = 2 * HALVES + 4 * XCH };
 };
 
-/* Stages K and V rows [j0, j0 + nkv) of tile buffer kb/vb; rows past nkv
- * and dims past d are zeros (0 * garbage could be NaN). vec: as
- * asynchronous 16-byte copies (waited for by the caller), else loads. */
-template <int DP, int BK, int THREADS, int QLD>
+/* Q rows [q0, q0 + BQ) of one head into qs (pitch LD); rows past nq and
+ * dims past d are zeros (0 * garbage could be NaN). vec: as asynchronous
+ * copies (waited for by the caller), else loads. */
+template <int DP, int BQ, int THREADS, int LD>
+static __device__ __forceinline__ void sdx__hip_attn_stage_q(uint16_t *qs, const uint16_t *qg, int64_t row0, int64_t q0, int64_t nq,
+                                                             int64_t hd, int64_t col0, int d, int vec, int t) {
+    if (vec) {
+        for (int e = t; e < BQ * DP / 8; e += THREADS) {
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
+            sdx__hip_cp_async16(qs + r * LD + c, qg + (ok ? (row0 + q0 + r) * hd + col0 + c : 0), ok);
+        }
+    } else {
+        for (int e = t; e < BQ * DP; e += THREADS) {
+            int r = e / DP, c = e - r * DP;
+            qs[r * LD + c] = (q0 + r < nq && c < d) ? qg[(row0 + q0 + r) * hd + col0 + c] : (uint16_t)0;
+        }
+    }
+}
+
+/* K and V rows [row0, row0 + nkv) into tile buffers kb/vb, the same way. */
+template <int DP, int BK, int THREADS, int LD>
 static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint16_t *vb, const uint16_t *kg, const uint16_t *vg,
                                                               int64_t row0, int64_t hd, int64_t col0, int nkv, int d, int vec, int t) {
     if (vec) {
         for (int e = t; e < BK * DP / 8; e += THREADS) {
             int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
             int64_t src = ok ? (row0 + r) * hd + col0 + c : 0;
-            sdx__hip_cp_async16(kb + r * QLD + c, kg + src, ok);
-            sdx__hip_cp_async16(vb + r * QLD + c, vg + src, ok);
+            sdx__hip_cp_async16(kb + r * LD + c, kg + src, ok);
+            sdx__hip_cp_async16(vb + r * LD + c, vg + src, ok);
         }
     } else {
         for (int e = t; e < BK * DP; e += THREADS) {
             int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
             int64_t src = (row0 + r) * hd + col0 + c;
-            kb[r * QLD + c] = ok ? kg[src] : (uint16_t)0;
-            vb[r * QLD + c] = ok ? vg[src] : (uint16_t)0;
+            kb[r * LD + c] = ok ? kg[src] : (uint16_t)0;
+            vb[r * LD + c] = ok ? vg[src] : (uint16_t)0;
         }
     }
 }
 
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-__global__ void __launch_bounds__(WARPS * 32, 1)
-sdx__hip_k_attention_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads,
-                         int d, int causal, float scale, int vec) {
-#if SDX__HIP_MMA == 1
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
-    typedef typename sdx__hip_wmma_t<HT>::type T;
-    namespace wm = nvcuda::wmma;
-    enum { THREADS = WARPS * 32 };
-    SDX__HIP_DYNAMIC_SMEM(unsigned char, smem);
-    uint16_t *hs = (uint16_t *)smem, *qs = hs + L::Q, *ks = hs + L::K, *vs = hs + L::V, *ph = hs + L::P, *pl = hs + L::PL;
-    float *fs = (float *)(smem + 2 * L::HALVES), *ss = fs + L::S, *os = fs + L::O;
-    const uint16_t *qg = (const uint16_t *)q, *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
-    const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32;
-    const int row = warp * 16 + lane / 2, half = lane % 2;     /* this lane's row of the block, and half of it */
-    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d;
-    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, qi = q0 + row;
-    const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float m = -INFINITY, l = 0.0f;
-    const int64_t kv_row0 = b * nk, col0 = h * d;
-    int j = 0;
-    for (int e = t; e < L::BQ * DP; e += THREADS) os[(e / DP) * L::OLD + e % DP] = 0.0f;
-    if (vec) {
-        for (int e = t; e < L::BQ * DP / 8; e += THREADS) {
-            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
-            sdx__hip_cp_async16(qs + r * L::QLD + c, qg + (ok ? (b * nq + q0 + r) * hd + col0 + c : 0), ok);
+/* Two values of a row of P, rounded as the matrix units take them, packed
+ * for an A fragment (hi; lo is bf16's remainder), adding what they hold
+ * to the row's sum. */
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
+    uint32_t b[2], r[2] = { 0, 0 };
+    float p[2] = { p0, p1 };
+    for (int e = 0; e < 2; e++) {
+        float kept;
+        b[e] = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p[e])) : sdx__hip_f2bf(p[e]);
+        kept = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f((uint16_t)b[e]) : sdx__hip_bf2f((uint16_t)b[e]);
+        if (HT == SDX__HIP_DT_BF16) {
+            r[e] = sdx__hip_f2bf(p[e] - kept);
+            kept += sdx__hip_bf2f((uint16_t)r[e]);
         }
-    } else {
-        for (int e = t; e < L::BQ * DP; e += THREADS) {
-            int r = e / DP, c = e - r * DP;
-            qs[r * L::QLD + c] = (q0 + r < nq && c < d) ? qg[(b * nq + q0 + r) * hd + col0 + c] : (uint16_t)0;
-        }
+        *sum += kept;
     }
+    *hi = b[0] | b[1] << 16;
+    *lo = r[0] | r[1] << 16;
+}
+
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+__global__ void __launch_bounds__(32 * ROWS * SPLIT)
+sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
+                     float scale, int vec) {
+#if SDX__HIP_MMA == 1
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);
+    uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
+    float *xch = (float *)(smem + L::HALVES);
+    const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
+    const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
+    const int group = warp / SPLIT, dim0 = warp % SPLIT * L::DS;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 + g;     /* this lane's rows: row_q, row_q + 8 */
+    const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
+    float o[NO][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    for (int i = 0; i < NO; i++)
+        for (int e = 0; e < 4; e++) o[i][e] = 0.0f;
+    sdx__hip_attn_stage_q<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq, q0, nq, hd, col0, d, vec, t);
     if (key_end > 0)
-        sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
+        sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
     sdx__hip_cp_commit();
-    for (int64_t j0 = 0; j0 < key_end; j0 += BK, j++) {
-        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK), cur = STAGES == 2 ? (j & 1) : 0;
-        const uint16_t *kt = ks + cur * L::KV, *vt = vs + cur * L::KV;
-        float tile_max = -INFINITY, sum = 0.0f, m_new, shift, corr;
-        if (STAGES == 2) {
-            /* the next tile streams into the other buffer during this one:
-             * its last readers passed the barrier that ended the previous
-             * tile. An empty group when there is none keeps the count. */
-            if (j0 + BK < key_end) {
-                int64_t n1 = key_end - j0 - BK;
-                sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks + (cur ^ 1) * L::KV, vs + (cur ^ 1) * L::KV, kg, vg, kv_row0 + j0 + BK, hd,
-                                                               col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
+    for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
+        const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
+        const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
+        float s[NS][4], tile_max[2] = { -INFINITY, -INFINITY }, sum[2] = { 0.0f, 0.0f }, shift[2], corr[2];
+        uint32_t ph[NS][2], pl[NS][2];
+        /* this tile (and Q) landed and is visible; every warp is done with
+         * the other buffer (and the exchange), which the next tile fills */
+        sdx__hip_cp_wait<0>();
+        __syncthreads();
+        if (j0 + BK < key_end) {
+            int64_t n1 = key_end - j0 - BK;
+            sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks + ((j + 1) & 1) * L::KV, vs + ((j + 1) & 1) * L::KV, kg, vg, b * nk + j0 + BK,
+                                                             hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
+        }
+        sdx__hip_cp_commit();
+        /* S = Q K^T over this warp's dims: Q rows lane % 16 at dim kk + 8
+         * (lane / 16); K rows (keys) lane % 8 + 8 (lane / 16) at kk + 8
+         * ((lane / 8) % 2) give two key tiles */
+        for (int jn = 0; jn < NS; jn++)
+            for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
+        for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
+            uint32_t a[4];
+            sdx__hip_ldsm4(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            for (int jn = 0; jn < NS; jn += 2) {
+                uint32_t r[4];
+                sdx__hip_ldsm4(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
+                sdx__hip_mma16816<HT>(s[jn], a, r);
+                sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
             }
-            sdx__hip_cp_commit();
-            sdx__hip_cp_wait<1>();      /* this tile (and Q) landed */
-        } else {
-            sdx__hip_cp_wait<0>();
         }
-        __syncthreads();                /* every thread's copies, Q and O's zeros are visible */
-        /* S (this warp's 16 rows x BK) = Q K^T */
-        for (int jn = 0; jn < BK; jn += 16) {
-            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
-            wm::fill_fragment(acc, 0.0f);
-            for (int kk = 0; kk < DP; kk += 16) {
-                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
-                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::col_major> fb;
-                wm::load_matrix_sync(fa, (const T *)(qs + warp * 16 * L::QLD + kk), L::QLD);
-                wm::load_matrix_sync(fb, (const T *)(kt + jn * L::QLD + kk), L::QLD);
-                wm::mma_sync(acc, fa, fb, acc);
+        if (SPLIT > 1) {
+            /* the group's partial sums, added in the order of the dims */
+            for (int jn = 0; jn < NS; jn++)
+                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[jn][e];
+            __syncthreads();
+            for (int jn = 0; jn < NS; jn++)
+                for (int e = 0; e < 4; e++) {
+                    float total = 0.0f;
+                    for (int w = group * SPLIT; w < group * SPLIT + SPLIT; w++) total += xch[((w * NS + jn) * 4 + e) * 32 + lane];
+                    s[jn][e] = total;
+                }
+        }
+        /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
+         * e % 2 of row e / 2 */
+        for (int jn = 0; jn < NS; jn++)
+            for (int e = 0; e < 4; e++) {
+                const int c = jn * 8 + 2 * tq + e % 2;
+                const int visible = c < nkv && (!causal || j0 + c <= row_q + 8 * (e / 2));
+                s[jn][e] = visible ? s[jn][e] * scale : -INFINITY;
+                tile_max[e / 2] = fmaxf(tile_max[e / 2], s[jn][e]);
             }
-            wm::store_matrix_sync(ss + warp * 16 * L::SLD + jn, acc, L::SLD, wm::mem_row_major);
+        for (int r = 0; r < 2; r++) {
+            float m_new;
+            tile_max[r] = sdx__hip_warp_max(tile_max[r], 4);
+            m_new = fmaxf(m[r], tile_max[r]);
+            shift[r] = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
+            corr[r] = expf(m[r] - shift[r]);                  /* m = -inf (first tile): 0 */
+            m[r] = m_new;
         }
-        __syncwarp();
-        /* online softmax over the row's visible keys */
-        for (int c = half; c < BK; c += 2) {
-            float s = ss[row * L::SLD + c] * scale;
-            s = (c < nkv && (!causal || j0 + c <= qi)) ? s : -INFINITY;
-            ss[row * L::SLD + c] = s;
-            tile_max = fmaxf(tile_max, s);
-        }
-        tile_max = fmaxf(tile_max, SDX__HIP_SHFL_XOR(tile_max, 1));
-        m_new = fmaxf(m, tile_max);
-        shift = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
-        corr = expf(m - shift);                        /* m = -inf (first tile): 0 */
-        for (int c = half; c < BK; c += 2) {
-            float p = expf(ss[row * L::SLD + c] - shift), hi;
-            uint16_t bits = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p)) : sdx__hip_f2bf(p);
-            hi = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f(bits) : sdx__hip_bf2f(bits);
-            ph[row * L::PLD + c] = bits;
-            if (L::SPLIT) {
-                uint16_t lo = sdx__hip_f2bf(p - hi);
-                pl[row * L::PLD + c] = lo;
-                hi += sdx__hip_bf2f(lo);
-            }
-            sum += hi;
-        }
-        sum += SDX__HIP_SHFL_XOR(sum, 1);
-        l = l * corr + sum;
-        m = m_new;
-        for (int c = half; c < DP; c += 2) os[row * L::OLD + c] *= corr;
-        __syncwarp();
-        /* O (this warp's 16 rows x DP) += P V */
-        for (int jd = 0; jd < DP; jd += 16) {
-            wm::fragment<wm::accumulator, 16, 16, 16, float> acc;
-            float *o = os + warp * 16 * L::OLD + jd;
-            wm::load_matrix_sync(acc, o, L::OLD, wm::mem_row_major);
-            for (int kk = 0; kk < BK; kk += 16) {
-                wm::fragment<wm::matrix_a, 16, 16, 16, T, wm::row_major> fa;
-                wm::fragment<wm::matrix_b, 16, 16, 16, T, wm::row_major> fb;
-                wm::load_matrix_sync(fb, (const T *)(vt + kk * L::QLD + jd), L::QLD);
-                wm::load_matrix_sync(fa, (const T *)(ph + warp * 16 * L::PLD + kk), L::PLD);
-                wm::mma_sync(acc, fa, fb, acc);
-                if (L::SPLIT) {
-                    wm::load_matrix_sync(fa, (const T *)(pl + warp * 16 * L::PLD + kk), L::PLD);
-                    wm::mma_sync(acc, fa, fb, acc);
+        for (int jn = 0; jn < NS; jn++)
+            for (int r = 0; r < 2; r++)
+                sdx__hip_flash_p2<HT>(expf(s[jn][2 * r] - shift[r]), expf(s[jn][2 * r + 1] - shift[r]), &ph[jn][r], &pl[jn][r], &sum[r]);
+        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sdx__hip_warp_sum(sum[r], 4);
+        for (int i = 0; i < NO; i++)
+            for (int e = 0; e < 4; e++) o[i][e] *= corr[e / 2];
+        /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
+         * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
+         * transposed, give two dim tiles */
+        for (int c = 0; c < NS / 2; c++) {
+            const uint32_t ah[4] = { ph[2 * c][0], ph[2 * c][1], ph[2 * c + 1][0], ph[2 * c + 1][1] };
+            const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
+            for (int jd = 0; jd < NO; jd += 2) {
+                uint32_t r[4];
+                sdx__hip_ldsm4_trans(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
+                sdx__hip_mma16816<HT>(o[jd], ah, r);
+                sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
+                if (HT == SDX__HIP_DT_BF16) {
+                    sdx__hip_mma16816<HT>(o[jd], al, r);
+                    sdx__hip_mma16816<HT>(o[jd + 1], al, r + 2);
                 }
             }
-            wm::store_matrix_sync(o, acc, L::OLD, wm::mem_row_major);
-        }
-        __syncthreads();                /* this tile's K and V are consumed; this warp's O rows are stored */
-        if (STAGES == 1 && j0 + BK < key_end) {
-            int64_t n1 = key_end - j0 - BK;
-            sdx__hip_attn_stage_kv<DP, BK, THREADS, L::QLD>(ks, vs, kg, vg, kv_row0 + j0 + BK, hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
-            sdx__hip_cp_commit();
         }
     }
-    __syncthreads();                /* with no keys at all, O's zeros came from other warps */
-    if (qi < nq) {
-        float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        for (int c = half; c < d; c += 2) sdx__hip_st(y, yt, (b * nq + qi) * hd + h * d + c, os[row * L::OLD + c] * inv);
-    }
+    for (int i = 0; i < NO; i++)
+        for (int e = 0; e < 4; e++) {
+            const int64_t qi = row_q + 8 * (e / 2);
+            const int c = dim0 + i * 8 + 2 * tq + e % 2;
+            const float inv = l[e / 2] > 0.0f ? 1.0f / l[e / 2] : 0.0f;
+            if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[i][e] * inv);
+        }
 #else
     (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
 #endif

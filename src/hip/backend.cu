@@ -31,6 +31,7 @@ typedef struct {
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
+    int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
@@ -386,11 +387,38 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
+/* The matrix-unit GEMM kernels: [convolution][bf16][16-byte loads:
+ * every row starts 16-byte aligned]. */
+typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
+static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
+    static const sdx__hip_gemm_kernel kernels[2][2][2] = {
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
+    return kernels[conv != 0][bf16 != 0][vw != 0];
+}
+
+/* Lets every matrix-unit GEMM kernel have its shared memory (past the
+ * 48 KiB a launch gets without asking); 0 when the device refuses, and
+ * the GEMMs then run on the SIMT kernel. Once per context: the
+ * attribute is the kernel's, not the launch's. */
+static int sdx__hip_gemm_grant(const sdx__hip *s) {
+    if ((size_t)SDX__HIP_MMA_SMEM > s->smem_optin) return 0;
+    for (int i = 0; i < 8; i++)
+        if (hipFuncSetAttribute((const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), hipFuncAttributeMaxDynamicSharedMemorySize,
+                                SDX__HIP_MMA_SMEM) != hipSuccess) {
+            (void)hipGetLastError();
+            return 0;
+        }
+    return 1;
+}
+
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
  * and w share a half type, the SIMT kernel otherwise. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
-    int mma = s->mma && g.xt == g.wt && g.xt != SDX_F32;
+    int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
     int64_t bm = mma ? SDX__HIP_MBM : SDX__HIP_SBM, bn = mma ? SDX__HIP_MBN : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
@@ -401,15 +429,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        /* [convolution][bf16][16-byte loads: every row starts 16-byte aligned] */
-        typedef void (*gemm_kernel)(sdx__hip_gemm);
-        static const gemm_kernel kernels[2][2][2] = {
-            { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
-              { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
-            { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
-              { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv || (uintptr_t)g.x % 16 == 0);
-        sdx__hip_launch(kernels[conv != 0][g.xt == SDX_BF16][vw], grid, 256, 0, g);
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)SDX__HIP_MMA_SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -472,41 +493,47 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
                     (float)(1.0 / sqrt((double)d)));
 }
 
-/* The matrix-unit kernel with one plan; 0 when the device cannot give the
- * block its shared memory (the caller falls back to the SIMT kernel). */
-template <int HT, int DP, int WARPS, int BK, int STAGES>
-static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k,
-                                         const sdx_tensor *v, int64_t batch, int heads, int d, int causal) {
-    typedef sdx__hip_attn_plan<HT, DP, WARPS, BK, STAGES> L;
-    void (*kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int) =
-        sdx__hip_k_attention_mma<HT, DP, WARPS, BK, STAGES>;
+/* A matrix-unit attention kernel with its plan's shared memory and
+ * queries a block; 0 when the device cannot give the block its shared
+ * memory (the caller falls back to the SIMT kernel). */
+typedef void (*sdx__hip_attn_kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int);
+static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx__hip_attn_kernel kernel, int bytes, int queries, int threads, sdx_tensor *y,
+                                         const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
+                                         int causal) {
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
-    if ((size_t)L::BYTES > s->smem_optin) return 0;
-    if (L::BYTES > 48 * 1024 &&
-        hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, (int)L::BYTES) != hipSuccess) {
+    if ((size_t)bytes > s->smem_optin) return 0;
+    if (bytes > 48 * 1024 && hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes) != hipSuccess) {
         (void)hipGetLastError();
         return 0;
     }
-    sdx__hip_launch(kernel, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)), dim3(WARPS * 32), (size_t)L::BYTES,
+    sdx__hip_launch(kernel, dim3((unsigned)((nq + queries - 1) / queries), (unsigned)(batch * heads)), dim3((unsigned)threads), (size_t)bytes,
                     y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
                     causal, (float)(1.0 / sqrt((double)d)), vec);
     return 1;
 }
 
-/* Head dims padded to the next plan's: SD's 40, 64, 80, 128, 160, with
- * two K/V buffers (the next tile streams in during this one), and the
- * VAE's 512 (two warps, 16-key tiles, one buffer: 135 KiB, within sm_80's
- * 163). */
+/* One plan: SD's head dims (40 padded to 48, 64, 80, 128, 160) with four
+ * warps of 16 queries, 64-key tiles up to 80 and 32 above (the K/V
+ * buffers' shared memory); the VAE's 512 with two groups of four warps
+ * that split the dims, 16-key tiles (106 KiB of shared memory). */
+template <int HT, int DP, int BK, int ROWS, int SPLIT>
+static int sdx__hip_flash(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch,
+                          int heads, int d, int causal) {
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    return sdx__hip_attention_mma_launch(s, sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, L::BYTES, L::BQ, L::THREADS, y, q, k, v, batch,
+                                         heads, d, causal);
+}
+
 template <int HT>
 static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                   int64_t batch, int heads, int d, int causal) {
-    if (d <= 48) return sdx__hip_attention_mma_launch<HT, 48, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 64) return sdx__hip_attention_mma_launch<HT, 64, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 80) return sdx__hip_attention_mma_launch<HT, 80, 4, 64, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 128) return sdx__hip_attention_mma_launch<HT, 128, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 160) return sdx__hip_attention_mma_launch<HT, 160, 4, 32, 2>(s, y, q, k, v, batch, heads, d, causal);
-    return sdx__hip_attention_mma_launch<HT, 512, 2, 16, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 48) return sdx__hip_flash<HT, 48, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 64) return sdx__hip_flash<HT, 64, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 80) return sdx__hip_flash<HT, 80, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 128) return sdx__hip_flash<HT, 128, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    if (d <= 160) return sdx__hip_flash<HT, 160, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
+    return sdx__hip_flash<HT, 512, 16, 2, 4>(s, y, q, k, v, batch, heads, d, causal);
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -625,6 +652,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
         free(s);
         return (sdx_result)rc;
     }
+    s->gemm_mma = s->mma && sdx__hip_gemm_grant(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "");
     memset(&b, 0, sizeof b);

@@ -38,15 +38,6 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
 }
 
-/* The wmma element type of a half storage type. */
-#if SDX__HIP_MMA == 1
-#if !defined(SDX_HIP_SIM)
-#include <cuda_bf16.h>
-#endif
-template <int HT> struct sdx__hip_wmma_t { typedef __half type; };
-template <> struct sdx__hip_wmma_t<SDX__HIP_DT_BF16> { typedef __nv_bfloat16 type; };
-#endif
-
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
  * 16-byte aligned: the simulator checks it). */
 struct __align__(16) sdx__hip_v8 { uint32_t w[4]; };
@@ -99,6 +90,65 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
+
+/* NVIDIA's warp-level matrix instructions (sm_80+), with the layouts the
+ * PTX ISA documents; lane l is (g, t) = (l / 4, l % 4), and the lower of
+ * two 16-bit elements sits in a register's low half.
+ *   sdx__hip_ldsm4: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
+ *     from shared memory; lane l gives the address of row l % 8 of matrix
+ *     l / 8 (16 contiguous bytes, 16-byte aligned) and receives in r[i]
+ *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4_trans
+ *     (.trans) the same of the transposed matrices: rows 2t and 2t + 1
+ *     of column g.
+ *   sdx__hip_mma16816: mma.sync m16n8k16, d += a b in f32, with a 16 x 16
+ *     (row major) and b 16 x 8 (column major) of f16 or bf16:
+ *       a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][2t+8..],
+ *       a[3] = A[g+8][2t+8..];  b[0] = B[2t..2t+1][g], b[1] = B[2t+8..][g];
+ *       d[0..1] = D[g][2t..2t+1], d[2..3] = D[g+8][2t..2t+1].
+ *     So ldmatrix of a row-major 16 x 16 A tile (matrices: rows 0-7 and
+ *     8-15 at k 0-7, then at k 8-15) gives a, and of W's rows (n, k
+ *     contiguous) at k 0-7 and 8-15 gives b.
+ * The simulator models both with the same layouts, so a wrong index in
+ * the kernels gives wrong results there too. */
+#if SDX__HIP_MMA == 1
+static __device__ __forceinline__ void sdx__hip_ldsm4(uint32_t r[4], const uint16_t *row) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_ldmatrix_x4(r, row, 0);
+#else
+    unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_ldsm4_trans(uint32_t r[4], const uint16_t *row) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_ldmatrix_x4(r, row, 1);
+#else
+    unsigned s = (unsigned)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(s));
+#endif
+}
+
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_mma16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mma_m16n8k16(d, a, b, HT == SDX__HIP_DT_BF16);
+#else
+    if (HT == SDX__HIP_DT_F16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+#endif
 
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
 #if defined(SDX_HIP_SIM)

@@ -9,7 +9,7 @@
  *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
  *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
  * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
- * operands of one type (NVIDIA wmma, AMD MFMA on CDNA2/3, AMD WMMA on
+ * operands of one type (NVIDIA mma.sync, AMD MFMA on CDNA2/3, AMD WMMA on
  * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
  * types, GPUs without matrix units). */
 
@@ -100,15 +100,23 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 /* Operands are staged in shared memory as raw 16-bit values (x and w
  * share one half type HT, so no conversion happens on the way: the
  * products are exact and accumulate in f32). Warps (wavefronts of 64 on
- * CDNA) split the tile 2 x (warps/2); each computes 16 x 16 fragments
- * with its unit's instruction and stages them through shared memory for
- * the epilogue (bias, narrowing, y's layout). */
+ * CDNA) split the tile 2 x (warps/2); each multiplies its part with its
+ * unit's instruction: NVIDIA mma.sync m16n8k16 fed by ldmatrix, AMD MFMA
+ * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
+ * accumulators of half the tile at a time in shared memory and writes y
+ * in its contiguous direction, eight values a thread (bias, narrowing). */
 
 #define SDX__HIP_MBM 128
 #define SDX__HIP_MBN 128
 #define SDX__HIP_MBK 32
-#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: a multiple of 8, off the banks */
-#define SDX__HIP_CLD 20                    /* staging pitch in floats */
+#define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
+#define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
+#define SDX__HIP_MSTAGE (2 * SDX__HIP_MBM * SDX__HIP_MLD)     /* halves of one stage: A, then W (MBM == MBN) */
+#define SDX__HIP_MMA_SMEM (SDX__HIP_MSTAGES * SDX__HIP_MSTAGE * 2)
+/* epilogue staging pitches in floats: linear [64 rows][128 columns],
+ * convolution [128 channels][64 pixels]; both off the banks */
+#define SDX__HIP_CPR (SDX__HIP_MBN + 8)
+#define SDX__HIP_CPC (SDX__HIP_MBM / 2 + 4)
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
 typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
@@ -119,27 +127,17 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Writes a staged 16 x 16 fragment (cs, pitch SDX__HIP_CLD) to y; lanes
- * walk y's contiguous direction. */
-template <int AK>
-static __device__ void sdx__hip_frag_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, const float *cs, int lane) {
-    for (int e = lane; e < 256; e += SDX__HIP_WARP) {
-        int r = AK == SDX__HIP_A_ROWS ? e / 16 : e % 16, c = AK == SDX__HIP_A_ROWS ? e % 16 : e / 16;
-        sdx__hip_gemm_out<AK>(g, z, m + r, n + c, cs[r * SDX__HIP_CLD + c]);
-    }
-}
-
 /* Each k-step's operands: MBM x MBK of A and MBN x MBK of W, 16 values of
  * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
- * linear's A, rows contiguous along k, stream into the next of two
- * shared-memory stages as asynchronous 16-byte copies (thread t: rows t/4
- * and t/4 + 64 at k + 8 (t % 4)) while the matrix units work on the
- * current one. A convolution's A is a gather: thread t keeps output
- * pixel m0 + t % 128 and takes k + t/128 + 2i into registers, stepping
- * (channel, ky, kx) without a division per value, and stores them into
- * the next stage after this step's products. Without VW every value is
- * loaded straight into one stage, step by step. */
+ * linear's A, rows contiguous along k, stream into the stage two steps
+ * ahead as asynchronous 16-byte copies (thread t: rows t/4 and t/4 + 64 at
+ * k + 8 (t % 4)) while the matrix units work on this one. A convolution's
+ * A is a gather: thread t keeps output pixel m0 + t % 128 and takes k +
+ * t/128 + 2i into registers, stepping (channel, ky, kx) without a
+ * division per value; the loads fly during one step's products and are
+ * stored into their stage at the next. Without VW every value is loaded
+ * straight into one stage, step by step. */
 struct sdx__hip_mma_regs {
     uint16_t a[16];         /* a convolution's gathered A */
 };
@@ -180,6 +178,16 @@ static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, i
     for (int i = 0; i < 16; i++) as[(t % 128) * SDX__HIP_MLD + t / 128 + 2 * i] = r->a[i];
 }
 
+/* Step `step`'s operands into their stage, as far as they are loaded
+ * asynchronously (a convolution's A is put there from registers). */
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
+                                                             int64_t n0, int64_t step, int t, uint16_t *smem) {
+    uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
+    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + SDX__HIP_MBM * SDX__HIP_MLD);
+    sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
+}
+
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                                 int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
@@ -193,31 +201,74 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
     }
 }
 
-/* NVIDIA: two blocks an SM (at most 128 registers) for f16, which fits
- * without spilling; bf16's fragments need more on sm_80. */
+/* `count` (0..8) consecutive values of y from element i on, each with the
+ * bias of its column: 16 bytes at once when all eight are there and
+ * aligned. */
+static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, float v[8], int count) {
+    if (count == 8 && g.yt != SDX__HIP_DT_F32 && (uintptr_t)((uint16_t *)g.y + i) % 16 == 0) {
+        sdx__hip_v8 o;
+        for (int e = 0; e < 4; e++) {
+            uint32_t lo = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e]) : sdx__hip_f2bf(v[2 * e]);
+            uint32_t hi = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e + 1]) : sdx__hip_f2bf(v[2 * e + 1]);
+            o.w[e] = lo | hi << 16;
+        }
+        sdx__hip_st8((uint16_t *)g.y + i, o);
+        return;
+    }
+    for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+}
+
+/* Writes rows m0 + 64 half .. + 63 of the tile from the staging: a
+ * linear's cs[row][column] (pitch CPR) along n, a convolution's
+ * cs[column][row] (pitch CPC) along the pixels m. */
+template <int AK>
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, const float *cs, int t) {
+    for (int c = t; c < SDX__HIP_MBM / 2 * SDX__HIP_MBN / 8; c += 256) {
+        float v[8];
+        int count;
+        int64_t i;
+        if (AK == SDX__HIP_A_ROWS) {
+            const int r = c / (SDX__HIP_MBN / 8), col = c % (SDX__HIP_MBN / 8) * 8;
+            const int64_t m = m0 + r, n = n0 + col;
+            count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
+            for (int e = 0; e < count; e++) v[e] = cs[r * SDX__HIP_CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
+            i = m * g.N + n;
+        } else {
+            const int col = c / (SDX__HIP_MBM / 16), r = c % (SDX__HIP_MBM / 16) * 8;
+            const int64_t m = m0 + r, n = n0 + col;
+            const float b = n < g.N && g.bias ? sdx__hip_ld(g.bias, g.bt, n) : 0.0f;
+            count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
+            for (int e = 0; e < count; e++) v[e] = cs[col * SDX__HIP_CPC + r + e] + b;
+            i = z * g.y_bstride + n * g.M + m;
+        }
+        sdx__hip_gemm_store8(g, i, v, count);
+    }
+}
+
+/* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
 #if defined(__CUDACC__) && !defined(__HIPCC__)
-#define SDX__HIP_GEMM_MIN_BLOCKS(HT) ((HT) == SDX__HIP_DT_F16 ? 2 : 1)
+#define SDX__HIP_GEMM_MIN_BLOCKS 2
 #else
-#define SDX__HIP_GEMM_MIN_BLOCKS(HT) 1
+#define SDX__HIP_GEMM_MIN_BLOCKS 1
 #endif
 
 template <int AK, int HT, int VW>
-__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
 #if SDX__HIP_MMA != 0
     enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
            FM = WTM / 16, FN = WTN / 16 };
-    /* [stage][A, W] (MBM == MBN); the epilogue's staging reuses it after the loop */
-    __shared__ __align__(128) uint16_t stage[2][2][SDX__HIP_MBM * SDX__HIP_MLD];
-    float (*cs)[16 * SDX__HIP_CLD] = (float (*)[16 * SDX__HIP_CLD])&stage[0][0][0];
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* SDX__HIP_MMA_SMEM bytes; the epilogue's staging reuses them */
+    float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
+    const int64_t steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
-    typedef typename sdx__hip_wmma_t<HT>::type T;
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> acc[FM][FN];
+    float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
     for (int i = 0; i < FM; i++)
-        for (int j = 0; j < FN; j++) nvcuda::wmma::fill_fragment(acc[i][j], 0.0f);
+        for (int j = 0; j < 2 * FN; j++)
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
 #elif SDX__HIP_MMA == 2
     sdx__hip_f4 acc[FM][FN];
     for (int i = 0; i < FM; i++)
@@ -229,41 +280,55 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
             for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
 #endif
     sdx__hip_mma_regs gathered;
-    int cur = 0;
     if (VW) {
-        if (AK == SDX__HIP_A_CONV) {
-            sdx__hip_mma_gather(g, xb, m0, 0, t, &gathered);
-            sdx__hip_mma_put_gathered(stage[0][0], t, &gathered);
-        }
-        sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, 0, t, stage[0][0], stage[0][1]);
-        sdx__hip_cp_commit();
-    }
-    for (int64_t k0 = 0; k0 < g.K; k0 += SDX__HIP_MBK) {
-        const int next = k0 + SDX__HIP_MBK < g.K;
-        const uint16_t *as = stage[cur][0], *bs = stage[cur][1];
-        if (VW) {
-            /* the next stage's last readers passed the barrier that ended
-             * the previous step; an empty group at the end keeps the count */
-            if (next) {
-                sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, k0 + SDX__HIP_MBK, t, stage[cur ^ 1][0], stage[cur ^ 1][1]);
-                if (AK == SDX__HIP_A_CONV) sdx__hip_mma_gather(g, xb, m0, k0 + SDX__HIP_MBK, t, &gathered);
+        for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
+            if (AK == SDX__HIP_A_CONV && s < steps) {
+                sdx__hip_mma_gather(g, xb, m0, s * SDX__HIP_MBK, t, &gathered);
+                sdx__hip_mma_put_gathered(smem + s * SDX__HIP_MSTAGE, t, &gathered);
             }
-            sdx__hip_cp_commit();
-            sdx__hip_cp_wait<1>();      /* this step's copies landed */
-        } else {
-            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, k0, t, stage[0][0], stage[0][1]);
+            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, s, t, smem);
         }
-        __syncthreads();
+        if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
+            sdx__hip_mma_gather(g, xb, m0, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
+    }
+    for (int64_t step = 0; step < steps; step++) {
+        const uint16_t *as, *bs;
+        if (VW) {
+            /* this step's group landed (the newer ones may fly); after the
+             * barrier every thread's copies are visible and every warp is
+             * done with the previous step's stage, which the step
+             * MSTAGES - 1 ahead now fills */
+            const int64_t ahead = step + SDX__HIP_MSTAGES - 1;
+            sdx__hip_cp_wait<SDX__HIP_MSTAGES - 2>();
+            __syncthreads();
+            if (AK == SDX__HIP_A_CONV && ahead < steps) {
+                sdx__hip_mma_put_gathered(smem + (ahead % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE, t, &gathered);
+                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, m0, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
+            }
+            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, ahead, t, smem);
+            as = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
+        } else {
+            __syncthreads();
+            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + SDX__HIP_MBM * SDX__HIP_MLD);
+            __syncthreads();
+            as = smem;
+        }
+        bs = as + SDX__HIP_MBM * SDX__HIP_MLD;
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
-            nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major> fa[FM];
-            nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major> fb[FN];
+            /* A: ldmatrix rows lane % 16 at k + 8 (lane / 16): a[0..3] of
+             * one m16 tile; W: rows lane % 8 + 8 (lane / 16) at k + 8 ((lane
+             * / 8) % 2): b[0..1] of two n8 tiles */
+            uint32_t af[FM][4], bf[2 * FN][2];
             for (int i = 0; i < FM; i++)
-                nvcuda::wmma::load_matrix_sync(fa[i], (const T *)(as + (wm * WTM + i * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
-            for (int j = 0; j < FN; j++)
-                nvcuda::wmma::load_matrix_sync(fb[j], (const T *)(bs + (wn * WTN + j * 16) * SDX__HIP_MLD + ks), SDX__HIP_MLD);
+                sdx__hip_ldsm4(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
+            for (int j = 0; j < FN; j++) {
+                uint32_t r[4];
+                sdx__hip_ldsm4(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
+                bf[2 * j][0] = r[0]; bf[2 * j][1] = r[1]; bf[2 * j + 1][0] = r[2]; bf[2 * j + 1][1] = r[3];
+            }
             for (int i = 0; i < FM; i++)
-                for (int j = 0; j < FN; j++) nvcuda::wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+                for (int j = 0; j < 2 * FN; j++) sdx__hip_mma16816<HT>(acc[i][j], af[i], bf[j]);
 #elif SDX__HIP_MMA == 2
             /* v_mfma_f32_16x16x16: lane l holds A[l%16][4*(l/16) + 0..3],
              * B[4*(l/16) + 0..3][l%16] and D[4*(l/16) + 0..3][l%16] */
@@ -304,31 +369,37 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS(HT)) sdx__hip_k_
             }
 #endif
         }
-        if (VW && AK == SDX__HIP_A_CONV && next) sdx__hip_mma_put_gathered(stage[cur ^ 1][0], t, &gathered);
-        if (VW) cur ^= 1;
-        __syncthreads();
     }
-    for (int i = 0; i < FM; i++)
-        for (int j = 0; j < FN; j++) {
-            float *c = cs[warp];
+    /* The epilogue: rows 0-63 of the tile (warps wm = 0), then 64-127. The
+     * first barrier also ends every warp's reads of the last stage. */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wm == half) {
+            const int lin = AK == SDX__HIP_A_ROWS;
 #if SDX__HIP_MMA == 1
-            nvcuda::wmma::store_matrix_sync(c, acc[i][j], SDX__HIP_CLD, nvcuda::wmma::mem_row_major);
-            __syncwarp();
-#elif SDX__HIP_MMA == 2
-            for (int r = 0; r < 4; r++) c[(4 * (lane / 16) + r) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < 2 * FN; j++)
+                    for (int e = 0; e < 4; e++) {
+                        const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
+                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                    }
 #else
-            for (int r = 0; r < 8; r++) c[(2 * r + lane / 16) * SDX__HIP_CLD + lane % 16] = acc[i][j][r];
-#endif
-#if SDX__HIP_MMA != 1
-            __syncthreads();    /* every thread runs these loops: a plain barrier orders the staging */
-#endif
-            sdx__hip_frag_out<AK>(g, z, m0 + wm * WTM + i * 16, n0 + wn * WTN + j * 16, c, lane);
-#if SDX__HIP_MMA == 1
-            __syncwarp();
+            for (int i = 0; i < FM; i++)
+                for (int j = 0; j < FN; j++)
+#if SDX__HIP_MMA == 2
+                    for (int e = 0; e < 4; e++) {
+                        const int r = i * 16 + 4 * (lane / 16) + e, c = wn * WTN + j * 16 + lane % 16;
 #else
-            __syncthreads();
+                    for (int e = 0; e < 8; e++) {
+                        const int r = i * 16 + 2 * e + lane / 16, c = wn * WTN + j * 16 + lane % 16;
+#endif
+                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                    }
 #endif
         }
+        __syncthreads();
+        sdx__hip_mma_write_half<AK>(g, z, m0 + half * (SDX__HIP_MBM / 2), n0, cs, t);
+    }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif

@@ -6,7 +6,7 @@
  * are mapped onto CUDA's here, so NVIDIA users need no HIP install; the
  * list is exactly what this file uses. Matrix units: SDX__HIP_MMA says
  * which kind the code being compiled for the device has (0 none, 1
- * NVIDIA wmma sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
+ * NVIDIA mma.sync sm_80+, 2 AMD MFMA CDNA2/3, 3 AMD WMMA RDNA3); a probe
  * kernel reports it at run time, so the host never picks a path the
  * loaded code object lacks. */
 #if !defined(__HIPCC__) && !defined(__CUDACC__) && !defined(SDX_HIP_SIM)
@@ -30,7 +30,6 @@
 #else
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
-#include <mma.h>
 #define SDX__HIP_VENDOR "cuda"
 typedef cudaError_t    hipError_t;
 typedef cudaDeviceProp hipDeviceProp_t;
@@ -72,7 +71,7 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #if defined(SDX_HIP_NO_MATRIX_CORES)
 #define SDX__HIP_MMA 0
 #elif defined(SDX_HIP_SIM)
-#define SDX__HIP_MMA 1          /* the simulator's wmma */
+#define SDX__HIP_MMA 1          /* the simulator's ldmatrix and mma.sync */
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define SDX__HIP_MMA 1
 #elif defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)

@@ -31,14 +31,15 @@
      accumulation, f32 softmax, f32/f64 norm statistics, f16 stores that
      saturate at +-65504. GEMMs (linear layers, and convolutions as
      implicit GEMMs without an im2col buffer) run on the matrix units when
-     x and w are both F16 or both BF16: NVIDIA tensor cores (wmma, sm_80+),
+     x and w are both F16 or both BF16: NVIDIA tensor cores (mma.sync, sm_80+),
      AMD MFMA (gfx90a, gfx940-942) and WMMA (gfx1100-1103); otherwise, and
      for F32 operands, on a tiled f32 kernel (exact to f32 rounding).
      Attention is one fused kernel with an online softmax in f32 (no
-     Nq x Nk matrix): for f16 or bf16 q, k, v on NVIDIA tensor cores (S =
-     QK^T and O += PV as wmma products, head dims padded to 48, 64, 80,
-     128, 160 or 512), otherwise a SIMT kernel sized for head dims 40,
-     64, 80, 128 and 160 (others up to 512).
+     Nq x Nk matrix): for f16 or bf16 q, k, v on NVIDIA tensor cores
+     (FlashAttention-2 style, S = QK^T, P and O in registers, mma.sync
+     products; head dims padded to 48, 64, 80, 128, 160 or 512),
+     otherwise a SIMT kernel sized for head dims 40, 64, 80, 128 and 160
+     (others up to 512).
 
    CONFIGURATION (define before including, in the implementation file)
      SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)

@@ -15,11 +15,11 @@
  *     and the shuffles for every live lane of the warp. Threads that
  *     wait at barriers nobody else can reach (a divergent barrier) are a
  *     deadlock: the launch fails with an error instead of hanging.
- *   - wmma fragments are spread over the warp's lanes in a scrambled
- *     order (sdx_sim_elem), like the hardware's opaque layouts: code that
- *     reads another lane's elements without __syncwarp, or that relies on
- *     a fragment layout, gets wrong results here. mma_sync exchanges the
- *     fragments through the warp.
+ *   - The PTX instructions ldmatrix .x4 (.trans too) and mma.sync
+ *     m16n8k16 are modelled with the fragment layouts the PTX ISA
+ *     documents (sdx_sim_ldmatrix_x4, sdx_sim_mma_m16n8k16), exchanging
+ *     rows and fragments through the warp: a wrong lane or register index
+ *     in a kernel gives wrong results here too.
  *   - A fiber runs until it blocks, so a thread that reads shared memory
  *     another thread writes, without a barrier between them, reads stale
  *     values: missing barriers show up as wrong results.
@@ -90,7 +90,7 @@ struct machine {
     std::function<void()> body;
     alignas(128) unsigned char dyn[SMEM_MAX];
     /* warp exchanges, double-buffered so one barrier per exchange
-     * suffices: shuffles (8 bytes a lane) and mma operands */
+     * suffices: shuffles (8 bytes a lane), ldmatrix rows and mma operands */
     uint64_t shfl[MAX_WARPS][2][32];
     float mma[MAX_WARPS][2][3][256];
     const void *granted_kernel[MAX_GRANTS];
@@ -324,99 +324,6 @@ static inline float sdx_sim_to_float(float v) { return v; }
 static inline float sdx_sim_to_float(__half v) { return __half2float(v); }
 static inline float sdx_sim_to_float(__nv_bfloat16 v) { return __uint_as_float((uint32_t)v.bits << 16); }
 
-/* ---- wmma ------------------------------------------------------------------- */
-
-namespace nvcuda {
-namespace wmma {
-
-struct matrix_a {};
-struct matrix_b {};
-struct accumulator {};
-struct row_major {};
-struct col_major {};
-enum layout_t { mem_row_major, mem_col_major };
-
-template <typename Use, int M_, int N_, int K_> struct dims;
-template <int M_, int N_, int K_> struct dims<matrix_a, M_, N_, K_> { enum { rows = M_, cols = K_ }; };
-template <int M_, int N_, int K_> struct dims<matrix_b, M_, N_, K_> { enum { rows = K_, cols = N_ }; };
-template <int M_, int N_, int K_> struct dims<accumulator, M_, N_, K_> { enum { rows = M_, cols = N_ }; };
-
-/* Element i of lane l's fragment: an index into the row-major tile of n
- * elements (a power of two), scrambled so that no plausible layout
- * matches it. */
-static inline int sdx_sim_elem(int lane, int i, int n) { return ((lane + 32 * i) * 97 + 13) & (n - 1); }
-
-
-template <typename Use, int M_, int N_, int K_, typename T, typename Layout = void>
-struct fragment {
-    enum { rows = dims<Use, M_, N_, K_>::rows, cols = dims<Use, M_, N_, K_>::cols, num_elements = rows * cols / 32 };
-    T x[num_elements];
-};
-
-template <typename Use, int M_, int N_, int K_, typename T, typename L>
-static inline void fill_fragment(fragment<Use, M_, N_, K_, T, L> &f, T v) {
-    for (int i = 0; i < f.num_elements; i++) f.x[i] = v;
-}
-
-static inline int col_major_of(row_major) { return 0; }
-static inline int col_major_of(col_major) { return 1; }
-
-template <typename Use, int M_, int N_, int K_, typename T, typename L>
-static inline void load_matrix_sync(fragment<Use, M_, N_, K_, T, L> &f, const T *p, unsigned ldm) {
-    typedef fragment<Use, M_, N_, K_, T, L> F;
-    int lane = sdx_sim::self().lane, cm = col_major_of(L());
-    for (int i = 0; i < F::num_elements; i++) {
-        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
-        f.x[i] = cm ? p[(size_t)c * ldm + r] : p[(size_t)r * ldm + c];
-    }
-}
-
-template <int M_, int N_, int K_>
-static inline void load_matrix_sync(fragment<accumulator, M_, N_, K_, float> &f, const float *p, unsigned ldm, layout_t l) {
-    typedef fragment<accumulator, M_, N_, K_, float> F;
-    int lane = sdx_sim::self().lane;
-    for (int i = 0; i < F::num_elements; i++) {
-        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
-        f.x[i] = l == mem_col_major ? p[(size_t)c * ldm + r] : p[(size_t)r * ldm + c];
-    }
-}
-
-template <int M_, int N_, int K_>
-static inline void store_matrix_sync(float *p, const fragment<accumulator, M_, N_, K_, float> &f, unsigned ldm, layout_t l) {
-    typedef fragment<accumulator, M_, N_, K_, float> F;
-    int lane = sdx_sim::self().lane;
-    for (int i = 0; i < F::num_elements; i++) {
-        int e = sdx_sim_elem(lane, i, F::rows * F::cols), r = e / F::cols, c = e % F::cols;
-        if (l == mem_col_major) p[(size_t)c * ldm + r] = f.x[i];
-        else p[(size_t)r * ldm + c] = f.x[i];
-    }
-}
-
-/* d = a b + c over the warp: every lane publishes its elements, then
- * computes its own elements of d (f32 products of the 16-bit inputs,
- * exact, summed in order k = 0..K-1). */
-template <int M_, int N_, int K_, typename T, typename LA, typename LB>
-static inline void mma_sync(fragment<accumulator, M_, N_, K_, float> &d, const fragment<matrix_a, M_, N_, K_, T, LA> &a,
-                            const fragment<matrix_b, M_, N_, K_, T, LB> &b, const fragment<accumulator, M_, N_, K_, float> &c) {
-    static_assert(M_ * K_ <= 256 && K_ * N_ <= 256 && M_ * N_ <= 256, "tile too large for the exchange");
-    sdx_sim::fiber &f = sdx_sim::self();
-    float (*x)[256] = sdx_sim::M().mma[f.warp][f.xchg++ & 1];
-    int lane = f.lane;
-    for (int i = 0; i < a.num_elements; i++) x[0][sdx_sim_elem(lane, i, M_ * K_)] = sdx_sim_to_float(a.x[i]);
-    for (int i = 0; i < b.num_elements; i++) x[1][sdx_sim_elem(lane, i, K_ * N_)] = sdx_sim_to_float(b.x[i]);
-    for (int i = 0; i < c.num_elements; i++) x[2][sdx_sim_elem(lane, i, M_ * N_)] = c.x[i];
-    __syncwarp();
-    for (int i = 0; i < d.num_elements; i++) {
-        int e = sdx_sim_elem(lane, i, M_ * N_), r = e / N_, col = e % N_;
-        float s = x[2][e];
-        for (int k = 0; k < K_; k++) s = fmaf(x[0][r * K_ + k], x[1][k * N_ + col], s);
-        d.x[i] = s;
-    }
-}
-
-}  /* namespace wmma */
-}  /* namespace nvcuda */
-
 /* ---- runtime ------------------------------------------------------------------ */
 
 typedef int hipError_t;
@@ -602,6 +509,61 @@ static inline void sdx_sim_check_aligned(const void *p, size_t align) {
         char why[120];
         snprintf(why, sizeof why, "misaligned %zu-byte access at %p", align, p);
         sdx_sim::fail(why);
+    }
+}
+
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: lane l names row l % 8
+ * of matrix l / 8 and gets, of each matrix i, row l / 4's 16-bit elements
+ * 2 (l % 4) and 2 (l % 4) + 1 (the first in the low half); with .trans
+ * the same of the transposed matrix, elements (2 (l % 4), l / 4) and
+ * (2 (l % 4) + 1, l / 4). Every lane reads its row into the warp's
+ * exchange before anyone takes from it, as the instruction reads all
+ * rows at once. */
+static inline void sdx_sim_ldmatrix_x4(uint32_t r[4], const uint16_t *row, int trans) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    float (*x)[256] = sdx_sim::M().mma[f.warp][f.xchg++ & 1];
+    uint16_t *rows = (uint16_t *)x[0];      /* 32 rows of 8 */
+    int lane = f.lane, g = lane / 4, t = lane % 4;
+    sdx_sim_check_aligned(row, 16);
+    memcpy(rows + 8 * lane, row, 16);
+    __syncwarp();
+    for (int i = 0; i < 4; i++) {
+        const uint16_t *m = rows + 64 * i;
+        uint32_t lo = trans ? m[8 * (2 * t) + g] : m[8 * g + 2 * t], hi = trans ? m[8 * (2 * t + 1) + g] : m[8 * g + 2 * t + 1];
+        r[i] = lo | hi << 16;
+    }
+}
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += a b over the warp,
+ * with the PTX ISA's fragments (lane l = 4 g + t):
+ *   a[0] A[g][2t, 2t+1]  a[1] A[g+8][2t, 2t+1]  a[2] A[g][2t+8, 2t+9]  a[3] A[g+8][2t+8, 2t+9]
+ *   b[0] B[2t, 2t+1][g]  b[1] B[2t+8, 2t+9][g]
+ *   d[0, 1] D[g][2t, 2t+1]  d[2, 3] D[g+8][2t, 2t+1]
+ * (f32 products of the 16-bit inputs, exact, summed in order k = 0..15). */
+static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const uint32_t b[2], int bf16) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    float (*x)[256] = sdx_sim::M().mma[f.warp][f.xchg++ & 1];
+    float *A = x[0], *B = x[1], *C = x[2];     /* A[16][16], B[16][8] (k, n), C[16][8] */
+    int lane = f.lane, g = lane / 4, t = lane % 4;
+    for (int h = 0; h < 2; h++) {
+        uint32_t s = 16 * (uint32_t)h;
+#define SDX_SIM_HALF(w) (bf16 ? sdx_sim_to_float(__nv_bfloat16{ (uint16_t)((w) >> s) }) : __half2float(__ushort_as_half((uint16_t)((w) >> s))))
+        A[g * 16 + 2 * t + h] = SDX_SIM_HALF(a[0]);
+        A[(g + 8) * 16 + 2 * t + h] = SDX_SIM_HALF(a[1]);
+        A[g * 16 + 2 * t + 8 + h] = SDX_SIM_HALF(a[2]);
+        A[(g + 8) * 16 + 2 * t + 8 + h] = SDX_SIM_HALF(a[3]);
+        B[(2 * t + h) * 8 + g] = SDX_SIM_HALF(b[0]);
+        B[(2 * t + 8 + h) * 8 + g] = SDX_SIM_HALF(b[1]);
+#undef SDX_SIM_HALF
+        C[g * 8 + 2 * t + h] = d[h];
+        C[(g + 8) * 8 + 2 * t + h] = d[2 + h];
+    }
+    __syncwarp();
+    for (int i = 0; i < 4; i++) {
+        int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        float s = C[row * 8 + col];
+        for (int k = 0; k < 16; k++) s = fmaf(A[row * 16 + k], B[k * 8 + col], s);
+        d[i] = s;
     }
 }
 

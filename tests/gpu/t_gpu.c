@@ -155,11 +155,14 @@ static int gpu_linear_matches_cpu(void) {
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
         tg_set(s, d, 4);
-        /* tile-aligned, ragged (77 tokens, odd widths), bias-less; the last
-         * has K % 8 != 0 (no 16-byte loads on the tensor cores) */
+        /* tile-aligned, ragged (77 tokens, odd widths), bias-less, fewer
+         * k-steps than the tensor-core kernel keeps in flight (K 24, 40);
+         * the last has K % 8 != 0 (no 16-byte loads on the tensor cores) */
         rc = tg_linear_case(gpu, cpu, d, 128, 320, 640, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 77, 72, 131, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 5, 1000, 17, 0);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 9, 24, 40, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 200, 40, 264, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 33, 77, 50, 1);
     }
     sdx_destroy(cpu);
@@ -202,6 +205,7 @@ static int gpu_conv2d_matches_cpu(void) {
         rc = tg_conv_case(gpu, cpu, d, 64, 96, 17, 19, 3, 1, 1, 1, 1, 1, 1, 0);        /* 3x3, ragged tiles */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 32, 16, 16, 3, 2, 0, 0, 1, 1, 1, 0);   /* downsample */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 160, 130, 9, 7, 1, 1, 0, 0, 0, 0, 1, 0);   /* 1x1 */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 16, 24, 12, 12, 1, 1, 0, 0, 0, 0, 1, 0);   /* one k-step */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 4, 320, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);     /* conv_in */
     }
     sdx_destroy(cpu);
