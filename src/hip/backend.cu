@@ -32,6 +32,7 @@ typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
+    int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
@@ -399,18 +400,25 @@ static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw)
     return kernels[conv != 0][bf16 != 0][vw != 0];
 }
 
-/* Lets every matrix-unit GEMM kernel have its shared memory (past the
- * 48 KiB a launch gets without asking); 0 when the device refuses, and
- * the GEMMs then run on the SIMT kernel. Once per context: the
- * attribute is the kernel's, not the launch's. */
+/* Lets a kernel have `bytes` of dynamic shared memory (past the 48 KiB a
+ * launch gets without asking); 0 when the device refuses. Once per
+ * context, at sdx_hip_use: the attribute is the kernel's, not the
+ * launch's, and setting it then keeps it out of graph captures. */
+static int sdx__hip_grant(const sdx__hip *s, const void *kernel, int bytes) {
+    if ((size_t)bytes > s->smem_optin) return 0;
+    if (bytes <= 48 * 1024) return 1;
+    if (hipFuncSetAttribute(kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes) != hipSuccess) {
+        (void)hipGetLastError();
+        return 0;
+    }
+    return 1;
+}
+
+/* Every matrix-unit GEMM kernel's shared memory; 0 when refused, and the
+ * GEMMs then run on the SIMT kernel. */
 static int sdx__hip_gemm_grant(const sdx__hip *s) {
-    if ((size_t)SDX__HIP_MMA_SMEM > s->smem_optin) return 0;
     for (int i = 0; i < 8; i++)
-        if (hipFuncSetAttribute((const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), hipFuncAttributeMaxDynamicSharedMemorySize,
-                                SDX__HIP_MMA_SMEM) != hipSuccess) {
-            (void)hipGetLastError();
-            return 0;
-        }
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), SDX__HIP_MMA_SMEM)) return 0;
     return 1;
 }
 
@@ -493,47 +501,48 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
                     (float)(1.0 / sqrt((double)d)));
 }
 
-/* A matrix-unit attention kernel with its plan's shared memory and
- * queries a block; 0 when the device cannot give the block its shared
- * memory (the caller falls back to the SIMT kernel). */
-typedef void (*sdx__hip_attn_kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int);
-static int sdx__hip_attention_mma_launch(const sdx__hip *s, sdx__hip_attn_kernel kernel, int bytes, int queries, int threads, sdx_tensor *y,
-                                         const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
-                                         int causal) {
-    int64_t nq = q->shape[1], nk = k->shape[1];
-    int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
-    if ((size_t)bytes > s->smem_optin) return 0;
-    if (bytes > 48 * 1024 && hipFuncSetAttribute((const void *)kernel, hipFuncAttributeMaxDynamicSharedMemorySize, bytes) != hipSuccess) {
-        (void)hipGetLastError();
-        return 0;
-    }
-    sdx__hip_launch(kernel, dim3((unsigned)((nq + queries - 1) / queries), (unsigned)(batch * heads)), dim3((unsigned)threads), (size_t)bytes,
-                    y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data, (const void *)v->data, nq, nk, heads, d,
-                    causal, (float)(1.0 / sqrt((double)d)), vec);
-    return 1;
-}
-
-/* One plan: SD's head dims (40 padded to 48, 64, 80, 128, 160) with four
+/* The tensor-core attention plans (sdx__hip_flash_plan: padded head dim,
+ * keys a tile, groups of 16 queries, warps a group), the first whose DP
+ * holds d is taken: SD's head dims (40 -> 48, 64, 80, 128, 160) with four
  * warps of 16 queries, 64-key tiles up to 80 and 32 above (the K/V
  * buffers' shared memory); the VAE's 512 with two groups of four warps
  * that split the dims, 16-key tiles (106 KiB of shared memory). */
+#define SDX__HIP_FLASH_PLANS(X) X(48, 64, 4, 1) X(64, 64, 4, 1) X(80, 64, 4, 1) X(128, 32, 4, 1) X(160, 32, 4, 1) X(512, 16, 2, 4)
+
+typedef void (*sdx__hip_attn_kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int);
+
 template <int HT, int DP, int BK, int ROWS, int SPLIT>
-static int sdx__hip_flash(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch,
-                          int heads, int d, int causal) {
+static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
+                           int causal) {
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
-    return sdx__hip_attention_mma_launch(s, sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, L::BYTES, L::BQ, L::THREADS, y, q, k, v, batch,
-                                         heads, d, causal);
+    int64_t nq = q->shape[1], nk = k->shape[1];
+    int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
+    sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+                    dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
+                    (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec);
 }
 
 template <int HT>
-static int sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
-                                  int64_t batch, int heads, int d, int causal) {
-    if (d <= 48) return sdx__hip_flash<HT, 48, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 64) return sdx__hip_flash<HT, 64, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 80) return sdx__hip_flash<HT, 80, 64, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 128) return sdx__hip_flash<HT, 128, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
-    if (d <= 160) return sdx__hip_flash<HT, 160, 32, 4, 1>(s, y, q, k, v, batch, heads, d, causal);
-    return sdx__hip_flash<HT, 512, 16, 2, 4>(s, y, q, k, v, batch, heads, d, causal);
+static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
+                                   int d, int causal) {
+#define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT) \
+    if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT>(y, q, k, v, batch, heads, d, causal);
+    SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_PICK)
+#undef SDX__HIP_FLASH_PICK
+}
+
+/* Every plan's shared memory, f16 and bf16; 0 when refused, and
+ * attention then runs on the SIMT kernel. */
+static int sdx__hip_attention_grant(const sdx__hip *s) {
+#define SDX__HIP_FLASH_GRANT(DP, BK, ROWS, SPLIT) \
+    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>::BYTES) || \
+        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>::BYTES)) \
+        return 0;
+    SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_GRANT)
+#undef SDX__HIP_FLASH_GRANT
+    return 1;
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -547,10 +556,11 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
     /* NVIDIA matrix units for half q, k, v of one type */
-    if (s->mma == 1 && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512 &&
-        (q->dtype == SDX_F16 ? sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal)
-                             : sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal)))
+    if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
+        if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d, causal);
+        else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d, causal);
         return sdx__hip_check(ctx, op);
+    }
     switch (d) {        /* exact fits: no lane idles on padding */
     case 40:  sdx__hip_attention_launch<10, 4, 32>(y, q, k, v, batch, heads, 40, causal); break;
     case 64:  sdx__hip_attention_launch<16, 4, 32>(y, q, k, v, batch, heads, 64, causal); break;
@@ -653,6 +663,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
         return (sdx_result)rc;
     }
     s->gemm_mma = s->mma && sdx__hip_gemm_grant(s);
+    s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "");
     memset(&b, 0, sizeof b);
