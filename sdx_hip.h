@@ -714,14 +714,60 @@ typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
  * linear's A, rows contiguous along k, stream into the stage two steps
  * ahead as asynchronous 16-byte copies (thread t: rows t/4 and t/4 + 64 at
  * k + 8 (t % 4)) while the matrix units work on this one. A convolution's
- * A is a gather: thread t keeps output pixel m0 + t % 128 and takes k +
- * t/128 + 2i into registers, stepping (channel, ky, kx) without a
- * division per value; the loads fly during one step's products and are
- * stored into their stage at the next. Without VW every value is loaded
- * straight into one stage, step by step. */
+ * A is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t %
+ * 128 and takes k + t/128 + 2i into registers; the loads fly during one
+ * step's products and are stored into their stage at the next. Without
+ * VW every value is loaded straight into one stage, step by step. */
 struct sdx__hip_mma_regs {
     uint16_t a[16];         /* a convolution's gathered A */
 };
+
+/* A thread's output pixel, fixed for the whole product: which rows and
+ * columns of its kh x kw window lie inside the image (bit ky of rows, kx
+ * of cols; windows up to 32 x 32), and the input offset of the window's
+ * corner (32-bit: one image of x has under 2^31 values, which the launch
+ * checks). A value's offset then steps with k instead of being
+ * recomputed: a few integer operations a value, not divisions and
+ * 64-bit products. */
+struct sdx__hip_gather {
+    int corner;             /* (oy*s - pt) * W + ox*s - pl */
+    unsigned rows, cols;    /* 0 for a pixel past M */
+};
+
+static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__hip_gemm &g, int64_t m) {
+    sdx__hip_gather r = { 0, 0u, 0u };
+    if (m < g.M) {
+        const int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+        const int iy0 = oy * g.stride - g.pt, ix0 = ox * g.stride - g.pl;
+        for (int i = 0; i < g.kh; i++) r.rows |= (unsigned)(iy0 + i >= 0 && iy0 + i < g.H) << i;
+        for (int i = 0; i < g.kw; i++) r.cols |= (unsigned)(ix0 + i >= 0 && ix0 + i < g.W) << i;
+        r.corner = iy0 * g.W + ix0;
+    }
+    return r;
+}
+
+static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, const sdx__hip_gather &at, int64_t k0,
+                                                           int t, sdx__hip_mma_regs *r) {
+    const int khw = g.kh * g.kw, hw = g.H * g.W;
+    int k = (int)k0 + t / 128;
+    int c = k / khw, rest = k - c * khw, ky = rest / g.kw, kx = rest - ky * g.kw;
+    int off = at.corner + c * hw + ky * g.W + kx;
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+        r->a[i] = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
+        k += 2;
+        kx += 2;
+        off += 2;
+        while (kx >= g.kw) {
+            kx -= g.kw;
+            off += g.W - g.kw;
+            if (++ky == g.kh) {
+                ky = 0;
+                off += hw - g.kh * g.W;
+            }
+        }
+    }
+}
 
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
@@ -734,23 +780,6 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
-    }
-}
-
-static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, int64_t m0, int64_t k0, int t,
-                                                           sdx__hip_mma_regs *r) {
-    const int64_t m = m0 + t % 128;
-    const int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
-    const int iy0 = oy * g.stride - g.pt, ix0 = ox * g.stride - g.pl, khw = g.kh * g.kw;
-    int64_t k = k0 + t / 128;
-    int c = (int)(k / khw), rest = (int)(k - (int64_t)c * khw), ky = rest / g.kw, kx = rest - ky * g.kw;
-#pragma unroll
-    for (int i = 0; i < 16; i++) {
-        const int iy = iy0 + ky, ix = ix0 + kx;
-        r->a[i] = (m < g.M && k < g.K && iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) ? xb[((int64_t)c * g.H + iy) * g.W + ix] : (uint16_t)0;
-        k += 2;
-        for (kx += 2; kx >= g.kw; kx -= g.kw)
-            if (++ky == g.kh) { ky = 0; c++; }
     }
 }
 
@@ -861,16 +890,17 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
             for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
 #endif
     sdx__hip_mma_regs gathered;
+    const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % 128) : sdx__hip_gather{ 0, 0u, 0u };
     if (VW) {
         for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
-                sdx__hip_mma_gather(g, xb, m0, s * SDX__HIP_MBK, t, &gathered);
+                sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
                 sdx__hip_mma_put_gathered(smem + s * SDX__HIP_MSTAGE, t, &gathered);
             }
             sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, s, t, smem);
         }
         if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
-            sdx__hip_mma_gather(g, xb, m0, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
+            sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
     }
     for (int64_t step = 0; step < steps; step++) {
         const uint16_t *as, *bs;
@@ -884,7 +914,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
             __syncthreads();
             if (AK == SDX__HIP_A_CONV && ahead < steps) {
                 sdx__hip_mma_put_gathered(smem + (ahead % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE, t, &gathered);
-                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, m0, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
+                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
             sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, ahead, t, smem);
             as = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
@@ -1723,7 +1753,9 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv || (uintptr_t)g.x % 16 == 0);
+        /* a convolution's gather keeps 32-bit offsets and window masks */
+        int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
+                                                                    : (uintptr_t)g.x % 16 == 0);
         sdx__hip_launch(sdx__hip_gemm_mma_kernel(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)SDX__HIP_MMA_SMEM, g);
     }
     return sdx__hip_check(ctx, op);

@@ -206,6 +206,7 @@ static int gpu_conv2d_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 32, 16, 16, 3, 2, 0, 0, 1, 1, 1, 0);   /* downsample */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 160, 130, 9, 7, 1, 1, 0, 0, 0, 0, 1, 0);   /* 1x1 */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 16, 24, 12, 12, 1, 1, 0, 0, 0, 0, 1, 0);   /* one k-step */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 24, 40, 11, 13, 5, 1, 2, 1, 2, 3, 1, 0);   /* 5x5, uneven pads */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 4, 320, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);     /* conv_in */
     }
     sdx_destroy(cpu);
