@@ -233,21 +233,76 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
 }
 
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
- * 16-byte aligned: the simulator checks it). */
+ * 16-byte aligned: the simulator checks it, then copies bytewise so
+ * that the failure is reported, not a crash of the test). */
 struct __align__(16) sdx__hip_v8 { uint32_t w[4]; };
 
 static __device__ __forceinline__ sdx__hip_v8 sdx__hip_ld8(const uint16_t *p) {
 #if defined(SDX_HIP_SIM)
+    sdx__hip_v8 v;
     sdx_sim_check_aligned(p, 16);
-#endif
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
     return *(const sdx__hip_v8 *)p;
+#endif
 }
 
 static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) {
 #if defined(SDX_HIP_SIM)
     sdx_sim_check_aligned(p, 16);
-#endif
+    memcpy(p, &v, sizeof v);
+#else
     *(sdx__hip_v8 *)p = v;
+#endif
+}
+
+/* W consecutive values of a tensor from element i on, widened to f32 (and
+ * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
+ * aligned (the launch checks both), one 16-byte access per 8 half values
+ * or 4 floats, where W == 1 is one value at a time. The memory-bound
+ * kernels take W as a template argument. */
+template <int W>
+static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
+    if (W == 1) {
+        v[0] = sdx__hip_ld(p, dt, i);
+    } else if (dt == SDX__HIP_DT_F32) {
+        for (int h = 0; h < W / 4; h++) {
+            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)((const float *)p + i + 4 * h));
+            for (int e = 0; e < 4; e++) v[4 * h + e] = __uint_as_float(q.w[e]);
+        }
+    } else {
+        for (int h = 0; h < W / 8; h++) {
+            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)p + i + 8 * h);
+            for (int e = 0; e < 8; e++) {
+                uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
+                v[8 * h + e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
+            }
+        }
+    }
+}
+
+template <int W>
+static __device__ __forceinline__ void sdx__hip_stw(void *p, int dt, int64_t i, const float *v) {
+    if (W == 1) {
+        sdx__hip_st(p, dt, i, v[0]);
+    } else if (dt == SDX__HIP_DT_F32) {
+        for (int h = 0; h < W / 4; h++) {
+            sdx__hip_v8 q;
+            for (int e = 0; e < 4; e++) q.w[e] = __float_as_uint(v[4 * h + e]);
+            sdx__hip_st8((uint16_t *)((float *)p + i + 4 * h), q);
+        }
+    } else {
+        for (int h = 0; h < W / 8; h++) {
+            sdx__hip_v8 q;
+            for (int e = 0; e < 4; e++) {
+                uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e]) : sdx__hip_f2bf(v[8 * h + 2 * e]);
+                uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e + 1]) : sdx__hip_f2bf(v[8 * h + 2 * e + 1]);
+                q.w[e] = lo | hi << 16;
+            }
+            sdx__hip_st8((uint16_t *)p + i + 8 * h, q);
+        }
+    }
 }
 
 /* 16 bytes from global to shared memory without waiting for them (sm_80+:
@@ -392,7 +447,11 @@ static __device__ T sdx__hip_block_sum(T v, T *buf) {
 /*  Kernels: elementwise, norms, softmax, layout                          */
 /* ===================================================================== */
 /* Semantics are the CPU kernels' (src/cpu/): f32 arithmetic,
- * f32 (group norm: f64) statistics, one narrowing store. */
+ * f32 (group norm: f64) statistics, one narrowing store. The
+ * memory-bound ones take W values a thread at a time (sdx__hip_ldw): 8
+ * with 16-byte accesses when the launch found the sizes and pointers
+ * allow it (sdx__hip_width), else 1; a group of W values then shares its
+ * row, plane or channel, so index divisions happen once per group. */
 
 enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
        SDX__HIP_LEAKY_RELU };
@@ -403,20 +462,29 @@ static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0
 #define SDX__HIP_GRID_STRIDE(i, n) \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
+/* The same over groups of W: i is the group's first element. */
+#define SDX__HIP_GRID_STRIDE_W(i, n, W) \
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * (W); i < (n); i += (int64_t)gridDim.x * blockDim.x * (W))
+
+template <int W>
 __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        float v = sdx__hip_ld(a, at, i);
-        switch (op) {
-        case SDX__HIP_SILU: v = sdx__hip_silu(v); break;
-        case SDX__HIP_GELU: v = sdx__hip_gelu(v); break;
-        case SDX__HIP_QUICK_GELU: v = v / (1.0f + expf(-1.702f * v)); break;
-        case SDX__HIP_SCALE: v *= s; break;
-        case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
-        case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
-        case SDX__HIP_LEAKY_RELU: v = v > 0 ? v : v * s; break;   /* s: the slope */
-        default: break;
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        float v[W], u[W] = { 0 };   /* u: b's values, for add and mul */
+        sdx__hip_ldw<W>(a, at, i, v);
+        if (op == SDX__HIP_ADD || op == SDX__HIP_MUL) sdx__hip_ldw<W>(b, bt, i, u);
+        for (int e = 0; e < W; e++) {
+            switch (op) {
+            case SDX__HIP_SILU: v[e] = sdx__hip_silu(v[e]); break;
+            case SDX__HIP_GELU: v[e] = sdx__hip_gelu(v[e]); break;
+            case SDX__HIP_QUICK_GELU: v[e] = v[e] / (1.0f + expf(-1.702f * v[e])); break;
+            case SDX__HIP_SCALE: v[e] *= s; break;
+            case SDX__HIP_ADD: v[e] += u[e]; break;
+            case SDX__HIP_MUL: v[e] *= u[e]; break;
+            case SDX__HIP_LEAKY_RELU: v[e] = v[e] > 0 ? v[e] : v[e] * s; break;   /* s: the slope */
+            default: break;
+            }
         }
-        sdx__hip_st(y, yt, i, v);
+        sdx__hip_stw<W>(y, yt, i, v);
     }
 }
 
@@ -430,18 +498,29 @@ __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t
     }
 }
 
-/* y[r, j] = x[r, j] * gelu(x[r, d + j]) */
+/* y[r, j] = x[r, j] * gelu(x[r, d + j]); W divides d */
+template <int W>
 __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        int64_t r = i / d, j = i % d;
-        float a = sdx__hip_ld(x, xt, r * 2 * d + j), g = sdx__hip_ld(x, xt, r * 2 * d + d + j);
-        sdx__hip_st(y, yt, i, a * sdx__hip_gelu(g));
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const int64_t r = i / d, j = i - r * d;
+        float a[W], g[W];
+        sdx__hip_ldw<W>(x, xt, r * 2 * d + j, a);
+        sdx__hip_ldw<W>(x, xt, r * 2 * d + d + j, g);
+        for (int e = 0; e < W; e++) a[e] *= sdx__hip_gelu(g[e]);
+        sdx__hip_stw<W>(y, yt, i, a);
     }
 }
 
-/* y = x + v[n*C + c] over each [H*W] plane */
+/* y = x + v[n*C + c] over each [H*W] plane; W divides hw */
+template <int W>
 __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
-    SDX__HIP_GRID_STRIDE(i, n) sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, i) + sdx__hip_ld(v, vt, i / hw));
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const float bias = sdx__hip_ld(v, vt, i / hw);
+        float u[W];
+        sdx__hip_ldw<W>(x, xt, i, u);
+        for (int e = 0; e < W; e++) u[e] += bias;
+        sdx__hip_stw<W>(y, yt, i, u);
+    }
 }
 
 /* nearest: source index floor(dst * in / out), as torch's interpolate */
@@ -462,12 +541,15 @@ __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, 
     }
 }
 
-/* y[n] = cat(a[n], b[n]) with na, nb elements per image */
+/* y[n] = cat(a[n], b[n]) with na, nb elements per image; W divides both */
+template <int W>
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        int64_t img = i / (na + nb), r = i % (na + nb);
-        float v = r < na ? sdx__hip_ld(a, at, img * na + r) : sdx__hip_ld(b, bt, img * nb + r - na);
-        sdx__hip_st(y, yt, i, v);
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const int64_t img = i / (na + nb), r = i - img * (na + nb);
+        float v[W];
+        if (r < na) sdx__hip_ldw<W>(a, at, img * na + r, v);
+        else sdx__hip_ldw<W>(b, bt, img * nb + r - na, v);
+        sdx__hip_stw<W>(y, yt, i, v);
     }
 }
 
@@ -501,16 +583,28 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
 
 #define SDX__HIP_GN_THREADS 512
 
+/* A block's part of a group: a multiple of W values (W divides the
+ * group's spatial size, so a group of W never straddles two channels). */
+template <int W>
+static __device__ __forceinline__ int64_t sdx__hip_gn_chunk(int64_t count, int parts) {
+    return ((count + parts - 1) / parts + W - 1) / W * W;
+}
+
+template <int W>
 __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
                                     double *shift_of) {
     __shared__ double buf[32];
-    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double shift = (double)sdx__hip_ld(x, xt, g * count), s = 0, q = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        double d = (double)sdx__hip_ld(x, xt, g * count + i) - shift;
-        s += d;
-        q += d * d;
+    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
+        float v[W];
+        sdx__hip_ldw<W>(x, xt, g * count + i, v);
+        for (int e = 0; e < W; e++) {
+            double d = (double)v[e] - shift;
+            s += d;
+            q += d * d;
+        }
     }
     s = sdx__hip_block_sum(s, buf);
     q = sdx__hip_block_sum(q, buf);
@@ -521,10 +615,11 @@ __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int pa
     }
 }
 
+template <int W>
 __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
                                     const double *part_sq, const double *shift_of, int64_t groups, int64_t spatial, float eps,
                                     const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
-    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts, cpg = count / spatial;  /* spatial > 0 */
+    int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts), cpg = count / spatial;  /* spatial > 0 */
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double sum = 0, sq = 0, mean_shifted, var;
     float rstd, fmean;
@@ -536,33 +631,48 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
         int64_t ch = (g % groups) * cpg + i / spatial;
-        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
-        /* x - mean first, as the CPU: x * mul + (beta - mean * mul) would
-         * cancel when the mean is large against the spread */
-        float v = (sdx__hip_ld(x, xt, g * count + i) - fmean) * (gm * rstd) + bt;
-        if (fuse_silu) v = sdx__hip_silu(v);
-        sdx__hip_st(y, yt, g * count + i, v);
+        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f, v[W];
+        sdx__hip_ldw<W>(x, xt, g * count + i, v);
+        for (int e = 0; e < W; e++) {
+            /* x - mean first, as the CPU: x * mul + (beta - mean * mul)
+             * would cancel when the mean is large against the spread */
+            v[e] = (v[e] - fmean) * (gm * rstd) + bt;
+            if (fuse_silu) v[e] = sdx__hip_silu(v[e]);
+        }
+        sdx__hip_stw<W>(y, yt, g * count + i, v);
     }
 }
 
 /* ---- layer norm and softmax: one warp per row ---------------------------- */
 
+/* W divides d */
+template <int W>
 __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                       const void *gamma, int gt, const void *beta, int btt) {
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
-    float s = 0, q = 0, mean, rstd, shift;
+    float s = 0, q = 0, mean, rstd, shift, v[W];
     if (r >= rows) return;      /* whole warps leave together */
     shift = sdx__hip_ld(x, xt, r * d);  /* summing x - x[0] keeps a mean far from 0 exact (as the CPU) */
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i) - shift;
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) s += v[e] - shift;
+    }
     mean = shift + sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) { float v = sdx__hip_ld(x, xt, r * d + i) - mean; q += v * v; }
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) q += (v[e] - mean) * (v[e] - mean);
+    }
     rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) {
-        float gm = gamma ? sdx__hip_ld(gamma, gt, i) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i) : 0.0f;
-        sdx__hip_st(y, yt, r * d + i, (sdx__hip_ld(x, xt, r * d + i) - mean) * rstd * gm + bt);
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) {
+            float gm = gamma ? sdx__hip_ld(gamma, gt, i + e) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i + e) : 0.0f;
+            v[e] = (v[e] - mean) * rstd * gm + bt;
+        }
+        sdx__hip_stw<W>(y, yt, r * d + i, v);
     }
 }
 
@@ -1516,11 +1626,20 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
 
 /* ---- elementwise and layout ---------------------------------------------------- */
 
+/* Values a thread of a memory-bound kernel takes at once (its template
+ * argument W): 8, as 16-byte accesses, when the sizes allow it (no group
+ * of 8 straddles what the kernel indexes by: a row, plane, image or
+ * channel) and every pointer is 16-byte aligned; else 1. */
+static int sdx__hip_width(int sizes_ok, const void *a, const void *b = NULL, const void *c = NULL) {
+    return sizes_ok && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 ? 8 : 1;
+}
+
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
     int64_t n = sdx_tensor_numel(y);
+    int w = sdx__hip_width(n % 8 == 0, y->data, a->data, b ? b->data : NULL);
     if (n == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_ew, sdx__hip_blocks(n, 256), 256, 0, kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
-                    b ? (int)b->dtype : 0, n, s);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, kind, y->data, y->dtype, a->data,
+                    a->dtype, b ? b->data : NULL, b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
 
@@ -1568,7 +1687,9 @@ static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, s
     int64_t n = sdx_tensor_numel(y), d;
     d = y->shape[y->ndim - 1];
     if (n == 0 || d == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_geglu, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, d);
+    int w = sdx__hip_width(d % 8 == 0, y->data, x->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_geglu<8> : sdx__hip_k_geglu<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype, x->data,
+                    x->dtype, n, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -1577,7 +1698,9 @@ static int sdx__hip_add_channel_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_t
     int64_t n = sdx_tensor_numel(y), nc;
     nc = x->shape[0] * x->shape[1];
     if (n == 0 || nc == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_chan_bias, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
+    int w = sdx__hip_width(n / nc % 8 == 0, y->data, x->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_chan_bias<8> : sdx__hip_k_chan_bias<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype,
+                    x->data, x->dtype, v->data, v->dtype, n, n / nc);
     return sdx__hip_check(ctx, op);
 }
 
@@ -1602,10 +1725,11 @@ static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
 
 static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
-    int64_t n = sdx_tensor_numel(y);
+    int64_t n = sdx_tensor_numel(y), na = a->shape[1] * a->shape[2] * a->shape[3], nb = b->shape[1] * b->shape[2] * b->shape[3];
     if (n == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_concat, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
-                    a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
+    int w = sdx__hip_width(na % 8 == 0 && nb % 8 == 0, y->data, a->data, b->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_concat<8> : sdx__hip_k_concat<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype, a->data,
+                    a->dtype, b->data, b->dtype, n, na, nb);
     return sdx__hip_check(ctx, op);
 }
 
@@ -1666,10 +1790,12 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
         double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
-        sdx__hip_launch(sdx__hip_k_gn_stats, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq, shift);
-        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq,
-                        shift, groups, spatial, eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
-                        beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
+        int w = sdx__hip_width(spatial % 8 == 0, y->data, x->data);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_gn_stats<8> : sdx__hip_k_gn_stats<1>, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count,
+                        parts, psum, psq, shift);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_gn_apply<8> : sdx__hip_k_gn_apply<1>, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data,
+                        x->dtype, count, parts, psum, psq, shift, groups, spatial, eps, gamma ? gamma->data : NULL,
+                        gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -1687,7 +1813,8 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_launch(sdx__hip_k_layer_norm, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
+    sdx__hip_launch(sdx__hip_width(d % 8 == 0, y->data, x->data) == 8 ? sdx__hip_k_layer_norm<8> : sdx__hip_k_layer_norm<1>,
+                    sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
                     gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }

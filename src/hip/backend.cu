@@ -200,11 +200,20 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
 
 /* ---- elementwise and layout ---------------------------------------------------- */
 
+/* Values a thread of a memory-bound kernel takes at once (its template
+ * argument W): 8, as 16-byte accesses, when the sizes allow it (no group
+ * of 8 straddles what the kernel indexes by: a row, plane, image or
+ * channel) and every pointer is 16-byte aligned; else 1. */
+static int sdx__hip_width(int sizes_ok, const void *a, const void *b = NULL, const void *c = NULL) {
+    return sizes_ok && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 ? 8 : 1;
+}
+
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
     int64_t n = sdx_tensor_numel(y);
+    int w = sdx__hip_width(n % 8 == 0, y->data, a->data, b ? b->data : NULL);
     if (n == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_ew, sdx__hip_blocks(n, 256), 256, 0, kind, y->data, y->dtype, a->data, a->dtype, b ? b->data : NULL,
-                    b ? (int)b->dtype : 0, n, s);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, kind, y->data, y->dtype, a->data,
+                    a->dtype, b ? b->data : NULL, b ? (int)b->dtype : 0, n, s);
     return sdx__hip_check(ctx, op);
 }
 
@@ -252,7 +261,9 @@ static int sdx__hip_geglu_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, s
     int64_t n = sdx_tensor_numel(y), d;
     d = y->shape[y->ndim - 1];
     if (n == 0 || d == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_geglu, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, n, d);
+    int w = sdx__hip_width(d % 8 == 0, y->data, x->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_geglu<8> : sdx__hip_k_geglu<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype, x->data,
+                    x->dtype, n, d);
     return sdx__hip_check(ctx, op);
 }
 
@@ -261,7 +272,9 @@ static int sdx__hip_add_channel_bias_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_t
     int64_t n = sdx_tensor_numel(y), nc;
     nc = x->shape[0] * x->shape[1];
     if (n == 0 || nc == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_chan_bias, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, x->data, x->dtype, v->data, v->dtype, n, n / nc);
+    int w = sdx__hip_width(n / nc % 8 == 0, y->data, x->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_chan_bias<8> : sdx__hip_k_chan_bias<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype,
+                    x->data, x->dtype, v->data, v->dtype, n, n / nc);
     return sdx__hip_check(ctx, op);
 }
 
@@ -286,10 +299,11 @@ static int sdx__hip_pad_circular_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tenso
 
 static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
     static const char op[] = "concat_channels";
-    int64_t n = sdx_tensor_numel(y);
+    int64_t n = sdx_tensor_numel(y), na = a->shape[1] * a->shape[2] * a->shape[3], nb = b->shape[1] * b->shape[2] * b->shape[3];
     if (n == 0) return SDX_OK;
-    sdx__hip_launch(sdx__hip_k_concat, sdx__hip_blocks(n, 256), 256, 0, y->data, y->dtype, a->data, a->dtype, b->data, b->dtype, n,
-                    a->shape[1] * a->shape[2] * a->shape[3], b->shape[1] * b->shape[2] * b->shape[3]);
+    int w = sdx__hip_width(na % 8 == 0 && nb % 8 == 0, y->data, a->data, b->data);
+    sdx__hip_launch(w == 8 ? sdx__hip_k_concat<8> : sdx__hip_k_concat<1>, sdx__hip_blocks(n / w, 256), 256, 0, y->data, y->dtype, a->data,
+                    a->dtype, b->data, b->dtype, n, na, nb);
     return sdx__hip_check(ctx, op);
 }
 
@@ -350,10 +364,12 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
         double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
-        sdx__hip_launch(sdx__hip_k_gn_stats, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count, parts, psum, psq, shift);
-        sdx__hip_launch(sdx__hip_k_gn_apply, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data, x->dtype, count, parts, psum, psq,
-                        shift, groups, spatial, eps, gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0,
-                        beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
+        int w = sdx__hip_width(spatial % 8 == 0, y->data, x->data);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_gn_stats<8> : sdx__hip_k_gn_stats<1>, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count,
+                        parts, psum, psq, shift);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_gn_apply<8> : sdx__hip_k_gn_apply<1>, grid, SDX__HIP_GN_THREADS, 0, y->data, y->dtype, x->data,
+                        x->dtype, count, parts, psum, psq, shift, groups, spatial, eps, gamma ? gamma->data : NULL,
+                        gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0, fuse_silu);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -371,7 +387,8 @@ static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_launch(sdx__hip_k_layer_norm, sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
+    sdx__hip_launch(sdx__hip_width(d % 8 == 0, y->data, x->data) == 8 ? sdx__hip_k_layer_norm<8> : sdx__hip_k_layer_norm<1>,
+                    sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
                     gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }

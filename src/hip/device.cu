@@ -39,21 +39,76 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
 }
 
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
- * 16-byte aligned: the simulator checks it). */
+ * 16-byte aligned: the simulator checks it, then copies bytewise so
+ * that the failure is reported, not a crash of the test). */
 struct __align__(16) sdx__hip_v8 { uint32_t w[4]; };
 
 static __device__ __forceinline__ sdx__hip_v8 sdx__hip_ld8(const uint16_t *p) {
 #if defined(SDX_HIP_SIM)
+    sdx__hip_v8 v;
     sdx_sim_check_aligned(p, 16);
-#endif
+    memcpy(&v, p, sizeof v);
+    return v;
+#else
     return *(const sdx__hip_v8 *)p;
+#endif
 }
 
 static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) {
 #if defined(SDX_HIP_SIM)
     sdx_sim_check_aligned(p, 16);
-#endif
+    memcpy(p, &v, sizeof v);
+#else
     *(sdx__hip_v8 *)p = v;
+#endif
+}
+
+/* W consecutive values of a tensor from element i on, widened to f32 (and
+ * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
+ * aligned (the launch checks both), one 16-byte access per 8 half values
+ * or 4 floats, where W == 1 is one value at a time. The memory-bound
+ * kernels take W as a template argument. */
+template <int W>
+static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
+    if (W == 1) {
+        v[0] = sdx__hip_ld(p, dt, i);
+    } else if (dt == SDX__HIP_DT_F32) {
+        for (int h = 0; h < W / 4; h++) {
+            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)((const float *)p + i + 4 * h));
+            for (int e = 0; e < 4; e++) v[4 * h + e] = __uint_as_float(q.w[e]);
+        }
+    } else {
+        for (int h = 0; h < W / 8; h++) {
+            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)p + i + 8 * h);
+            for (int e = 0; e < 8; e++) {
+                uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
+                v[8 * h + e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
+            }
+        }
+    }
+}
+
+template <int W>
+static __device__ __forceinline__ void sdx__hip_stw(void *p, int dt, int64_t i, const float *v) {
+    if (W == 1) {
+        sdx__hip_st(p, dt, i, v[0]);
+    } else if (dt == SDX__HIP_DT_F32) {
+        for (int h = 0; h < W / 4; h++) {
+            sdx__hip_v8 q;
+            for (int e = 0; e < 4; e++) q.w[e] = __float_as_uint(v[4 * h + e]);
+            sdx__hip_st8((uint16_t *)((float *)p + i + 4 * h), q);
+        }
+    } else {
+        for (int h = 0; h < W / 8; h++) {
+            sdx__hip_v8 q;
+            for (int e = 0; e < 4; e++) {
+                uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e]) : sdx__hip_f2bf(v[8 * h + 2 * e]);
+                uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e + 1]) : sdx__hip_f2bf(v[8 * h + 2 * e + 1]);
+                q.w[e] = lo | hi << 16;
+            }
+            sdx__hip_st8((uint16_t *)p + i + 8 * h, q);
+        }
+    }
 }
 
 /* 16 bytes from global to shared memory without waiting for them (sm_80+:

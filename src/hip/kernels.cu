@@ -4,7 +4,11 @@
 /*  Kernels: elementwise, norms, softmax, layout                          */
 /* ===================================================================== */
 /* Semantics are the CPU kernels' (src/cpu/): f32 arithmetic,
- * f32 (group norm: f64) statistics, one narrowing store. */
+ * f32 (group norm: f64) statistics, one narrowing store. The
+ * memory-bound ones take W values a thread at a time (sdx__hip_ldw): 8
+ * with 16-byte accesses when the launch found the sizes and pointers
+ * allow it (sdx__hip_width), else 1; a group of W values then shares its
+ * row, plane or channel, so index divisions happen once per group. */
 
 enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
        SDX__HIP_LEAKY_RELU };
@@ -15,20 +19,29 @@ static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0
 #define SDX__HIP_GRID_STRIDE(i, n) \
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
+/* The same over groups of W: i is the group's first element. */
+#define SDX__HIP_GRID_STRIDE_W(i, n, W) \
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * (W); i < (n); i += (int64_t)gridDim.x * blockDim.x * (W))
+
+template <int W>
 __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        float v = sdx__hip_ld(a, at, i);
-        switch (op) {
-        case SDX__HIP_SILU: v = sdx__hip_silu(v); break;
-        case SDX__HIP_GELU: v = sdx__hip_gelu(v); break;
-        case SDX__HIP_QUICK_GELU: v = v / (1.0f + expf(-1.702f * v)); break;
-        case SDX__HIP_SCALE: v *= s; break;
-        case SDX__HIP_ADD: v += sdx__hip_ld(b, bt, i); break;
-        case SDX__HIP_MUL: v *= sdx__hip_ld(b, bt, i); break;
-        case SDX__HIP_LEAKY_RELU: v = v > 0 ? v : v * s; break;   /* s: the slope */
-        default: break;
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        float v[W], u[W] = { 0 };   /* u: b's values, for add and mul */
+        sdx__hip_ldw<W>(a, at, i, v);
+        if (op == SDX__HIP_ADD || op == SDX__HIP_MUL) sdx__hip_ldw<W>(b, bt, i, u);
+        for (int e = 0; e < W; e++) {
+            switch (op) {
+            case SDX__HIP_SILU: v[e] = sdx__hip_silu(v[e]); break;
+            case SDX__HIP_GELU: v[e] = sdx__hip_gelu(v[e]); break;
+            case SDX__HIP_QUICK_GELU: v[e] = v[e] / (1.0f + expf(-1.702f * v[e])); break;
+            case SDX__HIP_SCALE: v[e] *= s; break;
+            case SDX__HIP_ADD: v[e] += u[e]; break;
+            case SDX__HIP_MUL: v[e] *= u[e]; break;
+            case SDX__HIP_LEAKY_RELU: v[e] = v[e] > 0 ? v[e] : v[e] * s; break;   /* s: the slope */
+            default: break;
+            }
         }
-        sdx__hip_st(y, yt, i, v);
+        sdx__hip_stw<W>(y, yt, i, v);
     }
 }
 
@@ -42,18 +55,29 @@ __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t
     }
 }
 
-/* y[r, j] = x[r, j] * gelu(x[r, d + j]) */
+/* y[r, j] = x[r, j] * gelu(x[r, d + j]); W divides d */
+template <int W>
 __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        int64_t r = i / d, j = i % d;
-        float a = sdx__hip_ld(x, xt, r * 2 * d + j), g = sdx__hip_ld(x, xt, r * 2 * d + d + j);
-        sdx__hip_st(y, yt, i, a * sdx__hip_gelu(g));
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const int64_t r = i / d, j = i - r * d;
+        float a[W], g[W];
+        sdx__hip_ldw<W>(x, xt, r * 2 * d + j, a);
+        sdx__hip_ldw<W>(x, xt, r * 2 * d + d + j, g);
+        for (int e = 0; e < W; e++) a[e] *= sdx__hip_gelu(g[e]);
+        sdx__hip_stw<W>(y, yt, i, a);
     }
 }
 
-/* y = x + v[n*C + c] over each [H*W] plane */
+/* y = x + v[n*C + c] over each [H*W] plane; W divides hw */
+template <int W>
 __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
-    SDX__HIP_GRID_STRIDE(i, n) sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, i) + sdx__hip_ld(v, vt, i / hw));
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const float bias = sdx__hip_ld(v, vt, i / hw);
+        float u[W];
+        sdx__hip_ldw<W>(x, xt, i, u);
+        for (int e = 0; e < W; e++) u[e] += bias;
+        sdx__hip_stw<W>(y, yt, i, u);
+    }
 }
 
 /* nearest: source index floor(dst * in / out), as torch's interpolate */
@@ -74,12 +98,15 @@ __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, 
     }
 }
 
-/* y[n] = cat(a[n], b[n]) with na, nb elements per image */
+/* y[n] = cat(a[n], b[n]) with na, nb elements per image; W divides both */
+template <int W>
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
-    SDX__HIP_GRID_STRIDE(i, n) {
-        int64_t img = i / (na + nb), r = i % (na + nb);
-        float v = r < na ? sdx__hip_ld(a, at, img * na + r) : sdx__hip_ld(b, bt, img * nb + r - na);
-        sdx__hip_st(y, yt, i, v);
+    SDX__HIP_GRID_STRIDE_W(i, n, W) {
+        const int64_t img = i / (na + nb), r = i - img * (na + nb);
+        float v[W];
+        if (r < na) sdx__hip_ldw<W>(a, at, img * na + r, v);
+        else sdx__hip_ldw<W>(b, bt, img * nb + r - na, v);
+        sdx__hip_stw<W>(y, yt, i, v);
     }
 }
 
@@ -113,16 +140,28 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
 
 #define SDX__HIP_GN_THREADS 512
 
+/* A block's part of a group: a multiple of W values (W divides the
+ * group's spatial size, so a group of W never straddles two channels). */
+template <int W>
+static __device__ __forceinline__ int64_t sdx__hip_gn_chunk(int64_t count, int parts) {
+    return ((count + parts - 1) / parts + W - 1) / W * W;
+}
+
+template <int W>
 __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
                                     double *shift_of) {
     __shared__ double buf[32];
-    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts;
+    int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double shift = (double)sdx__hip_ld(x, xt, g * count), s = 0, q = 0;
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        double d = (double)sdx__hip_ld(x, xt, g * count + i) - shift;
-        s += d;
-        q += d * d;
+    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
+        float v[W];
+        sdx__hip_ldw<W>(x, xt, g * count + i, v);
+        for (int e = 0; e < W; e++) {
+            double d = (double)v[e] - shift;
+            s += d;
+            q += d * d;
+        }
     }
     s = sdx__hip_block_sum(s, buf);
     q = sdx__hip_block_sum(q, buf);
@@ -133,10 +172,11 @@ __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int pa
     }
 }
 
+template <int W>
 __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
                                     const double *part_sq, const double *shift_of, int64_t groups, int64_t spatial, float eps,
                                     const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
-    int64_t g = blockIdx.y, chunk = (count + parts - 1) / parts, cpg = count / spatial;  /* spatial > 0 */
+    int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts), cpg = count / spatial;  /* spatial > 0 */
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double sum = 0, sq = 0, mean_shifted, var;
     float rstd, fmean;
@@ -148,33 +188,48 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
-    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
         int64_t ch = (g % groups) * cpg + i / spatial;
-        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
-        /* x - mean first, as the CPU: x * mul + (beta - mean * mul) would
-         * cancel when the mean is large against the spread */
-        float v = (sdx__hip_ld(x, xt, g * count + i) - fmean) * (gm * rstd) + bt;
-        if (fuse_silu) v = sdx__hip_silu(v);
-        sdx__hip_st(y, yt, g * count + i, v);
+        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f, v[W];
+        sdx__hip_ldw<W>(x, xt, g * count + i, v);
+        for (int e = 0; e < W; e++) {
+            /* x - mean first, as the CPU: x * mul + (beta - mean * mul)
+             * would cancel when the mean is large against the spread */
+            v[e] = (v[e] - fmean) * (gm * rstd) + bt;
+            if (fuse_silu) v[e] = sdx__hip_silu(v[e]);
+        }
+        sdx__hip_stw<W>(y, yt, g * count + i, v);
     }
 }
 
 /* ---- layer norm and softmax: one warp per row ---------------------------- */
 
+/* W divides d */
+template <int W>
 __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                       const void *gamma, int gt, const void *beta, int btt) {
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
-    float s = 0, q = 0, mean, rstd, shift;
+    float s = 0, q = 0, mean, rstd, shift, v[W];
     if (r >= rows) return;      /* whole warps leave together */
     shift = sdx__hip_ld(x, xt, r * d);  /* summing x - x[0] keeps a mean far from 0 exact (as the CPU) */
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) s += sdx__hip_ld(x, xt, r * d + i) - shift;
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) s += v[e] - shift;
+    }
     mean = shift + sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) { float v = sdx__hip_ld(x, xt, r * d + i) - mean; q += v * v; }
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) q += (v[e] - mean) * (v[e] - mean);
+    }
     rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
-    for (int64_t i = lane; i < d; i += SDX__HIP_WARP) {
-        float gm = gamma ? sdx__hip_ld(gamma, gt, i) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i) : 0.0f;
-        sdx__hip_st(y, yt, r * d + i, (sdx__hip_ld(x, xt, r * d + i) - mean) * rstd * gm + bt);
+    for (int64_t i = lane * W; i < d; i += SDX__HIP_WARP * W) {
+        sdx__hip_ldw<W>(x, xt, r * d + i, v);
+        for (int e = 0; e < W; e++) {
+            float gm = gamma ? sdx__hip_ld(gamma, gt, i + e) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, i + e) : 0.0f;
+            v[e] = (v[e] - mean) * rstd * gm + bt;
+        }
+        sdx__hip_stw<W>(y, yt, r * d + i, v);
     }
 }
 

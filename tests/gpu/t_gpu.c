@@ -266,7 +266,11 @@ static int gpu_norms_and_softmax_match_cpu(void) {
     t_seed(4);
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
+        /* odd and multiple-of-8 planes and rows (the kernels' two widths);
+         * in set 1 groups of 32800 values, which three blocks share */
         int64_t xs[4] = { 2, 64, 9, 11 }, cs[1] = { 64 }, ls[3] = { 2, 77, 768 }, gs[1] = { 768 }, ss[2] = { 37, 300 };
+        if (s % 2) { xs[2] = 8; xs[3] = 12; ls[2] = 100; gs[0] = 100; }
+        if (s == 1) { xs[0] = 1; xs[1] = cs[0] = 160; xs[2] = 80; xs[3] = 82; }
         tg_t x, y, g, b, lx, ly, lg, lb, sx, sy;
         tg_set(s, d, 4);
         if (!tg_make(gpu, &x, d[0], 4, xs, 3, 5) || !tg_make(gpu, &y, d[3], 4, xs, 0, 0) || !tg_make(gpu, &g, d[1], 1, cs, 1, 1) ||
@@ -367,6 +371,10 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
     static const int64_t up[4] = { 2, 3, 100, 140 }, odd_x[4] = { 1, 3, 5, 7 }, odd_y[4] = { 1, 3, 9, 13 };
     static const int64_t ca[4] = { 2, 3, 50, 70 }, cb[4] = { 2, 5, 50, 70 }, cy[4] = { 2, 8, 50, 70 };
     static const int64_t nlc[3] = { 2, 3500, 3 }, pad_y[4] = { 1, 3, 8, 14 };
+    /* the memory-bound kernels take 8 values a thread where sizes allow
+     * (16-byte accesses) and 1 otherwise: shapes for the other width */
+    static const int64_t v8[4] = { 2, 3, 8, 10 }, geg1_x[3] = { 2, 7, 20 }, geg1_y[3] = { 2, 7, 10 };
+    static const int64_t ca8[4] = { 2, 3, 8, 10 }, cb8[4] = { 2, 5, 8, 10 }, cy8[4] = { 2, 8, 8, 10 };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -394,6 +402,11 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         TG_B("mul", sdx__cpu_mul, sdx__mul, 4, v, 4, v, 4, v);
         TG_B("add_channel_bias", sdx__cpu_add_channel_bias, sdx__add_channel_bias, 4, v, 4, v, 2, nc);
         TG_B("concat_channels", sdx__cpu_concat_channels, sdx__concat_channels, 4, cy, 4, ca, 4, cb);
+        TG_U("silu, 105 values", tg_silu, tg_silu_gpu, 4, odd_x, 4, odd_x);
+        TG_B("add, 105 values", sdx__cpu_add, sdx__add, 4, odd_x, 4, odd_x, 4, odd_x);
+        TG_U("geglu, 10 wide", tg_geglu, tg_geglu_gpu, 3, geg1_y, 3, geg1_x);
+        TG_B("add_channel_bias, 80-value planes", sdx__cpu_add_channel_bias, sdx__add_channel_bias, 4, v8, 4, v8, 2, nc);
+        TG_B("concat_channels, 240 + 400 values", sdx__cpu_concat_channels, sdx__concat_channels, 4, cy8, 4, ca8, 4, cb8);
 #undef TG_U
 #undef TG_B
     }
