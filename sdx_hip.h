@@ -343,10 +343,10 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
 /* NVIDIA's warp-level matrix instructions (sm_80+), with the layouts the
  * PTX ISA documents; lane l is (g, t) = (l / 4, l % 4), and the lower of
  * two 16-bit elements sits in a register's low half.
- *   sdx__hip_ldsm4: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
+ *   sdx__hip_ldsm4<0>: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
  *     from shared memory; lane l gives the address of row l % 8 of matrix
  *     l / 8 (16 contiguous bytes, 16-byte aligned) and receives in r[i]
- *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4_trans
+ *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4<1>
  *     (.trans) the same of the transposed matrices: rows 2t and 2t + 1
  *     of column g.
  *   sdx__hip_mma16816: mma.sync m16n8k16, d += a b in f32, with a 16 x 16
@@ -360,25 +360,20 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
  * The simulator models both with the same layouts, so a wrong index in
  * the kernels gives wrong results there too. */
 #if SDX__HIP_MMA == 1
+template <int TRANS>
 static __device__ __forceinline__ void sdx__hip_ldsm4(uint32_t r[4], const uint16_t *row) {
 #if defined(SDX_HIP_SIM)
-    sdx_sim_ldmatrix_x4(r, row, 0);
+    sdx_sim_ldmatrix_x4(r, row, TRANS);
 #else
     unsigned s = (unsigned)__cvta_generic_to_shared(row);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
-#endif
-}
-
-static __device__ __forceinline__ void sdx__hip_ldsm4_trans(uint32_t r[4], const uint16_t *row) {
-#if defined(SDX_HIP_SIM)
-    sdx_sim_ldmatrix_x4(r, row, 1);
-#else
-    unsigned s = (unsigned)__cvta_generic_to_shared(row);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s));
 #endif
 }
 
@@ -1042,10 +1037,10 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
              * / 8) % 2): b[0..1] of two n8 tiles */
             uint32_t af[FM][4], bf[2 * FN][2];
             for (int i = 0; i < FM; i++)
-                sdx__hip_ldsm4(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
+                sdx__hip_ldsm4<0>(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
             for (int j = 0; j < FN; j++) {
                 uint32_t r[4];
-                sdx__hip_ldsm4(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
+                sdx__hip_ldsm4<0>(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
                 bf[2 * j][0] = r[0]; bf[2 * j][1] = r[1]; bf[2 * j + 1][0] = r[2]; bf[2 * j + 1][1] = r[3];
             }
             for (int i = 0; i < FM; i++)
@@ -1355,10 +1350,10 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
             for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
         for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
             uint32_t a[4];
-            sdx__hip_ldsm4(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            sdx__hip_ldsm4<0>(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
             for (int jn = 0; jn < NS; jn += 2) {
                 uint32_t r[4];
-                sdx__hip_ldsm4(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
+                sdx__hip_ldsm4<0>(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
                 sdx__hip_mma16816<HT>(s[jn], a, r);
                 sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
             }
@@ -1406,7 +1401,7 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
             const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
-                sdx__hip_ldsm4_trans(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
+                sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
                 sdx__hip_mma16816<HT>(o[jd], ah, r);
                 sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
                 if (HT == SDX__HIP_DT_BF16) {

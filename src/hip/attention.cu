@@ -228,10 +228,10 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
             for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
         for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
             uint32_t a[4];
-            sdx__hip_ldsm4(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            sdx__hip_ldsm4<0>(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
             for (int jn = 0; jn < NS; jn += 2) {
                 uint32_t r[4];
-                sdx__hip_ldsm4(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
+                sdx__hip_ldsm4<0>(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
                 sdx__hip_mma16816<HT>(s[jn], a, r);
                 sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
             }
@@ -279,7 +279,7 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
             const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
-                sdx__hip_ldsm4_trans(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
+                sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
                 sdx__hip_mma16816<HT>(o[jd], ah, r);
                 sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
                 if (HT == SDX__HIP_DT_BF16) {

@@ -149,10 +149,10 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
 /* NVIDIA's warp-level matrix instructions (sm_80+), with the layouts the
  * PTX ISA documents; lane l is (g, t) = (l / 4, l % 4), and the lower of
  * two 16-bit elements sits in a register's low half.
- *   sdx__hip_ldsm4: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
+ *   sdx__hip_ldsm4<0>: ldmatrix .x4, four 8 x 8 matrices of 16-bit values
  *     from shared memory; lane l gives the address of row l % 8 of matrix
  *     l / 8 (16 contiguous bytes, 16-byte aligned) and receives in r[i]
- *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4_trans
+ *     row g, columns 2t and 2t + 1 of matrix i; sdx__hip_ldsm4<1>
  *     (.trans) the same of the transposed matrices: rows 2t and 2t + 1
  *     of column g.
  *   sdx__hip_mma16816: mma.sync m16n8k16, d += a b in f32, with a 16 x 16
@@ -166,25 +166,20 @@ static __device__ __forceinline__ void sdx__hip_cp_wait(void) {
  * The simulator models both with the same layouts, so a wrong index in
  * the kernels gives wrong results there too. */
 #if SDX__HIP_MMA == 1
+template <int TRANS>
 static __device__ __forceinline__ void sdx__hip_ldsm4(uint32_t r[4], const uint16_t *row) {
 #if defined(SDX_HIP_SIM)
-    sdx_sim_ldmatrix_x4(r, row, 0);
+    sdx_sim_ldmatrix_x4(r, row, TRANS);
 #else
     unsigned s = (unsigned)__cvta_generic_to_shared(row);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
-#endif
-}
-
-static __device__ __forceinline__ void sdx__hip_ldsm4_trans(uint32_t r[4], const uint16_t *row) {
-#if defined(SDX_HIP_SIM)
-    sdx_sim_ldmatrix_x4(r, row, 1);
-#else
-    unsigned s = (unsigned)__cvta_generic_to_shared(row);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(s));
+    if (TRANS)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(s));
 #endif
 }
 

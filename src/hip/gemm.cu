@@ -351,10 +351,10 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
              * / 8) % 2): b[0..1] of two n8 tiles */
             uint32_t af[FM][4], bf[2 * FN][2];
             for (int i = 0; i < FM; i++)
-                sdx__hip_ldsm4(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
+                sdx__hip_ldsm4<0>(af[i], as + (wm * WTM + i * 16 + lane % 16) * SDX__HIP_MLD + ks + (lane / 16) * 8);
             for (int j = 0; j < FN; j++) {
                 uint32_t r[4];
-                sdx__hip_ldsm4(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
+                sdx__hip_ldsm4<0>(r, bs + (wn * WTN + j * 16 + lane % 8 + (lane / 16) * 8) * SDX__HIP_MLD + ks + (lane / 8) % 2 * 8);
                 bf[2 * j][0] = r[0]; bf[2 * j][1] = r[1]; bf[2 * j + 1][0] = r[2]; bf[2 * j + 1][1] = r[3];
             }
             for (int i = 0; i < FM; i++)
