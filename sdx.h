@@ -793,7 +793,7 @@ typedef struct sdx_gen_params {
     int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
-    int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
+    int   vae_tiling;              /* 0 auto (memory budget; tiles again after running out of memory), 1 always, -1 never */
     int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
                                       the budget (32 when vae_tiling is 1) */
     int   seamless;                /* 1: seamless texture (A1111 "Tiling",
@@ -1411,8 +1411,8 @@ typedef struct sdx_backend {
      *   SDX_GRAPH_KEEP    end the capture, keep it and launch it once (the
      *                     recorded call's results);
      *   SDX_GRAPH_DROP    end the capture and forget it (the call failed),
- *                     or end a check that launches nothing (uploads copy
- *                     again; the slot keeps its recording);
+     *                     or end a check that launches nothing (uploads copy
+     *                     again; the slot keeps its recording);
      *   SDX_GRAPH_CHECK   a replay comes: the uploads until it write the
      *                     capture's staging again instead of copying;
      *   SDX_GRAPH_LAUNCH  launch the slot's recording; return 1 instead
@@ -4022,6 +4022,25 @@ static void sdx__arena_reset(sdx__arena *a) {
     sdx__mark m;
     memset(&m, 0, sizeof m);
     sdx__arena_release(a, m);
+}
+
+/* After a pass that failed for want of memory: frees the blocks past the
+ * one in use (kept for later requests, they would hold the failed pass's
+ * memory) and forgets that pass's peak, so that a smaller pass tried
+ * next has the memory, and releasing everything later does not ask for
+ * one block of the failed size. */
+static void sdx__arena_shrink(sdx__arena *a) {
+    sdx__block *keep = a->cur ? a->cur : NULL, *b = keep ? keep->next : a->head;
+    while (b) {
+        sdx__block *n = b->next;
+        a->reserved -= b->size;
+        sdx__block_free(a, b);
+        b = n;
+    }
+    if (keep) keep->next = NULL;
+    else a->head = NULL;
+    a->peak = a->in_use;
+    if (a->host) sdx__arena_shrink(a->host);
 }
 
 /* Frees every block once nothing is allocated, and forgets the peak: a
@@ -23699,6 +23718,30 @@ static int sdx__codec_pick(sdx_model *m, sdx_codec want, int encode, sdx__codec 
     return SDX_OK;
 }
 
+/* Activation memory of a VAE pass in low-memory mode, above which it
+ * works in tiles (sdx_model_desc.low_memory), and of the tiles of a pass
+ * retried after running out of memory. */
+#ifndef SDX_LOW_MEMORY_VAE_BUDGET
+#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
+#endif
+
+/* A VAE pass whose tiling sdx chose (auto) and that ran out of memory
+ * (on a GPU: device memory the UNet's weights and the caller hold) is
+ * tried once more in tiles under the low-memory budget, as a user would
+ * retry with --vae-tiling; tiles keep global statistics exact, so only
+ * the summation order differs. Returns 1 (and the tiling in *retry)
+ * when it should be. */
+static int sdx__vae_retry_tiled(sdx_model *m, const sdx__codec *c, const sdx__vae_tiling *tiling, int rc, const char *what,
+                                sdx__vae_tiling *retry) {
+    if (rc != SDX_ERR_NOMEM || c->kind != SDX_CODEC_VAE || (tiling && tiling->mode != 0) || !sdx__vae_tileable(&m->vae)) return 0;
+    sdx__log(m->ctx, SDX_LOG_WARN, "vae %s: %s; trying again in tiles", what, sdx_last_error(m->ctx));
+    sdx__arena_shrink(&m->arena);
+    memset(retry, 0, sizeof *retry);
+    retry->mode = 1;
+    retry->budget_bytes = SDX_LOW_MEMORY_VAE_BUDGET;
+    return 1;
+}
+
 /* latent: model space [channels, lh, lw] -> rgb [3, lh*factor, lw*factor]
  * in [0, 1]; seamless: circular padding (a tileable image). */
 static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *latent, int lh, int lw,
@@ -23708,6 +23751,7 @@ static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *lat
     size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)lh * (size_t)lw * (size_t)(c->factor * c->factor);
     int64_t zshape[4] = { 1, c->channels, lh, lw }, ishape[4] = { 1, 3, (int64_t)lh * c->factor, (int64_t)lw * c->factor };
     sdx_tensor z, image = sdx__view(SDX_F32, rgb, 4, ishape);
+    sdx__vae_tiling retry;
     int rc;
     if (!sdx__arena_host_tensor(&m->arena, &z, SDX_F32, 4, zshape)) {
         sdx__arena_release(&m->arena, mark);
@@ -23717,6 +23761,7 @@ static int sdx__codec_decode(sdx_model *m, const sdx__codec *c, const float *lat
     if (seamless) sdx__circular_begin(ctx);
     rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_decode(ctx, &m->taesd, &m->arena, &z, &image, 1)
                                     : sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, tiling);
+    if (sdx__vae_retry_tiled(m, c, tiling, rc, "decode", &retry)) rc = sdx__vae_decode(ctx, &m->vae, &m->arena, &z, &image, &retry);
     sdx__circular_end(ctx);
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the decoded image", rgb, px);
     if (rc == SDX_OK && c->kind == SDX_CODEC_VAE)
@@ -23740,6 +23785,7 @@ static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb
     size_t n = (size_t)c->channels * (size_t)lh * (size_t)lw, px = (size_t)3 * (size_t)H * (size_t)W;
     int64_t xshape[4] = { 1, 3, H, W }, lshape[4] = { 1, c->channels, lh, lw };
     sdx_tensor x, logvar, out = sdx__view(SDX_F32, mean, 4, lshape);
+    sdx__vae_tiling retry;
     int rc;
     if (std && c->kind != SDX_CODEC_VAE) {
         sdx__arena_release(&m->arena, mark);
@@ -23753,6 +23799,8 @@ static int sdx__codec_encode(sdx_model *m, const sdx__codec *c, const float *rgb
     for (size_t i = 0; i < px; i++) ((float *)x.data)[i] = c->kind == SDX_CODEC_VAE ? rgb[i] * 2.0f - 1.0f : rgb[i];
     rc = c->kind == SDX_CODEC_TAESD ? sdx__taesd_encode(ctx, &m->taesd, &m->arena, &x, &out)
                                     : sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, std ? &logvar : NULL, tiling);
+    if (sdx__vae_retry_tiled(m, c, tiling, rc, "encode", &retry))
+        rc = sdx__vae_encode(ctx, &m->vae, &m->arena, &x, &out, std ? &logvar : NULL, &retry);
     for (size_t i = 0; rc == SDX_OK && std && i < n; i++) std[i] = expf(0.5f * ((const float *)logvar.data)[i]);
     if (rc == SDX_OK) rc = sdx__nonfinite_stage(ctx, "the encoded image", mean, n);
     sdx__arena_release(&m->arena, mark);
@@ -23774,12 +23822,6 @@ static void sdx__release_codecs(sdx_model *m) {
     sdx__wset_release_all(&m->taesd.dec.w);
     sdx__wset_release_all(&m->taesd.enc.w);
 }
-
-/* Activation memory of a VAE pass in low-memory mode, above which it
- * works in tiles (sdx_model_desc.low_memory). */
-#ifndef SDX_LOW_MEMORY_VAE_BUDGET
-#define SDX_LOW_MEMORY_VAE_BUDGET ((size_t)256 << 20)
-#endif
 
 /* VAE memory tiling for one pass (sdx_gen_params.vae_tiling, not the
  * seamless texture): the caller's choice, under a budget in low-memory mode. */

@@ -269,7 +269,7 @@ static int gg_open_built(sdx_ctx *ctx, void *arg) {
 
 static int open_fails_cleanly_at_every_allocation(void) {
     static gg_image g;
-    t_allocs f = { 0, 0 };
+    t_allocs f = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&f);
     int r;
     gg_build(&g, 32, 1);
@@ -1098,7 +1098,7 @@ static int gg_convert_built(sdx_ctx *ctx, void *arg) {
 }
 
 static int convert_fails_cleanly_at_every_allocation(void) {
-    t_allocs f = { 0, 0 };
+    t_allocs f = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&f), *plain = t_ctx();
     sdx_tensor ts[GG_NSRC];
     int r;

@@ -199,7 +199,7 @@ static int unnamed_memory_image_fails_cleanly_at_every_allocation(void) {
     size_t n = st_image(img, sizeof img, hdr, v, sizeof v);
     int ok_at = 0;
     for (long k = 1; k < 64 && !ok_at; k++) {
-        t_allocs f = { 0, 0 };
+        t_allocs f = T_ALLOCS_INIT;
         sdx_ctx *ctx = t_allocs_ctx(&f);
         sdx_st *st = NULL;
         int rc;

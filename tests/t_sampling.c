@@ -1104,7 +1104,7 @@ static int lms_coefficients_are_exact_integrals(void) {
  * each one in turn reports SDX_ERR_NOMEM and leaks nothing (ASan run). */
 static int sampling_allocation_failures_are_reported(void) {
     static const sdx_sampler which[] = { SDX_SAMPLER_EULER, SDX_SAMPLER_DEIS, SDX_SAMPLER_UNI_PC };
-    t_allocs a = { 0, 0 };
+    t_allocs a = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&a);
     sdx_model_sampling ms;
     T_CHECK(ctx != NULL, "context");

@@ -689,7 +689,7 @@ static int t_te_roundtrip(sdx_ctx *ctx, void *st) {
  * allocations (the kernels suite covers the scratch). */
 static int allocation_failures_are_reported_and_clean(void) {
     T_NEED_SHARED(model, T_TE_XL_MODEL);
-    t_allocs f = { 0, 0 };
+    t_allocs f = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&f);
     sdx_st *st;
     int r;

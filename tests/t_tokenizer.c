@@ -441,7 +441,7 @@ static int tokenizer_allocation_failures_are_reported(void) {
     static const char merges[] = "#version: 0.2\nh e\nl l\nhe ll\no</w> ,</w>\nc a\nca t</w>\n";
     int failures = 0;
     for (long k = 1; k < 400; k++) {
-        t_allocs f = { 0, 0 };
+        t_allocs f = T_ALLOCS_INIT;
         sdx_ctx *ctx = t_allocs_ctx(&f);
         sdx_tokenizer *tok = NULL;
         int32_t *ids = NULL;

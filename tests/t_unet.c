@@ -291,7 +291,7 @@ static int tu_load_f16(sdx_ctx *ctx, void *st) {
 /* Fails each allocation of a load that converts f32 weights to f16 in
  * turn: the result must be SDX_ERR_NOMEM, not a model error. */
 static int t_out_of_memory_while_converting_is_nomem(void) {
-    t_allocs f = { 0, 0 };
+    t_allocs f = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&f);
     sdx_st *st = NULL;
     char path[128], err[256];

@@ -564,7 +564,7 @@ static int up_alloc_run(sdx_ctx *ctx, void *arg) {
  * failing in turn: SDX_ERR_NOMEM and nothing leaked (ASan). */
 static int each_failing_allocation_is_reported(void) {
     T_NEED_SHARED(x1, UP_DIR "/rrdb_x1.safetensors");
-    t_allocs f = { 0, 0 };
+    t_allocs f = T_ALLOCS_INIT;
     sdx_ctx *ctx = t_allocs_ctx(&f);
     sdx_image in = t_png_load(t_shared(UP_DIR "/images/img_17x13.png"), 3);
     up_alloc_arg a;

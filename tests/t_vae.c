@@ -466,6 +466,63 @@ static int low_memory_tiled_decode_skips_the_upsampled_planes(void) {
     return T_PASS;
 }
 
+/* A decode whose tiling sdx chooses, and that runs out of memory untiled
+ * (here: an allocator that refuses to hold more than the tiled decode
+ * needs, less than the untiled one), is tried again in tiles and gives
+ * the tiled image; one the caller asked untiled fails with
+ * SDX_ERR_NOMEM. Each decode starts from an empty arena. */
+static int t_vae_decode_measured(sdx_model *m, t_allocs *f, const sdx_tensor *latent, int tiling, sdx_image *out, size_t *need) {
+    sdx_gen_params p;
+    size_t before;
+    int rc;
+    memset(&p, 0, sizeof p);
+    p.vae_tiling = tiling;
+    sdx__arena_trim(&m->arena);
+    before = f->peak = f->live;
+    rc = sdx_decode_latent(m, latent, &p, out);
+    if (need) *need = f->peak - before;
+    return rc;
+}
+
+static int out_of_memory_decode_is_retried_in_tiles(void) {
+    t_allocs f;
+    sdx_ctx *ctx;
+    sdx_model *m;
+    sdx_tensor latent;
+    sdx_image untiled, tiled, retried, refused;
+    size_t untiled_need, tiled_need;
+    int rc_retried, rc_refused, same;
+    T_NEED_SHARED(ckpt, "golden/sd1/index.json");
+    (void)ckpt;
+    memset(&f, 0, sizeof f);
+    ctx = t_allocs_ctx(&f);
+    T_CHECK(ctx && (m = t_model(ctx, "sd1")) != NULL, "load: %s", ctx ? sdx_last_error(ctx) : "no context");
+    T_CHECK(sdx_tensor_alloc(ctx, &latent, SDX_F32, 4, (int64_t[]){ 1, 4, 64, 64 }) == SDX_OK, "alloc");
+    t_seed(41);
+    t_fill_normal((float *)latent.data, (size_t)sdx_tensor_numel(&latent), 1.0);
+    T_CHECK(t_vae_decode_measured(m, &f, &latent, -1, &untiled, &untiled_need) == SDX_OK, "untiled: %s", sdx_last_error(ctx));
+    T_CHECK(t_vae_decode_measured(m, &f, &latent, 1, &tiled, &tiled_need) == SDX_OK, "tiled: %s", sdx_last_error(ctx));
+    T_CHECK(tiled_need < untiled_need, "the tiled decode held %zu bytes at most, the untiled one %zu", tiled_need, untiled_need);
+    f.max_live = f.live + tiled_need + (untiled_need - tiled_need) / 2;
+    rc_retried = t_vae_decode_measured(m, &f, &latent, 0, &retried, NULL);
+    rc_refused = t_vae_decode_measured(m, &f, &latent, -1, &refused, NULL);
+    same = rc_retried == SDX_OK && !memcmp(retried.data, tiled.data, (size_t)tiled.width * (size_t)tiled.height * 3);
+    T_NOTE("512x512 decode: untiled it holds %zu KB at most, in 32x32 tiles %zu KB; with %zu KB: auto %s, untiled %s",
+           untiled_need >> 10, tiled_need >> 10, (untiled_need + tiled_need) / 2 >> 10, sdx_result_name(rc_retried),
+           sdx_result_name(rc_refused));
+    sdx_image_free(ctx, &untiled);
+    sdx_image_free(ctx, &tiled);
+    if (rc_retried == SDX_OK) sdx_image_free(ctx, &retried);
+    if (rc_refused == SDX_OK) sdx_image_free(ctx, &refused);
+    sdx_tensor_free(ctx, &latent);
+    sdx_model_free(m);
+    sdx_destroy(ctx);
+    T_CHECK(rc_retried == SDX_OK, "the auto-tiled decode did not recover from running out of memory: %s", sdx_result_name(rc_retried));
+    T_CHECK(same, "the retried decode is not the tiled image");
+    T_CHECK(rc_refused == SDX_ERR_NOMEM, "the decode asked untiled gave %s, not SDX_ERR_NOMEM", sdx_result_name(rc_refused));
+    return T_PASS;
+}
+
 /* The arena (device memory on a GPU) holds one tile's temporaries, which
  * do not grow with the image, or the mid block at latent size (1/64 of
  * the pixels), so it grows far slower than the untiled pass's: at 9x the
@@ -709,6 +766,7 @@ static const t_case vae_cases[] = {
     { "tiled_encode_of_uneven_image_matches_untiled", tiled_encode_of_uneven_image_matches_untiled },
     { "tiled_512px_matches_untiled", tiled_512px_matches_untiled },
     { "low_memory_tiled_decode_skips_the_upsampled_planes", low_memory_tiled_decode_skips_the_upsampled_planes },
+    { "out_of_memory_decode_is_retried_in_tiles", out_of_memory_decode_is_retried_in_tiles },
     { "tiled_working_set_bounded", tiled_working_set_bounded },
     { "standalone_vae_file_identical", standalone_vae_file_identical },
     { "diffusers_layout_identical", diffusers_layout_identical },

@@ -390,17 +390,30 @@ T_UNUSED static sdx_ctx *t_ctx(void) {
 
 /* Allocation hooks (alloc, realloc, free with user = a t_allocs) that
  * count the allocations in `calls` and fail the fail_at-th (counting
- * from 1; 0: none fails). */
-typedef struct t_allocs { long calls, fail_at; } t_allocs;
-T_UNUSED static void *t_allocs_alloc(size_t n, void *user) {
-    t_allocs *f = (t_allocs *)user;
-    return ++f->calls == f->fail_at ? NULL : malloc(n);
+ * from 1; 0: none fails), and any that would take the bytes held (`live`,
+ * at most `peak` so far) past max_live (0: no limit), as a device whose
+ * memory runs out would. Each block carries its size in front. */
+typedef struct t_allocs { long calls, fail_at; size_t max_live, live, peak; } t_allocs;
+#define T_ALLOCS_INIT { 0, 0, 0, 0, 0 }
+#define T_ALLOCS_HDR 16
+T_UNUSED static void *t_allocs_take(t_allocs *f, void *old, size_t n) {
+    size_t had = old ? *(size_t *)((char *)old - T_ALLOCS_HDR) : 0;
+    char *b;
+    if (++f->calls == f->fail_at || (f->max_live && f->live - had + n > f->max_live) || n > SIZE_MAX - T_ALLOCS_HDR) return NULL;
+    if (!(b = (char *)realloc(old ? (char *)old - T_ALLOCS_HDR : NULL, n + T_ALLOCS_HDR))) return NULL;
+    *(size_t *)b = n;
+    f->live = f->live - had + n;
+    if (f->live > f->peak) f->peak = f->live;
+    return b + T_ALLOCS_HDR;
 }
-T_UNUSED static void *t_allocs_realloc(void *p, size_t n, void *user) {
+T_UNUSED static void *t_allocs_alloc(size_t n, void *user) { return t_allocs_take((t_allocs *)user, NULL, n); }
+T_UNUSED static void *t_allocs_realloc(void *p, size_t n, void *user) { return t_allocs_take((t_allocs *)user, p, n); }
+T_UNUSED static void t_allocs_free(void *p, void *user) {
     t_allocs *f = (t_allocs *)user;
-    return ++f->calls == f->fail_at ? NULL : realloc(p, n);
+    if (!p) return;
+    f->live -= *(size_t *)((char *)p - T_ALLOCS_HDR);
+    free((char *)p - T_ALLOCS_HDR);
 }
-T_UNUSED static void t_allocs_free(void *p, void *user) { (void)user; free(p); }
 
 /* A one-thread context whose allocations go through f. */
 T_UNUSED static sdx_ctx *t_allocs_ctx(t_allocs *f) {

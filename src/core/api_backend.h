@@ -123,8 +123,8 @@ typedef struct sdx_backend {
      *   SDX_GRAPH_KEEP    end the capture, keep it and launch it once (the
      *                     recorded call's results);
      *   SDX_GRAPH_DROP    end the capture and forget it (the call failed),
- *                     or end a check that launches nothing (uploads copy
- *                     again; the slot keeps its recording);
+     *                     or end a check that launches nothing (uploads copy
+     *                     again; the slot keeps its recording);
      *   SDX_GRAPH_CHECK   a replay comes: the uploads until it write the
      *                     capture's staging again instead of copying;
      *   SDX_GRAPH_LAUNCH  launch the slot's recording; return 1 instead

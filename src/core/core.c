@@ -1024,6 +1024,25 @@ static void sdx__arena_reset(sdx__arena *a) {
     sdx__arena_release(a, m);
 }
 
+/* After a pass that failed for want of memory: frees the blocks past the
+ * one in use (kept for later requests, they would hold the failed pass's
+ * memory) and forgets that pass's peak, so that a smaller pass tried
+ * next has the memory, and releasing everything later does not ask for
+ * one block of the failed size. */
+static void sdx__arena_shrink(sdx__arena *a) {
+    sdx__block *keep = a->cur ? a->cur : NULL, *b = keep ? keep->next : a->head;
+    while (b) {
+        sdx__block *n = b->next;
+        a->reserved -= b->size;
+        sdx__block_free(a, b);
+        b = n;
+    }
+    if (keep) keep->next = NULL;
+    else a->head = NULL;
+    a->peak = a->in_use;
+    if (a->host) sdx__arena_shrink(a->host);
+}
+
 /* Frees every block once nothing is allocated, and forgets the peak: a
  * pipeline calls it between stages, so that the next stage's arena is
  * sized by its own peak and the pages a bigger stage touched (the VAE's

@@ -275,7 +275,7 @@ typedef struct sdx_gen_params {
     int   n_controls;
     /* SDXL size conditioning; 0 = image size / no crop */
     int   orig_width, orig_height, crop_top, crop_left, target_width, target_height;
-    int   vae_tiling;              /* 0 auto (memory budget), 1 always, -1 never */
+    int   vae_tiling;              /* 0 auto (memory budget; tiles again after running out of memory), 1 always, -1 never */
     int   vae_tile_width, vae_tile_height;  /* largest VAE tile, latent pixels; 0 = from
                                       the budget (32 when vae_tiling is 1) */
     int   seamless;                /* 1: seamless texture (A1111 "Tiling",
