@@ -1949,8 +1949,6 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
  * that split the dims, 16-key tiles (106 KiB of shared memory). */
 #define SDX__HIP_FLASH_PLANS(X) X(48, 64, 4, 1) X(64, 64, 4, 1) X(80, 64, 4, 1) X(128, 32, 4, 1) X(160, 32, 4, 1) X(512, 16, 2, 4)
 
-typedef void (*sdx__hip_attn_kernel)(void *, int, const void *, const void *, const void *, int64_t, int64_t, int, int, int, float, int);
-
 template <int HT, int DP, int BK, int ROWS, int SPLIT>
 static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
                            int causal) {
