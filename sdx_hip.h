@@ -782,7 +782,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
         for (int j = 0; j < 4; j++) sdx__hip_gemm_out<AK>(g, z, m0 + mi + 16 * i, n0 + ni + 16 * j, acc[i][j]);
 }
 
-/* ---- matrix-unit kernel: 128 x 128 tile, 256 threads ---------------------- */
+/* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles, 256 threads --------- */
 /* Operands are staged in shared memory as raw 16-bit values (x and w
  * share one half type HT, so no conversion happens on the way: the
  * products are exact and accumulate in f32). Warps (wavefronts of 64 on
@@ -790,19 +790,24 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
  * unit's instruction: NVIDIA mma.sync m16n8k16 fed by ldmatrix, AMD MFMA
  * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
  * accumulators of half the tile at a time in shared memory and writes y
- * in its contiguous direction, eight values a thread (bias, narrowing). */
+ * in its contiguous direction, eight values a thread (bias, narrowing).
+ * A tile is BT x BT (outputs x channels): 128, or 64 where 128 would
+ * leave most of the GPU idle (the UNet's deeper levels: a 32x32 latent
+ * with 640 channels is 80 tiles of 128 for 132 SMs). */
 
-#define SDX__HIP_MBM 128
-#define SDX__HIP_MBN 128
 #define SDX__HIP_MBK 32
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
 #define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
-#define SDX__HIP_MSTAGE (2 * SDX__HIP_MBM * SDX__HIP_MLD)     /* halves of one stage: A, then W (MBM == MBN) */
-#define SDX__HIP_MMA_SMEM (SDX__HIP_MSTAGES * SDX__HIP_MSTAGE * 2)
-/* epilogue staging pitches in floats: linear [64 rows][128 columns],
- * convolution [128 channels][64 pixels]; both off the banks */
-#define SDX__HIP_CPR (SDX__HIP_MBN + 8)
-#define SDX__HIP_CPC (SDX__HIP_MBM / 2 + 4)
+
+template <int BT>
+struct sdx__hip_tile {
+    enum { STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
+           SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
+           KL = 256 / BT, VALS = SDX__HIP_MBK / KL,        /* a convolution's gather: k-lanes, values a thread */
+           /* epilogue staging pitches in floats, off the banks: linear
+            * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
+           CPR = BT + 8, CPC = BT / 2 + 4 };
+};
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
 typedef _Float16 sdx__hip_h4 __attribute__((ext_vector_type(4)));
@@ -813,18 +818,20 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Each k-step's operands: MBM x MBK of A and MBN x MBK of W, 16 values of
- * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+/* Each k-step's operands: BT x MBK of A and of W, BT/8 values of each
+ * per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
  * linear's A, rows contiguous along k, stream into the stage two steps
- * ahead as asynchronous 16-byte copies (thread t: rows t/4 and t/4 + 64 at
- * k + 8 (t % 4)) while the matrix units work on this one. A convolution's
- * A is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t %
- * 128 and takes k + t/128 + 2i into registers; the loads fly during one
- * step's products and are stored into their stage at the next. Without
- * VW every value is loaded straight into one stage, step by step. */
+ * ahead as asynchronous 16-byte copies (thread t: rows t/4 + 64j at k +
+ * 8 (t % 4)) while the matrix units work on this one. A convolution's A
+ * is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t % BT
+ * and takes k + t/BT + KL i into registers (KL = 256/BT); the loads fly
+ * during one step's products and are stored into their stage at the
+ * next. Without VW every value is loaded straight into one stage, step by
+ * step. */
+template <int BT>
 struct sdx__hip_mma_regs {
-    uint16_t a[16];         /* a convolution's gathered A */
+    uint16_t a[sdx__hip_tile<BT>::VALS];     /* a convolution's gathered A */
 };
 
 /* A thread's output pixel, fixed for the whole product: which rows and
@@ -851,18 +858,20 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
     return r;
 }
 
+template <int BT>
 static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, const sdx__hip_gather &at, int64_t k0,
-                                                           int t, sdx__hip_mma_regs *r) {
+                                                           int t, sdx__hip_mma_regs<BT> *r) {
+    enum { KL = sdx__hip_tile<BT>::KL };
     const int khw = g.kh * g.kw, hw = g.H * g.W;
-    int k = (int)k0 + t / 128;
+    int k = (int)k0 + t / BT;
     int c = k / khw, rest = k - c * khw, ky = rest / g.kw, kx = rest - ky * g.kw;
     int off = at.corner + c * hw + ky * g.W + kx;
 #pragma unroll
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) {
         r->a[i] = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
-        k += 2;
-        kx += 2;
-        off += 2;
+        k += KL;
+        kx += KL;
+        off += KL;
         while (kx >= g.kw) {
             kx -= g.kw;
             off += g.W - g.kw;
@@ -874,12 +883,12 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     }
 }
 
-template <int AK>
+template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                           int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
     const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < BT / 64; j++) {
         const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
         const int64_t n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
@@ -888,27 +897,28 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
     }
 }
 
-static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, int t, const sdx__hip_mma_regs *r) {
+template <int BT>
+static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, int t, const sdx__hip_mma_regs<BT> *r) {
 #pragma unroll
-    for (int i = 0; i < 16; i++) as[(t % 128) * SDX__HIP_MLD + t / 128 + 2 * i] = r->a[i];
+    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) as[(t % BT) * SDX__HIP_MLD + t / BT + sdx__hip_tile<BT>::KL * i] = r->a[i];
 }
 
 /* Step `step`'s operands into their stage, as far as they are loaded
  * asynchronously (a convolution's A is put there from registers). */
-template <int AK>
+template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                              int64_t n0, int64_t step, int t, uint16_t *smem) {
-    uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
-    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + SDX__HIP_MBM * SDX__HIP_MLD);
+    uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * sdx__hip_tile<BT>::STAGE;
+    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + BT * SDX__HIP_MLD);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
-template <int AK>
+template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                                 int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
-    for (int e = t; e < SDX__HIP_MBM * SDX__HIP_MBK; e += 256) {
-        int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % SDX__HIP_MBM;
-        int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / SDX__HIP_MBM;
+    for (int e = t; e < BT * SDX__HIP_MBK; e += 256) {
+        int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % BT;
+        int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / BT;
         int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
         int64_t n = n0 + e / SDX__HIP_MBK, k = k0 + e % SDX__HIP_MBK;
         as[mm * SDX__HIP_MLD + kk] = ai < 0 ? (uint16_t)0 : xb[ai];
@@ -933,27 +943,28 @@ static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm 
     for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
 }
 
-/* Writes rows m0 + 64 half .. + 63 of the tile from the staging: a
- * linear's cs[row][column] (pitch CPR) along n, a convolution's
- * cs[column][row] (pitch CPC) along the pixels m. */
-template <int AK>
+/* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
+ * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
+ * (pitch CPC) along the pixels m. */
+template <int AK, int BT>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, const float *cs, int t) {
-    for (int c = t; c < SDX__HIP_MBM / 2 * SDX__HIP_MBN / 8; c += 256) {
+    enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
+    for (int c = t; c < BT / 2 * BT / 8; c += 256) {
         float v[8];
         int count;
         int64_t i;
         if (AK == SDX__HIP_A_ROWS) {
-            const int r = c / (SDX__HIP_MBN / 8), col = c % (SDX__HIP_MBN / 8) * 8;
+            const int r = c / (BT / 8), col = c % (BT / 8) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[r * SDX__HIP_CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
+            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
             i = m * g.N + n;
         } else {
-            const int col = c / (SDX__HIP_MBM / 16), r = c % (SDX__HIP_MBM / 16) * 8;
+            const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             const float b = n < g.N && g.bias ? sdx__hip_ld(g.bias, g.bt, n) : 0.0f;
             count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[col * SDX__HIP_CPC + r + e] + b;
+            for (int e = 0; e < count; e++) v[e] = cs[col * CPC + r + e] + b;
             i = z * g.y_bstride + n * g.M + m;
         }
         sdx__hip_gemm_store8(g, i, v, count);
@@ -967,16 +978,16 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z
 #define SDX__HIP_GEMM_MIN_BLOCKS 1
 #endif
 
-template <int AK, int HT, int VW>
+template <int AK, int HT, int VW, int BT>
 __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
 #if SDX__HIP_MMA != 0
-    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = SDX__HIP_MBM / 2, WTN = SDX__HIP_MBN / WARPS_N,
-           FM = WTM / 16, FN = WTN / 16 };
-    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* SDX__HIP_MMA_SMEM bytes; the epilogue's staging reuses them */
+    typedef sdx__hip_tile<BT> T;
+    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* T::SMEM bytes; the epilogue's staging reuses them */
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-    const int64_t m0 = (int64_t)blockIdx.x * SDX__HIP_MBM, n0 = (int64_t)blockIdx.y * SDX__HIP_MBN, z = blockIdx.z;
+    const int64_t m0 = (int64_t)blockIdx.x * BT, n0 = (int64_t)blockIdx.y * BT, z = blockIdx.z;
     const int64_t steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
@@ -994,15 +1005,15 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
         for (int j = 0; j < FN; j++)
             for (int r = 0; r < 8; r++) acc[i][j][r] = 0.0f;
 #endif
-    sdx__hip_mma_regs gathered;
-    const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % 128) : sdx__hip_gather{ 0, 0u, 0u };
+    sdx__hip_mma_regs<BT> gathered;
+    const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % BT) : sdx__hip_gather{ 0, 0u, 0u };
     if (VW) {
         for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
                 sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
-                sdx__hip_mma_put_gathered(smem + s * SDX__HIP_MSTAGE, t, &gathered);
+                sdx__hip_mma_put_gathered<BT>(smem + s * T::STAGE, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, s, t, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, smem);
         }
         if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
             sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
@@ -1018,18 +1029,18 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
             sdx__hip_cp_wait<SDX__HIP_MSTAGES - 2>();
             __syncthreads();
             if (AK == SDX__HIP_A_CONV && ahead < steps) {
-                sdx__hip_mma_put_gathered(smem + (ahead % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE, t, &gathered);
+                sdx__hip_mma_put_gathered<BT>(smem + (ahead % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
                 if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK>(g, xb, wb, m0, n0, ahead, t, smem);
-            as = smem + (step % SDX__HIP_MSTAGES) * SDX__HIP_MSTAGE;
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, smem);
+            as = smem + (step % SDX__HIP_MSTAGES) * T::STAGE;
         } else {
             __syncthreads();
-            sdx__hip_mma_load_direct<AK>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + SDX__HIP_MBM * SDX__HIP_MLD);
+            sdx__hip_mma_load_direct<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + BT * SDX__HIP_MLD);
             __syncthreads();
             as = smem;
         }
-        bs = as + SDX__HIP_MBM * SDX__HIP_MLD;
+        bs = as + BT * SDX__HIP_MLD;
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
             /* A: ldmatrix rows lane % 16 at k + 8 (lane / 16): a[0..3] of
@@ -1097,7 +1108,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
                 for (int j = 0; j < 2 * FN; j++)
                     for (int e = 0; e < 4; e++) {
                         const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
-                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
                     }
 #else
             for (int i = 0; i < FM; i++)
@@ -1109,12 +1120,12 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
                     for (int e = 0; e < 8; e++) {
                         const int r = i * 16 + 2 * e + lane / 16, c = wn * WTN + j * 16 + lane % 16;
 #endif
-                        cs[lin ? r * SDX__HIP_CPR + c : c * SDX__HIP_CPC + r] = acc[i][j][e];
+                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
                     }
 #endif
         }
         __syncthreads();
-        sdx__hip_mma_write_half<AK>(g, z, m0 + half * (SDX__HIP_MBM / 2), n0, cs, t);
+        sdx__hip_mma_write_half<AK, BT>(g, z, m0 + half * (BT / 2), n0, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
@@ -1455,6 +1466,7 @@ typedef struct sdx__hip {
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
+    int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
     size_t scratch_count;
@@ -1826,15 +1838,16 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
-/* The matrix-unit GEMM kernels: [convolution][bf16][16-byte loads:
- * every row starts 16-byte aligned]. */
+/* The matrix-unit GEMM kernels of one tile size BT: [convolution][bf16]
+ * [16-byte loads: every row starts 16-byte aligned]. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
+template <int BT>
 static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
     static const sdx__hip_gemm_kernel kernels[2][2][2] = {
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } } };
     return kernels[conv != 0][bf16 != 0][vw != 0];
 }
 
@@ -1856,16 +1869,21 @@ static int sdx__hip_grant(const sdx__hip *s, const void *kernel, int bytes) {
  * GEMMs then run on the SIMT kernel. */
 static int sdx__hip_gemm_grant(const sdx__hip *s) {
     for (int i = 0; i < 8; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), SDX__HIP_MMA_SMEM)) return 0;
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i & 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i & 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
+            return 0;
     return 1;
 }
 
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
- * and w share a half type, the SIMT kernel otherwise. */
+ * and w share a half type (tiles of 128, or of 64 when 128 would give the
+ * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
     int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
-    int64_t bm = mma ? SDX__HIP_MBM : SDX__HIP_SBM, bn = mma ? SDX__HIP_MBN : SDX__HIP_SBN;
+    int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
+    int bt = big >= s->sms ? 128 : 64;
+    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
@@ -1878,7 +1896,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        sdx__hip_launch(sdx__hip_gemm_mma_kernel(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)SDX__HIP_MMA_SMEM, g);
+        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -2087,6 +2106,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
     s->device = device_index;
     s->warp = p.warpSize > 0 ? p.warpSize : 32;
+    s->sms = p.multiProcessorCount > 0 ? p.multiProcessorCount : 1;
     s->recording = s->checking = -1;
 #if defined(__HIPCC__)
     s->smem_optin = p.sharedMemPerBlock;        /* no opt-in field in every HIP release */

@@ -34,6 +34,7 @@ typedef struct sdx__hip {
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
+    int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     double *scratch;        /* group-norm partial sums */
     size_t scratch_count;
@@ -405,15 +406,16 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
-/* The matrix-unit GEMM kernels: [convolution][bf16][16-byte loads:
- * every row starts 16-byte aligned]. */
+/* The matrix-unit GEMM kernels of one tile size BT: [convolution][bf16]
+ * [16-byte loads: every row starts 16-byte aligned]. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
+template <int BT>
 static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
     static const sdx__hip_gemm_kernel kernels[2][2][2] = {
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1> } },
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1> } } };
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } } };
     return kernels[conv != 0][bf16 != 0][vw != 0];
 }
 
@@ -435,16 +437,21 @@ static int sdx__hip_grant(const sdx__hip *s, const void *kernel, int bytes) {
  * GEMMs then run on the SIMT kernel. */
 static int sdx__hip_gemm_grant(const sdx__hip *s) {
     for (int i = 0; i < 8; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel(i & 4, i & 2, i & 1), SDX__HIP_MMA_SMEM)) return 0;
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i & 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i & 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
+            return 0;
     return 1;
 }
 
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
- * and w share a half type, the SIMT kernel otherwise. */
+ * and w share a half type (tiles of 128, or of 64 when 128 would give the
+ * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
     int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
-    int64_t bm = mma ? SDX__HIP_MBM : SDX__HIP_SBM, bn = mma ? SDX__HIP_MBN : SDX__HIP_SBN;
+    int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
+    int bt = big >= s->sms ? 128 : 64;
+    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
@@ -457,7 +464,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        sdx__hip_launch(sdx__hip_gemm_mma_kernel(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)SDX__HIP_MMA_SMEM, g);
+        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -666,6 +674,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     if (!(s = (sdx__hip *)calloc(1, sizeof *s))) return sdx_fail(ctx, SDX_ERR_NOMEM, "sdx_hip_use: out of memory");
     s->device = device_index;
     s->warp = p.warpSize > 0 ? p.warpSize : 32;
+    s->sms = p.multiProcessorCount > 0 ? p.multiProcessorCount : 1;
     s->recording = s->checking = -1;
 #if defined(__HIPCC__)
     s->smem_optin = p.sharedMemPerBlock;        /* no opt-in field in every HIP release */
