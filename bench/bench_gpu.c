@@ -16,7 +16,13 @@
  * warm-up calls (op by op: the first; with graphs: the first, run op by
  * op, and the second, recorded) are reported apart. Then one
  * full-size VAE decode per model size (512x512 f16, 1024x1024 bf16
- * activations, untiled), with peak device memory. */
+ * activations, untiled), with peak device memory.
+ *
+ *   bench_gpu --kernels [--only sd15|sdxl] [--calls N]
+ *
+ * times each GEMM, convolution and attention shape of those UNet steps
+ * alone instead (KERNEL lines: microseconds a launch, TFLOP/s), which
+ * bench/torch_unet.py --kernels repeats in PyTorch from the same lines. */
 #define _DEFAULT_SOURCE 1
 #define SDX_IMPLEMENTATION
 #include "../sdx.h"
@@ -214,13 +220,138 @@ done:
     return ok;
 }
 
+/* ---- one kernel at a time (--kernels) -------------------------------------- */
+
+/* The levels of a UNet step: latent side, channels, attention heads (0:
+ * none), as the presets of tools/sdx-mkckpt.c make them at 512x512 (SD
+ * 1.5) and 1024x1024 (SDXL). */
+typedef struct bg_level { int side, ch, heads; } bg_level;
+static const struct bg_model { const char *name; int ctx_dim, n; bg_level lv[4]; } bg_models[] = {
+    { "sd15", 768, 4, { { 64, 320, 8 }, { 32, 640, 8 }, { 16, 1280, 8 }, { 8, 1280, 0 } } },
+    { "sdxl", 2048, 3, { { 128, 320, 0 }, { 64, 640, 10 }, { 32, 1280, 20 } } },
+};
+
+/* A device f16 tensor from the arena, random values in [-1, 1] x scale. */
+static int bg_f16(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const int64_t *shape, uint64_t seed, float scale) {
+    int64_t n;
+    float *v;
+    int rc;
+    if (!sdx__arena_tensor(a, t, SDX_F16, ndim, shape)) return 0;
+    n = sdx_tensor_numel(t);
+    if (!(v = (float *)malloc((size_t)n * sizeof(float)))) return 0;
+    bg_fill(v, n, seed);
+    for (int64_t i = 0; i < n; i++) v[i] *= scale;
+    rc = sdx__upload(ctx, t, v);
+    free(v);
+    return rc == SDX_OK;
+}
+
+/* Waits for the GPU: a one-value download after the launches. */
+static int bg_sync(sdx_ctx *ctx, const sdx_tensor *y) {
+    sdx_tensor one = *y;
+    float v;
+    one.ndim = 1;
+    one.shape[0] = 1;
+    return sdx__download(ctx, &v, &one) == SDX_OK;
+}
+
+enum { BG_CONV, BG_LINEAR, BG_ATTN };
+
+/* Times one op: 2 launches to warm up, then `reps`; prints its KERNEL
+ * line. conv: a = batch, b = channels in, c = out, d = side (3x3,
+ * padding 1); linear: a = rows, b = in, c = out; attn: a = batch, b =
+ * queries, c = keys, d = heads, e = head dim. */
+static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kind, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e,
+                     int reps) {
+    sdx__mark m = sdx__arena_mark(arena);
+    sdx_tensor x, w, y, k, v;
+    double flops, t0 = 0, us;
+    char desc[160];
+    int ok;
+    if (kind == BG_CONV) {
+        int64_t xs[4] = { a, b, d, d }, ws[4] = { c, b, 3, 3 }, ys[4] = { a, c, d, d };
+        ok = bg_f16(ctx, arena, &x, 4, xs, 1, 1.0f) && bg_f16(ctx, arena, &w, 4, ws, 2, 0.05f) && sdx__arena_tensor(arena, &y, SDX_F16, 4, ys);
+        flops = 2.0 * (double)(a * c * d * d) * (double)(b * 9);
+        snprintf(desc, sizeof desc, "conv b=%lld c=%lld o=%lld h=%lld w=%lld k=3", (long long)a, (long long)b, (long long)c, (long long)d,
+                 (long long)d);
+    } else if (kind == BG_LINEAR) {
+        int64_t xs[2] = { a, b }, ws[2] = { c, b }, ys[2] = { a, c };
+        ok = bg_f16(ctx, arena, &x, 2, xs, 1, 1.0f) && bg_f16(ctx, arena, &w, 2, ws, 2, 0.05f) && sdx__arena_tensor(arena, &y, SDX_F16, 2, ys);
+        flops = 2.0 * (double)(a * c) * (double)b;
+        snprintf(desc, sizeof desc, "linear m=%lld k=%lld n=%lld", (long long)a, (long long)b, (long long)c);
+    } else {
+        int64_t qs[3] = { a, b, d * e }, ks[3] = { a, c, d * e };
+        ok = bg_f16(ctx, arena, &x, 3, qs, 1, 1.0f) && bg_f16(ctx, arena, &k, 3, ks, 2, 1.0f) && bg_f16(ctx, arena, &v, 3, ks, 3, 1.0f) &&
+             sdx__arena_tensor(arena, &y, SDX_F16, 3, qs);
+        flops = 4.0 * (double)(a * d * b * c) * (double)e;
+        snprintf(desc, sizeof desc, "attn b=%lld nq=%lld nk=%lld heads=%lld d=%lld", (long long)a, (long long)b, (long long)c, (long long)d,
+                 (long long)e);
+    }
+    for (int r = -2; ok && r < reps; r++) {
+        if (r == 0) {
+            ok = bg_sync(ctx, &y);
+            t0 = bg_now();
+        }
+        if (ok) ok = (kind == BG_CONV     ? sdx__conv2d_pad(ctx, &y, &x, &w, NULL, 1, 1, 1, 1, 1, SDX_F32)
+                      : kind == BG_LINEAR ? sdx__linear(ctx, &y, &x, &w, NULL, SDX_F32)
+                                          : sdx__attention(ctx, &y, &x, &k, &v, (int)d, 0, SDX_F32)) == SDX_OK;
+    }
+    if (ok && (ok = bg_sync(ctx, &y))) {
+        us = (bg_now() - t0) * 1e6 / reps;
+        printf("KERNEL sdx %s %s us=%.1f tflops=%.1f\n", model, desc, us, flops / us * 1e-6);
+    }
+    if (!ok) fprintf(stderr, "bench_gpu: %s %s: %s\n", model, desc, sdx_last_error(ctx));
+    sdx__arena_release(arena, m);
+    return ok;
+}
+
+/* Every level's 3x3 convolution; where it has attention, its projections
+ * (q: C -> C; the cross-attention's k: context -> C, 77 tokens; GEGLU's
+ * C -> 8C and 4C -> C) and its self- and cross-attention; batch 2. */
+static int bg_kernels(const char *only, int calls) {
+    sdx_desc desc;
+    sdx_ctx *ctx;
+    sdx__arena arena;
+    int ok = 1, reps = calls < 5 ? 20 : 4 * calls;
+    memset(&desc, 0, sizeof desc);
+    desc.no_graphs = 1;
+    if (!(ctx = sdx_create(&desc))) return 0;
+    if (sdx_hip_use(ctx, 0) != SDX_OK) {
+        fprintf(stderr, "bench_gpu: %s\n", sdx_last_error(ctx));
+        sdx_destroy(ctx);
+        return 0;
+    }
+    printf("kernels one at a time on %s, f16, %d launches each\n", sdx_backend_name(ctx), reps);
+    sdx__arena_init(&arena, ctx, 0);
+    for (size_t i = 0; i < sizeof bg_models / sizeof bg_models[0]; i++) {
+        const struct bg_model *md = &bg_models[i];
+        if (only && strcmp(only, md->name)) continue;
+        for (int l = 0; l < md->n && ok; l++) {
+            const bg_level *lv = &md->lv[l];
+            int64_t tokens = (int64_t)lv->side * lv->side, c = lv->ch;
+            ok = bg_kernel(ctx, &arena, md->name, BG_CONV, 2, c, c, lv->side, 0, reps);
+            if (!lv->heads) continue;
+            ok = ok && bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * tokens, c, c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * 77, md->ctx_dim, c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * tokens, c, 8 * c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * tokens, 4 * c, c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_ATTN, 2, tokens, tokens, lv->heads, c / lv->heads, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_ATTN, 2, tokens, 77, lv->heads, c / lv->heads, reps);
+        }
+    }
+    sdx__arena_free(&arena);
+    sdx_destroy(ctx);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     const char *only = NULL, *sd15 = "/tmp/sdx_bench_sd15_f16.safetensors", *sdxl = "/tmp/sdx_bench_sdxl_f16.safetensors";
-    int calls = 3, ok = 1, vae_only = 0, vae = 1, modes = 3;   /* modes: 1 op by op, 2 graphs */
+    int calls = 3, ok = 1, vae_only = 0, vae = 1, modes = 3, kernels = 0;   /* modes: 1 op by op, 2 graphs */
     sdx_dtype act = SDX_F16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--no-vae")) vae = 0;
+        else if (!strcmp(a, "--kernels")) kernels = 1;
         else if (v && !strcmp(a, "--only")) only = v, i++;
         else if (v && !strcmp(a, "--calls")) calls = atoi(v), i++;
         else if (v && !strcmp(a, "--vae-only")) vae_only = atoi(v), i++;
@@ -228,12 +359,13 @@ int main(int argc, char **argv) {
         else if (v && !strcmp(a, "--graphs")) modes = !strcmp(v, "off") ? 1 : !strcmp(v, "on") ? 2 : 3, i++;
         else {
             fprintf(stderr, "usage: %s [--only sd15|sdxl] [--calls N] [--act f16|bf16|f32] [--graphs on|off|both] [--vae-only PIXELS] "
-                    "[--no-vae]\n", argv[0]);
+                    "[--no-vae] [--kernels]\n", argv[0]);
             return 2;
         }
     }
     if (calls < 1) calls = 1;
     if (vae_only > 0) return bg_vae(vae_only / 8 * 8, calls, act) ? 0 : 1;      /* one decode size alone */
+    if (kernels) return bg_kernels(only, calls) ? 0 : 1;
     for (int m = 0; m < 2; m++) {
         const char *preset = m ? "sdxl" : "sd15", *path = m ? sdxl : sd15;
         if (only && strcmp(only, preset)) continue;

@@ -7,7 +7,12 @@ LDM VAE decoder on bench_gpu's decoder file, 512x512 in fp16 and 1024x1024
 in bf16, as bench_gpu decodes.
 
     python3 bench/torch_unet.py [--only sd15|sdxl] [--calls N]
+    python3 bench/torch_unet.py --kernels --kernel-log LOG [--calls N]
     python3 bench/torch_unet.py --check-vae PIXELS Z.f32 IMAGE.f32
+
+--kernels times, in fp16, each op of the KERNEL lines `bench_gpu
+--kernels` wrote into LOG (the same shapes: one list, the C one), and
+prints the same lines for torch.
 
 --check-vae decodes a raw f32 latent on the CPU in f32 and prints its
 distance to sdx's decode of it (Debian's python3-torch 1.13 suffices): the
@@ -249,6 +254,46 @@ def check_vae_cpu(pixels, z_path, img_path):
     print(f"vae {pixels}: rel-L2 to sdx {float((out - ref).norm() / ref.norm()):.3g}")
 
 
+def kernel_op(desc, dev, dtype):
+    """The op of a KERNEL line's description ("conv b=2 c=320 ...") in
+    torch on fresh random tensors: (function, FLOPs)."""
+    f = desc.split()
+    p = {k: int(v) for k, v in (t.split("=") for t in f[1:])}
+    g = torch.Generator(device="cpu").manual_seed(3)
+    rnd = lambda *shape: torch.randn(*shape, generator=g).to(dev, dtype)
+    if f[0] == "conv":
+        x, w = rnd(p["b"], p["c"], p["h"], p["w"]), rnd(p["o"], p["c"], p["k"], p["k"]) * 0.05
+        return (lambda: F.conv2d(x, w, padding=p["k"] // 2)), 2.0 * p["b"] * p["o"] * p["h"] * p["w"] * p["c"] * p["k"] ** 2
+    if f[0] == "linear":
+        x, w = rnd(p["m"], p["k"]), rnd(p["n"], p["k"]) * 0.05
+        return (lambda: F.linear(x, w)), 2.0 * p["m"] * p["n"] * p["k"]
+    q = rnd(p["b"], p["heads"], p["nq"], p["d"])
+    k, v = rnd(p["b"], p["heads"], p["nk"], p["d"]), rnd(p["b"], p["heads"], p["nk"], p["d"])
+    return (lambda: sdpa(q, k, v)), 4.0 * p["b"] * p["heads"] * p["nq"] * p["nk"] * p["d"]
+
+
+def run_kernels(log_path, calls, dev, dtype=torch.float16):
+    """Each `KERNEL sdx MODEL DESC us=... tflops=...` line of the log, timed
+    as bench_gpu times it: 2 launches to warm up, then `reps`."""
+    reps = 20 if calls < 5 else 4 * calls
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+    for line in open(log_path):
+        f = line.split()
+        if len(f) < 5 or f[:2] != ["KERNEL", "sdx"]:
+            continue
+        model, desc = f[2], " ".join(t for t in f[3:] if not t.startswith(("us=", "tflops=")))
+        fn, flops = kernel_op(desc, dev, dtype)
+        with torch.inference_mode():
+            fn(), fn()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn()
+            sync()
+        us = (time.perf_counter() - t0) * 1e6 / reps
+        print(f"KERNEL torch {model} {desc} us={us:.1f} tflops={flops / us * 1e-6:.1f}")
+
+
 def run(name, calls, dev):
     path, pixels = PATHS[name]
     w = load(path, dev)
@@ -267,6 +312,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", choices=["sd15", "sdxl"])
     ap.add_argument("--calls", type=int, default=3)
+    ap.add_argument("--kernels", action="store_true", help="time the ops of the KERNEL lines in --kernel-log")
+    ap.add_argument("--kernel-log", help="bench_gpu --kernels output")
     ap.add_argument("--check-vae", nargs=3, metavar=("PIXELS", "Z_F32", "IMAGE_F32"),
                     help="CPU check of the VAE reference against sdx's decode of the same latent")
     a = ap.parse_args()
@@ -277,6 +324,12 @@ def main():
         print("SKIP torch: no GPU visible to PyTorch")
         return 0
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+    if a.kernels:
+        if not a.kernel_log:
+            print("torch_unet.py: --kernels needs --kernel-log (bench_gpu --kernels output)", file=sys.stderr)
+            return 2
+        run_kernels(a.kernel_log, max(1, a.calls), "cuda")
+        return 0
     for name in ("sd15", "sdxl"):
         if a.only in (None, name):
             run(name, max(1, a.calls), "cuda")

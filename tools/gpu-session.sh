@@ -7,12 +7,14 @@
 #       GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
 #       build/gpu-carry/shared, then prints what a device call must carry.
-#   sh tools/gpu-session.sh run [test] [bench] [ncu]
+#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
-#       most), bench-gpu beside PyTorch eager (250 s), an ncu kernel-time
-#       profile of one SD 1.5 CFG step (time per kernel, launches; 170 s),
-#       and a short table last. Logs go to $OUT (the device tool's folder)
+#       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
+#       convolution and attention shape of the two UNet steps alone beside
+#       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
+#       one SD 1.5 CFG step (time per kernel, launches; 140 s), and a short
+#       table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
 set -u
@@ -36,7 +38,7 @@ prepare() {
 has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
 run() {
-    parts=${*:-test bench ncu}
+    parts=${*:-test bench kernels ncu}
     out=${OUT:-build/gpu-session}
     mkdir -p "$out"
     export SDX_SHARED="$PWD/$CARRY/shared"
@@ -53,11 +55,17 @@ run() {
         echo "rc=$?" >> "$out/bench-gpu.log"
         grep -E "RESULT|ratio|a call:|rc=|rror|bench_gpu:|SKIP" "$out/bench-gpu.log"
     fi
+    if has kernels; then
+        echo "== kernels one at a time, beside PyTorch"
+        timeout 45 sh bench/bench_gpu.sh --kernels > "$out/kernels.log" 2>&1
+        echo "rc=$?" >> "$out/kernels.log"
+        grep -E "ratio|rc=|rror|bench_gpu:|SKIP" "$out/kernels.log"
+    fi
     if ! has ncu; then
         :
     elif command -v ncu > /dev/null; then
         echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
-        timeout 170 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+        timeout 140 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
             ./bench/bench_gpu --only sd15 --calls 1 --graphs off --no-vae > "$out/ncu.csv" 2> "$out/ncu.err"
         python3 - "$out/ncu.csv" << 'EOF' | tee "$out/ncu-summary.txt"
 import csv, sys, collections
@@ -99,5 +107,5 @@ EOF
 case ${1:-} in
 prepare) shift; prepare "$@" ;;
 run) shift; run "$@" ;;
-*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [ncu]" >&2; exit 2 ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu]" >&2; exit 2 ;;
 esac
