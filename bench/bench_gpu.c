@@ -57,15 +57,17 @@ static void bg_fill(float *v, int64_t n, uint64_t seed) {
     }
 }
 
-/* A device tensor from the arena holding n random values. */
-static int bg_input(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const int64_t *shape, uint64_t seed) {
+/* A device tensor of `dtype` from the arena, random values in [-1.7, 1.7]
+ * times scale. */
+static int bg_input(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, sdx_dtype dtype, int ndim, const int64_t *shape, uint64_t seed, float scale) {
     int64_t n;
     float *v;
     int rc;
-    if (!sdx__arena_tensor(a, t, SDX_F32, ndim, shape)) return 0;
+    if (!sdx__arena_tensor(a, t, dtype, ndim, shape)) return 0;
     n = sdx_tensor_numel(t);
     if (!(v = (float *)malloc((size_t)n * sizeof(float)))) return 0;
     bg_fill(v, n, seed);
+    for (int64_t i = 0; i < n; i++) v[i] *= scale;
     rc = sdx__upload(ctx, t, v);
     free(v);
     return rc == SDX_OK;
@@ -126,7 +128,8 @@ static int bg_run(const char *preset, const char *path, int pixels, int calls, s
     {
         int64_t xs[4] = { 2, u.in_channels, lat, lat }, cs[3] = { 2, 77, u.context_dim };
         int64_t ys[2] = { 2, u.adm_channels > 0 ? u.adm_channels : 1 }, os[4] = { 2, u.out_channels, lat, lat };
-        if (!bg_input(ctx, &arena, &x, 4, xs, 1) || !bg_input(ctx, &arena, &cx, 3, cs, 2) || !bg_input(ctx, &arena, &y, 2, ys, 3) ||
+        if (!bg_input(ctx, &arena, &x, SDX_F32, 4, xs, 1, 1.0f) || !bg_input(ctx, &arena, &cx, SDX_F32, 3, cs, 2, 1.0f) ||
+            !bg_input(ctx, &arena, &y, SDX_F32, 2, ys, 3, 1.0f) ||
             !sdx__arena_tensor(&arena, &out, SDX_F32, 4, os) || !(host = (float *)malloc(sdx_tensor_nbytes(&out))))
             goto done;
     }
@@ -231,21 +234,6 @@ static const struct bg_model { const char *name; int ctx_dim, n; bg_level lv[4];
     { "sdxl", 2048, 3, { { 128, 320, 0 }, { 64, 640, 10 }, { 32, 1280, 20 } } },
 };
 
-/* A device f16 tensor from the arena, random values in [-1, 1] x scale. */
-static int bg_f16(sdx_ctx *ctx, sdx__arena *a, sdx_tensor *t, int ndim, const int64_t *shape, uint64_t seed, float scale) {
-    int64_t n;
-    float *v;
-    int rc;
-    if (!sdx__arena_tensor(a, t, SDX_F16, ndim, shape)) return 0;
-    n = sdx_tensor_numel(t);
-    if (!(v = (float *)malloc((size_t)n * sizeof(float)))) return 0;
-    bg_fill(v, n, seed);
-    for (int64_t i = 0; i < n; i++) v[i] *= scale;
-    rc = sdx__upload(ctx, t, v);
-    free(v);
-    return rc == SDX_OK;
-}
-
 /* Waits for the GPU: a one-value download after the launches. */
 static int bg_sync(sdx_ctx *ctx, const sdx_tensor *y) {
     sdx_tensor one = *y;
@@ -270,18 +258,21 @@ static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kin
     int ok;
     if (kind == BG_CONV) {
         int64_t xs[4] = { a, b, d, d }, ws[4] = { c, b, 3, 3 }, ys[4] = { a, c, d, d };
-        ok = bg_f16(ctx, arena, &x, 4, xs, 1, 1.0f) && bg_f16(ctx, arena, &w, 4, ws, 2, 0.05f) && sdx__arena_tensor(arena, &y, SDX_F16, 4, ys);
+        ok = bg_input(ctx, arena, &x, SDX_F16, 4, xs, 1, 1.0f) && bg_input(ctx, arena, &w, SDX_F16, 4, ws, 2, 0.05f) &&
+             sdx__arena_tensor(arena, &y, SDX_F16, 4, ys);
         flops = 2.0 * (double)(a * c * d * d) * (double)(b * 9);
         snprintf(desc, sizeof desc, "conv b=%lld c=%lld o=%lld h=%lld w=%lld k=3", (long long)a, (long long)b, (long long)c, (long long)d,
                  (long long)d);
     } else if (kind == BG_LINEAR) {
         int64_t xs[2] = { a, b }, ws[2] = { c, b }, ys[2] = { a, c };
-        ok = bg_f16(ctx, arena, &x, 2, xs, 1, 1.0f) && bg_f16(ctx, arena, &w, 2, ws, 2, 0.05f) && sdx__arena_tensor(arena, &y, SDX_F16, 2, ys);
+        ok = bg_input(ctx, arena, &x, SDX_F16, 2, xs, 1, 1.0f) && bg_input(ctx, arena, &w, SDX_F16, 2, ws, 2, 0.05f) &&
+             sdx__arena_tensor(arena, &y, SDX_F16, 2, ys);
         flops = 2.0 * (double)(a * c) * (double)b;
         snprintf(desc, sizeof desc, "linear m=%lld k=%lld n=%lld", (long long)a, (long long)b, (long long)c);
     } else {
         int64_t qs[3] = { a, b, d * e }, ks[3] = { a, c, d * e };
-        ok = bg_f16(ctx, arena, &x, 3, qs, 1, 1.0f) && bg_f16(ctx, arena, &k, 3, ks, 2, 1.0f) && bg_f16(ctx, arena, &v, 3, ks, 3, 1.0f) &&
+        ok = bg_input(ctx, arena, &x, SDX_F16, 3, qs, 1, 1.0f) && bg_input(ctx, arena, &k, SDX_F16, 3, ks, 2, 1.0f) &&
+             bg_input(ctx, arena, &v, SDX_F16, 3, ks, 3, 1.0f) &&
              sdx__arena_tensor(arena, &y, SDX_F16, 3, qs);
         flops = 4.0 * (double)(a * d * b * c) * (double)e;
         snprintf(desc, sizeof desc, "attn b=%lld nq=%lld nk=%lld heads=%lld d=%lld", (long long)a, (long long)b, (long long)c, (long long)d,
