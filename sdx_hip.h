@@ -927,20 +927,13 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 }
 
 /* `count` (0..8) consecutive values of y from element i on, each with the
- * bias of its column: 16 bytes at once when all eight are there and
+ * bias of its column: as 16-byte stores when all eight are there and
  * aligned. */
-static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, float v[8], int count) {
-    if (count == 8 && g.yt != SDX__HIP_DT_F32 && (uintptr_t)((uint16_t *)g.y + i) % 16 == 0) {
-        sdx__hip_v8 o;
-        for (int e = 0; e < 4; e++) {
-            uint32_t lo = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e]) : sdx__hip_f2bf(v[2 * e]);
-            uint32_t hi = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e + 1]) : sdx__hip_f2bf(v[2 * e + 1]);
-            o.w[e] = lo | hi << 16;
-        }
-        sdx__hip_st8((uint16_t *)g.y + i, o);
-        return;
-    }
-    for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, const float v[8], int count) {
+    const uintptr_t at = (uintptr_t)g.y + (uintptr_t)i * (g.yt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(g.y, g.yt, i, v);
+    else
+        for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
@@ -1255,44 +1248,34 @@ struct sdx__hip_flash_plan {
            BYTES = 2 * HALVES + 4 * XCH };
 };
 
-/* Q rows [q0, q0 + BQ) of one head into qs (pitch LD); rows past nq and
- * dims past d are zeros (0 * garbage could be NaN). vec: as asynchronous
- * copies (waited for by the caller), else loads. */
-template <int DP, int BQ, int THREADS, int LD>
-static __device__ __forceinline__ void sdx__hip_attn_stage_q(uint16_t *qs, const uint16_t *qg, int64_t row0, int64_t q0, int64_t nq,
-                                                             int64_t hd, int64_t col0, int d, int vec, int t) {
+/* ROWS rows of one head, from row0 of a [rows, hd] tensor (columns col0
+ * on), into dst (pitch LD); rows from `valid` on and dims past d are
+ * zeros (0 * garbage could be NaN). vec: as asynchronous 16-byte copies
+ * (waited for by the caller), else loads. Q's tile, and K's and V's. */
+template <int DP, int ROWS, int THREADS, int LD>
+static __device__ __forceinline__ void sdx__hip_attn_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
+                                                           int64_t col0, int d, int vec, int t) {
     if (vec) {
-        for (int e = t; e < BQ * DP / 8; e += THREADS) {
-            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = q0 + r < nq && c < d;
-            sdx__hip_cp_async16(qs + r * LD + c, qg + (ok ? (row0 + q0 + r) * hd + col0 + c : 0), ok);
+        for (int e = t; e < ROWS * DP / 8; e += THREADS) {
+            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < valid && c < d;
+            sdx__hip_cp_async16(dst + r * LD + c, src + (ok ? (row0 + r) * hd + col0 + c : 0), ok);
         }
     } else {
-        for (int e = t; e < BQ * DP; e += THREADS) {
+        for (int e = t; e < ROWS * DP; e += THREADS) {
             int r = e / DP, c = e - r * DP;
-            qs[r * LD + c] = (q0 + r < nq && c < d) ? qg[(row0 + q0 + r) * hd + col0 + c] : (uint16_t)0;
+            dst[r * LD + c] = (r < valid && c < d) ? src[(row0 + r) * hd + col0 + c] : (uint16_t)0;
         }
     }
 }
 
-/* K and V rows [row0, row0 + nkv) into tile buffers kb/vb, the same way. */
+/* Key tile [j0, j0 + BK) of K and V into kb and vb (keys from key_end on
+ * are zeros). */
 template <int DP, int BK, int THREADS, int LD>
 static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint16_t *vb, const uint16_t *kg, const uint16_t *vg,
-                                                              int64_t row0, int64_t hd, int64_t col0, int nkv, int d, int vec, int t) {
-    if (vec) {
-        for (int e = t; e < BK * DP / 8; e += THREADS) {
-            int r = e / (DP / 8), c = (e - r * (DP / 8)) * 8, ok = r < nkv && c < d;
-            int64_t src = ok ? (row0 + r) * hd + col0 + c : 0;
-            sdx__hip_cp_async16(kb + r * LD + c, kg + src, ok);
-            sdx__hip_cp_async16(vb + r * LD + c, vg + src, ok);
-        }
-    } else {
-        for (int e = t; e < BK * DP; e += THREADS) {
-            int r = e / DP, c = e - r * DP, ok = r < nkv && c < d;
-            int64_t src = (row0 + r) * hd + col0 + c;
-            kb[r * LD + c] = ok ? kg[src] : (uint16_t)0;
-            vb[r * LD + c] = ok ? vg[src] : (uint16_t)0;
-        }
-    }
+                                                              int64_t row0, int64_t j0, int64_t key_end, int64_t hd, int64_t col0, int d,
+                                                              int vec, int t) {
+    sdx__hip_attn_stage<DP, BK, THREADS, LD>(kb, kg, row0 + j0, key_end - j0, hd, col0, d, vec, t);
+    sdx__hip_attn_stage<DP, BK, THREADS, LD>(vb, vg, row0 + j0, key_end - j0, hd, col0, d, vec, t);
 }
 
 /* Two values of a row of P, rounded as the matrix units take them, packed
@@ -1335,9 +1318,8 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     float o[NO][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
     for (int i = 0; i < NO; i++)
         for (int e = 0; e < 4; e++) o[i][e] = 0.0f;
-    sdx__hip_attn_stage_q<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq, q0, nq, hd, col0, d, vec, t);
-    if (key_end > 0)
-        sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, hd, col0, (int)(key_end < BK ? key_end : BK), d, vec, t);
+    sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
+    if (key_end > 0) sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, 0, key_end, hd, col0, d, vec, t);
     sdx__hip_cp_commit();
     for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
@@ -1348,11 +1330,9 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
          * the other buffer (and the exchange), which the next tile fills */
         sdx__hip_cp_wait<0>();
         __syncthreads();
-        if (j0 + BK < key_end) {
-            int64_t n1 = key_end - j0 - BK;
-            sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks + ((j + 1) & 1) * L::KV, vs + ((j + 1) & 1) * L::KV, kg, vg, b * nk + j0 + BK,
-                                                             hd, col0, (int)(n1 < BK ? n1 : BK), d, vec, t);
-        }
+        if (j0 + BK < key_end)
+            sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks + ((j + 1) & 1) * L::KV, vs + ((j + 1) & 1) * L::KV, kg, vg, b * nk, j0 + BK,
+                                                             key_end, hd, col0, d, vec, t);
         sdx__hip_cp_commit();
         /* S = Q K^T over this warp's dims: Q rows lane % 16 at dim kk + 8
          * (lane / 16); K rows (keys) lane % 8 + 8 (lane / 16) at kk + 8

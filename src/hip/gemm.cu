@@ -241,20 +241,13 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 }
 
 /* `count` (0..8) consecutive values of y from element i on, each with the
- * bias of its column: 16 bytes at once when all eight are there and
+ * bias of its column: as 16-byte stores when all eight are there and
  * aligned. */
-static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, float v[8], int count) {
-    if (count == 8 && g.yt != SDX__HIP_DT_F32 && (uintptr_t)((uint16_t *)g.y + i) % 16 == 0) {
-        sdx__hip_v8 o;
-        for (int e = 0; e < 4; e++) {
-            uint32_t lo = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e]) : sdx__hip_f2bf(v[2 * e]);
-            uint32_t hi = g.yt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[2 * e + 1]) : sdx__hip_f2bf(v[2 * e + 1]);
-            o.w[e] = lo | hi << 16;
-        }
-        sdx__hip_st8((uint16_t *)g.y + i, o);
-        return;
-    }
-    for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, const float v[8], int count) {
+    const uintptr_t at = (uintptr_t)g.y + (uintptr_t)i * (g.yt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(g.y, g.yt, i, v);
+    else
+        for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's

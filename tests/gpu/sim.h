@@ -285,7 +285,6 @@ static inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask) {
 /* ---- half types ------------------------------------------------------------ */
 
 struct __half { uint16_t bits; };
-struct __nv_bfloat16 { uint16_t bits; };
 
 static inline float __uint_as_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t __float_as_uint(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
@@ -320,9 +319,10 @@ static inline __half __float2half_rn(float f) {
     }
 }
 
-static inline float sdx_sim_to_float(float v) { return v; }
-static inline float sdx_sim_to_float(__half v) { return __half2float(v); }
-static inline float sdx_sim_to_float(__nv_bfloat16 v) { return __uint_as_float((uint32_t)v.bits << 16); }
+/* A 16-bit value of a matrix operand as f32: f16, or bf16's top half */
+static inline float sdx_sim_half_to_float(uint16_t bits, int bf16) {
+    return bf16 ? __uint_as_float((uint32_t)bits << 16) : __half2float(__ushort_as_half(bits));
+}
 
 /* ---- runtime ------------------------------------------------------------------ */
 
@@ -547,14 +547,12 @@ static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const u
     int lane = f.lane, g = lane / 4, t = lane % 4;
     for (int h = 0; h < 2; h++) {
         uint32_t s = 16 * (uint32_t)h;
-#define SDX_SIM_HALF(w) (bf16 ? sdx_sim_to_float(__nv_bfloat16{ (uint16_t)((w) >> s) }) : __half2float(__ushort_as_half((uint16_t)((w) >> s))))
-        A[g * 16 + 2 * t + h] = SDX_SIM_HALF(a[0]);
-        A[(g + 8) * 16 + 2 * t + h] = SDX_SIM_HALF(a[1]);
-        A[g * 16 + 2 * t + 8 + h] = SDX_SIM_HALF(a[2]);
-        A[(g + 8) * 16 + 2 * t + 8 + h] = SDX_SIM_HALF(a[3]);
-        B[(2 * t + h) * 8 + g] = SDX_SIM_HALF(b[0]);
-        B[(2 * t + 8 + h) * 8 + g] = SDX_SIM_HALF(b[1]);
-#undef SDX_SIM_HALF
+        A[g * 16 + 2 * t + h] = sdx_sim_half_to_float((uint16_t)(a[0] >> s), bf16);
+        A[(g + 8) * 16 + 2 * t + h] = sdx_sim_half_to_float((uint16_t)(a[1] >> s), bf16);
+        A[g * 16 + 2 * t + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[2] >> s), bf16);
+        A[(g + 8) * 16 + 2 * t + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[3] >> s), bf16);
+        B[(2 * t + h) * 8 + g] = sdx_sim_half_to_float((uint16_t)(b[0] >> s), bf16);
+        B[(2 * t + 8 + h) * 8 + g] = sdx_sim_half_to_float((uint16_t)(b[1] >> s), bf16);
         C[g * 8 + 2 * t + h] = d[h];
         C[(g + 8) * 8 + 2 * t + h] = d[2 + h];
     }
