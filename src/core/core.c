@@ -1030,7 +1030,7 @@ static void sdx__arena_reset(sdx__arena *a) {
  * next has the memory, and releasing everything later does not ask for
  * one block of the failed size. */
 static void sdx__arena_shrink(sdx__arena *a) {
-    sdx__block *keep = a->cur ? a->cur : NULL, *b = keep ? keep->next : a->head;
+    sdx__block *keep = a->cur, *b = keep ? keep->next : a->head;
     while (b) {
         sdx__block *n = b->next;
         a->reserved -= b->size;
