@@ -565,6 +565,26 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
     }
 }
 
+/* A convolution weight [O][C][taps] to channels-last [O][taps][C], in y's
+ * type (a plain conversion when taps is 1). Block (i, o) moves channels
+ * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
+ * one contiguous run, written as taps runs of cb channels, both
+ * coalesced (the generic transpose's 32 x 32 tiles would idle 23 of 32
+ * lanes on a 3x3's 9 taps). */
+#define SDX__HIP_PERMUTE_VALUES 2048
+
+__global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
+    __shared__ float run[SDX__HIP_PERMUTE_VALUES];
+    const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
+    const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
+    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = sdx__hip_ld(x, xt, (o * c + c0) * taps + e);
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < n; e += 256) {
+        const int t = e / cn, ch = e - t * cn;
+        sdx__hip_st(y, yt, (o * taps + t) * c + c0 + ch, run[ch * taps + t]);
+    }
+}
+
 /* ---- group norm ---------------------------------------------------------- */
 /* Each (image, group) is split over `parts` blocks so that large groups
  * (the VAE at 1024 px: 4 M values) fill the GPU. One statistics pass: f64
@@ -693,7 +713,11 @@ __global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64
  *   linear  A = x [M, K] (rows of the input), W = w [N, K], y[m*N + n];
  *   conv2d  A[m, k] = x[c, oy*s - pt + ky, ox*s - pl + kx] gathered on the
  *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
- *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
+ *           buffer), W = w [O, C*kh*kw], y[image][n*M + m];
+ *   conv2d from channels-last copies (the matrix units' convolutions,
+ *           sdx__hip_conv2d_pad_op): x [H, W, C] and w [O, kh, kw, C], so
+ *           k = (ky*kw + kx)*C + c and each 8 consecutive k of a pixel are
+ *           16 contiguous bytes, loaded like a linear's rows; y as above.
  * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
  * operands of one type (NVIDIA mma.sync, AMD MFMA on CDNA2/3, AMD WMMA on
  * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
@@ -707,9 +731,10 @@ struct sdx__hip_gemm {
     int64_t M, N, K;
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
+    int C;                              /* channels-last conv: input channels */
 };
 
-enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1 };
+enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1, SDX__HIP_A_NHWC = 2 };
 
 /* Element index of A[m, k] in x (image base applied by the caller), or -1
  * for a zero (padding, or past M/K). */
@@ -717,6 +742,13 @@ template <int AK>
 static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &g, int64_t m, int64_t k) {
     if (m >= g.M || k >= g.K) return -1;
     if (AK == SDX__HIP_A_ROWS) return m * g.K + k;
+    if (AK == SDX__HIP_A_NHWC) {
+        int tap = (int)(k / g.C), c = (int)(k - (int64_t)tap * g.C), ky = tap / g.kw, kx = tap - ky * g.kw;
+        int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+        int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
+        if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
+        return ((int64_t)iy * g.W + ix) * g.C + c;
+    }
     {
         int khw = g.kh * g.kw, kk = (int)k;
         int c = kk / khw, r = kk - c * khw, ky = r / g.kw, kx = r - ky * g.kw;
@@ -780,6 +812,39 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
     }
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) sdx__hip_gemm_out<AK>(g, z, m0 + mi + 16 * i, n0 + ni + 16 * j, acc[i][j]);
+}
+
+/* ---- few rows: one warp per output column ---------------------------------- */
+/* A linear of at most SDX__HIP_GEMV_ROWS rows (the timestep embedding's
+ * projections: one row per image) is a pass over w: a tile kernel would
+ * spend its k-steps waiting on loads for one useful row in 64. Each warp
+ * takes one column n for the block's rows, its lanes W values of k at a
+ * time (16-byte loads with W == 8), and sums across the warp at the end;
+ * any mix of types, f32 accumulation. */
+#define SDX__HIP_GEMV_ROWS 16
+
+template <int W>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
+    const int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    const int64_t n = (int64_t)blockIdx.x * (256 / SDX__HIP_WARP) + (int)threadIdx.x / SDX__HIP_WARP;
+    const int64_t rows = g.M < SDX__HIP_GEMV_ROWS ? g.M : SDX__HIP_GEMV_ROWS;
+    float acc[SDX__HIP_GEMV_ROWS];
+    if (n >= g.N) return;       /* the whole warp: no barrier follows */
+    for (int r = 0; r < SDX__HIP_GEMV_ROWS; r++) acc[r] = 0.0f;
+    for (int64_t k = (int64_t)lane * W; k < g.K; k += (int64_t)SDX__HIP_WARP * W) {
+        float wv[W], xv[W];
+        sdx__hip_ldw<W>(g.w, g.wt, n * g.K + k, wv);
+#pragma unroll
+        for (int r = 0; r < SDX__HIP_GEMV_ROWS; r++) {
+            if (r >= rows) break;
+            sdx__hip_ldw<W>(g.x, g.xt, r * g.K + k, xv);
+            for (int e = 0; e < W; e++) acc[r] = fmaf(xv[e], wv[e], acc[r]);
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        const float v = sdx__hip_warp_sum(acc[r], SDX__HIP_WARP);
+        if (lane == 0) sdx__hip_gemm_out<SDX__HIP_A_ROWS>(g, 0, r, n, v);
+    }
 }
 
 /* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles, 256 threads --------- */
@@ -858,6 +923,28 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
     return r;
 }
 
+/* A channels-last convolution's rows of one thread (t/4 + 64j, j <
+ * BT/64; sdx__hip_mma_issue), fixed for the whole product: the input
+ * row and column of each window's corner, far outside the image for a
+ * pixel past M. */
+template <int BT>
+struct sdx__hip_pixels {
+    int iy0[BT / 64], ix0[BT / 64];
+};
+
+template <int AK, int BT>
+static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int64_t m0, int t) {
+    sdx__hip_pixels<BT> p;
+#pragma unroll
+    for (int j = 0; j < BT / 64; j++) {
+        const int64_t m = m0 + t / 4 + 64 * j;
+        const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
+        p.iy0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -(1 << 30);
+        p.ix0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -(1 << 30);
+    }
+    return p;
+}
+
 template <int BT>
 static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, const sdx__hip_gather &at, int64_t k0,
                                                            int t, sdx__hip_mma_regs<BT> *r) {
@@ -885,8 +972,12 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
 
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
+                                                          int64_t n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+                                                          uint16_t *bs) {
     const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
+    /* channels-last: the 8 values share one tap (C % 8 == 0) */
+    const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
+    const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
     for (int j = 0; j < BT / 64; j++) {
         const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
@@ -894,6 +985,11 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
+        if (AK == SDX__HIP_A_NHWC) {
+            const int iy = px.iy0[j] + ky, ix = px.ix0[j] + kx;
+            const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
+            sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
+        }
     }
 }
 
@@ -907,9 +1003,9 @@ static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, i
  * asynchronously (a convolution's A is put there from registers). */
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                             int64_t n0, int64_t step, int t, uint16_t *smem) {
+                                                             int64_t n0, int64_t step, int t, const sdx__hip_pixels<BT> &px, uint16_t *smem) {
     uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * sdx__hip_tile<BT>::STAGE;
-    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + BT * SDX__HIP_MLD);
+    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
@@ -1000,13 +1096,14 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
 #endif
     sdx__hip_mma_regs<BT> gathered;
     const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % BT) : sdx__hip_gather{ 0, 0u, 0u };
+    const sdx__hip_pixels<BT> px = sdx__hip_pixels_at<AK, BT>(g, m0, t);
     if (VW) {
         for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
                 sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
                 sdx__hip_mma_put_gathered<BT>(smem + s * T::STAGE, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, px, smem);
         }
         if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
             sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
@@ -1025,7 +1122,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
                 sdx__hip_mma_put_gathered<BT>(smem + (ahead % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
                 if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, px, smem);
             as = smem + (step % SDX__HIP_MSTAGES) * T::STAGE;
         } else {
             __syncthreads();
@@ -1440,6 +1537,13 @@ typedef struct {
     unsigned generation;    /* the backend's buffers it was recorded with */
 } sdx__hip_graph;
 
+/* Device memory an op needs while it runs, grown to the largest need and
+ * kept (sdx__hip_need). */
+typedef struct {
+    void *p;
+    size_t bytes;
+} sdx__hip_buf;
+
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
@@ -1448,9 +1552,9 @@ typedef struct sdx__hip {
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
-    double *scratch;        /* group-norm partial sums */
-    size_t scratch_count;
-    unsigned generation;    /* bumped when scratch is replaced: graphs that used it are stale */
+    sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
+    sdx__hip_buf work;      /* a convolution's channels-last copies */
+    unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
     sdx__hip_graph graphs[SDX__HIP_GRAPH_SLOTS];
     int recording, checking; /* the slot being captured, or whose staging the uploads refill; -1 none */
     char name[400];
@@ -1523,7 +1627,8 @@ static int sdx__hip_download(void *user, void *dst, const void *src, size_t byte
 static void sdx__hip_release(void *user) {
     sdx__hip *s = (sdx__hip *)user;
     if (!s) return;
-    if (s->scratch) (void)hipFree(s->scratch);
+    if (s->sums.p) (void)hipFree(s->sums.p);
+    if (s->work.p) (void)hipFree(s->work.p);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
         if (s->graphs[i].staging) (void)hipHostFree(s->graphs[i].staging);
@@ -1740,19 +1845,21 @@ static int sdx__hip_nlc_to_nchw_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
 
 /* ---- norms and softmax ------------------------------------------------------------ */
 
-static int sdx__hip_scratch(sdx_ctx *ctx, sdx__hip *s, size_t count) {
-    if (s->scratch_count >= count) return SDX_OK;
+/* Makes `b` hold at least `bytes` for op's `what`. */
+static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t bytes, const char *op, const char *what) {
+    if (b->bytes >= bytes) return SDX_OK;
     if (s->recording >= 0)  /* a capture cannot free memory: the call runs as it comes */
-        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "group_norm: its scratch must grow, which a graph capture cannot do");
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: its %s must grow, which a graph capture cannot do", op, what);
     s->generation++;        /* a graph that used the old one is stale */
-    if (s->scratch) (void)hipFree(s->scratch);
-    s->scratch = NULL;
-    s->scratch_count = 0;
-    if (hipMalloc((void **)&s->scratch, count * sizeof(double)) != hipSuccess) {
+    if (b->p) (void)hipFree(b->p);
+    b->p = NULL;
+    b->bytes = 0;
+    if (hipMalloc(&b->p, bytes) != hipSuccess) {
         (void)hipGetLastError();
-        return sdx_fail(ctx, SDX_ERR_NOMEM, "group_norm: out of device memory for %zu partial sums", count);
+        b->p = NULL;
+        return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
     }
-    s->scratch_count = count;
+    b->bytes = bytes;
     return SDX_OK;
 }
 
@@ -1773,10 +1880,10 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     /* about 16 K values per block, at most 128 blocks per group */
     parts = (int)((count + 16383) / 16384);
     parts = parts < 1 ? 1 : (parts > 128 ? 128 : parts);
-    if ((rc = sdx__hip_scratch(ctx, s, (size_t)((2 * parts + 1) * ng))) != SDX_OK) return rc;
+    if ((rc = sdx__hip_need(ctx, s, &s->sums, (size_t)((2 * parts + 1) * ng) * sizeof(double), op, "partial sums")) != SDX_OK) return rc;
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
-        double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
+        double *psum = (double *)s->sums.p, *psq = psum + ng * parts, *shift = psum + 2 * ng * parts;
         int w = sdx__hip_width(spatial % 8 == 0, y->data, x->data);
         sdx__hip_launch(w == 8 ? sdx__hip_k_gn_stats<8> : sdx__hip_k_gn_stats<1>, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count,
                         parts, psum, psq, shift);
@@ -1818,17 +1925,20 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
-/* The matrix-unit GEMM kernels of one tile size BT: [convolution][bf16]
- * [16-byte loads: every row starts 16-byte aligned]. */
+/* The matrix-unit GEMM kernels of one tile size BT: [A's kind][bf16]
+ * [16-byte loads: every row starts 16-byte aligned]. Channels-last copies
+ * always have such rows (C % 8 == 0), so that kind has only the one. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
 template <int BT>
-static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
-    static const sdx__hip_gemm_kernel kernels[2][2][2] = {
+static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int ak, int bf16, int vw) {
+    static const sdx__hip_gemm_kernel kernels[3][2][2] = {
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } } };
-    return kernels[conv != 0][bf16 != 0][vw != 0];
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT> } } };
+    return kernels[ak][bf16 != 0][vw != 0];
 }
 
 /* Lets a kernel have `bytes` of dynamic shared memory (past the 48 KiB a
@@ -1852,19 +1962,37 @@ static int sdx__hip_grant(const sdx__hip *s, const void *kernel, int bytes) {
 /* Every matrix-unit GEMM kernel's shared memory; 0 when refused, and the
  * GEMMs then run on the SIMT kernel. */
 static int sdx__hip_gemm_grant(const sdx__hip *s) {
-    for (int i = 0; i < 8; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i & 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i & 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
+    for (int i = 0; i < 12; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i / 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i / 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
             return 0;
     return 1;
+}
+
+/* The matrix-unit kernels take x and w of one half type. */
+static int sdx__hip_gemm_mma_takes(const sdx__hip *s, int xt, int wt) { return s->gemm_mma && xt == wt && xt != SDX_F32; }
+
+/* Half x with w of the other half type (the SDXL VAE's bf16 activations
+ * and an f16 checkpoint): w is copied in x's type for the matrix units,
+ * as the CPU's bf16 mode packs f16 weights into bf16 panels. */
+static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) {
+    return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32 && xt != wt;
+}
+
+/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at y. */
+static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t c, int taps) {
+    const int cb = SDX__HIP_PERMUTE_VALUES / taps;
+    sdx__hip_launch(sdx__hip_k_permute_taps, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]), 256, 0, y, yt, w->data,
+                    (int)w->dtype, c, taps, cb);
 }
 
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
  * and w share a half type (tiles of 128, or of 64 when 128 would give the
  * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
-static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
+static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int ak, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
-    int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
+    const int conv = ak != SDX__HIP_A_ROWS;
+    int mma = sdx__hip_gemm_mma_takes(s, g.xt, g.wt);
     int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
     int bt = big >= s->sms ? 128 : 64;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
@@ -1880,8 +2008,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -1898,12 +2026,69 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
                               sdx_dtype compute) {
     (void)compute;
     static const char op[] = "linear";
+    sdx__hip *s = sdx__hip_of(ctx);
     sdx__hip_gemm g;
     sdx__hip_gemm_operands(&g, y, x, w, b);
     g.K = w->shape[1];
     g.N = w->shape[0];
     g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
-    return sdx__hip_gemm_run(ctx, op, g, 0, 1);
+    if (g.M == 0 || g.N == 0) return SDX_OK;
+    if (g.M <= SDX__HIP_GEMV_ROWS) {
+        const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / s->warp;
+        if ((g.N + per - 1) / per > 0x7fffffff) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
+        return sdx__hip_check(ctx, op);
+    }
+    if (sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt)) {
+        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)(g.N * g.K) * 2, op, "copy of w in x's type");
+        if (rc != SDX_OK) return rc;
+        if (g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        sdx__hip_permute_taps(s->work.p, g.xt, w, g.K, 1);
+        g.w = s->work.p;
+        g.wt = g.xt;
+    } else if (g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt)) {
+        /* f32 rows (the text encoder's context) into a half result: the
+         * rows rounded once to w's type (saturating) then take the matrix
+         * units; y is stored in half anyway */
+        const int64_t n = g.M * g.K;
+        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)n * 2, op, "half copy of its rows"), w;
+        if (rc != SDX_OK) return rc;
+        w = sdx__hip_width(n % 8 == 0, g.x, s->work.p);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, (int)SDX__HIP_COPY, s->work.p,
+                        g.wt, g.x, g.xt, (const void *)NULL, 0, n, 0.0f);
+        g.x = s->work.p;
+        g.xt = g.wt;
+    }
+    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1);
+}
+
+/* A convolution on the matrix units with channels-last copies of x and w
+ * (in the work buffer): every k-step's operands then stream in as 16-byte
+ * asynchronous copies, as a linear's do, instead of being gathered value
+ * by value from NCHW. The copies cost a transpose of each (x: a few MB;
+ * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
+ * dominated the convolution's time. y is written NCHW as before. */
+static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
+    /* w as it is only for a 1x1 of x's type, 16-byte aligned */
+    const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
+    const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
+    int rc;
+    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES)
+        return w->dtype == x->dtype ? sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_CONV, batch)
+                                    : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    if ((rc = sdx__hip_need(ctx, s, &s->work, xbytes + wbytes, op, "channels-last copies")) != SDX_OK) return rc;
+    sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((hw + 31) / 32), (unsigned)((c + 31) / 32), (unsigned)batch), dim3(32, 8), 0,
+                    s->work.p, (int)x->dtype, x->data, (int)x->dtype, c, hw);
+    g->x = s->work.p;
+    if (copy_w) {
+        g->w = (char *)s->work.p + xbytes;
+        g->wt = x->dtype;
+        sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
+    }
+    g->C = (int)c;
+    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch);
 }
 
 static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -1927,7 +2112,10 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
     g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
     g.stride = stride; g.pt = pad_top; g.pl = pad_left;
-    return sdx__hip_gemm_run(ctx, op, g, 1, x->shape[0]);
+    if ((sdx__hip_gemm_mma_takes(sdx__hip_of(ctx), g.xt, g.wt) || sdx__hip_gemm_mma_converts_w(sdx__hip_of(ctx), g.xt, g.wt)) &&
+        x->shape[1] % 8 == 0)
+        return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
+    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */

@@ -7,13 +7,15 @@
 #       GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
 #       build/gpu-carry/shared, then prints what a device call must carry.
-#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu]
+#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
 #       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
 #       convolution and attention shape of the two UNet steps alone beside
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
-#       one SD 1.5 CFG step (time per kernel, launches; 140 s), and a short
+#       one SD 1.5 CFG step (time per kernel, launches; 140 s), ncu's
+#       sections for one convolution and one linear GEMM launch
+#       (gemm-profile, not in the default parts; 120 s), and a short
 #       table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
@@ -77,7 +79,7 @@ if start is None:
     sys.exit("no ncu table (see ncu.err)")
 head, rows = rows[start], rows[start:]
 name, unit, value = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
-scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3}
+scale = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3, "ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 total, count = collections.Counter(), collections.Counter()
 for r in rows[1:]:
     if len(r) != len(head):
@@ -96,6 +98,20 @@ for k, v in total.most_common(15):
 EOF
     else
         echo "SKIP ncu: not found"
+    fi
+    if has gemm-profile; then
+        # where a GEMM's time goes: ncu's sections for one launch of SD
+        # 1.5's 64x64-level convolution and of its feed-forward up
+        # projection (m 8192, k 320, n 2560), from bench_gpu --kernels
+        echo "== ncu sections: one convolution and one linear launch"
+        for launch in "conv 2" "linear 68"; do
+            set -- $launch
+            timeout 60 ncu --clock-control none -k regex:sdx__hip_k_gemm_mma --launch-skip "$2" --launch-count 1 \
+                --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+                --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+                ./bench/bench_gpu --kernels --only sd15 > "$out/gemm-$1.txt" 2>&1
+            grep -E "Duration|Throughput|Pipe|Warp Cycles|Stall|Issued|Eligible|Active Warps|Achieved|Registers|Shared Memory|Bank|Occupancy|One or More|No Eligible|Block Limit|L1/TEX Hit|L2 Hit|Executed Ipc" "$out/gemm-$1.txt" | sed "s/^/$1: /" | cut -c1-150
+        done
     fi
     echo "== table"
     printf "card: %s\n" "$(head -n 1 "$out/card.txt")"

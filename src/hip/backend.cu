@@ -28,6 +28,13 @@ typedef struct {
     unsigned generation;    /* the backend's buffers it was recorded with */
 } sdx__hip_graph;
 
+/* Device memory an op needs while it runs, grown to the largest need and
+ * kept (sdx__hip_need). */
+typedef struct {
+    void *p;
+    size_t bytes;
+} sdx__hip_buf;
+
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
@@ -36,9 +43,9 @@ typedef struct sdx__hip {
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
-    double *scratch;        /* group-norm partial sums */
-    size_t scratch_count;
-    unsigned generation;    /* bumped when scratch is replaced: graphs that used it are stale */
+    sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
+    sdx__hip_buf work;      /* a convolution's channels-last copies */
+    unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
     sdx__hip_graph graphs[SDX__HIP_GRAPH_SLOTS];
     int recording, checking; /* the slot being captured, or whose staging the uploads refill; -1 none */
     char name[400];
@@ -111,7 +118,8 @@ static int sdx__hip_download(void *user, void *dst, const void *src, size_t byte
 static void sdx__hip_release(void *user) {
     sdx__hip *s = (sdx__hip *)user;
     if (!s) return;
-    if (s->scratch) (void)hipFree(s->scratch);
+    if (s->sums.p) (void)hipFree(s->sums.p);
+    if (s->work.p) (void)hipFree(s->work.p);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
         if (s->graphs[i].staging) (void)hipHostFree(s->graphs[i].staging);
@@ -328,19 +336,21 @@ static int sdx__hip_nlc_to_nchw_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
 
 /* ---- norms and softmax ------------------------------------------------------------ */
 
-static int sdx__hip_scratch(sdx_ctx *ctx, sdx__hip *s, size_t count) {
-    if (s->scratch_count >= count) return SDX_OK;
+/* Makes `b` hold at least `bytes` for op's `what`. */
+static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t bytes, const char *op, const char *what) {
+    if (b->bytes >= bytes) return SDX_OK;
     if (s->recording >= 0)  /* a capture cannot free memory: the call runs as it comes */
-        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "group_norm: its scratch must grow, which a graph capture cannot do");
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: its %s must grow, which a graph capture cannot do", op, what);
     s->generation++;        /* a graph that used the old one is stale */
-    if (s->scratch) (void)hipFree(s->scratch);
-    s->scratch = NULL;
-    s->scratch_count = 0;
-    if (hipMalloc((void **)&s->scratch, count * sizeof(double)) != hipSuccess) {
+    if (b->p) (void)hipFree(b->p);
+    b->p = NULL;
+    b->bytes = 0;
+    if (hipMalloc(&b->p, bytes) != hipSuccess) {
         (void)hipGetLastError();
-        return sdx_fail(ctx, SDX_ERR_NOMEM, "group_norm: out of device memory for %zu partial sums", count);
+        b->p = NULL;
+        return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
     }
-    s->scratch_count = count;
+    b->bytes = bytes;
     return SDX_OK;
 }
 
@@ -361,10 +371,10 @@ static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     /* about 16 K values per block, at most 128 blocks per group */
     parts = (int)((count + 16383) / 16384);
     parts = parts < 1 ? 1 : (parts > 128 ? 128 : parts);
-    if ((rc = sdx__hip_scratch(ctx, s, (size_t)((2 * parts + 1) * ng))) != SDX_OK) return rc;
+    if ((rc = sdx__hip_need(ctx, s, &s->sums, (size_t)((2 * parts + 1) * ng) * sizeof(double), op, "partial sums")) != SDX_OK) return rc;
     {
         dim3 grid((unsigned)parts, (unsigned)ng);
-        double *psum = s->scratch, *psq = s->scratch + ng * parts, *shift = s->scratch + 2 * ng * parts;
+        double *psum = (double *)s->sums.p, *psq = psum + ng * parts, *shift = psum + 2 * ng * parts;
         int w = sdx__hip_width(spatial % 8 == 0, y->data, x->data);
         sdx__hip_launch(w == 8 ? sdx__hip_k_gn_stats<8> : sdx__hip_k_gn_stats<1>, grid, SDX__HIP_GN_THREADS, 0, x->data, x->dtype, count,
                         parts, psum, psq, shift);
@@ -406,17 +416,20 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* ---- linear and conv2d ---------------------------------------------------------------- */
 
-/* The matrix-unit GEMM kernels of one tile size BT: [convolution][bf16]
- * [16-byte loads: every row starts 16-byte aligned]. */
+/* The matrix-unit GEMM kernels of one tile size BT: [A's kind][bf16]
+ * [16-byte loads: every row starts 16-byte aligned]. Channels-last copies
+ * always have such rows (C % 8 == 0), so that kind has only the one. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
 template <int BT>
-static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int conv, int bf16, int vw) {
-    static const sdx__hip_gemm_kernel kernels[2][2][2] = {
+static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int ak, int bf16, int vw) {
+    static const sdx__hip_gemm_kernel kernels[3][2][2] = {
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } } };
-    return kernels[conv != 0][bf16 != 0][vw != 0];
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT> } } };
+    return kernels[ak][bf16 != 0][vw != 0];
 }
 
 /* Lets a kernel have `bytes` of dynamic shared memory (past the 48 KiB a
@@ -440,19 +453,37 @@ static int sdx__hip_grant(const sdx__hip *s, const void *kernel, int bytes) {
 /* Every matrix-unit GEMM kernel's shared memory; 0 when refused, and the
  * GEMMs then run on the SIMT kernel. */
 static int sdx__hip_gemm_grant(const sdx__hip *s) {
-    for (int i = 0; i < 8; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i & 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i & 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
+    for (int i = 0; i < 12; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<128>(i / 4, i & 2, i & 1), sdx__hip_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_mma_kernel<64>(i / 4, i & 2, i & 1), sdx__hip_tile<64>::SMEM))
             return 0;
     return 1;
+}
+
+/* The matrix-unit kernels take x and w of one half type. */
+static int sdx__hip_gemm_mma_takes(const sdx__hip *s, int xt, int wt) { return s->gemm_mma && xt == wt && xt != SDX_F32; }
+
+/* Half x with w of the other half type (the SDXL VAE's bf16 activations
+ * and an f16 checkpoint): w is copied in x's type for the matrix units,
+ * as the CPU's bf16 mode packs f16 weights into bf16 panels. */
+static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) {
+    return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32 && xt != wt;
+}
+
+/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at y. */
+static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t c, int taps) {
+    const int cb = SDX__HIP_PERMUTE_VALUES / taps;
+    sdx__hip_launch(sdx__hip_k_permute_taps, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]), 256, 0, y, yt, w->data,
+                    (int)w->dtype, c, taps, cb);
 }
 
 /* Launches the GEMM: the matrix-unit kernel when the device has one and x
  * and w share a half type (tiles of 128, or of 64 when 128 would give the
  * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
-static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int conv, int64_t batch) {
+static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int ak, int64_t batch) {
     const sdx__hip *s = sdx__hip_of(ctx);
-    int mma = s->gemm_mma && g.xt == g.wt && g.xt != SDX_F32;
+    const int conv = ak != SDX__HIP_A_ROWS;
+    int mma = sdx__hip_gemm_mma_takes(s, g.xt, g.wt);
     int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
     int bt = big >= s->sms ? 128 : 64;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
@@ -468,8 +499,8 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(conv, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
     }
     return sdx__hip_check(ctx, op);
 }
@@ -486,12 +517,69 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
                               sdx_dtype compute) {
     (void)compute;
     static const char op[] = "linear";
+    sdx__hip *s = sdx__hip_of(ctx);
     sdx__hip_gemm g;
     sdx__hip_gemm_operands(&g, y, x, w, b);
     g.K = w->shape[1];
     g.N = w->shape[0];
     g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
-    return sdx__hip_gemm_run(ctx, op, g, 0, 1);
+    if (g.M == 0 || g.N == 0) return SDX_OK;
+    if (g.M <= SDX__HIP_GEMV_ROWS) {
+        const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / s->warp;
+        if ((g.N + per - 1) / per > 0x7fffffff) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
+        return sdx__hip_check(ctx, op);
+    }
+    if (sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt)) {
+        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)(g.N * g.K) * 2, op, "copy of w in x's type");
+        if (rc != SDX_OK) return rc;
+        if (g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        sdx__hip_permute_taps(s->work.p, g.xt, w, g.K, 1);
+        g.w = s->work.p;
+        g.wt = g.xt;
+    } else if (g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt)) {
+        /* f32 rows (the text encoder's context) into a half result: the
+         * rows rounded once to w's type (saturating) then take the matrix
+         * units; y is stored in half anyway */
+        const int64_t n = g.M * g.K;
+        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)n * 2, op, "half copy of its rows"), w;
+        if (rc != SDX_OK) return rc;
+        w = sdx__hip_width(n % 8 == 0, g.x, s->work.p);
+        sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, (int)SDX__HIP_COPY, s->work.p,
+                        g.wt, g.x, g.xt, (const void *)NULL, 0, n, 0.0f);
+        g.x = s->work.p;
+        g.xt = g.wt;
+    }
+    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1);
+}
+
+/* A convolution on the matrix units with channels-last copies of x and w
+ * (in the work buffer): every k-step's operands then stream in as 16-byte
+ * asynchronous copies, as a linear's do, instead of being gathered value
+ * by value from NCHW. The copies cost a transpose of each (x: a few MB;
+ * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
+ * dominated the convolution's time. y is written NCHW as before. */
+static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
+    /* w as it is only for a 1x1 of x's type, 16-byte aligned */
+    const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
+    const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
+    int rc;
+    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES)
+        return w->dtype == x->dtype ? sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_CONV, batch)
+                                    : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    if ((rc = sdx__hip_need(ctx, s, &s->work, xbytes + wbytes, op, "channels-last copies")) != SDX_OK) return rc;
+    sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((hw + 31) / 32), (unsigned)((c + 31) / 32), (unsigned)batch), dim3(32, 8), 0,
+                    s->work.p, (int)x->dtype, x->data, (int)x->dtype, c, hw);
+    g->x = s->work.p;
+    if (copy_w) {
+        g->w = (char *)s->work.p + xbytes;
+        g->wt = x->dtype;
+        sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
+    }
+    g->C = (int)c;
+    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch);
 }
 
 static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -515,7 +603,10 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
     g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
     g.stride = stride; g.pt = pad_top; g.pl = pad_left;
-    return sdx__hip_gemm_run(ctx, op, g, 1, x->shape[0]);
+    if ((sdx__hip_gemm_mma_takes(sdx__hip_of(ctx), g.xt, g.wt) || sdx__hip_gemm_mma_converts_w(sdx__hip_of(ctx), g.xt, g.wt)) &&
+        x->shape[1] % 8 == 0)
+        return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
+    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */

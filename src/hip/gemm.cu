@@ -7,7 +7,11 @@
  *   linear  A = x [M, K] (rows of the input), W = w [N, K], y[m*N + n];
  *   conv2d  A[m, k] = x[c, oy*s - pt + ky, ox*s - pl + kx] gathered on the
  *           fly (m = output pixel, k = (c*kh + ky)*kw + kx; no im2col
- *           buffer), W = w [O, C*kh*kw], y[image][n*M + m].
+ *           buffer), W = w [O, C*kh*kw], y[image][n*M + m];
+ *   conv2d from channels-last copies (the matrix units' convolutions,
+ *           sdx__hip_conv2d_pad_op): x [H, W, C] and w [O, kh, kw, C], so
+ *           k = (ky*kw + kx)*C + c and each 8 consecutive k of a pixel are
+ *           16 contiguous bytes, loaded like a linear's rows; y as above.
  * Two kernels share that loader: a matrix-unit kernel for f16 or bf16
  * operands of one type (NVIDIA mma.sync, AMD MFMA on CDNA2/3, AMD WMMA on
  * RDNA3), and a plain tiled SIMT kernel for everything else (f32, mixed
@@ -21,9 +25,10 @@ struct sdx__hip_gemm {
     int64_t M, N, K;
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
+    int C;                              /* channels-last conv: input channels */
 };
 
-enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1 };
+enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1, SDX__HIP_A_NHWC = 2 };
 
 /* Element index of A[m, k] in x (image base applied by the caller), or -1
  * for a zero (padding, or past M/K). */
@@ -31,6 +36,13 @@ template <int AK>
 static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &g, int64_t m, int64_t k) {
     if (m >= g.M || k >= g.K) return -1;
     if (AK == SDX__HIP_A_ROWS) return m * g.K + k;
+    if (AK == SDX__HIP_A_NHWC) {
+        int tap = (int)(k / g.C), c = (int)(k - (int64_t)tap * g.C), ky = tap / g.kw, kx = tap - ky * g.kw;
+        int oy = (int)(m / g.Wo), ox = (int)(m - (int64_t)oy * g.Wo);
+        int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
+        if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
+        return ((int64_t)iy * g.W + ix) * g.C + c;
+    }
     {
         int khw = g.kh * g.kw, kk = (int)k;
         int c = kk / khw, r = kk - c * khw, ky = r / g.kw, kx = r - ky * g.kw;
@@ -94,6 +106,39 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
     }
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) sdx__hip_gemm_out<AK>(g, z, m0 + mi + 16 * i, n0 + ni + 16 * j, acc[i][j]);
+}
+
+/* ---- few rows: one warp per output column ---------------------------------- */
+/* A linear of at most SDX__HIP_GEMV_ROWS rows (the timestep embedding's
+ * projections: one row per image) is a pass over w: a tile kernel would
+ * spend its k-steps waiting on loads for one useful row in 64. Each warp
+ * takes one column n for the block's rows, its lanes W values of k at a
+ * time (16-byte loads with W == 8), and sums across the warp at the end;
+ * any mix of types, f32 accumulation. */
+#define SDX__HIP_GEMV_ROWS 16
+
+template <int W>
+__global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
+    const int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    const int64_t n = (int64_t)blockIdx.x * (256 / SDX__HIP_WARP) + (int)threadIdx.x / SDX__HIP_WARP;
+    const int64_t rows = g.M < SDX__HIP_GEMV_ROWS ? g.M : SDX__HIP_GEMV_ROWS;
+    float acc[SDX__HIP_GEMV_ROWS];
+    if (n >= g.N) return;       /* the whole warp: no barrier follows */
+    for (int r = 0; r < SDX__HIP_GEMV_ROWS; r++) acc[r] = 0.0f;
+    for (int64_t k = (int64_t)lane * W; k < g.K; k += (int64_t)SDX__HIP_WARP * W) {
+        float wv[W], xv[W];
+        sdx__hip_ldw<W>(g.w, g.wt, n * g.K + k, wv);
+#pragma unroll
+        for (int r = 0; r < SDX__HIP_GEMV_ROWS; r++) {
+            if (r >= rows) break;
+            sdx__hip_ldw<W>(g.x, g.xt, r * g.K + k, xv);
+            for (int e = 0; e < W; e++) acc[r] = fmaf(xv[e], wv[e], acc[r]);
+        }
+    }
+    for (int r = 0; r < rows; r++) {
+        const float v = sdx__hip_warp_sum(acc[r], SDX__HIP_WARP);
+        if (lane == 0) sdx__hip_gemm_out<SDX__HIP_A_ROWS>(g, 0, r, n, v);
+    }
 }
 
 /* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles, 256 threads --------- */
@@ -172,6 +217,28 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
     return r;
 }
 
+/* A channels-last convolution's rows of one thread (t/4 + 64j, j <
+ * BT/64; sdx__hip_mma_issue), fixed for the whole product: the input
+ * row and column of each window's corner, far outside the image for a
+ * pixel past M. */
+template <int BT>
+struct sdx__hip_pixels {
+    int iy0[BT / 64], ix0[BT / 64];
+};
+
+template <int AK, int BT>
+static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int64_t m0, int t) {
+    sdx__hip_pixels<BT> p;
+#pragma unroll
+    for (int j = 0; j < BT / 64; j++) {
+        const int64_t m = m0 + t / 4 + 64 * j;
+        const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
+        p.iy0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -(1 << 30);
+        p.ix0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -(1 << 30);
+    }
+    return p;
+}
+
 template <int BT>
 static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &g, const uint16_t *xb, const sdx__hip_gather &at, int64_t k0,
                                                            int t, sdx__hip_mma_regs<BT> *r) {
@@ -199,8 +266,12 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
 
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
+                                                          int64_t n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+                                                          uint16_t *bs) {
     const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
+    /* channels-last: the 8 values share one tap (C % 8 == 0) */
+    const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
+    const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
     for (int j = 0; j < BT / 64; j++) {
         const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
@@ -208,6 +279,11 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
+        if (AK == SDX__HIP_A_NHWC) {
+            const int iy = px.iy0[j] + ky, ix = px.ix0[j] + kx;
+            const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
+            sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
+        }
     }
 }
 
@@ -221,9 +297,9 @@ static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, i
  * asynchronously (a convolution's A is put there from registers). */
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                             int64_t n0, int64_t step, int t, uint16_t *smem) {
+                                                             int64_t n0, int64_t step, int t, const sdx__hip_pixels<BT> &px, uint16_t *smem) {
     uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * sdx__hip_tile<BT>::STAGE;
-    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, st, st + BT * SDX__HIP_MLD);
+    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
@@ -314,13 +390,14 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
 #endif
     sdx__hip_mma_regs<BT> gathered;
     const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % BT) : sdx__hip_gather{ 0, 0u, 0u };
+    const sdx__hip_pixels<BT> px = sdx__hip_pixels_at<AK, BT>(g, m0, t);
     if (VW) {
         for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
                 sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
                 sdx__hip_mma_put_gathered<BT>(smem + s * T::STAGE, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, px, smem);
         }
         if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
             sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
@@ -339,7 +416,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
                 sdx__hip_mma_put_gathered<BT>(smem + (ahead % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
                 if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, px, smem);
             as = smem + (step % SDX__HIP_MSTAGES) * T::STAGE;
         } else {
             __syncthreads();

@@ -127,6 +127,26 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
     }
 }
 
+/* A convolution weight [O][C][taps] to channels-last [O][taps][C], in y's
+ * type (a plain conversion when taps is 1). Block (i, o) moves channels
+ * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
+ * one contiguous run, written as taps runs of cb channels, both
+ * coalesced (the generic transpose's 32 x 32 tiles would idle 23 of 32
+ * lanes on a 3x3's 9 taps). */
+#define SDX__HIP_PERMUTE_VALUES 2048
+
+__global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
+    __shared__ float run[SDX__HIP_PERMUTE_VALUES];
+    const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
+    const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
+    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = sdx__hip_ld(x, xt, (o * c + c0) * taps + e);
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < n; e += 256) {
+        const int t = e / cn, ch = e - t * cn;
+        sdx__hip_st(y, yt, (o * taps + t) * c + c0 + ch, run[ch * taps + t]);
+    }
+}
+
 /* ---- group norm ---------------------------------------------------------- */
 /* Each (image, group) is split over `parts` blocks so that large groups
  * (the VAE at 1024 px: 4 M values) fill the GPU. One statistics pass: f64
