@@ -1430,8 +1430,12 @@ enum { SDX_GRAPH_RECORD = 1, SDX_GRAPH_KEEP, SDX_GRAPH_DROP, SDX_GRAPH_CHECK, SD
 SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
 SDX_API const char *sdx_backend_name(const sdx_ctx *ctx);
 SDX_API void *sdx_backend_user(const sdx_ctx *ctx);
-/* Device memory held now and at most so far (0 on the CPU backend). */
+/* Device memory held now and at most so far (0 on the CPU backend),
+ * the backend's own scratch included. */
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak);
+/* For backends: the device memory the backend itself holds now, in all
+ * (buffers it keeps between ops), so that sdx_device_bytes counts it. */
+SDX_API void sdx_backend_scratch(sdx_ctx *ctx, size_t bytes);
 /* For backends: sets the context's message, returns `code`. */
 SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 
@@ -1598,6 +1602,7 @@ struct sdx_ctx {
     sdx_backend be;              /* where tensors live and kernels run:
                                     the host, or a device's backend     */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
+    size_t   be_scratch;         /* the backend's own (sdx_backend_scratch) */
     int      circular;           /* seamless tiling: convolutions wrap    */
     void    *pad_buf;            /* their padded input, backend memory    */
     size_t   pad_cap;
@@ -3664,7 +3669,7 @@ static void *sdx__dev_alloc(sdx_ctx *ctx, size_t bytes) {
     p = ctx->be.alloc(ctx->be.user, bytes ? bytes : 1);
     if (!p) return NULL;
     ctx->dev_bytes += bytes;
-    if (ctx->dev_bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes;
+    if (ctx->dev_bytes + ctx->be_scratch > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes + ctx->be_scratch;
     return p;
 }
 
@@ -4810,7 +4815,7 @@ SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
                          "(free its models first)", ctx->dev_bytes, ctx->be.name);
     sdx__backend_release(ctx);
     ctx->be = backend ? *backend : ctx->host;
-    ctx->dev_peak = 0;
+    ctx->dev_peak = ctx->be_scratch = 0;
     return SDX_OK;
 }
 
@@ -4819,7 +4824,13 @@ SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user :
 
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
     if (peak) *peak = ctx ? ctx->dev_peak : 0;
-    return ctx ? ctx->dev_bytes : 0;
+    return ctx ? ctx->dev_bytes + ctx->be_scratch : 0;
+}
+
+SDX_API void sdx_backend_scratch(sdx_ctx *ctx, size_t bytes) {
+    if (!ctx) return;
+    ctx->be_scratch = bytes;
+    if (ctx->dev_bytes + bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes + bytes;
 }
 
 SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {

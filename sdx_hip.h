@@ -186,6 +186,17 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_MMA 0
 #endif
 
+/* Built for NVIDIA (nvcc through this prelude; the simulator models
+ * NVIDIA's instructions): the same in nvcc's host and device passes,
+ * where SDX__HIP_MMA is the device pass's alone (0 in the host pass).
+ * What the host computes for a launch, a kernel's shared memory say,
+ * follows this, never SDX__HIP_MMA. */
+#if defined(SDX_HIP_SIM) || (defined(__CUDACC__) && !defined(__HIPCC__))
+#define SDX__HIP_NVIDIA 1
+#else
+#define SDX__HIP_NVIDIA 0
+#endif
+
 /* Threads that run in lockstep on the device code being compiled. */
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define SDX__HIP_WARP __AMDGCN_WAVEFRONT_SIZE
@@ -732,6 +743,8 @@ struct sdx__hip_gemm {
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
+    int split;                          /* matrix units: k split over this many blocks (1: none) ... */
+    float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
 
 enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1, SDX__HIP_A_NHWC = 2 };
@@ -860,7 +873,16 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
  * leave most of the GPU idle (the UNet's deeper levels: a 32x32 latent
  * with 640 channels is 80 tiles of 128 for 132 SMs). */
 
+/* k per step: 64 on NVIDIA (half the barriers and waits of 32 per
+ * product; three stages of 128-tiles take 108 KiB, two blocks an SM on
+ * Hopper), 32 on AMD, whose 64 KiB of LDS a block would not hold. The
+ * host sizes the launch's shared memory from it: SDX__HIP_NVIDIA, not
+ * SDX__HIP_MMA (sdx_hip_use checks that both passes agree). */
+#if SDX__HIP_NVIDIA
+#define SDX__HIP_MBK 64
+#else
 #define SDX__HIP_MBK 32
+#endif
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
 #define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
 
@@ -868,6 +890,8 @@ template <int BT>
 struct sdx__hip_tile {
     enum { STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
+           TPR = SDX__HIP_MBK / 8, RPP = 256 / TPR,        /* 16-byte copies: threads a row, rows a pass */
+           PASSES = BT / RPP,
            KL = 256 / BT, VALS = SDX__HIP_MBK / KL,        /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
             * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
@@ -883,12 +907,13 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Each k-step's operands: BT x MBK of A and of W, BT/8 values of each
- * per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/256 values of
+ * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
- * linear's A, rows contiguous along k, stream into the stage two steps
- * ahead as asynchronous 16-byte copies (thread t: rows t/4 + 64j at k +
- * 8 (t % 4)) while the matrix units work on this one. A convolution's A
+ * linear's or a channels-last convolution's A, rows contiguous along k,
+ * stream into the stage two steps ahead as asynchronous 16-byte copies
+ * (thread t: rows t/TPR + RPP j at k + 8 (t % TPR)) while the matrix
+ * units work on this one. A convolution's A
  * is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t % BT
  * and takes k + t/BT + KL i into registers (KL = 256/BT); the loads fly
  * during one step's products and are stored into their stage at the
@@ -896,7 +921,7 @@ typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
  * step. */
 template <int BT>
 struct sdx__hip_mma_regs {
-    uint16_t a[sdx__hip_tile<BT>::VALS];     /* a convolution's gathered A */
+    uint32_t a[sdx__hip_tile<BT>::VALS / 2];     /* a convolution's gathered A, two values a register */
 };
 
 /* A thread's output pixel, fixed for the whole product: which rows and
@@ -923,24 +948,29 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
     return r;
 }
 
-/* A channels-last convolution's rows of one thread (t/4 + 64j, j <
- * BT/64; sdx__hip_mma_issue), fixed for the whole product: the input
- * row and column of each window's corner, far outside the image for a
- * pixel past M. */
+/* A channels-last convolution's rows of one thread (t/TPR + RPP j, j <
+ * PASSES; sdx__hip_mma_issue), fixed for the whole product: the input
+ * row and column of each window's corner as two 16-bit halves of one
+ * register (rows high; the launch keeps H and W below 2^14), -2^15 for a
+ * pixel past M, so that it falls outside the image. */
 template <int BT>
 struct sdx__hip_pixels {
-    int iy0[BT / 64], ix0[BT / 64];
+    int corner[sdx__hip_tile<BT>::PASSES];
 };
 
+static __device__ __forceinline__ int sdx__hip_corner_y(int c) { return c >> 16; }
+static __device__ __forceinline__ int sdx__hip_corner_x(int c) { return (int)(int16_t)(c & 0xffff); }
+
 template <int AK, int BT>
-static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int64_t m0, int t) {
+static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
     sdx__hip_pixels<BT> p;
 #pragma unroll
-    for (int j = 0; j < BT / 64; j++) {
-        const int64_t m = m0 + t / 4 + 64 * j;
+    for (int j = 0; j < sdx__hip_tile<BT>::PASSES; j++) {
+        const int m = m0 + t / sdx__hip_tile<BT>::TPR + sdx__hip_tile<BT>::RPP * j;
         const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
-        p.iy0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -(1 << 30);
-        p.ix0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -(1 << 30);
+        const int iy0 = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -32768;
+        const int ix0 = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -32768;
+        p.corner[j] = (int)((unsigned)iy0 << 16 | ((unsigned)ix0 & 0xffffu));
     }
     return p;
 }
@@ -955,7 +985,8 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     int off = at.corner + c * hw + ky * g.W + kx;
 #pragma unroll
     for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) {
-        r->a[i] = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
+        const uint32_t v = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
+        r->a[i / 2] = i % 2 ? r->a[i / 2] | v << 16 : v;
         k += KL;
         kx += KL;
         off += KL;
@@ -971,22 +1002,24 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
 }
 
 template <int AK, int BT>
-static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
+                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
+    typedef sdx__hip_tile<BT> T;
+    const int kc = (t % T::TPR) * 8;
+    const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
     const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
     const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
-    for (int j = 0; j < BT / 64; j++) {
-        const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
-        const int64_t n = n0 + row, m = m0 + row;
+    for (int j = 0; j < T::PASSES; j++) {
+        const int row = t / T::TPR + T::RPP * j;
+        const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
-            const int iy = px.iy0[j] + ky, ix = px.ix0[j] + kx;
+            const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
             sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
@@ -996,16 +1029,20 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
 template <int BT>
 static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, int t, const sdx__hip_mma_regs<BT> *r) {
 #pragma unroll
-    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) as[(t % BT) * SDX__HIP_MLD + t / BT + sdx__hip_tile<BT>::KL * i] = r->a[i];
+    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++)
+        as[(t % BT) * SDX__HIP_MLD + t / BT + sdx__hip_tile<BT>::KL * i] = (uint16_t)(r->a[i / 2] >> 16 * (i % 2));
 }
 
 /* Step `step`'s operands into their stage, as far as they are loaded
- * asynchronously (a convolution's A is put there from registers). */
+ * asynchronously (a convolution's A is put there from registers), if it
+ * comes before `end`. */
 template <int AK, int BT>
-static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                             int64_t n0, int64_t step, int t, const sdx__hip_pixels<BT> &px, uint16_t *smem) {
+static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
+                                                             int n0, int step, int end, int t, const sdx__hip_pixels<BT> &px,
+                                                             uint16_t *smem) {
     uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * sdx__hip_tile<BT>::STAGE;
-    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
+    if (step < end)
+        sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
@@ -1025,18 +1062,20 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 /* `count` (0..8) consecutive values of y from element i on, each with the
  * bias of its column: as 16-byte stores when all eight are there and
  * aligned. */
-static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, const float v[8], int count) {
-    const uintptr_t at = (uintptr_t)g.y + (uintptr_t)i * (g.yt == SDX__HIP_DT_F32 ? 4u : 2u);
-    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(g.y, g.yt, i, v);
+static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int64_t i, const float v[8], int count) {
+    const uintptr_t at = (uintptr_t)y + (uintptr_t)i * (yt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(y, yt, i, v);
     else
-        for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+        for (int e = 0; e < count; e++) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
- * (pitch CPC) along the pixels m. */
+ * (pitch CPC) along the pixels m; into y (g.y, or a split's partial
+ * sums, f32 with no bias: `bias` then NULL). */
 template <int AK, int BT>
-static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, const float *cs, int t) {
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
+                                               const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
     for (int c = t; c < BT / 2 * BT / 8; c += 256) {
         float v[8];
@@ -1046,22 +1085,22 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z
             const int r = c / (BT / 8), col = c % (BT / 8) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
+            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f);
             i = m * g.N + n;
         } else {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col;
-            const float b = n < g.N && g.bias ? sdx__hip_ld(g.bias, g.bt, n) : 0.0f;
+            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
             for (int e = 0; e < count; e++) v[e] = cs[col * CPC + r + e] + b;
             i = z * g.y_bstride + n * g.M + m;
         }
-        sdx__hip_gemm_store8(g, i, v, count);
+        sdx__hip_gemm_store8(y, yt, i, v, count);
     }
 }
 
 /* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
-#if defined(__CUDACC__) && !defined(__HIPCC__)
+#if SDX__HIP_NVIDIA
 #define SDX__HIP_GEMM_MIN_BLOCKS 2
 #else
 #define SDX__HIP_GEMM_MIN_BLOCKS 1
@@ -1076,8 +1115,10 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-    const int64_t m0 = (int64_t)blockIdx.x * BT, n0 = (int64_t)blockIdx.y * BT, z = blockIdx.z;
-    const int64_t steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);    /* M, N < 2^31: the launch checks */
+    /* this block's k-steps [first, steps): all of them, or its part of a split */
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;     /* K < 2^31 */
+    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
     float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
@@ -1098,35 +1139,35 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
     const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % BT) : sdx__hip_gather{ 0, 0u, 0u };
     const sdx__hip_pixels<BT> px = sdx__hip_pixels_at<AK, BT>(g, m0, t);
     if (VW) {
-        for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
+        for (int s = first; s < first + SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
-                sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
-                sdx__hip_mma_put_gathered<BT>(smem + s * T::STAGE, t, &gathered);
+                sdx__hip_mma_gather(g, xb, at, (int64_t)s * SDX__HIP_MBK, t, &gathered);
+                sdx__hip_mma_put_gathered<BT>(smem + (s % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, px, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, steps, t, px, smem);
         }
-        if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
-            sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
+        if (AK == SDX__HIP_A_CONV && first + SDX__HIP_MSTAGES - 1 < steps)
+            sdx__hip_mma_gather(g, xb, at, (int64_t)(first + SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
     }
-    for (int64_t step = 0; step < steps; step++) {
+    for (int step = first; step < steps; step++) {
         const uint16_t *as, *bs;
         if (VW) {
             /* this step's group landed (the newer ones may fly); after the
              * barrier every thread's copies are visible and every warp is
              * done with the previous step's stage, which the step
              * MSTAGES - 1 ahead now fills */
-            const int64_t ahead = step + SDX__HIP_MSTAGES - 1;
+            const int ahead = step + SDX__HIP_MSTAGES - 1;
             sdx__hip_cp_wait<SDX__HIP_MSTAGES - 2>();
             __syncthreads();
             if (AK == SDX__HIP_A_CONV && ahead < steps) {
                 sdx__hip_mma_put_gathered<BT>(smem + (ahead % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
-                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
+                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (int64_t)(ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, px, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, steps, t, px, smem);
             as = smem + (step % SDX__HIP_MSTAGES) * T::STAGE;
         } else {
             __syncthreads();
-            sdx__hip_mma_load_direct<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + BT * SDX__HIP_MLD);
+            sdx__hip_mma_load_direct<AK, BT>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, smem, smem + BT * SDX__HIP_MLD);
             __syncthreads();
             as = smem;
         }
@@ -1215,12 +1256,36 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
 #endif
         }
         __syncthreads();
-        sdx__hip_mma_write_half<AK, BT>(g, z, m0 + half * (BT / 2), n0, cs, t);
+        if (g.split == 1)
+            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, z, m0 + half * (BT / 2), n0, cs, t);
+        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
+            sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                            SDX__HIP_DT_F32, NULL, z, m0 + half * (BT / 2), n0, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif
 }
+
+/* A split GEMM's result: y = bias + the parts' f32 sums, added in part
+ * order (the same bits every run). `count` values of y (all images),
+ * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
+ * a linear's n = i % N. */
+template <int W>
+__global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
+        float v[W], p[W];
+        sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);
+        for (int s = 1; s < g.split; s++) {
+            sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, s * count + i, p);
+            for (int e = 0; e < W; e++) v[e] += p[e];
+        }
+        if (g.bias)
+            for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
+        sdx__hip_stw<W>(g.y, g.yt, i, v);
+    }
+}
+
 
 /* ---- src/hip/attention.cu ---- */
 /* ===================================================================== */
@@ -1857,9 +1922,11 @@ static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t byte
     if (hipMalloc(&b->p, bytes) != hipSuccess) {
         (void)hipGetLastError();
         b->p = NULL;
+        sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
         return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
     }
     b->bytes = bytes;
+    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
     return SDX_OK;
 }
 
@@ -1927,15 +1994,18 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* The matrix-unit GEMM kernels of one tile size BT: [A's kind][bf16]
  * [16-byte loads: every row starts 16-byte aligned]. Channels-last copies
- * always have such rows (C % 8 == 0), so that kind has only the one. */
+ * always have such rows (C % 8 == 0), so that kind has only the one. The
+ * value-by-value gather comes in 64-tiles alone (sdx__hip_gemm_plan): at
+ * 128 its registers would spill, and only a convolution of a few
+ * channels (a 4-channel conv_in) takes it. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
 template <int BT>
 static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int ak, int bf16, int vw) {
     static const sdx__hip_gemm_kernel kernels[3][2][2] = {
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, 64>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, 64> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, 64>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, 64> } },
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT> } } };
     return kernels[ak][bf16 != 0][vw != 0];
@@ -1986,21 +2056,47 @@ static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t 
                     (int)w->dtype, c, taps, cb);
 }
 
-/* Launches the GEMM: the matrix-unit kernel when the device has one and x
- * and w share a half type (tiles of 128, or of 64 when 128 would give the
- * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
-static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int ak, int64_t batch) {
-    const sdx__hip *s = sdx__hip_of(ctx);
-    const int conv = ak != SDX__HIP_A_ROWS;
-    int mma = sdx__hip_gemm_mma_takes(s, g.xt, g.wt);
-    int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
-    int bt = big >= s->sms ? 128 : 64;
+/* How a GEMM runs on the matrix units: tiles of 128 when they give every
+ * SM one at least; else, with k long enough (16 steps and more), still
+ * 128-tiles with k split over `split` blocks that fill the GPU (each part
+ * 8 steps at least, f32 sums added in order afterwards: SD 1.5's 16x16
+ * and 8x8 levels have 40 and 20 such tiles for an H100's 132 SMs); else
+ * tiles of 64. Not the matrix units: mma 0. */
+typedef struct {
+    int mma, bt, split;
+} sdx__hip_plan;
+
+static sdx__hip_plan sdx__hip_gemm_plan(const sdx__hip *s, const sdx__hip_gemm &g, int ak, int64_t batch) {
+    sdx__hip_plan p = { sdx__hip_gemm_mma_takes(s, g.xt, g.wt) && g.K < 0x7fffffff - SDX__HIP_MBK && g.M < 0x7fffff00 && g.N < 0x7fffff00, 128,
+                        1 };
+    const int64_t tiles = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch, steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
+    int64_t split = tiles > 0 ? (int64_t)s->sms * SDX__HIP_GEMM_MIN_BLOCKS / tiles : 1;
+    if (ak == SDX__HIP_A_CONV) p.bt = 64;     /* the gather's only size (sdx__hip_k_gemm_mma) */
+    if (!p.mma || ak == SDX__HIP_A_CONV || tiles >= s->sms) return p;
+    split = split < steps / 8 ? split : steps / 8;
+    split = split < 16 ? split : 16;
+    if (split >= 2 && batch * split <= 65535) p.split = (int)split;
+    else p.bt = 64;
+    return p;
+}
+
+/* f32 bytes a plan's partial sums take (0: not split). */
+static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_gemm &g, int64_t batch) {
+    return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
+}
+
+/* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
+ * partial sums when split), or on the SIMT kernel. */
+static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
+    const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
-    if (gx > 0x7fffffff || gy > 65535 || batch > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-    grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)batch);
+    if (gx > 0x7fffffff || gy > 65535 || batch * p.split > 65535)
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    g.split = mma ? p.split : 1;
+    grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)(batch * g.split));
     if (!mma) {
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
@@ -2010,8 +2106,27 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
                                                                     : (uintptr_t)g.x % 16 == 0);
         if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (g.split > 1) {
+            const int64_t count = batch * g.M * g.N;
+            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
+            sdx__hip_launch(w == 8 ? sdx__hip_k_split_sum<8> : sdx__hip_k_split_sum<1>, sdx__hip_blocks(count / w, 256), 256, 0, g, count,
+                            g.M * g.N, conv);
+        }
     }
     return sdx__hip_check(ctx, op);
+}
+
+/* Room in the work buffer for `before` bytes of operand copies, then a
+ * plan's partial sums (g->part); their total is `*bytes`. */
+static int sdx__hip_gemm_room(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, int64_t batch, const sdx__hip_plan &p, size_t before) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const size_t at = (before + 255) / 256 * 256, part = sdx__hip_plan_part_bytes(p, *g, batch);
+    int rc;
+    if (!before && !part) return SDX_OK;
+    if ((rc = sdx__hip_need(ctx, s, &s->work, at + part, op, part ? "operand copies and partial sums" : "operand copies")) != SDX_OK)
+        return rc;
+    g->part = part ? (float *)((char *)s->work.p + at) : NULL;
+    return SDX_OK;
 }
 
 static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
@@ -2020,6 +2135,7 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->w = w->data; g->wt = w->dtype;
     g->bias = b ? b->data : NULL; g->bt = b ? (int)b->dtype : 0;
     g->y = y->data; g->yt = y->dtype;
+    g->split = 1;
 }
 
 static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -2039,27 +2155,39 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
         sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
         return sdx__hip_check(ctx, op);
     }
-    if (sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt)) {
-        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)(g.N * g.K) * 2, op, "copy of w in x's type");
-        if (rc != SDX_OK) return rc;
-        if (g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-        sdx__hip_permute_taps(s->work.p, g.xt, w, g.K, 1);
-        g.w = s->work.p;
-        g.wt = g.xt;
-    } else if (g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt)) {
-        /* f32 rows (the text encoder's context) into a half result: the
-         * rows rounded once to w's type (saturating) then take the matrix
-         * units; y is stored in half anyway */
-        const int64_t n = g.M * g.K;
-        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)n * 2, op, "half copy of its rows"), w;
-        if (rc != SDX_OK) return rc;
-        w = sdx__hip_width(n % 8 == 0, g.x, s->work.p);
-        sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, (int)SDX__HIP_COPY, s->work.p,
-                        g.wt, g.x, g.xt, (const void *)NULL, 0, n, 0.0f);
-        g.x = s->work.p;
-        g.xt = g.wt;
+    g.y_bstride = g.M * g.N;    /* a split's partial sums, one "image" */
+    {
+        /* w in x's half type; or f32 rows (the text encoder's context)
+         * into a half result, rounded once to w's type (saturating) for
+         * the matrix units: y is stored in half anyway */
+        const int copy_w = sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt);
+        const int copy_x = !copy_w && g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt);
+        const int64_t copied = copy_w ? g.N * g.K : copy_x ? g.M * g.K : 0;
+        sdx__hip_plan p;
+        int rc;
+        if (copy_w && g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        if (copy_w) g.wt = g.xt;
+        if (copy_x) g.xt = g.wt;
+        p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
+        if ((rc = sdx__hip_gemm_room(ctx, op, &g, 1, p, (size_t)copied * 2)) != SDX_OK) return rc;
+        if (copy_w) {
+            sdx__hip_permute_taps(s->work.p, g.wt, w, g.K, 1);
+            g.w = s->work.p;
+        } else if (copy_x) {
+            const int vw = sdx__hip_width(copied % 8 == 0, x->data, s->work.p);
+            sdx__hip_launch(vw == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(copied / vw, 256), 256, 0, (int)SDX__HIP_COPY,
+                            s->work.p, g.xt, x->data, (int)x->dtype, (const void *)NULL, 0, copied, 0.0f);
+            g.x = s->work.p;
+        }
+        return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
     }
-    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1);
+}
+
+/* Plans a GEMM whose operands are used as they are, and runs it. */
+static int sdx__hip_gemm_as_is(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch) {
+    const sdx__hip_plan p = sdx__hip_gemm_plan(sdx__hip_of(ctx), g, ak, batch);
+    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, 0);
+    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, ak, batch, p);
 }
 
 /* A convolution on the matrix units with channels-last copies of x and w
@@ -2068,27 +2196,38 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * by value from NCHW. The copies cost a transpose of each (x: a few MB;
  * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
  * dominated the convolution's time. y is written NCHW as before. */
+/* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
+ * halves, with room for the -2^15 that marks a pixel past M. */
+static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
+    const int64_t ho = g.Wo > 0 ? g.M / g.Wo : 0;
+    return g.pt < 16384 && g.pl < 16384 && (ho - 1) * g.stride - g.pt < 16384 && ((int64_t)g.Wo - 1) * g.stride - g.pl < 16384 &&
+           g.H < 16384 && g.W < 16384;
+}
+
 static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
     /* w as it is only for a 1x1 of x's type, 16-byte aligned */
     const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
     const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
+    sdx__hip_plan p;
     int rc;
-    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES)
-        return w->dtype == x->dtype ? sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_CONV, batch)
+    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES ||
+        !sdx__hip_corners_fit(*g))
+        return w->dtype == x->dtype ? sdx__hip_gemm_as_is(ctx, op, *g, SDX__HIP_A_CONV, batch)
                                     : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-    if ((rc = sdx__hip_need(ctx, s, &s->work, xbytes + wbytes, op, "channels-last copies")) != SDX_OK) return rc;
+    g->wt = x->dtype;
+    g->C = (int)c;
+    p = sdx__hip_gemm_plan(s, *g, SDX__HIP_A_NHWC, batch);
+    if ((rc = sdx__hip_gemm_room(ctx, op, g, batch, p, xbytes + wbytes)) != SDX_OK) return rc;
     sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((hw + 31) / 32), (unsigned)((c + 31) / 32), (unsigned)batch), dim3(32, 8), 0,
                     s->work.p, (int)x->dtype, x->data, (int)x->dtype, c, hw);
     g->x = s->work.p;
     if (copy_w) {
         g->w = (char *)s->work.p + xbytes;
-        g->wt = x->dtype;
         sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
     }
-    g->C = (int)c;
-    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch);
+    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
 
 static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -2115,7 +2254,7 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     if ((sdx__hip_gemm_mma_takes(sdx__hip_of(ctx), g.xt, g.wt) || sdx__hip_gemm_mma_converts_w(sdx__hip_of(ctx), g.xt, g.wt)) &&
         x->shape[1] % 8 == 0)
         return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
-    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
+    return sdx__hip_gemm_as_is(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
@@ -2206,8 +2345,9 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* ---- device selection ------------------------------------------------------------------------ */
 
-/* Reports the matrix-unit kind of the code object that runs here. */
-__global__ void sdx__hip_k_probe(int *out) { *out = SDX__HIP_MMA + 1; }
+/* Reports the matrix-unit kind of the code object that runs here, and
+ * the GEMM's k-step its device code was compiled with (bits 8 on). */
+__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8; }
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -2219,7 +2359,9 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
 }
 
 /* Runs the probe on the current device: the matrix-unit kind, or -1 with
- * `why` set when the binary has no code for this GPU. */
+ * `why` set when the binary has no code for this GPU or when its host and
+ * device code disagree on the GEMM's k-step (a build error: the launch's
+ * shared memory would not hold the kernel's tiles). */
 static int sdx__hip_probe(char *why, size_t size) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
@@ -2229,12 +2371,16 @@ static int sdx__hip_probe(char *why, size_t size) {
         if (e == hipSuccess) e = hipMemcpy(&h, d, sizeof(int), hipMemcpyDeviceToHost);
     }
     if (d) (void)hipFree(d);
-    if (e != hipSuccess || h < 1) {
+    if (e != hipSuccess || (h & 255) < 1) {
         snprintf(why, size, "%s", e != hipSuccess ? hipGetErrorString(e) : "the probe kernel did not run");
         (void)hipGetLastError();
         return -1;
     }
-    return h - 1;
+    if (h >> 8 != SDX__HIP_MBK) {
+        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8, SDX__HIP_MBK);
+        return -1;
+    }
+    return (h & 255) - 1;
 }
 
 SDX_HIP_API int sdx_hip_device_count(void) {

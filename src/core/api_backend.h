@@ -142,8 +142,12 @@ enum { SDX_GRAPH_RECORD = 1, SDX_GRAPH_KEEP, SDX_GRAPH_DROP, SDX_GRAPH_CHECK, SD
 SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend);
 SDX_API const char *sdx_backend_name(const sdx_ctx *ctx);
 SDX_API void *sdx_backend_user(const sdx_ctx *ctx);
-/* Device memory held now and at most so far (0 on the CPU backend). */
+/* Device memory held now and at most so far (0 on the CPU backend),
+ * the backend's own scratch included. */
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak);
+/* For backends: the device memory the backend itself holds now, in all
+ * (buffers it keeps between ops), so that sdx_device_bytes counts it. */
+SDX_API void sdx_backend_scratch(sdx_ctx *ctx, size_t bytes);
 /* For backends: sets the context's message, returns `code`. */
 SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...);
 

@@ -72,7 +72,7 @@ SDX_API sdx_result sdx_set_backend(sdx_ctx *ctx, const sdx_backend *backend) {
                          "(free its models first)", ctx->dev_bytes, ctx->be.name);
     sdx__backend_release(ctx);
     ctx->be = backend ? *backend : ctx->host;
-    ctx->dev_peak = 0;
+    ctx->dev_peak = ctx->be_scratch = 0;
     return SDX_OK;
 }
 
@@ -81,7 +81,13 @@ SDX_API void *sdx_backend_user(const sdx_ctx *ctx) { return ctx ? ctx->be.user :
 
 SDX_API size_t sdx_device_bytes(const sdx_ctx *ctx, size_t *peak) {
     if (peak) *peak = ctx ? ctx->dev_peak : 0;
-    return ctx ? ctx->dev_bytes : 0;
+    return ctx ? ctx->dev_bytes + ctx->be_scratch : 0;
+}
+
+SDX_API void sdx_backend_scratch(sdx_ctx *ctx, size_t bytes) {
+    if (!ctx) return;
+    ctx->be_scratch = bytes;
+    if (ctx->dev_bytes + bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes + bytes;
 }
 
 SDX_API sdx_result sdx_fail(sdx_ctx *ctx, int code, const char *fmt, ...) {

@@ -142,6 +142,7 @@ struct sdx_ctx {
     sdx_backend be;              /* where tensors live and kernels run:
                                     the host, or a device's backend     */
     size_t   dev_bytes, dev_peak; /* device memory held (not on the CPU)  */
+    size_t   be_scratch;         /* the backend's own (sdx_backend_scratch) */
     int      circular;           /* seamless tiling: convolutions wrap    */
     void    *pad_buf;            /* their padded input, backend memory    */
     size_t   pad_cap;
@@ -664,7 +665,7 @@ static void *sdx__dev_alloc(sdx_ctx *ctx, size_t bytes) {
     p = ctx->be.alloc(ctx->be.user, bytes ? bytes : 1);
     if (!p) return NULL;
     ctx->dev_bytes += bytes;
-    if (ctx->dev_bytes > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes;
+    if (ctx->dev_bytes + ctx->be_scratch > ctx->dev_peak) ctx->dev_peak = ctx->dev_bytes + ctx->be_scratch;
     return p;
 }
 

@@ -348,9 +348,11 @@ static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t byte
     if (hipMalloc(&b->p, bytes) != hipSuccess) {
         (void)hipGetLastError();
         b->p = NULL;
+        sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
         return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
     }
     b->bytes = bytes;
+    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
     return SDX_OK;
 }
 
@@ -418,15 +420,18 @@ static int sdx__hip_softmax_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x)
 
 /* The matrix-unit GEMM kernels of one tile size BT: [A's kind][bf16]
  * [16-byte loads: every row starts 16-byte aligned]. Channels-last copies
- * always have such rows (C % 8 == 0), so that kind has only the one. */
+ * always have such rows (C % 8 == 0), so that kind has only the one. The
+ * value-by-value gather comes in 64-tiles alone (sdx__hip_gemm_plan): at
+ * 128 its registers would spill, and only a convolution of a few
+ * channels (a 4-channel conv_in) takes it. */
 typedef void (*sdx__hip_gemm_kernel)(sdx__hip_gemm);
 template <int BT>
 static sdx__hip_gemm_kernel sdx__hip_gemm_mma_kernel(int ak, int bf16, int vw) {
     static const sdx__hip_gemm_kernel kernels[3][2][2] = {
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, 1, BT> } },
-        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, BT> },
-          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, BT> } },
+        { { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 0, 64>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_F16, 1, 64> },
+          { sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 0, 64>, sdx__hip_k_gemm_mma<SDX__HIP_A_CONV, SDX__HIP_DT_BF16, 1, 64> } },
         { { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, 1, BT> },
           { sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT>, sdx__hip_k_gemm_mma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, 1, BT> } } };
     return kernels[ak][bf16 != 0][vw != 0];
@@ -477,21 +482,47 @@ static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t 
                     (int)w->dtype, c, taps, cb);
 }
 
-/* Launches the GEMM: the matrix-unit kernel when the device has one and x
- * and w share a half type (tiles of 128, or of 64 when 128 would give the
- * GPU fewer tiles than it has SMs), the SIMT kernel otherwise. */
-static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g, int ak, int64_t batch) {
-    const sdx__hip *s = sdx__hip_of(ctx);
-    const int conv = ak != SDX__HIP_A_ROWS;
-    int mma = sdx__hip_gemm_mma_takes(s, g.xt, g.wt);
-    int64_t big = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch;
-    int bt = big >= s->sms ? 128 : 64;
+/* How a GEMM runs on the matrix units: tiles of 128 when they give every
+ * SM one at least; else, with k long enough (16 steps and more), still
+ * 128-tiles with k split over `split` blocks that fill the GPU (each part
+ * 8 steps at least, f32 sums added in order afterwards: SD 1.5's 16x16
+ * and 8x8 levels have 40 and 20 such tiles for an H100's 132 SMs); else
+ * tiles of 64. Not the matrix units: mma 0. */
+typedef struct {
+    int mma, bt, split;
+} sdx__hip_plan;
+
+static sdx__hip_plan sdx__hip_gemm_plan(const sdx__hip *s, const sdx__hip_gemm &g, int ak, int64_t batch) {
+    sdx__hip_plan p = { sdx__hip_gemm_mma_takes(s, g.xt, g.wt) && g.K < 0x7fffffff - SDX__HIP_MBK && g.M < 0x7fffff00 && g.N < 0x7fffff00, 128,
+                        1 };
+    const int64_t tiles = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch, steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
+    int64_t split = tiles > 0 ? (int64_t)s->sms * SDX__HIP_GEMM_MIN_BLOCKS / tiles : 1;
+    if (ak == SDX__HIP_A_CONV) p.bt = 64;     /* the gather's only size (sdx__hip_k_gemm_mma) */
+    if (!p.mma || ak == SDX__HIP_A_CONV || tiles >= s->sms) return p;
+    split = split < steps / 8 ? split : steps / 8;
+    split = split < 16 ? split : 16;
+    if (split >= 2 && batch * split <= 65535) p.split = (int)split;
+    else p.bt = 64;
+    return p;
+}
+
+/* f32 bytes a plan's partial sums take (0: not split). */
+static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_gemm &g, int64_t batch) {
+    return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
+}
+
+/* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
+ * partial sums when split), or on the SIMT kernel. */
+static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
+    const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
-    if (gx > 0x7fffffff || gy > 65535 || batch > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-    grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)batch);
+    if (gx > 0x7fffffff || gy > 65535 || batch * p.split > 65535)
+        return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    g.split = mma ? p.split : 1;
+    grid = dim3((unsigned)gx, (unsigned)gy, (unsigned)(batch * g.split));
     if (!mma) {
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
@@ -501,8 +532,27 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &
                                                                     : (uintptr_t)g.x % 16 == 0);
         if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (g.split > 1) {
+            const int64_t count = batch * g.M * g.N;
+            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
+            sdx__hip_launch(w == 8 ? sdx__hip_k_split_sum<8> : sdx__hip_k_split_sum<1>, sdx__hip_blocks(count / w, 256), 256, 0, g, count,
+                            g.M * g.N, conv);
+        }
     }
     return sdx__hip_check(ctx, op);
+}
+
+/* Room in the work buffer for `before` bytes of operand copies, then a
+ * plan's partial sums (g->part); their total is `*bytes`. */
+static int sdx__hip_gemm_room(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, int64_t batch, const sdx__hip_plan &p, size_t before) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const size_t at = (before + 255) / 256 * 256, part = sdx__hip_plan_part_bytes(p, *g, batch);
+    int rc;
+    if (!before && !part) return SDX_OK;
+    if ((rc = sdx__hip_need(ctx, s, &s->work, at + part, op, part ? "operand copies and partial sums" : "operand copies")) != SDX_OK)
+        return rc;
+    g->part = part ? (float *)((char *)s->work.p + at) : NULL;
+    return SDX_OK;
 }
 
 static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
@@ -511,6 +561,7 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->w = w->data; g->wt = w->dtype;
     g->bias = b ? b->data : NULL; g->bt = b ? (int)b->dtype : 0;
     g->y = y->data; g->yt = y->dtype;
+    g->split = 1;
 }
 
 static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -530,27 +581,39 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
         sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
         return sdx__hip_check(ctx, op);
     }
-    if (sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt)) {
-        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)(g.N * g.K) * 2, op, "copy of w in x's type");
-        if (rc != SDX_OK) return rc;
-        if (g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-        sdx__hip_permute_taps(s->work.p, g.xt, w, g.K, 1);
-        g.w = s->work.p;
-        g.wt = g.xt;
-    } else if (g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt)) {
-        /* f32 rows (the text encoder's context) into a half result: the
-         * rows rounded once to w's type (saturating) then take the matrix
-         * units; y is stored in half anyway */
-        const int64_t n = g.M * g.K;
-        int rc = sdx__hip_need(ctx, s, &s->work, (size_t)n * 2, op, "half copy of its rows"), w;
-        if (rc != SDX_OK) return rc;
-        w = sdx__hip_width(n % 8 == 0, g.x, s->work.p);
-        sdx__hip_launch(w == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(n / w, 256), 256, 0, (int)SDX__HIP_COPY, s->work.p,
-                        g.wt, g.x, g.xt, (const void *)NULL, 0, n, 0.0f);
-        g.x = s->work.p;
-        g.xt = g.wt;
+    g.y_bstride = g.M * g.N;    /* a split's partial sums, one "image" */
+    {
+        /* w in x's half type; or f32 rows (the text encoder's context)
+         * into a half result, rounded once to w's type (saturating) for
+         * the matrix units: y is stored in half anyway */
+        const int copy_w = sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt);
+        const int copy_x = !copy_w && g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt);
+        const int64_t copied = copy_w ? g.N * g.K : copy_x ? g.M * g.K : 0;
+        sdx__hip_plan p;
+        int rc;
+        if (copy_w && g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+        if (copy_w) g.wt = g.xt;
+        if (copy_x) g.xt = g.wt;
+        p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
+        if ((rc = sdx__hip_gemm_room(ctx, op, &g, 1, p, (size_t)copied * 2)) != SDX_OK) return rc;
+        if (copy_w) {
+            sdx__hip_permute_taps(s->work.p, g.wt, w, g.K, 1);
+            g.w = s->work.p;
+        } else if (copy_x) {
+            const int vw = sdx__hip_width(copied % 8 == 0, x->data, s->work.p);
+            sdx__hip_launch(vw == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(copied / vw, 256), 256, 0, (int)SDX__HIP_COPY,
+                            s->work.p, g.xt, x->data, (int)x->dtype, (const void *)NULL, 0, copied, 0.0f);
+            g.x = s->work.p;
+        }
+        return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
     }
-    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1);
+}
+
+/* Plans a GEMM whose operands are used as they are, and runs it. */
+static int sdx__hip_gemm_as_is(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch) {
+    const sdx__hip_plan p = sdx__hip_gemm_plan(sdx__hip_of(ctx), g, ak, batch);
+    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, 0);
+    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, ak, batch, p);
 }
 
 /* A convolution on the matrix units with channels-last copies of x and w
@@ -559,27 +622,38 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * by value from NCHW. The copies cost a transpose of each (x: a few MB;
  * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
  * dominated the convolution's time. y is written NCHW as before. */
+/* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
+ * halves, with room for the -2^15 that marks a pixel past M. */
+static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
+    const int64_t ho = g.Wo > 0 ? g.M / g.Wo : 0;
+    return g.pt < 16384 && g.pl < 16384 && (ho - 1) * g.stride - g.pt < 16384 && ((int64_t)g.Wo - 1) * g.stride - g.pl < 16384 &&
+           g.H < 16384 && g.W < 16384;
+}
+
 static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
     /* w as it is only for a 1x1 of x's type, 16-byte aligned */
     const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
     const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
+    sdx__hip_plan p;
     int rc;
-    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES)
-        return w->dtype == x->dtype ? sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_CONV, batch)
+    if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES ||
+        !sdx__hip_corners_fit(*g))
+        return w->dtype == x->dtype ? sdx__hip_gemm_as_is(ctx, op, *g, SDX__HIP_A_CONV, batch)
                                     : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-    if ((rc = sdx__hip_need(ctx, s, &s->work, xbytes + wbytes, op, "channels-last copies")) != SDX_OK) return rc;
+    g->wt = x->dtype;
+    g->C = (int)c;
+    p = sdx__hip_gemm_plan(s, *g, SDX__HIP_A_NHWC, batch);
+    if ((rc = sdx__hip_gemm_room(ctx, op, g, batch, p, xbytes + wbytes)) != SDX_OK) return rc;
     sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((hw + 31) / 32), (unsigned)((c + 31) / 32), (unsigned)batch), dim3(32, 8), 0,
                     s->work.p, (int)x->dtype, x->data, (int)x->dtype, c, hw);
     g->x = s->work.p;
     if (copy_w) {
         g->w = (char *)s->work.p + xbytes;
-        g->wt = x->dtype;
         sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
     }
-    g->C = (int)c;
-    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch);
+    return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
 
 static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -606,7 +680,7 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     if ((sdx__hip_gemm_mma_takes(sdx__hip_of(ctx), g.xt, g.wt) || sdx__hip_gemm_mma_converts_w(sdx__hip_of(ctx), g.xt, g.wt)) &&
         x->shape[1] % 8 == 0)
         return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
-    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
+    return sdx__hip_gemm_as_is(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
@@ -697,8 +771,9 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* ---- device selection ------------------------------------------------------------------------ */
 
-/* Reports the matrix-unit kind of the code object that runs here. */
-__global__ void sdx__hip_k_probe(int *out) { *out = SDX__HIP_MMA + 1; }
+/* Reports the matrix-unit kind of the code object that runs here, and
+ * the GEMM's k-step its device code was compiled with (bits 8 on). */
+__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8; }
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -710,7 +785,9 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
 }
 
 /* Runs the probe on the current device: the matrix-unit kind, or -1 with
- * `why` set when the binary has no code for this GPU. */
+ * `why` set when the binary has no code for this GPU or when its host and
+ * device code disagree on the GEMM's k-step (a build error: the launch's
+ * shared memory would not hold the kernel's tiles). */
 static int sdx__hip_probe(char *why, size_t size) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
@@ -720,12 +797,16 @@ static int sdx__hip_probe(char *why, size_t size) {
         if (e == hipSuccess) e = hipMemcpy(&h, d, sizeof(int), hipMemcpyDeviceToHost);
     }
     if (d) (void)hipFree(d);
-    if (e != hipSuccess || h < 1) {
+    if (e != hipSuccess || (h & 255) < 1) {
         snprintf(why, size, "%s", e != hipSuccess ? hipGetErrorString(e) : "the probe kernel did not run");
         (void)hipGetLastError();
         return -1;
     }
-    return h - 1;
+    if (h >> 8 != SDX__HIP_MBK) {
+        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8, SDX__HIP_MBK);
+        return -1;
+    }
+    return (h & 255) - 1;
 }
 
 SDX_HIP_API int sdx_hip_device_count(void) {

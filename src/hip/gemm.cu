@@ -26,6 +26,8 @@ struct sdx__hip_gemm {
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
+    int split;                          /* matrix units: k split over this many blocks (1: none) ... */
+    float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
 
 enum { SDX__HIP_A_ROWS = 0, SDX__HIP_A_CONV = 1, SDX__HIP_A_NHWC = 2 };
@@ -154,7 +156,16 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
  * leave most of the GPU idle (the UNet's deeper levels: a 32x32 latent
  * with 640 channels is 80 tiles of 128 for 132 SMs). */
 
+/* k per step: 64 on NVIDIA (half the barriers and waits of 32 per
+ * product; three stages of 128-tiles take 108 KiB, two blocks an SM on
+ * Hopper), 32 on AMD, whose 64 KiB of LDS a block would not hold. The
+ * host sizes the launch's shared memory from it: SDX__HIP_NVIDIA, not
+ * SDX__HIP_MMA (sdx_hip_use checks that both passes agree). */
+#if SDX__HIP_NVIDIA
+#define SDX__HIP_MBK 64
+#else
 #define SDX__HIP_MBK 32
+#endif
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
 #define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
 
@@ -162,6 +173,8 @@ template <int BT>
 struct sdx__hip_tile {
     enum { STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
+           TPR = SDX__HIP_MBK / 8, RPP = 256 / TPR,        /* 16-byte copies: threads a row, rows a pass */
+           PASSES = BT / RPP,
            KL = 256 / BT, VALS = SDX__HIP_MBK / KL,        /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
             * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
@@ -177,12 +190,13 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Each k-step's operands: BT x MBK of A and of W, BT/8 values of each
- * per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/256 values of
+ * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
- * linear's A, rows contiguous along k, stream into the stage two steps
- * ahead as asynchronous 16-byte copies (thread t: rows t/4 + 64j at k +
- * 8 (t % 4)) while the matrix units work on this one. A convolution's A
+ * linear's or a channels-last convolution's A, rows contiguous along k,
+ * stream into the stage two steps ahead as asynchronous 16-byte copies
+ * (thread t: rows t/TPR + RPP j at k + 8 (t % TPR)) while the matrix
+ * units work on this one. A convolution's A
  * is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t % BT
  * and takes k + t/BT + KL i into registers (KL = 256/BT); the loads fly
  * during one step's products and are stored into their stage at the
@@ -190,7 +204,7 @@ typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
  * step. */
 template <int BT>
 struct sdx__hip_mma_regs {
-    uint16_t a[sdx__hip_tile<BT>::VALS];     /* a convolution's gathered A */
+    uint32_t a[sdx__hip_tile<BT>::VALS / 2];     /* a convolution's gathered A, two values a register */
 };
 
 /* A thread's output pixel, fixed for the whole product: which rows and
@@ -217,24 +231,29 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
     return r;
 }
 
-/* A channels-last convolution's rows of one thread (t/4 + 64j, j <
- * BT/64; sdx__hip_mma_issue), fixed for the whole product: the input
- * row and column of each window's corner, far outside the image for a
- * pixel past M. */
+/* A channels-last convolution's rows of one thread (t/TPR + RPP j, j <
+ * PASSES; sdx__hip_mma_issue), fixed for the whole product: the input
+ * row and column of each window's corner as two 16-bit halves of one
+ * register (rows high; the launch keeps H and W below 2^14), -2^15 for a
+ * pixel past M, so that it falls outside the image. */
 template <int BT>
 struct sdx__hip_pixels {
-    int iy0[BT / 64], ix0[BT / 64];
+    int corner[sdx__hip_tile<BT>::PASSES];
 };
 
+static __device__ __forceinline__ int sdx__hip_corner_y(int c) { return c >> 16; }
+static __device__ __forceinline__ int sdx__hip_corner_x(int c) { return (int)(int16_t)(c & 0xffff); }
+
 template <int AK, int BT>
-static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int64_t m0, int t) {
+static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
     sdx__hip_pixels<BT> p;
 #pragma unroll
-    for (int j = 0; j < BT / 64; j++) {
-        const int64_t m = m0 + t / 4 + 64 * j;
+    for (int j = 0; j < sdx__hip_tile<BT>::PASSES; j++) {
+        const int m = m0 + t / sdx__hip_tile<BT>::TPR + sdx__hip_tile<BT>::RPP * j;
         const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
-        p.iy0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -(1 << 30);
-        p.ix0[j] = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -(1 << 30);
+        const int iy0 = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -32768;
+        const int ix0 = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -32768;
+        p.corner[j] = (int)((unsigned)iy0 << 16 | ((unsigned)ix0 & 0xffffu));
     }
     return p;
 }
@@ -249,7 +268,8 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     int off = at.corner + c * hw + ky * g.W + kx;
 #pragma unroll
     for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) {
-        r->a[i] = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
+        const uint32_t v = (k < g.K && (at.rows >> ky & at.cols >> kx & 1u)) ? xb[off] : (uint16_t)0;
+        r->a[i / 2] = i % 2 ? r->a[i / 2] | v << 16 : v;
         k += KL;
         kx += KL;
         off += KL;
@@ -265,22 +285,24 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
 }
 
 template <int AK, int BT>
-static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                          int64_t n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
+                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    const int64_t k = k0 + (t % 4) * 8;         /* K % 8 == 0: k < K means all 8 are */
+    typedef sdx__hip_tile<BT> T;
+    const int kc = (t % T::TPR) * 8;
+    const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
     const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
     const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
-    for (int j = 0; j < BT / 64; j++) {
-        const int row = t / 4 + 64 * j, kc = (t % 4) * 8;
-        const int64_t n = n0 + row, m = m0 + row;
+    for (int j = 0; j < T::PASSES; j++) {
+        const int row = t / T::TPR + T::RPP * j;
+        const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
-            const int iy = px.iy0[j] + ky, ix = px.ix0[j] + kx;
+            const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
             sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
@@ -290,16 +312,20 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
 template <int BT>
 static __device__ __forceinline__ void sdx__hip_mma_put_gathered(uint16_t *as, int t, const sdx__hip_mma_regs<BT> *r) {
 #pragma unroll
-    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++) as[(t % BT) * SDX__HIP_MLD + t / BT + sdx__hip_tile<BT>::KL * i] = r->a[i];
+    for (int i = 0; i < sdx__hip_tile<BT>::VALS; i++)
+        as[(t % BT) * SDX__HIP_MLD + t / BT + sdx__hip_tile<BT>::KL * i] = (uint16_t)(r->a[i / 2] >> 16 * (i % 2));
 }
 
 /* Step `step`'s operands into their stage, as far as they are loaded
- * asynchronously (a convolution's A is put there from registers). */
+ * asynchronously (a convolution's A is put there from registers), if it
+ * comes before `end`. */
 template <int AK, int BT>
-static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
-                                                             int64_t n0, int64_t step, int t, const sdx__hip_pixels<BT> &px, uint16_t *smem) {
+static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
+                                                             int n0, int step, int end, int t, const sdx__hip_pixels<BT> &px,
+                                                             uint16_t *smem) {
     uint16_t *st = smem + (step % SDX__HIP_MSTAGES) * sdx__hip_tile<BT>::STAGE;
-    if (step * SDX__HIP_MBK < g.K) sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
+    if (step < end)
+        sdx__hip_mma_issue<AK, BT>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st, st + BT * SDX__HIP_MLD);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
@@ -319,18 +345,20 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 /* `count` (0..8) consecutive values of y from element i on, each with the
  * bias of its column: as 16-byte stores when all eight are there and
  * aligned. */
-static __device__ __forceinline__ void sdx__hip_gemm_store8(const sdx__hip_gemm &g, int64_t i, const float v[8], int count) {
-    const uintptr_t at = (uintptr_t)g.y + (uintptr_t)i * (g.yt == SDX__HIP_DT_F32 ? 4u : 2u);
-    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(g.y, g.yt, i, v);
+static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int64_t i, const float v[8], int count) {
+    const uintptr_t at = (uintptr_t)y + (uintptr_t)i * (yt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(y, yt, i, v);
     else
-        for (int e = 0; e < count; e++) sdx__hip_st(g.y, g.yt, i + e, v[e]);
+        for (int e = 0; e < count; e++) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
- * (pitch CPC) along the pixels m. */
+ * (pitch CPC) along the pixels m; into y (g.y, or a split's partial
+ * sums, f32 with no bias: `bias` then NULL). */
 template <int AK, int BT>
-static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, const float *cs, int t) {
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
+                                               const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
     for (int c = t; c < BT / 2 * BT / 8; c += 256) {
         float v[8];
@@ -340,22 +368,22 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, int64_t z
             const int r = c / (BT / 8), col = c % (BT / 8) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (g.bias ? sdx__hip_ld(g.bias, g.bt, n + e) : 0.0f);
+            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f);
             i = m * g.N + n;
         } else {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col;
-            const float b = n < g.N && g.bias ? sdx__hip_ld(g.bias, g.bt, n) : 0.0f;
+            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
             for (int e = 0; e < count; e++) v[e] = cs[col * CPC + r + e] + b;
             i = z * g.y_bstride + n * g.M + m;
         }
-        sdx__hip_gemm_store8(g, i, v, count);
+        sdx__hip_gemm_store8(y, yt, i, v, count);
     }
 }
 
 /* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
-#if defined(__CUDACC__) && !defined(__HIPCC__)
+#if SDX__HIP_NVIDIA
 #define SDX__HIP_GEMM_MIN_BLOCKS 2
 #else
 #define SDX__HIP_GEMM_MIN_BLOCKS 1
@@ -370,8 +398,10 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
-    const int64_t m0 = (int64_t)blockIdx.x * BT, n0 = (int64_t)blockIdx.y * BT, z = blockIdx.z;
-    const int64_t steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);    /* M, N < 2^31: the launch checks */
+    /* this block's k-steps [first, steps): all of them, or its part of a split */
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;     /* K < 2^31 */
+    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
     float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
@@ -392,35 +422,35 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
     const sdx__hip_gather at = AK == SDX__HIP_A_CONV && VW ? sdx__hip_gather_at(g, m0 + t % BT) : sdx__hip_gather{ 0, 0u, 0u };
     const sdx__hip_pixels<BT> px = sdx__hip_pixels_at<AK, BT>(g, m0, t);
     if (VW) {
-        for (int64_t s = 0; s < SDX__HIP_MSTAGES - 1; s++) {
+        for (int s = first; s < first + SDX__HIP_MSTAGES - 1; s++) {
             if (AK == SDX__HIP_A_CONV && s < steps) {
-                sdx__hip_mma_gather(g, xb, at, s * SDX__HIP_MBK, t, &gathered);
-                sdx__hip_mma_put_gathered<BT>(smem + s * T::STAGE, t, &gathered);
+                sdx__hip_mma_gather(g, xb, at, (int64_t)s * SDX__HIP_MBK, t, &gathered);
+                sdx__hip_mma_put_gathered<BT>(smem + (s % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, t, px, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, s, steps, t, px, smem);
         }
-        if (AK == SDX__HIP_A_CONV && SDX__HIP_MSTAGES - 1 < steps)
-            sdx__hip_mma_gather(g, xb, at, (SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
+        if (AK == SDX__HIP_A_CONV && first + SDX__HIP_MSTAGES - 1 < steps)
+            sdx__hip_mma_gather(g, xb, at, (int64_t)(first + SDX__HIP_MSTAGES - 1) * SDX__HIP_MBK, t, &gathered);
     }
-    for (int64_t step = 0; step < steps; step++) {
+    for (int step = first; step < steps; step++) {
         const uint16_t *as, *bs;
         if (VW) {
             /* this step's group landed (the newer ones may fly); after the
              * barrier every thread's copies are visible and every warp is
              * done with the previous step's stage, which the step
              * MSTAGES - 1 ahead now fills */
-            const int64_t ahead = step + SDX__HIP_MSTAGES - 1;
+            const int ahead = step + SDX__HIP_MSTAGES - 1;
             sdx__hip_cp_wait<SDX__HIP_MSTAGES - 2>();
             __syncthreads();
             if (AK == SDX__HIP_A_CONV && ahead < steps) {
                 sdx__hip_mma_put_gathered<BT>(smem + (ahead % SDX__HIP_MSTAGES) * T::STAGE, t, &gathered);
-                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (ahead + 1) * SDX__HIP_MBK, t, &gathered);
+                if (ahead + 1 < steps) sdx__hip_mma_gather(g, xb, at, (int64_t)(ahead + 1) * SDX__HIP_MBK, t, &gathered);
             }
-            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, t, px, smem);
+            sdx__hip_mma_prefetch<AK, BT>(g, xb, wb, m0, n0, ahead, steps, t, px, smem);
             as = smem + (step % SDX__HIP_MSTAGES) * T::STAGE;
         } else {
             __syncthreads();
-            sdx__hip_mma_load_direct<AK, BT>(g, xb, wb, m0, n0, step * SDX__HIP_MBK, t, smem, smem + BT * SDX__HIP_MLD);
+            sdx__hip_mma_load_direct<AK, BT>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, smem, smem + BT * SDX__HIP_MLD);
             __syncthreads();
             as = smem;
         }
@@ -509,9 +539,33 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
 #endif
         }
         __syncthreads();
-        sdx__hip_mma_write_half<AK, BT>(g, z, m0 + half * (BT / 2), n0, cs, t);
+        if (g.split == 1)
+            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, z, m0 + half * (BT / 2), n0, cs, t);
+        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
+            sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                            SDX__HIP_DT_F32, NULL, z, m0 + half * (BT / 2), n0, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif
 }
+
+/* A split GEMM's result: y = bias + the parts' f32 sums, added in part
+ * order (the same bits every run). `count` values of y (all images),
+ * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
+ * a linear's n = i % N. */
+template <int W>
+__global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
+        float v[W], p[W];
+        sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);
+        for (int s = 1; s < g.split; s++) {
+            sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, s * count + i, p);
+            for (int e = 0; e < W; e++) v[e] += p[e];
+        }
+        if (g.bias)
+            for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
+        sdx__hip_stw<W>(g.y, g.yt, i, v);
+    }
+}
+

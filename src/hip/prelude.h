@@ -82,6 +82,17 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_MMA 0
 #endif
 
+/* Built for NVIDIA (nvcc through this prelude; the simulator models
+ * NVIDIA's instructions): the same in nvcc's host and device passes,
+ * where SDX__HIP_MMA is the device pass's alone (0 in the host pass).
+ * What the host computes for a launch, a kernel's shared memory say,
+ * follows this, never SDX__HIP_MMA. */
+#if defined(SDX_HIP_SIM) || (defined(__CUDACC__) && !defined(__HIPCC__))
+#define SDX__HIP_NVIDIA 1
+#else
+#define SDX__HIP_NVIDIA 0
+#endif
+
 /* Threads that run in lockstep on the device code being compiled. */
 #if defined(__AMDGCN_WAVEFRONT_SIZE)
 #define SDX__HIP_WARP __AMDGCN_WAVEFRONT_SIZE

@@ -190,6 +190,7 @@ static int gpu_linear_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 200, 40, 264, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 33, 77, 50, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 1, 77, 45, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 40, 2048, 96, 1);   /* one tile, k split in 4 */
     }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
@@ -234,6 +235,9 @@ static int gpu_conv2d_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 16, 24, 12, 12, 1, 1, 0, 0, 0, 0, 1, 0);   /* one k-step */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 24, 40, 11, 13, 5, 1, 2, 1, 2, 3, 1, 0);   /* 5x5, uneven pads */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 4, 320, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);     /* conv_in */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 20, 24, 10, 9, 5, 1, 2, 2, 2, 2, 1, 0);   /* C % 8 != 0: gathered, 8 k-steps */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 256, 40, 6, 7, 3, 1, 1, 1, 1, 1, 1, 0);   /* k split in 4 */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 116, 24, 5, 5, 3, 1, 1, 1, 1, 1, 1, 0);   /* gathered, k split in 2 */
     }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
