@@ -543,7 +543,7 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
 }
 
 /* Room in the work buffer for `before` bytes of operand copies, then a
- * plan's partial sums (g->part); their total is `*bytes`. */
+ * plan's partial sums (g->part). */
 static int sdx__hip_gemm_room(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, int64_t batch, const sdx__hip_plan &p, size_t before) {
     sdx__hip *s = sdx__hip_of(ctx);
     const size_t at = (before + 255) / 256 * 256, part = sdx__hip_plan_part_bytes(p, *g, batch);
@@ -564,49 +564,51 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->split = 1;
 }
 
+/* A linear of at most SDX__HIP_GEMV_ROWS rows: one warp per column. */
+static int sdx__hip_gemv(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g) {
+    const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / sdx__hip_of(ctx)->warp;
+    if ((g.N + per - 1) / per > 0x7fffffff) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
+    return sdx__hip_check(ctx, op);
+}
+
 static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                               sdx_dtype compute) {
     (void)compute;
     static const char op[] = "linear";
     sdx__hip *s = sdx__hip_of(ctx);
     sdx__hip_gemm g;
+    sdx__hip_plan p;
+    int copy_w, copy_x, rc;
+    int64_t copied;
     sdx__hip_gemm_operands(&g, y, x, w, b);
     g.K = w->shape[1];
     g.N = w->shape[0];
     g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
     if (g.M == 0 || g.N == 0) return SDX_OK;
-    if (g.M <= SDX__HIP_GEMV_ROWS) {
-        const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / s->warp;
-        if ((g.N + per - 1) / per > 0x7fffffff) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-        sdx__hip_launch(w8 ? sdx__hip_k_gemv<8> : sdx__hip_k_gemv<1>, dim3((unsigned)((g.N + per - 1) / per)), 256, 0, g);
-        return sdx__hip_check(ctx, op);
-    }
+    if (g.M <= SDX__HIP_GEMV_ROWS) return sdx__hip_gemv(ctx, op, g);
     g.y_bstride = g.M * g.N;    /* a split's partial sums, one "image" */
-    {
-        /* w in x's half type; or f32 rows (the text encoder's context)
-         * into a half result, rounded once to w's type (saturating) for
-         * the matrix units: y is stored in half anyway */
-        const int copy_w = sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt);
-        const int copy_x = !copy_w && g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt);
-        const int64_t copied = copy_w ? g.N * g.K : copy_x ? g.M * g.K : 0;
-        sdx__hip_plan p;
-        int rc;
-        if (copy_w && g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
-        if (copy_w) g.wt = g.xt;
-        if (copy_x) g.xt = g.wt;
-        p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
-        if ((rc = sdx__hip_gemm_room(ctx, op, &g, 1, p, (size_t)copied * 2)) != SDX_OK) return rc;
-        if (copy_w) {
-            sdx__hip_permute_taps(s->work.p, g.wt, w, g.K, 1);
-            g.w = s->work.p;
-        } else if (copy_x) {
-            const int vw = sdx__hip_width(copied % 8 == 0, x->data, s->work.p);
-            sdx__hip_launch(vw == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(copied / vw, 256), 256, 0, (int)SDX__HIP_COPY,
-                            s->work.p, g.xt, x->data, (int)x->dtype, (const void *)NULL, 0, copied, 0.0f);
-            g.x = s->work.p;
-        }
-        return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+    /* w in x's half type; or f32 rows (the text encoder's context) into a
+     * half result, rounded once to w's type (saturating) for the matrix
+     * units: y is stored in half anyway */
+    copy_w = sdx__hip_gemm_mma_converts_w(s, g.xt, g.wt);
+    copy_x = !copy_w && g.xt == SDX_F32 && y->dtype != SDX_F32 && sdx__hip_gemm_mma_takes(s, g.wt, g.wt);
+    copied = copy_w ? g.N * g.K : copy_x ? g.M * g.K : 0;
+    if (copy_w && g.N > 65535) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
+    if (copy_w) g.wt = g.xt;
+    if (copy_x) g.xt = g.wt;
+    p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
+    if ((rc = sdx__hip_gemm_room(ctx, op, &g, 1, p, (size_t)copied * 2)) != SDX_OK) return rc;
+    if (copy_w) {
+        sdx__hip_permute_taps(s->work.p, g.wt, w, g.K, 1);
+        g.w = s->work.p;
+    } else if (copy_x) {
+        const int vw = sdx__hip_width(copied % 8 == 0, x->data, s->work.p);
+        sdx__hip_launch(vw == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(copied / vw, 256), 256, 0, (int)SDX__HIP_COPY,
+                        s->work.p, g.xt, x->data, (int)x->dtype, (const void *)NULL, 0, copied, 0.0f);
+        g.x = s->work.p;
     }
+    return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
 }
 
 /* Plans a GEMM whose operands are used as they are, and runs it. */
