@@ -581,18 +581,22 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
  * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
  * one contiguous run, written as taps runs of cb channels, both
  * coalesced (the generic transpose's 32 x 32 tiles would idle 23 of 32
- * lanes on a 3x3's 9 taps). */
+ * lanes on a 3x3's 9 taps), W values a thread at a time (W == 8: C and
+ * cb multiples of 8, both tensors 16-byte aligned; the launch checks). */
 #define SDX__HIP_PERMUTE_VALUES 2048
 
+template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
     __shared__ float run[SDX__HIP_PERMUTE_VALUES];
     const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
     const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
-    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = sdx__hip_ld(x, xt, (o * c + c0) * taps + e);
+    for (int e = (int)threadIdx.x * W; e < n; e += 256 * W) sdx__hip_ldw<W>(x, xt, (o * c + c0) * taps + e, run + e);
     __syncthreads();
-    for (int e = (int)threadIdx.x; e < n; e += 256) {
-        const int t = e / cn, ch = e - t * cn;
-        sdx__hip_st(y, yt, (o * taps + t) * c + c0 + ch, run[ch * taps + t]);
+    for (int e = (int)threadIdx.x * W; e < n; e += 256 * W) {
+        const int t = e / cn, ch = e - t * cn;     /* cn % W == 0: the W channels share t */
+        float v[W];
+        for (int i = 0; i < W; i++) v[i] = run[(ch + i) * taps + t];
+        sdx__hip_stw<W>(y, yt, (o * taps + t) * c + c0 + ch, v);
     }
 }
 
@@ -2049,11 +2053,13 @@ static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) {
     return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32 && xt != wt;
 }
 
-/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at y. */
+/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at
+ * y; 8 values a thread where C and the channels a block takes allow. */
 static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t c, int taps) {
-    const int cb = SDX__HIP_PERMUTE_VALUES / taps;
-    sdx__hip_launch(sdx__hip_k_permute_taps, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]), 256, 0, y, yt, w->data,
-                    (int)w->dtype, c, taps, cb);
+    const int cb8 = SDX__HIP_PERMUTE_VALUES / taps / 8 * 8, w8 = cb8 > 0 && sdx__hip_width(c % 8 == 0, y, w->data) == 8;
+    const int cb = w8 ? cb8 : SDX__HIP_PERMUTE_VALUES / taps;
+    sdx__hip_launch(w8 ? sdx__hip_k_permute_taps<8> : sdx__hip_k_permute_taps<1>, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]),
+                    256, 0, y, yt, w->data, (int)w->dtype, c, taps, cb);
 }
 
 /* How a GEMM runs on the matrix units: tiles of 128 when they give every

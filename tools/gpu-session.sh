@@ -103,13 +103,16 @@ EOF
         # where a GEMM's time goes: ncu's sections for one launch of SD
         # 1.5's 64x64-level convolution and of its feed-forward up
         # projection (m 8192, k 320, n 2560), from bench_gpu --kernels
+        # (the stall reasons: SourceCounters' warp-state sampling, and
+        # each section's tables where this ncu prints them)
         echo "== ncu sections: one convolution and one linear launch"
+        details=$(ncu --help 2>&1 | grep -q -- --print-details && echo "--print-details all")
         for launch in "conv 2" "linear 68"; do
             set -- $launch
             timeout 60 ncu --clock-control none -k regex:sdx__hip_k_gemm_mma --launch-skip "$2" --launch-count 1 \
                 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
                 --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-                ./bench/bench_gpu --kernels --only sd15 > "$out/gemm-$1.txt" 2>&1
+                --section SourceCounters $details ./bench/bench_gpu --kernels --only sd15 > "$out/gemm-$1.txt" 2>&1
             grep -E "Duration|Throughput|Pipe|Warp Cycles|Stall|Issued|Eligible|Active Warps|Achieved|Registers|Shared Memory|Bank|Occupancy|One or More|No Eligible|Block Limit|L1/TEX Hit|L2 Hit|Executed Ipc" "$out/gemm-$1.txt" | sed "s/^/$1: /" | cut -c1-150
         done
     fi

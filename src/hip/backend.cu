@@ -475,11 +475,13 @@ static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) {
     return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32 && xt != wt;
 }
 
-/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at y. */
+/* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at
+ * y; 8 values a thread where C and the channels a block takes allow. */
 static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t c, int taps) {
-    const int cb = SDX__HIP_PERMUTE_VALUES / taps;
-    sdx__hip_launch(sdx__hip_k_permute_taps, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]), 256, 0, y, yt, w->data,
-                    (int)w->dtype, c, taps, cb);
+    const int cb8 = SDX__HIP_PERMUTE_VALUES / taps / 8 * 8, w8 = cb8 > 0 && sdx__hip_width(c % 8 == 0, y, w->data) == 8;
+    const int cb = w8 ? cb8 : SDX__HIP_PERMUTE_VALUES / taps;
+    sdx__hip_launch(w8 ? sdx__hip_k_permute_taps<8> : sdx__hip_k_permute_taps<1>, dim3((unsigned)((c + cb - 1) / cb), (unsigned)w->shape[0]),
+                    256, 0, y, yt, w->data, (int)w->dtype, c, taps, cb);
 }
 
 /* How a GEMM runs on the matrix units: tiles of 128 when they give every

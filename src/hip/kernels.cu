@@ -132,18 +132,22 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
  * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
  * one contiguous run, written as taps runs of cb channels, both
  * coalesced (the generic transpose's 32 x 32 tiles would idle 23 of 32
- * lanes on a 3x3's 9 taps). */
+ * lanes on a 3x3's 9 taps), W values a thread at a time (W == 8: C and
+ * cb multiples of 8, both tensors 16-byte aligned; the launch checks). */
 #define SDX__HIP_PERMUTE_VALUES 2048
 
+template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
     __shared__ float run[SDX__HIP_PERMUTE_VALUES];
     const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
     const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
-    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = sdx__hip_ld(x, xt, (o * c + c0) * taps + e);
+    for (int e = (int)threadIdx.x * W; e < n; e += 256 * W) sdx__hip_ldw<W>(x, xt, (o * c + c0) * taps + e, run + e);
     __syncthreads();
-    for (int e = (int)threadIdx.x; e < n; e += 256) {
-        const int t = e / cn, ch = e - t * cn;
-        sdx__hip_st(y, yt, (o * taps + t) * c + c0 + ch, run[ch * taps + t]);
+    for (int e = (int)threadIdx.x * W; e < n; e += 256 * W) {
+        const int t = e / cn, ch = e - t * cn;     /* cn % W == 0: the W channels share t */
+        float v[W];
+        for (int i = 0; i < W; i++) v[i] = run[(ch + i) * taps + t];
+        sdx__hip_stw<W>(y, yt, (o * taps + t) * c + c0 + ch, v);
     }
 }
 
