@@ -873,9 +873,11 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
  * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
  * accumulators of half the tile at a time in shared memory and writes y
  * in its contiguous direction, eight values a thread (bias, narrowing).
- * A tile is BT x BT (outputs x channels): 128, or 64 where 128 would
- * leave most of the GPU idle (the UNet's deeper levels: a 32x32 latent
- * with 640 channels is 80 tiles of 128 for 132 SMs). */
+ * A tile is BT x BT (outputs x channels), 128 or 64, and a block may
+ * take one part of k (g.split parts, its f32 sums then written to g.part
+ * for sdx__hip_k_split_sum): sdx__hip_gemm_plan chooses, so that the
+ * UNet's deeper levels (a 32x32 latent with 640 channels is 80 tiles of
+ * 128 for 132 SMs) still fill the GPU. */
 
 /* k per step: 64 on NVIDIA (half the barriers and waits of 32 per
  * product; three stages of 128-tiles take 108 KiB, two blocks an SM on
