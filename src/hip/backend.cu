@@ -345,15 +345,10 @@ static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t byte
     if (b->p) (void)hipFree(b->p);
     b->p = NULL;
     b->bytes = 0;
-    if (hipMalloc(&b->p, bytes) != hipSuccess) {
-        (void)hipGetLastError();
-        b->p = NULL;
-        sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
-        return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
-    }
-    b->bytes = bytes;
+    if (hipMalloc(&b->p, bytes) == hipSuccess) b->bytes = bytes;
+    else { (void)hipGetLastError(); b->p = NULL; }
     sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
-    return SDX_OK;
+    return b->p ? SDX_OK : sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
 }
 
 static int sdx__hip_group_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
@@ -465,15 +460,16 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
     return 1;
 }
 
-/* The matrix-unit kernels take x and w of one half type. */
-static int sdx__hip_gemm_mma_takes(const sdx__hip *s, int xt, int wt) { return s->gemm_mma && xt == wt && xt != SDX_F32; }
+/* x and w both in half types: the matrix units can multiply them, w
+ * copied in x's type where the types differ (the SDXL VAE's bf16
+ * activations and an f16 checkpoint), as the CPU's bf16 mode packs f16
+ * weights into bf16 panels. */
+static int sdx__hip_gemm_mma_halves(const sdx__hip *s, int xt, int wt) { return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32; }
 
-/* Half x with w of the other half type (the SDXL VAE's bf16 activations
- * and an f16 checkpoint): w is copied in x's type for the matrix units,
- * as the CPU's bf16 mode packs f16 weights into bf16 panels. */
-static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) {
-    return s->gemm_mma && xt != SDX_F32 && wt != SDX_F32 && xt != wt;
-}
+/* The matrix-unit kernels themselves take x and w of one half type. */
+static int sdx__hip_gemm_mma_takes(const sdx__hip *s, int xt, int wt) { return sdx__hip_gemm_mma_halves(s, xt, wt) && xt == wt; }
+
+static int sdx__hip_gemm_mma_converts_w(const sdx__hip *s, int xt, int wt) { return sdx__hip_gemm_mma_halves(s, xt, wt) && xt != wt; }
 
 /* w [O][C][taps] as [O][taps][C] (or only converted, taps 1) in type yt at
  * y; 8 values a thread where C and the channels a block takes allow. */
@@ -605,10 +601,11 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
         sdx__hip_permute_taps(s->work.p, g.wt, w, g.K, 1);
         g.w = s->work.p;
     } else if (copy_x) {
-        const int vw = sdx__hip_width(copied % 8 == 0, x->data, s->work.p);
-        sdx__hip_launch(vw == 8 ? sdx__hip_k_ew<8> : sdx__hip_k_ew<1>, sdx__hip_blocks(copied / vw, 256), 256, 0, (int)SDX__HIP_COPY,
-                        s->work.p, g.xt, x->data, (int)x->dtype, (const void *)NULL, 0, copied, 0.0f);
-        g.x = s->work.p;
+        sdx_tensor rows = *x;
+        rows.data = s->work.p;
+        rows.dtype = (sdx_dtype)g.xt;
+        if ((rc = sdx__hip_ew(ctx, op, SDX__HIP_COPY, &rows, x, NULL, 0)) != SDX_OK) return rc;
+        g.x = rows.data;
     }
     return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
 }
@@ -620,12 +617,6 @@ static int sdx__hip_gemm_as_is(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, in
     return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, ak, batch, p);
 }
 
-/* A convolution on the matrix units with channels-last copies of x and w
- * (in the work buffer): every k-step's operands then stream in as 16-byte
- * asynchronous copies, as a linear's do, instead of being gathered value
- * by value from NCHW. The copies cost a transpose of each (x: a few MB;
- * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
- * dominated the convolution's time. y is written NCHW as before. */
 /* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
  * halves, with room for the -2^15 that marks a pixel past M. */
 static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
@@ -634,12 +625,19 @@ static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
            g.H < 16384 && g.W < 16384;
 }
 
+/* A convolution on the matrix units with channels-last copies of x and w
+ * (in the work buffer): every k-step's operands then stream in as 16-byte
+ * asynchronous copies, as a linear's do, instead of being gathered value
+ * by value from NCHW. The copies cost a transpose of each (x: a few MB;
+ * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
+ * dominated the convolution's time. y is written NCHW as before. */
 static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
     /* w as it is only for a 1x1 of x's type, 16-byte aligned */
     const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
     const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
+    sdx_tensor xh;      /* x's channels-last copy */
     sdx__hip_plan p;
     int rc;
     if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES ||
@@ -650,9 +648,10 @@ static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, co
     g->C = (int)c;
     p = sdx__hip_gemm_plan(s, *g, SDX__HIP_A_NHWC, batch);
     if ((rc = sdx__hip_gemm_room(ctx, op, g, batch, p, xbytes + wbytes)) != SDX_OK) return rc;
-    sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((hw + 31) / 32), (unsigned)((c + 31) / 32), (unsigned)batch), dim3(32, 8), 0,
-                    s->work.p, (int)x->dtype, x->data, (int)x->dtype, c, hw);
-    g->x = s->work.p;
+    xh = *x;
+    xh.data = s->work.p;
+    if ((rc = sdx__hip_transpose(ctx, op, &xh, x, batch, c, hw)) != SDX_OK) return rc;
+    g->x = xh.data;
     if (copy_w) {
         g->w = (char *)s->work.p + xbytes;
         sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
@@ -681,9 +680,7 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
     g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
     g.stride = stride; g.pt = pad_top; g.pl = pad_left;
-    if ((sdx__hip_gemm_mma_takes(sdx__hip_of(ctx), g.xt, g.wt) || sdx__hip_gemm_mma_converts_w(sdx__hip_of(ctx), g.xt, g.wt)) &&
-        x->shape[1] % 8 == 0)
-        return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
+    if (sdx__hip_gemm_mma_halves(sdx__hip_of(ctx), g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
     return sdx__hip_gemm_as_is(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
 }
 
