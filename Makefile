@@ -269,7 +269,13 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 	$(CC) $(CFLAGS) -I. -c bench/bench_gpu.c -o bench/bench_gpu.o
 	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip.o $(LDLIBS)
 
+# the same with the GEMM's other block layout, for tools/gpu-session.sh's
+# side-by-side part (sdx_hip.h, SDX_HIP_GEMM_THREADS)
+bench/bench_gpu-256: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
+	$(GPUCC) -I. -DSDX_HIP_GEMM_THREADS=256 -c examples/sdx_hip.cu -o examples/sdx_hip-256.o
+	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-256.o $(LDLIBS)
+
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-256 bench/*.o

@@ -43,6 +43,9 @@
 
    CONFIGURATION (define before including, in the implementation file)
      SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)
+     SDX_HIP_GEMM_THREADS      threads of a matrix-unit GEMM block, 128 or
+                               256, for every target (default: 128 on
+                               sm_90, 256 on sm_80 and AMD)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
@@ -576,6 +579,38 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
     }
 }
 
+/* The same for 16-bit values of one type, moved as they are: rows and
+ * cols multiples of 8, both tensors 16-byte aligned. A 64 x 64 tile comes
+ * in and goes out as 16-byte accesses, two a thread each way, where the
+ * kernel above moves two bytes an access (it ran at a fraction of the
+ * memory's bandwidth: 0.9 ms of SD 1.5's step). The tile's rows are 33
+ * words (4-byte stores into it), so a column's reads fall on distinct
+ * banks but two. Block 256. */
+#define SDX__HIP_T16_PITCH 66
+
+__global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const uint16_t *x, int64_t rows, int64_t cols) {
+    __shared__ uint32_t tile[64 * SDX__HIP_T16_PITCH / 2];
+    uint16_t *th = (uint16_t *)tile;
+    const int64_t base = (int64_t)blockIdx.z * rows * cols, c0 = (int64_t)blockIdx.x * 64, r0 = (int64_t)blockIdx.y * 64;
+    for (int e = (int)threadIdx.x; e < 512; e += 256) {
+        const int r = e / 8, c = e % 8 * 8;     /* input row r, its columns c .. c + 7 */
+        if (r0 + r < rows && c0 + c < cols) {
+            const sdx__hip_v8 v = sdx__hip_ld8(x + base + (r0 + r) * cols + c0 + c);
+            for (int i = 0; i < 4; i++) tile[(r * SDX__HIP_T16_PITCH + c) / 2 + i] = v.w[i];
+        }
+    }
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < 512; e += 256) {
+        const int c = e / 8, r = e % 8 * 8;     /* output row c (an input column), from input rows r .. r + 7 */
+        if (c0 + c < cols && r0 + r < rows) {
+            sdx__hip_v8 v;
+            for (int i = 0; i < 4; i++)
+                v.w[i] = (uint32_t)th[(r + 2 * i) * SDX__HIP_T16_PITCH + c] | (uint32_t)th[(r + 2 * i + 1) * SDX__HIP_T16_PITCH + c] << 16;
+            sdx__hip_st8(y + base + (c0 + c) * rows + r0 + r, v);
+        }
+    }
+}
+
 /* A convolution weight [O][C][taps] to channels-last [O][taps][C], in y's
  * type (a plain conversion when taps is 1). Block (i, o) moves channels
  * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
@@ -597,6 +632,22 @@ __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, 
         float v[W];
         for (int i = 0; i < W; i++) v[i] = run[(ch + i) * taps + t];
         sdx__hip_stw<W>(y, yt, (o * taps + t) * c + c0 + ch, v);
+    }
+}
+
+/* A convolution weight [O][C][taps] rearranged in place to [O][taps][C]
+ * (sdx__hip_weight_added): block o holds output channel o's C x taps raw
+ * 16-bit values in shared memory (the launch's bytes), then writes them
+ * back channels-last. Once per weight, at load. */
+__global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, int taps) {
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, run);
+    const int n = c * taps;
+    uint16_t *slab = w + (int64_t)blockIdx.x * n;
+    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = slab[e];
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < n; e += 256) {
+        const int t = e / c, ch = e - t * c;
+        slab[e] = run[ch * taps + t];
     }
 }
 
@@ -864,11 +915,12 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
     }
 }
 
-/* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles, 256 threads --------- */
+/* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles ----------------------- */
 /* Operands are staged in shared memory as raw 16-bit values (x and w
  * share one half type HT, so no conversion happens on the way: the
- * products are exact and accumulate in f32). Warps (wavefronts of 64 on
- * CDNA) split the tile 2 x (warps/2); each multiplies its part with its
+ * products are exact and accumulate in f32). A block has
+ * SDX__HIP_GEMM_THREADS threads (below); its warps (wavefronts of 64 on CDNA)
+ * split the tile 2 x (warps/2); each multiplies its part with its
  * unit's instruction: NVIDIA mma.sync m16n8k16 fed by ldmatrix, AMD MFMA
  * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
  * accumulators of half the tile at a time in shared memory and writes y
@@ -892,13 +944,37 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
 #define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
 
+/* A block's threads, as the device code being compiled has them (the
+ * host launches what sdx__hip_probe reads back from the device). Hopper
+ * (sm_90, 228 KiB of shared memory an SM: two blocks of 108 KiB): four
+ * warps, each 64 x 64 of a 128-tile. Eight warps of 64 x 32 load 1.5
+ * times the ldmatrix bytes per product (192 against 128 a mma.sync), and
+ * shared-memory bandwidth is what kept them near half the tensor cores'
+ * rate; a warp's 32 independent products a k-slice (16 with eight) also
+ * hide the loads' latency, which left 0.77 of four warps a scheduler
+ * eligible. The registers allow it: at two blocks an SM a thread may
+ * have 255. Ampere (164 KiB: one such block an SM) keeps eight warps,
+ * AMD 256 threads (four wavefronts of 64 on CDNA). SDX_HIP_GEMM_THREADS
+ * sets one for all (tools/gpu-session.sh compares 256 with the default). */
+#if defined(SDX_HIP_GEMM_THREADS)
+#if SDX_HIP_GEMM_THREADS != 128 && SDX_HIP_GEMM_THREADS != 256
+#error "sdx_hip.h: SDX_HIP_GEMM_THREADS is 128 or 256"
+#endif
+#define SDX__HIP_GEMM_THREADS SDX_HIP_GEMM_THREADS
+#elif SDX__HIP_MMA == 1 && (defined(SDX_HIP_SIM) || __CUDA_ARCH__ >= 900)
+#define SDX__HIP_GEMM_THREADS 128
+#else
+#define SDX__HIP_GEMM_THREADS 256
+#endif
+
 template <int BT>
 struct sdx__hip_tile {
-    enum { STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
+    enum { THREADS = SDX__HIP_GEMM_THREADS,
+           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
-           TPR = SDX__HIP_MBK / 8, RPP = 256 / TPR,        /* 16-byte copies: threads a row, rows a pass */
+           TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
            PASSES = BT / RPP,
-           KL = 256 / BT, VALS = SDX__HIP_MBK / KL,        /* a convolution's gather: k-lanes, values a thread */
+           KL = THREADS / BT, VALS = SDX__HIP_MBK / KL,    /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
             * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
            CPR = BT + 8, CPC = BT / 2 + 4 };
@@ -913,15 +989,15 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/256 values of
- * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/THREADS values
+ * of each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
  * linear's or a channels-last convolution's A, rows contiguous along k,
  * stream into the stage two steps ahead as asynchronous 16-byte copies
  * (thread t: rows t/TPR + RPP j at k + 8 (t % TPR)) while the matrix
  * units work on this one. A convolution's A
  * is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t % BT
- * and takes k + t/BT + KL i into registers (KL = 256/BT); the loads fly
+ * and takes k + t/BT + KL i into registers (KL = THREADS/BT); the loads fly
  * during one step's products and are stored into their stage at the
  * next. Without VW every value is loaded straight into one stage, step by
  * step. */
@@ -1055,7 +1131,7 @@ static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                                 int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
-    for (int e = t; e < BT * SDX__HIP_MBK; e += 256) {
+    for (int e = t; e < BT * SDX__HIP_MBK; e += sdx__hip_tile<BT>::THREADS) {
         int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % BT;
         int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / BT;
         int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
@@ -1071,8 +1147,10 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int64_t i, const float v[8], int count) {
     const uintptr_t at = (uintptr_t)y + (uintptr_t)i * (yt == SDX__HIP_DT_F32 ? 4u : 2u);
     if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(y, yt, i, v);
-    else
-        for (int e = 0; e < count; e++) sdx__hip_st(y, yt, i + e, v[e]);
+    else    /* constant indices keep v in registers */
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < count) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
@@ -1083,7 +1161,7 @@ template <int AK, int BT>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
                                                const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
-    for (int c = t; c < BT / 2 * BT / 8; c += 256) {
+    for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
         float v[8];
         int count;
         int64_t i;
@@ -1091,14 +1169,16 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             const int r = c / (BT / 8), col = c % (BT / 8) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f);
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f) : 0.0f;
             i = m * g.N + n;
         } else {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[col * CPC + r + e] + b;
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[col * CPC + r + e] + b : 0.0f;
             i = z * g.y_bstride + n * g.M + m;
         }
         sdx__hip_gemm_store8(y, yt, i, v, count);
@@ -1113,10 +1193,10 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
 #endif
 
 template <int AK, int HT, int VW, int BT>
-__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+__global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
 #if SDX__HIP_MMA != 0
     typedef sdx__hip_tile<BT> T;
-    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
+    enum { WARPS = T::THREADS / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* T::SMEM bytes; the epilogue's staging reuses them */
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
@@ -1178,6 +1258,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
             as = smem;
         }
         bs = as + BT * SDX__HIP_MLD;
+#pragma unroll
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
             /* A: ldmatrix rows lane % 16 at k + 8 (lane / 16): a[0..3] of
@@ -1382,10 +1463,11 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
 /* ---- on the matrix units (NVIDIA mma.sync) ------------------------------- */
 /* FlashAttention-2's scheme, q, k and v of one half type HT, head dims
  * zero-padded to DP (a multiple of 16: SD's 40 -> 48, 64, 80, 128, 160;
- * the VAE's 512). A block takes 16 ROWS queries of one (batch, head):
- * ROWS groups of SPLIT warps, each group 16 queries, each warp of a group
+ * the VAE's 512). A block takes 16 MT ROWS queries of one (batch, head):
+ * ROWS groups of SPLIT warps, each group 16 MT queries (MT m16 tiles,
+ * which share every K and V fragment a warp loads), each warp of a group
  * DP / SPLIT of the dims. Lane (g, t) = (lane / 4, lane % 4) owns query
- * rows g and g + 8 of its group's. Q stays in shared memory; K and V
+ * rows g and g + 8 of each of its group's m16 tiles. Q stays in shared memory; K and V
  * tiles of BK keys stream into two buffers as asynchronous copies (the
  * next during this one). Per tile:
  *   S = Q K^T with mma.sync m16n8k16 (f32 accumulation), in registers:
@@ -1407,9 +1489,9 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *     tiles) is rescaled per row in registers.
  * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 struct sdx__hip_flash_plan {
-    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * ROWS, DS = DP / SPLIT,
+    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * MT * ROWS, DS = DP / SPLIT,
            LD = DP + 8,                 /* pitch: 16-byte rows, the 8 rows of a ldmatrix on distinct banks */
            KV = BK * LD, Q = 0, K = BQ * LD, V = K + 2 * KV, HALVES = V + 2 * KV,
            XCH = SPLIT > 1 ? WARPS * (BK / 8) * 4 * 32 : 0,    /* floats: partial S, [warp][key tile][element][lane] */
@@ -1448,32 +1530,36 @@ static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint
 
 /* Two values of a row of P, rounded as the matrix units take them, packed
  * for an A fragment (hi; lo is bf16's remainder), adding what they hold
- * to the row's sum. */
+ * to the row's sum. f16: one conversion for both (conversions share the
+ * exponentials' quarter-rate unit on NVIDIA); bf16 rounds with integer
+ * operations. */
 template <int HT>
 static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
-    uint32_t b[2], r[2] = { 0, 0 };
-    float p[2] = { p0, p1 };
-    for (int e = 0; e < 2; e++) {
-        float kept;
-        b[e] = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p[e])) : sdx__hip_f2bf(p[e]);
-        kept = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f((uint16_t)b[e]) : sdx__hip_bf2f((uint16_t)b[e]);
-        if (HT == SDX__HIP_DT_BF16) {
-            r[e] = sdx__hip_f2bf(p[e] - kept);
-            kept += sdx__hip_bf2f((uint16_t)r[e]);
-        }
-        *sum += kept;
+    if (HT == SDX__HIP_DT_F16) {
+        const __half2 h = __floats2half2_rn(p0, p1);
+        *hi = (uint32_t)__half_as_ushort(__low2half(h)) | (uint32_t)__half_as_ushort(__high2half(h)) << 16;
+        *lo = 0;
+        *sum += __low2float(h);
+        *sum += __high2float(h);
+    } else {
+        const uint32_t b0 = sdx__hip_f2bf(p0), b1 = sdx__hip_f2bf(p1);
+        const float k0 = sdx__hip_bf2f((uint16_t)b0), k1 = sdx__hip_bf2f((uint16_t)b1);
+        const uint32_t r0 = sdx__hip_f2bf(p0 - k0), r1 = sdx__hip_f2bf(p1 - k1);
+        *hi = b0 | b1 << 16;
+        *lo = r0 | r1 << 16;
+        *sum += k0 + sdx__hip_bf2f((uint16_t)r0);
+        *sum += k1 + sdx__hip_bf2f((uint16_t)r1);
     }
-    *hi = b[0] | b[1] << 16;
-    *lo = r[0] | r[1] << 16;
 }
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
                      float scale, int vec) {
 #if SDX__HIP_MMA == 1
-    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
+    static_assert(SPLIT == 1 || MT == 1, "a split head's exchange is per m16 tile");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);
     uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
     float *xch = (float *)(smem + L::HALVES);
@@ -1481,19 +1567,27 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
     const int group = warp / SPLIT, dim0 = warp % SPLIT * L::DS;
     const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
-    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 + g;     /* this lane's rows: row_q, row_q + 8 */
+    /* this lane's rows: row_q + 16 mt and + 8 */
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 * MT + g;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float o[NO][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
-    for (int i = 0; i < NO; i++)
-        for (int e = 0; e < 4; e++) o[i][e] = 0.0f;
+    float o[MT][NO][4], m[MT][2], l[MT][2];
+    #pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        #pragma unroll
+        for (int r = 0; r < 2; r++) {
+            m[mt][r] = -INFINITY;
+            l[mt][r] = 0.0f;
+            #pragma unroll
+            for (int i = 0; i < NO; i++) o[mt][i][2 * r] = o[mt][i][2 * r + 1] = 0.0f;
+        }
     sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
     if (key_end > 0) sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, 0, key_end, hd, col0, d, vec, t);
     sdx__hip_cp_commit();
     for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
         const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
-        float s[NS][4], tile_max[2] = { -INFINITY, -INFINITY }, sum[2] = { 0.0f, 0.0f }, shift[2], corr[2];
-        uint32_t ph[NS][2], pl[NS][2];
+        float s[MT][NS][4], tile_max[MT][2], sum[MT][2], shift[MT][2], corr[MT][2];
+        uint32_t ph[MT][NS][2], pl[MT][NS][2];
         /* this tile (and Q) landed and is visible; every warp is done with
          * the other buffer (and the exchange), which the next tile fills */
         sdx__hip_cp_wait<0>();
@@ -1503,80 +1597,119 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                                                              key_end, hd, col0, d, vec, t);
         sdx__hip_cp_commit();
         /* S = Q K^T over this warp's dims: Q rows lane % 16 at dim kk + 8
-         * (lane / 16); K rows (keys) lane % 8 + 8 (lane / 16) at kk + 8
-         * ((lane / 8) % 2) give two key tiles */
-        for (int jn = 0; jn < NS; jn++)
-            for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
+         * (lane / 16) of each m16 tile; K rows (keys) lane % 8 + 8 (lane /
+         * 16) at kk + 8 ((lane / 8) % 2) give two key tiles, each used by
+         * every m16 tile of the warp */
+        #pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) s[mt][jn][e] = 0.0f;
+        #pragma unroll
         for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
-            uint32_t a[4];
-            sdx__hip_ldsm4<0>(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            uint32_t a[MT][4];
+            #pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                sdx__hip_ldsm4<0>(a[mt], qs + ((group * MT + mt) * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            #pragma unroll
             for (int jn = 0; jn < NS; jn += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<0>(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
-                sdx__hip_mma16816<HT>(s[jn], a, r);
-                sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
+                #pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    sdx__hip_mma16816<HT>(s[mt][jn], a[mt], r);
+                    sdx__hip_mma16816<HT>(s[mt][jn + 1], a[mt], r + 2);
+                }
             }
         }
         if (SPLIT > 1) {
             /* the group's partial sums, added in the order of the dims */
+            #pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[jn][e];
+                #pragma unroll
+                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[0][jn][e];
             __syncthreads();
+            #pragma unroll
             for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     float total = 0.0f;
+                    #pragma unroll
                     for (int w = group * SPLIT; w < group * SPLIT + SPLIT; w++) total += xch[((w * NS + jn) * 4 + e) * 32 + lane];
-                    s[jn][e] = total;
+                    s[0][jn][e] = total;
                 }
         }
         /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
-         * e % 2 of row e / 2 */
-        for (int jn = 0; jn < NS; jn++)
-            for (int e = 0; e < 4; e++) {
-                const int c = jn * 8 + 2 * tq + e % 2;
-                const int visible = c < nkv && (!causal || j0 + c <= row_q + 8 * (e / 2));
-                s[jn][e] = visible ? s[jn][e] * scale : -INFINITY;
-                tile_max[e / 2] = fmaxf(tile_max[e / 2], s[jn][e]);
+         * e % 2 of row 16 mt + e / 2 */
+        #pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            #pragma unroll
+            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY, sum[mt][r] = 0.0f;
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int c = jn * 8 + 2 * tq + e % 2;
+                    const int visible = c < nkv && (!causal || j0 + c <= row_q + 16 * mt + 8 * (e / 2));
+                    s[mt][jn][e] = visible ? s[mt][jn][e] * scale : -INFINITY;
+                    tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
+                }
+            #pragma unroll
+            for (int r = 0; r < 2; r++) {
+                float m_new;
+                tile_max[mt][r] = sdx__hip_warp_max(tile_max[mt][r], 4);
+                m_new = fmaxf(m[mt][r], tile_max[mt][r]);
+                shift[mt][r] = m_new == -INFINITY ? 0.0f : m_new;       /* nothing visible yet: every exp is 0 */
+                corr[mt][r] = expf(m[mt][r] - shift[mt][r]);            /* m = -inf (first tile): 0 */
+                m[mt][r] = m_new;
             }
-        for (int r = 0; r < 2; r++) {
-            float m_new;
-            tile_max[r] = sdx__hip_warp_max(tile_max[r], 4);
-            m_new = fmaxf(m[r], tile_max[r]);
-            shift[r] = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
-            corr[r] = expf(m[r] - shift[r]);                  /* m = -inf (first tile): 0 */
-            m[r] = m_new;
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int r = 0; r < 2; r++)
+                    sdx__hip_flash_p2<HT>(expf(s[mt][jn][2 * r] - shift[mt][r]), expf(s[mt][jn][2 * r + 1] - shift[mt][r]), &ph[mt][jn][r],
+                                          &pl[mt][jn][r], &sum[mt][r]);
+            #pragma unroll
+            for (int r = 0; r < 2; r++) l[mt][r] = l[mt][r] * corr[mt][r] + sdx__hip_warp_sum(sum[mt][r], 4);
+            #pragma unroll
+            for (int i = 0; i < NO; i++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) o[mt][i][e] *= corr[mt][e / 2];
         }
-        for (int jn = 0; jn < NS; jn++)
-            for (int r = 0; r < 2; r++)
-                sdx__hip_flash_p2<HT>(expf(s[jn][2 * r] - shift[r]), expf(s[jn][2 * r + 1] - shift[r]), &ph[jn][r], &pl[jn][r], &sum[r]);
-        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sdx__hip_warp_sum(sum[r], 4);
-        for (int i = 0; i < NO; i++)
-            for (int e = 0; e < 4; e++) o[i][e] *= corr[e / 2];
         /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
          * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
-         * transposed, give two dim tiles */
-        for (int c = 0; c < NS / 2; c++) {
-            const uint32_t ah[4] = { ph[2 * c][0], ph[2 * c][1], ph[2 * c + 1][0], ph[2 * c + 1][1] };
-            const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
+         * transposed, give two dim tiles, each used by every m16 tile */
+        #pragma unroll
+        for (int c = 0; c < NS / 2; c++)
+            #pragma unroll
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
-                sdx__hip_mma16816<HT>(o[jd], ah, r);
-                sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
-                if (HT == SDX__HIP_DT_BF16) {
-                    sdx__hip_mma16816<HT>(o[jd], al, r);
-                    sdx__hip_mma16816<HT>(o[jd + 1], al, r + 2);
+                #pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    const uint32_t ah[4] = { ph[mt][2 * c][0], ph[mt][2 * c][1], ph[mt][2 * c + 1][0], ph[mt][2 * c + 1][1] };
+                    sdx__hip_mma16816<HT>(o[mt][jd], ah, r);
+                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah, r + 2);
+                    if (HT == SDX__HIP_DT_BF16) {
+                        const uint32_t al[4] = { pl[mt][2 * c][0], pl[mt][2 * c][1], pl[mt][2 * c + 1][0], pl[mt][2 * c + 1][1] };
+                        sdx__hip_mma16816<HT>(o[mt][jd], al, r);
+                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al, r + 2);
+                    }
                 }
             }
-        }
     }
-    for (int i = 0; i < NO; i++)
-        for (int e = 0; e < 4; e++) {
-            const int64_t qi = row_q + 8 * (e / 2);
-            const int c = dim0 + i * 8 + 2 * tq + e % 2;
-            const float inv = l[e / 2] > 0.0f ? 1.0f / l[e / 2] : 0.0f;
-            if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[i][e] * inv);
-        }
+    #pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        #pragma unroll
+        for (int i = 0; i < NO; i++)
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t qi = row_q + 16 * mt + 8 * (e / 2);
+                const int c = dim0 + i * 8 + 2 * tq + e % 2;
+                const float inv = l[mt][e / 2] > 0.0f ? 1.0f / l[mt][e / 2] : 0.0f;
+                if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[mt][i][e] * inv);
+            }
 #else
     (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
 #endif
@@ -1615,16 +1748,29 @@ typedef struct {
     size_t bytes;
 } sdx__hip_buf;
 
+/* A convolution weight the backend keeps channels-last, [O][kh][kw][C]
+ * instead of sdx's [O][C][kh][kw], known by its device address: the
+ * channels-last convolutions then read it as it is instead of permuting a
+ * copy every call (sdx__hip_weight_added). */
+typedef struct {
+    const void *data;
+    int64_t o, c, taps;
+    int dtype;
+} sdx__hip_cl_weight;
+
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
+    int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
     sdx__hip_buf work;      /* a convolution's channels-last copies */
+    sdx__hip_cl_weight *cl; /* weights kept channels-last, sorted by address */
+    int n_cl, cap_cl;
     unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
     sdx__hip_graph graphs[SDX__HIP_GRAPH_SLOTS];
     int recording, checking; /* the slot being captured, or whose staging the uploads refill; -1 none */
@@ -1700,6 +1846,7 @@ static void sdx__hip_release(void *user) {
     if (!s) return;
     if (s->sums.p) (void)hipFree(s->sums.p);
     if (s->work.p) (void)hipFree(s->work.p);
+    free(s->cl);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
         if (s->graphs[i].staging) (void)hipHostFree(s->graphs[i].staging);
@@ -1896,11 +2043,19 @@ static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_te
     return sdx__hip_check(ctx, op);
 }
 
+/* [batch][rows][cols] -> [batch][cols][rows]: 16-bit values of one type
+ * 16 bytes at a time where the sizes and addresses allow, else value by
+ * value with any conversion. */
 static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, int64_t batch, int64_t rows, int64_t cols) {
-    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
+    const int raw16 = x->dtype == y->dtype && x->dtype != SDX_F32 && sdx__hip_width(rows % 8 == 0 && cols % 8 == 0, y->data, x->data) == 8;
     if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
     if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
-    sdx__hip_launch(sdx__hip_k_transpose, grid, dim3(32, 8), 0, y->data, y->dtype, x->data, x->dtype, rows, cols);
+    if (raw16)
+        sdx__hip_launch(sdx__hip_k_transpose16, dim3((unsigned)((cols + 63) / 64), (unsigned)((rows + 63) / 64), (unsigned)batch), 256, 0,
+                        (uint16_t *)y->data, (const uint16_t *)x->data, rows, cols);
+    else
+        sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch), dim3(32, 8),
+                        0, y->data, y->dtype, x->data, x->dtype, rows, cols);
     return sdx__hip_check(ctx, op);
 }
 
@@ -2092,6 +2247,7 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
 /* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
  * partial sums when split), or on the SIMT kernel. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
+    const sdx__hip *s = sdx__hip_of(ctx);
     const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
@@ -2108,8 +2264,9 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (bt == 128)
+            sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
             const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
@@ -2190,13 +2347,6 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
 }
 
-/* Plans a GEMM whose operands are used as they are, and runs it. */
-static int sdx__hip_gemm_as_is(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch) {
-    const sdx__hip_plan p = sdx__hip_gemm_plan(sdx__hip_of(ctx), g, ak, batch);
-    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, 0);
-    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, ak, batch, p);
-}
-
 /* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
  * halves, with room for the -2^15 that marks a pixel past M. */
 static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
@@ -2205,24 +2355,122 @@ static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
            g.H < 16384 && g.W < 16384;
 }
 
-/* A convolution on the matrix units with channels-last copies of x and w
- * (in the work buffer): every k-step's operands then stream in as 16-byte
- * asynchronous copies, as a linear's do, instead of being gathered value
- * by value from NCHW. The copies cost a transpose of each (x: a few MB;
- * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
- * dominated the convolution's time. y is written NCHW as before. */
-static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
+/* ---- weights kept channels-last ------------------------------------------------------ */
+
+/* Index of the first entry at or above `data`. */
+static int sdx__hip_cl_lower(const sdx__hip *s, const void *data) {
+    int lo = 0, hi = s->n_cl;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)s->cl[mid].data < (uintptr_t)data) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Whether w's values are channels-last: an entry at its address with its
+ * channels, taps and type (a view of its first output channels too). */
+static int sdx__hip_taps_last(const sdx__hip *s, const sdx_tensor *w) {
+    const int i = sdx__hip_cl_lower(s, w->data);
+    const sdx__hip_cl_weight *e = i < s->n_cl && s->cl[i].data == w->data ? &s->cl[i] : NULL;
+    return e && w->ndim == 4 && e->c == w->shape[1] && e->taps == w->shape[2] * w->shape[3] && e->dtype == (int)w->dtype &&
+           w->shape[0] <= e->o;
+}
+
+static void sdx__hip_cl_forget(sdx__hip *s, const void *data) {
+    const int i = sdx__hip_cl_lower(s, data);
+    if (i == s->n_cl || s->cl[i].data != data) return;
+    memmove(s->cl + i, s->cl + i + 1, sizeof *s->cl * (size_t)(s->n_cl - i - 1));
+    s->n_cl--;
+}
+
+/* Which weights go channels-last: a half-type kernel wider than 1x1 over
+ * 8k channels (what the matrix units' convolutions take: x then has 8k
+ * channels too), one output channel's C x taps values within 48 KiB
+ * (sdx__hip_k_taps_last holds them), 16-byte aligned. */
+static int sdx__hip_cl_takes(const sdx__hip *s, const sdx_tensor *w) {
+    const int64_t taps = w->ndim == 4 ? w->shape[2] * w->shape[3] : 0;
+    return s->gemm_mma && w->ndim == 4 && (w->dtype == SDX_F16 || w->dtype == SDX_BF16) && taps > 1 && w->shape[1] % 8 == 0 &&
+           w->shape[1] * taps * 2 <= 48 * 1024 && w->shape[0] <= 65535 && (uintptr_t)w->data % 16 == 0;
+}
+
+/* The loader wrote a weight slot (sdx_backend.weight_added): a convolution
+ * weight the channels-last convolutions take is rearranged in place. sdx
+ * reads back only 1-D weights, and every other reader of a 4-D one here
+ * (the gathered convolutions) puts it back in order first. */
+static int sdx__hip_weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    static const char op[] = "weight upload";
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t taps = w->ndim == 4 ? w->shape[2] * w->shape[3] : 0;
+    int i, rc;
+    (void)file;
+    if (!w->device) return SDX_OK;
+    sdx__hip_cl_forget(s, w->data);     /* whatever was at this address before */
+    if (!sdx__hip_cl_takes(s, w) || sdx_tensor_numel(w) == 0) return SDX_OK;
+    if (s->recording >= 0) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: a weight cannot change while a graph is recorded", op);
+    if (s->n_cl == s->cap_cl) {
+        const int cap = s->cap_cl ? 2 * s->cap_cl : 256;
+        sdx__hip_cl_weight *e = (sdx__hip_cl_weight *)realloc(s->cl, sizeof *e * (size_t)cap);
+        if (!e) return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of memory", op);
+        s->cl = e;
+        s->cap_cl = cap;
+    }
+    sdx__hip_launch(sdx__hip_k_taps_last, dim3((unsigned)w->shape[0]), 256, (size_t)(w->shape[1] * taps * 2), (uint16_t *)w->data,
+                    (int)w->shape[1], (int)taps);
+    if ((rc = sdx__hip_check(ctx, op)) != SDX_OK) return rc;
+    i = sdx__hip_cl_lower(s, w->data);
+    memmove(s->cl + i + 1, s->cl + i, sizeof *s->cl * (size_t)(s->n_cl - i));
+    s->cl[i].data = w->data;
+    s->cl[i].o = w->shape[0];
+    s->cl[i].c = w->shape[1];
+    s->cl[i].taps = taps;
+    s->cl[i].dtype = (int)w->dtype;
+    s->n_cl++;
+    return SDX_OK;
+}
+
+static void sdx__hip_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) {
+    if (gone) sdx__hip_cl_forget(sdx__hip_of(ctx), w->data);
+}
+
+/* ---- convolution ------------------------------------------------------------------------ */
+
+/* A convolution gathered from NCHW x with w as [O][C][kh][kw] (f32 or
+ * mixed operands, x's channels not 8k, shapes past the channels-last
+ * path's limits): a weight kept channels-last is put back in that order
+ * in the work buffer first. */
+static int sdx__hip_conv_gather(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int64_t batch, const sdx_tensor *w, int taps_last) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t o = w->shape[0], c = w->shape[1], taps = w->shape[2] * w->shape[3];
+    const sdx__hip_plan p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_CONV, batch);
+    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
+    if (rc == SDX_OK && taps_last) {
+        sdx_tensor in_order = *w;
+        in_order.data = s->work.p;
+        rc = sdx__hip_transpose(ctx, op, &in_order, w, o, taps, c);
+        g.w = in_order.data;
+    }
+    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, batch, p);
+}
+
+/* A convolution on the matrix units from a channels-last copy of x (in
+ * the work buffer) and w channels-last (kept so, or a copy beside x's):
+ * every k-step's operands then stream in as 16-byte asynchronous copies,
+ * as a linear's do, instead of being gathered value by value from NCHW.
+ * x's copy costs a transpose (a few MB) against the gathers' latency,
+ * which dominated the convolution's time. y is written NCHW as before. */
+static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w, int taps_last) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
-    /* w as it is only for a 1x1 of x's type, 16-byte aligned */
-    const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
+    /* w as it is when channels-last already (or a 1x1) in x's type, 16-byte aligned */
+    const int copy_w = (taps > 1 && !taps_last) || w->dtype != x->dtype || (uintptr_t)w->data % 16;
     const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
     sdx_tensor xh;      /* x's channels-last copy */
     sdx__hip_plan p;
     int rc;
     if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES ||
         !sdx__hip_corners_fit(*g))
-        return w->dtype == x->dtype ? sdx__hip_gemm_as_is(ctx, op, *g, SDX__HIP_A_CONV, batch)
+        return w->dtype == x->dtype ? sdx__hip_conv_gather(ctx, op, *g, batch, w, taps_last)
                                     : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
     g->wt = x->dtype;
     g->C = (int)c;
@@ -2232,9 +2480,9 @@ static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, co
     xh.data = s->work.p;
     if ((rc = sdx__hip_transpose(ctx, op, &xh, x, batch, c, hw)) != SDX_OK) return rc;
     g->x = xh.data;
-    if (copy_w) {
+    if (copy_w) {   /* permuted, or only converted when it is channels-last */
         g->w = (char *)s->work.p + xbytes;
-        sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
+        sdx__hip_permute_taps((void *)g->w, g->wt, w, taps_last ? c * taps : c, taps_last ? 1 : (int)taps);
     }
     return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
@@ -2243,8 +2491,10 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
                               int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
     (void)compute;
     static const char op[] = "conv2d";
+    sdx__hip *s = sdx__hip_of(ctx);
     int64_t ho, wo;
     sdx__hip_gemm g;
+    int taps_last;
     ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
     wo = x->shape[3] + pad_left + pad_right - w->shape[3];
     ho = ho / stride + 1;
@@ -2260,8 +2510,9 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
     g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
     g.stride = stride; g.pt = pad_top; g.pl = pad_left;
-    if (sdx__hip_gemm_mma_halves(sdx__hip_of(ctx), g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
-    return sdx__hip_gemm_as_is(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
+    taps_last = sdx__hip_taps_last(s, w);
+    if (sdx__hip_gemm_mma_halves(s, g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w, taps_last);
+    return sdx__hip_conv_gather(ctx, op, g, x->shape[0], w, taps_last);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
@@ -2279,20 +2530,25 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 }
 
 /* The tensor-core attention plans (sdx__hip_flash_plan: padded head dim,
- * keys a tile, groups of 16 queries, warps a group), the first whose DP
- * holds d is taken: SD's head dims (40 -> 48, 64, 80, 128, 160) with four
- * warps of 16 queries, 64-key tiles up to 80 and 32 above (the K/V
- * buffers' shared memory); the VAE's 512 with two groups of four warps
- * that split the dims, 16-key tiles (106 KiB of shared memory). */
-#define SDX__HIP_FLASH_PLANS(X) X(48, 64, 4, 1) X(64, 64, 4, 1) X(80, 64, 4, 1) X(128, 32, 4, 1) X(160, 32, 4, 1) X(512, 16, 2, 4)
+ * keys a tile, groups of queries, warps a group, m16 tiles of queries a
+ * group), the first whose DP holds d is taken: SD's head dims (40 -> 48,
+ * 64, 80, 128, 160) with four warps, 32 queries each up to 64 (each K and
+ * V fragment from shared memory then serves two m16 tiles: half the
+ * ldmatrix bytes per product of 16 queries, which had kept attention at
+ * 2.4-3.1x cuDNN's) and 16 above (O's registers: 80's bf16 kernel would
+ * spill), 64-key tiles up to 80 and 32 above (the K/V buffers' shared
+ * memory); the VAE's 512 with two groups of four warps that split the
+ * dims, 16-key tiles (106 KiB of shared memory). */
+#define SDX__HIP_FLASH_PLANS(X) \
+    X(48, 64, 4, 1, 2) X(64, 64, 4, 1, 2) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) X(512, 16, 2, 4, 1)
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
                            int causal) {
-    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
-    sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+    sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
                     (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec);
 }
@@ -2300,8 +2556,8 @@ static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor 
 template <int HT>
 static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
                                    int d, int causal) {
-#define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT) \
-    if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT>(y, q, k, v, batch, heads, d, causal);
+#define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT, MT) \
+    if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT, MT>(y, q, k, v, batch, heads, d, causal);
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_PICK)
 #undef SDX__HIP_FLASH_PICK
 }
@@ -2309,11 +2565,11 @@ static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx
 /* Every plan's shared memory, f16 and bf16; 0 when refused, and
  * attention then runs on the SIMT kernel. */
 static int sdx__hip_attention_grant(const sdx__hip *s) {
-#define SDX__HIP_FLASH_GRANT(DP, BK, ROWS, SPLIT) \
-    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>, \
-                        sdx__hip_flash_plan<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>::BYTES) || \
-        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>, \
-                        sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>::BYTES)) \
+#define SDX__HIP_FLASH_GRANT(DP, BK, ROWS, SPLIT, MT) \
+    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT, MT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT, MT>::BYTES) || \
+        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT, MT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT, MT>::BYTES)) \
         return 0;
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_GRANT)
 #undef SDX__HIP_FLASH_GRANT
@@ -2354,7 +2610,7 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* Reports the matrix-unit kind of the code object that runs here, and
  * the GEMM's k-step its device code was compiled with (bits 8 on). */
-__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8; }
+__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16; }
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -2369,7 +2625,7 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
  * `why` set when the binary has no code for this GPU or when its host and
  * device code disagree on the GEMM's k-step (a build error: the launch's
  * shared memory would not hold the kernel's tiles). */
-static int sdx__hip_probe(char *why, size_t size) {
+static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
@@ -2383,10 +2639,11 @@ static int sdx__hip_probe(char *why, size_t size) {
         (void)hipGetLastError();
         return -1;
     }
-    if (h >> 8 != SDX__HIP_MBK) {
-        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8, SDX__HIP_MBK);
+    if ((h >> 8 & 255) != SDX__HIP_MBK) {
+        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8 & 255, SDX__HIP_MBK);
         return -1;
     }
+    *gemm_threads = (h >> 16) * 32;
     return (h & 255) - 1;
 }
 
@@ -2399,7 +2656,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
 SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
-    int n = sdx_hip_device_count();
+    int n = sdx_hip_device_count(), threads;
     if (!info) return SDX_ERR_INVALID_ARG;
     memset(info, 0, sizeof *info);
     if (device_index < 0 || device_index >= n) {
@@ -2412,7 +2669,7 @@ SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info)
         return SDX_ERR_UNSUPPORTED;
     }
     sdx__hip_props(&p, info->name, sizeof info->name, info->arch, sizeof info->arch);
-    info->matrix_units = sdx__hip_probe(why, sizeof why) > 0;
+    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads) > 0;
     return SDX_OK;
 }
 
@@ -2439,7 +2696,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->smem_optin = p.sharedMemPerBlockOptin;
 #endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
-    if ((s->mma = sdx__hip_probe(why, sizeof why)) < 0) {
+    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
@@ -2458,6 +2715,8 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.download = sdx__hip_download;
     b.release = sdx__hip_release;
     b.graph = sdx__hip_graph_op;
+    b.weight_added = sdx__hip_weight_added;
+    b.weight_changed = sdx__hip_weight_changed;
 #define SDX__HIP_OP(name, required, params, args, operands, scalars) b.name = sdx__hip_##name##_op;
     SDX_BACKEND_OPS(SDX__HIP_OP)
 #undef SDX__HIP_OP

@@ -2,12 +2,15 @@
 # A lent GPU's few minutes, prepared (README, "GPU"). Two steps:
 #
 #   sh tools/gpu-session.sh prepare [AREA...]
-#       here, without a GPU: builds the GPU binaries with nvcc (sm_80 and
-#       sm_90: tests/gpu/run and bench/bench_gpu, which need no libstb on the
+#       here, without a GPU: builds the GPU binaries with nvcc (sm_90, the
+#       lent H100s and H200s: tests/gpu/run and bench/bench_gpu, which need no libstb on the
 #       GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
 #       build/gpu-carry/shared, then prints what a device call must carry.
-#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile]
+#       It also puts there bench_gpu built with the other GEMM block
+#       layout (SDX_HIP_GEMM_THREADS=256: eight warps of 64 x 32; the
+#       default is four of 64 x 64), for the `ab` part.
+#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
 #       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
@@ -15,7 +18,9 @@
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), ncu's
 #       sections for one convolution and one linear GEMM launch
-#       (gemm-profile, not in the default parts; 120 s), and a short
+#       (gemm-profile, not in the default parts; 120 s), the two GEMM
+#       layouts one after the other: every kernel shape and a UNet step of
+#       each model (ab, not in the default parts; 150 s), and a short
 #       table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
@@ -27,9 +32,14 @@ BINS="tests/gpu/run bench/bench_gpu"
 prepare() {
     shared=${SDX_SHARED:-../shared}
     areas=${*:-sd1 controlnet}
-    make -s tests/gpu/run bench/bench_gpu GPU=cuda || exit 1
+    # the lent GPUs are Hopper (H100, H200): their code alone, to carry
+    # less; the next plain build makes examples/sdx_hip.o for every arch again
+    rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-256
+    make -s tests/gpu/run bench/bench_gpu bench/bench_gpu-256 GPU=cuda NV_ARCH="-gencode arch=compute_90,code=sm_90" || exit 1
+    rm -f examples/sdx_hip.o
     rm -rf "$CARRY"
     mkdir -p "$CARRY/shared/golden"
+    cp bench/bench_gpu-256 "$CARRY/" || exit 1
     cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
     for a in $areas; do cp -r "$shared/golden/$a" "$CARRY/shared/golden/" || exit 1; done
     du -ch $BINS "$CARRY" | tail -n 1 | sed 's/total/to carry (the limit is 64 MiB with the checkout)/'
@@ -116,6 +126,36 @@ EOF
             grep -E "Duration|Throughput|Pipe|Warp Cycles|Stall|Issued|Eligible|Active Warps|Achieved|Registers|Shared Memory|Bank|Occupancy|One or More|No Eligible|Block Limit|L1/TEX Hit|L2 Hit|Executed Ipc" "$out/gemm-$1.txt" | sed "s/^/$1: /" | cut -c1-150
         done
     fi
+    if has ab; then
+        # the GEMM block layouts one after the other on the same card:
+        # every GEMM/conv/attention shape alone, then one UNet call each
+        echo "== GEMM layouts: 128 threads (default, 4 warps of 64x64) and 256 (8 warps of 64x32)"
+        for v in 128 256; do
+            bin=./bench/bench_gpu
+            [ $v = 256 ] && bin=./$CARRY/bench_gpu-256
+            timeout 40 $bin --kernels > "$out/ab-kernels-$v.log" 2>&1
+            timeout 35 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
+        done
+        python3 - "$out" << 'EOF'
+import re, sys
+d = sys.argv[1]
+def read(name):
+    r = {}
+    for line in open(f"{d}/{name}", errors="replace"):
+        m = re.match(r"KERNEL sdx (.*) us=([\d.]+)", line)
+        if m:
+            r[m.group(1)] = float(m.group(2))
+        m = re.match(r"RESULT sdx (\S+) step_s ([\d.]+)", line)
+        if m:
+            r[m.group(1)] = float(m.group(2)) * 1e3
+    return r
+for kind, unit in (("kernels", "us"), ("step", "ms")):
+    a, b = read(f"ab-{kind}-128.log"), read(f"ab-{kind}-256.log")
+    for k in a:
+        if k in b:
+            print("%-58s %9.1f %9.1f %s  256/128 %.2fx" % (k[:58], a[k], b[k], unit, b[k] / a[k]))
+EOF
+    fi
     echo "== table"
     printf "card: %s\n" "$(head -n 1 "$out/card.txt")"
     printf "test-gpu: %s\n" "$(grep -E "passed" "$out/test-gpu.log" 2> /dev/null | tail -n 1)"
@@ -126,5 +166,5 @@ EOF
 case ${1:-} in
 prepare) shift; prepare "$@" ;;
 run) shift; run "$@" ;;
-*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu]" >&2; exit 2 ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]" >&2; exit 2 ;;
 esac

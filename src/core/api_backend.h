@@ -105,11 +105,15 @@ typedef struct sdx_backend {
     /* kernels (sdx_ctx first), as SDX_BACKEND_OPS lists them */
     SDX_BACKEND_OPS(SDX__BACKEND_FIELD)
 
-    /* Optional: the loader made a weight slot `w` in this backend's memory
-     * (`file`, when not NULL, is sdx's handle of the mapped checkpoint the
-     * values view), or its values changed or it goes away (`gone`). A
+    /* Optional: the loader wrote a weight slot `w` in this backend's memory
+     * (made it, or gave it new values: LoRA; `file`, when not NULL, is
+     * sdx's handle of the mapped checkpoint the values view), or its values
+     * are about to change, its file pages go, or it goes away (`gone`). A
      * backend that keeps copies derived from weights (the CPU's packed
-     * bf16 panels) keeps them current here. */
+     * bf16 panels) keeps them current here; one that computes from a layout
+     * of its own rearranges the values in place at weight_added (the HIP
+     * backend's convolution weights, channels-last): sdx writes slots in
+     * its layout and reads back only 1-D ones (norms). */
     int  (*weight_added)(sdx_ctx *ctx, const sdx_tensor *w, const void *file);
     void (*weight_changed)(sdx_ctx *ctx, const sdx_tensor *w, int gone);
 

@@ -804,7 +804,8 @@ static void sdx__wset_init(sdx__wset *w, sdx_ctx *ctx, const sdx_st *st, const c
 }
 
 static void sdx__wslot_drop(sdx__wset *w, sdx__wslot *sl) {
-    sdx__weight_changed(w->ctx, &sl->t, 0);   /* a packed copy of the old values */
+    /* a packed copy of the old values; the slot's buffer, when it has one */
+    sdx__weight_changed(w->ctx, &sl->t, sl->owned);
     if (!sl->owned) return;
     if (sl->t.device) sdx__dev_free(w->ctx, sl->t.data, sdx_tensor_nbytes(&sl->t));
     else sdx__free(w->ctx, sl->t.data);
@@ -892,7 +893,7 @@ static SDX__PRINTF(2, 3) int sdx__whas(const sdx__wset *w, const char *fmt, ...)
  * slot in its storage dtype, rounding once. The slot's buffer is made on
  * first need and then rewritten in place, so its address stays. A slot
  * that can view the file directly (host, same dtype) does so when reset. */
-static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
+static int sdx__wslot_fill(sdx__wset *w, sdx__wslot *sl, const float *values) {
     sdx_ctx *ctx = w->ctx;
     /* other values than the file's cannot be blocks: f16 until reset */
     sdx_dtype dtype = values && sdx__dtype_is_block(sl->dtype) ? SDX_F16 : sl->dtype;
@@ -943,6 +944,15 @@ static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     }
     if (!values) sdx__st_copied(w->st, sl->file);   /* read once, into the copy */
     return rc;
+}
+
+/* Fills the slot, then tells the backend that holds it of its values,
+ * after every write (sdx_backend.weight_added): a cache of the old ones
+ * went at the fill's weight_changed, and a backend's own layout is made
+ * from the new ones. */
+static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
+    int rc = sdx__wslot_fill(w, sl, values);
+    return rc == SDX_OK ? sdx__weight_added(w->ctx, &sl->t, &w->st->map) : rc;
 }
 
 /* The slot of a fetched weight by its full key, in the backend's memory
@@ -1007,11 +1017,6 @@ static const sdx_tensor *sdx__wslot_get(sdx__wset *w, const sdx_tensor *t, int h
     sl->dtype = sl->t.dtype;
     /* a slot that fails is not taken: the next fetch reuses its place */
     if ((rc = sdx__wslot_reset(w, sl)) != SDX_OK) {
-        sdx__wslot_drop(w, sl);
-        w->rc = rc;
-        return NULL;
-    }
-    if ((rc = sdx__weight_added(w->ctx, &sl->t, &w->st->map)) != SDX_OK) {
         sdx__wslot_drop(w, sl);
         w->rc = rc;
         return NULL;

@@ -88,10 +88,11 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
 /* ---- on the matrix units (NVIDIA mma.sync) ------------------------------- */
 /* FlashAttention-2's scheme, q, k and v of one half type HT, head dims
  * zero-padded to DP (a multiple of 16: SD's 40 -> 48, 64, 80, 128, 160;
- * the VAE's 512). A block takes 16 ROWS queries of one (batch, head):
- * ROWS groups of SPLIT warps, each group 16 queries, each warp of a group
+ * the VAE's 512). A block takes 16 MT ROWS queries of one (batch, head):
+ * ROWS groups of SPLIT warps, each group 16 MT queries (MT m16 tiles,
+ * which share every K and V fragment a warp loads), each warp of a group
  * DP / SPLIT of the dims. Lane (g, t) = (lane / 4, lane % 4) owns query
- * rows g and g + 8 of its group's. Q stays in shared memory; K and V
+ * rows g and g + 8 of each of its group's m16 tiles. Q stays in shared memory; K and V
  * tiles of BK keys stream into two buffers as asynchronous copies (the
  * next during this one). Per tile:
  *   S = Q K^T with mma.sync m16n8k16 (f32 accumulation), in registers:
@@ -113,9 +114,9 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *     tiles) is rescaled per row in registers.
  * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 struct sdx__hip_flash_plan {
-    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * ROWS, DS = DP / SPLIT,
+    enum { WARPS = ROWS * SPLIT, THREADS = 32 * WARPS, BQ = 16 * MT * ROWS, DS = DP / SPLIT,
            LD = DP + 8,                 /* pitch: 16-byte rows, the 8 rows of a ldmatrix on distinct banks */
            KV = BK * LD, Q = 0, K = BQ * LD, V = K + 2 * KV, HALVES = V + 2 * KV,
            XCH = SPLIT > 1 ? WARPS * (BK / 8) * 4 * 32 : 0,    /* floats: partial S, [warp][key tile][element][lane] */
@@ -154,32 +155,36 @@ static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint
 
 /* Two values of a row of P, rounded as the matrix units take them, packed
  * for an A fragment (hi; lo is bf16's remainder), adding what they hold
- * to the row's sum. */
+ * to the row's sum. f16: one conversion for both (conversions share the
+ * exponentials' quarter-rate unit on NVIDIA); bf16 rounds with integer
+ * operations. */
 template <int HT>
 static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
-    uint32_t b[2], r[2] = { 0, 0 };
-    float p[2] = { p0, p1 };
-    for (int e = 0; e < 2; e++) {
-        float kept;
-        b[e] = HT == SDX__HIP_DT_F16 ? __half_as_ushort(__float2half_rn(p[e])) : sdx__hip_f2bf(p[e]);
-        kept = HT == SDX__HIP_DT_F16 ? sdx__hip_h2f((uint16_t)b[e]) : sdx__hip_bf2f((uint16_t)b[e]);
-        if (HT == SDX__HIP_DT_BF16) {
-            r[e] = sdx__hip_f2bf(p[e] - kept);
-            kept += sdx__hip_bf2f((uint16_t)r[e]);
-        }
-        *sum += kept;
+    if (HT == SDX__HIP_DT_F16) {
+        const __half2 h = __floats2half2_rn(p0, p1);
+        *hi = (uint32_t)__half_as_ushort(__low2half(h)) | (uint32_t)__half_as_ushort(__high2half(h)) << 16;
+        *lo = 0;
+        *sum += __low2float(h);
+        *sum += __high2float(h);
+    } else {
+        const uint32_t b0 = sdx__hip_f2bf(p0), b1 = sdx__hip_f2bf(p1);
+        const float k0 = sdx__hip_bf2f((uint16_t)b0), k1 = sdx__hip_bf2f((uint16_t)b1);
+        const uint32_t r0 = sdx__hip_f2bf(p0 - k0), r1 = sdx__hip_f2bf(p1 - k1);
+        *hi = b0 | b1 << 16;
+        *lo = r0 | r1 << 16;
+        *sum += k0 + sdx__hip_bf2f((uint16_t)r0);
+        *sum += k1 + sdx__hip_bf2f((uint16_t)r1);
     }
-    *hi = b[0] | b[1] << 16;
-    *lo = r[0] | r[1] << 16;
 }
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
                      float scale, int vec) {
 #if SDX__HIP_MMA == 1
-    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
+    static_assert(SPLIT == 1 || MT == 1, "a split head's exchange is per m16 tile");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);
     uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
     float *xch = (float *)(smem + L::HALVES);
@@ -187,19 +192,27 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     const int t = (int)threadIdx.x, warp = t / 32, lane = t % 32, g = lane / 4, tq = lane % 4;
     const int group = warp / SPLIT, dim0 = warp % SPLIT * L::DS;
     const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
-    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 + g;     /* this lane's rows: row_q, row_q + 8 */
+    /* this lane's rows: row_q + 16 mt and + 8 */
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 * MT + g;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float o[NO][4], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
-    for (int i = 0; i < NO; i++)
-        for (int e = 0; e < 4; e++) o[i][e] = 0.0f;
+    float o[MT][NO][4], m[MT][2], l[MT][2];
+    #pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        #pragma unroll
+        for (int r = 0; r < 2; r++) {
+            m[mt][r] = -INFINITY;
+            l[mt][r] = 0.0f;
+            #pragma unroll
+            for (int i = 0; i < NO; i++) o[mt][i][2 * r] = o[mt][i][2 * r + 1] = 0.0f;
+        }
     sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
     if (key_end > 0) sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, 0, key_end, hd, col0, d, vec, t);
     sdx__hip_cp_commit();
     for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
         const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
-        float s[NS][4], tile_max[2] = { -INFINITY, -INFINITY }, sum[2] = { 0.0f, 0.0f }, shift[2], corr[2];
-        uint32_t ph[NS][2], pl[NS][2];
+        float s[MT][NS][4], tile_max[MT][2], sum[MT][2], shift[MT][2], corr[MT][2];
+        uint32_t ph[MT][NS][2], pl[MT][NS][2];
         /* this tile (and Q) landed and is visible; every warp is done with
          * the other buffer (and the exchange), which the next tile fills */
         sdx__hip_cp_wait<0>();
@@ -209,80 +222,119 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                                                              key_end, hd, col0, d, vec, t);
         sdx__hip_cp_commit();
         /* S = Q K^T over this warp's dims: Q rows lane % 16 at dim kk + 8
-         * (lane / 16); K rows (keys) lane % 8 + 8 (lane / 16) at kk + 8
-         * ((lane / 8) % 2) give two key tiles */
-        for (int jn = 0; jn < NS; jn++)
-            for (int e = 0; e < 4; e++) s[jn][e] = 0.0f;
+         * (lane / 16) of each m16 tile; K rows (keys) lane % 8 + 8 (lane /
+         * 16) at kk + 8 ((lane / 8) % 2) give two key tiles, each used by
+         * every m16 tile of the warp */
+        #pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) s[mt][jn][e] = 0.0f;
+        #pragma unroll
         for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
-            uint32_t a[4];
-            sdx__hip_ldsm4<0>(a, qs + (group * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            uint32_t a[MT][4];
+            #pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                sdx__hip_ldsm4<0>(a[mt], qs + ((group * MT + mt) * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
+            #pragma unroll
             for (int jn = 0; jn < NS; jn += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<0>(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
-                sdx__hip_mma16816<HT>(s[jn], a, r);
-                sdx__hip_mma16816<HT>(s[jn + 1], a, r + 2);
+                #pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    sdx__hip_mma16816<HT>(s[mt][jn], a[mt], r);
+                    sdx__hip_mma16816<HT>(s[mt][jn + 1], a[mt], r + 2);
+                }
             }
         }
         if (SPLIT > 1) {
             /* the group's partial sums, added in the order of the dims */
+            #pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[jn][e];
+                #pragma unroll
+                for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[0][jn][e];
             __syncthreads();
+            #pragma unroll
             for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     float total = 0.0f;
+                    #pragma unroll
                     for (int w = group * SPLIT; w < group * SPLIT + SPLIT; w++) total += xch[((w * NS + jn) * 4 + e) * 32 + lane];
-                    s[jn][e] = total;
+                    s[0][jn][e] = total;
                 }
         }
         /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
-         * e % 2 of row e / 2 */
-        for (int jn = 0; jn < NS; jn++)
-            for (int e = 0; e < 4; e++) {
-                const int c = jn * 8 + 2 * tq + e % 2;
-                const int visible = c < nkv && (!causal || j0 + c <= row_q + 8 * (e / 2));
-                s[jn][e] = visible ? s[jn][e] * scale : -INFINITY;
-                tile_max[e / 2] = fmaxf(tile_max[e / 2], s[jn][e]);
+         * e % 2 of row 16 mt + e / 2 */
+        #pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+            #pragma unroll
+            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY, sum[mt][r] = 0.0f;
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int c = jn * 8 + 2 * tq + e % 2;
+                    const int visible = c < nkv && (!causal || j0 + c <= row_q + 16 * mt + 8 * (e / 2));
+                    s[mt][jn][e] = visible ? s[mt][jn][e] * scale : -INFINITY;
+                    tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
+                }
+            #pragma unroll
+            for (int r = 0; r < 2; r++) {
+                float m_new;
+                tile_max[mt][r] = sdx__hip_warp_max(tile_max[mt][r], 4);
+                m_new = fmaxf(m[mt][r], tile_max[mt][r]);
+                shift[mt][r] = m_new == -INFINITY ? 0.0f : m_new;       /* nothing visible yet: every exp is 0 */
+                corr[mt][r] = expf(m[mt][r] - shift[mt][r]);            /* m = -inf (first tile): 0 */
+                m[mt][r] = m_new;
             }
-        for (int r = 0; r < 2; r++) {
-            float m_new;
-            tile_max[r] = sdx__hip_warp_max(tile_max[r], 4);
-            m_new = fmaxf(m[r], tile_max[r]);
-            shift[r] = m_new == -INFINITY ? 0.0f : m_new;     /* nothing visible yet: every exp is 0 */
-            corr[r] = expf(m[r] - shift[r]);                  /* m = -inf (first tile): 0 */
-            m[r] = m_new;
+            #pragma unroll
+            for (int jn = 0; jn < NS; jn++)
+                #pragma unroll
+                for (int r = 0; r < 2; r++)
+                    sdx__hip_flash_p2<HT>(expf(s[mt][jn][2 * r] - shift[mt][r]), expf(s[mt][jn][2 * r + 1] - shift[mt][r]), &ph[mt][jn][r],
+                                          &pl[mt][jn][r], &sum[mt][r]);
+            #pragma unroll
+            for (int r = 0; r < 2; r++) l[mt][r] = l[mt][r] * corr[mt][r] + sdx__hip_warp_sum(sum[mt][r], 4);
+            #pragma unroll
+            for (int i = 0; i < NO; i++)
+                #pragma unroll
+                for (int e = 0; e < 4; e++) o[mt][i][e] *= corr[mt][e / 2];
         }
-        for (int jn = 0; jn < NS; jn++)
-            for (int r = 0; r < 2; r++)
-                sdx__hip_flash_p2<HT>(expf(s[jn][2 * r] - shift[r]), expf(s[jn][2 * r + 1] - shift[r]), &ph[jn][r], &pl[jn][r], &sum[r]);
-        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sdx__hip_warp_sum(sum[r], 4);
-        for (int i = 0; i < NO; i++)
-            for (int e = 0; e < 4; e++) o[i][e] *= corr[e / 2];
         /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
          * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
-         * transposed, give two dim tiles */
-        for (int c = 0; c < NS / 2; c++) {
-            const uint32_t ah[4] = { ph[2 * c][0], ph[2 * c][1], ph[2 * c + 1][0], ph[2 * c + 1][1] };
-            const uint32_t al[4] = { pl[2 * c][0], pl[2 * c][1], pl[2 * c + 1][0], pl[2 * c + 1][1] };
+         * transposed, give two dim tiles, each used by every m16 tile */
+        #pragma unroll
+        for (int c = 0; c < NS / 2; c++)
+            #pragma unroll
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
-                sdx__hip_mma16816<HT>(o[jd], ah, r);
-                sdx__hip_mma16816<HT>(o[jd + 1], ah, r + 2);
-                if (HT == SDX__HIP_DT_BF16) {
-                    sdx__hip_mma16816<HT>(o[jd], al, r);
-                    sdx__hip_mma16816<HT>(o[jd + 1], al, r + 2);
+                #pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    const uint32_t ah[4] = { ph[mt][2 * c][0], ph[mt][2 * c][1], ph[mt][2 * c + 1][0], ph[mt][2 * c + 1][1] };
+                    sdx__hip_mma16816<HT>(o[mt][jd], ah, r);
+                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah, r + 2);
+                    if (HT == SDX__HIP_DT_BF16) {
+                        const uint32_t al[4] = { pl[mt][2 * c][0], pl[mt][2 * c][1], pl[mt][2 * c + 1][0], pl[mt][2 * c + 1][1] };
+                        sdx__hip_mma16816<HT>(o[mt][jd], al, r);
+                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al, r + 2);
+                    }
                 }
             }
-        }
     }
-    for (int i = 0; i < NO; i++)
-        for (int e = 0; e < 4; e++) {
-            const int64_t qi = row_q + 8 * (e / 2);
-            const int c = dim0 + i * 8 + 2 * tq + e % 2;
-            const float inv = l[e / 2] > 0.0f ? 1.0f / l[e / 2] : 0.0f;
-            if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[i][e] * inv);
-        }
+    #pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+        #pragma unroll
+        for (int i = 0; i < NO; i++)
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int64_t qi = row_q + 16 * mt + 8 * (e / 2);
+                const int c = dim0 + i * 8 + 2 * tq + e % 2;
+                const float inv = l[mt][e / 2] > 0.0f ? 1.0f / l[mt][e / 2] : 0.0f;
+                if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[mt][i][e] * inv);
+            }
 #else
     (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
 #endif

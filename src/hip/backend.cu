@@ -35,16 +35,29 @@ typedef struct {
     size_t bytes;
 } sdx__hip_buf;
 
+/* A convolution weight the backend keeps channels-last, [O][kh][kw][C]
+ * instead of sdx's [O][C][kh][kw], known by its device address: the
+ * channels-last convolutions then read it as it is instead of permuting a
+ * copy every call (sdx__hip_weight_added). */
+typedef struct {
+    const void *data;
+    int64_t o, c, taps;
+    int dtype;
+} sdx__hip_cl_weight;
+
 typedef struct sdx__hip {
     int device;
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
+    int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
     sdx__hip_buf work;      /* a convolution's channels-last copies */
+    sdx__hip_cl_weight *cl; /* weights kept channels-last, sorted by address */
+    int n_cl, cap_cl;
     unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
     sdx__hip_graph graphs[SDX__HIP_GRAPH_SLOTS];
     int recording, checking; /* the slot being captured, or whose staging the uploads refill; -1 none */
@@ -120,6 +133,7 @@ static void sdx__hip_release(void *user) {
     if (!s) return;
     if (s->sums.p) (void)hipFree(s->sums.p);
     if (s->work.p) (void)hipFree(s->work.p);
+    free(s->cl);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
         if (s->graphs[i].staging) (void)hipHostFree(s->graphs[i].staging);
@@ -316,11 +330,19 @@ static int sdx__hip_concat_channels_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_te
     return sdx__hip_check(ctx, op);
 }
 
+/* [batch][rows][cols] -> [batch][cols][rows]: 16-bit values of one type
+ * 16 bytes at a time where the sizes and addresses allow, else value by
+ * value with any conversion. */
 static int sdx__hip_transpose(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, int64_t batch, int64_t rows, int64_t cols) {
-    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch);
+    const int raw16 = x->dtype == y->dtype && x->dtype != SDX_F32 && sdx__hip_width(rows % 8 == 0 && cols % 8 == 0, y->data, x->data) == 8;
     if (batch == 0 || rows == 0 || cols == 0) return SDX_OK;
     if ((rows + 31) / 32 > 65535 || batch > 65535) return sdx__hip_bad(ctx, op, "at most 2M rows and 65535 images", x, NULL);
-    sdx__hip_launch(sdx__hip_k_transpose, grid, dim3(32, 8), 0, y->data, y->dtype, x->data, x->dtype, rows, cols);
+    if (raw16)
+        sdx__hip_launch(sdx__hip_k_transpose16, dim3((unsigned)((cols + 63) / 64), (unsigned)((rows + 63) / 64), (unsigned)batch), 256, 0,
+                        (uint16_t *)y->data, (const uint16_t *)x->data, rows, cols);
+    else
+        sdx__hip_launch(sdx__hip_k_transpose, dim3((unsigned)((cols + 31) / 32), (unsigned)((rows + 31) / 32), (unsigned)batch), dim3(32, 8),
+                        0, y->data, y->dtype, x->data, x->dtype, rows, cols);
     return sdx__hip_check(ctx, op);
 }
 
@@ -512,6 +534,7 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
 /* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
  * partial sums when split), or on the SIMT kernel. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
+    const sdx__hip *s = sdx__hip_of(ctx);
     const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
     int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
@@ -528,8 +551,9 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128) sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, 256, (size_t)sdx__hip_tile<64>::SMEM, g);
+        if (bt == 128)
+            sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
+        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
             const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
@@ -610,13 +634,6 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
     return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
 }
 
-/* Plans a GEMM whose operands are used as they are, and runs it. */
-static int sdx__hip_gemm_as_is(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch) {
-    const sdx__hip_plan p = sdx__hip_gemm_plan(sdx__hip_of(ctx), g, ak, batch);
-    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, 0);
-    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, ak, batch, p);
-}
-
 /* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
  * halves, with room for the -2^15 that marks a pixel past M. */
 static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
@@ -625,24 +642,122 @@ static int sdx__hip_corners_fit(const sdx__hip_gemm &g) {
            g.H < 16384 && g.W < 16384;
 }
 
-/* A convolution on the matrix units with channels-last copies of x and w
- * (in the work buffer): every k-step's operands then stream in as 16-byte
- * asynchronous copies, as a linear's do, instead of being gathered value
- * by value from NCHW. The copies cost a transpose of each (x: a few MB;
- * w: up to 60 MB for SDXL's widest) against the gathers' latency, which
- * dominated the convolution's time. y is written NCHW as before. */
-static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w) {
+/* ---- weights kept channels-last ------------------------------------------------------ */
+
+/* Index of the first entry at or above `data`. */
+static int sdx__hip_cl_lower(const sdx__hip *s, const void *data) {
+    int lo = 0, hi = s->n_cl;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)s->cl[mid].data < (uintptr_t)data) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Whether w's values are channels-last: an entry at its address with its
+ * channels, taps and type (a view of its first output channels too). */
+static int sdx__hip_taps_last(const sdx__hip *s, const sdx_tensor *w) {
+    const int i = sdx__hip_cl_lower(s, w->data);
+    const sdx__hip_cl_weight *e = i < s->n_cl && s->cl[i].data == w->data ? &s->cl[i] : NULL;
+    return e && w->ndim == 4 && e->c == w->shape[1] && e->taps == w->shape[2] * w->shape[3] && e->dtype == (int)w->dtype &&
+           w->shape[0] <= e->o;
+}
+
+static void sdx__hip_cl_forget(sdx__hip *s, const void *data) {
+    const int i = sdx__hip_cl_lower(s, data);
+    if (i == s->n_cl || s->cl[i].data != data) return;
+    memmove(s->cl + i, s->cl + i + 1, sizeof *s->cl * (size_t)(s->n_cl - i - 1));
+    s->n_cl--;
+}
+
+/* Which weights go channels-last: a half-type kernel wider than 1x1 over
+ * 8k channels (what the matrix units' convolutions take: x then has 8k
+ * channels too), one output channel's C x taps values within 48 KiB
+ * (sdx__hip_k_taps_last holds them), 16-byte aligned. */
+static int sdx__hip_cl_takes(const sdx__hip *s, const sdx_tensor *w) {
+    const int64_t taps = w->ndim == 4 ? w->shape[2] * w->shape[3] : 0;
+    return s->gemm_mma && w->ndim == 4 && (w->dtype == SDX_F16 || w->dtype == SDX_BF16) && taps > 1 && w->shape[1] % 8 == 0 &&
+           w->shape[1] * taps * 2 <= 48 * 1024 && w->shape[0] <= 65535 && (uintptr_t)w->data % 16 == 0;
+}
+
+/* The loader wrote a weight slot (sdx_backend.weight_added): a convolution
+ * weight the channels-last convolutions take is rearranged in place. sdx
+ * reads back only 1-D weights, and every other reader of a 4-D one here
+ * (the gathered convolutions) puts it back in order first. */
+static int sdx__hip_weight_added(sdx_ctx *ctx, const sdx_tensor *w, const void *file) {
+    static const char op[] = "weight upload";
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t taps = w->ndim == 4 ? w->shape[2] * w->shape[3] : 0;
+    int i, rc;
+    (void)file;
+    if (!w->device) return SDX_OK;
+    sdx__hip_cl_forget(s, w->data);     /* whatever was at this address before */
+    if (!sdx__hip_cl_takes(s, w) || sdx_tensor_numel(w) == 0) return SDX_OK;
+    if (s->recording >= 0) return sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: a weight cannot change while a graph is recorded", op);
+    if (s->n_cl == s->cap_cl) {
+        const int cap = s->cap_cl ? 2 * s->cap_cl : 256;
+        sdx__hip_cl_weight *e = (sdx__hip_cl_weight *)realloc(s->cl, sizeof *e * (size_t)cap);
+        if (!e) return sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of memory", op);
+        s->cl = e;
+        s->cap_cl = cap;
+    }
+    sdx__hip_launch(sdx__hip_k_taps_last, dim3((unsigned)w->shape[0]), 256, (size_t)(w->shape[1] * taps * 2), (uint16_t *)w->data,
+                    (int)w->shape[1], (int)taps);
+    if ((rc = sdx__hip_check(ctx, op)) != SDX_OK) return rc;
+    i = sdx__hip_cl_lower(s, w->data);
+    memmove(s->cl + i + 1, s->cl + i, sizeof *s->cl * (size_t)(s->n_cl - i));
+    s->cl[i].data = w->data;
+    s->cl[i].o = w->shape[0];
+    s->cl[i].c = w->shape[1];
+    s->cl[i].taps = taps;
+    s->cl[i].dtype = (int)w->dtype;
+    s->n_cl++;
+    return SDX_OK;
+}
+
+static void sdx__hip_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone) {
+    if (gone) sdx__hip_cl_forget(sdx__hip_of(ctx), w->data);
+}
+
+/* ---- convolution ------------------------------------------------------------------------ */
+
+/* A convolution gathered from NCHW x with w as [O][C][kh][kw] (f32 or
+ * mixed operands, x's channels not 8k, shapes past the channels-last
+ * path's limits): a weight kept channels-last is put back in that order
+ * in the work buffer first. */
+static int sdx__hip_conv_gather(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int64_t batch, const sdx_tensor *w, int taps_last) {
+    sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t o = w->shape[0], c = w->shape[1], taps = w->shape[2] * w->shape[3];
+    const sdx__hip_plan p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_CONV, batch);
+    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
+    if (rc == SDX_OK && taps_last) {
+        sdx_tensor in_order = *w;
+        in_order.data = s->work.p;
+        rc = sdx__hip_transpose(ctx, op, &in_order, w, o, taps, c);
+        g.w = in_order.data;
+    }
+    return rc != SDX_OK ? rc : sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_CONV, batch, p);
+}
+
+/* A convolution on the matrix units from a channels-last copy of x (in
+ * the work buffer) and w channels-last (kept so, or a copy beside x's):
+ * every k-step's operands then stream in as 16-byte asynchronous copies,
+ * as a linear's do, instead of being gathered value by value from NCHW.
+ * x's copy costs a transpose (a few MB) against the gathers' latency,
+ * which dominated the convolution's time. y is written NCHW as before. */
+static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, const sdx_tensor *x, const sdx_tensor *w, int taps_last) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t batch = x->shape[0], c = x->shape[1], hw = x->shape[2] * x->shape[3], o = w->shape[0], taps = w->shape[2] * w->shape[3];
-    /* w as it is only for a 1x1 of x's type, 16-byte aligned */
-    const int copy_w = taps > 1 || w->dtype != x->dtype || (uintptr_t)w->data % 16;
+    /* w as it is when channels-last already (or a 1x1) in x's type, 16-byte aligned */
+    const int copy_w = (taps > 1 && !taps_last) || w->dtype != x->dtype || (uintptr_t)w->data % 16;
     const size_t xbytes = ((size_t)(batch * c * hw) * 2 + 255) / 256 * 256, wbytes = copy_w ? (size_t)(o * c * taps) * 2 : 0;
     sdx_tensor xh;      /* x's channels-last copy */
     sdx__hip_plan p;
     int rc;
     if (batch > 65535 || o > 65535 || (c + 31) / 32 > 65535 || g->x_bstride >= 0x7fffffff || taps > SDX__HIP_PERMUTE_VALUES ||
         !sdx__hip_corners_fit(*g))
-        return w->dtype == x->dtype ? sdx__hip_gemm_as_is(ctx, op, *g, SDX__HIP_A_CONV, batch)
+        return w->dtype == x->dtype ? sdx__hip_conv_gather(ctx, op, *g, batch, w, taps_last)
                                     : sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "%s: problem too large for one launch", op);
     g->wt = x->dtype;
     g->C = (int)c;
@@ -652,9 +767,9 @@ static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, co
     xh.data = s->work.p;
     if ((rc = sdx__hip_transpose(ctx, op, &xh, x, batch, c, hw)) != SDX_OK) return rc;
     g->x = xh.data;
-    if (copy_w) {
+    if (copy_w) {   /* permuted, or only converted when it is channels-last */
         g->w = (char *)s->work.p + xbytes;
-        sdx__hip_permute_taps((void *)g->w, g->wt, w, c, (int)taps);
+        sdx__hip_permute_taps((void *)g->w, g->wt, w, taps_last ? c * taps : c, taps_last ? 1 : (int)taps);
     }
     return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
@@ -663,8 +778,10 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
                               int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
     (void)compute;
     static const char op[] = "conv2d";
+    sdx__hip *s = sdx__hip_of(ctx);
     int64_t ho, wo;
     sdx__hip_gemm g;
+    int taps_last;
     ho = x->shape[2] + pad_top + pad_bottom - w->shape[2];
     wo = x->shape[3] + pad_left + pad_right - w->shape[3];
     ho = ho / stride + 1;
@@ -680,8 +797,9 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     g.H = (int)x->shape[2]; g.W = (int)x->shape[3]; g.Wo = (int)wo;
     g.kh = (int)w->shape[2]; g.kw = (int)w->shape[3];
     g.stride = stride; g.pt = pad_top; g.pl = pad_left;
-    if (sdx__hip_gemm_mma_halves(sdx__hip_of(ctx), g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w);
-    return sdx__hip_gemm_as_is(ctx, op, g, SDX__HIP_A_CONV, x->shape[0]);
+    taps_last = sdx__hip_taps_last(s, w);
+    if (sdx__hip_gemm_mma_halves(s, g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w, taps_last);
+    return sdx__hip_conv_gather(ctx, op, g, x->shape[0], w, taps_last);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */
@@ -699,20 +817,25 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 }
 
 /* The tensor-core attention plans (sdx__hip_flash_plan: padded head dim,
- * keys a tile, groups of 16 queries, warps a group), the first whose DP
- * holds d is taken: SD's head dims (40 -> 48, 64, 80, 128, 160) with four
- * warps of 16 queries, 64-key tiles up to 80 and 32 above (the K/V
- * buffers' shared memory); the VAE's 512 with two groups of four warps
- * that split the dims, 16-key tiles (106 KiB of shared memory). */
-#define SDX__HIP_FLASH_PLANS(X) X(48, 64, 4, 1) X(64, 64, 4, 1) X(80, 64, 4, 1) X(128, 32, 4, 1) X(160, 32, 4, 1) X(512, 16, 2, 4)
+ * keys a tile, groups of queries, warps a group, m16 tiles of queries a
+ * group), the first whose DP holds d is taken: SD's head dims (40 -> 48,
+ * 64, 80, 128, 160) with four warps, 32 queries each up to 64 (each K and
+ * V fragment from shared memory then serves two m16 tiles: half the
+ * ldmatrix bytes per product of 16 queries, which had kept attention at
+ * 2.4-3.1x cuDNN's) and 16 above (O's registers: 80's bf16 kernel would
+ * spill), 64-key tiles up to 80 and 32 above (the K/V buffers' shared
+ * memory); the VAE's 512 with two groups of four warps that split the
+ * dims, 16-key tiles (106 KiB of shared memory). */
+#define SDX__HIP_FLASH_PLANS(X) \
+    X(48, 64, 4, 1, 2) X(64, 64, 4, 1, 2) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) X(512, 16, 2, 4, 1)
 
-template <int HT, int DP, int BK, int ROWS, int SPLIT>
+template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
                            int causal) {
-    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT> L;
+    typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
-    sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+    sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
                     (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec);
 }
@@ -720,8 +843,8 @@ static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor 
 template <int HT>
 static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
                                    int d, int causal) {
-#define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT) \
-    if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT>(y, q, k, v, batch, heads, d, causal);
+#define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT, MT) \
+    if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT, MT>(y, q, k, v, batch, heads, d, causal);
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_PICK)
 #undef SDX__HIP_FLASH_PICK
 }
@@ -729,11 +852,11 @@ static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx
 /* Every plan's shared memory, f16 and bf16; 0 when refused, and
  * attention then runs on the SIMT kernel. */
 static int sdx__hip_attention_grant(const sdx__hip *s) {
-#define SDX__HIP_FLASH_GRANT(DP, BK, ROWS, SPLIT) \
-    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>, \
-                        sdx__hip_flash_plan<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT>::BYTES) || \
-        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>, \
-                        sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT>::BYTES)) \
+#define SDX__HIP_FLASH_GRANT(DP, BK, ROWS, SPLIT, MT) \
+    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT, MT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_F16, DP, BK, ROWS, SPLIT, MT>::BYTES) || \
+        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_mma<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT, MT>, \
+                        sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT, MT>::BYTES)) \
         return 0;
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_GRANT)
 #undef SDX__HIP_FLASH_GRANT
@@ -774,7 +897,7 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* Reports the matrix-unit kind of the code object that runs here, and
  * the GEMM's k-step its device code was compiled with (bits 8 on). */
-__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8; }
+__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16; }
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -789,7 +912,7 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
  * `why` set when the binary has no code for this GPU or when its host and
  * device code disagree on the GEMM's k-step (a build error: the launch's
  * shared memory would not hold the kernel's tiles). */
-static int sdx__hip_probe(char *why, size_t size) {
+static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
@@ -803,10 +926,11 @@ static int sdx__hip_probe(char *why, size_t size) {
         (void)hipGetLastError();
         return -1;
     }
-    if (h >> 8 != SDX__HIP_MBK) {
-        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8, SDX__HIP_MBK);
+    if ((h >> 8 & 255) != SDX__HIP_MBK) {
+        snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8 & 255, SDX__HIP_MBK);
         return -1;
     }
+    *gemm_threads = (h >> 16) * 32;
     return (h & 255) - 1;
 }
 
@@ -819,7 +943,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
 SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
-    int n = sdx_hip_device_count();
+    int n = sdx_hip_device_count(), threads;
     if (!info) return SDX_ERR_INVALID_ARG;
     memset(info, 0, sizeof *info);
     if (device_index < 0 || device_index >= n) {
@@ -832,7 +956,7 @@ SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info)
         return SDX_ERR_UNSUPPORTED;
     }
     sdx__hip_props(&p, info->name, sizeof info->name, info->arch, sizeof info->arch);
-    info->matrix_units = sdx__hip_probe(why, sizeof why) > 0;
+    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads) > 0;
     return SDX_OK;
 }
 
@@ -859,7 +983,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->smem_optin = p.sharedMemPerBlockOptin;
 #endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
-    if ((s->mma = sdx__hip_probe(why, sizeof why)) < 0) {
+    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
@@ -878,6 +1002,8 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     b.download = sdx__hip_download;
     b.release = sdx__hip_release;
     b.graph = sdx__hip_graph_op;
+    b.weight_added = sdx__hip_weight_added;
+    b.weight_changed = sdx__hip_weight_changed;
 #define SDX__HIP_OP(name, required, params, args, operands, scalars) b.name = sdx__hip_##name##_op;
     SDX_BACKEND_OPS(SDX__HIP_OP)
 #undef SDX__HIP_OP

@@ -143,11 +143,12 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
     }
 }
 
-/* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles, 256 threads --------- */
+/* ---- matrix-unit kernel: 128 x 128 or 64 x 64 tiles ----------------------- */
 /* Operands are staged in shared memory as raw 16-bit values (x and w
  * share one half type HT, so no conversion happens on the way: the
- * products are exact and accumulate in f32). Warps (wavefronts of 64 on
- * CDNA) split the tile 2 x (warps/2); each multiplies its part with its
+ * products are exact and accumulate in f32). A block has
+ * SDX__HIP_GEMM_THREADS threads (below); its warps (wavefronts of 64 on CDNA)
+ * split the tile 2 x (warps/2); each multiplies its part with its
  * unit's instruction: NVIDIA mma.sync m16n8k16 fed by ldmatrix, AMD MFMA
  * on CDNA2/3 and WMMA on RDNA3 (16 x 16 x 16). The epilogue stages the
  * accumulators of half the tile at a time in shared memory and writes y
@@ -171,13 +172,37 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_MLD (SDX__HIP_MBK + 8)    /* row pitch in halves: rows 16-byte aligned, 8 rows on distinct banks */
 #define SDX__HIP_MSTAGES 3                 /* operand tiles in flight: this step's and the next two */
 
+/* A block's threads, as the device code being compiled has them (the
+ * host launches what sdx__hip_probe reads back from the device). Hopper
+ * (sm_90, 228 KiB of shared memory an SM: two blocks of 108 KiB): four
+ * warps, each 64 x 64 of a 128-tile. Eight warps of 64 x 32 load 1.5
+ * times the ldmatrix bytes per product (192 against 128 a mma.sync), and
+ * shared-memory bandwidth is what kept them near half the tensor cores'
+ * rate; a warp's 32 independent products a k-slice (16 with eight) also
+ * hide the loads' latency, which left 0.77 of four warps a scheduler
+ * eligible. The registers allow it: at two blocks an SM a thread may
+ * have 255. Ampere (164 KiB: one such block an SM) keeps eight warps,
+ * AMD 256 threads (four wavefronts of 64 on CDNA). SDX_HIP_GEMM_THREADS
+ * sets one for all (tools/gpu-session.sh compares 256 with the default). */
+#if defined(SDX_HIP_GEMM_THREADS)
+#if SDX_HIP_GEMM_THREADS != 128 && SDX_HIP_GEMM_THREADS != 256
+#error "sdx_hip.h: SDX_HIP_GEMM_THREADS is 128 or 256"
+#endif
+#define SDX__HIP_GEMM_THREADS SDX_HIP_GEMM_THREADS
+#elif SDX__HIP_MMA == 1 && (defined(SDX_HIP_SIM) || __CUDA_ARCH__ >= 900)
+#define SDX__HIP_GEMM_THREADS 128
+#else
+#define SDX__HIP_GEMM_THREADS 256
+#endif
+
 template <int BT>
 struct sdx__hip_tile {
-    enum { STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
+    enum { THREADS = SDX__HIP_GEMM_THREADS,
+           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
-           TPR = SDX__HIP_MBK / 8, RPP = 256 / TPR,        /* 16-byte copies: threads a row, rows a pass */
+           TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
            PASSES = BT / RPP,
-           KL = 256 / BT, VALS = SDX__HIP_MBK / KL,        /* a convolution's gather: k-lanes, values a thread */
+           KL = THREADS / BT, VALS = SDX__HIP_MBK / KL,    /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
             * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
            CPR = BT + 8, CPC = BT / 2 + 4 };
@@ -192,15 +217,15 @@ typedef short    sdx__hip_s16 __attribute__((ext_vector_type(16)));
 typedef float    sdx__hip_f8 __attribute__((ext_vector_type(8)));
 #endif
 
-/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/256 values of
- * each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
+/* Each k-step's operands: BT x MBK of A and of W, BT*MBK/THREADS values
+ * of each per thread. VW (K a multiple of 8, operands 16-byte aligned: every
  * UNet and VAE layer but a 4-channel first convolution): W, and a
  * linear's or a channels-last convolution's A, rows contiguous along k,
  * stream into the stage two steps ahead as asynchronous 16-byte copies
  * (thread t: rows t/TPR + RPP j at k + 8 (t % TPR)) while the matrix
  * units work on this one. A convolution's A
  * is a gather (sdx__hip_gather): thread t keeps output pixel m0 + t % BT
- * and takes k + t/BT + KL i into registers (KL = 256/BT); the loads fly
+ * and takes k + t/BT + KL i into registers (KL = THREADS/BT); the loads fly
  * during one step's products and are stored into their stage at the
  * next. Without VW every value is loaded straight into one stage, step by
  * step. */
@@ -334,7 +359,7 @@ static __device__ __forceinline__ void sdx__hip_mma_prefetch(const sdx__hip_gemm
 template <int AK, int BT>
 static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int64_t m0,
                                                                 int64_t n0, int64_t k0, int t, uint16_t *as, uint16_t *bs) {
-    for (int e = t; e < BT * SDX__HIP_MBK; e += 256) {
+    for (int e = t; e < BT * SDX__HIP_MBK; e += sdx__hip_tile<BT>::THREADS) {
         int mm = AK == SDX__HIP_A_ROWS ? e / SDX__HIP_MBK : e % BT;
         int kk = AK == SDX__HIP_A_ROWS ? e % SDX__HIP_MBK : e / BT;
         int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
@@ -350,8 +375,10 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
 static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int64_t i, const float v[8], int count) {
     const uintptr_t at = (uintptr_t)y + (uintptr_t)i * (yt == SDX__HIP_DT_F32 ? 4u : 2u);
     if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(y, yt, i, v);
-    else
-        for (int e = 0; e < count; e++) sdx__hip_st(y, yt, i + e, v[e]);
+    else    /* constant indices keep v in registers */
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < count) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
@@ -362,7 +389,7 @@ template <int AK, int BT>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
                                                const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
-    for (int c = t; c < BT / 2 * BT / 8; c += 256) {
+    for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
         float v[8];
         int count;
         int64_t i;
@@ -370,14 +397,16 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             const int r = c / (BT / 8), col = c % (BT / 8) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f);
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f) : 0.0f;
             i = m * g.N + n;
         } else {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col;
             const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-            for (int e = 0; e < count; e++) v[e] = cs[col * CPC + r + e] + b;
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[col * CPC + r + e] + b : 0.0f;
             i = z * g.y_bstride + n * g.M + m;
         }
         sdx__hip_gemm_store8(y, yt, i, v, count);
@@ -392,10 +421,10 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
 #endif
 
 template <int AK, int HT, int VW, int BT>
-__global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+__global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
 #if SDX__HIP_MMA != 0
     typedef sdx__hip_tile<BT> T;
-    enum { WARPS = 256 / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
+    enum { WARPS = T::THREADS / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* T::SMEM bytes; the epilogue's staging reuses them */
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
@@ -457,6 +486,7 @@ __global__ void __launch_bounds__(256, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm
             as = smem;
         }
         bs = as + BT * SDX__HIP_MLD;
+#pragma unroll
         for (int ks = 0; ks < SDX__HIP_MBK; ks += 16) {
 #if SDX__HIP_MMA == 1
             /* A: ldmatrix rows lane % 16 at k + 8 (lane / 16): a[0..3] of

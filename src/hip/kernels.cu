@@ -127,6 +127,38 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
     }
 }
 
+/* The same for 16-bit values of one type, moved as they are: rows and
+ * cols multiples of 8, both tensors 16-byte aligned. A 64 x 64 tile comes
+ * in and goes out as 16-byte accesses, two a thread each way, where the
+ * kernel above moves two bytes an access (it ran at a fraction of the
+ * memory's bandwidth: 0.9 ms of SD 1.5's step). The tile's rows are 33
+ * words (4-byte stores into it), so a column's reads fall on distinct
+ * banks but two. Block 256. */
+#define SDX__HIP_T16_PITCH 66
+
+__global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const uint16_t *x, int64_t rows, int64_t cols) {
+    __shared__ uint32_t tile[64 * SDX__HIP_T16_PITCH / 2];
+    uint16_t *th = (uint16_t *)tile;
+    const int64_t base = (int64_t)blockIdx.z * rows * cols, c0 = (int64_t)blockIdx.x * 64, r0 = (int64_t)blockIdx.y * 64;
+    for (int e = (int)threadIdx.x; e < 512; e += 256) {
+        const int r = e / 8, c = e % 8 * 8;     /* input row r, its columns c .. c + 7 */
+        if (r0 + r < rows && c0 + c < cols) {
+            const sdx__hip_v8 v = sdx__hip_ld8(x + base + (r0 + r) * cols + c0 + c);
+            for (int i = 0; i < 4; i++) tile[(r * SDX__HIP_T16_PITCH + c) / 2 + i] = v.w[i];
+        }
+    }
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < 512; e += 256) {
+        const int c = e / 8, r = e % 8 * 8;     /* output row c (an input column), from input rows r .. r + 7 */
+        if (c0 + c < cols && r0 + r < rows) {
+            sdx__hip_v8 v;
+            for (int i = 0; i < 4; i++)
+                v.w[i] = (uint32_t)th[(r + 2 * i) * SDX__HIP_T16_PITCH + c] | (uint32_t)th[(r + 2 * i + 1) * SDX__HIP_T16_PITCH + c] << 16;
+            sdx__hip_st8(y + base + (c0 + c) * rows + r0 + r, v);
+        }
+    }
+}
+
 /* A convolution weight [O][C][taps] to channels-last [O][taps][C], in y's
  * type (a plain conversion when taps is 1). Block (i, o) moves channels
  * [i*cb, i*cb + cb) of output channel o, cb*taps <= 2048 values: read as
@@ -148,6 +180,22 @@ __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, 
         float v[W];
         for (int i = 0; i < W; i++) v[i] = run[(ch + i) * taps + t];
         sdx__hip_stw<W>(y, yt, (o * taps + t) * c + c0 + ch, v);
+    }
+}
+
+/* A convolution weight [O][C][taps] rearranged in place to [O][taps][C]
+ * (sdx__hip_weight_added): block o holds output channel o's C x taps raw
+ * 16-bit values in shared memory (the launch's bytes), then writes them
+ * back channels-last. Once per weight, at load. */
+__global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, int taps) {
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, run);
+    const int n = c * taps;
+    uint16_t *slab = w + (int64_t)blockIdx.x * n;
+    for (int e = (int)threadIdx.x; e < n; e += 256) run[e] = slab[e];
+    __syncthreads();
+    for (int e = (int)threadIdx.x; e < n; e += 256) {
+        const int t = e / c, ch = e - t * c;
+        slab[e] = run[ch * taps + t];
     }
 }
 

@@ -43,6 +43,9 @@
 
    CONFIGURATION (define before including, in the implementation file)
      SDX_HIP_NO_MATRIX_CORES   plain kernels only (for comparisons)
+     SDX_HIP_GEMM_THREADS      threads of a matrix-unit GEMM block, 128 or
+                               256, for every target (default: 128 on
+                               sm_90, 256 on sm_80 and AMD)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)

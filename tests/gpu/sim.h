@@ -319,6 +319,14 @@ static inline __half __float2half_rn(float f) {
     }
 }
 
+/* two halves: x is the low 16 bits of the pair's 32-bit word */
+struct __half2 { __half x, y; };
+static inline __half2 __floats2half2_rn(float a, float b) { __half2 h; h.x = __float2half_rn(a); h.y = __float2half_rn(b); return h; }
+static inline __half __low2half(__half2 h) { return h.x; }
+static inline __half __high2half(__half2 h) { return h.y; }
+static inline float __low2float(__half2 h) { return __half2float(h.x); }
+static inline float __high2float(__half2 h) { return __half2float(h.y); }
+
 /* A 16-bit value of a matrix operand as f32: f16, or bf16's top half */
 static inline float sdx_sim_half_to_float(uint16_t bits, int bf16) {
     return bf16 ? __uint_as_float((uint32_t)bits << 16) : __half2float(__ushort_as_half(bits));

@@ -244,6 +244,90 @@ static int gpu_conv2d_matches_cpu(void) {
     return rc;
 }
 
+/* A convolution weight the backend keeps channels-last (loaded through
+ * the loader: a half-type 3x3 over 8k channels is rearranged in place at
+ * upload) computes what the CPU does from the file's values: with f16 x
+ * (the matrix units read it as it is), bf16 x (a converted copy) and f32
+ * x (the gathered kernel gets it back in order), and again after new
+ * values are written into the slot (LoRA's way), and through a view of
+ * its first output channels. */
+static int tg_conv_loaded(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_tensor *w_dev, const float *w_vals, int64_t o, const char *what) {
+    int64_t ws[4] = { o, 16, 3, 3 }, xs[4] = { 2, 16, 9, 11 }, ys[4] = { 2, o, 9, 11 };
+    int rc = T_PASS;
+    for (int i = 0; i < 3 && rc == T_PASS; i++) {
+        tg_t x, y, wt;
+        sdx_tensor w = *w_dev;
+        w.shape[0] = o;
+        if (!tg_make(gpu, &x, tg_types[i], 4, xs, 1, 0) || !tg_make(gpu, &y, i == 0 ? SDX_F32 : tg_types[i], 4, ys, 0, 0) ||
+            !tg_make(gpu, &wt, SDX_F32, 4, ws, 0, 0)) {
+            snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+            rc = T_FAIL;
+        } else {
+            memcpy(wt.host.data, w_vals, (size_t)sdx_tensor_numel(&wt.host) * sizeof(float));
+            if (sdx__cpu_conv2d_pad(cpu, &y.host, &x.host, &wt.host, NULL, 1, 1, 1, 1, 1, SDX_F32) != SDX_OK ||
+                sdx__conv2d_pad(gpu, &y.dev, &x.dev, &w, NULL, 1, 1, 1, 1, 1, SDX_F32) != SDX_OK) {
+                snprintf(t_msg, sizeof t_msg, "conv2d: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+                rc = T_FAIL;
+            } else {
+                const sdx_dtype d[2] = { tg_types[i], SDX_F16 };
+                snprintf(t_label, sizeof t_label, "loaded f16 weight, %s, %s x", what, sdx_dtype_name(tg_types[i]));
+                TG_CHECK_REL(gpu, &y, tg_tol(d, 2));
+            }
+        }
+        tg_free(gpu, &x); tg_free(gpu, &y); tg_free(gpu, &wt);
+    }
+    return rc;
+}
+
+/* n random weights that bf16 holds too (bf16 x rounds w to bf16: see
+ * tg_make_weight), stored in f16 at file->data, vals the values as
+ * stored. */
+static void tg_bf16_exact_f16(sdx_tensor *file, float *vals, int64_t n) {
+    for (int64_t i = 0; i < n; i++) vals[i] = (float)(0.05 * t_normal());
+    sdx__store_f32(file->data, SDX_BF16, 0, n, vals);
+    sdx__load_f32(file->data, SDX_BF16, 0, n, vals);
+    sdx__store_f32(file->data, SDX_F16, 0, n, vals);
+    sdx__load_f32(file->data, SDX_F16, 0, n, vals);
+}
+
+static int gpu_loaded_convolution_weights_kept_channels_last_match_cpu(void) {
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    const int64_t shape[4] = { 24, 16, 3, 3 }, n = 24 * 16 * 9;
+    const char *path = t_tmp("cl-weight.safetensors");
+    float *vals = (float *)malloc((size_t)n * sizeof(float)), *again = (float *)malloc((size_t)n * sizeof(float));
+    sdx_tensor file;
+    sdx_st *st = NULL;
+    sdx__wset ws;
+    const sdx_tensor *w;
+    int rc = T_PASS;
+    T_CHECK(vals && again && sdx_tensor_alloc(NULL, &file, SDX_F16, 4, shape) == SDX_OK, "alloc");
+    t_seed(11);
+    tg_bf16_exact_f16(&file, vals, n);
+    file.name = "conv.weight";
+    T_CHECK(sdx_st_write(gpu, path, &file, 1, NULL, 0) == SDX_OK && sdx_st_open(gpu, path, &st) == SDX_OK, "%s", sdx_last_error(gpu));
+    sdx__wset_init(&ws, gpu, st, "", SDX__PART_UNET, SDX_AUTO);
+    w = sdx__wget(&ws, sdx__s4(24, 16, 3, 3), "conv.weight");
+    T_CHECK(w && w->device && w->dtype == SDX_F16, "load: %s", sdx_last_error(gpu));
+    rc = tg_conv_loaded(gpu, cpu, w, vals, 24, "as loaded");
+    if (rc == T_PASS) rc = tg_conv_loaded(gpu, cpu, w, vals, 8, "a view of 8 output channels");
+    if (rc == T_PASS) {     /* new values into the same slot */
+        tg_bf16_exact_f16(&file, again, n);
+        if (sdx__wslot_set(&ws, sdx__wset_find(&ws, "conv.weight"), again) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "rewrite: %s", sdx_last_error(gpu));
+            rc = T_FAIL;
+        } else rc = tg_conv_loaded(gpu, cpu, w, again, 24, "rewritten");
+    }
+    sdx__wset_free(&ws);
+    sdx_st_close(st);
+    sdx_tensor_free(NULL, &file);
+    free(vals);
+    free(again);
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
 /* ---- attention --------------------------------------------------------------------------- */
 
 static int tg_attention_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t nq, int64_t nk, int heads, int64_t dim,
@@ -405,6 +489,9 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
      * (16-byte accesses) and 1 otherwise: shapes for the other width */
     static const int64_t v8[4] = { 2, 3, 8, 10 }, geg1_x[3] = { 2, 7, 20 }, geg1_y[3] = { 2, 7, 10 };
     static const int64_t ca8[4] = { 2, 3, 8, 10 }, cb8[4] = { 2, 5, 8, 10 }, cy8[4] = { 2, 8, 8, 10 };
+    /* 16-bit transposes move 64 x 64 tiles 16 bytes at a time when both
+     * sides are 8k: whole and partial tiles each way */
+    static const int64_t tr_x[4] = { 2, 72, 9, 16 }, tr_nlc[3] = { 2, 144, 72 };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -428,6 +515,8 @@ static int gpu_elementwise_and_layout_match_cpu(void) {
         TG_U("pad_circular", tg_pad, tg_pad_gpu, 4, pad_y, 4, odd_x);
         TG_U("nchw_to_nlc", sdx__cpu_nchw_to_nlc, sdx__nchw_to_nlc, 3, nlc, 4, v);
         TG_U("nlc_to_nchw", sdx__cpu_nlc_to_nchw, sdx__nlc_to_nchw, 4, v, 3, nlc);
+        TG_U("nchw_to_nlc 8k", sdx__cpu_nchw_to_nlc, sdx__nchw_to_nlc, 3, tr_nlc, 4, tr_x);
+        TG_U("nlc_to_nchw 8k", sdx__cpu_nlc_to_nchw, sdx__nlc_to_nchw, 4, tr_x, 3, tr_nlc);
         TG_B("add", sdx__cpu_add, sdx__add, 4, v, 4, v, 4, v);
         TG_B("mul", sdx__cpu_mul, sdx__mul, 4, v, 4, v, 4, v);
         TG_B("add_channel_bias", sdx__cpu_add_channel_bias, sdx__add_channel_bias, 4, v, 4, v, 2, nc);
@@ -842,6 +931,7 @@ static const t_case gpu_cases[] = {
     { "backend_reports_device_and_memory", gpu_backend_reports_device_and_memory },
     { "linear_matches_cpu", gpu_linear_matches_cpu },
     { "conv2d_matches_cpu", gpu_conv2d_matches_cpu },
+    { "loaded_convolution_weights_kept_channels_last_match_cpu", gpu_loaded_convolution_weights_kept_channels_last_match_cpu },
     { "attention_matches_cpu_for_every_head_dim", gpu_attention_matches_cpu_for_every_head_dim },
     { "norms_and_softmax_match_cpu", gpu_norms_and_softmax_match_cpu },
     { "elementwise_and_layout_match_cpu", gpu_elementwise_and_layout_match_cpu },
