@@ -59,24 +59,40 @@ typedef struct tg_t {
     float *vals;        /* the values as stored (rounded to the dtype) */
 } tg_t;
 
-static int tg_make(sdx_ctx *gpu, tg_t *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale, double offset) {
+/* The host side: random values (offset + scale * normal) as stored. */
+static int tg_fill(tg_t *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale, double offset) {
     int64_t n;
-    size_t bytes;
     memset(t, 0, sizeof *t);
     if (sdx_tensor_alloc(NULL, &t->host, dt, ndim, shape) != SDX_OK) return 0;
     n = sdx_tensor_numel(&t->host);
-    bytes = sdx_tensor_nbytes(&t->host);
     t->vals = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
     if (!t->vals) return 0;
     for (int64_t i = 0; i < n; i++) t->vals[i] = (float)(offset + scale * t_normal());
     sdx__store_f32(t->host.data, dt, 0, n, t->vals);
     sdx__load_f32(t->host.data, dt, 0, n, t->vals);
+    return 1;
+}
+
+/* The device side: the same stored values in GPU memory. */
+static int tg_upload(sdx_ctx *gpu, tg_t *t) {
     t->dev = t->host;
     t->dev.owned = 0;
     t->dev.device = 1;
-    t->dev.data = sdx__dev_alloc(gpu, bytes);
-    if (!t->dev.data) return 0;
-    return sdx__upload(gpu, &t->dev, t->vals) == SDX_OK;
+    t->dev.data = sdx__dev_alloc(gpu, sdx_tensor_nbytes(&t->host));
+    return t->dev.data && sdx__upload(gpu, &t->dev, t->vals) == SDX_OK;
+}
+
+static int tg_make(sdx_ctx *gpu, tg_t *t, sdx_dtype dt, int ndim, const int64_t *shape, double scale, double offset) {
+    return tg_fill(t, dt, ndim, shape, scale, offset) && tg_upload(gpu, t);
+}
+
+/* n values rounded to what bf16 holds, then stored in f16 at f16 (the
+ * buffer serves the bf16 rounding first) and read back as stored. */
+static void tg_through_bf16(float *vals, void *f16, int64_t n) {
+    sdx__store_f32(f16, SDX_BF16, 0, n, vals);
+    sdx__load_f32(f16, SDX_BF16, 0, n, vals);
+    sdx__store_f32(f16, SDX_F16, 0, n, vals);
+    sdx__load_f32(f16, SDX_F16, 0, n, vals);
 }
 
 /* A GEMM's weight for x of type xt: with bf16 x and f16 w the GPU
@@ -84,18 +100,9 @@ static int tg_make(sdx_ctx *gpu, tg_t *t, sdx_dtype dt, int ndim, const int64_t 
  * it), so the weights are made ones bf16 holds exactly and the
  * comparison stays about the GEMM itself. */
 static int tg_make_weight(sdx_ctx *gpu, tg_t *t, sdx_dtype xt, sdx_dtype dt, int ndim, const int64_t *shape) {
-    if (!tg_make(gpu, t, dt, ndim, shape, 0.05, 0)) return 0;
-    if (xt != SDX_BF16 || dt != SDX_F16) return 1;
-    {
-        int64_t n = sdx_tensor_numel(&t->host);
-        uint16_t *b = (uint16_t *)malloc((size_t)(n > 0 ? n : 1) * 2);
-        if (!b) return 0;
-        sdx__store_f32(b, SDX_BF16, 0, n, t->vals);
-        sdx__load_f32(b, SDX_BF16, 0, n, t->vals);
-        free(b);
-        sdx__store_f32(t->host.data, dt, 0, n, t->vals);
-        return sdx__upload(gpu, &t->dev, t->vals) == SDX_OK;
-    }
+    if (!tg_fill(t, dt, ndim, shape, 0.05, 0)) return 0;
+    if (xt == SDX_BF16 && dt == SDX_F16) tg_through_bf16(t->vals, t->host.data, sdx_tensor_numel(&t->host));
+    return tg_upload(gpu, t);
 }
 
 static void tg_free(sdx_ctx *gpu, tg_t *t) {
@@ -284,10 +291,7 @@ static int tg_conv_loaded(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_tensor *w_dev, c
  * stored. */
 static void tg_bf16_exact_f16(sdx_tensor *file, float *vals, int64_t n) {
     for (int64_t i = 0; i < n; i++) vals[i] = (float)(0.05 * t_normal());
-    sdx__store_f32(file->data, SDX_BF16, 0, n, vals);
-    sdx__load_f32(file->data, SDX_BF16, 0, n, vals);
-    sdx__store_f32(file->data, SDX_F16, 0, n, vals);
-    sdx__load_f32(file->data, SDX_F16, 0, n, vals);
+    tg_through_bf16(vals, file->data, n);
 }
 
 static int gpu_loaded_convolution_weights_kept_channels_last_match_cpu(void) {
