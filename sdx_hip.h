@@ -798,6 +798,7 @@ struct sdx__hip_gemm {
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
+    int w_taps_last;                    /* SIMT conv: w is [O][kh][kw][C] (kept so by the backend) */
     int split;                          /* matrix units: k split over this many blocks (1: none) ... */
     float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
@@ -824,6 +825,17 @@ static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &
         int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
         if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
         return ((int64_t)c * g.H + iy) * g.W + ix;
+    }
+}
+
+/* Where W[n, k] of a convolution sits in its row of w: k itself, or
+ * with w kept channels-last, tap k % taps of channel k / taps. */
+template <int AK>
+static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &g, int64_t k) {
+    if (AK != SDX__HIP_A_CONV || !g.w_taps_last) return k;
+    {
+        const int64_t taps = (int64_t)g.kh * g.kw, c = k / taps;
+        return (k - c * taps) * (g.K / taps) + c;
     }
 }
 
@@ -865,7 +877,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
             int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
             int64_t n = n0 + e / SDX__HIP_SBK, k = k0 + e % SDX__HIP_SBK;
             as[kk][mm] = ai < 0 ? 0.0f : sdx__hip_ld(xb, g.xt, ai);
-            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + k) : 0.0f;
+            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + sdx__hip_w_index<AK>(g, k)) : 0.0f;
         }
         __syncthreads();
 #pragma unroll
@@ -2435,15 +2447,19 @@ static void sdx__hip_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone)
 
 /* ---- convolution ------------------------------------------------------------------------ */
 
-/* A convolution gathered from NCHW x with w as [O][C][kh][kw] (f32 or
- * mixed operands, x's channels not 8k, shapes past the channels-last
- * path's limits): a weight kept channels-last is put back in that order
- * in the work buffer first. */
+/* A convolution gathered from NCHW x (f32 or mixed operands, x's
+ * channels not 8k, shapes past the channels-last path's limits). The
+ * SIMT kernel reads a weight kept channels-last as it is; the matrix
+ * units' gather wants w as [O][C][kh][kw], so such a weight is put back
+ * in that order in the work buffer first. */
 static int sdx__hip_conv_gather(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int64_t batch, const sdx_tensor *w, int taps_last) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t o = w->shape[0], c = w->shape[1], taps = w->shape[2] * w->shape[3];
     const sdx__hip_plan p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_CONV, batch);
-    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
+    int rc;
+    g.w_taps_last = taps_last && !p.mma;
+    taps_last = taps_last && p.mma;
+    rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
     if (rc == SDX_OK && taps_last) {
         sdx_tensor in_order = *w;
         in_order.data = s->work.p;

@@ -722,15 +722,19 @@ static void sdx__hip_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone)
 
 /* ---- convolution ------------------------------------------------------------------------ */
 
-/* A convolution gathered from NCHW x with w as [O][C][kh][kw] (f32 or
- * mixed operands, x's channels not 8k, shapes past the channels-last
- * path's limits): a weight kept channels-last is put back in that order
- * in the work buffer first. */
+/* A convolution gathered from NCHW x (f32 or mixed operands, x's
+ * channels not 8k, shapes past the channels-last path's limits). The
+ * SIMT kernel reads a weight kept channels-last as it is; the matrix
+ * units' gather wants w as [O][C][kh][kw], so such a weight is put back
+ * in that order in the work buffer first. */
 static int sdx__hip_conv_gather(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int64_t batch, const sdx_tensor *w, int taps_last) {
     sdx__hip *s = sdx__hip_of(ctx);
     const int64_t o = w->shape[0], c = w->shape[1], taps = w->shape[2] * w->shape[3];
     const sdx__hip_plan p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_CONV, batch);
-    int rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
+    int rc;
+    g.w_taps_last = taps_last && !p.mma;
+    taps_last = taps_last && p.mma;
+    rc = sdx__hip_gemm_room(ctx, op, &g, batch, p, taps_last ? (size_t)(o * c * taps) * 2 : 0);
     if (rc == SDX_OK && taps_last) {
         sdx_tensor in_order = *w;
         in_order.data = s->work.p;

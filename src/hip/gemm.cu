@@ -26,6 +26,7 @@ struct sdx__hip_gemm {
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
+    int w_taps_last;                    /* SIMT conv: w is [O][kh][kw][C] (kept so by the backend) */
     int split;                          /* matrix units: k split over this many blocks (1: none) ... */
     float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
@@ -52,6 +53,17 @@ static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &
         int iy = oy * g.stride - g.pt + ky, ix = ox * g.stride - g.pl + kx;
         if (iy < 0 || iy >= g.H || ix < 0 || ix >= g.W) return -1;
         return ((int64_t)c * g.H + iy) * g.W + ix;
+    }
+}
+
+/* Where W[n, k] of a convolution sits in its row of w: k itself, or
+ * with w kept channels-last, tap k % taps of channel k / taps. */
+template <int AK>
+static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &g, int64_t k) {
+    if (AK != SDX__HIP_A_CONV || !g.w_taps_last) return k;
+    {
+        const int64_t taps = (int64_t)g.kh * g.kw, c = k / taps;
+        return (k - c * taps) * (g.K / taps) + c;
     }
 }
 
@@ -93,7 +105,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
             int64_t ai = sdx__hip_a_index<AK>(g, m0 + mm, k0 + kk);
             int64_t n = n0 + e / SDX__HIP_SBK, k = k0 + e % SDX__HIP_SBK;
             as[kk][mm] = ai < 0 ? 0.0f : sdx__hip_ld(xb, g.xt, ai);
-            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + k) : 0.0f;
+            bs[e % SDX__HIP_SBK][e / SDX__HIP_SBK] = (n < g.N && k < g.K) ? sdx__hip_ld(g.w, g.wt, n * g.K + sdx__hip_w_index<AK>(g, k)) : 0.0f;
         }
         __syncthreads();
 #pragma unroll
