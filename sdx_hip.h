@@ -833,9 +833,9 @@ static __device__ __forceinline__ int64_t sdx__hip_a_index(const sdx__hip_gemm &
 template <int AK>
 static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &g, int64_t k) {
     if (AK != SDX__HIP_A_CONV || !g.w_taps_last) return k;
-    {
-        const int64_t taps = (int64_t)g.kh * g.kw, c = k / taps;
-        return (k - c * taps) * (g.K / taps) + c;
+    {   /* a convolution's K is below 2^31 (sdx__hip_conv2d_pad_op) */
+        const int taps = g.kh * g.kw, kk = (int)k, c = kk / taps;
+        return (int64_t)(kk - c * taps) * ((int)g.K / taps) + c;
     }
 }
 
