@@ -1330,13 +1330,22 @@ extern "C" {
  * or SDX_BF16 (bf16 products and faster activations) where the backend
  * has it; a backend may always compute in f32. A required op must be
  * filled; a missing optional one runs on the host (its operands are
- * downloaded and its output uploaded), so a new backend can start small. */
+ * downloaded and its output uploaded), so a new backend can start small,
+ * except the fused ones: linear_add and conv2d_pad_add (y = op + res,
+ * rounded once; res is y itself or apart from y and x) then run the
+ * backend's own op and add. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
       (y, x, w, b, compute), (y, x, w, b), (compute)) \
     X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
       int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
       (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b), \
+      (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
+    X(linear_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
+      sdx_dtype compute), (y, x, w, b, res, compute), (y, x, w, b, res), (compute)) \
+    X(conv2d_pad_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
+      int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
+      (y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b, res), \
       (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
       const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \
@@ -4319,7 +4328,8 @@ static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 ||
  * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
  * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && ((be->linear_blocks && !strcmp(op, "linear")) || (be->conv_blocks && !strcmp(op, "conv2d_pad")));
+    return i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
+                      (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -4413,6 +4423,38 @@ static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
     return SDX_OK;
+}
+
+/* Whether two tensors' bytes share an address. */
+static int sdx__overlaps(const sdx_tensor *a, const sdx_tensor *b) {
+    const uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+    const size_t na = sdx_tensor_nbytes(a), nb = sdx_tensor_nbytes(b);
+    return na && nb && pa < pb + nb && pb < pa + na;
+}
+
+/* The fused ops' residual: y's shape, and either y itself (in place) or
+ * a tensor apart from y and x. */
+static int sdx__check_residual(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *res) {
+    if (!sdx__same_shape(y, res)) return sdx__fail_shapes(ctx, op, "res must have y's shape", res, "res", y, "y");
+    if (res->data != y->data && (sdx__overlaps(res, y) || sdx__overlaps(res, x)))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: res must be y itself or apart from y and x", op);
+    if (sdx__overlaps(y, x)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must be apart from x", op);
+    return SDX_OK;
+}
+
+/* y = linear(x) + res, the sum rounded once to y's type; res may be y. */
+static int sdx__check_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 const sdx_tensor *res, sdx_dtype compute) {
+    int rc = sdx__check_linear(ctx, y, x, w, b, compute);
+    return rc != SDX_OK ? rc : sdx__check_residual(ctx, "linear_add", y, x, res);
+}
+
+/* y = conv2d_pad(x) + res, the same way. */
+static int sdx__check_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                     const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                     sdx_dtype compute) {
+    int rc = sdx__check_conv2d_pad(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+    return rc != SDX_OK ? rc : sdx__check_residual(ctx, "conv2d_pad_add", y, x, res);
 }
 
 static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
@@ -4637,6 +4679,52 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
     return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
 }
 
+/* The fused ops from backend be's own op and add: y = t + res, t being y
+ * itself, or a temporary of y's size when res is y (in place). What a
+ * backend without them runs, and the CPU's convolution. */
+static int sdx__composed_begin(sdx_ctx *ctx, const sdx_backend *be, const sdx_tensor *y, const sdx_tensor *res, sdx_tensor *t) {
+    size_t bytes = sdx_tensor_nbytes(y);
+    *t = *y;
+    t->owned = 0;
+    if (res->data != y->data || !bytes) return SDX_OK;
+    t->data = be->alloc(be->user, bytes);
+    return t->data ? SDX_OK : sdx__nomem(ctx, "the temporary of a fused op", bytes);
+}
+
+static int sdx__composed_end(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *res, sdx_tensor *t, int rc) {
+    if (rc == SDX_OK) rc = be->add(ctx, y, t, res);
+    if (t->data != y->data) be->free(be->user, t->data);
+    return rc;
+}
+
+static int sdx__composed_linear_add(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                    const sdx_tensor *b, const sdx_tensor *res, sdx_dtype compute) {
+    sdx_tensor t;
+    int rc = sdx__composed_begin(ctx, be, y, res, &t);
+    return rc != SDX_OK ? rc : sdx__composed_end(ctx, be, y, res, &t, be->linear(ctx, &t, x, w, b, compute));
+}
+
+static int sdx__composed_conv2d_pad_add(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                        const sdx_tensor *b, const sdx_tensor *res, int stride, int pad_top, int pad_left,
+                                        int pad_bottom, int pad_right, sdx_dtype compute) {
+    sdx_tensor t;
+    int rc = sdx__composed_begin(ctx, be, y, res, &t);
+    if (rc != SDX_OK) return rc;
+    rc = be->conv2d_pad(ctx, &t, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+    return sdx__composed_end(ctx, be, y, res, &t, rc);
+}
+
+static int sdx__fallback_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                    const sdx_tensor *res, sdx_dtype compute) {
+    return sdx__composed_linear_add(ctx, &ctx->be, y, x, w, b, res, compute);
+}
+
+static int sdx__fallback_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                        const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                        sdx_dtype compute) {
+    return sdx__composed_conv2d_pad_add(ctx, &ctx->be, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+}
+
 /* An op's scalar arguments as a graph's tape hashes them: doubles (every
  * int, float and dtype argument is exact in one). In C++ a class, since a
  * braced list may not narrow an int to a double, a constructor may. */
@@ -4698,27 +4786,46 @@ static void sdx__circular_end(sdx_ctx *ctx) {
     ctx->pad_cap = 0;
 }
 
-/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad, sdx_dtype compute) {
-    sdx_tensor xp;
+/* x wrapped around by pad on every side (seamless mode), as xp in the
+ * context's padding buffer. */
+static int sdx__circular_input(sdx_ctx *ctx, const sdx_tensor *x, int pad, sdx_tensor *xp) {
     size_t bytes;
-    int rc;
-    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
-    xp = *x;
-    xp.owned = 0;
-    xp.shape[2] += 2 * pad;
-    xp.shape[3] += 2 * pad;
-    bytes = sdx_tensor_nbytes(&xp);
+    *xp = *x;
+    xp->owned = 0;
+    xp->shape[2] += 2 * pad;
+    xp->shape[3] += 2 * pad;
+    bytes = sdx_tensor_nbytes(xp);
     if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
         sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
         ctx->pad_cap = 0;
         if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
         ctx->pad_cap = bytes;
     }
-    xp.data = ctx->pad_buf;
-    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
+    xp->data = ctx->pad_buf;
+    return sdx__pad_circular(ctx, xp, x, pad, pad, pad, pad);
+}
+
+static int sdx__circular_applies(const sdx_ctx *ctx, const sdx_tensor *x, int pad) { return ctx->circular && pad > 0 && x->ndim == 4; }
+
+/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad, sdx_dtype compute) {
+    sdx_tensor xp;
+    int rc;
+    if (!sdx__circular_applies(ctx, x, pad)) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
+    if ((rc = sdx__circular_input(ctx, x, pad, &xp)) != SDX_OK) return rc;
     return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
+}
+
+/* The same plus res (a residual of y's shape: y itself, or apart from y
+ * and x), in one pass where the backend fuses them. */
+static int sdx__conv2d_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res, int stride, int pad, sdx_dtype compute) {
+    sdx_tensor xp;
+    int rc;
+    if (!sdx__circular_applies(ctx, x, pad)) return sdx__conv2d_pad_add(ctx, y, x, w, b, res, stride, pad, pad, pad, pad, compute);
+    if ((rc = sdx__circular_input(ctx, x, pad, &xp)) != SDX_OK) return rc;
+    return sdx__conv2d_pad_add(ctx, y, &xp, w, b, res, stride, 0, 0, 0, 0, compute);
 }
 
 /* Nearest 2x: the resize with y twice x's size (checked here, so every
@@ -5561,6 +5668,8 @@ typedef struct sdx__gemm {
     /* C: row-major [M, N] of y_dtype per batch; bias per column or row */
     void *y; sdx_dtype y_dtype; int64_t y_bstride;
     const sdx_tensor *bias; int bias_per_row;
+    /* added to C before it is stored (y's layout and size; may be y itself), or NULL */
+    const void *res; sdx_dtype res_dtype;
     /* the weight operand (A for conv, B for linear): cached bf16 panels */
     const sdx_tensor *weight; int weight_is_a;
     sdx_dtype compute;            /* the arithmetic asked for: SDX_F32 or SDX_BF16 */
@@ -5862,11 +5971,28 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
 }
 
 /* Adds the bias and narrows an f32 tile of one image into y. */
+/* out[0, nv) += the residual at y's element `at` on (read before y is
+ * written: the residual may be y). */
+static void sdx__gemm_add_res(const sdx__gemm *g, int64_t at, float *out, int nv) {
+    float r[64];
+    if (g->res_dtype == SDX_F32) {
+        const float *res = (const float *)g->res + at;
+        for (int j = 0; j < nv; j++) out[j] += res[j];
+        return;
+    }
+    for (int j0 = 0; j0 < nv; j0 += 64) {
+        const int n = SDX__MIN(64, nv - j0);
+        sdx__load_f32(g->res, g->res_dtype, at + j0, n, r);
+        for (int j = 0; j < n; j++) out[j0 + j] += r[j];
+    }
+}
+
 static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int64_t batch, int64_t m0, int mv,
                             int64_t n0, int nv, float *bias_buf, float *row_buf) {
     int64_t ybase = batch * g->y_bstride;
-    /* an f32 y is written in place: one pass less over C */
-    int direct = g->y_dtype == SDX_F32;
+    /* an f32 y is written in place: one pass less over C (not with a
+     * residual, which may be y: it is read before y is written) */
+    int direct = g->y_dtype == SDX_F32 && !g->res;
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     direct = 0;
 #endif
@@ -5883,6 +6009,7 @@ static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int6
         } else {
             memcpy(out, t, (size_t)nv * sizeof(float));
         }
+        if (g->res) sdx__gemm_add_res(g, at, out, nv);
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
         for (int j = 0; j < nv; j++) row_buf[j] = sdx__round_f16(row_buf[j]);
 #endif
@@ -7864,9 +7991,9 @@ static int sdx__gemm_run(sdx_ctx *ctx, sdx__gemm *g) {
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           sdx_dtype compute) {
-    static const char op[] = "linear";
+/* y = x w^T + b (+ res, when not NULL, before y is stored: res may be y). */
+static int sdx__cpu_linear_res(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                               const sdx_tensor *b, const sdx_tensor *res, sdx_dtype compute) {
     sdx__gemm g;
     int rc;
     memset(&g, 0, sizeof g);
@@ -7878,10 +8005,23 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.b_kind = SDX__B_ROWS_T; g.b = w->data; g.b_dtype = w->dtype;
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
+    g.res = res ? res->data : NULL; g.res_dtype = res ? res->dtype : SDX_F32;
     g.weight = w; g.weight_is_a = 0;
     g.compute = compute;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           sdx_dtype compute) {
+    return sdx__cpu_linear_res(ctx, "linear", y, x, w, b, NULL, compute);
+}
+
+/* The residual in the GEMM's store: (x w^T + b) + res, each value rounded
+ * once to y's type. */
+static int sdx__cpu_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                               const sdx_tensor *res, sdx_dtype compute) {
+    return sdx__cpu_linear_res(ctx, "linear_add", y, x, w, b, res, compute);
 }
 
 /* ---- conv2d: direct ---------------------------------------------------- */
@@ -9649,6 +9789,15 @@ static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
     (void)user;
     if (bytes) memcpy(dst, src, bytes);
     return SDX_OK;
+}
+
+/* A convolution plus a residual: the convolution's paths (direct,
+ * Winograd, their bf16 forms) store y themselves, so the add follows as
+ * its own pass. */
+static int sdx__cpu_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                   const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                   sdx_dtype compute) {
+    return sdx__composed_conv2d_pad_add(ctx, &ctx->host, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
 }
 
 /* The CPU backend, with its own state: the context's host backend. */
@@ -17347,13 +17496,11 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
     SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb, compute));
     SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb, compute));
     SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1, compute));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b, compute));
-    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    SDX__TE_TRY(sdx__linear_add(ctx, x, &att, b->out_w, b->out_b, x, compute));
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
     SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b, compute));
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f, compute) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b, compute));
-    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    SDX__TE_TRY(sdx__linear_add(ctx, x, &f, b->fc2_w, b->fc2_b, x, compute));
     if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
     sdx__arena_release(a, m);
@@ -18103,13 +18250,12 @@ static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_t
     SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b, r->compute));
     SDX__UNET_DO(sdx__add_channel_bias(ctx, &g, &g, &e));
     SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1, r->compute));
-    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1, r->compute));
-    if (p->skip_w) {
+    if (p->skip_w) {   /* y = conv2(g) + skip(x), the sum in conv2's epilogue where the backend fuses it */
         SDX__UNET_DO(sdx__unet_act4(r, &s, B, p->cout, H, W));
         SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__add(ctx, y, y, &s));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &g, p->conv2_w, p->conv2_b, &s, 1, 1, r->compute));
     } else {
-        SDX__UNET_DO(sdx__add(ctx, y, y, x));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &g, p->conv2_w, p->conv2_b, x, 1, 1, r->compute));
     }
 done:
     sdx__arena_release(r->a, m);
@@ -18149,9 +18295,7 @@ static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tens
     SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
     SDX__UNET_DO(sdx__unet_act3(r, &o, B, L, inner));
     SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0, r->compute));
-    /* n is dead: it takes the projected output */
-    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo, r->compute));
-    SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
+    SDX__UNET_DO(sdx__linear_add(ctx, tok, &o, wo, bo, tok, r->compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -18191,8 +18335,7 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
         SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
         SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
-        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b, r->compute));
-        SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
+        SDX__UNET_DO(sdx__linear_add(ctx, &t, &g, b->ff2_w, b->ff2_b, &t, r->compute));
     }
 done:
     sdx__arena_release(r->a, m);
@@ -18231,12 +18374,12 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
         SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b, r->compute));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, y, &t));
-    } else {
+        SDX__UNET_DO(sdx__add(ctx, y, y, x));
+    } else {   /* the residual in proj_out's epilogue where the backend fuses it */
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, &t, &tok));
-        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &t, p->proj_out_w, p->proj_out_b, x, 1, 0, r->compute));
     }
-    SDX__UNET_DO(sdx__add(ctx, y, y, x));
 done:
     sdx__arena_release(r->a, m);
     return rc;

@@ -793,6 +793,7 @@ struct sdx__hip_gemm {
     const void *x; int xt;
     const void *w; int wt;
     const void *bias; int bt;
+    const void *res; int rt;            /* added before y is stored (y's layout; may be y itself), or NULL */
     void *y; int yt;
     int64_t M, N, K;
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
@@ -841,9 +842,11 @@ static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &
 
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_gemm_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, float v) {
+    const int64_t i = AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m;
     if (m >= g.M || n >= g.N) return;
     if (g.bias) v += sdx__hip_ld(g.bias, g.bt, n);
-    sdx__hip_st(g.y, g.yt, AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m, v);
+    if (g.res) v += sdx__hip_ld(g.res, g.rt, i);
+    sdx__hip_st(g.y, g.yt, i, v);
 }
 
 static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int dt, int64_t elems) {
@@ -1165,13 +1168,29 @@ static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int
             if (e < count) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
+/* v[0, count) += the residual from its element i on (16 bytes at a time
+ * where all eight are there and aligned, as sdx__hip_gemm_store8). */
+static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt, int64_t i, float v[8], int count) {
+    const uintptr_t at = (uintptr_t)res + (uintptr_t)i * (rt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) {
+        float r[8];
+        sdx__hip_ldw<8>(res, rt, i, r);
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] += r[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < count) v[e] += sdx__hip_ld(res, rt, i + e);
+    }
+}
+
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
- * (pitch CPC) along the pixels m; into y (g.y, or a split's partial
- * sums, f32 with no bias: `bias` then NULL). */
+ * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
+ * a split's partial sums, f32 with neither: `bias` and `res` then NULL). */
 template <int AK, int BT>
-static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
-                                               const float *cs, int t) {
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
+                                               int64_t m0, int64_t n0, const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
     for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
         float v[8];
@@ -1193,6 +1212,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             for (int e = 0; e < 8; e++) v[e] = e < count ? cs[col * CPC + r + e] + b : 0.0f;
             i = z * g.y_bstride + n * g.M + m;
         }
+        if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
         sdx__hip_gemm_store8(y, yt, i, v, count);
     }
 }
@@ -1356,18 +1376,18 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
         }
         __syncthreads();
         if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, z, m0 + half * (BT / 2), n0, cs, t);
+            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
         else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
             sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                            SDX__HIP_DT_F32, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif
 }
 
-/* A split GEMM's result: y = bias + the parts' f32 sums, added in part
- * order (the same bits every run). `count` values of y (all images),
+/* A split GEMM's result: y = the parts' f32 sums, added in part order
+ * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
  * a linear's n = i % N. */
 template <int W>
@@ -1381,6 +1401,10 @@ __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t pla
         }
         if (g.bias)
             for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
+        if (g.res) {
+            sdx__hip_ldw<W>(g.res, g.rt, i, p);
+            for (int e = 0; e < W; e++) v[e] += p[e];
+        }
         sdx__hip_stw<W>(g.y, g.yt, i, v);
     }
 }
@@ -2281,7 +2305,7 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
-            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
+            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part, g.res);
             sdx__hip_launch(w == 8 ? sdx__hip_k_split_sum<8> : sdx__hip_k_split_sum<1>, sdx__hip_blocks(count / w, 256), 256, 0, g, count,
                             g.M * g.N, conv);
         }
@@ -2302,11 +2326,13 @@ static int sdx__hip_gemm_room(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, in
     return SDX_OK;
 }
 
-static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                   const sdx_tensor *res) {
     memset(g, 0, sizeof *g);
     g->x = x->data; g->xt = x->dtype;
     g->w = w->data; g->wt = w->dtype;
     g->bias = b ? b->data : NULL; g->bt = b ? (int)b->dtype : 0;
+    g->res = res ? res->data : NULL; g->rt = res ? (int)res->dtype : 0;
     g->y = y->data; g->yt = y->dtype;
     g->split = 1;
 }
@@ -2319,16 +2345,15 @@ static int sdx__hip_gemv(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g) {
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              sdx_dtype compute) {
-    (void)compute;
-    static const char op[] = "linear";
+/* y = x w^T + b (+ res in the epilogue, when not NULL: res may be y). */
+static int sdx__hip_linear(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res) {
     sdx__hip *s = sdx__hip_of(ctx);
     sdx__hip_gemm g;
     sdx__hip_plan p;
     int copy_w, copy_x, rc;
     int64_t copied;
-    sdx__hip_gemm_operands(&g, y, x, w, b);
+    sdx__hip_gemm_operands(&g, y, x, w, b, res);
     g.K = w->shape[1];
     g.N = w->shape[0];
     g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
@@ -2357,6 +2382,21 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
         g.x = rows.data;
     }
     return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+}
+
+static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_linear(ctx, "linear", y, x, w, b, NULL);
+}
+
+/* The residual in the GEMM's epilogue: (x w^T + b) + res in f32, rounded
+ * once into y; res is read and y written by the same thread, so res may
+ * be y. */
+static int sdx__hip_linear_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                  const sdx_tensor *res, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_linear(ctx, "linear_add", y, x, w, b, res);
 }
 
 /* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
@@ -2503,10 +2543,9 @@ static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, co
     return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
 
-static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
-    (void)compute;
-    static const char op[] = "conv2d";
+/* y = conv(x) + b (+ res in the epilogue, when not NULL). */
+static int sdx__hip_conv2d(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     sdx__hip *s = sdx__hip_of(ctx);
     int64_t ho, wo;
     sdx__hip_gemm g;
@@ -2517,7 +2556,7 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     wo = wo / stride + 1;
     if (x->shape[2] > 0x7fffffff || x->shape[3] > 0x7fffffff || w->shape[1] * w->shape[2] * w->shape[3] > 0x7fffffff)
         return sdx__hip_bad(ctx, op, "dims below 2^31", x, w);
-    sdx__hip_gemm_operands(&g, y, x, w, b);
+    sdx__hip_gemm_operands(&g, y, x, w, b, res);
     g.M = ho * wo;
     g.N = w->shape[0];
     g.K = w->shape[1] * w->shape[2] * w->shape[3];
@@ -2529,6 +2568,20 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     taps_last = sdx__hip_taps_last(s, w);
     if (sdx__hip_gemm_mma_halves(s, g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w, taps_last);
     return sdx__hip_conv_gather(ctx, op, g, x->shape[0], w, taps_last);
+}
+
+static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                  int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_conv2d(ctx, "conv2d", y, x, w, b, NULL, stride, pad_top, pad_left, pad_bottom, pad_right);
+}
+
+/* The residual in the epilogue, as sdx__hip_linear_add_op. */
+static int sdx__hip_conv2d_pad_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                      const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                      sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_conv2d(ctx, "conv2d_pad_add", y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */

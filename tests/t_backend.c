@@ -79,6 +79,18 @@ static int fd_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const
     return sdx__cpu_conv2d_pad(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), stride, pt, pl, pb, pr, compute);
 }
 
+static int fd_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                         const sdx_tensor *res, sdx_dtype compute) {
+    FD_ARGS(y, x, w, b, res);
+    return sdx__cpu_linear_add(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), FD_T(4), compute);
+}
+
+static int fd_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                             const sdx_tensor *res, int stride, int pt, int pl, int pb, int pr, sdx_dtype compute) {
+    FD_ARGS(y, x, w, b, res);
+    return sdx__cpu_conv2d_pad_add(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), FD_T(4), stride, pt, pl, pb, pr, compute);
+}
+
 static int fd_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
                          const sdx_tensor *g, const sdx_tensor *b, int fuse_silu, sdx_dtype compute) {
     FD_ARGS(y, x, g, b);

@@ -42,13 +42,22 @@ extern "C" {
  * or SDX_BF16 (bf16 products and faster activations) where the backend
  * has it; a backend may always compute in f32. A required op must be
  * filled; a missing optional one runs on the host (its operands are
- * downloaded and its output uploaded), so a new backend can start small. */
+ * downloaded and its output uploaded), so a new backend can start small,
+ * except the fused ones: linear_add and conv2d_pad_add (y = op + res,
+ * rounded once; res is y itself or apart from y and x) then run the
+ * backend's own op and add. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
       (y, x, w, b, compute), (y, x, w, b), (compute)) \
     X(conv2d_pad, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, int stride, \
       int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
       (y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b), \
+      (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
+    X(linear_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
+      sdx_dtype compute), (y, x, w, b, res, compute), (y, x, w, b, res), (compute)) \
+    X(conv2d_pad_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
+      int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
+      (y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b, res), \
       (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(group_norm, 1, (sdx_tensor *y, const sdx_tensor *x, int groups, float eps, const sdx_tensor *gamma, \
       const sdx_tensor *beta, int fuse_silu, sdx_dtype compute), \

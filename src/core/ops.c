@@ -16,7 +16,8 @@ static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 ||
  * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
  * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && ((be->linear_blocks && !strcmp(op, "linear")) || (be->conv_blocks && !strcmp(op, "conv2d_pad")));
+    return i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
+                      (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -110,6 +111,38 @@ static int sdx__check_conv2d_pad(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     if (b && sdx_tensor_numel(b) != w->shape[0])
         return sdx__fail_shapes(ctx, op, "bias size must equal out-channels", b, "b", w, "w");
     return SDX_OK;
+}
+
+/* Whether two tensors' bytes share an address. */
+static int sdx__overlaps(const sdx_tensor *a, const sdx_tensor *b) {
+    const uintptr_t pa = (uintptr_t)a->data, pb = (uintptr_t)b->data;
+    const size_t na = sdx_tensor_nbytes(a), nb = sdx_tensor_nbytes(b);
+    return na && nb && pa < pb + nb && pb < pa + na;
+}
+
+/* The fused ops' residual: y's shape, and either y itself (in place) or
+ * a tensor apart from y and x. */
+static int sdx__check_residual(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *res) {
+    if (!sdx__same_shape(y, res)) return sdx__fail_shapes(ctx, op, "res must have y's shape", res, "res", y, "y");
+    if (res->data != y->data && (sdx__overlaps(res, y) || sdx__overlaps(res, x)))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: res must be y itself or apart from y and x", op);
+    if (sdx__overlaps(y, x)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must be apart from x", op);
+    return SDX_OK;
+}
+
+/* y = linear(x) + res, the sum rounded once to y's type; res may be y. */
+static int sdx__check_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 const sdx_tensor *res, sdx_dtype compute) {
+    int rc = sdx__check_linear(ctx, y, x, w, b, compute);
+    return rc != SDX_OK ? rc : sdx__check_residual(ctx, "linear_add", y, x, res);
+}
+
+/* y = conv2d_pad(x) + res, the same way. */
+static int sdx__check_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                     const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                     sdx_dtype compute) {
+    int rc = sdx__check_conv2d_pad(ctx, y, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+    return rc != SDX_OK ? rc : sdx__check_residual(ctx, "conv2d_pad_add", y, x, res);
 }
 
 static int sdx__check_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, int groups, float eps,
@@ -334,6 +367,52 @@ static int sdx__fallback_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, c
     return sdx__host_copies_done(ctx, &c, y, ctx->host.mul(ctx, &c.t[0], &c.t[1], &c.t[2]));
 }
 
+/* The fused ops from backend be's own op and add: y = t + res, t being y
+ * itself, or a temporary of y's size when res is y (in place). What a
+ * backend without them runs, and the CPU's convolution. */
+static int sdx__composed_begin(sdx_ctx *ctx, const sdx_backend *be, const sdx_tensor *y, const sdx_tensor *res, sdx_tensor *t) {
+    size_t bytes = sdx_tensor_nbytes(y);
+    *t = *y;
+    t->owned = 0;
+    if (res->data != y->data || !bytes) return SDX_OK;
+    t->data = be->alloc(be->user, bytes);
+    return t->data ? SDX_OK : sdx__nomem(ctx, "the temporary of a fused op", bytes);
+}
+
+static int sdx__composed_end(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *res, sdx_tensor *t, int rc) {
+    if (rc == SDX_OK) rc = be->add(ctx, y, t, res);
+    if (t->data != y->data) be->free(be->user, t->data);
+    return rc;
+}
+
+static int sdx__composed_linear_add(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                    const sdx_tensor *b, const sdx_tensor *res, sdx_dtype compute) {
+    sdx_tensor t;
+    int rc = sdx__composed_begin(ctx, be, y, res, &t);
+    return rc != SDX_OK ? rc : sdx__composed_end(ctx, be, y, res, &t, be->linear(ctx, &t, x, w, b, compute));
+}
+
+static int sdx__composed_conv2d_pad_add(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                                        const sdx_tensor *b, const sdx_tensor *res, int stride, int pad_top, int pad_left,
+                                        int pad_bottom, int pad_right, sdx_dtype compute) {
+    sdx_tensor t;
+    int rc = sdx__composed_begin(ctx, be, y, res, &t);
+    if (rc != SDX_OK) return rc;
+    rc = be->conv2d_pad(ctx, &t, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+    return sdx__composed_end(ctx, be, y, res, &t, rc);
+}
+
+static int sdx__fallback_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                    const sdx_tensor *res, sdx_dtype compute) {
+    return sdx__composed_linear_add(ctx, &ctx->be, y, x, w, b, res, compute);
+}
+
+static int sdx__fallback_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                        const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                        sdx_dtype compute) {
+    return sdx__composed_conv2d_pad_add(ctx, &ctx->be, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+}
+
 /* An op's scalar arguments as a graph's tape hashes them: doubles (every
  * int, float and dtype argument is exact in one). In C++ a class, since a
  * braced list may not narrow an int to a double, a constructor may. */
@@ -395,27 +474,46 @@ static void sdx__circular_end(sdx_ctx *ctx) {
     ctx->pad_cap = 0;
 }
 
-/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
-static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                       int stride, int pad, sdx_dtype compute) {
-    sdx_tensor xp;
+/* x wrapped around by pad on every side (seamless mode), as xp in the
+ * context's padding buffer. */
+static int sdx__circular_input(sdx_ctx *ctx, const sdx_tensor *x, int pad, sdx_tensor *xp) {
     size_t bytes;
-    int rc;
-    if (!ctx->circular || pad <= 0 || x->ndim != 4) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
-    xp = *x;
-    xp.owned = 0;
-    xp.shape[2] += 2 * pad;
-    xp.shape[3] += 2 * pad;
-    bytes = sdx_tensor_nbytes(&xp);
+    *xp = *x;
+    xp->owned = 0;
+    xp->shape[2] += 2 * pad;
+    xp->shape[3] += 2 * pad;
+    bytes = sdx_tensor_nbytes(xp);
     if (bytes > ctx->pad_cap) {   /* one buffer, grown to the largest input */
         sdx__dev_free(ctx, ctx->pad_buf, ctx->pad_cap);
         ctx->pad_cap = 0;
         if (!(ctx->pad_buf = sdx__dev_alloc(ctx, bytes))) return sdx__nomem(ctx, "circular padding", bytes);
         ctx->pad_cap = bytes;
     }
-    xp.data = ctx->pad_buf;
-    if ((rc = sdx__pad_circular(ctx, &xp, x, pad, pad, pad, pad)) != SDX_OK) return rc;
+    xp->data = ctx->pad_buf;
+    return sdx__pad_circular(ctx, xp, x, pad, pad, pad, pad);
+}
+
+static int sdx__circular_applies(const sdx_ctx *ctx, const sdx_tensor *x, int pad) { return ctx->circular && pad > 0 && x->ndim == 4; }
+
+/* A layer's convolution: pad on every side, wrapped around in seamless mode. */
+static int sdx__conv2d(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                       int stride, int pad, sdx_dtype compute) {
+    sdx_tensor xp;
+    int rc;
+    if (!sdx__circular_applies(ctx, x, pad)) return sdx__conv2d_pad(ctx, y, x, w, b, stride, pad, pad, pad, pad, compute);
+    if ((rc = sdx__circular_input(ctx, x, pad, &xp)) != SDX_OK) return rc;
     return sdx__conv2d_pad(ctx, y, &xp, w, b, stride, 0, 0, 0, 0, compute);
+}
+
+/* The same plus res (a residual of y's shape: y itself, or apart from y
+ * and x), in one pass where the backend fuses them. */
+static int sdx__conv2d_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res, int stride, int pad, sdx_dtype compute) {
+    sdx_tensor xp;
+    int rc;
+    if (!sdx__circular_applies(ctx, x, pad)) return sdx__conv2d_pad_add(ctx, y, x, w, b, res, stride, pad, pad, pad, pad, compute);
+    if ((rc = sdx__circular_input(ctx, x, pad, &xp)) != SDX_OK) return rc;
+    return sdx__conv2d_pad_add(ctx, y, &xp, w, b, res, stride, 0, 0, 0, 0, compute);
 }
 
 /* Nearest 2x: the resize with y twice x's size (checked here, so every

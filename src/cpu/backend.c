@@ -17,6 +17,15 @@ static int sdx__cpu_move(void *user, void *dst, const void *src, size_t bytes) {
     return SDX_OK;
 }
 
+/* A convolution plus a residual: the convolution's paths (direct,
+ * Winograd, their bf16 forms) store y themselves, so the add follows as
+ * its own pass. */
+static int sdx__cpu_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                   const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                   sdx_dtype compute) {
+    return sdx__composed_conv2d_pad_add(ctx, &ctx->host, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+}
+
 /* The CPU backend, with its own state: the context's host backend. */
 static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     sdx__cpu_state *s = sdx__cpu_state_new(ctx);

@@ -6,9 +6,9 @@
 
 /* ---- linear ------------------------------------------------------------ */
 
-static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                           sdx_dtype compute) {
-    static const char op[] = "linear";
+/* y = x w^T + b (+ res, when not NULL, before y is stored: res may be y). */
+static int sdx__cpu_linear_res(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w,
+                               const sdx_tensor *b, const sdx_tensor *res, sdx_dtype compute) {
     sdx__gemm g;
     int rc;
     memset(&g, 0, sizeof g);
@@ -20,10 +20,23 @@ static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, con
     g.b_kind = SDX__B_ROWS_T; g.b = w->data; g.b_dtype = w->dtype;
     g.y = y->data; g.y_dtype = y->dtype;
     g.bias = b; g.bias_per_row = 0;
+    g.res = res ? res->data : NULL; g.res_dtype = res ? res->dtype : SDX_F32;
     g.weight = w; g.weight_is_a = 0;
     g.compute = compute;
     if ((rc = sdx__gemm_run(ctx, &g)) != SDX_OK) return rc;
     return sdx__trace_check(ctx, op, y);
+}
+
+static int sdx__cpu_linear(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           sdx_dtype compute) {
+    return sdx__cpu_linear_res(ctx, "linear", y, x, w, b, NULL, compute);
+}
+
+/* The residual in the GEMM's store: (x w^T + b) + res, each value rounded
+ * once to y's type. */
+static int sdx__cpu_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                               const sdx_tensor *res, sdx_dtype compute) {
+    return sdx__cpu_linear_res(ctx, "linear_add", y, x, w, b, res, compute);
 }
 
 /* ---- conv2d: direct ---------------------------------------------------- */

@@ -243,6 +243,8 @@ typedef struct sdx__gemm {
     /* C: row-major [M, N] of y_dtype per batch; bias per column or row */
     void *y; sdx_dtype y_dtype; int64_t y_bstride;
     const sdx_tensor *bias; int bias_per_row;
+    /* added to C before it is stored (y's layout and size; may be y itself), or NULL */
+    const void *res; sdx_dtype res_dtype;
     /* the weight operand (A for conv, B for linear): cached bf16 panels */
     const sdx_tensor *weight; int weight_is_a;
     sdx_dtype compute;            /* the arithmetic asked for: SDX_F32 or SDX_BF16 */
@@ -544,11 +546,28 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
 }
 
 /* Adds the bias and narrows an f32 tile of one image into y. */
+/* out[0, nv) += the residual at y's element `at` on (read before y is
+ * written: the residual may be y). */
+static void sdx__gemm_add_res(const sdx__gemm *g, int64_t at, float *out, int nv) {
+    float r[64];
+    if (g->res_dtype == SDX_F32) {
+        const float *res = (const float *)g->res + at;
+        for (int j = 0; j < nv; j++) out[j] += res[j];
+        return;
+    }
+    for (int j0 = 0; j0 < nv; j0 += 64) {
+        const int n = SDX__MIN(64, nv - j0);
+        sdx__load_f32(g->res, g->res_dtype, at + j0, n, r);
+        for (int j = 0; j < n; j++) out[j0 + j] += r[j];
+    }
+}
+
 static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int64_t batch, int64_t m0, int mv,
                             int64_t n0, int nv, float *bias_buf, float *row_buf) {
     int64_t ybase = batch * g->y_bstride;
-    /* an f32 y is written in place: one pass less over C */
-    int direct = g->y_dtype == SDX_F32;
+    /* an f32 y is written in place: one pass less over C (not with a
+     * residual, which may be y: it is read before y is written) */
+    int direct = g->y_dtype == SDX_F32 && !g->res;
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
     direct = 0;
 #endif
@@ -565,6 +584,7 @@ static void sdx__gemm_store(const sdx__gemm *g, const float *tile, int ldt, int6
         } else {
             memcpy(out, t, (size_t)nv * sizeof(float));
         }
+        if (g->res) sdx__gemm_add_res(g, at, out, nv);
 #ifdef SDX_UNSAFE_HALF_ACCUMULATE
         for (int j = 0; j < nv; j++) row_buf[j] = sdx__round_f16(row_buf[j]);
 #endif

@@ -556,7 +556,7 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
-            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part);
+            const int w = sdx__hip_width(count % 8 == 0, g.y, g.part, g.res);
             sdx__hip_launch(w == 8 ? sdx__hip_k_split_sum<8> : sdx__hip_k_split_sum<1>, sdx__hip_blocks(count / w, 256), 256, 0, g, count,
                             g.M * g.N, conv);
         }
@@ -577,11 +577,13 @@ static int sdx__hip_gemm_room(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, in
     return SDX_OK;
 }
 
-static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b) {
+static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                   const sdx_tensor *res) {
     memset(g, 0, sizeof *g);
     g->x = x->data; g->xt = x->dtype;
     g->w = w->data; g->wt = w->dtype;
     g->bias = b ? b->data : NULL; g->bt = b ? (int)b->dtype : 0;
+    g->res = res ? res->data : NULL; g->rt = res ? (int)res->dtype : 0;
     g->y = y->data; g->yt = y->dtype;
     g->split = 1;
 }
@@ -594,16 +596,15 @@ static int sdx__hip_gemv(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g) {
     return sdx__hip_check(ctx, op);
 }
 
-static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              sdx_dtype compute) {
-    (void)compute;
-    static const char op[] = "linear";
+/* y = x w^T + b (+ res in the epilogue, when not NULL: res may be y). */
+static int sdx__hip_linear(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res) {
     sdx__hip *s = sdx__hip_of(ctx);
     sdx__hip_gemm g;
     sdx__hip_plan p;
     int copy_w, copy_x, rc;
     int64_t copied;
-    sdx__hip_gemm_operands(&g, y, x, w, b);
+    sdx__hip_gemm_operands(&g, y, x, w, b, res);
     g.K = w->shape[1];
     g.N = w->shape[0];
     g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
@@ -632,6 +633,21 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
         g.x = rows.data;
     }
     return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+}
+
+static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                              sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_linear(ctx, "linear", y, x, w, b, NULL);
+}
+
+/* The residual in the GEMM's epilogue: (x w^T + b) + res in f32, rounded
+ * once into y; res is read and y written by the same thread, so res may
+ * be y. */
+static int sdx__hip_linear_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                  const sdx_tensor *res, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_linear(ctx, "linear_add", y, x, w, b, res);
 }
 
 /* Every window corner of the convolution fits sdx__hip_pixels' 16-bit
@@ -778,10 +794,9 @@ static int sdx__hip_conv_nhwc(sdx_ctx *ctx, const char *op, sdx__hip_gemm *g, co
     return sdx__hip_gemm_run(ctx, op, *g, SDX__HIP_A_NHWC, batch, p);
 }
 
-static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
-                              int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
-    (void)compute;
-    static const char op[] = "conv2d";
+/* y = conv(x) + b (+ res in the epilogue, when not NULL). */
+static int sdx__hip_conv2d(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right) {
     sdx__hip *s = sdx__hip_of(ctx);
     int64_t ho, wo;
     sdx__hip_gemm g;
@@ -792,7 +807,7 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     wo = wo / stride + 1;
     if (x->shape[2] > 0x7fffffff || x->shape[3] > 0x7fffffff || w->shape[1] * w->shape[2] * w->shape[3] > 0x7fffffff)
         return sdx__hip_bad(ctx, op, "dims below 2^31", x, w);
-    sdx__hip_gemm_operands(&g, y, x, w, b);
+    sdx__hip_gemm_operands(&g, y, x, w, b, res);
     g.M = ho * wo;
     g.N = w->shape[0];
     g.K = w->shape[1] * w->shape[2] * w->shape[3];
@@ -804,6 +819,20 @@ static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor 
     taps_last = sdx__hip_taps_last(s, w);
     if (sdx__hip_gemm_mma_halves(s, g.xt, g.wt) && x->shape[1] % 8 == 0) return sdx__hip_conv_nhwc(ctx, op, &g, x, w, taps_last);
     return sdx__hip_conv_gather(ctx, op, g, x->shape[0], w, taps_last);
+}
+
+static int sdx__hip_conv2d_pad_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                  int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_conv2d(ctx, "conv2d", y, x, w, b, NULL, stride, pad_top, pad_left, pad_bottom, pad_right);
+}
+
+/* The residual in the epilogue, as sdx__hip_linear_add_op. */
+static int sdx__hip_conv2d_pad_add_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                      const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
+                                      sdx_dtype compute) {
+    (void)compute;
+    return sdx__hip_conv2d(ctx, "conv2d_pad_add", y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right);
 }
 
 /* ---- attention --------------------------------------------------------------------------- */

@@ -21,6 +21,7 @@ struct sdx__hip_gemm {
     const void *x; int xt;
     const void *w; int wt;
     const void *bias; int bt;
+    const void *res; int rt;            /* added before y is stored (y's layout; may be y itself), or NULL */
     void *y; int yt;
     int64_t M, N, K;
     int64_t x_bstride, y_bstride;       /* conv: elements per image */
@@ -69,9 +70,11 @@ static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &
 
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_gemm_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, float v) {
+    const int64_t i = AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m;
     if (m >= g.M || n >= g.N) return;
     if (g.bias) v += sdx__hip_ld(g.bias, g.bt, n);
-    sdx__hip_st(g.y, g.yt, AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m, v);
+    if (g.res) v += sdx__hip_ld(g.res, g.rt, i);
+    sdx__hip_st(g.y, g.yt, i, v);
 }
 
 static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int dt, int64_t elems) {
@@ -393,13 +396,29 @@ static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int
             if (e < count) sdx__hip_st(y, yt, i + e, v[e]);
 }
 
+/* v[0, count) += the residual from its element i on (16 bytes at a time
+ * where all eight are there and aligned, as sdx__hip_gemm_store8). */
+static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt, int64_t i, float v[8], int count) {
+    const uintptr_t at = (uintptr_t)res + (uintptr_t)i * (rt == SDX__HIP_DT_F32 ? 4u : 2u);
+    if (count == 8 && at % 16 == 0) {
+        float r[8];
+        sdx__hip_ldw<8>(res, rt, i, r);
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] += r[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; e++)
+            if (e < count) v[e] += sdx__hip_ld(res, rt, i + e);
+    }
+}
+
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
- * (pitch CPC) along the pixels m; into y (g.y, or a split's partial
- * sums, f32 with no bias: `bias` then NULL). */
+ * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
+ * a split's partial sums, f32 with neither: `bias` and `res` then NULL). */
 template <int AK, int BT>
-static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, int64_t z, int64_t m0, int64_t n0,
-                                               const float *cs, int t) {
+static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
+                                               int64_t m0, int64_t n0, const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
     for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
         float v[8];
@@ -421,6 +440,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             for (int e = 0; e < 8; e++) v[e] = e < count ? cs[col * CPC + r + e] + b : 0.0f;
             i = z * g.y_bstride + n * g.M + m;
         }
+        if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
         sdx__hip_gemm_store8(y, yt, i, v, count);
     }
 }
@@ -584,18 +604,18 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
         }
         __syncthreads();
         if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, z, m0 + half * (BT / 2), n0, cs, t);
+            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
         else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
             sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                            SDX__HIP_DT_F32, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
 #endif
 }
 
-/* A split GEMM's result: y = bias + the parts' f32 sums, added in part
- * order (the same bits every run). `count` values of y (all images),
+/* A split GEMM's result: y = the parts' f32 sums, added in part order
+ * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
  * a linear's n = i % N. */
 template <int W>
@@ -609,6 +629,10 @@ __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t pla
         }
         if (g.bias)
             for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
+        if (g.res) {
+            sdx__hip_ldw<W>(g.res, g.rt, i, p);
+            for (int e = 0; e < W; e++) v[e] += p[e];
+        }
         sdx__hip_stw<W>(g.y, g.yt, i, v);
     }
 }

@@ -528,13 +528,12 @@ static int sdx__unet_res_forward(sdx__unet_run *r, const sdx__unet_res *p, sdx_t
     SDX__UNET_DO(sdx__linear(ctx, &e, r->emb, p->emb_w, p->emb_b, r->compute));
     SDX__UNET_DO(sdx__add_channel_bias(ctx, &g, &g, &e));
     SDX__UNET_DO(sdx__group_norm(ctx, &g, &g, SDX__UNET_GROUPS, 1e-5f, p->norm2_w, p->norm2_b, 1, r->compute));
-    SDX__UNET_DO(sdx__conv2d(ctx, y, &g, p->conv2_w, p->conv2_b, 1, 1, r->compute));
-    if (p->skip_w) {
+    if (p->skip_w) {   /* y = conv2(g) + skip(x), the sum in conv2's epilogue where the backend fuses it */
         SDX__UNET_DO(sdx__unet_act4(r, &s, B, p->cout, H, W));
         SDX__UNET_DO(sdx__conv2d(ctx, &s, x, p->skip_w, p->skip_b, 1, 0, r->compute));
-        SDX__UNET_DO(sdx__add(ctx, y, y, &s));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &g, p->conv2_w, p->conv2_b, &s, 1, 1, r->compute));
     } else {
-        SDX__UNET_DO(sdx__add(ctx, y, y, x));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &g, p->conv2_w, p->conv2_b, x, 1, 1, r->compute));
     }
 done:
     sdx__arena_release(r->a, m);
@@ -574,9 +573,7 @@ static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tens
     SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
     SDX__UNET_DO(sdx__unet_act3(r, &o, B, L, inner));
     SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0, r->compute));
-    /* n is dead: it takes the projected output */
-    SDX__UNET_DO(sdx__linear(ctx, &n, &o, wo, bo, r->compute));
-    SDX__UNET_DO(sdx__add(ctx, tok, tok, &n));
+    SDX__UNET_DO(sdx__linear_add(ctx, tok, &o, wo, bo, tok, r->compute));
 done:
     sdx__arena_release(r->a, m);
     return rc;
@@ -616,8 +613,7 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
         SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
         SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
-        SDX__UNET_DO(sdx__linear(ctx, &n, &g, b->ff2_w, b->ff2_b, r->compute));
-        SDX__UNET_DO(sdx__add(ctx, &t, &t, &n));
+        SDX__UNET_DO(sdx__linear_add(ctx, &t, &g, b->ff2_w, b->ff2_b, &t, r->compute));
     }
 done:
     sdx__arena_release(r->a, m);
@@ -656,12 +652,12 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
         SDX__UNET_DO(sdx__unet_act3(r, &t, B, L, C));
         SDX__UNET_DO(sdx__linear(ctx, &t, &tok, p->proj_out_w, p->proj_out_b, r->compute));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, y, &t));
-    } else {
+        SDX__UNET_DO(sdx__add(ctx, y, y, x));
+    } else {   /* the residual in proj_out's epilogue where the backend fuses it */
         SDX__UNET_DO(sdx__unet_act4(r, &t, B, p->inner, H, W));
         SDX__UNET_DO(sdx__nlc_to_nchw(ctx, &t, &tok));
-        SDX__UNET_DO(sdx__conv2d(ctx, y, &t, p->proj_out_w, p->proj_out_b, 1, 0, r->compute));
+        SDX__UNET_DO(sdx__conv2d_add(ctx, y, &t, p->proj_out_w, p->proj_out_b, x, 1, 0, r->compute));
     }
-    SDX__UNET_DO(sdx__add(ctx, y, y, x));
 done:
     sdx__arena_release(r->a, m);
     return rc;

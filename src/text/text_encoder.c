@@ -395,13 +395,11 @@ static int sdx__clip_block_forward(sdx_ctx *ctx, const sdx__clip *c, int i, sdx_
     SDX__TE_TRY(sdx__linear(ctx, &k, &h, &kw, &kb, compute));
     SDX__TE_TRY(sdx__linear(ctx, &v, &h, &vw, &vb, compute));
     SDX__TE_TRY(sdx__attention(ctx, &att, &q, &k, &v, c->heads, 1, compute));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &att, b->out_w, b->out_b, compute));
-    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    SDX__TE_TRY(sdx__linear_add(ctx, x, &att, b->out_w, b->out_b, x, compute));
     SDX__TE_TRY(sdx__layer_norm(ctx, &h, x, SDX__TE_LN_EPS, b->ln2_w, b->ln2_b));
     SDX__TE_TRY(sdx__linear(ctx, &f, &h, b->fc1_w, b->fc1_b, compute));
     SDX__TE_TRY(c->gelu_erf ? sdx__gelu(ctx, &f, &f, compute) : sdx__quick_gelu(ctx, &f, &f));
-    SDX__TE_TRY(sdx__linear(ctx, &h, &f, b->fc2_w, b->fc2_b, compute));
-    SDX__TE_TRY(sdx__add(ctx, x, x, &h));
+    SDX__TE_TRY(sdx__linear_add(ctx, x, &f, b->fc2_w, b->fc2_b, x, compute));
     if (c->low_memory) sdx__wset_release(&c->w, b->slot0, b->slot1);
 done:
     sdx__arena_release(a, m);

@@ -251,6 +251,83 @@ static int gpu_conv2d_matches_cpu(void) {
     return rc;
 }
 
+/* The CPU's convolution plus a residual, rounded once to y's type as the
+ * GPU's epilogue does (its own conv2d_pad_add rounds the convolution's
+ * output first: a second rounding, past the half tolerance in bf16). */
+static int tg_cpu_conv_add_once(sdx_ctx *cpu, tg_t *y, const tg_t *x, const tg_t *w, const tg_t *b, const sdx_tensor *res) {
+    const int64_t n = sdx_tensor_numel(&y->host);
+    sdx_tensor conv;
+    float *r = (float *)malloc((size_t)n * sizeof(float));
+    int rc = r ? sdx_tensor_alloc(NULL, &conv, SDX_F32, 4, y->host.shape) : SDX_ERR_NOMEM;
+    if (rc == SDX_OK) {
+        sdx__load_f32(res->data, res->dtype, 0, n, r);      /* before y is written: res may be y */
+        if ((rc = sdx__cpu_conv2d_pad(cpu, &conv, &x->host, &w->host, &b->host, 1, 1, 1, 1, 1, SDX_F32)) == SDX_OK) {
+            for (int64_t i = 0; i < n; i++) r[i] += ((const float *)conv.data)[i];
+            sdx__store_f32(y->host.data, y->host.dtype, 0, n, r);
+        }
+        sdx_tensor_free(NULL, &conv);
+    }
+    free(r);
+    return rc;
+}
+
+/* y = linear(x) or a 3x3 conv(x), plus a residual (bias too), on both
+ * sides: res is y itself (in place) or a tensor of its own in another
+ * type. The GPU adds it in the GEMM's epilogue (the split-k sum's, the
+ * few-row and SIMT kernels'), the CPU's linear in its GEMM's store. */
+static int tg_residual_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int conv, int64_t rows, int64_t c, int64_t o, int in_place) {
+    int64_t lx[3] = { 2, rows, c }, lw[2] = { o, c }, ly[3] = { 2, rows, o }, bs[1] = { o };
+    int64_t cx[4] = { 2, c, rows, rows + 3 }, cw[4] = { o, c, 3, 3 }, cy[4] = { 2, o, rows, rows + 3 };
+    const int nd = conv ? 4 : 3;
+    const int64_t *ys = conv ? cy : ly;
+    tg_t x, w, b, y, r;
+    int rc = T_PASS;
+    memset(&r, 0, sizeof r);
+    if (!tg_make(gpu, &x, d[0], nd, conv ? cx : lx, 1, 0) || !tg_make_weight(gpu, &w, d[0], d[1], conv ? 4 : 2, conv ? cw : lw) ||
+        !tg_make(gpu, &b, d[2], 1, bs, 1, 0) || !tg_make(gpu, &y, d[3], nd, ys, 1, 0) ||
+        (!in_place && !tg_make(gpu, &r, d[3] == SDX_F32 ? SDX_BF16 : SDX_F32, nd, ys, 1, 0))) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        const sdx_tensor *rh = in_place ? &y.host : &r.host, *rd = in_place ? &y.dev : &r.dev;
+        int c_rc = conv ? tg_cpu_conv_add_once(cpu, &y, &x, &w, &b, rh) : sdx__cpu_linear_add(cpu, &y.host, &x.host, &w.host, &b.host, rh, SDX_F32);
+        int g_rc = conv ? sdx__conv2d_pad_add(gpu, &y.dev, &x.dev, &w.dev, &b.dev, rd, 1, 1, 1, 1, 1, SDX_F32)
+                        : sdx__linear_add(gpu, &y.dev, &x.dev, &w.dev, &b.dev, rd, SDX_F32);
+        if (c_rc != SDX_OK || g_rc != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "%s: %s / %s", conv ? "conv2d_pad_add" : "linear_add", sdx_last_error(cpu), sdx_last_error(gpu));
+            rc = T_FAIL;
+        } else {
+            snprintf(t_label, sizeof t_label, "%s %lld rows c%lld->o%lld, res %s, %s/%s/%s->%s", conv ? "conv2d_pad_add" : "linear_add",
+                     (long long)rows, (long long)c, (long long)o, in_place ? "in place" : sdx_dtype_name(r.host.dtype),
+                     sdx_dtype_name(d[0]), sdx_dtype_name(d[1]), sdx_dtype_name(d[2]), sdx_dtype_name(d[3]));
+            TG_CHECK_REL(gpu, &y, tg_tol(d, 4));
+        }
+    }
+    tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &b); tg_free(gpu, &y); tg_free(gpu, &r);
+    return rc;
+}
+
+static int gpu_residuals_in_the_epilogue_match_cpu(void) {
+    /* {conv, rows, in, out}: 128-tiles, k split in 4, few rows (one warp a
+     * column); channels-last 3x3, k split, gathered (C % 8 != 0) */
+    static const int cases[7][4] = { { 0, 128, 320, 640 }, { 0, 40, 2048, 96 }, { 0, 9, 72, 40 },
+                                     { 1, 9, 64, 96 }, { 1, 6, 256, 40 }, { 1, 7, 20, 24 }, { 1, 5, 116, 24 } };
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(4);
+    for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
+        sdx_dtype d[4];
+        tg_set(s, d, 4);
+        for (int i = 0; i < 7 && rc == T_PASS; i++)
+            for (int in_place = 0; in_place < 2 && rc == T_PASS; in_place++)
+                rc = tg_residual_case(gpu, cpu, d, cases[i][0], cases[i][1], cases[i][2], cases[i][3], in_place);
+    }
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
 /* A convolution weight the backend keeps channels-last (loaded through
  * the loader: a half-type 3x3 over 8k channels is rearranged in place at
  * upload) computes what the CPU does from the file's values: with f16 x
@@ -936,6 +1013,7 @@ static const t_case gpu_cases[] = {
     { "linear_matches_cpu", gpu_linear_matches_cpu },
     { "conv2d_matches_cpu", gpu_conv2d_matches_cpu },
     { "loaded_convolution_weights_kept_channels_last_match_cpu", gpu_loaded_convolution_weights_kept_channels_last_match_cpu },
+    { "residuals_in_the_epilogue_match_cpu", gpu_residuals_in_the_epilogue_match_cpu },
     { "attention_matches_cpu_for_every_head_dim", gpu_attention_matches_cpu_for_every_head_dim },
     { "norms_and_softmax_match_cpu", gpu_norms_and_softmax_match_cpu },
     { "elementwise_and_layout_match_cpu", gpu_elementwise_and_layout_match_cpu },
