@@ -385,6 +385,52 @@ static int linear_rejects_mismatched_shapes(void) {
     return T_PASS;
 }
 
+/* The fused residual ops on the CPU: y = op(x) + res, in place (res is
+ * y) and with res apart, have the bits of the op followed by add (f32:
+ * the sum commutes); linear adds it in the GEMM's store, the convolution
+ * as a second pass (through a temporary in place). A residual that
+ * overlaps y only in part, or y's bytes as another type, is refused. */
+static int fused_residuals_equal_the_op_then_add(void) {
+    sdx_ctx *ctx = t_ctx();
+    static float xb[3 * 70], wb[50 * 70], bb[50], rb[3 * 50], want[3 * 50], got[3 * 50];
+    static float cx[2 * 8 * 5 * 6], cw[4 * 8 * 9], cb[4], cr[2 * 4 * 5 * 6], cwant[2 * 4 * 5 * 6], cgot[2 * 4 * 5 * 6];
+    int64_t xs[2] = { 3, 70 }, ws[2] = { 50, 70 }, bs[1] = { 50 }, ys[2] = { 3, 50 }, part[2] = { 2, 50 };
+    int64_t cxs[4] = { 2, 8, 5, 6 }, cws[4] = { 4, 8, 3, 3 }, cbs[1] = { 4 }, cys[4] = { 2, 4, 5, 6 };
+    sdx_tensor x = sdx__view(SDX_F32, xb, 2, xs), w = sdx__view(SDX_F32, wb, 2, ws), b = sdx__view(SDX_F32, bb, 1, bs);
+    sdx_tensor r = sdx__view(SDX_F32, rb, 2, ys), yw = sdx__view(SDX_F32, want, 2, ys), yg = sdx__view(SDX_F32, got, 2, ys);
+    sdx_tensor shifted = sdx__view(SDX_F32, got + 50, 2, part), halves = sdx__view(SDX_F16, got, 2, ys);
+    sdx_tensor X = sdx__view(SDX_F32, cx, 4, cxs), W = sdx__view(SDX_F32, cw, 4, cws), B = sdx__view(SDX_F32, cb, 1, cbs);
+    sdx_tensor R = sdx__view(SDX_F32, cr, 4, cys), YW = sdx__view(SDX_F32, cwant, 4, cys), YG = sdx__view(SDX_F32, cgot, 4, cys);
+    int rc;
+    t_seed(12);
+    t_fill_normal(xb, 3 * 70, 1.0); t_fill_normal(wb, 50 * 70, 0.1); t_fill_normal(bb, 50, 1.0); t_fill_normal(rb, 3 * 50, 1.0);
+    t_fill_normal(cx, 2 * 8 * 30, 1.0); t_fill_normal(cw, 4 * 8 * 9, 0.1); t_fill_normal(cb, 4, 1.0); t_fill_normal(cr, 2 * 4 * 30, 1.0);
+    T_CHECK(sdx__linear(ctx, &yw, &x, &w, &b, SDX_F32) == SDX_OK && sdx__add(ctx, &yw, &yw, &r) == SDX_OK, "%s", sdx_last_error(ctx));
+    memcpy(got, rb, sizeof got);
+    T_CHECK(sdx__linear_add(ctx, &yg, &x, &w, &b, &yg, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(got, want, sizeof got), "linear_add in place differs from linear then add");
+    memset(got, 0, sizeof got);
+    T_CHECK(sdx__linear_add(ctx, &yg, &x, &w, &b, &r, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(got, want, sizeof got), "linear_add differs from linear then add");
+    T_CHECK(sdx__conv2d(ctx, &YW, &X, &W, &B, 1, 1, SDX_F32) == SDX_OK && sdx__add(ctx, &YW, &YW, &R) == SDX_OK, "%s",
+            sdx_last_error(ctx));
+    memcpy(cgot, cr, sizeof cgot);
+    T_CHECK(sdx__conv2d_add(ctx, &YG, &X, &W, &B, &YG, 1, 1, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(cgot, cwant, sizeof cgot), "conv2d_add in place differs from conv then add");
+    memset(cgot, 0, sizeof cgot);
+    T_CHECK(sdx__conv2d_add(ctx, &YG, &X, &W, &B, &R, 1, 1, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(cgot, cwant, sizeof cgot), "conv2d_add differs from conv then add");
+    shifted.shape[0] = 3;   /* rows 1..3 of a y of rows 0..2: overlaps in part */
+    rc = sdx__linear_add(ctx, &yg, &x, &w, &b, &shifted, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "res must be y itself or apart"), "overlap: %d: %s", rc,
+            sdx_last_error(ctx));
+    rc = sdx__linear_add(ctx, &yg, &x, &w, &b, &halves, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "res must be y itself or apart"), "y as f16: %d: %s", rc,
+            sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* x [3, -5] and w [4, -5] agree on in-features and have 15 and 20
  * "elements"; a negative K used to skip the GEMM loop and store an
  * uninitialised tile as the result. */
@@ -1333,6 +1379,7 @@ static const t_case kernels_cases[] = {
     { "conv2d_refuses_quantized_filters_it_cannot_take", conv2d_refuses_quantized_filters_it_cannot_take },
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
     { "linear_rejects_negative_dims", linear_rejects_negative_dims },
+    { "fused_residuals_equal_the_op_then_add", fused_residuals_equal_the_op_then_add },
     { "gemm_micro_kernels_agree_with_double", gemm_micro_kernels_agree_with_double },
     { "conv2d_1x1", conv2d_1x1 },
     { "conv2d_3x3_pad1", conv2d_3x3_pad1 },

@@ -124,7 +124,7 @@ static int sdx__overlaps(const sdx_tensor *a, const sdx_tensor *b) {
  * a tensor apart from y and x. */
 static int sdx__check_residual(sdx_ctx *ctx, const char *op, const sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *res) {
     if (!sdx__same_shape(y, res)) return sdx__fail_shapes(ctx, op, "res must have y's shape", res, "res", y, "y");
-    if (res->data != y->data && (sdx__overlaps(res, y) || sdx__overlaps(res, x)))
+    if (res->data == y->data ? res->dtype != y->dtype : sdx__overlaps(res, y) || sdx__overlaps(res, x))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: res must be y itself or apart from y and x", op);
     if (sdx__overlaps(y, x)) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y must be apart from x", op);
     return SDX_OK;
