@@ -239,7 +239,7 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
             tk_env e = { t_ctx(), { { 0 } }, 0, { 0 }, 0 };
             sdx_tensor *x, *wq, *wf, *b, *yq, *yf;
             float *xv, *bv;
-            int ok = 1;
+            int ok = 1, bf16;
             if (k % block) { sdx_destroy(e.ctx); continue; }
             e.ctx->desc.quant_exact = 1;
             t_seed((uint64_t)(100 * type + (int)i));
@@ -252,13 +252,14 @@ static int linear_quantized_weights_equal_dequantized_f32_bit_for_bit(void) {
             if (!x || !b || !wq || !wf || !yq || !yf) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
             tk_rand_blocks(wq);
             sdx__load_f32(wq->data, wq->dtype, 0, n * k, (float *)wf->data);
-            sdx__bf16_usable(e.ctx);     /* probes the CPU */
+            bf16 = sdx__bf16_usable(e.ctx);     /* probes the CPU */
             for (int run = 0; ok && run < 5; run++) {
                 static const char *const runs[5] = { "f32", "f32, portable packers", "bf16 as probed",
                                                      "bf16 as probed, the weight's panel a job's rows at a time",
                                                      "bf16 on AVX512-BF16" };
                 sdx__cpu_state *cpu = sdx__cpu(e.ctx);
                 sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
+                if (compute == SDX_BF16 && !bf16) continue;     /* it would compute in f32: runs 0 and 1 again */
                 cpu->pack_scalar = run == 1;
                 cpu->op_weight_chunk = run == 3 ? 1 : SDX__OP_WEIGHT_BYTES;
                 if (run == 4) {       /* the kernel of CPUs without AMX, where this one has it */
@@ -318,11 +319,12 @@ static int conv2d_quantized_filters_equal_dequantized_f32_bit_for_bit(void) {
             if (!x || !b || !wq || !wf || !yq || !yf) { tk_done(&e); sdx_destroy(e.ctx); T_CHECK(0, "alloc"); }
             tk_rand_blocks(wq);
             sdx__load_f32(wq->data, wq->dtype, 0, o * c * k * k, (float *)wf->data);
-            sdx__bf16_usable(e.ctx);     /* probes the CPU */
+            const int bf16 = sdx__bf16_usable(e.ctx);     /* probes the CPU */
             for (int run = 0; ok && run < 4; run++) {
                 static const char *const runs[4] = { "f32", "f32, portable packers", "bf16",
                                                      "bf16, the filter's panel (or transform) a job's rows at a time" };
                 sdx_dtype compute = run < 2 ? SDX_F32 : SDX_BF16;
+                if (compute == SDX_BF16 && !bf16) continue;     /* it would compute in f32: runs 0 and 1 again */
                 sdx__cpu(e.ctx)->pack_scalar = run == 1;
                 sdx__cpu(e.ctx)->op_weight_chunk = run == 3 ? 1 : SDX__OP_WEIGHT_BYTES;
                 winograd += sdx__wino_pays(e.ctx, compute, x, wf, st, ho, wo);
