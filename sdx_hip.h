@@ -843,10 +843,13 @@ static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &
 template <int AK>
 static __device__ __forceinline__ void sdx__hip_gemm_out(const sdx__hip_gemm &g, int64_t z, int64_t m, int64_t n, float v) {
     const int64_t i = AK == SDX__HIP_A_ROWS ? m * g.N + n : z * g.y_bstride + n * g.M + m;
+    float r;
     if (m >= g.M || n >= g.N) return;
+    /* the residual as a select: a branch on it here crashed Debian's
+     * clang 15 (gfx1100, 'AMDGPU Insert Delay ALU': a heap corruption) */
+    r = g.res ? sdx__hip_ld(g.res, g.rt, i) : 0.0f;
     if (g.bias) v += sdx__hip_ld(g.bias, g.bt, n);
-    if (g.res) v += sdx__hip_ld(g.res, g.rt, i);
-    sdx__hip_st(g.y, g.yt, i, v);
+    sdx__hip_st(g.y, g.yt, i, g.res ? v + r : v);
 }
 
 static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int dt, int64_t elems) {
