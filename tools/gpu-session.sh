@@ -20,7 +20,8 @@
 #       sections for one convolution and one linear GEMM launch
 #       (gemm-profile, not in the default parts; 120 s), the two GEMM
 #       layouts one after the other: every kernel shape and a UNet step of
-#       each model (ab, not in the default parts; 150 s), and a short
+#       each model (ab, not in the default parts; about 150 s after bench,
+#       whose checkpoints it reuses, up to 380 s on a fresh machine), and a short
 #       table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
@@ -134,7 +135,8 @@ EOF
             bin=./bench/bench_gpu
             [ $v = 256 ] && bin=./$CARRY/bench_gpu-256
             timeout 40 $bin --kernels > "$out/ab-kernels-$v.log" 2>&1
-            timeout 35 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
+            # the first run writes the random checkpoints unless bench did
+            timeout 150 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
         done
         python3 - "$out" << 'EOF'
 import re, sys
