@@ -92,9 +92,9 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  * ROWS groups of SPLIT warps, each group 16 MT queries (MT m16 tiles,
  * which share every K and V fragment a warp loads), each warp of a group
  * DP / SPLIT of the dims. Lane (g, t) = (lane / 4, lane % 4) owns query
- * rows g and g + 8 of each of its group's m16 tiles. Q stays in shared memory; K and V
- * tiles of BK keys stream into two buffers as asynchronous copies (the
- * next during this one). Per tile:
+ * rows g and g + 8 of each of its group's m16 tiles. Q stays in shared
+ * memory; K and V tiles of BK keys stream into two buffers as
+ * asynchronous copies (the next during this one). Per tile:
  *   S = Q K^T with mma.sync m16n8k16 (f32 accumulation), in registers:
  *     the lane holds keys 8j + 2t, 8j + 2t + 1 of its two rows. With
  *     SPLIT > 1 each warp has the sum over its dims only; the group's
@@ -196,13 +196,13 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 * MT + g;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
     float o[MT][NO][4], m[MT][2], l[MT][2];
-    #pragma unroll
+#pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        #pragma unroll
+#pragma unroll
         for (int r = 0; r < 2; r++) {
             m[mt][r] = -INFINITY;
             l[mt][r] = 0.0f;
-            #pragma unroll
+#pragma unroll
             for (int i = 0; i < NO; i++) o[mt][i][2 * r] = o[mt][i][2 * r + 1] = 0.0f;
         }
     sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
@@ -225,23 +225,23 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
          * (lane / 16) of each m16 tile; K rows (keys) lane % 8 + 8 (lane /
          * 16) at kk + 8 ((lane / 8) % 2) give two key tiles, each used by
          * every m16 tile of the warp */
-        #pragma unroll
+#pragma unroll
         for (int mt = 0; mt < MT; mt++)
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; e++) s[mt][jn][e] = 0.0f;
-        #pragma unroll
+#pragma unroll
         for (int kk = dim0; kk < dim0 + L::DS; kk += 16) {
             uint32_t a[MT][4];
-            #pragma unroll
+#pragma unroll
             for (int mt = 0; mt < MT; mt++)
                 sdx__hip_ldsm4<0>(a[mt], qs + ((group * MT + mt) * 16 + lane % 16) * L::LD + kk + (lane / 16) * 8);
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<0>(r, kt + (jn * 8 + lane % 8 + (lane / 16) * 8) * L::LD + kk + (lane / 8) % 2 * 8);
-                #pragma unroll
+#pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     sdx__hip_mma16816<HT>(s[mt][jn], a[mt], r);
                     sdx__hip_mma16816<HT>(s[mt][jn + 1], a[mt], r + 2);
@@ -250,37 +250,37 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
         }
         if (SPLIT > 1) {
             /* the group's partial sums, added in the order of the dims */
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; e++) xch[((warp * NS + jn) * 4 + e) * 32 + lane] = s[0][jn][e];
             __syncthreads();
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; e++) {
                     float total = 0.0f;
-                    #pragma unroll
+#pragma unroll
                     for (int w = group * SPLIT; w < group * SPLIT + SPLIT; w++) total += xch[((w * NS + jn) * 4 + e) * 32 + lane];
                     s[0][jn][e] = total;
                 }
         }
         /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
          * e % 2 of row 16 mt + e / 2 */
-        #pragma unroll
+#pragma unroll
         for (int mt = 0; mt < MT; mt++) {
-            #pragma unroll
+#pragma unroll
             for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY, sum[mt][r] = 0.0f;
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int c = jn * 8 + 2 * tq + e % 2;
                     const int visible = c < nkv && (!causal || j0 + c <= row_q + 16 * mt + 8 * (e / 2));
                     s[mt][jn][e] = visible ? s[mt][jn][e] * scale : -INFINITY;
                     tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
                 }
-            #pragma unroll
+#pragma unroll
             for (int r = 0; r < 2; r++) {
                 float m_new;
                 tile_max[mt][r] = sdx__hip_warp_max(tile_max[mt][r], 4);
@@ -289,29 +289,29 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                 corr[mt][r] = expf(m[mt][r] - shift[mt][r]);            /* m = -inf (first tile): 0 */
                 m[mt][r] = m_new;
             }
-            #pragma unroll
+#pragma unroll
             for (int jn = 0; jn < NS; jn++)
-                #pragma unroll
+#pragma unroll
                 for (int r = 0; r < 2; r++)
                     sdx__hip_flash_p2<HT>(expf(s[mt][jn][2 * r] - shift[mt][r]), expf(s[mt][jn][2 * r + 1] - shift[mt][r]), &ph[mt][jn][r],
                                           &pl[mt][jn][r], &sum[mt][r]);
-            #pragma unroll
+#pragma unroll
             for (int r = 0; r < 2; r++) l[mt][r] = l[mt][r] * corr[mt][r] + sdx__hip_warp_sum(sum[mt][r], 4);
-            #pragma unroll
+#pragma unroll
             for (int i = 0; i < NO; i++)
-                #pragma unroll
+#pragma unroll
                 for (int e = 0; e < 4; e++) o[mt][i][e] *= corr[mt][e / 2];
         }
         /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
          * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
          * transposed, give two dim tiles, each used by every m16 tile */
-        #pragma unroll
+#pragma unroll
         for (int c = 0; c < NS / 2; c++)
-            #pragma unroll
+#pragma unroll
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
-                #pragma unroll
+#pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     const uint32_t ah[4] = { ph[mt][2 * c][0], ph[mt][2 * c][1], ph[mt][2 * c + 1][0], ph[mt][2 * c + 1][1] };
                     sdx__hip_mma16816<HT>(o[mt][jd], ah, r);
@@ -324,11 +324,11 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                 }
             }
     }
-    #pragma unroll
+#pragma unroll
     for (int mt = 0; mt < MT; mt++)
-        #pragma unroll
+#pragma unroll
         for (int i = 0; i < NO; i++)
-            #pragma unroll
+#pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int64_t qi = row_q + 16 * mt + 8 * (e / 2);
                 const int c = dim0 + i * 8 + 2 * tq + e % 2;

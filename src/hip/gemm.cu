@@ -387,12 +387,16 @@ static __device__ __forceinline__ void sdx__hip_mma_load_direct(const sdx__hip_g
     }
 }
 
+/* All eight values from element i of p on are there and 16-byte aligned. */
+static __device__ __forceinline__ int sdx__hip_whole8(const void *p, int dt, int64_t i, int count) {
+    return count == 8 && ((uintptr_t)p + (uintptr_t)i * (dt == SDX__HIP_DT_F32 ? 4u : 2u)) % 16 == 0;
+}
+
 /* `count` (0..8) consecutive values of y from element i on, each with the
  * bias of its column: as 16-byte stores when all eight are there and
  * aligned. */
 static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int64_t i, const float v[8], int count) {
-    const uintptr_t at = (uintptr_t)y + (uintptr_t)i * (yt == SDX__HIP_DT_F32 ? 4u : 2u);
-    if (count == 8 && at % 16 == 0) sdx__hip_stw<8>(y, yt, i, v);
+    if (sdx__hip_whole8(y, yt, i, count)) sdx__hip_stw<8>(y, yt, i, v);
     else    /* constant indices keep v in registers */
 #pragma unroll
         for (int e = 0; e < 8; e++)
@@ -400,10 +404,9 @@ static __device__ __forceinline__ void sdx__hip_gemm_store8(void *y, int yt, int
 }
 
 /* v[0, count) += the residual from its element i on (16 bytes at a time
- * where all eight are there and aligned, as sdx__hip_gemm_store8). */
+ * where all eight are there and aligned). */
 static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt, int64_t i, float v[8], int count) {
-    const uintptr_t at = (uintptr_t)res + (uintptr_t)i * (rt == SDX__HIP_DT_F32 ? 4u : 2u);
-    if (count == 8 && at % 16 == 0) {
+    if (sdx__hip_whole8(res, rt, i, count)) {
         float r[8];
         sdx__hip_ldw<8>(res, rt, i, r);
 #pragma unroll
