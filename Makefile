@@ -215,13 +215,15 @@ check-hip: sdx.h sdx_hip.h
 
 # The gpu suite's kernel cases with sdx_hip.h's kernels run on the CPU by
 # the simulator of tests/gpu/sim.h (any C++17 compiler, no GPU): every
-# kernel, the wmma paths included, against the CPU kernels, and UNet
-# calls replayed from graphs against op by op. The pipeline goldens and the
-# ControlNet's graphs take too long there; `./tests/gpu/run-sim` runs them
-# too.
+# kernel, the matrix-unit paths included, against the CPU kernels, and UNet
+# calls replayed from graphs against op by op. The simulated device is a
+# Hopper (the 128-tiles on wgmma); the GEMM cases run again on an Ampere
+# (SDX_SIM_AMPERE: mma.sync). The pipeline goldens and the ControlNet's
+# graphs take too long there; `./tests/gpu/run-sim` runs them too.
 SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas
 test-gpu-sim: tests/gpu/run-sim
 	./tests/gpu/run-sim --skip goldens --skip gguf --skip controlnet
+	SDX_SIM_AMPERE=1 ./tests/gpu/run-sim linear conv residual loaded geglu
 tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
 	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim.o
 	$(CXX) $(SIM_CXXFLAGS) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim.o
@@ -269,13 +271,13 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 	$(CC) $(CFLAGS) -I. -c bench/bench_gpu.c -o bench/bench_gpu.o
 	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip.o $(LDLIBS)
 
-# the same with the GEMM's other block layout, for tools/gpu-session.sh's
-# side-by-side part (sdx_hip.h, SDX_HIP_GEMM_THREADS)
-bench/bench_gpu-256: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
-	$(GPUCC) -I. -DSDX_HIP_GEMM_THREADS=256 -c examples/sdx_hip.cu -o examples/sdx_hip-256.o
-	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-256.o $(LDLIBS)
+# the same without Hopper's wgmma GEMMs (mma.sync 128-tiles instead), for
+# tools/gpu-session.sh's side-by-side part (sdx_hip.h, SDX_HIP_WGMMA)
+bench/bench_gpu-mma: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
+	$(GPUCC) -I. -DSDX_HIP_WGMMA=0 -c examples/sdx_hip.cu -o examples/sdx_hip-mma.o
+	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-mma.o $(LDLIBS)
 
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-256 bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-mma bench/*.o

@@ -1333,7 +1333,9 @@ extern "C" {
  * downloaded and its output uploaded), so a new backend can start small,
  * except the fused ones: linear_add and conv2d_pad_add (y = op + res,
  * rounded once; res is y itself or apart from y and x) then run the
- * backend's own op and add. */
+ * backend's own op and add, and linear_geglu (y = geglu(linear(x)), w
+ * [2D, C] and y [..., D]) its linear into h, the caller's scratch of y's
+ * type and [..., 2D] (the op may leave anything there), then geglu. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
       (y, x, w, b, compute), (y, x, w, b), (compute)) \
@@ -1343,6 +1345,8 @@ extern "C" {
       (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(linear_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
       sdx_dtype compute), (y, x, w, b, res, compute), (y, x, w, b, res), (compute)) \
+    X(linear_geglu, 0, (sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, \
+      sdx_dtype compute), (y, h, x, w, b, compute), (y, h, x, w, b), (compute)) \
     X(conv2d_pad_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
       int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
       (y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b, res), \
@@ -4328,8 +4332,9 @@ static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 ||
  * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
  * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
-                      (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))));
+    return (i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
+                       (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))))) ||
+           (i == 3 && be->linear_blocks && !strcmp(op, "linear_geglu"));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -4562,6 +4567,20 @@ static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sd
     return SDX_OK;
 }
 
+/* y = geglu(linear(x)): h is linear's y (w's rows, y's type), y half
+ * its last dim; neither overlaps x or the other. */
+static int sdx__check_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                   const sdx_tensor *b, sdx_dtype compute) {
+    static const char op[] = "linear_geglu";
+    int rc = sdx__check_linear(ctx, h, x, w, b, compute);
+    if (rc != SDX_OK) return rc;
+    if ((rc = sdx__check_geglu(ctx, y, h, compute)) != SDX_OK) return rc;
+    if (h->dtype != y->dtype) return sdx__fail_shapes(ctx, op, "h must have y's dtype", h, "h", y, "y");
+    if (sdx__overlaps(y, x) || sdx__overlaps(h, x) || sdx__overlaps(y, h))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y, h and x must lie apart", op);
+    return SDX_OK;
+}
+
 /* v: [N, C] over H, W */
 static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
@@ -4712,6 +4731,18 @@ static int sdx__composed_conv2d_pad_add(sdx_ctx *ctx, const sdx_backend *be, sdx
     if (rc != SDX_OK) return rc;
     rc = be->conv2d_pad(ctx, &t, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
     return sdx__composed_end(ctx, be, y, res, &t, rc);
+}
+
+/* geglu(linear(x)) through h, on backend be. */
+static int sdx__composed_linear_geglu(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x,
+                                      const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute) {
+    int rc = be->linear(ctx, h, x, w, b, compute);
+    return rc != SDX_OK ? rc : be->geglu(ctx, y, h, compute);
+}
+
+static int sdx__fallback_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                      const sdx_tensor *b, sdx_dtype compute) {
+    return sdx__composed_linear_geglu(ctx, &ctx->be, y, h, x, w, b, compute);
 }
 
 static int sdx__fallback_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
@@ -9798,6 +9829,13 @@ static int sdx__cpu_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
                                    const sdx_tensor *res, int stride, int pad_top, int pad_left, int pad_bottom, int pad_right,
                                    sdx_dtype compute) {
     return sdx__composed_conv2d_pad_add(ctx, &ctx->host, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
+}
+
+/* GEGLU after a linear: the GEMM's columns come in blocks that never
+ * hold a value and its gate together, so the gate is its own pass over h. */
+static int sdx__cpu_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 sdx_dtype compute) {
+    return sdx__composed_linear_geglu(ctx, &ctx->host, y, h, x, w, b, compute);
 }
 
 /* The CPU backend, with its own state: the context's host backend. */
@@ -18315,7 +18353,9 @@ static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows
 }
 
 /* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
- * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size. */
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
+ * 2 x inner columns are the fused op's scratch, which a backend that
+ * fuses the product and the gate leaves untouched). */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
@@ -18333,8 +18373,7 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
         sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
-        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
-        SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
+        SDX__UNET_DO(sdx__linear_geglu(ctx, &g, &f, &n, b->ff1_w, b->ff1_b, r->compute));
         SDX__UNET_DO(sdx__linear_add(ctx, &t, &g, b->ff2_w, b->ff2_b, &t, r->compute));
     }
 done:

@@ -189,6 +189,17 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_MMA 0
 #endif
 
+/* Hopper's warpgroup matrix instructions (wgmma): device code compiled
+ * for sm_90a (nvcc -arch=sm_90a; plain sm_90 code cannot have them), and
+ * the simulator's model of them. SDX_HIP_WGMMA=0 leaves them out. */
+#if defined(SDX_HIP_WGMMA) && !SDX_HIP_WGMMA
+#define SDX__HIP_WGMMA 0
+#elif SDX__HIP_MMA == 1 && (defined(SDX_HIP_SIM) || defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#define SDX__HIP_WGMMA 1
+#else
+#define SDX__HIP_WGMMA 0
+#endif
+
 /* Built for NVIDIA (nvcc through this prelude; the simulator models
  * NVIDIA's instructions): the same in nvcc's host and device passes,
  * where SDX__HIP_MMA is the device pass's alone (0 in the host pass).
@@ -244,6 +255,22 @@ static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64
 static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, float v) {
     if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+}
+
+/* y[i] and y[i + 1] as one access (i even, the tensor 8-byte aligned as
+ * every allocation is): the attention kernels' output pairs. */
+static __device__ __forceinline__ void sdx__hip_st_pair(void *p, int dt, int64_t i, float v0, float v1) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_check_aligned((const char *)p + i * (dt == SDX__HIP_DT_F32 ? 4 : 2), dt == SDX__HIP_DT_F32 ? 8 : 4);
+#endif
+    if (dt == SDX__HIP_DT_F32) {
+        struct __align__(8) f2 { float x, y; } w = { v0, v1 };
+        *(f2 *)((float *)p + i) = w;
+    } else {
+        const uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v0) : sdx__hip_f2bf(v0);
+        const uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v1) : sdx__hip_f2bf(v1);
+        *(uint32_t *)((uint16_t *)p + i) = lo | hi << 16;
+    }
 }
 
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
@@ -408,6 +435,128 @@ static __device__ __forceinline__ void sdx__hip_mma16816(float d[4], const uint3
 }
 #endif
 
+/* GELU, the exact (erf) form, as the CPU's */
+static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+
+/* 2^x as the exponential unit gives it (NVIDIA: ex2.approx, 2 ulp, one
+ * instruction where expf is eleven; results below 2^-126 are 0). The
+ * softmax of the attention kernels works in base 2, its logits scaled
+ * by log2(e) in the same multiply-add that subtracts the row's max. */
+static __device__ __forceinline__ float sdx__hip_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+
+/* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
+/* wgmma.mma_async m64n128k16: a warpgroup (four consecutive warps, 128
+ * threads) multiplies a 64 x 16 A by a 16 x 128 B, both in shared memory,
+ * into 64 x 128 f32 accumulators spread over its registers: thread t
+ * (warp w = t / 32 of the group, lane = 4 g + q) holds in d[4 j + e]
+ * row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The operands are
+ * named by descriptors, without swizzling: each is made of 8 x 8 "core
+ * matrices" (8 rows of 16 contiguous bytes, 128 bytes in all), K-major
+ * (A[m][k], B as W[n][k]), core matrix (row / 8, k / 8) at start + (row
+ * / 8) SBO + (k / 8) LBO bytes. The instruction is asynchronous:
+ * committed in groups, it may read its operands and write d until the
+ * wait that covers its group, so neither may be touched before that
+ * (sdx__hip_wg_fence_acc keeps the compiler from moving accesses of d
+ * across it). Shared memory written by the threads (cp.async included)
+ * must be made visible to it with sdx__hip_wg_fence_smem before the
+ * barrier that precedes it. The simulator models all of this, reading
+ * the operands and writing d at the wait. */
+#if SDX__HIP_WGMMA
+static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) {
+#if defined(SDX_HIP_SIM)
+    return (uint32_t)((const unsigned char *)p - (const unsigned char *)sdx_sim_dynamic_smem());
+#else
+    return (uint32_t)__cvta_generic_to_shared(p);
+#endif
+}
+
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
+           (uint64_t)(sbo >> 4 & 0x3fffu) << 32;
+}
+
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], uint64_t a, uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma(d, 128, a, b, HT == SDX__HIP_DT_BF16);
+#else
+/* d (the 64 accumulators), then the descriptors and scale-d (1: add) */
+#define SDX__HIP_WGMMA_ASM(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
+                 "%64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+                 : "l"(a), "l"(b), "r"(1))
+    if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_ASM("f16");
+    else SDX__HIP_WGMMA_ASM("bf16");
+#undef SDX__HIP_WGMMA_ASM
+#endif
+}
+
+/* Before the first wgmma of a batch: the accumulators' registers are
+ * final (wgmma.fence). After a batch: wgmma.commit_group. */
+static __device__ __forceinline__ void sdx__hip_wg_arrive(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_wg_commit(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_commit();
+#else
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most the N newest groups are in flight. */
+template <int N>
+static __device__ __forceinline__ void sdx__hip_wg_wait(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_wait(N);
+#else
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* The compiler may not move reads or writes of d across this point. */
+static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float d[64]) {
+#if !defined(SDX_HIP_SIM)
+#pragma unroll
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+#else
+    (void)d;
+#endif
+}
+
+/* This thread's writes to shared memory become visible to the matrix
+ * instructions (the async proxy); a barrier must still follow. */
+static __device__ __forceinline__ void sdx__hip_wg_fence_smem(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+#endif
+
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
 #if defined(SDX_HIP_SIM)
 #define SDX__HIP_DYNAMIC_SMEM(T, name) T *name = (T *)sdx_sim_dynamic_smem()
@@ -465,7 +614,6 @@ static __device__ T sdx__hip_block_sum(T v, T *buf) {
 enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
        SDX__HIP_LEAKY_RELU };
 
-static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
 
 #define SDX__HIP_GRID_STRIDE(i, n) \
@@ -800,6 +948,7 @@ struct sdx__hip_gemm {
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
     int w_taps_last;                    /* SIMT conv: w is [O][kh][kw][C] (kept so by the backend) */
+    int64_t geglu;                      /* linear: y = a * gelu(gate), y with this many columns (sdx__hip_w_row), or 0 */
     int split;                          /* matrix units: k split over this many blocks (1: none) ... */
     float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
@@ -838,6 +987,15 @@ static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &
         const int taps = g.kh * g.kw, kk = (int)k, c = kk / taps;
         return (int64_t)(kk - c * taps) * ((int)g.K / taps) + c;
     }
+}
+
+/* The row of w behind column n of the product: n itself, or for a fused
+ * GEGLU (g.geglu = D columns of y, w with 2 D rows) columns in groups of
+ * 16, the first 8 rows 8 (n / 16) + 0..7 (values) and the last 8 their
+ * gates, D rows further: a thread's accumulators for a value and its gate
+ * then sit in the same registers of two neighbouring 8-column tiles. */
+static __device__ __forceinline__ int64_t sdx__hip_w_row(const sdx__hip_gemm &g, int64_t n) {
+    return g.geglu ? n / 16 * 8 + n % 8 + n / 8 % 2 * g.geglu : n;
 }
 
 template <int AK>
@@ -985,9 +1143,9 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_GEMM_THREADS 256
 #endif
 
-template <int BT>
+template <int BT, int NT = SDX__HIP_GEMM_THREADS>
 struct sdx__hip_tile {
-    enum { THREADS = SDX__HIP_GEMM_THREADS,
+    enum { THREADS = NT,
            STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
            TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
@@ -1053,20 +1211,21 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
  * row and column of each window's corner as two 16-bit halves of one
  * register (rows high; the launch keeps H and W below 2^14), -2^15 for a
  * pixel past M, so that it falls outside the image. */
-template <int BT>
+template <int BT, int NT = SDX__HIP_GEMM_THREADS>
 struct sdx__hip_pixels {
-    int corner[sdx__hip_tile<BT>::PASSES];
+    int corner[sdx__hip_tile<BT, NT>::PASSES];
 };
 
 static __device__ __forceinline__ int sdx__hip_corner_y(int c) { return c >> 16; }
 static __device__ __forceinline__ int sdx__hip_corner_x(int c) { return (int)(int16_t)(c & 0xffff); }
 
-template <int AK, int BT>
-static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
-    sdx__hip_pixels<BT> p;
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
+static __device__ __forceinline__ sdx__hip_pixels<BT, NT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
+    typedef sdx__hip_tile<BT, NT> T;
+    sdx__hip_pixels<BT, NT> p;
 #pragma unroll
-    for (int j = 0; j < sdx__hip_tile<BT>::PASSES; j++) {
-        const int m = m0 + t / sdx__hip_tile<BT>::TPR + sdx__hip_tile<BT>::RPP * j;
+    for (int j = 0; j < T::PASSES; j++) {
+        const int m = m0 + t / T::TPR + T::RPP * j;
         const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
         const int iy0 = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -32768;
         const int ix0 = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -32768;
@@ -1101,11 +1260,26 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     }
 }
 
-template <int AK, int BT>
+/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) are 128 x 128 too, each
+ * operand's stage in core matrices (device.cu): 8 k of a row, 16 bytes,
+ * are a row of one; the 16 of a k-column lie one after the other (SBO
+ * 128 bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
+ * of a column, so the 8 copies of one row's 128 bytes (8 threads, one
+ * phase of a warp's 16-byte stores) fall on distinct banks. */
+#define SDX__HIP_WG_LBO (128 * 16 + 16)
+
+/* Where value kc (a multiple of 8) of a staged row goes, in halves: rows
+ * of pitch SDX__HIP_MLD, or (WG) wgmma's core matrices. */
+template <int WG>
+static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
+    return WG ? kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8 : row * SDX__HIP_MLD + kc;
+}
+
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
-                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT, NT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    typedef sdx__hip_tile<BT> T;
+    typedef sdx__hip_tile<BT, NT> T;
     const int kc = (t % T::TPR) * 8;
     const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
@@ -1116,12 +1290,13 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         const int row = t / T::TPR + T::RPP * j;
         const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
-        sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
-        if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
+        const int at = sdx__hip_staged<WG>(row, kc);
+        sdx__hip_cp_async16(bs + at, wb + (wok ? sdx__hip_w_row(g, n) * g.K + k : 0), wok);
+        if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + at, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
             const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
-            sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
+            sdx__hip_cp_async16(as + at, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
     }
 }
@@ -1194,11 +1369,29 @@ static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
  * a split's partial sums, f32 with neither: `bias` and `res` then NULL). */
-template <int AK, int BT>
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
-    for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
+    if (AK == SDX__HIP_A_ROWS && g.geglu) {
+        /* a fused GEGLU (never split): 8 outputs j a chunk from values
+         * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
+        for (int c = t; c < BT / 2 * (BT / 16); c += NT) {
+            const int r = c / (BT / 16), u = c % (BT / 16);
+            const int64_t m = m0 + r, j = n0 / 2 + 8 * u;
+            const int count = m < g.M && j < g.geglu ? 8 : 0;
+            float v[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                const float a = cs[r * CPR + 16 * u + e] + (bias && count ? sdx__hip_ld(bias, g.bt, j + e) : 0.0f);
+                const float gate = cs[r * CPR + 16 * u + 8 + e] + (bias && count ? sdx__hip_ld(bias, g.bt, g.geglu + j + e) : 0.0f);
+                v[e] = count ? a * sdx__hip_gelu(gate) : 0.0f;
+            }
+            sdx__hip_gemm_store8(y, yt, m * g.geglu + j, v, count);
+        }
+        return;
+    }
+    for (int c = t; c < BT / 2 * BT / 8; c += NT) {
         float v[8];
         int count;
         int64_t i;
@@ -1392,6 +1585,105 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #endif
 }
 
+/* ---- Hopper: 128-tiles on warpgroup matrix instructions (sm_90a) -------- */
+/* The product of sdx__hip_k_gemm_mma's 128-tiles for a linear or a
+ * channels-last convolution (16-byte operand rows), on wgmma: two
+ * warpgroups (256 threads), each 64 rows of the tile by all 128 columns,
+ * four m64n128k16 a k-step of 64 that read A and W from the stage
+ * themselves (no ldmatrix, no operand fragments in registers). The
+ * copies for step s + STAGES - 2 go out while step s's products are
+ * issued and step s - 1's may still run (one group of products in
+ * flight): a stage is rewritten only after the barrier that follows
+ * every warpgroup's wait for the products that read it. Same loader,
+ * same epilogue (and split k) as the mma kernel, so the same bits up to
+ * the order of the tensor cores' sums. */
+#define SDX__HIP_WG_THREADS 256
+#define SDX__HIP_WG_STAGES 4
+
+struct sdx__hip_wg_tile {
+    enum { OPERAND = SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),     /* halves of A (or W) in a stage */
+           STAGE = 2 * OPERAND, SMEM = SDX__HIP_WG_STAGES * STAGE * 2 };
+};
+
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0, int n0,
+                                                            int step, int end, int t, const sdx__hip_pixels<128, SDX__HIP_WG_THREADS> &px,
+                                                            uint16_t *smem) {
+    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * sdx__hip_wg_tile::STAGE;
+    if (step < end)
+        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st,
+                                                           st + sdx__hip_wg_tile::OPERAND);
+    sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
+}
+
+template <int AK, int HT>
+__global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
+#if SDX__HIP_WGMMA
+    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
+    typedef sdx__hip_tile<BT> T;        /* the epilogue's staging pitches */
+    static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
+    float *cs = (float *)smem;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
+    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
+    const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
+    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
+    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * 8, SDX__HIP_WG_LBO, 128);
+    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, 128);
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) acc[i] = 0.0f;
+    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, s, steps, t, px, smem);
+    for (int step = first; step < steps; step++) {
+        /* this step's copies landed and are visible to the matrix units;
+         * after the barrier every warpgroup is done with step - 2's stage */
+        const uint64_t at = (uint64_t)((step % S) * sdx__hip_wg_tile::STAGE * 2 / 16);
+        sdx__hip_cp_wait<S - 3>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
+        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) {
+            const uint64_t k16 = (uint64_t)(kk * 2 * SDX__HIP_WG_LBO / 16);      /* two k-columns of core matrices */
+            sdx__hip_wgmma_m64n128k16<HT>(acc, da + at + k16, db + at + k16);
+        }
+        sdx__hip_wg_commit();
+        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_wait<1>();
+    }
+    sdx__hip_wg_wait<0>();
+    sdx__hip_wg_fence_acc(acc);
+    /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
+     * ends every warpgroup's reads of the stages */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wg == half) {
+            const int lin = AK == SDX__HIP_A_ROWS;
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int r = row + 8 * (e / 2), c = j * 8 + 2 * (lane % 4) + e % 2;
+                    cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[4 * j + e];
+                }
+        }
+        __syncthreads();
+        if (g.split == 1)
+            sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
+            sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                                SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+    }
+#else
+    (void)g;    /* no wgmma in this code object: the host never launches it */
+#endif
+}
+
 /* A split GEMM's result: y = the parts' f32 sums, added in part order
  * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
@@ -1518,17 +1810,19 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *     warps add the partial sums in one order through shared memory, so
  *     all of them hold the same S (the VAE: a warp's O over all 512 dims
  *     would not fit in registers);
- *   the online softmax in f32 on those registers, the row's max and sum
- *     combined over the four lanes of the row (shuffles); logits scaled,
- *     masked (keys past nk, and past the query when causal), P = exp(S -
- *     m) rounded to HT. In bf16, P is hi + lo (two bf16 parts, 16 bits:
- *     f32 attention loses nothing there) and each tile costs two P V
- *     products; the row sum adds the values P V uses, so the output
- *     stays a weighted mean of v;
+ *   the online softmax in f32 on those registers, in base 2: the row's
+ *     max combined over the four lanes of the row (shuffles); keys past
+ *     nk, and past the query when causal, masked (partial tiles only);
+ *     P = 2^(S scale log2(e) - m), one multiply-add and one exponential
+ *     an element, rounded to HT. In bf16, P is hi + lo (two bf16 parts,
+ *     16 bits: f32 attention loses nothing there) and each tile costs two
+ *     P V products;
  *   O += P V: S's accumulator layout is the A operand's (two key tiles of
  *     8 make one k16 step), so P never leaves registers; V's fragments
  *     come from ldmatrix .trans. O (16 x DP / SPLIT a warp, in 16 x 8
- *     tiles) is rescaled per row in registers.
+ *     tiles) is rescaled per row in registers. The row sum is one more
+ *     product, P times a column of ones: it adds exactly the values P V
+ *     multiplies, so the output stays a weighted mean of v.
  * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
@@ -1571,33 +1865,25 @@ static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint
 }
 
 /* Two values of a row of P, rounded as the matrix units take them, packed
- * for an A fragment (hi; lo is bf16's remainder), adding what they hold
- * to the row's sum. f16: one conversion for both (conversions share the
- * exponentials' quarter-rate unit on NVIDIA); bf16 rounds with integer
- * operations. */
+ * for an A fragment (hi; lo is bf16's remainder, 16 bits in all). f16:
+ * one conversion for both. bf16 rounds with integer operations. */
 template <int HT>
-static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
+static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo) {
     if (HT == SDX__HIP_DT_F16) {
         const __half2 h = __floats2half2_rn(p0, p1);
         *hi = (uint32_t)__half_as_ushort(__low2half(h)) | (uint32_t)__half_as_ushort(__high2half(h)) << 16;
         *lo = 0;
-        *sum += __low2float(h);
-        *sum += __high2float(h);
     } else {
         const uint32_t b0 = sdx__hip_f2bf(p0), b1 = sdx__hip_f2bf(p1);
-        const float k0 = sdx__hip_bf2f((uint16_t)b0), k1 = sdx__hip_bf2f((uint16_t)b1);
-        const uint32_t r0 = sdx__hip_f2bf(p0 - k0), r1 = sdx__hip_f2bf(p1 - k1);
         *hi = b0 | b1 << 16;
-        *lo = r0 | r1 << 16;
-        *sum += k0 + sdx__hip_bf2f((uint16_t)r0);
-        *sum += k1 + sdx__hip_bf2f((uint16_t)r1);
+        *lo = sdx__hip_f2bf(p0 - sdx__hip_bf2f((uint16_t)b0)) | (uint32_t)sdx__hip_f2bf(p1 - sdx__hip_bf2f((uint16_t)b1)) << 16;
     }
 }
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
-                     float scale, int vec) {
+                     float scale, int vec, int pairs) {
 #if SDX__HIP_MMA == 1
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
@@ -1612,23 +1898,30 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     /* this lane's rows: row_q + 16 mt and + 8 */
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 * MT + g;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float o[MT][NO][4], m[MT][2], l[MT][2];
+    /* logits to base 2 (sdx__hip_exp2); m is the row's max so scaled */
+    const float scale2 = scale * 1.44269504088896341f;
+    /* 1.0 twice in HT: the B fragment of an 8-column matrix of ones */
+    const uint32_t ones[2] = { HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u };
+    /* l: the rows' sums P 1 as an accumulator tile (each column the sum) */
+    float o[MT][NO][4], l[MT][4], m[MT][2];
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++)
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) l[mt][e] = 0.0f;
 #pragma unroll
         for (int r = 0; r < 2; r++) {
             m[mt][r] = -INFINITY;
-            l[mt][r] = 0.0f;
 #pragma unroll
             for (int i = 0; i < NO; i++) o[mt][i][2 * r] = o[mt][i][2 * r + 1] = 0.0f;
         }
+    }
     sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
     if (key_end > 0) sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, 0, key_end, hd, col0, d, vec, t);
     sdx__hip_cp_commit();
     for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
         const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
-        float s[MT][NS][4], tile_max[MT][2], sum[MT][2], shift[MT][2], corr[MT][2];
+        float s[MT][NS][4], tile_max[MT][2], shift[MT][2], corr[MT][2];
         uint32_t ph[MT][NS][2], pl[MT][NS][2];
         /* this tile (and Q) landed and is visible; every warp is done with
          * the other buffer (and the exchange), which the next tile fills */
@@ -1683,77 +1976,107 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                 }
         }
         /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
-         * e % 2 of row 16 mt + e / 2 */
+         * e % 2 of row 16 mt + e / 2. Only a partial or causal tile masks
+         * (every warp of the block takes the same branch). */
+        if (causal || nkv < BK) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    /* the keys row r sees: [0, seen) of this tile */
+                    int64_t row_end = row_q + 16 * mt + 8 * r - j0 + 1;
+                    const int seen = !causal || row_end >= nkv ? nkv : (row_end < 0 ? 0 : (int)row_end);
+#pragma unroll
+                    for (int jn = 0; jn < NS; jn++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            if (jn * 8 + 2 * tq + e >= seen) s[mt][jn][2 * r + e] = -INFINITY;
+                }
+        }
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY, sum[mt][r] = 0.0f;
+            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY;
 #pragma unroll
             for (int jn = 0; jn < NS; jn++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int c = jn * 8 + 2 * tq + e % 2;
-                    const int visible = c < nkv && (!causal || j0 + c <= row_q + 16 * mt + 8 * (e / 2));
-                    s[mt][jn][e] = visible ? s[mt][jn][e] * scale : -INFINITY;
-                    tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
-                }
+                for (int e = 0; e < 4; e++) tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                float m_new;
-                tile_max[mt][r] = sdx__hip_warp_max(tile_max[mt][r], 4);
-                m_new = fmaxf(m[mt][r], tile_max[mt][r]);
+                /* scale2 > 0: the max of the scaled logits is the scaled max */
+                const float m_new = fmaxf(m[mt][r], sdx__hip_warp_max(tile_max[mt][r], 4) * scale2);
                 shift[mt][r] = m_new == -INFINITY ? 0.0f : m_new;       /* nothing visible yet: every exp is 0 */
-                corr[mt][r] = expf(m[mt][r] - shift[mt][r]);            /* m = -inf (first tile): 0 */
+                corr[mt][r] = sdx__hip_exp2(m[mt][r] - shift[mt][r]);   /* m = -inf (first tile): 0 */
                 m[mt][r] = m_new;
             }
 #pragma unroll
             for (int jn = 0; jn < NS; jn++)
 #pragma unroll
                 for (int r = 0; r < 2; r++)
-                    sdx__hip_flash_p2<HT>(expf(s[mt][jn][2 * r] - shift[mt][r]), expf(s[mt][jn][2 * r + 1] - shift[mt][r]), &ph[mt][jn][r],
-                                          &pl[mt][jn][r], &sum[mt][r]);
+                    sdx__hip_flash_p2<HT>(sdx__hip_exp2(fmaf(s[mt][jn][2 * r], scale2, -shift[mt][r])),
+                                          sdx__hip_exp2(fmaf(s[mt][jn][2 * r + 1], scale2, -shift[mt][r])), &ph[mt][jn][r], &pl[mt][jn][r]);
 #pragma unroll
-            for (int r = 0; r < 2; r++) l[mt][r] = l[mt][r] * corr[mt][r] + sdx__hip_warp_sum(sum[mt][r], 4);
+            for (int e = 0; e < 4; e++) {
+                l[mt][e] *= corr[mt][e / 2];
 #pragma unroll
-            for (int i = 0; i < NO; i++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) o[mt][i][e] *= corr[mt][e / 2];
+                for (int i = 0; i < NO; i++) o[mt][i][e] *= corr[mt][e / 2];
+            }
         }
-        /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
-         * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
-         * transposed, give two dim tiles, each used by every m16 tile */
+        /* O += P V and l += P 1: key tiles 2c, 2c + 1 are the k16 step's
+         * A. The row sums come from the matrix unit too, from the values
+         * P V multiplies, so the output stays a weighted mean of v, at the
+         * cost of one product in 2 NO + 1 and no conversion or addition
+         * per element. V rows (keys) lane % 8 + 8 ((lane / 8) % 2) at dim
+         * 16 jd + 8 (lane / 16), transposed, give two dim tiles, each used
+         * by every m16 tile. */
 #pragma unroll
-        for (int c = 0; c < NS / 2; c++)
+        for (int c = 0; c < NS / 2; c++) {
+            uint32_t ah[MT][4], al[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                ah[mt][0] = ph[mt][2 * c][0], ah[mt][1] = ph[mt][2 * c][1], ah[mt][2] = ph[mt][2 * c + 1][0], ah[mt][3] = ph[mt][2 * c + 1][1];
+                al[mt][0] = pl[mt][2 * c][0], al[mt][1] = pl[mt][2 * c][1], al[mt][2] = pl[mt][2 * c + 1][0], al[mt][3] = pl[mt][2 * c + 1][1];
+                sdx__hip_mma16816<HT>(l[mt], ah[mt], ones);
+                if (HT == SDX__HIP_DT_BF16) sdx__hip_mma16816<HT>(l[mt], al[mt], ones);
+            }
 #pragma unroll
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    const uint32_t ah[4] = { ph[mt][2 * c][0], ph[mt][2 * c][1], ph[mt][2 * c + 1][0], ph[mt][2 * c + 1][1] };
-                    sdx__hip_mma16816<HT>(o[mt][jd], ah, r);
-                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah, r + 2);
+                    sdx__hip_mma16816<HT>(o[mt][jd], ah[mt], r);
+                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah[mt], r + 2);
                     if (HT == SDX__HIP_DT_BF16) {
-                        const uint32_t al[4] = { pl[mt][2 * c][0], pl[mt][2 * c][1], pl[mt][2 * c + 1][0], pl[mt][2 * c + 1][1] };
-                        sdx__hip_mma16816<HT>(o[mt][jd], al, r);
-                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al, r + 2);
+                        sdx__hip_mma16816<HT>(o[mt][jd], al[mt], r);
+                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al[mt], r + 2);
                     }
                 }
             }
+        }
     }
+    /* two adjacent dims a store where d is even and y aligned (pairs) */
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int i = 0; i < NO; i++)
+        for (int r = 0; r < 2; r++) {
+            const int64_t qi = row_q + 16 * mt + 8 * r;
+            const float inv = l[mt][2 * r] > 0.0f ? 1.0f / l[mt][2 * r] : 0.0f;
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int64_t qi = row_q + 16 * mt + 8 * (e / 2);
-                const int c = dim0 + i * 8 + 2 * tq + e % 2;
-                const float inv = l[mt][e / 2] > 0.0f ? 1.0f / l[mt][e / 2] : 0.0f;
-                if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[mt][i][e] * inv);
+            for (int i = 0; i < NO; i++) {
+                const int c = dim0 + i * 8 + 2 * tq;
+                const int64_t at = (b * nq + qi) * hd + col0 + c;
+                if (qi >= nq || c >= d) continue;
+                if (pairs) {
+                    sdx__hip_st_pair(y, yt, at, o[mt][i][2 * r] * inv, o[mt][i][2 * r + 1] * inv);
+                } else {
+                    sdx__hip_st(y, yt, at, o[mt][i][2 * r] * inv);
+                    if (c + 1 < d) sdx__hip_st(y, yt, at + 1, o[mt][i][2 * r + 1] * inv);
+                }
             }
+        }
 #else
-    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec; (void)pairs;
 #endif
 }
 
@@ -1805,6 +2128,7 @@ typedef struct sdx__hip {
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
+    int wgmma;              /* its 128-tiles may run on Hopper's wgmma (sm_90a code; shared memory granted) */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
@@ -2237,6 +2561,15 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
     return 1;
 }
 
+/* The wgmma GEMM kernels' shared memory (linears and channels-last
+ * convolutions, f16 and bf16); 0 when refused. */
+static int sdx__hip_wgmma_grant(const sdx__hip *s) {
+    return sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM);
+}
+
 /* x and w both in half types: the matrix units can multiply them, w
  * copied in x's type where the types differ (the SDXL VAE's bf16
  * activations and an f16 checkpoint), as the CPU's bf16 mode packs f16
@@ -2306,7 +2639,15 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128)
+        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV) {
+            const int bf16 = g.xt == SDX_BF16;
+            if (ak == SDX__HIP_A_ROWS)
+                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>,
+                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
+            else
+                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>,
+                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
+        } else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
@@ -2343,6 +2684,16 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->split = 1;
 }
 
+/* A linear's operands, into y; its M x N x K from w and the product's
+ * shape (y's own, or the GEGLU's h: w's rows). */
+static void sdx__hip_linear_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *product, const sdx_tensor *x,
+                                     const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res) {
+    sdx__hip_gemm_operands(g, y, x, w, b, res);
+    g->K = w->shape[1];
+    g->N = w->shape[0];
+    g->M = g->N ? sdx_tensor_numel(product) / g->N : 0;
+}
+
 /* A linear of at most SDX__HIP_GEMV_ROWS rows: one warp per column. */
 static int sdx__hip_gemv(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g) {
     const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / sdx__hip_of(ctx)->warp;
@@ -2359,10 +2710,7 @@ static int sdx__hip_linear(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sd
     sdx__hip_plan p;
     int copy_w, copy_x, rc;
     int64_t copied;
-    sdx__hip_gemm_operands(&g, y, x, w, b, res);
-    g.K = w->shape[1];
-    g.N = w->shape[0];
-    g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
+    sdx__hip_linear_operands(&g, y, y, x, w, b, res);
     if (g.M == 0 || g.N == 0) return SDX_OK;
     if (g.M <= SDX__HIP_GEMV_ROWS) return sdx__hip_gemv(ctx, op, g);
     g.y_bstride = g.M * g.N;    /* a split's partial sums, one "image" */
@@ -2394,6 +2742,31 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
                               sdx_dtype compute) {
     (void)compute;
     return sdx__hip_linear(ctx, "linear", y, x, w, b, NULL);
+}
+
+/* GEGLU in the GEMM's epilogue where the matrix units take the product
+ * whole (one part of k, 16-byte rows, more than a few rows, D a multiple
+ * of 8): y = a * gelu(gate) from the f32 sums, rounded once, h untouched
+ * (sdx__hip_w_row pairs each value with its gate). Else the linear into
+ * h and the gate as a pass of its own. */
+static int sdx__hip_linear_geglu_op(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                    const sdx_tensor *b, sdx_dtype compute) {
+    static const char op[] = "linear_geglu";
+    const sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t d = y->shape[y->ndim - 1];
+    sdx__hip_gemm g;
+    sdx__hip_plan p;
+    int rc;
+    sdx__hip_linear_operands(&g, y, h, x, w, b, NULL);
+    if (g.M == 0 || g.N == 0) return SDX_OK;
+    p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
+    if (g.M > SDX__HIP_GEMV_ROWS && p.mma && p.split == 1 && d % 8 == 0 && g.K % 8 == 0 && (uintptr_t)g.x % 16 == 0 &&
+        (uintptr_t)g.w % 16 == 0) {
+        g.geglu = d;
+        return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+    }
+    rc = sdx__hip_linear(ctx, op, h, x, w, b, NULL);
+    return rc != SDX_OK ? rc : sdx__hip_geglu_op(ctx, y, h, compute);
 }
 
 /* The residual in the GEMM's epilogue: (x w^T + b) + res in f32, rounded
@@ -2623,9 +2996,10 @@ static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor 
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
+    int pairs = d % 2 == 0 && (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
     sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
-                    (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec);
+                    (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec, pairs);
 }
 
 template <int HT>
@@ -2683,9 +3057,12 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* ---- device selection ------------------------------------------------------------------------ */
 
-/* Reports the matrix-unit kind of the code object that runs here, and
- * the GEMM's k-step its device code was compiled with (bits 8 on). */
-__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16; }
+/* Reports the matrix-unit kind of the code object that runs here, the
+ * GEMM's k-step its device code was compiled with (bits 8 on), its
+ * block's warps (bits 16 on) and whether it has wgmma (bit 24). */
+__global__ void sdx__hip_k_probe(int *out) {
+    *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16 | SDX__HIP_WGMMA << 24;
+}
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -2700,7 +3077,7 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
  * `why` set when the binary has no code for this GPU or when its host and
  * device code disagree on the GEMM's k-step (a build error: the launch's
  * shared memory would not hold the kernel's tiles). */
-static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
+static int sdx__hip_probe(char *why, size_t size, int *gemm_threads, int *wgmma) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
@@ -2718,7 +3095,8 @@ static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
         snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8 & 255, SDX__HIP_MBK);
         return -1;
     }
-    *gemm_threads = (h >> 16) * 32;
+    *gemm_threads = (h >> 16 & 255) * 32;
+    *wgmma = h >> 24 & 1;
     return (h & 255) - 1;
 }
 
@@ -2731,7 +3109,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
 SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
-    int n = sdx_hip_device_count(), threads;
+    int n = sdx_hip_device_count(), threads, wgmma;
     if (!info) return SDX_ERR_INVALID_ARG;
     memset(info, 0, sizeof *info);
     if (device_index < 0 || device_index >= n) {
@@ -2744,7 +3122,7 @@ SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info)
         return SDX_ERR_UNSUPPORTED;
     }
     sdx__hip_props(&p, info->name, sizeof info->name, info->arch, sizeof info->arch);
-    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads) > 0;
+    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads, &wgmma) > 0;
     return SDX_OK;
 }
 
@@ -2771,16 +3149,19 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->smem_optin = p.sharedMemPerBlockOptin;
 #endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
-    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads)) < 0) {
+    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads, &s->wgmma)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
         return (sdx_result)rc;
     }
     s->gemm_mma = s->mma && sdx__hip_gemm_grant(s);
+    /* sm_90a code runs on compute capability 9.0 alone; the simulator
+     * plays an 8.x device too, to test the other path */
+    s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

@@ -85,6 +85,12 @@ static int fd_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const
     return sdx__cpu_linear_add(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), FD_T(4), compute);
 }
 
+static int fd_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                           sdx_dtype compute) {
+    FD_ARGS(y, h, x, w, b);
+    return sdx__cpu_linear_geglu(ctx, FD_T(0), FD_T(1), FD_T(2), FD_T(3), FD_T(4), compute);
+}
+
 static int fd_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
                              const sdx_tensor *res, int stride, int pt, int pl, int pb, int pr, sdx_dtype compute) {
     FD_ARGS(y, x, w, b, res);

@@ -433,6 +433,33 @@ static int fused_residuals_equal_the_op_then_add(void) {
     return T_PASS;
 }
 
+/* linear_geglu on the CPU is the linear into h, then the gate: y and h
+ * bit for bit those of sdx__linear and sdx__geglu. Its contract: h of w's
+ * rows and y's type, y half of h's last dim, y, h and x apart. */
+static int linear_geglu_is_the_linear_then_the_gate(void) {
+    sdx_ctx *ctx = t_ctx();
+    static float xb[3 * 40], wb[2 * 24 * 40], bb[2 * 24], hw[3 * 48], yw[3 * 24], hg[3 * 48], yg[3 * 24];
+    int64_t xs[2] = { 3, 40 }, ws[2] = { 48, 40 }, bs[1] = { 48 }, hs[2] = { 3, 48 }, ys[2] = { 3, 24 }, odd[2] = { 3, 25 };
+    sdx_tensor x = sdx__view(SDX_F32, xb, 2, xs), w = sdx__view(SDX_F32, wb, 2, ws), b = sdx__view(SDX_F32, bb, 1, bs);
+    sdx_tensor h = sdx__view(SDX_F32, hw, 2, hs), y = sdx__view(SDX_F32, yw, 2, ys);
+    sdx_tensor h2 = sdx__view(SDX_F32, hg, 2, hs), y2 = sdx__view(SDX_F32, yg, 2, ys), wide = sdx__view(SDX_F32, yg, 2, odd);
+    sdx_tensor h16 = sdx__view(SDX_F16, hg, 2, hs), in_h = sdx__view(SDX_F32, hg + 24, 2, ys);
+    int rc;
+    t_seed(13);
+    t_fill_normal(xb, 3 * 40, 1.0); t_fill_normal(wb, 48 * 40, 0.2); t_fill_normal(bb, 48, 1.0);
+    T_CHECK(sdx__linear(ctx, &h, &x, &w, &b, SDX_F32) == SDX_OK && sdx__geglu(ctx, &y, &h, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__linear_geglu(ctx, &y2, &h2, &x, &w, &b, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(!memcmp(yg, yw, sizeof yg) && !memcmp(hg, hw, sizeof hg), "linear_geglu differs from linear then geglu");
+    rc = sdx__linear_geglu(ctx, &wide, &h2, &x, &w, &b, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "twice"), "y of 25 columns: %d: %s", rc, sdx_last_error(ctx));
+    rc = sdx__linear_geglu(ctx, &y, &h16, &x, &w, &b, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "dtype"), "f16 h: %d: %s", rc, sdx_last_error(ctx));
+    rc = sdx__linear_geglu(ctx, &in_h, &h2, &x, &w, &b, SDX_F32);
+    T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "apart"), "y inside h: %d: %s", rc, sdx_last_error(ctx));
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* x [3, -5] and w [4, -5] agree on in-features and have 15 and 20
  * "elements"; a negative K used to skip the GEMM loop and store an
  * uninitialised tile as the result. */
@@ -1382,6 +1409,7 @@ static const t_case kernels_cases[] = {
     { "linear_rejects_mismatched_shapes", linear_rejects_mismatched_shapes },
     { "linear_rejects_negative_dims", linear_rejects_negative_dims },
     { "fused_residuals_equal_the_op_then_add", fused_residuals_equal_the_op_then_add },
+    { "linear_geglu_is_the_linear_then_the_gate", linear_geglu_is_the_linear_then_the_gate },
     { "gemm_micro_kernels_agree_with_double", gemm_micro_kernels_agree_with_double },
     { "conv2d_1x1", conv2d_1x1 },
     { "conv2d_3x3_pad1", conv2d_3x3_pad1 },

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Compile-checks the GPU backend without a GPU: sdx_hip.h's implementation
-# (examples/sdx_hip.cu) with nvcc for sm_80 and sm_90 and with hipcc for
+# (examples/sdx_hip.cu) with nvcc for sm_80 and sm_90a (Hopper with its
+# wgmma GEMMs; plain sm_90 code is the same less those) and with hipcc for
 # gfx1030 and gfx90a (MFMA), plus gfx1100's device code (WMMA; Debian's
 # rocm-device-libs 5.2 ships no gfx11 bitcode, so that target compiles
 # device code to assembly with -nogpulib instead of a full object); and
@@ -8,9 +9,9 @@
 # A missing compiler is a SKIP line, not a failure. The two GPU compilers
 # run side by side (2 cores).
 # With nvcc it also prints each kernel's registers, shared memory and
-# spills for sm_90 (ptxas -v), fails when a GEMM/convolution or
+# spills for sm_90a (ptxas -v), fails when a GEMM/convolution or
 # matrix-unit attention kernel spills (the hot paths: a spill there is
-# local-memory traffic in the inner loop), and reads the sm_90 PTX: the
+# local-memory traffic in the inner loop), and reads the sm_90a PTX: the
 # tensor-core GEMM and attention kernels must issue matrix instructions,
 # the GEMMs' fragments must come from ldmatrix; asynchronous copies are
 # counted.
@@ -25,9 +26,9 @@ start=$(date +%s)
 
 if [ -n "$NVCC" ]; then
     ( "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
-        -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+        -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
         -Xptxas -v -c examples/sdx_hip.cu -o "$out/nv.o" > "$out/nv.log" 2>&1 &&
-      "$NVCC" -O2 -x cu -std=c++17 -I. -arch=sm_90 -ptx examples/sdx_hip.cu -o "$out/sm90.ptx" >> "$out/nv.log" 2>&1
+      "$NVCC" -O2 -x cu -std=c++17 -I. -arch=sm_90a -ptx examples/sdx_hip.cu -o "$out/sm90.ptx" >> "$out/nv.log" 2>&1
       echo $? > "$out/nv.rc" ) &
 else
     echo "SKIP nvcc: not found (on PATH or /usr/local/cuda/bin)"
@@ -47,7 +48,7 @@ status=$?
 wait
 for c in nv amd; do
     [ -f "$out/$c.rc" ] || continue
-    what=$([ $c = nv ] && echo "nvcc sm_80, sm_90" || echo "hipcc gfx1030, gfx90a, gfx1100 (device code)")
+    what=$([ $c = nv ] && echo "nvcc sm_80, sm_90a" || echo "hipcc gfx1030, gfx90a, gfx1100 (device code)")
     if [ "$(cat "$out/$c.rc")" = 0 ]; then echo "ok    sdx_hip.h with $what"
     else grep -v "^ptxas info" "$out/$c.log"; echo "FAIL  sdx_hip.h with $what"; status=1; fi
 done
@@ -63,23 +64,26 @@ kernels() {
 demangle() { if command -v c++filt > /dev/null; then c++filt; else cat; fi; }
 if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     kernels "$out/nv.log" > "$out/kernels"
-    echo "      sm_90 kernels (ptxas): registers, static shared bytes, spilled bytes"
-    awk '$1 == "sm_90" { printf "      %4d %6d %4d  ", $2, $3, $4; print $5 }' "$out/kernels" | demangle | sed 's/(.*//' | sort -k4
+    echo "      sm_90a kernels (ptxas): registers, static shared bytes, spilled bytes"
+    awk '$1 == "sm_90a" { printf "      %4d %6d %4d  ", $2, $3, $4; print $5 }' "$out/kernels" | demangle | sed 's/(.*//' | sort -k4
     hot_spills=$(awk '$5 ~ /sdx__hip_k_(gemm|attention_mma|flash_mma)/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
     if [ -n "$hot_spills" ]; then echo "$hot_spills"; echo "FAIL  GEMM/convolution/matrix-unit attention kernels spill registers"; status=1
-    else echo "ok    no GEMM, convolution or matrix-unit attention kernel spills (sm_80, sm_90)"; fi
-    # per tensor-core entry (GEMM, attention) in the sm_90 PTX: matrix
-    # instructions, asynchronous copies, ldmatrix fragment loads
+    else echo "ok    no GEMM, convolution or matrix-unit attention kernel spills (sm_80, sm_90a)"; fi
+    # per tensor-core entry (GEMM, attention) in the sm_90a PTX: matrix
+    # instructions (mma.sync, or Hopper's wgmma in the wgmma GEMMs),
+    # asynchronous copies, ldmatrix fragment loads
     awk '/\.entry / { name = $3; sub(/\(.*/, "", name) }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
-         name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
+         name ~ /gemm_wgmma/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
+         name ~ /(gemm|attention|flash)_(wg)?mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*ldmatrix\./ { ldsm[name]++ }
-         name ~ /(gemm|attention|flash)_mma/ { seen[name] = 1 }
+         name ~ /(gemm|attention|flash)_(wg)?mma/ { seen[name] = 1 }
          END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
-    if [ ! -s "$out/ptx" ] || awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
-        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix) in the sm_90 PTX"; status=1
+    if [ ! -s "$out/ptx" ] || [ "$(grep -c gemm_wgmma "$out/ptx")" = 0 ] ||
+       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_wgmma/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM no asynchronous copy, or there is no wgmma GEMM) in the sm_90a PTX"; status=1
     else
-        echo "ok    sm_90 PTX: $(grep -c gemm_mma "$out/ptx") tensor-core GEMM and $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies, " l " ldmatrix" }' "$out/ptx")"
+        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync and $(grep -c gemm_wgmma "$out/ptx") wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies, " l " ldmatrix" }' "$out/ptx")"
     fi
 fi
 echo "check-hip: $(( $(date +%s) - start )) s"

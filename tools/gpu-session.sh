@@ -2,14 +2,17 @@
 # A lent GPU's few minutes, prepared (README, "GPU"). Two steps:
 #
 #   sh tools/gpu-session.sh prepare [AREA...]
-#       here, without a GPU: builds the GPU binaries with nvcc (sm_90, the
-#       lent H100s and H200s: tests/gpu/run and bench/bench_gpu, which need no libstb on the
-#       GPU machine) and copies
+#       here, without a GPU: builds the GPU binaries with nvcc (sm_90a, the
+#       lent H100s and H200s, with the wgmma GEMMs: tests/gpu/run and
+#       bench/bench_gpu, which need no libstb on the GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
-#       build/gpu-carry/shared, then prints what a device call must carry.
-#       It also puts there bench_gpu built with the other GEMM block
-#       layout (SDX_HIP_GEMM_THREADS=256: eight warps of 64 x 32; the
-#       default is four of 64 x 64), for the `ab` part.
+#       build/gpu-carry/shared, then prints what a device call must carry
+#       (`prepare gguf controlnet` instead: the q8_0 GGUF model, whose f16
+#       linears take the matrix units end to end with half activations;
+#       sd1 and gguf together pass the 64 MiB).
+#       It also puts there bench_gpu built without the wgmma GEMMs
+#       (SDX_HIP_WGMMA=0: the mma.sync 128-tiles, four warps of 64 x 64),
+#       for the `ab` part.
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
@@ -18,8 +21,8 @@
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), ncu's
 #       sections for one convolution and one linear GEMM launch
-#       (gemm-profile, not in the default parts; 120 s), the two GEMM
-#       layouts one after the other: every kernel shape and a UNet step of
+#       (gemm-profile, not in the default parts; 120 s), the wgmma and the
+#       mma.sync GEMMs one after the other: every kernel shape and a UNet step of
 #       each model (ab, not in the default parts; about 150 s after bench,
 #       whose checkpoints it reuses, up to 380 s on a fresh machine), and a short
 #       table last. Logs go to $OUT (the device tool's folder)
@@ -35,14 +38,20 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-256
-    make -s tests/gpu/run bench/bench_gpu bench/bench_gpu-256 GPU=cuda NV_ARCH="-gencode arch=compute_90,code=sm_90" || exit 1
+    rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-mma
+    make -s tests/gpu/run bench/bench_gpu bench/bench_gpu-mma GPU=cuda NV_ARCH="-gencode arch=compute_90a,code=sm_90a" || exit 1
     rm -f examples/sdx_hip.o
     rm -rf "$CARRY"
     mkdir -p "$CARRY/shared/golden"
-    cp bench/bench_gpu-256 "$CARRY/" || exit 1
+    cp bench/bench_gpu-mma "$CARRY/" || exit 1
     cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
-    for a in $areas; do cp -r "$shared/golden/$a" "$CARRY/shared/golden/" || exit 1; done
+    for a in $areas; do
+        if [ "$a" = gguf ]; then    # the gpu suite reads one file there (15 MB of the area's 21)
+            mkdir -p "$CARRY/shared/golden/gguf" && cp "$shared/golden/gguf/sd1-q8_0.gguf" "$CARRY/shared/golden/gguf/" || exit 1
+        else
+            cp -r "$shared/golden/$a" "$CARRY/shared/golden/" || exit 1
+        fi
+    done
     du -ch $BINS "$CARRY" | tail -n 1 | sed 's/total/to carry (the limit is 64 MiB with the checkout)/'
     echo "carry: [\"$CARRY\", \"tests/gpu/run\", \"bench/bench_gpu\"]"
     echo "command: sh tools/gpu-session.sh run"
@@ -120,7 +129,7 @@ EOF
         details=$(ncu --help 2>&1 | grep -q -- --print-details && echo "--print-details all")
         for launch in "conv 2" "linear 68"; do
             set -- $launch
-            timeout 60 ncu --clock-control none -k regex:sdx__hip_k_gemm_mma --launch-skip "$2" --launch-count 1 \
+            timeout 60 ncu --clock-control none -k "regex:sdx__hip_k_gemm_(wg)?mma" --launch-skip "$2" --launch-count 1 \
                 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
                 --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
                 --section SourceCounters $details ./bench/bench_gpu --kernels --only sd15 > "$out/gemm-$1.txt" 2>&1
@@ -128,12 +137,13 @@ EOF
         done
     fi
     if has ab; then
-        # the GEMM block layouts one after the other on the same card:
-        # every GEMM/conv/attention shape alone, then one UNet call each
-        echo "== GEMM layouts: 128 threads (default, 4 warps of 64x64) and 256 (8 warps of 64x32)"
-        for v in 128 256; do
+        # the wgmma and the mma.sync GEMMs one after the other on the
+        # same card: every GEMM/conv/attention shape alone, then one UNet
+        # call each
+        echo "== GEMMs: wgmma (default on sm_90a) and mma.sync (SDX_HIP_WGMMA=0)"
+        for v in wgmma mma; do
             bin=./bench/bench_gpu
-            [ $v = 256 ] && bin=./$CARRY/bench_gpu-256
+            [ $v = mma ] && bin=./$CARRY/bench_gpu-mma
             timeout 40 $bin --kernels > "$out/ab-kernels-$v.log" 2>&1
             # the first run writes the random checkpoints unless bench did
             timeout 150 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
@@ -152,10 +162,10 @@ def read(name):
             r[m.group(1)] = float(m.group(2)) * 1e3
     return r
 for kind, unit in (("kernels", "us"), ("step", "ms")):
-    a, b = read(f"ab-{kind}-128.log"), read(f"ab-{kind}-256.log")
+    a, b = read(f"ab-{kind}-wgmma.log"), read(f"ab-{kind}-mma.log")
     for k in a:
         if k in b:
-            print("%-58s %9.1f %9.1f %s  256/128 %.2fx" % (k[:58], a[k], b[k], unit, b[k] / a[k]))
+            print("%-58s %9.1f %9.1f %s  mma/wgmma %.2fx" % (k[:58], a[k], b[k], unit, b[k] / a[k]))
 EOF
     fi
     echo "== table"

@@ -45,7 +45,9 @@ extern "C" {
  * downloaded and its output uploaded), so a new backend can start small,
  * except the fused ones: linear_add and conv2d_pad_add (y = op + res,
  * rounded once; res is y itself or apart from y and x) then run the
- * backend's own op and add. */
+ * backend's own op and add, and linear_geglu (y = geglu(linear(x)), w
+ * [2D, C] and y [..., D]) its linear into h, the caller's scratch of y's
+ * type and [..., 2D] (the op may leave anything there), then geglu. */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
       (y, x, w, b, compute), (y, x, w, b), (compute)) \
@@ -55,6 +57,8 @@ extern "C" {
       (stride, pad_top, pad_left, pad_bottom, pad_right, compute)) \
     X(linear_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
       sdx_dtype compute), (y, x, w, b, res, compute), (y, x, w, b, res), (compute)) \
+    X(linear_geglu, 0, (sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, \
+      sdx_dtype compute), (y, h, x, w, b, compute), (y, h, x, w, b), (compute)) \
     X(conv2d_pad_add, 0, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res, \
       int stride, int pad_top, int pad_left, int pad_bottom, int pad_right, sdx_dtype compute), \
       (y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute), (y, x, w, b, res), \

@@ -16,8 +16,9 @@ static int sdx__is_storage(sdx_dtype t) { return t == SDX_F32 || t == SDX_F16 ||
  * on a backend that multiplies blocks there (sdx_backend.linear_blocks,
  * conv_blocks). */
 static int sdx__ops_takes_blocks(const char *op, const sdx_backend *be, int i) {
-    return i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
-                      (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))));
+    return (i == 2 && ((be->linear_blocks && (!strcmp(op, "linear") || !strcmp(op, "linear_add"))) ||
+                       (be->conv_blocks && (!strcmp(op, "conv2d_pad") || !strcmp(op, "conv2d_pad_add"))))) ||
+           (i == 3 && be->linear_blocks && !strcmp(op, "linear_geglu"));
 }
 
 /* Each operand lives where the backend computes (a host tensor handed to
@@ -250,6 +251,20 @@ static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sd
     return SDX_OK;
 }
 
+/* y = geglu(linear(x)): h is linear's y (w's rows, y's type), y half
+ * its last dim; neither overlaps x or the other. */
+static int sdx__check_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                   const sdx_tensor *b, sdx_dtype compute) {
+    static const char op[] = "linear_geglu";
+    int rc = sdx__check_linear(ctx, h, x, w, b, compute);
+    if (rc != SDX_OK) return rc;
+    if ((rc = sdx__check_geglu(ctx, y, h, compute)) != SDX_OK) return rc;
+    if (h->dtype != y->dtype) return sdx__fail_shapes(ctx, op, "h must have y's dtype", h, "h", y, "y");
+    if (sdx__overlaps(y, x) || sdx__overlaps(h, x) || sdx__overlaps(y, h))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y, h and x must lie apart", op);
+    return SDX_OK;
+}
+
 /* v: [N, C] over H, W */
 static int sdx__check_add_channel_bias(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *v) {
     if (x->ndim < 2 || !sdx__same_shape(x, y) || sdx_tensor_numel(v) != x->shape[0] * x->shape[1])
@@ -400,6 +415,18 @@ static int sdx__composed_conv2d_pad_add(sdx_ctx *ctx, const sdx_backend *be, sdx
     if (rc != SDX_OK) return rc;
     rc = be->conv2d_pad(ctx, &t, x, w, b, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
     return sdx__composed_end(ctx, be, y, res, &t, rc);
+}
+
+/* geglu(linear(x)) through h, on backend be. */
+static int sdx__composed_linear_geglu(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x,
+                                      const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute) {
+    int rc = be->linear(ctx, h, x, w, b, compute);
+    return rc != SDX_OK ? rc : be->geglu(ctx, y, h, compute);
+}
+
+static int sdx__fallback_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                      const sdx_tensor *b, sdx_dtype compute) {
+    return sdx__composed_linear_geglu(ctx, &ctx->be, y, h, x, w, b, compute);
 }
 
 static int sdx__fallback_linear_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,

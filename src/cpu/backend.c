@@ -26,6 +26,13 @@ static int sdx__cpu_conv2d_pad_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor
     return sdx__composed_conv2d_pad_add(ctx, &ctx->host, y, x, w, b, res, stride, pad_top, pad_left, pad_bottom, pad_right, compute);
 }
 
+/* GEGLU after a linear: the GEMM's columns come in blocks that never
+ * hold a value and its gate together, so the gate is its own pass over h. */
+static int sdx__cpu_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b,
+                                 sdx_dtype compute) {
+    return sdx__composed_linear_geglu(ctx, &ctx->host, y, h, x, w, b, compute);
+}
+
 /* The CPU backend, with its own state: the context's host backend. */
 static int sdx__cpu_backend_new(sdx_ctx *ctx, sdx_backend *b) {
     sdx__cpu_state *s = sdx__cpu_state_new(ctx);

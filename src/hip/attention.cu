@@ -101,17 +101,19 @@ sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int 
  *     warps add the partial sums in one order through shared memory, so
  *     all of them hold the same S (the VAE: a warp's O over all 512 dims
  *     would not fit in registers);
- *   the online softmax in f32 on those registers, the row's max and sum
- *     combined over the four lanes of the row (shuffles); logits scaled,
- *     masked (keys past nk, and past the query when causal), P = exp(S -
- *     m) rounded to HT. In bf16, P is hi + lo (two bf16 parts, 16 bits:
- *     f32 attention loses nothing there) and each tile costs two P V
- *     products; the row sum adds the values P V uses, so the output
- *     stays a weighted mean of v;
+ *   the online softmax in f32 on those registers, in base 2: the row's
+ *     max combined over the four lanes of the row (shuffles); keys past
+ *     nk, and past the query when causal, masked (partial tiles only);
+ *     P = 2^(S scale log2(e) - m), one multiply-add and one exponential
+ *     an element, rounded to HT. In bf16, P is hi + lo (two bf16 parts,
+ *     16 bits: f32 attention loses nothing there) and each tile costs two
+ *     P V products;
  *   O += P V: S's accumulator layout is the A operand's (two key tiles of
  *     8 make one k16 step), so P never leaves registers; V's fragments
  *     come from ldmatrix .trans. O (16 x DP / SPLIT a warp, in 16 x 8
- *     tiles) is rescaled per row in registers.
+ *     tiles) is rescaled per row in registers. The row sum is one more
+ *     product, P times a column of ones: it adds exactly the values P V
+ *     multiplies, so the output stays a weighted mean of v.
  * No Nq x Nk matrix exists anywhere, nor S or O in memory. */
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
@@ -154,33 +156,25 @@ static __device__ __forceinline__ void sdx__hip_attn_stage_kv(uint16_t *kb, uint
 }
 
 /* Two values of a row of P, rounded as the matrix units take them, packed
- * for an A fragment (hi; lo is bf16's remainder), adding what they hold
- * to the row's sum. f16: one conversion for both (conversions share the
- * exponentials' quarter-rate unit on NVIDIA); bf16 rounds with integer
- * operations. */
+ * for an A fragment (hi; lo is bf16's remainder, 16 bits in all). f16:
+ * one conversion for both. bf16 rounds with integer operations. */
 template <int HT>
-static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo, float *sum) {
+static __device__ __forceinline__ void sdx__hip_flash_p2(float p0, float p1, uint32_t *hi, uint32_t *lo) {
     if (HT == SDX__HIP_DT_F16) {
         const __half2 h = __floats2half2_rn(p0, p1);
         *hi = (uint32_t)__half_as_ushort(__low2half(h)) | (uint32_t)__half_as_ushort(__high2half(h)) << 16;
         *lo = 0;
-        *sum += __low2float(h);
-        *sum += __high2float(h);
     } else {
         const uint32_t b0 = sdx__hip_f2bf(p0), b1 = sdx__hip_f2bf(p1);
-        const float k0 = sdx__hip_bf2f((uint16_t)b0), k1 = sdx__hip_bf2f((uint16_t)b1);
-        const uint32_t r0 = sdx__hip_f2bf(p0 - k0), r1 = sdx__hip_f2bf(p1 - k1);
         *hi = b0 | b1 << 16;
-        *lo = r0 | r1 << 16;
-        *sum += k0 + sdx__hip_bf2f((uint16_t)r0);
-        *sum += k1 + sdx__hip_bf2f((uint16_t)r1);
+        *lo = sdx__hip_f2bf(p0 - sdx__hip_bf2f((uint16_t)b0)) | (uint32_t)sdx__hip_f2bf(p1 - sdx__hip_bf2f((uint16_t)b1)) << 16;
     }
 }
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
-                     float scale, int vec) {
+                     float scale, int vec, int pairs) {
 #if SDX__HIP_MMA == 1
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
@@ -195,23 +189,30 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     /* this lane's rows: row_q + 16 mt and + 8 */
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + group * 16 * MT + g;
     const int64_t key_end = causal ? (q0 + L::BQ < nk ? q0 + L::BQ : nk) : nk;
-    float o[MT][NO][4], m[MT][2], l[MT][2];
+    /* logits to base 2 (sdx__hip_exp2); m is the row's max so scaled */
+    const float scale2 = scale * 1.44269504088896341f;
+    /* 1.0 twice in HT: the B fragment of an 8-column matrix of ones */
+    const uint32_t ones[2] = { HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u };
+    /* l: the rows' sums P 1 as an accumulator tile (each column the sum) */
+    float o[MT][NO][4], l[MT][4], m[MT][2];
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++)
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) l[mt][e] = 0.0f;
 #pragma unroll
         for (int r = 0; r < 2; r++) {
             m[mt][r] = -INFINITY;
-            l[mt][r] = 0.0f;
 #pragma unroll
             for (int i = 0; i < NO; i++) o[mt][i][2 * r] = o[mt][i][2 * r + 1] = 0.0f;
         }
+    }
     sdx__hip_attn_stage<DP, L::BQ, L::THREADS, L::LD>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, vec, t);
     if (key_end > 0) sdx__hip_attn_stage_kv<DP, BK, L::THREADS, L::LD>(ks, vs, kg, vg, b * nk, 0, key_end, hd, col0, d, vec, t);
     sdx__hip_cp_commit();
     for (int64_t j0 = 0, j = 0; j0 < key_end; j0 += BK, j++) {
         const int nkv = (int)(key_end - j0 < BK ? key_end - j0 : BK);
         const uint16_t *kt = ks + (j & 1) * L::KV, *vt = vs + (j & 1) * L::KV;
-        float s[MT][NS][4], tile_max[MT][2], sum[MT][2], shift[MT][2], corr[MT][2];
+        float s[MT][NS][4], tile_max[MT][2], shift[MT][2], corr[MT][2];
         uint32_t ph[MT][NS][2], pl[MT][NS][2];
         /* this tile (and Q) landed and is visible; every warp is done with
          * the other buffer (and the exchange), which the next tile fills */
@@ -266,76 +267,106 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
                 }
         }
         /* the online softmax: element e of tile jn is key 8 jn + 2 tq +
-         * e % 2 of row 16 mt + e / 2 */
+         * e % 2 of row 16 mt + e / 2. Only a partial or causal tile masks
+         * (every warp of the block takes the same branch). */
+        if (causal || nkv < BK) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    /* the keys row r sees: [0, seen) of this tile */
+                    int64_t row_end = row_q + 16 * mt + 8 * r - j0 + 1;
+                    const int seen = !causal || row_end >= nkv ? nkv : (row_end < 0 ? 0 : (int)row_end);
+#pragma unroll
+                    for (int jn = 0; jn < NS; jn++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            if (jn * 8 + 2 * tq + e >= seen) s[mt][jn][2 * r + e] = -INFINITY;
+                }
+        }
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY, sum[mt][r] = 0.0f;
+            for (int r = 0; r < 2; r++) tile_max[mt][r] = -INFINITY;
 #pragma unroll
             for (int jn = 0; jn < NS; jn++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int c = jn * 8 + 2 * tq + e % 2;
-                    const int visible = c < nkv && (!causal || j0 + c <= row_q + 16 * mt + 8 * (e / 2));
-                    s[mt][jn][e] = visible ? s[mt][jn][e] * scale : -INFINITY;
-                    tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
-                }
+                for (int e = 0; e < 4; e++) tile_max[mt][e / 2] = fmaxf(tile_max[mt][e / 2], s[mt][jn][e]);
 #pragma unroll
             for (int r = 0; r < 2; r++) {
-                float m_new;
-                tile_max[mt][r] = sdx__hip_warp_max(tile_max[mt][r], 4);
-                m_new = fmaxf(m[mt][r], tile_max[mt][r]);
+                /* scale2 > 0: the max of the scaled logits is the scaled max */
+                const float m_new = fmaxf(m[mt][r], sdx__hip_warp_max(tile_max[mt][r], 4) * scale2);
                 shift[mt][r] = m_new == -INFINITY ? 0.0f : m_new;       /* nothing visible yet: every exp is 0 */
-                corr[mt][r] = expf(m[mt][r] - shift[mt][r]);            /* m = -inf (first tile): 0 */
+                corr[mt][r] = sdx__hip_exp2(m[mt][r] - shift[mt][r]);   /* m = -inf (first tile): 0 */
                 m[mt][r] = m_new;
             }
 #pragma unroll
             for (int jn = 0; jn < NS; jn++)
 #pragma unroll
                 for (int r = 0; r < 2; r++)
-                    sdx__hip_flash_p2<HT>(expf(s[mt][jn][2 * r] - shift[mt][r]), expf(s[mt][jn][2 * r + 1] - shift[mt][r]), &ph[mt][jn][r],
-                                          &pl[mt][jn][r], &sum[mt][r]);
+                    sdx__hip_flash_p2<HT>(sdx__hip_exp2(fmaf(s[mt][jn][2 * r], scale2, -shift[mt][r])),
+                                          sdx__hip_exp2(fmaf(s[mt][jn][2 * r + 1], scale2, -shift[mt][r])), &ph[mt][jn][r], &pl[mt][jn][r]);
 #pragma unroll
-            for (int r = 0; r < 2; r++) l[mt][r] = l[mt][r] * corr[mt][r] + sdx__hip_warp_sum(sum[mt][r], 4);
+            for (int e = 0; e < 4; e++) {
+                l[mt][e] *= corr[mt][e / 2];
 #pragma unroll
-            for (int i = 0; i < NO; i++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) o[mt][i][e] *= corr[mt][e / 2];
+                for (int i = 0; i < NO; i++) o[mt][i][e] *= corr[mt][e / 2];
+            }
         }
-        /* O += P V: key tiles 2c, 2c + 1 are the k16 step's A; V rows
-         * (keys) lane % 8 + 8 ((lane / 8) % 2) at dim 16 jd + 8 (lane / 16),
-         * transposed, give two dim tiles, each used by every m16 tile */
+        /* O += P V and l += P 1: key tiles 2c, 2c + 1 are the k16 step's
+         * A. The row sums come from the matrix unit too, from the values
+         * P V multiplies, so the output stays a weighted mean of v, at the
+         * cost of one product in 2 NO + 1 and no conversion or addition
+         * per element. V rows (keys) lane % 8 + 8 ((lane / 8) % 2) at dim
+         * 16 jd + 8 (lane / 16), transposed, give two dim tiles, each used
+         * by every m16 tile. */
 #pragma unroll
-        for (int c = 0; c < NS / 2; c++)
+        for (int c = 0; c < NS / 2; c++) {
+            uint32_t ah[MT][4], al[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                ah[mt][0] = ph[mt][2 * c][0], ah[mt][1] = ph[mt][2 * c][1], ah[mt][2] = ph[mt][2 * c + 1][0], ah[mt][3] = ph[mt][2 * c + 1][1];
+                al[mt][0] = pl[mt][2 * c][0], al[mt][1] = pl[mt][2 * c][1], al[mt][2] = pl[mt][2 * c + 1][0], al[mt][3] = pl[mt][2 * c + 1][1];
+                sdx__hip_mma16816<HT>(l[mt], ah[mt], ones);
+                if (HT == SDX__HIP_DT_BF16) sdx__hip_mma16816<HT>(l[mt], al[mt], ones);
+            }
 #pragma unroll
             for (int jd = 0; jd < NO; jd += 2) {
                 uint32_t r[4];
                 sdx__hip_ldsm4<1>(r, vt + (c * 16 + lane % 8 + (lane / 8) % 2 * 8) * L::LD + dim0 + jd * 8 + (lane / 16) * 8);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    const uint32_t ah[4] = { ph[mt][2 * c][0], ph[mt][2 * c][1], ph[mt][2 * c + 1][0], ph[mt][2 * c + 1][1] };
-                    sdx__hip_mma16816<HT>(o[mt][jd], ah, r);
-                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah, r + 2);
+                    sdx__hip_mma16816<HT>(o[mt][jd], ah[mt], r);
+                    sdx__hip_mma16816<HT>(o[mt][jd + 1], ah[mt], r + 2);
                     if (HT == SDX__HIP_DT_BF16) {
-                        const uint32_t al[4] = { pl[mt][2 * c][0], pl[mt][2 * c][1], pl[mt][2 * c + 1][0], pl[mt][2 * c + 1][1] };
-                        sdx__hip_mma16816<HT>(o[mt][jd], al, r);
-                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al, r + 2);
+                        sdx__hip_mma16816<HT>(o[mt][jd], al[mt], r);
+                        sdx__hip_mma16816<HT>(o[mt][jd + 1], al[mt], r + 2);
                     }
                 }
             }
+        }
     }
+    /* two adjacent dims a store where d is even and y aligned (pairs) */
 #pragma unroll
     for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int i = 0; i < NO; i++)
+        for (int r = 0; r < 2; r++) {
+            const int64_t qi = row_q + 16 * mt + 8 * r;
+            const float inv = l[mt][2 * r] > 0.0f ? 1.0f / l[mt][2 * r] : 0.0f;
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int64_t qi = row_q + 16 * mt + 8 * (e / 2);
-                const int c = dim0 + i * 8 + 2 * tq + e % 2;
-                const float inv = l[mt][e / 2] > 0.0f ? 1.0f / l[mt][e / 2] : 0.0f;
-                if (qi < nq && c < d) sdx__hip_st(y, yt, (b * nq + qi) * hd + col0 + c, o[mt][i][e] * inv);
+            for (int i = 0; i < NO; i++) {
+                const int c = dim0 + i * 8 + 2 * tq;
+                const int64_t at = (b * nq + qi) * hd + col0 + c;
+                if (qi >= nq || c >= d) continue;
+                if (pairs) {
+                    sdx__hip_st_pair(y, yt, at, o[mt][i][2 * r] * inv, o[mt][i][2 * r + 1] * inv);
+                } else {
+                    sdx__hip_st(y, yt, at, o[mt][i][2 * r] * inv);
+                    if (c + 1 < d) sdx__hip_st(y, yt, at + 1, o[mt][i][2 * r + 1] * inv);
+                }
             }
+        }
 #else
-    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec;
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec; (void)pairs;
 #endif
 }

@@ -50,6 +50,7 @@ typedef struct sdx__hip {
     int mma;                /* matrix-unit kind of the loaded code (SDX__HIP_MMA) */
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
+    int wgmma;              /* its 128-tiles may run on Hopper's wgmma (sm_90a code; shared memory granted) */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
@@ -482,6 +483,15 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
     return 1;
 }
 
+/* The wgmma GEMM kernels' shared memory (linears and channels-last
+ * convolutions, f16 and bf16); 0 when refused. */
+static int sdx__hip_wgmma_grant(const sdx__hip *s) {
+    return sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM);
+}
+
 /* x and w both in half types: the matrix units can multiply them, w
  * copied in x's type where the types differ (the SDXL VAE's bf16
  * activations and an f16 checkpoint), as the CPU's bf16 mode packs f16
@@ -551,7 +561,15 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128)
+        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV) {
+            const int bf16 = g.xt == SDX_BF16;
+            if (ak == SDX__HIP_A_ROWS)
+                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>,
+                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
+            else
+                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>,
+                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
+        } else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {
@@ -588,6 +606,16 @@ static void sdx__hip_gemm_operands(sdx__hip_gemm *g, const sdx_tensor *y, const 
     g->split = 1;
 }
 
+/* A linear's operands, into y; its M x N x K from w and the product's
+ * shape (y's own, or the GEGLU's h: w's rows). */
+static void sdx__hip_linear_operands(sdx__hip_gemm *g, const sdx_tensor *y, const sdx_tensor *product, const sdx_tensor *x,
+                                     const sdx_tensor *w, const sdx_tensor *b, const sdx_tensor *res) {
+    sdx__hip_gemm_operands(g, y, x, w, b, res);
+    g->K = w->shape[1];
+    g->N = w->shape[0];
+    g->M = g->N ? sdx_tensor_numel(product) / g->N : 0;
+}
+
 /* A linear of at most SDX__HIP_GEMV_ROWS rows: one warp per column. */
 static int sdx__hip_gemv(sdx_ctx *ctx, const char *op, const sdx__hip_gemm &g) {
     const int w8 = sdx__hip_width(g.K % 8 == 0, g.x, g.w) == 8, per = 256 / sdx__hip_of(ctx)->warp;
@@ -604,10 +632,7 @@ static int sdx__hip_linear(sdx_ctx *ctx, const char *op, sdx_tensor *y, const sd
     sdx__hip_plan p;
     int copy_w, copy_x, rc;
     int64_t copied;
-    sdx__hip_gemm_operands(&g, y, x, w, b, res);
-    g.K = w->shape[1];
-    g.N = w->shape[0];
-    g.M = g.N ? sdx_tensor_numel(y) / g.N : 0;
+    sdx__hip_linear_operands(&g, y, y, x, w, b, res);
     if (g.M == 0 || g.N == 0) return SDX_OK;
     if (g.M <= SDX__HIP_GEMV_ROWS) return sdx__hip_gemv(ctx, op, g);
     g.y_bstride = g.M * g.N;    /* a split's partial sums, one "image" */
@@ -639,6 +664,31 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
                               sdx_dtype compute) {
     (void)compute;
     return sdx__hip_linear(ctx, "linear", y, x, w, b, NULL);
+}
+
+/* GEGLU in the GEMM's epilogue where the matrix units take the product
+ * whole (one part of k, 16-byte rows, more than a few rows, D a multiple
+ * of 8): y = a * gelu(gate) from the f32 sums, rounded once, h untouched
+ * (sdx__hip_w_row pairs each value with its gate). Else the linear into
+ * h and the gate as a pass of its own. */
+static int sdx__hip_linear_geglu_op(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
+                                    const sdx_tensor *b, sdx_dtype compute) {
+    static const char op[] = "linear_geglu";
+    const sdx__hip *s = sdx__hip_of(ctx);
+    const int64_t d = y->shape[y->ndim - 1];
+    sdx__hip_gemm g;
+    sdx__hip_plan p;
+    int rc;
+    sdx__hip_linear_operands(&g, y, h, x, w, b, NULL);
+    if (g.M == 0 || g.N == 0) return SDX_OK;
+    p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
+    if (g.M > SDX__HIP_GEMV_ROWS && p.mma && p.split == 1 && d % 8 == 0 && g.K % 8 == 0 && (uintptr_t)g.x % 16 == 0 &&
+        (uintptr_t)g.w % 16 == 0) {
+        g.geglu = d;
+        return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+    }
+    rc = sdx__hip_linear(ctx, op, h, x, w, b, NULL);
+    return rc != SDX_OK ? rc : sdx__hip_geglu_op(ctx, y, h, compute);
 }
 
 /* The residual in the GEMM's epilogue: (x w^T + b) + res in f32, rounded
@@ -868,9 +918,10 @@ static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor 
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     int64_t nq = q->shape[1], nk = k->shape[1];
     int vec = d % 8 == 0 && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0;
+    int pairs = d % 2 == 0 && (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
     sdx__hip_launch(sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
-                    (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec);
+                    (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec, pairs);
 }
 
 template <int HT>
@@ -928,9 +979,12 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
 
 /* ---- device selection ------------------------------------------------------------------------ */
 
-/* Reports the matrix-unit kind of the code object that runs here, and
- * the GEMM's k-step its device code was compiled with (bits 8 on). */
-__global__ void sdx__hip_k_probe(int *out) { *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16; }
+/* Reports the matrix-unit kind of the code object that runs here, the
+ * GEMM's k-step its device code was compiled with (bits 8 on), its
+ * block's warps (bits 16 on) and whether it has wgmma (bit 24). */
+__global__ void sdx__hip_k_probe(int *out) {
+    *out = (SDX__HIP_MMA + 1) | SDX__HIP_MBK << 8 | SDX__HIP_GEMM_THREADS / 32 << 16 | SDX__HIP_WGMMA << 24;
+}
 
 static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, char *arch, size_t asize) {
     snprintf(name, nsize, "%s", p->name);
@@ -945,7 +999,7 @@ static void sdx__hip_props(const hipDeviceProp_t *p, char *name, size_t nsize, c
  * `why` set when the binary has no code for this GPU or when its host and
  * device code disagree on the GEMM's k-step (a build error: the launch's
  * shared memory would not hold the kernel's tiles). */
-static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
+static int sdx__hip_probe(char *why, size_t size, int *gemm_threads, int *wgmma) {
     int *d = NULL, h = 0;
     hipError_t e = hipMalloc((void **)&d, sizeof(int));
     if (e == hipSuccess) {
@@ -963,7 +1017,8 @@ static int sdx__hip_probe(char *why, size_t size, int *gemm_threads) {
         snprintf(why, size, "its device code steps GEMMs by %d and its host code by %d", h >> 8 & 255, SDX__HIP_MBK);
         return -1;
     }
-    *gemm_threads = (h >> 16) * 32;
+    *gemm_threads = (h >> 16 & 255) * 32;
+    *wgmma = h >> 24 & 1;
     return (h & 255) - 1;
 }
 
@@ -976,7 +1031,7 @@ SDX_HIP_API int sdx_hip_device_count(void) {
 SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info) {
     hipDeviceProp_t p;
     char why[128];
-    int n = sdx_hip_device_count(), threads;
+    int n = sdx_hip_device_count(), threads, wgmma;
     if (!info) return SDX_ERR_INVALID_ARG;
     memset(info, 0, sizeof *info);
     if (device_index < 0 || device_index >= n) {
@@ -989,7 +1044,7 @@ SDX_HIP_API sdx_result sdx_hip_device_info(int device_index, sdx_hip_info *info)
         return SDX_ERR_UNSUPPORTED;
     }
     sdx__hip_props(&p, info->name, sizeof info->name, info->arch, sizeof info->arch);
-    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads) > 0;
+    info->matrix_units = sdx__hip_probe(why, sizeof why, &threads, &wgmma) > 0;
     return SDX_OK;
 }
 
@@ -1016,16 +1071,19 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->smem_optin = p.sharedMemPerBlockOptin;
 #endif
     sdx__hip_props(&p, why, sizeof why, s->arch, sizeof s->arch);
-    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads)) < 0) {
+    if ((s->mma = sdx__hip_probe(why, sizeof why, &s->gemm_threads, &s->wgmma)) < 0) {
         rc = sdx_fail(ctx, SDX_ERR_UNSUPPORTED, "sdx_hip_use: GPU %d (%s, %s) cannot run this binary's code: %s "
                       "(rebuild the SDX_HIP_IMPLEMENTATION file for %s)", device_index, p.name, s->arch, why, s->arch);
         free(s);
         return (sdx_result)rc;
     }
     s->gemm_mma = s->mma && sdx__hip_gemm_grant(s);
+    /* sm_90a code runs on compute capability 9.0 alone; the simulator
+     * plays an 8.x device too, to test the other path */
+    s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

@@ -38,6 +38,22 @@ static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, f
     else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
 }
 
+/* y[i] and y[i + 1] as one access (i even, the tensor 8-byte aligned as
+ * every allocation is): the attention kernels' output pairs. */
+static __device__ __forceinline__ void sdx__hip_st_pair(void *p, int dt, int64_t i, float v0, float v1) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_check_aligned((const char *)p + i * (dt == SDX__HIP_DT_F32 ? 4 : 2), dt == SDX__HIP_DT_F32 ? 8 : 4);
+#endif
+    if (dt == SDX__HIP_DT_F32) {
+        struct __align__(8) f2 { float x, y; } w = { v0, v1 };
+        *(f2 *)((float *)p + i) = w;
+    } else {
+        const uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v0) : sdx__hip_f2bf(v0);
+        const uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v1) : sdx__hip_f2bf(v1);
+        *(uint32_t *)((uint16_t *)p + i) = lo | hi << 16;
+    }
+}
+
 /* Eight 16-bit values moved as one 16-byte access (the pointer must be
  * 16-byte aligned: the simulator checks it, then copies bytewise so
  * that the failure is reported, not a crash of the test). */
@@ -196,6 +212,128 @@ static __device__ __forceinline__ void sdx__hip_mma16816(float d[4], const uint3
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+#endif
+
+/* GELU, the exact (erf) form, as the CPU's */
+static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+
+/* 2^x as the exponential unit gives it (NVIDIA: ex2.approx, 2 ulp, one
+ * instruction where expf is eleven; results below 2^-126 are 0). The
+ * softmax of the attention kernels works in base 2, its logits scaled
+ * by log2(e) in the same multiply-add that subtracts the row's max. */
+static __device__ __forceinline__ float sdx__hip_exp2(float x) {
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#else
+    return exp2f(x);
+#endif
+}
+
+/* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
+/* wgmma.mma_async m64n128k16: a warpgroup (four consecutive warps, 128
+ * threads) multiplies a 64 x 16 A by a 16 x 128 B, both in shared memory,
+ * into 64 x 128 f32 accumulators spread over its registers: thread t
+ * (warp w = t / 32 of the group, lane = 4 g + q) holds in d[4 j + e]
+ * row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The operands are
+ * named by descriptors, without swizzling: each is made of 8 x 8 "core
+ * matrices" (8 rows of 16 contiguous bytes, 128 bytes in all), K-major
+ * (A[m][k], B as W[n][k]), core matrix (row / 8, k / 8) at start + (row
+ * / 8) SBO + (k / 8) LBO bytes. The instruction is asynchronous:
+ * committed in groups, it may read its operands and write d until the
+ * wait that covers its group, so neither may be touched before that
+ * (sdx__hip_wg_fence_acc keeps the compiler from moving accesses of d
+ * across it). Shared memory written by the threads (cp.async included)
+ * must be made visible to it with sdx__hip_wg_fence_smem before the
+ * barrier that precedes it. The simulator models all of this, reading
+ * the operands and writing d at the wait. */
+#if SDX__HIP_WGMMA
+static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) {
+#if defined(SDX_HIP_SIM)
+    return (uint32_t)((const unsigned char *)p - (const unsigned char *)sdx_sim_dynamic_smem());
+#else
+    return (uint32_t)__cvta_generic_to_shared(p);
+#endif
+}
+
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
+           (uint64_t)(sbo >> 4 & 0x3fffu) << 32;
+}
+
+template <int HT>
+static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], uint64_t a, uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma(d, 128, a, b, HT == SDX__HIP_DT_BF16);
+#else
+/* d (the 64 accumulators), then the descriptors and scale-d (1: add) */
+#define SDX__HIP_WGMMA_ASM(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
+                 "%64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+                 : "l"(a), "l"(b), "r"(1))
+    if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_ASM("f16");
+    else SDX__HIP_WGMMA_ASM("bf16");
+#undef SDX__HIP_WGMMA_ASM
+#endif
+}
+
+/* Before the first wgmma of a batch: the accumulators' registers are
+ * final (wgmma.fence). After a batch: wgmma.commit_group. */
+static __device__ __forceinline__ void sdx__hip_wg_arrive(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_wg_commit(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_commit();
+#else
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Waits until at most the N newest groups are in flight. */
+template <int N>
+static __device__ __forceinline__ void sdx__hip_wg_wait(void) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_wait(N);
+#else
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* The compiler may not move reads or writes of d across this point. */
+static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float d[64]) {
+#if !defined(SDX_HIP_SIM)
+#pragma unroll
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+#else
+    (void)d;
+#endif
+}
+
+/* This thread's writes to shared memory become visible to the matrix
+ * instructions (the async proxy); a barrier must still follow. */
+static __device__ __forceinline__ void sdx__hip_wg_fence_smem(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
 #endif

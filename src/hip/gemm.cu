@@ -28,6 +28,7 @@ struct sdx__hip_gemm {
     int H, W, Wo, kh, kw, stride, pt, pl;
     int C;                              /* channels-last conv: input channels */
     int w_taps_last;                    /* SIMT conv: w is [O][kh][kw][C] (kept so by the backend) */
+    int64_t geglu;                      /* linear: y = a * gelu(gate), y with this many columns (sdx__hip_w_row), or 0 */
     int split;                          /* matrix units: k split over this many blocks (1: none) ... */
     float *part;                        /* ... whose f32 sums go here, [split][image][y's layout] */
 };
@@ -66,6 +67,15 @@ static __device__ __forceinline__ int64_t sdx__hip_w_index(const sdx__hip_gemm &
         const int taps = g.kh * g.kw, kk = (int)k, c = kk / taps;
         return (int64_t)(kk - c * taps) * ((int)g.K / taps) + c;
     }
+}
+
+/* The row of w behind column n of the product: n itself, or for a fused
+ * GEGLU (g.geglu = D columns of y, w with 2 D rows) columns in groups of
+ * 16, the first 8 rows 8 (n / 16) + 0..7 (values) and the last 8 their
+ * gates, D rows further: a thread's accumulators for a value and its gate
+ * then sit in the same registers of two neighbouring 8-column tiles. */
+static __device__ __forceinline__ int64_t sdx__hip_w_row(const sdx__hip_gemm &g, int64_t n) {
+    return g.geglu ? n / 16 * 8 + n % 8 + n / 8 % 2 * g.geglu : n;
 }
 
 template <int AK>
@@ -213,9 +223,9 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_GEMM_THREADS 256
 #endif
 
-template <int BT>
+template <int BT, int NT = SDX__HIP_GEMM_THREADS>
 struct sdx__hip_tile {
-    enum { THREADS = SDX__HIP_GEMM_THREADS,
+    enum { THREADS = NT,
            STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
            TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
@@ -281,20 +291,21 @@ static __device__ __forceinline__ sdx__hip_gather sdx__hip_gather_at(const sdx__
  * row and column of each window's corner as two 16-bit halves of one
  * register (rows high; the launch keeps H and W below 2^14), -2^15 for a
  * pixel past M, so that it falls outside the image. */
-template <int BT>
+template <int BT, int NT = SDX__HIP_GEMM_THREADS>
 struct sdx__hip_pixels {
-    int corner[sdx__hip_tile<BT>::PASSES];
+    int corner[sdx__hip_tile<BT, NT>::PASSES];
 };
 
 static __device__ __forceinline__ int sdx__hip_corner_y(int c) { return c >> 16; }
 static __device__ __forceinline__ int sdx__hip_corner_x(int c) { return (int)(int16_t)(c & 0xffff); }
 
-template <int AK, int BT>
-static __device__ __forceinline__ sdx__hip_pixels<BT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
-    sdx__hip_pixels<BT> p;
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
+static __device__ __forceinline__ sdx__hip_pixels<BT, NT> sdx__hip_pixels_at(const sdx__hip_gemm &g, int m0, int t) {
+    typedef sdx__hip_tile<BT, NT> T;
+    sdx__hip_pixels<BT, NT> p;
 #pragma unroll
-    for (int j = 0; j < sdx__hip_tile<BT>::PASSES; j++) {
-        const int m = m0 + t / sdx__hip_tile<BT>::TPR + sdx__hip_tile<BT>::RPP * j;
+    for (int j = 0; j < T::PASSES; j++) {
+        const int m = m0 + t / T::TPR + T::RPP * j;
         const int oy = AK == SDX__HIP_A_NHWC && m < g.M ? (int)(m / g.Wo) : 0, ox = (int)(m - (int64_t)oy * g.Wo);
         const int iy0 = AK == SDX__HIP_A_NHWC && m < g.M ? oy * g.stride - g.pt : -32768;
         const int ix0 = AK == SDX__HIP_A_NHWC && m < g.M ? ox * g.stride - g.pl : -32768;
@@ -329,11 +340,26 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     }
 }
 
-template <int AK, int BT>
+/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) are 128 x 128 too, each
+ * operand's stage in core matrices (device.cu): 8 k of a row, 16 bytes,
+ * are a row of one; the 16 of a k-column lie one after the other (SBO
+ * 128 bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
+ * of a column, so the 8 copies of one row's 128 bytes (8 threads, one
+ * phase of a warp's 16-byte stores) fall on distinct banks. */
+#define SDX__HIP_WG_LBO (128 * 16 + 16)
+
+/* Where value kc (a multiple of 8) of a staged row goes, in halves: rows
+ * of pitch SDX__HIP_MLD, or (WG) wgmma's core matrices. */
+template <int WG>
+static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
+    return WG ? kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8 : row * SDX__HIP_MLD + kc;
+}
+
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
-                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT> &px, uint16_t *as,
+                                                          int n0, int64_t k0, int t, const sdx__hip_pixels<BT, NT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    typedef sdx__hip_tile<BT> T;
+    typedef sdx__hip_tile<BT, NT> T;
     const int kc = (t % T::TPR) * 8;
     const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
@@ -344,12 +370,13 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         const int row = t / T::TPR + T::RPP * j;
         const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
-        sdx__hip_cp_async16(bs + row * SDX__HIP_MLD + kc, wb + (wok ? n * g.K + k : 0), wok);
-        if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (aok ? m * g.K + k : 0), aok);
+        const int at = sdx__hip_staged<WG>(row, kc);
+        sdx__hip_cp_async16(bs + at, wb + (wok ? sdx__hip_w_row(g, n) * g.K + k : 0), wok);
+        if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + at, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
             const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
-            sdx__hip_cp_async16(as + row * SDX__HIP_MLD + kc, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
+            sdx__hip_cp_async16(as + at, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
     }
 }
@@ -422,11 +449,29 @@ static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
  * a split's partial sums, f32 with neither: `bias` and `res` then NULL). */
-template <int AK, int BT>
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t) {
     enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
-    for (int c = t; c < BT / 2 * BT / 8; c += sdx__hip_tile<BT>::THREADS) {
+    if (AK == SDX__HIP_A_ROWS && g.geglu) {
+        /* a fused GEGLU (never split): 8 outputs j a chunk from values
+         * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
+        for (int c = t; c < BT / 2 * (BT / 16); c += NT) {
+            const int r = c / (BT / 16), u = c % (BT / 16);
+            const int64_t m = m0 + r, j = n0 / 2 + 8 * u;
+            const int count = m < g.M && j < g.geglu ? 8 : 0;
+            float v[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) {
+                const float a = cs[r * CPR + 16 * u + e] + (bias && count ? sdx__hip_ld(bias, g.bt, j + e) : 0.0f);
+                const float gate = cs[r * CPR + 16 * u + 8 + e] + (bias && count ? sdx__hip_ld(bias, g.bt, g.geglu + j + e) : 0.0f);
+                v[e] = count ? a * sdx__hip_gelu(gate) : 0.0f;
+            }
+            sdx__hip_gemm_store8(y, yt, m * g.geglu + j, v, count);
+        }
+        return;
+    }
+    for (int c = t; c < BT / 2 * BT / 8; c += NT) {
         float v[8];
         int count;
         int64_t i;
@@ -617,6 +662,105 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
+#endif
+}
+
+/* ---- Hopper: 128-tiles on warpgroup matrix instructions (sm_90a) -------- */
+/* The product of sdx__hip_k_gemm_mma's 128-tiles for a linear or a
+ * channels-last convolution (16-byte operand rows), on wgmma: two
+ * warpgroups (256 threads), each 64 rows of the tile by all 128 columns,
+ * four m64n128k16 a k-step of 64 that read A and W from the stage
+ * themselves (no ldmatrix, no operand fragments in registers). The
+ * copies for step s + STAGES - 2 go out while step s's products are
+ * issued and step s - 1's may still run (one group of products in
+ * flight): a stage is rewritten only after the barrier that follows
+ * every warpgroup's wait for the products that read it. Same loader,
+ * same epilogue (and split k) as the mma kernel, so the same bits up to
+ * the order of the tensor cores' sums. */
+#define SDX__HIP_WG_THREADS 256
+#define SDX__HIP_WG_STAGES 4
+
+struct sdx__hip_wg_tile {
+    enum { OPERAND = SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),     /* halves of A (or W) in a stage */
+           STAGE = 2 * OPERAND, SMEM = SDX__HIP_WG_STAGES * STAGE * 2 };
+};
+
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0, int n0,
+                                                            int step, int end, int t, const sdx__hip_pixels<128, SDX__HIP_WG_THREADS> &px,
+                                                            uint16_t *smem) {
+    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * sdx__hip_wg_tile::STAGE;
+    if (step < end)
+        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st,
+                                                           st + sdx__hip_wg_tile::OPERAND);
+    sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
+}
+
+template <int AK, int HT>
+__global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
+#if SDX__HIP_WGMMA
+    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
+    typedef sdx__hip_tile<BT> T;        /* the epilogue's staging pitches */
+    static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
+    float *cs = (float *)smem;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
+    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
+    const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
+    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
+    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * 8, SDX__HIP_WG_LBO, 128);
+    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, 128);
+    float acc[64];
+#pragma unroll
+    for (int i = 0; i < 64; i++) acc[i] = 0.0f;
+    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, s, steps, t, px, smem);
+    for (int step = first; step < steps; step++) {
+        /* this step's copies landed and are visible to the matrix units;
+         * after the barrier every warpgroup is done with step - 2's stage */
+        const uint64_t at = (uint64_t)((step % S) * sdx__hip_wg_tile::STAGE * 2 / 16);
+        sdx__hip_cp_wait<S - 3>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
+        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) {
+            const uint64_t k16 = (uint64_t)(kk * 2 * SDX__HIP_WG_LBO / 16);      /* two k-columns of core matrices */
+            sdx__hip_wgmma_m64n128k16<HT>(acc, da + at + k16, db + at + k16);
+        }
+        sdx__hip_wg_commit();
+        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_wait<1>();
+    }
+    sdx__hip_wg_wait<0>();
+    sdx__hip_wg_fence_acc(acc);
+    /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
+     * ends every warpgroup's reads of the stages */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wg == half) {
+            const int lin = AK == SDX__HIP_A_ROWS;
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int r = row + 8 * (e / 2), c = j * 8 + 2 * (lane % 4) + e % 2;
+                    cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[4 * j + e];
+                }
+        }
+        __syncthreads();
+        if (g.split == 1)
+            sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
+            sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                                SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+    }
+#else
+    (void)g;    /* no wgmma in this code object: the host never launches it */
 #endif
 }
 

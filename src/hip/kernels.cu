@@ -13,7 +13,6 @@
 enum { SDX__HIP_SILU, SDX__HIP_GELU, SDX__HIP_QUICK_GELU, SDX__HIP_SCALE, SDX__HIP_COPY, SDX__HIP_ADD, SDX__HIP_MUL,
        SDX__HIP_LEAKY_RELU };
 
-static __device__ __forceinline__ float sdx__hip_gelu(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0f + expf(-v)); }
 
 #define SDX__HIP_GRID_STRIDE(i, n) \

@@ -82,6 +82,17 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_MMA 0
 #endif
 
+/* Hopper's warpgroup matrix instructions (wgmma): device code compiled
+ * for sm_90a (nvcc -arch=sm_90a; plain sm_90 code cannot have them), and
+ * the simulator's model of them. SDX_HIP_WGMMA=0 leaves them out. */
+#if defined(SDX_HIP_WGMMA) && !SDX_HIP_WGMMA
+#define SDX__HIP_WGMMA 0
+#elif SDX__HIP_MMA == 1 && (defined(SDX_HIP_SIM) || defined(__CUDA_ARCH_FEAT_SM90_ALL))
+#define SDX__HIP_WGMMA 1
+#else
+#define SDX__HIP_WGMMA 0
+#endif
+
 /* Built for NVIDIA (nvcc through this prelude; the simulator models
  * NVIDIA's instructions): the same in nvcc's host and device passes,
  * where SDX__HIP_MMA is the device pass's alone (0 in the host pass).

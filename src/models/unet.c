@@ -593,7 +593,9 @@ static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows
 }
 
 /* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
- * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size. */
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
+ * 2 x inner columns are the fused op's scratch, which a backend that
+ * fuses the product and the gate leaves untouched). */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
@@ -611,8 +613,7 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
         sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
         sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
-        SDX__UNET_DO(sdx__linear(ctx, &f, &n, b->ff1_w, b->ff1_b, r->compute));
-        SDX__UNET_DO(sdx__geglu(ctx, &g, &f, r->compute));
+        SDX__UNET_DO(sdx__linear_geglu(ctx, &g, &f, &n, b->ff1_w, b->ff1_b, r->compute));
         SDX__UNET_DO(sdx__linear_add(ctx, &t, &g, b->ff2_w, b->ff2_b, &t, r->compute));
     }
 done:

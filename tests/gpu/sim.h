@@ -26,6 +26,10 @@
  *   - cp.async copies (sdx_sim_cp_async) are queued per thread and land
  *     at the wait that covers their group: reading before waiting reads
  *     the old contents. 16-byte accesses must be 16-byte aligned.
+ *   - Hopper's wgmma.mma_async (m64nNk16, operands in shared memory by
+ *     descriptor, no swizzling) likewise: each thread's part is computed
+ *     at the wgmma.wait_group that covers it, reading shared memory then,
+ *     so reading the accumulators or rewriting the operands early fails.
  *   - Graphs: between hipStreamBeginCapture and hipStreamEndCapture
  *     launches and asynchronous copies are recorded, not run (a copy
  *     reads its source when the graph runs, as from pinned memory);
@@ -79,6 +83,8 @@ struct fiber {
     unsigned xchg;          /* warp exchanges this lane has made: picks the buffer */
     int n_copies, groups;   /* asynchronous copies not yet performed; groups committed */
     struct { void *dst; const void *src; int bytes, valid, group; } copy[256];
+    int n_wg, wg_groups;    /* warpgroup products not yet performed; groups committed */
+    struct { float *d; uint64_t a, b; int n, bf16, group; } wg[16];
 };
 
 struct machine {
@@ -194,6 +200,7 @@ static inline int run_block() {
         f.started = 0;
         f.xchg = 0;
         f.n_copies = f.groups = 0;
+        f.n_wg = f.wg_groups = 0;
         f.lane = t % 32;
         f.warp = t / 32;
         prepare(t);
@@ -361,7 +368,7 @@ static inline hipError_t hipGetDeviceProperties(hipDeviceProp_t *p, int d) {
     if (d != 0) return hipErrorInvalidValue;
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "sdx simulator (tests/gpu/sim.h)");
-    p->major = 9;
+    p->major = getenv("SDX_SIM_AMPERE") ? 8 : 9;      /* 8: the host takes no wgmma path */
     p->warpSize = 32;
     p->multiProcessorCount = 4;
     p->totalGlobalMem = SDX_SIM_MEMORY;
@@ -571,6 +578,81 @@ static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const u
         for (int k = 0; k < 16; k++) s = fmaf(A[row * 16 + k], B[k * 8 + col], s);
         d[i] = s;
     }
+}
+
+/* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}, A and B from
+ * shared memory by descriptor (start, LBO, SBO >> 4 in bits 0, 16 and
+ * 32; no swizzling, base offset 0): K-major core matrices of 8 rows x 16
+ * bytes, core matrix (row / 8, k / 8) at start + (row / 8) SBO + (k / 8)
+ * LBO. Thread t of the warpgroup (warp w = t % 128 / 32, lane 4 g + q)
+ * holds D[16 w + g + 8 (e / 2)][8 j + 2 q + e % 2] in d[4 j + e]. Queued
+ * here, performed (shared memory read, d written) at the wait that
+ * covers its group. */
+/* Row `row` (16 values of k) of the operand a descriptor names. */
+static inline void sdx_sim_wg_row(uint64_t desc, int row, int bf16, float out[16]) {
+    const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)(desc >> 16 & 0x3fff) << 4;
+    const uint32_t sbo = (uint32_t)(desc >> 32 & 0x3fff) << 4;
+    const unsigned char *smem = (const unsigned char *)sdx_sim_dynamic_smem();
+    if ((desc >> 49 & 7) || (desc >> 62)) {
+        sdx_sim::fail("wgmma: a descriptor with swizzling or a base offset (not modelled)");
+        memset(out, 0, 16 * sizeof *out);
+        return;
+    }
+    for (int half = 0; half < 2; half++) {      /* k 0-7 and 8-15: two core matrices */
+        const uint32_t at = start + (uint32_t)(row / 8) * sbo + (uint32_t)half * lbo + (uint32_t)(row % 8) * 16;
+        uint16_t v[8];
+        if (at + 16 > sdx_sim::SMEM_MAX) {
+            sdx_sim::fail("wgmma: an operand past shared memory");
+            memset(out, 0, 16 * sizeof *out);
+            return;
+        }
+        memcpy(v, smem + at, 16);
+        for (int i = 0; i < 8; i++) out[8 * half + i] = sdx_sim_half_to_float(v[i], bf16);
+    }
+}
+
+static inline void sdx_sim_wgmma(float *d, int n, uint64_t a, uint64_t b, int bf16) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    if (f.n_wg == (int)(sizeof f.wg / sizeof f.wg[0])) {
+        sdx_sim::fail("more than 16 wgmma in flight in one thread");
+        return;
+    }
+    f.wg[f.n_wg].d = d;
+    f.wg[f.n_wg].a = a;
+    f.wg[f.n_wg].b = b;
+    f.wg[f.n_wg].n = n;
+    f.wg[f.n_wg].bf16 = bf16;
+    f.wg[f.n_wg++].group = f.wg_groups;
+}
+
+static inline void sdx_sim_wgmma_commit(void) { sdx_sim::self().wg_groups++; }
+
+static inline void sdx_sim_wgmma_wait(int newest_pending) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    const int t = (int)(&f - sdx_sim::M().th) % 128, w = t / 32, g = t % 32 / 4, q = t % 4;
+    int keep = 0;
+    for (int i = 0; i < f.n_wg; i++) {
+        if (f.wg[i].group >= f.wg_groups - newest_pending) {
+            f.wg[keep++] = f.wg[i];
+            continue;
+        }
+        {
+            float a[2][16], b[16];
+            sdx_sim_wg_row(f.wg[i].a, 16 * w + g, f.wg[i].bf16, a[0]);
+            sdx_sim_wg_row(f.wg[i].a, 16 * w + g + 8, f.wg[i].bf16, a[1]);
+            for (int c = 0; c < f.wg[i].n; c++) {
+                if (c % 8 / 2 != q) continue;           /* this thread's columns: 8 j + 2 q + (0, 1) */
+                sdx_sim_wg_row(f.wg[i].b, c, f.wg[i].bf16, b);
+                for (int h = 0; h < 2; h++) {
+                    float *d = &f.wg[i].d[4 * (c / 8) + 2 * h + c % 2];
+                    float s = *d;
+                    for (int k = 0; k < 16; k++) s = fmaf(a[h][k], b[k], s);
+                    *d = s;
+                }
+            }
+        }
+    }
+    f.n_wg = keep;
 }
 
 #endif

@@ -328,6 +328,68 @@ static int gpu_residuals_in_the_epilogue_match_cpu(void) {
     return rc;
 }
 
+/* y = geglu(x w^T + b), w [2D, C], h [.., 2D] the op's scratch. The GPU
+ * fuses the gate into the GEMM's epilogue where the matrix units take the
+ * product whole (x and w of one half type, more than 16 rows, D % 8 == 0,
+ * k not split): against the CPU's product in f32 and its gate, rounded
+ * once, and h must be as it was (the fused path ran). Otherwise it runs
+ * the linear into h and the gate: against the CPU's op, and h written. */
+static int tg_geglu_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t rows, int64_t c, int64_t d, int fused) {
+    int64_t xs[3] = { 2, rows, c }, ws[2] = { 2 * d, c }, bs[1] = { 2 * d }, hs[3] = { 2, rows, 2 * d }, ys[3] = { 2, rows, d };
+    tg_t x, w, b, h, y;
+    sdx_tensor hf;
+    int rc = T_PASS, c_rc;
+    memset(&hf, 0, sizeof hf);
+    if (!tg_make(gpu, &x, dt, 3, xs, 1, 0) || !tg_make_weight(gpu, &w, dt, dt, 2, ws) || !tg_make(gpu, &b, dt, 1, bs, 1, 0) ||
+        !tg_make(gpu, &h, dt, 3, hs, 1, 0) || !tg_make(gpu, &y, dt, 3, ys, 0, 0) || sdx_tensor_alloc(NULL, &hf, SDX_F32, 3, hs) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &b); tg_free(gpu, &h); tg_free(gpu, &y);
+        return T_FAIL;
+    }
+    if (fused)
+        c_rc = sdx__cpu_linear(cpu, &hf, &x.host, &w.host, &b.host, SDX_F32) == SDX_OK ? sdx__cpu_geglu(cpu, &y.host, &hf, SDX_F32) : SDX_ERR_INVALID_ARG;
+    else c_rc = sdx__cpu_linear_geglu(cpu, &y.host, &h.host, &x.host, &w.host, &b.host, SDX_F32);
+    if (c_rc != SDX_OK || sdx__linear_geglu(gpu, &y.dev, &h.dev, &x.dev, &w.dev, &b.dev, SDX_F32) != SDX_OK) {
+        snprintf(t_msg, sizeof t_msg, "linear_geglu: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        /* h on the device against its values before the op */
+        const int64_t n = sdx_tensor_numel(&h.host);
+        float *now = (float *)malloc((size_t)n * sizeof(float));
+        int64_t same = 0;
+        if (now && sdx__download(gpu, now, &h.dev) == SDX_OK)
+            for (int64_t i = 0; i < n; i++) same += now[i] == h.vals[i];
+        free(now);
+        snprintf(t_label, sizeof t_label, "linear_geglu [2,%lld,%lld]x[%lld,%lld] %s, %s", (long long)rows, (long long)c, (long long)(2 * d),
+                 (long long)c, sdx_dtype_name(dt), fused ? "fused" : "through h");
+        TG_CHECK_REL(gpu, &y, dt == SDX_F32 ? 1e-5 : 1e-3);
+        if (rc == T_PASS && (fused ? same != n : same == n)) {
+            snprintf(t_msg, sizeof t_msg, "%s: h %s", t_label, fused ? "was written (not fused)" : "was not written");
+            rc = T_FAIL;
+        }
+    }
+    sdx_tensor_free(NULL, &hf);
+    tg_free(gpu, &x); tg_free(gpu, &w); tg_free(gpu, &b); tg_free(gpu, &h); tg_free(gpu, &y);
+    return rc;
+}
+
+static int gpu_linear_geglu_fuses_the_gate_and_matches_cpu(void) {
+    /* {type, rows, C, D, fused}: 128-tiles (two warpgroups on Hopper),
+     * 64-tiles; f32, few rows, D % 8 != 0 and a k split go through h */
+    static const int cases[9][5] = { { SDX_F16, 300, 64, 96, 1 }, { SDX_BF16, 300, 64, 96, 1 }, { SDX_F16, 150, 320, 640, 1 },
+                                     { SDX_F16, 20, 64, 96, 1 },  { SDX_BF16, 20, 72, 40, 1 },  { SDX_F32, 300, 64, 96, 0 },
+                                     { SDX_F16, 5, 64, 96, 0 },   { SDX_F16, 300, 64, 100, 0 }, { SDX_F16, 40, 2048, 48, 0 } };
+    TG_NEED_GPU(gpu);
+    sdx_ctx *cpu = t_ctx();
+    int rc = T_PASS;
+    t_seed(9);
+    for (int i = 0; i < 9 && rc == T_PASS; i++)
+        rc = tg_geglu_case(gpu, cpu, (sdx_dtype)cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4]);
+    sdx_destroy(cpu);
+    sdx_destroy(gpu);
+    return rc;
+}
+
 /* A convolution weight the backend keeps channels-last (loaded through
  * the loader: a half-type 3x3 over 8k channels is rearranged in place at
  * upload) computes what the CPU does from the file's values: with f16 x
@@ -434,7 +496,8 @@ static int tg_attention_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t n
 }
 
 static int gpu_attention_matches_cpu_for_every_head_dim(void) {
-    static const int64_t dims[] = { 40, 64, 80, 128, 160, 512, 24, 100 };
+    /* SD's, and others: 33 takes neither 16-byte copies nor paired stores */
+    static const int64_t dims[] = { 40, 64, 80, 128, 160, 512, 24, 100, 33 };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -780,7 +843,12 @@ static int gpu_sdxl_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sdxl/inde
  * dequantized to f16 at upload (the backend multiplies no blocks), f32
  * activations, against the CPU made to dequantize the same way (as the
  * fake-device test does): the final latent within rel-L2 1e-3, as the
- * pipeline goldens. */
+ * pipeline goldens. Then with the GPU's default half activations, against
+ * the CPU storing the same types: finite, within the goldens' 2e-2. The
+ * golden checkpoints hold f32 weights, which run on the f32 kernels; here
+ * f16 linears meet f16 activations, so a whole generation goes through
+ * the matrix units' GEMMs (wgmma on Hopper), the fused GEGLU and the
+ * tensor-core attention. */
 static int gpu_gguf_model_matches_cpu(void) {
     T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
     T_NEED_SHARED(v, "vocab/merges.txt");
@@ -813,6 +881,23 @@ static int gpu_gguf_model_matches_cpu(void) {
     rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data, (size_t)sdx_tensor_numel(&rc_.latents[0]));
     T_NOTE("sd1-q8_0.gguf on %s against the CPU: latent rel-L2 %.3g", sdx_backend_name(gpu), rel);
     T_CHECK(rel <= 1e-3, "latent rel-L2 %.3g > 1e-3", rel);
+    sdx_gen_result_free(gpu, &rg);
+    sdx_gen_result_free(cpu, &rc_);
+    sdx_model_free(mg);
+    sdx_model_free(mc);
+    md.activations = 0;
+    mg = t_model_with(gpu, &md);
+    T_CHECK(mg, "GPU: %s", sdx_last_error(gpu));
+    mc = t_model_with(cpu, &md);
+    T_CHECK(mc, "CPU: %s", sdx_last_error(cpu));
+    t_same_activations(mc, mg);
+    T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "GPU, half activations: %s", sdx_last_error(gpu));
+    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "CPU, half activations: %s", sdx_last_error(cpu));
+    rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data, (size_t)sdx_tensor_numel(&rc_.latents[0]));
+    T_NOTE("with the default activations (UNet %s) against the CPU storing the same: latent rel-L2 %.3g",
+           sdx_dtype_name(mg->unet.act_type), rel);
+    T_CHECK(!sdx__has_nonfinite(&rg.latents[0]), "half activations: the latent is not finite");
+    T_CHECK(rel <= 2e-2, "half activations: latent rel-L2 %.3g > 2e-2", rel);
     sdx_gen_result_free(gpu, &rg);
     sdx_gen_result_free(cpu, &rc_);
     sdx_model_free(mg);
@@ -1014,6 +1099,7 @@ static const t_case gpu_cases[] = {
     { "conv2d_matches_cpu", gpu_conv2d_matches_cpu },
     { "loaded_convolution_weights_kept_channels_last_match_cpu", gpu_loaded_convolution_weights_kept_channels_last_match_cpu },
     { "residuals_in_the_epilogue_match_cpu", gpu_residuals_in_the_epilogue_match_cpu },
+    { "linear_geglu_fuses_the_gate_and_matches_cpu", gpu_linear_geglu_fuses_the_gate_and_matches_cpu },
     { "attention_matches_cpu_for_every_head_dim", gpu_attention_matches_cpu_for_every_head_dim },
     { "norms_and_softmax_match_cpu", gpu_norms_and_softmax_match_cpu },
     { "elementwise_and_layout_match_cpu", gpu_elementwise_and_layout_match_cpu },
