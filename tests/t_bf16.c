@@ -27,6 +27,10 @@ static int tb_has_bf16(sdx_ctx *ctx) {
     return sdx__bf16_usable(ctx);
 }
 
+/* Skips the case where this CPU cannot run it, giving back the context
+ * the decision was asked of (LeakSanitizer would report it). */
+#define TB_SKIP_IF(ctx, cond, ...) do { if (cond) { sdx_destroy(ctx); T_SKIP_IF(1, __VA_ARGS__); } } while (0)
+
 /* The bf16 kernels this CPU runs, each case checks all: AMX tiles where
  * the CPU has them, and the AVX512-BF16 kernel (AMX cleared, as on a CPU
  * without it). tb_engines counts them on a context as probed; tb_engine
@@ -75,7 +79,7 @@ static int linear_bf16_matches_its_operands_in_double(void) {
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
     for (int s = 0; s < 5; s++)
         for (int wt = 0; wt < 3; wt++) {
@@ -170,7 +174,7 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
     static const sdx_dtype xtypes[] = { SDX_F32, SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
     for (int c = 0; c < 7; c++) {
         const char *engine = tb_engine(ctx, e);
@@ -224,7 +228,7 @@ static int near_float_max_operands_stay_finite(void) {
     int64_t cx[4] = { 1, 4, 20, 20 }, cw[4] = { 6, 4, 3, 3 }, cy[4] = { 1, 6, 20, 20 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
     for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
         for (int big_weight = 0; big_weight < 2; big_weight++) {
             const char *engine = tb_engine(ctx, e);
@@ -282,7 +286,7 @@ static int attention_bf16_keeps_f32_accuracy(void) {
     };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         const int64_t nq = cs[c].nq, nk = cs[c].nk, H = cs[c].heads, d = cs[c].d, w = H * d;
         int64_t qs[3] = { 2, nq, w }, ks[3] = { 2, nk, w };
@@ -382,7 +386,7 @@ static int conv3x3_winograd_on_amx_keeps_f32_accuracy(void) {
     static const sdx_dtype wtypes[] = { SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_F16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx) || !sdx__cpu(ctx)->bf16_amx, "no AMX-BF16 here: bf16 mode's Winograd is f32's");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx) || !sdx__cpu(ctx)->bf16_amx, "no AMX-BF16 here: bf16 mode's Winograd is f32's");
     for (size_t c = 0; c < SDX__ARRAY_LEN(cs); c++) {
         const int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4];
         const int pt = cs[c][5], pl = cs[c][6], pb = cs[c][7], pr = cs[c][8];
@@ -440,7 +444,7 @@ static int activations_in_bf16_mode_match_double(void) {
     sdx_tensor x, y, g, gy, xg;
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32");
     T_CHECK(sdx_tensor_alloc(ctx, &x, SDX_F32, 2, shp) == SDX_OK && sdx_tensor_alloc(ctx, &y, SDX_F32, 2, shp) == SDX_OK &&
             sdx_tensor_alloc(ctx, &g, SDX_F32, 4, gshp) == SDX_OK && sdx_tensor_alloc(ctx, &gy, SDX_F32, 4, gshp) == SDX_OK &&
             sdx_tensor_alloc(ctx, &xg, SDX_F32, 2, gg) == SDX_OK, "alloc");
@@ -539,7 +543,7 @@ static int rewritten_weight_slot_is_repacked(void) {
     int64_t n, xs[2];
     float *vals;
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
     T_CHECK(sdx_st_open(ctx, path, &st) == SDX_OK, "%s", sdx_last_error(ctx));
     sdx__wset_init(&ws, ctx, st, "model.diffusion_model.", SDX__PART_UNET, SDX_AUTO);
     w = sdx__wget(&ws, sdx__s2(-1, -1), "time_embed.0.weight");
@@ -633,7 +637,7 @@ static int packed_weight_gives_its_file_pages_back(void) {
     long before, after;
     volatile unsigned sum = 0;
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32 from the file's weights");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32 from the file's weights");
     tb_state = 99;
     T_CHECK(tb_alloc_random(ctx, &w, SDX_F16, 2, ws, 0.5) && tb_alloc_random(ctx, &x, SDX_F32, 2, xs, 2.0), "alloc");
     w.name = "w";
@@ -717,7 +721,7 @@ static int components_stay_close_to_f32_goldens(void) {
         double r;
         int rc;
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+        TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         engines = tb_engines(ctx);
         engine = tb_engine(ctx, e);
         m = tb_model(ctx, as[i].area, SDX_COMPUTE_BF16);
@@ -757,7 +761,7 @@ static int generations_stay_close_to_f32_goldens(void) {
         sdx_model *m;
         int n;
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+        TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         n = t_golden_cases(ctx, areas[a], cases, 8);
         T_CHECK(n > 0, "%s: no pipeline cases (%s)", areas[a], sdx_last_error(ctx));
         m = tb_model(ctx, areas[a], SDX_COMPUTE_BF16);
@@ -810,7 +814,7 @@ static int same_seed_same_image_across_runs_and_threads(void) {
         d.n_threads = threads[run % 3];
         ctx = sdx_create(&d);
         T_CHECK(ctx, "context");
-        T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
+        TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
         m = tb_model(ctx, "sd1", SDX_COMPUTE_BF16);
         T_CHECK(m, "%s", sdx_last_error(ctx));
         memset(&p, 0, sizeof p);
@@ -856,7 +860,7 @@ static int half_storage_stress_stays_finite(void) {
     static const sdx_dtype st[2] = { SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
-    T_SKIP_IF(!tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
+    TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build)");
     for (int s = 0; s < 2; s++) {
         sdx_tensor x, w1, y32, y16, ax, aw, mag;
         float *wv = (float *)malloc((size_t)nw * sizeof(float)), *a = (float *)malloc((size_t)n * sizeof(float));
