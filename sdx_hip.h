@@ -247,6 +247,11 @@ static __device__ __forceinline__ uint16_t sdx__hip_f2bf(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* v narrowed to the 16-bit type dt (f16 or bf16). */
+static __device__ __forceinline__ uint16_t sdx__hip_f2half(int dt, float v) {
+    return dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+}
+
 static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64_t i) {
     if (dt == SDX__HIP_DT_F32) return ((const float *)p)[i];
     return dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(((const uint16_t *)p)[i]) : sdx__hip_bf2f(((const uint16_t *)p)[i]);
@@ -254,7 +259,7 @@ static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64
 
 static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, float v) {
     if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
-    else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+    else ((uint16_t *)p)[i] = sdx__hip_f2half(dt, v);
 }
 
 /* y[i] and y[i + 1] as one access (i even, the tensor 8-byte aligned as
@@ -267,9 +272,7 @@ static __device__ __forceinline__ void sdx__hip_st_pair(void *p, int dt, int64_t
         struct __align__(8) f2 { float x, y; } w = { v0, v1 };
         *(f2 *)((float *)p + i) = w;
     } else {
-        const uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v0) : sdx__hip_f2bf(v0);
-        const uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v1) : sdx__hip_f2bf(v1);
-        *(uint32_t *)((uint16_t *)p + i) = lo | hi << 16;
+        *(uint32_t *)((uint16_t *)p + i) = sdx__hip_f2half(dt, v0) | (uint32_t)sdx__hip_f2half(dt, v1) << 16;
     }
 }
 
@@ -337,9 +340,7 @@ static __device__ __forceinline__ void sdx__hip_stw(void *p, int dt, int64_t i, 
         for (int h = 0; h < W / 8; h++) {
             sdx__hip_v8 q;
             for (int e = 0; e < 4; e++) {
-                uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e]) : sdx__hip_f2bf(v[8 * h + 2 * e]);
-                uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e + 1]) : sdx__hip_f2bf(v[8 * h + 2 * e + 1]);
-                q.w[e] = lo | hi << 16;
+                q.w[e] = sdx__hip_f2half(dt, v[8 * h + 2 * e]) | (uint32_t)sdx__hip_f2half(dt, v[8 * h + 2 * e + 1]) << 16;
             }
             sdx__hip_st8((uint16_t *)p + i + 8 * h, q);
         }
@@ -1416,6 +1417,38 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
     }
 }
 
+/* A staged accumulator's place in the epilogue's staging: a linear's
+ * [row][column] (pitch CPR), a convolution's [column][row] (pitch CPC). */
+template <int AK, int BT>
+static __device__ __forceinline__ int sdx__hip_staged_acc(int r, int c) {
+    return AK == SDX__HIP_A_ROWS ? r * sdx__hip_tile<BT>::CPR + c : c * sdx__hip_tile<BT>::CPC + r;
+}
+
+/* Half `half` of the tile from the staging into y (bias, residual), or as
+ * f32 sums of this block's part of k when split (no bias: sdx__hip_k_split_sum
+ * adds them). */
+template <int AK, int BT, int NT>
+static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t) {
+    if (g.split == 1)
+        sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+    else
+        sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+}
+
+/* This block's k-steps [first, end): all of them, or its part of a split
+ * (blockIdx.z % g.split; K < 2^31: the launch checks). */
+struct sdx__hip_ksteps {
+    int first, end;
+};
+
+static __device__ __forceinline__ sdx__hip_ksteps sdx__hip_block_ksteps(const sdx__hip_gemm &g) {
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
+    const int first = (int)(blockIdx.z % g.split) * per;
+    const sdx__hip_ksteps r = { first, first + per < all ? first + per : all };
+    return r;
+}
+
 /* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
 #if SDX__HIP_NVIDIA
 #define SDX__HIP_GEMM_MIN_BLOCKS 2
@@ -1433,9 +1466,8 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);    /* M, N < 2^31: the launch checks */
-    /* this block's k-steps [first, steps): all of them, or its part of a split */
-    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;     /* K < 2^31 */
-    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
     float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
@@ -1551,13 +1583,12 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wm == half) {
-            const int lin = AK == SDX__HIP_A_ROWS;
 #if SDX__HIP_MMA == 1
             for (int i = 0; i < FM; i++)
                 for (int j = 0; j < 2 * FN; j++)
                     for (int e = 0; e < 4; e++) {
                         const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
-                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
+                        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[i][j][e];
                     }
 #else
             for (int i = 0; i < FM; i++)
@@ -1569,16 +1600,12 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
                     for (int e = 0; e < 8; e++) {
                         const int r = i * 16 + 2 * e + lane / 16, c = wn * WTN + j * 16 + lane % 16;
 #endif
-                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
+                        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[i][j][e];
                     }
 #endif
         }
         __syncthreads();
-        if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
-        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
-            sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_out<AK, BT, T::THREADS>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
@@ -1620,14 +1647,13 @@ template <int AK, int HT>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
     enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
-    typedef sdx__hip_tile<BT> T;        /* the epilogue's staging pitches */
     static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
-    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
-    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
     const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
     /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
@@ -1663,21 +1689,16 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wg == half) {
-            const int lin = AK == SDX__HIP_A_ROWS;
 #pragma unroll
             for (int j = 0; j < 16; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int r = row + 8 * (e / 2), c = j * 8 + 2 * (lane % 4) + e % 2;
-                    cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[4 * j + e];
+                    cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[4 * j + e];
                 }
         }
         __syncthreads();
-        if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
-        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
-            sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                                SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no wgmma in this code object: the host never launches it */
@@ -1901,7 +1922,7 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     /* logits to base 2 (sdx__hip_exp2); m is the row's max so scaled */
     const float scale2 = scale * 1.44269504088896341f;
     /* 1.0 twice in HT: the B fragment of an 8-column matrix of ones */
-    const uint32_t ones[2] = { HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u };
+    const uint32_t one2 = HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, ones[2] = { one2, one2 };
     /* l: the rows' sums P 1 as an accumulator tile (each column the sum) */
     float o[MT][NO][4], l[MT][4], m[MT][2];
 #pragma unroll
@@ -2561,13 +2582,20 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
     return 1;
 }
 
-/* The wgmma GEMM kernels' shared memory (linears and channels-last
- * convolutions, f16 and bf16); 0 when refused. */
+/* The wgmma GEMM kernels: [channels-last convolution][bf16] (linears
+ * and channels-last convolutions have 16-byte rows; the gather has none). */
+static sdx__hip_gemm_kernel sdx__hip_gemm_wgmma_kernel(int nhwc, int bf16) {
+    static const sdx__hip_gemm_kernel kernels[2][2] = {
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> },
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> } };
+    return kernels[nhwc != 0][bf16 != 0];
+}
+
+/* Their shared memory; 0 when refused. */
 static int sdx__hip_wgmma_grant(const sdx__hip *s) {
-    return sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM);
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel(i / 2, i % 2), sdx__hip_wg_tile::SMEM)) return 0;
+    return 1;
 }
 
 /* x and w both in half types: the matrix units can multiply them, w
@@ -2639,15 +2667,10 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV) {
-            const int bf16 = g.xt == SDX_BF16;
-            if (ak == SDX__HIP_A_ROWS)
-                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>,
-                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
-            else
-                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>,
-                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
-        } else if (bt == 128)
+        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile::SMEM, g);
+        else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {

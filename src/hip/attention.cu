@@ -192,7 +192,7 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     /* logits to base 2 (sdx__hip_exp2); m is the row's max so scaled */
     const float scale2 = scale * 1.44269504088896341f;
     /* 1.0 twice in HT: the B fragment of an 8-column matrix of ones */
-    const uint32_t ones[2] = { HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u };
+    const uint32_t one2 = HT == SDX__HIP_DT_F16 ? 0x3c003c00u : 0x3f803f80u, ones[2] = { one2, one2 };
     /* l: the rows' sums P 1 as an accumulator tile (each column the sum) */
     float o[MT][NO][4], l[MT][4], m[MT][2];
 #pragma unroll

@@ -483,13 +483,20 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
     return 1;
 }
 
-/* The wgmma GEMM kernels' shared memory (linears and channels-last
- * convolutions, f16 and bf16); 0 when refused. */
+/* The wgmma GEMM kernels: [channels-last convolution][bf16] (linears
+ * and channels-last convolutions have 16-byte rows; the gather has none). */
+static sdx__hip_gemm_kernel sdx__hip_gemm_wgmma_kernel(int nhwc, int bf16) {
+    static const sdx__hip_gemm_kernel kernels[2][2] = {
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> },
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> } };
+    return kernels[nhwc != 0][bf16 != 0];
+}
+
+/* Their shared memory; 0 when refused. */
 static int sdx__hip_wgmma_grant(const sdx__hip *s) {
-    return sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_wg_tile::SMEM) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16>, sdx__hip_wg_tile::SMEM);
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel(i / 2, i % 2), sdx__hip_wg_tile::SMEM)) return 0;
+    return 1;
 }
 
 /* x and w both in half types: the matrix units can multiply them, w
@@ -561,15 +568,10 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         /* a convolution's gather keeps 32-bit offsets and window masks */
         int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
                                                                     : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV) {
-            const int bf16 = g.xt == SDX_BF16;
-            if (ak == SDX__HIP_A_ROWS)
-                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>,
-                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
-            else
-                sdx__hip_launch(bf16 ? sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> : sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>,
-                                grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile::SMEM, g);
-        } else if (bt == 128)
+        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile::SMEM, g);
+        else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
         if (g.split > 1) {

@@ -28,6 +28,11 @@ static __device__ __forceinline__ uint16_t sdx__hip_f2bf(float f) {
     return (uint16_t)(x >> 16);
 }
 
+/* v narrowed to the 16-bit type dt (f16 or bf16). */
+static __device__ __forceinline__ uint16_t sdx__hip_f2half(int dt, float v) {
+    return dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+}
+
 static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64_t i) {
     if (dt == SDX__HIP_DT_F32) return ((const float *)p)[i];
     return dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(((const uint16_t *)p)[i]) : sdx__hip_bf2f(((const uint16_t *)p)[i]);
@@ -35,7 +40,7 @@ static __device__ __forceinline__ float sdx__hip_ld(const void *p, int dt, int64
 
 static __device__ __forceinline__ void sdx__hip_st(void *p, int dt, int64_t i, float v) {
     if (dt == SDX__HIP_DT_F32) ((float *)p)[i] = v;
-    else ((uint16_t *)p)[i] = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v) : sdx__hip_f2bf(v);
+    else ((uint16_t *)p)[i] = sdx__hip_f2half(dt, v);
 }
 
 /* y[i] and y[i + 1] as one access (i even, the tensor 8-byte aligned as
@@ -48,9 +53,7 @@ static __device__ __forceinline__ void sdx__hip_st_pair(void *p, int dt, int64_t
         struct __align__(8) f2 { float x, y; } w = { v0, v1 };
         *(f2 *)((float *)p + i) = w;
     } else {
-        const uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v0) : sdx__hip_f2bf(v0);
-        const uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v1) : sdx__hip_f2bf(v1);
-        *(uint32_t *)((uint16_t *)p + i) = lo | hi << 16;
+        *(uint32_t *)((uint16_t *)p + i) = sdx__hip_f2half(dt, v0) | (uint32_t)sdx__hip_f2half(dt, v1) << 16;
     }
 }
 
@@ -118,9 +121,7 @@ static __device__ __forceinline__ void sdx__hip_stw(void *p, int dt, int64_t i, 
         for (int h = 0; h < W / 8; h++) {
             sdx__hip_v8 q;
             for (int e = 0; e < 4; e++) {
-                uint32_t lo = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e]) : sdx__hip_f2bf(v[8 * h + 2 * e]);
-                uint32_t hi = dt == SDX__HIP_DT_F16 ? sdx__hip_f2h(v[8 * h + 2 * e + 1]) : sdx__hip_f2bf(v[8 * h + 2 * e + 1]);
-                q.w[e] = lo | hi << 16;
+                q.w[e] = sdx__hip_f2half(dt, v[8 * h + 2 * e]) | (uint32_t)sdx__hip_f2half(dt, v[8 * h + 2 * e + 1]) << 16;
             }
             sdx__hip_st8((uint16_t *)p + i + 8 * h, q);
         }

@@ -496,6 +496,38 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
     }
 }
 
+/* A staged accumulator's place in the epilogue's staging: a linear's
+ * [row][column] (pitch CPR), a convolution's [column][row] (pitch CPC). */
+template <int AK, int BT>
+static __device__ __forceinline__ int sdx__hip_staged_acc(int r, int c) {
+    return AK == SDX__HIP_A_ROWS ? r * sdx__hip_tile<BT>::CPR + c : c * sdx__hip_tile<BT>::CPC + r;
+}
+
+/* Half `half` of the tile from the staging into y (bias, residual), or as
+ * f32 sums of this block's part of k when split (no bias: sdx__hip_k_split_sum
+ * adds them). */
+template <int AK, int BT, int NT>
+static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t) {
+    if (g.split == 1)
+        sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+    else
+        sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+}
+
+/* This block's k-steps [first, end): all of them, or its part of a split
+ * (blockIdx.z % g.split; K < 2^31: the launch checks). */
+struct sdx__hip_ksteps {
+    int first, end;
+};
+
+static __device__ __forceinline__ sdx__hip_ksteps sdx__hip_block_ksteps(const sdx__hip_gemm &g) {
+    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
+    const int first = (int)(blockIdx.z % g.split) * per;
+    const sdx__hip_ksteps r = { first, first + per < all ? first + per : all };
+    return r;
+}
+
 /* NVIDIA: two blocks an SM (at most 128 registers); AMD: one. */
 #if SDX__HIP_NVIDIA
 #define SDX__HIP_GEMM_MIN_BLOCKS 2
@@ -513,9 +545,8 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
     const int t = (int)threadIdx.x, warp = t / SDX__HIP_WARP, lane = t % SDX__HIP_WARP;
     const int wm = warp / WARPS_N, wn = warp % WARPS_N;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);    /* M, N < 2^31: the launch checks */
-    /* this block's k-steps [first, steps): all of them, or its part of a split */
-    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;     /* K < 2^31 */
-    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
 #if SDX__HIP_MMA == 1
     float acc[FM][2 * FN][4];       /* m16 x n8 tiles */
@@ -631,13 +662,12 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wm == half) {
-            const int lin = AK == SDX__HIP_A_ROWS;
 #if SDX__HIP_MMA == 1
             for (int i = 0; i < FM; i++)
                 for (int j = 0; j < 2 * FN; j++)
                     for (int e = 0; e < 4; e++) {
                         const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
-                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
+                        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[i][j][e];
                     }
 #else
             for (int i = 0; i < FM; i++)
@@ -649,16 +679,12 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
                     for (int e = 0; e < 8; e++) {
                         const int r = i * 16 + 2 * e + lane / 16, c = wn * WTN + j * 16 + lane % 16;
 #endif
-                        cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[i][j][e];
+                        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[i][j][e];
                     }
 #endif
         }
         __syncthreads();
-        if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
-        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
-            sdx__hip_mma_write_half<AK, BT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                            SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_out<AK, BT, T::THREADS>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no matrix unit in this code object: the host never launches it */
@@ -700,14 +726,13 @@ template <int AK, int HT>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
     enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
-    typedef sdx__hip_tile<BT> T;        /* the epilogue's staging pitches */
     static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
-    const int all = (int)((g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK), per = (all + g.split - 1) / g.split;
-    const int first = (int)(blockIdx.z % g.split) * per, steps = first + per < all ? first + per : all;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
     const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
     /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
@@ -743,21 +768,16 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wg == half) {
-            const int lin = AK == SDX__HIP_A_ROWS;
 #pragma unroll
             for (int j = 0; j < 16; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int r = row + 8 * (e / 2), c = j * 8 + 2 * (lane % 4) + e % 2;
-                    cs[lin ? r * T::CPR + c : c * T::CPC + r] = acc[4 * j + e];
+                    cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[4 * j + e];
                 }
         }
         __syncthreads();
-        if (g.split == 1)
-            sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
-        else    /* f32 sums of this part of k, no bias: sdx__hip_k_split_sum adds them */
-            sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
-                                                SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no wgmma in this code object: the host never launches it */

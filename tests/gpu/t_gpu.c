@@ -849,16 +849,50 @@ static int gpu_sdxl_goldens_reproduce(void) { T_NEED_SHARED(p, "golden/sdxl/inde
  * f16 linears meet f16 activations, so a whole generation goes through
  * the matrix units' GEMMs (wgmma on Hopper), the fused GEGLU and the
  * tensor-core attention. */
+/* Generation p of the model md names, with md's activations, on the GPU
+ * and on the CPU storing what the GPU's model stores: the final latents'
+ * rel-L2, whether the GPU's is finite, and the GPU's UNet activations;
+ * 0 with t_msg set when a model does not load or generate. */
+static int tg_gpu_cpu_latents(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_model_desc *md, const sdx_gen_params *p, double *rel, int *finite,
+                              sdx_dtype *unet_act) {
+    sdx_model *mg = t_model_with(gpu, md), *mc = t_model_with(cpu, md);
+    sdx_gen_result rg, rc_;
+    int ok = 0;
+    if (!mg || !mc) {
+        snprintf(t_msg, sizeof t_msg, "load: GPU %s, CPU %s", mg ? "ok" : sdx_last_error(gpu), mc ? "ok" : sdx_last_error(cpu));
+    } else {
+        t_same_activations(mc, mg);
+        *unet_act = (sdx_dtype)mg->unet.act_type;
+        if (sdx_generate(mg, p, &rg) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "GPU: %s", sdx_last_error(gpu));
+        } else {
+            if (sdx_generate(mc, p, &rc_) != SDX_OK) {
+                snprintf(t_msg, sizeof t_msg, "CPU: %s", sdx_last_error(cpu));
+            } else {
+                *rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data,
+                                    (size_t)sdx_tensor_numel(&rc_.latents[0]));
+                *finite = !sdx__has_nonfinite(&rg.latents[0]);
+                ok = 1;
+                sdx_gen_result_free(cpu, &rc_);
+            }
+            sdx_gen_result_free(gpu, &rg);
+        }
+    }
+    sdx_model_free(mg);
+    sdx_model_free(mc);
+    return ok;
+}
+
 static int gpu_gguf_model_matches_cpu(void) {
     T_NEED_SHARED(path, "golden/gguf/sd1-q8_0.gguf");
     T_NEED_SHARED(v, "vocab/merges.txt");
     char file[1024];
     sdx_model_desc md;
-    sdx_model *mg, *mc;
     sdx_gen_params p;
-    sdx_gen_result rg, rc_;
     sdx_ctx *cpu;
-    double rel;
+    sdx_dtype act = SDX_F32;
+    double rel = 0;
+    int finite = 0;
     (void)v;
     TG_NEED_GPU(gpu);
     snprintf(file, sizeof file, "%s", path);
@@ -867,41 +901,19 @@ static int gpu_gguf_model_matches_cpu(void) {
     memset(&md, 0, sizeof md);
     md.checkpoint = file;
     md.activations = SDX_ACT_F32;
-    mg = t_model_with(gpu, &md);
-    T_CHECK(mg, "GPU: %s", sdx_last_error(gpu));
-    mc = t_model_with(cpu, &md);
-    T_CHECK(mc, "CPU: %s", sdx_last_error(cpu));
     memset(&p, 0, sizeof p);
     p.prompt = "a cat";
     p.width = p.height = 64;
     p.steps = 4;
     p.seed = 1;
-    T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "GPU: %s", sdx_last_error(gpu));
-    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "CPU: %s", sdx_last_error(cpu));
-    rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data, (size_t)sdx_tensor_numel(&rc_.latents[0]));
+    if (!tg_gpu_cpu_latents(gpu, cpu, &md, &p, &rel, &finite, &act)) return T_FAIL;
     T_NOTE("sd1-q8_0.gguf on %s against the CPU: latent rel-L2 %.3g", sdx_backend_name(gpu), rel);
     T_CHECK(rel <= 1e-3, "latent rel-L2 %.3g > 1e-3", rel);
-    sdx_gen_result_free(gpu, &rg);
-    sdx_gen_result_free(cpu, &rc_);
-    sdx_model_free(mg);
-    sdx_model_free(mc);
     md.activations = 0;
-    mg = t_model_with(gpu, &md);
-    T_CHECK(mg, "GPU: %s", sdx_last_error(gpu));
-    mc = t_model_with(cpu, &md);
-    T_CHECK(mc, "CPU: %s", sdx_last_error(cpu));
-    t_same_activations(mc, mg);
-    T_CHECK(sdx_generate(mg, &p, &rg) == SDX_OK, "GPU, half activations: %s", sdx_last_error(gpu));
-    T_CHECK(sdx_generate(mc, &p, &rc_) == SDX_OK, "CPU, half activations: %s", sdx_last_error(cpu));
-    rel = t_rel_l2_f32((const float *)rg.latents[0].data, (const float *)rc_.latents[0].data, (size_t)sdx_tensor_numel(&rc_.latents[0]));
-    T_NOTE("with the default activations (UNet %s) against the CPU storing the same: latent rel-L2 %.3g",
-           sdx_dtype_name(mg->unet.act_type), rel);
-    T_CHECK(!sdx__has_nonfinite(&rg.latents[0]), "half activations: the latent is not finite");
+    if (!tg_gpu_cpu_latents(gpu, cpu, &md, &p, &rel, &finite, &act)) return T_FAIL;
+    T_NOTE("with the default activations (UNet %s) against the CPU storing the same: latent rel-L2 %.3g", sdx_dtype_name(act), rel);
+    T_CHECK(finite, "half activations: the latent is not finite");
     T_CHECK(rel <= 2e-2, "half activations: latent rel-L2 %.3g > 2e-2", rel);
-    sdx_gen_result_free(gpu, &rg);
-    sdx_gen_result_free(cpu, &rc_);
-    sdx_model_free(mg);
-    sdx_model_free(mc);
     sdx_destroy(gpu);
     sdx_destroy(cpu);
     return T_PASS;
