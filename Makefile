@@ -204,7 +204,9 @@ check-amalgamation:
 # both exist; GPU=hip picks hipcc), linked with C objects of sdx.h.
 NVCC    ?= $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
 HIPCC   ?= $(shell command -v hipcc)
-NV_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+# sm_90a: Hopper's own code (the wgmma GEMMs), which the runtime loads on
+# an H100 or H200; sm_90 for any other 9.x
+NV_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a
 HIP_ARCH ?= --offload-arch=gfx90a --offload-arch=gfx1030
 GPU     ?= $(if $(NVCC),cuda,$(if $(HIPCC),hip,none))
 GPUCC   := $(if $(filter cuda,$(GPU)),$(NVCC) -O2 -x cu -std=c++17 $(NV_ARCH),$(HIPCC) -O2 -x hip -std=c++17 $(HIP_ARCH))
@@ -271,13 +273,15 @@ bench/bench_gpu: bench/bench_gpu.c examples/sdx_hip.o sdx.h sdx_hip.h tools/sdx-
 	$(CC) $(CFLAGS) -I. -c bench/bench_gpu.c -o bench/bench_gpu.o
 	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip.o $(LDLIBS)
 
-# the same without Hopper's wgmma GEMMs (mma.sync 128-tiles instead), for
-# tools/gpu-session.sh's side-by-side part (sdx_hip.h, SDX_HIP_WGMMA)
-bench/bench_gpu-mma: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
-	$(GPUCC) -I. -DSDX_HIP_WGMMA=0 -c examples/sdx_hip.cu -o examples/sdx_hip-mma.o
-	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-mma.o $(LDLIBS)
+# the same built with other sdx_hip.h macros, for tools/gpu-session.sh's
+# side-by-side part: make bench/bench_gpu-NAME GPU_VARIANT="-DMACRO=VALUE"
+# (bench_gpu-mma: without Hopper's wgmma GEMMs, the mma.sync 128-tiles)
+bench/bench_gpu-mma: GPU_VARIANT = -DSDX_HIP_WGMMA=0
+bench/bench_gpu-%: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
+	$(GPUCC) -I. $(GPU_VARIANT) -c examples/sdx_hip.cu -o examples/sdx_hip-$*.o
+	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-$*.o $(LDLIBS)
 
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-clang examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-mma bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-* bench/*.o

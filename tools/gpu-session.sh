@@ -10,9 +10,10 @@
 #       (`prepare gguf controlnet` instead: the q8_0 GGUF model, whose f16
 #       linears take the matrix units end to end with half activations;
 #       sd1 and gguf together pass the 64 MiB).
-#       It also puts there bench_gpu built without the wgmma GEMMs
-#       (SDX_HIP_WGMMA=0: the mma.sync 128-tiles, four warps of 64 x 64),
-#       for the `ab` part.
+#       It also puts there bench_gpu built with other macros, for the
+#       `ab` part: SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
+#       (default: mma=-DSDX_HIP_WGMMA=0, the mma.sync 128-tiles, four warps
+#       of 64 x 64, instead of wgmma).
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
@@ -22,9 +23,10 @@
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), ncu's
 #       sections for one convolution and one linear GEMM launch
 #       (gemm-profile, not in the default parts; 120 s), the wgmma and the
-#       mma.sync GEMMs one after the other: every kernel shape and a UNet step of
-#       each model (ab, not in the default parts; about 150 s after bench,
-#       whose checkpoints it reuses, up to 380 s on a fresh machine), and a short
+#       variants one after the other: every kernel shape and a UNet step of
+#       each model (ab, not in the default parts; about 25 s a build after
+#       bench, whose checkpoints it reuses, up to 230 s more on a fresh
+#       machine), and a short
 #       table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
@@ -38,12 +40,26 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-mma
-    make -s tests/gpu/run bench/bench_gpu bench/bench_gpu-mma GPU=cuda NV_ARCH="-gencode arch=compute_90a,code=sm_90a" || exit 1
-    rm -f examples/sdx_hip.o
+    variants=${SDX_GPU_VARIANTS:-mma=-DSDX_HIP_WGMMA=0}
+    hopper="-gencode arch=compute_90a,code=sm_90a"
+    rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
+    make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1
     rm -rf "$CARRY"
     mkdir -p "$CARRY/shared/golden"
-    cp bench/bench_gpu-mma "$CARRY/" || exit 1
+    # the variants two at a time (nvcc takes minutes, and a core each)
+    set -- $variants
+    while [ $# -gt 0 ]; do
+        for v in "$1" "${2:-}"; do
+            [ -n "$v" ] || continue
+            make -s "bench/bench_gpu-${v%%=*}" GPU=cuda NV_ARCH="$hopper" GPU_VARIANT="$(printf %s "${v#*=}" | tr , ' ')" &
+        done
+        wait
+        shift; [ $# -gt 0 ] && shift
+    done
+    for v in $variants; do
+        cp "bench/bench_gpu-${v%%=*}" "$CARRY/" || exit 1
+    done
+    rm -f examples/sdx_hip.o examples/sdx_hip-*.o
     cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
     for a in $areas; do
         if [ "$a" = gguf ]; then    # the gpu suite reads one file there (15 MB of the area's 21)
@@ -137,23 +153,29 @@ EOF
         done
     fi
     if has ab; then
-        # the wgmma and the mma.sync GEMMs one after the other on the
+        # the default build and each variant one after the other on the
         # same card: every GEMM/conv/attention shape alone, then one UNet
         # call each
-        echo "== GEMMs: wgmma (default on sm_90a) and mma.sync (SDX_HIP_WGMMA=0)"
-        for v in wgmma mma; do
+        names="default"
+        for bin in "$CARRY"/bench_gpu-*; do [ -x "$bin" ] && names="$names ${bin##*/bench_gpu-}"; done
+        echo "== variants side by side (each one's time, and its ratio to the default's): $names"
+        for v in $names; do
             bin=./bench/bench_gpu
-            [ $v = mma ] && bin=./$CARRY/bench_gpu-mma
+            [ $v = default ] || bin=./$CARRY/bench_gpu-$v
             timeout 40 $bin --kernels > "$out/ab-kernels-$v.log" 2>&1
             # the first run writes the random checkpoints unless bench did
             timeout 150 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
         done
-        python3 - "$out" << 'EOF'
+        python3 - "$out" $names << 'EOF'
 import re, sys
-d = sys.argv[1]
+d, names = sys.argv[1], sys.argv[2:]
 def read(name):
     r = {}
-    for line in open(f"{d}/{name}", errors="replace"):
+    try:
+        lines = open(f"{d}/{name}", errors="replace").readlines()
+    except OSError:
+        return r
+    for line in lines:
         m = re.match(r"KERNEL sdx (.*) us=([\d.]+)", line)
         if m:
             r[m.group(1)] = float(m.group(2))
@@ -161,11 +183,13 @@ def read(name):
         if m:
             r[m.group(1)] = float(m.group(2)) * 1e3
     return r
+print("%-50s %s" % ("", " ".join("%16s" % n[:16] for n in names)))
 for kind, unit in (("kernels", "us"), ("step", "ms")):
-    a, b = read(f"ab-{kind}-wgmma.log"), read(f"ab-{kind}-mma.log")
-    for k in a:
-        if k in b:
-            print("%-58s %9.1f %9.1f %s  mma/wgmma %.2fx" % (k[:58], a[k], b[k], unit, b[k] / a[k]))
+    runs = [read(f"ab-{kind}-{n}.log") for n in names]
+    for k in runs[0]:
+        cells = ["%9.1f%7s" % (runs[0][k], "")]
+        cells += ["%9.1f %5.2fx" % (r[k], r[k] / runs[0][k]) if k in r else "%16s" % "-" for r in runs[1:]]
+        print("%-47s %s %s" % (k[:47], unit, " ".join(cells)))
 EOF
     fi
     echo "== table"

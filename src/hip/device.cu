@@ -240,10 +240,15 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
  * into 64 x 128 f32 accumulators spread over its registers: thread t
  * (warp w = t / 32 of the group, lane = 4 g + q) holds in d[4 j + e]
  * row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The operands are
- * named by descriptors, without swizzling: each is made of 8 x 8 "core
- * matrices" (8 rows of 16 contiguous bytes, 128 bytes in all), K-major
- * (A[m][k], B as W[n][k]), core matrix (row / 8, k / 8) at start + (row
- * / 8) SBO + (k / 8) LBO bytes. The instruction is asynchronous:
+ * named by descriptors, K-major (A[m][k], B as W[n][k]), in one of two
+ * layouts. Without swizzling each is made of 8 x 8 "core matrices" (8
+ * rows of 16 contiguous bytes, 128 bytes in all), core matrix (row / 8,
+ * k / 8) at start + (row / 8) SBO + (k / 8) LBO bytes. With the 128-byte
+ * swizzle (bit 62) row r's 16 bytes from k on lie at address start +
+ * (r / 8) SBO + (r % 8) 128 + 2 k, whose bits 4-6 are then XORed with
+ * its bits 7-9 (the address is the shared window's; the rows' atoms
+ * start on 1024-byte boundaries, and start steps 32 bytes a k16 slice
+ * within one). The instruction is asynchronous:
  * committed in groups, it may read its operands and write d until the
  * wait that covers its group, so neither may be touched before that
  * (sdx__hip_wg_fence_acc keeps the compiler from moving accesses of d
@@ -260,9 +265,9 @@ static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) 
 #endif
 }
 
-static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo) {
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo, int swizzle128) {
     return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
-           (uint64_t)(sbo >> 4 & 0x3fffu) << 32;
+           (uint64_t)(sbo >> 4 & 0x3fffu) << 32 | (uint64_t)(swizzle128 != 0) << 62;
 }
 
 template <int HT>

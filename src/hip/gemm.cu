@@ -341,18 +341,31 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
 }
 
 /* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) are 128 x 128 too, each
- * operand's stage in core matrices (device.cu): 8 k of a row, 16 bytes,
- * are a row of one; the 16 of a k-column lie one after the other (SBO
- * 128 bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
- * of a column, so the 8 copies of one row's 128 bytes (8 threads, one
- * phase of a warp's 16-byte stores) fall on distinct banks. */
-#define SDX__HIP_WG_LBO (128 * 16 + 16)
+ * operand's stage in one of two layouts wgmma reads (device.cu),
+ * SDX_HIP_WG_SWIZZLE:
+ *   0: core matrices without swizzling: 8 k of a row, 16 bytes, are a
+ *      row of one; the 16 of a k-column lie one after the other (SBO 128
+ *      bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
+ *      of a column, so the 8 copies of one row's 128 bytes (8 threads,
+ *      one phase of a warp's 16-byte stores) fall on distinct banks.
+ *   1: the 128-byte swizzle: row r's 64 k (128 bytes) at 128 r, its
+ *      16-byte chunk c in place c ^ (r % 8), in atoms of 8 rows (SBO 1024
+ *      bytes) from a 1024-byte boundary: a row's copies, and the 8 rows
+ *      of any chunk, fall on distinct banks. */
+#if defined(SDX_HIP_WG_SWIZZLE)
+#define SDX__HIP_WG_SWIZZLE SDX_HIP_WG_SWIZZLE
+#else
+#define SDX__HIP_WG_SWIZZLE 1
+#endif
+#define SDX__HIP_WG_LBO (SDX__HIP_WG_SWIZZLE ? 16 : 128 * 16 + 16)     /* bytes (unused when swizzled) */
+#define SDX__HIP_WG_SBO (SDX__HIP_WG_SWIZZLE ? 1024 : 128)              /* bytes */
 
 /* Where value kc (a multiple of 8) of a staged row goes, in halves: rows
- * of pitch SDX__HIP_MLD, or (WG) wgmma's core matrices. */
+ * of pitch SDX__HIP_MLD, or (WG) wgmma's layout. */
 template <int WG>
 static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
-    return WG ? kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8 : row * SDX__HIP_MLD + kc;
+    if (!WG) return row * SDX__HIP_MLD + kc;
+    return SDX__HIP_WG_SWIZZLE ? row * 64 + (kc / 8 ^ row % 8) * 8 : kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8;
 }
 
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0>
@@ -445,10 +458,33 @@ static __device__ __forceinline__ void sdx__hip_add_res8(const void *res, int rt
     }
 }
 
+/* `count` (0..8) values of a bias from element i on, 0 past them: 16
+ * bytes at a time where all eight are there and aligned. */
+static __device__ __forceinline__ void sdx__hip_bias8(const void *bias, int bt, int64_t i, float v[8], int count) {
+    if (bias && sdx__hip_whole8(bias, bt, i, count)) {
+        sdx__hip_ldw<8>(bias, bt, i, v);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 8; e++) v[e] = bias && e < count ? sdx__hip_ld(bias, bt, i + e) : 0.0f;
+    }
+}
+
+/* Eight staged floats from cs[i] on (i a multiple of 4: 16-byte reads). */
+static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, float v[8]) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)(cs + i + 4 * h));
+#pragma unroll
+        for (int e = 0; e < 4; e++) v[4 * h + e] = __uint_as_float(q.w[e]);
+    }
+}
+
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
- * a split's partial sums, f32 with neither: `bias` and `res` then NULL). */
+ * a split's partial sums, f32 with neither: `bias` and `res` then NULL).
+ * A linear's thread keeps its 8 columns from chunk to chunk (NT is a
+ * multiple of the chunks a row), so it reads their bias once. */
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t) {
@@ -456,43 +492,56 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
     if (AK == SDX__HIP_A_ROWS && g.geglu) {
         /* a fused GEGLU (never split): 8 outputs j a chunk from values
          * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
+        static_assert(NT % (BT / 16) == 0, "a thread's chunks share their columns");
+        const int u = t % (BT / 16);
+        const int64_t j = n0 / 2 + 8 * u;
+        const int columns = j < g.geglu ? 8 : 0;
+        float ba[8], bg[8];
+        sdx__hip_bias8(bias, g.bt, j, ba, columns);
+        sdx__hip_bias8(bias, g.bt, g.geglu + j, bg, columns);
         for (int c = t; c < BT / 2 * (BT / 16); c += NT) {
-            const int r = c / (BT / 16), u = c % (BT / 16);
-            const int64_t m = m0 + r, j = n0 / 2 + 8 * u;
-            const int count = m < g.M && j < g.geglu ? 8 : 0;
-            float v[8];
+            const int r = c / (BT / 16);
+            const int64_t m = m0 + r;
+            float a[8], gate[8], v[8];
+            sdx__hip_staged8(cs, r * CPR + 16 * u, a);
+            sdx__hip_staged8(cs, r * CPR + 16 * u + 8, gate);
 #pragma unroll
-            for (int e = 0; e < 8; e++) {
-                const float a = cs[r * CPR + 16 * u + e] + (bias && count ? sdx__hip_ld(bias, g.bt, j + e) : 0.0f);
-                const float gate = cs[r * CPR + 16 * u + 8 + e] + (bias && count ? sdx__hip_ld(bias, g.bt, g.geglu + j + e) : 0.0f);
-                v[e] = count ? a * sdx__hip_gelu(gate) : 0.0f;
-            }
-            sdx__hip_gemm_store8(y, yt, m * g.geglu + j, v, count);
+            for (int e = 0; e < 8; e++) v[e] = (a[e] + ba[e]) * sdx__hip_gelu(gate[e] + bg[e]);
+            sdx__hip_gemm_store8(y, yt, m * g.geglu + j, v, m < g.M ? columns : 0);
         }
         return;
     }
-    for (int c = t; c < BT / 2 * BT / 8; c += NT) {
-        float v[8];
-        int count;
-        int64_t i;
-        if (AK == SDX__HIP_A_ROWS) {
-            const int r = c / (BT / 8), col = c % (BT / 8) * 8;
-            const int64_t m = m0 + r, n = n0 + col;
-            count = m < g.M && n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
+    if (AK == SDX__HIP_A_ROWS) {
+        static_assert(NT % (BT / 8) == 0, "a thread's chunks share their columns");
+        const int col = t % (BT / 8) * 8;
+        const int64_t n = n0 + col;
+        const int columns = n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
+        float b[8];
+        sdx__hip_bias8(bias, g.bt, n, b, columns);
+        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
+            const int r = c / (BT / 8);
+            const int64_t m = m0 + r, i = m * g.N + n;
+            const int count = m < g.M ? columns : 0;
+            float v[8];
+            sdx__hip_staged8(cs, r * CPR + col, v);
 #pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[r * CPR + col + e] + (bias ? sdx__hip_ld(bias, g.bt, n + e) : 0.0f) : 0.0f;
-            i = m * g.N + n;
-        } else {
-            const int col = c / (BT / 16), r = c % (BT / 16) * 8;
-            const int64_t m = m0 + r, n = n0 + col;
-            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
-            count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-#pragma unroll
-            for (int e = 0; e < 8; e++) v[e] = e < count ? cs[col * CPC + r + e] + b : 0.0f;
-            i = z * g.y_bstride + n * g.M + m;
+            for (int e = 0; e < 8; e++) v[e] += b[e];
+            if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
+            sdx__hip_gemm_store8(y, yt, i, v, count);
         }
-        if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
-        sdx__hip_gemm_store8(y, yt, i, v, count);
+    } else {
+        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
+            const int col = c / (BT / 16), r = c % (BT / 16) * 8;
+            const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
+            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
+            const int count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
+            float v[8];
+            sdx__hip_staged8(cs, col * CPC + r, v);
+#pragma unroll
+            for (int e = 0; e < 8; e++) v[e] += b;
+            if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
+            sdx__hip_gemm_store8(y, yt, i, v, count);
+        }
     }
 }
 
@@ -501,6 +550,18 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
 template <int AK, int BT>
 static __device__ __forceinline__ int sdx__hip_staged_acc(int r, int c) {
     return AK == SDX__HIP_A_ROWS ? r * sdx__hip_tile<BT>::CPR + c : c * sdx__hip_tile<BT>::CPC + r;
+}
+
+/* Accumulators (r, c) and (r, c + 1), c even, into the staging: a
+ * linear's as one 8-byte store (a warp's then fall on distinct banks). */
+template <int AK, int BT>
+static __device__ __forceinline__ void sdx__hip_stage_pair(float *cs, int r, int c, float v0, float v1) {
+    if (AK == SDX__HIP_A_ROWS) {
+        sdx__hip_st_pair(cs, SDX__HIP_DT_F32, sdx__hip_staged_acc<AK, BT>(r, c), v0, v1);
+    } else {
+        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = v0;
+        cs[sdx__hip_staged_acc<AK, BT>(r, c + 1)] = v1;
+    }
 }
 
 /* Half `half` of the tile from the staging into y (bias, residual), or as
@@ -665,10 +726,9 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #if SDX__HIP_MMA == 1
             for (int i = 0; i < FM; i++)
                 for (int j = 0; j < 2 * FN; j++)
-                    for (int e = 0; e < 4; e++) {
-                        const int r = i * 16 + lane / 4 + 8 * (e / 2), c = wn * WTN + j * 8 + 2 * (lane % 4) + e % 2;
-                        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[i][j][e];
-                    }
+                    for (int e = 0; e < 4; e += 2)
+                        sdx__hip_stage_pair<AK, BT>(cs, i * 16 + lane / 4 + 8 * (e / 2), wn * WTN + j * 8 + 2 * (lane % 4), acc[i][j][e],
+                                                    acc[i][j][e + 1]);
 #else
             for (int i = 0; i < FM; i++)
                 for (int j = 0; j < FN; j++)
@@ -697,18 +757,33 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
  * warpgroups (256 threads), each 64 rows of the tile by all 128 columns,
  * four m64n128k16 a k-step of 64 that read A and W from the stage
  * themselves (no ldmatrix, no operand fragments in registers). The
- * copies for step s + STAGES - 2 go out while step s's products are
- * issued and step s - 1's may still run (one group of products in
- * flight): a stage is rewritten only after the barrier that follows
+ * copies for step s + STAGES - 2 go out once step s's products are
+ * issued, while they and step s - 1's run (one group of products in
+ * flight past the wait): a stage is rewritten only after the barrier that follows
  * every warpgroup's wait for the products that read it. Same loader,
  * same epilogue (and split k) as the mma kernel, so the same bits up to
  * the order of the tensor cores' sums. */
 #define SDX__HIP_WG_THREADS 256
-#define SDX__HIP_WG_STAGES 4
+/* Stages: step s's, step s - 1's (its products may still read it) and
+ * S - 2 of copies in flight. One block an SM either way; six (198 KB)
+ * keep four steps (128 KB) of loads in flight, as many as two blocks of
+ * the mma kernel. SDX_HIP_WG_STAGES picks another count (3 to 6). */
+#if defined(SDX_HIP_WG_STAGES)
+#if SDX_HIP_WG_STAGES < 3 || SDX_HIP_WG_STAGES > 6
+#error "sdx_hip.h: SDX_HIP_WG_STAGES is 3 to 6"
+#endif
+#define SDX__HIP_WG_STAGES SDX_HIP_WG_STAGES
+#else
+#define SDX__HIP_WG_STAGES 6
+#endif
 
 struct sdx__hip_wg_tile {
-    enum { OPERAND = SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),     /* halves of A (or W) in a stage */
-           STAGE = 2 * OPERAND, SMEM = SDX__HIP_WG_STAGES * STAGE * 2 };
+    enum { OPERAND = SDX__HIP_WG_SWIZZLE ? 128 * SDX__HIP_MBK : SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),   /* halves of A (or W) in a stage */
+           STAGE = 2 * OPERAND,
+           ALIGN = SDX__HIP_WG_SWIZZLE ? 1024 : 16,     /* bytes: the stages' boundary */
+           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16,
+           ROWS = SDX__HIP_WG_SWIZZLE ? 64 : 8,         /* halves from a staged row to the next (in a group of 8) */
+           K16 = SDX__HIP_WG_SWIZZLE ? 32 : 2 * SDX__HIP_WG_LBO };   /* bytes from a k16 slice of a stage to the next */
 };
 
 template <int AK>
@@ -727,7 +802,8 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #if SDX__HIP_WGMMA
     enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
     static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
-    SDX__HIP_DYNAMIC_SMEM(uint16_t, smem);       /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (sdx__hip_wg_tile::ALIGN - 1)) / 2;
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
@@ -736,8 +812,8 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
     const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
     /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
-    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * 8, SDX__HIP_WG_LBO, 128);
-    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, 128);
+    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * sdx__hip_wg_tile::ROWS, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
+    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
     float acc[64];
 #pragma unroll
     for (int i = 0; i < 64; i++) acc[i] = 0.0f;
@@ -749,16 +825,17 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
         sdx__hip_cp_wait<S - 3>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_fence_acc(acc);
         sdx__hip_wg_arrive();
 #pragma unroll
         for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) {
-            const uint64_t k16 = (uint64_t)(kk * 2 * SDX__HIP_WG_LBO / 16);      /* two k-columns of core matrices */
+            const uint64_t k16 = (uint64_t)(kk * sdx__hip_wg_tile::K16 / 16);
             sdx__hip_wgmma_m64n128k16<HT>(acc, da + at + k16, db + at + k16);
         }
         sdx__hip_wg_commit();
         sdx__hip_wg_fence_acc(acc);
+        /* the copies go out while the products run, into step - 2's stage */
+        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_wait<1>();
     }
     sdx__hip_wg_wait<0>();
@@ -771,10 +848,8 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #pragma unroll
             for (int j = 0; j < 16; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int r = row + 8 * (e / 2), c = j * 8 + 2 * (lane % 4) + e % 2;
-                    cs[sdx__hip_staged_acc<AK, BT>(r, c)] = acc[4 * j + e];
-                }
+                for (int e = 0; e < 4; e += 2)
+                    sdx__hip_stage_pair<AK, BT>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
         }
         __syncthreads();
         sdx__hip_mma_write_out<AK, BT, NT>(g, z, m0, n0, half, cs, t);

@@ -582,9 +582,11 @@ static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const u
 
 /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}, A and B from
  * shared memory by descriptor (start, LBO, SBO >> 4 in bits 0, 16 and
- * 32; no swizzling, base offset 0): K-major core matrices of 8 rows x 16
- * bytes, core matrix (row / 8, k / 8) at start + (row / 8) SBO + (k / 8)
- * LBO. Thread t of the warpgroup (warp w = t % 128 / 32, lane 4 g + q)
+ * 32; base offset 0), K-major. Without swizzling (bits 62-63 zero), core
+ * matrices of 8 rows x 16 bytes, core matrix (row / 8, k / 8) at start +
+ * (row / 8) SBO + (k / 8) LBO. With the 128-byte swizzle (1 there), the
+ * 16 bytes of row r from k on at start + (r / 8) SBO + (r % 8) 128 + 2 k,
+ * address bits 4-6 XORed with bits 7-9. Thread t of the warpgroup (warp w = t % 128 / 32, lane 4 g + q)
  * holds D[16 w + g + 8 (e / 2)][8 j + 2 q + e % 2] in d[4 j + e]. Queued
  * here, performed (shared memory read, d written) at the wait that
  * covers its group. */
@@ -593,13 +595,18 @@ static inline void sdx_sim_wg_row(uint64_t desc, int row, int bf16, float out[16
     const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)(desc >> 16 & 0x3fff) << 4;
     const uint32_t sbo = (uint32_t)(desc >> 32 & 0x3fff) << 4;
     const unsigned char *smem = (const unsigned char *)sdx_sim_dynamic_smem();
-    if ((desc >> 49 & 7) || (desc >> 62)) {
-        sdx_sim::fail("wgmma: a descriptor with swizzling or a base offset (not modelled)");
+    const int swizzle128 = (int)(desc >> 62) == 1;
+    if ((desc >> 49 & 7) || (desc >> 62 && !swizzle128)) {
+        sdx_sim::fail("wgmma: a descriptor with a base offset, or a swizzle other than 128 bytes (not modelled)");
         memset(out, 0, 16 * sizeof *out);
         return;
     }
-    for (int half = 0; half < 2; half++) {      /* k 0-7 and 8-15: two core matrices */
-        const uint32_t at = start + (uint32_t)(row / 8) * sbo + (uint32_t)half * lbo + (uint32_t)(row % 8) * 16;
+    for (int half = 0; half < 2; half++) {      /* k 0-7 and 8-15: two core matrices, or two chunks of a row */
+        uint32_t at = start + (uint32_t)(row / 8) * sbo + (uint32_t)half * lbo + (uint32_t)(row % 8) * 16;
+        if (swizzle128) {
+            at = start + (uint32_t)(row / 8) * sbo + (uint32_t)(row % 8) * 128 + (uint32_t)half * 16;
+            at ^= (at >> 7 & 7) << 4;
+        }
         uint16_t v[8];
         if (at + 16 > sdx_sim::SMEM_MAX) {
             sdx_sim::fail("wgmma: an operand past shared memory");
