@@ -454,27 +454,25 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 }
 
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
-/* wgmma.mma_async m64n128k16: a warpgroup (four consecutive warps, 128
- * threads) multiplies a 64 x 16 A by a 16 x 128 B, both in shared memory,
- * into 64 x 128 f32 accumulators spread over its registers: thread t
- * (warp w = t / 32 of the group, lane = 4 g + q) holds in d[4 j + e]
- * row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The operands are
- * named by descriptors, K-major (A[m][k], B as W[n][k]), in one of two
- * layouts. Without swizzling each is made of 8 x 8 "core matrices" (8
- * rows of 16 contiguous bytes, 128 bytes in all), core matrix (row / 8,
- * k / 8) at start + (row / 8) SBO + (k / 8) LBO bytes. With the 128-byte
- * swizzle (bit 62) row r's 16 bytes from k on lie at address start +
- * (r / 8) SBO + (r % 8) 128 + 2 k, whose bits 4-6 are then XORed with
- * its bits 7-9 (the address is the shared window's; the rows' atoms
- * start on 1024-byte boundaries, and start steps 32 bytes a k16 slice
- * within one). The instruction is asynchronous:
- * committed in groups, it may read its operands and write d until the
- * wait that covers its group, so neither may be touched before that
- * (sdx__hip_wg_fence_acc keeps the compiler from moving accesses of d
- * across it). Shared memory written by the threads (cp.async included)
- * must be made visible to it with sdx__hip_wg_fence_smem before the
- * barrier that precedes it. The simulator models all of this, reading
- * the operands and writing d at the wait. */
+/* wgmma.mma_async m64nNk16 (N = 128 or 160): a warpgroup (four consecutive
+ * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in
+ * shared memory, into 64 x N f32 accumulators spread over its registers:
+ * thread t (warp w = t / 32 of the group, lane = 4 g + q) holds in
+ * d[4 j + e] row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The
+ * operands are named by descriptors, K-major (A[m][k], B as W[n][k]),
+ * in the 128-byte swizzle (descriptor bit 62): row r's 16 bytes from k
+ * on lie at address start + (r / 8) SBO + (r % 8) 128 + 2 k, whose bits
+ * 4-6 are then XORed with its bits 7-9 (the address is the shared
+ * window's; the rows' 8-row atoms start on 1024-byte boundaries, and
+ * start steps 32 bytes a k16 slice within one). The instruction is
+ * asynchronous: committed in groups, it may read its operands and write
+ * d until the wait that covers its group, so neither may be touched
+ * before that (sdx__hip_wg_fence_acc keeps the compiler from moving
+ * accesses of d across it). Shared memory written by the threads
+ * (cp.async included) must be made visible to it with
+ * sdx__hip_wg_fence_smem before the barrier that precedes it. The
+ * simulator models all of this, reading the operands and writing d at
+ * the wait. */
 #if SDX__HIP_WGMMA
 static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) {
 #if defined(SDX_HIP_SIM)
@@ -484,18 +482,16 @@ static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) 
 #endif
 }
 
-static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo, int swizzle128) {
-    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
-           (uint64_t)(sbo >> 4 & 0x3fffu) << 32 | (uint64_t)(swizzle128 != 0) << 62;
+/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart (LBO
+ * is unused in this layout: 16 bytes, encoded 1). */
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)1 << 16 | (uint64_t)(sbo >> 4 & 0x3fffu) << 32 |
+           (uint64_t)1 << 62;
 }
 
-template <int HT>
-static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], uint64_t a, uint64_t b) {
-#if defined(SDX_HIP_SIM)
-    sdx_sim_wgmma(d, 128, a, b, HT == SDX__HIP_DT_BF16);
-#else
-/* d (the 64 accumulators), then the descriptors and scale-d (1: add) */
-#define SDX__HIP_WGMMA_ASM(T) \
+#if !defined(SDX_HIP_SIM)
+/* d (the N / 2 accumulators), then the descriptors and scale-d (1: add) */
+#define SDX__HIP_WGMMA_N128(T) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -512,9 +508,54 @@ static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], ui
                    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
                  : "l"(a), "l"(b), "r"(1))
-    if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_ASM("f16");
-    else SDX__HIP_WGMMA_ASM("bf16");
-#undef SDX__HIP_WGMMA_ASM
+#define SDX__HIP_WGMMA_N160(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n160k16.f32." T "." T " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, " \
+                 "%80, %81, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) \
+                 : "l"(a), "l"(b), "r"(1))
+
+template <int HT, int N>
+struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles use */
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 128> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N128("f16");
+        else SDX__HIP_WGMMA_N128("bf16");
+    }
+};
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 160> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N160("f16");
+        else SDX__HIP_WGMMA_N160("bf16");
+    }
+};
+#undef SDX__HIP_WGMMA_N128
+#undef SDX__HIP_WGMMA_N160
+#endif
+
+template <int HT, int N>
+static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    static_assert(N == 128 || N == 160, "the widths the GEMM tiles use");
+    sdx_sim_wgmma(d, N, a, b, HT == SDX__HIP_DT_BF16);
+#else
+    sdx__hip_wgmma_asm<HT, N>::run(d, a, b);
 #endif
 }
 
@@ -544,11 +585,12 @@ static __device__ __forceinline__ void sdx__hip_wg_wait(void) {
 #endif
 }
 
-/* The compiler may not move reads or writes of d across this point. */
-static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float d[64]) {
+/* The compiler may not move reads or writes of d[0, N) across this point. */
+template <int N>
+static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float *d) {
 #if !defined(SDX_HIP_SIM)
 #pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 #else
     (void)d;
 #endif
@@ -1149,17 +1191,23 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_GEMM_THREADS 256
 #endif
 
-template <int BT, int NT = SDX__HIP_GEMM_THREADS>
+/* A tile of BT rows (m) by BN columns (n): BN is BT but in Hopper's
+ * 160-wide wgmma tiles. */
+template <int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT>
 struct sdx__hip_tile {
     enum { THREADS = NT,
-           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
+           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W (the mma kernel's) */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
            TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
-           PASSES = BT / RPP,
+           PASSES = BT / RPP, W_PASSES = BN / RPP,         /* of A's rows, of W's */
            KL = THREADS / BT, VALS = SDX__HIP_MBK / KL,    /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
-            * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
-           CPR = BT + 8, CPC = BT / 2 + 4 };
+            * [BT/2 rows][BN columns], convolution [BN channels][BT/2 pixels] */
+           CPR = BN + 8, CPC = BT / 2 + 4,
+           /* the epilogue's chunks of 8 values: a linear's a row, and the
+            * rows a pass of the block takes (all of its threads but the
+            * last NT % OUT_TPR) */
+           OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR };
 };
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
@@ -1266,54 +1314,45 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     }
 }
 
-/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) are 128 x 128 too, each
- * operand's stage in one of two layouts wgmma reads (device.cu),
- * SDX_HIP_WG_SWIZZLE:
- *   0: core matrices without swizzling: 8 k of a row, 16 bytes, are a
- *      row of one; the 16 of a k-column lie one after the other (SBO 128
- *      bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
- *      of a column, so the 8 copies of one row's 128 bytes (8 threads,
- *      one phase of a warp's 16-byte stores) fall on distinct banks.
- *   1: the 128-byte swizzle: row r's 64 k (128 bytes) at 128 r, its
- *      16-byte chunk c in place c ^ (r % 8), in atoms of 8 rows (SBO 1024
- *      bytes) from a 1024-byte boundary: a row's copies, and the 8 rows
- *      of any chunk, fall on distinct banks. */
-#if defined(SDX_HIP_WG_SWIZZLE)
-#define SDX__HIP_WG_SWIZZLE SDX_HIP_WG_SWIZZLE
-#else
-#define SDX__HIP_WG_SWIZZLE 1
-#endif
-#define SDX__HIP_WG_LBO (SDX__HIP_WG_SWIZZLE ? 16 : 128 * 16 + 16)     /* bytes (unused when swizzled) */
-#define SDX__HIP_WG_SBO (SDX__HIP_WG_SWIZZLE ? 1024 : 128)              /* bytes */
+/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) stage each operand in
+ * the 128-byte swizzle wgmma reads (device.cu): row r's 64 k (128 bytes)
+ * at 128 r, its 16-byte chunk c in place c ^ (r % 8), in atoms of 8 rows
+ * (SBO 1024 bytes) from a 1024-byte boundary, so that a row's copies and
+ * the 8 rows of any chunk fall on distinct banks. (In core matrices
+ * without swizzling, wgmma's own reads conflicted: on an H200 the kernel
+ * ran at half the speed; docs/PERFORMANCE.md.) */
+#define SDX__HIP_WG_SBO 1024
 
 /* Where value kc (a multiple of 8) of a staged row goes, in halves: rows
- * of pitch SDX__HIP_MLD, or (WG) wgmma's layout. */
+ * of pitch SDX__HIP_MLD, or (WG) wgmma's swizzled rows. */
 template <int WG>
 static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
-    if (!WG) return row * SDX__HIP_MLD + kc;
-    return SDX__HIP_WG_SWIZZLE ? row * 64 + (kc / 8 ^ row % 8) * 8 : kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8;
+    return WG ? row * SDX__HIP_MBK + (kc / 8 ^ row % 8) * 8 : row * SDX__HIP_MLD + kc;
 }
 
-template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0>
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0, int BN = BT>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
                                                           int n0, int64_t k0, int t, const sdx__hip_pixels<BT, NT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    typedef sdx__hip_tile<BT, NT> T;
+    typedef sdx__hip_tile<BT, NT, BN> T;
+    static_assert(BN >= BT, "W's passes cover A's");
     const int kc = (t % T::TPR) * 8;
     const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
     const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
     const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
-    for (int j = 0; j < T::PASSES; j++) {
+    for (int j = 0; j < T::W_PASSES; j++) {
         const int row = t / T::TPR + T::RPP * j;
         const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         const int at = sdx__hip_staged<WG>(row, kc);
         sdx__hip_cp_async16(bs + at, wb + (wok ? sdx__hip_w_row(g, n) * g.K + k : 0), wok);
+        if (j >= T::PASSES) continue;
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + at, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
-            const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
+            const int corner = px.corner[j < T::PASSES ? j : 0];
+            const int iy = sdx__hip_corner_y(corner) + ky, ix = sdx__hip_corner_x(corner) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
             sdx__hip_cp_async16(as + at, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
@@ -1409,24 +1448,24 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
  * a split's partial sums, f32 with neither: `bias` and `res` then NULL).
- * A linear's thread keeps its 8 columns from chunk to chunk (NT is a
- * multiple of the chunks a row), so it reads their bias once. */
-template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
+ * A linear's thread keeps its 8 columns from row to row (the block takes
+ * OUT_RPP whole rows a pass), so it reads their bias once. */
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t) {
-    enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
+    typedef sdx__hip_tile<BT, NT, BN> T;
+    enum { CPR = T::CPR, CPC = T::CPC, GATES = BN / 16, GATE_RPP = NT / GATES };
     if (AK == SDX__HIP_A_ROWS && g.geglu) {
         /* a fused GEGLU (never split): 8 outputs j a chunk from values
          * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
-        static_assert(NT % (BT / 16) == 0, "a thread's chunks share their columns");
-        const int u = t % (BT / 16);
+        const int u = t % GATES;
         const int64_t j = n0 / 2 + 8 * u;
         const int columns = j < g.geglu ? 8 : 0;
         float ba[8], bg[8];
+        if (t >= GATE_RPP * GATES) return;
         sdx__hip_bias8(bias, g.bt, j, ba, columns);
         sdx__hip_bias8(bias, g.bt, g.geglu + j, bg, columns);
-        for (int c = t; c < BT / 2 * (BT / 16); c += NT) {
-            const int r = c / (BT / 16);
+        for (int r = t / GATES; r < BT / 2; r += GATE_RPP) {
             const int64_t m = m0 + r;
             float a[8], gate[8], v[8];
             sdx__hip_staged8(cs, r * CPR + 16 * u, a);
@@ -1438,14 +1477,13 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
         return;
     }
     if (AK == SDX__HIP_A_ROWS) {
-        static_assert(NT % (BT / 8) == 0, "a thread's chunks share their columns");
-        const int col = t % (BT / 8) * 8;
+        const int col = t % T::OUT_TPR * 8;
         const int64_t n = n0 + col;
         const int columns = n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
         float b[8];
+        if (t >= T::OUT_RPP * T::OUT_TPR) return;
         sdx__hip_bias8(bias, g.bt, n, b, columns);
-        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
-            const int r = c / (BT / 8);
+        for (int r = t / T::OUT_TPR; r < BT / 2; r += T::OUT_RPP) {
             const int64_t m = m0 + r, i = m * g.N + n;
             const int count = m < g.M ? columns : 0;
             float v[8];
@@ -1456,7 +1494,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             sdx__hip_gemm_store8(y, yt, i, v, count);
         }
     } else {
-        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
+        for (int c = t; c < BT / 2 * BN / 8; c += NT) {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
             const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
@@ -1473,32 +1511,33 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
 
 /* A staged accumulator's place in the epilogue's staging: a linear's
  * [row][column] (pitch CPR), a convolution's [column][row] (pitch CPC). */
-template <int AK, int BT>
+template <int AK, int BT, int BN = BT>
 static __device__ __forceinline__ int sdx__hip_staged_acc(int r, int c) {
-    return AK == SDX__HIP_A_ROWS ? r * sdx__hip_tile<BT>::CPR + c : c * sdx__hip_tile<BT>::CPC + r;
+    typedef sdx__hip_tile<BT, SDX__HIP_GEMM_THREADS, BN> T;
+    return AK == SDX__HIP_A_ROWS ? r * T::CPR + c : c * T::CPC + r;
 }
 
 /* Accumulators (r, c) and (r, c + 1), c even, into the staging: a
  * linear's as one 8-byte store (a warp's then fall on distinct banks). */
-template <int AK, int BT>
+template <int AK, int BT, int BN = BT>
 static __device__ __forceinline__ void sdx__hip_stage_pair(float *cs, int r, int c, float v0, float v1) {
     if (AK == SDX__HIP_A_ROWS) {
-        sdx__hip_st_pair(cs, SDX__HIP_DT_F32, sdx__hip_staged_acc<AK, BT>(r, c), v0, v1);
+        sdx__hip_st_pair(cs, SDX__HIP_DT_F32, sdx__hip_staged_acc<AK, BT, BN>(r, c), v0, v1);
     } else {
-        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = v0;
-        cs[sdx__hip_staged_acc<AK, BT>(r, c + 1)] = v1;
+        cs[sdx__hip_staged_acc<AK, BT, BN>(r, c)] = v0;
+        cs[sdx__hip_staged_acc<AK, BT, BN>(r, c + 1)] = v1;
     }
 }
 
 /* Half `half` of the tile from the staging into y (bias, residual), or as
  * f32 sums of this block's part of k when split (no bias: sdx__hip_k_split_sum
  * adds them). */
-template <int AK, int BT, int NT>
+template <int AK, int BT, int NT, int BN = BT>
 static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t) {
     if (g.split == 1)
-        sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
     else
-        sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+        sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
                                             SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
 }
 
@@ -1677,23 +1716,25 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #endif
 }
 
-/* ---- Hopper: 128-tiles on warpgroup matrix instructions (sm_90a) -------- */
+/* ---- Hopper: warpgroup matrix instructions (sm_90a) --------------------- */
 /* The product of sdx__hip_k_gemm_mma's 128-tiles for a linear or a
- * channels-last convolution (16-byte operand rows), on wgmma: two
- * warpgroups (256 threads), each 64 rows of the tile by all 128 columns,
- * four m64n128k16 a k-step of 64 that read A and W from the stage
- * themselves (no ldmatrix, no operand fragments in registers). The
- * copies for step s + STAGES - 2 go out once step s's products are
- * issued, while they and step s - 1's run (one group of products in
- * flight past the wait): a stage is rewritten only after the barrier that follows
- * every warpgroup's wait for the products that read it. Same loader,
- * same epilogue (and split k) as the mma kernel, so the same bits up to
- * the order of the tensor cores' sums. */
+ * channels-last convolution (16-byte operand rows), on wgmma, in tiles of
+ * 128 rows by BN = 128 or 160 columns: two warpgroups (256 threads), each
+ * 64 rows of the tile by all BN columns, four m64nBNk16 a k-step of 64
+ * that read A and W from the stage themselves (no ldmatrix, no operand
+ * fragments in registers). 160 columns divide every width of the SD
+ * UNets' products (320 to 10240) and leave a GPU of 132 SMs fewer idle at
+ * the end: SDXL's 32x32 level, 2048 rows by 1280 columns, is 128 such
+ * tiles (160 of 128). The copies for step s + STAGES - 2 go out once step
+ * s's products are issued, while they and step s - 1's run (one group of
+ * products in flight past the wait): a stage is rewritten only after the
+ * barrier that follows every warpgroup's wait for the products that read
+ * it. Same loader, same epilogue (and split k) as the mma kernel, so the
+ * same bits up to the order of the tensor cores' sums. */
 #define SDX__HIP_WG_THREADS 256
 /* Stages: step s's, step s - 1's (its products may still read it) and
- * S - 2 of copies in flight. One block an SM either way; six (198 KB)
- * keep four steps (128 KB) of loads in flight, as many as two blocks of
- * the mma kernel. SDX_HIP_WG_STAGES picks another count (3 to 6). */
+ * S - 2 of copies in flight, one block an SM. SDX_HIP_WG_STAGES picks
+ * another count than 6 (3 to 6). */
 #if defined(SDX_HIP_WG_STAGES)
 #if SDX_HIP_WG_STAGES < 3 || SDX_HIP_WG_STAGES > 6
 #error "sdx_hip.h: SDX_HIP_WG_STAGES is 3 to 6"
@@ -1702,83 +1743,87 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #else
 #define SDX__HIP_WG_STAGES 6
 #endif
+/* 160-wide tiles where N allows them (SDX_HIP_WG_WIDE=0: 128 only). */
+#if defined(SDX_HIP_WG_WIDE)
+#define SDX__HIP_WG_WIDE SDX_HIP_WG_WIDE
+#else
+#define SDX__HIP_WG_WIDE 1
+#endif
 
+template <int BN>
 struct sdx__hip_wg_tile {
-    enum { OPERAND = SDX__HIP_WG_SWIZZLE ? 128 * SDX__HIP_MBK : SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),   /* halves of A (or W) in a stage */
-           STAGE = 2 * OPERAND,
-           ALIGN = SDX__HIP_WG_SWIZZLE ? 1024 : 16,     /* bytes: the stages' boundary */
-           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16,
-           ROWS = SDX__HIP_WG_SWIZZLE ? 64 : 8,         /* halves from a staged row to the next (in a group of 8) */
-           K16 = SDX__HIP_WG_SWIZZLE ? 32 : 2 * SDX__HIP_WG_LBO };   /* bytes from a k16 slice of a stage to the next */
+    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK,    /* halves of A and of W in a stage: whole 1024-byte atoms */
+           STAGE = A + W,
+           ALIGN = 1024,                                      /* bytes: the swizzle's atoms start on this boundary */
+           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16 };
 };
 
-template <int AK>
+template <int AK, int BN>
 static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0, int n0,
                                                             int step, int end, int t, const sdx__hip_pixels<128, SDX__HIP_WG_THREADS> &px,
                                                             uint16_t *smem) {
-    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * sdx__hip_wg_tile::STAGE;
+    typedef sdx__hip_wg_tile<BN> T;
+    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * T::STAGE;
     if (step < end)
-        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st,
-                                                           st + sdx__hip_wg_tile::OPERAND);
+        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1, BN>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st, st + T::A);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
-template <int AK, int HT>
+template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
-    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
+    typedef sdx__hip_wg_tile<BN> T;
+    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
     static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
-    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
-    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (sdx__hip_wg_tile::ALIGN - 1)) / 2;
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses them */
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
-    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN, z = (int)(blockIdx.z / g.split);
     const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
     const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
     const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
-    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
-    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * sdx__hip_wg_tile::ROWS, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
-    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
-    float acc[64];
+    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W; a
+     * k16 slice is 32 bytes further into the rows */
+    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * SDX__HIP_MBK, SDX__HIP_WG_SBO);
+    const uint64_t db = sdx__hip_wg_desc(smem + T::A, SDX__HIP_WG_SBO);
+    float acc[ACC];
 #pragma unroll
-    for (int i = 0; i < 64; i++) acc[i] = 0.0f;
-    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, s, steps, t, px, smem);
+    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, s, steps, t, px, smem);
     for (int step = first; step < steps; step++) {
         /* this step's copies landed and are visible to the matrix units;
          * after the barrier every warpgroup is done with step - 2's stage */
-        const uint64_t at = (uint64_t)((step % S) * sdx__hip_wg_tile::STAGE * 2 / 16);
+        const uint64_t at = (uint64_t)((step % S) * T::STAGE * 2 / 16);
         sdx__hip_cp_wait<S - 3>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_fence_acc<ACC>(acc);
         sdx__hip_wg_arrive();
 #pragma unroll
-        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) {
-            const uint64_t k16 = (uint64_t)(kk * sdx__hip_wg_tile::K16 / 16);
-            sdx__hip_wgmma_m64n128k16<HT>(acc, da + at + k16, db + at + k16);
-        }
+        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
         sdx__hip_wg_commit();
-        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_fence_acc<ACC>(acc);
         /* the copies go out while the products run, into step - 2's stage */
-        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
+        sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_wait<1>();
     }
     sdx__hip_wg_wait<0>();
-    sdx__hip_wg_fence_acc(acc);
+    sdx__hip_wg_fence_acc<ACC>(acc);
     /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
      * ends every warpgroup's reads of the stages */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wg == half) {
 #pragma unroll
-            for (int j = 0; j < 16; j++)
+            for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
+                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
         }
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT>(g, z, m0, n0, half, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no wgmma in this code object: the host never launches it */
@@ -2664,17 +2709,20 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
 
 /* The wgmma GEMM kernels: [channels-last convolution][bf16] (linears
  * and channels-last convolutions have 16-byte rows; the gather has none). */
+template <int BN>
 static sdx__hip_gemm_kernel sdx__hip_gemm_wgmma_kernel(int nhwc, int bf16) {
     static const sdx__hip_gemm_kernel kernels[2][2] = {
-        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> },
-        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> } };
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, BN> },
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, BN> } };
     return kernels[nhwc != 0][bf16 != 0];
 }
 
-/* Their shared memory; 0 when refused. */
+/* Their shared memory, both widths; 0 when refused. */
 static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     for (int i = 0; i < 4; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel(i / 2, i % 2), sdx__hip_wg_tile::SMEM)) return 0;
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel<128>(i / 2, i % 2), sdx__hip_wg_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel<160>(i / 2, i % 2), sdx__hip_wg_tile<160>::SMEM))
+            return 0;
     return 1;
 }
 
@@ -2732,7 +2780,12 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
     const sdx__hip *s = sdx__hip_of(ctx);
     const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
-    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
+    /* a convolution's gather keeps 32-bit offsets and window masks */
+    const int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 &&
+                   (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff : (uintptr_t)g.x % 16 == 0);
+    const int wgmma = mma && bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV;
+    const int wide = wgmma && SDX__HIP_WG_WIDE && g.N % 160 == 0;     /* 160-wide tiles (sdx__hip_k_gemm_wgmma) */
+    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = wide ? 160 : mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
@@ -2744,12 +2797,12 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        /* a convolution's gather keeps 32-bit offsets and window masks */
-        int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
-                                                                    : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile::SMEM, g);
+        if (wide)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile<160>::SMEM, g);
+        else if (wgmma)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile<128>::SMEM, g);
         else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);

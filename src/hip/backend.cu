@@ -485,17 +485,20 @@ static int sdx__hip_gemm_grant(const sdx__hip *s) {
 
 /* The wgmma GEMM kernels: [channels-last convolution][bf16] (linears
  * and channels-last convolutions have 16-byte rows; the gather has none). */
+template <int BN>
 static sdx__hip_gemm_kernel sdx__hip_gemm_wgmma_kernel(int nhwc, int bf16) {
     static const sdx__hip_gemm_kernel kernels[2][2] = {
-        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16> },
-        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16> } };
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, BN> },
+        { sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_wgmma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, BN> } };
     return kernels[nhwc != 0][bf16 != 0];
 }
 
-/* Their shared memory; 0 when refused. */
+/* Their shared memory, both widths; 0 when refused. */
 static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     for (int i = 0; i < 4; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel(i / 2, i % 2), sdx__hip_wg_tile::SMEM)) return 0;
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel<128>(i / 2, i % 2), sdx__hip_wg_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_wgmma_kernel<160>(i / 2, i % 2), sdx__hip_wg_tile<160>::SMEM))
+            return 0;
     return 1;
 }
 
@@ -553,7 +556,12 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
     const sdx__hip *s = sdx__hip_of(ctx);
     const int conv = ak != SDX__HIP_A_ROWS, mma = p.mma, bt = p.bt;
-    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = mma ? bt : SDX__HIP_SBN;
+    /* a convolution's gather keeps 32-bit offsets and window masks */
+    const int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 &&
+                   (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff : (uintptr_t)g.x % 16 == 0);
+    const int wgmma = mma && bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV;
+    const int wide = wgmma && SDX__HIP_WG_WIDE && g.N % 160 == 0;     /* 160-wide tiles (sdx__hip_k_gemm_wgmma) */
+    int64_t bm = mma ? bt : SDX__HIP_SBM, bn = wide ? 160 : mma ? bt : SDX__HIP_SBN;
     int64_t gx = (g.M + bm - 1) / bm, gy = (g.N + bn - 1) / bn;
     dim3 grid;
     if (g.M == 0 || g.N == 0 || batch == 0) return SDX_OK;
@@ -565,12 +573,12 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        /* a convolution's gather keeps 32-bit offsets and window masks */
-        int vw = g.K % 8 == 0 && (uintptr_t)g.w % 16 == 0 && (conv ? g.x_bstride < 0x7fffffff && g.kh <= 32 && g.kw <= 32 && g.K < 0x7fffffff
-                                                                    : (uintptr_t)g.x % 16 == 0);
-        if (bt == 128 && s->wgmma && vw && ak != SDX__HIP_A_CONV)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile::SMEM, g);
+        if (wide)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile<160>::SMEM, g);
+        else if (wgmma)
+            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
+                            (size_t)sdx__hip_wg_tile<128>::SMEM, g);
         else if (bt == 128)
             sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
         else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);

@@ -235,27 +235,25 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 }
 
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
-/* wgmma.mma_async m64n128k16: a warpgroup (four consecutive warps, 128
- * threads) multiplies a 64 x 16 A by a 16 x 128 B, both in shared memory,
- * into 64 x 128 f32 accumulators spread over its registers: thread t
- * (warp w = t / 32 of the group, lane = 4 g + q) holds in d[4 j + e]
- * row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The operands are
- * named by descriptors, K-major (A[m][k], B as W[n][k]), in one of two
- * layouts. Without swizzling each is made of 8 x 8 "core matrices" (8
- * rows of 16 contiguous bytes, 128 bytes in all), core matrix (row / 8,
- * k / 8) at start + (row / 8) SBO + (k / 8) LBO bytes. With the 128-byte
- * swizzle (bit 62) row r's 16 bytes from k on lie at address start +
- * (r / 8) SBO + (r % 8) 128 + 2 k, whose bits 4-6 are then XORed with
- * its bits 7-9 (the address is the shared window's; the rows' atoms
- * start on 1024-byte boundaries, and start steps 32 bytes a k16 slice
- * within one). The instruction is asynchronous:
- * committed in groups, it may read its operands and write d until the
- * wait that covers its group, so neither may be touched before that
- * (sdx__hip_wg_fence_acc keeps the compiler from moving accesses of d
- * across it). Shared memory written by the threads (cp.async included)
- * must be made visible to it with sdx__hip_wg_fence_smem before the
- * barrier that precedes it. The simulator models all of this, reading
- * the operands and writing d at the wait. */
+/* wgmma.mma_async m64nNk16 (N = 128 or 160): a warpgroup (four consecutive
+ * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in
+ * shared memory, into 64 x N f32 accumulators spread over its registers:
+ * thread t (warp w = t / 32 of the group, lane = 4 g + q) holds in
+ * d[4 j + e] row 16 w + g + 8 (e / 2), column 8 j + 2 q + e % 2. The
+ * operands are named by descriptors, K-major (A[m][k], B as W[n][k]),
+ * in the 128-byte swizzle (descriptor bit 62): row r's 16 bytes from k
+ * on lie at address start + (r / 8) SBO + (r % 8) 128 + 2 k, whose bits
+ * 4-6 are then XORed with its bits 7-9 (the address is the shared
+ * window's; the rows' 8-row atoms start on 1024-byte boundaries, and
+ * start steps 32 bytes a k16 slice within one). The instruction is
+ * asynchronous: committed in groups, it may read its operands and write
+ * d until the wait that covers its group, so neither may be touched
+ * before that (sdx__hip_wg_fence_acc keeps the compiler from moving
+ * accesses of d across it). Shared memory written by the threads
+ * (cp.async included) must be made visible to it with
+ * sdx__hip_wg_fence_smem before the barrier that precedes it. The
+ * simulator models all of this, reading the operands and writing d at
+ * the wait. */
 #if SDX__HIP_WGMMA
 static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) {
 #if defined(SDX_HIP_SIM)
@@ -265,18 +263,16 @@ static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) 
 #endif
 }
 
-static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t lbo, uint32_t sbo, int swizzle128) {
-    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
-           (uint64_t)(sbo >> 4 & 0x3fffu) << 32 | (uint64_t)(swizzle128 != 0) << 62;
+/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart (LBO
+ * is unused in this layout: 16 bytes, encoded 1). */
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)1 << 16 | (uint64_t)(sbo >> 4 & 0x3fffu) << 32 |
+           (uint64_t)1 << 62;
 }
 
-template <int HT>
-static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], uint64_t a, uint64_t b) {
-#if defined(SDX_HIP_SIM)
-    sdx_sim_wgmma(d, 128, a, b, HT == SDX__HIP_DT_BF16);
-#else
-/* d (the 64 accumulators), then the descriptors and scale-d (1: add) */
-#define SDX__HIP_WGMMA_ASM(T) \
+#if !defined(SDX_HIP_SIM)
+/* d (the N / 2 accumulators), then the descriptors and scale-d (1: add) */
+#define SDX__HIP_WGMMA_N128(T) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -293,9 +289,54 @@ static __device__ __forceinline__ void sdx__hip_wgmma_m64n128k16(float d[64], ui
                    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
                    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
                  : "l"(a), "l"(b), "r"(1))
-    if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_ASM("f16");
-    else SDX__HIP_WGMMA_ASM("bf16");
-#undef SDX__HIP_WGMMA_ASM
+#define SDX__HIP_WGMMA_N160(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n160k16.f32." T "." T " {" \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, " \
+                 "%80, %81, p, 1, 1, 0, 0;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) \
+                 : "l"(a), "l"(b), "r"(1))
+
+template <int HT, int N>
+struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles use */
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 128> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N128("f16");
+        else SDX__HIP_WGMMA_N128("bf16");
+    }
+};
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 160> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N160("f16");
+        else SDX__HIP_WGMMA_N160("bf16");
+    }
+};
+#undef SDX__HIP_WGMMA_N128
+#undef SDX__HIP_WGMMA_N160
+#endif
+
+template <int HT, int N>
+static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    static_assert(N == 128 || N == 160, "the widths the GEMM tiles use");
+    sdx_sim_wgmma(d, N, a, b, HT == SDX__HIP_DT_BF16);
+#else
+    sdx__hip_wgmma_asm<HT, N>::run(d, a, b);
 #endif
 }
 
@@ -325,11 +366,12 @@ static __device__ __forceinline__ void sdx__hip_wg_wait(void) {
 #endif
 }
 
-/* The compiler may not move reads or writes of d across this point. */
-static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float d[64]) {
+/* The compiler may not move reads or writes of d[0, N) across this point. */
+template <int N>
+static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float *d) {
 #if !defined(SDX_HIP_SIM)
 #pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
 #else
     (void)d;
 #endif

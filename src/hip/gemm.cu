@@ -223,17 +223,23 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
 #define SDX__HIP_GEMM_THREADS 256
 #endif
 
-template <int BT, int NT = SDX__HIP_GEMM_THREADS>
+/* A tile of BT rows (m) by BN columns (n): BN is BT but in Hopper's
+ * 160-wide wgmma tiles. */
+template <int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT>
 struct sdx__hip_tile {
     enum { THREADS = NT,
-           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W */
+           STAGE = 2 * BT * SDX__HIP_MLD,                  /* halves of one stage: A, then W (the mma kernel's) */
            SMEM = SDX__HIP_MSTAGES * STAGE * 2,            /* bytes */
            TPR = SDX__HIP_MBK / 8, RPP = THREADS / TPR,    /* 16-byte copies: threads a row, rows a pass */
-           PASSES = BT / RPP,
+           PASSES = BT / RPP, W_PASSES = BN / RPP,         /* of A's rows, of W's */
            KL = THREADS / BT, VALS = SDX__HIP_MBK / KL,    /* a convolution's gather: k-lanes, values a thread */
            /* epilogue staging pitches in floats, off the banks: linear
-            * [BT/2 rows][BT columns], convolution [BT channels][BT/2 pixels] */
-           CPR = BT + 8, CPC = BT / 2 + 4 };
+            * [BT/2 rows][BN columns], convolution [BN channels][BT/2 pixels] */
+           CPR = BN + 8, CPC = BT / 2 + 4,
+           /* the epilogue's chunks of 8 values: a linear's a row, and the
+            * rows a pass of the block takes (all of its threads but the
+            * last NT % OUT_TPR) */
+           OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR };
 };
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
@@ -340,54 +346,45 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
     }
 }
 
-/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) are 128 x 128 too, each
- * operand's stage in one of two layouts wgmma reads (device.cu),
- * SDX_HIP_WG_SWIZZLE:
- *   0: core matrices without swizzling: 8 k of a row, 16 bytes, are a
- *      row of one; the 16 of a k-column lie one after the other (SBO 128
- *      bytes), k-columns LBO bytes apart. LBO is 16 bytes past the 2048
- *      of a column, so the 8 copies of one row's 128 bytes (8 threads,
- *      one phase of a warp's 16-byte stores) fall on distinct banks.
- *   1: the 128-byte swizzle: row r's 64 k (128 bytes) at 128 r, its
- *      16-byte chunk c in place c ^ (r % 8), in atoms of 8 rows (SBO 1024
- *      bytes) from a 1024-byte boundary: a row's copies, and the 8 rows
- *      of any chunk, fall on distinct banks. */
-#if defined(SDX_HIP_WG_SWIZZLE)
-#define SDX__HIP_WG_SWIZZLE SDX_HIP_WG_SWIZZLE
-#else
-#define SDX__HIP_WG_SWIZZLE 1
-#endif
-#define SDX__HIP_WG_LBO (SDX__HIP_WG_SWIZZLE ? 16 : 128 * 16 + 16)     /* bytes (unused when swizzled) */
-#define SDX__HIP_WG_SBO (SDX__HIP_WG_SWIZZLE ? 1024 : 128)              /* bytes */
+/* Hopper's wgmma tiles (sdx__hip_k_gemm_wgmma) stage each operand in
+ * the 128-byte swizzle wgmma reads (device.cu): row r's 64 k (128 bytes)
+ * at 128 r, its 16-byte chunk c in place c ^ (r % 8), in atoms of 8 rows
+ * (SBO 1024 bytes) from a 1024-byte boundary, so that a row's copies and
+ * the 8 rows of any chunk fall on distinct banks. (In core matrices
+ * without swizzling, wgmma's own reads conflicted: on an H200 the kernel
+ * ran at half the speed; docs/PERFORMANCE.md.) */
+#define SDX__HIP_WG_SBO 1024
 
 /* Where value kc (a multiple of 8) of a staged row goes, in halves: rows
- * of pitch SDX__HIP_MLD, or (WG) wgmma's layout. */
+ * of pitch SDX__HIP_MLD, or (WG) wgmma's swizzled rows. */
 template <int WG>
 static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
-    if (!WG) return row * SDX__HIP_MLD + kc;
-    return SDX__HIP_WG_SWIZZLE ? row * 64 + (kc / 8 ^ row % 8) * 8 : kc / 8 * (SDX__HIP_WG_LBO / 2) + row * 8;
+    return WG ? row * SDX__HIP_MBK + (kc / 8 ^ row % 8) * 8 : row * SDX__HIP_MLD + kc;
 }
 
-template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0>
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0, int BN = BT>
 static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0,
                                                           int n0, int64_t k0, int t, const sdx__hip_pixels<BT, NT> &px, uint16_t *as,
                                                           uint16_t *bs) {
-    typedef sdx__hip_tile<BT, NT> T;
+    typedef sdx__hip_tile<BT, NT, BN> T;
+    static_assert(BN >= BT, "W's passes cover A's");
     const int kc = (t % T::TPR) * 8;
     const int64_t k = k0 + kc;                  /* K % 8 == 0: k < K means all 8 are */
     /* channels-last: the 8 values share one tap (C % 8 == 0) */
     const int tap = AK == SDX__HIP_A_NHWC ? (int)k / g.C : 0, ky = AK == SDX__HIP_A_NHWC ? tap / g.kw : 0;
     const int kx = tap - ky * g.kw, c = (int)k - tap * g.C;
 #pragma unroll
-    for (int j = 0; j < T::PASSES; j++) {
+    for (int j = 0; j < T::W_PASSES; j++) {
         const int row = t / T::TPR + T::RPP * j;
         const int n = n0 + row, m = m0 + row;
         const int wok = n < g.N && k < g.K, aok = m < g.M && k < g.K;
         const int at = sdx__hip_staged<WG>(row, kc);
         sdx__hip_cp_async16(bs + at, wb + (wok ? sdx__hip_w_row(g, n) * g.K + k : 0), wok);
+        if (j >= T::PASSES) continue;
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + at, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
-            const int iy = sdx__hip_corner_y(px.corner[j]) + ky, ix = sdx__hip_corner_x(px.corner[j]) + kx;
+            const int corner = px.corner[j < T::PASSES ? j : 0];
+            const int iy = sdx__hip_corner_y(corner) + ky, ix = sdx__hip_corner_x(corner) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
             sdx__hip_cp_async16(as + at, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
         }
@@ -483,24 +480,24 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
  * a split's partial sums, f32 with neither: `bias` and `res` then NULL).
- * A linear's thread keeps its 8 columns from chunk to chunk (NT is a
- * multiple of the chunks a row), so it reads their bias once. */
-template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS>
+ * A linear's thread keeps its 8 columns from row to row (the block takes
+ * OUT_RPP whole rows a pass), so it reads their bias once. */
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t) {
-    enum { CPR = sdx__hip_tile<BT>::CPR, CPC = sdx__hip_tile<BT>::CPC };
+    typedef sdx__hip_tile<BT, NT, BN> T;
+    enum { CPR = T::CPR, CPC = T::CPC, GATES = BN / 16, GATE_RPP = NT / GATES };
     if (AK == SDX__HIP_A_ROWS && g.geglu) {
         /* a fused GEGLU (never split): 8 outputs j a chunk from values
          * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
-        static_assert(NT % (BT / 16) == 0, "a thread's chunks share their columns");
-        const int u = t % (BT / 16);
+        const int u = t % GATES;
         const int64_t j = n0 / 2 + 8 * u;
         const int columns = j < g.geglu ? 8 : 0;
         float ba[8], bg[8];
+        if (t >= GATE_RPP * GATES) return;
         sdx__hip_bias8(bias, g.bt, j, ba, columns);
         sdx__hip_bias8(bias, g.bt, g.geglu + j, bg, columns);
-        for (int c = t; c < BT / 2 * (BT / 16); c += NT) {
-            const int r = c / (BT / 16);
+        for (int r = t / GATES; r < BT / 2; r += GATE_RPP) {
             const int64_t m = m0 + r;
             float a[8], gate[8], v[8];
             sdx__hip_staged8(cs, r * CPR + 16 * u, a);
@@ -512,14 +509,13 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
         return;
     }
     if (AK == SDX__HIP_A_ROWS) {
-        static_assert(NT % (BT / 8) == 0, "a thread's chunks share their columns");
-        const int col = t % (BT / 8) * 8;
+        const int col = t % T::OUT_TPR * 8;
         const int64_t n = n0 + col;
         const int columns = n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
         float b[8];
+        if (t >= T::OUT_RPP * T::OUT_TPR) return;
         sdx__hip_bias8(bias, g.bt, n, b, columns);
-        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
-            const int r = c / (BT / 8);
+        for (int r = t / T::OUT_TPR; r < BT / 2; r += T::OUT_RPP) {
             const int64_t m = m0 + r, i = m * g.N + n;
             const int count = m < g.M ? columns : 0;
             float v[8];
@@ -530,7 +526,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             sdx__hip_gemm_store8(y, yt, i, v, count);
         }
     } else {
-        for (int c = t; c < BT / 2 * BT / 8; c += NT) {
+        for (int c = t; c < BT / 2 * BN / 8; c += NT) {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
             const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
@@ -547,32 +543,33 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
 
 /* A staged accumulator's place in the epilogue's staging: a linear's
  * [row][column] (pitch CPR), a convolution's [column][row] (pitch CPC). */
-template <int AK, int BT>
+template <int AK, int BT, int BN = BT>
 static __device__ __forceinline__ int sdx__hip_staged_acc(int r, int c) {
-    return AK == SDX__HIP_A_ROWS ? r * sdx__hip_tile<BT>::CPR + c : c * sdx__hip_tile<BT>::CPC + r;
+    typedef sdx__hip_tile<BT, SDX__HIP_GEMM_THREADS, BN> T;
+    return AK == SDX__HIP_A_ROWS ? r * T::CPR + c : c * T::CPC + r;
 }
 
 /* Accumulators (r, c) and (r, c + 1), c even, into the staging: a
  * linear's as one 8-byte store (a warp's then fall on distinct banks). */
-template <int AK, int BT>
+template <int AK, int BT, int BN = BT>
 static __device__ __forceinline__ void sdx__hip_stage_pair(float *cs, int r, int c, float v0, float v1) {
     if (AK == SDX__HIP_A_ROWS) {
-        sdx__hip_st_pair(cs, SDX__HIP_DT_F32, sdx__hip_staged_acc<AK, BT>(r, c), v0, v1);
+        sdx__hip_st_pair(cs, SDX__HIP_DT_F32, sdx__hip_staged_acc<AK, BT, BN>(r, c), v0, v1);
     } else {
-        cs[sdx__hip_staged_acc<AK, BT>(r, c)] = v0;
-        cs[sdx__hip_staged_acc<AK, BT>(r, c + 1)] = v1;
+        cs[sdx__hip_staged_acc<AK, BT, BN>(r, c)] = v0;
+        cs[sdx__hip_staged_acc<AK, BT, BN>(r, c + 1)] = v1;
     }
 }
 
 /* Half `half` of the tile from the staging into y (bias, residual), or as
  * f32 sums of this block's part of k when split (no bias: sdx__hip_k_split_sum
  * adds them). */
-template <int AK, int BT, int NT>
+template <int AK, int BT, int NT, int BN = BT>
 static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t) {
     if (g.split == 1)
-        sdx__hip_mma_write_half<AK, BT, NT>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
+        sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
     else
-        sdx__hip_mma_write_half<AK, BT, NT>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
+        sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
                                             SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
 }
 
@@ -751,23 +748,25 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #endif
 }
 
-/* ---- Hopper: 128-tiles on warpgroup matrix instructions (sm_90a) -------- */
+/* ---- Hopper: warpgroup matrix instructions (sm_90a) --------------------- */
 /* The product of sdx__hip_k_gemm_mma's 128-tiles for a linear or a
- * channels-last convolution (16-byte operand rows), on wgmma: two
- * warpgroups (256 threads), each 64 rows of the tile by all 128 columns,
- * four m64n128k16 a k-step of 64 that read A and W from the stage
- * themselves (no ldmatrix, no operand fragments in registers). The
- * copies for step s + STAGES - 2 go out once step s's products are
- * issued, while they and step s - 1's run (one group of products in
- * flight past the wait): a stage is rewritten only after the barrier that follows
- * every warpgroup's wait for the products that read it. Same loader,
- * same epilogue (and split k) as the mma kernel, so the same bits up to
- * the order of the tensor cores' sums. */
+ * channels-last convolution (16-byte operand rows), on wgmma, in tiles of
+ * 128 rows by BN = 128 or 160 columns: two warpgroups (256 threads), each
+ * 64 rows of the tile by all BN columns, four m64nBNk16 a k-step of 64
+ * that read A and W from the stage themselves (no ldmatrix, no operand
+ * fragments in registers). 160 columns divide every width of the SD
+ * UNets' products (320 to 10240) and leave a GPU of 132 SMs fewer idle at
+ * the end: SDXL's 32x32 level, 2048 rows by 1280 columns, is 128 such
+ * tiles (160 of 128). The copies for step s + STAGES - 2 go out once step
+ * s's products are issued, while they and step s - 1's run (one group of
+ * products in flight past the wait): a stage is rewritten only after the
+ * barrier that follows every warpgroup's wait for the products that read
+ * it. Same loader, same epilogue (and split k) as the mma kernel, so the
+ * same bits up to the order of the tensor cores' sums. */
 #define SDX__HIP_WG_THREADS 256
 /* Stages: step s's, step s - 1's (its products may still read it) and
- * S - 2 of copies in flight. One block an SM either way; six (198 KB)
- * keep four steps (128 KB) of loads in flight, as many as two blocks of
- * the mma kernel. SDX_HIP_WG_STAGES picks another count (3 to 6). */
+ * S - 2 of copies in flight, one block an SM. SDX_HIP_WG_STAGES picks
+ * another count than 6 (3 to 6). */
 #if defined(SDX_HIP_WG_STAGES)
 #if SDX_HIP_WG_STAGES < 3 || SDX_HIP_WG_STAGES > 6
 #error "sdx_hip.h: SDX_HIP_WG_STAGES is 3 to 6"
@@ -776,83 +775,87 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #else
 #define SDX__HIP_WG_STAGES 6
 #endif
+/* 160-wide tiles where N allows them (SDX_HIP_WG_WIDE=0: 128 only). */
+#if defined(SDX_HIP_WG_WIDE)
+#define SDX__HIP_WG_WIDE SDX_HIP_WG_WIDE
+#else
+#define SDX__HIP_WG_WIDE 1
+#endif
 
+template <int BN>
 struct sdx__hip_wg_tile {
-    enum { OPERAND = SDX__HIP_WG_SWIZZLE ? 128 * SDX__HIP_MBK : SDX__HIP_WG_LBO / 2 * (SDX__HIP_MBK / 8),   /* halves of A (or W) in a stage */
-           STAGE = 2 * OPERAND,
-           ALIGN = SDX__HIP_WG_SWIZZLE ? 1024 : 16,     /* bytes: the stages' boundary */
-           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16,
-           ROWS = SDX__HIP_WG_SWIZZLE ? 64 : 8,         /* halves from a staged row to the next (in a group of 8) */
-           K16 = SDX__HIP_WG_SWIZZLE ? 32 : 2 * SDX__HIP_WG_LBO };   /* bytes from a k16 slice of a stage to the next */
+    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK,    /* halves of A and of W in a stage: whole 1024-byte atoms */
+           STAGE = A + W,
+           ALIGN = 1024,                                      /* bytes: the swizzle's atoms start on this boundary */
+           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16 };
 };
 
-template <int AK>
+template <int AK, int BN>
 static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm &g, const uint16_t *xb, const uint16_t *wb, int m0, int n0,
                                                             int step, int end, int t, const sdx__hip_pixels<128, SDX__HIP_WG_THREADS> &px,
                                                             uint16_t *smem) {
-    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * sdx__hip_wg_tile::STAGE;
+    typedef sdx__hip_wg_tile<BN> T;
+    uint16_t *st = smem + (step % SDX__HIP_WG_STAGES) * T::STAGE;
     if (step < end)
-        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st,
-                                                           st + sdx__hip_wg_tile::OPERAND);
+        sdx__hip_mma_issue<AK, 128, SDX__HIP_WG_THREADS, 1, BN>(g, xb, wb, m0, n0, (int64_t)step * SDX__HIP_MBK, t, px, st, st + T::A);
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
-template <int AK, int HT>
+template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
-    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES };
+    typedef sdx__hip_wg_tile<BN> T;
+    enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
     static_assert(SDX__HIP_MBK == 64 && S >= 3, "four k16 products a step; a stage besides the two in use");
-    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* sdx__hip_wg_tile::SMEM bytes; the epilogue's staging reuses them */
-    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (sdx__hip_wg_tile::ALIGN - 1)) / 2;
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses them */
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
-    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BT, z = (int)(blockIdx.z / g.split);
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN, z = (int)(blockIdx.z / g.split);
     const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
     const int first = ks.first, steps = ks.end;
     const uint16_t *xb = (const uint16_t *)g.x + z * g.x_bstride, *wb = (const uint16_t *)g.w;
     const sdx__hip_pixels<BT, NT> px = sdx__hip_pixels_at<AK, BT, NT>(g, m0, t);
-    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W */
-    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * sdx__hip_wg_tile::ROWS, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
-    const uint64_t db = sdx__hip_wg_desc(smem + sdx__hip_wg_tile::OPERAND, SDX__HIP_WG_LBO, SDX__HIP_WG_SBO, SDX__HIP_WG_SWIZZLE);
-    float acc[64];
+    /* stage 0's descriptors: this warpgroup's 64 rows of A, all of W; a
+     * k16 slice is 32 bytes further into the rows */
+    const uint64_t da = sdx__hip_wg_desc(smem + wg * 64 * SDX__HIP_MBK, SDX__HIP_WG_SBO);
+    const uint64_t db = sdx__hip_wg_desc(smem + T::A, SDX__HIP_WG_SBO);
+    float acc[ACC];
 #pragma unroll
-    for (int i = 0; i < 64; i++) acc[i] = 0.0f;
-    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, s, steps, t, px, smem);
+    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+    for (int s = first; s < first + S - 2; s++) sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, s, steps, t, px, smem);
     for (int step = first; step < steps; step++) {
         /* this step's copies landed and are visible to the matrix units;
          * after the barrier every warpgroup is done with step - 2's stage */
-        const uint64_t at = (uint64_t)((step % S) * sdx__hip_wg_tile::STAGE * 2 / 16);
+        const uint64_t at = (uint64_t)((step % S) * T::STAGE * 2 / 16);
         sdx__hip_cp_wait<S - 3>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_fence_acc<ACC>(acc);
         sdx__hip_wg_arrive();
 #pragma unroll
-        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) {
-            const uint64_t k16 = (uint64_t)(kk * sdx__hip_wg_tile::K16 / 16);
-            sdx__hip_wgmma_m64n128k16<HT>(acc, da + at + k16, db + at + k16);
-        }
+        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
         sdx__hip_wg_commit();
-        sdx__hip_wg_fence_acc(acc);
+        sdx__hip_wg_fence_acc<ACC>(acc);
         /* the copies go out while the products run, into step - 2's stage */
-        sdx__hip_wg_prefetch<AK>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
+        sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_wait<1>();
     }
     sdx__hip_wg_wait<0>();
-    sdx__hip_wg_fence_acc(acc);
+    sdx__hip_wg_fence_acc<ACC>(acc);
     /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
      * ends every warpgroup's reads of the stages */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
         if (wg == half) {
 #pragma unroll
-            for (int j = 0; j < 16; j++)
+            for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
+                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
         }
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT>(g, z, m0, n0, half, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t);
     }
 #else
     (void)g;    /* no wgmma in this code object: the host never launches it */

@@ -198,6 +198,9 @@ static int gpu_linear_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 33, 77, 50, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 1, 77, 45, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 40, 2048, 96, 1);   /* one tile, k split in 4 */
+        /* N % 160 == 0: Hopper's 160-wide tiles, ragged rows, and split */
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 77, 64, 480, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 40, 2048, 160, 1);
     }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
@@ -237,6 +240,7 @@ static int gpu_conv2d_matches_cpu(void) {
         sdx_dtype d[4];
         tg_set(s, d, 4);
         rc = tg_conv_case(gpu, cpu, d, 64, 96, 17, 19, 3, 1, 1, 1, 1, 1, 1, 0);        /* 3x3, ragged tiles */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 160, 11, 13, 3, 1, 1, 1, 1, 1, 1, 0);  /* 160-wide tiles */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 32, 16, 16, 3, 2, 0, 0, 1, 1, 1, 0);   /* downsample */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 160, 130, 9, 7, 1, 1, 0, 0, 0, 0, 1, 0);   /* 1x1 */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 16, 24, 12, 12, 1, 1, 0, 0, 0, 0, 1, 0);   /* one k-step */
@@ -309,9 +313,11 @@ static int tg_residual_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int 
 
 static int gpu_residuals_in_the_epilogue_match_cpu(void) {
     /* {conv, rows, in, out}: 128-tiles, k split in 4, few rows (one warp a
-     * column); channels-last 3x3, k split, gathered (C % 8 != 0) */
-    static const int cases[7][4] = { { 0, 128, 320, 640 }, { 0, 40, 2048, 96 }, { 0, 9, 72, 40 },
-                                     { 1, 9, 64, 96 }, { 1, 6, 256, 40 }, { 1, 7, 20, 24 }, { 1, 5, 116, 24 } };
+     * column); channels-last 3x3, k split, gathered (C % 8 != 0); Hopper's
+     * 160-wide tiles (N % 160 == 0), ragged, split, a convolution's */
+    static const int cases[10][4] = { { 0, 128, 320, 640 }, { 0, 40, 2048, 96 }, { 0, 9, 72, 40 },  { 1, 9, 64, 96 },
+                                      { 1, 6, 256, 40 },    { 1, 7, 20, 24 },    { 1, 5, 116, 24 }, { 0, 77, 64, 480 },
+                                      { 0, 40, 2048, 160 }, { 1, 9, 64, 160 } };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -319,7 +325,7 @@ static int gpu_residuals_in_the_epilogue_match_cpu(void) {
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
         tg_set(s, d, 4);
-        for (int i = 0; i < 7 && rc == T_PASS; i++)
+        for (int i = 0; i < 10 && rc == T_PASS; i++)
             for (int in_place = 0; in_place < 2 && rc == T_PASS; in_place++)
                 rc = tg_residual_case(gpu, cpu, d, cases[i][0], cases[i][1], cases[i][2], cases[i][3], in_place);
     }
@@ -375,15 +381,17 @@ static int tg_geglu_case(sdx_ctx *gpu, sdx_ctx *cpu, sdx_dtype dt, int64_t rows,
 
 static int gpu_linear_geglu_fuses_the_gate_and_matches_cpu(void) {
     /* {type, rows, C, D, fused}: 128-tiles (two warpgroups on Hopper),
-     * 64-tiles; f32, few rows, D % 8 != 0 and a k split go through h */
-    static const int cases[9][5] = { { SDX_F16, 300, 64, 96, 1 }, { SDX_BF16, 300, 64, 96, 1 }, { SDX_F16, 150, 320, 640, 1 },
-                                     { SDX_F16, 20, 64, 96, 1 },  { SDX_BF16, 20, 72, 40, 1 },  { SDX_F32, 300, 64, 96, 0 },
-                                     { SDX_F16, 5, 64, 96, 0 },   { SDX_F16, 300, 64, 100, 0 }, { SDX_F16, 40, 2048, 48, 0 } };
+     * Hopper's 160-wide tiles (2 D % 160 == 0), 64-tiles; f32, few rows,
+     * D % 8 != 0 and a k split go through h */
+    static const int cases[11][5] = { { SDX_F16, 300, 64, 96, 1 },  { SDX_BF16, 300, 64, 96, 1 }, { SDX_F16, 150, 320, 640, 1 },
+                                      { SDX_F16, 150, 64, 240, 1 }, { SDX_BF16, 77, 64, 80, 1 },  { SDX_F16, 20, 64, 96, 1 },
+                                      { SDX_BF16, 20, 72, 40, 1 },  { SDX_F32, 300, 64, 96, 0 },  { SDX_F16, 5, 64, 96, 0 },
+                                      { SDX_F16, 300, 64, 100, 0 }, { SDX_F16, 40, 2048, 48, 0 } };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
     t_seed(9);
-    for (int i = 0; i < 9 && rc == T_PASS; i++)
+    for (int i = 0; i < 11 && rc == T_PASS; i++)
         rc = tg_geglu_case(gpu, cpu, (sdx_dtype)cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4]);
     sdx_destroy(cpu);
     sdx_destroy(gpu);
