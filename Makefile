@@ -204,9 +204,9 @@ check-amalgamation:
 # both exist; GPU=hip picks hipcc), linked with C objects of sdx.h.
 NVCC    ?= $(or $(shell command -v nvcc),$(wildcard /usr/local/cuda/bin/nvcc))
 HIPCC   ?= $(shell command -v hipcc)
-# sm_90a: Hopper's own code (the wgmma GEMMs), which the runtime loads on
-# an H100 or H200; sm_90 for any other 9.x
-NV_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90a,code=sm_90a
+# sm_80 runs on every 8.x; sm_90a is Hopper's own code (the wgmma GEMMs:
+# H100, H200, GH200, the 9.0 devices there are)
+NV_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a
 HIP_ARCH ?= --offload-arch=gfx90a --offload-arch=gfx1030
 GPU     ?= $(if $(NVCC),cuda,$(if $(HIPCC),hip,none))
 GPUCC   := $(if $(filter cuda,$(GPU)),$(NVCC) -O2 -x cu -std=c++17 $(NV_ARCH),$(HIPCC) -O2 -x hip -std=c++17 $(HIP_ARCH))

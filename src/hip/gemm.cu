@@ -383,7 +383,7 @@ static __device__ __forceinline__ void sdx__hip_mma_issue(const sdx__hip_gemm &g
         if (j >= T::PASSES) continue;
         if (AK == SDX__HIP_A_ROWS) sdx__hip_cp_async16(as + at, xb + (aok ? m * g.K + k : 0), aok);
         if (AK == SDX__HIP_A_NHWC) {
-            const int corner = px.corner[j < T::PASSES ? j : 0];
+            const int corner = px.corner[j < T::PASSES ? j : 0];     /* j < PASSES: the select is for compilers' bounds checks */
             const int iy = sdx__hip_corner_y(corner) + ky, ix = sdx__hip_corner_x(corner) + kx;
             const int in = k < g.K && (unsigned)iy < (unsigned)g.H && (unsigned)ix < (unsigned)g.W;
             sdx__hip_cp_async16(as + at, xb + (in ? (iy * g.W + ix) * g.C + c : 0), in);
