@@ -14,20 +14,20 @@
 #       `ab` part: SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
 #       (default: mma=-DSDX_HIP_WGMMA=0, the mma.sync 128-tiles, four warps
 #       of 64 x 64, instead of wgmma).
-#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]
+#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
 #       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
 #       convolution and attention shape of the two UNet steps alone beside
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
-#       one SD 1.5 CFG step (time per kernel, launches; 140 s), ncu's
+#       one SD 1.5 CFG step (time per kernel, launches; 140 s), the same
+#       for SDXL (ncu-sdxl, not in the default parts; 200 s), ncu's
 #       sections for one convolution and one linear GEMM launch
-#       (gemm-profile, not in the default parts; 120 s), the wgmma and the
-#       variants one after the other: every kernel shape and a UNet step of
-#       each model (ab, not in the default parts; about 25 s a build after
-#       bench, whose checkpoints it reuses, up to 230 s more on a fresh
-#       machine), and a short
-#       table last. Logs go to $OUT (the device tool's folder)
+#       (gemm-profile, not in the default parts; 120 s), the default build
+#       and the variants one after the other: every kernel shape and a UNet
+#       step of each model (ab, not in the default parts; about 25 s a build
+#       after bench, whose checkpoints it reuses, up to 230 s more on a
+#       fresh machine), and a short table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The limits add up to under the device tool's
 #       10 minutes a call; name fewer parts to split them over calls.
 set -u
@@ -99,13 +99,19 @@ run() {
         echo "rc=$?" >> "$out/kernels.log"
         grep -E "ratio|rc=|rror|bench_gpu:|SKIP" "$out/kernels.log"
     fi
-    if ! has ncu; then
-        :
-    elif command -v ncu > /dev/null; then
-        echo "== ncu: GPU time per kernel, SD 1.5 512x512, one CFG step (a batch-2 UNet call)"
-        timeout 140 ncu --clock-control none --csv --metrics gpu__time_duration.sum \
-            ./bench/bench_gpu --only sd15 --calls 1 --graphs off --no-vae > "$out/ncu.csv" 2> "$out/ncu.err"
-        python3 - "$out/ncu.csv" << 'EOF' | tee "$out/ncu-summary.txt"
+    # ncu: SD 1.5's step; ncu-sdxl (not in the default parts): SDXL's
+    for model in sd15 sdxl; do
+        part=ncu name=ncu limit=140
+        [ $model = sdxl ] && part=ncu-sdxl name=ncu-sdxl limit=200
+        has $part || continue
+        if ! command -v ncu > /dev/null; then
+            echo "SKIP $part: ncu not found"
+            continue
+        fi
+        echo "== $part: GPU time per kernel, $model, one CFG step (a batch-2 UNet call)"
+        timeout $limit ncu --clock-control none --csv --metrics gpu__time_duration.sum \
+            ./bench/bench_gpu --only $model --calls 1 --graphs off --no-vae > "$out/$name.csv" 2> "$out/$name.err"
+        python3 - "$out/$name.csv" << 'EOF' | tee "$out/$name-summary.txt"
 import csv, sys, collections
 # two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half
 # the program's own output comes first: the table starts at ncu's header
@@ -132,9 +138,7 @@ print("per UNet call: %d launches, %.2f ms of GPU time" % (sum(count.values()), 
 for k, v in total.most_common(15):
     print("%8.3f ms %5.1f%% %5d  %s" % (v, 100 * v / allt, count[k], k[:90]))
 EOF
-    else
-        echo "SKIP ncu: not found"
-    fi
+    done
     if has gemm-profile; then
         # where a GEMM's time goes: ncu's sections for one launch of SD
         # 1.5's 64x64-level convolution and of its feed-forward up
@@ -202,5 +206,5 @@ EOF
 case ${1:-} in
 prepare) shift; prepare "$@" ;;
 run) shift; run "$@" ;;
-*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu] [gemm-profile] [ab]" >&2; exit 2 ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu] [ncu-sdxl] [gemm-profile] [ab]" >&2; exit 2 ;;
 esac
