@@ -586,8 +586,8 @@ static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const u
  * matrices of 8 rows x 16 bytes, core matrix (row / 8, k / 8) at start +
  * (row / 8) SBO + (k / 8) LBO. With the 128-byte swizzle (1 there), the
  * 16 bytes of row r from k on at start + (r / 8) SBO + (r % 8) 128 + 2 k,
- * address bits 4-6 XORed with bits 7-9. Thread t of the warpgroup (warp w = t % 128 / 32, lane 4 g + q)
- * holds D[16 w + g + 8 (e / 2)][8 j + 2 q + e % 2] in d[4 j + e]. Queued
+ * address bits 4-6 XORed with bits 7-9. Thread t of the warpgroup (warp
+ * w = t % 128 / 32, lane 4 g + q) holds D[16 w + g + 8 (e / 2)][8 j + 2 q + e % 2] in d[4 j + e]. Queued
  * here, performed (shared memory read, d written) at the wait that
  * covers its group. */
 /* Row `row` (16 values of k) of the operand a descriptor names. */
@@ -602,11 +602,9 @@ static inline void sdx_sim_wg_row(uint64_t desc, int row, int bf16, float out[16
         return;
     }
     for (int half = 0; half < 2; half++) {      /* k 0-7 and 8-15: two core matrices, or two chunks of a row */
-        uint32_t at = start + (uint32_t)(row / 8) * sbo + (uint32_t)half * lbo + (uint32_t)(row % 8) * 16;
-        if (swizzle128) {
-            at = start + (uint32_t)(row / 8) * sbo + (uint32_t)(row % 8) * 128 + (uint32_t)half * 16;
-            at ^= (at >> 7 & 7) << 4;
-        }
+        uint32_t at = start + (uint32_t)(row / 8) * sbo +
+                      (swizzle128 ? (uint32_t)(row % 8) * 128 + (uint32_t)half * 16 : (uint32_t)half * lbo + (uint32_t)(row % 8) * 16);
+        if (swizzle128) at ^= (at >> 7 & 7) << 4;
         uint16_t v[8];
         if (at + 16 > sdx_sim::SMEM_MAX) {
             sdx_sim::fail("wgmma: an operand past shared memory");
