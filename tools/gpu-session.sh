@@ -101,8 +101,8 @@ run() {
     fi
     # ncu: SD 1.5's step; ncu-sdxl (not in the default parts): SDXL's
     for model in sd15 sdxl; do
-        part=ncu name=ncu limit=140
-        [ $model = sdxl ] && part=ncu-sdxl name=ncu-sdxl limit=200
+        part=ncu limit=140
+        [ $model = sdxl ] && part=ncu-sdxl limit=200
         has $part || continue
         if ! command -v ncu > /dev/null; then
             echo "SKIP $part: ncu not found"
@@ -110,8 +110,8 @@ run() {
         fi
         echo "== $part: GPU time per kernel, $model, one CFG step (a batch-2 UNet call)"
         timeout $limit ncu --clock-control none --csv --metrics gpu__time_duration.sum \
-            ./bench/bench_gpu --only $model --calls 1 --graphs off --no-vae > "$out/$name.csv" 2> "$out/$name.err"
-        python3 - "$out/$name.csv" << 'EOF' | tee "$out/$name-summary.txt"
+            ./bench/bench_gpu --only $model --calls 1 --graphs off --no-vae > "$out/$part.csv" 2> "$out/$part.err"
+        python3 - "$out/$part.csv" << 'EOF' | tee "$out/$part-summary.txt"
 import csv, sys, collections
 # two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half
 # the program's own output comes first: the table starts at ncu's header
