@@ -1599,12 +1599,15 @@ typedef struct {
     int off;            /* calls read results back, or recording failed
                            SDX__GRAPH_TRIES times: run as they come */
 } sdx__graph_slot;
+#define SDX__PLAN_ARENAS 4
 typedef struct {
-    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING */
+    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING, _PLANNING */
     int slot, pos;      /* the slot being recorded or checked, and where in its tape */
     sdx__graph_slot slots[SDX__GRAPH_SLOTS];
+    struct sdx__arena *planned[SDX__PLAN_ARENAS];   /* the device arenas a call being planned uses (sdx__plan) */
+    int n_planned;
 } sdx__graph;
-enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2 };
+enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2, SDX__GRAPH_PLANNING = 3 };
 /* What an op returns while checking: its hash is the tape's (ok to skip
  * it), or it differs (the call runs as it comes). Never leaves sdx. */
 #define SDX__GRAPH_CHECKED (-101)
@@ -3701,20 +3704,20 @@ static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
 /* On a backend with a `graph` hook (sdx_hip.h: CUDA and HIP graphs) a
  * model call (sdx__graph_call: one UNet evaluation) runs from its third
  * time on as one recorded launch instead of hundreds. The first call runs
- * as it comes (after it the arena holds one block of its peak size, so
- * addresses stay put). The second is recorded: each op and upload goes on
- * the slot's tape as a hash of what decides its effect (the op, every
- * operand's address, dtype and shape, the scalar arguments; an upload's
- * destination and size) while the backend captures the kernels instead of
- * running them, and launches the capture at the end. A later call runs
- * the model code with the ops turned into checks: each hash must be the
- * tape's, in order, and the uploads refill the capture's staging; when
- * all agree the backend launches the graph, which then computes exactly
- * what these ops would. When one differs (another shape, other buffers,
- * a changed parameter) nothing has run yet: the call runs as it comes and
- * records again. A download inside the call (the tracer, a host
- * fallback) or an error while recording leaves the slot to run as it
- * comes from then on. */
+ * as it comes, planned (sdx__plan: its arena gets one block for its peak,
+ * so addresses stay put). The second is planned and recorded: each op and
+ * upload goes on the slot's tape as a hash of what decides its effect (the
+ * op, every operand's address, dtype and shape, the scalar arguments; an
+ * upload's destination and size) while the backend captures the kernels
+ * instead of running them, and launches the capture at the end. A later
+ * call runs the model code with the ops turned into checks: each hash must
+ * be the tape's, in order, and the uploads refill the capture's staging;
+ * when all agree the backend launches the graph, which then computes
+ * exactly what these ops would. When one differs (another shape, other
+ * buffers, a changed parameter) nothing has run yet: the call runs as it
+ * comes and records again. A download inside the call (the tracer, a host
+ * fallback) or an error while recording leaves the slot to run as it comes
+ * from then on. */
 
 static uint64_t sdx__fnv(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;
@@ -3751,7 +3754,9 @@ static int sdx__graph_step(sdx_ctx *ctx, uint64_t h) {
 /* An op while a graph state is on (the dispatchers, ops.c). */
 static int sdx__graph_op(sdx_ctx *ctx, const char *name, const sdx_tensor *const *operands, int n, const void *scalars,
                          size_t scalar_bytes) {
-    uint64_t h = sdx__fnv(1469598103934665603ull, name, strlen(name));
+    uint64_t h;
+    if (ctx->graph.state == SDX__GRAPH_PLANNING) return SDX__GRAPH_CHECKED;     /* nothing runs */
+    h = sdx__fnv(1469598103934665603ull, name, strlen(name));
     for (int i = 0; i < n; i++) h = sdx__graph_mix_tensor(h, operands[i]);
     return sdx__graph_step(ctx, sdx__fnv(h, scalars, scalar_bytes));
 }
@@ -3770,15 +3775,18 @@ static void sdx__graph_free(sdx_ctx *ctx) {
     memset(&ctx->graph, 0, sizeof ctx->graph);
 }
 
+static int sdx__plan(sdx_ctx *ctx, int (*fn)(void *arg), void *arg);
+static int sdx__planned(sdx_ctx *ctx, int (*fn)(void *arg), void *arg);
+
 /* Runs fn(arg), one model call at call site `slot`, as the comment above
  * says. */
 static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *arg) {
     sdx__graph_slot *g = &ctx->graph.slots[slot];
     int rc, kept;
-    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return fn(arg);
+    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return sdx__planned(ctx, fn, arg);
     if (!g->seen) {
         g->seen = 1;
-        return fn(arg);
+        return sdx__planned(ctx, fn, arg);
     }
     ctx->graph.slot = slot;
     if (g->recorded) {
@@ -3798,6 +3806,7 @@ static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *a
         g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
     }
     g->n = 0;
+    if ((rc = sdx__plan(ctx, fn, arg)) != SDX_OK) return rc;
     ctx->graph.state = SDX__GRAPH_RECORDING;
     if ((rc = ctx->be.graph(ctx, slot, SDX_GRAPH_RECORD)) == SDX_OK) {
         rc = fn(arg);
@@ -3847,6 +3856,7 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
     void *tmp;
     int rc;
     if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (ctx->graph.state == SDX__GRAPH_PLANNING) return SDX_OK;      /* nothing runs, dst holds no memory */
     if (ctx->graph.state && (rc = sdx__graph_transfer(ctx, 1, dst->data, bytes)) != SDX_OK && rc != SDX__GRAPH_CHECKED)
         return rc;          /* recording or checked, it goes on: the backend stages it */
     if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
@@ -3884,20 +3894,31 @@ typedef struct sdx__arena {
     size_t      in_use, peak, reserved;
     int         device;   /* blocks are device memory */
     struct sdx__arena *host;   /* device arenas: the host companion, made on first use */
+    /* a call being planned (sdx__plan): bytes in use as it began, now
+     * and at most, counted instead of allocated */
+    int         planning;
+    size_t      plan_base, plan_in_use, plan_peak;
 } sdx__arena;
 
 typedef struct sdx__mark {
     sdx__block *block; size_t used, in_use;
     sdx__block *host_block; size_t host_used, host_in_use;
+    size_t plan_in_use;
 } sdx__mark;
 
 #define SDX__ARENA_ALIGN 64
 #define SDX__BLOCK_HDR ((sizeof(sdx__block) + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1))
 
+/* Default block sizes: 64 MiB on the host; 1 MiB on a device, whose big
+ * users are planned (sdx__plan: one block of their peak), so that its
+ * other blocks hold a call's inputs and little else. */
+#define SDX__ARENA_BLOCK ((size_t)64 << 20)
+#define SDX__ARENA_DEVICE_BLOCK ((size_t)1 << 20)
+
 static void sdx__arena_init_on(sdx__arena *a, sdx_ctx *ctx, size_t min_block, int device) {
     memset(a, 0, sizeof *a);
     a->ctx = ctx;
-    a->min_block = min_block ? min_block : ((size_t)64 << 20);
+    a->min_block = min_block ? min_block : device ? SDX__ARENA_DEVICE_BLOCK : SDX__ARENA_BLOCK;
     a->device = device;
 }
 
@@ -3946,6 +3967,41 @@ static unsigned char *sdx__block_data(sdx__block *b) {
     return (unsigned char *)p;
 }
 
+/* Planning (sdx__plan): while a call runs without computing, a device
+ * arena counts what it would hand out and returns addresses of no memory
+ * (in a page nothing maps: no kernel runs, and host code never touches
+ * device memory), laid out as one block would lay them out. */
+static int sdx__arena_plans(sdx__arena *a) {
+    sdx__graph *g = &a->ctx->graph;
+    if (a->planning) return 1;
+    if (!a->device || g->state != SDX__GRAPH_PLANNING || g->n_planned == SDX__PLAN_ARENAS) return 0;
+    g->planned[g->n_planned++] = a;
+    a->planning = 1;
+    a->plan_base = a->plan_in_use = a->plan_peak = a->in_use;
+    return 1;
+}
+
+static void *sdx__arena_plan_alloc(sdx__arena *a, size_t size) {
+    void *p = (void *)(uintptr_t)(4096 + a->plan_in_use);
+    a->plan_in_use += size;
+    if (a->plan_in_use > a->plan_peak) a->plan_peak = a->plan_in_use;
+    return p;
+}
+
+/* Frees the blocks after `b` (all of them when b is NULL): past the top
+ * of the stack, they hold nothing. */
+static void sdx__arena_drop_after(sdx__arena *a, sdx__block *b) {
+    sdx__block *n = b ? b->next : a->head;
+    while (n) {
+        sdx__block *next = n->next;
+        a->reserved -= n->size;
+        sdx__block_free(a, n);
+        n = next;
+    }
+    if (b) b->next = NULL;
+    else a->head = NULL;
+}
+
 /* Returns 64-byte aligned memory or NULL (error set on the ctx). */
 static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     if (size > SIZE_MAX - SDX__BLOCK_HDR - 2 * SDX__ARENA_ALIGN) {   /* rounding up would wrap */
@@ -3954,6 +4010,7 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     }
     size = (size + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1);
     if (size == 0) size = SDX__ARENA_ALIGN;
+    if (sdx__arena_plans(a)) return sdx__arena_plan_alloc(a, size);
     for (;;) {
         sdx__block *b = a->cur;
         if (b && b->size - b->used >= size) {
@@ -4001,6 +4058,7 @@ static sdx__mark sdx__arena_mark(const sdx__arena *a) {
     m.block = a->cur;
     m.used = a->cur ? a->cur->used : 0;
     m.in_use = a->in_use;
+    m.plan_in_use = a->planning ? a->plan_in_use : a->in_use;
     if (a->host) {
         m.host_block = a->host->cur;
         m.host_used = a->host->cur ? a->host->cur->used : 0;
@@ -4023,8 +4081,11 @@ static void sdx__arena_consolidate(sdx__arena *a) {
     a->reserved = a->head->size;
 }
 
+/* Back to a mark. A mark with nothing in use below it may name a block
+ * that a release inside it has since consolidated away: it rewinds to
+ * the start. */
 static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, size_t in_use) {
-    if (!block) {
+    if (!block || in_use == 0) {
         a->cur = a->head;
         if (a->cur) a->cur->used = 0;
     } else {
@@ -4036,7 +4097,8 @@ static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, siz
 }
 
 static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
-    sdx__arena_rewind(a, m.block, m.used, m.in_use);
+    if (a->planning) a->plan_in_use = m.plan_in_use;
+    else sdx__arena_rewind(a, m.block, m.used, m.in_use);
     if (a->host) sdx__arena_rewind(a->host, m.host_block, m.host_used, m.host_in_use);
 }
 
@@ -4052,15 +4114,7 @@ static void sdx__arena_reset(sdx__arena *a) {
  * next has the memory, and releasing everything later does not ask for
  * one block of the failed size. */
 static void sdx__arena_shrink(sdx__arena *a) {
-    sdx__block *keep = a->cur, *b = keep ? keep->next : a->head;
-    while (b) {
-        sdx__block *n = b->next;
-        a->reserved -= b->size;
-        sdx__block_free(a, b);
-        b = n;
-    }
-    if (keep) keep->next = NULL;
-    else a->head = NULL;
+    sdx__arena_drop_after(a, a->cur);
     a->peak = a->in_use;
     if (a->host) sdx__arena_shrink(a->host);
 }
@@ -4074,6 +4128,56 @@ static void sdx__arena_trim(sdx__arena *a) {
     if (a->in_use || (a->host && a->host->in_use)) return;
     sdx__arena_free(a);
     a->peak = 0;
+}
+
+/* Room for `need` more bytes in one block from the top of the stack. The
+ * blocks past the current one hold nothing: unless the current block or
+ * the next has the room, one block of the size needed replaces them, and
+ * allocations go on there. */
+static int sdx__arena_room(sdx__arena *a, size_t need) {
+    sdx__block *b = a->cur, *nb;
+    if (need == 0 || (b && (b->size - b->used >= need || (b->next && b->next->size >= need)))) return SDX_OK;
+    sdx__arena_drop_after(a, b);
+    if (!(nb = sdx__block_new(a, need))) return sdx__nomem(a->ctx, "activation arena (device)", need);
+    a->reserved += need;
+    if (b) b->next = nb;
+    else a->head = nb;
+    a->cur = nb;
+    return SDX_OK;
+}
+
+/* Plans a model call on a device: fn(arg) runs once without computing
+ * (graph state SDX__GRAPH_PLANNING: ops check their operands and return,
+ * uploads do nothing, device arenas count instead of allocating), then
+ * each device arena it used gets room for that peak in one block. So the
+ * call itself takes the device memory of its largest live set, not that
+ * plus the unused tails of a chain of blocks grown as it went (about 80
+ * MiB of an SDXL UNet call's 384). fn must be a pure model call, as a
+ * graph's is: a call that reads results back (a download) cannot be
+ * planned and runs as it comes. An error fn returns is the call's. */
+static int sdx__plan(sdx_ctx *ctx, int (*fn)(void *arg), void *arg) {
+    sdx__graph *g = &ctx->graph;
+    int rc, whole;
+    if (!sdx__on_device(ctx) || g->state) return SDX_OK;
+    g->state = SDX__GRAPH_PLANNING;
+    g->n_planned = 0;
+    rc = fn(arg);
+    g->state = 0;
+    whole = rc == SDX_OK;
+    if (rc == SDX__GRAPH_DIFFERS) rc = SDX_OK;
+    for (int i = 0; i < g->n_planned; i++) {
+        sdx__arena *a = g->planned[i];
+        a->planning = 0;
+        if (whole && rc == SDX_OK) rc = sdx__arena_room(a, a->plan_peak - a->plan_base);
+    }
+    g->n_planned = 0;
+    return rc;
+}
+
+/* fn(arg), planned first (sdx__plan). */
+static int sdx__planned(sdx_ctx *ctx, int (*fn)(void *arg), void *arg) {
+    int rc = sdx__plan(ctx, fn, arg);
+    return rc != SDX_OK ? rc : fn(arg);
 }
 
 /* A tensor from the arena's memory (host: from its host companion).
@@ -17798,9 +17902,18 @@ static int sdx__sdxl_vector(sdx_ctx *ctx, const float *pooled, int pooled_dim, c
  * columns) are computed over token rows in passes of at most this many
  * bytes: at 64x64 latents they would otherwise be the largest
  * temporaries of the whole UNet. Rows are independent through LayerNorm,
- * Linear and GEGLU, so the result is the same bit for bit. */
+ * Linear and GEGLU, so the result is the same bit for bit. Passes are
+ * even, in whole 128-row tiles. A device's budget is twice the host's:
+ * its products want a pass's rows in whole waves of tiles (in passes of
+ * 1092 and 956 rows, SDXL's 1280-wide level left its second product 72
+ * and 64 tiles for 132 SMs, split over k; one pass of 2048 rows is 128),
+ * and its arena holds just the live set (sdx__plan), which SDXL's passes
+ * then leave at 302 MiB (SD 1.5's, in one pass, go from 95 to 126). */
 #ifndef SDX__UNET_FF_CHUNK_BYTES
 #define SDX__UNET_FF_CHUNK_BYTES ((size_t)32 << 20)
+#endif
+#ifndef SDX__UNET_FF_CHUNK_BYTES_DEVICE
+#define SDX__UNET_FF_CHUNK_BYTES_DEVICE ((size_t)64 << 20)
 #endif
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
@@ -18356,6 +18469,14 @@ static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows
  * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
  * 2 x inner columns are the fused op's scratch, which a backend that
  * fuses the product and the gate leaves untouched). */
+/* Rows of a feed-forward pass at `row_bytes` each: the budget's worth,
+ * spread evenly over the passes that takes and rounded up to whole tiles
+ * of 128 rows. */
+static int64_t sdx__unet_ff_rows(int64_t rows, size_t row_bytes, size_t budget) {
+    int64_t most = SDX__MAX((int64_t)1, (int64_t)(budget / row_bytes)), passes = (rows + most - 1) / most;
+    return SDX__MIN(rows, ((rows + passes - 1) / passes + 127) / 128 * 128);
+}
+
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
@@ -18363,7 +18484,9 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
     int64_t chunk = r->u->ff_chunk_rows;
     sdx_tensor nb, fb, gb;
     int rc;
-    if (chunk <= 0) chunk = (int64_t)(SDX__UNET_FF_CHUNK_BYTES / ((size_t)(3 * inner) * sdx_dtype_size(r->u->act_type)));
+    if (chunk <= 0)
+        chunk = sdx__unet_ff_rows(rows, (size_t)(3 * inner) * sdx_dtype_size(r->u->act_type),
+                                  sdx__on_device(ctx) ? SDX__UNET_FF_CHUNK_BYTES_DEVICE : SDX__UNET_FF_CHUNK_BYTES);
     chunk = SDX__MAX((int64_t)1, SDX__MIN(chunk, rows));
     SDX__UNET_DO(sdx__unet_act3(r, &nb, 1, chunk, C));
     SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
@@ -20692,24 +20815,39 @@ SDX_API sdx_result sdx_sigmas_from_timesteps(sdx_ctx *ctx, const sdx_model_sampl
  * from `arena`. `user` is the model part's own. */
 typedef int (*sdx__pass_fn)(sdx_ctx *ctx, sdx__arena *arena, const void *user, const sdx_tensor *in, sdx_tensor *out);
 
+typedef struct {
+    sdx_ctx *ctx; sdx__arena *arena; sdx__pass_fn pass; const void *user;
+    const sdx_tensor *in; sdx_tensor *out;
+} sdx__host_pass;
+
+/* The device side: copies of in and out, the pass between the copies
+ * (planned alone: sdx__plan, which moves no data). */
+static int sdx__host_pass_run(void *arg) {
+    const sdx__host_pass *h = (const sdx__host_pass *)arg;
+    sdx_ctx *ctx = h->ctx;
+    const int planning = ctx->graph.state == SDX__GRAPH_PLANNING;
+    sdx__mark m = sdx__arena_mark(h->arena);
+    sdx_tensor din, dout;
+    int rc = SDX_ERR_NOMEM;
+    if (!sdx__arena_tensor(h->arena, &din, h->in->dtype, h->in->ndim, h->in->shape) ||
+        !sdx__arena_tensor(h->arena, &dout, SDX_F32, h->out->ndim, h->out->shape))
+        goto done;
+    /* the same dtype on both sides: the bytes as they are */
+    if ((planning || (rc = ctx->be.upload(ctx->be.user, din.data, h->in->data, sdx_tensor_nbytes(h->in))) == SDX_OK) &&
+        (rc = h->pass(ctx, h->arena, h->user, &din, &dout)) == SDX_OK && !planning)
+        rc = sdx__download(ctx, (float *)h->out->data, &dout);
+done:
+    sdx__arena_release(h->arena, m);
+    return rc;
+}
+
 /* Runs `pass` from host tensors: `in` (any float dtype) to `out` (F32). */
 static int sdx__host_run(sdx_ctx *ctx, sdx__arena *arena, sdx__pass_fn pass, const void *user, const sdx_tensor *in,
                          sdx_tensor *out) {
-    sdx__mark m;
-    sdx_tensor din, dout;
-    int rc = SDX_ERR_NOMEM;
+    sdx__host_pass h;
     if (!sdx__on_device(ctx)) return pass(ctx, arena, user, in, out);
-    m = sdx__arena_mark(arena);
-    if (!sdx__arena_tensor(arena, &din, in->dtype, in->ndim, in->shape) ||
-        !sdx__arena_tensor(arena, &dout, SDX_F32, out->ndim, out->shape))
-        goto done;
-    /* the same dtype on both sides: the bytes as they are */
-    if ((rc = ctx->be.upload(ctx->be.user, din.data, in->data, sdx_tensor_nbytes(in))) == SDX_OK &&
-        (rc = pass(ctx, arena, user, &din, &dout)) == SDX_OK)
-        rc = sdx__download(ctx, (float *)out->data, &dout);
-done:
-    sdx__arena_release(arena, m);
-    return rc;
+    h.ctx = ctx; h.arena = arena; h.pass = pass; h.user = user; h.in = in; h.out = out;
+    return sdx__planned(ctx, sdx__host_pass_run, &h);
 }
 
 /* ---- src/models/vae_model.c ---- */
@@ -27664,6 +27802,16 @@ static sdx__esrgan_tile sdx__esrgan_tile_at(const sdx__esrgan_tiling *t, int64_t
     return r;
 }
 
+/* One forward pass, for sdx__planned (on a device it is planned first). */
+typedef struct {
+    sdx_ctx *ctx; const sdx__esrgan *n; sdx__arena *arena; const sdx_tensor *in; sdx_tensor *y;
+} sdx__esrgan_call;
+
+static int sdx__esrgan_call_run(void *arg) {
+    const sdx__esrgan_call *c = (const sdx__esrgan_call *)arg;
+    return sdx__esrgan_forward(c->ctx, c->n, c->arena, c->in, c->y);
+}
+
 /* Runs one tile with its context and pastes its own part into out
  * [3, H s, W s]. */
 static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *arena, const float *img, int64_t H, int64_t W,
@@ -27671,6 +27819,7 @@ static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *
     int64_t f = n->unshuffle, s = n->scale, th = t->py1 - t->py0, tw = t->px1 - t->px0, oh = th * s, ow = tw * s;
     sdx__mark m = sdx__arena_mark(arena);
     sdx_tensor in, y;
+    sdx__esrgan_call call;
     float *stage_in = NULL, *stage_out = NULL;
     int rc = SDX_ERR_NOMEM;
     if (!sdx__arena_tensor4(arena, &in, SDX_F32, 1, n->in_channels, th / f, tw / f) || !sdx__arena_tensor4(arena, &y, SDX_F32, 1, 3, oh, ow) ||
@@ -27678,7 +27827,8 @@ static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *
         !(stage_out = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&y))))
         goto done;
     sdx__esrgan_unshuffle(img, H, W, t->py0, t->px0, th, tw, (int)f, stage_in);
-    if ((rc = sdx__upload(ctx, &in, stage_in)) != SDX_OK || (rc = sdx__esrgan_forward(ctx, n, arena, &in, &y)) != SDX_OK ||
+    call.ctx = ctx; call.n = n; call.arena = arena; call.in = &in; call.y = &y;
+    if ((rc = sdx__upload(ctx, &in, stage_in)) != SDX_OK || (rc = sdx__planned(ctx, sdx__esrgan_call_run, &call)) != SDX_OK ||
         (rc = sdx__download(ctx, stage_out, &y)) != SDX_OK)
         goto done;
     for (int64_t c = 0; c < 3; c++)

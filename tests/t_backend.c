@@ -589,6 +589,121 @@ static int optional_ops_a_backend_lacks_run_on_the_host(void) {
     return T_PASS;
 }
 
+/* A model call as the planner sees it: two 600 KB temporaries live at
+ * once (the second nested), then a product into the caller's `out`;
+ * optionally a download in between (the tracer, a host fallback). */
+typedef struct {
+    sdx_ctx *ctx;
+    sdx__arena *a;
+    sdx_tensor *out;
+    int runs, download;
+} plan_call;
+
+static int plan_call_run(void *arg) {
+    plan_call *c = (plan_call *)arg;
+    static float in[150000], seen[150000];
+    const int64_t n = 150000;
+    sdx__mark m = sdx__arena_mark(c->a), inner;
+    sdx_tensor x, tmp;
+    int rc = SDX_ERR_NOMEM;
+    c->runs++;
+    for (int64_t i = 0; i < n; i++) in[i] = (float)(i % 97) - 48.0f;
+    if (!sdx__arena_tensor(c->a, &x, SDX_F32, 1, &n)) goto done;
+    if ((rc = sdx__upload(c->ctx, &x, in)) != SDX_OK) goto done;
+    inner = sdx__arena_mark(c->a);
+    if (!sdx__arena_tensor(c->a, &tmp, SDX_F32, 1, &n)) { rc = SDX_ERR_NOMEM; goto done; }
+    if ((rc = sdx__scale(c->ctx, &tmp, &x, 3.0f)) != SDX_OK) goto done;
+    if (c->download && (rc = sdx__download(c->ctx, seen, &tmp)) != SDX_OK) goto done;
+    sdx__arena_release(c->a, inner);
+    rc = sdx__scale(c->ctx, c->out, &x, 2.0f);
+done:
+    sdx__arena_release(c->a, m);
+    return rc;
+}
+
+/* A model call on a device is planned first (sdx__plan): it runs once
+ * computing nothing (no kernel, no upload) while its arena counts, and
+ * then for real in one block of its largest live set, where growing as
+ * it went takes a chain of blocks with unused tails. A call that reads
+ * results back cannot be planned; it runs all the same. */
+static int a_planned_call_on_a_device_takes_its_live_set(void) {
+    const int64_t n = 150000, live = 2 * n * (int64_t)sizeof(float);
+    static float got[150000];
+    size_t peak[3];
+    for (int run = 0; run < 3; run++) {     /* as it comes, planned, planned but reading back */
+        fake_device fd;
+        sdx_ctx *ctx = fd_ctx(&fd);
+        sdx__arena a, outs;
+        sdx_tensor out;
+        plan_call c;
+        T_CHECK(ctx, "fake device refused");
+        sdx__arena_init(&a, ctx, 0);
+        sdx__arena_init(&outs, ctx, 0);
+        T_CHECK(sdx__arena_tensor(&outs, &out, SDX_F32, 1, &n), "%s", sdx_last_error(ctx));
+        c.ctx = ctx; c.a = &a; c.out = &out; c.runs = 0; c.download = run == 2;
+        T_CHECK((run ? sdx__planned(ctx, plan_call_run, &c) : plan_call_run(&c)) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(c.runs == 1 + (run > 0), "%d runs", c.runs);
+        T_CHECK(fd.calls == 2 && fd.up_bytes == (size_t)live / 2, "planning ran kernels or uploads (%ld kernels, %zu bytes)", fd.calls,
+                fd.up_bytes);
+        T_CHECK(sdx__download(ctx, got, &out) == SDX_OK && got[0] == -96.0f && got[7] == -82.0f, "the product: %g %g", got[0], got[7]);
+        T_CHECK(a.peak == (size_t)live, "live peak %zu", a.peak);
+        sdx_device_bytes(ctx, &peak[run]);
+        peak[run] -= outs.reserved;     /* the call's arena alone */
+        sdx__arena_free(&a);
+        sdx__arena_free(&outs);
+        T_CHECK(fd.live_buffers == 0, "device buffers left");
+        sdx_destroy(ctx);
+    }
+    T_CHECK(peak[1] == (size_t)live && peak[0] > (size_t)live && peak[2] == peak[0],
+            "device memory of the call: %zu planned, %zu grown, %zu reading back, for %lld live", peak[1], peak[0], peak[2], (long long)live);
+    return T_PASS;
+}
+
+/* A UNet call on a device takes the weights, its inputs and its live set
+ * (sdx__graph_call plans it), and a second call takes nothing more. */
+static int a_unet_call_on_a_device_takes_weights_and_its_live_set(void) {
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(cpath, "golden/sd1/cases/unet_case0.safetensors");
+    fake_device fd;
+    sdx_ctx *ctx = fd_ctx(&fd);
+    sdx_st *model = NULL, *cs = NULL;
+    sdx__unet *u = (sdx__unet *)calloc(1, sizeof *u);
+    sdx__arena ins, a;
+    sdx_tensor x, ts, cx, dx, dcx, out;
+    size_t weights, peak;
+    T_CHECK(ctx && u, "setup");
+    T_CHECK(sdx_st_open(ctx, path, &model) == SDX_OK && sdx_st_open(ctx, cpath, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__unet_load(ctx, u, model, "model.diffusion_model.") == SDX_OK, "%s", sdx_last_error(ctx));
+    weights = sdx_device_bytes(ctx, NULL);
+    T_CHECK(sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
+            sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK, "%s", sdx_last_error(ctx));
+    sdx__arena_init(&ins, ctx, 0);
+    sdx__arena_init(&a, ctx, 0);
+    {
+        int64_t shape[4] = { x.shape[0], u->out_channels, x.shape[2], x.shape[3] };
+        T_CHECK(sdx__arena_tensor(&ins, &dx, SDX_F32, x.ndim, x.shape) && sdx__arena_tensor(&ins, &dcx, SDX_F32, cx.ndim, cx.shape) &&
+                sdx__arena_tensor(&ins, &out, SDX_F32, 4, shape), "%s", sdx_last_error(ctx));
+    }
+    T_CHECK(sdx__upload(ctx, &dx, (const float *)x.data) == SDX_OK && sdx__upload(ctx, &dcx, (const float *)cx.data) == SDX_OK, "upload");
+    for (int call = 0; call < 2; call++) {
+        T_CHECK(sdx__unet_forward(ctx, u, &a, &dx, (const float *)ts.data, &dcx, NULL, &out) == SDX_OK, "%s", sdx_last_error(ctx));
+        sdx_device_bytes(ctx, &peak);
+        T_CHECK(a.peak > 0 && peak == weights + ins.reserved + a.peak, "call %d: device peak %zu = %zu weights + %zu inputs + %zu live?", call,
+                peak, weights, ins.reserved, a.peak);
+    }
+    sdx__arena_free(&a);
+    sdx__arena_free(&ins);
+    sdx_tensor_free(ctx, &x);
+    sdx_tensor_free(ctx, &ts);
+    sdx_tensor_free(ctx, &cx);
+    sdx__unet_free(u);
+    free(u);
+    sdx_st_close(cs);
+    sdx_st_close(model);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* A controlled generation (two ControlNets, one of them only for part of
  * the schedule, on the SD 1.x model) on the fake device:
  * ControlNet weights uploaded, residuals on the device, equal bits. */
@@ -651,6 +766,8 @@ static const t_case backend_cases[] = {
     { "controlnets_on_the_fake_device_equal_the_cpu", controlnets_on_the_fake_device_equal_the_cpu },
     { "host_operands_and_incomplete_backends_are_refused", host_operands_and_incomplete_backends_are_refused },
     { "optional_ops_a_backend_lacks_run_on_the_host", optional_ops_a_backend_lacks_run_on_the_host },
+    { "a_planned_call_on_a_device_takes_its_live_set", a_planned_call_on_a_device_takes_its_live_set },
+    { "a_unet_call_on_a_device_takes_weights_and_its_live_set", a_unet_call_on_a_device_takes_weights_and_its_live_set },
     { "generations_on_a_fake_device_equal_the_cpu_bit_for_bit", generations_on_a_fake_device_equal_the_cpu_bit_for_bit },
     { "gguf_models_load_dequantized_on_a_device", gguf_models_load_dequantized_on_a_device },
     { "every_data_path_on_the_fake_device_equals_the_cpu", every_data_path_on_the_fake_device_equals_the_cpu },

@@ -30,6 +30,28 @@ static int arena_release_returns_to_the_mark_and_reuses_memory(void) {
     return T_PASS;
 }
 
+/* A mark taken with nothing in use outlives the blocks a release inside
+ * it consolidates (ASan: `make sanitize`). */
+static int arena_marks_with_nothing_in_use_outlive_consolidation(void) {
+    sdx_ctx *ctx = t_ctx();
+    sdx__arena a;
+    sdx__mark outer, inner;
+    sdx__arena_init(&a, ctx, 4096);
+    (void)sdx__arena_alloc(&a, 100);
+    sdx__arena_reset(&a);                      /* one block, nothing in use */
+    outer = sdx__arena_mark(&a);
+    inner = sdx__arena_mark(&a);
+    (void)sdx__arena_alloc(&a, 3000);
+    (void)sdx__arena_alloc(&a, 10000);         /* a second block */
+    sdx__arena_release(&a, inner);             /* consolidated: the outer mark's block is gone */
+    sdx__arena_release(&a, outer);
+    T_CHECK(a.in_use == 0 && a.cur == a.head && a.head && !a.head->next && a.head->size >= 13000, "after both releases");
+    T_CHECK(sdx__arena_alloc(&a, 13000) != NULL && a.reserved == a.head->size, "the pass again, in the one block");
+    sdx__arena_free(&a);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static int arena_becomes_one_peak_sized_block_after_a_pass(void) {
     sdx_ctx *ctx = t_ctx();
     sdx__arena a;
@@ -177,6 +199,7 @@ static const t_case core_cases[] = {
     { "allocator_hooks_are_all_or_none", allocator_hooks_are_all_or_none },
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
     { "arena_becomes_one_peak_sized_block_after_a_pass", arena_becomes_one_peak_sized_block_after_a_pass },
+    { "arena_marks_with_nothing_in_use_outlive_consolidation", arena_marks_with_nothing_in_use_outlive_consolidation },
     { "arena_rejects_sizes_that_would_wrap_when_aligned", arena_rejects_sizes_that_would_wrap_when_aligned },
     { "parallel_for_covers_every_index_once", parallel_for_covers_every_index_once },
     { "tracer_names_op_part_layer_and_counts", tracer_names_op_part_layer_and_counts },

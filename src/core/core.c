@@ -122,12 +122,15 @@ typedef struct {
     int off;            /* calls read results back, or recording failed
                            SDX__GRAPH_TRIES times: run as they come */
 } sdx__graph_slot;
+#define SDX__PLAN_ARENAS 4
 typedef struct {
-    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING */
+    int state;          /* 0, or what the ops do now: SDX__GRAPH_RECORDING, _CHECKING, _PLANNING */
     int slot, pos;      /* the slot being recorded or checked, and where in its tape */
     sdx__graph_slot slots[SDX__GRAPH_SLOTS];
+    struct sdx__arena *planned[SDX__PLAN_ARENAS];   /* the device arenas a call being planned uses (sdx__plan) */
+    int n_planned;
 } sdx__graph;
-enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2 };
+enum { SDX__GRAPH_RECORDING = 1, SDX__GRAPH_CHECKING = 2, SDX__GRAPH_PLANNING = 3 };
 /* What an op returns while checking: its hash is the tape's (ok to skip
  * it), or it differs (the call runs as it comes). Never leaves sdx. */
 #define SDX__GRAPH_CHECKED (-101)
@@ -680,20 +683,20 @@ static void sdx__dev_free(sdx_ctx *ctx, void *p, size_t bytes) {
 /* On a backend with a `graph` hook (sdx_hip.h: CUDA and HIP graphs) a
  * model call (sdx__graph_call: one UNet evaluation) runs from its third
  * time on as one recorded launch instead of hundreds. The first call runs
- * as it comes (after it the arena holds one block of its peak size, so
- * addresses stay put). The second is recorded: each op and upload goes on
- * the slot's tape as a hash of what decides its effect (the op, every
- * operand's address, dtype and shape, the scalar arguments; an upload's
- * destination and size) while the backend captures the kernels instead of
- * running them, and launches the capture at the end. A later call runs
- * the model code with the ops turned into checks: each hash must be the
- * tape's, in order, and the uploads refill the capture's staging; when
- * all agree the backend launches the graph, which then computes exactly
- * what these ops would. When one differs (another shape, other buffers,
- * a changed parameter) nothing has run yet: the call runs as it comes and
- * records again. A download inside the call (the tracer, a host
- * fallback) or an error while recording leaves the slot to run as it
- * comes from then on. */
+ * as it comes, planned (sdx__plan: its arena gets one block for its peak,
+ * so addresses stay put). The second is planned and recorded: each op and
+ * upload goes on the slot's tape as a hash of what decides its effect (the
+ * op, every operand's address, dtype and shape, the scalar arguments; an
+ * upload's destination and size) while the backend captures the kernels
+ * instead of running them, and launches the capture at the end. A later
+ * call runs the model code with the ops turned into checks: each hash must
+ * be the tape's, in order, and the uploads refill the capture's staging;
+ * when all agree the backend launches the graph, which then computes
+ * exactly what these ops would. When one differs (another shape, other
+ * buffers, a changed parameter) nothing has run yet: the call runs as it
+ * comes and records again. A download inside the call (the tracer, a host
+ * fallback) or an error while recording leaves the slot to run as it comes
+ * from then on. */
 
 static uint64_t sdx__fnv(uint64_t h, const void *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;
@@ -730,7 +733,9 @@ static int sdx__graph_step(sdx_ctx *ctx, uint64_t h) {
 /* An op while a graph state is on (the dispatchers, ops.c). */
 static int sdx__graph_op(sdx_ctx *ctx, const char *name, const sdx_tensor *const *operands, int n, const void *scalars,
                          size_t scalar_bytes) {
-    uint64_t h = sdx__fnv(1469598103934665603ull, name, strlen(name));
+    uint64_t h;
+    if (ctx->graph.state == SDX__GRAPH_PLANNING) return SDX__GRAPH_CHECKED;     /* nothing runs */
+    h = sdx__fnv(1469598103934665603ull, name, strlen(name));
     for (int i = 0; i < n; i++) h = sdx__graph_mix_tensor(h, operands[i]);
     return sdx__graph_step(ctx, sdx__fnv(h, scalars, scalar_bytes));
 }
@@ -749,15 +754,18 @@ static void sdx__graph_free(sdx_ctx *ctx) {
     memset(&ctx->graph, 0, sizeof ctx->graph);
 }
 
+static int sdx__plan(sdx_ctx *ctx, int (*fn)(void *arg), void *arg);
+static int sdx__planned(sdx_ctx *ctx, int (*fn)(void *arg), void *arg);
+
 /* Runs fn(arg), one model call at call site `slot`, as the comment above
  * says. */
 static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *arg) {
     sdx__graph_slot *g = &ctx->graph.slots[slot];
     int rc, kept;
-    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return fn(arg);
+    if (!ctx->be.graph || ctx->desc.no_graphs || ctx->trace || g->off || ctx->graph.state) return sdx__planned(ctx, fn, arg);
     if (!g->seen) {
         g->seen = 1;
-        return fn(arg);
+        return sdx__planned(ctx, fn, arg);
     }
     ctx->graph.slot = slot;
     if (g->recorded) {
@@ -777,6 +785,7 @@ static int sdx__graph_call(sdx_ctx *ctx, int slot, int (*fn)(void *arg), void *a
         g->recorded = 0;    /* it differs, or the backend's own buffers moved: record again */
     }
     g->n = 0;
+    if ((rc = sdx__plan(ctx, fn, arg)) != SDX_OK) return rc;
     ctx->graph.state = SDX__GRAPH_RECORDING;
     if ((rc = ctx->be.graph(ctx, slot, SDX_GRAPH_RECORD)) == SDX_OK) {
         rc = fn(arg);
@@ -826,6 +835,7 @@ static int sdx__upload(sdx_ctx *ctx, sdx_tensor *dst, const float *src) {
     void *tmp;
     int rc;
     if (!dst->device) { sdx__store_f32(dst->data, dst->dtype, 0, n, src); return SDX_OK; }
+    if (ctx->graph.state == SDX__GRAPH_PLANNING) return SDX_OK;      /* nothing runs, dst holds no memory */
     if (ctx->graph.state && (rc = sdx__graph_transfer(ctx, 1, dst->data, bytes)) != SDX_OK && rc != SDX__GRAPH_CHECKED)
         return rc;          /* recording or checked, it goes on: the backend stages it */
     if (dst->dtype == SDX_F32) return ctx->be.upload(ctx->be.user, dst->data, src, bytes);
@@ -863,20 +873,31 @@ typedef struct sdx__arena {
     size_t      in_use, peak, reserved;
     int         device;   /* blocks are device memory */
     struct sdx__arena *host;   /* device arenas: the host companion, made on first use */
+    /* a call being planned (sdx__plan): bytes in use as it began, now
+     * and at most, counted instead of allocated */
+    int         planning;
+    size_t      plan_base, plan_in_use, plan_peak;
 } sdx__arena;
 
 typedef struct sdx__mark {
     sdx__block *block; size_t used, in_use;
     sdx__block *host_block; size_t host_used, host_in_use;
+    size_t plan_in_use;
 } sdx__mark;
 
 #define SDX__ARENA_ALIGN 64
 #define SDX__BLOCK_HDR ((sizeof(sdx__block) + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1))
 
+/* Default block sizes: 64 MiB on the host; 1 MiB on a device, whose big
+ * users are planned (sdx__plan: one block of their peak), so that its
+ * other blocks hold a call's inputs and little else. */
+#define SDX__ARENA_BLOCK ((size_t)64 << 20)
+#define SDX__ARENA_DEVICE_BLOCK ((size_t)1 << 20)
+
 static void sdx__arena_init_on(sdx__arena *a, sdx_ctx *ctx, size_t min_block, int device) {
     memset(a, 0, sizeof *a);
     a->ctx = ctx;
-    a->min_block = min_block ? min_block : ((size_t)64 << 20);
+    a->min_block = min_block ? min_block : device ? SDX__ARENA_DEVICE_BLOCK : SDX__ARENA_BLOCK;
     a->device = device;
 }
 
@@ -925,6 +946,41 @@ static unsigned char *sdx__block_data(sdx__block *b) {
     return (unsigned char *)p;
 }
 
+/* Planning (sdx__plan): while a call runs without computing, a device
+ * arena counts what it would hand out and returns addresses of no memory
+ * (in a page nothing maps: no kernel runs, and host code never touches
+ * device memory), laid out as one block would lay them out. */
+static int sdx__arena_plans(sdx__arena *a) {
+    sdx__graph *g = &a->ctx->graph;
+    if (a->planning) return 1;
+    if (!a->device || g->state != SDX__GRAPH_PLANNING || g->n_planned == SDX__PLAN_ARENAS) return 0;
+    g->planned[g->n_planned++] = a;
+    a->planning = 1;
+    a->plan_base = a->plan_in_use = a->plan_peak = a->in_use;
+    return 1;
+}
+
+static void *sdx__arena_plan_alloc(sdx__arena *a, size_t size) {
+    void *p = (void *)(uintptr_t)(4096 + a->plan_in_use);
+    a->plan_in_use += size;
+    if (a->plan_in_use > a->plan_peak) a->plan_peak = a->plan_in_use;
+    return p;
+}
+
+/* Frees the blocks after `b` (all of them when b is NULL): past the top
+ * of the stack, they hold nothing. */
+static void sdx__arena_drop_after(sdx__arena *a, sdx__block *b) {
+    sdx__block *n = b ? b->next : a->head;
+    while (n) {
+        sdx__block *next = n->next;
+        a->reserved -= n->size;
+        sdx__block_free(a, n);
+        n = next;
+    }
+    if (b) b->next = NULL;
+    else a->head = NULL;
+}
+
 /* Returns 64-byte aligned memory or NULL (error set on the ctx). */
 static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     if (size > SIZE_MAX - SDX__BLOCK_HDR - 2 * SDX__ARENA_ALIGN) {   /* rounding up would wrap */
@@ -933,6 +989,7 @@ static void *sdx__arena_alloc(sdx__arena *a, size_t size) {
     }
     size = (size + SDX__ARENA_ALIGN - 1) & ~(size_t)(SDX__ARENA_ALIGN - 1);
     if (size == 0) size = SDX__ARENA_ALIGN;
+    if (sdx__arena_plans(a)) return sdx__arena_plan_alloc(a, size);
     for (;;) {
         sdx__block *b = a->cur;
         if (b && b->size - b->used >= size) {
@@ -980,6 +1037,7 @@ static sdx__mark sdx__arena_mark(const sdx__arena *a) {
     m.block = a->cur;
     m.used = a->cur ? a->cur->used : 0;
     m.in_use = a->in_use;
+    m.plan_in_use = a->planning ? a->plan_in_use : a->in_use;
     if (a->host) {
         m.host_block = a->host->cur;
         m.host_used = a->host->cur ? a->host->cur->used : 0;
@@ -1002,8 +1060,11 @@ static void sdx__arena_consolidate(sdx__arena *a) {
     a->reserved = a->head->size;
 }
 
+/* Back to a mark. A mark with nothing in use below it may name a block
+ * that a release inside it has since consolidated away: it rewinds to
+ * the start. */
 static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, size_t in_use) {
-    if (!block) {
+    if (!block || in_use == 0) {
         a->cur = a->head;
         if (a->cur) a->cur->used = 0;
     } else {
@@ -1015,7 +1076,8 @@ static void sdx__arena_rewind(sdx__arena *a, sdx__block *block, size_t used, siz
 }
 
 static void sdx__arena_release(sdx__arena *a, sdx__mark m) {
-    sdx__arena_rewind(a, m.block, m.used, m.in_use);
+    if (a->planning) a->plan_in_use = m.plan_in_use;
+    else sdx__arena_rewind(a, m.block, m.used, m.in_use);
     if (a->host) sdx__arena_rewind(a->host, m.host_block, m.host_used, m.host_in_use);
 }
 
@@ -1031,15 +1093,7 @@ static void sdx__arena_reset(sdx__arena *a) {
  * next has the memory, and releasing everything later does not ask for
  * one block of the failed size. */
 static void sdx__arena_shrink(sdx__arena *a) {
-    sdx__block *keep = a->cur, *b = keep ? keep->next : a->head;
-    while (b) {
-        sdx__block *n = b->next;
-        a->reserved -= b->size;
-        sdx__block_free(a, b);
-        b = n;
-    }
-    if (keep) keep->next = NULL;
-    else a->head = NULL;
+    sdx__arena_drop_after(a, a->cur);
     a->peak = a->in_use;
     if (a->host) sdx__arena_shrink(a->host);
 }
@@ -1053,6 +1107,56 @@ static void sdx__arena_trim(sdx__arena *a) {
     if (a->in_use || (a->host && a->host->in_use)) return;
     sdx__arena_free(a);
     a->peak = 0;
+}
+
+/* Room for `need` more bytes in one block from the top of the stack. The
+ * blocks past the current one hold nothing: unless the current block or
+ * the next has the room, one block of the size needed replaces them, and
+ * allocations go on there. */
+static int sdx__arena_room(sdx__arena *a, size_t need) {
+    sdx__block *b = a->cur, *nb;
+    if (need == 0 || (b && (b->size - b->used >= need || (b->next && b->next->size >= need)))) return SDX_OK;
+    sdx__arena_drop_after(a, b);
+    if (!(nb = sdx__block_new(a, need))) return sdx__nomem(a->ctx, "activation arena (device)", need);
+    a->reserved += need;
+    if (b) b->next = nb;
+    else a->head = nb;
+    a->cur = nb;
+    return SDX_OK;
+}
+
+/* Plans a model call on a device: fn(arg) runs once without computing
+ * (graph state SDX__GRAPH_PLANNING: ops check their operands and return,
+ * uploads do nothing, device arenas count instead of allocating), then
+ * each device arena it used gets room for that peak in one block. So the
+ * call itself takes the device memory of its largest live set, not that
+ * plus the unused tails of a chain of blocks grown as it went (about 80
+ * MiB of an SDXL UNet call's 384). fn must be a pure model call, as a
+ * graph's is: a call that reads results back (a download) cannot be
+ * planned and runs as it comes. An error fn returns is the call's. */
+static int sdx__plan(sdx_ctx *ctx, int (*fn)(void *arg), void *arg) {
+    sdx__graph *g = &ctx->graph;
+    int rc, whole;
+    if (!sdx__on_device(ctx) || g->state) return SDX_OK;
+    g->state = SDX__GRAPH_PLANNING;
+    g->n_planned = 0;
+    rc = fn(arg);
+    g->state = 0;
+    whole = rc == SDX_OK;
+    if (rc == SDX__GRAPH_DIFFERS) rc = SDX_OK;
+    for (int i = 0; i < g->n_planned; i++) {
+        sdx__arena *a = g->planned[i];
+        a->planning = 0;
+        if (whole && rc == SDX_OK) rc = sdx__arena_room(a, a->plan_peak - a->plan_base);
+    }
+    g->n_planned = 0;
+    return rc;
+}
+
+/* fn(arg), planned first (sdx__plan). */
+static int sdx__planned(sdx_ctx *ctx, int (*fn)(void *arg), void *arg) {
+    int rc = sdx__plan(ctx, fn, arg);
+    return rc != SDX_OK ? rc : fn(arg);
 }
 
 /* A tensor from the arena's memory (host: from its host companion).

@@ -375,6 +375,16 @@ static sdx__esrgan_tile sdx__esrgan_tile_at(const sdx__esrgan_tiling *t, int64_t
     return r;
 }
 
+/* One forward pass, for sdx__planned (on a device it is planned first). */
+typedef struct {
+    sdx_ctx *ctx; const sdx__esrgan *n; sdx__arena *arena; const sdx_tensor *in; sdx_tensor *y;
+} sdx__esrgan_call;
+
+static int sdx__esrgan_call_run(void *arg) {
+    const sdx__esrgan_call *c = (const sdx__esrgan_call *)arg;
+    return sdx__esrgan_forward(c->ctx, c->n, c->arena, c->in, c->y);
+}
+
 /* Runs one tile with its context and pastes its own part into out
  * [3, H s, W s]. */
 static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *arena, const float *img, int64_t H, int64_t W,
@@ -382,6 +392,7 @@ static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *
     int64_t f = n->unshuffle, s = n->scale, th = t->py1 - t->py0, tw = t->px1 - t->px0, oh = th * s, ow = tw * s;
     sdx__mark m = sdx__arena_mark(arena);
     sdx_tensor in, y;
+    sdx__esrgan_call call;
     float *stage_in = NULL, *stage_out = NULL;
     int rc = SDX_ERR_NOMEM;
     if (!sdx__arena_tensor4(arena, &in, SDX_F32, 1, n->in_channels, th / f, tw / f) || !sdx__arena_tensor4(arena, &y, SDX_F32, 1, 3, oh, ow) ||
@@ -389,7 +400,8 @@ static int sdx__esrgan_run_tile(sdx_ctx *ctx, const sdx__esrgan *n, sdx__arena *
         !(stage_out = (float *)sdx__arena_host_alloc(arena, sdx_tensor_nbytes(&y))))
         goto done;
     sdx__esrgan_unshuffle(img, H, W, t->py0, t->px0, th, tw, (int)f, stage_in);
-    if ((rc = sdx__upload(ctx, &in, stage_in)) != SDX_OK || (rc = sdx__esrgan_forward(ctx, n, arena, &in, &y)) != SDX_OK ||
+    call.ctx = ctx; call.n = n; call.arena = arena; call.in = &in; call.y = &y;
+    if ((rc = sdx__upload(ctx, &in, stage_in)) != SDX_OK || (rc = sdx__planned(ctx, sdx__esrgan_call_run, &call)) != SDX_OK ||
         (rc = sdx__download(ctx, stage_out, &y)) != SDX_OK)
         goto done;
     for (int64_t c = 0; c < 3; c++)

@@ -38,9 +38,18 @@
  * columns) are computed over token rows in passes of at most this many
  * bytes: at 64x64 latents they would otherwise be the largest
  * temporaries of the whole UNet. Rows are independent through LayerNorm,
- * Linear and GEGLU, so the result is the same bit for bit. */
+ * Linear and GEGLU, so the result is the same bit for bit. Passes are
+ * even, in whole 128-row tiles. A device's budget is twice the host's:
+ * its products want a pass's rows in whole waves of tiles (in passes of
+ * 1092 and 956 rows, SDXL's 1280-wide level left its second product 72
+ * and 64 tiles for 132 SMs, split over k; one pass of 2048 rows is 128),
+ * and its arena holds just the live set (sdx__plan), which SDXL's passes
+ * then leave at 302 MiB (SD 1.5's, in one pass, go from 95 to 126). */
 #ifndef SDX__UNET_FF_CHUNK_BYTES
 #define SDX__UNET_FF_CHUNK_BYTES ((size_t)32 << 20)
+#endif
+#ifndef SDX__UNET_FF_CHUNK_BYTES_DEVICE
+#define SDX__UNET_FF_CHUNK_BYTES_DEVICE ((size_t)64 << 20)
 #endif
 
 enum { SDX__UL_CONV, SDX__UL_RES, SDX__UL_ATTN, SDX__UL_DOWN, SDX__UL_UP };
@@ -596,6 +605,14 @@ static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows
  * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
  * 2 x inner columns are the fused op's scratch, which a backend that
  * fuses the product and the gate leaves untouched). */
+/* Rows of a feed-forward pass at `row_bytes` each: the budget's worth,
+ * spread evenly over the passes that takes and rounded up to whole tiles
+ * of 128 rows. */
+static int64_t sdx__unet_ff_rows(int64_t rows, size_t row_bytes, size_t budget) {
+    int64_t most = SDX__MAX((int64_t)1, (int64_t)(budget / row_bytes)), passes = (rows + most - 1) / most;
+    return SDX__MIN(rows, ((rows + passes - 1) / passes + 127) / 128 * 128);
+}
+
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
@@ -603,7 +620,9 @@ static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xbloc
     int64_t chunk = r->u->ff_chunk_rows;
     sdx_tensor nb, fb, gb;
     int rc;
-    if (chunk <= 0) chunk = (int64_t)(SDX__UNET_FF_CHUNK_BYTES / ((size_t)(3 * inner) * sdx_dtype_size(r->u->act_type)));
+    if (chunk <= 0)
+        chunk = sdx__unet_ff_rows(rows, (size_t)(3 * inner) * sdx_dtype_size(r->u->act_type),
+                                  sdx__on_device(ctx) ? SDX__UNET_FF_CHUNK_BYTES_DEVICE : SDX__UNET_FF_CHUNK_BYTES);
     chunk = SDX__MAX((int64_t)1, SDX__MIN(chunk, rows));
     SDX__UNET_DO(sdx__unet_act3(r, &nb, 1, chunk, C));
     SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
