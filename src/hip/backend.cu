@@ -228,8 +228,8 @@ static unsigned sdx__hip_blocks(int64_t n, int threads) {
  * argument W): 8, as 16-byte accesses, when the sizes allow it (no group
  * of 8 straddles what the kernel indexes by: a row, plane, image or
  * channel) and every pointer is 16-byte aligned; else 1. */
-static int sdx__hip_width(int sizes_ok, const void *a, const void *b = NULL, const void *c = NULL) {
-    return sizes_ok && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 ? 8 : 1;
+static int sdx__hip_width(int sizes_ok, const void *a, const void *b = NULL, const void *c = NULL, const void *d = NULL) {
+    return sizes_ok && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0 && (uintptr_t)d % 16 == 0 ? 8 : 1;
 }
 
 static int sdx__hip_ew(sdx_ctx *ctx, const char *op, int kind, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b, float s) {
@@ -411,16 +411,27 @@ static unsigned sdx__hip_row_blocks(const sdx__hip *s, int64_t rows) {
     return (unsigned)((rows + per - 1) / per);
 }
 
+/* A row in registers (sdx__hip_k_layer_norm_row) up to 5 loads of 8
+ * values a lane, 1280 values a warp of 32: SD's widths (320 to 1280) and
+ * the text encoders' (768 to 1280). */
+#define SDX__HIP_LN_LOADS 5
+
 static int sdx__hip_layer_norm_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float eps,
                                   const sdx_tensor *gamma, const sdx_tensor *beta) {
     static const char op[] = "layer_norm";
+    const sdx__hip *s = sdx__hip_of(ctx);
+    const void *g = gamma ? gamma->data : NULL, *b = beta ? beta->data : NULL;
     int64_t d, rows;
+    int w;
     d = x->shape[x->ndim - 1];
     if (d == 0 || sdx_tensor_numel(x) == 0) return SDX_OK;
     rows = sdx_tensor_numel(x) / d;
-    sdx__hip_launch(sdx__hip_width(d % 8 == 0, y->data, x->data) == 8 ? sdx__hip_k_layer_norm<8> : sdx__hip_k_layer_norm<1>,
-                    sdx__hip_row_blocks(sdx__hip_of(ctx), rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps,
-                    gamma ? gamma->data : NULL, gamma ? (int)gamma->dtype : 0, beta ? beta->data : NULL, beta ? (int)beta->dtype : 0);
+    w = sdx__hip_width(d % 8 == 0, y->data, x->data, g, b);
+    sdx__hip_launch(w == 8 && d <= (int64_t)s->warp * 8 * SDX__HIP_LN_LOADS ? sdx__hip_k_layer_norm_row<SDX__HIP_LN_LOADS>
+                    : w == 8                                               ? sdx__hip_k_layer_norm<8>
+                                                                           : sdx__hip_k_layer_norm<1>,
+                    sdx__hip_row_blocks(s, rows), 256, 0, y->data, y->dtype, x->data, x->dtype, rows, d, eps, g,
+                    gamma ? (int)gamma->dtype : 0, b, beta ? (int)beta->dtype : 0);
     return sdx__hip_check(ctx, op);
 }
 
@@ -919,8 +930,17 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
  * spill), 64-key tiles up to 80 and 32 above (the K/V buffers' shared
  * memory); the VAE's 512 with two groups of four warps that split the
  * dims, 16-key tiles (106 KiB of shared memory). */
+#if defined(SDX_HIP_FLASH_MT)     /* m16 tiles a warp up to head dim 64: 1 halves the queries a block */
+#if SDX_HIP_FLASH_MT < 1 || SDX_HIP_FLASH_MT > 2
+#error "sdx_hip.h: SDX_HIP_FLASH_MT is 1 or 2"
+#endif
+#define SDX__HIP_FLASH_MT SDX_HIP_FLASH_MT
+#else
+#define SDX__HIP_FLASH_MT 2
+#endif
 #define SDX__HIP_FLASH_PLANS(X) \
-    X(48, 64, 4, 1, 2) X(64, 64, 4, 1, 2) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) X(512, 16, 2, 4, 1)
+    X(48, 64, 4, 1, SDX__HIP_FLASH_MT) X(64, 64, 4, 1, SDX__HIP_FLASH_MT) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) \
+    X(512, 16, 2, 4, 1)
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,

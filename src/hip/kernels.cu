@@ -304,6 +304,47 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
     }
 }
 
+/* The same LayerNorm with a lane's part of the row in registers (W = 8
+ * values a load, V loads a lane: d <= warp * 8 V): x is read once, with
+ * a lane's loads issued together where the kernel above waits for each
+ * of its three passes', and gamma and beta come 8 values a load. The
+ * same sums in the same order, so the same bits. */
+template <int V>
+__global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
+                                          const void *gamma, int gt, const void *beta, int btt) {
+    enum { W = 8 };
+    const int lane = (int)threadIdx.x % SDX__HIP_WARP;
+    const int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    float v[V][W], s = 0, q = 0, mean, rstd, shift;
+    if (r >= rows) return;      /* whole warps leave together */
+    shift = sdx__hip_ld(x, xt, r * d);
+#pragma unroll
+    for (int c = 0; c < V; c++)
+        if (lane * W + c * SDX__HIP_WARP * W < d) sdx__hip_ldw<W>(x, xt, r * d + lane * W + c * SDX__HIP_WARP * W, v[c]);
+#pragma unroll
+    for (int c = 0; c < V; c++)
+        if (lane * W + c * SDX__HIP_WARP * W < d)
+            for (int e = 0; e < W; e++) s += v[c][e] - shift;
+    mean = shift + sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
+#pragma unroll
+    for (int c = 0; c < V; c++)
+        if (lane * W + c * SDX__HIP_WARP * W < d)
+            for (int e = 0; e < W; e++) q += (v[c][e] - mean) * (v[c][e] - mean);
+    rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
+#pragma unroll
+    for (int c = 0; c < V; c++) {
+        const int64_t i = lane * W + c * SDX__HIP_WARP * W;
+        float gm[W], bt[W];
+        if (i >= d) continue;
+        if (gamma) sdx__hip_ldw<W>(gamma, gt, i, gm);
+        else for (int e = 0; e < W; e++) gm[e] = 1.0f;
+        if (beta) sdx__hip_ldw<W>(beta, btt, i, bt);
+        else for (int e = 0; e < W; e++) bt[e] = 0.0f;
+        for (int e = 0; e < W; e++) v[c][e] = (v[c][e] - mean) * rstd * gm[e] + bt[e];
+        sdx__hip_stw<W>(y, yt, r * d + i, v[c]);
+    }
+}
+
 __global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d) {
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;

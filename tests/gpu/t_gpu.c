@@ -537,6 +537,7 @@ static int gpu_norms_and_softmax_match_cpu(void) {
         int64_t xs[4] = { 2, 64, 9, 11 }, cs[1] = { 64 }, ls[3] = { 2, 77, 768 }, gs[1] = { 768 }, ss[2] = { 37, 300 };
         if (s % 2) { xs[2] = 8; xs[3] = 12; ls[2] = 100; gs[0] = 100; }
         if (s == 1) { xs[0] = 1; xs[1] = cs[0] = 160; xs[2] = 80; xs[3] = 82; }
+        if (s == 2) ls[2] = gs[0] = 1336;   /* rows past the registers' 1280 */
         tg_t x, y, g, b, lx, ly, lg, lb, sx, sy;
         tg_set(s, d, 4);
         if (!tg_make(gpu, &x, d[0], 4, xs, 3, 5) || !tg_make(gpu, &y, d[3], 4, xs, 0, 0) || !tg_make(gpu, &g, d[1], 1, cs, 1, 1) ||
