@@ -666,40 +666,30 @@ static int a_unet_call_on_a_device_takes_weights_and_its_live_set(void) {
     T_NEED_SHARED(cpath, "golden/sd1/cases/unet_case0.safetensors");
     fake_device fd;
     sdx_ctx *ctx = fd_ctx(&fd);
-    sdx_st *model = NULL, *cs = NULL;
-    sdx__unet *u = (sdx__unet *)calloc(1, sizeof *u);
+    t_unet_inputs c;
     sdx__arena ins, a;
-    sdx_tensor x, ts, cx, dx, dcx, out;
+    sdx_tensor dx, dcx, out;
     size_t weights, peak;
-    T_CHECK(ctx && u, "setup");
-    T_CHECK(sdx_st_open(ctx, path, &model) == SDX_OK && sdx_st_open(ctx, cpath, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx__unet_load(ctx, u, model, "model.diffusion_model.") == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(ctx && t_unet_inputs_open(ctx, &c, path, cpath), "%s", ctx ? sdx_last_error(ctx) : "fake device refused");
     weights = sdx_device_bytes(ctx, NULL);
-    T_CHECK(sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
-            sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK, "%s", sdx_last_error(ctx));
     sdx__arena_init(&ins, ctx, 0);
     sdx__arena_init(&a, ctx, 0);
     {
-        int64_t shape[4] = { x.shape[0], u->out_channels, x.shape[2], x.shape[3] };
-        T_CHECK(sdx__arena_tensor(&ins, &dx, SDX_F32, x.ndim, x.shape) && sdx__arena_tensor(&ins, &dcx, SDX_F32, cx.ndim, cx.shape) &&
+        int64_t shape[4] = { c.x.shape[0], c.u->out_channels, c.x.shape[2], c.x.shape[3] };
+        T_CHECK(sdx__arena_tensor(&ins, &dx, SDX_F32, c.x.ndim, c.x.shape) && sdx__arena_tensor(&ins, &dcx, SDX_F32, c.cx.ndim, c.cx.shape) &&
                 sdx__arena_tensor(&ins, &out, SDX_F32, 4, shape), "%s", sdx_last_error(ctx));
     }
-    T_CHECK(sdx__upload(ctx, &dx, (const float *)x.data) == SDX_OK && sdx__upload(ctx, &dcx, (const float *)cx.data) == SDX_OK, "upload");
+    T_CHECK(sdx__upload(ctx, &dx, (const float *)c.x.data) == SDX_OK && sdx__upload(ctx, &dcx, (const float *)c.cx.data) == SDX_OK,
+            "upload");
     for (int call = 0; call < 2; call++) {
-        T_CHECK(sdx__unet_forward(ctx, u, &a, &dx, (const float *)ts.data, &dcx, NULL, &out) == SDX_OK, "%s", sdx_last_error(ctx));
+        T_CHECK(sdx__unet_forward(ctx, c.u, &a, &dx, (const float *)c.ts.data, &dcx, NULL, &out) == SDX_OK, "%s", sdx_last_error(ctx));
         sdx_device_bytes(ctx, &peak);
         T_CHECK(a.peak > 0 && peak == weights + ins.reserved + a.peak, "call %d: device peak %zu = %zu weights + %zu inputs + %zu live?", call,
                 peak, weights, ins.reserved, a.peak);
     }
     sdx__arena_free(&a);
     sdx__arena_free(&ins);
-    sdx_tensor_free(ctx, &x);
-    sdx_tensor_free(ctx, &ts);
-    sdx_tensor_free(ctx, &cx);
-    sdx__unet_free(u);
-    free(u);
-    sdx_st_close(cs);
-    sdx_st_close(model);
+    t_unet_inputs_close(ctx, &c);
     sdx_destroy(ctx);
     return T_PASS;
 }

@@ -292,35 +292,24 @@ static int feed_forward_passes_over_rows_change_nothing(void) {
     T_NEED_SHARED(path, "golden/sd1/model.safetensors");
     T_NEED_SHARED(cpath, "golden/sd1/cases/unet_case0.safetensors");
     sdx_ctx *ctx = t_ctx();
-    sdx_st *model = NULL, *cs = NULL;
-    sdx__unet *u = (sdx__unet *)calloc(1, sizeof *u);
+    t_unet_inputs c;
     sdx__arena arena;
-    sdx_tensor x, ts, cx, out[3];
+    sdx_tensor out[3];
     static const int64_t chunks[3] = { 1 << 30, 7, 64 };
-    T_CHECK(ctx && u, "setup");
-    T_CHECK(sdx_st_open(ctx, path, &model) == SDX_OK && sdx_st_open(ctx, cpath, &cs) == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx__unet_load(ctx, u, model, "model.diffusion_model.") == SDX_OK, "%s", sdx_last_error(ctx));
-    T_CHECK(sdx_st_read_f32(ctx, cs, "x", &x) == SDX_OK && sdx_st_read_f32(ctx, cs, "timesteps", &ts) == SDX_OK &&
-            sdx_st_read_f32(ctx, cs, "context", &cx) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(ctx && t_unet_inputs_open(ctx, &c, path, cpath), "%s", sdx_last_error(ctx));
     sdx__arena_init(&arena, ctx, 0);
     for (int i = 0; i < 3; i++) {
-        int64_t shape[4] = { x.shape[0], u->out_channels, x.shape[2], x.shape[3] };
-        u->ff_chunk_rows = chunks[i];
+        int64_t shape[4] = { c.x.shape[0], c.u->out_channels, c.x.shape[2], c.x.shape[3] };
+        c.u->ff_chunk_rows = chunks[i];
         T_CHECK(sdx_tensor_alloc(ctx, &out[i], SDX_F32, 4, shape) == SDX_OK, "alloc");
-        T_CHECK(sdx__unet_forward(ctx, u, &arena, &x, (const float *)ts.data, &cx, NULL, &out[i]) == SDX_OK, "%s",
+        T_CHECK(sdx__unet_forward(ctx, c.u, &arena, &c.x, (const float *)c.ts.data, &c.cx, NULL, &out[i]) == SDX_OK, "%s",
                 sdx_last_error(ctx));
         if (i) T_CHECK(!memcmp(out[0].data, out[i].data, sdx_tensor_nbytes(&out[0])), "passes of %lld rows differ from one pass",
                        (long long)chunks[i]);
     }
     for (int i = 0; i < 3; i++) sdx_tensor_free(ctx, &out[i]);
     sdx__arena_free(&arena);
-    sdx_tensor_free(ctx, &x);
-    sdx_tensor_free(ctx, &ts);
-    sdx_tensor_free(ctx, &cx);
-    sdx__unet_free(u);
-    free(u);
-    sdx_st_close(cs);
-    sdx_st_close(model);
+    t_unet_inputs_close(ctx, &c);
     sdx_destroy(ctx);
     return T_PASS;
 }

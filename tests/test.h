@@ -291,6 +291,37 @@ T_UNUSED static void t_same_activations(sdx_model *to, const sdx_model *from) {
     to->taesd.act_type = from->taesd.act_type;
 }
 
+/* A UNet of a checkpoint (model.diffusion_model.*) and the inputs of a
+ * golden case (x, timesteps, context, on the host), for tests of how a
+ * UNet call runs. 0 (the context's message set) when they do not load. */
+typedef struct {
+    sdx_st *model, *cases;
+    sdx__unet *u;
+    sdx_tensor x, ts, cx;
+} t_unet_inputs;
+
+T_UNUSED static void t_unet_inputs_close(sdx_ctx *ctx, t_unet_inputs *c) {
+    sdx_tensor_free(ctx, &c->x);
+    sdx_tensor_free(ctx, &c->ts);
+    sdx_tensor_free(ctx, &c->cx);
+    if (c->u) sdx__unet_free(c->u);
+    free(c->u);
+    sdx_st_close(c->cases);
+    sdx_st_close(c->model);
+    memset(c, 0, sizeof *c);
+}
+
+T_UNUSED static int t_unet_inputs_open(sdx_ctx *ctx, t_unet_inputs *c, const char *model, const char *cases) {
+    memset(c, 0, sizeof *c);
+    if (sdx_st_open(ctx, model, &c->model) == SDX_OK && sdx_st_open(ctx, cases, &c->cases) == SDX_OK &&
+        (c->u = (sdx__unet *)calloc(1, sizeof *c->u)) && sdx__unet_load(ctx, c->u, c->model, "model.diffusion_model.") == SDX_OK &&
+        sdx_st_read_f32(ctx, c->cases, "x", &c->x) == SDX_OK && sdx_st_read_f32(ctx, c->cases, "timesteps", &c->ts) == SDX_OK &&
+        sdx_st_read_f32(ctx, c->cases, "context", &c->cx) == SDX_OK)
+        return 1;
+    t_unet_inputs_close(ctx, c);
+    return 0;
+}
+
 /* The tiny golden checkpoint of an area, loaded. */
 T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) { return t_model_file(ctx, t_golden_ckpt(area)); }
 
