@@ -953,28 +953,30 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
 template <int V>
 __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                           const void *gamma, int gt, const void *beta, int btt) {
-    enum { W = 8 };
+    enum { W = 8, STEP = SDX__HIP_WARP * W };
     const int lane = (int)threadIdx.x % SDX__HIP_WARP;
     const int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
+    /* this lane's load c: W values of the row from at + c STEP, where that is < d */
+    const int64_t at = (int64_t)lane * W;
     float v[V][W], s = 0, q = 0, mean, rstd, shift;
     if (r >= rows) return;      /* whole warps leave together */
     shift = sdx__hip_ld(x, xt, r * d);
 #pragma unroll
     for (int c = 0; c < V; c++)
-        if (lane * W + c * SDX__HIP_WARP * W < d) sdx__hip_ldw<W>(x, xt, r * d + lane * W + c * SDX__HIP_WARP * W, v[c]);
+        if (at + c * STEP < d) sdx__hip_ldw<W>(x, xt, r * d + at + c * STEP, v[c]);
 #pragma unroll
     for (int c = 0; c < V; c++)
-        if (lane * W + c * SDX__HIP_WARP * W < d)
+        if (at + c * STEP < d)
             for (int e = 0; e < W; e++) s += v[c][e] - shift;
     mean = shift + sdx__hip_warp_sum(s, SDX__HIP_WARP) / (float)d;
 #pragma unroll
     for (int c = 0; c < V; c++)
-        if (lane * W + c * SDX__HIP_WARP * W < d)
+        if (at + c * STEP < d)
             for (int e = 0; e < W; e++) q += (v[c][e] - mean) * (v[c][e] - mean);
     rstd = 1.0f / sqrtf(sdx__hip_warp_sum(q, SDX__HIP_WARP) / (float)d + eps);
 #pragma unroll
     for (int c = 0; c < V; c++) {
-        const int64_t i = lane * W + c * SDX__HIP_WARP * W;
+        const int64_t i = at + c * STEP;
         float gm[W], bt[W];
         if (i >= d) continue;
         if (gamma) sdx__hip_ldw<W>(gamma, gt, i, gm);

@@ -601,10 +601,6 @@ static sdx_tensor sdx__unet_rows(const sdx_tensor *x, int64_t row0, int64_t rows
     return v;
 }
 
-/* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
- * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
- * 2 x inner columns are the fused op's scratch, which a backend that
- * fuses the product and the gate leaves untouched). */
 /* Rows of a feed-forward pass at `row_bytes` each: the budget's worth,
  * spread evenly over the passes that takes and rounded up to whole tiles
  * of 128 rows. */
@@ -613,6 +609,10 @@ static int64_t sdx__unet_ff_rows(int64_t rows, size_t row_bytes, size_t budget) 
     return SDX__MIN(rows, ((rows + passes - 1) / passes + 127) / 128 * 128);
 }
 
+/* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
+ * 2 x inner columns are the fused op's scratch, which a backend that
+ * fuses the product and the gate leaves untouched). */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
