@@ -219,12 +219,14 @@ check-hip: sdx.h sdx_hip.h
 # the simulator of tests/gpu/sim.h (any C++17 compiler, no GPU): every
 # kernel, the matrix-unit paths included, against the CPU kernels, and UNet
 # calls replayed from graphs against op by op. The simulated device is a
-# Hopper (the 128-tiles on wgmma); the GEMM cases run again on an Ampere
-# (SDX_SIM_AMPERE: mma.sync). The pipeline goldens and the ControlNet's
+# Hopper (the 128-tiles on wgmma, a linear's fed by the TMA); the GEMM
+# cases run again on a Hopper without the TMA (SDX_SIM_NO_TMA: the
+# threads copy) and on an Ampere (SDX_SIM_AMPERE: mma.sync). The pipeline goldens and the ControlNet's
 # graphs take too long there; `./tests/gpu/run-sim` runs them too.
-SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas
+SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas -Wno-psabi
 test-gpu-sim: tests/gpu/run-sim
 	./tests/gpu/run-sim --skip goldens --skip gguf --skip controlnet
+	SDX_SIM_NO_TMA=1 ./tests/gpu/run-sim linear residual geglu
 	SDX_SIM_AMPERE=1 ./tests/gpu/run-sim linear conv residual loaded geglu
 tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
 	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim.o

@@ -46,6 +46,9 @@
      SDX_HIP_GEMM_THREADS      threads of a matrix-unit GEMM block, 128 or
                                256, for every target (default: 128 on
                                sm_90, 256 on sm_80 and AMD)
+     SDX_HIP_WGMMA=0           no Hopper wgmma GEMMs in sm_90a code
+     SDX_HIP_TMA=0             Hopper's wgmma linears copy their operands
+                               with the threads instead of the TMA
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
@@ -136,6 +139,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index);
 #define SDX__HIP_VENDOR "hip"
 #else
 #include <cuda_runtime.h>
+#include <cuda.h>            /* the TMA's tensor-map types (the encoder comes through the runtime) */
 #include <cuda_fp16.h>
 #define SDX__HIP_VENDOR "cuda"
 typedef cudaError_t    hipError_t;
@@ -172,6 +176,12 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define hipGraphLaunch             cudaGraphLaunch
 #define hipGraphDestroy            cudaGraphDestroy
 #define hipGraphExecDestroy        cudaGraphExecDestroy
+#endif
+
+/* A kernel parameter whose address the kernel takes (a tensor map):
+ * CUDA's __grid_constant__; a plain parameter elsewhere. */
+#ifndef __grid_constant__
+#define __grid_constant__
 #endif
 
 /* Which matrix unit the device code being compiled has. */
@@ -230,6 +240,14 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_DT_F32  0
 #define SDX__HIP_DT_F16  1
 #define SDX__HIP_DT_BF16 2
+
+/* A tensor map: how Hopper's TMA reads a matrix (sdx__hip_tma_load),
+ * made on the host (sdx__hip_tmap_2d) and passed to a kernel by value as
+ * a __grid_constant__ parameter: CUDA's CUtensorMap, 128 opaque bytes
+ * (the simulator keeps its own description in them). */
+struct __align__(128) sdx__hip_tmap {
+    uint64_t opaque[16];
+};
 
 static __device__ __forceinline__ float sdx__hip_h2f(uint16_t b) { return __half2float(__ushort_as_half(b)); }
 static __device__ __forceinline__ float sdx__hip_bf2f(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
@@ -593,6 +611,77 @@ static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float *d) {
 static __device__ __forceinline__ void sdx__hip_wg_fence_smem(void) {
 #if !defined(SDX_HIP_SIM)
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* ---- Hopper's tensor memory accelerator (TMA) and mbarriers -------------- */
+/* One thread asks the TMA for a whole box of a matrix (sdx__hip_tma_load:
+ * 64 values of k by up to 256 rows, zeros past the matrix's edges, laid
+ * out in shared memory in the 128-byte swizzle wgmma reads), and the
+ * copy reports its bytes to an mbarrier in shared memory. An mbarrier
+ * completes a phase when the arrivals it was initialised with have come
+ * (sdx__hip_mbar_arrive; sdx__hip_mbar_expect also announces bytes to
+ * come) and every announced byte has landed; sdx__hip_mbar_wait(bar, p)
+ * waits until the phase of parity p is complete (a fresh barrier counts
+ * its phase -1, parity 1, as complete). The simulator lands a box only
+ * when someone waits for its barrier and fills the destination with
+ * garbage until then, so reading a stage before its barrier, or
+ * reloading it before its readers let go, gives wrong results there. */
+static __device__ __forceinline__ void sdx__hip_mbar_init(uint64_t *bar, int count) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_init(bar, count);
+#else
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sdx__hip_smem_address(bar)), "r"(count) : "memory");
+#endif
+}
+
+/* After the initialisations, before the barrier that publishes them:
+ * the TMA (the async proxy) sees them too. */
+static __device__ __forceinline__ void sdx__hip_mbar_fence_init(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_mbar_arrive(uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_arrive(bar, 0);
+#else
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(sdx__hip_smem_address(bar)) : "memory");
+#endif
+}
+
+/* An arrival that also announces `bytes` of copies to come. */
+static __device__ __forceinline__ void sdx__hip_mbar_expect(uint64_t *bar, uint32_t bytes) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_arrive(bar, bytes);
+#else
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sdx__hip_smem_address(bar)), "r"(bytes) : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_mbar_wait(uint64_t *bar, int parity) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_wait(bar, parity);
+#else
+    asm volatile("{\n.reg .pred done;\nSDX_MBAR_POLL:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra SDX_MBAR_POLL;\n}\n" ::"r"(sdx__hip_smem_address(bar)),
+                 "r"(parity)
+                 : "memory");
+#endif
+}
+
+/* The box of `map` whose first value is (k, row) into shared memory at
+ * dst (1024-byte aligned), counted on `bar`. */
+static __device__ __forceinline__ void sdx__hip_tma_load(uint16_t *dst, const sdx__hip_tmap *map, int k, int row, uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_tma_load(dst, map->opaque, k, row, bar);
+#else
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+                     sdx__hip_smem_address(dst)),
+                 "l"((uint64_t)(uintptr_t)map), "r"(k), "r"(row), "r"(sdx__hip_smem_address(bar))
+                 : "memory");
 #endif
 }
 #endif
@@ -1865,6 +1954,126 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #endif
 }
 
+/* ---- Hopper: the TMA feeds wgmma (sm_90a) ---------------------------------- */
+/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows) in
+ * sdx__hip_k_gemm_wgmma's tiles, 128 rows by BN = 128 or 160 columns,
+ * with the operands brought by the TMA instead of by the threads: three
+ * warpgroups (384 threads), the first a producer, the other two the
+ * wgmma consumers of sdx__hip_k_gemm_wgmma (64 rows of the tile each).
+ * One lane of the producer asks for each k-step's boxes of A and W (64 k
+ * by 128 rows, by BN rows; a fused GEGLU's W as two boxes of BN/2 rows,
+ * values then gates) as soon as the consumers have let go of the stage
+ * (`empty`), and the boxes report to the stage's `full` barrier. So the
+ * consumers only wait, multiply and let go: no copies to issue, no
+ * block-wide barrier a step; two groups of products stay in flight.
+ * Same epilogue (and split k) as the other matrix-unit kernels, so the
+ * same bits up to the order of the tensor cores' sums. */
+#define SDX__HIP_TMA_THREADS 384
+/* the TMA kernels on Hopper (SDX_HIP_TMA=0: the threads' copies, sdx__hip_k_gemm_wgmma) */
+#if defined(SDX_HIP_TMA)
+#define SDX__HIP_TMA SDX_HIP_TMA
+#else
+#define SDX__HIP_TMA 1
+#endif
+
+template <int BN>
+struct sdx__hip_tma_tile {
+    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK, STAGE = A + W,    /* halves; whole 1024-byte atoms */
+           ALIGN = 1024,
+           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
+           SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
+};
+
+/* Where the product's column c (W's staged row) goes in the epilogue's
+ * staging: c itself, or in a fused GEGLU's two boxes (values c < BN/2,
+ * then their gates) the order of sdx__hip_w_row, 8 values then their 8
+ * gates. */
+template <int BN>
+static __device__ __forceinline__ int sdx__hip_tma_column(int c, int64_t geglu) {
+    return !geglu ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
+}
+
+template <int HT, int BN>
+__global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
+    sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
+#if SDX__HIP_WGMMA && SDX__HIP_TMA
+    typedef sdx__hip_tma_tile<BN> T;
+    enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
+    static_assert(SDX__HIP_MBK == 64, "a box row is 128 bytes: the swizzle's");
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses the stages */
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
+    uint64_t *full = (uint64_t *)((char *)smem + T::BARS), *empty = full + S;
+    float *cs = (float *)smem;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    if (t == 0) {
+        for (int s = 0; s < S; s++) {
+            sdx__hip_mbar_init(full + s, 1);        /* the producer's arrival, with the boxes' bytes */
+            sdx__hip_mbar_init(empty + s, 8);       /* each consumer warp's */
+        }
+        sdx__hip_mbar_fence_init();
+    }
+    __syncthreads();
+    float acc[ACC];      /* the consumers' */
+#pragma unroll
+    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+    if (wg == 0) {
+        /* the producer: one thread asks, the others wait at the epilogue */
+        for (int step = ks.first; t == 0 && step < ks.end; step++) {
+            const int i = step - ks.first, s = i % S, k = step * SDX__HIP_MBK;
+            uint16_t *st = smem + s * T::STAGE;
+            sdx__hip_mbar_wait(empty + s, (i / S & 1) ^ 1);     /* the first round's stages are free */
+            sdx__hip_mbar_expect(full + s, T::STAGE * 2);
+            sdx__hip_tma_load(st, &ta, k, m0, full + s);
+            if (!g.geglu) {
+                sdx__hip_tma_load(st + T::A, &tw, k, n0, full + s);
+            } else {
+                sdx__hip_tma_load(st + T::A, &tw, k, n0 / 2, full + s);
+                sdx__hip_tma_load(st + T::A + T::W / 2, &tw, k, (int)g.geglu + n0 / 2, full + s);
+            }
+        }
+    } else {
+        /* a consumer: rows 64 (wg - 1) on of the tile, all BN columns */
+        const uint64_t da = sdx__hip_wg_desc(smem + (wg - 1) * 64 * SDX__HIP_MBK, SDX__HIP_WG_SBO);
+        const uint64_t db = sdx__hip_wg_desc(smem + T::A, SDX__HIP_WG_SBO);
+        for (int step = ks.first; step < ks.end; step++) {
+            const int i = step - ks.first, s = i % S;
+            const uint64_t at = (uint64_t)(s * T::STAGE * 2 / 16);
+            sdx__hip_mbar_wait(full + s, i / S & 1);
+            sdx__hip_wg_fence_acc<ACC>(acc);
+            sdx__hip_wg_arrive();
+#pragma unroll
+            for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
+            sdx__hip_wg_commit();
+            sdx__hip_wg_fence_acc<ACC>(acc);
+            /* the previous step's products are done: its stage is free */
+            sdx__hip_wg_wait<1>();
+            if (i > 0 && lane == 0) sdx__hip_mbar_arrive(empty + (i - 1) % S);
+        }
+        sdx__hip_wg_wait<0>();
+        sdx__hip_wg_fence_acc<ACC>(acc);
+    }
+    /* the epilogue, every warp writing: consumer 0's rows staged, then
+     * 1's (the first barrier also ends every read of the stages) */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wg == half + 1) {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2)
+                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), sdx__hip_tma_column<BN>(j * 8 + 2 * (lane % 4), g.geglu),
+                                                    acc[4 * j + e], acc[4 * j + e + 1]);
+        }
+        __syncthreads();
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t);
+    }
+#else
+    (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */
+#endif
+}
+
 /* A split GEMM's result: y = the parts' f32 sums, added in part order
  * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
@@ -2310,6 +2519,7 @@ typedef struct sdx__hip {
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
     int wgmma;              /* its 128-tiles may run on Hopper's wgmma (sm_90a code; shared memory granted) */
+    void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
@@ -2772,6 +2982,75 @@ static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     return 1;
 }
 
+/* The TMA-fed wgmma kernels: [bf16]. */
+template <int BN>
+static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap) {
+    return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
+}
+
+/* The driver's cuTensorMapEncodeTiled, through the runtime (no link to
+ * the driver library), where the TMA kernels exist; else NULL. */
+static void *sdx__hip_tmap_encoder(const sdx__hip *s) {
+    void *fn = NULL;
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i % 2), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i % 2), sdx__hip_tma_tile<160>::SMEM))
+            return NULL;
+#if !SDX__HIP_TMA
+    (void)fn;
+#elif defined(SDX_HIP_SIM)
+    fn = (void *)sdx_sim_tmap_encode;
+#elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+        fn = NULL;
+    (void)hipGetLastError();
+#endif
+    return fn;
+}
+
+/* The tensor map of a row-major matrix of 16-bit values, `rows` rows of
+ * `cols`, read in boxes of 64 values by box_rows rows in the 128-byte
+ * swizzle, zeros past the edges. 0 when the driver refuses it. */
+static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
+                            int box_rows) {
+#if !SDX__HIP_TMA
+    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    return 0;
+#elif defined(SDX_HIP_SIM)
+    (void)bf16;
+    return s->tmap_encode && sdx_sim_tmap_encode(map->opaque, base, 2, (uint64_t)cols, (uint64_t)rows, (uint64_t)cols * 2, 64,
+                                                 (uint32_t)box_rows) == 0;
+#elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
+    typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
+                                  const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    const cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, pitch[1] = { (cuuint64_t)cols * 2 };
+    const cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, steps[2] = { 1, 1 };
+    static_assert(sizeof(CUtensorMap) == sizeof(sdx__hip_tmap), "a tensor map's bytes");
+    return s->tmap_encode &&
+           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                                       (void *)base, dims, pitch, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+#else
+    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    return 0;
+#endif
+}
+
+/* A linear launched on the TMA kernel, BN columns a tile, if its tensor
+ * maps can be made; 0 leaves it to sdx__hip_k_gemm_wgmma. */
+template <int BN>
+static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid) {
+    const int bf16 = g.xt == SDX_BF16;
+    sdx__hip_tmap ta, tw;
+    if (!sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128) || !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
+        return 0;
+    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
+    return 1;
+}
+
 /* x and w both in half types: the matrix units can multiply them, w
  * copied in x's type where the types differ (the SDXL VAE's bf16
  * activations and an f16 checkpoint), as the CPU's bf16 mode packs f16
@@ -2821,6 +3100,25 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
     return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
 }
 
+/* The matrix-unit kernel of a GEMM: a linear of one image on wgmma fed
+ * by the TMA where its tensor maps can be made, else wgmma fed by the
+ * threads (BN 160 where `wide`, else 128), else mma.sync tiles of bt. */
+static void sdx__hip_gemm_mma_launch(const sdx__hip *s, const sdx__hip_gemm &g, int ak, dim3 grid, int64_t batch, int vw, int wgmma,
+                                     int wide, int bt) {
+    const int bf16 = g.xt == SDX_BF16, nhwc = ak == SDX__HIP_A_NHWC;
+    if (wgmma && s->tmap_encode && ak == SDX__HIP_A_ROWS && batch == 1 &&
+        (wide ? sdx__hip_gemm_tma<160>(s, g, grid) : sdx__hip_gemm_tma<128>(s, g, grid)))
+        return;
+    if (wide)
+        sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<160>::SMEM, g);
+    else if (wgmma)
+        sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<128>::SMEM, g);
+    else if (bt == 128)
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, bf16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
+    else
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, bf16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
+}
+
 /* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
  * partial sums when split), or on the SIMT kernel. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
@@ -2843,15 +3141,7 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        if (wide)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile<160>::SMEM, g);
-        else if (wgmma)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile<128>::SMEM, g);
-        else if (bt == 128)
-            sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
+        sdx__hip_gemm_mma_launch(s, g, ak, grid, batch, vw, wgmma, wide, bt);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
             const int w = sdx__hip_width(count % 8 == 0, g.y, g.part, g.res);
@@ -3370,9 +3660,10 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     /* sm_90a code runs on compute capability 9.0 alone; the simulator
      * plays an 8.x device too, to test the other path */
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
+    s->tmap_encode = s->wgmma ? sdx__hip_tmap_encoder(s) : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

@@ -13,7 +13,8 @@
 # matrix-unit attention kernel spills (the hot paths: a spill there is
 # local-memory traffic in the inner loop), and reads the sm_90a PTX: the
 # tensor-core GEMM and attention kernels must issue matrix instructions,
-# the GEMMs' fragments must come from ldmatrix; asynchronous copies are
+# the GEMMs' fragments must come from ldmatrix, the wgmma GEMMs must copy
+# asynchronously (the TMA-fed ones by boxes); asynchronous copies are
 # counted.
 set -u
 cd "$(dirname "$0")/.."
@@ -74,16 +75,17 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     # asynchronous copies, ldmatrix fragment loads
     awk '/\.entry / { name = $3; sub(/\(.*/, "", name) }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
-         name ~ /gemm_wgmma/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
+         name ~ /gemm_(wgmma|tma)/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
          name ~ /(gemm|attention|flash)_(wg)?mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
+         name ~ /gemm_tma/ && /^[ \t]*cp\.async\.bulk\.tensor/ { cp[name]++ }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*ldmatrix\./ { ldsm[name]++ }
-         name ~ /(gemm|attention|flash)_(wg)?mma/ { seen[name] = 1 }
+         name ~ /(gemm|attention|flash)_(wg)?mma|gemm_tma/ { seen[name] = 1 }
          END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
-    if [ ! -s "$out/ptx" ] || [ "$(grep -c gemm_wgmma "$out/ptx")" = 0 ] ||
-       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_wgmma/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
-        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM no asynchronous copy, or there is no wgmma GEMM) in the sm_90a PTX"; status=1
+    if [ ! -s "$out/ptx" ] || [ "$(grep -c gemm_wgmma "$out/ptx")" = 0 ] || [ "$(grep -c gemm_tma "$out/ptx")" = 0 ] ||
+       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_(wgmma|tma)/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM no asynchronous copy or TMA box, or there is no wgmma or TMA GEMM) in the sm_90a PTX"; status=1
     else
-        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync and $(grep -c gemm_wgmma "$out/ptx") wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies, " l " ldmatrix" }' "$out/ptx")"
+        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
     fi
 fi
 echo "check-hip: $(( $(date +%s) - start )) s"

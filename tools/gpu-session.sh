@@ -12,8 +12,9 @@
 #       sd1 and gguf together pass the 64 MiB).
 #       It also puts there bench_gpu built with other macros, for the
 #       `ab` part: SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
-#       (default: mma=-DSDX_HIP_WGMMA=0, the mma.sync 128-tiles, four warps
-#       of 64 x 64, instead of wgmma).
+#       (default: wgcopy=-DSDX_HIP_TMA=0, the linears' wgmma tiles fed by
+#       the threads' asynchronous copies instead of the TMA; mma=-DSDX_HIP_WGMMA=0
+#       gives the mma.sync 128-tiles instead of wgmma).
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
@@ -22,8 +23,8 @@
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), the same
 #       for SDXL (ncu-sdxl, not in the default parts; 200 s), ncu's
-#       sections for one convolution and one linear GEMM launch
-#       (gemm-profile, not in the default parts; 120 s), the default build
+#       sections for one convolution and two linear GEMM launches
+#       (gemm-profile, not in the default parts; 180 s), the default build
 #       and the variants one after the other: every kernel shape and a UNet
 #       step of each model (ab, not in the default parts; about 25 s a build
 #       after bench, whose checkpoints it reuses, up to 230 s more on a
@@ -40,7 +41,7 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-mma=-DSDX_HIP_WGMMA=0}
+    variants=${SDX_GPU_VARIANTS:-wgcopy=-DSDX_HIP_TMA=0}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1
@@ -141,19 +142,22 @@ EOF
     done
     if has gemm-profile; then
         # where a GEMM's time goes: ncu's sections for one launch of SD
-        # 1.5's 64x64-level convolution and of its feed-forward up
-        # projection (m 8192, k 320, n 2560), from bench_gpu --kernels
-        # (the stall reasons: SourceCounters' warp-state sampling, and
-        # each section's tables where this ncu prints them)
-        echo "== ncu sections: one convolution and one linear launch"
+        # 1.5's 64x64-level convolution, of its feed-forward up
+        # projection (m 8192, k 320, n 2560) and of SDXL's 32x32-level
+        # linear (m 2048, k 1280, n 1280), from bench_gpu --kernels: each
+        # shape has 22 launches there, and the skip counts the GEMM
+        # launches before it (the stall reasons: SourceCounters'
+        # warp-state sampling, and each section's tables where this ncu
+        # prints them)
+        echo "== ncu sections: one convolution and two linear launches"
         details=$(ncu --help 2>&1 | grep -q -- --print-details && echo "--print-details all")
-        for launch in "conv 2" "linear 68"; do
+        for launch in "sd15 conv 2" "sd15 linear 68" "sdxl linear 156"; do
             set -- $launch
-            timeout 60 ncu --clock-control none -k "regex:sdx__hip_k_gemm_(wg)?mma" --launch-skip "$2" --launch-count 1 \
+            timeout 60 ncu --clock-control none -k "regex:sdx__hip_k_gemm_(wgmma|mma|tma)" --launch-skip "$3" --launch-count 1 \
                 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
                 --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-                --section SourceCounters $details ./bench/bench_gpu --kernels --only sd15 > "$out/gemm-$1.txt" 2>&1
-            grep -E "Duration|Throughput|Pipe|Warp Cycles|Stall|Issued|Eligible|Active Warps|Achieved|Registers|Shared Memory|Bank|Occupancy|One or More|No Eligible|Block Limit|L1/TEX Hit|L2 Hit|Executed Ipc" "$out/gemm-$1.txt" | sed "s/^/$1: /" | cut -c1-150
+                --section SourceCounters $details ./bench/bench_gpu --kernels --only "$1" > "$out/gemm-$1-$2.txt" 2>&1
+            grep -E "Duration|Throughput|Pipe|Warp Cycles|Stall|Issued|Eligible|Active Warps|Achieved|Registers|Shared Memory|Bank|Occupancy|One or More|No Eligible|Block Limit|L1/TEX Hit|L2 Hit|Executed Ipc" "$out/gemm-$1-$2.txt" | sed "s/^/$1 $2: /" | cut -c1-150
         done
     fi
     if has ab; then

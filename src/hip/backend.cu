@@ -51,6 +51,7 @@ typedef struct sdx__hip {
     int gemm_mma;           /* the GEMMs may use it (their shared memory granted) */
     int gemm_threads;       /* a block of the matrix-unit GEMM, as its device code has it */
     int wgmma;              /* its 128-tiles may run on Hopper's wgmma (sm_90a code; shared memory granted) */
+    void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
@@ -513,6 +514,75 @@ static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     return 1;
 }
 
+/* The TMA-fed wgmma kernels: [bf16]. */
+template <int BN>
+static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap) {
+    return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
+}
+
+/* The driver's cuTensorMapEncodeTiled, through the runtime (no link to
+ * the driver library), where the TMA kernels exist; else NULL. */
+static void *sdx__hip_tmap_encoder(const sdx__hip *s) {
+    void *fn = NULL;
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i % 2), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i % 2), sdx__hip_tma_tile<160>::SMEM))
+            return NULL;
+#if !SDX__HIP_TMA
+    (void)fn;
+#elif defined(SDX_HIP_SIM)
+    fn = (void *)sdx_sim_tmap_encode;
+#elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+        fn = NULL;
+    (void)hipGetLastError();
+#endif
+    return fn;
+}
+
+/* The tensor map of a row-major matrix of 16-bit values, `rows` rows of
+ * `cols`, read in boxes of 64 values by box_rows rows in the 128-byte
+ * swizzle, zeros past the edges. 0 when the driver refuses it. */
+static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
+                            int box_rows) {
+#if !SDX__HIP_TMA
+    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    return 0;
+#elif defined(SDX_HIP_SIM)
+    (void)bf16;
+    return s->tmap_encode && sdx_sim_tmap_encode(map->opaque, base, 2, (uint64_t)cols, (uint64_t)rows, (uint64_t)cols * 2, 64,
+                                                 (uint32_t)box_rows) == 0;
+#elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
+    typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
+                                  const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    const cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, pitch[1] = { (cuuint64_t)cols * 2 };
+    const cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, steps[2] = { 1, 1 };
+    static_assert(sizeof(CUtensorMap) == sizeof(sdx__hip_tmap), "a tensor map's bytes");
+    return s->tmap_encode &&
+           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+                                       (void *)base, dims, pitch, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+#else
+    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    return 0;
+#endif
+}
+
+/* A linear launched on the TMA kernel, BN columns a tile, if its tensor
+ * maps can be made; 0 leaves it to sdx__hip_k_gemm_wgmma. */
+template <int BN>
+static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid) {
+    const int bf16 = g.xt == SDX_BF16;
+    sdx__hip_tmap ta, tw;
+    if (!sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128) || !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
+        return 0;
+    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
+    return 1;
+}
+
 /* x and w both in half types: the matrix units can multiply them, w
  * copied in x's type where the types differ (the SDXL VAE's bf16
  * activations and an f16 checkpoint), as the CPU's bf16 mode packs f16
@@ -562,6 +632,25 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
     return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
 }
 
+/* The matrix-unit kernel of a GEMM: a linear of one image on wgmma fed
+ * by the TMA where its tensor maps can be made, else wgmma fed by the
+ * threads (BN 160 where `wide`, else 128), else mma.sync tiles of bt. */
+static void sdx__hip_gemm_mma_launch(const sdx__hip *s, const sdx__hip_gemm &g, int ak, dim3 grid, int64_t batch, int vw, int wgmma,
+                                     int wide, int bt) {
+    const int bf16 = g.xt == SDX_BF16, nhwc = ak == SDX__HIP_A_NHWC;
+    if (wgmma && s->tmap_encode && ak == SDX__HIP_A_ROWS && batch == 1 &&
+        (wide ? sdx__hip_gemm_tma<160>(s, g, grid) : sdx__hip_gemm_tma<128>(s, g, grid)))
+        return;
+    if (wide)
+        sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<160>::SMEM, g);
+    else if (wgmma)
+        sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<128>::SMEM, g);
+    else if (bt == 128)
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, bf16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
+    else
+        sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, bf16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
+}
+
 /* Launches the GEMM as planned (sdx__hip_gemm_plan; g.part holds its
  * partial sums when split), or on the SIMT kernel. */
 static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int ak, int64_t batch, const sdx__hip_plan &p) {
@@ -584,15 +673,7 @@ static int sdx__hip_gemm_run(sdx_ctx *ctx, const char *op, sdx__hip_gemm g, int 
         if (conv) sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_CONV>, grid, 256, 0, g);
         else sdx__hip_launch(sdx__hip_k_gemm_simt<SDX__HIP_A_ROWS>, grid, 256, 0, g);
     } else {
-        if (wide)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile<160>::SMEM, g);
-        else if (wgmma)
-            sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<128>(ak == SDX__HIP_A_NHWC, g.xt == SDX_BF16), grid, SDX__HIP_WG_THREADS,
-                            (size_t)sdx__hip_wg_tile<128>::SMEM, g);
-        else if (bt == 128)
-            sdx__hip_launch(sdx__hip_gemm_mma_kernel<128>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM, g);
-        else sdx__hip_launch(sdx__hip_gemm_mma_kernel<64>(ak, g.xt == SDX_BF16, vw), grid, s->gemm_threads, (size_t)sdx__hip_tile<64>::SMEM, g);
+        sdx__hip_gemm_mma_launch(s, g, ak, grid, batch, vw, wgmma, wide, bt);
         if (g.split > 1) {
             const int64_t count = batch * g.M * g.N;
             const int w = sdx__hip_width(count % 8 == 0, g.y, g.part, g.res);
@@ -1111,9 +1192,10 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     /* sm_90a code runs on compute capability 9.0 alone; the simulator
      * plays an 8.x device too, to test the other path */
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
+    s->tmap_encode = s->wgmma ? sdx__hip_tmap_encoder(s) : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

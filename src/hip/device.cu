@@ -12,6 +12,14 @@
 #define SDX__HIP_DT_F16  1
 #define SDX__HIP_DT_BF16 2
 
+/* A tensor map: how Hopper's TMA reads a matrix (sdx__hip_tma_load),
+ * made on the host (sdx__hip_tmap_2d) and passed to a kernel by value as
+ * a __grid_constant__ parameter: CUDA's CUtensorMap, 128 opaque bytes
+ * (the simulator keeps its own description in them). */
+struct __align__(128) sdx__hip_tmap {
+    uint64_t opaque[16];
+};
+
 static __device__ __forceinline__ float sdx__hip_h2f(uint16_t b) { return __half2float(__ushort_as_half(b)); }
 static __device__ __forceinline__ float sdx__hip_bf2f(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
 
@@ -374,6 +382,77 @@ static __device__ __forceinline__ void sdx__hip_wg_fence_acc(float *d) {
 static __device__ __forceinline__ void sdx__hip_wg_fence_smem(void) {
 #if !defined(SDX_HIP_SIM)
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/* ---- Hopper's tensor memory accelerator (TMA) and mbarriers -------------- */
+/* One thread asks the TMA for a whole box of a matrix (sdx__hip_tma_load:
+ * 64 values of k by up to 256 rows, zeros past the matrix's edges, laid
+ * out in shared memory in the 128-byte swizzle wgmma reads), and the
+ * copy reports its bytes to an mbarrier in shared memory. An mbarrier
+ * completes a phase when the arrivals it was initialised with have come
+ * (sdx__hip_mbar_arrive; sdx__hip_mbar_expect also announces bytes to
+ * come) and every announced byte has landed; sdx__hip_mbar_wait(bar, p)
+ * waits until the phase of parity p is complete (a fresh barrier counts
+ * its phase -1, parity 1, as complete). The simulator lands a box only
+ * when someone waits for its barrier and fills the destination with
+ * garbage until then, so reading a stage before its barrier, or
+ * reloading it before its readers let go, gives wrong results there. */
+static __device__ __forceinline__ void sdx__hip_mbar_init(uint64_t *bar, int count) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_init(bar, count);
+#else
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sdx__hip_smem_address(bar)), "r"(count) : "memory");
+#endif
+}
+
+/* After the initialisations, before the barrier that publishes them:
+ * the TMA (the async proxy) sees them too. */
+static __device__ __forceinline__ void sdx__hip_mbar_fence_init(void) {
+#if !defined(SDX_HIP_SIM)
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_mbar_arrive(uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_arrive(bar, 0);
+#else
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(sdx__hip_smem_address(bar)) : "memory");
+#endif
+}
+
+/* An arrival that also announces `bytes` of copies to come. */
+static __device__ __forceinline__ void sdx__hip_mbar_expect(uint64_t *bar, uint32_t bytes) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_arrive(bar, bytes);
+#else
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sdx__hip_smem_address(bar)), "r"(bytes) : "memory");
+#endif
+}
+
+static __device__ __forceinline__ void sdx__hip_mbar_wait(uint64_t *bar, int parity) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_mbar_wait(bar, parity);
+#else
+    asm volatile("{\n.reg .pred done;\nSDX_MBAR_POLL:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra SDX_MBAR_POLL;\n}\n" ::"r"(sdx__hip_smem_address(bar)),
+                 "r"(parity)
+                 : "memory");
+#endif
+}
+
+/* The box of `map` whose first value is (k, row) into shared memory at
+ * dst (1024-byte aligned), counted on `bar`. */
+static __device__ __forceinline__ void sdx__hip_tma_load(uint16_t *dst, const sdx__hip_tmap *map, int k, int row, uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_tma_load(dst, map->opaque, k, row, bar);
+#else
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+                     sdx__hip_smem_address(dst)),
+                 "l"((uint64_t)(uintptr_t)map), "r"(k), "r"(row), "r"(sdx__hip_smem_address(bar))
+                 : "memory");
 #endif
 }
 #endif

@@ -862,6 +862,126 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #endif
 }
 
+/* ---- Hopper: the TMA feeds wgmma (sm_90a) ---------------------------------- */
+/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows) in
+ * sdx__hip_k_gemm_wgmma's tiles, 128 rows by BN = 128 or 160 columns,
+ * with the operands brought by the TMA instead of by the threads: three
+ * warpgroups (384 threads), the first a producer, the other two the
+ * wgmma consumers of sdx__hip_k_gemm_wgmma (64 rows of the tile each).
+ * One lane of the producer asks for each k-step's boxes of A and W (64 k
+ * by 128 rows, by BN rows; a fused GEGLU's W as two boxes of BN/2 rows,
+ * values then gates) as soon as the consumers have let go of the stage
+ * (`empty`), and the boxes report to the stage's `full` barrier. So the
+ * consumers only wait, multiply and let go: no copies to issue, no
+ * block-wide barrier a step; two groups of products stay in flight.
+ * Same epilogue (and split k) as the other matrix-unit kernels, so the
+ * same bits up to the order of the tensor cores' sums. */
+#define SDX__HIP_TMA_THREADS 384
+/* the TMA kernels on Hopper (SDX_HIP_TMA=0: the threads' copies, sdx__hip_k_gemm_wgmma) */
+#if defined(SDX_HIP_TMA)
+#define SDX__HIP_TMA SDX_HIP_TMA
+#else
+#define SDX__HIP_TMA 1
+#endif
+
+template <int BN>
+struct sdx__hip_tma_tile {
+    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK, STAGE = A + W,    /* halves; whole 1024-byte atoms */
+           ALIGN = 1024,
+           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
+           SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
+};
+
+/* Where the product's column c (W's staged row) goes in the epilogue's
+ * staging: c itself, or in a fused GEGLU's two boxes (values c < BN/2,
+ * then their gates) the order of sdx__hip_w_row, 8 values then their 8
+ * gates. */
+template <int BN>
+static __device__ __forceinline__ int sdx__hip_tma_column(int c, int64_t geglu) {
+    return !geglu ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
+}
+
+template <int HT, int BN>
+__global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
+    sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
+#if SDX__HIP_WGMMA && SDX__HIP_TMA
+    typedef sdx__hip_tma_tile<BN> T;
+    enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
+    static_assert(SDX__HIP_MBK == 64, "a box row is 128 bytes: the swizzle's");
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses the stages */
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
+    uint64_t *full = (uint64_t *)((char *)smem + T::BARS), *empty = full + S;
+    float *cs = (float *)smem;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN;
+    const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    if (t == 0) {
+        for (int s = 0; s < S; s++) {
+            sdx__hip_mbar_init(full + s, 1);        /* the producer's arrival, with the boxes' bytes */
+            sdx__hip_mbar_init(empty + s, 8);       /* each consumer warp's */
+        }
+        sdx__hip_mbar_fence_init();
+    }
+    __syncthreads();
+    float acc[ACC];      /* the consumers' */
+#pragma unroll
+    for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
+    if (wg == 0) {
+        /* the producer: one thread asks, the others wait at the epilogue */
+        for (int step = ks.first; t == 0 && step < ks.end; step++) {
+            const int i = step - ks.first, s = i % S, k = step * SDX__HIP_MBK;
+            uint16_t *st = smem + s * T::STAGE;
+            sdx__hip_mbar_wait(empty + s, (i / S & 1) ^ 1);     /* the first round's stages are free */
+            sdx__hip_mbar_expect(full + s, T::STAGE * 2);
+            sdx__hip_tma_load(st, &ta, k, m0, full + s);
+            if (!g.geglu) {
+                sdx__hip_tma_load(st + T::A, &tw, k, n0, full + s);
+            } else {
+                sdx__hip_tma_load(st + T::A, &tw, k, n0 / 2, full + s);
+                sdx__hip_tma_load(st + T::A + T::W / 2, &tw, k, (int)g.geglu + n0 / 2, full + s);
+            }
+        }
+    } else {
+        /* a consumer: rows 64 (wg - 1) on of the tile, all BN columns */
+        const uint64_t da = sdx__hip_wg_desc(smem + (wg - 1) * 64 * SDX__HIP_MBK, SDX__HIP_WG_SBO);
+        const uint64_t db = sdx__hip_wg_desc(smem + T::A, SDX__HIP_WG_SBO);
+        for (int step = ks.first; step < ks.end; step++) {
+            const int i = step - ks.first, s = i % S;
+            const uint64_t at = (uint64_t)(s * T::STAGE * 2 / 16);
+            sdx__hip_mbar_wait(full + s, i / S & 1);
+            sdx__hip_wg_fence_acc<ACC>(acc);
+            sdx__hip_wg_arrive();
+#pragma unroll
+            for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
+            sdx__hip_wg_commit();
+            sdx__hip_wg_fence_acc<ACC>(acc);
+            /* the previous step's products are done: its stage is free */
+            sdx__hip_wg_wait<1>();
+            if (i > 0 && lane == 0) sdx__hip_mbar_arrive(empty + (i - 1) % S);
+        }
+        sdx__hip_wg_wait<0>();
+        sdx__hip_wg_fence_acc<ACC>(acc);
+    }
+    /* the epilogue, every warp writing: consumer 0's rows staged, then
+     * 1's (the first barrier also ends every read of the stages) */
+    for (int half = 0; half < 2; half++) {
+        __syncthreads();
+        if (wg == half + 1) {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2)
+                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), sdx__hip_tma_column<BN>(j * 8 + 2 * (lane % 4), g.geglu),
+                                                    acc[4 * j + e], acc[4 * j + e + 1]);
+        }
+        __syncthreads();
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t);
+    }
+#else
+    (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */
+#endif
+}
+
 /* A split GEMM's result: y = the parts' f32 sums, added in part order
  * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,

@@ -29,6 +29,7 @@
 #define SDX__HIP_VENDOR "hip"
 #else
 #include <cuda_runtime.h>
+#include <cuda.h>            /* the TMA's tensor-map types (the encoder comes through the runtime) */
 #include <cuda_fp16.h>
 #define SDX__HIP_VENDOR "cuda"
 typedef cudaError_t    hipError_t;
@@ -65,6 +66,12 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define hipGraphLaunch             cudaGraphLaunch
 #define hipGraphDestroy            cudaGraphDestroy
 #define hipGraphExecDestroy        cudaGraphExecDestroy
+#endif
+
+/* A kernel parameter whose address the kernel takes (a tensor map):
+ * CUDA's __grid_constant__; a plain parameter elsewhere. */
+#ifndef __grid_constant__
+#define __grid_constant__
 #endif
 
 /* Which matrix unit the device code being compiled has. */

@@ -46,6 +46,9 @@
      SDX_HIP_GEMM_THREADS      threads of a matrix-unit GEMM block, 128 or
                                256, for every target (default: 128 on
                                sm_90, 256 on sm_80 and AMD)
+     SDX_HIP_WGMMA=0           no Hopper wgmma GEMMs in sm_90a code
+     SDX_HIP_TMA=0             Hopper's wgmma linears copy their operands
+                               with the threads instead of the TMA
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)

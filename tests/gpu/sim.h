@@ -30,6 +30,14 @@
  *     descriptor, no swizzling) likewise: each thread's part is computed
  *     at the wgmma.wait_group that covers it, reading shared memory then,
  *     so reading the accumulators or rewriting the operands early fails.
+ *   - mbarriers and the TMA's box copies (sdx_sim_mbar_*, sdx_sim_tma_load):
+ *     a box is read from global memory when it is issued, its destination
+ *     filled with garbage then, and it lands (its bytes counted on its
+ *     barrier) only when a thread waits for that barrier: reading a stage
+ *     before waiting for it, or reloading a stage its readers still use,
+ *     gives wrong results: a plain arrival lets every other thread run
+ *     before the arriving one goes on. A thread waiting for a phase that can never
+ *     complete is a deadlock, as at the other barriers.
  *   - Graphs: between hipStreamBeginCapture and hipStreamEndCapture
  *     launches and asynchronous copies are recorded, not run (a copy
  *     reads its source when the graph runs, as from pinned memory);
@@ -71,9 +79,9 @@ struct dim3 {
 
 namespace sdx_sim {
 
-enum { RUNNING, AT_BLOCK, AT_WARP, DONE };
+enum { RUNNING, AT_BLOCK, AT_WARP, AT_MBAR, DONE };
 enum { MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, STACK = 256 * 1024, SMEM_DEFAULT = 48 * 1024,
-       SMEM_MAX = 227 * 1024, MAX_GRANTS = 64 };
+       SMEM_MAX = 227 * 1024, MAX_GRANTS = 64, MAX_MBARS = 64 };
 
 struct fiber {
     jmp_buf jb;
@@ -85,6 +93,22 @@ struct fiber {
     struct { void *dst; const void *src; int bytes, valid, group; } copy[256];
     int n_wg, wg_groups;    /* warpgroup products not yet performed; groups committed */
     struct { float *d; uint64_t a, b; int n, bf16, group; } wg[16];
+    uint32_t mbar;          /* AT_MBAR: the barrier (shared-memory offset) ... */
+    int mbar_parity;        /* ... and the parity of the phase waited for */
+};
+
+/* An mbarrier (by its offset in shared memory): arrivals still to come in
+ * this phase, bytes announced and not landed, phases completed. */
+struct mbar {
+    uint32_t at;
+    int count, pending, tx, phase;
+};
+
+/* A TMA box read and waiting to land on its barrier. */
+struct landing {
+    uint32_t bar;
+    unsigned char *dst;
+    std::vector<unsigned char> bytes;
 };
 
 struct machine {
@@ -107,6 +131,9 @@ struct machine {
     int capturing;          /* a stream capture is on: work goes to `captured` */
     std::vector<std::function<void()>> captured;
     long graph_launches;    /* graphs run (tests read it) */
+    mbar bars[MAX_MBARS];   /* this block's mbarriers */
+    int n_bars;
+    std::vector<landing> landings;
 };
 
 static inline machine &M() {
@@ -116,6 +143,7 @@ static inline machine &M() {
         if (!m) abort();
         new (&m->body) std::function<void()>();
         new (&m->captured) std::vector<std::function<void()>>();
+        new (&m->landings) std::vector<landing>();
     }
     return *m;
 }
@@ -152,9 +180,17 @@ static inline void fail(const char *why) {
 
 /* Releases the barriers every live waiter has reached; 0 when nothing can
  * move (a deadlock, unless every thread is done). */
+static int mbar_passed(uint32_t at, int parity);
+
 static inline int release() {
     machine &m = M();
     int moved = 0, live = 0, at_block = 0;
+    for (int t = 0; t < m.n; t++)
+        if (m.th[t].state == AT_MBAR && mbar_passed(m.th[t].mbar, m.th[t].mbar_parity)) {
+            m.th[t].state = RUNNING;
+            moved = 1;
+        }
+    if (moved) return 1;
     for (int w = 0; w * 32 < m.n; w++) {
         int lanes = 0, waiting = 0;
         for (int t = w * 32; t < m.n && t < w * 32 + 32; t++) {
@@ -193,6 +229,8 @@ __attribute__((noinline)) static void prepare(int t) {
 
 static inline int run_block() {
     machine &m = M();
+    m.n_bars = 0;
+    m.landings.clear();
     for (int t = 0; t < m.n; t++) {
         fiber &f = m.th[t];
         f.tid = dim3((unsigned)t % m.block.x, (unsigned)t / m.block.x % m.block.y, (unsigned)t / (m.block.x * m.block.y));
@@ -218,8 +256,8 @@ static inline int run_block() {
     for (int t = 0; t < m.n; t++)
         if (m.th[t].state != DONE) {
             char why[200];
-            snprintf(why, sizeof why, "deadlock in block (%u,%u,%u): thread %d waits at a %s barrier no other thread reaches",
-                     m.bid.x, m.bid.y, m.bid.z, t, m.th[t].state == AT_BLOCK ? "block" : "warp");
+            snprintf(why, sizeof why, "deadlock in block (%u,%u,%u): thread %d waits at a%s barrier no other thread reaches",
+                     m.bid.x, m.bid.y, m.bid.z, t, m.th[t].state == AT_BLOCK ? " block" : m.th[t].state == AT_WARP ? " warp" : "n mbarrier's");
             fail(why);
             return 0;
         }
@@ -658,6 +696,153 @@ static inline void sdx_sim_wgmma_wait(int newest_pending) {
         }
     }
     f.n_wg = keep;
+}
+
+
+/* ---- mbarriers and the TMA (Hopper) ------------------------------------------- */
+
+namespace sdx_sim {
+
+static inline uint32_t smem_offset(const void *p, const char *what) {
+    const unsigned char *q = (const unsigned char *)p, *base = M().dyn;
+    if (q < base || q >= base + SMEM_MAX) {
+        char why[120];
+        snprintf(why, sizeof why, "%s outside dynamic shared memory", what);
+        fail(why);
+        return 0;
+    }
+    return (uint32_t)(q - base);
+}
+
+static inline mbar *find_mbar(uint32_t at) {
+    machine &m = M();
+    for (int i = 0; i < m.n_bars; i++)
+        if (m.bars[i].at == at) return &m.bars[i];
+    fail("an mbarrier used before mbarrier.init");
+    return NULL;
+}
+
+/* A phase completes once its arrivals have come and its bytes landed. */
+static inline void mbar_complete(mbar *b) {
+    if (b->pending == 0 && b->tx == 0) {
+        b->phase++;
+        b->pending = b->count;
+    }
+}
+
+/* Lands the boxes counted on barrier `at`, completes its phase if it can,
+ * and says whether the phase of parity `parity` is complete. */
+static int mbar_passed(uint32_t at, int parity) {
+    machine &m = M();
+    mbar *b = find_mbar(at);
+    if (!b) return 1;       /* failed: let the block run out */
+    for (size_t i = 0; i < m.landings.size();) {
+        if (m.landings[i].bar != at) { i++; continue; }
+        memcpy(m.landings[i].dst, m.landings[i].bytes.data(), m.landings[i].bytes.size());
+        b->tx -= (int)m.landings[i].bytes.size();
+        m.landings.erase(m.landings.begin() + (long)i);
+    }
+    mbar_complete(b);
+    return (b->phase & 1) != parity;
+}
+
+}  /* namespace sdx_sim */
+
+static inline void sdx_sim_mbar_init(uint64_t *bar, int count) {
+    sdx_sim::machine &m = sdx_sim::M();
+    uint32_t at = sdx_sim::smem_offset(bar, "an mbarrier");
+    if (at % 8 || count < 1 || m.n_bars == sdx_sim::MAX_MBARS) {
+        sdx_sim::fail("mbarrier.init: misaligned, a count below 1, or too many barriers");
+        return;
+    }
+    m.bars[m.n_bars].at = at;
+    m.bars[m.n_bars].count = m.bars[m.n_bars].pending = count;
+    m.bars[m.n_bars].tx = m.bars[m.n_bars].phase = 0;
+    m.n_bars++;
+}
+
+/* mbarrier.arrive, with expect_tx of `bytes` when they are not 0 */
+static inline void sdx_sim_mbar_arrive(uint64_t *bar, uint32_t bytes) {
+    sdx_sim::machine &m = sdx_sim::M();
+    sdx_sim::mbar *b = sdx_sim::find_mbar(sdx_sim::smem_offset(bar, "an mbarrier"));
+    if (!b) return;
+    if (b->pending == 0) {
+        sdx_sim::fail("mbarrier.arrive: more arrivals than the barrier's count in one phase");
+        return;
+    }
+    b->tx += (int)bytes;
+    b->pending--;
+    sdx_sim::mbar_complete(b);
+    /* A thread letting go (a plain arrival) lets every other thread run
+     * before it goes on, those waiting for this barrier first, so that
+     * what they do next (reload a stage, say) happens before what the
+     * arriving thread does next. A producer announcing bytes goes on:
+     * it runs as far ahead as the barriers let it. */
+    for (int t = 0; t < m.n; t++)
+        if (m.th[t].state == sdx_sim::AT_MBAR && m.th[t].mbar == b->at && sdx_sim::mbar_passed(b->at, m.th[t].mbar_parity))
+            m.th[t].state = sdx_sim::RUNNING;
+    if (!bytes) sdx_sim::wait(sdx_sim::RUNNING);
+}
+
+static inline void sdx_sim_mbar_wait(uint64_t *bar, int parity) {
+    uint32_t at = sdx_sim::smem_offset(bar, "an mbarrier");
+    while (!sdx_sim::M().error && !sdx_sim::mbar_passed(at, parity)) {
+        sdx_sim::self().mbar = at;
+        sdx_sim::self().mbar_parity = parity;
+        sdx_sim::wait(sdx_sim::AT_MBAR);
+    }
+}
+
+/* A tensor map as cuTensorMapEncodeTiled makes it, for the one kind sdx
+ * asks for: a 2-D matrix of `elem`-byte values, `rows` rows of `cols`
+ * values `pitch` bytes apart, read in boxes of box_cols x box_rows, 128
+ * bytes a box row (the 128-byte swizzle), zeros past the edges. The
+ * description goes in the map's opaque words. 0: made; -1: refused, as
+ * the driver refuses what it cannot take. Without the TMA
+ * (SDX_SIM_NO_TMA=1: the device has none) nothing is made. */
+enum { SDX_SIM_TMAP_MAGIC = 0x7d3a };
+static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem, uint64_t cols, uint64_t rows, uint64_t pitch,
+                                      uint32_t box_cols, uint32_t box_rows) {
+    if (getenv("SDX_SIM_NO_TMA") || (uintptr_t)base % 16 || pitch % 16 || !cols || !rows || cols > ((uint64_t)1 << 32) ||
+        rows > ((uint64_t)1 << 32) || !box_rows || box_rows > 256 || box_cols * (uint32_t)elem != 128)
+        return -1;
+    memset(map, 0, 128);
+    map[0] = (uint64_t)(uintptr_t)base;
+    map[1] = cols;
+    map[2] = rows;
+    map[3] = pitch;
+    map[4] = box_cols;
+    map[5] = box_rows;
+    map[6] = (uint64_t)elem;
+    map[7] = SDX_SIM_TMAP_MAGIC;
+    return 0;
+}
+
+/* cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes: the box whose
+ * first value is (x, y) into dst (1024-byte aligned: the swizzle's atoms),
+ * row r's byte o at r 128 + o with bits 4-6 XORed with bits 7-9. */
+static inline void sdx_sim_tma_load(void *dst, const uint64_t *map, int x, int y, uint64_t *bar) {
+    sdx_sim::machine &m = sdx_sim::M();
+    const uint32_t at = sdx_sim::smem_offset(dst, "a TMA box"), bar_at = sdx_sim::smem_offset(bar, "an mbarrier");
+    const uint32_t elem = (uint32_t)map[6], box_cols = (uint32_t)map[4], box_rows = (uint32_t)map[5], bytes = box_rows * 128;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)map[0];
+    sdx_sim::landing l;
+    if (map[7] != SDX_SIM_TMAP_MAGIC) { sdx_sim::fail("cp.async.bulk.tensor: not a tensor map"); return; }
+    if (at % 1024 || at + bytes > sdx_sim::SMEM_MAX) { sdx_sim::fail("cp.async.bulk.tensor: a box misaligned or past shared memory"); return; }
+    if (!sdx_sim::find_mbar(bar_at)) return;
+    l.bar = bar_at;
+    l.dst = (unsigned char *)dst;
+    l.bytes.assign(bytes, 0);
+    for (uint32_t r = 0; r < box_rows; r++)
+        for (uint32_t c = 0; c < box_cols; c++) {
+            const int64_t gx = (int64_t)x + c, gy = (int64_t)y + r;
+            uint32_t o = r * 128 + c * elem;
+            o ^= (o >> 7 & 7) << 4;
+            if (gx >= 0 && gy >= 0 && (uint64_t)gx < map[1] && (uint64_t)gy < map[2])
+                memcpy(&l.bytes[o], base + (uint64_t)gy * map[3] + (uint64_t)gx * elem, elem);
+        }
+    memset(dst, 0xa5, bytes);       /* garbage until it lands */
+    m.landings.push_back(std::move(l));
 }
 
 #endif
