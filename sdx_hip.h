@@ -1893,6 +1893,41 @@ static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm 
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
+#if SDX__HIP_WGMMA
+/* A warpgroup's four k16 products of one k-step, from the stage `at`
+ * (16-byte units) past its operands' descriptors, committed as one group. */
+template <int HT, int BN>
+static __device__ __forceinline__ void sdx__hip_wg_products(float *acc, uint64_t da, uint64_t db, uint64_t at) {
+    sdx__hip_wg_fence_acc<BN / 2>(acc);
+    sdx__hip_wg_arrive();
+#pragma unroll
+    for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
+    sdx__hip_wg_commit();
+    sdx__hip_wg_fence_acc<BN / 2>(acc);
+}
+#endif
+
+/* Where the product's column c (W's staged row) goes in the epilogue's
+ * staging: c itself, or where the stage holds a fused GEGLU's values
+ * (c < BN/2) and then their gates (the TMA's two boxes), the order of
+ * sdx__hip_w_row, 8 values then their 8 gates. */
+template <int BN>
+static __device__ __forceinline__ int sdx__hip_wg_column(int c, int halves) {
+    return !halves ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
+}
+
+/* A warpgroup's accumulators (thread row `row`, lane `lane`) into the
+ * epilogue's staging, columns placed by sdx__hip_wg_column. */
+template <int AK, int BN>
+static __device__ __forceinline__ void sdx__hip_wg_stage(float *cs, const float *acc, int row, int lane, int halves) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+            sdx__hip_stage_pair<AK, 128, BN>(cs, row + 8 * (e / 2), sdx__hip_wg_column<BN>(j * 8 + 2 * (lane % 4), halves), acc[4 * j + e],
+                                             acc[4 * j + e + 1]);
+}
+
 template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
@@ -1923,12 +1958,7 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
         sdx__hip_cp_wait<S - 3>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc<ACC>(acc);
-        sdx__hip_wg_arrive();
-#pragma unroll
-        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
-        sdx__hip_wg_commit();
-        sdx__hip_wg_fence_acc<ACC>(acc);
+        sdx__hip_wg_products<HT, BN>(acc, da, db, at);
         /* the copies go out while the products run, into step - 2's stage */
         sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_wait<1>();
@@ -1939,13 +1969,7 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
      * ends every warpgroup's reads of the stages */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (wg == half) {
-#pragma unroll
-            for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
-        }
+        if (wg == half) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, 0);
         __syncthreads();
         sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t);
     }
@@ -1983,15 +2007,6 @@ struct sdx__hip_tma_tile {
            BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
-
-/* Where the product's column c (W's staged row) goes in the epilogue's
- * staging: c itself, or in a fused GEGLU's two boxes (values c < BN/2,
- * then their gates) the order of sdx__hip_w_row, 8 values then their 8
- * gates. */
-template <int BN>
-static __device__ __forceinline__ int sdx__hip_tma_column(int c, int64_t geglu) {
-    return !geglu ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
-}
 
 template <int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
@@ -2041,12 +2056,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
             const int i = step - ks.first, s = i % S;
             const uint64_t at = (uint64_t)(s * T::STAGE * 2 / 16);
             sdx__hip_mbar_wait(full + s, i / S & 1);
-            sdx__hip_wg_fence_acc<ACC>(acc);
-            sdx__hip_wg_arrive();
-#pragma unroll
-            for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
-            sdx__hip_wg_commit();
-            sdx__hip_wg_fence_acc<ACC>(acc);
+            sdx__hip_wg_products<HT, BN>(acc, da, db, at);
             /* the previous step's products are done: its stage is free */
             sdx__hip_wg_wait<1>();
             if (i > 0 && lane == 0) sdx__hip_mbar_arrive(empty + (i - 1) % S);
@@ -2058,14 +2068,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
      * 1's (the first barrier also ends every read of the stages) */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (wg == half + 1) {
-#pragma unroll
-            for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), sdx__hip_tma_column<BN>(j * 8 + 2 * (lane % 4), g.geglu),
-                                                    acc[4 * j + e], acc[4 * j + e + 1]);
-        }
+        if (wg == half + 1) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, g.geglu != 0);     /* values, then gates: two boxes */
         __syncthreads();
         sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t);
     }
@@ -2526,6 +2529,7 @@ typedef struct sdx__hip {
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
     sdx__hip_buf work;      /* a convolution's channels-last copies */
+    sdx__hip_buf product;   /* a linear_geglu's product when it is not fused and the caller gave no h */
     sdx__hip_cl_weight *cl; /* weights kept channels-last, sorted by address */
     int n_cl, cap_cl;
     unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
@@ -2603,6 +2607,7 @@ static void sdx__hip_release(void *user) {
     if (!s) return;
     if (s->sums.p) (void)hipFree(s->sums.p);
     if (s->work.p) (void)hipFree(s->work.p);
+    if (s->product.p) (void)hipFree(s->product.p);
     free(s->cl);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
@@ -2839,7 +2844,7 @@ static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t byte
     b->bytes = 0;
     if (hipMalloc(&b->p, bytes) == hipSuccess) b->bytes = bytes;
     else { (void)hipGetLastError(); b->p = NULL; }
-    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
+    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes + s->product.bytes);
     return b->p ? SDX_OK : sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
 }
 
@@ -2988,18 +2993,23 @@ static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_
     return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
 }
 
+/* The TMA kernels' shared memory, both widths and types; 0 when refused. */
+static int sdx__hip_tma_grant(const sdx__hip *s) {
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(bf16), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(bf16), sdx__hip_tma_tile<160>::SMEM))
+            return 0;
+    return 1;
+}
+
 /* The driver's cuTensorMapEncodeTiled, through the runtime (no link to
- * the driver library), where the TMA kernels exist; else NULL. */
-static void *sdx__hip_tmap_encoder(const sdx__hip *s) {
+ * the driver library), where this build has the TMA kernels; else NULL. */
+static void *sdx__hip_tmap_encoder(void) {
     void *fn = NULL;
-    for (int i = 0; i < 4; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i % 2), sdx__hip_tma_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i % 2), sdx__hip_tma_tile<160>::SMEM))
-            return NULL;
 #if !SDX__HIP_TMA
     (void)fn;
 #elif defined(SDX_HIP_SIM)
-    fn = (void *)sdx_sim_tmap_encode;
+    fn = sdx_sim_tmap_encoder();
 #elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
     cudaDriverEntryPointQueryResult found;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
@@ -3240,22 +3250,30 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * whole (one part of k, 16-byte rows, more than a few rows, D a multiple
  * of 8): y = a * gelu(gate) from the f32 sums, rounded once, h untouched
  * (sdx__hip_w_row pairs each value with its gate). Else the linear into
- * h and the gate as a pass of its own. */
+ * h (h NULL: the backend's own room, kept) and the gate as a pass of its
+ * own. */
 static int sdx__hip_linear_geglu_op(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
                                     const sdx_tensor *b, sdx_dtype compute) {
     static const char op[] = "linear_geglu";
-    const sdx__hip *s = sdx__hip_of(ctx);
+    sdx__hip *s = sdx__hip_of(ctx);
     const int64_t d = y->shape[y->ndim - 1];
+    sdx_tensor product = *y;
     sdx__hip_gemm g;
     sdx__hip_plan p;
     int rc;
-    sdx__hip_linear_operands(&g, y, h, x, w, b, NULL);
+    product.shape[product.ndim - 1] = w->shape[0];
+    sdx__hip_linear_operands(&g, y, &product, x, w, b, NULL);
     if (g.M == 0 || g.N == 0) return SDX_OK;
     p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
     if (g.M > SDX__HIP_GEMV_ROWS && p.mma && p.split == 1 && d % 8 == 0 && g.K % 8 == 0 && (uintptr_t)g.x % 16 == 0 &&
         (uintptr_t)g.w % 16 == 0) {
         g.geglu = d;
         return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+    }
+    if (!h) {
+        if ((rc = sdx__hip_need(ctx, s, &s->product, sdx_tensor_nbytes(&product), op, "product")) != SDX_OK) return rc;
+        product.data = s->product.p;
+        h = &product;
     }
     rc = sdx__hip_linear(ctx, op, h, x, w, b, NULL);
     return rc != SDX_OK ? rc : sdx__hip_geglu_op(ctx, y, h, compute);
@@ -3660,7 +3678,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     /* sm_90a code runs on compute capability 9.0 alone; the simulator
      * plays an 8.x device too, to test the other path */
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
-    s->tmap_encode = s->wgmma ? sdx__hip_tmap_encoder(s) : NULL;
+    s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");

@@ -296,6 +296,53 @@ static int loras_on_the_fake_device_equal_the_cpu(void) {
     return T_PASS;
 }
 
+/* The latents of a staged generation from `cond`, into out (n floats). */
+static int fd_sample(sdx_model *m, const sdx_gen_params *p, const sdx_cond *cond, float *out, size_t n) {
+    sdx_sampling *s = NULL;
+    int rc = sdx_sampling_begin(m, p, cond, 0, &s);
+    if (rc == SDX_OK) rc = sdx_sampling_finish(s);
+    if (rc == SDX_OK) memcpy(out, sdx_sampling_latent(s)->data, n * sizeof *out);
+    sdx_sampling_free(s);
+    return rc;
+}
+
+/* A device keeps a conditioning's cross-attention keys and values from
+ * one sampling to the next; a LoRA merged in between makes them again:
+ * both samplings give the CPU's bits, which compute them every step. */
+static int a_kept_conditioning_sees_a_lora_merged_after_it(void) {
+    T_NEED_SHARED(v, "vocab/merges.txt");
+    T_NEED_SHARED(lora, "golden/lora/loras/sd1_kohya_locon.safetensors");
+    fake_device fd;
+    sdx_ctx *ctx[2] = { t_ctx(), fd_ctx(&fd) };
+    sdx_model *m[2];
+    sdx_cond *cond[2];
+    sdx_gen_params p;
+    static float lat[2][2][4 * 8 * 8];      /* [cpu, device][before, after the LoRA] */
+    const size_t n = 4 * 8 * 8;
+    (void)v;
+    fd_params(&p);
+    T_CHECK(ctx[1], "fake device refused");
+    for (int d = 0; d < 2; d++) T_CHECK((m[d] = t_model(ctx[d], "sd1")) != NULL, "%s", sdx_last_error(ctx[d]));
+    t_same_activations(m[0], m[1]);
+    for (int d = 0; d < 2; d++) {
+        T_CHECK(sdx_encode_prompt(m[d], &p, &cond[d]) == SDX_OK, "%s", sdx_last_error(ctx[d]));
+        T_CHECK(fd_sample(m[d], &p, cond[d], lat[d][0], n) == SDX_OK, "%s", sdx_last_error(ctx[d]));
+        T_CHECK(sdx_model_apply_lora(m[d], lora, 1.0f, 0.0f) == SDX_OK, "%s", sdx_last_error(ctx[d]));
+        T_CHECK(fd_sample(m[d], &p, cond[d], lat[d][1], n) == SDX_OK, "%s", sdx_last_error(ctx[d]));
+    }
+    T_CHECK(memcmp(lat[0][0], lat[0][1], sizeof lat[0][0]), "the LoRA changed nothing");
+    T_CHECK(!memcmp(lat[0][0], lat[1][0], sizeof lat[0][0]), "the device's first sampling differs from the CPU's");
+    T_CHECK(!memcmp(lat[0][1], lat[1][1], sizeof lat[0][1]), "after the LoRA the device's sampling differs from the CPU's");
+    for (int d = 0; d < 2; d++) {
+        sdx_cond_free(cond[d]);
+        sdx_model_free(m[d]);
+    }
+    T_CHECK(sdx_device_bytes(ctx[1], NULL) == 0 && fd.live_buffers == 0, "%zu device bytes, %ld buffers left after free",
+            sdx_device_bytes(ctx[1], NULL), fd.live_buffers);
+    for (int d = 0; d < 2; d++) sdx_destroy(ctx[d]);
+    return T_PASS;
+}
+
 /* The paths that move data by hand: odd sizes (nearest resize in the
  * UNet), a tiled VAE (decode and encode, several tiles), seamless tiling, img2img with a mask, cfg 1 (batch of one), tracing. */
 static int every_data_path_on_the_fake_device_equals_the_cpu(void) {
@@ -766,6 +813,7 @@ static const t_case backend_cases[] = {
     { "taesd_on_the_fake_device_equals_the_cpu", taesd_on_the_fake_device_equals_the_cpu },
     { "a_device_stores_half_activations_by_default", a_device_stores_half_activations_by_default },
     { "loras_on_the_fake_device_equal_the_cpu", loras_on_the_fake_device_equal_the_cpu },
+    { "a_kept_conditioning_sees_a_lora_merged_after_it", a_kept_conditioning_sees_a_lora_merged_after_it },
     { 0, 0 }
 };
 SDX_TEST_SUITE(backend, backend_cases)

@@ -119,7 +119,7 @@ static int tc_eps(tc_nets *t, sdx_st *cs, const sdx_tensor *cx, const sdx__unet_
     T_CHECK(sdx_st_read_f32(t->ctx, cs, "x_in", &x) == SDX_OK && sdx_st_read_f32(t->ctx, cs, "timestep", &ts) == SDX_OK &&
             sdx_st_read_f32(t->ctx, cs, name, &ref) == SDX_OK, "%s", sdx_last_error(t->ctx));
     T_CHECK(sdx_tensor_alloc(t->ctx, &out, SDX_F32, 4, ref.shape) == SDX_OK, "alloc");
-    T_CHECK(sdx__unet_forward_control(t->ctx, &t->unet, &t->arena, &x, (const float *)ts.data, cx, NULL, ctl, &out) == SDX_OK,
+    T_CHECK(sdx__unet_forward_control(t->ctx, &t->unet, &t->arena, &x, (const float *)ts.data, cx, NULL, ctl, NULL, &out) == SDX_OK,
             "%s", sdx_last_error(t->ctx));
     *rel = t_rel_l2_f32((const float *)out.data, (const float *)ref.data, (size_t)sdx_tensor_numel(&ref));
     sdx_tensor_free(t->ctx, &x);

@@ -434,8 +434,9 @@ static int fused_residuals_equal_the_op_then_add(void) {
 }
 
 /* linear_geglu on the CPU is the linear into h, then the gate: y and h
- * bit for bit those of sdx__linear and sdx__geglu. Its contract: h of w's
- * rows and y's type, y half of h's last dim, y, h and x apart. */
+ * bit for bit those of sdx__linear and sdx__geglu, and without h (room
+ * of its own) the same y. Its contract: h of w's rows and y's type, y
+ * half of h's last dim, y, h and x apart. */
 static int linear_geglu_is_the_linear_then_the_gate(void) {
     sdx_ctx *ctx = t_ctx();
     static float xb[3 * 40], wb[2 * 24 * 40], bb[2 * 24], hw[3 * 48], yw[3 * 24], hg[3 * 48], yg[3 * 24];
@@ -450,6 +451,9 @@ static int linear_geglu_is_the_linear_then_the_gate(void) {
     T_CHECK(sdx__linear(ctx, &h, &x, &w, &b, SDX_F32) == SDX_OK && sdx__geglu(ctx, &y, &h, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(sdx__linear_geglu(ctx, &y2, &h2, &x, &w, &b, SDX_F32) == SDX_OK, "%s", sdx_last_error(ctx));
     T_CHECK(!memcmp(yg, yw, sizeof yg) && !memcmp(hg, hw, sizeof hg), "linear_geglu differs from linear then geglu");
+    memset(yg, 0, sizeof yg);
+    T_CHECK(sdx__linear_geglu(ctx, &y2, NULL, &x, &w, &b, SDX_F32) == SDX_OK && !memcmp(yg, yw, sizeof yg),
+            "linear_geglu without h differs: %s", sdx_last_error(ctx));
     rc = sdx__linear_geglu(ctx, &wide, &h2, &x, &w, &b, SDX_F32);
     T_CHECK(rc == SDX_ERR_INVALID_ARG && strstr(sdx_last_error(ctx), "twice"), "y of 25 columns: %d: %s", rc, sdx_last_error(ctx));
     rc = sdx__linear_geglu(ctx, &y, &h16, &x, &w, &b, SDX_F32);

@@ -314,6 +314,52 @@ static int feed_forward_passes_over_rows_change_nothing(void) {
     return T_PASS;
 }
 
+/* A conditioning's cross-attention keys and values, kept (what a device
+ * does), give the UNet's bits; they are kept while the UNet, its weights
+ * and the context stay, and a UNet call refuses them once a weight was
+ * written (a LoRA merged) until they are made again. */
+static int kept_cross_attention_keys_and_values_change_nothing(void) {
+    T_NEED_SHARED(path, "golden/sd1/model.safetensors");
+    T_NEED_SHARED(cpath, "golden/sd1/cases/unet_case0.safetensors");
+    sdx_ctx *ctx = t_ctx();
+    t_unet_inputs c;
+    sdx__unet_kv kv;
+    sdx__arena arena;
+    sdx_tensor out[2];
+    void *first;
+    memset(&kv, 0, sizeof kv);
+    T_CHECK(ctx && t_unet_inputs_open(ctx, &c, path, cpath), "%s", sdx_last_error(ctx));
+    sdx__arena_init(&arena, ctx, 0);
+    for (int i = 0; i < 2; i++) {
+        int64_t shape[4] = { c.x.shape[0], c.u->out_channels, c.x.shape[2], c.x.shape[3] };
+        T_CHECK(sdx_tensor_alloc(ctx, &out[i], SDX_F32, 4, shape) == SDX_OK, "alloc");
+    }
+    T_CHECK(sdx__unet_forward(ctx, c.u, &arena, &c.x, (const float *)c.ts.data, &c.cx, NULL, &out[0]) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__unet_kv_make(ctx, c.u, &c.cx, &kv) == SDX_OK, "%s", sdx_last_error(ctx));
+    T_CHECK(kv.n > 0 && kv.n == sdx__unet_xblocks(c.u, NULL, 0), "%d keys and values for %d transformer blocks", kv.n,
+            sdx__unet_xblocks(c.u, NULL, 0));
+    for (int call = 0; call < 2; call++) {
+        memset(out[1].data, 0, sdx_tensor_nbytes(&out[1]));
+        T_CHECK(sdx__unet_forward_control(ctx, c.u, &arena, &c.x, (const float *)c.ts.data, &c.cx, NULL, NULL, &kv, &out[1]) == SDX_OK,
+                "%s", sdx_last_error(ctx));
+        T_CHECK(!memcmp(out[0].data, out[1].data, sdx_tensor_nbytes(&out[0])), "call %d with kept keys and values differs", call);
+    }
+    first = kv.t[0].data;
+    T_CHECK(sdx__unet_kv_make(ctx, c.u, &c.cx, &kv) == SDX_OK && kv.t[0].data == first, "kept keys and values were made again");
+    c.u->w.writes++;        /* as a LoRA merge does */
+    T_CHECK(sdx__unet_forward_control(ctx, c.u, &arena, &c.x, (const float *)c.ts.data, &c.cx, NULL, NULL, &kv, &out[1]) ==
+                SDX_ERR_INVALID_ARG, "stale keys and values were used");
+    T_CHECK(sdx__unet_kv_make(ctx, c.u, &c.cx, &kv) == SDX_OK && kv.writes == c.u->w.writes, "%s", sdx_last_error(ctx));
+    T_CHECK(sdx__unet_forward_control(ctx, c.u, &arena, &c.x, (const float *)c.ts.data, &c.cx, NULL, NULL, &kv, &out[1]) == SDX_OK &&
+                !memcmp(out[0].data, out[1].data, sdx_tensor_nbytes(&out[0])), "remade keys and values: %s", sdx_last_error(ctx));
+    sdx__unet_kv_free(ctx, &kv);
+    for (int i = 0; i < 2; i++) sdx_tensor_free(ctx, &out[i]);
+    sdx__arena_free(&arena);
+    t_unet_inputs_close(ctx, &c);
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 static const t_case memory_cases[] = {
     { "peak_rss_is_measured_and_rises_with_use", peak_rss_is_measured_and_rises_with_use },
     { "released_pages_leave_memory_and_read_back_unchanged", released_pages_leave_memory_and_read_back_unchanged },
@@ -321,6 +367,7 @@ static const t_case memory_cases[] = {
     { "low_memory_mode_streams_weights_and_changes_no_result", low_memory_mode_streams_weights_and_changes_no_result },
     { "low_memory_mode_tiles_the_vae_within_its_budget", low_memory_mode_tiles_the_vae_within_its_budget },
     { "feed_forward_passes_over_rows_change_nothing", feed_forward_passes_over_rows_change_nothing },
+    { "kept_cross_attention_keys_and_values_change_nothing", kept_cross_attention_keys_and_values_change_nothing },
     { 0, 0 }
 };
 SDX_TEST_SUITE(memory, memory_cases)

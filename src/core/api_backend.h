@@ -47,7 +47,9 @@ extern "C" {
  * rounded once; res is y itself or apart from y and x) then run the
  * backend's own op and add, and linear_geglu (y = geglu(linear(x)), w
  * [2D, C] and y [..., D]) its linear into h, the caller's scratch of y's
- * type and [..., 2D] (the op may leave anything there), then geglu. */
+ * type and [..., 2D] (the op may leave anything there), then geglu. h may
+ * be NULL: a backend that needs the product in memory then takes room of
+ * its own (a GPU that fuses the gate into its GEMM needs none). */
 #define SDX_BACKEND_OPS(X) \
     X(linear, 1, (sdx_tensor *y, const sdx_tensor *x, const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute), \
       (y, x, w, b, compute), (y, x, w, b), (compute)) \

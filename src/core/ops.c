@@ -251,16 +251,26 @@ static int sdx__check_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sd
     return SDX_OK;
 }
 
-/* y = geglu(linear(x)): h is linear's y (w's rows, y's type), y half
- * its last dim; neither overlaps x or the other. */
+/* The product a linear_geglu gates: y's shape with w's rows last, y's
+ * type, no memory. */
+static sdx_tensor sdx__geglu_product(const sdx_tensor *y, const sdx_tensor *w) {
+    sdx_tensor h = sdx__view(y->dtype, NULL, y->ndim, y->shape);
+    if (h.ndim > 0 && w->ndim == 2) h.shape[h.ndim - 1] = w->shape[0];
+    return h;
+}
+
+/* y = geglu(linear(x)): h (or, NULL, the backend's own room) is linear's
+ * y (w's rows, y's type), y half its last dim; neither overlaps x or the
+ * other. */
 static int sdx__check_linear_geglu(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
                                    const sdx_tensor *b, sdx_dtype compute) {
     static const char op[] = "linear_geglu";
-    int rc = sdx__check_linear(ctx, h, x, w, b, compute);
+    sdx_tensor product = sdx__geglu_product(y, w), *p = h ? h : &product;
+    int rc = sdx__check_linear(ctx, p, x, w, b, compute);
     if (rc != SDX_OK) return rc;
-    if ((rc = sdx__check_geglu(ctx, y, h, compute)) != SDX_OK) return rc;
-    if (h->dtype != y->dtype) return sdx__fail_shapes(ctx, op, "h must have y's dtype", h, "h", y, "y");
-    if (sdx__overlaps(y, x) || sdx__overlaps(h, x) || sdx__overlaps(y, h))
+    if ((rc = sdx__check_geglu(ctx, y, p, compute)) != SDX_OK) return rc;
+    if (p->dtype != y->dtype) return sdx__fail_shapes(ctx, op, "h must have y's dtype", p, "h", y, "y");
+    if (sdx__overlaps(y, x) || (h && (sdx__overlaps(h, x) || sdx__overlaps(y, h))))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: y, h and x must lie apart", op);
     return SDX_OK;
 }
@@ -417,10 +427,25 @@ static int sdx__composed_conv2d_pad_add(sdx_ctx *ctx, const sdx_backend *be, sdx
     return sdx__composed_end(ctx, be, y, res, &t, rc);
 }
 
-/* geglu(linear(x)) through h, on backend be. */
+/* geglu(linear(x)) through h, on backend be; h NULL: through room taken
+ * for the op (host memory for the host backend, else the device's). */
 static int sdx__composed_linear_geglu(sdx_ctx *ctx, const sdx_backend *be, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x,
                                       const sdx_tensor *w, const sdx_tensor *b, sdx_dtype compute) {
-    int rc = be->linear(ctx, h, x, w, b, compute);
+    sdx_tensor room;
+    size_t bytes;
+    int rc;
+    if (!h) {
+        room = sdx__geglu_product(y, w);
+        bytes = sdx_tensor_nbytes(&room);
+        room.device = !be->host_memory;
+        room.data = be->host_memory ? sdx__malloc(ctx, bytes) : sdx__dev_alloc(ctx, bytes);
+        if (!room.data) return sdx__nomem(ctx, "linear_geglu's product", bytes);
+        rc = sdx__composed_linear_geglu(ctx, be, y, &room, x, w, b, compute);
+        if (be->host_memory) sdx__free(ctx, room.data);
+        else sdx__dev_free(ctx, room.data, bytes);
+        return rc;
+    }
+    rc = be->linear(ctx, h, x, w, b, compute);
     return rc != SDX_OK ? rc : be->geglu(ctx, y, h, compute);
 }
 

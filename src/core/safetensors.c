@@ -773,6 +773,7 @@ typedef struct sdx__wset {
     sdx__wslot *block;      /* slots are carved from blocks of SDX__WSLOT_BLOCK: */
     int block_used;         /* the current one, and how many of it are slots */
     int rc;                 /* code of the last failed fetch */
+    unsigned writes;        /* values written into slots (LoRA merges, resets): what was made from them is stale */
     /* Optional name translation for files in another layout (diffusers):
      * writes the file's name for the canonical name `name` into out and
      * returns 1, or returns 0 when that layout has no such tensor. */
@@ -952,6 +953,7 @@ static int sdx__wslot_fill(sdx__wset *w, sdx__wslot *sl, const float *values) {
  * from the new ones. */
 static int sdx__wslot_write(sdx__wset *w, sdx__wslot *sl, const float *values) {
     int rc = sdx__wslot_fill(w, sl, values);
+    w->writes++;
     return rc == SDX_OK ? sdx__weight_added(w->ctx, &sl->t, &w->st->map) : rc;
 }
 

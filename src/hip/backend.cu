@@ -58,6 +58,7 @@ typedef struct sdx__hip {
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
     sdx__hip_buf sums;      /* group-norm partial sums (doubles) */
     sdx__hip_buf work;      /* a convolution's channels-last copies */
+    sdx__hip_buf product;   /* a linear_geglu's product when it is not fused and the caller gave no h */
     sdx__hip_cl_weight *cl; /* weights kept channels-last, sorted by address */
     int n_cl, cap_cl;
     unsigned generation;    /* bumped when a buffer is replaced: graphs that used it are stale */
@@ -135,6 +136,7 @@ static void sdx__hip_release(void *user) {
     if (!s) return;
     if (s->sums.p) (void)hipFree(s->sums.p);
     if (s->work.p) (void)hipFree(s->work.p);
+    if (s->product.p) (void)hipFree(s->product.p);
     free(s->cl);
     for (int i = 0; i < SDX__HIP_GRAPH_SLOTS; i++) {
         if (s->graphs[i].exec) (void)hipGraphExecDestroy(s->graphs[i].exec);
@@ -371,7 +373,7 @@ static int sdx__hip_need(sdx_ctx *ctx, sdx__hip *s, sdx__hip_buf *b, size_t byte
     b->bytes = 0;
     if (hipMalloc(&b->p, bytes) == hipSuccess) b->bytes = bytes;
     else { (void)hipGetLastError(); b->p = NULL; }
-    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes);
+    sdx_backend_scratch(ctx, s->sums.bytes + s->work.bytes + s->product.bytes);
     return b->p ? SDX_OK : sdx_fail(ctx, SDX_ERR_NOMEM, "%s: out of device memory for %s (%zu bytes)", op, what, bytes);
 }
 
@@ -520,18 +522,23 @@ static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_
     return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
 }
 
+/* The TMA kernels' shared memory, both widths and types; 0 when refused. */
+static int sdx__hip_tma_grant(const sdx__hip *s) {
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(bf16), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(bf16), sdx__hip_tma_tile<160>::SMEM))
+            return 0;
+    return 1;
+}
+
 /* The driver's cuTensorMapEncodeTiled, through the runtime (no link to
- * the driver library), where the TMA kernels exist; else NULL. */
-static void *sdx__hip_tmap_encoder(const sdx__hip *s) {
+ * the driver library), where this build has the TMA kernels; else NULL. */
+static void *sdx__hip_tmap_encoder(void) {
     void *fn = NULL;
-    for (int i = 0; i < 4; i++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i % 2), sdx__hip_tma_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i % 2), sdx__hip_tma_tile<160>::SMEM))
-            return NULL;
 #if !SDX__HIP_TMA
     (void)fn;
 #elif defined(SDX_HIP_SIM)
-    fn = (void *)sdx_sim_tmap_encode;
+    fn = sdx_sim_tmap_encoder();
 #elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
     cudaDriverEntryPointQueryResult found;
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
@@ -772,22 +779,30 @@ static int sdx__hip_linear_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, 
  * whole (one part of k, 16-byte rows, more than a few rows, D a multiple
  * of 8): y = a * gelu(gate) from the f32 sums, rounded once, h untouched
  * (sdx__hip_w_row pairs each value with its gate). Else the linear into
- * h and the gate as a pass of its own. */
+ * h (h NULL: the backend's own room, kept) and the gate as a pass of its
+ * own. */
 static int sdx__hip_linear_geglu_op(sdx_ctx *ctx, sdx_tensor *y, sdx_tensor *h, const sdx_tensor *x, const sdx_tensor *w,
                                     const sdx_tensor *b, sdx_dtype compute) {
     static const char op[] = "linear_geglu";
-    const sdx__hip *s = sdx__hip_of(ctx);
+    sdx__hip *s = sdx__hip_of(ctx);
     const int64_t d = y->shape[y->ndim - 1];
+    sdx_tensor product = *y;
     sdx__hip_gemm g;
     sdx__hip_plan p;
     int rc;
-    sdx__hip_linear_operands(&g, y, h, x, w, b, NULL);
+    product.shape[product.ndim - 1] = w->shape[0];
+    sdx__hip_linear_operands(&g, y, &product, x, w, b, NULL);
     if (g.M == 0 || g.N == 0) return SDX_OK;
     p = sdx__hip_gemm_plan(s, g, SDX__HIP_A_ROWS, 1);
     if (g.M > SDX__HIP_GEMV_ROWS && p.mma && p.split == 1 && d % 8 == 0 && g.K % 8 == 0 && (uintptr_t)g.x % 16 == 0 &&
         (uintptr_t)g.w % 16 == 0) {
         g.geglu = d;
         return sdx__hip_gemm_run(ctx, op, g, SDX__HIP_A_ROWS, 1, p);
+    }
+    if (!h) {
+        if ((rc = sdx__hip_need(ctx, s, &s->product, sdx_tensor_nbytes(&product), op, "product")) != SDX_OK) return rc;
+        product.data = s->product.p;
+        h = &product;
     }
     rc = sdx__hip_linear(ctx, op, h, x, w, b, NULL);
     return rc != SDX_OK ? rc : sdx__hip_geglu_op(ctx, y, h, compute);
@@ -1192,7 +1207,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     /* sm_90a code runs on compute capability 9.0 alone; the simulator
      * plays an 8.x device too, to test the other path */
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
-    s->tmap_encode = s->wgmma ? sdx__hip_tmap_encoder(s) : NULL;
+    s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");

@@ -801,6 +801,41 @@ static __device__ __forceinline__ void sdx__hip_wg_prefetch(const sdx__hip_gemm 
     sdx__hip_cp_commit();       /* past the end an empty group keeps the count */
 }
 
+#if SDX__HIP_WGMMA
+/* A warpgroup's four k16 products of one k-step, from the stage `at`
+ * (16-byte units) past its operands' descriptors, committed as one group. */
+template <int HT, int BN>
+static __device__ __forceinline__ void sdx__hip_wg_products(float *acc, uint64_t da, uint64_t db, uint64_t at) {
+    sdx__hip_wg_fence_acc<BN / 2>(acc);
+    sdx__hip_wg_arrive();
+#pragma unroll
+    for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
+    sdx__hip_wg_commit();
+    sdx__hip_wg_fence_acc<BN / 2>(acc);
+}
+#endif
+
+/* Where the product's column c (W's staged row) goes in the epilogue's
+ * staging: c itself, or where the stage holds a fused GEGLU's values
+ * (c < BN/2) and then their gates (the TMA's two boxes), the order of
+ * sdx__hip_w_row, 8 values then their 8 gates. */
+template <int BN>
+static __device__ __forceinline__ int sdx__hip_wg_column(int c, int halves) {
+    return !halves ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
+}
+
+/* A warpgroup's accumulators (thread row `row`, lane `lane`) into the
+ * epilogue's staging, columns placed by sdx__hip_wg_column. */
+template <int AK, int BN>
+static __device__ __forceinline__ void sdx__hip_wg_stage(float *cs, const float *acc, int row, int lane, int halves) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2)
+            sdx__hip_stage_pair<AK, 128, BN>(cs, row + 8 * (e / 2), sdx__hip_wg_column<BN>(j * 8 + 2 * (lane % 4), halves), acc[4 * j + e],
+                                             acc[4 * j + e + 1]);
+}
+
 template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
 #if SDX__HIP_WGMMA
@@ -831,12 +866,7 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
         sdx__hip_cp_wait<S - 3>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc<ACC>(acc);
-        sdx__hip_wg_arrive();
-#pragma unroll
-        for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
-        sdx__hip_wg_commit();
-        sdx__hip_wg_fence_acc<ACC>(acc);
+        sdx__hip_wg_products<HT, BN>(acc, da, db, at);
         /* the copies go out while the products run, into step - 2's stage */
         sdx__hip_wg_prefetch<AK, BN>(g, xb, wb, m0, n0, step + S - 2, steps, t, px, smem);
         sdx__hip_wg_wait<1>();
@@ -847,13 +877,7 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
      * ends every warpgroup's reads of the stages */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (wg == half) {
-#pragma unroll
-            for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), j * 8 + 2 * (lane % 4), acc[4 * j + e], acc[4 * j + e + 1]);
-        }
+        if (wg == half) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, 0);
         __syncthreads();
         sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t);
     }
@@ -891,15 +915,6 @@ struct sdx__hip_tma_tile {
            BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
-
-/* Where the product's column c (W's staged row) goes in the epilogue's
- * staging: c itself, or in a fused GEGLU's two boxes (values c < BN/2,
- * then their gates) the order of sdx__hip_w_row, 8 values then their 8
- * gates. */
-template <int BN>
-static __device__ __forceinline__ int sdx__hip_tma_column(int c, int64_t geglu) {
-    return !geglu ? c : c < BN / 2 ? c / 8 * 16 + c % 8 : (c - BN / 2) / 8 * 16 + 8 + c % 8;
-}
 
 template <int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
@@ -949,12 +964,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
             const int i = step - ks.first, s = i % S;
             const uint64_t at = (uint64_t)(s * T::STAGE * 2 / 16);
             sdx__hip_mbar_wait(full + s, i / S & 1);
-            sdx__hip_wg_fence_acc<ACC>(acc);
-            sdx__hip_wg_arrive();
-#pragma unroll
-            for (int kk = 0; kk < SDX__HIP_MBK / 16; kk++) sdx__hip_wgmma<HT, BN>(acc, da + at + 2 * kk, db + at + 2 * kk);
-            sdx__hip_wg_commit();
-            sdx__hip_wg_fence_acc<ACC>(acc);
+            sdx__hip_wg_products<HT, BN>(acc, da, db, at);
             /* the previous step's products are done: its stage is free */
             sdx__hip_wg_wait<1>();
             if (i > 0 && lane == 0) sdx__hip_mbar_arrive(empty + (i - 1) % S);
@@ -966,14 +976,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
      * 1's (the first barrier also ends every read of the stages) */
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (wg == half + 1) {
-#pragma unroll
-            for (int j = 0; j < BN / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2)
-                    sdx__hip_stage_pair<AK, BT, BN>(cs, row + 8 * (e / 2), sdx__hip_tma_column<BN>(j * 8 + 2 * (lane % 4), g.geglu),
-                                                    acc[4 * j + e], acc[4 * j + e + 1]);
-        }
+        if (wg == half + 1) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, g.geglu != 0);     /* values, then gates: two boxes */
         __syncthreads();
         sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t);
     }

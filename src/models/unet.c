@@ -35,7 +35,8 @@
 #define SDX__UNET_GROUPS 32
 #define SDX__UNET_MAX_WIDTH (1 << 20)   /* channels; keeps int products of widths exact */
 /* The feed-forward's hidden activations (GEGLU's 2 x inner and inner
- * columns) are computed over token rows in passes of at most this many
+ * columns; on a device the inner ones alone, sdx__unet_ff) are computed
+ * over token rows in passes of at most this many
  * bytes: at 64x64 latents they would otherwise be the largest
  * temporaries of the whole UNet. Rows are independent through LayerNorm,
  * Linear and GEGLU, so the result is the same bit for bit. Passes are
@@ -493,6 +494,89 @@ static void sdx__unet_describe(const sdx__unet *u, char *buf, size_t size) {
 
 /* ---- forward -------------------------------------------------------------- */
 
+/* ---- cross-attention keys and values of a conditioning ------------------ */
+/* The to_k and to_v products of the text context are the same at every
+ * step of a generation: neither the context nor the weights change. On
+ * a device they cost an SDXL step about 2.4 ms of its 64 (140 products
+ * of 154 rows, split over k, and their sums; H200 profile), so a
+ * conditioning keeps them there (sdx__unet_kv_make, before a UNet call)
+ * and the UNet reads them instead. A host computes them at every call:
+ * about 1% of an SDXL step on the CPU, not worth the 100 MB of f32 they
+ * would hold. Made by the same op from the same operands, they are the
+ * same bits. */
+typedef struct sdx__unet_kv {
+    sdx_tensor *t;              /* 2 n: each cross-attention's k, then its v, in the UNet's order */
+    int n;
+    const sdx__unet *u;         /* made by this UNet, */
+    unsigned writes;            /* at this count of writes to its weights, */
+    const void *context;        /* from this context */
+} sdx__unet_kv;
+
+static void sdx__unet_kv_free(sdx_ctx *ctx, sdx__unet_kv *kv) {
+    if (!kv) return;
+    for (int i = 0; i < 2 * kv->n; i++) sdx__dev_free(ctx, kv->t[i].data, sdx_tensor_nbytes(&kv->t[i]));
+    sdx__free(ctx, kv->t);
+    memset(kv, 0, sizeof *kv);
+}
+
+/* The UNet's transformer blocks in the order a forward pass runs them
+ * (input blocks, middle, output blocks): their count, the first `cap`
+ * into out. */
+static int sdx__unet_xblocks(const sdx__unet *u, const sdx__unet_xblock **out, int cap) {
+    int n = 0;
+    for (int bi = 0; bi < u->n_in + 1 + u->n_out; bi++) {
+        const sdx__unet_block *b = bi < u->n_in ? &u->in[bi] : bi == u->n_in ? &u->mid : &u->out[bi - u->n_in - 1];
+        for (int l = 0; l < b->n_layers; l++)
+            if (b->layer[l].kind == SDX__UL_ATTN)
+                for (int d = 0; d < b->layer[l].attn.depth; d++, n++)
+                    if (n < cap) out[n] = &b->layer[l].attn.blocks[d];
+    }
+    return n;
+}
+
+/* kv for this UNet, its weights as they are and `context` ([B, T, D], the
+ * UNet's input): kept when it was made so, else made again. */
+static int sdx__unet_kv_make(sdx_ctx *ctx, sdx__unet *u, const sdx_tensor *context, sdx__unet_kv *kv) {
+    const sdx__unet_xblock **xb;
+    int n, rc = SDX_OK;
+    if (kv->n && kv->u == u && kv->writes == u->w.writes && kv->context == context->data) return SDX_OK;
+    sdx__unet_kv_free(ctx, kv);
+    n = sdx__unet_xblocks(u, NULL, 0);
+    if (!n) return SDX_OK;
+    xb = (const sdx__unet_xblock **)sdx__malloc(ctx, sizeof *xb * (size_t)n);
+    kv->t = (sdx_tensor *)sdx__calloc(ctx, 2 * (size_t)n, sizeof *kv->t);
+    if (!xb || !kv->t) {
+        sdx__free(ctx, xb);
+        sdx__free(ctx, kv->t);
+        kv->t = NULL;
+        return sdx__nomem(ctx, "cross-attention keys and values", sizeof *xb * (size_t)n);
+    }
+    sdx__unet_xblocks(u, xb, n);
+    for (int i = 0; i < n && rc == SDX_OK; i++) {
+        const sdx_tensor *w[2] = { xb[i]->k2, xb[i]->v2 };
+        for (int j = 0; j < 2 && rc == SDX_OK; j++) {
+            int64_t shape[3] = { context->shape[0], context->shape[1], w[j]->shape[0] };
+            sdx_tensor *t = &kv->t[2 * i + j];
+            *t = sdx__view(u->act_type, NULL, 3, shape);
+            t->device = sdx__on_device(ctx);
+            if (!(t->data = sdx__dev_alloc(ctx, sdx_tensor_nbytes(t))))
+                rc = sdx__nomem(ctx, "cross-attention keys and values", sdx_tensor_nbytes(t));
+            else
+                rc = sdx__linear(ctx, t, context, w[j], NULL, u->compute_type);
+            kv->n = i + 1;      /* what to free */
+        }
+    }
+    sdx__free(ctx, xb);
+    if (rc != SDX_OK) {
+        sdx__unet_kv_free(ctx, kv);
+        return rc;
+    }
+    kv->u = u;
+    kv->writes = u->w.writes;
+    kv->context = context->data;
+    return SDX_OK;
+}
+
 /* What a forward pass needs besides the weights. */
 typedef struct sdx__unet_run {
     sdx__unet *u;
@@ -500,6 +584,8 @@ typedef struct sdx__unet_run {
     sdx__arena *a;
     const sdx_tensor *emb;      /* silu(time_embed + label_emb), f32 [B, E] */
     const sdx_tensor *context;  /* [B, T, D] */
+    const sdx__unet_kv *kv;     /* its cross-attention keys and values, or NULL: computed */
+    int kv_next;                /* the next cross-attention's entry of kv */
     const char *block;          /* tracer names: "input_blocks" ... */
     int block_index;            /* N, or -1 for middle_block */
     sdx_dtype compute;          /* the blocks' arithmetic: u->compute_type */
@@ -561,10 +647,12 @@ static int sdx__unet_heads(sdx__unet_run *r, int inner, int *heads) {
 }
 
 /* tok += to_out(attention(to_q(norm(tok)), to_k(src), to_v(src))), where
- * src is norm(tok) itself (self-attention) or the context. */
+ * src is norm(tok) itself (self-attention) or the context; kept, the
+ * context's keys and values kv[0] and kv[1] instead of to_k and to_v. */
 static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tensor *lnw, const sdx_tensor *lnb,
                                const sdx_tensor *wq, const sdx_tensor *wk, const sdx_tensor *wv,
-                               const sdx_tensor *wo, const sdx_tensor *bo, const sdx_tensor *context, int heads) {
+                               const sdx_tensor *wo, const sdx_tensor *bo, const sdx_tensor *context, const sdx_tensor *kv,
+                               int heads) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
     int64_t B = tok->shape[0], L = tok->shape[1], C = tok->shape[2], inner = wq->shape[0];
@@ -575,11 +663,16 @@ static int sdx__unet_attention(sdx__unet_run *r, sdx_tensor *tok, const sdx_tens
     SDX__UNET_DO(sdx__layer_norm(ctx, &n, tok, 1e-5f, lnw, lnb));
     src = context ? context : &n;
     SDX__UNET_DO(sdx__unet_act3(r, &q, B, L, inner));
-    SDX__UNET_DO(sdx__unet_act3(r, &k, B, src->shape[1], inner));
-    SDX__UNET_DO(sdx__unet_act3(r, &v, B, src->shape[1], inner));
     SDX__UNET_DO(sdx__linear(ctx, &q, &n, wq, NULL, r->compute));
-    SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL, r->compute));
-    SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
+    if (kv) {
+        k = kv[0];
+        v = kv[1];
+    } else {
+        SDX__UNET_DO(sdx__unet_act3(r, &k, B, src->shape[1], inner));
+        SDX__UNET_DO(sdx__unet_act3(r, &v, B, src->shape[1], inner));
+        SDX__UNET_DO(sdx__linear(ctx, &k, src, wk, NULL, r->compute));
+        SDX__UNET_DO(sdx__linear(ctx, &v, src, wv, NULL, r->compute));
+    }
     SDX__UNET_DO(sdx__unet_act3(r, &o, B, L, inner));
     SDX__UNET_DO(sdx__attention(ctx, &o, &q, &k, &v, heads, 0, r->compute));
     SDX__UNET_DO(sdx__linear_add(ctx, tok, &o, wo, bo, tok, r->compute));
@@ -610,29 +703,32 @@ static int64_t sdx__unet_ff_rows(int64_t rows, size_t row_bytes, size_t budget) 
 }
 
 /* tok += ff(norm3(tok)), over passes of at most ff_chunk_rows rows (see
- * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size (GEGLU's
- * 2 x inner columns are the fused op's scratch, which a backend that
- * fuses the product and the gate leaves untouched). */
+ * SDX__UNET_FF_CHUNK_BYTES): three buffers of one pass's size, GEGLU's 2 x
+ * inner columns the fused op's scratch. A device gets none: a GPU fuses
+ * the gate into its GEMM and needs no product in memory (SD 1.5's and
+ * SDXL's 40 MiB of the call's live set), and takes room of its own where
+ * it does not fuse. */
 static int sdx__unet_ff(sdx__unet_run *r, sdx_tensor *tok, const sdx__unet_xblock *b) {
     sdx_ctx *ctx = r->ctx;
     sdx__mark m = sdx__arena_mark(r->a);
     int64_t rows = tok->shape[0] * tok->shape[1], C = tok->shape[2], inner = b->ff_inner;
     int64_t chunk = r->u->ff_chunk_rows;
+    const int device = sdx__on_device(ctx);
     sdx_tensor nb, fb, gb;
     int rc;
-    if (chunk <= 0)
-        chunk = sdx__unet_ff_rows(rows, (size_t)(3 * inner) * sdx_dtype_size(r->u->act_type),
-                                  sdx__on_device(ctx) ? SDX__UNET_FF_CHUNK_BYTES_DEVICE : SDX__UNET_FF_CHUNK_BYTES);
+    if (chunk <= 0)     /* a row's bytes in the buffers the pass takes (the normed rows aside) */
+        chunk = sdx__unet_ff_rows(rows, (size_t)((device ? 1 : 3) * inner) * sdx_dtype_size(r->u->act_type),
+                                  device ? SDX__UNET_FF_CHUNK_BYTES_DEVICE : SDX__UNET_FF_CHUNK_BYTES);
     chunk = SDX__MAX((int64_t)1, SDX__MIN(chunk, rows));
     SDX__UNET_DO(sdx__unet_act3(r, &nb, 1, chunk, C));
-    SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
+    if (!device) SDX__UNET_DO(sdx__unet_act3(r, &fb, 1, chunk, 2 * inner));
     SDX__UNET_DO(sdx__unet_act3(r, &gb, 1, chunk, inner));
     for (int64_t row0 = 0; row0 < rows; row0 += chunk) {
         int64_t nr = SDX__MIN(chunk, rows - row0);
-        sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr);
-        sdx_tensor f = sdx__unet_rows(&fb, 0, nr), g = sdx__unet_rows(&gb, 0, nr);
+        sdx_tensor t = sdx__unet_rows(tok, row0, nr), n = sdx__unet_rows(&nb, 0, nr), g = sdx__unet_rows(&gb, 0, nr), f;
+        if (!device) f = sdx__unet_rows(&fb, 0, nr);
         SDX__UNET_DO(sdx__layer_norm(ctx, &n, &t, 1e-5f, b->ln3_w, b->ln3_b));
-        SDX__UNET_DO(sdx__linear_geglu(ctx, &g, &f, &n, b->ff1_w, b->ff1_b, r->compute));
+        SDX__UNET_DO(sdx__linear_geglu(ctx, &g, device ? NULL : &f, &n, b->ff1_w, b->ff1_b, r->compute));
         SDX__UNET_DO(sdx__linear_add(ctx, &t, &g, b->ff2_w, b->ff2_b, &t, r->compute));
     }
 done:
@@ -664,8 +760,9 @@ static int sdx__unet_attn_forward(sdx__unet_run *r, const sdx__unet_attn *p, sdx
     sdx__arena_release(r->a, m2);
     for (int d = 0; d < p->depth; d++) {
         const sdx__unet_xblock *b = &p->blocks[d];
-        SDX__UNET_DO(sdx__unet_attention(r, &tok, b->ln1_w, b->ln1_b, b->q1, b->k1, b->v1, b->o1_w, b->o1_b, NULL, heads));
-        SDX__UNET_DO(sdx__unet_attention(r, &tok, b->ln2_w, b->ln2_b, b->q2, b->k2, b->v2, b->o2_w, b->o2_b, r->context, heads));
+        const sdx_tensor *kv = r->kv && r->kv_next < r->kv->n ? &r->kv->t[2 * r->kv_next++] : NULL;
+        SDX__UNET_DO(sdx__unet_attention(r, &tok, b->ln1_w, b->ln1_b, b->q1, b->k1, b->v1, b->o1_w, b->o1_b, NULL, NULL, heads));
+        SDX__UNET_DO(sdx__unet_attention(r, &tok, b->ln2_w, b->ln2_b, b->q2, b->k2, b->v2, b->o2_w, b->o2_b, r->context, kv, heads));
         SDX__UNET_DO(sdx__unet_ff(r, &tok, b));
     }
     if (p->linear) {
@@ -861,7 +958,7 @@ static int sdx__unet_control_add(sdx__unet_run *r, sdx_tensor *t, const sdx_tens
  * temporaries. */
 static int sdx__unet_forward_ops(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
                                  const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
-                                 sdx_tensor *out) {
+                                 const sdx__unet_kv *kv, sdx_tensor *out) {
     int64_t sh[SDX__UNET_MAX_BLOCKS], sw[SDX__UNET_MAX_BLOCKS], B, hmax, H, W;
     int64_t es[2];
     sdx__mark m0 = sdx__arena_mark(a), mk[SDX__UNET_MAX_BLOCKS];
@@ -871,8 +968,11 @@ static int sdx__unet_forward_ops(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, cons
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
+    if (kv && kv->n && (kv->u != u || kv->writes != u->w.writes || kv->context != context->data))
+        return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unet: cross-attention keys and values kept for another UNet, weights or context");
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);
+    r.kv = kv && kv->n ? kv : NULL;
     sdx__unet_plan(u, x->shape[2], x->shape[3], sh, sw);
     hmax = (int64_t)u->mid.cout * sh[u->n_in - 1] * sw[u->n_in - 1];
     for (int n = 0; n < u->n_out; n++) {
@@ -937,26 +1037,28 @@ done:
 typedef struct {
     sdx_ctx *ctx; sdx__unet *u; sdx__arena *a;
     const sdx_tensor *x; const float *timesteps; const sdx_tensor *context, *y;
-    const sdx__unet_control *control; sdx_tensor *out;
+    const sdx__unet_control *control; const sdx__unet_kv *kv; sdx_tensor *out;
 } sdx__unet_call;
 
 static int sdx__unet_call_run(void *arg) {
     const sdx__unet_call *c = (const sdx__unet_call *)arg;
-    return sdx__unet_forward_ops(c->ctx, c->u, c->a, c->x, c->timesteps, c->context, c->y, c->control, c->out);
+    return sdx__unet_forward_ops(c->ctx, c->u, c->a, c->x, c->timesteps, c->context, c->y, c->control, c->kv, c->out);
 }
 
 /* A UNet call: on a backend with graphs, recorded once and replayed while
- * its ops stay the same (sdx__graph_call). */
+ * its ops stay the same (sdx__graph_call). kv: the context's keys and
+ * values (sdx__unet_kv_make), or NULL to compute them. */
 static int sdx__unet_forward_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
                                      const sdx_tensor *context, const sdx_tensor *y, const sdx__unet_control *control,
-                                     sdx_tensor *out) {
+                                     const sdx__unet_kv *kv, sdx_tensor *out) {
     sdx__unet_call c;
-    c.ctx = ctx; c.u = u; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.control = control; c.out = out;
+    c.ctx = ctx; c.u = u; c.a = a; c.x = x; c.timesteps = timesteps; c.context = context; c.y = y; c.control = control;
+    c.kv = kv; c.out = out;
     return sdx__graph_call(ctx, SDX__GRAPH_UNET, sdx__unet_call_run, &c);
 }
 
-/* The plain UNet: no control. */
+/* The plain UNet: no control, the context's keys and values computed. */
 static int sdx__unet_forward(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, const sdx_tensor *x, const float *timesteps,
                              const sdx_tensor *context, const sdx_tensor *y, sdx_tensor *out) {
-    return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, out);
+    return sdx__unet_forward_control(ctx, u, a, x, timesteps, context, y, NULL, NULL, out);
 }

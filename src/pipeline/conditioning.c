@@ -35,6 +35,7 @@ struct sdx_cond {
     int n_cond, width, height;
     sdx_tensor context, y;
     sdx_tensor unet_context, unet_y;
+    sdx__unet_kv *kv;        /* on a device, unet_context's cross-attention keys and values (a cache: a const cond fills it) */
     sdx_cond *refiner;       /* the same prompts for sdx_gen_params.refiner */
 };
 
@@ -165,6 +166,10 @@ static int sdx__cond_encode(sdx__gen *g, sdx_cond **out) {
     *out = NULL;
     if (!(cond = (sdx_cond *)sdx__calloc(m->ctx, 1, sizeof *cond))) return sdx__nomem(m->ctx, "conditioning", sizeof *cond);
     cond->m = m;
+    if (!(cond->kv = (sdx__unet_kv *)sdx__calloc(m->ctx, 1, sizeof *cond->kv))) {
+        sdx__free(m->ctx, cond);
+        return sdx__nomem(m->ctx, "conditioning", sizeof *cond->kv);
+    }
     rc = sdx__gen_condition(g, cond);
     sdx__textenc_release(&m->te);
     sdx__stage_done(m, "text encoding");
@@ -223,6 +228,8 @@ SDX_API void sdx_cond_free(sdx_cond *cond) {
     if (!cond) return;
     ctx = cond->m->ctx;
     sdx_cond_free(cond->refiner);
+    sdx__unet_kv_free(ctx, cond->kv);
+    sdx__free(ctx, cond->kv);
     sdx__unet_input_free(ctx, &cond->unet_context);
     sdx__unet_input_free(ctx, &cond->unet_y);
     sdx_tensor_free(ctx, &cond->context);

@@ -72,10 +72,13 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     }
     timesteps[0] = timesteps[1] = (float)sdx_model_timestep(&m->ms, m->prediction, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
+    /* on a device the context's keys and values are kept (sdx__unet_kv) */
+    if (rc == SDX_OK && sdx__on_device(ctx)) rc = sdx__unet_kv_make(ctx, &m->unet, &g->cond->unet_context, g->cond->kv);
     if (rc == SDX_OK) {
         if (g->p->seamless) sdx__circular_begin(ctx);
         rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
-                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, &out);
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control,
+                                       sdx__on_device(ctx) ? g->cond->kv : NULL, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {

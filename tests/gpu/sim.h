@@ -798,12 +798,11 @@ static inline void sdx_sim_mbar_wait(uint64_t *bar, int parity) {
  * values `pitch` bytes apart, read in boxes of box_cols x box_rows, 128
  * bytes a box row (the 128-byte swizzle), zeros past the edges. The
  * description goes in the map's opaque words. 0: made; -1: refused, as
- * the driver refuses what it cannot take. Without the TMA
- * (SDX_SIM_NO_TMA=1: the device has none) nothing is made. */
+ * the driver refuses what it cannot take. */
 enum { SDX_SIM_TMAP_MAGIC = 0x7d3a };
 static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem, uint64_t cols, uint64_t rows, uint64_t pitch,
                                       uint32_t box_cols, uint32_t box_rows) {
-    if (getenv("SDX_SIM_NO_TMA") || (uintptr_t)base % 16 || pitch % 16 || !cols || !rows || cols > ((uint64_t)1 << 32) ||
+    if ((uintptr_t)base % 16 || pitch % 16 || !cols || !rows || cols > ((uint64_t)1 << 32) ||
         rows > ((uint64_t)1 << 32) || !box_rows || box_rows > 256 || box_cols * (uint32_t)elem != 128)
         return -1;
     memset(map, 0, 128);
@@ -817,6 +816,10 @@ static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem,
     map[7] = SDX_SIM_TMAP_MAGIC;
     return 0;
 }
+
+/* The encoder as the runtime hands it out: none where the simulated
+ * device has no TMA (SDX_SIM_NO_TMA=1). */
+static inline void *sdx_sim_tmap_encoder(void) { return getenv("SDX_SIM_NO_TMA") ? NULL : (void *)sdx_sim_tmap_encode; }
 
 /* cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes: the box whose
  * first value is (x, y) into dst (1024-byte aligned: the swizzle's atoms),
