@@ -116,7 +116,7 @@ static int bu_control(sdx_ctx *ctx, sdx__unet *u, sdx__arena *arena, const char 
         int rc = sdx__controlnet_alloc(&cn, arena, u->act_type, x->shape[0], x->shape[2], x->shape[3], &ctl);
         if (rc == SDX_OK) rc = sdx__controlnet_forward(ctx, &cn, arena, x, ts, cx, y, &hint, 1.0f, &ctl, 0);
         t1 = bu_now();
-        if (rc == SDX_OK) rc = sdx__unet_forward_control(ctx, u, arena, x, ts, cx, y, &ctl, out);
+        if (rc == SDX_OK) rc = sdx__unet_forward_control(ctx, u, arena, x, ts, cx, y, &ctl, NULL, out);
         sdx__arena_release(arena, m);
         if (rc != SDX_OK) goto done;
         printf("  %dx%d batch 2, controlled: call %d: %.2f s/call (ControlNet %.2f s + UNet %.2f s)\n", pixels, pixels, c + 1,
