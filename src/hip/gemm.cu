@@ -892,7 +892,7 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
  * with the operands brought by the TMA instead of by the threads: three
  * warpgroups (384 threads), the first a producer, the other two the
  * wgmma consumers of sdx__hip_k_gemm_wgmma (64 rows of the tile each).
- * One lane of the producer asks for each k-step's boxes of A and W (64 k
+ * One thread of the producer asks for each k-step's boxes of A and W (64 k
  * by 128 rows, by BN rows; a fused GEGLU's W as two boxes of BN/2 rows,
  * values then gates) as soon as the consumers have let go of the stage
  * (`empty`), and the boxes report to the stage's `full` barrier. So the
