@@ -2000,11 +2000,12 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #define SDX__HIP_TMA 1
 #endif
 
+/* sdx__hip_k_gemm_wgmma's stages, then the 2 S mbarriers. */
 template <int BN>
 struct sdx__hip_tma_tile {
-    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK, STAGE = A + W,    /* halves; whole 1024-byte atoms */
-           ALIGN = 1024,
-           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
+    typedef sdx__hip_wg_tile<BN> G;
+    enum { A = G::A, W = G::W, STAGE = G::STAGE, ALIGN = G::ALIGN,
+           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 
@@ -3007,7 +3008,6 @@ static int sdx__hip_tma_grant(const sdx__hip *s) {
 static void *sdx__hip_tmap_encoder(void) {
     void *fn = NULL;
 #if !SDX__HIP_TMA
-    (void)fn;
 #elif defined(SDX_HIP_SIM)
     fn = sdx_sim_tmap_encoder();
 #elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
@@ -3025,14 +3025,11 @@ static void *sdx__hip_tmap_encoder(void) {
  * swizzle, zeros past the edges. 0 when the driver refuses it. */
 static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
                             int box_rows) {
-#if !SDX__HIP_TMA
-    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
-    return 0;
-#elif defined(SDX_HIP_SIM)
+#if SDX__HIP_TMA && defined(SDX_HIP_SIM)
     (void)bf16;
     return s->tmap_encode && sdx_sim_tmap_encode(map->opaque, base, 2, (uint64_t)cols, (uint64_t)rows, (uint64_t)cols * 2, 64,
                                                  (uint32_t)box_rows) == 0;
-#elif SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
+#elif SDX__HIP_TMA && SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
     typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
                                   const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);

@@ -908,11 +908,12 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #define SDX__HIP_TMA 1
 #endif
 
+/* sdx__hip_k_gemm_wgmma's stages, then the 2 S mbarriers. */
 template <int BN>
 struct sdx__hip_tma_tile {
-    enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK, STAGE = A + W,    /* halves; whole 1024-byte atoms */
-           ALIGN = 1024,
-           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the 2 S barriers */
+    typedef sdx__hip_wg_tile<BN> G;
+    enum { A = G::A, W = G::W, STAGE = G::STAGE, ALIGN = G::ALIGN,
+           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 

@@ -534,12 +534,18 @@ static int sdx__unet_xblocks(const sdx__unet *u, const sdx__unet_xblock **out, i
     return n;
 }
 
+/* kv holds keys and values made by this UNet, its weights as they are,
+ * from `context`. */
+static int sdx__unet_kv_fits(const sdx__unet_kv *kv, const sdx__unet *u, const sdx_tensor *context) {
+    return kv->n && kv->u == u && kv->writes == u->w.writes && kv->context == context->data;
+}
+
 /* kv for this UNet, its weights as they are and `context` ([B, T, D], the
- * UNet's input): kept when it was made so, else made again. */
+ * UNet's input): kept when it fits, else made again. */
 static int sdx__unet_kv_make(sdx_ctx *ctx, sdx__unet *u, const sdx_tensor *context, sdx__unet_kv *kv) {
     const sdx__unet_xblock **xb;
     int n, rc = SDX_OK;
-    if (kv->n && kv->u == u && kv->writes == u->w.writes && kv->context == context->data) return SDX_OK;
+    if (sdx__unet_kv_fits(kv, u, context)) return SDX_OK;
     sdx__unet_kv_free(ctx, kv);
     n = sdx__unet_xblocks(u, NULL, 0);
     if (!n) return SDX_OK;
@@ -968,7 +974,7 @@ static int sdx__unet_forward_ops(sdx_ctx *ctx, sdx__unet *u, sdx__arena *a, cons
     u->ctx = ctx;
     if ((rc = sdx__unet_check_inputs(u, x, timesteps, context, y)) != SDX_OK) return rc;
     if ((rc = sdx__unet_check_output(u, x, out)) != SDX_OK) return rc;
-    if (kv && kv->n && (kv->u != u || kv->writes != u->w.writes || kv->context != context->data))
+    if (kv && kv->n && !sdx__unet_kv_fits(kv, u, context))
         return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "unet: cross-attention keys and values kept for another UNet, weights or context");
     B = x->shape[0];
     sdx__unet_run_init(&r, u, ctx, a, context);

@@ -39,6 +39,7 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     const float *x = x_in;
     sdx_tensor xin, out, x4;
     sdx__unet_control *control = NULL;
+    const sdx__unet_kv *kv = NULL;
     if (g->latent_mask) {       /* the model sees, and returns, the kept part */
         sdx__mask_blend(g, x_in, sigma, g->scratch);
         x = g->scratch;
@@ -73,12 +74,12 @@ static int sdx__gen_denoise(void *user, const float *x_in, float sigma, float *d
     timesteps[0] = timesteps[1] = (float)sdx_model_timestep(&m->ms, m->prediction, sigma);
     if (rc == SDX_OK) rc = sdx__gen_run_controls(g, &x4, sigma, timesteps, &control);
     /* on a device the context's keys and values are kept (sdx__unet_kv) */
-    if (rc == SDX_OK && sdx__on_device(ctx)) rc = sdx__unet_kv_make(ctx, &m->unet, &g->cond->unet_context, g->cond->kv);
+    if (rc == SDX_OK && sdx__on_device(ctx) && (rc = sdx__unet_kv_make(ctx, &m->unet, &g->cond->unet_context, g->cond->kv)) == SDX_OK)
+        kv = g->cond->kv;
     if (rc == SDX_OK) {
         if (g->p->seamless) sdx__circular_begin(ctx);
         rc = sdx__unet_forward_control(ctx, &m->unet, &m->arena, &xin, timesteps, &g->cond->unet_context,
-                                       g->cond->y.data ? &g->cond->unet_y : NULL, control,
-                                       sdx__on_device(ctx) ? g->cond->kv : NULL, &out);
+                                       g->cond->y.data ? &g->cond->unet_y : NULL, control, kv, &out);
         sdx__circular_pause(ctx);
     }
     if (rc == SDX_OK) {

@@ -35,8 +35,9 @@
  *     filled with garbage then, and it lands (its bytes counted on its
  *     barrier) only when a thread waits for that barrier: reading a stage
  *     before waiting for it, or reloading a stage its readers still use,
- *     gives wrong results: a plain arrival lets every other thread run
- *     before the arriving one goes on. A thread waiting for a phase that can never
+ *     gives wrong results (a plain arrival lets every other thread run
+ *     before the arriving one goes on, so a stage let go too early is
+ *     reloaded before its reader is done). A thread waiting for a phase that can never
  *     complete is a deadlock, as at the other barriers.
  *   - Graphs: between hipStreamBeginCapture and hipStreamEndCapture
  *     launches and asynchronous copies are recorded, not run (a copy
@@ -182,15 +183,28 @@ static inline void fail(const char *why) {
  * move (a deadlock, unless every thread is done). */
 static int mbar_passed(uint32_t at, int parity);
 
-static inline int release() {
+/* Lets run the threads whose mbarrier wait is over: those waiting for the
+ * barrier at *only, or for any when only is NULL. 1 when one moved. */
+static inline int mbar_wake(const uint32_t *only) {
     machine &m = M();
-    int moved = 0, live = 0, at_block = 0;
+    int moved = 0;
     for (int t = 0; t < m.n; t++)
-        if (m.th[t].state == AT_MBAR && mbar_passed(m.th[t].mbar, m.th[t].mbar_parity)) {
+        if (m.th[t].state == AT_MBAR && (!only || m.th[t].mbar == *only) && mbar_passed(m.th[t].mbar, m.th[t].mbar_parity)) {
             m.th[t].state = RUNNING;
             moved = 1;
         }
-    if (moved) return 1;
+    return moved;
+}
+
+/* The 128-byte swizzle's address of shared-memory byte `at` (atoms of 8
+ * rows of 128 bytes from 1024-byte boundaries): bits 4-6 XORed with bits
+ * 7-9, as wgmma reads and the TMA writes. */
+static inline uint32_t swizzle128(uint32_t at) { return at ^ (at >> 7 & 7) << 4; }
+
+static inline int release() {
+    machine &m = M();
+    int moved = 0, live = 0, at_block = 0;
+    if (mbar_wake(NULL)) return 1;
     for (int w = 0; w * 32 < m.n; w++) {
         int lanes = 0, waiting = 0;
         for (int t = w * 32; t < m.n && t < w * 32 + 32; t++) {
@@ -633,16 +647,16 @@ static inline void sdx_sim_wg_row(uint64_t desc, int row, int bf16, float out[16
     const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)(desc >> 16 & 0x3fff) << 4;
     const uint32_t sbo = (uint32_t)(desc >> 32 & 0x3fff) << 4;
     const unsigned char *smem = (const unsigned char *)sdx_sim_dynamic_smem();
-    const int swizzle128 = (int)(desc >> 62) == 1;
-    if ((desc >> 49 & 7) || (desc >> 62 && !swizzle128)) {
+    const int swizzled = (int)(desc >> 62) == 1;
+    if ((desc >> 49 & 7) || (desc >> 62 && !swizzled)) {
         sdx_sim::fail("wgmma: a descriptor with a base offset, or a swizzle other than 128 bytes (not modelled)");
         memset(out, 0, 16 * sizeof *out);
         return;
     }
     for (int half = 0; half < 2; half++) {      /* k 0-7 and 8-15: two core matrices, or two chunks of a row */
         uint32_t at = start + (uint32_t)(row / 8) * sbo +
-                      (swizzle128 ? (uint32_t)(row % 8) * 128 + (uint32_t)half * 16 : (uint32_t)half * lbo + (uint32_t)(row % 8) * 16);
-        if (swizzle128) at ^= (at >> 7 & 7) << 4;
+                      (swizzled ? (uint32_t)(row % 8) * 128 + (uint32_t)half * 16 : (uint32_t)half * lbo + (uint32_t)(row % 8) * 16);
+        if (swizzled) at = sdx_sim::swizzle128(at);
         uint16_t v[8];
         if (at + 16 > sdx_sim::SMEM_MAX) {
             sdx_sim::fail("wgmma: an operand past shared memory");
@@ -763,7 +777,6 @@ static inline void sdx_sim_mbar_init(uint64_t *bar, int count) {
 
 /* mbarrier.arrive, with expect_tx of `bytes` when they are not 0 */
 static inline void sdx_sim_mbar_arrive(uint64_t *bar, uint32_t bytes) {
-    sdx_sim::machine &m = sdx_sim::M();
     sdx_sim::mbar *b = sdx_sim::find_mbar(sdx_sim::smem_offset(bar, "an mbarrier"));
     if (!b) return;
     if (b->pending == 0) {
@@ -778,9 +791,7 @@ static inline void sdx_sim_mbar_arrive(uint64_t *bar, uint32_t bytes) {
      * what they do next (reload a stage, say) happens before what the
      * arriving thread does next. A producer announcing bytes goes on:
      * it runs as far ahead as the barriers let it. */
-    for (int t = 0; t < m.n; t++)
-        if (m.th[t].state == sdx_sim::AT_MBAR && m.th[t].mbar == b->at && sdx_sim::mbar_passed(b->at, m.th[t].mbar_parity))
-            m.th[t].state = sdx_sim::RUNNING;
+    sdx_sim::mbar_wake(&b->at);
     if (!bytes) sdx_sim::wait(sdx_sim::RUNNING);
 }
 
@@ -839,8 +850,7 @@ static inline void sdx_sim_tma_load(void *dst, const uint64_t *map, int x, int y
     for (uint32_t r = 0; r < box_rows; r++)
         for (uint32_t c = 0; c < box_cols; c++) {
             const int64_t gx = (int64_t)x + c, gy = (int64_t)y + r;
-            uint32_t o = r * 128 + c * elem;
-            o ^= (o >> 7 & 7) << 4;
+            const uint32_t o = sdx_sim::swizzle128(r * 128 + c * elem);
             if (gx >= 0 && gy >= 0 && (uint64_t)gx < map[1] && (uint64_t)gy < map[2])
                 memcpy(&l.bytes[o], base + (uint64_t)gy * map[3] + (uint64_t)gx * elem, elem);
         }
