@@ -79,7 +79,11 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-test: tests/run $(EXAMPLES) $(GAME) $(SERVER) check-hip test-gpu-sim tsan
+# check-hip (its compilers keep two cores busy) beside the simulator (one
+# thread), the output of each in one piece
+test: tests/run $(EXAMPLES) $(GAME) $(SERVER)
+	$(MAKE) -j2 --output-sync=target check-hip test-gpu-sim
+	$(MAKE) tsan
 	./tests/run
 
 # sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
@@ -187,12 +191,10 @@ fuzz-long:
 # Portability (tools/cross.sh): C99/C11 and C++11/17/20 compiles with gcc,
 # clang, g++ and clang++ plus the C++ test; an SDX_NO_SIMD build and its
 # tests; the whole suite built with mingw-w64 and run under wine; aarch64
-# (NEON) under qemu-user. The qemu run leaves out the end-to-end cases that
-# take minutes there (SD 2.x/SDXL pipeline and VAE goldens, f16/bf16
-# storage variants, VAE tiling, the allocation-failure sweep over a whole
-# generation; ARM_SKIP there) and keeps the SD 1.x golden generation; the
-# NO_SIMD run leaves out the three slowest (NOSIMD_SKIP). `make test` runs
-# everything natively. `make cross CROSS="win64 arm64"` runs some steps.
+# (NEON) under qemu-user. The builds other than the native one leave out
+# what tools/cross.sh lists, and says why (ARM_SUITES, ARM_SKIP,
+# NOSIMD_SKIP, WIN_SKIP); `make test` runs everything natively.
+# `make cross CROSS="win64 arm64"` runs some steps.
 cross: sdx.h
 	tools/cross.sh $(CROSS)
 
@@ -228,10 +230,13 @@ test-gpu-sim: tests/gpu/run-sim
 	./tests/gpu/run-sim --skip goldens --skip gguf --skip controlnet
 	SDX_SIM_NO_TMA=1 ./tests/gpu/run-sim linear residual geglu
 	SDX_SIM_AMPERE=1 ./tests/gpu/run-sim linear conv residual loaded geglu
-tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
-	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim.o
-	$(CXX) $(SIM_CXXFLAGS) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim.o
-	$(CXX) -o $@ tests/gpu/t_gpu-sim.o tests/gpu/sdx_hip-sim.o $(LDLIBS)
+SIM_DEPS := tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
+tests/gpu/run-sim: tests/gpu/t_gpu-sim.o tests/gpu/sdx_hip-sim.o
+	$(CXX) -o $@ $^ $(LDLIBS)
+tests/gpu/t_gpu-sim.o: $(SIM_DEPS)
+	$(CC) $(CFLAGS) -I. -c tests/gpu/t_gpu.c -o $@
+tests/gpu/sdx_hip-sim.o: $(SIM_DEPS)
+	$(CXX) $(SIM_CXXFLAGS) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o $@
 
 # The same under ASan+UBSan: a kernel's out-of-bounds global access is a
 # report (kernels run on host memory there). About ten times slower, so
@@ -239,10 +244,12 @@ tests/gpu/run-sim: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_h
 SIM_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -g
 sanitize-gpu-sim: tests/gpu/run-sim-san
 	./tests/gpu/run-sim-san --skip goldens --skip gguf --skip controlnet
-tests/gpu/run-sim-san: tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
-	$(CC) $(CFLAGS) $(SIM_SAN) -I. -c tests/gpu/t_gpu.c -o tests/gpu/t_gpu-sim-san.o
-	$(CXX) $(SIM_CXXFLAGS) $(SIM_SAN) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o tests/gpu/sdx_hip-sim-san.o
-	$(CXX) $(SIM_SAN) -o $@ tests/gpu/t_gpu-sim-san.o tests/gpu/sdx_hip-sim-san.o $(LDLIBS)
+tests/gpu/run-sim-san: tests/gpu/t_gpu-sim-san.o tests/gpu/sdx_hip-sim-san.o
+	$(CXX) $(SIM_SAN) -o $@ $^ $(LDLIBS)
+tests/gpu/t_gpu-sim-san.o: $(SIM_DEPS)
+	$(CC) $(CFLAGS) $(SIM_SAN) -I. -c tests/gpu/t_gpu.c -o $@
+tests/gpu/sdx_hip-sim-san.o: $(SIM_DEPS)
+	$(CXX) $(SIM_CXXFLAGS) $(SIM_SAN) -I. -DSDX_HIP_SIM -include tests/gpu/sim.h -x c++ -c examples/sdx_hip.cu -o $@
 
 examples/sdx_hip.o: examples/sdx_hip.cu sdx.h sdx_hip.h
 	@[ "$(GPU)" != none ] || { echo "no nvcc or hipcc found: install CUDA or Debian's hipcc"; exit 1; }

@@ -16,7 +16,8 @@
 # known finding),
 # FUZZ_FULL=1 (build against the whole sdx.h instead of a partial
 # amalgamation of the parts each harness needs),
-# SDX_SHARED (golden data; the tokenizer target needs shared/vocab).
+# SDX_SHARED (golden data; the tokenizer target needs shared/vocab),
+# FUZZ_JOBS (harnesses compiled at once; default: one per core).
 # Exit status: 0 when no target found anything, 1 otherwise, 2 on a
 # build failure.
 set -u
@@ -58,10 +59,13 @@ max_len() {
 mkdir -p "$BIN"
 status=0
 summary=""
-for t in $TARGETS; do
+
+# build TARGET: compiles fuzz/fuzz_TARGET.c when it, what it includes or
+# the flags changed; its output says what it did
+build() {
+    t=$1
     src=fuzz/fuzz_$t.c
     exe=$BIN/fuzz_$t
-    if [ ! -f "$src" ]; then echo "run.sh: no harness $src" >&2; exit 2; fi
     # Each harness compiles the engine into itself. By default it includes
     # a partial amalgamation of just the src/ parts it needs (same code as
     # sdx.h, a tenth of the compile time); FUZZ_FULL=1 includes sdx.h.
@@ -70,7 +74,7 @@ for t in $TARGETS; do
         hflag=""
     else
         header=$BIN/sdx_$t.h
-        SDX_ONLY=$(parts "$t") sh tools/amalgamate.sh -o "$ROOT/$header.new" || exit 2
+        SDX_ONLY=$(parts "$t") sh tools/amalgamate.sh -o "$ROOT/$header.new" || return 1
         if cmp -s "$header.new" "$header"; then rm -f "$header.new"; else mv "$header.new" "$header"; fi
         hflag="-DSDX_FUZZ_HEADER=\"$ROOT/$header\""
     fi
@@ -82,12 +86,21 @@ for t in $TARGETS; do
        [ "$flags" != "$(cat "$exe.flags" 2>/dev/null)" ]; then
         echo "== build $t"
         # shellcheck disable=SC2086
-        if ! $CLANG $CFLAGS ${FUZZ_CFLAGS:-} $hflag -o "$exe" "$src" $extra -lm -lpthread; then
-            echo "run.sh: building $t failed" >&2
-            exit 2
-        fi
+        $CLANG $CFLAGS ${FUZZ_CFLAGS:-} $hflag -o "$exe" "$src" $extra -lm -lpthread || return 1
         echo "$flags" > "$exe.flags"
     fi
+}
+
+# The harnesses compile FUZZ_JOBS at a time, then run one after another.
+for t in $TARGETS; do
+    if [ ! -f "fuzz/fuzz_$t.c" ]; then echo "run.sh: no harness fuzz/fuzz_$t.c" >&2; exit 2; fi
+done
+. tools/batch.sh
+# shellcheck disable=SC2086
+in_batches build "${FUZZ_JOBS:-$(cores)}" "$BIN/build" $TARGETS || { echo "run.sh: a build failed" >&2; exit 2; }
+
+for t in $TARGETS; do
+    exe=$BIN/fuzz_$t
     mkdir -p "$BIN/corpus/$t" "$BIN/artifacts/$t" "fuzz/corpus/$t" "fuzz/crashes/$t"
     log=$BIN/$t.log
     dict=""

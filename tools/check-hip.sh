@@ -26,11 +26,20 @@ trap 'rm -rf "$out"' EXIT INT TERM
 start=$(date +%s)
 
 if [ -n "$NVCC" ]; then
-    ( "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
-        -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
-        -Xptxas -v -c examples/sdx_hip.cu -o "$out/nv.o" > "$out/nv.log" 2>&1 &&
-      "$NVCC" -O2 -x cu -std=c++17 -I. -arch=sm_90a -ptx examples/sdx_hip.cu -o "$out/sm90.ptx" >> "$out/nv.log" 2>&1
-      echo $? > "$out/nv.rc" ) &
+    # one compile per target, side by side (each log its own, for the
+    # per-kernel table below); -keep leaves the sm_90a PTX ptxas assembled
+    nv() {  # nv ARCH [flags]: compiles the backend for sm_ARCH, ptxas -v
+        arch=$1; shift
+        "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
+            -gencode arch=compute_$arch,code=sm_$arch -Xptxas -v "$@" -c examples/sdx_hip.cu -o "$out/nv$arch.o" > "$out/nv$arch.log" 2>&1
+    }
+    ( mkdir -p "$out/keep"
+      nv 80 & sm80=$!
+      nv 90a -keep -keep-dir "$out/keep"; rc=$?
+      wait $sm80 && [ $rc = 0 ] && cp "$out"/keep/*.ptx "$out/sm90.ptx"
+      rc=$?
+      cat "$out/nv80.log" "$out/nv90a.log" > "$out/nv.log"
+      echo $rc > "$out/nv.rc" ) &
 else
     echo "SKIP nvcc: not found (on PATH or /usr/local/cuda/bin)"
 fi

@@ -24,8 +24,11 @@
 # does the SDX_NO_SIMD build (NOSIMD_SKIP). qemu-user is some 40 times
 # slower: the AArch64 run keeps what the NEON code computes (ARM_SUITES:
 # kernels, the int8 GEMM, half floats, the UNet goldens of all three families, the SD
-# 1.x VAE goldens) without the f16/bf16 storage variants, VAE tiling and
-# the 2-million-value scalar half-float sweeps (ARM_SKIP). Every step
+# 1.x VAE goldens) without the f16/bf16 storage variants, VAE tiling,
+# the 2-million-value scalar half-float sweeps and the quantized-weight
+# bit-for-bit sweeps (ARM_SKIP: their dequantizers and packers are plain C,
+# the same as the native run's portable-packer case, and what then reaches
+# the NEON kernel is f32 panels, which kernels.linear_* check). Every step
 # prints its time. Needs tools/setup-debian.sh's packages and ../shared
 # for the golden cases (they skip without it).
 set -eu
@@ -63,7 +66,8 @@ WIN_SKIP="$HEAVY_SKIP $FEATURE_SKIP"
 ARM_SKIP="$NOSIMD_SKIP --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip vae.sd2_ --skip vae.sdxl_
           --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip vae.sd1_goldens_f16 --skip vae.sd1_goldens_bf16
           --skip vae.tile --skip vae.tiled_ --skip vae.sd1_tiled --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
-          --skip half.f16_random_bits --skip half.bf16_random_bits"
+          --skip half.f16_random_bits --skip half.bf16_random_bits
+          --skip kernels.linear_quantized_weights_equal --skip kernels.conv2d_quantized_filters_equal"
 
 step() { printf '== cross %s\n' "$*"; }
 timed() {   # timed LABEL CMD...: runs CMD, prints how long it took
@@ -82,54 +86,67 @@ run_tests() {
 
 sdx_h_tu() { printf '#define SDX_IMPLEMENTATION\n#include "sdx.h"\nint main(void) { return sdx_create(0) == 0; }\n'; }
 
-lang() {
-    step "C99/C11 and C++11/17/20 (gcc, clang, g++, clang++)"
+# The compiles, one function each; a step's run needs its builds.
+b_lang() {
     sdx_h_tu > "$OUT/tu.c"
     cp "$OUT/tu.c" "$OUT/tu.cpp"
     for cc in gcc clang; do
-        for std in c99 c11; do $cc -std=$std $WARN -I. -fsyntax-only "$OUT/tu.c"; done
+        for std in c99 c11; do $cc -std=$std $WARN -I. -fsyntax-only "$OUT/tu.c" || return 1; done
     done
     for cxx in g++ clang++; do
-        for std in c++11 c++17 c++20; do $cxx -std=$std $WARN -I. -fsyntax-only "$OUT/tu.cpp"; done
+        for std in c++11 c++17 c++20; do $cxx -std=$std $WARN -I. -fsyntax-only "$OUT/tu.cpp" || return 1; done
     done
     echo "ok: 4 C and 6 C++ compiles"
+}
+b_cpp_test() { g++ -std=c++17 -O2 $WARN -o tests/run-cpp tests/t_cpp.cpp -lm -lpthread; }
+b_cpp_host() { g++ -std=c++17 -O2 $WARN -I. -o examples/cpp_host examples/cpp_host.cpp -lpthread; }
+b_nosimd() {
+    sdx_h_tu > "$OUT/tu-nosimd.c"
+    for cc in gcc aarch64-linux-gnu-gcc; do
+        if $cc -DSDX_NO_SIMD -I. -E "$OUT/tu-nosimd.c" | grep -E '^# [0-9]+ ".*(immintrin|x86intrin|arm_neon|cpuid)\.h"' >/dev/null; then
+            echo "SDX_NO_SIMD build with $cc still includes a SIMD header" >&2
+            return 1
+        fi
+        $cc -I. -E "$OUT/tu-nosimd.c" | grep -qE '^# [0-9]+ ".*(immintrin|arm_neon)\.h"' ||
+            { echo "$cc: the SIMD build includes no SIMD header: is the check still meaningful?" >&2; return 1; }
+    done
+    echo "ok: no SIMD header with -DSDX_NO_SIMD (x86-64, AArch64)"
+    gcc -std=c11 -O2 -Wall -Wextra -Werror -DSDX_NO_SIMD -o "$OUT/run-nosimd" tests/main.c -lstb -lm -lpthread
+}
+b_win64_tests() { x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-win64.exe" tests/main.c $STB -static -lpthread; }
+b_win64_cli() { x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -I. -o "$OUT/sdx.exe" examples/sdx.c $STB -static -lpthread; }
+b_arm64() { aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-arm64" tests/main.c $STB -static -lm -lpthread; }
+builds_of() {
+    case $1 in
+    lang) echo "b_lang b_cpp_test b_cpp_host" ;;
+    nosimd) echo b_nosimd ;;
+    win64) echo "b_win64_tests b_win64_cli" ;;
+    arm64) echo b_arm64 ;;
+    esac
+}
+
+# The runs.
+lang() {
     step "C++ test and host (g++ -std=c++17)"
-    g++ -std=c++17 -O2 $WARN -o tests/run-cpp tests/t_cpp.cpp -lm -lpthread
     run_tests cpp ./tests/run-cpp
-    g++ -std=c++17 -O2 $WARN -I. -o examples/cpp_host examples/cpp_host.cpp -lpthread
     if [ -f ../shared/golden/sd1/model.safetensors ]; then
         SDX_VOCAB=../shared/vocab ./examples/cpp_host ../shared/golden/sd1/model.safetensors "a cat" "$OUT/cat.ppm" 2 64
     else
         echo "SKIP examples/cpp_host run: ../shared/golden/sd1 not found"
     fi
 }
-
 nosimd() {
     step "SDX_NO_SIMD"
-    sdx_h_tu > "$OUT/tu.c"
-    for cc in gcc aarch64-linux-gnu-gcc; do
-        if $cc -DSDX_NO_SIMD -I. -E "$OUT/tu.c" | grep -E '^# [0-9]+ ".*(immintrin|x86intrin|arm_neon|cpuid)\.h"' >/dev/null; then
-            echo "SDX_NO_SIMD build with $cc still includes a SIMD header" >&2
-            return 1
-        fi
-        $cc -I. -E "$OUT/tu.c" | grep -qE '^# [0-9]+ ".*(immintrin|arm_neon)\.h"' ||
-            { echo "$cc: the SIMD build includes no SIMD header: is the check still meaningful?" >&2; return 1; }
-    done
-    echo "ok: no SIMD header with -DSDX_NO_SIMD (x86-64, AArch64)"
-    gcc -std=c11 -O2 -Wall -Wextra -Werror -DSDX_NO_SIMD -o "$OUT/run-nosimd" tests/main.c -lstb -lm -lpthread
     # shellcheck disable=SC2086
     run_tests nosimd "$OUT/run-nosimd" $NOSIMD_SKIP
 }
-
 win64() {
     step "mingw-w64 build, run under wine"
-    x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-win64.exe" tests/main.c $STB -static -lpthread
     export WINEPREFIX="${WINEPREFIX:-$PWD/$OUT/wine}" WINEDEBUG=-all
     [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
     run_tests win64 wine "$OUT/run-win64.exe" $WIN_SKIP
     # the CLI: a tiny generation written as a PNG with its parameters
-    x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Werror -I. -o "$OUT/sdx.exe" examples/sdx.c $STB -static -lpthread
     if [ -f ../shared/golden/sd1/model.safetensors ]; then
         rm -f "$OUT/win64.png"
         wine "$OUT/sdx.exe" -m ../shared/golden/sd1/model.safetensors --vocab ../shared/vocab -p "a red fox" \
@@ -140,17 +157,23 @@ win64() {
         echo "SKIP examples/sdx.exe run: ../shared/golden/sd1 not found"
     fi
 }
-
 arm64() {
     step "aarch64 build (NEON), run under qemu-user"
-    aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror -o "$OUT/run-arm64" tests/main.c $STB -static -lm -lpthread
     # shellcheck disable=SC2086
     run_tests arm64 qemu-aarch64 "$OUT/run-arm64" $ARM_SUITES $ARM_SKIP
 }
 
+builds=""
 for s in $STEPS; do
     case $s in
-    lang|nosimd|win64|arm64) timed "$s" "$s" ;;
+    lang|nosimd|win64|arm64) builds="$builds $(builds_of "$s")" ;;
     *) echo "tools/cross.sh: unknown step '$s' (lang, nosimd, win64, arm64)" >&2; exit 2 ;;
     esac
 done
+# every step's compiles first, CROSS_JOBS at a time (default: one per
+# core), then the steps' runs one after another
+. tools/batch.sh
+step "builds:$builds"
+# shellcheck disable=SC2086
+timed builds in_batches "" "${CROSS_JOBS:-$(cores)}" "$OUT/builds" $builds
+for s in $STEPS; do timed "$s" "$s"; done

@@ -5,9 +5,14 @@
  * CUDA runtime and device language that sdx_hip.h uses.
  *
  * The model: one block at a time, each GPU thread a fiber on one OS
- * thread (started with makecontext, switched with _setjmp/_longjmp, which
- * skip ucontext's signal-mask system calls: build with -U_FORTIFY_SOURCE),
- * switched only at barriers, so a run is deterministic.
+ * thread, switched only at barriers, so a run is deterministic. A fiber
+ * is started once (makecontext) and then serves block after block: at
+ * its body's end it parks, and the next block resumes it there. Switches
+ * are GCC's __builtin_setjmp/__builtin_longjmp (stack and frame pointers
+ * and a label; no signal-mask system call, no unwinding; a function that
+ * saves one saves every callee-saved register, so each side's epilogue
+ * restores its own), else _setjmp/_longjmp (clang's builtins do not save
+ * them all): build with -U_FORTIFY_SOURCE.
  *   - __shared__ is a function-local static (one block runs at a time);
  *     dynamic shared memory is one buffer, at most 48 KiB unless the
  *     kernel was granted more with hipFuncSetAttribute, as on the GPU.
@@ -84,8 +89,28 @@ enum { RUNNING, AT_BLOCK, AT_WARP, AT_MBAR, DONE };
 enum { MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, STACK = 256 * 1024, SMEM_DEFAULT = 48 * 1024,
        SMEM_MAX = 227 * 1024, MAX_GRANTS = 64, MAX_MBARS = 64 };
 
+/* Where a fiber (or the scheduler) goes on: GCC's __builtin_setjmp's
+ * five words, or a jmp_buf. */
+#if defined(__GNUC__) && !defined(__clang__)
+typedef void *switch_buf[5];
+#define SDX_SIM_SAVE(jb) __builtin_setjmp(jb)
+#else
+typedef jmp_buf switch_buf;
+#define SDX_SIM_SAVE(jb) _setjmp(jb)
+#endif
+
+/* Goes on at jb's save, which returns nonzero there. Not inlined: GCC
+ * refuses __builtin_longjmp in a function that calls __builtin_setjmp. */
+__attribute__((noinline, noreturn)) static void jump(switch_buf jb) {
+#if defined(__GNUC__) && !defined(__clang__)
+    __builtin_longjmp(jb, 1);
+#else
+    _longjmp(jb, 1);
+#endif
+}
+
 struct fiber {
-    jmp_buf jb;
+    switch_buf jb;
     ucontext_t uc;          /* the first entry only */
     dim3 tid;
     int state, started, lane, warp;
@@ -117,7 +142,7 @@ struct machine {
     fiber th[MAX_THREADS];
     int n, cur;
     char *stacks;
-    jmp_buf main_jb;
+    switch_buf main_jb;
     std::function<void()> body;
     alignas(128) unsigned char dyn[SMEM_MAX];
     /* warp exchanges, double-buffered so one barrier per exchange
@@ -155,20 +180,22 @@ static inline fiber &self() { return M().th[M().cur]; }
  * a _setjmp */
 __attribute__((noinline)) static void wait(int kind) {
     M().th[M().cur].state = kind;
-    if (!_setjmp(M().th[M().cur].jb)) _longjmp(M().main_jb, 1);
+    if (!SDX_SIM_SAVE(M().th[M().cur].jb)) jump(M().main_jb);
 }
 
+/* A fiber's life: the body of each block it is resumed for, parked as
+ * DONE in between. */
 static void entry() {
-    machine &m = M();
-    m.body();
-    m.th[m.cur].state = DONE;
-    _longjmp(m.main_jb, 1);
+    for (;;) {
+        M().body();
+        wait(DONE);
+    }
 }
 
 __attribute__((noinline)) static void resume(int t) {
     M().cur = t;
-    if (_setjmp(M().main_jb)) return;
-    if (M().th[t].started) _longjmp(M().th[t].jb, 1);
+    if (SDX_SIM_SAVE(M().main_jb)) return;
+    if (M().th[t].started) jump(M().th[t].jb);
     M().th[t].started = 1;
     setcontext(&M().th[t].uc);
 }
@@ -235,8 +262,10 @@ static inline int release() {
 __attribute__((noinline)) static void prepare(int t) {
     fiber &f = M().th[t];
     getcontext(&f.uc);
+    /* stack tops 576 bytes apart modulo 64 KiB, so that the fibers' hot
+     * frames do not all share cache sets (at STACK's stride they would) */
     f.uc.uc_stack.ss_sp = M().stacks + (size_t)t * STACK;
-    f.uc.uc_stack.ss_size = STACK;
+    f.uc.uc_stack.ss_size = STACK - (size_t)t * 576 % 65536;
     f.uc.uc_link = NULL;        /* entry() never returns */
     makecontext(&f.uc, entry, 0);
 }
@@ -249,13 +278,12 @@ static inline int run_block() {
         fiber &f = m.th[t];
         f.tid = dim3((unsigned)t % m.block.x, (unsigned)t / m.block.x % m.block.y, (unsigned)t / (m.block.x * m.block.y));
         f.state = RUNNING;
-        f.started = 0;
         f.xchg = 0;
         f.n_copies = f.groups = 0;
         f.n_wg = f.wg_groups = 0;
         f.lane = t % 32;
         f.warp = t / 32;
-        prepare(t);
+        if (!f.started) prepare(t);     /* else parked at its last body's end */
     }
     for (;;) {
         int ran = 0;
@@ -270,6 +298,7 @@ static inline int run_block() {
     for (int t = 0; t < m.n; t++)
         if (m.th[t].state != DONE) {
             char why[200];
+            for (int u = 0; u < MAX_THREADS; u++) m.th[u].started = 0;    /* stuck mid-body: each starts afresh */
             snprintf(why, sizeof why, "deadlock in block (%u,%u,%u): thread %d waits at a%s barrier no other thread reaches",
                      m.bid.x, m.bid.y, m.bid.z, t, m.th[t].state == AT_BLOCK ? " block" : m.th[t].state == AT_WARP ? " warp" : "n mbarrier's");
             fail(why);
