@@ -1030,8 +1030,22 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 #else
 #define SDX__HIP_FLASH_MT 2
 #endif
+/* Head dim 64's key tile: 64, or 32 for an A/B run. With 64, ptxas gives
+ * the sm_90a kernel 228 registers a thread: two blocks an SM (256
+ * queries); with 32, 163: three (384 queries), at half the products
+ * between barriers. SDXL's 1024-token level is 320 blocks of 128 queries:
+ * two waves where 132 SMs hold 264 blocks, one where they hold 396. */
+#if defined(SDX_HIP_FLASH_KEYS64)
+#if SDX_HIP_FLASH_KEYS64 != 32 && SDX_HIP_FLASH_KEYS64 != 64
+#error "sdx_hip.h: SDX_HIP_FLASH_KEYS64 is 32 or 64"
+#endif
+#define SDX__HIP_FLASH_KEYS64 SDX_HIP_FLASH_KEYS64
+#else
+#define SDX__HIP_FLASH_KEYS64 64
+#endif
 #define SDX__HIP_FLASH_PLANS(X) \
-    X(48, 64, 4, 1, SDX__HIP_FLASH_MT) X(64, 64, 4, 1, SDX__HIP_FLASH_MT) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) \
+    X(48, 64, 4, 1, SDX__HIP_FLASH_MT) X(64, SDX__HIP_FLASH_KEYS64, 4, 1, SDX__HIP_FLASH_MT) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) \
+    X(160, 32, 4, 1, 1) \
     X(512, 16, 2, 4, 1)
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
