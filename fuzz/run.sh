@@ -17,7 +17,8 @@
 # FUZZ_FULL=1 (build against the whole sdx.h instead of a partial
 # amalgamation of the parts each harness needs),
 # SDX_SHARED (golden data; the tokenizer target needs shared/vocab),
-# FUZZ_JOBS (harnesses compiled at once; default: one per core).
+# FUZZ_JOBS (harnesses compiled at once, and timed runs; default: one per
+# core).
 # Exit status: 0 when no target found anything, 1 otherwise, 2 on a
 # build failure.
 set -u
@@ -58,7 +59,6 @@ max_len() {
 
 mkdir -p "$BIN"
 status=0
-summary=""
 
 # build TARGET: compiles fuzz/fuzz_TARGET.c when it, what it includes or
 # the flags changed; its output says what it did
@@ -91,7 +91,7 @@ build() {
     fi
 }
 
-# The harnesses compile FUZZ_JOBS at a time, then run one after another.
+# The harnesses compile FUZZ_JOBS at a time.
 for t in $TARGETS; do
     if [ ! -f "fuzz/fuzz_$t.c" ]; then echo "run.sh: no harness fuzz/fuzz_$t.c" >&2; exit 2; fi
 done
@@ -99,8 +99,13 @@ done
 # shellcheck disable=SC2086
 in_batches build "${FUZZ_JOBS:-$(cores)}" "$BIN/build" $TARGETS || { echo "run.sh: a build failed" >&2; exit 2; }
 
-for t in $TARGETS; do
+# fuzz TARGET: replays or fuzzes it; its summary line goes to
+# $BIN/TARGET.line, and "found" to $BIN/TARGET.found when it found something
+# (the return is 0 either way, so that the other targets still run)
+fuzz() {
+    t=$1
     exe=$BIN/fuzz_$t
+    rm -f "$BIN/$t.line" "$BIN/$t.found"
     mkdir -p "$BIN/corpus/$t" "$BIN/artifacts/$t" "fuzz/corpus/$t" "fuzz/crashes/$t"
     log=$BIN/$t.log
     dict=""
@@ -108,17 +113,16 @@ for t in $TARGETS; do
     if [ "$SECONDS_EACH" = 0 ]; then
         echo "== replay $t"
         set -- $(find "fuzz/corpus/$t" "fuzz/crashes/$t" -type f | sort)
-        if [ $# -eq 0 ]; then echo "   (no inputs)"; continue; fi
+        if [ $# -eq 0 ]; then echo "   (no inputs)"; return 0; fi
         if "$exe" -runs=1 "$@" > "$log" 2>&1; then
             line="$t: replayed $# inputs, ok"
         else
-            line="$t: REPLAY FAILED (see $log)"; status=1
+            line="$t: REPLAY FAILED (see $log)"; echo found > "$BIN/$t.found"
             tail -n 40 "$log"
         fi
         echo "$line"
-        summary="$summary$line
-"
-        continue
+        echo "$line" > "$BIN/$t.line"
+        return 0
     fi
     before=$(ls "$BIN/artifacts/$t" | wc -l)
     if [ -n "$RUNS" ]; then
@@ -141,7 +145,7 @@ for t in $TARGETS; do
     corpus="$(grep -o 'corp: [0-9]*/[0-9]*[a-zA-Z]*' "$log" | tail -n 1 | sed 's/corp: //') ($(ls "$BIN/corpus/$t" | wc -l) files)"
     found=$(( $(ls "$BIN/artifacts/$t" | wc -l) - before ))
     if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
-        status=1
+        echo found > "$BIN/$t.found"
         line="$t: ${execs:-?} executions, corpus $corpus, FOUND $found (exit $rc); artifacts in $BIN/artifacts/$t, log $log"
         grep -m1 -E "ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error|invariant violated" "$log"
         grep -E "^ +#[0-9]+ " "$log" | head -n 12
@@ -151,8 +155,20 @@ for t in $TARGETS; do
         if [ -n "$RUNS" ] && [ "${execs:-0}" -lt "$RUNS" ]; then line="$line, stopped short of $RUNS"; fi
     fi
     echo "$line"
-    summary="$summary$line
+    echo "$line" > "$BIN/$t.line"
+}
+
+# Timed runs FUZZ_JOBS at a time (a fuzzer is one process on one core);
+# runs to a number of executions and replays one after another.
+jobs=1
+[ -z "$RUNS" ] && [ "$SECONDS_EACH" != 0 ] && jobs=${FUZZ_JOBS:-$(cores)}
+# shellcheck disable=SC2086
+in_batches fuzz "$jobs" "$BIN/out" $TARGETS
+summary=""
+for t in $TARGETS; do
+    [ -f "$BIN/$t.line" ] && summary="$summary$(cat "$BIN/$t.line")
 "
+    [ -f "$BIN/$t.found" ] && status=1
 done
 echo "== summary"
 printf "%s" "$summary"
