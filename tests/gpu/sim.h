@@ -177,7 +177,7 @@ static inline machine &M() {
 static inline fiber &self() { return M().th[M().cur]; }
 
 /* the switches are not inlined: nothing of their callers' lives across
- * a _setjmp */
+ * a save */
 __attribute__((noinline)) static void wait(int kind) {
     M().th[M().cur].state = kind;
     if (!SDX_SIM_SAVE(M().th[M().cur].jb)) jump(M().main_jb);
