@@ -13,6 +13,9 @@
 #
 #   tools/cross.sh [lang] [nosimd] [win64] [arm64]     default: all four
 #
+# The steps' compiles run first, CROSS_JOBS at a time (default: one per
+# core), then each step's tests.
+#
 # What each non-native run leaves out (lists below): the add-on and
 # pipeline-feature suites (img2img, LoRA, embeddings, ControlNet, TAESD,
 # stages, tiling, examples, the server, the fake device's whole
@@ -141,7 +144,7 @@ nosimd() {
     run_tests nosimd "$OUT/run-nosimd" $NOSIMD_SKIP
 }
 win64() {
-    step "mingw-w64 build, run under wine"
+    step "mingw-w64 build under wine"
     export WINEPREFIX="${WINEPREFIX:-$PWD/$OUT/wine}" WINEDEBUG=-all
     [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
@@ -158,7 +161,7 @@ win64() {
     fi
 }
 arm64() {
-    step "aarch64 build (NEON), run under qemu-user"
+    step "aarch64 build (NEON) under qemu-user"
     # shellcheck disable=SC2086
     run_tests arm64 qemu-aarch64 "$OUT/run-arm64" $ARM_SUITES $ARM_SKIP
 }
@@ -170,8 +173,6 @@ for s in $STEPS; do
     *) echo "tools/cross.sh: unknown step '$s' (lang, nosimd, win64, arm64)" >&2; exit 2 ;;
     esac
 done
-# every step's compiles first, CROSS_JOBS at a time (default: one per
-# core), then the steps' runs one after another
 . tools/batch.sh
 step "builds:$builds"
 # shellcheck disable=SC2086
