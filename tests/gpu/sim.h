@@ -11,8 +11,8 @@
  * are GCC's __builtin_setjmp/__builtin_longjmp (stack and frame pointers
  * and a label; no signal-mask system call, no unwinding; a function that
  * saves one saves every callee-saved register, so each side's epilogue
- * restores its own), else _setjmp/_longjmp (clang's builtins do not save
- * them all): build with -U_FORTIFY_SOURCE.
+ * restores its own), else _setjmp/_longjmp (the simulator built by clang
+ * crashed with clang's builtins): build with -U_FORTIFY_SOURCE.
  *   - __shared__ is a function-local static (one block runs at a time);
  *     dynamic shared memory is one buffer, at most 48 KiB unless the
  *     kernel was granted more with hipFuncSetAttribute, as on the GPU.
