@@ -9,9 +9,9 @@
  * is started once (makecontext) and then serves block after block: at
  * its body's end it parks, and the next block resumes it there. Switches
  * are GCC's __builtin_setjmp/__builtin_longjmp (stack and frame pointers
- * and a label; no signal-mask system call, no unwinding; a function that
- * saves one saves every callee-saved register, so each side's epilogue
- * restores its own), else _setjmp/_longjmp (the simulator built by clang
+ * and a label; no signal-mask system call, no unwinding; GCC makes a
+ * function that calls __builtin_setjmp save every callee-saved register,
+ * so each side's epilogue restores its own), else _setjmp/_longjmp (the simulator built by clang
  * crashed with clang's builtins): build with -U_FORTIFY_SOURCE.
  *   - __shared__ is a function-local static (one block runs at a time);
  *     dynamic shared memory is one buffer, at most 48 KiB unless the
