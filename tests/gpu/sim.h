@@ -11,8 +11,9 @@
  * are GCC's __builtin_setjmp/__builtin_longjmp (stack and frame pointers
  * and a label; no signal-mask system call, no unwinding; GCC makes a
  * function that calls __builtin_setjmp save every callee-saved register,
- * so each side's epilogue restores its own), else _setjmp/_longjmp (the simulator built by clang
- * crashed with clang's builtins): build with -U_FORTIFY_SOURCE.
+ * so each side's epilogue restores its own), else _setjmp/_longjmp
+ * (the simulator built by clang crashed with clang's builtins): build
+ * with -U_FORTIFY_SOURCE.
  *   - __shared__ is a function-local static (one block runs at a time);
  *     dynamic shared memory is one buffer, at most 48 KiB unless the
  *     kernel was granted more with hipFuncSetAttribute, as on the GPU.
@@ -89,25 +90,21 @@ enum { RUNNING, AT_BLOCK, AT_WARP, AT_MBAR, DONE };
 enum { MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, STACK = 256 * 1024, SMEM_DEFAULT = 48 * 1024,
        SMEM_MAX = 227 * 1024, MAX_GRANTS = 64, MAX_MBARS = 64 };
 
-/* Where a fiber (or the scheduler) goes on: GCC's __builtin_setjmp's
- * five words, or a jmp_buf. */
+/* Where a fiber (or the scheduler) goes on, how it is saved and how it
+ * is gone back to: GCC's builtins (five words), or a jmp_buf. */
 #if defined(__GNUC__) && !defined(__clang__)
 typedef void *switch_buf[5];
 #define SDX_SIM_SAVE(jb) __builtin_setjmp(jb)
+#define SDX_SIM_BACK(jb) __builtin_longjmp(jb, 1)
 #else
 typedef jmp_buf switch_buf;
 #define SDX_SIM_SAVE(jb) _setjmp(jb)
+#define SDX_SIM_BACK(jb) _longjmp(jb, 1)
 #endif
 
 /* Goes on at jb's save, which returns nonzero there. Not inlined: GCC
  * refuses __builtin_longjmp in a function that calls __builtin_setjmp. */
-__attribute__((noinline, noreturn)) static void jump(switch_buf jb) {
-#if defined(__GNUC__) && !defined(__clang__)
-    __builtin_longjmp(jb, 1);
-#else
-    _longjmp(jb, 1);
-#endif
-}
+__attribute__((noinline, noreturn)) static void jump(switch_buf jb) { SDX_SIM_BACK(jb); }
 
 struct fiber {
     switch_buf jb;
