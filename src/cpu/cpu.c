@@ -86,7 +86,7 @@ typedef struct sdx__cpu_state {
                               (no hi + lo split; tests and bench set it) */
     int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
                               transforms, with the portable code (tests
-                              set it: the AVX-512 code's reference)      */
+                              set it: the SIMD packers' reference)     */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
     int      i8_probed;      /* the CPU was asked about int8 dot products ... */

@@ -252,6 +252,7 @@ typedef struct sdx__gemm {
     int64_t mb, nb;             /* f32 and AMX jobs: rows and columns of C per job */
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */
     int pack16;                 /* f32 jobs: the AVX-512 packers */
+    int pack8;                  /* f32 jobs without them: the AVX2 packers */
     sdx__micro_kernels mk;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's panel (cached, or a chunk's), or NULL */
@@ -489,12 +490,114 @@ static void sdx__pack_im2col_avx512(const sdx__gemm *g, float *dst, const float 
 SDX__INTRINSICS_WARNINGS_ON
 #endif
 
+#ifdef SDX__X86
+SDX__INTRINSICS_WARNINGS_OFF
+/* ---- AVX2 packing: 8 x 8 transposes, for CPUs without AVX-512 ---- */
+
+/* v[j] <- lane j of every v[i]. */
+__attribute__((target("avx2"), always_inline))
+static inline void sdx__transpose8(__m256 *v) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {            /* pairs of rows, interleaved */
+        t[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {            /* 4 rows' values of one column per 128 bits */
+        u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+        u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+        u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+    }
+    for (int q = 0; q < 4; q++) {               /* column q: the low halves; column 4 + q: the high ones */
+        v[q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x20);
+        v[4 + q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x31);
+    }
+}
+
+/* The 8 values of src from value `at` on, widened to f32 as
+ * sdx__load_f32 and sdx__dequant do (F16C's conversion is exact and
+ * quiets NaNs like sdx_f16_to_f32). Q8_0 and Q4_0 are read in place
+ * (`at` a multiple of 8) as sdx__deq_q8_0 / sdx__deq_q4_0 compute them:
+ * the integer, widened exactly, times the block's scale, one rounding. */
+__attribute__((target("avx2,f16c"), always_inline))
+static inline __m256 sdx__load8(const void *src, sdx_dtype dtype, int64_t at) {
+    const unsigned char *b;
+    __m256i q;
+    int o;
+    if (dtype == SDX_F32) return _mm256_loadu_ps((const float *)src + at);
+    if (dtype == SDX_F16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)src + at)));
+    if (dtype == SDX_BF16) {
+        q = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)src + at)));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(q, 16));
+    }
+    b = (const unsigned char *)src + (size_t)(at >> 5) * (dtype == SDX_Q8_0 ? 34 : 18);
+    o = (int)(at & 31);
+    if (dtype == SDX_Q8_0) {
+        q = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + o)));
+    } else {       /* values 0..15 are the low nibbles of the 16 bytes, 16..31 the high ones; q - 8 */
+        q = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 2 + (o & 15))));
+        q = o & 16 ? _mm256_srli_epi32(q, 4) : _mm256_and_si256(q, _mm256_set1_epi32(15));
+        q = _mm256_sub_epi32(q, _mm256_set1_epi32(8));
+    }
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(q), _mm256_set1_ps(sdx__q_half(b)));
+}
+
+/* The element types and the block types sdx__load8 reads. */
+static int sdx__loads8(sdx_dtype dtype) {
+    return dtype == SDX_F32 || dtype == SDX_F16 || dtype == SDX_BF16 || dtype == SDX_Q8_0 || dtype == SDX_Q4_0;
+}
+
+/* sdx__pack_rows for a dtype sdx__loads8 reads (a block type: k0 and kc
+ * whole blocks), 8 rows and 8 k at a time; width 12 (A) or 16 (B), so a
+ * strip is one or two groups of 8 rows, the last of 4 or 8 lanes. A kc
+ * that is not a multiple of 8 ends element by element. */
+__attribute__((target("avx2,f16c")))
+static void sdx__pack_rows_avx2(float *dst, const void *src, sdx_dtype dtype, int64_t ld, int64_t row0,
+                                int rows, int nvalid, int width, int64_t k0, int kc) {
+    size_t unit;      /* bytes per element, or per block of 32 */
+    const int shift = sdx_dtype_block(dtype, &unit) > 1 ? 5 : 0, k8 = kc & ~7;
+    SDX_ASSERT(width == SDX__MR || width == SDX__NR);
+    for (int s = 0; s < rows; s += width) {
+        float *strip = dst + (int64_t)s * kc;
+        const int live = SDX__MIN(width, nvalid - s);
+        for (int r0 = 0; r0 < width; r0 += 8) {
+            const int lanes = SDX__MIN(8, width - r0);
+            for (int kk = 0; kk < k8; kk += 8) {
+                __m256 v[8];
+                for (int r = 0; r < 8; r++) {
+                    const int64_t at = (row0 + s + r0 + r) * ld + k0 + kk;
+                    if (r0 + r >= live) { v[r] = _mm256_setzero_ps(); continue; }
+                    /* rows are far apart (the hardware prefetchers lose them): ask a few lines ahead */
+                    if (kk + SDX__PACK_AHEAD < kc)
+                        _mm_prefetch((const char *)src + (size_t)((at + SDX__PACK_AHEAD) >> shift) * unit, _MM_HINT_T0);
+                    v[r] = sdx__load8(src, dtype, at);
+                }
+                sdx__transpose8(v);
+                for (int j = 0; j < 8; j++) {
+                    float *out = strip + (int64_t)(kk + j) * width + r0;
+                    if (lanes == 8) _mm256_storeu_ps(out, v[j]);
+                    else _mm_storeu_ps(out, _mm256_castps256_ps128(v[j]));
+                }
+            }
+        }
+        for (int kk = k8; kk < kc; kk++)
+            for (int r = 0; r < width; r++) {
+                float value = 0.0f;
+                if (r < live) sdx__load_f32(src, dtype, (row0 + s + r) * ld + k0 + kk, 1, &value);
+                strip[(int64_t)kk * width + r] = value;
+            }
+    }
+}
+SDX__INTRINSICS_WARNINGS_ON
+#endif
+
 /* The job's A block, rows [m0, m0 + rows) (valid < m0 + nvalid), into MR-row strips. */
 static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, int nvalid, int64_t k0, int kc, float *tmp) {
 #ifdef SDX__X86
     /* a quantized convolution's filter rows: Q8_0 and Q4_0 read in place,
      * other block types dequantized row by row into tmp (kc whole blocks) */
     if (g->pack16 && (!sdx__dtype_is_block(g->a_dtype) || sdx__blocks16(g->a_dtype))) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
+    if (g->pack8 && sdx__loads8(g->a_dtype)) { sdx__pack_rows_avx2(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
 #endif
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
@@ -513,6 +616,10 @@ static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int c
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
+    if (g->pack8 && sdx__loads8(g->b_dtype)) {
+        sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
 #endif
     for (int s = 0; s < cols; s += SDX__NR) {
         int live = SDX__MIN(SDX__NR, nvalid - s);
@@ -520,6 +627,10 @@ static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int c
 #ifdef SDX__X86
         if (g->pack16) {
             sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
+            continue;
+        }
+        if (g->pack8) {
+            sdx__pack_rows_avx2(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
             continue;
         }
 #endif
@@ -534,6 +645,10 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
 #ifdef SDX__X86
     if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+    if (g->pack8 && g->b_kind == SDX__B_ROWS_T && sdx__loads8(g->b_dtype)) {
+        sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
     if (g->pack16 && g->b_dtype == SDX_F32) {
@@ -661,6 +776,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
 #ifdef SDX__X86
     g->pack16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl");
+    g->pack8 = !g->pack16 && !sdx__cpu(ctx)->pack_scalar && sdx__have_avx2() && sdx__half_simd_available();
 #endif
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
     sdx__gemm_split(g, SDX__MAX(1, ctx->n_threads), SDX__MJ, SDX__NJ, SDX__MR, SDX__NR);
