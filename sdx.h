@@ -6175,6 +6175,61 @@ static void sdx__pack_rows_avx2(float *dst, const void *src, sdx_dtype dtype, in
             }
     }
 }
+
+/* sdx__pack_im2col for an f32 input: a strip in one output row and
+ * inside the picture reads each k's 16 inputs with two loads, any other
+ * strip (at an edge, over two output rows, stride 2) gathers them. */
+__attribute__((target("avx2")))
+static void sdx__pack_im2col_avx2(const sdx__gemm *g, float *dst, const float *x, int64_t p0, int nvalid,
+                                  int cols, int64_t k0, int kc) {
+    const int64_t khw = (int64_t)g->kh * g->kw, hw = g->H * g->W;
+    const __m256i h = _mm256_set1_epi32((int)g->H), w = _mm256_set1_epi32((int)g->W), minus1 = _mm256_set1_epi32(-1);
+    for (int s = 0; s < cols; s += SDX__NR) {
+        float *out = dst + (int64_t)s * kc;
+        int nl = SDX__MIN(SDX__NR, nvalid - s), one_row;
+        int64_t p = p0 + s, pix = p % g->N;
+        int64_t c = k0 / khw, r = k0 % khw;
+        int ky = (int)(r / g->kw), kx = (int)(r % g->kw);
+        const float *img = x + p / g->N * g->b_bstride;
+        int32_t ys[SDX__NR], xs[SDX__NR];
+        __m256i vy[2], vx[2], live[2];
+        if (nl <= 0) { memset(out, 0, (size_t)kc * SDX__NR * sizeof(float)); continue; }
+        if ((p + nl - 1) / g->N != p / g->N || hw > INT32_MAX / 2) {   /* two images, or offsets past int32 */
+            sdx__pack_im2col(g, out, x, p, nl, SDX__NR, k0, kc, NULL);
+            continue;
+        }
+        for (int l = 0; l < SDX__NR; l++) {
+            int64_t q = pix + l;
+            ys[l] = (int32_t)((q / g->Wo) * g->stride - g->pad_top);
+            xs[l] = (int32_t)((q % g->Wo) * g->stride - g->pad_left);
+        }
+        for (int i = 0; i < 2; i++) {
+            vy[i] = _mm256_loadu_si256((const __m256i *)(ys + 8 * i));
+            vx[i] = _mm256_loadu_si256((const __m256i *)(xs + 8 * i));
+            live[i] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nl - 8 * i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        }
+        one_row = nl == SDX__NR && g->stride == 1 && pix % g->Wo + SDX__NR <= g->Wo;
+        for (int kk = 0; kk < kc; kk++, out += SDX__NR) {
+            const float *plane = img + c * hw;
+            const int64_t iy = ys[0] + ky, ix = xs[0] + kx;
+            if (one_row && iy >= 0 && iy < g->H && ix >= 0 && ix + SDX__NR <= g->W) {
+                const float *row = plane + iy * g->W + ix;
+                _mm256_storeu_ps(out, _mm256_loadu_ps(row));
+                _mm256_storeu_ps(out + 8, _mm256_loadu_ps(row + 8));
+            } else {
+                for (int i = 0; i < 2; i++) {
+                    __m256i yy = _mm256_add_epi32(vy[i], _mm256_set1_epi32(ky)), xx = _mm256_add_epi32(vx[i], _mm256_set1_epi32(kx));
+                    __m256i in = _mm256_and_si256(_mm256_and_si256(_mm256_cmpgt_epi32(h, yy), _mm256_cmpgt_epi32(yy, minus1)),
+                                                  _mm256_and_si256(_mm256_cmpgt_epi32(w, xx), _mm256_cmpgt_epi32(xx, minus1)));
+                    __m256i at = _mm256_add_epi32(_mm256_mullo_epi32(yy, w), xx);
+                    in = _mm256_and_si256(in, live[i]);
+                    _mm256_storeu_ps(out + 8 * i, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), plane, at, _mm256_castsi256_ps(in), 4));
+                }
+            }
+            if (++kx == g->kw) { kx = 0; if (++ky == g->kh) { ky = 0; c++; } }
+        }
+    }
+}
 SDX__INTRINSICS_WARNINGS_ON
 #endif
 
@@ -6236,6 +6291,10 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
     }
     if (g->pack8 && g->b_kind == SDX__B_ROWS_T && sdx__loads8(g->b_dtype)) {
         sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
+        return;
+    }
+    if (g->pack8 && g->b_kind == SDX__B_IM2COL && g->b_dtype == SDX_F32) {
+        sdx__pack_im2col_avx2(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
         return;
     }
     if (g->pack16 && g->b_dtype == SDX_F32) {
