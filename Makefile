@@ -79,12 +79,13 @@ examples/cpp_host: examples/cpp_host.cpp sdx.h
 tests/run-cpp: sdx.h tests/t_cpp.cpp
 	$(CXX) $(CXXFLAGS) -o $@ tests/t_cpp.cpp $(LDLIBS)
 
-# check-hip (its compilers keep two cores busy) beside the simulator (one
-# thread), the output of each in one piece
+# check-hip (two compilers), the simulator (two processes of one thread)
+# and ThreadSanitizer's runs side by side, the output of each in one
+# piece; then the suite in two processes (a case leaves a core idle much
+# of its time), whose summary closes the output
 test: tests/run $(EXAMPLES) $(GAME) $(SERVER)
-	$(MAKE) -j2 --output-sync=target check-hip test-gpu-sim
-	$(MAKE) tsan
-	./tests/run
+	$(MAKE) -j3 --output-sync=target check-hip test-gpu-sim tsan
+	./tests/run -j2
 
 # sdx_cancel from another thread under ThreadSanitizer: the cancel suite's
 # random cancels and its cases on which call a cancel reaches, with C11
@@ -122,7 +123,7 @@ SAN_SKIP ?= --skip pipeline.half_storage --skip pipeline.sd2_ --skip pipeline.sd
             --skip half.f16_random_bits --skip half.bf16_random_bits \
             --skip kernels.conv3x3_winograd_unet_layers --skip robust.controlnet_generation
 sanitize: tests/run-san
-	SDX_SANITIZE=1 SDX_TEST_CANCEL_ROUNDS=20 ./tests/run-san $(SAN_SUITES) $(SAN_SKIP)
+	SDX_SANITIZE=1 SDX_TEST_CANCEL_ROUNDS=20 ./tests/run-san -j2 $(SAN_SUITES) $(SAN_SKIP)
 
 tools/%: tools/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< $(LDLIBS)
@@ -227,7 +228,7 @@ check-hip: sdx.h sdx_hip.h
 # graphs take too long there; `./tests/gpu/run-sim` runs them too.
 SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas -Wno-psabi
 test-gpu-sim: tests/gpu/run-sim
-	./tests/gpu/run-sim --skip goldens --skip gguf --skip controlnet
+	./tests/gpu/run-sim -j2 --skip goldens --skip gguf --skip controlnet
 	SDX_SIM_NO_TMA=1 ./tests/gpu/run-sim linear residual geglu
 	SDX_SIM_AMPERE=1 ./tests/gpu/run-sim linear conv residual loaded geglu
 SIM_DEPS := tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h

@@ -799,8 +799,10 @@ T_UNUSED static int t_pngs_diff(const char *a, const char *b) {
 #endif
 
 /* Which cases run: those whose "suite.case" name contains one of the
- * patterns (all when there are none) and none of the --skip patterns. */
-typedef struct t_filter { const char *only[64], *skip[64]; int n_only, n_skip; } t_filter;
+ * patterns (all when there are none) and none of the --skip patterns;
+ * with -j, of those the ones whose number (in run order) is `worker`
+ * modulo `workers`. */
+typedef struct t_filter { const char *only[64], *skip[64]; int n_only, n_skip, workers, worker, seen; } t_filter;
 
 T_UNUSED static int t_selected(const t_filter *f, const char *full) {
     int hit = f->n_only == 0;
@@ -836,15 +838,20 @@ T_UNUSED static int t_checkpoint_mappings(char *first, size_t size) {
 #endif
 }
 
-T_UNUSED static int t_run_suite(const t_suite *s, const t_filter *filter, int *np, int *nf, int *ns) {
+/* The line a case's run starts with (-v, and always in a -j worker: the
+ * last one names the case a dead worker was in). */
+#define T_STARTS "  ....  "
+
+T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int *nf, int *ns) {
     for (const t_case *c = s->cases; c->name; c++) {
         char full[256], leaked[512];
         int r, before, after;
         snprintf(full, sizeof full, "%s.%s", s->name, c->name);
         if (!t_selected(filter, full)) continue;
+        if (filter->workers > 1 && filter->seen++ % filter->workers != filter->worker) continue;
         t_msg[0] = 0;
         time_t t0;
-        if (t_verbose) { printf("  ....  %s\n", full); fflush(stdout); }
+        if (t_verbose || filter->workers > 1) { printf(T_STARTS "%s\n", full); fflush(stdout); }
         t0 = time(NULL);
         before = t_checkpoint_mappings(NULL, 0);
         r = c->fn();
@@ -864,17 +871,81 @@ T_UNUSED static int t_run_suite(const t_suite *s, const t_filter *filter, int *n
     return 0;
 }
 
-/* run [-v] [PATTERN...] [--skip PATTERN]... */
+#ifndef _WIN32
+#include <sys/wait.h>
+
+/* -j N: N processes (fork: nothing has run yet), each the selected cases
+ * of its residue (t_filter), its lines in a file of its own; then each
+ * worker's lines in turn and one summary for all. A worker that dies is
+ * a failure of the case it was in. */
+static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
+    enum { MAX_WORKERS = 16 };
+    FILE *log[MAX_WORKERS];
+    pid_t pid[MAX_WORKERS];
+    int np = 0, nf = 0, ns = 0, n = filter->workers = filter->workers < MAX_WORKERS ? filter->workers : MAX_WORKERS;
+    fflush(stdout);
+    for (int w = 0; w < n; w++) {
+        if (!(log[w] = tmpfile()) || (pid[w] = fork()) < 0) {
+            fprintf(stderr, "run -j: cannot start worker %d: %s\n", w, strerror(errno));
+            exit(2);
+        }
+        if (pid[w] == 0) {
+            int p = 0, f = 0, k = 0;
+            if (dup2(fileno(log[w]), 1) < 0) _exit(2);
+            filter->worker = w;
+            for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], filter, &p, &f, &k);
+            printf("%d passed, %d failed, %d skipped\n", p, f, k);
+            t_tmp_done(f == 0);
+            exit(f ? 1 : 0);      /* (LeakSanitizer's check runs at exit) */
+        }
+    }
+    for (int w = 0; w < n; w++) {
+        char line[4096], last[512] = "(before its first case)";
+        int status = 0, p, f, k, summed = 0;
+        while (waitpid(pid[w], &status, 0) < 0 && errno == EINTR) {}
+        rewind(log[w]);
+        while (fgets(line, sizeof line, log[w])) {
+            if (!strncmp(line, T_STARTS, strlen(T_STARTS))) {
+                snprintf(last, sizeof last, "%s", line + strlen(T_STARTS));
+                last[strcspn(last, "\n")] = 0;
+                if (!t_verbose) continue;
+            } else if (sscanf(line, "%d passed, %d failed, %d skipped", &p, &f, &k) == 3) {
+                np += p, nf += f, ns += k, summed = 1;
+                continue;
+            }
+            fputs(line, stdout);
+        }
+        fclose(log[w]);
+        if (!summed || !WIFEXITED(status)) {
+            nf++;
+            if (WIFSIGNALED(status)) printf("  FAIL  %s: worker %d died of signal %d\n", last, w, WTERMSIG(status));
+            else printf("  FAIL  %s: worker %d ended without its summary\n", last, w);
+        }
+    }
+    printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
+    return nf ? 1 : 0;
+}
+#endif
+
+/* run [-v] [-j N | -jN] [PATTERN...] [--skip PATTERN]...
+ * -j N: the cases shared round-robin among N processes (POSIX; a case
+ * that uses two threads leaves a core idle a good part of its time). */
 T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsuites) {
     int np = 0, nf = 0, ns = 0;
     t_filter filter;
     memset(&filter, 0, sizeof filter);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) t_verbose = 1;
+        else if (!strncmp(argv[i], "-j", 2) && argv[i][2] && atoi(argv[i] + 2) > 0) filter.workers = atoi(argv[i] + 2);
+        else if (!strcmp(argv[i], "-j") && i + 1 < argc && atoi(argv[i + 1]) > 0) filter.workers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--skip") && i + 1 < argc && filter.n_skip < 64) filter.skip[filter.n_skip++] = argv[++i];
-        else if (strcmp(argv[i], "--skip") && filter.n_only < 64) filter.only[filter.n_only++] = argv[i];
-        else { fprintf(stderr, "run: more than 64 patterns or a --skip without one: '%s'\n", argv[i]); return 2; }
+        else if (strcmp(argv[i], "--skip") && strcmp(argv[i], "-j") && filter.n_only < 64) filter.only[filter.n_only++] = argv[i];
+        else { fprintf(stderr, "run: more than 64 patterns, or a --skip or -j without its argument: '%s'\n", argv[i]); return 2; }
     }
+#ifndef _WIN32
+    if (filter.workers > 1) return t_run_workers(suites, nsuites, &filter);
+#endif
+    filter.workers = 1;
     for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], &filter, &np, &nf, &ns);
     printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
     t_tmp_done(nf == 0);

@@ -31,8 +31,10 @@
 # the 2-million-value scalar half-float sweeps and the quantized-weight
 # bit-for-bit sweeps (ARM_SKIP: their dequantizers and packers are plain C,
 # the same as the native run's portable-packer case, and what then reaches
-# the NEON kernel is f32 panels, which kernels.linear_* check). Every step
-# prints its time. Needs tools/setup-debian.sh's packages and ../shared
+# the NEON kernel is f32 panels, which kernels.linear_* check). The
+# SDX_NO_SIMD and AArch64 suites run in two processes (tests/run -j2:
+# a case leaves a core idle much of its time; wine's build has no fork).
+# Every step prints its time. Needs tools/setup-debian.sh's packages and ../shared
 # for the golden cases (they skip without it).
 set -eu
 cd "$(dirname "$0")/.."
@@ -141,7 +143,7 @@ lang() {
 nosimd() {
     step "SDX_NO_SIMD"
     # shellcheck disable=SC2086
-    run_tests nosimd "$OUT/run-nosimd" $NOSIMD_SKIP
+    run_tests nosimd "$OUT/run-nosimd" -j2 $NOSIMD_SKIP
 }
 win64() {
     step "mingw-w64 build under wine"
@@ -163,7 +165,7 @@ win64() {
 arm64() {
     step "aarch64 build (NEON) under qemu-user"
     # shellcheck disable=SC2086
-    run_tests arm64 qemu-aarch64 "$OUT/run-arm64" $ARM_SUITES $ARM_SKIP
+    run_tests arm64 qemu-aarch64 "$OUT/run-arm64" -j2 $ARM_SUITES $ARM_SKIP
 }
 
 builds=""
