@@ -50,12 +50,14 @@ tests/run: sdx.h $(TESTSRC)
 tests/run-san: sdx.h $(TESTSRC)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/main.c -lstb $(LDLIBS)
 
-# clang builds for CI (same flags, no output kept)
+# clang builds for CI (same flags, no output kept), in the same make as
+# the gcc ones
+CLANG ?= clang
 tests/run-clang: sdx.h $(TESTSRC)
-	$(CC) $(CFLAGS) -o $@ tests/main.c -lstb $(LDLIBS)
+	$(CLANG) $(CFLAGS) -o $@ tests/main.c -lstb $(LDLIBS)
 
 examples/sdx-clang: examples/sdx.c sdx.h
-	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
+	$(CLANG) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
 
 examples/%: examples/%.c sdx.h
 	$(CC) $(CFLAGS) -I. -o $@ $< -lstb $(LDLIBS)
@@ -72,8 +74,9 @@ examples/game-tsan: examples/game.c sdx.h
 examples/sdx-server: examples/sdx-server.c sdx.h
 	$(CC) $(CFLAGS) -I. $(shell pkg-config --cflags $(SERVER_PKGS)) -o $@ $< -lstb $(shell pkg-config --libs $(SERVER_PKGS)) $(LDLIBS)
 
+# -Wpedantic: tools/cross.sh runs this build as its C++ host check
 examples/cpp_host: examples/cpp_host.cpp sdx.h
-	$(CXX) $(CXXFLAGS) -I. -o $@ $< $(LDLIBS)
+	$(CXX) $(CXXFLAGS) -Wpedantic -I. -o $@ $< $(LDLIBS)
 
 # The implementation as C++ (tests/t_cpp.cpp): one golden generation.
 tests/run-cpp: sdx.h tests/t_cpp.cpp
