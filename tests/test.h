@@ -799,10 +799,16 @@ T_UNUSED static int t_pngs_diff(const char *a, const char *b) {
 #endif
 
 /* Which cases run: those whose "suite.case" name contains one of the
- * patterns (all when there are none) and none of the --skip patterns;
- * with -j, of those the ones whose number (in run order) is `worker`
- * modulo `workers`. */
-typedef struct t_filter { const char *only[64], *skip[64]; int n_only, n_skip, workers, worker, seen; } t_filter;
+ * patterns (all when there are none) and none of the --skip patterns.
+ * With -j, the workers take those cases (numbered in run order: `seen`)
+ * one at a time from a counter they share (`next`), so a worker that got
+ * short cases takes more of them; `claim` is the number this one holds,
+ * -1 for none. */
+typedef struct t_filter {
+    const char *only[64], *skip[64];
+    int n_only, n_skip, workers, seen, claim;
+    int *next;
+} t_filter;
 
 T_UNUSED static int t_selected(const t_filter *f, const char *full) {
     int hit = f->n_only == 0;
@@ -838,6 +844,15 @@ T_UNUSED static int t_checkpoint_mappings(char *first, size_t size) {
 #endif
 }
 
+/* The next case number no worker has taken (only -j's POSIX workers share one). */
+T_UNUSED static int t_claim_next(int *next) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __atomic_fetch_add(next, 1, __ATOMIC_RELAXED);
+#else
+    return (*next)++;
+#endif
+}
+
 /* The line a case's run starts with (-v, and always in a -j worker: the
  * last one names the case a dead worker was in). */
 #define T_STARTS "  ....  "
@@ -848,7 +863,12 @@ T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int
         int r, before, after;
         snprintf(full, sizeof full, "%s.%s", s->name, c->name);
         if (!t_selected(filter, full)) continue;
-        if (filter->workers > 1 && filter->seen++ % filter->workers != filter->worker) continue;
+        if (filter->workers > 1) {    /* claims only grow, so a claim is never behind `seen` */
+            int number = filter->seen++;
+            if (filter->claim < 0) filter->claim = t_claim_next(filter->next);
+            if (number != filter->claim) continue;
+            filter->claim = -1;
+        }
         t_msg[0] = 0;
         time_t t0;
         if (t_verbose || filter->workers > 1) { printf(T_STARTS "%s\n", full); fflush(stdout); }
@@ -872,17 +892,26 @@ T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int
 }
 
 #ifndef _WIN32
+#include <sys/mman.h>
 #include <sys/wait.h>
 
-/* -j N: N processes (fork: nothing has run yet), each the selected cases
- * of its residue (t_filter), its lines in a file of its own; then each
- * worker's lines in turn and one summary for all. A worker that dies is
- * a failure of the case it was in. */
+/* -j N: N processes (fork: nothing has run yet) taking the selected cases
+ * from a shared counter (t_filter), each its lines in a file of its own;
+ * then each worker's lines in turn and one summary for all. A worker
+ * that dies is a failure of the case it was in. */
 static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
     enum { MAX_WORKERS = 16 };
     FILE *log[MAX_WORKERS];
     pid_t pid[MAX_WORKERS];
     int np = 0, nf = 0, ns = 0, n = filter->workers = filter->workers < MAX_WORKERS ? filter->workers : MAX_WORKERS;
+    void *shared = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        fprintf(stderr, "run -j: no shared memory for the workers' counter: %s\n", strerror(errno));
+        exit(2);
+    }
+    filter->next = (int *)shared;
+    *filter->next = 0;
+    filter->claim = -1;
     fflush(stdout);
     for (int w = 0; w < n; w++) {
         if (!(log[w] = tmpfile()) || (pid[w] = fork()) < 0) {
@@ -892,7 +921,6 @@ static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
         if (pid[w] == 0) {
             int p = 0, f = 0, k = 0;
             if (dup2(fileno(log[w]), 1) < 0) _exit(2);
-            filter->worker = w;
             for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], filter, &p, &f, &k);
             printf("%d passed, %d failed, %d skipped\n", p, f, k);
             t_tmp_done(f == 0);
@@ -922,13 +950,14 @@ static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
             else printf("  FAIL  %s: worker %d ended without its summary\n", last, w);
         }
     }
+    munmap(shared, sizeof(int));
     printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
     return nf ? 1 : 0;
 }
 #endif
 
 /* run [-v] [-j N | -jN] [PATTERN...] [--skip PATTERN]...
- * -j N: the cases shared round-robin among N processes (POSIX; a case
+ * -j N: the cases shared among N processes (POSIX; a case
  * that uses two threads leaves a core idle a good part of its time). */
 T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsuites) {
     int np = 0, nf = 0, ns = 0;
