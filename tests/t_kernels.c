@@ -610,16 +610,17 @@ static int conv2d_3x3_wide_rows(void) {
 static int conv2d_3x3_spans_tiles_without_bias(void) { tk_conv c = { 1, 40, 12, 13, 150, 3, 3, 1, 1, 1, 1, 1, 0 }; t_seed(14); return tk_conv_case(&c); }
 
 /* The f32 GEMM's job shapes (blocks of up to MJ x NJ, split for the
- * threads), its packers (AVX-512 transposes, masked, expanded and
- * gathered loads where the CPU has them) and the images of a conv batch
- * run side by side as columns: none of them may change a bit, since each
- * output is the same chain of multiply-adds split at the same KC steps.
- * The reference is one thread with the portable packers. Shapes: K with a
- * 16-wide tail and over KC, rows and columns past MJ and NJ and not
- * multiples of the strips, convs whose pixel strips straddle two images,
- * rows narrower than a strip (gathered), stride 2, 1x1, and wide rows
- * whose edges take masked loads; the conv2d and linear cases check the
- * same paths against double. */
+ * threads), its packers (AVX-512 16 x 16 or AVX2 8 x 8 transposes,
+ * masked, expanded and gathered loads, whichever the CPU has) and the
+ * images of a conv batch run side by side as columns: none of them may
+ * change a bit, since each output is the same chain of multiply-adds
+ * split at the same KC steps. The reference is one thread with the
+ * portable packers. Shapes: K with a tail of a 16- and an 8-wide load and
+ * over KC, rows and columns past MJ and NJ and not multiples of the
+ * strips, convs whose pixel strips straddle two images, rows narrower
+ * than a strip (gathered), stride 2, 1x1, and wide rows whose edges take
+ * masked loads; the conv2d and linear cases check the same paths against
+ * double. */
 static int gemm_blocking_and_packing_change_no_bit(void) {
     static const struct { int64_t m, k, n; sdx_dtype xt, wt; } lin[] = {
         { 301, 200, 140, SDX_F32, SDX_F16 }, { 700, 300, 530, SDX_F32, SDX_F32 }, { 77, 37, 1100, SDX_BF16, SDX_BF16 },
