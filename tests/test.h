@@ -853,9 +853,14 @@ T_UNUSED static int t_claim_next(int *next) {
 #endif
 }
 
-/* The line a case's run starts with (-v, and always in a -j worker: the
- * last one names the case a dead worker was in). */
+/* How the lines of a run begin: a case starting (-v, and always in a -j
+ * worker: the last one names the case a dead worker was in), its result,
+ * and the summary (what CI reads; -j's parent reads the workers' too). */
 #define T_STARTS "  ....  "
+#define T_OK     "  ok    "
+#define T_SKIPS  "  SKIP  "
+#define T_FAILS  "  FAIL  "
+#define T_SUMMARY "%d passed, %d failed, %d skipped"
 
 T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int *nf, int *ns) {
     for (const t_case *c = s->cases; c->name; c++) {
@@ -882,10 +887,10 @@ T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int
                      after - before, leaked);
         }
         /* whole seconds of wall time, shown from 2 s: where CI's time goes */
-        if (r == T_PASS && time(NULL) - t0 >= 2) { (*np)++; printf("  ok    %s (%lds)\n", full, (long)(time(NULL) - t0)); }
-        else if (r == T_PASS) { (*np)++; printf("  ok    %s\n", full); }
-        else if (r == T_SKIP) { (*ns)++; printf("  SKIP  %s: %s\n", full, t_msg); }
-        else { (*nf)++; printf("  FAIL  %s: %s\n", full, t_msg); }
+        if (r == T_PASS && time(NULL) - t0 >= 2) { (*np)++; printf(T_OK "%s (%lds)\n", full, (long)(time(NULL) - t0)); }
+        else if (r == T_PASS) { (*np)++; printf(T_OK "%s\n", full); }
+        else if (r == T_SKIP) { (*ns)++; printf(T_SKIPS "%s: %s\n", full, t_msg); }
+        else { (*nf)++; printf(T_FAILS "%s: %s\n", full, t_msg); }
         fflush(stdout);
     }
     return 0;
@@ -922,7 +927,7 @@ static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
             int p = 0, f = 0, k = 0;
             if (dup2(fileno(log[w]), 1) < 0) _exit(2);
             for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], filter, &p, &f, &k);
-            printf("%d passed, %d failed, %d skipped\n", p, f, k);
+            printf(T_SUMMARY "\n", p, f, k);
             t_tmp_done(f == 0);
             exit(f ? 1 : 0);      /* (LeakSanitizer's check runs at exit) */
         }
@@ -937,22 +942,22 @@ static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
                 snprintf(last, sizeof last, "%s", line + strlen(T_STARTS));
                 last[strcspn(last, "\n")] = 0;
                 if (!t_verbose) continue;
-            } else if (sscanf(line, "%d passed, %d failed, %d skipped", &p, &f, &k) == 3) {
+            } else if (sscanf(line, T_SUMMARY, &p, &f, &k) == 3) {
                 summed = 1;      /* the worker's own count; a dead one leaves none, so the lines are counted */
                 continue;
             }
-            np += !strncmp(line, "  ok    ", 8), nf += !strncmp(line, "  FAIL  ", 8), ns += !strncmp(line, "  SKIP  ", 8);
+            np += !strncmp(line, T_OK, strlen(T_OK)), nf += !strncmp(line, T_FAILS, strlen(T_FAILS)), ns += !strncmp(line, T_SKIPS, strlen(T_SKIPS));
             fputs(line, stdout);
         }
         fclose(log[w]);
         if (!summed || !WIFEXITED(status)) {
             nf++;
-            if (WIFSIGNALED(status)) printf("  FAIL  %s: worker %d died of signal %d\n", last, w, WTERMSIG(status));
-            else printf("  FAIL  %s: worker %d ended without its summary\n", last, w);
+            if (WIFSIGNALED(status)) printf(T_FAILS "%s: worker %d died of signal %d\n", last, w, WTERMSIG(status));
+            else printf(T_FAILS "%s: worker %d ended without its summary\n", last, w);
         }
     }
     munmap(shared, sizeof(int));
-    printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
+    printf(T_SUMMARY "\n", np, nf, ns);
     return nf ? 1 : 0;
 }
 #endif
@@ -975,9 +980,9 @@ T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsu
 #ifndef _WIN32
     if (filter.workers > 1) return t_run_workers(suites, nsuites, &filter);
 #endif
-    filter.workers = 1;
+    filter.workers = 1;     /* (Windows: -j runs in this one process) */
     for (int i = 0; i < nsuites; i++) t_run_suite(&suites[i], &filter, &np, &nf, &ns);
-    printf("%d passed, %d failed, %d skipped\n", np, nf, ns);
+    printf(T_SUMMARY "\n", np, nf, ns);
     t_tmp_done(nf == 0);
     return nf ? 1 : 0;
 }
