@@ -6289,16 +6289,16 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
+    if (g->pack16 && g->b_dtype == SDX_F32) {
+        sdx__pack_im2col_avx512(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
+        return;
+    }
     if (g->pack8 && g->b_kind == SDX__B_ROWS_T && sdx__loads8(g->b_dtype)) {
         sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
     if (g->pack8 && g->b_kind == SDX__B_IM2COL && g->b_dtype == SDX_F32) {
         sdx__pack_im2col_avx2(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
-        return;
-    }
-    if (g->pack16 && g->b_dtype == SDX_F32) {
-        sdx__pack_im2col_avx512(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
         return;
     }
 #endif
