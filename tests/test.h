@@ -799,14 +799,15 @@ T_UNUSED static int t_pngs_diff(const char *a, const char *b) {
 #endif
 
 /* Which cases run: those whose "suite.case" name contains one of the
- * patterns (all when there are none) and none of the --skip patterns.
+ * patterns (all when there are none) and none of the --skip patterns;
+ * with --part K/N, of those the Kth of every N (`selected` counts them).
  * With -j, the workers take those cases (numbered in run order: `seen`)
  * one at a time from a counter they share (`next`), so a worker that got
  * short cases takes more of them; `claim` is the number this one holds,
  * -1 for none. */
 typedef struct t_filter {
     const char *only[64], *skip[64];
-    int n_only, n_skip, workers, seen, claim;
+    int n_only, n_skip, part, parts, selected, workers, seen, claim;
     int *next;
 } t_filter;
 
@@ -868,6 +869,7 @@ T_UNUSED static int t_run_suite(const t_suite *s, t_filter *filter, int *np, int
         int r, before, after;
         snprintf(full, sizeof full, "%s.%s", s->name, c->name);
         if (!t_selected(filter, full)) continue;
+        if (filter->parts > 1 && filter->selected++ % filter->parts != filter->part - 1) continue;
         if (filter->workers > 1) {    /* claims only grow, so a claim is never behind `seen` */
             int number = filter->seen++;
             if (filter->claim < 0) filter->claim = t_claim_next(filter->next);
@@ -962,9 +964,11 @@ static int t_run_workers(const t_suite *suites, int nsuites, t_filter *filter) {
 }
 #endif
 
-/* run [-v] [-j N | -jN] [PATTERN...] [--skip PATTERN]...
+/* run [-v] [-j N | -jN] [--part K/N] [PATTERN...] [--skip PATTERN]...
  * -j N: the cases shared among N processes (POSIX; a case
- * that uses two threads leaves a core idle a good part of its time). */
+ * that uses two threads leaves a core idle a good part of its time).
+ * --part K/N: the Kth of every N selected cases, for N runs side by side
+ * where -j cannot fork (Windows: tools/cross.sh runs two under wine). */
 T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsuites) {
     int np = 0, nf = 0, ns = 0;
     t_filter filter;
@@ -974,8 +978,15 @@ T_UNUSED static int t_main(int argc, char **argv, const t_suite *suites, int nsu
         else if (!strncmp(argv[i], "-j", 2) && argv[i][2] && atoi(argv[i] + 2) > 0) filter.workers = atoi(argv[i] + 2);
         else if (!strcmp(argv[i], "-j") && i + 1 < argc && atoi(argv[i + 1]) > 0) filter.workers = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--skip") && i + 1 < argc && filter.n_skip < 64) filter.skip[filter.n_skip++] = argv[++i];
-        else if (strcmp(argv[i], "--skip") && strcmp(argv[i], "-j") && filter.n_only < 64) filter.only[filter.n_only++] = argv[i];
-        else { fprintf(stderr, "run: more than 64 patterns, or a --skip or -j without its argument: '%s'\n", argv[i]); return 2; }
+        else if (!strcmp(argv[i], "--part") && i + 1 < argc && sscanf(argv[i + 1], "%d/%d", &filter.part, &filter.parts) == 2 &&
+                 filter.part >= 1 && filter.part <= filter.parts) i++;
+        else if (strcmp(argv[i], "--skip") && strcmp(argv[i], "-j") && strcmp(argv[i], "--part") && filter.n_only < 64)
+            filter.only[filter.n_only++] = argv[i];
+        else {
+            fprintf(stderr, "run: more than 64 patterns, a --skip or -j without its argument, or a --part not K/N with 1 <= K <= N: '%s'\n",
+                    argv[i]);
+            return 2;
+        }
     }
 #ifndef _WIN32
     if (filter.workers > 1) return t_run_workers(suites, nsuites, &filter);

@@ -27,13 +27,15 @@
 # does the SDX_NO_SIMD build (NOSIMD_SKIP). qemu-user is some 40 times
 # slower: the AArch64 run keeps what the NEON code computes (ARM_SUITES:
 # kernels, the int8 GEMM, half floats, the UNet goldens of all three families, the SD
-# 1.x VAE goldens) without the f16/bf16 storage variants, VAE tiling,
+# 1.x VAE goldens) without the f16/bf16 storage and activation variants
+# (their conversions are t_half's, checked bit for bit), VAE tiling,
 # the 2-million-value scalar half-float sweeps and the quantized-weight
 # bit-for-bit sweeps (ARM_SKIP: their dequantizers and packers are plain C,
 # the same as the native run's portable-packer case, and what then reaches
 # the NEON kernel is f32 panels, which kernels.linear_* check). The
 # SDX_NO_SIMD and AArch64 suites run in two processes (tests/run -j2:
-# a case leaves a core idle much of its time; wine's build has no fork).
+# a case leaves a core idle much of its time), and wine's in two runs of
+# half the cases each (--part: its build has no fork).
 # Every step prints its time. Needs tools/setup-debian.sh's packages and ../shared
 # for the golden cases (they skip without it).
 set -eu
@@ -63,15 +65,16 @@ ARM_SUITES="kernels. quantmm. half. rng. core. precision. unet. vae.sd1_"
 # The allocation-failure sweeps repeat whole loads and generations
 # thousands of times; their failure paths are plain C, swept natively and
 # under ASan (make sanitize). Like the large tiled decodes, they are left
-# out of the other builds.
+# out of the other builds, and so is the decode retried in tiles after
+# running out of memory (a whole-model decode failing at each size first).
 HEAVY_SKIP="--skip robust.generation_survives --skip robust.controlnet_generation --skip pipeline.half_storage
-          --skip vae.tiled_512px --skip vae.tiled_working_set"
+          --skip vae.tiled_512px --skip vae.tiled_working_set --skip vae.out_of_memory_decode"
 NOSIMD_SKIP="--skip pipeline.cli_ $HEAVY_SKIP $FEATURE_SKIP --skip kernels.conv3x3_winograd_unet_layers"
 WIN_SKIP="$HEAVY_SKIP $FEATURE_SKIP"
 ARM_SKIP="$NOSIMD_SKIP --skip pipeline.sd2_ --skip pipeline.sdxl_ --skip vae.sd2_ --skip vae.sdxl_
           --skip unet.goldens_f16 --skip unet.goldens_bf16 --skip vae.sd1_goldens_f16 --skip vae.sd1_goldens_bf16
           --skip vae.tile --skip vae.tiled_ --skip vae.sd1_tiled --skip vae.single_tile --skip vae.auto_tiling --skip vae.memory_estimate
-          --skip half.f16_random_bits --skip half.bf16_random_bits
+          --skip half.f16_random_bits --skip half.bf16_random_bits --skip precision.half_activations
           --skip kernels.linear_quantized_weights_equal --skip kernels.conv2d_quantized_filters_equal"
 
 step() { printf '== cross %s\n' "$*"; }
@@ -87,6 +90,24 @@ run_tests() {
     log="$OUT/$1.log"; shift
     "$@" | tee "$log" | grep -E '^  (FAIL|SKIP)|passed,'
     ! grep -q '^  FAIL' "$log" && grep -q ' 0 failed' "$log"
+}
+# run_parts NAME N CMD...: run_tests with CMD's cases in N runs side by
+# side (--part K/N: where -j cannot fork), the N logs joined in order and
+# one summary for all; each run must end with its own summary (wine's
+# lines end in CR LF)
+run_parts() {
+    name=$1 parts=$2; shift 2
+    pids=""
+    for k in $(seq "$parts"); do
+        "$@" --part "$k/$parts" > "$OUT/$name.$k.log" 2>&1 &
+        pids="$pids $!"
+    done
+    for p in $pids; do wait "$p" || true; done
+    for k in $(seq "$parts"); do cat "$OUT/$name.$k.log"; done > "$OUT/$name.log"
+    grep -E '^  (FAIL|SKIP)' "$OUT/$name.log" || true
+    awk '{ sub(/\r$/, "") } / passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5; runs++ }
+         END { printf "%d passed, %d failed, %d skipped (%d runs)\n", p, f, s, runs; exit !(runs == '"$parts"' && f == 0) }' "$OUT/$name.log" &&
+        ! grep -q '^  FAIL' "$OUT/$name.log"
 }
 
 sdx_h_tu() { printf '#define SDX_IMPLEMENTATION\n#include "sdx.h"\nint main(void) { return sdx_create(0) == 0; }\n'; }
@@ -150,7 +171,7 @@ win64() {
     export WINEPREFIX="${WINEPREFIX:-$PWD/$OUT/wine}" WINEDEBUG=-all
     [ -d "$WINEPREFIX" ] || wine wineboot -i >/dev/null 2>&1 || true
     # shellcheck disable=SC2086
-    run_tests win64 wine "$OUT/run-win64.exe" $WIN_SKIP
+    run_parts win64 2 wine "$OUT/run-win64.exe" $WIN_SKIP
     # the CLI: a tiny generation written as a PNG with its parameters
     if [ -f ../shared/golden/sd1/model.safetensors ]; then
         rm -f "$OUT/win64.png"
