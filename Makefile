@@ -50,12 +50,14 @@ tests/run: sdx.h $(TESTSRC)
 tests/run-san: sdx.h $(TESTSRC)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN) -o $@ tests/main.c -lstb $(LDLIBS)
 
-# clang builds for CI (same flags, no output kept), in the same make as
-# the gcc ones; the CLI's own code is checked without a second build of
-# the implementation
+# clang builds for CI, in the same make as the gcc ones. Nothing runs
+# them, so the tests are built without optimisation (7 s instead of 56):
+# still through code generation, where clang checks that intrinsics are
+# called only from functions with their target features. The CLI's own
+# code is checked without a second build of the implementation.
 CLANG ?= clang
 tests/run-clang: sdx.h $(TESTSRC)
-	$(CLANG) $(CFLAGS) -o $@ tests/main.c -lstb $(LDLIBS)
+	$(CLANG) $(filter-out -O%,$(CFLAGS)) -O0 -o $@ tests/main.c -lstb $(LDLIBS)
 
 build/sdx-clang.ok: examples/sdx.c examples/common.h sdx.h
 	@mkdir -p build

@@ -6,8 +6,8 @@
 # rocm-device-libs 5.2 ships no gfx11 bitcode, so that target compiles
 # device code to assembly with -nogpulib instead of a full object); and
 # the C half of `make test-gpu` with the C compiler. Warnings are errors.
-# A missing compiler is a SKIP line, not a failure. The two GPU compilers
-# run side by side (2 cores).
+# A missing compiler is a SKIP line, not a failure. The compiles run side
+# by side (four: on CI's two cores they overlap its other builds).
 # With nvcc it also prints each kernel's registers, shared memory and
 # spills for sm_90a (ptxas -v), fails when a GEMM/convolution or
 # matrix-unit attention kernel spills (the hot paths: a spill there is
@@ -46,9 +46,14 @@ fi
 if [ -n "$HIPCC" ]; then
     ( HIPFLAGS="-O2 -x hip -std=c++17 -I. -Wall -Wextra -Werror -Wno-unused-command-line-argument"
       # shellcheck disable=SC2086
-      "$HIPCC" $HIPFLAGS --offload-arch=gfx1030 --offload-arch=gfx90a -c examples/sdx_hip.cu -o "$out/amd.o" > "$out/amd.log" 2>&1 &&
-      "$HIPCC" $HIPFLAGS --offload-arch=gfx1100 -nogpulib --cuda-device-only -S examples/sdx_hip.cu -o "$out/gfx1100.s" >> "$out/amd.log" 2>&1
-      echo $? > "$out/amd.rc" ) &
+      "$HIPCC" $HIPFLAGS --offload-arch=gfx1100 -nogpulib --cuda-device-only -S examples/sdx_hip.cu -o "$out/gfx1100.s" > "$out/gfx1100.log" 2>&1 &
+      gfx1100=$!
+      # shellcheck disable=SC2086
+      "$HIPCC" $HIPFLAGS --offload-arch=gfx1030 --offload-arch=gfx90a -c examples/sdx_hip.cu -o "$out/amd.o" > "$out/amd.log" 2>&1
+      rc=$?
+      wait $gfx1100 || rc=1
+      cat "$out/gfx1100.log" >> "$out/amd.log"
+      echo $rc > "$out/amd.rc" ) &
 else
     echo "SKIP hipcc: not found (Debian: apt-get install hipcc libamdhip64-dev rocm-device-libs)"
 fi
