@@ -66,7 +66,7 @@ ARM_SUITES="kernels. quantmm. half. rng. core. precision. unet. vae.sd1_"
 # thousands of times; their failure paths are plain C, swept natively and
 # under ASan (make sanitize). Like the large tiled decodes, they are left
 # out of the other builds, and so is the decode retried in tiles after
-# running out of memory (a whole-model decode failing at each size first).
+# running out of memory (several 512x512 decodes, tiled and untiled).
 HEAVY_SKIP="--skip robust.generation_survives --skip robust.controlnet_generation --skip pipeline.half_storage
           --skip vae.tiled_512px --skip vae.tiled_working_set --skip vae.out_of_memory_decode"
 NOSIMD_SKIP="--skip pipeline.cli_ $HEAVY_SKIP $FEATURE_SKIP --skip kernels.conv3x3_winograd_unet_layers"
