@@ -983,6 +983,64 @@ static int exp_paths_agree_and_stay_within_3e7(void) {
     return T_PASS;
 }
 
+/* GELU's erf: within one ulp of erf in double over floats of every
+ * binade (a stride through all 2^32 bit patterns, the interval edges and
+ * their neighbours, subnormals, zeros, infinities), NaN stays NaN, and
+ * GELU gives the portable code's bits on every vector path the CPU has,
+ * tails included: f32 mode's activations do not depend on the CPU. */
+static uint32_t tk_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static int erf_within_one_ulp_and_gelu_the_same_on_every_path(void) {
+    enum { N = 65536 + 64 };
+    static const float edges[] = { SDX__ERF_SPLIT1, SDX__ERF_SPLIT2, SDX__ERF_ONE, 0.0f, 1e-45f, 1.1754944e-38f, 1e-20f };
+    static float x[N], got[N], ref[N];
+    double worst = 0;
+    float worst_at = 0;
+    int n = 0;
+    for (uint64_t u = 0; u <= 0xffffffffu; u += 65537) {   /* both signs, every exponent */
+        uint32_t b = (uint32_t)u;
+        memcpy(&x[n++], &b, 4);
+    }
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        x[n++] = edges[i]; x[n++] = -edges[i];
+        x[n++] = nextafterf(edges[i], 0.0f); x[n++] = nextafterf(edges[i], INFINITY);
+    }
+    x[n++] = INFINITY; x[n++] = -INFINITY; x[n++] = NAN; x[n++] = 1.0f; x[n++] = -3.0f;
+    T_CHECK(n <= N, "too many cases");
+    for (int i = 0; i < n; i++) {
+        const float e = sdx__erf1(x[i]);
+        const double r = erf((double)x[i]);
+        double ulp;
+        if (x[i] != x[i]) { T_CHECK(e != e, "erf(NaN) must stay NaN"); continue; }
+        ulp = fabs(r) < 1.1754944e-38 ? ldexp(1.0, -149) : ldexp(1.0, ilogb((float)fabs(r)) - 23);
+        if (fabs(e - r) / ulp > worst) { worst = fabs(e - r) / ulp; worst_at = x[i]; }
+        T_CHECK(signbit(e) == signbit(x[i]), "erf(%a) = %a has the wrong sign", x[i], e);
+    }
+    T_NOTE("worst error %.3f ulp (at %a) over %d floats", worst, worst_at, n);
+    T_CHECK(worst <= 1.0, "erf off by %.3f ulp at %a", worst, worst_at);
+#if defined(SDX__X86)
+    for (int len = 1; len <= n; len += (len < 40 ? 1 : 397)) {   /* every tail length */
+        memcpy(ref, x, (size_t)len * sizeof(float));
+        sdx__gelu_n_c(ref, len);
+        if (sdx__have_avx2()) {
+            memcpy(got, x, (size_t)len * sizeof(float));
+            sdx__gelu_n_avx2(got, len);
+            for (int i = 0; i < len; i++)
+                T_CHECK(tk_bits(got[i]) == tk_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
+                        "GELU(%a): AVX2 %a, portable %a", x[i], got[i], ref[i]);
+        }
+        if (sdx__have_avx512f()) {
+            memcpy(got, x, (size_t)len * sizeof(float));
+            sdx__gelu_n_avx512(got, len);
+            for (int i = 0; i < len; i++)
+                T_CHECK(tk_bits(got[i]) == tk_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
+                        "GELU(%a): AVX-512 %a, portable %a", x[i], got[i], ref[i]);
+        }
+    }
+#endif
+    return T_PASS;
+}
+
 /* Logits of several hundred: exp would overflow without the max shift. */
 static int softmax_large_logits(void) {
     int rc = T_PASS;
@@ -1184,7 +1242,7 @@ static int tk_activation_case(tk_act act, const char *name) {
             rc = act == TK_SILU ? sdx__silu(e.ctx, y, x, SDX_F32) : act == TK_GELU ? sdx__gelu(e.ctx, y, x, SDX_F32) : sdx__quick_gelu(e.ctx, y, x);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", name, sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             yv = tk_values(&e, y);
-            /* libm expf/erff are within a few ulps: 1e-6 of |x| */
+            /* libm's expf and sdx's erf are within an ulp or two: 1e-6 of |x| */
             err = tk_compare(yv, ref, mag, n, y->dtype, 1e-6);
             tk_done(&e);
             sdx_destroy(e.ctx);
@@ -1432,6 +1490,7 @@ static const t_case kernels_cases[] = {
     { "group_norm_fused_silu_in_place", group_norm_fused_silu_in_place },
     { "layer_norm_last_dim_in_place", layer_norm_last_dim_in_place },
     { "exp_paths_agree_and_stay_within_3e7", exp_paths_agree_and_stay_within_3e7 },
+    { "erf_within_one_ulp_and_gelu_the_same_on_every_path", erf_within_one_ulp_and_gelu_the_same_on_every_path },
     { "softmax_large_logits", softmax_large_logits },
     { "attention_self_several_heads", attention_self_several_heads },
     { "attention_cross_77_keys", attention_cross_77_keys },

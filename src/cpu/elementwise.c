@@ -12,13 +12,13 @@ typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SD
 
 typedef struct sdx__ew {
     sdx__ew_op op;
-    int fast;               /* bf16 mode: SiLU and GELU 16 lanes at a time */
+    int fast;               /* bf16 mode: SiLU 16 lanes at a time */
     sdx_tensor *y;
     const sdx_tensor *a, *b;
     float s;
 } sdx__ew;
 
-/* Whether bf16 mode's faster SiLU / GELU applies here. */
+/* Whether bf16 mode's faster SiLU applies here. */
 static int sdx__act_fast_mode(sdx_ctx *ctx, sdx_dtype compute) {
 #ifdef SDX__X86
     return compute == SDX_BF16 && sdx__bf16_usable(ctx);
@@ -29,17 +29,16 @@ static int sdx__act_fast_mode(sdx_ctx *ctx, sdx_dtype compute) {
 }
 
 /* v = op(v, w) over n values; `fast` (sdx__act_fast_mode) takes bf16
- * mode's SiLU and GELU. */
+ * mode's SiLU. */
 static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s, int fast) {
 #ifdef SDX__X86
     if (fast && op == SDX__OP_SILU) { sdx__silu_n_avx512(v, n); return; }
-    if (fast && op == SDX__OP_GELU) { sdx__gelu_n_avx512(v, n); return; }
 #else
     (void)fast;
 #endif
     switch (op) {
     case SDX__OP_SILU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-v[i])); break;
-    case SDX__OP_GELU: for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + erff(v[i] * 0.70710678118654752f)); break;
+    case SDX__OP_GELU: sdx__gelu_n(v, n); break;
     case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-1.702f * v[i])); break;
     case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
     case SDX__OP_COPY: break;
