@@ -983,19 +983,27 @@ static int exp_paths_agree_and_stay_within_3e7(void) {
     return T_PASS;
 }
 
-/* GELU's erf: within one ulp of erf in double over floats of every
- * binade (a stride through all 2^32 bit patterns, the interval edges and
- * their neighbours, subnormals, zeros, infinities), NaN stays NaN, and
- * GELU gives the portable code's bits on every vector path the CPU has,
- * tails included: f32 mode's activations do not depend on the CPU. */
+/* SiLU's exp and GELU's erf: within one ulp of exp and erf in double over
+ * floats of every binade (a stride through all 2^32 bit patterns, the
+ * interval edges and their neighbours, subnormals, zeros, infinities;
+ * exp where the result is a normal float, and 0 or inf beyond), NaN stays
+ * NaN, and SiLU and GELU give the portable code's bits on every vector
+ * path the CPU has, tails included: activations do not depend on the CPU. */
 static uint32_t tk_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
-static int erf_within_one_ulp_and_gelu_the_same_on_every_path(void) {
+/* |got - want| in units of the last place of the float nearest want */
+static double tk_ulps(float got, double want) {
+    double ulp = fabs(want) < 1.1754943508222875e-38 ? ldexp(1.0, -149) : ldexp(1.0, ilogb((float)fabs(want)) - 23);
+    return fabs((double)got - want) / ulp;
+}
+
+static int silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path(void) {
     enum { N = 65536 + 64 };
-    static const float edges[] = { SDX__ERF_SPLIT1, SDX__ERF_SPLIT2, SDX__ERF_ONE, 0.0f, 1e-45f, 1.1754944e-38f, 1e-20f };
-    static float x[N], got[N], ref[N];
-    double worst = 0;
-    float worst_at = 0;
+    static const float edges[] = { SDX__ERF_SPLIT1, SDX__ERF_SPLIT2, SDX__ERF_ONE, 0.0f, 1e-45f, 1.1754944e-38f, 1e-20f,
+                                   88.7228394f, -87.3365479f, -103.972076f, SDX__EXPF_LO, SDX__EXPF_HI };
+    static float x[N];
+    double worst_erf = 0, worst_exp = 0;
+    float erf_at = 0, exp_at = 0;
     int n = 0;
     for (uint64_t u = 0; u <= 0xffffffffu; u += 65537) {   /* both signs, every exponent */
         uint32_t b = (uint32_t)u;
@@ -1008,36 +1016,39 @@ static int erf_within_one_ulp_and_gelu_the_same_on_every_path(void) {
     x[n++] = INFINITY; x[n++] = -INFINITY; x[n++] = NAN; x[n++] = 1.0f; x[n++] = -3.0f;
     T_CHECK(n <= N, "too many cases");
     for (int i = 0; i < n; i++) {
-        const float e = sdx__erf1(x[i]);
-        const double r = erf((double)x[i]);
-        double ulp;
-        if (x[i] != x[i]) { T_CHECK(e != e, "erf(NaN) must stay NaN"); continue; }
-        ulp = fabs(r) < 1.1754944e-38 ? ldexp(1.0, -149) : ldexp(1.0, ilogb((float)fabs(r)) - 23);
-        if (fabs(e - r) / ulp > worst) { worst = fabs(e - r) / ulp; worst_at = x[i]; }
+        const float e = sdx__erf1(x[i]), p = sdx__expf1(x[i]);
+        const double want = exp((double)x[i]);
+        if (x[i] != x[i]) { T_CHECK(e != e && p != p, "erf and exp of NaN must stay NaN"); continue; }
+        if (tk_ulps(e, erf((double)x[i])) > worst_erf) { worst_erf = tk_ulps(e, erf((double)x[i])); erf_at = x[i]; }
         T_CHECK(signbit(e) == signbit(x[i]), "erf(%a) = %a has the wrong sign", x[i], e);
+        if (want > 3.4028234663852886e38) T_CHECK(p == INFINITY, "exp(%a) = %a, want inf", x[i], p);
+        else if (want < 1.1754943508222875e-38) T_CHECK(p >= 0.0f && p < 1.2e-38f, "exp(%a) = %a, want 0 or subnormal", x[i], p);
+        else if (tk_ulps(p, want) > worst_exp) { worst_exp = tk_ulps(p, want); exp_at = x[i]; }
     }
-    T_NOTE("worst error %.3f ulp (at %a) over %d floats", worst, worst_at, n);
-    T_CHECK(worst <= 1.0, "erf off by %.3f ulp at %a", worst, worst_at);
+    T_NOTE("worst errors over %d floats: erf %.3f ulp (at %a), exp %.3f ulp (at %a)", n, worst_erf, erf_at, worst_exp, exp_at);
+    T_CHECK(worst_erf <= 1.0, "erf off by %.3f ulp at %a", worst_erf, erf_at);
+    T_CHECK(worst_exp <= 1.0, "exp off by %.3f ulp at %a", worst_exp, exp_at);
+    struct { const char *name; void (*fn)(float *, int64_t, int); int have; } paths[] = {
+        { "the op's choice", sdx__act_n, 1 },
 #if defined(SDX__X86)
-    for (int len = 1; len <= n; len += (len < 40 ? 1 : 397)) {   /* every tail length */
-        memcpy(ref, x, (size_t)len * sizeof(float));
-        sdx__gelu_n_c(ref, len);
-        if (sdx__have_avx2()) {
-            memcpy(got, x, (size_t)len * sizeof(float));
-            sdx__gelu_n_avx2(got, len);
-            for (int i = 0; i < len; i++)
-                T_CHECK(tk_bits(got[i]) == tk_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
-                        "GELU(%a): AVX2 %a, portable %a", x[i], got[i], ref[i]);
-        }
-        if (sdx__have_avx512f()) {
-            memcpy(got, x, (size_t)len * sizeof(float));
-            sdx__gelu_n_avx512(got, len);
-            for (int i = 0; i < len; i++)
-                T_CHECK(tk_bits(got[i]) == tk_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
-                        "GELU(%a): AVX-512 %a, portable %a", x[i], got[i], ref[i]);
-        }
-    }
+        { "AVX2", sdx__act_n_avx2, sdx__have_avx2() },
+        { "AVX-512", sdx__act_n_avx512, sdx__have_avx512f() },
 #endif
+    };
+    static float got[N], ref[N];
+    for (int gelu = 0; gelu < 2; gelu++)
+        for (int len = 1; len <= n; len += (len < 40 ? 1 : 397)) {   /* every tail length */
+            memcpy(ref, x, (size_t)len * sizeof(float));
+            (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(ref, len);
+            for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+                if (!paths[p].have) continue;
+                memcpy(got, x, (size_t)len * sizeof(float));
+                paths[p].fn(got, len, gelu);
+                for (int i = 0; i < len; i++)
+                    T_CHECK(tk_bits(got[i]) == tk_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
+                            "%s(%a): %s %a, portable %a", gelu ? "GELU" : "SiLU", x[i], paths[p].name, got[i], ref[i]);
+            }
+        }
     return T_PASS;
 }
 
@@ -1242,7 +1253,7 @@ static int tk_activation_case(tk_act act, const char *name) {
             rc = act == TK_SILU ? sdx__silu(e.ctx, y, x, SDX_F32) : act == TK_GELU ? sdx__gelu(e.ctx, y, x, SDX_F32) : sdx__quick_gelu(e.ctx, y, x);
             if (rc != SDX_OK) { snprintf(t_msg, sizeof t_msg, "%s: %s", name, sdx_last_error(e.ctx)); tk_done(&e); sdx_destroy(e.ctx); return T_FAIL; }
             yv = tk_values(&e, y);
-            /* libm's expf and sdx's erf are within an ulp or two: 1e-6 of |x| */
+            /* sdx's exp and erf are within an ulp: 1e-6 of |x| */
             err = tk_compare(yv, ref, mag, n, y->dtype, 1e-6);
             tk_done(&e);
             sdx_destroy(e.ctx);
@@ -1490,7 +1501,7 @@ static const t_case kernels_cases[] = {
     { "group_norm_fused_silu_in_place", group_norm_fused_silu_in_place },
     { "layer_norm_last_dim_in_place", layer_norm_last_dim_in_place },
     { "exp_paths_agree_and_stay_within_3e7", exp_paths_agree_and_stay_within_3e7 },
-    { "erf_within_one_ulp_and_gelu_the_same_on_every_path", erf_within_one_ulp_and_gelu_the_same_on_every_path },
+    { "silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path", silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path },
     { "softmax_large_logits", softmax_large_logits },
     { "attention_self_several_heads", attention_self_several_heads },
     { "attention_cross_77_keys", attention_cross_77_keys },

@@ -571,6 +571,89 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
 
 #define SDX__CHUNK 1024             /* floats per stack buffer            */
 
+/* log2(e), and ln 2 as a high part (its low bits zero: k ln2_hi is exact) and a low one */
+#define SDX__EXP_LOG2E  1.44269504f
+#define SDX__EXP_LN2_HI 0.693145752f
+#define SDX__EXP_LN2_LO 1.42860677e-6f
+
+/* ---- exp and erf within an ulp (SiLU, GELU) ---------------------------- */
+/* SiLU, x / (1 + exp(-x)), and GELU, x/2 (1 + erf(x / sqrt 2)), take
+ * sdx's own exp and erf in every compute mode, here in portable form (the
+ * CPU backend has the same algorithms in AVX2 and AVX-512 with the same
+ * bits: fmaf is the fused multiply-add they issue, so activations do not
+ * depend on the CPU; libm's expf and erff per value were 6% of an f32
+ * UNet call).
+ *
+ * exp: within 0.74 ulp of exp in double for every float whose exp is a
+ * normal float (checked over all 2^32). k = round(x log2 e) and
+ * r = x - k ln 2 in two parts (Cody-Waite; the rounding error of r kept
+ * as rl), e^r = 1 + r + r^2 Q(r) with Q Taylor's series to r^5 / 7!
+ * (truncation under 0.12 ulp) and 1 + r summed exactly (hi + lo); the
+ * result is scaled by 2^k in two exact steps, so it overflows to inf and
+ * underflows through the subnormals to 0 as the multiply rounds. NaN
+ * stays NaN. (Softmax keeps the faster sdx__exp_n of the CPU backend.)
+ *
+ * erf: within 0.85 ulp of erf in double for every float (checked over all
+ * 2^32). For a = |x|, three intervals: [0, SPLIT1) erf = a + a Q(a^2)
+ * (relative accuracy near 0), [SPLIT1, SPLIT2) and [SPLIT2, ONE)
+ * erf = P(a - center); at and above ONE erf rounds to 1; the sign is x's,
+ * NaN stays NaN. Each polynomial is a least-squares fit in double on
+ * Chebyshev nodes with its coefficients rounded to f32 one at a time (the
+ * rest refitted), degrees 6, 9 and 9. The table is by coefficient, lowest
+ * power first, the intervals' in lanes 0-2, so a vector gathers its
+ * lanes' coefficients with one permute. */
+#define SDX__EXPF_LO (-104.0f)   /* e^x is 0 in f32 below, inf above HI */
+#define SDX__EXPF_HI 89.0f
+#define SDX__EXPF_TERMS 6
+static const float sdx__expf_q[SDX__EXPF_TERMS] = { 1.0f / 5040.0f, 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f };
+
+#define SDX__ERF_SPLIT1 0.921875f
+#define SDX__ERF_SPLIT2 2.25f
+#define SDX__ERF_ONE    3.9192059f   /* erfc(a) < 2^-25 above */
+#define SDX__ERF_TERMS  10
+static const float sdx__erf_center[4] = { 0.0f, 1.5859375f, 3.08460283f, 0.0f };
+static const float sdx__erf_poly[SDX__ERF_TERMS][4] = {
+    { 0.128379166f, 0.975093782f, 0.999987125f, 0.0f },
+    { -0.376126319f, 0.0912259519f, 8.3208477e-05f, 0.0f },
+    { 0.112836786f, -0.144677922f, -0.000256836182f, 0.0f },
+    { -0.026858734f, 0.122560307f, 0.000500558526f, 0.0f },
+    { 0.00519976905f, -0.0489733294f, -0.000683524937f, 0.0f },
+    { -0.000813116087f, -0.00572640309f, 0.000692903239f, 0.0f },
+    { 8.32943915e-05f, 0.0161664933f, -0.000543176138f, 0.0f },
+    { 0.0f, -0.00583566958f, 0.000314526638f, 0.0f },
+    { 0.0f, -0.00135447877f, -0.000103553422f, 0.0f },
+    { 0.0f, 0.00133748376f, 8.08589812e-06f, 0.0f },
+};
+#define SDX__GELU_RSQRT2 0.70710678118654752f
+
+/* 2^k for k in [-126, 127] */
+static float sdx__pow2i(int k) {
+    uint32_t bits = (uint32_t)(k + 127) << 23;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static float sdx__expf1(float x) {
+    const float c = fminf(fmaxf(x, SDX__EXPF_LO), SDX__EXPF_HI);
+    const float k = rintf(c * SDX__EXP_LOG2E);
+    const int ki = (int)k, k1 = ki >> 1;
+    const float r1 = fmaf(-k, SDX__EXP_LN2_HI, c), r = fmaf(-k, SDX__EXP_LN2_LO, r1);
+    const float rl = fmaf(-k, SDX__EXP_LN2_LO, r1 - r), hi = 1.0f + r, lo = (1.0f - hi) + r;
+    float q = sdx__expf_q[0];
+    for (int j = 1; j < SDX__EXPF_TERMS; j++) q = fmaf(q, r, sdx__expf_q[j]);
+    return x != x ? x : (hi + (lo + fmaf(r * r, q, rl))) * sdx__pow2i(k1) * sdx__pow2i(ki - k1);
+}
+
+static float sdx__erf1(float x) {
+    const float a = fabsf(x);
+    const int i = (a >= SDX__ERF_SPLIT1) + (a >= SDX__ERF_SPLIT2);
+    const float t = i == 0 ? a * a : a - sdx__erf_center[i];
+    float p = sdx__erf_poly[SDX__ERF_TERMS - 1][i];
+    for (int c = SDX__ERF_TERMS - 2; c >= 0; c--) p = fmaf(p, t, sdx__erf_poly[c][i]);
+    return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? fmaf(a, p, a) : p, x);
+}
+
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
 /* Rounds a running value to f16 the way a half-precision kernel would:
  * sums past 65504 become Inf. Only the opt-out builds use it. */

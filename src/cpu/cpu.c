@@ -268,13 +268,10 @@ static void sdx__cpu_weight_changed(sdx_ctx *ctx, const sdx_tensor *w, int gone)
  * -87.3 (and -inf, for masked logits) give 0, NaN stays NaN. The portable
  * form is plain 8-wide loops the compiler vectorises; x86 with AVX2 or
  * AVX-512 and AArch64 get the same algorithm in intrinsics, from these
- * constants: the input range, log2(e), ln 2 in a high and a low part, and
- * the polynomial's coefficients, highest power first (Horner). */
+ * constants: the input range and the polynomial's coefficients, highest
+ * power first (Horner), with core's log2(e) and two-part ln 2. */
 #define SDX__EXP_MIN    (-87.3f)
 #define SDX__EXP_MAX    88.0f
-#define SDX__EXP_LOG2E  1.44269504f
-#define SDX__EXP_LN2_HI 0.693145752f
-#define SDX__EXP_LN2_LO 1.42860677e-6f
 static const float sdx__exp_poly[7] = { 1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f };
 
 static inline void sdx__exp8(float *v) {
@@ -363,18 +360,6 @@ static inline __m512 sdx__exp512(__m512 x0) {
     return _mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x0, x0, _CMP_UNORD_Q), x0);    /* NaN stays NaN */
 }
 
-/* bf16 mode's SiLU, 16 lanes at a time: x / (1 + exp(-x)) with the exp
- * above (f32 mode keeps libm's expf per value). NaN stays NaN. */
-__attribute__((target("avx512f")))
-static void sdx__silu_n_avx512(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i += 16) {
-        __mmask16 in = sdx__lanes16(n - i);
-        __m512 x = _mm512_maskz_loadu_ps(in, v + i);
-        __m512 e = sdx__exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));
-        _mm512_mask_storeu_ps(v + i, in, _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
-    }
-}
-
 /* sdx__exp_n_avx2 16 lanes at a time: the values it takes in groups of 8
  * get the same vector arithmetic, a last group of fewer than 8 the same
  * portable code, so the two give the same bits. */
@@ -444,54 +429,36 @@ static void sdx__exp_n(float *v, int64_t n) {
     sdx__exp_n_c(v, n);
 }
 
-/* ---- erf and GELU ------------------------------------------------------ */
-/* GELU's erf in f32, for every compute mode: within 0.85 ulp of erf in
- * double for every float (checked over all 2^32 of them), and the same
- * bits from the portable code, AVX2 and AVX-512 (one algorithm: fmaf is
- * the fused multiply-add the vector forms issue). libm's erff per value
- * was 5% of an SDXL UNet call. For a = |x|, three intervals:
- * [0, SPLIT1) erf = a + a Q(a^2) (relative accuracy near 0), [SPLIT1,
- * SPLIT2) and [SPLIT2, ONE) erf = P(a - center); at and above ONE erf
- * rounds to 1; the sign is x's, NaN stays NaN. Each polynomial is a
- * least-squares fit in double on Chebyshev nodes with its coefficients
- * rounded to f32 one at a time (the rest refitted), degrees 6, 9 and 9.
- * The table is by coefficient, the interval's in lanes 0-2, so a vector
- * gathers its lanes' coefficients with one permute; lowest power first. */
-#define SDX__ERF_SPLIT1 0.921875f
-#define SDX__ERF_SPLIT2 2.25f
-#define SDX__ERF_ONE    3.9192059f   /* erfc(a) < 2^-25 above */
-#define SDX__ERF_TERMS  10
-static const float sdx__erf_center[4] = { 0.0f, 1.5859375f, 3.08460283f, 0.0f };
-static const float sdx__erf_poly[SDX__ERF_TERMS][4] = {
-    { 0.128379166f, 0.975093782f, 0.999987125f, 0.0f },
-    { -0.376126319f, 0.0912259519f, 8.3208477e-05f, 0.0f },
-    { 0.112836786f, -0.144677922f, -0.000256836182f, 0.0f },
-    { -0.026858734f, 0.122560307f, 0.000500558526f, 0.0f },
-    { 0.00519976905f, -0.0489733294f, -0.000683524937f, 0.0f },
-    { -0.000813116087f, -0.00572640309f, 0.000692903239f, 0.0f },
-    { 8.32943915e-05f, 0.0161664933f, -0.000543176138f, 0.0f },
-    { 0.0f, -0.00583566958f, 0.000314526638f, 0.0f },
-    { 0.0f, -0.00135447877f, -0.000103553422f, 0.0f },
-    { 0.0f, 0.00133748376f, 8.08589812e-06f, 0.0f },
-};
-#define SDX__GELU_RSQRT2 0.70710678118654752f
-
-static float sdx__erf1(float x) {
-    const float a = fabsf(x);
-    const int i = (a >= SDX__ERF_SPLIT1) + (a >= SDX__ERF_SPLIT2);
-    const float t = i == 0 ? a * a : a - sdx__erf_center[i];
-    float p = sdx__erf_poly[SDX__ERF_TERMS - 1][i];
-    for (int c = SDX__ERF_TERMS - 2; c >= 0; c--) p = fmaf(p, t, sdx__erf_poly[c][i]);
-    return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? fmaf(a, p, a) : p, x);
+/* ---- SiLU and GELU ----------------------------------------------------- */
+/* With the exp and erf of core (sdx__expf1, sdx__erf1): the portable loops,
+ * and the same algorithms 8 and 16 lanes at a time, bit for bit. */
+static void sdx__silu_n_c(float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-v[i]));
 }
 
-/* GELU, x/2 (1 + erf(x / sqrt 2)), in place: the exact form, f32 mode's. */
 static void sdx__gelu_n_c(float *v, int64_t n) {
     for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + sdx__erf1(v[i] * SDX__GELU_RSQRT2));
 }
 
 #ifdef SDX__X86
 SDX__INTRINSICS_WARNINGS_OFF
+__attribute__((target("avx2,fma")))
+static inline __m256 sdx__expf256(__m256 x) {
+    const __m256 c = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(SDX__EXPF_LO)), _mm256_set1_ps(SDX__EXPF_HI));
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(SDX__EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i ki = _mm256_cvtps_epi32(k), k1 = _mm256_srai_epi32(ki, 1), bias = _mm256_set1_epi32(127);
+    const __m256 r1 = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_HI), c);
+    const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_LO), r1);
+    const __m256 rl = _mm256_fnmadd_ps(k, _mm256_set1_ps(SDX__EXP_LN2_LO), _mm256_sub_ps(r1, r));
+    const __m256 hi = _mm256_add_ps(_mm256_set1_ps(1.0f), r), lo = _mm256_add_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), hi), r);
+    __m256 q = _mm256_set1_ps(sdx__expf_q[0]), e;
+    for (int j = 1; j < SDX__EXPF_TERMS; j++) q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(sdx__expf_q[j]));
+    e = _mm256_add_ps(hi, _mm256_add_ps(lo, _mm256_fmadd_ps(_mm256_mul_ps(r, r), q, rl)));
+    e = _mm256_mul_ps(e, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23)));
+    e = _mm256_mul_ps(e, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ki, k1), bias), 23)));
+    return _mm256_blendv_ps(e, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
 __attribute__((target("avx2,fma")))
 static inline __m256 sdx__erf256(__m256 x) {
     const __m256 sign = _mm256_set1_ps(-0.0f), a = _mm256_andnot_ps(sign, x);
@@ -509,15 +476,35 @@ static inline __m256 sdx__erf256(__m256 x) {
     return _mm256_or_ps(_mm256_andnot_ps(sign, r), _mm256_and_ps(sign, x));
 }
 
+/* 8 lanes at a time, the tail in portable code */
 __attribute__((target("avx2,fma")))
-static void sdx__gelu_n_avx2(float *v, int64_t n) {
+static void sdx__act_n_avx2(float *v, int64_t n, int gelu) {
+    const __m256 one = _mm256_set1_ps(1.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_loadu_ps(v + i);
-        const __m256 e = sdx__erf256(_mm256_mul_ps(x, _mm256_set1_ps(SDX__GELU_RSQRT2)));
-        _mm256_storeu_ps(v + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), _mm256_add_ps(_mm256_set1_ps(1.0f), e)));
+        _mm256_storeu_ps(v + i, gelu ? _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x),
+                                                     _mm256_add_ps(one, sdx__erf256(_mm256_mul_ps(x, _mm256_set1_ps(SDX__GELU_RSQRT2)))))
+                                     : _mm256_div_ps(x, _mm256_add_ps(one, sdx__expf256(_mm256_sub_ps(_mm256_setzero_ps(), x)))));
     }
-    if (i < n) sdx__gelu_n_c(v + i, n - i);
+    if (i < n) (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v + i, n - i);
+}
+
+__attribute__((target("avx512f")))
+static inline __m512 sdx__expf512(__m512 x) {
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(SDX__EXPF_LO)), _mm512_set1_ps(SDX__EXPF_HI));
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(c, _mm512_set1_ps(SDX__EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i ki = _mm512_cvtps_epi32(k), k1 = _mm512_srai_epi32(ki, 1), bias = _mm512_set1_epi32(127);
+    const __m512 r1 = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_HI), c);
+    const __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_LO), r1);
+    const __m512 rl = _mm512_fnmadd_ps(k, _mm512_set1_ps(SDX__EXP_LN2_LO), _mm512_sub_ps(r1, r));
+    const __m512 hi = _mm512_add_ps(_mm512_set1_ps(1.0f), r), lo = _mm512_add_ps(_mm512_sub_ps(_mm512_set1_ps(1.0f), hi), r);
+    __m512 q = _mm512_set1_ps(sdx__expf_q[0]), e;
+    for (int j = 1; j < SDX__EXPF_TERMS; j++) q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(sdx__expf_q[j]));
+    e = _mm512_add_ps(hi, _mm512_add_ps(lo, _mm512_fmadd_ps(_mm512_mul_ps(r, r), q, rl)));
+    e = _mm512_mul_ps(e, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k1, bias), 23)));
+    e = _mm512_mul_ps(e, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ki, k1), bias), 23)));
+    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
 }
 
 __attribute__((target("avx512f")))
@@ -538,22 +525,26 @@ static inline __m512 sdx__erf512(__m512 x) {
                                                          _mm512_set1_epi32(INT32_MIN), 0xd8));
 }
 
+/* 16 lanes at a time, the tail masked */
 __attribute__((target("avx512f")))
-static void sdx__gelu_n_avx512(float *v, int64_t n) {
+static void sdx__act_n_avx512(float *v, int64_t n, int gelu) {
+    const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 in = sdx__lanes16(n - i);
         const __m512 x = _mm512_maskz_loadu_ps(in, v + i);
-        const __m512 e = sdx__erf512(_mm512_mul_ps(x, _mm512_set1_ps(SDX__GELU_RSQRT2)));
-        _mm512_mask_storeu_ps(v + i, in, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), _mm512_add_ps(_mm512_set1_ps(1.0f), e)));
+        _mm512_mask_storeu_ps(v + i, in, gelu ? _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
+                                                              _mm512_add_ps(one, sdx__erf512(_mm512_mul_ps(x, _mm512_set1_ps(SDX__GELU_RSQRT2)))))
+                                              : _mm512_div_ps(x, _mm512_add_ps(one, sdx__expf512(_mm512_sub_ps(_mm512_setzero_ps(), x)))));
     }
 }
 SDX__INTRINSICS_WARNINGS_ON
 #endif
 
-static void sdx__gelu_n(float *v, int64_t n) {
+/* SiLU (gelu 0) or GELU (1) of v[0, n), in place */
+static void sdx__act_n(float *v, int64_t n, int gelu) {
 #ifdef SDX__X86
-    if (sdx__have_avx512f()) { sdx__gelu_n_avx512(v, n); return; }
-    if (sdx__have_avx2()) { sdx__gelu_n_avx2(v, n); return; }
+    if (sdx__have_avx512f()) { sdx__act_n_avx512(v, n, gelu); return; }
+    if (sdx__have_avx2()) { sdx__act_n_avx2(v, n, gelu); return; }
 #endif
-    sdx__gelu_n_c(v, n);
+    (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v, n);
 }

@@ -12,33 +12,16 @@ typedef enum { SDX__OP_SILU, SDX__OP_GELU, SDX__OP_QUICK_GELU, SDX__OP_SCALE, SD
 
 typedef struct sdx__ew {
     sdx__ew_op op;
-    int fast;               /* bf16 mode: SiLU 16 lanes at a time */
     sdx_tensor *y;
     const sdx_tensor *a, *b;
     float s;
 } sdx__ew;
 
-/* Whether bf16 mode's faster SiLU applies here. */
-static int sdx__act_fast_mode(sdx_ctx *ctx, sdx_dtype compute) {
-#ifdef SDX__X86
-    return compute == SDX_BF16 && sdx__bf16_usable(ctx);
-#else
-    (void)ctx; (void)compute;
-    return 0;
-#endif
-}
-
-/* v = op(v, w) over n values; `fast` (sdx__act_fast_mode) takes bf16
- * mode's SiLU. */
-static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s, int fast) {
-#ifdef SDX__X86
-    if (fast && op == SDX__OP_SILU) { sdx__silu_n_avx512(v, n); return; }
-#else
-    (void)fast;
-#endif
+/* v = op(v, w) over n values. */
+static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s) {
     switch (op) {
-    case SDX__OP_SILU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-v[i])); break;
-    case SDX__OP_GELU: sdx__gelu_n(v, n); break;
+    case SDX__OP_SILU: sdx__act_n(v, n, 0); break;
+    case SDX__OP_GELU: sdx__act_n(v, n, 1); break;
     case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-1.702f * v[i])); break;
     case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
     case SDX__OP_COPY: break;
@@ -57,38 +40,40 @@ static void sdx__ew_range(void *arg, int64_t begin, int64_t end, int thread) {
         int64_t n = SDX__MIN((int64_t)SDX__CHUNK, SDX__MIN(end * SDX__PAR_GRAIN, total) - i);
         sdx__load_f32(e->a->data, e->a->dtype, i, n, va);
         if (e->b) sdx__load_f32(e->b->data, e->b->dtype, i, n, vb);
-        sdx__ew_apply(e->op, va, vb, n, e->s, e->fast);
+        sdx__ew_apply(e->op, va, vb, n, e->s);
         sdx__store_f32(e->y->data, e->y->dtype, i, n, va);
     }
 }
 
 static int sdx__ew_run(sdx_ctx *ctx, const char *op, sdx__ew_op kind, sdx_tensor *y, const sdx_tensor *a,
-                       const sdx_tensor *b, float s, sdx_dtype compute) {
+                       const sdx_tensor *b, float s) {
     sdx__ew e;
     int64_t n = sdx_tensor_numel(y);
     e.op = kind; e.y = y; e.a = a; e.b = b; e.s = s;
-    e.fast = sdx__act_fast_mode(ctx, compute);
     sdx__parallel_for(ctx, (n + SDX__PAR_GRAIN - 1) / SDX__PAR_GRAIN, sdx__ew_range, &e);
     return sdx__trace_check(ctx, op, y);
 }
 
+/* (SiLU and GELU are f32 arithmetic in every compute mode) */
 static int sdx__cpu_silu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
-    return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0, compute);
+    (void)compute;
+    return sdx__ew_run(ctx, "silu", SDX__OP_SILU, y, x, NULL, 0);
 }
 static int sdx__cpu_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_dtype compute) {
-    return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0, compute);
+    (void)compute;
+    return sdx__ew_run(ctx, "gelu", SDX__OP_GELU, y, x, NULL, 0);
 }
-static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0, SDX_F32); }
-static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s, SDX_F32); }
-static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0, SDX_F32); }
+static int sdx__cpu_quick_gelu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "quick_gelu", SDX__OP_QUICK_GELU, y, x, NULL, 0); }
+static int sdx__cpu_scale(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float s) { return sdx__ew_run(ctx, "scale", SDX__OP_SCALE, y, x, NULL, s); }
+static int sdx__cpu_copy(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x) { return sdx__ew_run(ctx, "copy", SDX__OP_COPY, y, x, NULL, 0); }
 static int sdx__cpu_add(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0, SDX_F32);
+    return sdx__ew_run(ctx, "add", SDX__OP_ADD, y, a, b, 0);
 }
 static int sdx__cpu_mul(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *a, const sdx_tensor *b) {
-    return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0, SDX_F32);
+    return sdx__ew_run(ctx, "mul", SDX__OP_MUL, y, a, b, 0);
 }
 static int sdx__cpu_leaky_relu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, float slope) {
-    return sdx__ew_run(ctx, "leaky_relu", SDX__OP_LEAKY_RELU, y, x, NULL, slope, SDX_F32);
+    return sdx__ew_run(ctx, "leaky_relu", SDX__OP_LEAKY_RELU, y, x, NULL, slope);
 }
 
 /* ---- clamps ------------------------------------------------------------ */
@@ -133,7 +118,7 @@ static int sdx__cpu_tanh_clamp(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
 
 /* ---- geglu ------------------------------------------------------------- */
 
-typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; int fast; } sdx__geglu_args;
+typedef struct { sdx_tensor *y; const sdx_tensor *x; int64_t d; } sdx__geglu_args;
 
 static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) {
     const sdx__geglu_args *g = (const sdx__geglu_args *)arg;
@@ -144,7 +129,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
             int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
-            sdx__ew_apply(SDX__OP_GELU, vg, NULL, n, 0, g->fast);
+            sdx__act_n(vg, n, 1);
             for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
             sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
         }
@@ -154,7 +139,7 @@ static int sdx__cpu_geglu(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x, sdx_
     static const char op[] = "geglu";
     sdx__geglu_args g;
     g.y = y; g.x = x; g.d = y->shape[y->ndim - 1];
-    g.fast = sdx__act_fast_mode(ctx, compute);
+    (void)compute;
     if (g.d > 0) sdx__parallel_for(ctx, sdx_tensor_numel(y) / g.d, sdx__geglu_range, &g);
     return sdx__trace_check(ctx, op, y);
 }

@@ -9,7 +9,6 @@ typedef struct {
     sdx_tensor *y; const sdx_tensor *x, *gamma, *beta;
     int64_t channels, spatial, groups;
     float eps; int fuse_silu;
-    int fast;               /* bf16 mode: the fused SiLU 16 lanes at a time */
 } sdx__gn_args;
 
 static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thread) {
@@ -36,7 +35,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
                 for (int64_t j = 0; j < n; j++) buf[j] = (buf[j] - fmean) * mul + bt;
-                if (a->fuse_silu) sdx__ew_apply(SDX__OP_SILU, buf, NULL, n, 0, a->fast);
+                if (a->fuse_silu) sdx__act_n(buf, n, 0);
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }
         }
@@ -49,7 +48,7 @@ static int sdx__cpu_group_norm(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *x,
     sdx__gn_args a;
     a.y = y; a.x = x; a.gamma = gamma; a.beta = beta;
     a.channels = x->shape[1]; a.groups = groups; a.eps = eps; a.fuse_silu = fuse_silu;
-    a.fast = sdx__act_fast_mode(ctx, compute);
+    (void)compute;
     a.spatial = a.channels && x->shape[0] ? sdx_tensor_numel(x) / (x->shape[0] * a.channels) : 0;
     sdx__parallel_for(ctx, x->shape[0] * groups, sdx__group_norm_range, &a);
     return sdx__trace_check(ctx, op, y);
