@@ -9247,7 +9247,7 @@ static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, fl
     switch (op) {
     case SDX__OP_SILU: sdx__act_n(v, n, 0); break;
     case SDX__OP_GELU: sdx__act_n(v, n, 1); break;
-    case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + expf(-1.702f * v[i])); break;
+    case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-1.702f * v[i])); break;
     case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
     case SDX__OP_COPY: break;
     case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
