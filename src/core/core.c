@@ -637,7 +637,7 @@ static float sdx__pow2i(int k) {
 static float sdx__expf1(float x) {
     const float c = fminf(fmaxf(x, SDX__EXPF_LO), SDX__EXPF_HI);
     const float k = rintf(c * SDX__EXP_LOG2E);
-    const int ki = (int)k, k1 = ki >> 1;
+    const int ki = (int)k, k1 = ki >= 0 ? ki / 2 : -((1 - ki) / 2);   /* floor(ki / 2), as srai */
     const float r1 = fmaf(-k, SDX__EXP_LN2_HI, c), r = fmaf(-k, SDX__EXP_LN2_LO, r1);
     const float rl = fmaf(-k, SDX__EXP_LN2_LO, r1 - r), hi = 1.0f + r, lo = (1.0f - hi) + r;
     float q = sdx__expf_q[0];
