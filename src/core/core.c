@@ -354,10 +354,11 @@ static void sdx__dequant(const void *src, sdx_dtype t, int64_t offset, int64_t n
 }
 
 /* A correctly rounded fused multiply-add (rng.c's torch-CPU polynomials,
- * the int8 GEMM's portable kernel). mingw-w64's fmaf adds in double
- * and rounds twice, so there it is computed here: the product is exact in
- * double, the sum is rounded to odd (Boldo and Melquiond), which makes the
- * final rounding to float correct. Elsewhere the C library's is exact. */
+ * the int8 GEMM's portable kernel, exp and erf below). mingw-w64's fmaf
+ * adds in double and rounds twice, so there it is computed here: the
+ * product is exact in double, the sum is rounded to odd (Boldo and
+ * Melquiond), which makes the final rounding to float correct. Elsewhere
+ * the C library's is exact. */
 #if defined(__MINGW32__) && !defined(__FMA__)
 static float sdx__fmaf(float a, float b, float c) {
     double p = (double)a * (double)b, s = p + (double)c;
@@ -580,8 +581,8 @@ static void sdx__load_f32(const void *src, sdx_dtype dtype, int64_t offset, int6
 /* SiLU, x / (1 + exp(-x)), and GELU, x/2 (1 + erf(x / sqrt 2)), take
  * sdx's own exp and erf in every compute mode, here in portable form (the
  * CPU backend has the same algorithms in AVX2 and AVX-512 with the same
- * bits: fmaf is the fused multiply-add they issue, so activations do not
- * depend on the CPU; libm's expf and erff per value were 6% of an f32
+ * bits: sdx__fmaf is the fused multiply-add they issue, so activations do
+ * not depend on the CPU; libm's expf and erff per value were 6% of an f32
  * UNet call).
  *
  * exp: within 0.74 ulp of exp in double for every float whose exp is a
@@ -638,11 +639,11 @@ static float sdx__expf1(float x) {
     const float c = fminf(fmaxf(x, SDX__EXPF_LO), SDX__EXPF_HI);
     const float k = rintf(c * SDX__EXP_LOG2E);
     const int ki = (int)k, k1 = ki >= 0 ? ki / 2 : -((1 - ki) / 2);   /* floor(ki / 2), as srai */
-    const float r1 = fmaf(-k, SDX__EXP_LN2_HI, c), r = fmaf(-k, SDX__EXP_LN2_LO, r1);
-    const float rl = fmaf(-k, SDX__EXP_LN2_LO, r1 - r), hi = 1.0f + r, lo = (1.0f - hi) + r;
+    const float r1 = sdx__fmaf(-k, SDX__EXP_LN2_HI, c), r = sdx__fmaf(-k, SDX__EXP_LN2_LO, r1);
+    const float rl = sdx__fmaf(-k, SDX__EXP_LN2_LO, r1 - r), hi = 1.0f + r, lo = (1.0f - hi) + r;
     float q = sdx__expf_q[0];
-    for (int j = 1; j < SDX__EXPF_TERMS; j++) q = fmaf(q, r, sdx__expf_q[j]);
-    return x != x ? x : (hi + (lo + fmaf(r * r, q, rl))) * sdx__pow2i(k1) * sdx__pow2i(ki - k1);
+    for (int j = 1; j < SDX__EXPF_TERMS; j++) q = sdx__fmaf(q, r, sdx__expf_q[j]);
+    return x != x ? x : (hi + (lo + sdx__fmaf(r * r, q, rl))) * sdx__pow2i(k1) * sdx__pow2i(ki - k1);
 }
 
 static float sdx__erf1(float x) {
@@ -650,8 +651,8 @@ static float sdx__erf1(float x) {
     const int i = (a >= SDX__ERF_SPLIT1) + (a >= SDX__ERF_SPLIT2);
     const float t = i == 0 ? a * a : a - sdx__erf_center[i];
     float p = sdx__erf_poly[SDX__ERF_TERMS - 1][i];
-    for (int c = SDX__ERF_TERMS - 2; c >= 0; c--) p = fmaf(p, t, sdx__erf_poly[c][i]);
-    return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? fmaf(a, p, a) : p, x);
+    for (int c = SDX__ERF_TERMS - 2; c >= 0; c--) p = sdx__fmaf(p, t, sdx__erf_poly[c][i]);
+    return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? sdx__fmaf(a, p, a) : p, x);
 }
 
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
