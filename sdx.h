@@ -3678,6 +3678,12 @@ static float sdx__erf1(float x) {
     return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? sdx__fmaf(a, p, a) : p, x);
 }
 
+/* The activations of one value: the CPU backend's portable loops and the
+ * tiled VAE's fused GroupNorm + SiLU call these, its vector forms give
+ * their bits. */
+static float sdx__silu1(float x) { return x / (1.0f + sdx__expf1(-x)); }
+static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
+
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
 /* Rounds a running value to f16 the way a half-precision kernel would:
  * sums past 65504 become Inf. Only the opt-out builds use it. */
@@ -5630,14 +5636,14 @@ static void sdx__exp_n(float *v, int64_t n) {
 }
 
 /* ---- SiLU and GELU ----------------------------------------------------- */
-/* With the exp and erf of core (sdx__expf1, sdx__erf1): the portable loops,
- * and the same algorithms 8 and 16 lanes at a time, bit for bit. */
+/* Core's sdx__silu1 and sdx__gelu1 over n values, and the same
+ * algorithms 8 and 16 lanes at a time, bit for bit. */
 static void sdx__silu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-v[i]));
+    for (int64_t i = 0; i < n; i++) v[i] = sdx__silu1(v[i]);
 }
 
 static void sdx__gelu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + sdx__erf1(v[i] * SDX__GELU_RSQRT2));
+    for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
 }
 
 #ifdef SDX__X86
@@ -22174,7 +22180,7 @@ static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread
                 if (a->norm) {
                     int64_t nc = a->src->shape[1];
                     val = (val - a->norm[nc + c]) * a->norm[c] + a->norm[2 * nc + c];
-                    val = val / (1.0f + sdx__expf1(-val));   /* the SiLU op's bits */
+                    val = sdx__silu1(val);   /* the SiLU op's bits */
                 }
                 d[xx] = val;
             }

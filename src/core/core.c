@@ -655,6 +655,12 @@ static float sdx__erf1(float x) {
     return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? sdx__fmaf(a, p, a) : p, x);
 }
 
+/* The activations of one value: the CPU backend's portable loops and the
+ * tiled VAE's fused GroupNorm + SiLU call these, its vector forms give
+ * their bits. */
+static float sdx__silu1(float x) { return x / (1.0f + sdx__expf1(-x)); }
+static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
+
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
 /* Rounds a running value to f16 the way a half-precision kernel would:
  * sums past 65504 become Inf. Only the opt-out builds use it. */

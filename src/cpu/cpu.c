@@ -430,14 +430,14 @@ static void sdx__exp_n(float *v, int64_t n) {
 }
 
 /* ---- SiLU and GELU ----------------------------------------------------- */
-/* With the exp and erf of core (sdx__expf1, sdx__erf1): the portable loops,
- * and the same algorithms 8 and 16 lanes at a time, bit for bit. */
+/* Core's sdx__silu1 and sdx__gelu1 over n values, and the same
+ * algorithms 8 and 16 lanes at a time, bit for bit. */
 static void sdx__silu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-v[i]));
+    for (int64_t i = 0; i < n; i++) v[i] = sdx__silu1(v[i]);
 }
 
 static void sdx__gelu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = 0.5f * v[i] * (1.0f + sdx__erf1(v[i] * SDX__GELU_RSQRT2));
+    for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
 }
 
 #ifdef SDX__X86

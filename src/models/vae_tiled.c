@@ -149,7 +149,7 @@ static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread
                 if (a->norm) {
                     int64_t nc = a->src->shape[1];
                     val = (val - a->norm[nc + c]) * a->norm[c] + a->norm[2 * nc + c];
-                    val = val / (1.0f + sdx__expf1(-val));   /* the SiLU op's bits */
+                    val = sdx__silu1(val);   /* the SiLU op's bits */
                 }
                 d[xx] = val;
             }
