@@ -5,7 +5,6 @@
 #include "test.h"
 
 static float t_half_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t t_half_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 
 /* Exact value of a binary16 / bfloat16 code, decoded field by field. */
 static double t_f16_value(uint16_t h) {
@@ -47,8 +46,8 @@ static int f16_to_f32_all_codes_match_exact_decode(void) {
         T_CHECK(t_same_value(f, want), "f16 0x%04x -> %a, expected %a", h, (double)f, want);
         if (isnan(want)) {
             uint32_t expect = ((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13);
-            T_CHECK(t_half_bits(f) == expect, "f16 NaN 0x%04x -> 0x%08x, expected quiet 0x%08x",
-                    h, t_half_bits(f), expect);
+            T_CHECK(t_f32_bits(f) == expect, "f16 NaN 0x%04x -> 0x%08x, expected quiet 0x%08x",
+                    h, t_f32_bits(f), expect);
         }
     }
     return T_PASS;
@@ -69,7 +68,7 @@ static int bf16_to_f32_all_codes_match_exact_decode(void) {
         float f = sdx_bf16_to_f32((uint16_t)h);
         double want = t_bf16_value((uint16_t)h);
         T_CHECK(t_same_value(f, want), "bf16 0x%04x -> %a, expected %a", h, (double)f, want);
-        T_CHECK(t_half_bits(f) == h << 16, "bf16 0x%04x -> 0x%08x: widening must keep the bits", h, t_half_bits(f));
+        T_CHECK(t_f32_bits(f) == h << 16, "bf16 0x%04x -> 0x%08x: widening must keep the bits", h, t_f32_bits(f));
     }
     return T_PASS;
 }
@@ -250,8 +249,8 @@ static int t_widen_all_codes(const t_widen_pair *p) {
     p->simd(in, a, 65536);
     p->scalar(in, b, 65536);
     for (uint32_t h = 0; h < 65536; h++)
-        T_CHECK(t_half_bits(a[h]) == t_half_bits(b[h]), "%s simd(0x%04x) = 0x%08x, scalar 0x%08x",
-                p->name, h, t_half_bits(a[h]), t_half_bits(b[h]));
+        T_CHECK(t_f32_bits(a[h]) == t_f32_bits(b[h]), "%s simd(0x%04x) = 0x%08x, scalar 0x%08x",
+                p->name, h, t_f32_bits(a[h]), t_f32_bits(b[h]));
     return T_PASS;
 }
 
@@ -273,7 +272,7 @@ static int t_narrow_block(const float *in, size_t n) {
         p->scalar(in, b, n);
         for (size_t i = 0; i < n; i++)
             T_CHECK(a[i] == b[i], "%s simd(0x%08x) = 0x%04x, scalar 0x%04x",
-                    p->name, t_half_bits(in[i]), a[i], b[i]);
+                    p->name, t_f32_bits(in[i]), a[i], b[i]);
     }
     return T_PASS;
 }

@@ -334,6 +334,10 @@ T_UNUSED static sdx_model *t_model(sdx_ctx *ctx, const char *area) { return t_mo
     sdx_model *m = t_model(ctx, area); \
     T_CHECK(m, "%s", sdx_last_error(ctx))
 
+/* A float's bit pattern: compares results bit for bit (-0 against 0, one
+ * NaN against another). */
+T_UNUSED static uint32_t t_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
 /* Deterministic test randomness (xorshift + Box-Muller). */
 static uint64_t t_rng_state = 0x9E3779B97F4A7C15ull;
 T_UNUSED static void t_seed(uint64_t s) { t_rng_state = s * 0x9E3779B97F4A7C15ull + 1; }
