@@ -22140,9 +22140,10 @@ static int sdx__vae_plane_norm(sdx__vae_tiler *t, const sdx_tensor *x, const sdx
 /* Cuts the window [y0, y0 + h) x [x0, x0 + w) of `src` seen `up` times
  * larger (nearest) into dst f32 [C, h, w]. Outside the plane: zero, or the
  * wrapped-around value when circular. With norm, values from the plane
- * become silu((x - mean) * scale + beta) (GroupNorm + SiLU, the map of
- * sdx__vae_norm_affine; the padding stays zero, as it pads the
- * normalised tensor). */
+ * become (x - mean) * scale + beta (GroupNorm, the map of
+ * sdx__vae_norm_affine), and sdx__vae_cut_to then runs the SiLU op over
+ * the tile (the untiled decode's bits; silu(0) = 0, so the padding stays
+ * zero, as it pads the normalised tensor). */
 typedef struct sdx__vae_cut {
     float *dst, *rows;       /* rows: one source row per thread */
     const sdx_tensor *src;
@@ -22180,7 +22181,6 @@ static void sdx__vae_cut_range(void *arg, int64_t begin, int64_t end, int thread
                 if (a->norm) {
                     int64_t nc = a->src->shape[1];
                     val = (val - a->norm[nc + c]) * a->norm[c] + a->norm[2 * nc + c];
-                    val = sdx__silu1(val);   /* the SiLU op's bits */
                 }
                 d[xx] = val;
             }
@@ -22205,13 +22205,17 @@ static int sdx__vae_direct(const sdx_tensor *t) { return !t->device && t->dtype 
 /* Cuts into a new tile tensor `dev` of the arena (device memory on a GPU). */
 static int sdx__vae_cut_to(sdx__vae_tiler *t, sdx_tensor *dev, const sdx__vae_cut *cut, int64_t c) {
     sdx__vae_cut a = *cut;
+    int rc;
     size_t nrow = (size_t)sdx_threads(t->ctx) * (size_t)cut->src->shape[3], bytes = sizeof(float) * (size_t)(c * a.h * a.w);
     if (!sdx__arena_tensor4(t->arena, dev, t->act, 1, c, a.h, a.w) ||
         !(a.dst = sdx__vae_direct(dev) ? (float *)dev->data : (float *)sdx__arena_host_alloc(t->arena, bytes)) ||
         !(a.rows = (float *)sdx__arena_host_alloc(t->arena, sizeof(float) * (nrow ? nrow : 1))))
         return sdx__nomem(t->ctx, "VAE tile", bytes);
     sdx__parallel_for(t->ctx, c, sdx__vae_cut_range, &a);
-    return sdx__vae_direct(dev) ? SDX_OK : sdx__upload(t->ctx, dev, a.dst);
+    if (!sdx__vae_direct(dev) && (rc = sdx__upload(t->ctx, dev, a.dst)) != SDX_OK) return rc;
+    /* the backend's SiLU over the whole tile, not a value at a time in the
+     * cut: its vector forms, and on a GPU its own bits, as untiled */
+    return cut->norm ? sdx__silu(t->ctx, dev, dev, SDX_F32) : SDX_OK;
 }
 
 /* The stage's output over the th x tw tile at (y0, x0): `out`, a tensor
