@@ -3678,10 +3678,13 @@ static float sdx__erf1(float x) {
     return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? sdx__fmaf(a, p, a) : p, x);
 }
 
-/* The activations of one value: the CPU backend's portable loops and the
- * tiled VAE's fused GroupNorm + SiLU call these, its vector forms give
- * their bits. */
-static float sdx__silu1(float x) { return x / (1.0f + sdx__expf1(-x)); }
+/* The activations of one value: the CPU backend's portable loops call
+ * these, and its vector forms give their bits. x sigmoid(s x) is SiLU at
+ * s = 1 (-(1 x) is -x) and CLIP ViT-L's quick GELU at s = 1.702. */
+#define SDX__QUICK_GELU_SCALE 1.702f
+static float sdx__swish1(float x, float s) { return x / (1.0f + sdx__expf1(-(s * x))); }
+static float sdx__silu1(float x) { return sdx__swish1(x, 1.0f); }
+static float sdx__quick_gelu1(float x) { return sdx__swish1(x, SDX__QUICK_GELU_SCALE); }
 static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
 
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
@@ -5635,15 +5638,18 @@ static void sdx__exp_n(float *v, int64_t n) {
     sdx__exp_n_c(v, n);
 }
 
-/* ---- SiLU and GELU ----------------------------------------------------- */
-/* Core's sdx__silu1 and sdx__gelu1 over n values, and the same
- * algorithms 8 and 16 lanes at a time, bit for bit. */
-static void sdx__silu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = sdx__silu1(v[i]);
-}
+/* ---- SiLU, GELU and quick GELU ------------------------------------------ */
+/* Core's sdx__silu1, sdx__gelu1 and sdx__quick_gelu1 over n values, and
+ * the same algorithms 8 and 16 lanes at a time, bit for bit. */
+typedef enum { SDX__ACT_SILU, SDX__ACT_GELU, SDX__ACT_QUICK_GELU } sdx__act;
 
-static void sdx__gelu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
+/* The sigmoid's scale s of x sigmoid(s x) (SiLU, quick GELU). */
+static float sdx__act_scale(sdx__act act) { return act == SDX__ACT_QUICK_GELU ? SDX__QUICK_GELU_SCALE : 1.0f; }
+
+static void sdx__act_n_c(float *v, int64_t n, sdx__act act) {
+    const float s = sdx__act_scale(act);
+    if (act == SDX__ACT_GELU) for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
+    else for (int64_t i = 0; i < n; i++) v[i] = sdx__swish1(v[i], s);
 }
 
 #ifdef SDX__X86
@@ -5684,16 +5690,17 @@ static inline __m256 sdx__erf256(__m256 x) {
 
 /* 8 lanes at a time, the tail in portable code */
 __attribute__((target("avx2,fma")))
-static void sdx__act_n_avx2(float *v, int64_t n, int gelu) {
-    const __m256 one = _mm256_set1_ps(1.0f);
+static void sdx__act_n_avx2(float *v, int64_t n, sdx__act act) {
+    const __m256 one = _mm256_set1_ps(1.0f), s = _mm256_set1_ps(sdx__act_scale(act));
+    const int gelu = act == SDX__ACT_GELU;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_loadu_ps(v + i);
         _mm256_storeu_ps(v + i, gelu ? _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x),
                                                      _mm256_add_ps(one, sdx__erf256(_mm256_mul_ps(x, _mm256_set1_ps(SDX__GELU_RSQRT2)))))
-                                     : _mm256_div_ps(x, _mm256_add_ps(one, sdx__expf256(_mm256_sub_ps(_mm256_setzero_ps(), x)))));
+                                     : _mm256_div_ps(x, _mm256_add_ps(one, sdx__expf256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(s, x))))));
     }
-    if (i < n) (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v + i, n - i);
+    if (i < n) sdx__act_n_c(v + i, n - i, act);
 }
 
 __attribute__((target("avx512f")))
@@ -5733,26 +5740,27 @@ static inline __m512 sdx__erf512(__m512 x) {
 
 /* 16 lanes at a time, the tail masked */
 __attribute__((target("avx512f")))
-static void sdx__act_n_avx512(float *v, int64_t n, int gelu) {
-    const __m512 one = _mm512_set1_ps(1.0f);
+static void sdx__act_n_avx512(float *v, int64_t n, sdx__act act) {
+    const __m512 one = _mm512_set1_ps(1.0f), s = _mm512_set1_ps(sdx__act_scale(act));
+    const int gelu = act == SDX__ACT_GELU;
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 in = sdx__lanes16(n - i);
         const __m512 x = _mm512_maskz_loadu_ps(in, v + i);
         _mm512_mask_storeu_ps(v + i, in, gelu ? _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
                                                               _mm512_add_ps(one, sdx__erf512(_mm512_mul_ps(x, _mm512_set1_ps(SDX__GELU_RSQRT2)))))
-                                              : _mm512_div_ps(x, _mm512_add_ps(one, sdx__expf512(_mm512_sub_ps(_mm512_setzero_ps(), x)))));
+                                              : _mm512_div_ps(x, _mm512_add_ps(one, sdx__expf512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(s, x))))));
     }
 }
 SDX__INTRINSICS_WARNINGS_ON
 #endif
 
-/* SiLU (gelu 0) or GELU (1) of v[0, n), in place */
-static void sdx__act_n(float *v, int64_t n, int gelu) {
+/* The activation `act` of v[0, n), in place */
+static void sdx__act_n(float *v, int64_t n, sdx__act act) {
 #ifdef SDX__X86
-    if (sdx__have_avx512f()) { sdx__act_n_avx512(v, n, gelu); return; }
-    if (sdx__have_avx2()) { sdx__act_n_avx2(v, n, gelu); return; }
+    if (sdx__have_avx512f()) { sdx__act_n_avx512(v, n, act); return; }
+    if (sdx__have_avx2()) { sdx__act_n_avx2(v, n, act); return; }
 #endif
-    (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v, n);
+    sdx__act_n_c(v, n, act);
 }
 
 /* ---- src/cpu/gemm.c ---- */
@@ -9252,9 +9260,9 @@ typedef struct sdx__ew {
 /* v = op(v, w) over n values. */
 static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s) {
     switch (op) {
-    case SDX__OP_SILU: sdx__act_n(v, n, 0); break;
-    case SDX__OP_GELU: sdx__act_n(v, n, 1); break;
-    case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-1.702f * v[i])); break;
+    case SDX__OP_SILU: sdx__act_n(v, n, SDX__ACT_SILU); break;
+    case SDX__OP_GELU: sdx__act_n(v, n, SDX__ACT_GELU); break;
+    case SDX__OP_QUICK_GELU: sdx__act_n(v, n, SDX__ACT_QUICK_GELU); break;
     case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
     case SDX__OP_COPY: break;
     case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
@@ -9361,7 +9369,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
             int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
-            sdx__act_n(vg, n, 1);
+            sdx__act_n(vg, n, SDX__ACT_GELU);
             for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
             sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
         }
@@ -9604,7 +9612,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
                 for (int64_t j = 0; j < n; j++) buf[j] = (buf[j] - fmean) * mul + bt;
-                if (a->fuse_silu) sdx__act_n(buf, n, 0);
+                if (a->fuse_silu) sdx__act_n(buf, n, SDX__ACT_SILU);
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }
         }

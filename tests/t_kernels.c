@@ -993,8 +993,9 @@ static double tk_ulps(float got, double want) {
  * floats of every binade (a stride through all 2^32 bit patterns, the
  * interval edges and their neighbours, subnormals, zeros, infinities;
  * exp where the result is a normal float, and 0 or inf beyond), NaN stays
- * NaN, and SiLU and GELU give the portable code's bits on every vector
- * path the CPU has, tails included: activations do not depend on the CPU. */
+ * NaN, and SiLU, GELU and quick GELU give the portable code's bits on
+ * every vector path the CPU has, tails included: activations do not
+ * depend on the CPU. */
 static int silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path(void) {
     enum { N = 65536 + 64 };
     static const float edges[] = { SDX__ERF_SPLIT1, SDX__ERF_SPLIT2, SDX__ERF_ONE, 0.0f, 1e-45f, 1.1754944e-38f, 1e-20f,
@@ -1027,7 +1028,8 @@ static int silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path(void) {
     T_NOTE("worst errors over %d floats: erf %.3f ulp (at %a), exp %.3f ulp (at %a)", n, worst_erf, erf_at, worst_exp, exp_at);
     T_CHECK(worst_erf <= 1.0, "erf off by %.3f ulp at %a", worst_erf, erf_at);
     T_CHECK(worst_exp <= 1.0, "exp off by %.3f ulp at %a", worst_exp, exp_at);
-    struct { const char *name; void (*fn)(float *, int64_t, int); int have; } paths[] = {
+    static const char *acts[3] = { "SiLU", "GELU", "quick GELU" };
+    struct { const char *name; void (*fn)(float *, int64_t, sdx__act); int have; } paths[] = {
         { "the op's choice", sdx__act_n, 1 },
 #if defined(SDX__X86)
         { "AVX2", sdx__act_n_avx2, sdx__have_avx2() },
@@ -1035,17 +1037,22 @@ static int silu_gelu_exp_erf_within_an_ulp_and_the_same_on_every_path(void) {
 #endif
     };
     static float got[N], ref[N];
-    for (int gelu = 0; gelu < 2; gelu++)
+    for (float v = -6.0f; v <= 6.0f; v += 0.75f) {   /* x sigmoid(s x), s = 1 and 1.702 */
+        const double silu = v / (1.0 + exp(-(double)v)), quick = v / (1.0 + exp(-1.702 * v));
+        T_CHECK(fabs(sdx__silu1(v) - silu) <= 1e-6 * fabs(silu) && fabs(sdx__quick_gelu1(v) - quick) <= 1e-6 * fabs(quick),
+                "at %g: SiLU %.9g (want %.9g), quick GELU %.9g (want %.9g)", v, sdx__silu1(v), silu, sdx__quick_gelu1(v), quick);
+    }
+    for (int act = SDX__ACT_SILU; act <= SDX__ACT_QUICK_GELU; act++)
         for (int len = 1; len <= n; len += (len < 40 ? 1 : 397)) {   /* every tail length */
             memcpy(ref, x, (size_t)len * sizeof(float));
-            (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(ref, len);
+            sdx__act_n_c(ref, len, (sdx__act)act);
             for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
                 if (!paths[p].have) continue;
                 memcpy(got, x, (size_t)len * sizeof(float));
-                paths[p].fn(got, len, gelu);
+                paths[p].fn(got, len, (sdx__act)act);
                 for (int i = 0; i < len; i++)
                     T_CHECK(t_f32_bits(got[i]) == t_f32_bits(ref[i]) || (got[i] != got[i] && ref[i] != ref[i]),
-                            "%s(%a): %s %a, portable %a", gelu ? "GELU" : "SiLU", x[i], paths[p].name, got[i], ref[i]);
+                            "%s(%a): %s %a, portable %a", acts[act], x[i], paths[p].name, got[i], ref[i]);
             }
         }
     return T_PASS;

@@ -655,10 +655,13 @@ static float sdx__erf1(float x) {
     return copysignf(a >= SDX__ERF_ONE ? 1.0f : i == 0 ? sdx__fmaf(a, p, a) : p, x);
 }
 
-/* The activations of one value: the CPU backend's portable loops and the
- * tiled VAE's fused GroupNorm + SiLU call these, its vector forms give
- * their bits. */
-static float sdx__silu1(float x) { return x / (1.0f + sdx__expf1(-x)); }
+/* The activations of one value: the CPU backend's portable loops call
+ * these, and its vector forms give their bits. x sigmoid(s x) is SiLU at
+ * s = 1 (-(1 x) is -x) and CLIP ViT-L's quick GELU at s = 1.702. */
+#define SDX__QUICK_GELU_SCALE 1.702f
+static float sdx__swish1(float x, float s) { return x / (1.0f + sdx__expf1(-(s * x))); }
+static float sdx__silu1(float x) { return sdx__swish1(x, 1.0f); }
+static float sdx__quick_gelu1(float x) { return sdx__swish1(x, SDX__QUICK_GELU_SCALE); }
 static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
 
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */

@@ -429,15 +429,18 @@ static void sdx__exp_n(float *v, int64_t n) {
     sdx__exp_n_c(v, n);
 }
 
-/* ---- SiLU and GELU ----------------------------------------------------- */
-/* Core's sdx__silu1 and sdx__gelu1 over n values, and the same
- * algorithms 8 and 16 lanes at a time, bit for bit. */
-static void sdx__silu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = sdx__silu1(v[i]);
-}
+/* ---- SiLU, GELU and quick GELU ------------------------------------------ */
+/* Core's sdx__silu1, sdx__gelu1 and sdx__quick_gelu1 over n values, and
+ * the same algorithms 8 and 16 lanes at a time, bit for bit. */
+typedef enum { SDX__ACT_SILU, SDX__ACT_GELU, SDX__ACT_QUICK_GELU } sdx__act;
 
-static void sdx__gelu_n_c(float *v, int64_t n) {
-    for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
+/* The sigmoid's scale s of x sigmoid(s x) (SiLU, quick GELU). */
+static float sdx__act_scale(sdx__act act) { return act == SDX__ACT_QUICK_GELU ? SDX__QUICK_GELU_SCALE : 1.0f; }
+
+static void sdx__act_n_c(float *v, int64_t n, sdx__act act) {
+    const float s = sdx__act_scale(act);
+    if (act == SDX__ACT_GELU) for (int64_t i = 0; i < n; i++) v[i] = sdx__gelu1(v[i]);
+    else for (int64_t i = 0; i < n; i++) v[i] = sdx__swish1(v[i], s);
 }
 
 #ifdef SDX__X86
@@ -478,16 +481,17 @@ static inline __m256 sdx__erf256(__m256 x) {
 
 /* 8 lanes at a time, the tail in portable code */
 __attribute__((target("avx2,fma")))
-static void sdx__act_n_avx2(float *v, int64_t n, int gelu) {
-    const __m256 one = _mm256_set1_ps(1.0f);
+static void sdx__act_n_avx2(float *v, int64_t n, sdx__act act) {
+    const __m256 one = _mm256_set1_ps(1.0f), s = _mm256_set1_ps(sdx__act_scale(act));
+    const int gelu = act == SDX__ACT_GELU;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_loadu_ps(v + i);
         _mm256_storeu_ps(v + i, gelu ? _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x),
                                                      _mm256_add_ps(one, sdx__erf256(_mm256_mul_ps(x, _mm256_set1_ps(SDX__GELU_RSQRT2)))))
-                                     : _mm256_div_ps(x, _mm256_add_ps(one, sdx__expf256(_mm256_sub_ps(_mm256_setzero_ps(), x)))));
+                                     : _mm256_div_ps(x, _mm256_add_ps(one, sdx__expf256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_mul_ps(s, x))))));
     }
-    if (i < n) (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v + i, n - i);
+    if (i < n) sdx__act_n_c(v + i, n - i, act);
 }
 
 __attribute__((target("avx512f")))
@@ -527,24 +531,25 @@ static inline __m512 sdx__erf512(__m512 x) {
 
 /* 16 lanes at a time, the tail masked */
 __attribute__((target("avx512f")))
-static void sdx__act_n_avx512(float *v, int64_t n, int gelu) {
-    const __m512 one = _mm512_set1_ps(1.0f);
+static void sdx__act_n_avx512(float *v, int64_t n, sdx__act act) {
+    const __m512 one = _mm512_set1_ps(1.0f), s = _mm512_set1_ps(sdx__act_scale(act));
+    const int gelu = act == SDX__ACT_GELU;
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 in = sdx__lanes16(n - i);
         const __m512 x = _mm512_maskz_loadu_ps(in, v + i);
         _mm512_mask_storeu_ps(v + i, in, gelu ? _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x),
                                                               _mm512_add_ps(one, sdx__erf512(_mm512_mul_ps(x, _mm512_set1_ps(SDX__GELU_RSQRT2)))))
-                                              : _mm512_div_ps(x, _mm512_add_ps(one, sdx__expf512(_mm512_sub_ps(_mm512_setzero_ps(), x)))));
+                                              : _mm512_div_ps(x, _mm512_add_ps(one, sdx__expf512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(s, x))))));
     }
 }
 SDX__INTRINSICS_WARNINGS_ON
 #endif
 
-/* SiLU (gelu 0) or GELU (1) of v[0, n), in place */
-static void sdx__act_n(float *v, int64_t n, int gelu) {
+/* The activation `act` of v[0, n), in place */
+static void sdx__act_n(float *v, int64_t n, sdx__act act) {
 #ifdef SDX__X86
-    if (sdx__have_avx512f()) { sdx__act_n_avx512(v, n, gelu); return; }
-    if (sdx__have_avx2()) { sdx__act_n_avx2(v, n, gelu); return; }
+    if (sdx__have_avx512f()) { sdx__act_n_avx512(v, n, act); return; }
+    if (sdx__have_avx2()) { sdx__act_n_avx2(v, n, act); return; }
 #endif
-    (gelu ? sdx__gelu_n_c : sdx__silu_n_c)(v, n);
+    sdx__act_n_c(v, n, act);
 }

@@ -20,9 +20,9 @@ typedef struct sdx__ew {
 /* v = op(v, w) over n values. */
 static void sdx__ew_apply(sdx__ew_op op, float *v, const float *w, int64_t n, float s) {
     switch (op) {
-    case SDX__OP_SILU: sdx__act_n(v, n, 0); break;
-    case SDX__OP_GELU: sdx__act_n(v, n, 1); break;
-    case SDX__OP_QUICK_GELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1.0f + sdx__expf1(-1.702f * v[i])); break;
+    case SDX__OP_SILU: sdx__act_n(v, n, SDX__ACT_SILU); break;
+    case SDX__OP_GELU: sdx__act_n(v, n, SDX__ACT_GELU); break;
+    case SDX__OP_QUICK_GELU: sdx__act_n(v, n, SDX__ACT_QUICK_GELU); break;
     case SDX__OP_SCALE: for (int64_t i = 0; i < n; i++) v[i] *= s; break;
     case SDX__OP_COPY: break;
     case SDX__OP_ADD: for (int64_t i = 0; i < n; i++) v[i] += w[i]; break;
@@ -129,7 +129,7 @@ static void sdx__geglu_range(void *arg, int64_t begin, int64_t end, int thread) 
             int64_t n = SDX__MIN((int64_t)SDX__CHUNK, g->d - j);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + j, n, va);
             sdx__load_f32(g->x->data, g->x->dtype, r * 2 * g->d + g->d + j, n, vg);
-            sdx__act_n(vg, n, 1);
+            sdx__act_n(vg, n, SDX__ACT_GELU);
             for (int64_t i = 0; i < n; i++) va[i] *= vg[i];
             sdx__store_f32(g->y->data, g->y->dtype, r * g->d + j, n, va);
         }

@@ -35,7 +35,7 @@ static void sdx__group_norm_range(void *arg, int64_t begin, int64_t end, int thr
                 int64_t n = SDX__MIN((int64_t)SDX__CHUNK, a->spatial - i), o = off + c * a->spatial + i;
                 sdx__load_f32(a->x->data, a->x->dtype, o, n, buf);
                 for (int64_t j = 0; j < n; j++) buf[j] = (buf[j] - fmean) * mul + bt;
-                if (a->fuse_silu) sdx__act_n(buf, n, 0);
+                if (a->fuse_silu) sdx__act_n(buf, n, SDX__ACT_SILU);
                 sdx__store_f32(a->y->data, a->y->dtype, o, n, buf);
             }
         }
