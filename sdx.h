@@ -3683,8 +3683,6 @@ static float sdx__erf1(float x) {
  * s = 1 (-(1 x) is -x) and CLIP ViT-L's quick GELU at s = 1.702. */
 #define SDX__QUICK_GELU_SCALE 1.702f
 static float sdx__swish1(float x, float s) { return x / (1.0f + sdx__expf1(-(s * x))); }
-static float sdx__silu1(float x) { return sdx__swish1(x, 1.0f); }
-static float sdx__quick_gelu1(float x) { return sdx__swish1(x, SDX__QUICK_GELU_SCALE); }
 static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
 
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */
@@ -5639,7 +5637,7 @@ static void sdx__exp_n(float *v, int64_t n) {
 }
 
 /* ---- SiLU, GELU and quick GELU ------------------------------------------ */
-/* Core's sdx__silu1, sdx__gelu1 and sdx__quick_gelu1 over n values, and
+/* Core's sdx__swish1 (SiLU, quick GELU) and sdx__gelu1 over n values, and
  * the same algorithms 8 and 16 lanes at a time, bit for bit. */
 typedef enum { SDX__ACT_SILU, SDX__ACT_GELU, SDX__ACT_QUICK_GELU } sdx__act;
 

@@ -660,8 +660,6 @@ static float sdx__erf1(float x) {
  * s = 1 (-(1 x) is -x) and CLIP ViT-L's quick GELU at s = 1.702. */
 #define SDX__QUICK_GELU_SCALE 1.702f
 static float sdx__swish1(float x, float s) { return x / (1.0f + sdx__expf1(-(s * x))); }
-static float sdx__silu1(float x) { return sdx__swish1(x, 1.0f); }
-static float sdx__quick_gelu1(float x) { return sdx__swish1(x, SDX__QUICK_GELU_SCALE); }
 static float sdx__gelu1(float x) { return 0.5f * x * (1.0f + sdx__erf1(x * SDX__GELU_RSQRT2)); }
 
 /* ---- half-precision emulation (SDX_UNSAFE_*) -------------------------- */

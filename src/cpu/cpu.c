@@ -430,7 +430,7 @@ static void sdx__exp_n(float *v, int64_t n) {
 }
 
 /* ---- SiLU, GELU and quick GELU ------------------------------------------ */
-/* Core's sdx__silu1, sdx__gelu1 and sdx__quick_gelu1 over n values, and
+/* Core's sdx__swish1 (SiLU, quick GELU) and sdx__gelu1 over n values, and
  * the same algorithms 8 and 16 lanes at a time, bit for bit. */
 typedef enum { SDX__ACT_SILU, SDX__ACT_GELU, SDX__ACT_QUICK_GELU } sdx__act;
 
