@@ -183,8 +183,8 @@ win64() {
     if [ -f ../shared/golden/sd1/model.safetensors ]; then
         cli_log=$(win64_cli)
         # wine's client losing its wineserver ("wine client error: recvmsg:
-        # Connection reset by peer": the server was exiting as the client
-        # connected) is wine's failure, not sdx.exe's: that one runs again
+        # Connection reset by peer", most likely the server exiting as the
+        # client connected) is wine's failure, not sdx.exe's: that one runs again
         case "$cli_log" in *"wine client error"*) echo "$cli_log (wine; again)"; cli_log=$(win64_cli) ;; esac
         echo "$cli_log"
         grep -aq 'Steps: 2, Sampler' "$OUT/win64.png" || { echo "win64: sdx.exe wrote no PNG with parameters" >&2; return 1; }
