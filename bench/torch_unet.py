@@ -8,11 +8,18 @@ in bf16, as bench_gpu decodes.
 
     python3 bench/torch_unet.py [--only sd15|sdxl] [--calls N]
     python3 bench/torch_unet.py --kernels --kernel-log LOG [--calls N]
+    python3 bench/torch_unet.py --split [--only sd15|sdxl] [--calls N]
     python3 bench/torch_unet.py --check-vae PIXELS Z.f32 IMAGE.f32
 
 --kernels times, in fp16, each op of the KERNEL lines `bench_gpu
 --kernels` wrote into LOG (the same shapes: one list, the C one), and
 prints the same lines for torch.
+
+--split profiles `calls` UNet calls with torch.profiler and prints the
+GPU time of one call by kind of kernel (KINDS: attention, convolution,
+matrix product, layout conversion, everything else) and its launches:
+the split the GPU issues' targets compare with, beside sdx's own from
+ncu (tools/gpu-session.sh, parts ncu and ncu-sdxl).
 
 --check-vae decodes a raw f32 latent on the CPU in f32 and prints its
 distance to sdx's decode of it (Debian's python3-torch 1.13 suffices): the
@@ -21,7 +28,7 @@ VAE reference decodes as sdx does (3.1e-6 at 64x64).
 PyTorch (and optionally `safetensors`) exist only on the GPU machine; they
 are no dependency of sdx. Without `safetensors` a small reader below loads
 the file. Prints RESULT lines that bench/bench_gpu.sh puts beside sdx's."""
-import argparse, json, math, struct, sys, time
+import argparse, collections, json, math, struct, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -233,6 +240,45 @@ def timed(name, calls, forward):
     print(f"RESULT torch {name} step_s {sum(times) / len(times):.4f} best_s {min(times):.4f} peak_vram_mib {peak:.0f}")
 
 
+# A kernel's kind by its name (lower case), the first row whose words one
+# is in: cuDNN's and FlashAttention's attention kernels, cuDNN's
+# convolutions (implicit GEMMs named "fprop"), cuDNN's NCHW <-> NHWC
+# conversions, cuBLAS's and CUTLASS's products (nvjet: cuBLAS on Hopper).
+KINDS = (("attention", ("flash", "fmha", "sdpa", "attention", "mha")),
+         ("conv", ("conv", "fprop", "implicit", "winograd")),
+         ("layout", ("nchwtonhwc", "nhwctonchw", "transpose")),
+         ("matmul", ("gemm", "nvjet", "cutlass", "xmma", "cublas", "matmul")))
+
+
+def kernel_kind(name):
+    n = name.lower()
+    return next((kind for kind, words in KINDS if any(w in n for w in words)), "other")
+
+
+def split(name, calls, forward):
+    """One warm-up call, then `calls` under torch.profiler (GPU activity
+    only): per call, each kind's GPU time and the launches; a SPLIT line
+    that gpu-session.sh prints beside sdx's."""
+    from torch.profiler import profile, ProfilerActivity
+    with torch.inference_mode():
+        forward()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                forward()
+            torch.cuda.synchronize()
+    ms, launches = collections.Counter(), 0
+    for e in prof.key_averages():
+        if not str(getattr(e, "device_type", "")).endswith("CUDA") or e.key.startswith(("Memcpy", "Memset")):
+            continue
+        us = getattr(e, "self_device_time_total", None)
+        us = getattr(e, "self_cuda_time_total", 0) if us is None else us
+        ms[kernel_kind(e.key)] += us / 1e3 / calls
+        launches += e.count
+    kinds = " ".join(f"{k} {ms[k]:.2f}" for k in ("conv", "matmul", "attention", "layout", "other"))
+    print(f"SPLIT torch {name} ms_per_call {sum(ms.values()):.2f} {kinds} launches {launches / calls:.0f}")
+
+
 def run_vae(name, calls, dev):
     pixels, dtype = VAE_RUNS[name]
     net = VAEDecoder(load(VAE_PATH, dev, prefix="", dtype=dtype))
@@ -294,7 +340,7 @@ def run_kernels(log_path, calls, dev, dtype=torch.float16):
         print(f"KERNEL torch {model} {desc} us={us:.1f} tflops={flops / us * 1e-6:.1f}")
 
 
-def run(name, calls, dev):
+def run(name, calls, dev, profiled=False):
     path, pixels = PATHS[name]
     w = load(path, dev)
     net = UNet(w)
@@ -305,7 +351,7 @@ def run(name, calls, dev):
     ctx = torch.randn(2, 77, net.ctx_dim, generator=g).to(dev, torch.float16)
     y = torch.randn(2, w["label_emb.0.0.weight"].shape[1], generator=g).to(dev, torch.float16) if net.has("label_emb.0.0.weight") else None
     t = torch.full((2,), 999.0, device=dev)
-    timed(name, calls, lambda: net.forward(x, t, ctx, y))
+    (split if profiled else timed)(name, calls, lambda: net.forward(x, t, ctx, y))
 
 
 def main():
@@ -314,6 +360,7 @@ def main():
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--kernels", action="store_true", help="time the ops of the KERNEL lines in --kernel-log")
     ap.add_argument("--kernel-log", help="bench_gpu --kernels output")
+    ap.add_argument("--split", action="store_true", help="GPU time of a UNet call by kind of kernel (torch.profiler)")
     ap.add_argument("--check-vae", nargs=3, metavar=("PIXELS", "Z_F32", "IMAGE_F32"),
                     help="CPU check of the VAE reference against sdx's decode of the same latent")
     a = ap.parse_args()
@@ -332,7 +379,9 @@ def main():
         return 0
     for name in ("sd15", "sdxl"):
         if a.only in (None, name):
-            run(name, max(1, a.calls), "cuda")
+            run(name, max(1, a.calls), "cuda", a.split)
+    if a.split:
+        return 0
     for name in ("sd15", "sdxl"):
         if a.only in (None, name):
             run_vae(name, max(1, a.calls), "cuda")

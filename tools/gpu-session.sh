@@ -15,14 +15,17 @@
 #       (default: wgcopy=-DSDX_HIP_TMA=0, the linears' wgmma tiles fed by
 #       the threads' asynchronous copies instead of the TMA; mma=-DSDX_HIP_WGMMA=0
 #       gives the mma.sync 128-tiles instead of wgmma).
-#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [gemm-profile] [ab]
+#   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [split] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
 #       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
 #       convolution and attention shape of the two UNet steps alone beside
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), the same
-#       for SDXL (ncu-sdxl, not in the default parts; 200 s), ncu's
+#       for SDXL (ncu-sdxl, not in the default parts; 200 s), PyTorch
+#       eager's GPU time of a step by kind of kernel beside sdx's from
+#       the ncu parts (split, not in the default parts: name it with ncu
+#       and ncu-sdxl; 120 s, more on a fresh machine), ncu's
 #       sections for one convolution and two linear GEMM launches
 #       (gemm-profile, not in the default parts; 180 s), the default build
 #       and the variants one after the other: every kernel shape and a UNet
@@ -112,7 +115,7 @@ run() {
         echo "== $part: GPU time per kernel, $model, one CFG step (a batch-2 UNet call)"
         timeout $limit ncu --clock-control none --csv --metrics gpu__time_duration.sum \
             ./bench/bench_gpu --only $model --calls 1 --graphs off --no-vae > "$out/$part.csv" 2> "$out/$part.err"
-        python3 - "$out/$part.csv" << 'EOF' | tee "$out/$part-summary.txt"
+        python3 - "$out/$part.csv" $model << 'EOF' | tee "$out/$part-summary.txt"
 import csv, sys, collections
 # two UNet calls ran (bench_gpu's warm-up and one timed call): per call = half
 # the program's own output comes first: the table starts at ncu's header
@@ -138,8 +141,29 @@ allt = sum(total.values())
 print("per UNet call: %d launches, %.2f ms of GPU time" % (sum(count.values()), allt))
 for k, v in total.most_common(15):
     print("%8.3f ms %5.1f%% %5d  %s" % (v, 100 * v / allt, count[k], k[:90]))
+# the kinds the GPU issues' targets compare with PyTorch's (torch_unet.py
+# --split): the GEMM kernels do the convolutions and the products alike
+def kind(k):
+    if any(w in k for w in ("flash", "attention")): return "attention"
+    if any(w in k for w in ("gemm", "gemv", "split_sum", "taps_last", "permute_taps")): return "gemm_conv"
+    if any(w in k for w in ("transpose16", "nchw_to", "nlc_to")): return "layout"
+    return "other"
+kinds = collections.Counter()
+for k, v in total.items():
+    kinds[kind(k)] += v
+print("SPLIT sdx %s ms_per_call %.2f %s launches %d" % (sys.argv[2], allt, " ".join("%s %.2f" % (k, kinds[k])
+      for k in ("gemm_conv", "attention", "layout", "other")), sum(count.values())))
 EOF
     done
+    if has split; then
+        # PyTorch's GPU time of a UNet call by kind of kernel, beside
+        # sdx's from the ncu parts of the same call (name them too)
+        echo "== split: PyTorch eager's GPU time of one CFG step by kind of kernel (torch.profiler)"
+        [ -f /tmp/sdx_bench_sdxl_f16.safetensors ] || timeout 200 ./bench/bench_gpu --calls 1 --no-vae > "$out/split-ckpt.log" 2>&1
+        timeout 120 python3 bench/torch_unet.py --split --calls 5 > "$out/split.log" 2>&1
+        echo "rc=$?" >> "$out/split.log"
+        grep -E "SPLIT|rc=|rror" "$out/split.log"
+    fi
     if has gemm-profile; then
         # where a GEMM's time goes: ncu's sections for one launch of SD
         # 1.5's 64x64-level convolution, of its feed-forward up
@@ -205,10 +229,30 @@ EOF
     printf "test-gpu: %s\n" "$(grep -E "passed" "$out/test-gpu.log" 2> /dev/null | tail -n 1)"
     grep -E "ratio" "$out/bench-gpu.log" 2> /dev/null || true
     head -n 1 "$out/ncu-summary.txt" 2> /dev/null || true
+    # the targets' comparison: sdx's GEMMs and convolutions against
+    # PyTorch's convolutions and products, attention against attention,
+    # the rest against the rest (ms of GPU time a UNet call)
+    cat "$out"/ncu-summary.txt "$out"/ncu-sdxl-summary.txt "$out"/split.log 2> /dev/null | python3 -c '
+import sys
+r = {}
+for line in sys.stdin:
+    f = line.split()
+    if len(f) > 4 and f[0] == "SPLIT":
+        r[(f[1], f[2])] = dict(zip(f[3::2], map(float, f[4::2])))
+for m in ("sd15", "sdxl"):
+    s, t = r.get(("sdx", m)), r.get(("torch", m))
+    if not s or not t:
+        continue
+    rows = (("GEMMs and convolutions", s["gemm_conv"], t["conv"] + t["matmul"]), ("attention", s["attention"], t["attention"]),
+            ("layout and the rest", s["layout"] + s["other"], t["layout"] + t["other"]), ("all", s["ms_per_call"], t["ms_per_call"]))
+    for name, a, b in rows:
+        print("%s %s: sdx %.2f ms, torch %.2f ms, ratio %.2fx" % (m, name, a, b, a / b if b else 0))
+    print("%s launches: sdx %d, torch %d" % (m, s["launches"], t["launches"]))
+'
 }
 
 case ${1:-} in
 prepare) shift; prepare "$@" ;;
 run) shift; run "$@" ;;
-*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu] [ncu-sdxl] [gemm-profile] [ab]" >&2; exit 2 ;;
+*) echo "usage: sh tools/gpu-session.sh prepare [AREA...] | run [test] [bench] [kernels] [ncu] [ncu-sdxl] [split] [gemm-profile] [ab]" >&2; exit 2 ;;
 esac

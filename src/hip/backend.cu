@@ -53,6 +53,7 @@ typedef struct sdx__hip {
     int wgmma;              /* its 128-tiles may run on Hopper's wgmma (sm_90a code; shared memory granted) */
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
+    int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
@@ -1021,7 +1022,9 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
  * 2.4-3.1x cuDNN's) and 16 above (O's registers: 80's bf16 kernel would
  * spill), 64-key tiles up to 80 and 32 above (the K/V buffers' shared
  * memory); the VAE's 512 with two groups of four warps that split the
- * dims, 16-key tiles (106 KiB of shared memory). */
+ * dims, 16-key tiles (106 KiB of shared memory). Head dim 64 also has
+ * 32-key tiles (SDX__HIP_FLASH_KEYS32), chosen per launch by
+ * sdx__hip_flash_keys32. */
 #if defined(SDX_HIP_FLASH_MT)     /* m16 tiles a warp up to head dim 64: 1 halves the queries a block */
 #if SDX_HIP_FLASH_MT < 1 || SDX_HIP_FLASH_MT > 2
 #error "sdx_hip.h: SDX_HIP_FLASH_MT is 1 or 2"
@@ -1030,23 +1033,10 @@ static void sdx__hip_attention_launch(sdx_tensor *y, const sdx_tensor *q, const 
 #else
 #define SDX__HIP_FLASH_MT 2
 #endif
-/* Head dim 64's key tile: 64, or 32 for an A/B run. With 64, ptxas gives
- * the sm_90a kernel 228 registers a thread: two blocks an SM (256
- * queries); with 32, 163: three (384 queries), at half the products
- * between barriers. SDXL's 1024-token level is 320 blocks of 128 queries:
- * two waves where 132 SMs hold 264 blocks, one where they hold 396. */
-#if defined(SDX_HIP_FLASH_KEYS64)
-#if SDX_HIP_FLASH_KEYS64 != 32 && SDX_HIP_FLASH_KEYS64 != 64
-#error "sdx_hip.h: SDX_HIP_FLASH_KEYS64 is 32 or 64"
-#endif
-#define SDX__HIP_FLASH_KEYS64 SDX_HIP_FLASH_KEYS64
-#else
-#define SDX__HIP_FLASH_KEYS64 64
-#endif
 #define SDX__HIP_FLASH_PLANS(X) \
-    X(48, 64, 4, 1, SDX__HIP_FLASH_MT) X(64, SDX__HIP_FLASH_KEYS64, 4, 1, SDX__HIP_FLASH_MT) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) \
-    X(160, 32, 4, 1, 1) \
+    X(48, 64, 4, 1, SDX__HIP_FLASH_MT) X(64, 64, 4, 1, SDX__HIP_FLASH_MT) X(80, 64, 4, 1, 1) X(128, 32, 4, 1, 1) X(160, 32, 4, 1, 1) \
     X(512, 16, 2, 4, 1)
+#define SDX__HIP_FLASH_KEYS32(X) X(64, 32, 4, 1, SDX__HIP_FLASH_MT)
 
 template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d,
@@ -1060,11 +1050,37 @@ static void sdx__hip_flash(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor 
                     (const void *)v->data, nq, nk, heads, d, causal, (float)(1.0 / sqrt((double)d)), vec, pairs);
 }
 
+/* Head dim 64 in 32-key tiles rather than 64: fewer registers (on an
+ * H200's sm_90a code 163 a thread against 228), so more blocks an SM (3
+ * against 2), at half the products between barriers. Which is faster
+ * depends on the launch's waves and on the keys' padding to whole tiles,
+ * so each launch takes the smaller of, per plan,
+ *     waves x blocks an SM x keys padded to its tiles x cost per key,
+ * waves = ceil(blocks / (blocks an SM x SMs)): a wave takes as long as
+ * its SMs' shares. The cost per key is one plan's against the other's at
+ * the same work: 1.085 for 32-key tiles, measured on an H200 (SDXL's
+ * 4096-token self-attention, 640 blocks: 3 waves of 2 in 402 us, 2 waves
+ * of 3 in 436). This model put each of SDXL's four attention shapes on
+ * the faster plan there (1024 tokens 61 against 76 us, their 77-key
+ * cross-attention 14 against 20). */
+static int sdx__hip_flash_keys32(const sdx__hip *s, int bf16, int64_t blocks, int64_t nk) {
+    const int64_t occ64 = s->flash64_blocks[bf16][0], occ32 = s->flash64_blocks[bf16][1];
+    if (occ64 < 1 || occ32 < 1) return 0;
+    const int64_t waves64 = (blocks + occ64 * s->sms - 1) / (occ64 * s->sms), waves32 = (blocks + occ32 * s->sms - 1) / (occ32 * s->sms);
+    const int64_t keys64 = (nk + 63) / 64 * 64, keys32 = (nk + 31) / 32 * 32;
+    return (double)waves32 * (double)occ32 * (double)keys32 * 1.085 < (double)waves64 * (double)occ64 * (double)keys64;
+}
+
 template <int HT>
-static void sdx__hip_attention_mma(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
-                                   int d, int causal) {
+static void sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
+                                   int64_t batch, int heads, int d, int causal) {
 #define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT, MT) \
     if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT, MT>(y, q, k, v, batch, heads, d, causal);
+    typedef sdx__hip_flash_plan<HT, 64, 64, 4, 1, SDX__HIP_FLASH_MT> L64;     /* both tiles' blocks take BQ queries */
+    const int64_t blocks = (q->shape[1] + L64::BQ - 1) / L64::BQ * batch * heads;
+    if (d > 48 && d <= 64 && sdx__hip_flash_keys32(s, HT == SDX__HIP_DT_BF16, blocks, k->shape[1])) {
+        SDX__HIP_FLASH_KEYS32(SDX__HIP_FLASH_PICK)
+    }
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_PICK)
 #undef SDX__HIP_FLASH_PICK
 }
@@ -1079,8 +1095,27 @@ static int sdx__hip_attention_grant(const sdx__hip *s) {
                         sdx__hip_flash_plan<SDX__HIP_DT_BF16, DP, BK, ROWS, SPLIT, MT>::BYTES)) \
         return 0;
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_GRANT)
+    SDX__HIP_FLASH_KEYS32(SDX__HIP_FLASH_GRANT)
 #undef SDX__HIP_FLASH_GRANT
     return 1;
+}
+
+/* The blocks an SM of head dim 64's two plans (sdx__hip_flash_keys32),
+ * [bf16][32-key tiles]; 0 where the runtime cannot say (64-key tiles
+ * then). */
+static void sdx__hip_flash64_occupancy(sdx__hip *s) {
+#define SDX__HIP_FLASH_OCC(HT, TILE, DP, BK, ROWS, SPLIT, MT) \
+    if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&s->flash64_blocks[HT == SDX__HIP_DT_BF16][TILE], \
+                                                     (const void *)sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, \
+                                                     sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::THREADS, \
+                                                     (size_t)sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::BYTES) != hipSuccess) \
+        s->flash64_blocks[HT == SDX__HIP_DT_BF16][TILE] = 0;
+    SDX__HIP_FLASH_OCC(SDX__HIP_DT_F16, 0, 64, 64, 4, 1, SDX__HIP_FLASH_MT)
+    SDX__HIP_FLASH_OCC(SDX__HIP_DT_F16, 1, 64, 32, 4, 1, SDX__HIP_FLASH_MT)
+    SDX__HIP_FLASH_OCC(SDX__HIP_DT_BF16, 0, 64, 64, 4, 1, SDX__HIP_FLASH_MT)
+    SDX__HIP_FLASH_OCC(SDX__HIP_DT_BF16, 1, 64, 32, 4, 1, SDX__HIP_FLASH_MT)
+#undef SDX__HIP_FLASH_OCC
+    (void)hipGetLastError();
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -1095,8 +1130,8 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
     /* NVIDIA matrix units for half q, k, v of one type */
     if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
-        if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d, causal);
-        else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d, causal);
+        if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
+        else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);
         return sdx__hip_check(ctx, op);
     }
     switch (d) {        /* exact fits: no lane idles on padding */
@@ -1219,6 +1254,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
+    if (s->attention_mma) sdx__hip_flash64_occupancy(s);
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
     memset(&b, 0, sizeof b);

@@ -51,6 +51,7 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipDeviceSynchronize       cudaDeviceSynchronize
 #define hipFuncSetAttribute        cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize cudaFuncAttributeMaxDynamicSharedMemorySize
+#define hipOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 typedef cudaStream_t    hipStream_t;
 typedef cudaGraph_t     hipGraph_t;
 typedef cudaGraphExec_t hipGraphExec_t;

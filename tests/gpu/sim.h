@@ -549,6 +549,15 @@ static inline hipError_t hipFuncSetAttribute(const void *kernel, hipFuncAttribut
     return hipSuccess;
 }
 
+/* One block an SM whatever the kernel: the simulator knows no registers.
+ * (What sdx_hip.h picks from it is then the GPU's choice at occupancy 1.) */
+static inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, const void *kernel, int threads, size_t smem) {
+    (void)kernel;
+    if (!blocks || threads < 1 || threads > 1024 || smem > (size_t)sdx_sim::SMEM_MAX) return hipErrorInvalidValue;
+    *blocks = 1;
+    return hipSuccess;
+}
+
 /* The launch helper sdx_hip.h calls in place of kernel<<<...>>>(...). */
 template <typename... P, typename... A>
 static inline void sdx_sim_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
@@ -708,9 +717,16 @@ static inline void sdx_sim_wgmma(float *d, int n, uint64_t a, uint64_t b, int bf
     f.wg[f.n_wg++].group = f.wg_groups;
 }
 
-static inline void sdx_sim_wgmma_commit(void) { sdx_sim::self().wg_groups++; }
+/* wgmma.commit_group and wgmma.wait_group are .sync.aligned: a warp's
+ * lanes meet there, so none runs a step ahead of the others (an mbarrier
+ * that lane 0 lets go of for its warp is then let go of for all of it). */
+static inline void sdx_sim_wgmma_commit(void) {
+    sdx_sim::wait(sdx_sim::AT_WARP);
+    sdx_sim::self().wg_groups++;
+}
 
 static inline void sdx_sim_wgmma_wait(int newest_pending) {
+    sdx_sim::wait(sdx_sim::AT_WARP);
     sdx_sim::fiber &f = sdx_sim::self();
     const int t = (int)(&f - sdx_sim::M().th) % 128, w = t / 32, g = t % 32 / 4, q = t % 4;
     int keep = 0;
