@@ -309,8 +309,11 @@ bench/bench_gpu-mma: GPU_VARIANT = -DSDX_HIP_WGMMA=0
 bench/bench_gpu-%: bench/bench_gpu examples/sdx_hip.cu sdx.h sdx_hip.h
 	$(GPUCC) -I. $(GPU_VARIANT) -c examples/sdx_hip.cu -o examples/sdx_hip-$*.o
 	$(GPULD) -o $@ bench/bench_gpu.o examples/sdx_hip-$*.o $(LDLIBS)
+# and the gpu suite on that variant's object (which bench/bench_gpu-NAME builds)
+tests/gpu/run-%: tests/gpu/run bench/bench_gpu-%
+	$(GPULD) -o $@ tests/gpu/t_gpu.o examples/sdx_hip-$*.o $(LDLIBS)
 
 clean:
 	rm -rf build/cross
 	rm -f tests/soak tests/run tests/run-san tests/run-tsan tests/run-tsan-lock tests/run-clang tests/run-cpp examples/sdx-vg $(EXAMPLES) $(TOOLS) bench/bench bench/bench_unet bench/bench_decode bench/bench_gen
-	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-sim tests/gpu/run-sim-san tests/gpu/*.o bench/bench_gpu bench/bench_gpu-* bench/*.o
+	rm -f examples/sdx-server examples/game examples/game-tsan examples/game-hip examples/sdx-hip examples/*.o tests/gpu/run tests/gpu/run-* tests/gpu/*.o bench/bench_gpu bench/bench_gpu-* bench/*.o

@@ -51,6 +51,9 @@
                                with the threads instead of the TMA
      SDX_HIP_FLASH_MT=1        attention up to head dim 64: 16 queries a
                                warp, not 32 (for A/B runs)
+     SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
+                               the previous one ends (programmatic
+                               dependent launch; for A/B runs)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
@@ -243,6 +246,26 @@ typedef cudaGraphExec_t hipGraphExec_t;
 #define SDX__HIP_DT_F32  0
 #define SDX__HIP_DT_F16  1
 #define SDX__HIP_DT_BF16 2
+
+/* Programmatic dependent launch (SDX_HIP_PDL=1, NVIDIA Hopper, for A/B
+ * runs until a GPU has measured it): each kernel is launched allowed to
+ * start while the one before it in the stream is still ending, so that
+ * its launch and its blocks' start overlap that kernel's last blocks.
+ * Every kernel therefore begins with sdx__hip_wait_prior, which waits
+ * until the kernels before it have finished and their writes are
+ * visible, before it reads or writes any tensor (the arena reuses memory
+ * an earlier kernel may still read). Elsewhere it is nothing. */
+#if defined(SDX_HIP_PDL) && SDX_HIP_PDL && SDX__HIP_NVIDIA && !defined(SDX_HIP_SIM)
+#define SDX__HIP_PDL 1
+#else
+#define SDX__HIP_PDL 0
+#endif
+
+static __device__ __forceinline__ void sdx__hip_wait_prior(void) {
+#if SDX__HIP_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
 
 /* A tensor map: how Hopper's TMA reads a matrix (sdx__hip_tma_load),
  * made on the host (sdx__hip_tmap_2d) and passed to a kernel by value as
@@ -757,6 +780,7 @@ static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0
 
 template <int W>
 __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         float v[W], u[W] = { 0 };   /* u: b's values, for add and mul */
         sdx__hip_ldw<W>(a, at, i, v);
@@ -780,6 +804,7 @@ __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, co
 /* limit > 0: y = tanh(x / limit) * limit (TAESD's soft clamp); else
  * y = min(max(x, lo), hi) with NaN kept, as the CPU's. y may alias x. */
 __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t n, float lo, float hi, float limit) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         float v = sdx__hip_ld(x, xt, i);
         v = limit > 0 ? tanhf(v / limit) * limit : v < lo ? lo : v > hi ? hi : v;
@@ -790,6 +815,7 @@ __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t
 /* y[r, j] = x[r, j] * gelu(x[r, d + j]); W divides d */
 template <int W>
 __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const int64_t r = i / d, j = i - r * d;
         float a[W], g[W];
@@ -803,6 +829,7 @@ __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t
 /* y = x + v[n*C + c] over each [H*W] plane; W divides hw */
 template <int W>
 __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const float bias = sdx__hip_ld(v, vt, i / hw);
         float u[W];
@@ -814,6 +841,7 @@ __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, con
 
 /* nearest: source index floor(dst * in / out), as torch's interpolate */
 __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_t n, int64_t hi, int64_t wi, int64_t ho, int64_t wo) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
         sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * hi + oy * hi / ho) * wi + ox * wi / wo));
@@ -823,6 +851,7 @@ __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_
 /* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
 __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
                                         int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
         int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
@@ -833,6 +862,7 @@ __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, 
 /* y[n] = cat(a[n], b[n]) with na, nb elements per image; W divides both */
 template <int W>
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const int64_t img = i / (na + nb), r = i - img * (na + nb);
         float v[W];
@@ -845,6 +875,7 @@ __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const 
 /* Batched [rows, cols] -> [cols, rows] through a 32 x 33 tile (the extra
  * column keeps the transposed reads off one bank). Block 32 x 8. */
 __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int64_t rows, int64_t cols) {
+    sdx__hip_wait_prior();
     __shared__ float tile[32][33];
     int64_t base = (int64_t)blockIdx.z * rows * cols;
     int64_t c0 = (int64_t)blockIdx.x * 32, r0 = (int64_t)blockIdx.y * 32;
@@ -869,6 +900,7 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
 #define SDX__HIP_T16_PITCH 66
 
 __global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const uint16_t *x, int64_t rows, int64_t cols) {
+    sdx__hip_wait_prior();
     __shared__ uint32_t tile[64 * SDX__HIP_T16_PITCH / 2];
     uint16_t *th = (uint16_t *)tile;
     const int64_t base = (int64_t)blockIdx.z * rows * cols, c0 = (int64_t)blockIdx.x * 64, r0 = (int64_t)blockIdx.y * 64;
@@ -902,6 +934,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const
 
 template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
+    sdx__hip_wait_prior();
     __shared__ float run[SDX__HIP_PERMUTE_VALUES];
     const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
     const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
@@ -920,6 +953,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, 
  * 16-bit values in shared memory (the launch's bytes), then writes them
  * back channels-last. Once per weight, at load. */
 __global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, int taps) {
+    sdx__hip_wait_prior();
     SDX__HIP_DYNAMIC_SMEM(uint16_t, run);
     const int n = c * taps;
     uint16_t *slab = w + (int64_t)blockIdx.x * n;
@@ -954,6 +988,7 @@ static __device__ __forceinline__ int64_t sdx__hip_gn_chunk(int64_t count, int p
 template <int W>
 __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
                                     double *shift_of) {
+    sdx__hip_wait_prior();
     __shared__ double buf[32];
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
@@ -980,6 +1015,7 @@ template <int W>
 __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
                                     const double *part_sq, const double *shift_of, int64_t groups, int64_t spatial, float eps,
                                     const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
+    sdx__hip_wait_prior();
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts), cpg = count / spatial;  /* spatial > 0 */
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double sum = 0, sq = 0, mean_shifted, var;
@@ -1012,6 +1048,7 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
 template <int W>
 __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                       const void *gamma, int gt, const void *beta, int btt) {
+    sdx__hip_wait_prior();
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
     float s = 0, q = 0, mean, rstd, shift, v[W];
@@ -1045,6 +1082,7 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
 template <int V>
 __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                           const void *gamma, int gt, const void *beta, int btt) {
+    sdx__hip_wait_prior();
     enum { W = 8, STEP = SDX__HIP_WARP * W };
     const int lane = (int)threadIdx.x % SDX__HIP_WARP;
     const int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
@@ -1081,6 +1119,7 @@ __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt
 }
 
 __global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d) {
+    sdx__hip_wait_prior();
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
     float mx = -INFINITY, s = 0, inv;
@@ -1197,6 +1236,7 @@ static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int
 
 template <int AK>
 __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
     __shared__ float as[SDX__HIP_SBK][SDX__HIP_SBM + 4];
     __shared__ float bs[SDX__HIP_SBK][SDX__HIP_SBN + 4];
     const int t = (int)threadIdx.x;
@@ -1244,6 +1284,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 
 template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
     const int lane = (int)threadIdx.x % SDX__HIP_WARP;
     const int64_t n = (int64_t)blockIdx.x * (256 / SDX__HIP_WARP) + (int)threadIdx.x / SDX__HIP_WARP;
     const int64_t rows = g.M < SDX__HIP_GEMV_ROWS ? g.M : SDX__HIP_GEMV_ROWS;
@@ -1690,6 +1731,7 @@ static __device__ __forceinline__ sdx__hip_ksteps sdx__hip_block_ksteps(const sd
 
 template <int AK, int HT, int VW, int BT>
 __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_MMA != 0
     typedef sdx__hip_tile<BT> T;
     enum { WARPS = T::THREADS / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
@@ -1933,6 +1975,7 @@ static __device__ __forceinline__ void sdx__hip_wg_stage(float *cs, const float 
 
 template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA
     typedef sdx__hip_wg_tile<BN> T;
     enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
@@ -2015,6 +2058,7 @@ struct sdx__hip_tma_tile {
 template <int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA && SDX__HIP_TMA
     typedef sdx__hip_tma_tile<BN> T;
     enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
@@ -2087,6 +2131,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
  * a linear's n = i % N. */
 template <int W>
 __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
+    sdx__hip_wait_prior();
     for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
         float v[W], p[W];
         sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);
@@ -2129,6 +2174,7 @@ template <int DP, int TPQ, int KT>
 __global__ void __launch_bounds__(SDX__HIP_ATTN_THREADS)
 sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int kt, const void *v, int vt,
                      int64_t nq, int64_t nk, int heads, int d, int causal, float scale) {
+    sdx__hip_wait_prior();
     enum { QPB = SDX__HIP_ATTN_THREADS / TPQ };
     SDX__HIP_DYNAMIC_SMEM(float, smem);
     float *ks = smem, *vs = smem + KT * d;
@@ -2281,6 +2327,7 @@ template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
                      float scale, int vec, int pairs) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_MMA == 1
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */
@@ -2550,6 +2597,19 @@ template <typename... P, typename... A>
 static void sdx__hip_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
 #if defined(SDX_HIP_SIM)
     sdx_sim_launch(kernel, grid, block, smem, args...);
+#elif SDX__HIP_PDL
+    /* may start before the previous kernel ends (sdx__hip_wait_prior) */
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute overlap = {};
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem;
+    config.stream = hipStreamPerThread;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&config, kernel, ((P)args)...);      /* an error stays the thread's last: sdx__hip_check */
 #else
     kernel<<<grid, block, smem, hipStreamPerThread>>>(((P)args)...);
 #endif

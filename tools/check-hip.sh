@@ -15,7 +15,8 @@
 # tensor-core GEMM and attention kernels must issue matrix instructions,
 # the GEMMs' fragments must come from ldmatrix, the wgmma GEMMs must copy
 # asynchronously (the TMA-fed ones by boxes); asynchronous copies are
-# counted.
+# counted. A third nvcc compile (host code and sm_90a PTX) with
+# SDX_HIP_PDL=1 checks that every kernel waits for the ones before it.
 set -u
 cd "$(dirname "$0")/.."
 NVCC=${NVCC:-$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)}
@@ -33,11 +34,18 @@ if [ -n "$NVCC" ]; then
         "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
             -gencode arch=compute_$arch,code=sm_$arch -Xptxas -v "$@" -c examples/sdx_hip.cu -o "$out/nv$arch.o" > "$out/nv$arch.log" 2>&1
     }
-    ( mkdir -p "$out/keep"
+    ( mkdir -p "$out/keep" "$out/pdl"
       nv 80 & sm80=$!
+      # SDX_HIP_PDL=1 (programmatic dependent launch), host code and
+      # sm_90a PTX only (no ptxas): every kernel must wait for the one
+      # before it
+      "$NVCC" -O2 -x cu -std=c++17 -I. -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -DSDX_HIP_PDL=1 \
+          -gencode arch=compute_90a,code=compute_90a -keep -keep-dir "$out/pdl" -c examples/sdx_hip.cu -o "$out/pdl.o" > "$out/pdl.log" 2>&1 &
+      pdl=$!
       nv 90a -keep -keep-dir "$out/keep"; rc=$?
       wait $sm80 && [ $rc = 0 ] && cp "$out"/keep/*.ptx "$out/sm90.ptx"
       rc=$?
+      wait $pdl && cp "$out"/pdl/*.ptx "$out/pdl.ptx"
       cat "$out/nv80.log" "$out/nv90a.log" > "$out/nv.log"
       echo $rc > "$out/nv.rc" ) &
 else
@@ -101,6 +109,15 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     else
         echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
     fi
+fi
+if [ -n "$NVCC" ] && [ ! -f "$out/pdl.ptx" ]; then
+    cat "$out/pdl.log"; echo "FAIL  sdx_hip.h with SDX_HIP_PDL=1 (nvcc: host code, sm_90a PTX)"; status=1
+elif [ -n "$NVCC" ]; then
+    # each kernel but the device probe: griddepcontrol.wait before anything
+    waits=$(awk '/\.entry / { name = $3 } /griddepcontrol\.wait/ && name !~ /k_probe/ { w[name] = 1 }
+                 /\.entry / && $3 !~ /k_probe/ { all[$3] = 1 } END { n = 0; for (k in all) n += !(k in w); print n, length(all) }' "$out/pdl.ptx")
+    if [ "${waits%% *}" = 0 ]; then echo "ok    SDX_HIP_PDL=1: all ${waits#* } kernels wait for the kernels before them (sm_90a PTX)"
+    else echo "FAIL  SDX_HIP_PDL=1: ${waits%% *} of ${waits#* } kernels never wait for the kernels before them"; status=1; fi
 fi
 echo "check-hip: $(( $(date +%s) - start )) s"
 exit $status

@@ -10,10 +10,12 @@
 #       (`prepare gguf controlnet` instead: the q8_0 GGUF model, whose f16
 #       linears take the matrix units end to end with half activations;
 #       sd1 and gguf together pass the 64 MiB).
-#       It also puts there bench_gpu built with other macros, for the
-#       `ab` part: SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
-#       (default: wgcopy=-DSDX_HIP_TMA=0, the linears' wgmma tiles fed by
-#       the threads' asynchronous copies instead of the TMA; mma=-DSDX_HIP_WGMMA=0
+#       It also puts there bench_gpu and the gpu suite built with other
+#       macros, for the `ab` part (and `test`, which runs each variant's
+#       suite too): SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
+#       (default: pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
+#       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the
+#       threads' asynchronous copies instead of the TMA; mma=-DSDX_HIP_WGMMA=0
 #       gives the mma.sync 128-tiles instead of wgmma).
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [split] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
@@ -44,7 +46,7 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-wgcopy=-DSDX_HIP_TMA=0}
+    variants=${SDX_GPU_VARIANTS:-pdl=-DSDX_HIP_PDL=1}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1
@@ -55,13 +57,14 @@ prepare() {
     while [ $# -gt 0 ]; do
         for v in "$1" "${2:-}"; do
             [ -n "$v" ] || continue
-            make -s "bench/bench_gpu-${v%%=*}" GPU=cuda NV_ARCH="$hopper" GPU_VARIANT="$(printf %s "${v#*=}" | tr , ' ')" &
+            make -s "bench/bench_gpu-${v%%=*}" "tests/gpu/run-${v%%=*}" GPU=cuda NV_ARCH="$hopper" \
+                GPU_VARIANT="$(printf %s "${v#*=}" | tr , ' ')" &
         done
         wait
         shift; [ $# -gt 0 ] && shift
     done
     for v in $variants; do
-        cp "bench/bench_gpu-${v%%=*}" "$CARRY/" || exit 1
+        cp "bench/bench_gpu-${v%%=*}" "tests/gpu/run-${v%%=*}" "$CARRY/" || exit 1
     done
     rm -f examples/sdx_hip.o examples/sdx_hip-*.o
     cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
@@ -90,6 +93,14 @@ run() {
         timeout 150 ./tests/gpu/run -v > "$out/test-gpu.log" 2>&1
         echo "rc=$?" >> "$out/test-gpu.log"
         grep -E "^  (ok|FAIL|SKIP)|passed|rc=|rel-L2" "$out/test-gpu.log" | cut -c1-220
+        # each variant's suite (its macros' code checked before it is timed)
+        for bin in "$CARRY"/run-*; do
+            [ -x "$bin" ] || continue
+            echo "== test-gpu, variant ${bin##*/run-}"
+            timeout 150 "$bin" > "$out/test-gpu-${bin##*/run-}.log" 2>&1
+            echo "rc=$?" >> "$out/test-gpu-${bin##*/run-}.log"
+            grep -E "^  FAIL|passed|rc=" "$out/test-gpu-${bin##*/run-}.log"
+        done
     fi
     if has bench; then
         echo "== bench-gpu (3 calls a model, beside PyTorch eager)"

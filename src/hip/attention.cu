@@ -23,6 +23,7 @@ template <int DP, int TPQ, int KT>
 __global__ void __launch_bounds__(SDX__HIP_ATTN_THREADS)
 sdx__hip_k_attention(void *y, int yt, const void *q, int qt, const void *k, int kt, const void *v, int vt,
                      int64_t nq, int64_t nk, int heads, int d, int causal, float scale) {
+    sdx__hip_wait_prior();
     enum { QPB = SDX__HIP_ATTN_THREADS / TPQ };
     SDX__HIP_DYNAMIC_SMEM(float, smem);
     float *ks = smem, *vs = smem + KT * d;
@@ -175,6 +176,7 @@ template <int HT, int DP, int BK, int ROWS, int SPLIT, int MT>
 __global__ void __launch_bounds__(32 * ROWS * SPLIT)
 sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, int causal,
                      float scale, int vec, int pairs) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_MMA == 1
     typedef sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT> L;
     enum { NS = BK / 8, NO = L::DS / 8 };     /* 16 x 8 tiles of S (keys) and of O (this warp's dims) */

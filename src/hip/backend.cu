@@ -75,6 +75,19 @@ template <typename... P, typename... A>
 static void sdx__hip_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, A... args) {
 #if defined(SDX_HIP_SIM)
     sdx_sim_launch(kernel, grid, block, smem, args...);
+#elif SDX__HIP_PDL
+    /* may start before the previous kernel ends (sdx__hip_wait_prior) */
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute overlap = {};
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = smem;
+    config.stream = hipStreamPerThread;
+    config.attrs = &overlap;
+    config.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&config, kernel, ((P)args)...);      /* an error stays the thread's last: sdx__hip_check */
 #else
     kernel<<<grid, block, smem, hipStreamPerThread>>>(((P)args)...);
 #endif

@@ -12,6 +12,26 @@
 #define SDX__HIP_DT_F16  1
 #define SDX__HIP_DT_BF16 2
 
+/* Programmatic dependent launch (SDX_HIP_PDL=1, NVIDIA Hopper, for A/B
+ * runs until a GPU has measured it): each kernel is launched allowed to
+ * start while the one before it in the stream is still ending, so that
+ * its launch and its blocks' start overlap that kernel's last blocks.
+ * Every kernel therefore begins with sdx__hip_wait_prior, which waits
+ * until the kernels before it have finished and their writes are
+ * visible, before it reads or writes any tensor (the arena reuses memory
+ * an earlier kernel may still read). Elsewhere it is nothing. */
+#if defined(SDX_HIP_PDL) && SDX_HIP_PDL && SDX__HIP_NVIDIA && !defined(SDX_HIP_SIM)
+#define SDX__HIP_PDL 1
+#else
+#define SDX__HIP_PDL 0
+#endif
+
+static __device__ __forceinline__ void sdx__hip_wait_prior(void) {
+#if SDX__HIP_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 /* A tensor map: how Hopper's TMA reads a matrix (sdx__hip_tma_load),
  * made on the host (sdx__hip_tmap_2d) and passed to a kernel by value as
  * a __grid_constant__ parameter: CUDA's CUtensorMap, 128 opaque bytes

@@ -102,6 +102,7 @@ static __device__ __forceinline__ const void *sdx__hip_offset(const void *p, int
 
 template <int AK>
 __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
     __shared__ float as[SDX__HIP_SBK][SDX__HIP_SBM + 4];
     __shared__ float bs[SDX__HIP_SBK][SDX__HIP_SBN + 4];
     const int t = (int)threadIdx.x;
@@ -149,6 +150,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_gemm_simt(sdx__hip_gemm g) {
 
 template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_gemv(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
     const int lane = (int)threadIdx.x % SDX__HIP_WARP;
     const int64_t n = (int64_t)blockIdx.x * (256 / SDX__HIP_WARP) + (int)threadIdx.x / SDX__HIP_WARP;
     const int64_t rows = g.M < SDX__HIP_GEMV_ROWS ? g.M : SDX__HIP_GEMV_ROWS;
@@ -595,6 +597,7 @@ static __device__ __forceinline__ sdx__hip_ksteps sdx__hip_block_ksteps(const sd
 
 template <int AK, int HT, int VW, int BT>
 __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCKS) sdx__hip_k_gemm_mma(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_MMA != 0
     typedef sdx__hip_tile<BT> T;
     enum { WARPS = T::THREADS / SDX__HIP_WARP, WARPS_N = WARPS / 2, WTM = BT / 2, WTN = BT / WARPS_N, FM = WTM / 16, FN = WTN / 16 };
@@ -838,6 +841,7 @@ static __device__ __forceinline__ void sdx__hip_wg_stage(float *cs, const float 
 
 template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(sdx__hip_gemm g) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA
     typedef sdx__hip_wg_tile<BN> T;
     enum { BT = 128, NT = SDX__HIP_WG_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
@@ -920,6 +924,7 @@ struct sdx__hip_tma_tile {
 template <int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
+    sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA && SDX__HIP_TMA
     typedef sdx__hip_tma_tile<BN> T;
     enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
@@ -992,6 +997,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
  * a linear's n = i % N. */
 template <int W>
 __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
+    sdx__hip_wait_prior();
     for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
         float v[W], p[W];
         sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);

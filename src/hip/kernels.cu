@@ -24,6 +24,7 @@ static __device__ __forceinline__ float sdx__hip_silu(float v) { return v / (1.0
 
 template <int W>
 __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, float s) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         float v[W], u[W] = { 0 };   /* u: b's values, for add and mul */
         sdx__hip_ldw<W>(a, at, i, v);
@@ -47,6 +48,7 @@ __global__ void sdx__hip_k_ew(int op, void *y, int yt, const void *a, int at, co
 /* limit > 0: y = tanh(x / limit) * limit (TAESD's soft clamp); else
  * y = min(max(x, lo), hi) with NaN kept, as the CPU's. y may alias x. */
 __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t n, float lo, float hi, float limit) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         float v = sdx__hip_ld(x, xt, i);
         v = limit > 0 ? tanhf(v / limit) * limit : v < lo ? lo : v > hi ? hi : v;
@@ -57,6 +59,7 @@ __global__ void sdx__hip_k_clamp(void *y, int yt, const void *x, int xt, int64_t
 /* y[r, j] = x[r, j] * gelu(x[r, d + j]); W divides d */
 template <int W>
 __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t n, int64_t d) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const int64_t r = i / d, j = i - r * d;
         float a[W], g[W];
@@ -70,6 +73,7 @@ __global__ void sdx__hip_k_geglu(void *y, int yt, const void *x, int xt, int64_t
 /* y = x + v[n*C + c] over each [H*W] plane; W divides hw */
 template <int W>
 __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, const void *v, int vt, int64_t n, int64_t hw) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const float bias = sdx__hip_ld(v, vt, i / hw);
         float u[W];
@@ -81,6 +85,7 @@ __global__ void sdx__hip_k_chan_bias(void *y, int yt, const void *x, int xt, con
 
 /* nearest: source index floor(dst * in / out), as torch's interpolate */
 __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_t n, int64_t hi, int64_t wi, int64_t ho, int64_t wo) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
         sdx__hip_st(y, yt, i, sdx__hip_ld(x, xt, (p * hi + oy * hi / ho) * wi + ox * wi / wo));
@@ -90,6 +95,7 @@ __global__ void sdx__hip_k_resize(void *y, int yt, const void *x, int xt, int64_
 /* circular padding: y[p, i, j] = x[p, (i - top) mod H, (j - left) mod W] */
 __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, int64_t n, int64_t h, int64_t w,
                                         int64_t ho, int64_t wo, int64_t top, int64_t left) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE(i, n) {
         int64_t ox = i % wo, oy = (i / wo) % ho, p = i / (wo * ho);
         int64_t sy = ((oy - top) % h + h) % h, sx = ((ox - left) % w + w) % w;
@@ -100,6 +106,7 @@ __global__ void sdx__hip_k_pad_circular(void *y, int yt, const void *x, int xt, 
 /* y[n] = cat(a[n], b[n]) with na, nb elements per image; W divides both */
 template <int W>
 __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const void *b, int bt, int64_t n, int64_t na, int64_t nb) {
+    sdx__hip_wait_prior();
     SDX__HIP_GRID_STRIDE_W(i, n, W) {
         const int64_t img = i / (na + nb), r = i - img * (na + nb);
         float v[W];
@@ -112,6 +119,7 @@ __global__ void sdx__hip_k_concat(void *y, int yt, const void *a, int at, const 
 /* Batched [rows, cols] -> [cols, rows] through a 32 x 33 tile (the extra
  * column keeps the transposed reads off one bank). Block 32 x 8. */
 __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int64_t rows, int64_t cols) {
+    sdx__hip_wait_prior();
     __shared__ float tile[32][33];
     int64_t base = (int64_t)blockIdx.z * rows * cols;
     int64_t c0 = (int64_t)blockIdx.x * 32, r0 = (int64_t)blockIdx.y * 32;
@@ -136,6 +144,7 @@ __global__ void sdx__hip_k_transpose(void *y, int yt, const void *x, int xt, int
 #define SDX__HIP_T16_PITCH 66
 
 __global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const uint16_t *x, int64_t rows, int64_t cols) {
+    sdx__hip_wait_prior();
     __shared__ uint32_t tile[64 * SDX__HIP_T16_PITCH / 2];
     uint16_t *th = (uint16_t *)tile;
     const int64_t base = (int64_t)blockIdx.z * rows * cols, c0 = (int64_t)blockIdx.x * 64, r0 = (int64_t)blockIdx.y * 64;
@@ -169,6 +178,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_transpose16(uint16_t *y, const
 
 template <int W>
 __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, const void *x, int xt, int64_t c, int taps, int cb) {
+    sdx__hip_wait_prior();
     __shared__ float run[SDX__HIP_PERMUTE_VALUES];
     const int64_t o = blockIdx.y, c0 = (int64_t)blockIdx.x * cb;
     const int cn = (int)(c - c0 < cb ? c - c0 : cb), n = cn * taps;
@@ -187,6 +197,7 @@ __global__ void __launch_bounds__(256) sdx__hip_k_permute_taps(void *y, int yt, 
  * 16-bit values in shared memory (the launch's bytes), then writes them
  * back channels-last. Once per weight, at load. */
 __global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, int taps) {
+    sdx__hip_wait_prior();
     SDX__HIP_DYNAMIC_SMEM(uint16_t, run);
     const int n = c * taps;
     uint16_t *slab = w + (int64_t)blockIdx.x * n;
@@ -221,6 +232,7 @@ static __device__ __forceinline__ int64_t sdx__hip_gn_chunk(int64_t count, int p
 template <int W>
 __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
                                     double *shift_of) {
+    sdx__hip_wait_prior();
     __shared__ double buf[32];
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
@@ -247,6 +259,7 @@ template <int W>
 __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int64_t count, int parts, const double *part_sum,
                                     const double *part_sq, const double *shift_of, int64_t groups, int64_t spatial, float eps,
                                     const void *gamma, int gt, const void *beta, int btt, int fuse_silu) {
+    sdx__hip_wait_prior();
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts), cpg = count / spatial;  /* spatial > 0 */
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double sum = 0, sq = 0, mean_shifted, var;
@@ -279,6 +292,7 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
 template <int W>
 __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                       const void *gamma, int gt, const void *beta, int btt) {
+    sdx__hip_wait_prior();
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
     float s = 0, q = 0, mean, rstd, shift, v[W];
@@ -312,6 +326,7 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
 template <int V>
 __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                           const void *gamma, int gt, const void *beta, int btt) {
+    sdx__hip_wait_prior();
     enum { W = 8, STEP = SDX__HIP_WARP * W };
     const int lane = (int)threadIdx.x % SDX__HIP_WARP;
     const int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
@@ -348,6 +363,7 @@ __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt
 }
 
 __global__ void sdx__hip_k_softmax(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d) {
+    sdx__hip_wait_prior();
     int lane = (int)threadIdx.x % SDX__HIP_WARP;
     int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
     float mx = -INFINITY, s = 0, inv;

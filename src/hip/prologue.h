@@ -51,6 +51,9 @@
                                with the threads instead of the TMA
      SDX_HIP_FLASH_MT=1        attention up to head dim 64: 16 queries a
                                warp, not 32 (for A/B runs)
+     SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
+                               the previous one ends (programmatic
+                               dependent launch; for A/B runs)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
