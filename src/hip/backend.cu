@@ -1089,12 +1089,17 @@ static void sdx__hip_attention_mma(const sdx__hip *s, sdx_tensor *y, const sdx_t
                                    int64_t batch, int heads, int d, int causal) {
 #define SDX__HIP_FLASH_PICK(DP, BK, ROWS, SPLIT, MT) \
     if (d <= DP) return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT, MT>(y, q, k, v, batch, heads, d, causal);
-    typedef sdx__hip_flash_plan<HT, 64, 64, 4, 1, SDX__HIP_FLASH_MT> L64;     /* both tiles' blocks take BQ queries */
-    const int64_t blocks = (q->shape[1] + L64::BQ - 1) / L64::BQ * batch * heads;
-    if (d > 48 && d <= 64 && sdx__hip_flash_keys32(s, HT == SDX__HIP_DT_BF16, blocks, k->shape[1])) {
-        SDX__HIP_FLASH_KEYS32(SDX__HIP_FLASH_PICK)
-    }
+    /* the head dims the 64-key plan would take (past the 48 plan's), its
+     * blocks counted in the 32-key plan's queries a block (the same) */
+#define SDX__HIP_FLASH_PICK32(DP, BK, ROWS, SPLIT, MT) \
+    if (d > 48 && d <= DP && \
+        sdx__hip_flash_keys32(s, HT == SDX__HIP_DT_BF16, \
+                              (q->shape[1] + sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::BQ - 1) / \
+                                  sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::BQ * batch * heads, k->shape[1])) \
+        return sdx__hip_flash<HT, DP, BK, ROWS, SPLIT, MT>(y, q, k, v, batch, heads, d, causal);
+    SDX__HIP_FLASH_KEYS32(SDX__HIP_FLASH_PICK32)
     SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_PICK)
+#undef SDX__HIP_FLASH_PICK32
 #undef SDX__HIP_FLASH_PICK
 }
 
@@ -1114,19 +1119,18 @@ static int sdx__hip_attention_grant(const sdx__hip *s) {
 }
 
 /* The blocks an SM of head dim 64's two plans (sdx__hip_flash_keys32),
- * [bf16][32-key tiles]; 0 where the runtime cannot say (64-key tiles
- * then). */
+ * [bf16][32-key tiles]: the plans of the lists whose DP is 64; 0 where
+ * the runtime cannot say (64-key tiles then). */
+template <int HT>
 static void sdx__hip_flash64_occupancy(sdx__hip *s) {
-#define SDX__HIP_FLASH_OCC(HT, TILE, DP, BK, ROWS, SPLIT, MT) \
-    if (hipOccupancyMaxActiveBlocksPerMultiprocessor(&s->flash64_blocks[HT == SDX__HIP_DT_BF16][TILE], \
-                                                     (const void *)sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, \
-                                                     sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::THREADS, \
-                                                     (size_t)sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::BYTES) != hipSuccess) \
-        s->flash64_blocks[HT == SDX__HIP_DT_BF16][TILE] = 0;
-    SDX__HIP_FLASH_OCC(SDX__HIP_DT_F16, 0, 64, 64, 4, 1, SDX__HIP_FLASH_MT)
-    SDX__HIP_FLASH_OCC(SDX__HIP_DT_F16, 1, 64, 32, 4, 1, SDX__HIP_FLASH_MT)
-    SDX__HIP_FLASH_OCC(SDX__HIP_DT_BF16, 0, 64, 64, 4, 1, SDX__HIP_FLASH_MT)
-    SDX__HIP_FLASH_OCC(SDX__HIP_DT_BF16, 1, 64, 32, 4, 1, SDX__HIP_FLASH_MT)
+#define SDX__HIP_FLASH_OCC(DP, BK, ROWS, SPLIT, MT) \
+    if (DP == 64 && hipOccupancyMaxActiveBlocksPerMultiprocessor(&s->flash64_blocks[HT == SDX__HIP_DT_BF16][BK == 32], \
+                                                                 (const void *)sdx__hip_k_flash_mma<HT, DP, BK, ROWS, SPLIT, MT>, \
+                                                                 sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::THREADS, \
+                                                                 (size_t)sdx__hip_flash_plan<HT, DP, BK, ROWS, SPLIT, MT>::BYTES) != hipSuccess) \
+        s->flash64_blocks[HT == SDX__HIP_DT_BF16][BK == 32] = 0;
+    SDX__HIP_FLASH_PLANS(SDX__HIP_FLASH_OCC)
+    SDX__HIP_FLASH_KEYS32(SDX__HIP_FLASH_OCC)
 #undef SDX__HIP_FLASH_OCC
     (void)hipGetLastError();
 }
@@ -1267,7 +1271,10 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
-    if (s->attention_mma) sdx__hip_flash64_occupancy(s);
+    if (s->attention_mma) {
+        sdx__hip_flash64_occupancy<SDX__HIP_DT_F16>(s);
+        sdx__hip_flash64_occupancy<SDX__HIP_DT_BF16>(s);
+    }
     snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
              s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
     memset(&b, 0, sizeof b);
