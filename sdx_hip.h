@@ -54,6 +54,12 @@
      SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
                                the previous one ends (programmatic
                                dependent launch; for A/B runs)
+     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): head dim 64's
+                               attention on wgmma, FlashAttention-3
+                               style (for A/B runs until measured; on in
+                               the simulator's builds)
+     SDX_HIP_FLASH_WGS=1       that kernel's blocks: one warpgroup of 64
+                               queries, not two (128)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
@@ -498,7 +504,7 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 }
 
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
-/* wgmma.mma_async m64nNk16 (N = 128 or 160): a warpgroup (four consecutive
+/* wgmma.mma_async m64nNk16 (N = 64, 128 or 160): a warpgroup (four consecutive
  * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in
  * shared memory, into 64 x N f32 accumulators spread over its registers:
  * thread t (warp w = t / 32 of the group, lane = 4 g + q) holds in
@@ -556,6 +562,15 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SDX__HIP_WG_ACC32_NUMBERS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define SDX__HIP_WG_ACC32 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_ACC32_NUMBERS, "%32, %33", "%34", SDX__HIP_WG_ACC32)
 #define SDX__HIP_WGMMA_N128(T) SDX__HIP_WG_ASM("m64n128k16", T, SDX__HIP_WG_ACC64_NUMBERS, "%64, %65", "%66", SDX__HIP_WG_ACC64)
 #define SDX__HIP_WGMMA_N160(T) \
     SDX__HIP_WG_ASM("m64n160k16", T, SDX__HIP_WG_ACC64_NUMBERS ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79", "%80, %81", "%82", \
@@ -563,7 +578,14 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
                     "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]))
 
 template <int HT, int N>
-struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles use */
+struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles and attention use */
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 64> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N64("f16");
+        else SDX__HIP_WGMMA_N64("bf16");
+    }
+};
 template <int HT>
 struct sdx__hip_wgmma_asm<HT, 128> {
     static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
@@ -578,8 +600,11 @@ struct sdx__hip_wgmma_asm<HT, 160> {
         else SDX__HIP_WGMMA_N160("bf16");
     }
 };
+#undef SDX__HIP_WGMMA_N64
 #undef SDX__HIP_WGMMA_N128
 #undef SDX__HIP_WGMMA_N160
+#undef SDX__HIP_WG_ACC32
+#undef SDX__HIP_WG_ACC32_NUMBERS
 #undef SDX__HIP_WG_ACC64
 #undef SDX__HIP_WG_ACC64_NUMBERS
 #undef SDX__HIP_WG_ASM
@@ -588,12 +613,46 @@ struct sdx__hip_wgmma_asm<HT, 160> {
 template <int HT, int N>
 static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint64_t b) {
 #if defined(SDX_HIP_SIM)
-    static_assert(N == 128 || N == 160, "the widths the GEMM tiles use");
+    static_assert(N == 64 || N == 128 || N == 160, "the widths the GEMM tiles and attention use");
     sdx_sim_wgmma(d, N, a, b, HT == SDX__HIP_DT_BF16);
 #else
     sdx__hip_wgmma_asm<HT, N>::run(d, a, b);
 #endif
 }
+
+/* wgmma m64n64k16 with A from registers (a: the thread's fragment, laid
+ * out as mma.sync m16n8k16's A for its warp's 16 rows of the 64: a[0]
+ * row g, k 2q and 2q + 1; a[1] row g + 8; a[2], a[3] the same at k + 8)
+ * and B by descriptor, K-major (B as W[n][k]) or, TNSP, MN-major: B[k][n]
+ * with n contiguous, 64 of n a 128-byte row of the swizzle, k rows 128
+ * bytes apart in atoms of 8 (SBO apart); a k16 slice is then two atoms.
+ * d: 32 accumulators, as the wider products' (d[4 j + e]: row g + 8 (e /
+ * 2) of the warp's 16, column 8 j + 2 q + e % 2). */
+#if !defined(SDX_HIP_SIM)
+#define SDX__HIP_WG_RS64(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
+                 "{%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
+#endif
+template <int HT, int TNSP>
+static __device__ __forceinline__ void sdx__hip_wgmma_rs64(float *d, const uint32_t a[4], uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_rs(d, 64, a, b, HT == SDX__HIP_DT_BF16, TNSP);
+#else
+    if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
+    else SDX__HIP_WG_RS64("bf16");
+#endif
+}
+#if !defined(SDX_HIP_SIM)
+#undef SDX__HIP_WG_RS64
+#endif
 
 /* Before the first wgmma of a batch: the accumulators' registers are
  * final (wgmma.fence). After a batch: wgmma.commit_group. */
@@ -2524,6 +2583,213 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
 #endif
 }
 
+/* ---- on Hopper's warpgroup matrix units (wgmma, sm_90a) ------------------ */
+/* Head dim 64 without a causal mask (SD 2.x's and SDXL's attention, every
+ * layer): FlashAttention-3's scheme on sdx__hip_k_flash_mma's arithmetic.
+ * A block of WGS warpgroups takes 64 WGS queries of one (batch, head),
+ * 64 a warpgroup; Q, and K and V in tiles of 64 keys, come by
+ * asynchronous copies into wgmma's 128-byte swizzle (a row of 64 dims is
+ * 128 bytes; K and V keep their [key][dim] layout: K is S's K-major B,
+ * V is O's MN-major B), K and V in two buffers each. Per tile j:
+ *   S_j = Q K_j^T: four m64n64k16 from shared memory (f32 accumulators,
+ *     32 a thread, laid out as mma.sync's: sdx__hip_wgmma_rs64);
+ *   O += P_{j-1} V_{j-1}: four m64n64k16 with P from registers (eight in
+ *     bf16: P is hi + lo there, as in sdx__hip_k_flash_mma), issued
+ *     behind S_j, so the matrix units run them while the threads compute
+ *     the softmax of S_j (the overlap FlashAttention-3 gets within a
+ *     warpgroup);
+ *   the online softmax of S_j in f32, base 2, as sdx__hip_k_flash_mma's;
+ *     P_j rounded to the half type; then, P_{j-1}'s products done, O
+ *     rescaled by exp2(m_old - m_new).
+ * The row sum l adds the rounded P the products take (in f32, each thread
+ * its columns, the four lanes of a row added at the end), so the output
+ * stays a weighted mean of v. The copies of K_{j+1} and V_j go out after
+ * the barrier that opens tile j: by then every warpgroup is done with
+ * K_{j-1} (S_{j-1} waited for) and V_{j-2} (P_{j-2} V_{j-2} waited for),
+ * whose buffers they take. Keys past nk are zeros and masked (the last
+ * tile only); queries past nq are zeros and not stored. */
+template <int WGS>
+struct sdx__hip_flash_wg_plan {
+    enum { D = 64, BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
+           TILE = BK * D,               /* halves of a K or V tile: whole 1024-byte atoms */
+           Q = 0, K = BQ * D, V = K + 2 * TILE, HALVES = V + 2 * TILE,
+           SBO = 1024,                  /* bytes from an 8-row atom to the next */
+           ALIGN = 1024,                /* the swizzle's atoms start on this boundary */
+           BYTES = 2 * HALVES + ALIGN - 16 };
+};
+
+/* Rows [row0, row0 + rows) of one head's 64 dims (from col0) into dst in
+ * the 128-byte swizzle, as asynchronous copies: row r's chunk c (8 dims)
+ * at 64 r + 8 (c ^ r % 8). Rows from `valid` on are zeros. */
+template <int ROWS, int THREADS>
+static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
+                                                               int64_t col0, int t) {
+#pragma unroll
+    for (int e = t; e < ROWS * 8; e += THREADS) {
+        const int r = e / 8, c = e % 8, ok = r < valid;
+        sdx__hip_cp_async16(dst + r * 64 + (c ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+    }
+}
+
+/* The min-blocks bound: two blocks an SM in f16 (128 registers a thread);
+ * bf16's P is twice the registers (hi + lo), one block of 2 warpgroups. */
+template <int HT, int WGS>
+struct sdx__hip_flash_wg_bound {
+    enum { BLOCKS = WGS == 1 ? 4 : HT == SDX__HIP_DT_F16 ? 2 : 1 };
+};
+
+template <int HT, int WGS>
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
+sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, float scale,
+                       int pairs) {
+    sdx__hip_wait_prior();
+#if SDX__HIP_WGMMA
+    typedef sdx__hip_flash_wg_plan<WGS> L;
+    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1 };      /* P's parts: hi (+ lo) */
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (L::ALIGN - 1)) / 2;
+    uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
+    const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, tq = lane % 4;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * L::D, col0 = h * L::D;
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + wg * 64 + t % 128 / 32 * 16 + lane / 4;    /* and + 8 */
+    const int tiles = (int)((nk + L::BK - 1) / L::BK);
+    const float scale2 = scale * 1.44269504088896341f;
+    /* this warpgroup's 64 rows of Q; K's and V's buffers (a k16 slice of
+     * S is 32 bytes into K's rows, one of O two atoms down V's) */
+    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * L::D, L::SBO);
+    const uint64_t dk = sdx__hip_wg_desc(ks, L::SBO), dv = sdx__hip_wg_desc(vs, L::SBO);
+    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16);
+    float s[32], o[32], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    uint32_t p[PV][4][4], pp[PV][4][4];     /* P_j's and P_{j-1}'s A fragments (k16 slice c) */
+#pragma unroll
+    for (int i = 0; i < 32; i++) o[i] = 0.0f;
+    sdx__hip_flash_wg_stage<L::BQ, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, t);
+    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks, kg, b * nk, nk, hd, col0, t);
+    sdx__hip_cp_commit();
+    for (int j = 0; j < tiles; j++) {
+        const int64_t j0 = (int64_t)j * L::BK;
+        const int nkv = (int)(nk - j0 < (int64_t)L::BK ? nk - j0 : (int64_t)L::BK);
+        float tile_max[2], corr[2];
+        /* K_j and V_{j-1} landed and are visible to the matrix units */
+        sdx__hip_cp_wait<0>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        if (j + 1 < tiles)
+            sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0, t);
+        sdx__hip_flash_wg_stage<L::BK, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, t);
+        sdx__hip_cp_commit();
+#pragma unroll
+        for (int i = 0; i < 32; i++) s[i] = 0.0f;
+        sdx__hip_wg_fence_acc<32>(s);
+        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) sdx__hip_wgmma<HT, 64>(s, dq + 2 * kk, dk + (uint64_t)(j & 1) * tile_units + 2 * kk);
+        sdx__hip_wg_commit();
+        if (j > 0) {
+            sdx__hip_wg_arrive();       /* P_{j-1}'s registers are final */
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+#pragma unroll
+                for (int part = 0; part < PV; part++)
+                    sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+            sdx__hip_wg_commit();
+            sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
+        } else {
+            sdx__hip_wg_wait<0>();
+        }
+        sdx__hip_wg_fence_acc<32>(s);
+        /* element e of s's 8-column tile jn: key 8 jn + 2 tq + e % 2 of
+         * row e / 2; only a partial last tile masks */
+        if (nkv < L::BK) {
+#pragma unroll
+            for (int jn = 0; jn < 8; jn++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (jn * 8 + 2 * tq + e % 2 >= nkv) s[4 * jn + e] = -INFINITY;
+        }
+        tile_max[0] = tile_max[1] = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < 32; i++) tile_max[i % 4 / 2] = fmaxf(tile_max[i % 4 / 2], s[i]);
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const float m_new = fmaxf(m[r], sdx__hip_warp_max(tile_max[r], 4) * scale2);
+            const float shift = m_new == -INFINITY ? 0.0f : m_new;
+            corr[r] = sdx__hip_exp2(m[r] - shift);
+            m[r] = m_new;
+            tile_max[r] = shift;        /* from here: the row's shift */
+        }
+        /* P_j: k16 slice c is key tiles 2c, 2c + 1 (a[0], a[2]: row g;
+         * a[1], a[3]: row g + 8); l takes the rounded values */
+        float sum[2] = { 0.0f, 0.0f };
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+#pragma unroll
+            for (int f = 0; f < 4; f++) {
+                const int i = 8 * c + 4 * (f / 2) + 2 * (f % 2), r = f % 2;
+                uint32_t hi, lo;
+                sdx__hip_flash_p2<HT>(sdx__hip_exp2(fmaf(s[i], scale2, -tile_max[r])), sdx__hip_exp2(fmaf(s[i + 1], scale2, -tile_max[r])),
+                                      &hi, &lo);
+                p[0][c][f] = hi;
+                if (PV == 2) p[PV - 1][c][f] = lo;
+                if (HT == SDX__HIP_DT_F16)
+                    sum[r] += sdx__hip_h2f((uint16_t)hi) + sdx__hip_h2f((uint16_t)(hi >> 16));
+                else
+                    sum[r] += (sdx__hip_bf2f((uint16_t)hi) + sdx__hip_bf2f((uint16_t)lo)) +
+                              (sdx__hip_bf2f((uint16_t)(hi >> 16)) + sdx__hip_bf2f((uint16_t)(lo >> 16)));
+            }
+        sdx__hip_wg_wait<0>();          /* P_{j-1} V_{j-1} */
+        sdx__hip_wg_fence_acc<32>(o);
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[i] *= corr[i % 4 / 2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sum[r];
+#pragma unroll
+        for (int part = 0; part < PV; part++)
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+#pragma unroll
+                for (int f = 0; f < 4; f++) pp[part][c][f] = p[part][c][f];
+    }
+    if (tiles > 0) {
+        /* the last tile's P V, once its V landed */
+        sdx__hip_cp_wait<0>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+#pragma unroll
+            for (int part = 0; part < PV; part++)
+                sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+        sdx__hip_wg_commit();
+        sdx__hip_wg_wait<0>();
+        sdx__hip_wg_fence_acc<32>(o);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int64_t qi = row_q + 8 * r;
+        const float total = sdx__hip_warp_sum(l[r], 4);
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        if (qi >= nq) continue;
+#pragma unroll
+        for (int jn = 0; jn < 8; jn++) {
+            const int64_t at = (b * nq + qi) * hd + col0 + jn * 8 + 2 * tq;
+            if (pairs) {
+                sdx__hip_st_pair(y, yt, at, o[4 * jn + 2 * r] * inv, o[4 * jn + 2 * r + 1] * inv);
+            } else {
+                sdx__hip_st(y, yt, at, o[4 * jn + 2 * r] * inv);
+                sdx__hip_st(y, yt, at + 1, o[4 * jn + 2 * r + 1] * inv);
+            }
+        }
+    }
+#else
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)scale; (void)pairs;
+#endif
+}
+
 /* ---- src/hip/backend.cu ---- */
 /* ===================================================================== */
 /*  The backend: device memory, launches, sdx_hip_use                     */
@@ -2576,6 +2842,7 @@ typedef struct sdx__hip {
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
+    int flash_wg;           /* head dim 64's may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
@@ -3657,6 +3924,44 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
     (void)hipGetLastError();
 }
 
+/* Head dim 64 without a causal mask on Hopper's wgmma
+ * (sdx__hip_k_flash_wgmma), SDX_HIP_FLASH_WGMMA=1 (the simulator's
+ * builds: on, so its tests run it; elsewhere off until an H100/H200 run
+ * has measured it beside sdx__hip_k_flash_mma), in blocks of
+ * SDX_HIP_FLASH_WGS warpgroups (1 or 2). */
+#if defined(SDX_HIP_FLASH_WGMMA)
+#define SDX__HIP_FLASH_WG SDX_HIP_FLASH_WGMMA
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_FLASH_WG 1
+#else
+#define SDX__HIP_FLASH_WG 0
+#endif
+#if defined(SDX_HIP_FLASH_WGS)
+#if SDX_HIP_FLASH_WGS < 1 || SDX_HIP_FLASH_WGS > 2
+#error "sdx_hip.h: SDX_HIP_FLASH_WGS is 1 or 2"
+#endif
+#define SDX__HIP_FLASH_WGS SDX_HIP_FLASH_WGS
+#else
+#define SDX__HIP_FLASH_WGS 2
+#endif
+
+template <int HT>
+static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads) {
+    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+    const int64_t nq = q->shape[1];
+    const int pairs = (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
+    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+                    dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
+                    (const void *)v->data, nq, k->shape[1], heads, 0.125f, pairs);
+}
+
+static int sdx__hip_flash_wg_grant(const sdx__hip *s) {
+    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+    return SDX__HIP_FLASH_WG && s->wgmma &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, SDX__HIP_FLASH_WGS>, L::BYTES) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, SDX__HIP_FLASH_WGS>, L::BYTES);
+}
+
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                  int heads, int causal, sdx_dtype compute) {
     (void)compute;
@@ -3667,7 +3972,14 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
-    /* NVIDIA matrix units for half q, k, v of one type */
+    /* NVIDIA matrix units for half q, k, v of one type: wgmma for head
+     * dim 64 (16-byte rows), mma.sync for the others */
+    if (s->flash_wg && d == 64 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
+        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0) {
+        if (q->dtype == SDX_F16) sdx__hip_flash_wg<SDX__HIP_DT_F16>(y, q, k, v, batch, heads);
+        else sdx__hip_flash_wg<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads);
+        return sdx__hip_check(ctx, op);
+    }
     if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);
@@ -3793,12 +4105,14 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
+    s->flash_wg = s->attention_mma && sdx__hip_flash_wg_grant(s);
     if (s->attention_mma) {
         sdx__hip_flash64_occupancy<SDX__HIP_DT_F16>(s);
         sdx__hip_flash64_occupancy<SDX__HIP_DT_BF16>(s);
     }
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "",
+             s->flash_wg ? ", wgmma attention" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

@@ -89,7 +89,7 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     kernels "$out/nv.log" > "$out/kernels"
     echo "      sm_90a kernels (ptxas): registers, static shared bytes, spilled bytes"
     awk '$1 == "sm_90a" { printf "      %4d %6d %4d  ", $2, $3, $4; print $5 }' "$out/kernels" | demangle | sed 's/(.*//' | sort -k4
-    hot_spills=$(awk '$5 ~ /sdx__hip_k_(gemm|attention_mma|flash_mma)/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
+    hot_spills=$(awk '$5 ~ /sdx__hip_k_(gemm|attention_mma|flash_(wg)?mma)/ && $4 > 0 { print $1, $5 }' "$out/kernels" | demangle)
     if [ -n "$hot_spills" ]; then echo "$hot_spills"; echo "FAIL  GEMM/convolution/matrix-unit attention kernels spill registers"; status=1
     else echo "ok    no GEMM, convolution or matrix-unit attention kernel spills (sm_80, sm_90a)"; fi
     # per tensor-core entry (GEMM, attention) in the sm_90a PTX: matrix
@@ -97,17 +97,18 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
     # asynchronous copies, ldmatrix fragment loads
     awk '/\.entry / { name = $3; sub(/\(.*/, "", name) }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*(wmma\.mma|mma)\./ { mma[name]++ }
-         name ~ /gemm_(wgmma|tma)/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
+         name ~ /gemm_(wgmma|tma)|flash_wgmma/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
          name ~ /(gemm|attention|flash)_(wg)?mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
          name ~ /gemm_tma/ && /^[ \t]*cp\.async\.bulk\.tensor/ { cp[name]++ }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*ldmatrix\./ { ldsm[name]++ }
          name ~ /(gemm|attention|flash)_(wg)?mma|gemm_tma/ { seen[name] = 1 }
          END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
     if [ ! -s "$out/ptx" ] || [ "$(grep -c gemm_wgmma "$out/ptx")" = 0 ] || [ "$(grep -c gemm_tma "$out/ptx")" = 0 ] ||
-       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_(wgmma|tma)/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
-        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM no asynchronous copy or TMA box, or there is no wgmma or TMA GEMM) in the sm_90a PTX"; status=1
+       [ "$(grep -c flash_wgmma "$out/ptx")" = 0 ] ||
+       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_(wgmma|tma)|flash_wgmma/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM or attention no asynchronous copy or TMA box, or there is no wgmma or TMA GEMM or wgmma attention) in the sm_90a PTX"; status=1
     else
-        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
+        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") mma.sync and $(grep -c flash_wgmma "$out/ptx") wgmma attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
     fi
 fi
 if [ -n "$NVCC" ] && [ ! -f "$out/pdl.ptx" ]; then

@@ -13,7 +13,10 @@
 #       It also puts there bench_gpu and the gpu suite built with other
 #       macros, for the `ab` part (and `test`, which runs each variant's
 #       suite too): SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
-#       (default: pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
+#       (default: wga=-DSDX_HIP_FLASH_WGMMA=1, head dim 64's attention on
+#       wgmma, and pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
+#       wga1=-DSDX_HIP_FLASH_WGMMA=1,-DSDX_HIP_FLASH_WGS=1 the same in
+#       blocks of one warpgroup;
 #       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the
 #       threads' asynchronous copies instead of the TMA; mma=-DSDX_HIP_WGMMA=0
 #       gives the mma.sync 128-tiles instead of wgmma).
@@ -46,7 +49,7 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-pdl=-DSDX_HIP_PDL=1}
+    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 pdl=-DSDX_HIP_PDL=1}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1

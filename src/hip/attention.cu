@@ -372,3 +372,210 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
     (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)causal; (void)scale; (void)vec; (void)pairs;
 #endif
 }
+
+/* ---- on Hopper's warpgroup matrix units (wgmma, sm_90a) ------------------ */
+/* Head dim 64 without a causal mask (SD 2.x's and SDXL's attention, every
+ * layer): FlashAttention-3's scheme on sdx__hip_k_flash_mma's arithmetic.
+ * A block of WGS warpgroups takes 64 WGS queries of one (batch, head),
+ * 64 a warpgroup; Q, and K and V in tiles of 64 keys, come by
+ * asynchronous copies into wgmma's 128-byte swizzle (a row of 64 dims is
+ * 128 bytes; K and V keep their [key][dim] layout: K is S's K-major B,
+ * V is O's MN-major B), K and V in two buffers each. Per tile j:
+ *   S_j = Q K_j^T: four m64n64k16 from shared memory (f32 accumulators,
+ *     32 a thread, laid out as mma.sync's: sdx__hip_wgmma_rs64);
+ *   O += P_{j-1} V_{j-1}: four m64n64k16 with P from registers (eight in
+ *     bf16: P is hi + lo there, as in sdx__hip_k_flash_mma), issued
+ *     behind S_j, so the matrix units run them while the threads compute
+ *     the softmax of S_j (the overlap FlashAttention-3 gets within a
+ *     warpgroup);
+ *   the online softmax of S_j in f32, base 2, as sdx__hip_k_flash_mma's;
+ *     P_j rounded to the half type; then, P_{j-1}'s products done, O
+ *     rescaled by exp2(m_old - m_new).
+ * The row sum l adds the rounded P the products take (in f32, each thread
+ * its columns, the four lanes of a row added at the end), so the output
+ * stays a weighted mean of v. The copies of K_{j+1} and V_j go out after
+ * the barrier that opens tile j: by then every warpgroup is done with
+ * K_{j-1} (S_{j-1} waited for) and V_{j-2} (P_{j-2} V_{j-2} waited for),
+ * whose buffers they take. Keys past nk are zeros and masked (the last
+ * tile only); queries past nq are zeros and not stored. */
+template <int WGS>
+struct sdx__hip_flash_wg_plan {
+    enum { D = 64, BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
+           TILE = BK * D,               /* halves of a K or V tile: whole 1024-byte atoms */
+           Q = 0, K = BQ * D, V = K + 2 * TILE, HALVES = V + 2 * TILE,
+           SBO = 1024,                  /* bytes from an 8-row atom to the next */
+           ALIGN = 1024,                /* the swizzle's atoms start on this boundary */
+           BYTES = 2 * HALVES + ALIGN - 16 };
+};
+
+/* Rows [row0, row0 + rows) of one head's 64 dims (from col0) into dst in
+ * the 128-byte swizzle, as asynchronous copies: row r's chunk c (8 dims)
+ * at 64 r + 8 (c ^ r % 8). Rows from `valid` on are zeros. */
+template <int ROWS, int THREADS>
+static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
+                                                               int64_t col0, int t) {
+#pragma unroll
+    for (int e = t; e < ROWS * 8; e += THREADS) {
+        const int r = e / 8, c = e % 8, ok = r < valid;
+        sdx__hip_cp_async16(dst + r * 64 + (c ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+    }
+}
+
+/* The min-blocks bound: two blocks an SM in f16 (128 registers a thread);
+ * bf16's P is twice the registers (hi + lo), one block of 2 warpgroups. */
+template <int HT, int WGS>
+struct sdx__hip_flash_wg_bound {
+    enum { BLOCKS = WGS == 1 ? 4 : HT == SDX__HIP_DT_F16 ? 2 : 1 };
+};
+
+template <int HT, int WGS>
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
+sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, float scale,
+                       int pairs) {
+    sdx__hip_wait_prior();
+#if SDX__HIP_WGMMA
+    typedef sdx__hip_flash_wg_plan<WGS> L;
+    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1 };      /* P's parts: hi (+ lo) */
+    SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);
+    uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (L::ALIGN - 1)) / 2;
+    uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
+    const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
+    const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, tq = lane % 4;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * L::D, col0 = h * L::D;
+    const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + wg * 64 + t % 128 / 32 * 16 + lane / 4;    /* and + 8 */
+    const int tiles = (int)((nk + L::BK - 1) / L::BK);
+    const float scale2 = scale * 1.44269504088896341f;
+    /* this warpgroup's 64 rows of Q; K's and V's buffers (a k16 slice of
+     * S is 32 bytes into K's rows, one of O two atoms down V's) */
+    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * L::D, L::SBO);
+    const uint64_t dk = sdx__hip_wg_desc(ks, L::SBO), dv = sdx__hip_wg_desc(vs, L::SBO);
+    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16);
+    float s[32], o[32], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    uint32_t p[PV][4][4], pp[PV][4][4];     /* P_j's and P_{j-1}'s A fragments (k16 slice c) */
+#pragma unroll
+    for (int i = 0; i < 32; i++) o[i] = 0.0f;
+    sdx__hip_flash_wg_stage<L::BQ, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, t);
+    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks, kg, b * nk, nk, hd, col0, t);
+    sdx__hip_cp_commit();
+    for (int j = 0; j < tiles; j++) {
+        const int64_t j0 = (int64_t)j * L::BK;
+        const int nkv = (int)(nk - j0 < (int64_t)L::BK ? nk - j0 : (int64_t)L::BK);
+        float tile_max[2], corr[2];
+        /* K_j and V_{j-1} landed and are visible to the matrix units */
+        sdx__hip_cp_wait<0>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        if (j + 1 < tiles)
+            sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0, t);
+        sdx__hip_flash_wg_stage<L::BK, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, t);
+        sdx__hip_cp_commit();
+#pragma unroll
+        for (int i = 0; i < 32; i++) s[i] = 0.0f;
+        sdx__hip_wg_fence_acc<32>(s);
+        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) sdx__hip_wgmma<HT, 64>(s, dq + 2 * kk, dk + (uint64_t)(j & 1) * tile_units + 2 * kk);
+        sdx__hip_wg_commit();
+        if (j > 0) {
+            sdx__hip_wg_arrive();       /* P_{j-1}'s registers are final */
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+#pragma unroll
+                for (int part = 0; part < PV; part++)
+                    sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+            sdx__hip_wg_commit();
+            sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
+        } else {
+            sdx__hip_wg_wait<0>();
+        }
+        sdx__hip_wg_fence_acc<32>(s);
+        /* element e of s's 8-column tile jn: key 8 jn + 2 tq + e % 2 of
+         * row e / 2; only a partial last tile masks */
+        if (nkv < L::BK) {
+#pragma unroll
+            for (int jn = 0; jn < 8; jn++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (jn * 8 + 2 * tq + e % 2 >= nkv) s[4 * jn + e] = -INFINITY;
+        }
+        tile_max[0] = tile_max[1] = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < 32; i++) tile_max[i % 4 / 2] = fmaxf(tile_max[i % 4 / 2], s[i]);
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            const float m_new = fmaxf(m[r], sdx__hip_warp_max(tile_max[r], 4) * scale2);
+            const float shift = m_new == -INFINITY ? 0.0f : m_new;
+            corr[r] = sdx__hip_exp2(m[r] - shift);
+            m[r] = m_new;
+            tile_max[r] = shift;        /* from here: the row's shift */
+        }
+        /* P_j: k16 slice c is key tiles 2c, 2c + 1 (a[0], a[2]: row g;
+         * a[1], a[3]: row g + 8); l takes the rounded values */
+        float sum[2] = { 0.0f, 0.0f };
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+#pragma unroll
+            for (int f = 0; f < 4; f++) {
+                const int i = 8 * c + 4 * (f / 2) + 2 * (f % 2), r = f % 2;
+                uint32_t hi, lo;
+                sdx__hip_flash_p2<HT>(sdx__hip_exp2(fmaf(s[i], scale2, -tile_max[r])), sdx__hip_exp2(fmaf(s[i + 1], scale2, -tile_max[r])),
+                                      &hi, &lo);
+                p[0][c][f] = hi;
+                if (PV == 2) p[PV - 1][c][f] = lo;
+                if (HT == SDX__HIP_DT_F16)
+                    sum[r] += sdx__hip_h2f((uint16_t)hi) + sdx__hip_h2f((uint16_t)(hi >> 16));
+                else
+                    sum[r] += (sdx__hip_bf2f((uint16_t)hi) + sdx__hip_bf2f((uint16_t)lo)) +
+                              (sdx__hip_bf2f((uint16_t)(hi >> 16)) + sdx__hip_bf2f((uint16_t)(lo >> 16)));
+            }
+        sdx__hip_wg_wait<0>();          /* P_{j-1} V_{j-1} */
+        sdx__hip_wg_fence_acc<32>(o);
+#pragma unroll
+        for (int i = 0; i < 32; i++) o[i] *= corr[i % 4 / 2];
+#pragma unroll
+        for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sum[r];
+#pragma unroll
+        for (int part = 0; part < PV; part++)
+#pragma unroll
+            for (int c = 0; c < 4; c++)
+#pragma unroll
+                for (int f = 0; f < 4; f++) pp[part][c][f] = p[part][c][f];
+    }
+    if (tiles > 0) {
+        /* the last tile's P V, once its V landed */
+        sdx__hip_cp_wait<0>();
+        sdx__hip_wg_fence_smem();
+        __syncthreads();
+        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_arrive();
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+#pragma unroll
+            for (int part = 0; part < PV; part++)
+                sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+        sdx__hip_wg_commit();
+        sdx__hip_wg_wait<0>();
+        sdx__hip_wg_fence_acc<32>(o);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        const int64_t qi = row_q + 8 * r;
+        const float total = sdx__hip_warp_sum(l[r], 4);
+        const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+        if (qi >= nq) continue;
+#pragma unroll
+        for (int jn = 0; jn < 8; jn++) {
+            const int64_t at = (b * nq + qi) * hd + col0 + jn * 8 + 2 * tq;
+            if (pairs) {
+                sdx__hip_st_pair(y, yt, at, o[4 * jn + 2 * r] * inv, o[4 * jn + 2 * r + 1] * inv);
+            } else {
+                sdx__hip_st(y, yt, at, o[4 * jn + 2 * r] * inv);
+                sdx__hip_st(y, yt, at + 1, o[4 * jn + 2 * r + 1] * inv);
+            }
+        }
+    }
+#else
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)scale; (void)pairs;
+#endif
+}

@@ -54,6 +54,7 @@ typedef struct sdx__hip {
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
+    int flash_wg;           /* head dim 64's may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
@@ -1135,6 +1136,44 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
     (void)hipGetLastError();
 }
 
+/* Head dim 64 without a causal mask on Hopper's wgmma
+ * (sdx__hip_k_flash_wgmma), SDX_HIP_FLASH_WGMMA=1 (the simulator's
+ * builds: on, so its tests run it; elsewhere off until an H100/H200 run
+ * has measured it beside sdx__hip_k_flash_mma), in blocks of
+ * SDX_HIP_FLASH_WGS warpgroups (1 or 2). */
+#if defined(SDX_HIP_FLASH_WGMMA)
+#define SDX__HIP_FLASH_WG SDX_HIP_FLASH_WGMMA
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_FLASH_WG 1
+#else
+#define SDX__HIP_FLASH_WG 0
+#endif
+#if defined(SDX_HIP_FLASH_WGS)
+#if SDX_HIP_FLASH_WGS < 1 || SDX_HIP_FLASH_WGS > 2
+#error "sdx_hip.h: SDX_HIP_FLASH_WGS is 1 or 2"
+#endif
+#define SDX__HIP_FLASH_WGS SDX_HIP_FLASH_WGS
+#else
+#define SDX__HIP_FLASH_WGS 2
+#endif
+
+template <int HT>
+static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads) {
+    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+    const int64_t nq = q->shape[1];
+    const int pairs = (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
+    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+                    dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
+                    (const void *)v->data, nq, k->shape[1], heads, 0.125f, pairs);
+}
+
+static int sdx__hip_flash_wg_grant(const sdx__hip *s) {
+    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+    return SDX__HIP_FLASH_WG && s->wgmma &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, SDX__HIP_FLASH_WGS>, L::BYTES) &&
+           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, SDX__HIP_FLASH_WGS>, L::BYTES);
+}
+
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
                                  int heads, int causal, sdx_dtype compute) {
     (void)compute;
@@ -1145,7 +1184,14 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
-    /* NVIDIA matrix units for half q, k, v of one type */
+    /* NVIDIA matrix units for half q, k, v of one type: wgmma for head
+     * dim 64 (16-byte rows), mma.sync for the others */
+    if (s->flash_wg && d == 64 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
+        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0) {
+        if (q->dtype == SDX_F16) sdx__hip_flash_wg<SDX__HIP_DT_F16>(y, q, k, v, batch, heads);
+        else sdx__hip_flash_wg<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads);
+        return sdx__hip_check(ctx, op);
+    }
     if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);
@@ -1271,12 +1317,14 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->wgmma = s->wgmma && s->gemm_mma && p.major == 9 && sdx__hip_wgmma_grant(s);
     s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
+    s->flash_wg = s->attention_mma && sdx__hip_flash_wg_grant(s);
     if (s->attention_mma) {
         sdx__hip_flash64_occupancy<SDX__HIP_DT_F16>(s);
         sdx__hip_flash64_occupancy<SDX__HIP_DT_BF16>(s);
     }
-    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s)", device_index, p.name, s->arch,
-             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "");
+    snprintf(s->name, sizeof s->name, "hip:%d (%s, %s%s%s%s%s)", device_index, p.name, s->arch,
+             s->mma ? ", matrix units" : "", s->wgmma ? ", wgmma" : "", s->tmap_encode ? ", TMA" : "",
+             s->flash_wg ? ", wgmma attention" : "");
     memset(&b, 0, sizeof b);
     b.name = s->name;
     b.user = s;

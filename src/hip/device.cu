@@ -263,7 +263,7 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 }
 
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
-/* wgmma.mma_async m64nNk16 (N = 128 or 160): a warpgroup (four consecutive
+/* wgmma.mma_async m64nNk16 (N = 64, 128 or 160): a warpgroup (four consecutive
  * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in
  * shared memory, into 64 x N f32 accumulators spread over its registers:
  * thread t (warp w = t / 32 of the group, lane = 4 g + q) holds in
@@ -321,6 +321,15 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define SDX__HIP_WG_ACC32_NUMBERS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define SDX__HIP_WG_ACC32 \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_ACC32_NUMBERS, "%32, %33", "%34", SDX__HIP_WG_ACC32)
 #define SDX__HIP_WGMMA_N128(T) SDX__HIP_WG_ASM("m64n128k16", T, SDX__HIP_WG_ACC64_NUMBERS, "%64, %65", "%66", SDX__HIP_WG_ACC64)
 #define SDX__HIP_WGMMA_N160(T) \
     SDX__HIP_WG_ASM("m64n160k16", T, SDX__HIP_WG_ACC64_NUMBERS ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79", "%80, %81", "%82", \
@@ -328,7 +337,14 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
                     "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]))
 
 template <int HT, int N>
-struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles use */
+struct sdx__hip_wgmma_asm;      /* the widths the GEMM tiles and attention use */
+template <int HT>
+struct sdx__hip_wgmma_asm<HT, 64> {
+    static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WGMMA_N64("f16");
+        else SDX__HIP_WGMMA_N64("bf16");
+    }
+};
 template <int HT>
 struct sdx__hip_wgmma_asm<HT, 128> {
     static __device__ __forceinline__ void run(float *d, uint64_t a, uint64_t b) {
@@ -343,8 +359,11 @@ struct sdx__hip_wgmma_asm<HT, 160> {
         else SDX__HIP_WGMMA_N160("bf16");
     }
 };
+#undef SDX__HIP_WGMMA_N64
 #undef SDX__HIP_WGMMA_N128
 #undef SDX__HIP_WGMMA_N160
+#undef SDX__HIP_WG_ACC32
+#undef SDX__HIP_WG_ACC32_NUMBERS
 #undef SDX__HIP_WG_ACC64
 #undef SDX__HIP_WG_ACC64_NUMBERS
 #undef SDX__HIP_WG_ASM
@@ -353,12 +372,46 @@ struct sdx__hip_wgmma_asm<HT, 160> {
 template <int HT, int N>
 static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint64_t b) {
 #if defined(SDX_HIP_SIM)
-    static_assert(N == 128 || N == 160, "the widths the GEMM tiles use");
+    static_assert(N == 64 || N == 128 || N == 160, "the widths the GEMM tiles and attention use");
     sdx_sim_wgmma(d, N, a, b, HT == SDX__HIP_DT_BF16);
 #else
     sdx__hip_wgmma_asm<HT, N>::run(d, a, b);
 #endif
 }
+
+/* wgmma m64n64k16 with A from registers (a: the thread's fragment, laid
+ * out as mma.sync m16n8k16's A for its warp's 16 rows of the 64: a[0]
+ * row g, k 2q and 2q + 1; a[1] row g + 8; a[2], a[3] the same at k + 8)
+ * and B by descriptor, K-major (B as W[n][k]) or, TNSP, MN-major: B[k][n]
+ * with n contiguous, 64 of n a 128-byte row of the swizzle, k rows 128
+ * bytes apart in atoms of 8 (SBO apart); a k16 slice is then two atoms.
+ * d: 32 accumulators, as the wider products' (d[4 j + e]: row g + 8 (e /
+ * 2) of the warp's 16, column 8 j + 2 q + e % 2). */
+#if !defined(SDX_HIP_SIM)
+#define SDX__HIP_WG_RS64(T) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
+                 "{%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n" \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
+#endif
+template <int HT, int TNSP>
+static __device__ __forceinline__ void sdx__hip_wgmma_rs64(float *d, const uint32_t a[4], uint64_t b) {
+#if defined(SDX_HIP_SIM)
+    sdx_sim_wgmma_rs(d, 64, a, b, HT == SDX__HIP_DT_BF16, TNSP);
+#else
+    if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
+    else SDX__HIP_WG_RS64("bf16");
+#endif
+}
+#if !defined(SDX_HIP_SIM)
+#undef SDX__HIP_WG_RS64
+#endif
 
 /* Before the first wgmma of a batch: the accumulators' registers are
  * final (wgmma.fence). After a batch: wgmma.commit_group. */

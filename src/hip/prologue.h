@@ -54,6 +54,12 @@
      SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
                                the previous one ends (programmatic
                                dependent launch; for A/B runs)
+     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): head dim 64's
+                               attention on wgmma, FlashAttention-3
+                               style (for A/B runs until measured; on in
+                               the simulator's builds)
+     SDX_HIP_FLASH_WGS=1       that kernel's blocks: one warpgroup of 64
+                               queries, not two (128)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)

@@ -33,9 +33,12 @@
  *     at the wait that covers their group: reading before waiting reads
  *     the old contents. 16-byte accesses must be 16-byte aligned.
  *   - Hopper's wgmma.mma_async (m64nNk16, operands in shared memory by
- *     descriptor, no swizzling) likewise: each thread's part is computed
- *     at the wgmma.wait_group that covers it, reading shared memory then,
- *     so reading the accumulators or rewriting the operands early fails.
+ *     descriptor, K-major, or B MN-major (transposed), in core matrices
+ *     or the 128-byte swizzle; or A from registers) likewise: each
+ *     thread's part is computed at the wgmma.wait_group that covers it,
+ *     reading shared memory then (A's registers are read at the issue,
+ *     through the warp), so reading the accumulators or rewriting the
+ *     operands early fails.
  *   - mbarriers and the TMA's box copies (sdx_sim_mbar_*, sdx_sim_tma_load):
  *     a box is read from global memory when it is issued, its destination
  *     filled with garbage then, and it lands (its bytes counted on its
@@ -115,7 +118,9 @@ struct fiber {
     int n_copies, groups;   /* asynchronous copies not yet performed; groups committed */
     struct { void *dst; const void *src; int bytes, valid, group; } copy[256];
     int n_wg, wg_groups;    /* warpgroup products not yet performed; groups committed */
-    struct { float *d; uint64_t a, b; int n, bf16, group; } wg[16];
+    /* a: A's descriptor, or (regs) A's rows 16 w + g and + 8 from the
+     * warp's registers at the issue; tnsp: B is MN-major */
+    struct wg_op { float *d; uint64_t a, b; int n, bf16, group, regs, tnsp; float a_rows[2][16]; } wg[16];
     uint32_t mbar;          /* AT_MBAR: the barrier (shared-memory offset) ... */
     int mbar_parity;        /* ... and the parity of the phase waited for */
 };
@@ -703,18 +708,79 @@ static inline void sdx_sim_wg_row(uint64_t desc, int row, int bf16, float out[16
     }
 }
 
-static inline void sdx_sim_wgmma(float *d, int n, uint64_t a, uint64_t b, int bf16) {
+/* Column n (16 values of k) of an MN-major B (wgmma's imm-trans-b):
+ * the 128-byte swizzle only, 64 values of n a 128-byte row, k rows 128
+ * bytes apart in atoms of 8, value (k, n) at start + (k / 8) SBO + (k %
+ * 8) 128 + (n / 64) LBO + 2 (n % 64), then swizzled. */
+static inline void sdx_sim_wg_col_mn(uint64_t desc, int n, int bf16, float out[16]) {
+    const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)(desc >> 16 & 0x3fff) << 4;
+    const uint32_t sbo = (uint32_t)(desc >> 32 & 0x3fff) << 4;
+    const unsigned char *smem = (const unsigned char *)sdx_sim_dynamic_smem();
+    if ((desc >> 49 & 7) || (desc >> 62) != 1) {
+        sdx_sim::fail("wgmma: an MN-major operand with a base offset, or not in the 128-byte swizzle (not modelled)");
+        memset(out, 0, 16 * sizeof *out);
+        return;
+    }
+    for (int k = 0; k < 16; k++) {
+        const uint32_t at = sdx_sim::swizzle128(start + (uint32_t)(k / 8) * sbo + (uint32_t)(k % 8) * 128 + (uint32_t)(n / 64) * lbo +
+                                                (uint32_t)(n % 64) * 2);
+        uint16_t v;
+        if (at + 2 > sdx_sim::SMEM_MAX) {
+            sdx_sim::fail("wgmma: an operand past shared memory");
+            memset(out, 0, 16 * sizeof *out);
+            return;
+        }
+        memcpy(&v, smem + at, 2);
+        out[k] = sdx_sim_half_to_float(v, bf16);
+    }
+}
+
+/* A product queued for the wait that covers its group: its entry, or
+ * NULL (the run has failed). */
+static inline sdx_sim::fiber::wg_op *sdx_sim_wg_queue(float *d, int n, uint64_t b, int bf16, int tnsp) {
     sdx_sim::fiber &f = sdx_sim::self();
     if (f.n_wg == (int)(sizeof f.wg / sizeof f.wg[0])) {
         sdx_sim::fail("more than 16 wgmma in flight in one thread");
-        return;
+        return NULL;
     }
     f.wg[f.n_wg].d = d;
-    f.wg[f.n_wg].a = a;
     f.wg[f.n_wg].b = b;
     f.wg[f.n_wg].n = n;
     f.wg[f.n_wg].bf16 = bf16;
-    f.wg[f.n_wg++].group = f.wg_groups;
+    f.wg[f.n_wg].tnsp = tnsp;
+    f.wg[f.n_wg].regs = 0;
+    f.wg[f.n_wg].group = f.wg_groups;
+    return &f.wg[f.n_wg++];
+}
+
+static inline void sdx_sim_wgmma(float *d, int n, uint64_t a, uint64_t b, int bf16) {
+    sdx_sim::fiber::wg_op *e = sdx_sim_wg_queue(d, n, b, bf16, 0);
+    if (e) e->a = a;
+}
+
+/* wgmma with A from registers (m64nNk16, N up to 256), B K-major or
+ * (tnsp) MN-major: a[] holds the thread's fragment, as mma.sync
+ * m16n8k16's A for its warp's 16 rows (a[0] A[g][2q, 2q+1], a[1]
+ * A[g+8][2q, 2q+1], a[2] A[g][2q+8, 2q+9], a[3] A[g+8][2q+8, 2q+9]). The
+ * instruction is .sync.aligned: the warp's lanes meet and exchange their
+ * fragments, and each keeps its two rows. */
+static inline void sdx_sim_wgmma_rs(float *d, int n, const uint32_t a[4], uint64_t b, int bf16, int tnsp) {
+    sdx_sim::fiber &f = sdx_sim::self();
+    float *A = sdx_sim::M().mma[f.warp][f.xchg++ & 1][0];     /* A[16][16] */
+    const int g = f.lane / 4, q = f.lane % 4;
+    for (int h = 0; h < 2; h++) {
+        const uint32_t s = 16 * (uint32_t)h;
+        A[g * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[0] >> s), bf16);
+        A[(g + 8) * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[1] >> s), bf16);
+        A[g * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[2] >> s), bf16);
+        A[(g + 8) * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[3] >> s), bf16);
+    }
+    __syncwarp();
+    sdx_sim::fiber::wg_op *e = sdx_sim_wg_queue(d, n, b, bf16, tnsp);
+    if (!e) return;
+    e->regs = 1;
+    memcpy(e->a_rows[0], A + g * 16, 16 * sizeof(float));
+    memcpy(e->a_rows[1], A + (g + 8) * 16, 16 * sizeof(float));
 }
 
 /* wgmma.commit_group and wgmma.wait_group are .sync.aligned: a warp's
@@ -737,11 +803,16 @@ static inline void sdx_sim_wgmma_wait(int newest_pending) {
         }
         {
             float a[2][16], b[16];
-            sdx_sim_wg_row(f.wg[i].a, 16 * w + g, f.wg[i].bf16, a[0]);
-            sdx_sim_wg_row(f.wg[i].a, 16 * w + g + 8, f.wg[i].bf16, a[1]);
+            if (f.wg[i].regs) {
+                memcpy(a, f.wg[i].a_rows, sizeof a);
+            } else {
+                sdx_sim_wg_row(f.wg[i].a, 16 * w + g, f.wg[i].bf16, a[0]);
+                sdx_sim_wg_row(f.wg[i].a, 16 * w + g + 8, f.wg[i].bf16, a[1]);
+            }
             for (int c = 0; c < f.wg[i].n; c++) {
                 if (c % 8 / 2 != q) continue;           /* this thread's columns: 8 j + 2 q + (0, 1) */
-                sdx_sim_wg_row(f.wg[i].b, c, f.wg[i].bf16, b);
+                if (f.wg[i].tnsp) sdx_sim_wg_col_mn(f.wg[i].b, c, f.wg[i].bf16, b);
+                else sdx_sim_wg_row(f.wg[i].b, c, f.wg[i].bf16, b);
                 for (int h = 0; h < 2; h++) {
                     float *d = &f.wg[i].d[4 * (c / 8) + 2 * h + c % 2];
                     float s = *d;

@@ -536,6 +536,12 @@ static int gpu_attention_matches_cpu_for_every_head_dim(void) {
      * them for the keys' padding */
     for (int s = 1; s < 3 && rc == T_PASS; s++)
         rc = tg_attention_case(gpu, cpu, tg_types[s], 128, 77, 140, 64, 0, 1, 0);
+    /* head dim 64 on wgmma (64-key tiles): keys in whole tiles, and fewer
+     * keys than one tile */
+    for (int s = 1; s < 3 && rc == T_PASS; s++) {
+        rc = tg_attention_case(gpu, cpu, tg_types[s], 200, 128, 3, 64, 0, 1, 0);
+        if (rc == T_PASS) rc = tg_attention_case(gpu, cpu, tg_types[s], 70, 20, 2, 64, 0, 1, 0);
+    }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
     return rc;
