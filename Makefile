@@ -241,9 +241,9 @@ build/check-hip.log: sdx.h sdx_hip.h examples/sdx_hip.cu tests/gpu/t_gpu.c tests
 # the simulator of tests/gpu/sim.h (any C++17 compiler, no GPU): every
 # kernel, the matrix-unit paths included, against the CPU kernels, and UNet
 # calls replayed from graphs against op by op. The simulated device is a
-# Hopper (the 128-tiles on wgmma, a linear's fed by the TMA, head dim
-# 64's attention on wgmma: the simulator's builds turn SDX_HIP_FLASH_WGMMA
-# on); the GEMM cases run again on a Hopper without the TMA
+# Hopper (the 128-tiles on wgmma, a linear's fed by the TMA, attention
+# up to head dim 80 on wgmma: the simulator's builds turn
+# SDX_HIP_FLASH_WGMMA on); the GEMM cases run again on a Hopper without the TMA
 # (SDX_SIM_NO_TMA: the threads copy) and on an Ampere (SDX_SIM_AMPERE:
 # mma.sync), with attention (mma.sync for every head dim). The pipeline goldens and the ControlNet's
 # graphs take too long there; `./tests/gpu/run-sim` runs them too.

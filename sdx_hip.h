@@ -54,8 +54,8 @@
      SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
                                the previous one ends (programmatic
                                dependent launch; for A/B runs)
-     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): head dim 64's
-                               attention on wgmma, FlashAttention-3
+     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): attention of head
+                               dims up to 80 on wgmma, FlashAttention-3
                                style (for A/B runs until measured; on in
                                the simulator's builds)
      SDX_HIP_FLASH_WGS=1       that kernel's blocks: one warpgroup of 64
@@ -532,11 +532,12 @@ static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) 
 #endif
 }
 
-/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart (LBO
- * is unused in this layout: 16 bytes, encoded 1). */
-static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo) {
-    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)1 << 16 | (uint64_t)(sbo >> 4 & 0x3fffu) << 32 |
-           (uint64_t)1 << 62;
+/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart; lbo:
+ * an MN-major operand's bytes from one 64 values of n to the next (a
+ * K-major one does not use it: 16 bytes, encoded 1). */
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo, uint32_t lbo = 16) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
+           (uint64_t)(sbo >> 4 & 0x3fffu) << 32 | (uint64_t)1 << 62;
 }
 
 #if !defined(SDX_HIP_SIM)
@@ -562,15 +563,19 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SDX__HIP_WG_ACC32_NUMBERS \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define SDX__HIP_WG_ACC32 \
+/* the accumulators 0-23, 24-31 and 32-39, as numbers and as operands */
+#define SDX__HIP_WG_N24 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
+    "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23"
+#define SDX__HIP_WG_N32 SDX__HIP_WG_N24 ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define SDX__HIP_WG_N40 SDX__HIP_WG_N32 ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define SDX__HIP_WG_D24 \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_ACC32_NUMBERS, "%32, %33", "%34", SDX__HIP_WG_ACC32)
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define SDX__HIP_WG_D32 SDX__HIP_WG_D24, "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define SDX__HIP_WG_D40 SDX__HIP_WG_D32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_N32, "%32, %33", "%34", SDX__HIP_WG_D32)
 #define SDX__HIP_WGMMA_N128(T) SDX__HIP_WG_ASM("m64n128k16", T, SDX__HIP_WG_ACC64_NUMBERS, "%64, %65", "%66", SDX__HIP_WG_ACC64)
 #define SDX__HIP_WGMMA_N160(T) \
     SDX__HIP_WG_ASM("m64n160k16", T, SDX__HIP_WG_ACC64_NUMBERS ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79", "%80, %81", "%82", \
@@ -603,8 +608,6 @@ struct sdx__hip_wgmma_asm<HT, 160> {
 #undef SDX__HIP_WGMMA_N64
 #undef SDX__HIP_WGMMA_N128
 #undef SDX__HIP_WGMMA_N160
-#undef SDX__HIP_WG_ACC32
-#undef SDX__HIP_WG_ACC32_NUMBERS
 #undef SDX__HIP_WG_ACC64
 #undef SDX__HIP_WG_ACC64_NUMBERS
 #undef SDX__HIP_WG_ASM
@@ -620,39 +623,69 @@ static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint
 #endif
 }
 
-/* wgmma m64n64k16 with A from registers (a: the thread's fragment, laid
- * out as mma.sync m16n8k16's A for its warp's 16 rows of the 64: a[0]
- * row g, k 2q and 2q + 1; a[1] row g + 8; a[2], a[3] the same at k + 8)
- * and B by descriptor, K-major (B as W[n][k]) or, TNSP, MN-major: B[k][n]
- * with n contiguous, 64 of n a 128-byte row of the swizzle, k rows 128
- * bytes apart in atoms of 8 (SBO apart); a k16 slice is then two atoms.
- * d: 32 accumulators, as the wider products' (d[4 j + e]: row g + 8 (e /
- * 2) of the warp's 16, column 8 j + 2 q + e % 2). */
+/* wgmma m64nNk16 (N = 48, 64 or 80) with A from registers (a: the
+ * thread's fragment, laid out as mma.sync m16n8k16's A for its warp's 16
+ * rows of the 64: a[0] row g, k 2q and 2q + 1; a[1] row g + 8; a[2],
+ * a[3] the same at k + 8) and B by descriptor, K-major (B as W[n][k]) or,
+ * TNSP, MN-major: B[k][n] with n contiguous, 64 of n a 128-byte row of
+ * the swizzle (the next 64 LBO further), k rows 128 bytes apart in atoms
+ * of 8 (SBO apart); a k16 slice is then two atoms. d: N / 2
+ * accumulators, as the wider products' (d[4 j + e]: row g + 8 (e / 2) of
+ * the warp's 16, column 8 j + 2 q + e % 2). */
 #if !defined(SDX_HIP_SIM)
-#define SDX__HIP_WG_RS64(T) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " \
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
-                 "{%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
-#endif
+/* shape, type, the accumulators' numbers, then the numbers of a's four
+ * registers, of b, of TNSP and of the 1 that sets scale-d, and the
+ * accumulator operands */
+#define SDX__HIP_WG_RS_ASM(shape, T, accs, a4, bn, tn, one, ...) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " one ", 0;\n" \
+                 "wgmma.mma_async.sync.aligned." shape ".f32." T "." T " {" accs "}, {" a4 "}, " bn ", p, 1, 1, " tn ";\n}\n" \
+                 : __VA_ARGS__ : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
+#define SDX__HIP_WG_RS48(T) SDX__HIP_WG_RS_ASM("m64n48k16", T, SDX__HIP_WG_N24, "%24, %25, %26, %27", "%28", "%29", "%30", SDX__HIP_WG_D24)
+#define SDX__HIP_WG_RS64(T) SDX__HIP_WG_RS_ASM("m64n64k16", T, SDX__HIP_WG_N32, "%32, %33, %34, %35", "%36", "%37", "%38", SDX__HIP_WG_D32)
+#define SDX__HIP_WG_RS80(T) SDX__HIP_WG_RS_ASM("m64n80k16", T, SDX__HIP_WG_N40, "%40, %41, %42, %43", "%44", "%45", "%46", SDX__HIP_WG_D40)
+template <int HT, int N, int TNSP>
+struct sdx__hip_wgmma_rs_asm;
 template <int HT, int TNSP>
-static __device__ __forceinline__ void sdx__hip_wgmma_rs64(float *d, const uint32_t a[4], uint64_t b) {
+struct sdx__hip_wgmma_rs_asm<HT, 48, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS48("f16");
+        else SDX__HIP_WG_RS48("bf16");
+    }
+};
+template <int HT, int TNSP>
+struct sdx__hip_wgmma_rs_asm<HT, 64, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
+        else SDX__HIP_WG_RS64("bf16");
+    }
+};
+template <int HT, int TNSP>
+struct sdx__hip_wgmma_rs_asm<HT, 80, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS80("f16");
+        else SDX__HIP_WG_RS80("bf16");
+    }
+};
+#undef SDX__HIP_WG_RS48
+#undef SDX__HIP_WG_RS64
+#undef SDX__HIP_WG_RS80
+#undef SDX__HIP_WG_RS_ASM
+#undef SDX__HIP_WG_D40
+#undef SDX__HIP_WG_D32
+#undef SDX__HIP_WG_D24
+#undef SDX__HIP_WG_N40
+#undef SDX__HIP_WG_N32
+#undef SDX__HIP_WG_N24
+#endif
+template <int HT, int N, int TNSP>
+static __device__ __forceinline__ void sdx__hip_wgmma_rs(float *d, const uint32_t a[4], uint64_t b) {
 #if defined(SDX_HIP_SIM)
-    sdx_sim_wgmma_rs(d, 64, a, b, HT == SDX__HIP_DT_BF16, TNSP);
+    static_assert(N == 48 || N == 64 || N == 80, "the widths attention uses");
+    sdx_sim_wgmma_rs(d, N, a, b, HT == SDX__HIP_DT_BF16, TNSP);
 #else
-    if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
-    else SDX__HIP_WG_RS64("bf16");
+    sdx__hip_wgmma_rs_asm<HT, N, TNSP>::run(d, a, b);
 #endif
 }
-#if !defined(SDX_HIP_SIM)
-#undef SDX__HIP_WG_RS64
-#endif
 
 /* Before the first wgmma of a batch: the accumulators' registers are
  * final (wgmma.fence). After a batch: wgmma.commit_group. */
@@ -2584,16 +2617,20 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
 }
 
 /* ---- on Hopper's warpgroup matrix units (wgmma, sm_90a) ------------------ */
-/* Head dim 64 without a causal mask (SD 2.x's and SDXL's attention, every
- * layer): FlashAttention-3's scheme on sdx__hip_k_flash_mma's arithmetic.
- * A block of WGS warpgroups takes 64 WGS queries of one (batch, head),
- * 64 a warpgroup; Q, and K and V in tiles of 64 keys, come by
- * asynchronous copies into wgmma's 128-byte swizzle (a row of 64 dims is
- * 128 bytes; K and V keep their [key][dim] layout: K is S's K-major B,
- * V is O's MN-major B), K and V in two buffers each. Per tile j:
- *   S_j = Q K_j^T: four m64n64k16 from shared memory (f32 accumulators,
- *     32 a thread, laid out as mma.sync's: sdx__hip_wgmma_rs64);
- *   O += P_{j-1} V_{j-1}: four m64n64k16 with P from registers (eight in
+/* Head dims up to 80 without a causal mask (SD 1.x's 40 and 80, SD 2.x's
+ * and SDXL's 64: all of their attention but SD 1.x's 160, and the text
+ * encoders'), FlashAttention-3's scheme on sdx__hip_k_flash_mma's
+ * arithmetic, the head dim padded to DP = 48, 64 or 80 (d a multiple of
+ * 8; the pad is zeros). A block of WGS warpgroups takes 64 WGS queries of
+ * one (batch, head), 64 a warpgroup; Q, and K and V in tiles of 64 keys,
+ * come by asynchronous copies into wgmma's 128-byte swizzle in column
+ * blocks of 64 dims (a row's 128 bytes; the last block padded), K and V
+ * in their [key][dim] layout: K is S's K-major B, V is O's MN-major B.
+ * K and V have two buffers each. Per tile j:
+ *   S_j = Q K_j^T: DP / 16 m64n64k16 from shared memory (f32
+ *     accumulators, 32 a thread, laid out as mma.sync's:
+ *     sdx__hip_wgmma_rs);
+ *   O += P_{j-1} V_{j-1}: four m64nDPk16 with P from registers (eight in
  *     bf16: P is hi + lo there, as in sdx__hip_k_flash_mma), issued
  *     behind S_j, so the matrix units run them while the threads compute
  *     the softmax of S_j (the overlap FlashAttention-3 gets within a
@@ -2608,64 +2645,77 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
  * K_{j-1} (S_{j-1} waited for) and V_{j-2} (P_{j-2} V_{j-2} waited for),
  * whose buffers they take. Keys past nk are zeros and masked (the last
  * tile only); queries past nq are zeros and not stored. */
-template <int WGS>
+template <int DP, int WGS>
 struct sdx__hip_flash_wg_plan {
-    enum { D = 64, BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
-           TILE = BK * D,               /* halves of a K or V tile: whole 1024-byte atoms */
-           Q = 0, K = BQ * D, V = K + 2 * TILE, HALVES = V + 2 * TILE,
+    enum { BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
+           CB = (DP + 63) / 64,         /* column blocks of 64 dims */
+           TILE = CB * BK * 64,         /* halves of a K or V tile: whole 1024-byte atoms */
+           Q = 0, K = CB * BQ * 64, V = K + 2 * TILE, HALVES = V + 2 * TILE,
            SBO = 1024,                  /* bytes from an 8-row atom to the next */
            ALIGN = 1024,                /* the swizzle's atoms start on this boundary */
            BYTES = 2 * HALVES + ALIGN - 16 };
 };
 
-/* Rows [row0, row0 + rows) of one head's 64 dims (from col0) into dst in
- * the 128-byte swizzle, as asynchronous copies: row r's chunk c (8 dims)
- * at 64 r + 8 (c ^ r % 8). Rows from `valid` on are zeros. */
-template <int ROWS, int THREADS>
+/* Rows [row0, row0 + ROWS) of one head's d dims (from col0) into dst in
+ * the 128-byte swizzle, CB column blocks of ROWS rows, as asynchronous
+ * copies: row r's chunk c (8 dims) in block c / 8, at 64 r + 8 (c % 8 ^
+ * r % 8) there. Rows from `valid` on, and dims from d on, are zeros. */
+template <int ROWS, int CB, int THREADS>
 static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
-                                                               int64_t col0, int t) {
+                                                               int64_t col0, int d, int t) {
 #pragma unroll
-    for (int e = t; e < ROWS * 8; e += THREADS) {
-        const int r = e / 8, c = e % 8, ok = r < valid;
-        sdx__hip_cp_async16(dst + r * 64 + (c ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+    for (int e = t; e < ROWS * 8 * CB; e += THREADS) {
+        const int r = e / (8 * CB), c = e % (8 * CB), ok = r < valid && 8 * c < d;
+        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + r * 64 + (c % 8 ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
     }
 }
 
-/* The min-blocks bound: two blocks an SM in f16 (128 registers a thread);
- * bf16's P is twice the registers (hi + lo), one block of 2 warpgroups. */
-template <int HT, int WGS>
+/* The min-blocks bound: two blocks of two warpgroups an SM in f16 (at
+ * most 128 registers a thread: 110 to 119 for sm_90a); bf16's P is twice
+ * the registers (hi + lo: 151 to 172), one. */
+template <int HT, int DP, int WGS>
 struct sdx__hip_flash_wg_bound {
-    enum { BLOCKS = WGS == 1 ? 4 : HT == SDX__HIP_DT_F16 ? 2 : 1 };
+    enum { BLOCKS = (HT == SDX__HIP_DT_F16 ? 2 : 1) * (WGS == 1 ? 2 : 1) };
 };
 
-template <int HT, int WGS>
-__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
-sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, float scale,
+/* S's k16 slice kk of a [rows][DP] operand from `desc` on: column block
+ * kk / 4 (`block` 16-byte units apart), 32 bytes a slice within it. */
+static __device__ __forceinline__ uint64_t sdx__hip_flash_wg_kslice(uint64_t desc, int kk, uint64_t block) {
+    return desc + (uint64_t)(kk / 4) * block + (uint64_t)(2 * (kk % 4));
+}
+
+template <int HT, int DP, int WGS>
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, DP, WGS>::BLOCKS))
+sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, float scale,
                        int pairs) {
     sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA
-    typedef sdx__hip_flash_wg_plan<WGS> L;
-    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1 };      /* P's parts: hi (+ lo) */
+    typedef sdx__hip_flash_wg_plan<DP, WGS> L;
+    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1,        /* P's parts: hi (+ lo) */
+           NO = DP / 2 };                              /* O's accumulators a thread */
+    static_assert(DP % 16 == 0 && DP <= 80, "the widths sdx__hip_wgmma_rs has");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);
     uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (L::ALIGN - 1)) / 2;
     uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
     const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, tq = lane % 4;
-    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * L::D, col0 = h * L::D;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + wg * 64 + t % 128 / 32 * 16 + lane / 4;    /* and + 8 */
     const int tiles = (int)((nk + L::BK - 1) / L::BK);
     const float scale2 = scale * 1.44269504088896341f;
-    /* this warpgroup's 64 rows of Q; K's and V's buffers (a k16 slice of
-     * S is 32 bytes into K's rows, one of O two atoms down V's) */
-    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * L::D, L::SBO);
-    const uint64_t dk = sdx__hip_wg_desc(ks, L::SBO), dv = sdx__hip_wg_desc(vs, L::SBO);
-    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16);
-    float s[32], o[32], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    /* this warpgroup's 64 rows of Q; K's and V's buffers. A column block
+     * of Q is BQ rows, one of K or V 64 (16-byte units below); a k16
+     * slice of O is two atoms down V's rows */
+    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * 64, L::SBO), dk = sdx__hip_wg_desc(ks, L::SBO);
+    const uint64_t dv = sdx__hip_wg_desc(vs, L::SBO, L::BK * 128);
+    const uint64_t q_block = (uint64_t)(L::BQ * 128 / 16), kv_block = (uint64_t)(L::BK * 128 / 16);
+    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16), o_slice = (uint64_t)(2 * L::SBO / 16);
+    float s[32], o[NO], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
     uint32_t p[PV][4][4], pp[PV][4][4];     /* P_j's and P_{j-1}'s A fragments (k16 slice c) */
 #pragma unroll
-    for (int i = 0; i < 32; i++) o[i] = 0.0f;
-    sdx__hip_flash_wg_stage<L::BQ, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, t);
-    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks, kg, b * nk, nk, hd, col0, t);
+    for (int i = 0; i < NO; i++) o[i] = 0.0f;
+    sdx__hip_flash_wg_stage<L::BQ, L::CB, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, t);
+    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(ks, kg, b * nk, nk, hd, col0, d, t);
     sdx__hip_cp_commit();
     for (int j = 0; j < tiles; j++) {
         const int64_t j0 = (int64_t)j * L::BK;
@@ -2676,16 +2726,19 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_wg_fence_smem();
         __syncthreads();
         if (j + 1 < tiles)
-            sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0, t);
-        sdx__hip_flash_wg_stage<L::BK, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, t);
+            sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0,
+                                                              d, t);
+        sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, d, t);
         sdx__hip_cp_commit();
 #pragma unroll
         for (int i = 0; i < 32; i++) s[i] = 0.0f;
         sdx__hip_wg_fence_acc<32>(s);
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
         sdx__hip_wg_arrive();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) sdx__hip_wgmma<HT, 64>(s, dq + 2 * kk, dk + (uint64_t)(j & 1) * tile_units + 2 * kk);
+        for (int kk = 0; kk < DP / 16; kk++)
+            sdx__hip_wgmma<HT, 64>(s, sdx__hip_flash_wg_kslice(dq, kk, q_block),
+                                   sdx__hip_flash_wg_kslice(dk + (uint64_t)(j & 1) * tile_units, kk, kv_block));
         sdx__hip_wg_commit();
         if (j > 0) {
             sdx__hip_wg_arrive();       /* P_{j-1}'s registers are final */
@@ -2693,7 +2746,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
             for (int c = 0; c < 4; c++)
 #pragma unroll
                 for (int part = 0; part < PV; part++)
-                    sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+                    sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * o_slice);
             sdx__hip_wg_commit();
             sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
         } else {
@@ -2740,9 +2793,9 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
                               (sdx__hip_bf2f((uint16_t)(hi >> 16)) + sdx__hip_bf2f((uint16_t)(lo >> 16)));
             }
         sdx__hip_wg_wait<0>();          /* P_{j-1} V_{j-1} */
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
 #pragma unroll
-        for (int i = 0; i < 32; i++) o[i] *= corr[i % 4 / 2];
+        for (int i = 0; i < NO; i++) o[i] *= corr[i % 4 / 2];
 #pragma unroll
         for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sum[r];
 #pragma unroll
@@ -2757,16 +2810,16 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_cp_wait<0>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
         sdx__hip_wg_arrive();
 #pragma unroll
         for (int c = 0; c < 4; c++)
 #pragma unroll
             for (int part = 0; part < PV; part++)
-                sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+                sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * o_slice);
         sdx__hip_wg_commit();
         sdx__hip_wg_wait<0>();
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -2775,8 +2828,10 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         const float inv = total > 0.0f ? 1.0f / total : 0.0f;
         if (qi >= nq) continue;
 #pragma unroll
-        for (int jn = 0; jn < 8; jn++) {
-            const int64_t at = (b * nq + qi) * hd + col0 + jn * 8 + 2 * tq;
+        for (int jn = 0; jn < DP / 8; jn++) {
+            const int c = jn * 8 + 2 * tq;      /* d is even: c + 1 < d too */
+            const int64_t at = (b * nq + qi) * hd + col0 + c;
+            if (c >= d) continue;
             if (pairs) {
                 sdx__hip_st_pair(y, yt, at, o[4 * jn + 2 * r] * inv, o[4 * jn + 2 * r + 1] * inv);
             } else {
@@ -2786,7 +2841,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         }
     }
 #else
-    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)scale; (void)pairs;
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)scale; (void)pairs;
 #endif
 }
 
@@ -2842,7 +2897,7 @@ typedef struct sdx__hip {
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
-    int flash_wg;           /* head dim 64's may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
+    int flash_wg;           /* head dims up to 80 may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
@@ -3924,10 +3979,11 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
     (void)hipGetLastError();
 }
 
-/* Head dim 64 without a causal mask on Hopper's wgmma
- * (sdx__hip_k_flash_wgmma), SDX_HIP_FLASH_WGMMA=1 (the simulator's
- * builds: on, so its tests run it; elsewhere off until an H100/H200 run
- * has measured it beside sdx__hip_k_flash_mma), in blocks of
+/* Head dims up to 80 (multiples of 8) without a causal mask on Hopper's
+ * wgmma (sdx__hip_k_flash_wgmma), padded to the first of its widths
+ * that holds them, with SDX_HIP_FLASH_WGMMA=1 (the simulator's builds:
+ * on, so its tests run it; elsewhere off until an H100/H200 run has
+ * measured it beside sdx__hip_k_flash_mma), in blocks of
  * SDX_HIP_FLASH_WGS warpgroups (1 or 2). */
 #if defined(SDX_HIP_FLASH_WGMMA)
 #define SDX__HIP_FLASH_WG SDX_HIP_FLASH_WGMMA
@@ -3944,22 +4000,40 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
 #else
 #define SDX__HIP_FLASH_WGS 2
 #endif
+#define SDX__HIP_FLASH_WG_DPS(X) X(48) X(64) X(80)
 
-template <int HT>
-static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads) {
-    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+template <int HT, int DP>
+static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d) {
+    typedef sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS> L;
     const int64_t nq = q->shape[1];
     const int pairs = (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
-    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, DP, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
-                    (const void *)v->data, nq, k->shape[1], heads, 0.125f, pairs);
+                    (const void *)v->data, nq, k->shape[1], heads, d, (float)(1.0 / sqrt((double)d)), pairs);
+}
+
+/* Whether the wgmma attention takes this head dim, and takes it. */
+template <int HT>
+static int sdx__hip_flash_wg_pick(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
+                                  int d) {
+#define SDX__HIP_FLASH_WG_PICK(DP) \
+    if (d <= DP) return sdx__hip_flash_wg<HT, DP>(y, q, k, v, batch, heads, d), 1;
+    SDX__HIP_FLASH_WG_DPS(SDX__HIP_FLASH_WG_PICK)
+#undef SDX__HIP_FLASH_WG_PICK
+    return 0;
 }
 
 static int sdx__hip_flash_wg_grant(const sdx__hip *s) {
-    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
-    return SDX__HIP_FLASH_WG && s->wgmma &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, SDX__HIP_FLASH_WGS>, L::BYTES) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, SDX__HIP_FLASH_WGS>, L::BYTES);
+    if (!SDX__HIP_FLASH_WG || !s->wgmma) return 0;
+#define SDX__HIP_FLASH_WG_GRANT(DP) \
+    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, DP, SDX__HIP_FLASH_WGS>, \
+                        sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS>::BYTES) || \
+        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, DP, SDX__HIP_FLASH_WGS>, \
+                        sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS>::BYTES)) \
+        return 0;
+    SDX__HIP_FLASH_WG_DPS(SDX__HIP_FLASH_WG_GRANT)
+#undef SDX__HIP_FLASH_WG_GRANT
+    return 1;
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -3972,14 +4046,13 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
-    /* NVIDIA matrix units for half q, k, v of one type: wgmma for head
-     * dim 64 (16-byte rows), mma.sync for the others */
-    if (s->flash_wg && d == 64 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
-        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0) {
-        if (q->dtype == SDX_F16) sdx__hip_flash_wg<SDX__HIP_DT_F16>(y, q, k, v, batch, heads);
-        else sdx__hip_flash_wg<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads);
+    /* NVIDIA matrix units for half q, k, v of one type: wgmma where it
+     * takes the head dim (16-byte rows), mma.sync for the others */
+    if (s->flash_wg && d % 8 == 0 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
+        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0 &&
+        (q->dtype == SDX_F16 ? sdx__hip_flash_wg_pick<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d)
+                             : sdx__hip_flash_wg_pick<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d)))
         return sdx__hip_check(ctx, op);
-    }
     if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);

@@ -13,8 +13,8 @@
 #       It also puts there bench_gpu and the gpu suite built with other
 #       macros, for the `ab` part (and `test`, which runs each variant's
 #       suite too): SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
-#       (default: wga=-DSDX_HIP_FLASH_WGMMA=1, head dim 64's attention on
-#       wgmma, and pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
+#       (default: wga=-DSDX_HIP_FLASH_WGMMA=1, attention up to head dim 80
+#       on wgmma, and pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
 #       wga1=-DSDX_HIP_FLASH_WGMMA=1,-DSDX_HIP_FLASH_WGS=1 the same in
 #       blocks of one warpgroup;
 #       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the

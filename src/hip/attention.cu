@@ -374,16 +374,20 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
 }
 
 /* ---- on Hopper's warpgroup matrix units (wgmma, sm_90a) ------------------ */
-/* Head dim 64 without a causal mask (SD 2.x's and SDXL's attention, every
- * layer): FlashAttention-3's scheme on sdx__hip_k_flash_mma's arithmetic.
- * A block of WGS warpgroups takes 64 WGS queries of one (batch, head),
- * 64 a warpgroup; Q, and K and V in tiles of 64 keys, come by
- * asynchronous copies into wgmma's 128-byte swizzle (a row of 64 dims is
- * 128 bytes; K and V keep their [key][dim] layout: K is S's K-major B,
- * V is O's MN-major B), K and V in two buffers each. Per tile j:
- *   S_j = Q K_j^T: four m64n64k16 from shared memory (f32 accumulators,
- *     32 a thread, laid out as mma.sync's: sdx__hip_wgmma_rs64);
- *   O += P_{j-1} V_{j-1}: four m64n64k16 with P from registers (eight in
+/* Head dims up to 80 without a causal mask (SD 1.x's 40 and 80, SD 2.x's
+ * and SDXL's 64: all of their attention but SD 1.x's 160, and the text
+ * encoders'), FlashAttention-3's scheme on sdx__hip_k_flash_mma's
+ * arithmetic, the head dim padded to DP = 48, 64 or 80 (d a multiple of
+ * 8; the pad is zeros). A block of WGS warpgroups takes 64 WGS queries of
+ * one (batch, head), 64 a warpgroup; Q, and K and V in tiles of 64 keys,
+ * come by asynchronous copies into wgmma's 128-byte swizzle in column
+ * blocks of 64 dims (a row's 128 bytes; the last block padded), K and V
+ * in their [key][dim] layout: K is S's K-major B, V is O's MN-major B.
+ * K and V have two buffers each. Per tile j:
+ *   S_j = Q K_j^T: DP / 16 m64n64k16 from shared memory (f32
+ *     accumulators, 32 a thread, laid out as mma.sync's:
+ *     sdx__hip_wgmma_rs);
+ *   O += P_{j-1} V_{j-1}: four m64nDPk16 with P from registers (eight in
  *     bf16: P is hi + lo there, as in sdx__hip_k_flash_mma), issued
  *     behind S_j, so the matrix units run them while the threads compute
  *     the softmax of S_j (the overlap FlashAttention-3 gets within a
@@ -398,64 +402,77 @@ sdx__hip_k_flash_mma(void *y, int yt, const void *q, const void *k, const void *
  * K_{j-1} (S_{j-1} waited for) and V_{j-2} (P_{j-2} V_{j-2} waited for),
  * whose buffers they take. Keys past nk are zeros and masked (the last
  * tile only); queries past nq are zeros and not stored. */
-template <int WGS>
+template <int DP, int WGS>
 struct sdx__hip_flash_wg_plan {
-    enum { D = 64, BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
-           TILE = BK * D,               /* halves of a K or V tile: whole 1024-byte atoms */
-           Q = 0, K = BQ * D, V = K + 2 * TILE, HALVES = V + 2 * TILE,
+    enum { BK = 64, BQ = 64 * WGS, THREADS = 128 * WGS,
+           CB = (DP + 63) / 64,         /* column blocks of 64 dims */
+           TILE = CB * BK * 64,         /* halves of a K or V tile: whole 1024-byte atoms */
+           Q = 0, K = CB * BQ * 64, V = K + 2 * TILE, HALVES = V + 2 * TILE,
            SBO = 1024,                  /* bytes from an 8-row atom to the next */
            ALIGN = 1024,                /* the swizzle's atoms start on this boundary */
            BYTES = 2 * HALVES + ALIGN - 16 };
 };
 
-/* Rows [row0, row0 + rows) of one head's 64 dims (from col0) into dst in
- * the 128-byte swizzle, as asynchronous copies: row r's chunk c (8 dims)
- * at 64 r + 8 (c ^ r % 8). Rows from `valid` on are zeros. */
-template <int ROWS, int THREADS>
+/* Rows [row0, row0 + ROWS) of one head's d dims (from col0) into dst in
+ * the 128-byte swizzle, CB column blocks of ROWS rows, as asynchronous
+ * copies: row r's chunk c (8 dims) in block c / 8, at 64 r + 8 (c % 8 ^
+ * r % 8) there. Rows from `valid` on, and dims from d on, are zeros. */
+template <int ROWS, int CB, int THREADS>
 static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
-                                                               int64_t col0, int t) {
+                                                               int64_t col0, int d, int t) {
 #pragma unroll
-    for (int e = t; e < ROWS * 8; e += THREADS) {
-        const int r = e / 8, c = e % 8, ok = r < valid;
-        sdx__hip_cp_async16(dst + r * 64 + (c ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+    for (int e = t; e < ROWS * 8 * CB; e += THREADS) {
+        const int r = e / (8 * CB), c = e % (8 * CB), ok = r < valid && 8 * c < d;
+        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + r * 64 + (c % 8 ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
     }
 }
 
-/* The min-blocks bound: two blocks an SM in f16 (128 registers a thread);
- * bf16's P is twice the registers (hi + lo), one block of 2 warpgroups. */
-template <int HT, int WGS>
+/* The min-blocks bound: two blocks of two warpgroups an SM in f16 (at
+ * most 128 registers a thread: 110 to 119 for sm_90a); bf16's P is twice
+ * the registers (hi + lo: 151 to 172), one. */
+template <int HT, int DP, int WGS>
 struct sdx__hip_flash_wg_bound {
-    enum { BLOCKS = WGS == 1 ? 4 : HT == SDX__HIP_DT_F16 ? 2 : 1 };
+    enum { BLOCKS = (HT == SDX__HIP_DT_F16 ? 2 : 1) * (WGS == 1 ? 2 : 1) };
 };
 
-template <int HT, int WGS>
-__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
-sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, float scale,
+/* S's k16 slice kk of a [rows][DP] operand from `desc` on: column block
+ * kk / 4 (`block` 16-byte units apart), 32 bytes a slice within it. */
+static __device__ __forceinline__ uint64_t sdx__hip_flash_wg_kslice(uint64_t desc, int kk, uint64_t block) {
+    return desc + (uint64_t)(kk / 4) * block + (uint64_t)(2 * (kk % 4));
+}
+
+template <int HT, int DP, int WGS>
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, DP, WGS>::BLOCKS))
+sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, float scale,
                        int pairs) {
     sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA
-    typedef sdx__hip_flash_wg_plan<WGS> L;
-    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1 };      /* P's parts: hi (+ lo) */
+    typedef sdx__hip_flash_wg_plan<DP, WGS> L;
+    enum { PV = HT == SDX__HIP_DT_BF16 ? 2 : 1,        /* P's parts: hi (+ lo) */
+           NO = DP / 2 };                              /* O's accumulators a thread */
+    static_assert(DP % 16 == 0 && DP <= 80, "the widths sdx__hip_wgmma_rs has");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);
     uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (L::ALIGN - 1)) / 2;
     uint16_t *qs = smem + L::Q, *ks = smem + L::K, *vs = smem + L::V;
     const uint16_t *kg = (const uint16_t *)k, *vg = (const uint16_t *)v;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, tq = lane % 4;
-    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * L::D, col0 = h * L::D;
+    const int64_t bh = blockIdx.y, b = bh / heads, h = bh % heads, hd = (int64_t)heads * d, col0 = h * d;
     const int64_t q0 = (int64_t)blockIdx.x * L::BQ, row_q = q0 + wg * 64 + t % 128 / 32 * 16 + lane / 4;    /* and + 8 */
     const int tiles = (int)((nk + L::BK - 1) / L::BK);
     const float scale2 = scale * 1.44269504088896341f;
-    /* this warpgroup's 64 rows of Q; K's and V's buffers (a k16 slice of
-     * S is 32 bytes into K's rows, one of O two atoms down V's) */
-    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * L::D, L::SBO);
-    const uint64_t dk = sdx__hip_wg_desc(ks, L::SBO), dv = sdx__hip_wg_desc(vs, L::SBO);
-    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16);
-    float s[32], o[32], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    /* this warpgroup's 64 rows of Q; K's and V's buffers. A column block
+     * of Q is BQ rows, one of K or V 64 (16-byte units below); a k16
+     * slice of O is two atoms down V's rows */
+    const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * 64, L::SBO), dk = sdx__hip_wg_desc(ks, L::SBO);
+    const uint64_t dv = sdx__hip_wg_desc(vs, L::SBO, L::BK * 128);
+    const uint64_t q_block = (uint64_t)(L::BQ * 128 / 16), kv_block = (uint64_t)(L::BK * 128 / 16);
+    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16), o_slice = (uint64_t)(2 * L::SBO / 16);
+    float s[32], o[NO], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
     uint32_t p[PV][4][4], pp[PV][4][4];     /* P_j's and P_{j-1}'s A fragments (k16 slice c) */
 #pragma unroll
-    for (int i = 0; i < 32; i++) o[i] = 0.0f;
-    sdx__hip_flash_wg_stage<L::BQ, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, t);
-    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks, kg, b * nk, nk, hd, col0, t);
+    for (int i = 0; i < NO; i++) o[i] = 0.0f;
+    sdx__hip_flash_wg_stage<L::BQ, L::CB, L::THREADS>(qs, (const uint16_t *)q, b * nq + q0, nq - q0, hd, col0, d, t);
+    if (tiles > 0) sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(ks, kg, b * nk, nk, hd, col0, d, t);
     sdx__hip_cp_commit();
     for (int j = 0; j < tiles; j++) {
         const int64_t j0 = (int64_t)j * L::BK;
@@ -466,16 +483,19 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_wg_fence_smem();
         __syncthreads();
         if (j + 1 < tiles)
-            sdx__hip_flash_wg_stage<L::BK, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0, t);
-        sdx__hip_flash_wg_stage<L::BK, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, t);
+            sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(ks + ((j + 1) & 1) * L::TILE, kg, b * nk + j0 + L::BK, nk - j0 - L::BK, hd, col0,
+                                                              d, t);
+        sdx__hip_flash_wg_stage<L::BK, L::CB, L::THREADS>(vs + (j & 1) * L::TILE, vg, b * nk + j0, nkv, hd, col0, d, t);
         sdx__hip_cp_commit();
 #pragma unroll
         for (int i = 0; i < 32; i++) s[i] = 0.0f;
         sdx__hip_wg_fence_acc<32>(s);
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
         sdx__hip_wg_arrive();
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++) sdx__hip_wgmma<HT, 64>(s, dq + 2 * kk, dk + (uint64_t)(j & 1) * tile_units + 2 * kk);
+        for (int kk = 0; kk < DP / 16; kk++)
+            sdx__hip_wgmma<HT, 64>(s, sdx__hip_flash_wg_kslice(dq, kk, q_block),
+                                   sdx__hip_flash_wg_kslice(dk + (uint64_t)(j & 1) * tile_units, kk, kv_block));
         sdx__hip_wg_commit();
         if (j > 0) {
             sdx__hip_wg_arrive();       /* P_{j-1}'s registers are final */
@@ -483,7 +503,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
             for (int c = 0; c < 4; c++)
 #pragma unroll
                 for (int part = 0; part < PV; part++)
-                    sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+                    sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * o_slice);
             sdx__hip_wg_commit();
             sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
         } else {
@@ -530,9 +550,9 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
                               (sdx__hip_bf2f((uint16_t)(hi >> 16)) + sdx__hip_bf2f((uint16_t)(lo >> 16)));
             }
         sdx__hip_wg_wait<0>();          /* P_{j-1} V_{j-1} */
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
 #pragma unroll
-        for (int i = 0; i < 32; i++) o[i] *= corr[i % 4 / 2];
+        for (int i = 0; i < NO; i++) o[i] *= corr[i % 4 / 2];
 #pragma unroll
         for (int r = 0; r < 2; r++) l[r] = l[r] * corr[r] + sum[r];
 #pragma unroll
@@ -547,16 +567,16 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_cp_wait<0>();
         sdx__hip_wg_fence_smem();
         __syncthreads();
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
         sdx__hip_wg_arrive();
 #pragma unroll
         for (int c = 0; c < 4; c++)
 #pragma unroll
             for (int part = 0; part < PV; part++)
-                sdx__hip_wgmma_rs64<HT, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * (2 * L::SBO / 16));
+                sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * o_slice);
         sdx__hip_wg_commit();
         sdx__hip_wg_wait<0>();
-        sdx__hip_wg_fence_acc<32>(o);
+        sdx__hip_wg_fence_acc<NO>(o);
     }
 #pragma unroll
     for (int r = 0; r < 2; r++) {
@@ -565,8 +585,10 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         const float inv = total > 0.0f ? 1.0f / total : 0.0f;
         if (qi >= nq) continue;
 #pragma unroll
-        for (int jn = 0; jn < 8; jn++) {
-            const int64_t at = (b * nq + qi) * hd + col0 + jn * 8 + 2 * tq;
+        for (int jn = 0; jn < DP / 8; jn++) {
+            const int c = jn * 8 + 2 * tq;      /* d is even: c + 1 < d too */
+            const int64_t at = (b * nq + qi) * hd + col0 + c;
+            if (c >= d) continue;
             if (pairs) {
                 sdx__hip_st_pair(y, yt, at, o[4 * jn + 2 * r] * inv, o[4 * jn + 2 * r + 1] * inv);
             } else {
@@ -576,6 +598,6 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         }
     }
 #else
-    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)scale; (void)pairs;
+    (void)y; (void)yt; (void)q; (void)k; (void)v; (void)nq; (void)nk; (void)heads; (void)d; (void)scale; (void)pairs;
 #endif
 }

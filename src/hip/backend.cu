@@ -54,7 +54,7 @@ typedef struct sdx__hip {
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
-    int flash_wg;           /* head dim 64's may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
+    int flash_wg;           /* head dims up to 80 may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
     size_t smem_optin;      /* dynamic shared memory a block may ask for */
@@ -1136,10 +1136,11 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
     (void)hipGetLastError();
 }
 
-/* Head dim 64 without a causal mask on Hopper's wgmma
- * (sdx__hip_k_flash_wgmma), SDX_HIP_FLASH_WGMMA=1 (the simulator's
- * builds: on, so its tests run it; elsewhere off until an H100/H200 run
- * has measured it beside sdx__hip_k_flash_mma), in blocks of
+/* Head dims up to 80 (multiples of 8) without a causal mask on Hopper's
+ * wgmma (sdx__hip_k_flash_wgmma), padded to the first of its widths
+ * that holds them, with SDX_HIP_FLASH_WGMMA=1 (the simulator's builds:
+ * on, so its tests run it; elsewhere off until an H100/H200 run has
+ * measured it beside sdx__hip_k_flash_mma), in blocks of
  * SDX_HIP_FLASH_WGS warpgroups (1 or 2). */
 #if defined(SDX_HIP_FLASH_WGMMA)
 #define SDX__HIP_FLASH_WG SDX_HIP_FLASH_WGMMA
@@ -1156,22 +1157,40 @@ static void sdx__hip_flash64_occupancy(sdx__hip *s) {
 #else
 #define SDX__HIP_FLASH_WGS 2
 #endif
+#define SDX__HIP_FLASH_WG_DPS(X) X(48) X(64) X(80)
 
-template <int HT>
-static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads) {
-    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
+template <int HT, int DP>
+static void sdx__hip_flash_wg(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads, int d) {
+    typedef sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS> L;
     const int64_t nq = q->shape[1];
     const int pairs = (uintptr_t)y->data % (2 * sdx_dtype_size(y->dtype)) == 0;
-    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
+    sdx__hip_launch(sdx__hip_k_flash_wgmma<HT, DP, SDX__HIP_FLASH_WGS>, dim3((unsigned)((nq + L::BQ - 1) / L::BQ), (unsigned)(batch * heads)),
                     dim3((unsigned)L::THREADS), (size_t)L::BYTES, y->data, (int)y->dtype, (const void *)q->data, (const void *)k->data,
-                    (const void *)v->data, nq, k->shape[1], heads, 0.125f, pairs);
+                    (const void *)v->data, nq, k->shape[1], heads, d, (float)(1.0 / sqrt((double)d)), pairs);
+}
+
+/* Whether the wgmma attention takes this head dim, and takes it. */
+template <int HT>
+static int sdx__hip_flash_wg_pick(sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v, int64_t batch, int heads,
+                                  int d) {
+#define SDX__HIP_FLASH_WG_PICK(DP) \
+    if (d <= DP) return sdx__hip_flash_wg<HT, DP>(y, q, k, v, batch, heads, d), 1;
+    SDX__HIP_FLASH_WG_DPS(SDX__HIP_FLASH_WG_PICK)
+#undef SDX__HIP_FLASH_WG_PICK
+    return 0;
 }
 
 static int sdx__hip_flash_wg_grant(const sdx__hip *s) {
-    typedef sdx__hip_flash_wg_plan<SDX__HIP_FLASH_WGS> L;
-    return SDX__HIP_FLASH_WG && s->wgmma &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, SDX__HIP_FLASH_WGS>, L::BYTES) &&
-           sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, SDX__HIP_FLASH_WGS>, L::BYTES);
+    if (!SDX__HIP_FLASH_WG || !s->wgmma) return 0;
+#define SDX__HIP_FLASH_WG_GRANT(DP) \
+    if (!sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_F16, DP, SDX__HIP_FLASH_WGS>, \
+                        sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS>::BYTES) || \
+        !sdx__hip_grant(s, (const void *)sdx__hip_k_flash_wgmma<SDX__HIP_DT_BF16, DP, SDX__HIP_FLASH_WGS>, \
+                        sdx__hip_flash_wg_plan<DP, SDX__HIP_FLASH_WGS>::BYTES)) \
+        return 0;
+    SDX__HIP_FLASH_WG_DPS(SDX__HIP_FLASH_WG_GRANT)
+#undef SDX__HIP_FLASH_WG_GRANT
+    return 1;
 }
 
 static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, const sdx_tensor *k, const sdx_tensor *v,
@@ -1184,14 +1203,13 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
-    /* NVIDIA matrix units for half q, k, v of one type: wgmma for head
-     * dim 64 (16-byte rows), mma.sync for the others */
-    if (s->flash_wg && d == 64 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
-        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0) {
-        if (q->dtype == SDX_F16) sdx__hip_flash_wg<SDX__HIP_DT_F16>(y, q, k, v, batch, heads);
-        else sdx__hip_flash_wg<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads);
+    /* NVIDIA matrix units for half q, k, v of one type: wgmma where it
+     * takes the head dim (16-byte rows), mma.sync for the others */
+    if (s->flash_wg && d % 8 == 0 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
+        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0 &&
+        (q->dtype == SDX_F16 ? sdx__hip_flash_wg_pick<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d)
+                             : sdx__hip_flash_wg_pick<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d)))
         return sdx__hip_check(ctx, op);
-    }
     if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);

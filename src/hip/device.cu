@@ -291,11 +291,12 @@ static __device__ __forceinline__ uint32_t sdx__hip_smem_address(const void *p) 
 #endif
 }
 
-/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart (LBO
- * is unused in this layout: 16 bytes, encoded 1). */
-static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo) {
-    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)1 << 16 | (uint64_t)(sbo >> 4 & 0x3fffu) << 32 |
-           (uint64_t)1 << 62;
+/* A swizzled operand from `start` on, 8-row atoms `sbo` bytes apart; lbo:
+ * an MN-major operand's bytes from one 64 values of n to the next (a
+ * K-major one does not use it: 16 bytes, encoded 1). */
+static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *start, uint32_t sbo, uint32_t lbo = 16) {
+    return (uint64_t)(sdx__hip_smem_address(start) >> 4 & 0x3fffu) | (uint64_t)(lbo >> 4 & 0x3fffu) << 16 |
+           (uint64_t)(sbo >> 4 & 0x3fffu) << 32 | (uint64_t)1 << 62;
 }
 
 #if !defined(SDX_HIP_SIM)
@@ -321,15 +322,19 @@ static __device__ __forceinline__ uint64_t sdx__hip_wg_desc(const uint16_t *star
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define SDX__HIP_WG_ACC32_NUMBERS \
-    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define SDX__HIP_WG_ACC32 \
+/* the accumulators 0-23, 24-31 and 32-39, as numbers and as operands */
+#define SDX__HIP_WG_N24 \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, " \
+    "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23"
+#define SDX__HIP_WG_N32 SDX__HIP_WG_N24 ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define SDX__HIP_WG_N40 SDX__HIP_WG_N32 ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define SDX__HIP_WG_D24 \
     "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
     "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_ACC32_NUMBERS, "%32, %33", "%34", SDX__HIP_WG_ACC32)
+    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define SDX__HIP_WG_D32 SDX__HIP_WG_D24, "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define SDX__HIP_WG_D40 SDX__HIP_WG_D32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define SDX__HIP_WGMMA_N64(T) SDX__HIP_WG_ASM("m64n64k16", T, SDX__HIP_WG_N32, "%32, %33", "%34", SDX__HIP_WG_D32)
 #define SDX__HIP_WGMMA_N128(T) SDX__HIP_WG_ASM("m64n128k16", T, SDX__HIP_WG_ACC64_NUMBERS, "%64, %65", "%66", SDX__HIP_WG_ACC64)
 #define SDX__HIP_WGMMA_N160(T) \
     SDX__HIP_WG_ASM("m64n160k16", T, SDX__HIP_WG_ACC64_NUMBERS ", %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79", "%80, %81", "%82", \
@@ -362,8 +367,6 @@ struct sdx__hip_wgmma_asm<HT, 160> {
 #undef SDX__HIP_WGMMA_N64
 #undef SDX__HIP_WGMMA_N128
 #undef SDX__HIP_WGMMA_N160
-#undef SDX__HIP_WG_ACC32
-#undef SDX__HIP_WG_ACC32_NUMBERS
 #undef SDX__HIP_WG_ACC64
 #undef SDX__HIP_WG_ACC64_NUMBERS
 #undef SDX__HIP_WG_ASM
@@ -379,39 +382,69 @@ static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint
 #endif
 }
 
-/* wgmma m64n64k16 with A from registers (a: the thread's fragment, laid
- * out as mma.sync m16n8k16's A for its warp's 16 rows of the 64: a[0]
- * row g, k 2q and 2q + 1; a[1] row g + 8; a[2], a[3] the same at k + 8)
- * and B by descriptor, K-major (B as W[n][k]) or, TNSP, MN-major: B[k][n]
- * with n contiguous, 64 of n a 128-byte row of the swizzle, k rows 128
- * bytes apart in atoms of 8 (SBO apart); a k16 slice is then two atoms.
- * d: 32 accumulators, as the wider products' (d[4 j + e]: row g + 8 (e /
- * 2) of the warp's 16, column 8 j + 2 q + e % 2). */
+/* wgmma m64nNk16 (N = 48, 64 or 80) with A from registers (a: the
+ * thread's fragment, laid out as mma.sync m16n8k16's A for its warp's 16
+ * rows of the 64: a[0] row g, k 2q and 2q + 1; a[1] row g + 8; a[2],
+ * a[3] the same at k + 8) and B by descriptor, K-major (B as W[n][k]) or,
+ * TNSP, MN-major: B[k][n] with n contiguous, 64 of n a 128-byte row of
+ * the swizzle (the next 64 LBO further), k rows 128 bytes apart in atoms
+ * of 8 (SBO apart); a k16 slice is then two atoms. d: N / 2
+ * accumulators, as the wider products' (d[4 j + e]: row g + 8 (e / 2) of
+ * the warp's 16, column 8 j + 2 q + e % 2). */
 #if !defined(SDX_HIP_SIM)
-#define SDX__HIP_WG_RS64(T) \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T " " \
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, " \
-                 "{%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n" \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
-#endif
+/* shape, type, the accumulators' numbers, then the numbers of a's four
+ * registers, of b, of TNSP and of the 1 that sets scale-d, and the
+ * accumulator operands */
+#define SDX__HIP_WG_RS_ASM(shape, T, accs, a4, bn, tn, one, ...) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " one ", 0;\n" \
+                 "wgmma.mma_async.sync.aligned." shape ".f32." T "." T " {" accs "}, {" a4 "}, " bn ", p, 1, 1, " tn ";\n}\n" \
+                 : __VA_ARGS__ : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(TNSP), "r"(1))
+#define SDX__HIP_WG_RS48(T) SDX__HIP_WG_RS_ASM("m64n48k16", T, SDX__HIP_WG_N24, "%24, %25, %26, %27", "%28", "%29", "%30", SDX__HIP_WG_D24)
+#define SDX__HIP_WG_RS64(T) SDX__HIP_WG_RS_ASM("m64n64k16", T, SDX__HIP_WG_N32, "%32, %33, %34, %35", "%36", "%37", "%38", SDX__HIP_WG_D32)
+#define SDX__HIP_WG_RS80(T) SDX__HIP_WG_RS_ASM("m64n80k16", T, SDX__HIP_WG_N40, "%40, %41, %42, %43", "%44", "%45", "%46", SDX__HIP_WG_D40)
+template <int HT, int N, int TNSP>
+struct sdx__hip_wgmma_rs_asm;
 template <int HT, int TNSP>
-static __device__ __forceinline__ void sdx__hip_wgmma_rs64(float *d, const uint32_t a[4], uint64_t b) {
+struct sdx__hip_wgmma_rs_asm<HT, 48, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS48("f16");
+        else SDX__HIP_WG_RS48("bf16");
+    }
+};
+template <int HT, int TNSP>
+struct sdx__hip_wgmma_rs_asm<HT, 64, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
+        else SDX__HIP_WG_RS64("bf16");
+    }
+};
+template <int HT, int TNSP>
+struct sdx__hip_wgmma_rs_asm<HT, 80, TNSP> {
+    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
+        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS80("f16");
+        else SDX__HIP_WG_RS80("bf16");
+    }
+};
+#undef SDX__HIP_WG_RS48
+#undef SDX__HIP_WG_RS64
+#undef SDX__HIP_WG_RS80
+#undef SDX__HIP_WG_RS_ASM
+#undef SDX__HIP_WG_D40
+#undef SDX__HIP_WG_D32
+#undef SDX__HIP_WG_D24
+#undef SDX__HIP_WG_N40
+#undef SDX__HIP_WG_N32
+#undef SDX__HIP_WG_N24
+#endif
+template <int HT, int N, int TNSP>
+static __device__ __forceinline__ void sdx__hip_wgmma_rs(float *d, const uint32_t a[4], uint64_t b) {
 #if defined(SDX_HIP_SIM)
-    sdx_sim_wgmma_rs(d, 64, a, b, HT == SDX__HIP_DT_BF16, TNSP);
+    static_assert(N == 48 || N == 64 || N == 80, "the widths attention uses");
+    sdx_sim_wgmma_rs(d, N, a, b, HT == SDX__HIP_DT_BF16, TNSP);
 #else
-    if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
-    else SDX__HIP_WG_RS64("bf16");
+    sdx__hip_wgmma_rs_asm<HT, N, TNSP>::run(d, a, b);
 #endif
 }
-#if !defined(SDX_HIP_SIM)
-#undef SDX__HIP_WG_RS64
-#endif
 
 /* Before the first wgmma of a batch: the accumulators' registers are
  * final (wgmma.fence). After a batch: wgmma.commit_group. */

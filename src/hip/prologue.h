@@ -54,8 +54,8 @@
      SDX_HIP_PDL=1             NVIDIA Hopper: each kernel may start while
                                the previous one ends (programmatic
                                dependent launch; for A/B runs)
-     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): head dim 64's
-                               attention on wgmma, FlashAttention-3
+     SDX_HIP_FLASH_WGMMA=1     NVIDIA Hopper (sm_90a): attention of head
+                               dims up to 80 on wgmma, FlashAttention-3
                                style (for A/B runs until measured; on in
                                the simulator's builds)
      SDX_HIP_FLASH_WGS=1       that kernel's blocks: one warpgroup of 64

@@ -536,7 +536,7 @@ static int gpu_attention_matches_cpu_for_every_head_dim(void) {
      * them for the keys' padding */
     for (int s = 1; s < 3 && rc == T_PASS; s++)
         rc = tg_attention_case(gpu, cpu, tg_types[s], 128, 77, 140, 64, 0, 1, 0);
-    /* head dim 64 on wgmma (64-key tiles): keys in whole tiles, and fewer
+    /* the wgmma attention's 64-key tiles: keys in whole tiles, and fewer
      * keys than one tile */
     for (int s = 1; s < 3 && rc == T_PASS; s++) {
         rc = tg_attention_case(gpu, cpu, tg_types[s], 200, 128, 3, 64, 0, 1, 0);
