@@ -645,27 +645,18 @@ static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint
 #define SDX__HIP_WG_RS80(T) SDX__HIP_WG_RS_ASM("m64n80k16", T, SDX__HIP_WG_N40, "%40, %41, %42, %43", "%44", "%45", "%46", SDX__HIP_WG_D40)
 template <int HT, int N, int TNSP>
 struct sdx__hip_wgmma_rs_asm;
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 48, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS48("f16");
-        else SDX__HIP_WG_RS48("bf16");
-    }
-};
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 64, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
-        else SDX__HIP_WG_RS64("bf16");
-    }
-};
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 80, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS80("f16");
-        else SDX__HIP_WG_RS80("bf16");
-    }
-};
+#define SDX__HIP_WG_RS_WIDTH(N) \
+    template <int HT, int TNSP> \
+    struct sdx__hip_wgmma_rs_asm<HT, N, TNSP> { \
+        static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) { \
+            if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS##N("f16"); \
+            else SDX__HIP_WG_RS##N("bf16"); \
+        } \
+    };
+SDX__HIP_WG_RS_WIDTH(48)
+SDX__HIP_WG_RS_WIDTH(64)
+SDX__HIP_WG_RS_WIDTH(80)
+#undef SDX__HIP_WG_RS_WIDTH
 #undef SDX__HIP_WG_RS48
 #undef SDX__HIP_WG_RS64
 #undef SDX__HIP_WG_RS80
@@ -2684,6 +2675,21 @@ static __device__ __forceinline__ uint64_t sdx__hip_flash_wg_kslice(uint64_t des
     return desc + (uint64_t)(kk / 4) * block + (uint64_t)(2 * (kk % 4));
 }
 
+#if SDX__HIP_WGMMA
+/* O += P V for the V tile `dv` names, P's PV parts in registers, as one
+ * group of products: k16 slice c (keys 16c on) is two 1024-byte atoms
+ * (8 keys each) down V's rows. */
+template <int HT, int DP, int PV>
+static __device__ __forceinline__ void sdx__hip_flash_wg_pv(float *o, const uint32_t (*pp)[4][4], uint64_t dv) {
+    sdx__hip_wg_arrive();       /* P's registers, and O's, are final */
+#pragma unroll
+    for (int c = 0; c < 4; c++)
+#pragma unroll
+        for (int part = 0; part < PV; part++) sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)c * (2 * 1024 / 16));
+    sdx__hip_wg_commit();
+}
+#endif
+
 template <int HT, int DP, int WGS>
 __global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, DP, WGS>::BLOCKS))
 sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, float scale,
@@ -2704,12 +2710,11 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
     const int tiles = (int)((nk + L::BK - 1) / L::BK);
     const float scale2 = scale * 1.44269504088896341f;
     /* this warpgroup's 64 rows of Q; K's and V's buffers. A column block
-     * of Q is BQ rows, one of K or V 64 (16-byte units below); a k16
-     * slice of O is two atoms down V's rows */
+     * of Q is BQ rows, one of K or V 64 (16-byte units below) */
     const uint64_t dq = sdx__hip_wg_desc(qs + wg * 64 * 64, L::SBO), dk = sdx__hip_wg_desc(ks, L::SBO);
     const uint64_t dv = sdx__hip_wg_desc(vs, L::SBO, L::BK * 128);
     const uint64_t q_block = (uint64_t)(L::BQ * 128 / 16), kv_block = (uint64_t)(L::BK * 128 / 16);
-    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16), o_slice = (uint64_t)(2 * L::SBO / 16);
+    const uint64_t tile_units = (uint64_t)(L::TILE * 2 / 16);
     float s[32], o[NO], m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
     uint32_t p[PV][4][4], pp[PV][4][4];     /* P_j's and P_{j-1}'s A fragments (k16 slice c) */
 #pragma unroll
@@ -2741,13 +2746,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
                                    sdx__hip_flash_wg_kslice(dk + (uint64_t)(j & 1) * tile_units, kk, kv_block));
         sdx__hip_wg_commit();
         if (j > 0) {
-            sdx__hip_wg_arrive();       /* P_{j-1}'s registers are final */
-#pragma unroll
-            for (int c = 0; c < 4; c++)
-#pragma unroll
-                for (int part = 0; part < PV; part++)
-                    sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((j - 1) & 1) * tile_units + (uint64_t)c * o_slice);
-            sdx__hip_wg_commit();
+            sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((j - 1) & 1) * tile_units);
             sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
         } else {
             sdx__hip_wg_wait<0>();
@@ -2811,13 +2810,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_wg_fence_smem();
         __syncthreads();
         sdx__hip_wg_fence_acc<NO>(o);
-        sdx__hip_wg_arrive();
-#pragma unroll
-        for (int c = 0; c < 4; c++)
-#pragma unroll
-            for (int part = 0; part < PV; part++)
-                sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)((tiles - 1) & 1) * tile_units + (uint64_t)c * o_slice);
-        sdx__hip_wg_commit();
+        sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((tiles - 1) & 1) * tile_units);
         sdx__hip_wg_wait<0>();
         sdx__hip_wg_fence_acc<NO>(o);
     }

@@ -404,27 +404,18 @@ static __device__ __forceinline__ void sdx__hip_wgmma(float *d, uint64_t a, uint
 #define SDX__HIP_WG_RS80(T) SDX__HIP_WG_RS_ASM("m64n80k16", T, SDX__HIP_WG_N40, "%40, %41, %42, %43", "%44", "%45", "%46", SDX__HIP_WG_D40)
 template <int HT, int N, int TNSP>
 struct sdx__hip_wgmma_rs_asm;
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 48, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS48("f16");
-        else SDX__HIP_WG_RS48("bf16");
-    }
-};
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 64, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS64("f16");
-        else SDX__HIP_WG_RS64("bf16");
-    }
-};
-template <int HT, int TNSP>
-struct sdx__hip_wgmma_rs_asm<HT, 80, TNSP> {
-    static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) {
-        if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS80("f16");
-        else SDX__HIP_WG_RS80("bf16");
-    }
-};
+#define SDX__HIP_WG_RS_WIDTH(N) \
+    template <int HT, int TNSP> \
+    struct sdx__hip_wgmma_rs_asm<HT, N, TNSP> { \
+        static __device__ __forceinline__ void run(float *d, const uint32_t a[4], uint64_t b) { \
+            if (HT == SDX__HIP_DT_F16) SDX__HIP_WG_RS##N("f16"); \
+            else SDX__HIP_WG_RS##N("bf16"); \
+        } \
+    };
+SDX__HIP_WG_RS_WIDTH(48)
+SDX__HIP_WG_RS_WIDTH(64)
+SDX__HIP_WG_RS_WIDTH(80)
+#undef SDX__HIP_WG_RS_WIDTH
 #undef SDX__HIP_WG_RS48
 #undef SDX__HIP_WG_RS64
 #undef SDX__HIP_WG_RS80
