@@ -6,7 +6,9 @@
 #       lent H100s and H200s, with the wgmma GEMMs: tests/gpu/run and
 #       bench/bench_gpu, which need no libstb on the GPU machine) and copies
 #       ../shared/vocab and the golden AREAs (default: sd1 and controlnet) into
-#       build/gpu-carry/shared, then prints what a device call must carry
+#       build/gpu-carry/shared, then prints what a device call must carry:
+#       that folder alone, the binaries in it gzipped (2 MB each instead
+#       of 7; `run` unpacks them, the default build's into the tree)
 #       (`prepare gguf controlnet` instead: the q8_0 GGUF model, whose f16
 #       linears take the matrix units end to end with half activations;
 #       sd1 and gguf together pass the 64 MiB).
@@ -14,7 +16,9 @@
 #       macros, for the `ab` part (and `test`, which runs each variant's
 #       suite too): SDX_GPU_VARIANTS="NAME=-DMACRO=VALUE,-DMACRO2=VALUE ..."
 #       (default: wga=-DSDX_HIP_FLASH_WGMMA=1, attention up to head dim 80
-#       on wgmma, and pdl=-DSDX_HIP_PDL=1, programmatic dependent launch;
+#       on wgmma; epi=-DSDX_HIP_EPI_PREFETCH=1, the Hopper GEMMs' residual
+#       fetched before the epilogue; pdl=-DSDX_HIP_PDL=1, programmatic
+#       dependent launch;
 #       wga1=-DSDX_HIP_FLASH_WGMMA=1,-DSDX_HIP_FLASH_WGS=1 the same in
 #       blocks of one warpgroup;
 #       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the
@@ -42,14 +46,13 @@
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
-BINS="tests/gpu/run bench/bench_gpu"
 
 prepare() {
     shared=${SDX_SHARED:-../shared}
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 pdl=-DSDX_HIP_PDL=1}
+    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 epi=-DSDX_HIP_EPI_PREFETCH=1 pdl=-DSDX_HIP_PDL=1}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1
@@ -66,8 +69,12 @@ prepare() {
         wait
         shift; [ $# -gt 0 ] && shift
     done
+    # compressed (a binary is 7 MB, 2 MB so): `run` unpacks them there
+    gzip -9 -c tests/gpu/run > "$CARRY/run.gz" && gzip -9 -c bench/bench_gpu > "$CARRY/bench_gpu.gz" || exit 1
     for v in $variants; do
-        cp "bench/bench_gpu-${v%%=*}" "tests/gpu/run-${v%%=*}" "$CARRY/" || exit 1
+        for bin in "bench/bench_gpu-${v%%=*}" "tests/gpu/run-${v%%=*}"; do
+            gzip -9 -c "$bin" > "$CARRY/${bin##*/}.gz" || exit 1
+        done
     done
     rm -f examples/sdx_hip.o examples/sdx_hip-*.o
     cp -r "$shared/vocab" "$CARRY/shared/" || exit 1
@@ -78,8 +85,8 @@ prepare() {
             cp -r "$shared/golden/$a" "$CARRY/shared/golden/" || exit 1
         fi
     done
-    du -ch $BINS "$CARRY" | tail -n 1 | sed 's/total/to carry (the limit is 64 MiB with the checkout)/'
-    echo "carry: [\"$CARRY\", \"tests/gpu/run\", \"bench/bench_gpu\"]"
+    du -ch "$CARRY" | tail -n 1 | sed 's/total/to carry (the limit is 64 MiB with the checkout)/'
+    echo "carry: [\"$CARRY\"]"
     echo "command: sh tools/gpu-session.sh run"
 }
 
@@ -90,6 +97,17 @@ run() {
     out=${OUT:-build/gpu-session}
     mkdir -p "$out"
     export SDX_SHARED="$PWD/$CARRY/shared"
+    # the binaries prepare packed: the default build's to their places
+    # in the tree, the variants' beside them in the carry
+    for gz in "$CARRY"/*.gz; do
+        [ -f "$gz" ] || continue
+        case ${gz##*/} in
+            run.gz) dest=tests/gpu/run ;;
+            bench_gpu.gz) dest=bench/bench_gpu ;;
+            *) dest=${gz%.gz} ;;
+        esac
+        gunzip -c "$gz" > "$dest" && chmod +x "$dest" && rm -f "$gz" || { echo "cannot unpack $gz"; exit 1; }
+    done
     { nvidia-smi -L 2>/dev/null || rocm-smi --showproductname 2>/dev/null || echo "no GPU tool"; } | tee "$out/card.txt"
     if has test; then
         echo "== test-gpu (goldens: $(ls "$SDX_SHARED/golden" | tr '\n' ' '))"

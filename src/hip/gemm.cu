@@ -241,7 +241,11 @@ struct sdx__hip_tile {
            /* the epilogue's chunks of 8 values: a linear's a row, and the
             * rows a pass of the block takes (all of its threads but the
             * last NT % OUT_TPR) */
-           OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR };
+           OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR,
+           /* the most chunks a thread takes in half a tile: a linear's
+            * passes, a convolution's chunks of 8 pixels */
+           EPI_ITERS = (BT / 2 + OUT_RPP - 1) / OUT_RPP > (BT / 2 * BN / 8 + NT - 1) / NT ? (BT / 2 + OUT_RPP - 1) / OUT_RPP
+                                                                                          : (BT / 2 * BN / 8 + NT - 1) / NT };
 };
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
@@ -483,12 +487,20 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
  * a split's partial sums, f32 with neither: `bias` and `res` then NULL).
  * A linear's thread keeps its 8 columns from row to row (the block takes
- * OUT_RPP whole rows a pass), so it reads their bias once. */
-template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT>
+ * OUT_RPP whole rows a pass), so it reads their bias once.
+ * pre (SDX__HIP_EPI_PREFETCH): where this thread's chunks of a half-type
+ * residual were fetched, the chunk of its pass `it` at pre + 8 (NT it +
+ * t); FETCH fetches them there (asynchronous 16-byte copies, the caller
+ * waits) instead of writing, walking the same chunks, so that all of a
+ * thread's residual loads are in flight at once instead of one a pass
+ * behind the stores (which may alias them). A chunk that is not whole
+ * and aligned is read from res as it is written. */
+template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT, int FETCH = 0>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
-                                               int64_t m0, int64_t n0, const float *cs, int t) {
+                                               int64_t m0, int64_t n0, const float *cs, int t, uint16_t *pre = NULL) {
     typedef sdx__hip_tile<BT, NT, BN> T;
     enum { CPR = T::CPR, CPC = T::CPC, GATES = BN / 16, GATE_RPP = NT / GATES };
+    if (FETCH && (!res || !pre || g.geglu)) return;
     if (AK == SDX__HIP_A_ROWS && g.geglu) {
         /* a fused GEGLU (never split): 8 outputs j a chunk from values
          * cs[r][16 u + e] and gates cs[r][16 u + 8 + e]; D % 8 == 0 */
@@ -516,28 +528,38 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
         const int columns = n < g.N ? (int)(g.N - n < 8 ? g.N - n : 8) : 0;
         float b[8];
         if (t >= T::OUT_RPP * T::OUT_TPR) return;
-        sdx__hip_bias8(bias, g.bt, n, b, columns);
-        for (int r = t / T::OUT_TPR; r < BT / 2; r += T::OUT_RPP) {
+        if (!FETCH) sdx__hip_bias8(bias, g.bt, n, b, columns);
+        for (int r = t / T::OUT_TPR, it = 0; r < BT / 2; r += T::OUT_RPP, it++) {
             const int64_t m = m0 + r, i = m * g.N + n;
             const int count = m < g.M ? columns : 0;
+            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
             float v[8];
+            if (FETCH) {
+                if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
+                continue;
+            }
             sdx__hip_staged8(cs, r * CPR + col, v);
 #pragma unroll
             for (int e = 0; e < 8; e++) v[e] += b[e];
-            if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
+            if (res) sdx__hip_add_res8(chunk ? chunk : res, g.rt, chunk ? 0 : i, v, count);
             sdx__hip_gemm_store8(y, yt, i, v, count);
         }
     } else {
-        for (int c = t; c < BT / 2 * BN / 8; c += NT) {
+        for (int c = t, it = 0; c < BT / 2 * BN / 8; c += NT, it++) {
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
-            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             const int count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
+            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+            if (FETCH) {
+                if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
+                continue;
+            }
+            const float b = n < g.N && bias ? sdx__hip_ld(bias, g.bt, n) : 0.0f;
             float v[8];
             sdx__hip_staged8(cs, col * CPC + r, v);
 #pragma unroll
             for (int e = 0; e < 8; e++) v[e] += b;
-            if (res) sdx__hip_add_res8(res, g.rt, i, v, count);
+            if (res) sdx__hip_add_res8(chunk ? chunk : res, g.rt, chunk ? 0 : i, v, count);
             sdx__hip_gemm_store8(y, yt, i, v, count);
         }
     }
@@ -566,11 +588,12 @@ static __device__ __forceinline__ void sdx__hip_stage_pair(float *cs, int r, int
 /* Half `half` of the tile from the staging into y (bias, residual), or as
  * f32 sums of this block's part of k when split (no bias: sdx__hip_k_split_sum
  * adds them). */
-template <int AK, int BT, int NT, int BN = BT>
-static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t) {
+template <int AK, int BT, int NT, int BN = BT, int FETCH = 0>
+static __device__ void sdx__hip_mma_write_out(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int half, const float *cs, int t,
+                                              uint16_t *pre = NULL) {
     if (g.split == 1)
-        sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t);
-    else
+        sdx__hip_mma_write_half<AK, BT, NT, BN, FETCH>(g, g.y, g.yt, g.bias, g.res, z, m0 + half * (BT / 2), n0, cs, t, pre);
+    else if (!FETCH)
         sdx__hip_mma_write_half<AK, BT, NT, BN>(g, g.part + (int64_t)(blockIdx.z % g.split) * gridDim.z / g.split * g.y_bstride,
                                             SDX__HIP_DT_F32, NULL, NULL, z, m0 + half * (BT / 2), n0, cs, t);
 }
@@ -785,6 +808,40 @@ __global__ void __launch_bounds__(SDX__HIP_GEMM_THREADS, SDX__HIP_GEMM_MIN_BLOCK
 #define SDX__HIP_WG_WIDE 1
 #endif
 
+/* The Hopper kernels' epilogue fetches a half-type residual into shared
+ * memory, every chunk of a thread at once, before it stages the
+ * accumulators (sdx__hip_mma_write_half's pre): SDX_HIP_EPI_PREFETCH=1
+ * (the simulator's builds: on, so their tests run it; elsewhere off until
+ * an H100/H200 run has measured it). */
+#if defined(SDX_HIP_EPI_PREFETCH)
+#define SDX__HIP_EPI_PREFETCH SDX_HIP_EPI_PREFETCH
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_EPI_PREFETCH 1
+#else
+#define SDX__HIP_EPI_PREFETCH 0
+#endif
+
+/* Where the residual's chunks go (halves past the staging, 16-byte
+ * aligned) and how many a half tile takes, for a block of NT threads in
+ * the stages' SMEM bytes. */
+template <int BN, int NT, int SMEM>
+struct sdx__hip_epi_plan {
+    typedef sdx__hip_tile<128, NT, BN> T;
+    enum { STAGING = (64 * T::CPR > BN * T::CPC ? 64 * T::CPR : BN * T::CPC) * 2,  /* halves */
+           PRE = (STAGING + 7) / 8 * 8, HALF = NT * T::EPI_ITERS * 8 };
+    static_assert((PRE + 2 * HALF) * 2 <= SMEM, "the residual's chunks fit past the staging");
+};
+
+/* Every chunk of a half-type residual for both halves of the tile, as
+ * asynchronous copies into `pre` (committed; the caller waits). */
+template <int AK, int NT, int BN, int SMEM>
+static __device__ __forceinline__ void sdx__hip_epi_fetch(const sdx__hip_gemm &g, int64_t z, int64_t m0, int64_t n0, int t, uint16_t *pre) {
+    typedef sdx__hip_epi_plan<BN, NT, SMEM> E;
+    for (int half = 0; half < 2; half++)
+        sdx__hip_mma_write_out<AK, 128, NT, BN, 1>(g, z, m0, n0, half, NULL, t, pre + half * E::HALF);
+    sdx__hip_cp_commit();
+}
+
 template <int BN>
 struct sdx__hip_wg_tile {
     enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK,    /* halves of A and of W in a stage: whole 1024-byte atoms */
@@ -878,12 +935,17 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     sdx__hip_wg_wait<0>();
     sdx__hip_wg_fence_acc<ACC>(acc);
     /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
-     * ends every warpgroup's reads of the stages */
+     * ends every warpgroup's reads of the stages (and then the residual's
+     * chunks fly while warpgroup 0 stages) */
+    typedef sdx__hip_epi_plan<BN, NT, T::SMEM - T::ALIGN + 16> E;
+    uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::SMEM - T::ALIGN + 16>(g, z, m0, n0, t, pre);
         if (wg == half) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, 0);
+        if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
     }
 #else
     (void)g;    /* no wgmma in this code object: the host never launches it */
@@ -979,12 +1041,17 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
         sdx__hip_wg_fence_acc<ACC>(acc);
     }
     /* the epilogue, every warp writing: consumer 0's rows staged, then
-     * 1's (the first barrier also ends every read of the stages) */
+     * 1's (the first barrier also ends every read of the stages, and
+     * then the residual's chunks fly while consumer 0 stages) */
+    typedef sdx__hip_epi_plan<BN, NT, T::BARS> E;
+    uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::BARS>(g, 0, m0, n0, t, pre);
         if (wg == half + 1) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, g.geglu != 0);     /* values, then gates: two boxes */
+        if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
     }
 #else
     (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */

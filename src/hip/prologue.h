@@ -60,6 +60,10 @@
                                the simulator's builds)
      SDX_HIP_FLASH_WGS=1       that kernel's blocks: one warpgroup of 64
                                queries, not two (128)
+     SDX_HIP_EPI_PREFETCH=1    NVIDIA Hopper: the wgmma GEMMs fetch a
+                               residual into shared memory before their
+                               epilogue (for A/B runs until measured; on
+                               in the simulator's builds)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)

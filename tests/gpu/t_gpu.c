@@ -445,6 +445,34 @@ static int tg_conv_loaded(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_tensor *w_dev, c
     return rc;
 }
 
+/* The same weight, f16 x, plus a bias and an f16 residual of its own
+ * (the channels-last kernel's epilogue adds it), at 16 x 16: whole
+ * 16-byte chunks of 8 pixels, which the Hopper kernels fetch before they
+ * stage the accumulators. */
+static int tg_conv_loaded_add(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_tensor *w_dev, const float *w_vals) {
+    int64_t ws[4] = { 24, 16, 3, 3 }, xs[4] = { 2, 16, 16, 16 }, ys[4] = { 2, 24, 16, 16 }, bs[1] = { 24 };
+    tg_t x, y, wt, b, r;
+    int rc = T_PASS;
+    if (!tg_make(gpu, &x, SDX_F16, 4, xs, 1, 0) || !tg_make(gpu, &y, SDX_F16, 4, ys, 0, 0) || !tg_make(gpu, &wt, SDX_F32, 4, ws, 0, 0) ||
+        !tg_make(gpu, &b, SDX_F16, 1, bs, 1, 0) || !tg_make(gpu, &r, SDX_F16, 4, ys, 1, 0)) {
+        snprintf(t_msg, sizeof t_msg, "alloc: %s", sdx_last_error(gpu));
+        rc = T_FAIL;
+    } else {
+        memcpy(wt.host.data, w_vals, (size_t)sdx_tensor_numel(&wt.host) * sizeof(float));
+        if (tg_cpu_conv_add_once(cpu, &y, &x, &wt, &b, &r.host) != SDX_OK ||
+            sdx__conv2d_pad_add(gpu, &y.dev, &x.dev, w_dev, &b.dev, &r.dev, 1, 1, 1, 1, 1, SDX_F32) != SDX_OK) {
+            snprintf(t_msg, sizeof t_msg, "conv2d_pad_add: %s / %s", sdx_last_error(cpu), sdx_last_error(gpu));
+            rc = T_FAIL;
+        } else {
+            const sdx_dtype d[2] = { SDX_F16, SDX_F16 };
+            snprintf(t_label, sizeof t_label, "loaded f16 weight, bias and f16 residual, F16 x");
+            TG_CHECK_REL(gpu, &y, tg_tol(d, 2));
+        }
+    }
+    tg_free(gpu, &x); tg_free(gpu, &y); tg_free(gpu, &wt); tg_free(gpu, &b); tg_free(gpu, &r);
+    return rc;
+}
+
 /* n random weights that bf16 holds too (bf16 x rounds w to bf16: see
  * tg_make_weight), stored in f16 at file->data, vals the values as
  * stored. */
@@ -473,6 +501,7 @@ static int gpu_loaded_convolution_weights_kept_channels_last_match_cpu(void) {
     w = sdx__wget(&ws, sdx__s4(24, 16, 3, 3), "conv.weight");
     T_CHECK(w && w->device && w->dtype == SDX_F16, "load: %s", sdx_last_error(gpu));
     rc = tg_conv_loaded(gpu, cpu, w, vals, 24, "as loaded");
+    if (rc == T_PASS) rc = tg_conv_loaded_add(gpu, cpu, w, vals);
     if (rc == T_PASS) rc = tg_conv_loaded(gpu, cpu, w, vals, 8, "a view of 8 output channels");
     if (rc == T_PASS) {     /* new values into the same slot */
         tg_bf16_exact_f16(&file, again, n);
