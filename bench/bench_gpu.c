@@ -249,16 +249,18 @@ static int bg_sync(sdx_ctx *ctx, const sdx_tensor *y) {
     return sdx__download(ctx, &v, &one) == SDX_OK;
 }
 
-enum { BG_CONV, BG_LINEAR, BG_ATTN };
+enum { BG_CONV, BG_LINEAR, BG_LINEAR_ADD, BG_ATTN };
 
 /* Times one op: 2 launches to warm up, then `reps`; prints its KERNEL
  * line. conv: a = batch, b = channels in, c = out, d = side (3x3,
- * padding 1); linear: a = rows, b = in, c = out; attn: a = batch, b =
- * queries, c = keys, d = heads, e = head dim. */
+ * padding 1); linear: a = rows, b = in, c = out (linear_add: plus an f16
+ * residual in the epilogue, as the transformer blocks' output products
+ * have); attn: a = batch, b = queries, c = keys, d = heads, e = head
+ * dim. */
 static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kind, int64_t a, int64_t b, int64_t c, int64_t d, int64_t e,
                      int reps) {
     sdx__mark m = sdx__arena_mark(arena);
-    sdx_tensor x, w, y, k, v;
+    sdx_tensor x, w, y, k, v, res;
     double flops, t0 = 0, us;
     char desc[160];
     int ok;
@@ -269,12 +271,13 @@ static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kin
         flops = 2.0 * (double)(a * c * d * d) * (double)(b * 9);
         snprintf(desc, sizeof desc, "conv b=%lld c=%lld o=%lld h=%lld w=%lld k=3", (long long)a, (long long)b, (long long)c, (long long)d,
                  (long long)d);
-    } else if (kind == BG_LINEAR) {
+    } else if (kind == BG_LINEAR || kind == BG_LINEAR_ADD) {
         int64_t xs[2] = { a, b }, ws[2] = { c, b }, ys[2] = { a, c };
         ok = bg_input(ctx, arena, &x, SDX_F16, 2, xs, 1, 1.0f) && bg_input(ctx, arena, &w, SDX_F16, 2, ws, 2, 0.05f) &&
-             sdx__arena_tensor(arena, &y, SDX_F16, 2, ys);
+             sdx__arena_tensor(arena, &y, SDX_F16, 2, ys) && (kind == BG_LINEAR || bg_input(ctx, arena, &res, SDX_F16, 2, ys, 4, 1.0f));
         flops = 2.0 * (double)(a * c) * (double)b;
-        snprintf(desc, sizeof desc, "linear m=%lld k=%lld n=%lld", (long long)a, (long long)b, (long long)c);
+        snprintf(desc, sizeof desc, "%s m=%lld k=%lld n=%lld", kind == BG_LINEAR ? "linear" : "linear+res", (long long)a, (long long)b,
+                 (long long)c);
     } else {
         int64_t qs[3] = { a, b, d * e }, ks[3] = { a, c, d * e };
         ok = bg_input(ctx, arena, &x, SDX_F16, 3, qs, 1, 1.0f) && bg_input(ctx, arena, &k, SDX_F16, 3, ks, 2, 1.0f) &&
@@ -289,9 +292,10 @@ static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kin
             ok = bg_sync(ctx, &y);
             t0 = bg_now();
         }
-        if (ok) ok = (kind == BG_CONV     ? sdx__conv2d_pad(ctx, &y, &x, &w, NULL, 1, 1, 1, 1, 1, SDX_F32)
-                      : kind == BG_LINEAR ? sdx__linear(ctx, &y, &x, &w, NULL, SDX_F32)
-                                          : sdx__attention(ctx, &y, &x, &k, &v, (int)d, 0, SDX_F32)) == SDX_OK;
+        if (ok) ok = (kind == BG_CONV         ? sdx__conv2d_pad(ctx, &y, &x, &w, NULL, 1, 1, 1, 1, 1, SDX_F32)
+                      : kind == BG_LINEAR     ? sdx__linear(ctx, &y, &x, &w, NULL, SDX_F32)
+                      : kind == BG_LINEAR_ADD ? sdx__linear_add(ctx, &y, &x, &w, NULL, &res, SDX_F32)
+                                              : sdx__attention(ctx, &y, &x, &k, &v, (int)d, 0, SDX_F32)) == SDX_OK;
     }
     if (ok && (ok = bg_sync(ctx, &y))) {
         us = (bg_now() - t0) * 1e6 / reps;
@@ -303,8 +307,10 @@ static int bg_kernel(sdx_ctx *ctx, sdx__arena *arena, const char *model, int kin
 }
 
 /* Every level's 3x3 convolution; where it has attention, its projections
- * (q: C -> C; the cross-attention's k: context -> C, 77 tokens; GEGLU's
- * C -> 8C and 4C -> C) and its self- and cross-attention; batch 2. */
+ * (q: C -> C; an output projection C -> C and the feed-forward's 4C -> C
+ * with their residuals; the cross-attention's k: context -> C, 77 tokens;
+ * GEGLU's C -> 8C and 4C -> C) and its self- and cross-attention; batch
+ * 2. */
 static int bg_kernels(const char *only, int calls) {
     sdx_desc desc;
     sdx_ctx *ctx;
@@ -332,6 +338,8 @@ static int bg_kernels(const char *only, int calls) {
                  bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * 77, md->ctx_dim, c, 0, 0, reps) &&
                  bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * tokens, c, 8 * c, 0, 0, reps) &&
                  bg_kernel(ctx, &arena, md->name, BG_LINEAR, 2 * tokens, 4 * c, c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_LINEAR_ADD, 2 * tokens, c, c, 0, 0, reps) &&
+                 bg_kernel(ctx, &arena, md->name, BG_LINEAR_ADD, 2 * tokens, 4 * c, c, 0, 0, reps) &&
                  bg_kernel(ctx, &arena, md->name, BG_ATTN, 2, tokens, tokens, lv->heads, c / lv->heads, reps) &&
                  bg_kernel(ctx, &arena, md->name, BG_ATTN, 2, tokens, 77, lv->heads, c / lv->heads, reps);
         }

@@ -313,6 +313,9 @@ def kernel_op(desc, dev, dtype):
     if f[0] == "linear":
         x, w = rnd(p["m"], p["k"]), rnd(p["n"], p["k"]) * 0.05
         return (lambda: F.linear(x, w)), 2.0 * p["m"] * p["n"] * p["k"]
+    if f[0] == "linear+res":    # the residual in cuBLAS's epilogue (beta = 1)
+        x, w, r = rnd(p["m"], p["k"]), rnd(p["n"], p["k"]) * 0.05, rnd(p["m"], p["n"])
+        return (lambda: torch.addmm(r, x, w.t())), 2.0 * p["m"] * p["n"] * p["k"]
     q = rnd(p["b"], p["heads"], p["nq"], p["d"])
     k, v = rnd(p["b"], p["heads"], p["nk"], p["d"]), rnd(p["b"], p["heads"], p["nk"], p["d"])
     return (lambda: sdpa(q, k, v)), 4.0 * p["b"] * p["heads"] * p["nq"] * p["nk"] * p["d"]

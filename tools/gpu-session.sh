@@ -207,7 +207,7 @@ EOF
         # prints them)
         echo "== ncu sections: one convolution and two linear launches"
         details=$(ncu --help 2>&1 | grep -q -- --print-details && echo "--print-details all")
-        for launch in "sd15 conv 2" "sd15 linear 68" "sdxl linear 156"; do
+        for launch in "sd15 conv 2" "sd15 linear 68" "sdxl linear 200"; do
             set -- $launch
             timeout 60 ncu --clock-control none -k "regex:sdx__hip_k_gemm_(wgmma|mma|tma)" --launch-skip "$3" --launch-count 1 \
                 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
