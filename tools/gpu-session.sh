@@ -27,7 +27,8 @@
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [split] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
-#       most), bench-gpu beside PyTorch eager (250 s), each GEMM,
+#       most; each variant's suite 100 s, so that three variants and the
+#       default build fit in one call), bench-gpu beside PyTorch eager (250 s), each GEMM,
 #       convolution and attention shape of the two UNet steps alone beside
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
 #       one SD 1.5 CFG step (time per kernel, launches; 140 s), the same
@@ -118,7 +119,7 @@ run() {
         for bin in "$CARRY"/run-*; do
             [ -x "$bin" ] || continue
             echo "== test-gpu, variant ${bin##*/run-}"
-            timeout 150 "$bin" > "$out/test-gpu-${bin##*/run-}.log" 2>&1
+            timeout 100 "$bin" > "$out/test-gpu-${bin##*/run-}.log" 2>&1
             echo "rc=$?" >> "$out/test-gpu-${bin##*/run-}.log"
             grep -E "^  FAIL|passed|rc=" "$out/test-gpu-${bin##*/run-}.log"
         done
