@@ -42,8 +42,9 @@
 #       step of each model (ab, not in the default parts; about 25 s a build
 #       after bench, whose checkpoints it reuses, up to 230 s more on a
 #       fresh machine), and a short table last. Logs go to $OUT (the device tool's folder)
-#       or build/gpu-session. The limits add up to under the device tool's
-#       10 minutes a call; name fewer parts to split them over calls.
+#       or build/gpu-session. The device tool allows 10 minutes a call:
+#       name parts whose limits add up to less (`test` with three
+#       variants alone takes up to 450 s; `bench ab` together about 500).
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
