@@ -48,6 +48,7 @@
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
+BIN=build/gpu-bin       # the variants' binaries, unpacked on the GPU machine
 
 prepare() {
     shared=${SDX_SHARED:-../shared}
@@ -100,15 +101,18 @@ run() {
     mkdir -p "$out"
     export SDX_SHARED="$PWD/$CARRY/shared"
     # the binaries prepare packed: the default build's to their places
-    # in the tree, the variants' beside them in the carry
-    for gz in "$CARRY"/*.gz; do
-        [ -f "$gz" ] || continue
-        case ${gz##*/} in
+    # in the tree, the variants' into $BIN (with any unpacked ones the
+    # carry holds, e.g. another tree's bench_gpu-NAME copied there)
+    rm -rf "$BIN" && mkdir -p "$BIN" || exit 1
+    for f in "$CARRY"/*; do
+        case ${f##*/} in
             run.gz) dest=tests/gpu/run ;;
             bench_gpu.gz) dest=bench/bench_gpu ;;
-            *) dest=${gz%.gz} ;;
+            run-*.gz | bench_gpu-*.gz) dest=$BIN/$(basename "$f" .gz) ;;
+            run-* | bench_gpu-*) [ -x "$f" ] && ln -sf "$PWD/$f" "$BIN/"; continue ;;
+            *) continue ;;
         esac
-        gunzip -c "$gz" > "$dest" && chmod +x "$dest" && rm -f "$gz" || { echo "cannot unpack $gz"; exit 1; }
+        gunzip -c "$f" > "$dest" && chmod +x "$dest" || { echo "cannot unpack $f"; exit 1; }
     done
     { nvidia-smi -L 2>/dev/null || rocm-smi --showproductname 2>/dev/null || echo "no GPU tool"; } | tee "$out/card.txt"
     if has test; then
@@ -117,7 +121,7 @@ run() {
         echo "rc=$?" >> "$out/test-gpu.log"
         grep -E "^  (ok|FAIL|SKIP)|passed|rc=|rel-L2" "$out/test-gpu.log" | cut -c1-220
         # each variant's suite (its macros' code checked before it is timed)
-        for bin in "$CARRY"/run-*; do
+        for bin in "$BIN"/run-*; do
             [ -x "$bin" ] || continue
             echo "== test-gpu, variant ${bin##*/run-}"
             timeout 100 "$bin" > "$out/test-gpu-${bin##*/run-}.log" 2>&1
@@ -223,11 +227,11 @@ EOF
         # same card: every GEMM/conv/attention shape alone, then one UNet
         # call each
         names="default"
-        for bin in "$CARRY"/bench_gpu-*; do [ -x "$bin" ] && names="$names ${bin##*/bench_gpu-}"; done
+        for bin in "$BIN"/bench_gpu-*; do [ -x "$bin" ] && names="$names ${bin##*/bench_gpu-}"; done
         echo "== variants side by side (each one's time, and its ratio to the default's): $names"
         for v in $names; do
             bin=./bench/bench_gpu
-            [ $v = default ] || bin=./$CARRY/bench_gpu-$v
+            [ $v = default ] || bin=./$BIN/bench_gpu-$v
             timeout 40 $bin --kernels > "$out/ab-kernels-$v.log" 2>&1
             # the first run writes the random checkpoints unless bench did
             timeout 150 $bin --calls 3 --graphs on --no-vae > "$out/ab-step-$v.log" 2>&1
