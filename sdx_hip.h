@@ -507,6 +507,13 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 #endif
 }
 
+/* Where chunk `chunk` (8 halves, 16 bytes) of row `row` of a [rows][64]
+ * half operand goes in the 128-byte swizzle wgmma reads and the TMA
+ * writes (below), in halves from the 1024-byte-aligned start: its
+ * 16-byte slot in the row is the chunk XOR the row's place in its atom
+ * of 8 rows. */
+static __device__ __forceinline__ int sdx__hip_swizzled(int row, int chunk) { return row * 64 + (chunk ^ row % 8) * 8; }
+
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
 /* wgmma.mma_async m64nNk16 (N = 64, 128 or 160): a warpgroup (four consecutive
  * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in
@@ -1465,8 +1472,8 @@ struct sdx__hip_tile {
            OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR,
            /* the most chunks a thread takes in half a tile: a linear's
             * passes, a convolution's chunks of 8 pixels */
-           EPI_ITERS = (BT / 2 + OUT_RPP - 1) / OUT_RPP > (BT / 2 * BN / 8 + NT - 1) / NT ? (BT / 2 + OUT_RPP - 1) / OUT_RPP
-                                                                                          : (BT / 2 * BN / 8 + NT - 1) / NT };
+           EPI_PASSES = (BT / 2 + OUT_RPP - 1) / OUT_RPP, EPI_PIXEL_CHUNKS = (BT / 2 * BN / 8 + NT - 1) / NT,
+           EPI_ITERS = EPI_PASSES > EPI_PIXEL_CHUNKS ? EPI_PASSES : EPI_PIXEL_CHUNKS };
 };
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
@@ -1586,7 +1593,7 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
  * of pitch SDX__HIP_MLD, or (WG) wgmma's swizzled rows. */
 template <int WG>
 static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
-    return WG ? row * SDX__HIP_MBK + (kc / 8 ^ row % 8) * 8 : row * SDX__HIP_MLD + kc;
+    return WG ? sdx__hip_swizzled(row, kc / 8) : row * SDX__HIP_MLD + kc;      /* WG: 64 k a row (SDX__HIP_MBK) */
 }
 
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0, int BN = BT>
@@ -1716,6 +1723,15 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * thread's residual loads are in flight at once instead of one a pass
  * behind the stores (which may alias them). A chunk that is not whole
  * and aligned is read from res as it is written. */
+/* Where pass `it` of thread t (of NT) fetched the residual's chunk from
+ * element i (`count` values) in pre, or NULL: only whole, aligned chunks
+ * of a half type are fetched (sdx__hip_mma_write_half's pre). */
+template <int NT>
+static __device__ __forceinline__ uint16_t *sdx__hip_res_chunk(uint16_t *pre, const sdx__hip_gemm &g, const void *res, int64_t i, int count,
+                                                               int it, int t) {
+    return pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+}
+
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT, int FETCH = 0>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t, uint16_t *pre = NULL) {
@@ -1753,7 +1769,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
         for (int r = t / T::OUT_TPR, it = 0; r < BT / 2; r += T::OUT_RPP, it++) {
             const int64_t m = m0 + r, i = m * g.N + n;
             const int count = m < g.M ? columns : 0;
-            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+            uint16_t *chunk = sdx__hip_res_chunk<NT>(pre, g, res, i, count, it, t);
             float v[8];
             if (FETCH) {
                 if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
@@ -1770,7 +1786,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
             const int count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+            uint16_t *chunk = sdx__hip_res_chunk<NT>(pre, g, res, i, count, it, t);
             if (FETCH) {
                 if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
                 continue;
@@ -2067,8 +2083,9 @@ template <int BN>
 struct sdx__hip_wg_tile {
     enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK,    /* halves of A and of W in a stage: whole 1024-byte atoms */
            STAGE = A + W,
+           STAGES_BYTES = SDX__HIP_WG_STAGES * STAGE * 2,
            ALIGN = 1024,                                      /* bytes: the swizzle's atoms start on this boundary */
-           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16 };
+           SMEM = STAGES_BYTES + ALIGN - 16 };
 };
 
 template <int AK, int BN>
@@ -2158,11 +2175,11 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
      * ends every warpgroup's reads of the stages (and then the residual's
      * chunks fly while warpgroup 0 stages) */
-    typedef sdx__hip_epi_plan<BN, NT, T::SMEM - T::ALIGN + 16> E;
+    typedef sdx__hip_epi_plan<BN, NT, T::STAGES_BYTES> E;
     uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::SMEM - T::ALIGN + 16>(g, z, m0, n0, t, pre);
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::STAGES_BYTES>(g, z, m0, n0, t, pre);
         if (wg == half) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, 0);
         if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
@@ -2200,7 +2217,7 @@ template <int BN>
 struct sdx__hip_tma_tile {
     typedef sdx__hip_wg_tile<BN> G;
     enum { A = G::A, W = G::W, STAGE = G::STAGE, ALIGN = G::ALIGN,
-           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the barriers */
+           BARS = G::STAGES_BYTES,                                        /* byte offset of the barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 
@@ -2720,22 +2737,22 @@ struct sdx__hip_flash_wg_plan {
 
 /* Rows [row0, row0 + ROWS) of one head's d dims (from col0) into dst in
  * the 128-byte swizzle, CB column blocks of ROWS rows, as asynchronous
- * copies: row r's chunk c (8 dims) in block c / 8, at 64 r + 8 (c % 8 ^
- * r % 8) there. Rows from `valid` on, and dims from d on, are zeros. */
+ * copies: row r's chunk c (8 dims) in block c / 8, at its swizzled place
+ * there. Rows from `valid` on, and dims from d on, are zeros. */
 template <int ROWS, int CB, int THREADS>
 static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
                                                                int64_t col0, int d, int t) {
 #pragma unroll
     for (int e = t; e < ROWS * 8 * CB; e += THREADS) {
         const int r = e / (8 * CB), c = e % (8 * CB), ok = r < valid && 8 * c < d;
-        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + r * 64 + (c % 8 ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + sdx__hip_swizzled(r, c % 8), src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
     }
 }
 
 /* The min-blocks bound: two blocks of two warpgroups an SM in f16 (at
- * most 128 registers a thread: 110 to 119 for sm_90a); bf16's P is twice
+ * most 128 registers a thread: 110 to 120 for sm_90a); bf16's P is twice
  * the registers (hi + lo: 151 to 172), one. */
-template <int HT, int DP, int WGS>
+template <int HT, int WGS>
 struct sdx__hip_flash_wg_bound {
     enum { BLOCKS = (HT == SDX__HIP_DT_F16 ? 2 : 1) * (WGS == 1 ? 2 : 1) };
 };
@@ -2748,21 +2765,21 @@ static __device__ __forceinline__ uint64_t sdx__hip_flash_wg_kslice(uint64_t des
 
 #if SDX__HIP_WGMMA
 /* O += P V for the V tile `dv` names, P's PV parts in registers, as one
- * group of products: k16 slice c (keys 16c on) is two 1024-byte atoms
- * (8 keys each) down V's rows. */
-template <int HT, int DP, int PV>
+ * group of products: k16 slice c (keys 16c on) is two atoms of 8 keys,
+ * SBO bytes each, down V's rows. */
+template <int HT, int DP, int PV, int SBO>
 static __device__ __forceinline__ void sdx__hip_flash_wg_pv(float *o, const uint32_t (*pp)[4][4], uint64_t dv) {
     sdx__hip_wg_arrive();       /* P's registers, and O's, are final */
 #pragma unroll
     for (int c = 0; c < 4; c++)
 #pragma unroll
-        for (int part = 0; part < PV; part++) sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)c * (2 * 1024 / 16));
+        for (int part = 0; part < PV; part++) sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)c * (2 * SBO / 16));
     sdx__hip_wg_commit();
 }
 #endif
 
 template <int HT, int DP, int WGS>
-__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, DP, WGS>::BLOCKS))
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
 sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, float scale,
                        int pairs) {
     sdx__hip_wait_prior();
@@ -2817,7 +2834,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
                                    sdx__hip_flash_wg_kslice(dk + (uint64_t)(j & 1) * tile_units, kk, kv_block));
         sdx__hip_wg_commit();
         if (j > 0) {
-            sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((j - 1) & 1) * tile_units);
+            sdx__hip_flash_wg_pv<HT, DP, PV, L::SBO>(o, pp, dv + (uint64_t)((j - 1) & 1) * tile_units);
             sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
         } else {
             sdx__hip_wg_wait<0>();
@@ -2881,7 +2898,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_wg_fence_smem();
         __syncthreads();
         sdx__hip_wg_fence_acc<NO>(o);
-        sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((tiles - 1) & 1) * tile_units);
+        sdx__hip_flash_wg_pv<HT, DP, PV, L::SBO>(o, pp, dv + (uint64_t)((tiles - 1) & 1) * tile_units);
         sdx__hip_wg_wait<0>();
         sdx__hip_wg_fence_acc<NO>(o);
     }
@@ -4106,18 +4123,20 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     static const char op[] = "attention";
     const sdx__hip *s = sdx__hip_of(ctx);
     int64_t batch, d;
+    int halves;
     batch = q->shape[0];
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
     /* NVIDIA matrix units for half q, k, v of one type: wgmma where it
      * takes the head dim (16-byte rows), mma.sync for the others */
-    if (s->flash_wg && d % 8 == 0 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
-        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0 &&
+    halves = q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype;
+    if (s->flash_wg && halves && d % 8 == 0 && !causal && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 &&
+        (uintptr_t)v->data % 16 == 0 &&
         (q->dtype == SDX_F16 ? sdx__hip_flash_wg_pick<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d)
                              : sdx__hip_flash_wg_pick<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d)))
         return sdx__hip_check(ctx, op);
-    if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
+    if (s->attention_mma && halves && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);
         return sdx__hip_check(ctx, op);

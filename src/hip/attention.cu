@@ -415,22 +415,22 @@ struct sdx__hip_flash_wg_plan {
 
 /* Rows [row0, row0 + ROWS) of one head's d dims (from col0) into dst in
  * the 128-byte swizzle, CB column blocks of ROWS rows, as asynchronous
- * copies: row r's chunk c (8 dims) in block c / 8, at 64 r + 8 (c % 8 ^
- * r % 8) there. Rows from `valid` on, and dims from d on, are zeros. */
+ * copies: row r's chunk c (8 dims) in block c / 8, at its swizzled place
+ * there. Rows from `valid` on, and dims from d on, are zeros. */
 template <int ROWS, int CB, int THREADS>
 static __device__ __forceinline__ void sdx__hip_flash_wg_stage(uint16_t *dst, const uint16_t *src, int64_t row0, int64_t valid, int64_t hd,
                                                                int64_t col0, int d, int t) {
 #pragma unroll
     for (int e = t; e < ROWS * 8 * CB; e += THREADS) {
         const int r = e / (8 * CB), c = e % (8 * CB), ok = r < valid && 8 * c < d;
-        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + r * 64 + (c % 8 ^ r % 8) * 8, src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
+        sdx__hip_cp_async16(dst + c / 8 * ROWS * 64 + sdx__hip_swizzled(r, c % 8), src + (ok ? (row0 + r) * hd + col0 + 8 * c : 0), ok);
     }
 }
 
 /* The min-blocks bound: two blocks of two warpgroups an SM in f16 (at
- * most 128 registers a thread: 110 to 119 for sm_90a); bf16's P is twice
+ * most 128 registers a thread: 110 to 120 for sm_90a); bf16's P is twice
  * the registers (hi + lo: 151 to 172), one. */
-template <int HT, int DP, int WGS>
+template <int HT, int WGS>
 struct sdx__hip_flash_wg_bound {
     enum { BLOCKS = (HT == SDX__HIP_DT_F16 ? 2 : 1) * (WGS == 1 ? 2 : 1) };
 };
@@ -443,21 +443,21 @@ static __device__ __forceinline__ uint64_t sdx__hip_flash_wg_kslice(uint64_t des
 
 #if SDX__HIP_WGMMA
 /* O += P V for the V tile `dv` names, P's PV parts in registers, as one
- * group of products: k16 slice c (keys 16c on) is two 1024-byte atoms
- * (8 keys each) down V's rows. */
-template <int HT, int DP, int PV>
+ * group of products: k16 slice c (keys 16c on) is two atoms of 8 keys,
+ * SBO bytes each, down V's rows. */
+template <int HT, int DP, int PV, int SBO>
 static __device__ __forceinline__ void sdx__hip_flash_wg_pv(float *o, const uint32_t (*pp)[4][4], uint64_t dv) {
     sdx__hip_wg_arrive();       /* P's registers, and O's, are final */
 #pragma unroll
     for (int c = 0; c < 4; c++)
 #pragma unroll
-        for (int part = 0; part < PV; part++) sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)c * (2 * 1024 / 16));
+        for (int part = 0; part < PV; part++) sdx__hip_wgmma_rs<HT, DP, 1>(o, pp[part][c], dv + (uint64_t)c * (2 * SBO / 16));
     sdx__hip_wg_commit();
 }
 #endif
 
 template <int HT, int DP, int WGS>
-__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, DP, WGS>::BLOCKS))
+__global__ void __launch_bounds__(128 * WGS, (sdx__hip_flash_wg_bound<HT, WGS>::BLOCKS))
 sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void *v, int64_t nq, int64_t nk, int heads, int d, float scale,
                        int pairs) {
     sdx__hip_wait_prior();
@@ -512,7 +512,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
                                    sdx__hip_flash_wg_kslice(dk + (uint64_t)(j & 1) * tile_units, kk, kv_block));
         sdx__hip_wg_commit();
         if (j > 0) {
-            sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((j - 1) & 1) * tile_units);
+            sdx__hip_flash_wg_pv<HT, DP, PV, L::SBO>(o, pp, dv + (uint64_t)((j - 1) & 1) * tile_units);
             sdx__hip_wg_wait<1>();      /* S_j; P_{j-1} V_{j-1} may run on */
         } else {
             sdx__hip_wg_wait<0>();
@@ -576,7 +576,7 @@ sdx__hip_k_flash_wgmma(void *y, int yt, const void *q, const void *k, const void
         sdx__hip_wg_fence_smem();
         __syncthreads();
         sdx__hip_wg_fence_acc<NO>(o);
-        sdx__hip_flash_wg_pv<HT, DP, PV>(o, pp, dv + (uint64_t)((tiles - 1) & 1) * tile_units);
+        sdx__hip_flash_wg_pv<HT, DP, PV, L::SBO>(o, pp, dv + (uint64_t)((tiles - 1) & 1) * tile_units);
         sdx__hip_wg_wait<0>();
         sdx__hip_wg_fence_acc<NO>(o);
     }

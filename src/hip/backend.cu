@@ -1199,18 +1199,20 @@ static int sdx__hip_attention_op(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *
     static const char op[] = "attention";
     const sdx__hip *s = sdx__hip_of(ctx);
     int64_t batch, d;
+    int halves;
     batch = q->shape[0];
     d = q->shape[2] / heads;
     if (q->shape[1] == 0 || batch == 0 || d == 0) return SDX_OK;
     if (batch * heads > 65535) return sdx__hip_bad(ctx, op, "at most 65535 (batch, head) pairs", q, NULL);
     /* NVIDIA matrix units for half q, k, v of one type: wgmma where it
      * takes the head dim (16-byte rows), mma.sync for the others */
-    if (s->flash_wg && d % 8 == 0 && !causal && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype &&
-        (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 && (uintptr_t)v->data % 16 == 0 &&
+    halves = q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype;
+    if (s->flash_wg && halves && d % 8 == 0 && !causal && (uintptr_t)q->data % 16 == 0 && (uintptr_t)k->data % 16 == 0 &&
+        (uintptr_t)v->data % 16 == 0 &&
         (q->dtype == SDX_F16 ? sdx__hip_flash_wg_pick<SDX__HIP_DT_F16>(y, q, k, v, batch, heads, (int)d)
                              : sdx__hip_flash_wg_pick<SDX__HIP_DT_BF16>(y, q, k, v, batch, heads, (int)d)))
         return sdx__hip_check(ctx, op);
-    if (s->attention_mma && q->dtype != SDX_F32 && k->dtype == q->dtype && v->dtype == q->dtype && d <= 512) {
+    if (s->attention_mma && halves && d <= 512) {
         if (q->dtype == SDX_F16) sdx__hip_attention_mma<SDX__HIP_DT_F16>(s, y, q, k, v, batch, heads, (int)d, causal);
         else sdx__hip_attention_mma<SDX__HIP_DT_BF16>(s, y, q, k, v, batch, heads, (int)d, causal);
         return sdx__hip_check(ctx, op);

@@ -262,6 +262,13 @@ static __device__ __forceinline__ float sdx__hip_exp2(float x) {
 #endif
 }
 
+/* Where chunk `chunk` (8 halves, 16 bytes) of row `row` of a [rows][64]
+ * half operand goes in the 128-byte swizzle wgmma reads and the TMA
+ * writes (below), in halves from the 1024-byte-aligned start: its
+ * 16-byte slot in the row is the chunk XOR the row's place in its atom
+ * of 8 rows. */
+static __device__ __forceinline__ int sdx__hip_swizzled(int row, int chunk) { return row * 64 + (chunk ^ row % 8) * 8; }
+
 /* ---- Hopper's warpgroup matrix instructions (sm_90a) ------------------------ */
 /* wgmma.mma_async m64nNk16 (N = 64, 128 or 160): a warpgroup (four consecutive
  * warps, 128 threads) multiplies a 64 x 16 A by a 16 x N B, both in

@@ -244,8 +244,8 @@ struct sdx__hip_tile {
            OUT_TPR = BN / 8, OUT_RPP = NT / OUT_TPR,
            /* the most chunks a thread takes in half a tile: a linear's
             * passes, a convolution's chunks of 8 pixels */
-           EPI_ITERS = (BT / 2 + OUT_RPP - 1) / OUT_RPP > (BT / 2 * BN / 8 + NT - 1) / NT ? (BT / 2 + OUT_RPP - 1) / OUT_RPP
-                                                                                          : (BT / 2 * BN / 8 + NT - 1) / NT };
+           EPI_PASSES = (BT / 2 + OUT_RPP - 1) / OUT_RPP, EPI_PIXEL_CHUNKS = (BT / 2 * BN / 8 + NT - 1) / NT,
+           EPI_ITERS = EPI_PASSES > EPI_PIXEL_CHUNKS ? EPI_PASSES : EPI_PIXEL_CHUNKS };
 };
 
 #if SDX__HIP_MMA == 2 || SDX__HIP_MMA == 3
@@ -365,7 +365,7 @@ static __device__ __forceinline__ void sdx__hip_mma_gather(const sdx__hip_gemm &
  * of pitch SDX__HIP_MLD, or (WG) wgmma's swizzled rows. */
 template <int WG>
 static __device__ __forceinline__ int sdx__hip_staged(int row, int kc) {
-    return WG ? row * SDX__HIP_MBK + (kc / 8 ^ row % 8) * 8 : row * SDX__HIP_MLD + kc;
+    return WG ? sdx__hip_swizzled(row, kc / 8) : row * SDX__HIP_MLD + kc;      /* WG: 64 k a row (SDX__HIP_MBK) */
 }
 
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int WG = 0, int BN = BT>
@@ -495,6 +495,15 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * thread's residual loads are in flight at once instead of one a pass
  * behind the stores (which may alias them). A chunk that is not whole
  * and aligned is read from res as it is written. */
+/* Where pass `it` of thread t (of NT) fetched the residual's chunk from
+ * element i (`count` values) in pre, or NULL: only whole, aligned chunks
+ * of a half type are fetched (sdx__hip_mma_write_half's pre). */
+template <int NT>
+static __device__ __forceinline__ uint16_t *sdx__hip_res_chunk(uint16_t *pre, const sdx__hip_gemm &g, const void *res, int64_t i, int count,
+                                                               int it, int t) {
+    return pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+}
+
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT, int FETCH = 0>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t, uint16_t *pre = NULL) {
@@ -532,7 +541,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
         for (int r = t / T::OUT_TPR, it = 0; r < BT / 2; r += T::OUT_RPP, it++) {
             const int64_t m = m0 + r, i = m * g.N + n;
             const int count = m < g.M ? columns : 0;
-            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+            uint16_t *chunk = sdx__hip_res_chunk<NT>(pre, g, res, i, count, it, t);
             float v[8];
             if (FETCH) {
                 if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
@@ -549,7 +558,7 @@ static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, 
             const int col = c / (BT / 16), r = c % (BT / 16) * 8;
             const int64_t m = m0 + r, n = n0 + col, i = z * g.y_bstride + n * g.M + m;
             const int count = m < g.M && n < g.N ? (int)(g.M - m < 8 ? g.M - m : 8) : 0;
-            uint16_t *chunk = pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+            uint16_t *chunk = sdx__hip_res_chunk<NT>(pre, g, res, i, count, it, t);
             if (FETCH) {
                 if (chunk) sdx__hip_cp_async16(chunk, (const uint16_t *)res + i, 1);
                 continue;
@@ -846,8 +855,9 @@ template <int BN>
 struct sdx__hip_wg_tile {
     enum { A = 128 * SDX__HIP_MBK, W = BN * SDX__HIP_MBK,    /* halves of A and of W in a stage: whole 1024-byte atoms */
            STAGE = A + W,
+           STAGES_BYTES = SDX__HIP_WG_STAGES * STAGE * 2,
            ALIGN = 1024,                                      /* bytes: the swizzle's atoms start on this boundary */
-           SMEM = SDX__HIP_WG_STAGES * STAGE * 2 + ALIGN - 16 };
+           SMEM = STAGES_BYTES + ALIGN - 16 };
 };
 
 template <int AK, int BN>
@@ -937,11 +947,11 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
     /* the epilogue: warpgroup 0's rows, then 1's; the first barrier also
      * ends every warpgroup's reads of the stages (and then the residual's
      * chunks fly while warpgroup 0 stages) */
-    typedef sdx__hip_epi_plan<BN, NT, T::SMEM - T::ALIGN + 16> E;
+    typedef sdx__hip_epi_plan<BN, NT, T::STAGES_BYTES> E;
     uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::SMEM - T::ALIGN + 16>(g, z, m0, n0, t, pre);
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::STAGES_BYTES>(g, z, m0, n0, t, pre);
         if (wg == half) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, 0);
         if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
@@ -979,7 +989,7 @@ template <int BN>
 struct sdx__hip_tma_tile {
     typedef sdx__hip_wg_tile<BN> G;
     enum { A = G::A, W = G::W, STAGE = G::STAGE, ALIGN = G::ALIGN,
-           BARS = SDX__HIP_WG_STAGES * STAGE * 2,                         /* byte offset of the barriers */
+           BARS = G::STAGES_BYTES,                                        /* byte offset of the barriers */
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 
