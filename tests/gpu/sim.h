@@ -641,6 +641,21 @@ static inline void sdx_sim_ldmatrix_x4(uint32_t r[4], const uint16_t *row, int t
     }
 }
 
+/* A lane's A fragment of a 16 x 16 half operand (mma.sync m16n8k16's,
+ * and wgmma's from registers for a warp's 16 rows: a[0] A[g][2q, 2q+1],
+ * a[1] A[g+8][2q, 2q+1], a[2] A[g][2q+8, 2q+9], a[3] A[g+8][2q+8,
+ * 2q+9], lane 4 g + q) into A[16][16] as floats. */
+static inline void sdx_sim_put_a16(float *A, const uint32_t a[4], int lane, int bf16) {
+    const int g = lane / 4, q = lane % 4;
+    for (int h = 0; h < 2; h++) {
+        const uint32_t s = 16 * (uint32_t)h;
+        A[g * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[0] >> s), bf16);
+        A[(g + 8) * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[1] >> s), bf16);
+        A[g * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[2] >> s), bf16);
+        A[(g + 8) * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[3] >> s), bf16);
+    }
+}
+
 /* mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += a b over the warp,
  * with the PTX ISA's fragments (lane l = 4 g + t):
  *   a[0] A[g][2t, 2t+1]  a[1] A[g+8][2t, 2t+1]  a[2] A[g][2t+8, 2t+9]  a[3] A[g+8][2t+8, 2t+9]
@@ -652,12 +667,9 @@ static inline void sdx_sim_mma_m16n8k16(float d[4], const uint32_t a[4], const u
     float (*x)[256] = sdx_sim::M().mma[f.warp][f.xchg++ & 1];
     float *A = x[0], *B = x[1], *C = x[2];     /* A[16][16], B[16][8] (k, n), C[16][8] */
     int lane = f.lane, g = lane / 4, t = lane % 4;
+    sdx_sim_put_a16(A, a, lane, bf16);
     for (int h = 0; h < 2; h++) {
         uint32_t s = 16 * (uint32_t)h;
-        A[g * 16 + 2 * t + h] = sdx_sim_half_to_float((uint16_t)(a[0] >> s), bf16);
-        A[(g + 8) * 16 + 2 * t + h] = sdx_sim_half_to_float((uint16_t)(a[1] >> s), bf16);
-        A[g * 16 + 2 * t + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[2] >> s), bf16);
-        A[(g + 8) * 16 + 2 * t + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[3] >> s), bf16);
         B[(2 * t + h) * 8 + g] = sdx_sim_half_to_float((uint16_t)(b[0] >> s), bf16);
         B[(2 * t + 8 + h) * 8 + g] = sdx_sim_half_to_float((uint16_t)(b[1] >> s), bf16);
         C[g * 8 + 2 * t + h] = d[h];
@@ -767,14 +779,8 @@ static inline void sdx_sim_wgmma(float *d, int n, uint64_t a, uint64_t b, int bf
 static inline void sdx_sim_wgmma_rs(float *d, int n, const uint32_t a[4], uint64_t b, int bf16, int tnsp) {
     sdx_sim::fiber &f = sdx_sim::self();
     float *A = sdx_sim::M().mma[f.warp][f.xchg++ & 1][0];     /* A[16][16] */
-    const int g = f.lane / 4, q = f.lane % 4;
-    for (int h = 0; h < 2; h++) {
-        const uint32_t s = 16 * (uint32_t)h;
-        A[g * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[0] >> s), bf16);
-        A[(g + 8) * 16 + 2 * q + h] = sdx_sim_half_to_float((uint16_t)(a[1] >> s), bf16);
-        A[g * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[2] >> s), bf16);
-        A[(g + 8) * 16 + 2 * q + 8 + h] = sdx_sim_half_to_float((uint16_t)(a[3] >> s), bf16);
-    }
+    const int g = f.lane / 4;
+    sdx_sim_put_a16(A, a, f.lane, bf16);
     __syncwarp();
     sdx_sim::fiber::wg_op *e = sdx_sim_wg_queue(d, n, b, bf16, tnsp);
     if (!e) return;
