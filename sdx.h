@@ -7059,8 +7059,10 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
  * 512 rows (columns) of the cached weight. */
 
 #define SDX__ATILE      512      /* halves in an A tile (16 rows x 32)            */
-#define SDX__AJOB_LONG  512      /* job rows (cols) on the packed operand's side */
-#define SDX__AJOB_SHORT 128      /* job cols (rows) on the other side            */
+#define SDX__AJOB_LONG  512      /* job rows (cols) on the weight's side          */
+#define SDX__AJOB_SHORT 128      /* job cols (rows) on the other side, at most     */
+#define SDX__AJOB_WIDE  2048     /* a linear's job with a weight panel: its columns */
+#define SDX__AJOB_TILE  ((size_t)SDX__AJOB_LONG * 256)   /* floats of a job's C: 512 KiB */
 
 /* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
  * ld), k in [k0, k0 + kc), rounded to bf16, as A tiles: dst[(r / 16) *
@@ -7246,12 +7248,12 @@ static void sdx__amx_32x32(int kt, const uint16_t *a0, const uint16_t *a1, const
 /* Per-thread scratch of an AMX job, in this order. */
 #define SDX__AMX_PA    ((size_t)SDX__AJOB_LONG * SDX__BKC / 2)      /* words: A tiles       */
 #define SDX__AMX_PB    ((size_t)SDX__BKC * SDX__AJOB_LONG)          /* words: B strips, hi + lo */
-#define SDX__AMX_TILE  ((size_t)SDX__AJOB_LONG * SDX__AJOB_SHORT)   /* floats: C tile       */
-#define SDX__AMX_TMP   ((size_t)SDX__AJOB_LONG + SDX__BKC + 64)     /* floats: one row      */
+#define SDX__AMX_TILE  SDX__AJOB_TILE                                /* floats: C tile       */
+#define SDX__AMX_TMP   ((size_t)SDX__AJOB_WIDE + SDX__BKC + 64)     /* floats: one row      */
 
 static size_t sdx__gemm_amx_scratch_bytes(void) {
     return (SDX__AMX_PA + SDX__AMX_PB) * sizeof(uint32_t)
-         + (SDX__AMX_TILE + SDX__AMX_TMP + SDX__AJOB_LONG + SDX__BF16_STAGE) * sizeof(float)
+         + (SDX__AMX_TILE + SDX__AMX_TMP + SDX__AJOB_WIDE + SDX__BF16_STAGE) * sizeof(float)
          + (2 * SDX__BF16_STAGE + 2) * sizeof(uint16_t) + 256;
 }
 
@@ -7259,7 +7261,7 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
     uint32_t *pb = (uint32_t *)sdx__scratch_f32(g->ctx, thread);
     uint16_t *pa = (uint16_t *)(pb + SDX__AMX_PB);
     float *tile = (float *)(pa + 2 * SDX__AMX_PA);
-    float *tmp = tile + SDX__AMX_TILE, *bias_buf = tmp + SDX__AMX_TMP, *stage = bias_buf + SDX__AJOB_LONG;
+    float *tmp = tile + SDX__AMX_TILE, *bias_buf = tmp + SDX__AMX_TMP, *stage = bias_buf + SDX__AJOB_WIDE;
     uint16_t *t16 = (uint16_t *)(stage + SDX__BF16_STAGE);
     int64_t per_batch = g->m_tiles * g->n_tiles;
     int64_t batch = job / per_batch, rest = job % per_batch;
@@ -7291,7 +7293,8 @@ static void sdx__gemm_job_amx(const sdx__gemm *g, int64_t job, int thread) {
         else sdx__pack_im2col_bf16(g, pb, split_b ? pb + b_lo : NULL, b, n0, nv, np, k0, kc, kpad, stage, t16, tmp);
         for (int j = 0; j < np; j += SDX__BNR) {
             const uint32_t *bs = pb + (int64_t)j * kpad;
-            if (panel_b) bs = sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kpad, pb + (int64_t)j * kpad);
+            /* a short or padded strip of the panel: into pb, which a panel leaves free, used up below */
+            if (panel_b) bs = sdx__panel_strip(panel_b, g->panel_rows, g->K, SDX__BNR, n0 + j - g->w_first, k0, kp, kpad, pb);
             for (int i = 0; i < mp; i += 32)
                 sdx__amx_32x32(kt, at + (i / 16) * a_rs, at + (i / 16 + 1) * a_rs, bs, a_lo, b_lo,
                                tile + (int64_t)i * g->nb + j, g->nb, k0 > 0);
@@ -7427,20 +7430,35 @@ static int sdx__gemm_run_panels(sdx_ctx *ctx, sdx__gemm *g, int kind, int64_t un
     return SDX_OK;
 }
 
-/* AMX job shape: up to SDX__AJOB_LONG on the side whose operand is packed
- * per job, split evenly (multiples of 32) and further while there are
- * fewer than two jobs per thread. */
+/* AMX job shape: up to SDX__AJOB_LONG rows of the weight (a linear's
+ * with a panel: SDX__AJOB_WIDE) and as many of the other operand, at most
+ * SDX__AJOB_SHORT, as C's SDX__AJOB_TILE floats hold; split evenly
+ * (multiples of 32) and further while there are fewer than two jobs per
+ * thread. The other operand is packed once per job, so a linear's
+ * activations are packed N / (job's columns) times: 10 times for SDXL's
+ * GEGLU at 512 columns, 3 at 2048, which ran its linears 1.1-1.4x as fast
+ * (docs/PERFORMANCE.md). Jobs that pack the weight themselves (no panel)
+ * and a quantized weight's chunks keep to SDX__AJOB_LONG. The
+ * shape does not change the bits: each C value sums the same tiles in
+ * the same order. */
 #ifdef SDX__AMX
+static void sdx__amx_shape(int64_t L, int64_t S, int64_t splits, int64_t *l_size, int64_t *s_size, int64_t *s_tiles) {
+    *l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
+    *s_size = SDX__MAX((int64_t)32, SDX__MIN((int64_t)SDX__AJOB_SHORT, (int64_t)SDX__AJOB_TILE / *l_size / 32 * 32));
+    *s_tiles = (S + *s_size - 1) / *s_size;
+}
+
 static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     int64_t L = g->weight_is_a ? g->M : g->N, S = g->weight_is_a ? g->N : g->M;
-    int64_t s_tiles = (S + SDX__AJOB_SHORT - 1) / SDX__AJOB_SHORT, splits = (L + SDX__AJOB_LONG - 1) / SDX__AJOB_LONG;
-    int64_t l_size;
+    int wide = !g->weight_is_a && sdx__weight_panel(ctx, g, SDX__PANEL_B) != NULL;   /* packed now if not yet */
+    int64_t most = wide ? SDX__AJOB_WIDE : SDX__AJOB_LONG, splits = (L + most - 1) / most, l_size, s_size, s_tiles;
     int rc;
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
-    while (g->batch * splits * s_tiles < 2 * (int64_t)sdx_threads(ctx) && splits * 32 < L) splits++;
-    l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
-    g->mb = g->weight_is_a ? l_size : SDX__AJOB_SHORT;
-    g->nb = g->weight_is_a ? SDX__AJOB_SHORT : l_size;
+    sdx__amx_shape(L, S, splits, &l_size, &s_size, &s_tiles);
+    while (g->batch * splits * s_tiles < 2 * (int64_t)sdx_threads(ctx) && splits * 32 < L)
+        sdx__amx_shape(L, S, ++splits, &l_size, &s_size, &s_tiles);
+    g->mb = g->weight_is_a ? l_size : s_size;
+    g->nb = g->weight_is_a ? s_size : l_size;
     g->m_tiles = (g->M + g->mb - 1) / g->mb;
     g->n_tiles = (g->N + g->nb - 1) / g->nb;
     return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B, l_size, sdx__gemm_range_amx);

@@ -71,17 +71,19 @@ static int tb_check(const float *got, const double *ref, const double *mag, int6
  * operands (bf16 weight, hi + lo activation: 2K products), for a weight of
  * each storage dtype, cached (a registered slot) and not: both within the
  * f32 accumulation bound, and the cached panel gives the same bits as
- * per-call packing. */
+ * per-call packing (on AMX a cached panel's jobs are wider: 300 x 1100
+ * runs as 4 jobs of 1120 columns, padded strips from one buffer, against
+ * 12 of 384). */
 static int linear_bf16_matches_its_operands_in_double(void) {
     sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 },
-                                         { 70, 600, 530 } };
+                                         { 70, 600, 530 }, { 300, 100, 1100 } };
     static const sdx_dtype wtypes[3] = { SDX_F32, SDX_F16, SDX_BF16 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
-    for (int s = 0; s < 5; s++)
+    for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++)
         for (int wt = 0; wt < 3; wt++) {
             const char *engine = tb_engine(ctx, e);
             int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2];
