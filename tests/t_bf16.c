@@ -164,7 +164,8 @@ static void tb_conv_double(const float *x, const float *w, const float *b, const
  * block, outputs over one AMX job, bias per output channel, batch 2, x
  * of each storage dtype) in bf16 mode against double on its operands (as
  * for linear; a bf16 x is exact in hi alone); cached weight panel =
- * per-call packing, bit for bit. */
+ * per-call packing, bit for bit (on AMX the panel's jobs are wider: 600
+ * outputs at 400 pixels run as 4 jobs of 608 x 128 against 8 of 320). */
 static int conv2d_bf16_matches_its_operands_in_double(void) {
     sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     /* N, C, H, W, O, k, stride, pad; x's dtype (the stride-1 im2col reads
@@ -172,13 +173,13 @@ static int conv2d_bf16_matches_its_operands_in_double(void) {
     static const int cs[][8] = { { 2, 16, 9, 40, 20, 3, 1, 1 }, { 1, 3, 17, 17, 13, 3, 2, 1 },
                                  { 1, 40, 6, 6, 36, 1, 1, 0 }, { 1, 70, 8, 8, 4, 3, 1, 1 },
                                  { 1, 72, 5, 7, 530, 3, 1, 1 }, { 1, 24, 16, 16, 40, 3, 1, 1 },
-                                 { 1, 24, 16, 16, 40, 3, 1, 1 } };
-    static const sdx_dtype xtypes[] = { SDX_F32, SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_BF16 };
+                                 { 1, 24, 16, 16, 40, 3, 1, 1 }, { 1, 8, 20, 20, 600, 3, 1, 1 } };
+    static const sdx_dtype xtypes[] = { SDX_F32, SDX_F16, SDX_F32, SDX_F16, SDX_BF16, SDX_F16, SDX_BF16, SDX_F32 };
     sdx_ctx *ctx = t_ctx();
     T_CHECK(ctx, "context");
     TB_SKIP_IF(ctx, !tb_has_bf16(ctx), "no AVX512-BF16 here (CPU, or an SDX_NO_SIMD build): bf16 mode computes in f32, checked by fallback_equals_f32_exactly");
     for (int e = 0, engines = tb_engines(ctx); e < engines; e++)
-    for (int c = 0; c < 7; c++) {
+    for (int c = 0; c < (int)(sizeof cs / sizeof cs[0]); c++) {
         const char *engine = tb_engine(ctx, e);
         int64_t N = cs[c][0], C = cs[c][1], H = cs[c][2], W = cs[c][3], O = cs[c][4], k = cs[c][5];
         int st = cs[c][6], pd = cs[c][7];

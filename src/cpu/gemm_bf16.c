@@ -447,10 +447,10 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
  * are the AVX-512 kernel's (BNR = 32 columns, pairs of k), padded with
  * zero pairs to whole tiles; A is packed in whole 16 x 32 tiles (1 KiB,
  * row-major), which is also how a convolution's weight panel is cached
- * (SDX__PANEL_TILES). Jobs are larger than the f32 path's on the side of
- * the operand that is packed per job (the im2col of a convolution, the
- * activations of a linear) so that the packing is amortised over up to
- * 512 rows (columns) of the cached weight. */
+ * (SDX__PANEL_TILES). Jobs are larger than the f32 path's on the
+ * weight's side, so that the operand packed per job (the im2col of a
+ * convolution, the activations of a linear) serves up to 512 rows of the
+ * weight, 2048 where its panel is cached (sdx__gemm_run_amx). */
 
 #define SDX__ATILE      512      /* halves in an A tile (16 rows x 32)            */
 #define SDX__AJOB_LONG  512      /* job rows (cols) on the weight's side          */
@@ -824,15 +824,16 @@ static int sdx__gemm_run_panels(sdx_ctx *ctx, sdx__gemm *g, int kind, int64_t un
     return SDX_OK;
 }
 
-/* AMX job shape: up to SDX__AJOB_LONG rows of the weight (a linear's
- * with a panel: SDX__AJOB_WIDE) and as many of the other operand, at most
+/* AMX job shape: up to SDX__AJOB_LONG rows of the weight (with a cached
+ * panel: SDX__AJOB_WIDE) and as many of the other operand, at most
  * SDX__AJOB_SHORT, as C's SDX__AJOB_TILE floats hold; split evenly
  * (multiples of 32) and further while there are fewer than two jobs per
  * thread. The other operand is packed once per job, so a linear's
- * activations are packed N / (job's columns) times: 10 times for SDXL's
- * GEGLU at 512 columns, 3 at 2048, which ran its linears 1.1-1.4x as fast
- * (docs/PERFORMANCE.md). Jobs that pack the weight themselves (no panel)
- * and a quantized weight's chunks keep to SDX__AJOB_LONG. The
+ * activations are packed N / (job's columns) times, a convolution's
+ * im2col once per job's output channels: 10 times for SDXL's GEGLU at
+ * 512 columns, 3 at 2048 (docs/PERFORMANCE.md). Jobs that pack the
+ * weight themselves (no panel) and a quantized weight's chunks keep to
+ * SDX__AJOB_LONG. The
  * shape does not change the bits: each C value sums the same tiles in
  * the same order. */
 #ifdef SDX__AMX
@@ -844,7 +845,8 @@ static void sdx__amx_shape(int64_t L, int64_t S, int64_t splits, int64_t *l_size
 
 static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     int64_t L = g->weight_is_a ? g->M : g->N, S = g->weight_is_a ? g->N : g->M;
-    int wide = !g->weight_is_a && sdx__weight_panel(ctx, g, SDX__PANEL_B) != NULL;   /* packed now if not yet */
+    int kind = g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B;
+    int wide = sdx__weight_panel(ctx, g, kind) != NULL;   /* packed now if not yet */
     int64_t most = wide ? SDX__AJOB_WIDE : SDX__AJOB_LONG, splits = (L + most - 1) / most, l_size, s_size, s_tiles;
     int rc;
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
@@ -855,7 +857,7 @@ static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     g->nb = g->weight_is_a ? s_size : l_size;
     g->m_tiles = (g->M + g->mb - 1) / g->mb;
     g->n_tiles = (g->N + g->nb - 1) / g->nb;
-    return sdx__gemm_run_panels(ctx, g, g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B, l_size, sdx__gemm_range_amx);
+    return sdx__gemm_run_panels(ctx, g, kind, l_size, sdx__gemm_range_amx);
 }
 #endif
 
