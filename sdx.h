@@ -7430,18 +7430,17 @@ static int sdx__gemm_run_panels(sdx_ctx *ctx, sdx__gemm *g, int kind, int64_t un
     return SDX_OK;
 }
 
-/* AMX job shape: up to SDX__AJOB_LONG rows of the weight (with a cached
- * panel: SDX__AJOB_WIDE) and as many of the other operand, at most
- * SDX__AJOB_SHORT, as C's SDX__AJOB_TILE floats hold; split evenly
- * (multiples of 32) and further while there are fewer than two jobs per
- * thread. The other operand is packed once per job, so a linear's
- * activations are packed N / (job's columns) times, a convolution's
- * im2col once per job's output channels: 10 times for SDXL's GEGLU at
- * 512 columns, 3 at 2048 (docs/PERFORMANCE.md). Jobs that pack the
- * weight themselves (no panel) and a quantized weight's chunks keep to
- * SDX__AJOB_LONG. The
- * shape does not change the bits: each C value sums the same tiles in
- * the same order. */
+/* AMX job shape: up to SDX__AJOB_LONG rows of the weight (SDX__AJOB_WIDE
+ * from a panel, cached or a quantized weight's chunk) and as many of the
+ * other operand, at most SDX__AJOB_SHORT, as C's SDX__AJOB_TILE floats
+ * hold; split evenly (multiples of 32) and further while there are fewer
+ * than two jobs per thread. The other operand is packed once per job, so
+ * a linear's activations are packed N / (job's columns) times, and a
+ * convolution's im2col once per job's output channels: SDXL's GEGLU
+ * packed 10 times at 512 columns, 3 at 2048 (docs/PERFORMANCE.md). Jobs
+ * that pack the weight themselves (no panel) keep to SDX__AJOB_LONG. The
+ * shape does not change the bits: each C value sums the same tiles in the
+ * same order. */
 #ifdef SDX__AMX
 static void sdx__amx_shape(int64_t L, int64_t S, int64_t splits, int64_t *l_size, int64_t *s_size, int64_t *s_tiles) {
     *l_size = ((L + splits - 1) / splits + 31) / 32 * 32;
@@ -7452,7 +7451,8 @@ static void sdx__amx_shape(int64_t L, int64_t S, int64_t splits, int64_t *l_size
 static int sdx__gemm_run_amx(sdx_ctx *ctx, sdx__gemm *g) {
     int64_t L = g->weight_is_a ? g->M : g->N, S = g->weight_is_a ? g->N : g->M;
     int kind = g->weight_is_a ? SDX__PANEL_TILES : SDX__PANEL_B;
-    int wide = sdx__weight_panel(ctx, g, kind) != NULL;   /* packed now if not yet */
+    /* the cached panel (packed now if not yet), or a quantized weight's chunks */
+    int wide = sdx__weight_panel(ctx, g, kind) != NULL || sdx__dtype_is_block(g->weight_is_a ? g->a_dtype : g->b_dtype);
     int64_t most = wide ? SDX__AJOB_WIDE : SDX__AJOB_LONG, splits = (L + most - 1) / most, l_size, s_size, s_tiles;
     int rc;
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_amx_scratch_bytes())) != SDX_OK) return rc;
