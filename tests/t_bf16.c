@@ -73,7 +73,7 @@ static int tb_check(const float *got, const double *ref, const double *mag, int6
  * f32 accumulation bound, and the cached panel gives the same bits as
  * per-call packing (on AMX a cached panel's jobs are wider: 300 x 1100
  * runs as 4 jobs of 1120 columns, padded strips from one buffer, against
- * 12 of 384). */
+ * 9 of 384). */
 static int linear_bf16_matches_its_operands_in_double(void) {
     sdx_dtype compute = SDX_F32;   /* the ops' arithmetic */
     static const int64_t shapes[][3] = { { 154, 77, 320 }, { 300, 640, 100 }, { 7, 33, 45 }, { 1, 1280, 1280 },

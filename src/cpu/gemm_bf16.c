@@ -455,8 +455,8 @@ static void sdx__gemm_range_bf16(void *arg, int64_t begin, int64_t end, int thre
 #define SDX__ATILE      512      /* halves in an A tile (16 rows x 32)            */
 #define SDX__AJOB_LONG  512      /* job rows (cols) on the weight's side          */
 #define SDX__AJOB_SHORT 128      /* job cols (rows) on the other side, at most     */
-#define SDX__AJOB_WIDE  2048     /* a linear's job with a weight panel: its columns */
-#define SDX__AJOB_TILE  ((size_t)SDX__AJOB_LONG * 256)   /* floats of a job's C: 512 KiB */
+#define SDX__AJOB_WIDE  2048     /* job rows (cols) on the weight's side from a panel */
+#define SDX__AJOB_TILE  ((size_t)SDX__AJOB_SHORT * 1024)   /* floats of a job's C: 512 KiB */
 
 /* Packs rows [row0, row0 + nvalid) of a row-major matrix (leading dim
  * ld), k in [k0, k0 + kc), rounded to bf16, as A tiles: dst[(r / 16) *
