@@ -1710,6 +1710,15 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
     }
 }
 
+/* Where pass `it` of thread t (of NT) fetched the residual's chunk from
+ * element i (`count` values) in pre, or NULL: only whole, aligned chunks
+ * of a half type are fetched (sdx__hip_mma_write_half's pre). */
+template <int NT>
+static __device__ __forceinline__ uint16_t *sdx__hip_res_chunk(uint16_t *pre, const sdx__hip_gemm &g, const void *res, int64_t i, int count,
+                                                               int it, int t) {
+    return pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
+}
+
 /* Writes BT/2 rows of the tile from m0 on from the staging: a linear's
  * cs[row][column] (pitch CPR) along n, a convolution's cs[column][row]
  * (pitch CPC) along the pixels m; into y (g.y with bias and residual, or
@@ -1723,15 +1732,6 @@ static __device__ __forceinline__ void sdx__hip_staged8(const float *cs, int i, 
  * thread's residual loads are in flight at once instead of one a pass
  * behind the stores (which may alias them). A chunk that is not whole
  * and aligned is read from res as it is written. */
-/* Where pass `it` of thread t (of NT) fetched the residual's chunk from
- * element i (`count` values) in pre, or NULL: only whole, aligned chunks
- * of a half type are fetched (sdx__hip_mma_write_half's pre). */
-template <int NT>
-static __device__ __forceinline__ uint16_t *sdx__hip_res_chunk(uint16_t *pre, const sdx__hip_gemm &g, const void *res, int64_t i, int count,
-                                                               int it, int t) {
-    return pre && g.rt != SDX__HIP_DT_F32 && sdx__hip_whole8(res, g.rt, i, count) ? pre + 8 * (NT * it + t) : NULL;
-}
-
 template <int AK, int BT, int NT = SDX__HIP_GEMM_THREADS, int BN = BT, int FETCH = 0>
 static __device__ void sdx__hip_mma_write_half(const sdx__hip_gemm &g, void *y, int yt, const void *bias, const void *res, int64_t z,
                                                int64_t m0, int64_t n0, const float *cs, int t, uint16_t *pre = NULL) {
