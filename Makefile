@@ -241,16 +241,17 @@ build/check-hip.log: sdx.h sdx_hip.h examples/sdx_hip.cu tests/gpu/t_gpu.c tests
 # the simulator of tests/gpu/sim.h (any C++17 compiler, no GPU): every
 # kernel, the matrix-unit paths included, against the CPU kernels, and UNet
 # calls replayed from graphs against op by op. The simulated device is a
-# Hopper (the 128-tiles on wgmma, a linear's fed by the TMA, attention
-# up to head dim 80 on wgmma: the simulator's builds turn
-# SDX_HIP_FLASH_WGMMA on); the GEMM cases run again on a Hopper without the TMA
+# Hopper (the 128-tiles on wgmma, a linear's and a stride-1 channels-last
+# convolution's fed by the TMA, attention up to head dim 80 on wgmma: the
+# simulator's builds turn SDX_HIP_FLASH_WGMMA and SDX_HIP_TMA_CONV on); the
+# GEMM and convolution cases run again on a Hopper without the TMA
 # (SDX_SIM_NO_TMA: the threads copy) and on an Ampere (SDX_SIM_AMPERE:
 # mma.sync), with attention (mma.sync for every head dim). The pipeline goldens and the ControlNet's
 # graphs take too long there; `./tests/gpu/run-sim` runs them too.
 SIM_CXXFLAGS ?= -std=c++17 -O2 -march=native -U_FORTIFY_SOURCE -Wall -Wextra -Werror -Wno-unknown-pragmas -Wno-psabi
 test-gpu-sim: tests/gpu/run-sim
 	./tests/gpu/run-sim -j2 --skip goldens --skip gguf --skip controlnet
-	SDX_SIM_NO_TMA=1 ./tests/gpu/run-sim linear residual geglu
+	SDX_SIM_NO_TMA=1 ./tests/gpu/run-sim linear conv residual geglu
 	SDX_SIM_AMPERE=1 ./tests/gpu/run-sim linear conv residual loaded geglu attention
 SIM_DEPS := tests/gpu/t_gpu.c tests/test.h tests/gpu/sim.h examples/sdx_hip.cu sdx.h sdx_hip.h
 tests/gpu/run-sim: tests/gpu/t_gpu-sim.o tests/gpu/sdx_hip-sim.o

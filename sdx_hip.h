@@ -64,6 +64,10 @@
                                residual into shared memory before their
                                epilogue (for A/B runs until measured; on
                                in the simulator's builds)
+     SDX_HIP_TMA_CONV=1        NVIDIA Hopper: stride-1 channels-last
+                               convolutions fed by the TMA, the input
+                               read in 4-D boxes (for A/B runs until
+                               measured; on in the simulator's builds)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)
@@ -801,6 +805,22 @@ static __device__ __forceinline__ void sdx__hip_tma_load(uint16_t *dst, const sd
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
                      sdx__hip_smem_address(dst)),
                  "l"((uint64_t)(uintptr_t)map), "r"(k), "r"(row), "r"(sdx__hip_smem_address(bar))
+                 : "memory");
+#endif
+}
+
+/* The box of a 4-D `map` whose first value is at (c, x, y, n): a
+ * channels-last picture's channels from c, pixels from (x, y) of image n;
+ * coordinates may be negative or past the edges, where the box is zeros. */
+static __device__ __forceinline__ void sdx__hip_tma_load4(uint16_t *dst, const sdx__hip_tmap *map, int c, int x, int y, int n,
+                                                          uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    const int at[4] = { c, x, y, n };
+    sdx_sim_tma_load_nd(dst, map->opaque, at, bar);
+#else
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(
+                     sdx__hip_smem_address(dst)),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c), "r"(x), "r"(y), "r"(n), "r"(sdx__hip_smem_address(bar))
                  : "memory");
 #endif
 }
@@ -2191,7 +2211,8 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 }
 
 /* ---- Hopper: the TMA feeds wgmma (sm_90a) ---------------------------------- */
-/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows) in
+/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows), or
+ * a stride-1 channels-last convolution's (sdx__hip_conv_tma_box), in
  * sdx__hip_k_gemm_wgmma's tiles, 128 rows by BN = 128 or 160 columns,
  * with the operands brought by the TMA instead of by the threads: three
  * warpgroups (384 threads), the first a producer, the other two the
@@ -2199,7 +2220,10 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
  * One thread of the producer asks for each k-step's boxes of A and W (64 k
  * by 128 rows, by BN rows; a fused GEGLU's W as two boxes of BN/2 rows,
  * values then gates) as soon as the consumers have let go of the stage
- * (`empty`), and the boxes report to the stage's `full` barrier. So the
+ * (`empty`), and the boxes report to the stage's `full` barrier. A
+ * convolution's box of A is 64 channels of one tap for the tile's 128
+ * output pixels: the input's pixels shifted by the tap, a rectangle
+ * whose parts past the picture the TMA fills with zeros, the padding. So the
  * consumers only wait, multiply and let go: no copies to issue, no
  * block-wide barrier a step; two groups of products stay in flight.
  * Same epilogue (and split k) as the other matrix-unit kernels, so the
@@ -2211,6 +2235,51 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #else
 #define SDX__HIP_TMA 1
 #endif
+/* Channels-last convolutions of stride 1 fed by the TMA too
+ * (SDX_HIP_TMA_CONV=1; the simulator's builds: on, so their tests run
+ * it; elsewhere off until an H100/H200 run has measured it against the
+ * threads' copies). */
+#if defined(SDX_HIP_TMA_CONV)
+#define SDX__HIP_TMA_CONV SDX_HIP_TMA_CONV
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_TMA_CONV 1
+#else
+#define SDX__HIP_TMA_CONV 0
+#endif
+
+/* A convolution's tile as a box of its channels-last input: 128 output
+ * pixels that are whole rows of the output (Wo divides 128: 128 / Wo
+ * rows) or part of one (128 divides Wo), so that they are the box's
+ * 128 rows in order and consecutive in the output. Stride 1 and C a
+ * multiple of 64 (a k-step is 64 channels of one tap). 0: no such box. */
+struct sdx__hip_conv_box {
+    int w, h;   /* output pixels a box row, box rows */
+};
+
+static inline sdx__hip_conv_box sdx__hip_conv_tma_box(const sdx__hip_gemm &g) {
+    sdx__hip_conv_box b = { 0, 0 };
+    if (g.stride != 1 || g.C % 64 || g.Wo <= 0 || (g.Wo <= 128 ? 128 % g.Wo : g.Wo % 128)) return b;
+    b.w = g.Wo < 128 ? g.Wo : 128;
+    b.h = 128 / b.w;
+    return b;
+}
+
+#if SDX__HIP_WGMMA && SDX__HIP_TMA
+/* Asks for k-step `k`'s box of A: a linear's 64 k by 128 rows from m0;
+ * a convolution's (AK == SDX__HIP_A_NHWC) 64 channels of one tap at the
+ * 128 output pixels from m0 of image z, their input pixels shifted by the
+ * tap. */
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_tma_load_a(uint16_t *dst, const sdx__hip_tmap *ta, const sdx__hip_gemm &g, int k, int m0,
+                                                           int z, uint64_t *bar) {
+    if (AK == SDX__HIP_A_ROWS) {
+        sdx__hip_tma_load(dst, ta, k, m0, bar);
+    } else {
+        const int tap = k / g.C, ky = tap / g.kw, kx = tap - ky * g.kw, oy = m0 / g.Wo, ox = m0 - oy * g.Wo;
+        sdx__hip_tma_load4(dst, ta, k - tap * g.C, ox - g.pl + kx, oy - g.pt + ky, z, bar);
+    }
+}
+#endif
 
 /* sdx__hip_k_gemm_wgmma's stages, then the 2 S mbarriers. */
 template <int BN>
@@ -2221,20 +2290,20 @@ struct sdx__hip_tma_tile {
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 
-template <int HT, int BN>
+template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
     sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA && SDX__HIP_TMA
     typedef sdx__hip_tma_tile<BN> T;
-    enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
+    enum { BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
     static_assert(SDX__HIP_MBK == 64, "a box row is 128 bytes: the swizzle's");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses the stages */
     uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
     uint64_t *full = (uint64_t *)((char *)smem + T::BARS), *empty = full + S;
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
-    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN, z = (int)(blockIdx.z / g.split);    /* z: a convolution's image */
     const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
     if (t == 0) {
         for (int s = 0; s < S; s++) {
@@ -2254,7 +2323,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
             uint16_t *st = smem + s * T::STAGE;
             sdx__hip_mbar_wait(empty + s, (i / S & 1) ^ 1);     /* the first round's stages are free */
             sdx__hip_mbar_expect(full + s, T::STAGE * 2);
-            sdx__hip_tma_load(st, &ta, k, m0, full + s);
+            sdx__hip_tma_load_a<AK>(st, &ta, g, k, m0, z, full + s);
             if (!g.geglu) {
                 sdx__hip_tma_load(st + T::A, &tw, k, n0, full + s);
             } else {
@@ -2285,11 +2354,11 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::BARS>(g, 0, m0, n0, t, pre);
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::BARS>(g, z, m0, n0, t, pre);
         if (wg == half + 1) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, g.geglu != 0);     /* values, then gates: two boxes */
         if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
     }
 #else
     (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */
@@ -3455,17 +3524,21 @@ static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     return 1;
 }
 
-/* The TMA-fed wgmma kernels: [bf16]. */
+/* The TMA-fed wgmma kernels: [channels-last convolution][bf16]. */
+typedef void (*sdx__hip_tma_kernel)(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap);
 template <int BN>
-static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap) {
-    return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
+static sdx__hip_tma_kernel sdx__hip_gemm_tma_kernel(int nhwc, int bf16) {
+    static const sdx__hip_tma_kernel kernels[2][2] = {
+        { sdx__hip_k_gemm_tma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_tma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, BN> },
+        { sdx__hip_k_gemm_tma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_tma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, BN> } };
+    return kernels[nhwc != 0][bf16 != 0];
 }
 
-/* The TMA kernels' shared memory, both widths and types; 0 when refused. */
+/* The TMA kernels' shared memory, both widths, kinds and types; 0 when refused. */
 static int sdx__hip_tma_grant(const sdx__hip *s) {
-    for (int bf16 = 0; bf16 < 2; bf16++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(bf16), sdx__hip_tma_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(bf16), sdx__hip_tma_tile<160>::SMEM))
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i / 2, i % 2), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i / 2, i % 2), sdx__hip_tma_tile<160>::SMEM))
             return 0;
     return 1;
 }
@@ -3487,41 +3560,72 @@ static void *sdx__hip_tmap_encoder(void) {
     return fn;
 }
 
-/* The tensor map of a row-major matrix of 16-bit values, `rows` rows of
- * `cols`, read in boxes of 64 values by box_rows rows in the 128-byte
- * swizzle, zeros past the edges. 0 when the driver refuses it. */
-static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
-                            int box_rows) {
+/* The tensor map of a tensor of 16-bit values: `rank` (2 to 4)
+ * dimensions of dims[d] values (dims[0] a row's), dimension d + 1
+ * strides[d] bytes apart, read in boxes of box[0] = 64 values by box[1] x
+ * ... rows in the 128-byte swizzle, zeros past the edges. 0 when the
+ * driver refuses it. */
+static int sdx__hip_tmap_nd(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int rank, const uint64_t *dims,
+                         const uint64_t *strides, const uint32_t *box) {
 #if SDX__HIP_TMA && defined(SDX_HIP_SIM)
     (void)bf16;
-    return s->tmap_encode && sdx_sim_tmap_encode(map->opaque, base, 2, (uint64_t)cols, (uint64_t)rows, (uint64_t)cols * 2, 64,
-                                                 (uint32_t)box_rows) == 0;
+    return s->tmap_encode && sdx_sim_tmap_encode_nd(map->opaque, base, 2, rank, dims, strides, box) == 0;
 #elif SDX__HIP_TMA && SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
     typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
                                   const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-    const cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, pitch[1] = { (cuuint64_t)cols * 2 };
-    const cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, steps[2] = { 1, 1 };
+    cuuint64_t d[4], st[3];
+    cuuint32_t b[4];
+    const cuuint32_t steps[4] = { 1, 1, 1, 1 };
     static_assert(sizeof(CUtensorMap) == sizeof(sdx__hip_tmap), "a tensor map's bytes");
+    if (rank < 2 || rank > 4) return 0;
+    for (int i = 0; i < rank; i++) {
+        d[i] = (cuuint64_t)dims[i];
+        b[i] = (cuuint32_t)box[i];
+        if (i + 1 < rank) st[i] = (cuuint64_t)strides[i];
+    }
     return s->tmap_encode &&
-           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                                       (void *)base, dims, pitch, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                       (cuuint32_t)rank, (void *)base, d, st, b, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 #else
-    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    (void)s, (void)map, (void)base, (void)bf16, (void)rank, (void)dims, (void)strides, (void)box;
     return 0;
 #endif
 }
 
-/* A linear launched on the TMA kernel, BN columns a tile, if its tensor
+/* A row-major matrix, `rows` rows of `cols`, in boxes of 64 values by
+ * box_rows rows. */
+static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
+                            int box_rows) {
+    const uint64_t dims[2] = { (uint64_t)cols, (uint64_t)rows }, pitch = (uint64_t)cols * 2;
+    const uint32_t box[2] = { 64, (uint32_t)box_rows };
+    return sdx__hip_tmap_nd(s, map, base, bf16, 2, dims, &pitch, box);
+}
+
+/* A convolution's channels-last input x [images][H][W][C] in boxes of 64
+ * channels by the tile's pixels (sdx__hip_conv_tma_box); 0 where the
+ * convolution has no such box. */
+static int sdx__hip_tmap_conv(const sdx__hip *s, sdx__hip_tmap *map, const sdx__hip_gemm &g, int bf16, int64_t images) {
+    const sdx__hip_conv_box b = sdx__hip_conv_tma_box(g);
+    const uint64_t c = (uint64_t)g.C, dims[4] = { c, (uint64_t)g.W, (uint64_t)g.H, (uint64_t)images };
+    const uint64_t strides[3] = { c * 2, c * 2 * (uint64_t)g.W, c * 2 * (uint64_t)g.W * (uint64_t)g.H };
+    const uint32_t box[4] = { 64, (uint32_t)b.w, (uint32_t)b.h, 1 };
+    return b.w > 0 && sdx__hip_tmap_nd(s, map, g.x, bf16, 4, dims, strides, box);
+}
+
+/* A linear of one image, or (nhwc) a channels-last convolution of
+ * `images`, launched on the TMA kernel, BN columns a tile, if its tensor
  * maps can be made; 0 leaves it to sdx__hip_k_gemm_wgmma. */
 template <int BN>
-static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid) {
+static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid, int nhwc, int64_t images) {
     const int bf16 = g.xt == SDX_BF16;
     sdx__hip_tmap ta, tw;
-    if (!sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128) || !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
+    if (!(nhwc ? sdx__hip_tmap_conv(s, &ta, g, bf16, images) : sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128)) ||
+        !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
         return 0;
-    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
+    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(nhwc, bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
     return 1;
 }
 
@@ -3574,15 +3678,15 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
     return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
 }
 
-/* The matrix-unit kernel of a GEMM: a linear of one image on wgmma fed
+/* The matrix-unit kernel of a GEMM: a linear of one image (and with
+ * SDX_HIP_TMA_CONV a stride-1 channels-last convolution) on wgmma fed
  * by the TMA where its tensor maps can be made, else wgmma fed by the
  * threads (BN 160 where `wide`, else 128), else mma.sync tiles of bt. */
 static void sdx__hip_gemm_mma_launch(const sdx__hip *s, const sdx__hip_gemm &g, int ak, dim3 grid, int64_t batch, int vw, int wgmma,
                                      int wide, int bt) {
     const int bf16 = g.xt == SDX_BF16, nhwc = ak == SDX__HIP_A_NHWC;
-    if (wgmma && s->tmap_encode && ak == SDX__HIP_A_ROWS && batch == 1 &&
-        (wide ? sdx__hip_gemm_tma<160>(s, g, grid) : sdx__hip_gemm_tma<128>(s, g, grid)))
-        return;
+    const int tma = wgmma && s->tmap_encode && (nhwc ? SDX__HIP_TMA_CONV : ak == SDX__HIP_A_ROWS && batch == 1);
+    if (tma && (wide ? sdx__hip_gemm_tma<160>(s, g, grid, nhwc, batch) : sdx__hip_gemm_tma<128>(s, g, grid, nhwc, batch))) return;
     if (wide)
         sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<160>::SMEM, g);
     else if (wgmma)

@@ -14,7 +14,8 @@
 # local-memory traffic in the inner loop), and reads the sm_90a PTX: the
 # tensor-core GEMM and attention kernels must issue matrix instructions,
 # the GEMMs' fragments must come from ldmatrix, the wgmma GEMMs must copy
-# asynchronously (the TMA-fed ones by boxes); asynchronous copies are
+# asynchronously (the TMA-fed ones by boxes, 4-D ones for the
+# convolutions); asynchronous copies are
 # counted. A third nvcc compile (host code and sm_90a PTX) with
 # SDX_HIP_PDL=1 checks that every kernel waits for the ones before it.
 set -u
@@ -100,15 +101,17 @@ if [ "$(cat "$out/nv.rc" 2>/dev/null)" = 0 ]; then
          name ~ /gemm_(wgmma|tma)|flash_wgmma/ && /^[ \t]*wgmma\.mma_async/ { mma[name]++ }
          name ~ /(gemm|attention|flash)_(wg)?mma/ && /^[ \t]*cp\.async/ { cp[name]++ }
          name ~ /gemm_tma/ && /^[ \t]*cp\.async\.bulk\.tensor/ { cp[name]++ }
+         name ~ /gemm_tma/ && /^[ \t]*cp\.async\.bulk\.tensor\.4d/ { box4[name]++ }
          name ~ /(gemm|attention|flash)_mma/ && /^[ \t]*ldmatrix\./ { ldsm[name]++ }
          name ~ /(gemm|attention|flash)_(wg)?mma|gemm_tma/ { seen[name] = 1 }
-         END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
+         END { for (n in seen) print n, mma[n] + 0, cp[n] + 0, ldsm[n] + 0, box4[n] + 0 }' "$out/sm90.ptx" | sort > "$out/ptx"
     if [ ! -s "$out/ptx" ] || [ "$(grep -c gemm_wgmma "$out/ptx")" = 0 ] || [ "$(grep -c gemm_tma "$out/ptx")" = 0 ] ||
        [ "$(grep -c flash_wgmma "$out/ptx")" = 0 ] ||
-       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_(wgmma|tma)|flash_wgmma/ && $3 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
-        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM or attention no asynchronous copy or TMA box, or there is no wgmma or TMA GEMM or wgmma attention) in the sm_90a PTX"; status=1
+       awk '$2 == 0 || ($1 ~ /(gemm|flash)_mma/ && $4 == 0) || ($1 ~ /gemm_(wgmma|tma)|flash_wgmma/ && $3 == 0) ||
+            ($1 ~ /gemm_tmaILi2E/ && $5 == 0) { bad = 1 } END { exit !bad }' "$out/ptx"; then
+        cat "$out/ptx"; echo "FAIL  a tensor-core kernel issues no matrix instruction (or a GEMM or register attention kernel no ldmatrix, a wgmma GEMM or attention no asynchronous copy or TMA box, a TMA convolution no 4-D box, or there is no wgmma or TMA GEMM or wgmma attention) in the sm_90a PTX"; status=1
     else
-        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM, $(grep -c -E "(attention|flash)_mma" "$out/ptx") mma.sync and $(grep -c flash_wgmma "$out/ptx") wgmma attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
+        echo "ok    sm_90a PTX: $(grep -c gemm_mma "$out/ptx") mma.sync, $(grep -c gemm_wgmma "$out/ptx") wgmma and $(grep -c gemm_tma "$out/ptx") TMA-fed wgmma GEMM ($(grep -c gemm_tmaILi2E "$out/ptx") of them convolutions with 4-D boxes), $(grep -c -E "(attention|flash)_mma" "$out/ptx") mma.sync and $(grep -c flash_wgmma "$out/ptx") wgmma attention kernels, $(awk '{ m += $2; c += $3; l += $4 } END { print m " matrix instructions, " c " asynchronous copies and TMA boxes, " l " ldmatrix" }' "$out/ptx")"
     fi
 fi
 if [ -n "$NVCC" ] && [ ! -f "$out/pdl.ptx" ]; then

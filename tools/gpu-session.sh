@@ -18,7 +18,8 @@
 #       (default: wga=-DSDX_HIP_FLASH_WGMMA=1, attention up to head dim 80
 #       on wgmma; epi=-DSDX_HIP_EPI_PREFETCH=1, the Hopper GEMMs' residual
 #       fetched before the epilogue; pdl=-DSDX_HIP_PDL=1, programmatic
-#       dependent launch;
+#       dependent launch; tconv=-DSDX_HIP_TMA_CONV=1, stride-1
+#       channels-last convolutions fed by the TMA in 4-D boxes;
 #       wga1=-DSDX_HIP_FLASH_WGMMA=1,-DSDX_HIP_FLASH_WGS=1 the same in
 #       blocks of one warpgroup;
 #       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the
@@ -27,7 +28,7 @@
 #   sh tools/gpu-session.sh run [test] [bench] [kernels] [ncu] [ncu-sdxl] [split] [gemm-profile] [ab]
 #       on the GPU machine: the card, then the parts named (default: all),
 #       `make test-gpu`'s binary against the carried goldens (150 s at
-#       most; each variant's suite 100 s, so that three variants and the
+#       most; each variant's suite 100 s, so that four variants and the
 #       default build fit in one call), bench-gpu beside PyTorch eager (250 s), each GEMM,
 #       convolution and attention shape of the two UNet steps alone beside
 #       PyTorch (bench_gpu --kernels; 45 s), an ncu kernel-time profile of
@@ -43,8 +44,8 @@
 #       after bench, whose checkpoints it reuses, up to 230 s more on a
 #       fresh machine), and a short table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The device tool allows 10 minutes a call:
-#       name parts whose limits add up to less (`test` with three
-#       variants alone takes up to 450 s; `bench ab` together about 500).
+#       name parts whose limits add up to less (`test` with four
+#       variants alone takes up to 550 s; `bench ab` together about 550).
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
@@ -55,7 +56,7 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 epi=-DSDX_HIP_EPI_PREFETCH=1 pdl=-DSDX_HIP_PDL=1}
+    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 epi=-DSDX_HIP_EPI_PREFETCH=1 pdl=-DSDX_HIP_PDL=1 tconv=-DSDX_HIP_TMA_CONV=1}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1

@@ -531,17 +531,21 @@ static int sdx__hip_wgmma_grant(const sdx__hip *s) {
     return 1;
 }
 
-/* The TMA-fed wgmma kernels: [bf16]. */
+/* The TMA-fed wgmma kernels: [channels-last convolution][bf16]. */
+typedef void (*sdx__hip_tma_kernel)(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap);
 template <int BN>
-static void (*sdx__hip_gemm_tma_kernel(int bf16))(sdx__hip_gemm, const sdx__hip_tmap, const sdx__hip_tmap) {
-    return bf16 ? sdx__hip_k_gemm_tma<SDX__HIP_DT_BF16, BN> : sdx__hip_k_gemm_tma<SDX__HIP_DT_F16, BN>;
+static sdx__hip_tma_kernel sdx__hip_gemm_tma_kernel(int nhwc, int bf16) {
+    static const sdx__hip_tma_kernel kernels[2][2] = {
+        { sdx__hip_k_gemm_tma<SDX__HIP_A_ROWS, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_tma<SDX__HIP_A_ROWS, SDX__HIP_DT_BF16, BN> },
+        { sdx__hip_k_gemm_tma<SDX__HIP_A_NHWC, SDX__HIP_DT_F16, BN>, sdx__hip_k_gemm_tma<SDX__HIP_A_NHWC, SDX__HIP_DT_BF16, BN> } };
+    return kernels[nhwc != 0][bf16 != 0];
 }
 
-/* The TMA kernels' shared memory, both widths and types; 0 when refused. */
+/* The TMA kernels' shared memory, both widths, kinds and types; 0 when refused. */
 static int sdx__hip_tma_grant(const sdx__hip *s) {
-    for (int bf16 = 0; bf16 < 2; bf16++)
-        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(bf16), sdx__hip_tma_tile<128>::SMEM) ||
-            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(bf16), sdx__hip_tma_tile<160>::SMEM))
+    for (int i = 0; i < 4; i++)
+        if (!sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<128>(i / 2, i % 2), sdx__hip_tma_tile<128>::SMEM) ||
+            !sdx__hip_grant(s, (const void *)sdx__hip_gemm_tma_kernel<160>(i / 2, i % 2), sdx__hip_tma_tile<160>::SMEM))
             return 0;
     return 1;
 }
@@ -563,41 +567,72 @@ static void *sdx__hip_tmap_encoder(void) {
     return fn;
 }
 
-/* The tensor map of a row-major matrix of 16-bit values, `rows` rows of
- * `cols`, read in boxes of 64 values by box_rows rows in the 128-byte
- * swizzle, zeros past the edges. 0 when the driver refuses it. */
-static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
-                            int box_rows) {
+/* The tensor map of a tensor of 16-bit values: `rank` (2 to 4)
+ * dimensions of dims[d] values (dims[0] a row's), dimension d + 1
+ * strides[d] bytes apart, read in boxes of box[0] = 64 values by box[1] x
+ * ... rows in the 128-byte swizzle, zeros past the edges. 0 when the
+ * driver refuses it. */
+static int sdx__hip_tmap_nd(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int rank, const uint64_t *dims,
+                         const uint64_t *strides, const uint32_t *box) {
 #if SDX__HIP_TMA && defined(SDX_HIP_SIM)
     (void)bf16;
-    return s->tmap_encode && sdx_sim_tmap_encode(map->opaque, base, 2, (uint64_t)cols, (uint64_t)rows, (uint64_t)cols * 2, 64,
-                                                 (uint32_t)box_rows) == 0;
+    return s->tmap_encode && sdx_sim_tmap_encode_nd(map->opaque, base, 2, rank, dims, strides, box) == 0;
 #elif SDX__HIP_TMA && SDX__HIP_NVIDIA && CUDART_VERSION >= 12050
     typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
                                   const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-    const cuuint64_t dims[2] = { (cuuint64_t)cols, (cuuint64_t)rows }, pitch[1] = { (cuuint64_t)cols * 2 };
-    const cuuint32_t box[2] = { 64, (cuuint32_t)box_rows }, steps[2] = { 1, 1 };
+    cuuint64_t d[4], st[3];
+    cuuint32_t b[4];
+    const cuuint32_t steps[4] = { 1, 1, 1, 1 };
     static_assert(sizeof(CUtensorMap) == sizeof(sdx__hip_tmap), "a tensor map's bytes");
+    if (rank < 2 || rank > 4) return 0;
+    for (int i = 0; i < rank; i++) {
+        d[i] = (cuuint64_t)dims[i];
+        b[i] = (cuuint32_t)box[i];
+        if (i + 1 < rank) st[i] = (cuuint64_t)strides[i];
+    }
     return s->tmap_encode &&
-           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                                       (void *)base, dims, pitch, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+           ((encode_fn)s->tmap_encode)((CUtensorMap *)map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                       (cuuint32_t)rank, (void *)base, d, st, b, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 #else
-    (void)s, (void)map, (void)base, (void)bf16, (void)cols, (void)rows, (void)box_rows;
+    (void)s, (void)map, (void)base, (void)bf16, (void)rank, (void)dims, (void)strides, (void)box;
     return 0;
 #endif
 }
 
-/* A linear launched on the TMA kernel, BN columns a tile, if its tensor
+/* A row-major matrix, `rows` rows of `cols`, in boxes of 64 values by
+ * box_rows rows. */
+static int sdx__hip_tmap_2d(const sdx__hip *s, sdx__hip_tmap *map, const void *base, int bf16, int64_t cols, int64_t rows,
+                            int box_rows) {
+    const uint64_t dims[2] = { (uint64_t)cols, (uint64_t)rows }, pitch = (uint64_t)cols * 2;
+    const uint32_t box[2] = { 64, (uint32_t)box_rows };
+    return sdx__hip_tmap_nd(s, map, base, bf16, 2, dims, &pitch, box);
+}
+
+/* A convolution's channels-last input x [images][H][W][C] in boxes of 64
+ * channels by the tile's pixels (sdx__hip_conv_tma_box); 0 where the
+ * convolution has no such box. */
+static int sdx__hip_tmap_conv(const sdx__hip *s, sdx__hip_tmap *map, const sdx__hip_gemm &g, int bf16, int64_t images) {
+    const sdx__hip_conv_box b = sdx__hip_conv_tma_box(g);
+    const uint64_t c = (uint64_t)g.C, dims[4] = { c, (uint64_t)g.W, (uint64_t)g.H, (uint64_t)images };
+    const uint64_t strides[3] = { c * 2, c * 2 * (uint64_t)g.W, c * 2 * (uint64_t)g.W * (uint64_t)g.H };
+    const uint32_t box[4] = { 64, (uint32_t)b.w, (uint32_t)b.h, 1 };
+    return b.w > 0 && sdx__hip_tmap_nd(s, map, g.x, bf16, 4, dims, strides, box);
+}
+
+/* A linear of one image, or (nhwc) a channels-last convolution of
+ * `images`, launched on the TMA kernel, BN columns a tile, if its tensor
  * maps can be made; 0 leaves it to sdx__hip_k_gemm_wgmma. */
 template <int BN>
-static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid) {
+static int sdx__hip_gemm_tma(const sdx__hip *s, const sdx__hip_gemm &g, dim3 grid, int nhwc, int64_t images) {
     const int bf16 = g.xt == SDX_BF16;
     sdx__hip_tmap ta, tw;
-    if (!sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128) || !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
+    if (!(nhwc ? sdx__hip_tmap_conv(s, &ta, g, bf16, images) : sdx__hip_tmap_2d(s, &ta, g.x, bf16, g.K, g.M, 128)) ||
+        !sdx__hip_tmap_2d(s, &tw, g.w, bf16, g.K, g.N, g.geglu ? BN / 2 : BN))
         return 0;
-    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
+    sdx__hip_launch(sdx__hip_gemm_tma_kernel<BN>(nhwc, bf16), grid, SDX__HIP_TMA_THREADS, (size_t)sdx__hip_tma_tile<BN>::SMEM, g, ta, tw);
     return 1;
 }
 
@@ -650,15 +685,15 @@ static size_t sdx__hip_plan_part_bytes(const sdx__hip_plan &p, const sdx__hip_ge
     return p.split > 1 ? (size_t)p.split * (size_t)batch * (size_t)g.M * (size_t)g.N * sizeof(float) : 0;
 }
 
-/* The matrix-unit kernel of a GEMM: a linear of one image on wgmma fed
+/* The matrix-unit kernel of a GEMM: a linear of one image (and with
+ * SDX_HIP_TMA_CONV a stride-1 channels-last convolution) on wgmma fed
  * by the TMA where its tensor maps can be made, else wgmma fed by the
  * threads (BN 160 where `wide`, else 128), else mma.sync tiles of bt. */
 static void sdx__hip_gemm_mma_launch(const sdx__hip *s, const sdx__hip_gemm &g, int ak, dim3 grid, int64_t batch, int vw, int wgmma,
                                      int wide, int bt) {
     const int bf16 = g.xt == SDX_BF16, nhwc = ak == SDX__HIP_A_NHWC;
-    if (wgmma && s->tmap_encode && ak == SDX__HIP_A_ROWS && batch == 1 &&
-        (wide ? sdx__hip_gemm_tma<160>(s, g, grid) : sdx__hip_gemm_tma<128>(s, g, grid)))
-        return;
+    const int tma = wgmma && s->tmap_encode && (nhwc ? SDX__HIP_TMA_CONV : ak == SDX__HIP_A_ROWS && batch == 1);
+    if (tma && (wide ? sdx__hip_gemm_tma<160>(s, g, grid, nhwc, batch) : sdx__hip_gemm_tma<128>(s, g, grid, nhwc, batch))) return;
     if (wide)
         sdx__hip_launch(sdx__hip_gemm_wgmma_kernel<160>(nhwc, bf16), grid, SDX__HIP_WG_THREADS, (size_t)sdx__hip_wg_tile<160>::SMEM, g);
     else if (wgmma)

@@ -559,6 +559,22 @@ static __device__ __forceinline__ void sdx__hip_tma_load(uint16_t *dst, const sd
                  : "memory");
 #endif
 }
+
+/* The box of a 4-D `map` whose first value is at (c, x, y, n): a
+ * channels-last picture's channels from c, pixels from (x, y) of image n;
+ * coordinates may be negative or past the edges, where the box is zeros. */
+static __device__ __forceinline__ void sdx__hip_tma_load4(uint16_t *dst, const sdx__hip_tmap *map, int c, int x, int y, int n,
+                                                          uint64_t *bar) {
+#if defined(SDX_HIP_SIM)
+    const int at[4] = { c, x, y, n };
+    sdx_sim_tma_load_nd(dst, map->opaque, at, bar);
+#else
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(
+                     sdx__hip_smem_address(dst)),
+                 "l"((uint64_t)(uintptr_t)map), "r"(c), "r"(x), "r"(y), "r"(n), "r"(sdx__hip_smem_address(bar))
+                 : "memory");
+#endif
+}
 #endif
 
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */

@@ -963,7 +963,8 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 }
 
 /* ---- Hopper: the TMA feeds wgmma (sm_90a) ---------------------------------- */
-/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows) in
+/* A linear's product (A = x [M, K], W = w [N, K], both 16-byte rows), or
+ * a stride-1 channels-last convolution's (sdx__hip_conv_tma_box), in
  * sdx__hip_k_gemm_wgmma's tiles, 128 rows by BN = 128 or 160 columns,
  * with the operands brought by the TMA instead of by the threads: three
  * warpgroups (384 threads), the first a producer, the other two the
@@ -971,7 +972,10 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
  * One thread of the producer asks for each k-step's boxes of A and W (64 k
  * by 128 rows, by BN rows; a fused GEGLU's W as two boxes of BN/2 rows,
  * values then gates) as soon as the consumers have let go of the stage
- * (`empty`), and the boxes report to the stage's `full` barrier. So the
+ * (`empty`), and the boxes report to the stage's `full` barrier. A
+ * convolution's box of A is 64 channels of one tap for the tile's 128
+ * output pixels: the input's pixels shifted by the tap, a rectangle
+ * whose parts past the picture the TMA fills with zeros, the padding. So the
  * consumers only wait, multiply and let go: no copies to issue, no
  * block-wide barrier a step; two groups of products stay in flight.
  * Same epilogue (and split k) as the other matrix-unit kernels, so the
@@ -983,6 +987,51 @@ __global__ void __launch_bounds__(SDX__HIP_WG_THREADS, 1) sdx__hip_k_gemm_wgmma(
 #else
 #define SDX__HIP_TMA 1
 #endif
+/* Channels-last convolutions of stride 1 fed by the TMA too
+ * (SDX_HIP_TMA_CONV=1; the simulator's builds: on, so their tests run
+ * it; elsewhere off until an H100/H200 run has measured it against the
+ * threads' copies). */
+#if defined(SDX_HIP_TMA_CONV)
+#define SDX__HIP_TMA_CONV SDX_HIP_TMA_CONV
+#elif defined(SDX_HIP_SIM)
+#define SDX__HIP_TMA_CONV 1
+#else
+#define SDX__HIP_TMA_CONV 0
+#endif
+
+/* A convolution's tile as a box of its channels-last input: 128 output
+ * pixels that are whole rows of the output (Wo divides 128: 128 / Wo
+ * rows) or part of one (128 divides Wo), so that they are the box's
+ * 128 rows in order and consecutive in the output. Stride 1 and C a
+ * multiple of 64 (a k-step is 64 channels of one tap). 0: no such box. */
+struct sdx__hip_conv_box {
+    int w, h;   /* output pixels a box row, box rows */
+};
+
+static inline sdx__hip_conv_box sdx__hip_conv_tma_box(const sdx__hip_gemm &g) {
+    sdx__hip_conv_box b = { 0, 0 };
+    if (g.stride != 1 || g.C % 64 || g.Wo <= 0 || (g.Wo <= 128 ? 128 % g.Wo : g.Wo % 128)) return b;
+    b.w = g.Wo < 128 ? g.Wo : 128;
+    b.h = 128 / b.w;
+    return b;
+}
+
+#if SDX__HIP_WGMMA && SDX__HIP_TMA
+/* Asks for k-step `k`'s box of A: a linear's 64 k by 128 rows from m0;
+ * a convolution's (AK == SDX__HIP_A_NHWC) 64 channels of one tap at the
+ * 128 output pixels from m0 of image z, their input pixels shifted by the
+ * tap. */
+template <int AK>
+static __device__ __forceinline__ void sdx__hip_tma_load_a(uint16_t *dst, const sdx__hip_tmap *ta, const sdx__hip_gemm &g, int k, int m0,
+                                                           int z, uint64_t *bar) {
+    if (AK == SDX__HIP_A_ROWS) {
+        sdx__hip_tma_load(dst, ta, k, m0, bar);
+    } else {
+        const int tap = k / g.C, ky = tap / g.kw, kx = tap - ky * g.kw, oy = m0 / g.Wo, ox = m0 - oy * g.Wo;
+        sdx__hip_tma_load4(dst, ta, k - tap * g.C, ox - g.pl + kx, oy - g.pt + ky, z, bar);
+    }
+}
+#endif
 
 /* sdx__hip_k_gemm_wgmma's stages, then the 2 S mbarriers. */
 template <int BN>
@@ -993,20 +1042,20 @@ struct sdx__hip_tma_tile {
            SMEM = BARS + 2 * SDX__HIP_WG_STAGES * 8 + ALIGN - 16 };
 };
 
-template <int HT, int BN>
+template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
     sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA && SDX__HIP_TMA
     typedef sdx__hip_tma_tile<BN> T;
-    enum { AK = SDX__HIP_A_ROWS, BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
+    enum { BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
     static_assert(SDX__HIP_MBK == 64, "a box row is 128 bytes: the swizzle's");
     SDX__HIP_DYNAMIC_SMEM(uint16_t, dynamic);     /* T::SMEM bytes; the epilogue's staging reuses the stages */
     uint16_t *smem = dynamic + (-sdx__hip_smem_address(dynamic) & (T::ALIGN - 1)) / 2;
     uint64_t *full = (uint64_t *)((char *)smem + T::BARS), *empty = full + S;
     float *cs = (float *)smem;
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
-    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN;
+    const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN, z = (int)(blockIdx.z / g.split);    /* z: a convolution's image */
     const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
     if (t == 0) {
         for (int s = 0; s < S; s++) {
@@ -1026,7 +1075,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
             uint16_t *st = smem + s * T::STAGE;
             sdx__hip_mbar_wait(empty + s, (i / S & 1) ^ 1);     /* the first round's stages are free */
             sdx__hip_mbar_expect(full + s, T::STAGE * 2);
-            sdx__hip_tma_load(st, &ta, k, m0, full + s);
+            sdx__hip_tma_load_a<AK>(st, &ta, g, k, m0, z, full + s);
             if (!g.geglu) {
                 sdx__hip_tma_load(st + T::A, &tw, k, n0, full + s);
             } else {
@@ -1057,11 +1106,11 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     uint16_t *pre = SDX__HIP_EPI_PREFETCH ? smem + E::PRE : NULL;
     for (int half = 0; half < 2; half++) {
         __syncthreads();
-        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::BARS>(g, 0, m0, n0, t, pre);
+        if (pre && half == 0) sdx__hip_epi_fetch<AK, NT, BN, T::BARS>(g, z, m0, n0, t, pre);
         if (wg == half + 1) sdx__hip_wg_stage<AK, BN>(cs, acc, row, lane, g.geglu != 0);     /* values, then gates: two boxes */
         if (pre && half == 0) sdx__hip_cp_wait<0>();
         __syncthreads();
-        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, 0, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
+        sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
     }
 #else
     (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */

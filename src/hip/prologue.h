@@ -64,6 +64,10 @@
                                residual into shared memory before their
                                epilogue (for A/B runs until measured; on
                                in the simulator's builds)
+     SDX_HIP_TMA_CONV=1        NVIDIA Hopper: stride-1 channels-last
+                               convolutions fed by the TMA, the input
+                               read in 4-D boxes (for A/B runs until
+                               measured; on in the simulator's builds)
      SDX_HIP_SIM               compile for tests/gpu/sim.h, which runs the
                                kernels on the CPU (make test-gpu-sim)
      SDX_HIP_API               linkage of the sdx_hip_* functions (extern)

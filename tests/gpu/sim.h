@@ -923,58 +923,92 @@ static inline void sdx_sim_mbar_wait(uint64_t *bar, int parity) {
     }
 }
 
-/* A tensor map as cuTensorMapEncodeTiled makes it, for the one kind sdx
- * asks for: a 2-D matrix of `elem`-byte values, `rows` rows of `cols`
- * values `pitch` bytes apart, read in boxes of box_cols x box_rows, 128
- * bytes a box row (the 128-byte swizzle), zeros past the edges. The
- * description goes in the map's opaque words. 0: made; -1: refused, as
- * the driver refuses what it cannot take. */
-enum { SDX_SIM_TMAP_MAGIC = 0x7d3a };
-static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem, uint64_t cols, uint64_t rows, uint64_t pitch,
-                                      uint32_t box_cols, uint32_t box_rows) {
-    if ((uintptr_t)base % 16 || pitch % 16 || !cols || !rows || cols > ((uint64_t)1 << 32) ||
-        rows > ((uint64_t)1 << 32) || !box_rows || box_rows > 256 || box_cols * (uint32_t)elem != 128)
-        return -1;
+/* A tensor map as cuTensorMapEncodeTiled makes it, for the kinds sdx
+ * asks for: a tensor of `rank` (2 to 4) dimensions of `elem`-byte values,
+ * dims[0] values a row, dimension d + 1 strides[d] bytes apart, read in
+ * boxes of box[0] x box[1] x ..., 128 bytes a box row (the 128-byte
+ * swizzle), zeros past the edges (before them too: coordinates may be
+ * negative). The description goes in the map's opaque words: the base,
+ * the rank and elem, the dims, the strides, the box, a mark. 0: made; -1:
+ * refused, as the driver refuses what it cannot take. */
+enum { SDX_SIM_TMAP_MAGIC = 0x7d3a, SDX_SIM_TMAP_RANK = 4 };
+static inline int sdx_sim_tmap_encode_nd(uint64_t *map, const void *base, int elem, int rank, const uint64_t *dims,
+                                         const uint64_t *strides, const uint32_t *box) {
+    if ((uintptr_t)base % 16 || rank < 2 || rank > SDX_SIM_TMAP_RANK || box[0] * (uint32_t)elem != 128) return -1;
+    for (int d = 0; d < rank; d++) {
+        if (!dims[d] || dims[d] > ((uint64_t)1 << 32) || !box[d] || box[d] > 256) return -1;
+        if (d + 1 < rank && (strides[d] % 16 || strides[d] >= ((uint64_t)1 << 40))) return -1;
+    }
     memset(map, 0, 128);
     map[0] = (uint64_t)(uintptr_t)base;
-    map[1] = cols;
-    map[2] = rows;
-    map[3] = pitch;
-    map[4] = box_cols;
-    map[5] = box_rows;
-    map[6] = (uint64_t)elem;
-    map[7] = SDX_SIM_TMAP_MAGIC;
+    map[1] = (uint64_t)rank | (uint64_t)elem << 8;
+    for (int d = 0; d < rank; d++) {
+        map[2 + d] = dims[d];
+        map[9 + d] = box[d];
+        if (d + 1 < rank) map[6 + d] = strides[d];
+    }
+    map[13] = SDX_SIM_TMAP_MAGIC;
     return 0;
+}
+
+/* A 2-D matrix, `rows` rows of `cols` values `pitch` bytes apart, in
+ * boxes of box_cols x box_rows: the encoder the backend's linears ask for. */
+static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem, uint64_t cols, uint64_t rows, uint64_t pitch,
+                                      uint32_t box_cols, uint32_t box_rows) {
+    const uint64_t dims[2] = { cols, rows };
+    const uint32_t box[2] = { box_cols, box_rows };
+    return sdx_sim_tmap_encode_nd(map, base, elem, 2, dims, &pitch, box);
 }
 
 /* The encoder as the runtime hands it out: none where the simulated
  * device has no TMA (SDX_SIM_NO_TMA=1). */
 static inline void *sdx_sim_tmap_encoder(void) { return getenv("SDX_SIM_NO_TMA") ? NULL : (void *)sdx_sim_tmap_encode; }
 
-/* cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes: the box whose
- * first value is (x, y) into dst (1024-byte aligned: the swizzle's atoms),
- * row r's byte o at r 128 + o with bits 4-6 XORed with bits 7-9. */
-static inline void sdx_sim_tma_load(void *dst, const uint64_t *map, int x, int y, uint64_t *bar) {
+/* cp.async.bulk.tensor.Nd ... mbarrier::complete_tx::bytes: the box whose
+ * first value is at `at` (one coordinate a dimension) into dst
+ * (1024-byte aligned: the swizzle's atoms); box row r (dimension 0's
+ * values, dimensions 1 on counting r fastest first) at r 128, its byte o
+ * with bits 4-6 XORed with bits 7-9. */
+static inline void sdx_sim_tma_load_nd(void *dst, const uint64_t *map, const int *at, uint64_t *bar) {
     sdx_sim::machine &m = sdx_sim::M();
-    const uint32_t at = sdx_sim::smem_offset(dst, "a TMA box"), bar_at = sdx_sim::smem_offset(bar, "an mbarrier");
-    const uint32_t elem = (uint32_t)map[6], box_cols = (uint32_t)map[4], box_rows = (uint32_t)map[5], bytes = box_rows * 128;
+    const uint32_t smem_at = sdx_sim::smem_offset(dst, "a TMA box"), bar_at = sdx_sim::smem_offset(bar, "an mbarrier");
+    const int rank = (int)(map[1] & 0xff);
+    const uint32_t elem = (uint32_t)(map[1] >> 8), box_cols = (uint32_t)map[9];
     const unsigned char *base = (const unsigned char *)(uintptr_t)map[0];
+    uint32_t box_rows = 1, bytes;
     sdx_sim::landing l;
-    if (map[7] != SDX_SIM_TMAP_MAGIC) { sdx_sim::fail("cp.async.bulk.tensor: not a tensor map"); return; }
-    if (at % 1024 || at + bytes > sdx_sim::SMEM_MAX) { sdx_sim::fail("cp.async.bulk.tensor: a box misaligned or past shared memory"); return; }
+    if (map[13] != SDX_SIM_TMAP_MAGIC) { sdx_sim::fail("cp.async.bulk.tensor: not a tensor map"); return; }
+    for (int d = 1; d < rank; d++) box_rows *= (uint32_t)map[9 + d];
+    bytes = box_rows * 128;
+    if (smem_at % 1024 || smem_at + bytes > sdx_sim::SMEM_MAX) { sdx_sim::fail("cp.async.bulk.tensor: a box misaligned or past shared memory"); return; }
     if (!sdx_sim::find_mbar(bar_at)) return;
     l.bar = bar_at;
     l.dst = (unsigned char *)dst;
     l.bytes.assign(bytes, 0);
-    for (uint32_t r = 0; r < box_rows; r++)
-        for (uint32_t c = 0; c < box_cols; c++) {
-            const int64_t gx = (int64_t)x + c, gy = (int64_t)y + r;
-            const uint32_t o = sdx_sim::swizzle128(r * 128 + c * elem);
-            if (gx >= 0 && gy >= 0 && (uint64_t)gx < map[1] && (uint64_t)gy < map[2])
-                memcpy(&l.bytes[o], base + (uint64_t)gy * map[3] + (uint64_t)gx * elem, elem);
+    for (uint32_t r = 0; r < box_rows; r++) {
+        /* the row's place in dimensions 1 on, and whether it is inside */
+        uint64_t offset = 0;
+        int inside = 1;
+        for (int d = 1, left = (int)r; d < rank; d++) {
+            const int64_t g = (int64_t)at[d] + left % (int)map[9 + d];
+            left /= (int)map[9 + d];
+            inside = inside && g >= 0 && (uint64_t)g < map[2 + d];
+            offset += inside ? (uint64_t)g * map[6 + d - 1] : 0;
         }
+        for (uint32_t c = 0; c < box_cols && inside; c++) {
+            const int64_t gx = (int64_t)at[0] + c;
+            const uint32_t o = sdx_sim::swizzle128(r * 128 + c * elem);
+            if (gx >= 0 && (uint64_t)gx < map[2]) memcpy(&l.bytes[o], base + offset + (uint64_t)gx * elem, elem);
+        }
+    }
     memset(dst, 0xa5, bytes);       /* garbage until it lands */
     m.landings.push_back(std::move(l));
+}
+
+/* The 2-D box whose first value is (x, y). */
+static inline void sdx_sim_tma_load(void *dst, const uint64_t *map, int x, int y, uint64_t *bar) {
+    const int at[2] = { x, y };
+    sdx_sim_tma_load_nd(dst, map, at, bar);
 }
 
 #endif

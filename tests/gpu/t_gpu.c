@@ -249,6 +249,16 @@ static int gpu_conv2d_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 20, 24, 10, 9, 5, 1, 2, 2, 2, 2, 1, 0);   /* C % 8 != 0: gathered, 8 k-steps */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 256, 40, 6, 7, 3, 1, 1, 1, 1, 1, 1, 0);   /* k split in 4 */
         if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 116, 24, 5, 5, 3, 1, 1, 1, 1, 1, 1, 0);   /* gathered, k split in 2 */
+        /* C % 64 == 0 and Wo dividing 128 or 128 dividing it: the TMA's
+         * boxes on Hopper; a tile over several output rows and past the
+         * picture's end, over half an image (8 x 8), rows of two tiles,
+         * a 5x5 with uneven pads, a 1x1, and k split */
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 96, 13, 16, 3, 1, 1, 1, 1, 1, 1, 0);
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 128, 160, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 40, 3, 256, 3, 1, 1, 1, 1, 1, 1, 0);
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 24, 9, 32, 5, 1, 2, 1, 3, 3, 1, 0);
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 192, 32, 7, 64, 1, 1, 0, 0, 0, 0, 1, 0);
+        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 512, 40, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0);
     }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
@@ -314,10 +324,11 @@ static int tg_residual_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int 
 static int gpu_residuals_in_the_epilogue_match_cpu(void) {
     /* {conv, rows, in, out}: 128-tiles, k split in 4, few rows (one warp a
      * column); channels-last 3x3, k split, gathered (C % 8 != 0); Hopper's
-     * 160-wide tiles (N % 160 == 0), ragged, split, a convolution's */
-    static const int cases[10][4] = { { 0, 128, 320, 640 }, { 0, 40, 2048, 96 }, { 0, 9, 72, 40 },  { 1, 9, 64, 96 },
+     * 160-wide tiles (N % 160 == 0), ragged, split, a convolution's; a
+     * convolution the TMA feeds on Hopper (13 x 16: Wo divides 128) */
+    static const int cases[11][4] = { { 0, 128, 320, 640 }, { 0, 40, 2048, 96 }, { 0, 9, 72, 40 },  { 1, 9, 64, 96 },
                                       { 1, 6, 256, 40 },    { 1, 7, 20, 24 },    { 1, 5, 116, 24 }, { 0, 77, 64, 480 },
-                                      { 0, 40, 2048, 160 }, { 1, 9, 64, 160 } };
+                                      { 0, 40, 2048, 160 }, { 1, 9, 64, 160 },   { 1, 13, 64, 96 } };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -325,7 +336,7 @@ static int gpu_residuals_in_the_epilogue_match_cpu(void) {
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
         tg_set(s, d, 4);
-        for (int i = 0; i < 10 && rc == T_PASS; i++)
+        for (int i = 0; i < 11 && rc == T_PASS; i++)
             for (int in_place = 0; in_place < 2 && rc == T_PASS; in_place++)
                 rc = tg_residual_case(gpu, cpu, d, cases[i][0], cases[i][1], cases[i][2], cases[i][3], in_place);
     }
