@@ -122,9 +122,9 @@ run() {
     { nvidia-smi -L 2>/dev/null || rocm-smi --showproductname 2>/dev/null || echo "no GPU tool"; } | tee "$out/card.txt"
     if has test; then
         # the default build's suite and each variant's (its macros' code
-        # checked before it is timed) side by side: their time is mostly
-        # the CPU's side of each comparison, and the machine has cores
-        # to spare; the one case that fills the device's memory then runs
+        # checked before it is timed) side by side: the CPU sides of
+        # their comparisons share the machine's 16 cores, the kernels the
+        # card; the one case that fills the device's memory then runs
         # alone for each build
         echo "== test-gpu, the default build and the variants side by side (goldens: $(ls "$SDX_SHARED/golden" | tr '\n' ' '))"
         builds="./tests/gpu/run"
