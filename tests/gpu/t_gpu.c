@@ -232,6 +232,27 @@ static int tg_conv_case(sdx_ctx *gpu, sdx_ctx *cpu, const sdx_dtype *d, int64_t 
 }
 
 static int gpu_conv2d_matches_cpu(void) {
+    /* {C, O, H, W, k, stride, pads top, left, bottom, right} */
+    static const int cases[][10] = {
+        { 64, 96, 17, 19, 3, 1, 1, 1, 1, 1 },   /* 3x3, ragged tiles */
+        { 32, 160, 11, 13, 3, 1, 1, 1, 1, 1 },  /* 160-wide tiles */
+        { 32, 32, 16, 16, 3, 2, 0, 0, 1, 1 },   /* downsample */
+        { 160, 130, 9, 7, 1, 1, 0, 0, 0, 0 },   /* 1x1 */
+        { 16, 24, 12, 12, 1, 1, 0, 0, 0, 0 },   /* one k-step */
+        { 24, 40, 11, 13, 5, 1, 2, 1, 2, 3 },   /* 5x5, uneven pads */
+        { 4, 320, 8, 8, 3, 1, 1, 1, 1, 1 },     /* conv_in */
+        { 20, 24, 10, 9, 5, 1, 2, 2, 2, 2 },    /* C % 8 != 0: gathered, 8 k-steps */
+        { 256, 40, 6, 7, 3, 1, 1, 1, 1, 1 },    /* k split in 4 */
+        { 116, 24, 5, 5, 3, 1, 1, 1, 1, 1 },    /* gathered, k split in 2 */
+        /* C % 64 == 0 and Wo dividing 128 or 128 dividing it: the TMA's
+         * boxes on Hopper */
+        { 64, 96, 13, 16, 3, 1, 1, 1, 1, 1 },   /* a tile of 8 output rows, past the picture's end */
+        { 128, 160, 8, 8, 3, 1, 1, 1, 1, 1 },   /* an image of half a tile */
+        { 64, 40, 3, 256, 3, 1, 1, 1, 1, 1 },   /* rows of two tiles */
+        { 64, 24, 9, 32, 5, 1, 2, 1, 3, 3 },    /* 5x5, uneven pads */
+        { 192, 32, 7, 64, 1, 1, 0, 0, 0, 0 },   /* 1x1 */
+        { 512, 40, 4, 4, 3, 1, 1, 1, 1, 1 },    /* k split */
+    };
     TG_NEED_GPU(gpu);
     sdx_ctx *cpu = t_ctx();
     int rc = T_PASS;
@@ -239,26 +260,10 @@ static int gpu_conv2d_matches_cpu(void) {
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
         tg_set(s, d, 4);
-        rc = tg_conv_case(gpu, cpu, d, 64, 96, 17, 19, 3, 1, 1, 1, 1, 1, 1, 0);        /* 3x3, ragged tiles */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 160, 11, 13, 3, 1, 1, 1, 1, 1, 1, 0);  /* 160-wide tiles */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 32, 32, 16, 16, 3, 2, 0, 0, 1, 1, 1, 0);   /* downsample */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 160, 130, 9, 7, 1, 1, 0, 0, 0, 0, 1, 0);   /* 1x1 */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 16, 24, 12, 12, 1, 1, 0, 0, 0, 0, 1, 0);   /* one k-step */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 24, 40, 11, 13, 5, 1, 2, 1, 2, 3, 1, 0);   /* 5x5, uneven pads */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 4, 320, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);     /* conv_in */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 20, 24, 10, 9, 5, 1, 2, 2, 2, 2, 1, 0);   /* C % 8 != 0: gathered, 8 k-steps */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 256, 40, 6, 7, 3, 1, 1, 1, 1, 1, 1, 0);   /* k split in 4 */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 116, 24, 5, 5, 3, 1, 1, 1, 1, 1, 1, 0);   /* gathered, k split in 2 */
-        /* C % 64 == 0 and Wo dividing 128 or 128 dividing it: the TMA's
-         * boxes on Hopper; a tile over several output rows and past the
-         * picture's end, over half an image (8 x 8), rows of two tiles,
-         * a 5x5 with uneven pads, a 1x1, and k split */
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 96, 13, 16, 3, 1, 1, 1, 1, 1, 1, 0);
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 128, 160, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0);
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 40, 3, 256, 3, 1, 1, 1, 1, 1, 1, 0);
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 64, 24, 9, 32, 5, 1, 2, 1, 3, 3, 1, 0);
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 192, 32, 7, 64, 1, 1, 0, 0, 0, 0, 1, 0);
-        if (rc == T_PASS) rc = tg_conv_case(gpu, cpu, d, 512, 40, 4, 4, 3, 1, 1, 1, 1, 1, 1, 0);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0] && rc == T_PASS; i++) {
+            const int *c = cases[i];
+            rc = tg_conv_case(gpu, cpu, d, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], 1, 0);
+        }
     }
     sdx_destroy(cpu);
     sdx_destroy(gpu);
