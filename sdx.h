@@ -6585,6 +6585,19 @@ static void sdx__gemm_split(sdx__gemm *g, int threads, int64_t mj, int64_t nj, i
     g->n_tiles = (g->cols + g->nb - 1) / g->nb;
 }
 
+/* The SIMD packers of rows this CPU runs: 16 (sdx__pack_rows_avx512),
+ * 8 (sdx__pack_rows_avx2), or 0, the portable code (also where the
+ * tests ask for it: pack_scalar). */
+static int sdx__row_packer(sdx_ctx *ctx) {
+#ifdef SDX__X86
+    if (sdx__cpu(ctx)->pack_scalar) return 0;
+    if (sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) return 16;
+    if (sdx__have_avx2() && sdx__half_simd_available()) return 8;
+#endif
+    (void)ctx;
+    return 0;
+}
+
 /* The f32 GEMM (batch > 1 only with an im2col B and one A for all
  * images, as conv2d calls it: the images run as columns side by side).
  * Callers use sdx__gemm_run (gemm_i8.c), which picks the arithmetic. */
@@ -6594,11 +6607,8 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->mk = sdx__micro_kernels_select();
-#ifdef SDX__X86
-    g->pack16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl");
-    g->pack8 = !g->pack16 && !sdx__cpu(ctx)->pack_scalar && sdx__have_avx2() && sdx__half_simd_available();
-#endif
+    g->pack16 = sdx__row_packer(ctx) == 16;
+    g->pack8 = sdx__row_packer(ctx) == 8;
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
     sdx__gemm_split(g, SDX__MAX(1, ctx->n_threads), SDX__MJ, SDX__NJ, SDX__MR, SDX__NR);
     sdx__parallel_for(ctx, g->m_tiles * g->n_tiles, sdx__gemm_range, g);
@@ -9749,6 +9759,7 @@ typedef struct {
     int causal;
     float scale;
     sdx__micro_kernels mk;
+    int packer;             /* Q's and K's rows: sdx__row_packer */
     int kq, dpc, nvs;       /* the AMX path's layout (sdx__attn_run_amx) */
     sdx_ctx *ctx;
 } sdx__attn_args;
@@ -9769,10 +9780,30 @@ static size_t sdx__attn_scratch_floats(int64_t dp, int64_t kv_keys) {
 }
 
 /* Packs rows [r0, r0+n) of head h (zero rows beyond n, zero cols beyond d)
- * into strips of `width` rows over dp columns, times `scale`. */
+ * into strips of `width` rows over dp columns, times `scale`. With a
+ * SIMD packer (sdx__row_packer), the GEMM's, a strip at a time (a strip
+ * is dp columns here, not d), the columns past d zeroed and the strip
+ * then scaled: the same values as the portable loop's, which reads each
+ * row into tmp and scatters it a value at a time. */
 static void sdx__attn_pack_rows(float *dst, const sdx_tensor *t, int64_t bat, int64_t len, int64_t h, int64_t d,
-                                int64_t dp, int64_t r0, int n, int rows, int width, float scale, float *tmp) {
+                                int64_t dp, int64_t r0, int n, int rows, int width, float scale, float *tmp, int packer) {
     int64_t hd = (int64_t)t->shape[2];
+#ifdef SDX__X86
+    if (packer) {
+        for (int s = 0; s < rows; s += width) {
+            float *strip = dst + (int64_t)s * dp;
+            const int64_t row0 = bat * len + r0 + s;
+            if (packer == 16) sdx__pack_rows_avx512(strip, t->data, t->dtype, hd, row0, width, n - s, width, h * d, (int)d);
+            else sdx__pack_rows_avx2(strip, t->data, t->dtype, hd, row0, width, n - s, width, h * d, (int)d);
+            memset(strip + d * width, 0, (size_t)((dp - d) * width) * sizeof(float));
+            if (scale != 1.0f)
+                for (int64_t i = 0; i < d * width; i++) strip[i] *= scale;
+        }
+        return;
+    }
+#else
+    (void)packer;
+#endif
     for (int s = 0; s < rows; s += width)
         for (int r = 0; r < width; r++) {
             float *col = dst + (int64_t)s * dp + r;
@@ -9900,7 +9931,7 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
 #else
     const float qscale = a->scale;
 #endif
-    sdx__attn_pack_rows(pq, a->q, bat, a->nq, h, a->d, dp, i0, nqv, SDX__QB, SDX__NR, qscale, tmp);
+    sdx__attn_pack_rows(pq, a->q, bat, a->nq, h, a->d, dp, i0, nqv, SDX__QB, SDX__NR, qscale, tmp, a->packer);
     memset(o, 0, (size_t)(SDX__QB * dp) * sizeof(float));
     for (int i = 0; i < SDX__QB; i++) { m[i] = -INFINITY; l[i] = 0; }
     for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
@@ -9908,7 +9939,7 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
         int nkp = (nkv + SDX__MR - 1) / SDX__MR * SDX__MR;
         float *kb = whole ? pk + j0 * dp : pk, *vb = whole ? pv + j0 * dp : pv;
         if (!whole || j0 + nkv > *packed) {
-            sdx__attn_pack_rows(kb, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
+            sdx__attn_pack_rows(kb, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp, a->packer);
             sdx__attn_pack_v(vb, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
             *packed = j0 + nkv;
         }
@@ -10273,6 +10304,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.q_blocks = (a.nq + SDX__QB - 1) / SDX__QB;
     a.ctx = ctx;
     a.mk = sdx__micro_kernels_select();
+    a.packer = sdx__row_packer(ctx);
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)

@@ -1188,17 +1188,21 @@ static int attention_causal_over_several_blocks(void) { t_seed(54); return tk_at
 /* A job packs a head's K and V once for its query blocks, or (a head over
  * the budget) per key block for each: the same bits either way, and with
  * any number of threads (8 threads split each head into jobs of two query
- * blocks, 2 threads do not split it). */
+ * blocks, 2 threads do not split it), and with Q's and K's rows packed by
+ * the portable loop instead of the GEMM's SIMD packers (head dim 24 in
+ * strips of 32: zeros past it; f16 rows widened). */
 static int attention_packing_and_threads_change_no_bit(void) {
-    static const struct { int64_t nq, nk; int causal; } cs[3] = { { 500, 400, 0 }, { 300, 300, 1 }, { 200, 77, 0 } };
+    static const struct { int64_t nq, nk; int causal; sdx_dtype type; } cs[3] = { { 500, 400, 0, SDX_F32 },
+                                                                                  { 300, 300, 1, SDX_F32 },
+                                                                                  { 200, 77, 0, SDX_F16 } };
     for (int c = 0; c < 3; c++) {
         int64_t qs[3] = { 2, cs[c].nq, 3 * 24 }, ks[3] = { 2, cs[c].nk, 3 * 24 };
-        sdx_tensor *q, *k, *v, *y[3];
+        sdx_tensor *q, *k, *v, *y[4];
         sdx_desc many;
         sdx_ctx *other;
         float *vals;
         tk_env e;
-        int rc = SDX_ERR_NOMEM, same_blockwise = 0, same_threads = 0;
+        int rc = SDX_ERR_NOMEM, same_blockwise = 0, same_threads = 0, same_packers = 0;
         t_seed(60 + (uint64_t)c);
         memset(&e, 0, sizeof e);
         e.ctx = t_ctx();
@@ -1206,18 +1210,21 @@ static int attention_packing_and_threads_change_no_bit(void) {
         memset(&many, 0, sizeof many);
         many.n_threads = 8;
         other = sdx_create(&many);
-        q = tk_rand(&e, SDX_F32, 3, qs, 1.0, &vals);
-        k = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
-        v = tk_rand(&e, SDX_F32, 3, ks, 1.0, &vals);
-        for (int i = 0; i < 3; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
-        if (other && q && k && v && y[0] && y[1] && y[2]) {
+        q = tk_rand(&e, cs[c].type, 3, qs, 1.0, &vals);
+        k = tk_rand(&e, cs[c].type, 3, ks, 1.0, &vals);
+        v = tk_rand(&e, cs[c].type, 3, ks, 1.0, &vals);
+        for (int i = 0; i < 4; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
+        if (other && q && k && v && y[0] && y[1] && y[2] && y[3]) {
             rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal, SDX_F32);
-            if (rc == SDX_OK) { sdx__cpu(e.ctx)->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
             if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal, SDX_F32);
+            if (rc == SDX_OK) { sdx__cpu(e.ctx)->pack_scalar = 1; rc = sdx__attention(e.ctx, y[3], q, k, v, 3, cs[c].causal, SDX_F32); }
+            sdx__cpu(e.ctx)->pack_scalar = 0;
+            if (rc == SDX_OK) { sdx__cpu(e.ctx)->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
         }
         if (rc == SDX_OK) {
             same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
             same_threads = memcmp(y[0]->data, y[2]->data, sdx_tensor_nbytes(y[0])) == 0;
+            same_packers = memcmp(y[0]->data, y[3]->data, sdx_tensor_nbytes(y[0])) == 0;
         }
         tk_done(&e);
         sdx_destroy(e.ctx);
@@ -1225,6 +1232,7 @@ static int attention_packing_and_threads_change_no_bit(void) {
         T_CHECK(rc == SDX_OK, "case %d: attention failed (%d)", c, rc);
         T_CHECK(same_blockwise, "case %d: packing per key block changed the result", c);
         T_CHECK(same_threads, "case %d: 8 threads changed the result", c);
+        T_CHECK(same_packers, "case %d: the portable packing loop changed the result", c);
     }
     return T_PASS;
 }

@@ -24,6 +24,7 @@ typedef struct {
     int causal;
     float scale;
     sdx__micro_kernels mk;
+    int packer;             /* Q's and K's rows: sdx__row_packer */
     int kq, dpc, nvs;       /* the AMX path's layout (sdx__attn_run_amx) */
     sdx_ctx *ctx;
 } sdx__attn_args;
@@ -44,10 +45,30 @@ static size_t sdx__attn_scratch_floats(int64_t dp, int64_t kv_keys) {
 }
 
 /* Packs rows [r0, r0+n) of head h (zero rows beyond n, zero cols beyond d)
- * into strips of `width` rows over dp columns, times `scale`. */
+ * into strips of `width` rows over dp columns, times `scale`. With a
+ * SIMD packer (sdx__row_packer), the GEMM's, a strip at a time (a strip
+ * is dp columns here, not d), the columns past d zeroed and the strip
+ * then scaled: the same values as the portable loop's, which reads each
+ * row into tmp and scatters it a value at a time. */
 static void sdx__attn_pack_rows(float *dst, const sdx_tensor *t, int64_t bat, int64_t len, int64_t h, int64_t d,
-                                int64_t dp, int64_t r0, int n, int rows, int width, float scale, float *tmp) {
+                                int64_t dp, int64_t r0, int n, int rows, int width, float scale, float *tmp, int packer) {
     int64_t hd = (int64_t)t->shape[2];
+#ifdef SDX__X86
+    if (packer) {
+        for (int s = 0; s < rows; s += width) {
+            float *strip = dst + (int64_t)s * dp;
+            const int64_t row0 = bat * len + r0 + s;
+            if (packer == 16) sdx__pack_rows_avx512(strip, t->data, t->dtype, hd, row0, width, n - s, width, h * d, (int)d);
+            else sdx__pack_rows_avx2(strip, t->data, t->dtype, hd, row0, width, n - s, width, h * d, (int)d);
+            memset(strip + d * width, 0, (size_t)((dp - d) * width) * sizeof(float));
+            if (scale != 1.0f)
+                for (int64_t i = 0; i < d * width; i++) strip[i] *= scale;
+        }
+        return;
+    }
+#else
+    (void)packer;
+#endif
     for (int s = 0; s < rows; s += width)
         for (int r = 0; r < width; r++) {
             float *col = dst + (int64_t)s * dp + r;
@@ -175,7 +196,7 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
 #else
     const float qscale = a->scale;
 #endif
-    sdx__attn_pack_rows(pq, a->q, bat, a->nq, h, a->d, dp, i0, nqv, SDX__QB, SDX__NR, qscale, tmp);
+    sdx__attn_pack_rows(pq, a->q, bat, a->nq, h, a->d, dp, i0, nqv, SDX__QB, SDX__NR, qscale, tmp, a->packer);
     memset(o, 0, (size_t)(SDX__QB * dp) * sizeof(float));
     for (int i = 0; i < SDX__QB; i++) { m[i] = -INFINITY; l[i] = 0; }
     for (int64_t j0 = 0; j0 < key_end; j0 += SDX__KB) {
@@ -183,7 +204,7 @@ static void sdx__attn_block(const sdx__attn_args *a, int64_t bat, int64_t h, int
         int nkp = (nkv + SDX__MR - 1) / SDX__MR * SDX__MR;
         float *kb = whole ? pk + j0 * dp : pk, *vb = whole ? pv + j0 * dp : pv;
         if (!whole || j0 + nkv > *packed) {
-            sdx__attn_pack_rows(kb, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp);
+            sdx__attn_pack_rows(kb, a->k, bat, a->nk, h, a->d, dp, j0, nkv, SDX__KB, SDX__MR, 1.0f, tmp, a->packer);
             sdx__attn_pack_v(vb, a->v, bat, a->nk, h, a->d, dp, j0, nkv, tmp);
             *packed = j0 + nkv;
         }
@@ -548,6 +569,7 @@ static int sdx__cpu_attention(sdx_ctx *ctx, sdx_tensor *y, const sdx_tensor *q, 
     a.q_blocks = (a.nq + SDX__QB - 1) / SDX__QB;
     a.ctx = ctx;
     a.mk = sdx__micro_kernels_select();
+    a.packer = sdx__row_packer(ctx);
     if (a.nq == 0 || a.batch == 0 || a.d == 0) return SDX_OK;
     if (a.nk == 0) return sdx__fail(ctx, SDX_ERR_INVALID_ARG, "%s: no keys", op);
 #if defined(SDX__AMX) && !defined(SDX_UNSAFE_HALF_SOFTMAX)

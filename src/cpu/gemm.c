@@ -823,6 +823,19 @@ static void sdx__gemm_split(sdx__gemm *g, int threads, int64_t mj, int64_t nj, i
     g->n_tiles = (g->cols + g->nb - 1) / g->nb;
 }
 
+/* The SIMD packers of rows this CPU runs: 16 (sdx__pack_rows_avx512),
+ * 8 (sdx__pack_rows_avx2), or 0, the portable code (also where the
+ * tests ask for it: pack_scalar). */
+static int sdx__row_packer(sdx_ctx *ctx) {
+#ifdef SDX__X86
+    if (sdx__cpu(ctx)->pack_scalar) return 0;
+    if (sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) return 16;
+    if (sdx__have_avx2() && sdx__half_simd_available()) return 8;
+#endif
+    (void)ctx;
+    return 0;
+}
+
 /* The f32 GEMM (batch > 1 only with an im2col B and one A for all
  * images, as conv2d calls it: the images run as columns side by side).
  * Callers use sdx__gemm_run (gemm_i8.c), which picks the arithmetic. */
@@ -832,11 +845,8 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->mk = sdx__micro_kernels_select();
-#ifdef SDX__X86
-    g->pack16 = !sdx__cpu(ctx)->pack_scalar && sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") &&
-                __builtin_cpu_supports("avx512vl");
-    g->pack8 = !g->pack16 && !sdx__cpu(ctx)->pack_scalar && sdx__have_avx2() && sdx__half_simd_available();
-#endif
+    g->pack16 = sdx__row_packer(ctx) == 16;
+    g->pack8 = sdx__row_packer(ctx) == 8;
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
     sdx__gemm_split(g, SDX__MAX(1, ctx->n_threads), SDX__MJ, SDX__NJ, SDX__MR, SDX__NR);
     sdx__parallel_for(ctx, g->m_tiles * g->n_tiles, sdx__gemm_range, g);
