@@ -5294,6 +5294,9 @@ typedef struct sdx__cpu_state {
     int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
                               transforms, with the portable code (tests
                               set it: the SIMD packers' reference)     */
+    int      pack_avx2;      /* the f32 GEMM's rows packed by the AVX2
+                              packers where AVX-512's would run (tests
+                              set it: CPUs without AVX-512 run them)  */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
     int      i8_probed;      /* the CPU was asked about int8 dot products ... */
@@ -6587,12 +6590,14 @@ static void sdx__gemm_split(sdx__gemm *g, int threads, int64_t mj, int64_t nj, i
 
 /* The SIMD packers of rows this CPU runs: 16 (sdx__pack_rows_avx512),
  * 8 (sdx__pack_rows_avx2), or 0, the portable code (also where the
- * tests ask for it: pack_scalar). */
+ * tests ask for it: pack_scalar; and 8 where they ask: pack_avx2). */
 static int sdx__row_packer(sdx_ctx *ctx) {
 #ifdef SDX__X86
+    const int avx2 = sdx__have_avx2() && sdx__half_simd_available();
     if (sdx__cpu(ctx)->pack_scalar) return 0;
+    if (sdx__cpu(ctx)->pack_avx2 && avx2) return 8;
     if (sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) return 16;
-    if (sdx__have_avx2() && sdx__half_simd_available()) return 8;
+    if (avx2) return 8;
 #endif
     (void)ctx;
     return 0;

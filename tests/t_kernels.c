@@ -611,7 +611,8 @@ static int conv2d_3x3_spans_tiles_without_bias(void) { tk_conv c = { 1, 40, 12, 
 
 /* The f32 GEMM's job shapes (blocks of up to MJ x NJ, split for the
  * threads), its packers (AVX-512 16 x 16 or AVX2 8 x 8 transposes,
- * masked, expanded and gathered loads, whichever the CPU has) and the
+ * masked, expanded and gathered loads, whichever the CPU has, and the
+ * AVX2 ones also on a CPU with AVX-512) and the
  * images of a conv batch run side by side as columns: none of them may
  * change a bit, since each output is the same chain of multiply-adds
  * split at the same KC steps. The reference is one thread with the
@@ -634,13 +635,14 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
         { 1, 8, 10, 10, 6, 3, 3, 2, 0, 0, 1, 1, 1 },    /* asymmetric pad */
     };
     sdx_desc d1, d3;
-    sdx_ctx *c1, *c3;
+    sdx_ctx *c1, *c2, *c3;
     int ok = 1;
     memset(&d1, 0, sizeof d1); d1.n_threads = 1;
     memset(&d3, 0, sizeof d3); d3.n_threads = 3;
-    c1 = sdx_create(&d1); c3 = sdx_create(&d3);
-    T_CHECK(c1 && c3 && sdx__cpu(c1), "context");
+    c1 = sdx_create(&d1); c2 = t_ctx(); c3 = sdx_create(&d3);
+    T_CHECK(c1 && c2 && c3 && sdx__cpu(c1) && sdx__cpu(c2), "context");
     sdx__cpu(c1)->pack_scalar = 1;
+    sdx__cpu(c2)->pack_avx2 = 1;     /* where the CPU has AVX-512, its AVX2 packers too */
     t_seed(31);
     for (size_t i = 0; ok && i < sizeof lin / sizeof lin[0]; i++) {
         tk_env e = { c1, { { 0 } }, 0, { 0 }, 0 };
@@ -648,9 +650,10 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
         float *xv, *wv, *bv;
         sdx_tensor *x = tk_rand(&e, lin[i].xt, 2, xs, 1.0, &xv), *w = tk_rand(&e, lin[i].wt, 2, ws, 0.2, &wv);
         sdx_tensor *b = tk_rand(&e, SDX_F32, 1, &lin[i].n, 0.5, &bv);
-        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 2, ys), *y3 = tk_tensor(&e, SDX_F32, 2, ys);
-        ok = x && w && b && y1 && y3 && sdx__linear(c1, y1, x, w, b, SDX_F32) == SDX_OK && sdx__linear(c3, y3, x, w, b, SDX_F32) == SDX_OK &&
-             memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
+        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 2, ys), *y2 = tk_tensor(&e, SDX_F32, 2, ys), *y3 = tk_tensor(&e, SDX_F32, 2, ys);
+        ok = x && w && b && y1 && y2 && y3 && sdx__linear(c1, y1, x, w, b, SDX_F32) == SDX_OK &&
+             sdx__linear(c2, y2, x, w, b, SDX_F32) == SDX_OK && sdx__linear(c3, y3, x, w, b, SDX_F32) == SDX_OK &&
+             memcmp(y1->data, y2->data, sdx_tensor_nbytes(y1)) == 0 && memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
         if (!ok) snprintf(t_msg, sizeof t_msg, "linear %lld x %lld x %lld: results differ (or failed)",
                           (long long)lin[i].m, (long long)lin[i].k, (long long)lin[i].n);
         tk_done(&e);
@@ -663,17 +666,19 @@ static int gemm_blocking_and_packing_change_no_bit(void) {
         float *xv, *wv, *bv;
         sdx_tensor *x = tk_rand(&e, SDX_F32, 4, xs, 1.0, &xv), *w = tk_rand(&e, SDX_F16, 4, ws, 0.2, &wv);
         sdx_tensor *b = cv->bias ? tk_rand(&e, SDX_F32, 1, &cv->o, 0.5, &bv) : NULL;
-        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 4, ys), *y3 = tk_tensor(&e, SDX_F32, 4, ys);
+        sdx_tensor *y1 = tk_tensor(&e, SDX_F32, 4, ys), *y2 = tk_tensor(&e, SDX_F32, 4, ys), *y3 = tk_tensor(&e, SDX_F32, 4, ys);
         /* the im2col GEMM itself, whatever conv2d would pick */
-        ok = x && w && (b || !cv->bias) && y1 && y3 && sdx__conv2d_direct(c1, y1, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
+        ok = x && w && (b || !cv->bias) && y1 && y2 && y3 &&
+             sdx__conv2d_direct(c1, y1, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
+             sdx__conv2d_direct(c2, y2, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
              sdx__conv2d_direct(c3, y3, x, w, b, cv->stride, cv->pt, cv->pl, SDX_F32) == SDX_OK &&
-             memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
+             memcmp(y1->data, y2->data, sdx_tensor_nbytes(y1)) == 0 && memcmp(y1->data, y3->data, sdx_tensor_nbytes(y1)) == 0;
         if (!ok) snprintf(t_msg, sizeof t_msg, "conv %lldx%lld %lld->%lld at %lldx%lld, batch %lld, stride %d: results differ (or failed)",
                           (long long)cv->kh, (long long)cv->kw, (long long)cv->c, (long long)cv->o, (long long)cv->h,
                           (long long)cv->w, (long long)cv->n, cv->stride);
         tk_done(&e);
     }
-    sdx_destroy(c1); sdx_destroy(c3);
+    sdx_destroy(c1); sdx_destroy(c2); sdx_destroy(c3);
     return ok ? T_PASS : T_FAIL;
 }
 
@@ -1189,20 +1194,21 @@ static int attention_causal_over_several_blocks(void) { t_seed(54); return tk_at
  * the budget) per key block for each: the same bits either way, and with
  * any number of threads (8 threads split each head into jobs of two query
  * blocks, 2 threads do not split it), and with Q's and K's rows packed by
- * the portable loop instead of the GEMM's SIMD packers (head dim 24 in
- * strips of 32: zeros past it; f16 rows widened). */
+ * the portable loop or the AVX2 packers instead of the SIMD packers the
+ * CPU runs (head dim 24 in strips of 32: zeros past it; f16 rows
+ * widened). */
 static int attention_packing_and_threads_change_no_bit(void) {
     static const struct { int64_t nq, nk; int causal; sdx_dtype type; } cs[3] = { { 500, 400, 0, SDX_F32 },
                                                                                   { 300, 300, 1, SDX_F32 },
                                                                                   { 200, 77, 0, SDX_F16 } };
     for (int c = 0; c < 3; c++) {
         int64_t qs[3] = { 2, cs[c].nq, 3 * 24 }, ks[3] = { 2, cs[c].nk, 3 * 24 };
-        sdx_tensor *q, *k, *v, *y[4];
+        sdx_tensor *q, *k, *v, *y[5];
         sdx_desc many;
         sdx_ctx *other;
         float *vals;
         tk_env e;
-        int rc = SDX_ERR_NOMEM, same_blockwise = 0, same_threads = 0, same_packers = 0;
+        int rc = SDX_ERR_NOMEM, same_blockwise = 0, same_threads = 0, same_packers = 0, same_avx2 = 0;
         t_seed(60 + (uint64_t)c);
         memset(&e, 0, sizeof e);
         e.ctx = t_ctx();
@@ -1213,18 +1219,21 @@ static int attention_packing_and_threads_change_no_bit(void) {
         q = tk_rand(&e, cs[c].type, 3, qs, 1.0, &vals);
         k = tk_rand(&e, cs[c].type, 3, ks, 1.0, &vals);
         v = tk_rand(&e, cs[c].type, 3, ks, 1.0, &vals);
-        for (int i = 0; i < 4; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
-        if (other && q && k && v && y[0] && y[1] && y[2] && y[3]) {
+        for (int i = 0; i < 5; i++) y[i] = tk_tensor(&e, SDX_F32, 3, qs);
+        if (other && q && k && v && y[0] && y[1] && y[2] && y[3] && y[4]) {
             rc = sdx__attention(e.ctx, y[0], q, k, v, 3, cs[c].causal, SDX_F32);
             if (rc == SDX_OK) rc = sdx__attention(other, y[2], q, k, v, 3, cs[c].causal, SDX_F32);
             if (rc == SDX_OK) { sdx__cpu(e.ctx)->pack_scalar = 1; rc = sdx__attention(e.ctx, y[3], q, k, v, 3, cs[c].causal, SDX_F32); }
             sdx__cpu(e.ctx)->pack_scalar = 0;
+            if (rc == SDX_OK) { sdx__cpu(e.ctx)->pack_avx2 = 1; rc = sdx__attention(e.ctx, y[4], q, k, v, 3, cs[c].causal, SDX_F32); }
+            sdx__cpu(e.ctx)->pack_avx2 = 0;
             if (rc == SDX_OK) { sdx__cpu(e.ctx)->attn_blockwise = 1; rc = sdx__attention(e.ctx, y[1], q, k, v, 3, cs[c].causal, SDX_F32); }
         }
         if (rc == SDX_OK) {
             same_blockwise = memcmp(y[0]->data, y[1]->data, sdx_tensor_nbytes(y[0])) == 0;
             same_threads = memcmp(y[0]->data, y[2]->data, sdx_tensor_nbytes(y[0])) == 0;
             same_packers = memcmp(y[0]->data, y[3]->data, sdx_tensor_nbytes(y[0])) == 0;
+            same_avx2 = memcmp(y[0]->data, y[4]->data, sdx_tensor_nbytes(y[0])) == 0;
         }
         tk_done(&e);
         sdx_destroy(e.ctx);
@@ -1233,6 +1242,7 @@ static int attention_packing_and_threads_change_no_bit(void) {
         T_CHECK(same_blockwise, "case %d: packing per key block changed the result", c);
         T_CHECK(same_threads, "case %d: 8 threads changed the result", c);
         T_CHECK(same_packers, "case %d: the portable packing loop changed the result", c);
+        T_CHECK(same_avx2, "case %d: the AVX2 packers changed the result", c);
     }
     return T_PASS;
 }

@@ -87,6 +87,9 @@ typedef struct sdx__cpu_state {
     int      pack_scalar;    /* the f32 GEMM packs, and f32 Winograd
                               transforms, with the portable code (tests
                               set it: the SIMD packers' reference)     */
+    int      pack_avx2;      /* the f32 GEMM's rows packed by the AVX2
+                              packers where AVX-512's would run (tests
+                              set it: CPUs without AVX-512 run them)  */
     int      attn_blockwise; /* attention packs K and V per key block, as
                               for a head over its budget (tests set it)   */
     int      i8_probed;      /* the CPU was asked about int8 dot products ... */

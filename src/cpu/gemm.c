@@ -825,12 +825,14 @@ static void sdx__gemm_split(sdx__gemm *g, int threads, int64_t mj, int64_t nj, i
 
 /* The SIMD packers of rows this CPU runs: 16 (sdx__pack_rows_avx512),
  * 8 (sdx__pack_rows_avx2), or 0, the portable code (also where the
- * tests ask for it: pack_scalar). */
+ * tests ask for it: pack_scalar; and 8 where they ask: pack_avx2). */
 static int sdx__row_packer(sdx_ctx *ctx) {
 #ifdef SDX__X86
+    const int avx2 = sdx__have_avx2() && sdx__half_simd_available();
     if (sdx__cpu(ctx)->pack_scalar) return 0;
+    if (sdx__cpu(ctx)->pack_avx2 && avx2) return 8;
     if (sdx__have_avx512f() && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) return 16;
-    if (sdx__have_avx2() && sdx__half_simd_available()) return 8;
+    if (avx2) return 8;
 #endif
     (void)ctx;
     return 0;
