@@ -6016,8 +6016,7 @@ typedef struct sdx__gemm {
     int64_t m_tiles, n_tiles;
     int64_t mb, nb;             /* f32 and AMX jobs: rows and columns of C per job */
     int64_t cols;               /* f32 jobs: columns of C, the images' side by side */
-    int pack16;                 /* f32 jobs: the AVX-512 packers */
-    int pack8;                  /* f32 jobs without them: the AVX2 packers */
+    int packer;                 /* f32 jobs: the SIMD packers, sdx__row_packer's 16 (AVX-512) or 8 (AVX2), or 0 */
     sdx__micro_kernels mk;
     sdx_ctx *ctx;
     const uint32_t *panel;      /* bf16 mode: the weight's panel (cached, or a chunk's), or NULL */
@@ -6416,8 +6415,8 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
 #ifdef SDX__X86
     /* a quantized convolution's filter rows: Q8_0 and Q4_0 read in place,
      * other block types dequantized row by row into tmp (kc whole blocks) */
-    if (g->pack16 && (!sdx__dtype_is_block(g->a_dtype) || sdx__blocks16(g->a_dtype))) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
-    if (g->pack8 && sdx__loads8(g->a_dtype)) { sdx__pack_rows_avx2(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
+    if (g->packer == 16 && (!sdx__dtype_is_block(g->a_dtype) || sdx__blocks16(g->a_dtype))) { sdx__pack_rows_avx512(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
+    if (g->packer == 8 && sdx__loads8(g->a_dtype)) { sdx__pack_rows_avx2(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc); return; }
 #endif
     sdx__pack_rows(dst, g->a, g->a_dtype, g->K, m0, rows, nvalid, SDX__MR, k0, kc, tmp);
 }
@@ -6432,11 +6431,11 @@ static void sdx__pack_a(const sdx__gemm *g, float *dst, int64_t m0, int rows, in
 static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int cols, int nvalid, int64_t k0, int kc,
                                float *stage) {
 #ifdef SDX__X86
-    if (g->pack16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
+    if (g->packer == 16 && sdx__blocks16(g->b_dtype)) {    /* no staging: read in place */
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
-    if (g->pack8 && sdx__loads8(g->b_dtype)) {
+    if (g->packer == 8 && sdx__loads8(g->b_dtype)) {
         sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
@@ -6445,11 +6444,11 @@ static void sdx__pack_b_blocks(const sdx__gemm *g, float *dst, int64_t n0, int c
         int live = SDX__MIN(SDX__NR, nvalid - s);
         for (int r = 0; r < live; r++) sdx__dequant(g->b, g->b_dtype, (n0 + s + r) * g->K + k0, kc, stage + (int64_t)r * kc);
 #ifdef SDX__X86
-        if (g->pack16) {
+        if (g->packer == 16) {
             sdx__pack_rows_avx512(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
             continue;
         }
-        if (g->pack8) {
+        if (g->packer == 8) {
             sdx__pack_rows_avx2(dst + (int64_t)s * kc, stage, SDX_F32, kc, 0, SDX__NR, live, SDX__NR, 0, kc);
             continue;
         }
@@ -6463,19 +6462,19 @@ static void sdx__pack_b(const sdx__gemm *g, float *dst, int64_t n0, int cols, in
                         float *stage) {
     if (sdx__dtype_is_block(g->b_dtype)) { sdx__pack_b_blocks(g, dst, n0, cols, nvalid, k0, kc, stage); return; }
 #ifdef SDX__X86
-    if (g->pack16 && g->b_kind == SDX__B_ROWS_T) {
+    if (g->packer == 16 && g->b_kind == SDX__B_ROWS_T) {
         sdx__pack_rows_avx512(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
-    if (g->pack16 && g->b_dtype == SDX_F32) {
+    if (g->packer == 16 && g->b_dtype == SDX_F32) {
         sdx__pack_im2col_avx512(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
         return;
     }
-    if (g->pack8 && g->b_kind == SDX__B_ROWS_T && sdx__loads8(g->b_dtype)) {
+    if (g->packer == 8 && g->b_kind == SDX__B_ROWS_T && sdx__loads8(g->b_dtype)) {
         sdx__pack_rows_avx2(dst, g->b, g->b_dtype, g->K, n0, cols, nvalid, SDX__NR, k0, kc);
         return;
     }
-    if (g->pack8 && g->b_kind == SDX__B_IM2COL && g->b_dtype == SDX_F32) {
+    if (g->packer == 8 && g->b_kind == SDX__B_IM2COL && g->b_dtype == SDX_F32) {
         sdx__pack_im2col_avx2(g, dst, (const float *)g->b, n0, nvalid, cols, k0, kc);
         return;
     }
@@ -6612,8 +6611,7 @@ static int sdx__gemm_run_f32(sdx_ctx *ctx, sdx__gemm *g) {
     if ((rc = sdx__scratch_reserve(ctx, sdx__gemm_scratch_bytes())) != SDX_OK) return rc;
     g->ctx = ctx;
     g->mk = sdx__micro_kernels_select();
-    g->pack16 = sdx__row_packer(ctx) == 16;
-    g->pack8 = sdx__row_packer(ctx) == 8;
+    g->packer = sdx__row_packer(ctx);
     g->cols = g->b_kind == SDX__B_IM2COL ? g->batch * g->N : g->N;
     sdx__gemm_split(g, SDX__MAX(1, ctx->n_threads), SDX__MJ, SDX__NJ, SDX__MR, SDX__NR);
     sdx__parallel_for(ctx, g->m_tiles * g->n_tiles, sdx__gemm_range, g);

@@ -951,18 +951,9 @@ static inline int sdx_sim_tmap_encode_nd(uint64_t *map, const void *base, int el
     return 0;
 }
 
-/* A 2-D matrix, `rows` rows of `cols` values `pitch` bytes apart, in
- * boxes of box_cols x box_rows: the encoder the backend's linears ask for. */
-static inline int sdx_sim_tmap_encode(uint64_t *map, const void *base, int elem, uint64_t cols, uint64_t rows, uint64_t pitch,
-                                      uint32_t box_cols, uint32_t box_rows) {
-    const uint64_t dims[2] = { cols, rows };
-    const uint32_t box[2] = { box_cols, box_rows };
-    return sdx_sim_tmap_encode_nd(map, base, elem, 2, dims, &pitch, box);
-}
-
 /* The encoder as the runtime hands it out: none where the simulated
  * device has no TMA (SDX_SIM_NO_TMA=1). */
-static inline void *sdx_sim_tmap_encoder(void) { return getenv("SDX_SIM_NO_TMA") ? NULL : (void *)sdx_sim_tmap_encode; }
+static inline void *sdx_sim_tmap_encoder(void) { return getenv("SDX_SIM_NO_TMA") ? NULL : (void *)sdx_sim_tmap_encode_nd; }
 
 /* cp.async.bulk.tensor.Nd ... mbarrier::complete_tx::bytes: the box whose
  * first value is at `at` (one coordinate a dimension) into dst
