@@ -56,6 +56,9 @@
      SDX_LOW_MEMORY_VAE_BUDGET                      the same in low-memory mode
                                                     (sdx_model_desc.low_memory);
                                                     its tiles fit it (256 MiB)
+     SDX_MAX_THREADS                                most worker threads a context
+                                                    runs; more asked for are clamped
+                                                    to it (512)
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles
@@ -253,7 +256,8 @@ typedef enum sdx_log_level {
 /* Everything in sdx.h hangs off a context. Zero-initialise the desc and
  * set what you need; every field has a default. */
 typedef struct sdx_desc {
-    int n_threads;          /* worker threads; 0 = all cores            */
+    int n_threads;          /* worker threads; 0 = all cores; at most
+                               SDX_MAX_THREADS (more are clamped)       */
     /* allocator hooks: set all three or none (default: SDX_MALLOC etc.) */
     void *(*alloc)(size_t size, void *user);
     void *(*realloc)(void *ptr, size_t size, void *user);
@@ -5114,6 +5118,10 @@ static void sdx__timestep_embedding(float *out, const float *t, int n, int dim, 
 
 /* ---- src/core/context.c (continued) ---- */
 
+#ifndef SDX_MAX_THREADS
+#define SDX_MAX_THREADS 512
+#endif
+
 /* A context without backends: sdx_create (cpu/backend.c) gives it the
  * CPU as its host backend. */
 static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
@@ -5129,6 +5137,12 @@ static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
     memset(ctx, 0, sizeof *ctx);
     ctx->desc = d;
     ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
+    /* every thread is a pool worker with its own scratch: a mistyped count
+     * (-t 100000) would spend minutes starting threads, not an error */
+    if (ctx->n_threads > SDX_MAX_THREADS) {
+        if (d.log) d.log(SDX_LOG_WARN, "sdx_create: n_threads clamped to SDX_MAX_THREADS", d.user);
+        ctx->n_threads = SDX_MAX_THREADS;
+    }
     ctx->trace = d.trace_nonfinite;
     return ctx;
 }

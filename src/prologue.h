@@ -56,6 +56,9 @@
      SDX_LOW_MEMORY_VAE_BUDGET                      the same in low-memory mode
                                                     (sdx_model_desc.low_memory);
                                                     its tiles fit it (256 MiB)
+     SDX_MAX_THREADS                                most worker threads a context
+                                                    runs; more asked for are clamped
+                                                    to it (512)
      SDX_NO_SIMD                                    no SIMD code (scalar kernels and
                                                     half-float conversion)
      SDX_NO_AMX                                     bf16 compute without AMX tiles

@@ -172,6 +172,27 @@ static int allocator_hooks_are_all_or_none(void) {
     return T_PASS;
 }
 
+/* A thread count past SDX_MAX_THREADS (a typo such as -t 100000) runs
+ * SDX_MAX_THREADS workers, with a warning, instead of starting them all. */
+static int thread_counts_past_the_maximum_are_clamped(void) {
+    sdx_desc d;
+    sdx_ctx *ctx;
+    memset(&d, 0, sizeof d);
+    d.n_threads = 100000;
+    d.log = t_hook_log;
+    t_hook_msg[0] = 0;
+    ctx = sdx_create(&d);
+    T_CHECK(ctx, "sdx_create failed");
+    T_CHECK(sdx_threads(ctx) == SDX_MAX_THREADS, "%d threads", sdx_threads(ctx));
+    T_CHECK(strstr(t_hook_msg, "SDX_MAX_THREADS"), "message: '%s'", t_hook_msg);
+    sdx_destroy(ctx);
+    d.n_threads = 3;
+    ctx = sdx_create(&d);
+    T_CHECK(ctx && sdx_threads(ctx) == 3, "3 threads asked for");
+    sdx_destroy(ctx);
+    return T_PASS;
+}
+
 /* Model, ControlNet and LoRA names: the file name without folder or
  * extension, whichever separator the path was written with. */
 static int path_stem_drops_folders_of_either_separator_and_the_extension(void) {
@@ -197,6 +218,7 @@ static int path_stem_drops_folders_of_either_separator_and_the_extension(void) {
 static const t_case core_cases[] = {
     { "path_stem_drops_folders_of_either_separator_and_the_extension", path_stem_drops_folders_of_either_separator_and_the_extension },
     { "allocator_hooks_are_all_or_none", allocator_hooks_are_all_or_none },
+    { "thread_counts_past_the_maximum_are_clamped", thread_counts_past_the_maximum_are_clamped },
     { "arena_release_returns_to_the_mark_and_reuses_memory", arena_release_returns_to_the_mark_and_reuses_memory },
     { "arena_becomes_one_peak_sized_block_after_a_pass", arena_becomes_one_peak_sized_block_after_a_pass },
     { "arena_marks_with_nothing_in_use_outlive_consolidation", arena_marks_with_nothing_in_use_outlive_consolidation },

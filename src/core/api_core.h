@@ -171,7 +171,8 @@ typedef enum sdx_log_level {
 /* Everything in sdx.h hangs off a context. Zero-initialise the desc and
  * set what you need; every field has a default. */
 typedef struct sdx_desc {
-    int n_threads;          /* worker threads; 0 = all cores            */
+    int n_threads;          /* worker threads; 0 = all cores; at most
+                               SDX_MAX_THREADS (more are clamped)       */
     /* allocator hooks: set all three or none (default: SDX_MALLOC etc.) */
     void *(*alloc)(size_t size, void *user);
     void *(*realloc)(void *ptr, size_t size, void *user);

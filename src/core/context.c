@@ -7,6 +7,10 @@
 #include "core.c"
 #include "ops.c"
 
+#ifndef SDX_MAX_THREADS
+#define SDX_MAX_THREADS 512
+#endif
+
 /* A context without backends: sdx_create (cpu/backend.c) gives it the
  * CPU as its host backend. */
 static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
@@ -22,6 +26,12 @@ static sdx_ctx *sdx__ctx_new(const sdx_desc *desc) {
     memset(ctx, 0, sizeof *ctx);
     ctx->desc = d;
     ctx->n_threads = d.n_threads > 0 ? d.n_threads : sdx__cpu_count();
+    /* every thread is a pool worker with its own scratch: a mistyped count
+     * (-t 100000) would spend minutes starting threads, not an error */
+    if (ctx->n_threads > SDX_MAX_THREADS) {
+        if (d.log) d.log(SDX_LOG_WARN, "sdx_create: n_threads clamped to SDX_MAX_THREADS", d.user);
+        ctx->n_threads = SDX_MAX_THREADS;
+    }
     ctx->trace = d.trace_nonfinite;
     return ctx;
 }
