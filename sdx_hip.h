@@ -3047,6 +3047,7 @@ typedef struct sdx__hip {
     void *tmap_encode;      /* a linear's may be fed by the TMA: the driver's tensor-map encoder, or NULL */
     int attention_mma;      /* attention may (NVIDIA's mma.sync; shared memory granted) */
     int flash64_blocks[2][2]; /* blocks an SM of head dim 64's attention, [bf16][32-key tiles] */
+    int gemm_blocks[2];     /* blocks an SM of the 128-tile GEMMs: [0] mma.sync's, [1] wgmma's and the TMA's */
     int flash_wg;           /* head dims up to 80 may run on wgmma (SDX__HIP_FLASH_WG; shared memory granted) */
     int warp;               /* threads per warp/wavefront */
     int sms;                /* multiprocessors (compute units) */
@@ -3649,12 +3650,27 @@ static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t 
                     256, 0, y, yt, w->data, (int)w->dtype, c, taps, cb);
 }
 
-/* How a GEMM runs on the matrix units: tiles of 128 when they give every
- * SM one at least; else, with k long enough (16 steps and more), still
- * 128-tiles with k split over `split` blocks that fill the GPU (each part
- * 8 steps at least, f32 sums added in order afterwards: SD 1.5's 16x16
- * and 8x8 levels have 40 and 20 such tiles for an H100's 132 SMs); else
- * tiles of 64. Not the matrix units: mma 0. */
+/* How a GEMM runs on the matrix units. Tiles of 128 rows (by 160
+ * columns on the wgmma kernels where N allows, else 128) when they fill
+ * three quarters of the GPU's block slots or more: the SMs times the
+ * blocks an SM the tile's kernel holds (the runtime's occupancy query:
+ * one of the wgmma and TMA kernels, whose six stages take 221 KiB; two
+ * of mma.sync's on Hopper). Else, with k long enough (16 steps and
+ * more), the same tiles with k split over `split` blocks so that all of
+ * them start in one wave (each part 8 steps at least; f32 sums added in
+ * order afterwards): SD 1.5's 16x16 and 8x8 levels have 32 and 16 tiles
+ * of 128 x 160 for an H200's 132 SMs. Counting 128-wide tiles and two
+ * blocks an SM, as this did before, split those into 192 and 208 blocks
+ * of one-block SMs: a second wave of partial sums. Else tiles of 64, or
+ * on the wgmma kernels the 128-tiles whole (k long: a wave with idle SMs
+ * costs less than a split's second one). Not the matrix units: mma 0.
+ * SDX_HIP_SPLIT_WAVES=0 plans as before (tools/gpu-session.sh's `plan2`
+ * compares them on a GPU). */
+#if defined(SDX_HIP_SPLIT_WAVES)
+#define SDX__HIP_SPLIT_WAVES SDX_HIP_SPLIT_WAVES
+#else
+#define SDX__HIP_SPLIT_WAVES 1
+#endif
 typedef struct {
     int mma, bt, split;
 } sdx__hip_plan;
@@ -3662,14 +3678,18 @@ typedef struct {
 static sdx__hip_plan sdx__hip_gemm_plan(const sdx__hip *s, const sdx__hip_gemm &g, int ak, int64_t batch) {
     sdx__hip_plan p = { sdx__hip_gemm_mma_takes(s, g.xt, g.wt) && g.K < 0x7fffffff - SDX__HIP_MBK && g.M < 0x7fffff00 && g.N < 0x7fffff00, 128,
                         1 };
-    const int64_t tiles = (g.M + 127) / 128 * ((g.N + 127) / 128) * batch, steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
-    int64_t split = tiles > 0 ? (int64_t)s->sms * SDX__HIP_GEMM_MIN_BLOCKS / tiles : 1;
+    /* the kernel a 128-tile will take (sdx__hip_gemm_run decides it again with the operands' alignment) */
+    const int wg = s->wgmma && ak != SDX__HIP_A_CONV && g.K % 8 == 0, bn = SDX__HIP_SPLIT_WAVES && wg && SDX__HIP_WG_WIDE && g.N % 160 == 0 ? 160 : 128;
+    const int64_t slots = (int64_t)s->sms * (SDX__HIP_SPLIT_WAVES ? s->gemm_blocks[wg] : SDX__HIP_GEMM_MIN_BLOCKS);
+    const int64_t tiles = (g.M + 127) / 128 * ((g.N + bn - 1) / bn) * batch, steps = (g.K + SDX__HIP_MBK - 1) / SDX__HIP_MBK;
+    const int full = SDX__HIP_SPLIT_WAVES ? tiles * 4 >= slots * 3 : tiles >= s->sms;
+    int64_t split = tiles > 0 ? slots / tiles : 1;
     if (ak == SDX__HIP_A_CONV) p.bt = 64;     /* the gather's only size (sdx__hip_k_gemm_mma) */
-    if (!p.mma || ak == SDX__HIP_A_CONV || tiles >= s->sms) return p;
+    if (!p.mma || ak == SDX__HIP_A_CONV || full) return p;
     split = split < steps / 8 ? split : steps / 8;
     split = split < 16 ? split : 16;
     if (split >= 2 && batch * split <= 65535) p.split = (int)split;
-    else p.bt = 64;
+    else if (!(SDX__HIP_SPLIT_WAVES && wg && steps >= 16)) p.bt = 64;
     return p;
 }
 
@@ -4147,6 +4167,24 @@ static int sdx__hip_attention_grant(const sdx__hip *s) {
     return 1;
 }
 
+/* The blocks an SM of the 128-tile GEMM kernels (sdx__hip_gemm_plan):
+ * one of each kind stands for all (their shared memory and bounds do
+ * not depend on the operands); where the runtime cannot say, two of
+ * mma.sync's on NVIDIA (one on AMD) and one of wgmma's. */
+static void sdx__hip_gemm_occupancy(sdx__hip *s) {
+    int blocks = 0;
+    s->gemm_blocks[0] = SDX__HIP_GEMM_MIN_BLOCKS;
+    s->gemm_blocks[1] = 1;
+    if (s->gemm_mma && hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)sdx__hip_gemm_mma_kernel<128>(SDX__HIP_A_ROWS, 0, 1),
+                                                                    s->gemm_threads, (size_t)sdx__hip_tile<128>::SMEM) == hipSuccess && blocks > 0)
+        s->gemm_blocks[0] = blocks;
+    blocks = 0;
+    if (s->wgmma && hipOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)sdx__hip_gemm_wgmma_kernel<160>(0, 0), SDX__HIP_WG_THREADS,
+                                                                 (size_t)sdx__hip_wg_tile<160>::SMEM) == hipSuccess && blocks > 0)
+        s->gemm_blocks[1] = blocks;
+    (void)hipGetLastError();
+}
+
 /* The blocks an SM of head dim 64's two plans (sdx__hip_flash_keys32),
  * [bf16][32-key tiles]: the plans of the lists whose DP is 64; 0 where
  * the runtime cannot say (64-key tiles then). */
@@ -4366,6 +4404,7 @@ SDX_HIP_API sdx_result sdx_hip_use(sdx_ctx *ctx, int device_index) {
     s->tmap_encode = s->wgmma && sdx__hip_tma_grant(s) ? sdx__hip_tmap_encoder() : NULL;
     s->attention_mma = s->mma == 1 && sdx__hip_attention_grant(s);
     s->flash_wg = s->attention_mma && sdx__hip_flash_wg_grant(s);
+    sdx__hip_gemm_occupancy(s);
     if (s->attention_mma) {
         sdx__hip_flash64_occupancy<SDX__HIP_DT_F16>(s);
         sdx__hip_flash64_occupancy<SDX__HIP_DT_BF16>(s);

@@ -20,6 +20,8 @@
 #       fetched before the epilogue; pdl=-DSDX_HIP_PDL=1, programmatic
 #       dependent launch; tconv=-DSDX_HIP_TMA_CONV=1, stride-1
 #       channels-last convolutions fed by the TMA in 4-D boxes;
+#       plan2=-DSDX_HIP_SPLIT_WAVES=0, the GEMM planner's split of k as
+#       before 2026-11-29, counting two blocks an SM of the wgmma kernels;
 #       wga1=-DSDX_HIP_FLASH_WGMMA=1,-DSDX_HIP_FLASH_WGS=1 the same in
 #       blocks of one warpgroup;
 #       wgcopy=-DSDX_HIP_TMA=0 feeds the linears' wgmma tiles by the
@@ -57,7 +59,7 @@ prepare() {
     areas=${*:-sd1 controlnet}
     # the lent GPUs are Hopper (H100, H200): their code alone, to carry
     # less; the next plain build makes examples/sdx_hip.o for every arch again
-    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 epi=-DSDX_HIP_EPI_PREFETCH=1 pdl=-DSDX_HIP_PDL=1 tconv=-DSDX_HIP_TMA_CONV=1}
+    variants=${SDX_GPU_VARIANTS:-wga=-DSDX_HIP_FLASH_WGMMA=1 epi=-DSDX_HIP_EPI_PREFETCH=1 pdl=-DSDX_HIP_PDL=1 tconv=-DSDX_HIP_TMA_CONV=1 plan2=-DSDX_HIP_SPLIT_WAVES=0}
     hopper="-gencode arch=compute_90a,code=sm_90a"
     rm -f examples/sdx_hip.o tests/gpu/run bench/bench_gpu bench/bench_gpu-*
     make -s tests/gpu/run bench/bench_gpu GPU=cuda NV_ARCH="$hopper" || exit 1

@@ -242,8 +242,8 @@ static int gpu_conv2d_matches_cpu(void) {
         { 24, 40, 11, 13, 5, 1, 2, 1, 2, 3 },   /* 5x5, uneven pads */
         { 4, 320, 8, 8, 3, 1, 1, 1, 1, 1 },     /* conv_in */
         { 20, 24, 10, 9, 5, 1, 2, 2, 2, 2 },    /* C % 8 != 0: gathered, 8 k-steps */
-        { 256, 40, 6, 7, 3, 1, 1, 1, 1, 1 },    /* k split in 4 */
-        { 116, 24, 5, 5, 3, 1, 1, 1, 1, 1 },    /* gathered, k split in 2 */
+        { 256, 40, 6, 7, 3, 1, 1, 1, 1, 1 },    /* k split (in 2 on the simulator's 4 SMs) */
+        { 116, 24, 5, 5, 3, 1, 1, 1, 1, 1 },    /* gathered, k long (a gather never splits) */
         /* C % 64 == 0 and Wo dividing 128 or 128 dividing it: the TMA's
          * boxes on Hopper */
         { 64, 96, 13, 16, 3, 1, 1, 1, 1, 1 },   /* a tile of 8 output rows, past the picture's end */
