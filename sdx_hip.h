@@ -824,6 +824,17 @@ static __device__ __forceinline__ void sdx__hip_tma_load4(uint16_t *dst, const s
                  : "memory");
 #endif
 }
+
+/* Has the TMA unit fetch a map's descriptor now, so that the first box
+ * does not wait for it as well as for its data (a kernel parameter:
+ * nothing an earlier kernel writes). */
+static __device__ __forceinline__ void sdx__hip_tma_prefetch_map(const sdx__hip_tmap *map) {
+#if defined(SDX_HIP_SIM)
+    (void)map;
+#else
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)(uintptr_t)map) : "memory");
+#endif
+}
 #endif
 
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
@@ -2293,7 +2304,6 @@ struct sdx__hip_tma_tile {
 template <int AK, int HT, int BN>
 __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     sdx__hip_k_gemm_tma(sdx__hip_gemm g, const __grid_constant__ sdx__hip_tmap ta, const __grid_constant__ sdx__hip_tmap tw) {
-    sdx__hip_wait_prior();
 #if SDX__HIP_WGMMA && SDX__HIP_TMA
     typedef sdx__hip_tma_tile<BN> T;
     enum { BT = 128, NT = SDX__HIP_TMA_THREADS, S = SDX__HIP_WG_STAGES, ACC = BN / 2 };
@@ -2305,7 +2315,12 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
     const int t = (int)threadIdx.x, wg = t / 128, lane = t % 32, row = t % 128 / 32 * 16 + lane / 4;
     const int m0 = (int)blockIdx.x * BT, n0 = (int)blockIdx.y * BN, z = (int)(blockIdx.z / g.split);    /* z: a convolution's image */
     const sdx__hip_ksteps ks = sdx__hip_block_ksteps(g);
+    /* what reads no tensor comes before the wait for the kernels before
+     * (with SDX_HIP_PDL it overlaps their end): the maps' descriptors and
+     * the barriers */
     if (t == 0) {
+        sdx__hip_tma_prefetch_map(&ta);
+        sdx__hip_tma_prefetch_map(&tw);
         for (int s = 0; s < S; s++) {
             sdx__hip_mbar_init(full + s, 1);        /* the producer's arrival, with the boxes' bytes */
             sdx__hip_mbar_init(empty + s, 8);       /* each consumer warp's */
@@ -2313,6 +2328,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
         sdx__hip_mbar_fence_init();
     }
     __syncthreads();
+    sdx__hip_wait_prior();
     float acc[ACC];      /* the consumers' */
 #pragma unroll
     for (int i = 0; i < ACC; i++) acc[i] = 0.0f;
@@ -2361,6 +2377,7 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
         sdx__hip_mma_write_out<AK, BT, NT, BN>(g, z, m0, n0, half, cs, t, pre ? pre + half * E::HALF : NULL);
     }
 #else
+    sdx__hip_wait_prior();
     (void)g, (void)ta, (void)tw;    /* no TMA in this code object: the host never launches it */
 #endif
 }

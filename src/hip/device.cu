@@ -575,6 +575,17 @@ static __device__ __forceinline__ void sdx__hip_tma_load4(uint16_t *dst, const s
                  : "memory");
 #endif
 }
+
+/* Has the TMA unit fetch a map's descriptor now, so that the first box
+ * does not wait for it as well as for its data (a kernel parameter:
+ * nothing an earlier kernel writes). */
+static __device__ __forceinline__ void sdx__hip_tma_prefetch_map(const sdx__hip_tmap *map) {
+#if defined(SDX_HIP_SIM)
+    (void)map;
+#else
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)(uintptr_t)map) : "memory");
+#endif
+}
 #endif
 
 /* A kernel's dynamic shared memory (the launch's byte count) as T *. */
