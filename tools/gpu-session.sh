@@ -46,9 +46,10 @@
 #       after bench, whose checkpoints it reuses, up to 230 s more on a
 #       fresh machine), and a short table last. Logs go to $OUT (the device tool's folder)
 #       or build/gpu-session. The device tool allows 10 minutes a call:
-#       name parts whose limits add up to less (`test` with four
+#       name parts whose limits add up to less (`test` with five
 #       variants takes up to 500 s, usually far less; `bench ab` together
-#       about 550).
+#       about 550 with four variants and 25 s more a variant: with five,
+#       `ab` in a call of its own is safer).
 set -u
 cd "$(dirname "$0")/.."
 CARRY=build/gpu-carry
