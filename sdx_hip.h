@@ -364,6 +364,14 @@ static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) 
  * aligned (the launch checks both), one 16-byte access per 8 half values
  * or 4 floats, where W == 1 is one value at a time. The memory-bound
  * kernels take W as a template argument. */
+/* Eight raw values of a half type dt (f16 or bf16) as floats. */
+static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, int dt, float *v) {
+    for (int e = 0; e < 8; e++) {
+        uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
+        v[e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
+    }
+}
+
 template <int W>
 static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
     if (W == 1) {
@@ -374,13 +382,7 @@ static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64
             for (int e = 0; e < 4; e++) v[4 * h + e] = __uint_as_float(q.w[e]);
         }
     } else {
-        for (int h = 0; h < W / 8; h++) {
-            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)p + i + 8 * h);
-            for (int e = 0; e < 8; e++) {
-                uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
-                v[8 * h + e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
-            }
-        }
+        for (int h = 0; h < W / 8; h++) sdx__hip_v8_to_f32(sdx__hip_ld8((const uint16_t *)p + i + 8 * h), dt, v + 8 * h);
     }
 }
 
@@ -1202,8 +1204,12 @@ __global__ void sdx__hip_k_layer_norm(void *y, int yt, const void *x, int xt, in
 /* The same LayerNorm with a lane's part of the row in registers (W = 8
  * values a load, V loads a lane: d <= warp * 8 V): x is read once, with
  * a lane's loads issued together where the kernel above waits for each
- * of its three passes', and gamma and beta come 8 values a load. The
- * same sums in the same order, so the same bits. */
+ * of its three passes', and gamma and beta come 8 values a load. Half-type
+ * gamma and beta (the checkpoints' f16 or bf16) are loaded raw beside x,
+ * before the sums: otherwise each chunk's loads would wait for the
+ * chunk before it to be stored (y might alias them, for all the compiler
+ * knows), a round trip to memory per chunk. The same sums in the same
+ * order, so the same bits. */
 template <int V>
 __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt, int64_t rows, int64_t d, float eps,
                                           const void *gamma, int gt, const void *beta, int btt) {
@@ -1213,12 +1219,18 @@ __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt
     const int64_t r = (int64_t)blockIdx.x * (blockDim.x / SDX__HIP_WARP) + threadIdx.x / SDX__HIP_WARP;
     /* this lane's load c: W values of the row from at + c STEP, where that is < d */
     const int64_t at = (int64_t)lane * W;
+    const int g_raw = gamma && gt != SDX__HIP_DT_F32, b_raw = beta && btt != SDX__HIP_DT_F32;
     float v[V][W], s = 0, q = 0, mean, rstd, shift;
+    sdx__hip_v8 graw[V], braw[V];
     if (r >= rows) return;      /* whole warps leave together */
     shift = sdx__hip_ld(x, xt, r * d);
 #pragma unroll
     for (int c = 0; c < V; c++)
-        if (at + c * STEP < d) sdx__hip_ldw<W>(x, xt, r * d + at + c * STEP, v[c]);
+        if (at + c * STEP < d) {
+            sdx__hip_ldw<W>(x, xt, r * d + at + c * STEP, v[c]);
+            if (g_raw) graw[c] = sdx__hip_ld8((const uint16_t *)gamma + at + c * STEP);
+            if (b_raw) braw[c] = sdx__hip_ld8((const uint16_t *)beta + at + c * STEP);
+        }
 #pragma unroll
     for (int c = 0; c < V; c++)
         if (at + c * STEP < d)
@@ -1234,9 +1246,11 @@ __global__ void sdx__hip_k_layer_norm_row(void *y, int yt, const void *x, int xt
         const int64_t i = at + c * STEP;
         float gm[W], bt[W];
         if (i >= d) continue;
-        if (gamma) sdx__hip_ldw<W>(gamma, gt, i, gm);
+        if (g_raw) sdx__hip_v8_to_f32(graw[c], gt, gm);
+        else if (gamma) sdx__hip_ldw<W>(gamma, gt, i, gm);
         else for (int e = 0; e < W; e++) gm[e] = 1.0f;
-        if (beta) sdx__hip_ldw<W>(beta, btt, i, bt);
+        if (b_raw) sdx__hip_v8_to_f32(braw[c], btt, bt);
+        else if (beta) sdx__hip_ldw<W>(beta, btt, i, bt);
         else for (int e = 0; e < W; e++) bt[e] = 0.0f;
         for (int e = 0; e < W; e++) v[c][e] = (v[c][e] - mean) * rstd * gm[e] + bt[e];
         sdx__hip_stw<W>(y, yt, r * d + i, v[c]);

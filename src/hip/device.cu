@@ -115,6 +115,14 @@ static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) 
  * aligned (the launch checks both), one 16-byte access per 8 half values
  * or 4 floats, where W == 1 is one value at a time. The memory-bound
  * kernels take W as a template argument. */
+/* Eight raw values of a half type dt (f16 or bf16) as floats. */
+static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, int dt, float *v) {
+    for (int e = 0; e < 8; e++) {
+        uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
+        v[e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
+    }
+}
+
 template <int W>
 static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
     if (W == 1) {
@@ -125,13 +133,7 @@ static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64
             for (int e = 0; e < 4; e++) v[4 * h + e] = __uint_as_float(q.w[e]);
         }
     } else {
-        for (int h = 0; h < W / 8; h++) {
-            sdx__hip_v8 q = sdx__hip_ld8((const uint16_t *)p + i + 8 * h);
-            for (int e = 0; e < 8; e++) {
-                uint16_t b = (uint16_t)(q.w[e / 2] >> (16 * (e % 2)));
-                v[8 * h + e] = dt == SDX__HIP_DT_F16 ? sdx__hip_h2f(b) : sdx__hip_bf2f(b);
-            }
-        }
+        for (int h = 0; h < W / 8; h++) sdx__hip_v8_to_f32(sdx__hip_ld8((const uint16_t *)p + i + 8 * h), dt, v + 8 * h);
     }
 }
 
