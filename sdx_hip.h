@@ -1104,6 +1104,12 @@ __global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, 
  * so the apply pass cannot read K back from x). */
 
 #define SDX__HIP_GN_THREADS 512
+/* Passes of a block's threads over its part of a group that the apply
+ * kernel loads at once. A part is about 16384 values, 4 passes of 512
+ * threads at 8 values (sdx__hip_group_norm_op; more in groups past 128
+ * such parts, the VAE's at 1024 px). Two: 48 registers, two blocks an
+ * SM (four: 72, one block; at 40 ptxas spills) */
+#define SDX__HIP_GN_BATCH 2
 
 /* A block's part of a group: a multiple of W values (W divides the
  * group's spatial size, so a group of W never straddles two channels). */
@@ -1155,17 +1161,30 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
-    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
-        int64_t ch = (g % groups) * cpg + i / spatial;
-        float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f, v[W];
-        sdx__hip_ldw<W>(x, xt, g * count + i, v);
-        for (int e = 0; e < W; e++) {
-            /* x - mean first, as the CPU: x * mul + (beta - mean * mul)
-             * would cancel when the mean is large against the spread */
-            v[e] = (v[e] - fmean) * (gm * rstd) + bt;
-            if (fuse_silu) v[e] = sdx__hip_silu(v[e]);
+    /* a thread's next U groups of W of x are all loaded before any is
+     * stored: y may alias x, so a load after a store waits for it, and a
+     * block's part of a group is several passes of its threads (gamma and
+     * beta, a few hundred values, come from the L1 after their first use) */
+    for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
+        float v[SDX__HIP_GN_BATCH][W];
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            const int64_t i = i0 + (int64_t)u * blockDim.x * W;
+            if (i < hi) sdx__hip_ldw<W>(x, xt, g * count + i, v[u]);
         }
-        sdx__hip_stw<W>(y, yt, g * count + i, v);
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            const int64_t i = i0 + (int64_t)u * blockDim.x * W, ch = (g % groups) * cpg + i / spatial;
+            if (i >= hi) break;
+            const float gm = gamma ? sdx__hip_ld(gamma, gt, ch) : 1.0f, bt = beta ? sdx__hip_ld(beta, btt, ch) : 0.0f;
+            for (int e = 0; e < W; e++) {
+                /* x - mean first, as the CPU: x * mul + (beta - mean * mul)
+                 * would cancel when the mean is large against the spread */
+                v[u][e] = (v[u][e] - fmean) * (gm * rstd) + bt;
+                if (fuse_silu) v[u][e] = sdx__hip_silu(v[u][e]);
+            }
+            sdx__hip_stw<W>(y, yt, g * count + i, v[u]);
+        }
     }
 }
 

@@ -603,9 +603,12 @@ static int gpu_norms_and_softmax_match_cpu(void) {
     for (int s = 0; s < TG_SETS && rc == T_PASS; s++) {
         sdx_dtype d[4];
         /* odd and multiple-of-8 planes and rows (the kernels' two widths);
-         * in set 1 groups of 32800 values, which three blocks share */
+         * in set 0 a group of 4095 values a block's threads pass over 8
+         * times, value by value (four of the apply's batches of loads); in
+         * set 1 groups of 32800 values, which three blocks share */
         int64_t xs[4] = { 2, 64, 9, 11 }, cs[1] = { 64 }, ls[3] = { 2, 77, 768 }, gs[1] = { 768 }, ss[2] = { 37, 300 };
         if (s % 2) { xs[2] = 8; xs[3] = 12; ls[2] = 100; gs[0] = 100; }
+        if (s == 0) { xs[1] = cs[0] = 32; xs[2] = 63; xs[3] = 65; }
         if (s == 1) { xs[0] = 1; xs[1] = cs[0] = 160; xs[2] = 80; xs[3] = 82; }
         if (s == 2) ls[2] = gs[0] = 1336;   /* rows past the registers' 1280 */
         tg_t x, y, g, b, lx, ly, lg, lb, sx, sy;
