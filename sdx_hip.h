@@ -359,11 +359,6 @@ static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) 
 #endif
 }
 
-/* W consecutive values of a tensor from element i on, widened to f32 (and
- * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
- * aligned (the launch checks both), one 16-byte access per 8 half values
- * or 4 floats, where W == 1 is one value at a time. The memory-bound
- * kernels take W as a template argument. */
 /* Eight raw values of a half type dt (f16 or bf16) as floats. */
 static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, int dt, float *v) {
     for (int e = 0; e < 8; e++) {
@@ -372,6 +367,11 @@ static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, 
     }
 }
 
+/* W consecutive values of a tensor from element i on, widened to f32 (and
+ * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
+ * aligned (the launch checks both), one 16-byte access per 8 half values
+ * or 4 floats, where W == 1 is one value at a time. The memory-bound
+ * kernels take W as a template argument. */
 template <int W>
 static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
     if (W == 1) {
@@ -1161,8 +1161,8 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
-    /* a thread's next U groups of W of x are all loaded before any is
-     * stored: y may alias x, so a load after a store waits for it, and a
+    /* a thread's next SDX__HIP_GN_BATCH groups of W of x are all loaded
+     * before any is stored: y may alias x, so a load after a store waits for it, and a
      * block's part of a group is several passes of its threads (gamma and
      * beta, a few hundred values, come from the L1 after their first use) */
     for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {

@@ -110,11 +110,6 @@ static __device__ __forceinline__ void sdx__hip_st8(uint16_t *p, sdx__hip_v8 v) 
 #endif
 }
 
-/* W consecutive values of a tensor from element i on, widened to f32 (and
- * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
- * aligned (the launch checks both), one 16-byte access per 8 half values
- * or 4 floats, where W == 1 is one value at a time. The memory-bound
- * kernels take W as a template argument. */
 /* Eight raw values of a half type dt (f16 or bf16) as floats. */
 static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, int dt, float *v) {
     for (int e = 0; e < 8; e++) {
@@ -123,6 +118,11 @@ static __device__ __forceinline__ void sdx__hip_v8_to_f32(const sdx__hip_v8 &q, 
     }
 }
 
+/* W consecutive values of a tensor from element i on, widened to f32 (and
+ * narrowed back): with W == 8, i a multiple of 8 and the tensor 16-byte
+ * aligned (the launch checks both), one 16-byte access per 8 half values
+ * or 4 floats, where W == 1 is one value at a time. The memory-bound
+ * kernels take W as a template argument. */
 template <int W>
 static __device__ __forceinline__ void sdx__hip_ldw(const void *p, int dt, int64_t i, float *v) {
     if (W == 1) {

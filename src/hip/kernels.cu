@@ -278,8 +278,8 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     var = count ? sq / (double)count - mean_shifted * mean_shifted : 0.0;
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
-    /* a thread's next U groups of W of x are all loaded before any is
-     * stored: y may alias x, so a load after a store waits for it, and a
+    /* a thread's next SDX__HIP_GN_BATCH groups of W of x are all loaded
+     * before any is stored: y may alias x, so a load after a store waits for it, and a
      * block's part of a group is several passes of its threads (gamma and
      * beta, a few hundred values, come from the L1 after their first use) */
     for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
