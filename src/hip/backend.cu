@@ -669,8 +669,12 @@ static void sdx__hip_permute_taps(void *y, int yt, const sdx_tensor *w, int64_t 
  * of 128 x 160 for an H200's 132 SMs. Counting 128-wide tiles and two
  * blocks an SM, as this did before, split those into 192 and 208 blocks
  * of one-block SMs: a second wave of partial sums. Else tiles of 64, or
- * on the wgmma kernels the 128-tiles whole (k long: a wave with idle SMs
- * costs less than a split's second one). Not the matrix units: mma 0.
+ * on the wgmma kernels the 128-tiles whole where k is long (a wave with
+ * idle SMs costs less than a split's second one) or they fill a third
+ * of the slots: SD 1.5's 2048 x 640 x 640 linears took 16.7 us as 320
+ * mma.sync 64-tiles, where a one-wave TMA tile costs about 8 us beside
+ * its 0.45 us a k-step (2048 x 1280 x K: 17.1 us at K = 1280, 44.3 at
+ * 5120), 12.5 for these 10 steps. Not the matrix units: mma 0.
  * SDX_HIP_SPLIT_WAVES=0 plans as before (tools/gpu-session.sh's `plan2`
  * compares them on a GPU). */
 #if defined(SDX_HIP_SPLIT_WAVES)
@@ -696,7 +700,7 @@ static sdx__hip_plan sdx__hip_gemm_plan(const sdx__hip *s, const sdx__hip_gemm &
     split = split < steps / 8 ? split : steps / 8;
     split = split < 16 ? split : 16;
     if (split >= 2 && batch * split <= 65535) p.split = (int)split;
-    else if (!(SDX__HIP_SPLIT_WAVES && wg && steps >= 16)) p.bt = 64;
+    else if (!(SDX__HIP_SPLIT_WAVES && wg && (steps >= 16 || tiles * 3 >= slots))) p.bt = 64;
     return p;
 }
 
