@@ -189,7 +189,8 @@ static int gpu_linear_matches_cpu(void) {
          * k-steps than the tensor-core kernel keeps in flight (K 24, 40);
          * the last has K % 8 != 0 (no 16-byte loads on the tensor cores).
          * 10 and 2 rows take the few-rows kernel, with and without 16-byte
-         * loads. */
+         * loads; 4 rows of 1320 and 2 of 300 pass over k 6 and 10 times a
+         * lane (two and three of its batches of w's loads). */
         rc = tg_linear_case(gpu, cpu, d, 128, 320, 640, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 77, 72, 131, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 5, 1000, 17, 0);
@@ -197,6 +198,8 @@ static int gpu_linear_matches_cpu(void) {
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 200, 40, 264, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 33, 77, 50, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 1, 77, 45, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 2, 1320, 24, 1);
+        if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 1, 300, 20, 1);
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 40, 2048, 96, 1);   /* one tile, k split in 4 */
         /* N % 160 == 0: Hopper's 160-wide tiles, ragged rows, and split */
         if (rc == T_PASS) rc = tg_linear_case(gpu, cpu, d, 77, 64, 480, 1);
