@@ -1104,11 +1104,11 @@ __global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, 
  * so the apply pass cannot read K back from x). */
 
 #define SDX__HIP_GN_THREADS 512
-/* Passes of a block's threads over its part of a group that the apply
- * kernel loads at once. A part is about 16384 values, 4 passes of 512
+/* Passes of a block's threads over its part of a group that each kernel
+ * loads at once. A part is about 16384 values, 4 passes of 512
  * threads at 8 values (sdx__hip_group_norm_op; more in groups past 128
- * such parts, the VAE's at 1024 px). Two: 48 registers, two blocks an
- * SM (four: 72, one block; at 40 ptxas spills) */
+ * such parts, the VAE's at 1024 px). Two: the apply's 48 registers, two
+ * blocks an SM (four: 72, one block; at 40 ptxas spills) */
 #define SDX__HIP_GN_BATCH 2
 
 /* A block's part of a group: a multiple of W values (W divides the
@@ -1126,13 +1126,23 @@ __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int pa
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double shift = (double)sdx__hip_ld(x, xt, g * count), s = 0, q = 0;
-    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
-        float v[W];
-        sdx__hip_ldw<W>(x, xt, g * count + i, v);
-        for (int e = 0; e < W; e++) {
-            double d = (double)v[e] - shift;
-            s += d;
-            q += d * d;
+    /* SDX__HIP_GN_BATCH passes' loads together, then their sums in order
+     * (a pass's load waited for the sums of the pass before it) */
+    for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
+        float v[SDX__HIP_GN_BATCH][W];
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            const int64_t i = i0 + (int64_t)u * blockDim.x * W;
+            if (i < hi) sdx__hip_ldw<W>(x, xt, g * count + i, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            if (i0 + (int64_t)u * blockDim.x * W >= hi) break;
+            for (int e = 0; e < W; e++) {
+                double d = (double)v[u][e] - shift;
+                s += d;
+                q += d * d;
+            }
         }
     }
     s = sdx__hip_block_sum(s, buf);
@@ -2428,6 +2438,10 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
 #endif
 }
 
+/* Parts whose loads go out together: two, so that the simulator's splits
+ * in 4 (its 4 one-block SMs) take two batches, the second partial */
+#define SDX__HIP_SPLIT_BATCH 2
+
 /* A split GEMM's result: y = the parts' f32 sums, added in part order
  * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
@@ -2436,18 +2450,25 @@ template <int W>
 __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
     sdx__hip_wait_prior();
     for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
-        float v[W], p[W];
+        float v[W], p[SDX__HIP_SPLIT_BATCH][W], r[W] = { 0 };
+        /* the residual's load beside the first part's, and the next
+         * parts' loads together, then their sums in part order: a part's
+         * load waited for the sum of the part before it */
         sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);
-        for (int s = 1; s < g.split; s++) {
-            sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, s * count + i, p);
-            for (int e = 0; e < W; e++) v[e] += p[e];
+        if (g.res) sdx__hip_ldw<W>(g.res, g.rt, i, r);
+        for (int s0 = 1; s0 < g.split; s0 += SDX__HIP_SPLIT_BATCH) {
+#pragma unroll
+            for (int u = 0; u < SDX__HIP_SPLIT_BATCH; u++)
+                if (s0 + u < g.split) sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, (s0 + u) * count + i, p[u]);
+#pragma unroll
+            for (int u = 0; u < SDX__HIP_SPLIT_BATCH; u++)
+                if (s0 + u < g.split)
+                    for (int e = 0; e < W; e++) v[e] += p[u][e];
         }
         if (g.bias)
             for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
-        if (g.res) {
-            sdx__hip_ldw<W>(g.res, g.rt, i, p);
-            for (int e = 0; e < W; e++) v[e] += p[e];
-        }
+        if (g.res)
+            for (int e = 0; e < W; e++) v[e] += r[e];
         sdx__hip_stw<W>(g.y, g.yt, i, v);
     }
 }

@@ -1136,6 +1136,10 @@ __global__ void __launch_bounds__(SDX__HIP_TMA_THREADS, 1)
 #endif
 }
 
+/* Parts whose loads go out together: two, so that the simulator's splits
+ * in 4 (its 4 one-block SMs) take two batches, the second partial */
+#define SDX__HIP_SPLIT_BATCH 2
+
 /* A split GEMM's result: y = the parts' f32 sums, added in part order
  * (the same bits every run), + bias + the residual. `count` values of y (all images),
  * `plane` of them an image; a conv's bias follows n = (i % plane) / M,
@@ -1144,18 +1148,25 @@ template <int W>
 __global__ void sdx__hip_k_split_sum(sdx__hip_gemm g, int64_t count, int64_t plane, int conv) {
     sdx__hip_wait_prior();
     for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * W; i < count; i += (int64_t)gridDim.x * blockDim.x * W) {
-        float v[W], p[W];
+        float v[W], p[SDX__HIP_SPLIT_BATCH][W], r[W] = { 0 };
+        /* the residual's load beside the first part's, and the next
+         * parts' loads together, then their sums in part order: a part's
+         * load waited for the sum of the part before it */
         sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, i, v);
-        for (int s = 1; s < g.split; s++) {
-            sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, s * count + i, p);
-            for (int e = 0; e < W; e++) v[e] += p[e];
+        if (g.res) sdx__hip_ldw<W>(g.res, g.rt, i, r);
+        for (int s0 = 1; s0 < g.split; s0 += SDX__HIP_SPLIT_BATCH) {
+#pragma unroll
+            for (int u = 0; u < SDX__HIP_SPLIT_BATCH; u++)
+                if (s0 + u < g.split) sdx__hip_ldw<W>(g.part, SDX__HIP_DT_F32, (s0 + u) * count + i, p[u]);
+#pragma unroll
+            for (int u = 0; u < SDX__HIP_SPLIT_BATCH; u++)
+                if (s0 + u < g.split)
+                    for (int e = 0; e < W; e++) v[e] += p[u][e];
         }
         if (g.bias)
             for (int e = 0; e < W; e++) v[e] += sdx__hip_ld(g.bias, g.bt, conv ? (i + e) % plane / g.M : (i + e) % g.N);
-        if (g.res) {
-            sdx__hip_ldw<W>(g.res, g.rt, i, p);
-            for (int e = 0; e < W; e++) v[e] += p[e];
-        }
+        if (g.res)
+            for (int e = 0; e < W; e++) v[e] += r[e];
         sdx__hip_stw<W>(g.y, g.yt, i, v);
     }
 }

@@ -221,11 +221,11 @@ __global__ void __launch_bounds__(256) sdx__hip_k_taps_last(uint16_t *w, int c, 
  * so the apply pass cannot read K back from x). */
 
 #define SDX__HIP_GN_THREADS 512
-/* Passes of a block's threads over its part of a group that the apply
- * kernel loads at once. A part is about 16384 values, 4 passes of 512
+/* Passes of a block's threads over its part of a group that each kernel
+ * loads at once. A part is about 16384 values, 4 passes of 512
  * threads at 8 values (sdx__hip_group_norm_op; more in groups past 128
- * such parts, the VAE's at 1024 px). Two: 48 registers, two blocks an
- * SM (four: 72, one block; at 40 ptxas spills) */
+ * such parts, the VAE's at 1024 px). Two: the apply's 48 registers, two
+ * blocks an SM (four: 72, one block; at 40 ptxas spills) */
 #define SDX__HIP_GN_BATCH 2
 
 /* A block's part of a group: a multiple of W values (W divides the
@@ -243,13 +243,23 @@ __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int pa
     int64_t g = blockIdx.y, chunk = sdx__hip_gn_chunk<W>(count, parts);
     int64_t lo = (int64_t)blockIdx.x * chunk, hi = lo + chunk < count ? lo + chunk : count;
     double shift = (double)sdx__hip_ld(x, xt, g * count), s = 0, q = 0;
-    for (int64_t i = lo + threadIdx.x * W; i < hi; i += blockDim.x * W) {
-        float v[W];
-        sdx__hip_ldw<W>(x, xt, g * count + i, v);
-        for (int e = 0; e < W; e++) {
-            double d = (double)v[e] - shift;
-            s += d;
-            q += d * d;
+    /* SDX__HIP_GN_BATCH passes' loads together, then their sums in order
+     * (a pass's load waited for the sums of the pass before it) */
+    for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
+        float v[SDX__HIP_GN_BATCH][W];
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            const int64_t i = i0 + (int64_t)u * blockDim.x * W;
+            if (i < hi) sdx__hip_ldw<W>(x, xt, g * count + i, v[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+            if (i0 + (int64_t)u * blockDim.x * W >= hi) break;
+            for (int e = 0; e < W; e++) {
+                double d = (double)v[u][e] - shift;
+                s += d;
+                q += d * d;
+            }
         }
     }
     s = sdx__hip_block_sum(s, buf);
