@@ -235,6 +235,18 @@ static __device__ __forceinline__ int64_t sdx__hip_gn_chunk(int64_t count, int p
     return ((count + parts - 1) / parts + W - 1) / W * W;
 }
 
+/* A thread's SDX__HIP_GN_BATCH passes from element i0 of its block's part
+ * (below hi) of the group at `base`, loads issued together. */
+template <int W>
+static __device__ __forceinline__ void sdx__hip_gn_load(const void *x, int xt, int64_t base, int64_t i0, int64_t hi,
+                                                        float (*v)[W]) {
+#pragma unroll
+    for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
+        const int64_t i = i0 + (int64_t)u * blockDim.x * W;
+        if (i < hi) sdx__hip_ldw<W>(x, xt, base + i, v[u]);
+    }
+}
+
 template <int W>
 __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int parts, double *part_sum, double *part_sq,
                                     double *shift_of) {
@@ -247,11 +259,7 @@ __global__ void sdx__hip_k_gn_stats(const void *x, int xt, int64_t count, int pa
      * (a pass's load waited for the sums of the pass before it) */
     for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
         float v[SDX__HIP_GN_BATCH][W];
-#pragma unroll
-        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
-            const int64_t i = i0 + (int64_t)u * blockDim.x * W;
-            if (i < hi) sdx__hip_ldw<W>(x, xt, g * count + i, v[u]);
-        }
+        sdx__hip_gn_load<W>(x, xt, g * count, i0, hi, v);
 #pragma unroll
         for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
             if (i0 + (int64_t)u * blockDim.x * W >= hi) break;
@@ -289,16 +297,13 @@ __global__ void sdx__hip_k_gn_apply(void *y, int yt, const void *x, int xt, int6
     fmean = (float)(shift_of[g] + mean_shifted);
     rstd = (float)(1.0 / sqrt((var > 0 ? var : 0.0) + (double)eps));
     /* a thread's next SDX__HIP_GN_BATCH groups of W of x are all loaded
-     * before any is stored: y may alias x, so a load after a store waits for it, and a
-     * block's part of a group is several passes of its threads (gamma and
-     * beta, a few hundred values, come from the L1 after their first use) */
+     * before any is stored: y may alias x, so a load after a store waits
+     * for it, and a block's part of a group is several passes of its
+     * threads (gamma and beta, a few hundred values, come from the L1
+     * after their first use) */
     for (int64_t i0 = lo + threadIdx.x * W; i0 < hi; i0 += (int64_t)blockDim.x * W * SDX__HIP_GN_BATCH) {
         float v[SDX__HIP_GN_BATCH][W];
-#pragma unroll
-        for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
-            const int64_t i = i0 + (int64_t)u * blockDim.x * W;
-            if (i < hi) sdx__hip_ldw<W>(x, xt, g * count + i, v[u]);
-        }
+        sdx__hip_gn_load<W>(x, xt, g * count, i0, hi, v);
 #pragma unroll
         for (int u = 0; u < SDX__HIP_GN_BATCH; u++) {
             const int64_t i = i0 + (int64_t)u * blockDim.x * W, ch = (g % groups) * cpg + i / spatial;
